@@ -1,0 +1,1 @@
+"""Datasets: pre-flight checks and the per-run dataset TOML."""

@@ -1,0 +1,172 @@
+"""What a preset is: its fields (the inputs a person fills in), their validation, and
+the :class:`ModelPreset` record that ties them to a trainer adapter.
+
+A :class:`FieldSpec` is data: a name, a label, a kind (``dir``, ``file``, ``path``,
+``text``, ``int``, ``float``, ``choice``), a default and help. The UI renders a form from
+it; the CLI takes ``--set name=value``. :func:`validate_field_values` checks a whole form
+at once and names every problem, before anything runs.
+
+Defaults of model-weight fields come from ``BRACKET_*_PATH`` variables through
+:mod:`bracket.settings`; trainer-infrastructure fields default to the ``vendor/`` copies.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bracket import settings
+from bracket.errors import FieldError
+from bracket.trainer.base import Trainer
+
+TRAINING_TYPES = ("LoRA", "Full FT")
+FIELD_KINDS = ("dir", "file", "path", "text", "int", "float", "choice")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One input of a preset."""
+
+    name: str
+    label: str
+    kind: str = "text"
+    default: str | Callable[[], str] = ""
+    required: bool = False
+    help: str = ""
+    #: the ``BRACKET_*`` variable whose value, when set, is this field's default
+    env_var: str | None = None
+    choices: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.kind not in FIELD_KINDS:
+            raise ValueError(f"FieldSpec {self.name}: kind {self.kind!r} is not one of {FIELD_KINDS}")
+
+    def resolved_default(self) -> str:
+        """The default shown in the form: the environment variable, else the built-in."""
+        if self.env_var:
+            from_env = settings.env(self.env_var)
+            if from_env:
+                return from_env
+        return self.default() if callable(self.default) else self.default
+
+
+def problem_with_value(spec: FieldSpec, value: str) -> str | None:
+    """Why ``value`` is not acceptable for ``spec`` (None when it is)."""
+    value = value.strip()
+    if not value:
+        return f"{spec.label} is required; fill it in." if spec.required else None
+    if spec.kind == "int":
+        try:
+            int(value)
+        except ValueError:
+            return f"{spec.label} must be a whole number, got {value!r}."
+    elif spec.kind == "float":
+        try:
+            float(value)
+        except ValueError:
+            return f"{spec.label} must be a number, got {value!r}."
+    elif spec.kind == "choice" and spec.choices and value not in spec.choices:
+        return f"{spec.label} must be one of {', '.join(spec.choices)}; got {value!r}."
+    elif spec.kind in ("dir", "file", "path"):
+        path = Path(os.path.expanduser(value))
+        if not path.exists():
+            return f"{spec.label}: {value} does not exist; check the path."
+        if spec.kind == "dir" and not path.is_dir():
+            return f"{spec.label}: {value} is a file; give the folder."
+        if spec.kind == "file" and not path.is_file():
+            return f"{spec.label}: {value} is a folder; give the file."
+        if not os.access(path, os.R_OK):
+            return f"{spec.label}: {value} cannot be read; check its permissions."
+    return None
+
+
+def merge_with_defaults(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> dict[str, str]:
+    """Every field's value: the given one, else its default; unknown names raise."""
+    known = {s.name for s in specs}
+    unknown = [name for name in values if name not in known]
+    if unknown:
+        raise FieldError(
+            f"Unknown field(s) {', '.join(sorted(unknown))}; this preset has: {', '.join(sorted(known))}."
+        )
+    merged: dict[str, str] = {}
+    for spec in specs:
+        given = values.get(spec.name)
+        merged[spec.name] = str(given).strip() if given is not None else spec.resolved_default()
+    return merged
+
+
+def validate_field_values(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> dict[str, str]:
+    """Merge defaults and check every field; raise one :class:`FieldError` naming all problems."""
+    merged = merge_with_defaults(specs, values)
+    problems = [p for s in specs if (p := problem_with_value(s, merged[s.name]))]
+    if problems:
+        raise FieldError(" ".join(problems))
+    return merged
+
+
+@dataclass(frozen=True)
+class ModelPreset:
+    """One searchable (model family, training type) pair and how to build its trainer."""
+
+    id: str
+    model_family: str
+    training_type: str
+    display_name: str
+    trainer_factory: Callable[[Mapping[str, str]], Trainer]
+    fields: tuple[FieldSpec, ...]
+    notes: str = ""
+    needs_pre_cache: bool = False
+    #: the trainer script (or command) this preset drives, for tables and docs
+    trainer_script: str = ""
+
+    def validate_fields(self, values: Mapping[str, str]) -> dict[str, str]:
+        """Defaults merged in and every field checked; raises ``FieldError``."""
+        return validate_field_values(self.fields, values)
+
+    def build_trainer(self, values: Mapping[str, str]) -> Trainer:
+        """Validate ``values`` and construct this preset's trainer adapter."""
+        return self.trainer_factory(self.validate_fields(values))
+
+
+# -- fields shared by every preset of a trainer family ------------------------------------
+
+SD_SCRIPTS_DIR_FIELD = FieldSpec(
+    "sd_scripts_dir", "sd-scripts folder", "dir",
+    default=lambda: str(settings.get_settings().sd_scripts_dir), required=True,
+    help="Checkout of kohya-ss/sd-scripts (vendor/sd-scripts after ./install.sh).",
+    env_var="BRACKET_SD_SCRIPTS_DIR",
+)
+SD_SCRIPTS_PYTHON_FIELD = FieldSpec(
+    "trainer_python", "Trainer python", "file",
+    default=lambda: str(settings.get_settings().sd_scripts_python), required=True,
+    help="The python of the sd-scripts virtualenv (./install.sh --trainers creates it).",
+    env_var="BRACKET_SD_SCRIPTS_PYTHON",
+)
+MUSUBI_DIR_FIELD = FieldSpec(
+    "musubi_dir", "musubi-tuner folder", "dir",
+    default=lambda: str(settings.get_settings().musubi_dir), required=True,
+    help="Checkout of kohya-ss/musubi-tuner (vendor/musubi-tuner after ./install.sh).",
+    env_var="BRACKET_MUSUBI_DIR",
+)
+MUSUBI_PYTHON_FIELD = FieldSpec(
+    "trainer_python", "Trainer python", "file",
+    default=lambda: str(settings.get_settings().musubi_python), required=True,
+    help="The python of the musubi-tuner virtualenv (./install.sh --trainers creates it).",
+    env_var="BRACKET_MUSUBI_PYTHON",
+)
+DATASET_FIELD = FieldSpec(
+    "dataset", "Dataset (TOML or folder)", "path", required=True,
+    help="A dataset TOML of the trainer, or a folder of images with .txt captions.",
+    env_var="BRACKET_DATASET",
+)
+RESOLUTION_FIELD = FieldSpec(
+    "resolution", "Training resolution", "int", default="1024",
+    help="Square training resolution used when the dataset TOML does not set one.",
+)
+VRAM_TIER_FIELD = FieldSpec(
+    "vram_gb", "GPU memory (GB)", "choice", default="auto",
+    choices=("auto", "12", "16", "24", "48", "80"),
+    help="Selects memory-saving flags; 'auto' reads nvidia-smi when it is present.",
+)

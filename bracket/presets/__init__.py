@@ -1,0 +1,1 @@
+"""The preset tables, one module per trainer family; ``bracket.registry`` joins them."""

@@ -1,0 +1,3 @@
+"""Preset table of the llm family (filled in by its adapters)."""
+
+PRESETS = ()

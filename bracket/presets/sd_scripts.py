@@ -1,0 +1,3 @@
+"""Preset table of the sd_scripts family (filled in by its adapters)."""
+
+PRESETS = ()

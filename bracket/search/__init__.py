@@ -1,0 +1,1 @@
+"""Search space and the controller that proposes the next configuration."""

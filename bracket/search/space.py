@@ -1,0 +1,330 @@
+"""The search space: which knobs a trainer searches, over which ranges, and which are fixed.
+
+A :class:`SearchSpace` maps knob names to knobs, in order. Searched knobs become Optuna
+distributions; a :class:`FixedKnob` is part of every configuration but never searched. A
+knob may be *conditional* (``when={"optimizer_type": ("Prodigy",)}``): it exists only in
+configurations where an earlier categorical or fixed knob has one of the listed values.
+That is how a trainer searches the learning rate of AdamW on a log range around 1e-4 and
+the learning rate of Prodigy around 1.0 without either range swallowing the other.
+
+People narrow a space with bounds (learning-rate min/max, batch-size choices). The same
+bounds apply to the baseline and the curated configs through :meth:`SearchSpace.fit`,
+which clamps a value into range (and says so) or drops a config that cannot fit (and says
+why) — nothing is changed silently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Union
+
+import optuna
+from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
+
+from bracket.errors import SearchSpaceError
+
+Condition = Mapping[str, tuple]
+
+
+@dataclass(frozen=True)
+class FloatKnob:
+    """A real-valued knob in ``[low, high]``, on a log scale when ``log``."""
+
+    low: float
+    high: float
+    log: bool = False
+    when: Condition = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.high:
+            raise SearchSpaceError(f"FloatKnob bounds are reversed: low {self.low} > high {self.high}.")
+        if self.log and self.low <= 0:
+            raise SearchSpaceError(f"A log-scale FloatKnob needs low > 0, got {self.low}.")
+
+    def distribution(self) -> BaseDistribution:
+        return FloatDistribution(float(self.low), float(self.high), log=self.log)
+
+    def problem(self, value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"must be a number, got {value!r}"
+        if not math.isfinite(value):
+            return f"must be finite, got {value!r}"
+        if not self.low <= value <= self.high:
+            return f"{value!r} is outside [{self.low:g}, {self.high:g}]"
+        return None
+
+    def normalise(self, value: Any) -> Any:
+        return float(value)
+
+
+@dataclass(frozen=True)
+class IntKnob:
+    """An integer knob in ``[low, high]`` on a grid of ``step``."""
+
+    low: int
+    high: int
+    step: int = 1
+    log: bool = False
+    when: Condition = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.high:
+            raise SearchSpaceError(f"IntKnob bounds are reversed: low {self.low} > high {self.high}.")
+        if self.step < 1:
+            raise SearchSpaceError(f"IntKnob step must be >= 1, got {self.step}.")
+
+    def distribution(self) -> BaseDistribution:
+        return IntDistribution(int(self.low), int(self.high), log=self.log, step=1 if self.log else self.step)
+
+    def problem(self, value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+            return f"must be an integer, got {value!r}"
+        if not self.low <= value <= self.high:
+            return f"{value!r} is outside [{self.low}, {self.high}]"
+        if not self.log and (int(value) - self.low) % self.step:
+            return f"{value!r} is not on the grid {self.low}, {self.low + self.step}, ... (step {self.step})"
+        return None
+
+    def normalise(self, value: Any) -> Any:
+        return int(value)
+
+
+@dataclass(frozen=True)
+class CategoricalKnob:
+    """A knob taking one of ``choices`` (str, int, float, bool or None)."""
+
+    choices: tuple
+    when: Condition = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "choices", tuple(self.choices))
+        if not self.choices:
+            raise SearchSpaceError("A CategoricalKnob needs at least one choice.")
+
+    def distribution(self) -> BaseDistribution:
+        return CategoricalDistribution(self.choices)
+
+    def problem(self, value: Any) -> str | None:
+        if value not in self.choices:
+            return f"{value!r} is not one of {list(self.choices)}"
+        return None
+
+    def normalise(self, value: Any) -> Any:
+        return value
+
+
+@dataclass(frozen=True)
+class FixedKnob:
+    """A value every configuration has and no search changes."""
+
+    value: Any
+    when: Condition = field(default_factory=dict)
+
+    def problem(self, value: Any) -> str | None:
+        if value != self.value:
+            return f"is fixed at {self.value!r}, got {value!r}"
+        return None
+
+    def normalise(self, value: Any) -> Any:
+        return value
+
+
+Knob = Union[FloatKnob, IntKnob, CategoricalKnob, FixedKnob]
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A config after :meth:`SearchSpace.fit`: the fitted config (None if dropped) and notes."""
+
+    config: dict[str, Any] | None
+    notes: tuple[str, ...] = ()
+
+
+class SearchSpace(Mapping[str, Knob]):
+    """An ordered mapping of knob name to knob; conditions refer only to earlier knobs."""
+
+    def __init__(self, knobs: Mapping[str, Knob]) -> None:
+        self._knobs: dict[str, Knob] = dict(knobs)
+        seen: set[str] = set()
+        for name, knob in self._knobs.items():
+            for parent in knob.when:
+                if parent not in seen:
+                    raise SearchSpaceError(f"Knob {name!r} depends on {parent!r}, which must come before it.")
+                if not isinstance(self._knobs[parent], (CategoricalKnob, FixedKnob)):
+                    raise SearchSpaceError(f"Knob {name!r} may only depend on a categorical or fixed knob.")
+            seen.add(name)
+
+    def __getitem__(self, name: str) -> Knob:
+        return self._knobs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._knobs)
+
+    def __len__(self) -> int:
+        return len(self._knobs)
+
+    def __repr__(self) -> str:
+        return f"SearchSpace({self._knobs!r})"
+
+    # -- structure ---------------------------------------------------------------------
+    def searched(self) -> list[str]:
+        """Names of the knobs a search varies (everything but fixed knobs)."""
+        return [n for n, k in self._knobs.items() if not isinstance(k, FixedKnob)]
+
+    def is_active(self, name: str, config: Mapping[str, Any]) -> bool:
+        """Whether ``name`` belongs in ``config`` given its conditions."""
+        return all(config.get(parent) in allowed for parent, allowed in self._knobs[name].when.items())
+
+    def complete(self, knobs: Mapping[str, Any]) -> dict[str, Any]:
+        """``knobs`` with every active fixed knob filled in and inactive knobs removed."""
+        config: dict[str, Any] = {}
+        for name, knob in self._knobs.items():
+            if not self.is_active(name, config):
+                continue
+            if isinstance(knob, FixedKnob) and name not in knobs:
+                config[name] = knob.value
+            elif name in knobs:
+                config[name] = knob.normalise(knobs[name]) if knob.problem(knobs[name]) is None else knobs[name]
+        for name, value in knobs.items():
+            if name not in self._knobs:
+                config[name] = value  # kept so that validate() names it
+        return config
+
+    def problems(self, config: Mapping[str, Any]) -> list[str]:
+        """Every reason ``config`` does not fit, one line per offending knob."""
+        found: list[str] = []
+        for name in config:
+            if name not in self._knobs:
+                found.append(f"{name}: not a knob of this trainer (known: {', '.join(self._knobs)})")
+        for name, knob in self._knobs.items():
+            active = self.is_active(name, config)
+            if not active:
+                if name in config:
+                    conditions = ", ".join(f"{p} in {list(v)}" for p, v in knob.when.items())
+                    found.append(f"{name}: only used when {conditions}")
+                continue
+            if name not in config:
+                found.append(f"{name}: missing")
+                continue
+            problem = knob.problem(config[name])
+            if problem:
+                found.append(f"{name}: {problem}")
+        return found
+
+    def validate(self, config: Mapping[str, Any]) -> None:
+        """Raise :class:`SearchSpaceError` naming every offending knob and why."""
+        found = self.problems(config)
+        if found:
+            raise SearchSpaceError("Configuration does not fit the search space: " + "; ".join(found))
+
+    # -- Optuna ---------------------------------------------------------------------------
+    def distributions(self, config: Mapping[str, Any] | None = None) -> dict[str, BaseDistribution]:
+        """Optuna distributions of the searched knobs (those active in ``config`` if given)."""
+        result: dict[str, BaseDistribution] = {}
+        for name, knob in self._knobs.items():
+            if isinstance(knob, FixedKnob):
+                continue
+            if config is not None and not self.is_active(name, config):
+                continue
+            result[name] = knob.distribution()
+        return result
+
+    def suggest(self, trial: optuna.trial.BaseTrial) -> dict[str, Any]:
+        """Ask ``trial`` for a value of every active knob, define-by-run, in order."""
+        config: dict[str, Any] = {}
+        for name, knob in self._knobs.items():
+            if not self.is_active(name, config):
+                continue
+            if isinstance(knob, FixedKnob):
+                config[name] = knob.value
+            elif isinstance(knob, FloatKnob):
+                config[name] = trial.suggest_float(name, knob.low, knob.high, log=knob.log)
+            elif isinstance(knob, IntKnob):
+                step = 1 if knob.log else knob.step
+                config[name] = trial.suggest_int(name, knob.low, knob.high, step=step, log=knob.log)
+            else:
+                config[name] = trial.suggest_categorical(name, knob.choices)
+        return config
+
+    def searched_params(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """The searched (non-fixed) part of ``config``: what Optuna records as params."""
+        return {n: config[n] for n in self.distributions(config) if n in config}
+
+    # -- user bounds -------------------------------------------------------------------
+    def narrow(self, bounds: Mapping[str, Any]) -> "SearchSpace":
+        """A space narrowed by user bounds.
+
+        ``bounds`` maps a knob name to ``(low, high)`` for a numeric knob or to a list of
+        choices for a categorical knob. Choices given for a fixed knob turn it into a
+        searched categorical knob (e.g. batch-size choices).
+        """
+        knobs = dict(self._knobs)
+        for name, bound in bounds.items():
+            if name not in knobs:
+                raise SearchSpaceError(f"Bound for {name!r}: this trainer has no such knob.")
+            knob = knobs[name]
+            if isinstance(knob, (FloatKnob, IntKnob)):
+                low, high = _pair(name, bound)
+                new_low, new_high = max(knob.low, low), min(knob.high, high)
+                if new_low > new_high:
+                    raise SearchSpaceError(
+                        f"Bound for {name!r} [{low:g}, {high:g}] does not overlap the trainer's range "
+                        f"[{knob.low:g}, {knob.high:g}]; widen it."
+                    )
+                if isinstance(knob, IntKnob):
+                    new_low, new_high = int(math.ceil(new_low)), int(math.floor(new_high))
+                knobs[name] = replace(knob, low=new_low, high=new_high)
+            else:
+                choices = tuple(bound) if not isinstance(bound, (str, bytes)) else (bound,)
+                if not choices:
+                    raise SearchSpaceError(f"Bound for {name!r} lists no choices.")
+                if isinstance(knob, CategoricalKnob):
+                    kept = tuple(c for c in knob.choices if c in choices)
+                    if not kept:
+                        raise SearchSpaceError(
+                            f"Bound for {name!r}: none of {list(choices)} is among {list(knob.choices)}."
+                        )
+                    knobs[name] = CategoricalKnob(kept, when=knob.when)
+                else:
+                    knobs[name] = (
+                        CategoricalKnob(choices, when=knob.when)
+                        if len(choices) > 1
+                        else FixedKnob(choices[0], when=knob.when)
+                    )
+        return SearchSpace(knobs)
+
+    def fit(self, config: Mapping[str, Any], *, label: str = "config") -> FitResult:
+        """Fit a warm-start config into this (possibly narrowed) space.
+
+        Numbers outside a range are clamped, with a note; a categorical value that is no
+        longer a choice, or a fixed value that differs, drops the config, with a note.
+        """
+        fitted = dict(self.complete(config))
+        notes: list[str] = []
+        for name, knob in self._knobs.items():
+            if name not in fitted or not self.is_active(name, fitted):
+                continue
+            value = fitted[name]
+            if isinstance(knob, (FloatKnob, IntKnob)) and isinstance(value, (int, float)):
+                clamped = min(max(value, knob.low), knob.high)
+                if clamped != value:
+                    notes.append(f"{label}: {name} {value:g} clamped to {clamped:g} by the bounds")
+                    fitted[name] = knob.normalise(clamped)
+        fitted = self.complete(fitted)
+        remaining = self.problems(fitted)
+        if remaining:
+            notes.append(f"{label}: dropped, it cannot fit the bounds ({'; '.join(remaining)})")
+            return FitResult(None, tuple(notes))
+        return FitResult(fitted, tuple(notes))
+
+
+def _pair(name: str, bound: Any) -> tuple[float, float]:
+    try:
+        low, high = (float(b) for b in bound)
+    except (TypeError, ValueError):
+        raise SearchSpaceError(f"Bound for {name!r} must be a (min, max) pair, got {bound!r}.") from None
+    if low > high:
+        raise SearchSpaceError(f"Bound for {name!r} is reversed: min {low:g} > max {high:g}; swap them.")
+    return low, high

@@ -1,0 +1,1 @@
+"""One search: the store, the runner, the loop that ties them together."""

@@ -1,0 +1,80 @@
+"""Where Bracket keeps things, read once from ``.env`` and ``BRACKET_*`` variables.
+
+This is the only module that reads ``os.environ`` for paths and URLs. ``.env`` in the
+project root is loaded with python-dotenv without overriding variables already set in
+the real environment, so ``BRACKET_RUNS_DIR=/big/disk python app.py`` always wins.
+
+Every default is relative to the project (``runs/``, ``vendor/``, ``.venv/``); no path of
+any particular machine is written here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from dotenv import load_dotenv
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_ENV_LOADED = False
+
+
+def load_env_file(path: Path | None = None) -> None:
+    """Load ``.env`` once (or ``path``), never overriding the real environment."""
+    global _ENV_LOADED
+    if _ENV_LOADED and path is None:
+        return
+    env_path = path or PROJECT_ROOT / ".env"
+    if env_path.is_file():
+        load_dotenv(env_path, override=False)
+    _ENV_LOADED = True
+
+
+def env(name: str, default: str = "") -> str:
+    """The value of ``name`` (a ``BRACKET_*`` variable) after ``.env`` was loaded."""
+    load_env_file()
+    return os.environ.get(name, default).strip()
+
+
+def _venv_python(venv: Path) -> Path:
+    if os.name == "nt":
+        return venv / "Scripts" / "python.exe"
+    return venv / "bin" / "python"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved paths and URLs; build one with :func:`get_settings`."""
+
+    runs_dir: Path
+    sd_scripts_dir: Path
+    musubi_dir: Path
+    sd_scripts_python: Path
+    musubi_python: Path
+    demo_python: Path
+    demo_data_dir: Path
+    storage_url: str
+
+
+def get_settings() -> Settings:
+    """Read the current settings (cheap; call it where a default is needed)."""
+    vendor = PROJECT_ROOT / "vendor"
+    sd_dir = Path(env("BRACKET_SD_SCRIPTS_DIR") or vendor / "sd-scripts")
+    musubi_dir = Path(env("BRACKET_MUSUBI_DIR") or vendor / "musubi-tuner")
+    return Settings(
+        runs_dir=Path(env("BRACKET_RUNS_DIR") or PROJECT_ROOT / "runs"),
+        sd_scripts_dir=sd_dir,
+        musubi_dir=musubi_dir,
+        sd_scripts_python=Path(env("BRACKET_SD_SCRIPTS_PYTHON") or _venv_python(sd_dir / ".venv")),
+        musubi_python=Path(env("BRACKET_MUSUBI_PYTHON") or _venv_python(musubi_dir / ".venv")),
+        demo_python=Path(env("BRACKET_DEMO_PYTHON") or sys.executable),
+        demo_data_dir=Path(env("BRACKET_DEMO_DATA_DIR") or PROJECT_ROOT / "runs" / "demo-data"),
+        storage_url=env("BRACKET_STORAGE_URL"),
+    )
+
+
+def model_path_default(variable: str) -> str:
+    """Default of a model-weight field: the ``BRACKET_*_PATH`` variable, or empty."""
+    return env(variable)

@@ -1,0 +1,1 @@
+"""Trainer adapters: one small module per model family, all on the protocol in ``base``."""

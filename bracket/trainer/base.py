@@ -1,0 +1,186 @@
+"""The protocol every trainer adapter follows, and the launch rules they share.
+
+An adapter turns a configuration (a dict of knob values) into a :class:`LaunchSpec`: the
+exact command line, working folder and environment of one real trainer run, plus where
+that run will write its logs and samples. Adapters never launch anything themselves and
+never touch the store or a judge; the session does that. Keeping them pure data-to-command
+functions is what lets the contract test check every command against the real parsers'
+flag inventory without a GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bracket.search.space import SearchSpace
+from bracket.trainer.prompts import SamplePrompt
+
+#: Thread-count variables pinned to 1 so that a trainer on a shared machine does not
+#: oversubscribe the CPU through every BLAS library at once.
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """One process to run: its argv (no shell), cwd, env and where its outputs appear."""
+
+    cmd: list[str]
+    cwd: Path
+    env: dict[str, str]
+    output_dir: Path
+    logging_dir: Path | None = None
+    #: glob, relative to ``logging_dir``, that finds the event files of this run
+    tfevents_glob: str = "**/events.out.tfevents.*"
+    sample_dir: Path | None = None
+    #: scalar tags carrying the training loss, most preferred first
+    loss_tags: tuple[str, ...] = ("loss/current", "loss")
+    #: a short label for logs and the UI ("cache latents", "trial 3")
+    label: str = ""
+    #: the number of optimizer steps the run will make, when known (progress bars)
+    max_steps: int | None = None
+
+
+@dataclass(frozen=True)
+class NamedConfig:
+    """A configuration with a name and the source it comes from (a doc, a guide)."""
+
+    name: str
+    knobs: dict[str, Any]
+    source: str = ""
+
+
+@dataclass
+class TrainerConfig:
+    """Base of an adapter's configuration; ``to_dict`` gives the knob values back."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class KnobConfig(TrainerConfig):
+    """A configuration that is simply the complete mapping of knob name to value."""
+
+    knobs: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.knobs[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.knobs.get(name, default)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.knobs)
+
+
+class Trainer(ABC):
+    """A trainer adapter: search space, warm-start configs and the command of one run.
+
+    Subclasses are constructed from the preset's field values (``dict[str, str]``, already
+    validated by the registry). ``prepare_run`` writes every input file the run needs under
+    ``run_dir`` (dataset TOML, prompt file, config) and returns the command; it launches
+    nothing.
+    """
+
+    #: scalar tags of the training loss in this trainer's tfevents, most preferred first
+    loss_tags: tuple[str, ...] = ("loss/current", "loss")
+    #: False for trainers that cannot render samples; such runs are scored by loss only
+    writes_samples: bool = True
+    #: "image", "video" or "text": what the samples are, for the Compare view
+    sample_kind: str = "image"
+
+    def __init__(self, fields: Mapping[str, str] | None = None) -> None:
+        self.fields: dict[str, str] = {k: str(v) for k, v in (fields or {}).items()}
+
+    @abstractmethod
+    def declare_search_space(self) -> SearchSpace:
+        """Knobs this trainer searches; everything else is a ``FixedKnob``."""
+
+    @abstractmethod
+    def baseline_config(self) -> NamedConfig:
+        """What a person would run by hand today, with its source."""
+
+    @abstractmethod
+    def curated_configs(self) -> list[NamedConfig]:
+        """Three to five known-good configurations, each with its source."""
+
+    def config_from_dict(self, knobs: Mapping[str, Any]) -> TrainerConfig:
+        """Complete ``knobs`` with the space's fixed values and validate them."""
+        space = self.declare_search_space()
+        complete = space.complete(knobs)
+        space.validate(complete)
+        return KnobConfig(knobs=complete)
+
+    @abstractmethod
+    def prepare_run(
+        self,
+        *,
+        run_dir: Path,
+        config: TrainerConfig,
+        dataset_toml: Path,
+        max_steps: int,
+        seed: int,
+        sample_prompts: Sequence[SamplePrompt] | None = None,
+        sample_every_n_steps: int | None = None,
+        save_every_n_steps: int | None = None,
+        save_state: bool = False,
+        resume_from: Path | None = None,
+    ) -> LaunchSpec:
+        """Write the run's inputs under ``run_dir`` and return its command."""
+
+    def session_setup_commands(self, *, dataset_toml: Path, run_dir: Path) -> list[LaunchSpec]:
+        """Commands to run once per session before the first trial (pre-caching)."""
+        return []
+
+    def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:
+        """A command that hands ``launch``'s arguments to the trainer's own parser.
+
+        Returns None when this trainer has no parser check (``bracket doctor`` then
+        skips that step). See ``bracket.trainer.parser_check``.
+        """
+        return None
+
+    def preflight_problems(self) -> list[str]:
+        """Problems visible before any run (missing trainer python, scripts, models)."""
+        return []
+
+
+def make_accelerate_launch_prefix(
+    venv_python: str | os.PathLike[str],
+    *,
+    mixed_precision: str = "bf16",
+    num_cpu_threads_per_process: int = 1,
+) -> list[str]:
+    """The ``accelerate launch`` prefix, run as a module of the trainer's own python.
+
+    Running ``python -m accelerate.commands.launch`` instead of the ``accelerate`` console
+    script means the trainer venv's accelerate is used even when that venv is not active.
+    """
+    return [
+        str(venv_python),
+        "-m",
+        "accelerate.commands.launch",
+        "--num_cpu_threads_per_process",
+        str(num_cpu_threads_per_process),
+        "--mixed_precision",
+        mixed_precision,
+    ]
+
+
+def make_subprocess_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a trainer process: ours, one thread per BLAS, unbuffered output."""
+    environment = dict(os.environ)
+    for name in _THREAD_VARIABLES:
+        environment[name] = "1"
+    environment["PYTHONUNBUFFERED"] = "1"
+    environment["PYTHONIOENCODING"] = "utf-8"
+    environment["TQDM_DISABLE"] = "1"
+    if extra:
+        environment.update({k: str(v) for k, v in extra.items()})
+    return environment

@@ -1,0 +1,138 @@
+"""Sample prompts: the fixed prompts and seeds every run of a session renders.
+
+A session writes one list of :class:`SamplePrompt` and every trial renders exactly those
+prompts with exactly those seeds; that is what makes a side-by-side grid a fair comparison.
+People type prompts in the trainers' own line syntax (``a red circle --d 42 --w 512``);
+:func:`parse_prompt_lines` reads it and :func:`format_prompt_line` writes it back for the
+trainer (sd-scripts and musubi-tuner share the ``--<letter> value`` syntax).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from bracket.errors import BracketError
+
+#: option letter -> (attribute, type); the subset both sd-scripts and musubi-tuner accept
+_OPTIONS: dict[str, tuple[str, type]] = {
+    "d": ("seed", int),
+    "w": ("width", int),
+    "h": ("height", int),
+    "f": ("frames", int),
+    "s": ("steps", int),
+    "l": ("cfg_scale", float),
+    "g": ("guidance", float),
+    "fs": ("flow_shift", float),
+    "n": ("negative", str),
+    "ci": ("control_images", str),
+    "i": ("image", str),
+}
+_SPLIT = re.compile(r"\s+--(?=[A-Za-z]+\b)")
+
+
+class PromptError(BracketError):
+    """A sample-prompt line that the trainers would not understand."""
+
+
+@dataclass(frozen=True)
+class SamplePrompt:
+    """One prompt, rendered by every run with the same seed and size."""
+
+    text: str
+    seed: int
+    width: int | None = None
+    height: int | None = None
+    frames: int | None = None
+    steps: int | None = None
+    cfg_scale: float | None = None
+    guidance: float | None = None
+    flow_shift: float | None = None
+    negative: str | None = None
+    image: str | None = None
+    control_images: tuple[str, ...] = field(default_factory=tuple)
+
+    def with_defaults(self, **defaults: object) -> "SamplePrompt":
+        """A copy with ``defaults`` filled in where this prompt leaves them unset."""
+        missing = {k: v for k, v in defaults.items() if getattr(self, k) in (None, ())}
+        return replace(self, **missing) if missing else self
+
+
+def parse_prompt_line(line: str, *, default_seed: int) -> SamplePrompt:
+    """Parse ``text --d 42 --w 512`` into a prompt; unknown or malformed options raise."""
+    parts = _SPLIT.split(line.strip())
+    text = parts[0].strip()
+    if not text:
+        raise PromptError(f"Sample prompt line {line!r} has no prompt text before its options.")
+    values: dict[str, object] = {"seed": default_seed}
+    controls: list[str] = []
+    for part in parts[1:]:
+        letter, _, raw = part.partition(" ")
+        letter = letter.lower()
+        raw = raw.strip()
+        if letter not in _OPTIONS:
+            known = ", ".join(f"--{k}" for k in _OPTIONS)
+            raise PromptError(f"Sample prompt {text!r}: unknown option --{letter}; use one of {known}.")
+        attribute, kind = _OPTIONS[letter]
+        if not raw:
+            raise PromptError(f"Sample prompt {text!r}: option --{letter} needs a value.")
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise PromptError(
+                f"Sample prompt {text!r}: --{letter} {raw!r} is not a valid {kind.__name__}."
+            ) from None
+        if attribute in ("width", "height", "frames", "steps") and int(value) <= 0:
+            raise PromptError(f"Sample prompt {text!r}: --{letter} must be a positive number.")
+        if attribute == "control_images":
+            controls.append(str(value))
+        else:
+            values[attribute] = value
+    return SamplePrompt(text=text, control_images=tuple(controls), **values)  # type: ignore[arg-type]
+
+
+def parse_prompt_lines(lines: Iterable[str] | str, *, first_seed: int = 1000) -> list[SamplePrompt]:
+    """Parse a block of prompt lines; blank and ``#`` lines are skipped.
+
+    A prompt without ``--d`` gets a fixed seed (``first_seed`` + its index) so that the
+    same prompt is always rendered with the same seed in every run.
+    """
+    if isinstance(lines, str):
+        lines = lines.splitlines()
+    prompts: list[SamplePrompt] = []
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        prompts.append(parse_prompt_line(line, default_seed=first_seed + len(prompts)))
+    return prompts
+
+
+def _format_number(value: float | int) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def format_prompt_line(prompt: SamplePrompt, *, letters: Sequence[str] | None = None) -> str:
+    """The trainer line for ``prompt``; ``letters`` limits which options are written."""
+    allowed = set(letters) if letters is not None else set(_OPTIONS)
+    words = [prompt.text.replace("\n", " ")]
+    for letter, (attribute, _kind) in _OPTIONS.items():
+        if letter not in allowed:
+            continue
+        value = getattr(prompt, attribute)
+        if value in (None, ()):
+            continue
+        if attribute == "control_images":
+            words.extend(f"--ci {path}" for path in value)
+        elif isinstance(value, (int, float)):
+            words.append(f"--{letter} {_format_number(value)}")
+        else:
+            words.append(f"--{letter} {value}")
+    return " ".join(words)
+
+
+def write_prompt_file(path, prompts: Sequence[SamplePrompt], *, letters: Sequence[str] | None = None) -> None:
+    """Write ``prompts`` one per line, in the trainers' ``.txt`` prompt-file syntax."""
+    text = "\n".join(format_prompt_line(p, letters=letters) for p in prompts) + "\n"
+    path.write_text(text, encoding="utf-8")
