@@ -44,6 +44,8 @@ class LaunchSpec:
     label: str = ""
     #: the number of optimizer steps the run will make, when known (progress bars)
     max_steps: int | None = None
+    #: scalar tags of an evaluation loss (LLM trainers), most preferred first
+    eval_loss_tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,12 @@ class Trainer(ABC):
 
     def session_setup_commands(self, *, dataset_toml: Path, run_dir: Path) -> list[LaunchSpec]:
         """Commands to run once per session before the first trial (pre-caching)."""
+        return []
+
+    def post_run_commands(
+        self, *, run_dir: Path, launch: LaunchSpec, sample_prompts: Sequence[SamplePrompt] | None = None
+    ) -> list[LaunchSpec]:
+        """Commands to run after a successful run (e.g. LLM generations for Compare)."""
         return []
 
     def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:

@@ -1,0 +1,44 @@
+"""GPU memory tier: how much VRAM the trainer may assume, for memory-saving flags.
+
+Adapters pick memory flags (gradient checkpointing, fp8, block swap, ...) from a coarse
+tier. The tier comes from the preset's ``vram_gb`` field, or from ``nvidia-smi`` when the
+field says ``auto`` and the tool is present; without either we assume the smallest tier,
+which is slow but safe.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Mapping
+
+TIERS = (12, 16, 24, 48, 80)
+
+
+def detect_vram_gb() -> int | None:
+    """Total memory of GPU 0 in GB from ``nvidia-smi``; None when it cannot be read."""
+    tool = shutil.which("nvidia-smi")
+    if not tool:
+        return None
+    try:
+        result = subprocess.run(
+            [tool, "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=10, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    first = result.stdout.strip().splitlines()[:1]
+    try:
+        return int(float(first[0]) / 1024) if first else None
+    except ValueError:
+        return None
+
+
+def vram_tier(fields: Mapping[str, str]) -> int:
+    """The largest tier not above the available memory (field, else nvidia-smi, else 12)."""
+    value = str(fields.get("vram_gb", "auto") or "auto").strip()
+    gigabytes = detect_vram_gb() if value == "auto" else int(float(value))
+    if gigabytes is None:
+        return TIERS[0]
+    fitting = [tier for tier in TIERS if tier <= gigabytes]
+    return fitting[-1] if fitting else TIERS[0]
