@@ -96,6 +96,9 @@ class Trainer(ABC):
     writes_samples: bool = True
     #: "image", "video" or "text": what the samples are, for the Compare view
     sample_kind: str = "image"
+    #: "sd-scripts" or "musubi" when the ``dataset`` field is a kohya dataset (TOML or
+    #: folder) that the session pre-flights; None for trainers with other datasets
+    dataset_style: str | None = None
 
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         self.fields: dict[str, str] = {k: str(v) for k, v in (fields or {}).items()}

@@ -54,6 +54,7 @@ class DemoTrainer(Trainer):
     """A tiny UNet2DModel DDPM on CPU, searched over learning rate, optimizer and schedule."""
 
     loss_tags = ("loss/current", "loss/average")
+    dataset_style = "sd-scripts"
 
     def declare_search_space(self) -> SearchSpace:
         return SearchSpace({

@@ -1,0 +1,123 @@
+"""The headless command line: the same engine as the app, for terminals and scripts.
+
+``python -m bracket presets | run | status | resume | report | doctor | demo-data | worker``.
+A person's mistake prints one line starting with ``error:`` and exits 2; a search that
+failed exits 1; a finished search exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bracket.errors import BracketError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one clear line, exit 2
+        self.exit(2, f"error: {message} (see `python -m bracket {self.prog.split()[-1]} --help`)\n")
+
+
+def parse_assignments(pairs: Sequence[str], what: str = "--set") -> dict[str, str]:
+    """``["a=1", "b=x=y"]`` → ``{"a": "1", "b": "x=y"}``; a pair without ``=`` raises."""
+    values: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise BracketError(f"{what} {pair!r} is malformed; write FIELD=VALUE (e.g. {what} dataset=/data/set).")
+        values[name.strip()] = value
+    return values
+
+
+def _bounds(args: argparse.Namespace) -> dict[str, object]:
+    bounds: dict[str, object] = {}
+    if args.lr_min is not None or args.lr_max is not None:
+        bounds["learning_rate"] = (args.lr_min if args.lr_min is not None else 0.0,
+                                   args.lr_max if args.lr_max is not None else float("inf"))
+    if args.batch_sizes:
+        try:
+            bounds["batch_size"] = [int(b) for b in args.batch_sizes.split(",")]
+        except ValueError:
+            raise BracketError(f"--batch-sizes {args.batch_sizes!r} must be whole numbers separated by commas.") from None
+    for name, value in parse_assignments(args.bound or [], "--bound").items():
+        if ":" in value:
+            low, _, high = value.partition(":")
+            try:
+                bounds[name] = (float(low), float(high))
+            except ValueError:
+                raise BracketError(f"--bound {name}={value}: write MIN:MAX with numbers.") from None
+        else:
+            bounds[name] = [v for v in value.split(",") if v]
+    return bounds
+
+
+def _weights(text: str | None) -> dict[str, float]:
+    if not text:
+        return {}
+    weights: dict[str, float] = {}
+    for name, value in parse_assignments(text.split(","), "--weights").items():
+        try:
+            weights[name] = float(value)
+        except ValueError:
+            raise BracketError(f"--weights {name}={value!r}: the weight must be a number.") from None
+    return weights
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="bracket", description="Find the best hyperparameters for a fine-tune.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("presets", help="list the presets")
+
+    run = sub.add_parser("run", help="run a search")
+    run.add_argument("--preset", required=True)
+    run.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="a preset field value")
+    run.add_argument("--budget", type=int, default=4, help="number of training runs (configs x seeds)")
+    run.add_argument("--steps", type=int, default=100, help="training steps per run")
+    run.add_argument("--seeds", type=int, default=1, help="seeds per configuration")
+    run.add_argument("--out", type=Path, help="runs folder (default: BRACKET_RUNS_DIR or runs/)")
+    run.add_argument("--name", help="session name (default: preset and time)")
+    run.add_argument("--storage", help="database URL shared by several machines")
+    run.add_argument("--search", choices=("tpe", "random"), default="tpe")
+    run.add_argument("--prompts", help="sample prompt lines (a file path, or text with \\n)")
+    run.add_argument("--sample-every", type=int, help="render samples every N steps")
+    run.add_argument("--lr-min", type=float)
+    run.add_argument("--lr-max", type=float)
+    run.add_argument("--batch-sizes", help="batch-size choices, e.g. 1,2,4")
+    run.add_argument("--bound", action="append", metavar="KNOB=MIN:MAX|A,B", help="narrow any knob")
+    run.add_argument("--weights", help="score weights, e.g. loss=1,human=2")
+    run.add_argument("--timeout", type=float, help="seconds a single run may take")
+    run.add_argument("--seed", type=int, default=42, help="base seed of the runs")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    status = sub.add_parser("status", help="show a session")
+    status.add_argument("path", type=Path)
+    status.add_argument("--storage")
+    resume = sub.add_parser("resume", help="resume a session")
+    resume.add_argument("path", type=Path)
+    resume.add_argument("--storage")
+    resume.add_argument("--quiet", action="store_true")
+
+    demo = sub.add_parser("demo-data", help="write the demo dataset")
+    demo.add_argument("path", type=Path)
+    demo.add_argument("--count", type=int, default=64)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from bracket import cli_commands
+
+    try:
+        return cli_commands.dispatch(args)
+    except BracketError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+__all__ = ["main", "build_parser", "parse_assignments", "_bounds", "_weights"]

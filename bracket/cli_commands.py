@@ -1,0 +1,145 @@
+"""What each ``python -m bracket`` command does (argument parsing is in ``bracket.cli``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bracket.cli import _bounds, _weights, parse_assignments
+from bracket.errors import BracketError
+from bracket.registry import PRESETS
+from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
+from bracket.session.session import Session
+from bracket.session.snapshot import SessionSnapshot
+
+
+def _format_seconds(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
+        f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def progress_line(snapshot: SessionSnapshot, width: int = 24) -> str:
+    """``[#####.....] 3/8 runs | search 2/5 | step 40/100 | ETA 1:20``."""
+    filled = int(round(snapshot.progress * width))
+    line = f"[{'#' * filled}{'.' * (width - filled)}] {snapshot.runs_spent}/{snapshot.total_runs} runs | {snapshot.phase}"
+    if snapshot.current and snapshot.current.get("max_steps"):
+        line += f" | step {snapshot.current['step']}/{snapshot.current['max_steps']}"
+    return line + f" | ETA {_format_seconds(snapshot.eta_s)}"
+
+
+def results_table(snapshot: SessionSnapshot) -> str:
+    """The runs as an aligned text table, best score first."""
+    rows = [r for r in snapshot.runs if r["kind"] != "setup"]
+    rows.sort(key=lambda r: (r["score"] is None, r["score"] if r["score"] is not None else 0.0, r["id"]))
+    header = f"{'run':>4}  {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'score':>6}  params"
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        score = "-" if r["score"] is None else f"{r['score']:.3f}"
+        params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
+        reason = f"  ({r['failure_reason']})" if r["failure_reason"] and r["status"] != "done" else ""
+        lines.append(f"{r['id']:>4}  {r['kind']:<9} {str(r['config_name'])[:18]:<18} {r['seed'] or 0:>5}  "
+                     f"{r['status']:<12} {score:>6}  {params}{reason}")
+    return "\n".join(lines)
+
+
+def _watch(session: Session, *, quiet: bool) -> str:
+    session.start()
+    interactive = sys.stdout.isatty()
+    last = ""
+    try:
+        while not session.wait(0.5):
+            if quiet:
+                continue
+            line = progress_line(session.snapshot())
+            if line != last:
+                print(("\r" + line.ljust(100)) if interactive else line, end="" if interactive else "\n", flush=True)
+                last = line
+    except KeyboardInterrupt:
+        print("\nstopping: the current run is killed; resume with `python -m bracket resume`", file=sys.stderr)
+        session.stop(now=True)
+        session.wait(60)
+    if interactive and not quiet:
+        print()
+    return session.snapshot().status
+
+
+def _finish(session: Session, status: str) -> int:
+    snapshot = session.snapshot()
+    print(results_table(snapshot))
+    print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; folder {session.folder}")
+    if snapshot.error:
+        print(f"error: {snapshot.error}", file=sys.stderr)
+    for note in snapshot.notes:
+        print(f"note: {note}")
+    succeeded = any(r["status"] == "done" for r in snapshot.runs if r["kind"] != "setup")
+    session.close()
+    if status == "failed" or not succeeded:
+        return 1
+    return 0 if status == "finished" else 1
+
+
+def cmd_presets(_args: argparse.Namespace) -> int:
+    header = f"{'id':<22} {'family':<22} {'type':<8} {'pre-cache':<9} trainer script"
+    print(header)
+    print("-" * len(header))
+    for p in PRESETS:
+        print(f"{p.id:<22} {p.model_family:<22} {p.training_type:<8} {'yes' if p.needs_pre_cache else 'no':<9} "
+              f"{p.trainer_script}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    prompts = DEFAULT_PROMPTS
+    if args.prompts:
+        path = Path(args.prompts)
+        prompts = path.read_text(encoding="utf-8") if path.is_file() else args.prompts.replace("\\n", "\n")
+    settings = SearchSettings(
+        budget=args.budget, steps=args.steps, seeds=args.seeds, sample_prompts=prompts,
+        sample_every_n_steps=args.sample_every, algorithm=args.search, bounds=_bounds(args),
+        weights=_weights(args.weights), timeout_s=args.timeout, base_seed=args.seed)
+    session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
+                             name=args.name, storage_url=args.storage)
+    print(f"session {session.name} in {session.folder}: {settings.plan()}")
+    for note in session.parts.notes:
+        print(f"note: {note}")
+    return _finish(session, _watch(session, quiet=args.quiet))
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    session = Session.open(args.path, storage_url=args.storage, validate=False)
+    snapshot = session.snapshot()
+    print(f"session {snapshot.name} ({snapshot.preset_id}): {snapshot.status}; {snapshot.plan}; "
+          f"{snapshot.runs_spent}/{snapshot.total_runs} runs spent")
+    for worker in snapshot.workers:
+        print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
+    print(results_table(snapshot))
+    session.close()
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    session = Session.open(args.path, storage_url=args.storage)
+    print(f"resuming session {session.name}: {session.settings.plan()}")
+    return _finish(session, _watch(session, quiet=args.quiet))
+
+
+def cmd_demo_data(args: argparse.Namespace) -> int:
+    from bracket.dataset.demo_data import make_demo_dataset
+
+    if args.count <= 0:
+        raise BracketError("--count must be at least 1.")
+    toml = make_demo_dataset(args.path, count=args.count)
+    print(f"demo dataset written: {toml}")
+    return 0
+
+
+COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resume": cmd_resume,
+            "demo-data": cmd_demo_data}
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    return COMMANDS[args.command](args)

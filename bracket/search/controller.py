@@ -1,0 +1,166 @@
+"""The search controller: which configuration to train next.
+
+The order is fixed: the trainer's baseline first (what a person would run by hand), then
+its curated known-good configs in order (warm start), then Optuna's TPE (or random
+search) for the rest of the budget.
+
+Warm-start configs are *enqueued* into the session's Optuna study when the session is
+created, so that several workers sharing one study on PostgreSQL pop each of them exactly
+once (Optuna pops waiting trials under a row lock).
+
+Scores in Bracket change after a trial finished — human ratings arrive late and the loss
+judge normalises across all runs — but an Optuna trial, once told, is frozen. So the
+suggestion is not made on the stored study's values: before each suggestion,
+:class:`CurrentScoreSampler` rebuilds a throw-away in-memory study from the store's
+*current* scores (plus the configs still running, which TPE's constant liar keeps it away
+from) and asks TPE there; the stored study then records the chosen params. The stored
+study stays a faithful log that optuna-dashboard can open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import optuna
+from optuna.distributions import BaseDistribution
+from optuna.samplers import BaseSampler, RandomSampler, TPESampler
+from optuna.study import Study
+from optuna.trial import FrozenTrial, TrialState
+
+from bracket.search.space import SearchSpace
+from bracket.trainer.base import NamedConfig
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+ALGORITHMS = ("tpe", "random")
+#: TPE starts modelling after this many scored configs (warm-start configs count);
+#: tuned with bench/search_efficiency.py (see docs/BENCHMARKS.md).
+DEFAULT_N_STARTUP_TRIALS = 4
+
+
+@dataclass(frozen=True)
+class ScoredConfig:
+    """One configuration as the sampler should see it now."""
+
+    params: dict[str, Any]
+    #: current score (lower is better); None while running or when it failed for an
+    #: infrastructure reason (such configs are FAIL and ignored by TPE)
+    value: float | None
+    state: TrialState
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The next configuration: the Optuna trial that records it, its knobs and origin."""
+
+    trial_number: int
+    config: dict[str, Any]
+    kind: str
+    name: str
+
+
+class CurrentScoreSampler(BaseSampler):
+    """Samples each new trial from a study rebuilt from the current scores.
+
+    ``history`` returns the configs as they should be seen *now*; ``make_inner(seed)``
+    builds the real sampler (TPE or random). Values of warm-start trials that were
+    enqueued are never asked of this sampler: Optuna hands out their fixed params.
+    """
+
+    def __init__(self, space: SearchSpace, history: Callable[[], Sequence[ScoredConfig]],
+                 make_inner: Callable[[int], BaseSampler], seed: int) -> None:
+        self._space = space
+        self._history = history
+        self._make_inner = make_inner
+        self._seed = seed
+        self._plans: dict[int, dict[str, Any]] = {}
+
+    def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+        return {}
+
+    def sample_relative(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+                        ) -> dict[str, Any]:
+        return {}
+
+    def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
+        plan = self._plans.get(trial._trial_id)
+        if plan is None:
+            plan = self.plan(extra_seed=trial.number)
+            self._plans = {trial._trial_id: plan}
+        if param_name in plan:
+            return plan[param_name]
+        # a knob the plan did not activate but the caller asks for: sample it plainly
+        return RandomSampler(seed=self._seed + trial.number).sample_independent(
+            study, trial, param_name, param_distribution)
+
+    def plan(self, *, extra_seed: int = 0) -> dict[str, Any]:
+        """A full configuration proposed from the current history."""
+        history = list(self._history())
+        view = optuna.create_study(direction="minimize", sampler=self._make_inner(self._seed + extra_seed))
+        trials = []
+        for item in history:
+            params = {k: v for k, v in item.params.items() if k in self._space and k in self._space.searched()}
+            distributions = {k: self._space[k].distribution() for k in params}  # type: ignore[union-attr]
+            try:
+                trials.append(optuna.trial.create_trial(
+                    state=item.state, value=item.value if item.state == TrialState.COMPLETE else None,
+                    params=params, distributions=distributions))
+            except ValueError:
+                continue  # a param outside today's (narrowed) space: not informative here
+        if trials:
+            view.add_trials(trials)
+        return self._space.suggest(view.ask())
+
+
+class SearchController:
+    """Hands out configurations for one session: warm start first, then the sampler."""
+
+    def __init__(self, *, study: Study, space: SearchSpace, algorithm: str = "tpe", seed: int = 0,
+                 history: Callable[[], Sequence[ScoredConfig]] = lambda: (),
+                 n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS) -> None:
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {ALGORITHMS}")
+        self.space = space
+        self.algorithm = algorithm
+
+        def make_inner(inner_seed: int) -> BaseSampler:
+            if algorithm == "random":
+                return RandomSampler(seed=inner_seed)
+            return TPESampler(n_startup_trials=n_startup_trials, multivariate=True, constant_liar=True,
+                              seed=inner_seed)
+
+        self.sampler = CurrentScoreSampler(space, history, make_inner, seed)
+        self.study = study
+        self.study.sampler = self.sampler
+
+    @staticmethod
+    def enqueue_warm_start(study: Study, space: SearchSpace, configs: Sequence[tuple[str, NamedConfig]]) -> None:
+        """Enqueue (kind, config) pairs, in order, for exactly-once popping by any worker."""
+        for kind, named in configs:
+            params = space.searched_params(space.complete(named.knobs))
+            study.enqueue_trial(params, user_attrs={"kind": kind, "name": named.name, "source": named.source})
+
+    def next(self) -> Proposal:
+        """The next configuration: a waiting warm-start trial if any, else a sampled one."""
+        trial = self.study.ask()
+        config = self.space.suggest(trial)
+        kind = str(trial.user_attrs.get("kind", "search"))
+        name = str(trial.user_attrs.get("name", f"search-{trial.number}"))
+        if kind == "search":
+            trial.set_user_attr("kind", "search")
+            trial.set_user_attr("name", name)
+        return Proposal(trial_number=trial.number, config=config, kind=kind, name=name)
+
+    def waiting_count(self) -> int:
+        """Warm-start configs not yet handed out."""
+        return len(self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
+
+    def finish(self, trial_number: int, value: float | None, state: TrialState = TrialState.COMPLETE) -> None:
+        """Record the outcome of a configuration in the stored study (idempotent)."""
+        if state == TrialState.COMPLETE and value is None:
+            state = TrialState.FAIL
+        self.study.tell(trial_number, value if state == TrialState.COMPLETE else None, state=state,
+                        skip_if_finished=True)

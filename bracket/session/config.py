@@ -1,0 +1,102 @@
+"""Search settings: budget, steps, seeds, prompts, bounds, weights — and their validation.
+
+The budget has one meaning everywhere: the number of training runs. With ``seeds`` runs
+per configuration it buys ``budget // seeds`` configurations; :meth:`SearchSettings.plan`
+says so in words, and the UI and the CLI both show that sentence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bracket.errors import BracketError
+from bracket.search.controller import ALGORITHMS
+from bracket.trainer.prompts import SamplePrompt, parse_prompt_lines
+
+#: hard upper limits that catch a typo (an extra zero) rather than a real plan
+MAX_BUDGET = 10_000
+MAX_STEPS = 10_000_000
+MAX_SEEDS = 100
+DEFAULT_PROMPTS = "a red circle --d 1\na blue square --d 2\na green triangle --d 3\na yellow circle --d 4"
+
+
+class SettingsError(BracketError):
+    """Search settings that cannot be used."""
+
+
+@dataclass
+class SearchSettings:
+    """How one search is run; every field has a sensible default."""
+
+    budget: int = 4
+    steps: int = 100
+    seeds: int = 1
+    sample_prompts: str = DEFAULT_PROMPTS
+    sample_every_n_steps: int | None = None
+    algorithm: str = "tpe"
+    bounds: dict[str, Any] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
+    timeout_s: float | None = None
+    base_seed: int = 42
+    divergence_stop: bool = True
+    vlm: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_configs(self) -> int:
+        return self.budget // self.seeds
+
+    def plan(self) -> str:
+        """``"budget 8 = 4 configs × 2 seeds"`` (and what is left over, if anything)."""
+        text = f"budget {self.budget} = {self.n_configs} configs × {self.seeds} seed{'s' if self.seeds > 1 else ''}"
+        left = self.budget - self.n_configs * self.seeds
+        return text + (f" ({left} run{'s' if left > 1 else ''} left over)" if left else "")
+
+    def prompts(self) -> list[SamplePrompt]:
+        return parse_prompt_lines(self.sample_prompts or "")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        vlm = dict(data.get("vlm") or {})
+        vlm.pop("api_key", None)  # secrets are never stored
+        data["vlm"] = vlm
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "SearchSettings":
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def validate(self) -> None:
+        """Raise :class:`SettingsError` naming every problem and what to do."""
+        problems: list[str] = []
+        for name, limit in (("budget", MAX_BUDGET), ("steps", MAX_STEPS), ("seeds", MAX_SEEDS)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                problems.append(f"{name} must be a whole number, got {value!r}.")
+            elif value <= 0:
+                problems.append(f"{name} must be at least 1, got {value}.")
+            elif value > limit:
+                problems.append(f"{name} {value} is larger than {limit}; is there an extra zero?")
+        if not problems and self.budget < self.seeds:
+            problems.append(f"budget {self.budget} is smaller than seeds per config {self.seeds}; "
+                            "the budget counts training runs, so raise it to at least the seed count.")
+        every = self.sample_every_n_steps
+        if every is not None and (isinstance(every, bool) or not isinstance(every, int) or every <= 0):
+            problems.append(f"sample every N steps must be a positive whole number, got {every!r}.")
+        if self.algorithm not in ALGORITHMS:
+            problems.append(f"search algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}.")
+        if self.timeout_s is not None and not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):
+            problems.append(f"trial timeout must be a positive number of seconds, got {self.timeout_s!r}.")
+        for name, value in self.weights.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                problems.append(f"weight of {name} must be a number >= 0, got {value!r}.")
+        if self.weights and not problems and sum(self.weights.values()) <= 0:
+            problems.append("score weights sum to 0; give at least one judge a positive weight.")
+        try:
+            self.prompts()
+        except BracketError as error:
+            problems.append(str(error))
+        if problems:
+            raise SettingsError(" ".join(problems))

@@ -1,0 +1,165 @@
+"""Creating and re-opening a session: every check happens before anything is written.
+
+``create_session`` validates the preset, its fields, the search settings, the warm-start
+configs against the (possibly narrowed) space, the dataset, the output folder and the
+storage URL — and only then creates the session folder, the store and the study. A person's
+mistake therefore raises a ``BracketError`` and leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from bracket import settings as app_settings
+from bracket.dataset.validation import preflight_dataset
+from bracket.errors import BracketError, DatasetError, SearchSpaceError, StoreError
+from bracket.preset import ModelPreset
+from bracket.registry import get_preset
+from bracket.search.controller import SearchController
+from bracket.search.space import SearchSpace
+from bracket.session.config import SearchSettings
+from bracket.session.store import Store, sqlite_url
+from bracket.trainer.base import NamedConfig, Trainer
+
+SESSION_FILE = "session.json"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
+
+
+@dataclass
+class SessionParts:
+    """Everything a :class:`bracket.session.session.Session` is built from."""
+
+    store: Store
+    name: str
+    folder: Path
+    preset: ModelPreset
+    fields: dict[str, str]
+    trainer: Trainer
+    settings: SearchSettings
+    space: SearchSpace
+    notes: list[str]
+
+
+def fit_warm_start(trainer: Trainer, space: SearchSpace) -> tuple[list[tuple[str, NamedConfig]], list[str]]:
+    """Baseline and curated configs fitted to ``space``, with a note for each change.
+
+    A config that does not fit the trainer's *own* space is a bug in the adapter and
+    raises; one that only fails the person's bounds is clamped or dropped, with a note.
+    """
+    full = trainer.declare_search_space()
+    configs = [("baseline", trainer.baseline_config())] + [("curated", c) for c in trainer.curated_configs()]
+    fitted: list[tuple[str, NamedConfig]] = []
+    notes: list[str] = []
+    for kind, named in configs:
+        problems = full.problems(full.complete(named.knobs))
+        if problems:
+            raise SearchSpaceError(f"{kind} config {named.name!r} of this trainer is outside its own search "
+                                   f"space ({'; '.join(problems)}); fix the adapter.")
+        result = space.fit(named.knobs, label=f"{kind} {named.name!r}")
+        notes.extend(result.notes)
+        if result.config is not None:
+            fitted.append((kind, NamedConfig(named.name, result.config, named.source)))
+    return fitted, notes
+
+
+def _check_writable(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-test-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as error:
+        raise BracketError(f"Output folder {folder} is not writable ({error.strerror}); choose another with "
+                           "--out or BRACKET_RUNS_DIR.") from None
+
+
+def _url_without_password(url: str) -> str:
+    parsed = sa.engine.make_url(url)
+    return parsed.set(password=None).render_as_string(hide_password=False) if parsed.password else url
+
+
+def check_dataset(trainer: Trainer, fields: dict[str, str]) -> None:
+    """Dataset pre-flight for trainers that read a kohya dataset; raises with every problem."""
+    style = getattr(trainer, "dataset_style", None)
+    dataset = fields.get("dataset")
+    if not style or not dataset:
+        return
+    report = preflight_dataset(Path(dataset), style)
+    if not report.ok:
+        raise DatasetError(f"Dataset {dataset}: " + " ".join(report.problems))
+
+
+def create_session(preset_id: str, fields: dict[str, str], settings: SearchSettings, *,
+                   out_dir: Path | None = None, name: str | None = None,
+                   storage_url: str | None = None) -> SessionParts:
+    """Validate everything, then create the session folder, store and study."""
+    preset = get_preset(preset_id)
+    settings.validate()
+    merged = preset.validate_fields(fields)
+    trainer = preset.trainer_factory(merged)
+    space = trainer.declare_search_space().narrow(settings.bounds)
+    warm_start, notes = fit_warm_start(trainer, space)
+    check_dataset(trainer, merged)
+    problems = trainer.preflight_problems()
+    if problems:
+        raise BracketError(" ".join(problems))
+    runs_dir = Path(out_dir) if out_dir else app_settings.get_settings().runs_dir
+    _check_writable(runs_dir)
+    name = name or f"{preset_id}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if not _NAME.match(name):
+        raise BracketError(f"Session name {name!r} may only use letters, digits, '.', '_' and '-'.")
+    folder = runs_dir / name
+    if (folder / SESSION_FILE).exists():
+        raise BracketError(f"Session {folder} already exists; resume it with `python -m bracket resume {folder}` "
+                           "or choose another name.")
+    url = storage_url or app_settings.get_settings().storage_url or None
+    external = Store.open(url) if url else None  # a bad URL fails here, before anything is written
+    if external is not None and external.get_session(name):
+        external.close()
+        raise StoreError(f"The store already holds a session named {name!r}; choose another name.")
+    folder.mkdir(parents=True, exist_ok=True)
+    store = external or Store.open(sqlite_url(folder / "bracket.db"))
+    store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)
+    SearchController.enqueue_warm_start(store.study(name), space, warm_start)
+    info = {"name": name, "preset_id": preset.id,
+            "storage": _url_without_password(url) if url else "bracket.db", "created_at": time.time()}
+    (folder / SESSION_FILE).write_text(json.dumps(info, indent=2), encoding="utf-8")
+    return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes)
+
+
+def read_session_file(folder: Path) -> dict[str, Any]:
+    path = Path(folder) / SESSION_FILE
+    if not path.is_file():
+        raise BracketError(f"{folder} is not a Bracket session folder (no {SESSION_FILE}); give the folder that "
+                           "`python -m bracket run` printed.")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def open_session(folder: Path, *, storage_url: str | None = None, validate: bool = True) -> SessionParts:
+    """Re-open a session folder (or a session in an external store) as it was saved."""
+    folder = Path(folder)
+    info = read_session_file(folder)
+    stored = info.get("storage", "bracket.db")
+    url = storage_url or (sqlite_url(folder / stored) if "://" not in stored else
+                          app_settings.get_settings().storage_url or stored)
+    if "://" not in stored and not (folder / stored).is_file():
+        raise StoreError(f"The store {folder / stored} is missing; the session cannot be resumed.")
+    store = Store.open(url, create=False)
+    row = store.get_session(info["name"])
+    if row is None:
+        store.close()
+        raise StoreError(f"The store {url.split('@')[-1]} holds no session named {info['name']!r}.")
+    preset = get_preset(row["preset_id"])
+    fields = preset.validate_fields(row["fields"]) if validate else dict(row["fields"])
+    trainer = preset.trainer_factory(fields)
+    settings = SearchSettings.from_dict(row["settings"])
+    space = trainer.declare_search_space().narrow(settings.bounds)
+    return SessionParts(store, info["name"], folder, preset, fields, trainer, settings, space, list(row["notes"]))

@@ -1,0 +1,177 @@
+"""Running one process of a session and recording everything about it.
+
+:class:`RunExecutor` is the single pipeline every trainer process goes through — setup
+commands, baseline, curated and search runs alike: mark it running in the store (with its
+pid and process start time, so a later resume can find an orphan), launch it through the
+:class:`~bracket.session.runner.Runner`, read its loss incrementally while it runs, stop it
+early when the loss diverges, then record its outcome, log tail, loss series and samples.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bracket.session.runner import RunResult, Runner
+from bracket.session.samples import collect_samples
+from bracket.session.tfevents import ScalarReader
+from bracket.trainer.base import LaunchSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.session import Session
+
+PERSIST_SECONDS = 3.0
+DIVERGENCE_FACTOR = 3.0
+
+
+def sample_record(sample: Any) -> dict[str, Any]:
+    return {"path": str(sample.path), "step": sample.step, "epoch": sample.epoch,
+            "prompt_index": sample.prompt_index, "seed": sample.seed, "frame": sample.frame, "kind": sample.kind}
+
+
+def divergence_reason(series: list[tuple[int, float]], *, min_points: int = 8) -> str | None:
+    """Why a running loss series has diverged (NaN/inf, or far above its best), else None."""
+    for step, value in series:
+        if not math.isfinite(value):
+            return f"loss became {value} at step {step}"
+    if len(series) < min_points:
+        return None
+    window = max(3, len(series) // 10)
+    recent = sum(v for _, v in series[-window:]) / window
+    best = min(sum(v for _, v in series[i:i + window]) / window for i in range(0, len(series) - window + 1))
+    if best > 0 and recent > DIVERGENCE_FACTOR * best:
+        return f"loss diverged: recent mean {recent:.4g} is over {DIVERGENCE_FACTOR:g}x its best {best:.4g}"
+    return None
+
+
+def describe_exit(result: RunResult, timeout_s: float | None) -> str:
+    if result.timed_out:
+        return f"timed out after {timeout_s:g} s" if timeout_s else "timed out"
+    code = result.exit_code
+    if code is None:
+        return result.reason or "did not start"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class RunExecutor:
+    """Runs processes for one session and keeps the live view of the current one."""
+
+    def __init__(self, session: "Session") -> None:
+        self.session = session
+        self._lock = threading.Lock()
+        self._runner: Runner | None = None
+        self.current: dict[str, Any] | None = None
+
+    def stop_current(self, reason: str) -> None:
+        with self._lock:
+            runner = self._runner
+        if runner is not None:
+            runner.stop(reason)
+
+    def live(self) -> dict[str, Any] | None:
+        """A copy of the current run's live state (step, loss so far, samples so far)."""
+        with self._lock:
+            return None if self.current is None else {**self.current, "loss": list(self.current["loss"]),
+                                                      "samples": list(self.current["samples"])}
+
+    def execute(self, run_id: int, spec: LaunchSpec, *, scored: bool, run_dir: Path | None = None) -> str:
+        """Run ``spec`` as run ``run_id`` to its end; returns the final run status."""
+        store, settings = self.session.store, self.session.settings
+        run_dir = Path(run_dir or spec.cwd)
+        log_path = run_dir / "logs" / "stdout.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        runner = Runner(spec, log_path, timeout_s=settings.timeout_s)
+        reader = ScalarReader(spec.logging_dir, spec.tfevents_glob, tuple(spec.loss_tags) + tuple(spec.eval_loss_tags))
+        store.update_run(run_id, status="running", run_dir=str(run_dir), output_dir=str(spec.output_dir),
+                         started_at=time.time(), max_steps=spec.max_steps, worker=self.session.worker_id)
+        with self._lock:
+            self._runner = runner
+            self.current = {"run_id": run_id, "label": spec.label or "", "step": 0, "max_steps": spec.max_steps,
+                            "loss": [], "samples": [], "log_path": str(log_path), "started_at": time.time()}
+        state = {"persisted": 0.0, "sampled": 0.0}
+
+        def on_poll() -> None:
+            if reader.poll():
+                loss = reader.loss_series()
+                with self._lock:
+                    self.current["loss"] = loss
+                    self.current["step"] = reader.last_step() or 0
+                if scored and settings.divergence_stop:
+                    reason = divergence_reason(loss)
+                    if reason:
+                        runner.stop(f"diverged: {reason}")
+            now = time.time()
+            if spec.sample_dir is not None and now - state["sampled"] > 2.0:
+                state["sampled"] = now
+                samples = [sample_record(s) for s in collect_samples(spec.sample_dir)]
+                with self._lock:
+                    self.current["samples"] = samples
+            if now - state["persisted"] > PERSIST_SECONDS:
+                state["persisted"] = now
+                store.update_run(run_id, last_step=self.current["step"], loss=self.current["loss"])
+                if self.session.stop_requested():
+                    runner.stop("stopped by the user")
+
+        try:
+            pid = runner.start()
+            if pid:
+                store.update_run(run_id, pid=pid, pid_create_time=runner.create_time)
+            result = runner.wait(on_poll=on_poll, poll_interval=0.25)
+        finally:
+            with self._lock:
+                self._runner = None
+        return self._record(run_id, spec, reader, result, scored=scored)
+
+    def _record(self, run_id: int, spec: LaunchSpec, reader: ScalarReader, result: RunResult, *, scored: bool
+                ) -> str:
+        reader.poll()
+        loss = reader.loss_series()
+        eval_loss = [point for tag in spec.eval_loss_tags for point in reader.series.get(tag, [])]
+        samples = [sample_record(s) for s in collect_samples(spec.sample_dir)] if spec.sample_dir else []
+        reason = ""
+        if result.reason.startswith("diverged"):
+            status, reason = "pruned", result.reason
+        elif result.stopped and not result.timed_out:
+            status, reason = "interrupted", result.reason or "stopped"
+        elif result.timed_out or result.exit_code != 0:
+            status, reason = "failed", describe_exit(result, self.session.settings.timeout_s)
+        elif scored and not loss:
+            status, reason = "disqualified", "the trainer logged no loss (tfevents missing or empty)"
+        elif scored and any(not math.isfinite(v) for _, v in loss):
+            status, reason = "disqualified", next(f"loss became {v} at step {s}" for s, v in loss if not math.isfinite(v))
+        else:
+            status = "done"
+        self.session.store.update_run(
+            run_id, status=status, exit_code=result.exit_code, failure_reason=reason,
+            log_tail="\n".join(result.log_tail), finished_at=time.time(), duration_s=result.duration_s,
+            loss=loss, eval_loss=eval_loss, samples=samples, last_step=reader.last_step(), pid=None)
+        with self._lock:
+            self.current = None
+        if status == "done":
+            self._post_run(run_id, spec)
+        return status
+
+    def _post_run(self, run_id: int, spec: LaunchSpec) -> None:
+        """Post-run steps (e.g. LLM generations); their failure is noted, not fatal."""
+        trainer = self.session.trainer
+        run = self.session.store.get_run(run_id) or {}
+        commands = trainer.post_run_commands(run_dir=Path(run.get("run_dir") or spec.cwd), launch=spec,
+                                             sample_prompts=self.session.settings.prompts() or None)
+        for index, post in enumerate(commands):
+            log_path = Path(run.get("run_dir") or spec.cwd) / "logs" / f"post-{index}.log"
+            result = Runner(post, log_path, timeout_s=self.session.settings.timeout_s).run()
+            if result.exit_code != 0:
+                self.session.store.update_run(run_id, failure_reason=f"post-run step {post.label or index} failed: "
+                                              f"{describe_exit(result, None)}")
+        if commands and spec.sample_dir:
+            samples = [sample_record(s) for s in collect_samples(spec.sample_dir)]
+            self.session.store.update_run(run_id, samples=samples)

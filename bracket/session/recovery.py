@@ -1,0 +1,59 @@
+"""Recovering from a process that died in the middle of a search.
+
+A run left *running* in the store by a process that no longer exists is marked
+``interrupted`` — which does not spend budget, so its slot is run again — and the process
+tree it recorded (pid plus process start time, so a reused pid is never touched) is killed
+if it is still alive on this machine. Runs of a worker on another machine are only taken
+over once that worker's heartbeat is older than the grace period.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from typing import Any
+
+from bracket.session.runner import kill_process_tree
+from bracket.session.store import RUN_ACTIVE, Store
+
+#: a worker whose heartbeat is older than this is considered dead
+DEFAULT_GRACE_SECONDS = 60.0
+
+
+def worker_is_alive(worker: dict[str, Any] | None, *, grace_s: float = DEFAULT_GRACE_SECONDS) -> bool:
+    """Whether a worker row belongs to a process that is still working."""
+    if worker is None or worker.get("status") == "stopped":
+        return False
+    if worker.get("host") == socket.gethostname() and worker.get("pid"):
+        if int(worker["pid"]) == os.getpid():
+            return True
+        try:
+            os.kill(int(worker["pid"]), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+    return time.time() - float(worker.get("heartbeat_at") or 0) <= grace_s
+
+
+def recover_interrupted_runs(store: Store, session: str, *, self_worker: str,
+                             grace_s: float = DEFAULT_GRACE_SECONDS) -> list[str]:
+    """Mark the runs of dead workers interrupted (killing their orphans); return notes."""
+    workers = {w["worker_id"]: w for w in store.workers(session)}
+    host = socket.gethostname()
+    notes: list[str] = []
+    for run in store.runs(session, with_series=False, statuses=RUN_ACTIVE):
+        owner = run.get("worker") or ""
+        if owner == self_worker:
+            continue
+        if owner and worker_is_alive(workers.get(owner), grace_s=grace_s):
+            continue
+        killed = False
+        if run.get("pid") and (not owner or owner.split(":")[0] == host):
+            killed = kill_process_tree(int(run["pid"]), create_time=run.get("pid_create_time"))
+        store.update_run(run["id"], status="interrupted", pid=None, finished_at=time.time(),
+                         failure_reason="the Bracket process running this stopped; the slot is run again"
+                         + ("; its leftover trainer processes were killed" if killed else ""))
+        notes.append(f"run {run['id']} was interrupted and will be run again")
+    return notes

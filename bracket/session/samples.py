@@ -1,0 +1,192 @@
+"""Find a run's sample images and videos and read step, prompt and seed from their names.
+
+sd-scripts and musubi-tuner write samples to ``<output_dir>/sample/`` with names of the form
+
+    [<output_name>_]<NNNNNN | eNNNNNN>_<ii>_<YYYYmmddHHMMSS>[_<seed>].png     sd-scripts
+    [<output_name>_]<NNNNNN | eNNNNNN>_<ii>_<YYYYmmddHHMMSS>[_<seed>]_<fff>.png  musubi frame
+    [<output_name>_]<NNNNNN | eNNNNNN>_<ii>_<YYYYmmddHHMMSS>[_<seed>].mp4    musubi video
+
+``NNNNNN`` is the global step (6 digits or more) of a step-triggered sample, ``eNNNNNN`` the
+epoch of an epoch-triggered one, ``ii`` the prompt index (2 digits or more), then the time
+the sample was written, the prompt's ``--d`` seed when it had one, and for musubi images
+the 3-digit frame index (``_000`` for a still image). The Compare grid needs, for every
+step, the sample of every prompt; :func:`samples_by_step` builds exactly that.
+
+Parsing rules (names are read from the right, because ``output_name`` may itself contain
+underscores and digits, even something that looks like a step or a prompt index):
+
+* The anchor is the right-most run of three tokens ``<step|eN>_<ii>_<timestamp>`` where the
+  timestamp is a valid ``YYYYmmddHHMMSS`` date and at most two all-digit tokens follow it.
+  Everything before the anchor is the output name (possibly empty, possibly with ``_``).
+* After the timestamp, a video may have one token (the seed); an image may have two (seed
+  and frame, musubi) or one.
+* One token after the timestamp of an image is ambiguous (sd-scripts seed, or musubi frame
+  of a prompt without ``--d``). ``frames=True`` (musubi) reads it as the frame,
+  ``frames=False`` (sd-scripts) as the seed; the default guesses: exactly three digits is a
+  frame, anything else a seed. Bracket always gives every prompt a seed (by default 1000 and
+  up), so its own runs never hit the ambiguous case.
+* ``e000000`` is what ``--sample_at_first`` writes: it gets ``epoch=0`` and ``step=0``, so it
+  sorts and groups with the step-0 samples. Other epoch samples have ``step=None``.
+* Anything else (other files, a malformed timestamp, too many trailing numbers) is not a
+  sample: :func:`parse_sample_name` returns None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+VIDEO_SUFFIXES = (".mp4", ".webm")
+
+_STEP = re.compile(r"(e?)(\d{6,})")
+_INDEX = re.compile(r"\d{2,}")
+_TIMESTAMP = re.compile(r"\d{14}")
+_NUMBER = re.compile(r"\d+")
+
+
+@dataclass(frozen=True)
+class SampleFile:
+    """One sample file and what its name says."""
+
+    path: Path
+    #: global step; 0 for the ``e000000`` sample of ``--sample_at_first``; None for epoch samples
+    step: int | None
+    #: epoch of an epoch-triggered sample (0 for ``--sample_at_first``), else None
+    epoch: int | None
+    prompt_index: int
+    seed: int | None
+    #: musubi frame index (``_000``), None for sd-scripts images and videos
+    frame: int | None
+    #: "image" or "video"
+    kind: str
+    #: ``YYYYmmddHHMMSS`` as written in the name
+    timestamp: str
+    #: the ``--output_name`` prefix ("" when the trainer had none)
+    output_name: str = ""
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Chronological key: step samples by step, then epoch samples by epoch."""
+        if self.step is not None:
+            return (0, self.step)
+        return (1, self.epoch if self.epoch is not None else 0)
+
+
+def _is_timestamp(token: str) -> bool:
+    if not _TIMESTAMP.fullmatch(token):
+        return False
+    try:
+        datetime.strptime(token, "%Y%m%d%H%M%S")
+    except ValueError:
+        return False
+    return True
+
+
+def parse_sample_name(name: str, *, frames: bool | None = None) -> SampleFile | None:
+    """Read a sample file name (see the module docstring); None if it is not one.
+
+    ``frames``: True for musubi-tuner (a lone number after the timestamp of an image is a
+    frame index), False for sd-scripts (it is a seed), None to guess.
+    """
+    path = Path(name)
+    suffix = path.suffix.lower()
+    if suffix in IMAGE_SUFFIXES:
+        kind = "image"
+    elif suffix in VIDEO_SUFFIXES:
+        kind = "video"
+    else:
+        return None
+    tokens = path.name[: -len(path.suffix)].split("_")
+    max_trailing = 2 if kind == "image" else 1
+    for trailing in range(0, max_trailing + 1):
+        t = len(tokens) - 1 - trailing  # index of the timestamp
+        if t < 2:
+            break
+        after = tokens[t + 1 :]
+        if not all(_NUMBER.fullmatch(tok) for tok in after):
+            continue
+        if not (_is_timestamp(tokens[t]) and _INDEX.fullmatch(tokens[t - 1])):
+            continue
+        step_match = _STEP.fullmatch(tokens[t - 2])
+        if step_match is None:
+            continue
+        seed, frame = _read_trailing(after, kind=kind, frames=frames)
+        number = int(step_match.group(2))
+        if step_match.group(1):  # eNNNNNN
+            epoch: int | None = number
+            step: int | None = 0 if number == 0 else None
+        else:
+            epoch, step = None, number
+        return SampleFile(
+            path=path,
+            step=step,
+            epoch=epoch,
+            prompt_index=int(tokens[t - 1]),
+            seed=seed,
+            frame=frame,
+            kind=kind,
+            timestamp=tokens[t],
+            output_name="_".join(tokens[: t - 2]),
+        )
+    return None
+
+
+def _read_trailing(after: list[str], *, kind: str, frames: bool | None) -> tuple[int | None, int | None]:
+    """(seed, frame) from the tokens after the timestamp."""
+    if not after:
+        return None, None
+    if len(after) == 2:
+        return int(after[0]), int(after[1])
+    token = after[0]
+    if kind == "video":
+        return int(token), None
+    is_frame = frames if frames is not None else len(token) == 3
+    return (None, int(token)) if is_frame else (int(token), None)
+
+
+def sample_sort_key(sample: SampleFile) -> tuple:
+    """(step/epoch order, prompt index, frame, time written, name)."""
+    frame = sample.frame if sample.frame is not None else -1
+    return (*sample.order, sample.prompt_index, frame, sample.timestamp, sample.path.name)
+
+
+def collect_samples(sample_dir: Path | None, *, frames: bool | None = None) -> list[SampleFile]:
+    """Every sample in ``sample_dir`` (not recursive), sorted by :func:`sample_sort_key`.
+
+    A missing folder gives []; files whose names are not sample names are ignored.
+    """
+    if sample_dir is None:
+        return []
+    sample_dir = Path(sample_dir)
+    if not sample_dir.is_dir():
+        return []
+    found: list[SampleFile] = []
+    for entry in sample_dir.iterdir():
+        if not entry.is_file():
+            continue
+        parsed = parse_sample_name(entry.name, frames=frames)
+        if parsed is not None:
+            found.append(replace(parsed, path=entry))
+    return sorted(found, key=sample_sort_key)
+
+
+def samples_by_step(samples: Iterable[SampleFile]) -> dict[int, dict[int, SampleFile]]:
+    """step -> prompt index -> the sample to show (the Compare grid's cells).
+
+    Per (step, prompt) a video wins over frames, and otherwise the lowest frame (then the
+    earliest written) is taken. Epoch samples without a step (``step=None``) are left out;
+    ``e000000`` counts as step 0. Keys come out in ascending order.
+    """
+    chosen: dict[int, dict[int, SampleFile]] = {}
+    for sample in sorted(samples, key=sample_sort_key):
+        if sample.step is None:
+            continue
+        cells = chosen.setdefault(sample.step, {})
+        current = cells.get(sample.prompt_index)
+        if current is None or (sample.kind == "video" and current.kind != "video"):
+            cells[sample.prompt_index] = sample
+    return {step: dict(sorted(cells.items())) for step, cells in sorted(chosen.items())}

@@ -1,0 +1,320 @@
+"""A search session: the loop that trains configurations one run at a time.
+
+A :class:`Session` runs in a background thread (``start``) or in the foreground (``run``):
+
+1. recover what a killed process left behind (runs still marked running are failed as
+   *interrupted*, their process trees killed, and their slots run again);
+2. run the trainer's one-off setup commands (pre-caching) unless already complete;
+3. take configurations from the :class:`SearchController` — baseline, curated, then TPE —
+   and train each with ``seeds`` seeds through one pipeline (:meth:`Session._train`),
+   reading loss as the run goes and stopping it early when it diverges;
+4. stop when the budget (a number of training runs) is spent, or when asked.
+
+Everything is recorded in the store as it happens, so a session can be resumed at any
+point and watched from another process. The UI polls :meth:`Session.snapshot`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from optuna.trial import TrialState
+
+from bracket.errors import BracketError
+from bracket.search.controller import ScoredConfig, SearchController
+from bracket.session.config import SearchSettings
+from bracket.session.create import SessionParts, create_session, open_session
+from bracket.session.execute import RunExecutor
+from bracket.session.lock import SessionLock
+from bracket.session.recovery import recover_interrupted_runs, worker_is_alive
+from bracket.session.scoring import config_values, score_runs
+from bracket.session.snapshot import SessionSnapshot, build_snapshot
+from bracket.session.store import RUN_SPENT
+
+log = logging.getLogger(__name__)
+HEARTBEAT_SECONDS = 5.0
+
+
+class Session:
+    """One search, backed by its store; safe to poll from other threads."""
+
+    def __init__(self, parts: SessionParts, *, worker_id: str | None = None) -> None:
+        self.parts = parts
+        self.store = parts.store
+        self.name = parts.name
+        self.folder = parts.folder
+        self.trainer = parts.trainer
+        self.settings: SearchSettings = parts.settings
+        self.space = parts.space
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
+        self._stop = threading.Event()
+        self._resume_event = threading.Event()
+        self._resume_event.set()
+        self._thread: threading.Thread | None = None
+        self._lock = SessionLock(self.folder)
+        self.executor = RunExecutor(self)
+        self.phase = "idle"
+        self.error = ""
+        self.started_at: float | None = None
+        self._controller: SearchController | None = None
+
+    # -- construction -----------------------------------------------------------------------
+    @classmethod
+    def create(cls, preset_id: str, fields: dict[str, str], settings: SearchSettings | None = None, **kw: Any
+               ) -> "Session":
+        """Validate everything and create a new session (see ``bracket.session.create``)."""
+        return cls(create_session(preset_id, fields, settings or SearchSettings(), **kw))
+
+    @classmethod
+    def open(cls, folder: Path | str, *, storage_url: str | None = None, validate: bool = True) -> "Session":
+        """Re-open an existing session folder, to resume it or to look at it."""
+        return cls(open_session(Path(folder), storage_url=storage_url, validate=validate))
+
+    # -- control -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Run the search in a background thread; the lock is taken before this returns."""
+        if self._thread and self._thread.is_alive():
+            raise BracketError("This search is already running.")
+        self._lock.acquire()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run_locked, name=f"bracket-{self.name}", daemon=True)
+        self._thread.start()
+
+    def run(self) -> str:
+        """Run the search in this thread until done or stopped; returns the final status."""
+        self._lock.acquire()
+        self._stop.clear()
+        return self._run_locked()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the background thread; True when it has finished."""
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def stop(self, *, now: bool = True) -> None:
+        """Stop the search; ``now`` also kills the current run (its slot re-runs on resume)."""
+        self._stop.set()
+        self._resume_event.set()
+        self.store.update_session(self.name, stop_requested="now" if now else "after-trial")
+        if now:
+            self.executor.stop_current("stopped by the user")
+
+    def pause(self) -> None:
+        """Finish the current run, then wait before starting the next one."""
+        self._resume_event.clear()
+        self.store.update_session(self.name, status="paused")
+
+    def unpause(self) -> None:
+        self._resume_event.set()
+        self.store.update_session(self.name, status="running")
+
+    @property
+    def running(self) -> bool:
+        return bool(self._thread and self._thread.is_alive())
+
+    def stop_requested(self) -> bool:
+        if self._stop.is_set():
+            return True
+        row = self.store.get_session(self.name)
+        return bool(row and row["stop_requested"])
+
+    # -- the loop --------------------------------------------------------------------------
+    def _run_locked(self) -> str:
+        self.started_at = time.time()
+        self.error = ""
+        heartbeat = threading.Thread(target=self._heartbeat_loop, daemon=True)
+        status = "failed"
+        try:
+            self.store.update_session(self.name, status="running", stop_requested="")
+            heartbeat.start()
+            self.phase = "recovering"
+            for note in recover_interrupted_runs(self.store, self.name, self_worker=self.worker_id):
+                log.warning(note)
+            self._setup_phase()
+            self._search_phase()
+            status = "stopped" if self._stop.is_set() else "finished"
+        except BracketError as error:
+            self.error = str(error)
+        except Exception as error:  # noqa: BLE001 - recorded and shown; the session stays resumable
+            self.error = f"{type(error).__name__}: {error}"
+            (self.folder / "session-error.log").write_text(traceback.format_exc(), encoding="utf-8")
+        finally:
+            self.phase = status
+            try:
+                self.store.update_session(self.name, status=status)
+                self.store.heartbeat(self.name, self.worker_id, status="stopped")
+            except Exception:  # noqa: BLE001 - the store itself may be what failed
+                log.exception("could not record the final session status")
+            self._stop.set()
+            self._lock.release()
+        return status
+
+    def _heartbeat_loop(self) -> None:
+        host = socket.gethostname()
+        while not self._stop.is_set():
+            try:
+                self.store.heartbeat(self.name, self.worker_id, host=host, pid=os.getpid(),
+                                     gpu=os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+            except Exception:  # noqa: BLE001 - a missed beat is not fatal
+                log.warning("heartbeat failed", exc_info=True)
+            self._stop.wait(HEARTBEAT_SECONDS)
+
+    def _setup_phase(self) -> None:
+        setup_dir = self.folder / "setup"
+        specs = self.trainer.session_setup_commands(dataset_toml=Path(self.parts.fields.get("dataset", "")),
+                                                    run_dir=setup_dir)
+        done = {r["label"] for r in self.store.runs(self.name, kinds=("setup",), with_series=False)
+                if r["status"] == "done"}
+        for spec in specs:
+            if self._stop.is_set():
+                return
+            if spec.label in done:
+                continue
+            self.phase = f"pre-cache: {spec.label}"
+            run_id = self.store.add_run(self.name, kind="setup", stage="setup", label=spec.label)
+            status = self.executor.execute(run_id, spec, scored=False)
+            if status != "done":
+                run = self.store.get_run(run_id) or {}
+                raise BracketError(f"Pre-caching step {spec.label!r} failed ({run.get('failure_reason', status)}); "
+                                   f"see {spec.cwd} and the log in the run folder, fix it, then resume.")
+
+    def total_runs(self) -> int:
+        return self.settings.n_configs * self.settings.seeds
+
+    def spent_runs(self) -> int:
+        runs = self.store.runs(self.name, with_series=False, statuses=RUN_SPENT, kinds=("baseline", "curated", "search"))
+        return len(runs)
+
+    def controller(self) -> SearchController:
+        if self._controller is None:
+            study = self.store.study(self.name)
+            seed = self.settings.base_seed + (abs(hash(self.worker_id)) % 10_000 if self.worker_id else 0)
+            self._controller = SearchController(study=study, space=self.space, algorithm=self.settings.algorithm,
+                                                seed=seed, history=self.scored_configs)
+        return self._controller
+
+    def _search_phase(self) -> None:
+        while not self._stop.is_set():
+            self._resume_event.wait()
+            if self.stop_requested() or self.spent_runs() >= self.total_runs():
+                return
+            work = self._next_config()
+            if work is None:
+                return
+            config_row, seed_indices = work
+            for seed_index in seed_indices:
+                if self.stop_requested() or self.spent_runs() >= self.total_runs():
+                    break
+                self._train(config_row, seed_index)
+            self._finish_config_if_complete(config_row)
+
+    def _next_config(self) -> tuple[dict[str, Any], list[int]] | None:
+        """An unfinished config (ours or an orphan's) first, else a new one from the controller."""
+        runs = self.store.runs(self.name, with_series=False)
+        configs = self.store.configs(self.name, stage="search")
+        workers = {w["worker_id"]: w for w in self.store.workers(self.name)}
+        for config in configs:
+            if config["status"] != "running":
+                continue
+            owner = config["worker"]
+            if owner and owner != self.worker_id and worker_is_alive(workers.get(owner)):
+                continue
+            spent = {r["seed_index"] for r in runs if r["config_id"] == config["id"] and r["status"] in RUN_SPENT}
+            missing = [i for i in range(self.settings.seeds) if i not in spent]
+            if missing:
+                self.store.update_config(config["id"], worker=self.worker_id)
+                return config, missing
+            self._finish_config_if_complete(config)
+        if len(configs) >= self.settings.n_configs:
+            return None
+        proposal = self.controller().next()
+        config_id = self.store.add_config(self.name, trial_number=proposal.trial_number, kind=proposal.kind,
+                                          name=proposal.name, params=proposal.config, worker=self.worker_id)
+        return self.store.configs(self.name, stage="search")[-1] | {"id": config_id}, list(range(self.settings.seeds))
+
+    def _phase_label(self, config: dict[str, Any]) -> str:
+        configs = self.store.configs(self.name, stage="search")
+        same_kind = [c for c in configs if c["kind"] == config["kind"]]
+        index = next((i for i, c in enumerate(same_kind) if c["id"] == config["id"]), 0) + 1
+        if config["kind"] == "baseline":
+            return "baseline"
+        if config["kind"] == "curated":
+            waiting = self.controller().waiting_count()
+            return f"curated {index}/{len(same_kind) + waiting}"
+        others = len(configs) - len(same_kind)
+        return f"search {index}/{max(self.settings.n_configs - others, index)}"
+
+    def _train(self, config: dict[str, Any], seed_index: int) -> str:
+        """The one pipeline every run goes through, whatever its kind."""
+        self.phase = self._phase_label(config)
+        seed = self.settings.base_seed + seed_index
+        run_id = self.store.add_run(
+            self.name, config_id=config["id"], kind=config["kind"], stage=config.get("stage", "search"),
+            label=f"{config['name']} seed {seed}", seed=seed, seed_index=seed_index, params=config["params"],
+            worker=self.worker_id, max_steps=self.settings.steps)
+        run_dir = self.folder / "trials" / f"{run_id:04d}-{config['name']}-s{seed_index}"
+        spec = self.trainer.prepare_run(
+            run_dir=run_dir, config=self.trainer.config_from_dict(config["params"]),
+            dataset_toml=Path(self.parts.fields.get("dataset", "")), max_steps=self.settings.steps, seed=seed,
+            sample_prompts=self.settings.prompts() or None,
+            sample_every_n_steps=self.settings.sample_every_n_steps)
+        return self.executor.execute(run_id, spec, scored=True, run_dir=run_dir)
+
+    def _finish_config_if_complete(self, config: dict[str, Any]) -> None:
+        runs = [r for r in self.store.runs(self.name) if r["config_id"] == config["id"]]
+        spent = [r for r in runs if r["status"] in RUN_SPENT]
+        if len({r["seed_index"] for r in spent}) < self.settings.seeds:
+            return
+        scores = score_runs(self.store.runs(self.name), self.store.ratings(self.name),
+                            self.store.comparisons(self.name), self.settings.weights)
+        value = config_values(runs, scores).get(config["id"])
+        pruned = all(r["status"] == "pruned" for r in spent)
+        state = TrialState.PRUNED if pruned else (TrialState.COMPLETE if value is not None else TrialState.FAIL)
+        self.controller().finish(config["trial_number"], value, state)
+        self.store.update_config(config["id"], status="done" if value is not None else "failed", value=value)
+
+    # -- what the sampler and the UI see ---------------------------------------------------
+    def scores(self) -> dict[int, Any]:
+        return score_runs(self.store.runs(self.name), self.store.ratings(self.name),
+                          self.store.comparisons(self.name), self.settings.weights)
+
+    def scored_configs(self) -> list[ScoredConfig]:
+        """Every config as the sampler should see it now (current scores, running ones)."""
+        runs = self.store.runs(self.name)
+        values = config_values(runs, score_runs(runs, self.store.ratings(self.name),
+                                                self.store.comparisons(self.name), self.settings.weights))
+        history: list[ScoredConfig] = []
+        for config in self.store.configs(self.name, stage="search"):
+            params = self.space.searched_params(config["params"])
+            if config["id"] in values:
+                history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE))
+            elif config["status"] == "running":
+                history.append(ScoredConfig(params, None, TrialState.RUNNING))
+        return history
+
+    def snapshot(self) -> SessionSnapshot:
+        """A consistent, copyable picture of the search for the UI and the CLI."""
+        return build_snapshot(self)
+
+    def add_rating(self, run_id: int, value: float, prompt_index: int | None = None) -> None:
+        from bracket.session.human import record_rating
+        record_rating(self.store, self.name, run_id, value, prompt_index)
+
+    def add_comparison(self, left_run_id: int, right_run_id: int, winner: str) -> None:
+        from bracket.session.human import record_comparison
+        record_comparison(self.store, self.name, left_run_id, right_run_id, winner)
+
+    def close(self) -> None:
+        if self.running:
+            self.stop()
+            self.wait(30)
+        self.store.close()

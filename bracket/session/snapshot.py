@@ -1,0 +1,93 @@
+"""The snapshot: a plain-data picture of a session that a UI or CLI can render.
+
+It is built from the store (the truth, shared with other processes and workers) plus the
+live state of the run in progress, and contains only copies — rendering it can never
+disturb the search.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bracket.session.recovery import worker_is_alive
+from bracket.session.store import RUN_SPENT
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.session import Session
+
+
+@dataclass
+class SessionSnapshot:
+    """What a person sees of a session at one moment."""
+
+    name: str
+    preset_id: str
+    status: str
+    phase: str
+    error: str
+    plan: str
+    budget: int
+    total_runs: int
+    runs_spent: int
+    seeds: int
+    eta_s: float | None
+    elapsed_s: float | None
+    current: dict[str, Any] | None
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    configs: list[dict[str, Any]] = field(default_factory=list)
+    workers: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    writes_samples: bool = True
+    sample_kind: str = "image"
+
+    @property
+    def progress(self) -> float:
+        return min(1.0, self.runs_spent / self.total_runs) if self.total_runs else 0.0
+
+
+def build_snapshot(session: "Session") -> SessionSnapshot:
+    store, name = session.store, session.name
+    row = store.get_session(name) or {}
+    runs = store.runs(name, with_series=False)
+    configs = {c["id"]: c for c in store.configs(name)}
+    scores = session.scores()
+    live = session.executor.live()
+    run_views: list[dict[str, Any]] = []
+    for run in runs:
+        config = configs.get(run["config_id"]) or {}
+        score = scores.get(run["id"])
+        view = {
+            "id": run["id"], "config_id": run["config_id"], "config_name": config.get("name", run["label"]),
+            "kind": run["kind"], "stage": run["stage"], "status": run["status"], "seed": run["seed"],
+            "params": run["params"], "label": run["label"], "run_dir": run["run_dir"],
+            "duration_s": run["duration_s"], "failure_reason": run["failure_reason"], "worker": run["worker"],
+            "last_step": run["last_step"], "max_steps": run["max_steps"], "samples": run["samples"],
+            "score": None if score is None else score.value,
+            "judges": {} if score is None else dict(score.judges),
+            "judges_used": [] if score is None else list(score.used),
+        }
+        if live and live["run_id"] == run["id"]:
+            view["last_step"] = live["step"]
+            view["samples"] = live["samples"]
+        run_views.append(view)
+    scored = [r for r in runs if r["status"] in RUN_SPENT and r["kind"] != "setup"]
+    durations = [r["duration_s"] for r in scored if r["duration_s"]]
+    total = session.total_runs()
+    remaining = max(0, total - len(scored))
+    eta = statistics.median(durations) * remaining if durations else None
+    if eta is not None and live:
+        eta = max(0.0, eta - (time.time() - live["started_at"]))
+    workers = [dict(w, alive=worker_is_alive(w)) for w in store.workers(name)]
+    return SessionSnapshot(
+        name=name, preset_id=session.parts.preset.id,
+        status="running" if session.running else row.get("status", "created"),
+        phase=session.phase, error=session.error, plan=session.settings.plan(),
+        budget=session.settings.budget, total_runs=total, runs_spent=len(scored), seeds=session.settings.seeds,
+        eta_s=eta, elapsed_s=(time.time() - session.started_at) if session.started_at else None,
+        current=live, runs=run_views, configs=list(configs.values()), workers=workers,
+        notes=list(row.get("notes") or []), writes_samples=session.trainer.writes_samples,
+        sample_kind=session.trainer.sample_kind,
+    )

@@ -1,0 +1,163 @@
+"""How sure are we that the best config is really best? Statistics over seeds with scipy.
+
+Input is plain data: one :class:`ConfigScores` per config (id, name, kind, and the combined
+scores of its runs, one per seed; lower is better). Output:
+
+* :class:`ConfigSummary` per config: n, mean, sample standard deviation and a 95 % confidence
+  interval of the mean from Student's t (``scipy.stats.t.interval``), None where n < 2;
+* Welch's t-test (``scipy.stats.ttest_ind(equal_var=False)``, two-sided) of the best config
+  against the runner-up and against the baseline;
+* :func:`verdict`: one sentence a person can act on, with its confidence. With one seed per
+  config it says plainly that no significance claim is possible.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from scipy import stats as scipy_stats
+
+DEFAULT_CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class ConfigScores:
+    """The input for one config: its combined scores across seeds (None/NaN are ignored)."""
+
+    config_id: int
+    name: str
+    kind: str
+    scores: Sequence[float | None]
+
+
+@dataclass(frozen=True)
+class ConfigSummary:
+    config_id: int
+    name: str
+    kind: str
+    n: int
+    mean: float | None
+    std: float | None
+    ci_low: float | None
+    ci_high: float | None
+    scores: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class WelchTest:
+    """Welch's t-test of config ``a`` (the best) against config ``b``; p is two-sided."""
+
+    a: ConfigSummary
+    b: ConfigSummary
+    t: float | None
+    p_value: float | None
+    significant: bool
+    statement: str
+
+
+@dataclass(frozen=True)
+class StatsReport:
+    summaries: list[ConfigSummary]
+    best: ConfigSummary | None
+    runner_up: ConfigSummary | None
+    vs_runner_up: WelchTest | None
+    vs_baseline: WelchTest | None
+    confidence: float
+    notes: list[str] = field(default_factory=list)
+
+
+def summarise_config(item: ConfigScores, confidence: float = DEFAULT_CONFIDENCE) -> ConfigSummary:
+    """Mean, standard deviation (ddof=1) and t confidence interval of one config's scores."""
+    values = tuple(float(v) for v in item.scores if v is not None and math.isfinite(v))
+    n = len(values)
+    mean = statistics.fmean(values) if n else None
+    std = statistics.stdev(values) if n >= 2 else None
+    ci_low = ci_high = None
+    if n >= 2 and mean is not None and std is not None:
+        if std == 0.0:
+            ci_low = ci_high = mean
+        else:
+            low, high = scipy_stats.t.interval(confidence, df=n - 1, loc=mean, scale=std / math.sqrt(n))
+            ci_low, ci_high = float(low), float(high)
+    return ConfigSummary(item.config_id, item.name, item.kind, n, mean, std, ci_low, ci_high, values)
+
+
+def welch_test(a: ConfigSummary, b: ConfigSummary, alpha: float = 1 - DEFAULT_CONFIDENCE) -> WelchTest:
+    """Welch's t-test of ``a`` against ``b``; needs two scores on each side."""
+    if a.n < 2 or b.n < 2:
+        statement = (
+            f"{a.name!r} vs {b.name!r}: fewer than 2 seeds on a side, so no significance claim is possible"
+        )
+        return WelchTest(a, b, None, None, False, statement)
+    if a.std == 0.0 and b.std == 0.0:  # no spread on either side: the t statistic is undefined
+        if a.mean != b.mean:
+            statement = f"{a.name!r} vs {b.name!r}: every seed gave the same score on each side; the difference is exact"
+            return WelchTest(a, b, None, 0.0, True, statement)
+        statement = f"{a.name!r} and {b.name!r} scored exactly the same on every seed"
+        return WelchTest(a, b, None, 1.0, False, statement)
+    result = scipy_stats.ttest_ind(a.scores, b.scores, equal_var=False)
+    t, p = float(result.statistic), float(result.pvalue)
+    significant = p < alpha
+    word = "significant" if significant else "not significant (could be seed noise)"
+    statement = f"{a.name!r} vs {b.name!r}: p = {p:.3g}, {word} at the {1 - alpha:.0%} level"
+    return WelchTest(a, b, t, p, significant, statement)
+
+
+def summarise(items: Iterable[ConfigScores], confidence: float = DEFAULT_CONFIDENCE) -> StatsReport:
+    """Summaries sorted best first, and the best config tested against the runner-up and baseline."""
+    summaries = [summarise_config(item, confidence) for item in items]
+    scored = sorted((s for s in summaries if s.n), key=lambda s: (s.mean, -s.n, s.config_id))
+    unscored = [s for s in summaries if not s.n]
+    notes: list[str] = []
+    if unscored:
+        notes.append(f"{len(unscored)} config(s) have no finished score and are not ranked")
+    best = scored[0] if scored else None
+    runner_up = scored[1] if len(scored) > 1 else None
+    alpha = 1 - confidence
+    vs_runner_up = welch_test(best, runner_up, alpha) if best and runner_up else None
+    baselines = [s for s in scored if s.kind == "baseline"]
+    vs_baseline = None
+    if best and baselines and best.kind != "baseline":
+        vs_baseline = welch_test(best, baselines[0], alpha)
+    if scored and all(s.n < 2 for s in scored):
+        notes.append("each config ran with one seed: no significance claim is possible")
+    return StatsReport(scored + unscored, best, runner_up, vs_runner_up, vs_baseline, confidence, notes)
+
+
+def _describe(s: ConfigSummary) -> str:
+    if s.ci_low is not None:
+        return f"{s.name!r} (mean {s.mean:.3f}, {s.n} seeds, CI {s.ci_low:.3f}-{s.ci_high:.3f})"
+    return f"{s.name!r} (score {s.mean:.3f}, {s.n} seed{'s' if s.n != 1 else ''})"
+
+
+def verdict(report: StatsReport) -> str:
+    """One sentence: which config is best and how confident that is."""
+    best = report.best
+    if best is None:
+        return "No config has a finished score yet, so there is no winner."
+    head = f"Best config is {_describe(best)}"
+    if report.runner_up is None:
+        return head + "; it is the only scored config, so it was compared with nothing."
+    test = report.vs_runner_up
+    if test is None or test.p_value is None:
+        return (
+            head + f", ahead of {report.runner_up.name!r} ({report.runner_up.mean:.3f}); with fewer than "
+            "2 seeds per config no significance claim is possible: rerun the top configs with more seeds."
+        )
+    level = f"{report.confidence:.0%}"
+    if test.significant:
+        tail = f"; it beats the runner-up {report.runner_up.name!r} (p = {test.p_value:.3g}, significant at {level})"
+    else:
+        tail = (
+            f"; it is not significantly better than the runner-up {report.runner_up.name!r} "
+            f"(p = {test.p_value:.3g} at {level}), so treat them as tied or add seeds"
+        )
+    if report.vs_baseline is not None and report.vs_baseline.p_value is not None:
+        word = "significantly" if report.vs_baseline.significant else "not significantly"
+        tail += f", and is {word} better than the baseline (p = {report.vs_baseline.p_value:.3g})"
+    elif best.kind == "baseline":
+        tail += ", and it is the baseline itself"
+    return head + tail + "."

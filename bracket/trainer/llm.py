@@ -1,0 +1,374 @@
+"""What the LLM fine-tuner adapters (Axolotl, torchtune, Unsloth) share.
+
+The three adapters search the same LoRA space (learning rate, warmup ratio, rank, alpha as a
+multiple of the rank, dropout, optimizer, scheduler, effective batch, weight decay) and
+differ only in how a configuration becomes a command. This module holds the common parts:
+
+* the preset fields (base model, dataset file and format, sequence length, eval split,
+  the trainer's python), each read from a ``BRACKET_*`` variable through ``FieldSpec.env_var``;
+* :func:`build_search_space`, given the optimizer and scheduler names one trainer accepts;
+* the **equal token budget**: ``max_steps`` given to ``prepare_run`` is the budget at
+  :data:`REFERENCE_EFFECTIVE_BATCH` examples per optimizer step. A candidate with another
+  effective batch gets ``round(max_steps * REFERENCE_EFFECTIVE_BATCH / effective_batch)``
+  steps, so every candidate sees the same number of training examples (and, with packing
+  off and a fixed ``sequence_len``, the same number of tokens). Without this a bigger batch
+  would simply see more data and win;
+* the **fixed eval split**: every run of a session trains on the same ``train.jsonl`` and
+  evaluates on the same ``eval.jsonl``, cut from the dataset file with a fixed seed and size
+  (:func:`split_dataset`). The trial seed then varies only the training order and LoRA
+  initialisation, never which rows are held out;
+* prompt handling for the post-run generation step (``llm_generate.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bracket import settings
+from bracket.errors import DatasetError, SearchSpaceError
+from bracket.preset import FieldSpec
+from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, SearchSpace
+from bracket.trainer.base import LaunchSpec, Trainer, make_subprocess_env
+from bracket.trainer.prompts import SamplePrompt
+
+#: effective batch (micro batch x accumulation) at which ``max_steps`` is the step count
+REFERENCE_EFFECTIVE_BATCH = 8
+#: eval micro batch, pinned: HF's eval loss is a per-batch mean, so it must not vary
+EVAL_BATCH_SIZE = 4
+#: how many evals a run aims for (plus the one at step 0 where the trainer does it)
+EVALS_PER_RUN = 4
+DATASET_FORMATS = ("alpaca", "chat", "sharegpt", "completion")
+#: the fields each dataset format needs in every row
+_FORMAT_FIELDS = {
+    "alpaca": ("instruction", "output"),
+    "chat": ("messages",),
+    "sharegpt": ("conversations",),
+    "completion": ("text",),
+}
+GENERATE_SCRIPT = Path(__file__).with_name("llm_generate.py")
+#: the seven projection modules of Llama-style models; "attention" keeps the first four
+ALL_LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+ATTENTION_MODULES = ALL_LINEAR_MODULES[:4]
+#: telemetry off in every LLM trainer process
+TELEMETRY_OFF = {"AXOLOTL_DO_NOT_TRACK": "1", "DO_NOT_TRACK": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
+
+
+# -- fields ----------------------------------------------------------------------------------
+
+def _vendor_venv_python(name: str) -> str:
+    venv = settings.PROJECT_ROOT / "vendor" / name / ".venv"
+    return str(venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
+
+
+def trainer_python_field(trainer: str, env_var: str, venv_name: str) -> FieldSpec:
+    """The "trainer python" field of one LLM trainer (default ``vendor/<name>/.venv``)."""
+    return FieldSpec(
+        "trainer_python", "Trainer python", "file",
+        default=lambda: _vendor_venv_python(venv_name), required=True,
+        help=f"The python of a virtualenv with {trainer} installed.",
+        env_var=env_var,
+    )
+
+
+BASE_MODEL_FIELD = FieldSpec(
+    "base_model", "Base model (hub id or folder)", "text", required=True,
+    help="A Hugging Face model id (e.g. a 1B instruct model) or a local model folder.",
+    env_var="BRACKET_LLM_BASE_MODEL",
+)
+LLM_DATASET_FIELD = FieldSpec(
+    "dataset", "Dataset file (.jsonl or .json)", "file", required=True,
+    help="One example per row; the format is chosen below. Bracket cuts a fixed eval split from it.",
+    env_var="BRACKET_LLM_DATASET",
+)
+DATASET_FORMAT_FIELD = FieldSpec(
+    "dataset_format", "Dataset format", "choice", default="alpaca", choices=DATASET_FORMATS,
+    help="alpaca: instruction/input/output; chat: messages [{role, content}]; "
+         "sharegpt: conversations [{from, value}]; completion: text.",
+    env_var="BRACKET_LLM_DATASET_FORMAT",
+)
+SEQUENCE_LEN_FIELD = FieldSpec(
+    "sequence_len", "Sequence length (tokens)", "int", default="1024",
+    help="Longer rows are truncated; the same for every candidate.",
+)
+EVAL_SIZE_FIELD = FieldSpec(
+    "eval_size", "Eval split", "float", default="200",
+    help="Rows held out for the eval loss: a fraction (< 1) or a row count (>= 1); "
+         "at most a fifth of the dataset. The same rows for every candidate.",
+)
+SPLIT_SEED_FIELD = FieldSpec(
+    "split_seed", "Eval split seed", "int", default="42",
+    help="Seed of the train/eval split; keep it fixed within a search.",
+)
+MAX_NEW_TOKENS_FIELD = FieldSpec(
+    "max_new_tokens", "Sample length (new tokens)", "int", default="200",
+    help="Length of the completions generated for the Compare view after each run.",
+)
+COMMON_FIELDS = (
+    BASE_MODEL_FIELD, LLM_DATASET_FIELD, DATASET_FORMAT_FIELD, SEQUENCE_LEN_FIELD,
+    EVAL_SIZE_FIELD, SPLIT_SEED_FIELD, MAX_NEW_TOKENS_FIELD,
+)
+
+
+# -- search space ------------------------------------------------------------------------------
+
+def build_search_space(
+    optimizers: Sequence[str], schedulers: Sequence[str], *, micro_batch_size: int = 2
+) -> SearchSpace:
+    """The LoRA search space of notes §4.1 with one trainer's optimizer and scheduler names.
+
+    ``lora_alpha_ratio`` (alpha = ratio x rank) is searched instead of alpha because the
+    learning rate and alpha/rank scale the update together. ``lora_target`` and
+    ``micro_batch_size`` are fixed; narrowing them with choices makes them searched.
+    """
+    return SearchSpace({
+        "learning_rate": FloatKnob(1e-5, 5e-4, log=True),
+        "warmup_ratio": FloatKnob(0.0, 0.1),
+        "lora_r": CategoricalKnob((8, 16, 32, 64)),
+        "lora_alpha_ratio": CategoricalKnob((1, 2)),
+        "lora_dropout": CategoricalKnob((0.0, 0.05, 0.1)),
+        "optimizer": CategoricalKnob(tuple(optimizers)),
+        "lr_scheduler": CategoricalKnob(tuple(schedulers)) if len(schedulers) > 1 else FixedKnob(schedulers[0]),
+        "effective_batch": CategoricalKnob((4, 8, 16, 32)),
+        "weight_decay": FloatKnob(0.0, 0.1),
+        "micro_batch_size": FixedKnob(micro_batch_size),
+        "lora_target": FixedKnob("all_linear"),
+    })
+
+
+def lora_alpha(knobs: Mapping[str, Any]) -> int:
+    """LoRA alpha of a configuration: rank x ratio."""
+    return int(knobs["lora_r"]) * int(knobs["lora_alpha_ratio"])
+
+
+def target_modules(knobs: Mapping[str, Any]) -> tuple[str, ...]:
+    """Projection names for ``lora_target`` (``all_linear`` or ``attention``)."""
+    target = knobs.get("lora_target", "all_linear")
+    if target == "attention":
+        return ATTENTION_MODULES
+    if target == "all_linear":
+        return ALL_LINEAR_MODULES
+    raise SearchSpaceError(f"lora_target {target!r} is not one of all_linear, attention.")
+
+
+# -- run shape: equal token budget, eval interval ----------------------------------------------
+
+@dataclass(frozen=True)
+class RunShape:
+    """Batch layout and length of one candidate run."""
+
+    micro_batch_size: int
+    gradient_accumulation_steps: int
+    effective_batch: int
+    steps: int
+    eval_steps: int
+    warmup_ratio: float
+
+    @property
+    def warmup_steps(self) -> int:
+        """The warmup as a step count (for trainers without a ratio option)."""
+        return int(round(self.warmup_ratio * self.steps))
+
+
+def equal_budget_steps(max_steps: int, effective_batch: int, reference: int = REFERENCE_EFFECTIVE_BATCH) -> int:
+    """Optimizer steps that show ``max_steps * reference`` examples at ``effective_batch``."""
+    if max_steps < 1 or effective_batch < 1:
+        raise SearchSpaceError(f"max_steps ({max_steps}) and the effective batch ({effective_batch}) must be >= 1.")
+    return max(1, int(round(max_steps * reference / effective_batch)))
+
+
+def eval_interval(steps: int, evals: int = EVALS_PER_RUN) -> int:
+    """An eval period that divides ``steps`` (so the last step is evaluated on every
+    transformers version) and gives about ``evals`` evals; ``steps`` itself if none does."""
+    target = max(1, math.ceil(steps / evals))
+    divisors = [d for d in range(1, steps + 1) if steps % d == 0 and steps / 8 <= d <= steps / 2]
+    if not divisors:
+        return steps
+    return min(divisors, key=lambda d: (abs(d - target), d))
+
+
+def run_shape(knobs: Mapping[str, Any], max_steps: int) -> RunShape:
+    """Micro batch, accumulation, equal-budget step count and eval period of ``knobs``."""
+    effective = int(knobs["effective_batch"])
+    micro = min(int(knobs.get("micro_batch_size", 1)), effective)
+    if effective % micro:
+        raise SearchSpaceError(
+            f"Effective batch {effective} is not a multiple of the micro batch {micro}; "
+            "choose effective-batch values that the micro batch divides."
+        )
+    steps = equal_budget_steps(max_steps, effective)
+    return RunShape(micro, effective // micro, effective, steps, eval_interval(steps), float(knobs["warmup_ratio"]))
+
+
+# -- dataset: the fixed train / eval split ------------------------------------------------------
+
+@dataclass(frozen=True)
+class DatasetSplit:
+    """The per-run copies of the fixed split."""
+
+    train: Path
+    eval: Path
+    train_rows: int
+    eval_rows: int
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows of a ``.jsonl`` file (one object a line) or a ``.json`` list."""
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(f"Dataset file {path} does not exist; give a .jsonl or .json file.")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() == ".jsonl":
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        elif path.suffix.lower() == ".json":
+            rows = json.loads(text)
+        else:
+            raise DatasetError(f"Dataset file {path}: convert it to .jsonl (one JSON object per line).")
+    except json.JSONDecodeError as error:
+        raise DatasetError(f"Dataset file {path} is not valid JSON ({error}); fix the file.") from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise DatasetError(f"Dataset file {path} must hold a list of JSON objects, one per example.")
+    return rows
+
+
+def check_rows(rows: Sequence[Mapping[str, Any]], dataset_format: str, source: Path) -> None:
+    """Raise when a row lacks a field its format needs."""
+    if dataset_format not in _FORMAT_FIELDS:
+        raise DatasetError(f"Dataset format {dataset_format!r} is not one of {', '.join(DATASET_FORMATS)}.")
+    needed = _FORMAT_FIELDS[dataset_format]
+    for index, row in enumerate(rows):
+        missing = [name for name in needed if name not in row]
+        if missing:
+            raise DatasetError(
+                f"Dataset {source}, row {index + 1}: no {', '.join(missing)} field, which the "
+                f"{dataset_format} format needs; fix the row or choose another dataset format."
+            )
+
+
+def eval_row_count(total: int, eval_size: float) -> int:
+    """Rows to hold out: a fraction or a count, at least 1 and at most a fifth of ``total``."""
+    wanted = eval_size * total if eval_size < 1 else eval_size
+    return max(1, min(int(round(wanted)), total // 5))
+
+
+def split_dataset(
+    source: Path, out_dir: Path, *, dataset_format: str, eval_size: float, split_seed: int
+) -> DatasetSplit:
+    """Write ``train.jsonl`` and ``eval.jsonl`` under ``out_dir``; the same rows every call."""
+    rows = read_rows(source)
+    check_rows(rows, dataset_format, source)
+    if len(rows) < 5:
+        raise DatasetError(f"Dataset {source} has {len(rows)} rows; a search needs at least 5 (better hundreds).")
+    order = list(range(len(rows)))
+    random.Random(split_seed).shuffle(order)
+    held_out = set(order[: eval_row_count(len(rows), eval_size)])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    train_path, eval_path = out_dir / "train.jsonl", out_dir / "eval.jsonl"
+    train = [r for i, r in enumerate(rows) if i not in held_out]
+    evaluation = [r for i, r in enumerate(rows) if i in held_out]
+    for path, part in ((train_path, train), (eval_path, evaluation)):
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in part), encoding="utf-8")
+    return DatasetSplit(train_path, eval_path, len(train), len(evaluation))
+
+
+# -- prompts for the post-run generation step ------------------------------------------------------
+
+def generation_prompt_entries(prompts: Sequence[SamplePrompt]) -> list[dict[str, Any]]:
+    """``[{prompt_index, prompt, seed}]``: the input of ``llm_generate.py``."""
+    return [{"prompt_index": i, "prompt": p.text, "seed": int(p.seed)} for i, p in enumerate(prompts)]
+
+
+# -- the shared adapter ------------------------------------------------------------------------------
+
+class LLMTrainer(Trainer):
+    """Common behaviour of the three LLM adapters; subclasses write the command."""
+
+    sample_kind = "text"
+    writes_samples = True
+    loss_tags: tuple[str, ...] = ("train/loss",)
+    eval_loss_tags: tuple[str, ...] = ("eval/loss",)
+    #: where under ``output_dir`` the final adapter lands ("" = output_dir itself)
+    adapter_subdir: str = ""
+
+    # field helpers
+    def field(self, name: str, default: str = "") -> str:
+        return (self.fields.get(name) or default).strip()
+
+    @property
+    def python(self) -> str:
+        return self.field("trainer_python", "python")
+
+    @property
+    def dataset_format(self) -> str:
+        return self.field("dataset_format", "alpaca")
+
+    @property
+    def sequence_len(self) -> int:
+        return int(self.field("sequence_len", "1024"))
+
+    def dataset_source(self, dataset_toml: Path | None) -> Path:
+        """The dataset file: what the session passes as ``dataset_toml``, else the field."""
+        value = str(dataset_toml) if dataset_toml else self.field("dataset")
+        if not value:
+            raise DatasetError("No dataset file was given; fill in the Dataset field.")
+        return Path(os.path.expanduser(value))
+
+    def split(self, run_dir: Path, dataset_toml: Path | None) -> DatasetSplit:
+        return split_dataset(
+            self.dataset_source(dataset_toml), Path(run_dir) / "data",
+            dataset_format=self.dataset_format,
+            eval_size=float(self.field("eval_size", "200")),
+            split_seed=int(self.field("split_seed", "42")),
+        )
+
+    def environment(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        return make_subprocess_env({**TELEMETRY_OFF, **(extra or {})})
+
+    def launch_spec(self, *, cmd: list[str], run_dir: Path, output_dir: Path, logging_dir: Path,
+                    env: dict[str, str], steps: int, label: str = "") -> LaunchSpec:
+        return LaunchSpec(
+            cmd=cmd, cwd=Path(run_dir), env=env, output_dir=output_dir, logging_dir=logging_dir,
+            tfevents_glob="**/events.out.tfevents.*", sample_dir=output_dir / "sample",
+            loss_tags=self.loss_tags, eval_loss_tags=self.eval_loss_tags, max_steps=steps, label=label,
+        )
+
+    def generation_base_model(self) -> str:
+        return self.field("base_model")
+
+    def post_run_commands(
+        self, *, run_dir: Path, launch: LaunchSpec, sample_prompts: Sequence[SamplePrompt] | None = None
+    ) -> list[LaunchSpec]:
+        """Run ``llm_generate.py`` in the trainer python: base + adapter, fixed prompts and seeds."""
+        if not sample_prompts:
+            return []
+        run_dir = Path(run_dir)
+        prompts_file = run_dir / "generation_prompts.json"
+        prompts_file.write_text(json.dumps(generation_prompt_entries(sample_prompts), indent=1), encoding="utf-8")
+        sample_dir = launch.sample_dir or launch.output_dir / "sample"
+        adapter = launch.output_dir / self.adapter_subdir if self.adapter_subdir else launch.output_dir
+        cmd = [
+            self.python, str(GENERATE_SCRIPT),
+            "--base-model", self.generation_base_model(),
+            "--adapter", str(adapter),
+            "--prompts", str(prompts_file),
+            "--output", str(sample_dir / "generations.json"),
+            "--format", self.dataset_format,
+            "--max-new-tokens", str(int(self.field("max_new_tokens", "200"))),
+        ]
+        return [LaunchSpec(
+            cmd=cmd, cwd=run_dir, env=self.environment(), output_dir=launch.output_dir,
+            sample_dir=sample_dir, label="generate samples", loss_tags=(),
+        )]
+
+    def preflight_problems(self) -> list[str]:
+        python = Path(os.path.expanduser(self.python))
+        if not python.is_file():
+            return [f"Trainer python {python} does not exist; install the trainer's virtualenv or set the field."]
+        return []

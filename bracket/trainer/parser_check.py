@@ -1,0 +1,176 @@
+"""Hand a generated command to the trainer's *own* argparse parser, without training.
+
+flags.json catches names and choices at test time; this check catches what only the real
+parser at the installed version knows (a flag renamed upstream, a new choice set). It runs
+in the trainer's python (which has torch, accelerate and the trainer's packages, but not
+Bracket), so this file is also a stand-alone script that needs only the standard library::
+
+    <trainer python> parser_check.py --script <sd-scripts>/sdxl_train_network.py -- <argv...>
+
+It imports the training script as a module (``__name__`` is not ``"__main__"``, so nothing
+trains), builds the parser — ``setup_parser()`` for sd-scripts; for scripts without one
+(musubi-tuner), ``main()`` is called with ``ArgumentParser.parse_args`` patched to stop
+right after parsing — and parses the argv. It prints one line
+``BRACKET_PARSER_CHECK {json}`` with ``ok`` and ``problems`` (unknown flags, bad choices,
+abbreviated flags, which argparse would accept silently) and exits 0 when the command
+parses, 1 when it does not, 3 when the script cannot be imported.
+
+:func:`make_parser_check_spec` (used by the adapters) builds that command as a LaunchSpec.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+MARKER = "BRACKET_PARSER_CHECK"
+RUNNER = Path(__file__).resolve()
+
+
+class _ParseProblem(Exception):
+    """argparse reported an error (it would otherwise print usage and exit)."""
+
+
+class _Parsed(Exception):
+    """Raised by the patched parse_args once the real parser has parsed the argv."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        super().__init__("parsed")
+        self.parser = parser
+
+
+def make_parser_check_spec(launch: Any, *, python: str | os.PathLike[str], script: str | os.PathLike[str],
+                           cwd: str | os.PathLike[str] | None = None) -> Any:
+    """A LaunchSpec running this file in ``python`` on ``launch``'s trainer arguments.
+
+    The trainer arguments are everything after ``script`` in ``launch.cmd`` (the
+    ``accelerate launch`` prefix is dropped).
+    """
+    from bracket.trainer.base import LaunchSpec  # only the Bracket side imports Bracket
+
+    script_text = str(script)
+    cmd = list(launch.cmd)
+    try:
+        index = cmd.index(script_text)
+    except ValueError:
+        raise ValueError(f"{script_text} is not part of the command {cmd[:8]}...") from None
+    argv = cmd[index + 1:]
+    return LaunchSpec(
+        cmd=[str(python), str(RUNNER), "--script", script_text, "--", *argv],
+        cwd=Path(cwd) if cwd is not None else launch.cwd, env=dict(launch.env), output_dir=launch.output_dir,
+        label="parser check",
+    )
+
+
+def parse_report(text: str) -> dict[str, Any] | None:
+    """The report in a parser-check log (None when the runner printed none)."""
+    for line in reversed(text.splitlines()):
+        if line.startswith(MARKER + " "):
+            try:
+                return json.loads(line[len(MARKER) + 1:])
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
+# -- the runner (trainer side) ----------------------------------------------------------------
+
+def _module_name(script: Path) -> tuple[str, Path]:
+    """Module name of ``script`` and the folder to put on sys.path (walks up packages)."""
+    parts = [script.stem]
+    folder = script.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts), folder
+
+
+def _exact_flag_problems(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    known = {option for action in parser._actions for option in action.option_strings}
+    problems = []
+    for word in argv:
+        if word.startswith("--"):
+            flag = word.split("=", 1)[0]
+            if flag not in known:
+                problems.append(f"{flag} is not an exact flag name of this parser")
+    return problems
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    def fail(message: str) -> None:
+        raise _ParseProblem(message)
+
+    parser.error = fail  # type: ignore[method-assign]
+    try:
+        parser.parse_args(argv)
+    except _ParseProblem as problem:
+        return [str(problem)] + _exact_flag_problems(parser, argv)
+    return _exact_flag_problems(parser, argv)
+
+
+def _build_parser(module: Any) -> argparse.ArgumentParser:
+    setup = getattr(module, "setup_parser", None)
+    if callable(setup):
+        return setup()
+    main = getattr(module, "main", None)
+    if not callable(main):
+        raise RuntimeError("the script has neither setup_parser() nor main()")
+    original = argparse.ArgumentParser.parse_args
+
+    def stop(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
+        raise _Parsed(self)
+
+    argparse.ArgumentParser.parse_args = stop  # type: ignore[method-assign]
+    try:
+        main()
+    except _Parsed as parsed:
+        return parsed.parser
+    finally:
+        argparse.ArgumentParser.parse_args = original  # type: ignore[method-assign]
+    raise RuntimeError("main() returned without building a parser")
+
+
+def _report(ok: bool, problems: list[str], code: int) -> int:
+    print(f"{MARKER} {json.dumps({'ok': ok, 'problems': problems})}", flush=True)
+    return code
+
+
+def main(arguments: list[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if arguments is None else arguments)
+    if "--" in arguments:
+        split = arguments.index("--")
+        own, argv = arguments[:split], arguments[split + 1:]
+    else:
+        own, argv = arguments, []
+    options = argparse.ArgumentParser(description="Parse a trainer command with the trainer's own parser.")
+    options.add_argument("--script", required=True)
+    script = Path(options.parse_args(own).script).resolve()
+    if not script.is_file():
+        return _report(False, [f"script {script} does not exist"], 3)
+    name, root = _module_name(script)
+    for folder in (str(root), str(script.parent)):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    saved_argv = sys.argv
+    sys.argv = [str(script), *argv]
+    try:
+        module = importlib.import_module(name)
+        parser = _build_parser(module)
+    except BaseException as error:  # noqa: BLE001 - any import failure is the report
+        return _report(False, [f"cannot import {script.name}: {type(error).__name__}: {error}"], 3)
+    finally:
+        sys.argv = saved_argv
+    problems = _parse(parser, argv)
+    return _report(not problems, problems, 0 if not problems else 1)
+
+
+if __name__ == "__main__":
+    # run by path, Python put this folder first on sys.path; its modules (base.py, ...)
+    # must not shadow the trainer's own imports
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != RUNNER.parent]
+    sys.exit(main())

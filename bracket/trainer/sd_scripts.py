@@ -1,0 +1,379 @@
+"""What every kohya-ss sd-scripts adapter shares: the search space skeleton and the command.
+
+The sd-scripts trainers (``sdxl_train_network.py``, ``sdxl_train.py``, ``sd3_train*.py``,
+``flux_train*.py``) share one argument vocabulary (``library/train_util.py``), so one class
+builds their commands. A model family module (:mod:`bracket.trainer.sdxl`,
+:mod:`bracket.trainer.sd35`, :mod:`bracket.trainer.flux1`) only declares data — script,
+model-path flags, learning-rate range, cache-file suffixes — and the few flags that are
+its own (FLUX timestep sampling, SD3 ``--training_shift``, memory flags per VRAM tier).
+
+A run's command is::
+
+    <trainer python> -m accelerate.commands.launch ... <sd-scripts>/<script>
+        <model paths> --dataset_config <run_dir>/dataset.toml --output_dir <run_dir>/output
+        --output_name bracket --logging_dir <run_dir>/logs --max_train_steps N --seed S
+        <optimizer + schedule> [<network>] <family flags> <cache flags> <memory flags>
+        [--sample_prompts <run_dir>/sample_prompts.txt --sample_at_first ...]
+
+Every input file (dataset TOML, prompt file) is written under ``run_dir``; the working
+folder is the sd-scripts checkout, as its docs require.
+
+**Caching.** Latents (and text-encoder outputs, where the trainer can cache them and the
+text encoders are frozen) are cached with ``--cache_latents_to_disk`` /
+``--cache_text_encoder_outputs_to_disk``. sd-scripts writes those caches *next to each
+image* (``<image stem>_<W>x<H>_<suffix>.npz``), so every run of a session — same dataset —
+shares them without a separate cache folder: the first run creates them, later runs read
+them. ``--skip_cache_check`` only skips the *content* check of cache files that exist
+(missing files are still created, sd-scripts ``docs/train_network_advanced.md``), so it is
+emitted when every image of the dataset already has its latent (and text-encoder) cache
+file — i.e. from the second run of a session on — and omitted on the first run, which
+validates and writes the cache. Caching is left out when the dataset makes it impossible:
+``color_aug``/``random_crop`` forbid latent caching; ``shuffle_caption``, caption dropout
+or token warm-up forbid text-encoder caching (the trainer would assert).
+
+**Optimizers.** Adaptive optimizers (Prodigy) run at learning rate 1.0 and are tuned through
+``d_coef``; the space therefore has ``learning_rate`` only for the other optimizers and a
+fixed ``adaptive_learning_rate`` plus a searched ``prodigy_d_coef`` for Prodigy (conditional
+knobs), so narrowing the learning rate never drops a curated Prodigy config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from bracket.dataset.runtime import dataset_image_dirs, derive_run_toml, load_dataset_spec
+from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, Knob, SearchSpace
+from bracket.trainer.base import (
+    LaunchSpec,
+    Trainer,
+    TrainerConfig,
+    make_accelerate_launch_prefix,
+    make_subprocess_env,
+)
+from bracket.trainer.parser_check import make_parser_check_spec
+from bracket.trainer.prompts import SamplePrompt, write_prompt_file
+from bracket.trainer.vram import vram_tier
+
+OUTPUT_NAME = "bracket"
+MIXED_PRECISION = "bf16"
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".avif", ".jxl")
+#: optimizers that estimate their own step size and run at learning rate 1.0
+ADAPTIVE_OPTIMIZERS = ("Prodigy",)
+SCHEDULERS = ("constant", "constant_with_warmup", "cosine", "linear")
+#: sd-scripts raises when ``constant`` gets a non-zero warm-up, so warm-up is conditional
+WARMUP_SCHEDULERS = ("constant_with_warmup", "cosine", "linear")
+LORA_LOSS_TAGS = ("loss/current", "loss/average")
+FULL_LOSS_TAGS = ("loss",)
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """A preset field whose value is passed to the trainer as ``flag value`` (when set)."""
+
+    field: str
+    flag: str
+
+
+def optimizer_args(knobs: Mapping[str, Any]) -> list[str]:
+    """``--optimizer_args`` words (``key=value``, read by sd-scripts as Python literals)."""
+    optimizer = knobs["optimizer_type"]
+    if optimizer == "Adafactor":
+        # fixed-LR Adafactor, as sd-scripts' SDXL and FLUX.1 fine-tuning docs set it
+        return ["scale_parameter=False", "relative_step=False", "warmup_init=False"]
+    if optimizer == "Prodigy":
+        return [
+            "decouple=True", "weight_decay=0.01", f"d_coef={float(knobs['prodigy_d_coef'])!r}",
+            "use_bias_correction=True", "safeguard_warmup=True",
+        ]
+    return []
+
+
+def _effective(entries: Sequence[Mapping[str, Any]], key: str, default: Any) -> Any:
+    """The value sd-scripts uses for ``key``: subset, else dataset, else general."""
+    for entry in entries:
+        if key in entry:
+            return entry[key]
+    return default
+
+
+def dataset_caching_limits(document: Mapping[str, Any]) -> tuple[bool, bool]:
+    """``(latents_cacheable, text_encoder_outputs_cacheable)`` for a sd-scripts dataset."""
+    general = document.get("general", {})
+    latents, text = True, True
+    for dataset in document.get("datasets", []):
+        for subset in dataset.get("subsets", []) or [{}]:
+            chain = (subset, dataset, general)
+            if _effective(chain, "color_aug", False) or _effective(chain, "random_crop", False):
+                latents = False
+            if (
+                _effective(chain, "shuffle_caption", False)
+                or float(_effective(chain, "caption_dropout_rate", 0) or 0) > 0
+                or float(_effective(chain, "caption_tag_dropout_rate", 0) or 0) > 0
+                or float(_effective(chain, "token_warmup_step", 0) or 0) > 0
+            ):
+                text = False
+    return latents, text
+
+
+def cache_is_complete(image_dirs: Sequence[Path], suffixes: Sequence[str]) -> bool:
+    """Whether every image in ``image_dirs`` has a cache file with each of ``suffixes``."""
+    images = [
+        path for folder in image_dirs if folder.is_dir()
+        for path in sorted(folder.iterdir()) if path.suffix.lower() in IMAGE_EXTENSIONS
+    ]
+    if not images or not suffixes:
+        return False
+    for image in images:
+        siblings = [p.name for p in image.parent.glob(f"{image.stem}*.npz")]
+        for suffix in suffixes:
+            if not any(name.startswith(image.stem) and name.endswith(suffix) for name in siblings):
+                return False
+    return True
+
+
+def _has_key(document: Mapping[str, Any], key: str) -> bool:
+    if key in document.get("general", {}):
+        return True
+    return any(key in d for d in document.get("datasets", []))
+
+
+class SdScriptsTrainer(Trainer):
+    """Base of the sd-scripts adapters; subclasses set the class data below."""
+
+    dataset_style = "sd-scripts"
+
+    #: script path relative to the sd-scripts checkout
+    script: ClassVar[str] = ""
+    is_lora: ClassVar[bool] = True
+    network_module: ClassVar[str] = ""
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = ()
+    latent_cache_suffix: ClassVar[str] = ""
+    #: "" when the text-encoder outputs of this family are not cached to disk
+    text_encoder_cache_suffix: ClassVar[str] = ""
+    optimizers: ClassVar[tuple[str, ...]] = ("AdamW8bit", "AdamW", "Lion", "Prodigy")
+    lr_range: ClassVar[tuple[float, float]] = (1e-5, 1e-3)
+    network_dims: ClassVar[tuple[int, ...]] = (4, 8, 16, 32, 64)
+    network_alphas: ClassVar[tuple[int, ...]] = (1, 4, 8, 16, 32)
+    prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "l", "n")
+    default_resolution: ClassVar[int] = 1024
+
+    # -- what a family module overrides ---------------------------------------------------
+    def family_knobs(self) -> dict[str, Knob]:
+        """Knobs of this family, appended after the shared ones."""
+        return {}
+
+    def family_args(self, knobs: Mapping[str, Any]) -> list[str]:
+        """Flags of this family (e.g. FLUX timestep sampling)."""
+        return []
+
+    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
+        """Memory-saving flags for a GPU of ``tier`` GB."""
+        return ["--gradient_checkpointing"]
+
+    def prompt_defaults(self) -> dict[str, Any]:
+        """Defaults filled into sample prompts that leave them unset."""
+        size = self.resolution()
+        return {"width": size, "height": size}
+
+    # -- the search space ---------------------------------------------------------------
+    def declare_search_space(self) -> SearchSpace:
+        opts = self.optimizers
+        plain = tuple(o for o in opts if o not in ADAPTIVE_OPTIMIZERS)
+        adaptive = tuple(o for o in opts if o in ADAPTIVE_OPTIMIZERS)
+        knobs: dict[str, Knob] = {
+            "optimizer_type": CategoricalKnob(opts) if len(opts) > 1 else FixedKnob(opts[0]),
+        }
+        if plain:
+            knobs["learning_rate"] = FloatKnob(*self.lr_range, log=True, when={"optimizer_type": plain})
+        if adaptive:
+            knobs["adaptive_learning_rate"] = FixedKnob(1.0, when={"optimizer_type": adaptive})
+        if "Prodigy" in adaptive:
+            knobs["prodigy_d_coef"] = FloatKnob(0.5, 2.0, log=True, when={"optimizer_type": ("Prodigy",)})
+        knobs["lr_scheduler"] = CategoricalKnob(SCHEDULERS)
+        knobs["lr_warmup_steps"] = IntKnob(0, 200, step=10, when={"lr_scheduler": WARMUP_SCHEDULERS})
+        if self.is_lora:
+            knobs["network_dim"] = CategoricalKnob(self.network_dims)
+            knobs["network_alpha"] = CategoricalKnob(self.network_alphas)
+        knobs["batch_size"] = FixedKnob(1)
+        knobs.update(self.family_knobs())
+        return SearchSpace(knobs)
+
+    # -- helpers ------------------------------------------------------------------------
+    def resolution(self) -> int:
+        return int(self.fields.get("resolution") or self.default_resolution)
+
+    def sd_scripts_dir(self) -> Path:
+        return Path(self.fields.get("sd_scripts_dir", ""))
+
+    def script_path(self) -> Path:
+        return self.sd_scripts_dir() / self.script
+
+    def model_args(self) -> list[str]:
+        args: list[str] = []
+        for item in self.model_inputs:
+            value = self.fields.get(item.field, "").strip()
+            if value:
+                args += [item.flag, value]
+        return args
+
+    def cache_suffixes(self, cache_text: bool) -> tuple[str, ...]:
+        suffixes = (self.latent_cache_suffix,)
+        if cache_text and self.text_encoder_cache_suffix:
+            suffixes += (self.text_encoder_cache_suffix,)
+        return suffixes
+
+    def write_dataset_toml(self, source: Path, run_dir: Path, knobs: Mapping[str, Any]) -> tuple[Path, dict]:
+        """The run's dataset TOML (batch size, and resolution/buckets when the user set none)."""
+        document = load_dataset_spec(source, "sd-scripts")
+        general: dict[str, Any] = {"batch_size": int(knobs.get("batch_size", 1))}
+        if not _has_key(document, "resolution"):
+            general["resolution"] = self.resolution()
+        if not _has_key(document, "enable_bucket"):
+            general["enable_bucket"] = True
+        path = derive_run_toml(source, run_dir / "dataset.toml", style="sd-scripts", general=general)
+        return path, load_dataset_spec(path, "sd-scripts")
+
+    def cache_args(self, source: Path, document: Mapping[str, Any]) -> list[str]:
+        latents_ok, text_ok = dataset_caching_limits(document)
+        cache_text = text_ok and bool(self.text_encoder_cache_suffix)
+        args: list[str] = []
+        if latents_ok:
+            args += ["--cache_latents", "--cache_latents_to_disk"]
+        if cache_text:
+            args += ["--cache_text_encoder_outputs", "--cache_text_encoder_outputs_to_disk"]
+        if latents_ok and cache_is_complete(dataset_image_dirs(source, "sd-scripts"), self.cache_suffixes(cache_text)):
+            args.append("--skip_cache_check")
+        return args
+
+    def schedule_args(self, knobs: Mapping[str, Any]) -> list[str]:
+        learning_rate = knobs.get("learning_rate", knobs.get("adaptive_learning_rate", 1.0))
+        args = ["--optimizer_type", str(knobs["optimizer_type"]), "--learning_rate", repr(float(learning_rate))]
+        words = optimizer_args(knobs)
+        if words:
+            args += ["--optimizer_args", *words]
+        args += ["--lr_scheduler", str(knobs["lr_scheduler"])]
+        if knobs.get("lr_warmup_steps"):
+            args += ["--lr_warmup_steps", str(int(knobs["lr_warmup_steps"]))]
+        return args
+
+    def network_args(self, knobs: Mapping[str, Any]) -> list[str]:
+        if not self.is_lora:
+            return []
+        return [
+            "--network_module", self.network_module,
+            "--network_dim", str(int(knobs["network_dim"])),
+            "--network_alpha", str(knobs["network_alpha"]),
+            "--network_train_unet_only",
+        ]
+
+    def sample_args(
+        self, run_dir: Path, prompts: Sequence[SamplePrompt] | None, every: int | None
+    ) -> list[str]:
+        if not prompts:
+            return []
+        defaults = self.prompt_defaults()
+        prompt_file = run_dir / "sample_prompts.txt"
+        write_prompt_file(prompt_file, [p.with_defaults(**defaults) for p in prompts], letters=self.prompt_letters)
+        args = ["--sample_prompts", str(prompt_file), "--sample_at_first"]
+        if every:
+            args += ["--sample_every_n_steps", str(int(every))]
+        return args
+
+    # -- the command ----------------------------------------------------------------------
+    def prepare_run(
+        self,
+        *,
+        run_dir: Path,
+        config: TrainerConfig,
+        dataset_toml: Path,
+        max_steps: int,
+        seed: int,
+        sample_prompts: Sequence[SamplePrompt] | None = None,
+        sample_every_n_steps: int | None = None,
+        save_every_n_steps: int | None = None,
+        save_state: bool = False,
+        resume_from: Path | None = None,
+    ) -> LaunchSpec:
+        knobs = config.to_dict()
+        run_dir = Path(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        source = Path(dataset_toml)
+        run_toml, document = self.write_dataset_toml(source, run_dir, knobs)
+        output_dir = run_dir / "output"
+        logging_dir = run_dir / "logs"
+        python = self.fields.get("trainer_python", "python")
+        cmd = make_accelerate_launch_prefix(python, mixed_precision=MIXED_PRECISION) + [str(self.script_path())]
+        cmd += self.model_args()
+        cmd += [
+            "--dataset_config", str(run_toml),
+            "--output_dir", str(output_dir),
+            "--output_name", OUTPUT_NAME,
+            "--save_model_as", "safetensors",
+            "--logging_dir", str(logging_dir),
+            "--max_train_steps", str(int(max_steps)),
+            "--seed", str(int(seed)),
+            "--mixed_precision", MIXED_PRECISION,
+            "--sdpa",
+            "--max_data_loader_n_workers", "2",
+            "--persistent_data_loader_workers",
+        ]
+        cmd += self.schedule_args(knobs)
+        cmd += self.network_args(knobs)
+        cmd += self.family_args(knobs)
+        cmd += self.cache_args(source, document)
+        cmd += self.memory_args(vram_tier(self.fields), knobs)
+        cmd += self.sample_args(run_dir, sample_prompts, sample_every_n_steps)
+        if save_every_n_steps:
+            cmd += ["--save_every_n_steps", str(int(save_every_n_steps))]
+        if save_state:
+            cmd.append("--save_state")
+        if resume_from:
+            cmd += ["--resume", str(resume_from)]
+        return LaunchSpec(
+            cmd=cmd, cwd=self.sd_scripts_dir(), env=make_subprocess_env(), output_dir=output_dir,
+            logging_dir=logging_dir, sample_dir=output_dir / "sample", loss_tags=self.loss_tags,
+            label=self.script, max_steps=int(max_steps),
+        )
+
+    # -- checks ---------------------------------------------------------------------------
+    def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:
+        return make_parser_check_spec(
+            launch, python=self.fields.get("trainer_python", "python"), script=self.script_path(),
+            cwd=self.sd_scripts_dir(),
+        )
+
+    def preflight_problems(self) -> list[str]:
+        problems: list[str] = []
+        if not Path(self.fields.get("trainer_python", "")).is_file():
+            problems.append(f"Trainer python {self.fields.get('trainer_python')} does not exist; run ./install.sh --trainers.")
+        if not self.script_path().is_file():
+            problems.append(
+                f"{self.script} is not in {self.sd_scripts_dir()}; check the sd-scripts folder "
+                "(git submodule update --init vendor/sd-scripts)."
+            )
+        return problems
+
+
+class SdScriptsLoraTrainer(SdScriptsTrainer):
+    """A LoRA trainer (``*_train_network.py``): logs ``loss/current``."""
+
+    is_lora = True
+    loss_tags = LORA_LOSS_TAGS
+
+
+class SdScriptsFullTrainer(SdScriptsTrainer):
+    """A full fine-tune (``*_train.py``): logs ``loss``; Adafactor gets the fused backward pass."""
+
+    is_lora = False
+    loss_tags = FULL_LOSS_TAGS
+    optimizers = ("Adafactor", "AdamW8bit")
+
+    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
+        args = ["--gradient_checkpointing"]
+        if knobs.get("optimizer_type") == "Adafactor":
+            # fused backward pass: Adafactor only (train_util asserts); docs pair it with max_grad_norm 0
+            args += ["--fused_backward_pass", "--max_grad_norm", "0.0"]
+        return args
