@@ -99,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--storage")
     resume.add_argument("--quiet", action="store_true")
 
+    doctor = sub.add_parser("doctor", help="check a preset's trainer, models and command before spending GPU time")
+    doctor.add_argument("--preset", required=True)
+    doctor.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
+
     demo = sub.add_parser("demo-data", help="write the demo dataset")
     demo.add_argument("path", type=Path)
     demo.add_argument("--count", type=int, default=64)

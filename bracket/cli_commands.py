@@ -127,6 +127,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return _finish(session, _watch(session, quiet=args.quiet))
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from bracket.doctor import run_doctor
+
+    report = run_doctor(args.preset, parse_assignments(args.set))
+    print(report.render())
+    return 0 if report.ok else 1
+
+
 def cmd_demo_data(args: argparse.Namespace) -> int:
     from bracket.dataset.demo_data import make_demo_dataset
 
@@ -138,7 +146,7 @@ def cmd_demo_data(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resume": cmd_resume,
-            "demo-data": cmd_demo_data}
+            "demo-data": cmd_demo_data, "doctor": cmd_doctor}
 
 
 def dispatch(args: argparse.Namespace) -> int:

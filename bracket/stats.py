@@ -94,7 +94,10 @@ def welch_test(a: ConfigSummary, b: ConfigSummary, alpha: float = 1 - DEFAULT_CO
         return WelchTest(a, b, None, None, False, statement)
     if a.std == 0.0 and b.std == 0.0:  # no spread on either side: the t statistic is undefined
         if a.mean != b.mean:
-            statement = f"{a.name!r} vs {b.name!r}: every seed gave the same score on each side; the difference is exact"
+            statement = (
+                f"{a.name!r} vs {b.name!r}: every seed gave the same score on each side; "
+                "the difference is exact"
+            )
             return WelchTest(a, b, None, 0.0, True, statement)
         statement = f"{a.name!r} and {b.name!r} scored exactly the same on every seed"
         return WelchTest(a, b, None, 1.0, False, statement)
@@ -149,7 +152,10 @@ def verdict(report: StatsReport) -> str:
         )
     level = f"{report.confidence:.0%}"
     if test.significant:
-        tail = f"; it beats the runner-up {report.runner_up.name!r} (p = {test.p_value:.3g}, significant at {level})"
+        tail = (
+            f"; it beats the runner-up {report.runner_up.name!r} "
+            f"(p = {test.p_value:.3g}, significant at {level})"
+        )
     else:
         tail = (
             f"; it is not significantly better than the runner-up {report.runner_up.name!r} "

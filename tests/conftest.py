@@ -35,3 +35,26 @@ def output_dir() -> Path:
     base = Path(os.environ.get("BRACKET_TEST_OUTPUT", ROOT / "test-output"))
     base.mkdir(parents=True, exist_ok=True)
     return base
+
+
+def make_caption_folder(folder: Path, count: int = 3) -> Path:
+    """A tiny dataset folder: ``count`` PNGs with .txt captions."""
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    colours = ["red", "green", "blue", "yellow"]
+    for index in range(count):
+        colour = colours[index % len(colours)]
+        Image.new("RGB", (8, 8), colour).save(folder / f"{index:03d}.png")
+        (folder / f"{index:03d}.txt").write_text(f"a {colour} circle", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def demo_fields(tmp_path) -> dict[str, str]:
+    """Field values of the demo-cpu preset that run the FAKE trainer through a fake python."""
+    from tests.fakes import FAKE_TRAINER, make_fake_python
+
+    python = make_fake_python(tmp_path / "fakebin")
+    data = make_caption_folder(tmp_path / "data")
+    return {"dataset": str(data), "trainer_python": str(python), "train_script": str(FAKE_TRAINER)}

@@ -45,7 +45,9 @@ class JudgeResult:
                 raise ValueError("a disqualified result carries no score")
 
     @classmethod
-    def scored(cls, score: float, details: Mapping[str, Any] | None = None, reason: str = "") -> "JudgeResult":
+    def scored(
+        cls, score: float, details: Mapping[str, Any] | None = None, reason: str = ""
+    ) -> "JudgeResult":
         """A score in [0, 1] (clamped against float round-off), lower is better."""
         return cls(score=clamp01(score), reason=reason, details=dict(details or {}))
 

@@ -47,13 +47,19 @@ def validate_weights(weights: Mapping[str, Any]) -> dict[str, float]:
     checked: dict[str, float] = {}
     for name, value in weights.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise WeightsError(f"weight of judge {name!r} must be a number, got {value!r}; use e.g. {name}=1.0")
+            raise WeightsError(
+                f"weight of judge {name!r} must be a number, got {value!r}; use e.g. {name}=1.0"
+            )
         if value < 0:
-            raise WeightsError(f"weight of judge {name!r} is negative ({value}); use 0 to switch that judge off")
+            raise WeightsError(
+                f"weight of judge {name!r} is negative ({value}); use 0 to switch that judge off"
+            )
         checked[str(name)] = float(value)
     if sum(checked.values()) <= 0:
         defaults = ", ".join(f"{k}={v:g}" for k, v in DEFAULT_WEIGHTS.items())
-        raise WeightsError(f"all judge weights are 0; give at least one judge a weight above 0 (defaults: {defaults})")
+        raise WeightsError(
+            f"all judge weights are 0; give at least one judge a weight above 0 (defaults: {defaults})"
+        )
     return checked
 
 
@@ -64,7 +70,9 @@ def parse_weights(text: str, base: Mapping[str, float] | None = None) -> dict[st
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep or name not in JUDGE_NAMES:
-            raise WeightsError(f"cannot read judge weight {item!r}; write name=number with a name from {JUDGE_NAMES}")
+            raise WeightsError(
+                f"cannot read judge weight {item!r}; write name=number with a name from {JUDGE_NAMES}"
+            )
         try:
             weights[name] = float(value)
         except ValueError:

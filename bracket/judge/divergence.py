@@ -7,7 +7,8 @@ reports the trial to Optuna as PRUNED, so no GPU time is spent on a run that is 
 What counts as diverged (the same rule the loss judge uses after a run, see
 :func:`find_divergence`): the exponential moving average (EMA) of the loss ends more than
 ``threshold`` times above the lowest value the EMA reached -- a run that was learning and
-then blew up. The minimum is only taken once the EMA has seen its window (1/alpha points). A NaN or infinite value stops the run at once. Steps before ``min_steps`` are
+then blew up. The minimum is only taken once the EMA has seen its window (1/alpha points).
+A NaN or infinite value stops the run at once. Steps before ``min_steps`` are
 not judged for divergence (warm-up spikes are normal), but NaN is never tolerated.
 
 :func:`median_prune` is Optuna's median rule in one line, for a session that turns it on
@@ -46,7 +47,7 @@ def ema(values: Sequence[float], alpha: float = DEFAULT_EMA_ALPHA) -> list[float
     for value in values:
         current = alpha * value + (1.0 - alpha) * current
         decay *= 1.0 - alpha
-        smoothed.append(current / (1.0 - decay) if decay < 1.0 else value)
+        smoothed.append(current / (1.0 - decay))
     return smoothed
 
 
@@ -83,7 +84,9 @@ def find_divergence(
         return None
     smoothed = ema([value for _, value in series], ema_alpha)
     skip = warmup_points(ema_alpha)
-    judged = [s for i, ((step, _), s) in enumerate(zip(series, smoothed)) if step >= min_steps and i >= skip - 1]
+    judged = [
+        s for i, ((step, _), s) in enumerate(zip(series, smoothed)) if step >= min_steps and i >= skip - 1
+    ]
     if len(judged) < 2:
         return None
     lowest, final = min(judged), judged[-1]
@@ -130,7 +133,9 @@ def value_at_step(series: LossSeries, step: int, ema_alpha: float = DEFAULT_EMA_
     return ema([v for _, v in points], ema_alpha)[-1]
 
 
-def median_prune(current_value_at_step: float, others_at_step: Sequence[float], *, min_others: int = 3) -> bool:
+def median_prune(
+    current_value_at_step: float, others_at_step: Sequence[float], *, min_others: int = 3
+) -> bool:
     """True when the current trial is worse (higher loss) than the median of the others at this step.
 
     Nothing is pruned until at least ``min_others`` other trials reached the step; a NaN

@@ -61,7 +61,10 @@ def eval_loss_summary(
             "step": int(train_series[-1][0]),
             "points": len(train_series),
         }
-        note = "no eval loss logged; scored on late training loss (configure an eval split for a fairer score)"
+        note = (
+            "no eval loss logged; scored on late training loss "
+            "(configure an eval split for a fairer score)"
+        )
         return JudgeResult.no_data(note, details)
     return JudgeResult.disqualify("no eval loss and no training loss were logged for this run")
 

@@ -176,7 +176,8 @@ class VlmJudge:
             except urllib.error.HTTPError as exc:
                 last_error = f"HTTP {exc.code} from {self.config.endpoint}"
                 if exc.code not in (408, 429) and exc.code < 500:
-                    hint = " (check the API key)" if exc.code in (401, 403) else " (check the model name and URL)"
+                    auth = exc.code in (401, 403)
+                    hint = " (check the API key)" if auth else " (check the model name and URL)"
                     raise RuntimeError(last_error + hint) from None
             except (socket.timeout, TimeoutError):
                 last_error = f"no reply from {self.config.endpoint} within {self.config.timeout_s:g} s"

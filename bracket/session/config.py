@@ -7,12 +7,13 @@ says so in words, and the UI and the CLI both show that sentence.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bracket.errors import BracketError
+from bracket.judge.combine import validate_weights
 from bracket.search.controller import ALGORITHMS
+from bracket.session.scoring import effective_weights
 from bracket.trainer.prompts import SamplePrompt, parse_prompt_lines
 
 #: hard upper limits that catch a typo (an extra zero) rather than a real plan
@@ -89,11 +90,10 @@ class SearchSettings:
             problems.append(f"search algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}.")
         if self.timeout_s is not None and not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):
             problems.append(f"trial timeout must be a positive number of seconds, got {self.timeout_s!r}.")
-        for name, value in self.weights.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                problems.append(f"weight of {name} must be a number >= 0, got {value!r}.")
-        if self.weights and not problems and sum(self.weights.values()) <= 0:
-            problems.append("score weights sum to 0; give at least one judge a positive weight.")
+        try:
+            validate_weights(effective_weights(self.weights))
+        except BracketError as error:
+            problems.append(str(error) + ".")
         try:
             self.prompts()
         except BracketError as error:

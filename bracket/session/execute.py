@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bracket.judge.divergence import DivergenceMonitor
 from bracket.session.runner import RunResult, Runner
 from bracket.session.samples import collect_samples
 from bracket.session.tfevents import ScalarReader
@@ -25,27 +26,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
 
 PERSIST_SECONDS = 3.0
-DIVERGENCE_FACTOR = 3.0
 
 
 def sample_record(sample: Any) -> dict[str, Any]:
     return {"path": str(sample.path), "step": sample.step, "epoch": sample.epoch,
             "prompt_index": sample.prompt_index, "seed": sample.seed, "frame": sample.frame, "kind": sample.kind}
-
-
-def divergence_reason(series: list[tuple[int, float]], *, min_points: int = 8) -> str | None:
-    """Why a running loss series has diverged (NaN/inf, or far above its best), else None."""
-    for step, value in series:
-        if not math.isfinite(value):
-            return f"loss became {value} at step {step}"
-    if len(series) < min_points:
-        return None
-    window = max(3, len(series) // 10)
-    recent = sum(v for _, v in series[-window:]) / window
-    best = min(sum(v for _, v in series[i:i + window]) / window for i in range(0, len(series) - window + 1))
-    if best > 0 and recent > DIVERGENCE_FACTOR * best:
-        return f"loss diverged: recent mean {recent:.4g} is over {DIVERGENCE_FACTOR:g}x its best {best:.4g}"
-    return None
 
 
 def describe_exit(result: RunResult, timeout_s: float | None) -> str:
@@ -98,6 +83,7 @@ class RunExecutor:
             self.current = {"run_id": run_id, "label": spec.label or "", "step": 0, "max_steps": spec.max_steps,
                             "loss": [], "samples": [], "log_path": str(log_path), "started_at": time.time()}
         state = {"persisted": 0.0, "sampled": 0.0}
+        monitor = DivergenceMonitor()
 
         def on_poll() -> None:
             if reader.poll():
@@ -106,7 +92,7 @@ class RunExecutor:
                     self.current["loss"] = loss
                     self.current["step"] = reader.last_step() or 0
                 if scored and settings.divergence_stop:
-                    reason = divergence_reason(loss)
+                    reason = monitor.update(loss)
                     if reason:
                         runner.stop(f"diverged: {reason}")
             now = time.time()

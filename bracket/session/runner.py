@@ -44,6 +44,8 @@ from bracket.trainer.base import LaunchSpec
 _TICK_S = 0.05
 #: extra time given to processes to vanish after SIGKILL
 _KILL_WAIT_S = 2.0
+#: create_time comparison slack: psutil derives it from the boot time, which may shift by 1 s
+_CREATE_TIME_TOLERANCE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,7 @@ class Runner:
                 self._remember_descendants()
                 _signal_all(self._live_descendants(), signal.SIGTERM)
                 self._signal_group(signal.SIGTERM)
+                proc.send_signal(signal.SIGTERM)  # in case it left its group
                 self._reaper = threading.Thread(
                     target=self._finish_stop, name=f"bracket-stop-{proc.pid}", daemon=True
                 )
@@ -267,7 +270,8 @@ class Runner:
             self._descendants.setdefault(child.pid, child)
 
     def _live_descendants(self) -> list[psutil.Process]:
-        return [p for p in self._descendants.values() if _alive(p)]
+        known = list(self._descendants.values())  # a copy: the wait thread may add to it
+        return [p for p in known if _alive(p)]
 
     def _signal_group(self, sig: int) -> None:
         """Signal the child's process group (its pgid is its pid: a new session)."""
@@ -322,13 +326,14 @@ def kill_process_tree(pid: int, *, create_time: float | None = None, grace_s: fl
     """Kill ``pid`` and its descendants (children first); True if anything was killed.
 
     With ``create_time`` (as recorded by :attr:`Runner.create_time`) nothing is done unless
-    the process with that pid was created at that time: after a reboot or a long pause the
-    pid may belong to some unrelated process. If ``pid`` leads its own process group (as
+    the process with that pid was created at that time (within a second, as psutil derives
+    it from the boot time): after a reboot or a long pause the pid may belong to some
+    unrelated process. If ``pid`` leads its own process group (as
     every Runner child does), the rest of the group is signalled too.
     """
     try:
         root = psutil.Process(pid)
-        if create_time is not None and abs(root.create_time() - create_time) > 0.01:
+        if create_time is not None and abs(root.create_time() - create_time) > _CREATE_TIME_TOLERANCE_S:
             return False
         if root.status() == psutil.STATUS_ZOMBIE:
             return False

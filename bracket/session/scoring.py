@@ -3,19 +3,27 @@
 Scores are derived, never frozen: the loss judge normalises across every run of the
 session and human ratings arrive at any time, so each read (the UI's snapshot, the
 controller's next suggestion, the report) recomputes them from the runs, ratings and
-comparisons as they are now. The judges themselves are pure functions in
-``bracket.judge``; this module only gathers their inputs and combines their outputs.
+comparisons as they are now. The judges are pure functions in ``bracket.judge``; this
+module gathers their inputs from store records and combines their outputs with the
+session's weights. A run a judge disqualifies gets the worst combined score, 1.0, so the
+sampler learns to stay away from what broke it.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bracket.judge.base import JudgeResult
+from bracket.judge.combine import DEFAULT_WEIGHTS, combine_scores
+from bracket.judge.eval_loss import score_eval_loss_runs
+from bracket.judge.human import score_human
+from bracket.judge.loss import score_loss_runs
+
 SCORED_STATUSES = ("done", "disqualified", "pruned")
+WORST = 1.0
 
 
 @dataclass
@@ -25,39 +33,61 @@ class RunScore:
     value: float | None
     judges: dict[str, float | None] = field(default_factory=dict)
     used: list[str] = field(default_factory=list)
+    weights_used: dict[str, float] = field(default_factory=dict)
     disqualified: bool = False
     reason: str = ""
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def _ema_final(series: Sequence[Sequence[float]], alpha: float = 0.3) -> float | None:
-    ema = None
-    for _step, value in series:
-        if not math.isfinite(value):
-            return math.nan
-        ema = value if ema is None else alpha * value + (1 - alpha) * ema
-    return ema
+def effective_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
+    """The session's weights laid over the defaults (the same in the UI and the CLI)."""
+    return {**DEFAULT_WEIGHTS, **(weights or {})}
+
+
+def stored_judge(record: Mapping[str, Any] | None) -> JudgeResult | None:
+    """A judge result that was stored as a dict (e.g. the VLM judge's) back as a result."""
+    if not record:
+        return None
+    return JudgeResult(score=record.get("score"), disqualified=bool(record.get("disqualified")),
+                       reason=str(record.get("reason", "")), details=dict(record.get("details") or {}))
+
+
+def judge_record(result: JudgeResult) -> dict[str, Any]:
+    return {"score": result.score, "disqualified": result.disqualified, "reason": result.reason,
+            "details": result.details}
 
 
 def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str, Any]] = (),
-               comparisons: Sequence[Mapping[str, Any]] = (), weights: Mapping[str, float] | None = None
-               ) -> dict[int, RunScore]:
-    """Combined scores (lower is better, in [0, 1]) of every finished run."""
-    finals: dict[int, float] = {}
+               comparisons: Sequence[Mapping[str, Any]] = (), weights: Mapping[str, float] | None = None,
+               *, eval_loss: bool = False) -> dict[int, RunScore]:
+    """Combined scores (lower is better, in [0, 1]) of every finished run, keyed by run id."""
+    scored = [r for r in runs if r.get("status") in SCORED_STATUSES and r.get("kind") != "setup"]
+    if not scored:
+        return {}
+    stopped = {r["id"]: r.get("failure_reason") or r["status"] for r in scored if r["status"] != "done"}
+    loss = score_loss_runs({r["id"]: r.get("loss") for r in scored if r["id"] not in stopped})
+    per_judge: dict[str, dict[int, JudgeResult]] = {"loss": loss}
+    if eval_loss:
+        per_judge["eval_loss"] = score_eval_loss_runs(
+            {r["id"]: r.get("eval_loss") or None for r in scored if r["id"] not in stopped},
+            {r["id"]: r.get("loss") for r in scored})
+    ids = [r["id"] for r in scored]
+    per_judge["human"] = score_human(ids, ratings, comparisons)
+    per_judge["vlm"] = {r["id"]: result for r in scored
+                        if (result := stored_judge((r.get("judges") or {}).get("vlm"))) is not None}
+    combined_weights = effective_weights(weights)
     scores: dict[int, RunScore] = {}
-    for run in runs:
-        if run.get("status") not in SCORED_STATUSES or run.get("kind") == "setup":
-            continue
-        final = _ema_final(run.get("loss") or [])
-        if final is None or not math.isfinite(final) or run.get("status") == "pruned":
-            reason = run.get("failure_reason") or ("no loss logged" if final is None else "loss is NaN/inf")
-            scores[run["id"]] = RunScore(1.0, {"loss": 1.0}, ["loss"], disqualified=True, reason=reason)
-        else:
-            finals[run["id"]] = final
-    if finals:
-        low, high = min(finals.values()), max(finals.values())
-        for run_id, final in finals.items():
-            value = 0.5 if high == low else (final - low) / (high - low)
-            scores[run_id] = RunScore(value, {"loss": value}, ["loss"])
+    for run_id in ids:
+        results: dict[str, JudgeResult | None] = {name: table.get(run_id) for name, table in per_judge.items()}
+        if run_id in stopped:
+            results["loss"] = JudgeResult.disqualify(stopped[run_id])
+        combined = combine_scores(results, combined_weights)
+        scores[run_id] = RunScore(
+            value=WORST if combined.disqualified else combined.value,
+            judges={name: (r.score if r is not None else None) for name, r in results.items()},
+            used=list(combined.used), weights_used=dict(combined.weights_used),
+            disqualified=combined.disqualified, reason=combined.reason,
+            details={name: dict(r.details, reason=r.reason) for name, r in results.items() if r is not None})
     return scores
 
 

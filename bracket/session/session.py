@@ -34,7 +34,7 @@ from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.execute import RunExecutor
 from bracket.session.lock import SessionLock
 from bracket.session.recovery import recover_interrupted_runs, worker_is_alive
-from bracket.session.scoring import config_values, score_runs
+from bracket.session.scoring import RunScore, config_values, score_runs
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
 from bracket.session.store import RUN_SPENT
 
@@ -274,24 +274,23 @@ class Session:
         spent = [r for r in runs if r["status"] in RUN_SPENT]
         if len({r["seed_index"] for r in spent}) < self.settings.seeds:
             return
-        scores = score_runs(self.store.runs(self.name), self.store.ratings(self.name),
-                            self.store.comparisons(self.name), self.settings.weights)
-        value = config_values(runs, scores).get(config["id"])
+        value = config_values(runs, self.scores()).get(config["id"])
         pruned = all(r["status"] == "pruned" for r in spent)
         state = TrialState.PRUNED if pruned else (TrialState.COMPLETE if value is not None else TrialState.FAIL)
         self.controller().finish(config["trial_number"], value, state)
         self.store.update_config(config["id"], status="done" if value is not None else "failed", value=value)
 
     # -- what the sampler and the UI see ---------------------------------------------------
-    def scores(self) -> dict[int, Any]:
-        return score_runs(self.store.runs(self.name), self.store.ratings(self.name),
-                          self.store.comparisons(self.name), self.settings.weights)
+    def scores(self, runs: list[dict[str, Any]] | None = None) -> dict[int, RunScore]:
+        """Current combined score of every finished run (ratings included, as of now)."""
+        return score_runs(self.store.runs(self.name) if runs is None else runs, self.store.ratings(self.name),
+                          self.store.comparisons(self.name), self.settings.weights,
+                          eval_loss=self.trainer.sample_kind == "text")
 
     def scored_configs(self) -> list[ScoredConfig]:
         """Every config as the sampler should see it now (current scores, running ones)."""
         runs = self.store.runs(self.name)
-        values = config_values(runs, score_runs(runs, self.store.ratings(self.name),
-                                                self.store.comparisons(self.name), self.settings.weights))
+        values = config_values(runs, self.scores(runs))
         history: list[ScoredConfig] = []
         for config in self.store.configs(self.name, stage="search"):
             params = self.space.searched_params(config["params"])

@@ -9,7 +9,7 @@ TensorBoard scalars ``loss/current`` and ``loss/average`` under
 ``<logging_dir>/<YYYYmmddHHMMSS>/network_train/`` and sample images to
 ``<output_dir>/sample/<output_name>_<NNNNNN|e000000>_<ii>_<YYYYmmddHHMMSS>_<seed>.png``.
 
-The model is a diffusers ``UNet2DModel`` of about a million parameters, randomly
+The model is a diffusers ``UNet2DModel`` of about 0.6 million parameters, randomly
 initialised (nothing is downloaded), conditioned on a class label read from the caption:
 one of the colour words x one of the shape words of the demo dataset, or an "other" class.
 Samples use DDIM with few steps and are upscaled (nearest) so they are visible in a grid.
@@ -73,7 +73,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--save_state", action="store_true")
     parser.add_argument("--resume", default=None, help="a state folder written by --save_state")
     parser.add_argument("--cpu_threads", type=int, default=0,
-                        help="torch threads; 0 = keep OMP_NUM_THREADS (accelerate sets it)")
+                        help="torch threads; 0 = one per CPU core (accelerate launch sets OMP_NUM_THREADS=1, "
+                        "but one run alone trains ~1.6x faster on two cores than on one)")
     return parser.parse_args(argv)
 
 
@@ -131,9 +132,8 @@ def build_model(resolution: int):
 
     return UNet2DModel(
         sample_size=resolution, in_channels=3, out_channels=3, layers_per_block=1,
-        block_out_channels=(32, 64, 64), norm_num_groups=8,
-        down_block_types=("DownBlock2D", "DownBlock2D", "AttnDownBlock2D"),
-        up_block_types=("AttnUpBlock2D", "UpBlock2D", "UpBlock2D"),
+        block_out_channels=(16, 32, 64), norm_num_groups=8,
+        down_block_types=("DownBlock2D",) * 3, up_block_types=("UpBlock2D",) * 3,
         num_class_embeds=NUM_CLASSES,
     )
 
@@ -147,9 +147,15 @@ def build_optimizer(name: str, parameters, learning_rate: float):
 
 
 def build_noise_scheduler():
+    """DDPM with a cosine schedule, predicting the clean image.
+
+    Predicting the clean image (not the noise) is what lets a model this small show
+    recognisable coloured shapes after ~100 steps; a noise-predicting model still
+    renders noise at that point, and the demo would show no difference between runs.
+    """
     from diffusers import DDPMScheduler
 
-    return DDPMScheduler(num_train_timesteps=1000, beta_schedule="squaredcos_cap_v2", prediction_type="epsilon")
+    return DDPMScheduler(num_train_timesteps=1000, beta_schedule="squaredcos_cap_v2", prediction_type="sample")
 
 
 # -- sampling -----------------------------------------------------------------------------
@@ -246,8 +252,7 @@ def train(args: argparse.Namespace) -> None:
     from diffusers.optimization import get_scheduler
     from torch.utils.tensorboard import SummaryWriter
 
-    if args.cpu_threads > 0:
-        torch.set_num_threads(args.cpu_threads)
+    torch.set_num_threads(args.cpu_threads if args.cpu_threads > 0 else max(1, os.cpu_count() or 1))
     started = time.monotonic()
     config_path = Path(args.dataset_config)
     items, batch_size, resolution = read_dataset(config_path)
@@ -294,7 +299,7 @@ def train(args: argparse.Namespace) -> None:
         noise = torch.randn(clean.shape, generator=generator)
         timesteps = torch.randint(0, noise_scheduler.config.num_train_timesteps, (batch_size,), generator=generator)
         noisy = noise_scheduler.add_noise(clean, noise, timesteps)
-        loss = F.mse_loss(model(noisy, timesteps, class_labels=label).sample, noise)
+        loss = F.mse_loss(model(noisy, timesteps, class_labels=label).sample, clean)
         accelerator.backward(loss)
         optimizer.step()
         lr_scheduler.step()

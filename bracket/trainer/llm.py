@@ -26,6 +26,7 @@ import json
 import math
 import os
 import random
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,10 +89,10 @@ LLM_DATASET_FIELD = FieldSpec(
     env_var="BRACKET_LLM_DATASET",
 )
 DATASET_FORMAT_FIELD = FieldSpec(
-    "dataset_format", "Dataset format", "choice", default="alpaca", choices=DATASET_FORMATS,
+    "data_format", "Dataset format", "choice", default="alpaca", choices=DATASET_FORMATS,
     help="alpaca: instruction/input/output; chat: messages [{role, content}]; "
          "sharegpt: conversations [{from, value}]; completion: text.",
-    env_var="BRACKET_LLM_DATASET_FORMAT",
+    env_var="BRACKET_LLM_DATA_FORMAT",
 )
 SEQUENCE_LEN_FIELD = FieldSpec(
     "sequence_len", "Sequence length (tokens)", "int", default="1024",
@@ -264,8 +265,8 @@ def split_dataset(
     """Write ``train.jsonl`` and ``eval.jsonl`` under ``out_dir``; the same rows every call."""
     rows = read_rows(source)
     check_rows(rows, dataset_format, source)
-    if len(rows) < 5:
-        raise DatasetError(f"Dataset {source} has {len(rows)} rows; a search needs at least 5 (better hundreds).")
+    if len(rows) < 2:
+        raise DatasetError(f"Dataset {source} has {len(rows)} row(s); a search needs at least 2 (better hundreds).")
     order = list(range(len(rows)))
     random.Random(split_seed).shuffle(order)
     held_out = set(order[: eval_row_count(len(rows), eval_size)])
@@ -283,6 +284,16 @@ def split_dataset(
 def generation_prompt_entries(prompts: Sequence[SamplePrompt]) -> list[dict[str, Any]]:
     """``[{prompt_index, prompt, seed}]``: the input of ``llm_generate.py``."""
     return [{"prompt_index": i, "prompt": p.text, "seed": int(p.seed)} for i, p in enumerate(prompts)]
+
+
+def copy_script(script: Path, run_dir: Path) -> Path:
+    """Copy a trainer-venv script into ``<run_dir>/scripts/``: the run folder then holds the
+    exact code it ran, and no Bracket module sits next to it to shadow a trainer package."""
+    folder = Path(run_dir) / "scripts"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / script.name
+    shutil.copyfile(script, target)
+    return target
 
 
 # -- the shared adapter ------------------------------------------------------------------------------
@@ -307,7 +318,7 @@ class LLMTrainer(Trainer):
 
     @property
     def dataset_format(self) -> str:
-        return self.field("dataset_format", "alpaca")
+        return self.field("data_format", "alpaca")
 
     @property
     def sequence_len(self) -> int:
@@ -354,7 +365,7 @@ class LLMTrainer(Trainer):
         sample_dir = launch.sample_dir or launch.output_dir / "sample"
         adapter = launch.output_dir / self.adapter_subdir if self.adapter_subdir else launch.output_dir
         cmd = [
-            self.python, str(GENERATE_SCRIPT),
+            self.python, str(copy_script(GENERATE_SCRIPT, run_dir)),
             "--base-model", self.generation_base_model(),
             "--adapter", str(adapter),
             "--prompts", str(prompts_file),
@@ -368,7 +379,14 @@ class LLMTrainer(Trainer):
         )]
 
     def preflight_problems(self) -> list[str]:
+        problems = []
         python = Path(os.path.expanduser(self.python))
         if not python.is_file():
-            return [f"Trainer python {python} does not exist; install the trainer's virtualenv or set the field."]
-        return []
+            problems.append(f"Trainer python {python} does not exist; install the trainer's virtualenv "
+                            "or set the field.")
+        try:
+            source = self.dataset_source(None)
+            check_rows(read_rows(source), self.dataset_format, source)
+        except DatasetError as error:
+            problems.append(str(error))
+        return problems

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
+from bracket.trainer.base import NamedConfig
 
 ADAM_FAMILY = ("AdamW8bit", "AdamW")
 #: Prodigy is not built into musubi-tuner; it is loaded by dotted path (pip install prodigyopt)
@@ -142,4 +143,32 @@ def network_flags(module: str, knobs: Mapping[str, Any]) -> list[str]:
         "--network_module", module,
         "--network_dim", str(int(knobs["network_dim"])),
         "--network_alpha", str(int(knobs["network_alpha"])),
+    ]
+
+
+AI_TOOLKIT = "ostris/ai-toolkit config/examples"
+
+
+def community_lora_configs(sampling: Mapping[str, Any], *, example: str) -> list[NamedConfig]:
+    """Three well-known LoRA starting points, on the architecture's preferred ``sampling``.
+
+    ``example`` names the ai-toolkit example file of this (or the closest) architecture.
+    """
+    return [
+        # ai-toolkit's default LoRA recipe: AdamW8bit at 1e-4, alpha equal to the rank.
+        NamedConfig("ai-toolkit-adamw8bit", {
+            "optimizer_type": "AdamW8bit", "learning_rate": 1e-4, "lr_scheduler": "constant",
+            "network_dim": 16, "network_alpha": 16, **sampling,
+        }, source=f"{AI_TOOLKIT}/{example} (AdamW8bit, lr 1e-4, rank 16 = alpha)"),
+        # Prodigy at lr 1.0 with weight decay 0.01 and a constant schedule (ai-toolkit's Z-Image
+        # examples); safeguard_warmup/use_bias_correction as the Prodigy README advises.
+        NamedConfig("prodigy", {
+            "optimizer_type": PRODIGY, "prodigy_d_coef": 1.0, "lr_scheduler": "constant",
+            "network_dim": 32, "network_alpha": 32, **sampling,
+        }, source=f"{AI_TOOLKIT}/train_lora_zimage_base_32gb.yaml (Prodigy lr 1.0); konstmish/prodigy README"),
+        # musubi's Style-Friendly log-SNR timestep sampler on the docs' optimizer settings.
+        NamedConfig("logsnr", {
+            "optimizer_type": "AdamW8bit", "learning_rate": 1e-4, "lr_scheduler": "constant_with_warmup",
+            "lr_warmup_steps": 10, "network_dim": 32, "network_alpha": 1, "timestep_sampling": "logsnr",
+        }, source="kohya-ss/musubi-tuner docs/advanced_config.md, Style-Friendly SNR sampler (logsnr)"),
     ]

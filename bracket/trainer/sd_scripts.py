@@ -159,6 +159,8 @@ class SdScriptsTrainer(Trainer):
     network_alphas: ClassVar[tuple[int, ...]] = (1, 4, 8, 16, 32)
     prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "l", "n")
     default_resolution: ClassVar[int] = 1024
+    #: the least GPU memory this trainer runs in with every memory flag (``bracket doctor``)
+    min_vram_gb: ClassVar[int] = 12
 
     # -- what a family module overrides ---------------------------------------------------
     def family_knobs(self) -> dict[str, Knob]:
@@ -369,6 +371,7 @@ class SdScriptsFullTrainer(SdScriptsTrainer):
 
     is_lora = False
     loss_tags = FULL_LOSS_TAGS
+    min_vram_gb = 24
     optimizers = ("Adafactor", "AdamW8bit")
 
     def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:

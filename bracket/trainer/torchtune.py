@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -80,9 +81,18 @@ FIELDS = (
 )
 
 
+def _float_text(value: float) -> str:
+    """A float that every YAML 1.1 reader takes as a float (``1.0e-05``, never ``1e-05``)."""
+    text = repr(float(value))
+    mantissa, e, exponent = text.partition("e")
+    if e and "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + e + exponent
+
+
 def _word(key: str, value: Any) -> str:
     """One ``key=value`` override; torchtune rejects values containing ``=``."""
-    text = value if isinstance(value, str) else repr(value) if isinstance(value, float) else str(value)
+    text = value if isinstance(value, str) else _float_text(value) if isinstance(value, float) else str(value)
     if "=" in text:
         raise TorchtuneError(f"torchtune override {key}: value {text!r} contains '='; rename the path.")
     return f"{key}={text}"
@@ -98,6 +108,20 @@ def epochs_and_cap(steps: int, train_rows: int, batch_size: int, accumulation: i
         )
     epochs = math.ceil(steps / per_epoch)
     return epochs, math.ceil(steps / epochs)
+
+
+def ensure_one_step_per_epoch(split: llm.DatasetSplit, batch_size: int, accumulation: int) -> llm.DatasetSplit:
+    """Repeat the training rows of a tiny split until one epoch holds an optimizer step.
+
+    torchtune drops the last partial batch and counts steps per epoch, so a split smaller
+    than one effective batch would train nothing; repeating it is what more epochs would do.
+    """
+    needed = batch_size * accumulation
+    if split.train_rows >= needed:
+        return split
+    repeat = math.ceil(needed / split.train_rows)
+    split.train.write_text(split.train.read_text(encoding="utf-8") * repeat, encoding="utf-8")
+    return replace(split, train_rows=split.train_rows * repeat)
 
 
 class TorchtuneLoraTrainer(llm.LLMTrainer):
@@ -216,7 +240,8 @@ class TorchtuneLoraTrainer(llm.LLMTrainer):
         run_dir = Path(run_dir)
         knobs = config.to_dict()
         shape = llm.run_shape(knobs, max_steps)
-        split = self.split(run_dir, dataset_toml)
+        split = ensure_one_step_per_epoch(self.split(run_dir, dataset_toml), shape.micro_batch_size,
+                                          shape.gradient_accumulation_steps)
         output_dir, logging_dir = run_dir / "output", run_dir / "logs" / "tb"
         words, total = self.build_overrides(knobs=knobs, split=split, shape=shape, output_dir=output_dir,
                                             logging_dir=logging_dir, seed=seed)

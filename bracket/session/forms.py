@@ -1,0 +1,103 @@
+"""Turning what a person typed into a form into :class:`SearchSettings`.
+
+The UI's Setup tab hands over raw values (numbers that may be floats or None, text boxes
+that may be blank); this module converts them with messages that say what to fix, and
+the settings' own ``validate`` does the rest. Gradio-free, so the CLI and tests can use it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from bracket.judge.combine import DEFAULT_WEIGHTS, validate_weights
+from bracket.session.config import SearchSettings, SettingsError
+
+#: bound used for a side of the learning-rate range that the person left blank
+_OPEN_LOW, _OPEN_HIGH = 0.0, 1e9
+
+
+def _whole(name: str, value: Any, *, optional: bool = False) -> int | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if optional:
+            return None
+        raise SettingsError(f"{name} is empty; enter a whole number.")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name} must be a whole number, got {value!r}.") from None
+    if not math.isfinite(number) or number != int(number):
+        raise SettingsError(f"{name} must be a whole number, got {value!r}.")
+    return int(number)
+
+
+def _number(name: str, value: Any) -> float | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name} must be a number such as 1e-4, got {value!r}.") from None
+    if not math.isfinite(number) or number <= 0:
+        raise SettingsError(f"{name} must be a positive number, got {value!r}.")
+    return number
+
+
+def parse_bounds(lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "") -> dict[str, Any]:
+    """Search-space bounds: ``learning_rate`` (low, high) and ``batch_size`` choices."""
+    bounds: dict[str, Any] = {}
+    low, high = _number("LR min", lr_min), _number("LR max", lr_max)
+    if low is not None and high is not None and low > high:
+        raise SettingsError(f"LR min {low:g} is above LR max {high:g}; swap them.")
+    if low is not None or high is not None:
+        bounds["learning_rate"] = (low if low is not None else _OPEN_LOW, high if high is not None else _OPEN_HIGH)
+    text = (batch_sizes or "").replace(" ", "")
+    if text:
+        try:
+            sizes = [int(part) for part in text.split(",") if part]
+        except ValueError:
+            raise SettingsError(f"Batch sizes {batch_sizes!r} must be whole numbers separated by commas, "
+                                "e.g. 1,2,4.") from None
+        if not sizes or any(s <= 0 for s in sizes):
+            raise SettingsError(f"Batch sizes {batch_sizes!r} must be positive whole numbers.")
+        bounds["batch_size"] = sorted(set(sizes))
+    return bounds
+
+
+def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = "", sample_every: Any = None,
+                       algorithm: str = "tpe", lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
+                       weights: Mapping[str, Any] | None = None, vlm_base_url: str = "", vlm_model: str = "",
+                       vlm_api_key: str = "", timeout_s: Any = None) -> SearchSettings:
+    """Validated settings from form values; raises ``SettingsError`` (a ``BracketError``)."""
+    every = _whole("Sample every N steps", sample_every, optional=True)
+    weight_values = validate_weights(dict(weights if weights is not None else DEFAULT_WEIGHTS))
+    vlm: dict[str, Any] = {}
+    if (vlm_base_url or "").strip():
+        if not (vlm_model or "").strip():
+            raise SettingsError("A VLM judge needs a model name as well as the base URL; fill in the model.")
+        vlm = {"base_url": vlm_base_url.strip(), "model": vlm_model.strip()}
+        if (vlm_api_key or "").strip():
+            vlm["api_key"] = vlm_api_key.strip()
+    settings = SearchSettings(
+        budget=_whole("Budget", budget) or 0, steps=_whole("Steps per trial", steps) or 0,
+        seeds=_whole("Seeds per config", seeds) or 0, sample_prompts=prompts or "",
+        sample_every_n_steps=every if every else None, algorithm=algorithm or "tpe",
+        bounds=parse_bounds(lr_min, lr_max, batch_sizes), weights=weight_values,
+        timeout_s=_number("Trial timeout", timeout_s), vlm=vlm,
+    )
+    settings.validate()
+    return settings
+
+
+def plan_text(budget: Any, seeds: Any) -> str:
+    """``"= 4 configs × 2 seeds"`` for the budget box, or what is wrong with the numbers."""
+    try:
+        settings = SearchSettings(budget=_whole("Budget", budget) or 0, seeds=_whole("Seeds per config", seeds) or 0)
+        if settings.budget <= 0 or settings.seeds <= 0:
+            return "Budget and seeds must be at least 1."
+        if settings.budget < settings.seeds:
+            return f"Budget {settings.budget} is smaller than {settings.seeds} seeds: raise the budget."
+    except SettingsError as error:
+        return str(error)
+    return "= " + settings.plan().split(" = ", 1)[1]

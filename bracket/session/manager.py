@@ -1,0 +1,332 @@
+"""The app's one-search-at-a-time holder of the current session (Gradio-free).
+
+A Gradio app serves every browser tab from one process, so the session must live at module
+level, not in per-tab state: :class:`SessionManager` is that object. It
+
+* lists the past sessions in the runs folder (``session.json`` + the store's status);
+* starts a new search, opens a past one to look at, resumes it, stops and pauses it —
+  refusing a second search while one runs;
+* hands out snapshots, cached for a moment so that many tabs polling at once cost one read;
+* builds the Compare grid (:mod:`bracket.session.grid`) from paths and cached thumbnails;
+* picks what to score next (unrated runs; informative pairs from the human judge);
+* records ratings and pairwise choices;
+* gathers the Results tab's data (:mod:`bracket.session.results`).
+
+Every error a person can cause is a ``BracketError`` whose message says what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bracket import settings as app_settings
+from bracket.errors import BracketError
+from bracket.session import results
+from bracket.session.config import SearchSettings
+from bracket.session.create import SESSION_FILE
+from bracket.session.grid import GridData, build_grid
+from bracket.session.runner import read_log_tail
+from bracket.session.session import Session
+from bracket.session.snapshot import SessionSnapshot
+from bracket.session.store import RUN_SPENT
+from bracket.session.thumbs import ThumbnailCache
+
+SCORABLE = ("done",)
+
+
+class NoSessionError(BracketError):
+    """An action that needs a session when none is open."""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One past session in the runs folder."""
+
+    name: str
+    folder: Path
+    preset_id: str
+    status: str
+    created_at: float
+    runs_spent: int = 0
+    total_runs: int = 0
+
+    @property
+    def label(self) -> str:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.created_at)) if self.created_at else "?"
+        return f"{self.name} · {self.preset_id} · {self.status} · {self.runs_spent}/{self.total_runs} runs · {when}"
+
+
+class SessionManager:
+    """Holds the current session of an app; safe to call from many handler threads."""
+
+    def __init__(self, runs_dir: Path | None = None, *, storage_url: str | None = None,
+                 snapshot_ttl: float = 0.5) -> None:
+        self.runs_dir = Path(runs_dir) if runs_dir else app_settings.get_settings().runs_dir
+        self.storage_url = storage_url
+        self.snapshot_ttl = snapshot_ttl
+        self._lock = threading.RLock()
+        self._session: Session | None = None
+        self._thumbs: ThumbnailCache | None = None
+        self._snapshot: tuple[float, SessionSnapshot] | None = None
+        self._loss_cache: dict[int, list[tuple[int, float]]] = {}
+
+    # -- the current session ----------------------------------------------------------
+    @property
+    def session(self) -> Session | None:
+        return self._session
+
+    def require(self) -> Session:
+        session = self._session
+        if session is None:
+            raise NoSessionError("No search is open: start one in the Setup tab or open a past session there.")
+        return session
+
+    @property
+    def running(self) -> bool:
+        return bool(self._session and self._session.running)
+
+    def _adopt(self, session: Session) -> Session:
+        old = self._session
+        self._session, self._snapshot, self._loss_cache = session, None, {}
+        self._thumbs = ThumbnailCache(session.folder)
+        if old is not None and old is not session:
+            old.store.close()
+        return session
+
+    def _refuse_if_running(self, action: str) -> None:
+        if self.running:
+            raise BracketError(f"Search {self._session.name} is running; stop it in the Search tab before you "
+                               f"{action}. One search runs at a time.")
+
+    # -- listing, starting, resuming -------------------------------------------------
+    def list_sessions(self) -> list[SessionInfo]:
+        """Sessions in the runs folder, newest first (unreadable ones say why in their status)."""
+        if not self.runs_dir.is_dir():
+            return []
+        found: list[SessionInfo] = []
+        for path in sorted(self.runs_dir.glob(f"*/{SESSION_FILE}")):
+            folder = path.parent
+            try:
+                info = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            name, preset_id = str(info.get("name", folder.name)), str(info.get("preset_id", "?"))
+            created = float(info.get("created_at") or 0.0)
+            current = self._session
+            if current is not None and current.folder.resolve() == folder.resolve():
+                snap = self.snapshot()
+                found.append(SessionInfo(name, folder, preset_id, snap.status, created, snap.runs_spent,
+                                         snap.total_runs))
+                continue
+            try:
+                session = Session.open(folder, storage_url=self.storage_url, validate=False)
+            except BracketError as error:
+                found.append(SessionInfo(name, folder, preset_id, f"unreadable ({error})", created))
+                continue
+            try:
+                row = session.store.get_session(session.name) or {}
+                spent = session.spent_runs()
+                found.append(SessionInfo(name, folder, preset_id, str(row.get("status", "?")), created, spent,
+                                         session.total_runs()))
+            finally:
+                session.store.close()
+        return sorted(found, key=lambda s: s.created_at, reverse=True)
+
+    def start_new(self, preset_id: str, fields: dict[str, str], settings: SearchSettings,
+                  name: str | None = None) -> Session:
+        """Validate, create and start a new search (nothing is created when a check fails)."""
+        with self._lock:
+            self._refuse_if_running("start another")
+            session = Session.create(preset_id, fields, settings, out_dir=self.runs_dir, name=name or None,
+                                     storage_url=self.storage_url)
+            self._adopt(session)
+            session.start()
+            return session
+
+    def open(self, folder: Path | str) -> Session:
+        """Open a past session to look at it (Compare, Results) without running it."""
+        with self._lock:
+            folder = self._session_folder(folder)
+            current = self._session
+            if current is not None and current.folder.resolve() == folder.resolve():
+                return current
+            self._refuse_if_running("open another session")
+            return self._adopt(Session.open(folder, storage_url=self.storage_url, validate=False))
+
+    def resume(self, folder: Path | str | None = None) -> Session:
+        """Resume ``folder`` (or the open session) where it stopped."""
+        with self._lock:
+            if folder is None:
+                session = self.require()
+            else:
+                session = self.open(folder)
+            if session.running:
+                raise BracketError(f"Search {session.name} is already running.")
+            fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True)
+            self._adopt(fresh)
+            fresh.start()
+            return fresh
+
+    def _session_folder(self, folder: Path | str) -> Path:
+        path = Path(folder)
+        if not path.is_absolute():
+            path = self.runs_dir / path
+        if not (path / SESSION_FILE).is_file():
+            raise BracketError(f"{path} is not a Bracket session folder; pick one from the list of past sessions.")
+        return path
+
+    def stop(self, *, now: bool = True) -> None:
+        session = self.require()
+        if not session.running:
+            raise BracketError("The search is not running; there is nothing to stop.")
+        session.stop(now=now)
+        self._snapshot = None
+
+    def pause(self) -> None:
+        session = self.require()
+        if not session.running:
+            raise BracketError("The search is not running; there is nothing to pause.")
+        session.pause()
+        self._snapshot = None
+
+    def unpause(self) -> None:
+        self.require().unpause()
+        self._snapshot = None
+
+    # -- reading -------------------------------------------------------------------------
+    def snapshot(self) -> SessionSnapshot | None:
+        """The current session's snapshot, at most ``snapshot_ttl`` seconds old."""
+        session = self._session
+        if session is None:
+            return None
+        with self._lock:
+            cached = self._snapshot
+            if cached is not None and cached[1].name == session.name and time.monotonic() - cached[0] < self.snapshot_ttl:
+                return cached[1]
+            snap = session.snapshot()
+            self._snapshot = (time.monotonic(), snap)
+            return snap
+
+    def log_tail(self, lines: int = 40) -> list[str]:
+        snap = self.snapshot()
+        if snap is None or not snap.current or not snap.current.get("log_path"):
+            return []
+        return read_log_tail(Path(snap.current["log_path"]), lines)
+
+    def loss_series(self, run_ids: list[int] | None = None) -> dict[int, list[tuple[int, float]]]:
+        """Loss series of finished runs (read once, then cached) and of the run in progress."""
+        session, snap = self.require(), self.snapshot()
+        wanted = [r for r in snap.runs if r["kind"] != "setup" and (run_ids is None or r["id"] in run_ids)]
+        series: dict[int, list[tuple[int, float]]] = {}
+        live = snap.current or {}
+        for run in wanted:
+            if live.get("run_id") == run["id"]:
+                series[run["id"]] = [tuple(p) for p in live.get("loss") or []]
+            elif run["status"] in RUN_SPENT or run["status"] == "interrupted":
+                if run["id"] not in self._loss_cache:
+                    record = session.store.get_run(run["id"]) or {}
+                    self._loss_cache[run["id"]] = [tuple(p) for p in record.get("loss") or []]
+                series[run["id"]] = self._loss_cache[run["id"]]
+        return series
+
+    def estimate_seconds(self, total_runs: int) -> tuple[float, int] | None:
+        """(median finished-run duration × ``total_runs``, runs it is based on), once one has run."""
+        snap = self.snapshot()
+        if snap is None:
+            return None
+        durations = [r["duration_s"] for r in snap.runs if r["status"] == "done" and r["duration_s"]]
+        if not durations:
+            return None
+        return statistics.median(durations) * total_runs, len(durations)
+
+    # -- compare and score ---------------------------------------------------------------
+    def compare_grid(self, run_ids: list[int], step: int | None = None) -> GridData:
+        """Rows = prompts, columns = ``run_ids`` (in order), cells = samples at ``step``."""
+        session, snap = self.require(), self.snapshot()
+        by_id = {r["id"]: r for r in snap.runs}
+        unknown = [i for i in run_ids if i not in by_id]
+        if unknown:
+            raise BracketError(f"Run(s) {unknown} are not part of session {session.name}; pick runs from the list.")
+        control = session.parts.fields.get("sample_control_image", "")
+        return build_grid([by_id[i] for i in run_ids], session.settings.prompts(), thumbs=self._thumbs,
+                          runs_dir=self.runs_dir, step=step, sample_kind=snap.sample_kind, control_image=control)
+
+    def scorable_runs(self) -> list[dict[str, Any]]:
+        snap = self.snapshot()
+        return [] if snap is None else [r for r in snap.runs if r["status"] in SCORABLE and r["kind"] != "setup"]
+
+    def next_unrated(self, k: int = 4) -> list[int]:
+        """Up to ``k`` finished runs nobody rated yet, best automatic score first (at least 2 when possible)."""
+        session = self.require()
+        rated = {r["run_id"] for r in session.store.ratings(session.name)}
+        runs = sorted(self.scorable_runs(), key=lambda r: (r["score"] is None, r["score"] or 0.0, r["id"]))
+        chosen = [r["id"] for r in runs if r["id"] not in rated][:k]
+        for run in runs:
+            if len(chosen) >= min(2, k):
+                break
+            if run["id"] not in chosen:
+                chosen.append(run["id"])
+        return chosen
+
+    def next_pairs(self, k: int = 1) -> list[tuple[int, int]]:
+        """Informative pairs for a blind comparison (the human judge's ``next_pairs``)."""
+        from bracket.judge.human import next_pairs
+
+        session = self.require()
+        runs = self.scorable_runs()
+        scores = {r["id"]: r["score"] for r in runs}
+        return next_pairs([r["id"] for r in runs], scores, session.store.comparisons(session.name), k)
+
+    def rate(self, run_id: int, value: float, prompt_index: int | None = None) -> None:
+        self.require().add_rating(int(run_id), value, prompt_index)
+        self._snapshot = None
+
+    def compare(self, left_run_id: int, right_run_id: int, winner: str) -> None:
+        self.require().add_comparison(int(left_run_id), int(right_run_id), winner)
+        self._snapshot = None
+
+    def ratings(self) -> list[dict[str, Any]]:
+        session = self.require()
+        return session.store.ratings(session.name)
+
+    def comparisons(self) -> list[dict[str, Any]]:
+        session = self.require()
+        return session.store.comparisons(session.name)
+
+    # -- results ------------------------------------------------------------------------
+    def leaderboard(self) -> tuple[list[results.LeaderboardRow], str]:
+        snap = self.snapshot()
+        if snap is None:
+            return [], "No search is open."
+        rows, report = results.leaderboard(snap, self.ratings(), self.comparisons())
+        return rows, results.winner_verdict(report)
+
+    def export_winner(self) -> results.WinnerExport | None:
+        session, snap = self.require(), self.snapshot()
+        rows, _ = self.leaderboard()
+        return results.export_winner(session, snap, rows)
+
+    def param_importance(self) -> tuple[dict[str, float], str]:
+        return results.param_importance(self.require())
+
+    def score_history(self) -> list[dict[str, Any]]:
+        snap = self.snapshot()
+        return [] if snap is None else results.score_history(snap)
+
+    def report_markdown(self) -> str | None:
+        return results.report_markdown(self.require())
+
+    def dashboard_command(self) -> str:
+        return results.dashboard_command(self.require())
+
+    def close(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                self._session.close()
+                self._session = None

@@ -1,0 +1,195 @@
+"""What the Results tab shows, as plain data: leaderboard, winner export, importance, history.
+
+* :func:`leaderboard` — one row per config: mean combined score over its seeds with a
+  confidence interval (:mod:`bracket.stats`), seeds, human ratings and comparisons counted;
+* :func:`export_winner` — the best config as a ready-to-run trainer command (the winner
+  run's ``command.json`` when the session wrote one, else the adapter's ``prepare_run``
+  re-created in ``<session>/export/``, so every file the command names exists) and as
+  JSON/TOML files beside it;
+* :func:`param_importance` — Optuna's fANOVA importances of the session's study;
+* :func:`score_history` — combined score per config in trial order, and the best so far;
+* :func:`report_markdown` — the markdown report when ``bracket.report`` provides one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import tomli_w
+
+from bracket.stats import ConfigScores, StatsReport, summarise, verdict
+from bracket.session.store import redact_url
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.session import Session
+    from bracket.session.snapshot import SessionSnapshot
+
+EXPORT_FOLDER = "export"
+
+
+@dataclass
+class LeaderboardRow:
+    rank: int | None
+    config_id: int
+    config_name: str
+    kind: str
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    seeds: int
+    ratings: int
+    comparisons: int
+    params: dict[str, Any]
+    run_ids: list[int]
+
+
+def leaderboard(snapshot: "SessionSnapshot", ratings: Sequence[Mapping[str, Any]] = (),
+                comparisons: Sequence[Mapping[str, Any]] = ()) -> tuple[list[LeaderboardRow], StatsReport]:
+    """Rows best first (lower score is better), then the configs without a score."""
+    per_config: dict[int, list[dict[str, Any]]] = {}
+    for run in snapshot.runs:
+        if run.get("config_id") is not None and run.get("kind") != "setup":
+            per_config.setdefault(run["config_id"], []).append(run)
+    configs = {c["id"]: c for c in snapshot.configs}
+    items = []
+    for config_id, runs in per_config.items():
+        config = configs.get(config_id, {})
+        items.append(ConfigScores(config_id, str(config.get("name") or runs[0].get("config_name", "")),
+                                  str(config.get("kind") or runs[0].get("kind", "")), [r.get("score") for r in runs]))
+    report = summarise(items)
+    rating_count: dict[int, int] = {}
+    for rating in ratings:
+        rating_count[rating["run_id"]] = rating_count.get(rating["run_id"], 0) + 1
+    comparison_count: dict[int, int] = {}
+    for comparison in comparisons:
+        for key in ("left_run_id", "right_run_id"):
+            comparison_count[comparison[key]] = comparison_count.get(comparison[key], 0) + 1
+    rows = []
+    rank = 0
+    for summary in report.summaries:
+        runs = per_config.get(summary.config_id, [])
+        ids = [r["id"] for r in runs]
+        rank += 1 if summary.n else 0
+        rows.append(LeaderboardRow(
+            rank if summary.n else None, summary.config_id, summary.name, summary.kind, summary.mean,
+            summary.ci_low, summary.ci_high, summary.n, sum(rating_count.get(i, 0) for i in ids),
+            sum(comparison_count.get(i, 0) for i in ids), dict(runs[0].get("params") or {}) if runs else {}, ids))
+    return rows, report
+
+
+def winner_verdict(report: StatsReport) -> str:
+    return verdict(report)
+
+
+@dataclass
+class WinnerExport:
+    config_name: str
+    run_id: int
+    command: list[str]
+    command_text: str
+    json_path: Path
+    toml_path: Path
+
+
+def _best_run(snapshot: "SessionSnapshot", config_id: int) -> dict[str, Any] | None:
+    runs = [r for r in snapshot.runs if r.get("config_id") == config_id and r.get("score") is not None]
+    return min(runs, key=lambda r: r["score"]) if runs else None
+
+
+def export_winner(session: "Session", snapshot: "SessionSnapshot", rows: Sequence[LeaderboardRow]
+                  ) -> WinnerExport | None:
+    """The best-ranked config's command and its JSON/TOML files (None when nothing is ranked)."""
+    best = next((row for row in rows if row.rank == 1), None)
+    run = _best_run(snapshot, best.config_id) if best else None
+    if best is None or run is None:
+        return None
+    folder = session.folder / EXPORT_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = Path(run.get("run_dir") or "") / "command.json"
+    command: list[str] = []
+    if run.get("run_dir") and saved.is_file():
+        data = json.loads(saved.read_text(encoding="utf-8"))
+        command = [str(a) for a in (data.get("cmd") if isinstance(data, dict) else data) or []]
+    if not command:
+        trainer = session.trainer
+        spec = trainer.prepare_run(
+            run_dir=folder / f"{best.config_name}-s{run.get('seed')}",
+            config=trainer.config_from_dict(run["params"]), dataset_toml=Path(session.parts.fields.get("dataset", "")),
+            max_steps=session.settings.steps, seed=int(run.get("seed") or session.settings.base_seed),
+            sample_prompts=session.settings.prompts() or None,
+            sample_every_n_steps=session.settings.sample_every_n_steps)
+        command = [str(a) for a in spec.cmd]
+    document = {
+        "session": session.name, "preset_id": session.parts.preset.id, "config_name": best.config_name,
+        "kind": best.kind, "run_id": run["id"], "seed": run.get("seed"), "steps": session.settings.steps,
+        "mean_score": best.mean, "params": _plain(run["params"]), "command": command,
+    }
+    json_path, toml_path = folder / "winner.json", folder / "winner.toml"
+    json_path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    toml_path.write_text(tomli_w.dumps({k: v for k, v in document.items() if v is not None}), encoding="utf-8")
+    return WinnerExport(best.config_name, run["id"], command, shlex.join(command), json_path, toml_path)
+
+
+def _plain(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if v is not None and not (isinstance(v, float) and not math.isfinite(v))}
+
+
+def param_importance(session: "Session") -> tuple[dict[str, float], str]:
+    """(importance per searched parameter, message) from the session's Optuna study."""
+    import optuna
+
+    try:
+        study = session.store.study(session.name)
+        complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+        if len(complete) < 2:
+            return {}, "Parameter importance needs at least 2 finished configs."
+        return dict(optuna.importance.get_param_importances(study)), ""
+    except (RuntimeError, ValueError) as error:
+        return {}, f"Parameter importance is not available yet ({error})."
+
+
+def score_history(snapshot: "SessionSnapshot") -> list[dict[str, Any]]:
+    """Per scored config in trial order: its mean score and the best mean so far."""
+    values: dict[int, list[float]] = {}
+    for run in snapshot.runs:
+        if run.get("config_id") is not None and run.get("score") is not None:
+            values.setdefault(run["config_id"], []).append(float(run["score"]))
+    history, best = [], math.inf
+    for config in snapshot.configs:
+        scores = values.get(config["id"])
+        if not scores:
+            continue
+        mean = sum(scores) / len(scores)
+        best = min(best, mean)
+        history.append({"trial": config.get("trial_number"), "config": config.get("name"), "kind": config.get("kind"),
+                        "score": mean, "best": best})
+    return history
+
+
+def report_markdown(session: "Session") -> str | None:
+    """The session report from ``bracket.report`` when that module exists and offers one."""
+    try:
+        report = importlib.import_module("bracket.report")
+    except ImportError:
+        return None
+    for name in ("report_markdown", "markdown_report", "render_markdown", "build_report"):
+        function = getattr(report, name, None)
+        if callable(function):
+            try:
+                result = function(session)
+            except TypeError:  # a signature this version does not know
+                continue
+            return result if isinstance(result, str) else getattr(result, "markdown", str(result))
+    return None
+
+
+def dashboard_command(session: "Session") -> str:
+    """The shell command that opens this session's study in optuna-dashboard."""
+    return shlex.join(["optuna-dashboard", redact_url(session.store.url)])

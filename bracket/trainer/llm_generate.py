@@ -1,0 +1,131 @@
+"""Post-run generation for LLM trials: base model + the run's LoRA adapter, fixed prompts, fixed seeds.
+
+Run in the *trainer's* virtualenv (it needs torch, transformers and peft; it never imports
+``bracket``), after a trial finished::
+
+    python llm_generate.py --base-model M --adapter OUTPUT_DIR --prompts prompts.json \
+        --output OUTPUT_DIR/sample/generations.json --format alpaca --max-new-tokens 200
+
+``--prompts`` is a JSON list of ``{"prompt_index": int, "prompt": str, "seed": int}``.
+The output (what the Compare view shows side by side) is a JSON list, one entry per prompt
+in prompt order::
+
+    [{"prompt_index": 0, "prompt": "...", "seed": 1000, "completion": "..."}, ...]
+
+Every run of a session generates the same prompts with the same seeds, so completions of
+two trials differ only because their adapters differ. ``--adapter`` may be a folder with
+``adapter_config.json`` or a folder whose subfolders hold one (torchtune's ``epoch_N``):
+the highest-numbered such subfolder is used. The prompt is wrapped the way the training
+data were formatted (``--format``): the alpaca template, the tokenizer's chat template, or
+raw text for completion data. The Unsloth driver formats training rows with the same
+:func:`format_prompt`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+#: our alpaca-style layout (instruction, optional input, response); training and generation share it
+ALPACA_WITH_INPUT = "### Instruction:\n{instruction}\n\n### Input:\n{input}\n\n### Response:\n"
+ALPACA_NO_INPUT = "### Instruction:\n{instruction}\n\n### Response:\n"
+SAMPLING = {"do_sample": True, "temperature": 0.7, "top_p": 0.9}
+
+
+def alpaca_prompt(instruction: str, input_text: str = "") -> str:
+    """The alpaca-format prompt (everything before the response)."""
+    if input_text:
+        return ALPACA_WITH_INPUT.format(instruction=instruction, input=input_text)
+    return ALPACA_NO_INPUT.format(instruction=instruction)
+
+
+def format_prompt(text: str, dataset_format: str, tokenizer: Any) -> str:
+    """The generation prompt for ``text`` in the layout the adapter was trained on."""
+    if dataset_format == "alpaca":
+        return alpaca_prompt(text)
+    if dataset_format in ("chat", "sharegpt"):
+        return tokenizer.apply_chat_template(
+            [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+        )
+    return text
+
+
+def find_adapter_dir(path: Path) -> Path:
+    """``path`` if it holds ``adapter_config.json``, else its last numbered subfolder that does."""
+    if (path / "adapter_config.json").is_file():
+        return path
+    candidates = [p.parent for p in path.glob("*/adapter_config.json")]
+    if not candidates:
+        raise FileNotFoundError(f"No LoRA adapter (adapter_config.json) in {path} or its subfolders.")
+
+    def number(folder: Path) -> int:
+        found = re.findall(r"\d+", folder.name)
+        return int(found[-1]) if found else -1
+
+    return max(candidates, key=lambda p: (number(p), p.name))
+
+
+def read_prompts(path: Path) -> list[dict[str, Any]]:
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(entries, list):
+        raise ValueError(f"{path} must hold a JSON list of prompts.")
+    return [{"prompt_index": int(e["prompt_index"]), "prompt": str(e["prompt"]), "seed": int(e["seed"])}
+            for e in entries]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Generate completions with a base model plus a LoRA adapter.")
+    parser.add_argument("--base-model", required=True, help="hub id or local folder of the base model")
+    parser.add_argument("--adapter", required=True, type=Path, help="folder of the trained adapter")
+    parser.add_argument("--prompts", required=True, type=Path, help="JSON list of {prompt_index, prompt, seed}")
+    parser.add_argument("--output", required=True, type=Path, help="where generations.json is written")
+    parser.add_argument("--format", default="alpaca", choices=("alpaca", "chat", "sharegpt", "completion"))
+    parser.add_argument("--max-new-tokens", type=int, default=200)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    prompts = read_prompts(args.prompts)
+    adapter = find_adapter_dir(args.adapter)
+    # Run as a script, this folder is first on sys.path; keep Bracket's modules there
+    # (torchtune.py, unsloth.py, ...) from shadowing the trainer venv's packages.
+    here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
+
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    tokenizer = AutoTokenizer.from_pretrained(args.base_model)
+    model = AutoModelForCausalLM.from_pretrained(args.base_model, torch_dtype=dtype)
+    model = PeftModel.from_pretrained(model, str(adapter))
+    model.to(device)
+    model.eval()
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+    results = []
+    for entry in prompts:
+        text = format_prompt(entry["prompt"], args.format, tokenizer)
+        inputs = tokenizer(text, return_tensors="pt").to(device)
+        set_seed(entry["seed"])
+        with torch.no_grad():
+            output = model.generate(**inputs, max_new_tokens=args.max_new_tokens, pad_token_id=pad_id, **SAMPLING)
+        new_tokens = output[0][inputs["input_ids"].shape[1]:]
+        completion = tokenizer.decode(new_tokens, skip_special_tokens=True)
+        results.append({**entry, "completion": completion})
+        print(f"prompt {entry['prompt_index']}: {len(completion)} characters", flush=True)
+
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

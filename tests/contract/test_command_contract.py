@@ -1,0 +1,178 @@
+"""Every preset's commands against the real trainers' flag inventory (flags.json).
+
+One test per preset in ``bracket.registry.PRESETS`` — presets added later are covered
+automatically. For the baseline, every curated config and 50 configs sampled from the
+search space (seeded Optuna RandomSampler), the LaunchSpec is built with fake inputs and
+checked: the script is in the inventory, every flag exists for it, value-less flags carry no
+value, choice values are allowed, required flags are present, the ``accelerate launch``
+prefix is there, the per-run dataset TOML uses only allowed keys, and no absolute path
+points outside the given inputs and run folder. Presets whose script is not in flags.json
+(the CPU demo, LLM trainers) get the checks that do not need the inventory, then skip.
+"""
+
+from __future__ import annotations
+
+import logging
+import stat
+from pathlib import Path
+
+import optuna
+import pytest
+
+from bracket.errors import BracketError
+from bracket.registry import PRESETS
+from bracket.trainer.base import LaunchSpec
+from bracket.trainer.prompts import SamplePrompt
+from tests.contract.inventory import find_script, flag_problems, load_inventory, toml_problems
+
+SAMPLED_CONFIGS = 50
+PROMPTS = [SamplePrompt("a red fox in the snow", seed=11), SamplePrompt("a lighthouse at dusk", seed=12, width=768)]
+FLAGS, KEYS = load_inventory()
+
+
+def _image_folder(root: Path) -> Path:
+    from PIL import Image
+
+    folder = root / "images"
+    folder.mkdir(parents=True)
+    for n, colour in enumerate(("red", "blue")):
+        Image.new("RGB", (64, 64), colour).save(folder / f"img{n}.png")
+        (folder / f"img{n}.txt").write_text(f"a {colour} square", encoding="utf-8")
+    return folder
+
+
+def _jsonl_file(root: Path) -> Path:
+    path = root / "data.jsonl"
+    path.write_text(
+        '{"instruction": "Say hi", "input": "", "output": "hi", "text": "hi"}\n' * 4, encoding="utf-8"
+    )
+    return path
+
+
+def _fake_python(root: Path) -> Path:
+    path = root / "fake-venv" / "bin" / "python"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def _fake_values(preset, root: Path, dataset: Path) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for spec in preset.fields:
+        if "dataset" in spec.name:
+            values[spec.name] = str(dataset)
+        elif "python" in spec.name:
+            values[spec.name] = str(_fake_python(root))
+        elif spec.kind == "dir":
+            folder = root / "inputs" / spec.name
+            folder.mkdir(parents=True, exist_ok=True)
+            values[spec.name] = str(folder)
+        elif spec.kind in ("file", "path"):
+            path = root / "inputs" / f"{spec.name}.safetensors"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"fake")
+            values[spec.name] = str(path)
+        elif spec.kind == "choice" and spec.name == "vram_gb":
+            values[spec.name] = "24"
+        elif spec.required and not spec.resolved_default():
+            values[spec.name] = spec.choices[0] if spec.choices else ("1" if spec.kind in ("int", "float") else "x")
+    return values
+
+
+def _configs(trainer) -> list[tuple[str, dict]]:
+    space = trainer.declare_search_space()
+    configs = [("baseline", trainer.baseline_config().knobs)]
+    configs += [(f"curated:{c.name}", c.knobs) for c in trainer.curated_configs()]
+    optuna.logging.set_verbosity(logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1234))
+    for n in range(SAMPLED_CONFIGS):
+        configs.append((f"sampled:{n}", space.suggest(study.ask())))
+    return configs
+
+
+def _absolute_words(spec: LaunchSpec) -> list[str]:
+    words: list[str] = []
+    for word in spec.cmd:
+        for part in (word, word.split("=", 1)[-1]):
+            if part.startswith(("/", "\\")) or (len(part) > 2 and part[1] == ":" and part[2] in "/\\"):
+                words.append(part)
+    return words
+
+
+def _outside(words: list[str], roots: list[Path]) -> list[str]:
+    resolved = [r.resolve() for r in roots]
+    return [w for w in words if not any(Path(w).resolve().is_relative_to(r) for r in resolved)]
+
+
+def _check_common(spec: LaunchSpec, run_dir: Path, inputs_root: Path) -> list[str]:
+    problems = [f"absolute path outside inputs and run dir: {w}" for w in _outside(_absolute_words(spec), [inputs_root])]
+    if not Path(spec.output_dir).resolve().is_relative_to(run_dir.resolve()):
+        problems.append(f"output_dir {spec.output_dir} is not under the run dir")
+    if spec.logging_dir is not None and not Path(spec.logging_dir).resolve().is_relative_to(run_dir.resolve()):
+        problems.append(f"logging_dir {spec.logging_dir} is not under the run dir")
+    if not spec.loss_tags:
+        problems.append("no loss tags")
+    return problems
+
+
+def _check_inventory(spec: LaunchSpec, entry) -> list[str]:
+    problems = flag_problems(spec.cmd[entry.index + 1:], entry.spec)
+    prefix = spec.cmd[:entry.index]
+    if "accelerate.commands.launch" not in prefix and not ("accelerate" in prefix and "launch" in prefix):
+        problems.append("accelerate launch prefix missing")
+    if "--dataset_config" in spec.cmd:
+        toml = Path(spec.cmd[spec.cmd.index("--dataset_config") + 1])
+        problems += [f"dataset TOML: {p}" for p in toml_problems(toml, entry.repo, KEYS)]
+    return problems
+
+
+def _build(preset, root: Path):
+    """The trainer and dataset: an image folder first, a JSONL file for text trainers."""
+    errors = []
+    for make in (_image_folder, _jsonl_file):
+        attempt = root / make.__name__
+        attempt.mkdir()
+        dataset = make(attempt)
+        try:
+            trainer = preset.build_trainer(_fake_values(preset, attempt, dataset))
+            baseline = trainer.config_from_dict(trainer.baseline_config().knobs)
+            trainer.prepare_run(run_dir=attempt / "probe", config=baseline, dataset_toml=dataset,
+                                max_steps=10, seed=1)
+            return trainer, dataset, attempt
+        except BracketError as error:
+            errors.append(f"{make.__name__}: {error}")
+    pytest.fail(f"{preset.id}: no fake dataset works: {errors}")
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=[p.id for p in PRESETS])
+def test_command_contract(preset, tmp_path):
+    trainer, dataset, root = _build(preset, tmp_path)
+    failures: list[str] = []
+    inventory_script = None
+    for n, (name, knobs) in enumerate(_configs(trainer)):
+        run_dir = root / "runs" / f"r{n}"
+        config = trainer.config_from_dict(knobs)
+        spec = trainer.prepare_run(
+            run_dir=run_dir, config=config, dataset_toml=dataset, max_steps=100, seed=7,
+            sample_prompts=PROMPTS, sample_every_n_steps=50, save_every_n_steps=50 if n % 2 else None,
+        )
+        problems = _check_common(spec, run_dir, root)
+        entry = find_script(spec.cmd, FLAGS)
+        if entry is not None:
+            inventory_script = entry.key
+            problems += _check_inventory(spec, entry)
+            if n == 0:
+                for setup in trainer.session_setup_commands(dataset_toml=dataset, run_dir=root / "runs" / "setup"):
+                    setup_entry = find_script(setup.cmd, FLAGS)
+                    if setup_entry is None:
+                        problems.append(f"setup command script not in flags.json: {setup.cmd[:6]}")
+                    else:
+                        problems += [f"setup: {p}" for p in _check_inventory(setup, setup_entry)]
+        failures += [f"{name}: {p}" for p in problems]
+    assert not failures, f"{preset.id}:\n" + "\n".join(failures[:40])
+    if inventory_script is None:
+        pytest.skip(
+            f"{preset.id}: general checks passed; flag-inventory checks skipped because its script "
+            f"({preset.trainer_script or 'unknown'}) is not in flags.json"
+        )

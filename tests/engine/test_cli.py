@@ -1,0 +1,119 @@
+"""The headless CLI: happy path, status/resume, and every bad input exits 2 with one clear line."""
+
+from __future__ import annotations
+
+import pytest
+
+from bracket.cli import main
+from bracket.search.space import FloatKnob
+from bracket.trainer.base import NamedConfig
+from bracket.trainer.demo import DemoTrainer
+
+
+def _sets(fields: dict[str, str]) -> list[str]:
+    args: list[str] = []
+    for name, value in fields.items():
+        args += ["--set", f"{name}={value}"]
+    return args
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_presets_table_lists_every_preset(capsys):
+    from bracket.registry import PRESETS
+
+    code, out, _ = run_cli(capsys, "presets")
+    assert code == 0
+    for preset in PRESETS:
+        assert preset.id in out
+    assert "pre-cache" in out.splitlines()[0]
+
+
+def test_run_status_and_resume_happy_path(capsys, demo_fields, runs_dir):
+    code, out, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "3",
+                             "--steps", "8", "--seeds", "1", "--name", "happy", "--out", str(runs_dir))
+    assert code == 0, err
+    assert "budget 3 = 3 configs × 1 seed" in out
+    assert "finished — 3/3 runs" in out
+    table = [line for line in out.splitlines() if line.strip().startswith(("1 ", "2 ", "3 "))]
+    assert len(table) == 3 and all(" done " in line for line in table)
+    code, out, _ = run_cli(capsys, "status", str(runs_dir / "happy"))
+    assert code == 0 and "finished" in out and "3/3 runs spent" in out
+    code, out, _ = run_cli(capsys, "resume", str(runs_dir / "happy"), "--quiet")
+    assert code == 0 and "3/3 runs" in out  # nothing left to run: no extra run was launched
+    assert len(list((runs_dir / "happy" / "trials").iterdir())) == 3
+
+
+def test_a_search_whose_runs_all_fail_exits_1(capsys, demo_fields, runs_dir, monkeypatch):
+    monkeypatch.setenv("BRACKET_FAKE_MODE", "exit1")
+    code, out, _ = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "1",
+                           "--steps", "4", "--out", str(runs_dir), "--quiet")
+    assert code == 1
+    assert "failed" in out and "exit code 1" in out
+
+
+BAD_INPUTS = [
+    (["--preset", "no-such-preset"], "Unknown preset 'no-such-preset'"),
+    (["--set", "dataset="], "dataset (TOML or folder) is required; fill it in"),
+    (["--set", "dataset=/does/not/exist"], "does not exist"),
+    (["--set", "dataset"], "--set 'dataset' is malformed"),
+    (["--set", "colour=red"], "Unknown field(s) colour"),
+    (["--budget", "0"], "budget must be at least 1"),
+    (["--budget", "-3"], "budget must be at least 1"),
+    (["--steps", "0"], "steps must be at least 1"),
+    (["--seeds", "0"], "seeds must be at least 1"),
+    (["--budget", "2", "--seeds", "3"], "smaller than seeds per config"),
+    (["--budget", "100000000"], "extra zero"),
+    (["--storage", "not a url"], "Storage URL 'not a url' is malformed"),
+    (["--storage", "postgresql+psycopg://bracket:hunter2@127.0.0.1:1/x"], "Cannot open the store"),
+    (["--lr-min", "1e-3", "--lr-max", "1e-5"], "reversed"),
+    (["--weights", "loss=0,human=0,vlm=0,eval_loss=0"], "weights are 0"),
+    (["--prompts", "a cat --zz 3"], "unknown option --zz"),
+]
+
+
+@pytest.mark.parametrize(("extra", "message"), BAD_INPUTS, ids=[m for _, m in BAD_INPUTS])
+def test_bad_input_exits_2_with_one_line_and_launches_nothing(capsys, demo_fields, runs_dir, extra, message):
+    preset = ["--preset", "demo-cpu"] if "--preset" not in extra else []
+    code, out, err = run_cli(capsys, "run", *preset, *_sets(demo_fields), *extra, "--out", str(runs_dir))
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: ")
+    assert "hunter2" not in err
+    assert list(runs_dir.iterdir()) == [], "nothing may be written after a validation error"
+
+
+def test_non_numeric_budget_is_an_argument_error(capsys, demo_fields):
+    code = None
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--preset", "demo-cpu", "--budget", "many"])
+    code = info.value.code
+    assert code == 2
+    assert "invalid int value: 'many'" in capsys.readouterr().err
+
+
+def test_unwritable_output_folder(capsys, demo_fields, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--out", str(blocker / "runs"))
+    assert code == 2 and "is not writable" in err
+
+
+def test_curated_config_outside_the_space_is_refused(capsys, demo_fields, runs_dir, monkeypatch):
+    bad = NamedConfig("broken", {"optimizer_type": "AdamW", "learning_rate": 5.0, "lr_scheduler": "cosine",
+                                 "lr_warmup_steps": 0, "batch_size": 16}, source="test")
+    monkeypatch.setattr(DemoTrainer, "curated_configs", lambda self: [bad])
+    code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--out", str(runs_dir))
+    assert code == 2
+    assert "curated config 'broken'" in err and "learning_rate" in err and "outside its own search space" in err
+    assert list(runs_dir.iterdir()) == []
+    assert isinstance(DemoTrainer({}).declare_search_space()["learning_rate"], FloatKnob)
+
+
+def test_resume_of_something_that_is_not_a_session(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "resume", str(tmp_path))
+    assert code == 2 and "not a Bracket session folder" in err

@@ -1,0 +1,133 @@
+"""Test doubles for real trainers: a fake ``python`` and a fake sd-scripts-style trainer.
+
+Adapters build commands like ``<trainer python> -m accelerate.commands.launch [accelerate
+options] <script> <args>``. Tests point the trainer-python field at :func:`make_fake_python`
+(an executable that drops the accelerate part and runs the script with this interpreter,
+replacing itself so no extra process remains) and the script at :data:`FAKE_TRAINER`, a real
+executable that writes tfevents and PNG samples the way sd-scripts does (see its docstring
+for the loss landscape and the failure modes chosen by ``BRACKET_FAKE_MODE`` /
+``BRACKET_FAKE_PLAN``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+FAKES_DIR = Path(__file__).resolve().parent
+FAKE_TRAINER = FAKES_DIR / "fake_trainer.py"
+
+#: environment variable: when set, the fake python appends each argv it gets (JSON) to this file
+FAKE_PYTHON_LOG_ENV = "BRACKET_FAKE_PYTHON_LOG"
+
+_FAKE_PYTHON = '''#!{python}
+"""A stand-in for a trainer venv's python (written by tests/fakes.make_fake_python).
+
+``-m accelerate.commands.launch [accelerate options] SCRIPT ARGS...`` runs
+``{python} SCRIPT ARGS...`` (``-m``/``--module`` after the launcher runs a module);
+anything else is passed to the real interpreter unchanged. It replaces itself (os.execv).
+"""
+import json
+import os
+import sys
+
+PYTHON = {python!r}
+# accelerate launch options that take no value
+FLAGS = {{
+    "--cpu", "--multi_gpu", "--tpu", "--ipex", "--use_deepspeed", "--use_fsdp",
+    "--use_megatron_lm", "--use_xpu", "--quiet", "-q", "--debug", "--no_python",
+    "--same_network", "--enable_cpu_affinity",
+}}
+
+args = sys.argv[1:]
+log = os.environ.get({log_env!r})
+if log:
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(args) + "\\n")
+if len(args) >= 2 and args[0] == "-m" and args[1] in ("accelerate.commands.launch", "accelerate"):
+    rest = args[2:]
+    if args[1] == "accelerate" and rest[:1] == ["launch"]:
+        rest = rest[1:]
+    as_module = False
+    i = 0
+    while i < len(rest) and rest[i].startswith("-"):
+        option = rest[i]
+        if option in ("-m", "--module"):
+            as_module = True
+            i += 1
+        elif option in FLAGS or "=" in option:
+            i += 1
+        else:
+            i += 2
+    target = rest[i:]
+    if not target:
+        sys.stderr.write("fake accelerate: no training script given\\n")
+        sys.exit(2)
+    argv = [PYTHON] + (["-m"] if as_module else []) + target
+else:
+    argv = [PYTHON] + args
+os.execv(PYTHON, argv)
+'''
+
+
+def make_fake_python(directory: Path, name: str = "python") -> Path:
+    """Write an executable fake python into ``directory`` and return its path."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(_FAKE_PYTHON.format(python=sys.executable, log_env=FAKE_PYTHON_LOG_ENV), encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def write_fake_plan(path: Path, runs: Sequence[str | Sequence[str]]) -> Path:
+    """Write a BRACKET_FAKE_PLAN file: one entry (a comma list of modes) per run, in order."""
+    entries = [r if isinstance(r, str) else ",".join(r) for r in runs]
+    Path(path).write_text(json.dumps(entries), encoding="utf-8")
+    return Path(path)
+
+
+def fake_env(mode: str = "ok", **extra: str) -> dict[str, str]:
+    """A subprocess environment for the fake trainer: ours plus BRACKET_FAKE_MODE."""
+    env = dict(os.environ)
+    env["BRACKET_FAKE_MODE"] = mode
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def fake_trainer_spec(
+    run_dir: Path,
+    *trainer_args: str,
+    mode: str = "ok",
+    max_steps: int = 10,
+    python: Path | None = None,
+    **env_extra: str,
+):
+    """A LaunchSpec that runs the fake trainer through the fake python's accelerate path.
+
+    Outputs go to ``run_dir/output`` (samples in ``output/sample``) and tfevents under
+    ``run_dir/logs``; ``trainer_args`` are appended to the fake trainer's flags.
+    """
+    from bracket.trainer.base import LaunchSpec, make_accelerate_launch_prefix
+
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    python = python or make_fake_python(run_dir / "bin")
+    output_dir, logging_dir = run_dir / "output", run_dir / "logs"
+    cmd = make_accelerate_launch_prefix(python) + [
+        str(FAKE_TRAINER),
+        "--output_dir", str(output_dir),
+        "--output_name", "fake",
+        "--logging_dir", str(logging_dir),
+        "--max_train_steps", str(max_steps),
+        *trainer_args,
+    ]
+    return LaunchSpec(
+        cmd=cmd, cwd=run_dir, env=fake_env(mode, **env_extra), output_dir=output_dir,
+        logging_dir=logging_dir, sample_dir=output_dir / "sample", max_steps=max_steps,
+    )

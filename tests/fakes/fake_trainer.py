@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""A fake sd-scripts LoRA trainer: real tfevents and real PNG samples, no model, no GPU.
+
+It accepts sd-scripts-style flags (unknown flags are ignored) and, in well under a second,
+"trains" ``--max_train_steps`` steps, writing what the real trainer writes:
+
+* ``<output_dir>/trainer.pid`` (its pid) and ``<output_dir>/fake_args.json`` (parsed flags
+  and the ignored ones), so a test can check the command it got;
+* tfevents under ``<logging_dir>/<log_prefix><YYYYmmddHHMMSS>/<log_tracker_name or
+  network_train>/`` with ``loss/current`` and ``loss/average`` (mean of the last 10) at
+  steps 1..N, written with tensorboard's own ``EventFileWriter`` and flushed every step;
+* PNG samples in ``<output_dir>/sample/`` named like sd-scripts
+  (``[<output_name>_]<NNNNNN|e000000>_<ii>_<YYYYmmddHHMMSS>[_<seed>].png``) for every line of
+  ``--sample_prompts`` (``--d`` seed, ``--w``/``--h`` size capped at 64): ``e000000`` with
+  ``--sample_at_first``, every ``--sample_every_n_steps`` steps, and at the last step. With
+  ``BRACKET_FAKE_SAMPLE_STYLE=musubi`` the names get musubi's ``_000`` frame suffix;
+* ``<output_dir>/<output_name or last>.safetensors`` at the end (a placeholder), and
+  ``-step<8 digits>`` files with ``--save_every_n_steps``.
+  A ``--dataset_config`` that does not exist is an error (exit 1), as in the real trainer.
+
+The loss landscape (so that a search has something to find). With
+``x = log10(lr) - log10(optimum(optimizer))``:
+
+* final loss ``= (0.10 + 0.30 * x**2) * sched``, capped at 0.95; ``sched`` is 0.97 for
+  cosine, 0.98 linear, 0.99 constant_with_warmup/polynomial, 1.0 otherwise;
+* loss at step s ``= final + (1 - final) * exp(-5 * speed * max(0, s - warmup/2) / N)`` with
+  ``speed = 10 ** (0.5 * min(x, 0))`` (too low a rate converges slowly);
+* plus Gaussian noise, sd ``0.01 * (1 + 2 * max(x, 0))``, from ``random.Random(seed)``;
+* optimum learning rate: 3e-4 AdamW/Adam/AdamW8bit/RAdam and other Adam kinds, 3e-5 Lion,
+  3e-3 SGD/SGDNesterov, 1e-2 Adagrad, 1e-3 Adafactor, 1.0 Prodigy/DAdapt*
+  (``BRACKET_FAKE_OPTIMUM_LR`` overrides it for every optimizer).
+* It diverges (loss ``= 1 + 0.15 * s``, rising) in mode ``diverge`` or when the learning
+  rate exceeds ``BRACKET_FAKE_DIVERGE_LR`` (default 0.05; times 100 for Prodigy/DAdapt,
+  whose lr is a multiplier near 1).
+
+Modes: ``BRACKET_FAKE_MODE`` (comma list) plus, when ``BRACKET_FAKE_PLAN`` names a JSON
+list, its first entry (a comma list), removed from the file under a lock, so each run takes
+the next entry (an empty or missing list means ``ok``):
+
+  ok             train normally, exit 0
+  exit1          train half the steps, print a traceback-like error, exit 1
+  segv           train half the steps, then SIGSEGV itself (exit code -11)
+  hang           after the pid files: no output, sleep forever
+  hang_printing  after the pid files: print a line every 0.05 s forever
+  noevents       write no tfevents
+  nan            the loss is NaN from half the steps on
+  diverge        the loss rises steadily
+  nosamples      write no samples
+  spam           first write ``BRACKET_FAKE_SPAM_MB`` (default 50) MB of tqdm-style
+                 ``\\r`` progress to stdout, then train
+  grandchild     start ``sleep 600`` (not waited for), write its pid to
+                 ``<output_dir>/grandchild.pid``, then go on (combine with ``hang``)
+  slow           sleep ``BRACKET_FAKE_STEP_SECONDS`` per step (0.2 when unset)
+
+``BRACKET_FAKE_STEP_SECONDS`` (default 0) is the time per step in every mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import math
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+KNOWN_MODES = {
+    "ok", "exit1", "segv", "hang", "hang_printing", "noevents", "nan", "diverge",
+    "nosamples", "spam", "grandchild", "slow",
+}
+ADAPTIVE = ("prodigy", "dadapt")
+SCHEDULE_FACTOR = {
+    "cosine": 0.97, "cosine_with_restarts": 0.97, "linear": 0.98,
+    "constant_with_warmup": 0.99, "polynomial": 0.99,
+}
+
+
+def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(description="fake sd-scripts trainer")
+    add = parser.add_argument
+    add("--output_dir", required=True)
+    add("--output_name", default=None)
+    add("--logging_dir", default=None)
+    add("--log_prefix", default="")
+    add("--log_tracker_name", default=None)
+    add("--learning_rate", type=float, default=1e-4)
+    add("--optimizer_type", default="AdamW")
+    add("--lr_scheduler", default="constant")
+    add("--lr_warmup_steps", type=float, default=0)
+    add("--max_train_steps", type=int, default=20)
+    add("--seed", type=int, default=0)
+    add("--sample_prompts", default=None)
+    add("--sample_every_n_steps", type=int, default=None)
+    add("--sample_at_first", action="store_true")
+    add("--network_dim", type=int, default=None)
+    add("--dataset_config", default=None)
+    add("--save_every_n_steps", type=int, default=None)
+    return parser.parse_known_args(argv)
+
+
+def take_plan_entry(plan_path: str) -> list[str]:
+    """Pop the first entry of the JSON plan file, under an exclusive lock."""
+    path = Path(plan_path)
+    with open(path.with_name(path.name + ".lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            entries = json.loads(path.read_text(encoding="utf-8") or "[]") if path.exists() else []
+        except json.JSONDecodeError:
+            entries = []
+        if not entries:
+            return []
+        first, rest = entries[0], entries[1:]
+        temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(rest), encoding="utf-8")
+        os.replace(temporary, path)
+    return first if isinstance(first, list) else [m for m in str(first).split(",")]
+
+
+def read_modes() -> set[str]:
+    modes = [m for m in os.environ.get("BRACKET_FAKE_MODE", "").split(",")]
+    plan = os.environ.get("BRACKET_FAKE_PLAN")
+    if plan:
+        modes += take_plan_entry(plan)
+    modes = {m.strip() for m in modes if m.strip()}
+    unknown = modes - KNOWN_MODES
+    if unknown:
+        sys.exit(f"fake trainer: unknown BRACKET_FAKE_MODE {sorted(unknown)}; known: {sorted(KNOWN_MODES)}")
+    return modes or {"ok"}
+
+
+def optimum_lr(optimizer: str) -> float:
+    override = os.environ.get("BRACKET_FAKE_OPTIMUM_LR")
+    if override:
+        return float(override)
+    name = optimizer.lower()
+    if name.startswith(ADAPTIVE):
+        return 1.0
+    if "lion" in name:
+        return 3e-5
+    if name.startswith("sgd"):
+        return 3e-3
+    if name.startswith("adagrad"):
+        return 1e-2
+    if name.startswith("adafactor"):
+        return 1e-3
+    return 3e-4
+
+
+def loss_curve(args: argparse.Namespace, modes: set[str]) -> list[float]:
+    """The loss of steps 1..N (see the module docstring)."""
+    steps = max(1, args.max_train_steps)
+    rng = random.Random(args.seed)
+    lr = max(args.learning_rate, 1e-12)
+    threshold = float(os.environ.get("BRACKET_FAKE_DIVERGE_LR", "0.05"))
+    if args.optimizer_type.lower().startswith(ADAPTIVE):
+        threshold *= 100
+    diverging = "diverge" in modes or lr > threshold
+    x = math.log10(lr) - math.log10(optimum_lr(args.optimizer_type))
+    final = min(0.95, (0.10 + 0.30 * x * x) * SCHEDULE_FACTOR.get(args.lr_scheduler.lower(), 1.0))
+    speed = 10 ** (0.5 * min(x, 0.0))
+    noise = 0.01 * (1 + 2 * max(x, 0.0))
+    curve = []
+    for step in range(1, steps + 1):
+        if diverging:
+            value = 1.0 + 0.15 * step
+        else:
+            progress = max(0.0, step - args.lr_warmup_steps / 2) / steps
+            value = final + (1.0 - final) * math.exp(-5.0 * speed * progress)
+        value = max(0.001, value + rng.gauss(0.0, noise))
+        if "nan" in modes and step > steps // 2:
+            value = float("nan")
+        curve.append(value)
+    return curve
+
+
+def read_prompts(path: str | None) -> list[dict[str, int]]:
+    """The --d/--w/--h of every prompt line of a text prompt file."""
+    if not path:
+        return []
+    prompts = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        options = {k: int(v) for k, v in re.findall(r"--([dwh])\s+(\d+)", line)}
+        prompts.append(options)
+    return prompts
+
+
+class SampleWriter:
+    """Writes one small PNG per prompt, named the way sd-scripts (or musubi) names them."""
+
+    def __init__(self, args: argparse.Namespace, prompts: list[dict[str, int]]) -> None:
+        self.dir = Path(args.output_dir) / "sample"
+        self.prefix = f"{args.output_name}_" if args.output_name else ""
+        self.prompts = prompts
+        self.musubi = os.environ.get("BRACKET_FAKE_SAMPLE_STYLE", "") == "musubi"
+
+    def write(self, label: str, loss: float) -> None:
+        from PIL import Image
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d%H%M%S")
+        for index, prompt in enumerate(self.prompts):
+            seed = prompt.get("d")
+            width, height = min(prompt.get("w", 32), 64), min(prompt.get("h", 32), 64)
+            name = f"{self.prefix}{label}_{index:02d}_{stamp}" + (f"_{seed}" if seed is not None else "")
+            if self.musubi:
+                name += "_000"
+            rng = random.Random(hash((seed, index)) & 0xFFFFFFFF)
+            base = Image.new("RGB", (width, height), tuple(rng.randrange(256) for _ in range(3)))
+            sigma = 10.0 + 120.0 * min(1.0, loss if math.isfinite(loss) else 1.0)
+            grain = Image.effect_noise((width, height), sigma).convert("RGB")
+            Image.blend(base, grain, 0.5).save(self.dir / f"{name}.png")
+
+
+class ScalarWriter:
+    """loss/current and loss/average into a real tfevents file."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from tensorboard.compat.proto import event_pb2, summary_pb2
+        from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+        self._event_pb2, self._summary_pb2 = event_pb2, summary_pb2
+        run = f"{args.log_prefix}{time.strftime('%Y%m%d%H%M%S')}"
+        folder = Path(args.logging_dir) / run / (args.log_tracker_name or "network_train")
+        folder.mkdir(parents=True, exist_ok=True)
+        self.writer = EventFileWriter(str(folder))
+
+    def write(self, step: int, scalars: dict[str, float]) -> None:
+        summary = self._summary_pb2.Summary(
+            value=[self._summary_pb2.Summary.Value(tag=k, simple_value=v) for k, v in scalars.items()]
+        )
+        self.writer.add_event(self._event_pb2.Event(wall_time=time.time(), step=step, summary=summary))
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def sleep_forever(printing: bool = False) -> None:
+    count = 0
+    while True:
+        if printing:
+            count += 1
+            print(f"still working... {count}", flush=True)
+            time.sleep(0.05)
+        else:
+            time.sleep(3600)
+
+
+def spam(megabytes: float) -> None:
+    total = int(megabytes * 1024 * 1024)
+    written = 0
+    chunk = "".join(f"\rsteps: {i % 100:3d}%|{'#' * (i % 40):<40}| {i}/1000000 [00:01<00:00, 999.9it/s]"
+                    for i in range(200))
+    data = chunk.encode()
+    out = sys.stdout.buffer
+    while written < total:
+        out.write(data)
+        written += len(data)
+    out.write(b"\n")
+    out.flush()
+
+
+def main(argv: list[str]) -> int:
+    args, unknown = parse_args(argv)
+    modes = read_modes()
+    output_dir = Path(args.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / "trainer.pid").write_text(str(os.getpid()), encoding="utf-8")
+    (output_dir / "fake_args.json").write_text(
+        json.dumps({"args": vars(args), "unknown": unknown, "modes": sorted(modes)}, indent=1), encoding="utf-8"
+    )
+    print(f"fake trainer: pid {os.getpid()} modes {','.join(sorted(modes))}", flush=True)
+    if args.dataset_config and not Path(args.dataset_config).exists():
+        print(f"FileNotFoundError: dataset config not found: {args.dataset_config}", file=sys.stderr)
+        return 1
+    if "grandchild" in modes:
+        child = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)
+        (output_dir / "grandchild.pid").write_text(str(child.pid), encoding="utf-8")
+    if "hang" in modes:
+        sleep_forever()
+    if "hang_printing" in modes:
+        sleep_forever(printing=True)
+    if "spam" in modes:
+        spam(float(os.environ.get("BRACKET_FAKE_SPAM_MB", "50")))
+
+    step_seconds = float(os.environ.get("BRACKET_FAKE_STEP_SECONDS", "0.2" if "slow" in modes else "0"))
+    curve = loss_curve(args, modes)
+    steps = len(curve)
+    scalars = ScalarWriter(args) if args.logging_dir and "noevents" not in modes else None
+    prompts = read_prompts(args.sample_prompts) if "nosamples" not in modes else []
+    samples = SampleWriter(args, prompts) if prompts else None
+    stem = args.output_name or "last"
+    if samples and args.sample_at_first:
+        samples.write("e000000", 1.0)
+    window: list[float] = []
+    last_sampled = None
+    for step, loss in enumerate(curve, start=1):
+        if step_seconds:
+            time.sleep(step_seconds)
+        window = (window + [loss])[-10:]
+        if scalars:
+            scalars.write(step, {"loss/current": loss, "loss/average": sum(window) / len(window)})
+        print(f"steps: {step}/{steps} loss={loss:.4f}", flush=True)
+        if samples and args.sample_every_n_steps and step % args.sample_every_n_steps == 0:
+            samples.write(f"{step:06d}", loss)
+            last_sampled = step
+        if args.save_every_n_steps and step % args.save_every_n_steps == 0 and step < steps:
+            (output_dir / f"{stem}-step{step:08d}.safetensors").write_bytes(b"fake")
+        if step == max(1, steps // 2) and ("exit1" in modes or "segv" in modes):
+            if scalars:
+                scalars.close()
+            if "segv" in modes:
+                os.kill(os.getpid(), signal.SIGSEGV)
+            print("Traceback (most recent call last):\nRuntimeError: fake trainer failure (exit1)",
+                  file=sys.stderr, flush=True)
+            return 1
+    if samples and last_sampled != steps:
+        samples.write(f"{steps:06d}", curve[-1])
+    if scalars:
+        scalars.close()
+    (output_dir / f"{stem}.safetensors").write_bytes(b"fake")
+    print("fake trainer: done", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,107 @@
+"""Score combination and the statistics over seeds, checked against scipy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from bracket.errors import BracketError
+from bracket.judge.base import JudgeResult
+from bracket.judge.combine import DEFAULT_WEIGHTS, combine_scores, parse_weights, validate_weights
+from bracket.stats import ConfigScores, summarise, summarise_config, verdict, welch_test
+
+
+def test_combine_renormalises_over_judges_with_data():
+    per_judge = {"loss": JudgeResult.scored(0.2), "human": JudgeResult.no_data("nobody rated"), "vlm": None,
+                 "eval_loss": JudgeResult.scored(0.8)}
+    combined = combine_scores(per_judge, {"loss": 1.0, "human": 2.0, "vlm": 1.0, "eval_loss": 3.0})
+    assert combined.used == ["loss", "eval_loss"]
+    assert combined.weights_used == pytest.approx({"loss": 0.25, "eval_loss": 0.75})
+    assert combined.value == pytest.approx(0.25 * 0.2 + 0.75 * 0.8)
+    assert not combined.disqualified
+
+
+def test_combine_zero_weight_judge_is_not_used_and_no_data_gives_none():
+    per_judge = {"loss": JudgeResult.scored(0.9), "human": JudgeResult.scored(0.1)}
+    assert combine_scores(per_judge, {"loss": 0.0, "human": 1.0}).value == pytest.approx(0.1)
+    empty = combine_scores({"human": JudgeResult.no_data("none")}, DEFAULT_WEIGHTS)
+    assert empty.value is None and empty.used == [] and "no judge" in empty.reason
+
+
+def test_combine_disqualification_wins():
+    per_judge = {"loss": JudgeResult.disqualify("loss is nan at step 3"), "human": JudgeResult.scored(0.0)}
+    combined = combine_scores(per_judge, DEFAULT_WEIGHTS)
+    assert combined.disqualified and combined.value is None and "nan" in combined.reason
+
+
+@pytest.mark.parametrize(
+    "weights, message",
+    [({"loss": 0.0, "human": 0}, "above 0"), ({"loss": -1.0}, "negative"), ({"loss": "2"}, "number"),
+     ({"loss": float("nan")}, "number"), ({}, "above 0")],
+)
+def test_bad_weights_raise_bracket_error(weights, message):
+    with pytest.raises(BracketError, match=message):
+        validate_weights(weights)
+    with pytest.raises(BracketError):
+        combine_scores({"loss": JudgeResult.scored(0.5)}, weights)
+
+
+def test_parse_weights():
+    assert parse_weights("human=3, vlm=0")["human"] == 3.0
+    assert parse_weights("")["loss"] == DEFAULT_WEIGHTS["loss"]
+    with pytest.raises(BracketError, match="name=number"):
+        parse_weights("beauty=2")
+    with pytest.raises(BracketError, match="number"):
+        parse_weights("loss=abc")
+
+
+def test_summary_matches_scipy_t_interval():
+    scores = [0.31, 0.27, 0.35, 0.29]
+    s = summarise_config(ConfigScores(1, "a", "search", scores + [None, float("nan")]))
+    assert s.n == 4 and s.mean == pytest.approx(np.mean(scores))
+    assert s.std == pytest.approx(np.std(scores, ddof=1))
+    low, high = scipy_stats.t.interval(0.95, df=3, loc=np.mean(scores), scale=scipy_stats.sem(scores))
+    assert (s.ci_low, s.ci_high) == (pytest.approx(low), pytest.approx(high))
+    one = summarise_config(ConfigScores(2, "b", "search", [0.4]))
+    assert one.n == 1 and one.std is None and one.ci_low is None
+
+
+def test_welch_against_scipy_and_verdict_names_the_significant_winner():
+    best = [0.10, 0.12, 0.11, 0.09]
+    runner = [0.30, 0.33, 0.29, 0.31]
+    base = [0.50, 0.52, 0.49]
+    report = summarise([ConfigScores(3, "base", "baseline", base), ConfigScores(1, "good", "search", best),
+                        ConfigScores(2, "ok", "curated", runner), ConfigScores(4, "never-ran", "search", [])])
+    assert report.best.config_id == 1 and report.runner_up.config_id == 2
+    expected = scipy_stats.ttest_ind(best, runner, equal_var=False)
+    assert report.vs_runner_up.p_value == pytest.approx(expected.pvalue)
+    assert report.vs_runner_up.t == pytest.approx(expected.statistic)
+    assert report.vs_runner_up.significant and report.vs_baseline.significant
+    assert [s.config_id for s in report.summaries] == [1, 2, 3, 4]
+    sentence = verdict(report)
+    assert "'good'" in sentence and "significant at 95%" in sentence and "baseline" in sentence
+    assert sentence.count(".") >= 1 and "\n" not in sentence
+
+
+def test_not_significant_and_single_seed_verdicts():
+    close = summarise(
+        [ConfigScores(1, "a", "search", [0.30, 0.20, 0.40]),
+         ConfigScores(2, "b", "search", [0.32, 0.25, 0.41])]
+    )
+    assert not close.vs_runner_up.significant and "not significantly better" in verdict(close)
+    single = summarise([ConfigScores(1, "a", "search", [0.2]), ConfigScores(2, "b", "baseline", [0.3])])
+    assert single.vs_runner_up.p_value is None
+    assert any("one seed" in note for note in single.notes)
+    assert "no significance claim is possible" in verdict(single)
+    assert "no winner" in verdict(summarise([]))
+
+
+def test_welch_with_no_spread():
+    a = summarise_config(ConfigScores(1, "a", "search", [0.1, 0.1]))
+    b = summarise_config(ConfigScores(2, "b", "search", [0.2, 0.2]))
+    test = welch_test(a, b)
+    assert test.significant and test.p_value == 0.0 and math.isfinite(test.p_value)
+    assert not welch_test(a, a).significant

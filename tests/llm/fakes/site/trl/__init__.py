@@ -1,0 +1,53 @@
+"""Fake ``trl``: an SFTTrainer that 'trains' by logging a falling loss through the callbacks."""
+
+import json
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import transformers
+import unsloth
+
+
+class SFTConfig(SimpleNamespace):
+    def __init__(self, **kwargs):
+        major = int(transformers.__version__.split(".")[0])
+        if major >= 5 and "warmup_ratio" in kwargs:
+            raise ValueError("warmup_ratio is deprecated on transformers 5; pass warmup_steps")
+        if major < 5 and "warmup_steps" in kwargs and kwargs["warmup_steps"] < 1 and kwargs["warmup_steps"] != 0:
+            raise ValueError("transformers 4 takes an integer warmup_steps")
+        super().__init__(**kwargs)
+        self.kwargs = kwargs
+
+
+class SFTTrainer:
+    def __init__(self, model, processing_class, train_dataset, eval_dataset, args, callbacks):
+        self.model, self.args, self.callbacks = model, args, callbacks
+        self.train_dataset, self.eval_dataset = train_dataset, eval_dataset
+        self.state = SimpleNamespace(global_step=0, log_history=[])
+
+    def _log(self, logs):
+        self.state.log_history.append({**logs, "step": self.state.global_step})
+        for callback in self.callbacks:
+            callback.on_log(self.args, self.state, None, logs=logs)
+
+    def _evaluate(self):
+        if os.environ.get("FAKE_NO_EVAL_LOSS") == "1":
+            self._log({"eval_runtime": 0.1})
+        else:
+            self._log({"eval_loss": 2.0 / (1 + self.state.global_step), "eval_runtime": 0.1})
+
+    def train(self, resume_from_checkpoint=None):
+        out = Path(self.args.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "fake_sft_args.json").write_text(json.dumps(self.args.kwargs), encoding="utf-8")
+        (out / "fake_calls.json").write_text(json.dumps({**unsloth.CALLS, "peft": self.model.peft}),
+                                            encoding="utf-8")
+        (out / "fake_first_text.txt").write_text(self.train_dataset.rows[0]["text"], encoding="utf-8")
+        if self.eval_dataset is not None and getattr(self.args, "eval_on_start", False):
+            self._evaluate()
+        for step in range(1, self.args.max_steps + 1):
+            self.state.global_step = step
+            self._log({"loss": 3.0 / step, "learning_rate": self.args.learning_rate, "epoch": step / 10})
+            if self.eval_dataset is not None and step % self.args.eval_steps == 0:
+                self._evaluate()

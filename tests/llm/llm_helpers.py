@@ -1,0 +1,47 @@
+"""Helpers of the LLM adapter tests (run trainer specs, fake-module env, tfevents, inventories)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+FAKES = Path(__file__).resolve().parent / "fakes"
+FAKE_SITE = FAKES / "site"
+INVENTORIES = Path(__file__).resolve().parent / "inventories"
+
+
+def write_alpaca(path: Path, rows: int = 60) -> Path:
+    lines = [
+        json.dumps({"instruction": f"Add {n} and {n + 1}.", "input": "" if n % 2 else "show work",
+                    "output": str(2 * n + 1)})
+        for n in range(rows)
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def fake_module_env(**extra: str) -> dict[str, str]:
+    """The environment of a trainer-venv script run with the fake modules first on the path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(FAKE_SITE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.update(extra)
+    return env
+
+
+def run_spec(spec, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run a LaunchSpec the way the runner does (argv list, its cwd and env)."""
+    spec.cwd.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(spec.cmd, cwd=spec.cwd, env=spec.env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def read_tags(logging_dir: Path, glob: str = "**/events.out.tfevents.*") -> dict[str, list[tuple[int, float]]]:
+    from bracket.session.tfevents import read_scalars
+
+    return read_scalars(logging_dir, glob)
+
+
+def load_inventory(name: str) -> dict:
+    return json.loads((INVENTORIES / name).read_text(encoding="utf-8"))

@@ -1,0 +1,71 @@
+"""The post-run generation step: its LaunchSpec and the generations.json it writes (faked models)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bracket.trainer import llm_generate
+from bracket.trainer.prompts import SamplePrompt
+from tests.llm.llm_helpers import fake_module_env
+
+PROMPTS = [SamplePrompt("Name a colour.", seed=1000), SamplePrompt("Count to three.", seed=1001)]
+
+
+@pytest.mark.parametrize("preset_id", ["axolotl-lora", "torchtune-lora", "unsloth-lora"])
+def test_post_run_command(make_trainer, tmp_path, preset_id):
+    trainer = make_trainer(preset_id)
+    run_dir = tmp_path / "run"
+    spec = trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(trainer.baseline_config().knobs),
+                               dataset_toml=trainer.dataset_source(None), max_steps=10, seed=3)
+    assert trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=None) == []
+    (post,) = trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=PROMPTS)
+    assert post.cmd[0] == trainer.python
+    assert post.cmd[1] == str(run_dir / "scripts" / "llm_generate.py")
+    args = llm_generate.parse_args(post.cmd[2:])
+    assert args.output == spec.output_dir / "sample" / "generations.json"
+    assert args.adapter == spec.output_dir and args.format == "alpaca"
+    assert json.loads(args.prompts.read_text()) == [
+        {"prompt_index": 0, "prompt": "Name a colour.", "seed": 1000},
+        {"prompt_index": 1, "prompt": "Count to three.", "seed": 1001},
+    ]
+    assert post.sample_dir == spec.sample_dir
+
+
+def test_generation_output_format_with_fakes(make_trainer, tmp_path):
+    trainer = make_trainer("torchtune-lora")
+    run_dir = tmp_path / "run"
+    spec = trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(trainer.baseline_config().knobs),
+                               dataset_toml=trainer.dataset_source(None), max_steps=10, seed=3)
+    for epoch in (0, 1, 10):  # torchtune writes one adapter per epoch; the last one is used
+        (spec.output_dir / f"epoch_{epoch}").mkdir(parents=True)
+        (spec.output_dir / f"epoch_{epoch}" / "adapter_config.json").write_text("{}")
+    (post,) = trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=PROMPTS)
+    result = subprocess.run([sys.executable, *post.cmd[1:]], cwd=post.cwd, env=fake_module_env(),
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    generations = json.loads((spec.sample_dir / "generations.json").read_text())
+    assert [sorted(g) for g in generations] == [["completion", "prompt", "prompt_index", "seed"]] * 2
+    assert [(g["prompt_index"], g["prompt"], g["seed"]) for g in generations] == [
+        (0, "Name a colour.", 1000), (1, "Count to three.", 1001)]
+    assert "seed=1000" in generations[0]["completion"] and "seed=1001" in generations[1]["completion"]
+    assert "adapter=epoch_10" in generations[0]["completion"]
+    assert "### Instruction" not in generations[0]["completion"]  # only the new tokens
+
+
+def test_prompt_layouts():
+    class Tokenizer:
+        def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=False):
+            return f"<u>{messages[0]['content']}<a>" if add_generation_prompt else "?"
+
+    assert llm_generate.format_prompt("Hi", "alpaca", None) == "### Instruction:\nHi\n\n### Response:\n"
+    assert llm_generate.format_prompt("Hi", "chat", Tokenizer()) == "<u>Hi<a>"
+    assert llm_generate.format_prompt("Once", "completion", None) == "Once"
+
+
+def test_missing_adapter_is_reported(tmp_path):
+    with pytest.raises(FileNotFoundError, match="adapter_config.json"):
+        llm_generate.find_adapter_dir(tmp_path)
