@@ -23,6 +23,12 @@ from tests.fakes import FAKE_TRAINER, make_fake_python
 pytestmark = pytest.mark.timeout(120)
 
 
+@pytest.fixture(autouse=True)
+def _skip_torch_probe(monkeypatch):
+    """The demo adapter checks that the trainer python imports torch (seconds); the fake needs none."""
+    monkeypatch.setattr("bracket.trainer.demo.trainer_python_problems", lambda *a, **k: [])
+
+
 def demo_fields(tmp_path: Path) -> dict[str, str]:
     toml = make_demo_dataset(tmp_path / "data", count=6)
     return {"dataset": str(toml), "trainer_python": str(make_fake_python(tmp_path / "bin")),
