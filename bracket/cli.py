@@ -103,6 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--preset", required=True)
     doctor.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
 
+    finals = sub.add_parser("finals", help="re-run the best configs longer with fresh seeds")
+    finals.add_argument("path", type=Path)
+    finals.add_argument("--top", type=int, default=3, help="how many configs")
+    finals.add_argument("--steps", type=int, help="steps per final run (default 4x the search's)")
+    finals.add_argument("--seeds", type=int, default=2, help="fresh seeds per config")
+    finals.add_argument("--storage")
+
     demo = sub.add_parser("demo-data", help="write the demo dataset")
     demo.add_argument("path", type=Path)
     demo.add_argument("--count", type=int, default=64)

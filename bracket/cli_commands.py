@@ -127,6 +127,19 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return _finish(session, _watch(session, quiet=args.quiet))
 
 
+def cmd_finals(args: argparse.Namespace) -> int:
+    session = Session.open(args.path, storage_url=args.storage)
+    final_ids = session.run_finals(top_k=args.top, steps=args.steps, seeds=args.seeds)
+    snapshot = session.snapshot()
+    finals = [r for r in snapshot.runs if r["stage"] == "final" and r["config_id"] in final_ids]
+    print(f"finals of session {session.name}: {len(final_ids)} configs, {len(finals)} runs")
+    for run in sorted(finals, key=lambda r: (r["score"] is None, r["score"] or 0.0)):
+        score = "-" if run["score"] is None else f"{run['score']:.3f}"
+        print(f"  {run['config_name']:<20} seed {run['seed']:>5}  {run['status']:<12} score {score}")
+    session.close()
+    return 0 if any(r["status"] == "done" for r in finals) else 1
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from bracket.doctor import run_doctor
 
@@ -146,7 +159,7 @@ def cmd_demo_data(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resume": cmd_resume,
-            "demo-data": cmd_demo_data, "doctor": cmd_doctor}
+            "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals}
 
 
 def dispatch(args: argparse.Namespace) -> int:

@@ -37,6 +37,7 @@ from bracket.session.recovery import recover_interrupted_runs, worker_is_alive
 from bracket.session.scoring import RunScore, config_values, score_runs
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
 from bracket.session.store import RUN_SPENT
+from bracket.session.vlm_scoring import VlmScorer, vlm_config
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 5.0
@@ -64,6 +65,8 @@ class Session:
         self.error = ""
         self.started_at: float | None = None
         self._controller: SearchController | None = None
+        config = vlm_config(self.settings.vlm or {})
+        self.vlm = VlmScorer(self.store, self.name, config, self.settings.prompts()) if config else None
 
     # -- construction -----------------------------------------------------------------------
     @classmethod
@@ -141,6 +144,9 @@ class Session:
                 log.warning(note)
             self._setup_phase()
             self._search_phase()
+            if self.vlm is not None:
+                self.phase = "waiting for the VLM judge"
+                self.vlm.drain(timeout=600)
             status = "stopped" if self._stop.is_set() else "finished"
         except BracketError as error:
             self.error = str(error)
@@ -192,7 +198,7 @@ class Session:
 
     def spent_runs(self) -> int:
         runs = self.store.runs(self.name, with_series=False, statuses=RUN_SPENT, kinds=("baseline", "curated", "search"))
-        return len(runs)
+        return sum(1 for r in runs if r["stage"] == "search")
 
     def controller(self) -> SearchController:
         if self._controller is None:
@@ -253,21 +259,28 @@ class Session:
         others = len(configs) - len(same_kind)
         return f"search {index}/{max(self.settings.n_configs - others, index)}"
 
-    def _train(self, config: dict[str, Any], seed_index: int) -> str:
-        """The one pipeline every run goes through, whatever its kind."""
-        self.phase = self._phase_label(config)
-        seed = self.settings.base_seed + seed_index
+    def _train(self, config: dict[str, Any], seed_index: int, *, steps: int | None = None,
+               seed: int | None = None) -> str:
+        """The one pipeline every run goes through, whatever its kind or stage."""
+        stage = config.get("stage", "search")
+        self.phase = self._phase_label(config) if stage == "search" else f"{stage}: {config['name']}"
+        seed = self.settings.base_seed + seed_index if seed is None else seed
+        steps = steps or self.settings.steps
         run_id = self.store.add_run(
-            self.name, config_id=config["id"], kind=config["kind"], stage=config.get("stage", "search"),
+            self.name, config_id=config["id"], kind=config["kind"], stage=stage,
             label=f"{config['name']} seed {seed}", seed=seed, seed_index=seed_index, params=config["params"],
-            worker=self.worker_id, max_steps=self.settings.steps)
-        run_dir = self.folder / "trials" / f"{run_id:04d}-{config['name']}-s{seed_index}"
+            worker=self.worker_id, max_steps=steps)
+        folder = "trials" if stage == "search" else stage
+        run_dir = self.folder / folder / f"{run_id:04d}-{config['name']}-s{seed_index}"
         spec = self.trainer.prepare_run(
             run_dir=run_dir, config=self.trainer.config_from_dict(config["params"]),
-            dataset_toml=Path(self.parts.fields.get("dataset", "")), max_steps=self.settings.steps, seed=seed,
+            dataset_toml=Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
             sample_prompts=self.settings.prompts() or None,
             sample_every_n_steps=self.settings.sample_every_n_steps)
-        return self.executor.execute(run_id, spec, scored=True, run_dir=run_dir)
+        status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir)
+        if status == "done" and self.vlm is not None and self.trainer.sample_kind == "image":
+            self.vlm.submit(run_id)
+        return status
 
     def _finish_config_if_complete(self, config: dict[str, Any]) -> None:
         runs = [r for r in self.store.runs(self.name) if r["config_id"] == config["id"]]
@@ -283,13 +296,17 @@ class Session:
     # -- what the sampler and the UI see ---------------------------------------------------
     def scores(self, runs: list[dict[str, Any]] | None = None) -> dict[int, RunScore]:
         """Current combined score of every finished run (ratings included, as of now)."""
-        return score_runs(self.store.runs(self.name) if runs is None else runs, self.store.ratings(self.name),
-                          self.store.comparisons(self.name), self.settings.weights,
-                          eval_loss=self.trainer.sample_kind == "text")
+        runs = self.store.runs(self.name) if runs is None else runs
+        ratings, comparisons = self.store.ratings(self.name), self.store.comparisons(self.name)
+        scores: dict[int, RunScore] = {}
+        for stage in {r["stage"] for r in runs if r["stage"] != "setup"}:  # never mix finals with short runs
+            scores.update(score_runs([r for r in runs if r["stage"] == stage], ratings, comparisons,
+                                     self.settings.weights, eval_loss=self.trainer.sample_kind == "text"))
+        return scores
 
     def scored_configs(self) -> list[ScoredConfig]:
         """Every config as the sampler should see it now (current scores, running ones)."""
-        runs = self.store.runs(self.name)
+        runs = [r for r in self.store.runs(self.name) if r["stage"] == "search"]
         values = config_values(runs, self.scores(runs))
         history: list[ScoredConfig] = []
         for config in self.store.configs(self.name, stage="search"):
@@ -303,6 +320,12 @@ class Session:
     def snapshot(self) -> SessionSnapshot:
         """A consistent, copyable picture of the search for the UI and the CLI."""
         return build_snapshot(self)
+
+    def run_finals(self, *, top_k: int = 3, steps: int | None = None, seeds: int = 2) -> list[int]:
+        """Re-run the best configs longer with fresh seeds (see ``bracket.session.finals``)."""
+        from bracket.session.finals import run_finals
+
+        return run_finals(self, top_k=top_k, steps=steps, seeds=seeds)
 
     def add_rating(self, run_id: int, value: float, prompt_index: int | None = None) -> None:
         from bracket.session.human import record_rating

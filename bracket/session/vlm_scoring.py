@@ -1,0 +1,76 @@
+"""Running the VLM judge beside training, never in its way.
+
+When a session has a VLM configured (``SearchSettings.vlm``: base URL and model; the API
+key is kept in memory or read from ``BRACKET_VLM_API_KEY``, never stored), each finished
+run's final samples are sent to the judge on a single background thread. Training goes on
+meanwhile; the result lands in the run's ``judges`` record and enters the combined score at
+the next read. A judge that fails leaves the run unscored by it — the search never fails
+because of the VLM.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from bracket import settings as app_settings
+from bracket.judge.vlm import VlmConfig, VlmJudge
+from bracket.session.scoring import judge_record
+from bracket.session.store import Store
+from bracket.trainer.prompts import SamplePrompt
+
+log = logging.getLogger(__name__)
+
+
+def vlm_config(vlm: dict[str, Any]) -> VlmConfig | None:
+    """The judge's configuration from session settings (plus environment defaults), or None."""
+    base_url = str(vlm.get("base_url") or app_settings.env("BRACKET_VLM_BASE_URL"))
+    model = str(vlm.get("model") or app_settings.env("BRACKET_VLM_MODEL"))
+    if not vlm.get("enabled", bool(vlm.get("base_url"))) or not base_url or not model:
+        return None
+    api_key = vlm.get("api_key") or app_settings.env("BRACKET_VLM_API_KEY") or None
+    return VlmConfig(base_url=base_url, model=model, api_key=api_key,
+                     repeats=int(vlm.get("repeats", 3)), timeout_s=float(vlm.get("timeout_s", 120.0)))
+
+
+def final_samples(samples: list[dict[str, Any]], prompts: list[SamplePrompt]) -> list[tuple[Path, str]]:
+    """(image, prompt) pairs of the last rendered step, first frame per prompt; videos are skipped."""
+    images = [s for s in samples if s.get("kind") == "image" and s.get("step") is not None]
+    if not images:
+        return []
+    last = max(s["step"] for s in images)
+    chosen: dict[int, dict[str, Any]] = {}
+    for sample in sorted(images, key=lambda s: (s.get("frame") or 0)):
+        index = sample["prompt_index"]
+        if sample["step"] == last and index not in chosen and index < len(prompts):
+            chosen[index] = sample
+    return [(Path(chosen[i]["path"]), prompts[i].text) for i in sorted(chosen)]
+
+
+class VlmScorer:
+    """One background thread that scores finished runs with the VLM judge."""
+
+    def __init__(self, store: Store, session: str, config: VlmConfig, prompts: list[SamplePrompt]) -> None:
+        self.store, self.session, self.prompts = store, session, prompts
+        self.judge = VlmJudge(config)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bracket-vlm")
+        self._futures: list[Future] = []
+
+    def submit(self, run_id: int) -> None:
+        self._futures.append(self._pool.submit(self._score, run_id))
+
+    def _score(self, run_id: int) -> None:
+        run = self.store.get_run(run_id)
+        if run is None:
+            return
+        result = self.judge.score_run(final_samples(run["samples"], self.prompts))
+        judges = dict(run.get("judges") or {})
+        judges["vlm"] = judge_record(result)
+        self.store.update_run(run_id, judges=judges)
+
+    def drain(self, timeout: float | None = None) -> None:
+        """Wait for the queued scoring (at the end of a session), then stop the thread."""
+        wait(self._futures, timeout=timeout)
+        self._pool.shutdown(wait=False, cancel_futures=True)

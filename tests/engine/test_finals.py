@@ -1,0 +1,41 @@
+"""Finals: the top configs re-run longer with fresh seeds, scored apart from the short runs."""
+
+from __future__ import annotations
+
+from bracket.cli import main
+from bracket.session.config import SearchSettings
+from bracket.session.session import Session
+
+
+def test_finals_rerun_the_best_configs_as_a_separate_stage(demo_fields, runs_dir, capsys):
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=4, steps=10, seeds=1,
+                                                                    sample_prompts="a red circle --d 3"),
+                             out_dir=runs_dir, name="finals")
+    session.run()
+    search_scores = {r["id"]: r["score"] for r in session.snapshot().runs}
+    ranked = sorted((r["score"], r["config_id"]) for r in session.snapshot().runs)
+    folder = session.folder
+    session.close()
+
+    assert main(["finals", str(folder), "--top", "2", "--steps", "20", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "2 configs, 4 runs" in out
+
+    reopened = Session.open(folder)
+    runs = reopened.snapshot().runs
+    finals = [r for r in runs if r["stage"] == "final"]
+    assert len(finals) == 4
+    assert {r["seed"] for r in finals} == {1042, 1043}, "fresh seeds the search never used"
+    assert all(r["max_steps"] == 20 for r in finals)
+    finalist_names = {r["config_name"] for r in finals}
+    best_two = {c["name"] for c in reopened.store.configs(reopened.name, stage="search")
+                if c["id"] in {cid for _, cid in ranked[:2]}}
+    assert finalist_names == best_two
+    # the short runs' scores are untouched by the finals (normalised per stage)
+    assert {r["id"]: r["score"] for r in runs if r["stage"] == "search"} == search_scores
+    # the Optuna study only holds the search configs
+    assert len(reopened.store.study(reopened.name).trials) == 4
+    # running finals again does not train them twice
+    reopened.run_finals(top_k=2, steps=20, seeds=2)
+    assert len([r for r in reopened.store.runs(reopened.name) if r["stage"] == "final"]) == 4
+    reopened.close()

@@ -1,0 +1,113 @@
+"""The app's CSS and the small script behind the lightbox and the keyboard shortcuts.
+
+Both are given to ``launch(css=..., head=...)``. The script uses event delegation on the
+document, so it keeps working when Gradio replaces the grid's HTML:
+
+* a click on a grid cell opens it full size in a lightbox; ←/→ move between runs (columns),
+  ↑/↓ between prompts (rows), Esc or a click outside closes it;
+* while the blind pairwise panel is on screen (and no text box has the focus), 1 / ← picks
+  the left sample, 2 / → the right one, 3 / ↓ a tie — by clicking the matching button.
+"""
+
+CSS = """
+.bk-grid-wrap { overflow-x: auto; }
+table.bk-grid { border-collapse: collapse; width: max-content; min-width: 100%; }
+table.bk-grid th, table.bk-grid td { padding: 4px; vertical-align: top; text-align: center; }
+table.bk-grid th.bk-prompt { text-align: left; max-width: 14em; font-weight: normal; font-size: 0.85em; }
+table.bk-grid thead th { font-size: 0.85em; white-space: nowrap; }
+.bk-cell { cursor: zoom-in; margin: 0; }
+.bk-cell img, .bk-cell video { width: 192px; height: 192px; object-fit: contain; background: #111;
+  border-radius: 4px; display: block; }
+.bk-cell pre, .bk-text { white-space: pre-wrap; text-align: left; max-width: 22em; max-height: 16em;
+  overflow: auto; font-size: 0.85em; margin: 0; }
+.bk-missing { width: 192px; height: 192px; display: flex; align-items: center; justify-content: center;
+  color: #888; border: 1px dashed #888; border-radius: 4px; font-size: 0.8em; }
+.bk-control img { width: 96px; height: 96px; object-fit: contain; }
+.bk-bar { height: 14px; background: #ddd3; border-radius: 7px; overflow: hidden; margin: 2px 0 8px; }
+.bk-bar > div { height: 100%; background: var(--color-accent, #f97316); transition: width 0.4s; }
+.bk-progress-label { font-size: 0.9em; }
+#bk-lightbox { position: fixed; inset: 0; background: rgba(0, 0, 0, 0.88); display: none; z-index: 1000;
+  align-items: center; justify-content: center; flex-direction: column; }
+#bk-lightbox.open { display: flex; }
+#bk-lightbox img, #bk-lightbox video { max-width: 92vw; max-height: 84vh; image-rendering: auto; }
+#bk-lightbox pre { max-width: 80vw; max-height: 80vh; overflow: auto; color: #eee; white-space: pre-wrap; }
+#bk-lightbox .bk-lb-caption { color: #eee; margin-top: 8px; font-size: 0.9em; }
+#bk-lightbox .bk-lb-close { position: absolute; top: 12px; right: 18px; font-size: 28px; color: #eee;
+  background: none; border: none; cursor: pointer; }
+"""
+
+HEAD = """
+<script>
+(() => {
+  const state = { grid: null, row: 0, col: 0 };
+  const find = (grid, row, col) => grid.querySelector(`.bk-cell[data-row="${row}"][data-col="${col}"]`);
+  function box() {
+    let b = document.getElementById('bk-lightbox');
+    if (!b) {
+      b = document.createElement('div');
+      b.id = 'bk-lightbox';
+      b.innerHTML = '<div class="bk-lb-media"></div><div class="bk-lb-caption"></div>' +
+        '<button class="bk-lb-close" aria-label="Close">&times;</button>';
+      document.body.appendChild(b);
+      b.addEventListener('click', (e) => {
+        if (e.target === b || e.target.classList.contains('bk-lb-close')) close();
+      });
+    }
+    return b;
+  }
+  function show(grid, row, col) {
+    const cell = find(grid, row, col);
+    if (!cell) return false;
+    Object.assign(state, { grid, row, col });
+    const b = box();
+    const media = b.querySelector('.bk-lb-media');
+    media.innerHTML = '';
+    let el;
+    if (cell.dataset.kind === 'video') {
+      el = document.createElement('video');
+      Object.assign(el, { src: cell.dataset.full, controls: true, autoplay: true, loop: true });
+    } else if (cell.dataset.kind === 'text') {
+      el = document.createElement('pre');
+      el.textContent = cell.innerText;
+    } else {
+      el = document.createElement('img');
+      el.src = cell.dataset.full;
+    }
+    media.appendChild(el);
+    b.querySelector('.bk-lb-caption').textContent = cell.dataset.caption || '';
+    b.classList.add('open');
+    return true;
+  }
+  function close() {
+    const b = document.getElementById('bk-lightbox');
+    if (b) { b.classList.remove('open'); b.querySelector('.bk-lb-media').innerHTML = ''; }
+    state.grid = null;
+  }
+  window.bracketLightbox = { show, close, state };
+  document.addEventListener('click', (e) => {
+    const cell = e.target.closest && e.target.closest('.bk-grid .bk-cell[data-full]');
+    if (!cell) return;
+    e.preventDefault();
+    show(cell.closest('.bk-grid'), +cell.dataset.row, +cell.dataset.col);
+  });
+  document.addEventListener('keydown', (e) => {
+    const b = document.getElementById('bk-lightbox');
+    if (b && b.classList.contains('open') && state.grid) {
+      if (e.key === 'Escape') { e.preventDefault(); close(); return; }
+      const moves = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+      const m = moves[e.key];
+      if (m) { e.preventDefault(); show(state.grid, state.row + m[0], state.col + m[1]); }
+      return;
+    }
+    const t = e.target;
+    if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
+    const panel = document.getElementById('bk-pair');
+    if (!panel || panel.offsetParent === null) return;
+    const ids = { '1': 'bk-pair-left', ArrowLeft: 'bk-pair-left', '2': 'bk-pair-right',
+                  ArrowRight: 'bk-pair-right', '3': 'bk-pair-tie', ArrowDown: 'bk-pair-tie' };
+    const button = ids[e.key] && document.getElementById(ids[e.key]);
+    if (button && !button.disabled) { e.preventDefault(); button.click(); }
+  });
+})();
+</script>
+"""

@@ -1,0 +1,219 @@
+"""Turning engine data into what Gradio displays: HTML, tables and plotly figures.
+
+Pure presentation: every function takes plain data (a snapshot, a ``GridData``, loss
+series, leaderboard rows) and returns a string, a DataFrame or a figure. Images are never
+opened here; the HTML points at files through ``gradio_api/file=<path>`` (relative, so a
+``root_path`` behind a proxy keeps working), which Gradio serves only under the runs folder.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from bracket.session.grid import GridCell, GridData
+
+MAX_POINTS = 400
+
+
+def file_url(path: str) -> str:
+    return "gradio_api/file=" + quote(str(path), safe="/")
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "–"
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h {minutes:02d}m" if hours else (f"{minutes}m {secs:02d}s" if minutes else f"{secs}s")
+
+
+def params_text(params: Mapping[str, Any]) -> str:
+    parts = []
+    for key, value in params.items():
+        parts.append(f"{key}={value:.3g}" if isinstance(value, float) else f"{key}={value}")
+    return ", ".join(parts)
+
+
+# -- Compare grid ------------------------------------------------------------------------
+def _cell_html(cell: GridCell, row: int, col: int, caption: str) -> str:
+    common = f'data-row="{row}" data-col="{col}" data-caption="{_esc(caption)}"'
+    if cell.kind == "image":
+        return (f'<figure class="bk-cell" {common} data-kind="image" data-full="{_esc(file_url(cell.path))}">'
+                f'<img src="{_esc(file_url(cell.thumb))}" loading="lazy" alt="{_esc(caption)}"></figure>')
+    if cell.kind == "video":
+        url = _esc(file_url(cell.path))
+        return (f'<figure class="bk-cell" {common} data-kind="video" data-full="{url}">'
+                f'<video src="{url}" muted loop autoplay playsinline preload="metadata"></video></figure>')
+    if cell.kind == "text":
+        return (f'<figure class="bk-cell" {common} data-kind="text" data-full="text">'
+                f'<pre>{_esc(cell.text)}</pre></figure>')
+    return '<div class="bk-missing">no sample yet</div>'
+
+
+def grid_html(grid: GridData, *, blind: bool = False, titles: Sequence[str] | None = None,
+              element_id: str = "") -> str:
+    """The grid as an HTML table; ``blind`` hides run names and parameters (pairwise)."""
+    if not grid.columns:
+        return "<p>Pick 2–8 runs and press <b>Show grid</b>.</p>"
+    if grid.empty:
+        return "<p>These runs have no samples yet (the trainer writes them while it trains).</p>"
+    heads = list(titles) if titles else [c.label for c in grid.columns]
+    has_control = any(grid.controls)
+    head = "".join(f"<th title=\"{_esc('' if blind else params_text(c.params))}\">{_esc(t)}</th>"
+                   for c, t in zip(grid.columns, heads))
+    control_head = "<th>control</th>" if has_control else ""
+    body = []
+    for row, (prompt, cells) in enumerate(zip(grid.prompts, grid.rows)):
+        seed = next((c.seed for c in cells if c.seed is not None), None)
+        label = f"{prompt}" + (f" (seed {seed})" if seed is not None else "")
+        control = ""
+        if has_control:
+            pair = grid.controls[row] if row < len(grid.controls) else None
+            control = (f'<td class="bk-control"><img src="{_esc(file_url(pair[0]))}" alt="control"></td>'
+                       if pair else "<td></td>")
+        tds = "".join(f"<td>{_cell_html(cell, row, col, f'{heads[col]} · {label}')}</td>"
+                      for col, cell in enumerate(cells))
+        body.append(f'<tr><th class="bk-prompt">{_esc(label)}</th>{control}{tds}</tr>')
+    step = "" if grid.step is None else f' data-step="{grid.step}"'
+    ident = f' id="{_esc(element_id)}"' if element_id else ""
+    return (f'<div class="bk-grid-wrap"{ident}><table class="bk-grid"{step}><thead><tr><th>prompt</th>'
+            f"{control_head}{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+
+
+# -- Search tab -------------------------------------------------------------------------------
+def _bar(label: str, fraction: float) -> str:
+    width = max(0.0, min(1.0, fraction)) * 100
+    return (f'<div class="bk-progress-label">{_esc(label)}</div>'
+            f'<div class="bk-bar" role="progressbar" aria-valuenow="{width:.0f}"><div style="width:{width:.1f}%">'
+            "</div></div>")
+
+
+def progress_html(snapshot: Any) -> str:
+    if snapshot is None:
+        return "<p>No search is open.</p>"
+    current = snapshot.current or {}
+    parts = []
+    if current:
+        step, total = current.get("step") or 0, current.get("max_steps") or 0
+        parts.append(_bar(f"Current trial {current.get('label') or current.get('run_id')}: step {step} / {total}",
+                          step / total if total else 0.0))
+    parts.append(_bar(f"Search: {snapshot.runs_spent} / {snapshot.total_runs} runs · "
+                      f"ETA {format_duration(snapshot.eta_s)} · elapsed {format_duration(snapshot.elapsed_s)}",
+                      snapshot.progress))
+    return '<div id="bk-progress">' + "".join(parts) + "</div>"
+
+
+def status_markdown(snapshot: Any) -> str:
+    if snapshot is None:
+        return "No search is open. Start one in **Setup**, or open a past session there."
+    lines = [f"**{snapshot.name}** ({snapshot.preset_id}) — status **{snapshot.status}**, phase *{snapshot.phase}*",
+             f"{snapshot.plan}"]
+    if snapshot.error:
+        lines.append(f"**Error:** {snapshot.error}")
+    lines += [f"- note: {note}" for note in snapshot.notes[-5:]]
+    return "\n\n".join(lines)
+
+
+RUN_COLUMNS = ["run", "config", "kind", "status", "seed", "step", "score", "judges", "params", "duration",
+               "reason"]
+
+
+def runs_frame(snapshot: Any) -> pd.DataFrame:
+    rows = []
+    for run in [] if snapshot is None else snapshot.runs:
+        if run["kind"] == "setup":
+            continue
+        judges = ", ".join(f"{k} {v:.3f}" for k, v in (run.get("judges") or {}).items() if v is not None)
+        rows.append([run["id"], run["config_name"], run["kind"], run["status"], run["seed"],
+                     f"{run.get('last_step') or 0}/{run.get('max_steps') or '?'}",
+                     "" if run["score"] is None else round(run["score"], 4), judges, params_text(run["params"]),
+                     format_duration(run["duration_s"]) if run["duration_s"] else "", run["failure_reason"] or ""])
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)
+
+
+def smooth(values: Sequence[float], weight: float) -> list[float]:
+    """TensorBoard-style exponential smoothing (0 = raw)."""
+    out, last = [], None
+    for value in values:
+        last = value if last is None or not math.isfinite(last) else weight * last + (1 - weight) * value
+        out.append(last)
+    return out
+
+
+def _thin(series: Sequence[Sequence[float]]) -> list[Sequence[float]]:
+    if len(series) <= MAX_POINTS:
+        return list(series)
+    stride = math.ceil(len(series) / MAX_POINTS)
+    return list(series[::stride]) + [series[-1]]
+
+
+def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping[int, str], *,
+                smoothing: float = 0.0, highlight: int | None = None, title: str = "Training loss") -> go.Figure:
+    figure = go.Figure()
+    for run_id, points in series.items():
+        points = _thin(points)
+        if not points:
+            continue
+        steps = [p[0] for p in points]
+        values = smooth([p[1] for p in points], smoothing)
+        current = run_id == highlight
+        figure.add_trace(go.Scattergl(x=steps, y=values, mode="lines", name=labels.get(run_id, f"#{run_id}"),
+                                      line={"width": 3 if current else 1.5}, opacity=1.0 if current else 0.6))
+    figure.update_layout(title=title, xaxis_title="step", yaxis_title="loss", height=360,
+                         margin={"l": 40, "r": 10, "t": 40, "b": 40}, legend={"font": {"size": 10}})
+    return figure
+
+
+# -- Results tab ------------------------------------------------------------------------------
+LEADERBOARD_COLUMNS = ["rank", "config", "kind", "score (mean)", "95% CI", "seeds", "ratings", "comparisons",
+                       "runs", "params"]
+
+
+def leaderboard_frame(rows: Sequence[Any]) -> pd.DataFrame:
+    data = []
+    for row in rows:
+        ci = "" if row.ci_low is None else f"{row.ci_low:.3f} – {row.ci_high:.3f}"
+        data.append([row.rank or "", row.config_name, row.kind, "" if row.mean is None else round(row.mean, 4), ci,
+                     row.seeds, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
+                     params_text(row.params)])
+    return pd.DataFrame(data, columns=LEADERBOARD_COLUMNS)
+
+
+def importance_figure(importances: Mapping[str, float]) -> go.Figure:
+    names = list(importances)[::-1]
+    figure = go.Figure(go.Bar(x=[importances[n] for n in names], y=names, orientation="h"))
+    figure.update_layout(title="Parameter importance (fANOVA)", height=300, margin={"l": 120, "r": 10, "t": 40,
+                                                                                     "b": 40})
+    return figure
+
+
+def history_figure(history: Sequence[Mapping[str, Any]]) -> go.Figure:
+    figure = go.Figure()
+    xs = list(range(1, len(history) + 1))
+    figure.add_trace(go.Scatter(x=xs, y=[h["score"] for h in history], mode="markers", name="config score",
+                                text=[f"{h['config']} ({h['kind']})" for h in history]))
+    figure.add_trace(go.Scatter(x=xs, y=[h["best"] for h in history], mode="lines", name="best so far",
+                                line={"shape": "hv"}))
+    figure.update_layout(title="Score over trials (lower is better)", xaxis_title="config #", yaxis_title="score",
+                         height=320, margin={"l": 40, "r": 10, "t": 40, "b": 40})
+    return figure
+
+
+def fingerprint(value: Any) -> str:
+    """A stable hash of plain data, to tell whether an output changed since it was last sent."""
+    import hashlib
+
+    return hashlib.sha1(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()

@@ -1,0 +1,230 @@
+"""Setup tab: pick a preset, fill in its fields, set the search, start it — or resume one.
+
+The preset's form is rendered from its ``FieldSpec`` list (``gr.render``); each field is
+checked as it changes (``bracket.preset.problem_with_value``) with the message beside it,
+and the dataset field runs the dataset pre-flight. The search settings become a
+``SearchSettings`` through ``bracket.session.forms``; the budget box shows the plan
+(``= N configs × K seeds``). Everything is checked by the engine before anything starts.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from bracket.dataset.validation import preflight_dataset
+from bracket.errors import BracketError
+from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
+from bracket.preset import merge_with_defaults, problem_with_value
+from bracket.registry import get_preset, presets_by_family
+from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
+from bracket.session.forms import plan_text, settings_from_form
+from bracket.session.manager import SessionManager
+from ui.common import PRIVATE, QUIET, user_errors
+from ui.render import format_duration
+
+DEFAULTS = SearchSettings()
+
+
+def preset_choices() -> list[tuple[str, str]]:
+    """(label, id) grouped by family: ``Family › Display name (LoRA)``."""
+    return [(f"{family} › {p.display_name} ({p.training_type})", p.id)
+            for family, presets in presets_by_family().items() for p in presets]
+
+
+def field_defaults(preset_id: str) -> dict[str, str]:
+    return {s.name: s.resolved_default() for s in get_preset(preset_id).fields} if preset_id else {}
+
+
+def preset_notes(preset_id: str) -> str:
+    if not preset_id:
+        return ""
+    preset = get_preset(preset_id)
+    pre_cache = " · pre-caches latents once per search" if preset.needs_pre_cache else ""
+    script = f" · trainer `{preset.trainer_script}`" if preset.trainer_script else ""
+    return f"**{preset.display_name}** — {preset.model_family}, {preset.training_type}{pre_cache}{script}\n\n{preset.notes}"
+
+
+def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
+    """The dataset pre-flight of the form's dataset field, in one line."""
+    if not preset_id:
+        return ""
+    preset = get_preset(preset_id)
+    dataset = (fields or {}).get("dataset", "").strip()
+    if "dataset" not in {s.name for s in preset.fields}:
+        return "This preset takes no image dataset folder."
+    if not dataset:
+        return "Dataset: not set yet."
+    try:
+        trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields))
+    except (BracketError, ValueError, TypeError) as error:
+        return f"Dataset pre-flight not possible yet: {error}"
+    style = getattr(trainer, "dataset_style", None)
+    if not style:
+        return "This trainer reads its dataset itself; it is checked when the search starts."
+    report = preflight_dataset(Path(dataset), style)
+    return ("✅ " if report.ok else "❌ ") + "Dataset pre-flight: " + report.summary()
+
+
+def on_preset(preset_id: str) -> tuple[str, dict[str, str], str]:
+    fields = field_defaults(preset_id)
+    return preset_notes(preset_id), fields, preflight_text(preset_id, fields)
+
+
+def on_field(preset_id: str, name: str, value: Any, fields: dict[str, str]) -> tuple[str, dict[str, str], Any]:
+    """Check one field as it changes; the dataset field also re-runs the pre-flight."""
+    fields = dict(fields or {})
+    fields[name] = "" if value is None else str(value)
+    spec = next(s for s in get_preset(preset_id).fields if s.name == name)
+    problem = problem_with_value(spec, fields[name])
+    message = f"⚠️ {problem}" if problem else "✓"
+    return message, fields, preflight_text(preset_id, fields) if name == "dataset" else gr.skip()
+
+
+def estimate_text(manager: SessionManager, budget: Any) -> str:
+    try:
+        runs = int(budget)
+    except (TypeError, ValueError):
+        return ""
+    estimate = manager.estimate_seconds(runs)
+    if estimate is None:
+        return "Wall-time estimate: shown once one trial of the open session has finished."
+    seconds, based_on = estimate
+    return (f"Estimated wall time ≈ **{format_duration(seconds)}** (median of {based_on} finished run"
+            f"{'s' if based_on > 1 else ''} of the open session × {runs} runs).")
+
+
+def session_choices(manager: SessionManager) -> list[tuple[str, str]]:
+    return [(info.label, str(info.folder)) for info in manager.list_sessions()]
+
+
+def refresh_sessions(manager: SessionManager) -> Any:
+    choices = session_choices(manager)
+    return gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
+
+
+@user_errors
+def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str], budget: Any, steps: Any,
+                 seeds: Any, prompts: str, sample_every: Any, algorithm: str, lr_min: str, lr_max: str,
+                 batch_sizes: str, *rest: Any) -> tuple[str, Any, Any]:
+    """Validate the form, create the session and start it; then show the Search tab."""
+    weights = dict(zip(JUDGE_NAMES, rest[: len(JUDGE_NAMES)]))
+    vlm_url, vlm_model, vlm_key, name = rest[len(JUDGE_NAMES):]
+    if not preset_id:
+        raise BracketError("Pick a preset first.")
+    settings = settings_from_form(
+        budget=budget, steps=steps, seeds=seeds, prompts=prompts, sample_every=sample_every, algorithm=algorithm,
+        lr_min=lr_min, lr_max=lr_max, batch_sizes=batch_sizes, weights=weights, vlm_base_url=vlm_url,
+        vlm_model=vlm_model, vlm_api_key=vlm_key)
+    known = {s.name for s in get_preset(preset_id).fields}
+    session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
+                                name=(name or "").strip() or None)
+    message = f"Started **{session.name}**: {settings.plan()}."
+    return message, gr.Tabs(selected="search"), refresh_sessions(manager)
+
+
+@user_errors
+def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]:
+    if not folder:
+        raise BracketError("Pick a past session from the list first.")
+    session = manager.open(folder)
+    return f"Opened **{session.name}** (not running). Resume it to continue the search.", gr.Tabs(selected="search")
+
+
+@user_errors
+def resume_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]:
+    if not folder:
+        raise BracketError("Pick a past session from the list first.")
+    session = manager.resume(folder)
+    return f"Resumed **{session.name}**: {session.settings.plan()}.", gr.Tabs(selected="search")
+
+
+def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
+    """The Setup tab's components and listeners (call inside ``gr.Tab``)."""
+    choices = preset_choices()
+    fields_state = gr.State({})
+    with gr.Row():
+        with gr.Column(scale=3):
+            preset_dd = gr.Dropdown(choices=choices, value=choices[0][1] if choices else None, label="Preset",
+                                    info="Model family › preset (training type)", elem_id="bk-preset")
+            notes_md = gr.Markdown()
+        with gr.Column(scale=2):
+            sessions_dd = gr.Dropdown(choices=[], label="Past sessions", value=None, elem_id="bk-sessions")
+            with gr.Row():
+                refresh_btn = gr.Button("Refresh list", size="sm")
+                open_btn = gr.Button("Open", size="sm")
+                resume_btn = gr.Button("Resume", size="sm", variant="secondary")
+    gr.Markdown("### Preset fields")
+    preflight_md = gr.Markdown(elem_id="bk-preflight", render=False)
+
+    @gr.render(inputs=[preset_dd])
+    def render_fields(preset_id: str) -> None:
+        if not preset_id:
+            return
+        for spec in get_preset(preset_id).fields:
+            default = spec.resolved_default()
+            with gr.Row(key=f"row-{preset_id}-{spec.name}", equal_height=True):
+                if spec.kind == "choice" and spec.choices:
+                    box = gr.Dropdown(list(spec.choices), value=default if default in spec.choices else None,
+                                      label=spec.label, info=spec.help, scale=4, key=f"f-{preset_id}-{spec.name}")
+                else:
+                    box = gr.Textbox(value=default, label=spec.label, info=spec.help, scale=4,
+                                     key=f"f-{preset_id}-{spec.name}", elem_id=f"bk-field-{spec.name}")
+                problem = problem_with_value(spec, default)
+                message = gr.Markdown(f"⚠️ {problem}" if problem else "✓", key=f"m-{preset_id}-{spec.name}",
+                                      elem_classes=["bk-field-msg"])
+            box.change(functools.partial(on_field, preset_id, spec.name), [box, fields_state],
+                       [message, fields_state, preflight_md], key=f"c-{preset_id}-{spec.name}", **QUIET)
+
+    preflight_md.render()
+    gr.Markdown("### Search")
+    with gr.Row():
+        budget = gr.Number(DEFAULTS.budget, label="Budget (training runs)", precision=0, minimum=1,
+                           elem_id="bk-budget")
+        seeds = gr.Number(DEFAULTS.seeds, label="Seeds per config", precision=0, minimum=1, elem_id="bk-seeds")
+        steps = gr.Number(DEFAULTS.steps, label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
+        sample_every = gr.Number(None, label="Sample every N steps (blank: start and end)", precision=0)
+        algorithm = gr.Radio(["tpe", "random"], value=DEFAULTS.algorithm, label="Search algorithm")
+    plan_md = gr.Markdown(plan_text(DEFAULTS.budget, DEFAULTS.seeds), elem_id="bk-plan")
+    estimate_md = gr.Markdown()
+    prompts = gr.Textbox(DEFAULT_PROMPTS, lines=4, label="Sample prompts (trainer line syntax; --d seed per prompt)")
+    with gr.Row():
+        lr_min = gr.Textbox("", label="LR min (blank: trainer's range)")
+        lr_max = gr.Textbox("", label="LR max (blank: trainer's range)")
+        batch_sizes = gr.Textbox("", label="Batch-size choices (e.g. 1,2,4; blank: trainer's)")
+    with gr.Accordion("Score weights and judges", open=False):
+        with gr.Row():
+            weights = [gr.Number(DEFAULT_WEIGHTS.get(name, 0.0), label=f"weight: {name}", minimum=0)
+                       for name in JUDGE_NAMES]
+        with gr.Row():
+            vlm_url = gr.Textbox("", label="VLM judge base URL (OpenAI-compatible, optional)")
+            vlm_model = gr.Textbox("", label="VLM model")
+            vlm_key = gr.Textbox("", label="VLM API key (not stored)", type="password")
+    with gr.Row():
+        name = gr.Textbox("", label="Session name (optional)", scale=3)
+        start_btn = gr.Button("Start search", variant="primary", scale=1, elem_id="bk-start")
+    start_md = gr.Markdown(elem_id="bk-start-status")
+
+    preset_dd.change(on_preset, preset_dd, [notes_md, fields_state, preflight_md], **PRIVATE)
+    for box in (budget, seeds):
+        box.change(plan_text, [budget, seeds], plan_md, **QUIET)
+    budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
+    settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, lr_min, lr_max, batch_sizes,
+                       *weights, vlm_url, vlm_model, vlm_key, name]
+    start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
+                    [start_md, tabs, sessions_dd], concurrency_id="session-control", **PRIVATE)
+    refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
+    open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs],
+                   concurrency_id="session-control", **PRIVATE)
+    resume_btn.click(functools.partial(resume_session, manager), sessions_dd, [start_md, tabs],
+                     concurrency_id="session-control", **PRIVATE)
+    return {"preset": preset_dd, "fields_state": fields_state, "notes": notes_md, "preflight": preflight_md,
+            "sessions": sessions_dd, "estimate": estimate_md, "budget": budget}
+
+
+def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, Any, str]:
+    notes, fields, preflight = on_preset(preset_id)
+    return notes, fields, preflight, refresh_sessions(manager), estimate_text(manager, budget)
