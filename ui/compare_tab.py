@@ -67,9 +67,9 @@ def show_grid(manager: SessionManager, run_ids: list[int] | None, step: float | 
 
 
 @user_errors
-def change_step(manager: SessionManager, shown: list[int] | None, step: float) -> str:
+def change_step(manager: SessionManager, shown: list[int] | None, step: float) -> Any:
     if not shown:
-        return grid_html(manager.compare_grid([])) if manager.session else ""
+        return gr.skip()
     return grid_html(manager.compare_grid(list(shown), int(step)))
 
 

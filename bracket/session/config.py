@@ -43,6 +43,8 @@ class SearchSettings:
     base_seed: int = 42
     divergence_stop: bool = True
     vlm: dict[str, Any] = field(default_factory=dict)
+    #: train the trainer's baseline and curated configs first (False: the sampler from trial 1)
+    warm_start: bool = True
 
     @property
     def n_configs(self) -> int:

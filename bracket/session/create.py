@@ -128,7 +128,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     folder.mkdir(parents=True, exist_ok=True)
     store = external or Store.open(sqlite_url(folder / "bracket.db"))
     store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)
-    SearchController.enqueue_warm_start(store.study(name), space, warm_start)
+    SearchController.enqueue_warm_start(store.study(name), space, warm_start if settings.warm_start else [])
     info = {"name": name, "preset_id": preset.id,
             "storage": _url_without_password(url) if url else "bracket.db", "created_at": time.time()}
     (folder / SESSION_FILE).write_text(json.dumps(info, indent=2), encoding="utf-8")

@@ -1,0 +1,69 @@
+"""``python app.py`` — the Bracket web app (Gradio), on http://127.0.0.1:7860 by default.
+
+Options: ``--port N``; ``--host ADDRESS`` to listen on other interfaces and ``--share`` for a
+public Gradio link — both only when asked, with a warning, and only with a login
+(``--auth user:pass`` or ``BRACKET_AUTH=user:pass`` in ``.env``). The app serves files from
+the runs folder (``BRACKET_RUNS_DIR``, default ``runs/``) and nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bracket import settings as app_settings
+from bracket.session.manager import SessionManager
+
+#: the app's one session holder, shared by every browser tab (never per-tab state)
+MANAGER: SessionManager | None = None
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python app.py", description="Bracket web app")
+    parser.add_argument("--port", type=int, default=7860, help="port to listen on (default 7860)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on; anything but 127.0.0.1 needs --auth (default 127.0.0.1)")
+    parser.add_argument("--share", action="store_true", help="create a public gradio.live link (needs --auth)")
+    parser.add_argument("--auth", help="user:password login (or BRACKET_AUTH in .env)")
+    return parser.parse_args(argv)
+
+
+def parse_auth(text: str) -> tuple[str, str] | None:
+    if not text:
+        return None
+    user, sep, password = text.partition(":")
+    if not sep or not user or not password:
+        raise SystemExit("--auth / BRACKET_AUTH must be user:password with both parts non-empty.")
+    return user, password
+
+
+def main(argv: list[str] | None = None) -> int:
+    global MANAGER
+    args = parse_args(argv)
+    auth = parse_auth(args.auth or app_settings.env("BRACKET_AUTH"))
+    exposed = args.share or args.host not in LOCAL_HOSTS
+    if exposed and auth is None:
+        print("Refusing to listen beyond this machine without a login: add --auth user:password "
+              "(or set BRACKET_AUTH in .env).", file=sys.stderr)
+        return 2
+    if exposed:
+        where = "a public gradio.live link" if args.share else f"address {args.host}"
+        print(f"WARNING: the app is reachable through {where}; anyone with the login can start trainer runs "
+              "on this machine.", file=sys.stderr)
+    from ui.blocks import build_app, launch_options  # gradio is imported only when the app runs
+
+    runs_dir = app_settings.get_settings().runs_dir
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    MANAGER = SessionManager(runs_dir)
+    demo = build_app(MANAGER)
+    try:
+        demo.launch(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
+                    **launch_options(runs_dir))
+    finally:
+        MANAGER.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

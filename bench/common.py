@@ -1,0 +1,86 @@
+"""What the benchmarks share: a session on the landscape trainer, machine facts, JSON output.
+
+Every benchmark trial is a real Bracket session: the ``demo-cpu`` preset with its *Training
+script* field pointed at ``bench/landscape_trainer.py`` and its *Trainer python* at the
+test suite's fake python (which drops the ``accelerate launch`` prefix and runs the script
+with this interpreter). So each trial is a real subprocess, read back through real tfevents,
+scored by the real judges and proposed by the real controller.
+
+One thing is cached: the demo adapter's pre-flight probes the trainer python by importing
+torch, diffusers and accelerate (seconds each time). The benchmark runs that probe once per
+process and reuses its answer for every session it creates.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS_DIR = ROOT / "bench" / "results"
+LANDSCAPE_TRAINER = ROOT / "bench" / "landscape_trainer.py"
+
+
+def cache_python_probe() -> None:
+    """Run the demo adapter's trainer-python probe once per process, not per session."""
+    from bracket.trainer import demo
+
+    if getattr(demo.trainer_python_problems, "_bench_cached", False):
+        return
+    cached = functools.lru_cache(maxsize=None)(demo.trainer_python_problems)
+    cached._bench_cached = True  # type: ignore[attr-defined]
+    demo.trainer_python_problems = cached  # type: ignore[assignment]
+
+
+def bench_fields(workdir: Path) -> dict[str, str]:
+    """demo-cpu field values that train on the landscape trainer (made once per workdir)."""
+    from PIL import Image
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.fakes import make_fake_python
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    python = workdir / "bin" / "python"
+    if not python.exists():
+        make_fake_python(workdir / "bin")
+    data = workdir / "data"
+    if not (data / "000.txt").exists():
+        data.mkdir(parents=True, exist_ok=True)
+        for index, colour in enumerate(("red", "green", "blue")):
+            Image.new("RGB", (8, 8), colour).save(data / f"{index:03d}.png")
+            (data / f"{index:03d}.txt").write_text(f"a {colour} circle", encoding="utf-8")
+    return {"dataset": str(data), "trainer_python": str(python), "train_script": str(LANDSCAPE_TRAINER)}
+
+
+def machine() -> dict[str, Any]:
+    """Cores, Python, platform and date, recorded with every result."""
+    return {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(), "date": time.strftime("%Y-%m-%d")}
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def write_result(name: str, data: dict[str, Any], results_dir: Path | None = None) -> Path:
+    folder = Path(results_dir or RESULTS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps({"machine": machine(), **data}, indent=1, default=str), encoding="utf-8")
+    return path

@@ -1,0 +1,208 @@
+"""Search efficiency: how many trials each strategy needs to find a near-optimal config.
+
+Every trial is a real run of a real session (see ``bench/common.py``) on one of the
+synthetic landscapes of ``bench/landscape_trainer.py``, whose noise-free optimum is known.
+The strategies, all with one seed per config and the same budget:
+
+* ``bracket``  — Bracket as shipped: the demo trainer's baseline, its three curated
+  configs, then TPE (``SearchSettings()`` defaults, ``algorithm="tpe"``);
+* ``tpe-cold`` — the same TPE without the warm start (``warm_start=False``);
+* ``random``   — random search from trial 1 (``algorithm="random"``, ``warm_start=False``);
+* ``grid``     — a coarse grid a person might write: 4 optimizers (AdamW, RAdam, SGD,
+  Adagrad) x 8 learning rates spaced half a decade over 1e-5..3e-2, cosine, 5 warmup
+  steps — 32 points, enqueued into the session's study in a random order per repetition
+  (so its trials-to-target is the expected position of a good point, not an artefact of
+  the order).
+
+Per (landscape, strategy, repetition) it records each trial's config and its *true*
+quality (the landscape's noise-free final loss). Reported, over the repetitions:
+
+* **trials to target**: the first trial whose config is within 5 % of the landscape's true
+  optimum (quality <= 1.05 x optimum); median, and how many repetitions never got there;
+* **best after n** (n = 3, 8, 16, 32): the best true quality among the first n trials,
+  as a ratio to the optimum (1.00 = optimal), median over repetitions;
+* **picked after n**: the true quality of the config the session itself would recommend
+  after n trials (lowest current score, with the noise the session sees) — what a person
+  actually gets;
+* **baseline by 3**: the fraction of repetitions whose best of the first 3 trials is at
+  least as good as the demo trainer's baseline config.
+
+``run(short=True)`` is the quick version used by ``python -m bench``; ``--full`` runs more
+repetitions and a longer budget. Results go to ``bench/results/search_efficiency.json``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import shutil
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import bench_fields, cache_python_probe, median, write_result
+from bench.landscape_trainer import LANDSCAPE_ENV, LANDSCAPES, LR_RANGE, optimum, quality
+
+STRATEGIES = ("bracket", "tpe-cold", "random", "grid")
+TARGET = 1.05
+CHECKPOINTS = (3, 8, 16, 32)
+GRID_OPTIMIZERS = ("AdamW", "RAdam", "SGD", "Adagrad")
+
+
+@dataclass(frozen=True)
+class Plan:
+    repetitions: int
+    budget: int
+    steps: int = 100
+    workers: int = 2
+
+
+SHORT = Plan(repetitions=5, budget=16)
+FULL = Plan(repetitions=20, budget=32)
+
+
+def grid_points() -> list[dict[str, Any]]:
+    """The coarse grid (32 points)."""
+    import math
+
+    low, high = (math.log10(v) for v in LR_RANGE)
+    rates = [10 ** (low + (high - low) * i / 7) for i in range(8)]
+    return [{"optimizer_type": o, "learning_rate": float(f"{lr:.3g}"), "lr_scheduler": "cosine",
+             "lr_warmup_steps": 5, "batch_size": 16} for o in GRID_OPTIMIZERS for lr in rates]
+
+
+def settings_for(strategy: str, budget: int, steps: int, repetition: int):
+    from bracket.session.config import SearchSettings
+
+    return SearchSettings(budget=budget, steps=steps, seeds=1, sample_prompts="", base_seed=1000 + 17 * repetition,
+                          algorithm="random" if strategy == "random" else "tpe",
+                          warm_start=strategy == "bracket")
+
+
+def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, steps: int, workdir: str
+                  ) -> dict[str, Any]:
+    """One session, start to end; returns every config's params, kind, score and true quality."""
+    from bracket.search.controller import SearchController
+    from bracket.session.scoring import config_values, score_runs
+    from bracket.session.session import Session
+    from bracket.trainer.base import NamedConfig
+
+    cache_python_probe()
+    os.environ[LANDSCAPE_ENV] = landscape
+    shape = LANDSCAPES[landscape]
+    fields = bench_fields(Path(workdir))
+    name = f"{landscape}-{strategy}-{repetition}"
+    started = time.time()
+    session = Session.create("demo-cpu", fields, settings_for(strategy, budget, steps, repetition),
+                             out_dir=Path(workdir) / "sessions", name=name)
+    session.worker_id = f"bench-{repetition}"  # the controller's seed mixes in the worker id
+    if strategy == "grid":
+        points = grid_points()
+        random.Random(repetition).shuffle(points)
+        named = [("curated", NamedConfig(f"grid-{i}", p, "coarse grid")) for i, p in enumerate(points[:budget])]
+        SearchController.enqueue_warm_start(session.store.study(name), session.space, named)
+    status = session.run()
+    configs = session.store.configs(name, stage="search")
+    runs = session.store.runs(name)
+    session.close()
+    shutil.rmtree(Path(workdir) / "sessions" / name, ignore_errors=True)
+    trials = [{"kind": c["kind"], "params": c["params"], "value": c["value"],
+               "quality": quality(shape, c["params"], steps)} for c in configs]
+    picked: dict[int, float] = {}
+    for n in CHECKPOINTS:
+        if n > len(configs):
+            break
+        ids = {c["id"] for c in configs[:n]}
+        subset = [r for r in runs if r.get("config_id") in ids]
+        values = config_values(subset, score_runs(subset))
+        if values:
+            best_id = min(values, key=values.get)
+            picked[n] = next(t["quality"] for c, t in zip(configs, trials) if c["id"] == best_id)
+    return {"landscape": landscape, "strategy": strategy, "repetition": repetition, "status": status,
+            "seconds": time.time() - started, "trials": trials, "picked": picked}
+
+
+def trials_to_target(qualities: list[float], best: float) -> int | None:
+    return next((i + 1 for i, q in enumerate(qualities) if q <= TARGET * best), None)
+
+
+def summarise(records: list[dict[str, Any]], budget: int, steps: int) -> dict[str, Any]:
+    """Per landscape and strategy: the figures of the module docstring."""
+    from bracket.trainer.demo import DemoTrainer
+
+    baseline = DemoTrainer({}).baseline_config().knobs
+    out: dict[str, Any] = {}
+    for landscape in sorted({r["landscape"] for r in records}):
+        shape = LANDSCAPES[landscape]
+        best, best_params = optimum(shape, steps)
+        base_q = quality(shape, baseline, steps)
+        table: dict[str, Any] = {"optimum": best, "optimum_params": best_params, "baseline_ratio": base_q / best}
+        for strategy in STRATEGIES:
+            mine = [r for r in records if r["landscape"] == landscape and r["strategy"] == strategy]
+            if not mine:
+                continue
+            hits = [trials_to_target([t["quality"] for t in r["trials"]], best) for r in mine]
+            found = sorted(h for h in hits if h is not None)
+            ordered = sorted(h if h is not None else budget + 1 for h in hits)
+            mid = median([float(h) for h in ordered])
+            row: dict[str, Any] = {
+                "repetitions": len(mine), "found": len(found),
+                "median_trials_to_target": mid if mid <= budget else None,
+                "trials_to_target": hits,
+            }
+            for n in CHECKPOINTS:
+                if n > budget:
+                    continue
+                row[f"best_after_{n}"] = median([min(t["quality"] for t in r["trials"][:n]) / best for r in mine])
+                picks = [r["picked"].get(n, r["picked"].get(str(n))) for r in mine]
+                picks = [p for p in picks if p is not None]
+                row[f"picked_after_{n}"] = median([p / best for p in picks]) if picks else None
+            row["baseline_by_3"] = sum(min(t["quality"] for t in r["trials"][:3]) <= base_q * (1 + 1e-9)
+                                       for r in mine) / len(mine)
+            row["mean_session_seconds"] = sum(r["seconds"] for r in mine) / len(mine)
+            table[strategy] = row
+        ratio = _ratio(table.get("bracket"), table.get("random"), budget)
+        table["bracket_vs_random_trials"] = ratio
+        out[landscape] = table
+    return out
+
+
+def _ratio(ours: dict | None, theirs: dict | None, budget: int) -> float | None:
+    """Median trials-to-target of ours / theirs (a miss counts as budget + 1: a lower bound for theirs)."""
+    if not ours or not theirs:
+        return None
+    a = ours["median_trials_to_target"] or budget + 1
+    b = theirs["median_trials_to_target"] or budget + 1
+    return a / b
+
+
+def run(*, short: bool = True, plan: Plan | None = None, landscapes: list[str] | None = None,
+        strategies: list[str] | None = None, results_dir: Path | None = None, log=print) -> dict[str, Any]:
+    """Run the benchmark and write its JSON; returns the summary."""
+    plan = plan or (SHORT if short else FULL)
+    landscapes = landscapes or list(LANDSCAPES)
+    strategies = strategies or list(STRATEGIES)
+    tasks = [(ls, st, rep) for rep in range(plan.repetitions) for ls in landscapes for st in strategies]
+    started = time.time()
+    records: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="bracket-bench-") as workdir:
+        # TPE is seeded from base_seed and hash(worker id); a fixed hash seed makes runs repeatable
+        os.environ.setdefault("PYTHONHASHSEED", "0")
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=plan.workers, mp_context=context) as pool:
+            futures = [pool.submit(run_trial_set, ls, st, rep, plan.budget, plan.steps, workdir)
+                       for ls, st, rep in tasks]
+            for index, future in enumerate(futures, start=1):
+                records.append(future.result())
+                if index % max(1, len(tasks) // 10) == 0 or index == len(tasks):
+                    log(f"  search efficiency: {index}/{len(tasks)} sessions ({time.time() - started:.0f} s)")
+    summary = summarise(records, plan.budget, plan.steps)
+    data = {"plan": plan.__dict__ | {"short": short}, "seconds": time.time() - started,
+            "target": TARGET, "summary": summary, "records": records}
+    path = write_result("search_efficiency", data, results_dir)
+    log(f"  search efficiency: wrote {path}")
+    return data

@@ -1,0 +1,264 @@
+"""Exporting a session's winner: a shell script that trains it again, and its config as data.
+
+A search trains short runs; what a person wants at the end is the winning configuration as
+something they can run for real. :func:`export_run` rebuilds the winner run's command with
+the adapter's own ``prepare_run`` into an export folder (so every file the command names —
+per-run dataset TOML, prompt file, the trainer's own config — exists there), with the step
+count the person asks for, and writes beside it:
+
+* ``train.sh`` — bash, ``set -euo pipefail``, ``cd`` into the run's working folder, ``export``
+  of the environment variables the adapter set or changed (never one whose name looks like a
+  secret: keys, tokens, passwords are left for the person to set), and the command as a bash
+  array with every argument ``shlex.quote``-d, so a value holding ``;``, ``$(…)`` or spaces
+  stays one literal argument;
+* ``config.json`` and ``config.toml`` — the complete knob values, where they came from
+  (session, config, run, seed, score) and the command as a list.
+
+The ``promote`` helpers pick what to take further: :func:`promotion_candidates` lists the best
+short-run configs (for longer final runs), :func:`promote_weights` copies a run's trained
+weights to a folder of the person's choice.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import tomli_w
+
+from bracket.errors import BracketError
+from bracket.stats import ConfigScores, summarise
+from bracket.trainer.base import LaunchSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.scoring import RunScore
+    from bracket.session.session import Session
+
+EXPORT_FOLDER = "export"
+SCRIPT_NAME = "train.sh"
+#: environment variable names that are never written into an exported script
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION_ID", re.IGNORECASE)
+#: files a trainer writes that hold trained weights (for :func:`promote_weights`)
+WEIGHT_SUFFIXES = (".safetensors", ".ckpt", ".pt", ".pth", ".bin", ".gguf")
+_STATUS_RANK = {"done": 0, "disqualified": 1, "pruned": 2}
+
+
+class ExportError(BracketError):
+    """A run or a folder that cannot be exported (unknown run id, nothing scored yet)."""
+
+
+@dataclass
+class ExportResult:
+    """What :func:`export_run` wrote and the command it rebuilt."""
+
+    folder: Path
+    script: Path
+    json_path: Path
+    toml_path: Path
+    command: list[str]
+    cwd: Path
+    env: dict[str, str]
+    run_id: int
+    config_name: str
+    steps: int
+    dropped_env: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+def _training_runs(session: "Session") -> list[dict[str, Any]]:
+    return [r for r in session.store.runs(session.name)
+            if r.get("kind") != "setup" and r.get("stage") != "setup" and r.get("config_id") is not None]
+
+
+def staged_scores(session: "Session", runs: Sequence[Mapping[str, Any]] | None = None
+                  ) -> dict[str, tuple[list[dict[str, Any]], dict[int, "RunScore"]]]:
+    """Training runs and their scores per stage ("search", "final"), each stage scored on its own.
+
+    Final runs are longer than search runs, so their losses are not comparable: the loss
+    judge normalises within one stage, and a final's score is never mixed with a search one.
+    """
+    runs = _training_runs(session) if runs is None else [
+        dict(r) for r in runs if r.get("kind") != "setup" and r.get("stage") != "setup"
+        and r.get("config_id") is not None]
+    stages = {c["id"]: c.get("stage") or "search" for c in session.store.configs(session.name)}
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        grouped.setdefault(stages.get(run["config_id"], run.get("stage") or "search"), []).append(run)
+    return {stage: (staged, session.scores(staged)) for stage, staged in grouped.items()}
+
+
+def winner_run_id(session: "Session") -> int:
+    """The best-scored run of the best config: of the finals when any are scored, else of the search."""
+    by_stage = staged_scores(session)
+    for stage in ("final", "search"):
+        staged, scores = by_stage.get(stage, ([], {}))
+        per_config: dict[int, list[float]] = {}
+        for run in staged:
+            score = scores.get(run["id"])
+            if score is not None and score.value is not None:
+                per_config.setdefault(run["config_id"], []).append(score.value)
+        if not per_config:
+            continue
+        best = min(per_config, key=lambda c: (statistics.fmean(per_config[c]), -len(per_config[c]), c))
+        candidates = [r for r in staged if r["config_id"] == best and r["id"] in scores
+                      and scores[r["id"]].value is not None]
+        run = min(candidates, key=lambda r: (_STATUS_RANK.get(r["status"], 9), scores[r["id"]].value, r["id"]))
+        return int(run["id"])
+    raise ExportError("No run of this session has a score yet, so there is no winner to export; "
+                      "let the search finish a run, or name one with --run ID.")
+
+
+def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """(variables ``env`` sets or changes relative to ``base``, names left out as secrets)."""
+    base = os.environ if base is None else base
+    needed: dict[str, str] = {}
+    dropped: list[str] = []
+    for name in sorted(env):
+        value = str(env[name])
+        if base.get(name) == value:
+            continue
+        if SECRET_NAME.search(name) or re.search(r"://[^/@\s]*:[^/@\s]*@", value):
+            dropped.append(name)
+            continue
+        needed[name] = value
+    return needed, dropped
+
+
+def shell_script(command: Sequence[str], cwd: Path, env: Mapping[str, str], *, header: Sequence[str] = (),
+                 dropped_env: Sequence[str] = ()) -> str:
+    """A bash script that runs ``command`` in ``cwd`` with ``env``; every value is quoted."""
+    lines = ["#!/usr/bin/env bash"]
+    lines += [f"# {' '.join(str(h).split())}" for h in header]
+    lines += [f"# {name} is not written here (it looks like a secret); export it yourself if the trainer "
+              "needs it." for name in dropped_env]
+    lines += ["set -euo pipefail", f"cd -- {shlex.quote(str(cwd))}"]
+    lines += [f"export {name}={shlex.quote(str(value))}" for name, value in env.items()
+              if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
+    lines.append("cmd=(")
+    lines += [f"  {shlex.quote(str(arg))}" for arg in command]
+    lines += [")", 'exec "${cmd[@]}"', ""]
+    return "\n".join(lines)
+
+
+def script_command(text: str) -> list[str]:
+    """The command of a script written by :func:`shell_script` (the inverse of its quoting)."""
+    lines = text.splitlines()
+    start, end = lines.index("cmd=("), lines.index(")")
+    return shlex.split("\n".join(lines[start + 1:end]))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value if v is not None]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def export_run(session: "Session", *, run_id: int | None = None, steps: int | None = None,
+               out: Path | None = None) -> ExportResult:
+    """Rebuild run ``run_id`` (default: the winner) for ``steps`` steps into ``out`` and write the script."""
+    run_id = winner_run_id(session) if run_id is None else int(run_id)
+    run = session.store.get_run(run_id)
+    if run is None or run.get("session") != session.name or run.get("config_id") is None:
+        raise ExportError(f"Run {run_id} is not a training run of session {session.name!r}; "
+                          "`python -m bracket status PATH` lists the run ids.")
+    config = next((c for c in session.store.configs(session.name) if c["id"] == run["config_id"]), {})
+    name = str(config.get("name") or run.get("label") or f"run{run_id}")
+    steps = int(steps if steps is not None else (run.get("max_steps") or session.settings.steps))
+    if steps <= 0:
+        raise ExportError(f"--steps must be at least 1, got {steps}.")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "config"
+    folder = Path(out) if out is not None else session.folder / EXPORT_FOLDER / f"{slug}-{steps}steps"
+    folder.mkdir(parents=True, exist_ok=True)
+    trainer = session.trainer
+    knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {})
+    seed = int(run["seed"]) if run.get("seed") is not None else session.settings.base_seed
+    spec: LaunchSpec = trainer.prepare_run(
+        run_dir=folder / "run", config=knobs, dataset_toml=Path(session.parts.fields.get("dataset", "")),
+        max_steps=steps, seed=seed, sample_prompts=session.settings.prompts() or None,
+        sample_every_n_steps=session.settings.sample_every_n_steps)
+    command = [str(a) for a in spec.cmd]
+    env, dropped = safe_env(spec.env)
+    score = next((scores.get(run_id) for _, scores in staged_scores(session).values() if run_id in scores), None)
+    header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
+              f"config {name!r} ({config.get('kind', run.get('kind'))}, stage {config.get('stage', run.get('stage'))}), "
+              f"from run {run_id}, seed {seed}, {steps} training steps",
+              f"run score {score.value:.4f} (lower is better)" if score and score.value is not None else "run not scored",
+              "Re-create with: python -m bracket export SESSION_FOLDER --run "
+              f"{run_id} --steps {steps}"]
+    script = folder / SCRIPT_NAME
+    script.write_text(shell_script(command, spec.cwd, env, header=header, dropped_env=dropped), encoding="utf-8")
+    script.chmod(0o755)
+    document = _plain({
+        "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
+        "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
+        "run_id": run_id, "seed": seed, "steps": steps,
+        "run_score": score.value if score else None, "knobs": knobs.to_dict(),
+        "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
+    })
+    json_path, toml_path = folder / "config.json", folder / "config.toml"
+    json_path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    toml_path.write_text(tomli_w.dumps(document), encoding="utf-8")
+    files = sorted(p for p in (folder / "run").rglob("*") if p.is_file())
+    return ExportResult(folder, script, json_path, toml_path, command, Path(spec.cwd), env, run_id, name, steps,
+                        dropped, files)
+
+
+# -- promote ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Candidate:
+    """A short-run config worth a longer final run."""
+
+    config_id: int
+    name: str
+    kind: str
+    mean: float
+    n: int
+    params: dict[str, Any]
+
+
+def promotion_candidates(session: "Session", top: int = 3) -> list[Candidate]:
+    """The ``top`` search-stage configs by mean score (lower is better), best first."""
+    configs = {c["id"]: c for c in session.store.configs(session.name, stage="search")}
+    runs, scores = staged_scores(session).get("search", ([], {}))
+    items = [ConfigScores(cid, str(c["name"]), str(c["kind"]),
+                          [scores[r["id"]].value for r in runs if r["config_id"] == cid and r["id"] in scores])
+             for cid, c in configs.items()]
+    report = summarise(items)
+    return [Candidate(s.config_id, s.name, s.kind, float(s.mean), s.n, dict(configs[s.config_id]["params"]))
+            for s in report.summaries if s.n and s.mean is not None][:max(0, top)]
+
+
+def promote_weights(session: "Session", run_id: int, dest: Path) -> list[Path]:
+    """Copy run ``run_id``'s trained weight files (not its samples) into ``dest``; returns the copies."""
+    run = session.store.get_run(int(run_id))
+    if run is None or run.get("session") != session.name:
+        raise ExportError(f"Run {run_id} is not a run of session {session.name!r}.")
+    source = Path(run.get("output_dir") or Path(run.get("run_dir") or "") / "output")
+    weights = sorted(p for p in source.rglob("*") if p.is_file() and p.suffix in WEIGHT_SUFFIXES
+                     and "sample" not in p.relative_to(source).parts) if source.is_dir() else []
+    if not weights:
+        raise ExportError(f"Run {run_id} left no weight files in {source}; only finished runs that saved a "
+                          "model can be promoted.")
+    dest = Path(dest)
+    copies = []
+    for path in weights:
+        target = dest / path.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+        copies.append(target)
+    return copies

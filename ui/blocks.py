@@ -1,0 +1,58 @@
+"""Assembling the app: four tabs around one module-level :class:`SessionManager`, and launching it.
+
+:func:`build_app` returns the ``gr.Blocks``; :func:`launch_options` the keyword arguments
+of ``launch`` that keep file serving to the runs folder (``allowed_paths=[runs_dir]``,
+the project's ``.env`` blocked), the CSS and the lightbox script, and no run-history
+recording. ``app.py`` parses the command line and calls both.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from bracket import settings as app_settings
+from bracket.session.manager import SessionManager
+from ui import compare_tab, results_tab, search_tab, setup_tab
+from ui.assets import CSS, HEAD
+from ui.common import PRIVATE
+
+TITLE = "Bracket — hyperparameter search for fine-tunes"
+
+
+def build_app(manager: SessionManager) -> gr.Blocks:
+    """The Blocks of the app; every listener is private (no public API)."""
+    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+        gr.Markdown("## Bracket\nShort real training runs · side-by-side samples · your scores · Optuna TPE")
+        with gr.Tabs(selected="setup", elem_id="bk-tabs") as tabs:
+            with gr.Tab("Setup", id="setup", elem_id="bk-tab-setup"):
+                setup = setup_tab.build(manager, tabs)
+            with gr.Tab("Search", id="search", elem_id="bk-tab-search"):
+                search_tab.build(manager)
+            with gr.Tab("Compare", id="compare", elem_id="bk-tab-compare") as compare:
+                compare_parts = compare_tab.build(manager)
+            with gr.Tab("Results", id="results", elem_id="bk-tab-results") as results:
+                results_parts = results_tab.build(manager)
+        demo.load(functools.partial(setup_tab.on_load, manager), [setup["preset"], setup["budget"]],
+                  [setup["notes"], setup["fields_state"], setup["preflight"], setup["sessions"],
+                   setup["estimate"]], **PRIVATE)
+        compare.select(compare_parts["refresh"], None, compare_parts["runs"], **PRIVATE)
+        results.select(results_parts["refresh"], None, results_parts["outputs"], **PRIVATE)
+    return demo
+
+
+def launch_options(runs_dir: Path) -> dict[str, Any]:
+    """``launch`` arguments: serve the runs folder and nothing else; our CSS and script."""
+    blocked = [str(app_settings.PROJECT_ROOT / ".env")]
+    return {
+        "allowed_paths": [str(Path(runs_dir).resolve())],
+        "blocked_paths": blocked,
+        "css": CSS,
+        "head": HEAD,
+        "footer_links": ["gradio", "settings"],
+        "run_history": False,
+        "show_error": False,
+    }

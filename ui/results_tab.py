@@ -1,0 +1,91 @@
+"""Results tab: the leaderboard, the winner as a command and files, charts, the report.
+
+All numbers come from the engine: ``SessionManager.leaderboard`` (mean ± confidence
+interval per config via ``bracket.stats``), ``export_winner`` (the winner's trainer
+command, and JSON/TOML files under the session folder), ``param_importance`` (Optuna),
+``score_history`` and ``report_markdown``. The tab refreshes when it is opened and on demand.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import gradio as gr
+
+from bracket.session.manager import SessionManager
+from ui.common import PRIVATE, user_errors
+from ui.render import history_figure, importance_figure, leaderboard_frame, loss_figure
+
+NO_SESSION = "No search is open: start one in **Setup** or open a past session there."
+
+
+def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
+    snap = manager.snapshot()
+    if snap is None:
+        return []
+    return [(f"#{r['id']} {r['config_name']} s{r['seed']} ({r['status']})", r["id"]) for r in snap.runs
+            if r["kind"] != "setup" and r["status"] not in ("pending",)]
+
+
+@user_errors
+def refresh(manager: SessionManager) -> tuple[Any, ...]:
+    """(leaderboard, verdict, command, files, history, importance, report, dashboard, run picker)."""
+    if manager.session is None:
+        return None, NO_SESSION, "", None, None, None, "", "", gr.Dropdown(choices=[], value=[])
+    rows, verdict = manager.leaderboard()
+    export = manager.export_winner()
+    command = export.command_text if export else "# no finished, scored run yet"
+    files = [str(export.json_path), str(export.toml_path)] if export else None
+    winner = (f"{verdict}\n\nWinner: **{export.config_name}** (run #{export.run_id})" if export else verdict)
+    history = manager.score_history()
+    importances, message = manager.param_importance()
+    report = manager.report_markdown()
+    if report is None:
+        report = "*The markdown report appears here once `bracket.report` is available.*"
+    if message:
+        report = f"*{message}*\n\n" + report
+    choices = run_choices(manager)
+    best = [r for r in rows if r.rank is not None][:3]
+    selected = [i for row in best for i in row.run_ids][:6]
+    return (leaderboard_frame(rows), winner, command, files, history_figure(history) if history else None,
+            importance_figure(importances) if importances else None, report, manager.dashboard_command(),
+            gr.Dropdown(choices=choices, value=selected))
+
+
+def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float) -> Any:
+    if manager.session is None or not run_ids:
+        return None
+    snap = manager.snapshot()
+    labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs}
+    return loss_figure(manager.loss_series([int(i) for i in run_ids]), labels, smoothing=smoothing,
+                       title="Loss of the selected runs")
+
+
+def build(manager: SessionManager) -> dict[str, Any]:
+    refresh_btn = gr.Button("Refresh", size="sm", elem_id="bk-results-refresh")
+    verdict = gr.Markdown(NO_SESSION, elem_id="bk-verdict")
+    board = gr.Dataframe(label="Leaderboard (lower score is better)", interactive=False, wrap=True,
+                         elem_id="bk-leaderboard")
+    with gr.Row():
+        with gr.Column(scale=3):
+            command = gr.Code(label="Winner's trainer command", language="shell", interactive=False,
+                              elem_id="bk-winner-cmd")
+        with gr.Column(scale=1):
+            files = gr.File(label="Winner config (JSON, TOML)", file_count="multiple", interactive=False)
+    with gr.Row():
+        runs_dd = gr.Dropdown(choices=[], multiselect=True, label="Runs to overlay", scale=4)
+        smoothing = gr.Slider(0.0, 0.99, value=0.6, step=0.01, label="Smoothing", scale=1)
+    overlay_plot = gr.Plot(label="Loss curves")
+    with gr.Row():
+        history = gr.Plot(label="Score history")
+        importance = gr.Plot(label="Parameter importance")
+    dashboard = gr.Code(label="Open the study in optuna-dashboard", language="shell", interactive=False)
+    report = gr.Markdown(elem_id="bk-report")
+    outputs = [board, verdict, command, files, history, importance, report, dashboard, runs_dd]
+    refresh_fn = functools.partial(refresh, manager)
+    refresh_btn.click(refresh_fn, None, outputs, **PRIVATE)
+    overlay_fn = functools.partial(overlay, manager)
+    runs_dd.change(overlay_fn, [runs_dd, smoothing], overlay_plot, **PRIVATE)
+    smoothing.release(overlay_fn, [runs_dd, smoothing], overlay_plot, **PRIVATE)
+    return {"refresh": refresh_fn, "outputs": outputs}
