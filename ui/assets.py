@@ -11,7 +11,7 @@ document, so it keeps working when Gradio replaces the grid's HTML:
 
 CSS = """
 .bk-grid-wrap { overflow-x: auto; }
-table.bk-grid { border-collapse: collapse; width: max-content; min-width: 100%; }
+table.bk-grid { border-collapse: collapse; width: max-content; }
 table.bk-grid th, table.bk-grid td { padding: 4px; vertical-align: top; text-align: center; }
 table.bk-grid th.bk-prompt { text-align: left; max-width: 14em; font-weight: normal; font-size: 0.85em; }
 table.bk-grid thead th { font-size: 0.85em; white-space: nowrap; }
@@ -29,7 +29,7 @@ table.bk-grid thead th { font-size: 0.85em; white-space: nowrap; }
 #bk-lightbox { position: fixed; inset: 0; background: rgba(0, 0, 0, 0.88); display: none; z-index: 1000;
   align-items: center; justify-content: center; flex-direction: column; }
 #bk-lightbox.open { display: flex; }
-#bk-lightbox img, #bk-lightbox video { max-width: 92vw; max-height: 84vh; image-rendering: auto; }
+#bk-lightbox img, #bk-lightbox video { height: 84vh; width: auto; max-width: 92vw; object-fit: contain; }
 #bk-lightbox pre { max-width: 80vw; max-height: 80vh; overflow: auto; color: #eee; white-space: pre-wrap; }
 #bk-lightbox .bk-lb-caption { color: #eee; margin-top: 8px; font-size: 0.9em; }
 #bk-lightbox .bk-lb-close { position: absolute; top: 12px; right: 18px; font-size: 28px; color: #eee;

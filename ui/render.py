@@ -207,6 +207,7 @@ def history_figure(history: Sequence[Mapping[str, Any]]) -> go.Figure:
                                 text=[f"{h['config']} ({h['kind']})" for h in history]))
     figure.add_trace(go.Scatter(x=xs, y=[h["best"] for h in history], mode="lines", name="best so far",
                                 line={"shape": "hv"}))
+    figure.update_xaxes(tickformat="d")
     figure.update_layout(title="Score over trials (lower is better)", xaxis_title="config #", yaxis_title="score",
                          height=320, margin={"l": 40, "r": 10, "t": 40, "b": 40})
     return figure

@@ -65,7 +65,7 @@ def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float
 def build(manager: SessionManager) -> dict[str, Any]:
     refresh_btn = gr.Button("Refresh", size="sm", elem_id="bk-results-refresh")
     verdict = gr.Markdown(NO_SESSION, elem_id="bk-verdict")
-    board = gr.Dataframe(label="Leaderboard (lower score is better)", interactive=False, wrap=True,
+    board = gr.Dataframe(label="Leaderboard (lower score is better)", interactive=False, wrap=False,
                          elem_id="bk-leaderboard")
     with gr.Row():
         with gr.Column(scale=3):

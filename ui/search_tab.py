@@ -118,9 +118,9 @@ def build(manager: SessionManager) -> dict[str, Any]:
             plot = gr.Plot(label="Loss", elem_id="bk-loss")
             smoothing = gr.Slider(0.0, 0.99, value=0.6, step=0.01, label="Smoothing")
         with gr.Column(scale=2):
-            log = gr.Textbox(label="Log of the current trial (tail)", lines=18, max_lines=18, autoscroll=True,
+            log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=18, max_lines=18, autoscroll=True,
                              interactive=False, elem_id="bk-log")
-    table = gr.Dataframe(label="Trials", interactive=False, wrap=True, max_height=420, elem_id="bk-trials")
+    table = gr.Dataframe(label="Trials", interactive=False, wrap=False, max_height=420, elem_id="bk-trials")
     timer = gr.Timer(1.0)
     outputs = [status_md, progress, plot, log, table, start_btn, stop_btn, stop_after_btn, pause_btn, sent]
     poll_fn = functools.partial(poll, manager)

@@ -66,7 +66,7 @@ def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
     if not style:
         return "This trainer reads its dataset itself; it is checked when the search starts."
     report = preflight_dataset(Path(dataset), style)
-    return ("✅ " if report.ok else "❌ ") + "Dataset pre-flight: " + report.summary()
+    return ("✓ " if report.ok else "✗ ") + "Dataset pre-flight: " + report.summary()
 
 
 def on_preset(preset_id: str) -> tuple[str, dict[str, str], str]:
@@ -80,7 +80,7 @@ def on_field(preset_id: str, name: str, value: Any, fields: dict[str, str]) -> t
     fields[name] = "" if value is None else str(value)
     spec = next(s for s in get_preset(preset_id).fields if s.name == name)
     problem = problem_with_value(spec, fields[name])
-    message = f"⚠️ {problem}" if problem else "✓"
+    message = f"⚠ {problem}" if problem else "✓"
     return message, fields, preflight_text(preset_id, fields) if name == "dataset" else gr.skip()
 
 
@@ -174,7 +174,7 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
                     box = gr.Textbox(value=default, label=spec.label, info=spec.help, scale=4,
                                      key=f"f-{preset_id}-{spec.name}", elem_id=f"bk-field-{spec.name}")
                 problem = problem_with_value(spec, default)
-                message = gr.Markdown(f"⚠️ {problem}" if problem else "✓", key=f"m-{preset_id}-{spec.name}",
+                message = gr.Markdown(f"⚠ {problem}" if problem else "✓", key=f"m-{preset_id}-{spec.name}",
                                       elem_classes=["bk-field-msg"])
             box.change(functools.partial(on_field, preset_id, spec.name), [box, fields_state],
                        [message, fields_state, preflight_md], key=f"c-{preset_id}-{spec.name}", **QUIET)
@@ -186,7 +186,7 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
                            elem_id="bk-budget")
         seeds = gr.Number(DEFAULTS.seeds, label="Seeds per config", precision=0, minimum=1, elem_id="bk-seeds")
         steps = gr.Number(DEFAULTS.steps, label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
-        sample_every = gr.Number(None, label="Sample every N steps (blank: start and end)", precision=0)
+        sample_every = gr.Number(0, label="Sample every N steps (0: first and last step only)", precision=0)
         algorithm = gr.Radio(["tpe", "random"], value=DEFAULTS.algorithm, label="Search algorithm")
     plan_md = gr.Markdown(plan_text(DEFAULTS.budget, DEFAULTS.seeds), elem_id="bk-plan")
     estimate_md = gr.Markdown()

@@ -214,10 +214,16 @@ class SessionManager:
             return snap
 
     def log_tail(self, lines: int = 40) -> list[str]:
+        """The tail of the current run's log, else of the last run that has one."""
         snap = self.snapshot()
-        if snap is None or not snap.current or not snap.current.get("log_path"):
+        if snap is None:
             return []
-        return read_log_tail(Path(snap.current["log_path"]), lines)
+        if snap.current and snap.current.get("log_path"):
+            return read_log_tail(Path(snap.current["log_path"]), lines)
+        for run in reversed(snap.runs):
+            if run.get("run_dir") and (Path(run["run_dir"]) / "logs" / "stdout.log").is_file():
+                return read_log_tail(Path(run["run_dir"]) / "logs" / "stdout.log", lines)
+        return []
 
     def loss_series(self, run_ids: list[int] | None = None) -> dict[int, list[tuple[int, float]]]:
         """Loss series of finished runs (read once, then cached) and of the run in progress."""
