@@ -6,14 +6,13 @@ test suite's fake python (which drops the ``accelerate launch`` prefix and runs 
 with this interpreter). So each trial is a real subprocess, read back through real tfevents,
 scored by the real judges and proposed by the real controller.
 
-One thing is cached: the demo adapter's pre-flight probes the trainer python by importing
-torch, diffusers and accelerate (seconds each time). The benchmark runs that probe once per
-process and reuses its answer for every session it creates.
+One check is skipped: the demo adapter's pre-flight probes the trainer python by importing
+torch, diffusers and accelerate (seconds per session), which the landscape trainer does not
+use (see :func:`skip_python_probe`).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import platform
@@ -28,15 +27,32 @@ RESULTS_DIR = ROOT / "bench" / "results"
 LANDSCAPE_TRAINER = ROOT / "bench" / "landscape_trainer.py"
 
 
-def cache_python_probe() -> None:
-    """Run the demo adapter's trainer-python probe once per process, not per session."""
+def skip_python_probe() -> None:
+    """Skip the demo adapter's torch probe of the trainer python in this process.
+
+    The landscape trainer needs only the standard library, so whether the (fake) trainer
+    python can import torch, diffusers and accelerate is irrelevant here — and probing it
+    costs seconds per session. ``real_python_probe`` keeps the real check for the demo run.
+    """
     from bracket.trainer import demo
 
-    if getattr(demo.trainer_python_problems, "_bench_cached", False):
+    if getattr(demo.trainer_python_problems, "_bench_skipped", False):
         return
-    cached = functools.lru_cache(maxsize=None)(demo.trainer_python_problems)
-    cached._bench_cached = True  # type: ignore[attr-defined]
-    demo.trainer_python_problems = cached  # type: ignore[assignment]
+
+    def no_problems(*_args: Any, **_kwargs: Any) -> list[str]:
+        return []
+
+    no_problems._bench_skipped = True  # type: ignore[attr-defined]
+    no_problems.original = demo.trainer_python_problems  # type: ignore[attr-defined]
+    demo.trainer_python_problems = no_problems  # type: ignore[assignment]
+
+
+def real_python_probe(python: str) -> list[str]:
+    """The demo adapter's real probe, even after :func:`skip_python_probe`."""
+    from bracket.trainer import demo
+
+    probe = getattr(demo.trainer_python_problems, "original", demo.trainer_python_problems)
+    return probe(python)
 
 
 def bench_fields(workdir: Path) -> dict[str, str]:

@@ -33,6 +33,7 @@ repetitions and a longer budget. Results go to ``bench/results/search_efficiency
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import random
@@ -44,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import bench_fields, cache_python_probe, median, write_result
+from bench.common import RESULTS_DIR, bench_fields, skip_python_probe, median, write_result
 from bench.landscape_trainer import LANDSCAPE_ENV, LANDSCAPES, LR_RANGE, optimum, quality
 
 STRATEGIES = ("bracket", "tpe-cold", "random", "grid")
@@ -83,6 +84,35 @@ def settings_for(strategy: str, budget: int, steps: int, repetition: int):
                           warm_start=strategy == "bracket")
 
 
+_ORIGINAL: dict[str, Any] = {}
+
+
+def apply_variant(strategy: str) -> str:
+    """Tuning variants ``bracket@startup=8`` / ``bracket@univariate``: patch the controller's defaults
+    in this (worker) process; returns the base strategy. A plain strategy restores the shipped defaults."""
+    import bracket.search.controller as controller
+
+    base, _, option = strategy.partition("@")
+    kwdefaults = controller.SearchController.__init__.__kwdefaults__
+    _ORIGINAL.setdefault("startup", kwdefaults["n_startup_trials"])
+    _ORIGINAL.setdefault("tpe", controller.TPESampler)
+    kwdefaults["n_startup_trials"] = _ORIGINAL["startup"]
+    controller.TPESampler = _ORIGINAL["tpe"]
+    if option.startswith("startup="):
+        kwdefaults["n_startup_trials"] = int(option.split("=", 1)[1])
+    elif option == "univariate":
+        original = _ORIGINAL["tpe"]
+
+        def univariate(**kw: Any):
+            kw["multivariate"] = False
+            return original(**kw)
+
+        controller.TPESampler = univariate
+    elif option:
+        raise ValueError(f"unknown variant {option!r}")
+    return base
+
+
 def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, steps: int, workdir: str
                   ) -> dict[str, Any]:
     """One session, start to end; returns every config's params, kind, score and true quality."""
@@ -91,11 +121,12 @@ def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, s
     from bracket.session.session import Session
     from bracket.trainer.base import NamedConfig
 
-    cache_python_probe()
+    skip_python_probe()
+    label, strategy = strategy, apply_variant(strategy)
     os.environ[LANDSCAPE_ENV] = landscape
     shape = LANDSCAPES[landscape]
     fields = bench_fields(Path(workdir))
-    name = f"{landscape}-{strategy}-{repetition}"
+    name = f"{landscape}-{label.replace('@', '-').replace('=', '')}-{repetition}"
     started = time.time()
     session = Session.create("demo-cpu", fields, settings_for(strategy, budget, steps, repetition),
                              out_dir=Path(workdir) / "sessions", name=name)
@@ -122,7 +153,7 @@ def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, s
         if values:
             best_id = min(values, key=values.get)
             picked[n] = next(t["quality"] for c, t in zip(configs, trials) if c["id"] == best_id)
-    return {"landscape": landscape, "strategy": strategy, "repetition": repetition, "status": status,
+    return {"landscape": landscape, "strategy": label, "repetition": repetition, "status": status,
             "seconds": time.time() - started, "trials": trials, "picked": picked}
 
 
@@ -141,7 +172,7 @@ def summarise(records: list[dict[str, Any]], budget: int, steps: int) -> dict[st
         best, best_params = optimum(shape, steps)
         base_q = quality(shape, baseline, steps)
         table: dict[str, Any] = {"optimum": best, "optimum_params": best_params, "baseline_ratio": base_q / best}
-        for strategy in STRATEGIES:
+        for strategy in sorted({r["strategy"] for r in records}, key=_strategy_order):
             mine = [r for r in records if r["landscape"] == landscape and r["strategy"] == strategy]
             if not mine:
                 continue
@@ -171,6 +202,11 @@ def summarise(records: list[dict[str, Any]], budget: int, steps: int) -> dict[st
     return out
 
 
+def _strategy_order(name: str) -> tuple[int, str]:
+    base = name.partition("@")[0]
+    return (STRATEGIES.index(base) if base in STRATEGIES else len(STRATEGIES), name)
+
+
 def _ratio(ours: dict | None, theirs: dict | None, budget: int) -> float | None:
     """Median trials-to-target of ours / theirs (a miss counts as budget + 1: a lower bound for theirs)."""
     if not ours or not theirs:
@@ -189,6 +225,10 @@ def run(*, short: bool = True, plan: Plan | None = None, landscapes: list[str] |
     tasks = [(ls, st, rep) for rep in range(plan.repetitions) for ls in landscapes for st in strategies]
     started = time.time()
     records: list[dict[str, Any]] = []
+    folder = Path(results_dir or RESULTS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / "search_efficiency.records.jsonl"  # every finished session, as it finishes
+    partial.write_text("", encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="bracket-bench-") as workdir:
         # TPE is seeded from base_seed and hash(worker id); a fixed hash seed makes runs repeatable
         os.environ.setdefault("PYTHONHASHSEED", "0")
@@ -198,6 +238,8 @@ def run(*, short: bool = True, plan: Plan | None = None, landscapes: list[str] |
                        for ls, st, rep in tasks]
             for index, future in enumerate(futures, start=1):
                 records.append(future.result())
+                with partial.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(records[-1], default=str) + "\n")
                 if index % max(1, len(tasks) // 10) == 0 or index == len(tasks):
                     log(f"  search efficiency: {index}/{len(tasks)} sessions ({time.time() - started:.0f} s)")
     summary = summarise(records, plan.budget, plan.steps)
@@ -206,3 +248,9 @@ def run(*, short: bool = True, plan: Plan | None = None, landscapes: list[str] |
     path = write_result("search_efficiency", data, results_dir)
     log(f"  search efficiency: wrote {path}")
     return data
+
+
+def summarise_records(path: Path, budget: int, steps: int = 100) -> dict[str, Any]:
+    """The summary of a (possibly partial) ``search_efficiency.records.jsonl``."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return summarise([json.loads(line) for line in lines if line.strip()], budget, steps)

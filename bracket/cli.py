@@ -110,6 +110,16 @@ def build_parser() -> argparse.ArgumentParser:
     finals.add_argument("--seeds", type=int, default=2, help="fresh seeds per config")
     finals.add_argument("--storage")
 
+    report = sub.add_parser("report", help="write report.md and report.html into a session folder")
+    report.add_argument("path", type=Path)
+    report.add_argument("--storage")
+    export = sub.add_parser("export", help="write the winner (or a run) as a ready-to-run script and config")
+    export.add_argument("path", type=Path)
+    export.add_argument("--run", type=int, help="run id to export (default: the winner's best run)")
+    export.add_argument("--steps", type=int, help="training steps (default: the run's own)")
+    export.add_argument("--out", type=Path, help="folder (default: <session>/export/<config>-<steps>steps)")
+    export.add_argument("--storage")
+
     demo = sub.add_parser("demo-data", help="write the demo dataset")
     demo.add_argument("path", type=Path)
     demo.add_argument("--count", type=int, default=64)

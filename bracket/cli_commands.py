@@ -140,6 +140,36 @@ def cmd_finals(args: argparse.Namespace) -> int:
     return 0 if any(r["status"] == "done" for r in finals) else 1
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from bracket.report import write_report
+
+    session = Session.open(args.path, storage_url=args.storage, validate=False)
+    try:
+        files = write_report(session)
+    finally:
+        session.close()
+    print(files.report.verdict)
+    for path in (files.markdown, files.html, *files.images):
+        print(f"wrote {path}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from bracket.export import export_run
+
+    session = Session.open(args.path, storage_url=args.storage, validate=False)
+    try:
+        result = export_run(session, run_id=args.run, steps=args.steps, out=args.out)
+    finally:
+        session.close()
+    print(f"exported run {result.run_id} ({result.config_name}, {result.steps} steps)")
+    for path in (result.script, result.json_path, result.toml_path):
+        print(f"wrote {path}")
+    for name in result.dropped_env:
+        print(f"note: {name} looks like a secret and is not in the script; export it yourself if needed")
+    return 0
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from bracket.doctor import run_doctor
 
@@ -159,7 +189,8 @@ def cmd_demo_data(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resume": cmd_resume,
-            "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals}
+            "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals,
+            "report": cmd_report, "export": cmd_export}
 
 
 def dispatch(args: argparse.Namespace) -> int:

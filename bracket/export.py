@@ -14,9 +14,8 @@ count the person asks for, and writes beside it:
 * ``config.json`` and ``config.toml`` — the complete knob values, where they came from
   (session, config, run, seed, score) and the command as a list.
 
-The ``promote`` helpers pick what to take further: :func:`promotion_candidates` lists the best
-short-run configs (for longer final runs), :func:`promote_weights` copies a run's trained
-weights to a folder of the person's choice.
+:func:`promote_weights` copies a run's trained weights (a final's, typically) to a folder of
+the person's choice; choosing configs for longer final runs is ``bracket.session.finals``.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 import tomli_w
 
 from bracket.errors import BracketError
-from bracket.stats import ConfigScores, summarise
 from bracket.trainer.base import LaunchSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,6 +43,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 EXPORT_FOLDER = "export"
 SCRIPT_NAME = "train.sh"
+#: variables every adapter's environment sets (``make_subprocess_env``): always written when present
+STANDARD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+                "PYTHONUNBUFFERED", "PYTHONIOENCODING", "TQDM_DISABLE")
 #: environment variable names that are never written into an exported script
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION_ID", re.IGNORECASE)
 #: files a trainer writes that hold trained weights (for :func:`promote_weights`)
@@ -118,13 +119,13 @@ def winner_run_id(session: "Session") -> int:
 
 
 def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
-    """(variables ``env`` sets or changes relative to ``base``, names left out as secrets)."""
+    """(variables ``env`` sets or changes relative to ``base``, plus the standard ones; names left out as secrets)."""
     base = os.environ if base is None else base
     needed: dict[str, str] = {}
     dropped: list[str] = []
     for name in sorted(env):
         value = str(env[name])
-        if base.get(name) == value:
+        if base.get(name) == value and name not in STANDARD_ENV:
             continue
         if SECRET_NAME.search(name) or re.search(r"://[^/@\s]*:[^/@\s]*@", value):
             dropped.append(name)
@@ -152,7 +153,7 @@ def shell_script(command: Sequence[str], cwd: Path, env: Mapping[str, str], *, h
 def script_command(text: str) -> list[str]:
     """The command of a script written by :func:`shell_script` (the inverse of its quoting)."""
     lines = text.splitlines()
-    start, end = lines.index("cmd=("), lines.index(")")
+    start, end = lines.index("cmd=("), len(lines) - 1 - lines[::-1].index(")")
     return shlex.split("\n".join(lines[start + 1:end]))
 
 
@@ -219,30 +220,6 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
 
 
 # -- promote ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Candidate:
-    """A short-run config worth a longer final run."""
-
-    config_id: int
-    name: str
-    kind: str
-    mean: float
-    n: int
-    params: dict[str, Any]
-
-
-def promotion_candidates(session: "Session", top: int = 3) -> list[Candidate]:
-    """The ``top`` search-stage configs by mean score (lower is better), best first."""
-    configs = {c["id"]: c for c in session.store.configs(session.name, stage="search")}
-    runs, scores = staged_scores(session).get("search", ([], {}))
-    items = [ConfigScores(cid, str(c["name"]), str(c["kind"]),
-                          [scores[r["id"]].value for r in runs if r["config_id"] == cid and r["id"] in scores])
-             for cid, c in configs.items()]
-    report = summarise(items)
-    return [Candidate(s.config_id, s.name, s.kind, float(s.mean), s.n, dict(configs[s.config_id]["params"]))
-            for s in report.summaries if s.n and s.mean is not None][:max(0, top)]
-
-
 def promote_weights(session: "Session", run_id: int, dest: Path) -> list[Path]:
     """Copy run ``run_id``'s trained weight files (not its samples) into ``dest``; returns the copies."""
     run = session.store.get_run(int(run_id))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bracket import settings as app_settings
 from bracket.errors import BracketError
 from bracket.export import SECRET_NAME, export_run, staged_scores
-from bracket.report_charts import history_chart, loss_chart, sample_grid
+from bracket.report_charts import Picture, report_pictures
 from bracket.session.scoring import RunScore, effective_weights
 from bracket.session.store import redact_url
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
@@ -67,13 +67,6 @@ class StageResult:
 
 
 @dataclass
-class Picture:
-    stem: str
-    title: str
-    png: bytes
-
-
-@dataclass
 class Winner:
     stage: str
     config_name: str
@@ -90,6 +83,7 @@ class Winner:
 @dataclass
 class Report:
     name: str
+    folder: str
     preset_id: str
     status: str
     plan: str
@@ -178,42 +172,19 @@ def _importance(session: "Session") -> tuple[dict[str, float], str]:
         complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
         if len(complete) < 2:
             return {}, f"Parameter importance needs at least 2 finished configs; this study has {len(complete)}."
-        evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
-        importance = optuna.importance.get_param_importances(study, evaluator=evaluator)
+        note = "fANOVA importance (optuna.importance), over the search configs."
+        try:
+            evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
+            importance = optuna.importance.get_param_importances(study, evaluator=evaluator)
+        except ImportError:  # fANOVA needs scikit-learn; PED-ANOVA needs only scipy
+            evaluator = optuna.importance.PedAnovaImportanceEvaluator()
+            importance = optuna.importance.get_param_importances(study, evaluator=evaluator)
+            note = "PED-ANOVA importance (optuna.importance; install scikit-learn for fANOVA)."
         if not importance:
             return {}, "No searched parameter varied between the finished configs."
-        return {k: float(v) for k, v in importance.items()}, ""
+        return {k: float(v) for k, v in importance.items()}, note
     except Exception as error:  # noqa: BLE001 - optuna raises several kinds; the report goes on
         return {}, f"Parameter importance is not available ({type(error).__name__}: {error})."
-
-
-def _pictures(search: StageResult, finals: StageResult | None, winner: Winner | None) -> list[Picture]:
-    pictures: list[Picture] = []
-    names = {r.config_id: r.name for r in search.rows}
-    for result, stem, title in ((search, "report-loss", "Loss curves (search runs)"),
-                                (finals, "report-final-loss", "Loss curves (final runs)")):
-        if result is None:
-            continue
-        names.update({r.config_id: r.name for r in result.rows})
-        series = [{"label": r["label"], "group": names.get(r["config_id"], r["label"]), "points": r.get("loss") or [],
-                   "highlight": winner is not None and winner.stage == result.stage
-                   and names.get(r["config_id"]) == winner.config_name} for r in result.runs]
-        if (png := loss_chart(series, title)) is not None:
-            pictures.append(Picture(stem, title, png))
-    history = [{"run": r["id"], "score": search.scores[r["id"]].value,
-                "disqualified": search.scores[r["id"]].disqualified} for r in search.runs if r["id"] in search.scores]
-    if (png := history_chart(history)) is not None:
-        pictures.append(Picture("report-history", "Score per run in training order, and the best so far", png))
-    scored = sorted((r for r in search.runs if r["id"] in search.scores and search.scores[r["id"]].value is not None
-                     and r.get("samples")), key=lambda r: (search.scores[r["id"]].value, r["id"]))
-    picks = [("report-best-samples", "Best run", scored[0])] if scored else []
-    if len(scored) > 1:
-        picks.append(("report-worst-samples", "Worst run", scored[-1]))
-    for stem, word, run in picks:
-        caption = f"{word}: run {run['id']} ({run['label']}), score {search.scores[run['id']].value:.3f}"
-        if (png := sample_grid(run["samples"], caption)) is not None:
-            pictures.append(Picture(stem, caption, png))
-    return pictures
 
 
 def _safe(value: Any) -> Any:
@@ -266,10 +237,10 @@ def build_report(session: "Session") -> Report:
         judges.append([judge, _fmt(float(weight)), f"{with_score} of {len(training)}", str(used)])
     row = store.get_session(name) or {}
     return Report(
-        name=name, preset_id=session.parts.preset.id, status=str(row.get("status", "")),
+        name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
         plan=session.settings.plan(), generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         storage=redact_url(store.url), search=search, finals=finals, winner=winner, importance=importance,
-        importance_note=importance_note, pictures=_pictures(search, finals, winner), problems=problems,
+        importance_note=importance_note, pictures=report_pictures(search, finals, winner), problems=problems,
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),
         settings=_safe(session.settings.to_dict()), fields=_safe(dict(session.parts.fields)),
         notes=list(row.get("notes") or []), secrets=_secret_values(session))
@@ -287,11 +258,11 @@ def _ci(row: LeaderRow) -> str:
     return f"{row.mean:.3f} ± {(row.ci_high - row.ci_low) / 2:.3f}"
 
 
-def _board(result: StageResult) -> list[Block]:
+def _board(result: StageResult, *, with_verdict: bool = True) -> list[Block]:
     headers = ["rank", "kind", "config", "mean score ± 95% CI", "scored / runs", "ratings", "key params"]
     rows = [[str(r.rank or "-"), r.kind, r.name, _ci(r), f"{r.scored} / {r.runs}", str(r.ratings),
              ", ".join(f"{k}={_fmt(v)}" for k, v in r.params.items())] for r in result.rows]
-    blocks: list[Block] = [("quote", result.verdict), ("table", headers, rows)]
+    blocks: list[Block] = ([("quote", result.verdict)] if with_verdict else []) + [("table", headers, rows)]
     blocks += [("p", f"Note: {note}.") for note in result.stats.notes]
     return blocks
 
@@ -304,24 +275,26 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
         winner_blocks: list[Block] = [("p", "No config has a finished score yet.")]
     else:
         winner_blocks = [("p", f"Config {winner.config_name!r} ({winner.kind}, {winner.stage} stage), mean score "
-                               f"{_fmt(winner.mean)}; best run {winner.run_id} (seed {winner.seed}).")]
+                               f"{winner.mean:.3f}; best run {winner.run_id} (seed {winner.seed}).")]
         winner_blocks.append(("table", ["parameter", "value"], [[k, _fmt(v)] for k, v in winner.params.items()]))
         if winner.command:
             winner_blocks.append(("code", shlex.join(winner.command)))
             winner_blocks.append(("p", f"Ready-to-run script: {winner.script}. For a full-length run: "
-                                       "python -m bracket export SESSION_FOLDER --steps N."))
+                                       f"python -m bracket export {shlex.quote(report.folder)} --steps N."))
         if winner.note:
             winner_blocks.append(("p", winner.note))
     finals: list[Block] = _board(report.finals) if report.finals else [
         ("p", "No final runs yet. Finals are longer runs of the best configs; they are scored on their own.")]
-    importance = ([("table", ["parameter", "importance"], [[k, f"{v:.3f}"] for k, v in report.importance.items()])]
-                  if report.importance else [("p", report.importance_note)])
+    importance: list[Block] = [("p", report.importance_note)] if report.importance_note else []
+    if report.importance:
+        importance.append(("table", ["parameter", "importance"], [[k, f"{v:.3f}"] for k, v in report.importance.items()]))
     samples = [("img", pictures[s]) for s in ("report-best-samples", "report-worst-samples") if s in pictures]
     settings_rows = [[k, _fmt(v)] for k, v in report.settings.items() if k != "sample_prompts"]
     settings_rows += [[f"field {k}", v] for k, v in report.fields.items()] + [["storage", report.storage]]
     return [
-        ("Verdict", [("quote", report.verdict)] + [("p", f"Note: {n}") for n in report.notes]),
-        ("Leaderboard (search runs)", _board(report.search)),
+        ("Verdict", [("quote", report.verdict)] + ([("quote", f"Finals: {report.finals.verdict}")] if report.finals
+                                                   else []) + [("p", f"Note: {n}") for n in report.notes]),
+        ("Leaderboard (search runs)", _board(report.search, with_verdict=False)),
         ("Finals (long runs, scored separately)", finals),
         ("Winner", winner_blocks),
         ("Parameter importance", importance),

@@ -1,5 +1,8 @@
 """The report's pictures as PNG bytes: loss curves, score history and sample grids.
 
+:func:`report_pictures` makes all of them from the report's stage results; the functions
+below it draw one picture each from plain data.
+
 Charts are drawn with matplotlib's Agg canvas directly (``Figure`` + ``FigureCanvasAgg``, no
 pyplot), so drawing keeps no global state and works in a server thread without a display.
 Sample grids are composed with Pillow: the final-step sample of every prompt, one tile per
@@ -13,16 +16,30 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 from PIL import Image, ImageDraw
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.report import StageResult, Winner
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 TILE = 256
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
             "#bcbd22", "#17becf")
+
+
+@dataclass
+class Picture:
+    """One PNG of the report: ``<stem>.png`` beside report.md, embedded in report.html."""
+
+    stem: str
+    title: str
+    png: bytes
 
 
 def _png(figure: Figure) -> bytes:
@@ -67,7 +84,7 @@ def history_chart(points: Sequence[Mapping[str, Any]]) -> bytes | None:
         return None
     figure = Figure(figsize=(8, 3.6))
     axes = figure.add_subplot()
-    order = list(range(1, len(points) + 1))
+    order = [int(p.get("run") or i) for i, p in enumerate(points, start=1)]
     scores = [float(p["score"]) for p in points]
     ok = [(o, s) for o, s, p in zip(order, scores, points) if not p.get("disqualified")]
     bad = [(o, s) for o, s, p in zip(order, scores, points) if p.get("disqualified")]
@@ -81,7 +98,8 @@ def history_chart(points: Sequence[Mapping[str, Any]]) -> bytes | None:
         running = min(running, score)
         best.append(running)
     axes.step(order, best, where="post", color="#2ca02c", label="best so far")
-    axes.set_xlabel("run (in training order)")
+    axes.set_xlabel("run id (training order)")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_ylabel("combined score (lower is better)")
     axes.set_ylim(-0.05, 1.05)
     axes.grid(alpha=0.3)
@@ -123,6 +141,36 @@ def sample_grid(samples: Sequence[Mapping[str, Any]], caption: str = "") -> byte
     buffer = io.BytesIO()
     grid.save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def report_pictures(search: "StageResult", finals: "StageResult | None", winner: "Winner | None") -> list[Picture]:
+    """The report's pictures: loss curves per stage, score history, best and worst sample grids."""
+    pictures: list[Picture] = []
+    names = {r.config_id: r.name for r in search.rows}
+    for result, stem, title in ((search, "report-loss", "Loss curves (search runs)"),
+                                (finals, "report-final-loss", "Loss curves (final runs)")):
+        if result is None:
+            continue
+        names.update({r.config_id: r.name for r in result.rows})
+        series = [{"label": r["label"], "group": names.get(r["config_id"], r["label"]), "points": r.get("loss") or [],
+                   "highlight": winner is not None and winner.stage == result.stage
+                   and names.get(r["config_id"]) == winner.config_name} for r in result.runs]
+        if (png := loss_chart(series, title)) is not None:
+            pictures.append(Picture(stem, title, png))
+    history = [{"run": r["id"], "score": search.scores[r["id"]].value,
+                "disqualified": search.scores[r["id"]].disqualified} for r in search.runs if r["id"] in search.scores]
+    if (png := history_chart(history)) is not None:
+        pictures.append(Picture("report-history", "Score per run in training order, and the best so far", png))
+    scored = sorted((r for r in search.runs if r["id"] in search.scores and search.scores[r["id"]].value is not None
+                     and r.get("samples")), key=lambda r: (search.scores[r["id"]].value, r["id"]))
+    picks = [("report-best-samples", "Best run", scored[0])] if scored else []
+    if len(scored) > 1:
+        picks.append(("report-worst-samples", "Worst run", scored[-1]))
+    for stem, word, run in picks:
+        caption = f"{word}: run {run['id']} ({run['label']}), score {search.scores[run['id']].value:.3f}"
+        if (png := sample_grid(run["samples"], caption)) is not None:
+            pictures.append(Picture(stem, caption, png))
+    return pictures
 
 
 def _finite(value: Any) -> bool:

@@ -41,6 +41,10 @@ def build_app(manager: SessionManager) -> gr.Blocks:
                    setup["estimate"]], **PRIVATE)
         compare.select(compare_parts["refresh"], None, compare_parts["runs"], **PRIVATE)
         results.select(results_parts["refresh"], None, results_parts["outputs"], **PRIVATE)
+    for function in demo.fns.values():
+        # gr.render registers its own re-render trigger as "undocumented" (callable by name); no
+        # endpoint of this app is an API, so make those private too.
+        function.api_visibility = "private"
     return demo
 
 

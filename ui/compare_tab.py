@@ -79,7 +79,7 @@ def next_unrated(manager: SessionManager, k: float) -> tuple[Any, str, Any, list
     if len(ids) < MIN_RUNS:
         raise BracketError("Fewer than two finished runs with samples so far; wait for more trials to finish.")
     html, slider, shown, scope = show_grid(manager, ids)
-    return gr.Dropdown(choices=run_choices(manager), value=ids), html, slider, shown, scope
+    return gr.Dropdown(choices=run_choices(manager), value=ids, multiselect=True), html, slider, shown, scope
 
 
 @user_errors
@@ -98,7 +98,7 @@ def next_pair(manager: SessionManager) -> tuple[Any, str, Any, Any, Any]:
     if not pairs:
         return None, NO_PAIR, *([gr.Button(interactive=False)] * 3)
     left, right = pairs[0]
-    grid = manager.compare_grid([left, right])
+    grid = manager.compare_grid([left, right], blind=True)
     html = grid_html(grid, blind=True, titles=["Left (1 / ←)", "Right (2 / →)"], element_id="bk-pair")
     return [left, right], html, *([gr.Button(interactive=True)] * 3)
 

@@ -32,7 +32,7 @@ def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
 def refresh(manager: SessionManager) -> tuple[Any, ...]:
     """(leaderboard, verdict, command, files, history, importance, report, dashboard, run picker)."""
     if manager.session is None:
-        return None, NO_SESSION, "", None, None, None, "", "", gr.Dropdown(choices=[], value=[])
+        return None, NO_SESSION, "", None, None, None, "", "", gr.Dropdown(choices=[], value=[], multiselect=True)
     rows, verdict = manager.leaderboard()
     export = manager.export_winner()
     command = export.command_text if export else "# no finished, scored run yet"
@@ -50,7 +50,7 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
     selected = [i for row in best for i in row.run_ids][:6]
     return (leaderboard_frame(rows), winner, command, files, history_figure(history) if history else None,
             importance_figure(importances) if importances else None, report, manager.dashboard_command(),
-            gr.Dropdown(choices=choices, value=selected))
+            gr.Dropdown(choices=choices, value=selected, multiselect=True))
 
 
 def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float) -> Any:

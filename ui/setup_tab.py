@@ -169,9 +169,10 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
             with gr.Row(key=f"row-{preset_id}-{spec.name}", equal_height=True):
                 if spec.kind == "choice" and spec.choices:
                     box = gr.Dropdown(list(spec.choices), value=default if default in spec.choices else None,
-                                      label=spec.label, info=spec.help, scale=4, key=f"f-{preset_id}-{spec.name}")
+                                      label=spec.label, info=spec.help, scale=4, key=f"f-{preset_id}-{spec.name}",
+                                      interactive=True)
                 else:
-                    box = gr.Textbox(value=default, label=spec.label, info=spec.help, scale=4,
+                    box = gr.Textbox(value=default, label=spec.label, info=spec.help, scale=4, interactive=True,
                                      key=f"f-{preset_id}-{spec.name}", elem_id=f"bk-field-{spec.name}")
                 problem = problem_with_value(spec, default)
                 message = gr.Markdown(f"⚠ {problem}" if problem else "✓", key=f"m-{preset_id}-{spec.name}",

@@ -129,9 +129,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     store = external or Store.open(sqlite_url(folder / "bracket.db"))
     store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)
     SearchController.enqueue_warm_start(store.study(name), space, warm_start if settings.warm_start else [])
-    info = {"name": name, "preset_id": preset.id,
-            "storage": _url_without_password(url) if url else "bracket.db", "created_at": time.time()}
-    (folder / SESSION_FILE).write_text(json.dumps(info, indent=2), encoding="utf-8")
+    write_session_file(folder, name, preset.id, url)
     return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes)
 
 
@@ -153,13 +151,31 @@ def open_session(folder: Path, *, storage_url: str | None = None, validate: bool
     if "://" not in stored and not (folder / stored).is_file():
         raise StoreError(f"The store {folder / stored} is missing; the session cannot be resumed.")
     store = Store.open(url, create=False)
-    row = store.get_session(info["name"])
-    if row is None:
+    if store.get_session(info["name"]) is None:
         store.close()
         raise StoreError(f"The store {url.split('@')[-1]} holds no session named {info['name']!r}.")
+    return parts_from_store(store, info["name"], folder, validate=validate)
+
+
+def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = True) -> SessionParts:
+    """The parts of session ``name`` as saved in ``store``, with ``folder`` for its run folders."""
+    row = store.get_session(name)
+    if row is None:
+        raise StoreError(f"The store holds no session named {name!r}.")
     preset = get_preset(row["preset_id"])
-    fields = preset.validate_fields(row["fields"]) if validate else dict(row["fields"])
+    try:
+        fields = preset.validate_fields(row["fields"]) if validate else dict(row["fields"])
+    except BracketError:
+        store.close()
+        raise
     trainer = preset.trainer_factory(fields)
     settings = SearchSettings.from_dict(row["settings"])
     space = trainer.declare_search_space().narrow(settings.bounds)
-    return SessionParts(store, info["name"], folder, preset, fields, trainer, settings, space, list(row["notes"]))
+    return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]))
+
+
+def write_session_file(folder: Path, name: str, preset_id: str, storage_url: str | None) -> None:
+    """Write ``session.json`` (the storage URL without its password, or the local ``bracket.db``)."""
+    info = {"name": name, "preset_id": preset_id,
+            "storage": _url_without_password(storage_url) if storage_url else "bracket.db", "created_at": time.time()}
+    (Path(folder) / SESSION_FILE).write_text(json.dumps(info, indent=2), encoding="utf-8")

@@ -9,6 +9,7 @@ early when the loss diverges, then record its outcome, log tail, loss series and
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import signal
 import threading
@@ -71,6 +72,9 @@ class RunExecutor:
     def execute(self, run_id: int, spec: LaunchSpec, *, scored: bool, run_dir: Path | None = None) -> str:
         """Run ``spec`` as run ``run_id`` to its end; returns the final run status."""
         store, settings = self.session.store, self.session.settings
+        gpu = getattr(self.session, "gpu", "")
+        if gpu:  # a worker pinned to one GPU (`bracket worker --gpu N`)
+            spec = dataclasses.replace(spec, env={**spec.env, "CUDA_VISIBLE_DEVICES": gpu})
         run_dir = Path(run_dir or spec.cwd)
         log_path = run_dir / "logs" / "stdout.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -104,7 +108,7 @@ class RunExecutor:
             if now - state["persisted"] > PERSIST_SECONDS:
                 state["persisted"] = now
                 store.update_run(run_id, last_step=self.current["step"], loss=self.current["loss"])
-                if self.session.stop_requested():
+                if self.session.stop_mode() == "now":  # "after-trial" lets this run finish
                     runner.stop("stopped by the user")
 
         try:

@@ -112,8 +112,8 @@ def choose_step(runs: Sequence[Mapping[str, Any]], steps: Sequence[int], request
     return min(steps, key=lambda s: (abs(s - requested), -s))
 
 
-def _cell(run: Mapping[str, Any], index: int, step: int | None, thumbs: ThumbnailCache, runs_dir: Path
-          ) -> GridCell:
+def _cell(run: Mapping[str, Any], index: int, step: int | None, thumbs: ThumbnailCache, runs_dir: Path,
+          blind: bool = False) -> GridCell:
     candidates = [s for s in run.get("samples") or [] if s.get("prompt_index") == index and s.get("step") == step]
     if not candidates:
         return GridCell(run["id"], index, "missing", step=step)
@@ -121,13 +121,17 @@ def _cell(run: Mapping[str, Any], index: int, step: int | None, thumbs: Thumbnai
     sample = videos[0] if videos else min(candidates, key=lambda s: s.get("frame") or 0)
     path = Path(sample["path"])
     if sample.get("kind") == "video":
-        if not path.is_file() or not _inside(path, runs_dir):
+        if not path.is_file() or not (_inside(path, runs_dir) or blind):
             return GridCell(run["id"], index, "missing", step=step)
-        return GridCell(run["id"], index, "video", str(path), None, step, sample.get("seed"))
+        shown = thumbs.alias(path) if blind else path
+        return GridCell(run["id"], index, "video", str(shown), None, step, sample.get("seed"))
     thumb = thumbs.path_for(path)
     if thumb is None:
         return GridCell(run["id"], index, "missing", step=step)
-    full = path if _inside(path, runs_dir) else thumbs.path_for(path, FULL_SIZE)
+    if blind:
+        full = thumbs.alias(path)
+    else:
+        full = path if _inside(path, runs_dir) else thumbs.path_for(path, FULL_SIZE)
     return GridCell(run["id"], index, "image", str(full), str(thumb), step, sample.get("seed"))
 
 
@@ -146,8 +150,12 @@ def _text_cells(run: Mapping[str, Any], count: int) -> list[GridCell]:
 
 def build_grid(runs: Sequence[Mapping[str, Any]], prompts: Sequence[SamplePrompt], *, thumbs: ThumbnailCache,
                runs_dir: Path, step: int | None = None, sample_kind: str = "image",
-               control_image: str = "") -> GridData:
-    """The grid of ``runs`` (in the given order) at ``step`` (see the module docstring)."""
+               control_image: str = "", blind: bool = False) -> GridData:
+    """The grid of ``runs`` (in the given order) at ``step`` (see the module docstring).
+
+    ``blind``: every file is shown under a neutral name, so nothing in the page says which
+    run (config) a column is.
+    """
     columns = [GridColumn(r["id"], f"#{r['id']} {r.get('config_name', '')} · seed {r.get('seed')}",
                           str(r.get("config_name", "")), r.get("seed"), str(r.get("status", "")),
                           dict(r.get("params") or {})) for r in runs]
@@ -171,7 +179,7 @@ def build_grid(runs: Sequence[Mapping[str, Any]], prompts: Sequence[SamplePrompt
     indices = {s["prompt_index"] for r in runs for s in r.get("samples") or [] if s.get("prompt_index") is not None}
     count = max([len(prompt_texts)] + [i + 1 for i in indices])
     prompt_texts += [f"prompt {i}" for i in range(len(prompt_texts), count)]
-    rows = [[_cell(r, i, chosen, thumbs, runs_dir) for r in runs] for i in range(count)]
+    rows = [[_cell(r, i, chosen, thumbs, runs_dir, blind) for r in runs] for i in range(count)]
     controls: list[tuple[str, str] | None] = []
     for i in range(count):
         source = (prompts[i].control_images[0] if i < len(prompts) and prompts[i].control_images

@@ -21,10 +21,10 @@ except ImportError:  # pragma: no cover - Windows
 
 
 class SessionLock:
-    """Hold ``<folder>/.lock`` exclusively for as long as this object is acquired."""
+    """Hold ``<folder>/<name>`` (``.lock``) exclusively for as long as this object is acquired."""
 
-    def __init__(self, folder: Path) -> None:
-        self.path = Path(folder) / ".lock"
+    def __init__(self, folder: Path, name: str = ".lock") -> None:
+        self.path = Path(folder) / name
         self._handle = None
 
     def acquire(self) -> None:

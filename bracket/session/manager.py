@@ -252,8 +252,10 @@ class SessionManager:
         return statistics.median(durations) * total_runs, len(durations)
 
     # -- compare and score ---------------------------------------------------------------
-    def compare_grid(self, run_ids: list[int], step: int | None = None) -> GridData:
-        """Rows = prompts, columns = ``run_ids`` (in order), cells = samples at ``step``."""
+    def compare_grid(self, run_ids: list[int], step: int | None = None, *, blind: bool = False) -> GridData:
+        """Rows = prompts, columns = ``run_ids`` (in order), cells = samples at ``step``.
+
+        ``blind`` serves every file under a neutral name (the pairwise panel)."""
         session, snap = self.require(), self.snapshot()
         by_id = {r["id"]: r for r in snap.runs}
         unknown = [i for i in run_ids if i not in by_id]
@@ -261,7 +263,8 @@ class SessionManager:
             raise BracketError(f"Run(s) {unknown} are not part of session {session.name}; pick runs from the list.")
         control = session.parts.fields.get("sample_control_image", "")
         return build_grid([by_id[i] for i in run_ids], session.settings.prompts(), thumbs=self._thumbs,
-                          runs_dir=self.runs_dir, step=step, sample_kind=snap.sample_kind, control_image=control)
+                          runs_dir=self.runs_dir, step=step, sample_kind=snap.sample_kind, control_image=control,
+                          blind=blind)
 
     def scorable_runs(self) -> list[dict[str, Any]]:
         snap = self.snapshot()

@@ -175,6 +175,7 @@ class Runner:
                 pass
         _terminate_and_wait(self._live_descendants(), self.grace_s)
         self._signal_group(signal.SIGKILL)
+        _wait_gone(self._group_members(), _KILL_WAIT_S)
 
     # ----------------------------------------------------------------------- wait
 
@@ -222,6 +223,7 @@ class Runner:
             if leftovers:
                 _terminate_and_wait(leftovers, self.grace_s)
             self._signal_group(signal.SIGKILL)
+            _wait_gone(self._group_members(), _KILL_WAIT_S)
         return self._finish(exit_code=proc.returncode)
 
     def _join_stop(self) -> bool:
@@ -272,6 +274,19 @@ class Runner:
     def _live_descendants(self) -> list[psutil.Process]:
         known = list(self._descendants.values())  # a copy: the wait thread may add to it
         return [p for p in known if _alive(p)]
+
+    def _group_members(self) -> list[psutil.Process]:
+        """Live processes still in the child's process group (orphans included)."""
+        if self.pid is None or self.pid == os.getpgrp():
+            return []
+        members = []
+        for process in psutil.process_iter():
+            try:
+                if os.getpgid(process.pid) == self.pid and _alive(process):
+                    members.append(process)
+            except (OSError, psutil.Error):
+                continue
+        return members
 
     def _signal_group(self, sig: int) -> None:
         """Signal the child's process group (its pgid is its pid: a new session)."""

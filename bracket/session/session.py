@@ -22,6 +22,7 @@ import socket
 import threading
 import time
 import traceback
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,8 @@ from bracket.session.config import SearchSettings
 from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.execute import RunExecutor
 from bracket.session.lock import SessionLock
-from bracket.session.recovery import recover_interrupted_runs, worker_is_alive
+from bracket.session.distributed import claim_config, reserve_config
+from bracket.session.recovery import DEFAULT_GRACE_SECONDS, recover_interrupted_runs, worker_is_alive
 from bracket.session.scoring import RunScore, config_values, score_runs
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
 from bracket.session.store import RUN_SPENT
@@ -41,12 +43,15 @@ from bracket.session.vlm_scoring import VlmScorer, vlm_config
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 5.0
+#: how often a worker with nothing to do looks again for orphaned work of other workers
+WAIT_SECONDS = 2.0
 
 
 class Session:
     """One search, backed by its store; safe to poll from other threads."""
 
-    def __init__(self, parts: SessionParts, *, worker_id: str | None = None) -> None:
+    def __init__(self, parts: SessionParts, *, worker_id: str | None = None, gpu: str = "",
+                 grace_s: float = DEFAULT_GRACE_SECONDS, lock_name: str = ".lock") -> None:
         self.parts = parts
         self.store = parts.store
         self.name = parts.name
@@ -55,11 +60,16 @@ class Session:
         self.settings: SearchSettings = parts.settings
         self.space = parts.space
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
+        #: GPU index given to this worker's trainer processes (CUDA_VISIBLE_DEVICES); "" = inherit
+        self.gpu = str(gpu or "")
+        #: a worker whose heartbeat is older than this is dead: its run is interrupted and re-run
+        self.grace_s = float(grace_s)
+        self._stop_mode = ""
         self._stop = threading.Event()
         self._resume_event = threading.Event()
         self._resume_event.set()
         self._thread: threading.Thread | None = None
-        self._lock = SessionLock(self.folder)
+        self._lock = SessionLock(self.folder, lock_name)
         self.executor = RunExecutor(self)
         self.phase = "idle"
         self.error = ""
@@ -80,6 +90,15 @@ class Session:
         """Re-open an existing session folder, to resume it or to look at it."""
         return cls(open_session(Path(folder), storage_url=storage_url, validate=validate))
 
+    @classmethod
+    def join(cls, storage_url: str, session_name: str, runs_dir: Path | str | None = None, *,
+             worker_id: str | None = None, gpu: str = "", grace_s: float = DEFAULT_GRACE_SECONDS) -> "Session":
+        """Join a search shared through PostgreSQL as one more worker (see ``bracket.session.distributed``)."""
+        from bracket.session.distributed import join_session, worker_lock_name
+
+        parts = join_session(storage_url, session_name, Path(runs_dir) if runs_dir else None)
+        return cls(parts, worker_id=worker_id, gpu=gpu, grace_s=grace_s, lock_name=worker_lock_name(str(gpu or "")))
+
     # -- control -----------------------------------------------------------------------------
     def start(self) -> None:
         """Run the search in a background thread; the lock is taken before this returns."""
@@ -87,6 +106,7 @@ class Session:
             raise BracketError("This search is already running.")
         self._lock.acquire()
         self._stop.clear()
+        self._stop_mode = ""
         self._thread = threading.Thread(target=self._run_locked, name=f"bracket-{self.name}", daemon=True)
         self._thread.start()
 
@@ -94,6 +114,7 @@ class Session:
         """Run the search in this thread until done or stopped; returns the final status."""
         self._lock.acquire()
         self._stop.clear()
+        self._stop_mode = ""
         return self._run_locked()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -103,11 +124,17 @@ class Session:
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
-    def stop(self, *, now: bool = True) -> None:
-        """Stop the search; ``now`` also kills the current run (its slot re-runs on resume)."""
+    def stop(self, *, now: bool = True, everywhere: bool = True) -> None:
+        """Stop the search; ``now`` also kills the current run (its slot re-runs on resume).
+
+        ``everywhere`` records the request in the store, so every worker of a shared search
+        stops too; ``everywhere=False`` stops only this process (a worker's Ctrl-C).
+        """
+        self._stop_mode = "now" if now else "after-trial"
         self._stop.set()
         self._resume_event.set()
-        self.store.update_session(self.name, stop_requested="now" if now else "after-trial")
+        if everywhere:
+            self.store.update_session(self.name, stop_requested=self._stop_mode)
         if now:
             self.executor.stop_current("stopped by the user")
 
@@ -130,6 +157,13 @@ class Session:
         row = self.store.get_session(self.name)
         return bool(row and row["stop_requested"])
 
+    def stop_mode(self) -> str:
+        """"" while the search goes on, else "now" (kill the current run) or "after-trial"."""
+        if self._stop_mode:
+            return self._stop_mode
+        row = self.store.get_session(self.name)
+        return str(row["stop_requested"] or "") if row else ""
+
     # -- the loop --------------------------------------------------------------------------
     def _run_locked(self) -> str:
         self.started_at = time.time()
@@ -137,17 +171,18 @@ class Session:
         heartbeat = threading.Thread(target=self._heartbeat_loop, daemon=True)
         status = "failed"
         try:
-            self.store.update_session(self.name, status="running", stop_requested="")
+            # a stop still being carried out by live workers of a shared search is not undone by joining
+            cleared = {} if self._other_workers_alive() else {"stop_requested": ""}
+            self.store.update_session(self.name, status="running", **cleared)
             heartbeat.start()
             self.phase = "recovering"
-            for note in recover_interrupted_runs(self.store, self.name, self_worker=self.worker_id):
-                log.warning(note)
+            self._recover()
             self._setup_phase()
             self._search_phase()
             if self.vlm is not None:
                 self.phase = "waiting for the VLM judge"
                 self.vlm.drain(timeout=600)
-            status = "stopped" if self._stop.is_set() else "finished"
+            status = "stopped" if self.stop_requested() else "finished"
         except BracketError as error:
             self.error = str(error)
         except Exception as error:  # noqa: BLE001 - recorded and shown; the session stays resumable
@@ -156,7 +191,8 @@ class Session:
         finally:
             self.phase = status
             try:
-                self.store.update_session(self.name, status=status)
+                if not self._other_workers_alive():  # the last worker of a shared search says how it ended
+                    self.store.update_session(self.name, status=status)
                 self.store.heartbeat(self.name, self.worker_id, status="stopped")
             except Exception:  # noqa: BLE001 - the store itself may be what failed
                 log.exception("could not record the final session status")
@@ -169,7 +205,7 @@ class Session:
         while not self._stop.is_set():
             try:
                 self.store.heartbeat(self.name, self.worker_id, host=host, pid=os.getpid(),
-                                     gpu=os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+                                     gpu=self.gpu or os.environ.get("CUDA_VISIBLE_DEVICES", ""))
             except Exception:  # noqa: BLE001 - a missed beat is not fatal
                 log.warning("heartbeat failed", exc_info=True)
             self._stop.wait(HEARTBEAT_SECONDS)
@@ -203,7 +239,8 @@ class Session:
     def controller(self) -> SearchController:
         if self._controller is None:
             study = self.store.study(self.name)
-            seed = self.settings.base_seed + (abs(hash(self.worker_id)) % 10_000 if self.worker_id else 0)
+            # each worker samples with its own (stable) seed, so two workers never propose the same config
+            seed = self.settings.base_seed + zlib.crc32(self.worker_id.encode("utf-8")) % 10_000
             self._controller = SearchController(study=study, space=self.space, algorithm=self.settings.algorithm,
                                                 seed=seed, history=self.scored_configs)
         return self._controller
@@ -213,9 +250,15 @@ class Session:
             self._resume_event.wait()
             if self.stop_requested() or self.spent_runs() >= self.total_runs():
                 return
+            self._recover()
             work = self._next_config()
             if work is None:
-                return
+                if not any(c["status"] == "running" for c in self.store.configs(self.name, stage="search")):
+                    return
+                # the rest is being trained by other live workers: wait, to take over if one dies
+                self.phase = "waiting for other workers"
+                self._stop.wait(WAIT_SECONDS)
+                continue
             config_row, seed_indices = work
             for seed_index in seed_indices:
                 if self.stop_requested() or self.spent_runs() >= self.total_runs():
@@ -232,20 +275,33 @@ class Session:
             if config["status"] != "running":
                 continue
             owner = config["worker"]
-            if owner and owner != self.worker_id and worker_is_alive(workers.get(owner)):
+            if owner and owner != self.worker_id and worker_is_alive(workers.get(owner), grace_s=self.grace_s):
                 continue
             spent = {r["seed_index"] for r in runs if r["config_id"] == config["id"] and r["status"] in RUN_SPENT}
             missing = [i for i in range(self.settings.seeds) if i not in spent]
             if missing:
-                self.store.update_config(config["id"], worker=self.worker_id)
-                return config, missing
+                if owner != self.worker_id and not claim_config(self.store, config["id"], owner, self.worker_id):
+                    continue  # another worker took this orphan over first
+                return config | {"worker": self.worker_id}, missing
             self._finish_config_if_complete(config)
         if len(configs) >= self.settings.n_configs:
             return None
-        proposal = self.controller().next()
-        config_id = self.store.add_config(self.name, trial_number=proposal.trial_number, kind=proposal.kind,
-                                          name=proposal.name, params=proposal.config, worker=self.worker_id)
-        return self.store.configs(self.name, stage="search")[-1] | {"id": config_id}, list(range(self.settings.seeds))
+        config_id = reserve_config(self.store, self.name, limit=self.settings.n_configs, worker=self.worker_id,
+                                   propose=self.controller().next)
+        if config_id is None:
+            return None
+        config = next(c for c in self.store.configs(self.name, stage="search") if c["id"] == config_id)
+        return config, list(range(self.settings.seeds))
+
+    def _recover(self) -> None:
+        """Mark the runs of dead workers (or of a killed earlier process) interrupted."""
+        for note in recover_interrupted_runs(self.store, self.name, self_worker=self.worker_id,
+                                             grace_s=self.grace_s):
+            log.warning(note)
+
+    def _other_workers_alive(self) -> bool:
+        return any(w["worker_id"] != self.worker_id and worker_is_alive(w, grace_s=self.grace_s)
+                   for w in self.store.workers(self.name))
 
     def _phase_label(self, config: dict[str, Any]) -> str:
         configs = self.store.configs(self.name, stage="search")

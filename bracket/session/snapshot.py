@@ -80,7 +80,7 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
     eta = statistics.median(durations) * remaining if durations else None
     if eta is not None and live:
         eta = max(0.0, eta - (time.time() - live["started_at"]))
-    workers = [dict(w, alive=worker_is_alive(w)) for w in store.workers(name)]
+    workers = [dict(w, alive=worker_is_alive(w, grace_s=session.grace_s)) for w in store.workers(name)]
     return SessionSnapshot(
         name=name, preset_id=session.parts.preset.id,
         status="running" if session.running else row.get("status", "created"),

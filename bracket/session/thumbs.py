@@ -9,12 +9,15 @@ read again — the grid is built from paths alone.
 
 Images outside the session folder (an edit model's control image in the dataset) are
 shown through a thumbnail too, which keeps everything the app serves under the runs folder.
+For blind comparisons, :meth:`ThumbnailCache.alias` gives the full file (unchanged bytes)
+a name that does not reveal the run folder and hence the config.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -55,6 +58,25 @@ class ThumbnailCache:
             return None
         with self._lock:
             self._known[key] = target
+        return target
+
+    def alias(self, source: Path) -> Path | None:
+        """The file itself under a name that says nothing (blind comparisons): a hard link or copy."""
+        source = Path(source)
+        try:
+            mtime = os.stat(source).st_mtime
+        except OSError:
+            return None
+        digest = hashlib.sha1(f"{source}|{mtime}|alias".encode()).hexdigest()[:20]
+        target = self.folder / f"{digest}{source.suffix.lower()}"
+        if not target.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            try:
+                os.link(source, partial)
+            except OSError:
+                shutil.copyfile(source, partial)
+            os.replace(partial, target)
         return target
 
     @staticmethod

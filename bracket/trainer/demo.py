@@ -56,7 +56,8 @@ FIELDS = (
     FieldSpec("resolution", "Resolution", "int", default="32", help="Square image size in pixels."),
     FieldSpec(
         "cpu_threads", "CPU threads", "int", default="0",
-        help="Torch threads of one run; 0 uses every core (a lone run is ~1.6x faster on 2 cores than on 1).",
+        help="Torch threads of one run; 0 keeps one per process. A lone run on an idle machine trains "
+        "~1.6x faster with 2 threads, but slows down badly when the cores are busy.",
     ),
 )
 #: the modules the trainer python must import, and how long probing them may take

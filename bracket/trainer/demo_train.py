@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import re
 import sys
@@ -73,8 +72,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--save_state", action="store_true")
     parser.add_argument("--resume", default=None, help="a state folder written by --save_state")
     parser.add_argument("--cpu_threads", type=int, default=0,
-                        help="torch threads; 0 = one per CPU core (accelerate launch sets OMP_NUM_THREADS=1, "
-                        "but one run alone trains ~1.6x faster on two cores than on one)")
+                        help="torch threads; 0 keeps OMP_NUM_THREADS (accelerate launch sets it to 1)")
     return parser.parse_args(argv)
 
 
@@ -252,7 +250,8 @@ def train(args: argparse.Namespace) -> None:
     from diffusers.optimization import get_scheduler
     from torch.utils.tensorboard import SummaryWriter
 
-    torch.set_num_threads(args.cpu_threads if args.cpu_threads > 0 else max(1, os.cpu_count() or 1))
+    if args.cpu_threads > 0:
+        torch.set_num_threads(args.cpu_threads)
     started = time.monotonic()
     config_path = Path(args.dataset_config)
     items, batch_size, resolution = read_dataset(config_path)

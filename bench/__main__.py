@@ -1,0 +1,89 @@
+"""``python -m bench``: run Bracket's benchmarks and write their JSON under bench/results/.
+
+    python -m bench                      # the short version of everything (< 10 min on 2 cores)
+    python -m bench --full               # the long version (search efficiency ~30+ min)
+    python -m bench overhead             # only the overhead benchmark (short; what CI runs)
+    python -m bench search --full        # only search efficiency, long
+
+Options: ``--results DIR`` (default bench/results), ``--no-demo`` (skip the real demo
+search in the overhead benchmark), ``--workers N`` (parallel sessions for search
+efficiency; default 2). The figures are summarised on the console; docs/BENCHMARKS.md
+explains them and holds the numbers of the last full run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+
+def _print_search(data: dict) -> None:
+    budget = data["plan"]["budget"]
+    for landscape, table in data["summary"].items():
+        print(f"\n  {landscape}: optimum {table['optimum']:.4f}, baseline at {table['baseline_ratio']:.2f}x")
+        print(f"    {'strategy':<22} {'median trials':>13} {'found':>7} {'best@8':>7} {'best@16':>8} "
+              f"{'pick@16':>8} {'base by 3':>9}")
+        for strategy, row in table.items():
+            if not isinstance(row, dict) or "repetitions" not in row:
+                continue
+            trials = row["median_trials_to_target"]
+            shown = f"{trials:g}" if trials is not None else f">{budget}"
+            print(f"    {strategy:<22} {shown:>13} {row['found']:>3}/{row['repetitions']:<3} "
+                  f"{row.get('best_after_8', float('nan')):>7.3f} {row.get('best_after_16', float('nan')):>8.3f} "
+                  f"{(row.get('picked_after_16') or float('nan')):>8.3f} {row['baseline_by_3']:>9.2f}")
+        ratio = table.get("bracket_vs_random_trials")
+        if ratio is not None:
+            print(f"    bracket / random median trials: {ratio:.2f} (goal <= 0.5)")
+
+
+def _print_overhead(data: dict) -> None:
+    gap = data["gap"]
+    print(f"\n  orchestration gap: median {gap['gap_median_s']:.3f} s, p95 {gap['gap_p95_s']:.3f} s "
+          f"over {gap['trials']} trials (goal median <= {gap['goal_s']} s)")
+    for row in data["suggestion"]:
+        print(f"  {row['trials']:>5} trials: next() {row['next_s']:.3f} s, scored_configs() "
+              f"{row['scored_configs_s']:.3f} s, snapshot() {row['snapshot_s']:.3f} s, RSS {row['rss_mb']:.0f} MB, "
+              f"store {row['store_mb']:.1f} MB")
+    demo = data.get("demo")
+    if demo:
+        if not demo.get("available"):
+            print(f"  demo search: not available ({demo['reason']})")
+        elif demo.get("wall_s") is None:
+            print(f"  demo search: {demo['reason']}")
+        else:
+            print(f"  demo search: {demo['wall_s']:.0f} s, exit code {demo['exit_code']} (goal <= 180 s)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead"), default="all")
+    parser.add_argument("--full", action="store_true", help="the long version")
+    parser.add_argument("--results", type=Path, default=None, help="folder for the JSON results")
+    parser.add_argument("--no-demo", action="store_true", help="skip the real demo search")
+    parser.add_argument("--workers", type=int, default=None, help="parallel sessions for search efficiency")
+    args = parser.parse_args(argv)
+
+    from bench import overhead, search_efficiency
+
+    started = time.time()
+    short = not args.full
+    if args.which in ("all", "overhead"):
+        print(f"overhead ({'short' if short else 'full'})")
+        _print_overhead(overhead.run(short=short, results_dir=args.results, demo=not args.no_demo))
+    if args.which in ("all", "search"):
+        plan = search_efficiency.SHORT if short else search_efficiency.FULL
+        if args.workers:
+            plan = replace(plan, workers=args.workers)
+        print(f"\nsearch efficiency ({'short' if short else 'full'}: {plan.repetitions} repetitions, "
+              f"budget {plan.budget})")
+        _print_search(search_efficiency.run(short=short, plan=plan, results_dir=args.results))
+    print(f"\ndone in {time.time() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

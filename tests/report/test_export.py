@@ -1,0 +1,101 @@
+"""Exporting the winner: the script runs exactly the rebuilt command, quoting survives hostile values."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bracket.cli import main
+from bracket.export import ExportError, export_run, promote_weights, safe_env, script_command, shell_script
+
+
+def _array(text: str) -> list[str]:
+    lines = text.splitlines()
+    start, end = lines.index("cmd=("), len(lines) - 1 - lines[::-1].index(")")
+    return shlex.split("\n".join(lines[start + 1:end]))
+
+
+def test_script_command_is_the_rebuilt_launch_spec(opened, demo_session, tmp_path):
+    result = export_run(opened, run_id=1, steps=37, out=tmp_path / "exp")
+    run = opened.store.get_run(1)
+    spec = opened.trainer.prepare_run(
+        run_dir=tmp_path / "exp" / "run", config=opened.trainer.config_from_dict(run["params"]),
+        dataset_toml=Path(opened.parts.fields["dataset"]), max_steps=37, seed=run["seed"],
+        sample_prompts=opened.settings.prompts(), sample_every_n_steps=opened.settings.sample_every_n_steps)
+    text = result.script.read_text()
+    assert _array(text) == spec.cmd == result.command == script_command(text)
+    assert result.command[result.command.index("--max_train_steps") + 1] == "37"
+    assert str(demo_session.script) in result.command  # the metacharacter path is one argument
+    assert f"cd -- {shlex.quote(str(spec.cwd))}" in text and os.access(result.script, os.X_OK)
+    config = json.loads(result.json_path.read_text())
+    assert config["command"] == spec.cmd and config["knobs"]["learning_rate"] == run["params"]["learning_rate"]
+    import tomllib
+    assert tomllib.loads(result.toml_path.read_text())["steps"] == 37
+
+
+def test_exported_script_runs_and_metacharacters_stay_literal(opened, demo_session, tmp_path):
+    result = export_run(opened, steps=12, out=tmp_path / "exp")
+    log = tmp_path / "argv.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRACKET_FAKE")}
+    env["BRACKET_FAKE_PYTHON_LOG"] = str(log)
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    done = subprocess.run(["bash", str(result.script)], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    argv = json.loads(log.read_text().splitlines()[0])
+    assert argv == result.command[1:]
+    assert (result.cwd / "output" / "demo.safetensors").is_file()
+    for root in (demo_session.tmp, tmp_path, Path.cwd()):
+        assert not list(root.rglob("PWNED*")), "a metacharacter was executed by the shell"
+
+
+def test_shell_script_quotes_hostile_values(tmp_path):
+    hostile = ["a; rm -rf ~", "$(rm -rf ~)", "`id`", "it's", "", "two  spaces", "new\nline", ")", "*", "~",
+               "--flag=$HOME", "\\", "'\"'"]
+    text = shell_script(["python", *hostile], Path("/tmp/a b;c"), {"X": "$(id)"})
+    assert _array(text) == ["python", *hostile]
+    lines = text.splitlines()
+    assert shlex.split(next(line for line in lines if line.startswith("cd "))) == ["cd", "--", "/tmp/a b;c"]
+    assert shlex.split(next(line for line in lines if line.startswith("export "))) == ["export", "X=$(id)"]
+    # bash itself hands the (harmless) payloads over as literal arguments
+    safe = [f"x; touch {tmp_path}/P1", f"$(touch {tmp_path}/P2)", f"`touch {tmp_path}/P3`", "it's", "", "a\nb"]
+    script = tmp_path / "t.sh"
+    script.write_text(shell_script([sys.executable, "-c", "import json,sys; print(json.dumps(sys.argv[1:]))", *safe],
+                                   tmp_path, {"X": f"$(touch {tmp_path}/P4)"}))
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=30, check=True)
+    assert json.loads(done.stdout) == safe and not list(tmp_path.glob("P*"))
+
+
+def test_secrets_are_not_written_into_the_environment():
+    env = {"HF_TOKEN": "hf_abc", "OMP_NUM_THREADS": "1", "SAME": "x", "NEW": "y", "DB": "postgresql://u:pw@h/db",
+           "WANDB_API_KEY": "k"}
+    needed, dropped = safe_env(env, base={"SAME": "x", "OMP_NUM_THREADS": "1"})
+    assert needed == {"NEW": "y", "OMP_NUM_THREADS": "1"} and dropped == ["DB", "HF_TOKEN", "WANDB_API_KEY"]
+    text = shell_script(["python"], Path("."), needed, dropped_env=dropped)
+    assert "hf_abc" not in text and "pw@" not in text and "# HF_TOKEN is not written here" in text
+
+
+def test_cli_report_and_export_print_the_paths_they_wrote(demo_session, tmp_path, capsys):
+    assert main(["report", str(demo_session.folder)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {demo_session.folder / 'report.md'}" in out and f"wrote {demo_session.folder / 'report.html'}" in out
+    assert main(["export", str(demo_session.folder), "--steps", "15", "--out", str(tmp_path / "x")]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path / 'x' / 'train.sh'}" in out and (tmp_path / "x" / "config.toml").is_file()
+    assert "--max_train_steps 15" in shlex.join(script_command((tmp_path / "x" / "train.sh").read_text()))
+    assert main(["export", str(demo_session.folder), "--run", "999"]) == 2
+    assert "Run 999 is not a training run" in capsys.readouterr().err
+
+
+def test_promote_weights_copies_the_trained_model(opened, tmp_path):
+    copies = promote_weights(opened, 1, tmp_path / "keep")
+    assert [p.name for p in copies] == ["demo.safetensors"] and copies[0].is_file()
+    with pytest.raises(ExportError, match="no weight files"):
+        promote_weights(opened, 3, tmp_path / "none")  # the run that exited 1 saved nothing

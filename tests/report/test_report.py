@@ -1,0 +1,132 @@
+"""The session report: sections, numbers that match the store, finals apart, no secrets, one HTML file."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from types import SimpleNamespace
+
+import optuna
+
+from bracket.report import _importance, build_report, render_markdown, write_report
+from tests.report.conftest import SECRETS, STORE_PASSWORD
+
+SECTIONS = ("Verdict", "Leaderboard (search runs)", "Finals (long runs, scored separately)", "Winner",
+            "Parameter importance", "Loss curves", "Score history", "Samples: best and worst run",
+            "Failed, disqualified and pruned runs", "Judges and weights", "Settings")
+
+
+def _stage_runs(session, stage):
+    configs = {c["id"] for c in session.store.configs(session.name, stage=stage)}
+    return [r for r in session.store.runs(session.name) if r["config_id"] in configs]
+
+
+def test_every_section_is_present_and_pictures_are_written_beside_the_markdown(opened):
+    files = write_report(opened)
+    markdown, page = files.markdown.read_text(), files.html.read_text()
+    assert files.markdown == opened.folder / "report.md" and files.html == opened.folder / "report.html"
+    for title in SECTIONS:
+        assert f"\n## {title}\n" in markdown
+        assert f"<h2>{title}</h2>" in page
+    stems = {p.stem for p in files.images}
+    assert {"report-loss", "report-final-loss", "report-history", "report-best-samples",
+            "report-worst-samples"} <= stems
+    for name in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown):
+        assert (opened.folder / name).is_file(), name
+    for path in files.images:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the sample grid has one 256-px tile per prompt (two prompts)
+    from PIL import Image
+    with Image.open(opened.folder / "report-best-samples.png") as grid:
+        assert grid.width == 2 * 256
+
+
+def test_leaderboard_winner_ratings_and_problems_match_the_store(opened):
+    report = build_report(opened)
+    scores = opened.scores()
+    search_runs = _stage_runs(opened, "search")
+    expected = {}
+    for run in search_runs:
+        if run["id"] in scores and scores[run["id"]].value is not None:
+            expected.setdefault(run["config_id"], []).append(scores[run["id"]].value)
+    means = {cid: statistics.fmean(v) for cid, v in expected.items()}
+    rows = {r.config_id: r for r in report.search.rows}
+    assert set(rows) == {c["id"] for c in opened.store.configs(opened.name, stage="search")}
+    for cid, mean in means.items():
+        assert abs(rows[cid].mean - mean) < 1e-12
+        assert rows[cid].scored == len(expected[cid])
+        assert rows[cid].runs == sum(1 for r in search_runs if r["config_id"] == cid)
+    best = min(means, key=means.get)
+    assert report.search.rows[0].config_id == best and report.search.rows[0].rank == 1
+    assert report.search.stats.best.config_id == best
+    # the rating on run 1 counts for its config, and moved its score (human judge used)
+    rated = next(r for r in search_runs if r["id"] == 1)["config_id"]
+    assert rows[rated].ratings == 1 and "human" in scores[1].used
+    markdown = render_markdown(report)
+    board = markdown.split("## Leaderboard (search runs)")[1].split("## Finals")[0]
+    for cid, mean in means.items():
+        assert f"| {rows[cid].name} | {mean:.3f}" in board
+    assert report.verdict in markdown and report.verdict.startswith("Best config is")
+    # the failed run (exit 1) and the NaN run are listed with their reasons
+    problems = {int(p[0]): p for p in report.problems}
+    assert problems[3][3] == "failed" and problems[3][4] == "exit code 1"
+    assert problems[4][3] in ("pruned", "disqualified") and "nan" in problems[4][4].lower()
+    section = markdown.split("## Failed, disqualified and pruned runs")[1].split("## Judges")[0]
+    assert "| 3 | adamw-fast seed 42 | search | failed | exit code 1 |" in section
+    judges = {row[0]: row for row in report.judges}
+    assert judges["human"][1] == "2" and judges["human"][3] == "1" and judges["loss"][1] == "1"
+
+
+def test_finals_have_their_own_section_and_are_never_mixed_with_search_scores(opened):
+    report = build_report(opened)
+    final_configs = {c["id"] for c in opened.store.configs(opened.name, stage="final")}
+    final_runs = _stage_runs(opened, "final")
+    assert report.finals is not None and len(final_runs) == 2
+    assert {r.config_id for r in report.finals.rows} == final_configs
+    assert not final_configs & {r.config_id for r in report.search.rows}
+    assert not {r["id"] for r in final_runs} & {r["id"] for r in report.search.runs}
+    scores = opened.scores()
+    row = report.finals.rows[0]
+    assert row.scored == 2 and abs(row.mean - statistics.fmean(scores[r["id"]].value for r in final_runs)) < 1e-12
+    # the same config's search row averages its search runs only (mixing in the finals would move it)
+    same = next(r for r in report.search.rows if r.name == row.name)
+    search_values = [scores[r["id"]].value for r in _stage_runs(opened, "search")
+                     if r["config_id"] == same.config_id and r["id"] in scores]
+    assert same.mean == statistics.fmean(search_values)
+    assert same.mean != statistics.fmean(search_values + [scores[r["id"]].value for r in final_runs])
+    # the finals decide the winner; its command runs the final's step count
+    assert report.winner.stage == "final" and report.winner.run_id in {r["id"] for r in final_runs}
+    assert report.winner.command[report.winner.command.index("--max_train_steps") + 1] == "20"
+    markdown = render_markdown(report)
+    finals = markdown.split("## Finals (long runs, scored separately)")[1].split("## Winner")[0]
+    assert report.finals.verdict in finals and "| 2 / 2 |" in finals
+
+
+def test_html_is_self_contained(opened):
+    page = write_report(opened).html.read_text()
+    links = re.findall(r"""\b(?:src|href)\s*=\s*["']([^"']*)["']""", page, flags=re.IGNORECASE)
+    assert len([u for u in links if u.startswith("data:image/png;base64,")]) >= 5
+    assert all(u.startswith("data:") for u in links), [u[:40] for u in links if not u.startswith("data:")]
+    assert "<script" not in page.lower() and "<link" not in page.lower() and "url(" not in page
+
+
+def test_no_secret_reaches_the_report(demo_session):
+    for text in (demo_session.live_markdown, demo_session.live_html):
+        for secret in SECRETS:
+            assert secret not in text
+    assert f"bob:***@db.invalid" in demo_session.live_markdown
+    assert STORE_PASSWORD not in (demo_session.folder / "report.md").read_text()
+
+
+def test_importance_needs_two_finished_configs_and_survives_errors(opened):
+    importance, note = _importance(opened)
+    assert importance and set(importance) <= set(opened.space.searched_params(opened.store.configs(opened.name)[0]
+                                                                             ["params"]) or importance)
+    assert abs(sum(importance.values()) - 1.0) < 1e-6 and "importance" in note
+    empty = SimpleNamespace(name="x", store=SimpleNamespace(study=lambda name: optuna.create_study()))
+    assert _importance(empty) == ({}, "Parameter importance needs at least 2 finished configs; this study has 0.")
+
+    def broken(name):
+        raise RuntimeError("database is gone")
+    importance, note = _importance(SimpleNamespace(name="x", store=SimpleNamespace(study=broken)))
+    assert importance == {} and "database is gone" in note

@@ -1,0 +1,96 @@
+"""Fixtures of the UI tests: demo fields pointing at the fake trainer, and the app in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bracket.dataset.demo_data import make_demo_dataset
+from tests.fakes import FAKE_TRAINER, make_fake_python
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def demo_fields(tmp_path) -> dict[str, str]:
+    toml = make_demo_dataset(tmp_path / "data", count=6)
+    return {"dataset": str(toml), "trainer_python": str(make_fake_python(tmp_path / "bin")),
+            "train_script": str(FAKE_TRAINER)}
+
+
+@pytest.fixture
+def no_torch_probe(monkeypatch):
+    """The demo adapter checks that the trainer python imports torch (seconds); the fake needs none."""
+    monkeypatch.setattr("bracket.trainer.demo.trainer_python_problems", lambda *a, **k: [])
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class LaunchedApp:
+    url: str
+    process: subprocess.Popen
+    runs_dir: Path
+    cwd: Path
+    started_s: float
+    log: Path
+
+
+@pytest.fixture
+def app_env() -> dict[str, str]:
+    """Extra environment of the launched app; a test module overrides this fixture."""
+    return {}
+
+
+@pytest.fixture
+def launched_app(tmp_path, app_env) -> Iterator[LaunchedApp]:
+    """``python app.py`` on a free port, cwd a scratch folder holding secrets, runs in tmp."""
+    runs_dir, cwd = tmp_path / "runs", tmp_path / "cwd"
+    runs_dir.mkdir(exist_ok=True)
+    cwd.mkdir()
+    port = free_port()
+    env = dict(os.environ, BRACKET_RUNS_DIR=str(runs_dir), GRADIO_ANALYTICS_ENABLED="False",
+               HF_HUB_DISABLE_TELEMETRY="1", GRADIO_TEMP_DIR=str(tmp_path / "gradio-tmp"),
+               BRACKET_FAKE_STEP_SECONDS="0.03", PYTHONUNBUFFERED="1")
+    env.pop("GRADIO_ALLOWED_PATHS", None)
+    env.update(app_env)
+    log = tmp_path / "app.log"
+    start = time.monotonic()
+    with open(log, "wb") as handle:
+        process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=cwd, env=env,
+                                   stdout=handle, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"app exited with {process.returncode}: {log.read_text()[-3000:]}")
+            try:
+                if httpx.get(url, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"app did not answer within 90 s: {log.read_text()[-3000:]}")
+            time.sleep(0.2)
+        yield LaunchedApp(url, process, runs_dir, cwd, time.monotonic() - start, log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)

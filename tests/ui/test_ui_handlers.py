@@ -1,0 +1,200 @@
+"""The functions behind the UI's listeners, called without a browser (and the Blocks built)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import gradio as gr
+import pytest
+from PIL import Image
+
+from bracket.registry import PRESETS
+from bracket.session.grid import GridCell, GridColumn, GridData, build_grid
+from bracket.session.manager import SessionManager
+from bracket.session.thumbs import ThumbnailCache
+from bracket.trainer.prompts import parse_prompt_lines
+from ui import compare_tab, results_tab, search_tab, setup_tab
+from ui.blocks import build_app, launch_options
+from ui.render import grid_html, loss_figure, runs_frame
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
+SKIP = gr.skip()
+
+
+def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, **overrides):
+    values = dict(budget=budget, steps=20, seeds=1, prompts="a red circle --d 1\na blue square --d 2",
+                  sample_every=10, algorithm="tpe", lr_min="", lr_max="", batch_sizes="")
+    values.update(overrides)
+    rest = [1.0, 2.0, 1.0, 1.0, "", "", "", "ui-test"]
+    return setup_tab.start_search(manager, "demo-cpu", fields, *values.values(), *rest)
+
+
+def test_blocks_build_with_only_private_listeners(runs_dir):
+    demo = build_app(SessionManager(runs_dir))
+    assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
+    options = launch_options(runs_dir)
+    assert options["allowed_paths"] == [str(runs_dir.resolve())]
+    assert options["run_history"] is False
+
+
+def test_preset_form_and_field_checks(tmp_path, demo_fields):
+    choices = setup_tab.preset_choices()
+    assert {value for _, value in choices} == {p.id for p in PRESETS}
+    assert all(" › " in label for label, _ in choices)
+    notes, fields, _ = setup_tab.on_preset("demo-cpu")
+    assert "Demo" in notes and set(fields) == {s.name for s in PRESETS[0].fields}
+    message, fields, preflight = setup_tab.on_field("demo-cpu", "train_script", str(tmp_path / "nope.py"), fields)
+    assert message.startswith("⚠") and "does not exist" in message and preflight == SKIP
+    assert fields["train_script"] == str(tmp_path / "nope.py")
+    message, fields, preflight = setup_tab.on_field("demo-cpu", "dataset", demo_fields["dataset"], fields)
+    assert message == "✓" and preflight.startswith("✓ Dataset pre-flight: 6 images")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _, _, preflight = setup_tab.on_field("demo-cpu", "dataset", str(empty), fields)
+    assert preflight.startswith("✗") and "no images" in preflight
+
+
+def test_start_errors_are_gr_errors_and_create_nothing(runs_dir, demo_fields):
+    manager = SessionManager(runs_dir)
+    with pytest.raises(gr.Error, match="whole number"):
+        start(manager, demo_fields, budget="two")
+    with pytest.raises(gr.Error, match="does not exist"):
+        start(manager, demo_fields | {"train_script": "/nonexistent/train.py"})
+    with pytest.raises(gr.Error, match="Pick 2 to 8 runs"):
+        compare_tab.show_grid(manager, [1])
+    with pytest.raises(gr.Error, match="No search is open"):
+        compare_tab.show_grid(manager, [1, 2])
+    assert manager.session is None and list(runs_dir.iterdir()) == []
+
+
+def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    message, tabs, _ = start(manager, demo_fields)
+    assert "Started **ui-test**" in message and tabs.selected == "search"
+    with pytest.raises(gr.Error, match="One search runs at a time"):
+        start(manager, demo_fields)
+    assert manager.session.wait(60)
+    first = search_tab.poll(manager, {}, 0.5)
+    status, progress, plot, log, table, *buttons, sent = first
+    assert "finished" in status and "2 / 2 runs" in progress
+    assert len(plot.data) == 2 and list(table["status"]) == ["done", "done"] and "fake trainer: done" in log
+    again = search_tab.poll(manager, sent, 0.5)
+    assert all(value == SKIP for value in again[:-1])
+    smoother = search_tab.poll(manager, again[-1], 0.9)
+    assert smoother[2] != SKIP and all(v == SKIP for i, v in enumerate(smoother[:-1]) if i != 2)
+    assert setup_tab.estimate_text(manager, 10).startswith("Estimated wall time")
+
+
+def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    start(manager, demo_fields, budget=3)
+    assert manager.session.wait(60)
+    dropdown, html, slider, shown, scope = compare_tab.next_unrated(manager, 4)
+    assert sorted(shown) == sorted(dropdown.value) and len(shown) == 3
+    assert html.count("<img") == 3 * 2 and "gradio_api/file=" in html and str(runs_dir) in html
+    assert slider.value == 20 and slider.step == 10 and slider.minimum == 0
+    assert [value for _, value in scope.choices] == [compare_tab.WHOLE_RUN, 0, 1]
+    earlier = compare_tab.change_step(manager, shown, 10)
+    assert 'data-step="10"' in earlier and earlier != html
+    assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith("Saved: run")
+    assert "prompt 1" in compare_tab.rate(manager, shown[1], "3", 1)
+    pair, pair_html, *buttons = compare_tab.next_pair(manager)
+    assert len(pair) == 2 and 'id="bk-pair"' in pair_html and all(b.interactive for b in buttons)
+    names = {r["config_name"] for r in manager.scorable_runs()}
+    assert not any(name in pair_html for name in names)  # blind: no config names
+    said, new_pair, *_ = compare_tab.choose(manager, pair, "tie")
+    assert said == "Saved: a tie." and new_pair != pair
+    with pytest.raises(gr.Error, match="Next pair"):
+        compare_tab.choose(manager, None, "left")
+    board, verdict, command, files, history, importance, report, dashboard, runs_dd = results_tab.refresh(manager)
+    assert list(board["rank"]) == [1, 2, 3] and board["ratings"].sum() == 2 and board["comparisons"].sum() == 2
+    assert "Winner:" in verdict and "--learning_rate" in command
+    assert [Path(f).name for f in files] == ["winner.json", "winner.toml"]
+    assert all(Path(f).is_relative_to(runs_dir) for f in files)
+    assert dashboard.startswith("optuna-dashboard sqlite:///") and history is not None
+    assert runs_dd.value and results_tab.overlay(manager, runs_dd.value, 0.3) is not None
+
+
+def test_open_and_resume_past_session(runs_dir, demo_fields):
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    start(manager, demo_fields)
+    manager.session.wait(60)
+    other = SessionManager(runs_dir, snapshot_ttl=0.0)
+    dropdown = setup_tab.refresh_sessions(other)
+    assert dropdown.value == str(runs_dir / "ui-test")
+    message, tabs = setup_tab.open_session(other, dropdown.value)
+    assert "Opened **ui-test**" in message and other.snapshot().runs_spent == 2
+    with pytest.raises(gr.Error, match="Pick a past session"):
+        setup_tab.resume_session(other, None)
+    message, _ = setup_tab.resume_session(other, dropdown.value)
+    assert other.session.wait(30) and other.snapshot().status == "finished"
+
+
+def test_grid_html_escapes_and_renders_every_kind(tmp_path):
+    columns = [GridColumn(1, "#1 <b>x</b>", "x", 1, "done"), GridColumn(2, "#2 y", "y", 1, "done")]
+    cells = [GridCell(1, 0, "text", text="<script>alert(1)</script>"), GridCell(2, 0, "video", "/r/a.mp4", step=5)]
+    html = grid_html(GridData(columns, ["<img src=x onerror=alert(1)>"], [5], 5, [cells]))
+    assert "<script>alert" not in html and "<img src=x" not in html and "&lt;b&gt;" in html
+    assert '<video src="gradio_api/file=/r/a.mp4"' in html and 'data-row="0" data-col="1"' in html
+    missing = grid_html(GridData(columns, ["p"], [], None, [[GridCell(1, 0, "missing"), cells[0]]]))
+    assert "no sample yet" in missing
+
+
+def test_grid_build_time_8_runs_6_prompts(tmp_path, capsys):
+    """Measured: the Compare grid of 8 runs × 6 prompts (512 px PNGs, 5 saved steps)."""
+    runs_dir = tmp_path / "runs"
+    originals = []
+    for index in range(6):
+        originals.append(tmp_path / f"original-{index}.png")
+        Image.new("RGB", (512, 512), (index * 40, 90, 160)).save(originals[-1])
+    runs = []
+    for run_id in range(1, 9):
+        sample_dir = runs_dir / "s" / "trials" / f"{run_id:04d}" / "output" / "sample"
+        sample_dir.mkdir(parents=True)
+        samples = []
+        for step in (0, 25, 50, 75, 100):
+            for index in range(6):
+                path = sample_dir / f"demo_{step:06d}_{index:02d}_20260101120000_{index + 1}.png"
+                os.link(originals[index], path)  # distinct paths (the cache keys), shared bytes
+                samples.append({"path": str(path), "step": step, "prompt_index": index, "seed": index + 1,
+                                "kind": "image", "frame": None})
+        runs.append({"id": run_id, "config_name": f"c{run_id}", "seed": 42, "status": "done", "params": {},
+                     "samples": samples})
+    prompts = parse_prompt_lines("\n".join(f"prompt {i} --d {i + 1}" for i in range(6)))
+    thumbs = ThumbnailCache(runs_dir / "s")
+    timings = []
+    for _ in range(3):
+        began = time.perf_counter()
+        html = grid_html(build_grid(runs, prompts, thumbs=thumbs, runs_dir=runs_dir))
+        timings.append(time.perf_counter() - began)
+    assert html.count("<img") == 48
+    fresh = ThumbnailCache(runs_dir / "s")  # a new app process: thumbnails on disk, only stat() calls
+    began = time.perf_counter()
+    build_grid(runs, prompts, thumbs=fresh, runs_dir=runs_dir, step=100)
+    on_disk = time.perf_counter() - began
+    with capsys.disabled():
+        print(f"\ncompare grid 8 runs x 6 prompts: first build {timings[0] * 1000:.0f} ms (writes 48 thumbnails "
+              f"of 512 px PNGs), repeated {min(timings[1:]) * 1000:.1f} ms, after an app restart "
+              f"{on_disk * 1000:.1f} ms")
+    assert min(timings[1:]) < 0.5
+
+
+def test_search_tab_renders_200_trials_quickly(capsys):
+    """Trial table and loss chart of 200 finished trials, as the poll would build them."""
+    from types import SimpleNamespace
+
+    runs = [{"id": i, "config_name": f"search-{i}", "kind": "search", "status": "done", "seed": 42,
+             "last_step": 500, "max_steps": 500, "score": i / 200, "judges": {"loss": i / 200},
+             "params": {"learning_rate": 1e-4 * i, "optimizer_type": "AdamW"}, "duration_s": 60.0,
+             "failure_reason": ""} for i in range(1, 201)]
+    snap = SimpleNamespace(runs=runs)
+    series = {i: [(s, 1.0 / (s + i)) for s in range(1, 501)] for i in range(171, 201)}
+    began = time.perf_counter()
+    frame = runs_frame(snap)
+    figure = loss_figure(series, {}, smoothing=0.6)
+    elapsed = time.perf_counter() - began
+    with capsys.disabled():
+        print(f"\nsearch tab: 200-trial table + 30-run loss chart built in {elapsed * 1000:.0f} ms")
+    assert len(frame) == 200 and len(figure.data) == 30 and elapsed < 2.0
