@@ -120,6 +120,25 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", type=Path, help="folder (default: <session>/export/<config>-<steps>steps)")
     export.add_argument("--storage")
 
+    promote = sub.add_parser("promote", help="train the winner for the full length with periodic saves")
+    promote.add_argument("path", type=Path)
+    promote.add_argument("--steps", type=int, required=True, help="full training length")
+    promote.add_argument("--run", type=int, help="promote this run's config instead of the winner")
+    promote.add_argument("--save-every", type=int, help="save a checkpoint and state every N steps")
+    promote.add_argument("--dataset", type=Path, help="the full dataset (default: the search's)")
+    promote.add_argument("--storage")
+
+    worker = sub.add_parser("worker", help="join a search shared through PostgreSQL and train its configs here")
+    worker.add_argument("--storage", help="database URL without the password (default: BRACKET_STORAGE_URL); "
+                        "the password goes in PGPASSWORD")
+    worker.add_argument("--session", required=True, help="name of the search to join")
+    worker.add_argument("--gpu", help="GPU index for this worker's trainer processes (sets CUDA_VISIBLE_DEVICES)")
+    worker.add_argument("--runs-dir", type=Path, help="runs folder, shared by all machines at the same path "
+                        "(default: BRACKET_RUNS_DIR or runs/)")
+    worker.add_argument("--grace", type=float, default=60.0,
+                        help="seconds without a heartbeat after which another worker's run is re-run")
+    worker.add_argument("--quiet", action="store_true", help="no progress lines")
+
     demo = sub.add_parser("demo-data", help="write the demo dataset")
     demo.add_argument("path", type=Path)
     demo.add_argument("--count", type=int, default=64)

@@ -35,18 +35,18 @@ def results_table(snapshot: SessionSnapshot) -> str:
     """The runs as an aligned text table, best score first."""
     rows = [r for r in snapshot.runs if r["kind"] != "setup"]
     rows.sort(key=lambda r: (r["score"] is None, r["score"] if r["score"] is not None else 0.0, r["id"]))
-    header = f"{'run':>4}  {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'score':>6}  params"
+    header = f"{'run':>4}  {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'score':>6}  {'worker':<16}  params"
     lines = [header, "-" * len(header)]
     for r in rows:
         score = "-" if r["score"] is None else f"{r['score']:.3f}"
         params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
         reason = f"  ({r['failure_reason']})" if r["failure_reason"] and r["status"] != "done" else ""
         lines.append(f"{r['id']:>4}  {r['kind']:<9} {str(r['config_name'])[:18]:<18} {r['seed'] or 0:>5}  "
-                     f"{r['status']:<12} {score:>6}  {params}{reason}")
+                     f"{r['status']:<12} {score:>6}  {str(r.get('worker') or '-')[-16:]:<16}  {params}{reason}")
     return "\n".join(lines)
 
 
-def _watch(session: Session, *, quiet: bool) -> str:
+def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
     session.start()
     interactive = sys.stdout.isatty()
     last = ""
@@ -60,7 +60,7 @@ def _watch(session: Session, *, quiet: bool) -> str:
                 last = line
     except KeyboardInterrupt:
         print("\nstopping: the current run is killed; resume with `python -m bracket resume`", file=sys.stderr)
-        session.stop(now=True)
+        session.stop(now=True, everywhere=everywhere)
         session.wait(60)
     if interactive and not quiet:
         print()
@@ -170,6 +170,42 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_promote(args: argparse.Namespace) -> int:
+    session = Session.open(args.path, storage_url=args.storage)
+    run_id = session.promote(steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
+                             dataset=args.dataset)
+    run = session.store.get_run(run_id) or {}
+    print(f"promoted run {run_id} ({run.get('label', '')}): {run.get('status')}; output {run.get('output_dir')}")
+    if run.get("failure_reason"):
+        print(f"reason: {run['failure_reason']} — run the same command again to resume from the last saved state")
+    session.close()
+    return 0 if run.get("status") == "done" else 1
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    import signal
+
+    from bracket.session.store import redact_url
+    from bracket.settings import get_settings
+
+    url = args.storage or get_settings().storage_url
+    if not url:
+        raise BracketError("Give the shared database with --storage postgresql+psycopg://USER@HOST:5432/DATABASE "
+                           "or BRACKET_STORAGE_URL; put the password in PGPASSWORD.")
+    if args.grace <= 0:
+        raise BracketError("--grace must be a positive number of seconds.")
+
+    def _terminate(_signum: int, _frame: object) -> None:  # SIGTERM stops this worker like Ctrl-C
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _terminate)
+    session = Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "", grace_s=args.grace)
+    print(f"worker {session.worker_id} (gpu {session.gpu or '-'}) joined {session.name} on {redact_url(url)}; "
+          f"run folders in {session.folder}", flush=True)
+    # Ctrl-C or SIGTERM stops only this worker; the others take its slot over
+    return _finish(session, _watch(session, quiet=args.quiet, everywhere=False))
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from bracket.doctor import run_doctor
 
@@ -189,7 +225,8 @@ def cmd_demo_data(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resume": cmd_resume,
-            "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals,
+            "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals, "promote": cmd_promote,
+            "worker": cmd_worker,
             "report": cmd_report, "export": cmd_export}
 
 

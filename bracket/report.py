@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bracket import settings as app_settings
-from bracket.errors import BracketError
 from bracket.export import SECRET_NAME, export_run, staged_scores
 from bracket.report_charts import Picture, report_pictures
 from bracket.session.scoring import RunScore, effective_weights
@@ -159,8 +158,8 @@ def _winner(session: "Session", result: StageResult) -> Winner | None:
     try:
         exported = export_run(session, run_id=run["id"])
         winner.command, winner.script = exported.command, exported.script
-    except (BracketError, OSError, ValueError) as error:
-        winner.note = f"The command could not be rebuilt here ({error})."
+    except Exception as error:  # noqa: BLE001 - e.g. trainer paths of another machine; the report goes on
+        winner.note = f"The command could not be rebuilt here ({type(error).__name__}: {error})."
     return winner
 
 

@@ -132,7 +132,8 @@ def summarise(items: Iterable[ConfigScores], confidence: float = DEFAULT_CONFIDE
 
 def _describe(s: ConfigSummary) -> str:
     if s.ci_low is not None:
-        return f"{s.name!r} (mean {s.mean:.3f}, {s.n} seeds, CI {s.ci_low:.3f}-{s.ci_high:.3f})"
+        low, high = max(0.0, s.ci_low), min(1.0, s.ci_high)  # scores live in [0, 1]
+        return f"{s.name!r} (mean {s.mean:.3f}, {s.n} seeds, 95 % CI {low:.3f} to {high:.3f})"
     return f"{s.name!r} (score {s.mean:.3f}, {s.n} seed{'s' if s.n != 1 else ''})"
 
 

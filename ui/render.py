@@ -110,9 +110,10 @@ def progress_html(snapshot: Any) -> str:
         step, total = current.get("step") or 0, current.get("max_steps") or 0
         parts.append(_bar(f"Current trial {current.get('label') or current.get('run_id')}: step {step} / {total}",
                           step / total if total else 0.0))
-    parts.append(_bar(f"Search: {snapshot.runs_spent} / {snapshot.total_runs} runs · "
-                      f"ETA {format_duration(snapshot.eta_s)} · elapsed {format_duration(snapshot.elapsed_s)}",
-                      snapshot.progress))
+    timing = ""
+    if snapshot.status in ("running", "paused"):  # a finished search's clock would change every tick
+        timing = f" · ETA {format_duration(snapshot.eta_s)} · elapsed {format_duration(snapshot.elapsed_s)}"
+    parts.append(_bar(f"Search: {snapshot.runs_spent} / {snapshot.total_runs} runs{timing}", snapshot.progress))
     return '<div id="bk-progress">' + "".join(parts) + "</div>"
 
 

@@ -45,6 +45,7 @@ def run_finals(session: "Session", *, top_k: int = 3, steps: int | None = None, 
         raise BracketError("No configuration has a score yet; run the search before the finals.")
     existing = {c["trial_number"]: c for c in session.store.configs(session.name, stage="final")}
     session._lock.acquire()
+    session._stop.clear()
     try:
         final_ids = []
         for config in chosen:

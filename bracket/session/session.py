@@ -208,7 +208,7 @@ class Session:
                                      gpu=self.gpu or os.environ.get("CUDA_VISIBLE_DEVICES", ""))
             except Exception:  # noqa: BLE001 - a missed beat is not fatal
                 log.warning("heartbeat failed", exc_info=True)
-            self._stop.wait(HEARTBEAT_SECONDS)
+            self._stop.wait(min(HEARTBEAT_SECONDS, self.grace_s / 3))  # several beats per grace period
 
     def _setup_phase(self) -> None:
         setup_dir = self.folder / "setup"
@@ -316,7 +316,7 @@ class Session:
         return f"search {index}/{max(self.settings.n_configs - others, index)}"
 
     def _train(self, config: dict[str, Any], seed_index: int, *, steps: int | None = None,
-               seed: int | None = None) -> str:
+               seed: int | None = None, dataset: Path | None = None, **run_options: Any) -> str:
         """The one pipeline every run goes through, whatever its kind or stage."""
         stage = config.get("stage", "search")
         self.phase = self._phase_label(config) if stage == "search" else f"{stage}: {config['name']}"
@@ -330,9 +330,9 @@ class Session:
         run_dir = self.folder / folder / f"{run_id:04d}-{config['name']}-s{seed_index}"
         spec = self.trainer.prepare_run(
             run_dir=run_dir, config=self.trainer.config_from_dict(config["params"]),
-            dataset_toml=Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
+            dataset_toml=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
             sample_prompts=self.settings.prompts() or None,
-            sample_every_n_steps=self.settings.sample_every_n_steps)
+            sample_every_n_steps=self.settings.sample_every_n_steps, **run_options)
         status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir)
         if status == "done" and self.vlm is not None and self.trainer.sample_kind == "image":
             self.vlm.submit(run_id)
@@ -382,6 +382,13 @@ class Session:
         from bracket.session.finals import run_finals
 
         return run_finals(self, top_k=top_k, steps=steps, seeds=seeds)
+
+    def promote(self, *, steps: int, run_id: int | None = None, save_every_n_steps: int | None = None,
+                dataset: Path | None = None) -> int:
+        """Train the winner for the full length with periodic saves (see ``bracket.session.promote``)."""
+        from bracket.session.promote import promote
+
+        return promote(self, steps=steps, run_id=run_id, save_every_n_steps=save_every_n_steps, dataset=dataset)
 
     def add_rating(self, run_id: int, value: float, prompt_index: int | None = None) -> None:
         from bracket.session.human import record_rating

@@ -170,7 +170,7 @@ def redact_url(url: str) -> str:
 class Store:
     """Bracket's tables and the Optuna storage, both on one database URL."""
 
-    url: str
+    url: str = field(repr=False)  # may hold a password: never in a repr or a log
     engine: Engine = field(repr=False)
     storage: optuna.storages.BaseStorage = field(repr=False)
 

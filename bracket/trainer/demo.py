@@ -13,6 +13,7 @@ shapes and 2e-2 (AdamW) a broken beige pattern, so a grid of trials shows real d
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -85,7 +86,8 @@ def resolve_demo_dataset(path: Path) -> Path:
 
 def demo_dataset_problems(path: Path) -> list[str]:
     """Why ``path`` is not a usable demo dataset, each with the command that makes one."""
-    hint = f"make one with `python -m bracket demo-data {Path(path).parent if path.name == TOML_NAME else path}`"
+    path = Path(path)
+    hint = f"make one with `python -m bracket demo-data {path.parent if path.name == TOML_NAME else path}`"
     source = resolve_demo_dataset(path)
     if not source.exists():
         return [f"The demo dataset {path} does not exist; {hint}."]
@@ -98,24 +100,26 @@ def demo_dataset_problems(path: Path) -> list[str]:
 def trainer_python_problems(python: str, timeout_s: float = PROBE_TIMEOUT_S) -> list[str]:
     """Why ``python`` cannot run the demo trainer (missing, or lacking torch/diffusers/accelerate)."""
     fix = f"run ./install.sh (or {python} -m pip install -r requirements.txt)"
-    try:
-        probe = subprocess.run([python, "-c", _PROBE, *REQUIRED_MODULES], capture_output=True, text=True,
-                               timeout=timeout_s, check=False)
-    except FileNotFoundError:
-        return [f"The trainer python {python} does not exist; {fix}, or set BRACKET_DEMO_PYTHON."]
-    except PermissionError:
-        return [f"The trainer python {python} is not executable; point the Trainer python field at a python."]
-    except subprocess.TimeoutExpired:
-        return [f"The trainer python {python} took over {timeout_s:.0f}s to import {', '.join(REQUIRED_MODULES)}; "
-                "check that machine's load and try again."]
-    missing = probe.stdout.split() if probe.returncode == 0 else []
-    if probe.returncode != 0:
-        tail = (probe.stderr.strip().splitlines() or ["no output"])[-1]
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as out, tempfile.TemporaryFile("w+", encoding="utf-8") as err:
+        try:
+            returncode = subprocess.run([python, "-c", _PROBE, *REQUIRED_MODULES], stdout=out, stderr=err,
+                                        timeout=timeout_s, check=False).returncode
+        except FileNotFoundError:
+            return [f"The trainer python {python} does not exist; {fix}, or set BRACKET_DEMO_PYTHON."]
+        except PermissionError:
+            return [f"The trainer python {python} is not executable; point the Trainer python field at a python."]
+        except subprocess.TimeoutExpired:
+            return [f"The trainer python {python} took over {timeout_s:.0f}s to import "
+                    f"{', '.join(REQUIRED_MODULES)}; check that machine's load and try again."]
+        out.seek(0)
+        err.seek(0)
+        missing, errors = out.read().split(), err.read()
+    if returncode != 0:
+        tail = (errors.strip().splitlines() or ["no output"])[-1]
         return [f"The trainer python {python} does not run ({tail}); {fix}."]
     if missing:
         return [f"The trainer python {python} cannot import {', '.join(missing)}: {fix}."]
     return []
-
 
 
 class DemoTrainer(Trainer):

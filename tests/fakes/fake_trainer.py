@@ -15,7 +15,8 @@ It accepts sd-scripts-style flags (unknown flags are ignored) and, in well under
   ``--sample_at_first``, every ``--sample_every_n_steps`` steps, and at the last step. With
   ``BRACKET_FAKE_SAMPLE_STYLE=musubi`` the names get musubi's ``_000`` frame suffix;
 * ``<output_dir>/<output_name or last>.safetensors`` at the end (a placeholder), and
-  ``-step<8 digits>`` files with ``--save_every_n_steps``.
+  ``-step<8 digits>`` files with ``--save_every_n_steps`` (and ``-step<8 digits>-state``
+  folders with ``--save_state``; ``--resume`` is only recorded).
   A ``--dataset_config`` that does not exist is an error (exit 1), as in the real trainer.
 
 The loss landscape (so that a search has something to find). With
@@ -101,6 +102,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     add("--network_dim", type=int, default=None)
     add("--dataset_config", default=None)
     add("--save_every_n_steps", type=int, default=None)
+    add("--save_state", action="store_true")
+    add("--resume", default=None)
     return parser.parse_known_args(argv)
 
 
@@ -315,6 +318,8 @@ def main(argv: list[str]) -> int:
             last_sampled = step
         if args.save_every_n_steps and step % args.save_every_n_steps == 0 and step < steps:
             (output_dir / f"{stem}-step{step:08d}.safetensors").write_bytes(b"fake")
+            if args.save_state:
+                (output_dir / f"{stem}-step{step:08d}-state").mkdir(exist_ok=True)
         if step == max(1, steps // 2) and ("exit1" in modes or "segv" in modes):
             if scalars:
                 scalars.close()

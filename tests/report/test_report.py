@@ -130,3 +130,20 @@ def test_importance_needs_two_finished_configs_and_survives_errors(opened):
         raise RuntimeError("database is gone")
     importance, note = _importance(SimpleNamespace(name="x", store=SimpleNamespace(study=broken)))
     assert importance == {} and "database is gone" in note
+
+
+def test_a_session_without_runs_gets_a_report_that_says_so(demo_fields, runs_dir, monkeypatch):
+    from bracket.session.config import SearchSettings
+    from bracket.session.session import Session
+    from bracket.trainer.demo import DemoTrainer
+
+    monkeypatch.setattr(DemoTrainer, "preflight_problems", lambda self: [])
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=2, steps=5), out_dir=runs_dir)
+    try:
+        files = write_report(session)
+    finally:
+        session.close()
+    markdown = files.markdown.read_text()
+    assert files.images == [] and "No config has a finished score yet" in markdown
+    assert "No final runs yet" in markdown and "No loss was logged." in markdown
+    assert "Parameter importance needs at least 2 finished configs" in markdown

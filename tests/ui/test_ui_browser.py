@@ -90,6 +90,8 @@ def test_search_compare_score_results(launched_app, output_dir):
         expect(caption).not_to_have_text(first_caption)
         page.keyboard.press("ArrowDown")
         expect(caption).to_contain_text("a blue square")
+        page.wait_for_function("() => document.querySelector('#bk-lightbox img')?.naturalWidth > 0",
+                               timeout=10_000)  # the full-size PNG really came through the file route
         page.screenshot(path=str(shots / "3-lightbox.png"))
         page.keyboard.press("Escape")
         expect(page.locator("#bk-lightbox")).to_be_hidden()

@@ -80,6 +80,7 @@ def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
     status, progress, plot, log, table, *buttons, sent = first
     assert "finished" in status and "2 / 2 runs" in progress
     assert len(plot.data) == 2 and list(table["status"]) == ["done", "done"] and "fake trainer: done" in log
+    time.sleep(1.1)
     again = search_tab.poll(manager, sent, 0.5)
     assert all(value == SKIP for value in again[:-1])
     smoother = search_tab.poll(manager, again[-1], 0.9)

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Bracket set-up: one idempotent script. Run it again at any time; it only does what is missing.
+#
+#   ./install.sh              app venv (.venv) + requirements, .env, vendor/ trainers, demo dataset
+#   ./install.sh --trainers   also the trainer virtualenvs of vendor/sd-scripts and vendor/musubi-tuner
+#   ./install.sh --tests      also what the browser and PostgreSQL tests need (Debian/Ubuntu)
+#
+# Variables: PYTHON (python to build .venv with, default python3), TORCH_INDEX_URL (extra pip
+# index for torch in .venv; default: the CPU wheels on Linux without nvidia-smi),
+# TRAINER_TORCH (torch packages of the trainer venvs, default "torch torchvision"),
+# TRAINER_TORCH_INDEX_URL (their index; default CUDA 12.8 wheels when nvidia-smi exists).
+set -euo pipefail
+
+cd "$(dirname "$0")"
+ROOT="$(pwd)"
+WITH_TRAINERS=0
+WITH_TESTS=0
+for argument in "$@"; do
+    case "$argument" in
+        --trainers) WITH_TRAINERS=1 ;;
+        --tests) WITH_TESTS=1 ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        *) echo "install.sh: unknown option $argument (use --trainers, --tests or --help)" >&2; exit 2 ;;
+    esac
+done
+
+say() { printf '\n== %s\n' "$*"; }
+warn() { printf 'WARNING: %s\n' "$*" >&2; }
+
+PYTHON="${PYTHON:-python3}"
+VENV_PY="$ROOT/.venv/bin/python"
+
+# --- 1. the app's virtualenv --------------------------------------------------------------
+say "Python virtualenv (.venv)"
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    echo "No $PYTHON found. Install Python 3.11 or newer (or set PYTHON=/path/to/python3.11)." >&2
+    exit 1
+fi
+if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
+    echo "$PYTHON is $("$PYTHON" --version 2>&1); Bracket needs Python 3.11 or newer (set PYTHON=...)." >&2
+    exit 1
+fi
+if [ ! -x "$VENV_PY" ]; then
+    if ! "$PYTHON" -m venv .venv; then
+        echo "Could not create .venv. On Debian/Ubuntu: sudo apt-get install python3-venv" >&2
+        exit 1
+    fi
+else
+    echo ".venv exists; keeping it."
+fi
+
+say "Requirements (requirements.txt)"
+PIP_EXTRA=()
+if [ -n "${TORCH_INDEX_URL:-}" ]; then
+    PIP_EXTRA=(--extra-index-url "$TORCH_INDEX_URL")
+elif [ "$(uname -s)" = "Linux" ] && ! command -v nvidia-smi >/dev/null 2>&1; then
+    # The app's torch only runs the CPU demo; the CPU wheels are a tenth of the size.
+    PIP_EXTRA=(--extra-index-url https://download.pytorch.org/whl/cpu)
+fi
+"$VENV_PY" -m pip install --upgrade pip >/dev/null || warn "could not upgrade pip; continuing with $("$VENV_PY" -m pip --version)"
+if ! "$VENV_PY" -m pip install "${PIP_EXTRA[@]}" -r requirements.txt; then
+    echo "pip could not install requirements.txt (see above). Check the network and run ./install.sh again." >&2
+    exit 1
+fi
+
+# --- 2. settings ---------------------------------------------------------------------------
+say "Settings (.env)"
+if [ -f .env ]; then
+    echo ".env exists; keeping it."
+elif [ -f .env.example ]; then
+    cp .env.example .env
+    echo "Wrote .env from .env.example; edit it to set model paths and folders."
+fi
+
+# --- 3. the trainers (git submodules in vendor/) -------------------------------------------
+say "Trainers (vendor/sd-scripts, vendor/musubi-tuner)"
+if command -v git >/dev/null 2>&1 && [ -e .git ]; then
+    if git submodule update --init --depth 1; then
+        echo "vendor/ trainers are at their pinned commits."
+    else
+        warn "could not fetch vendor/ (no network?). The CPU demo works without them; for the real"
+        warn "trainers run this later: git submodule update --init --depth 1"
+    fi
+else
+    warn "not a git checkout (or no git): clone kohya-ss/sd-scripts and kohya-ss/musubi-tuner into vendor/"
+    warn "yourself, or set BRACKET_SD_SCRIPTS_DIR / BRACKET_MUSUBI_DIR in .env."
+fi
+
+# --- 4. the demo dataset -------------------------------------------------------------------
+say "Demo dataset"
+DEMO_DIR="$("$VENV_PY" -c 'from bracket import settings; print(settings.get_settings().demo_data_dir)' 2>/dev/null || true)"
+DEMO_DIR="${DEMO_DIR:-runs/demo-data}"
+if "$VENV_PY" -m bracket demo-data "$DEMO_DIR"; then
+    :
+else
+    warn "could not write the demo dataset; make it later with: .venv/bin/python -m bracket demo-data $DEMO_DIR"
+fi
+
+# --- 5. optional: trainer virtualenvs ------------------------------------------------------
+trainer_torch_args() {
+    local index="${TRAINER_TORCH_INDEX_URL:-}"
+    if [ -z "$index" ]; then
+        if command -v nvidia-smi >/dev/null 2>&1; then
+            index=https://download.pytorch.org/whl/cu128
+        else
+            index=https://download.pytorch.org/whl/cpu
+        fi
+    fi
+    # shellcheck disable=SC2086
+    echo ${TRAINER_TORCH:-torch torchvision} --index-url "$index"
+}
+
+make_trainer_venv() {  # $1 = checkout folder; the rest = pip install arguments run inside it
+    local folder="$1"; shift
+    local python="$folder/.venv/bin/python"
+    if [ ! -x "$python" ]; then
+        "$PYTHON" -m venv "$folder/.venv" || { warn "could not create $folder/.venv"; return 1; }
+    fi
+    "$python" -m pip install --upgrade pip >/dev/null || true
+    # shellcheck disable=SC2046
+    "$python" -m pip install $(trainer_torch_args) || { warn "torch did not install into $folder/.venv"; return 1; }
+    (cd "$folder" && "$python" -m pip install "$@") || { warn "the requirements of $folder did not install"; return 1; }
+    "$python" -m pip install tensorboard >/dev/null || warn "tensorboard did not install into $folder/.venv"
+    echo "Trainer python: $python"
+}
+
+if [ "$WITH_TRAINERS" = 1 ]; then
+    say "Trainer virtualenvs"
+    if [ -f vendor/sd-scripts/requirements.txt ]; then
+        make_trainer_venv vendor/sd-scripts -r requirements.txt \
+            || warn "sd-scripts venv incomplete; fix the error above and run ./install.sh --trainers again."
+    else
+        warn "vendor/sd-scripts is empty; run git submodule update --init --depth 1 first."
+    fi
+    if [ -f vendor/musubi-tuner/pyproject.toml ]; then
+        make_trainer_venv vendor/musubi-tuner -e . \
+            || warn "musubi-tuner venv incomplete; fix the error above and run ./install.sh --trainers again."
+    else
+        warn "vendor/musubi-tuner is empty; run git submodule update --init --depth 1 first."
+    fi
+fi
+
+# --- 6. optional: what the browser and PostgreSQL tests need --------------------------------
+if [ "$WITH_TESTS" = 1 ]; then
+    say "Test dependencies (chromium, postgresql)"
+    APT_PACKAGES=(chromium postgresql)
+    if ! command -v apt-get >/dev/null 2>&1; then
+        warn "no apt-get here; install Chromium (or run: .venv/bin/python -m playwright install chromium)"
+        warn "and PostgreSQL with your package manager."
+    elif [ "$(id -u)" = 0 ]; then
+        apt-get update && apt-get install -y "${APT_PACKAGES[@]}" || warn "apt-get failed; see above."
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        sudo apt-get update && sudo apt-get install -y "${APT_PACKAGES[@]}" || warn "apt-get failed; see above."
+    else
+        warn "not root and no password-less sudo; run: sudo apt-get install -y ${APT_PACKAGES[*]}"
+    fi
+fi
+
+say "Done"
+echo "Start the app:   .venv/bin/python app.py"
+echo "Or headless:     .venv/bin/python -m bracket run --preset demo-cpu --budget 4"

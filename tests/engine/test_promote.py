@@ -1,0 +1,40 @@
+"""Promotion: the winner trained for the full length with saves, resumable from its newest state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bracket.cli import main
+from bracket.session.config import SearchSettings
+from bracket.session.session import Session
+
+
+def test_promote_trains_the_winner_with_saves_and_resumes_from_state(demo_fields, runs_dir, monkeypatch, capsys):
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=3, steps=8, sample_prompts=""),
+                             out_dir=runs_dir, name="promo")
+    session.run()
+    winner = min((r for r in session.snapshot().runs if r["score"] is not None), key=lambda r: r["score"])
+    folder = session.folder
+    session.close()
+
+    monkeypatch.setenv("BRACKET_FAKE_MODE", "exit1")  # the long run dies half way
+    assert main(["promote", str(folder), "--steps", "40", "--save-every", "5"]) == 1
+    assert "resume from the last saved state" in capsys.readouterr().out
+    monkeypatch.delenv("BRACKET_FAKE_MODE")
+    assert main(["promote", str(folder), "--steps", "40", "--save-every", "5"]) == 0
+
+    reopened = Session.open(folder)
+    promoted = [r for r in reopened.store.runs(reopened.name) if r["stage"] == "promote"]
+    assert [r["status"] for r in promoted] == ["failed", "done"]
+    assert all(r["params"] == winner["params"] for r in promoted)
+    first_args = json.loads((Path(promoted[0]["output_dir"]) / "fake_args.json").read_text())
+    second_args = json.loads((Path(promoted[1]["output_dir"]) / "fake_args.json").read_text())
+    flat = json.dumps(first_args)
+    assert '"save_every_n_steps": 5' in flat and '"save_state": true' in flat and '"max_train_steps": 40' in flat
+    assert second_args["args"]["resume"].endswith("-state")
+    assert Path(second_args["args"]["resume"]).parent == Path(promoted[0]["output_dir"])
+    # promotion never enters the search's statistics or its Optuna study
+    told = [t for t in reopened.store.study(reopened.name).trials if t.state.name != "WAITING"]
+    assert len(told) == 3
+    reopened.close()

@@ -1,0 +1,101 @@
+"""Helpers of the reliability suite: fast fake inputs, process checks, a CLI runner.
+
+The demo adapter checks that its trainer python imports torch, diffusers and accelerate
+(seconds per check, each time a session is created). :func:`make_probe_python` writes a
+``python`` that answers that probe at once and otherwise hands over to the fake python of
+``tests/fakes`` (which logs every argv it gets to ``BRACKET_FAKE_PYTHON_LOG``), so a subprocess
+Bracket needs no monkeypatch and the argv log holds real launches only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psutil
+
+from tests.fakes import make_fake_python
+
+ROOT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+
+_PROBE_PYTHON = """#!/bin/sh
+# the demo adapter's import probe ("python -c <code> torch diffusers accelerate"): nothing missing
+if [ "$1" = "-c" ]; then
+    echo ""
+    exit 0
+fi
+exec "{fake}" "$@"
+"""
+
+
+def make_probe_python(directory: Path) -> Path:
+    """A ``python`` that passes the import probe at once and otherwise runs the fake python."""
+    directory = Path(directory)
+    fake = make_fake_python(directory / "inner")
+    path = directory / "python"
+    path.write_text(_PROBE_PYTHON.format(fake=fake), encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def launches(log: Path) -> list[list[str]]:
+    """Every argv the fake python was started with (the trainer launches)."""
+    if not log.is_file():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def wait_for(predicate: Callable[[], T], timeout: float = 60.0, what: str = "condition") -> T:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"{what} not reached within {timeout:g} s")
+
+
+def dead(pid: int) -> bool:
+    """Gone, or a zombie (this container's PID 1 does not reap orphans)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def read_pid(path: Path, timeout: float = 60.0) -> int:
+    return int(wait_for(lambda: path.is_file() and path.read_text().strip(), timeout, f"pid file {path}"))
+
+
+def cli_args(fields: dict[str, str], *extra: str) -> list[str]:
+    args: list[str] = []
+    for name, value in fields.items():
+        args += ["--set", f"{name}={value}"]
+    return [*args, *extra]
+
+
+def bracket_process(args: list[str], env_extra: dict[str, str], log: Path) -> subprocess.Popen:
+    """``python -m bracket ARGS`` in the background, output to ``log`` (never a pipe)."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **env_extra)
+    with open(log, "wb") as handle:
+        return subprocess.Popen([sys.executable, "-m", "bracket", *args], cwd=ROOT, env=env, stdout=handle,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def kill_tree_now(process: subprocess.Popen | psutil.Process | Any) -> None:
+    """Test cleanup: SIGKILL a process we started and everything below it."""
+    try:
+        root = psutil.Process(process.pid)
+        for child in root.children(recursive=True):
+            child.kill()
+        root.kill()
+    except psutil.Error:
+        pass

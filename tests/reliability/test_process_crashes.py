@@ -1,0 +1,157 @@
+"""Bracket itself dies: SIGKILL during pre-caching and while a rating is written; two processes, one session.
+
+Each test runs Bracket as a real subprocess, kills it the hard way at a chosen moment, and
+resumes the session in this process with ``Session.open(...).run()``: no finished run and no
+acknowledged rating may be lost, the orphaned trainer tree must be gone, and the slot that
+was interrupted must run again. (SIGKILL in the middle of a trial is in tests/engine.)
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bracket.errors import SessionBusyError
+from bracket.session.config import SearchSettings
+from bracket.session.session import Session
+from tests.fakes import FAKE_TRAINER, make_fake_python, write_fake_plan
+from tests.reliability.rel_helpers import (ROOT, bracket_process, cli_args, dead, kill_tree_now, launches,
+                                           read_pid, wait_for)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+_CACHE_SCRIPT = """#!/usr/bin/env python3
+import os, subprocess, sys, time
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, "cache_calls.txt"), "a") as handle:
+    handle.write(os.path.basename(__file__) + "\\n")
+if "latents" in os.path.basename(__file__) and os.path.exists(os.path.join(here, "HANG")):
+    child = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)
+    with open(os.path.join(here, "cache_child.pid"), "w") as handle:
+        handle.write(str(child.pid))
+    with open(os.path.join(here, "cache.pid"), "w") as handle:
+        handle.write(str(os.getpid()))
+    time.sleep(3600)
+"""
+
+
+def _fake_musubi(root: Path) -> tuple[dict[str, str], Path]:
+    from tests.musubi.helpers import fields_for, image_folder
+
+    fields = fields_for("zimage-lora", root, image_folder(root))
+    scripts = root / "musubi" / "src" / "musubi_tuner"
+    for name in ("zimage_cache_latents.py", "zimage_cache_text_encoder_outputs.py"):
+        (scripts / name).write_text(_CACHE_SCRIPT)
+        (scripts / name).chmod(0o755)
+    shutil.copy(FAKE_TRAINER, scripts / "zimage_train_network.py")
+    fields["trainer_python"] = str(make_fake_python(root / "fakebin"))
+    return fields, scripts
+
+
+def test_sigkill_during_pre_caching_reruns_the_cache_step_and_kills_its_tree(tmp_path, runs_dir):
+    fields, scripts = _fake_musubi(tmp_path)
+    (scripts / "HANG").write_text("1")
+    args = ["run", "--preset", "zimage-lora", *cli_args(fields), "--budget", "2", "--steps", "4",
+            "--prompts", "a red fox --d 3", "--name", "precache", "--out", str(runs_dir), "--quiet"]
+    process = bracket_process(args, {"BRACKET_FAKE_SAMPLE_STYLE": "musubi"}, tmp_path / "bracket.log")
+    try:
+        cache_pid = read_pid(scripts / "cache.pid", 90)
+        child_pid = read_pid(scripts / "cache_child.pid", 10)
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+    finally:
+        kill_tree_now(process)
+    assert not dead(cache_pid) and not dead(child_pid), "the cache step outlives a SIGKILLed Bracket"
+    (scripts / "HANG").unlink()
+
+    session = Session.open(runs_dir / "precache")
+    assert session.run() == "finished", session.error
+    assert dead(cache_pid) and dead(child_pid), "resume kills the orphaned cache step and its child"
+    runs = session.store.runs(session.name)
+    setup = [(r["label"], r["status"]) for r in runs if r["kind"] == "setup"]
+    assert setup == [("cache latents", "interrupted"), ("cache latents", "done"),
+                     ("cache text encoder outputs", "done")]
+    assert "killed" in runs[0]["failure_reason"]
+    trials = [r for r in runs if r["kind"] != "setup"]
+    assert len(trials) == 2 and all(r["status"] == "done" for r in trials)
+    calls = (scripts / "cache_calls.txt").read_text().split()
+    assert calls == ["zimage_cache_latents.py", "zimage_cache_latents.py", "zimage_cache_text_encoder_outputs.py"]
+    session.close()
+
+
+def test_sigkill_while_ratings_are_written_loses_no_rating_and_no_run(fast_fields, runs_dir, tmp_path):
+    plan = write_fake_plan(tmp_path / "plan.json", ["ok", "grandchild,hang", "ok", "ok"])
+    settings = SearchSettings(budget=3, steps=6, seeds=1, sample_prompts="a red circle --d 1")
+    created = Session.create("demo-cpu", fast_fields, settings, out_dir=runs_dir, name="rated")
+    folder = created.folder
+    created.close()
+    ack = tmp_path / "ack.txt"
+    env = {"BRACKET_FAKE_PLAN": str(plan)}
+    process = bracket_process([], env, tmp_path / "writer.log")  # placeholder replaced below
+    process.wait(30)
+    with open(tmp_path / "writer.log", "wb") as log:
+        import os
+
+        process = subprocess.Popen([sys.executable, str(ROOT / "tests" / "reliability" / "rating_writer.py"),
+                                    str(folder), str(ack)], cwd=ROOT, env=dict(os.environ, **env),
+                                   stdout=log, stderr=subprocess.STDOUT)
+    try:
+        grandchild_file = wait_for(lambda: next(folder.glob("trials/*/output/grandchild.pid"), None), 90,
+                                   "the hanging second run")
+        grandchild, trainer = read_pid(grandchild_file), read_pid(grandchild_file.with_name("trainer.pid"))
+        wait_for(lambda: ack.is_file() and len(ack.read_text().split()) >= 25, 60, "25 acknowledged ratings")
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+    finally:
+        kill_tree_now(process)
+    acknowledged = [int(n) for n in ack.read_text().split()]
+    with sqlite3.connect(folder / "bracket.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+    session = Session.open(folder)
+    ratings = session.store.ratings(session.name)
+    assert len(ratings) >= len(acknowledged), "every committed rating survives the kill"
+    assert [r["value"] for r in ratings][: len(acknowledged)] == [1 + n % 10 for n in acknowledged]
+    assert session.run() == "finished", session.error
+    assert dead(trainer) and dead(grandchild)
+    runs = session.store.runs(session.name)
+    assert [r["status"] for r in runs] == ["done", "interrupted", "done", "done"]
+    assert runs[1]["config_id"] == runs[2]["config_id"], "the interrupted slot runs again"
+    assert len(session.store.ratings(session.name)) == len(ratings)
+    session.close()
+
+
+def test_a_second_process_on_a_running_session_is_refused_and_launches_nothing(fast_fields, runs_dir, tmp_path,
+                                                                              argv_log):
+    args = ["run", "--preset", "demo-cpu", *cli_args(fast_fields), "--budget", "2", "--steps", "5",
+            "--name", "busy", "--out", str(runs_dir), "--quiet"]
+    first = bracket_process(args, {"BRACKET_FAKE_MODE": "hang"}, tmp_path / "first.log")
+    folder = runs_dir / "busy"
+    try:
+        trainer = read_pid(wait_for(lambda: next(folder.glob("trials/*/output/trainer.pid"), None), 90, "a run"))
+        second = subprocess.run([sys.executable, "-m", "bracket", "resume", str(folder), "--quiet"], cwd=ROOT,
+                                capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2, second.stderr
+        assert f"already being run by another Bracket process (pid {first.pid})" in second.stderr
+        assert "Stop that one first" in second.stderr and "Traceback" not in second.stderr
+        other = Session.open(folder)
+        with pytest.raises(SessionBusyError):
+            other.run()
+        other.store.close()
+        assert len(list((folder / "trials").iterdir())) == 1 and len(launches(argv_log)) == 1, \
+            "the refused processes launched nothing"
+        # Ctrl-C of the first process stops it and kills its run
+        first.send_signal(signal.SIGINT)
+        assert first.wait(60) == 1
+        assert dead(trainer)
+    finally:
+        kill_tree_now(first)
+    session = Session.open(folder)
+    assert session.store.runs(session.name)[0]["status"] == "interrupted"
+    session.close()

@@ -1,0 +1,125 @@
+"""Fault injection into the trainer: every way a real trainer process misbehaves, end to end.
+
+Each test runs a real session (in this process) whose trainer is the fake trainer of
+``tests/fakes``, told how to misbehave through ``BRACKET_FAKE_PLAN`` (one mode per run), and
+asserts what the session records and that no process of the run is left alive.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from bracket.session.config import SearchSettings
+from bracket.session.manager import SessionManager
+from bracket.session.session import Session
+from tests.fakes import write_fake_plan
+from tests.reliability.rel_helpers import dead, read_pid, wait_for
+
+pytestmark = pytest.mark.timeout(240)
+PROMPTS = "a red circle --d 7\na blue square --d 8"
+
+
+def _settings(**overrides) -> SearchSettings:
+    values = dict(budget=1, steps=10, seeds=1, sample_prompts=PROMPTS)
+    values.update(overrides)
+    return SearchSettings(**values)
+
+
+def _plan(tmp_path: Path, monkeypatch, runs: list[str]) -> Path:
+    plan = write_fake_plan(tmp_path / "plan.json", runs)
+    monkeypatch.setenv("BRACKET_FAKE_PLAN", str(plan))
+    return plan
+
+
+def _output(run: dict) -> Path:
+    return Path(run["run_dir"]) / "output"
+
+
+def test_crashing_and_silent_trainers_are_recorded_and_the_search_goes_on(fast_fields, runs_dir, tmp_path,
+                                                                          monkeypatch):
+    _plan(tmp_path, monkeypatch, ["exit1", "segv", "noevents", "nan", "nosamples", "ok"])
+    session = Session.create("demo-cpu", fast_fields, _settings(budget=6), out_dir=runs_dir, name="faults")
+    assert session.run() == "finished", session.error
+    runs = session.store.runs(session.name)
+    assert [r["status"] for r in runs][:3] == ["failed", "failed", "disqualified"]
+    exit1, segv, noevents, nan, nosamples, ok = runs
+    assert exit1["failure_reason"] == "exit code 1" and "RuntimeError: fake trainer failure" in exit1["log_tail"]
+    assert segv["failure_reason"] == "killed by signal SIGSEGV" and segv["exit_code"] == -11
+    assert "no loss" in noevents["failure_reason"] and noevents["loss"] == []
+    assert nan["status"] in ("pruned", "disqualified") and "nan" in nan["failure_reason"].lower()
+    # a run without samples still counts (loss judge) and the Compare grid shows it with empty cells
+    assert nosamples["status"] == "done" and nosamples["samples"] == [] and nosamples["loss"]
+    assert ok["status"] == "done" and len(ok["samples"]) >= 2
+    assert all(dead(read_pid(_output(run) / "trainer.pid", 1)) for run in runs)
+    assert session.snapshot().runs_spent == 6, "failed, pruned and disqualified runs spend budget"
+    manager = SessionManager(runs_dir)
+    manager.open(session.folder)
+    grid = manager.compare_grid([nosamples["id"], ok["id"]])
+    assert grid is not None
+    manager.close()
+    session.close()
+
+
+def test_hanging_trainers_time_out_with_or_without_output(fast_fields, runs_dir, tmp_path, monkeypatch):
+    _plan(tmp_path, monkeypatch, ["hang", "hang_printing", "ok"])
+    session = Session.create("demo-cpu", fast_fields, _settings(budget=3, timeout_s=3), out_dir=runs_dir)
+    started = time.monotonic()
+    assert session.run() == "finished", session.error
+    assert time.monotonic() - started < 90
+    hang, printing, ok = session.store.runs(session.name)
+    for run in (hang, printing):
+        assert run["status"] == "failed" and run["failure_reason"] == "timed out after 3 s"
+        assert 2.5 < run["duration_s"] < 3 + 5 + 3, "stopped at the timeout, SIGKILL after the grace time at worst"
+        assert dead(read_pid(_output(run) / "trainer.pid", 1))
+    assert "still working" in printing["log_tail"]
+    assert len(printing["log_tail"].splitlines()) <= 40
+    assert ok["status"] == "done"
+    session.close()
+
+
+def test_fifty_megabytes_of_progress_bars_neither_block_nor_bloat_the_store(fast_fields, runs_dir, tmp_path,
+                                                                         monkeypatch):
+    _plan(tmp_path, monkeypatch, ["spam"])
+    monkeypatch.setenv("BRACKET_FAKE_SPAM_MB", "50")
+    session = Session.create("demo-cpu", fast_fields, _settings(budget=1), out_dir=runs_dir)
+    started = time.monotonic()
+    assert session.run() == "finished", session.error
+    assert time.monotonic() - started < 120
+    run = session.store.runs(session.name)[0]
+    assert run["status"] == "done"
+    log = Path(run["run_dir"]) / "logs" / "stdout.log"
+    assert log.stat().st_size >= 50 * 1024 * 1024, "the whole output went to the log file"
+    assert len(run["log_tail"]) < 8_000, "the stored tail is the last lines, \\r updates collapsed"
+    assert "fake trainer: done" in run["log_tail"]
+    assert (session.folder / "bracket.db").stat().st_size < 2 * 1024 * 1024
+    session.close()
+
+
+def test_stop_kills_a_grandchild_that_would_outlive_the_trainer(fast_fields, runs_dir, tmp_path, monkeypatch):
+    _plan(tmp_path, monkeypatch, ["grandchild,hang"])
+    session = Session.create("demo-cpu", fast_fields, _settings(budget=1), out_dir=runs_dir)
+    session.start()
+    pid_file = wait_for(lambda: next(session.folder.glob("trials/*/output/grandchild.pid"), None), 60, "grandchild")
+    grandchild, trainer = read_pid(pid_file), read_pid(pid_file.with_name("trainer.pid"))
+    assert not dead(grandchild) and not dead(trainer)
+    session.stop(now=True)
+    assert session.wait(20)
+    assert dead(trainer) and dead(grandchild)
+    assert session.store.runs(session.name)[0]["status"] == "interrupted"
+    session.close()
+
+
+def test_timeout_and_a_normal_exit_both_kill_the_grandchild(fast_fields, runs_dir, tmp_path, monkeypatch):
+    _plan(tmp_path, monkeypatch, ["grandchild,hang", "grandchild"])
+    session = Session.create("demo-cpu", fast_fields, _settings(budget=2, timeout_s=3), out_dir=runs_dir)
+    assert session.run() == "finished", session.error
+    timed_out, finished = session.store.runs(session.name)
+    assert timed_out["status"] == "failed" and "timed out" in timed_out["failure_reason"]
+    assert finished["status"] == "done"
+    for run in (timed_out, finished):
+        assert dead(read_pid(_output(run) / "grandchild.pid", 1)), f"run {run['id']} left its grandchild"
+        assert dead(read_pid(_output(run) / "trainer.pid", 1))
+    session.close()
