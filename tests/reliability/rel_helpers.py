@@ -82,12 +82,17 @@ def cli_args(fields: dict[str, str], *extra: str) -> list[str]:
     return [*args, *extra]
 
 
-def bracket_process(args: list[str], env_extra: dict[str, str], log: Path) -> subprocess.Popen:
-    """``python -m bracket ARGS`` in the background, output to ``log`` (never a pipe)."""
+def python_process(args: list[str], env_extra: dict[str, str], log: Path) -> subprocess.Popen:
+    """``python ARGS`` in the background from the project root, output to ``log`` (never a pipe)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1", **env_extra)
     with open(log, "wb") as handle:
-        return subprocess.Popen([sys.executable, "-m", "bracket", *args], cwd=ROOT, env=env, stdout=handle,
+        return subprocess.Popen([sys.executable, *args], cwd=ROOT, env=env, stdout=handle,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def bracket_process(args: list[str], env_extra: dict[str, str], log: Path) -> subprocess.Popen:
+    """``python -m bracket ARGS`` in the background, output to ``log``."""
+    return python_process(["-m", "bracket", *args], env_extra, log)
 
 
 def kill_tree_now(process: subprocess.Popen | psutil.Process | Any) -> None:

@@ -22,7 +22,7 @@ from bracket.session.config import SearchSettings
 from bracket.session.session import Session
 from tests.fakes import FAKE_TRAINER, make_fake_python, write_fake_plan
 from tests.reliability.rel_helpers import (ROOT, bracket_process, cli_args, dead, kill_tree_now, launches,
-                                           read_pid, wait_for)
+                                           python_process, read_pid, wait_for)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -93,14 +93,8 @@ def test_sigkill_while_ratings_are_written_loses_no_rating_and_no_run(fast_field
     created.close()
     ack = tmp_path / "ack.txt"
     env = {"BRACKET_FAKE_PLAN": str(plan)}
-    process = bracket_process([], env, tmp_path / "writer.log")  # placeholder replaced below
-    process.wait(30)
-    with open(tmp_path / "writer.log", "wb") as log:
-        import os
-
-        process = subprocess.Popen([sys.executable, str(ROOT / "tests" / "reliability" / "rating_writer.py"),
-                                    str(folder), str(ack)], cwd=ROOT, env=dict(os.environ, **env),
-                                   stdout=log, stderr=subprocess.STDOUT)
+    process = python_process([str(ROOT / "tests" / "reliability" / "rating_writer.py"), str(folder), str(ack)],
+                             env, tmp_path / "writer.log")
     try:
         grandchild_file = wait_for(lambda: next(folder.glob("trials/*/output/grandchild.pid"), None), 90,
                                    "the hanging second run")
