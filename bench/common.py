@@ -79,7 +79,8 @@ def bench_fields(workdir: Path) -> dict[str, str]:
 def machine() -> dict[str, Any]:
     """Cores, Python, platform and date, recorded with every result."""
     return {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine(), "date": time.strftime("%Y-%m-%d")}
+            "processor": platform.processor() or platform.machine(), "date": time.strftime("%Y-%m-%d"),
+            "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
 
 
 def percentile(values: list[float], fraction: float) -> float:

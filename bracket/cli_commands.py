@@ -203,7 +203,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     print(f"worker {session.worker_id} (gpu {session.gpu or '-'}) joined {session.name} on {redact_url(url)}; "
           f"run folders in {session.folder}", flush=True)
     # Ctrl-C or SIGTERM stops only this worker; the others take its slot over
-    return _finish(session, _watch(session, quiet=args.quiet, everywhere=False))
+    _watch(session, quiet=args.quiet, everywhere=False)
+    return _finish(session, session.phase)  # this worker's own outcome; the session may still run elsewhere
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

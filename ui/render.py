@@ -196,7 +196,7 @@ def leaderboard_frame(rows: Sequence[Any]) -> pd.DataFrame:
 def importance_figure(importances: Mapping[str, float]) -> go.Figure:
     names = list(importances)[::-1]
     figure = go.Figure(go.Bar(x=[importances[n] for n in names], y=names, orientation="h"))
-    figure.update_layout(title="Parameter importance (fANOVA)", height=300, margin={"l": 120, "r": 10, "t": 40,
+    figure.update_layout(title="Parameter importance (Optuna)", height=300, margin={"l": 120, "r": 10, "t": 40,
                                                                                      "b": 40})
     return figure
 

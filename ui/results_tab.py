@@ -15,7 +15,7 @@ import gradio as gr
 
 from bracket.session.manager import SessionManager
 from ui.common import PRIVATE, user_errors
-from ui.render import history_figure, importance_figure, leaderboard_frame, loss_figure
+from ui.render import file_url, history_figure, importance_figure, leaderboard_frame, loss_figure
 
 NO_SESSION = "No search is open: start one in **Setup** or open a past session there."
 
@@ -40,7 +40,7 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
     winner = (f"{verdict}\n\nWinner: **{export.config_name}** (run #{export.run_id})" if export else verdict)
     history = manager.score_history()
     importances, message = manager.param_importance()
-    report = manager.report_markdown()
+    report = manager.report_markdown(lambda path: file_url(str(path)))
     if report is None:
         report = "*The markdown report appears here once `bracket.report` is available.*"
     if message:

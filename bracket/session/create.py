@@ -138,7 +138,17 @@ def read_session_file(folder: Path) -> dict[str, Any]:
     if not path.is_file():
         raise BracketError(f"{folder} is not a Bracket session folder (no {SESSION_FILE}); give the folder that "
                            "`python -m bracket run` printed.")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        info, reason = None, f"{type(error).__name__}: {error}"
+    else:
+        reason = "it names no session"
+    if not isinstance(info, dict) or not isinstance(info.get("name"), str) or not info["name"]:
+        raise BracketError(f"The session file {path} is damaged ({reason}). Restore it, or write "
+                           '{"name": "<session name>", "storage": "bracket.db"} into it (the name is usually the '
+                           "folder's name), then try again.")
+    return info
 
 
 def open_session(folder: Path, *, storage_url: str | None = None, validate: bool = True) -> SessionParts:

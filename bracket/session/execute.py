@@ -116,10 +116,33 @@ class RunExecutor:
             if pid:
                 store.update_run(run_id, pid=pid, pid_create_time=runner.create_time)
             result = runner.wait(on_poll=on_poll, poll_interval=0.25)
+        except BaseException as error:
+            self._abandon(run_id, runner, error)
+            raise
         finally:
             with self._lock:
                 self._runner = None
         return self._record(run_id, spec, reader, result, scored=scored)
+
+    def _abandon(self, run_id: int, runner: Runner, error: BaseException) -> None:
+        """An error (a full disk, a failing store) cut the run short: kill its tree, mark it interrupted.
+
+        Best effort: when the store cannot be written either, recovery marks the run on resume.
+        """
+        try:
+            if runner.pid is not None:
+                runner.stop(f"error: {type(error).__name__}")
+                runner.wait()
+        except Exception:  # noqa: BLE001 - the original error is the one to report
+            pass
+        try:
+            self.session.store.update_run(
+                run_id, status="interrupted", pid=None, finished_at=time.time(),
+                failure_reason=f"stopped by an error in Bracket ({type(error).__name__}: {error}); the slot runs again")
+        except Exception:  # noqa: BLE001
+            pass
+        with self._lock:
+            self.current = None
 
     def _record(self, run_id: int, spec: LaunchSpec, reader: ScalarReader, result: RunResult, *, scored: bool
                 ) -> str:
@@ -140,6 +163,8 @@ class RunExecutor:
             status, reason = "disqualified", next(f"loss became {v} at step {s}" for s, v in loss if not math.isfinite(v))
         else:
             status = "done"
+        if status != "done" and not Path(spec.cwd).exists():
+            reason += f"; its run folder {spec.cwd} was deleted while it ran"
         self.session.store.update_run(
             run_id, status=status, exit_code=result.exit_code, failure_reason=reason,
             log_tail="\n".join(result.log_tail), finished_at=time.time(), duration_s=result.duration_s,

@@ -328,8 +328,8 @@ class SessionManager:
         snap = self.snapshot()
         return [] if snap is None else results.score_history(snap)
 
-    def report_markdown(self) -> str | None:
-        return results.report_markdown(self.require())
+    def report_markdown(self, image_url: Any = None) -> str | None:
+        return results.report_markdown(self.require(), image_url)
 
     def dashboard_command(self) -> str:
         return results.dashboard_command(self.require())

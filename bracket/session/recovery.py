@@ -4,15 +4,19 @@ A run left *running* in the store by a process that no longer exists is marked
 ``interrupted`` — which does not spend budget, so its slot is run again — and the process
 tree it recorded (pid plus process start time, so a reused pid is never touched) is killed
 if it is still alive on this machine. Runs of a worker on another machine are only taken
-over once that worker's heartbeat is older than the grace period.
+over once that worker's heartbeat is older than the grace period. A run of this very worker
+is recovered too when its process is gone (an error, such as a full disk, cut it short).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import time
 from typing import Any
+
+import psutil
 
 from bracket.session.runner import kill_process_tree
 from bracket.session.store import RUN_ACTIVE, Store
@@ -37,6 +41,31 @@ def worker_is_alive(worker: dict[str, Any] | None, *, grace_s: float = DEFAULT_G
     return time.time() - float(worker.get("heartbeat_at") or 0) <= grace_s
 
 
+def _process_running(run: dict[str, Any]) -> bool:
+    """Whether the process recorded for ``run`` still exists (same pid and start time, not a zombie)."""
+    if not run.get("pid"):
+        return False
+    try:
+        process = psutil.Process(int(run["pid"]))
+        started = run.get("pid_create_time")
+        if started is not None and abs(process.create_time() - float(started)) > 1.0:
+            return False
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def failure_message(error: BaseException) -> str:
+    """What to show when a session stops on an unexpected error; a full disk says what to do."""
+    text = f"{type(error).__name__}: {error}"
+    full = (isinstance(error, OSError) and error.errno == errno.ENOSPC) or "disk is full" in str(error) \
+        or "No space left on device" in str(error)
+    if full:
+        return (f"The disk is full ({text}). Free some space, then resume the session; finished runs are kept and "
+                "the interrupted one runs again.")
+    return text
+
+
 def recover_interrupted_runs(store: Store, session: str, *, self_worker: str,
                              grace_s: float = DEFAULT_GRACE_SECONDS) -> list[str]:
     """Mark the runs of dead workers interrupted (killing their orphans); return notes."""
@@ -46,8 +75,9 @@ def recover_interrupted_runs(store: Store, session: str, *, self_worker: str,
     for run in store.runs(session, with_series=False, statuses=RUN_ACTIVE):
         owner = run.get("worker") or ""
         if owner == self_worker:
-            continue
-        if owner and worker_is_alive(workers.get(owner), grace_s=grace_s):
+            if _process_running(run):
+                continue  # ours and still going; ours with no process left is a run an error cut short
+        elif owner and worker_is_alive(workers.get(owner), grace_s=grace_s):
             continue
         killed = False
         if run.get("pid") and (not owner or owner.split(":")[0] == host):

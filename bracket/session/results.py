@@ -6,23 +6,21 @@
   run's ``command.json`` when the session wrote one, else the adapter's ``prepare_run``
   re-created in ``<session>/export/``, so every file the command names exists) and as
   JSON/TOML files beside it;
-* :func:`param_importance` — Optuna's fANOVA importances of the session's study;
+* :func:`param_importance` — Optuna's parameter importances of the session's study;
 * :func:`score_history` — combined score per config in trial order, and the best so far;
-* :func:`report_markdown` — the markdown report when ``bracket.report`` provides one.
+* :func:`report_markdown` — ``bracket.report``'s markdown report, written into the session folder.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import math
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import tomli_w
 
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
 from bracket.session.store import redact_url
@@ -32,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.snapshot import SessionSnapshot
 
 EXPORT_FOLDER = "export"
+REPORT_FOLDER = "report"
 
 
 @dataclass
@@ -105,36 +104,19 @@ def _best_run(snapshot: "SessionSnapshot", config_id: int) -> dict[str, Any] | N
 
 def export_winner(session: "Session", snapshot: "SessionSnapshot", rows: Sequence[LeaderboardRow]
                   ) -> WinnerExport | None:
-    """The best-ranked config's command and its JSON/TOML files (None when nothing is ranked)."""
+    """The best-ranked config's command and its JSON/TOML files (None when nothing is ranked).
+
+    The same export as ``python -m bracket export`` (``bracket.export.export_run``).
+    """
+    from bracket.export import export_run
+
     best = next((row for row in rows if row.rank == 1), None)
     run = _best_run(snapshot, best.config_id) if best else None
     if best is None or run is None:
         return None
-    folder = session.folder / EXPORT_FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    saved = Path(run.get("run_dir") or "") / "command.json"
-    command: list[str] = []
-    if run.get("run_dir") and saved.is_file():
-        data = json.loads(saved.read_text(encoding="utf-8"))
-        command = [str(a) for a in (data.get("cmd") if isinstance(data, dict) else data) or []]
-    if not command:
-        trainer = session.trainer
-        spec = trainer.prepare_run(
-            run_dir=folder / f"{best.config_name}-s{run.get('seed')}",
-            config=trainer.config_from_dict(run["params"]), dataset_toml=Path(session.parts.fields.get("dataset", "")),
-            max_steps=session.settings.steps, seed=int(run.get("seed") or session.settings.base_seed),
-            sample_prompts=session.settings.prompts() or None,
-            sample_every_n_steps=session.settings.sample_every_n_steps)
-        command = [str(a) for a in spec.cmd]
-    document = {
-        "session": session.name, "preset_id": session.parts.preset.id, "config_name": best.config_name,
-        "kind": best.kind, "run_id": run["id"], "seed": run.get("seed"), "steps": session.settings.steps,
-        "mean_score": best.mean, "params": _plain(run["params"]), "command": command,
-    }
-    json_path, toml_path = folder / "winner.json", folder / "winner.toml"
-    json_path.write_text(json.dumps(document, indent=2), encoding="utf-8")
-    toml_path.write_text(tomli_w.dumps({k: v for k, v in document.items() if v is not None}), encoding="utf-8")
-    return WinnerExport(best.config_name, run["id"], command, shlex.join(command), json_path, toml_path)
+    result = export_run(session, run_id=run["id"], steps=session.settings.steps)
+    return WinnerExport(best.config_name, run["id"], result.command, shlex.join(result.command),
+                        result.json_path, result.toml_path)
 
 
 def _plain(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -173,21 +155,25 @@ def score_history(snapshot: "SessionSnapshot") -> list[dict[str, Any]]:
     return history
 
 
-def report_markdown(session: "Session") -> str | None:
-    """The session report from ``bracket.report`` when that module exists and offers one."""
+def report_markdown(session: "Session", image_url: Callable[[Path], str] | None = None) -> str | None:
+    """The session report of ``bracket.report`` (written to ``<session>/report/``), None without it.
+
+    ``image_url`` turns each picture's path into the link the markdown should use (the UI
+    gives a served URL); by default the links stay relative to the report file.
+    """
     try:
         report = importlib.import_module("bracket.report")
     except ImportError:
         return None
-    for name in ("report_markdown", "markdown_report", "render_markdown", "build_report"):
-        function = getattr(report, name, None)
-        if callable(function):
-            try:
-                result = function(session)
-            except TypeError:  # a signature this version does not know
-                continue
-            return result if isinstance(result, str) else getattr(result, "markdown", str(result))
-    return None
+    write = getattr(report, "write_report", None)
+    if not callable(write):
+        return None
+    files = write(session, session.folder / REPORT_FOLDER)
+    text = Path(files.markdown).read_text(encoding="utf-8")
+    if image_url is not None:
+        for image in files.images:
+            text = text.replace(f"]({Path(image).name})", f"]({image_url(Path(image))})")
+    return text
 
 
 def dashboard_command(session: "Session") -> str:

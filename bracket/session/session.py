@@ -35,7 +35,8 @@ from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.execute import RunExecutor
 from bracket.session.lock import SessionLock
 from bracket.session.distributed import claim_config, reserve_config
-from bracket.session.recovery import DEFAULT_GRACE_SECONDS, recover_interrupted_runs, worker_is_alive
+from bracket.session.recovery import (DEFAULT_GRACE_SECONDS, failure_message, recover_interrupted_runs,
+                                      worker_is_alive)
 from bracket.session.scoring import RunScore, config_values, score_runs
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
 from bracket.session.store import RUN_SPENT
@@ -186,14 +187,17 @@ class Session:
         except BracketError as error:
             self.error = str(error)
         except Exception as error:  # noqa: BLE001 - recorded and shown; the session stays resumable
-            self.error = f"{type(error).__name__}: {error}"
-            (self.folder / "session-error.log").write_text(traceback.format_exc(), encoding="utf-8")
+            self.error = failure_message(error)
+            try:
+                (self.folder / "session-error.log").write_text(traceback.format_exc(), encoding="utf-8")
+            except OSError:  # a full disk may be what failed
+                log.exception("could not write session-error.log")
         finally:
             self.phase = status
             try:
+                self.store.heartbeat(self.name, self.worker_id, status="stopped")
                 if not self._other_workers_alive():  # the last worker of a shared search says how it ended
                     self.store.update_session(self.name, status=status)
-                self.store.heartbeat(self.name, self.worker_id, status="stopped")
             except Exception:  # noqa: BLE001 - the store itself may be what failed
                 log.exception("could not record the final session status")
             self._stop.set()

@@ -162,7 +162,8 @@ def test_scoring_picks_and_results(tmp_path, runs_dir):
     export = manager.export_winner()
     assert export.command[-1] != "" and "--learning_rate" in export.command
     assert json.loads(export.json_path.read_text())["config_name"] == rows[0].config_name
-    assert tomllib.loads(export.toml_path.read_text())["params"] == rows[0].params
+    knobs = tomllib.loads(export.toml_path.read_text())["knobs"]
+    assert {k: knobs[k] for k in rows[0].params} == rows[0].params
     assert manager.dashboard_command().startswith("optuna-dashboard sqlite:///")
     importance, message = manager.param_importance()
     assert importance or message

@@ -115,6 +115,7 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert [Path(f).name for f in files] == ["winner.json", "winner.toml"]
     assert all(Path(f).is_relative_to(runs_dir) for f in files)
     assert dashboard.startswith("optuna-dashboard sqlite:///") and history is not None
+    assert "# Bracket report" in report and f"](gradio_api/file={runs_dir}" in report
     assert runs_dd.value and results_tab.overlay(manager, runs_dd.value, 0.3) is not None
 
 

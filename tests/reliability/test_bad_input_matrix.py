@@ -1,0 +1,268 @@
+"""The bad-input matrix: every mistake a person can make at the start of a search, CLI and UI alike.
+
+Each :class:`Case` is one mistake. Through the CLI (``bracket.cli.main``, in this process) it
+must give exit code 2 and one line ``error: …`` that says what to do; through the Setup tab's
+start handler (``ui.setup_tab.start_search``) a ``gr.Error`` with the same message. Either way
+nothing is launched (the fake python logs every launch) and nothing is written to the runs
+folder. ``tests/engine/test_cli.py`` has the first ~20 CLI cases; this table is the full set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from bracket.cli import main
+from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
+from bracket.session.manager import SessionManager
+from tests.reliability.rel_helpers import cli_args, launches
+
+pytestmark = pytest.mark.timeout(300)
+
+#: form values of the Setup tab that make a valid search (the CLI has the same as defaults)
+FORM = {"budget": 2, "steps": 4, "seeds": 1, "prompts": "a red circle --d 1", "sample_every": None,
+        "algorithm": "tpe", "lr_min": "", "lr_max": "", "batch_sizes": ""}
+CLI_FLAGS = {"budget": "--budget", "steps": "--steps", "seeds": "--seeds", "prompts": "--prompts",
+             "sample_every": "--sample-every", "lr_min": "--lr-min", "lr_max": "--lr-max",
+             "batch_sizes": "--batch-sizes", "name": "--name", "storage": "--storage", "timeout": "--timeout"}
+
+
+def _file(tmp: Path, name: str, text: str = "x") -> str:
+    path = tmp / "inputs" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def _folder(tmp: Path, name: str) -> Path:
+    path = tmp / "inputs" / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _toml(tmp: Path, body: str) -> str:
+    return _file(tmp, "dataset.toml", body)
+
+
+def _no_captions(tmp: Path) -> str:
+    from tests.conftest import make_caption_folder
+
+    folder = make_caption_folder(_folder(tmp, "uncaptioned"), 2)
+    for caption in folder.glob("*.txt"):
+        caption.unlink()
+    return str(folder)
+
+
+def _fake_images(tmp: Path) -> str:
+    folder = _folder(tmp, "not-images")
+    for index in range(2):
+        (folder / f"{index}.png").write_text("this is not a PNG", encoding="utf-8")
+        (folder / f"{index}.txt").write_text("a caption", encoding="utf-8")
+    return str(folder)
+
+
+MALFORMED_TOML = '[general]\nresolution = 32\n\n[[datasets]]\n  [[datasets.subsets]]\n  image_dir = "unterminated\n'
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input: what to change, and a piece of the message that must come back."""
+
+    id: str
+    message: str
+    #: field overrides, built in the test's tmp folder
+    fields: Callable[[Path], dict[str, str]] = lambda tmp: {}
+    #: search-setting overrides (Setup-tab names; the CLI flag is in CLI_FLAGS)
+    settings: dict[str, object] = field(default_factory=dict)
+    preset: str = "demo-cpu"
+    #: extra CLI arguments (for mistakes only the command line can make)
+    cli_extra: tuple[str, ...] = ()
+    cli: bool = True
+    ui: bool = True
+    weights: dict[str, object] | None = None
+
+
+CASES = [
+    Case("unknown preset", "Unknown preset 'sdxl-typo'", preset="sdxl-typo"),
+    Case("dataset empty", "is required; fill it in", lambda t: {"dataset": ""}),
+    Case("trainer python empty", "is required; fill it in", lambda t: {"trainer_python": "  "}),
+    Case("train script empty", "is required; fill it in", lambda t: {"train_script": ""}),
+    Case("dataset missing", "does not exist", lambda t: {"dataset": str(t / "no" / "such" / "set")}),
+    Case("dataset is a text file", "dataset", lambda t: {"dataset": _file(t, "notes.txt", "hello")}),
+    Case("dataset TOML is a folder", "dataset.toml", lambda t: {"dataset": str(_folder(t, "dataset.toml"))}),
+    Case("dataset TOML malformed", "line 6", lambda t: {"dataset": _toml(t, MALFORMED_TOML)}),
+    Case("dataset TOML names a missing folder", "does not exist",
+         lambda t: {"dataset": _toml(t, f'[[datasets]]\n[[datasets.subsets]]\nimage_dir = "{t}/gone"\n')}),
+    Case("dataset folder without images", "holds no images", lambda t: {"dataset": str(_folder(t, "empty"))}),
+    Case("dataset without captions", "caption", lambda t: {"dataset": _no_captions(t)}),
+    Case("dataset images are not images", "not an image", lambda t: {"dataset": _fake_images(t)}),
+    Case("train script missing", "does not exist", lambda t: {"train_script": str(t / "train.py")}),
+    Case("train script is a folder", "is a folder; give the file",
+         lambda t: {"train_script": str(_folder(t, "script-dir"))}),
+    Case("trainer python missing", "does not exist", lambda t: {"trainer_python": str(t / "bin" / "python9")}),
+    Case("trainer python is a folder", "is a folder; give the file",
+         lambda t: {"trainer_python": str(_folder(t, "python-dir"))}),
+    Case("resolution not a number", "must be a whole number", lambda t: {"resolution": "big"}),
+    Case("budget 0", "budget must be at least 1", settings={"budget": 0}),
+    Case("budget negative", "budget must be at least 1", settings={"budget": -5}),
+    Case("budget huge", "extra zero", settings={"budget": 10**9}),
+    Case("budget not a number", "many", settings={"budget": "many"}),
+    Case("budget fractional", "2.5", settings={"budget": "2.5"}),
+    Case("steps 0", "steps must be at least 1", settings={"steps": 0}),
+    Case("steps huge", "extra zero", settings={"steps": 10**12}),
+    Case("steps not a number", "ten", settings={"steps": "ten"}),
+    Case("seeds 0", "seeds must be at least 1", settings={"seeds": 0}),
+    Case("seeds negative", "seeds must be at least 1", settings={"seeds": -1}),
+    Case("seeds above budget", "smaller than seeds per config", settings={"budget": 2, "seeds": 3}),
+    Case("LR bounds reversed", "swap", settings={"lr_min": "1e-2", "lr_max": "1e-5"}),
+    Case("LR min zero", "positive", settings={"lr_min": "0"}),
+    Case("LR max negative", "positive", settings={"lr_max": "-1e-4"}),
+    Case("LR outside the trainer's range", "learning_rate", settings={"lr_min": "5", "lr_max": "9"}),
+    Case("batch sizes not numbers", "whole numbers separated by commas", settings={"batch_sizes": "a,b"}),
+    Case("sample every 0", "sample every N steps must be a positive", settings={"sample_every": 0}),
+    Case("prompt with unknown option", "unknown option --zz", settings={"prompts": "a cat --zz 3"}),
+    Case("prompt with a bad option value", "--d", settings={"prompts": "a cat --d seven"}),
+    Case("prompts empty", "prompt", settings={"prompts": "   "}),
+    Case("weights all 0", "weights are 0", weights={name: 0.0 for name in JUDGE_NAMES}),
+    Case("weight negative", "negative", weights={**DEFAULT_WEIGHTS, "human": -1.0}),
+    Case("session name escapes the runs folder", "may only use letters", settings={"name": "../escape"}),
+    Case("session name with shell characters", "may only use letters", settings={"name": "x; rm -rf ~"}),
+    Case("storage URL malformed", "is malformed", settings={"storage": "not a url"}),
+    Case("storage URL unreachable", "Cannot open the store",
+         settings={"storage": "postgresql+psycopg://bracket:hunter2@127.0.0.1:1/bracket"}),
+    Case("unknown --set field", "Unknown field(s) colour", lambda t: {"colour": "red"}, ui=False),
+    Case("--set without =", "is malformed; write FIELD=VALUE", cli_extra=("--set", "dataset"), ui=False),
+    Case("timeout 0", "trial timeout must be a positive", settings={"timeout": 0}, ui=False),
+    Case("weights not a number", "must be a number", cli_extra=("--weights", "loss=lots"), ui=False),
+    Case("output folder is a file", "is not writable", settings={"out_is_file": True}, ui=False),
+    Case("VLM URL without a model", "needs a model name", settings={"vlm_url": "http://127.0.0.1:1/v1"}, cli=False),
+]
+assert len({c.id for c in CASES}) == len(CASES) >= 30
+
+
+def _unreadable_dataset_case(tmp: Path, monkeypatch, fields: dict[str, str]) -> None:
+    """os.access says the dataset folder cannot be read (root ignores chmod)."""
+    real = os.access
+    folder = Path(fields["dataset"]).resolve()
+    monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if Path(p).resolve() == folder
+                        else real(p, mode, *a, **k))
+
+
+def _cli_command(case: Case, fields: dict[str, str], runs_dir: Path, tmp: Path) -> list[str]:
+    args = ["run", "--preset", case.preset, *cli_args(fields)]
+    values = {"budget": FORM["budget"], "steps": FORM["steps"], "seeds": FORM["seeds"], "prompts": FORM["prompts"],
+              **case.settings}
+    out = runs_dir
+    for key, value in values.items():
+        if key == "out_is_file":
+            out = Path(_file(tmp, "runs-file")) / "runs"
+        else:
+            args += [CLI_FLAGS[key], str(value)]
+    if case.weights is not None:
+        args += ["--weights", ",".join(f"{k}={v}" for k, v in case.weights.items())]
+    return [*args, *case.cli_extra, "--out", str(out), "--quiet"]
+
+
+def _run_cli(capsys, argv: list[str]) -> tuple[int, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's own errors (e.g. "invalid int value")
+        code = exit_.code
+    return code, capsys.readouterr().err
+
+
+def _ui_start(case: Case, fields: dict[str, str], runs_dir: Path):
+    from ui.setup_tab import start_search
+
+    settings = {**FORM, **case.settings}
+    manager = SessionManager(runs_dir, storage_url=settings.pop("storage", None))
+    weights = case.weights if case.weights is not None else DEFAULT_WEIGHTS
+    vlm = [settings.pop("vlm_url", ""), "", ""]
+    name = settings.pop("name", "")
+    values = [settings[k] for k in FORM]
+    try:
+        return start_search(manager, case.preset, fields, *values, *[weights[n] for n in JUDGE_NAMES], *vlm, name)
+    finally:
+        manager.close()
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.cli], ids=lambda c: c.id)
+def test_cli_refuses_bad_input_with_exit_2_and_writes_nothing(case, capsys, fast_fields, runs_dir, tmp_path,
+                                                             argv_log):
+    fields = {**fast_fields, **case.fields(tmp_path)}
+    code, err = _run_cli(capsys, _cli_command(case, fields, runs_dir, tmp_path))
+    assert code == 2, err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+    assert case.message in err, err
+    assert "Traceback" not in err and "hunter2" not in err
+    assert launches(argv_log) == [], "nothing may be launched"
+    assert list(runs_dir.iterdir()) == [], "nothing may be written"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.ui], ids=lambda c: c.id)
+def test_ui_start_refuses_bad_input_with_gr_error_and_writes_nothing(case, fast_fields, runs_dir, tmp_path,
+                                                                    argv_log):
+    import gradio as gr
+
+    fields = {**fast_fields, **case.fields(tmp_path)}
+    with pytest.raises(gr.Error) as info:
+        _ui_start(case, fields, runs_dir)
+    assert case.message in str(info.value.message), info.value.message
+    assert "hunter2" not in str(info.value.message)
+    assert launches(argv_log) == []
+    assert list(runs_dir.iterdir()) == []
+
+
+def test_an_unreadable_dataset_is_refused_by_cli_and_ui(capsys, fast_fields, runs_dir, tmp_path, argv_log,
+                                                        monkeypatch):
+    import gradio as gr
+
+    _unreadable_dataset_case(tmp_path, monkeypatch, fast_fields)
+    case = Case("unreadable", "cannot be read")
+    code, err = _run_cli(capsys, _cli_command(case, fast_fields, runs_dir, tmp_path))
+    assert code == 2 and case.message in err and len(err.strip().splitlines()) == 1, err
+    with pytest.raises(gr.Error, match="cannot be read"):
+        _ui_start(case, fast_fields, runs_dir)
+    assert launches(argv_log) == [] and list(runs_dir.iterdir()) == []
+
+
+def test_the_valid_baseline_of_the_matrix_does_start(capsys, fast_fields, runs_dir, tmp_path, argv_log):
+    """The table's cases fail because of their one mistake: the unchanged inputs run."""
+    case = Case("valid", "")
+    code, err = _run_cli(capsys, _cli_command(case, fast_fields, runs_dir, tmp_path))
+    assert code == 0, err
+    assert len(launches(argv_log)) == 2
+
+
+def test_ratings_out_of_range_are_refused_in_the_engine_and_the_ui(fast_fields, runs_dir):
+    import gradio as gr
+
+    from bracket.errors import BracketError
+    from ui.compare_tab import choose, rate
+
+    manager = SessionManager(runs_dir)
+    code = main(["run", "--preset", "demo-cpu", *cli_args(fast_fields), "--budget", "2", "--steps", "3",
+                 "--name", "rated", "--out", str(runs_dir), "--quiet"])
+    assert code == 0
+    manager.open(runs_dir / "rated")
+    first, second = (r["id"] for r in manager.scorable_runs())
+    for value in (0, 11, -1, 10.5, float("nan"), float("inf")):
+        with pytest.raises(gr.Error, match="from 1 to 10"):
+            rate(manager, first, value, None)
+    for value in ("abc", None, "", [3]):
+        with pytest.raises(BracketError, match="number from 1 to 10"):
+            manager.rate(first, value)
+    with pytest.raises(gr.Error, match="not part of session"):
+        rate(manager, 999, 5, None)
+    with pytest.raises(gr.Error, match="one of left, right, tie"):
+        choose(manager, [first, second], "both")
+    with pytest.raises(gr.Error, match="compared with itself"):
+        choose(manager, [first, first], "left")
+    assert manager.ratings() == [] and manager.comparisons() == []
+    rate(manager, first, 7, None)
+    assert [r["value"] for r in manager.ratings()] == [7.0]
+    manager.close()
