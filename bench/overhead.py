@@ -25,6 +25,7 @@ Results go to ``bench/results/overhead.json``.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import random
@@ -36,9 +37,24 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.common import (ROOT, bench_fields, median, percentile, real_python_probe, skip_python_probe,
-                          write_result)
-from bench.landscape_trainer import LANDSCAPE_ENV, LANDSCAPES, LR_RANGE, OPTIMIZERS, SCHEDULERS, WARMUPS, loss_curve
+from bench.common import (
+    ROOT,
+    bench_fields,
+    median,
+    percentile,
+    real_python_probe,
+    skip_python_probe,
+    write_result,
+)
+from bench.landscape_trainer import (
+    LANDSCAPE_ENV,
+    LANDSCAPES,
+    LR_RANGE,
+    OPTIMIZERS,
+    SCHEDULERS,
+    WARMUPS,
+    loss_curve,
+)
 
 GAP_GOAL_S = 0.2
 SUGGEST_GOAL_S = 0.5
@@ -62,7 +78,7 @@ def measure_gap(workdir: Path, trials: int, steps: int = 100) -> dict[str, Any]:
     wall = time.time() - started
     runs = [r for r in session.store.runs(session.name, with_series=False) if r["kind"] != "setup"]
     session.close()
-    gaps = [b["started_at"] - a["finished_at"] for a, b in zip(runs, runs[1:])]
+    gaps = [b["started_at"] - a["finished_at"] for a, b in itertools.pairwise(runs)]
     durations = [r["finished_at"] - r["started_at"] for r in runs]
     return {"status": status, "trials": len(runs), "wall_s": wall,
             "gap_median_s": median(gaps), "gap_p95_s": percentile(gaps, 0.95), "gap_max_s": max(gaps, default=0),
@@ -163,7 +179,8 @@ def measure_demo(workdir: Path, timeout_s: float = DEMO_TIMEOUT_S) -> dict[str, 
     if made.returncode != 0:
         return {"available": False, "reason": f"demo-data failed: {(made.stderr or made.stdout).strip()[-300:]}"}
     command = [sys.executable, "-m", "bracket", "run", "--preset", "demo-cpu", "--budget", "4",
-               "--out", str(workdir / "demo-runs"), "--name", "demo-bench", "--set", f"dataset={data}", "--quiet"]
+               "--out", str(workdir / "demo-runs"), "--name", "demo-bench",
+               "--set", f"dataset={data / 'dataset.toml'}", "--quiet"]
     started = time.time()
     try:
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s, check=False)

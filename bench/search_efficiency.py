@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS_DIR, bench_fields, skip_python_probe, median, write_result
+from bench.common import RESULTS_DIR, bench_fields, median, skip_python_probe, write_result
 from bench.landscape_trainer import LANDSCAPE_ENV, LANDSCAPES, LR_RANGE, optimum, quality
 
 STRATEGIES = ("bracket", "tpe-cold", "random", "grid")
@@ -88,17 +88,24 @@ _ORIGINAL: dict[str, Any] = {}
 
 
 def apply_variant(strategy: str) -> str:
-    """Tuning variants ``bracket@startup=8`` / ``bracket@univariate``: patch the controller's defaults
-    in this (worker) process; returns the base strategy. A plain strategy restores the shipped defaults."""
-    import bracket.search.controller as controller
+    """Tuning variants ``bracket@startup=8`` / ``bracket@univariate`` / ``bracket@slope=0`` (loss judge):
+    patch those defaults in this (worker) process; returns the base strategy. A plain strategy restores
+    the shipped defaults."""
+    from bracket.judge import loss
+    from bracket.search import controller
 
     base, _, option = strategy.partition("@")
     kwdefaults = controller.SearchController.__init__.__kwdefaults__
+    judge_defaults = loss.score_loss_runs.__kwdefaults__
     _ORIGINAL.setdefault("startup", kwdefaults["n_startup_trials"])
     _ORIGINAL.setdefault("tpe", controller.TPESampler)
+    _ORIGINAL.setdefault("slope", judge_defaults["slope_weight"])
     kwdefaults["n_startup_trials"] = _ORIGINAL["startup"]
     controller.TPESampler = _ORIGINAL["tpe"]
-    if option.startswith("startup="):
+    judge_defaults["slope_weight"] = _ORIGINAL["slope"]
+    if option.startswith("slope="):  # the loss judge's late-slope weight
+        judge_defaults["slope_weight"] = float(option.split("=", 1)[1])
+    elif option.startswith("startup="):
         kwdefaults["n_startup_trials"] = int(option.split("=", 1)[1])
     elif option == "univariate":
         original = _ORIGINAL["tpe"]

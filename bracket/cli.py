@@ -33,6 +33,9 @@ def parse_assignments(pairs: Sequence[str], what: str = "--set") -> dict[str, st
 
 def _bounds(args: argparse.Namespace) -> dict[str, object]:
     bounds: dict[str, object] = {}
+    for flag, value in (("--lr-min", args.lr_min), ("--lr-max", args.lr_max)):
+        if value is not None and not value > 0:  # also catches nan
+            raise BracketError(f"{flag} must be a positive number such as 1e-5, got {value:g}.")
     if args.lr_min is not None or args.lr_max is not None:
         bounds["learning_rate"] = (args.lr_min if args.lr_min is not None else 0.0,
                                    args.lr_max if args.lr_max is not None else float("inf"))

@@ -72,7 +72,8 @@ def problem_with_value(spec: FieldSpec, value: str) -> str | None:
     elif spec.kind in ("dir", "file", "path"):
         path = Path(os.path.expanduser(value))
         if not path.exists():
-            return f"{spec.label}: {value} does not exist; check the path."
+            hint = f" ({spec.help})" if spec.help else ""
+            return f"{spec.label}: {value} does not exist; check the path.{hint}"
         if spec.kind == "dir" and not path.is_dir():
             return f"{spec.label}: {value} is a file; give the folder."
         if spec.kind == "file" and not path.is_file():

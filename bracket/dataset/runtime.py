@@ -68,6 +68,9 @@ def load_dataset_spec(source: Path, style: str, *, caption_extension: str = ".tx
         return _from_folder(source, style, caption_extension)
     if not source.is_file():
         raise DatasetError(f"Dataset {source} does not exist; give a dataset TOML or an image folder.")
+    if source.suffix.lower() != ".toml":
+        raise DatasetError(f"Dataset {source} is a file but not a dataset TOML (.toml); give a dataset TOML or "
+                           "the folder of images.")
     document = read_dataset_toml(source)
     datasets = document.get("datasets")
     if not isinstance(datasets, list) or not datasets:

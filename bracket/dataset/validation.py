@@ -40,6 +40,20 @@ class PreflightReport:
         return text
 
 
+#: the first bytes of each image format a trainer reads (WebP: RIFF....WEBP)
+_SIGNATURES = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"BM")
+
+
+def _looks_like_image(path: Path) -> bool:
+    """Whether ``path`` starts like a PNG, JPEG, WebP or BMP file (reads 12 bytes)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(12)
+    except OSError:
+        return False
+    return head.startswith(_SIGNATURES) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP")
+
+
 def preflight_dataset(source: Path, style: str, *, caption_extension: str = ".txt") -> PreflightReport:
     """Check the dataset at ``source`` (TOML or folder) for the trainer style ``style``."""
     report = PreflightReport()
@@ -62,6 +76,10 @@ def preflight_dataset(source: Path, style: str, *, caption_extension: str = ".tx
         report.media += len(media)
         missing = [p.name for p in media if not p.with_suffix(caption_extension).is_file()]
         report.captions += len(media) - len(missing)
+        broken = [p.name for p in media if p.suffix.lower() in IMAGE_EXTENSIONS and not _looks_like_image(p)]
+        if broken:
+            report.problems.append(f"{len(broken)} file(s) in {folder} are not images although their names say so "
+                                   f"(e.g. {broken[0]}); replace or remove them.")
         if not media:
             report.problems.append(f"Folder {folder} holds no images or videos.")
         elif len(missing) == len(media):

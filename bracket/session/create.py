@@ -83,7 +83,12 @@ def _check_writable(folder: Path) -> None:
 
 def _url_without_password(url: str) -> str:
     parsed = sa.engine.make_url(url)
-    return parsed.set(password=None).render_as_string(hide_password=False) if parsed.password else url
+    if not parsed.password:
+        return url
+    # (URL.set(password=None) keeps the password: None there means "unchanged")
+    bare = sa.engine.URL.create(parsed.drivername, username=parsed.username, host=parsed.host, port=parsed.port,
+                                database=parsed.database, query=parsed.query)
+    return bare.render_as_string(hide_password=False)
 
 
 def check_dataset(trainer: Trainer, fields: dict[str, str]) -> None:

@@ -82,7 +82,7 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
     settings = SearchSettings(
         budget=_whole("Budget", budget) or 0, steps=_whole("Steps per trial", steps) or 0,
         seeds=_whole("Seeds per config", seeds) or 0, sample_prompts=prompts or "",
-        sample_every_n_steps=every if every else None, algorithm=algorithm or "tpe",
+        sample_every_n_steps=every, algorithm=algorithm or "tpe",
         bounds=parse_bounds(lr_min, lr_max, batch_sizes), weights=weight_values,
         timeout_s=_number("Trial timeout", timeout_s), vlm=vlm,
     )

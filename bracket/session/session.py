@@ -34,7 +34,7 @@ from bracket.session.config import SearchSettings
 from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.execute import RunExecutor
 from bracket.session.lock import SessionLock
-from bracket.session.distributed import claim_config, reserve_config
+from bracket.session.distributed import claim_config, reserve_config, setup_done_elsewhere
 from bracket.session.recovery import (DEFAULT_GRACE_SECONDS, failure_message, recover_interrupted_runs,
                                       worker_is_alive)
 from bracket.session.scoring import RunScore, config_values, score_runs
@@ -223,10 +223,11 @@ class Session:
         for spec in specs:
             if self._stop.is_set():
                 return
-            if spec.label in done:
+            if spec.label in done or setup_done_elsewhere(self, spec.label):
                 continue
             self.phase = f"pre-cache: {spec.label}"
-            run_id = self.store.add_run(self.name, kind="setup", stage="setup", label=spec.label)
+            run_id = self.store.add_run(self.name, kind="setup", stage="setup", label=spec.label,
+                                        worker=self.worker_id)
             status = self.executor.execute(run_id, spec, scored=False)
             if status != "done":
                 run = self.store.get_run(run_id) or {}

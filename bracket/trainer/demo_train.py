@@ -53,7 +53,9 @@ def caption_class(caption: str) -> int:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Bracket's tiny CPU DDPM demo trainer (sd-scripts-style flags).")
+    parser = argparse.ArgumentParser(
+        description="Bracket's tiny CPU DDPM demo trainer (sd-scripts-style flags)."
+    )
     parser.add_argument("--dataset_config", required=True, help="sd-scripts-style dataset TOML")
     parser.add_argument("--output_dir", required=True)
     parser.add_argument("--output_name", default="demo")
@@ -71,12 +73,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--save_every_n_steps", type=int, default=None)
     parser.add_argument("--save_state", action="store_true")
     parser.add_argument("--resume", default=None, help="a state folder written by --save_state")
-    parser.add_argument("--cpu_threads", type=int, default=0,
-                        help="torch threads; 0 keeps OMP_NUM_THREADS (accelerate launch sets it to 1)")
+    parser.add_argument(
+        "--cpu_threads",
+        type=int,
+        default=0,
+        help="torch threads; 0 keeps OMP_NUM_THREADS (accelerate launch sets it to 1)",
+    )
     return parser.parse_args(argv)
 
 
 # -- data -------------------------------------------------------------------------------
+
 
 def read_dataset(config_path: Path) -> tuple[list[tuple[Path, str]], int, int]:
     """(image, caption) pairs, batch size and resolution from an sd-scripts dataset TOML."""
@@ -125,13 +132,19 @@ def load_tensors(items, resolution):
 
 # -- model, optimizer, schedule ---------------------------------------------------------
 
+
 def build_model(resolution: int):
     from diffusers import UNet2DModel
 
     return UNet2DModel(
-        sample_size=resolution, in_channels=3, out_channels=3, layers_per_block=1,
-        block_out_channels=(16, 32, 64), norm_num_groups=8,
-        down_block_types=("DownBlock2D",) * 3, up_block_types=("UpBlock2D",) * 3,
+        sample_size=resolution,
+        in_channels=3,
+        out_channels=3,
+        layers_per_block=1,
+        block_out_channels=(16, 32, 64),
+        norm_num_groups=8,
+        down_block_types=("DownBlock2D",) * 3,
+        up_block_types=("UpBlock2D",) * 3,
         num_class_embeds=NUM_CLASSES,
     )
 
@@ -153,10 +166,13 @@ def build_noise_scheduler():
     """
     from diffusers import DDPMScheduler
 
-    return DDPMScheduler(num_train_timesteps=1000, beta_schedule="squaredcos_cap_v2", prediction_type="sample")
+    return DDPMScheduler(
+        num_train_timesteps=1000, beta_schedule="squaredcos_cap_v2", prediction_type="sample"
+    )
 
 
 # -- sampling -----------------------------------------------------------------------------
+
 
 def read_prompts(path: Path) -> list[dict]:
     """Prompt lines ``text --d seed --w W --h H --s steps``; other options are ignored."""
@@ -185,8 +201,17 @@ def _size(value, resolution: int) -> int:
     return max(16, min(128, int(value) // 8 * 8))
 
 
-def render_samples(model, noise_scheduler, prompts, *, output_dir: Path, output_name: str,
-                   step_label: str, resolution: int, default_seed: int) -> None:
+def render_samples(
+    model,
+    noise_scheduler,
+    prompts,
+    *,
+    output_dir: Path,
+    output_name: str,
+    step_label: str,
+    resolution: int,
+    default_seed: int,
+) -> None:
     """Render every prompt with its own seed and save it, upscaled, with the sd-scripts name."""
     import numpy as np
     import torch
@@ -213,7 +238,8 @@ def render_samples(model, noise_scheduler, prompts, *, output_dir: Path, output_
             array = ((image[0].clamp(-1, 1) + 1) * 127.5).round().byte().permute(1, 2, 0).numpy()
             scale = max(1, PREVIEW_SIZE // max(width, height))
             picture = Image.fromarray(np.ascontiguousarray(array)).resize(
-                (width * scale, height * scale), Image.Resampling.NEAREST)
+                (width * scale, height * scale), Image.Resampling.NEAREST
+            )
             stamp = datetime.now().strftime("%Y%m%d%H%M%S")
             picture.save(sample_dir / f"{output_name}_{step_label}_{index:02d}_{stamp}_{seed}.png")
     if was_training:
@@ -221,6 +247,7 @@ def render_samples(model, noise_scheduler, prompts, *, output_dir: Path, output_
 
 
 # -- checkpoints --------------------------------------------------------------------------
+
 
 def save_weights(model, path: Path) -> None:
     from safetensors.torch import save_file
@@ -243,6 +270,7 @@ def resume_training_state(accelerator, folder: Path) -> int:
 
 # -- training -----------------------------------------------------------------------------
 
+
 def train(args: argparse.Namespace) -> None:
     import torch
     import torch.nn.functional as F
@@ -262,17 +290,24 @@ def train(args: argparse.Namespace) -> None:
     accelerator = Accelerator(mixed_precision="no", cpu=True)
     model = build_model(resolution)
     optimizer = build_optimizer(args.optimizer_type, model.parameters(), args.learning_rate)
-    lr_scheduler = get_scheduler(args.lr_scheduler, optimizer=optimizer,
-                                 num_warmup_steps=args.lr_warmup_steps, num_training_steps=args.max_train_steps)
+    lr_scheduler = get_scheduler(
+        args.lr_scheduler,
+        optimizer=optimizer,
+        num_warmup_steps=args.lr_warmup_steps,
+        num_training_steps=args.max_train_steps,
+    )
     model, optimizer, lr_scheduler = accelerator.prepare(model, optimizer, lr_scheduler)
     noise_scheduler = build_noise_scheduler()
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     prompts = read_prompts(Path(args.sample_prompts)) if args.sample_prompts else []
     parameters = sum(p.numel() for p in model.parameters())
-    print(f"demo_train: {len(items)} images at {resolution}px, batch {batch_size}, {parameters / 1e6:.2f}M "
-          f"parameters, {args.optimizer_type} lr {args.learning_rate:g} {args.lr_scheduler}, "
-          f"{args.max_train_steps} steps, {torch.get_num_threads()} thread(s)", flush=True)
+    print(
+        f"demo_train: {len(items)} images at {resolution}px, batch {batch_size}, {parameters / 1e6:.2f}M "
+        f"parameters, {args.optimizer_type} lr {args.learning_rate:g} {args.lr_scheduler}, "
+        f"{args.max_train_steps} steps, {torch.get_num_threads()} thread(s)",
+        flush=True,
+    )
 
     step = resume_training_state(accelerator, Path(args.resume)) if args.resume else 0
     writer = None
@@ -282,9 +317,16 @@ def train(args: argparse.Namespace) -> None:
 
     def sample(label: str) -> None:
         if prompts:
-            render_samples(accelerator.unwrap_model(model), noise_scheduler, prompts, output_dir=output_dir,
-                           output_name=args.output_name, step_label=label, resolution=resolution,
-                           default_seed=args.seed)
+            render_samples(
+                accelerator.unwrap_model(model),
+                noise_scheduler,
+                prompts,
+                output_dir=output_dir,
+                output_name=args.output_name,
+                step_label=label,
+                resolution=resolution,
+                default_seed=args.seed,
+            )
 
     if args.sample_at_first and step == 0:
         sample("e000000")
@@ -296,7 +338,9 @@ def train(args: argparse.Namespace) -> None:
         index = torch.randint(0, images.shape[0], (batch_size,), generator=generator)
         clean, label = images[index], labels[index]
         noise = torch.randn(clean.shape, generator=generator)
-        timesteps = torch.randint(0, noise_scheduler.config.num_train_timesteps, (batch_size,), generator=generator)
+        timesteps = torch.randint(
+            0, noise_scheduler.config.num_train_timesteps, (batch_size,), generator=generator
+        )
         noisy = noise_scheduler.add_noise(clean, noise, timesteps)
         loss = F.mse_loss(model(noisy, timesteps, class_labels=label).sample, clean)
         accelerator.backward(loss)
@@ -313,15 +357,21 @@ def train(args: argparse.Namespace) -> None:
             writer.add_scalar("loss/average", sum(recent) / len(recent), step)
             writer.add_scalar("lr/unet", lr_scheduler.get_last_lr()[0], step)
         if step % 10 == 0 or step == args.max_train_steps:
-            print(f"steps: {step}/{args.max_train_steps} loss {value:.4f} avg {sum(recent) / len(recent):.4f}",
-                  flush=True)
+            print(
+                f"steps: {step}/{args.max_train_steps} loss {value:.4f} avg {sum(recent) / len(recent):.4f}",
+                flush=True,
+            )
         if args.sample_every_n_steps and step % args.sample_every_n_steps == 0:
             sample(f"{step:06d}")
             last_sampled = step
         if args.save_every_n_steps and step % args.save_every_n_steps == 0 and step < args.max_train_steps:
-            save_weights(accelerator.unwrap_model(model), output_dir / f"{args.output_name}-step{step:08d}.safetensors")
+            save_weights(
+                accelerator.unwrap_model(model), output_dir / f"{args.output_name}-step{step:08d}.safetensors"
+            )
             if args.save_state:
-                save_training_state(accelerator, output_dir / f"{args.output_name}-step{step:08d}-state", step)
+                save_training_state(
+                    accelerator, output_dir / f"{args.output_name}-step{step:08d}-state", step
+                )
     if prompts and last_sampled != step:
         sample(f"{step:06d}")
     save_weights(accelerator.unwrap_model(model), output_dir / f"{args.output_name}.safetensors")
@@ -338,8 +388,10 @@ def main(argv: list[str] | None = None) -> None:
         import diffusers  # noqa: F401
         import torch  # noqa: F401
     except ImportError as error:
-        sys.exit(f"error: {sys.executable} cannot import {error.name}; run ./install.sh "
-                 f"(or {sys.executable} -m pip install -r requirements.txt).")
+        sys.exit(
+            f"error: {sys.executable} cannot import {error.name}; run ./install.sh "
+            f"(or {sys.executable} -m pip install -r requirements.txt)."
+        )
     train(args)
 
 

@@ -53,16 +53,34 @@ def dataset(tmp_path) -> Path:
 
 
 def test_command_is_accelerate_launch_with_sd_scripts_flags(tmp_path, dataset):
-    trainer = demo.DemoTrainer({"dataset": str(dataset), "trainer_python": "/venv/bin/python",
-                                "train_script": str(demo.DEMO_SCRIPT), "resolution": "32", "cpu_threads": "2"})
+    trainer = demo.DemoTrainer(
+        {
+            "dataset": str(dataset),
+            "trainer_python": "/venv/bin/python",
+            "train_script": str(demo.DEMO_SCRIPT),
+            "resolution": "32",
+            "cpu_threads": "2",
+        }
+    )
     config = trainer.config_from_dict(trainer.baseline_config().knobs)
-    launch = trainer.prepare_run(run_dir=tmp_path / "run", config=config, dataset_toml=dataset, max_steps=60,
-                                 seed=7, sample_prompts=parse_prompt_lines(DEMO_PROMPTS), sample_every_n_steps=30,
-                                 save_every_n_steps=30, save_state=True, resume_from=tmp_path / "state")
+    launch = trainer.prepare_run(
+        run_dir=tmp_path / "run",
+        config=config,
+        dataset_toml=dataset,
+        max_steps=60,
+        seed=7,
+        sample_prompts=parse_prompt_lines(DEMO_PROMPTS),
+        sample_every_n_steps=30,
+        save_every_n_steps=30,
+        save_state=True,
+        resume_from=tmp_path / "state",
+    )
     prefix = make_accelerate_launch_prefix("/venv/bin/python", mixed_precision="no")
-    assert launch.cmd[:len(prefix)] == prefix
+    assert launch.cmd[: len(prefix)] == prefix
     assert "--num_cpu_threads_per_process" in prefix and launch.cmd[len(prefix)] == str(demo.DEMO_SCRIPT)
-    args = _load_train_script().parse_args(launch.cmd[len(prefix) + 1:])  # the script's own parser accepts it
+    args = _load_train_script().parse_args(
+        launch.cmd[len(prefix) + 1 :]
+    )  # the script's own parser accepts it
     assert (args.optimizer_type, args.learning_rate, args.lr_scheduler) == ("AdamW", 1e-4, "cosine")
     assert (args.max_train_steps, args.seed, args.sample_every_n_steps, args.cpu_threads) == (60, 7, 30, 2)
     assert args.sample_at_first and args.save_state and args.resume == str(tmp_path / "state")
@@ -77,8 +95,9 @@ def test_command_is_accelerate_launch_with_sd_scripts_flags(tmp_path, dataset):
 def test_a_demo_folder_works_in_place_of_its_toml(tmp_path, dataset):
     trainer = demo.DemoTrainer({"dataset": str(dataset.parent), "trainer_python": "python"})
     config = trainer.config_from_dict(trainer.curated_configs()[0].knobs)
-    launch = trainer.prepare_run(run_dir=tmp_path / "run", config=config, dataset_toml=dataset.parent,
-                                 max_steps=10, seed=1)
+    launch = trainer.prepare_run(
+        run_dir=tmp_path / "run", config=config, dataset_toml=dataset.parent, max_steps=10, seed=1
+    )
     document = tomllib.loads((tmp_path / "run" / "dataset.toml").read_text())
     assert Path(document["datasets"][0]["subsets"][0]["image_dir"]) == (dataset.parent / "images").resolve()
     assert "--sample_prompts" not in launch.cmd and "--cpu_threads" not in launch.cmd
@@ -96,16 +115,19 @@ def test_warm_start_configs_fit_the_space_and_spread_the_learning_rate():
 
 
 def test_preflight_names_the_fix_for_a_python_without_torch(tmp_path, dataset):
-    python = _fake_python(tmp_path, ("torch",))  # diffusers and accelerate import torch too
+    python = _fake_python(tmp_path, ("torch", "diffusers"))
     trainer = demo.DemoTrainer({"dataset": str(dataset), "trainer_python": str(python)})
     problems = trainer.preflight_problems()
-    assert problems == [f"The trainer python {python} cannot import torch, diffusers, accelerate: run ./install.sh "
-                        f"(or {python} -m pip install -r requirements.txt)."]
+    assert problems == [
+        f"The trainer python {python} cannot import torch, diffusers: run ./install.sh "
+        f"(or {python} -m pip install -r requirements.txt)."
+    ]
 
 
 def test_preflight_missing_python_and_missing_dataset(tmp_path):
-    trainer = demo.DemoTrainer({"dataset": str(tmp_path / "nowhere" / "dataset.toml"),
-                                "trainer_python": str(tmp_path / "no-python")})
+    trainer = demo.DemoTrainer(
+        {"dataset": str(tmp_path / "nowhere" / "dataset.toml"), "trainer_python": str(tmp_path / "no-python")}
+    )
     problems = trainer.preflight_problems()
     assert len(problems) == 2
     assert "python -m bracket demo-data" in problems[0] and str(tmp_path / "nowhere") in problems[0]
@@ -125,8 +147,10 @@ def test_preflight_a_python_that_crashes(tmp_path):
     python.write_text("#!/bin/sh\necho 'Fatal Python error: init_fs_encoding' >&2\nexit 1\n")
     python.chmod(0o755)
     problems = demo.trainer_python_problems(str(python))
-    assert problems == [f"The trainer python {python} does not run (Fatal Python error: init_fs_encoding); "
-                        f"run ./install.sh (or {python} -m pip install -r requirements.txt)."]
+    assert problems == [
+        f"The trainer python {python} does not run (Fatal Python error: init_fs_encoding); "
+        f"run ./install.sh (or {python} -m pip install -r requirements.txt)."
+    ]
 
 
 @pytest.mark.slow  # imports torch, diffusers and accelerate in a subprocess

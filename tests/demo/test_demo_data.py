@@ -34,8 +34,12 @@ def test_writes_captioned_images_and_a_toml(tmp_path):
 
 def test_derive_run_toml_accepts_it(tmp_path):
     toml = make_demo_dataset(tmp_path / "demo", count=12)
-    run = derive_run_toml(toml, tmp_path / "run" / "dataset.toml", style="sd-scripts",
-                          general={"batch_size": 8, "resolution": 32})
+    run = derive_run_toml(
+        toml,
+        tmp_path / "run" / "dataset.toml",
+        style="sd-scripts",
+        general={"batch_size": 8, "resolution": 32},
+    )
     document = tomllib.loads(run.read_text())
     assert document["general"]["batch_size"] == 8
     image_dir = Path(document["datasets"][0]["subsets"][0]["image_dir"])

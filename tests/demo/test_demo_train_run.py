@@ -22,8 +22,15 @@ SAMPLE_NAME = re.compile(r"^demo_(e000000|\d{6})_(\d{2})_\d{14}_(\d+)\.png$")
 
 def _run(launch, log: Path) -> None:
     with log.open("w") as handle:
-        code = subprocess.run(launch.cmd, cwd=launch.cwd, env=launch.env, stdout=handle,
-                              stderr=subprocess.STDOUT, timeout=300).returncode
+        code = subprocess.run(
+            launch.cmd,
+            check=False,
+            cwd=launch.cwd,
+            env=launch.env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            timeout=300,
+        ).returncode
     assert code == 0, log.read_text()[-3000:]
 
 
@@ -46,9 +53,17 @@ def test_a_short_real_run_writes_losses_samples_and_a_resumable_state(tmp_path):
     config = trainer.config_from_dict(trainer.curated_configs()[0].knobs)
     prompts = parse_prompt_lines(DEMO_PROMPTS[:2])
     run_dir = tmp_path / "run"
-    launch = trainer.prepare_run(run_dir=run_dir, config=config, dataset_toml=dataset, max_steps=4, seed=3,
-                                 sample_prompts=prompts, sample_every_n_steps=2, save_every_n_steps=2,
-                                 save_state=True)
+    launch = trainer.prepare_run(
+        run_dir=run_dir,
+        config=config,
+        dataset_toml=dataset,
+        max_steps=4,
+        seed=3,
+        sample_prompts=prompts,
+        sample_every_n_steps=2,
+        save_every_n_steps=2,
+        save_state=True,
+    )
     _run(launch, tmp_path / "first.log")
 
     scalars = _scalars(launch.logging_dir)
@@ -59,8 +74,12 @@ def test_a_short_real_run_writes_losses_samples_and_a_resumable_state(tmp_path):
     parsed = [SAMPLE_NAME.match(name) for name in names]
     assert all(parsed), names
     assert sorted((m.group(1), m.group(2), m.group(3)) for m in parsed) == [
-        ("000002", "00", "1"), ("000002", "01", "2"), ("000004", "00", "1"), ("000004", "01", "2"),
-        ("e000000", "00", "1"), ("e000000", "01", "2"),
+        ("000002", "00", "1"),
+        ("000002", "01", "2"),
+        ("000004", "00", "1"),
+        ("000004", "01", "2"),
+        ("e000000", "00", "1"),
+        ("e000000", "01", "2"),
     ]
     from PIL import Image
 
@@ -71,7 +90,13 @@ def test_a_short_real_run_writes_losses_samples_and_a_resumable_state(tmp_path):
     state = launch.output_dir / "demo-step00000002-state"
     assert (state / "train_state.json").is_file()
 
-    resumed = trainer.prepare_run(run_dir=tmp_path / "resumed", config=config, dataset_toml=dataset,
-                                  max_steps=4, seed=3, resume_from=state)
+    resumed = trainer.prepare_run(
+        run_dir=tmp_path / "resumed",
+        config=config,
+        dataset_toml=dataset,
+        max_steps=4,
+        seed=3,
+        resume_from=state,
+    )
     _run(resumed, tmp_path / "resumed.log")
     assert [step for step, _ in _scalars(resumed.logging_dir)["loss/current"]] == [3, 4]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
@@ -32,7 +33,7 @@ if [ "$1" = "-c" ]; then
     echo ""
     exit 0
 fi
-exec "{fake}" "$@"
+exec {fake} "$@"
 """
 
 
@@ -41,7 +42,7 @@ def make_probe_python(directory: Path) -> Path:
     directory = Path(directory)
     fake = make_fake_python(directory / "inner")
     path = directory / "python"
-    path.write_text(_PROBE_PYTHON.format(fake=fake), encoding="utf-8")
+    path.write_text(_PROBE_PYTHON.format(fake=shlex.quote(str(fake))), encoding="utf-8")
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 

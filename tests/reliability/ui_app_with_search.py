@@ -1,0 +1,38 @@
+"""``app.py`` with a search started through the Setup tab's handler, for a test to SIGKILL.
+
+``python tests/reliability/ui_app_with_search.py PORT FIELDS_JSON_FILE`` runs ``app.main`` exactly
+as ``python app.py --port PORT`` does, except that right after the Blocks are built it calls
+``ui.setup_tab.start_search`` (the Start button's function) with the demo-cpu fields in
+FIELDS_JSON_FILE: budget 3, 6 steps, session name ``ui-crash``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import app  # noqa: E402
+import ui.blocks  # noqa: E402
+from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES  # noqa: E402
+from ui import setup_tab  # noqa: E402
+
+
+def main(port: str, fields_file: str) -> int:
+    fields = json.loads(Path(fields_file).read_text(encoding="utf-8"))
+    build = ui.blocks.build_app
+
+    def build_and_start(manager):
+        demo = build(manager)
+        setup_tab.start_search(manager, "demo-cpu", fields, 3, 6, 1, "a red circle --d 1", None, "tpe", "", "", "",
+                               *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], "", "", "", "ui-crash")
+        return demo
+
+    ui.blocks.build_app = build_and_start
+    return app.main(["--port", port])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))
