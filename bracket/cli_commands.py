@@ -194,6 +194,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
                            "or BRACKET_STORAGE_URL; put the password in PGPASSWORD.")
     if args.grace <= 0:
         raise BracketError("--grace must be a positive number of seconds.")
+    if args.storage and "@" in args.storage and ":" in args.storage.split("://")[-1].split("@")[0]:
+        print("warning: a password in --storage is visible in the process list; put it in PGPASSWORD "
+              "(or ~/.pgpass) instead", file=sys.stderr)
 
     def _terminate(_signum: int, _frame: object) -> None:  # SIGTERM stops this worker like Ctrl-C
         raise KeyboardInterrupt

@@ -22,6 +22,8 @@ import tomli_w
 from bracket.errors import DatasetError
 
 STYLES = ("sd-scripts", "musubi")
+#: a folder holding a file of this name is read through that TOML, not as a plain image folder
+DATASET_TOML_NAME = "dataset.toml"
 _PATH_KEYS = (
     "image_dir", "metadata_file", "conditioning_data_dir", "image_directory", "image_jsonl_file",
     "video_directory", "video_jsonl_file", "control_directory", "cache_directory",
@@ -64,6 +66,8 @@ def load_dataset_spec(source: Path, style: str, *, caption_extension: str = ".tx
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}")
     source = Path(source)
+    if source.is_dir() and (source / DATASET_TOML_NAME).is_file():
+        source = source / DATASET_TOML_NAME  # a folder that carries its own dataset TOML
     if source.is_dir():
         return _from_folder(source, style, caption_extension)
     if not source.is_file():
