@@ -6,7 +6,7 @@
 #   ./install.sh --tests      also what the browser and PostgreSQL tests need (Debian/Ubuntu)
 #
 # Variables: PYTHON (python to build .venv with, default python3), TORCH_INDEX_URL (extra pip
-# index for torch in .venv; default: the CPU wheels on Linux without nvidia-smi),
+# index for torch in .venv, e.g. the PyTorch CPU wheels; default: PyPI only),
 # TRAINER_TORCH (torch packages of the trainer venvs, default "torch torchvision"),
 # TRAINER_TORCH_INDEX_URL (their index; default CUDA 12.8 wheels when nvidia-smi exists).
 set -euo pipefail
@@ -52,10 +52,8 @@ fi
 say "Requirements (requirements.txt)"
 PIP_EXTRA=()
 if [ -n "${TORCH_INDEX_URL:-}" ]; then
+    # e.g. TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu for the small CPU-only torch
     PIP_EXTRA=(--extra-index-url "$TORCH_INDEX_URL")
-elif [ "$(uname -s)" = "Linux" ] && ! command -v nvidia-smi >/dev/null 2>&1; then
-    # The app's torch only runs the CPU demo; the CPU wheels are a tenth of the size.
-    PIP_EXTRA=(--extra-index-url https://download.pytorch.org/whl/cpu)
 fi
 "$VENV_PY" -m pip install --upgrade pip >/dev/null || warn "could not upgrade pip; continuing with $("$VENV_PY" -m pip --version)"
 if ! "$VENV_PY" -m pip install "${PIP_EXTRA[@]}" -r requirements.txt; then
@@ -148,6 +146,7 @@ if [ "$WITH_TESTS" = 1 ]; then
         warn "no apt-get here; install Chromium (or run: .venv/bin/python -m playwright install chromium)"
         warn "and PostgreSQL with your package manager."
     elif [ "$(id -u)" = 0 ]; then
+        export DEBIAN_FRONTEND=noninteractive
         apt-get update && apt-get install -y "${APT_PACKAGES[@]}" || warn "apt-get failed; see above."
     elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
         sudo apt-get update && sudo apt-get install -y "${APT_PACKAGES[@]}" || warn "apt-get failed; see above."
