@@ -62,7 +62,7 @@ class Plan:
     workers: int = 2
 
 
-SHORT = Plan(repetitions=5, budget=16)
+SHORT = Plan(repetitions=4, budget=16)
 FULL = Plan(repetitions=20, budget=32)
 
 

@@ -37,7 +37,13 @@ import sqlalchemy as sa
 from bracket import settings as app_settings
 from bracket.errors import BracketError, StoreError
 from bracket.search.controller import Proposal
-from bracket.session.create import SESSION_FILE, SessionParts, _check_writable, parts_from_store, write_session_file
+from bracket.session.create import (
+    SESSION_FILE,
+    SessionParts,
+    _check_writable,
+    parts_from_store,
+    write_session_file,
+)
 from bracket.session.recovery import worker_is_alive
 from bracket.session.store import RUN_ACTIVE, Store, configs_table, redact_url, sessions_table
 
@@ -122,7 +128,7 @@ def reserve_config(store: Store, session: str, *, limit: int, worker: str,
         return int(result.inserted_primary_key[0])
 
 
-def setup_done_elsewhere(session: "Session", label: str, poll_s: float = 2.0) -> bool:
+def setup_done_elsewhere(session: Session, label: str, poll_s: float = 2.0) -> bool:
     """Wait while another live worker runs setup step ``label``; True once it is done (or on stop)."""
     while True:
         runs = [r for r in session.store.runs(session.name, kinds=("setup",), with_series=False) if r["label"] == label]

@@ -32,9 +32,9 @@ from bracket.errors import BracketError
 from bracket.search.controller import ScoredConfig, SearchController
 from bracket.session.config import SearchSettings
 from bracket.session.create import SessionParts, create_session, open_session
+from bracket.session.distributed import claim_config, reserve_config, setup_done_elsewhere
 from bracket.session.execute import RunExecutor
 from bracket.session.lock import SessionLock
-from bracket.session.distributed import claim_config, reserve_config, setup_done_elsewhere
 from bracket.session.recovery import (DEFAULT_GRACE_SECONDS, failure_message, recover_interrupted_runs,
                                       worker_is_alive)
 from bracket.session.scoring import RunScore, config_values, score_runs
