@@ -30,7 +30,11 @@ import numpy as np
 from bracket.judge.base import JudgeResult, LossSeries, normalise_lower_better, relative_spread
 from bracket.judge.divergence import DEFAULT_DIVERGENCE_FACTOR, DEFAULT_EMA_ALPHA, ema, find_divergence
 
-DEFAULT_SLOPE_WEIGHT = 0.15
+#: Weight of the late slope in the loss score. 0 since bench/search_efficiency.py showed that,
+#: with one seed, a slope bonus lets a too-low learning rate that is still falling outrank a
+#: better run that has converged (recommended config 1.14-1.27x the optimum with 0.15,
+#: 1.02-1.14x with 0; docs/BENCHMARKS.md). The slope is still computed and reported.
+DEFAULT_SLOPE_WEIGHT = 0.0
 DEFAULT_MIN_SPREAD_FRACTION = 0.05
 DEFAULT_SLOPE_MIN_SPREAD = 0.05
 LATE_FRACTION = 0.25
@@ -93,12 +97,28 @@ def score_loss_runs(
     slope_min_spread: float = DEFAULT_SLOPE_MIN_SPREAD,
 ) -> dict[int, JudgeResult]:
     """Score every run of a session by its training loss, normalised across the qualified runs."""
-    if not 0.0 <= slope_weight <= 1.0:
-        raise ValueError(f"slope_weight must be in [0, 1], got {slope_weight!r}")
     summaries = {
         run_id: loss_summary(series, ema_alpha=ema_alpha, divergence_factor=divergence_factor)
         for run_id, series in series_by_run.items()
     }
+    return score_loss_summaries(summaries, slope_weight=slope_weight, min_spread_fraction=min_spread_fraction,
+                                slope_min_spread=slope_min_spread)
+
+
+def score_loss_summaries(
+    summaries: Mapping[int, JudgeResult],
+    *,
+    slope_weight: float = DEFAULT_SLOPE_WEIGHT,
+    min_spread_fraction: float = DEFAULT_MIN_SPREAD_FRACTION,
+    slope_min_spread: float = DEFAULT_SLOPE_MIN_SPREAD,
+) -> dict[int, JudgeResult]:
+    """The cross-run half of :func:`score_loss_runs`, on per-run :func:`loss_summary` results.
+
+    A finished run's summary never changes, so a caller that keeps them can re-score a
+    session of hundreds of runs without reading every loss series again.
+    """
+    if not 0.0 <= slope_weight <= 1.0:
+        raise ValueError(f"slope_weight must be in [0, 1], got {slope_weight!r}")
     qualified = {run_id: r.details for run_id, r in summaries.items() if not r.disqualified}
     finals = {run_id: d["final_ema"] for run_id, d in qualified.items()}
     slopes = {run_id: d["late_slope"] for run_id, d in qualified.items()}

@@ -10,6 +10,7 @@ early when the loss diverges, then record its outcome, log tail, loss series and
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import signal
 import threading
@@ -26,6 +27,7 @@ from bracket.trainer.base import LaunchSpec
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
 
+log = logging.getLogger(__name__)
 PERSIST_SECONDS = 3.0
 
 
@@ -133,14 +135,14 @@ class RunExecutor:
             if runner.pid is not None:
                 runner.stop(f"error: {type(error).__name__}")
                 runner.wait()
-        except Exception:  # noqa: BLE001 - the original error is the one to report
-            pass
+        except Exception:  # the original error is the one to report
+            log.warning("could not stop run %s after an error", run_id, exc_info=True)
         try:
             self.session.store.update_run(
                 run_id, status="interrupted", pid=None, finished_at=time.time(),
                 failure_reason=f"stopped by an error in Bracket ({type(error).__name__}: {error}); the slot runs again")
-        except Exception:  # noqa: BLE001
-            pass
+        except Exception:  # recovery marks it on resume
+            log.warning("could not mark run %s interrupted", run_id, exc_info=True)
         with self._lock:
             self.current = None
 

@@ -20,7 +20,7 @@ from bracket.judge.base import JudgeResult
 from bracket.judge.combine import DEFAULT_WEIGHTS, combine_scores
 from bracket.judge.eval_loss import score_eval_loss_runs
 from bracket.judge.human import score_human
-from bracket.judge.loss import score_loss_runs
+from bracket.judge.loss import loss_summary, score_loss_summaries
 
 SCORED_STATUSES = ("done", "disqualified", "pruned")
 WORST = 1.0
@@ -57,15 +57,48 @@ def judge_record(result: JudgeResult) -> dict[str, Any]:
             "details": result.details}
 
 
+class SummaryCache:
+    """Per-run loss summaries of finished runs, which never change once a run has ended.
+
+    With it, re-scoring a session of hundreds of runs (every snapshot, every suggestion)
+    reads no loss series of a finished run twice.
+    """
+
+    def __init__(self) -> None:
+        self._summaries: dict[int, tuple[Any, JudgeResult]] = {}
+
+    def has(self, run: Mapping[str, Any]) -> bool:
+        cached = self._summaries.get(run["id"])
+        return cached is not None and run.get("finished_at") is not None and cached[0] == run["finished_at"]
+
+    def loss_summary(self, run: Mapping[str, Any]) -> JudgeResult:
+        if self.has(run):
+            return self._summaries[run["id"]][1]
+        summary = loss_summary(run.get("loss"))
+        if run.get("finished_at") is not None:
+            self._summaries[run["id"]] = (run["finished_at"], summary)
+        return summary
+
+
+def needs_series(run: Mapping[str, Any], cache: SummaryCache | None) -> bool:
+    """Whether scoring ``run`` needs its loss series (it is scored and not cached)."""
+    return (run.get("status") in SCORED_STATUSES and run.get("kind") != "setup"
+            and (cache is None or not cache.has(run)))
+
+
 def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str, Any]] = (),
                comparisons: Sequence[Mapping[str, Any]] = (), weights: Mapping[str, float] | None = None,
-               *, eval_loss: bool = False) -> dict[int, RunScore]:
-    """Combined scores (lower is better, in [0, 1]) of every finished run, keyed by run id."""
+               *, eval_loss: bool = False, cache: SummaryCache | None = None) -> dict[int, RunScore]:
+    """Combined scores (lower is better, in [0, 1]) of every finished run, keyed by run id.
+
+    A run's ``loss`` series is read unless ``cache`` already holds its summary.
+    """
     scored = [r for r in runs if r.get("status") in SCORED_STATUSES and r.get("kind") != "setup"]
     if not scored:
         return {}
+    cache = cache or SummaryCache()
     stopped = {r["id"]: r.get("failure_reason") or r["status"] for r in scored if r["status"] != "done"}
-    loss = score_loss_runs({r["id"]: r.get("loss") for r in scored if r["id"] not in stopped})
+    loss = score_loss_summaries({r["id"]: cache.loss_summary(r) for r in scored if r["id"] not in stopped})
     per_judge: dict[str, dict[int, JudgeResult]] = {"loss": loss}
     if eval_loss:
         per_judge["eval_loss"] = score_eval_loss_runs(

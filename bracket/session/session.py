@@ -23,6 +23,7 @@ import threading
 import time
 import traceback
 import zlib
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ from bracket.session.execute import RunExecutor
 from bracket.session.lock import SessionLock
 from bracket.session.recovery import (DEFAULT_GRACE_SECONDS, failure_message, recover_interrupted_runs,
                                       worker_is_alive)
-from bracket.session.scoring import RunScore, config_values, score_runs
+from bracket.session.scoring import RunScore, SummaryCache, config_values, needs_series, score_runs
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
 from bracket.session.store import RUN_SPENT
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
@@ -76,6 +77,7 @@ class Session:
         self.error = ""
         self.started_at: float | None = None
         self._controller: SearchController | None = None
+        self._summaries = SummaryCache()
         config = vlm_config(self.settings.vlm or {})
         self.vlm = VlmScorer(self.store, self.name, config, self.settings.prompts()) if config else None
 
@@ -357,17 +359,22 @@ class Session:
     # -- what the sampler and the UI see ---------------------------------------------------
     def scores(self, runs: list[dict[str, Any]] | None = None) -> dict[int, RunScore]:
         """Current combined score of every finished run (ratings included, as of now)."""
-        runs = self.store.runs(self.name) if runs is None else runs
+        runs = self.store.runs(self.name, with_series=False) if runs is None else runs
+        eval_loss = self.trainer.sample_kind == "text"
+        missing = [r["id"] for r in runs if "loss" not in r and (eval_loss or needs_series(r, self._summaries))]
+        if missing:
+            series = self.store.series(missing)
+            runs = [{**r, **series[r["id"]]} if r["id"] in series else r for r in runs]
         ratings, comparisons = self.store.ratings(self.name), self.store.comparisons(self.name)
         scores: dict[int, RunScore] = {}
         for stage in {r["stage"] for r in runs if r["stage"] != "setup"}:  # never mix finals with short runs
             scores.update(score_runs([r for r in runs if r["stage"] == stage], ratings, comparisons,
-                                     self.settings.weights, eval_loss=self.trainer.sample_kind == "text"))
+                                     self.settings.weights, eval_loss=eval_loss, cache=self._summaries))
         return scores
 
     def scored_configs(self) -> list[ScoredConfig]:
         """Every config as the sampler should see it now (current scores, running ones)."""
-        runs = [r for r in self.store.runs(self.name) if r["stage"] == "search"]
+        runs = [r for r in self.store.runs(self.name, with_series=False) if r["stage"] == "search"]
         values = config_values(runs, self.scores(runs))
         history: list[ScoredConfig] = []
         for config in self.store.configs(self.name, stage="search"):

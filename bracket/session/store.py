@@ -299,6 +299,17 @@ class Store:
         with self.engine.connect() as c:
             return [_decode(r) for r in c.execute(query.order_by(runs_table.c.id)).mappings()]
 
+    def series(self, run_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """The loss and eval-loss series of the given runs: ``{id: {"loss": ..., "eval_loss": ...}}``."""
+        ids = list(run_ids)
+        if not ids:
+            return {}
+        query = sa.select(runs_table.c.id, runs_table.c.loss_json, runs_table.c.eval_loss_json).where(
+            runs_table.c.id.in_(ids))
+        with self.engine.connect() as c:
+            return {row.id: {"loss": json.loads(row.loss_json or "[]"), "eval_loss": json.loads(row.eval_loss_json or "[]")}
+                    for row in c.execute(query)}
+
     # -- human scores ------------------------------------------------------------------
     def add_rating(self, session: str, run_id: int, value: float, prompt_index: int | None = None) -> int:
         with self.engine.begin() as c:

@@ -18,6 +18,7 @@ import logging
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -115,9 +116,9 @@ def test_the_app_listens_on_localhost_unless_told_and_then_warns_and_needs_a_log
 class _FakeVlm(BaseHTTPRequestHandler):
     """An OpenAI-compatible /chat/completions that always likes the image; remembers the headers."""
 
-    seen: list[str] = []
+    seen: ClassVar[list[str]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         _FakeVlm.seen.append(self.headers.get("Authorization", ""))
         content = json.dumps({"prompt_adherence": 7, "quality": 6, "artifacts": 8})

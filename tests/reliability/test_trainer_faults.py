@@ -23,7 +23,7 @@ PROMPTS = "a red circle --d 7\na blue square --d 8"
 
 
 def _settings(**overrides) -> SearchSettings:
-    values = dict(budget=1, steps=10, seeds=1, sample_prompts=PROMPTS)
+    values = {"budget": 1, "steps": 10, "seeds": 1, "sample_prompts": PROMPTS}
     values.update(overrides)
     return SearchSettings(**values)
 

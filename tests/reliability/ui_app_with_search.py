@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import app  # noqa: E402
-import ui.blocks  # noqa: E402
-from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES  # noqa: E402
-from ui import setup_tab  # noqa: E402
+import app
+import ui.blocks
+from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
+from ui import setup_tab
 
 
 def main(port: str, fields_file: str) -> int:
