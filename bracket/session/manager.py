@@ -183,9 +183,10 @@ class SessionManager:
 
     def stop(self, *, now: bool = True) -> None:
         session = self.require()
-        if not session.running:
+        workers_alive = any(w.get("alive") for w in session.snapshot().workers)
+        if not session.running and not workers_alive:
             raise BracketError("The search is not running; there is nothing to stop.")
-        session.stop(now=now)
+        session.stop(now=now)  # recorded in the store: workers on other machines stop too
         self._snapshot = None
 
     def pause(self) -> None:
