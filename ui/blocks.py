@@ -50,7 +50,8 @@ def build_app(manager: SessionManager) -> gr.Blocks:
 
 def launch_options(runs_dir: Path) -> dict[str, Any]:
     """``launch`` arguments: serve the runs folder and nothing else; our CSS and script."""
-    blocked = [str(app_settings.PROJECT_ROOT / ".env")]
+    # secrets never go out, even if someone points the runs folder at a folder holding them
+    blocked = [str(app_settings.PROJECT_ROOT / ".env"), str(Path(runs_dir).resolve() / ".env")]
     return {
         "allowed_paths": [str(Path(runs_dir).resolve())],
         "blocked_paths": blocked,

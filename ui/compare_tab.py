@@ -87,7 +87,11 @@ def rate(manager: SessionManager, run_id: int, value: Any, scope: Any) -> str:
     if value in (None, ""):
         return gr.skip()
     prompt_index = None if scope in (None, WHOLE_RUN) else int(scope)
-    manager.rate(run_id, float(value), prompt_index)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise gr.Error(f"A rating must be a number from 1 to 10, got {value!r}.") from None
+    manager.rate(run_id, number, prompt_index)
     target = "" if prompt_index is None else f", prompt {prompt_index}"
     return f"Saved: run #{run_id}{target} rated {value}."
 

@@ -116,6 +116,8 @@ class SessionManager:
                 info = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
+            if not isinstance(info, dict):
+                continue  # a damaged session.json: not a session we can list
             name, preset_id = str(info.get("name", folder.name)), str(info.get("preset_id", "?"))
             created = float(info.get("created_at") or 0.0)
             current = self._session

@@ -14,13 +14,16 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bracket.judge.base import JudgeResult
 from bracket.judge.combine import DEFAULT_WEIGHTS, combine_scores
 from bracket.judge.eval_loss import score_eval_loss_runs
 from bracket.judge.human import score_human
 from bracket.judge.loss import loss_summary, score_loss_summaries
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.search.controller import ScoredConfig
 
 SCORED_STATUSES = ("done", "disqualified", "pruned")
 WORST = 1.0
@@ -133,3 +136,21 @@ def config_values(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunSco
             continue
         per_config.setdefault(run["config_id"], []).append(score.value)
     return {config_id: statistics.fmean(values) for config_id, values in per_config.items()}
+
+
+def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, float], space: Any
+                    ) -> list["ScoredConfig"]:
+    """The search configs as the sampler should see them: scored ones with their current
+    mean score, running ones as RUNNING (TPE's constant liar keeps away from them)."""
+    from optuna.trial import TrialState
+
+    from bracket.search.controller import ScoredConfig
+
+    history: list[ScoredConfig] = []
+    for config in configs:
+        params = space.searched_params(config["params"])
+        if config["id"] in values:
+            history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE))
+        elif config["status"] == "running":
+            history.append(ScoredConfig(params, None, TrialState.RUNNING))
+    return history

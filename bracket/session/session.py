@@ -23,7 +23,6 @@ import threading
 import time
 import traceback
 import zlib
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +37,15 @@ from bracket.session.execute import RunExecutor
 from bracket.session.lock import SessionLock
 from bracket.session.recovery import (DEFAULT_GRACE_SECONDS, failure_message, recover_interrupted_runs,
                                       worker_is_alive)
-from bracket.session.scoring import RunScore, SummaryCache, config_values, needs_series, score_runs
-from bracket.session.snapshot import SessionSnapshot, build_snapshot
+from bracket.session.scoring import (
+    RunScore,
+    SummaryCache,
+    config_values,
+    needs_series,
+    sampler_history,
+    score_runs,
+)
+from bracket.session.snapshot import SessionSnapshot, build_snapshot, phase_label
 from bracket.session.store import RUN_SPENT
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 
@@ -310,23 +316,11 @@ class Session:
         return any(w["worker_id"] != self.worker_id and worker_is_alive(w, grace_s=self.grace_s)
                    for w in self.store.workers(self.name))
 
-    def _phase_label(self, config: dict[str, Any]) -> str:
-        configs = self.store.configs(self.name, stage="search")
-        same_kind = [c for c in configs if c["kind"] == config["kind"]]
-        index = next((i for i, c in enumerate(same_kind) if c["id"] == config["id"]), 0) + 1
-        if config["kind"] == "baseline":
-            return "baseline"
-        if config["kind"] == "curated":
-            waiting = self.controller().waiting_count()
-            return f"curated {index}/{len(same_kind) + waiting}"
-        others = len(configs) - len(same_kind)
-        return f"search {index}/{max(self.settings.n_configs - others, index)}"
-
     def _train(self, config: dict[str, Any], seed_index: int, *, steps: int | None = None,
                seed: int | None = None, dataset: Path | None = None, **run_options: Any) -> str:
         """The one pipeline every run goes through, whatever its kind or stage."""
         stage = config.get("stage", "search")
-        self.phase = self._phase_label(config) if stage == "search" else f"{stage}: {config['name']}"
+        self.phase = phase_label(self, config) if stage == "search" else f"{stage}: {config['name']}"
         seed = self.settings.base_seed + seed_index if seed is None else seed
         steps = steps or self.settings.steps
         run_id = self.store.add_run(
@@ -375,15 +369,8 @@ class Session:
     def scored_configs(self) -> list[ScoredConfig]:
         """Every config as the sampler should see it now (current scores, running ones)."""
         runs = [r for r in self.store.runs(self.name, with_series=False) if r["stage"] == "search"]
-        values = config_values(runs, self.scores(runs))
-        history: list[ScoredConfig] = []
-        for config in self.store.configs(self.name, stage="search"):
-            params = self.space.searched_params(config["params"])
-            if config["id"] in values:
-                history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE))
-            elif config["status"] == "running":
-                history.append(ScoredConfig(params, None, TrialState.RUNNING))
-        return history
+        return sampler_history(self.store.configs(self.name, stage="search"), config_values(runs, self.scores(runs)),
+                               self.space)
 
     def snapshot(self) -> SessionSnapshot:
         """A consistent, copyable picture of the search for the UI and the CLI."""

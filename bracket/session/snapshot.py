@@ -91,3 +91,16 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
         notes=list(row.get("notes") or []), writes_samples=session.trainer.writes_samples,
         sample_kind=session.trainer.sample_kind,
     )
+
+
+def phase_label(session: "Session", config: dict[str, Any]) -> str:
+    """``baseline``, ``curated 2/3`` or ``search 4/12`` for the config about to train."""
+    configs = session.store.configs(session.name, stage="search")
+    same_kind = [c for c in configs if c["kind"] == config["kind"]]
+    index = next((i for i, c in enumerate(same_kind) if c["id"] == config["id"]), 0) + 1
+    if config["kind"] == "baseline":
+        return "baseline"
+    if config["kind"] == "curated":
+        return f"curated {index}/{len(same_kind) + session.controller().waiting_count()}"
+    others = len(configs) - len(same_kind)
+    return f"search {index}/{max(session.settings.n_configs - others, index)}"

@@ -112,7 +112,7 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     board, verdict, command, files, history, importance, report, dashboard, runs_dd = results_tab.refresh(manager)
     assert list(board["rank"]) == [1, 2, 3] and board["ratings"].sum() == 2 and board["comparisons"].sum() == 2
     assert "Winner:" in verdict and "--learning_rate" in command
-    assert [Path(f).name for f in files] == ["winner.json", "winner.toml"]
+    assert [Path(f).name for f in files] == ["config.json", "config.toml"]
     assert all(Path(f).is_relative_to(runs_dir) for f in files)
     assert dashboard.startswith("optuna-dashboard sqlite:///") and history is not None
     assert "# Bracket report" in report and f"](gradio_api/file={runs_dir}" in report
