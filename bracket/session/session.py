@@ -77,6 +77,7 @@ class Session:
         self._resume_event = threading.Event()
         self._resume_event.set()
         self._thread: threading.Thread | None = None
+        self._done = threading.Event()
         self._lock = SessionLock(self.folder, lock_name)
         self.executor = RunExecutor(self)
         self.phase = "idle"
@@ -111,11 +112,12 @@ class Session:
     # -- control -----------------------------------------------------------------------------
     def start(self) -> None:
         """Run the search in a background thread; the lock is taken before this returns."""
-        if self._thread and self._thread.is_alive():
+        if self.running:
             raise BracketError("This search is already running.")
         self._lock.acquire()
         self._stop.clear()
         self._stop_mode = ""
+        self._done.clear()
         self._thread = threading.Thread(target=self._run_locked, name=f"bracket-{self.name}", daemon=True)
         self._thread.start()
 
@@ -130,8 +132,9 @@ class Session:
         """Wait for the background thread; True when it has finished."""
         if self._thread is None:
             return True
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
+        # an Event, not Thread.join: a Ctrl-C that interrupts join() can leave the thread
+        # wrongly marked as finished, and the process would exit before the run is recorded
+        return self._done.wait(timeout)
 
     def stop(self, *, now: bool = True, everywhere: bool = True) -> None:
         """Stop the search; ``now`` also kills the current run (its slot re-runs on resume).
@@ -158,7 +161,7 @@ class Session:
 
     @property
     def running(self) -> bool:
-        return bool(self._thread and self._thread.is_alive())
+        return self._thread is not None and not self._done.is_set()
 
     def stop_requested(self) -> bool:
         if self._stop.is_set():
@@ -210,6 +213,7 @@ class Session:
                 log.exception("could not record the final session status")
             self._stop.set()
             self._lock.release()
+            self._done.set()
         return status
 
     def _heartbeat_loop(self) -> None:
