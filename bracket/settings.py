@@ -63,14 +63,15 @@ def get_settings() -> Settings:
     vendor = PROJECT_ROOT / "vendor"
     sd_dir = Path(env("BRACKET_SD_SCRIPTS_DIR") or vendor / "sd-scripts")
     musubi_dir = Path(env("BRACKET_MUSUBI_DIR") or vendor / "musubi-tuner")
+    runs_dir = Path(env("BRACKET_RUNS_DIR") or PROJECT_ROOT / "runs")
     return Settings(
-        runs_dir=Path(env("BRACKET_RUNS_DIR") or PROJECT_ROOT / "runs"),
+        runs_dir=runs_dir,
         sd_scripts_dir=sd_dir,
         musubi_dir=musubi_dir,
         sd_scripts_python=Path(env("BRACKET_SD_SCRIPTS_PYTHON") or _venv_python(sd_dir / ".venv")),
         musubi_python=Path(env("BRACKET_MUSUBI_PYTHON") or _venv_python(musubi_dir / ".venv")),
         demo_python=Path(env("BRACKET_DEMO_PYTHON") or sys.executable),
-        demo_data_dir=Path(env("BRACKET_DEMO_DATA_DIR") or PROJECT_ROOT / "runs" / "demo-data"),
+        demo_data_dir=Path(env("BRACKET_DEMO_DATA_DIR") or runs_dir / "demo-data"),
         storage_url=env("BRACKET_STORAGE_URL"),
     )
 

@@ -71,6 +71,8 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
                        vlm_api_key: str = "", timeout_s: Any = None) -> SearchSettings:
     """Validated settings from form values; raises ``SettingsError`` (a ``BracketError``)."""
     every = _whole("Sample every N steps", sample_every, optional=True)
+    if every == 0:
+        every = None  # the form's documented "0: first and last step only"; negatives still fail below
     weight_values = validate_weights(dict(weights if weights is not None else DEFAULT_WEIGHTS))
     vlm: dict[str, Any] = {}
     if (vlm_base_url or "").strip():

@@ -1,7 +1,7 @@
 """End to end in a real browser: Debian's Chromium driven by Playwright against ``python app.py``.
 
 The demo preset runs the fake trainer (trainer python from BRACKET_DEMO_PYTHON, dataset
-from BRACKET_DEMO_DATA, the training script typed into the form). The test starts a
+from BRACKET_DEMO_DATA_DIR, the training script typed into the form). The test starts a
 2-trial search, watches it finish, compares and rates both runs, makes one blind pairwise
 choice with the keyboard, sees the leaderboard change, and screenshots every tab into
 the test output folder.
@@ -32,7 +32,7 @@ pytestmark = [
 @pytest.fixture
 def app_env(tmp_path) -> dict[str, str]:
     toml = make_demo_dataset(tmp_path / "data", count=6)
-    return {"BRACKET_DEMO_PYTHON": str(make_fake_python(tmp_path / "bin")), "BRACKET_DEMO_DATA": str(toml)}
+    return {"BRACKET_DEMO_PYTHON": str(make_fake_python(tmp_path / "bin")), "BRACKET_DEMO_DATA_DIR": str(toml.parent)}
 
 
 def test_search_compare_score_results(launched_app, output_dir):
