@@ -124,6 +124,11 @@ def status_markdown(snapshot: Any) -> str:
              f"{snapshot.plan}"]
     if snapshot.error:
         lines.append(f"**Error:** {snapshot.error}")
+    if snapshot.stopped_early:
+        lines.append(f"Divergence stop: {snapshot.stopped_early} run(s) stopped early, about "
+                     f"{format_duration(snapshot.time_saved_s)} of training saved.")
+    if not snapshot.writes_samples:
+        lines.append("This trainer writes no samples: its runs are scored by loss only (nothing to compare).")
     lines += [f"- note: {note}" for note in snapshot.notes[-5:]]
     return "\n\n".join(lines)
 

@@ -42,6 +42,10 @@ class SessionSnapshot:
     notes: list[str] = field(default_factory=list)
     writes_samples: bool = True
     sample_kind: str = "image"
+    #: runs the divergence stop ended early, and the training time that saved (estimated
+    #: from each run's own pace: its remaining steps at the speed it had)
+    stopped_early: int = 0
+    time_saved_s: float = 0.0
 
     @property
     def progress(self) -> float:
@@ -80,6 +84,7 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
     eta = statistics.median(durations) * remaining if durations else None
     if eta is not None and live:
         eta = max(0.0, eta - (time.time() - live["started_at"]))
+    stopped_early, time_saved = time_saved_by_stops(runs)
     workers = [dict(w, alive=worker_is_alive(w, grace_s=session.grace_s)) for w in store.workers(name)]
     return SessionSnapshot(
         name=name, preset_id=session.parts.preset.id,
@@ -89,7 +94,7 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
         eta_s=eta, elapsed_s=(time.time() - session.started_at) if session.started_at else None,
         current=live, runs=run_views, configs=list(configs.values()), workers=workers,
         notes=list(row.get("notes") or []), writes_samples=session.trainer.writes_samples,
-        sample_kind=session.trainer.sample_kind,
+        sample_kind=session.trainer.sample_kind, stopped_early=stopped_early, time_saved_s=time_saved,
     )
 
 
@@ -104,3 +109,16 @@ def phase_label(session: "Session", config: dict[str, Any]) -> str:
         return f"curated {index}/{len(same_kind) + session.controller().waiting_count()}"
     others = len(configs) - len(same_kind)
     return f"search {index}/{max(session.settings.n_configs - others, index)}"
+
+
+def time_saved_by_stops(runs: list[dict[str, Any]]) -> tuple[int, float]:
+    """(runs stopped early by the divergence stop, estimated seconds of training saved)."""
+    count, saved = 0, 0.0
+    for run in runs:
+        if run["status"] != "pruned":
+            continue
+        count += 1
+        done, total, seconds = run.get("last_step") or 0, run.get("max_steps") or 0, run.get("duration_s") or 0.0
+        if done > 0 and total > done:
+            saved += seconds * (total - done) / done
+    return count, saved

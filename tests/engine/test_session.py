@@ -68,6 +68,11 @@ def test_failed_and_diverging_runs_are_recorded_and_spend_budget(demo_fields, ru
     assert "Traceback" in session.store.get_run(2)["log_tail"]
     assert runs[3]["failure_reason"].startswith("diverged")
     assert runs[3]["last_step"] < 150, "a diverging run is stopped early"
+    snapshot = session.snapshot()
+    assert snapshot.stopped_early >= 1
+    run = runs[3]
+    expected = run["duration_s"] * (200 - run["last_step"]) / run["last_step"]
+    assert snapshot.time_saved_s >= expected * 0.99 > 0
     assert "nan" in runs[4]["failure_reason"].lower()
     assert runs[1]["score"] is not None and runs[3]["score"] == 1.0
     session.close()

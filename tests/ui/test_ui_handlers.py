@@ -200,3 +200,16 @@ def test_search_tab_renders_200_trials_quickly(capsys):
     with capsys.disabled():
         print(f"\nsearch tab: 200-trial table + 30-run loss chart built in {elapsed * 1000:.0f} ms")
     assert len(frame) == 200 and len(figure.data) == 30 and elapsed < 2.0
+
+
+def test_status_says_what_the_divergence_stop_saved_and_when_only_loss_scores():
+    from types import SimpleNamespace
+
+    from ui.render import status_markdown
+
+    snapshot = SimpleNamespace(name="s", preset_id="hunyuan-video-full", status="running", phase="search 2/4",
+                               plan="budget 4 = 4 configs × 1 seed", error="", notes=[], stopped_early=2,
+                               time_saved_s=125.0, writes_samples=False)
+    text = status_markdown(snapshot)
+    assert "2 run(s) stopped early, about 2m 05s of training saved" in text
+    assert "scored by loss only" in text
