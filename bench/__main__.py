@@ -4,6 +4,7 @@
     python -m bench --full               # the long version (search efficiency ~30+ min)
     python -m bench overhead             # only the overhead benchmark (short; what CI runs)
     python -m bench search --full        # only search efficiency, long
+    python -m bench ui                   # page ready, app memory with 500 trials, Compare grid
 
 Options: ``--results DIR`` (default bench/results), ``--no-demo`` (skip the real demo
 search in the overhead benchmark), ``--workers N`` (parallel sessions for search
@@ -57,10 +58,33 @@ def _print_overhead(data: dict) -> None:
             print(f"  demo search: {demo['wall_s']:.0f} s, exit code {demo['exit_code']} (goal <= 180 s)")
 
 
+def ui_latency_results(results: Path | None) -> dict:
+    import tempfile
+
+    from bench import ui_latency
+    from bench.common import write_result
+
+    with tempfile.TemporaryDirectory(prefix="bracket-ui-bench-") as workdir:
+        data = ui_latency.run(Path(workdir))
+    write_result("ui", data, results)
+    return data
+
+
+def _print_ui(data: dict) -> None:
+    page, loaded, grid = data["page"], data["loaded"], data["grid"]
+    ready = f"{page['page_ready_s']:.1f} s" if page["page_ready_s"] is not None else "did not answer"
+    print(f"  page ready after `python app.py`: {ready} (goal <= {page['goal_s']:g} s); idle app RSS "
+          f"{page['idle_app_rss_mb'] or float('nan'):.0f} MB")
+    print(f"  app RSS with a {loaded['trials']}-trial session loaded: {loaded['rss_mb']:.0f} MB "
+          f"(goal <= {loaded['goal_mb']:g} MB); Search tab poll {loaded['search_poll_s']:.3f} s")
+    print(f"  Compare grid 8 runs x 6 prompts: first {grid['first_s']:.3f} s, repeat {grid['repeat_s']:.3f} s, "
+          f"after a restart {grid['after_restart_s']:.3f} s (goal <= {grid['goal_s']:g} s)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead"), default="all")
+    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui"), default="all")
     parser.add_argument("--full", action="store_true", help="the long version")
     parser.add_argument("--results", type=Path, default=None, help="folder for the JSON results")
     parser.add_argument("--no-demo", action="store_true", help="skip the real demo search")
@@ -74,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.which in ("all", "overhead"):
         print(f"overhead ({'short' if short else 'full'})")
         _print_overhead(overhead.run(short=short, results_dir=args.results, demo=not args.no_demo))
+    if args.which in ("all", "ui"):
+        print("ui")
+        _print_ui(ui_latency_results(args.results))
     if args.which in ("all", "search"):
         plan = search_efficiency.SHORT if short else search_efficiency.FULL
         if args.workers:

@@ -96,7 +96,7 @@ def apply_variant(strategy: str) -> str:
 
     base, _, option = strategy.partition("@")
     kwdefaults = controller.SearchController.__init__.__kwdefaults__
-    judge_defaults = loss.score_loss_runs.__kwdefaults__
+    judge_defaults = loss.score_loss_summaries.__kwdefaults__  # what the session scores with
     _ORIGINAL.setdefault("startup", kwdefaults["n_startup_trials"])
     _ORIGINAL.setdefault("tpe", controller.TPESampler)
     _ORIGINAL.setdefault("slope", judge_defaults["slope_weight"])

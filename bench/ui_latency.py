@@ -1,0 +1,133 @@
+"""UI figures: page ready after ``python app.py``, app memory with a 500-trial session
+loaded, and the Compare grid of 8 runs × 6 prompts.
+
+* **page ready**: ``python app.py`` in a subprocess; seconds until ``GET /`` answers 200 (the
+  page and its assets are served; the browser test measures the form's render on top);
+* **RSS with 500 trials**: this process builds the whole app (``ui.blocks.build_app``),
+  opens a session whose store holds 500 finished trials through the app's
+  ``SessionManager`` and runs the Search tab's poll, as a browser tab would — then reads
+  its own resident memory;
+* **Compare grid**: 8 runs × 6 prompts of 512 px PNGs, 5 saved steps; first build (writes 48
+  thumbnails), a repeat, and after a restart (thumbnails on disk).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import ROOT, bench_fields, skip_python_probe
+
+PAGE_GOAL_S = 5.0
+RSS_GOAL_MB = 400.0
+GRID_GOAL_S = 1.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def measure_page_ready(workdir: Path, timeout_s: float = 120.0) -> dict[str, Any]:
+    import httpx
+    import psutil
+
+    port = _free_port()
+    env = dict(os.environ, BRACKET_RUNS_DIR=str(workdir / "runs-app"))
+    log = open(workdir / "app.log", "wb")  # noqa: SIM115 - closed below
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env, stdout=log,
+                               stderr=subprocess.STDOUT)
+    ready = None
+    try:
+        while time.perf_counter() - started < timeout_s and process.poll() is None:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code == 200:
+                    ready = time.perf_counter() - started
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        rss = psutil.Process(process.pid).memory_info().rss / 2**20 if process.poll() is None else None
+    finally:
+        process.terminate()
+        process.wait(30)
+        log.close()
+    return {"page_ready_s": ready, "idle_app_rss_mb": rss, "goal_s": PAGE_GOAL_S}
+
+
+def measure_loaded_rss(workdir: Path, trials: int = 500) -> dict[str, Any]:
+    import psutil
+
+    from bench.overhead import fill_store
+    from bracket.session.config import SearchSettings
+    from bracket.session.manager import SessionManager
+    from bracket.session.session import Session
+    from ui import search_tab
+    from ui.blocks import build_app
+
+    skip_python_probe()
+    runs_dir = workdir / "runs-rss"
+    session = Session.create("demo-cpu", bench_fields(workdir), SearchSettings(budget=trials + 10, sample_prompts="",
+                                                                               warm_start=False),
+                             out_dir=runs_dir, name=f"ui-{trials}")
+    fill_store(session, trials, 100)
+    folder = session.folder
+    session.close()
+    manager = SessionManager(runs_dir)
+    build_app(manager)
+    manager.open(folder)
+    began = time.perf_counter()
+    search_tab.poll(manager, None, 0.6)
+    poll_s = time.perf_counter() - began
+    rss = psutil.Process().memory_info().rss / 2**20
+    manager.close()
+    return {"trials": trials, "rss_mb": rss, "search_poll_s": poll_s, "goal_mb": RSS_GOAL_MB}
+
+
+def measure_grid(workdir: Path) -> dict[str, Any]:
+    from PIL import Image
+
+    from bracket.session.grid import build_grid
+    from bracket.session.thumbs import ThumbnailCache
+    from bracket.trainer.prompts import parse_prompt_lines
+
+    runs_dir = workdir / "runs-grid"
+    originals = []
+    for index in range(6):
+        originals.append(workdir / f"original-{index}.png")
+        Image.new("RGB", (512, 512), (index * 40, 90, 160)).save(originals[-1])
+    runs = []
+    for run_id in range(1, 9):
+        sample_dir = runs_dir / "s" / "trials" / f"{run_id:04d}" / "output" / "sample"
+        sample_dir.mkdir(parents=True, exist_ok=True)
+        samples = []
+        for step in (0, 25, 50, 75, 100):
+            for index in range(6):
+                path = sample_dir / f"demo_{step:06d}_{index:02d}_20260101120000_{index + 1}.png"
+                if not path.exists():
+                    os.link(originals[index], path)
+                samples.append({"path": str(path), "step": step, "prompt_index": index, "seed": index + 1,
+                                "kind": "image", "frame": None})
+        runs.append({"id": run_id, "config_name": f"c{run_id}", "seed": 42, "status": "done", "params": {},
+                     "samples": samples})
+    prompts = parse_prompt_lines("\n".join(f"prompt {i} --d {i + 1}" for i in range(6)))
+    def timed(thumbs: ThumbnailCache) -> float:
+        began = time.perf_counter()
+        build_grid(runs, prompts, thumbs=thumbs, runs_dir=runs_dir)
+        return time.perf_counter() - began
+
+    cache = ThumbnailCache(runs_dir / "s")
+    timings = [timed(cache), timed(cache), timed(ThumbnailCache(runs_dir / "s"))]  # the last: a restarted app
+    return {"first_s": timings[0], "repeat_s": timings[1], "after_restart_s": timings[2], "goal_s": GRID_GOAL_S}
+
+
+def run(workdir: Path) -> dict[str, Any]:
+    workdir.mkdir(parents=True, exist_ok=True)
+    return {"page": measure_page_ready(workdir), "loaded": measure_loaded_rss(workdir), "grid": measure_grid(workdir)}
