@@ -88,7 +88,8 @@ _ORIGINAL: dict[str, Any] = {}
 
 
 def apply_variant(strategy: str) -> str:
-    """Tuning variants ``bracket@startup=8`` / ``bracket@univariate`` / ``bracket@slope=0`` (loss judge):
+    """Tuning variants ``bracket@startup=8`` / ``bracket@univariate`` / ``bracket@multivariate`` /
+    ``bracket@slope=0`` (loss judge):
     patch those defaults in this (worker) process; returns the base strategy. A plain strategy restores
     the shipped defaults."""
     from bracket.judge import loss
@@ -98,23 +99,17 @@ def apply_variant(strategy: str) -> str:
     kwdefaults = controller.SearchController.__init__.__kwdefaults__
     judge_defaults = loss.score_loss_summaries.__kwdefaults__  # what the session scores with
     _ORIGINAL.setdefault("startup", kwdefaults["n_startup_trials"])
-    _ORIGINAL.setdefault("tpe", controller.TPESampler)
+    _ORIGINAL.setdefault("multivariate", controller.DEFAULT_MULTIVARIATE)
     _ORIGINAL.setdefault("slope", judge_defaults["slope_weight"])
     kwdefaults["n_startup_trials"] = _ORIGINAL["startup"]
-    controller.TPESampler = _ORIGINAL["tpe"]
+    controller.DEFAULT_MULTIVARIATE = _ORIGINAL["multivariate"]
     judge_defaults["slope_weight"] = _ORIGINAL["slope"]
     if option.startswith("slope="):  # the loss judge's late-slope weight
         judge_defaults["slope_weight"] = float(option.split("=", 1)[1])
     elif option.startswith("startup="):
         kwdefaults["n_startup_trials"] = int(option.split("=", 1)[1])
-    elif option == "univariate":
-        original = _ORIGINAL["tpe"]
-
-        def univariate(**kw: Any):
-            kw["multivariate"] = False
-            return original(**kw)
-
-        controller.TPESampler = univariate
+    elif option in ("univariate", "multivariate"):
+        controller.DEFAULT_MULTIVARIATE = option == "multivariate"
     elif option:
         raise ValueError(f"unknown variant {option!r}")
     return base
