@@ -128,7 +128,10 @@ def _stage(session: "Session", stage: str, runs: list[dict[str, Any]], scores: d
     configs = [c for c in session.store.configs(session.name) if (c.get("stage") or "search") == stage]
     by_config = {c["id"]: [r for r in runs if r["config_id"] == c["id"]] for c in configs}
     values = {cid: [scores[r["id"]].value for r in rs if r["id"] in scores] for cid, rs in by_config.items()}
-    stats = summarise(ConfigScores(c["id"], str(c["name"]), str(c["kind"]), values[c["id"]]) for c in configs)
+    disqualified = {cid: sum(1 for r in rs if r["id"] in scores and scores[r["id"]].disqualified)
+                    for cid, rs in by_config.items()}
+    stats = summarise(ConfigScores(c["id"], str(c["name"]), str(c["kind"]), values[c["id"]], disqualified[c["id"]])
+                      for c in configs)
     rated: dict[int, int] = {}
     for rating in ratings:
         rated[rating["run_id"]] = rated.get(rating["run_id"], 0) + 1
@@ -241,7 +244,8 @@ def build_report(session: "Session") -> Report:
         storage=redact_url(store.url), search=search, finals=finals, winner=winner, importance=importance,
         importance_note=importance_note, pictures=report_pictures(search, finals, winner), problems=problems,
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),
-        settings=_safe(session.settings.to_dict()), fields=_safe(dict(session.parts.fields)),
+        settings=_safe({**session.settings.to_dict(), "weights": effective_weights(session.settings.weights)}),
+        fields=_safe(dict(session.parts.fields)),
         notes=list(row.get("notes") or []), secrets=_secret_values(session))
 
 

@@ -31,6 +31,9 @@ class ConfigScores:
     name: str
     kind: str
     scores: Sequence[float | None]
+    #: runs a judge disqualified (NaN, divergence): they carry the worst score, 1.0, and a
+    #: config with more of them ranks below one that merely scored as badly
+    disqualified: int = 0
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class ConfigSummary:
     ci_low: float | None
     ci_high: float | None
     scores: tuple[float, ...] = ()
+    disqualified: int = 0
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,8 @@ def summarise_config(item: ConfigScores, confidence: float = DEFAULT_CONFIDENCE)
         else:
             low, high = scipy_stats.t.interval(confidence, df=n - 1, loc=mean, scale=std / math.sqrt(n))
             ci_low, ci_high = float(low), float(high)
-    return ConfigSummary(item.config_id, item.name, item.kind, n, mean, std, ci_low, ci_high, values)
+    return ConfigSummary(item.config_id, item.name, item.kind, n, mean, std, ci_low, ci_high, values,
+                         item.disqualified)
 
 
 def welch_test(a: ConfigSummary, b: ConfigSummary, alpha: float = 1 - DEFAULT_CONFIDENCE) -> WelchTest:
@@ -112,7 +117,7 @@ def welch_test(a: ConfigSummary, b: ConfigSummary, alpha: float = 1 - DEFAULT_CO
 def summarise(items: Iterable[ConfigScores], confidence: float = DEFAULT_CONFIDENCE) -> StatsReport:
     """Summaries sorted best first, and the best config tested against the runner-up and baseline."""
     summaries = [summarise_config(item, confidence) for item in items]
-    scored = sorted((s for s in summaries if s.n), key=lambda s: (s.mean, -s.n, s.config_id))
+    scored = sorted((s for s in summaries if s.n), key=lambda s: (s.mean, s.disqualified, -s.n, s.config_id))
     unscored = [s for s in summaries if not s.n]
     notes: list[str] = []
     if unscored:

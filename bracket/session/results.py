@@ -61,7 +61,8 @@ def leaderboard(snapshot: "SessionSnapshot", ratings: Sequence[Mapping[str, Any]
     for config_id, runs in per_config.items():
         config = configs.get(config_id, {})
         items.append(ConfigScores(config_id, str(config.get("name") or runs[0].get("config_name", "")),
-                                  str(config.get("kind") or runs[0].get("kind", "")), [r.get("score") for r in runs]))
+                                  str(config.get("kind") or runs[0].get("kind", "")), [r.get("score") for r in runs],
+                                  sum(1 for r in runs if r.get("disqualified"))))
     report = summarise(items)
     rating_count: dict[int, int] = {}
     for rating in ratings:

@@ -205,6 +205,9 @@ class Session:
                 log.exception("could not write session-error.log")
         finally:
             self.phase = status
+            self._stop.set()  # ends the heartbeat thread first, so it cannot overwrite "stopped"
+            if heartbeat.is_alive():
+                heartbeat.join(HEARTBEAT_SECONDS + 1)
             try:
                 self.store.heartbeat(self.name, self.worker_id, status="stopped")
                 if not self._other_workers_alive():  # the last worker of a shared search says how it ended
@@ -278,6 +281,7 @@ class Session:
                 continue
             config_row, seed_indices = work
             for seed_index in seed_indices:
+                self._resume_event.wait()  # a pause takes effect between runs, seeds included
                 if self.stop_requested() or self.spent_runs() >= self.total_runs():
                     break
                 self._train(config_row, seed_index)

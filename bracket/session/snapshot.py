@@ -72,6 +72,7 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
             "score": None if score is None else score.value,
             "judges": {} if score is None else dict(score.judges),
             "judges_used": [] if score is None else list(score.used),
+            "disqualified": bool(score and score.disqualified),
         }
         if live and live["run_id"] == run["id"]:
             view["last_step"] = live["step"]
@@ -105,9 +106,10 @@ def phase_label(session: "Session", config: dict[str, Any]) -> str:
     index = next((i for i, c in enumerate(same_kind) if c["id"] == config["id"]), 0) + 1
     if config["kind"] == "baseline":
         return "baseline"
-    if config["kind"] == "curated":
-        return f"curated {index}/{len(same_kind) + session.controller().waiting_count()}"
     others = len(configs) - len(same_kind)
+    if config["kind"] == "curated":  # the budget may end before every curated config is tried
+        total = min(len(same_kind) + session.controller().waiting_count(), session.settings.n_configs - others)
+        return f"curated {index}/{max(total, index)}"
     return f"search {index}/{max(session.settings.n_configs - others, index)}"
 
 

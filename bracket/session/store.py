@@ -118,8 +118,9 @@ comparisons_table = sa.Table(
 )
 workers_table = sa.Table(
     "bracket_workers", _metadata,
+    # one process may work on several searches of a shared store: a worker row is per session
     sa.Column("worker_id", sa.String(200), primary_key=True),
-    sa.Column("session", sa.String(200), nullable=False, index=True),
+    sa.Column("session", sa.String(200), primary_key=True),
     sa.Column("host", sa.String(200), nullable=False, default=""),
     sa.Column("pid", sa.Integer, nullable=True),
     sa.Column("gpu", sa.String(20), nullable=False, default=""),
@@ -341,7 +342,8 @@ class Store:
                   gpu: str = "", status: str = "alive") -> None:
         now = time.time()
         with self.engine.begin() as c:
-            updated = c.execute(workers_table.update().where(workers_table.c.worker_id == worker_id).values(
+            updated = c.execute(workers_table.update().where(
+                (workers_table.c.worker_id == worker_id) & (workers_table.c.session == session)).values(
                 heartbeat_at=now, status=status)).rowcount
             if not updated:
                 c.execute(workers_table.insert().values(

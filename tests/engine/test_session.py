@@ -167,3 +167,21 @@ def test_nothing_is_written_when_validation_fails(demo_fields, runs_dir):
     with pytest.raises(BracketError, match="malformed"):
         Session.create("demo-cpu", demo_fields, _settings(), out_dir=runs_dir, storage_url="not a url")
     assert list(runs_dir.iterdir()) == []
+
+
+def test_pause_takes_effect_between_seeds_and_unpause_goes_on(demo_fields, runs_dir, monkeypatch):
+    monkeypatch.setenv("BRACKET_FAKE_MODE", "slow")
+    monkeypatch.setenv("BRACKET_FAKE_STEP_SECONDS", "0.05")
+    session = Session.create("demo-cpu", demo_fields, _settings(budget=4, steps=20, seeds=2), out_dir=runs_dir)
+    session.start()
+    _wait_for(lambda: session.store.runs(session.name) and session.store.runs(session.name)[0]["status"] == "running",
+              30)
+    session.pause()
+    _wait_for(lambda: session.store.runs(session.name)[0]["status"] == "done", 30)
+    time.sleep(1.5)
+    assert len(session.store.runs(session.name)) == 1, "no run (not even the next seed) starts while paused"
+    assert session.running
+    session.unpause()
+    assert session.wait(60)
+    assert [r["status"] for r in session.store.runs(session.name)] == ["done"] * 4
+    session.close()

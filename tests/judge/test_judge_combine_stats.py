@@ -105,3 +105,12 @@ def test_welch_with_no_spread():
     test = welch_test(a, b)
     assert test.significant and test.p_value == 0.0 and math.isfinite(test.p_value)
     assert not welch_test(a, a).significant
+
+
+def test_a_disqualified_config_ranks_below_a_valid_one_with_the_same_mean():
+    from bracket.stats import ConfigScores, summarise
+
+    report = summarise([ConfigScores(1, "diverged", "baseline", [1.0], disqualified=1),
+                        ConfigScores(2, "worst-valid", "curated", [1.0]),
+                        ConfigScores(3, "good", "curated", [0.2])])
+    assert [s.name for s in report.summaries] == ["good", "worst-valid", "diverged"]
