@@ -91,11 +91,14 @@ def measure_loaded_rss(workdir: Path, trials: int = 500) -> dict[str, Any]:
     return {"trials": trials, "rss_mb": rss, "search_poll_s": poll_s, "goal_mb": RSS_GOAL_MB}
 
 
-def measure_grid(workdir: Path) -> dict[str, Any]:
+def grid_fixture(workdir: Path) -> tuple[list[dict[str, Any]], list[Any], Path]:
+    """8 runs × 6 prompts of 512 px PNG samples at 5 steps: (runs, prompts, runs folder).
+
+    The sample files are hard links to 6 originals: distinct paths (the thumbnail cache's
+    keys) without writing 240 PNGs.
+    """
     from PIL import Image
 
-    from bracket.session.grid import build_grid
-    from bracket.session.thumbs import ThumbnailCache
     from bracket.trainer.prompts import parse_prompt_lines
 
     runs_dir = workdir / "runs-grid"
@@ -118,6 +121,15 @@ def measure_grid(workdir: Path) -> dict[str, Any]:
         runs.append({"id": run_id, "config_name": f"c{run_id}", "seed": 42, "status": "done", "params": {},
                      "samples": samples})
     prompts = parse_prompt_lines("\n".join(f"prompt {i} --d {i + 1}" for i in range(6)))
+    return runs, prompts, runs_dir
+
+
+def measure_grid(workdir: Path) -> dict[str, Any]:
+    from bracket.session.grid import build_grid
+    from bracket.session.thumbs import ThumbnailCache
+
+    runs, prompts, runs_dir = grid_fixture(workdir)
+
     def timed(thumbs: ThumbnailCache) -> float:
         began = time.perf_counter()
         build_grid(runs, prompts, thumbs=thumbs, runs_dir=runs_dir)
