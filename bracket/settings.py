@@ -75,7 +75,3 @@ def get_settings() -> Settings:
         storage_url=env("BRACKET_STORAGE_URL"),
     )
 
-
-def model_path_default(variable: str) -> str:
-    """Default of a model-weight field: the ``BRACKET_*_PATH`` variable, or empty."""
-    return env(variable)

@@ -72,11 +72,6 @@ def clamp01(value: float) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
-def is_finite_number(value: object) -> bool:
-    """True for an int/float that is neither NaN nor infinite (bools are not numbers here)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def normalise_lower_better(values: Mapping[int, float], *, min_spread: float = 0.0) -> dict[int, float]:
     """Map raw lower-is-better values of several runs onto [0, 1], lower still better.
 

@@ -22,7 +22,6 @@ treated as noise and stay near 0.5. A single qualified run scores 0.5.
 
 from __future__ import annotations
 
-import math
 from typing import Mapping
 
 import numpy as np
@@ -142,9 +141,3 @@ def score_loss_summaries(
         results[run_id] = JudgeResult.scored(score, details, reason=note)
     return results
 
-
-def final_smoothed_loss(series: LossSeries, ema_alpha: float = DEFAULT_EMA_ALPHA) -> float:
-    """The last EMA value of a series (NaN for an empty one); handy for tables and charts."""
-    if not series:
-        return math.nan
-    return ema([v for _, v in series], ema_alpha)[-1]

@@ -348,11 +348,12 @@ class Session:
         return status
 
     def _finish_config_if_complete(self, config: dict[str, Any]) -> None:
-        runs = [r for r in self.store.runs(self.name) if r["config_id"] == config["id"]]
+        all_runs = self.store.runs(self.name, with_series=False)  # one read serves both steps below
+        runs = [r for r in all_runs if r["config_id"] == config["id"]]
         spent = [r for r in runs if r["status"] in RUN_SPENT]
         if len({r["seed_index"] for r in spent}) < self.settings.seeds:
             return
-        value = config_values(runs, self.scores()).get(config["id"])
+        value = config_values(runs, self.scores(all_runs)).get(config["id"])
         pruned = all(r["status"] == "pruned" for r in spent)
         state = TrialState.PRUNED if pruned else (TrialState.COMPLETE if value is not None else TrialState.FAIL)
         self.controller().finish(config["trial_number"], value, state)

@@ -114,7 +114,7 @@ def test_no_secret_reaches_the_report(demo_session):
     for text in (demo_session.live_markdown, demo_session.live_html):
         for secret in SECRETS:
             assert secret not in text
-    assert f"bob:***@db.invalid" in demo_session.live_markdown
+    assert "bob:***@db.invalid" in demo_session.live_markdown
     assert STORE_PASSWORD not in (demo_session.folder / "report.md").read_text()
 
 
