@@ -31,13 +31,16 @@ def _print_search(data: dict) -> None:
             if not isinstance(row, dict) or "repetitions" not in row:
                 continue
             trials = row["median_trials_to_target"]
-            shown = f"{trials:g}" if trials is not None else f">{budget}"
+            shown = f"{trials:g}" if trials is not None else f">{row.get('budget', budget)}"
             print(f"    {strategy:<22} {shown:>13} {row['found']:>3}/{row['repetitions']:<3} "
                   f"{row.get('best_after_8', float('nan')):>7.3f} {row.get('best_after_16', float('nan')):>8.3f} "
                   f"{(row.get('picked_after_16') or float('nan')):>8.3f} {row['baseline_by_3']:>9.2f}")
         ratio = table.get("bracket_vs_random_trials")
         if ratio is not None:
             print(f"    bracket / random median trials: {ratio:.2f} (goal <= 0.5)")
+        if table.get("bracket_vs_random_expected") is not None:
+            print(f"    bracket / random's expected median ({table['random_expected_median']:g}): "
+                  f"{table['bracket_vs_random_expected']:.2f}")
 
 
 def _print_overhead(data: dict) -> None:
@@ -58,14 +61,14 @@ def _print_overhead(data: dict) -> None:
             print(f"  demo search: {demo['wall_s']:.0f} s, exit code {demo['exit_code']} (goal <= 180 s)")
 
 
-def ui_latency_results(results: Path | None) -> dict:
+def ui_latency_results(results: Path | None, *, short: bool = True) -> dict:
     import tempfile
 
     from bench import ui_latency
     from bench.common import write_result
 
     with tempfile.TemporaryDirectory(prefix="bracket-ui-bench-") as workdir:
-        data = ui_latency.run(Path(workdir))
+        data = ui_latency.run(Path(workdir), sizes=(500,) if short else (500, 2000))
     write_result("ui", data, results)
     return data
 
@@ -75,8 +78,9 @@ def _print_ui(data: dict) -> None:
     ready = f"{page['page_ready_s']:.1f} s" if page["page_ready_s"] is not None else "did not answer"
     print(f"  page ready after `python app.py`: {ready} (goal <= {page['goal_s']:g} s); idle app RSS "
           f"{page['idle_app_rss_mb'] or float('nan'):.0f} MB")
-    print(f"  app RSS with a {loaded['trials']}-trial session loaded: {loaded['rss_mb']:.0f} MB "
-          f"(goal <= {loaded['goal_mb']:g} MB); Search tab poll {loaded['search_poll_s']:.3f} s")
+    for loaded in data.get("loaded_sizes", [loaded]):
+        print(f"  app RSS with a {loaded['trials']}-trial session loaded: {loaded['rss_mb']:.0f} MB "
+              f"(goal <= {loaded['goal_mb']:g} MB at 500); Search tab poll {loaded['search_poll_s']:.3f} s")
     print(f"  Compare grid 8 runs x 6 prompts: first {grid['first_s']:.3f} s, repeat {grid['repeat_s']:.3f} s, "
           f"after a restart {grid['after_restart_s']:.3f} s (goal <= {grid['goal_s']:g} s)")
 
@@ -100,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         _print_overhead(overhead.run(short=short, results_dir=args.results, demo=not args.no_demo))
     if args.which in ("all", "ui"):
         print("ui")
-        _print_ui(ui_latency_results(args.results))
+        _print_ui(ui_latency_results(args.results, short=short))
     if args.which in ("all", "search"):
         plan = search_efficiency.SHORT if short else search_efficiency.FULL
         if args.workers:

@@ -5,9 +5,15 @@ synthetic landscapes of ``bench/landscape_trainer.py``, whose noise-free optimum
 The strategies, all with one seed per config and the same budget:
 
 * ``bracket``  — Bracket as shipped: the demo trainer's baseline, its three curated
-  configs, then TPE (``SearchSettings()`` defaults, ``algorithm="tpe"``);
+  configs, the learning-rate bracket of the best of them (two configs), then TPE
+  (``SearchSettings()`` defaults, ``algorithm="tpe"``);
 * ``tpe-cold`` — the same TPE without the warm start (``warm_start=False``);
-* ``random``   — random search from trial 1 (``algorithm="random"``, ``warm_start=False``);
+* ``random``   — random search from trial 1 (``algorithm="random"``, ``warm_start=False``),
+  run for ``random_budget_factor`` x the budget so that its median trials-to-target is
+  observed rather than cut off at the budget (random search's trials are independent, so a
+  longer run changes nothing else). The summary also gives the *expected* median of random
+  search, ``ceil(ln 0.5 / ln(1 - p))`` with ``p`` the share of the space within 5 % of the
+  optimum (:func:`random_hit_share`, a Monte Carlo estimate over the demo space);
 * ``grid``     — a coarse grid a person might write: 4 optimizers (AdamW, RAdam, SGD,
   Adagrad) x 8 learning rates spaced half a decade over 1e-5..3e-2, cosine, 5 warmup
   steps — 32 points, enqueued into the session's study in a random order per repetition
@@ -34,6 +40,7 @@ repetitions and a longer budget. Results go to ``bench/results/search_efficiency
 from __future__ import annotations
 
 import json
+import math
 import multiprocessing
 import os
 import random
@@ -60,6 +67,11 @@ class Plan:
     budget: int
     steps: int = 100
     workers: int = 2
+    #: random search runs this many times the budget (its median is then not censored)
+    random_budget_factor: int = 2
+
+    def budget_for(self, strategy: str) -> int:
+        return self.budget * (self.random_budget_factor if strategy == "random" else 1)
 
 
 SHORT = Plan(repetitions=4, budget=16)
@@ -68,20 +80,18 @@ FULL = Plan(repetitions=20, budget=32)
 
 def grid_points() -> list[dict[str, Any]]:
     """The coarse grid (32 points)."""
-    import math
-
     low, high = (math.log10(v) for v in LR_RANGE)
     rates = [10 ** (low + (high - low) * i / 7) for i in range(8)]
     return [{"optimizer_type": o, "learning_rate": float(f"{lr:.3g}"), "lr_scheduler": "cosine",
              "lr_warmup_steps": 5, "batch_size": 16} for o in GRID_OPTIMIZERS for lr in rates]
 
 
-def settings_for(strategy: str, budget: int, steps: int, repetition: int):
+def settings_for(strategy: str, budget: int, steps: int, repetition: int, *, lr_bracket: bool = True):
     from bracket.session.config import SearchSettings
 
     return SearchSettings(budget=budget, steps=steps, seeds=1, sample_prompts="", base_seed=1000 + 17 * repetition,
                           algorithm="random" if strategy == "random" else "tpe",
-                          warm_start=strategy == "bracket")
+                          warm_start=strategy == "bracket", lr_bracket=lr_bracket)
 
 
 _ORIGINAL: dict[str, Any] = {}
@@ -89,7 +99,8 @@ _ORIGINAL: dict[str, Any] = {}
 
 def apply_variant(strategy: str) -> str:
     """Tuning variants ``bracket@startup=8`` / ``bracket@univariate`` / ``bracket@multivariate`` /
-    ``bracket@slope=0`` (loss judge):
+    ``bracket@slope=0`` (loss judge) / ``bracket@nobracket`` (no learning-rate bracket, a setting
+    that :func:`run_trial_set` applies):
     patch those defaults in this (worker) process; returns the base strategy. A plain strategy restores
     the shipped defaults."""
     from bracket.judge import loss
@@ -110,7 +121,7 @@ def apply_variant(strategy: str) -> str:
         kwdefaults["n_startup_trials"] = int(option.split("=", 1)[1])
     elif option in ("univariate", "multivariate"):
         controller.DEFAULT_MULTIVARIATE = option == "multivariate"
-    elif option:
+    elif option and option != "nobracket":
         raise ValueError(f"unknown variant {option!r}")
     return base
 
@@ -130,8 +141,8 @@ def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, s
     fields = bench_fields(Path(workdir))
     name = f"{landscape}-{label.replace('@', '-').replace('=', '')}-{repetition}"
     started = time.time()
-    session = Session.create("demo-cpu", fields, settings_for(strategy, budget, steps, repetition),
-                             out_dir=Path(workdir) / "sessions", name=name)
+    settings = settings_for(strategy, budget, steps, repetition, lr_bracket=not label.endswith("@nobracket"))
+    session = Session.create("demo-cpu", fields, settings, out_dir=Path(workdir) / "sessions", name=name)
     session.worker_id = f"bench-{repetition}"  # the controller's seed mixes in the worker id
     if strategy == "grid":
         points = grid_points()
@@ -156,11 +167,35 @@ def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, s
             best_id = min(values, key=values.get)
             picked[n] = next(t["quality"] for c, t in zip(configs, trials) if c["id"] == best_id)
     return {"landscape": landscape, "strategy": label, "repetition": repetition, "status": status,
-            "seconds": time.time() - started, "trials": trials, "picked": picked}
+            "budget": budget, "seconds": time.time() - started, "trials": trials, "picked": picked}
 
 
 def trials_to_target(qualities: list[float], best: float) -> int | None:
     return next((i + 1 for i, q in enumerate(qualities) if q <= TARGET * best), None)
+
+
+def random_hit_share(landscape: str, steps: int = 100, samples: int = 100_000, seed: int = 0) -> float:
+    """The share of the demo space (as random search samples it: log-uniform rate, uniform
+    choices) whose configs are within 5 % of the landscape's optimum."""
+    from bench.landscape_trainer import OPTIMIZERS, SCHEDULERS, WARMUPS
+
+    shape = LANDSCAPES[landscape]
+    best, _ = optimum(shape, steps)
+    rng = random.Random(seed)
+    low, high = (math.log10(v) for v in LR_RANGE)
+    hits = sum(quality(shape, {"optimizer_type": rng.choice(OPTIMIZERS), "learning_rate": 10 ** rng.uniform(low, high),
+                               "lr_scheduler": rng.choice(SCHEDULERS), "lr_warmup_steps": rng.choice(WARMUPS)},
+                       steps) <= TARGET * best for _ in range(samples))
+    return hits / samples
+
+
+def expected_random_median(share: float) -> float | None:
+    """Median trials-to-target of random search when each trial hits with probability ``share``."""
+    if share <= 0.0:
+        return None
+    if share >= 1.0:
+        return 1.0
+    return float(math.ceil(math.log(0.5) / math.log(1.0 - share)))
 
 
 def summarise(records: list[dict[str, Any]], budget: int, steps: int) -> dict[str, Any]:
@@ -179,12 +214,13 @@ def summarise(records: list[dict[str, Any]], budget: int, steps: int) -> dict[st
             if not mine:
                 continue
             hits = [trials_to_target([t["quality"] for t in r["trials"]], best) for r in mine]
+            budgets = [int(r.get("budget", budget)) for r in mine]
             found = sorted(h for h in hits if h is not None)
-            ordered = sorted(h if h is not None else budget + 1 for h in hits)
+            ordered = sorted(h if h is not None else b + 1 for h, b in zip(hits, budgets))
             mid = median([float(h) for h in ordered])
             row: dict[str, Any] = {
-                "repetitions": len(mine), "found": len(found),
-                "median_trials_to_target": mid if mid <= budget else None,
+                "repetitions": len(mine), "found": len(found), "budget": max(budgets),
+                "median_trials_to_target": mid if mid <= max(budgets) else None,
                 "trials_to_target": hits,
             }
             for n in CHECKPOINTS:
@@ -198,8 +234,14 @@ def summarise(records: list[dict[str, Any]], budget: int, steps: int) -> dict[st
                                        for r in mine) / len(mine)
             row["mean_session_seconds"] = sum(r["seconds"] for r in mine) / len(mine)
             table[strategy] = row
-        ratio = _ratio(table.get("bracket"), table.get("random"), budget)
+        ratio = _ratio(table.get("bracket"), table.get("random"))
         table["bracket_vs_random_trials"] = ratio
+        share = random_hit_share(landscape, steps)
+        table["random_hit_share"] = share
+        table["random_expected_median"] = expected = expected_random_median(share)
+        ours = table.get("bracket")
+        if ours and expected:
+            table["bracket_vs_random_expected"] = (ours["median_trials_to_target"] or ours["budget"] + 1) / expected
         out[landscape] = table
     return out
 
@@ -209,12 +251,12 @@ def _strategy_order(name: str) -> tuple[int, str]:
     return (STRATEGIES.index(base) if base in STRATEGIES else len(STRATEGIES), name)
 
 
-def _ratio(ours: dict | None, theirs: dict | None, budget: int) -> float | None:
-    """Median trials-to-target of ours / theirs (a miss counts as budget + 1: a lower bound for theirs)."""
+def _ratio(ours: dict | None, theirs: dict | None) -> float | None:
+    """Median trials-to-target of ours / theirs (a miss counts as that strategy's budget + 1)."""
     if not ours or not theirs:
         return None
-    a = ours["median_trials_to_target"] or budget + 1
-    b = theirs["median_trials_to_target"] or budget + 1
+    a = ours["median_trials_to_target"] or ours["budget"] + 1
+    b = theirs["median_trials_to_target"] or theirs["budget"] + 1
     return a / b
 
 
@@ -236,7 +278,7 @@ def run(*, short: bool = True, plan: Plan | None = None, landscapes: list[str] |
         os.environ.setdefault("PYTHONHASHSEED", "0")
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=plan.workers, mp_context=context) as pool:
-            futures = [pool.submit(run_trial_set, ls, st, rep, plan.budget, plan.steps, workdir)
+            futures = [pool.submit(run_trial_set, ls, st, rep, plan.budget_for(st), plan.steps, workdir)
                        for ls, st, rep in tasks]
             for index, future in enumerate(futures, start=1):
                 records.append(future.result())

@@ -35,15 +35,24 @@ def search_tables(data: dict[str, Any]) -> str:
             if not isinstance(row, dict) or "repetitions" not in row:
                 continue
             trials = row["median_trials_to_target"]
-            cells = [strategy, f"{trials:g}" if trials is not None else f">{budget}",
-                     f"{row['found']}/{row['repetitions']}"]
+            own = row.get("budget", budget)
+            cells = [strategy, f"{trials:g}" if trials is not None else f">{own}",
+                     f"{row['found']}/{row['repetitions']}" + (f" in {own}" if own != budget else "")]
             cells += [_f(row.get(f"best_after_{n}")) for n in checkpoints]
             cells += [_f(row.get(f"picked_after_{checkpoints[-1]}")), f"{row['baseline_by_3']:.0%}"]
             lines.append("| " + " | ".join(cells) + " |")
         ratio = table.get("bracket_vs_random_trials")
+        expected = table.get("random_expected_median")
+        said = []
         if ratio is not None:
-            lines.append(f"\nbracket ÷ random, median trials to target: **{ratio:.2f}** (goal ≤ 0.5; a miss counts "
-                         f"as {budget + 1})")
+            said.append(f"bracket ÷ random, median trials to target: **{ratio:.2f}** (goal ≤ 0.5; a miss counts "
+                        f"as the strategy's budget + 1)")
+        if expected is not None:
+            versus = table.get("bracket_vs_random_expected")
+            said.append(f"random search's expected median: {expected:g} trials ({table['random_hit_share']:.2%} of "
+                        f"the space is within 5 %)" + (f", bracket ÷ that: **{versus:.2f}**" if versus else ""))
+        if said:
+            lines.append("\n" + "; ".join(said))
     return "\n".join(lines)
 
 

@@ -140,6 +140,18 @@ def measure_grid(workdir: Path) -> dict[str, Any]:
     return {"first_s": timings[0], "repeat_s": timings[1], "after_restart_s": timings[2], "goal_s": GRID_GOAL_S}
 
 
-def run(workdir: Path) -> dict[str, Any]:
+def _loaded_in_fresh_process(workdir: Path, trials: int) -> dict[str, Any]:
+    """:func:`measure_loaded_rss` in a new process, so one size's memory does not count in the next."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(measure_loaded_rss, workdir / f"rss-{trials}", trials).result()
+
+
+def run(workdir: Path, *, sizes: tuple[int, ...] = (500,)) -> dict[str, Any]:
+    """Page ready, app RSS with each session size in ``sizes`` (the first is the goal's 500), grid."""
     workdir.mkdir(parents=True, exist_ok=True)
-    return {"page": measure_page_ready(workdir), "loaded": measure_loaded_rss(workdir), "grid": measure_grid(workdir)}
+    loaded = [_loaded_in_fresh_process(workdir, trials) for trials in sizes]
+    return {"page": measure_page_ready(workdir), "loaded": loaded[0], "loaded_sizes": loaded,
+            "grid": measure_grid(workdir)}

@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--name", help="session name (default: preset and time)")
     run.add_argument("--storage", help="database URL shared by several machines")
     run.add_argument("--search", choices=("tpe", "random"), default="tpe")
+    run.add_argument("--no-warm-start", action="store_true",
+                     help="skip the trainer's baseline and curated configs: the sampler from the first run")
+    run.add_argument("--no-lr-bracket", action="store_true",
+                     help="skip the learning-rate bracket (the best warm-start config at a lower and a higher rate)")
     run.add_argument("--prompts", help="sample prompt lines (a file path, or text with \\n)")
     run.add_argument("--sample-every", type=int, help="render samples every N steps")
     run.add_argument("--lr-min", type=float)

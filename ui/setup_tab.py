@@ -112,13 +112,14 @@ def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str]
                  batch_sizes: str, *rest: Any) -> tuple[str, Any, Any]:
     """Validate the form, create the session and start it; then show the Search tab."""
     weights = dict(zip(JUDGE_NAMES, rest[: len(JUDGE_NAMES)]))
-    vlm_url, vlm_model, vlm_key, name = rest[len(JUDGE_NAMES):]
+    vlm_url, vlm_model, vlm_key, name, *options = rest[len(JUDGE_NAMES):]
+    lr_bracket = bool(options[0]) if options else True  # the form's last input
     if not preset_id:
         raise BracketError("Pick a preset first.")
     settings = settings_from_form(
         budget=budget, steps=steps, seeds=seeds, prompts=prompts, sample_every=sample_every, algorithm=algorithm,
         lr_min=lr_min, lr_max=lr_max, batch_sizes=batch_sizes, weights=weights, vlm_base_url=vlm_url,
-        vlm_model=vlm_model, vlm_api_key=vlm_key)
+        vlm_model=vlm_model, vlm_api_key=vlm_key, lr_bracket=lr_bracket)
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
@@ -189,6 +190,9 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
         steps = gr.Number(DEFAULTS.steps, label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
         sample_every = gr.Number(0, label="Sample every N steps (0: first and last step only)", precision=0)
         algorithm = gr.Radio(["tpe", "random"], value=DEFAULTS.algorithm, label="Search algorithm")
+        lr_bracket = gr.Checkbox(DEFAULTS.lr_bracket, label="Learning-rate bracket",
+                                 info="after the warm start, its best config at ÷3.2 and ×3.2 the learning rate",
+                                 elem_id="bk-lr-bracket")
     plan_md = gr.Markdown(plan_text(DEFAULTS.budget, DEFAULTS.seeds), elem_id="bk-plan")
     estimate_md = gr.Markdown()
     prompts = gr.Textbox(DEFAULT_PROMPTS, lines=4, label="Sample prompts (trainer line syntax; --d seed per prompt)")
@@ -214,7 +218,7 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
         box.change(plan_text, [budget, seeds], plan_md, **QUIET)
     budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, lr_min, lr_max, batch_sizes,
-                       *weights, vlm_url, vlm_model, vlm_key, name]
+                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
                     [start_md, tabs, sessions_dd], concurrency_id="session-control", **PRIVATE)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)

@@ -1,8 +1,9 @@
 """The search controller: which configuration to train next.
 
 The order is fixed: the trainer's baseline first (what a person would run by hand), then
-its curated known-good configs in order (warm start), then Optuna's TPE (or random
-search) for the rest of the budget.
+its curated known-good configs in order (warm start), then the best of those at a lower and
+a higher learning rate (the learning-rate bracket, :mod:`bracket.search.lr_bracket`), then
+Optuna's TPE (or random search) for the rest of the budget.
 
 Warm-start configs are *enqueued* into the session's Optuna study when the session is
 created, so that several workers sharing one study on PostgreSQL pop each of them exactly
@@ -29,12 +30,16 @@ from optuna.samplers import BaseSampler, RandomSampler, TPESampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from bracket.search.lr_bracket import KIND as BRACKET_KIND
+from bracket.search.lr_bracket import next_bracket
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import NamedConfig
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 ALGORITHMS = ("tpe", "random")
+#: every kind of configuration the search stage trains, in the order they come
+SEARCH_KINDS = ("baseline", "curated", BRACKET_KIND, "search")
 #: TPE starts modelling after this many scored configs (warm-start configs count);
 #: tuned with bench/search_efficiency.py (see docs/BENCHMARKS.md).
 DEFAULT_N_STARTUP_TRIALS = 4
@@ -53,6 +58,8 @@ class ScoredConfig:
     #: infrastructure reason (such configs are FAIL and ignored by TPE)
     value: float | None
     state: TrialState
+    #: where the config came from: baseline, curated, bracket or search
+    kind: str = "search"
 
 
 @dataclass(frozen=True)
@@ -124,11 +131,14 @@ class SearchController:
 
     def __init__(self, *, study: Study, space: SearchSpace, algorithm: str = "tpe", seed: int = 0,
                  history: Callable[[], Sequence[ScoredConfig]] = lambda: (),
-                 n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS) -> None:
+                 n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS, lr_bracket: bool = True) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}")
         self.space = space
         self.algorithm = algorithm
+        self._history = history
+        #: False once the learning-rate bracket has nothing more to propose (saves a history read)
+        self._bracket_open = lr_bracket
 
         def make_inner(inner_seed: int) -> BaseSampler:
             if algorithm == "random":
@@ -148,7 +158,15 @@ class SearchController:
             study.enqueue_trial(params, user_attrs={"kind": kind, "name": named.name, "source": named.source})
 
     def next(self) -> Proposal:
-        """The next configuration: a waiting warm-start trial if any, else a sampled one."""
+        """The next configuration: a waiting warm-start trial if any, then the learning-rate
+        bracket, else a sampled one."""
+        if self._bracket_open and not self.waiting_count():
+            step = next_bracket(self._history(), self.space)
+            if step.params is not None:  # enqueued, so the ask below hands it out (and the study logs it)
+                self.study.enqueue_trial(step.params,
+                                         user_attrs={"kind": BRACKET_KIND, "name": step.name, "source": step.source})
+            elif step.finished:
+                self._bracket_open = False
         trial = self.study.ask()
         config = self.space.suggest(trial)
         kind = str(trial.user_attrs.get("kind", "search"))

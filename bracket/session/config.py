@@ -45,6 +45,9 @@ class SearchSettings:
     vlm: dict[str, Any] = field(default_factory=dict)
     #: train the trainer's baseline and curated configs first (False: the sampler from trial 1)
     warm_start: bool = True
+    #: after the warm start, train its best config at a lower and a higher learning rate
+    #: (``bracket.search.lr_bracket``); no effect without a warm start
+    lr_bracket: bool = True
 
     @property
     def n_configs(self) -> int:

@@ -68,7 +68,7 @@ def parse_bounds(lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "") 
 def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = "", sample_every: Any = None,
                        algorithm: str = "tpe", lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
                        weights: Mapping[str, Any] | None = None, vlm_base_url: str = "", vlm_model: str = "",
-                       vlm_api_key: str = "", timeout_s: Any = None) -> SearchSettings:
+                       vlm_api_key: str = "", timeout_s: Any = None, lr_bracket: bool = True) -> SearchSettings:
     """Validated settings from form values; raises ``SettingsError`` (a ``BracketError``)."""
     every = _whole("Sample every N steps", sample_every, optional=True)
     if every == 0:
@@ -86,7 +86,7 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
         seeds=_whole("Seeds per config", seeds) or 0, sample_prompts=prompts or "",
         sample_every_n_steps=every, algorithm=algorithm or "tpe",
         bounds=parse_bounds(lr_min, lr_max, batch_sizes), weights=weight_values,
-        timeout_s=_number("Trial timeout", timeout_s), vlm=vlm,
+        timeout_s=_number("Trial timeout", timeout_s), vlm=vlm, lr_bracket=bool(lr_bracket),
     )
     settings.validate()
     return settings

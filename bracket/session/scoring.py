@@ -141,7 +141,8 @@ def config_values(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunSco
 def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, float], space: Any
                     ) -> list["ScoredConfig"]:
     """The search configs as the sampler should see them: scored ones with their current
-    mean score, running ones as RUNNING (TPE's constant liar keeps away from them)."""
+    mean score, running ones as RUNNING (TPE's constant liar keeps away from them), failed
+    ones as FAIL (ignored by TPE; the learning-rate bracket does not propose them again)."""
     from optuna.trial import TrialState
 
     from bracket.search.controller import ScoredConfig
@@ -150,7 +151,9 @@ def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, f
     for config in configs:
         params = space.searched_params(config["params"])
         if config["id"] in values:
-            history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE))
+            history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE, config["kind"]))
         elif config["status"] == "running":
-            history.append(ScoredConfig(params, None, TrialState.RUNNING))
+            history.append(ScoredConfig(params, None, TrialState.RUNNING, config["kind"]))
+        elif config["status"] == "failed":
+            history.append(ScoredConfig(params, None, TrialState.FAIL, config["kind"]))
     return history

@@ -29,7 +29,7 @@ from typing import Any
 from optuna.trial import TrialState
 
 from bracket.errors import BracketError
-from bracket.search.controller import ScoredConfig, SearchController
+from bracket.search.controller import SEARCH_KINDS, ScoredConfig, SearchController
 from bracket.session.config import SearchSettings
 from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.distributed import claim_config, reserve_config, setup_done_elsewhere
@@ -253,7 +253,7 @@ class Session:
         return self.settings.n_configs * self.settings.seeds
 
     def spent_runs(self) -> int:
-        runs = self.store.runs(self.name, with_series=False, statuses=RUN_SPENT, kinds=("baseline", "curated", "search"))
+        runs = self.store.runs(self.name, with_series=False, statuses=RUN_SPENT, kinds=SEARCH_KINDS)
         return sum(1 for r in runs if r["stage"] == "search")
 
     def controller(self) -> SearchController:
@@ -262,7 +262,8 @@ class Session:
             # each worker samples with its own (stable) seed, so two workers never propose the same config
             seed = self.settings.base_seed + zlib.crc32(self.worker_id.encode("utf-8")) % 10_000
             self._controller = SearchController(study=study, space=self.space, algorithm=self.settings.algorithm,
-                                                seed=seed, history=self.scored_configs)
+                                                seed=seed, history=self.scored_configs,
+                                                lr_bracket=self.settings.lr_bracket)
         return self._controller
 
     def _search_phase(self) -> None:

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bracket.search.lr_bracket import KIND as BRACKET_KIND
+from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
 from bracket.session.recovery import worker_is_alive
 from bracket.session.store import RUN_SPENT
 
@@ -100,12 +102,15 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
 
 
 def phase_label(session: "Session", config: dict[str, Any]) -> str:
-    """``baseline``, ``curated 2/3`` or ``search 4/12`` for the config about to train."""
+    """``baseline``, ``curated 2/3``, ``learning-rate bracket 1/2`` or ``search 4/12`` for the
+    config about to train."""
     configs = session.store.configs(session.name, stage="search")
     same_kind = [c for c in configs if c["kind"] == config["kind"]]
     index = next((i for i, c in enumerate(same_kind) if c["id"] == config["id"]), 0) + 1
     if config["kind"] == "baseline":
         return "baseline"
+    if config["kind"] == BRACKET_KIND:
+        return f"learning-rate bracket {index}/{BRACKET_TRIALS}"
     others = len(configs) - len(same_kind)
     if config["kind"] == "curated":  # the budget may end before every curated config is tried
         total = min(len(same_kind) + session.controller().waiting_count(), session.settings.n_configs - others)

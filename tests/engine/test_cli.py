@@ -48,6 +48,23 @@ def test_run_status_and_resume_happy_path(capsys, demo_fields, runs_dir):
     assert len(list((runs_dir / "happy" / "trials").iterdir())) == 3
 
 
+@pytest.mark.parametrize("flags, kinds", [
+    ((), ["baseline", "curated", "curated", "curated", "bracket", "bracket"]),
+    (("--no-lr-bracket",), ["baseline", "curated", "curated", "curated", "search", "search"]),
+    (("--no-warm-start",), ["search"] * 6),
+])
+def test_warm_start_and_bracket_switches(capsys, demo_fields, runs_dir, flags, kinds):
+    from bracket.session.session import Session
+
+    code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "6",
+                           "--steps", "5", "--name", "switches", "--out", str(runs_dir), "--quiet", *flags)
+    assert code == 0, err
+    session = Session.open(runs_dir / "switches", validate=False)
+    assert [c["kind"] for c in session.store.configs("switches", stage="search")] == kinds
+    assert session.settings.lr_bracket == ("--no-lr-bracket" not in flags)
+    session.close()
+
+
 def test_a_search_whose_runs_all_fail_exits_1(capsys, demo_fields, runs_dir, monkeypatch):
     monkeypatch.setenv("BRACKET_FAKE_MODE", "exit1")
     code, out, _ = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "1",

@@ -17,6 +17,7 @@ import pytest
 from bracket.errors import BracketError, SessionBusyError
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
+from bracket.session.snapshot import phase_label
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,17 +29,32 @@ def _settings(**overrides) -> SearchSettings:
 
 
 def test_warm_start_order_then_tpe_and_budget_with_seeds(demo_fields, runs_dir):
-    session = Session.create("demo-cpu", demo_fields, _settings(budget=13, seeds=2), out_dir=runs_dir)
-    assert session.settings.plan() == "budget 13 = 6 configs × 2 seeds (1 run left over)"
+    session = Session.create("demo-cpu", demo_fields, _settings(budget=17, seeds=2), out_dir=runs_dir)
+    assert session.settings.plan() == "budget 17 = 8 configs × 2 seeds (1 run left over)"
     assert session.run() == "finished"
     snapshot = session.snapshot()
     runs = [r for r in snapshot.runs if r["kind"] != "setup"]
-    assert len(runs) == 12 and snapshot.runs_spent == 12
+    assert len(runs) == 16 and snapshot.runs_spent == 16
     kinds = [r["kind"] for r in runs]
-    assert kinds == ["baseline"] * 2 + ["curated"] * 6 + ["search"] * 4
+    assert kinds == ["baseline"] * 2 + ["curated"] * 6 + ["bracket"] * 4 + ["search"] * 4
     names = [r["config_name"] for r in runs[::2]]
     trainer = session.trainer
     assert names[:4] == ["baseline"] + [c.name for c in trainer.curated_configs()]
+    # the bracket: the best warm-start config at a lower, then a higher learning rate
+    configs = session.store.configs(session.name, stage="search")
+    warm = [c for c in configs if c["kind"] in ("baseline", "curated")]
+    best = min(warm, key=lambda c: c["value"])
+    lower, higher = (c["params"] for c in configs if c["kind"] == "bracket")
+    rate = best["params"]["learning_rate"]
+    assert lower["learning_rate"] < rate < higher["learning_rate"] or higher["learning_rate"] == 3e-2
+    assert lower["learning_rate"] == pytest.approx(rate / 10 ** 0.5, rel=0.01)
+    for bracket in (lower, higher):
+        assert {k: v for k, v in bracket.items() if k != "learning_rate"} == \
+            {k: v for k, v in best["params"].items() if k != "learning_rate"}
+    # what the Search tab shows as the phase while each config trains
+    assert [phase_label(session, c) for c in configs] == [
+        "baseline", "curated 1/3", "curated 2/3", "curated 3/3", "learning-rate bracket 1/2",
+        "learning-rate bracket 2/2", "search 1/2", "search 2/2"]
     # every config is trained with the same two seeds, so the grids compare like with like
     assert {tuple(sorted(r["seed"] for r in runs if r["config_id"] == c)) for c in {r["config_id"] for r in runs}} \
         == {(42, 43)}
@@ -47,8 +63,9 @@ def test_warm_start_order_then_tpe_and_budget_with_seeds(demo_fields, runs_dir):
     seeds = {(s["prompt_index"], s["seed"]) for s in runs[0]["samples"]}
     assert seeds == {(0, 7), (1, 8)}
     study = optuna.load_study(study_name=session.name, storage=session.store.url)
-    assert len(study.trials) == 6 and all(t.state.name == "COMPLETE" for t in study.trials)
-    assert [t.user_attrs["kind"] for t in study.trials][:4] == ["baseline", "curated", "curated", "curated"]
+    assert len(study.trials) == 8 and all(t.state.name == "COMPLETE" for t in study.trials)
+    assert [t.user_attrs["kind"] for t in study.trials] == ["baseline"] + ["curated"] * 3 + ["bracket"] * 2 \
+        + ["search"] * 2
     session.close()
 
 

@@ -20,17 +20,20 @@ pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe"
 SKIP = gr.skip()
 
 
-def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, **overrides):
+def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *options, **overrides):
     values = dict(budget=budget, steps=20, seeds=1, prompts="a red circle --d 1\na blue square --d 2",
                   sample_every=10, algorithm="tpe", lr_min="", lr_max="", batch_sizes="")
     values.update(overrides)
-    rest = [1.0, 2.0, 1.0, 1.0, "", "", "", "ui-test"]
+    rest = [1.0, 2.0, 1.0, 1.0, "", "", "", "ui-test", *options]
     return setup_tab.start_search(manager, "demo-cpu", fields, *values.values(), *rest)
 
 
 def test_blocks_build_with_only_private_listeners(runs_dir):
     demo = build_app(SessionManager(runs_dir))
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
+    # the Start button sends the learning-rate bracket checkbox as the form's last value
+    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-lr-bracket"]
+    assert len(starts) == 1 and getattr(starts[0].inputs[-1], "value", None) is True
     options = launch_options(runs_dir)
     assert options["allowed_paths"] == [str(runs_dir.resolve())]
     assert options["run_history"] is False
@@ -83,6 +86,14 @@ def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
     smoother = search_tab.poll(manager, again[-1], 0.9)
     assert smoother[2] != SKIP and all(v == SKIP for i, v in enumerate(smoother[:-1]) if i != 2)
     assert setup_tab.estimate_text(manager, 10).startswith("Estimated wall time")
+    assert manager.session.settings.lr_bracket is True  # the form's default when the checkbox is not sent
+
+
+def test_the_learning_rate_bracket_checkbox_reaches_the_session(runs_dir, demo_fields):
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    start(manager, demo_fields, 1, False)
+    assert manager.session.settings.lr_bracket is False
+    assert manager.session.wait(60)
 
 
 def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
