@@ -141,7 +141,8 @@ def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, s
     fields = bench_fields(Path(workdir))
     name = f"{landscape}-{label.replace('@', '-').replace('=', '')}-{repetition}"
     started = time.time()
-    settings = settings_for(strategy, budget, steps, repetition, lr_bracket=not label.endswith("@nobracket"))
+    settings = settings_for(strategy, budget, steps, repetition,
+                            lr_bracket=strategy == "bracket" and not label.endswith("@nobracket"))
     session = Session.create("demo-cpu", fields, settings, out_dir=Path(workdir) / "sessions", name=name)
     session.worker_id = f"bench-{repetition}"  # the controller's seed mixes in the worker id
     if strategy == "grid":

@@ -1,12 +1,12 @@
-"""UI figures: page ready after ``python app.py``, app memory with a 500-trial session
-loaded, and the Compare grid of 8 runs × 6 prompts.
+"""UI figures: page ready after ``python app.py``, app memory with a 500-trial (and
+2000-trial) session loaded, and the Compare grid of 8 runs × 6 prompts.
 
 * **page ready**: ``python app.py`` in a subprocess; seconds until ``GET /`` answers 200 (the
   page and its assets are served; the browser test measures the form's render on top);
-* **RSS with 500 trials**: this process builds the whole app (``ui.blocks.build_app``),
-  opens a session whose store holds 500 finished trials through the app's
-  ``SessionManager`` and runs the Search tab's poll, as a browser tab would — then reads
-  its own resident memory;
+* **RSS with 500 trials** (and 2000 with ``--full``): a fresh process per size builds the
+  whole app (``ui.blocks.build_app``), opens a session whose store holds that many finished
+  trials through the app's ``SessionManager`` and runs the Search tab's poll, as a browser
+  tab would — then reads its own resident memory;
 * **Compare grid**: 8 runs × 6 prompts of 512 px PNGs, 5 saved steps; first build (writes 48
   thumbnails), a repeat, and after a restart (thumbnails on disk).
 """

@@ -1,9 +1,10 @@
 """The search controller: which configuration to train next.
 
-The order is fixed: the trainer's baseline first (what a person would run by hand), then
-its curated known-good configs in order (warm start), then the best of those at a lower and
-a higher learning rate (the learning-rate bracket, :mod:`bracket.search.lr_bracket`), then
-Optuna's TPE (or random search) for the rest of the budget.
+The order: the trainer's baseline first (what a person would run by hand), then its
+curated known-good configs in order (warm start), then the best of those at a lower and a
+higher learning rate (the learning-rate bracket, :mod:`bracket.search.lr_bracket`; with
+several workers it may come a config or two late), then Optuna's TPE (or random search) for
+the rest of the budget.
 
 Warm-start configs are *enqueued* into the session's Optuna study when the session is
 created, so that several workers sharing one study on PostgreSQL pop each of them exactly

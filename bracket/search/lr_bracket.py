@@ -14,7 +14,12 @@ On the benchmark landscapes (``bench/search_efficiency.py``, 20 paired repetitio
 bracket found a config within 5 % of the optimum sooner in 20 of 20 repetitions where every
 curated rate was too high (``high-rank``: 5.0 trials on average instead of 9.4), took the
 best config after 8 trials from 1.28x to 1.07x the optimum where the optimum was broad
-(``flat-noisy``), and changed little elsewhere (docs/BENCHMARKS.md).
+(``flat-noisy``), and was a wash on ``warmup-critical`` (faster in 10, slower in 7 of 20;
+best after 8 trials 1.15x instead of 1.10x) and on ``reference`` (docs/BENCHMARKS.md).
+
+With several workers the bracket waits for the whole warm start to be scored; a worker that
+asks while a warm-start config is still training gets a TPE config instead, so there the
+bracket may come a config or two later.
 
 The decision is a pure function of the session's history (:func:`next_bracket`), so it
 survives a restart and needs no state of its own: the history says which bracket configs
@@ -87,12 +92,12 @@ def next_bracket(history: Sequence["ScoredConfig"], space: SearchSpace, *,
     scored = [h for h in warm if h.state == TrialState.COMPLETE and h.value is not None]
     if not scored:
         return BracketStep(None)
-    center = min(scored, key=lambda h: h.value)  # type: ignore[arg-type, return-value]
+    center = _centre(scored, [h for h in history if h.kind == KIND])
     rate = center.params.get(KNOB)
     if not isinstance(rate, (int, float)) or rate <= 0:
         return BracketStep(None)
     for label, candidate in (("lower", rate / factor), ("higher", rate * factor)):
-        candidate = float(f"{min(max(candidate, knob.low), knob.high):.3g}")
+        candidate = min(max(float(f"{candidate:.3g}"), knob.low), knob.high)  # round, then clamp: in bounds
         params = dict(center.params, **{KNOB: candidate})
         if _same(params, center.params) or any(_same(params, h.params) for h in history):
             continue
@@ -102,9 +107,22 @@ def next_bracket(history: Sequence["ScoredConfig"], space: SearchSpace, *,
     return BracketStep(None)
 
 
+def _centre(scored: Sequence["ScoredConfig"], made: Sequence["ScoredConfig"]) -> "ScoredConfig":
+    """The warm-start config to bracket: the best one, until a bracket config exists; then the
+    best one of that config's shape, so both sides bracket the same config even when late
+    scores (ratings, a VLM, cross-run normalisation) reorder the warm start in between."""
+    family = [h for h in scored if made and _same_shape(h.params, made[0].params)]
+    return min(family or scored, key=lambda h: h.value)  # type: ignore[arg-type, return-value]
+
+
+def _same_shape(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Equal knobs apart from the learning rate."""
+    return set(a) == set(b) and all(a[k] == b[k] for k in a if k != KNOB)
+
+
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Equal knobs, the learning rate within :data:`SAME_RATE_DECADES`."""
-    if set(a) != set(b) or any(a[k] != b[k] for k in a if k != KNOB):
+    if not _same_shape(a, b):
         return False
     x, y = a.get(KNOB), b.get(KNOB)
     if not isinstance(x, (int, float)) or not isinstance(y, (int, float)) or x <= 0 or y <= 0:

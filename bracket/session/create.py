@@ -184,7 +184,9 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
         store.close()
         raise
     trainer = preset.trainer_factory(fields)
-    settings = SearchSettings.from_dict(row["settings"])
+    # a session stored before the learning-rate bracket existed resumes without one (it would
+    # otherwise spend two slots on its warm-start winner in the middle of its search)
+    settings = SearchSettings.from_dict({"lr_bracket": False, **row["settings"]})
     space = trainer.declare_search_space().narrow(settings.bounds)
     return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]))
 

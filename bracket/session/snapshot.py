@@ -109,9 +109,10 @@ def phase_label(session: "Session", config: dict[str, Any]) -> str:
     index = next((i for i, c in enumerate(same_kind) if c["id"] == config["id"]), 0) + 1
     if config["kind"] == "baseline":
         return "baseline"
-    if config["kind"] == BRACKET_KIND:
-        return f"learning-rate bracket {index}/{BRACKET_TRIALS}"
     others = len(configs) - len(same_kind)
+    if config["kind"] == BRACKET_KIND:  # the budget may end first, or one side may clamp onto the centre
+        total = min(BRACKET_TRIALS, session.settings.n_configs - others)
+        return f"learning-rate bracket {index}/{max(total, index)}"
     if config["kind"] == "curated":  # the budget may end before every curated config is tried
         total = min(len(same_kind) + session.controller().waiting_count(), session.settings.n_configs - others)
         return f"curated {index}/{max(total, index)}"

@@ -121,7 +121,8 @@ def test_two_workers_share_a_budget_and_run_every_slot_once(shared):
     kinds = [c["kind"] for c in configs]
     assert kinds.count("baseline") == 1 and kinds.count("curated") == len(curated)
     assert sorted(c["name"] for c in configs if c["kind"] == "curated") == sorted(curated)
-    assert kinds.count("bracket") <= 2  # proposed under the session's row lock: never twice
+    # the bracket waits for the whole warm start, then comes once per side (under the row lock)
+    assert 1 <= kinds.count("bracket") <= 2
     # both workers trained, each with its own GPU, and the trainers got that GPU
     by_worker = {r["worker"] for r in runs}
     workers_rows = store.workers("share")

@@ -57,6 +57,23 @@ def test_the_centre_stays_the_best_warm_start_config_even_when_a_bracket_config_
     assert second.params["learning_rate"] == pytest.approx(2e-3 * math.sqrt(10), rel=1e-3)
 
 
+def test_both_sides_bracket_the_same_config_when_late_scores_reorder_the_warm_start():
+    lower = next_bracket(WARM, SPACE).params  # around the AdamW 2e-3 winner
+    # a rating arrives: SGD is now the best warm-start config, AdamW 2e-3 the worst
+    reordered = [_done(_config("AdamW", 1e-4), 0.5, "baseline"), _done(_config("AdamW", 2e-3, "constant"), 0.9,
+                 "curated"), _done(_config("SGD", 2e-2), 0.05, "curated"), _done(lower, 0.3, "bracket")]
+    second = next_bracket(reordered, SPACE).params
+    assert second["optimizer_type"] == "AdamW" and second["lr_scheduler"] == "constant"
+    assert second["learning_rate"] == pytest.approx(2e-3 * math.sqrt(10), rel=1e-3)
+
+
+def test_a_bracket_rate_is_rounded_before_it_is_clamped_so_it_stays_in_narrowed_bounds():
+    narrowed = SPACE.narrow({"learning_rate": (1.2345e-4, 5e-3)})
+    step = next_bracket([_done(_config("AdamW", 2e-4), 0.1, "curated")], narrowed)
+    assert step.params["learning_rate"] == 1.2345e-4
+    assert narrowed.problems({**step.params}) == []
+
+
 def test_nothing_while_the_warm_start_runs_and_nothing_without_one():
     running = [*WARM[:2], ScoredConfig(_config("SGD", 2e-2), None, TrialState.RUNNING, "curated")]
     step = next_bracket(running, SPACE)

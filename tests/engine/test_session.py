@@ -69,6 +69,25 @@ def test_warm_start_order_then_tpe_and_budget_with_seeds(demo_fields, runs_dir):
     session.close()
 
 
+def test_a_budget_that_ends_inside_the_bracket_says_so_and_an_old_session_resumes_without_one(
+        demo_fields, runs_dir):
+    session = Session.create("demo-cpu", demo_fields, _settings(budget=5, steps=5), out_dir=runs_dir, name="short")
+    assert session.run() == "finished"
+    configs = session.store.configs("short", stage="search")
+    assert [c["kind"] for c in configs] == ["baseline", "curated", "curated", "curated", "bracket"]
+    assert phase_label(session, configs[-1]) == "learning-rate bracket 1/1"
+    # a session stored before the bracket existed has no lr_bracket in its settings
+    stored = {k: v for k, v in session.store.get_session("short")["settings"].items() if k != "lr_bracket"}
+    session.store.update_session("short", settings=stored | {"budget": 7})
+    folder = session.folder
+    session.close()
+    resumed = Session.open(folder)
+    assert resumed.settings.lr_bracket is False and resumed.settings.warm_start is True
+    assert resumed.run() == "finished"
+    assert [c["kind"] for c in resumed.store.configs("short", stage="search")][5:] == ["search", "search"]
+    resumed.close()
+
+
 def test_failed_and_diverging_runs_are_recorded_and_spend_budget(demo_fields, runs_dir, tmp_path, monkeypatch):
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(["ok", "exit1", "diverge,slow", "nan"]))
