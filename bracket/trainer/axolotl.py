@@ -63,9 +63,6 @@ def _dataset_entry(path: Path, dataset_format: str) -> dict[str, Any]:
 class AxolotlLoraTrainer(llm.LLMTrainer):
     """LoRA/QLoRA through Axolotl's YAML config."""
 
-    loss_tags = ("train/loss",)
-    eval_loss_tags = ("eval/loss",)
-
     def declare_search_space(self) -> SearchSpace:
         return llm.build_search_space(OPTIMIZERS, SCHEDULERS)
 

@@ -44,9 +44,6 @@ FIELDS = (
 class UnslothLoraTrainer(llm.LLMTrainer):
     """LoRA through Unsloth's FastLanguageModel and TRL's SFTTrainer (our driver)."""
 
-    loss_tags = ("train/loss",)
-    eval_loss_tags = ("eval/loss",)
-
     def declare_search_space(self) -> SearchSpace:
         return llm.build_search_space(OPTIMIZERS, SCHEDULERS)
 
