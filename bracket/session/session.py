@@ -196,7 +196,7 @@ class Session:
                 self.phase = "waiting for the VLM judge"
                 self.vlm.drain(timeout=600)
             status = "stopped" if self.stop_requested() else "finished"
-            if status == "finished":  # leftover warm-start trials closed, current scores recorded
+            if status == "finished" and not self._other_workers_alive():  # the study tells the truth at the end
                 record_at_end(self)
         except BracketError as error:
             self.error = str(error)

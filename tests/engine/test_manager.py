@@ -146,6 +146,7 @@ def test_scoring_picks_and_results(tmp_path, runs_dir):
     manager = finished_manager(tmp_path, runs_dir, budget=3)
     ids = [r["id"] for r in manager.scorable_runs()]
     assert sorted(manager.next_unrated(8)) == sorted(ids)
+    assert manager.next_unrated(8)[0] == manager.standings().winner.run_id, "the winner's runs come first"
     manager.rate(ids[0], 8)
     manager.rate(ids[1], 3, prompt_index=2)
     assert manager.next_unrated(8) == [ids[2]], "never a rated run while an unrated one exists"

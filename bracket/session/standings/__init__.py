@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
 
 __all__ = ["STAGES", "UNRATED_WINNER", "MIN_CONFIGS", "ConfigRow", "NoWinnerError", "RunStanding", "ScorePart",
-           "StageBoard", "Standings", "Winner", "build_standings", "figures_text", "importance", "require_winner",
+           "StageBoard", "Standings", "Winner", "build_standings", "figures_text", "importance", "parameter_importance",
+           "require_winner",
            "score_parts", "standings"]
 
 
