@@ -106,3 +106,16 @@ def test_a_missing_or_disqualified_winner_is_refused():
     assert broken.winner.disqualified and broken.warnings
     with pytest.raises(NoWinnerError, match="disqualified"):
         require_winner(None, broken)
+
+
+def test_parts_given_as_a_list_of_objects_are_read_too():
+    from bracket.session.standings import score_parts
+
+    score = SimpleNamespace(judges={"loss": 0.2}, details={"loss": {"final_ema": 0.3}}, weights_used={"loss": 0.4,
+                            "human": 0.6}, parts=[SimpleNamespace(judge="loss", value=0.2, raw=0.3, estimated=False),
+                                                  SimpleNamespace(judge="human", value=0.5, raw=None, estimated=True,
+                                                                  uncertainty=0.2)])
+    parts = score_parts(score)
+    assert [(p.judge, p.value, p.estimated, p.uncertainty) for p in parts] == [("loss", 0.2, False, None),
+                                                                             ("human", 0.5, True, 0.2)]
+    assert parts[0].figures == {"loss": 0.3} and parts[1].weight == 0.6

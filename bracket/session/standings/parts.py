@@ -96,7 +96,9 @@ def score_parts(score: Any) -> list[ScorePart]:
     judges: Mapping[str, Any] = getattr(score, "judges", {}) or {}
     details: Mapping[str, Mapping[str, Any]] = getattr(score, "details", {}) or {}
     weights: Mapping[str, float] = getattr(score, "weights_used", {}) or {}
-    given: Mapping[str, Any] = getattr(score, "parts", None) or {}
+    given = getattr(score, "parts", None) or {}
+    if not isinstance(given, Mapping):  # a sequence of parts, each naming its judge
+        given = {str(_field(p, "judge", _field(p, "name", ""))): p for p in given}
     names = sorted(set(judges) | set(given), key=lambda n: (JUDGE_ORDER.index(n) if n in JUDGE_ORDER else 99, n))
     parts = []
     for name in names:
