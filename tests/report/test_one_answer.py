@@ -112,3 +112,20 @@ def test_export_and_promote_refuse_a_session_without_a_winner(demo_fields, runs_
         assert main(command) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: No run of this session has a score yet") and len(err.strip().splitlines()) == 1
+
+
+def test_export_and_promote_refuse_a_disqualified_winner(demo_fields, runs_dir, monkeypatch, capsys):
+    monkeypatch.setattr(DemoTrainer, "preflight_problems", lambda self: [])
+    monkeypatch.setenv("BRACKET_FAKE_MODE", "nan")  # every run's loss turns NaN: nothing usable
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=1, steps=6, sample_prompts=""),
+                             out_dir=runs_dir, name="broken")
+    session.run()
+    table = standings(session)
+    assert table.winner is not None and table.winner.disqualified
+    folder = session.folder
+    session.close()
+    for command in (["export", str(folder)], ["promote", str(folder)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: The best config") and "disqualified" in err and len(err.strip().splitlines()) == 1
+    assert main(["export", str(folder), "--run", str(table.winner.run_id)]) == 0, "a named run is still exported"
