@@ -90,6 +90,9 @@ class Report:
 
     @property
     def verdict(self) -> str:
+        """The verdict of the stage the winner comes from (the finals' once they are scored)."""
+        if self.finals is not None and self.winner is not None and self.winner.stage == "final":
+            return self.finals.verdict
         return self.search.verdict
 
 
@@ -244,8 +247,10 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
     settings_rows = [[k, _fmt(v)] for k, v in report.settings.items() if k != "sample_prompts"]
     settings_rows += [[f"field {k}", v] for k, v in report.fields.items()] + [["storage", report.storage]]
     verdict_blocks: list[Block] = [("quote", report.verdict)]
-    if report.finals:
+    if report.finals and report.verdict != report.finals.verdict:
         verdict_blocks.append(("quote", f"Finals: {report.finals.verdict}"))
+    elif report.finals:
+        verdict_blocks.append(("quote", f"Search (short runs): {report.search.verdict}"))
     verdict_blocks += [("quote", f"Warning: {w}.") for w in report.warnings]
     verdict_blocks += [("p", f"Note: {n}") for n in report.notes]
     return [
