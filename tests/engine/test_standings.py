@@ -119,3 +119,28 @@ def test_parts_given_as_a_list_of_objects_are_read_too():
     assert [(p.judge, p.value, p.estimated, p.uncertainty) for p in parts] == [("loss", 0.2, False, None),
                                                                              ("human", 0.5, True, 0.2)]
     assert parts[0].figures == {"loss": 0.3} and parts[1].weight == 0.6
+
+
+def test_a_rated_search_never_declares_an_unrated_winner_silently():
+    """Random sessions scored by the real judges: whenever people rated something, the winner is
+    either rated or flagged, in the standings and in their JSON."""
+    import random
+
+    from bracket.session.scoring import score_runs
+
+    rng = random.Random(17)
+    for _ in range(25):
+        n = rng.randint(2, 6)
+        configs = [_config(i, f"c{i}") for i in range(1, n + 1)]
+        runs = [dict(_run(i, i), loss=[(s, rng.uniform(0.2, 1.0) * (1 - s / 40)) for s in range(1, 21)],
+                     finished_at=1.0) for i in range(1, n + 1)]
+        ratings = [{"run_id": i, "value": rng.randint(1, 10), "prompt_index": None}
+                   for i in rng.sample(range(1, n + 1), rng.randint(0, n))]
+        scores = score_runs(runs, ratings, (), {"loss": 1.0, "human": 2.0})
+        table = build_standings(runs, configs, scores, ratings, human_weight=2.0)
+        rated = {r["run_id"] for r in ratings}
+        assert table.winner.rated == (table.winner.run_id in rated)
+        if ratings and table.winner.run_id not in rated:
+            assert UNRATED_WINNER in table.to_dict()["warnings"]
+        else:
+            assert UNRATED_WINNER not in table.warnings
