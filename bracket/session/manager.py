@@ -19,6 +19,7 @@ Every error a person can cause is a ``BracketError`` whose message says what to 
 from __future__ import annotations
 
 import json
+import logging
 import statistics
 import threading
 import time
@@ -370,9 +371,19 @@ class SessionManager:
         return [] if table is None else results.score_history(table)
 
     def report_markdown(self, image_url: Any = None) -> str:
+        """The report (written under the session folder); when no search runs here, the stored
+        study's verdict view is brought up to date too (``bracket.session.study_sync``)."""
         from bracket.report import report_markdown
+        from bracket.session.study_sync import record_verdict
 
-        return report_markdown(self.require(), image_url)
+        session = self.require()
+        text = report_markdown(session, image_url)
+        if not self.running:
+            try:
+                record_verdict(session, self.standings(), close_leftovers=False)
+            except Exception:  # noqa: BLE001 - a convenience view; the report is what was asked for
+                logging.getLogger(__name__).warning("could not update the verdict study", exc_info=True)
+        return text
 
     def dashboard_command(self) -> str:
         return results.dashboard_command(self.require())

@@ -63,5 +63,9 @@ def score_history(table: "Standings") -> list[dict[str, Any]]:
 
 
 def dashboard_command(session: "Session") -> str:
-    """The shell command that opens this session's studies in optuna-dashboard."""
-    return shlex.join(["optuna-dashboard", redact_url(session.store.url)])
+    """The shell command that opens this session's studies in optuna-dashboard, and which
+    study to pick for the ranking of the verdict."""
+    from bracket.session.study_sync import verdict_study_name
+
+    return (shlex.join(["optuna-dashboard", redact_url(session.store.url)])
+            + f"\n# then pick the study {verdict_study_name(session.name)!r}: the current scores, as in the verdict")
