@@ -36,21 +36,36 @@ def progress_line(snapshot: SessionSnapshot, width: int = 24) -> str:
     return line + f" | ETA {_format_seconds(snapshot.eta_s)}"
 
 
-def results_table(snapshot: SessionSnapshot) -> str:
-    """The runs as an aligned text table per stage (finals first; each stage scored on its own), best first."""
+def raw_figures(table: Standings) -> dict[int, str]:
+    """Per run, the raw figures behind its score (``loss 0.321 · rating 8.0``) and estimated parts."""
+    found: dict[int, str] = {}
+    for board in table.boards.values():
+        for row in board.rows:
+            for run in row.runs:
+                figures = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
+                estimated = f"{', '.join(run.estimated)} estimated" if run.estimated else ""
+                found[run.run_id] = "; ".join(t for t in (figures, estimated) if t)
+    return found
+
+
+def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None) -> str:
+    """The runs as an aligned text table per stage (finals first; each stage scored on its own),
+    best first, with the raw figures behind each score when ``raw`` gives them."""
     order = {"final": 0, "search": 1, "promote": 2}
+    raw = raw or {}
     rows = [r for r in snapshot.runs if r["kind"] != "setup"]
     rows.sort(key=lambda r: (order.get(r["stage"], 3), r["score"] is None,
                              r["score"] if r["score"] is not None else 0.0, r["id"]))
     header = (f"{'run':>4}  {'stage':<7} {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'score':>6}  "
-              f"{'worker':<16}  params")
+              f"{'raw figures':<24}  {'worker':<16}  params")
     lines = [header, "-" * len(header)]
     for r in rows:
         score = "-" if r["score"] is None else f"{r['score']:.3f}"
         params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
         reason = f"  ({r['failure_reason']})" if r["failure_reason"] and r["status"] != "done" else ""
-        lines.append(f"{r['id']:>4}  {str(r['stage'])[:7]:<7} {r['kind']:<9} {str(r['config_name'])[:18]:<18} {r['seed'] or 0:>5}  "
-                     f"{r['status']:<12} {score:>6}  {str(r.get('worker') or '-')[-16:]:<16}  {params}{reason}")
+        lines.append(f"{r['id']:>4}  {str(r['stage'])[:7]:<7} {r['kind']:<9} {str(r['config_name'])[:18]:<18} "
+                     f"{r['seed'] or 0:>5}  {r['status']:<12} {score:>6}  {raw.get(r['id'], '') or '-':<24}  "
+                     f"{str(r.get('worker') or '-')[-16:]:<16}  {params}{reason}")
     return "\n".join(lines)
 
 
@@ -76,8 +91,10 @@ def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
 
 
 def _finish(session: Session, status: str) -> int:
-    snapshot = session.snapshot()
-    print(results_table(snapshot))
+    snapshot, table = session.snapshot(), standings(session)
+    print(results_table(snapshot, raw_figures(table)))
+    for line in winner_lines(table):
+        print(line)
     print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; folder {session.folder}")
     if snapshot.error:
         print(f"error: {snapshot.error}", file=sys.stderr)
@@ -150,7 +167,7 @@ def cmd_status(args: argparse.Namespace) -> int:
               f"{snapshot.runs_spent}/{snapshot.total_runs} runs spent")
         for worker in snapshot.workers:
             print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
-        print(results_table(snapshot))
+        print(results_table(snapshot, raw_figures(table)))
         for line in winner_lines(table):
             print(line)
     finally:

@@ -65,7 +65,7 @@ def test_the_app_status_report_export_and_promote_name_the_same_winner(demo_fiel
     assert main(["status", str(folder)]) == 0
     text = capsys.readouterr().out
     assert f"winner: {winner.config_name} (final) run {winner.run_id}, 20 steps" in text
-    assert f"warning: {UNRATED_WINNER}" in text
+    assert f"warning: {UNRATED_WINNER}" in text and "raw figures" in text and "rating 9.0" in text
     assert main(["status", str(folder), "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert {k: answer["winner"][k] for k in ("run_id", "config", "stage", "steps", "rated")} == {
