@@ -127,3 +127,43 @@ def test_a_marker_never_matches_another_run_or_an_unrelated_process(tmp_path):
         other.kill_group()
         other.popen.wait(10)
         other.close()
+
+
+@pytest.mark.slow
+def test_resume_after_bracket_and_the_trainer_leader_died_kills_orphan_and_escapee(fast_fields, runs_dir, tmp_path):
+    """End to end: ``bracket run`` SIGKILLed mid-run, then the trainer's top process killed too.
+
+    Left behind: a grandchild in the dead leader's group and a setsid escapee, neither with a
+    parent Bracket knows. ``resume`` (``Session.open(...).run()``) kills both and re-runs the slot.
+    """
+    from bracket.session.session import Session
+    from tests.fakes import write_fake_plan
+    from tests.reliability.rel_helpers import bracket_process, cli_args, kill_tree_now
+
+    plan = write_fake_plan(tmp_path / "plan.json", ["escapee,grandchild,hang", "ok", "ok"])
+    args = ["run", "--preset", "demo-cpu", *cli_args(fast_fields), "--budget", "2", "--steps", "5",
+            "--name", "orphans", "--out", str(runs_dir), "--quiet"]
+    process = bracket_process(args, {"BRACKET_FAKE_PLAN": str(plan)}, tmp_path / "bracket.log")
+    folder = runs_dir / "orphans"
+    escapee = grandchild = trainer = 0
+    try:
+        escapee_file = wait_for(lambda: next(folder.glob("trials/*/output/escapee.pid"), None), 90, "the escapee")
+        escapee, grandchild = read_pid(escapee_file), read_pid(escapee_file.with_name("grandchild.pid"))
+        trainer = read_pid(escapee_file.with_name("trainer.pid"))
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+        psutil.Process(trainer).send_signal(signal.SIGKILL)
+        wait_for(lambda: dead(trainer), 10, "the trainer's leader gone")
+        assert not dead(grandchild) and not dead(escapee), "both outlive Bracket and the leader"
+
+        session = Session.open(folder)
+        assert session.run() == "finished", session.error
+        assert dead(grandchild), "the orphan of the dead leader survived resume"
+        assert dead(escapee), "the escapee survived resume"
+        runs = session.store.runs(session.name)
+        assert [r["status"] for r in runs] == ["interrupted", "done", "done"]
+        assert "leftover trainer processes were killed" in runs[0]["failure_reason"]
+        session.close()
+    finally:
+        kill_tree_now(process)
+        _kill_now(escapee, grandchild, trainer)
