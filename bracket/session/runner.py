@@ -104,11 +104,6 @@ class Runner:
         self._reaper: threading.Thread | None = None
         self._result: RunResult | None = None
 
-    @property
-    def record(self) -> proc.ProcessRecord:
-        """What finds this run's processes again after a crash (pid, start time, marker)."""
-        return proc.ProcessRecord(self.pid, self.create_time, self.marker)
-
     # ----------------------------------------------------------------- start / stop
 
     def start(self) -> int | None:

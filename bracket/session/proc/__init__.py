@@ -103,10 +103,6 @@ class Started:
         except psutil.Error:  # already gone: it exited at once
             self.create_time = None
 
-    @property
-    def record(self) -> ProcessRecord:
-        return ProcessRecord(self.pid, self.create_time, self.marker)
-
     def stop_gracefully(self, descendants: Sequence[psutil.Process] = ()) -> None:
         """Ask the group (and ``descendants`` that may have left it) to end: SIGTERM / CTRL_BREAK_EVENT."""
         self._group.stop_gracefully(self.popen, list(descendants))
