@@ -78,8 +78,9 @@ def powershell_script(command: Sequence[object], cwd: Path | PurePath, env: Mapp
     return "\n".join(lines)
 
 
-def write_powershell_script(path: Path, command: Sequence[object], cwd: Path | PurePath, env: Mapping[str, str], *,
-                            header: Sequence[str] = (), dropped_env: Sequence[str] = ()) -> Path:
+def write_powershell_script(path: Path, command: Sequence[object], cwd: Path | PurePath,
+                            env: Mapping[str, str], *, header: Sequence[str] = (),
+                            dropped_env: Sequence[str] = ()) -> Path:
     """Write :func:`powershell_script` to ``path`` as UTF-8 with a BOM and LF line ends."""
     text = powershell_script(command, cwd, env, header=header, dropped_env=dropped_env)
     with open(path, "w", encoding="utf-8-sig", newline="\n") as handle:

@@ -39,7 +39,8 @@ def worker_is_alive(worker: dict[str, Any] | None, *, grace_s: float = DEFAULT_G
 
 def process_record(session: str, run: dict[str, Any]) -> proc.ProcessRecord:
     """What identifies the processes of a stored run: leader pid, its start time, the run marker."""
-    marker = proc.run_marker(session, int(run["id"]), float(run["started_at"])) if run.get("started_at") else ""
+    started = run.get("started_at")
+    marker = proc.run_marker(session, int(run["id"]), float(started)) if started else ""
     pid = int(run["pid"]) if run.get("pid") else None
     return proc.ProcessRecord(pid, run.get("pid_create_time"), marker)
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from types import SimpleNamespace
 
 import psutil
 import pytest

@@ -73,7 +73,8 @@ class PosixPlatform:
 
     name = "posix"
 
-    def start(self, cmd: list[str], *, cwd: str, env: dict[str, str], stdout) -> tuple[subprocess.Popen, PosixGroup]:
+    def start(self, cmd: list[str], *, cwd: str, env: dict[str, str],
+              stdout) -> tuple[subprocess.Popen, PosixGroup]:
         popen = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=stdout, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, start_new_session=True)
         return popen, PosixGroup(popen.pid)

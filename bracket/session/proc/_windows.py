@@ -135,7 +135,8 @@ class WindowsPlatform:
         except Exception:  # noqa: BLE001 - a job may be refused (old nested-job rules): run without
             return None
 
-    def start(self, cmd: list[str], *, cwd: str, env: dict[str, str], stdout) -> tuple[subprocess.Popen, WindowsGroup]:
+    def start(self, cmd: list[str], *, cwd: str, env: dict[str, str],
+              stdout) -> tuple[subprocess.Popen, WindowsGroup]:
         job = self._new_job()
         flags = CREATE_NEW_PROCESS_GROUP | (CREATE_SUSPENDED if job is not None else 0)
         try:
