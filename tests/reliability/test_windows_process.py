@@ -168,6 +168,20 @@ def test_a_program_that_cannot_start_closes_its_job():
     assert win32.calls[-1] == ("CloseHandle", "JOB")
 
 
+def test_a_process_that_cannot_be_resumed_is_killed_and_reported_as_not_started():
+    win32, log = FakeWin32(), []
+
+    class Unresumable(FakeProcess):
+        def resume(self) -> None:
+            raise psutil.AccessDenied(4242)
+
+    platform, popens = _platform(win32, log)
+    platform.process = lambda pid: Unresumable(pid, log)
+    with pytest.raises(OSError, match="could not resume"):
+        platform.start(["python.exe"], cwd=".", env={}, stdout=None)
+    assert popens[0].killed and win32.calls[-1] == ("CloseHandle", "JOB")
+
+
 def test_graceful_stop_is_ctrl_break_to_the_group_and_never_a_hard_kill():
     win32, log = FakeWin32(), []
     descendant = FakeProcess(7, log)

@@ -152,8 +152,12 @@ class WindowsPlatform:
             except Exception:  # noqa: BLE001 - without the job the psutil tree still works
                 job.close()
                 job = None
-            finally:
-                self._resume(popen)
+            try:
+                self._resume(popen)  # created suspended: start it now, inside its job
+            except OSError:
+                if job is not None:
+                    job.close()
+                raise
         return popen, WindowsGroup(self, popen.pid, job)
 
     def _resume(self, popen: subprocess.Popen) -> None:
