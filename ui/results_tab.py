@@ -15,7 +15,7 @@ from typing import Any
 import gradio as gr
 
 from bracket.session.manager import SessionManager
-from ui.common import PRIVATE, user_errors
+from ui.common import PRIVATE, inline_errors
 from ui.render import (file_url, history_figure, importance_figure, leaderboard_frame, loss_figure,
                        winner_markdown)
 
@@ -30,7 +30,7 @@ def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
             if r["kind"] != "setup" and r["status"] not in ("pending",)]
 
 
-@user_errors
+@inline_errors(9, at=1)
 def refresh(manager: SessionManager) -> tuple[Any, ...]:
     """(leaderboard, verdict, command, files, history, importance, report, dashboard, run picker)."""
     if manager.session is None:

@@ -23,7 +23,7 @@ from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.forms import plan_text, settings_from_form
 from bracket.session.manager import SessionManager
-from ui.common import PRIVATE, QUIET, user_errors
+from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import format_duration
 
 DEFAULTS = SearchSettings()
@@ -106,7 +106,7 @@ def refresh_sessions(manager: SessionManager) -> Any:
     return gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
 
 
-@user_errors
+@inline_errors(3)
 def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str], budget: Any, steps: Any,
                  seeds: Any, prompts: str, sample_every: Any, algorithm: str, lr_min: str, lr_max: str,
                  batch_sizes: str, *rest: Any) -> tuple[str, Any, Any]:
@@ -127,7 +127,7 @@ def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str]
     return message, gr.Tabs(selected="search"), refresh_sessions(manager)
 
 
-@user_errors
+@inline_errors(2)
 def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]:
     if not folder:
         raise BracketError("Pick a past session from the list first.")
@@ -135,7 +135,7 @@ def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]
     return f"Opened **{session.name}** (not running). Resume it to continue the search.", gr.Tabs(selected="search")
 
 
-@user_errors
+@inline_errors(2)
 def resume_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]:
     if not folder:
         raise BracketError("Pick a past session from the list first.")
@@ -220,7 +220,7 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, lr_min, lr_max, batch_sizes,
                        *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
-                    [start_md, tabs, sessions_dd], concurrency_id="session-control", **PRIVATE)
+                    [start_md, tabs, sessions_dd], concurrency_id="session-control", **QUIET)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
     open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs],
                    concurrency_id="session-control", **PRIVATE)

@@ -328,6 +328,12 @@ class SessionManager:
         self.require().add_comparison(int(left_run_id), int(right_run_id), winner)
         self._snapshot = self._standings = None
 
+    def undo_comparison(self) -> dict[str, Any] | None:
+        """Take back the last pairwise choice of the open session (None when there is none)."""
+        undone = self.require().undo_last_comparison()
+        self._snapshot = self._standings = None
+        return undone
+
     def ratings(self) -> list[dict[str, Any]]:
         session = self.require()
         return session.store.ratings(session.name)

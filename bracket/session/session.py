@@ -77,6 +77,8 @@ class Session:
         self._stop = threading.Event()
         self._resume_event = threading.Event()
         self._resume_event.set()
+        self._paused_at: float | None = None
+        self.paused_s = 0.0
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
         self._lock = SessionLock(self.folder, lock_name)
@@ -153,12 +155,29 @@ class Session:
 
     def pause(self) -> None:
         """Finish the current run, then wait before starting the next one."""
+        if self._resume_event.is_set():
+            self._paused_at = time.time()
         self._resume_event.clear()
         self.store.update_session(self.name, status="paused")
 
     def unpause(self) -> None:
+        if not self._resume_event.is_set() and self._paused_at is not None:
+            self.paused_s += time.time() - self._paused_at
+        self._paused_at = None
         self._resume_event.set()
         self.store.update_session(self.name, status="running")
+
+    @property
+    def paused(self) -> bool:
+        """True between ``pause`` and ``unpause`` of a running search (the current run may still finish)."""
+        return self.running and not self._resume_event.is_set()
+
+    def active_seconds(self) -> float | None:
+        """Seconds since the search started, time spent paused left out (None before it starts)."""
+        if not self.started_at:
+            return None
+        now = self._paused_at or time.time()
+        return max(0.0, now - self.started_at - self.paused_s)
 
     @property
     def running(self) -> bool:
@@ -180,6 +199,7 @@ class Session:
     # -- the loop --------------------------------------------------------------------------
     def _run_locked(self) -> str:
         self.started_at = time.time()
+        self._paused_at, self.paused_s = None, 0.0
         self.error = ""
         heartbeat = threading.Thread(target=self._heartbeat_loop, daemon=True)
         status = "failed"
@@ -409,6 +429,10 @@ class Session:
     def add_comparison(self, left_run_id: int, right_run_id: int, winner: str) -> None:
         from bracket.session.human import record_comparison
         record_comparison(self.store, self.name, left_run_id, right_run_id, winner)
+
+    def undo_last_comparison(self) -> dict[str, Any] | None:
+        """Take back the most recent pairwise choice; returns it (None when there is none)."""
+        return self.store.delete_last_comparison(self.name)
 
     def close(self) -> None:
         if self.running:

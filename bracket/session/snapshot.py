@@ -87,14 +87,15 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
     eta = statistics.median(durations) * remaining if durations else None
     if eta is not None and live:
         eta = max(0.0, eta - (time.time() - live["started_at"]))
+    paused = session.paused  # the search waits between runs: its ETA and clock stand still
     stopped_early, time_saved = time_saved_by_stops(runs)
     workers = [dict(w, alive=worker_is_alive(w, grace_s=session.grace_s)) for w in store.workers(name)]
     return SessionSnapshot(
         name=name, preset_id=session.parts.preset.id,
-        status="running" if session.running else row.get("status", "created"),
+        status="paused" if paused else "running" if session.running else row.get("status", "created"),
         phase=session.phase, error=session.error, plan=session.settings.plan(),
         budget=session.settings.budget, total_runs=total, runs_spent=len(scored), seeds=session.settings.seeds,
-        eta_s=eta, elapsed_s=(time.time() - session.started_at) if session.started_at else None,
+        eta_s=eta, elapsed_s=session.active_seconds(),
         current=live, runs=run_views, configs=list(configs.values()), workers=workers,
         notes=list(row.get("notes") or []), writes_samples=session.trainer.writes_samples,
         sample_kind=session.trainer.sample_kind, stopped_early=stopped_early, time_saved_s=time_saved,
