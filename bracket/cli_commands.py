@@ -14,6 +14,7 @@ from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.forms import parse_bounds
+from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
 from bracket.session.standings import Standings, figures_text, standings
@@ -132,6 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
                              name=args.name, storage_url=args.storage)
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
+    print(f"plan: {phases_text(session.search_plan)}")
     for note in session.parts.notes:
         print(f"note: {note}")
     return _finish(session, _watch(session, quiet=args.quiet))
@@ -178,6 +180,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_resume(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
     print(f"resuming session {session.name}: {session.settings.plan()}")
+    print(f"plan: {phases_text(session.search_plan)}")
     return _finish(session, _watch(session, quiet=args.quiet))
 
 

@@ -19,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from bracket.session.grid import GridCell, GridData
+from bracket.session.plan import progress_text
 
 MAX_POINTS = 400
 
@@ -125,6 +126,8 @@ def status_markdown(snapshot: Any) -> str:
         return "No search is open. Start one in **Setup**, or open a past session there."
     lines = [f"**{snapshot.name}** ({snapshot.preset_id}) — status **{snapshot.status}**, phase *{snapshot.phase}*",
              f"{snapshot.plan}"]
+    if getattr(snapshot, "phases", None):  # the plan, and where the search is in it
+        lines.append(f"Plan: {progress_text(snapshot.phases)}")
     if snapshot.error:
         lines.append(f"**Error:** {snapshot.error}")
     if snapshot.stopped_early:

@@ -69,9 +69,18 @@ def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
     return ("✓ " if report.ok else "✗ ") + "Dataset pre-flight: " + report.summary()
 
 
-def on_preset(preset_id: str) -> tuple[str, dict[str, str], str]:
+def search_defaults(preset_id: str) -> dict[str, int]:
+    """Budget and steps the form starts from for ``preset_id`` (the preset's own, else the engine's)."""
+    values = {"budget": DEFAULTS.budget, "steps": DEFAULTS.steps}
+    if preset_id:
+        values.update(dict(get_preset(preset_id).search_defaults))
+    return values
+
+
+def on_preset(preset_id: str) -> tuple[str, dict[str, str], str, int, int]:
     fields = field_defaults(preset_id)
-    return preset_notes(preset_id), fields, preflight_text(preset_id, fields)
+    start = search_defaults(preset_id)
+    return preset_notes(preset_id), fields, preflight_text(preset_id, fields), start["budget"], start["steps"]
 
 
 def on_field(preset_id: str, name: str, value: Any, fields: dict[str, str]) -> tuple[str, dict[str, str], Any]:
@@ -184,16 +193,17 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     preflight_md.render()
     gr.Markdown("### Search")
     with gr.Row():
-        budget = gr.Number(DEFAULTS.budget, label="Budget (training runs)", precision=0, minimum=1,
+        first = search_defaults(preset_dd.value)
+        budget = gr.Number(first["budget"], label="Budget (training runs)", precision=0, minimum=1,
                            elem_id="bk-budget")
         seeds = gr.Number(DEFAULTS.seeds, label="Seeds per config", precision=0, minimum=1, elem_id="bk-seeds")
-        steps = gr.Number(DEFAULTS.steps, label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
+        steps = gr.Number(first["steps"], label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
         sample_every = gr.Number(0, label="Sample every N steps (0: first and last step only)", precision=0)
         algorithm = gr.Radio(["tpe", "random"], value=DEFAULTS.algorithm, label="Search algorithm")
         lr_bracket = gr.Checkbox(DEFAULTS.lr_bracket, label="Learning-rate bracket",
                                  info="after the warm start, its best config at ÷3.2 and ×3.2 the learning rate",
                                  elem_id="bk-lr-bracket")
-    plan_md = gr.Markdown(plan_text(DEFAULTS.budget, DEFAULTS.seeds), elem_id="bk-plan")
+    plan_md = gr.Markdown(plan_text(first["budget"], DEFAULTS.seeds, preset_dd.value), elem_id="bk-plan")
     estimate_md = gr.Markdown()
     prompts = gr.Textbox(DEFAULT_PROMPTS, lines=4, label="Sample prompts (trainer line syntax; --d seed per prompt)")
     with gr.Row():
@@ -213,9 +223,9 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
         start_btn = gr.Button("Start search", variant="primary", scale=1, elem_id="bk-start")
     start_md = gr.Markdown(elem_id="bk-start-status")
 
-    preset_dd.change(on_preset, preset_dd, [notes_md, fields_state, preflight_md], **PRIVATE)
-    for box in (budget, seeds):
-        box.change(plan_text, [budget, seeds], plan_md, **QUIET)
+    preset_dd.change(on_preset, preset_dd, [notes_md, fields_state, preflight_md, budget, steps], **PRIVATE)
+    for box in (budget, seeds, preset_dd, lr_bracket, algorithm):  # the plan: phases and their counts
+        box.change(plan_text, [budget, seeds, preset_dd, lr_bracket, algorithm], plan_md, **QUIET)
     budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, lr_min, lr_max, batch_sizes,
                        *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket]
@@ -231,5 +241,5 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
 
 
 def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, Any, str]:
-    notes, fields, preflight = on_preset(preset_id)
+    notes, fields, preflight, *_ = on_preset(preset_id)
     return notes, fields, preflight, refresh_sessions(manager), estimate_text(manager, budget)

@@ -16,6 +16,7 @@ point and watched from another process. The UI polls :meth:`Session.snapshot`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -45,6 +46,7 @@ from bracket.session.scoring import (
     sampler_history,
     score_runs,
 )
+from bracket.session.plan import plan_for
 from bracket.session.snapshot import SessionSnapshot, build_snapshot, phase_label
 from bracket.session.store import RUN_SPENT
 from bracket.session.study_sync import record_at_end
@@ -404,6 +406,11 @@ class Session:
         runs = [r for r in self.store.runs(self.name, with_series=False) if r["stage"] == "search"]
         return sampler_history(self.store.configs(self.name, stage="search"), config_values(runs, self.scores(runs)),
                                self.space)
+
+    @functools.cached_property
+    def search_plan(self) -> list[tuple[str, int]]:
+        """``(phase, configs)`` of this search (``bracket.session.plan``)."""
+        return plan_for(self.trainer, self.space, self.settings)
 
     def snapshot(self) -> SessionSnapshot:
         """A consistent, copyable picture of the search for the UI and the CLI."""

@@ -14,6 +14,7 @@ from bracket.session.manager import SessionManager
 from bracket.session.thumbs import ThumbnailCache
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
+from bracket.session.forms import plan_text
 from ui.render import grid_html, loss_figure, runs_frame
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
@@ -43,7 +44,8 @@ def test_preset_form_and_field_checks(tmp_path, demo_fields):
     choices = setup_tab.preset_choices()
     assert {value for _, value in choices} == {p.id for p in PRESETS}
     assert all(" › " in label for label, _ in choices)
-    notes, fields, _ = setup_tab.on_preset("demo-cpu")
+    notes, fields, _, budget, steps = setup_tab.on_preset("demo-cpu")
+    assert "TPE" in plan_text(budget, 1, "demo-cpu")  # the quick start reaches the sampler
     assert "Demo" in notes and set(fields) == {s.name for s in PRESETS[0].fields}
     message, fields, preflight = setup_tab.on_field("demo-cpu", "train_script", str(tmp_path / "nope.py"), fields)
     assert message.startswith("⚠") and "does not exist" in message and preflight == SKIP
