@@ -137,6 +137,16 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert dashboard.startswith("optuna-dashboard sqlite:///") and history is not None
     assert "# Bracket report" in report and f"](gradio_api/file={runs_dir}" in report
     assert runs_dd.value and results_tab.overlay(manager, runs_dd.value, 0.3) is not None
+    assert f"[report.html](gradio_api/file={runs_dir}" in verdict  # served from the runs folder only
+    exported = results_tab.export(manager, 0)
+    assert "[train.sh](gradio_api/file=" in exported and "[config.json](" in exported
+    assert "must be a whole number" in inline_error(results_tab.export(manager, "many"))
+    assert results_tab.start_job(manager, "finals", 20).startswith("finals: started")
+    assert "are training" in inline_error(results_tab.start_job(manager, "promote", 0))
+    assert manager.job.wait(120) and results_tab.job_progress(manager).startswith("finals: done")
+    finals = [r for r in manager.snapshot().runs if r["stage"] == "final"]
+    assert len(finals) == 3 * 2 and {r["max_steps"] for r in finals} == {20}
+    assert "outside the runs folder" in results_tab.served_link(manager, Path(__file__), "x")
 
 
 def test_open_and_resume_past_session(runs_dir, demo_fields):
