@@ -191,6 +191,9 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     folder = Path(out) if out is not None else session.folder / EXPORT_FOLDER / f"{slug}-{steps}steps"
     folder.mkdir(parents=True, exist_ok=True)
     trainer = session.trainer
+    if not str(trainer.fields.get("cache_dir", "")).strip():
+        # read the latent caches the session made (keyed by what made them, so only matching ones)
+        trainer = type(trainer)({**trainer.fields, "cache_dir": str(session.folder / "cache")})
     knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {})
     seed = int(run["seed"]) if run.get("seed") is not None else session.settings.base_seed
     spec: LaunchSpec = trainer.prepare_run(

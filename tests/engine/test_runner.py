@@ -56,7 +56,8 @@ def test_exit_codes_and_log(tmp_path, mode, code):
     if mode == "ok":
         assert result.log_tail[-1] == "fake trainer: done"
     if mode == "exit1":
-        assert "RuntimeError: fake trainer failure" in result.log_tail[-1]
+        assert "RuntimeError: fake trainer failure" in result.log_tail[-5]  # above the launcher's traceback
+        assert "CalledProcessError" in result.log_tail[-1]
 
 
 def test_timeout_kills_the_run(tmp_path):

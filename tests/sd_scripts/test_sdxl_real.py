@@ -86,7 +86,14 @@ def trainer_python(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def random_sdxl(trainer_python, tmp_path_factory) -> dict[str, Path]:
-    """A random full-size SDXL checkpoint and offline tokenizers, built once per test session."""
+    """A random full-size SDXL checkpoint and offline tokenizers, built once per test session.
+
+    ``BRACKET_TEST_SDXL_WEIGHTS=DIR`` reuses a folder that ``build_random_sdxl.py DIR`` made
+    (to rerun the test without the build); by default the build goes to pytest's temporary folder.
+    """
+    prebuilt = os.environ.get("BRACKET_TEST_SDXL_WEIGHTS", "").strip()
+    if prebuilt and (Path(prebuilt) / "sdxl-random.ckpt").is_file():
+        return {"model": Path(prebuilt) / "sdxl-random.ckpt", "tokenizers": Path(prebuilt) / "tokenizers"}
     out = tmp_path_factory.mktemp("sdxl-random")
     log = out / "build.log"
     code = _run_logged([str(trainer_python), str(BUILD_SCRIPT), str(out)], log, cwd=SD_SCRIPTS, timeout=3600)
@@ -140,11 +147,12 @@ def test_sdxl_lora_search_for_real(random_sdxl, trainer_python, tmp_path):
     folder = tmp_path / "runs" / "e2e"
     session = Session.open(folder)
     try:
-        everything = session.snapshot().runs
-        setup = [r for r in everything if r["kind"] == "setup"]
-        runs = [r for r in everything if r["kind"] != "setup"]
+        scores = {r["id"]: r["score"] for r in session.snapshot().runs}
+        everything = session.store.runs(session.name)
     finally:
         session.close()
+    setup = [r for r in everything if r["kind"] == "setup"]
+    runs = [r for r in everything if r["kind"] != "setup"]
     # pre-caching ran once, with sd-scripts' own tools, into the keyed cache folder
     assert sorted(r["label"] for r in setup) == ["cache latents", "cache text encoder outputs"]
     assert all(r["status"] == "done" for r in setup), [r["failure_reason"] for r in setup]
@@ -155,7 +163,7 @@ def test_sdxl_lora_search_for_real(random_sdxl, trainer_python, tmp_path):
     assert [r["kind"] for r in runs] == ["baseline", "curated"]
     for run in runs:
         assert run["status"] == "done", run["failure_reason"]
-        assert run["score"] is not None
+        assert scores[run["id"]] is not None
         scalars = read_scalars(Path(run["run_dir"]) / "logs")
         assert [step for step, _ in scalars["loss/current"]] == [1, 2]
         assert [step for step, _ in run["loss"]] == [1, 2]
@@ -172,14 +180,15 @@ def test_sdxl_lora_search_for_real(random_sdxl, trainer_python, tmp_path):
     # the exported script of the baseline, run again, repeats the baseline's loss exactly:
     # every run read the same pre-made cache, so the first run is comparable with the rest
     baseline = runs[0]
-    export = tmp_path / "export"
-    assert _bracket(["export", str(folder), "--run", str(baseline["id"]), "--steps", "2", "--out", str(export)],
-                    log, env, timeout=300) == 0, _tail(log)
+    assert _bracket(["export", str(folder), "--run", str(baseline["id"]), "--steps", "2"], log, env,
+                    timeout=300) == 0, _tail(log)
+    export = folder / "export" / "baseline-2steps"
     script = (export / "train.sh").read_text(encoding="utf-8")
     assert "export HF_HUB_OFFLINE=1" in script and "--skip_cache_check" in script
     rerun_log = tmp_path / "rerun.log"
-    assert _run_logged(["bash", str(export / "train.sh")], rerun_log, cwd=tmp_path, timeout=1800) == 0, _tail(rerun_log)
-    again = read_scalars(export / "logs")["loss/current"]
+    assert _run_logged(["bash", str(export / "train.sh")], rerun_log, cwd=tmp_path, timeout=1800) == 0, \
+        _tail(rerun_log)
+    again = read_scalars(export / "run" / "logs")["loss/current"]
     assert again == [tuple(point) for point in baseline["loss"]]
 
 
