@@ -130,6 +130,7 @@ def _bracket(args: list[str], log: Path, env: dict[str, str], timeout: float = 3
     return _run_logged([sys.executable, "-m", "bracket", *args], log, cwd=ROOT, env=env, timeout=timeout)
 
 
+@pytest.mark.timeout(7200)  # five trainer processes that each load a 7 GB checkpoint; CPU only
 def test_sdxl_lora_search_for_real(random_sdxl, trainer_python, tmp_path):
     env = dict(os.environ, BRACKET_RUNS_DIR=str(tmp_path / "runs"), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     data = _dataset(tmp_path / "data")
@@ -192,6 +193,7 @@ def test_sdxl_lora_search_for_real(random_sdxl, trainer_python, tmp_path):
     assert again == [tuple(point) for point in baseline["loss"]]
 
 
+@pytest.mark.timeout(1200)
 def test_offline_run_without_tokenizers_names_the_trainers_error(trainer_python, tmp_path):
     """No tokenizers offline: the pre-caching step fails, and the reason is sd-scripts' own error line."""
     env = dict(os.environ, BRACKET_RUNS_DIR=str(tmp_path / "runs"), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
