@@ -175,9 +175,10 @@ def check_tokenizers(report: DoctorReport, trainer: Trainer, values: Mapping[str
     fix = ("set tokenizer_cache_dir (BRACKET_TOKENIZER_CACHE_DIR) to a folder holding them as "
            "<folder>/<id with / as _> — sd-scripts saves them so after one online run with that folder set"
            if "tokenizer_cache_dir" in values else "run once online so the Hugging Face cache keeps them")
+    located = f"neither {where}" if where else "not "
     report.add("tokenizers", False,
-               f"The tokenizers {', '.join(missing)} are {'neither ' + where if where else 'not '}in the Hugging "
-               f"Face cache; the trainer loads them from the hub at start and fails offline. To fix it, {fix}.")
+               f"The tokenizers {', '.join(missing)} are {located}in the Hugging Face cache; the trainer "
+               f"loads them from the hub at start and fails offline. To fix it, {fix}.")
 
 
 def check_parser(report: DoctorReport, trainer: Trainer, values: Mapping[str, str]) -> None:

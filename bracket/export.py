@@ -50,7 +50,8 @@ STANDARD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "N
 #: variables that decide where a trainer finds models, tokenizers and caches (or whether it goes
 #: online): kept in the script even when the person's shell sets them too, so the script reruns
 #: the run as it ran on another shell or machine (secrets among them are still left out)
-CACHE_ENV = re.compile(r"^(HF_|HUGGINGFACE_|TRANSFORMERS_|DIFFUSERS_|TORCH_HOME$|XDG_CACHE_HOME$|TRITON_CACHE_DIR$)")
+CACHE_ENV = re.compile(
+    r"^(HF_|HUGGINGFACE_|TRANSFORMERS_|DIFFUSERS_|TORCH_HOME$|XDG_CACHE_HOME$|TRITON_CACHE_DIR$)")
 #: environment variable names that are never written into an exported script
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION_ID", re.IGNORECASE)
 #: files a trainer writes that hold trained weights (for :func:`promote_weights`)

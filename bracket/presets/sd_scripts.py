@@ -65,8 +65,9 @@ FLUX1_T5XXL_FIELD = replace(T5XXL_FIELD, required=True, help="t5xxl_fp16.safeten
 
 TOKENIZER_CACHE_FIELD = FieldSpec(
     "tokenizer_cache_dir", "Tokenizer folder (offline)", "text", env_var="BRACKET_TOKENIZER_CACHE_DIR",
-    help="Passed as --tokenizer_cache_dir: sd-scripts reads the CLIP/T5 tokenizers from <folder>/<hub id with "
-    "/ as _> instead of the Hugging Face hub, and saves them there after one online run. Needed offline.",
+    help="Passed as --tokenizer_cache_dir: sd-scripts reads the CLIP/T5 tokenizers from "
+    "<folder>/<hub id with / as _> instead of the Hugging Face hub, and saves them there after one "
+    "online run. Needed offline.",
 )
 
 _COMMON = (SD_SCRIPTS_DIR_FIELD, SD_SCRIPTS_PYTHON_FIELD, DATASET_FIELD, RESOLUTION_FIELD, VRAM_TIER_FIELD,

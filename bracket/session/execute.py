@@ -39,7 +39,8 @@ def sample_record(sample: Any) -> dict[str, Any]:
 
 
 #: the last line of a Python traceback: ``SomeError: message`` (or a bare exception name)
-_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s.*)?$")
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s.*)?$")
 #: what launchers (accelerate, subprocess) raise about their child: not the trainer's own error
 _LAUNCHER_ERRORS = ("CalledProcessError", "ChildFailedError")
 #: lines read back from the end of a failed run's log to find its error

@@ -157,8 +157,8 @@ class MusubiTrainer(Trainer):
             folders = dataset_image_dirs(dataset, "musubi")
         except BracketError:
             folders = []
-        flags = [*self.latent_cache_variant_flags(), *self.latent_cache_extra, *self.text_cache_variant_flags(),
-                 *self._text_fp8(), f"resolution={self._resolution()}"]
+        flags = [*self.latent_cache_variant_flags(), *self.latent_cache_extra,
+                 *self.text_cache_variant_flags(), *self._text_fp8(), f"resolution={self._resolution()}"]
         models = [self._field(m.field) for m in self.model_files if m.latent_flag or m.text_flag]
         key = cache_key(models=models, flags=flags, folders=folders,
                         extra={"dataset": str(dataset.resolve()), "dataset_file": path_identity(dataset)

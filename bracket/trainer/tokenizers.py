@@ -41,7 +41,8 @@ def _has_tokenizer(folder: Path) -> bool:
     return folder.is_dir() and any((folder / name).is_file() for name in TOKENIZER_FILES)
 
 
-def tokenizer_location(model_id: str, cache_dir: str = "", environ: Mapping[str, str] | None = None) -> Path | None:
+def tokenizer_location(model_id: str, cache_dir: str = "",
+                       environ: Mapping[str, str] | None = None) -> Path | None:
     """Where ``model_id``'s tokenizer is on this machine, or None."""
     if cache_dir.strip():
         local = Path(cache_dir.strip()).expanduser() / model_id.replace("/", "_")
