@@ -10,8 +10,12 @@ The weights are a random **full-size** SDXL checkpoint (sd-scripts' loader build
 and text encoders from fixed sizes, so no smaller model loads), built once per test session
 with sd-scripts' own classes and writer (``build_random_sdxl.py``) in pytest's temporary
 folder, never in the repository. It is memory-heavy (a real run peaks near 14.5 GB), so it
-skips, saying so, when less than ``MEMORY_NEEDED_GB`` is free; measured times are in the
-README's tests section.
+skips, saying so, when less than ``MEMORY_NEEDED_GB`` is free.
+
+Measured on the 2-core, 24 GB development machine while other jobs shared it (load ~15-20):
+building the checkpoint 4 min 37 s at 7.9 GB peak; the offline-tokenizer test 2 min 21 s; the
+``cache latents`` tool alone more than 10 minutes (about a fifth of a core was ours), so
+the full search test takes well over an hour there. An idle machine did a run in ~4 min.
 
 Needs ``vendor/sd-scripts`` checked out: sd-scripts is not on PyPI, so a machine that cannot
 reach GitHub (CI) skips this with the reason. The trainer venv is the one
