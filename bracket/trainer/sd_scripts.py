@@ -55,8 +55,8 @@ knobs), so narrowing the learning rate never drops a curated Prodigy config.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -87,11 +87,11 @@ SCHEDULERS = ("constant", "constant_with_warmup", "cosine", "linear")
 #: sd-scripts raises when ``constant`` gets a non-zero warm-up, so warm-up is conditional
 WARMUP_SCHEDULERS = ("constant_with_warmup", "cosine", "linear")
 LORA_LOSS_TAGS = ("loss/current", "loss/average")
+FULL_LOSS_TAGS = ("loss",)
 #: seed of the pre-caching tools: the latent cache is a sample of the VAE's distribution
 CACHE_SEED = 0
 CACHE_LATENTS_SCRIPT = "tools/cache_latents.py"
 CACHE_TEXT_SCRIPT = "tools/cache_text_encoder_outputs.py"
-FULL_LOSS_TAGS = ("loss",)
 
 
 @dataclass(frozen=True)
