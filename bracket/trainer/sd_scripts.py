@@ -293,6 +293,12 @@ class SdScriptsTrainer(Trainer):
         """Flags of the cache tools that change what they write (also part of the cache key)."""
         return [self.cache_tool_flag, "--mixed_precision", MIXED_PRECISION, "--seed", str(CACHE_SEED)]
 
+    def latent_cache_args(self) -> list[str]:
+        """The latent tool encodes with an fp32 VAE (``--no_half_vae``): exact latents, and on a
+        CPU without bf16 instructions (AVX2 only) ~90x faster than the bf16 VAE (measured 0.33 s
+        against 30.9 s of CPU for one 64x64 encode)."""
+        return ["--no_half_vae"]
+
     def cache_folder(self, source: Path, run_dir: Path) -> Path:
         """``<session cache>/<family>-<key>``: where this dataset's mirror and caches live."""
         try:
@@ -300,7 +306,8 @@ class SdScriptsTrainer(Trainer):
         except BracketError:
             folders = []
         models = [self.fields.get(item.field, "") for item in self.model_inputs]
-        key = cache_key(models=models, flags=self.cache_tool_args(), folders=folders,
+        flags = self.cache_tool_args() + self.latent_cache_args()
+        key = cache_key(models=models, flags=flags, folders=folders,
                         extra={"resolution": self.resolution(), "suffix": self.latent_cache_suffix})
         family = self.latent_cache_suffix.strip("_").split(".")[0] or "sd"
         return session_cache_dir(run_dir, self.fields.get("cache_dir", "")) / f"{family}-{key}"
@@ -360,12 +367,15 @@ class SdScriptsTrainer(Trainer):
                   *self.cache_tool_args()]
         cache = self.cache_folder(Path(dataset_toml), run_dir)
         specs: list[LaunchSpec] = []
-        for wanted, script, label in ((latents_ok, CACHE_LATENTS_SCRIPT, "cache latents"),
-                                      (cache_text, CACHE_TEXT_SCRIPT, "cache text encoder outputs")):
+        for wanted, script, extra, label in (
+            (latents_ok, CACHE_LATENTS_SCRIPT, self.latent_cache_args(), "cache latents"),
+            (cache_text, CACHE_TEXT_SCRIPT, [], "cache text encoder outputs"),
+        ):
             if wanted:
                 specs.append(LaunchSpec(
-                    cmd=[*prefix, str(self.sd_scripts_dir() / script), *common], cwd=self.sd_scripts_dir(),
-                    env=make_subprocess_env(), output_dir=cache, loss_tags=(), label=label))
+                    cmd=[*prefix, str(self.sd_scripts_dir() / script), *common, *extra],
+                    cwd=self.sd_scripts_dir(), env=make_subprocess_env(), output_dir=cache, loss_tags=(),
+                    label=label))
         return specs
 
     def schedule_args(self, knobs: Mapping[str, Any]) -> list[str]:

@@ -29,6 +29,7 @@ def test_sdxl_setup_caches_with_the_tools_into_the_folder_every_run_reads(build,
         assert value_of(spec.cmd, "--mixed_precision") == "bf16"
         assert value_of(spec.cmd, "--pretrained_model_name_or_path") == trainer.fields["model_path"]
         assert value_of(spec.cmd, "--tokenizer_cache_dir") == str(tmp_path / "tok")
+    assert "--no_half_vae" in setup[0].cmd and "--no_half_vae" not in setup[1].cmd  # the TE tool has no such flag
     setup_dir = _image_dir(Path(value_of(setup[0].cmd, "--dataset_config")))
     runs = [run_of(trainer, session / "trials" / f"000{n}", trainer.baseline_config().knobs, image_folder)
             for n in (1, 2)]

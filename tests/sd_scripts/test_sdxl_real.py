@@ -13,9 +13,13 @@ folder, never in the repository. It is memory-heavy (a real run peaks near 14.5 
 skips, saying so, when less than ``MEMORY_NEEDED_GB`` is free.
 
 Measured on the 2-core, 24 GB development machine while other jobs shared it (load ~15-20):
-building the checkpoint 4 min 37 s at 7.9 GB peak; the offline-tokenizer test 2 min 21 s; the
-``cache latents`` tool alone more than 10 minutes (about a fifth of a core was ours), so
-the full search test takes well over an hour there. An idle machine did a run in ~4 min.
+building the checkpoint 4 min 37 s at 7.9 GB peak RSS; the offline-tokenizer test 2 min 21 s.
+The search test did not finish there: that CPU (AMD EPYC, AVX2, no AVX512-BF16/AMX) runs bf16
+convolutions ~90x slower than fp32 (one 64x64 SDXL-VAE encode: 30.9 s against 0.33 s of CPU),
+and Bracket trains sd-scripts with ``--mixed_precision bf16``; the bf16 latent cache had not
+finished one 256 px image after 10 minutes (the cache tool now encodes in fp32,
+``--no_half_vae``), and the U-Net steps are bf16 too. On a CPU with native bf16 a run took
+~4 min (issue 26). The timeout below is for such a machine.
 
 Needs ``vendor/sd-scripts`` checked out: sd-scripts is not on PyPI, so a machine that cannot
 reach GitHub (CI) skips this with the reason. The trainer venv is the one
