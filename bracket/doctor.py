@@ -163,7 +163,7 @@ def check_vram(report: DoctorReport, trainer: Trainer, values: Mapping[str, str]
 
 def check_tokenizers(report: DoctorReport, trainer: Trainer, values: Mapping[str, str]) -> None:
     """The hub tokenizers the trainer loads by name: in ``tokenizer_cache_dir`` or the hub cache."""
-    wanted = tuple(getattr(trainer, "tokenizer_ids", ()) or ())
+    wanted = tuple(trainer.tokenizer_ids)
     if not wanted:
         return
     folder = str(values.get("tokenizer_cache_dir", "") or "")
