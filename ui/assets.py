@@ -5,6 +5,7 @@ document, so it keeps working when Gradio replaces the grid's HTML:
 
 * a click on a grid cell opens it full size in a lightbox; ←/→ move between runs (columns),
   ↑/↓ between prompts (rows), Esc or a click outside closes it;
+* a reload returns to the tab you were on (its name is kept in ``localStorage``);
 * in *pairwise mode* only — its checkbox (``#bk-pair-mode``) ticked and the keyboard focus
   inside the pairwise panel (``#bk-pair-zone``) — 1 / ← picks the left sample, 2 / → the
   right one, 3 / ↓ a tie, by clicking the matching button (which keeps the focus, so the
@@ -88,6 +89,19 @@ HEAD = """
     state.grid = null;
   }
   window.bracketLightbox = { show, close, state };
+  // a reload returns to the tab you were on (remembered per browser, by the tab's name)
+  document.addEventListener('click', (e) => {
+    const tab = e.target.closest && e.target.closest('#bk-tabs [role=tab]');
+    if (tab) localStorage.setItem('bk-tab', tab.textContent.trim());
+  });
+  const wanted = localStorage.getItem('bk-tab');
+  if (wanted && wanted !== 'Setup') {
+    let tries = 0;
+    const timer = setInterval(() => {
+      const tab = [...document.querySelectorAll('#bk-tabs [role=tab]')].find((t) => t.textContent.trim() === wanted);
+      if (tab || ++tries > 100) { clearInterval(timer); if (tab) tab.click(); }
+    }, 100);
+  }
   document.addEventListener('mousedown', (e) => {  // a click on the pairwise panel gives it the focus
     const zone = e.target.closest && e.target.closest('#bk-pair-zone');
     if (zone && !e.target.closest('button, input, label, .bk-cell')) {

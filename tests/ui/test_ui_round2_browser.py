@@ -5,7 +5,7 @@ search is paused (the tab says paused, the button Resume) and resumed, and the S
 says where the search is in its plan. On Compare, an arrow key outside pairwise mode
 records nothing; inside it (checkbox ticked, focus in the panel) it votes, and Undo takes
 the vote back. On Results, finals run from a button with a steps field, the winner is
-exported, and the linked report.html opens. Screenshots go to test-output/ui-round2/.
+exported, a reload stays on Results, and the linked report.html opens. Screenshots go to test-output/ui-round2/.
 """
 
 from __future__ import annotations
@@ -102,6 +102,10 @@ def test_plan_pause_pairwise_mode_finals_export_report(launched_app, output_dir)
         expect(page.locator("#bk-leaderboard")).to_contain_text("final", timeout=30_000)
         page.screenshot(path=str(shots / "5-results-finals-export.png"), full_page=True)
         script_href = page.locator("#bk-export-msg a", has_text="train.sh").get_attribute("href")
+        page.reload()  # returns to the tab you were on
+        expect(page.get_by_role("tab", name="Results")).to_have_attribute("aria-selected", "true", timeout=30_000)
+        page.locator("#bk-results-refresh").click()
+        expect(page.locator("#bk-verdict a", has_text="report.html")).to_be_visible(timeout=30_000)
         report_href = page.locator("#bk-verdict a", has_text="report.html").get_attribute("href")
         assert script_href and report_href and "gradio_api/file=" in report_href
         assert "set -euo pipefail" in page.request.get(launched_app.url + script_href.lstrip("/")).text()
