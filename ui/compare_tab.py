@@ -39,8 +39,8 @@ def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
             for run in manager.scorable_runs()]
 
 
-def refresh_runs(manager: SessionManager) -> Any:
-    return gr.Dropdown(choices=run_choices(manager))
+def refresh_runs(manager: SessionManager) -> tuple[Any, Any]:
+    return gr.Dropdown(choices=run_choices(manager)), gr.Dropdown(choices=[""] + sort_choices(manager))
 
 
 def _slider(steps: list[int], step: int | None) -> Any:
@@ -69,10 +69,39 @@ def rating_mark(ratings: dict[int, float], run_id: int) -> str:
     return "unrated" if value is None else f"rated {value:g}"
 
 
+def differing(params: list[dict[str, Any]]) -> list[str]:
+    """The parameter names whose values differ between the shown runs (what a header needs)."""
+    keys = sorted({k for p in params for k in p})
+    return [k for k in keys if len({repr(p.get(k)) for p in params}) > 1]
+
+
+def sort_runs(manager: SessionManager, ids: list[int], key: str | None) -> list[int]:
+    """``ids`` ordered by hyperparameter ``key`` (a learning-rate ladder); unchanged without one."""
+    if not key:
+        return ids
+    params = {r["id"]: r["params"] for r in manager.scorable_runs()}
+
+    def value(run_id: int) -> tuple[int, Any]:
+        raw = params.get(run_id, {}).get(key)
+        return (0, raw) if isinstance(raw, (int, float)) else (1, str(raw))
+
+    return sorted(ids, key=value)
+
+
+def sort_choices(manager: SessionManager) -> list[str]:
+    return sorted({k for r in manager.scorable_runs() for k in r["params"]}) if manager.session else []
+
+
 def _grid(manager: SessionManager, ids: list[int], step: int | None) -> Any:
     grid = manager.compare_grid(ids, step)
     ratings = run_ratings(manager)  # a grid of rated runs says so in its headers
-    titles = [f"{c.label} · {rating_mark(ratings, i)}" for c, i in zip(grid.columns, ids)]
+    keys = differing([c.params for c in grid.columns])  # only what differs between the columns
+
+    def shown(value: Any) -> str:
+        return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+    titles = [f"{c.label} · {rating_mark(ratings, i)}" + "".join(f" · {k}={shown(c.params.get(k))}" for k in keys)
+              for c, i in zip(grid.columns, ids)]
     return grid, grid_html(grid, titles=titles)
 
 
@@ -87,6 +116,12 @@ def show_grid(manager: SessionManager, run_ids: list[int] | None, step: float | 
     grid, html = _grid(manager, ids, None if step is None else int(step))
     scope = gr.Dropdown(choices=_scope_choices(grid.prompts), value=WHOLE_RUN)
     return html, _slider(grid.steps, grid.step), ids, scope, note
+
+
+@inline_errors(5, at=4)
+def show_sorted(manager: SessionManager, run_ids: list[int] | None, key: str | None) -> tuple[Any, ...]:
+    """Show grid, its columns sorted by hyperparameter ``key`` (none: in the order picked)."""
+    return show_grid(manager, sort_runs(manager, [int(i) for i in run_ids or []], key))
 
 
 @inline_errors(2, at=1)
@@ -167,7 +202,9 @@ def build(manager: SessionManager) -> dict[str, Any]:
         with gr.Column(scale=1, min_width=140):
             show_btn = gr.Button("Show grid", variant="primary", elem_id="bk-show-grid")
             refresh_btn = gr.Button("Refresh runs", size="sm")
-    step = gr.Slider(0, 1, value=0, step=1, label="Step", interactive=False, elem_id="bk-step")
+    with gr.Row():
+        step = gr.Slider(0, 1, value=0, step=1, label="Step", interactive=False, elem_id="bk-step", scale=4)
+        sort_dd = gr.Dropdown([""], value="", label="Sort columns by", elem_id="bk-sort", scale=1)
     compare_md = gr.Markdown(elem_id="bk-compare-msg")
     grid = gr.HTML(grid_html(_empty_grid()), elem_id="bk-grid")
     gr.Markdown("### Rate (saved at once; 10 = best)")
@@ -205,9 +242,10 @@ def build(manager: SessionManager) -> dict[str, Any]:
         pair_md = gr.Markdown(elem_id="bk-pair-status")
 
     grid_outputs = [grid, step, shown, scope, compare_md]
-    show_btn.click(functools.partial(show_grid, manager), [runs_dd], grid_outputs, **PRIVATE)
+    show_btn.click(functools.partial(show_sorted, manager), [runs_dd, sort_dd], grid_outputs, **PRIVATE)
+    sort_dd.input(functools.partial(show_sorted, manager), [shown, sort_dd], grid_outputs, **PRIVATE)
     unrated_btn.click(functools.partial(next_unrated, manager), [count], [runs_dd, *grid_outputs], **PRIVATE)
-    refresh_btn.click(functools.partial(refresh_runs, manager), None, runs_dd, **PRIVATE)
+    refresh_btn.click(functools.partial(refresh_runs, manager), None, [runs_dd, sort_dd], **PRIVATE)
     step.release(functools.partial(change_step, manager), [shown, step], [grid, compare_md], **PRIVATE)
     pair_outputs = [pair, pair_html, left_btn, right_btn, tie_btn]
     pair_btn.click(functools.partial(next_pair, manager), None, pair_outputs, **PRIVATE)
@@ -217,7 +255,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     undo_btn.click(functools.partial(undo_vote, manager), None, [pair_md, *pair_outputs], concurrency_id="scoring",
                    **QUIET)
     del mode  # read by the page script only (ui.assets)
-    return {"runs": runs_dd, "refresh": functools.partial(refresh_runs, manager)}
+    return {"runs": [runs_dd, sort_dd], "refresh": functools.partial(refresh_runs, manager)}
 
 
 def _empty_grid() -> Any:

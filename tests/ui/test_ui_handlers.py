@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -112,8 +113,16 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert html.count("<img") == 3 * 2 and "gradio_api/file=" in html and str(runs_dir) in html
     assert slider.value == 20 and slider.step == 10 and slider.minimum == 0
     assert [value for _, value in scope.choices] == [compare_tab.WHOLE_RUN, 0, 1]
+    ladder, *_ = compare_tab.show_sorted(manager, shown, "learning_rate")  # columns by learning rate
+    rates = {r["id"]: r["params"]["learning_rate"] for r in manager.scorable_runs()}
+    heads = re.findall(r'<th title="[^"]*">([^<]*)</th>', ladder)
+    order = [int(h.split()[0].lstrip("#")) for h in heads]
+    assert [rates[i] for i in order] == sorted(rates[i] for i in shown)
+    assert all("learning_rate=" in h and "batch_size=" not in h for h in heads)  # only what differs
     earlier = compare_tab.change_step(manager, shown, 10)
-    assert 'data-step="10"' in earlier[0] and earlier[0] != html and html.count("· unrated</th>") == 3
+    assert 'data-step="10"' in earlier[0] and earlier[0] != html
+    first_heads = re.findall(r'<th title="[^"]*">([^<]*)</th>', html)
+    assert len(first_heads) == 3 and all("· unrated" in h for h in first_heads)
     assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith("Saved: run")
     assert "prompt 1" in compare_tab.rate(manager, shown[1], "3", 1)
     *_, lone, _, _ = compare_tab.next_unrated(manager, 4)

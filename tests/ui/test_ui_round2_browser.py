@@ -4,12 +4,13 @@ The demo preset with the fake trainer: a plan that reaches TPE is shown before S
 search is paused (the tab says paused, the button Resume) and resumed, and the Search tab
 says where the search is in its plan. On Compare, an arrow key outside pairwise mode
 records nothing; inside it (checkbox ticked, focus in the panel) it votes, and Undo takes
-the vote back. On Results, finals run from a button with a steps field, the winner is
+the vote back; the grid's columns sort by learning rate. On Results, finals run from a button with a steps field, the winner is
 exported, a reload stays on Results, and the linked report.html opens. Screenshots go to test-output/ui-round2/.
 """
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -73,6 +74,15 @@ def test_plan_pause_pairwise_mode_finals_export_report(launched_app, output_dir)
 
         # Compare: an arrow key outside pairwise mode records nothing; inside it votes; undo
         page.get_by_role("tab", name="Compare").click()
+        page.locator("#bk-next-unrated").click()  # the grid, its columns sorted by learning rate
+        expect(page.locator("#bk-grid table.bk-grid img").first).to_be_visible(timeout=20_000)
+        page.locator("#bk-sort input").click()
+        page.get_by_role("option", name="learning_rate").click()
+        heads = page.locator("#bk-grid thead th[title]")
+        expect(heads.first).to_contain_text("learning_rate=", timeout=20_000)
+        rates = [float(re.search(r"learning_rate=([0-9.e+-]+)", t).group(1)) for t in heads.all_inner_texts()]
+        assert rates == sorted(rates) and len(rates) >= 2
+        page.screenshot(path=str(shots / "4a-grid-by-learning-rate.png"), full_page=True)
         page.locator("#bk-next-pair").click()
         expect(page.locator("#bk-pair img")).to_have_count(2 * 4, timeout=20_000)
         page.locator("body").click(position={"x": 5, "y": 5})
