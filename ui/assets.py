@@ -18,7 +18,7 @@ CSS = """
 table.bk-grid { border-collapse: collapse; width: max-content; }
 table.bk-grid th, table.bk-grid td { padding: 4px; vertical-align: top; text-align: center; }
 table.bk-grid th.bk-prompt { text-align: left; max-width: 14em; font-weight: normal; font-size: 0.85em; }
-table.bk-grid thead th { font-size: 0.85em; white-space: nowrap; }
+table.bk-grid thead th { font-size: 0.85em; white-space: normal; max-width: 200px; overflow-wrap: anywhere; }
 .bk-cell { cursor: zoom-in; margin: 0; }
 .bk-cell img, .bk-cell video { width: 192px; height: 192px; object-fit: contain; background: #111;
   border-radius: 4px; display: block; }
