@@ -192,7 +192,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     folder = Path(out) if out is not None else session.folder / EXPORT_FOLDER / f"{slug}-{steps}steps"
     folder.mkdir(parents=True, exist_ok=True)
     trainer = session.trainer
-    knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {})
+    knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {}, session.space)
     seed = int(run["seed"]) if run.get("seed") is not None else session.settings.base_seed
     spec: LaunchSpec = trainer.prepare_run(
         run_dir=folder / "run", config=knobs, dataset_toml=Path(session.parts.fields.get("dataset", "")),

@@ -110,7 +110,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     settings.validate()
     merged = preset.validate_fields(fields)
     trainer = preset.trainer_factory(merged)
-    space = trainer.declare_search_space().narrow(settings.bounds)
+    space = trainer.session_space(settings.bounds)
     warm_start, notes = fit_warm_start(trainer, space)
     check_dataset(trainer, merged)
     problems = trainer.preflight_problems()
@@ -187,7 +187,7 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
     # a session stored before the learning-rate bracket existed resumes without one (it would
     # otherwise spend two slots on its warm-start winner in the middle of its search)
     settings = SearchSettings.from_dict({"lr_bracket": False, **row["settings"]})
-    space = trainer.declare_search_space().narrow(settings.bounds)
+    space = trainer.session_space(settings.bounds)
     return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]))
 
 

@@ -100,6 +100,10 @@ class Trainer(ABC):
     #: folder) that the session pre-flights; None for trainers with other datasets
     dataset_style: str | None = None
 
+    #: the knob that sets the examples per optimizer step; a ``batch_size`` bound (the
+    #: Setup tab's batch-size choices, ``--batch-sizes``) narrows this knob
+    batch_knob: str = "batch_size"
+
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         self.fields: dict[str, str] = {k: str(v) for k, v in (fields or {}).items()}
 
@@ -115,9 +119,22 @@ class Trainer(ABC):
     def curated_configs(self) -> list[NamedConfig]:
         """Three to five known-good configurations, each with its source."""
 
-    def config_from_dict(self, knobs: Mapping[str, Any]) -> TrainerConfig:
-        """Complete ``knobs`` with the space's fixed values and validate them."""
-        space = self.declare_search_space()
+    def session_space(self, bounds: Mapping[str, Any]) -> SearchSpace:
+        """This trainer's space narrowed by a session's bounds (``batch_size`` meaning
+        :attr:`batch_knob`). Every config of the session is validated against it."""
+        bounds = dict(bounds)
+        if "batch_size" in bounds and self.batch_knob != "batch_size":
+            bounds[self.batch_knob] = bounds.pop("batch_size")
+        return self.declare_search_space().narrow(bounds)
+
+    def config_from_dict(self, knobs: Mapping[str, Any], space: SearchSpace | None = None) -> TrainerConfig:
+        """Complete ``knobs`` with the space's fixed values and validate them.
+
+        ``space`` is the space the config was searched in: a session's space narrowed by
+        the person's bounds, where a fixed knob such as ``batch_size`` may have become a
+        searched choice. Without it the trainer's own space is used.
+        """
+        space = self.declare_search_space() if space is None else space
         complete = space.complete(knobs)
         space.validate(complete)
         return KnobConfig(knobs=complete)

@@ -1,0 +1,81 @@
+"""Issue 19: searching a batch size that the trainer fixes, in every family, end to end.
+
+A session narrows the trainer's space with the person's bounds; batch-size choices turn
+the fixed ``batch_size`` into a searched knob. Each run's config is validated against
+that session space (``Trainer.config_from_dict(knobs, space)``), not the trainer's own,
+and a config that is refused leaves no pending run behind. The sd-scripts and LLM cases
+live with their adapters' tests (``test_batch_size_choices_*``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from bracket.errors import SearchSpaceError
+from bracket.registry import get_preset
+from bracket.session.config import SearchSettings
+from bracket.session.session import Session
+
+
+def _musubi_trainer(root: Path, dataset: Path):
+    preset = get_preset("zimage-lora")
+    values = {"dataset": str(dataset), "vram_gb": "80"}
+    for spec in preset.fields:
+        if spec.name == "musubi_dir":
+            (root / "musubi" / "src" / "musubi_tuner").mkdir(parents=True, exist_ok=True)
+            values[spec.name] = str(root / "musubi")
+        elif spec.name == "trainer_python":
+            (root / "python").write_text("#!/bin/sh\n", encoding="utf-8")
+            (root / "python").chmod(0o755)
+            values[spec.name] = str(root / "python")
+        elif spec.kind in ("file", "path") and spec.name not in values and spec.required:
+            path = root / "models" / f"{spec.name}.safetensors"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"x")
+            values[spec.name] = str(path)
+    return preset.build_trainer(values)
+
+
+def test_musubi_trains_a_batch_size_choice(tmp_path):
+    dataset = tmp_path / "images"
+    dataset.mkdir()
+    for n in range(2):
+        Image.new("RGB", (32, 32), (40 * n, 0, 0)).save(dataset / f"img{n}.png")
+        (dataset / f"img{n}.txt").write_text(f"caption {n}", encoding="utf-8")
+    trainer = _musubi_trainer(tmp_path, dataset)
+    space = trainer.session_space({"batch_size": [1, 2]})
+    knobs = {**trainer.baseline_config().knobs, "batch_size": 2}
+    with pytest.raises(SearchSpaceError, match="fixed at 1, got 2"):
+        trainer.config_from_dict(knobs)  # the trainer's own space
+    spec = trainer.prepare_run(run_dir=tmp_path / "run", config=trainer.config_from_dict(knobs, space),
+                               dataset_toml=dataset, max_steps=20, seed=1)
+    toml = Path(spec.cmd[spec.cmd.index("--dataset_config") + 1])
+    assert tomllib.loads(toml.read_text(encoding="utf-8"))["general"]["batch_size"] == 2
+
+
+def _settings(**values) -> SearchSettings:
+    return SearchSettings(**{"budget": 3, "steps": 6, "seeds": 1, "sample_prompts": "a red circle --d 7", **values})
+
+
+def test_demo_session_searches_batch_sizes_the_preset_fixes(demo_fields, runs_dir):
+    """The demo preset fixes batch size 16; choices 4 and 8 drop the warm start (it cannot
+    fit) and every run trains at a chosen size, none left pending."""
+    session = Session.create("demo-cpu", demo_fields, _settings(bounds={"batch_size": [4, 8]}), out_dir=runs_dir)
+    assert any("dropped" in note for note in session.parts.notes)
+    assert session.run() == "finished"
+    runs = [r for r in session.store.runs(session.name, with_series=False) if r["stage"] == "search"]
+    assert len(runs) == 3 and {r["status"] for r in runs} == {"done"}
+    assert {r["params"]["batch_size"] for r in runs} <= {4, 8}
+
+
+def test_a_refused_config_leaves_no_pending_run(demo_fields, runs_dir):
+    session = Session.create("demo-cpu", demo_fields, _settings(), out_dir=runs_dir)
+    bad = {"id": 0, "name": "bad", "kind": "search", "params": {**session.trainer.baseline_config().knobs,
+                                                                 "batch_size": 3}}
+    with pytest.raises(SearchSpaceError, match="batch_size"):
+        session._train(bad, 0)
+    assert session.store.runs(session.name, with_series=False) == []
