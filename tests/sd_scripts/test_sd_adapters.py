@@ -188,3 +188,17 @@ def test_batch_size_choices_are_valid_in_the_session_space(build, image_folder, 
                                dataset_toml=image_folder, max_steps=20, seed=1)
     toml = tomllib.loads((spec.output_dir.parent / "dataset.toml").read_text(encoding="utf-8"))
     assert toml["general"]["batch_size"] == 4
+
+
+def test_a_curated_warm_up_longer_than_a_quarter_of_the_run_is_clamped(build):
+    """Issue 19: the curated Adafactor config warms up for 100 steps; in a 100-step search
+    that is the whole run, so the session clamps it to 25 steps' grid (20) with a note."""
+    from bracket.session.create import fit_warm_start
+
+    trainer = build("sdxl-lora")
+    space = trainer.session_space({}, steps=100, warmup_share=0.25)
+    assert (space["lr_warmup_steps"].low, space["lr_warmup_steps"].high) == (0, 20)
+    assert trainer.session_space({}, steps=1000, warmup_share=0.25)["lr_warmup_steps"].high == 200
+    fitted, notes = fit_warm_start(trainer, space)
+    assert all(c.knobs.get("lr_warmup_steps", 0) <= 20 for _, c in fitted)
+    assert any("lr_warmup_steps 100 clamped to 20" in n for n in notes)

@@ -1,4 +1,4 @@
-"""Issue 19: searching a batch size that the trainer fixes, in every family, end to end.
+"""Issue 19: a session's own space — batch sizes the trainer fixes, warm-ups relative to the run.
 
 A session narrows the trainer's space with the person's bounds; batch-size choices turn
 the fixed ``batch_size`` into a searched knob. Each run's config is validated against
@@ -79,3 +79,18 @@ def test_a_refused_config_leaves_no_pending_run(demo_fields, runs_dir):
     with pytest.raises(SearchSpaceError, match="batch_size"):
         session._train(bad, 0)
     assert session.store.runs(session.name, with_series=False) == []
+
+
+def test_warm_up_is_limited_to_a_share_of_the_run_and_curated_warm_ups_are_clamped(demo_fields, runs_dir):
+    from bracket.trainer.base import WARMUP_SHARE
+
+    session = Session.create("demo-cpu", demo_fields, _settings(steps=12), out_dir=runs_dir)
+    assert session.space["lr_warmup_steps"].high == 0 == int(WARMUP_SHARE * 12) // 5 * 5
+    assert session.parts.notes[0].startswith("warm-up searched up to 0 steps (25% of the 12-step runs)")
+    waiting = session.store.study(session.name).get_trials(deepcopy=False)
+    assert len(waiting) == 4 and all(t.system_attrs["fixed_params"]["lr_warmup_steps"] == 0 for t in waiting)
+    assert any("lr_warmup_steps 5 clamped to 0" in n for n in session.parts.notes)
+    row = session.store.get_session(session.name)
+    assert row["settings"]["warmup_share"] == WARMUP_SHARE
+    long = Session.create("demo-cpu", demo_fields, _settings(steps=200), out_dir=runs_dir, name="long")
+    assert long.space["lr_warmup_steps"].high == 20 and not any("warm-up searched" in n for n in long.parts.notes)
