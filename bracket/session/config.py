@@ -52,6 +52,9 @@ class SearchSettings:
     #: the longest warm-up searched, as a share of ``steps`` (baseline and curated warm-ups
     #: beyond it are clamped, with a note); None: the trainer's own range
     warmup_share: float | None = WARMUP_SHARE
+    #: folders of earlier sessions of the same preset whose best configs join the warm start
+    #: right after the baseline (``bracket.session.past``)
+    warm_start_from: list[str] = field(default_factory=list)
 
     @property
     def n_configs(self) -> int:

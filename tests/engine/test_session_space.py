@@ -94,3 +94,24 @@ def test_warm_up_is_limited_to_a_share_of_the_run_and_curated_warm_ups_are_clamp
     assert row["settings"]["warmup_share"] == WARMUP_SHARE
     long = Session.create("demo-cpu", demo_fields, _settings(steps=200), out_dir=runs_dir, name="long")
     assert long.space["lr_warmup_steps"].high == 20 and not any("warm-up searched" in n for n in long.parts.notes)
+
+
+def test_a_new_session_starts_from_the_best_configs_of_an_earlier_one(demo_fields, runs_dir):
+    from bracket.errors import BracketError
+    from bracket.session.past import past_sessions
+
+    first = Session.create("demo-cpu", demo_fields, _settings(budget=3), out_dir=runs_dir, name="first")
+    assert first.run() == "finished"
+    done = sorted((c for c in first.store.configs("first", stage="search")), key=lambda c: c["value"])
+    listed = past_sessions(runs_dir, "demo-cpu")
+    assert [s.name for s in listed] == ["first"] and "3 configs" in listed[0].label
+    assert past_sessions(runs_dir, "sdxl-lora") == []
+    second = Session.create("demo-cpu", demo_fields, _settings(warm_start_from=[str(first.folder)]),
+                            out_dir=runs_dir, name="second")
+    queued = second.store.study("second").get_trials(deepcopy=False)
+    names = [t.user_attrs["name"] for t in queued]
+    assert names[:3] == ["baseline", "past-first-1", "past-first-2"] and len(names) == 6
+    assert queued[1].system_attrs["fixed_params"] == second.space.searched_params(done[0]["params"])
+    assert queued[1].user_attrs["kind"] == "curated" and "session first" in queued[1].user_attrs["source"]
+    with pytest.raises(BracketError, match="not a local Bracket session folder"):
+        Session.create("demo-cpu", demo_fields, _settings(warm_start_from=[str(runs_dir)]), out_dir=runs_dir)
