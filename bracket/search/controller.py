@@ -132,7 +132,8 @@ class SearchController:
 
     def __init__(self, *, study: Study, space: SearchSpace, algorithm: str = "tpe", seed: int = 0,
                  history: Callable[[], Sequence[ScoredConfig]] = lambda: (),
-                 n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS, lr_bracket: bool = True) -> None:
+                 n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS, lr_bracket: bool = True,
+                 multivariate: bool | None = None) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}")
         self.space = space
@@ -144,8 +145,8 @@ class SearchController:
         def make_inner(inner_seed: int) -> BaseSampler:
             if algorithm == "random":
                 return RandomSampler(seed=inner_seed)
-            return TPESampler(n_startup_trials=n_startup_trials, multivariate=DEFAULT_MULTIVARIATE, constant_liar=True,
-                              seed=inner_seed)
+            return TPESampler(n_startup_trials=n_startup_trials, constant_liar=True, seed=inner_seed,
+                              multivariate=DEFAULT_MULTIVARIATE if multivariate is None else multivariate)
 
         self.sampler = CurrentScoreSampler(space, history, make_inner, seed)
         self.study = study
