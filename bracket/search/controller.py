@@ -44,10 +44,11 @@ SEARCH_KINDS = ("baseline", "curated", BRACKET_KIND, "search")
 #: TPE starts modelling after this many scored configs (warm-start configs count);
 #: tuned with bench/search_efficiency.py (see docs/BENCHMARKS.md).
 DEFAULT_N_STARTUP_TRIALS = 4
-#: Independent (univariate) TPE. With the warm start's few scored configs, multivariate TPE
-#: stayed anchored near the best curated config; univariate TPE reached the target sooner on
-#: three of four benchmark landscapes and tied on the fourth (docs/BENCHMARKS.md, "tuning").
-DEFAULT_MULTIVARIATE = False
+#: Multivariate TPE. On the demo space's four landscapes univariate TPE reached the target
+#: sooner on three (issue 11); on the eleven landscapes over real preset spaces, whose
+#: optima couple optimizer, schedule and step (Prodigy with a decay, lr x alpha/rank),
+#: multivariate TPE was as fast or faster on ten (issue 19; docs/BENCHMARKS.md, section 2).
+DEFAULT_MULTIVARIATE = True
 
 
 @dataclass(frozen=True)
