@@ -46,10 +46,10 @@ def _print_search(data: dict) -> None:
 
 def _print_steering(data: dict) -> None:
     budget = data["plan"]["budget"]
-    print(f"    {'taste':<13} {'mode':<6} {'trials':>6} {'ratio':>6} {'pick<=5%':>8} {'pick/opt':>8} "
+    print(f"    {'taste':<13} {'mode':<18} {'trials':>6} {'ratio':>6} {'pick<=5%':>8} {'pick/opt':>8} "
           f"{'pick better/worse':>17} {'next 4 in pref. region ctl/with':>32}")
     for taste, row in data["summary"].items():
-        for mode in ("control", "rated", "late"):
+        for mode in row.get("modes", ("control", "rated", "late")):
             own, versus = row.get(mode), row.get(f"{mode}_vs_control") or {}
             if not own:
                 continue
@@ -57,7 +57,7 @@ def _print_steering(data: dict) -> None:
             ratio = f"{versus['trials_ratio']:.2f}" if versus else ""
             better = f"{versus['pick_better']:.0%}/{versus['pick_worse']:.0%}" if versus else ""
             share = f"{moved['control']:.2f}/{moved['rated']:.2f}" if moved else ""
-            print(f"    {taste:<13} {mode:<6} {own['median_trials_to_target']:>6g} {ratio:>6} "
+            print(f"    {taste:<13} {mode:<18} {own['median_trials_to_target']:>6g} {ratio:>6} "
                   f"{own['pick_within_5pct']:>8.0%} {own['median_pick_ratio']:>8.3f} {better:>17} {share:>32}")
     print(f"    (trials: median trials to a config within 5 % of the rater's optimum, a miss counts as "
           f"{budget + 1}; goals: rated/control ratio <= 0.5, rated pick <= 5 % in >= 80 %)")
@@ -140,6 +140,13 @@ def main(argv: list[str] | None = None) -> int:
             plan = replace(plan, workers=args.workers)
         print(f"\nsteering ({'short' if short else 'full'}: {plan.repetitions} repetitions, budget {plan.budget})")
         _print_steering(steering.run(short=short, plan=plan, results_dir=args.results))
+        from bench import proposal_shift
+        from bench.common import write_result
+
+        draws = 20 if short else 60
+        print(f"\none rating's effect on TPE's next proposals ({draws} draws per taste)")
+        shift = proposal_shift.run(draws=draws, variants=("", "dropjudge"), log=print)
+        write_result("proposal_shift", {"draws": draws, "summary": shift}, args.results)
     print(f"\ndone in {time.time() - started:.0f} s")
     return 0
 

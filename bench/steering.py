@@ -30,6 +30,7 @@ per taste over the repetitions:
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import shutil
@@ -62,6 +63,42 @@ SHORT = Plan(repetitions=2, budget=20)
 FULL = Plan(repetitions=10, budget=24)
 
 
+_ORIGINAL: dict[str, Any] = {}
+
+
+def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
+    """Tuning variants ``<mode>@gamma=0.25`` (TPE's good share), ``<mode>@prior=1`` (the
+    estimate's pseudo-count), ``<mode>@human=4`` (the human weight), ``<mode>@dropjudge`` (the
+    old rule: no estimate, a judge without data drops out of that run's score): patch those
+    defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
+    from bracket.judge import combine
+    from bracket.search import controller
+    from bracket.session import scoring
+
+    base, _, option = mode.partition("@")
+    defaults = combine.estimate_missing.__kwdefaults__
+    _ORIGINAL.setdefault("gamma", controller.DEFAULT_GAMMA_FRACTION)
+    _ORIGINAL.setdefault("prior", defaults["prior_count"])
+    _ORIGINAL.setdefault("estimates", scoring.judge_estimates)
+    scoring.judge_estimates = _ORIGINAL["estimates"]
+    controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
+    defaults["prior_count"] = _ORIGINAL["prior"]
+    weights = None
+    for item in filter(None, option.split(",")):
+        key, _, value = item.partition("=")
+        if key == "gamma":
+            controller.DEFAULT_GAMMA_FRACTION = float(value)
+        elif key == "prior":
+            defaults["prior_count"] = float(value)
+        elif key == "dropjudge":
+            scoring.judge_estimates = lambda *_args, **_kw: {}
+        elif key == "human":
+            weights = {"loss": 1.0, "human": float(value)}
+        else:
+            raise ValueError(f"unknown variant {item!r}")
+    return base, weights
+
+
 def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps: int, workdir: str
                 ) -> dict[str, Any]:
     """One session, start to end, with or without the rater; what it tried and what it picked."""
@@ -71,20 +108,22 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     from bracket.session.session import Session
 
     skip_python_probe()
+    label, (mode, weights) = mode, apply_variant(mode)
     taste = TASTES[taste_name]
     os.environ[LANDSCAPE_ENV] = taste.loss_landscape
     fields = bench_fields(Path(workdir))
-    name = f"{taste_name}-{mode}-{repetition}"
+    name = f"{taste_name}-{label.replace('@', '-').replace('=', '').replace(',', '-')}-{repetition}"
     started = time.time()
     settings = SearchSettings(budget=budget, steps=steps, seeds=1, sample_prompts="",
-                              base_seed=1000 + 17 * repetition, algorithm="tpe", warm_start=True)
+                              base_seed=1000 + 17 * repetition, algorithm="tpe", warm_start=True,
+                              **({"weights": weights} if weights else {}))
     runs_dir = Path(workdir) / "sessions"
     session = Session.create("demo-cpu", fields, settings, out_dir=runs_dir, name=name)
     session.worker_id = f"bench-{repetition}"
     rater = None if mode == "control" else Rater(
         taste, seed=repetition, steps=steps, start_trial=1 if mode == "rated" else budget // 2 + 1)
     events: list[dict[str, Any]] = []
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir)  # its snapshot is cached 0.5 s, as in the app
     if rater is not None:
         manager.open(session.folder)  # the app's holder, over the same store the search writes
         original = session._next_config
@@ -108,7 +147,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     manager.close()
     session.close()
     shutil.rmtree(runs_dir / name, ignore_errors=True)
-    return {"taste": taste_name, "mode": mode, "repetition": repetition, "status": status, "budget": budget,
+    return {"taste": taste_name, "mode": label, "repetition": repetition, "status": status, "budget": budget,
             "seconds": time.time() - started, "trials": trials, "events": events,
             "first_rating_trial": rater.first_rating_trial if rater else None,
             "ratings": rater.ratings if rater else 0, "pairs": rater.pairs if rater else 0}
@@ -160,7 +199,9 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
         row: dict[str, Any] = {"repetitions": len(reps), "loss_landscape": TASTES[taste_name].loss_landscape,
                                "description": TASTES[taste_name].description,
                                "optimum_params": TASTES[taste_name].optimum()[1]}
-        for mode in MODES:
+        modes = sorted({m for m, _ in mine}, key=lambda m: (MODES.index(m.partition("@")[0]), m))
+        row["modes"] = modes
+        for mode in modes:
             got = [mine[(mode, rep)] for rep in reps if (mode, rep) in mine]
             if not got:
                 continue
@@ -173,7 +214,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
                 "pairs_per_session": sum(r["pairs"] for r in got) / len(got),
                 "mean_session_seconds": sum(r["seconds"] for r in got) / len(got),
             }
-        for mode in ("rated", "late"):
+        for mode in modes[1:]:
             pairs = [(mine[("control", rep)], mine[(mode, rep)]) for rep in reps
                      if ("control", rep) in mine and (mode, rep) in mine]
             if not pairs:
@@ -191,13 +232,21 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(*, short: bool = True, plan: Plan | None = None, tastes: list[str] | None = None,
-        results_dir: Path | None = None, log=print) -> dict[str, Any]:
-    """Run the benchmark and write ``bench/results/steering.json``; returns the summary."""
+        modes: list[str] | None = None, results_dir: Path | None = None, log=print) -> dict[str, Any]:
+    """Run the benchmark and write ``bench/results/steering.json``; returns the summary.
+
+    ``modes`` defaults to :data:`MODES`; ``control`` always runs (the others are compared to it).
+    """
     plan = plan or (SHORT if short else FULL)
     tastes = tastes or list(TASTES)
-    tasks = [(t, m, rep) for rep in range(plan.repetitions) for t in tastes for m in MODES]
+    modes = ["control"] + [m for m in (modes or MODES) if m != "control"]
+    tasks = [(t, m, rep) for rep in range(plan.repetitions) for t in tastes for m in modes]
     started = time.time()
     records: list[dict[str, Any]] = []
+    folder = Path(results_dir or RESULTS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / "steering.records.jsonl"  # every finished session, as it finishes
+    partial.write_text("", encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="bracket-steer-") as workdir:
         os.environ.setdefault("PYTHONHASHSEED", "0")
         context = multiprocessing.get_context("spawn")
@@ -205,6 +254,8 @@ def run(*, short: bool = True, plan: Plan | None = None, tastes: list[str] | Non
             futures = [pool.submit(run_session, t, m, rep, plan.budget, plan.steps, workdir) for t, m, rep in tasks]
             for index, future in enumerate(futures, start=1):
                 records.append(future.result())
+                with partial.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(records[-1], default=str) + "\n")
                 if index % max(1, len(tasks) // 6) == 0 or index == len(tasks):
                     log(f"  steering: {index}/{len(tasks)} sessions ({time.time() - started:.0f} s)")
     summary = summarise(records)

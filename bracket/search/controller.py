@@ -22,6 +22,7 @@ study stays a faithful log that optuna-dashboard can open.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,7 @@ DEFAULT_MULTIVARIATE = False
 #: most 25). TPE proposes near the good ones and ignores values inside each group, so with a
 #: dozen configs a rating only steers when it moves a config into or out of the good set.
 DEFAULT_GAMMA_FRACTION = 0.1
+OPTUNA_GAMMA_FRACTION = 0.1
 
 
 def tpe_good_count(n: int) -> int:
@@ -154,8 +156,13 @@ class SearchController:
         def make_inner(inner_seed: int) -> BaseSampler:
             if algorithm == "random":
                 return RandomSampler(seed=inner_seed)
-            return TPESampler(n_startup_trials=n_startup_trials, multivariate=DEFAULT_MULTIVARIATE, constant_liar=True,
-                              seed=inner_seed, gamma=tpe_good_count)
+            options: dict[str, Any] = {}
+            if DEFAULT_GAMMA_FRACTION != OPTUNA_GAMMA_FRACTION:
+                options["gamma"] = tpe_good_count
+            with warnings.catch_warnings():  # Optuna 4.9 marks a custom gamma as deprecated (kept until v6)
+                warnings.simplefilter("ignore", FutureWarning)
+                return TPESampler(n_startup_trials=n_startup_trials, multivariate=DEFAULT_MULTIVARIATE,
+                                  constant_liar=True, seed=inner_seed, **options)
 
         self.sampler = CurrentScoreSampler(space, history, make_inner, seed)
         self.study = study
