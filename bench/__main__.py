@@ -1,6 +1,6 @@
 """``python -m bench``: run Bracket's benchmarks and write their JSON under bench/results/.
 
-    python -m bench                      # the short version of everything (< 10 min on 2 cores)
+    python -m bench                      # the short version of everything (~15 min on 2 idle cores)
     python -m bench --full               # the long version (search efficiency ~30+ min)
     python -m bench overhead             # only the overhead benchmark (short; what CI runs)
     python -m bench search --full        # only search efficiency, long
