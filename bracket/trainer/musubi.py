@@ -40,6 +40,7 @@ from bracket.trainer.base import (
 )
 from bracket.trainer.musubi_dataset import first_control_image, first_dataset_image, write_musubi_toml
 from bracket.trainer.musubi_space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
+from bracket.trainer.parser_check import make_parser_check_spec
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.vram import vram_tier
 
@@ -107,6 +108,7 @@ class MusubiTrainer(Trainer):
     supports_fused_backward: ClassVar[bool] = True
     output_name: ClassVar[str] = "bracket"
     loss_tags = ("loss/current", "loss/average")
+    dataset_style = "musubi"
 
     # -- per-architecture hooks ------------------------------------------------------------
     def variant_flags(self) -> list[str]:
@@ -141,6 +143,9 @@ class MusubiTrainer(Trainer):
 
     def script_path(self, name: str) -> Path:
         return self.musubi_dir / SCRIPT_DIR / name
+
+    def script_files(self) -> list[Path]:
+        return [self.script_path(n) for n in (self.script, self.latent_cache_script, self.text_cache_script) if n]
 
     def tier(self) -> int:
         if not hasattr(self, "_tier"):
@@ -291,6 +296,13 @@ class MusubiTrainer(Trainer):
         )
 
     # -- checks before anything runs -------------------------------------------------------------
+    def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:
+        """The parser check of a training or cache command (its script is the ``.py`` word)."""
+        script = next((w for w in launch.cmd if w.endswith(".py")), None)
+        if script is None:
+            return None
+        return make_parser_check_spec(launch, python=self.python, script=script, cwd=self.musubi_dir)
+
     def preflight_problems(self) -> list[str]:
         problems: list[str] = []
         if not Path(self.python).is_file():

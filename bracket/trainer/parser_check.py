@@ -13,7 +13,8 @@ trains), builds the parser — ``setup_parser()`` for sd-scripts; for scripts wi
 right after parsing — and parses the argv. It prints one line
 ``BRACKET_PARSER_CHECK {json}`` with ``ok`` and ``problems`` (unknown flags, bad choices,
 abbreviated flags, which argparse would accept silently) and exits 0 when the command
-parses, 1 when it does not, 3 when the script cannot be imported.
+parses, 1 when it does not, 3 when the script cannot be imported (then ``missing_module``
+names the package the trainer venv lacks, when that is the reason).
 
 :func:`make_parser_check_spec` (used by the adapters) builds that command as a LaunchSpec.
 """
@@ -113,9 +114,20 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
     return _exact_flag_problems(parser, argv)
 
 
+def _takes_no_arguments(function: Any) -> bool:
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
+
+
 def _build_parser(module: Any) -> argparse.ArgumentParser:
     setup = getattr(module, "setup_parser", None)
-    if callable(setup):
+    # musubi-tuner's ideogram4 cache scripts have setup_parser(parser), a step of main()
+    if callable(setup) and _takes_no_arguments(setup):
         return setup()
     main = getattr(module, "main", None)
     if not callable(main):
@@ -135,8 +147,8 @@ def _build_parser(module: Any) -> argparse.ArgumentParser:
     raise RuntimeError("main() returned without building a parser")
 
 
-def _report(ok: bool, problems: list[str], code: int) -> int:
-    print(f"{MARKER} {json.dumps({'ok': ok, 'problems': problems})}", flush=True)
+def _report(ok: bool, problems: list[str], code: int, **extra: Any) -> int:
+    print(f"{MARKER} {json.dumps({'ok': ok, 'problems': problems, **extra})}", flush=True)
     return code
 
 
@@ -162,7 +174,10 @@ def main(arguments: list[str] | None = None) -> int:
         module = importlib.import_module(name)
         parser = _build_parser(module)
     except BaseException as error:  # noqa: BLE001 - any import failure is the report
-        return _report(False, [f"cannot import {script.name}: {type(error).__name__}: {error}"], 3)
+        # a package missing from the trainer venv is named, so that doctor can say what to install
+        missing = getattr(error, "name", None) if isinstance(error, ModuleNotFoundError) else None
+        return _report(False, [f"cannot import {script.name}: {type(error).__name__}: {error}"], 3,
+                       missing_module=missing)
     finally:
         sys.argv = saved_argv
     problems = _parse(parser, argv)

@@ -213,6 +213,9 @@ class SdScriptsTrainer(Trainer):
     def script_path(self) -> Path:
         return self.sd_scripts_dir() / self.script
 
+    def script_files(self) -> list[Path]:
+        return [self.script_path()]
+
     def model_args(self) -> list[str]:
         args: list[str] = []
         for item in self.model_inputs:

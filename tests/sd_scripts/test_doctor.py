@@ -35,8 +35,8 @@ def _check(report, name):
 def test_all_checks_pass(values):
     report = run_doctor("sdxl-lora", values)
     assert report.ok, report.render()
-    assert [c.name for c in report.checks] == ["trainer python", "inputs", "trainer script", "disk", "vram",
-                                               "parser check"]
+    assert [c.name for c in report.checks] == ["trainer python", "inputs", "trainer script", "dataset", "disk",
+                                               "vram", "parser check"]
     assert "All checks passed." in report.render()
 
 
