@@ -219,7 +219,10 @@ def check_vram(ctx: DoctorContext) -> bool:
 
 def _parser_verdict(trainer: Trainer, launch: LaunchSpec, what: str) -> tuple[bool, str]:
     """Run the parser check of ``launch``; (ok, message)."""
-    spec: LaunchSpec | None = trainer.parser_check_spec(launch)
+    try:
+        spec: LaunchSpec | None = trainer.parser_check_spec(launch)
+    except ValueError as error:  # an adapter that cannot find its script in the command
+        return False, f"The parser check of {what} cannot be built: {error}"
     if spec is None:
         return True, "this trainer has no parser check"
     code, text = _run_logged(spec.cmd, cwd=spec.cwd, timeout=PARSER_TIMEOUT_S, env=spec.env)
@@ -311,8 +314,9 @@ def run_doctor(preset_id: str, values: Mapping[str, str]) -> DoctorReport:
     try:
         merged = merge_with_defaults(preset.fields, values)
         trainer = preset.trainer_factory(merged)
-    except BracketError as error:
-        report.add("inputs", False, str(error))
+    except (BracketError, ValueError, TypeError) as error:  # a value the adapter cannot even hold
+        problems = [p for spec in preset.fields if (p := problem_with_value(spec, str(values.get(spec.name, ""))))]
+        report.add("inputs", False, " ".join(problems) or str(error))
         return report
     ctx = DoctorContext(preset, dict(merged), trainer, report)
     outcome: dict[str, bool | None] = {}

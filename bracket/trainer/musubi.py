@@ -40,7 +40,7 @@ from bracket.trainer.base import (
 )
 from bracket.trainer.musubi_dataset import first_control_image, first_dataset_image, write_musubi_toml
 from bracket.trainer.musubi_space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
-from bracket.trainer.parser_check import make_parser_check_spec
+from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.vram import vram_tier
 
@@ -298,7 +298,7 @@ class MusubiTrainer(Trainer):
     # -- checks before anything runs -------------------------------------------------------------
     def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:
         """The parser check of a training or cache command (its script is the ``.py`` word)."""
-        script = next((w for w in launch.cmd if w.endswith(".py")), None)
+        script = script_in(launch.cmd)
         if script is None:
             return None
         return make_parser_check_spec(launch, python=self.python, script=script, cwd=self.musubi_dir)

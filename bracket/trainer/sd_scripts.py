@@ -53,7 +53,7 @@ from bracket.trainer.base import (
     make_accelerate_launch_prefix,
     make_subprocess_env,
 )
-from bracket.trainer.parser_check import make_parser_check_spec
+from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.vram import vram_tier
 
@@ -345,9 +345,12 @@ class SdScriptsTrainer(Trainer):
 
     # -- checks ---------------------------------------------------------------------------
     def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:
+        """The parser check of a training (or pre-cache) command: its script is its ``.py`` word."""
+        script = script_in(launch.cmd)
+        if script is None:
+            return None
         return make_parser_check_spec(
-            launch, python=self.fields.get("trainer_python", "python"), script=self.script_path(),
-            cwd=self.sd_scripts_dir(),
+            launch, python=self.fields.get("trainer_python", "python"), script=script, cwd=self.sd_scripts_dir(),
         )
 
     def preflight_problems(self) -> list[str]:

@@ -85,6 +85,13 @@ def test_doctor_reports_for_every_preset(preset, tmp_path, capsys, quiet_machine
             assert "[ok] pre-cache parser check" in text and text.count("the trainer's parser accepts") == 3
 
 
+@pytest.mark.parametrize("preset", PRESETS, ids=[p.id for p in PRESETS])
+def test_doctor_reports_on_nonsense_values(preset, tmp_path, capsys, quiet_machine):
+    values = {spec.name: "no such thing ?" for spec in preset.fields}
+    code, text = _run_doctor(preset.id, values, capsys)
+    assert code == 1 and text.startswith(f"bracket doctor: {preset.id}\n") and "[FAIL]" in text, text
+
+
 def test_doctor_names_a_package_missing_from_the_trainer_venv(tmp_path, capsys, quiet_machine):
     preset = next(p for p in PRESETS if p.id == "zimage-lora")
     values = _inputs(preset, tmp_path, sys.executable)

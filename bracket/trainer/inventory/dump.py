@@ -19,7 +19,8 @@ the keys each TOML section accepts, with a short type description.
 **Stubs.** A module that cannot be imported here (a CUDA-only package, an optional
 accelerator library) is replaced by a permissive stub module and the script is run again;
 the stubbed names are listed in the output so that a reader knows what was not real. Only
-top-level packages outside the checkout are ever stubbed.
+top-level packages outside the checkout are ever stubbed. On a machine without a GPU,
+``torch.cuda.current_device`` answers 0 (:func:`cpu_shims`), for modules that ask at import.
 """
 
 from __future__ import annotations
@@ -120,10 +121,12 @@ def _describe_type(value: Any) -> str | None:
         return None
     if isinstance(value, type):
         return value.__name__
-    if isinstance(value, functools.partial):
-        inner = getattr(value.func, "__name__", "convert")
-        kinds = "/".join(a.__name__ for a in value.args if isinstance(a, type))
-        return f"{inner}({kinds})" if kinds else inner
+    if isinstance(value, functools.partial):  # the trainers' scalar-or-pair converters
+        kinds = "/".join(a.__name__ for a in value.args if isinstance(a, type)) or "value"
+        name = getattr(value.func, "__name__", "")
+        return f"{kinds} or [{kinds}, {kinds}]" if "scalar" in name else f"[{kinds}, {kinds}]"
+    if isinstance(getattr(value, "validators", None), (list, tuple)):  # voluptuous Any(a, b)
+        return " or ".join(_describe_type(v) or "?" for v in value.validators)
     if isinstance(value, list):
         return "[" + ", ".join(_describe_type(v) or "?" for v in value) + "]"
     name = getattr(value, "__name__", None)
@@ -177,17 +180,20 @@ def _run_until_parse(script: Path, root: Path) -> argparse.ArgumentParser:
     argparse.ArgumentParser.parse_args = stop  # type: ignore[method-assign]
     saved = sys.argv
     sys.argv = [str(script)]
+    module = _module_name(script, root)
     try:
-        module = _module_name(script, root)
         if module:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
         else:
+            sys.path.insert(0, str(script.parent))  # as `python tools/x.py` does: its siblings import
             runpy.run_path(str(script), run_name="__main__")
     except _Parsed as parsed:
         return parsed.parser
     finally:
         argparse.ArgumentParser.parse_args = original  # type: ignore[method-assign]
         sys.argv = saved
+        if not module and sys.path and sys.path[0] == str(script.parent):
+            del sys.path[0]
     raise RuntimeError(f"{script.name} finished without parsing a command line")
 
 
@@ -247,7 +253,6 @@ class _Stubber:
         self.root = root
         self.stubs: set[str] = set()
         sys.meta_path.insert(0, _StubFinder(self.stubs))
-        self.baseline = set(sys.modules)
 
     def run(self, work: Any) -> Any:
         for _ in range(MAX_STUBS + 1):
@@ -257,10 +262,26 @@ class _Stubber:
                 missing = _missing_top_level(error, self.root)
                 if missing is None or missing in self.stubs:
                     raise
+                # Python has already dropped the modules whose import failed; the others stay
+                # (extension modules such as torch cannot be loaded twice in one process)
                 self.stubs.add(missing)
-                for name in set(sys.modules) - self.baseline:  # re-import everything with the stub in place
-                    del sys.modules[name]
         raise RuntimeError(f"gave up after stubbing {sorted(self.stubs)}")
+
+
+def cpu_shims() -> list[str]:
+    """Let modules that ask for the current CUDA device at import time import on a CPU machine.
+
+    (musubi-tuner's Wan T5 has ``device=torch.cuda.current_device()`` as a default argument.)
+    Nothing runs on a device here, so device 0 is a harmless answer. Returns what was shimmed.
+    """
+    try:
+        import torch
+    except ImportError:
+        return []
+    if torch.cuda.is_available():
+        return []
+    torch.cuda.current_device = lambda: 0
+    return ["torch.cuda.current_device"]
 
 
 def main(arguments: list[str] | None = None) -> int:
@@ -276,7 +297,7 @@ def main(arguments: list[str] | None = None) -> int:
             sys.path.insert(0, str(folder))
     os.chdir(root)  # the trainers run from their checkout
     stubber = _Stubber(root)
-    result: dict[str, Any] = {"scripts": {}, "errors": {}}
+    result: dict[str, Any] = {"scripts": {}, "errors": {}, "shimmed": cpu_shims()}
     for name in args.script:
         try:
             parser = stubber.run(lambda: _run_until_parse(root / name, root))

@@ -118,6 +118,7 @@ def read_trainer(source: TrainerSource, python: str, *, timeout: int = TIMEOUT_S
         "commit": commit,
         "generated_by": "python -m bracket.trainer.inventory.regenerate",
         "stubbed": dumped["stubbed"],
+        "cpu_shims": dumped.get("shimmed", []),
         "script_aliases": wrapper_aliases(checkout, scripts),
         "dataset_keys": dumped["sections"],
         "scripts": {name: dumped["scripts"][name] for name in scripts},
