@@ -82,6 +82,13 @@ def test_every_script_a_preset_needs_is_in_the_inventory(repo):
         assert all(flag in view["flags"] for entry in view["required_in_practice"] for flag in entry.split("|")), name
 
 
+def test_curated_network_modules_exist_in_the_checkout():
+    musubi = flags_by_repo()["kohya-ss/musubi-tuner"]
+    for name, view in musubi["scripts"].items():
+        if "_train_network" in name:
+            assert view.get("network_module") in musubi["network_modules"], name
+
+
 def test_views_derive_from_the_options():
     view = flags_by_repo()["kohya-ss/sd-scripts"]["scripts"]["sdxl_train_network.py"]
     assert "--gradient_checkpointing" in view["no_value"] and view["nargs"]["--network_args"] == "*"

@@ -5,8 +5,9 @@ commit it was read at, every option of every training and caching script (flags,
 action, nargs, type, choices, default, required) and the keys each section of its dataset
 TOML accepts. ``python -m bracket.trainer.inventory.regenerate`` writes these files from the
 real argparse parsers (see docs/UPDATING_TRAINERS.md); nothing here is typed by hand except
-``required_in_practice.json``: flags a script needs at run time although its parser does not
-mark them required (musubi-tuner's ``--optimizer_type`` has an empty default and fails later).
+``curated.json``: flags a script needs at run time although its parser does not mark them
+required (musubi-tuner's ``--optimizer_type`` has an empty default and fails later), and the
+``--network_module`` each LoRA script is documented to use.
 
 The contract tests check every preset's commands against :func:`flags_by_repo` and its
 dataset TOMLs against :func:`dataset_keys_by_repo`; ``test_inventory_pins`` fails when a
@@ -66,17 +67,25 @@ def load_raw(repo: str) -> dict[str, Any]:
 
 
 @cache
-def _practice() -> dict[str, dict[str, list[str]]]:
-    data = json.loads((HERE / "required_in_practice.json").read_text(encoding="utf-8"))
-    return {repo: rules for repo, rules in data.items() if not repo.startswith("_")}
+def _curated() -> dict[str, Any]:
+    return json.loads((HERE / "curated.json").read_text(encoding="utf-8"))
+
+
+def _first_match(rules: dict[str, Any], script: str) -> Any:
+    for pattern, value in rules.items():
+        if fnmatch.fnmatch(script, pattern):
+            return value
+    return None
 
 
 def required_in_practice(repo: str, script: str) -> list[str]:
     """Flags ``script`` needs at run time (``a|b`` = one of them), from the first matching rule."""
-    for pattern, flags in _practice().get(repo, {}).items():
-        if fnmatch.fnmatch(script, pattern):
-            return list(flags)
-    return []
+    return list(_first_match(_curated()["required_in_practice"].get(repo, {}), script) or [])
+
+
+def network_module(repo: str, script: str) -> str | None:
+    """The ``--network_module`` a LoRA script is documented to use (None when not curated)."""
+    return _first_match(_curated()["network_module"].get(repo, {}), script)
 
 
 def script_view(repo: str, script: str, options: list[dict[str, Any]]) -> dict[str, Any]:
@@ -101,6 +110,9 @@ def script_view(repo: str, script: str, options: list[dict[str, Any]]) -> dict[s
             if option["required"]:
                 view["required"].append(flag)
     view["required_in_practice"] = required_in_practice(repo, script)
+    module = network_module(repo, script)
+    if module:
+        view["network_module"] = module
     return view
 
 
@@ -112,6 +124,7 @@ def flags_by_repo() -> dict[str, dict[str, Any]]:
         raw = load_raw(source.repo)
         result[source.repo] = {
             "commit": raw["commit"],
+            "network_modules": list(raw.get("network_modules", [])),
             "scripts": {name: script_view(source.repo, name, options) for name, options in raw["scripts"].items()},
             "script_aliases": dict(raw.get("script_aliases", {})),
         }

@@ -74,6 +74,13 @@ def wrapper_aliases(checkout: Path, scripts: list[str]) -> dict[str, str]:
     return {Path(s).name: s for s in scripts if "/" in s and s.startswith("src/") and (checkout / Path(s).name).is_file()}
 
 
+def network_modules(checkout: Path) -> list[str]:
+    """The ``--network_module`` values the checkout can import (``networks/*.py`` modules)."""
+    folders = [checkout / "networks", checkout / "src" / "musubi_tuner" / "networks"]
+    return sorted(f"networks.{p.stem}" for folder in folders if folder.is_dir() for p in folder.glob("*.py")
+                  if not p.stem.startswith("_"))
+
+
 def _dump(python: str, checkout: Path, arguments: list[str], folder: Path, timeout: int) -> dict[str, Any]:
     out = folder / "inventory.json"
     log = folder / "dump.log"
@@ -120,6 +127,7 @@ def read_trainer(source: TrainerSource, python: str, *, timeout: int = TIMEOUT_S
         "stubbed": dumped["stubbed"],
         "cpu_shims": dumped.get("shimmed", []),
         "script_aliases": wrapper_aliases(checkout, scripts),
+        "network_modules": network_modules(checkout),
         "dataset_keys": dumped["sections"],
         "scripts": {name: dumped["scripts"][name] for name in scripts},
     }
