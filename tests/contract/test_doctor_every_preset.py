@@ -9,7 +9,8 @@ with the (inventory-built) parser, and the dataset pre-flight passes.
 
 With ``BRACKET_TEST_TRAINER_PYTHON`` set to a trainer venv's python and real checkouts in
 ``vendor/``, ``test_doctor_against_the_real_scripts`` hands the same commands to the real
-parsers (slow: a few seconds of imports per script; skipped otherwise).
+parsers (slow: each parse imports torch and the trainer, 1–3 minutes per preset on a busy
+2-core machine; skipped otherwise, so CI does not pay for it).
 """
 
 from __future__ import annotations
