@@ -276,6 +276,11 @@ def check_setup_parsers(ctx: DoctorContext) -> bool | None:
     return not failed
 
 
+def _has_setup_commands(trainer: Trainer) -> bool:
+    """Whether the adapter runs commands before the first trial (it overrides the base's none)."""
+    return type(trainer).session_setup_commands is not Trainer.session_setup_commands
+
+
 @dataclass(frozen=True)
 class Check:
     """One row of the doctor: a name, the function, and the checks it needs to have passed.
@@ -303,7 +308,7 @@ CHECKS: tuple[Check, ...] = (
     Check("parser check", check_parser, needs=("trainer python", "inputs", "trainer script", "dataset")),
     Check("pre-cache parser check", check_setup_parsers,
           needs=("trainer python", "inputs", "trainer script", "dataset"),
-          applies=lambda ctx: ctx.preset.needs_pre_cache),
+          applies=lambda ctx: _has_setup_commands(ctx.trainer)),
 )
 
 
