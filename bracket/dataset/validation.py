@@ -79,8 +79,13 @@ def _unreadable_images(images: list[Path]) -> list[str]:
     return bad
 
 
-def _check_folder(folder: Path, caption_extension: str, report: PreflightReport) -> list[Path]:
-    """Check one media folder; returns its images (for the control-pair check)."""
+def _check_folder(folder: Path, caption_extension: str, report: PreflightReport, *,
+                  captions_from_files: bool = True) -> list[Path]:
+    """Check one media folder; returns its images (for the control-pair check).
+
+    ``captions_from_files`` is False when the captions come from a metadata file (sd-scripts
+    ``metadata_file``): then caption files are neither expected nor orphans.
+    """
     report.folders.append(str(folder))
     if not folder.is_dir():
         report.problems.append(f"Folder {folder} does not exist.")
@@ -91,10 +96,10 @@ def _check_folder(folder: Path, caption_extension: str, report: PreflightReport)
     files = [p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")]
     media = [p for p in files if p.suffix.lower() in IMAGE_EXTENSIONS + VIDEO_EXTENSIONS]
     images = [p for p in media if p.suffix.lower() in IMAGE_EXTENSIONS]
-    captions = [p for p in files if p.suffix.lower() == caption_extension.lower()]
+    captions = [p for p in files if captions_from_files and p.suffix.lower() == caption_extension.lower()]
     media_stems = {p.stem for p in media}
     report.media += len(media)
-    missing = [p.name for p in media if p.stem not in {c.stem for c in captions}]
+    missing = [p.name for p in media if captions_from_files and p.stem not in {c.stem for c in captions}]
     report.captions += len(media) - len(missing)
     orphans = [c.name for c in captions if c.stem not in media_stems]
     unsupported = [p.name for p in files if p not in media and p not in captions
@@ -178,7 +183,8 @@ def preflight_dataset(source: Path, style: str, *, caption_extension: str = ".tx
             if not isinstance(entry.get(key), str):
                 continue
             has_media_folder = True
-            images = _check_folder(Path(entry[key]), extension, report)
+            images = _check_folder(Path(entry[key]), extension, report,
+                                   captions_from_files="metadata_file" not in entry)
             if key == "video_directory":
                 continue
             control = control_dir.strip() or entry.get("control_directory")

@@ -55,6 +55,15 @@ def test_some_orphan_captions_are_a_warning(tmp_path):
     assert "1 file(s)" in text and "b.png" in text and "cap_b.txt" in text
 
 
+def test_captions_from_a_metadata_file_are_not_expected_beside_the_images(tmp_path):
+    folder = _folder(tmp_path, {"a": None, "b": None})
+    toml = tmp_path / "dataset.toml"
+    toml.write_text(f"[[datasets]]\n[[datasets.subsets]]\nimage_dir = '{folder}'\nmetadata_file = 'meta.json'\n",
+                    encoding="utf-8")
+    report = preflight_dataset(toml, "sd-scripts")
+    assert report.ok and not report.warnings
+
+
 def test_empty_captions(tmp_path):
     report = preflight_dataset(_folder(tmp_path, {"a": "x", "b": "  \n"}), "musubi")
     assert report.ok and any("are empty (b.txt)" in w for w in report.warnings)
