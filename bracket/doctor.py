@@ -33,6 +33,7 @@ from bracket.preset import ModelPreset, merge_with_defaults, problem_with_value
 from bracket.registry import get_preset
 from bracket.trainer.base import LaunchSpec, Trainer, make_subprocess_env
 from bracket.trainer.parser_check import parse_report
+from bracket.trainer.tokenizers import missing_tokenizers
 from bracket.trainer.vram import detect_vram_gb, vram_tier
 
 PYTHON_TIMEOUT_S = 120
@@ -217,6 +218,28 @@ def check_vram(ctx: DoctorContext) -> bool:
     return True
 
 
+def check_tokenizers(ctx: DoctorContext) -> bool | None:
+    """The hub tokenizers the trainer loads by name: in ``tokenizer_cache_dir`` or the hub cache."""
+    report, values = ctx.report, ctx.values
+    wanted = tuple(ctx.trainer.tokenizer_ids)
+    if not wanted:
+        return None
+    folder = str(values.get("tokenizer_cache_dir", "") or "")
+    missing = missing_tokenizers(wanted, folder)
+    if not missing:
+        report.add("tokenizers", True, f"{', '.join(wanted)} found locally")
+        return True
+    where = f"in {folder} (tokenizer_cache_dir) nor " if folder else ""
+    fix = ("set tokenizer_cache_dir (BRACKET_TOKENIZER_CACHE_DIR) to a folder holding them as "
+           "<folder>/<id with / as _> — sd-scripts saves them so after one online run with that folder set"
+           if "tokenizer_cache_dir" in values else "run once online so the Hugging Face cache keeps them")
+    located = f"neither {where}" if where else "not "
+    report.add("tokenizers", False,
+               f"The tokenizers {', '.join(missing)} are {located}in the Hugging Face cache; the trainer "
+               f"loads them from the hub at start and fails offline. To fix it, {fix}.")
+    return False
+
+
 def _parser_verdict(trainer: Trainer, launch: LaunchSpec, what: str) -> tuple[bool, str]:
     """Run the parser check of ``launch``; (ok, message)."""
     try:
@@ -305,6 +328,7 @@ CHECKS: tuple[Check, ...] = (
     Check("dataset", check_dataset, needs=("inputs",)),
     Check("disk", check_disk),
     Check("vram", check_vram),
+    Check("tokenizers", check_tokenizers),
     Check("parser check", check_parser, needs=("trainer python", "inputs", "trainer script", "dataset")),
     Check("pre-cache parser check", check_setup_parsers,
           needs=("trainer python", "inputs", "trainer script", "dataset"),

@@ -1,13 +1,15 @@
 """Exporting a session's winner: a shell script that trains it again, and its config as data.
 
 A search trains short runs; what a person wants at the end is the winning configuration as
-something they can run for real. :func:`export_run` rebuilds the winner run's command with
-the adapter's own ``prepare_run`` into an export folder (so every file the command names —
-per-run dataset TOML, prompt file, the trainer's own config — exists there), with the step
-count the person asks for, and writes beside it:
+something they can run for real. :func:`export_run` rebuilds the winner run's command (the
+winner of :mod:`bracket.session.standings`, the same the app, ``status`` and the report name)
+with the adapter's own ``prepare_run`` into an export folder (so every file the command
+names — per-run dataset TOML, prompt file, the trainer's own config — exists there), at the
+winner run's own step count unless the person asks for another, and writes beside it:
 
 * ``train.sh`` — bash, ``set -euo pipefail``, ``cd`` into the run's working folder, ``export``
-  of the environment variables the adapter set or changed (never one whose name looks like a
+  of the environment variables the adapter set or changed, and of the ``HF_*``/cache variables
+  the run used (never one whose name looks like a
   secret: keys, tokens, passwords are left for the person to set), and the command as a bash
   array with every argument ``shlex.quote``-d, so a value holding ``;``, ``$(…)`` or spaces
   stays one literal argument;
@@ -28,7 +30,6 @@ import os
 import re
 import shlex
 import shutil
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,6 @@ from bracket.powershell import write_powershell_script
 from bracket.trainer.base import LaunchSpec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.scoring import RunScore
     from bracket.session.session import Session
 
 EXPORT_FOLDER = "export"
@@ -50,11 +50,15 @@ SCRIPT_NAME = "train.sh"
 #: variables every adapter's environment sets (``make_subprocess_env``): always written when present
 STANDARD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                 "PYTHONUNBUFFERED", "PYTHONIOENCODING", "TQDM_DISABLE")
+#: variables that decide where a trainer finds models, tokenizers and caches (or whether it goes
+#: online): kept in the script even when the person's shell sets them too, so the script reruns
+#: the run as it ran on another shell or machine (secrets among them are still left out)
+CACHE_ENV = re.compile(
+    r"^(HF_|HUGGINGFACE_|TRANSFORMERS_|DIFFUSERS_|TORCH_HOME$|XDG_CACHE_HOME$|TRITON_CACHE_DIR$)")
 #: environment variable names that are never written into an exported script
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION_ID", re.IGNORECASE)
 #: files a trainer writes that hold trained weights (for :func:`promote_weights`)
 WEIGHT_SUFFIXES = (".safetensors", ".ckpt", ".pt", ".pth", ".bin", ".gguf")
-_STATUS_RANK = {"done": 0, "disqualified": 1, "pruned": 2}
 
 
 class ExportError(BracketError):
@@ -81,49 +85,6 @@ class ExportResult:
     windows_script: Path | None = None
 
 
-def _training_runs(session: "Session") -> list[dict[str, Any]]:
-    return [r for r in session.store.runs(session.name)
-            if r.get("kind") != "setup" and r.get("stage") != "setup" and r.get("config_id") is not None]
-
-
-def staged_scores(session: "Session", runs: Sequence[Mapping[str, Any]] | None = None
-                  ) -> dict[str, tuple[list[dict[str, Any]], dict[int, "RunScore"]]]:
-    """Training runs and their scores per stage ("search", "final"), each stage scored on its own.
-
-    Final runs are longer than search runs, so their losses are not comparable: the loss
-    judge normalises within one stage, and a final's score is never mixed with a search one.
-    """
-    runs = _training_runs(session) if runs is None else [
-        dict(r) for r in runs if r.get("kind") != "setup" and r.get("stage") != "setup"
-        and r.get("config_id") is not None]
-    stages = {c["id"]: c.get("stage") or "search" for c in session.store.configs(session.name)}
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for run in runs:
-        grouped.setdefault(stages.get(run["config_id"], run.get("stage") or "search"), []).append(run)
-    return {stage: (staged, session.scores(staged)) for stage, staged in grouped.items()}
-
-
-def winner_run_id(session: "Session") -> int:
-    """The best-scored run of the best config: of the finals when any are scored, else of the search."""
-    by_stage = staged_scores(session)
-    for stage in ("final", "search"):
-        staged, scores = by_stage.get(stage, ([], {}))
-        per_config: dict[int, list[float]] = {}
-        for run in staged:
-            score = scores.get(run["id"])
-            if score is not None and score.value is not None:
-                per_config.setdefault(run["config_id"], []).append(score.value)
-        if not per_config:
-            continue
-        best = min(per_config, key=lambda c: (statistics.fmean(per_config[c]), -len(per_config[c]), c))
-        candidates = [r for r in staged if r["config_id"] == best and r["id"] in scores
-                      and scores[r["id"]].value is not None]
-        run = min(candidates, key=lambda r: (_STATUS_RANK.get(r["status"], 9), scores[r["id"]].value, r["id"]))
-        return int(run["id"])
-    raise ExportError("No run of this session has a score yet, so there is no winner to export; "
-                      "let the search finish a run, or name one with --run ID.")
-
-
 def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
     """(variables ``env`` sets or changes relative to ``base``, plus the standard ones; names left out as secrets)."""
     base = os.environ if base is None else base
@@ -131,7 +92,7 @@ def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> t
     dropped: list[str] = []
     for name in sorted(env):
         value = str(env[name])
-        if base.get(name) == value and name not in STANDARD_ENV:
+        if base.get(name) == value and name not in STANDARD_ENV and not CACHE_ENV.match(name):
             continue
         if SECRET_NAME.search(name) or re.search(r"://[^/@\s]*:[^/@\s]*@", value):
             dropped.append(name)
@@ -177,8 +138,17 @@ def _plain(value: Any) -> Any:
 
 def export_run(session: "Session", *, run_id: int | None = None, steps: int | None = None,
                out: Path | None = None) -> ExportResult:
-    """Rebuild run ``run_id`` (default: the winner) for ``steps`` steps into ``out`` and write the script."""
-    run_id = winner_run_id(session) if run_id is None else int(run_id)
+    """Rebuild run ``run_id`` (default: the winner's, from ``bracket.session.standings``) for
+    ``steps`` steps (default: that run's own step count) into ``out`` and write the script.
+
+    Without ``run_id`` a missing or disqualified winner is refused (``NoWinnerError``)."""
+    from bracket.session.standings import require_winner, standings
+
+    table = standings(session)
+    if run_id is None:
+        winner = require_winner(session, table)
+        run_id = winner.run_id
+    run_id = int(run_id)
     run = session.store.get_run(run_id)
     if run is None or run.get("session") != session.name or run.get("config_id") is None:
         raise ExportError(f"Run {run_id} is not a training run of session {session.name!r}; "
@@ -192,6 +162,9 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     folder = Path(out) if out is not None else session.folder / EXPORT_FOLDER / f"{slug}-{steps}steps"
     folder.mkdir(parents=True, exist_ok=True)
     trainer = session.trainer
+    if not str(trainer.fields.get("cache_dir", "")).strip():
+        # read the latent caches the session made (keyed by what made them, so only matching ones)
+        trainer = type(trainer)({**trainer.fields, "cache_dir": str(session.folder / "cache")})
     knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {})
     seed = int(run["seed"]) if run.get("seed") is not None else session.settings.base_seed
     spec: LaunchSpec = trainer.prepare_run(
@@ -200,11 +173,12 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         sample_every_n_steps=session.settings.sample_every_n_steps)
     command = [str(a) for a in spec.cmd]
     env, dropped = safe_env(spec.env)
-    score = next((scores.get(run_id) for _, scores in staged_scores(session).values() if run_id in scores), None)
+    score = next((r.score for board in table.boards.values() for row in board.rows for r in row.runs
+                  if r.run_id == run_id), None)
     header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
               f"config {name!r} ({config.get('kind', run.get('kind'))}, stage {config.get('stage', run.get('stage'))}), "
               f"from run {run_id}, seed {seed}, {steps} training steps",
-              f"run score {score.value:.4f} (lower is better)" if score and score.value is not None else "run not scored",
+              f"run score {score:.4f} (lower is better)" if score is not None else "run not scored",
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
               f"{run_id} --steps {steps}"]
     script = folder / SCRIPT_NAME
@@ -216,7 +190,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
         "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
         "run_id": run_id, "seed": seed, "steps": steps,
-        "run_score": score.value if score else None, "knobs": knobs.to_dict(),
+        "run_score": score, "knobs": knobs.to_dict(),
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })
     json_path, toml_path = folder / "config.json", folder / "config.toml"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -47,6 +48,7 @@ from bracket.session.scoring import (
 )
 from bracket.session.snapshot import SessionSnapshot, build_snapshot, phase_label
 from bracket.session.store import RUN_SPENT
+from bracket.session.study_sync import record_at_end
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 
 log = logging.getLogger(__name__)
@@ -195,6 +197,8 @@ class Session:
                 self.phase = "waiting for the VLM judge"
                 self.vlm.drain(timeout=600)
             status = "stopped" if self.stop_requested() else "finished"
+            if status == "finished" and not self._other_workers_alive():  # the study tells the truth at the end
+                record_at_end(self)
         except BracketError as error:
             self.error = str(error)
         except Exception as error:  # noqa: BLE001 - recorded and shown; the session stays resumable
@@ -243,11 +247,13 @@ class Session:
             self.phase = f"pre-cache: {spec.label}"
             run_id = self.store.add_run(self.name, kind="setup", stage="setup", label=spec.label,
                                         worker=self.worker_id)
-            status = self.executor.execute(run_id, spec, scored=False)
+            # its log goes to <session>/setup/<label>/logs, not into the trainer checkout (its cwd)
+            label_dir = setup_dir / re.sub(r"[^A-Za-z0-9._-]+", "-", spec.label or f"step{run_id}")
+            status = self.executor.execute(run_id, spec, scored=False, run_dir=label_dir)
             if status != "done":
                 run = self.store.get_run(run_id) or {}
                 raise BracketError(f"Pre-caching step {spec.label!r} failed ({run.get('failure_reason', status)}); "
-                                   f"see {spec.cwd} and the log in the run folder, fix it, then resume.")
+                                   f"see the log in {label_dir / 'logs'}, fix it, then resume.")
 
     def total_runs(self) -> int:
         return self.settings.n_configs * self.settings.seeds
@@ -392,8 +398,8 @@ class Session:
 
         return run_finals(self, top_k=top_k, steps=steps, seeds=seeds)
 
-    def promote(self, *, steps: int, run_id: int | None = None, save_every_n_steps: int | None = None,
-                dataset: Path | None = None) -> int:
+    def promote(self, *, steps: int | None = None, run_id: int | None = None,
+                save_every_n_steps: int | None = None, dataset: Path | None = None) -> int:
         """Train the winner for the full length with periodic saves (see ``bracket.session.promote``)."""
         from bracket.session.promote import promote
 
