@@ -202,10 +202,10 @@ def preflight_dataset(source: Path, style: str, *, caption_extension: str = ".tx
     return report
 
 
-def largest_batch(space: Any) -> int:
-    """The largest ``batch_size`` a search space may choose (1 when it has none)."""
+def largest_batch(space: Any, knob_name: str = "batch_size") -> int:
+    """The largest batch (knob ``knob_name``) a search space may choose (1 when it has none)."""
     try:
-        knob = space["batch_size"]
+        knob = space[knob_name]
     except (KeyError, TypeError):
         return 1
     values = list(getattr(knob, "choices", ())) or [getattr(knob, "high", None), getattr(knob, "value", None)]
@@ -226,5 +226,6 @@ def preflight_for_trainer(trainer: Any, fields: Mapping[str, str], *, space: Any
         space = trainer.declare_search_space()
     return preflight_dataset(
         Path(dataset).expanduser(), style, control_dir=str(fields.get("control_dir", "") or ""),
-        needs_control=bool(getattr(trainer, "needs_control_images", False)), batch_size=largest_batch(space),
+        needs_control=bool(getattr(trainer, "needs_control_images", False)),
+        batch_size=largest_batch(space, getattr(trainer, "batch_knob", "batch_size")),
     )
