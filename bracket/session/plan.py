@@ -55,11 +55,15 @@ def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: 
     return plan
 
 
-def plan_for(trainer: Any, space: Any, settings: Any) -> Plan:
-    """The plan of a search with ``settings`` on ``trainer`` (its warm start fitted to ``space``)."""
-    from bracket.session.create import fit_warm_start
+def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "") -> Plan:
+    """The plan of a search with ``settings`` on ``trainer`` (its warm start fitted to ``space``;
+    configs of earlier sessions it warm-starts from count as curated, as they are tried so)."""
+    from bracket.session.create import fit_past, fit_warm_start
+    from bracket.session.past import past_configs
 
     fitted, _ = fit_warm_start(trainer, space)
+    if getattr(settings, "warm_start_from", None) and preset_id:
+        fitted += fit_past(space, past_configs(settings.warm_start_from, preset_id), [])
     kinds = [kind for kind, _ in fitted]
     return search_plan(settings.n_configs, curated=kinds.count("curated"), baseline=kinds.count("baseline"),
                        warm_start=settings.warm_start, lr_bracket=settings.lr_bracket, algorithm=settings.algorithm)
