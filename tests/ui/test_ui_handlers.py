@@ -36,7 +36,8 @@ def test_blocks_build_with_only_private_listeners(runs_dir):
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
     # the Start button sends the learning-rate bracket checkbox, then the past sessions to warm-start from
     starts = [f for f in demo.fns.values() if len(f.inputs) > 1
-              and getattr(f.inputs[-2], "elem_id", None) == "bk-lr-bracket"]
+              and getattr(f.inputs[-2], "elem_id", None) == "bk-lr-bracket"
+              and getattr(f.inputs[0], "elem_id", None) == "bk-preset"]
     assert len(starts) == 1 and getattr(starts[0].inputs[-2], "value", None) is True
     assert getattr(starts[0].inputs[-1], "elem_id", None) == "bk-warm-from"
     options = launch_options(runs_dir)
