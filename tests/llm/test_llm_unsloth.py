@@ -59,7 +59,8 @@ def test_driver_end_to_end_with_fakes(make_trainer, tmp_path, version, warmup_ke
     calls = json.loads((spec.output_dir / "fake_calls.json").read_text())
     assert calls["peft"]["r"] == 16 and calls["peft"]["random_state"] == 7
     first = (spec.output_dir / "fake_first_text.txt").read_text()
-    assert first.startswith("### Instruction:\n") and first.endswith("</s>")
+    assert first.startswith("Below is an instruction that describes a task") and first.endswith("</s>")
+    assert "\n\n### Instruction:\n" in first
     assert (spec.output_dir / "adapter_config.json").is_file()
 
 
@@ -79,6 +80,15 @@ def test_chat_rows_use_the_chat_template():
 
     row = {"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}
     assert unsloth_driver.format_row(row, "sharegpt", Tokenizer(), "") == "user:hi|assistant:hello"
+
+    class BosTokenizer:  # a template that writes the BOS: SFTTrainer's encoding adds it again
+        bos_token = "<s>"
+
+        def apply_chat_template(self, messages, tokenize=False):
+            return "<s>" + "|".join(m["content"] for m in messages)
+
+    assert unsloth_driver.format_row({"messages": [{"role": "user", "content": "hi"}]}, "chat",
+                                     BosTokenizer(), "") == "hi"
     assert unsloth_driver.format_row({"text": "abc"}, "completion", None, "<e>") == "abc<e>"
 
 
