@@ -175,6 +175,12 @@ make_llm_trainer_venv() {  # $1 = trainer name; the rest = its packages
     "$python" -m pip install "${torch_args[@]}" || { warn "torch did not install into $folder/.venv"; return 1; }
     "$python" -c 'import torch; print("torch==" + torch.__version__)' > "$constraints" || return 1
     "$python" -m pip install -c "$constraints" "$@" || { warn "the $name packages did not install"; return 1; }
+    # A CPU torch beside PyPI's torchvision (built for the CUDA torch) breaks every transformers
+    # import ("operator torchvision::nms does not exist"); text training does not use it.
+    if "$python" -m pip show torchvision >/dev/null 2>&1 && ! "$python" -c 'import torchvision' 2>/dev/null; then
+        echo "torchvision does not load with this torch; removing it from $folder/.venv (LLMs do not need it)."
+        "$python" -m pip uninstall -y torchvision >/dev/null || warn "could not remove torchvision from $folder/.venv"
+    fi
     echo "Trainer python: $python ($((SECONDS - started)) s)"
 }
 
