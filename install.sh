@@ -168,13 +168,14 @@ make_llm_trainer_venv() {  # $1 = trainer name; the rest = its packages
         "$PYTHON" -m venv "$folder/.venv" || { warn "could not create $folder/.venv"; return 1; }
     fi
     "$python" -m pip install --upgrade pip >/dev/null || true
-    local torch_args=("${LLM_TORCH:-torch==2.13.0}")
+    # --no-cache-dir: nothing of these installs is kept outside the clone
+    local torch_args=(--no-cache-dir "${LLM_TORCH:-torch==2.13.0}")
     if [ -n "${LLM_TORCH_INDEX_URL:-}" ]; then
         torch_args+=(--extra-index-url "$LLM_TORCH_INDEX_URL")
     fi
     "$python" -m pip install "${torch_args[@]}" || { warn "torch did not install into $folder/.venv"; return 1; }
     "$python" -c 'import torch; print("torch==" + torch.__version__)' > "$constraints" || return 1
-    "$python" -m pip install -c "$constraints" "$@" || { warn "the $name packages did not install"; return 1; }
+    "$python" -m pip install --no-cache-dir -c "$constraints" "$@" || { warn "the $name packages did not install"; return 1; }
     # A CPU torch beside PyPI's torchvision (built for the CUDA torch) breaks every transformers
     # import ("operator torchvision::nms does not exist"); text training does not use it.
     if "$python" -m pip show torchvision >/dev/null 2>&1 && ! "$python" -c 'import torchvision' 2>/dev/null; then
@@ -185,13 +186,33 @@ make_llm_trainer_venv() {  # $1 = trainer name; the rest = its packages
 }
 
 if [ "$WITH_LLM_TRAINERS" = 1 ]; then
-    say "LLM trainer virtualenvs (vendor/axolotl, vendor/torchtune, vendor/unsloth)"
+    say "LLM trainer virtualenvs (vendor/axolotl, vendor/torchtune, vendor/unsloth; in parallel)"
+    # The three installs run side by side (each waits on downloads and unpacking, rarely on the
+    # CPU); each one's output goes to vendor/<name>/install.log and its tail is shown on failure.
+    LLM_PIDS=()
+    for name in axolotl torchtune unsloth; do
+        mkdir -p "vendor/$name"
+        case "$name" in
+            axolotl) packages=("${LLM_TRAINER_PACKAGES_AXOLOTL[@]}") ;;
+            torchtune) packages=("${LLM_TRAINER_PACKAGES_TORCHTUNE[@]}") ;;
+            unsloth) packages=("${LLM_TRAINER_PACKAGES_UNSLOTH[@]}") ;;
+        esac
+        make_llm_trainer_venv "$name" "${packages[@]}" > "vendor/$name/install.log" 2>&1 &
+        LLM_PIDS+=("$!")
+    done
     LLM_FAILED=0
-    make_llm_trainer_venv axolotl "${LLM_TRAINER_PACKAGES_AXOLOTL[@]}" || LLM_FAILED=1
-    make_llm_trainer_venv torchtune "${LLM_TRAINER_PACKAGES_TORCHTUNE[@]}" || LLM_FAILED=1
-    make_llm_trainer_venv unsloth "${LLM_TRAINER_PACKAGES_UNSLOTH[@]}" || LLM_FAILED=1
+    for index in 0 1 2; do
+        name=$(echo axolotl torchtune unsloth | cut -d' ' -f$((index + 1)))
+        if wait "${LLM_PIDS[$index]}"; then
+            tail -n 1 "vendor/$name/install.log"
+        else
+            LLM_FAILED=1
+            tail -n 30 "vendor/$name/install.log" >&2
+            warn "the $name venv is incomplete (whole log: vendor/$name/install.log)"
+        fi
+    done
     if [ "$LLM_FAILED" = 1 ]; then
-        echo "An LLM trainer venv is incomplete (see above); fix it and run ./install.sh --llm-trainers again." >&2
+        echo "Fix the error above and run ./install.sh --llm-trainers again." >&2
         exit 1
     fi
 fi

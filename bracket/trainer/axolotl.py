@@ -38,7 +38,8 @@ SCHEDULERS = ("cosine", "linear", "constant_with_warmup")
 #: what a CPU run changes: no mixed precision, no Triton LoRA kernels (CUDA only)
 CPU_SETTINGS = {
     "bf16": False, "fp16": False, "tf32": False,
-    "lora_mlp_kernel": False, "lora_qkv_kernel": False, "lora_o_kernel": False, "lora_embedding_kernel": False,
+    "lora_mlp_kernel": False, "lora_qkv_kernel": False, "lora_o_kernel": False,
+    "lora_embedding_kernel": False,
 }
 FIELDS = (
     *llm.COMMON_FIELDS,

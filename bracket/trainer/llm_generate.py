@@ -48,7 +48,8 @@ ALPACA_WITH_INPUT = (
     "### Instruction:\n{instruction}\n\n### Input:\n{input}\n\n### Response:\n"
 )
 ALPACA_NO_INPUT = (
-    "Below is an instruction that describes a task. Write a response that appropriately completes the request.\n\n"
+    "Below is an instruction that describes a task. "
+    "Write a response that appropriately completes the request.\n\n"
     "### Instruction:\n{instruction}\n\n### Response:\n"
 )
 SAMPLING = {"do_sample": True, "temperature": 0.7, "top_p": 0.9}

@@ -96,11 +96,13 @@ def transformers_major(version: str) -> int:
         return 4
 
 
-def training_arguments(config: dict[str, Any], *, transformers_version: str, bf16: bool,
-                       half: bool = True) -> dict[str, Any]:
-    """Keyword arguments of ``SFTConfig`` for ``config``: bf16 when ``bf16``, else fp16 when
-    ``half`` (a GPU without bf16), else fp32 (the CPU)."""
+def training_arguments(config: dict[str, Any], *, transformers_version: str,
+                       bf16_supported: bool) -> dict[str, Any]:
+    """Keyword arguments of ``SFTConfig`` for ``config``. Precision: fp32 on the CPU
+    (``device: cpu``); on a GPU bf16 where supported, else fp16."""
     training = config["training"]
+    on_gpu = config.get("device", "gpu") != "cpu"
+    bf16, half = on_gpu and bf16_supported, on_gpu
     has_eval = bool(config.get("eval_file"))
     save_steps = training.get("save_steps")
     arguments: dict[str, Any] = {
@@ -186,9 +188,8 @@ def main(argv: list[str] | None = None) -> int:
 
     Path(config["logging_dir"]).mkdir(parents=True, exist_ok=True)
     writer = SummaryWriter(log_dir=config["logging_dir"])
-    on_gpu = config.get("device", "gpu") != "cpu"
     arguments = training_arguments(config, transformers_version=transformers.__version__,
-                                   bf16=on_gpu and bool(is_bfloat16_supported()), half=on_gpu)
+                                   bf16_supported=bool(is_bfloat16_supported()))
     trainer = SFTTrainer(
         model=model, processing_class=tokenizer, train_dataset=train_set, eval_dataset=eval_set,
         args=SFTConfig(**arguments), callbacks=[make_scalar_callback(TrainerCallback, writer)],

@@ -63,7 +63,8 @@ def tiny_llm(tmp_path_factory) -> Path:
     its temporary folder with the first LLM trainer venv found (skips when there is none)."""
     pythons = [p for p in map(trainer_venv_python, ("torchtune", "axolotl", "unsloth")) if p]
     if not pythons:
-        pytest.skip("no LLM trainer venv (vendor/{axolotl,torchtune,unsloth}/.venv): run ./install.sh --llm-trainers")
+        pytest.skip("no LLM trainer venv (vendor/{axolotl,torchtune,unsloth}/.venv): "
+                    "run ./install.sh --llm-trainers")
     out = tmp_path_factory.mktemp("tiny-llm") / "model"
     for python in pythons[:-1]:
         try:

@@ -51,5 +51,6 @@ def load_inventory(name: str) -> dict:
 
 def trainer_venv_python(name: str) -> Path | None:
     """``vendor/<name>/.venv``'s python (made by ``./install.sh --llm-trainers``), or None."""
-    python = settings.PROJECT_ROOT / "vendor" / name / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    venv = settings.PROJECT_ROOT / "vendor" / name / ".venv"
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     return python if python.is_file() else None

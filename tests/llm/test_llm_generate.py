@@ -71,8 +71,8 @@ def test_generation_encodes_one_bos(make_trainer, tmp_path, preset_id, data_form
     row = {"alpaca": {"instruction": "i", "output": "o"}, "chat": {"messages": []},
            "completion": {"text": "t"}}[data_format]
     dataset.write_text((json.dumps(row) + "\n") * 20)
-    spec = trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(trainer.baseline_config().knobs),
-                               dataset_toml=dataset, max_steps=10, seed=3)
+    config = trainer.config_from_dict(trainer.baseline_config().knobs)
+    spec = trainer.prepare_run(run_dir=run_dir, config=config, dataset_toml=dataset, max_steps=10, seed=3)
     (spec.output_dir / "adapter_config.json").parent.mkdir(parents=True, exist_ok=True)
     (spec.output_dir / "adapter_config.json").write_text("{}")
     (post,) = trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=PROMPTS[:1])

@@ -34,7 +34,8 @@ RUN_ARGS = ("--budget", "1", "--seeds", "1", "--steps", "4", "--search", "random
 def _python_or_skip(name: str) -> Path:
     python = trainer_venv_python(name)
     if python is None:
-        pytest.skip(f"vendor/{name}/.venv is missing: run ./install.sh --llm-trainers to test {name} for real")
+        pytest.skip(f"vendor/{name}/.venv is missing: run ./install.sh --llm-trainers to test {name} "
+                    "for real")
     return python
 
 
@@ -99,7 +100,8 @@ def test_axolotl_trains_the_tiny_model_on_cpu(tmp_path, tiny_llm):
 def test_torchtune_trains_the_tiny_model_on_cpu(tmp_path, tiny_llm):
     _python_or_skip("torchtune")
     recipe = tiny_model.torchtune_config(tiny_llm, tmp_path / "tiny_lora.yaml")
-    found = _run_search(tmp_path, "torchtune-lora", {"base_model": str(tiny_llm), "torchtune_config": str(recipe)})
+    found = _run_search(tmp_path, "torchtune-lora",
+                        {"base_model": str(tiny_llm), "torchtune_config": str(recipe)})
     _assert_losses(found["run"], "loss", None)
     _assert_answers_reach_compare(found)
 

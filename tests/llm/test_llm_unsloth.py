@@ -96,3 +96,14 @@ def test_hf_tag_names():
     assert unsloth_driver.tensorboard_tag("loss") == "train/loss"
     assert unsloth_driver.tensorboard_tag("eval_loss") == "eval/loss"
     assert unsloth_driver.tensorboard_tag("test_loss") == "test/loss"
+
+
+@pytest.mark.parametrize(("device", "bf16_supported", "precision"), [
+    ("cpu", True, (False, False)), ("gpu", True, (True, False)), ("gpu", False, (False, True))])
+def test_precision_follows_the_device(make_trainer, tmp_path, device, bf16_supported, precision):
+    trainer = make_trainer("unsloth-lora", device=device)
+    _prepare(trainer, tmp_path / "r", trainer.baseline_config().knobs, max_steps=10)
+    config = json.loads((tmp_path / "r" / "unsloth_run.json").read_text())
+    arguments = unsloth_driver.training_arguments(config, transformers_version="5.5.0",
+                                                  bf16_supported=bf16_supported)
+    assert (arguments["bf16"], arguments["fp16"]) == precision

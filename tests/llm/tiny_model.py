@@ -16,7 +16,11 @@ the trainer virtualenvs have, so this file is a script run with a trainer venv's
 
     vendor/axolotl/.venv/bin/python tests/llm/tiny_model.py OUT_FOLDER
 
-:func:`build_tiny_model` (used by the ``tiny_llm`` fixture) runs it once per pytest session.
+:func:`build_tiny_model` runs it; the session-scoped ``tiny_llm`` fixture of
+``tests/llm/conftest.py`` calls it once per pytest run, into that run's temporary folder
+(never the repository). Tests in other folders get the fixture with
+``from tests.llm.conftest import tiny_llm  # noqa: F401`` in their own conftest.
+:func:`torchtune_config` writes the matching torchtune recipe config.
 """
 
 from __future__ import annotations

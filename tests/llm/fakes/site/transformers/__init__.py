@@ -67,6 +67,7 @@ class AutoModelForCausalLM:
 
     def generate(self, input_ids, max_new_tokens, pad_token_id, do_sample, temperature, top_p, **kwargs):
         bos = int((input_ids == ord(BOS)).sum())
-        text = f" seed={torch.initial_seed()} adapter={os.path.basename(self.adapter)} base={self.name} bos={bos}"
+        adapter = os.path.basename(self.adapter)
+        text = f" seed={torch.initial_seed()} adapter={adapter} base={self.name} bos={bos}"
         new = torch.tensor([[ord(c) for c in text[:max_new_tokens]]])
         return torch.cat([input_ids, new], dim=1)
