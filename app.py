@@ -3,7 +3,9 @@
 Options: ``--port N``; ``--host ADDRESS`` to listen on other interfaces and ``--share`` for a
 public Gradio link — both only when asked, with a warning, and only with a login
 (``--auth user:pass`` or ``BRACKET_AUTH=user:pass`` in ``.env``). The app serves files from
-the runs folder (``BRACKET_RUNS_DIR``, default ``runs/``) and nothing else.
+the runs folder (``BRACKET_RUNS_DIR``, default ``runs/``) and nothing else, and answers only
+requests addressed to it (``Host`` 127.0.0.1, localhost, [::1], the ``--host`` value or the
+share link; see ``ui/host_guard.py``).
 """
 
 from __future__ import annotations
@@ -52,14 +54,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"WARNING: the app is reachable through {where}; anyone with the login can start trainer runs "
               "on this machine.", file=sys.stderr)
     from ui.blocks import build_app, launch_options  # gradio is imported only when the app runs
+    from ui.host_guard import HostPolicy
 
     runs_dir = app_settings.get_settings().runs_dir
     runs_dir.mkdir(parents=True, exist_ok=True)
     MANAGER = SessionManager(runs_dir)
     demo = build_app(MANAGER)
+    policy = HostPolicy(args.host)  # requests naming another host are refused (DNS rebinding)
     try:
         demo.launch(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
-                    **launch_options(runs_dir))
+                    prevent_thread_lock=True, **launch_options(runs_dir, policy))
+        policy.allow(getattr(demo, "share_url", None) or "")
+        demo.block_thread()
     finally:
         MANAGER.close()
     return 0

@@ -73,6 +73,9 @@ class _LaunchRecorder:
     def launch(self, **kwargs) -> None:
         self.kwargs = kwargs
 
+    def block_thread(self) -> None:
+        pass
+
 
 @pytest.fixture
 def fake_app(monkeypatch, runs_dir):
