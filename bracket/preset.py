@@ -38,6 +38,9 @@ class FieldSpec:
     #: the ``BRACKET_*`` variable whose value, when set, is this field's default
     env_var: str | None = None
     choices: tuple[str, ...] = field(default_factory=tuple)
+    #: a program Bracket runs (trainer python, training script, trainer folder): the web app
+    #: takes only its configured value unless started with ``--allow-custom-executables``
+    executable: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in FIELD_KINDS:
@@ -81,6 +84,30 @@ def problem_with_value(spec: FieldSpec, value: str) -> str | None:
         if not os.access(path, os.R_OK):
             return f"{spec.label}: {value} cannot be read; check its permissions."
     return None
+
+
+def _same_path(a: str, b: str) -> bool:
+    try:
+        return Path(os.path.expanduser(a)).resolve() == Path(os.path.expanduser(b)).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def check_configured_executables(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> None:
+    """Refuse an executable field whose value is not the configured one (``.env``/settings).
+
+    A login to the web app must not mean a shell: the form may only pick the trainer python,
+    training script and trainer folder that the person who started the app configured.
+    """
+    problems = []
+    for spec in specs:
+        given = str(values.get(spec.name) or "").strip()
+        if spec.executable and given and not _same_path(given, spec.resolved_default()):
+            hint = f" ({spec.env_var} in .env)" if spec.env_var else ""
+            problems.append(f"{spec.label}: {given} is not the configured one{hint}.")
+    if problems:
+        raise FieldError(" ".join(problems) + " The web app runs only the trainer programs set in .env or the "
+                         "settings; to type others, start it with `python app.py --allow-custom-executables`.")
 
 
 def merge_with_defaults(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> dict[str, str]:
@@ -134,25 +161,25 @@ class ModelPreset:
 # -- fields shared by every preset of a trainer family ------------------------------------
 
 SD_SCRIPTS_DIR_FIELD = FieldSpec(
-    "sd_scripts_dir", "sd-scripts folder", "dir",
+    "sd_scripts_dir", "sd-scripts folder", "dir", executable=True,
     default=lambda: str(settings.get_settings().sd_scripts_dir), required=True,
     help="Checkout of kohya-ss/sd-scripts (vendor/sd-scripts after ./install.sh).",
     env_var="BRACKET_SD_SCRIPTS_DIR",
 )
 SD_SCRIPTS_PYTHON_FIELD = FieldSpec(
-    "trainer_python", "Trainer python", "file",
+    "trainer_python", "Trainer python", "file", executable=True,
     default=lambda: str(settings.get_settings().sd_scripts_python), required=True,
     help="The python of the sd-scripts virtualenv (./install.sh --trainers creates it).",
     env_var="BRACKET_SD_SCRIPTS_PYTHON",
 )
 MUSUBI_DIR_FIELD = FieldSpec(
-    "musubi_dir", "musubi-tuner folder", "dir",
+    "musubi_dir", "musubi-tuner folder", "dir", executable=True,
     default=lambda: str(settings.get_settings().musubi_dir), required=True,
     help="Checkout of kohya-ss/musubi-tuner (vendor/musubi-tuner after ./install.sh).",
     env_var="BRACKET_MUSUBI_DIR",
 )
 MUSUBI_PYTHON_FIELD = FieldSpec(
-    "trainer_python", "Trainer python", "file",
+    "trainer_python", "Trainer python", "file", executable=True,
     default=lambda: str(settings.get_settings().musubi_python), required=True,
     help="The python of the musubi-tuner virtualenv (./install.sh --trainers creates it).",
     env_var="BRACKET_MUSUBI_PYTHON",

@@ -27,6 +27,8 @@ from typing import Any
 
 from bracket import settings as app_settings
 from bracket.errors import BracketError
+from bracket.preset import check_configured_executables
+from bracket.registry import get_preset
 from bracket.session import results
 from bracket.session.config import SearchSettings
 from bracket.session.create import SESSION_FILE
@@ -66,7 +68,10 @@ class SessionManager:
     """Holds the current session of an app; safe to call from many handler threads."""
 
     def __init__(self, runs_dir: Path | None = None, *, storage_url: str | None = None,
-                 snapshot_ttl: float = 0.5) -> None:
+                 snapshot_ttl: float = 0.5, allow_custom_executables: bool = False) -> None:
+        #: False: a new search may only use the configured trainer python/script/folder (a web
+        #: login must not mean a shell); ``python app.py --allow-custom-executables`` sets True
+        self.allow_custom_executables = allow_custom_executables
         self.runs_dir = Path(runs_dir) if runs_dir else app_settings.get_settings().runs_dir
         self.storage_url = storage_url
         self.snapshot_ttl = snapshot_ttl
@@ -145,6 +150,8 @@ class SessionManager:
         """Validate, create and start a new search (nothing is created when a check fails)."""
         with self._lock:
             self._refuse_if_running("start another")
+            if not self.allow_custom_executables:
+                check_configured_executables(get_preset(preset_id).fields, fields)
             session = Session.create(preset_id, fields, settings, out_dir=self.runs_dir, name=name or None,
                                      storage_url=self.storage_url)
             self._adopt(session)

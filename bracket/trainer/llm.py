@@ -71,7 +71,7 @@ def _vendor_venv_python(name: str) -> str:
 def trainer_python_field(trainer: str, env_var: str, venv_name: str) -> FieldSpec:
     """The "trainer python" field of one LLM trainer (default ``vendor/<name>/.venv``)."""
     return FieldSpec(
-        "trainer_python", "Trainer python", "file",
+        "trainer_python", "Trainer python", "file", executable=True,
         default=lambda: _vendor_venv_python(venv_name), required=True,
         help=f"The python of a virtualenv with {trainer} installed.",
         env_var=env_var,

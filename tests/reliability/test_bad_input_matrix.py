@@ -178,7 +178,7 @@ def _ui_start(case: Case, fields: dict[str, str], runs_dir: Path):
     from ui.setup_tab import start_search
 
     settings = {**FORM, **case.settings}
-    manager = SessionManager(runs_dir, storage_url=settings.pop("storage", None))
+    manager = SessionManager(runs_dir, storage_url=settings.pop("storage", None), allow_custom_executables=True)
     weights = case.weights if case.weights is not None else DEFAULT_WEIGHTS
     vlm = [settings.pop("vlm_url", ""), "", ""]
     name = settings.pop("name", "")
@@ -243,7 +243,7 @@ def test_ratings_out_of_range_are_refused_in_the_engine_and_the_ui(fast_fields, 
     from bracket.errors import BracketError
     from ui.compare_tab import choose, rate
 
-    manager = SessionManager(runs_dir)
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
     code = main(["run", "--preset", "demo-cpu", *cli_args(fast_fields), "--budget", "2", "--steps", "3",
                  "--name", "rated", "--out", str(runs_dir), "--quiet"])
     assert code == 0

@@ -29,7 +29,7 @@ def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *opt
 
 
 def test_blocks_build_with_only_private_listeners(runs_dir):
-    demo = build_app(SessionManager(runs_dir))
+    demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
     # the Start button sends the learning-rate bracket checkbox as the form's last value
     starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-lr-bracket"]
@@ -57,7 +57,7 @@ def test_preset_form_and_field_checks(tmp_path, demo_fields):
 
 
 def test_start_errors_are_gr_errors_and_create_nothing(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir)
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
     with pytest.raises(gr.Error, match="whole number"):
         start(manager, demo_fields, budget="two")
     with pytest.raises(gr.Error, match="does not exist"):
@@ -70,7 +70,7 @@ def test_start_errors_are_gr_errors_and_create_nothing(runs_dir, demo_fields):
 
 
 def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     message, tabs, _ = start(manager, demo_fields)
     assert "Started **ui-test**" in message and tabs.selected == "search"
     with pytest.raises(gr.Error, match="One search runs at a time"):
@@ -90,14 +90,14 @@ def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
 
 
 def test_the_learning_rate_bracket_checkbox_reaches_the_session(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields, 1, False)
     assert manager.session.settings.lr_bracket is False
     assert manager.session.wait(60)
 
 
 def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields, budget=3)
     assert manager.session.wait(60)
     dropdown, html, slider, shown, scope = compare_tab.next_unrated(manager, 4)
@@ -128,10 +128,10 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
 
 
 def test_open_and_resume_past_session(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields)
     manager.session.wait(60)
-    other = SessionManager(runs_dir, snapshot_ttl=0.0)
+    other = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     dropdown = setup_tab.refresh_sessions(other)
     assert dropdown.value == str(runs_dir / "ui-test")
     message, tabs = setup_tab.open_session(other, dropdown.value)
