@@ -143,14 +143,27 @@ def _decode(row: Mapping[str, Any]) -> dict[str, Any]:
     return record
 
 
+def storable_text(text: str) -> str:
+    """``text`` as every backend stores it: NUL bytes (PostgreSQL refuses them) become U+FFFD,
+    and lone surrogates (undecodable bytes a trainer printed) become ``?``."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 def _encode(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Column values for a write: JSON columns dumped, every text made storable (:func:`storable_text`)."""
     reverse = {v: k for k, v in _JSON_COLUMNS.items()}
     encoded: dict[str, Any] = {}
     for key, value in values.items():
         if key in reverse:
-            encoded[reverse[key]] = json.dumps(value, default=str)
-        else:
-            encoded[key] = value
+            value = json.dumps(value, default=str)
+            key = reverse[key]
+        encoded[key] = storable_text(value) if isinstance(value, str) else value
     return encoded
 
 
