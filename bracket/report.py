@@ -102,6 +102,8 @@ class Report:
     fields: dict[str, str]
     notes: list[str]
     secrets: list[str] = field(default_factory=list, repr=False)
+    #: sample files that could not be decoded (left out of the pictures)
+    unreadable: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -238,11 +240,13 @@ def build_report(session: "Session") -> Report:
         used = sum(1 for s in all_scores.values() if judge in s.used)
         judges.append([judge, _fmt(float(weight)), f"{with_score} of {len(training)}", str(used)])
     row = store.get_session(name) or {}
+    unreadable: list[str] = []
+    pictures = report_pictures(search, finals, winner, unreadable)
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
         plan=session.settings.plan(), generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         storage=redact_url(store.url), search=search, finals=finals, winner=winner, importance=importance,
-        importance_note=importance_note, pictures=report_pictures(search, finals, winner), problems=problems,
+        importance_note=importance_note, pictures=pictures, problems=problems, unreadable=unreadable,
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),
         settings=_safe({**session.settings.to_dict(), "weights": effective_weights(session.settings.weights)}),
         fields=_safe(dict(session.parts.fields)),
@@ -292,6 +296,8 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
     if report.importance:
         importance.append(("table", ["parameter", "importance"], [[k, f"{v:.3f}"] for k, v in report.importance.items()]))
     samples = [("img", pictures[s]) for s in ("report-best-samples", "report-worst-samples") if s in pictures]
+    if report.unreadable:
+        samples.append(("p", "Unreadable sample files (left out): " + ", ".join(report.unreadable) + "."))
     settings_rows = [[k, _fmt(v)] for k, v in report.settings.items() if k != "sample_prompts"]
     settings_rows += [[f"field {k}", v] for k, v in report.fields.items()] + [["storage", report.storage]]
     return [
