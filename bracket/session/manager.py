@@ -17,7 +17,6 @@ Every error a person can cause is a ``BracketError`` whose message says what to 
 
 from __future__ import annotations
 
-import json
 import statistics
 import threading
 import time
@@ -31,7 +30,7 @@ from bracket.preset import check_configured_executables
 from bracket.registry import get_preset
 from bracket.session import results
 from bracket.session.config import SearchSettings
-from bracket.session.create import SESSION_FILE
+from bracket.session.create import SESSION_FILE, read_session_file
 from bracket.session.grid import GridData, build_grid
 from bracket.session.runner import read_log_tail
 from bracket.session.session import Session
@@ -60,7 +59,10 @@ class SessionInfo:
 
     @property
     def label(self) -> str:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.created_at)) if self.created_at else "?"
+        try:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.created_at)) if self.created_at else "?"
+        except (OverflowError, OSError, ValueError):
+            when = "?"
         return f"{self.name} · {self.preset_id} · {self.status} · {self.runs_spent}/{self.total_runs} runs · {when}"
 
 
@@ -118,11 +120,10 @@ class SessionManager:
         for path in sorted(self.runs_dir.glob(f"*/{SESSION_FILE}")):
             folder = path.parent
             try:
-                info = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                info = read_session_file(folder)
+            except BracketError as error:  # listed as damaged, with the reason; the others still work
+                found.append(SessionInfo(folder.name, folder, "?", f"damaged: {error}", 0.0))
                 continue
-            if not isinstance(info, dict):
-                continue  # a damaged session.json: not a session we can list
             name, preset_id = str(info.get("name", folder.name)), str(info.get("preset_id", "?"))
             created = float(info.get("created_at") or 0.0)
             current = self._session
@@ -133,7 +134,7 @@ class SessionManager:
                 continue
             try:
                 session = Session.open(folder, storage_url=self.storage_url, validate=False)
-            except BracketError as error:
+            except (BracketError, ValueError, TypeError, KeyError) as error:  # a damaged store row, too
                 found.append(SessionInfo(name, folder, preset_id, f"unreadable ({error})", created))
                 continue
             try:
