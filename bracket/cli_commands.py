@@ -113,7 +113,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     snapshot = session.snapshot()
-    print(f"session {snapshot.name} ({snapshot.preset_id}): {snapshot.status}; {snapshot.plan}; "
+    status = snapshot.status
+    if status == "running" and not any(w["alive"] for w in snapshot.workers):
+        status = "interrupted (no process runs it; resume it)"  # e.g. a full disk kept "failed" from the store
+    print(f"session {snapshot.name} ({snapshot.preset_id}): {status}; {snapshot.plan}; "
           f"{snapshot.runs_spent}/{snapshot.total_runs} runs spent")
     for worker in snapshot.workers:
         print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
@@ -124,12 +127,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
+    session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     print(f"resuming session {session.name}: {session.settings.plan()}")
     return _finish(session, _watch(session, quiet=args.quiet))
 
 
 def cmd_finals(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
+    session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     final_ids = session.run_finals(top_k=args.top, steps=args.steps, seeds=args.seeds)
     snapshot = session.snapshot()
     finals = [r for r in snapshot.runs if r["stage"] == "final" and r["config_id"] in final_ids]
@@ -146,7 +151,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
-        files = write_report(session)
+        files = write_report(session, args.out)
     finally:
         session.close()
     print(files.report.verdict)
@@ -173,6 +178,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_promote(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
+    session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     run_id = session.promote(steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
                              dataset=args.dataset)
     run = session.store.get_run(run_id) or {}

@@ -179,6 +179,9 @@ class SessionManager:
             if session.running:
                 raise BracketError(f"Search {session.name} is already running.")
             fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True)
+            if fresh.store.read_only:
+                fresh.store.close()
+                fresh.store.require_writable()  # raises: a read-only folder or a full disk
             self._adopt(fresh)
             fresh.start()
             return fresh
