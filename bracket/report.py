@@ -151,7 +151,7 @@ def _stage(session: "Session", stage: str, runs: list[dict[str, Any]], scores: d
     return StageResult(stage, rows, stats, verdict(stats), runs, scores)
 
 
-def _winner(session: "Session", result: StageResult) -> Winner | None:
+def _winner(session: "Session", result: StageResult, export_root: Path | None = None) -> Winner | None:
     best = result.stats.best
     if best is None:
         return None
@@ -161,7 +161,8 @@ def _winner(session: "Session", result: StageResult) -> Winner | None:
     winner = Winner(result.stage, best.name, best.kind, run["id"], run.get("seed"), best.mean,
                     dict(run.get("params") or {}))
     try:
-        exported = export_run(session, run_id=run["id"])
+        out = export_root / f"run-{run['id']}" if export_root is not None else None  # report --out: not the session
+        exported = export_run(session, run_id=run["id"], out=out)
         winner.command, winner.script = exported.command, exported.script
     except Exception as error:  # noqa: BLE001 - e.g. trainer paths of another machine; the report goes on
         winner.note = f"The command could not be rebuilt here ({type(error).__name__}: {error})."
@@ -214,7 +215,7 @@ def _secret_values(session: "Session") -> list[str]:
     return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
 
 
-def build_report(session: "Session") -> Report:
+def build_report(session: "Session", export_root: Path | None = None) -> Report:
     """Everything the report shows, read from the session's store now."""
     store, name = session.store, session.name
     ratings, comparisons = store.ratings(name), store.comparisons(name)
@@ -223,7 +224,7 @@ def build_report(session: "Session") -> Report:
     finals = _stage(session, "final", *stages["final"], ratings) if "final" in stages else None
     if finals is None and store.configs(name, stage="final"):
         finals = _stage(session, "final", [], {}, ratings)
-    winner = _winner(session, finals) if finals and finals.stats.best else _winner(session, search)
+    winner = _winner(session, finals if finals and finals.stats.best else search, export_root)
     importance, importance_note = _importance(session)
     all_scores = {**search.scores, **(finals.scores if finals else {})}
     problems = []
@@ -389,7 +390,7 @@ def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:
     """Write report.md (with its PNGs beside it) and report.html into the session folder."""
     folder = Path(folder) if folder is not None else session.folder
     folder.mkdir(parents=True, exist_ok=True)
-    report = build_report(session)
+    report = build_report(session, None if folder == session.folder else folder / "export")
     images = []
     for picture in report.pictures:
         path = folder / f"{picture.stem}.png"
