@@ -39,11 +39,10 @@ def _bounds(args: argparse.Namespace) -> dict[str, object]:
     if args.lr_min is not None or args.lr_max is not None:
         bounds["learning_rate"] = (args.lr_min if args.lr_min is not None else 0.0,
                                    args.lr_max if args.lr_max is not None else float("inf"))
-    if args.batch_sizes:
-        try:
-            bounds["batch_size"] = [int(b) for b in args.batch_sizes.split(",")]
-        except ValueError:
-            raise BracketError(f"--batch-sizes {args.batch_sizes!r} must be whole numbers separated by commas.") from None
+    if args.batch_sizes:  # the Setup tab's parser: positive whole numbers
+        from bracket.session.forms import parse_bounds
+
+        bounds.update(parse_bounds(batch_sizes=args.batch_sizes))
     for name, value in parse_assignments(args.bound or [], "--bound").items():
         if ":" in value:
             low, _, high = value.partition(":")

@@ -93,10 +93,7 @@ def cmd_presets(_args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    prompts = DEFAULT_PROMPTS
-    if args.prompts:
-        path = Path(args.prompts)
-        prompts = path.read_text(encoding="utf-8") if path.is_file() else args.prompts.replace("\\n", "\n")
+    prompts = _prompts_argument(args.prompts) if args.prompts else DEFAULT_PROMPTS
     settings = SearchSettings(
         budget=args.budget, steps=args.steps, seeds=args.seeds, sample_prompts=prompts,
         sample_every_n_steps=args.sample_every, algorithm=args.search, bounds=_bounds(args),
@@ -108,6 +105,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     for note in session.parts.notes:
         print(f"note: {note}")
     return _finish(session, _watch(session, quiet=args.quiet))
+
+
+def _prompts_argument(value: str) -> str:
+    """``--prompts``: a file's text, or prompt text (``\\n`` between lines); a path that names no
+    file is refused rather than taken as a prompt."""
+    looks_like_path = "\n" not in value and "\\n" not in value and " --" not in value and (
+        value.startswith(("/", "./", "../", "~/")) or value.lower().endswith(".txt"))
+    path = Path(value).expanduser()
+    try:
+        is_file = len(value) < 4096 and path.is_file()
+    except OSError:
+        is_file = False
+    if is_file:
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise BracketError(f"--prompts {value}: cannot read it ({type(error).__name__}); give a UTF-8 text file.") \
+                from None
+    if looks_like_path:
+        raise BracketError(f"--prompts {value}: no such file. Give an existing prompt file, or the prompt text itself "
+                           "(lines separated by \\n).")
+    return value.replace("\\n", "\n")
 
 
 def cmd_status(args: argparse.Namespace) -> int:

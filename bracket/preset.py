@@ -41,6 +41,9 @@ class FieldSpec:
     #: a program Bracket runs (trainer python, training script, trainer folder): the web app
     #: takes only its configured value unless started with ``--allow-custom-executables``
     executable: bool = False
+    #: the sane range of an ``int``/``float`` field, checked by the form and the CLI alike
+    minimum: float | None = None
+    maximum: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FIELD_KINDS:
@@ -60,16 +63,16 @@ def problem_with_value(spec: FieldSpec, value: str) -> str | None:
     value = value.strip()
     if not value:
         return f"{spec.label} is required; fill it in." if spec.required else None
-    if spec.kind == "int":
+    if spec.kind in ("int", "float"):
         try:
-            int(value)
+            number = int(value) if spec.kind == "int" else float(value)
         except ValueError:
-            return f"{spec.label} must be a whole number, got {value!r}."
-    elif spec.kind == "float":
-        try:
-            float(value)
-        except ValueError:
-            return f"{spec.label} must be a number, got {value!r}."
+            return f"{spec.label} must be {'a whole number' if spec.kind == 'int' else 'a number'}, got {value!r}."
+        if number != number or (spec.minimum is not None and number < spec.minimum) or (
+                spec.maximum is not None and number > spec.maximum):
+            low = "" if spec.minimum is None else f"{spec.minimum:g}"
+            high = "" if spec.maximum is None else f"{spec.maximum:g}"
+            return f"{spec.label} must be from {low or '…'} to {high or '…'}, got {value}."
     elif spec.kind == "choice" and spec.choices and value not in spec.choices:
         return f"{spec.label} must be one of {', '.join(spec.choices)}; got {value!r}."
     elif spec.kind in ("dir", "file", "path"):
@@ -190,7 +193,7 @@ DATASET_FIELD = FieldSpec(
     env_var="BRACKET_DATASET",
 )
 RESOLUTION_FIELD = FieldSpec(
-    "resolution", "Training resolution", "int", default="1024",
+    "resolution", "Training resolution", "int", default="1024", minimum=64, maximum=8192,
     help="Square training resolution used when the dataset TOML does not set one.",
 )
 VRAM_TIER_FIELD = FieldSpec(

@@ -20,6 +20,8 @@ from bracket.trainer.prompts import SamplePrompt, parse_prompt_lines
 MAX_BUDGET = 10_000
 MAX_STEPS = 10_000_000
 MAX_SEEDS = 100
+#: the base seed of the runs (each run adds its index; trainers hand it to numpy, which takes 32 bits)
+MAX_SEED = 2**31 - 1
 DEFAULT_PROMPTS = "a red circle --d 1\na blue square --d 2\na green triangle --d 3\na yellow circle --d 4"
 
 
@@ -91,6 +93,9 @@ class SearchSettings:
         every = self.sample_every_n_steps
         if every is not None and (isinstance(every, bool) or not isinstance(every, int) or every <= 0):
             problems.append(f"sample every N steps must be a positive whole number, got {every!r}.")
+        seed = self.base_seed
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            problems.append(f"seed must be a whole number from 0 to {MAX_SEED}, got {seed!r}.")
         if self.algorithm not in ALGORITHMS:
             problems.append(f"search algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}.")
         if self.timeout_s is not None and not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):

@@ -65,12 +65,15 @@ FIELDS = (
         executable=True,
         help="The demo's training script; tests point it at a fake trainer.",
     ),
-    FieldSpec("resolution", "Resolution", "int", default="32", help="Square image size in pixels."),
+    FieldSpec("resolution", "Resolution", "int", default="32", minimum=8, maximum=512,
+              help="Square image size in pixels."),
     FieldSpec(
         "cpu_threads",
         "CPU threads",
         "int",
         default="0",
+        minimum=0,
+        maximum=1024,
         help="Torch threads of one run; 0 keeps one per process. A lone run on an idle machine trains "
         "~1.6x faster with 2 threads, but slows down badly when the cores are busy.",
     ),
