@@ -105,17 +105,22 @@ def winner_run_id(session: "Session") -> int:
         per_config: dict[int, list[float]] = {}
         for run in staged:
             score = scores.get(run["id"])
-            if score is not None and score.value is not None:
+            if _valid(run, score):  # a disqualified or unfinished run is never the winner
                 per_config.setdefault(run["config_id"], []).append(score.value)
         if not per_config:
             continue
         best = min(per_config, key=lambda c: (statistics.fmean(per_config[c]), -len(per_config[c]), c))
-        candidates = [r for r in staged if r["config_id"] == best and r["id"] in scores
-                      and scores[r["id"]].value is not None]
+        candidates = [r for r in staged if r["config_id"] == best and _valid(r, scores.get(r["id"]))]
         run = min(candidates, key=lambda r: (_STATUS_RANK.get(r["status"], 9), scores[r["id"]].value, r["id"]))
         return int(run["id"])
-    raise ExportError("No run of this session has a score yet, so there is no winner to export; "
-                      "let the search finish a run, or name one with --run ID.")
+    raise ExportError("No run of this session finished with a valid score (each failed, was disqualified or has "
+                      "no score yet), so there is no winner to export or promote; `python -m bracket status PATH` "
+                      "says why, or name a run with --run ID.")
+
+
+def _valid(run: Mapping[str, Any], score: Any) -> bool:
+    return run.get("status") == "done" and score is not None and score.value is not None \
+        and not getattr(score, "disqualified", False)
 
 
 def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bracket.errors import BracketError
-from bracket.session.finals import top_configs
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -31,20 +30,13 @@ def latest_state(output_dir: Path) -> Path | None:
 
 def _source_config(session: "Session", run_id: int | None) -> dict:
     if run_id is None:
-        finals = top_configs_by_stage(session, "final") or top_configs(session, 1)
-        if not finals:
-            raise BracketError("No configuration has a score yet; run the search before promoting a winner.")
-        return finals[0]
+        from bracket.export import winner_run_id  # the one winner: never a disqualified or unfinished run
+
+        run_id = winner_run_id(session)
     run = session.store.get_run(int(run_id))
     if run is None or run["session"] != session.name or run["config_id"] is None:
         raise BracketError(f"Run {run_id} is not a trained run of session {session.name}; pick one from the table.")
     return next(c for c in session.store.configs(session.name) if c["id"] == run["config_id"])
-
-
-def top_configs_by_stage(session: "Session", stage: str) -> list[dict]:
-    """Configs of ``stage`` ordered by their recorded value (best first)."""
-    configs = [c for c in session.store.configs(session.name, stage=stage) if c["value"] is not None]
-    return sorted(configs, key=lambda c: c["value"])
 
 
 def promote(session: "Session", *, steps: int, run_id: int | None = None, save_every_n_steps: int | None = None,
