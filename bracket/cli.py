@@ -31,42 +31,6 @@ def parse_assignments(pairs: Sequence[str], what: str = "--set") -> dict[str, st
     return values
 
 
-def _bounds(args: argparse.Namespace) -> dict[str, object]:
-    bounds: dict[str, object] = {}
-    for flag, value in (("--lr-min", args.lr_min), ("--lr-max", args.lr_max)):
-        if value is not None and not value > 0:  # also catches nan
-            raise BracketError(f"{flag} must be a positive number such as 1e-5, got {value:g}.")
-    if args.lr_min is not None or args.lr_max is not None:
-        bounds["learning_rate"] = (args.lr_min if args.lr_min is not None else 0.0,
-                                   args.lr_max if args.lr_max is not None else float("inf"))
-    if args.batch_sizes:  # the Setup tab's parser: positive whole numbers
-        from bracket.session.forms import parse_bounds
-
-        bounds.update(parse_bounds(batch_sizes=args.batch_sizes))
-    for name, value in parse_assignments(args.bound or [], "--bound").items():
-        if ":" in value:
-            low, _, high = value.partition(":")
-            try:
-                bounds[name] = (float(low), float(high))
-            except ValueError:
-                raise BracketError(f"--bound {name}={value}: write MIN:MAX with numbers.") from None
-        else:
-            bounds[name] = [v for v in value.split(",") if v]
-    return bounds
-
-
-def _weights(text: str | None) -> dict[str, float]:
-    if not text:
-        return {}
-    weights: dict[str, float] = {}
-    for name, value in parse_assignments(text.split(","), "--weights").items():
-        try:
-            weights[name] = float(value)
-        except ValueError:
-            raise BracketError(f"--weights {name}={value!r}: the weight must be a number.") from None
-    return weights
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bracket", description="Find the best hyperparameters for a fine-tune.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -100,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="show a session")
     status.add_argument("path", type=Path)
     status.add_argument("--storage")
+    status.add_argument("--json", action="store_true",
+                        help="print the standings and the winner as JSON (the same answer as the app and the report)")
     resume = sub.add_parser("resume", help="resume a session")
     resume.add_argument("path", type=Path)
     resume.add_argument("--storage")
@@ -123,13 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="write the winner (or a run) as a ready-to-run script and config")
     export.add_argument("path", type=Path)
     export.add_argument("--run", type=int, help="run id to export (default: the winner's best run)")
-    export.add_argument("--steps", type=int, help="training steps (default: the run's own)")
+    export.add_argument("--steps", type=int, help="training steps (default: the winner's (or the run's) own)")
     export.add_argument("--out", type=Path, help="folder (default: <session>/export/<config>-<steps>steps)")
     export.add_argument("--storage")
 
     promote = sub.add_parser("promote", help="train the winner for the full length with periodic saves")
     promote.add_argument("path", type=Path)
-    promote.add_argument("--steps", type=int, required=True, help="full training length")
+    promote.add_argument("--steps", type=int, help="full training length (default: the winner's own steps)")
     promote.add_argument("--run", type=int, help="promote this run's config instead of the winner")
     promote.add_argument("--save-every", type=int, help="save a checkpoint and state every N steps")
     promote.add_argument("--dataset", type=Path, help="the full dataset (default: the search's)")
@@ -183,4 +149,4 @@ def _read_only_message(error: BaseException) -> str | None:
     return None
 
 
-__all__ = ["main", "build_parser", "parse_assignments", "_bounds", "_weights"]
+__all__ = ["main", "build_parser", "parse_assignments"]

@@ -1,16 +1,19 @@
 """Exporting a session's winner: a shell script that trains it again, and its config as data.
 
 A search trains short runs; what a person wants at the end is the winning configuration as
-something they can run for real. :func:`export_run` rebuilds the winner run's command with
-the adapter's own ``prepare_run`` into an export folder (so every file the command names —
-per-run dataset TOML, prompt file, the trainer's own config — exists there), with the step
-count the person asks for, and writes beside it:
+something they can run for real. :func:`export_run` rebuilds the winner run's command (the
+winner of :mod:`bracket.session.standings`, the same the app, ``status`` and the report name)
+with the adapter's own ``prepare_run`` into an export folder (so every file the command
+names — per-run dataset TOML, prompt file, the trainer's own config — exists there), at the
+winner run's own step count unless the person asks for another, and writes beside it:
 
 * ``train.sh`` — bash, ``set -euo pipefail``, ``cd`` into the run's working folder, ``export``
   of the environment variables the adapter set or changed (never one whose name looks like a
   secret: keys, tokens, passwords are left for the person to set), and the command as a bash
   array with every argument ``shlex.quote``-d, so a value holding ``;``, ``$(…)`` or spaces
   stays one literal argument;
+* ``train.ps1`` — its Windows twin, written by :mod:`bracket.powershell` (PowerShell, every
+  value quoted for PowerShell and for the program's command line);
 * ``config.json`` and ``config.toml`` — the complete knob values, where they came from
   (session, config, run, seed, score) and the command as a list.
 
@@ -26,7 +29,6 @@ import os
 import re
 import shlex
 import shutil
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,10 +37,11 @@ from typing import TYPE_CHECKING, Any
 import tomli_w
 
 from bracket.errors import BracketError
+from bracket.powershell import SCRIPT_NAME as WINDOWS_SCRIPT_NAME
+from bracket.powershell import write_powershell_script
 from bracket.trainer.base import LaunchSpec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.scoring import RunScore
     from bracket.session.session import Session
 
 EXPORT_FOLDER = "export"
@@ -50,7 +53,6 @@ STANDARD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "N
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION_ID", re.IGNORECASE)
 #: files a trainer writes that hold trained weights (for :func:`promote_weights`)
 WEIGHT_SUFFIXES = (".safetensors", ".ckpt", ".pt", ".pth", ".bin", ".gguf")
-_STATUS_RANK = {"done": 0, "disqualified": 1, "pruned": 2}
 
 
 class ExportError(BracketError):
@@ -73,54 +75,8 @@ class ExportResult:
     steps: int
     dropped_env: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
-
-
-def _training_runs(session: "Session") -> list[dict[str, Any]]:
-    return [r for r in session.store.runs(session.name)
-            if r.get("kind") != "setup" and r.get("stage") != "setup" and r.get("config_id") is not None]
-
-
-def staged_scores(session: "Session", runs: Sequence[Mapping[str, Any]] | None = None
-                  ) -> dict[str, tuple[list[dict[str, Any]], dict[int, "RunScore"]]]:
-    """Training runs and their scores per stage ("search", "final"), each stage scored on its own.
-
-    Final runs are longer than search runs, so their losses are not comparable: the loss
-    judge normalises within one stage, and a final's score is never mixed with a search one.
-    """
-    runs = _training_runs(session) if runs is None else [
-        dict(r) for r in runs if r.get("kind") != "setup" and r.get("stage") != "setup"
-        and r.get("config_id") is not None]
-    stages = {c["id"]: c.get("stage") or "search" for c in session.store.configs(session.name)}
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for run in runs:
-        grouped.setdefault(stages.get(run["config_id"], run.get("stage") or "search"), []).append(run)
-    return {stage: (staged, session.scores(staged)) for stage, staged in grouped.items()}
-
-
-def winner_run_id(session: "Session") -> int:
-    """The best-scored run of the best config: of the finals when any are scored, else of the search."""
-    by_stage = staged_scores(session)
-    for stage in ("final", "search"):
-        staged, scores = by_stage.get(stage, ([], {}))
-        per_config: dict[int, list[float]] = {}
-        for run in staged:
-            score = scores.get(run["id"])
-            if _valid(run, score):  # a disqualified or unfinished run is never the winner
-                per_config.setdefault(run["config_id"], []).append(score.value)
-        if not per_config:
-            continue
-        best = min(per_config, key=lambda c: (statistics.fmean(per_config[c]), -len(per_config[c]), c))
-        candidates = [r for r in staged if r["config_id"] == best and _valid(r, scores.get(r["id"]))]
-        run = min(candidates, key=lambda r: (_STATUS_RANK.get(r["status"], 9), scores[r["id"]].value, r["id"]))
-        return int(run["id"])
-    raise ExportError("No run of this session finished with a valid score (each failed, was disqualified or has "
-                      "no score yet), so there is no winner to export or promote; `python -m bracket status PATH` "
-                      "says why, or name a run with --run ID.")
-
-
-def _valid(run: Mapping[str, Any], score: Any) -> bool:
-    return run.get("status") == "done" and score is not None and score.value is not None \
-        and not getattr(score, "disqualified", False)
+    #: train.ps1, the Windows twin of ``script``
+    windows_script: Path | None = None
 
 
 def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
@@ -176,8 +132,17 @@ def _plain(value: Any) -> Any:
 
 def export_run(session: "Session", *, run_id: int | None = None, steps: int | None = None,
                out: Path | None = None) -> ExportResult:
-    """Rebuild run ``run_id`` (default: the winner) for ``steps`` steps into ``out`` and write the script."""
-    run_id = winner_run_id(session) if run_id is None else int(run_id)
+    """Rebuild run ``run_id`` (default: the winner's, from ``bracket.session.standings``) for
+    ``steps`` steps (default: that run's own step count) into ``out`` and write the script.
+
+    Without ``run_id`` a missing or disqualified winner is refused (``NoWinnerError``)."""
+    from bracket.session.standings import require_winner, standings
+
+    table = standings(session)
+    if run_id is None:
+        winner = require_winner(session, table)
+        run_id = winner.run_id
+    run_id = int(run_id)
     run = session.store.get_run(run_id)
     if run is None or run.get("session") != session.name or run.get("config_id") is None:
         raise ExportError(f"Run {run_id} is not a training run of session {session.name!r}; "
@@ -199,21 +164,24 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         sample_every_n_steps=session.settings.sample_every_n_steps)
     command = [str(a) for a in spec.cmd]
     env, dropped = safe_env(spec.env)
-    score = next((scores.get(run_id) for _, scores in staged_scores(session).values() if run_id in scores), None)
+    score = next((r.score for board in table.boards.values() for row in board.rows for r in row.runs
+                  if r.run_id == run_id), None)
     header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
               f"config {name!r} ({config.get('kind', run.get('kind'))}, stage {config.get('stage', run.get('stage'))}), "
               f"from run {run_id}, seed {seed}, {steps} training steps",
-              f"run score {score.value:.4f} (lower is better)" if score and score.value is not None else "run not scored",
+              f"run score {score:.4f} (lower is better)" if score is not None else "run not scored",
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
               f"{run_id} --steps {steps}"]
     script = folder / SCRIPT_NAME
     script.write_text(shell_script(command, spec.cwd, env, header=header, dropped_env=dropped), encoding="utf-8")
     script.chmod(0o755)
+    windows_script = write_powershell_script(folder / WINDOWS_SCRIPT_NAME, command, spec.cwd, env, header=header,
+                                             dropped_env=dropped)
     document = _plain({
         "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
         "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
         "run_id": run_id, "seed": seed, "steps": steps,
-        "run_score": score.value if score else None, "knobs": knobs.to_dict(),
+        "run_score": score, "knobs": knobs.to_dict(),
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })
     json_path, toml_path = folder / "config.json", folder / "config.toml"
@@ -221,7 +189,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     toml_path.write_text(tomli_w.dumps(document), encoding="utf-8")
     files = sorted(p for p in (folder / "run").rglob("*") if p.is_file())
     return ExportResult(folder, script, json_path, toml_path, command, Path(spec.cwd), env, run_id, name, steps,
-                        dropped, files)
+                        dropped, files, windows_script)
 
 
 # -- promote ----------------------------------------------------------------------------------

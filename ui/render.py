@@ -184,18 +184,29 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
 
 
 # -- Results tab ------------------------------------------------------------------------------
-LEADERBOARD_COLUMNS = ["rank", "config", "kind", "score (mean)", "95% CI", "seeds", "ratings", "comparisons",
-                       "runs", "params"]
+LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "score (mean)", "95% CI", "raw figures", "seeds",
+                       "ratings", "comparisons", "runs", "params"]
 
 
-def leaderboard_frame(rows: Sequence[Any]) -> pd.DataFrame:
+def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
+    """One row per config, grouped by stage (each stage ranked on its own scale)."""
     data = []
-    for row in rows:
-        ci = "" if row.ci_low is None else f"{row.ci_low:.3f} – {row.ci_high:.3f}"
-        data.append([row.rank or "", row.config_name, row.kind, "" if row.mean is None else round(row.mean, 4), ci,
-                     row.seeds, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
-                     params_text(row.params)])
+    for board in boards:
+        for row in board.rows:
+            ci = "" if row.ci_low is None else f"{row.ci_low:.3f} – {row.ci_high:.3f}"
+            data.append([board.stage, row.rank or "", row.name, row.kind,
+                         "" if row.mean is None else round(row.mean, 4), ci, row.raw_text, row.seeds, row.ratings,
+                         row.comparisons, ", ".join(f"#{i}" for i in row.run_ids), params_text(row.params)])
     return pd.DataFrame(data, columns=LEADERBOARD_COLUMNS)
+
+
+def winner_markdown(winner: Any) -> str:
+    """The winner in one line: config, stage, run, steps, seeds, judges, rated or not."""
+    seeds = ", ".join(str(s) for s in winner.seeds) or "-"
+    judges = ", ".join(winner.judges) or "no judge"
+    estimated = f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else ""
+    return (f"Winner: **{winner.config_name}** ({winner.stage}) — run #{winner.run_id}, {winner.steps} steps, "
+            f"seeds {seeds}; scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}.")
 
 
 def importance_figure(importances: Mapping[str, float]) -> go.Figure:

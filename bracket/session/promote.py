@@ -1,6 +1,7 @@
 """Promotion: the winning configuration trained for real, with periodic saves, resumable.
 
-A search finds a configuration with short runs; promotion trains it for the full length
+A search finds a configuration with short runs; promotion trains the winner (of
+:mod:`bracket.session.standings`: the finals' best when there are finals) for the full length
 (on the full dataset, or another one given here) with ``save_every_n_steps`` checkpoints and
 ``save_state``, as a separate ``promote`` stage of the session. If that long run is
 interrupted, promoting again resumes it from its newest saved state instead of starting
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bracket.errors import BracketError
+from bracket.session.standings import require_winner, standings
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -28,27 +30,33 @@ def latest_state(output_dir: Path) -> Path | None:
     return max(states, key=lambda p: p.stat().st_mtime) if states else None
 
 
-def _source_config(session: "Session", run_id: int | None) -> dict:
+def _source(session: "Session", run_id: int | None) -> tuple[dict, int | None]:
+    """(the config to promote, its source run's step count): the winner's unless ``run_id`` is given."""
     if run_id is None:
-        from bracket.export import winner_run_id  # the one winner: never a disqualified or unfinished run
-
-        run_id = winner_run_id(session)
+        winner = require_winner(session, standings(session))
+        return next(c for c in session.store.configs(session.name) if c["id"] == winner.config_id), winner.steps
     run = session.store.get_run(int(run_id))
     if run is None or run["session"] != session.name or run["config_id"] is None:
         raise BracketError(f"Run {run_id} is not a trained run of session {session.name}; pick one from the table.")
-    return next(c for c in session.store.configs(session.name) if c["id"] == run["config_id"])
+    return next(c for c in session.store.configs(session.name) if c["id"] == run["config_id"]), run.get("max_steps")
 
 
-def promote(session: "Session", *, steps: int, run_id: int | None = None, save_every_n_steps: int | None = None,
-            dataset: Path | None = None) -> int:
-    """Train (or resume) the promoted run; returns its run id."""
-    if steps < 1:
+def promote(session: "Session", *, steps: int | None = None, run_id: int | None = None,
+            save_every_n_steps: int | None = None, dataset: Path | None = None) -> int:
+    """Train (or resume) the promoted run; returns its run id.
+
+    Promotes the winner of :mod:`bracket.session.standings` (or run ``run_id``'s config) for
+    ``steps`` steps — by default the step count of the winner's (or that run's) own run.
+    A missing or disqualified winner is refused with a ``NoWinnerError``.
+    """
+    if steps is not None and steps < 1:
         raise BracketError("Promotion needs a positive step count (--steps).")
     if save_every_n_steps is not None and save_every_n_steps < 1:
         raise BracketError("--save-every must be a positive number of steps.")
     if dataset is not None and not Path(dataset).exists():
         raise BracketError(f"Dataset {dataset} does not exist; give the full dataset's TOML or folder.")
-    source = _source_config(session, run_id)
+    source, own_steps = _source(session, run_id)
+    steps = int(steps or own_steps or session.settings.steps)
     existing = {c["trial_number"]: c for c in session.store.configs(session.name, stage=STAGE)}
     config = existing.get(source["trial_number"])
     if config is None:
