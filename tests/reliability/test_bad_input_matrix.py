@@ -149,7 +149,7 @@ CASES = [
     Case("LR bound nan", "must be numbers", cli_extra=("--bound", "learning_rate=nan:1"), ui=False),
     Case("batch size 0", "positive whole numbers", settings={"batch_sizes": "0"}),
     Case("batch size negative", "positive whole numbers", settings={"batch_sizes": "-1"}),
-    Case("unknown judge in the weights", "unknown judge 'foo'", cli_extra=("--weights", "foo=1"), ui=False),
+    Case("unknown judge in the weights", "judge weight 'foo'", cli_extra=("--weights", "foo=1"), ui=False),
     Case("prompt file missing", "no such file", settings={"prompts": "/nonexistent/file"}, ui=False),
     Case("too many prompts", "More than 64 sample prompts",
          settings={"prompts": "\n".join(f"prompt {i} --d {i}" for i in range(500))}),

@@ -33,7 +33,7 @@ def test_no_valid_winner_is_refused(plan, fast_fields, runs_dir, tmp_path, monke
         assert main(command) == 2, command
         err = capsys.readouterr().err
         assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
-        assert "no winner to export or promote" in err
+        assert ("has no usable run" in err or "there is no winner" in err) and "--run ID" in err, err
     assert not (folder / "export").exists() and not (folder / "promote").exists()
     assert len(launches(argv_log)) == launched, "promote launched nothing"
 
