@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -256,11 +257,13 @@ class Session:
             self.phase = f"pre-cache: {spec.label}"
             run_id = self.store.add_run(self.name, kind="setup", stage="setup", label=spec.label,
                                         worker=self.worker_id)
-            status = self.executor.execute(run_id, spec, scored=False)
+            # its log goes to <session>/setup/<label>/logs, not into the trainer checkout (its cwd)
+            label_dir = setup_dir / re.sub(r"[^A-Za-z0-9._-]+", "-", spec.label or f"step{run_id}")
+            status = self.executor.execute(run_id, spec, scored=False, run_dir=label_dir)
             if status != "done":
                 run = self.store.get_run(run_id) or {}
                 raise BracketError(f"Pre-caching step {spec.label!r} failed ({run.get('failure_reason', status)}); "
-                                   f"see {spec.cwd} and the log in the run folder, fix it, then resume.")
+                                   f"see the log in {label_dir / 'logs'}, fix it, then resume.")
 
     def total_runs(self) -> int:
         return self.settings.n_configs * self.settings.seeds
@@ -345,6 +348,9 @@ class Session:
         self.phase = phase_label(self, config) if stage == "search" else f"{stage}: {config['name']}"
         seed = self.settings.base_seed + seed_index if seed is None else seed
         steps = steps or self.settings.steps
+        # validated against the session's (narrowed) space before any run is recorded, so a
+        # refused config leaves no pending run behind
+        trainer_config = self.trainer.config_from_dict(config["params"], self.space)
         run_id = self.store.add_run(
             self.name, config_id=config["id"], kind=config["kind"], stage=stage,
             label=f"{config['name']} seed {seed}", seed=seed, seed_index=seed_index, params=config["params"],
@@ -352,7 +358,7 @@ class Session:
         folder = "trials" if stage == "search" else stage
         run_dir = self.folder / folder / f"{run_id:04d}-{config['name']}-s{seed_index}"
         spec = self.trainer.prepare_run(
-            run_dir=run_dir, config=self.trainer.config_from_dict(config["params"]),
+            run_dir=run_dir, config=trainer_config,
             dataset_toml=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
             sample_prompts=self.settings.prompts() or None,
             sample_every_n_steps=self.settings.sample_every_n_steps, **run_options)
