@@ -100,7 +100,7 @@ def test_the_learning_rate_bracket_checkbox_reaches_the_session(runs_dir, demo_f
 
 
 def test_past_sessions_of_the_preset_are_offered_and_reach_the_new_session(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     assert setup_tab.past_choices(manager, "demo-cpu").choices == []
     start(manager, demo_fields, 1)
     assert manager.session.wait(60)
