@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bracket.errors import BracketError
+from bracket.errors import BracketError, disk_full_message
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="write report.md and report.html into a session folder")
     report.add_argument("path", type=Path)
+    report.add_argument("--out", type=Path, help="folder to write into (default: the session folder)")
     report.add_argument("--storage")
     export = sub.add_parser("export", help="write the winner (or a run) as a ready-to-run script and config")
     export.add_argument("path", type=Path)
@@ -132,6 +133,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # noqa: BLE001 - a full disk is a machine state, not a bug: one line
+        message = disk_full_message(error) or _read_only_message(error)
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 1
+
+
+def _read_only_message(error: BaseException) -> str | None:
+    import errno
+
+    if isinstance(error, OSError) and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        where = f" {error.filename}" if error.filename else ""
+        return (f"Cannot write{where}: {error.strerror}. Write the files elsewhere with --out FOLDER (report, "
+                "export), or copy the session folder to a writable place.")
+    return None
 
 
 __all__ = ["main", "build_parser", "parse_assignments"]

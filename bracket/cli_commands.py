@@ -118,10 +118,7 @@ def cmd_presets(_args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    prompts = DEFAULT_PROMPTS
-    if args.prompts:
-        path = Path(args.prompts)
-        prompts = path.read_text(encoding="utf-8") if path.is_file() else args.prompts.replace("\\n", "\n")
+    prompts = _prompts_argument(args.prompts) if args.prompts else DEFAULT_PROMPTS
     settings = SearchSettings(
         budget=args.budget, steps=args.steps, seeds=args.seeds, sample_prompts=prompts,
         sample_every_n_steps=args.sample_every, algorithm=args.search,
@@ -138,6 +135,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     for note in session.parts.notes:
         print(f"note: {note}")
     return _finish(session, _watch(session, quiet=args.quiet))
+
+
+def _prompts_argument(value: str) -> str:
+    """``--prompts``: a file's text, or prompt text (``\\n`` between lines); a path that names no
+    file is refused rather than taken as a prompt."""
+    looks_like_path = "\n" not in value and "\\n" not in value and " --" not in value and (
+        value.startswith(("/", "./", "../", "~/")) or value.lower().endswith(".txt"))
+    path = Path(value).expanduser()
+    try:
+        is_file = len(value) < 4096 and path.is_file()
+    except OSError:
+        is_file = False
+    if is_file:
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise BracketError(f"--prompts {value}: cannot read it ({type(error).__name__}); give a UTF-8 text file.") \
+                from None
+    if looks_like_path:
+        raise BracketError(f"--prompts {value}: no such file. Give an existing prompt file, or the prompt text itself "
+                           "(lines separated by \\n).")
+    return value.replace("\\n", "\n")
 
 
 def winner_lines(table: Standings) -> list[str]:
@@ -166,7 +185,10 @@ def cmd_status(args: argparse.Namespace) -> int:
                               **table.to_dict()}, indent=2, default=str))
             return 0
         snapshot = session.snapshot()
-        print(f"session {snapshot.name} ({snapshot.preset_id}): {snapshot.status}; {snapshot.plan}; "
+        status = snapshot.status
+        if status == "running" and not any(w["alive"] for w in snapshot.workers):
+            status = "interrupted (no process runs it; resume it)"  # e.g. a full disk kept "failed" from the store
+        print(f"session {snapshot.name} ({snapshot.preset_id}): {status}; {snapshot.plan}; "
               f"{snapshot.runs_spent}/{snapshot.total_runs} runs spent")
         for worker in snapshot.workers:
             print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
@@ -180,12 +202,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
+    session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     print(f"resuming session {session.name}: {session.settings.plan()}")
     return _finish(session, _watch(session, quiet=args.quiet))
 
 
 def cmd_finals(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
+    session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     final_ids = session.run_finals(top_k=args.top, steps=args.steps, seeds=args.seeds)
     snapshot = session.snapshot()
     finals = [r for r in snapshot.runs if r["stage"] == "final" and r["config_id"] in final_ids]
@@ -204,9 +228,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
-        files = write_report(session)
-        finished = (session.store.get_session(session.name) or {}).get("status") == "finished"
-        verdict_study = record_verdict(session, close_leftovers=finished)
+        files = write_report(session, args.out)
+        verdict_study = None
+        if not session.store.read_only:  # a read-only session is only looked at
+            finished = (session.store.get_session(session.name) or {}).get("status") == "finished"
+            verdict_study = record_verdict(session, close_leftovers=finished)
     finally:
         session.close()
     print(files.report.verdict)
@@ -214,7 +240,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"warning: {warning}")
     for path in (files.markdown, files.html, *files.images):
         print(f"wrote {path}")
-    print(f"optuna-dashboard: the study {verdict_study!r} holds the current scores (the verdict's ranking)")
+    if verdict_study is not None:
+        print(f"optuna-dashboard: the study {verdict_study!r} holds the current scores (the verdict's ranking)")
     return 0
 
 
@@ -237,6 +264,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_promote(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
     try:
+        session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
         run_id = session.promote(steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
                                  dataset=args.dataset)
     except BracketError:

@@ -87,6 +87,8 @@ class Report:
     #: standings warnings, e.g. an unrated winner
     warnings: list[str] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list, repr=False)
+    #: sample files that could not be decoded (left out of the pictures)
+    unreadable: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -143,7 +145,7 @@ def _secret_values(session: "Session") -> list[str]:
     return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
 
 
-def build_report(session: "Session") -> Report:
+def build_report(session: "Session", export_root: Path | None = None) -> Report:
     """Everything the report shows, read from the session's store now."""
     store, name = session.store, session.name
     ratings, comparisons = store.ratings(name), store.comparisons(name)
@@ -155,7 +157,8 @@ def build_report(session: "Session") -> Report:
     command, script, command_note = [], None, ""
     if winner is not None:
         try:
-            exported = export_run(session, run_id=winner.run_id, steps=winner.steps)
+            out = export_root / f"run-{winner.run_id}" if export_root is not None else None  # report --out
+            exported = export_run(session, run_id=winner.run_id, steps=winner.steps, out=out)
             command, script = exported.command, exported.script
         except Exception as error:  # noqa: BLE001 - e.g. trainer paths of another machine; the report goes on
             command_note = f"The command could not be rebuilt here ({type(error).__name__}: {error})."
@@ -177,11 +180,13 @@ def build_report(session: "Session") -> Report:
         used = sum(1 for p in parts if p.weight > 0)
         judges.append([judge, _fmt(float(weight)), f"{measured} of {len(training)}", str(estimated), str(used)])
     row = store.get_session(name) or {}
+    unreadable: list[str] = []
+    pictures = report_pictures(search, finals, winner, unreadable)
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
         plan=session.settings.plan(), generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         storage=redact_url(store.url), search=search, finals=finals, winner=winner, importance=importance,
-        importance_note=importance_note, pictures=report_pictures(search, finals, winner), problems=problems,
+        importance_note=importance_note, pictures=pictures, problems=problems, unreadable=unreadable,
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),
         settings=_safe({**session.settings.to_dict(), "weights": effective_weights(session.settings.weights)}),
         fields=_safe(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
@@ -244,6 +249,8 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
     if report.importance:
         importance.append(("table", ["parameter", "importance"], [[k, f"{v:.3f}"] for k, v in report.importance.items()]))
     samples = [("img", pictures[s]) for s in ("report-best-samples", "report-worst-samples") if s in pictures]
+    if report.unreadable:
+        samples.append(("p", "Unreadable sample files (left out): " + ", ".join(report.unreadable) + "."))
     settings_rows = [[k, _fmt(v)] for k, v in report.settings.items() if k != "sample_prompts"]
     settings_rows += [[f"field {k}", v] for k, v in report.fields.items()] + [["storage", report.storage]]
     verdict_blocks: list[Block] = [("quote", report.verdict)]
@@ -342,7 +349,7 @@ def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:
     """Write report.md (with its PNGs beside it) and report.html into the session folder."""
     folder = Path(folder) if folder is not None else session.folder
     folder.mkdir(parents=True, exist_ok=True)
-    report = build_report(session)
+    report = build_report(session, None if folder == session.folder else folder / "export")
     images = []
     for picture in report.pictures:
         path = folder / f"{picture.stem}.png"

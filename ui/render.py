@@ -60,7 +60,7 @@ def _cell_html(cell: GridCell, row: int, col: int, caption: str) -> str:
     if cell.kind == "text":
         return (f'<figure class="bk-cell" {common} data-kind="text" data-full="text">'
                 f'<pre>{_esc(cell.text)}</pre></figure>')
-    return '<div class="bk-missing">no sample yet</div>'
+    return f'<div class="bk-missing">{_esc(cell.text or "no sample yet")}</div>'
 
 
 def grid_html(grid: GridData, *, blind: bool = False, titles: Sequence[str] | None = None,

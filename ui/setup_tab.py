@@ -174,7 +174,12 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
         for spec in get_preset(preset_id).fields:
             default = spec.resolved_default()
             with gr.Row(key=f"row-{preset_id}-{spec.name}", equal_height=True):
-                if spec.kind == "choice" and spec.choices:
+                if spec.executable and not manager.allow_custom_executables:
+                    # only the configured program; the engine refuses any other value too
+                    box = gr.Dropdown([default], value=default, label=spec.label, scale=4, interactive=True,
+                                      info=f"{spec.help} Set in .env; `python app.py --allow-custom-executables` "
+                                           "lets the form type another.", key=f"f-{preset_id}-{spec.name}")
+                elif spec.kind == "choice" and spec.choices:
                     box = gr.Dropdown(list(spec.choices), value=default if default in spec.choices else None,
                                       label=spec.label, info=spec.help, scale=4, key=f"f-{preset_id}-{spec.name}",
                                       interactive=True)

@@ -21,6 +21,8 @@ from bracket.trainer.prompts import SamplePrompt, parse_prompt_lines
 MAX_BUDGET = 10_000
 MAX_STEPS = 10_000_000
 MAX_SEEDS = 100
+#: the base seed of the runs (each run adds its index; trainers hand it to numpy, which takes 32 bits)
+MAX_SEED = 2**31 - 1
 DEFAULT_PROMPTS = "a red circle --d 1\na blue square --d 2\na green triangle --d 3\na yellow circle --d 4"
 
 
@@ -98,6 +100,9 @@ class SearchSettings:
         every = self.sample_every_n_steps
         if every is not None and (isinstance(every, bool) or not isinstance(every, int) or every <= 0):
             problems.append(f"sample every N steps must be a positive whole number, got {every!r}.")
+        seed = self.base_seed
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            problems.append(f"seed must be a whole number from 0 to {MAX_SEED}, got {seed!r}.")
         share = self.warmup_share
         if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1):
             problems.append(f"warm-up share must be a number in (0, 1], got {share!r}.")

@@ -155,7 +155,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     store = external or Store.open(sqlite_url(folder / "bracket.db"))
     store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)
     SearchController.enqueue_warm_start(store.study(name), space, warm_start if settings.warm_start else [])
-    write_session_file(folder, name, preset.id, url)
+    write_session_file(folder, name, preset.id, external.url if external else None)  # absolute sqlite path
     return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings)
 
 
@@ -170,11 +170,26 @@ def read_session_file(folder: Path) -> dict[str, Any]:
         info, reason = None, f"{type(error).__name__}: {error}"
     else:
         reason = "it names no session"
-    if not isinstance(info, dict) or not isinstance(info.get("name"), str) or not info["name"]:
-        raise BracketError(f"The session file {path} is damaged ({reason}). Restore it, or write "
-                           '{"name": "<session name>", "storage": "bracket.db"} into it (the name is usually the '
-                           "folder's name), then try again.")
-    return info
+    if isinstance(info, dict) and isinstance(info.get("name"), str) and info["name"]:
+        reason = _session_file_problem(info)
+        if reason is None:
+            return info
+    raise BracketError(f"The session file {path} is damaged ({reason}). Restore it, or write "
+                       '{"name": "<session name>", "storage": "bracket.db"} into it (the name is usually the '
+                       "folder's name), then try again.")
+
+
+def _session_file_problem(info: dict[str, Any]) -> str | None:
+    """What is wrong with the values of a parsed ``session.json`` (None: nothing)."""
+    storage = info.get("storage", "bracket.db")
+    if not isinstance(storage, str) or not storage.strip():
+        return f"'storage' must be a file name or a URL, not {storage!r}"
+    created = info.get("created_at", 0.0)
+    if isinstance(created, bool) or not isinstance(created, (int, float)) or created != created:
+        return f"'created_at' must be a number (seconds since 1970), not {created!r}"
+    if not isinstance(info.get("preset_id", ""), str):
+        return f"'preset_id' must be a preset name, not {info['preset_id']!r}"
+    return None
 
 
 def open_session(folder: Path, *, storage_url: str | None = None, validate: bool = True) -> SessionParts:

@@ -29,7 +29,7 @@ from typing import Any
 
 from optuna.trial import TrialState
 
-from bracket.errors import BracketError
+from bracket.errors import BracketError, disk_full_message
 from bracket.search.controller import SEARCH_KINDS, ScoredConfig, SearchController
 from bracket.session.config import SearchSettings
 from bracket.session.create import SessionParts, create_session, open_session
@@ -52,6 +52,16 @@ from bracket.session.study_sync import record_at_end
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 
 log = logging.getLogger(__name__)
+
+
+def _log_failure(what: str, error: BaseException) -> None:
+    """Log a secondary failure: one line for a full disk (the session's error says what to do),
+    the traceback for anything else."""
+    message = disk_full_message(error)
+    if message:
+        log.info("%s: %s", what, message)  # below WARNING: the one error line says it
+    else:
+        log.error("%s", what, exc_info=error)
 HEARTBEAT_SECONDS = 5.0
 #: how often a worker with nothing to do looks again for orphaned work of other workers
 WAIT_SECONDS = 2.0
@@ -202,11 +212,11 @@ class Session:
         except BracketError as error:
             self.error = str(error)
         except Exception as error:  # noqa: BLE001 - recorded and shown; the session stays resumable
-            self.error = failure_message(error)
+            self.error = disk_full_message(error) or failure_message(error)
             try:
                 (self.folder / "session-error.log").write_text(traceback.format_exc(), encoding="utf-8")
-            except OSError:  # a full disk may be what failed
-                log.exception("could not write session-error.log")
+            except OSError as log_error:  # a full disk may be what failed
+                _log_failure("could not write session-error.log", log_error)
         finally:
             self.phase = status
             self._stop.set()  # ends the heartbeat thread first, so it cannot overwrite "stopped"
@@ -216,8 +226,8 @@ class Session:
                 self.store.heartbeat(self.name, self.worker_id, status="stopped")
                 if not self._other_workers_alive():  # the last worker of a shared search says how it ended
                     self.store.update_session(self.name, status=status)
-            except Exception:  # noqa: BLE001 - the store itself may be what failed
-                log.exception("could not record the final session status")
+            except Exception as store_error:  # noqa: BLE001 - the store itself may be what failed
+                _log_failure("could not record the final session status", store_error)
             self._stop.set()
             self._lock.release()
             self._done.set()
@@ -229,8 +239,8 @@ class Session:
             try:
                 self.store.heartbeat(self.name, self.worker_id, host=host, pid=os.getpid(),
                                      gpu=self.gpu or os.environ.get("CUDA_VISIBLE_DEVICES", ""))
-            except Exception:  # noqa: BLE001 - a missed beat is not fatal
-                log.warning("heartbeat failed", exc_info=True)
+            except Exception as error:  # noqa: BLE001 - a missed beat is not fatal
+                _log_failure("heartbeat failed", error)
             self._stop.wait(min(HEARTBEAT_SECONDS, self.grace_s / 3))  # several beats per grace period
 
     def _setup_phase(self) -> None:

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from bracket import settings as app_settings
+from bracket.judge.base import JudgeResult
 from bracket.judge.vlm import VlmConfig, VlmJudge
+from bracket.session.samples import image_problem
 from bracket.session.scoring import judge_record
 from bracket.session.store import Store
 from bracket.trainer.prompts import SamplePrompt
@@ -65,9 +67,17 @@ class VlmScorer:
         run = self.store.get_run(run_id)
         if run is None:
             return
-        result = self.judge.score_run(final_samples(run["samples"], self.prompts))
+        pairs = final_samples(run["samples"], self.prompts)
+        unreadable = [problem for path, _ in pairs if (problem := image_problem(path))]
+        readable = [(path, text) for path, text in pairs if image_problem(path) is None] if unreadable else pairs
+        if pairs and not readable:
+            result = JudgeResult.no_data("no readable sample image to judge (unreadable: " + "; ".join(unreadable) + ")")
+        else:
+            result = self.judge.score_run(readable)
         judges = dict(run.get("judges") or {})
         judges["vlm"] = judge_record(result)
+        if unreadable:  # skipped, and listed with the judge's record
+            judges["vlm"]["unreadable"] = unreadable
         self.store.update_run(run_id, judges=judges)
 
     def drain(self, timeout: float | None = None) -> None:

@@ -75,7 +75,7 @@ def _vendor_venv_python(name: str) -> str:
 def trainer_python_field(trainer: str, env_var: str, venv_name: str) -> FieldSpec:
     """The "trainer python" field of one LLM trainer (default ``vendor/<name>/.venv``)."""
     return FieldSpec(
-        "trainer_python", "Trainer python", "file",
+        "trainer_python", "Trainer python", "file", executable=True,
         default=lambda: _vendor_venv_python(venv_name), required=True,
         help=f"The python of a virtualenv with {trainer} installed.",
         env_var=env_var,
@@ -99,16 +99,16 @@ DATASET_FORMAT_FIELD = FieldSpec(
     env_var="BRACKET_LLM_DATA_FORMAT",
 )
 SEQUENCE_LEN_FIELD = FieldSpec(
-    "sequence_len", "Sequence length (tokens)", "int", default="1024",
+    "sequence_len", "Sequence length (tokens)", "int", default="1024", minimum=16, maximum=1_048_576,
     help="Longer rows are truncated; the same for every candidate.",
 )
 EVAL_SIZE_FIELD = FieldSpec(
-    "eval_size", "Eval split", "float", default="200",
+    "eval_size", "Eval split", "float", default="200", minimum=0, maximum=1_000_000,
     help="Rows held out for the eval loss: a fraction (< 1) or a row count (>= 1); "
          "at most a fifth of the dataset. The same rows for every candidate.",
 )
 SPLIT_SEED_FIELD = FieldSpec(
-    "split_seed", "Eval split seed", "int", default="42",
+    "split_seed", "Eval split seed", "int", default="42", minimum=0, maximum=2**32 - 1,
     help="Seed of the train/eval split; keep it fixed within a search.",
 )
 DEVICE_FIELD = FieldSpec(
@@ -118,7 +118,7 @@ DEVICE_FIELD = FieldSpec(
     env_var="BRACKET_LLM_DEVICE",
 )
 MAX_NEW_TOKENS_FIELD = FieldSpec(
-    "max_new_tokens", "Sample length (new tokens)", "int", default="200",
+    "max_new_tokens", "Sample length (new tokens)", "int", default="200", minimum=1, maximum=32768,
     help="Length of the completions generated for the Compare view after each run.",
 )
 COMMON_FIELDS = (

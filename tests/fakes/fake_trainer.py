@@ -49,6 +49,7 @@ the next entry (an empty or missing list means ``ok``):
   nosamples      write no samples
   spam           first write ``BRACKET_FAKE_SPAM_MB`` (default 50) MB of tqdm-style
                  ``\\r`` progress to stdout, then train
+  binary         print a line with NUL bytes and invalid UTF-8 first
   grandchild     start ``sleep 600`` (not waited for), write its pid to
                  ``<output_dir>/grandchild.pid``, then go on (combine with ``hang``)
   slow           sleep ``BRACKET_FAKE_STEP_SECONDS`` per step (0.2 when unset)
@@ -76,7 +77,7 @@ from pathlib import Path
 
 KNOWN_MODES = {
     "ok", "exit1", "segv", "hang", "hang_printing", "noevents", "nan", "diverge",
-    "nosamples", "spam", "grandchild", "slow", "escapee",
+    "nosamples", "spam", "grandchild", "slow", "escapee", "binary",
 }
 ADAPTIVE = ("prodigy", "dadapt")
 SCHEDULE_FACTOR = {
@@ -313,6 +314,9 @@ def main(argv: list[str]) -> int:
         sleep_forever()
     if "hang_printing" in modes:
         sleep_forever(printing=True)
+    if "binary" in modes:  # a NUL byte, invalid UTF-8 and a control character, as a crashing trainer may print
+        sys.stdout.buffer.write(b"garbage \x00 NUL \xff\xfe bad utf-8 \x1b[31m escape\x00\n")
+        sys.stdout.flush()
     if "spam" in modes:
         spam(float(os.environ.get("BRACKET_FAKE_SPAM_MB", "50")))
 
