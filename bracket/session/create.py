@@ -8,6 +8,7 @@ mistake therefore raises a ``BracketError`` and leaves nothing behind.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from bracket.search.space import SearchSpace
 from bracket.session.config import SearchSettings
 from bracket.session.store import Store, sqlite_url
 from bracket.trainer.base import NamedConfig, Trainer
+from bracket.trainer.validation import ValidationPlan, decide
 
 SESSION_FILE = "session.json"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
@@ -102,6 +104,23 @@ def check_dataset(trainer: Trainer, fields: dict[str, str]) -> None:
         raise DatasetError(f"Dataset {dataset}: " + " ".join(report.problems))
 
 
+def decide_validation(trainer: Trainer, fields: dict[str, str], settings: SearchSettings, *,
+                      trainer_name: str = "this trainer") -> tuple[SearchSettings, str]:
+    """The settings with the validation split decided (stored with the session), and its note."""
+    style = getattr(trainer, "dataset_style", None)
+    dataset = fields.get("dataset")
+    images = preflight_dataset(Path(dataset), style).media if style and dataset else None
+    split, note = decide(settings.validation_split, supported=bool(trainer.validation_tags), images=images,
+                         seed=settings.base_seed, trainer_name=trainer_name)
+    return dataclasses.replace(settings, validation_split=split), note
+
+
+def apply_validation(trainer: Trainer, settings: SearchSettings) -> None:
+    """Give ``trainer`` the session's held-out split (same split and seed for every run)."""
+    split = settings.validation_split or 0.0
+    trainer.validation = ValidationPlan(split, settings.base_seed) if split and trainer.validation_tags else None
+
+
 def create_session(preset_id: str, fields: dict[str, str], settings: SearchSettings, *,
                    out_dir: Path | None = None, name: str | None = None,
                    storage_url: str | None = None) -> SessionParts:
@@ -113,6 +132,10 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     space = trainer.declare_search_space().narrow(settings.bounds)
     warm_start, notes = fit_warm_start(trainer, space)
     check_dataset(trainer, merged)
+    settings, validation_note = decide_validation(trainer, merged, settings,
+                                                 trainer_name=preset.trainer_script or preset.display_name)
+    notes.append(validation_note)
+    apply_validation(trainer, settings)
     problems = trainer.preflight_problems()
     if problems:
         raise BracketError(" ".join(problems))
@@ -185,8 +208,11 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
         raise
     trainer = preset.trainer_factory(fields)
     # a session stored before the learning-rate bracket existed resumes without one (it would
-    # otherwise spend two slots on its warm-start winner in the middle of its search)
-    settings = SearchSettings.from_dict({"lr_bracket": False, **row["settings"]})
+    # otherwise spend two slots on its warm-start winner in the middle of its search); one
+    # stored before the confirmation rung and validation split resumes without them
+    settings = SearchSettings.from_dict({"lr_bracket": False, "confirm": 0, "validation_split": 0.0,
+                                         **row["settings"]})
+    apply_validation(trainer, settings)
     space = trainer.declare_search_space().narrow(settings.bounds)
     return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]))
 

@@ -119,6 +119,14 @@ def phase_label(session: "Session", config: dict[str, Any]) -> str:
     return f"search {index}/{max(session.settings.n_configs - others, index)}"
 
 
+def confirm_phase_label(session: "Session") -> str:
+    """``confirm 3/6``: the confirmation run about to train, of the rung's runs."""
+    seeds = session.settings.seeds
+    runs = session.store.runs(session.name, with_series=False, statuses=RUN_SPENT)
+    done = sum(1 for r in runs if r["stage"] == "search" and (r["seed_index"] or 0) >= seeds)
+    return f"confirm {done + 1}/{session.settings.confirm_runs}"
+
+
 def time_saved_by_stops(runs: list[dict[str, Any]]) -> tuple[int, float]:
     """(runs stopped early by the divergence stop, estimated seconds of training saved)."""
     count, saved = 0, 0.0

@@ -99,6 +99,12 @@ class Trainer(ABC):
     #: "sd-scripts" or "musubi" when the ``dataset`` field is a kohya dataset (TOML or
     #: folder) that the session pre-flights; None for trainers with other datasets
     dataset_style: str | None = None
+    #: scalar tags of a held-out validation loss this trainer can log (most preferred
+    #: first); () when it cannot (see ``bracket.trainer.validation``)
+    validation_tags: tuple[str, ...] = ()
+    #: the session's held-out split, set by the session when validation is on; adapters
+    #: with ``validation_tags`` add their validation flags to every run while it is set
+    validation: Any = None
 
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         self.fields: dict[str, str] = {k: str(v) for k, v in (fields or {}).items()}
