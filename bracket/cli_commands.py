@@ -101,7 +101,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         budget=args.budget, steps=args.steps, seeds=args.seeds, sample_prompts=prompts,
         sample_every_n_steps=args.sample_every, algorithm=args.search, bounds=_bounds(args),
         weights=_weights(args.weights), timeout_s=args.timeout, base_seed=args.seed,
-        warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket)
+        warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket, confirm=args.confirm,
+        validation_split=0.0 if args.no_validation else None)
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
                              name=args.name, storage_url=args.storage)
     print(f"session {session.name} in {session.folder}: {settings.plan()}")

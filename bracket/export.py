@@ -1,7 +1,10 @@
 """Exporting a session's winner: a shell script that trains it again, and its config as data.
 
 A search trains short runs; what a person wants at the end is the winning configuration as
-something they can run for real. :func:`export_run` rebuilds the winner run's command with
+something they can run for real — at its **best step** (``bracket.session.best_step``): when
+no run or step count is given, the winner is exported with the step count its per-step score
+names (the search's length when nothing names an earlier step), and when the winner run saved
+a checkpoint at that step, ``config.json`` points to it. :func:`export_run` rebuilds the winner run's command with
 the adapter's own ``prepare_run`` into an export folder (so every file the command names —
 per-run dataset TOML, prompt file, the trainer's own config — exists there), with the step
 count the person asks for, and writes beside it:
@@ -169,10 +172,28 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def winner_best_step(session: "Session", run: Mapping[str, Any]) -> tuple[int | None, str]:
+    """(best step of ``run``'s config, what it rests on) in the run's stage; (None, "") without one."""
+    from bracket.session.best_step import session_step_curves
+
+    curve = session_step_curves(session, str(run.get("stage") or "search")).get(int(run["config_id"]))
+    if curve is None or curve.best_step is None:
+        return None, ""
+    return int(curve.best_step), curve.basis
+
+
 def export_run(session: "Session", *, run_id: int | None = None, steps: int | None = None,
                out: Path | None = None) -> ExportResult:
-    """Rebuild run ``run_id`` (default: the winner) for ``steps`` steps into ``out`` and write the script."""
-    run_id = winner_run_id(session) if run_id is None else int(run_id)
+    """Rebuild run ``run_id`` (default: the winner, at its best step) for ``steps`` steps into
+    ``out`` and write the script."""
+    best_step, basis = None, ""
+    if run_id is None:
+        run_id = winner_run_id(session)
+        if steps is None:
+            run = session.store.get_run(run_id) or {}
+            best_step, basis = winner_best_step(session, run) if run.get("config_id") is not None else (None, "")
+            steps = best_step
+    run_id = int(run_id)
     run = session.store.get_run(run_id)
     if run is None or run.get("session") != session.name or run.get("config_id") is None:
         raise ExportError(f"Run {run_id} is not a training run of session {session.name!r}; "
@@ -194,11 +215,16 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         sample_every_n_steps=session.settings.sample_every_n_steps)
     command = [str(a) for a in spec.cmd]
     env, dropped = safe_env(spec.env)
+    from bracket.session.best_step import checkpoint_at
+
+    checkpoint = checkpoint_at(run.get("output_dir"), steps) if best_step else None
     score = next((scores.get(run_id) for _, scores in staged_scores(session).values() if run_id in scores), None)
     header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
               f"config {name!r} ({config.get('kind', run.get('kind'))}, stage {config.get('stage', run.get('stage'))}), "
               f"from run {run_id}, seed {seed}, {steps} training steps",
               f"run score {score.value:.4f} (lower is better)" if score and score.value is not None else "run not scored",
+              *([f"best step {best_step} (by {basis})" + (f"; checkpoint {checkpoint}" if checkpoint else "")]
+                if best_step else []),
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
               f"{run_id} --steps {steps}"]
     script = folder / SCRIPT_NAME
@@ -207,7 +233,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     document = _plain({
         "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
         "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
-        "run_id": run_id, "seed": seed, "steps": steps,
+        "run_id": run_id, "seed": seed, "steps": steps, "best_step": best_step, "best_step_basis": basis or None,
+        "checkpoint": checkpoint,
         "run_score": score.value if score else None, "knobs": knobs.to_dict(),
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })

@@ -102,6 +102,10 @@ class Report:
     fields: dict[str, str]
     notes: list[str]
     secrets: list[str] = field(default_factory=list, repr=False)
+    #: per search config (best first): name, best step, what it rests on, score per step
+    best_steps: list[list[str]] = field(default_factory=list)
+    #: the loss the loss judge scored the search runs on ("validation", "training")
+    loss_basis: str = ""
 
     @property
     def verdict(self) -> str:
@@ -222,6 +226,13 @@ def build_report(session: "Session") -> Report:
     if finals is None and store.configs(name, stage="final"):
         finals = _stage(session, "final", [], {}, ratings)
     winner = _winner(session, finals) if finals and finals.stats.best else _winner(session, search)
+    if winner is not None and winner.stage == "search" and winner.command:
+        from bracket.export import winner_best_step
+
+        best, basis = winner_best_step(session, store.get_run(winner.run_id) or {})
+        if best and best != session.settings.steps:
+            winner.note = (winner.note + " " if winner.note else "") + (
+                f"Best step {best} (by {basis}); `python -m bracket export` writes the winner at that step.")
     importance, importance_note = _importance(session)
     all_scores = {**search.scores, **(finals.scores if finals else {})}
     problems = []
@@ -237,6 +248,17 @@ def build_report(session: "Session") -> Report:
         with_score = sum(1 for s in all_scores.values() if s.judges.get(judge) is not None)
         used = sum(1 for s in all_scores.values() if judge in s.used)
         judges.append([judge, _fmt(float(weight)), f"{with_score} of {len(training)}", str(used)])
+    from bracket.session.best_step import session_step_curves
+
+    curves = session_step_curves(session)
+    best_steps = []
+    for leader in search.rows:
+        curve = curves.get(leader.config_id)
+        if leader.rank is None or curve is None:
+            continue
+        shape = ", ".join(f"{s}: {v:.2f}" for s, v in zip(curve.steps, curve.scores)) or "no per-step evidence"
+        best_steps.append([leader.name, str(curve.best_step or "-"), curve.basis, shape])
+    bases = {(s.details.get("loss") or {}).get("basis") for s in search.scores.values()} - {None}
     row = store.get_session(name) or {}
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
@@ -246,7 +268,8 @@ def build_report(session: "Session") -> Report:
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),
         settings=_safe({**session.settings.to_dict(), "weights": effective_weights(session.settings.weights)}),
         fields=_safe(dict(session.parts.fields)),
-        notes=list(row.get("notes") or []), secrets=_secret_values(session))
+        notes=list(row.get("notes") or []), secrets=_secret_values(session), best_steps=best_steps,
+        loss_basis="/".join(sorted(bases)))
 
 
 # -- layout: sections of blocks, rendered as markdown and as HTML -----------------------------
@@ -300,6 +323,9 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
         ("Leaderboard (search runs)", _board(report.search, with_verdict=False)),
         ("Finals (long runs, scored separately)", finals),
         ("Winner", winner_blocks),
+        ("Best step per config (score per step, lower is better)",
+         [("table", ["config", "best step", "based on", "score per step"], report.best_steps)] if report.best_steps
+         else [("p", "No config has a score per step yet.")]),
         ("Parameter importance", importance),
         ("Loss curves", [("img", pictures[s]) for s in ("report-loss", "report-final-loss") if s in pictures]
          or [("p", "No loss was logged.")]),
@@ -309,7 +335,10 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
         ("Failed, disqualified and pruned runs", [("table", ["run", "label", "stage", "status", "reason"],
                                                    report.problems)] if report.problems else [("p", "None.")]),
         ("Judges and weights", [("table", ["judge", "weight", "runs with a score", "runs where used"], report.judges),
-                                ("p", f"{report.ratings} human rating(s), {report.comparisons} comparison(s).")]),
+                                ("p", f"{report.ratings} human rating(s), {report.comparisons} comparison(s)."),
+                                ("p", f"The loss judge scored the search runs on the {report.loss_basis or 'training'} "
+                                      "loss" + (" (held-out validation split)." if report.loss_basis == "validation"
+                                                else "; no validation loss was logged."))]),
         ("Settings", [("table", ["setting", "value"], settings_rows),
                       ("code", str(report.settings.get("sample_prompts") or ""))]),
     ]

@@ -184,18 +184,37 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
 
 
 # -- Results tab ------------------------------------------------------------------------------
-LEADERBOARD_COLUMNS = ["rank", "config", "kind", "score (mean)", "95% CI", "seeds", "ratings", "comparisons",
-                       "runs", "params"]
+LEADERBOARD_COLUMNS = ["rank", "config", "kind", "score (mean)", "95% CI", "seeds", "best step", "loss scored",
+                       "ratings", "comparisons", "runs", "params"]
 
 
 def leaderboard_frame(rows: Sequence[Any]) -> pd.DataFrame:
     data = []
     for row in rows:
         ci = "" if row.ci_low is None else f"{row.ci_low:.3f} – {row.ci_high:.3f}"
+        best = getattr(row, "best_step", None)
+        best_text = "" if best is None else f"{best} ({getattr(row, 'best_step_basis', '')})"
         data.append([row.rank or "", row.config_name, row.kind, "" if row.mean is None else round(row.mean, 4), ci,
-                     row.seeds, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
-                     params_text(row.params)])
+                     row.seeds, best_text, getattr(row, "loss_basis", "") or "", row.ratings, row.comparisons,
+                     ", ".join(f"#{i}" for i in row.run_ids), params_text(row.params)])
     return pd.DataFrame(data, columns=LEADERBOARD_COLUMNS)
+
+
+def step_figure(curves: Mapping[int, Any], names: Mapping[int, str]) -> go.Figure:
+    """Per-step score of each config (lower is better), its best step marked."""
+    figure = go.Figure()
+    for config_id, curve in curves.items():
+        if not curve.steps:
+            continue
+        name = names.get(config_id, f"config {config_id}")
+        figure.add_trace(go.Scatter(x=curve.steps, y=curve.scores, mode="lines+markers", name=name))
+        if curve.best_step is not None and curve.best_step in curve.steps:
+            figure.add_trace(go.Scatter(x=[curve.best_step], y=[curve.scores[curve.steps.index(curve.best_step)]],
+                                        mode="markers", marker={"symbol": "star", "size": 12}, showlegend=False,
+                                        name=f"{name}: best step {curve.best_step} ({curve.basis})"))
+    figure.update_layout(title="Score per step (lower is better; ★ best step)", height=320,
+                         margin={"l": 50, "r": 10, "t": 40, "b": 40}, xaxis_title="step")
+    return figure
 
 
 def importance_figure(importances: Mapping[str, float]) -> go.Figure:

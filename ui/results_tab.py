@@ -15,7 +15,7 @@ import gradio as gr
 
 from bracket.session.manager import SessionManager
 from ui.common import PRIVATE, user_errors
-from ui.render import file_url, history_figure, importance_figure, leaderboard_frame, loss_figure
+from ui.render import file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure
 
 NO_SESSION = "No search is open: start one in **Setup** or open a past session there."
 
@@ -32,12 +32,17 @@ def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
 def refresh(manager: SessionManager) -> tuple[Any, ...]:
     """(leaderboard, verdict, command, files, history, importance, report, dashboard, run picker)."""
     if manager.session is None:
-        return None, NO_SESSION, "", None, None, None, "", "", gr.Dropdown(choices=[], value=[], multiselect=True)
+        return (None, NO_SESSION, "", None, None, None, "", "", gr.Dropdown(choices=[], value=[], multiselect=True),
+                None)
     rows, verdict = manager.leaderboard()
     export = manager.export_winner()
     command = export.command_text if export else "# no finished, scored run yet"
     files = [str(export.json_path), str(export.toml_path)] if export else None
-    winner = (f"{verdict}\n\nWinner: **{export.config_name}** (run #{export.run_id})" if export else verdict)
+    top = next((r for r in rows if r.rank == 1), None)
+    at_step = f" at step **{top.best_step}** (by {top.best_step_basis})" if top and top.best_step else ""
+    basis = f"\n\nLoss scores are based on the **{top.loss_basis} loss**." if top and top.loss_basis else ""
+    winner = (f"{verdict}\n\nWinner: **{export.config_name}**{at_step} (run #{export.run_id}){basis}" if export
+              else verdict)
     history = manager.score_history()
     importances, message = manager.param_importance()
     report = manager.report_markdown(lambda path: file_url(str(path)))
@@ -48,9 +53,12 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
     choices = run_choices(manager)
     best = [r for r in rows if r.rank is not None][:3]
     selected = [i for row in best for i in row.run_ids][:6]
+    names = {r.config_id: r.config_name for r in rows}
+    curves = {c: curve for c, curve in manager.step_curves().items() if c in {r.config_id for r in best}}
     return (leaderboard_frame(rows), winner, command, files, history_figure(history) if history else None,
             importance_figure(importances) if importances else None, report, manager.dashboard_command(),
-            gr.Dropdown(choices=choices, value=selected, multiselect=True))
+            gr.Dropdown(choices=choices, value=selected, multiselect=True),
+            step_figure(curves, names) if any(c.steps for c in curves.values()) else None)
 
 
 def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float) -> Any:
@@ -77,12 +85,13 @@ def build(manager: SessionManager) -> dict[str, Any]:
         runs_dd = gr.Dropdown(choices=[], multiselect=True, label="Runs to overlay", scale=4)
         smoothing = gr.Slider(0.0, 0.99, value=0.6, step=0.01, label="Smoothing", scale=1)
     overlay_plot = gr.Plot(label="Loss curves")
+    steps_plot = gr.Plot(label="Score per step (top configs)")
     with gr.Row():
         history = gr.Plot(label="Score history")
         importance = gr.Plot(label="Parameter importance")
     dashboard = gr.Code(label="Open the study in optuna-dashboard", language="shell", interactive=False)
     report = gr.Markdown(elem_id="bk-report")
-    outputs = [board, verdict, command, files, history, importance, report, dashboard, runs_dd]
+    outputs = [board, verdict, command, files, history, importance, report, dashboard, runs_dd, steps_plot]
     refresh_fn = functools.partial(refresh, manager)
     refresh_btn.click(refresh_fn, None, outputs, **PRIVATE)
     overlay_fn = functools.partial(overlay, manager)

@@ -295,8 +295,9 @@ class SessionManager:
         scores = {r["id"]: r["score"] for r in runs}
         return next_pairs([r["id"] for r in runs], scores, session.store.comparisons(session.name), k)
 
-    def rate(self, run_id: int, value: float, prompt_index: int | None = None) -> None:
-        self.require().add_rating(int(run_id), value, prompt_index)
+    def rate(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> None:
+        """Record a rating; ``step`` is the step whose samples were shown (the best-step score uses it)."""
+        self.require().add_rating(int(run_id), value, prompt_index, step)
         self._snapshot = None
 
     def compare(self, left_run_id: int, right_run_id: int, winner: str) -> None:
@@ -316,8 +317,17 @@ class SessionManager:
         snap = self.snapshot()
         if snap is None:
             return [], "No search is open."
-        rows, report = results.leaderboard(snap, self.ratings(), self.comparisons())
+        from bracket.session.best_step import session_step_curves
+
+        curves = session_step_curves(self.require())
+        rows, report = results.leaderboard(snap, self.ratings(), self.comparisons(), curves)
         return rows, results.winner_verdict(report)
+
+    def step_curves(self) -> dict[int, Any]:
+        """Per-step score curves of the search configs (``bracket.session.best_step``)."""
+        from bracket.session.best_step import session_step_curves
+
+        return session_step_curves(self.require())
 
     def export_winner(self) -> results.WinnerExport | None:
         session, snap = self.require(), self.snapshot()

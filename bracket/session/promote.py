@@ -5,6 +5,12 @@ A search finds a configuration with short runs; promotion trains it for the full
 ``save_state``, as a separate ``promote`` stage of the session. If that long run is
 interrupted, promoting again resumes it from its newest saved state instead of starting
 over. (To run it by hand instead, ``python -m bracket export`` writes the command.)
+
+**Default length.** Without ``--steps`` the winner is trained for its *best step*
+(``bracket.session.best_step``) — the step count at which its per-step score was best in
+the search. With another dataset (``--dataset``) that step count is scaled by the ratio of
+the two datasets' image counts, so the run sees each image as many times (the same number
+of epochs) as the best search run did: a best step of 400 on 20 images becomes 2000 on 100.
 """
 
 from __future__ import annotations
@@ -47,9 +53,29 @@ def top_configs_by_stage(session: "Session", stage: str) -> list[dict]:
     return sorted(configs, key=lambda c: c["value"])
 
 
-def promote(session: "Session", *, steps: int, run_id: int | None = None, save_every_n_steps: int | None = None,
-            dataset: Path | None = None) -> int:
-    """Train (or resume) the promoted run; returns its run id."""
+def default_steps(session: "Session", source: dict, dataset: Path | None) -> int:
+    """The source config's best step, scaled by the dataset sizes when ``dataset`` is another one."""
+    from bracket.dataset.validation import preflight_dataset
+    from bracket.session.best_step import session_step_curves
+
+    curve = session_step_curves(session, str(source.get("stage") or "search")).get(source["id"])
+    best = curve.best_step if curve is not None and curve.best_step else session.settings.steps
+    style = getattr(session.trainer, "dataset_style", None)
+    search_dataset = session.parts.fields.get("dataset", "")
+    if dataset is None or not style or not search_dataset:
+        return int(best)
+    before = preflight_dataset(Path(search_dataset), style).media
+    after = preflight_dataset(Path(dataset), style).media
+    return max(1, round(best * after / before)) if before and after else int(best)
+
+
+def promote(session: "Session", *, steps: int | None = None, run_id: int | None = None,
+            save_every_n_steps: int | None = None, dataset: Path | None = None) -> int:
+    """Train (or resume) the promoted run (default length: its best step, see above); returns its run id."""
+    if dataset is not None and not Path(dataset).exists():
+        raise BracketError(f"Dataset {dataset} does not exist; give the full dataset's TOML or folder.")
+    if steps is None:
+        steps = default_steps(session, _source_config(session, run_id), dataset)
     if steps < 1:
         raise BracketError("Promotion needs a positive step count (--steps).")
     if save_every_n_steps is not None and save_every_n_steps < 1:

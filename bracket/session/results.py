@@ -47,11 +47,18 @@ class LeaderboardRow:
     comparisons: int
     params: dict[str, Any]
     run_ids: list[int]
+    #: the config's best step (``bracket.session.best_step``) and what it rests on
+    best_step: int | None = None
+    best_step_basis: str = ""
+    #: "validation" or "training": the loss the loss judge scored this config's runs on
+    loss_basis: str = ""
 
 
 def leaderboard(snapshot: "SessionSnapshot", ratings: Sequence[Mapping[str, Any]] = (),
-                comparisons: Sequence[Mapping[str, Any]] = ()) -> tuple[list[LeaderboardRow], StatsReport]:
-    """Rows best first (lower score is better), then the configs without a score."""
+                comparisons: Sequence[Mapping[str, Any]] = (), curves: Mapping[int, Any] | None = None
+                ) -> tuple[list[LeaderboardRow], StatsReport]:
+    """Rows best first (lower score is better), then the configs without a score; ``curves``
+    (config id -> ``StepCurve``) fills in each config's best step."""
     per_config: dict[int, list[dict[str, Any]]] = {}
     for run in snapshot.runs:
         if run.get("config_id") is not None and run.get("kind") != "setup":
@@ -77,10 +84,13 @@ def leaderboard(snapshot: "SessionSnapshot", ratings: Sequence[Mapping[str, Any]
         runs = per_config.get(summary.config_id, [])
         ids = [r["id"] for r in runs]
         rank += 1 if summary.n else 0
+        curve = (curves or {}).get(summary.config_id)
+        bases = {r.get("loss_basis") for r in runs if r.get("loss_basis")}
         rows.append(LeaderboardRow(
             rank if summary.n else None, summary.config_id, summary.name, summary.kind, summary.mean,
             summary.ci_low, summary.ci_high, summary.n, sum(rating_count.get(i, 0) for i in ids),
-            sum(comparison_count.get(i, 0) for i in ids), dict(runs[0].get("params") or {}) if runs else {}, ids))
+            sum(comparison_count.get(i, 0) for i in ids), dict(runs[0].get("params") or {}) if runs else {}, ids,
+            curve.best_step if curve else None, curve.basis if curve else "", "/".join(sorted(bases))))
     return rows, report
 
 
@@ -115,7 +125,7 @@ def export_winner(session: "Session", snapshot: "SessionSnapshot", rows: Sequenc
     run = _best_run(snapshot, best.config_id) if best else None
     if best is None or run is None:
         return None
-    result = export_run(session, run_id=run["id"], steps=session.settings.steps)
+    result = export_run(session, run_id=run["id"], steps=best.best_step or session.settings.steps)
     return WinnerExport(best.config_name, run["id"], result.command, shlex.join(result.command),
                         result.json_path, result.toml_path)
 

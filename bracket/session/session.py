@@ -419,16 +419,16 @@ class Session:
 
         return run_finals(self, top_k=top_k, steps=steps, seeds=seeds)
 
-    def promote(self, *, steps: int, run_id: int | None = None, save_every_n_steps: int | None = None,
+    def promote(self, *, steps: int | None = None, run_id: int | None = None, save_every_n_steps: int | None = None,
                 dataset: Path | None = None) -> int:
         """Train the winner for the full length with periodic saves (see ``bracket.session.promote``)."""
         from bracket.session.promote import promote
 
         return promote(self, steps=steps, run_id=run_id, save_every_n_steps=save_every_n_steps, dataset=dataset)
 
-    def add_rating(self, run_id: int, value: float, prompt_index: int | None = None) -> None:
+    def add_rating(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> None:
         from bracket.session.human import record_rating
-        record_rating(self.store, self.name, run_id, value, prompt_index)
+        record_rating(self.store, self.name, run_id, value, prompt_index, step)
 
     def add_comparison(self, left_run_id: int, right_run_id: int, winner: str) -> None:
         from bracket.session.human import record_comparison

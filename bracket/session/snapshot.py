@@ -75,6 +75,7 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
             "judges": {} if score is None else dict(score.judges),
             "judges_used": [] if score is None else list(score.used),
             "disqualified": bool(score and score.disqualified),
+            "loss_basis": ((score.details.get("loss") or {}).get("basis", "") if score else ""),
         }
         if live and live["run_id"] == run["id"]:
             view["last_step"] = live["step"]

@@ -117,7 +117,7 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert said == "Saved: a tie." and new_pair != pair
     with pytest.raises(gr.Error, match="Next pair"):
         compare_tab.choose(manager, None, "left")
-    board, verdict, command, files, history, importance, report, dashboard, runs_dd = results_tab.refresh(manager)
+    board, verdict, command, files, history, importance, report, dashboard, runs_dd, _steps = results_tab.refresh(manager)
     assert list(board["rank"]) == [1, 2, 3] and board["ratings"].sum() == 2 and board["comparisons"].sum() == 2
     assert "Winner:" in verdict and "--learning_rate" in command
     assert [Path(f).name for f in files] == ["config.json", "config.toml"]
