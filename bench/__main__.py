@@ -5,6 +5,7 @@
     python -m bench overhead             # only the overhead benchmark (short; what CI runs)
     python -m bench search --full        # only search efficiency, long
     python -m bench ui                   # page ready, app memory with 500 trials, Compare grid
+    python -m bench noise [--full]       # validation loss, confirmation rung, best step under diffusion noise
 
 Options: ``--results DIR`` (default bench/results), ``--no-demo`` (skip the real demo
 search in the overhead benchmark), ``--workers N`` (parallel sessions for search
@@ -88,7 +89,7 @@ def _print_ui(data: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui"), default="all")
+    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui", "noise"), default="all")
     parser.add_argument("--full", action="store_true", help="the long version")
     parser.add_argument("--results", type=Path, default=None, help="folder for the JSON results")
     parser.add_argument("--no-demo", action="store_true", help="skip the real demo search")
@@ -112,6 +113,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nsearch efficiency ({'short' if short else 'full'}: {plan.repetitions} repetitions, "
               f"budget {plan.budget})")
         _print_search(search_efficiency.run(short=short, plan=plan, results_dir=args.results))
+    if args.which in ("all", "noise"):
+        from bench import noise
+
+        plan = noise.SHORT if short else noise.FULL
+        if args.workers:
+            plan = replace(plan, workers=args.workers)
+        print(f"\nnoise ({'short' if short else 'full'}: {plan.repetitions} repetitions, budget {plan.budget})")
+        print(noise.tables(noise.run(short=short, plan=plan, results_dir=args.results)))
     print(f"\ndone in {time.time() - started:.0f} s")
     return 0
 
