@@ -178,6 +178,17 @@ def run(*, short: bool = True, plan: Plan | None = None, results_dir: Path | Non
     return data
 
 
+def summarise_records(path: Path, plan: Plan) -> dict[str, Any]:
+    """The result of a (possibly partial) ``noise.records.jsonl``, counting only complete
+    repetitions (the sessions are written in task order, repetition by repetition)."""
+    records = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    per_rep = len(NOISE_LANDSCAPES) * len(VARIANTS)
+    complete = records[: len(records) // per_rep * per_rep]
+    done = Plan(repetitions=len(complete) // per_rep, budget=plan.budget, steps=plan.steps, workers=plan.workers)
+    return {"plan": done.__dict__ | {"short": False, "from_records": str(path)}, "target": TARGET,
+            "summary": summarise(complete, plan.steps), "records": complete}
+
+
 def tables(data: dict[str, Any]) -> str:
     """Markdown tables of a noise result, for docs/BENCHMARKS.md."""
     lines = []

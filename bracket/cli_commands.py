@@ -67,9 +67,23 @@ def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
     return session.snapshot().status
 
 
+def best_step_lines(session: Session, snapshot: SessionSnapshot) -> list[str]:
+    """``best step of adamw-fast: 300 (validation), mean 0.12 over 2 seeds`` per scored config, best first."""
+    from bracket.session.best_step import session_step_curves
+    from bracket.session.results import leaderboard
+
+    curves = session_step_curves(session)
+    rows, _ = leaderboard(snapshot, curves=curves)
+    return [f"best step of {row.config_name}: {row.best_step} ({row.best_step_basis}), mean score {row.mean:.3f} "
+            f"over {row.seeds} seed{'s' if row.seeds != 1 else ''}" + (f", {row.loss_basis} loss" if row.loss_basis else "")
+            for row in rows if row.rank is not None and row.best_step is not None]
+
+
 def _finish(session: Session, status: str) -> int:
     snapshot = session.snapshot()
     print(results_table(snapshot))
+    for line in best_step_lines(session, snapshot):
+        print(line)
     print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; folder {session.folder}")
     if snapshot.error:
         print(f"error: {snapshot.error}", file=sys.stderr)
@@ -119,6 +133,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     for worker in snapshot.workers:
         print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
     print(results_table(snapshot))
+    for line in best_step_lines(session, snapshot):
+        print(line)
     session.close()
     return 0
 

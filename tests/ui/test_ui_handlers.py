@@ -31,9 +31,12 @@ def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *opt
 def test_blocks_build_with_only_private_listeners(runs_dir):
     demo = build_app(SessionManager(runs_dir))
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
-    # the Start button sends the learning-rate bracket checkbox as the form's last value
-    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-lr-bracket"]
+    # the Start button sends the learning-rate bracket checkbox, the confirmation runs and the
+    # validation box as the form's last values (in that order: start_search reads them so)
+    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-validation"]
     assert len(starts) == 1 and getattr(starts[0].inputs[-1], "value", None) is True
+    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-3:]] == ["bk-lr-bracket", "bk-confirm",
+                                                                             "bk-validation"]
     options = launch_options(runs_dir)
     assert options["allowed_paths"] == [str(runs_dir.resolve())]
     assert options["run_history"] is False
