@@ -2,14 +2,23 @@
 #
 #   .\install.ps1              app venv (.venv) + requirements, .env, vendor\ trainers, demo dataset
 #   .\install.ps1 -Trainers    also the trainer virtualenvs of vendor\sd-scripts and vendor\musubi-tuner
+#   .\install.ps1 -LlmTrainers also the LLM trainer virtualenvs vendor\{axolotl,torchtune,unsloth}\.venv
 #   .\install.ps1 -Tests       also says what the browser and PostgreSQL tests need
 #
 # Variables: PYTHON (python to build .venv with, default "py -3" or python), TORCH_INDEX_URL
 # (extra pip index for torch in .venv), TRAINER_TORCH (torch packages of the trainer venvs,
 # default "torch torchvision"), TRAINER_TORCH_INDEX_URL (their index; default CUDA 12.8 wheels
-# when nvidia-smi exists, else the CPU wheels).
+# when nvidia-smi exists, else the PyTorch CPU wheels, else PyPI), TRAINER_VENVS (default
+# "sd-scripts musubi-tuner"), LLM_TORCH (the exact torch of the LLM trainer venvs, default
+# torch==2.13.0; the trainer packages are installed under a constraint that keeps it),
+# LLM_TORCH_INDEX_URL (its index).
+#
+# The twin of install.sh, step for step. It was written and reviewed on Linux, where it cannot
+# run: it has not been run on a Windows machine yet (see docs/RELIABILITY.md, "Windows").
+# If Windows refuses to run scripts: powershell -ExecutionPolicy Bypass -File .\install.ps1
 param(
     [switch]$Trainers,
+    [switch]$LlmTrainers,
     [switch]$Tests
 )
 $ErrorActionPreference = "Stop"
@@ -82,34 +91,110 @@ if ($LASTEXITCODE -ne 0) {
 }
 
 # --- 5. optional: trainer virtualenvs ---------------------------------------------------------
+# torch and torchvision must be one build: both from the same index (the PyTorch CPU wheels on a
+# machine without nvidia-smi, falling back to PyPI when that index cannot be reached), then checked.
+function Install-TrainerTorch([string]$Python) {
+    $Packages = if ($env:TRAINER_TORCH) { $env:TRAINER_TORCH -split "\s+" } else { @("torch", "torchvision") }
+    $Index = $env:TRAINER_TORCH_INDEX_URL
+    if (-not $Index -and (Get-Command nvidia-smi -ErrorAction SilentlyContinue)) {
+        $Index = "https://download.pytorch.org/whl/cu128"
+    }
+    if ($Index) {
+        & $Python -m pip install @Packages --index-url $Index | Out-Host
+        if ($LASTEXITCODE -ne 0) { return $false }
+    } else {
+        & $Python -m pip install @Packages --index-url "https://download.pytorch.org/whl/cpu" | Out-Host
+        if ($LASTEXITCODE -ne 0) {
+            Warn "the PyTorch CPU index is not reachable; installing torch and torchvision from PyPI instead"
+            & $Python -m pip install @Packages | Out-Host
+            if ($LASTEXITCODE -ne 0) { return $false }
+        }
+    }
+    $Loads = $true
+    try { & $Python -c "import torch, torchvision.ops" 2>$null | Out-Null; $Loads = ($LASTEXITCODE -eq 0) }
+    catch { $Loads = $false }
+    if (-not $Loads) {
+        Warn "torchvision does not load beside this torch (two builds mixed); reinstalling a matched pair from PyPI"
+        & $Python -m pip install --force-reinstall @Packages | Out-Host
+        if ($LASTEXITCODE -ne 0) { return $false }
+    }
+    return $true
+}
+
 function New-TrainerVenv([string]$Folder, [string[]]$InstallArgs) {
     $Python = Join-Path $Root "$Folder\.venv\Scripts\python.exe"
     if (-not (Test-Path $Python)) {
-        Invoke-BasePython -m venv "$Folder\.venv"
+        Invoke-BasePython -m venv "$Folder\.venv" | Out-Host
         if ($LASTEXITCODE -ne 0) { Warn "could not create $Folder\.venv"; return }
     }
     & $Python -m pip install --upgrade pip | Out-Null
-    $Index = $env:TRAINER_TORCH_INDEX_URL
-    if (-not $Index) {
-        if (Get-Command nvidia-smi -ErrorAction SilentlyContinue) { $Index = "https://download.pytorch.org/whl/cu128" }
-        else { $Index = "https://download.pytorch.org/whl/cpu" }
-    }
-    $TorchPackages = if ($env:TRAINER_TORCH) { $env:TRAINER_TORCH -split "\s+" } else { @("torch", "torchvision") }
-    & $Python -m pip install @TorchPackages --index-url $Index
-    if ($LASTEXITCODE -ne 0) { Warn "torch did not install into $Folder\.venv"; return }
+    if (-not (Install-TrainerTorch $Python)) { Warn "torch did not install into $Folder\.venv"; return }
     Push-Location $Folder
-    try { & $Python -m pip install @InstallArgs } finally { Pop-Location }
+    try { & $Python -m pip install @InstallArgs | Out-Host } finally { Pop-Location }
     if ($LASTEXITCODE -ne 0) { Warn "the requirements of $Folder did not install; fix the error and run .\install.ps1 -Trainers again."; return }
     & $Python -m pip install tensorboard | Out-Null
     Write-Host "Trainer python: $Python"
 }
 
+# TRAINER_VENVS: which trainer venvs -Trainers makes (default both)
+$TrainerVenvs = if ($env:TRAINER_VENVS) { $env:TRAINER_VENVS -split "\s+" } else { @("sd-scripts", "musubi-tuner") }
 if ($Trainers) {
     Say "Trainer virtualenvs"
-    if (Test-Path vendor\sd-scripts\requirements.txt) { New-TrainerVenv "vendor\sd-scripts" @("-r", "requirements.txt") }
-    else { Warn "vendor\sd-scripts is empty; run git submodule update --init --depth 1 first." }
-    if (Test-Path vendor\musubi-tuner\pyproject.toml) { New-TrainerVenv "vendor\musubi-tuner" @("-e", ".") }
-    else { Warn "vendor\musubi-tuner is empty; run git submodule update --init --depth 1 first." }
+    if ($TrainerVenvs -contains "sd-scripts") {
+        if (Test-Path vendor\sd-scripts\requirements.txt) { New-TrainerVenv "vendor\sd-scripts" @("-r", "requirements.txt") }
+        else { Warn "vendor\sd-scripts is empty; run git submodule update --init --depth 1 first." }
+    }
+    if ($TrainerVenvs -contains "musubi-tuner") {
+        if (Test-Path vendor\musubi-tuner\pyproject.toml) { New-TrainerVenv "vendor\musubi-tuner" @("-e", ".") }
+        else { Warn "vendor\musubi-tuner is empty; run git submodule update --init --depth 1 first." }
+    }
+}
+
+# --- 5b. optional: LLM trainer virtualenvs (Axolotl, torchtune, Unsloth) -----------------------
+# One venv per trainer, inside the clone (vendor\<name>\.venv, ignored by git). torch goes in first
+# at an exact version (LLM_TORCH) and every later install runs under a constraint file holding it,
+# so no trainer package swaps it for another build. The pins are install.sh's (see the reasons
+# there). Their authors support Linux first: if one does not install natively, use WSL.
+$LlmTrainerPackages = [ordered]@{
+    "axolotl"   = @("axolotl==0.19.0", "tensorboard")
+    "torchtune" = @("torchtune==0.6.1", "torchao==0.11.*", "peft==0.18.*", "transformers", "bitsandbytes", "tensorboard")
+    "unsloth"   = @("unsloth==2026.10.9", "tensorboard")
+}
+
+function New-LlmTrainerVenv([string]$Name, [string[]]$Packages) {
+    $Folder = Join-Path $Root "vendor\$Name"
+    $Python = Join-Path $Folder ".venv\Scripts\python.exe"
+    $Constraints = Join-Path $Folder ".venv\bracket-torch-constraint.txt"
+    $Started = Get-Date
+    New-Item -ItemType Directory -Force -Path $Folder | Out-Null
+    if (-not (Test-Path $Python)) {
+        Invoke-BasePython -m venv (Join-Path $Folder ".venv") | Out-Host
+        if ($LASTEXITCODE -ne 0) { Warn "could not create $Folder\.venv"; return $false }
+    }
+    & $Python -m pip install --upgrade pip | Out-Null
+    $TorchArgs = @($(if ($env:LLM_TORCH) { $env:LLM_TORCH } else { "torch==2.13.0" }))
+    if ($env:LLM_TORCH_INDEX_URL) { $TorchArgs += @("--extra-index-url", $env:LLM_TORCH_INDEX_URL) }
+    & $Python -m pip install @TorchArgs | Out-Host
+    if ($LASTEXITCODE -ne 0) { Warn "torch did not install into $Folder\.venv"; return $false }
+    $Pin = & $Python -c "import torch; print('torch==' + torch.__version__)"
+    if ($LASTEXITCODE -ne 0) { return $false }
+    Set-Content -LiteralPath $Constraints -Value $Pin -Encoding ascii
+    & $Python -m pip install -c $Constraints @Packages | Out-Host
+    if ($LASTEXITCODE -ne 0) { Warn "the $Name packages did not install"; return $false }
+    Write-Host "Trainer python: $Python ($([int]((Get-Date) - $Started).TotalSeconds) s)"
+    return $true
+}
+
+if ($LlmTrainers) {
+    Say "LLM trainer virtualenvs (vendor\axolotl, vendor\torchtune, vendor\unsloth)"
+    $LlmFailed = $false
+    foreach ($Name in $LlmTrainerPackages.Keys) {
+        if (-not (New-LlmTrainerVenv $Name $LlmTrainerPackages[$Name])) { $LlmFailed = $true }
+    }
+    if ($LlmFailed) {
+        Write-Error "An LLM trainer venv is incomplete (see above); fix it and run .\install.ps1 -LlmTrainers again."
+        exit 1
+    }
 }
 
 # --- 6. optional: what the browser and PostgreSQL tests need ----------------------------------

@@ -181,7 +181,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     finally:
         session.close()
     print(f"exported run {result.run_id} ({result.config_name}, {result.steps} steps)")
-    for path in (result.script, result.json_path, result.toml_path):
+    for path in (result.script, result.windows_script, result.json_path, result.toml_path):
         print(f"wrote {path}")
     for name in result.dropped_env:
         print(f"note: {name} looks like a secret and is not in the script; export it yourself if needed")

@@ -14,6 +14,8 @@ count the person asks for, and writes beside it:
   secret: keys, tokens, passwords are left for the person to set), and the command as a bash
   array with every argument ``shlex.quote``-d, so a value holding ``;``, ``$(…)`` or spaces
   stays one literal argument;
+* ``train.ps1`` — its Windows twin, written by :mod:`bracket.powershell` (PowerShell, every
+  value quoted for PowerShell and for the program's command line);
 * ``config.json`` and ``config.toml`` — the complete knob values, where they came from
   (session, config, run, seed, score) and the command as a list.
 
@@ -38,6 +40,8 @@ from typing import TYPE_CHECKING, Any
 import tomli_w
 
 from bracket.errors import BracketError
+from bracket.powershell import SCRIPT_NAME as WINDOWS_SCRIPT_NAME
+from bracket.powershell import write_powershell_script
 from bracket.trainer.base import LaunchSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,6 +80,8 @@ class ExportResult:
     steps: int
     dropped_env: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    #: train.ps1, the Windows twin of ``script``
+    windows_script: Path | None = None
 
 
 def _training_runs(session: "Session") -> list[dict[str, Any]]:
@@ -230,6 +236,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     script = folder / SCRIPT_NAME
     script.write_text(shell_script(command, spec.cwd, env, header=header, dropped_env=dropped), encoding="utf-8")
     script.chmod(0o755)
+    windows_script = write_powershell_script(folder / WINDOWS_SCRIPT_NAME, command, spec.cwd, env, header=header,
+                                             dropped_env=dropped)
     document = _plain({
         "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
         "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
@@ -243,7 +251,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     toml_path.write_text(tomli_w.dumps(document), encoding="utf-8")
     files = sorted(p for p in (folder / "run").rglob("*") if p.is_file())
     return ExportResult(folder, script, json_path, toml_path, command, Path(spec.cwd), env, run_id, name, steps,
-                        dropped, files)
+                        dropped, files, windows_script)
 
 
 # -- promote ----------------------------------------------------------------------------------

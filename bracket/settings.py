@@ -38,8 +38,9 @@ def env(name: str, default: str = "") -> str:
     return os.environ.get(name, default).strip()
 
 
-def _venv_python(venv: Path) -> Path:
-    if os.name == "nt":
+def venv_python(venv: Path, *, os_name: str | None = None) -> Path:
+    """The python of the virtualenv ``venv``: ``Scripts\\python.exe`` on Windows, ``bin/python`` elsewhere."""
+    if (os_name or os.name) == "nt":
         return venv / "Scripts" / "python.exe"
     return venv / "bin" / "python"
 
@@ -68,8 +69,8 @@ def get_settings() -> Settings:
         runs_dir=runs_dir,
         sd_scripts_dir=sd_dir,
         musubi_dir=musubi_dir,
-        sd_scripts_python=Path(env("BRACKET_SD_SCRIPTS_PYTHON") or _venv_python(sd_dir / ".venv")),
-        musubi_python=Path(env("BRACKET_MUSUBI_PYTHON") or _venv_python(musubi_dir / ".venv")),
+        sd_scripts_python=Path(env("BRACKET_SD_SCRIPTS_PYTHON") or venv_python(sd_dir / ".venv")),
+        musubi_python=Path(env("BRACKET_MUSUBI_PYTHON") or venv_python(musubi_dir / ".venv")),
         demo_python=Path(env("BRACKET_DEMO_PYTHON") or sys.executable),
         demo_data_dir=Path(env("BRACKET_DEMO_DATA_DIR") or runs_dir / "demo-data"),
         storage_url=env("BRACKET_STORAGE_URL"),

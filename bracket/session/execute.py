@@ -2,7 +2,8 @@
 
 :class:`RunExecutor` is the single pipeline every trainer process goes through — setup
 commands, baseline, curated and search runs alike: mark it running in the store (with its
-pid and process start time, so a later resume can find an orphan), launch it through the
+pid, process start time and start time, from which a later resume finds its orphans and the
+run marker every process of it carries), launch it through the
 :class:`~bracket.session.runner.Runner`, read its loss incrementally while it runs, stop it
 early when the loss diverges, then record its outcome, log tail, loss series and samples.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bracket.judge.divergence import DivergenceMonitor
+from bracket.session.proc import run_marker
 from bracket.session.runner import RunResult, Runner
 from bracket.session.samples import collect_samples
 from bracket.session.tfevents import ScalarReader
@@ -80,10 +82,13 @@ class RunExecutor:
         run_dir = Path(run_dir or spec.cwd)
         log_path = run_dir / "logs" / "stdout.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        runner = Runner(spec, log_path, timeout_s=settings.timeout_s)
+        started_at = time.time()
+        # the marker every process of the run inherits: recovery derives it again from the stored row
+        runner = Runner(spec, log_path, timeout_s=settings.timeout_s,
+                        marker=run_marker(self.session.name, run_id, started_at))
         reader = ScalarReader(spec.logging_dir, spec.tfevents_glob, tuple(spec.loss_tags) + tuple(spec.eval_loss_tags))
         store.update_run(run_id, status="running", run_dir=str(run_dir), output_dir=str(spec.output_dir),
-                         started_at=time.time(), max_steps=spec.max_steps, worker=self.session.worker_id)
+                         started_at=started_at, max_steps=spec.max_steps, worker=self.session.worker_id)
         with self._lock:
             self._runner = runner
             self.current = {"run_id": run_id, "label": spec.label or "", "step": 0, "max_steps": spec.max_steps,

@@ -1,9 +1,11 @@
 """Recovering from a process that died in the middle of a search.
 
 A run left *running* in the store by a process that no longer exists is marked
-``interrupted`` — which does not spend budget, so its slot is run again — and the process
-tree it recorded (pid plus process start time, so a reused pid is never touched) is killed
-if it is still alive on this machine. Runs of a worker on another machine are only taken
+``interrupted`` — which does not spend budget, so its slot is run again — and every process
+of it still alive on this machine is killed: the recorded leader (pid plus process start
+time, so a reused pid is never touched) with its tree and process group, and — even when
+the leader itself is gone — every process carrying the run's marker (``BRACKET_RUN_ID``,
+derived from the run's session, id and start time; see :mod:`bracket.session.proc`). Runs of a worker on another machine are only taken
 over once that worker's heartbeat is older than the grace period. A run of this very worker
 is recovered too when its process is gone (an error, such as a full disk, cut it short).
 """
@@ -16,9 +18,7 @@ import socket
 import time
 from typing import Any
 
-import psutil
-
-from bracket.session.runner import kill_process_tree
+from bracket.session import proc
 from bracket.session.store import RUN_ACTIVE, Store
 
 #: a worker whose heartbeat is older than this is considered dead
@@ -32,27 +32,22 @@ def worker_is_alive(worker: dict[str, Any] | None, *, grace_s: float = DEFAULT_G
     if worker.get("host") == socket.gethostname() and worker.get("pid"):
         if int(worker["pid"]) == os.getpid():
             return True
-        try:
-            os.kill(int(worker["pid"]), 0)
-        except ProcessLookupError:
+        if not proc.pid_exists(int(worker["pid"])):
             return False
-        except PermissionError:
-            return True
     return time.time() - float(worker.get("heartbeat_at") or 0) <= grace_s
 
 
-def _process_running(run: dict[str, Any]) -> bool:
-    """Whether the process recorded for ``run`` still exists (same pid and start time, not a zombie)."""
-    if not run.get("pid"):
-        return False
-    try:
-        process = psutil.Process(int(run["pid"]))
-        started = run.get("pid_create_time")
-        if started is not None and abs(process.create_time() - float(started)) > 1.0:
-            return False
-        return process.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+def process_record(session: str, run: dict[str, Any]) -> proc.ProcessRecord:
+    """What identifies the processes of a stored run: leader pid, its start time, the run marker."""
+    started = run.get("started_at")
+    marker = proc.run_marker(session, int(run["id"]), float(started)) if started else ""
+    pid = int(run["pid"]) if run.get("pid") else None
+    return proc.ProcessRecord(pid, run.get("pid_create_time"), marker)
+
+
+def _process_running(session: str, run: dict[str, Any]) -> bool:
+    """Whether the leader recorded for ``run`` still runs (same pid and start time, not a zombie)."""
+    return proc.leader(process_record(session, run)) is not None
 
 
 def failure_message(error: BaseException) -> str:
@@ -75,13 +70,13 @@ def recover_interrupted_runs(store: Store, session: str, *, self_worker: str,
     for run in store.runs(session, with_series=False, statuses=RUN_ACTIVE):
         owner = run.get("worker") or ""
         if owner == self_worker:
-            if _process_running(run):
+            if _process_running(session, run):
                 continue  # ours and still going; ours with no process left is a run an error cut short
         elif owner and worker_is_alive(workers.get(owner), grace_s=grace_s):
             continue
         killed = False
-        if run.get("pid") and (not owner or owner.split(":")[0] == host):
-            killed = kill_process_tree(int(run["pid"]), create_time=run.get("pid_create_time"))
+        if not owner or owner.split(":")[0] == host:
+            killed = proc.kill_leftovers(process_record(session, run))
         store.update_run(run["id"], status="interrupted", pid=None, finished_at=time.time(),
                          failure_reason="the Bracket process running this stopped; the slot is run again"
                          + ("; its leftover trainer processes were killed" if killed else ""))

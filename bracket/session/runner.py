@@ -1,23 +1,27 @@
 """Run one trainer process: log to a file, watch it, stop it, and kill its whole tree.
 
-A :class:`Runner` launches a :class:`~bracket.trainer.base.LaunchSpec` as its own process
-group (``start_new_session=True``) with stdout and stderr appended to a log file — never a
-pipe, so a trainer that prints 50 MB of progress bars can neither block on a full pipe nor
-fill our memory. :meth:`Runner.wait` blocks until the process exits, :meth:`Runner.stop`
-is called (from any thread, or from the ``on_poll`` callback itself) or the timeout passes,
-and calls ``on_poll`` every ``poll_interval`` seconds in between; the session reads
-tfevents there. It notices an exit or a stop within about 0.05 s.
+A :class:`Runner` launches a :class:`~bracket.trainer.base.LaunchSpec` through
+:mod:`bracket.session.proc` — in a process group of its own, with the run's marker
+(``BRACKET_RUN_ID``) in its environment — with stdout and stderr appended to a log file,
+never a pipe, so a trainer that prints 50 MB of progress bars can neither block on a full
+pipe nor fill our memory. :meth:`Runner.wait` blocks until the process exits,
+:meth:`Runner.stop` is called (from any thread, or from the ``on_poll`` callback itself) or
+the timeout passes, and calls ``on_poll`` every ``poll_interval`` seconds in between; the
+session reads tfevents there. It notices an exit or a stop within about 0.05 s.
 
-Stopping terminates the whole tree: every descendant (``psutil`` ``children(recursive=True)``,
+Stopping ends the whole tree: every descendant (``psutil`` ``children(recursive=True)``,
 captured before anything is signalled, and re-captured at every poll so that orphans whose
-parent already died are still known) and the process group, first with SIGTERM and, after
-``grace_s``, with SIGKILL. ``accelerate launch`` starts the training script as a child and
-that script starts data-loader workers; all of them go. When the trainer exits on its own,
-descendants it left behind are terminated too, because an orphaned worker can hold GPU memory.
+parent already died are still known), the process group, and every process that carries
+the run's marker (a grandchild that called ``setsid`` and double-forked has left both the
+tree and the group, but not its environment). First gracefully (SIGTERM on POSIX,
+CTRL_BREAK_EVENT on Windows), after ``grace_s`` for good. ``accelerate launch`` starts the
+training script as a child and that script starts data-loader workers; all of them go.
+When the trainer exits on its own, whatever it left behind is ended too, because an
+orphaned worker can hold GPU memory.
 
-:func:`kill_process_tree` is for resuming after Bracket itself died: a run recorded with
-its pid and ``create_time`` is killed only if that pid still belongs to the same process
-(pids are reused). :func:`read_log_tail` reads the end of a log cheaply.
+After Bracket itself died, :func:`bracket.session.proc.kill_leftovers` finds a run's
+processes again from its recorded pid, start time and marker. :func:`read_log_tail` reads
+the end of a log cheaply.
 
 A note on zombies: a killed descendant whose parent is also gone is reparented to PID 1,
 which reaps it on a normal system. Some containers run a PID 1 that never reaps; there the
@@ -28,24 +32,21 @@ counts it as gone.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
+from bracket.session import proc
 from bracket.trainer.base import LaunchSpec
 
 #: how often wait() checks for exit, stop and timeout (the reaction time)
 _TICK_S = 0.05
-#: extra time given to processes to vanish after SIGKILL
-_KILL_WAIT_S = 2.0
-#: create_time comparison slack: psutil derives it from the boot time, which may shift by 1 s
-_CREATE_TIME_TOLERANCE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -80,14 +81,18 @@ class Runner:
         *,
         timeout_s: float | None = None,
         grace_s: float = 5.0,
+        marker: str | None = None,
     ) -> None:
         self.spec = spec
         self.log_path = Path(log_path)
         self.timeout_s = timeout_s
         self.grace_s = grace_s
+        #: the run marker (BRACKET_RUN_ID) every process of this run inherits
+        self.marker = marker or uuid.uuid4().hex
         self.pid: int | None = None
-        #: psutil create_time of the child, recorded for resume (see kill_process_tree)
+        #: psutil create_time of the child, recorded for resume (see proc.kill_leftovers)
         self.create_time: float | None = None
+        self._started: proc.Started | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._stop_event = threading.Event()
@@ -117,65 +122,59 @@ class Runner:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.log_path, "ab") as log:
                 try:
-                    self._proc = subprocess.Popen(
-                        [str(part) for part in self.spec.cmd],
-                        cwd=str(self.spec.cwd),
-                        env=self.spec.env,
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
-                        stdin=subprocess.DEVNULL,
-                        start_new_session=True,
-                    )
+                    started = proc.start(self.spec.cmd, cwd=self.spec.cwd, env=self.spec.env, stdout=log,
+                                         marker=self.marker)
                 except OSError as error:
                     self._start_error = f"could not start: {error}"
                     log.write(f"[bracket] {self._start_error}\n".encode("utf-8", "replace"))
                     return None
-            self.pid = self._proc.pid
-            try:
-                self.create_time = psutil.Process(self.pid).create_time()
-            except psutil.Error:  # already gone: it exited at once
-                self.create_time = None
+            self._started, self._proc = started, started.popen
+            self.pid, self.create_time = started.pid, started.create_time
             return self.pid
 
     def stop(self, reason: str = "stopped") -> None:
-        """Terminate the whole process tree; kill what is left after ``grace_s``.
+        """End the whole process tree gracefully; kill what is left after ``grace_s``.
 
-        Thread-safe and idempotent (the first reason wins). Returns at once: SIGTERM is
-        sent here and a background thread escalates to SIGKILL; :meth:`wait` returns only
+        Thread-safe and idempotent (the first reason wins). Returns at once: the graceful
+        request is sent here and a background thread escalates; :meth:`wait` returns only
         after the tree is gone.
         """
         with self._lock:
             if self._stop_reason is not None:
                 return
             self._stop_reason = reason or "stopped"
-            proc = self._proc
-            if proc is not None and proc.returncode is None:
+            popen, started = self._proc, self._started
+            if popen is not None and started is not None and popen.returncode is None:
                 self._remember_descendants()
-                _signal_all(self._live_descendants(), signal.SIGTERM)
-                self._signal_group(signal.SIGTERM)
-                proc.send_signal(signal.SIGTERM)  # in case it left its group
+                started.stop_gracefully(self._live_descendants())
                 self._reaper = threading.Thread(
-                    target=self._finish_stop, name=f"bracket-stop-{proc.pid}", daemon=True
+                    target=self._finish_stop, name=f"bracket-stop-{popen.pid}", daemon=True
                 )
                 self._reaper.start()
             self._stop_event.set()
 
     def _finish_stop(self) -> None:
-        """Background part of stop(): wait for the grace time, then SIGKILL the rest."""
-        proc = self._proc
-        assert proc is not None
+        """Background part of stop(): wait for the grace time, then kill the rest."""
+        popen, started = self._proc, self._started
+        assert popen is not None and started is not None
         try:
-            proc.wait(timeout=self.grace_s)
+            popen.wait(timeout=self.grace_s)
         except subprocess.TimeoutExpired:
-            self._signal_group(signal.SIGKILL)
-            proc.kill()
+            started.kill_group()
             try:
-                proc.wait(timeout=_KILL_WAIT_S)
+                popen.wait(timeout=proc.KILL_WAIT_S)
             except subprocess.TimeoutExpired:
                 pass
-        _terminate_and_wait(self._live_descendants(), self.grace_s)
-        self._signal_group(signal.SIGKILL)
-        _wait_gone(self._group_members(), _KILL_WAIT_S)
+        self._end_leftovers()
+
+    def _end_leftovers(self) -> None:
+        """After the leader ended: its descendants, its group and every marked escapee go too."""
+        assert self._started is not None
+        proc.terminate_and_wait(self._live_descendants(), self.grace_s)
+        self._started.kill_group()
+        proc.wait_gone(self._started.group_members(), proc.KILL_WAIT_S)
+        proc.terminate_and_wait(proc.marked(self.marker, since=self.create_time), self.grace_s)
+        self._started.close()
 
     # ----------------------------------------------------------------------- wait
 
@@ -191,13 +190,13 @@ class Runner:
             return self._result
         if self._started_at is None:
             raise RuntimeError("Runner.wait() called before start()")
-        proc = self._proc
-        if proc is None:
+        popen = self._proc
+        if popen is None:
             return self._finish(exit_code=None)
         next_poll = time.monotonic()
         deadline = self._started_at + self.timeout_s if self.timeout_s is not None else None
         while True:
-            if proc.poll() is not None or self._stop_event.is_set():
+            if popen.poll() is not None or self._stop_event.is_set():
                 break
             now = time.monotonic()
             if deadline is not None and now >= deadline:
@@ -217,14 +216,10 @@ class Runner:
             sleep = _TICK_S if deadline is None else min(_TICK_S, max(deadline - now, 0.0))
             self._stop_event.wait(sleep)
         if not self._join_stop():
-            proc.wait()
-            # descendants left behind by a trainer that exited on its own
-            leftovers = self._live_descendants()
-            if leftovers:
-                _terminate_and_wait(leftovers, self.grace_s)
-            self._signal_group(signal.SIGKILL)
-            _wait_gone(self._group_members(), _KILL_WAIT_S)
-        return self._finish(exit_code=proc.returncode)
+            popen.wait()
+            # descendants, group members and escapees left behind by a trainer that exited on its own
+            self._end_leftovers()
+        return self._finish(exit_code=popen.returncode)
 
     def _join_stop(self) -> bool:
         """Wait for a stop in progress to finish; False if there is none."""
@@ -273,97 +268,7 @@ class Runner:
 
     def _live_descendants(self) -> list[psutil.Process]:
         known = list(self._descendants.values())  # a copy: the wait thread may add to it
-        return [p for p in known if _alive(p)]
-
-    def _group_members(self) -> list[psutil.Process]:
-        """Live processes still in the child's process group (orphans included)."""
-        if self.pid is None or self.pid == os.getpgrp():
-            return []
-        members = []
-        for process in psutil.process_iter():
-            try:
-                if os.getpgid(process.pid) == self.pid and _alive(process):
-                    members.append(process)
-            except (OSError, psutil.Error):
-                continue
-        return members
-
-    def _signal_group(self, sig: int) -> None:
-        """Signal the child's process group (its pgid is its pid: a new session)."""
-        if self.pid is None or self.pid == os.getpgrp():
-            return
-        try:
-            os.killpg(self.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def _alive(process: psutil.Process) -> bool:
-    """Running and not a zombie (is_running also guards against pid reuse)."""
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _signal_all(processes: Iterable[psutil.Process], sig: int) -> list[psutil.Process]:
-    signalled = []
-    for process in processes:
-        try:
-            process.send_signal(sig)
-            signalled.append(process)
-        except psutil.Error:
-            pass
-    return signalled
-
-
-def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
-    """Wait until every process is gone or a zombie; returns those still alive."""
-    deadline = time.monotonic() + timeout
-    alive = [p for p in processes if _alive(p)]
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.02)
-        alive = [p for p in alive if _alive(p)]
-    return alive
-
-
-def _terminate_and_wait(processes: list[psutil.Process], grace_s: float) -> bool:
-    """SIGTERM, wait ``grace_s``, SIGKILL the rest; True if anything was signalled."""
-    signalled = _signal_all(processes, signal.SIGTERM)
-    remaining = _wait_gone(processes, grace_s)
-    if remaining:
-        signalled += _signal_all(remaining, signal.SIGKILL)
-        _wait_gone(remaining, _KILL_WAIT_S)
-    return bool(signalled)
-
-
-def kill_process_tree(pid: int, *, create_time: float | None = None, grace_s: float = 5.0) -> bool:
-    """Kill ``pid`` and its descendants (children first); True if anything was killed.
-
-    With ``create_time`` (as recorded by :attr:`Runner.create_time`) nothing is done unless
-    the process with that pid was created at that time (within a second, as psutil derives
-    it from the boot time): after a reboot or a long pause the pid may belong to some
-    unrelated process. If ``pid`` leads its own process group (as
-    every Runner child does), the rest of the group is signalled too.
-    """
-    try:
-        root = psutil.Process(pid)
-        if create_time is not None and abs(root.create_time() - create_time) > _CREATE_TIME_TOLERANCE_S:
-            return False
-        if root.status() == psutil.STATUS_ZOMBIE:
-            return False
-        descendants = root.children(recursive=True)
-        group_leader = os.getpgid(pid) == pid and pid != os.getpgrp()
-    except (psutil.Error, ProcessLookupError):
-        return False
-    killed = _terminate_and_wait([p for p in descendants if _alive(p)], grace_s)
-    killed = _terminate_and_wait([root], grace_s) or killed
-    if group_leader:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    return killed
+        return [p for p in known if proc.alive(p)]
 
 
 def read_log_tail(path: Path, lines: int = 40, *, max_bytes: int = 256_000) -> list[str]:

@@ -64,8 +64,7 @@ TELEMETRY_OFF = {"AXOLOTL_DO_NOT_TRACK": "1", "DO_NOT_TRACK": "1", "HF_HUB_DISAB
 # -- fields ----------------------------------------------------------------------------------
 
 def _vendor_venv_python(name: str) -> str:
-    venv = settings.PROJECT_ROOT / "vendor" / name / ".venv"
-    return str(venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
+    return str(settings.venv_python(settings.PROJECT_ROOT / "vendor" / name / ".venv"))
 
 
 def trainer_python_field(trainer: str, env_var: str, venv_name: str) -> FieldSpec:

@@ -13,7 +13,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from bracket.session.runner import Runner, kill_process_tree, read_log_tail
+from bracket.session.proc import ProcessRecord, kill_leftovers
+from bracket.session.runner import Runner, read_log_tail
 from bracket.trainer.base import LaunchSpec
 from tests.fakes import fake_trainer_spec
 
@@ -204,28 +205,28 @@ def test_error_in_on_poll_stops_the_run(tmp_path):
     assert _dead(runner.pid)
 
 
-def test_kill_process_tree_checks_create_time(tmp_path):
+def test_kill_leftovers_checks_create_time(tmp_path):
     process = subprocess.Popen(["sleep", "30"], start_new_session=True)
     try:
         created = psutil.Process(process.pid).create_time()
-        assert kill_process_tree(process.pid, create_time=created + 100.0, grace_s=0.5) is False
+        assert kill_leftovers(ProcessRecord(process.pid, created + 100.0), grace_s=0.5) is False
         assert process.poll() is None, "a process with another create_time was killed"
-        assert kill_process_tree(process.pid, create_time=created, grace_s=0.5) is True
+        assert kill_leftovers(ProcessRecord(process.pid, created), grace_s=0.5) is True
         assert process.wait(timeout=5) == -signal.SIGTERM
-        assert kill_process_tree(process.pid, create_time=created) is False
+        assert kill_leftovers(ProcessRecord(process.pid, created)) is False
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
 
 
-def test_kill_process_tree_kills_children(tmp_path):
+def test_kill_leftovers_kills_children(tmp_path):
     spec = fake_trainer_spec(tmp_path, mode="grandchild,hang")
     process = subprocess.Popen(spec.cmd, cwd=spec.cwd, env=spec.env, start_new_session=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         grandchild = int(_wait_for_file(spec.output_dir / "grandchild.pid"))
-        assert kill_process_tree(process.pid, grace_s=1.0) is True
+        assert kill_leftovers(ProcessRecord(process.pid), grace_s=1.0) is True
         process.wait(timeout=5)
         assert _dead(grandchild)
     finally:

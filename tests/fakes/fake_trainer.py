@@ -55,6 +55,9 @@ the next entry (an empty or missing list means ``ok``):
   grandchild     start ``sleep 600`` (not waited for), write its pid to
                  ``<output_dir>/grandchild.pid``, then go on (combine with ``hang``)
   slow           sleep ``BRACKET_FAKE_STEP_SECONDS`` per step (0.2 when unset)
+  escapee        fork a child that calls ``setsid`` and forks again, then exits: the
+                 grandchild (new session, new group, parent gone) sleeps 600 s and writes
+                 its pid to ``<output_dir>/escapee.pid``; then go on
 
 ``BRACKET_FAKE_STEP_SECONDS`` (default 0) is the time per step in every mode.
 """
@@ -76,7 +79,7 @@ from pathlib import Path
 
 KNOWN_MODES = {
     "ok", "exit1", "segv", "hang", "hang_printing", "noevents", "nan", "diverge",
-    "nosamples", "spam", "grandchild", "slow",
+    "nosamples", "spam", "grandchild", "slow", "escapee",
 }
 ADAPTIVE = ("prodigy", "dadapt")
 SCHEDULE_FACTOR = {
@@ -277,6 +280,22 @@ def spam(megabytes: float) -> None:
     out.flush()
 
 
+def escape(pid_file: Path) -> None:
+    """Leave a process that left our session, our group and our tree (setsid + double fork)."""
+    child = os.fork()
+    if child == 0:
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                partial = pid_file.with_suffix(".tmp")
+                partial.write_text(str(os.getpid()), encoding="utf-8")
+                partial.rename(pid_file)
+                time.sleep(600)
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+
+
 def main(argv: list[str]) -> int:
     args, unknown = parse_args(argv)
     modes = read_modes()
@@ -293,6 +312,8 @@ def main(argv: list[str]) -> int:
     if "grandchild" in modes:
         child = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)
         (output_dir / "grandchild.pid").write_text(str(child.pid), encoding="utf-8")
+    if "escapee" in modes:
+        escape(output_dir / "escapee.pid")
     if "hang" in modes:
         sleep_forever()
     if "hang_printing" in modes:
