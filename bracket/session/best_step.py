@@ -26,6 +26,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bracket.judge.base import normalise_lower_better, relative_spread
@@ -136,7 +137,6 @@ def step_curve(config_id: int, runs: Sequence[Mapping[str, Any]], ratings: Seque
         scored["vlm"] = dict(vlm)
     all_steps = sorted({s for table in scored.values() for s in table})
     combined: dict[int, float] = {}
-    used: set[str] = set()
     for step in all_steps:
         parts = {name: table[step] for name, table in scored.items() if step in table and weights.get(name, 0) > 0}
         if not parts:
@@ -169,10 +169,8 @@ def session_step_curves(session: Any, stage: str = "search") -> dict[int, StepCu
     return step_curves(runs, session.store.ratings(session.name), session.settings.weights)
 
 
-def checkpoint_at(output_dir: Any, step: int) -> Any:
+def checkpoint_at(output_dir: str | Path | None, step: int) -> Path | None:
     """The weights a run saved at ``step`` (sd-scripts/musubi/demo ``<name>-step<8 digits>``), or None."""
-    from pathlib import Path
-
     folder = Path(output_dir) if output_dir else None
     if folder is None or not folder.is_dir():
         return None

@@ -144,10 +144,16 @@ def reserve_confirmation(session: "Session") -> tuple[str, dict[str, Any] | None
         return "run", config, seed_index, int(result.inserted_primary_key[0])
 
 
-def confirmation_summary(runs: Sequence[Mapping[str, Any]], seeds: int) -> dict[int, int]:
-    """Confirmation runs finished per config id (runs with a seed index at or above ``seeds``)."""
-    done: dict[int, int] = {}
-    for run in runs:
-        if run.get("stage") == "search" and (run.get("seed_index") or 0) >= seeds and run.get("status") in RUN_SPENT:
-            done[run["config_id"]] = done.get(run["config_id"], 0) + 1
-    return done
+def confirm_step(session: "Session", *, wait_s: float) -> bool:
+    """Train the next confirmation run of ``session``, or wait ``wait_s`` for other workers'
+    runs of this rung; False when the confirmation rung has nothing left to do."""
+    action, config, seed_index, run_id = reserve_confirmation(session)
+    if action == "done":
+        return False
+    if action == "wait":
+        session.phase = "confirm: waiting for this rung's runs on other workers"
+        session._stop.wait(wait_s)
+        return True
+    session._train(config, seed_index, run_id=run_id)
+    session._finish_config_if_complete(config)
+    return True

@@ -293,20 +293,10 @@ class Session:
             self._finish_config_if_complete(config_row)
 
     def _confirm_step(self) -> bool:
-        """Train the next confirmation run, or wait for other workers' runs of this rung;
-        False when the confirmation rung has nothing left to do."""
-        from bracket.session.confirm import reserve_confirmation
+        """One step of the confirmation rung (``bracket.session.confirm.confirm_step``)."""
+        from bracket.session.confirm import confirm_step
 
-        action, config, seed_index, run_id = reserve_confirmation(self)
-        if action == "done":
-            return False
-        if action == "wait":
-            self.phase = "confirm: waiting for this rung's runs on other workers"
-            self._stop.wait(WAIT_SECONDS)
-            return True
-        self._train(config, seed_index, run_id=run_id)
-        self._finish_config_if_complete(config)
-        return True
+        return confirm_step(self, wait_s=WAIT_SECONDS)
 
     def _next_config(self) -> tuple[dict[str, Any], list[int]] | None:
         """An unfinished config (ours or an orphan's) first, else a new one from the controller."""
