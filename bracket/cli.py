@@ -31,43 +31,6 @@ def parse_assignments(pairs: Sequence[str], what: str = "--set") -> dict[str, st
     return values
 
 
-def _bounds(args: argparse.Namespace) -> dict[str, object]:
-    bounds: dict[str, object] = {}
-    for flag, value in (("--lr-min", args.lr_min), ("--lr-max", args.lr_max)):
-        if value is not None and not value > 0:  # also catches nan
-            raise BracketError(f"{flag} must be a positive number such as 1e-5, got {value:g}.")
-    if args.lr_min is not None or args.lr_max is not None:
-        bounds["learning_rate"] = (args.lr_min if args.lr_min is not None else 0.0,
-                                   args.lr_max if args.lr_max is not None else float("inf"))
-    if args.batch_sizes:
-        try:
-            bounds["batch_size"] = [int(b) for b in args.batch_sizes.split(",")]
-        except ValueError:
-            raise BracketError(f"--batch-sizes {args.batch_sizes!r} must be whole numbers separated by commas.") from None
-    for name, value in parse_assignments(args.bound or [], "--bound").items():
-        if ":" in value:
-            low, _, high = value.partition(":")
-            try:
-                bounds[name] = (float(low), float(high))
-            except ValueError:
-                raise BracketError(f"--bound {name}={value}: write MIN:MAX with numbers.") from None
-        else:
-            bounds[name] = [v for v in value.split(",") if v]
-    return bounds
-
-
-def _weights(text: str | None) -> dict[str, float]:
-    if not text:
-        return {}
-    weights: dict[str, float] = {}
-    for name, value in parse_assignments(text.split(","), "--weights").items():
-        try:
-            weights[name] = float(value)
-        except ValueError:
-            raise BracketError(f"--weights {name}={value!r}: the weight must be a number.") from None
-    return weights
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bracket", description="Find the best hyperparameters for a fine-tune.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -106,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="show a session")
     status.add_argument("path", type=Path)
     status.add_argument("--storage")
+    status.add_argument("--json", action="store_true",
+                        help="print the standings and the winner as JSON (the same answer as the app and the report)")
     resume = sub.add_parser("resume", help="resume a session")
     resume.add_argument("path", type=Path)
     resume.add_argument("--storage")
@@ -128,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="write the winner (or a run) as a ready-to-run script and config")
     export.add_argument("path", type=Path)
     export.add_argument("--run", type=int, help="run id to export (default: the winner's best run)")
-    export.add_argument("--steps", type=int, help="training steps (default: the run's own)")
+    export.add_argument("--steps", type=int, help="training steps (default: the winner's (or the run's) own)")
     export.add_argument("--out", type=Path, help="folder (default: <session>/export/<config>-<steps>steps)")
     export.add_argument("--storage")
 
@@ -173,4 +138,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-__all__ = ["main", "build_parser", "parse_assignments", "_bounds", "_weights"]
+__all__ = ["main", "build_parser", "parse_assignments"]

@@ -6,12 +6,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from bracket.cli import _bounds, _weights, parse_assignments
+import json
+
+from bracket.cli import parse_assignments
 from bracket.errors import BracketError
+from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
+from bracket.session.forms import parse_bounds
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
+from bracket.session.standings import Standings, figures_text, standings
 
 
 def _format_seconds(seconds: float | None) -> str:
@@ -31,18 +36,36 @@ def progress_line(snapshot: SessionSnapshot, width: int = 24) -> str:
     return line + f" | ETA {_format_seconds(snapshot.eta_s)}"
 
 
-def results_table(snapshot: SessionSnapshot) -> str:
-    """The runs as an aligned text table, best score first."""
+def raw_figures(table: Standings) -> dict[int, str]:
+    """Per run, the raw figures behind its score (``loss 0.321 · rating 8.0``) and estimated parts."""
+    found: dict[int, str] = {}
+    for board in table.boards.values():
+        for row in board.rows:
+            for run in row.runs:
+                figures = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
+                estimated = f"{', '.join(run.estimated)} estimated" if run.estimated else ""
+                found[run.run_id] = "; ".join(t for t in (figures, estimated) if t)
+    return found
+
+
+def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None) -> str:
+    """The runs as an aligned text table per stage (finals first; each stage scored on its own),
+    best first, with the raw figures behind each score when ``raw`` gives them."""
+    order = {"final": 0, "search": 1, "promote": 2}
+    raw = raw or {}
     rows = [r for r in snapshot.runs if r["kind"] != "setup"]
-    rows.sort(key=lambda r: (r["score"] is None, r["score"] if r["score"] is not None else 0.0, r["id"]))
-    header = f"{'run':>4}  {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'score':>6}  {'worker':<16}  params"
+    rows.sort(key=lambda r: (order.get(r["stage"], 3), r["score"] is None,
+                             r["score"] if r["score"] is not None else 0.0, r["id"]))
+    header = (f"{'run':>4}  {'stage':<7} {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'score':>6}  "
+              f"{'raw figures':<24}  {'worker':<16}  params")
     lines = [header, "-" * len(header)]
     for r in rows:
         score = "-" if r["score"] is None else f"{r['score']:.3f}"
         params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
         reason = f"  ({r['failure_reason']})" if r["failure_reason"] and r["status"] != "done" else ""
-        lines.append(f"{r['id']:>4}  {r['kind']:<9} {str(r['config_name'])[:18]:<18} {r['seed'] or 0:>5}  "
-                     f"{r['status']:<12} {score:>6}  {str(r.get('worker') or '-')[-16:]:<16}  {params}{reason}")
+        lines.append(f"{r['id']:>4}  {str(r['stage'])[:7]:<7} {r['kind']:<9} {str(r['config_name'])[:18]:<18} "
+                     f"{r['seed'] or 0:>5}  {r['status']:<12} {score:>6}  {raw.get(r['id'], '') or '-':<24}  "
+                     f"{str(r.get('worker') or '-')[-16:]:<16}  {params}{reason}")
     return "\n".join(lines)
 
 
@@ -67,22 +90,19 @@ def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
     return session.snapshot().status
 
 
-def best_step_lines(session: Session, snapshot: SessionSnapshot) -> list[str]:
-    """``best step of adamw-fast: 300 (validation), mean 0.12 over 2 seeds`` per scored config, best first."""
-    from bracket.session.best_step import session_step_curves
-    from bracket.session.results import leaderboard
-
-    curves = session_step_curves(session)
-    rows, _ = leaderboard(snapshot, curves=curves)
-    return [f"best step of {row.config_name}: {row.best_step} ({row.best_step_basis}), mean score {row.mean:.3f} "
+def best_step_lines(table: Standings) -> list[str]:
+    """``best step of adamw-fast: 300 (validation), mean 0.12 over 2 seeds, validation loss`` per
+    ranked search config, best first."""
+    board = table.board("search")
+    return [f"best step of {row.name}: {row.best_step} ({row.best_step_basis}), mean score {row.mean:.3f} "
             f"over {row.seeds} seed{'s' if row.seeds != 1 else ''}" + (f", {row.loss_basis} loss" if row.loss_basis else "")
-            for row in rows if row.rank is not None and row.best_step is not None]
+            for row in (board.rows if board else []) if row.rank is not None and row.best_step is not None]
 
 
 def _finish(session: Session, status: str) -> int:
-    snapshot = session.snapshot()
-    print(results_table(snapshot))
-    for line in best_step_lines(session, snapshot):
+    snapshot, table = session.snapshot(), standings(session)
+    print(results_table(snapshot, raw_figures(table)))
+    for line in best_step_lines(table) + winner_lines(table):
         print(line)
     print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; folder {session.folder}")
     if snapshot.error:
@@ -113,8 +133,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         prompts = path.read_text(encoding="utf-8") if path.is_file() else args.prompts.replace("\\n", "\n")
     settings = SearchSettings(
         budget=args.budget, steps=args.steps, seeds=args.seeds, sample_prompts=prompts,
-        sample_every_n_steps=args.sample_every, algorithm=args.search, bounds=_bounds(args),
-        weights=_weights(args.weights), timeout_s=args.timeout, base_seed=args.seed,
+        sample_every_n_steps=args.sample_every, algorithm=args.search,
+        bounds=parse_bounds(args.lr_min, args.lr_max, args.batch_sizes or "", parse_assignments(args.bound or [],
+                                                                                                "--bound")),
+        weights=parse_weights(args.weights), timeout_s=args.timeout, base_seed=args.seed,
         warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket, confirm=args.confirm,
         validation_split=0.0 if args.no_validation else None)
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
@@ -125,17 +147,42 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(session, _watch(session, quiet=args.quiet))
 
 
+def winner_lines(table: Standings) -> list[str]:
+    """The winner and the standings' warnings, as the lines ``status`` prints."""
+    winner = table.winner
+    if winner is None:
+        return ["winner: none yet (no config has a finished score)"]
+    seeds = ",".join(str(s) for s in winner.seeds) or "-"
+    raw = figures_text(winner.figures)
+    at = f" at its best step {winner.step} (by {winner.step_basis})" if winner.step else ""
+    lines = [f"winner: {winner.config_name} ({winner.stage}) run {winner.run_id}, {winner.steps} steps{at}, seeds {seeds}; "
+             f"score {winner.mean:.3f}" + (f" ({raw})" if raw else "")
+             + f"; judges {', '.join(winner.judges) or '-'}"
+             + (f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else "")
+             + f"; {'rated' if winner.rated else 'not rated'}", f"verdict: {table.verdict}"]
+    return lines + [f"warning: {w}" for w in table.warnings]
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage, validate=False)
-    snapshot = session.snapshot()
-    print(f"session {snapshot.name} ({snapshot.preset_id}): {snapshot.status}; {snapshot.plan}; "
-          f"{snapshot.runs_spent}/{snapshot.total_runs} runs spent")
-    for worker in snapshot.workers:
-        print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
-    print(results_table(snapshot))
-    for line in best_step_lines(session, snapshot):
-        print(line)
-    session.close()
+    try:
+        table = standings(session)
+        if args.json:
+            snapshot = session.snapshot()
+            print(json.dumps({"session": session.name, "preset_id": session.parts.preset.id, "status": snapshot.status,
+                              "runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs,
+                              **table.to_dict()}, indent=2, default=str))
+            return 0
+        snapshot = session.snapshot()
+        print(f"session {snapshot.name} ({snapshot.preset_id}): {snapshot.status}; {snapshot.plan}; "
+              f"{snapshot.runs_spent}/{snapshot.total_runs} runs spent")
+        for worker in snapshot.workers:
+            print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
+        print(results_table(snapshot, raw_figures(table)))
+        for line in best_step_lines(table) + winner_lines(table):
+            print(line)
+    finally:
+        session.close()
     return 0
 
 
@@ -161,14 +208,21 @@ def cmd_finals(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from bracket.report import write_report
 
+    from bracket.session.study_sync import record_verdict
+
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
         files = write_report(session)
+        finished = (session.store.get_session(session.name) or {}).get("status") == "finished"
+        verdict_study = record_verdict(session, close_leftovers=finished)
     finally:
         session.close()
     print(files.report.verdict)
+    for warning in files.report.warnings:
+        print(f"warning: {warning}")
     for path in (files.markdown, files.html, *files.images):
         print(f"wrote {path}")
+    print(f"optuna-dashboard: the study {verdict_study!r} holds the current scores (the verdict's ranking)")
     return 0
 
 
@@ -190,8 +244,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_promote(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
-    run_id = session.promote(steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
-                             dataset=args.dataset)
+    try:
+        run_id = session.promote(steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
+                                 dataset=args.dataset)
+    except BracketError:
+        session.close()
+        raise
     run = session.store.get_run(run_id) or {}
     print(f"promoted run {run_id} ({run.get('label', '')}): {run.get('status')}; output {run.get('output_dir')}")
     if run.get("failure_reason"):

@@ -1,13 +1,14 @@
 """Exporting a session's winner: a shell script that trains it again, and its config as data.
 
 A search trains short runs; what a person wants at the end is the winning configuration as
-something they can run for real — at its **best step** (``bracket.session.best_step``): when
-no run or step count is given, the winner is exported with the step count its per-step score
-names (the search's length when nothing names an earlier step), and when the winner run saved
-a checkpoint at that step, ``config.json`` points to it. :func:`export_run` rebuilds the winner run's command with
-the adapter's own ``prepare_run`` into an export folder (so every file the command names —
-per-run dataset TOML, prompt file, the trainer's own config — exists there), with the step
-count the person asks for, and writes beside it:
+something they can run for real. :func:`export_run` rebuilds the winner run's command (the
+winner of :mod:`bracket.session.standings`, the same the app, ``status`` and the report name)
+with the adapter's own ``prepare_run`` into an export folder (so every file the command
+names — per-run dataset TOML, prompt file, the trainer's own config — exists there), at the
+winner's **best step** (``Winner.step``, ``bracket.session.best_step``; the run's own step
+count when no evidence names an earlier one) unless the person asks for another — and when
+the winner run saved a checkpoint at that step, ``config.json`` points to it — and writes
+beside it:
 
 * ``train.sh`` — bash, ``set -euo pipefail``, ``cd`` into the run's working folder, ``export``
   of the environment variables the adapter set or changed (never one whose name looks like a
@@ -31,7 +32,6 @@ import os
 import re
 import shlex
 import shutil
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +45,6 @@ from bracket.powershell import write_powershell_script
 from bracket.trainer.base import LaunchSpec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.scoring import RunScore
     from bracket.session.session import Session
 
 EXPORT_FOLDER = "export"
@@ -57,7 +56,6 @@ STANDARD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "N
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION_ID", re.IGNORECASE)
 #: files a trainer writes that hold trained weights (for :func:`promote_weights`)
 WEIGHT_SUFFIXES = (".safetensors", ".ckpt", ".pt", ".pth", ".bin", ".gguf")
-_STATUS_RANK = {"done": 0, "disqualified": 1, "pruned": 2}
 
 
 class ExportError(BracketError):
@@ -82,49 +80,6 @@ class ExportResult:
     files: list[Path] = field(default_factory=list)
     #: train.ps1, the Windows twin of ``script``
     windows_script: Path | None = None
-
-
-def _training_runs(session: "Session") -> list[dict[str, Any]]:
-    return [r for r in session.store.runs(session.name)
-            if r.get("kind") != "setup" and r.get("stage") != "setup" and r.get("config_id") is not None]
-
-
-def staged_scores(session: "Session", runs: Sequence[Mapping[str, Any]] | None = None
-                  ) -> dict[str, tuple[list[dict[str, Any]], dict[int, "RunScore"]]]:
-    """Training runs and their scores per stage ("search", "final"), each stage scored on its own.
-
-    Final runs are longer than search runs, so their losses are not comparable: the loss
-    judge normalises within one stage, and a final's score is never mixed with a search one.
-    """
-    runs = _training_runs(session) if runs is None else [
-        dict(r) for r in runs if r.get("kind") != "setup" and r.get("stage") != "setup"
-        and r.get("config_id") is not None]
-    stages = {c["id"]: c.get("stage") or "search" for c in session.store.configs(session.name)}
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for run in runs:
-        grouped.setdefault(stages.get(run["config_id"], run.get("stage") or "search"), []).append(run)
-    return {stage: (staged, session.scores(staged)) for stage, staged in grouped.items()}
-
-
-def winner_run_id(session: "Session") -> int:
-    """The best-scored run of the best config: of the finals when any are scored, else of the search."""
-    by_stage = staged_scores(session)
-    for stage in ("final", "search"):
-        staged, scores = by_stage.get(stage, ([], {}))
-        per_config: dict[int, list[float]] = {}
-        for run in staged:
-            score = scores.get(run["id"])
-            if score is not None and score.value is not None:
-                per_config.setdefault(run["config_id"], []).append(score.value)
-        if not per_config:
-            continue
-        best = min(per_config, key=lambda c: (statistics.fmean(per_config[c]), -len(per_config[c]), c))
-        candidates = [r for r in staged if r["config_id"] == best and r["id"] in scores
-                      and scores[r["id"]].value is not None]
-        run = min(candidates, key=lambda r: (_STATUS_RANK.get(r["status"], 9), scores[r["id"]].value, r["id"]))
-        return int(run["id"])
-    raise ExportError("No run of this session has a score yet, so there is no winner to export; "
-                      "let the search finish a run, or name one with --run ID.")
 
 
 def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
@@ -178,27 +133,21 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def winner_best_step(session: "Session", run: Mapping[str, Any]) -> tuple[int | None, str]:
-    """(best step of ``run``'s config, what it rests on) in the run's stage; (None, "") without one."""
-    from bracket.session.best_step import session_step_curves
-
-    curve = session_step_curves(session, str(run.get("stage") or "search")).get(int(run["config_id"]))
-    if curve is None or curve.best_step is None:
-        return None, ""
-    return int(curve.best_step), curve.basis
-
-
 def export_run(session: "Session", *, run_id: int | None = None, steps: int | None = None,
                out: Path | None = None) -> ExportResult:
-    """Rebuild run ``run_id`` (default: the winner, at its best step) for ``steps`` steps into
-    ``out`` and write the script."""
+    """Rebuild run ``run_id`` (default: the winner's, from ``bracket.session.standings``) for
+    ``steps`` steps (default: that run's own step count) into ``out`` and write the script.
+
+    Without ``run_id`` a missing or disqualified winner is refused (``NoWinnerError``)."""
+    from bracket.session.standings import require_winner, standings
+
+    table = standings(session)
     best_step, basis = None, ""
     if run_id is None:
-        run_id = winner_run_id(session)
-        if steps is None:
-            run = session.store.get_run(run_id) or {}
-            best_step, basis = winner_best_step(session, run) if run.get("config_id") is not None else (None, "")
-            steps = best_step
+        winner = require_winner(session, table)
+        run_id = winner.run_id
+        if steps is None and winner.step:
+            steps, best_step, basis = winner.step, winner.step, winner.step_basis
     run_id = int(run_id)
     run = session.store.get_run(run_id)
     if run is None or run.get("session") != session.name or run.get("config_id") is None:
@@ -224,11 +173,12 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     from bracket.session.best_step import checkpoint_at
 
     checkpoint = checkpoint_at(run.get("output_dir"), steps) if best_step else None
-    score = next((scores.get(run_id) for _, scores in staged_scores(session).values() if run_id in scores), None)
+    score = next((r.score for board in table.boards.values() for row in board.rows for r in row.runs
+                  if r.run_id == run_id), None)
     header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
               f"config {name!r} ({config.get('kind', run.get('kind'))}, stage {config.get('stage', run.get('stage'))}), "
               f"from run {run_id}, seed {seed}, {steps} training steps",
-              f"run score {score.value:.4f} (lower is better)" if score and score.value is not None else "run not scored",
+              f"run score {score:.4f} (lower is better)" if score is not None else "run not scored",
               *([f"best step {best_step} (by {basis})" + (f"; checkpoint {checkpoint}" if checkpoint else "")]
                 if best_step else []),
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
@@ -243,7 +193,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
         "run_id": run_id, "seed": seed, "steps": steps, "best_step": best_step, "best_step_basis": basis or None,
         "checkpoint": checkpoint,
-        "run_score": score.value if score else None, "knobs": knobs.to_dict(),
+        "run_score": score, "knobs": knobs.to_dict(),
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })
     json_path, toml_path = folder / "config.json", folder / "config.toml"

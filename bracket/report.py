@@ -6,9 +6,12 @@ as a list of sections made of simple blocks (paragraphs, tables, code, pictures)
 those twice: ``report.md`` (pictures saved beside it as PNG files) and ``report.html`` (one
 self-contained file, pictures embedded as base64 ``data:`` URLs, no external links).
 
-Scores are those of :mod:`bracket.session.scoring`, recomputed now, per stage: short search
-runs and long final runs are scored and summarised separately (their losses are not
-comparable), and finals get their own section — never averaged with search scores. Nothing
+Leaderboards, the winner and parameter importance are those of
+:mod:`bracket.session.standings` (the same the app, ``status``, ``export`` and ``promote``
+use), recomputed now, per stage: short search runs and long final runs are scored and
+summarised separately (their losses are not comparable), and finals get their own section —
+never averaged with search scores. Each row shows the raw figures behind its score and
+which parts are estimated; an unrated winner is flagged when people have rated runs. Nothing
 secret is written: settings come from ``SearchSettings.to_dict()`` (no VLM key), URLs are
 shown through ``redact_url``, and known secret values are scrubbed from the text as a last guard.
 """
@@ -20,63 +23,39 @@ import html
 import math
 import shlex
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bracket import settings as app_settings
-from bracket.export import SECRET_NAME, export_run, staged_scores
+from bracket.export import SECRET_NAME, export_run
 from bracket.report_charts import Picture, report_pictures
-from bracket.session.scoring import RunScore, effective_weights
+from bracket.session.scoring import effective_weights
+from bracket.session.standings import (ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text,
+                                       standings)
+from bracket.session.standings import importance as standings_importance
 from bracket.session.store import redact_url
-from bracket.stats import ConfigScores, StatsReport, summarise, verdict
+from bracket.stats import StatsReport, summarise, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
 
 PROBLEM_STATUSES = ("failed", "disqualified", "pruned", "interrupted")
-
-
-@dataclass
-class LeaderRow:
-    rank: int | None
-    config_id: int
-    name: str
-    kind: str
-    mean: float | None
-    ci_low: float | None
-    ci_high: float | None
-    scored: int
-    runs: int
-    ratings: int
-    params: dict[str, Any]
+#: the folder (in the session folder) the Results tab writes its copy of the report into
+REPORT_FOLDER = "report"
 
 
 @dataclass
 class StageResult:
-    """One stage ("search" or "final"): its leaderboard, statistics and verdict sentence."""
+    """One stage ("search" or "final"): its board from the standings, plus its runs for the charts."""
 
     stage: str
-    rows: list[LeaderRow]
+    rows: list[ConfigRow]
     stats: StatsReport
     verdict: str
     runs: list[dict[str, Any]]
-    scores: dict[int, RunScore]
-
-
-@dataclass
-class Winner:
-    stage: str
-    config_name: str
-    kind: str
-    run_id: int
-    seed: int | None
-    mean: float | None
-    params: dict[str, Any]
-    command: list[str] = field(default_factory=list)
-    script: Path | None = None
-    note: str = ""
+    scores: dict[int, RunStanding]
 
 
 @dataclass
@@ -101,7 +80,17 @@ class Report:
     settings: dict[str, Any]
     fields: dict[str, str]
     notes: list[str]
+    #: the winner's command rebuilt by ``bracket.export`` and its script, or why it could not be
+    command: list[str] = field(default_factory=list)
+    script: Path | None = None
+    command_note: str = ""
+    #: standings warnings, e.g. an unrated winner
+    warnings: list[str] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list, repr=False)
+    #: per ranked search config: name, best step, what it rests on, score per step
+    best_steps: list[list[str]] = field(default_factory=list)
+    #: the loss the loss judge scored the search runs on ("validation", "training")
+    loss_basis: str = ""
     #: per search config (best first): name, best step, what it rests on, score per step
     best_steps: list[list[str]] = field(default_factory=list)
     #: the loss the loss judge scored the search runs on ("validation", "training")
@@ -109,6 +98,9 @@ class Report:
 
     @property
     def verdict(self) -> str:
+        """The verdict of the stage the winner comes from (the finals' once they are scored)."""
+        if self.finals is not None and self.winner is not None and self.winner.stage == "final":
+            return self.finals.verdict
         return self.search.verdict
 
 
@@ -127,70 +119,13 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _stage(session: "Session", stage: str, runs: list[dict[str, Any]], scores: dict[int, RunScore],
-           ratings: Sequence[Mapping[str, Any]]) -> StageResult:
-    configs = [c for c in session.store.configs(session.name) if (c.get("stage") or "search") == stage]
-    by_config = {c["id"]: [r for r in runs if r["config_id"] == c["id"]] for c in configs}
-    values = {cid: [scores[r["id"]].value for r in rs if r["id"] in scores] for cid, rs in by_config.items()}
-    disqualified = {cid: sum(1 for r in rs if r["id"] in scores and scores[r["id"]].disqualified)
-                    for cid, rs in by_config.items()}
-    stats = summarise(ConfigScores(c["id"], str(c["name"]), str(c["kind"]), values[c["id"]], disqualified[c["id"]])
-                      for c in configs)
-    rated: dict[int, int] = {}
-    for rating in ratings:
-        rated[rating["run_id"]] = rated.get(rating["run_id"], 0) + 1
-    params = {c["id"]: c.get("params") or {} for c in configs}
-    rows, rank = [], 0
-    for s in stats.summaries:
-        rank += 1 if s.n else 0
-        try:
-            key = session.space.searched_params(params[s.config_id]) or params[s.config_id]
-        except Exception:  # noqa: BLE001 - a config from an older space shows all its params
-            key = params[s.config_id]
-        rows.append(LeaderRow(rank if s.n else None, s.config_id, s.name, s.kind, s.mean, s.ci_low, s.ci_high,
-                              s.n, len(by_config[s.config_id]),
-                              sum(rated.get(r["id"], 0) for r in by_config[s.config_id]), dict(key)))
-    return StageResult(stage, rows, stats, verdict(stats), runs, scores)
-
-
-def _winner(session: "Session", result: StageResult) -> Winner | None:
-    best = result.stats.best
-    if best is None:
-        return None
-    runs = [r for r in result.runs if r["config_id"] == best.config_id and r["id"] in result.scores
-            and result.scores[r["id"]].value is not None]
-    run = min(runs, key=lambda r: (r["status"] != "done", result.scores[r["id"]].value, r["id"]))
-    winner = Winner(result.stage, best.name, best.kind, run["id"], run.get("seed"), best.mean,
-                    dict(run.get("params") or {}))
-    try:
-        exported = export_run(session, run_id=run["id"])
-        winner.command, winner.script = exported.command, exported.script
-    except Exception as error:  # noqa: BLE001 - e.g. trainer paths of another machine; the report goes on
-        winner.note = f"The command could not be rebuilt here ({type(error).__name__}: {error})."
-    return winner
-
-
-def _importance(session: "Session") -> tuple[dict[str, float], str]:
-    import optuna
-
-    try:
-        study = session.store.study(session.name)
-        complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
-        if len(complete) < 2:
-            return {}, f"Parameter importance needs at least 2 finished configs; this study has {len(complete)}."
-        note = "fANOVA importance (optuna.importance), over the search configs."
-        try:
-            evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
-            importance = optuna.importance.get_param_importances(study, evaluator=evaluator)
-        except ImportError:  # fANOVA needs scikit-learn; PED-ANOVA needs only scipy
-            evaluator = optuna.importance.PedAnovaImportanceEvaluator()
-            importance = optuna.importance.get_param_importances(study, evaluator=evaluator)
-            note = "PED-ANOVA importance (optuna.importance; install scikit-learn for fANOVA)."
-        if not importance:
-            return {}, "No searched parameter varied between the finished configs."
-        return {k: float(v) for k, v in importance.items()}, note
-    except Exception as error:  # noqa: BLE001 - optuna raises several kinds; the report goes on
-        return {}, f"Parameter importance is not available ({type(error).__name__}: {error})."
+def _stage(table: Standings, stage: str, runs: list[dict[str, Any]]) -> StageResult:
+    board = table.board(stage)
+    if board is None:
+        board = StageBoard(stage, [], summarise([]), verdict(summarise([])))
+    members = {r.run_id: r for row in board.rows for r in row.runs}
+    return StageResult(stage, board.rows, board.stats, board.verdict, [r for r in runs if r["id"] in members],
+                       {i: r for i, r in members.items() if r.score is not None or r.disqualified})
 
 
 def _safe(value: Any) -> Any:
@@ -220,45 +155,41 @@ def build_report(session: "Session") -> Report:
     """Everything the report shows, read from the session's store now."""
     store, name = session.store, session.name
     ratings, comparisons = store.ratings(name), store.comparisons(name)
-    stages = staged_scores(session)
-    search = _stage(session, "search", *stages.get("search", ([], {})), ratings)
-    finals = _stage(session, "final", *stages["final"], ratings) if "final" in stages else None
-    if finals is None and store.configs(name, stage="final"):
-        finals = _stage(session, "final", [], {}, ratings)
-    winner = _winner(session, finals) if finals and finals.stats.best else _winner(session, search)
-    if winner is not None and winner.stage == "search" and winner.command:
-        from bracket.export import winner_best_step
-
-        best, basis = winner_best_step(session, store.get_run(winner.run_id) or {})
-        if best and best != session.settings.steps:
-            winner.note = (winner.note + " " if winner.note else "") + (
-                f"Best step {best} (by {basis}); `python -m bracket export` writes the winner at that step.")
-    importance, importance_note = _importance(session)
-    all_scores = {**search.scores, **(finals.scores if finals else {})}
+    table = standings(session)
+    runs = [r for r in store.runs(name) if r.get("stage") != "setup" and r.get("kind") != "setup"]
+    search = _stage(table, "search", runs)
+    finals = _stage(table, "final", runs) if table.board("final") else None
+    winner = table.winner
+    command, script, command_note = [], None, ""
+    if winner is not None:
+        try:
+            exported = export_run(session, run_id=winner.run_id, steps=winner.step or winner.steps)
+            command, script = exported.command, exported.script
+        except Exception as error:  # noqa: BLE001 - e.g. trainer paths of another machine; the report goes on
+            command_note = f"The command could not be rebuilt here ({type(error).__name__}: {error})."
+    importance, importance_note = standings_importance(session, table)
+    every = {**search.scores, **(finals.scores if finals else {})}
     problems = []
     for run in store.runs(name, with_series=False):
-        score = all_scores.get(run["id"])
-        if run["status"] in PROBLEM_STATUSES or (score is not None and score.disqualified):
-            reason = run.get("failure_reason") or (score.reason if score else "") or run["status"]
+        standing = every.get(run["id"])
+        if run["status"] in PROBLEM_STATUSES or (standing is not None and standing.disqualified):
+            reason = run.get("failure_reason") or run["status"]
             problems.append([str(run["id"]), run.get("label") or run["kind"], run.get("stage") or "", run["status"],
                              reason])
     training = search.runs + (finals.runs if finals else [])
     judges = []
     for judge, weight in effective_weights(session.settings.weights).items():
-        with_score = sum(1 for s in all_scores.values() if s.judges.get(judge) is not None)
-        used = sum(1 for s in all_scores.values() if judge in s.used)
-        judges.append([judge, _fmt(float(weight)), f"{with_score} of {len(training)}", str(used)])
-    from bracket.session.best_step import session_step_curves
-
-    curves = session_step_curves(session)
-    best_steps = []
-    for leader in search.rows:
-        curve = curves.get(leader.config_id)
-        if leader.rank is None or curve is None:
-            continue
-        shape = ", ".join(f"{s}: {v:.2f}" for s, v in zip(curve.steps, curve.scores)) or "no per-step evidence"
-        best_steps.append([leader.name, str(curve.best_step or "-"), curve.basis, shape])
-    bases = {(s.details.get("loss") or {}).get("basis") for s in search.scores.values()} - {None}
+        parts = [p for s in every.values() for p in s.parts if p.judge == judge]
+        measured = sum(1 for p in parts if p.value is not None and not p.estimated)
+        estimated = sum(1 for p in parts if p.estimated)
+        used = sum(1 for p in parts if p.weight > 0)
+        judges.append([judge, _fmt(float(weight)), f"{measured} of {len(training)}", str(estimated), str(used)])
+    search_board = table.board("search")
+    ranked = [r for r in (search_board.rows if search_board else []) if r.rank is not None]
+    best_steps = [[r.name, str(r.best_step or "-"), r.best_step_basis or "-",
+                   ", ".join(f"{k}: {v:.2f}" for k, v in sorted(r.step_scores.items())) or "no per-step evidence"]
+                  for r in ranked]
+    loss_basis = "/".join(sorted({r.loss_basis for r in ranked if r.loss_basis}))
     row = store.get_session(name) or {}
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
@@ -267,16 +198,16 @@ def build_report(session: "Session") -> Report:
         importance_note=importance_note, pictures=report_pictures(search, finals, winner), problems=problems,
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),
         settings=_safe({**session.settings.to_dict(), "weights": effective_weights(session.settings.weights)}),
-        fields=_safe(dict(session.parts.fields)),
-        notes=list(row.get("notes") or []), secrets=_secret_values(session), best_steps=best_steps,
-        loss_basis="/".join(sorted(bases)))
+        fields=_safe(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
+        script=script, command_note=command_note, warnings=list(table.warnings), secrets=_secret_values(session),
+        best_steps=best_steps, loss_basis=loss_basis)
 
 
 # -- layout: sections of blocks, rendered as markdown and as HTML -----------------------------
 Block = tuple  # ("p", text) | ("quote", text) | ("code", text) | ("table", headers, rows) | ("img", Picture)
 
 
-def _ci(row: LeaderRow) -> str:
+def _ci(row: ConfigRow) -> str:
     if row.mean is None:
         return "no score"
     if row.ci_low is None or row.ci_high is None:
@@ -285,30 +216,45 @@ def _ci(row: LeaderRow) -> str:
 
 
 def _board(result: StageResult, *, with_verdict: bool = True) -> list[Block]:
-    headers = ["rank", "kind", "config", "mean score ± 95% CI", "scored / runs", "ratings", "key params"]
-    rows = [[str(r.rank or "-"), r.kind, r.name, _ci(r), f"{r.scored} / {r.runs}", str(r.ratings),
-             ", ".join(f"{k}={_fmt(v)}" for k, v in r.params.items())] for r in result.rows]
+    headers = ["rank", "kind", "config", "mean score ± 95% CI", "raw figures", "scored / runs", "ratings",
+               "key params"]
+    rows = [[str(r.rank or "-"), r.kind, r.name, _ci(r), r.raw_text or "-", f"{r.seeds} / {len(r.runs)}",
+             str(r.ratings), ", ".join(f"{k}={_fmt(v)}" for k, v in r.params.items())] for r in result.rows]
     blocks: list[Block] = ([("quote", result.verdict)] if with_verdict else []) + [("table", headers, rows)]
     blocks += [("p", f"Note: {note}.") for note in result.stats.notes]
+    if any(r.estimated for r in result.rows):
+        blocks.append(("p", "Parts marked 'estimated' were predicted for runs that judge has not seen "
+                            "(see docs/SCORING.md)."))
+    return blocks
+
+
+def _winner_blocks(report: Report) -> list[Block]:
+    winner = report.winner
+    if winner is None:
+        return [("p", "No config has a finished score yet.")]
+    seeds = ", ".join(str(s) for s in winner.seeds) or "-"
+    blocks: list[Block] = [("p", f"Config {winner.config_name!r} ({winner.kind}, {winner.stage} stage), mean score "
+                                 f"{winner.mean:.3f} ({figures_text(winner.figures) or 'no raw figure'}); best run "
+                                 f"{winner.run_id}, {winner.steps} steps"
+                                 + (f", best step {winner.step} (by {winner.step_basis})" if winner.step else "")
+                                 + f", seeds {seeds}; scored by "
+                                 f"{', '.join(winner.judges) or 'no judge'}"
+                                 + (f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else "")
+                                 + f"; {'rated' if winner.rated else 'not rated'}.")]
+    blocks += [("quote", f"Warning: {w}.") for w in report.warnings]
+    blocks.append(("table", ["parameter", "value"], [[k, _fmt(v)] for k, v in winner.params.items()]))
+    if report.command:
+        blocks.append(("code", shlex.join(report.command)))
+        blocks.append(("p", f"Ready-to-run script: {report.script}. For a full-length run: "
+                            f"python -m bracket export {shlex.quote(report.folder)} --steps N."))
+    if report.command_note:
+        blocks.append(("p", report.command_note))
     return blocks
 
 
 def sections(report: Report) -> list[tuple[str, list[Block]]]:
     """The report's sections, in order, as (title, blocks)."""
     pictures = {p.stem: p for p in report.pictures}
-    winner = report.winner
-    if winner is None:
-        winner_blocks: list[Block] = [("p", "No config has a finished score yet.")]
-    else:
-        winner_blocks = [("p", f"Config {winner.config_name!r} ({winner.kind}, {winner.stage} stage), mean score "
-                               f"{winner.mean:.3f}; best run {winner.run_id} (seed {winner.seed}).")]
-        winner_blocks.append(("table", ["parameter", "value"], [[k, _fmt(v)] for k, v in winner.params.items()]))
-        if winner.command:
-            winner_blocks.append(("code", shlex.join(winner.command)))
-            winner_blocks.append(("p", f"Ready-to-run script: {winner.script}. For a full-length run: "
-                                       f"python -m bracket export {shlex.quote(report.folder)} --steps N."))
-        if winner.note:
-            winner_blocks.append(("p", winner.note))
     finals: list[Block] = _board(report.finals) if report.finals else [
         ("p", "No final runs yet. Finals are longer runs of the best configs; they are scored on their own.")]
     importance: list[Block] = [("p", report.importance_note)] if report.importance_note else []
@@ -317,12 +263,18 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
     samples = [("img", pictures[s]) for s in ("report-best-samples", "report-worst-samples") if s in pictures]
     settings_rows = [[k, _fmt(v)] for k, v in report.settings.items() if k != "sample_prompts"]
     settings_rows += [[f"field {k}", v] for k, v in report.fields.items()] + [["storage", report.storage]]
+    verdict_blocks: list[Block] = [("quote", report.verdict)]
+    if report.finals and report.verdict != report.finals.verdict:
+        verdict_blocks.append(("quote", f"Finals: {report.finals.verdict}"))
+    elif report.finals:
+        verdict_blocks.append(("quote", f"Search (short runs): {report.search.verdict}"))
+    verdict_blocks += [("quote", f"Warning: {w}.") for w in report.warnings]
+    verdict_blocks += [("p", f"Note: {n}") for n in report.notes]
     return [
-        ("Verdict", [("quote", report.verdict)] + ([("quote", f"Finals: {report.finals.verdict}")] if report.finals
-                                                   else []) + [("p", f"Note: {n}") for n in report.notes]),
+        ("Verdict", verdict_blocks),
         ("Leaderboard (search runs)", _board(report.search, with_verdict=False)),
         ("Finals (long runs, scored separately)", finals),
-        ("Winner", winner_blocks),
+        ("Winner", _winner_blocks(report)),
         ("Best step per config (score per step, lower is better)",
          [("table", ["config", "best step", "based on", "score per step"], report.best_steps)] if report.best_steps
          else [("p", "No config has a score per step yet.")]),
@@ -334,7 +286,8 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
         ("Samples: best and worst run", samples or [("p", "No image samples to show.")]),
         ("Failed, disqualified and pruned runs", [("table", ["run", "label", "stage", "status", "reason"],
                                                    report.problems)] if report.problems else [("p", "None.")]),
-        ("Judges and weights", [("table", ["judge", "weight", "runs with a score", "runs where used"], report.judges),
+        ("Judges and weights", [("table", ["judge", "weight", "runs it scored", "runs estimated", "runs where used"],
+                                 report.judges),
                                 ("p", f"{report.ratings} human rating(s), {report.comparisons} comparison(s)."),
                                 ("p", f"The loss judge scored the search runs on the {report.loss_basis or 'training'} "
                                       "loss" + (" (held-out validation split)." if report.loss_basis == "validation"
@@ -424,6 +377,15 @@ def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:
     return ReportFiles(markdown, page, images, report)
 
 
-def report_markdown(session: "Session") -> str:
-    """Write the report files and return the markdown (what the Results tab shows)."""
-    return write_report(session).markdown.read_text(encoding="utf-8")
+def report_markdown(session: "Session", image_url: Callable[[Path], str] | None = None) -> str:
+    """Write the report files and return the markdown (what the Results tab shows).
+
+    ``image_url`` turns each picture's path into the link the markdown should use (the UI
+    gives a served URL); by default the links stay relative to the report file.
+    """
+    files = write_report(session, session.folder / REPORT_FOLDER if image_url is not None else None)
+    text = files.markdown.read_text(encoding="utf-8")
+    if image_url is not None:
+        for image in files.images:
+            text = text.replace(f"]({Path(image).name})", f"]({image_url(Path(image))})")
+    return text

@@ -25,7 +25,8 @@ from matplotlib.ticker import MaxNLocator
 from PIL import Image, ImageDraw
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.report import StageResult, Winner
+    from bracket.report import StageResult
+    from bracket.session.standings import Winner
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 TILE = 256
@@ -157,17 +158,17 @@ def report_pictures(search: "StageResult", finals: "StageResult | None", winner:
                    and names.get(r["config_id"]) == winner.config_name} for r in result.runs]
         if (png := loss_chart(series, title)) is not None:
             pictures.append(Picture(stem, title, png))
-    history = [{"run": r["id"], "score": search.scores[r["id"]].value,
+    history = [{"run": r["id"], "score": search.scores[r["id"]].score,
                 "disqualified": search.scores[r["id"]].disqualified} for r in search.runs if r["id"] in search.scores]
     if (png := history_chart(history)) is not None:
         pictures.append(Picture("report-history", "Score per run in training order, and the best so far", png))
-    scored = sorted((r for r in search.runs if r["id"] in search.scores and search.scores[r["id"]].value is not None
-                     and r.get("samples")), key=lambda r: (search.scores[r["id"]].value, r["id"]))
+    scored = sorted((r for r in search.runs if r["id"] in search.scores and search.scores[r["id"]].score is not None
+                     and r.get("samples")), key=lambda r: (search.scores[r["id"]].score, r["id"]))
     picks = [("report-best-samples", "Best run", scored[0])] if scored else []
     if len(scored) > 1:
         picks.append(("report-worst-samples", "Worst run", scored[-1]))
     for stem, word, run in picks:
-        caption = f"{word}: run {run['id']} ({run['label']}), score {search.scores[run['id']].value:.3f}"
+        caption = f"{word}: run {run['id']} ({run['label']}), score {search.scores[run['id']].score:.3f}"
         if (png := sample_grid(run["samples"], caption)) is not None:
             pictures.append(Picture(stem, caption, png))
     return pictures

@@ -28,11 +28,10 @@ WHOLE_RUN = -1
 
 
 def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
-    choices = []
-    for run in manager.scorable_runs():
-        score = "" if run["score"] is None else f" · score {run['score']:.3f}"
-        choices.append((f"#{run['id']} {run['config_name']} · seed {run['seed']}{score}", run["id"]))
-    return choices
+    """(label, run id) of every finished run; labels from the standings (stage, score, raw figures)."""
+    labels = manager.run_labels()
+    return [(labels.get(run["id"], f"#{run['id']} {run['config_name']}"), run["id"])
+            for run in manager.scorable_runs()]
 
 
 def refresh_runs(manager: SessionManager) -> Any:
@@ -54,11 +53,11 @@ def _scope_choices(prompts: list[str]) -> list[tuple[str, int]]:
 
 
 @user_errors
-def show_grid(manager: SessionManager, run_ids: list[int] | None, step: float | None = None
-              ) -> tuple[str, Any, list[int], Any]:
+def show_grid(manager: SessionManager, run_ids: list[int] | None, step: float | None = None, *,
+              least: int = MIN_RUNS) -> tuple[str, Any, list[int], Any]:
     """(grid HTML, step slider, the runs shown, rating-scope choices)."""
     ids = [int(i) for i in run_ids or []]
-    if not MIN_RUNS <= len(ids) <= MAX_RUNS:
+    if not least <= len(ids) <= MAX_RUNS:
         raise BracketError(f"Pick {MIN_RUNS} to {MAX_RUNS} runs to compare (you picked {len(ids)}), "
                            "or press 'Next unrated'.")
     grid = manager.compare_grid(ids, None if step is None else int(step))
@@ -75,10 +74,10 @@ def change_step(manager: SessionManager, shown: list[int] | None, step: float) -
 
 @user_errors
 def next_unrated(manager: SessionManager, k: float) -> tuple[Any, str, Any, list[int], Any]:
-    ids = manager.next_unrated(int(k or 4))
-    if len(ids) < MIN_RUNS:
-        raise BracketError("Fewer than two finished runs with samples so far; wait for more trials to finish.")
-    html, slider, shown, scope = show_grid(manager, ids)
+    ids = manager.next_unrated(int(k or 4))  # the winner's runs first; a lone unrated run is shown alone
+    if not ids:
+        raise BracketError("No finished run with samples so far; wait for a trial to finish.")
+    html, slider, shown, scope = show_grid(manager, ids, least=1)
     return gr.Dropdown(choices=run_choices(manager), value=ids, multiselect=True), html, slider, shown, scope
 
 

@@ -184,37 +184,52 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
 
 
 # -- Results tab ------------------------------------------------------------------------------
-LEADERBOARD_COLUMNS = ["rank", "config", "kind", "score (mean)", "95% CI", "seeds", "best step", "loss scored",
-                       "ratings", "comparisons", "runs", "params"]
+LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "score (mean)", "95% CI", "raw figures", "seeds",
+                       "best step", "loss scored", "ratings", "comparisons", "runs", "params"]
 
 
-def leaderboard_frame(rows: Sequence[Any]) -> pd.DataFrame:
+def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
+    """One row per config, grouped by stage (each stage ranked on its own scale)."""
     data = []
-    for row in rows:
-        ci = "" if row.ci_low is None else f"{row.ci_low:.3f} – {row.ci_high:.3f}"
-        best = getattr(row, "best_step", None)
-        best_text = "" if best is None else f"{best} ({getattr(row, 'best_step_basis', '')})"
-        data.append([row.rank or "", row.config_name, row.kind, "" if row.mean is None else round(row.mean, 4), ci,
-                     row.seeds, best_text, getattr(row, "loss_basis", "") or "", row.ratings, row.comparisons,
-                     ", ".join(f"#{i}" for i in row.run_ids), params_text(row.params)])
+    for board in boards:
+        for row in board.rows:
+            ci = "" if row.ci_low is None else f"{row.ci_low:.3f} – {row.ci_high:.3f}"
+            best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
+            data.append([board.stage, row.rank or "", row.name, row.kind,
+                         "" if row.mean is None else round(row.mean, 4), ci, row.raw_text, row.seeds, best,
+                         row.loss_basis, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
+                         params_text(row.params)])
     return pd.DataFrame(data, columns=LEADERBOARD_COLUMNS)
 
 
-def step_figure(curves: Mapping[int, Any], names: Mapping[int, str]) -> go.Figure:
-    """Per-step score of each config (lower is better), its best step marked."""
+def step_figure(rows: Sequence[Any]) -> go.Figure | None:
+    """Per-step score of each config row (lower is better), its best step marked; None without any."""
     figure = go.Figure()
-    for config_id, curve in curves.items():
-        if not curve.steps:
+    for row in rows:
+        if not row.step_scores:
             continue
-        name = names.get(config_id, f"config {config_id}")
-        figure.add_trace(go.Scatter(x=curve.steps, y=curve.scores, mode="lines+markers", name=name))
-        if curve.best_step is not None and curve.best_step in curve.steps:
-            figure.add_trace(go.Scatter(x=[curve.best_step], y=[curve.scores[curve.steps.index(curve.best_step)]],
-                                        mode="markers", marker={"symbol": "star", "size": 12}, showlegend=False,
-                                        name=f"{name}: best step {curve.best_step} ({curve.basis})"))
+        steps = sorted(row.step_scores)
+        figure.add_trace(go.Scatter(x=steps, y=[row.step_scores[s] for s in steps], mode="lines+markers",
+                                    name=row.name))
+        if row.best_step in row.step_scores:
+            figure.add_trace(go.Scatter(x=[row.best_step], y=[row.step_scores[row.best_step]], mode="markers",
+                                        marker={"symbol": "star", "size": 12}, showlegend=False,
+                                        name=f"{row.name}: best step {row.best_step} ({row.best_step_basis})"))
+    if not figure.data:
+        return None
     figure.update_layout(title="Score per step (lower is better; ★ best step)", height=320,
                          margin={"l": 50, "r": 10, "t": 40, "b": 40}, xaxis_title="step")
     return figure
+
+
+def winner_markdown(winner: Any) -> str:
+    """The winner in one line: config, stage, run, steps, seeds, judges, rated or not."""
+    seeds = ", ".join(str(s) for s in winner.seeds) or "-"
+    judges = ", ".join(winner.judges) or "no judge"
+    estimated = f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else ""
+    at = f" at its best step **{winner.step}** (by {winner.step_basis})" if winner.step else ""
+    return (f"Winner: **{winner.config_name}** ({winner.stage}) — run #{winner.run_id}, {winner.steps} steps{at}, "
+            f"seeds {seeds}; scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}.")
 
 
 def importance_figure(importances: Mapping[str, float]) -> go.Figure:

@@ -1,9 +1,10 @@
 """Results tab: the leaderboard, the winner as a command and files, charts, the report.
 
-All numbers come from the engine: ``SessionManager.leaderboard`` (mean ± confidence
-interval per config via ``bracket.stats``), ``export_winner`` (the winner's trainer
-command, and JSON/TOML files under the session folder), ``param_importance`` (Optuna),
-``score_history`` and ``report_markdown``. The tab refreshes when it is opened and on demand.
+All numbers come from the engine's standings (``bracket.session.standings``, the same
+answer as ``status``, the report and ``export``): ``SessionManager.leaderboard`` (one board
+per stage, mean ± confidence interval per config, the raw figures behind each score),
+``winner_export`` (the winner's trainer command at its own step count, and JSON/TOML files
+under the session folder), ``param_importance``, ``score_history`` and ``report_markdown``. The tab refreshes when it is opened and on demand.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import gradio as gr
 
 from bracket.session.manager import SessionManager
 from ui.common import PRIVATE, user_errors
-from ui.render import file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure
+from ui.render import (file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure,
+                       winner_markdown)
 
 NO_SESSION = "No search is open: start one in **Setup** or open a past session there."
 
@@ -30,35 +32,32 @@ def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
 
 @user_errors
 def refresh(manager: SessionManager) -> tuple[Any, ...]:
-    """(leaderboard, verdict, command, files, history, importance, report, dashboard, run picker)."""
+    """(leaderboard, verdict, command, files, history, importance, report, dashboard, run picker, step plot)."""
     if manager.session is None:
         return (None, NO_SESSION, "", None, None, None, "", "", gr.Dropdown(choices=[], value=[], multiselect=True),
                 None)
-    rows, verdict = manager.leaderboard()
-    export = manager.export_winner()
-    command = export.command_text if export else "# no finished, scored run yet"
+    boards, verdict = manager.leaderboard()
+    table = manager.standings()
+    export = manager.winner_export()
+    command = export.command_text if export else "# no finished, usable run yet"
     files = [str(export.json_path), str(export.toml_path)] if export else None
-    top = next((r for r in rows if r.rank == 1), None)
-    at_step = f" at step **{top.best_step}** (by {top.best_step_basis})" if top and top.best_step else ""
-    basis = f"\n\nLoss scores are based on the **{top.loss_basis} loss**." if top and top.loss_basis else ""
-    winner = (f"{verdict}\n\nWinner: **{export.config_name}**{at_step} (run #{export.run_id}){basis}" if export
-              else verdict)
+    winner = f"{verdict}\n\n{winner_markdown(table.winner)}" if table and table.winner else verdict
+    search = table.board("search") if table else None
+    basis = search.top(1)[0].loss_basis if search and search.top(1) else ""
+    if basis:
+        winner += f"\n\nLoss scores are based on the **{basis} loss**" + (
+            " (held-out validation split)." if basis == "validation" else "; this search logged no validation loss.")
     history = manager.score_history()
     importances, message = manager.param_importance()
     report = manager.report_markdown(lambda path: file_url(str(path)))
-    if report is None:
-        report = "*The markdown report appears here once `bracket.report` is available.*"
     if message:
         report = f"*{message}*\n\n" + report
     choices = run_choices(manager)
-    best = [r for r in rows if r.rank is not None][:3]
+    best = [r for board in boards for r in board.top(3)][:3]
     selected = [i for row in best for i in row.run_ids][:6]
-    names = {r.config_id: r.config_name for r in rows}
-    curves = {c: curve for c, curve in manager.step_curves().items() if c in {r.config_id for r in best}}
-    return (leaderboard_frame(rows), winner, command, files, history_figure(history) if history else None,
+    return (leaderboard_frame(boards), winner, command, files, history_figure(history) if history else None,
             importance_figure(importances) if importances else None, report, manager.dashboard_command(),
-            gr.Dropdown(choices=choices, value=selected, multiselect=True),
-            step_figure(curves, names) if any(c.steps for c in curves.values()) else None)
+            gr.Dropdown(choices=choices, value=selected, multiselect=True), step_figure(search.top(3) if search else []))
 
 
 def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float) -> Any:
@@ -73,7 +72,7 @@ def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float
 def build(manager: SessionManager) -> dict[str, Any]:
     refresh_btn = gr.Button("Refresh", size="sm", elem_id="bk-results-refresh")
     verdict = gr.Markdown(NO_SESSION, elem_id="bk-verdict")
-    board = gr.Dataframe(label="Leaderboard (lower score is better)", interactive=False, wrap=False,
+    board = gr.Dataframe(label="Leaderboard per stage (lower score is better; stages are scored apart)", interactive=False, wrap=False,
                          elem_id="bk-leaderboard")
     with gr.Row():
         with gr.Column(scale=3):

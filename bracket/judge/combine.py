@@ -10,7 +10,7 @@ Every judge score is in [0, 1], lower is better (see :mod:`bracket.judge.base`).
 * if no judge is used, the value is None (the run is not ranked yet).
 
 :data:`DEFAULT_WEIGHTS` is the single source of the default weights for the UI and the CLI;
-:func:`validate_weights` rejects negative, non-numeric and all-zero weights with a
+:func:`parse_weights` is their one parser (text or form values); :func:`validate_weights` rejects negative, non-numeric and all-zero weights with a
 :class:`WeightsError` that says what to do.
 """
 
@@ -63,20 +63,33 @@ def validate_weights(weights: Mapping[str, Any]) -> dict[str, float]:
     return checked
 
 
-def parse_weights(text: str, base: Mapping[str, float] | None = None) -> dict[str, float]:
-    """Weights from ``"loss=1,human=2"`` (CLI/settings form) laid over ``base`` (default DEFAULT_WEIGHTS)."""
-    weights = dict(DEFAULT_WEIGHTS if base is None else base)
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep or name not in JUDGE_NAMES:
-            raise WeightsError(
-                f"cannot read judge weight {item!r}; write name=number with a name from {JUDGE_NAMES}"
-            )
-        try:
-            weights[name] = float(value)
-        except ValueError:
-            raise WeightsError(f"weight of judge {name!r} must be a number, got {value.strip()!r}") from None
+def parse_weights(given: str | Mapping[str, Any] | None, base: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The one weights parser of the UI and the CLI: ``given`` laid over ``base`` (default
+    DEFAULT_WEIGHTS), validated.
+
+    ``given`` is the CLI's text ``"loss=1,human=2"`` or the Setup form's mapping of judge
+    name to number (or to the text of a number); empty or None keeps ``base``. Unknown judge
+    names, values that are not numbers, negative and all-zero weights raise ``WeightsError``.
+    """
+    weights: dict[str, Any] = dict(DEFAULT_WEIGHTS if base is None else base)
+    if isinstance(given, Mapping):
+        items = [(str(name), value) for name, value in given.items()]
+    else:
+        items = []
+        for item in filter(None, (part.strip() for part in (given or "").split(","))):
+            name, sep, value = item.partition("=")
+            if not sep:
+                raise WeightsError(f"cannot read judge weight {item!r}; write name=number with a name from {JUDGE_NAMES}")
+            items.append((name.strip(), value.strip()))
+    for name, value in items:
+        if name not in JUDGE_NAMES:
+            raise WeightsError(f"cannot read judge weight {name!r}; write name=number with a name from {JUDGE_NAMES}")
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise WeightsError(f"weight of judge {name!r} must be a number, got {value!r}") from None
+        weights[name] = value
     return validate_weights(weights)
 
 

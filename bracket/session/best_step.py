@@ -17,8 +17,9 @@ normalised across the config's steps (best 0, worst 1; differences under 1 % for
 as is; the combined per-step score is the weighted mean of the judges that have a value at
 that step, with the session's weights. The **best step** is the lowest; on a tie the later
 step wins, and with no per-step evidence at all it is the final step (``basis`` says what the
-choice rests on). Everything here is a pure function of run records, ratings and weights, so
-the standings, the report, ``export`` and ``promote`` all call the same code.
+choice rests on). Everything here is a pure function of run records, ratings and weights;
+the standings (``bracket.session.standings``) call it, and the report, ``export`` and
+``promote`` take the best step from there.
 """
 
 from __future__ import annotations
@@ -161,12 +162,6 @@ def step_curves(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str
         if run.get("config_id") is not None and run.get("kind") != "setup":
             grouped.setdefault(int(run["config_id"]), []).append(run)
     return {config_id: step_curve(config_id, group, ratings, weights) for config_id, group in grouped.items()}
-
-
-def session_step_curves(session: Any, stage: str = "search") -> dict[int, StepCurve]:
-    """Per-step curves of every config of ``stage`` in a session (reads the loss series)."""
-    runs = [r for r in session.store.runs(session.name) if r.get("stage") == stage]
-    return step_curves(runs, session.store.ratings(session.name), session.settings.weights)
 
 
 def checkpoint_at(output_dir: str | Path | None, step: int) -> Path | None:

@@ -1,7 +1,8 @@
 """Finals: the best configurations of a search, trained again for longer with fresh seeds.
 
 A short run can flatter a configuration (a high learning rate looks great at step 100 and
-burns out by step 1000). Finals take the top-K configurations by their current score and
+burns out by step 1000). Finals take the top-K configurations of the search leaderboard
+(:mod:`bracket.session.standings`, as of now) and
 re-run each one for a longer step count with seeds the search never used. They are a
 separate *stage* in the store: their scores are normalised among finals only, and the
 report never averages a final with a short run.
@@ -14,20 +15,12 @@ from typing import TYPE_CHECKING
 
 from bracket.errors import BracketError
 from bracket.session.scoring import config_values
+from bracket.session.standings import standings
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
 
 FINAL_SEED_OFFSET = 1000
-
-
-def top_configs(session: "Session", k: int) -> list[dict]:
-    """The ``k`` search configs with the best (lowest) current mean score."""
-    runs = [r for r in session.store.runs(session.name) if r["stage"] == "search"]
-    values = config_values(runs, session.scores(runs))
-    configs = {c["id"]: c for c in session.store.configs(session.name, stage="search")}
-    ranked = sorted((v, cid) for cid, v in values.items() if cid in configs)
-    return [configs[cid] for _, cid in ranked[:k]]
 
 
 def run_finals(session: "Session", *, top_k: int = 3, steps: int | None = None, seeds: int = 2) -> list[int]:
@@ -40,7 +33,8 @@ def run_finals(session: "Session", *, top_k: int = 3, steps: int | None = None, 
     if steps is not None and steps < 1:
         raise BracketError("Finals need a positive step count.")
     steps = steps or session.settings.steps * 4
-    chosen = top_configs(session, top_k)
+    configs = {c["id"]: c for c in session.store.configs(session.name, stage="search")}
+    chosen = [configs[row.config_id] for row in standings(session).top("search", top_k) if row.config_id in configs]
     if not chosen:
         raise BracketError("No configuration has a score yet; run the search before the finals.")
     existing = {c["trial_number"]: c for c in session.store.configs(session.name, stage="final")}

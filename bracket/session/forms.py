@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from bracket.judge.combine import DEFAULT_WEIGHTS, validate_weights
+from bracket.judge.combine import parse_weights
 from bracket.session.config import SearchSettings, SettingsError
 
 #: bound used for a side of the learning-rate range that the person left blank
@@ -44,12 +44,15 @@ def _number(name: str, value: Any) -> float | None:
     return number
 
 
-def parse_bounds(lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "") -> dict[str, Any]:
-    """Search-space bounds: ``learning_rate`` (low, high) and ``batch_size`` choices."""
+def parse_bounds(lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
+                 knobs: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The one bounds parser of the UI and the CLI: ``learning_rate`` (low, high) from the LR
+    fields (a blank side stays open), ``batch_size`` choices from ``"1,2,4"``, and any knob
+    from ``knobs`` (the CLI's ``--bound KNOB=MIN:MAX`` or ``KNOB=A,B``)."""
     bounds: dict[str, Any] = {}
     low, high = _number("LR min", lr_min), _number("LR max", lr_max)
     if low is not None and high is not None and low > high:
-        raise SettingsError(f"LR min {low:g} is above LR max {high:g}; swap them.")
+        raise SettingsError(f"LR min {low:g} is above LR max {high:g} (reversed); swap them.")
     if low is not None or high is not None:
         bounds["learning_rate"] = (low if low is not None else _OPEN_LOW, high if high is not None else _OPEN_HIGH)
     text = (batch_sizes or "").replace(" ", "")
@@ -62,6 +65,15 @@ def parse_bounds(lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "") 
         if not sizes or any(s <= 0 for s in sizes):
             raise SettingsError(f"Batch sizes {batch_sizes!r} must be positive whole numbers.")
         bounds["batch_size"] = sorted(set(sizes))
+    for name, value in (knobs or {}).items():
+        if ":" in value:
+            first, _, second = value.partition(":")
+            try:
+                bounds[name] = (float(first), float(second))
+            except ValueError:
+                raise SettingsError(f"Bound {name}={value}: write MIN:MAX with numbers.") from None
+        else:
+            bounds[name] = [v for v in value.split(",") if v]
     return bounds
 
 
@@ -74,7 +86,7 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
     every = _whole("Sample every N steps", sample_every, optional=True)
     if every == 0:
         every = None  # the form's documented "0: first and last step only"; negatives still fail below
-    weight_values = validate_weights(dict(weights if weights is not None else DEFAULT_WEIGHTS))
+    weight_values = parse_weights(weights)
     vlm: dict[str, Any] = {}
     if (vlm_base_url or "").strip():
         if not (vlm_model or "").strip():

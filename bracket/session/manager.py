@@ -10,7 +10,8 @@ level, not in per-tab state: :class:`SessionManager` is that object. It
 * builds the Compare grid (:mod:`bracket.session.grid`) from paths and cached thumbnails;
 * picks what to score next (unrated runs; informative pairs from the human judge);
 * records ratings and pairwise choices;
-* gathers the Results tab's data (:mod:`bracket.session.results`).
+* gathers the Results tab's data: the standings (:mod:`bracket.session.standings`, the one
+  answer the CLI and the report give too) and :mod:`bracket.session.results`.
 
 Every error a person can cause is a ``BracketError`` whose message says what to do.
 """
@@ -18,6 +19,7 @@ Every error a person can cause is a ``BracketError`` whose message says what to 
 from __future__ import annotations
 
 import json
+import logging
 import statistics
 import threading
 import time
@@ -34,6 +36,7 @@ from bracket.session.grid import GridData, build_grid
 from bracket.session.runner import read_log_tail
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
+from bracket.session.standings import STAGES, StageBoard, Standings, figures_text, importance, standings
 from bracket.session.store import RUN_SPENT
 from bracket.session.thumbs import ThumbnailCache
 
@@ -75,6 +78,7 @@ class SessionManager:
         self._thumbs: ThumbnailCache | None = None
         self._snapshot: tuple[float, SessionSnapshot] | None = None
         self._loss_cache: dict[int, list[tuple[int, float]]] = {}
+        self._standings: tuple[float, Session, Standings] | None = None
 
     # -- the current session ----------------------------------------------------------
     @property
@@ -93,7 +97,7 @@ class SessionManager:
 
     def _adopt(self, session: Session) -> Session:
         old = self._session
-        self._session, self._snapshot, self._loss_cache = session, None, {}
+        self._session, self._snapshot, self._loss_cache, self._standings = session, None, {}, None
         self._thumbs = ThumbnailCache(session.folder)
         if old is not None and old is not session:
             old.store.close()
@@ -274,17 +278,38 @@ class SessionManager:
         return [] if snap is None else [r for r in snap.runs if r["status"] in SCORABLE and r["kind"] != "setup"]
 
     def next_unrated(self, k: int = 4) -> list[int]:
-        """Up to ``k`` finished runs nobody rated yet, best automatic score first (at least 2 when possible)."""
-        session = self.require()
+        """Up to ``k`` finished runs nobody rated yet: the winner's first, then by stage (finals
+        first) and score. Never a rated run while unrated ones exist (so possibly a single run);
+        only when every run is rated does it offer the best rated runs again."""
+        session, table = self.require(), self.standings()
         rated = {r["run_id"] for r in session.store.ratings(session.name)}
-        runs = sorted(self.scorable_runs(), key=lambda r: (r["score"] is None, r["score"] or 0.0, r["id"]))
-        chosen = [r["id"] for r in runs if r["id"] not in rated][:k]
-        for run in runs:
-            if len(chosen) >= min(2, k):
-                break
-            if run["id"] not in chosen:
-                chosen.append(run["id"])
-        return chosen
+        scorable = {r["id"] for r in self.scorable_runs()}
+        winner = set(table.winner.run_ids) if table and table.winner else set()
+        order = {stage: i for i, stage in enumerate(STAGES)}
+        ranked = sorted(((run, row) for board in (table.boards.values() if table else ()) for row in board.rows
+                         for run in row.runs if run.run_id in scorable),
+                        key=lambda pair: (pair[0].run_id not in winner, order.get(pair[0].stage, 9),
+                                          pair[0].score is None, pair[0].score or 0.0, pair[0].run_id))
+        unrated = [run.run_id for run, _ in ranked if run.run_id not in rated]
+        if unrated:
+            return unrated[:k]
+        return [run.run_id for run, _ in ranked][:max(k, 0)]
+
+    def run_labels(self) -> dict[int, str]:
+        """Compare's label per finished run: stage, seed, score with its raw figures, rated or not."""
+        table = self.standings()
+        labels: dict[int, str] = {}
+        scorable = {r["id"] for r in self.scorable_runs()}
+        for board in (table.boards.values() if table else ()):
+            for row in board.rows:
+                for run in row.runs:
+                    if run.run_id not in scorable:
+                        continue
+                    score = "" if run.score is None else f" · score {run.score:.3f}"
+                    raw = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
+                    labels[run.run_id] = (f"#{run.run_id} {row.name} · {run.stage} · seed {run.seed}{score}"
+                                          + (f" ({raw})" if raw else "") + ("" if run.rated else " · unrated"))
+        return labels
 
     def next_pairs(self, k: int = 1) -> list[tuple[int, int]]:
         """Informative pairs for a blind comparison (the human judge's ``next_pairs``)."""
@@ -298,11 +323,11 @@ class SessionManager:
     def rate(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> None:
         """Record a rating; ``step`` is the step whose samples were shown (the best-step score uses it)."""
         self.require().add_rating(int(run_id), value, prompt_index, step)
-        self._snapshot = None
+        self._snapshot = self._standings = None
 
     def compare(self, left_run_id: int, right_run_id: int, winner: str) -> None:
         self.require().add_comparison(int(left_run_id), int(right_run_id), winner)
-        self._snapshot = None
+        self._snapshot = self._standings = None
 
     def ratings(self) -> list[dict[str, Any]]:
         session = self.require()
@@ -313,36 +338,53 @@ class SessionManager:
         return session.store.comparisons(session.name)
 
     # -- results ------------------------------------------------------------------------
-    def leaderboard(self) -> tuple[list[results.LeaderboardRow], str]:
-        snap = self.snapshot()
-        if snap is None:
+    def standings(self) -> Standings | None:
+        """The open session's standings (``bracket.session.standings``), at most ``snapshot_ttl`` old."""
+        session = self._session
+        if session is None:
+            return None
+        with self._lock:
+            cached = self._standings
+            if cached is not None and cached[1] is session and time.monotonic() - cached[0] < self.snapshot_ttl:
+                return cached[2]
+            table = standings(session)
+            self._standings = (time.monotonic(), session, table)
+            return table
+
+    def leaderboard(self) -> tuple[list[StageBoard], str]:
+        """(every stage's board, finals first; the verdict with its warnings)."""
+        table = self.standings()
+        if table is None:
             return [], "No search is open."
-        from bracket.session.best_step import session_step_curves
+        boards = [table.boards[s] for s in STAGES if s in table.boards]
+        text = table.verdict + "".join(f"\n\n**Warning: {w}.**" for w in table.warnings)
+        return boards, text
 
-        curves = session_step_curves(self.require())
-        rows, report = results.leaderboard(snap, self.ratings(), self.comparisons(), curves)
-        return rows, results.winner_verdict(report)
-
-    def step_curves(self) -> dict[int, Any]:
-        """Per-step score curves of the search configs (``bracket.session.best_step``)."""
-        from bracket.session.best_step import session_step_curves
-
-        return session_step_curves(self.require())
-
-    def export_winner(self) -> results.WinnerExport | None:
-        session, snap = self.require(), self.snapshot()
-        rows, _ = self.leaderboard()
-        return results.export_winner(session, snap, rows)
+    def winner_export(self) -> results.WinnerExport | None:
+        table = self.standings()
+        return None if table is None else results.winner_command(self.require(), table.winner)
 
     def param_importance(self) -> tuple[dict[str, float], str]:
-        return results.param_importance(self.require())
+        return importance(self.require(), self.standings())
 
     def score_history(self) -> list[dict[str, Any]]:
-        snap = self.snapshot()
-        return [] if snap is None else results.score_history(snap)
+        table = self.standings()
+        return [] if table is None else results.score_history(table)
 
-    def report_markdown(self, image_url: Any = None) -> str | None:
-        return results.report_markdown(self.require(), image_url)
+    def report_markdown(self, image_url: Any = None) -> str:
+        """The report (written under the session folder); when no search runs here, the stored
+        study's verdict view is brought up to date too (``bracket.session.study_sync``)."""
+        from bracket.report import report_markdown
+        from bracket.session.study_sync import record_verdict
+
+        session = self.require()
+        text = report_markdown(session, image_url)
+        if not self.running:
+            try:
+                record_verdict(session, self.standings(), close_leftovers=False)
+            except Exception:  # noqa: BLE001 - a convenience view; the report is what was asked for
+                logging.getLogger(__name__).warning("could not update the verdict study", exc_info=True)
+        return text
 
     def dashboard_command(self) -> str:
         return results.dashboard_command(self.require())

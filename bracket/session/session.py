@@ -49,6 +49,7 @@ from bracket.session.scoring import (
 )
 from bracket.session.snapshot import SessionSnapshot, build_snapshot, confirm_phase_label, phase_label
 from bracket.session.store import RUN_SPENT
+from bracket.session.study_sync import record_at_end
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 
 log = logging.getLogger(__name__)
@@ -197,6 +198,8 @@ class Session:
                 self.phase = "waiting for the VLM judge"
                 self.vlm.drain(timeout=600)
             status = "stopped" if self.stop_requested() else "finished"
+            if status == "finished" and not self._other_workers_alive():  # the study tells the truth at the end
+                record_at_end(self)
         except BracketError as error:
             self.error = str(error)
         except Exception as error:  # noqa: BLE001 - recorded and shown; the session stays resumable
@@ -409,8 +412,8 @@ class Session:
 
         return run_finals(self, top_k=top_k, steps=steps, seeds=seeds)
 
-    def promote(self, *, steps: int | None = None, run_id: int | None = None, save_every_n_steps: int | None = None,
-                dataset: Path | None = None) -> int:
+    def promote(self, *, steps: int | None = None, run_id: int | None = None,
+                save_every_n_steps: int | None = None, dataset: Path | None = None) -> int:
         """Train the winner for the full length with periodic saves (see ``bracket.session.promote``)."""
         from bracket.session.promote import promote
 

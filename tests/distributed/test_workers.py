@@ -214,8 +214,10 @@ def test_a_killed_worker_is_taken_over_after_the_grace_period(shared):
     configs = store.configs("kill", stage="search")
     assert len(spent) == 3 and sorted(r["config_id"] for r in spent) == sorted(c["id"] for c in configs)
     study = optuna.load_study(study_name="kill", storage=shared["url"])
-    # 3 trials told; the 4th warm-start config (budget 3 < baseline + 3 curated) is still waiting, untouched
-    assert [t.state.name for t in study.trials] == ["COMPLETE"] * 3 + ["WAITING"]
+    # 3 trials told; the 4th warm-start config (budget 3 < baseline + 3 curated) was never trained, and the
+    # last worker closed it with a note when the search finished (the study tells the truth at the end)
+    assert [t.state.name for t in study.trials] == ["COMPLETE"] * 3 + ["FAIL"]
+    assert "budget ran out" in study.trials[3].user_attrs["bracket_note"]
     store.close()
 
     # `bracket status` shows which worker ran each trial and which workers are alive

@@ -146,22 +146,28 @@ def test_scoring_picks_and_results(tmp_path, runs_dir):
     manager = finished_manager(tmp_path, runs_dir, budget=3)
     ids = [r["id"] for r in manager.scorable_runs()]
     assert sorted(manager.next_unrated(8)) == sorted(ids)
+    assert manager.next_unrated(8)[0] == manager.standings().winner.run_id, "the winner's runs come first"
     manager.rate(ids[0], 8)
     manager.rate(ids[1], 3, prompt_index=2)
-    assert manager.next_unrated(8) == [ids[2], *[i for i in manager.next_unrated(8) if i != ids[2]]][:2]
-    assert ids[0] not in manager.next_unrated(1)
+    assert manager.next_unrated(8) == [ids[2]], "never a rated run while an unrated one exists"
+    manager.rate(ids[2], 5)
+    assert sorted(manager.next_unrated(8)) == sorted(ids), "all rated: the best runs are offered again"
     pair = manager.next_pairs(1)[0]
     assert set(pair) <= set(ids) and pair[0] != pair[1]
     manager.compare(pair[0], pair[1], "left")
     assert manager.next_pairs(1)[0] not in (pair, pair[::-1])
     with pytest.raises(BracketError, match="from 1 to 10"):
         manager.rate(ids[0], 11)
-    rows, verdict = manager.leaderboard()
+    boards, verdict = manager.leaderboard()
+    assert [b.stage for b in boards] == ["search"]
+    rows = boards[0].rows
     assert [r.rank for r in rows] == [1, 2, 3] and "Best config is" in verdict
-    assert sum(r.ratings for r in rows) == 2 and sum(r.comparisons for r in rows) == 2
-    export = manager.export_winner()
+    assert sum(r.ratings for r in rows) == 3 and sum(r.comparisons for r in rows) == 2
+    assert all("loss " in r.raw_text for r in rows), "the raw figure behind each score"
+    export = manager.winner_export()
+    assert export.run_id == manager.standings().winner.run_id and export.steps == 20
     assert export.command[-1] != "" and "--learning_rate" in export.command
-    assert json.loads(export.json_path.read_text())["config_name"] == rows[0].config_name
+    assert json.loads(export.json_path.read_text())["config_name"] == rows[0].name
     knobs = tomllib.loads(export.toml_path.read_text())["knobs"]
     assert {k: knobs[k] for k in rows[0].params} == rows[0].params
     assert manager.dashboard_command().startswith("optuna-dashboard sqlite:///")

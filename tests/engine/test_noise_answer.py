@@ -141,11 +141,13 @@ def test_best_step_through_export_and_a_stored_rating_step(tmp_path, runs_dir, m
     session = Session.create("demo-cpu", _fields(tmp_path, 30),
                              _settings(budget=2, steps=40, sample_every_n_steps=10), out_dir=runs_dir)
     assert session.run() == "finished"
-    from bracket.session.best_step import session_step_curves
+    from bracket.session.standings import standings
 
-    curves = session_step_curves(session)
-    assert {c.best_step for c in curves.values()} <= {10, 20, 30} and all(c.basis == "validation"
-                                                                           for c in curves.values())
+    table = standings(session)
+    rows = table.board("search").rows
+    assert {r.best_step for r in rows} <= {10, 20, 30} and {r.best_step_basis for r in rows} == {"validation"}
+    assert {r.loss_basis for r in rows} == {"validation"}
+    assert table.winner.step == rows[0].best_step and table.to_dict()["winner"]["step"] == table.winner.step
     result = export_run(session)
     document = json.loads(result.json_path.read_text())
     assert document["steps"] == document["best_step"] < 40

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import optuna
+
 from bracket.cli import main
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
+from bracket.session.standings import standings
+from bracket.session.study_sync import verdict_study_name
 
 
 def test_promote_trains_the_winner_with_saves_and_resumes_from_state(demo_fields, runs_dir, monkeypatch, capsys):
@@ -34,7 +38,13 @@ def test_promote_trains_the_winner_with_saves_and_resumes_from_state(demo_fields
     assert '"save_every_n_steps": 5' in flat and '"save_state": true' in flat and '"max_train_steps": 40' in flat
     assert second_args["args"]["resume"].endswith("-state")
     assert Path(second_args["args"]["resume"]).parent == Path(promoted[0]["output_dir"])
-    # promotion never enters the search's statistics or its Optuna study
-    told = [t for t in reopened.store.study(reopened.name).trials if t.state.name != "WAITING"]
-    assert len(told) == 3
+    # promotion never enters the search's statistics or its Optuna study; warm-start configs the
+    # budget left untried were closed with a note when the search finished
+    trials = reopened.store.study(reopened.name).trials
+    assert len([t for t in trials if "bracket_note" not in t.user_attrs]) == 3
+    assert all(t.state.name == "FAIL" for t in trials if "bracket_note" in t.user_attrs)
+    # ... and a companion study holds the current scores, so optuna-dashboard can show the verdict's ranking
+    view = optuna.load_study(study_name=verdict_study_name(reopened.name), storage=reopened.store.storage)
+    best = standings(reopened).boards["search"].rows[0]
+    assert len(view.trials) == 3 and view.best_value == best.mean and view.best_trial.user_attrs["config"] == best.name
     reopened.close()

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 import statistics
-from types import SimpleNamespace
 
-import optuna
 
-from bracket.report import _importance, build_report, render_markdown, write_report
+from bracket.report import build_report, render_markdown, write_report
+from bracket.session.standings import importance, parameter_importance
 from tests.report.conftest import SECRETS, STORE_PASSWORD
 
 SECTIONS = ("Verdict", "Leaderboard (search runs)", "Finals (long runs, scored separately)", "Winner",
@@ -54,8 +53,8 @@ def test_leaderboard_winner_ratings_and_problems_match_the_store(opened):
     assert set(rows) == {c["id"] for c in opened.store.configs(opened.name, stage="search")}
     for cid, mean in means.items():
         assert abs(rows[cid].mean - mean) < 1e-12
-        assert rows[cid].scored == len(expected[cid])
-        assert rows[cid].runs == sum(1 for r in search_runs if r["config_id"] == cid)
+        assert rows[cid].seeds == len(expected[cid])
+        assert len(rows[cid].runs) == sum(1 for r in search_runs if r["config_id"] == cid)
     best = min(means, key=means.get)
     assert report.search.rows[0].config_id == best and report.search.rows[0].rank == 1
     assert report.search.stats.best.config_id == best
@@ -66,6 +65,8 @@ def test_leaderboard_winner_ratings_and_problems_match_the_store(opened):
     board = markdown.split("## Leaderboard (search runs)")[1].split("## Finals")[0]
     for cid, mean in means.items():
         assert f"| {rows[cid].name} | {mean:.3f}" in board
+        if "loss" in rows[cid].figures:  # the raw figure stands beside the score
+            assert f"loss {rows[cid].figures['loss']:.4g}" in board
     assert report.verdict in markdown and report.verdict.startswith("Best config is")
     # the failed run (exit 1) and the NaN run are listed with their reasons
     problems = {int(p[0]): p for p in report.problems}
@@ -74,7 +75,9 @@ def test_leaderboard_winner_ratings_and_problems_match_the_store(opened):
     section = markdown.split("## Failed, disqualified and pruned runs")[1].split("## Judges")[0]
     assert "| 3 | adamw-fast seed 42 | search | failed | exit code 1 |" in section
     judges = {row[0]: row for row in report.judges}
-    assert judges["human"][1] == "2" and judges["human"][3] == "1" and judges["loss"][1] == "1"
+    assert judges["human"][1] == "2" and judges["loss"][1] == "1"
+    # one run rated by a person; the human part is used there and wherever it was estimated
+    assert judges["human"][2].startswith("1 of") and int(judges["human"][4]) == 1 + int(judges["human"][3])
 
 
 def test_finals_have_their_own_section_and_are_never_mixed_with_search_scores(opened):
@@ -87,7 +90,7 @@ def test_finals_have_their_own_section_and_are_never_mixed_with_search_scores(op
     assert not {r["id"] for r in final_runs} & {r["id"] for r in report.search.runs}
     scores = opened.scores()
     row = report.finals.rows[0]
-    assert row.scored == 2 and abs(row.mean - statistics.fmean(scores[r["id"]].value for r in final_runs)) < 1e-12
+    assert row.seeds == 2 and abs(row.mean - statistics.fmean(scores[r["id"]].value for r in final_runs)) < 1e-12
     # the same config's search row averages its search runs only (mixing in the finals would move it)
     same = next(r for r in report.search.rows if r.name == row.name)
     search_values = [scores[r["id"]].value for r in _stage_runs(opened, "search")
@@ -96,7 +99,7 @@ def test_finals_have_their_own_section_and_are_never_mixed_with_search_scores(op
     assert same.mean != statistics.fmean(search_values + [scores[r["id"]].value for r in final_runs])
     # the finals decide the winner; its command runs the final's step count
     assert report.winner.stage == "final" and report.winner.run_id in {r["id"] for r in final_runs}
-    assert report.winner.command[report.winner.command.index("--max_train_steps") + 1] == "20"
+    assert report.command[report.command.index("--max_train_steps") + 1] == "20"
     markdown = render_markdown(report)
     finals = markdown.split("## Finals (long runs, scored separately)")[1].split("## Winner")[0]
     assert report.finals.verdict in finals and "| 2 / 2 |" in finals
@@ -118,18 +121,13 @@ def test_no_secret_reaches_the_report(demo_session):
     assert STORE_PASSWORD not in (demo_session.folder / "report.md").read_text()
 
 
-def test_importance_needs_two_finished_configs_and_survives_errors(opened):
-    importance, note = _importance(opened)
-    assert importance and set(importance) <= set(opened.space.searched_params(opened.store.configs(opened.name)[0]
-                                                                             ["params"]) or importance)
-    assert abs(sum(importance.values()) - 1.0) < 1e-6 and "importance" in note
-    empty = SimpleNamespace(name="x", store=SimpleNamespace(study=lambda name: optuna.create_study()))
-    assert _importance(empty) == ({}, "Parameter importance needs at least 2 finished configs; this study has 0.")
-
-    def broken(name):
-        raise RuntimeError("database is gone")
-    importance, note = _importance(SimpleNamespace(name="x", store=SimpleNamespace(study=broken)))
-    assert importance == {} and "database is gone" in note
+def test_importance_is_one_method_on_current_scores_with_a_warning_below_the_minimum(opened):
+    values, note = importance(opened)
+    assert values and set(values) <= set(opened.space.searched())
+    assert abs(sum(values.values()) - 1.0) < 1e-6 and "PED-ANOVA" in note
+    assert "Warning: fewer than 8 configs" in note  # two configs only: a hint, not a finding
+    assert parameter_importance([], opened.space) == (
+        {}, "Parameter importance needs at least 2 scored search configs; there are 0.")
 
 
 def test_a_session_without_runs_gets_a_report_that_says_so(demo_fields, runs_dir, monkeypatch):
@@ -146,4 +144,4 @@ def test_a_session_without_runs_gets_a_report_that_says_so(demo_fields, runs_dir
     markdown = files.markdown.read_text()
     assert files.images == [] and "No config has a finished score yet" in markdown
     assert "No final runs yet" in markdown and "No loss was logged." in markdown
-    assert "Parameter importance needs at least 2 finished configs" in markdown
+    assert "Parameter importance needs at least 2 scored search configs" in markdown

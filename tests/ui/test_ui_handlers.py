@@ -112,6 +112,8 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert 'data-step="10"' in earlier and earlier != html
     assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith("Saved: run")
     assert "prompt 1" in compare_tab.rate(manager, shown[1], "3", 1)
+    *_, lone, _ = compare_tab.next_unrated(manager, 4)
+    assert lone == [shown[2]], "never a rated run while an unrated one remains; a lone run is shown alone"
     pair, pair_html, *buttons = compare_tab.next_pair(manager)
     assert len(pair) == 2 and 'id="bk-pair"' in pair_html and all(b.interactive for b in buttons)
     names = {r["config_name"] for r in manager.scorable_runs()}

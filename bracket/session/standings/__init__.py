@@ -1,0 +1,89 @@
+"""Standings: the one answer of a session — leaderboards per stage, the winner, importance.
+
+Everything that ranks configs or names a winner calls this package: the Results tab and
+the Compare labels (through ``SessionManager``), ``python -m bracket status`` (and its
+``--json``), the report, ``export``, ``finals`` (its top-k) and ``promote``. So they all name
+the same run and config.
+
+* :func:`standings` — a :class:`Standings` read from the session's store now: one
+  :class:`StageBoard` per stage (search, final, promote; each scored on its own scale, never
+  mixed), the :class:`Winner` (finals first, then search; with its own step count and seeds,
+  which judges scored it and whether it is rated) and warnings, e.g. an unrated winner;
+* :func:`require_winner` — the winner, or a :class:`NoWinnerError` saying why there is none
+  (nothing scored, or the best is disqualified) — what ``export`` and ``promote`` use;
+* :func:`importance` — parameter importance of the search (one method, see ``importance``);
+* score parts (:class:`ScorePart`): each judge's normalised value next to its raw figure
+  (final smoothed loss, mean rating, pairwise strength), and whether it was estimated.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bracket.errors import BracketError
+from bracket.session.standings.board import (STAGES, UNRATED_WINNER, ConfigRow, RunStanding, StageBoard, Standings,
+                                             Winner, build_standings)
+from bracket.session.standings.importance import MIN_CONFIGS, parameter_importance
+from bracket.session.standings.parts import ScorePart, figures_text, score_parts
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.session import Session
+
+__all__ = ["STAGES", "UNRATED_WINNER", "MIN_CONFIGS", "ConfigRow", "NoWinnerError", "RunStanding", "ScorePart",
+           "StageBoard", "Standings", "Winner", "build_standings", "figures_text", "importance", "parameter_importance",
+           "require_winner",
+           "score_parts", "standings"]
+
+
+class NoWinnerError(BracketError):
+    """There is no usable winner: nothing is scored yet, or the best config's run is disqualified."""
+
+
+def _searched(session: "Session"):
+    def searched(params: dict) -> dict:
+        try:
+            return session.space.searched_params(params) or params
+        except Exception:  # noqa: BLE001 - a config from an older space shows all its params
+            return params
+    return searched
+
+
+def standings(session: "Session") -> Standings:
+    """The session's standings, from its store and current scores (ratings included, as of now),
+    with each config's best step (``bracket.session.best_step``)."""
+    from bracket.session.best_step import step_curves
+    from bracket.session.scoring import effective_weights
+
+    store, name = session.store, session.name
+    runs = [r for r in store.runs(name, with_series=False) if r.get("stage") != "setup" and r.get("kind") != "setup"]
+    weights = effective_weights(session.settings.weights)
+    ratings = store.ratings(name)
+    series = store.series([r["id"] for r in runs if r.get("status") == "done"])
+    with_series = [{**r, **series.get(r["id"], {})} for r in runs]
+    curves = {stage: step_curves([r for r in with_series if r.get("stage") == stage], ratings, weights)
+              for stage in ("search", "final")}
+    return build_standings(runs, store.configs(name), session.scores(runs), ratings,
+                           store.comparisons(name), human_weight=float(weights.get("human", 0.0)),
+                           searched=_searched(session), curves=curves)
+
+
+def require_winner(session: "Session", table: Standings | None = None) -> Winner:
+    """The winner of ``session``; raises :class:`NoWinnerError` when there is none to use."""
+    table = table if table is not None else standings(session)
+    winner = table.winner
+    if winner is None:
+        raise NoWinnerError("No run of this session has a score yet, so there is no winner; let the search "
+                            "finish a run (python -m bracket resume PATH), or name one with --run ID.")
+    if winner.disqualified:
+        raise NoWinnerError(f"The best config {winner.config_name!r} has no usable run (run {winner.run_id} was "
+                            "disqualified or did not finish); check the failed runs in `python -m bracket status "
+                            "PATH`, fix the cause and resume, or name a run with --run ID.")
+    return winner
+
+
+def importance(session: "Session", table: Standings | None = None) -> tuple[dict[str, float], str]:
+    """Parameter importance over the search configs' current scores, and a note (with a warning
+    below :data:`MIN_CONFIGS` configs)."""
+    table = table if table is not None else standings(session)
+    board = table.board("search")
+    return parameter_importance(board.rows if board else [], session.space)

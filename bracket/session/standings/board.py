@@ -1,0 +1,312 @@
+"""Per-stage leaderboards and the winner, from a session's runs, configs and current scores.
+
+Pure functions of store records (no store access here): :func:`build_standings` takes the
+training runs and configs of a session, their current combined scores, and the human
+ratings and comparisons, and returns a :class:`Standings`.
+
+Rules (one place for all of them):
+
+* **Stages are never mixed.** ``search`` (short runs), ``final`` (longer runs of the best
+  search configs with fresh seeds) and ``promote`` (the full-length run) each get their own
+  leaderboard; each stage's scores are normalised among that stage's runs only.
+* **A config's score** is the mean combined score of its runs over seeds, with a 95 %
+  confidence interval (:mod:`bracket.stats`); ties and disqualified runs are ordered there.
+* **The winner** is the best config of the finals when any final is scored, else of the
+  search (promote runs are the winner trained, not candidates). Its run is the config's
+  best-scored finished run; its step count is that run's own (``max_steps``), its seeds those
+  of the config's scored runs. ``step`` is its **best step** (``bracket.session.best_step``:
+  the lowest per-step score over its seeds) when that is before the run's last step (None:
+  the run's last step), so the answer is a (config, step) pair.
+* **An unrated winner is flagged** when humans weigh in (human weight > 0 and at least one
+  rating in the session) and no run of the winning config has a rating.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bracket.session.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
+from bracket.stats import ConfigScores, StatsReport, summarise, verdict
+
+#: the stages with a leaderboard, in the order the winner is looked for first
+STAGES = ("final", "search", "promote")
+#: stages a winner can come from, in order of preference
+WINNER_STAGES = ("final", "search")
+UNRATED_WINNER = "the winner has no rating — rate it before trusting it"
+_STATUS_RANK = {"done": 0, "disqualified": 1, "pruned": 2}
+
+
+@dataclass
+class RunStanding:
+    """One training run as the standings see it."""
+
+    run_id: int
+    config_id: int
+    stage: str
+    seed: int | None
+    steps: int | None
+    status: str
+    score: float | None
+    disqualified: bool
+    parts: list[ScorePart] = field(default_factory=list)
+    ratings: int = 0
+    comparisons: int = 0
+    #: the loss the loss judge scored this run on: "validation" or "training" ("" unscored)
+    loss_basis: str = ""
+
+    @property
+    def rated(self) -> bool:
+        return self.ratings > 0
+
+    @property
+    def judges(self) -> list[str]:
+        """Judges that scored this run themselves (used, not estimated)."""
+        return [p.judge for p in self.parts if p.weight > 0 and not p.estimated]
+
+    @property
+    def estimated(self) -> list[str]:
+        return [p.judge for p in self.parts if p.weight > 0 and p.estimated]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "config_id": self.config_id, "stage": self.stage, "seed": self.seed,
+                "steps": self.steps, "status": self.status, "score": self.score, "disqualified": self.disqualified,
+                "rated": self.rated, "ratings": self.ratings, "comparisons": self.comparisons,
+                "judges": self.judges, "estimated": self.estimated, "parts": [p.to_dict() for p in self.parts]}
+
+
+@dataclass
+class ConfigRow:
+    """One config on its stage's leaderboard."""
+
+    rank: int | None
+    config_id: int
+    trial_number: int | None
+    name: str
+    kind: str
+    stage: str
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    seeds: int
+    disqualified: int
+    params: dict[str, Any]
+    runs: list[RunStanding]
+    #: raw figures averaged over the config's measured runs (see ``parts``)
+    figures: dict[str, float] = field(default_factory=dict)
+    #: judges whose part is estimated for at least one of its runs
+    estimated: list[str] = field(default_factory=list)
+    #: the config's best step and what it rests on (``bracket.session.best_step``)
+    best_step: int | None = None
+    best_step_basis: str = ""
+    #: per-step scores (step -> score, lower is better) behind the best step
+    step_scores: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def loss_basis(self) -> str:
+        """The loss its runs were scored on ("validation", "training", or both joined by "/")."""
+        return "/".join(sorted({r.loss_basis for r in self.runs if r.loss_basis}))
+
+    @property
+    def run_ids(self) -> list[int]:
+        return [r.run_id for r in self.runs]
+
+    @property
+    def ratings(self) -> int:
+        return sum(r.ratings for r in self.runs)
+
+    @property
+    def comparisons(self) -> int:
+        return sum(r.comparisons for r in self.runs)
+
+    @property
+    def raw_text(self) -> str:
+        """The raw figures and which parts are estimated, as one readable string."""
+        return "; ".join(t for t in (figures_text(self.figures), estimated_text(self.estimated)) if t)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rank": self.rank, "config_id": self.config_id, "trial_number": self.trial_number,
+                "name": self.name, "kind": self.kind, "stage": self.stage, "mean": self.mean,
+                "ci_low": self.ci_low, "ci_high": self.ci_high, "seeds": self.seeds,
+                "disqualified": self.disqualified, "ratings": self.ratings, "comparisons": self.comparisons,
+                "figures": dict(self.figures), "estimated": list(self.estimated), "params": dict(self.params),
+                "best_step": self.best_step, "best_step_basis": self.best_step_basis, "loss_basis": self.loss_basis,
+                "step_scores": {str(k): v for k, v in self.step_scores.items()},
+                "runs": [r.to_dict() for r in self.runs]}
+
+
+@dataclass
+class StageBoard:
+    """One stage's leaderboard: rows best first (unscored configs last), statistics, verdict."""
+
+    stage: str
+    rows: list[ConfigRow]
+    stats: StatsReport
+    verdict: str
+
+    def top(self, k: int) -> list[ConfigRow]:
+        """The ``k`` best ranked configs."""
+        return [r for r in self.rows if r.rank is not None][:max(0, k)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stage": self.stage, "verdict": self.verdict, "notes": list(self.stats.notes),
+                "rows": [r.to_dict() for r in self.rows]}
+
+
+@dataclass
+class Winner:
+    """The answer: this config, from this stage, at this many steps."""
+
+    stage: str
+    config_id: int
+    config_name: str
+    kind: str
+    trial_number: int | None
+    params: dict[str, Any]
+    mean: float | None
+    run_id: int
+    run_ids: list[int]
+    steps: int | None
+    seeds: list[int]
+    judges: list[str]
+    estimated: list[str]
+    rated: bool
+    disqualified: bool
+    figures: dict[str, float] = field(default_factory=dict)
+    #: a best step inside the run (issue 18); None means the run's last step, ``steps``
+    step: int | None = None
+    #: what the best step rests on ("validation", "human", ...; "" without a best step)
+    step_basis: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stage": self.stage, "config_id": self.config_id, "config": self.config_name, "kind": self.kind,
+                "trial_number": self.trial_number, "params": dict(self.params), "mean": self.mean,
+                "run_id": self.run_id, "run_ids": list(self.run_ids), "steps": self.steps, "step": self.step,
+                "step_basis": self.step_basis,
+                "seeds": list(self.seeds), "judges": list(self.judges), "estimated": list(self.estimated),
+                "rated": self.rated, "disqualified": self.disqualified, "figures": dict(self.figures)}
+
+
+@dataclass
+class Standings:
+    """Every stage's leaderboard, the winner, and the warnings that go with them."""
+
+    boards: dict[str, StageBoard]
+    winner: Winner | None
+    #: human weight > 0 and at least one rating in the session
+    humans_weigh_in: bool
+    warnings: list[str] = field(default_factory=list)
+
+    def board(self, stage: str) -> StageBoard | None:
+        return self.boards.get(stage)
+
+    def top(self, stage: str, k: int) -> list[ConfigRow]:
+        board = self.boards.get(stage)
+        return board.top(k) if board else []
+
+    @property
+    def verdict(self) -> str:
+        """The verdict sentence of the stage the winner comes from (the search's without a winner)."""
+        board = self.boards.get(self.winner.stage if self.winner else "search")
+        return board.verdict if board else "No config has a finished score yet."
+
+    @property
+    def unrated_winner(self) -> bool:
+        return UNRATED_WINNER in self.warnings
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"winner": self.winner.to_dict() if self.winner else None, "verdict": self.verdict,
+                "humans_weigh_in": self.humans_weigh_in, "warnings": list(self.warnings),
+                "stages": {stage: board.to_dict() for stage, board in self.boards.items()}}
+
+
+def _count(ratings: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]]
+           ) -> tuple[dict[int, int], dict[int, int]]:
+    rated: dict[int, int] = {}
+    for rating in ratings:
+        rated[rating["run_id"]] = rated.get(rating["run_id"], 0) + 1
+    compared: dict[int, int] = {}
+    for comparison in comparisons:
+        for key in ("left_run_id", "right_run_id"):
+            compared[comparison[key]] = compared.get(comparison[key], 0) + 1
+    return rated, compared
+
+
+def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunStanding],
+           searched: Any, curves: Mapping[int, Any] | None = None) -> StageBoard:
+    by_config: dict[int, list[RunStanding]] = {c["id"]: [] for c in configs}
+    for run in runs:
+        by_config.setdefault(run.config_id, []).append(run)
+    info = {c["id"]: c for c in configs}
+    stats = summarise(ConfigScores(cid, str(info.get(cid, {}).get("name", cid)), str(info.get(cid, {}).get("kind", "")),
+                                   [r.score for r in rs], sum(1 for r in rs if r.disqualified))
+                      for cid, rs in by_config.items())
+    rows, rank = [], 0
+    for s in stats.summaries:
+        rank += 1 if s.n else 0
+        config, members = info.get(s.config_id, {}), by_config[s.config_id]
+        parts = [p for r in members for p in r.parts]
+        curve = (curves or {}).get(s.config_id)
+        rows.append(ConfigRow(
+            rank if s.n else None, s.config_id, config.get("trial_number"), s.name, s.kind, stage, s.mean,
+            s.ci_low, s.ci_high, s.n, s.disqualified, searched(dict(config.get("params") or {})), members,
+            mean_figures(parts), sorted({p.judge for p in parts if p.estimated and p.weight > 0}),
+            curve.best_step if curve else None, curve.basis if curve else "",
+            dict(zip(curve.steps, curve.scores)) if curve else {}))
+    return StageBoard(stage, rows, stats, verdict(stats))
+
+
+def _winner(board: StageBoard) -> Winner | None:
+    best = next((row for row in board.rows if row.rank == 1), None)
+    if best is None:
+        return None
+    scored = [r for r in best.runs if r.score is not None]
+    run = min(scored, key=lambda r: (_STATUS_RANK.get(r.status, 9), r.score, r.run_id))
+    early = best.best_step is not None and run.steps is not None and best.best_step < run.steps
+    return Winner(board.stage, best.config_id, best.name, best.kind, best.trial_number, dict(best.params), best.mean,
+                  run.run_id, [r.run_id for r in scored], run.steps, [r.seed for r in scored if r.seed is not None],
+                  run.judges, run.estimated, any(r.rated for r in best.runs), run.disqualified or run.status != "done",
+                  dict(best.figures), best.best_step if early else None, best.best_step_basis if early else "")
+
+
+def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping[str, Any]],
+                    scores: Mapping[int, Any], ratings: Sequence[Mapping[str, Any]] = (),
+                    comparisons: Sequence[Mapping[str, Any]] = (), *, human_weight: float = 0.0,
+                    searched: Any = None, curves: Mapping[str, Mapping[int, Any]] | None = None) -> Standings:
+    """The standings of one session from its store records and current scores.
+
+    ``scores`` maps run id to a ``RunScore`` (scored per stage, never across stages);
+    ``searched`` turns a config's params into those the leaderboard shows (default: all);
+    ``curves`` (stage -> config id -> ``bracket.session.best_step.StepCurve``) gives each
+    config its best step and the winner its ``step``.
+    """
+    searched = searched or (lambda params: params)
+    rated, compared = _count(ratings, comparisons)
+    stage_of = {c["id"]: c.get("stage") or "search" for c in configs}
+    standing: dict[str, list[RunStanding]] = {}
+    for run in runs:
+        if run.get("config_id") is None or run.get("kind") == "setup" or run.get("stage") == "setup":
+            continue
+        stage = stage_of.get(run["config_id"], run.get("stage") or "search")
+        score = scores.get(run["id"])
+        value = getattr(score, "value", None)
+        standing.setdefault(stage, []).append(RunStanding(
+            int(run["id"]), int(run["config_id"]), stage, run.get("seed"), run.get("max_steps"), str(run.get("status")),
+            value, bool(getattr(score, "disqualified", False)), score_parts(score), rated.get(run["id"], 0),
+            compared.get(run["id"], 0),
+            str(((getattr(score, "details", None) or {}).get("loss") or {}).get("basis", ""))))
+    boards = {}
+    for stage in STAGES:
+        stage_configs = [c for c in configs if (c.get("stage") or "search") == stage]
+        if stage_configs or standing.get(stage):
+            boards[stage] = _board(stage, stage_configs, standing.get(stage, []), searched, (curves or {}).get(stage))
+    winner = next((w for stage in WINNER_STAGES if stage in boards and (w := _winner(boards[stage]))), None)
+    humans = human_weight > 0 and bool(ratings)
+    warnings = []
+    if winner is not None and humans and not winner.rated:
+        warnings.append(UNRATED_WINNER)
+    if winner is not None and winner.disqualified:
+        warnings.append(f"the best config's run {winner.run_id} was disqualified or did not finish; "
+                        "no config has a usable score")
+    return Standings(boards, winner, humans, warnings)

@@ -1,0 +1,139 @@
+"""The parts of a combined score, each with the raw figure a person can read.
+
+A combined score (``bracket.session.scoring.RunScore``) is a weighted mean of normalised
+judge scores in [0, 1]. Normalised numbers move when other runs arrive (the loss judge ranks
+runs against each other), so next to each part we keep the figure behind it:
+
+=============  ============================================  =====================
+judge          raw figures (short name: meaning)              from the judge's details
+=============  ============================================  =====================
+``loss``       ``loss``: final smoothed training loss          ``final_ema``
+``human``      ``rating``: mean 1–10 rating;                    ``mean_rating``,
+               ``strength``: Bradley–Terry pairwise strength    ``bt_strength``
+``vlm``        ``vlm``: the VLM's mean criteria score, 0–10     ``criteria_means``
+``eval_loss``  ``eval loss``: last evaluation loss             ``loss``
+=============  ============================================  =====================
+
+A part may be **estimated** — the judge has not seen the run and its score was predicted
+from the other judges (``bracket.judge.combine``'s estimator), with an ``uncertainty``.
+When the scoring layer hands parts (``RunScore.parts``: per judge an object or mapping with
+``value``, ``raw``, ``estimated`` and ``uncertainty``), they are used as given; otherwise
+every part present is a measured one.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: the order judges are listed in
+JUDGE_ORDER = ("loss", "eval_loss", "human", "vlm")
+
+
+@dataclass(frozen=True)
+class ScorePart:
+    """One judge's share of a run's combined score."""
+
+    judge: str
+    #: the normalised score in [0, 1] (lower is better); None when the judge has no data
+    value: float | None
+    #: the weight this part had in the combined score (0 when it was not used)
+    weight: float = 0.0
+    #: raw figures behind the value, short name -> number (see the module docstring)
+    figures: dict[str, float] = field(default_factory=dict)
+    #: True when the judge has not seen the run and ``value`` is a prediction
+    estimated: bool = False
+    #: the estimate's standard error (None for a measured part)
+    uncertainty: float | None = None
+
+    @property
+    def raw(self) -> float | None:
+        """The main raw figure (the first one)."""
+        return next(iter(self.figures.values()), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"judge": self.judge, "value": self.value, "weight": self.weight, "raw": self.raw,
+                "figures": dict(self.figures), "estimated": self.estimated, "uncertainty": self.uncertainty}
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def raw_figures(judge: str, details: Mapping[str, Any] | None) -> dict[str, float]:
+    """The raw figures of one judge result's ``details`` (empty when it logged none)."""
+    details = details or {}
+    found: dict[str, float | None] = {}
+    if judge == "loss":
+        found["loss"] = _finite(details.get("final_ema"))
+    elif judge == "eval_loss":
+        found["eval loss"] = _finite(details.get("loss"))
+    elif judge == "human":
+        found["rating"] = _finite(details.get("mean_rating"))
+        found["strength"] = _finite(details.get("bt_strength"))
+    elif judge == "vlm":
+        means = details.get("criteria_means") or {}
+        values = [v for v in (_finite(x) for x in means.values()) if v is not None] if isinstance(means, Mapping) else []
+        found["vlm"] = statistics.fmean(values) if values else None
+    return {name: value for name, value in found.items() if value is not None}
+
+
+def _field(part: Any, name: str, default: Any = None) -> Any:
+    if isinstance(part, Mapping):
+        return part.get(name, default)
+    return getattr(part, name, default)
+
+
+def score_parts(score: Any) -> list[ScorePart]:
+    """The parts of one ``RunScore`` (measured and estimated), in :data:`JUDGE_ORDER`."""
+    if score is None:
+        return []
+    judges: Mapping[str, Any] = getattr(score, "judges", {}) or {}
+    details: Mapping[str, Mapping[str, Any]] = getattr(score, "details", {}) or {}
+    weights: Mapping[str, float] = getattr(score, "weights_used", {}) or {}
+    given = getattr(score, "parts", None) or {}
+    if not isinstance(given, Mapping):  # a sequence of parts, each naming its judge
+        given = {str(_field(p, "judge", _field(p, "name", ""))): p for p in given}
+    names = sorted(set(judges) | set(given), key=lambda n: (JUDGE_ORDER.index(n) if n in JUDGE_ORDER else 99, n))
+    parts = []
+    for name in names:
+        part = given.get(name)
+        value = _field(part, "value") if part is not None else judges.get(name)
+        figures = raw_figures(name, details.get(name))
+        raw = _finite(_field(part, "raw")) if part is not None else None
+        if raw is not None and not figures:
+            figures = {name: raw}
+        estimated = bool(_field(part, "estimated", False)) if part is not None else False
+        if value is None and not figures and not estimated:
+            continue
+        parts.append(ScorePart(name, _finite(value), float(weights.get(name, 0.0)), figures, estimated,
+                               _finite(_field(part, "uncertainty")) if part is not None else None))
+    return parts
+
+
+def mean_figures(parts: Iterable[ScorePart]) -> dict[str, float]:
+    """Each raw figure averaged over measured parts (estimated ones have no raw figure of their own)."""
+    values: dict[str, list[float]] = {}
+    for part in parts:
+        if part.estimated:
+            continue
+        for name, value in part.figures.items():
+            values.setdefault(name, []).append(value)
+    return {name: statistics.fmean(v) for name, v in values.items()}
+
+
+def figures_text(figures: Mapping[str, float]) -> str:
+    """``"loss 0.0123 · rating 7.5"`` (the raw figures a person can read)."""
+    return " · ".join(f"{name} {value:.4g}" if name != "rating" else f"rating {value:.1f}"
+                      for name, value in figures.items())
+
+
+def estimated_text(judges: Iterable[str]) -> str:
+    """``"human estimated"`` for the judges whose part was predicted, "" when none was."""
+    names = sorted(set(judges))
+    return f"{', '.join(names)} estimated" if names else ""
