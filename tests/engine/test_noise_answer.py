@@ -112,10 +112,12 @@ def test_confirmation_rung_runs_the_leaders_again_inside_the_budget(tmp_path, ru
     for run in runs:
         per_config[run["config_id"]] = per_config.get(run["config_id"], 0) + 1
     assert sorted(per_config.values(), reverse=True)[:2] in ([3, 2], [2, 2])  # halving: 2 at 2 seeds, then 1 more
-    from bracket.session import results
+    from bracket.session.standings import standings
 
-    rows, report = results.leaderboard(session.snapshot())
-    assert rows[0].seeds >= 2 and rows[0].ci_low is not None  # the pick is a mean with its interval
+    table = standings(session)
+    top = table.board("search").rows[0]
+    assert top.seeds >= 2 and top.ci_low is not None  # the pick is a mean with its interval
+    assert table.winner.config_id == top.config_id and len(table.winner.seeds) >= 2
     session.close()
 
 
