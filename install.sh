@@ -8,7 +8,8 @@
 # Variables: PYTHON (python to build .venv with, default python3), TORCH_INDEX_URL (extra pip
 # index for torch in .venv, e.g. the PyTorch CPU wheels; default: PyPI only),
 # TRAINER_TORCH (torch packages of the trainer venvs, default "torch torchvision"),
-# TRAINER_TORCH_INDEX_URL (their index; default CUDA 12.8 wheels when nvidia-smi exists).
+# TRAINER_TORCH_INDEX_URL (their index; default CUDA 12.8 wheels when nvidia-smi exists, else the
+# PyTorch CPU wheels, else PyPI), TRAINER_VENVS (default "sd-scripts musubi-tuner").
 set -euo pipefail
 
 cd "$(dirname "$0")"
@@ -19,7 +20,7 @@ for argument in "$@"; do
     case "$argument" in
         --trainers) WITH_TRAINERS=1 ;;
         --tests) WITH_TESTS=1 ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown option $argument (use --trainers, --tests or --help)" >&2; exit 2 ;;
     esac
 done
@@ -95,17 +96,30 @@ else
 fi
 
 # --- 5. optional: trainer virtualenvs ------------------------------------------------------
-trainer_torch_args() {
-    local index="${TRAINER_TORCH_INDEX_URL:-}"
-    if [ -z "$index" ]; then
-        if command -v nvidia-smi >/dev/null 2>&1; then
-            index=https://download.pytorch.org/whl/cu128
-        else
-            index=https://download.pytorch.org/whl/cpu
-        fi
-    fi
+# torch and torchvision must be one build. PyPI's Linux x86_64 torchvision is linked against
+# PyPI's (CUDA) torch — libtorch_cuda.so, libc10_cuda.so — so beside a CPU-only "+cpu" torch it
+# cannot load its operators ("operator torchvision::nms does not exist"), whatever the version.
+# A CPU machine therefore takes both from the PyTorch CPU index (small); when that index cannot be
+# reached, both from PyPI (the CUDA build: several GB, but it runs on the CPU). Then it checks.
+install_trainer_torch() {  # $1 = python of the trainer venv
+    local python="$1" index="${TRAINER_TORCH_INDEX_URL:-}"
     # shellcheck disable=SC2086
-    echo ${TRAINER_TORCH:-torch torchvision} --index-url "$index"
+    set -- ${TRAINER_TORCH:-torch torchvision}
+    if [ -z "$index" ] && command -v nvidia-smi >/dev/null 2>&1; then
+        index=https://download.pytorch.org/whl/cu128
+    fi
+    if [ -n "$index" ]; then
+        "$python" -m pip install "$@" --index-url "$index" || return 1
+    elif ! "$python" -m pip install "$@" --index-url https://download.pytorch.org/whl/cpu; then
+        warn "the PyTorch CPU index is not reachable; installing torch and torchvision from PyPI instead"
+        warn "(a matched pair, CUDA build: large, runs on the CPU)"
+        "$python" -m pip install "$@" || return 1
+    fi
+    if ! "$python" -c "import torch, torchvision.ops" >/dev/null 2>&1; then
+        warn "torchvision does not load beside this torch (two builds mixed); reinstalling a matched pair from PyPI"
+        "$python" -m pip install --force-reinstall "$@" || return 1
+        "$python" -c "import torch, torchvision.ops" || { warn "torchvision still does not load; see above"; return 1; }
+    fi
 }
 
 make_trainer_venv() {  # $1 = checkout folder; the rest = pip install arguments run inside it
@@ -115,27 +129,32 @@ make_trainer_venv() {  # $1 = checkout folder; the rest = pip install arguments 
         "$PYTHON" -m venv "$folder/.venv" || { warn "could not create $folder/.venv"; return 1; }
     fi
     "$python" -m pip install --upgrade pip >/dev/null || true
-    # shellcheck disable=SC2046
-    "$python" -m pip install $(trainer_torch_args) || { warn "torch did not install into $folder/.venv"; return 1; }
+    install_trainer_torch "$python" || { warn "torch did not install into $folder/.venv"; return 1; }
     (cd "$folder" && "$python" -m pip install "$@") || { warn "the requirements of $folder did not install"; return 1; }
     "$python" -m pip install tensorboard >/dev/null || warn "tensorboard did not install into $folder/.venv"
     echo "Trainer python: $python"
 }
 
+# TRAINER_VENVS: which trainer venvs --trainers makes (default both; the slow SDXL test makes sd-scripts only)
+TRAINER_VENVS="${TRAINER_VENVS:-sd-scripts musubi-tuner}"
 if [ "$WITH_TRAINERS" = 1 ]; then
     say "Trainer virtualenvs"
-    if [ -f vendor/sd-scripts/requirements.txt ]; then
-        make_trainer_venv vendor/sd-scripts -r requirements.txt \
-            || warn "sd-scripts venv incomplete; fix the error above and run ./install.sh --trainers again."
-    else
-        warn "vendor/sd-scripts is empty; run git submodule update --init --depth 1 first."
-    fi
-    if [ -f vendor/musubi-tuner/pyproject.toml ]; then
-        make_trainer_venv vendor/musubi-tuner -e . \
-            || warn "musubi-tuner venv incomplete; fix the error above and run ./install.sh --trainers again."
-    else
-        warn "vendor/musubi-tuner is empty; run git submodule update --init --depth 1 first."
-    fi
+    case " $TRAINER_VENVS " in *" sd-scripts "*)
+        if [ -f vendor/sd-scripts/requirements.txt ]; then
+            make_trainer_venv vendor/sd-scripts -r requirements.txt \
+                || warn "sd-scripts venv incomplete; fix the error above and run ./install.sh --trainers again."
+        else
+            warn "vendor/sd-scripts is empty; run git submodule update --init --depth 1 first."
+        fi ;;
+    esac
+    case " $TRAINER_VENVS " in *" musubi-tuner "*)
+        if [ -f vendor/musubi-tuner/pyproject.toml ]; then
+            make_trainer_venv vendor/musubi-tuner -e . \
+                || warn "musubi-tuner venv incomplete; fix the error above and run ./install.sh --trainers again."
+        else
+            warn "vendor/musubi-tuner is empty; run git submodule update --init --depth 1 first."
+        fi ;;
+    esac
 fi
 
 # --- 6. optional: what the browser and PostgreSQL tests need --------------------------------

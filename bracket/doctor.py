@@ -26,6 +26,7 @@ from bracket.preset import merge_with_defaults, problem_with_value
 from bracket.registry import get_preset
 from bracket.trainer.base import LaunchSpec, Trainer, make_subprocess_env
 from bracket.trainer.parser_check import parse_report
+from bracket.trainer.tokenizers import missing_tokenizers
 from bracket.trainer.vram import detect_vram_gb, vram_tier
 
 PYTHON_TIMEOUT_S = 120
@@ -160,11 +161,31 @@ def check_vram(report: DoctorReport, trainer: Trainer, values: Mapping[str, str]
     report.add("vram", True, f"{detected} GB (memory tier {vram_tier(values)} GB)")
 
 
+def check_tokenizers(report: DoctorReport, trainer: Trainer, values: Mapping[str, str]) -> None:
+    """The hub tokenizers the trainer loads by name: in ``tokenizer_cache_dir`` or the hub cache."""
+    wanted = tuple(trainer.tokenizer_ids)
+    if not wanted:
+        return
+    folder = str(values.get("tokenizer_cache_dir", "") or "")
+    missing = missing_tokenizers(wanted, folder)
+    if not missing:
+        report.add("tokenizers", True, f"{', '.join(wanted)} found locally")
+        return
+    where = f"in {folder} (tokenizer_cache_dir) nor " if folder else ""
+    fix = ("set tokenizer_cache_dir (BRACKET_TOKENIZER_CACHE_DIR) to a folder holding them as "
+           "<folder>/<id with / as _> — sd-scripts saves them so after one online run with that folder set"
+           if "tokenizer_cache_dir" in values else "run once online so the Hugging Face cache keeps them")
+    located = f"neither {where}" if where else "not "
+    report.add("tokenizers", False,
+               f"The tokenizers {', '.join(missing)} are {located}in the Hugging Face cache; the trainer "
+               f"loads them from the hub at start and fails offline. To fix it, {fix}.")
+
+
 def check_parser(report: DoctorReport, trainer: Trainer, values: Mapping[str, str]) -> None:
     with tempfile.TemporaryDirectory(prefix="bracket-doctor-run-") as folder:
         try:
             config = trainer.config_from_dict(trainer.baseline_config().knobs)
-            launch = trainer.prepare_run(run_dir=Path(folder), config=config,
+            launch = trainer.prepare_run(run_dir=Path(folder) / "trials" / "doctor", config=config,
                                          dataset_toml=Path(values.get("dataset", "")), max_steps=10, seed=1)
         except BracketError as error:
             report.add("parser check", False, f"The baseline command cannot be built: {error}")
@@ -201,6 +222,7 @@ def run_doctor(preset_id: str, values: Mapping[str, str]) -> DoctorReport:
     script_ok = check_script(report, trainer)
     check_disk(report, preset.training_type)
     check_vram(report, trainer, merged)
+    check_tokenizers(report, trainer, merged)
     if python_ok and inputs_ok and script_ok:
         check_parser(report, trainer, merged)
     else:

@@ -11,7 +11,8 @@ the winner run saved a checkpoint at that step, ``config.json`` points to it —
 beside it:
 
 * ``train.sh`` — bash, ``set -euo pipefail``, ``cd`` into the run's working folder, ``export``
-  of the environment variables the adapter set or changed (never one whose name looks like a
+  of the environment variables the adapter set or changed, and of the ``HF_*``/cache variables
+  the run used (never one whose name looks like a
   secret: keys, tokens, passwords are left for the person to set), and the command as a bash
   array with every argument ``shlex.quote``-d, so a value holding ``;``, ``$(…)`` or spaces
   stays one literal argument;
@@ -52,6 +53,11 @@ SCRIPT_NAME = "train.sh"
 #: variables every adapter's environment sets (``make_subprocess_env``): always written when present
 STANDARD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                 "PYTHONUNBUFFERED", "PYTHONIOENCODING", "TQDM_DISABLE")
+#: variables that decide where a trainer finds models, tokenizers and caches (or whether it goes
+#: online): kept in the script even when the person's shell sets them too, so the script reruns
+#: the run as it ran on another shell or machine (secrets among them are still left out)
+CACHE_ENV = re.compile(
+    r"^(HF_|HUGGINGFACE_|TRANSFORMERS_|DIFFUSERS_|TORCH_HOME$|XDG_CACHE_HOME$|TRITON_CACHE_DIR$)")
 #: environment variable names that are never written into an exported script
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION_ID", re.IGNORECASE)
 #: files a trainer writes that hold trained weights (for :func:`promote_weights`)
@@ -89,7 +95,7 @@ def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> t
     dropped: list[str] = []
     for name in sorted(env):
         value = str(env[name])
-        if base.get(name) == value and name not in STANDARD_ENV:
+        if base.get(name) == value and name not in STANDARD_ENV and not CACHE_ENV.match(name):
             continue
         if SECRET_NAME.search(name) or re.search(r"://[^/@\s]*:[^/@\s]*@", value):
             dropped.append(name)
@@ -162,6 +168,9 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     folder = Path(out) if out is not None else session.folder / EXPORT_FOLDER / f"{slug}-{steps}steps"
     folder.mkdir(parents=True, exist_ok=True)
     trainer = session.trainer
+    if not str(trainer.fields.get("cache_dir", "")).strip():
+        # read the latent caches the session made (keyed by what made them, so only matching ones)
+        trainer = type(trainer)({**trainer.fields, "cache_dir": str(session.folder / "cache")})
     knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {})
     seed = int(run["seed"]) if run.get("seed") is not None else session.settings.base_seed
     spec: LaunchSpec = trainer.prepare_run(

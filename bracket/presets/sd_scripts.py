@@ -15,6 +15,7 @@ from bracket.preset import (
     FieldSpec,
     ModelPreset,
 )
+from bracket.trainer.cache_key import CACHE_DIR_FIELD
 from bracket.trainer.flux1 import Flux1FullTrainer, Flux1LoraTrainer
 from bracket.trainer.sd35 import Sd35FullTrainer, Sd35LoraTrainer
 from bracket.trainer.sdxl import SdxlFullTrainer, SdxlLoraTrainer
@@ -62,7 +63,15 @@ FLUX1_VARIANT_FIELD = FieldSpec(
 FLUX1_CLIP_L_FIELD = replace(CLIP_L_FIELD, required=True, help="clip_l.safetensors.")
 FLUX1_T5XXL_FIELD = replace(T5XXL_FIELD, required=True, help="t5xxl_fp16.safetensors.")
 
-_COMMON = (SD_SCRIPTS_DIR_FIELD, SD_SCRIPTS_PYTHON_FIELD, DATASET_FIELD, RESOLUTION_FIELD, VRAM_TIER_FIELD)
+TOKENIZER_CACHE_FIELD = FieldSpec(
+    "tokenizer_cache_dir", "Tokenizer folder (offline)", "text", env_var="BRACKET_TOKENIZER_CACHE_DIR",
+    help="Passed as --tokenizer_cache_dir: sd-scripts reads the CLIP/T5 tokenizers from "
+    "<folder>/<hub id with / as _> instead of the Hugging Face hub, and saves them there after one "
+    "online run. Needed offline.",
+)
+
+_COMMON = (SD_SCRIPTS_DIR_FIELD, SD_SCRIPTS_PYTHON_FIELD, DATASET_FIELD, RESOLUTION_FIELD, VRAM_TIER_FIELD,
+           TOKENIZER_CACHE_FIELD, CACHE_DIR_FIELD)
 SDXL_FIELDS = (SDXL_MODEL_FIELD, SDXL_VAE_FIELD, *_COMMON)
 SD35_FIELDS = (SD35_MODEL_FIELD, SD35_VARIANT_FIELD, CLIP_L_FIELD, CLIP_G_FIELD, T5XXL_FIELD, *_COMMON)
 FLUX1_FIELDS = (FLUX1_MODEL_FIELD, FLUX1_VARIANT_FIELD, FLUX1_CLIP_L_FIELD, FLUX1_T5XXL_FIELD, FLUX1_AE_FIELD, *_COMMON)

@@ -13,15 +13,17 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import re
 import signal
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bracket.judge.divergence import DivergenceMonitor
 from bracket.session.proc import run_marker
-from bracket.session.runner import RunResult, Runner
+from bracket.session.runner import RunResult, Runner, read_log_tail
 from bracket.session.samples import collect_samples
 from bracket.session.tfevents import ScalarReader
 from bracket.trainer.base import LaunchSpec
@@ -38,6 +40,34 @@ def sample_record(sample: Any) -> dict[str, Any]:
             "prompt_index": sample.prompt_index, "seed": sample.seed, "frame": sample.frame, "kind": sample.kind}
 
 
+#: the last line of a Python traceback: ``SomeError: message`` (or a bare exception name)
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s.*)?$")
+#: what launchers (accelerate, subprocess) raise about their child: not the trainer's own error
+_LAUNCHER_ERRORS = ("CalledProcessError", "ChildFailedError")
+#: lines read back from the end of a failed run's log to find its error
+ERROR_SCAN_LINES = 400
+
+
+def trainer_error_line(lines: Sequence[str]) -> str:
+    """The trainer's own last error line in a log: the exception above the launcher's.
+
+    ``accelerate launch`` runs the script as a child and, when it fails, raises its own
+    ``CalledProcessError`` last; the useful line is the exception before it (``TypeError:
+    ...`` from the tokenizer, an ``AssertionError`` about flags, an out-of-memory error).
+    Returns "" when the log holds no traceback line.
+    """
+    found = ""
+    for raw in lines:
+        line = raw.rstrip()
+        if line != line.lstrip() or not _EXCEPTION_LINE.match(line):
+            continue
+        if any(name in line.split(":", 1)[0] for name in _LAUNCHER_ERRORS):
+            continue
+        found = line
+    return found[:400]
+
+
 def describe_exit(result: RunResult, timeout_s: float | None) -> str:
     if result.timed_out:
         return f"timed out after {timeout_s:g} s" if timeout_s else "timed out"
@@ -49,7 +79,8 @@ def describe_exit(result: RunResult, timeout_s: float | None) -> str:
             return f"killed by signal {signal.Signals(-code).name}"
         except ValueError:
             return f"killed by signal {-code}"
-    return f"exit code {code}"
+    error = trainer_error_line(result.log_tail) if code else ""
+    return f"{error} (exit code {code})" if error else f"exit code {code}"
 
 
 class RunExecutor:
@@ -129,7 +160,7 @@ class RunExecutor:
         finally:
             with self._lock:
                 self._runner = None
-        return self._record(run_id, spec, reader, result, scored=scored)
+        return self._record(run_id, spec, reader, result, scored=scored, log_path=log_path)
 
     def _abandon(self, run_id: int, runner: Runner, error: BaseException) -> None:
         """An error (a full disk, a failing store) cut the run short: kill its tree, mark it interrupted.
@@ -151,8 +182,8 @@ class RunExecutor:
         with self._lock:
             self.current = None
 
-    def _record(self, run_id: int, spec: LaunchSpec, reader: ScalarReader, result: RunResult, *, scored: bool
-                ) -> str:
+    def _record(self, run_id: int, spec: LaunchSpec, reader: ScalarReader, result: RunResult, *, scored: bool,
+                log_path: Path | None = None) -> str:
         reader.poll()
         loss = reader.loss_series()
         eval_loss = [point for tag in spec.eval_loss_tags for point in reader.series.get(tag, [])]
@@ -163,7 +194,10 @@ class RunExecutor:
         elif result.stopped and not result.timed_out:
             status, reason = "interrupted", result.reason or "stopped"
         elif result.timed_out or result.exit_code != 0:
-            status, reason = "failed", describe_exit(result, self.session.settings.timeout_s)
+            scan = read_log_tail(log_path, ERROR_SCAN_LINES) if log_path is not None else result.log_tail
+            # the trainer's traceback may sit above the last 40 lines (the launcher's own comes last)
+            status, reason = "failed", describe_exit(dataclasses.replace(result, log_tail=scan),
+                                                     self.session.settings.timeout_s)
         elif scored and not loss:
             status, reason = "disqualified", "the trainer logged no loss (tfevents missing or empty)"
         elif scored and any(not math.isfinite(v) for _, v in loss):

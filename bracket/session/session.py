@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -248,11 +249,13 @@ class Session:
             self.phase = f"pre-cache: {spec.label}"
             run_id = self.store.add_run(self.name, kind="setup", stage="setup", label=spec.label,
                                         worker=self.worker_id)
-            status = self.executor.execute(run_id, spec, scored=False)
+            # its log goes to <session>/setup/<label>/logs, not into the trainer checkout (its cwd)
+            label_dir = setup_dir / re.sub(r"[^A-Za-z0-9._-]+", "-", spec.label or f"step{run_id}")
+            status = self.executor.execute(run_id, spec, scored=False, run_dir=label_dir)
             if status != "done":
                 run = self.store.get_run(run_id) or {}
                 raise BracketError(f"Pre-caching step {spec.label!r} failed ({run.get('failure_reason', status)}); "
-                                   f"see {spec.cwd} and the log in the run folder, fix it, then resume.")
+                                   f"see the log in {label_dir / 'logs'}, fix it, then resume.")
 
     def total_runs(self) -> int:
         return self.settings.n_configs * self.settings.seeds + self.settings.confirm_runs

@@ -96,6 +96,9 @@ class Trainer(ABC):
     writes_samples: bool = True
     #: "image", "video" or "text": what the samples are, for the Compare view
     sample_kind: str = "image"
+    #: Hugging Face ids of tokenizers the trainer loads from the hub by name at start (no model
+    #: file carries them); ``bracket doctor`` checks they are on this machine
+    tokenizer_ids: tuple[str, ...] = ()
     #: "sd-scripts" or "musubi" when the ``dataset`` field is a kohya dataset (TOML or
     #: folder) that the session pre-flights; None for trainers with other datasets
     dataset_style: str | None = None

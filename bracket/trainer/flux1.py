@@ -19,6 +19,7 @@ from typing import Any
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, Knob
 from bracket.trainer.base import NamedConfig
 from bracket.trainer.sd_scripts import ModelInput, SdScriptsFullTrainer, SdScriptsLoraTrainer
+from bracket.trainer.tokenizers import CLIP_L_TOKENIZER, T5_XXL_TOKENIZER
 
 FLUX1_INPUTS = (
     ModelInput("model_path", "--pretrained_model_name_or_path"),
@@ -36,6 +37,9 @@ class _Flux1Family:
     model_inputs = FLUX1_INPUTS
     latent_cache_suffix = "_flux.npz"
     text_encoder_cache_suffix = "_flux_te.npz"
+    cache_tool_flag = "--flux"
+    save_precision = "bf16"  # FLUX.1 is released in bf16
+    tokenizer_ids = (CLIP_L_TOKENIZER, T5_XXL_TOKENIZER)
     prompt_letters = ("d", "w", "h", "s", "g", "n")
 
     def prompt_defaults(self) -> dict[str, Any]:

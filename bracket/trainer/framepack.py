@@ -25,6 +25,8 @@ class FramePackLoRA(MusubiTrainer):
     latent_cache_script = "fpack_cache_latents.py"
     text_cache_script = "fpack_cache_text_encoder_outputs.py"
     network_module = "networks.lora_framepack"
+    #: both tokenizers come from the hub by name (musubi framepack_utils), never from a file
+    tokenizer_ids = ("hunyuanvideo-community/HunyuanVideo",)
     model_files = (
         ModelFile("dit", train_flag="--dit"),
         ModelFile("vae", train_flag="--vae", latent_flag="--vae"),

@@ -14,6 +14,7 @@ from bracket.search.space import SearchSpace
 from bracket.trainer.base import NamedConfig
 from bracket.trainer.musubi import ModelFile, MusubiTrainer
 from bracket.trainer.musubi_space import community_lora_configs, lora_space
+from bracket.trainer.tokenizers import CLIP_L_TOKENIZER, T5_XXL_TOKENIZER
 
 DOCS = "kohya-ss/musubi-tuner docs/flux_kontext.md"
 
@@ -25,6 +26,8 @@ class FluxKontextLoRA(MusubiTrainer):
     latent_cache_script = "flux_kontext_cache_latents.py"
     text_cache_script = "flux_kontext_cache_text_encoder_outputs.py"
     network_module = "networks.lora_flux"
+    #: its CLIP-L and T5 tokenizers come from the hub by name (musubi flux_utils), never from a file
+    tokenizer_ids = (CLIP_L_TOKENIZER, T5_XXL_TOKENIZER)
     model_files = (
         ModelFile("dit", train_flag="--dit"),
         ModelFile("vae", train_flag="--vae", latent_flag="--vae"),

@@ -10,12 +10,14 @@ tier, its prompt options and its search ranges. This module turns that data into
 **The shared cache.** The session calls ``session_setup_commands(dataset_toml=<the
 person's dataset>, run_dir=<session>/setup)`` once and ``prepare_run(run_dir=<session>/
 trials/<n>, ...)`` per trial. :func:`session_cache_dir` maps both to ``<session>/cache``
-(or to the preset's ``cache_dir`` field when it is filled in), and a sub-folder keyed by
-architecture variant and dataset path keeps different models and datasets apart. The setup
-TOML and every trial TOML are written by the same function, so they name the same
-``cache_directory``; the cache commands carry ``--skip_existing`` so that a resumed session
-(or a later one pointed at the same ``cache_dir``) skips complete caches. A shared
-``cache_dir`` is keyed by dataset path only: clear it after editing captions or images.
+(or to the preset's ``cache_dir`` field when it is filled in), and a sub-folder named by
+:func:`bracket.trainer.cache_key.cache_key` — architecture variant, the model files the
+cache commands read, their variant and precision flags, resolution and the dataset's files —
+keeps different models, flags and datasets apart. The setup TOML and every trial TOML are
+written by the same function, so they name the same ``cache_directory``; the cache
+commands carry ``--skip_existing`` so that a resumed session (or a later one pointed at the
+same ``cache_dir``) skips complete caches — and only caches made by the same model files
+over the same data are ever found there.
 
 Commands: ``<python> -m accelerate.commands.launch ... <musubi_dir>/src/musubi_tuner/
 <script>`` with ``cwd=<musubi_dir>``, for the cache scripts too (single process).
@@ -23,14 +25,13 @@ Commands: ``<python> -m accelerate.commands.launch ... <musubi_dir>/src/musubi_t
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from bracket.dataset.runtime import dataset_image_dirs
 from bracket.errors import BracketError
-from bracket.preset import FieldSpec
 from bracket.trainer.base import (
     LaunchSpec,
     Trainer,
@@ -38,36 +39,19 @@ from bracket.trainer.base import (
     make_accelerate_launch_prefix,
     make_subprocess_env,
 )
+from bracket.trainer.cache_key import CACHE_DIR_FIELD, cache_key, path_identity, session_cache_dir
 from bracket.trainer.musubi_dataset import first_control_image, first_dataset_image, write_musubi_toml
 from bracket.trainer.musubi_space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.vram import vram_tier
 
 SCRIPT_DIR = Path("src") / "musubi_tuner"
-
-CACHE_DIR_FIELD = FieldSpec(
-    "cache_dir", "Latent cache folder (optional)", "text",
-    help="Where latent and text-encoder caches go; empty = <session>/cache. A shared folder lets later "
-    "sessions over the same dataset skip caching; clear it after editing captions or images.",
-)
+#: re-exported for the preset tables
+__all__ = ["CACHE_DIR_FIELD", "MusubiTrainer", "ModelFile", "SampleInputError", "session_cache_dir"]
 
 
 class SampleInputError(BracketError):
     """Sample prompts that an edit or image-to-video model cannot render (no control/start image)."""
-
-
-def session_cache_dir(run_dir: Path, override: str = "") -> Path:
-    """The session's shared cache folder for a setup or trial ``run_dir``.
-
-    ``<session>/trials/<n>`` and ``<session>/setup`` (any ``<session>/<name>``) both map to
-    ``<session>/cache``; a non-empty ``override`` (the ``cache_dir`` field) wins.
-    """
-    if override.strip():
-        return Path(override.strip()).expanduser()
-    run_dir = Path(run_dir)
-    if run_dir.parent.name == "trials":
-        return run_dir.parent.parent / "cache"
-    return run_dir.parent / "cache"
 
 
 @dataclass(frozen=True)
@@ -163,10 +147,23 @@ class MusubiTrainer(Trainer):
         return int(self._field("resolution") or self.default_resolution)
 
     def cache_root(self, dataset_toml: Path, run_dir: Path) -> Path:
-        """``<session cache>/<variant>-<dataset digest>``: the same for setup and every trial."""
-        dataset_key = str(Path(dataset_toml).expanduser().resolve())
-        digest = hashlib.sha256(f"{dataset_key}|{self._resolution()}".encode()).hexdigest()[:10]
-        return session_cache_dir(Path(run_dir), self._field("cache_dir")) / f"{self.cache_variant()}-{digest}"
+        """``<session cache>/<variant>-<key>``: the same for setup and every trial.
+
+        The key covers the model files the cache commands read, their variant and
+        precision flags, the resolution and the dataset's files (:mod:`bracket.trainer.cache_key`).
+        """
+        dataset = Path(dataset_toml).expanduser()
+        try:
+            folders = dataset_image_dirs(dataset, "musubi")
+        except BracketError:
+            folders = []
+        flags = [*self.latent_cache_variant_flags(), *self.latent_cache_extra,
+                 *self.text_cache_variant_flags(), *self._text_fp8(), f"resolution={self._resolution()}"]
+        models = [self._field(m.field) for m in self.model_files if m.latent_flag or m.text_flag]
+        key = cache_key(models=models, flags=flags, folders=folders,
+                        extra={"dataset": str(dataset.resolve()), "dataset_file": path_identity(dataset)
+                               if dataset.is_file() else None, "variant": self.cache_variant()})
+        return session_cache_dir(Path(run_dir), self._field("cache_dir")) / f"{self.cache_variant()}-{key}"
 
     def write_dataset_toml(self, dataset_toml: Path, run_dir: Path, *, batch_size: int = 1) -> Path:
         return write_musubi_toml(

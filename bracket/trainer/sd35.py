@@ -17,6 +17,7 @@ from typing import Any
 from bracket.search.space import FixedKnob, FloatKnob, Knob
 from bracket.trainer.base import NamedConfig
 from bracket.trainer.sd_scripts import ModelInput, SdScriptsFullTrainer, SdScriptsLoraTrainer
+from bracket.trainer.tokenizers import CLIP_G_TOKENIZER, CLIP_L_TOKENIZER, T5_XXL_TOKENIZER
 
 SD35_INPUTS = (
     ModelInput("model_path", "--pretrained_model_name_or_path"),
@@ -32,6 +33,8 @@ class _Sd35Family:
     model_inputs = SD35_INPUTS
     latent_cache_suffix = "_sd3.npz"
     text_encoder_cache_suffix = "_sd3_te.npz"
+    save_precision = "bf16"  # SD3.5 is released in bf16; sd-scripts' cache tools know no SD3
+    tokenizer_ids = (CLIP_L_TOKENIZER, CLIP_G_TOKENIZER, T5_XXL_TOKENIZER)
     prompt_letters = ("d", "w", "h", "s", "l", "n")
 
     def is_large(self) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 from bracket.trainer.base import NamedConfig
 from bracket.trainer.sd_scripts import ModelInput, SdScriptsFullTrainer, SdScriptsLoraTrainer
+from bracket.trainer.tokenizers import CLIP_G_TOKENIZER, CLIP_L_TOKENIZER
 
 SDXL_INPUTS = (
     ModelInput("model_path", "--pretrained_model_name_or_path"),
@@ -26,6 +27,9 @@ class _SdxlFamily:
     model_inputs = SDXL_INPUTS
     latent_cache_suffix = "_sdxl.npz"
     text_encoder_cache_suffix = "_te_outputs.npz"
+    cache_tool_flag = "--sdxl"
+    save_precision = "fp16"  # SDXL base is released in fp16; an fp16 LoRA loads everywhere
+    tokenizer_ids = (CLIP_L_TOKENIZER, CLIP_G_TOKENIZER)
     prompt_letters = ("d", "w", "h", "s", "l", "n")
 
 

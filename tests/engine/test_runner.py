@@ -57,7 +57,8 @@ def test_exit_codes_and_log(tmp_path, mode, code):
     if mode == "ok":
         assert result.log_tail[-1] == "fake trainer: done"
     if mode == "exit1":
-        assert "RuntimeError: fake trainer failure" in result.log_tail[-1]
+        assert "RuntimeError: fake trainer failure" in result.log_tail[-5]  # above the launcher's traceback
+        assert "CalledProcessError" in result.log_tail[-1]
 
 
 def test_timeout_kills_the_run(tmp_path):
@@ -246,3 +247,28 @@ def test_read_log_tail_collapses_progress_and_reads_only_the_end(tmp_path):
     only_progress = tmp_path / "progress.log"
     only_progress.write_bytes(b"".join(b"\rstep %d" % i for i in range(100_000)))
     assert read_log_tail(only_progress) == ["step 99999"]
+
+
+def test_a_failed_run_is_described_by_the_trainers_own_last_error():
+    from bracket.session.execute import describe_exit, trainer_error_line
+    from bracket.session.runner import RunResult
+
+    log = [
+        "INFO: loading tokenizer",
+        "Traceback (most recent call last):",
+        '  File "sdxl_train_network.py", line 9, in <module>',
+        "    raise TypeError(msg)",
+        "TypeError: expected str, bytes or os.PathLike object, not NoneType",
+        "Traceback (most recent call last):",
+        "    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)",
+        "subprocess.CalledProcessError: Command '['python', 'x.py']' returned non-zero exit status 1.",
+    ]
+    assert trainer_error_line(log) == "TypeError: expected str, bytes or os.PathLike object, not NoneType"
+    assert trainer_error_line(["torch.OutOfMemoryError: CUDA out of memory.", "  ValueError: indented"]) == (
+        "torch.OutOfMemoryError: CUDA out of memory.")
+    failed = RunResult(exit_code=1, duration_s=1.0, log_tail=log, stopped=False, timed_out=False, pid=1)
+    assert describe_exit(failed, None) == (
+        "TypeError: expected str, bytes or os.PathLike object, not NoneType (exit code 1)")
+    plain = RunResult(exit_code=2, duration_s=1.0, log_tail=["usage: x", "error: bad"], stopped=False,
+                      timed_out=False, pid=1)
+    assert describe_exit(plain, None) == "exit code 2"

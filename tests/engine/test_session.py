@@ -100,7 +100,7 @@ def test_failed_and_diverging_runs_are_recorded_and_spend_budget(demo_fields, ru
     assert statuses[:3] == ["done", "failed", "pruned"]
     # NaN is caught while the run goes (stopped early) or, if it ends first, at its end
     assert statuses[3] in ("pruned", "disqualified")
-    assert runs[2]["failure_reason"] == "exit code 1"
+    assert runs[2]["failure_reason"] == "RuntimeError: fake trainer failure (exit1) (exit code 1)"
     assert "Traceback" in session.store.get_run(2)["log_tail"]
     assert runs[3]["failure_reason"].startswith("diverged")
     assert runs[3]["last_step"] < 150, "a diverging run is stopped early"

@@ -42,7 +42,7 @@ list, its first entry (a comma list), removed from the file under a lock, so eac
 the next entry (an empty or missing list means ``ok``):
 
   ok             train normally, exit 0
-  exit1          train half the steps, print a traceback-like error, exit 1
+  exit1          train half the steps, print a trainer traceback and accelerate's, exit 1
   segv           train half the steps, then SIGSEGV itself (exit code -11)
   hang           after the pid files: no output, sleep forever
   hang_printing  after the pid files: print a line every 0.05 s forever
@@ -356,7 +356,12 @@ def main(argv: list[str]) -> int:
                 scalars.close()
             if "segv" in modes:
                 os.kill(os.getpid(), signal.SIGSEGV)
-            print("Traceback (most recent call last):\nRuntimeError: fake trainer failure (exit1)",
+            # the trainer's own traceback, then the launcher's (as `accelerate launch` prints them)
+            print("Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n"
+                  "RuntimeError: fake trainer failure (exit1)\n"
+                  "Traceback (most recent call last):\n  File \"launch.py\", line 9, in launch_command\n"
+                  "    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)\n"
+                  "subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 1.",
                   file=sys.stderr, flush=True)
             return 1
     if samples and last_sampled != steps:

@@ -151,3 +151,24 @@ def test_setup_commands_run_through_a_fake_python(tmp_path):
     assert any(w.endswith("zimage_cache_latents.py") for w in log)
     assert any(w.endswith("zimage_cache_text_encoder_outputs.py") for w in log)
     assert log.count("--skip_existing") == 2
+
+
+def test_another_model_over_the_same_dataset_gets_another_cache(tmp_path):
+    dataset = image_folder(tmp_path)
+    shared = str(tmp_path / "shared-cache")  # a cache_dir reused by later sessions
+    trainer = build("zimage-lora", tmp_path, dataset, cache_dir=shared)
+    fields = dict(trainer.fields)
+
+    def caches(session: str, **changes: str) -> set[str]:
+        other = get_preset("zimage-lora").build_trainer({**fields, **changes})
+        toml = read_toml(Path(flag_value(_trial(other, tmp_path / session, 1, dataset).cmd, "--dataset_config")))
+        return {d["cache_directory"] for d in toml["datasets"]}
+
+    first = caches("a")
+    assert caches("b") == first  # same model files, flags and data: a later session reuses the cache
+    vae = tmp_path / "models" / "other-vae.safetensors"
+    vae.write_bytes(b"another vae")
+    assert caches("c", vae=str(vae)) != first
+    assert caches("d", text_encoder=str(vae)) != first
+    (dataset / "img0.txt").write_text("an edited caption", encoding="utf-8")
+    assert caches("e") != first

@@ -70,10 +70,12 @@ def test_leaderboard_winner_ratings_and_problems_match_the_store(opened):
     assert report.verdict in markdown and report.verdict.startswith("Best config is")
     # the failed run (exit 1) and the NaN run are listed with their reasons
     problems = {int(p[0]): p for p in report.problems}
-    assert problems[3][3] == "failed" and problems[3][4] == "exit code 1"
+    assert problems[3][3] == "failed"  # with the trainer's own error line, not just the exit code
+    assert problems[3][4] == "RuntimeError: fake trainer failure (exit1) (exit code 1)"
     assert problems[4][3] in ("pruned", "disqualified") and "nan" in problems[4][4].lower()
     section = markdown.split("## Failed, disqualified and pruned runs")[1].split("## Judges")[0]
-    assert "| 3 | adamw-fast seed 42 | search | failed | exit code 1 |" in section
+    assert "| 3 | adamw-fast seed 42 | search | failed | RuntimeError: fake trainer failure (exit1) (exit code 1) |" \
+        in section
     judges = {row[0]: row for row in report.judges}
     assert judges["human"][1] == "2" and judges["loss"][1] == "1"
     # one run rated by a person; the human part is used there and wherever it was estimated

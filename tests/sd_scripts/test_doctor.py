@@ -11,6 +11,7 @@ import pytest
 
 from bracket import doctor
 from bracket.doctor import run_doctor
+from bracket.trainer.sdxl import SdxlLoraTrainer
 from tests.sd_scripts.fake_scripts import flag_table, write_setup_parser_script
 
 Usage = namedtuple("Usage", "total used free")
@@ -23,6 +24,12 @@ def values(field_values, image_folder, monkeypatch, request):
     monkeypatch.setattr(doctor, "detect_vram_gb", lambda: 24)
     monkeypatch.setattr(doctor.shutil, "disk_usage", lambda path: Usage(10**12, 0, 500 * 1024**3))
     values = field_values("sdxl-lora", dataset=str(image_folder))
+    tokenizers = Path(values["sd_scripts_dir"]).parent / "tokenizers"
+    for model_id in SdxlLoraTrainer.tokenizer_ids:  # what sd-scripts saves with --tokenizer_cache_dir
+        folder = tokenizers / model_id.replace("/", "_")
+        folder.mkdir(parents=True)
+        (folder / "vocab.json").write_text("{}", encoding="utf-8")
+    values["tokenizer_cache_dir"] = str(tokenizers)
     write_setup_parser_script(Path(values["sd_scripts_dir"]) / "sdxl_train_network.py",
                               flag_table("sdxl_train_network.py"))
     return values
@@ -36,7 +43,7 @@ def test_all_checks_pass(values):
     report = run_doctor("sdxl-lora", values)
     assert report.ok, report.render()
     assert [c.name for c in report.checks] == ["trainer python", "inputs", "trainer script", "disk", "vram",
-                                               "parser check"]
+                                               "tokenizers", "parser check"]
     assert "All checks passed." in report.render()
 
 
@@ -112,3 +119,35 @@ def test_disk_probe_walks_up_to_an_existing_folder(values, monkeypatch, tmp_path
     monkeypatch.setattr(doctor.shutil, "disk_usage", lambda path: seen.append(path) or real_usage(tmp_path))
     run_doctor("sdxl-lora", values)
     assert seen == [tmp_path]
+
+
+def test_tokenizers_missing_offline(values, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf-home"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
+    report = run_doctor("sdxl-lora", {**values, "tokenizer_cache_dir": str(tmp_path / "no-tokenizers")})
+    check = _check(report, "tokenizers")
+    assert not report.ok and not check.ok
+    assert "openai/clip-vit-large-patch14, laion/CLIP-ViT-bigG-14-laion2B-39B-b160k" in check.message
+    assert "BRACKET_TOKENIZER_CACHE_DIR" in check.message and "fails offline" in check.message
+
+
+def test_tokenizers_found_in_the_hub_cache(values, tmp_path, monkeypatch):
+    hub = tmp_path / "hf" / "hub"
+    for model_id in SdxlLoraTrainer.tokenizer_ids:
+        snapshot = hub / f"models--{model_id.replace('/', '--')}" / "snapshots" / "abc123"
+        snapshot.mkdir(parents=True)
+        (snapshot / "merges.txt").write_text("", encoding="utf-8")
+        (snapshot / "vocab.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    report = run_doctor("sdxl-lora", {**values, "tokenizer_cache_dir": ""})
+    assert _check(report, "tokenizers").ok, report.render()
+
+
+def test_every_preset_that_loads_hub_tokenizers_declares_them():
+    from bracket.registry import PRESETS
+
+    declared = {p.id: p.trainer_factory.tokenizer_ids for p in PRESETS if p.trainer_factory.tokenizer_ids}
+    assert {"sdxl-lora", "sdxl-full", "sd35-lora", "sd35-full", "flux1-lora", "flux1-full",
+            "flux1-kontext-lora", "framepack-lora"} <= set(declared)
+    assert "google/t5-v1_1-xxl" in declared["sd35-lora"] and "google/t5-v1_1-xxl" in declared["flux1-lora"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 from PIL import Image
 
@@ -27,7 +28,10 @@ def test_run_toml_from_a_folder(build, image_folder, tmp_path):
     document = _toml(spec)
     assert document["general"] == {"caption_extension": ".txt", "batch_size": 2, "resolution": 768,
                                    "enable_bucket": True}
-    assert document["datasets"][0]["subsets"][0]["image_dir"] == str(image_folder.resolve())
+    mirror = Path(document["datasets"][0]["subsets"][0]["image_dir"])
+    assert mirror.parent.parent == tmp_path / "cache" and mirror.name == "s0"
+    assert sorted(p.name for p in mirror.iterdir()) == sorted(p.name for p in image_folder.iterdir())
+    assert all((mirror / p.name).resolve() == p.resolve() for p in image_folder.iterdir())
 
 
 def test_run_toml_keeps_the_users_resolution(build, image_folder, tmp_path):
@@ -40,7 +44,8 @@ def test_run_toml_keeps_the_users_resolution(build, image_folder, tmp_path):
     document = _toml(spec)
     assert document["general"] == {"enable_bucket": False, "batch_size": 1}
     assert document["datasets"][0]["resolution"] == 512 and "batch_size" not in document["datasets"][0]
-    assert document["datasets"][0]["subsets"][0] == {"image_dir": str(image_folder.resolve()), "num_repeats": 3}
+    subset = document["datasets"][0]["subsets"][0]
+    assert subset["num_repeats"] == 3 and (Path(subset["image_dir"]) / "img0.png").resolve() == image_folder / "img0.png"
 
 
 def test_prompt_file_has_fixed_seeds_and_family_options(build, image_folder, tmp_path):
@@ -59,18 +64,20 @@ def test_prompt_file_has_fixed_seeds_and_family_options(build, image_folder, tmp
 def test_skip_cache_check_once_every_image_is_cached(build, image_folder, tmp_path):
     trainer = build("sdxl-lora")
     knobs = trainer.baseline_config().knobs
-    first = run_of(trainer, tmp_path / "r1", knobs, image_folder).cmd
-    assert "--cache_latents_to_disk" in first and "--skip_cache_check" not in first
-    for image in image_folder.glob("*.png"):  # what the first run leaves next to each image
-        (image_folder / f"{image.stem}_1024x1024_sdxl.npz").write_bytes(b"x")
-    half = run_of(trainer, tmp_path / "r2", knobs, image_folder).cmd
+    first = run_of(trainer, tmp_path / "trials" / "1", knobs, image_folder)
+    assert "--cache_latents_to_disk" in first.cmd and "--skip_cache_check" not in first.cmd
+    mirror = Path(_toml(first)["datasets"][0]["subsets"][0]["image_dir"])
+    for image in image_folder.glob("*.png"):  # what sd-scripts writes next to each (mirrored) image
+        (mirror / f"{image.stem}_1024x1024_sdxl.npz").write_bytes(b"x")
+    half = run_of(trainer, tmp_path / "trials" / "2", knobs, image_folder).cmd
     assert "--skip_cache_check" not in half  # text-encoder outputs still missing
     for image in image_folder.glob("*.png"):
-        (image_folder / f"{image.stem}_te_outputs.npz").write_bytes(b"x")
-    later = run_of(trainer, tmp_path / "r3", knobs, image_folder).cmd
+        (mirror / f"{image.stem}_te_outputs.npz").write_bytes(b"x")
+    later = run_of(trainer, tmp_path / "trials" / "3", knobs, image_folder).cmd
     assert "--skip_cache_check" in later
-    Image.new("RGB", (8, 8)).save(image_folder / "new.png")
-    assert "--skip_cache_check" not in run_of(trainer, tmp_path / "r4", knobs, image_folder).cmd
+    assert not list(image_folder.glob("*.npz"))  # the person's folder stays clean
+    Image.new("RGB", (8, 8)).save(image_folder / "new.png")  # new data: a new cache folder, checked again
+    assert "--skip_cache_check" not in run_of(trainer, tmp_path / "trials" / "4", knobs, image_folder).cmd
 
 
 def test_caption_shuffle_disables_text_encoder_cache(build, image_folder, tmp_path):
