@@ -6,6 +6,7 @@
     python -m bench search --full        # only search efficiency, long
     python -m bench ui                   # page ready, app memory with 500 trials, Compare grid
     python -m bench noise [--full]       # validation loss, confirmation rung, best step under diffusion noise
+    python -m bench presets [--full]     # search over the real preset spaces (issue 19), in process
 
 Options: ``--results DIR`` (default bench/results), ``--no-demo`` (skip the real demo
 search in the overhead benchmark), ``--workers N`` (parallel sessions for search
@@ -89,7 +90,8 @@ def _print_ui(data: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui", "noise"), default="all")
+    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui", "presets", "noise"),
+                        default="all")
     parser.add_argument("--full", action="store_true", help="the long version")
     parser.add_argument("--results", type=Path, default=None, help="folder for the JSON results")
     parser.add_argument("--no-demo", action="store_true", help="skip the real demo search")
@@ -113,6 +115,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nsearch efficiency ({'short' if short else 'full'}: {plan.repetitions} repetitions, "
               f"budget {plan.budget})")
         _print_search(search_efficiency.run(short=short, plan=plan, results_dir=args.results))
+    if args.which in ("all", "presets"):
+        from bench import preset_search
+        from bench.common import write_result
+
+        plan = preset_search.SHORT if short else preset_search.FULL
+        print(f"\npreset spaces ({'short' if short else 'full'}: {plan.repetitions} repetitions, budget {plan.budget})")
+        data = preset_search.run(plan)
+        write_result("preset_search", data, args.results)
+        preset_search.print_result(data)
     if args.which in ("all", "noise"):
         from bench import noise
 

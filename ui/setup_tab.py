@@ -23,6 +23,7 @@ from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.forms import plan_text, settings_from_form
 from bracket.session.manager import SessionManager
+from bracket.session.past import past_sessions
 from ui.common import PRIVATE, QUIET, user_errors
 from ui.render import format_duration
 
@@ -101,6 +102,12 @@ def session_choices(manager: SessionManager) -> list[tuple[str, str]]:
     return [(info.label, str(info.folder)) for info in manager.list_sessions()]
 
 
+def past_choices(manager: SessionManager, preset_id: str | None) -> Any:
+    """Earlier sessions of this preset, with their dates and best scores, to warm-start from."""
+    found = past_sessions(manager.runs_dir, preset_id) if preset_id else []
+    return gr.Dropdown(choices=[(s.label, str(s.folder)) for s in found], value=None)
+
+
 def refresh_sessions(manager: SessionManager) -> Any:
     choices = session_choices(manager)
     return gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
@@ -114,14 +121,16 @@ def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str]
     weights = dict(zip(JUDGE_NAMES, rest[: len(JUDGE_NAMES)]))
     vlm_url, vlm_model, vlm_key, name, *options = rest[len(JUDGE_NAMES):]
     lr_bracket = bool(options[0]) if options else True
-    confirm = options[1] if len(options) > 1 else None
-    validation = bool(options[2]) if len(options) > 2 else True
+    warm_from = list(options[1] or []) if len(options) > 1 else []
+    confirm = options[2] if len(options) > 2 else None
+    validation = bool(options[3]) if len(options) > 3 else True  # the form's last input
     if not preset_id:
         raise BracketError("Pick a preset first.")
     settings = settings_from_form(
         budget=budget, steps=steps, seeds=seeds, prompts=prompts, sample_every=sample_every, algorithm=algorithm,
         lr_min=lr_min, lr_max=lr_max, batch_sizes=batch_sizes, weights=weights, vlm_base_url=vlm_url,
-        vlm_model=vlm_model, vlm_api_key=vlm_key, lr_bracket=lr_bracket, confirm=confirm, validation=validation)
+        vlm_model=vlm_model, vlm_api_key=vlm_key, lr_bracket=lr_bracket, warm_start_from=warm_from,
+        confirm=confirm, validation=validation)
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
@@ -217,17 +226,21 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
             vlm_url = gr.Textbox("", label="VLM judge base URL (OpenAI-compatible, optional)")
             vlm_model = gr.Textbox("", label="VLM model")
             vlm_key = gr.Textbox("", label="VLM API key (not stored)", type="password")
+    warm_from = gr.Dropdown([], value=None, multiselect=True, label="Warm start from past sessions (optional)",
+                            info="their two best configs each join the warm start after the baseline",
+                            elem_id="bk-warm-from")
     with gr.Row():
         name = gr.Textbox("", label="Session name (optional)", scale=3)
         start_btn = gr.Button("Start search", variant="primary", scale=1, elem_id="bk-start")
     start_md = gr.Markdown(elem_id="bk-start-status")
 
     preset_dd.change(on_preset, preset_dd, [notes_md, fields_state, preflight_md], **PRIVATE)
+    preset_dd.change(functools.partial(past_choices, manager), preset_dd, warm_from, **PRIVATE)
     for box in (budget, seeds, confirm):
         box.change(plan_text, [budget, seeds, confirm], plan_md, **QUIET)
     budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, lr_min, lr_max, batch_sizes,
-                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, confirm, validation]
+                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
                     [start_md, tabs, sessions_dd], concurrency_id="session-control", **PRIVATE)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
@@ -236,9 +249,10 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     resume_btn.click(functools.partial(resume_session, manager), sessions_dd, [start_md, tabs],
                      concurrency_id="session-control", **PRIVATE)
     return {"preset": preset_dd, "fields_state": fields_state, "notes": notes_md, "preflight": preflight_md,
-            "sessions": sessions_dd, "estimate": estimate_md, "budget": budget}
+            "sessions": sessions_dd, "estimate": estimate_md, "budget": budget, "warm_from": warm_from}
 
 
-def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, Any, str]:
+def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, Any, str, Any]:
     notes, fields, preflight = on_preset(preset_id)
-    return notes, fields, preflight, refresh_sessions(manager), estimate_text(manager, budget)
+    return (notes, fields, preflight, refresh_sessions(manager), estimate_text(manager, budget),
+            past_choices(manager, preset_id))

@@ -27,11 +27,11 @@ from bracket.registry import get_preset
 from bracket.search.controller import SearchController
 from bracket.search.space import SearchSpace
 from bracket.session.config import SearchSettings
+from bracket.session.past import SESSION_FILE, past_configs
 from bracket.session.store import Store, sqlite_url
-from bracket.trainer.base import NamedConfig, Trainer
+from bracket.trainer.base import NamedConfig, Trainer, warmup_cap
 from bracket.trainer.validation import ValidationPlan, decide
 
-SESSION_FILE = "session.json"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
 
 
@@ -70,6 +70,17 @@ def fit_warm_start(trainer: Trainer, space: SearchSpace) -> tuple[list[tuple[str
         if result.config is not None:
             fitted.append((kind, NamedConfig(named.name, result.config, named.source)))
     return fitted, notes
+
+
+def fit_past(space: SearchSpace, configs: list[NamedConfig], notes: list[str]) -> list[tuple[str, NamedConfig]]:
+    """Configs of earlier sessions fitted to ``space`` (clamped or dropped, noted in ``notes``)."""
+    fitted: list[tuple[str, NamedConfig]] = []
+    for named in configs:
+        result = space.fit(named.knobs, label=f"past {named.name!r}")
+        notes.extend(result.notes)
+        if result.config is not None:
+            fitted.append(("curated", NamedConfig(named.name, result.config, named.source)))
+    return fitted
 
 
 def _check_writable(folder: Path) -> None:
@@ -129,8 +140,14 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     settings.validate()
     merged = preset.validate_fields(fields)
     trainer = preset.trainer_factory(merged)
-    space = trainer.declare_search_space().narrow(settings.bounds)
+    space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     warm_start, notes = fit_warm_start(trainer, space)
+    if settings.warm_start_from:
+        warm_start[1:1] = fit_past(space, past_configs(settings.warm_start_from, preset.id), notes)
+    cap = warmup_cap(trainer.session_space(settings.bounds), settings.steps, settings.warmup_share)
+    if cap is not None:
+        notes.insert(0, f"warm-up searched up to {cap} steps ({settings.warmup_share:.0%} of the {settings.steps}-step "
+                        f"runs); longer baseline or curated warm-ups are clamped to it")
     check_dataset(trainer, merged)
     settings, validation_note = decide_validation(trainer, merged, settings,
                                                  trainer_name=preset.trainer_script or preset.display_name)
@@ -208,12 +225,13 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
         raise
     trainer = preset.trainer_factory(fields)
     # a session stored before the learning-rate bracket existed resumes without one (it would
-    # otherwise spend two slots on its warm-start winner in the middle of its search); one
-    # stored before the confirmation rung and validation split resumes without them
-    settings = SearchSettings.from_dict({"lr_bracket": False, "confirm": 0, "validation_split": 0.0,
-                                         **row["settings"]})
+    # otherwise spend two slots on its warm-start winner in the middle of its search)
+    # (and one stored before warm-ups were limited to a share of the run keeps its full range;
+    # one stored before the confirmation rung and validation split resumes without them)
+    settings = SearchSettings.from_dict({"lr_bracket": False, "warmup_share": None, "confirm": 0,
+                                         "validation_split": 0.0, **row["settings"]})
     apply_validation(trainer, settings)
-    space = trainer.declare_search_space().narrow(settings.bounds)
+    space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]))
 
 

@@ -23,20 +23,23 @@ SKIP = gr.skip()
 def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *options, **overrides):
     values = dict(budget=budget, steps=20, seeds=1, prompts="a red circle --d 1\na blue square --d 2",
                   sample_every=10, algorithm="tpe", lr_min="", lr_max="", batch_sizes="")
+    name = overrides.pop("name", "ui-test")
     values.update(overrides)
-    rest = [1.0, 2.0, 1.0, 1.0, "", "", "", "ui-test", *options]
+    rest = [1.0, 2.0, 1.0, 1.0, "", "", "", name, *options]
     return setup_tab.start_search(manager, "demo-cpu", fields, *values.values(), *rest)
 
 
 def test_blocks_build_with_only_private_listeners(runs_dir):
     demo = build_app(SessionManager(runs_dir))
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
-    # the Start button sends the learning-rate bracket checkbox, the confirmation runs and the
-    # validation box as the form's last values (in that order: start_search reads them so)
+    # the Start button sends the learning-rate bracket checkbox, the past sessions to warm-start
+    # from, the confirmation runs and the validation box as the form's last values (in that
+    # order: start_search reads them so)
     starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-validation"]
     assert len(starts) == 1 and getattr(starts[0].inputs[-1], "value", None) is True
-    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-3:]] == ["bk-lr-bracket", "bk-confirm",
-                                                                             "bk-validation"]
+    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-4:]] == ["bk-lr-bracket", "bk-warm-from",
+                                                                             "bk-confirm", "bk-validation"]
+    assert getattr(starts[0].inputs[-4], "value", None) is True
     options = launch_options(runs_dir)
     assert options["allowed_paths"] == [str(runs_dir.resolve())]
     assert options["run_history"] is False
@@ -96,6 +99,20 @@ def test_the_learning_rate_bracket_checkbox_reaches_the_session(runs_dir, demo_f
     manager = SessionManager(runs_dir, snapshot_ttl=0.0)
     start(manager, demo_fields, 1, False)
     assert manager.session.settings.lr_bracket is False
+    assert manager.session.wait(60)
+
+
+def test_past_sessions_of_the_preset_are_offered_and_reach_the_new_session(runs_dir, demo_fields):
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    assert setup_tab.past_choices(manager, "demo-cpu").choices == []
+    start(manager, demo_fields, 1)
+    assert manager.session.wait(60)
+    first = manager.session
+    (label, folder), = setup_tab.past_choices(manager, "demo-cpu").choices
+    assert folder == str(first.folder) and label.startswith(first.name) and "best score" in label
+    assert setup_tab.past_choices(manager, "sdxl-lora").choices == []
+    start(manager, demo_fields, 1, True, [folder], name="ui-test-2")
+    assert manager.session.settings.warm_start_from == [folder]
     assert manager.session.wait(60)
 
 
