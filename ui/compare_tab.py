@@ -92,10 +92,10 @@ def rate(manager: SessionManager, run_id: int, value: Any, scope: Any, step: Any
     except (TypeError, ValueError):
         raise gr.Error(f"A rating must be a number from 1 to 10, got {value!r}.") from None
     shown_step = None if step in (None, "") else int(float(step))
-    manager.rate(run_id, number, prompt_index, shown_step)
-    target = "" if prompt_index is None else f", prompt {prompt_index}"
+    effect = manager.rate(run_id, number, prompt_index, shown_step)  # "Run #12 rated 7: its config moved ..."
+    target = "" if prompt_index is None else f" (prompt {prompt_index})"
     at = "" if shown_step is None else f" at step {shown_step}"
-    return f"Saved: run #{run_id}{target} rated {value}{at}."
+    return f"Saved{target}{at}. {effect}"
 
 
 def next_pair(manager: SessionManager) -> tuple[Any, str, Any, Any, Any]:

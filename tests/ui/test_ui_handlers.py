@@ -127,7 +127,7 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert [value for _, value in scope.choices] == [compare_tab.WHOLE_RUN, 0, 1]
     earlier = compare_tab.change_step(manager, shown, 10)
     assert 'data-step="10"' in earlier and earlier != html
-    assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith("Saved: run")
+    assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith(f"Saved. Run #{shown[0]} rated 7: ")
     assert "prompt 1" in compare_tab.rate(manager, shown[1], "3", 1)
     *_, lone, _ = compare_tab.next_unrated(manager, 4)
     assert lone == [shown[2]], "never a rated run while an unrated one remains; a lone run is shown alone"
