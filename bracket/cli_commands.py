@@ -143,6 +143,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
                              name=args.name, storage_url=args.storage)
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
+    for warning in session.parts.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     for note in session.parts.notes:
         print(f"note: {note}")
     return _finish(session, _watch(session, quiet=args.quiet))

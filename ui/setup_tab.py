@@ -10,12 +10,11 @@ and the dataset field runs the dataset pre-flight. The search settings become a
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
-from bracket.dataset.validation import preflight_dataset
+from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.preset import merge_with_defaults, problem_with_value
@@ -63,10 +62,9 @@ def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
         trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields))
     except (BracketError, ValueError, TypeError) as error:
         return f"Dataset pre-flight not possible yet: {error}"
-    style = getattr(trainer, "dataset_style", None)
-    if not style:
+    report = preflight_for_trainer(trainer, fields)
+    if report is None:
         return "This trainer reads its dataset itself; it is checked when the search starts."
-    report = preflight_dataset(Path(dataset), style)
     return ("✓ " if report.ok else "✗ ") + "Dataset pre-flight: " + report.summary()
 
 

@@ -13,14 +13,14 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
 from bracket import settings as app_settings
-from bracket.dataset.validation import preflight_dataset
+from bracket.dataset.validation import preflight_dataset, preflight_for_trainer
 from bracket.errors import BracketError, DatasetError, SearchSpaceError, StoreError
 from bracket.preset import ModelPreset
 from bracket.registry import get_preset
@@ -48,6 +48,8 @@ class SessionParts:
     settings: SearchSettings
     space: SearchSpace
     notes: list[str]
+    #: what the dataset pre-flight warns about (the search runs; the CLI prints them)
+    warnings: list[str] = field(default_factory=list)
 
 
 def fit_warm_start(trainer: Trainer, space: SearchSpace) -> tuple[list[tuple[str, NamedConfig]], list[str]]:
@@ -104,15 +106,17 @@ def _url_without_password(url: str) -> str:
     return bare.render_as_string(hide_password=False)
 
 
-def check_dataset(trainer: Trainer, fields: dict[str, str]) -> None:
-    """Dataset pre-flight for trainers that read a kohya dataset; raises with every problem."""
-    style = getattr(trainer, "dataset_style", None)
-    dataset = fields.get("dataset")
-    if not style or not dataset:
-        return
-    report = preflight_dataset(Path(dataset), style)
+def check_dataset(trainer: Trainer, fields: dict[str, str], space: SearchSpace | None = None) -> list[str]:
+    """Dataset pre-flight for trainers that read a kohya dataset; raises with every problem.
+
+    Returns the warnings (a search still runs with them).
+    """
+    report = preflight_for_trainer(trainer, fields, space=space)
+    if report is None:
+        return []
     if not report.ok:
-        raise DatasetError(f"Dataset {dataset}: " + " ".join(report.problems))
+        raise DatasetError(f"Dataset {fields.get('dataset')}: " + " ".join(report.problems))
+    return list(report.warnings)
 
 
 def decide_validation(trainer: Trainer, fields: dict[str, str], settings: SearchSettings, *,
@@ -148,7 +152,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     if cap is not None:
         notes.insert(0, f"warm-up searched up to {cap} steps ({settings.warmup_share:.0%} of the {settings.steps}-step "
                         f"runs); longer baseline or curated warm-ups are clamped to it")
-    check_dataset(trainer, merged)
+    warnings = check_dataset(trainer, merged, space)
     settings, validation_note = decide_validation(trainer, merged, settings,
                                                  trainer_name=preset.trainer_script or preset.display_name)
     notes.append(validation_note)
@@ -175,7 +179,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)
     SearchController.enqueue_warm_start(store.study(name), space, warm_start if settings.warm_start else [])
     write_session_file(folder, name, preset.id, url)
-    return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes)
+    return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings)
 
 
 def read_session_file(folder: Path) -> dict[str, Any]:

@@ -189,6 +189,10 @@ class Trainer(ABC):
         """
         return None
 
+    def script_files(self) -> list[Path]:
+        """The trainer scripts this adapter runs (training and pre-cache), for ``bracket doctor``."""
+        return []
+
     def preflight_problems(self) -> list[str]:
         """Problems visible before any run (missing trainer python, scripts, models)."""
         return []
