@@ -50,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="skip the trainer's baseline and curated configs: the sampler from the first run")
     run.add_argument("--no-lr-bracket", action="store_true",
                      help="skip the learning-rate bracket (the best warm-start config at a lower and a higher rate)")
+    run.add_argument("--confirm", type=int, default=None, metavar="RUNS",
+                     help="runs of the budget for the confirmation rung: the top configs re-run with fresh seeds "
+                          "(default: a quarter of the budget from 8 configs on; 0: off)")
+    run.add_argument("--no-validation", action="store_true",
+                     help="score by training loss even where the trainer can hold out a validation split")
     run.add_argument("--prompts", help="sample prompt lines (a file path, or text with \\n)")
     run.add_argument("--sample-every", type=int, help="render samples every N steps")
     run.add_argument("--lr-min", type=float)
@@ -97,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     promote = sub.add_parser("promote", help="train the winner for the full length with periodic saves")
     promote.add_argument("path", type=Path)
-    promote.add_argument("--steps", type=int, help="full training length (default: the winner's own steps)")
+    promote.add_argument("--steps", type=int, help="full training length (default: the winner's best step, "
+                         "scaled by the dataset sizes when --dataset is given)")
     promote.add_argument("--run", type=int, help="promote this run's config instead of the winner")
     promote.add_argument("--save-every", type=int, help="save a checkpoint and state every N steps")
     promote.add_argument("--dataset", type=Path, help="the full dataset (default: the search's)")

@@ -8,6 +8,7 @@ mistake therefore raises a ``BracketError`` and leaves nothing behind.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -19,7 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from bracket import settings as app_settings
-from bracket.dataset.validation import preflight_for_trainer
+from bracket.dataset.validation import preflight_dataset, preflight_for_trainer
 from bracket.errors import BracketError, DatasetError, SearchSpaceError, StoreError
 from bracket.preset import ModelPreset
 from bracket.registry import get_preset
@@ -29,6 +30,7 @@ from bracket.session.config import SearchSettings
 from bracket.session.past import SESSION_FILE, past_configs
 from bracket.session.store import Store, sqlite_url
 from bracket.trainer.base import NamedConfig, Trainer, warmup_cap
+from bracket.trainer.validation import ValidationPlan, decide
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
 
@@ -117,6 +119,23 @@ def check_dataset(trainer: Trainer, fields: dict[str, str], space: SearchSpace |
     return list(report.warnings)
 
 
+def decide_validation(trainer: Trainer, fields: dict[str, str], settings: SearchSettings, *,
+                      trainer_name: str = "this trainer") -> tuple[SearchSettings, str]:
+    """The settings with the validation split decided (stored with the session), and its note."""
+    style = getattr(trainer, "dataset_style", None)
+    dataset = fields.get("dataset")
+    images = preflight_dataset(Path(dataset), style).media if style and dataset else None
+    split, note = decide(settings.validation_split, supported=bool(trainer.validation_tags), images=images,
+                         seed=settings.base_seed, trainer_name=trainer_name)
+    return dataclasses.replace(settings, validation_split=split), note
+
+
+def apply_validation(trainer: Trainer, settings: SearchSettings) -> None:
+    """Give ``trainer`` the session's held-out split (same split and seed for every run)."""
+    split = settings.validation_split or 0.0
+    trainer.validation = ValidationPlan(split, settings.base_seed) if split and trainer.validation_tags else None
+
+
 def create_session(preset_id: str, fields: dict[str, str], settings: SearchSettings, *,
                    out_dir: Path | None = None, name: str | None = None,
                    storage_url: str | None = None) -> SessionParts:
@@ -134,6 +153,10 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
         notes.insert(0, f"warm-up searched up to {cap} steps ({settings.warmup_share:.0%} of the {settings.steps}-step "
                         f"runs); longer baseline or curated warm-ups are clamped to it")
     warnings = check_dataset(trainer, merged, space)
+    settings, validation_note = decide_validation(trainer, merged, settings,
+                                                 trainer_name=preset.trainer_script or preset.display_name)
+    notes.append(validation_note)
+    apply_validation(trainer, settings)
     problems = trainer.preflight_problems()
     if problems:
         raise BracketError(" ".join(problems))
@@ -222,8 +245,11 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
     trainer = preset.trainer_factory(fields)
     # a session stored before the learning-rate bracket existed resumes without one (it would
     # otherwise spend two slots on its warm-start winner in the middle of its search)
-    # (and one stored before warm-ups were limited to a share of the run keeps its full range)
-    settings = SearchSettings.from_dict({"lr_bracket": False, "warmup_share": None, **row["settings"]})
+    # (and one stored before warm-ups were limited to a share of the run keeps its full range;
+    # one stored before the confirmation rung and validation split resumes without them)
+    settings = SearchSettings.from_dict({"lr_bracket": False, "warmup_share": None, "confirm": 0,
+                                         "validation_split": 0.0, **row["settings"]})
+    apply_validation(trainer, settings)
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]))
 

@@ -331,11 +331,12 @@ class SessionManager:
         scores = {r["id"]: r["score"] for r in runs}
         return next_pairs([r["id"] for r in runs], scores, session.store.comparisons(session.name), k)
 
-    def rate(self, run_id: int, value: float, prompt_index: int | None = None) -> str:
-        """Record a rating; returns what it changed (``bracket.session.rating_effect``)."""
+    def rate(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> str:
+        """Record a rating (``step``: the step whose samples were shown, for the best step);
+        returns what it changed (``bracket.session.rating_effect``)."""
         from bracket.session.rating_effect import rate_and_explain
 
-        message = rate_and_explain(self.require(), int(run_id), value, prompt_index)
+        message = rate_and_explain(self.require(), int(run_id), value, prompt_index, step)
         self._snapshot = self._standings = None
         return message
 

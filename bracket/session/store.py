@@ -108,6 +108,8 @@ ratings_table = sa.Table(
     sa.Column("run_id", sa.Integer, nullable=False),
     sa.Column("prompt_index", sa.Integer, nullable=True),
     sa.Column("value", sa.Float, nullable=False),
+    #: the training step whose samples were rated (Compare's step slider); None = the run as a whole
+    sa.Column("step", sa.Integer, nullable=True),
     sa.Column("created_at", sa.Float, nullable=False),
 )
 comparisons_table = sa.Table(
@@ -312,6 +314,8 @@ class Store:
                 _metadata.create_all(connection)
             else:
                 connection.execute(sa.select(sessions_table.c.name).limit(1))
+            if not read_only:
+                _add_missing_columns(connection)
         storage = optuna.storages.RDBStorage(
             engine_url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}},
             skip_table_creation=bool(read_only),
@@ -416,10 +420,11 @@ class Store:
                     for row in c.execute(query)}
 
     # -- human scores ------------------------------------------------------------------
-    def add_rating(self, session: str, run_id: int, value: float, prompt_index: int | None = None) -> int:
+    def add_rating(self, session: str, run_id: int, value: float, prompt_index: int | None = None,
+                   step: int | None = None) -> int:
         with self.engine.begin() as c:
             return int(c.execute(ratings_table.insert().values(
-                session=session, run_id=run_id, prompt_index=prompt_index, value=float(value),
+                session=session, run_id=run_id, prompt_index=prompt_index, value=float(value), step=step,
                 created_at=time.time(),
             )).inserted_primary_key[0])
 
@@ -464,6 +469,20 @@ class Store:
         """The Optuna study of session ``name`` (created on first use), minimising."""
         return optuna.create_study(study_name=name, storage=self.storage, direction="minimize",
                                    sampler=sampler, load_if_exists=True)
+
+
+#: columns added after the first release: (table, column, SQL type), added to older stores on open
+_LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),)
+
+
+def _add_missing_columns(connection: sa.Connection) -> None:
+    """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid)."""
+    inspector = sa.inspect(connection)
+    for table, column, sql_type in _LATER_COLUMNS:
+        if not inspector.has_table(table):
+            continue
+        if column not in {c["name"] for c in inspector.get_columns(table)}:
+            connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

@@ -32,6 +32,7 @@ from bracket.trainer.base import (
     make_subprocess_env,
 )
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
+from bracket.trainer.validation import VALIDATION_TAGS
 
 DEMO_SCRIPT = Path(__file__).with_name("demo_train.py")
 OPTIMIZERS = ("AdamW", "Adam", "RAdam", "SGD", "Adagrad")
@@ -159,6 +160,7 @@ class DemoTrainer(Trainer):
 
     loss_tags = ("loss/current", "loss/average")
     dataset_style = "sd-scripts"
+    validation_tags = VALIDATION_TAGS
 
     def declare_search_space(self) -> SearchSpace:
         return SearchSpace(
@@ -305,6 +307,11 @@ class DemoTrainer(Trainer):
             cmd += ["--save_state"]
         if resume_from:
             cmd += ["--resume", str(resume_from)]
+        plan = self.validation
+        if plan:  # the same flags as sd-scripts' network trainers
+            every = plan.every(max_steps, sample_every_n_steps if sample_prompts else None)
+            cmd += ["--validation_split", repr(float(plan.split)), "--validation_seed", str(int(plan.seed)),
+                    "--validate_every_n_steps", str(every), "--validate_every_n_epochs", str(int(max_steps) + 1)]
         return LaunchSpec(
             cmd=cmd,
             cwd=run_dir,
@@ -314,4 +321,5 @@ class DemoTrainer(Trainer):
             sample_dir=output_dir / "sample",
             loss_tags=self.loss_tags,
             max_steps=int(max_steps),
+            eval_loss_tags=self.validation_tags if plan else (),
         )

@@ -32,11 +32,14 @@ def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *opt
 def test_blocks_build_with_only_private_listeners(runs_dir):
     demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
-    # the Start button sends the learning-rate bracket checkbox, then the past sessions to warm-start from
-    starts = [f for f in demo.fns.values() if len(f.inputs) > 1
-              and getattr(f.inputs[-2], "elem_id", None) == "bk-lr-bracket"]
-    assert len(starts) == 1 and getattr(starts[0].inputs[-2], "value", None) is True
-    assert getattr(starts[0].inputs[-1], "elem_id", None) == "bk-warm-from"
+    # the Start button sends the learning-rate bracket checkbox, the past sessions to warm-start
+    # from, the confirmation runs and the validation box as the form's last values (in that
+    # order: start_search reads them so)
+    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-validation"]
+    assert len(starts) == 1 and getattr(starts[0].inputs[-1], "value", None) is True
+    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-4:]] == ["bk-lr-bracket", "bk-warm-from",
+                                                                             "bk-confirm", "bk-validation"]
+    assert getattr(starts[0].inputs[-4], "value", None) is True
     options = launch_options(runs_dir)
     assert options["allowed_paths"] == [str(runs_dir.resolve())]
     assert options["run_history"] is False
@@ -136,7 +139,7 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert said == "Saved: a tie." and new_pair != pair
     with pytest.raises(gr.Error, match="Next pair"):
         compare_tab.choose(manager, None, "left")
-    board, verdict, command, files, history, importance, report, dashboard, runs_dd = results_tab.refresh(manager)
+    board, verdict, command, files, history, importance, report, dashboard, runs_dd, _steps = results_tab.refresh(manager)
     assert list(board["rank"]) == [1, 2, 3] and board["ratings"].sum() == 2 and board["comparisons"].sum() == 2
     assert "Winner:" in verdict and "--learning_rate" in command
     assert [Path(f).name for f in files] == ["config.json", "config.toml"]
