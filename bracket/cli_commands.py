@@ -91,10 +91,19 @@ def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
     return session.snapshot().status
 
 
+def best_step_lines(table: Standings) -> list[str]:
+    """``best step of adamw-fast: 300 (validation), mean 0.12 over 2 seeds, validation loss`` per
+    ranked search config, best first."""
+    board = table.board("search")
+    return [f"best step of {row.name}: {row.best_step} ({row.best_step_basis}), mean score {row.mean:.3f} "
+            f"over {row.seeds} seed{'s' if row.seeds != 1 else ''}" + (f", {row.loss_basis} loss" if row.loss_basis else "")
+            for row in (board.rows if board else []) if row.rank is not None and row.best_step is not None]
+
+
 def _finish(session: Session, status: str) -> int:
     snapshot, table = session.snapshot(), standings(session)
     print(results_table(snapshot, raw_figures(table)))
-    for line in winner_lines(table):
+    for line in best_step_lines(table) + winner_lines(table):
         print(line)
     print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; folder {session.folder}")
     if snapshot.error:
@@ -119,10 +128,7 @@ def cmd_presets(_args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    prompts = DEFAULT_PROMPTS
-    if args.prompts:
-        path = Path(args.prompts)
-        prompts = path.read_text(encoding="utf-8") if path.is_file() else args.prompts.replace("\\n", "\n")
+    prompts = _prompts_argument(args.prompts) if args.prompts else DEFAULT_PROMPTS
     settings = SearchSettings(
         budget=args.budget, steps=args.steps, seeds=args.seeds, sample_prompts=prompts,
         sample_every_n_steps=args.sample_every, algorithm=args.search,
@@ -130,7 +136,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                                                                                                 "--bound")),
         weights=parse_weights(args.weights), timeout_s=args.timeout, base_seed=args.seed,
         warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket,
-        warm_start_from=[str(p) for p in args.warm_start_from])
+        warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
+        validation_split=0.0 if args.no_validation else None)
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
                              name=args.name, storage_url=args.storage)
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
@@ -142,6 +149,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(session, _watch(session, quiet=args.quiet))
 
 
+def _prompts_argument(value: str) -> str:
+    """``--prompts``: a file's text, or prompt text (``\\n`` between lines); a path that names no
+    file is refused rather than taken as a prompt."""
+    looks_like_path = "\n" not in value and "\\n" not in value and " --" not in value and (
+        value.startswith(("/", "./", "../", "~/")) or value.lower().endswith(".txt"))
+    path = Path(value).expanduser()
+    try:
+        is_file = len(value) < 4096 and path.is_file()
+    except OSError:
+        is_file = False
+    if is_file:
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise BracketError(f"--prompts {value}: cannot read it ({type(error).__name__}); give a UTF-8 text file.") \
+                from None
+    if looks_like_path:
+        raise BracketError(f"--prompts {value}: no such file. Give an existing prompt file, or the prompt text itself "
+                           "(lines separated by \\n).")
+    return value.replace("\\n", "\n")
+
+
 def winner_lines(table: Standings) -> list[str]:
     """The winner and the standings' warnings, as the lines ``status`` prints."""
     winner = table.winner
@@ -149,7 +178,8 @@ def winner_lines(table: Standings) -> list[str]:
         return ["winner: none yet (no config has a finished score)"]
     seeds = ",".join(str(s) for s in winner.seeds) or "-"
     raw = figures_text(winner.figures)
-    lines = [f"winner: {winner.config_name} ({winner.stage}) run {winner.run_id}, {winner.steps} steps, seeds {seeds}; "
+    at = f" at its best step {winner.step} (by {winner.step_basis})" if winner.step else ""
+    lines = [f"winner: {winner.config_name} ({winner.stage}) run {winner.run_id}, {winner.steps} steps{at}, seeds {seeds}; "
              f"score {winner.mean:.3f}" + (f" ({raw})" if raw else "")
              + f"; judges {', '.join(winner.judges) or '-'}"
              + (f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else "")
@@ -168,12 +198,15 @@ def cmd_status(args: argparse.Namespace) -> int:
                               **table.to_dict()}, indent=2, default=str))
             return 0
         snapshot = session.snapshot()
-        print(f"session {snapshot.name} ({snapshot.preset_id}): {snapshot.status}; {snapshot.plan}; "
+        status = snapshot.status
+        if status == "running" and not any(w["alive"] for w in snapshot.workers):
+            status = "interrupted (no process runs it; resume it)"  # e.g. a full disk kept "failed" from the store
+        print(f"session {snapshot.name} ({snapshot.preset_id}): {status}; {snapshot.plan}; "
               f"{snapshot.runs_spent}/{snapshot.total_runs} runs spent")
         for worker in snapshot.workers:
             print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
         print(results_table(snapshot, raw_figures(table)))
-        for line in winner_lines(table):
+        for line in best_step_lines(table) + winner_lines(table):
             print(line)
     finally:
         session.close()
@@ -182,6 +215,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
+    session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     print(f"resuming session {session.name}: {session.settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
     return _finish(session, _watch(session, quiet=args.quiet))
@@ -189,6 +223,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_finals(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
+    session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     final_ids = session.run_finals(top_k=args.top, steps=args.steps, seeds=args.seeds)
     snapshot = session.snapshot()
     finals = [r for r in snapshot.runs if r["stage"] == "final" and r["config_id"] in final_ids]
@@ -207,9 +242,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
-        files = write_report(session)
-        finished = (session.store.get_session(session.name) or {}).get("status") == "finished"
-        verdict_study = record_verdict(session, close_leftovers=finished)
+        files = write_report(session, args.out)
+        verdict_study = None
+        if not session.store.read_only:  # a read-only session is only looked at
+            finished = (session.store.get_session(session.name) or {}).get("status") == "finished"
+            verdict_study = record_verdict(session, close_leftovers=finished)
     finally:
         session.close()
     print(files.report.verdict)
@@ -217,7 +254,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"warning: {warning}")
     for path in (files.markdown, files.html, *files.images):
         print(f"wrote {path}")
-    print(f"optuna-dashboard: the study {verdict_study!r} holds the current scores (the verdict's ranking)")
+    if verdict_study is not None:
+        print(f"optuna-dashboard: the study {verdict_study!r} holds the current scores (the verdict's ranking)")
     return 0
 
 
@@ -240,6 +278,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_promote(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
     try:
+        session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
         run_id = session.promote(steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
                                  dataset=args.dataset)
     except BracketError:

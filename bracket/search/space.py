@@ -332,6 +332,8 @@ def _pair(name: str, bound: Any) -> tuple[float, float]:
         low, high = (float(b) for b in bound)
     except (TypeError, ValueError):
         raise SearchSpaceError(f"Bound for {name!r} must be a (min, max) pair, got {bound!r}.") from None
+    if math.isnan(low) or math.isnan(high):
+        raise SearchSpaceError(f"Bound for {name!r} must be numbers, got {bound!r}; write MIN:MAX such as 1e-5:1e-3.")
     if low > high:
         raise SearchSpaceError(f"Bound for {name!r} is reversed: min {low:g} > max {high:g}; swap them.")
     return low, high

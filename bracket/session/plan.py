@@ -20,7 +20,7 @@ from typing import Any
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
 
-BASELINE, CURATED, BRACKET = "baseline", "curated", "LR bracket"
+BASELINE, CURATED, BRACKET, CONFIRM = "baseline", "curated", "LR bracket", "confirm"
 #: the stored config kind behind each warm-start phase (the sampler's phase takes the rest)
 KIND_OF_PHASE = {BASELINE: "baseline", CURATED: "curated", BRACKET: BRACKET_KIND}
 
@@ -31,7 +31,7 @@ Plan = list[tuple[str, int]]
 
 
 def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: bool = True,
-                lr_bracket: bool = True, algorithm: str = "tpe") -> Plan:
+                lr_bracket: bool = True, algorithm: str = "tpe", confirm: int = 0) -> Plan:
     """``(phase, configs)`` in order, phases that get no config left out.
 
     ``curated`` is the number of the trainer's curated configs (after fitting the bounds).
@@ -52,6 +52,8 @@ def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: 
         if lr_bracket:
             take(BRACKET, BRACKET_TRIALS)
     take("TPE" if algorithm == "tpe" else "random", left)
+    if confirm > 0:  # the confirmation rung: runs of the top configs with fresh seeds (bracket.session.confirm)
+        plan.append((CONFIRM, int(confirm)))
     return plan
 
 
@@ -66,7 +68,8 @@ def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "") -> Pl
         fitted += fit_past(space, past_configs(settings.warm_start_from, preset_id), [])
     kinds = [kind for kind, _ in fitted]
     return search_plan(settings.n_configs, curated=kinds.count("curated"), baseline=kinds.count("baseline"),
-                       warm_start=settings.warm_start, lr_bracket=settings.lr_bracket, algorithm=settings.algorithm)
+                       warm_start=settings.warm_start, lr_bracket=settings.lr_bracket, algorithm=settings.algorithm,
+                       confirm=getattr(settings, "confirm_runs", 0))
 
 
 def plan_text(plan: Sequence[tuple[str, int]]) -> str:

@@ -78,6 +78,7 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
             "judges": {} if score is None else dict(score.judges),
             "judges_used": [] if score is None else list(score.used),
             "disqualified": bool(score and score.disqualified),
+            "loss_basis": ((score.details.get("loss") or {}).get("basis", "") if score else ""),
         }
         if live and live["run_id"] == run["id"]:
             view["last_step"] = live["step"]
@@ -93,7 +94,9 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
     paused = session.paused  # the search waits between runs: its ETA and clock stand still
     stopped_early, time_saved = time_saved_by_stops(runs)
     live_config = configs.get(next((r["config_id"] for r in runs if live and r["id"] == live["run_id"]), None))
-    phases = plan_progress(session.search_plan, [c for c in configs.values() if c.get("stage") == "search"],
+    confirmed = [{"kind": "confirm"} for r in runs  # confirmation runs: fresh seeds of search configs
+                 if r["stage"] == "search" and (r.get("seed_index") or 0) >= session.settings.seeds]
+    phases = plan_progress(session.search_plan, [c for c in configs.values() if c.get("stage") == "search"] + confirmed,
                            live_config["kind"] if live_config and live_config.get("stage") == "search" else None)
     workers = [dict(w, alive=worker_is_alive(w, grace_s=session.grace_s)) for w in store.workers(name)]
     return SessionSnapshot(
@@ -125,6 +128,14 @@ def phase_label(session: "Session", config: dict[str, Any]) -> str:
         total = min(len(same_kind) + session.controller().waiting_count(), session.settings.n_configs - others)
         return f"curated {index}/{max(total, index)}"
     return f"search {index}/{max(session.settings.n_configs - others, index)}"
+
+
+def confirm_phase_label(session: "Session") -> str:
+    """``confirm 3/6``: the confirmation run about to train, of the rung's runs."""
+    seeds = session.settings.seeds
+    runs = session.store.runs(session.name, with_series=False, statuses=RUN_SPENT)
+    done = sum(1 for r in runs if r["stage"] == "search" and (r["seed_index"] or 0) >= seeds)
+    return f"confirm {done + 1}/{session.settings.confirm_runs}"
 
 
 def time_saved_by_stops(runs: list[dict[str, Any]]) -> tuple[int, float]:
