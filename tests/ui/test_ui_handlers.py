@@ -253,7 +253,7 @@ def test_status_says_what_the_divergence_stop_saved_and_when_only_loss_scores():
 
 
 def test_pause_shows_paused_with_resume_and_stops_the_clock(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields, budget=2)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not manager.snapshot().current:

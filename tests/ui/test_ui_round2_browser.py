@@ -32,6 +32,11 @@ def app_env(tmp_path) -> dict[str, str]:
     return {"BRACKET_DEMO_PYTHON": str(make_fake_python(tmp_path / "bin")), "BRACKET_DEMO_DATA_DIR": str(toml.parent)}
 
 
+@pytest.fixture
+def app_args() -> list[str]:
+    return ["--allow-custom-executables"]  # the form types the fake training script
+
+
 def test_plan_pause_pairwise_mode_finals_export_report(launched_app, output_dir):
     from playwright.sync_api import expect, sync_playwright
 
