@@ -48,7 +48,7 @@ def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
         frame = runs_frame(manager.snapshot(), page=page, page_rows=PAGE_ROWS)
         return fingerprint(frame.to_dict("split")), frame
 
-    return manager.memo(("search-table", page), build)
+    return manager.memo(("search-table", page), build, structural=True)  # running rows show no step
 
 
 def _plot(manager: SessionManager, smoothing: float) -> tuple[str, Any]:
@@ -57,7 +57,7 @@ def _plot(manager: SessionManager, smoothing: float) -> tuple[str, Any]:
     series, labels, current = manager.memo("search-series", lambda: chart_series(manager))
     live = (manager.snapshot().current or {}).get("loss") or []
     mark = fingerprint([smoothing, current, len(live), sorted((k, len(v)) for k, v in series.items() if k != current)])
-    return mark, lambda: manager.memo(("search-plot", mark), lambda: loss_figure(
+    return mark, lambda: manager.memo(("search-plot", smoothing), lambda: loss_figure(
         series, labels, smoothing=smoothing, highlight=current))
 
 

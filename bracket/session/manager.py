@@ -226,11 +226,12 @@ class SessionManager:
         cache = self._cache
         return -1 if cache is None else cache.version
 
-    def memo(self, key: Any, build: Any) -> Any:
+    def memo(self, key: Any, build: Any, *, structural: bool = False) -> Any:
         """``build()`` once per snapshot version: what every open tab shows the same (a
-        rendered table, a chart) is computed once per change, not once per tab."""
+        rendered table, a chart) is computed once per change, not once per tab; with
+        ``structural``, only when more than the progress of running runs changed."""
         cache = self._cache
-        return build() if cache is None else cache.memo(key, build)
+        return build() if cache is None else cache.memo(key, build, structural=structural)
 
     def log_tail(self, lines: int = 40) -> list[str]:
         """The tail of the current run's log, else of the last run that has one (read again
@@ -242,7 +243,7 @@ class SessionManager:
         if path is None:
             path = self.memo("log_path", lambda: next(
                 (p for r in reversed(snap.runs) if r.get("run_dir")
-                 and (p := Path(r["run_dir"]) / "logs" / "stdout.log").is_file()), None))
+                 and (p := Path(r["run_dir"]) / "logs" / "stdout.log").is_file()), None), structural=True)
         if path is None:
             return []
         try:
@@ -363,7 +364,7 @@ class SessionManager:
     def standings(self) -> Standings | None:
         """The open session's standings (``bracket.session.standings``), computed once per store change."""
         session = self._session
-        return None if session is None else self.memo("standings", lambda: standings(session))
+        return None if session is None else self.memo("standings", lambda: standings(session), structural=True)
 
     def leaderboard(self) -> tuple[list[StageBoard], str]:
         """(every stage's board, finals first; the verdict with its warnings)."""

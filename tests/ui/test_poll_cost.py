@@ -97,11 +97,17 @@ def test_a_new_loss_point_sends_only_the_chart_and_the_progress(watched):
     statements = count_statements(session.store.engine)
     clock.tick()
     live["step"], live["loss"] = 2, [[1, 0.9], [2, 0.8]]
-    result = by_name(search_tab.poll(manager, sent, 0.6))
+    polled = search_tab.poll(manager, sent, 0.6)
+    result = by_name(polled)
     assert {name for name, value in result.items() if not skipped(value)} == {"plot", "progress"}
     assert "step 2 / 20" in result["progress"] and len(result["plot"].data) == search_tab.RECENT_RUNS + 1
-    # the rebuild reads each table once: no statement per run
-    assert 1 < len(statements) < RUNS // 4
+    assert len(statements) == 1  # the change marker: the snapshot is patched, not rebuilt
+    statements.clear()
+    clock.tick()
+    session.store.update_run(run_id, last_step=2, loss=[[1, 0.9], [2, 0.8]])  # what the executor stores every 3 s
+    statements.clear()
+    result = by_name(search_tab.poll(manager, polled[-1], 0.6))
+    assert all(skipped(value) for value in result.values()) and len(statements) == 2  # + the running rows
 
 
 def test_a_finished_run_in_the_store_sends_its_row(watched):
@@ -110,7 +116,9 @@ def test_a_finished_run_in_the_store_sends_its_row(watched):
     clock.tick()
     run_id = session.store.add_run(session.name, kind="search", stage="search", label="new", seed=7,
                                    status="failed", max_steps=20, last_step=3, failure_reason="boom")
+    statements = count_statements(session.store.engine)
     result = by_name(search_tab.poll(manager, sent, 0.6))
+    assert 1 < len(statements) < RUNS // 4  # a rebuild reads each table once: no statement per run
     assert not skipped(result["table"]) and list(result["table"]["run"])[-1] == run_id
     assert skipped(result["status"]) and skipped(result["log"])
 
