@@ -321,6 +321,9 @@ class SessionManager:
 
     def run_labels(self) -> dict[int, str]:
         """Compare's label per finished run: stage, seed, score with its raw figures, rated or not."""
+        return self.memo("labels", self._run_labels, structural=True)
+
+    def _run_labels(self) -> dict[int, str]:
         table = self.standings()
         labels: dict[int, str] = {}
         scorable = {r["id"] for r in self.scorable_runs()}
@@ -377,14 +380,16 @@ class SessionManager:
 
     def winner_export(self) -> results.WinnerExport | None:
         table = self.standings()
-        return None if table is None else results.winner_command(self.require(), table.winner)
+        return None if table is None else self.memo("winner", lambda: results.winner_command(
+            self.require(), table.winner), structural=True)
 
     def param_importance(self) -> tuple[dict[str, float], str]:
-        return importance(self.require(), self.standings())
+        session = self.require()
+        return self.memo("importance", lambda: importance(session, self.standings()), structural=True)
 
     def score_history(self) -> list[dict[str, Any]]:
         table = self.standings()
-        return [] if table is None else results.score_history(table)
+        return [] if table is None else self.memo("history", lambda: results.score_history(table), structural=True)
 
     def report_markdown(self, image_url: Any = None) -> str:
         """The report (written under the session folder); when no search runs here, the stored
@@ -393,13 +398,16 @@ class SessionManager:
         from bracket.session.study_sync import record_verdict
 
         session = self.require()
-        text = report_markdown(session, image_url)
-        if not self.running:
-            try:
-                record_verdict(session, self.standings(), close_leftovers=False)
-            except Exception:  # noqa: BLE001 - a convenience view; the report is what was asked for
-                logging.getLogger(__name__).warning("could not update the verdict study", exc_info=True)
-        return text
+        def build() -> str:  # once per change (the same image-URL scheme every time in an app)
+            text = report_markdown(session, image_url)
+            if not self.running:
+                try:
+                    record_verdict(session, self.standings(), close_leftovers=False)
+                except Exception:  # noqa: BLE001 - a convenience view; the report is what was asked for
+                    logging.getLogger(__name__).warning("could not update the verdict study", exc_info=True)
+            return text
+
+        return self.memo("report", build, structural=True)
 
     def dashboard_command(self) -> str:
         return results.dashboard_command(self.require())
