@@ -30,7 +30,7 @@ from bench.common import ROOT
 def legacy_poll(manager: Any, smoothing: float = 0.6) -> None:
     """The per-tick work of the poll before issue 24 (the comparison point)."""
     from bracket.session.runner import read_log_tail
-    from ui.render import fingerprint, progress_html, runs_frame, status_markdown
+    from ui.render import fingerprint, loss_figure, progress_html, runs_frame, status_markdown
     from ui.search_tab import RECENT_RUNS
 
     snap = manager.session.snapshot()
@@ -46,7 +46,8 @@ def legacy_poll(manager: Any, smoothing: float = 0.6) -> None:
     series = manager.loss_series(finished + ([current] if current is not None else []))
     labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs}
     fingerprint([smoothing, current, sorted((k, len(v), v[-1] if v else None) for k, v in series.items())])
-    del labels
+    if current is not None:  # the chart changed: the old poll drew it again, as the new one does
+        loss_figure(series, labels, smoothing=smoothing, highlight=current)
 
 
 def _timed(call: Any, repeats: int = 5) -> float:

@@ -280,6 +280,9 @@ class Store:
     def update_run(self, run_id: int, **values: Any) -> None:
         with self.engine.begin() as c:
             c.execute(runs_table.update().where(runs_table.c.id == run_id).values(_encode(values)))
+            if "samples" in values:  # stored after the loss series: the change marker sees it here
+                owner = sa.select(runs_table.c.session).where(runs_table.c.id == run_id).scalar_subquery()
+                c.execute(sessions_table.update().where(sessions_table.c.name == owner).values(updated_at=time.time()))
 
     def get_run(self, run_id: int) -> dict[str, Any] | None:
         with self.engine.connect() as c:
@@ -315,7 +318,7 @@ class Store:
         """A cheap fingerprint of everything a view of ``session`` shows, in one query.
 
         It changes whenever a run is added, changes status or step, gets judged or gets
-        samples, and whenever a config, rating, comparison, worker or the session row changes
+        samples (:meth:`update_run` then touches the session row), and whenever a config, rating, comparison, worker or the session row changes
         (the loss series grow with the step). Views cache what they build from the store
         keyed by it, so a poll that finds nothing new reads one row and nothing else.
         """
@@ -329,8 +332,8 @@ class Store:
             scalar(sa.func.max(r.id), table=runs_table),
             scalar(sa.func.sum(sa.func.coalesce(r.last_step, 0)), table=runs_table),
             scalar(sa.func.sum(sa.func.length(r.status) * r.id), table=runs_table),
-            scalar(sa.func.sum(sa.func.length(r.samples_json) + sa.func.length(r.judges_json)
-                               + sa.func.length(r.failure_reason)), table=runs_table),
+            # only columns stored before the loss series: reading past them would read every series
+            scalar(sa.func.sum(sa.func.length(r.judges_json) + sa.func.length(r.failure_reason)), table=runs_table),
             scalar(sa.func.sum(sa.func.coalesce(r.finished_at, 0)), table=runs_table),
             scalar(sa.func.count(), table=configs_table),
             scalar(sa.func.sum(sa.func.length(cfg.status) * cfg.id + sa.func.coalesce(cfg.value, 0)),

@@ -33,6 +33,7 @@ def test_the_change_marker_moves_with_what_a_view_shows_and_only_then(tmp_path):
     changes = [lambda: store.update_run(run_id, last_step=5, loss=[[5, 0.5]]),
                lambda: store.update_run(run_id, status="done", finished_at=1.0),
                lambda: store.update_run(run_id, judges={"loss": 0.4}),
+               lambda: store.update_run(run_id, samples=[{"path": "a.png"}]),
                lambda: store.update_config(config_id, status="done", value=0.4),
                lambda: store.add_rating("s", run_id, 4.0),
                lambda: store.add_comparison("s", run_id, run_id, "left"),
