@@ -1,10 +1,13 @@
 """``python -m bench``: run Bracket's benchmarks and write their JSON under bench/results/.
 
-    python -m bench                      # the short version of everything (< 10 min on 2 cores)
+    python -m bench                      # the short version of everything (~15 min on 2 idle cores)
     python -m bench --full               # the long version (search efficiency ~30+ min)
     python -m bench overhead             # only the overhead benchmark (short; what CI runs)
     python -m bench search --full        # only search efficiency, long
     python -m bench ui                   # page ready, app memory with 500 trials, Compare grid
+    python -m bench presets [--full]     # search over the real preset spaces (issue 19), in process
+    python -m bench steer [--full]       # simulated raters: do ratings steer the search?
+    python -m bench steer [--full]       # simulated raters: do ratings steer the search?
 
 Options: ``--results DIR`` (default bench/results), ``--no-demo`` (skip the real demo
 search in the overhead benchmark), ``--workers N`` (parallel sessions for search
@@ -41,6 +44,25 @@ def _print_search(data: dict) -> None:
         if table.get("bracket_vs_random_expected") is not None:
             print(f"    bracket / random's expected median ({table['random_expected_median']:g}): "
                   f"{table['bracket_vs_random_expected']:.2f}")
+
+
+def _print_steering(data: dict) -> None:
+    budget = data["plan"]["budget"]
+    print(f"    {'taste':<13} {'mode':<18} {'trials':>6} {'ratio':>6} {'pick<=5%':>8} {'pick/opt':>8} "
+          f"{'pick better/worse':>17} {'next 4 in pref. region ctl/with':>32}")
+    for taste, row in data["summary"].items():
+        for mode in row.get("modes", ("control", "rated", "late")):
+            own, versus = row.get(mode), row.get(f"{mode}_vs_control") or {}
+            if not own:
+                continue
+            moved = versus.get("preferred_share_next_proposals") or {}
+            ratio = f"{versus['trials_ratio']:.2f}" if versus else ""
+            better = f"{versus['pick_better']:.0%}/{versus['pick_worse']:.0%}" if versus else ""
+            share = f"{moved['control']:.2f}/{moved['rated']:.2f}" if moved else ""
+            print(f"    {taste:<13} {mode:<18} {own['median_trials_to_target']:>6g} {ratio:>6} "
+                  f"{own['pick_within_5pct']:>8.0%} {own['median_pick_ratio']:>8.3f} {better:>17} {share:>32}")
+    print(f"    (trials: median trials to a config within 5 % of the rater's optimum, a miss counts as "
+          f"{budget + 1}; goals: rated/control ratio <= 0.5, rated pick <= 5 % in >= 80 %)")
 
 
 def _print_overhead(data: dict) -> None:
@@ -103,7 +125,7 @@ def _print_poll(loaded: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui"), default="all")
+    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui", "presets", "steer"), default="all")
     parser.add_argument("--full", action="store_true", help="the long version")
     parser.add_argument("--results", type=Path, default=None, help="folder for the JSON results")
     parser.add_argument("--no-demo", action="store_true", help="skip the real demo search")
@@ -127,6 +149,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nsearch efficiency ({'short' if short else 'full'}: {plan.repetitions} repetitions, "
               f"budget {plan.budget})")
         _print_search(search_efficiency.run(short=short, plan=plan, results_dir=args.results))
+    if args.which in ("all", "presets"):
+        from bench import preset_search
+        from bench.common import write_result
+
+        plan = preset_search.SHORT if short else preset_search.FULL
+        print(f"\npreset spaces ({'short' if short else 'full'}: {plan.repetitions} repetitions, budget {plan.budget})")
+        data = preset_search.run(plan)
+        write_result("preset_search", data, args.results)
+        preset_search.print_result(data)
+    if args.which in ("all", "steer"):
+        from bench import steering
+
+        plan = steering.SHORT if short else steering.FULL
+        if args.workers:
+            plan = replace(plan, workers=args.workers)
+        print(f"\nsteering ({'short' if short else 'full'}: {plan.repetitions} repetitions, budget {plan.budget})")
+        _print_steering(steering.run(short=short, plan=plan, results_dir=args.results))
+        from bench import proposal_shift
+        from bench.common import write_result
+
+        draws = 20 if short else 60
+        print(f"\none rating's effect on TPE's next proposals ({draws} draws per taste)")
+        shift = proposal_shift.run(draws=draws, variants=("", "dropjudge"), log=print)
+        write_result("proposal_shift", {"draws": draws, "summary": shift}, args.results)
     print(f"\ndone in {time.time() - started:.0f} s")
     return 0
 

@@ -83,9 +83,45 @@ def overhead_tables(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def steering_tables(data: dict[str, Any]) -> str:
+    """One table per taste: each mode against the no-rating control of the same seeds."""
+    budget = data["plan"]["budget"]
+    lines = []
+    for taste, row in data["summary"].items():
+        best = row["optimum_params"]
+        lines.append(f"\n**{taste}** (loss landscape `{row['loss_landscape']}`; rater's optimum {best['optimizer_type']}, "
+                     f"lr {best['learning_rate']:.2g}, {best['lr_scheduler']}) — {row['description']}\n")
+        head = ["mode", "median trials to ≤1.05× rater's optimum", "reached", "÷ control", "pick ≤1.05×",
+                "pick ÷ optimum (median)", "pick better / worse than control's", "next 4 TPE proposals in ≤1.2×: control → this"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for mode in row.get("modes", ("control", "rated", "late")):
+            own, versus = row.get(mode), row.get(f"{mode}_vs_control") or {}
+            if not own:
+                continue
+            moved = versus.get("preferred_share_next_proposals") or {}
+            trials = own["median_trials_to_target"]
+            cells = [mode, f"{trials:g}" if trials <= budget else f">{budget}", f"{own['reached']}/{row['repetitions']}",
+                     _f(versus.get("trials_ratio"), 2), f"{own['pick_within_5pct']:.0%}", _f(own["median_pick_ratio"]),
+                     f"{versus['pick_better']:.0%} / {versus['pick_worse']:.0%}" if versus else "",
+                     f"{moved['control']:.2f} → {moved['rated']:.2f}" if moved else ""]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def proposal_shift_tables(data: dict[str, Any]) -> str:
+    """Share of TPE's next proposals in the rater's preferred region before -> after one 10."""
+    lines = ["| taste | scoring | in preferred region: before → after the 10 | proposals changed |", "|---|---|---|---|"]
+    for taste, rows in data["summary"].items():
+        for variant, row in rows.items():
+            lines.append(f"| {taste} | {variant} | {row['preferred_before']:.2f} → {row['preferred_after']:.2f} | "
+                         f"{row['changed']:.0%} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     folder = Path(argv[0]) if argv else RESULTS_DIR
-    for name, render in (("overhead", overhead_tables), ("search_efficiency", search_tables)):
+    for name, render in (("overhead", overhead_tables), ("search_efficiency", search_tables),
+                         ("steering", steering_tables), ("proposal_shift", proposal_shift_tables)):
         path = folder / f"{name}.json"
         if path.is_file():
             data = json.loads(path.read_text(encoding="utf-8"))

@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, help="seconds a single run may take")
     run.add_argument("--seed", type=int, default=42, help="base seed of the runs")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--warm-start-from", nargs="+", default=[], metavar="SESSION",
+                     help="folders of earlier sessions of this preset: their best configs join the warm start")
 
     status = sub.add_parser("status", help="show a session")
     status.add_argument("path", type=Path)

@@ -128,10 +128,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         bounds=parse_bounds(args.lr_min, args.lr_max, args.batch_sizes or "", parse_assignments(args.bound or [],
                                                                                                 "--bound")),
         weights=parse_weights(args.weights), timeout_s=args.timeout, base_seed=args.seed,
-        warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket)
+        warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket,
+        warm_start_from=[str(p) for p in args.warm_start_from])
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
                              name=args.name, storage_url=args.storage)
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
+    for warning in session.parts.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     for note in session.parts.notes:
         print(f"note: {note}")
     return _finish(session, _watch(session, quiet=args.quiet))

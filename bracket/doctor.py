@@ -4,8 +4,14 @@ A search fails late and expensively when the trainer venv lacks accelerate, a mo
 has a typo, the disk is full or the installed trainer renamed a flag. :func:`run_doctor`
 checks each of those up front, for one preset and the field values a person would pass
 (``--set FIELD=VALUE``), and returns a :class:`DoctorReport`: one line per check, each
-saying what is wrong and what to do. Nothing trains: the last check hands the baseline
-command to the trainer's own argparse parser (:mod:`bracket.trainer.parser_check`).
+saying what is wrong and what to do. Nothing trains: the dataset gets the same pre-flight
+as ``run`` (its warnings are shown, its problems fail), and the last checks hand the
+baseline command and each pre-cache command to the trainer's own argparse parser
+(:mod:`bracket.trainer.parser_check`). A package missing from the trainer venv is named,
+with the pip command that installs it there.
+
+The checks are the rows of :data:`CHECKS`, run in order; each names the checks it needs,
+and one that does not apply to a preset (no trainer python, no pre-cache) adds no line.
 
 Subprocesses (the trainer python, the parser check) write to a log file in a temporary
 folder, never to a pipe, and run with a timeout.
@@ -16,13 +22,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bracket import settings
+from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
-from bracket.preset import merge_with_defaults, problem_with_value
+from bracket.preset import ModelPreset, merge_with_defaults, problem_with_value
 from bracket.registry import get_preset
 from bracket.trainer.base import LaunchSpec, Trainer, make_subprocess_env
 from bracket.trainer.parser_check import parse_report
@@ -42,6 +49,8 @@ class DoctorCheck:
     name: str
     ok: bool
     message: str
+    #: passed, with something a person should know (dataset warnings)
+    warning: bool = False
 
 
 @dataclass
@@ -53,12 +62,13 @@ class DoctorReport:
     def ok(self) -> bool:
         return all(check.ok for check in self.checks)
 
-    def add(self, name: str, ok: bool, message: str) -> None:
-        self.checks.append(DoctorCheck(name, ok, message))
+    def add(self, name: str, ok: bool, message: str, *, warning: bool = False) -> None:
+        self.checks.append(DoctorCheck(name, ok, message, warning))
 
     def render(self) -> str:
         lines = [f"bracket doctor: {self.preset_id}"]
-        lines += [f"  [{'ok' if c.ok else 'FAIL'}] {c.name}: {c.message}" for c in self.checks]
+        lines += [f"  [{'FAIL' if not c.ok else 'warn' if c.warning else 'ok'}] {c.name}: {c.message}"
+                  for c in self.checks]
         lines.append("All checks passed." if self.ok else "Some checks failed; fix them and run doctor again.")
         return "\n".join(lines)
 
@@ -85,7 +95,32 @@ def _last_line(text: str) -> str:
     return lines[-1].strip() if lines else "no output"
 
 
-def check_python(report: DoctorReport, python: str) -> bool:
+#: import name -> pip name, where they differ (what doctor tells a person to install)
+PIP_NAMES = {"cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml", "sklearn": "scikit-learn",
+             "google": "protobuf", "skimage": "scikit-image"}
+
+
+def install_hint(python: str, module: str) -> str:
+    """How to put the package that provides ``module`` into the trainer venv of ``python``."""
+    package = PIP_NAMES.get(module.split(".")[0], module.split(".")[0])
+    return f"install it into that venv: {python} -m pip install {package}"
+
+
+@dataclass
+class DoctorContext:
+    """What the checks share: the preset, the field values, the trainer and the report."""
+
+    preset: ModelPreset
+    values: dict[str, str]
+    trainer: Trainer
+    report: DoctorReport
+
+
+def check_python(ctx: DoctorContext) -> bool | None:
+    if "trainer_python" not in ctx.values:
+        return None
+    python = ctx.values.get("trainer_python", "")
+    report = ctx.report
     if not python or not Path(python).is_file():
         report.add("trainer python", False,
                    f"Trainer python {python or '(empty)'} does not exist; run ./install.sh --trainers "
@@ -95,30 +130,32 @@ def check_python(report: DoctorReport, python: str) -> bool:
                              cwd=None, timeout=PYTHON_TIMEOUT_S)
     if code != 0:
         report.add("trainer python", False,
-                   f"{python} cannot import accelerate ({_last_line(text)}); install the trainer's "
-                   "requirements into that venv.")
+                   f"{python} cannot import accelerate ({_last_line(text)}); {install_hint(python, 'accelerate')} "
+                   "(or ./install.sh --trainers for all the trainer's requirements).")
         return False
     report.add("trainer python", True, f"{python} imports accelerate {_last_line(text)}")
     return True
 
 
-def check_script(report: DoctorReport, trainer: Trainer) -> bool:
-    script_path = getattr(trainer, "script_path", None)
-    if not callable(script_path):
+def check_script(ctx: DoctorContext) -> bool | None:
+    report = ctx.report
+    paths = [Path(p) for p in ctx.trainer.script_files()]
+    if not paths:
         report.add("trainer script", True, "this trainer has no script file to check")
         return True
-    path = Path(script_path())
-    if not path.is_file():
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
         report.add("trainer script", False,
-                   f"{path.name} is not at {path}; check the trainer folder field "
-                   "(git submodule update --init --recursive).")
+                   " ".join(f"{p.name} is not at {p};" for p in missing)
+                   + " check the trainer folder field (git submodule update --init --recursive).")
         return False
-    report.add("trainer script", True, str(path))
+    report.add("trainer script", True, ", ".join(str(p) for p in paths))
     return True
 
 
-def check_inputs(report: DoctorReport, preset, values: Mapping[str, str]) -> bool:
-    problems = [p for spec in preset.fields if (p := problem_with_value(spec, values.get(spec.name, "")))]
+def check_inputs(ctx: DoctorContext) -> bool:
+    report, values = ctx.report, ctx.values
+    problems = [p for spec in ctx.preset.fields if (p := problem_with_value(spec, values.get(spec.name, "")))]
     if problems:
         report.add("inputs", False, " ".join(problems))
         return False
@@ -126,7 +163,24 @@ def check_inputs(report: DoctorReport, preset, values: Mapping[str, str]) -> boo
     return True
 
 
-def check_disk(report: DoctorReport, training_type: str) -> None:
+def check_dataset(ctx: DoctorContext) -> bool | None:
+    """The dataset pre-flight of ``run``: problems fail, warnings are shown."""
+    try:
+        result = preflight_for_trainer(ctx.trainer, ctx.values)
+    except BracketError as error:
+        ctx.report.add("dataset", False, str(error))
+        return False
+    if result is None:
+        return None
+    if not result.ok:
+        ctx.report.add("dataset", False, result.summary())
+        return False
+    ctx.report.add("dataset", True, result.summary(), warning=bool(result.warnings))
+    return True
+
+
+def check_disk(ctx: DoctorContext) -> bool:
+    report, training_type = ctx.report, ctx.preset.training_type
     runs = settings.get_settings().runs_dir
     probe = runs
     while not probe.exists() and probe != probe.parent:
@@ -139,38 +193,42 @@ def check_disk(report: DoctorReport, training_type: str) -> None:
                    "Free space or set BRACKET_RUNS_DIR to a bigger disk.")
     else:
         report.add("disk", True, f"{free_gb:.0f} GB free under {runs}")
+    return free_gb >= need
 
 
-def check_vram(report: DoctorReport, trainer: Trainer, values: Mapping[str, str]) -> None:
+def check_vram(ctx: DoctorContext) -> bool:
+    report, trainer, values = ctx.report, ctx.trainer, ctx.values
     need = getattr(trainer, "min_vram_gb", None)
     detected = detect_vram_gb()
     if detected is None:
         report.add("vram", True, "nvidia-smi not found; GPU memory not checked")
-        return
+        return True
     declared = str(values.get("vram_gb", "auto") or "auto")
     if declared != "auto" and detected < int(float(declared)):
         report.add("vram", False,
                    f"The vram_gb field says {declared} GB but the GPU has {detected} GB; set vram_gb to "
                    f"{detected} or auto.")
-        return
+        return False
     if need and detected < need:
         report.add("vram", False,
                    f"The GPU has {detected} GB; this preset needs at least {need} GB even with every "
                    "memory-saving flag. Use a bigger GPU or a LoRA preset.")
-        return
+        return False
     report.add("vram", True, f"{detected} GB (memory tier {vram_tier(values)} GB)")
+    return True
 
 
-def check_tokenizers(report: DoctorReport, trainer: Trainer, values: Mapping[str, str]) -> None:
+def check_tokenizers(ctx: DoctorContext) -> bool | None:
     """The hub tokenizers the trainer loads by name: in ``tokenizer_cache_dir`` or the hub cache."""
-    wanted = tuple(trainer.tokenizer_ids)
+    report, values = ctx.report, ctx.values
+    wanted = tuple(ctx.trainer.tokenizer_ids)
     if not wanted:
-        return
+        return None
     folder = str(values.get("tokenizer_cache_dir", "") or "")
     missing = missing_tokenizers(wanted, folder)
     if not missing:
         report.add("tokenizers", True, f"{', '.join(wanted)} found locally")
-        return
+        return True
     where = f"in {folder} (tokenizer_cache_dir) nor " if folder else ""
     fix = ("set tokenizer_cache_dir (BRACKET_TOKENIZER_CACHE_DIR) to a folder holding them as "
            "<folder>/<id with / as _> — sd-scripts saves them so after one online run with that folder set"
@@ -179,32 +237,103 @@ def check_tokenizers(report: DoctorReport, trainer: Trainer, values: Mapping[str
     report.add("tokenizers", False,
                f"The tokenizers {', '.join(missing)} are {located}in the Hugging Face cache; the trainer "
                f"loads them from the hub at start and fails offline. To fix it, {fix}.")
+    return False
 
 
-def check_parser(report: DoctorReport, trainer: Trainer, values: Mapping[str, str]) -> None:
+def _parser_verdict(trainer: Trainer, launch: LaunchSpec, what: str) -> tuple[bool, str]:
+    """Run the parser check of ``launch``; (ok, message)."""
+    try:
+        spec: LaunchSpec | None = trainer.parser_check_spec(launch)
+    except ValueError as error:  # an adapter that cannot find its script in the command
+        return False, f"The parser check of {what} cannot be built: {error}"
+    if spec is None:
+        return True, "this trainer has no parser check"
+    code, text = _run_logged(spec.cmd, cwd=spec.cwd, timeout=PARSER_TIMEOUT_S, env=spec.env)
+    result = parse_report(text)
+    if result is None:
+        return False, f"The parser check of {what} gave no report (exit {code}): {_last_line(text)}"
+    if result.get("missing_module"):
+        python = spec.cmd[0]
+        return False, (f"The trainer venv lacks the package {result['missing_module']!r}, which {what} imports; "
+                       f"{install_hint(python, result['missing_module'])}.")
+    if not result.get("ok"):
+        problems = "; ".join(result.get("problems", []))
+        if code == 3:
+            return False, f"The trainer python cannot load the script of {what}: {problems}"
+        return False, (f"The trainer's own parser rejects {what}: {problems}. Check that the trainer folder is "
+                       "the pinned checkout (docs/UPDATING_TRAINERS.md).")
+    return True, f"the trainer's parser accepts {what}"
+
+
+def check_parser(ctx: DoctorContext) -> bool:
+    trainer, values = ctx.trainer, ctx.values
     with tempfile.TemporaryDirectory(prefix="bracket-doctor-run-") as folder:
         try:
             config = trainer.config_from_dict(trainer.baseline_config().knobs)
-            launch = trainer.prepare_run(run_dir=Path(folder) / "trials" / "doctor", config=config,
+            launch = trainer.prepare_run(run_dir=Path(folder) / "trials" / "0", config=config,
                                          dataset_toml=Path(values.get("dataset", "")), max_steps=10, seed=1)
         except BracketError as error:
-            report.add("parser check", False, f"The baseline command cannot be built: {error}")
-            return
-        spec: LaunchSpec | None = trainer.parser_check_spec(launch)
-        if spec is None:
-            report.add("parser check", True, "this trainer has no parser check")
-            return
-        code, text = _run_logged(spec.cmd, cwd=spec.cwd, timeout=PARSER_TIMEOUT_S, env=spec.env)
-    result = parse_report(text)
-    if result is None:
-        report.add("parser check", False,
-                   f"The parser check gave no report (exit {code}): {_last_line(text)}")
-    elif not result.get("ok"):
-        report.add("parser check", False,
-                   "The trainer's own parser rejects the baseline command: " + "; ".join(result.get("problems", []))
-                   + ". Update the trainer checkout to the pinned commit (docs/UPDATING_TRAINERS.md).")
-    else:
-        report.add("parser check", True, "the trainer's parser accepts the baseline command")
+            ctx.report.add("parser check", False, f"The baseline command cannot be built: {error}")
+            return False
+        ok, message = _parser_verdict(trainer, launch, "the baseline command")
+    ctx.report.add("parser check", ok, message)
+    return ok
+
+
+def check_setup_parsers(ctx: DoctorContext) -> bool | None:
+    """The parser check of each pre-cache command (musubi-tuner latents and text encoders)."""
+    trainer, values = ctx.trainer, ctx.values
+    with tempfile.TemporaryDirectory(prefix="bracket-doctor-setup-") as folder:
+        try:
+            commands = trainer.session_setup_commands(dataset_toml=Path(values.get("dataset", "")),
+                                                      run_dir=Path(folder) / "setup")
+        except BracketError as error:
+            ctx.report.add("pre-cache parser check", False, f"The pre-cache commands cannot be built: {error}")
+            return False
+        if not commands:
+            return None
+        verdicts = [_parser_verdict(trainer, c, f"the {c.label or 'pre-cache'} command") for c in commands]
+    failed = [message for ok, message in verdicts if not ok]
+    ctx.report.add("pre-cache parser check", not failed,
+                   " ".join(failed) if failed else "; ".join(message for _, message in verdicts))
+    return not failed
+
+
+def _has_setup_commands(trainer: Trainer) -> bool:
+    """Whether the adapter runs commands before the first trial (it overrides the base's none)."""
+    return type(trainer).session_setup_commands is not Trainer.session_setup_commands
+
+
+@dataclass(frozen=True)
+class Check:
+    """One row of the doctor: a name, the function, and the checks it needs to have passed.
+
+    ``run`` adds its line to the report and returns whether it passed, or None when it does
+    not apply to this preset (then it adds nothing). A check whose ``needs`` did not all
+    pass is reported as skipped.
+    """
+
+    name: str
+    run: Callable[[DoctorContext], bool | None]
+    needs: tuple[str, ...] = ()
+    #: whether the check concerns this preset at all (default: every preset)
+    applies: Callable[[DoctorContext], bool] = lambda ctx: True
+
+
+#: every check, in order; a new check (or one only some trainers answer) is a new row
+CHECKS: tuple[Check, ...] = (
+    Check("trainer python", check_python),
+    Check("inputs", check_inputs),
+    Check("trainer script", check_script),
+    Check("dataset", check_dataset, needs=("inputs",)),
+    Check("disk", check_disk),
+    Check("vram", check_vram),
+    Check("tokenizers", check_tokenizers),
+    Check("parser check", check_parser, needs=("trainer python", "inputs", "trainer script", "dataset")),
+    Check("pre-cache parser check", check_setup_parsers,
+          needs=("trainer python", "inputs", "trainer script", "dataset"),
+          applies=lambda ctx: _has_setup_commands(ctx.trainer)),
+)
 
 
 def run_doctor(preset_id: str, values: Mapping[str, str]) -> DoctorReport:
@@ -213,18 +342,23 @@ def run_doctor(preset_id: str, values: Mapping[str, str]) -> DoctorReport:
     preset = get_preset(preset_id)
     try:
         merged = merge_with_defaults(preset.fields, values)
-    except BracketError as error:
-        report.add("inputs", False, str(error))
+        trainer = preset.trainer_factory(merged)
+    except (BracketError, ValueError, TypeError) as error:  # a value the adapter cannot even hold
+        problems = [p for spec in preset.fields if (p := problem_with_value(spec, str(values.get(spec.name, ""))))]
+        report.add("inputs", False, " ".join(problems) or str(error))
         return report
-    python_ok = check_python(report, merged.get("trainer_python", "")) if "trainer_python" in merged else True
-    inputs_ok = check_inputs(report, preset, merged)
-    trainer = preset.trainer_factory(merged)
-    script_ok = check_script(report, trainer)
-    check_disk(report, preset.training_type)
-    check_vram(report, trainer, merged)
-    check_tokenizers(report, trainer, merged)
-    if python_ok and inputs_ok and script_ok:
-        check_parser(report, trainer, merged)
-    else:
-        report.add("parser check", False, "skipped until the checks above pass")
+    ctx = DoctorContext(preset, dict(merged), trainer, report)
+    outcome: dict[str, bool | None] = {}
+    for check in CHECKS:
+        if not check.applies(ctx):
+            continue
+        if any(outcome.get(name) is False for name in check.needs):
+            report.add(check.name, False, "skipped until the checks above pass")
+            outcome[check.name] = False
+            continue
+        try:
+            outcome[check.name] = check.run(ctx)
+        except BracketError as error:
+            report.add(check.name, False, str(error))
+            outcome[check.name] = False
     return report

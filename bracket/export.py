@@ -165,7 +165,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     if not str(trainer.fields.get("cache_dir", "")).strip():
         # read the latent caches the session made (keyed by what made them, so only matching ones)
         trainer = type(trainer)({**trainer.fields, "cache_dir": str(session.folder / "cache")})
-    knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {})
+    knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {}, session.space)
     seed = int(run["seed"]) if run.get("seed") is not None else session.settings.base_seed
     spec: LaunchSpec = trainer.prepare_run(
         run_dir=folder / "run", config=knobs, dataset_toml=Path(session.parts.fields.get("dataset", "")),

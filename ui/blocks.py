@@ -38,7 +38,7 @@ def build_app(manager: SessionManager) -> gr.Blocks:
                 results_parts = results_tab.build(manager)
         demo.load(functools.partial(setup_tab.on_load, manager), [setup["preset"], setup["budget"]],
                   [setup["notes"], setup["fields_state"], setup["preflight"], setup["sessions"],
-                   setup["estimate"]], **PRIVATE)
+                   setup["estimate"], setup["warm_from"]], **PRIVATE)
         compare.select(compare_parts["refresh"], None, compare_parts["runs"], **PRIVATE)
         results.select(results_parts["refresh"], None, results_parts["outputs"], **PRIVATE)
     for function in demo.fns.values():

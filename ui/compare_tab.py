@@ -90,9 +90,9 @@ def rate(manager: SessionManager, run_id: int, value: Any, scope: Any) -> str:
         number = float(value)
     except (TypeError, ValueError):
         raise gr.Error(f"A rating must be a number from 1 to 10, got {value!r}.") from None
-    manager.rate(run_id, number, prompt_index)
-    target = "" if prompt_index is None else f", prompt {prompt_index}"
-    return f"Saved: run #{run_id}{target} rated {value}."
+    effect = manager.rate(run_id, number, prompt_index)  # "Run #12 rated 7: its config moved ..."
+    target = "" if prompt_index is None else f" (prompt {prompt_index})"
+    return f"Saved{target}. {effect}"
 
 
 def next_pair(manager: SessionManager) -> tuple[Any, str, Any, Any, Any]:

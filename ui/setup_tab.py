@@ -10,12 +10,11 @@ and the dataset field runs the dataset pre-flight. The search settings become a
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
-from bracket.dataset.validation import preflight_dataset
+from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.preset import merge_with_defaults, problem_with_value
@@ -23,6 +22,7 @@ from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.forms import plan_text, settings_from_form
 from bracket.session.manager import SessionManager
+from bracket.session.past import past_sessions
 from ui.common import PRIVATE, QUIET, user_errors
 from ui.render import format_duration
 
@@ -62,10 +62,9 @@ def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
         trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields))
     except (BracketError, ValueError, TypeError) as error:
         return f"Dataset pre-flight not possible yet: {error}"
-    style = getattr(trainer, "dataset_style", None)
-    if not style:
+    report = preflight_for_trainer(trainer, fields)
+    if report is None:
         return "This trainer reads its dataset itself; it is checked when the search starts."
-    report = preflight_dataset(Path(dataset), style)
     return ("✓ " if report.ok else "✗ ") + "Dataset pre-flight: " + report.summary()
 
 
@@ -101,6 +100,12 @@ def session_choices(manager: SessionManager) -> list[tuple[str, str]]:
     return [(info.label, str(info.folder)) for info in manager.list_sessions()]
 
 
+def past_choices(manager: SessionManager, preset_id: str | None) -> Any:
+    """Earlier sessions of this preset, with their dates and best scores, to warm-start from."""
+    found = past_sessions(manager.runs_dir, preset_id) if preset_id else []
+    return gr.Dropdown(choices=[(s.label, str(s.folder)) for s in found], value=None)
+
+
 def refresh_sessions(manager: SessionManager) -> Any:
     choices = session_choices(manager)
     return gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
@@ -113,13 +118,14 @@ def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str]
     """Validate the form, create the session and start it; then show the Search tab."""
     weights = dict(zip(JUDGE_NAMES, rest[: len(JUDGE_NAMES)]))
     vlm_url, vlm_model, vlm_key, name, *options = rest[len(JUDGE_NAMES):]
-    lr_bracket = bool(options[0]) if options else True  # the form's last input
+    lr_bracket = bool(options[0]) if options else True
+    warm_from = list(options[1] or []) if len(options) > 1 else []  # the form's last input
     if not preset_id:
         raise BracketError("Pick a preset first.")
     settings = settings_from_form(
         budget=budget, steps=steps, seeds=seeds, prompts=prompts, sample_every=sample_every, algorithm=algorithm,
         lr_min=lr_min, lr_max=lr_max, batch_sizes=batch_sizes, weights=weights, vlm_base_url=vlm_url,
-        vlm_model=vlm_model, vlm_api_key=vlm_key, lr_bracket=lr_bracket)
+        vlm_model=vlm_model, vlm_api_key=vlm_key, lr_bracket=lr_bracket, warm_start_from=warm_from)
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
@@ -208,17 +214,21 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
             vlm_url = gr.Textbox("", label="VLM judge base URL (OpenAI-compatible, optional)")
             vlm_model = gr.Textbox("", label="VLM model")
             vlm_key = gr.Textbox("", label="VLM API key (not stored)", type="password")
+    warm_from = gr.Dropdown([], value=None, multiselect=True, label="Warm start from past sessions (optional)",
+                            info="their two best configs each join the warm start after the baseline",
+                            elem_id="bk-warm-from")
     with gr.Row():
         name = gr.Textbox("", label="Session name (optional)", scale=3)
         start_btn = gr.Button("Start search", variant="primary", scale=1, elem_id="bk-start")
     start_md = gr.Markdown(elem_id="bk-start-status")
 
     preset_dd.change(on_preset, preset_dd, [notes_md, fields_state, preflight_md], **PRIVATE)
+    preset_dd.change(functools.partial(past_choices, manager), preset_dd, warm_from, **PRIVATE)
     for box in (budget, seeds):
         box.change(plan_text, [budget, seeds], plan_md, **QUIET)
     budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, lr_min, lr_max, batch_sizes,
-                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket]
+                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
                     [start_md, tabs, sessions_dd], concurrency_id="session-control", **PRIVATE)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
@@ -227,9 +237,10 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     resume_btn.click(functools.partial(resume_session, manager), sessions_dd, [start_md, tabs],
                      concurrency_id="session-control", **PRIVATE)
     return {"preset": preset_dd, "fields_state": fields_state, "notes": notes_md, "preflight": preflight_md,
-            "sessions": sessions_dd, "estimate": estimate_md, "budget": budget}
+            "sessions": sessions_dd, "estimate": estimate_md, "budget": budget, "warm_from": warm_from}
 
 
-def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, Any, str]:
+def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, Any, str, Any]:
     notes, fields, preflight = on_preset(preset_id)
-    return notes, fields, preflight, refresh_sessions(manager), estimate_text(manager, budget)
+    return (notes, fields, preflight, refresh_sessions(manager), estimate_text(manager, budget),
+            past_choices(manager, preset_id))

@@ -7,7 +7,8 @@ run it cannot score; it returns a :class:`JudgeResult` in one of three states:
 * **scored** -- ``score`` is a float in [0, 1], lower is better; ``disqualified`` is False.
 * **no data** -- ``score`` is None and ``disqualified`` is False: the judge abstains
   (nobody rated the run yet, the VLM server was down, no samples). The combination
-  (:mod:`bracket.judge.combine`) drops that judge for that run and renormalises the weights.
+  (:mod:`bracket.judge.combine`) uses that judge's estimate from the runs it did score, or
+  drops the judge for every run when it has scored none.
 * **disqualified** -- ``disqualified`` is True and ``score`` is None: the run is broken
   (NaN loss, diverged, no loss logged) and is ranked below every qualified run.
 

@@ -1,13 +1,21 @@
-"""The combined score of a run: a weighted mean of the judges that have scored it.
+"""The combined score of a run: a weighted mean of its judges, measured or estimated.
 
 Every judge score is in [0, 1], lower is better (see :mod:`bracket.judge.base`). For one run:
 
 * if any judge **disqualified** the run (NaN loss, divergence, no log), the combination is
   disqualified too, whatever that judge's weight -- a broken run is never "best";
-* otherwise the judges that have a score and a weight above 0 are **used**; their weights are
-  renormalised to sum to 1 and the value is the weighted mean. A judge with no data for this
-  run (nobody rated it yet, no VLM configured) simply drops out;
-* if no judge is used, the value is None (the run is not ranked yet).
+* otherwise every judge with a weight above 0 contributes a :class:`JudgePart`: its own
+  score when it has one, else its **estimate** for runs it has not seen (when the caller
+  passes one, see :func:`estimate_missing`). Weights are renormalised over the parts and the
+  value is the weighted mean. A judge that has seen no run at all (nobody rated anything, no
+  VLM configured) has no estimate and drops out -- for every run alike;
+* if no judge contributes, the value is None (the run is not ranked yet).
+
+Why estimate instead of dropping a judge per run: with the judge dropped, an unrated run is
+scored on loss alone (0.0 for the best loss) while a rated run mixes in its rating, so any
+rating short of 10 acts as a penalty and the search flees what people rated. With an
+estimate every run is scored on the same judges with the same weights, so a rating above the
+estimate lifts a run and one below it lowers it (docs/SCORING.md, "Runs a judge has not seen").
 
 :data:`DEFAULT_WEIGHTS` is the single source of the default weights for the UI and the CLI;
 :func:`parse_weights` is their one parser (text or form values); :func:`validate_weights` rejects negative, non-numeric and all-zero weights with a
@@ -18,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from bracket.errors import BracketError
 from bracket.judge.base import JudgeResult
@@ -31,15 +39,78 @@ class WeightsError(BracketError):
     """Judge weights that cannot be used (negative, not a number, or all zero)."""
 
 
+#: The prior behind an estimate: PRIOR_COUNT pseudo-runs scored PRIOR_MEAN (a rating of 5.5,
+#: "no opinion") with spread PRIOR_SD. With few scored runs the estimate stays near the middle,
+#: so one 10 lifts its run above the unrated ones instead of dragging them all to 0.
+PRIOR_COUNT = 2.0
+PRIOR_MEAN = 0.5
+PRIOR_SD = 0.3
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A judge's guess for the runs it has not scored, from the ``count`` runs it has."""
+
+    value: float
+    uncertainty: float
+    count: int
+
+
+@dataclass(frozen=True)
+class JudgePart:
+    """One judge's part of a run's combined score."""
+
+    #: normalised score in [0, 1], lower is better (measured or estimated)
+    value: float
+    #: the figure a person reads (final smoothed loss, mean rating, ...); None when estimated
+    raw: float | None
+    estimated: bool
+    #: standard deviation of ``value``: 0 when measured, the estimate's spread when estimated
+    uncertainty: float
+    #: the weight this part got after renormalisation
+    weight: float
+    note: str = ""
+
+
 @dataclass(frozen=True)
 class CombinedScore:
     """One run's combined score and what it is made of."""
 
     value: float | None
+    #: judges that contributed (measured or estimated)
     used: list[str] = field(default_factory=list)
     weights_used: dict[str, float] = field(default_factory=dict)
     disqualified: bool = False
     reason: str = ""
+    parts: dict[str, JudgePart] = field(default_factory=dict)
+    #: judges whose part is an estimate
+    estimated: list[str] = field(default_factory=list)
+    #: standard deviation of ``value`` from the estimated parts (0 when all were measured)
+    uncertainty: float = 0.0
+
+
+def estimate_missing(scores: Iterable[float], *, prior_count: float = PRIOR_COUNT,
+                     prior_mean: float = PRIOR_MEAN, prior_sd: float = PRIOR_SD) -> Estimate | None:
+    """What a judge most likely says of a run it has not scored, given its ``scores`` of others.
+
+    The mean of the scores, shrunk toward ``prior_mean`` as if ``prior_count`` more runs had
+    scored that: ``(sum + k * prior_mean) / (n + k)``. Its uncertainty is the predictive
+    standard deviation of one more run, ``sqrt(var * (1 + 1 / (n + k)))``, with the variance
+    pooled the same way (``prior_sd`` for the pseudo-runs). None when there is no score at all:
+    then the judge drops out for every run.
+
+    Every unscored run gets the same estimate, so a new score for run A moves all unscored
+    runs together and never reorders two of them; a score better than the estimate lifts A
+    above where it stood among them, a worse one lowers it.
+    """
+    values = [float(v) for v in scores]
+    if not values:
+        return None
+    n = len(values)
+    mean = (sum(values) + prior_count * prior_mean) / (n + prior_count)
+    spread = (sum((v - mean) ** 2 for v in values) + prior_count * prior_sd ** 2) / (n + prior_count)
+    return Estimate(value=min(1.0, max(0.0, mean)), uncertainty=math.sqrt(spread * (1.0 + 1.0 / (n + prior_count))),
+                    count=n)
 
 
 def validate_weights(weights: Mapping[str, Any]) -> dict[str, float]:
@@ -93,20 +164,38 @@ def parse_weights(given: str | Mapping[str, Any] | None, base: Mapping[str, floa
     return validate_weights(weights)
 
 
-def combine_scores(per_judge: Mapping[str, JudgeResult | None], weights: Mapping[str, Any]) -> CombinedScore:
-    """Combine one run's judge results with ``weights`` (validated; see the module docstring)."""
+def combine_scores(per_judge: Mapping[str, JudgeResult | None], weights: Mapping[str, Any], *,
+                   estimates: Mapping[str, Estimate | None] | None = None,
+                   raws: Mapping[str, float | None] | None = None) -> CombinedScore:
+    """Combine one run's judge results with ``weights`` (validated; see the module docstring).
+
+    ``estimates`` holds, per judge, the estimate used when that judge has no score for this
+    run; ``raws`` the raw figure of each measured part (shown beside the normalised value).
+    """
     checked = validate_weights(weights)
+    estimates = estimates or {}
+    raws = raws or {}
     for name, result in per_judge.items():
         if result is not None and result.disqualified:
             return CombinedScore(value=None, disqualified=True, reason=f"{name}: {result.reason}")
-    used = [
-        name
-        for name, result in per_judge.items()
-        if result is not None and result.score is not None and checked.get(name, 0.0) > 0.0
-    ]
-    if not used:
+    chosen: dict[str, tuple[float, float | None, bool, float, str]] = {}
+    for name in list(per_judge) + [n for n in estimates if n not in per_judge]:
+        if checked.get(name, 0.0) <= 0.0:
+            continue
+        result = per_judge.get(name)
+        estimate = estimates.get(name)
+        if result is not None and result.score is not None:
+            chosen[name] = (result.score, raws.get(name), False, 0.0, "")
+        elif estimate is not None:
+            chosen[name] = (estimate.value, None, True, estimate.uncertainty,
+                            f"estimated from {estimate.count} run{'s' * (estimate.count != 1)} it scored")
+    if not chosen:
         return CombinedScore(value=None, reason="no judge with a weight above 0 has scored this run yet")
-    total = sum(checked[name] for name in used)
-    weights_used = {name: checked[name] / total for name in used}
-    value = sum(weights_used[name] * per_judge[name].score for name in used)  # type: ignore[union-attr]
-    return CombinedScore(value=min(1.0, max(0.0, value)), used=used, weights_used=weights_used)
+    total = sum(checked[name] for name in chosen)
+    weights_used = {name: checked[name] / total for name in chosen}
+    parts = {name: JudgePart(value=v, raw=raw, estimated=est, uncertainty=u, weight=weights_used[name], note=note)
+             for name, (v, raw, est, u, note) in chosen.items()}
+    value = sum(p.weight * p.value for p in parts.values())
+    uncertainty = math.sqrt(sum((p.weight * p.uncertainty) ** 2 for p in parts.values()))
+    return CombinedScore(value=min(1.0, max(0.0, value)), used=list(chosen), weights_used=weights_used,
+                         parts=parts, estimated=[n for n, p in parts.items() if p.estimated], uncertainty=uncertainty)

@@ -16,7 +16,8 @@ penalised log-likelihood at the optimum; cheap, no bootstrap). The pairwise scor
 
 **Merge.** The human score of a run is the weighted mean of whichever parts it has (rating
 score, pairwise score; weights ``rating_weight`` and ``pairwise_weight``). A run with
-neither has no data and drops out of the combination.
+neither has no data; the combination then uses the human judge's estimate from the runs
+people did score (:func:`bracket.judge.combine.estimate_missing`).
 
 :func:`next_pairs` picks the next pairs to show: runs whose current scores are close and that
 were compared little so far, never the pair that was just compared.

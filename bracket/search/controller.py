@@ -21,6 +21,8 @@ study stays a faithful log that optuna-dashboard can open.
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,10 +46,21 @@ SEARCH_KINDS = ("baseline", "curated", BRACKET_KIND, "search")
 #: TPE starts modelling after this many scored configs (warm-start configs count);
 #: tuned with bench/search_efficiency.py (see docs/BENCHMARKS.md).
 DEFAULT_N_STARTUP_TRIALS = 4
-#: Independent (univariate) TPE. With the warm start's few scored configs, multivariate TPE
-#: stayed anchored near the best curated config; univariate TPE reached the target sooner on
-#: three of four benchmark landscapes and tied on the fourth (docs/BENCHMARKS.md, "tuning").
-DEFAULT_MULTIVARIATE = False
+#: Multivariate TPE. On the demo space's four landscapes univariate TPE reached the target
+#: sooner on three (issue 11); on the eleven landscapes over real preset spaces, whose
+#: optima couple optimizer, schedule and step (Prodigy with a decay, lr x alpha/rank),
+#: multivariate TPE was as fast or faster on ten (issue 19; docs/BENCHMARKS.md, section 2).
+DEFAULT_MULTIVARIATE = True
+#: Share of the scored configs TPE treats as "good" (its gamma; Optuna's default is 0.1, at
+#: most 25). TPE proposes near the good ones and ignores values inside each group, so with a
+#: dozen configs a rating only steers when it moves a config into or out of the good set.
+DEFAULT_GAMMA_FRACTION = 0.1
+OPTUNA_GAMMA_FRACTION = 0.1
+
+
+def tpe_good_count(n: int) -> int:
+    """How many of ``n`` scored configs TPE counts as good (its ``gamma`` function)."""
+    return min(math.ceil(DEFAULT_GAMMA_FRACTION * n), 25)
 
 
 @dataclass(frozen=True)
@@ -132,7 +145,8 @@ class SearchController:
 
     def __init__(self, *, study: Study, space: SearchSpace, algorithm: str = "tpe", seed: int = 0,
                  history: Callable[[], Sequence[ScoredConfig]] = lambda: (),
-                 n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS, lr_bracket: bool = True) -> None:
+                 n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS, lr_bracket: bool = True,
+                 multivariate: bool | None = None) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}")
         self.space = space
@@ -144,8 +158,14 @@ class SearchController:
         def make_inner(inner_seed: int) -> BaseSampler:
             if algorithm == "random":
                 return RandomSampler(seed=inner_seed)
-            return TPESampler(n_startup_trials=n_startup_trials, multivariate=DEFAULT_MULTIVARIATE, constant_liar=True,
-                              seed=inner_seed)
+            options: dict[str, Any] = {}
+            if DEFAULT_GAMMA_FRACTION != OPTUNA_GAMMA_FRACTION:
+                options["gamma"] = tpe_good_count
+            with warnings.catch_warnings():  # Optuna 4.9 marks a custom gamma as deprecated (kept until v6)
+                warnings.simplefilter("ignore", FutureWarning)
+                chosen = DEFAULT_MULTIVARIATE if multivariate is None else multivariate
+                return TPESampler(n_startup_trials=n_startup_trials, multivariate=chosen,
+                                  constant_liar=True, seed=inner_seed, **options)
 
         self.sampler = CurrentScoreSampler(space, history, make_inner, seed)
         self.study = study

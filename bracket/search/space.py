@@ -277,7 +277,14 @@ class SearchSpace(Mapping[str, Knob]):
                     new_low, new_high = int(math.ceil(new_low)), int(math.floor(new_high))
                 knobs[name] = replace(knob, low=new_low, high=new_high)
             else:
-                choices = tuple(bound) if not isinstance(bound, (str, bytes)) else (bound,)
+                if isinstance(knob, FixedKnob) and _is_number(knob.value) and _is_pair(bound):
+                    choices = _number_choices(name, bound)
+                else:
+                    choices = tuple(bound) if not isinstance(bound, (str, bytes)) else (bound,)
+                if isinstance(knob, FixedKnob) and _is_number(knob.value):
+                    choices = tuple(_as_number(name, c, type(knob.value)) for c in choices)
+                elif isinstance(knob, CategoricalKnob) and all(_is_number(c) for c in knob.choices):
+                    choices = tuple(_as_number(name, c, float) for c in choices)  # "8" matches 8
                 if not choices:
                     raise SearchSpaceError(f"Bound for {name!r} lists no choices.")
                 if isinstance(knob, CategoricalKnob):
@@ -328,3 +335,31 @@ def _pair(name: str, bound: Any) -> tuple[float, float]:
     if low > high:
         raise SearchSpaceError(f"Bound for {name!r} is reversed: min {low:g} > max {high:g}; swap them.")
     return low, high
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_pair(bound: Any) -> bool:
+    return isinstance(bound, tuple) and len(bound) == 2 and all(_is_number(b) for b in bound)
+
+
+def _number_choices(name: str, bound: Any) -> tuple:
+    """The ends of ``(low, high)`` and the powers of two strictly between them."""
+    low, high = _pair(name, bound)
+    between = [2.0 ** k for k in range(0, 64) if low < 2.0 ** k < high]
+    return tuple(dict.fromkeys([low, *between, high]))
+
+
+def _as_number(name: str, value: Any, kind: type) -> Any:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise SearchSpaceError(f"Bound for {name!r}: {value!r} is not a number.") from None
+    if kind is int:
+        if number != int(number) or number < (1 if name.endswith("batch_size") else 0):
+            raise SearchSpaceError(f"Bound for {name!r}: {value!r} must be a "
+                                   f"{'positive' if name.endswith('batch_size') else 'non-negative'} whole number.")
+        return int(number)
+    return number

@@ -14,6 +14,7 @@ from bracket.errors import BracketError
 from bracket.judge.combine import validate_weights
 from bracket.search.controller import ALGORITHMS
 from bracket.session.scoring import effective_weights
+from bracket.trainer.base import WARMUP_SHARE
 from bracket.trainer.prompts import SamplePrompt, parse_prompt_lines
 
 #: hard upper limits that catch a typo (an extra zero) rather than a real plan
@@ -48,6 +49,12 @@ class SearchSettings:
     #: after the warm start, train its best config at a lower and a higher learning rate
     #: (``bracket.search.lr_bracket``); no effect without a warm start
     lr_bracket: bool = True
+    #: the longest warm-up searched, as a share of ``steps`` (baseline and curated warm-ups
+    #: beyond it are clamped, with a note); None: the trainer's own range
+    warmup_share: float | None = WARMUP_SHARE
+    #: folders of earlier sessions of the same preset whose best configs join the warm start
+    #: right after the baseline (``bracket.session.past``)
+    warm_start_from: list[str] = field(default_factory=list)
 
     @property
     def n_configs(self) -> int:
@@ -91,6 +98,9 @@ class SearchSettings:
         every = self.sample_every_n_steps
         if every is not None and (isinstance(every, bool) or not isinstance(every, int) or every <= 0):
             problems.append(f"sample every N steps must be a positive whole number, got {every!r}.")
+        share = self.warmup_share
+        if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1):
+            problems.append(f"warm-up share must be a number in (0, 1], got {share!r}.")
         if self.algorithm not in ALGORITHMS:
             problems.append(f"search algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}.")
         if self.timeout_s is not None and not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):

@@ -12,24 +12,24 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
 from bracket import settings as app_settings
-from bracket.dataset.validation import preflight_dataset
+from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError, DatasetError, SearchSpaceError, StoreError
 from bracket.preset import ModelPreset
 from bracket.registry import get_preset
 from bracket.search.controller import SearchController
 from bracket.search.space import SearchSpace
 from bracket.session.config import SearchSettings
+from bracket.session.past import SESSION_FILE, past_configs
 from bracket.session.store import Store, sqlite_url
-from bracket.trainer.base import NamedConfig, Trainer
+from bracket.trainer.base import NamedConfig, Trainer, warmup_cap
 
-SESSION_FILE = "session.json"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
 
 
@@ -46,6 +46,8 @@ class SessionParts:
     settings: SearchSettings
     space: SearchSpace
     notes: list[str]
+    #: what the dataset pre-flight warns about (the search runs; the CLI prints them)
+    warnings: list[str] = field(default_factory=list)
 
 
 def fit_warm_start(trainer: Trainer, space: SearchSpace) -> tuple[list[tuple[str, NamedConfig]], list[str]]:
@@ -70,6 +72,17 @@ def fit_warm_start(trainer: Trainer, space: SearchSpace) -> tuple[list[tuple[str
     return fitted, notes
 
 
+def fit_past(space: SearchSpace, configs: list[NamedConfig], notes: list[str]) -> list[tuple[str, NamedConfig]]:
+    """Configs of earlier sessions fitted to ``space`` (clamped or dropped, noted in ``notes``)."""
+    fitted: list[tuple[str, NamedConfig]] = []
+    for named in configs:
+        result = space.fit(named.knobs, label=f"past {named.name!r}")
+        notes.extend(result.notes)
+        if result.config is not None:
+            fitted.append(("curated", NamedConfig(named.name, result.config, named.source)))
+    return fitted
+
+
 def _check_writable(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -91,15 +104,17 @@ def _url_without_password(url: str) -> str:
     return bare.render_as_string(hide_password=False)
 
 
-def check_dataset(trainer: Trainer, fields: dict[str, str]) -> None:
-    """Dataset pre-flight for trainers that read a kohya dataset; raises with every problem."""
-    style = getattr(trainer, "dataset_style", None)
-    dataset = fields.get("dataset")
-    if not style or not dataset:
-        return
-    report = preflight_dataset(Path(dataset), style)
+def check_dataset(trainer: Trainer, fields: dict[str, str], space: SearchSpace | None = None) -> list[str]:
+    """Dataset pre-flight for trainers that read a kohya dataset; raises with every problem.
+
+    Returns the warnings (a search still runs with them).
+    """
+    report = preflight_for_trainer(trainer, fields, space=space)
+    if report is None:
+        return []
     if not report.ok:
-        raise DatasetError(f"Dataset {dataset}: " + " ".join(report.problems))
+        raise DatasetError(f"Dataset {fields.get('dataset')}: " + " ".join(report.problems))
+    return list(report.warnings)
 
 
 def create_session(preset_id: str, fields: dict[str, str], settings: SearchSettings, *,
@@ -110,9 +125,15 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     settings.validate()
     merged = preset.validate_fields(fields)
     trainer = preset.trainer_factory(merged)
-    space = trainer.declare_search_space().narrow(settings.bounds)
+    space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     warm_start, notes = fit_warm_start(trainer, space)
-    check_dataset(trainer, merged)
+    if settings.warm_start_from:
+        warm_start[1:1] = fit_past(space, past_configs(settings.warm_start_from, preset.id), notes)
+    cap = warmup_cap(trainer.session_space(settings.bounds), settings.steps, settings.warmup_share)
+    if cap is not None:
+        notes.insert(0, f"warm-up searched up to {cap} steps ({settings.warmup_share:.0%} of the {settings.steps}-step "
+                        f"runs); longer baseline or curated warm-ups are clamped to it")
+    warnings = check_dataset(trainer, merged, space)
     problems = trainer.preflight_problems()
     if problems:
         raise BracketError(" ".join(problems))
@@ -135,7 +156,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)
     SearchController.enqueue_warm_start(store.study(name), space, warm_start if settings.warm_start else [])
     write_session_file(folder, name, preset.id, url)
-    return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes)
+    return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings)
 
 
 def read_session_file(folder: Path) -> dict[str, Any]:
@@ -186,8 +207,9 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
     trainer = preset.trainer_factory(fields)
     # a session stored before the learning-rate bracket existed resumes without one (it would
     # otherwise spend two slots on its warm-start winner in the middle of its search)
-    settings = SearchSettings.from_dict({"lr_bracket": False, **row["settings"]})
-    space = trainer.declare_search_space().narrow(settings.bounds)
+    # (and one stored before warm-ups were limited to a share of the run keeps its full range)
+    settings = SearchSettings.from_dict({"lr_bracket": False, "warmup_share": None, **row["settings"]})
+    space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]))
 
 

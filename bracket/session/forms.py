@@ -8,7 +8,7 @@ the settings' own ``validate`` does the rest. Gradio-free, so the CLI and tests 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bracket.judge.combine import parse_weights
@@ -80,7 +80,8 @@ def parse_bounds(lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
 def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = "", sample_every: Any = None,
                        algorithm: str = "tpe", lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
                        weights: Mapping[str, Any] | None = None, vlm_base_url: str = "", vlm_model: str = "",
-                       vlm_api_key: str = "", timeout_s: Any = None, lr_bracket: bool = True) -> SearchSettings:
+                       vlm_api_key: str = "", timeout_s: Any = None, lr_bracket: bool = True,
+                       warm_start_from: Sequence[str] | None = None) -> SearchSettings:
     """Validated settings from form values; raises ``SettingsError`` (a ``BracketError``)."""
     every = _whole("Sample every N steps", sample_every, optional=True)
     if every == 0:
@@ -99,6 +100,7 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
         sample_every_n_steps=every, algorithm=algorithm or "tpe",
         bounds=parse_bounds(lr_min, lr_max, batch_sizes), weights=weight_values,
         timeout_s=_number("Trial timeout", timeout_s), vlm=vlm, lr_bracket=bool(lr_bracket),
+        warm_start_from=[str(f) for f in (warm_start_from or []) if f],
     )
     settings.validate()
     return settings

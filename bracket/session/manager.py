@@ -347,9 +347,13 @@ class SessionManager:
         scores = {r["id"]: r["score"] for r in runs}
         return next_pairs([r["id"] for r in runs], scores, session.store.comparisons(session.name), k)
 
-    def rate(self, run_id: int, value: float, prompt_index: int | None = None) -> None:
-        self.require().add_rating(int(run_id), value, prompt_index)
+    def rate(self, run_id: int, value: float, prompt_index: int | None = None) -> str:
+        """Record a rating; returns what it changed (``bracket.session.rating_effect``)."""
+        from bracket.session.rating_effect import rate_and_explain
+
+        message = rate_and_explain(self.require(), int(run_id), value, prompt_index)
         self._forget()
+        return message
 
     def compare(self, left_run_id: int, right_run_id: int, winner: str) -> None:
         self.require().add_comparison(int(left_run_id), int(right_run_id), winner)

@@ -7,6 +7,12 @@ comparisons as they are now. The judges are pure functions in ``bracket.judge``;
 module gathers their inputs from store records and combines their outputs with the
 session's weights. A run a judge disqualifies gets the worst combined score, 1.0, so the
 sampler learns to stay away from what broke it.
+
+A judge that has scored some of the qualified runs but not others (nobody rated them yet,
+the VLM failed on a few) gets an *estimate* for the others
+(:func:`bracket.judge.combine.estimate_missing`), so every run is scored on the same judges
+and weights; each :class:`RunScore` lists its :class:`~bracket.judge.combine.JudgePart` s,
+which say what was measured (with its raw figure) and what was estimated (with an uncertainty).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bracket.judge.base import JudgeResult
-from bracket.judge.combine import DEFAULT_WEIGHTS, combine_scores
+from bracket.judge.combine import DEFAULT_WEIGHTS, Estimate, JudgePart, combine_scores, estimate_missing
 from bracket.judge.eval_loss import score_eval_loss_runs
 from bracket.judge.human import score_human
 from bracket.judge.loss import loss_summary, score_loss_summaries
@@ -40,6 +46,42 @@ class RunScore:
     disqualified: bool = False
     reason: str = ""
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: each contributing judge's part: value, raw figure, estimated or not, uncertainty, weight
+    parts: dict[str, JudgePart] = field(default_factory=dict)
+    #: judges whose part is an estimate (the run has no score of theirs yet)
+    estimated: list[str] = field(default_factory=list)
+    #: standard deviation of ``value`` that comes from the estimated parts
+    uncertainty: float = 0.0
+
+
+#: the detail of each judge's result that a person reads beside the normalised score
+RAW_FIGURES = {"loss": "final_ema", "eval_loss": "loss", "human": "mean_rating"}
+
+
+def raw_figure(judge: str, result: JudgeResult | None) -> float | None:
+    """The raw number behind a judge's score: final smoothed loss, eval loss, mean rating
+    (or Bradley-Terry strength when a run was only compared), VLM goodness out of 10."""
+    if result is None or result.score is None:
+        return None
+    if judge == "vlm":
+        return round(10.0 * (1.0 - result.score), 3)
+    if judge == "human" and "mean_rating" not in result.details:
+        return result.details.get("bt_strength")
+    value = result.details.get(RAW_FIGURES.get(judge, ""))
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def judge_estimates(per_judge: Mapping[str, Mapping[int, JudgeResult]], qualified: Sequence[int]
+                    ) -> dict[str, Estimate]:
+    """Per judge that scored some but not all ``qualified`` runs: its estimate for the others."""
+    estimates: dict[str, Estimate] = {}
+    for name, table in per_judge.items():
+        scored = [table[i].score for i in qualified if i in table and table[i].has_score]
+        if scored and len(scored) < len(qualified):
+            estimate = estimate_missing(scored)
+            if estimate is not None:
+                estimates[name] = estimate
+    return estimates
 
 
 def effective_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
@@ -112,18 +154,23 @@ def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str,
     per_judge["vlm"] = {r["id"]: result for r in scored
                         if (result := stored_judge((r.get("judges") or {}).get("vlm"))) is not None}
     combined_weights = effective_weights(weights)
+    qualified = [i for i in ids if i not in stopped
+                 and not any((t.get(i) is not None and t[i].disqualified) for t in per_judge.values())]
+    estimates = judge_estimates(per_judge, qualified)
     scores: dict[int, RunScore] = {}
     for run_id in ids:
         results: dict[str, JudgeResult | None] = {name: table.get(run_id) for name, table in per_judge.items()}
         if run_id in stopped:
             results["loss"] = JudgeResult.disqualify(stopped[run_id])
-        combined = combine_scores(results, combined_weights)
+        combined = combine_scores(results, combined_weights, estimates=estimates,
+                                  raws={name: raw_figure(name, r) for name, r in results.items()})
         scores[run_id] = RunScore(
             value=WORST if combined.disqualified else combined.value,
             judges={name: (r.score if r is not None else None) for name, r in results.items()},
             used=list(combined.used), weights_used=dict(combined.weights_used),
             disqualified=combined.disqualified, reason=combined.reason,
-            details={name: dict(r.details, reason=r.reason) for name, r in results.items() if r is not None})
+            details={name: dict(r.details, reason=r.reason) for name, r in results.items() if r is not None},
+            parts=dict(combined.parts), estimated=list(combined.estimated), uncertainty=combined.uncertainty)
     return scores
 
 

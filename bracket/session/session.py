@@ -338,6 +338,9 @@ class Session:
         self.phase = phase_label(self, config) if stage == "search" else f"{stage}: {config['name']}"
         seed = self.settings.base_seed + seed_index if seed is None else seed
         steps = steps or self.settings.steps
+        # validated against the session's (narrowed) space before any run is recorded, so a
+        # refused config leaves no pending run behind
+        trainer_config = self.trainer.config_from_dict(config["params"], self.space)
         run_id = self.store.add_run(
             self.name, config_id=config["id"], kind=config["kind"], stage=stage,
             label=f"{config['name']} seed {seed}", seed=seed, seed_index=seed_index, params=config["params"],
@@ -345,7 +348,7 @@ class Session:
         folder = "trials" if stage == "search" else stage
         run_dir = self.folder / folder / f"{run_id:04d}-{config['name']}-s{seed_index}"
         spec = self.trainer.prepare_run(
-            run_dir=run_dir, config=self.trainer.config_from_dict(config["params"]),
+            run_dir=run_dir, config=trainer_config,
             dataset_toml=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
             sample_prompts=self.settings.prompts() or None,
             sample_every_n_steps=self.settings.sample_every_n_steps, **run_options)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bracket.search.space import SearchSpace
+from bracket.search.space import IntKnob, SearchSpace
 from bracket.trainer.prompts import SamplePrompt
 
 #: Thread-count variables pinned to 1 so that a trainer on a shared machine does not
@@ -103,6 +103,10 @@ class Trainer(ABC):
     #: folder) that the session pre-flights; None for trainers with other datasets
     dataset_style: str | None = None
 
+    #: the knob that sets the examples per optimizer step; a ``batch_size`` bound (the
+    #: Setup tab's batch-size choices, ``--batch-sizes``) narrows this knob
+    batch_knob: str = "batch_size"
+
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         self.fields: dict[str, str] = {k: str(v) for k, v in (fields or {}).items()}
 
@@ -118,9 +122,28 @@ class Trainer(ABC):
     def curated_configs(self) -> list[NamedConfig]:
         """Three to five known-good configurations, each with its source."""
 
-    def config_from_dict(self, knobs: Mapping[str, Any]) -> TrainerConfig:
-        """Complete ``knobs`` with the space's fixed values and validate them."""
-        space = self.declare_search_space()
+    def session_space(self, bounds: Mapping[str, Any], *, steps: int | None = None,
+                      warmup_share: float | None = None) -> SearchSpace:
+        """This trainer's space narrowed by a session's bounds (``batch_size`` meaning
+        :attr:`batch_knob`) and, given the run length ``steps`` and ``warmup_share`` (e.g.
+        :data:`WARMUP_SHARE`), with a warm-up in steps limited to that share of the run. Every config of the session is validated
+        against this space, and the warm start is fitted into it (a curated 100-step
+        warm-up in a 100-step search is clamped, with a note)."""
+        bounds = dict(bounds)
+        if "batch_size" in bounds and self.batch_knob != "batch_size":
+            bounds[self.batch_knob] = bounds.pop("batch_size")
+        space = self.declare_search_space().narrow(bounds)
+        cap = warmup_cap(space, steps, warmup_share)
+        return space if cap is None else space.narrow({WARMUP_KNOB: (0, cap)})
+
+    def config_from_dict(self, knobs: Mapping[str, Any], space: SearchSpace | None = None) -> TrainerConfig:
+        """Complete ``knobs`` with the space's fixed values and validate them.
+
+        ``space`` is the space the config was searched in: a session's space narrowed by
+        the person's bounds, where a fixed knob such as ``batch_size`` may have become a
+        searched choice. Without it the trainer's own space is used.
+        """
+        space = self.declare_search_space() if space is None else space
         complete = space.complete(knobs)
         space.validate(complete)
         return KnobConfig(knobs=complete)
@@ -160,9 +183,32 @@ class Trainer(ABC):
         """
         return None
 
+    def script_files(self) -> list[Path]:
+        """The trainer scripts this adapter runs (training and pre-cache), for ``bracket doctor``."""
+        return []
+
     def preflight_problems(self) -> list[str]:
         """Problems visible before any run (missing trainer python, scripts, models)."""
         return []
+
+
+#: the knob of trainers whose warm-up is a step count (LLM trainers search a ratio instead)
+WARMUP_KNOB = "lr_warmup_steps"
+#: the longest warm-up a search tries, as a share of the run: a run that is mostly warm-up
+#: never trains at its rate, whatever that rate is
+WARMUP_SHARE = 0.25
+
+
+def warmup_cap(space: SearchSpace, steps: int | None, share: float | None) -> int | None:
+    """The highest warm-up on ``space``'s grid within ``share`` of ``steps``, or None when
+    there is no limit, no step-count warm-up or its range already fits."""
+    knob = space.get(WARMUP_KNOB)
+    if steps is None or share is None or not isinstance(knob, IntKnob):
+        return None
+    limit = int(share * steps)
+    if knob.high <= limit:
+        return None
+    return max(knob.low, knob.low + (limit - knob.low) // knob.step * knob.step)
 
 
 def make_accelerate_launch_prefix(

@@ -302,6 +302,8 @@ class LLMTrainer(Trainer):
 
     sample_kind = "text"
     writes_samples = True
+    #: batch-size choices narrow the examples per optimizer step (micro batch x accumulation)
+    batch_knob = "effective_batch"
     loss_tags: tuple[str, ...] = ("train/loss",)
     eval_loss_tags: tuple[str, ...] = ("eval/loss",)
     #: where under ``output_dir`` the final adapter lands ("" = output_dir itself)

@@ -42,6 +42,7 @@ from bracket.trainer.base import (
 from bracket.trainer.cache_key import CACHE_DIR_FIELD, cache_key, path_identity, session_cache_dir
 from bracket.trainer.musubi_dataset import first_control_image, first_dataset_image, write_musubi_toml
 from bracket.trainer.musubi_space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
+from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.vram import vram_tier
 
@@ -91,6 +92,7 @@ class MusubiTrainer(Trainer):
     supports_fused_backward: ClassVar[bool] = True
     output_name: ClassVar[str] = "bracket"
     loss_tags = ("loss/current", "loss/average")
+    dataset_style = "musubi"
 
     # -- per-architecture hooks ------------------------------------------------------------
     def variant_flags(self) -> list[str]:
@@ -125,6 +127,9 @@ class MusubiTrainer(Trainer):
 
     def script_path(self, name: str) -> Path:
         return self.musubi_dir / SCRIPT_DIR / name
+
+    def script_files(self) -> list[Path]:
+        return [self.script_path(n) for n in (self.script, self.latent_cache_script, self.text_cache_script) if n]
 
     def tier(self) -> int:
         if not hasattr(self, "_tier"):
@@ -288,6 +293,13 @@ class MusubiTrainer(Trainer):
         )
 
     # -- checks before anything runs -------------------------------------------------------------
+    def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:
+        """The parser check of a training or cache command (its script is the ``.py`` word)."""
+        script = script_in(launch.cmd)
+        if script is None:
+            return None
+        return make_parser_check_spec(launch, python=self.python, script=script, cwd=self.musubi_dir)
+
     def preflight_problems(self) -> list[str]:
         problems: list[str] = []
         if not Path(self.python).is_file():

@@ -13,7 +13,8 @@ trains), builds the parser — ``setup_parser()`` for sd-scripts; for scripts wi
 right after parsing — and parses the argv. It prints one line
 ``BRACKET_PARSER_CHECK {json}`` with ``ok`` and ``problems`` (unknown flags, bad choices,
 abbreviated flags, which argparse would accept silently) and exits 0 when the command
-parses, 1 when it does not, 3 when the script cannot be imported.
+parses, 1 when it does not, 3 when the script cannot be imported (then ``missing_module``
+names the package the trainer venv lacks, when that is the reason).
 
 :func:`make_parser_check_spec` (used by the adapters) builds that command as a LaunchSpec.
 """
@@ -67,6 +68,11 @@ def make_parser_check_spec(launch: Any, *, python: str | os.PathLike[str], scrip
     )
 
 
+def script_in(cmd: list[str]) -> str | None:
+    """The trainer script of a command: its first ``.py`` word after the python (None if none)."""
+    return next((word for word in cmd[1:] if word.endswith(".py")), None)
+
+
 def parse_report(text: str) -> dict[str, Any] | None:
     """The report in a parser-check log (None when the runner printed none)."""
     for line in reversed(text.splitlines()):
@@ -113,9 +119,20 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
     return _exact_flag_problems(parser, argv)
 
 
+def _takes_no_arguments(function: Any) -> bool:
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
+
+
 def _build_parser(module: Any) -> argparse.ArgumentParser:
     setup = getattr(module, "setup_parser", None)
-    if callable(setup):
+    # musubi-tuner's ideogram4 cache scripts have setup_parser(parser), a step of main()
+    if callable(setup) and _takes_no_arguments(setup):
         return setup()
     main = getattr(module, "main", None)
     if not callable(main):
@@ -135,8 +152,33 @@ def _build_parser(module: Any) -> argparse.ArgumentParser:
     raise RuntimeError("main() returned without building a parser")
 
 
-def _report(ok: bool, problems: list[str], code: int) -> int:
-    print(f"{MARKER} {json.dumps({'ok': ok, 'problems': problems})}", flush=True)
+class _CpuShim:
+    """Once the script imports torch: on a machine without a GPU, ``torch.cuda.current_device()``
+    answers 0. Some modules ask at import time (musubi-tuner's Wan T5 default argument); nothing
+    here runs on a device. Installed as an import hook so that scripts without torch stay fast."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != "torch":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        if spec is None or spec.loader is None:
+            return spec
+        original = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            original(module)
+            if not module.cuda.is_available():
+                module.cuda.current_device = lambda: 0
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _report(ok: bool, problems: list[str], code: int, **extra: Any) -> int:
+    print(f"{MARKER} {json.dumps({'ok': ok, 'problems': problems, **extra})}", flush=True)
     return code
 
 
@@ -159,10 +201,18 @@ def main(arguments: list[str] | None = None) -> int:
     saved_argv = sys.argv
     sys.argv = [str(script), *argv]
     try:
+        if "torch" not in sys.modules:
+            sys.meta_path.insert(0, _CpuShim())
         module = importlib.import_module(name)
         parser = _build_parser(module)
     except BaseException as error:  # noqa: BLE001 - any import failure is the report
-        return _report(False, [f"cannot import {script.name}: {type(error).__name__}: {error}"], 3)
+        # a package missing from the trainer venv is named, so that doctor can say what to install
+        missing = getattr(error, "name", None) if isinstance(error, ModuleNotFoundError) else None
+        top = (missing or "").split(".")[0]
+        if top and any((folder / top).exists() or (folder / f"{top}.py").exists() for folder in (root, script.parent)):
+            missing = None  # part of the checkout: a wrong trainer folder, not a package to install
+        return _report(False, [f"cannot import {script.name}: {type(error).__name__}: {error}"], 3,
+                       missing_module=missing)
     finally:
         sys.argv = saved_argv
     problems = _parse(parser, argv)

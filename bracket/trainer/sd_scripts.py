@@ -74,7 +74,7 @@ from bracket.trainer.base import (
     make_subprocess_env,
 )
 from bracket.trainer.cache_key import CACHE_FILE_SUFFIXES, cache_key, session_cache_dir
-from bracket.trainer.parser_check import make_parser_check_spec
+from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.vram import vram_tier
 
@@ -270,6 +270,14 @@ class SdScriptsTrainer(Trainer):
 
     def script_path(self) -> Path:
         return self.sd_scripts_dir() / self.script
+
+    def script_files(self) -> list[Path]:
+        files = [self.script_path()]
+        if self.cache_tool_flag:  # the pre-cache tools of session_setup_commands
+            files.append(self.sd_scripts_dir() / CACHE_LATENTS_SCRIPT)
+            if self.text_encoder_cache_suffix:
+                files.append(self.sd_scripts_dir() / CACHE_TEXT_SCRIPT)
+        return files
 
     def model_args(self) -> list[str]:
         args: list[str] = []
@@ -471,9 +479,12 @@ class SdScriptsTrainer(Trainer):
 
     # -- checks ---------------------------------------------------------------------------
     def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:
+        """The parser check of a training (or pre-cache) command: its script is its ``.py`` word."""
+        script = script_in(launch.cmd)
+        if script is None:
+            return None
         return make_parser_check_spec(
-            launch, python=self.fields.get("trainer_python", "python"), script=self.script_path(),
-            cwd=self.sd_scripts_dir(),
+            launch, python=self.fields.get("trainer_python", "python"), script=script, cwd=self.sd_scripts_dir(),
         )
 
     def preflight_problems(self) -> list[str]:

@@ -1,23 +1,21 @@
-"""The trainers' flag inventory (flags.json) and dataset-key lists, and checks against them.
+"""Checks of commands and dataset TOMLs against the project's trainer inventory.
 
-Shared by the command contract test. A command is matched to its inventory entry by the
-script path in its argv: an inventory key (``sdxl_train_network.py``,
-``src/musubi_tuner/wan_train_network.py``) matches when the argv word ends with it, and a
-musubi root wrapper name maps through ``script_aliases``.
+The inventory (``bracket/trainer/inventory/``) is read from the real parsers of the pinned
+checkouts by ``python -m bracket.trainer.inventory.regenerate``. Shared by the command
+contract test. A command is matched to its inventory entry by the script path in its argv:
+an inventory key (``sdxl_train_network.py``, ``src/musubi_tuner/wan_train_network.py``)
+matches when the argv word ends with it, and a musubi root wrapper name maps through
+``script_aliases``.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SHARED = Path(os.environ.get("BRACKET_SHARED_DIR", Path(__file__).resolve().parents[3] / "shared"))
-FLAGS_JSON = SHARED / "trainers" / "flags.json"
-KEYS_JSON = SHARED / "trainers" / "dataset_config_keys.json"
+from bracket.trainer.inventory import dataset_keys_by_repo, flags_by_repo
 
 
 @dataclass(frozen=True)
@@ -29,7 +27,8 @@ class ScriptEntry:
 
 
 def load_inventory() -> tuple[dict[str, Any], dict[str, Any]]:
-    return json.loads(FLAGS_JSON.read_text()), json.loads(KEYS_JSON.read_text())
+    """``(flags, keys)``: per trainer repo, its scripts' flag tables and its dataset-TOML sections."""
+    return flags_by_repo(), dataset_keys_by_repo()
 
 
 def find_script(cmd: list[str], flags: dict[str, Any]) -> ScriptEntry | None:

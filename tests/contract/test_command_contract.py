@@ -1,4 +1,4 @@
-"""Every preset's commands against the real trainers' flag inventory (flags.json).
+"""Every preset's commands against the trainers' flag inventory (bracket/trainer/inventory).
 
 One test per preset in ``bracket.registry.PRESETS`` — presets added later are covered
 automatically. For the baseline, every curated config and 50 configs sampled from the
@@ -6,14 +6,13 @@ search space (seeded Optuna RandomSampler), the LaunchSpec is built with fake in
 checked: the script is in the inventory, every flag exists for it, value-less flags carry no
 value, choice values are allowed, required flags are present, the ``accelerate launch``
 prefix is there, the per-run dataset TOML uses only allowed keys, and no absolute path
-points outside the given inputs and run folder. Presets whose script is not in flags.json
+points outside the given inputs and run folder. Presets whose script is not in the inventory
 (the CPU demo, LLM trainers) get the checks that do not need the inventory, then skip.
 """
 
 from __future__ import annotations
 
 import logging
-import stat
 from pathlib import Path
 
 import optuna
@@ -23,61 +22,12 @@ from bracket.errors import BracketError
 from bracket.registry import PRESETS
 from bracket.trainer.base import LaunchSpec
 from bracket.trainer.prompts import SamplePrompt
+from tests.contract.fakes import fake_values, image_folder, jsonl_file
 from tests.contract.inventory import find_script, flag_problems, load_inventory, toml_problems
 
 SAMPLED_CONFIGS = 50
 PROMPTS = [SamplePrompt("a red fox in the snow", seed=11), SamplePrompt("a lighthouse at dusk", seed=12, width=768)]
 FLAGS, KEYS = load_inventory()
-
-
-def _image_folder(root: Path) -> Path:
-    from PIL import Image
-
-    folder = root / "images"
-    folder.mkdir(parents=True)
-    for n, colour in enumerate(("red", "blue")):
-        Image.new("RGB", (64, 64), colour).save(folder / f"img{n}.png")
-        (folder / f"img{n}.txt").write_text(f"a {colour} square", encoding="utf-8")
-    return folder
-
-
-def _jsonl_file(root: Path) -> Path:
-    path = root / "data.jsonl"
-    path.write_text(
-        '{"instruction": "Say hi", "input": "", "output": "hi", "text": "hi"}\n' * 4, encoding="utf-8"
-    )
-    return path
-
-
-def _fake_python(root: Path) -> Path:
-    path = root / "fake-venv" / "bin" / "python"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
-
-
-def _fake_values(preset, root: Path, dataset: Path) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for spec in preset.fields:
-        if "dataset" in spec.name:
-            values[spec.name] = str(dataset)
-        elif "python" in spec.name:
-            values[spec.name] = str(_fake_python(root))
-        elif spec.kind == "dir":
-            folder = root / "inputs" / spec.name
-            folder.mkdir(parents=True, exist_ok=True)
-            values[spec.name] = str(folder)
-        elif spec.kind in ("file", "path"):
-            path = root / "inputs" / f"{spec.name}.safetensors"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(b"fake")
-            values[spec.name] = str(path)
-        elif spec.kind == "choice" and spec.name == "vram_gb":
-            values[spec.name] = "24"
-        elif spec.required and not spec.resolved_default():
-            values[spec.name] = spec.choices[0] if spec.choices else ("1" if spec.kind in ("int", "float") else "x")
-    return values
 
 
 def _configs(trainer) -> list[tuple[str, dict]]:
@@ -130,12 +80,12 @@ def _check_inventory(spec: LaunchSpec, entry) -> list[str]:
 def _build(preset, root: Path):
     """The trainer and dataset: an image folder first, a JSONL file for text trainers."""
     errors = []
-    for make in (_image_folder, _jsonl_file):
+    for make in (image_folder, jsonl_file):
         attempt = root / make.__name__
         attempt.mkdir()
         dataset = make(attempt)
         try:
-            trainer = preset.build_trainer(_fake_values(preset, attempt, dataset))
+            trainer = preset.build_trainer(fake_values(preset, attempt, dataset))
             baseline = trainer.config_from_dict(trainer.baseline_config().knobs)
             trainer.prepare_run(run_dir=attempt / "probe", config=baseline, dataset_toml=dataset,
                                 max_steps=10, seed=1)
@@ -166,7 +116,7 @@ def test_command_contract(preset, tmp_path):
                 for setup in trainer.session_setup_commands(dataset_toml=dataset, run_dir=root / "runs" / "setup"):
                     setup_entry = find_script(setup.cmd, FLAGS)
                     if setup_entry is None:
-                        problems.append(f"setup command script not in flags.json: {setup.cmd[:6]}")
+                        problems.append(f"setup command script not in the inventory: {setup.cmd[:6]}")
                     else:
                         problems += [f"setup: {p}" for p in _check_inventory(setup, setup_entry)]
         failures += [f"{name}: {p}" for p in problems]
@@ -174,5 +124,5 @@ def test_command_contract(preset, tmp_path):
     if inventory_script is None:
         pytest.skip(
             f"{preset.id}: general checks passed; flag-inventory checks skipped because its script "
-            f"({preset.trainer_script or 'unknown'}) is not in flags.json"
+            f"({preset.trainer_script or 'unknown'}) is not in the inventory"
         )

@@ -90,6 +90,8 @@ BAD_INPUTS = [
     (["--lr-min", "1e-3", "--lr-max", "1e-5"], "reversed"),
     (["--weights", "loss=0,human=0,vlm=0,eval_loss=0"], "weights are 0"),
     (["--prompts", "a cat --zz 3"], "unknown option --zz"),
+    (["--warm-start-from", "/no/such/session"], "not a local Bracket session folder"),
+    (["--batch-sizes", "0,4"], "positive whole numbers"),
 ]
 
 
@@ -134,3 +136,19 @@ def test_curated_config_outside_the_space_is_refused(capsys, demo_fields, runs_d
 def test_resume_of_something_that_is_not_a_session(capsys, tmp_path):
     code, _, err = run_cli(capsys, "resume", str(tmp_path))
     assert code == 2 and "not a Bracket session folder" in err
+
+
+def test_batch_sizes_on_a_fixed_batch_preset_search_them_and_leave_no_pending_run(capsys, demo_fields, runs_dir):
+    """Issue 19: ``--batch-sizes`` on a preset whose batch size is fixed used to fail every
+    session with "is fixed at 16, got 4", leaving a pending run."""
+    from bracket.session.session import Session
+
+    code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "2",
+                           "--steps", "5", "--batch-sizes", "4,8", "--name", "batches", "--out", str(runs_dir),
+                           "--quiet")
+    assert code == 0, err
+    session = Session.open(runs_dir / "batches", validate=False)
+    runs = session.store.runs("batches", with_series=False)
+    assert [r["status"] for r in runs if r["stage"] == "search"] == ["done", "done"]
+    assert {r["params"]["batch_size"] for r in runs if r["stage"] == "search"} <= {4, 8}
+    session.close()

@@ -100,7 +100,30 @@ def test_a_config_already_trained_is_not_proposed_again_and_a_failed_bracket_cou
     assert next_bracket(failed, SPACE).finished  # two bracket configs exist, even if they crashed
 
 
-def test_no_bracket_for_an_adaptive_optimizer_or_a_space_without_a_log_rate():
+def test_an_adaptive_optimizer_is_bracketed_on_its_d_coef():
+    """Issue 19: Prodigy runs at lr 1.0; its step moves with d_coef, so that is bracketed."""
+    space = SearchSpace({
+        "optimizer_type": CategoricalKnob(("AdamW", "Prodigy")),
+        "learning_rate": FloatKnob(1e-5, 3e-2, log=True, when={"optimizer_type": ("AdamW",)}),
+        "adaptive_learning_rate": FixedKnob(1.0, when={"optimizer_type": ("Prodigy",)}),
+        "prodigy_d_coef": FloatKnob(0.5, 2.0, log=True, when={"optimizer_type": ("Prodigy",)}),
+        "lr_scheduler": CategoricalKnob(("constant", "cosine")),
+    })
+    prodigy = {"optimizer_type": "Prodigy", "prodigy_d_coef": 1.0, "lr_scheduler": "constant"}
+    warm = [_done(prodigy, 0.1, "curated"), _done(_config("AdamW", 1e-4), 0.5, "baseline")]
+    lower = next_bracket(warm, space)
+    assert lower.params == {**prodigy, "prodigy_d_coef": 0.5} and lower.name == "prodigy-d-coef-lower-0.5"
+    higher = next_bracket([*warm, _done(lower.params, 0.2, "bracket")], space)
+    assert higher.params == {**prodigy, "prodigy_d_coef": 2.0}
+    assert space.problems(space.complete(higher.params)) == []
+    assert next_bracket([*warm, _done(lower.params, 0.2, "bracket"), _done(higher.params, 0.3, "bracket")],
+                        space).finished
+    # the best warm-start config is AdamW: its learning rate is bracketed, as before
+    adam_best = [_done(prodigy, 0.9, "curated"), _done(_config("AdamW", 1e-4), 0.5, "baseline")]
+    assert next_bracket(adam_best, space).params["learning_rate"] == pytest.approx(1e-4 / math.sqrt(10), rel=1e-2)
+
+
+def test_no_bracket_for_an_adaptive_optimizer_without_a_step_knob_or_a_space_without_a_log_rate():
     prodigy = [_done(_config("Prodigy", None), 0.1, "curated"), _done(_config("AdamW", 1e-4), 0.5, "baseline")]
     assert next_bracket(prodigy, SPACE).finished
     linear = SearchSpace({"learning_rate": FloatKnob(0.0, 1.0), "rank": FixedKnob(16)})

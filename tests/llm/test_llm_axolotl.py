@@ -95,3 +95,20 @@ def test_fake_axolotl_run_writes_the_real_tags(make_trainer, tmp_path):
     eval_steps = [step for step, _ in series[spec.eval_loss_tags[0]]]
     assert eval_steps[0] == 0 and eval_steps[-1] == spec.max_steps
     assert (spec.output_dir / "adapter_config.json").is_file()
+
+
+def test_batch_size_choices_narrow_the_effective_batch_and_micro_batch(make_trainer, tmp_path):
+    """Issue 19: the Setup tab's batch sizes narrow an LLM trainer's examples per step, and
+    micro-batch choices (a fixed knob) are valid in the session's space."""
+    from bracket.errors import SearchSpaceError
+
+    trainer = make_trainer("axolotl-lora")
+    space = trainer.session_space({"batch_size": ["8", "32"], "micro_batch_size": [2, 4]})
+    assert space["effective_batch"].choices == (8, 32) and space["micro_batch_size"].choices == (2, 4)
+    knobs = {**trainer.baseline_config().knobs, "effective_batch": 32, "micro_batch_size": 4}
+    with pytest.raises(SearchSpaceError, match="fixed at 2, got 4"):
+        trainer.config_from_dict(knobs)
+    trainer.prepare_run(run_dir=tmp_path / "r", config=trainer.config_from_dict(knobs, space), max_steps=100,
+                        seed=1, dataset_toml=trainer.dataset_source(None))
+    config = yaml.safe_load((tmp_path / "r" / "axolotl.yml").read_text())
+    assert (config["micro_batch_size"], config["gradient_accumulation_steps"]) == (4, 8)

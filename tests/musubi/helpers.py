@@ -1,8 +1,7 @@
-"""Local helpers of the musubi adapter tests: fake inputs for a preset, datasets, flags.json."""
+"""Local helpers of the musubi adapter tests: fake inputs for a preset, datasets, the flag inventory."""
 
 from __future__ import annotations
 
-import json
 import stat
 import tomllib
 from pathlib import Path
@@ -10,10 +9,10 @@ from pathlib import Path
 from PIL import Image
 
 from bracket.registry import get_preset
+from bracket.trainer.inventory import dataset_keys_by_repo, flags_by_repo
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "trainers"
-MUSUBI = json.loads((SHARED / "flags.json").read_text())["kohya-ss/musubi-tuner"]
-KEYS = json.loads((SHARED / "dataset_config_keys.json").read_text())["kohya-ss/musubi-tuner"]
+MUSUBI = flags_by_repo()["kohya-ss/musubi-tuner"]
+KEYS = dataset_keys_by_repo()["kohya-ss/musubi-tuner"]
 MUSUBI_IDS = (
     "zimage-lora", "zimage-full", "flux2-klein-lora", "flux1-kontext-lora", "qwen-image-lora", "qwen-image-full",
     "qwen-image-edit-lora", "hunyuan-video-lora", "hunyuan-video-full", "wan22-lora", "wan21-lora", "framepack-lora",
@@ -78,7 +77,7 @@ def build(preset_id: str, root: Path, dataset: Path, **overrides: str):
 
 
 def script_spec(cmd: list[str]) -> tuple[int, dict]:
-    """Index of the musubi script in ``cmd`` and its flags.json entry."""
+    """Index of the musubi script in ``cmd`` and its inventory entry."""
     for index, word in enumerate(cmd):
         for key, spec in MUSUBI["scripts"].items():
             if word.endswith("/" + key):

@@ -32,8 +32,12 @@ if __name__ == "__main__":
 
 
 def flag_table(script: str, *, drop: tuple[str, ...] = ()) -> dict[str, object]:
-    """The real script's flags from flags.json as {flag: store_true | * | [choices] | value}."""
-    spec = load_inventory()[0]["kohya-ss/sd-scripts"]["scripts"][script]
+    """The real sd-scripts script's flags from the inventory as {flag: store_true | * | [choices] | value}."""
+    return table_from_spec(load_inventory()[0]["kohya-ss/sd-scripts"]["scripts"][script], drop=drop)
+
+
+def table_from_spec(spec: dict, *, drop: tuple[str, ...] = ()) -> dict[str, object]:
+    """One inventory entry's flags as {flag: store_true | * | [choices] | value}."""
     table: dict[str, object] = {}
     for flag in spec["flags"]:
         if flag in ("-h", "--help") or flag in drop:

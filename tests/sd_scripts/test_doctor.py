@@ -30,8 +30,8 @@ def values(field_values, image_folder, monkeypatch, request):
         folder.mkdir(parents=True)
         (folder / "vocab.json").write_text("{}", encoding="utf-8")
     values["tokenizer_cache_dir"] = str(tokenizers)
-    write_setup_parser_script(Path(values["sd_scripts_dir"]) / "sdxl_train_network.py",
-                              flag_table("sdxl_train_network.py"))
+    for script in ("sdxl_train_network.py", "tools/cache_latents.py", "tools/cache_text_encoder_outputs.py"):
+        write_setup_parser_script(Path(values["sd_scripts_dir"]) / script, flag_table(script))
     return values
 
 
@@ -42,8 +42,8 @@ def _check(report, name):
 def test_all_checks_pass(values):
     report = run_doctor("sdxl-lora", values)
     assert report.ok, report.render()
-    assert [c.name for c in report.checks] == ["trainer python", "inputs", "trainer script", "disk", "vram",
-                                               "tokenizers", "parser check"]
+    assert [c.name for c in report.checks] == ["trainer python", "inputs", "trainer script", "dataset", "disk",
+                                               "vram", "tokenizers", "parser check", "pre-cache parser check"]
     assert "All checks passed." in report.render()
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
+
 import pytest
 
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob
@@ -167,3 +170,35 @@ def test_sampling_saving_and_resume_flags(build, image_folder, tmp_path):
     assert "--sample_at_first" in cmd and value_of(cmd, "--sample_every_n_steps") == "25"
     assert value_of(cmd, "--save_every_n_steps") == "40" and "--save_state" in cmd
     assert value_of(cmd, "--resume") == str(tmp_path / "state")
+
+
+@pytest.mark.parametrize("bound", [[2, 4], ["2", "4"], (2.0, 4.0)])
+def test_batch_size_choices_are_valid_in_the_session_space(build, image_folder, tmp_path, bound):
+    """Issue 19: ``--batch-sizes 2,4`` / ``--bound batch_size=2:4`` on a preset whose batch
+    size is fixed crashed with "is fixed at 1, got 4"; the session's space decides."""
+    from bracket.errors import SearchSpaceError
+
+    trainer = build("sdxl-lora")
+    space = trainer.session_space({"batch_size": bound})
+    assert space["batch_size"].choices == (2, 4)
+    knobs = {**trainer.baseline_config().knobs, "batch_size": 4}
+    with pytest.raises(SearchSpaceError, match="fixed at 1, got 4"):
+        trainer.config_from_dict(knobs)  # the trainer's own space still refuses it
+    spec = trainer.prepare_run(run_dir=tmp_path / "run", config=trainer.config_from_dict(knobs, space),
+                               dataset_toml=image_folder, max_steps=20, seed=1)
+    toml = tomllib.loads((spec.output_dir.parent / "dataset.toml").read_text(encoding="utf-8"))
+    assert toml["general"]["batch_size"] == 4
+
+
+def test_a_curated_warm_up_longer_than_a_quarter_of_the_run_is_clamped(build):
+    """Issue 19: the curated Adafactor config warms up for 100 steps; in a 100-step search
+    that is the whole run, so the session clamps it to 25 steps' grid (20) with a note."""
+    from bracket.session.create import fit_warm_start
+
+    trainer = build("sdxl-lora")
+    space = trainer.session_space({}, steps=100, warmup_share=0.25)
+    assert (space["lr_warmup_steps"].low, space["lr_warmup_steps"].high) == (0, 20)
+    assert trainer.session_space({}, steps=1000, warmup_share=0.25)["lr_warmup_steps"].high == 200
+    fitted, notes = fit_warm_start(trainer, space)
+    assert all(c.knobs.get("lr_warmup_steps", 0) <= 20 for _, c in fitted)
+    assert any("lr_warmup_steps 100 clamped to 20" in n for n in notes)

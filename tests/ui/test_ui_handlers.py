@@ -23,17 +23,20 @@ SKIP = gr.skip()
 def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *options, **overrides):
     values = dict(budget=budget, steps=20, seeds=1, prompts="a red circle --d 1\na blue square --d 2",
                   sample_every=10, algorithm="tpe", lr_min="", lr_max="", batch_sizes="")
+    name = overrides.pop("name", "ui-test")
     values.update(overrides)
-    rest = [1.0, 2.0, 1.0, 1.0, "", "", "", "ui-test", *options]
+    rest = [1.0, 2.0, 1.0, 1.0, "", "", "", name, *options]
     return setup_tab.start_search(manager, "demo-cpu", fields, *values.values(), *rest)
 
 
 def test_blocks_build_with_only_private_listeners(runs_dir):
     demo = build_app(SessionManager(runs_dir))
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
-    # the Start button sends the learning-rate bracket checkbox as the form's last value
-    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-lr-bracket"]
-    assert len(starts) == 1 and getattr(starts[0].inputs[-1], "value", None) is True
+    # the Start button sends the learning-rate bracket checkbox, then the past sessions to warm-start from
+    starts = [f for f in demo.fns.values() if len(f.inputs) > 1
+              and getattr(f.inputs[-2], "elem_id", None) == "bk-lr-bracket"]
+    assert len(starts) == 1 and getattr(starts[0].inputs[-2], "value", None) is True
+    assert getattr(starts[0].inputs[-1], "elem_id", None) == "bk-warm-from"
     options = launch_options(runs_dir)
     assert options["allowed_paths"] == [str(runs_dir.resolve())]
     assert options["run_history"] is False
@@ -96,6 +99,20 @@ def test_the_learning_rate_bracket_checkbox_reaches_the_session(runs_dir, demo_f
     assert manager.session.wait(60)
 
 
+def test_past_sessions_of_the_preset_are_offered_and_reach_the_new_session(runs_dir, demo_fields):
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    assert setup_tab.past_choices(manager, "demo-cpu").choices == []
+    start(manager, demo_fields, 1)
+    assert manager.session.wait(60)
+    first = manager.session
+    (label, folder), = setup_tab.past_choices(manager, "demo-cpu").choices
+    assert folder == str(first.folder) and label.startswith(first.name) and "best score" in label
+    assert setup_tab.past_choices(manager, "sdxl-lora").choices == []
+    start(manager, demo_fields, 1, True, [folder], name="ui-test-2")
+    assert manager.session.settings.warm_start_from == [folder]
+    assert manager.session.wait(60)
+
+
 def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     manager = SessionManager(runs_dir, snapshot_ttl=0.0)
     start(manager, demo_fields, budget=3)
@@ -107,7 +124,7 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert [value for _, value in scope.choices] == [compare_tab.WHOLE_RUN, 0, 1]
     earlier = compare_tab.change_step(manager, shown, 10)
     assert 'data-step="10"' in earlier and earlier != html
-    assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith("Saved: run")
+    assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith(f"Saved. Run #{shown[0]} rated 7: ")
     assert "prompt 1" in compare_tab.rate(manager, shown[1], "3", 1)
     *_, lone, _ = compare_tab.next_unrated(manager, 4)
     assert lone == [shown[2]], "never a rated run while an unrated one remains; a lone run is shown alone"

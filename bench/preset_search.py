@@ -1,0 +1,207 @@
+"""Search efficiency over the real preset spaces (issue 19), in process.
+
+Each strategy runs the real search code — :class:`bracket.search.controller.SearchController`
+on the preset's session space (``Trainer.session_space``), the preset's baseline and curated
+configs fitted with ``bracket.session.create.fit_warm_start``, the learning-rate/d_coef
+bracket, TPE on current scores — against a landscape of ``bench/preset_landscapes.py``
+instead of a trainer: one config at a time, its observed value the landscape's true loss
+with noise. No subprocess, store or judge (``bench/search_efficiency.py`` measures those
+over the demo space), so hundreds of sessions take minutes.
+
+Strategies:
+
+* ``bracket`` — as shipped: baseline, curated, bracket, then TPE (controller defaults);
+* ``bracket+past`` — the same, a second session: the two best configs of a ``bracket``
+  session on the *shifted* landscape (the same model on another dataset, every best step
+  0.3 decades higher; ``preset_landscapes.shifted``) join the warm start after the baseline,
+  as ``--warm-start-from`` does;
+* ``optuna-tpe`` — plain ``optuna.samplers.TPESampler`` at its defaults (10 random start-up
+  trials), no warm start, the reference;
+* ``random`` — random search, run for twice the budget so its median is observed.
+
+Metric: median over repetitions of the first trial whose config is within 5 % of the
+landscape's optimum (a miss counts as budget + 1). Summary: per landscape the ratios
+bracket ÷ random and bracket ÷ optuna-tpe, and their geometric means.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import optuna
+from optuna.trial import TrialState
+
+from bench.preset_landscapes import LANDSCAPES, Landscape, optimum, quality, shifted
+
+STRATEGIES = ("bracket", "bracket+past", "optuna-tpe", "random")
+TARGET = 1.05
+
+
+@dataclass(frozen=True)
+class Plan:
+    repetitions: int
+    budget: int
+    random_factor: int = 2
+
+
+SHORT = Plan(repetitions=3, budget=24)
+FULL = Plan(repetitions=8, budget=32)
+
+
+def _trainer(preset: str):
+    from bracket.registry import get_preset
+
+    return get_preset(preset).trainer_factory({})
+
+
+def _space(trainer):
+    from bench.preset_landscapes import STEPS
+    from bracket.trainer.base import WARMUP_SHARE
+
+    return trainer.session_space({}, steps=STEPS, warmup_share=WARMUP_SHARE)
+
+
+def run_bracket(land: Landscape, budget: int, seed: int, *, past: list | None = None,
+                controller_options: dict | None = None) -> list[tuple[dict, float, float]]:
+    """One Bracket session: [(config, observed, true)] in trial order."""
+    from bracket.search.controller import ScoredConfig, SearchController
+    from bracket.session.create import fit_past, fit_warm_start
+
+    trainer = _trainer(land.preset)
+    space = _space(trainer)
+    warm, notes = fit_warm_start(trainer, space)
+    if past:
+        warm[1:1] = fit_past(space, past, notes)
+    study = optuna.create_study(direction="minimize")
+    SearchController.enqueue_warm_start(study, space, warm)
+    history: list[ScoredConfig] = []
+    controller = SearchController(study=study, space=space, seed=seed, history=lambda: history,
+                                  **(controller_options or {}))
+    rng = random.Random(seed)
+    trials = []
+    for _ in range(budget):
+        proposal = controller.next()
+        true = quality(proposal.config, land)
+        observed = true * (1 + rng.gauss(0, land.noise))
+        history.append(ScoredConfig(space.searched_params(proposal.config), observed, TrialState.COMPLETE,
+                                    proposal.kind))
+        controller.finish(proposal.trial_number, observed)
+        trials.append((proposal.config, observed, true))
+    return trials
+
+
+def run_plain(land: Landscape, budget: int, seed: int, sampler: str) -> list[tuple[dict, float, float]]:
+    space = _space(_trainer(land.preset))
+    inner = optuna.samplers.TPESampler(seed=seed) if sampler == "tpe" else optuna.samplers.RandomSampler(seed=seed)
+    study = optuna.create_study(direction="minimize", sampler=inner)
+    rng = random.Random(seed)
+    trials = []
+    for _ in range(budget):
+        trial = study.ask()
+        config = space.suggest(trial)
+        true = quality(config, land)
+        observed = true * (1 + rng.gauss(0, land.noise))
+        study.tell(trial, observed)
+        trials.append((config, observed, true))
+    return trials
+
+
+def past_configs(land: Landscape, budget: int, seed: int) -> list:
+    """The two best configs (by observed value) of a Bracket session on the shifted landscape."""
+    from bracket.trainer.base import NamedConfig
+
+    earlier = run_bracket(shifted(land), budget, seed + 7919)
+    best = sorted(earlier, key=lambda t: t[1])[:2]
+    return [NamedConfig(f"past-{i}", dict(c), "earlier session") for i, (c, _, _) in enumerate(best, 1)]
+
+
+def trials_to_target(trials: list[tuple[dict, float, float]], best: float, budget: int) -> int:
+    for n, (_, _, true) in enumerate(trials, 1):
+        if true <= TARGET * best:
+            return n
+    return budget + 1
+
+
+def run(plan: Plan = SHORT, *, strategies: tuple[str, ...] = STRATEGIES, landscapes: tuple[Landscape, ...] = LANDSCAPES,
+        variants: dict[str, dict] | None = None) -> dict[str, Any]:
+    """Every (landscape, strategy, repetition); returns the summary (and per-landscape rows).
+
+    ``variants`` maps a name to SearchController options (e.g. ``{"n_startup_trials": 10}``):
+    extra Bracket strategies for tuning."""
+    started = time.time()
+    out: dict[str, Any] = {"plan": plan.__dict__, "landscapes": {}}
+    for land in landscapes:
+        space = _space(_trainer(land.preset))
+        best, share = optimum(space, land)
+        row: dict[str, Any] = {"optimum": best, "hit_share": share, "story": land.story, "preset": land.preset}
+        names = list(strategies) + list(variants or {})
+        for name in names:
+            counts = []
+            for rep in range(plan.repetitions):
+                seed = 1000 + 17 * rep
+                if name == "bracket":
+                    trials = run_bracket(land, plan.budget, seed)
+                elif name == "bracket+past":
+                    trials = run_bracket(land, plan.budget, seed, past=past_configs(land, plan.budget, seed))
+                elif name == "optuna-tpe":
+                    trials = run_plain(land, plan.budget, seed, "tpe")
+                elif name == "random":
+                    trials = run_plain(land, plan.budget * plan.random_factor, seed, "random")
+                else:
+                    trials = run_bracket(land, plan.budget, seed, controller_options=variants[name])
+                limit = plan.budget * (plan.random_factor if name == "random" else 1)
+                counts.append(trials_to_target(trials, best, limit))
+            row[name] = {"median": statistics.median(counts), "counts": counts,
+                         "found": sum(c <= plan.budget * (plan.random_factor if name == "random" else 1)
+                                      for c in counts)}
+        random_expected = math.ceil(math.log(0.5) / math.log(1 - share)) if 0 < share < 1 else 1
+        row["random_expected"] = random_expected
+        out["landscapes"][land.name] = row
+    out["summary"] = summarise(out["landscapes"], [n for n in names if n not in ("random",)])
+    out["wall_s"] = time.time() - started
+    return out
+
+
+def summarise(rows: dict[str, dict], names: list[str]) -> dict[str, Any]:
+    """Geometric means of each strategy's median ÷ random's (observed, and expected from the
+    hit share — noise-free) and ÷ optuna-tpe's."""
+    summary: dict[str, Any] = {}
+    for name in names:
+        vs_random = [r[name]["median"] / r["random"]["median"] for r in rows.values() if "random" in r]
+        vs_tpe = [r[name]["median"] / r["optuna-tpe"]["median"] for r in rows.values() if "optuna-tpe" in r]
+        vs_expected = [r[name]["median"] / r["random_expected"] for r in rows.values()]
+        summary[name] = {
+            "vs_random_expected_geomean": _geomean(vs_expected), "vs_random_expected_max": max(vs_expected),
+            "vs_random_geomean": _geomean(vs_random), "vs_random_max": max(vs_random) if vs_random else None,
+            "vs_tpe_geomean": _geomean(vs_tpe),
+            "worse_than_tpe": [k for k, r in rows.items() if "optuna-tpe" in r
+                               and r[name]["median"] > r["optuna-tpe"]["median"]],
+        }
+    return summary
+
+
+def _geomean(values: list[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def print_result(data: dict[str, Any]) -> None:
+    rows = data["landscapes"]
+    names = [k for k in next(iter(rows.values())) if isinstance(next(iter(rows.values()))[k], dict)]
+    print(f"  {'landscape':<22} " + " ".join(f"{n:>14}" for n in names) + "  random-expected")
+    for land, row in rows.items():
+        print(f"  {land:<22} " + " ".join(f"{row[n]['median']:>9g} {row[n]['found']:>2}/{len(row[n]['counts']):<2}"
+                                          for n in names) + f"  {row['random_expected']:>6}")
+    for name, s in data["summary"].items():
+        print(f"  {name}: ÷random geomean {s['vs_random_geomean']:.2f} (max {s['vs_random_max']:.2f}), ÷random "
+              f"expected {s['vs_random_expected_geomean']:.2f} (max {s['vs_random_expected_max']:.2f}), "
+              f"÷optuna-tpe geomean {s['vs_tpe_geomean']:.2f}; worse than optuna-tpe on {s['worse_than_tpe']}")
+    print(f"  wall {data['wall_s']:.0f} s")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print_result(run(SHORT))

@@ -1,0 +1,266 @@
+"""Do ratings steer the search? Sessions with a simulated rater vs the same sessions without.
+
+For every taste of :mod:`bench.raters` (a person whose liking disagrees with the loss in a
+known way, on its own loss landscape) and every repetition, three real sessions run with the
+same seeds (``base_seed``, worker id, trainer noise):
+
+* ``control`` — nobody rates: the search follows the loss alone;
+* ``rated``   — the rater acts before every proposal from the first trial on (rates some of
+  what "Next unrated" shows, now and then a blind pair), through the app's own
+  :class:`~bracket.session.manager.SessionManager` functions the Compare tab calls;
+* ``late``    — the same rater, but starting only after half the budget.
+
+Per session it records every config's kind, the rater's noise-free dislike of it, and the
+config the session itself would pick at the end (lowest current mean combined score). Reported,
+per taste over the repetitions:
+
+* **trials to the rater's optimum**: first trial whose config is within 5 % of the rater's
+  optimum (a miss counts as budget + 1); median per mode and the ratio rated ÷ control
+  (goal ≤ 0.5);
+* **pick within 5 %**: share of repetitions whose final pick is within 5 % of the rater's
+  optimum (goal ≥ 80 % with ratings), and the median of the rater's value of the pick ÷ optimum;
+* **late ratings change the pick**: share of repetitions where the ``late`` session's final
+  pick is a different config from the control's, and how many of those picks are within 5 %;
+* **proposals move**: share of the ``k`` proposals after the first rating that fall in the
+  rater's preferred region (≤ 1.2x the rater's optimum), rated vs the control's proposals at
+  the same trial numbers (the two sessions are identical up to the first rating).
+
+``python -m bench steer`` runs the short plan; ``--full`` the long one.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import RESULTS_DIR, bench_fields, median, skip_python_probe, write_result
+from bench.landscape_trainer import LANDSCAPE_ENV
+from bench.raters import TASTES, Rater
+
+MODES = ("control", "rated", "late")
+TARGET = 1.05
+PREFERRED = 1.2
+MOVE_WINDOW = 4
+
+
+@dataclass(frozen=True)
+class Plan:
+    repetitions: int
+    budget: int
+    steps: int = 100
+    workers: int = 2
+
+
+SHORT = Plan(repetitions=2, budget=20)
+FULL = Plan(repetitions=10, budget=24)
+
+
+_ORIGINAL: dict[str, Any] = {}
+
+
+def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
+    """Tuning variants ``<mode>@gamma=0.25`` (TPE's good share), ``<mode>@prior=1`` (the
+    estimate's pseudo-count), ``<mode>@human=4`` (the human weight), ``<mode>@dropjudge`` (the
+    old rule: no estimate, a judge without data drops out of that run's score): patch those
+    defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
+    from bracket.judge import combine
+    from bracket.search import controller
+    from bracket.session import scoring
+
+    base, _, option = mode.partition("@")
+    defaults = combine.estimate_missing.__kwdefaults__
+    _ORIGINAL.setdefault("gamma", controller.DEFAULT_GAMMA_FRACTION)
+    _ORIGINAL.setdefault("prior", defaults["prior_count"])
+    _ORIGINAL.setdefault("estimates", scoring.judge_estimates)
+    scoring.judge_estimates = _ORIGINAL["estimates"]
+    controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
+    defaults["prior_count"] = _ORIGINAL["prior"]
+    weights = None
+    for item in filter(None, option.split(",")):
+        key, _, value = item.partition("=")
+        if key == "gamma":
+            controller.DEFAULT_GAMMA_FRACTION = float(value)
+        elif key == "prior":
+            defaults["prior_count"] = float(value)
+        elif key == "dropjudge":
+            scoring.judge_estimates = lambda *_args, **_kw: {}
+        elif key == "human":
+            weights = {"loss": 1.0, "human": float(value)}
+        else:
+            raise ValueError(f"unknown variant {item!r}")
+    return base, weights
+
+
+def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps: int, workdir: str
+                ) -> dict[str, Any]:
+    """One session, start to end, with or without the rater; what it tried and what it picked."""
+    from bracket.session.config import SearchSettings
+    from bracket.session.manager import SessionManager
+    from bracket.session.scoring import config_values
+    from bracket.session.session import Session
+
+    skip_python_probe()
+    label, (mode, weights) = mode, apply_variant(mode)
+    taste = TASTES[taste_name]
+    os.environ[LANDSCAPE_ENV] = taste.loss_landscape
+    fields = bench_fields(Path(workdir))
+    name = f"{taste_name}-{label.replace('@', '-').replace('=', '').replace(',', '-')}-{repetition}"
+    started = time.time()
+    settings = SearchSettings(budget=budget, steps=steps, seeds=1, sample_prompts="",
+                              base_seed=1000 + 17 * repetition, algorithm="tpe", warm_start=True,
+                              **({"weights": weights} if weights else {}))
+    runs_dir = Path(workdir) / "sessions"
+    session = Session.create("demo-cpu", fields, settings, out_dir=runs_dir, name=name)
+    session.worker_id = f"bench-{repetition}"
+    rater = None if mode == "control" else Rater(
+        taste, seed=repetition, steps=steps, start_trial=1 if mode == "rated" else budget // 2 + 1)
+    events: list[dict[str, Any]] = []
+    manager = SessionManager(runs_dir)  # its snapshot is cached 0.5 s, as in the app
+    if rater is not None:
+        manager.open(session.folder)  # the app's holder, over the same store the search writes
+        original = session._next_config
+
+        def rate_then_propose() -> Any:
+            trial = len(session.store.configs(name, stage="search")) + 1
+            did = rater.act(manager, trial)
+            if did:
+                events.append({"trial": trial, "did": did})
+            return original()
+
+        session._next_config = rate_then_propose  # type: ignore[method-assign]
+    status = session.run()
+    configs = session.store.configs(name, stage="search")
+    runs = [r for r in session.store.runs(name, with_series=False) if r["stage"] == "search"]
+    values = config_values(runs, session.scores(runs))
+    picked_id = min(values, key=values.get) if values else None
+    best = rater.best if rater else TASTES[taste_name].optimum(steps)[0]
+    trials = [{"kind": c["kind"], "params": c["params"], "taste": taste.value(c["params"], steps) / best,
+               "picked": c["id"] == picked_id} for c in configs]
+    manager.close()
+    session.close()
+    shutil.rmtree(runs_dir / name, ignore_errors=True)
+    return {"taste": taste_name, "mode": label, "repetition": repetition, "status": status, "budget": budget,
+            "seconds": time.time() - started, "trials": trials, "events": events,
+            "first_rating_trial": rater.first_rating_trial if rater else None,
+            "ratings": rater.ratings if rater else 0, "pairs": rater.pairs if rater else 0}
+
+
+def trials_to_target(record: dict[str, Any]) -> int:
+    hit = next((i + 1 for i, t in enumerate(record["trials"]) if t["taste"] <= TARGET), None)
+    return hit if hit is not None else record["budget"] + 1
+
+
+def pick_ratio(record: dict[str, Any]) -> float:
+    return next((t["taste"] for t in record["trials"] if t["picked"]), float("inf"))
+
+
+def picked_params(record: dict[str, Any]) -> dict[str, Any] | None:
+    return next((t["params"] for t in record["trials"] if t["picked"]), None)
+
+
+def proposals_after(record: dict[str, Any], trial: int, k: int = MOVE_WINDOW) -> list[int]:
+    """Indices of the first ``k`` sampler proposals (kind 'search') from trial ``trial`` on."""
+    return [i for i, t in enumerate(record["trials"]) if i + 1 >= trial and t["kind"] == "search"][:k]
+
+
+def _moved(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, float] | None:
+    """Share of the k sampler proposals after the first rating in the rater's preferred region,
+    in the rated session and in the control at the same trial numbers."""
+    control: list[bool] = []
+    rated: list[bool] = []
+    for c, r in pairs:
+        if not r["first_rating_trial"]:
+            continue
+        for i in proposals_after(r, r["first_rating_trial"]):
+            if i < len(c["trials"]):
+                rated.append(r["trials"][i]["taste"] <= PREFERRED)
+                control.append(c["trials"][i]["taste"] <= PREFERRED)
+    if not rated:
+        return None
+    return {"control": sum(control) / len(control), "rated": sum(rated) / len(rated), "proposals": len(rated)}
+
+
+def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per taste: the figures of the module docstring."""
+    out: dict[str, Any] = {}
+    for taste_name in TASTES:
+        mine = {(r["mode"], r["repetition"]): r for r in records if r["taste"] == taste_name}
+        if not mine:
+            continue
+        reps = sorted({rep for _, rep in mine})
+        row: dict[str, Any] = {"repetitions": len(reps), "loss_landscape": TASTES[taste_name].loss_landscape,
+                               "description": TASTES[taste_name].description,
+                               "optimum_params": TASTES[taste_name].optimum()[1]}
+        modes = sorted({m for m, _ in mine}, key=lambda m: (MODES.index(m.partition("@")[0]), m))
+        row["modes"] = modes
+        for mode in modes:
+            got = [mine[(mode, rep)] for rep in reps if (mode, rep) in mine]
+            if not got:
+                continue
+            row[mode] = {
+                "median_trials_to_target": median([trials_to_target(r) for r in got]),
+                "reached": sum(trials_to_target(r) <= r["budget"] for r in got),
+                "pick_within_5pct": sum(pick_ratio(r) <= TARGET for r in got) / len(got),
+                "median_pick_ratio": median([pick_ratio(r) for r in got]),
+                "ratings_per_session": sum(r["ratings"] for r in got) / len(got),
+                "pairs_per_session": sum(r["pairs"] for r in got) / len(got),
+                "mean_session_seconds": sum(r["seconds"] for r in got) / len(got),
+            }
+        for mode in modes[1:]:
+            pairs = [(mine[("control", rep)], mine[(mode, rep)]) for rep in reps
+                     if ("control", rep) in mine and (mode, rep) in mine]
+            if not pairs:
+                continue
+            row[f"{mode}_vs_control"] = {
+                "trials_ratio": (median([trials_to_target(r) for _, r in pairs])
+                                 / median([trials_to_target(c) for c, _ in pairs])),
+                "pick_changed": sum(picked_params(c) != picked_params(r) for c, r in pairs) / len(pairs),
+                "pick_better": sum(pick_ratio(r) < pick_ratio(c) for c, r in pairs) / len(pairs),
+                "pick_worse": sum(pick_ratio(r) > pick_ratio(c) for c, r in pairs) / len(pairs),
+                "preferred_share_next_proposals": _moved(pairs),
+            }
+        out[taste_name] = row
+    return out
+
+
+def run(*, short: bool = True, plan: Plan | None = None, tastes: list[str] | None = None,
+        modes: list[str] | None = None, results_dir: Path | None = None, log=print) -> dict[str, Any]:
+    """Run the benchmark and write ``bench/results/steering.json``; returns the summary.
+
+    ``modes`` defaults to :data:`MODES`; ``control`` always runs (the others are compared to it).
+    """
+    plan = plan or (SHORT if short else FULL)
+    tastes = tastes or list(TASTES)
+    modes = ["control"] + [m for m in (modes or MODES) if m != "control"]
+    tasks = [(t, m, rep) for rep in range(plan.repetitions) for t in tastes for m in modes]
+    started = time.time()
+    records: list[dict[str, Any]] = []
+    folder = Path(results_dir or RESULTS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / "steering.records.jsonl"  # every finished session, as it finishes
+    partial.write_text("", encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="bracket-steer-") as workdir:
+        os.environ.setdefault("PYTHONHASHSEED", "0")
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=plan.workers, mp_context=context) as pool:
+            futures = [pool.submit(run_session, t, m, rep, plan.budget, plan.steps, workdir) for t, m, rep in tasks]
+            for index, future in enumerate(futures, start=1):
+                records.append(future.result())
+                with partial.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(records[-1], default=str) + "\n")
+                if index % max(1, len(tasks) // 6) == 0 or index == len(tasks):
+                    log(f"  steering: {index}/{len(tasks)} sessions ({time.time() - started:.0f} s)")
+    summary = summarise(records)
+    data = {"plan": plan.__dict__ | {"short": short}, "seconds": time.time() - started, "target": TARGET,
+            "summary": summary, "records": records}
+    path = write_result("steering", data, results_dir or RESULTS_DIR)
+    log(f"  steering: wrote {path}")
+    return data

@@ -1,0 +1,70 @@
+"""What a rating changed, in one sentence the Compare tab shows after it is saved.
+
+A rating changes the rated run's combined score at once, and with it the rank of its config
+among the search configs and, when the estimate of unrated runs moves, everybody's score
+(docs/SCORING.md). What matters for the search is whether the config is now among the few
+best that TPE builds its next proposals on (:func:`bracket.search.controller.tpe_good_count`).
+:func:`rate_and_explain` records a rating through the same path as every rating
+(:meth:`Session.add_rating`) and says that, e.g.::
+
+    Run #12 rated 9: its config moved from 6th to 2nd of 14 (score 0.412 -> 0.215) and is now
+    among the 2 best configs TPE builds its next proposals on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from bracket.search.controller import tpe_good_count
+from bracket.session.scoring import config_values
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.session import Session
+
+
+def search_standings(session: "Session") -> dict[int, float]:
+    """Current mean combined score of every scored search config, by config id."""
+    runs = [r for r in session.store.runs(session.name, with_series=False) if r["stage"] == "search"]
+    return config_values(runs, session.scores(runs))
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _rank(values: Mapping[int, float], config_id: int) -> int:
+    return 1 + sum(1 for other, v in values.items() if other != config_id and v < values[config_id])
+
+
+def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, float], config_id: int | None,
+                           run_id: int, value: float) -> str:
+    """The sentence for a rating of ``value`` on ``run_id`` (of search config ``config_id``)."""
+    head = f"Run #{run_id} rated {value:g}"
+    if config_id is None or config_id not in after:
+        return f"{head}: saved; it is not a scored search run, so the search's next proposals do not change."
+    count, good = len(after), tpe_good_count(len(after))
+    new_rank = _rank(after, config_id)
+    moved = (f"its config moved from {_ordinal(_rank(before, config_id))} to {_ordinal(new_rank)} of {count} "
+             f"(score {before[config_id]:.3f} -> {after[config_id]:.3f})" if config_id in before
+             else f"its config is now {_ordinal(new_rank)} of {count} (score {after[config_id]:.3f})")
+    was_good = config_id in before and _rank(before, config_id) <= tpe_good_count(len(before))
+    if new_rank <= good and not was_good:
+        steer = f"and is now among the {good} best configs TPE builds its next proposals on"
+    elif new_rank > good and was_good:
+        steer = f"and has left the {good} best configs TPE builds its next proposals on"
+    elif new_rank <= good:
+        steer = f"and stays among the {good} best configs TPE builds its next proposals on"
+    else:
+        steer = f"still outside the {good} best configs TPE builds its next proposals on"
+    return f"{head}: {moved}, {steer}."
+
+
+def rate_and_explain(session: "Session", run_id: int, value: float, prompt_index: int | None = None) -> str:
+    """Record a rating (as :meth:`Session.add_rating`) and say what it changed."""
+    before = search_standings(session)
+    session.add_rating(run_id, value, prompt_index)
+    run = session.store.get_run(int(run_id)) or {}
+    config_id = run.get("config_id") if run.get("stage") == "search" else None
+    return describe_rating_effect(before, search_standings(session), config_id, int(run_id), float(value))

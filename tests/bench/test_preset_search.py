@@ -1,0 +1,38 @@
+"""The preset-space search benchmark (issue 19): landscapes and one tiny run of every strategy."""
+
+from __future__ import annotations
+
+import math
+
+from bench.preset_landscapes import LANDSCAPES, Landscape, optimum, quality, shifted
+from bench.preset_search import Plan, _space, _trainer, run
+
+
+def test_landscapes_cover_three_real_preset_families_and_follow_their_story():
+    presets = {land.preset for land in LANDSCAPES}
+    assert {"sdxl-lora", "flux1-lora", "axolotl-lora"} <= presets and any(p.startswith("wan") for p in presets)
+    land = next(land for land in LANDSCAPES if land.name == "sdxl-prodigy-decay")
+    space = _space(_trainer(land.preset))
+    best, share = optimum(space, land, samples=4000)
+    assert 0 < share < 0.2
+    prodigy = {"optimizer_type": "Prodigy", "adaptive_learning_rate": 1.0, "prodigy_d_coef": 0.7,
+               "lr_scheduler": "cosine", "lr_warmup_steps": 0, "network_dim": 32, "network_alpha": 32,
+               "batch_size": 1}
+    assert quality(prodigy, land) <= 1.05 * best  # Prodigy with a decay near d_coef 0.7 is optimal there
+    assert quality({**prodigy, "lr_scheduler": "constant"}, land) > 1.05 * best
+    # the effective LoRA step: halving alpha/rank moves the best Adam rate up by 2x
+    adam = {"optimizer_type": "AdamW", "learning_rate": 1e-4, "lr_scheduler": "constant", "network_dim": 32,
+            "network_alpha": 16, "batch_size": 1}
+    flat = Landscape("t", "sdxl-lora", "", step_star=5e-5)
+    assert math.isclose(quality(adam, flat), quality({**adam, "learning_rate": 2e-4, "network_alpha": 8}, flat))
+    assert shifted(flat).step_star > flat.step_star
+
+
+def test_every_strategy_runs_and_is_summarised():
+    land = next(land for land in LANDSCAPES if land.name == "llm-rate-high")
+    data = run(Plan(repetitions=1, budget=8), landscapes=(land,), variants={"s10": {"n_startup_trials": 10}})
+    row = data["landscapes"]["llm-rate-high"]
+    for name in ("bracket", "bracket+past", "optuna-tpe", "random", "s10"):
+        assert 1 <= row[name]["median"] <= 8 * (2 if name == "random" else 1) + 1
+    assert set(data["summary"]) == {"bracket", "bracket+past", "optuna-tpe", "s10"}
+    assert data["summary"]["optuna-tpe"]["vs_tpe_geomean"] == 1.0
