@@ -61,7 +61,8 @@ def _plot(manager: SessionManager, smoothing: float) -> tuple[str, Any]:
         series, labels, smoothing=smoothing, highlight=current))
 
 
-def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float, page: float | None = 1) -> tuple[Any, ...]:
+def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
+         page: float | None = 1) -> tuple[Any, ...]:
     """Everything the Search tab shows; what this tab already has comes back as ``gr.skip()``.
 
     The work is in proportion to what changed: the snapshot is rebuilt only when the store's

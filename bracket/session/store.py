@@ -318,8 +318,9 @@ class Store:
         """A cheap fingerprint of everything a view of ``session`` shows, in one query.
 
         It changes whenever a run is added, changes status or step, gets judged or gets
-        samples (:meth:`update_run` then touches the session row), and whenever a config, rating, comparison, worker or the session row changes
-        (the loss series grow with the step). Views cache what they build from the store
+        samples (:meth:`update_run` then touches the session row), and whenever a config,
+        rating, comparison, worker or the session row changes (the loss series grow with the
+        step). Views cache what they build from the store
         keyed by it, so a poll that finds nothing new reads one row and nothing else.
         """
         r, cfg = runs_table.c, configs_table.c
