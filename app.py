@@ -1,9 +1,12 @@
 """``python app.py`` — the Bracket web app (Gradio), on http://127.0.0.1:7860 by default.
 
-Options: ``--port N``; ``--host ADDRESS`` to listen on other interfaces and ``--share`` for a
+Options: ``--port N``; ``--allow-custom-executables`` to let the form type any trainer python,
+training script or trainer folder (by default only the ones configured in ``.env``/settings run); ``--host ADDRESS`` to listen on other interfaces and ``--share`` for a
 public Gradio link — both only when asked, with a warning, and only with a login
 (``--auth user:pass`` or ``BRACKET_AUTH=user:pass`` in ``.env``). The app serves files from
-the runs folder (``BRACKET_RUNS_DIR``, default ``runs/``) and nothing else.
+the runs folder (``BRACKET_RUNS_DIR``, default ``runs/``) and nothing else, and answers only
+requests addressed to it (``Host`` 127.0.0.1, localhost, [::1], the ``--host`` value or the
+share link; see ``ui/host_guard.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="address to listen on; anything but 127.0.0.1 needs --auth (default 127.0.0.1)")
     parser.add_argument("--share", action="store_true", help="create a public gradio.live link (needs --auth)")
     parser.add_argument("--auth", help="user:password login (or BRACKET_AUTH in .env)")
+    parser.add_argument("--allow-custom-executables", action="store_true",
+                        help="let the web form type any trainer python, training script or trainer folder "
+                             "(default: only those configured in .env/settings; a login then means a shell)")
     return parser.parse_args(argv)
 
 
@@ -52,14 +58,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"WARNING: the app is reachable through {where}; anyone with the login can start trainer runs "
               "on this machine.", file=sys.stderr)
     from ui.blocks import build_app, launch_options  # gradio is imported only when the app runs
+    from ui.host_guard import HostPolicy
 
     runs_dir = app_settings.get_settings().runs_dir
     runs_dir.mkdir(parents=True, exist_ok=True)
-    MANAGER = SessionManager(runs_dir)
+    MANAGER = SessionManager(runs_dir, allow_custom_executables=args.allow_custom_executables)
     demo = build_app(MANAGER)
+    policy = HostPolicy(args.host)  # requests naming another host are refused (DNS rebinding)
     try:
         demo.launch(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
-                    **launch_options(runs_dir))
+                    prevent_thread_lock=True, **launch_options(runs_dir, policy))
+        policy.allow(getattr(demo, "share_url", None) or "")
+        demo.block_thread()
     finally:
         MANAGER.close()
     return 0

@@ -3,25 +3,30 @@
 #
 #   ./install.sh              app venv (.venv) + requirements, .env, vendor/ trainers, demo dataset
 #   ./install.sh --trainers   also the trainer virtualenvs of vendor/sd-scripts and vendor/musubi-tuner
+#   ./install.sh --llm-trainers  also the LLM trainer virtualenvs vendor/{axolotl,torchtune,unsloth}/.venv
 #   ./install.sh --tests      also what the browser and PostgreSQL tests need (Debian/Ubuntu)
 #
 # Variables: PYTHON (python to build .venv with, default python3), TORCH_INDEX_URL (extra pip
 # index for torch in .venv, e.g. the PyTorch CPU wheels; default: PyPI only),
 # TRAINER_TORCH (torch packages of the trainer venvs, default "torch torchvision"),
 # TRAINER_TORCH_INDEX_URL (their index; default CUDA 12.8 wheels when nvidia-smi exists, else the
-# PyTorch CPU wheels, else PyPI), TRAINER_VENVS (default "sd-scripts musubi-tuner").
+# PyTorch CPU wheels, else PyPI), TRAINER_VENVS (default "sd-scripts musubi-tuner"),
+# LLM_TORCH (the exact torch of the LLM trainer venvs, default torch==2.13.0; the trainer
+# packages are installed under a constraint that keeps it), LLM_TORCH_INDEX_URL (its index).
 set -euo pipefail
 
 cd "$(dirname "$0")"
 ROOT="$(pwd)"
 WITH_TRAINERS=0
+WITH_LLM_TRAINERS=0
 WITH_TESTS=0
 for argument in "$@"; do
     case "$argument" in
         --trainers) WITH_TRAINERS=1 ;;
+        --llm-trainers) WITH_LLM_TRAINERS=1 ;;
         --tests) WITH_TESTS=1 ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
-        *) echo "install.sh: unknown option $argument (use --trainers, --tests or --help)" >&2; exit 2 ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        *) echo "install.sh: unknown option $argument (use --trainers, --llm-trainers, --tests or --help)" >&2; exit 2 ;;
     esac
 done
 
@@ -155,6 +160,80 @@ if [ "$WITH_TRAINERS" = 1 ]; then
             warn "vendor/musubi-tuner is empty; run git submodule update --init --depth 1 first."
         fi ;;
     esac
+fi
+
+# --- 5b. optional: LLM trainer virtualenvs (Axolotl, torchtune, Unsloth) ---------------------
+# One venv per trainer, inside the clone (vendor/<name>/.venv, ignored by git). torch goes in
+# first at an exact version (LLM_TORCH) and every later install runs under a constraint file
+# holding it, so no trainer package swaps it for another build. The pins are versions that
+# install and train together (checked by tests/llm/test_llm_real_trainers.py):
+#   axolotl 0.19.0: the last release for Python 3.11 (0.20 needs 3.12); pins transformers itself;
+#   torchtune 0.6.1 (the last release) imports only with torchao 0.11; Bracket's generation step
+#     there needs transformers and a peft that accepts that torchao (0.18 does, 0.21 refuses);
+#     bitsandbytes for the paged_adamw_8bit optimizer;
+#   unsloth 2026.10.9 with its own dependencies (it imports and trains on the CPU too).
+LLM_TRAINER_PACKAGES_AXOLOTL=(axolotl==0.19.0 tensorboard)
+LLM_TRAINER_PACKAGES_TORCHTUNE=(torchtune==0.6.1 "torchao==0.11.*" "peft==0.18.*" transformers bitsandbytes tensorboard)
+LLM_TRAINER_PACKAGES_UNSLOTH=(unsloth==2026.10.9 tensorboard)
+
+make_llm_trainer_venv() {  # $1 = trainer name; the rest = its packages
+    local name="$1"; shift
+    local folder="vendor/$name"
+    local python="$folder/.venv/bin/python"
+    local constraints="$folder/.venv/bracket-torch-constraint.txt"
+    local started=$SECONDS
+    mkdir -p "$folder"
+    if [ ! -x "$python" ]; then
+        "$PYTHON" -m venv "$folder/.venv" || { warn "could not create $folder/.venv"; return 1; }
+    fi
+    "$python" -m pip install --upgrade pip >/dev/null || true
+    # --no-cache-dir: nothing of these installs is kept outside the clone
+    local torch_args=(--no-cache-dir "${LLM_TORCH:-torch==2.13.0}")
+    if [ -n "${LLM_TORCH_INDEX_URL:-}" ]; then
+        torch_args+=(--extra-index-url "$LLM_TORCH_INDEX_URL")
+    fi
+    "$python" -m pip install "${torch_args[@]}" || { warn "torch did not install into $folder/.venv"; return 1; }
+    "$python" -c 'import torch; print("torch==" + torch.__version__)' > "$constraints" || return 1
+    "$python" -m pip install --no-cache-dir -c "$constraints" "$@" || { warn "the $name packages did not install"; return 1; }
+    # A CPU torch beside PyPI's torchvision (built for the CUDA torch) breaks every transformers
+    # import ("operator torchvision::nms does not exist"); text training does not use it.
+    if "$python" -m pip show torchvision >/dev/null 2>&1 && ! "$python" -c 'import torchvision' 2>/dev/null; then
+        echo "torchvision does not load with this torch; removing it from $folder/.venv (LLMs do not need it)."
+        "$python" -m pip uninstall -y torchvision >/dev/null || warn "could not remove torchvision from $folder/.venv"
+    fi
+    echo "Trainer python: $python ($((SECONDS - started)) s)"
+}
+
+if [ "$WITH_LLM_TRAINERS" = 1 ]; then
+    say "LLM trainer virtualenvs (vendor/axolotl, vendor/torchtune, vendor/unsloth; in parallel)"
+    # The three installs run side by side (each waits on downloads and unpacking, rarely on the
+    # CPU); each one's output goes to vendor/<name>/install.log and its tail is shown on failure.
+    LLM_PIDS=()
+    for name in axolotl torchtune unsloth; do
+        mkdir -p "vendor/$name"
+        case "$name" in
+            axolotl) packages=("${LLM_TRAINER_PACKAGES_AXOLOTL[@]}") ;;
+            torchtune) packages=("${LLM_TRAINER_PACKAGES_TORCHTUNE[@]}") ;;
+            unsloth) packages=("${LLM_TRAINER_PACKAGES_UNSLOTH[@]}") ;;
+        esac
+        make_llm_trainer_venv "$name" "${packages[@]}" > "vendor/$name/install.log" 2>&1 &
+        LLM_PIDS+=("$!")
+    done
+    LLM_FAILED=0
+    for index in 0 1 2; do
+        name=$(echo axolotl torchtune unsloth | cut -d' ' -f$((index + 1)))
+        if wait "${LLM_PIDS[$index]}"; then
+            tail -n 1 "vendor/$name/install.log"
+        else
+            LLM_FAILED=1
+            tail -n 30 "vendor/$name/install.log" >&2
+            warn "the $name venv is incomplete (whole log: vendor/$name/install.log)"
+        fi
+    done
+    if [ "$LLM_FAILED" = 1 ]; then
+        echo "Fix the error above and run ./install.sh --llm-trainers again." >&2
+        exit 1
+    fi
 fi
 
 # --- 6. optional: what the browser and PostgreSQL tests need --------------------------------

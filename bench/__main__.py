@@ -5,6 +5,7 @@
     python -m bench overhead             # only the overhead benchmark (short; what CI runs)
     python -m bench search --full        # only search efficiency, long
     python -m bench ui                   # page ready, app memory with 500 trials, Compare grid
+    python -m bench noise [--full]       # validation loss, confirmation rung, best step under diffusion noise
     python -m bench presets [--full]     # search over the real preset spaces (issue 19), in process
     python -m bench steer [--full]       # simulated raters: do ratings steer the search?
     python -m bench steer [--full]       # simulated raters: do ratings steer the search?
@@ -125,7 +126,8 @@ def _print_poll(loaded: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui", "presets", "steer"), default="all")
+    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui", "presets", "steer", "noise"),
+                        default="all")
     parser.add_argument("--full", action="store_true", help="the long version")
     parser.add_argument("--results", type=Path, default=None, help="folder for the JSON results")
     parser.add_argument("--no-demo", action="store_true", help="skip the real demo search")
@@ -173,6 +175,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\none rating's effect on TPE's next proposals ({draws} draws per taste)")
         shift = proposal_shift.run(draws=draws, variants=("", "dropjudge"), log=print)
         write_result("proposal_shift", {"draws": draws, "summary": shift}, args.results)
+    if args.which in ("all", "noise"):
+        from bench import noise
+
+        plan = noise.SHORT if short else noise.FULL
+        if args.workers:
+            plan = replace(plan, workers=args.workers)
+        print(f"\nnoise ({'short' if short else 'full'}: {plan.repetitions} repetitions, budget {plan.budget})")
+        print(noise.tables(noise.run(short=short, plan=plan, results_dir=args.results)))
     print(f"\ndone in {time.time() - started:.0f} s")
     return 0
 

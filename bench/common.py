@@ -55,8 +55,9 @@ def real_python_probe(python: str) -> list[str]:
     return probe(python)
 
 
-def bench_fields(workdir: Path) -> dict[str, str]:
-    """demo-cpu field values that train on the landscape trainer (made once per workdir)."""
+def bench_fields(workdir: Path, images: int = 3) -> dict[str, str]:
+    """demo-cpu field values that train on the landscape trainer (made once per workdir and size;
+    20 images or more let a session hold out a validation split)."""
     from PIL import Image
 
     if str(ROOT) not in sys.path:
@@ -67,10 +68,11 @@ def bench_fields(workdir: Path) -> dict[str, str]:
     python = workdir / "bin" / "python"
     if not python.exists():
         make_fake_python(workdir / "bin")
-    data = workdir / "data"
-    if not (data / "000.txt").exists():
+    data = workdir / ("data" if images == 3 else f"data{images}")
+    if not (data / f"{images - 1:03d}.txt").exists():
         data.mkdir(parents=True, exist_ok=True)
-        for index, colour in enumerate(("red", "green", "blue")):
+        for index in range(images):
+            colour = ("red", "green", "blue")[index % 3]
             Image.new("RGB", (8, 8), colour).save(data / f"{index:03d}.png")
             (data / f"{index:03d}.txt").write_text(f"a {colour} circle", encoding="utf-8")
     return {"dataset": str(data), "trainer_python": str(python), "train_script": str(LANDSCAPE_TRAINER)}

@@ -41,6 +41,24 @@ rate) the loss the run converges to is::
 
 A diverged run's loss rises steadily (the session stops it and scores it worst); its
 quality is :data:`DIVERGED_QUALITY`.
+
+**Diffusion-like noise** (landscapes with ``diffusion=True``, used by ``bench/noise.py``).
+A diffusion trainer draws a timestep and noise per sample at every step, and the loss depends
+strongly on the timestep (an order of magnitude across noise levels, Karras et al. 2022,
+"Elucidating the design space", Fig. 5; Hang et al. 2023, "Min-SNR"), so with batch sizes of
+1–4 the logged per-step loss varies by tens of percent around its trend — as kohya LoRA loss
+logs show. Modelled as a mean-one log-normal multiplier per step with ``timestep_sigma``
+(0.55: a coefficient of variation of ~0.6). A seed also changes the model itself (init and data
+order): a per-seed offset ``seed_sigma`` of the true loss, shared by training and validation
+loss. The held-out **validation loss** (``--validation_split`` with ``--validate_every_n_steps``)
+is evaluated at fixed timesteps with fixed noise, so only a small measurement noise
+``val_sigma`` remains. Over-fitting: with the effective progress ``e = step/steps *
+10 ** (0.5 * x)`` (a higher rate gets further), the held-out loss gains
+``0.1 * k_over * max(0, e - onset) ** 2`` (a higher rate also converges faster here, up to
+``10 ** 0.25``) while the training loss *falls* by half of that
+(memorisation): the best step of a high rate comes before the end, and the training loss
+does not show it. The quality of a config is then its true held-out loss at its best
+evaluated step (:func:`quality`), and :func:`quality_at` gives it at any step.
 """
 
 from __future__ import annotations
@@ -88,6 +106,12 @@ class Landscape:
     step_sigma: float = 0.03
     dead: tuple[str, ...] = ()
     scheduler_factor: dict[str, float] = field(default_factory=lambda: dict(SCHEDULER_FACTOR))
+    #: diffusion-like noise, validation loss and over-fitting (module docstring)
+    diffusion: bool = False
+    timestep_sigma: float = 0.55
+    val_sigma: float = 0.005
+    onset: float = 0.8
+    k_over: float = 0.3
 
     def best_lr(self, optimizer: str) -> float:
         return self.lr_star[optimizer] / math.sqrt(self.rank / 16)
@@ -128,7 +152,26 @@ LANDSCAPES: dict[str, Landscape] = {landscape.name: landscape for landscape in (
         floor=_ADAM_LIKE_FLOOR, a_lo=0.25, a_hi=0.6, seed_sigma=0.03, step_sigma=0.05,
         dead=("lr_scheduler", "lr_warmup_steps"),
     ),
+    Landscape(
+        "diffusion-lora",
+        "The reference landscape with diffusion-like noise: per-step loss CV ~0.6 from timestep "
+        "sampling, 2 % per-seed offsets of the true loss, a validation loss with 0.5 % noise, and "
+        "over-fitting that sets in late (at 80 % of the run at the best rate, sooner at higher rates).",
+        lr_star={"AdamW": 2e-3, "Adam": 2e-3, "RAdam": 3e-3, "SGD": 2e-2, "Adagrad": 1e-2},
+        floor=_ADAM_LIKE_FLOOR, seed_sigma=0.02, diffusion=True,
+    ),
+    Landscape(
+        "diffusion-overfit",
+        "Diffusion-like noise as in diffusion-lora, but Adam kinds are best near 1e-3 and over-fit "
+        "from half of the run on: the curated rate (2e-3) is over-cooked by the last step, and the "
+        "best (config, step) is often an earlier step of a higher rate.",
+        lr_star={"AdamW": 1e-3, "Adam": 1e-3, "RAdam": 1.5e-3, "SGD": 1e-2, "Adagrad": 5e-3},
+        floor=_ADAM_LIKE_FLOOR, seed_sigma=0.02, diffusion=True, onset=0.5, k_over=0.6,
+    ),
 )}
+
+#: evaluations per run of the validation loss (the session's default: every steps // 5)
+EVALUATIONS = 5
 
 
 def _effective(landscape: Landscape, params: dict) -> tuple[str, float, str, float]:
@@ -173,15 +216,46 @@ def expected_loss(landscape: Landscape, params: dict, step: int, steps: int) -> 
     optimizer, lr, _, warmup = _effective(landscape, params)
     x = _x(landscape, optimizer, lr)
     final = floor_loss(landscape, params)
-    speed = 10 ** (0.5 * min(x, 0.0))
+    # a diffusion landscape's higher rate also learns faster (and over-fits sooner, :func:`overfit`)
+    speed = 10 ** (0.5 * (min(x, 0.5) if landscape.diffusion else min(x, 0.0)))
     progress = max(0.0, step - warmup / 2) / max(1, steps)
     return final + (START_LOSS - final) * math.exp(-5.0 * speed * progress)
 
 
-def quality(landscape: Landscape, params: dict, steps: int = 100) -> float:
-    """The noise-free loss at the last step: what a search should minimise (lower is better)."""
+def overfit(landscape: Landscape, params: dict, step: int, steps: int) -> float:
+    """The over-fitting part of the held-out loss at ``step`` (0 for non-diffusion landscapes)."""
+    if not landscape.diffusion:
+        return 0.0
+    optimizer, lr, _, _ = _effective(landscape, params)
+    reach = step / max(1, steps) * 10 ** (0.5 * _x(landscape, optimizer, lr))
+    return LOSS_SCALE * landscape.k_over * max(0.0, reach - landscape.onset) ** 2
+
+
+def quality_at(landscape: Landscape, params: dict, step: int, steps: int = 100) -> float:
+    """The noise-free held-out loss of a config at ``step`` of ``steps`` (lower is better)."""
     if diverges(landscape, params):
         return DIVERGED_QUALITY
+    return expected_loss(landscape, params, step, steps) + overfit(landscape, params, step, steps)
+
+
+def evaluated_steps(steps: int) -> list[int]:
+    """The steps a run's validation loss is evaluated at (every ``steps // EVALUATIONS``)."""
+    every = max(1, steps // EVALUATIONS)
+    return sorted({s for s in range(every, steps + 1, every)} | {steps})
+
+
+def true_best_step(landscape: Landscape, params: dict, steps: int = 100) -> int:
+    """The evaluated step with the lowest true held-out loss (the last one on a tie)."""
+    return min(evaluated_steps(steps), key=lambda s: (quality_at(landscape, params, s, steps), -s))
+
+
+def quality(landscape: Landscape, params: dict, steps: int = 100) -> float:
+    """What a search should minimise (lower is better): the noise-free loss at the last step;
+    for diffusion landscapes the true held-out loss at the config's best evaluated step."""
+    if diverges(landscape, params):
+        return DIVERGED_QUALITY
+    if landscape.diffusion:
+        return min(quality_at(landscape, params, s, steps) for s in evaluated_steps(steps))
     return expected_loss(landscape, params, steps, steps)
 
 
@@ -210,13 +284,28 @@ def loss_curve(landscape: Landscape, params: dict, steps: int, seed: int) -> lis
     offset = rng.gauss(0.0, landscape.seed_sigma)
     curve = []
     diverging = diverges(landscape, params)
+    sigma = landscape.timestep_sigma
     for step in range(1, steps + 1):
         if diverging:
             value = START_LOSS * (0.8 + 0.15 * step)
         else:
             value = expected_loss(landscape, params, step, steps) * (1.0 + offset)
+        if landscape.diffusion and not diverging:
+            value = (value - 0.5 * overfit(landscape, params, step, steps)) * math.exp(rng.gauss(0.0, sigma) - sigma ** 2 / 2)
+            curve.append(max(1e-4, value))
+            continue
         curve.append(max(1e-4, value * (1.0 + rng.gauss(0.0, landscape.step_sigma))))
     return curve
+
+
+def validation_curve(landscape: Landscape, params: dict, steps: int, seed: int, every: int) -> list[tuple[int, float]]:
+    """(step, validation loss) every ``every`` steps and at the last: the held-out loss with the
+    run's seed offset and a small measurement noise."""
+    offset = random.Random(seed * 7919 + 17).gauss(0.0, landscape.seed_sigma)  # the same draw as loss_curve
+    rng = random.Random(seed * 104729 + 3)
+    points = sorted({s for s in range(every, steps + 1, every)} | {steps})
+    return [(s, max(1e-4, quality_at(landscape, params, s, steps) * (1.0 + offset)
+                    * (1.0 + rng.gauss(0.0, landscape.val_sigma)))) for s in points]
 
 
 # -- a minimal TensorBoard event writer (standard library only) ----------------------------
@@ -271,13 +360,17 @@ def _record(data: bytes) -> bytes:
     return header + struct.pack("<I", _masked_crc(header)) + data + struct.pack("<I", _masked_crc(data))
 
 
-def write_tfevents(folder: Path, tag: str, values: list[float]) -> Path:
-    """One event file with ``tag`` at steps 1..N, as TensorBoard's own writer lays it out."""
+def write_tfevents(folder: Path, tag: str, values: list[float],
+                   extra: tuple[str, list[tuple[int, float]]] | None = None) -> Path:
+    """One event file with ``tag`` at steps 1..N (and ``extra``'s tag at its steps), as
+    TensorBoard's own writer lays it out."""
     folder.mkdir(parents=True, exist_ok=True)
     now = time.time()
     path = folder / f"events.out.tfevents.{int(now)}.{socket.gethostname()}.{os.getpid()}.0"
     chunks = [_record(_event(now, 0, _field(3, b"brain.Event:2")))]
     chunks += [_record(_scalar_event(now, step, tag, value)) for step, value in enumerate(values, start=1)]
+    if extra:
+        chunks += [_record(_scalar_event(now, step, extra[0], value)) for step, value in extra[1]]
     path.write_bytes(b"".join(chunks))
     return path
 
@@ -292,6 +385,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--lr_warmup_steps", type=float, default=0)
     parser.add_argument("--max_train_steps", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--validation_split", type=float, default=0.0)
+    parser.add_argument("--validate_every_n_steps", type=int, default=None)
     args, _unknown = parser.parse_known_args(argv)
     name = os.environ.get(LANDSCAPE_ENV, "reference")
     if name not in LANDSCAPES:
@@ -300,12 +395,17 @@ def main(argv: list[str]) -> int:
         return 2
     params = {"optimizer_type": args.optimizer_type, "learning_rate": args.learning_rate,
               "lr_scheduler": args.lr_scheduler, "lr_warmup_steps": args.lr_warmup_steps}
-    curve = loss_curve(LANDSCAPES[name], params, max(1, args.max_train_steps), args.seed)
+    steps = max(1, args.max_train_steps)
+    curve = loss_curve(LANDSCAPES[name], params, steps, args.seed)
+    validation = None
+    if args.validation_split > 0 and args.validate_every_n_steps and not diverges(LANDSCAPES[name], params):
+        validation = ("loss/validation/step_average",
+                      validation_curve(LANDSCAPES[name], params, steps, args.seed, args.validate_every_n_steps))
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     if args.logging_dir:
         stamp = time.strftime("%Y%m%d%H%M%S")
-        write_tfevents(Path(args.logging_dir) / stamp / "network_train", "loss/current", curve)
+        write_tfevents(Path(args.logging_dir) / stamp / "network_train", "loss/current", curve, validation)
     (output_dir / "demo.safetensors").write_bytes(b"landscape")
     print(f"landscape {name}: final loss {curve[-1]:.4f}", flush=True)
     return 0

@@ -80,7 +80,7 @@ def measure_loaded_rss(workdir: Path, trials: int = 500, cpu_seconds: int = 0) -
     fill_store(session, trials, 100)
     folder = session.folder
     session.close()
-    manager = SessionManager(runs_dir)
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
     build_app(manager)
     manager.open(folder)
     began = time.perf_counter()

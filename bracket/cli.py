@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bracket.errors import BracketError
+from bracket.errors import BracketError, disk_full_message
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="skip the trainer's baseline and curated configs: the sampler from the first run")
     run.add_argument("--no-lr-bracket", action="store_true",
                      help="skip the learning-rate bracket (the best warm-start config at a lower and a higher rate)")
+    run.add_argument("--confirm", type=int, default=None, metavar="RUNS",
+                     help="runs of the budget for the confirmation rung: the top configs re-run with fresh seeds "
+                          "(default: a quarter of the budget from 8 configs on; 0: off)")
+    run.add_argument("--no-validation", action="store_true",
+                     help="score by training loss even where the trainer can hold out a validation split")
     run.add_argument("--prompts", help="sample prompt lines (a file path, or text with \\n)")
     run.add_argument("--sample-every", type=int, help="render samples every N steps")
     run.add_argument("--lr-min", type=float)
@@ -86,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="write report.md and report.html into a session folder")
     report.add_argument("path", type=Path)
+    report.add_argument("--out", type=Path, help="folder to write into (default: the session folder)")
     report.add_argument("--storage")
     export = sub.add_parser("export", help="write the winner (or a run) as a ready-to-run script and config")
     export.add_argument("path", type=Path)
@@ -96,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     promote = sub.add_parser("promote", help="train the winner for the full length with periodic saves")
     promote.add_argument("path", type=Path)
-    promote.add_argument("--steps", type=int, help="full training length (default: the winner's own steps)")
+    promote.add_argument("--steps", type=int, help="full training length (default: the winner's best step, "
+                         "scaled by the dataset sizes when --dataset is given)")
     promote.add_argument("--run", type=int, help="promote this run's config instead of the winner")
     promote.add_argument("--save-every", type=int, help="save a checkpoint and state every N steps")
     promote.add_argument("--dataset", type=Path, help="the full dataset (default: the search's)")
@@ -132,6 +139,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # noqa: BLE001 - a full disk is a machine state, not a bug: one line
+        message = disk_full_message(error) or _read_only_message(error)
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 1
+
+
+def _read_only_message(error: BaseException) -> str | None:
+    import errno
+
+    if isinstance(error, OSError) and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        where = f" {error.filename}" if error.filename else ""
+        return (f"Cannot write{where}: {error.strerror}. Write the files elsewhere with --out FOLDER (report, "
+                "export), or copy the session folder to a writable place.")
+    return None
 
 
 __all__ = ["main", "build_parser", "parse_assignments"]

@@ -90,16 +90,27 @@ def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
     return session.snapshot().status
 
 
-def _finish(session: Session, status: str) -> int:
+def best_step_lines(table: Standings) -> list[str]:
+    """``best step of adamw-fast: 300 (validation), mean 0.12 over 2 seeds, validation loss`` per
+    ranked search config, best first."""
+    board = table.board("search")
+    return [f"best step of {row.name}: {row.best_step} ({row.best_step_basis}), mean score {row.mean:.3f} "
+            f"over {row.seeds} seed{'s' if row.seeds != 1 else ''}" + (f", {row.loss_basis} loss" if row.loss_basis else "")
+            for row in (board.rows if board else []) if row.rank is not None and row.best_step is not None]
+
+
+def _finish(session: Session, status: str, shown: tuple[str, ...] | list[str] = ()) -> int:
+    """Print the run table, the answer and the notes not ``shown`` already; the exit code."""
     snapshot, table = session.snapshot(), standings(session)
     print(results_table(snapshot, raw_figures(table)))
-    for line in winner_lines(table):
+    for line in best_step_lines(table) + winner_lines(table):
         print(line)
     print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; folder {session.folder}")
     if snapshot.error:
         print(f"error: {snapshot.error}", file=sys.stderr)
     for note in snapshot.notes:
-        print(f"note: {note}")
+        if note not in shown:
+            print(f"note: {note}")
     succeeded = any(r["status"] == "done" for r in snapshot.runs if r["kind"] != "setup")
     session.close()
     if status == "failed" or not succeeded:
@@ -118,10 +129,7 @@ def cmd_presets(_args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    prompts = DEFAULT_PROMPTS
-    if args.prompts:
-        path = Path(args.prompts)
-        prompts = path.read_text(encoding="utf-8") if path.is_file() else args.prompts.replace("\\n", "\n")
+    prompts = _prompts_argument(args.prompts) if args.prompts else DEFAULT_PROMPTS
     settings = SearchSettings(
         budget=args.budget, steps=args.steps, seeds=args.seeds, sample_prompts=prompts,
         sample_every_n_steps=args.sample_every, algorithm=args.search,
@@ -129,7 +137,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                                                                                                 "--bound")),
         weights=parse_weights(args.weights), timeout_s=args.timeout, base_seed=args.seed,
         warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket,
-        warm_start_from=[str(p) for p in args.warm_start_from])
+        warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
+        validation_split=0.0 if args.no_validation else None)
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
                              name=args.name, storage_url=args.storage)
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
@@ -137,7 +146,29 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     for note in session.parts.notes:
         print(f"note: {note}")
-    return _finish(session, _watch(session, quiet=args.quiet))
+    return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)
+
+
+def _prompts_argument(value: str) -> str:
+    """``--prompts``: a file's text, or prompt text (``\\n`` between lines); a path that names no
+    file is refused rather than taken as a prompt."""
+    looks_like_path = "\n" not in value and "\\n" not in value and " --" not in value and (
+        value.startswith(("/", "./", "../", "~/")) or value.lower().endswith(".txt"))
+    path = Path(value).expanduser()
+    try:
+        is_file = len(value) < 4096 and path.is_file()
+    except OSError:
+        is_file = False
+    if is_file:
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise BracketError(f"--prompts {value}: cannot read it ({type(error).__name__}); give a UTF-8 text file.") \
+                from None
+    if looks_like_path:
+        raise BracketError(f"--prompts {value}: no such file. Give an existing prompt file, or the prompt text itself "
+                           "(lines separated by \\n).")
+    return value.replace("\\n", "\n")
 
 
 def winner_lines(table: Standings) -> list[str]:
@@ -147,7 +178,8 @@ def winner_lines(table: Standings) -> list[str]:
         return ["winner: none yet (no config has a finished score)"]
     seeds = ",".join(str(s) for s in winner.seeds) or "-"
     raw = figures_text(winner.figures)
-    lines = [f"winner: {winner.config_name} ({winner.stage}) run {winner.run_id}, {winner.steps} steps, seeds {seeds}; "
+    at = f" at its best step {winner.step} (by {winner.step_basis})" if winner.step else ""
+    lines = [f"winner: {winner.config_name} ({winner.stage}) run {winner.run_id}, {winner.steps} steps{at}, seeds {seeds}; "
              f"score {winner.mean:.3f}" + (f" ({raw})" if raw else "")
              + f"; judges {', '.join(winner.judges) or '-'}"
              + (f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else "")
@@ -166,12 +198,15 @@ def cmd_status(args: argparse.Namespace) -> int:
                               **table.to_dict()}, indent=2, default=str))
             return 0
         snapshot = session.snapshot()
-        print(f"session {snapshot.name} ({snapshot.preset_id}): {snapshot.status}; {snapshot.plan}; "
+        status = snapshot.status
+        if status == "running" and not any(w["alive"] for w in snapshot.workers):
+            status = "interrupted (no process runs it; resume it)"  # e.g. a full disk kept "failed" from the store
+        print(f"session {snapshot.name} ({snapshot.preset_id}): {status}; {snapshot.plan}; "
               f"{snapshot.runs_spent}/{snapshot.total_runs} runs spent")
         for worker in snapshot.workers:
             print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
         print(results_table(snapshot, raw_figures(table)))
-        for line in winner_lines(table):
+        for line in best_step_lines(table) + winner_lines(table):
             print(line)
     finally:
         session.close()
@@ -180,12 +215,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
+    session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     print(f"resuming session {session.name}: {session.settings.plan()}")
     return _finish(session, _watch(session, quiet=args.quiet))
 
 
 def cmd_finals(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
+    session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     final_ids = session.run_finals(top_k=args.top, steps=args.steps, seeds=args.seeds)
     snapshot = session.snapshot()
     finals = [r for r in snapshot.runs if r["stage"] == "final" and r["config_id"] in final_ids]
@@ -204,9 +241,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
-        files = write_report(session)
-        finished = (session.store.get_session(session.name) or {}).get("status") == "finished"
-        verdict_study = record_verdict(session, close_leftovers=finished)
+        files = write_report(session, args.out)
+        verdict_study = None
+        if not session.store.read_only:  # a read-only session is only looked at
+            finished = (session.store.get_session(session.name) or {}).get("status") == "finished"
+            verdict_study = record_verdict(session, close_leftovers=finished)
     finally:
         session.close()
     print(files.report.verdict)
@@ -214,7 +253,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"warning: {warning}")
     for path in (files.markdown, files.html, *files.images):
         print(f"wrote {path}")
-    print(f"optuna-dashboard: the study {verdict_study!r} holds the current scores (the verdict's ranking)")
+    if verdict_study is not None:
+        print(f"optuna-dashboard: the study {verdict_study!r} holds the current scores (the verdict's ranking)")
     return 0
 
 
@@ -237,6 +277,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_promote(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
     try:
+        session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
         run_id = session.promote(steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
                                  dataset=args.dataset)
     except BracketError:
@@ -251,8 +292,6 @@ def cmd_promote(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    import signal
-
     from bracket.session.store import redact_url
     from bracket.settings import get_settings
 
@@ -266,10 +305,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print("warning: a password in --storage is visible in the process list; put it in PGPASSWORD "
               "(or ~/.pgpass) instead", file=sys.stderr)
 
-    def _terminate(_signum: int, _frame: object) -> None:  # SIGTERM stops this worker like Ctrl-C
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _terminate)
     session = Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "", grace_s=args.grace)
     print(f"worker {session.worker_id} (gpu {session.gpu or '-'}) joined {session.name} on {redact_url(url)}; "
           f"run folders in {session.folder}", flush=True)
@@ -302,5 +337,24 @@ COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resum
             "report": cmd_report, "export": cmd_export}
 
 
+#: commands that train: SIGTERM (``kill``, a service manager, a closed terminal) stops them the way
+#: Ctrl-C does — the trainer is stopped and the run recorded as interrupted — instead of killing
+#: Bracket and leaving the trainer running with its run marked "running"
+TRAINING_COMMANDS = ("run", "resume", "finals", "promote", "worker")
+
+
+def _stop_on_sigterm() -> None:
+    import signal
+    import threading
+
+    def _terminate(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():  # signal handlers belong to the main thread
+        signal.signal(signal.SIGTERM, _terminate)
+
+
 def dispatch(args: argparse.Namespace) -> int:
+    if args.command in TRAINING_COMMANDS:
+        _stop_on_sigterm()
     return COMMANDS[args.command](args)

@@ -31,3 +31,32 @@ class StoreError(BracketError):
 
 class SessionBusyError(BracketError):
     """A session folder that another Bracket process is already running."""
+
+
+DISK_FULL_TEXTS = ("No space left on device", "database or disk is full", "disk is full")
+
+
+def disk_full_error(error: BaseException) -> BaseException | None:
+    """The full-disk error (``ENOSPC``, SQLite's "database or disk is full") behind ``error``, if
+    any — looked for along its causes, since a store wraps the driver's error in its own."""
+    import errno
+
+    seen = 0
+    current: BaseException | None = error
+    while current is not None and seen < 10:
+        if isinstance(current, OSError) and current.errno == errno.ENOSPC:
+            return current
+        if any(text in str(current) for text in DISK_FULL_TEXTS):
+            return current
+        current, seen = current.__cause__ or current.__context__, seen + 1
+    return None
+
+
+def disk_full_message(error: BaseException) -> str | None:
+    """One line that says what to do about a full disk behind ``error`` (None: not a full disk)."""
+    found = disk_full_error(error)
+    if found is None:
+        return None
+    detail = str(found).splitlines()[0] if str(found) else ""
+    return (f"The disk is full ({type(found).__name__}: {detail}). Free some space, then run the command again "
+            "(a search: resume it; finished runs are kept).")

@@ -5,7 +5,10 @@ something they can run for real. :func:`export_run` rebuilds the winner run's co
 winner of :mod:`bracket.session.standings`, the same the app, ``status`` and the report name)
 with the adapter's own ``prepare_run`` into an export folder (so every file the command
 names — per-run dataset TOML, prompt file, the trainer's own config — exists there), at the
-winner run's own step count unless the person asks for another, and writes beside it:
+winner's **best step** (``Winner.step``, ``bracket.session.best_step``; the run's own step
+count when no evidence names an earlier one) unless the person asks for another — and when
+the winner run saved a checkpoint at that step, ``config.json`` points to it — and writes
+beside it:
 
 * ``train.sh`` — bash, ``set -euo pipefail``, ``cd`` into the run's working folder, ``export``
   of the environment variables the adapter set or changed, and of the ``HF_*``/cache variables
@@ -145,9 +148,12 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     from bracket.session.standings import require_winner, standings
 
     table = standings(session)
+    best_step, basis = None, ""
     if run_id is None:
         winner = require_winner(session, table)
         run_id = winner.run_id
+        if steps is None and winner.step:
+            steps, best_step, basis = winner.step, winner.step, winner.step_basis
     run_id = int(run_id)
     run = session.store.get_run(run_id)
     if run is None or run.get("session") != session.name or run.get("config_id") is None:
@@ -173,12 +179,17 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         sample_every_n_steps=session.settings.sample_every_n_steps)
     command = [str(a) for a in spec.cmd]
     env, dropped = safe_env(spec.env)
+    from bracket.session.best_step import checkpoint_at
+
+    checkpoint = checkpoint_at(run.get("output_dir"), steps) if best_step else None
     score = next((r.score for board in table.boards.values() for row in board.rows for r in row.runs
                   if r.run_id == run_id), None)
     header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
               f"config {name!r} ({config.get('kind', run.get('kind'))}, stage {config.get('stage', run.get('stage'))}), "
               f"from run {run_id}, seed {seed}, {steps} training steps",
               f"run score {score:.4f} (lower is better)" if score is not None else "run not scored",
+              *([f"best step {best_step} (by {basis})" + (f"; checkpoint {checkpoint}" if checkpoint else "")]
+                if best_step else []),
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
               f"{run_id} --steps {steps}"]
     script = folder / SCRIPT_NAME
@@ -189,7 +200,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     document = _plain({
         "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
         "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
-        "run_id": run_id, "seed": seed, "steps": steps,
+        "run_id": run_id, "seed": seed, "steps": steps, "best_step": best_step, "best_step_basis": basis or None,
+        "checkpoint": checkpoint,
         "run_score": score, "knobs": knobs.to_dict(),
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })

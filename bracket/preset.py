@@ -38,6 +38,12 @@ class FieldSpec:
     #: the ``BRACKET_*`` variable whose value, when set, is this field's default
     env_var: str | None = None
     choices: tuple[str, ...] = field(default_factory=tuple)
+    #: a program Bracket runs (trainer python, training script, trainer folder): the web app
+    #: takes only its configured value unless started with ``--allow-custom-executables``
+    executable: bool = False
+    #: the sane range of an ``int``/``float`` field, checked by the form and the CLI alike
+    minimum: float | None = None
+    maximum: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FIELD_KINDS:
@@ -57,16 +63,16 @@ def problem_with_value(spec: FieldSpec, value: str) -> str | None:
     value = value.strip()
     if not value:
         return f"{spec.label} is required; fill it in." if spec.required else None
-    if spec.kind == "int":
+    if spec.kind in ("int", "float"):
         try:
-            int(value)
+            number = int(value) if spec.kind == "int" else float(value)
         except ValueError:
-            return f"{spec.label} must be a whole number, got {value!r}."
-    elif spec.kind == "float":
-        try:
-            float(value)
-        except ValueError:
-            return f"{spec.label} must be a number, got {value!r}."
+            return f"{spec.label} must be {'a whole number' if spec.kind == 'int' else 'a number'}, got {value!r}."
+        if number != number or (spec.minimum is not None and number < spec.minimum) or (
+                spec.maximum is not None and number > spec.maximum):
+            low = "" if spec.minimum is None else f"{spec.minimum:g}"
+            high = "" if spec.maximum is None else f"{spec.maximum:g}"
+            return f"{spec.label} must be from {low or '…'} to {high or '…'}, got {value}."
     elif spec.kind == "choice" and spec.choices and value not in spec.choices:
         return f"{spec.label} must be one of {', '.join(spec.choices)}; got {value!r}."
     elif spec.kind in ("dir", "file", "path"):
@@ -81,6 +87,30 @@ def problem_with_value(spec: FieldSpec, value: str) -> str | None:
         if not os.access(path, os.R_OK):
             return f"{spec.label}: {value} cannot be read; check its permissions."
     return None
+
+
+def _same_path(a: str, b: str) -> bool:
+    try:
+        return Path(os.path.expanduser(a)).resolve() == Path(os.path.expanduser(b)).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def check_configured_executables(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> None:
+    """Refuse an executable field whose value is not the configured one (``.env``/settings).
+
+    A login to the web app must not mean a shell: the form may only pick the trainer python,
+    training script and trainer folder that the person who started the app configured.
+    """
+    problems = []
+    for spec in specs:
+        given = str(values.get(spec.name) or "").strip()
+        if spec.executable and given and not _same_path(given, spec.resolved_default()):
+            hint = f" ({spec.env_var} in .env)" if spec.env_var else ""
+            problems.append(f"{spec.label}: {given} is not the configured one{hint}.")
+    if problems:
+        raise FieldError(" ".join(problems) + " The web app runs only the trainer programs set in .env or the "
+                         "settings; to type others, start it with `python app.py --allow-custom-executables`.")
 
 
 def merge_with_defaults(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> dict[str, str]:
@@ -134,25 +164,25 @@ class ModelPreset:
 # -- fields shared by every preset of a trainer family ------------------------------------
 
 SD_SCRIPTS_DIR_FIELD = FieldSpec(
-    "sd_scripts_dir", "sd-scripts folder", "dir",
+    "sd_scripts_dir", "sd-scripts folder", "dir", executable=True,
     default=lambda: str(settings.get_settings().sd_scripts_dir), required=True,
     help="Checkout of kohya-ss/sd-scripts (vendor/sd-scripts after ./install.sh).",
     env_var="BRACKET_SD_SCRIPTS_DIR",
 )
 SD_SCRIPTS_PYTHON_FIELD = FieldSpec(
-    "trainer_python", "Trainer python", "file",
+    "trainer_python", "Trainer python", "file", executable=True,
     default=lambda: str(settings.get_settings().sd_scripts_python), required=True,
     help="The python of the sd-scripts virtualenv (./install.sh --trainers creates it).",
     env_var="BRACKET_SD_SCRIPTS_PYTHON",
 )
 MUSUBI_DIR_FIELD = FieldSpec(
-    "musubi_dir", "musubi-tuner folder", "dir",
+    "musubi_dir", "musubi-tuner folder", "dir", executable=True,
     default=lambda: str(settings.get_settings().musubi_dir), required=True,
     help="Checkout of kohya-ss/musubi-tuner (vendor/musubi-tuner after ./install.sh).",
     env_var="BRACKET_MUSUBI_DIR",
 )
 MUSUBI_PYTHON_FIELD = FieldSpec(
-    "trainer_python", "Trainer python", "file",
+    "trainer_python", "Trainer python", "file", executable=True,
     default=lambda: str(settings.get_settings().musubi_python), required=True,
     help="The python of the musubi-tuner virtualenv (./install.sh --trainers creates it).",
     env_var="BRACKET_MUSUBI_PYTHON",
@@ -163,7 +193,7 @@ DATASET_FIELD = FieldSpec(
     env_var="BRACKET_DATASET",
 )
 RESOLUTION_FIELD = FieldSpec(
-    "resolution", "Training resolution", "int", default="1024",
+    "resolution", "Training resolution", "int", default="1024", minimum=64, maximum=8192,
     help="Square training resolution used when the dataset TOML does not set one.",
 )
 VRAM_TIER_FIELD = FieldSpec(

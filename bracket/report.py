@@ -87,6 +87,12 @@ class Report:
     #: standings warnings, e.g. an unrated winner
     warnings: list[str] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list, repr=False)
+    #: sample files that could not be decoded (left out of the pictures)
+    unreadable: list[str] = field(default_factory=list)
+    #: per search config (best first): name, best step, what it rests on, score per step
+    best_steps: list[list[str]] = field(default_factory=list)
+    #: the loss the loss judge scored the search runs on ("validation", "training")
+    loss_basis: str = ""
 
     @property
     def verdict(self) -> str:
@@ -143,7 +149,7 @@ def _secret_values(session: "Session") -> list[str]:
     return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
 
 
-def build_report(session: "Session") -> Report:
+def build_report(session: "Session", export_root: Path | None = None) -> Report:
     """Everything the report shows, read from the session's store now."""
     store, name = session.store, session.name
     ratings, comparisons = store.ratings(name), store.comparisons(name)
@@ -155,7 +161,8 @@ def build_report(session: "Session") -> Report:
     command, script, command_note = [], None, ""
     if winner is not None:
         try:
-            exported = export_run(session, run_id=winner.run_id, steps=winner.steps)
+            out = export_root / f"run-{winner.run_id}" if export_root is not None else None  # report --out
+            exported = export_run(session, run_id=winner.run_id, steps=winner.step or winner.steps, out=out)
             command, script = exported.command, exported.script
         except Exception as error:  # noqa: BLE001 - e.g. trainer paths of another machine; the report goes on
             command_note = f"The command could not be rebuilt here ({type(error).__name__}: {error})."
@@ -176,16 +183,25 @@ def build_report(session: "Session") -> Report:
         estimated = sum(1 for p in parts if p.estimated)
         used = sum(1 for p in parts if p.weight > 0)
         judges.append([judge, _fmt(float(weight)), f"{measured} of {len(training)}", str(estimated), str(used)])
+    search_board = table.board("search")
+    ranked = [r for r in (search_board.rows if search_board else []) if r.rank is not None]
+    best_steps = [[r.name, str(r.best_step or "-"), r.best_step_basis or "-",
+                   ", ".join(f"{k}: {v:.2f}" for k, v in sorted(r.step_scores.items())) or "no per-step evidence"]
+                  for r in ranked]
+    loss_basis = "/".join(sorted({r.loss_basis for r in ranked if r.loss_basis}))
     row = store.get_session(name) or {}
+    unreadable: list[str] = []
+    pictures = report_pictures(search, finals, winner, unreadable)
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
         plan=session.settings.plan(), generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         storage=redact_url(store.url), search=search, finals=finals, winner=winner, importance=importance,
-        importance_note=importance_note, pictures=report_pictures(search, finals, winner), problems=problems,
+        importance_note=importance_note, pictures=pictures, problems=problems, unreadable=unreadable,
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),
         settings=_safe({**session.settings.to_dict(), "weights": effective_weights(session.settings.weights)}),
         fields=_safe(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
-        script=script, command_note=command_note, warnings=list(table.warnings), secrets=_secret_values(session))
+        script=script, command_note=command_note, warnings=list(table.warnings), secrets=_secret_values(session),
+        best_steps=best_steps, loss_basis=loss_basis)
 
 
 # -- layout: sections of blocks, rendered as markdown and as HTML -----------------------------
@@ -220,7 +236,9 @@ def _winner_blocks(report: Report) -> list[Block]:
     seeds = ", ".join(str(s) for s in winner.seeds) or "-"
     blocks: list[Block] = [("p", f"Config {winner.config_name!r} ({winner.kind}, {winner.stage} stage), mean score "
                                  f"{winner.mean:.3f} ({figures_text(winner.figures) or 'no raw figure'}); best run "
-                                 f"{winner.run_id}, {winner.steps} steps, seeds {seeds}; scored by "
+                                 f"{winner.run_id}, {winner.steps} steps"
+                                 + (f", best step {winner.step} (by {winner.step_basis})" if winner.step else "")
+                                 + f", seeds {seeds}; scored by "
                                  f"{', '.join(winner.judges) or 'no judge'}"
                                  + (f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else "")
                                  + f"; {'rated' if winner.rated else 'not rated'}.")]
@@ -244,6 +262,8 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
     if report.importance:
         importance.append(("table", ["parameter", "importance"], [[k, f"{v:.3f}"] for k, v in report.importance.items()]))
     samples = [("img", pictures[s]) for s in ("report-best-samples", "report-worst-samples") if s in pictures]
+    if report.unreadable:
+        samples.append(("p", "Unreadable sample files (left out): " + ", ".join(report.unreadable) + "."))
     settings_rows = [[k, _fmt(v)] for k, v in report.settings.items() if k != "sample_prompts"]
     settings_rows += [[f"field {k}", v] for k, v in report.fields.items()] + [["storage", report.storage]]
     verdict_blocks: list[Block] = [("quote", report.verdict)]
@@ -258,6 +278,9 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
         ("Leaderboard (search runs)", _board(report.search, with_verdict=False)),
         ("Finals (long runs, scored separately)", finals),
         ("Winner", _winner_blocks(report)),
+        ("Best step per config (score per step, lower is better)",
+         [("table", ["config", "best step", "based on", "score per step"], report.best_steps)] if report.best_steps
+         else [("p", "No config has a score per step yet.")]),
         ("Parameter importance", importance),
         ("Loss curves", [("img", pictures[s]) for s in ("report-loss", "report-final-loss") if s in pictures]
          or [("p", "No loss was logged.")]),
@@ -268,7 +291,10 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
                                                    report.problems)] if report.problems else [("p", "None.")]),
         ("Judges and weights", [("table", ["judge", "weight", "runs it scored", "runs estimated", "runs where used"],
                                  report.judges),
-                                ("p", f"{report.ratings} human rating(s), {report.comparisons} comparison(s).")]),
+                                ("p", f"{report.ratings} human rating(s), {report.comparisons} comparison(s)."),
+                                ("p", f"The loss judge scored the search runs on the {report.loss_basis or 'training'} "
+                                      "loss" + (" (held-out validation split)." if report.loss_basis == "validation"
+                                                else "; no validation loss was logged."))]),
         ("Settings", [("table", ["setting", "value"], settings_rows),
                       ("code", str(report.settings.get("sample_prompts") or ""))]),
     ]
@@ -342,7 +368,7 @@ def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:
     """Write report.md (with its PNGs beside it) and report.html into the session folder."""
     folder = Path(folder) if folder is not None else session.folder
     folder.mkdir(parents=True, exist_ok=True)
-    report = build_report(session)
+    report = build_report(session, None if folder == session.folder else folder / "export")
     images = []
     for picture in report.pictures:
         path = folder / f"{picture.stem}.png"

@@ -24,6 +24,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from PIL import Image, ImageDraw
 
+from bracket.session.samples import image_problem
+
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.report import StageResult
     from bracket.session.standings import Winner
@@ -119,9 +121,17 @@ def final_step_samples(samples: Sequence[Mapping[str, Any]]) -> list[Mapping[str
     return [chosen[i] for i in sorted(chosen)]
 
 
-def sample_grid(samples: Sequence[Mapping[str, Any]], caption: str = "") -> bytes | None:
-    """The final-step samples side by side, one tile per prompt, with a caption strip on top."""
-    tiles = final_step_samples(samples)
+def sample_grid(samples: Sequence[Mapping[str, Any]], caption: str = "",
+                unreadable: list[str] | None = None) -> bytes | None:
+    """The final-step samples side by side, one tile per prompt, with a caption strip on top.
+
+    A sample that cannot be decoded is left out and its path appended to ``unreadable``."""
+    tiles = []
+    for sample in final_step_samples(samples):
+        if image_problem(sample["path"]) is None:
+            tiles.append(sample)
+        elif unreadable is not None:
+            unreadable.append(str(sample["path"]))
     if not tiles:
         return None
     strip = 22 if caption else 0
@@ -144,8 +154,10 @@ def sample_grid(samples: Sequence[Mapping[str, Any]], caption: str = "") -> byte
     return buffer.getvalue()
 
 
-def report_pictures(search: "StageResult", finals: "StageResult | None", winner: "Winner | None") -> list[Picture]:
-    """The report's pictures: loss curves per stage, score history, best and worst sample grids."""
+def report_pictures(search: "StageResult", finals: "StageResult | None", winner: "Winner | None",
+                    unreadable: list[str] | None = None) -> list[Picture]:
+    """The report's pictures: loss curves per stage, score history, best and worst sample grids
+    (samples that cannot be decoded are skipped and appended to ``unreadable``)."""
     pictures: list[Picture] = []
     names = {r.config_id: r.name for r in search.rows}
     for result, stem, title in ((search, "report-loss", "Loss curves (search runs)"),
@@ -169,7 +181,7 @@ def report_pictures(search: "StageResult", finals: "StageResult | None", winner:
         picks.append(("report-worst-samples", "Worst run", scored[-1]))
     for stem, word, run in picks:
         caption = f"{word}: run {run['id']} ({run['label']}), score {search.scores[run['id']].score:.3f}"
-        if (png := sample_grid(run["samples"], caption)) is not None:
+        if (png := sample_grid(run["samples"], caption, unreadable)) is not None:
             pictures.append(Picture(stem, caption, png))
     return pictures
 

@@ -151,6 +151,11 @@ def verdict(report: StatsReport) -> str:
     if report.runner_up is None:
         return head + "; it is the only scored config, so it was compared with nothing."
     test = report.vs_runner_up
+    if best.n < 2 and any(s.n >= 2 for s in report.summaries):
+        return (
+            head + f", ahead of {report.runner_up.name!r} ({report.runner_up.mean:.3f}); the winner was measured "
+            "with one seed only (not confirmed), so treat it as a candidate: rerun it with more seeds."
+        )
     if test is None or test.p_value is None:
         return (
             head + f", ahead of {report.runner_up.name!r} ({report.runner_up.mean:.3f}); with fewer than "

@@ -2,8 +2,9 @@
 
 :func:`build_app` returns the ``gr.Blocks``; :func:`launch_options` the keyword arguments
 of ``launch`` that keep file serving to the runs folder (``allowed_paths=[runs_dir]``,
-the project's ``.env`` blocked), the CSS and the lightbox script, and no run-history
-recording. ``app.py`` parses the command line and calls both.
+the project's ``.env`` blocked), put :class:`ui.host_guard.HostGuard` in front of every route
+(foreign ``Host``, cross-site ``Origin`` and uploads refused), cap uploads at 1 MB, the CSS and
+the lightbox script, and no run-history recording. ``app.py`` parses the command line and calls both.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from bracket import settings as app_settings
 from bracket.session.manager import SessionManager
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.assets import CSS, HEAD
 from ui.common import PRIVATE
+from ui.host_guard import HostGuard, HostPolicy
 
 TITLE = "Bracket — hyperparameter search for fine-tunes"
 
@@ -48,8 +51,8 @@ def build_app(manager: SessionManager) -> gr.Blocks:
     return demo
 
 
-def launch_options(runs_dir: Path) -> dict[str, Any]:
-    """``launch`` arguments: serve the runs folder and nothing else; our CSS and script."""
+def launch_options(runs_dir: Path, policy: HostPolicy | None = None) -> dict[str, Any]:
+    """``launch`` arguments: serve the runs folder and nothing else, behind the host guard; our CSS."""
     # secrets never go out, even if someone points the runs folder at a folder holding them
     blocked = [str(app_settings.PROJECT_ROOT / ".env"), str(Path(runs_dir).resolve() / ".env")]
     return {
@@ -60,4 +63,7 @@ def launch_options(runs_dir: Path) -> dict[str, Any]:
         "footer_links": ["gradio", "settings"],
         "run_history": False,
         "show_error": False,
+        # FastAPI(middleware=...): the guard runs before any route of Gradio's
+        "app_kwargs": {"middleware": [Middleware(HostGuard, policy=policy or HostPolicy())]},
+        "max_file_size": "1mb",
     }

@@ -82,7 +82,8 @@ def next_unrated(manager: SessionManager, k: float) -> tuple[Any, str, Any, list
 
 
 @user_errors
-def rate(manager: SessionManager, run_id: int, value: Any, scope: Any) -> str:
+def rate(manager: SessionManager, run_id: int, value: Any, scope: Any, step: Any = None) -> str:
+    """Save a rating of the samples shown, at the step the slider shows (the best-step score uses it)."""
     if value in (None, ""):
         return gr.skip()
     prompt_index = None if scope in (None, WHOLE_RUN) else int(scope)
@@ -90,9 +91,11 @@ def rate(manager: SessionManager, run_id: int, value: Any, scope: Any) -> str:
         number = float(value)
     except (TypeError, ValueError):
         raise gr.Error(f"A rating must be a number from 1 to 10, got {value!r}.") from None
-    effect = manager.rate(run_id, number, prompt_index)  # "Run #12 rated 7: its config moved ..."
+    shown_step = None if step in (None, "") else int(float(step))
+    effect = manager.rate(run_id, number, prompt_index, shown_step)  # "Run #12 rated 7: its config moved ..."
     target = "" if prompt_index is None else f" (prompt {prompt_index})"
-    return f"Saved{target}. {effect}"
+    at = "" if shown_step is None else f" at step {shown_step}"
+    return f"Saved{target}{at}. {effect}"
 
 
 def next_pair(manager: SessionManager) -> tuple[Any, str, Any, Any, Any]:
@@ -140,7 +143,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
             for run_id in run_ids or []:
                 radio = gr.Radio([str(v) for v in range(1, 11)], label=f"Rate {labels.get(run_id, f'#{run_id}')}",
                                  key=f"rate-{run_id}", elem_id=f"bk-rate-{run_id}", min_width=220)
-                radio.input(functools.partial(rate, manager, run_id), [radio, scope], rated_md,
+                radio.input(functools.partial(rate, manager, run_id), [radio, scope, step], rated_md,
                             key=f"rate-input-{run_id}", **PRIVATE)
 
     gr.Markdown("### Blind pairwise (configs hidden, order random)")

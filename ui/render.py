@@ -60,7 +60,7 @@ def _cell_html(cell: GridCell, row: int, col: int, caption: str) -> str:
     if cell.kind == "text":
         return (f'<figure class="bk-cell" {common} data-kind="text" data-full="text">'
                 f'<pre>{_esc(cell.text)}</pre></figure>')
-    return '<div class="bk-missing">no sample yet</div>'
+    return f'<div class="bk-missing">{_esc(cell.text or "no sample yet")}</div>'
 
 
 def grid_html(grid: GridData, *, blind: bool = False, titles: Sequence[str] | None = None,
@@ -191,7 +191,7 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
 
 # -- Results tab ------------------------------------------------------------------------------
 LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "score (mean)", "95% CI", "raw figures", "seeds",
-                       "ratings", "comparisons", "runs", "params"]
+                       "best step", "loss scored", "ratings", "comparisons", "runs", "params"]
 
 
 def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
@@ -200,10 +200,32 @@ def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
     for board in boards:
         for row in board.rows:
             ci = "" if row.ci_low is None else f"{row.ci_low:.3f} – {row.ci_high:.3f}"
+            best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
             data.append([board.stage, row.rank or "", row.name, row.kind,
-                         "" if row.mean is None else round(row.mean, 4), ci, row.raw_text, row.seeds, row.ratings,
-                         row.comparisons, ", ".join(f"#{i}" for i in row.run_ids), params_text(row.params)])
+                         "" if row.mean is None else round(row.mean, 4), ci, row.raw_text, row.seeds, best,
+                         row.loss_basis, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
+                         params_text(row.params)])
     return pd.DataFrame(data, columns=LEADERBOARD_COLUMNS)
+
+
+def step_figure(rows: Sequence[Any]) -> go.Figure | None:
+    """Per-step score of each config row (lower is better), its best step marked; None without any."""
+    figure = go.Figure()
+    for row in rows:
+        if not row.step_scores:
+            continue
+        steps = sorted(row.step_scores)
+        figure.add_trace(go.Scatter(x=steps, y=[row.step_scores[s] for s in steps], mode="lines+markers",
+                                    name=row.name))
+        if row.best_step in row.step_scores:
+            figure.add_trace(go.Scatter(x=[row.best_step], y=[row.step_scores[row.best_step]], mode="markers",
+                                        marker={"symbol": "star", "size": 12}, showlegend=False,
+                                        name=f"{row.name}: best step {row.best_step} ({row.best_step_basis})"))
+    if not figure.data:
+        return None
+    figure.update_layout(title="Score per step (lower is better; ★ best step)", height=320,
+                         margin={"l": 50, "r": 10, "t": 40, "b": 40}, xaxis_title="step")
+    return figure
 
 
 def winner_markdown(winner: Any) -> str:
@@ -211,7 +233,8 @@ def winner_markdown(winner: Any) -> str:
     seeds = ", ".join(str(s) for s in winner.seeds) or "-"
     judges = ", ".join(winner.judges) or "no judge"
     estimated = f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else ""
-    return (f"Winner: **{winner.config_name}** ({winner.stage}) — run #{winner.run_id}, {winner.steps} steps, "
+    at = f" at its best step **{winner.step}** (by {winner.step_basis})" if winner.step else ""
+    return (f"Winner: **{winner.config_name}** ({winner.stage}) — run #{winner.run_id}, {winner.steps} steps{at}, "
             f"seeds {seeds}; scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}.")
 
 

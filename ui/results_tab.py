@@ -16,7 +16,7 @@ import gradio as gr
 
 from bracket.session.manager import SessionManager
 from ui.common import PRIVATE, user_errors
-from ui.render import (file_url, history_figure, importance_figure, leaderboard_frame, loss_figure,
+from ui.render import (file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure,
                        winner_markdown)
 
 NO_SESSION = "No search is open: start one in **Setup** or open a past session there."
@@ -32,15 +32,21 @@ def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
 
 @user_errors
 def refresh(manager: SessionManager) -> tuple[Any, ...]:
-    """(leaderboard, verdict, command, files, history, importance, report, dashboard, run picker)."""
+    """(leaderboard, verdict, command, files, history, importance, report, dashboard, run picker, step plot)."""
     if manager.session is None:
-        return None, NO_SESSION, "", None, None, None, "", "", gr.Dropdown(choices=[], value=[], multiselect=True)
+        return (None, NO_SESSION, "", None, None, None, "", "", gr.Dropdown(choices=[], value=[], multiselect=True),
+                None)
     boards, verdict = manager.leaderboard()
     table = manager.standings()
     export = manager.winner_export()
     command = export.command_text if export else "# no finished, usable run yet"
     files = [str(export.json_path), str(export.toml_path)] if export else None
     winner = f"{verdict}\n\n{winner_markdown(table.winner)}" if table and table.winner else verdict
+    search = table.board("search") if table else None
+    basis = search.top(1)[0].loss_basis if search and search.top(1) else ""
+    if basis:
+        winner += f"\n\nLoss scores are based on the **{basis} loss**" + (
+            " (held-out validation split)." if basis == "validation" else "; this search logged no validation loss.")
     history = manager.score_history()
     importances, message = manager.param_importance()
     report = manager.report_markdown(lambda path: file_url(str(path)))
@@ -51,7 +57,7 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
     selected = [i for row in best for i in row.run_ids][:6]
     return (leaderboard_frame(boards), winner, command, files, history_figure(history) if history else None,
             importance_figure(importances) if importances else None, report, manager.dashboard_command(),
-            gr.Dropdown(choices=choices, value=selected, multiselect=True))
+            gr.Dropdown(choices=choices, value=selected, multiselect=True), step_figure(search.top(3) if search else []))
 
 
 def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float) -> Any:
@@ -78,12 +84,13 @@ def build(manager: SessionManager) -> dict[str, Any]:
         runs_dd = gr.Dropdown(choices=[], multiselect=True, label="Runs to overlay", scale=4)
         smoothing = gr.Slider(0.0, 0.99, value=0.6, step=0.01, label="Smoothing", scale=1)
     overlay_plot = gr.Plot(label="Loss curves")
+    steps_plot = gr.Plot(label="Score per step (top configs)")
     with gr.Row():
         history = gr.Plot(label="Score history")
         importance = gr.Plot(label="Parameter importance")
     dashboard = gr.Code(label="Open the study in optuna-dashboard", language="shell", interactive=False)
     report = gr.Markdown(elem_id="bk-report")
-    outputs = [board, verdict, command, files, history, importance, report, dashboard, runs_dd]
+    outputs = [board, verdict, command, files, history, importance, report, dashboard, runs_dd, steps_plot]
     refresh_fn = functools.partial(refresh, manager)
     refresh_btn.click(refresh_fn, None, outputs, **PRIVATE)
     overlay_fn = functools.partial(overlay, manager)

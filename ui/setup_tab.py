@@ -119,13 +119,16 @@ def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str]
     weights = dict(zip(JUDGE_NAMES, rest[: len(JUDGE_NAMES)]))
     vlm_url, vlm_model, vlm_key, name, *options = rest[len(JUDGE_NAMES):]
     lr_bracket = bool(options[0]) if options else True
-    warm_from = list(options[1] or []) if len(options) > 1 else []  # the form's last input
+    warm_from = list(options[1] or []) if len(options) > 1 else []
+    confirm = options[2] if len(options) > 2 else None
+    validation = bool(options[3]) if len(options) > 3 else True  # the form's last input
     if not preset_id:
         raise BracketError("Pick a preset first.")
     settings = settings_from_form(
         budget=budget, steps=steps, seeds=seeds, prompts=prompts, sample_every=sample_every, algorithm=algorithm,
         lr_min=lr_min, lr_max=lr_max, batch_sizes=batch_sizes, weights=weights, vlm_base_url=vlm_url,
-        vlm_model=vlm_model, vlm_api_key=vlm_key, lr_bracket=lr_bracket, warm_start_from=warm_from)
+        vlm_model=vlm_model, vlm_api_key=vlm_key, lr_bracket=lr_bracket, warm_start_from=warm_from,
+        confirm=confirm, validation=validation)
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
@@ -174,7 +177,12 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
         for spec in get_preset(preset_id).fields:
             default = spec.resolved_default()
             with gr.Row(key=f"row-{preset_id}-{spec.name}", equal_height=True):
-                if spec.kind == "choice" and spec.choices:
+                if spec.executable and not manager.allow_custom_executables:
+                    # only the configured program; the engine refuses any other value too
+                    box = gr.Dropdown([default], value=default, label=spec.label, scale=4, interactive=True,
+                                      info=f"{spec.help} Set in .env; `python app.py --allow-custom-executables` "
+                                           "lets the form type another.", key=f"f-{preset_id}-{spec.name}")
+                elif spec.kind == "choice" and spec.choices:
                     box = gr.Dropdown(list(spec.choices), value=default if default in spec.choices else None,
                                       label=spec.label, info=spec.help, scale=4, key=f"f-{preset_id}-{spec.name}",
                                       interactive=True)
@@ -199,6 +207,13 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
         lr_bracket = gr.Checkbox(DEFAULTS.lr_bracket, label="Learning-rate bracket",
                                  info="after the warm start, its best config at ÷3.2 and ×3.2 the learning rate",
                                  elem_id="bk-lr-bracket")
+    with gr.Row():
+        confirm = gr.Number(None, label="Confirmation runs (blank: a quarter of the budget from 8 configs on; 0: off)",
+                            precision=0, minimum=0, elem_id="bk-confirm",
+                            info="the top configs re-run with fresh seeds, inside the budget")
+        validation = gr.Checkbox(True, label="Validation loss where the trainer has it",
+                                 info="holds out 10 % of a dataset of 20+ images (at most 6), same split for every run",
+                                 elem_id="bk-validation")
     plan_md = gr.Markdown(plan_text(DEFAULTS.budget, DEFAULTS.seeds), elem_id="bk-plan")
     estimate_md = gr.Markdown()
     prompts = gr.Textbox(DEFAULT_PROMPTS, lines=4, label="Sample prompts (trainer line syntax; --d seed per prompt)")
@@ -224,11 +239,11 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
 
     preset_dd.change(on_preset, preset_dd, [notes_md, fields_state, preflight_md], **PRIVATE)
     preset_dd.change(functools.partial(past_choices, manager), preset_dd, warm_from, **PRIVATE)
-    for box in (budget, seeds):
-        box.change(plan_text, [budget, seeds], plan_md, **QUIET)
+    for box in (budget, seeds, confirm):
+        box.change(plan_text, [budget, seeds, confirm], plan_md, **QUIET)
     budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, lr_min, lr_max, batch_sizes,
-                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from]
+                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
                     [start_md, tabs, sessions_dd], concurrency_id="session-control", **PRIVATE)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)

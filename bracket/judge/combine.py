@@ -117,6 +117,8 @@ def validate_weights(weights: Mapping[str, Any]) -> dict[str, float]:
     """The weights as floats; raises WeightsError for negative, non-numeric or all-zero weights."""
     checked: dict[str, float] = {}
     for name, value in weights.items():
+        if name not in JUDGE_NAMES:
+            raise WeightsError(f"unknown judge {name!r} in the weights; the judges are {', '.join(JUDGE_NAMES)}")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise WeightsError(
                 f"weight of judge {name!r} must be a number, got {value!r}; use e.g. {name}=1.0"

@@ -8,6 +8,13 @@ Per run it computes two raw numbers from the logged training loss:
   the steps, expressed as the relative change of the loss across that quarter
   (-0.1 = still falling by 10 %, +0.1 = rising by 10 %).
 
+When the run also logged a **held-out validation loss** (fixed images, timesteps and noise;
+``bracket.trainer.validation``), its last value is the final number instead, because the
+training loss of a diffusion model jumps by tens of percent from step to step. The session
+uses one basis for all runs it compares: validation when every qualified run has it, else
+training loss (``basis`` in the details says which). Validation differences under 1 % (not
+5 %) count as noise, as it has far less noise than the smoothed training loss.
+
 A run is **disqualified** (with the reason recorded) when its log is missing or empty, when
 any value is NaN/inf, or when it diverged (smoothed loss ends ``divergence_factor`` x above
 its smoothed minimum, the rule shared with the live :class:`DivergenceMonitor`).
@@ -35,6 +42,8 @@ from bracket.judge.divergence import DEFAULT_DIVERGENCE_FACTOR, DEFAULT_EMA_ALPH
 #: 1.02-1.14x with 0; docs/BENCHMARKS.md). The slope is still computed and reported.
 DEFAULT_SLOPE_WEIGHT = 0.0
 DEFAULT_MIN_SPREAD_FRACTION = 0.05
+#: the held-out validation loss has far less noise, so smaller differences are real
+DEFAULT_VALIDATION_MIN_SPREAD_FRACTION = 0.01
 DEFAULT_SLOPE_MIN_SPREAD = 0.05
 LATE_FRACTION = 0.25
 
@@ -64,13 +73,16 @@ def late_relative_slope(series: LossSeries, fraction: float = LATE_FRACTION) -> 
 def loss_summary(
     series: LossSeries | None,
     *,
+    validation: LossSeries | None = None,
     ema_alpha: float = DEFAULT_EMA_ALPHA,
     divergence_factor: float = DEFAULT_DIVERGENCE_FACTOR,
 ) -> JudgeResult:
     """One run on its own: a disqualification, or a result whose details hold the raw numbers.
 
     The returned score is a placeholder (None) until :func:`score_loss_runs` normalises
-    across runs; details carry ``final_ema``, ``late_slope``, ``points`` and ``last_step``.
+    across runs; details carry ``final_ema``, ``late_slope``, ``points`` and ``last_step``,
+    and ``final_validation`` (the validation loss at its last evaluated step) when the run
+    logged a finite validation loss.
     """
     if series is None:
         return JudgeResult.disqualify("no loss log was found for this run")
@@ -83,6 +95,10 @@ def loss_summary(
         return JudgeResult.disqualify(reason, details)
     details["final_ema"] = ema([v for _, v in points], ema_alpha)[-1]
     details["late_slope"] = late_relative_slope(points)
+    checked = [(int(s), float(v)) for s, v in validation or ()]
+    if checked and all(np.isfinite(v) for _, v in checked):
+        details["final_validation"] = max(checked, key=lambda p: p[0])[1]
+        details["validation_points"] = len(checked)
     return JudgeResult.no_data("not normalised yet", details)
 
 
@@ -119,7 +135,11 @@ def score_loss_summaries(
     if not 0.0 <= slope_weight <= 1.0:
         raise ValueError(f"slope_weight must be in [0, 1], got {slope_weight!r}")
     qualified = {run_id: r.details for run_id, r in summaries.items() if not r.disqualified}
-    finals = {run_id: d["final_ema"] for run_id, d in qualified.items()}
+    basis = "validation" if qualified and all("final_validation" in d for d in qualified.values()) else "training"
+    key = "final_validation" if basis == "validation" else "final_ema"
+    if basis == "validation":
+        min_spread_fraction = min(min_spread_fraction, DEFAULT_VALIDATION_MIN_SPREAD_FRACTION)
+    finals = {run_id: d[key] for run_id, d in qualified.items()}
     slopes = {run_id: d["late_slope"] for run_id, d in qualified.items()}
     final_scores = normalise_lower_better(
         finals, min_spread=relative_spread(finals.values(), min_spread_fraction)
@@ -136,6 +156,7 @@ def score_loss_summaries(
             final_score=final_scores[run_id],
             slope_score=slope_scores[run_id],
             qualified_runs=len(qualified),
+            basis=basis,
         )
         note = "only qualified run: neutral score 0.5" if len(qualified) == 1 else ""
         results[run_id] = JudgeResult.scored(score, details, reason=note)

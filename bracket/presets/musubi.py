@@ -33,7 +33,7 @@ def model(name: str, label: str, env: str, *, kind: str = "file", required: bool
 
 
 def resolution(default: int) -> FieldSpec:
-    return FieldSpec("resolution", "Training resolution", "int", default=str(default),
+    return FieldSpec("resolution", "Training resolution", "int", default=str(default), minimum=64, maximum=8192,
                      help="Square training resolution (pixels); also the resolution the caches are made at.")
 
 

@@ -1,8 +1,11 @@
 """Search settings: budget, steps, seeds, prompts, bounds, weights — and their validation.
 
-The budget has one meaning everywhere: the number of training runs. With ``seeds`` runs
-per configuration it buys ``budget // seeds`` configurations; :meth:`SearchSettings.plan`
-says so in words, and the UI and the CLI both show that sentence.
+The budget has one meaning everywhere: the number of training runs. Part of it may be
+kept for the **confirmation rung** (``confirm`` runs: the top configs re-run with fresh
+seeds, :mod:`bracket.session.confirm`); the rest, with ``seeds`` runs per configuration,
+buys ``(budget - confirm) // seeds`` configurations. :meth:`SearchSettings.plan` says so in
+words ("budget 24 = search 18 (18 configs × 1 seed) + confirm 6"), and the UI and the CLI
+both show that sentence.
 """
 
 from __future__ import annotations
@@ -21,6 +24,13 @@ from bracket.trainer.prompts import SamplePrompt, parse_prompt_lines
 MAX_BUDGET = 10_000
 MAX_STEPS = 10_000_000
 MAX_SEEDS = 100
+#: the base seed of the runs (each run adds its index; trainers hand it to numpy, which takes 32 bits)
+MAX_SEED = 2**31 - 1
+#: the confirmation rung is on by default from this many search configurations on
+#: (below it, the warm start and the learning-rate bracket alone are 6 configs)
+AUTO_CONFIRM_MIN_CONFIGS = 8
+#: share of the budget the automatic confirmation rung takes
+AUTO_CONFIRM_SHARE = 0.25
 DEFAULT_PROMPTS = "a red circle --d 1\na blue square --d 2\na green triangle --d 3\na yellow circle --d 4"
 
 
@@ -55,14 +65,46 @@ class SearchSettings:
     #: folders of earlier sessions of the same preset whose best configs join the warm start
     #: right after the baseline (``bracket.session.past``)
     warm_start_from: list[str] = field(default_factory=list)
+    #: runs of the budget kept for the confirmation rung (top configs re-run with fresh
+    #: seeds, ``bracket.session.confirm``); None = automatic (a quarter of the budget from
+    #: 8 search configs on), 0 = off
+    confirm: int | None = None
+    #: share of the dataset held out for a validation loss, where the trainer supports it:
+    #: None = automatic (decided once when the session is created, ``bracket.session.validation``),
+    #: 0 = off. A created session stores the decision, so every run uses the same split and seed.
+    validation_split: float | None = None
+
+    @property
+    def confirm_runs(self) -> int:
+        """Runs of the budget that the confirmation rung gets (0 when it is off)."""
+        wanted = self.confirm
+        if wanted is None:
+            if not isinstance(self.budget, int) or not isinstance(self.seeds, int) or self.seeds <= 0:
+                return 0
+            if self.budget // self.seeds < AUTO_CONFIRM_MIN_CONFIGS:
+                return 0
+            wanted = max(2, round(self.budget * AUTO_CONFIRM_SHARE))
+        wanted = min(wanted, self.budget)
+        if wanted <= 0:
+            return 0
+        # runs the search cannot use (budget not a multiple of the seeds) go to the rung too
+        return self.budget - ((self.budget - wanted) // self.seeds) * self.seeds
+
+    @property
+    def search_runs(self) -> int:
+        return self.budget - self.confirm_runs
 
     @property
     def n_configs(self) -> int:
-        return self.budget // self.seeds
+        return self.search_runs // self.seeds
 
     def plan(self) -> str:
-        """``"budget 8 = 4 configs × 2 seeds"`` (and what is left over, if anything)."""
-        text = f"budget {self.budget} = {self.n_configs} configs × {self.seeds} seed{'s' if self.seeds > 1 else ''}"
+        """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation rung
+        ``"budget 24 = search 18 (18 configs × 1 seed) + confirm 6"``."""
+        seeds = f"{self.n_configs} configs × {self.seeds} seed{'s' if self.seeds > 1 else ''}"
+        if self.confirm_runs:
+            return f"budget {self.budget} = search {self.n_configs * self.seeds} ({seeds}) + confirm {self.confirm_runs}"
+        text = f"budget {self.budget} = {seeds}"
         left = self.budget - self.n_configs * self.seeds
         return text + (f" ({left} run{'s' if left > 1 else ''} left over)" if left else "")
 
@@ -95,9 +137,23 @@ class SearchSettings:
         if not problems and self.budget < self.seeds:
             problems.append(f"budget {self.budget} is smaller than seeds per config {self.seeds}; "
                             "the budget counts training runs, so raise it to at least the seed count.")
+        confirm = self.confirm
+        if confirm is not None and (isinstance(confirm, bool) or not isinstance(confirm, int) or confirm < 0):
+            problems.append(f"confirmation runs must be a whole number >= 0 (0: off), got {confirm!r}.")
+        elif not problems and confirm and self.budget - confirm < self.seeds:
+            problems.append(f"confirmation runs {confirm} leave less than one config ({self.seeds} seed"
+                            f"{'s' if self.seeds > 1 else ''}) of the budget {self.budget} for the search; "
+                            "lower --confirm or raise the budget.")
+        split = self.validation_split
+        if split is not None and (isinstance(split, bool) or not isinstance(split, (int, float))
+                                  or not 0.0 <= split < 0.5):
+            problems.append(f"validation split must be a share from 0 to 0.5 (0: off), got {split!r}.")
         every = self.sample_every_n_steps
         if every is not None and (isinstance(every, bool) or not isinstance(every, int) or every <= 0):
             problems.append(f"sample every N steps must be a positive whole number, got {every!r}.")
+        seed = self.base_seed
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            problems.append(f"seed must be a whole number from 0 to {MAX_SEED}, got {seed!r}.")
         share = self.warmup_share
         if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1):
             problems.append(f"warm-up share must be a number in (0, 1], got {share!r}.")

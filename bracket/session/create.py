@@ -8,6 +8,7 @@ mistake therefore raises a ``BracketError`` and leaves nothing behind.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -19,7 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from bracket import settings as app_settings
-from bracket.dataset.validation import preflight_for_trainer
+from bracket.dataset.validation import preflight_dataset, preflight_for_trainer
 from bracket.errors import BracketError, DatasetError, SearchSpaceError, StoreError
 from bracket.preset import ModelPreset
 from bracket.registry import get_preset
@@ -29,6 +30,7 @@ from bracket.session.config import SearchSettings
 from bracket.session.past import SESSION_FILE, past_configs
 from bracket.session.store import Store, sqlite_url
 from bracket.trainer.base import NamedConfig, Trainer, warmup_cap
+from bracket.trainer.validation import ValidationPlan, decide
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
 
@@ -117,6 +119,23 @@ def check_dataset(trainer: Trainer, fields: dict[str, str], space: SearchSpace |
     return list(report.warnings)
 
 
+def decide_validation(trainer: Trainer, fields: dict[str, str], settings: SearchSettings, *,
+                      trainer_name: str = "this trainer") -> tuple[SearchSettings, str]:
+    """The settings with the validation split decided (stored with the session), and its note."""
+    style = getattr(trainer, "dataset_style", None)
+    dataset = fields.get("dataset")
+    images = preflight_dataset(Path(dataset), style).media if style and dataset else None
+    split, note = decide(settings.validation_split, supported=bool(trainer.validation_tags), images=images,
+                         seed=settings.base_seed, trainer_name=trainer_name)
+    return dataclasses.replace(settings, validation_split=split), note
+
+
+def apply_validation(trainer: Trainer, settings: SearchSettings) -> None:
+    """Give ``trainer`` the session's held-out split (same split and seed for every run)."""
+    split = settings.validation_split or 0.0
+    trainer.validation = ValidationPlan(split, settings.base_seed) if split and trainer.validation_tags else None
+
+
 def create_session(preset_id: str, fields: dict[str, str], settings: SearchSettings, *,
                    out_dir: Path | None = None, name: str | None = None,
                    storage_url: str | None = None) -> SessionParts:
@@ -134,6 +153,10 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
         notes.insert(0, f"warm-up searched up to {cap} steps ({settings.warmup_share:.0%} of the {settings.steps}-step "
                         f"runs); longer baseline or curated warm-ups are clamped to it")
     warnings = check_dataset(trainer, merged, space)
+    settings, validation_note = decide_validation(trainer, merged, settings,
+                                                 trainer_name=preset.trainer_script or preset.display_name)
+    notes.append(validation_note)
+    apply_validation(trainer, settings)
     problems = trainer.preflight_problems()
     if problems:
         raise BracketError(" ".join(problems))
@@ -155,7 +178,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     store = external or Store.open(sqlite_url(folder / "bracket.db"))
     store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)
     SearchController.enqueue_warm_start(store.study(name), space, warm_start if settings.warm_start else [])
-    write_session_file(folder, name, preset.id, url)
+    write_session_file(folder, name, preset.id, external.url if external else None)  # absolute sqlite path
     return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings)
 
 
@@ -170,11 +193,26 @@ def read_session_file(folder: Path) -> dict[str, Any]:
         info, reason = None, f"{type(error).__name__}: {error}"
     else:
         reason = "it names no session"
-    if not isinstance(info, dict) or not isinstance(info.get("name"), str) or not info["name"]:
-        raise BracketError(f"The session file {path} is damaged ({reason}). Restore it, or write "
-                           '{"name": "<session name>", "storage": "bracket.db"} into it (the name is usually the '
-                           "folder's name), then try again.")
-    return info
+    if isinstance(info, dict) and isinstance(info.get("name"), str) and info["name"]:
+        reason = _session_file_problem(info)
+        if reason is None:
+            return info
+    raise BracketError(f"The session file {path} is damaged ({reason}). Restore it, or write "
+                       '{"name": "<session name>", "storage": "bracket.db"} into it (the name is usually the '
+                       "folder's name), then try again.")
+
+
+def _session_file_problem(info: dict[str, Any]) -> str | None:
+    """What is wrong with the values of a parsed ``session.json`` (None: nothing)."""
+    storage = info.get("storage", "bracket.db")
+    if not isinstance(storage, str) or not storage.strip():
+        return f"'storage' must be a file name or a URL, not {storage!r}"
+    created = info.get("created_at", 0.0)
+    if isinstance(created, bool) or not isinstance(created, (int, float)) or created != created:
+        return f"'created_at' must be a number (seconds since 1970), not {created!r}"
+    if not isinstance(info.get("preset_id", ""), str):
+        return f"'preset_id' must be a preset name, not {info['preset_id']!r}"
+    return None
 
 
 def open_session(folder: Path, *, storage_url: str | None = None, validate: bool = True) -> SessionParts:
@@ -207,8 +245,11 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
     trainer = preset.trainer_factory(fields)
     # a session stored before the learning-rate bracket existed resumes without one (it would
     # otherwise spend two slots on its warm-start winner in the middle of its search)
-    # (and one stored before warm-ups were limited to a share of the run keeps its full range)
-    settings = SearchSettings.from_dict({"lr_bracket": False, "warmup_share": None, **row["settings"]})
+    # (and one stored before warm-ups were limited to a share of the run keeps its full range;
+    # one stored before the confirmation rung and validation split resumes without them)
+    settings = SearchSettings.from_dict({"lr_bracket": False, "warmup_share": None, "confirm": 0,
+                                         "validation_split": 0.0, **row["settings"]})
+    apply_validation(trainer, settings)
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]))
 

@@ -81,7 +81,8 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
                        algorithm: str = "tpe", lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
                        weights: Mapping[str, Any] | None = None, vlm_base_url: str = "", vlm_model: str = "",
                        vlm_api_key: str = "", timeout_s: Any = None, lr_bracket: bool = True,
-                       warm_start_from: Sequence[str] | None = None) -> SearchSettings:
+                       warm_start_from: Sequence[str] | None = None, confirm: Any = None,
+                       validation: bool = True) -> SearchSettings:
     """Validated settings from form values; raises ``SettingsError`` (a ``BracketError``)."""
     every = _whole("Sample every N steps", sample_every, optional=True)
     if every == 0:
@@ -101,19 +102,23 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
         bounds=parse_bounds(lr_min, lr_max, batch_sizes), weights=weight_values,
         timeout_s=_number("Trial timeout", timeout_s), vlm=vlm, lr_bracket=bool(lr_bracket),
         warm_start_from=[str(f) for f in (warm_start_from or []) if f],
+        confirm=_whole("Confirmation runs", confirm, optional=True), validation_split=None if validation else 0.0,
     )
     settings.validate()
     return settings
 
 
-def plan_text(budget: Any, seeds: Any) -> str:
-    """``"= 4 configs × 2 seeds"`` for the budget box, or what is wrong with the numbers."""
+def plan_text(budget: Any, seeds: Any, confirm: Any = None) -> str:
+    """``"= 4 configs × 2 seeds"`` (or ``"= search 18 (18 configs × 1 seed) + confirm 6"``) for the
+    budget box, or what is wrong with the numbers."""
     try:
-        settings = SearchSettings(budget=_whole("Budget", budget) or 0, seeds=_whole("Seeds per config", seeds) or 0)
+        settings = SearchSettings(budget=_whole("Budget", budget) or 0, seeds=_whole("Seeds per config", seeds) or 0,
+                                  confirm=_whole("Confirmation runs", confirm, optional=True))
         if settings.budget <= 0 or settings.seeds <= 0:
             return "Budget and seeds must be at least 1."
         if settings.budget < settings.seeds:
             return f"Budget {settings.budget} is smaller than {settings.seeds} seeds: raise the budget."
+        settings.validate()
     except SettingsError as error:
         return str(error)
     return "= " + settings.plan().split(" = ", 1)[1]

@@ -126,8 +126,9 @@ def _cell(run: Mapping[str, Any], index: int, step: int | None, thumbs: Thumbnai
         shown = thumbs.alias(path) if blind else path
         return GridCell(run["id"], index, "video", str(shown), None, step, sample.get("seed"))
     thumb = thumbs.path_for(path)
-    if thumb is None:
-        return GridCell(run["id"], index, "missing", step=step)
+    if thumb is None:  # a file that cannot be decoded (e.g. a trainer killed while writing it)
+        return GridCell(run["id"], index, "missing", step=step,
+                        text="unreadable sample" if blind else f"unreadable sample: {path.name}")
     if blind:
         full = thumbs.alias(path)
     else:

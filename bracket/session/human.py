@@ -25,8 +25,9 @@ def _check_run(store: Store, session: str, run_id: int) -> None:
         raise RatingError(f"Run {run_id} is not part of session {session}; pick a run from the table.")
 
 
-def record_rating(store: Store, session: str, run_id: int, value: float, prompt_index: int | None = None) -> int:
-    """Store a 1–10 rating of a run (or of one prompt of it)."""
+def record_rating(store: Store, session: str, run_id: int, value: float, prompt_index: int | None = None,
+                  step: int | None = None) -> int:
+    """Store a 1–10 rating of a run (or of one prompt of it), at the step whose samples were shown."""
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -34,7 +35,8 @@ def record_rating(store: Store, session: str, run_id: int, value: float, prompt_
     if not math.isfinite(number) or not RATING_MIN <= number <= RATING_MAX:
         raise RatingError(f"A rating must be from {RATING_MIN} to {RATING_MAX}, got {value!r}.")
     _check_run(store, session, run_id)
-    return store.add_rating(session, int(run_id), number, None if prompt_index is None else int(prompt_index))
+    return store.add_rating(session, int(run_id), number, None if prompt_index is None else int(prompt_index),
+                            None if step is None else int(step))
 
 
 def record_comparison(store: Store, session: str, left_run_id: int, right_run_id: int, winner: str) -> int:

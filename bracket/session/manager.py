@@ -19,7 +19,6 @@ Every error a person can cause is a ``BracketError`` whose message says what to 
 
 from __future__ import annotations
 
-import json
 import logging
 import statistics
 import threading
@@ -30,9 +29,11 @@ from typing import Any
 
 from bracket import settings as app_settings
 from bracket.errors import BracketError
+from bracket.preset import check_configured_executables
+from bracket.registry import get_preset
 from bracket.session import results
 from bracket.session.config import SearchSettings
-from bracket.session.create import SESSION_FILE
+from bracket.session.create import SESSION_FILE, read_session_file
 from bracket.session.grid import GridData, build_grid
 from bracket.session.runner import read_log_tail
 from bracket.session.session import Session
@@ -63,7 +64,10 @@ class SessionInfo:
 
     @property
     def label(self) -> str:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.created_at)) if self.created_at else "?"
+        try:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.created_at)) if self.created_at else "?"
+        except (OverflowError, OSError, ValueError):
+            when = "?"
         return f"{self.name} · {self.preset_id} · {self.status} · {self.runs_spent}/{self.total_runs} runs · {when}"
 
 
@@ -71,7 +75,10 @@ class SessionManager:
     """Holds the current session of an app; safe to call from many handler threads."""
 
     def __init__(self, runs_dir: Path | None = None, *, storage_url: str | None = None,
-                 snapshot_ttl: float = 0.5) -> None:
+                 snapshot_ttl: float = 0.5, allow_custom_executables: bool = False) -> None:
+        #: False: a new search may only use the configured trainer python/script/folder (a web
+        #: login must not mean a shell); ``python app.py --allow-custom-executables`` sets True
+        self.allow_custom_executables = allow_custom_executables
         self.runs_dir = Path(runs_dir) if runs_dir else app_settings.get_settings().runs_dir
         self.storage_url = storage_url
         self.snapshot_ttl = snapshot_ttl
@@ -120,11 +127,10 @@ class SessionManager:
         for path in sorted(self.runs_dir.glob(f"*/{SESSION_FILE}")):
             folder = path.parent
             try:
-                info = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                info = read_session_file(folder)
+            except BracketError as error:  # listed as damaged, with the reason; the others still work
+                found.append(SessionInfo(folder.name, folder, "?", f"damaged: {error}", 0.0))
                 continue
-            if not isinstance(info, dict):
-                continue  # a damaged session.json: not a session we can list
             name, preset_id = str(info.get("name", folder.name)), str(info.get("preset_id", "?"))
             created = float(info.get("created_at") or 0.0)
             current = self._session
@@ -135,7 +141,7 @@ class SessionManager:
                 continue
             try:
                 session = Session.open(folder, storage_url=self.storage_url, validate=False)
-            except BracketError as error:
+            except (BracketError, ValueError, TypeError, KeyError) as error:  # a damaged store row, too
                 found.append(SessionInfo(name, folder, preset_id, f"unreadable ({error})", created))
                 continue
             try:
@@ -152,6 +158,8 @@ class SessionManager:
         """Validate, create and start a new search (nothing is created when a check fails)."""
         with self._lock:
             self._refuse_if_running("start another")
+            if not self.allow_custom_executables:
+                check_configured_executables(get_preset(preset_id).fields, fields)
             session = Session.create(preset_id, fields, settings, out_dir=self.runs_dir, name=name or None,
                                      storage_url=self.storage_url)
             self._adopt(session)
@@ -178,6 +186,9 @@ class SessionManager:
             if session.running:
                 raise BracketError(f"Search {session.name} is already running.")
             fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True)
+            if fresh.store.read_only:
+                fresh.store.close()
+                fresh.store.require_writable()  # raises: a read-only folder or a full disk
             self._adopt(fresh)
             fresh.start()
             return fresh
@@ -347,11 +358,12 @@ class SessionManager:
         scores = {r["id"]: r["score"] for r in runs}
         return next_pairs([r["id"] for r in runs], scores, session.store.comparisons(session.name), k)
 
-    def rate(self, run_id: int, value: float, prompt_index: int | None = None) -> str:
-        """Record a rating; returns what it changed (``bracket.session.rating_effect``)."""
+    def rate(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> str:
+        """Record a rating (``step``: the step whose samples were shown, for the best step);
+        returns what it changed (``bracket.session.rating_effect``)."""
         from bracket.session.rating_effect import rate_and_explain
 
-        message = rate_and_explain(self.require(), int(run_id), value, prompt_index)
+        message = rate_and_explain(self.require(), int(run_id), value, prompt_index, step)
         self._forget()
         return message
 

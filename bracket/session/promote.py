@@ -6,6 +6,13 @@ A search finds a configuration with short runs; promotion trains the winner (of
 ``save_state``, as a separate ``promote`` stage of the session. If that long run is
 interrupted, promoting again resumes it from its newest saved state instead of starting
 over. (To run it by hand instead, ``python -m bracket export`` writes the command.)
+
+**Default length.** Without ``--steps`` the winner is trained for its *best step*
+(``Winner.step``, ``bracket.session.best_step``; its run's own step count when no evidence
+names an earlier step). With another dataset (``--dataset``) that step count is scaled by the
+ratio of the two datasets' image counts, so the run sees each image as many times (the same
+number of epochs) as the best search run did: a best step of 400 on 20 images becomes 2000
+on 100.
 """
 
 from __future__ import annotations
@@ -31,14 +38,28 @@ def latest_state(output_dir: Path) -> Path | None:
 
 
 def _source(session: "Session", run_id: int | None) -> tuple[dict, int | None]:
-    """(the config to promote, its source run's step count): the winner's unless ``run_id`` is given."""
+    """(the config to promote, its step count): the winner's, at its best step, unless ``run_id`` is given."""
     if run_id is None:
         winner = require_winner(session, standings(session))
-        return next(c for c in session.store.configs(session.name) if c["id"] == winner.config_id), winner.steps
+        return (next(c for c in session.store.configs(session.name) if c["id"] == winner.config_id),
+                winner.step or winner.steps)
     run = session.store.get_run(int(run_id))
     if run is None or run["session"] != session.name or run["config_id"] is None:
         raise BracketError(f"Run {run_id} is not a trained run of session {session.name}; pick one from the table.")
     return next(c for c in session.store.configs(session.name) if c["id"] == run["config_id"]), run.get("max_steps")
+
+
+def scaled_steps(session: "Session", steps: int, dataset: Path | None) -> int:
+    """``steps`` scaled by the image counts of ``dataset`` and the search's dataset (same epochs)."""
+    from bracket.dataset.validation import preflight_dataset
+
+    style = getattr(session.trainer, "dataset_style", None)
+    search_dataset = session.parts.fields.get("dataset", "")
+    if dataset is None or not style or not search_dataset:
+        return steps
+    before = preflight_dataset(Path(search_dataset), style).media
+    after = preflight_dataset(Path(dataset), style).media
+    return max(1, round(steps * after / before)) if before and after else steps
 
 
 def promote(session: "Session", *, steps: int | None = None, run_id: int | None = None,
@@ -46,7 +67,8 @@ def promote(session: "Session", *, steps: int | None = None, run_id: int | None 
     """Train (or resume) the promoted run; returns its run id.
 
     Promotes the winner of :mod:`bracket.session.standings` (or run ``run_id``'s config) for
-    ``steps`` steps — by default the step count of the winner's (or that run's) own run.
+    ``steps`` steps — by default the winner's best step (or that run's own step count), scaled
+    to ``dataset`` when one is given.
     A missing or disqualified winner is refused with a ``NoWinnerError``.
     """
     if steps is not None and steps < 1:
@@ -56,7 +78,7 @@ def promote(session: "Session", *, steps: int | None = None, run_id: int | None 
     if dataset is not None and not Path(dataset).exists():
         raise BracketError(f"Dataset {dataset} does not exist; give the full dataset's TOML or folder.")
     source, own_steps = _source(session, run_id)
-    steps = int(steps or own_steps or session.settings.steps)
+    steps = int(steps or scaled_steps(session, int(own_steps or session.settings.steps), dataset))
     existing = {c["trial_number"]: c for c in session.store.configs(session.name, stage=STAGE)}
     config = existing.get(source["trial_number"])
     if config is None:

@@ -61,10 +61,11 @@ def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, floa
     return f"{head}: {moved}, {steer}."
 
 
-def rate_and_explain(session: "Session", run_id: int, value: float, prompt_index: int | None = None) -> str:
-    """Record a rating (as :meth:`Session.add_rating`) and say what it changed."""
+def rate_and_explain(session: "Session", run_id: int, value: float, prompt_index: int | None = None,
+                     step: int | None = None) -> str:
+    """Record a rating (as :meth:`Session.add_rating`, at the step shown) and say what it changed."""
     before = search_standings(session)
-    session.add_rating(run_id, value, prompt_index)
+    session.add_rating(run_id, value, prompt_index, step)
     run = session.store.get_run(int(run_id)) or {}
     config_id = run.get("config_id") if run.get("stage") == "search" else None
     return describe_rating_effect(before, search_standings(session), config_id, int(run_id), float(value))

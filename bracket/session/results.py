@@ -44,7 +44,7 @@ def winner_command(session: "Session", winner: "Winner | None") -> WinnerExport 
 
     if winner is None or winner.disqualified:
         return None
-    result = export_run(session, run_id=winner.run_id, steps=winner.steps)
+    result = export_run(session, run_id=winner.run_id, steps=winner.step or winner.steps)
     return WinnerExport(winner.config_name, winner.run_id, result.steps, result.command, shlex.join(result.command),
                         result.json_path, result.toml_path)
 

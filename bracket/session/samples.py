@@ -190,3 +190,16 @@ def samples_by_step(samples: Iterable[SampleFile]) -> dict[int, dict[int, Sample
         if current is None or (sample.kind == "video" and current.kind != "video"):
             cells[sample.prompt_index] = sample
     return {step: dict(sorted(cells.items())) for step, cells in sorted(chosen.items())}
+
+
+def image_problem(path: Path | str) -> str | None:
+    """Why the image at ``path`` cannot be read (None when it decodes): a trainer killed while it
+    wrote a PNG leaves a truncated file. Every reader of samples skips such files and lists them."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            image.load()
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
+        return f"{Path(path).name}: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    return None

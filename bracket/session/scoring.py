@@ -111,6 +111,9 @@ class SummaryCache:
 
     def __init__(self) -> None:
         self._summaries: dict[int, tuple[Any, JudgeResult]] = {}
+        #: whether the ``eval_loss`` series is a held-out validation loss the loss judge
+        #: prefers (diffusion trainers); LLM sessions score it with their own judge
+        self.use_validation = True
 
     def has(self, run: Mapping[str, Any]) -> bool:
         cached = self._summaries.get(run["id"])
@@ -119,7 +122,7 @@ class SummaryCache:
     def loss_summary(self, run: Mapping[str, Any]) -> JudgeResult:
         if self.has(run):
             return self._summaries[run["id"]][1]
-        summary = loss_summary(run.get("loss"))
+        summary = loss_summary(run.get("loss"), validation=run.get("eval_loss") if self.use_validation else None)
         if run.get("finished_at") is not None:
             self._summaries[run["id"]] = (run["finished_at"], summary)
         return summary
@@ -142,6 +145,7 @@ def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str,
     if not scored:
         return {}
     cache = cache or SummaryCache()
+    cache.use_validation = not eval_loss
     stopped = {r["id"]: r.get("failure_reason") or r["status"] for r in scored if r["status"] != "done"}
     loss = score_loss_summaries({r["id"]: cache.loss_summary(r) for r in scored if r["id"] not in stopped})
     per_judge: dict[str, dict[int, JudgeResult]] = {"loss": loss}

@@ -8,7 +8,9 @@ A :class:`Session` runs in a background thread (``start``) or in the foreground 
 3. take configurations from the :class:`SearchController` — baseline, curated, then TPE —
    and train each with ``seeds`` seeds through one pipeline (:meth:`Session._train`),
    reading loss as the run goes and stopping it early when it diverges;
-4. stop when the budget (a number of training runs) is spent, or when asked.
+4. spend the confirmation rung (``bracket.session.confirm``): the top configs again with
+   fresh seeds, by successive halving;
+5. stop when the budget (a number of training runs) is spent, or when asked.
 
 Everything is recorded in the store as it happens, so a session can be resumed at any
 point and watched from another process. The UI polls :meth:`Session.snapshot`.
@@ -29,7 +31,7 @@ from typing import Any
 
 from optuna.trial import TrialState
 
-from bracket.errors import BracketError
+from bracket.errors import BracketError, disk_full_message
 from bracket.search.controller import SEARCH_KINDS, ScoredConfig, SearchController
 from bracket.session.config import SearchSettings
 from bracket.session.create import SessionParts, create_session, open_session
@@ -46,12 +48,22 @@ from bracket.session.scoring import (
     sampler_history,
     score_runs,
 )
-from bracket.session.snapshot import SessionSnapshot, build_snapshot, phase_label
+from bracket.session.snapshot import SessionSnapshot, build_snapshot, confirm_phase_label, phase_label
 from bracket.session.store import RUN_SPENT
 from bracket.session.study_sync import record_at_end
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 
 log = logging.getLogger(__name__)
+
+
+def _log_failure(what: str, error: BaseException) -> None:
+    """Log a secondary failure: one line for a full disk (the session's error says what to do),
+    the traceback for anything else."""
+    message = disk_full_message(error)
+    if message:
+        log.info("%s: %s", what, message)  # below WARNING: the one error line says it
+    else:
+        log.error("%s", what, exc_info=error)
 HEARTBEAT_SECONDS = 5.0
 #: how often a worker with nothing to do looks again for orphaned work of other workers
 WAIT_SECONDS = 2.0
@@ -202,11 +214,11 @@ class Session:
         except BracketError as error:
             self.error = str(error)
         except Exception as error:  # noqa: BLE001 - recorded and shown; the session stays resumable
-            self.error = failure_message(error)
+            self.error = disk_full_message(error) or failure_message(error)
             try:
                 (self.folder / "session-error.log").write_text(traceback.format_exc(), encoding="utf-8")
-            except OSError:  # a full disk may be what failed
-                log.exception("could not write session-error.log")
+            except OSError as log_error:  # a full disk may be what failed
+                _log_failure("could not write session-error.log", log_error)
         finally:
             self.phase = status
             self._stop.set()  # ends the heartbeat thread first, so it cannot overwrite "stopped"
@@ -216,8 +228,8 @@ class Session:
                 self.store.heartbeat(self.name, self.worker_id, status="stopped")
                 if not self._other_workers_alive():  # the last worker of a shared search says how it ended
                     self.store.update_session(self.name, status=status)
-            except Exception:  # noqa: BLE001 - the store itself may be what failed
-                log.exception("could not record the final session status")
+            except Exception as store_error:  # noqa: BLE001 - the store itself may be what failed
+                _log_failure("could not record the final session status", store_error)
             self._stop.set()
             self._lock.release()
             self._done.set()
@@ -229,8 +241,8 @@ class Session:
             try:
                 self.store.heartbeat(self.name, self.worker_id, host=host, pid=os.getpid(),
                                      gpu=self.gpu or os.environ.get("CUDA_VISIBLE_DEVICES", ""))
-            except Exception:  # noqa: BLE001 - a missed beat is not fatal
-                log.warning("heartbeat failed", exc_info=True)
+            except Exception as error:  # noqa: BLE001 - a missed beat is not fatal
+                _log_failure("heartbeat failed", error)
             self._stop.wait(min(HEARTBEAT_SECONDS, self.grace_s / 3))  # several beats per grace period
 
     def _setup_phase(self) -> None:
@@ -256,7 +268,7 @@ class Session:
                                    f"see the log in {label_dir / 'logs'}, fix it, then resume.")
 
     def total_runs(self) -> int:
-        return self.settings.n_configs * self.settings.seeds
+        return self.settings.n_configs * self.settings.seeds + self.settings.confirm_runs
 
     def spent_runs(self) -> int:
         runs = self.store.runs(self.name, with_series=False, statuses=RUN_SPENT, kinds=SEARCH_KINDS)
@@ -281,6 +293,8 @@ class Session:
             work = self._next_config()
             if work is None:
                 if not any(c["status"] == "running" for c in self.store.configs(self.name, stage="search")):
+                    if self.settings.confirm_runs and self._confirm_step():
+                        continue
                     return
                 # the rest is being trained by other live workers: wait, to take over if one dies
                 self.phase = "waiting for other workers"
@@ -293,6 +307,12 @@ class Session:
                     break
                 self._train(config_row, seed_index)
             self._finish_config_if_complete(config_row)
+
+    def _confirm_step(self) -> bool:
+        """One step of the confirmation rung (``bracket.session.confirm.confirm_step``)."""
+        from bracket.session.confirm import confirm_step
+
+        return confirm_step(self, wait_s=WAIT_SECONDS)
 
     def _next_config(self) -> tuple[dict[str, Any], list[int]] | None:
         """An unfinished config (ours or an orphan's) first, else a new one from the controller."""
@@ -332,19 +352,26 @@ class Session:
                    for w in self.store.workers(self.name))
 
     def _train(self, config: dict[str, Any], seed_index: int, *, steps: int | None = None,
-               seed: int | None = None, dataset: Path | None = None, **run_options: Any) -> str:
-        """The one pipeline every run goes through, whatever its kind or stage."""
+               seed: int | None = None, dataset: Path | None = None, run_id: int | None = None,
+               **run_options: Any) -> str:
+        """The one pipeline every run goes through, whatever its kind or stage.
+
+        ``run_id`` names a run already reserved in the store (a confirmation run)."""
         stage = config.get("stage", "search")
-        self.phase = phase_label(self, config) if stage == "search" else f"{stage}: {config['name']}"
+        if stage == "search" and seed_index >= self.settings.seeds:
+            self.phase = confirm_phase_label(self)
+        else:
+            self.phase = phase_label(self, config) if stage == "search" else f"{stage}: {config['name']}"
         seed = self.settings.base_seed + seed_index if seed is None else seed
         steps = steps or self.settings.steps
         # validated against the session's (narrowed) space before any run is recorded, so a
         # refused config leaves no pending run behind
         trainer_config = self.trainer.config_from_dict(config["params"], self.space)
-        run_id = self.store.add_run(
-            self.name, config_id=config["id"], kind=config["kind"], stage=stage,
-            label=f"{config['name']} seed {seed}", seed=seed, seed_index=seed_index, params=config["params"],
-            worker=self.worker_id, max_steps=steps)
+        if run_id is None:
+            run_id = self.store.add_run(
+                self.name, config_id=config["id"], kind=config["kind"], stage=stage,
+                label=f"{config['name']} seed {seed}", seed=seed, seed_index=seed_index, params=config["params"],
+                worker=self.worker_id, max_steps=steps)
         folder = "trials" if stage == "search" else stage
         run_dir = self.folder / folder / f"{run_id:04d}-{config['name']}-s{seed_index}"
         spec = self.trainer.prepare_run(
@@ -408,9 +435,9 @@ class Session:
 
         return promote(self, steps=steps, run_id=run_id, save_every_n_steps=save_every_n_steps, dataset=dataset)
 
-    def add_rating(self, run_id: int, value: float, prompt_index: int | None = None) -> None:
+    def add_rating(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> None:
         from bracket.session.human import record_rating
-        record_rating(self.store, self.name, run_id, value, prompt_index)
+        record_rating(self.store, self.name, run_id, value, prompt_index, step)
 
     def add_comparison(self, left_run_id: int, right_run_id: int, winner: str) -> None:
         from bracket.session.human import record_comparison

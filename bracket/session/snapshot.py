@@ -75,6 +75,7 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
             "judges": {} if score is None else dict(score.judges),
             "judges_used": [] if score is None else list(score.used),
             "disqualified": bool(score and score.disqualified),
+            "loss_basis": ((score.details.get("loss") or {}).get("basis", "") if score else ""),
         }
         if live and live["run_id"] == run["id"]:
             view["last_step"] = live["step"]
@@ -117,6 +118,14 @@ def phase_label(session: "Session", config: dict[str, Any]) -> str:
         total = min(len(same_kind) + session.controller().waiting_count(), session.settings.n_configs - others)
         return f"curated {index}/{max(total, index)}"
     return f"search {index}/{max(session.settings.n_configs - others, index)}"
+
+
+def confirm_phase_label(session: "Session") -> str:
+    """``confirm 3/6``: the confirmation run about to train, of the rung's runs."""
+    seeds = session.settings.seeds
+    runs = session.store.runs(session.name, with_series=False, statuses=RUN_SPENT)
+    done = sum(1 for r in runs if r["stage"] == "search" and (r["seed_index"] or 0) >= seeds)
+    return f"confirm {done + 1}/{session.settings.confirm_runs}"
 
 
 def time_saved_by_stops(runs: list[dict[str, Any]]) -> tuple[int, float]:

@@ -20,17 +20,20 @@ transaction, so a killed process loses at most the run it was doing.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import optuna
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from bracket.errors import StoreError
+from bracket.errors import StoreError, disk_full_message
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -105,6 +108,8 @@ ratings_table = sa.Table(
     sa.Column("run_id", sa.Integer, nullable=False),
     sa.Column("prompt_index", sa.Integer, nullable=True),
     sa.Column("value", sa.Float, nullable=False),
+    #: the training step whose samples were rated (Compare's step slider); None = the run as a whole
+    sa.Column("step", sa.Integer, nullable=True),
     sa.Column("created_at", sa.Float, nullable=False),
 )
 comparisons_table = sa.Table(
@@ -143,20 +148,88 @@ def _decode(row: Mapping[str, Any]) -> dict[str, Any]:
     return record
 
 
+def storable_text(text: str) -> str:
+    """``text`` as every backend stores it: NUL bytes (PostgreSQL refuses them) become U+FFFD,
+    and lone surrogates (undecodable bytes a trainer printed) become ``?``."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 def _encode(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Column values for a write: JSON columns dumped, every text made storable (:func:`storable_text`)."""
     reverse = {v: k for k, v in _JSON_COLUMNS.items()}
     encoded: dict[str, Any] = {}
     for key, value in values.items():
         if key in reverse:
-            encoded[reverse[key]] = json.dumps(value, default=str)
-        else:
-            encoded[key] = value
+            value = json.dumps(value, default=str)
+            key = reverse[key]
+        encoded[key] = storable_text(value) if isinstance(value, str) else value
     return encoded
 
 
 def sqlite_url(path: Path) -> str:
     """The SQLAlchemy URL of a SQLite file."""
     return f"sqlite:///{Path(path).resolve()}"
+
+
+def absolute_sqlite_url(url: str) -> str:
+    """A SQLite URL with an absolute path (``sqlite:///rel.db`` ties a session to one working
+    directory); other URLs unchanged."""
+    try:
+        parsed = sa.engine.make_url(url)
+    except Exception:  # noqa: BLE001 - Store.open reports a malformed URL
+        return url
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" \
+            or database.startswith("file:") or Path(database).is_absolute():
+        return url
+    return parsed.set(database=str(Path(database).resolve())).render_as_string(hide_password=False)
+
+
+def refuse_foreign_sqlite(path: Path) -> None:
+    """Refuse another program's SQLite file before anything changes it (read-only look)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    import sqlite3
+
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True)
+        try:
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return  # not readable as SQLite at all: Store.open says so with the driver's words
+    if tables and "bracket_sessions" not in tables:
+        shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+        raise StoreError(f"{path} is another program's SQLite database (tables: {shown}), not a Bracket store; "
+                         "nothing was changed in it. Give a new file name or a Bracket store.")
+
+
+def _read_only_reason(path: Path, create: bool) -> str:
+    """Why the SQLite store at ``path`` must be opened read-only ("" when it can be written)."""
+    if create or not path.is_file():
+        return ""
+    if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK):
+        return ""
+    return (f"{path.parent} is read-only. Looking works (status, report --out, export --out); to run or resume, "
+            "copy the session folder to a writable place.")
+
+
+def _full_disk_reason(error: BaseException, path: Path) -> str:
+    message = disk_full_message(error)
+    try:
+        full = message is not None or shutil.disk_usage(path.parent).free == 0
+    except OSError:
+        full = False
+    if message is None and full:
+        message = "The disk is full. Free some space, then run the command again (a search: resume it)."
+    return message or f"it could not be opened for writing ({type(error).__name__}: {str(error).splitlines()[0]})."
 
 
 def redact_url(url: str) -> str:
@@ -174,6 +247,13 @@ class Store:
     url: str = field(repr=False)  # may hold a password: never in a repr or a log
     engine: Engine = field(repr=False)
     storage: optuna.storages.BaseStorage = field(repr=False)
+    #: why this store can only be read ("" when it can be written): a read-only folder, a full disk
+    read_only: str = ""
+
+    def require_writable(self) -> None:
+        """Raise ``StoreError`` saying why, when this store was opened read-only."""
+        if self.read_only:
+            raise StoreError(f"The store {redact_url(self.url)} can only be read: {self.read_only}")
 
     # -- opening ------------------------------------------------------------------------
     @classmethod
@@ -187,34 +267,62 @@ class Store:
                 "postgresql+psycopg://user@host:5432/db."
             ) from None
         is_sqlite = parsed.get_backend_name() == "sqlite"
+        read_only = ""
         if is_sqlite and parsed.database and parsed.database != ":memory:":
-            folder = Path(parsed.database).parent
-            if not folder.is_dir():
-                raise StoreError(f"Cannot create the store: folder {folder} does not exist.")
-        kwargs: dict[str, Any] = {"pool_pre_ping": True}
-        if is_sqlite:
-            kwargs["connect_args"] = {"timeout": 60}
+            url = absolute_sqlite_url(url)
+            path = Path(sa.engine.make_url(url).database)
+            if not path.parent.is_dir():
+                raise StoreError(f"Cannot create the store: folder {path.parent} does not exist.")
+            if not create and not path.is_file():  # connecting would leave a stray empty database
+                raise StoreError(f"The store {path} does not exist; check the storage URL (a relative sqlite path "
+                                 "is relative to the folder the command runs in).")
+            refuse_foreign_sqlite(path)  # before anything (WAL mode, tables) touches the file
+            read_only = _read_only_reason(path, create)
         try:
-            engine = sa.create_engine(url, **kwargs)
-            if is_sqlite:
-                sa.event.listen(engine, "connect", _sqlite_pragmas)
-            with engine.begin() as connection:
-                if create:
-                    _metadata.create_all(connection)
-                else:
-                    connection.execute(sa.select(sessions_table.c.name).limit(1))
-            storage = optuna.storages.RDBStorage(
-                url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}}
-            )
+            return cls._open(url, is_sqlite, create, read_only)
         except StoreError:
             raise
         except Exception as error:  # noqa: BLE001 - driver errors vary; the message says what to do
-            raise StoreError(
-                f"Cannot open the store {redact_url(url)}: {type(error).__name__}: "
-                f"{str(error).splitlines()[0] if str(error) else ''}. Check the URL, that the server runs, "
-                "and that the file is a Bracket store."
-            ) from None
-        return cls(url=url, engine=engine, storage=storage)
+            first = error
+        if is_sqlite and not create and not read_only and Path(sa.engine.make_url(url).database).is_file():
+            # a full disk cannot even create SQLite's shared-memory file: reading still works
+            try:
+                return cls._open(url, is_sqlite, create, _full_disk_reason(first, Path(sa.engine.make_url(url).database)))
+            except Exception:  # noqa: BLE001 - report the first error
+                pass
+        raise StoreError(
+            f"Cannot open the store {redact_url(url)}: {type(first).__name__}: "
+            f"{str(first).splitlines()[0] if str(first) else ''}. Check the URL, that the server runs, "
+            "and that the file is a Bracket store."
+        ) from None
+
+    @classmethod
+    def _open(cls, url: str, is_sqlite: bool, create: bool, read_only: str) -> "Store":
+        kwargs: dict[str, Any] = {"pool_pre_ping": True}
+        if is_sqlite:
+            kwargs["connect_args"] = {"timeout": 60}
+        engine_url = url
+        if read_only:  # SQLite's own read-only, immutable mode: no journal, no lock file, no write
+            path = Path(sa.engine.make_url(url).database)
+            engine_url = f"sqlite:///file:{quote(str(path))}?mode=ro&immutable=1&uri=true"
+            create = False
+        engine = sa.create_engine(engine_url, **kwargs)
+        if is_sqlite and not read_only:
+            sa.event.listen(engine, "connect", _sqlite_pragmas)
+        with engine.begin() as connection:
+            if create:
+                _metadata.create_all(connection)
+            else:
+                connection.execute(sa.select(sessions_table.c.name).limit(1))
+            if not read_only:
+                _add_missing_columns(connection)
+        storage = optuna.storages.RDBStorage(
+            engine_url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}},
+            skip_table_creation=bool(read_only),
+        )
+        store = cls(url=url, engine=engine, storage=storage)
+        store.read_only = read_only
+        return store
 
     def close(self) -> None:
         self.engine.dispose()
@@ -349,10 +457,11 @@ class Store:
             return tuple(c.execute(query).one())
 
     # -- human scores ------------------------------------------------------------------
-    def add_rating(self, session: str, run_id: int, value: float, prompt_index: int | None = None) -> int:
+    def add_rating(self, session: str, run_id: int, value: float, prompt_index: int | None = None,
+                   step: int | None = None) -> int:
         with self.engine.begin() as c:
             return int(c.execute(ratings_table.insert().values(
-                session=session, run_id=run_id, prompt_index=prompt_index, value=float(value),
+                session=session, run_id=run_id, prompt_index=prompt_index, value=float(value), step=step,
                 created_at=time.time(),
             )).inserted_primary_key[0])
 
@@ -397,6 +506,20 @@ class Store:
         """The Optuna study of session ``name`` (created on first use), minimising."""
         return optuna.create_study(study_name=name, storage=self.storage, direction="minimize",
                                    sampler=sampler, load_if_exists=True)
+
+
+#: columns added after the first release: (table, column, SQL type), added to older stores on open
+_LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),)
+
+
+def _add_missing_columns(connection: sa.Connection) -> None:
+    """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid)."""
+    inspector = sa.inspect(connection)
+    for table, column, sql_type in _LATER_COLUMNS:
+        if not inspector.has_table(table):
+            continue
+        if column not in {c["name"] for c in inspector.get_columns(table)}:
+            connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

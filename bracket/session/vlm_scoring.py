@@ -6,6 +6,10 @@ run's final samples are sent to the judge on a single background thread. Trainin
 meanwhile; the result lands in the run's ``judges`` record and enters the combined score at
 the next read. A judge that fails leaves the run unscored by it — the search never fails
 because of the VLM.
+
+When a run rendered samples at intermediate steps, those steps are scored too (after the
+final one) and kept as ``judges["vlm_steps"]`` (step → score), which the best-step score
+(``bracket.session.best_step``) uses; the run's own VLM score stays the final step's.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from bracket import settings as app_settings
+from bracket.judge.base import JudgeResult
 from bracket.judge.vlm import VlmConfig, VlmJudge
+from bracket.session.samples import image_problem
 from bracket.session.scoring import judge_record
 from bracket.session.store import Store
 from bracket.trainer.prompts import SamplePrompt
@@ -35,12 +41,14 @@ def vlm_config(vlm: dict[str, Any]) -> VlmConfig | None:
                      repeats=int(vlm.get("repeats", 3)), timeout_s=float(vlm.get("timeout_s", 120.0)))
 
 
-def final_samples(samples: list[dict[str, Any]], prompts: list[SamplePrompt]) -> list[tuple[Path, str]]:
-    """(image, prompt) pairs of the last rendered step, first frame per prompt; videos are skipped."""
+def final_samples(samples: list[dict[str, Any]], prompts: list[SamplePrompt], step: int | None = None
+                  ) -> list[tuple[Path, str]]:
+    """(image, prompt) pairs of the last rendered step (or of ``step``), first frame per prompt;
+    videos are skipped."""
     images = [s for s in samples if s.get("kind") == "image" and s.get("step") is not None]
     if not images:
         return []
-    last = max(s["step"] for s in images)
+    last = max(s["step"] for s in images) if step is None else step
     chosen: dict[int, dict[str, Any]] = {}
     for sample in sorted(images, key=lambda s: (s.get("frame") or 0)):
         index = sample["prompt_index"]
@@ -65,10 +73,28 @@ class VlmScorer:
         run = self.store.get_run(run_id)
         if run is None:
             return
-        result = self.judge.score_run(final_samples(run["samples"], self.prompts))
+        pairs = final_samples(run["samples"], self.prompts)
+        unreadable = [problem for path, _ in pairs if (problem := image_problem(path))]
+        readable = [(path, text) for path, text in pairs if image_problem(path) is None] if unreadable else pairs
+        if pairs and not readable:
+            result = JudgeResult.no_data("no readable sample image to judge (unreadable: " + "; ".join(unreadable) + ")")
+        else:
+            result = self.judge.score_run(readable)
         judges = dict(run.get("judges") or {})
         judges["vlm"] = judge_record(result)
+        if unreadable:  # skipped, and listed with the judge's record
+            judges["vlm"]["unreadable"] = unreadable
         self.store.update_run(run_id, judges=judges)
+        steps = sorted({s["step"] for s in run["samples"] if s.get("kind") == "image" and s.get("step")})
+        per_step: dict[str, float | None] = {}
+        for step in steps:
+            if result.score is not None and step == steps[-1]:
+                per_step[str(step)] = result.score
+                continue
+            per_step[str(step)] = self.judge.score_run(final_samples(run["samples"], self.prompts, step)).score
+        if per_step:
+            judges["vlm_steps"] = per_step
+            self.store.update_run(run_id, judges=judges)
 
     def drain(self, timeout: float | None = None) -> None:
         """Wait for the queued scoring (at the end of a session), then stop the thread."""

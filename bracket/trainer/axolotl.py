@@ -13,7 +13,9 @@ so the venv need not be active). Rules from the notes (llm-trainers.md §1) kept
   ``test_datasets`` and ``val_set_size`` is fixed at 0, so the trial ``seed`` may vary
   without changing which rows are held out;
 * TensorBoard goes to ``$TENSORBOARD_LOGGING_DIR`` (transformers 5.x) with the HF tags
-  ``train/loss`` and ``eval/loss``.
+  ``train/loss`` and ``eval/loss``;
+* on the CPU (field ``device``) the run is fp32 (``bf16``/``fp16``/``tf32`` false, accelerate
+  ``--mixed_precision no``) and Axolotl's LoRA kernels (Triton, CUDA only) are off.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ from bracket.trainer.prompts import SamplePrompt
 #: HF optimizer names valid in Axolotl (docs/optimizers.qmd); 8-bit ones use bitsandbytes
 OPTIMIZERS = ("adamw_torch_fused", "adamw_torch", "adamw_8bit", "paged_adamw_8bit")
 SCHEDULERS = ("cosine", "linear", "constant_with_warmup")
+#: what a CPU run changes: no mixed precision, no Triton LoRA kernels (CUDA only)
+CPU_SETTINGS = {
+    "bf16": False, "fp16": False, "tf32": False,
+    "lora_mlp_kernel": False, "lora_qkv_kernel": False, "lora_o_kernel": False,
+    "lora_embedding_kernel": False,
+}
 FIELDS = (
     *llm.COMMON_FIELDS,
     llm.trainer_python_field("Axolotl", "BRACKET_AXOLOTL_PYTHON", "axolotl"),
@@ -143,6 +151,8 @@ class AxolotlLoraTrainer(llm.LLMTrainer):
             "seed": int(seed),
             "bf16": "auto",
         }
+        if self.on_cpu:
+            config.update(CPU_SETTINGS)
         if knobs.get("lora_target", "all_linear") == "all_linear":
             config["lora_target_linear"] = True
         else:
@@ -179,7 +189,8 @@ class AxolotlLoraTrainer(llm.LLMTrainer):
         )
         config_path = run_dir / "axolotl.yml"
         config_path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-        cmd = make_accelerate_launch_prefix(self.python) + [
+        precision = "no" if self.on_cpu else "bf16"
+        cmd = make_accelerate_launch_prefix(self.python, mixed_precision=precision) + [
             "--num_processes", "1", "-m", "axolotl.cli.train", str(config_path),
         ]
         env = self.environment({"TENSORBOARD_LOGGING_DIR": str(logging_dir)})

@@ -102,6 +102,12 @@ class Trainer(ABC):
     #: "sd-scripts" or "musubi" when the ``dataset`` field is a kohya dataset (TOML or
     #: folder) that the session pre-flights; None for trainers with other datasets
     dataset_style: str | None = None
+    #: scalar tags of a held-out validation loss this trainer can log (most preferred
+    #: first); () when it cannot (see ``bracket.trainer.validation``)
+    validation_tags: tuple[str, ...] = ()
+    #: the session's held-out split, set by the session when validation is on; adapters
+    #: with ``validation_tags`` add their validation flags to every run while it is set
+    validation: Any = None
 
     #: the knob that sets the examples per optimizer step; a ``batch_size`` bound (the
     #: Setup tab's batch-size choices, ``--batch-sizes``) narrows this knob

@@ -32,6 +32,7 @@ from bracket.trainer.base import (
     make_subprocess_env,
 )
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
+from bracket.trainer.validation import VALIDATION_TAGS
 
 DEMO_SCRIPT = Path(__file__).with_name("demo_train.py")
 OPTIMIZERS = ("AdamW", "Adam", "RAdam", "SGD", "Adagrad")
@@ -52,6 +53,7 @@ FIELDS = (
         "file",
         default=lambda: str(settings.get_settings().demo_python),
         required=True,
+        executable=True,
         help="A python with torch, diffusers and accelerate (the app's own .venv).",
         env_var="BRACKET_DEMO_PYTHON",
     ),
@@ -61,14 +63,18 @@ FIELDS = (
         "file",
         default=str(DEMO_SCRIPT),
         required=True,
+        executable=True,
         help="The demo's training script; tests point it at a fake trainer.",
     ),
-    FieldSpec("resolution", "Resolution", "int", default="32", help="Square image size in pixels."),
+    FieldSpec("resolution", "Resolution", "int", default="32", minimum=8, maximum=512,
+              help="Square image size in pixels."),
     FieldSpec(
         "cpu_threads",
         "CPU threads",
         "int",
         default="0",
+        minimum=0,
+        maximum=1024,
         help="Torch threads of one run; 0 keeps one per process. A lone run on an idle machine trains "
         "~1.6x faster with 2 threads, but slows down badly when the cores are busy.",
     ),
@@ -154,6 +160,7 @@ class DemoTrainer(Trainer):
 
     loss_tags = ("loss/current", "loss/average")
     dataset_style = "sd-scripts"
+    validation_tags = VALIDATION_TAGS
 
     def declare_search_space(self) -> SearchSpace:
         return SearchSpace(
@@ -300,6 +307,11 @@ class DemoTrainer(Trainer):
             cmd += ["--save_state"]
         if resume_from:
             cmd += ["--resume", str(resume_from)]
+        plan = self.validation
+        if plan:  # the same flags as sd-scripts' network trainers
+            every = plan.every(max_steps, sample_every_n_steps if sample_prompts else None)
+            cmd += ["--validation_split", repr(float(plan.split)), "--validation_seed", str(int(plan.seed)),
+                    "--validate_every_n_steps", str(every), "--validate_every_n_epochs", str(int(max_steps) + 1)]
         return LaunchSpec(
             cmd=cmd,
             cwd=run_dir,
@@ -309,4 +321,5 @@ class DemoTrainer(Trainer):
             sample_dir=output_dir / "sample",
             loss_tags=self.loss_tags,
             max_steps=int(max_steps),
+            eval_loss_tags=self.validation_tags if plan else (),
         )

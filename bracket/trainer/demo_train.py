@@ -9,6 +9,12 @@ TensorBoard scalars ``loss/current`` and ``loss/average`` under
 ``<logging_dir>/<YYYYmmddHHMMSS>/network_train/`` and sample images to
 ``<output_dir>/sample/<output_name>_<NNNNNN|e000000>_<ii>_<YYYYmmddHHMMSS>_<seed>.png``.
 
+Held-out validation works like sd-scripts' network trainers: ``--validation_split`` of each
+subset's images (shuffled with ``--validation_seed``; the last ``round(n * split)`` images)
+are not trained on; every ``--validate_every_n_steps`` steps the model is evaluated on them
+at four fixed timesteps (200, 400, 600, 800) with fixed noise, and the mean is logged as
+``loss/validation/step_average``.
+
 The model is a diffusers ``UNet2DModel`` of about 0.6 million parameters, randomly
 initialised (nothing is downloaded), conditioned on a class label read from the caption:
 one of the colour words x one of the shape words of the demo dataset, or an "other" class.
@@ -38,6 +44,8 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
 OPTIMIZERS = ("AdamW", "Adam", "RAdam", "SGD", "Adagrad")
 SCHEDULERS = ("constant", "constant_with_warmup", "cosine", "linear")
 TRACKER_NAME = "network_train"
+VALIDATION_TAG = "loss/validation/step_average"
+VALIDATION_TIMESTEPS = (200, 400, 600, 800)
 PREVIEW_SIZE = 128
 _OPTION = re.compile(r"\s+--(?=[A-Za-z]+\b)")
 
@@ -73,6 +81,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--save_every_n_steps", type=int, default=None)
     parser.add_argument("--save_state", action="store_true")
     parser.add_argument("--resume", default=None, help="a state folder written by --save_state")
+    parser.add_argument("--validation_split", type=float, default=0.0,
+                        help="share of each subset's images held out for the validation loss")
+    parser.add_argument("--validation_seed", type=int, default=None, help="shuffle seed of the split")
+    parser.add_argument("--validate_every_n_steps", type=int, default=None)
+    parser.add_argument("--validate_every_n_epochs", type=int, default=None, help="accepted; not used")
     parser.add_argument(
         "--cpu_threads",
         type=int,
@@ -85,14 +98,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 # -- data -------------------------------------------------------------------------------
 
 
-def read_dataset(config_path: Path) -> tuple[list[tuple[Path, str]], int, int]:
-    """(image, caption) pairs, batch size and resolution from an sd-scripts dataset TOML."""
+def split_train_val(images: list[Path], split: float, seed: int | None) -> tuple[list[Path], list[Path]]:
+    """(training, held-out) images of one subset, by sd-scripts' rule: shuffle with the seed,
+    train on the first ``ceil(n * (1 - split))``, hold out the last ``round(n * split)``."""
+    if split <= 0.0:
+        return list(images), []
+    shuffled = list(images)
+    random.Random(seed).shuffle(shuffled)
+    train_count = math.ceil(len(shuffled) * (1 - split))
+    held_count = round(len(shuffled) * split)
+    return shuffled[:train_count], shuffled[len(shuffled) - held_count:] if held_count else []
+
+
+def read_dataset(config_path: Path, validation_split: float = 0.0, validation_seed: int | None = None
+                 ) -> tuple[list[tuple[Path, str]], int, int, list[tuple[Path, str]]]:
+    """(image, caption) pairs, batch size, resolution and held-out pairs from an sd-scripts dataset TOML."""
     document = tomllib.loads(config_path.read_text(encoding="utf-8"))
     general = document.get("general", {})
     batch_size = int(general.get("batch_size", 1))
     resolution = general.get("resolution", 32)
     extension = general.get("caption_extension", ".txt")
     items: list[tuple[Path, str]] = []
+    held_out: list[tuple[Path, str]] = []
     for dataset in document.get("datasets", []):
         batch_size = int(dataset.get("batch_size", batch_size))
         resolution = dataset.get("resolution", resolution)
@@ -102,17 +129,21 @@ def read_dataset(config_path: Path) -> tuple[list[tuple[Path, str]], int, int]:
                 folder = config_path.resolve().parent / folder
             suffix = subset.get("caption_extension", extension)
             repeats = max(1, int(subset.get("num_repeats", 1)))
-            for image in sorted(folder.iterdir()):
-                if image.suffix.lower() not in IMAGE_SUFFIXES:
-                    continue
+            images = [p for p in sorted(folder.iterdir()) if p.suffix.lower() in IMAGE_SUFFIXES]
+            training, held = split_train_val(images, validation_split, validation_seed)
+
+            def captioned(image: Path) -> tuple[Path, str]:
                 caption_file = image.with_suffix(suffix)
-                caption = caption_file.read_text(encoding="utf-8").strip() if caption_file.is_file() else ""
-                items.extend([(image, caption)] * repeats)
+                return image, caption_file.read_text(encoding="utf-8").strip() if caption_file.is_file() else ""
+
+            for image in training:
+                items.extend([captioned(image)] * repeats)
+            held_out.extend(captioned(image) for image in held)
     if isinstance(resolution, list):
         resolution = resolution[0]
     if not items:
         sys.exit(f"error: dataset {config_path} holds no images; run `python -m bracket demo-data DIR`.")
-    return items, batch_size, int(resolution)
+    return items, batch_size, int(resolution), held_out
 
 
 def load_tensors(items, resolution):
@@ -282,10 +313,11 @@ def train(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.cpu_threads)
     started = time.monotonic()
     config_path = Path(args.dataset_config)
-    items, batch_size, resolution = read_dataset(config_path)
+    items, batch_size, resolution, held_out = read_dataset(config_path, args.validation_split, args.validation_seed)
     random.seed(args.seed)
     torch.manual_seed(args.seed)
     images, labels = load_tensors(items, resolution)
+    validation = load_tensors(held_out, resolution) if held_out else None
 
     accelerator = Accelerator(mixed_precision="no", cpu=True)
     model = build_model(resolution)
@@ -305,7 +337,8 @@ def train(args: argparse.Namespace) -> None:
     print(
         f"demo_train: {len(items)} images at {resolution}px, batch {batch_size}, {parameters / 1e6:.2f}M "
         f"parameters, {args.optimizer_type} lr {args.learning_rate:g} {args.lr_scheduler}, "
-        f"{args.max_train_steps} steps, {torch.get_num_threads()} thread(s)",
+        f"{args.max_train_steps} steps, {torch.get_num_threads()} thread(s)"
+        + (f", {len(held_out)} held out for validation" if held_out else ""),
         flush=True,
     )
 
@@ -327,6 +360,23 @@ def train(args: argparse.Namespace) -> None:
                 resolution=resolution,
                 default_seed=args.seed,
             )
+
+    def validate() -> float:
+        """Mean loss on the held-out images at fixed timesteps with fixed noise."""
+        val_images, val_labels = validation
+        noise_generator = torch.Generator().manual_seed(
+            args.validation_seed if args.validation_seed is not None else args.seed)
+        net = accelerator.unwrap_model(model)
+        net.eval()
+        losses = []
+        with torch.no_grad():
+            for timestep in VALIDATION_TIMESTEPS:
+                noise = torch.randn(val_images.shape, generator=noise_generator)
+                times = torch.full((val_images.shape[0],), timestep, dtype=torch.long)
+                noisy = noise_scheduler.add_noise(val_images, noise, times)
+                losses.append(float(F.mse_loss(net(noisy, times, class_labels=val_labels).sample, val_images)))
+        net.train()
+        return sum(losses) / len(losses)
 
     if args.sample_at_first and step == 0:
         sample("e000000")
@@ -361,6 +411,12 @@ def train(args: argparse.Namespace) -> None:
                 f"steps: {step}/{args.max_train_steps} loss {value:.4f} avg {sum(recent) / len(recent):.4f}",
                 flush=True,
             )
+        every = args.validate_every_n_steps
+        if validation is not None and every and (step % every == 0 or step == args.max_train_steps):
+            value = validate()
+            if writer is not None:
+                writer.add_scalar(VALIDATION_TAG, value, step)
+            print(f"steps: {step}/{args.max_train_steps} validation loss {value:.4f}", flush=True)
         if args.sample_every_n_steps and step % args.sample_every_n_steps == 0:
             sample(f"{step:06d}")
             last_sampled = step

@@ -5,7 +5,12 @@ multiple of the rank, dropout, optimizer, scheduler, effective batch, weight dec
 differ only in how a configuration becomes a command. This module holds the common parts:
 
 * the preset fields (base model, dataset file and format, sequence length, eval split,
-  the trainer's python), each read from a ``BRACKET_*`` variable through ``FieldSpec.env_var``;
+  device, the trainer's python), each read from a ``BRACKET_*`` variable through
+  ``FieldSpec.env_var``;
+* the **device**: ``auto`` trains on the GPU when ``nvidia-smi`` is on the PATH and on the
+  CPU otherwise; ``cpu`` makes each adapter turn off what only a GPU has (bf16/fp16 mixed
+  precision, Axolotl's Triton LoRA kernels, torchtune's bf16 default). CPU runs are for tiny
+  models: the end-to-end tests train a 2-layer Llama this way;
 * :func:`build_search_space`, given the optimizer and scheduler names one trainer accepts;
 * the **equal token budget**: ``max_steps`` given to ``prepare_run`` is the budget at
   :data:`REFERENCE_EFFECTIVE_BATCH` examples per optimizer step. A candidate with another
@@ -70,7 +75,7 @@ def _vendor_venv_python(name: str) -> str:
 def trainer_python_field(trainer: str, env_var: str, venv_name: str) -> FieldSpec:
     """The "trainer python" field of one LLM trainer (default ``vendor/<name>/.venv``)."""
     return FieldSpec(
-        "trainer_python", "Trainer python", "file",
+        "trainer_python", "Trainer python", "file", executable=True,
         default=lambda: _vendor_venv_python(venv_name), required=True,
         help=f"The python of a virtualenv with {trainer} installed.",
         env_var=env_var,
@@ -94,25 +99,31 @@ DATASET_FORMAT_FIELD = FieldSpec(
     env_var="BRACKET_LLM_DATA_FORMAT",
 )
 SEQUENCE_LEN_FIELD = FieldSpec(
-    "sequence_len", "Sequence length (tokens)", "int", default="1024",
+    "sequence_len", "Sequence length (tokens)", "int", default="1024", minimum=16, maximum=1_048_576,
     help="Longer rows are truncated; the same for every candidate.",
 )
 EVAL_SIZE_FIELD = FieldSpec(
-    "eval_size", "Eval split", "float", default="200",
+    "eval_size", "Eval split", "float", default="200", minimum=0, maximum=1_000_000,
     help="Rows held out for the eval loss: a fraction (< 1) or a row count (>= 1); "
          "at most a fifth of the dataset. The same rows for every candidate.",
 )
 SPLIT_SEED_FIELD = FieldSpec(
-    "split_seed", "Eval split seed", "int", default="42",
+    "split_seed", "Eval split seed", "int", default="42", minimum=0, maximum=2**32 - 1,
     help="Seed of the train/eval split; keep it fixed within a search.",
 )
+DEVICE_FIELD = FieldSpec(
+    "device", "Device", "choice", default="auto", choices=("auto", "gpu", "cpu"),
+    help="auto: the GPU when nvidia-smi is found, else the CPU. cpu turns off bf16/fp16 and GPU-only "
+         "kernels; it is meant for tiny models and tests.",
+    env_var="BRACKET_LLM_DEVICE",
+)
 MAX_NEW_TOKENS_FIELD = FieldSpec(
-    "max_new_tokens", "Sample length (new tokens)", "int", default="200",
+    "max_new_tokens", "Sample length (new tokens)", "int", default="200", minimum=1, maximum=32768,
     help="Length of the completions generated for the Compare view after each run.",
 )
 COMMON_FIELDS = (
     BASE_MODEL_FIELD, LLM_DATASET_FIELD, DATASET_FORMAT_FIELD, SEQUENCE_LEN_FIELD,
-    EVAL_SIZE_FIELD, SPLIT_SEED_FIELD, MAX_NEW_TOKENS_FIELD,
+    EVAL_SIZE_FIELD, SPLIT_SEED_FIELD, MAX_NEW_TOKENS_FIELD, DEVICE_FIELD,
 )
 
 
@@ -308,6 +319,8 @@ class LLMTrainer(Trainer):
     eval_loss_tags: tuple[str, ...] = ("eval/loss",)
     #: where under ``output_dir`` the final adapter lands ("" = output_dir itself)
     adapter_subdir: str = ""
+    #: the trainer puts alpaca prompts inside the tokenizer's chat template (torchtune does)
+    alpaca_in_chat_template: bool = False
 
     # field helpers
     def field(self, name: str, default: str = "") -> str:
@@ -320,6 +333,14 @@ class LLMTrainer(Trainer):
     @property
     def dataset_format(self) -> str:
         return self.field("data_format", "alpaca")
+
+    @property
+    def on_cpu(self) -> bool:
+        """Whether runs train on the CPU (field ``device``; ``auto`` = no ``nvidia-smi``)."""
+        device = self.field("device", "auto")
+        if device == "auto":
+            return shutil.which("nvidia-smi") is None
+        return device == "cpu"
 
     @property
     def sequence_len(self) -> int:
@@ -372,6 +393,7 @@ class LLMTrainer(Trainer):
             "--prompts", str(prompts_file),
             "--output", str(sample_dir / "generations.json"),
             "--format", self.dataset_format,
+            *(["--alpaca-in-chat-template"] if self.alpaca_in_chat_template else []),
             "--max-new-tokens", str(int(self.field("max_new_tokens", "200"))),
         ]
         return [LaunchSpec(

@@ -15,10 +15,21 @@ in prompt order::
 Every run of a session generates the same prompts with the same seeds, so completions of
 two trials differ only because their adapters differ. ``--adapter`` may be a folder with
 ``adapter_config.json`` or a folder whose subfolders hold one (torchtune's ``epoch_N``):
-the highest-numbered such subfolder is used. The prompt is wrapped the way the training
-data were formatted (``--format``): the alpaca template, the tokenizer's chat template, or
-raw text for completion data. The Unsloth driver formats training rows with the same
-:func:`format_prompt`.
+the highest-numbered such subfolder is used.
+
+The prompt is laid out the way the trainer laid out its training rows (``--format``):
+
+* ``alpaca``: the alpaca preamble and ``### Instruction:``/``### Response:`` layout, as
+  Axolotl's ``type: alpaca`` prompter, torchtune's ``alpaca_dataset`` and the Unsloth
+  driver (which formats rows with :func:`alpaca_prompt`) write it; with
+  ``--alpaca-in-chat-template`` (torchtune, whose tokenizer renders every message through
+  the model's chat format) that text is the user turn of the tokenizer's chat template;
+* ``chat``/``sharegpt``: the tokenizer's chat template with the generation prompt;
+* ``completion``: the raw text.
+
+A chat template already writes the BOS token when the model has one, so a rendered
+template is encoded with ``add_special_tokens=False`` (no second BOS); plain text is encoded
+with the tokenizer's special tokens, as the trainers encoded it.
 """
 
 from __future__ import annotations
@@ -30,9 +41,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-#: our alpaca-style layout (instruction, optional input, response); training and generation share it
-ALPACA_WITH_INPUT = "### Instruction:\n{instruction}\n\n### Input:\n{input}\n\n### Response:\n"
-ALPACA_NO_INPUT = "### Instruction:\n{instruction}\n\n### Response:\n"
+#: the alpaca layout (Axolotl's AlpacaPrompter and torchtune's AlpacaToMessages write the same text)
+ALPACA_WITH_INPUT = (
+    "Below is an instruction that describes a task, paired with an input that provides further context. "
+    "Write a response that appropriately completes the request.\n\n"
+    "### Instruction:\n{instruction}\n\n### Input:\n{input}\n\n### Response:\n"
+)
+ALPACA_NO_INPUT = (
+    "Below is an instruction that describes a task. "
+    "Write a response that appropriately completes the request.\n\n"
+    "### Instruction:\n{instruction}\n\n### Response:\n"
+)
 SAMPLING = {"do_sample": True, "temperature": 0.7, "top_p": 0.9}
 
 
@@ -43,15 +62,25 @@ def alpaca_prompt(instruction: str, input_text: str = "") -> str:
     return ALPACA_NO_INPUT.format(instruction=instruction)
 
 
-def format_prompt(text: str, dataset_format: str, tokenizer: Any) -> str:
-    """The generation prompt for ``text`` in the layout the adapter was trained on."""
+def chat_prompt(text: str, tokenizer: Any) -> str:
+    """``text`` as the user turn of the tokenizer's chat template, ready for the answer."""
+    return tokenizer.apply_chat_template(
+        [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+    )
+
+
+def format_prompt(text: str, dataset_format: str, tokenizer: Any, *,
+                  alpaca_in_chat_template: bool = False) -> tuple[str, bool]:
+    """``(prompt, add_special_tokens)``: ``text`` in the layout the adapter was trained on,
+    and whether encoding it should add the tokenizer's special tokens (not after a chat
+    template, which wrote them already)."""
     if dataset_format == "alpaca":
-        return alpaca_prompt(text)
+        if alpaca_in_chat_template:
+            return chat_prompt(alpaca_prompt(text), tokenizer), False
+        return alpaca_prompt(text), True
     if dataset_format in ("chat", "sharegpt"):
-        return tokenizer.apply_chat_template(
-            [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
-        )
-    return text
+        return chat_prompt(text, tokenizer), False
+    return text, True
 
 
 def find_adapter_dir(path: Path) -> Path:
@@ -84,6 +113,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--prompts", required=True, type=Path, help="JSON list of {prompt_index, prompt, seed}")
     parser.add_argument("--output", required=True, type=Path, help="where generations.json is written")
     parser.add_argument("--format", default="alpaca", choices=("alpaca", "chat", "sharegpt", "completion"))
+    parser.add_argument("--alpaca-in-chat-template", action="store_true",
+                        help="alpaca prompts go inside the chat template (torchtune's tokenizers do this)")
     parser.add_argument("--max-new-tokens", type=int, default=200)
     return parser.parse_args(argv)
 
@@ -104,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     tokenizer = AutoTokenizer.from_pretrained(args.base_model)
-    model = AutoModelForCausalLM.from_pretrained(args.base_model, torch_dtype=dtype)
+    model = AutoModelForCausalLM.from_pretrained(args.base_model, dtype=dtype)
     model = PeftModel.from_pretrained(model, str(adapter))
     model.to(device)
     model.eval()
@@ -112,8 +143,9 @@ def main(argv: list[str] | None = None) -> int:
 
     results = []
     for entry in prompts:
-        text = format_prompt(entry["prompt"], args.format, tokenizer)
-        inputs = tokenizer(text, return_tensors="pt").to(device)
+        text, special = format_prompt(entry["prompt"], args.format, tokenizer,
+                                      alpaca_in_chat_template=args.alpaca_in_chat_template)
+        inputs = tokenizer(text, return_tensors="pt", add_special_tokens=special).to(device)
         set_seed(entry["seed"])
         with torch.no_grad():
             output = model.generate(**inputs, max_new_tokens=args.max_new_tokens, pad_token_id=pad_id, **SAMPLING)

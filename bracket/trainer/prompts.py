@@ -29,6 +29,12 @@ _OPTIONS: dict[str, tuple[str, type]] = {
     "ci": ("control_images", str),
     "i": ("image", str),
 }
+#: sane ranges of the numeric options (a sample of 100000 px or 10**6 steps is a typo, not a wish)
+_LIMITS: dict[str, tuple[int, int]] = {"seed": (0, 2**32 - 1), "width": (16, 8192), "height": (16, 8192),
+                                       "frames": (1, 1025), "steps": (1, 1000)}
+#: at most this many prompts, each at most this many characters (every run renders every prompt)
+MAX_PROMPTS = 64
+MAX_PROMPT_CHARS = 4000
 _SPLIT = re.compile(r"\s+--(?=[A-Za-z]+\b)")
 
 
@@ -84,7 +90,10 @@ def parse_prompt_line(line: str, *, default_seed: int) -> SamplePrompt:
                 f"Sample prompt {text!r}: --{letter} {raw!r} is not a valid {kind.__name__}."
             ) from None
         if attribute in ("width", "height", "frames", "steps") and int(value) <= 0:
-            raise PromptError(f"Sample prompt {text!r}: --{letter} must be a positive number.")
+            raise PromptError(f"Sample prompt {text[:60]!r}: --{letter} must be a positive number.")
+        limit = _LIMITS.get(attribute)
+        if limit is not None and not limit[0] <= value <= limit[1]:
+            raise PromptError(f"Sample prompt {text[:60]!r}: --{letter} {raw} is outside {limit[0]}..{limit[1]}.")
         if attribute == "control_images":
             controls.append(str(value))
         else:
@@ -105,6 +114,12 @@ def parse_prompt_lines(lines: Iterable[str] | str, *, first_seed: int = 1000) ->
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        if len(line) > MAX_PROMPT_CHARS:
+            raise PromptError(f"Sample prompt {line[:40]!r}… is {len(line)} characters long; keep each prompt under "
+                              f"{MAX_PROMPT_CHARS}.")
+        if len(prompts) == MAX_PROMPTS:
+            raise PromptError(f"More than {MAX_PROMPTS} sample prompts; every run renders every prompt, so keep a "
+                              "few that show what matters.")
         prompts.append(parse_prompt_line(line, default_seed=first_seed + len(prompts)))
     return prompts
 

@@ -76,6 +76,7 @@ from bracket.trainer.base import (
 from bracket.trainer.cache_key import CACHE_FILE_SUFFIXES, cache_key, session_cache_dir
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
+from bracket.trainer.validation import VALIDATION_TAGS
 from bracket.trainer.vram import vram_tier
 
 OUTPUT_NAME = "bracket"
@@ -471,11 +472,27 @@ class SdScriptsTrainer(Trainer):
             cmd.append("--save_state")
         if resume_from:
             cmd += ["--resume", str(resume_from)]
+        validating = bool(self.validation and self.validation_tags)
+        if validating:
+            cmd += self.validation_args(int(max_steps), sample_every_n_steps if sample_prompts else None)
         return LaunchSpec(
             cmd=cmd, cwd=self.sd_scripts_dir(), env=make_subprocess_env(), output_dir=output_dir,
             logging_dir=logging_dir, sample_dir=output_dir / "sample", loss_tags=self.loss_tags,
             label=self.script, max_steps=int(max_steps),
+            eval_loss_tags=self.validation_tags if validating else (),
         )
+
+    def validation_args(self, max_steps: int, sample_every: int | None) -> list[str]:
+        """The held-out validation flags of ``train_network.py`` (``bracket.trainer.validation``).
+
+        ``--validate_every_n_epochs`` is set past the run's last epoch: sd-scripts would
+        otherwise also validate after every epoch, which on a small dataset is every few
+        steps and costs time without adding a step Bracket scores.
+        """
+        plan = self.validation
+        return ["--validation_split", repr(float(plan.split)), "--validation_seed", str(int(plan.seed)),
+                "--validate_every_n_steps", str(plan.every(max_steps, sample_every)),
+                "--validate_every_n_epochs", str(int(max_steps) + 1)]
 
     # -- checks ---------------------------------------------------------------------------
     def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:
@@ -500,10 +517,12 @@ class SdScriptsTrainer(Trainer):
 
 
 class SdScriptsLoraTrainer(SdScriptsTrainer):
-    """A LoRA trainer (``*_train_network.py``): logs ``loss/current``."""
+    """A LoRA trainer (``*_train_network.py``): logs ``loss/current``, and a held-out
+    validation loss when the session holds part of the dataset out."""
 
     is_lora = True
     loss_tags = LORA_LOSS_TAGS
+    validation_tags = VALIDATION_TAGS
 
 
 class SdScriptsFullTrainer(SdScriptsTrainer):

@@ -14,7 +14,11 @@ last release), so this preset is a legacy backend. Quirks handled here (notes §
   the training split so that the equal-token budget holds on small datasets too;
 * the single-device recipe has no in-training eval, so a run reports only the train loss
   (TensorBoard tag ``loss``, no prefix) and ``eval_loss_tags`` is empty;
-* a bitsandbytes optimizer needs ``~optimizer.fused`` (the stock configs set it).
+* a bitsandbytes optimizer needs ``~optimizer.fused`` (the stock configs set it);
+* on the CPU (field ``device``) the run is ``device=cpu dtype=fp32`` (the stock configs say
+  ``bf16`` on ``cuda``);
+* the alpaca dataset builder wraps each row in the alpaca preamble and the model tokenizer
+  then applies its chat template, so generation does the same (``--alpaca-in-chat-template``).
 """
 
 from __future__ import annotations
@@ -129,6 +133,7 @@ class TorchtuneLoraTrainer(llm.LLMTrainer):
 
     loss_tags = ("loss",)
     eval_loss_tags = ()
+    alpaca_in_chat_template = True
 
     def declare_search_space(self) -> SearchSpace:
         return llm.build_search_space(tuple(OPTIMIZER_COMPONENTS), ("cosine",))
@@ -216,6 +221,8 @@ class TorchtuneLoraTrainer(llm.LLMTrainer):
             "save_adapter_weights_only=True",
             "resume_from_checkpoint=False",
         ]
+        if self.on_cpu:
+            words += ["device=cpu", "dtype=fp32"]
         tokenizer = self.tokenizer_path()
         if tokenizer:
             words.insert(3, _word("tokenizer.path", tokenizer))

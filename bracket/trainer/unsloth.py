@@ -9,9 +9,11 @@ TensorBoard scalars with the HF tag names (``train/loss``, ``eval/loss``) to
 ``<run_dir>/logs/tb``, the log history to ``<output_dir>/log_history.json`` and the
 adapter to ``<output_dir>``.
 
-Unsloth cannot even be imported without a GPU; nothing in ``bracket`` imports it, and the
-tests run the driver with faked ``unsloth``/``trl``/``transformers``/``datasets``.
-The trainer venv also needs ``tensorboard`` (the driver writes with torch's SummaryWriter).
+Current Unsloth (2026.x) imports and trains LoRA on the CPU too (slowly, in fp32; the field
+``device`` says which); nothing in ``bracket`` imports it. The unit tests run the driver with
+faked ``unsloth``/``trl``/``transformers``/``datasets``; the slow end-to-end test trains a
+tiny model with the real ones. The trainer venv also needs ``tensorboard`` (the driver
+writes with torch's SummaryWriter).
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ class UnslothLoraTrainer(llm.LLMTrainer):
         """The driver's JSON config (keys documented in ``unsloth_driver``)."""
         return {
             "model": self.field("base_model"),
+            "device": "cpu" if self.on_cpu else "gpu",
             "max_seq_length": self.sequence_len,
             "load_in_4bit": self.field("quantize_base", "4bit") == "4bit",
             "dataset_format": self.dataset_format,

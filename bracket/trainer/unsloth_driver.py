@@ -6,9 +6,12 @@ Unsloth has no CLI that fits a search (no eval set, no warmup ratio, no logging 
 Bracket drives its Python API itself: ``FastLanguageModel.from_pretrained`` and
 ``get_peft_model``, then TRL's ``SFTTrainer`` with an eval set. The driver
 
-* imports ``unsloth`` first and only inside :func:`main` (importing it without a GPU
-  raises, so this module stays importable, and testable, anywhere);
-* formats rows with the same layout the generation step uses (``llm_generate.format_prompt``);
+* imports ``unsloth`` first and only inside :func:`main` (it patches transformers and TRL
+  on import, and the tests replace it with a fake), so this module imports anywhere;
+* formats rows with the same layout the generation step uses (``llm_generate.alpaca_prompt``
+  and the tokenizer's chat template, without the template's BOS, which the tokenizer adds
+  again when SFTTrainer encodes the text);
+* trains in fp32 on the CPU (``device: cpu``; bf16/fp16 only on a GPU);
 * writes TensorBoard scalars itself, from a ``TrainerCallback``, to the ``logging_dir`` of
   the config, with the HF tag names (``train/loss``, ``eval/loss``, ...) -- so the folder
   does not depend on the transformers version (4.x ``logging_dir`` vs 5.x
@@ -21,7 +24,7 @@ Bracket drives its Python API itself: ``FastLanguageModel.from_pretrained`` and
   (a known Unsloth/TRL failure mode), so the candidate fails loudly instead of scoring
   on nothing.
 
-Config keys: model, max_seq_length, load_in_4bit, dataset_format, train_file, eval_file,
+Config keys: model, device (cpu or gpu), max_seq_length, load_in_4bit, dataset_format, train_file, eval_file,
 output_dir, logging_dir, log_history_path, seed, resume_from, lora {r, alpha, dropout,
 target_modules}, training {learning_rate, lr_scheduler_type, warmup_ratio, optim,
 weight_decay, per_device_train_batch_size, per_device_eval_batch_size,
@@ -80,7 +83,9 @@ def format_row(row: dict[str, Any], dataset_format: str, tokenizer: Any, eos: st
                      "system": "system"}
             messages = [{"role": roles.get(m["from"], m["from"]), "content": m["value"]}
                         for m in row["conversations"]]
-        return tokenizer.apply_chat_template(messages, tokenize=False)
+        text = tokenizer.apply_chat_template(messages, tokenize=False)
+        bos = getattr(tokenizer, "bos_token", None)
+        return text[len(bos):] if bos and text.startswith(bos) else text
     return str(row["text"]) + eos
 
 
@@ -91,9 +96,13 @@ def transformers_major(version: str) -> int:
         return 4
 
 
-def training_arguments(config: dict[str, Any], *, transformers_version: str, bf16: bool) -> dict[str, Any]:
-    """Keyword arguments of ``SFTConfig`` for ``config``."""
+def training_arguments(config: dict[str, Any], *, transformers_version: str,
+                       bf16_supported: bool) -> dict[str, Any]:
+    """Keyword arguments of ``SFTConfig`` for ``config``. Precision: fp32 on the CPU
+    (``device: cpu``); on a GPU bf16 where supported, else fp16."""
     training = config["training"]
+    on_gpu = config.get("device", "gpu") != "cpu"
+    bf16, half = on_gpu and bf16_supported, on_gpu
     has_eval = bool(config.get("eval_file"))
     save_steps = training.get("save_steps")
     arguments: dict[str, Any] = {
@@ -112,7 +121,7 @@ def training_arguments(config: dict[str, Any], *, transformers_version: str, bf1
         "report_to": "none",
         "seed": int(config["seed"]),
         "bf16": bf16,
-        "fp16": not bf16,
+        "fp16": half and not bf16,
         "dataset_text_field": "text",
         "max_length": int(config["max_seq_length"]),
         "packing": False,
@@ -180,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     Path(config["logging_dir"]).mkdir(parents=True, exist_ok=True)
     writer = SummaryWriter(log_dir=config["logging_dir"])
     arguments = training_arguments(config, transformers_version=transformers.__version__,
-                                   bf16=bool(is_bfloat16_supported()))
+                                   bf16_supported=bool(is_bfloat16_supported()))
     trainer = SFTTrainer(
         model=model, processing_class=tokenizer, train_dataset=train_set, eval_dataset=eval_set,
         args=SFTConfig(**arguments), callbacks=[make_scalar_callback(TrainerCallback, writer)],

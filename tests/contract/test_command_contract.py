@@ -23,6 +23,7 @@ from bracket.registry import PRESETS
 from bracket.trainer.base import LaunchSpec
 from bracket.trainer.prompts import SamplePrompt
 from tests.contract.fakes import fake_values, image_folder, jsonl_file
+from bracket.trainer.validation import ValidationPlan
 from tests.contract.inventory import find_script, flag_problems, load_inventory, toml_problems
 
 SAMPLED_CONFIGS = 50
@@ -103,11 +104,15 @@ def test_command_contract(preset, tmp_path):
     for n, (name, knobs) in enumerate(_configs(trainer)):
         run_dir = root / "runs" / f"r{n}"
         config = trainer.config_from_dict(knobs)
+        # every other run with the session's held-out validation split, where the trainer has one
+        trainer.validation = ValidationPlan(0.1, 7) if trainer.validation_tags and n % 2 else None
         spec = trainer.prepare_run(
             run_dir=run_dir, config=config, dataset_toml=dataset, max_steps=100, seed=7,
             sample_prompts=PROMPTS, sample_every_n_steps=50, save_every_n_steps=50 if n % 2 else None,
         )
         problems = _check_common(spec, run_dir, root)
+        if trainer.validation is not None and "--validation_split" not in spec.cmd:
+            problems.append("validation is on but the command has no --validation_split")
         entry = find_script(spec.cmd, FLAGS)
         if entry is not None:
             inventory_script = entry.key

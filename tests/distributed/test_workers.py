@@ -53,8 +53,9 @@ def shared(postgres, demo_fields, tmp_path, monkeypatch, request):
             "logs": tmp_path, "password": postgres.password}
 
 
-def _create(shared: dict, name: str, *, budget: int, steps: int) -> list[str]:
-    settings = SearchSettings(budget=budget, steps=steps, seeds=1, sample_prompts="a red circle --d 7")
+def _create(shared: dict, name: str, *, budget: int, steps: int, confirm: int = 0) -> list[str]:
+    settings = SearchSettings(budget=budget, steps=steps, seeds=1, sample_prompts="a red circle --d 7",
+                              confirm=confirm)
     session = Session.create("demo-cpu", shared["fields"], settings, out_dir=shared["runs"], name=name,
                              storage_url=shared["url"])
     curated = [c.name for c in session.trainer.curated_configs()]
@@ -151,6 +152,29 @@ def test_two_workers_share_a_budget_and_run_every_slot_once(shared):
     with store.engine.connect() as c:
         for table in ("bracket_sessions", "bracket_configs", "bracket_runs", "bracket_workers"):
             assert password not in str(c.execute(sa.text(f"SELECT * FROM {table}")).fetchall())
+    store.close()
+
+
+def test_two_workers_share_the_confirmation_rung(shared):
+    _create(shared, "rung", budget=9, steps=10, confirm=3)  # 6 configs, then 2 at 2 seeds, then the leader
+    workers = [_worker(shared, "rung", gpu, grace=10, step_seconds=0.05) for gpu in ("0", "1")]
+    assert _finish(workers) == [0, 0], _logs(shared)
+    store = Store.open(shared["url"], create=False)
+    runs = _search_runs(store, "rung")
+    assert len(store.configs("rung", stage="search")) == 6 and len(runs) == 9
+    assert all(r["status"] == "done" for r in runs)
+    confirm = [r for r in runs if r["seed_index"] >= 1]
+    assert len(confirm) == 3
+    # no (config, seed) twice, fresh seeds only
+    assert len({(r["config_id"], r["seed_index"]) for r in runs}) == 9
+    assert all(r["seed"] != 42 for r in confirm)
+    # the rung starts when the search is done, and rung 2 when rung 1 is done
+    search_end = max(r["finished_at"] for r in runs if r["seed_index"] == 0)
+    assert all(r["started_at"] >= search_end for r in confirm)
+    first = [r for r in confirm if r["seed_index"] == 1]
+    second = [r for r in confirm if r["seed_index"] == 2]
+    assert len(second) <= 1 and all(r["started_at"] >= max(f["finished_at"] for f in first) for r in second)
+    assert store.get_session("rung")["status"] == "finished"
     store.close()
 
 

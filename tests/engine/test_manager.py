@@ -36,7 +36,7 @@ def demo_fields(tmp_path: Path) -> dict[str, str]:
 
 
 def finished_manager(tmp_path: Path, runs_dir: Path, budget: int = 3) -> SessionManager:
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     session = manager.start_new("demo-cpu", demo_fields(tmp_path),
                                 SearchSettings(budget=budget, steps=20, sample_every_n_steps=10), name="s1")
     assert session.wait(60)
@@ -44,7 +44,7 @@ def finished_manager(tmp_path: Path, runs_dir: Path, budget: int = 3) -> Session
 
 
 def test_no_session_errors_say_what_to_do(runs_dir):
-    manager = SessionManager(runs_dir)
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
     assert manager.snapshot() is None and manager.list_sessions() == []
     with pytest.raises(NoSessionError, match="Setup tab"):
         manager.compare_grid([1])
@@ -53,7 +53,7 @@ def test_no_session_errors_say_what_to_do(runs_dir):
 
 
 def test_bad_input_creates_nothing(tmp_path, runs_dir):
-    manager = SessionManager(runs_dir)
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
     fields = demo_fields(tmp_path) | {"train_script": str(tmp_path / "missing.py")}
     with pytest.raises(BracketError, match="does not exist"):
         manager.start_new("demo-cpu", fields, SearchSettings(budget=2, steps=5))
@@ -62,7 +62,7 @@ def test_bad_input_creates_nothing(tmp_path, runs_dir):
 
 def test_one_search_at_a_time_and_listing(tmp_path, runs_dir, monkeypatch):
     monkeypatch.setenv("BRACKET_FAKE_STEP_SECONDS", "0.05")
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     fields = demo_fields(tmp_path)
     session = manager.start_new("demo-cpu", fields, SearchSettings(budget=2, steps=40), name="first")
     with pytest.raises(BracketError, match="One search runs at a time"):
@@ -182,7 +182,7 @@ def test_scoring_picks_and_results(tmp_path, runs_dir):
 
 def test_open_past_session_while_idle(tmp_path, runs_dir):
     manager = finished_manager(tmp_path, runs_dir, budget=2)
-    other = SessionManager(runs_dir, snapshot_ttl=0.0)
+    other = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     listed = other.list_sessions()
     assert listed[0].name == "s1" and listed[0].status == "finished" and listed[0].runs_spent == 2
     assert "s1 · demo-cpu · finished · 2/2 runs" in listed[0].label

@@ -29,7 +29,7 @@ def _settings(**overrides) -> SearchSettings:
 
 
 def test_warm_start_order_then_tpe_and_budget_with_seeds(demo_fields, runs_dir):
-    session = Session.create("demo-cpu", demo_fields, _settings(budget=17, seeds=2), out_dir=runs_dir)
+    session = Session.create("demo-cpu", demo_fields, _settings(budget=17, seeds=2, confirm=0), out_dir=runs_dir)
     assert session.settings.plan() == "budget 17 = 8 configs × 2 seeds (1 run left over)"
     assert session.run() == "finished"
     snapshot = session.snapshot()

@@ -14,6 +14,9 @@ It accepts sd-scripts-style flags (unknown flags are ignored) and, in well under
   ``--sample_prompts`` (``--d`` seed, ``--w``/``--h`` size capped at 64): ``e000000`` with
   ``--sample_at_first``, every ``--sample_every_n_steps`` steps, and at the last step. With
   ``BRACKET_FAKE_SAMPLE_STYLE=musubi`` the names get musubi's ``_000`` frame suffix;
+* with ``--validation_split`` > 0 and ``--validate_every_n_steps``, ``loss/validation/step_average``
+  at those steps (and the last): the mean of the last 10 losses, rising by 0.05 per 10 % of the
+  run after step ``BRACKET_FAKE_OVERFIT_STEP`` (over-fitting; never when unset);
 * ``<output_dir>/<output_name or last>.safetensors`` at the end (a placeholder), and
   ``-step<8 digits>`` files with ``--save_every_n_steps`` (and ``-step<8 digits>-state``
   folders with ``--save_state``; ``--resume`` is only recorded).
@@ -49,6 +52,7 @@ the next entry (an empty or missing list means ``ok``):
   nosamples      write no samples
   spam           first write ``BRACKET_FAKE_SPAM_MB`` (default 50) MB of tqdm-style
                  ``\\r`` progress to stdout, then train
+  binary         print a line with NUL bytes and invalid UTF-8 first
   grandchild     start ``sleep 600`` (not waited for), write its pid to
                  ``<output_dir>/grandchild.pid``, then go on (combine with ``hang``)
   slow           sleep ``BRACKET_FAKE_STEP_SECONDS`` per step (0.2 when unset)
@@ -76,7 +80,7 @@ from pathlib import Path
 
 KNOWN_MODES = {
     "ok", "exit1", "segv", "hang", "hang_printing", "noevents", "nan", "diverge",
-    "nosamples", "spam", "grandchild", "slow", "escapee",
+    "nosamples", "spam", "grandchild", "slow", "escapee", "binary",
 }
 ADAPTIVE = ("prodigy", "dadapt")
 SCHEDULE_FACTOR = {
@@ -107,6 +111,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     add("--save_every_n_steps", type=int, default=None)
     add("--save_state", action="store_true")
     add("--resume", default=None)
+    add("--validation_split", type=float, default=0.0)
+    add("--validate_every_n_steps", type=int, default=None)
     return parser.parse_known_args(argv)
 
 
@@ -313,6 +319,9 @@ def main(argv: list[str]) -> int:
         sleep_forever()
     if "hang_printing" in modes:
         sleep_forever(printing=True)
+    if "binary" in modes:  # a NUL byte, invalid UTF-8 and a control character, as a crashing trainer may print
+        sys.stdout.buffer.write(b"garbage \x00 NUL \xff\xfe bad utf-8 \x1b[31m escape\x00\n")
+        sys.stdout.flush()
     if "spam" in modes:
         spam(float(os.environ.get("BRACKET_FAKE_SPAM_MB", "50")))
 
@@ -333,6 +342,11 @@ def main(argv: list[str]) -> int:
         window = (window + [loss])[-10:]
         if scalars:
             scalars.write(step, {"loss/current": loss, "loss/average": sum(window) / len(window)})
+            every = args.validate_every_n_steps
+            if args.validation_split > 0 and every and (step % every == 0 or step == steps):
+                overfit = int(os.environ.get("BRACKET_FAKE_OVERFIT_STEP", "0") or 0)
+                rise = 0.5 * max(0, step - overfit) / steps if overfit else 0.0
+                scalars.write(step, {"loss/validation/step_average": sum(window) / len(window) + rise})
         print(f"steps: {step}/{steps} loss={loss:.4f}", flush=True)
         if samples and args.sample_every_n_steps and step % args.sample_every_n_steps == 0:
             samples.write(f"{step:06d}", loss)

@@ -1,15 +1,18 @@
-"""Fixtures of the LLM adapter tests: a small dataset, a fake trainer python, fake modules."""
+"""Fixtures of the LLM adapter tests: a small dataset, a fake trainer python, fake modules,
+and for the real-trainer tests the trainer venvs and the tiny model (built once a session)."""
 
 from __future__ import annotations
 
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from bracket.registry import get_preset
-from tests.llm.llm_helpers import FAKES, write_alpaca
+from tests.llm import tiny_model
+from tests.llm.llm_helpers import FAKES, trainer_venv_python, write_alpaca
 
 
 @pytest.fixture
@@ -52,3 +55,20 @@ def make_trainer(alpaca_file, fake_python, model_dir):
     return make
 
 
+
+
+@pytest.fixture(scope="session")
+def tiny_llm(tmp_path_factory) -> Path:
+    """The tiny random Llama of ``tests/llm/tiny_model.py``, built once per pytest session in
+    its temporary folder with the first LLM trainer venv found (skips when there is none)."""
+    pythons = [p for p in map(trainer_venv_python, ("torchtune", "axolotl", "unsloth")) if p]
+    if not pythons:
+        pytest.skip("no LLM trainer venv (vendor/{axolotl,torchtune,unsloth}/.venv): "
+                    "run ./install.sh --llm-trainers")
+    out = tmp_path_factory.mktemp("tiny-llm") / "model"
+    for python in pythons[:-1]:
+        try:
+            return tiny_model.build_tiny_model(python, out)
+        except subprocess.CalledProcessError:
+            continue  # an incomplete venv: the next one may build it
+    return tiny_model.build_tiny_model(pythons[-1], out)

@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from bracket import settings
+
 FAKES = Path(__file__).resolve().parent / "fakes"
 FAKE_SITE = FAKES / "site"
 INVENTORIES = Path(__file__).resolve().parent / "inventories"
@@ -45,3 +47,10 @@ def read_tags(logging_dir: Path, glob: str = "**/events.out.tfevents.*") -> dict
 
 def load_inventory(name: str) -> dict:
     return json.loads((INVENTORIES / name).read_text(encoding="utf-8"))
+
+
+def trainer_venv_python(name: str) -> Path | None:
+    """``vendor/<name>/.venv``'s python (made by ``./install.sh --llm-trainers``), or None."""
+    venv = settings.PROJECT_ROOT / "vendor" / name / ".venv"
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    return python if python.is_file() else None

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from bracket.errors import DatasetError, SearchSpaceError
 from bracket.registry import get_preset
@@ -136,3 +137,36 @@ def test_bracket_never_imports_the_gpu_only_packages():
             "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _prepare_baseline(trainer, run_dir):
+    return trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(trainer.baseline_config().knobs),
+                               dataset_toml=trainer.dataset_source(None), max_steps=10, seed=3)
+
+
+def test_device_field_turns_off_what_only_a_gpu_has(make_trainer, tmp_path, monkeypatch):
+    cpu, gpu = make_trainer("axolotl-lora", device="cpu"), make_trainer("axolotl-lora", device="gpu")
+    spec = _prepare_baseline(cpu, tmp_path / "ax-cpu")
+    config = yaml.safe_load((tmp_path / "ax-cpu" / "axolotl.yml").read_text())
+    assert config["bf16"] is False and config["fp16"] is False and config["tf32"] is False
+    assert not any(config[k] for k in ("lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel"))
+    assert spec.cmd[spec.cmd.index("--mixed_precision") + 1] == "no"
+    spec = _prepare_baseline(gpu, tmp_path / "ax-gpu")
+    config = yaml.safe_load((tmp_path / "ax-gpu" / "axolotl.yml").read_text())
+    assert config["bf16"] == "auto" and "lora_mlp_kernel" not in config
+    assert spec.cmd[spec.cmd.index("--mixed_precision") + 1] == "bf16"
+
+    words = _prepare_baseline(make_trainer("torchtune-lora", device="cpu"), tmp_path / "tt-cpu").cmd
+    assert "device=cpu" in words and "dtype=fp32" in words
+    words = _prepare_baseline(make_trainer("torchtune-lora", device="gpu"), tmp_path / "tt-gpu").cmd
+    assert not any(w.startswith(("device=", "dtype=")) for w in words)
+
+    for device in ("cpu", "gpu"):
+        _prepare_baseline(make_trainer("unsloth-lora", device=device), tmp_path / f"us-{device}")
+        assert json.loads((tmp_path / f"us-{device}" / "unsloth_run.json").read_text())["device"] == device
+
+    # auto: the CPU exactly when nvidia-smi is not on the PATH
+    monkeypatch.setattr("bracket.trainer.llm.shutil.which", lambda name: None)
+    assert make_trainer("axolotl-lora").on_cpu
+    monkeypatch.setattr("bracket.trainer.llm.shutil.which", lambda name: "/usr/bin/nvidia-smi")
+    assert not make_trainer("axolotl-lora").on_cpu

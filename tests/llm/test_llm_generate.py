@@ -54,6 +54,38 @@ def test_generation_output_format_with_fakes(make_trainer, tmp_path):
     assert "seed=1000" in generations[0]["completion"] and "seed=1001" in generations[1]["completion"]
     assert "adapter=epoch_10" in generations[0]["completion"]
     assert "### Instruction" not in generations[0]["completion"]  # only the new tokens
+    # torchtune put the alpaca prompt inside the chat template: its BOS, and no second one
+    assert "--alpaca-in-chat-template" in post.cmd
+    assert all("bos=1" in g["completion"] for g in generations)
+
+
+@pytest.mark.parametrize(("preset_id", "data_format", "wrapped"), [
+    ("axolotl-lora", "alpaca", False), ("unsloth-lora", "alpaca", False), ("torchtune-lora", "alpaca", True),
+    ("axolotl-lora", "chat", False), ("axolotl-lora", "completion", False),
+])
+def test_generation_encodes_one_bos(make_trainer, tmp_path, preset_id, data_format, wrapped):
+    """Plain text gets the tokenizer's BOS; a rendered chat template is not given a second one."""
+    trainer = make_trainer(preset_id, data_format=data_format)
+    run_dir = tmp_path / "run"
+    dataset = tmp_path / f"{data_format}.jsonl"
+    row = {"alpaca": {"instruction": "i", "output": "o"}, "chat": {"messages": []},
+           "completion": {"text": "t"}}[data_format]
+    dataset.write_text((json.dumps(row) + "\n") * 20)
+    config = trainer.config_from_dict(trainer.baseline_config().knobs)
+    spec = trainer.prepare_run(run_dir=run_dir, config=config, dataset_toml=dataset, max_steps=10, seed=3)
+    (spec.output_dir / "adapter_config.json").parent.mkdir(parents=True, exist_ok=True)
+    (spec.output_dir / "adapter_config.json").write_text("{}")
+    (post,) = trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=PROMPTS[:1])
+    assert ("--alpaca-in-chat-template" in post.cmd) is wrapped
+    result = subprocess.run([sys.executable, *post.cmd[1:]], cwd=post.cwd, env=fake_module_env(),
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    (generation,) = json.loads((spec.sample_dir / "generations.json").read_text())
+    assert "bos=1" in generation["completion"]
+
+
+ALPACA_HI = ("Below is an instruction that describes a task. Write a response that appropriately completes "
+             "the request.\n\n### Instruction:\nHi\n\n### Response:\n")
 
 
 def test_prompt_layouts():
@@ -61,9 +93,16 @@ def test_prompt_layouts():
         def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=False):
             return f"<u>{messages[0]['content']}<a>" if add_generation_prompt else "?"
 
-    assert llm_generate.format_prompt("Hi", "alpaca", None) == "### Instruction:\nHi\n\n### Response:\n"
-    assert llm_generate.format_prompt("Hi", "chat", Tokenizer()) == "<u>Hi<a>"
-    assert llm_generate.format_prompt("Once", "completion", None) == "Once"
+    assert llm_generate.format_prompt("Hi", "alpaca", None) == (ALPACA_HI, True)
+    assert llm_generate.format_prompt("Hi", "alpaca", Tokenizer(), alpaca_in_chat_template=True) == (
+        f"<u>{ALPACA_HI}<a>", False)
+    assert llm_generate.format_prompt("Hi", "chat", Tokenizer()) == ("<u>Hi<a>", False)
+    assert llm_generate.format_prompt("Hi", "sharegpt", Tokenizer(), alpaca_in_chat_template=True) == (
+        "<u>Hi<a>", False)
+    assert llm_generate.format_prompt("Once", "completion", None) == ("Once", True)
+    with_input = llm_generate.alpaca_prompt("Add.", "2 and 3")
+    assert with_input.startswith("Below is an instruction that describes a task, paired with an input")
+    assert with_input.endswith("### Instruction:\nAdd.\n\n### Input:\n2 and 3\n\n### Response:\n")
 
 
 def test_missing_adapter_is_reported(tmp_path):

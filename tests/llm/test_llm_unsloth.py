@@ -59,7 +59,8 @@ def test_driver_end_to_end_with_fakes(make_trainer, tmp_path, version, warmup_ke
     calls = json.loads((spec.output_dir / "fake_calls.json").read_text())
     assert calls["peft"]["r"] == 16 and calls["peft"]["random_state"] == 7
     first = (spec.output_dir / "fake_first_text.txt").read_text()
-    assert first.startswith("### Instruction:\n") and first.endswith("</s>")
+    assert first.startswith("Below is an instruction that describes a task") and first.endswith("</s>")
+    assert "\n\n### Instruction:\n" in first
     assert (spec.output_dir / "adapter_config.json").is_file()
 
 
@@ -79,6 +80,15 @@ def test_chat_rows_use_the_chat_template():
 
     row = {"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}
     assert unsloth_driver.format_row(row, "sharegpt", Tokenizer(), "") == "user:hi|assistant:hello"
+
+    class BosTokenizer:  # a template that writes the BOS: SFTTrainer's encoding adds it again
+        bos_token = "<s>"
+
+        def apply_chat_template(self, messages, tokenize=False):
+            return "<s>" + "|".join(m["content"] for m in messages)
+
+    assert unsloth_driver.format_row({"messages": [{"role": "user", "content": "hi"}]}, "chat",
+                                     BosTokenizer(), "") == "hi"
     assert unsloth_driver.format_row({"text": "abc"}, "completion", None, "<e>") == "abc<e>"
 
 
@@ -86,3 +96,14 @@ def test_hf_tag_names():
     assert unsloth_driver.tensorboard_tag("loss") == "train/loss"
     assert unsloth_driver.tensorboard_tag("eval_loss") == "eval/loss"
     assert unsloth_driver.tensorboard_tag("test_loss") == "test/loss"
+
+
+@pytest.mark.parametrize(("device", "bf16_supported", "precision"), [
+    ("cpu", True, (False, False)), ("gpu", True, (True, False)), ("gpu", False, (False, True))])
+def test_precision_follows_the_device(make_trainer, tmp_path, device, bf16_supported, precision):
+    trainer = make_trainer("unsloth-lora", device=device)
+    _prepare(trainer, tmp_path / "r", trainer.baseline_config().knobs, max_steps=10)
+    config = json.loads((tmp_path / "r" / "unsloth_run.json").read_text())
+    arguments = unsloth_driver.training_arguments(config, transformers_version="5.5.0",
+                                                  bf16_supported=bf16_supported)
+    assert (arguments["bf16"], arguments["fp16"]) == precision

@@ -139,6 +139,24 @@ CASES = [
     Case("weights not a number", "must be a number", cli_extra=("--weights", "loss=lots"), ui=False),
     Case("output folder is a file", "is not writable", settings={"out_is_file": True}, ui=False),
     Case("VLM URL without a model", "needs a model name", settings={"vlm_url": "http://127.0.0.1:1/v1"}, cli=False),
+    # issue 16, item 12
+    Case("seed beyond 64 bits", "seed must be a whole number from 0", cli_extra=("--seed", str(2**64 + 5)),
+         ui=False),
+    Case("seed negative", "seed must be a whole number from 0", cli_extra=("--seed", "-1"), ui=False),
+    Case("resolution 0", "Resolution must be from 8 to 512", lambda t: {"resolution": "0"}),
+    Case("resolution negative", "Resolution must be from 8 to 512", lambda t: {"resolution": "-32"}),
+    Case("resolution huge", "Resolution must be from 8 to 512", lambda t: {"resolution": "1000000000"}),
+    Case("LR bound nan", "must be numbers", cli_extra=("--bound", "learning_rate=nan:1"), ui=False),
+    Case("batch size 0", "positive whole numbers", settings={"batch_sizes": "0"}),
+    Case("batch size negative", "positive whole numbers", settings={"batch_sizes": "-1"}),
+    Case("unknown judge in the weights", "judge weight 'foo'", cli_extra=("--weights", "foo=1"), ui=False),
+    Case("prompt file missing", "no such file", settings={"prompts": "/nonexistent/file"}, ui=False),
+    Case("too many prompts", "More than 64 sample prompts",
+         settings={"prompts": "\n".join(f"prompt {i} --d {i}" for i in range(500))}),
+    Case("prompt too long", "characters long", settings={"prompts": "a " * 60_000}),
+    Case("prompt size absurd", "--w 100000 is outside", settings={"prompts": "a cat --w 100000 --h 64"}),
+    Case("prompt seed beyond 32 bits", "--d 18446744073709551621 is outside",
+         settings={"prompts": f"a cat --d {2**64 + 5}"}),
 ]
 assert len({c.id for c in CASES}) == len(CASES) >= 30
 
@@ -178,7 +196,7 @@ def _ui_start(case: Case, fields: dict[str, str], runs_dir: Path):
     from ui.setup_tab import start_search
 
     settings = {**FORM, **case.settings}
-    manager = SessionManager(runs_dir, storage_url=settings.pop("storage", None))
+    manager = SessionManager(runs_dir, storage_url=settings.pop("storage", None), allow_custom_executables=True)
     weights = case.weights if case.weights is not None else DEFAULT_WEIGHTS
     vlm = [settings.pop("vlm_url", ""), "", ""]
     name = settings.pop("name", "")
@@ -243,7 +261,7 @@ def test_ratings_out_of_range_are_refused_in_the_engine_and_the_ui(fast_fields, 
     from bracket.errors import BracketError
     from ui.compare_tab import choose, rate
 
-    manager = SessionManager(runs_dir)
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
     code = main(["run", "--preset", "demo-cpu", *cli_args(fast_fields), "--budget", "2", "--steps", "3",
                  "--name", "rated", "--out", str(runs_dir), "--quiet"])
     assert code == 0
@@ -265,3 +283,21 @@ def test_ratings_out_of_range_are_refused_in_the_engine_and_the_ui(fast_fields, 
     rate(manager, first, 7, None)
     assert [r["value"] for r in manager.ratings()] == [7.0]
     manager.close()
+
+
+def test_presets_into_a_closed_pipe_ends_quietly():
+    """``python -m bracket presets | head``: the reader is gone before Bracket writes (a pipe whose
+    read end is already closed, so the write fails every time, not only when head is quick)."""
+    import subprocess
+    import sys
+
+    from tests.reliability.rel_helpers import ROOT
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "bracket", "presets"], cwd=ROOT, stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert done.stderr == "" and done.returncode == 0, done.stderr

@@ -60,7 +60,7 @@ def _start(via: str, fields: dict[str, str], runs: Path) -> Path:
         return runs / "nasty"
     from ui.setup_tab import start_search
 
-    manager = SessionManager(runs)
+    manager = SessionManager(runs, allow_custom_executables=True)
     try:
         start_search(manager, "demo-cpu", fields, 1, 3, 1, PROMPT, None, "tpe", "", "", "",
                      *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], "", "", "", "nasty")

@@ -73,6 +73,9 @@ class _LaunchRecorder:
     def launch(self, **kwargs) -> None:
         self.kwargs = kwargs
 
+    def block_thread(self) -> None:
+        pass
+
 
 @pytest.fixture
 def fake_app(monkeypatch, runs_dir):
@@ -178,7 +181,7 @@ def test_secrets_never_reach_the_folder_the_store_the_report_the_export_or_the_o
     from ui.setup_tab import start_search
 
     caplog.set_level(logging.DEBUG)
-    manager = SessionManager(runs_dir)
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
     start_search(manager, "demo-cpu", fast_fields, 2, 4, 1, "a red circle --d 1", None, "tpe", "", "", "",
                  *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], fake_vlm, "fake-vision", API_KEY, "secret")
     session = manager.session

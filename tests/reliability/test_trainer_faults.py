@@ -55,7 +55,7 @@ def test_crashing_and_silent_trainers_are_recorded_and_the_search_goes_on(fast_f
     assert ok["status"] == "done" and len(ok["samples"]) >= 2
     assert all(dead(read_pid(_output(run) / "trainer.pid", 1)) for run in runs)
     assert session.snapshot().runs_spent == 6, "failed, pruned and disqualified runs spend budget"
-    manager = SessionManager(runs_dir)
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
     manager.open(session.folder)
     grid = manager.compare_grid([nosamples["id"], ok["id"]])
     assert grid is not None

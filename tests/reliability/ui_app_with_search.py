@@ -1,7 +1,7 @@
 """``app.py`` with a search started through the Setup tab's handler, for a test to SIGKILL.
 
 ``python tests/reliability/ui_app_with_search.py PORT FIELDS_JSON_FILE`` runs ``app.main`` exactly
-as ``python app.py --port PORT`` does, except that right after the Blocks are built it calls
+as ``python app.py --port PORT --allow-custom-executables`` does, except that right after the Blocks are built it calls
 ``ui.setup_tab.start_search`` (the Start button's function) with the demo-cpu fields in
 FIELDS_JSON_FILE: budget 3, 6 steps, session name ``ui-crash``.
 """
@@ -31,7 +31,7 @@ def main(port: str, fields_file: str) -> int:
         return demo
 
     ui.blocks.build_app = build_and_start
-    return app.main(["--port", port])
+    return app.main(["--port", port, "--allow-custom-executables"])
 
 
 if __name__ == "__main__":

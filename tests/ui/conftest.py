@@ -56,7 +56,13 @@ def app_env() -> dict[str, str]:
 
 
 @pytest.fixture
-def launched_app(tmp_path, app_env) -> Iterator[LaunchedApp]:
+def app_args() -> list[str]:
+    """Extra command-line arguments of the launched app; a test module overrides this fixture."""
+    return []
+
+
+@pytest.fixture
+def launched_app(tmp_path, app_env, app_args) -> Iterator[LaunchedApp]:
     """``python app.py`` on a free port, cwd a scratch folder holding secrets, runs in tmp."""
     runs_dir, cwd = tmp_path / "runs", tmp_path / "cwd"
     runs_dir.mkdir(exist_ok=True)
@@ -70,7 +76,7 @@ def launched_app(tmp_path, app_env) -> Iterator[LaunchedApp]:
     log = tmp_path / "app.log"
     start = time.monotonic()
     with open(log, "wb") as handle:
-        process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=cwd, env=env,
+        process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port), *app_args], cwd=cwd, env=env,
                                    stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:

@@ -35,6 +35,11 @@ def app_env(tmp_path) -> dict[str, str]:
     return {"BRACKET_DEMO_PYTHON": str(make_fake_python(tmp_path / "bin")), "BRACKET_DEMO_DATA_DIR": str(toml.parent)}
 
 
+@pytest.fixture
+def app_args() -> list[str]:
+    return ["--allow-custom-executables"]  # the form types the fake training script
+
+
 def test_search_compare_score_results(launched_app, output_dir):
     from playwright.sync_api import expect, sync_playwright
 

@@ -30,13 +30,16 @@ def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *opt
 
 
 def test_blocks_build_with_only_private_listeners(runs_dir):
-    demo = build_app(SessionManager(runs_dir))
+    demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
-    # the Start button sends the learning-rate bracket checkbox, then the past sessions to warm-start from
-    starts = [f for f in demo.fns.values() if len(f.inputs) > 1
-              and getattr(f.inputs[-2], "elem_id", None) == "bk-lr-bracket"]
-    assert len(starts) == 1 and getattr(starts[0].inputs[-2], "value", None) is True
-    assert getattr(starts[0].inputs[-1], "elem_id", None) == "bk-warm-from"
+    # the Start button sends the learning-rate bracket checkbox, the past sessions to warm-start
+    # from, the confirmation runs and the validation box as the form's last values (in that
+    # order: start_search reads them so)
+    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-validation"]
+    assert len(starts) == 1 and getattr(starts[0].inputs[-1], "value", None) is True
+    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-4:]] == ["bk-lr-bracket", "bk-warm-from",
+                                                                             "bk-confirm", "bk-validation"]
+    assert getattr(starts[0].inputs[-4], "value", None) is True
     options = launch_options(runs_dir)
     assert options["allowed_paths"] == [str(runs_dir.resolve())]
     assert options["run_history"] is False
@@ -60,7 +63,7 @@ def test_preset_form_and_field_checks(tmp_path, demo_fields):
 
 
 def test_start_errors_are_gr_errors_and_create_nothing(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir)
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
     with pytest.raises(gr.Error, match="whole number"):
         start(manager, demo_fields, budget="two")
     with pytest.raises(gr.Error, match="does not exist"):
@@ -73,7 +76,7 @@ def test_start_errors_are_gr_errors_and_create_nothing(runs_dir, demo_fields):
 
 
 def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     message, tabs, _ = start(manager, demo_fields)
     assert "Started **ui-test**" in message and tabs.selected == "search"
     with pytest.raises(gr.Error, match="One search runs at a time"):
@@ -93,14 +96,14 @@ def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
 
 
 def test_the_learning_rate_bracket_checkbox_reaches_the_session(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields, 1, False)
     assert manager.session.settings.lr_bracket is False
     assert manager.session.wait(60)
 
 
 def test_past_sessions_of_the_preset_are_offered_and_reach_the_new_session(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     assert setup_tab.past_choices(manager, "demo-cpu").choices == []
     start(manager, demo_fields, 1)
     assert manager.session.wait(60)
@@ -114,7 +117,7 @@ def test_past_sessions_of_the_preset_are_offered_and_reach_the_new_session(runs_
 
 
 def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields, budget=3)
     assert manager.session.wait(60)
     dropdown, html, slider, shown, scope = compare_tab.next_unrated(manager, 4)
@@ -136,7 +139,7 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert said == "Saved: a tie." and new_pair != pair
     with pytest.raises(gr.Error, match="Next pair"):
         compare_tab.choose(manager, None, "left")
-    board, verdict, command, files, history, importance, report, dashboard, runs_dd = results_tab.refresh(manager)
+    board, verdict, command, files, history, importance, report, dashboard, runs_dd, _steps = results_tab.refresh(manager)
     assert list(board["rank"]) == [1, 2, 3] and board["ratings"].sum() == 2 and board["comparisons"].sum() == 2
     assert "Winner:" in verdict and "--learning_rate" in command
     assert [Path(f).name for f in files] == ["config.json", "config.toml"]
@@ -147,10 +150,10 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
 
 
 def test_open_and_resume_past_session(runs_dir, demo_fields):
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields)
     manager.session.wait(60)
-    other = SessionManager(runs_dir, snapshot_ttl=0.0)
+    other = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     dropdown = setup_tab.refresh_sessions(other)
     assert dropdown.value == str(runs_dir / "ui-test")
     message, tabs = setup_tab.open_session(other, dropdown.value)

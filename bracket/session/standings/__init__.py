@@ -49,15 +49,22 @@ def _searched(session: "Session"):
 
 
 def standings(session: "Session") -> Standings:
-    """The session's standings, from its store and current scores (ratings included, as of now)."""
+    """The session's standings, from its store and current scores (ratings included, as of now),
+    with each config's best step (``bracket.session.best_step``)."""
+    from bracket.session.best_step import step_curves
     from bracket.session.scoring import effective_weights
 
     store, name = session.store, session.name
     runs = [r for r in store.runs(name, with_series=False) if r.get("stage") != "setup" and r.get("kind") != "setup"]
     weights = effective_weights(session.settings.weights)
-    return build_standings(runs, store.configs(name), session.scores(runs), store.ratings(name),
+    ratings = store.ratings(name)
+    series = store.series([r["id"] for r in runs if r.get("status") == "done"])
+    with_series = [{**r, **series.get(r["id"], {})} for r in runs]
+    curves = {stage: step_curves([r for r in with_series if r.get("stage") == stage], ratings, weights)
+              for stage in ("search", "final")}
+    return build_standings(runs, store.configs(name), session.scores(runs), ratings,
                            store.comparisons(name), human_weight=float(weights.get("human", 0.0)),
-                           searched=_searched(session))
+                           searched=_searched(session), curves=curves)
 
 
 def require_winner(session: "Session", table: Standings | None = None) -> Winner:

@@ -14,8 +14,9 @@ Rules (one place for all of them):
 * **The winner** is the best config of the finals when any final is scored, else of the
   search (promote runs are the winner trained, not candidates). Its run is the config's
   best-scored finished run; its step count is that run's own (``max_steps``), its seeds those
-  of the config's scored runs. ``step`` is reserved for a best step inside the run (None:
-  the run's last step).
+  of the config's scored runs. ``step`` is its **best step** (``bracket.session.best_step``:
+  the lowest per-step score over its seeds) when that is before the run's last step (None:
+  the run's last step), so the answer is a (config, step) pair.
 * **An unrated winner is flagged** when humans weigh in (human weight > 0 and at least one
   rating in the session) and no run of the winning config has a rating.
 """
@@ -52,6 +53,8 @@ class RunStanding:
     parts: list[ScorePart] = field(default_factory=list)
     ratings: int = 0
     comparisons: int = 0
+    #: the loss the loss judge scored this run on: "validation" or "training" ("" unscored)
+    loss_basis: str = ""
 
     @property
     def rated(self) -> bool:
@@ -94,6 +97,16 @@ class ConfigRow:
     figures: dict[str, float] = field(default_factory=dict)
     #: judges whose part is estimated for at least one of its runs
     estimated: list[str] = field(default_factory=list)
+    #: the config's best step and what it rests on (``bracket.session.best_step``)
+    best_step: int | None = None
+    best_step_basis: str = ""
+    #: per-step scores (step -> score, lower is better) behind the best step
+    step_scores: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def loss_basis(self) -> str:
+        """The loss its runs were scored on ("validation", "training", or both joined by "/")."""
+        return "/".join(sorted({r.loss_basis for r in self.runs if r.loss_basis}))
 
     @property
     def run_ids(self) -> list[int]:
@@ -118,6 +131,8 @@ class ConfigRow:
                 "ci_low": self.ci_low, "ci_high": self.ci_high, "seeds": self.seeds,
                 "disqualified": self.disqualified, "ratings": self.ratings, "comparisons": self.comparisons,
                 "figures": dict(self.figures), "estimated": list(self.estimated), "params": dict(self.params),
+                "best_step": self.best_step, "best_step_basis": self.best_step_basis, "loss_basis": self.loss_basis,
+                "step_scores": {str(k): v for k, v in self.step_scores.items()},
                 "runs": [r.to_dict() for r in self.runs]}
 
 
@@ -161,11 +176,14 @@ class Winner:
     figures: dict[str, float] = field(default_factory=dict)
     #: a best step inside the run (issue 18); None means the run's last step, ``steps``
     step: int | None = None
+    #: what the best step rests on ("validation", "human", ...; "" without a best step)
+    step_basis: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"stage": self.stage, "config_id": self.config_id, "config": self.config_name, "kind": self.kind,
                 "trial_number": self.trial_number, "params": dict(self.params), "mean": self.mean,
                 "run_id": self.run_id, "run_ids": list(self.run_ids), "steps": self.steps, "step": self.step,
+                "step_basis": self.step_basis,
                 "seeds": list(self.seeds), "judges": list(self.judges), "estimated": list(self.estimated),
                 "rated": self.rated, "disqualified": self.disqualified, "figures": dict(self.figures)}
 
@@ -216,7 +234,7 @@ def _count(ratings: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[s
 
 
 def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunStanding],
-           searched: Any) -> StageBoard:
+           searched: Any, curves: Mapping[int, Any] | None = None) -> StageBoard:
     by_config: dict[int, list[RunStanding]] = {c["id"]: [] for c in configs}
     for run in runs:
         by_config.setdefault(run.config_id, []).append(run)
@@ -229,10 +247,13 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
         rank += 1 if s.n else 0
         config, members = info.get(s.config_id, {}), by_config[s.config_id]
         parts = [p for r in members for p in r.parts]
+        curve = (curves or {}).get(s.config_id)
         rows.append(ConfigRow(
             rank if s.n else None, s.config_id, config.get("trial_number"), s.name, s.kind, stage, s.mean,
             s.ci_low, s.ci_high, s.n, s.disqualified, searched(dict(config.get("params") or {})), members,
-            mean_figures(parts), sorted({p.judge for p in parts if p.estimated and p.weight > 0})))
+            mean_figures(parts), sorted({p.judge for p in parts if p.estimated and p.weight > 0}),
+            curve.best_step if curve else None, curve.basis if curve else "",
+            dict(zip(curve.steps, curve.scores)) if curve else {}))
     return StageBoard(stage, rows, stats, verdict(stats))
 
 
@@ -242,20 +263,23 @@ def _winner(board: StageBoard) -> Winner | None:
         return None
     scored = [r for r in best.runs if r.score is not None]
     run = min(scored, key=lambda r: (_STATUS_RANK.get(r.status, 9), r.score, r.run_id))
+    early = best.best_step is not None and run.steps is not None and best.best_step < run.steps
     return Winner(board.stage, best.config_id, best.name, best.kind, best.trial_number, dict(best.params), best.mean,
                   run.run_id, [r.run_id for r in scored], run.steps, [r.seed for r in scored if r.seed is not None],
                   run.judges, run.estimated, any(r.rated for r in best.runs), run.disqualified or run.status != "done",
-                  dict(best.figures))
+                  dict(best.figures), best.best_step if early else None, best.best_step_basis if early else "")
 
 
 def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping[str, Any]],
                     scores: Mapping[int, Any], ratings: Sequence[Mapping[str, Any]] = (),
                     comparisons: Sequence[Mapping[str, Any]] = (), *, human_weight: float = 0.0,
-                    searched: Any = None) -> Standings:
+                    searched: Any = None, curves: Mapping[str, Mapping[int, Any]] | None = None) -> Standings:
     """The standings of one session from its store records and current scores.
 
     ``scores`` maps run id to a ``RunScore`` (scored per stage, never across stages);
-    ``searched`` turns a config's params into those the leaderboard shows (default: all).
+    ``searched`` turns a config's params into those the leaderboard shows (default: all);
+    ``curves`` (stage -> config id -> ``bracket.session.best_step.StepCurve``) gives each
+    config its best step and the winner its ``step``.
     """
     searched = searched or (lambda params: params)
     rated, compared = _count(ratings, comparisons)
@@ -270,12 +294,13 @@ def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping
         standing.setdefault(stage, []).append(RunStanding(
             int(run["id"]), int(run["config_id"]), stage, run.get("seed"), run.get("max_steps"), str(run.get("status")),
             value, bool(getattr(score, "disqualified", False)), score_parts(score), rated.get(run["id"], 0),
-            compared.get(run["id"], 0)))
+            compared.get(run["id"], 0),
+            str(((getattr(score, "details", None) or {}).get("loss") or {}).get("basis", ""))))
     boards = {}
     for stage in STAGES:
         stage_configs = [c for c in configs if (c.get("stage") or "search") == stage]
         if stage_configs or standing.get(stage):
-            boards[stage] = _board(stage, stage_configs, standing.get(stage, []), searched)
+            boards[stage] = _board(stage, stage_configs, standing.get(stage, []), searched, (curves or {}).get(stage))
     winner = next((w for stage in WINNER_STAGES if stage in boards and (w := _winner(boards[stage]))), None)
     humans = human_weight > 0 and bool(ratings)
     warnings = []

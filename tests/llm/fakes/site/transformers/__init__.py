@@ -1,7 +1,9 @@
 """Fake ``transformers``: TrainerCallback for the driver; tokenizer, model, set_seed for generation.
 
-The fake tokenizer maps characters to code points; the fake model's ``generate`` appends
-text naming the torch seed and the adapter it runs, so the tests can see both.
+The fake tokenizer maps characters to code points and writes ``^`` as its BOS token (as
+special token on encoding, and at the start of its chat template); the fake model's
+``generate`` appends text naming the torch seed, the adapter it runs and how many BOS
+tokens its input held, so the tests can see all three.
 """
 
 import os
@@ -24,9 +26,13 @@ class _Encoding(dict):
         return self
 
 
+BOS = "^"
+
+
 class AutoTokenizer:
     pad_token_id = None
     eos_token_id = 0
+    bos_token = BOS
 
     @classmethod
     def from_pretrained(cls, name):
@@ -34,20 +40,21 @@ class AutoTokenizer:
         tokenizer.name = name
         return tokenizer
 
-    def __call__(self, text, return_tensors="pt"):
+    def __call__(self, text, return_tensors="pt", add_special_tokens=True):
+        text = (BOS if add_special_tokens else "") + text
         return _Encoding(input_ids=torch.tensor([[ord(c) for c in text]]))
 
     def decode(self, ids, skip_special_tokens=True):
         return "".join(chr(int(i)) for i in ids)
 
     def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=False):
-        text = "".join(f"<|{m['role']}|>{m['content']}" for m in messages)
+        text = BOS + "".join(f"<|{m['role']}|>{m['content']}" for m in messages)
         return text + ("<|assistant|>" if add_generation_prompt else "")
 
 
 class AutoModelForCausalLM:
     @classmethod
-    def from_pretrained(cls, name, torch_dtype=None):
+    def from_pretrained(cls, name, dtype=None):  # no torch_dtype: deprecated in transformers 5
         model = cls()
         model.name, model.adapter = name, None
         return model
@@ -59,6 +66,8 @@ class AutoModelForCausalLM:
         return self
 
     def generate(self, input_ids, max_new_tokens, pad_token_id, do_sample, temperature, top_p, **kwargs):
-        text = f" seed={torch.initial_seed()} adapter={os.path.basename(self.adapter)} base={self.name}"
+        bos = int((input_ids == ord(BOS)).sum())
+        adapter = os.path.basename(self.adapter)
+        text = f" seed={torch.initial_seed()} adapter={adapter} base={self.name} bos={bos}"
         new = torch.tensor([[ord(c) for c in text[:max_new_tokens]]])
         return torch.cat([input_ids, new], dim=1)

@@ -1,0 +1,159 @@
+"""The confirmation rung: before the search ends, the top configs are re-run with fresh seeds.
+
+A search that ranks configs by one run each picks lucky seeds: on a noisy loss (diffusion
+training loss jumps by tens of percent per step, and two seeds of one config differ by more
+than many config changes do), the best single run is often a good config on a good day.
+So the last ``confirm`` runs of the budget (``SearchSettings.confirm_runs``; "search 18 +
+confirm 6" in the plan) are spent by **successive halving** on the current leaders:
+
+* rung 1: the top ``k`` configs by mean score each get one more run with a fresh seed;
+* rung 2: the top ``ceil(k / 2)`` of the new ranking get another, and so on down to the
+  leader, which gets what is left.
+
+``k`` is the widest first rung the confirmation runs pay for (:func:`first_width`: 6 runs
+buy the top 4 at 2 seeds, then the top 2 at 3). Every rung ranks by the mean over all runs
+of a config, so a config whose one good run was luck drops out, and one that enters the top
+of the ranking late still gets its runs. A rung starts only when the previous one has
+finished, with several workers too (each slot is reserved under the session's row lock,
+:func:`reserve_confirmation`). Confirmation runs are ordinary runs of their config in the
+search stage (seed index ``seeds`` and up, seed ``base_seed + index``), so the scores
+normalise them with the rest and the leaderboard's mean and confidence interval include them.
+
+This is separate from finals (``bracket.session.finals``): finals train the best configs
+*longer*; the confirmation rung trains them *again*, at the search's length, inside the budget.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from bracket.session.scoring import config_values
+from bracket.session.store import RUN_ACTIVE, RUN_SPENT, runs_table, sessions_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.session import Session
+
+#: how many rungs a plan may step through before it gives up (a guard, never reached)
+MAX_RUNGS = 1000
+
+
+def halving_cost(width: int) -> int:
+    """Runs that rungs of width ``width``, ``ceil(width/2)``, … down to 2 cost (1 run per config)."""
+    cost, n = 0, width
+    while n >= 2:
+        cost += n
+        n = math.ceil(n / 2)
+    return cost or width
+
+
+def first_width(confirm_runs: int, n_configs: int) -> int:
+    """The widest first rung that ``confirm_runs`` pay for (at most ``n_configs``, at least 1)."""
+    width = 1
+    for candidate in range(2, max(2, n_configs) + 1):
+        if halving_cost(candidate) <= confirm_runs:
+            width = candidate
+    return min(width, max(1, n_configs))
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the confirmation rung does next: ``run`` config ``config_id``, ``wait`` for runs
+    still training, or ``done`` (no confirmation runs left)."""
+
+    action: str
+    config_id: int | None = None
+    rung: int = 0
+
+
+def next_step(ranking: Sequence[int], counts: Mapping[int, int], active: Mapping[int, int], *, seeds: int,
+              runs_left: int, width: int) -> Step:
+    """The next confirmation run, from plain data.
+
+    ``ranking``: config ids, best mean first (only configs with a finished score);
+    ``counts``: runs per config that are finished or training; ``active``: runs per config
+    still training; ``seeds``: runs per config in the search; ``runs_left``: confirmation
+    runs not yet handed out; ``width``: the first rung's width.
+    """
+    if runs_left <= 0 or not ranking:
+        return Step("done")
+    n = max(1, width)
+    for rung in range(1, MAX_RUNGS):
+        target = seeds + rung
+        needing = [c for c in ranking[:n] if counts.get(c, 0) < target]
+        if needing:
+            return Step("run", needing[0], rung)
+        if any(active.get(c, 0) for c in ranking):
+            return Step("wait", rung=rung)  # the next rung ranks on this rung's results
+        n = max(1, math.ceil(n / 2))
+    return Step("done")
+
+
+def confirmation_state(session: "Session") -> tuple[list[int], dict[int, int], dict[int, int], int]:
+    """(ranking, counts, active, confirmation runs handed out) of a session, from the store."""
+    seeds = session.settings.seeds
+    runs = [r for r in session.store.runs(session.name, with_series=False) if r["stage"] == "search"]
+    values = config_values(runs, session.scores(runs))
+    configs = {c["id"] for c in session.store.configs(session.name, stage="search")}
+    ranking = [c for c in sorted(values, key=lambda c: (values[c], c)) if c in configs]
+    counts: dict[int, int] = {}
+    active: dict[int, int] = {}
+    handed_out = 0
+    for run in runs:
+        if run["status"] not in RUN_SPENT + RUN_ACTIVE or run["config_id"] is None:
+            continue  # an interrupted run gives its slot back
+        counts[run["config_id"]] = counts.get(run["config_id"], 0) + 1
+        if run["status"] in RUN_ACTIVE:
+            active[run["config_id"]] = active.get(run["config_id"], 0) + 1
+        if (run["seed_index"] or 0) >= seeds:
+            handed_out += 1
+    return ranking, counts, active, handed_out
+
+
+def reserve_confirmation(session: "Session") -> tuple[str, dict[str, Any] | None, int | None, int | None]:
+    """Reserve the next confirmation run under the session's row lock.
+
+    Returns ``("run", config, seed_index, run_id)`` with the run recorded as pending for
+    this worker, or ``("wait", None, None, None)`` / ``("done", None, None, None)``.
+    """
+    settings, store = session.settings, session.store
+    with store.engine.begin() as c:
+        c.execute(sa.select(sessions_table.c.name).where(sessions_table.c.name == session.name).with_for_update())
+        ranking, counts, active, handed_out = confirmation_state(session)
+        step = next_step(ranking, counts, active, seeds=settings.seeds,
+                         runs_left=settings.confirm_runs - handed_out,
+                         width=first_width(settings.confirm_runs, settings.n_configs))
+        if step.action != "run":
+            return step.action, None, None, None
+        config = next(x for x in store.configs(session.name, stage="search") if x["id"] == step.config_id)
+        taken = {r["seed_index"] for r in store.runs(session.name, with_series=False)
+                 if r["config_id"] == config["id"] and r["status"] in RUN_SPENT + RUN_ACTIVE}
+        seed_index = next(i for i in range(settings.seeds, settings.seeds + MAX_RUNGS) if i not in taken)
+        seed = settings.base_seed + seed_index
+        result = c.execute(runs_table.insert().values(
+            session=session.name, config_id=config["id"], kind=config["kind"], stage="search",
+            label=f"{config['name']} seed {seed} (confirm, rung {step.rung})", seed=seed, seed_index=seed_index,
+            params_json=json.dumps(config["params"], default=str), status="pending", worker=session.worker_id,
+            max_steps=settings.steps, started_at=time.time()))
+        return "run", config, seed_index, int(result.inserted_primary_key[0])
+
+
+def confirm_step(session: "Session", *, wait_s: float) -> bool:
+    """Train the next confirmation run of ``session``, or wait ``wait_s`` for other workers'
+    runs of this rung; False when the confirmation rung has nothing left to do."""
+    action, config, seed_index, run_id = reserve_confirmation(session)
+    if action == "done":
+        return False
+    if action == "wait":
+        session.phase = "confirm: waiting for this rung's runs on other workers"
+        session._stop.wait(wait_s)
+        return True
+    session._train(config, seed_index, run_id=run_id)
+    session._finish_config_if_complete(config)
+    return True
