@@ -91,7 +91,7 @@ def ui_latency_results(results: Path | None, *, short: bool = True) -> dict:
     from bench.common import write_result
 
     with tempfile.TemporaryDirectory(prefix="bracket-ui-bench-") as workdir:
-        data = ui_latency.run(Path(workdir), sizes=(500,) if short else (500, 2000))
+        data = ui_latency.run(Path(workdir), sizes=(500,) if short else (500, 2000), cpu_seconds=20 if short else 60)
     write_result("ui", data, results)
     return data
 
@@ -104,8 +104,23 @@ def _print_ui(data: dict) -> None:
     for loaded in data.get("loaded_sizes", [loaded]):
         print(f"  app RSS with a {loaded['trials']}-trial session loaded: {loaded['rss_mb']:.0f} MB "
               f"(goal <= {loaded['goal_mb']:g} MB at 500); Search tab poll {loaded['search_poll_s']:.3f} s")
+        _print_poll(loaded)
     print(f"  Compare grid 8 runs x 6 prompts: first {grid['first_s']:.3f} s, repeat {grid['repeat_s']:.3f} s, "
           f"after a restart {grid['after_restart_s']:.3f} s (goal <= {grid['goal_s']:g} s)")
+
+
+def _print_poll(loaded: dict) -> None:
+    if "poll_unchanged_s" not in loaded:
+        return
+    n = loaded["trials"]
+    print(f"    {n} trials: poll nothing changed {loaded['poll_unchanged_s']:.4f} s, one run progressed "
+          f"{loaded['poll_progressed_s']:.4f} s, after a change {loaded['poll_after_change_s']:.3f} s; "
+          f"legacy poll {loaded['legacy_poll_s']:.3f} s (progressed {loaded['legacy_progressed_s']:.3f} s)")
+    if "cpu_share_1_tab" in loaded:
+        print(f"    CPU share over {loaded['cpu_seconds']} s of a run: 1 tab {loaded['cpu_share_1_tab']:.1%}, "
+              f"3 tabs {loaded['cpu_share_3_tabs']:.1%}, legacy 1 tab {loaded['legacy_cpu_share_1_tab']:.1%}")
+    print(f"    Results tab build {loaded['results_cold_s']:.3f} s (again {loaded['results_again_s']:.3f} s); "
+          f"`bracket status` {loaded['status_cli_s']:.2f} s (exit {loaded['status_cli_exit']})")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -62,7 +62,7 @@ def measure_page_ready(workdir: Path, timeout_s: float = 120.0) -> dict[str, Any
     return {"page_ready_s": ready, "idle_app_rss_mb": rss, "goal_s": PAGE_GOAL_S}
 
 
-def measure_loaded_rss(workdir: Path, trials: int = 500) -> dict[str, Any]:
+def measure_loaded_rss(workdir: Path, trials: int = 500, cpu_seconds: int = 0) -> dict[str, Any]:
     import psutil
 
     from bench.overhead import fill_store
@@ -87,8 +87,11 @@ def measure_loaded_rss(workdir: Path, trials: int = 500) -> dict[str, Any]:
     search_tab.poll(manager, None, 0.6)
     poll_s = time.perf_counter() - began
     rss = psutil.Process().memory_info().rss / 2**20
+    from bench.ui_poll import measure_poll_costs
+
+    costs = measure_poll_costs(manager, cpu_seconds=cpu_seconds)
     manager.close()
-    return {"trials": trials, "rss_mb": rss, "search_poll_s": poll_s, "goal_mb": RSS_GOAL_MB}
+    return {"trials": trials, "rss_mb": rss, "search_poll_s": poll_s, "goal_mb": RSS_GOAL_MB, **costs}
 
 
 def grid_fixture(workdir: Path) -> tuple[list[dict[str, Any]], list[Any], Path]:
@@ -140,18 +143,20 @@ def measure_grid(workdir: Path) -> dict[str, Any]:
     return {"first_s": timings[0], "repeat_s": timings[1], "after_restart_s": timings[2], "goal_s": GRID_GOAL_S}
 
 
-def _loaded_in_fresh_process(workdir: Path, trials: int) -> dict[str, Any]:
+def _loaded_in_fresh_process(workdir: Path, trials: int, cpu_seconds: int = 0) -> dict[str, Any]:
     """:func:`measure_loaded_rss` in a new process, so one size's memory does not count in the next."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(measure_loaded_rss, workdir / f"rss-{trials}", trials).result()
+        return pool.submit(measure_loaded_rss, workdir / f"rss-{trials}", trials, cpu_seconds).result()
 
 
-def run(workdir: Path, *, sizes: tuple[int, ...] = (500,)) -> dict[str, Any]:
-    """Page ready, app RSS with each session size in ``sizes`` (the first is the goal's 500), grid."""
+def run(workdir: Path, *, sizes: tuple[int, ...] = (500,), cpu_seconds: int = 20) -> dict[str, Any]:
+    """Page ready, app RSS and the poll's costs (``bench.ui_poll``) with each session size in
+    ``sizes`` (the first is the goal's 500; the CPU shares are measured on it), grid."""
     workdir.mkdir(parents=True, exist_ok=True)
-    loaded = [_loaded_in_fresh_process(workdir, trials) for trials in sizes]
+    loaded = [_loaded_in_fresh_process(workdir, trials, cpu_seconds if i == 0 else 0)
+              for i, trials in enumerate(sizes)]
     return {"page": measure_page_ready(workdir), "loaded": loaded[0], "loaded_sizes": loaded,
             "grid": measure_grid(workdir)}

@@ -100,7 +100,8 @@ def best_step_lines(table: Standings) -> list[str]:
             for row in (board.rows if board else []) if row.rank is not None and row.best_step is not None]
 
 
-def _finish(session: Session, status: str) -> int:
+def _finish(session: Session, status: str, shown: tuple[str, ...] | list[str] = ()) -> int:
+    """Print the run table, the answer and the notes not ``shown`` already; the exit code."""
     snapshot, table = session.snapshot(), standings(session)
     print(results_table(snapshot, raw_figures(table)))
     for line in best_step_lines(table) + winner_lines(table):
@@ -109,7 +110,8 @@ def _finish(session: Session, status: str) -> int:
     if snapshot.error:
         print(f"error: {snapshot.error}", file=sys.stderr)
     for note in snapshot.notes:
-        print(f"note: {note}")
+        if note not in shown:
+            print(f"note: {note}")
     succeeded = any(r["status"] == "done" for r in snapshot.runs if r["kind"] != "setup")
     session.close()
     if status == "failed" or not succeeded:
@@ -146,7 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     for note in session.parts.notes:
         print(f"note: {note}")
-    return _finish(session, _watch(session, quiet=args.quiet))
+    return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)
 
 
 def _prompts_argument(value: str) -> str:
@@ -293,8 +295,6 @@ def cmd_promote(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    import signal
-
     from bracket.session.store import redact_url
     from bracket.settings import get_settings
 
@@ -308,10 +308,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print("warning: a password in --storage is visible in the process list; put it in PGPASSWORD "
               "(or ~/.pgpass) instead", file=sys.stderr)
 
-    def _terminate(_signum: int, _frame: object) -> None:  # SIGTERM stops this worker like Ctrl-C
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _terminate)
     session = Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "", grace_s=args.grace)
     print(f"worker {session.worker_id} (gpu {session.gpu or '-'}) joined {session.name} on {redact_url(url)}; "
           f"run folders in {session.folder}", flush=True)
@@ -344,5 +340,24 @@ COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resum
             "report": cmd_report, "export": cmd_export}
 
 
+#: commands that train: SIGTERM (``kill``, a service manager, a closed terminal) stops them the way
+#: Ctrl-C does — the trainer is stopped and the run recorded as interrupted — instead of killing
+#: Bracket and leaving the trainer running with its run marked "running"
+TRAINING_COMMANDS = ("run", "resume", "finals", "promote", "worker")
+
+
+def _stop_on_sigterm() -> None:
+    import signal
+    import threading
+
+    def _terminate(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():  # signal handlers belong to the main thread
+        signal.signal(signal.SIGTERM, _terminate)
+
+
 def dispatch(args: argparse.Namespace) -> int:
+    if args.command in TRAINING_COMMANDS:
+        _stop_on_sigterm()
     return COMMANDS[args.command](args)

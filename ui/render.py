@@ -143,14 +143,20 @@ RUN_COLUMNS = ["run", "config", "kind", "status", "seed", "step", "score", "judg
                "reason"]
 
 
-def runs_frame(snapshot: Any) -> pd.DataFrame:
+def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None) -> pd.DataFrame:
+    """The trial table; with ``page_rows``, one page of it (page 1 = the newest runs, in run
+    order). A running run shows ``…`` for its step: its progress bar has the step, so the
+    table changes only when a run starts, ends or is scored."""
+    runs = [] if snapshot is None else [r for r in snapshot.runs if r["kind"] != "setup"]
+    if page_rows:
+        end = max(0, len(runs) - (max(1, page) - 1) * page_rows)
+        runs = runs[max(0, end - page_rows):end]
     rows = []
-    for run in [] if snapshot is None else snapshot.runs:
-        if run["kind"] == "setup":
-            continue
+    for run in runs:
         judges = ", ".join(f"{k} {v:.3f}" for k, v in (run.get("judges") or {}).items() if v is not None)
+        step = "…" if run["status"] == "running" else run.get("last_step") or 0
         rows.append([run["id"], run["config_name"], run["kind"], run["status"], run["seed"],
-                     f"{run.get('last_step') or 0}/{run.get('max_steps') or '?'}",
+                     f"{step}/{run.get('max_steps') or '?'}",
                      "" if run["score"] is None else round(run["score"], 4), judges, params_text(run["params"]),
                      format_duration(run["duration_s"]) if run["duration_s"] else "", run["failure_reason"] or ""])
     return pd.DataFrame(rows, columns=RUN_COLUMNS)

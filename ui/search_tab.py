@@ -3,8 +3,10 @@
 A ``gr.Timer`` polls the module-level :class:`SessionManager` once a second. The poll
 handler compares a fingerprint of every output with what this browser tab last got (kept
 in a small per-tab ``gr.State``) and returns ``gr.skip()`` for everything unchanged, so
-nothing flickers and an idle search costs almost nothing to watch. The manager caches the
-snapshot briefly, so many open tabs share one read of the store.
+nothing flickers and an idle search costs almost nothing to watch. The manager rebuilds
+its snapshot only when the store's change marker moves, and builds the table page and the
+loss chart once per change for all open tabs (``SessionManager.memo``). The table shows
+``PAGE_ROWS`` trials a page, newest first page.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from ui.render import fingerprint, loss_figure, progress_html, runs_frame, statu
 #: finished runs drawn in the live chart besides the current one (the Results tab overlays any)
 RECENT_RUNS = 30
 LOG_LINES = 40
+#: rows of the trial table per page (page 1 = the newest); more would slow every browser tab
+PAGE_ROWS = 300
 
 
 def chart_series(manager: SessionManager) -> tuple[dict[int, list], dict[int, str], int | None]:
@@ -34,36 +38,57 @@ def chart_series(manager: SessionManager) -> tuple[dict[int, list], dict[int, st
                 and r["status"] not in ("pending", "running")][-RECENT_RUNS:]
     wanted = finished + ([current] if current is not None else [])
     series = manager.loss_series(wanted)
-    labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs}
+    labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs if r["id"] in series}
     return series, labels, current
 
 
-def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float) -> tuple[Any, ...]:
-    """Everything the Search tab shows; unchanged parts come back as ``gr.skip()``."""
+def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
+    """(fingerprint, frame) of one page of the trial table, built once per store change."""
+    def build() -> tuple[str, Any]:
+        frame = runs_frame(manager.snapshot(), page=page, page_rows=PAGE_ROWS)
+        return fingerprint(frame.to_dict("split")), frame
+
+    return manager.memo(("search-table", page), build, structural=True)  # running rows show no step
+
+
+def _plot(manager: SessionManager, smoothing: float) -> tuple[str, Any]:
+    """(fingerprint, builder) of the loss chart; its key is cheap (series sizes), the figure is
+    drawn only for a tab that has not got this one yet, and once for all such tabs."""
+    series, labels, current = manager.memo("search-series", lambda: chart_series(manager))
+    live = (manager.snapshot().current or {}).get("loss") or []
+    mark = fingerprint([smoothing, current, len(live), sorted((k, len(v)) for k, v in series.items() if k != current)])
+    return mark, lambda: manager.memo(("search-plot", smoothing), lambda: loss_figure(
+        series, labels, smoothing=smoothing, highlight=current))
+
+
+def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
+         page: float | None = 1) -> tuple[Any, ...]:
+    """Everything the Search tab shows; what this tab already has comes back as ``gr.skip()``.
+
+    The work is in proportion to what changed: the snapshot is rebuilt only when the store's
+    change marker moved, the table page and the chart are built once per change for every
+    open tab (``SessionManager.memo``), and per tab only fingerprints are compared."""
     sent = dict(sent or {})
     snap = manager.snapshot()
-    outputs: dict[str, Any] = {
-        "status": status_markdown(snap),
-        "progress": progress_html(snap),
-        "log": "\n".join(manager.log_tail(LOG_LINES)) if snap else "",
-    }
-    frame = runs_frame(snap)
-    outputs["table"] = frame
-    keys = {"status": outputs["status"], "progress": outputs["progress"], "log": outputs["log"],
-            "table": frame.to_dict("split")}
-    series, labels, current = chart_series(manager) if snap else ({}, {}, None)
-    keys["plot"] = [smoothing, current, sorted((k, len(v), v[-1] if v else None) for k, v in series.items())]
+    page = max(1, int(page or 1))
+    parts: dict[str, tuple[str, Any]] = {}
+    status = status_markdown(snap)
+    parts["status"] = (fingerprint(status), lambda: status)
+    progress = progress_html(snap)
+    parts["progress"] = (fingerprint(progress), lambda: progress)
+    parts["plot"] = _plot(manager, smoothing) if snap else (fingerprint(None), lambda: loss_figure({}, {}))
+    log = "\n".join(manager.log_tail(LOG_LINES)) if snap else ""
+    parts["log"] = (fingerprint(log), lambda: log)
+    mark, frame = _table(manager, page) if snap else (fingerprint(None), runs_frame(None))
+    parts["table"] = (mark, lambda: frame)
     result = []
     for name in ("status", "progress", "plot", "log", "table"):
-        mark = fingerprint(keys[name])
+        mark, value = parts[name]
         if sent.get(name) == mark:
             result.append(gr.skip())
             continue
         sent[name] = mark
-        if name == "plot":
-            result.append(loss_figure(series, labels, smoothing=smoothing, highlight=current))
-        else:
-            result.append(outputs[name])
+        result.append(value())
     running = bool(snap and snap.status in ("running", "paused"))
     controls = ("running" if running else "idle", snap.status if snap else "none")
     mark = fingerprint(controls)
@@ -121,11 +146,14 @@ def build(manager: SessionManager) -> dict[str, Any]:
             log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=18, max_lines=18, autoscroll=True,
                              interactive=False, elem_id="bk-log")
     table = gr.Dataframe(label="Trials", interactive=False, wrap=False, max_height=420, elem_id="bk-trials")
+    page = gr.Number(value=1, precision=0, minimum=1, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
+                     elem_id="bk-trials-page")
     timer = gr.Timer(1.0)
     outputs = [status_md, progress, plot, log, table, start_btn, stop_btn, stop_after_btn, pause_btn, sent]
     poll_fn = functools.partial(poll, manager)
-    timer.tick(poll_fn, [sent, smoothing], outputs, **QUIET)
-    smoothing.release(poll_fn, [gr.State({}), smoothing], outputs, **QUIET)
+    timer.tick(poll_fn, [sent, smoothing, page], outputs, **QUIET)
+    smoothing.release(poll_fn, [gr.State({}), smoothing, page], outputs, **QUIET)
+    page.submit(poll_fn, [gr.State({}), smoothing, page], outputs, **QUIET)
     # QUIET: no Gradio timer text ("processing | 1.2s") over the messages
     start_btn.click(functools.partial(resume, manager), None, control_md, concurrency_id="session-control",
                     **QUIET)

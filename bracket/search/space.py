@@ -289,9 +289,11 @@ class SearchSpace(Mapping[str, Knob]):
                     raise SearchSpaceError(f"Bound for {name!r} lists no choices.")
                 if isinstance(knob, CategoricalKnob):
                     kept = tuple(c for c in knob.choices if c in choices)
-                    if not kept:
+                    unknown = [c for c in choices if c not in knob.choices]
+                    if unknown:  # a typo must not silently narrow the search to the other choices
                         raise SearchSpaceError(
-                            f"Bound for {name!r}: none of {list(choices)} is among {list(knob.choices)}."
+                            f"Bound for {name!r}: {', '.join(map(str, unknown))} "
+                            f"{'is' if len(unknown) == 1 else 'are'} not among {list(knob.choices)}."
                         )
                     knobs[name] = CategoricalKnob(kept, when=knob.when)
                 else:
@@ -319,6 +321,13 @@ class SearchSpace(Mapping[str, Knob]):
                 if clamped != value:
                     notes.append(f"{label}: {name} {value:g} clamped to {clamped:g} by the bounds")
                     fitted[name] = knob.normalise(clamped)
+            elif (isinstance(knob, CategoricalKnob) and _is_number(value) and value not in knob.choices
+                  and knob.choices and all(_is_number(c) for c in knob.choices)):
+                # a numeric choice narrowed away (e.g. --batch-sizes 2,4 and a baseline at 16): keep the
+                # config at the nearest allowed value rather than losing the whole warm start
+                nearest = min(knob.choices, key=lambda c: (abs(math.log(max(float(c), 1e-12) / max(float(value), 1e-12))), c))
+                notes.append(f"{label}: {name} {value:g} moved to {nearest:g}, the nearest allowed choice")
+                fitted[name] = nearest
         fitted = self.complete(fitted)
         remaining = self.problems(fitted)
         if remaining:

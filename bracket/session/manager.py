@@ -6,7 +6,8 @@ level, not in per-tab state: :class:`SessionManager` is that object. It
 * lists the past sessions in the runs folder (``session.json`` + the store's status);
 * starts a new search, opens a past one to look at, resumes it, stops and pauses it —
   refusing a second search while one runs;
-* hands out snapshots, cached for a moment so that many tabs polling at once cost one read;
+* hands out snapshots rebuilt only when the store changed, and derived views computed once
+  per change (:mod:`bracket.session.snapshot_cache`), so many polling tabs cost one read;
 * builds the Compare grid (:mod:`bracket.session.grid`) from paths and cached thumbnails;
 * picks what to score next (unrated runs; informative pairs from the human judge);
 * records ratings and pairwise choices;
@@ -39,6 +40,7 @@ from bracket.session.jobs import Job
 from bracket.session.runner import read_log_tail
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
+from bracket.session.snapshot_cache import SnapshotCache
 from bracket.session.standings import STAGES, StageBoard, Standings, figures_text, importance, standings
 from bracket.session.store import RUN_SPENT
 from bracket.session.thumbs import ThumbnailCache
@@ -85,9 +87,9 @@ class SessionManager:
         self._lock = threading.RLock()
         self._session: Session | None = None
         self._thumbs: ThumbnailCache | None = None
-        self._snapshot: tuple[float, SessionSnapshot] | None = None
+        self._cache: SnapshotCache | None = None
         self._loss_cache: dict[int, list[tuple[int, float]]] = {}
-        self._standings: tuple[float, Session, Standings] | None = None
+        self._log_cache: tuple[Any, list[str]] = (None, [])
         #: finals or promote running (or last run) in the background (``bracket.session.jobs``)
         self.job: Job | None = None
 
@@ -109,7 +111,8 @@ class SessionManager:
 
     def _adopt(self, session: Session) -> Session:
         old = self._session
-        self._session, self._snapshot, self._loss_cache, self._standings = session, None, {}, None
+        self._session, self._loss_cache = session, {}
+        self._cache = SnapshotCache(session, self.snapshot_ttl)
         self._thumbs = ThumbnailCache(session.folder)
         if old is not None and old is not session:
             old.store.close()
@@ -213,44 +216,64 @@ class SessionManager:
         if not session.running and not workers_alive:
             raise BracketError("The search is not running; there is nothing to stop.")
         session.stop(now=now)  # recorded in the store: workers on other machines stop too
-        self._snapshot = None
+        self._forget()
 
     def pause(self) -> None:
         session = self.require()
         if not session.running:
             raise BracketError("The search is not running; there is nothing to pause.")
         session.pause()
-        self._snapshot = None
+        self._forget()
 
     def unpause(self) -> None:
         self.require().unpause()
-        self._snapshot = None
+        self._forget()
+
+    def _forget(self) -> None:
+        if self._cache is not None:
+            self._cache.invalidate()
 
     # -- reading -------------------------------------------------------------------------
     def snapshot(self) -> SessionSnapshot | None:
-        """The current session's snapshot, at most ``snapshot_ttl`` seconds old."""
-        session = self._session
-        if session is None:
-            return None
-        with self._lock:
-            cached = self._snapshot
-            if cached is not None and cached[1].name == session.name and time.monotonic() - cached[0] < self.snapshot_ttl:
-                return cached[1]
-            snap = session.snapshot()
-            self._snapshot = (time.monotonic(), snap)
-            return snap
+        """The current session's snapshot, rebuilt only when the store or the run here changed
+        (:mod:`bracket.session.snapshot_cache`; tabs polling in the same tick share one read)."""
+        cache = self._cache
+        return None if cache is None else cache.snapshot()
+
+    @property
+    def version(self) -> int:
+        """Goes up whenever the snapshot changed; the same number means the same picture."""
+        cache = self._cache
+        return -1 if cache is None else cache.version
+
+    def memo(self, key: Any, build: Any, *, structural: bool = False) -> Any:
+        """``build()`` once per snapshot version: what every open tab shows the same (a
+        rendered table, a chart) is computed once per change, not once per tab; with
+        ``structural``, only when more than the progress of running runs changed."""
+        cache = self._cache
+        return build() if cache is None else cache.memo(key, build, structural=structural)
 
     def log_tail(self, lines: int = 40) -> list[str]:
-        """The tail of the current run's log, else of the last run that has one."""
+        """The tail of the current run's log, else of the last run that has one (read again
+        only when the file grew)."""
         snap = self.snapshot()
         if snap is None:
             return []
-        if snap.current and snap.current.get("log_path"):
-            return read_log_tail(Path(snap.current["log_path"]), lines)
-        for run in reversed(snap.runs):
-            if run.get("run_dir") and (Path(run["run_dir"]) / "logs" / "stdout.log").is_file():
-                return read_log_tail(Path(run["run_dir"]) / "logs" / "stdout.log", lines)
-        return []
+        path = Path(snap.current["log_path"]) if snap.current and snap.current.get("log_path") else None
+        if path is None:
+            path = self.memo("log_path", lambda: next(
+                (p for r in reversed(snap.runs) if r.get("run_dir")
+                 and (p := Path(r["run_dir"]) / "logs" / "stdout.log").is_file()), None), structural=True)
+        if path is None:
+            return []
+        try:
+            stat = path.stat()
+        except OSError:
+            return []
+        key = (str(path), stat.st_size, stat.st_mtime_ns, lines)
+        if self._log_cache[0] != key:
+            self._log_cache = (key, read_log_tail(path, lines))
+        return list(self._log_cache[1])
 
     def loss_series(self, run_ids: list[int] | None = None) -> dict[int, list[tuple[int, float]]]:
         """Loss series of finished runs (read once, then cached) and of the run in progress."""
@@ -258,13 +281,14 @@ class SessionManager:
         wanted = [r for r in snap.runs if r["kind"] != "setup" and (run_ids is None or r["id"] in run_ids)]
         series: dict[int, list[tuple[int, float]]] = {}
         live = snap.current or {}
+        missing = [r["id"] for r in wanted if r["id"] not in self._loss_cache and live.get("run_id") != r["id"]
+                   and (r["status"] in RUN_SPENT or r["status"] == "interrupted")]
+        for run_id, stored in session.store.series(missing).items():  # one query for all new ones
+            self._loss_cache[run_id] = [tuple(p) for p in stored["loss"] or []]
         for run in wanted:
             if live.get("run_id") == run["id"]:
                 series[run["id"]] = [tuple(p) for p in live.get("loss") or []]
-            elif run["status"] in RUN_SPENT or run["status"] == "interrupted":
-                if run["id"] not in self._loss_cache:
-                    record = session.store.get_run(run["id"]) or {}
-                    self._loss_cache[run["id"]] = [tuple(p) for p in record.get("loss") or []]
+            elif run["id"] in self._loss_cache:
                 series[run["id"]] = self._loss_cache[run["id"]]
         return series
 
@@ -317,6 +341,9 @@ class SessionManager:
 
     def run_labels(self) -> dict[int, str]:
         """Compare's label per finished run: stage, seed, score with its raw figures, rated or not."""
+        return self.memo("labels", self._run_labels, structural=True)
+
+    def _run_labels(self) -> dict[int, str]:
         table = self.standings()
         labels: dict[int, str] = {}
         scorable = {r["id"] for r in self.scorable_runs()}
@@ -346,17 +373,17 @@ class SessionManager:
         from bracket.session.rating_effect import rate_and_explain
 
         message = rate_and_explain(self.require(), int(run_id), value, prompt_index, step)
-        self._snapshot = self._standings = None
+        self._forget()
         return message
 
     def compare(self, left_run_id: int, right_run_id: int, winner: str) -> None:
         self.require().add_comparison(int(left_run_id), int(right_run_id), winner)
-        self._snapshot = self._standings = None
+        self._forget()
 
     def undo_comparison(self) -> dict[str, Any] | None:
         """Take back the last pairwise choice of the open session (None when there is none)."""
         undone = self.require().undo_last_comparison()
-        self._snapshot = self._standings = None
+        self._forget()
         return undone
 
     def ratings(self) -> list[dict[str, Any]]:
@@ -369,17 +396,9 @@ class SessionManager:
 
     # -- results ------------------------------------------------------------------------
     def standings(self) -> Standings | None:
-        """The open session's standings (``bracket.session.standings``), at most ``snapshot_ttl`` old."""
+        """The open session's standings (``bracket.session.standings``), computed once per store change."""
         session = self._session
-        if session is None:
-            return None
-        with self._lock:
-            cached = self._standings
-            if cached is not None and cached[1] is session and time.monotonic() - cached[0] < self.snapshot_ttl:
-                return cached[2]
-            table = standings(session)
-            self._standings = (time.monotonic(), session, table)
-            return table
+        return None if session is None else self.memo("standings", lambda: standings(session), structural=True)
 
     def leaderboard(self) -> tuple[list[StageBoard], str]:
         """(every stage's board, finals first; the verdict with its warnings)."""
@@ -392,14 +411,16 @@ class SessionManager:
 
     def winner_export(self) -> results.WinnerExport | None:
         table = self.standings()
-        return None if table is None else results.winner_command(self.require(), table.winner)
+        return None if table is None else self.memo("winner", lambda: results.winner_command(
+            self.require(), table.winner), structural=True)
 
     def param_importance(self) -> tuple[dict[str, float], str]:
-        return importance(self.require(), self.standings())
+        session = self.require()
+        return self.memo("importance", lambda: importance(session, self.standings()), structural=True)
 
     def score_history(self) -> list[dict[str, Any]]:
         table = self.standings()
-        return [] if table is None else results.score_history(table)
+        return [] if table is None else self.memo("history", lambda: results.score_history(table), structural=True)
 
     def report_markdown(self, image_url: Any = None) -> str:
         """The report (written under the session folder); when no search runs here, the stored
@@ -408,13 +429,16 @@ class SessionManager:
         from bracket.session.study_sync import record_verdict
 
         session = self.require()
-        text = report_markdown(session, image_url)
-        if not self.running:
-            try:
-                record_verdict(session, self.standings(), close_leftovers=False)
-            except Exception:  # noqa: BLE001 - a convenience view; the report is what was asked for
-                logging.getLogger(__name__).warning("could not update the verdict study", exc_info=True)
-        return text
+        def build() -> str:  # once per change (the same image-URL scheme every time in an app)
+            text = report_markdown(session, image_url)
+            if not self.running:
+                try:
+                    record_verdict(session, self.standings(), close_leftovers=False)
+                except Exception:  # noqa: BLE001 - a convenience view; the report is what was asked for
+                    logging.getLogger(__name__).warning("could not update the verdict study", exc_info=True)
+            return text
+
+        return self.memo("report", build, structural=True)
 
     # -- from winner to training ---------------------------------------------------------
     def start_job(self, kind: str, *, steps: int | None = None, top_k: int = 3, seeds: int = 2) -> Job:
@@ -430,7 +454,7 @@ class SessionManager:
             else:
                 raise BracketError(f"Unknown action {kind!r}: finals or promote.")
             self.job = Job(kind, action)
-            self._snapshot = self._standings = None
+            self._forget()
             return self.job
 
     def export_winner(self, steps: int | None = None) -> Any:

@@ -388,6 +388,9 @@ class Store:
     def update_run(self, run_id: int, **values: Any) -> None:
         with self.engine.begin() as c:
             c.execute(runs_table.update().where(runs_table.c.id == run_id).values(_encode(values)))
+            if "samples" in values:  # stored after the loss series: the change marker sees it here
+                owner = sa.select(runs_table.c.session).where(runs_table.c.id == run_id).scalar_subquery()
+                c.execute(sessions_table.update().where(sessions_table.c.name == owner).values(updated_at=time.time()))
 
     def get_run(self, run_id: int) -> dict[str, Any] | None:
         with self.engine.connect() as c:
@@ -418,6 +421,40 @@ class Store:
         with self.engine.connect() as c:
             return {row.id: {"loss": json.loads(row.loss_json or "[]"), "eval_loss": json.loads(row.eval_loss_json or "[]")}
                     for row in c.execute(query)}
+
+    def change_marker(self, session: str) -> tuple:
+        """A cheap fingerprint of everything a view of ``session`` shows, in one query.
+
+        It changes whenever a run is added, changes status or step, gets judged or gets
+        samples (:meth:`update_run` then touches the session row), and whenever a config,
+        rating, comparison, worker or the session row changes (the loss series grow with the
+        step). Views cache what they build from the store
+        keyed by it, so a poll that finds nothing new reads one row and nothing else.
+        """
+        r, cfg = runs_table.c, configs_table.c
+
+        def scalar(*columns: Any, table: sa.Table) -> Any:
+            return sa.select(*columns).where(table.c.session == session).scalar_subquery()
+
+        query = sa.select(
+            scalar(sa.func.count(), table=runs_table),
+            scalar(sa.func.max(r.id), table=runs_table),
+            scalar(sa.func.sum(sa.func.coalesce(r.last_step, 0)), table=runs_table),
+            scalar(sa.func.sum(sa.func.length(r.status) * r.id), table=runs_table),
+            # only columns stored before the loss series: reading past them would read every series
+            scalar(sa.func.sum(sa.func.length(r.judges_json) + sa.func.length(r.failure_reason)), table=runs_table),
+            scalar(sa.func.sum(sa.func.coalesce(r.finished_at, 0)), table=runs_table),
+            scalar(sa.func.count(), table=configs_table),
+            scalar(sa.func.sum(sa.func.length(cfg.status) * cfg.id + sa.func.coalesce(cfg.value, 0)),
+                   table=configs_table),
+            scalar(sa.func.max(ratings_table.c.id), table=ratings_table),
+            scalar(sa.func.max(comparisons_table.c.id), table=comparisons_table),
+            scalar(sa.func.sum(sa.func.length(workers_table.c.status)), table=workers_table),
+            scalar(sa.func.count(), table=workers_table),
+            sa.select(sessions_table.c.updated_at).where(sessions_table.c.name == session).scalar_subquery(),
+        )
+        with self.engine.connect() as c:
+            return tuple(c.execute(query).one())
 
     # -- human scores ------------------------------------------------------------------
     def add_rating(self, session: str, run_id: int, value: float, prompt_index: int | None = None,

@@ -62,14 +62,17 @@ def _settings(**values) -> SearchSettings:
 
 
 def test_demo_session_searches_batch_sizes_the_preset_fixes(demo_fields, runs_dir):
-    """The demo preset fixes batch size 16; choices 4 and 8 drop the warm start (it cannot
-    fit) and every run trains at a chosen size, none left pending."""
+    """The demo preset fixes batch size 16; with choices 4 and 8 the warm start moves to the
+    nearest choice (8) instead of being lost, and every run trains at a chosen size, none
+    left pending."""
     session = Session.create("demo-cpu", demo_fields, _settings(bounds={"batch_size": [4, 8]}), out_dir=runs_dir)
-    assert any("dropped" in note for note in session.parts.notes)
+    assert any("batch_size 16 moved to 8" in note for note in session.parts.notes)
+    assert not any("dropped" in note for note in session.parts.notes)
     assert session.run() == "finished"
     runs = [r for r in session.store.runs(session.name, with_series=False) if r["stage"] == "search"]
     assert len(runs) == 3 and {r["status"] for r in runs} == {"done"}
     assert {r["params"]["batch_size"] for r in runs} <= {4, 8}
+    assert runs[0]["kind"] == "baseline" and runs[0]["params"]["batch_size"] == 8
 
 
 def test_a_refused_config_leaves_no_pending_run(demo_fields, runs_dir):

@@ -73,6 +73,15 @@ def test_bounds_narrow_clamp_and_drop_with_notes():
                         label="curated 'prodigy'")
     assert dropped.config is None
     assert "dropped" in dropped.notes[0] and "Prodigy" in dropped.notes[0]
+    moved = space.fit({"optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "network_dim": 16, "batch_size": 8},
+                      label="baseline")
+    assert moved.config is not None and moved.config["batch_size"] == 2, "a narrowed-away batch size moves, not drops"
+    assert any("batch_size 8 moved to 2" in n for n in moved.notes)
+
+
+def test_a_bound_naming_an_unknown_choice_is_refused_not_ignored():
+    with pytest.raises(SearchSpaceError, match="'Nope'|Nope is not among"):
+        make_space().narrow({"optimizer_type": ["Nope", "AdamW8bit"]})
 
 
 def test_bad_bounds_are_refused_with_what_to_do():

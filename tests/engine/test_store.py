@@ -20,3 +20,30 @@ def test_urls_are_shown_without_their_password_and_bad_ones_are_refused():
     assert redact_url("postgresql+psycopg://bob:hunter2@db:5432/x") == "postgresql+psycopg://bob:***@db:5432/x"
     with pytest.raises(StoreError, match="malformed"):
         Store.open("definitely not a url")
+
+
+def test_the_change_marker_moves_with_what_a_view_shows_and_only_then(tmp_path):
+    store = Store.open(sqlite_url(tmp_path / "bracket.db"))
+    store.create_session("s", preset_id="demo-cpu", fields={}, settings={})
+    store.create_session("other", preset_id="demo-cpu", fields={}, settings={})
+    marks = [store.change_marker("s")]
+    assert store.change_marker("s") == marks[-1]
+    config_id = store.add_config("s", trial_number=0, kind="search", name="c0", params={})
+    run_id = store.add_run("s", config_id=config_id, kind="search", status="running", max_steps=20, last_step=0)
+    changes = [lambda: store.update_run(run_id, last_step=5, loss=[[5, 0.5]]),
+               lambda: store.update_run(run_id, status="done", finished_at=1.0),
+               lambda: store.update_run(run_id, judges={"loss": 0.4}),
+               lambda: store.update_run(run_id, samples=[{"path": "a.png"}]),
+               lambda: store.update_config(config_id, status="done", value=0.4),
+               lambda: store.add_rating("s", run_id, 4.0),
+               lambda: store.add_comparison("s", run_id, run_id, "left"),
+               lambda: store.update_session("s", status="stopped")]
+    for change in changes:
+        marks.append(store.change_marker("s"))
+        assert store.change_marker("s") == marks[-1]  # reading changes nothing
+        change()
+    marks.append(store.change_marker("s"))
+    assert len(set(marks)) == len(marks)  # every change moved it
+    store.add_run("other", kind="search", status="done")  # another search of a shared store
+    assert store.change_marker("s") == marks[-1]
+    store.close()

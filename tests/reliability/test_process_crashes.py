@@ -158,3 +158,23 @@ def test_a_second_process_on_a_running_session_is_refused_and_launches_nothing(f
     session = Session.open(folder)
     assert session.store.runs(session.name)[0]["status"] == "interrupted"
     session.close()
+
+
+@pytest.mark.parametrize("command", ["run"])
+def test_sigterm_stops_a_search_like_ctrl_c(fast_fields, runs_dir, tmp_path, command):
+    """``kill PID`` (SIGTERM) of ``bracket run`` used to kill Bracket alone: the trainer trained
+    on, owned by init, and the run stayed "running". It now stops like Ctrl-C."""
+    args = [command, "--preset", "demo-cpu", *cli_args(fast_fields), "--budget", "2", "--steps", "5",
+            "--name", "term", "--out", str(runs_dir), "--quiet"]
+    first = bracket_process(args, {"BRACKET_FAKE_MODE": "hang"}, tmp_path / "term.log")
+    folder = runs_dir / "term"
+    try:
+        trainer = read_pid(wait_for(lambda: next(folder.glob("trials/*/output/trainer.pid"), None), 90, "a run"))
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(60) == 1
+        assert dead(trainer), "the trainer must stop with Bracket"
+    finally:
+        kill_tree_now(first)
+    session = Session.open(folder)
+    assert session.store.runs(session.name)[0]["status"] == "interrupted"
+    session.close()

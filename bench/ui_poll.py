@@ -1,0 +1,140 @@
+"""What watching a search costs the app (issue 24), measured on a session of N finished trials.
+
+Called by :func:`bench.ui_latency.measure_loaded_rss` in the fresh process that holds the
+app and the session, so every figure of one size comes from one process, side by side:
+
+* **legacy poll**: the Search-tab poll as it was before issue 24, re-created here from the
+  same public pieces (snapshot rebuilt every tick, the whole trial table rendered and hashed,
+  the chart's series looked up) — the ``before`` of every ratio;
+* **poll, nothing changed**: a tab that already has everything polls the next tick;
+* **poll, one run progressed**: the run in progress got one more loss point and step;
+* **poll after a change**: a run finished in the store (snapshot rebuilt, table page redrawn);
+* **CPU share**: process CPU time over wall time while 1 (and 3) tabs poll once a second for
+  ``seconds`` during a run that logs one loss point a second (the legacy poll too, 1 tab).
+  In-process: Gradio's own serving of the updates (websocket, JSON) is not counted;
+* **Results tab build**: ``results_tab.refresh`` first (cold) and again with nothing changed;
+* **`bracket status`**: ``python -m bracket status <folder>`` as a subprocess (imports included).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import ROOT
+
+
+def legacy_poll(manager: Any, smoothing: float = 0.6) -> None:
+    """The per-tick work of the poll before issue 24 (the comparison point)."""
+    from bracket.session.runner import read_log_tail
+    from ui.render import fingerprint, loss_figure, progress_html, runs_frame, status_markdown
+    from ui.search_tab import RECENT_RUNS
+
+    snap = manager.session.snapshot()
+    status_markdown(snap), progress_html(snap)
+    log_path = (snap.current or {}).get("log_path")
+    if log_path:
+        read_log_tail(Path(log_path), 40)
+    frame = runs_frame(snap)
+    fingerprint(frame.to_dict("split"))
+    current = (snap.current or {}).get("run_id")
+    finished = [r["id"] for r in snap.runs if r["kind"] != "setup" and r["id"] != current
+                and r["status"] not in ("pending", "running")][-RECENT_RUNS:]
+    series = manager.loss_series(finished + ([current] if current is not None else []))
+    labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs}
+    fingerprint([smoothing, current, sorted((k, len(v), v[-1] if v else None) for k, v in series.items())])
+    if current is not None:  # the chart changed: the old poll drew it again, as the new one does
+        loss_figure(series, labels, smoothing=smoothing, highlight=current)
+
+
+def _timed(call: Any, repeats: int = 5) -> float:
+    times = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - began)
+    return sorted(times)[len(times) // 2]
+
+
+class LiveRun:
+    """A run in progress in the app's own process: one more loss point per :meth:`step`."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.run_id = session.store.add_run(session.name, kind="search", stage="search", label="live", seed=1,
+                                            status="running", max_steps=100_000, last_step=0)
+        self.live = {"run_id": self.run_id, "label": "live", "step": 0, "max_steps": 100_000, "loss": [],
+                     "samples": [], "log_path": "", "started_at": time.time()}
+        session.executor.current = self.live
+
+    def step(self) -> None:
+        step = self.live["step"] + 1
+        self.live["step"], self.live["loss"] = step, [*self.live["loss"], [step, 1.0 / step]]
+        if step % 3 == 0:  # what the executor stores every PERSIST_SECONDS
+            self.session.store.update_run(self.run_id, last_step=step, loss=self.live["loss"])
+
+    def end(self) -> None:
+        self.session.executor.current = None
+        self.session.store.update_run(self.run_id, status="done", finished_at=time.time())
+
+
+def cpu_share(manager: Any, live: LiveRun, tabs: int, seconds: int, *, legacy: bool = False) -> float:
+    from ui import search_tab
+
+    sent = [search_tab.poll(manager, {}, 0.6)[-1] for _ in range(tabs)]
+    cpu, began = time.process_time(), time.perf_counter()
+    for tick in range(seconds):
+        live.step()
+        for index in range(tabs):
+            if legacy:
+                legacy_poll(manager)
+            else:
+                sent[index] = search_tab.poll(manager, sent[index], 0.6)[-1]
+        time.sleep(max(0.0, began + tick + 1 - time.perf_counter()))
+    return (time.process_time() - cpu) / (time.perf_counter() - began)
+
+
+def measure_poll_costs(manager: Any, *, cpu_seconds: int = 0) -> dict[str, Any]:
+    """Every figure above for the open session of ``manager`` (its snapshot TTL set to 0)."""
+    from ui import results_tab, search_tab
+
+    manager.snapshot_ttl = 0.0
+    manager._cache.ttl = 0.0  # noqa: SLF001 - every call of the bench is a new tick
+    session = manager.session
+    out: dict[str, Any] = {"legacy_poll_s": _timed(lambda: legacy_poll(manager))}
+    sent = search_tab.poll(manager, {}, 0.6)[-1]
+    out["poll_unchanged_s"] = _timed(lambda: search_tab.poll(manager, sent, 0.6))
+    live = LiveRun(session)
+    sent = search_tab.poll(manager, {}, 0.6)[-1]
+
+    def progressed() -> None:
+        live.step()
+        search_tab.poll(manager, sent, 0.6)
+
+    out["poll_progressed_s"] = _timed(progressed)
+    out["legacy_progressed_s"] = _timed(lambda: (live.step(), legacy_poll(manager)))
+    if cpu_seconds:
+        out["cpu_seconds"] = cpu_seconds
+        out["cpu_share_1_tab"] = cpu_share(manager, live, 1, cpu_seconds)
+        out["cpu_share_3_tabs"] = cpu_share(manager, live, 3, cpu_seconds)
+        out["legacy_cpu_share_1_tab"] = cpu_share(manager, live, 1, cpu_seconds, legacy=True)
+    live.end()
+
+    def changed() -> None:
+        session.store.add_run(session.name, kind="search", stage="search", label="x", seed=1, status="failed")
+        search_tab.poll(manager, sent, 0.6)
+
+    out["poll_after_change_s"] = _timed(changed, 3)
+    began = time.perf_counter()
+    results_tab.refresh(manager)
+    out["results_cold_s"] = time.perf_counter() - began
+    out["results_again_s"] = _timed(lambda: results_tab.refresh(manager), 3)
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "bracket", "status", str(session.folder)], cwd=ROOT,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    out["status_cli_s"] = time.perf_counter() - began
+    out["status_cli_exit"] = done.returncode
+    return out
