@@ -14,6 +14,7 @@ from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.forms import parse_bounds
+from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
 from bracket.session.standings import Standings, figures_text, standings
@@ -142,6 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
                              name=args.name, storage_url=args.storage)
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
+    print(f"plan: {phases_text(session.search_plan)}")
     for warning in session.parts.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for note in session.parts.notes:
@@ -217,6 +219,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     print(f"resuming session {session.name}: {session.settings.plan()}")
+    print(f"plan: {phases_text(session.search_plan)}")
     return _finish(session, _watch(session, quiet=args.quiet))
 
 

@@ -151,6 +151,9 @@ class ModelPreset:
     needs_pre_cache: bool = False
     #: the trainer script (or command) this preset drives, for tables and docs
     trainer_script: str = ""
+    #: search settings the Setup form starts from for this preset (``budget``, ``steps``),
+    #: e.g. a quick start that reaches every phase of the plan; the rest are ``SearchSettings``'
+    search_defaults: tuple[tuple[str, int], ...] = ()
 
     def validate_fields(self, values: Mapping[str, str]) -> dict[str, str]:
         """Defaults merged in and every field checked; raises ``FieldError``."""

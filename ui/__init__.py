@@ -2,5 +2,6 @@
 
 The UI holds no business logic. It calls the engine (``bracket.session.manager``) and renders
 what comes back (``ui.render``); errors a person can cause arrive as ``BracketError`` and are
-shown with ``gr.Error`` (``ui.common.user_errors``). ``app.py`` launches it.
+shown inline, as a ``⚠`` line in the message box of the action (``ui.common.inline_errors``),
+never as an overlay on other components. ``app.py`` launches it.
 """

@@ -5,8 +5,12 @@ document, so it keeps working when Gradio replaces the grid's HTML:
 
 * a click on a grid cell opens it full size in a lightbox; ←/→ move between runs (columns),
   ↑/↓ between prompts (rows), Esc or a click outside closes it;
-* while the blind pairwise panel is on screen (and no text box has the focus), 1 / ← picks
-  the left sample, 2 / → the right one, 3 / ↓ a tie — by clicking the matching button.
+* a reload returns to the tab you were on (its name is kept in ``localStorage``);
+* in *pairwise mode* only — its checkbox (``#bk-pair-mode``) ticked and the keyboard focus
+  inside the pairwise panel (``#bk-pair-zone``) — 1 / ← picks the left sample, 2 / → the
+  right one, 3 / ↓ a tie, by clicking the matching button (which keeps the focus, so the
+  mode stays on). Anywhere else the keys do what the browser does (scroll); a click on the
+  panel puts the focus in it.
 """
 
 CSS = """
@@ -14,7 +18,7 @@ CSS = """
 table.bk-grid { border-collapse: collapse; width: max-content; }
 table.bk-grid th, table.bk-grid td { padding: 4px; vertical-align: top; text-align: center; }
 table.bk-grid th.bk-prompt { text-align: left; max-width: 14em; font-weight: normal; font-size: 0.85em; }
-table.bk-grid thead th { font-size: 0.85em; white-space: nowrap; }
+table.bk-grid thead th { font-size: 0.85em; white-space: normal; max-width: 200px; overflow-wrap: anywhere; }
 .bk-cell { cursor: zoom-in; margin: 0; }
 .bk-cell img, .bk-cell video { width: 192px; height: 192px; object-fit: contain; background: #111;
   border-radius: 4px; display: block; }
@@ -26,6 +30,7 @@ table.bk-grid thead th { font-size: 0.85em; white-space: nowrap; }
 .bk-bar { height: 14px; background: #ddd3; border-radius: 7px; overflow: hidden; margin: 2px 0 8px; }
 .bk-bar > div { height: 100%; background: var(--color-accent, #f97316); transition: width 0.4s; }
 .bk-progress-label { font-size: 0.9em; }
+#bk-pair-zone:focus-within { outline: 2px solid var(--color-accent, #f97316); outline-offset: 4px; }
 #bk-lightbox { position: fixed; inset: 0; background: rgba(0, 0, 0, 0.88); display: none; z-index: 1000;
   align-items: center; justify-content: center; flex-direction: column; }
 #bk-lightbox.open { display: flex; }
@@ -84,6 +89,26 @@ HEAD = """
     state.grid = null;
   }
   window.bracketLightbox = { show, close, state };
+  // a reload returns to the tab you were on (remembered per browser, by the tab's name)
+  document.addEventListener('click', (e) => {
+    const tab = e.target.closest && e.target.closest('#bk-tabs [role=tab]');
+    if (tab) localStorage.setItem('bk-tab', tab.textContent.trim());
+  });
+  const wanted = localStorage.getItem('bk-tab');
+  if (wanted && wanted !== 'Setup') {
+    let tries = 0;
+    const timer = setInterval(() => {
+      const tab = [...document.querySelectorAll('#bk-tabs [role=tab]')].find((t) => t.textContent.trim() === wanted);
+      if (tab || ++tries > 100) { clearInterval(timer); if (tab) tab.click(); }
+    }, 100);
+  }
+  document.addEventListener('mousedown', (e) => {  // a click on the pairwise panel gives it the focus
+    const zone = e.target.closest && e.target.closest('#bk-pair-zone');
+    if (zone && !e.target.closest('button, input, label, .bk-cell')) {
+      zone.tabIndex = -1;
+      setTimeout(() => { if (!zone.contains(document.activeElement)) zone.focus(); }, 0);
+    }
+  });
   document.addEventListener('click', (e) => {
     const cell = e.target.closest && e.target.closest('.bk-grid .bk-cell[data-full]');
     if (!cell) return;
@@ -100,13 +125,17 @@ HEAD = """
       return;
     }
     const t = e.target;
-    if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
+    if (t && ((t.tagName === 'INPUT' && t.type !== 'checkbox') || t.tagName === 'TEXTAREA' ||
+              t.isContentEditable)) return;
+    const zone = document.getElementById('bk-pair-zone');
+    const mode = document.querySelector('#bk-pair-mode input[type=checkbox]');
+    if (!zone || !mode || !mode.checked || !zone.contains(document.activeElement)) return;
     const panel = document.getElementById('bk-pair');
     if (!panel || panel.offsetParent === null) return;
     const ids = { '1': 'bk-pair-left', ArrowLeft: 'bk-pair-left', '2': 'bk-pair-right',
                   ArrowRight: 'bk-pair-right', '3': 'bk-pair-tie', ArrowDown: 'bk-pair-tie' };
     const button = ids[e.key] && document.getElementById(ids[e.key]);
-    if (button && !button.disabled) { e.preventDefault(); button.click(); }
+    if (button && !button.disabled) { e.preventDefault(); button.click(); button.focus(); }
   });
 })();
 </script>

@@ -6,7 +6,12 @@ lightbox — and is drawn as HTML (``ui.render.grid_html``); clicking a cell ope
 lightbox of ``ui.assets`` (←/→ runs, ↑/↓ prompts). A step slider moves through every saved
 step. Ratings (1–10, per run or per prompt) are saved the moment they are clicked. The
 blind pairwise panel shows two runs without names in random order (pairs from the human
-judge's ``next_pairs``); 1/2/3 or ←/→/↓ choose.
+judge's ``next_pairs``). Keys vote only in *pairwise mode* — its checkbox ticked and the
+focus inside the pairwise panel — so arrow keys elsewhere scroll and never record a blind
+vote; "Undo last vote" takes the newest choice back.
+
+Rating widgets belong to a run: each shows that run's stored whole-run rating (or none), its
+label says rated or unrated, and both are redrawn after every rating.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import gradio as gr
 
 from bracket.errors import BracketError
 from bracket.session.manager import SessionManager
-from ui.common import PRIVATE, user_errors
+from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import grid_html
 
 MIN_RUNS, MAX_RUNS = 2, 8
@@ -34,8 +39,8 @@ def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
             for run in manager.scorable_runs()]
 
 
-def refresh_runs(manager: SessionManager) -> Any:
-    return gr.Dropdown(choices=run_choices(manager))
+def refresh_runs(manager: SessionManager) -> tuple[Any, Any]:
+    return gr.Dropdown(choices=run_choices(manager)), gr.Dropdown(choices=[""] + sort_choices(manager))
 
 
 def _slider(steps: list[int], step: int | None) -> Any:
@@ -52,36 +57,93 @@ def _scope_choices(prompts: list[str]) -> list[tuple[str, int]]:
     return [("the whole run", WHOLE_RUN)] + [(f"prompt {i}: {p[:40]}", i) for i, p in enumerate(prompts)]
 
 
-@user_errors
+def run_ratings(manager: SessionManager) -> dict[int, float]:
+    """Each run's latest whole-run rating (per-prompt ratings are not a run's rating)."""
+    if manager.session is None:
+        return {}
+    return {r["run_id"]: r["value"] for r in manager.ratings() if r.get("prompt_index") is None}
+
+
+def rating_mark(ratings: dict[int, float], run_id: int) -> str:
+    value = ratings.get(run_id)
+    return "unrated" if value is None else f"rated {value:g}"
+
+
+def differing(params: list[dict[str, Any]]) -> list[str]:
+    """The parameter names whose values differ between the shown runs (what a header needs)."""
+    keys = sorted({k for p in params for k in p})
+    return [k for k in keys if len({repr(p.get(k)) for p in params}) > 1]
+
+
+def sort_runs(manager: SessionManager, ids: list[int], key: str | None) -> list[int]:
+    """``ids`` ordered by hyperparameter ``key`` (a learning-rate ladder); unchanged without one."""
+    if not key:
+        return ids
+    params = {r["id"]: r["params"] for r in manager.scorable_runs()}
+
+    def value(run_id: int) -> tuple[int, Any]:
+        raw = params.get(run_id, {}).get(key)
+        return (0, raw) if isinstance(raw, (int, float)) else (1, str(raw))
+
+    return sorted(ids, key=value)
+
+
+def sort_choices(manager: SessionManager) -> list[str]:
+    return sorted({k for r in manager.scorable_runs() for k in r["params"]}) if manager.session else []
+
+
+def _grid(manager: SessionManager, ids: list[int], step: int | None) -> Any:
+    grid = manager.compare_grid(ids, step)
+    ratings = run_ratings(manager)  # a grid of rated runs says so in its headers
+    keys = differing([c.params for c in grid.columns])  # only what differs between the columns
+
+    def shown(value: Any) -> str:
+        return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+    titles = [f"{c.label} · {rating_mark(ratings, i)}" + "".join(f" · {k}={shown(c.params.get(k))}" for k in keys)
+              for c, i in zip(grid.columns, ids)]
+    return grid, grid_html(grid, titles=titles)
+
+
+@inline_errors(5, at=4)
 def show_grid(manager: SessionManager, run_ids: list[int] | None, step: float | None = None, *,
-              least: int = MIN_RUNS) -> tuple[str, Any, list[int], Any]:
-    """(grid HTML, step slider, the runs shown, rating-scope choices)."""
+              least: int = MIN_RUNS, note: str = "") -> tuple[str, Any, list[int], Any, str]:
+    """(grid HTML, step slider, the runs shown, rating-scope choices, message)."""
     ids = [int(i) for i in run_ids or []]
     if not least <= len(ids) <= MAX_RUNS:
         raise BracketError(f"Pick {MIN_RUNS} to {MAX_RUNS} runs to compare (you picked {len(ids)}), "
                            "or press 'Next unrated'.")
-    grid = manager.compare_grid(ids, None if step is None else int(step))
+    grid, html = _grid(manager, ids, None if step is None else int(step))
     scope = gr.Dropdown(choices=_scope_choices(grid.prompts), value=WHOLE_RUN)
-    return grid_html(grid), _slider(grid.steps, grid.step), ids, scope
+    return html, _slider(grid.steps, grid.step), ids, scope, note
 
 
-@user_errors
-def change_step(manager: SessionManager, shown: list[int] | None, step: float) -> Any:
+@inline_errors(5, at=4)
+def show_sorted(manager: SessionManager, run_ids: list[int] | None, key: str | None) -> tuple[Any, ...]:
+    """Show grid, its columns sorted by hyperparameter ``key`` (none: in the order picked)."""
+    return show_grid(manager, sort_runs(manager, [int(i) for i in run_ids or []], key))
+
+
+@inline_errors(2, at=1)
+def change_step(manager: SessionManager, shown: list[int] | None, step: float) -> tuple[Any, str]:
     if not shown:
-        return gr.skip()
-    return grid_html(manager.compare_grid(list(shown), int(step)))
+        return gr.skip(), ""
+    return _grid(manager, list(shown), int(step))[1], ""
 
 
-@user_errors
-def next_unrated(manager: SessionManager, k: float) -> tuple[Any, str, Any, list[int], Any]:
+@inline_errors(6, at=5)
+def next_unrated(manager: SessionManager, k: float) -> tuple[Any, str, Any, list[int], Any, str]:
     ids = manager.next_unrated(int(k or 4))  # the winner's runs first; a lone unrated run is shown alone
     if not ids:
         raise BracketError("No finished run with samples so far; wait for a trial to finish.")
-    html, slider, shown, scope = show_grid(manager, ids, least=1)
-    return gr.Dropdown(choices=run_choices(manager), value=ids, multiselect=True), html, slider, shown, scope
+    ratings = run_ratings(manager)
+    note = ("" if any(i not in ratings for i in ids)
+            else "Every finished run is rated: these are the best rated runs again (their headers say so).")
+    html, slider, shown, scope, note = show_grid(manager, ids, least=1, note=note)
+    return gr.Dropdown(choices=run_choices(manager), value=ids, multiselect=True), html, slider, shown, scope, note
 
 
-@user_errors
+@inline_errors(1)
 def rate(manager: SessionManager, run_id: int, value: Any, scope: Any, step: Any = None) -> str:
     """Save a rating of the samples shown, at the step the slider shows (the best-step score uses it)."""
     if value in (None, ""):
@@ -90,7 +152,7 @@ def rate(manager: SessionManager, run_id: int, value: Any, scope: Any, step: Any
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise gr.Error(f"A rating must be a number from 1 to 10, got {value!r}.") from None
+        raise BracketError(f"A rating must be a number from 1 to 10, got {value!r}.") from None
     shown_step = None if step in (None, "") else int(float(step))
     effect = manager.rate(run_id, number, prompt_index, shown_step)  # "Run #12 rated 7: its config moved ..."
     target = "" if prompt_index is None else f" (prompt {prompt_index})"
@@ -109,13 +171,26 @@ def next_pair(manager: SessionManager) -> tuple[Any, str, Any, Any, Any]:
     return [left, right], html, *([gr.Button(interactive=True)] * 3)
 
 
-@user_errors
+@inline_errors(6)
 def choose(manager: SessionManager, pair: list[int] | None, winner: str) -> tuple[Any, ...]:
     if not pair:
         raise BracketError("No pair is shown; press 'Next pair' first.")
     manager.compare(pair[0], pair[1], winner)
     said = {"left": "left is better", "right": "right is better", "tie": "a tie"}[winner]
     return (f"Saved: {said}.", *next_pair(manager))
+
+
+@inline_errors(6)
+def undo_vote(manager: SessionManager) -> tuple[Any, ...]:
+    """Take back the newest pairwise choice and show that pair again."""
+    undone = manager.undo_comparison()
+    if undone is None:
+        raise BracketError("There is no pairwise vote to undo.")
+    left, right = undone["left_run_id"], undone["right_run_id"]
+    grid = manager.compare_grid([left, right], blind=True)
+    html = grid_html(grid, blind=True, titles=["Left (1 / ←)", "Right (2 / →)"], element_id="bk-pair")
+    return ("Undone: the last vote is taken back; vote on this pair again or press 'Next pair'.", [left, right],
+            html, *([gr.Button(interactive=True)] * 3))
 
 
 def build(manager: SessionManager) -> dict[str, Any]:
@@ -130,42 +205,60 @@ def build(manager: SessionManager) -> dict[str, Any]:
         with gr.Column(scale=1, min_width=140):
             show_btn = gr.Button("Show grid", variant="primary", elem_id="bk-show-grid")
             refresh_btn = gr.Button("Refresh runs", size="sm")
-    step = gr.Slider(0, 1, value=0, step=1, label="Step", interactive=False, elem_id="bk-step")
+    with gr.Row():
+        step = gr.Slider(0, 1, value=0, step=1, label="Step", interactive=False, elem_id="bk-step", scale=4)
+        sort_dd = gr.Dropdown([""], value="", label="Sort columns by", elem_id="bk-sort", scale=1)
+    compare_md = gr.Markdown(elem_id="bk-compare-msg")
     grid = gr.HTML(grid_html(_empty_grid()), elem_id="bk-grid")
     gr.Markdown("### Rate (saved at once; 10 = best)")
     scope = gr.Dropdown(choices=[("the whole run", WHOLE_RUN)], value=WHOLE_RUN, label="A rating applies to")
     rated_md = gr.Markdown(elem_id="bk-rated")
 
-    @gr.render(inputs=[shown])
+    @gr.render(inputs=[shown], triggers=[shown.change, rated_md.change])
     def rating_rows(run_ids: list[int]) -> None:
+        # redrawn after every rating: each widget shows ITS run's stored rating, never a neighbour's
         labels = dict((value, label) for label, value in run_choices(manager)) if manager.session else {}
+        ratings = run_ratings(manager)
         with gr.Row():
             for run_id in run_ids or []:
-                radio = gr.Radio([str(v) for v in range(1, 11)], label=f"Rate {labels.get(run_id, f'#{run_id}')}",
-                                 key=f"rate-{run_id}", elem_id=f"bk-rate-{run_id}", min_width=220)
+                value = ratings.get(run_id)
+                label = labels.get(run_id, f"#{run_id}").replace(" · unrated", "")
+                radio = gr.Radio([str(v) for v in range(1, 11)],
+                                 value=None if value is None else f"{value:g}",
+                                 label=f"Rate {label} · {rating_mark(ratings, run_id)}",
+                                 key=f"rate-{run_id}-{value}", elem_id=f"bk-rate-{run_id}", min_width=220)
                 radio.input(functools.partial(rate, manager, run_id), [radio, scope, step], rated_md,
-                            key=f"rate-input-{run_id}", **PRIVATE)
+                            key=f"rate-input-{run_id}", **QUIET)
 
     gr.Markdown("### Blind pairwise (configs hidden, order random)")
-    pair_btn = gr.Button("Next pair", elem_id="bk-next-pair")
-    pair_html = gr.HTML(NO_PAIR, elem_id="bk-pair-box")
-    with gr.Row():
-        left_btn = gr.Button("Left better (1 / ←)", elem_id="bk-pair-left", interactive=False)
-        right_btn = gr.Button("Right better (2 / →)", elem_id="bk-pair-right", interactive=False)
-        tie_btn = gr.Button("Tie (3 / ↓)", elem_id="bk-pair-tie", interactive=False)
-    pair_md = gr.Markdown(elem_id="bk-pair-status")
+    with gr.Column(elem_id="bk-pair-zone"):
+        with gr.Row():
+            pair_btn = gr.Button("Next pair", elem_id="bk-next-pair")
+            mode = gr.Checkbox(False, label="Pairwise mode: keys vote while the focus is in this panel "
+                               "(1 / ← left, 2 / → right, 3 / ↓ tie)", elem_id="bk-pair-mode")
+            undo_btn = gr.Button("Undo last vote", elem_id="bk-pair-undo", size="sm")
+        pair_html = gr.HTML(NO_PAIR, elem_id="bk-pair-box")
+        with gr.Row():
+            left_btn = gr.Button("Left better (1 / ←)", elem_id="bk-pair-left", interactive=False)
+            right_btn = gr.Button("Right better (2 / →)", elem_id="bk-pair-right", interactive=False)
+            tie_btn = gr.Button("Tie (3 / ↓)", elem_id="bk-pair-tie", interactive=False)
+        pair_md = gr.Markdown(elem_id="bk-pair-status")
 
-    grid_outputs = [grid, step, shown, scope]
-    show_btn.click(functools.partial(show_grid, manager), [runs_dd], grid_outputs, **PRIVATE)
+    grid_outputs = [grid, step, shown, scope, compare_md]
+    show_btn.click(functools.partial(show_sorted, manager), [runs_dd, sort_dd], grid_outputs, **PRIVATE)
+    sort_dd.input(functools.partial(show_sorted, manager), [shown, sort_dd], grid_outputs, **PRIVATE)
     unrated_btn.click(functools.partial(next_unrated, manager), [count], [runs_dd, *grid_outputs], **PRIVATE)
-    refresh_btn.click(functools.partial(refresh_runs, manager), None, runs_dd, **PRIVATE)
-    step.release(functools.partial(change_step, manager), [shown, step], grid, **PRIVATE)
+    refresh_btn.click(functools.partial(refresh_runs, manager), None, [runs_dd, sort_dd], **PRIVATE)
+    step.release(functools.partial(change_step, manager), [shown, step], [grid, compare_md], **PRIVATE)
     pair_outputs = [pair, pair_html, left_btn, right_btn, tie_btn]
     pair_btn.click(functools.partial(next_pair, manager), None, pair_outputs, **PRIVATE)
     for button, winner in ((left_btn, "left"), (right_btn, "right"), (tie_btn, "tie")):
         button.click(functools.partial(choose, manager, winner=winner), [pair], [pair_md, *pair_outputs],
-                     concurrency_id="scoring", **PRIVATE)
-    return {"runs": runs_dd, "refresh": functools.partial(refresh_runs, manager)}
+                     concurrency_id="scoring", **QUIET)
+    undo_btn.click(functools.partial(undo_vote, manager), None, [pair_md, *pair_outputs], concurrency_id="scoring",
+                   **QUIET)
+    del mode  # read by the page script only (ui.assets)
+    return {"runs": [runs_dd, sort_dd], "refresh": functools.partial(refresh_runs, manager)}
 
 
 def _empty_grid() -> Any:

@@ -19,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from bracket.session.grid import GridCell, GridData
+from bracket.session.plan import progress_text
 
 MAX_POINTS = 400
 
@@ -111,8 +112,11 @@ def progress_html(snapshot: Any) -> str:
         parts.append(_bar(f"Current trial {current.get('label') or current.get('run_id')}: step {step} / {total}",
                           step / total if total else 0.0))
     timing = ""
-    if snapshot.status in ("running", "paused"):  # a finished search's clock would change every tick
+    if snapshot.status == "running":  # a finished search's clock would change every tick
         timing = f" · ETA {format_duration(snapshot.eta_s)} · elapsed {format_duration(snapshot.elapsed_s)}"
+    elif snapshot.status == "paused":  # the clock stands still while paused (a run in progress still ends)
+        timing = (f" · paused · ETA {format_duration(snapshot.eta_s)} once resumed · elapsed "
+                  f"{format_duration(snapshot.elapsed_s)}")
     parts.append(_bar(f"Search: {snapshot.runs_spent} / {snapshot.total_runs} runs{timing}", snapshot.progress))
     return '<div id="bk-progress">' + "".join(parts) + "</div>"
 
@@ -122,6 +126,8 @@ def status_markdown(snapshot: Any) -> str:
         return "No search is open. Start one in **Setup**, or open a past session there."
     lines = [f"**{snapshot.name}** ({snapshot.preset_id}) — status **{snapshot.status}**, phase *{snapshot.phase}*",
              f"{snapshot.plan}"]
+    if getattr(snapshot, "phases", None):  # the plan, and where the search is in it
+        lines.append(f"Plan: {progress_text(snapshot.phases)}")
     if snapshot.error:
         lines.append(f"**Error:** {snapshot.error}")
     if snapshot.stopped_early:
@@ -182,7 +188,8 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
         steps = [p[0] for p in points]
         values = smooth([p[1] for p in points], smoothing)
         current = run_id == highlight
-        figure.add_trace(go.Scattergl(x=steps, y=values, mode="lines", name=labels.get(run_id, f"#{run_id}"),
+        mode = "lines" if len(points) > 1 else "markers"  # a one-step run's single point is drawn too
+        figure.add_trace(go.Scattergl(x=steps, y=values, mode=mode, name=labels.get(run_id, f"#{run_id}"),
                                       line={"width": 3 if current else 1.5}, opacity=1.0 if current else 0.6))
     figure.update_layout(title=title, xaxis_title="step", yaxis_title="loss", height=360,
                          margin={"l": 40, "r": 10, "t": 40, "b": 40}, legend={"font": {"size": 10}})

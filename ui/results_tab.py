@@ -10,12 +10,14 @@ under the session folder), ``param_importance``, ``score_history`` and ``report_
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
 from bracket.session.manager import SessionManager
-from ui.common import PRIVATE, user_errors
+from bracket.errors import BracketError
+from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import (file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure,
                        winner_markdown)
 
@@ -30,7 +32,7 @@ def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
             if r["kind"] != "setup" and r["status"] not in ("pending",)]
 
 
-@user_errors
+@inline_errors(10, at=1)
 def refresh(manager: SessionManager) -> tuple[Any, ...]:
     """(leaderboard, verdict, command, files, history, importance, report, dashboard, run picker, step plot)."""
     if manager.session is None:
@@ -52,12 +54,72 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
     report = manager.report_markdown(lambda path: file_url(str(path)))
     if message:
         report = f"*{message}*\n\n" + report
+    verdict_links = report_link(manager)
+    if verdict_links:
+        winner += f"\n\nOpen {verdict_links}."
     choices = run_choices(manager)
     best = [r for board in boards for r in board.top(3)][:3]
     selected = [i for row in best for i in row.run_ids][:6]
     return (leaderboard_frame(boards), winner, command, files, history_figure(history) if history else None,
             importance_figure(importances) if importances else None, report, manager.dashboard_command(),
             gr.Dropdown(choices=choices, value=selected, multiselect=True), step_figure(search.top(3) if search else []))
+
+
+def served_link(manager: SessionManager, path: Path, text: str) -> str:
+    """A markdown link to ``path`` — only for a file under the runs folder (the one folder the
+    app serves); anything else is named, not linked."""
+    path = Path(path).resolve()
+    if not path.is_file() or not path.is_relative_to(Path(manager.runs_dir).resolve()):
+        return f"{text} (`{path}`, outside the runs folder: not served)"
+    return f"[{text}]({file_url(str(path))})"
+
+
+def report_link(manager: SessionManager) -> str:
+    session = manager.session
+    if session is None:
+        return ""
+    from bracket.report import REPORT_FOLDER  # where the Results tab's refresh writes the report
+
+    return served_link(manager, session.folder / REPORT_FOLDER / "report.html", "report.html")
+
+
+def _steps(value: Any) -> int | None:
+    try:
+        steps = int(value or 0)
+    except (TypeError, ValueError):
+        raise BracketError(f"Steps must be a whole number (0: the default), got {value!r}.") from None
+    if steps < 0:
+        raise BracketError("Steps must be 0 (the default) or more.")
+    return steps or None
+
+
+@inline_errors(1)
+def start_job(manager: SessionManager, kind: str, steps: Any) -> str:
+    job = manager.start_job(kind, steps=_steps(steps))
+    what = "the top 3 configs × 2 new seeds" if kind == "finals" else "the winner"
+    return f"{job.kind}: started ({what}); the run in progress shows below and on the Search tab."
+
+
+@inline_errors(1)
+def export(manager: SessionManager, steps: Any) -> str:
+    result = manager.export_winner(_steps(steps))
+    links = ", ".join(served_link(manager, p, p.name) for p in (result.script, result.json_path, result.toml_path))
+    return (f"Exported run #{result.run_id} ({result.config_name}) at {result.steps} steps: {links} · "
+            f"{report_link(manager)}")
+
+
+def job_progress(manager: SessionManager) -> str:
+    """The background job's state with the step of its run in progress (polled)."""
+    job = manager.job
+    if job is None:
+        return gr.skip()
+    text = job.status()
+    current = (manager.snapshot().current or {}) if manager.session else {}
+    if job.running and current:
+        text += f" — run #{current.get('run_id')} step {current.get('step') or 0}/{current.get('max_steps') or '?'}"
+    if not job.running and not job.error:
+        text += f" · {report_link(manager)} (press Refresh for the new standings)"
+    return text
 
 
 def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float) -> Any:
@@ -72,6 +134,14 @@ def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float
 def build(manager: SessionManager) -> dict[str, Any]:
     refresh_btn = gr.Button("Refresh", size="sm", elem_id="bk-results-refresh")
     verdict = gr.Markdown(NO_SESSION, elem_id="bk-verdict")
+    with gr.Row():
+        job_steps = gr.Number(0, label="Steps (0: finals 4× the search's, promote/export the winner's own)",
+                              precision=0, minimum=0, elem_id="bk-job-steps", scale=2)
+        finals_btn = gr.Button("Run finals", elem_id="bk-finals", scale=1)
+        promote_btn = gr.Button("Promote winner", elem_id="bk-promote", scale=1)
+        export_btn = gr.Button("Export train.sh", elem_id="bk-export", scale=1)
+    job_md = gr.Markdown(elem_id="bk-job")
+    export_md = gr.Markdown(elem_id="bk-export-msg")
     board = gr.Dataframe(label="Leaderboard per stage (lower score is better; stages are scored apart)", interactive=False, wrap=False,
                          elem_id="bk-leaderboard")
     with gr.Row():
@@ -96,4 +166,9 @@ def build(manager: SessionManager) -> dict[str, Any]:
     overlay_fn = functools.partial(overlay, manager)
     runs_dd.change(overlay_fn, [runs_dd, smoothing], overlay_plot, **PRIVATE)
     smoothing.release(overlay_fn, [runs_dd, smoothing], overlay_plot, **PRIVATE)
+    for button, kind in ((finals_btn, "finals"), (promote_btn, "promote")):
+        button.click(functools.partial(start_job, manager, kind), job_steps, job_md,
+                     concurrency_id="session-control", **QUIET)
+    export_btn.click(functools.partial(export, manager), job_steps, export_md, **QUIET)
+    gr.Timer(2.0).tick(functools.partial(job_progress, manager), None, job_md, **QUIET)
     return {"refresh": refresh_fn, "outputs": outputs}

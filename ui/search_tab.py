@@ -18,7 +18,7 @@ import gradio as gr
 
 from bracket.errors import BracketError
 from bracket.session.manager import SessionManager
-from ui.common import PRIVATE, QUIET, user_errors
+from ui.common import QUIET, inline_errors
 from ui.render import fingerprint, loss_figure, progress_html, runs_frame, status_markdown
 
 #: finished runs drawn in the live chart besides the current one (the Results tab overlays any)
@@ -99,33 +99,33 @@ def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
         paused = bool(snap and snap.status == "paused")
         result += [gr.Button(interactive=bool(snap) and not running),
                    gr.Button(interactive=running), gr.Button(interactive=running),
-                   gr.Button("Unpause" if paused else "Pause", interactive=running)]
+                   gr.Button("Resume" if paused else "Pause", interactive=running)]
     return (*result, sent)
 
 
-@user_errors
+@inline_errors(1)
 def resume(manager: SessionManager) -> str:
     session = manager.resume()
     return f"Resumed **{session.name}**."
 
 
-@user_errors
+@inline_errors(1)
 def stop(manager: SessionManager, now: bool) -> str:
     manager.stop(now=now)
     return ("Stopping now: the current run is killed and will run again when you resume." if now
             else "Stopping after the current run finishes.")
 
 
-@user_errors
+@inline_errors(1)
 def toggle_pause(manager: SessionManager) -> str:
-    snap = manager.snapshot()
-    if snap is None:
+    session = manager.session
+    if session is None:
         raise BracketError("No search is open.")
-    if snap.status == "paused":
+    if session.paused:
         manager.unpause()
-        return "Unpaused."
+        return "Resumed: the next run starts now."
     manager.pause()
-    return "Pausing: the current run finishes, then the search waits until you unpause."
+    return "Paused: a run in progress finishes, then the search waits until you press Resume."
 
 
 def build(manager: SessionManager) -> dict[str, Any]:
@@ -135,7 +135,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
         pause_btn = gr.Button("Pause", elem_id="bk-pause", interactive=False)
         stop_after_btn = gr.Button("Stop after this trial", elem_id="bk-stop-after", interactive=False)
         stop_btn = gr.Button("Stop now", variant="stop", elem_id="bk-stop", interactive=False)
-    control_md = gr.Markdown()
+    control_md = gr.Markdown(elem_id="bk-control-status")
     status_md = gr.Markdown(elem_id="bk-status")
     progress = gr.HTML(elem_id="bk-progress-box")
     with gr.Row():
@@ -154,9 +154,10 @@ def build(manager: SessionManager) -> dict[str, Any]:
     timer.tick(poll_fn, [sent, smoothing, page], outputs, **QUIET)
     smoothing.release(poll_fn, [gr.State({}), smoothing, page], outputs, **QUIET)
     page.submit(poll_fn, [gr.State({}), smoothing, page], outputs, **QUIET)
+    # QUIET: no Gradio timer text ("processing | 1.2s") over the messages
     start_btn.click(functools.partial(resume, manager), None, control_md, concurrency_id="session-control",
-                    **PRIVATE)
-    stop_btn.click(functools.partial(stop, manager, True), None, control_md, **PRIVATE)
-    stop_after_btn.click(functools.partial(stop, manager, False), None, control_md, **PRIVATE)
-    pause_btn.click(functools.partial(toggle_pause, manager), None, control_md, **PRIVATE)
+                    **QUIET)
+    stop_btn.click(functools.partial(stop, manager, True), None, control_md, **QUIET)
+    stop_after_btn.click(functools.partial(stop, manager, False), None, control_md, **QUIET)
+    pause_btn.click(functools.partial(toggle_pause, manager), None, control_md, **QUIET)
     return {"timer": timer, "sent": sent, "smoothing": smoothing, "outputs": outputs, "poll": poll_fn}

@@ -23,7 +23,7 @@ from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.forms import plan_text, settings_from_form
 from bracket.session.manager import SessionManager
 from bracket.session.past import past_sessions
-from ui.common import PRIVATE, QUIET, user_errors
+from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import format_duration
 
 DEFAULTS = SearchSettings()
@@ -68,9 +68,18 @@ def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
     return ("✓ " if report.ok else "✗ ") + "Dataset pre-flight: " + report.summary()
 
 
-def on_preset(preset_id: str) -> tuple[str, dict[str, str], str]:
+def search_defaults(preset_id: str) -> dict[str, int]:
+    """Budget and steps the form starts from for ``preset_id`` (the preset's own, else the engine's)."""
+    values = {"budget": DEFAULTS.budget, "steps": DEFAULTS.steps}
+    if preset_id:
+        values.update(dict(get_preset(preset_id).search_defaults))
+    return values
+
+
+def on_preset(preset_id: str) -> tuple[str, dict[str, str], str, int, int]:
     fields = field_defaults(preset_id)
-    return preset_notes(preset_id), fields, preflight_text(preset_id, fields)
+    start = search_defaults(preset_id)
+    return preset_notes(preset_id), fields, preflight_text(preset_id, fields), start["budget"], start["steps"]
 
 
 def on_field(preset_id: str, name: str, value: Any, fields: dict[str, str]) -> tuple[str, dict[str, str], Any]:
@@ -111,7 +120,7 @@ def refresh_sessions(manager: SessionManager) -> Any:
     return gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
 
 
-@user_errors
+@inline_errors(3)
 def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str], budget: Any, steps: Any,
                  seeds: Any, prompts: str, sample_every: Any, algorithm: str, lr_min: str, lr_max: str,
                  batch_sizes: str, *rest: Any) -> tuple[str, Any, Any]:
@@ -136,7 +145,7 @@ def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str]
     return message, gr.Tabs(selected="search"), refresh_sessions(manager)
 
 
-@user_errors
+@inline_errors(2)
 def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]:
     if not folder:
         raise BracketError("Pick a past session from the list first.")
@@ -144,7 +153,7 @@ def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]
     return f"Opened **{session.name}** (not running). Resume it to continue the search.", gr.Tabs(selected="search")
 
 
-@user_errors
+@inline_errors(2)
 def resume_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]:
     if not folder:
         raise BracketError("Pick a past session from the list first.")
@@ -198,10 +207,11 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     preflight_md.render()
     gr.Markdown("### Search")
     with gr.Row():
-        budget = gr.Number(DEFAULTS.budget, label="Budget (training runs)", precision=0, minimum=1,
+        first = search_defaults(preset_dd.value)
+        budget = gr.Number(first["budget"], label="Budget (training runs)", precision=0, minimum=1,
                            elem_id="bk-budget")
         seeds = gr.Number(DEFAULTS.seeds, label="Seeds per config", precision=0, minimum=1, elem_id="bk-seeds")
-        steps = gr.Number(DEFAULTS.steps, label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
+        steps = gr.Number(first["steps"], label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
         sample_every = gr.Number(0, label="Sample every N steps (0: first and last step only)", precision=0)
         algorithm = gr.Radio(["tpe", "random"], value=DEFAULTS.algorithm, label="Search algorithm")
         lr_bracket = gr.Checkbox(DEFAULTS.lr_bracket, label="Learning-rate bracket",
@@ -214,7 +224,7 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
         validation = gr.Checkbox(True, label="Validation loss where the trainer has it",
                                  info="holds out 10 % of a dataset of 20+ images (at most 6), same split for every run",
                                  elem_id="bk-validation")
-    plan_md = gr.Markdown(plan_text(DEFAULTS.budget, DEFAULTS.seeds), elem_id="bk-plan")
+    plan_md = gr.Markdown(plan_text(first["budget"], DEFAULTS.seeds, None, preset_dd.value), elem_id="bk-plan")
     estimate_md = gr.Markdown()
     prompts = gr.Textbox(DEFAULT_PROMPTS, lines=4, label="Sample prompts (trainer line syntax; --d seed per prompt)")
     with gr.Row():
@@ -237,15 +247,16 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
         start_btn = gr.Button("Start search", variant="primary", scale=1, elem_id="bk-start")
     start_md = gr.Markdown(elem_id="bk-start-status")
 
-    preset_dd.change(on_preset, preset_dd, [notes_md, fields_state, preflight_md], **PRIVATE)
+    preset_dd.change(on_preset, preset_dd, [notes_md, fields_state, preflight_md, budget, steps], **PRIVATE)
+    plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm]
+    for box in plan_inputs:  # the plan: phases and their counts
+        box.change(plan_text, plan_inputs, plan_md, **QUIET)
     preset_dd.change(functools.partial(past_choices, manager), preset_dd, warm_from, **PRIVATE)
-    for box in (budget, seeds, confirm):
-        box.change(plan_text, [budget, seeds, confirm], plan_md, **QUIET)
     budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, lr_min, lr_max, batch_sizes,
                        *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
-                    [start_md, tabs, sessions_dd], concurrency_id="session-control", **PRIVATE)
+                    [start_md, tabs, sessions_dd], concurrency_id="session-control", **QUIET)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
     open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs],
                    concurrency_id="session-control", **PRIVATE)
@@ -256,6 +267,6 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
 
 
 def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, Any, str, Any]:
-    notes, fields, preflight = on_preset(preset_id)
+    notes, fields, preflight, *_ = on_preset(preset_id)
     return (notes, fields, preflight, refresh_sessions(manager), estimate_text(manager, budget),
             past_choices(manager, preset_id))

@@ -191,7 +191,8 @@ class SearchController:
         trial = self.study.ask()
         config = self.space.suggest(trial)
         kind = str(trial.user_attrs.get("kind", "search"))
-        name = str(trial.user_attrs.get("name", f"search-{trial.number}"))
+        # numbered from 1 like runs and the plan (trial 4 is the fifth config: "search-5")
+        name = str(trial.user_attrs.get("name", f"search-{trial.number + 1}"))
         if kind == "search":
             trial.set_user_attr("kind", "search")
             trial.set_user_attr("name", name)

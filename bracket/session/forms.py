@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.session.config import SearchSettings, SettingsError
 
@@ -108,12 +109,15 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
     return settings
 
 
-def plan_text(budget: Any, seeds: Any, confirm: Any = None) -> str:
-    """``"= 4 configs × 2 seeds"`` (or ``"= search 18 (18 configs × 1 seed) + confirm 6"``) for the
-    budget box, or what is wrong with the numbers."""
+def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | None = None, lr_bracket: Any = True,
+              algorithm: str = "tpe") -> str:
+    """``"= 4 configs × 2 seeds — plan: baseline, 3 curated"`` (or ``"= search 18 (18 configs × 1 seed)
+    + confirm 6 — plan: …"``) for the budget box (the phases of ``bracket.session.plan`` when a preset
+    is given), or what is wrong with the numbers."""
     try:
         settings = SearchSettings(budget=_whole("Budget", budget) or 0, seeds=_whole("Seeds per config", seeds) or 0,
-                                  confirm=_whole("Confirmation runs", confirm, optional=True))
+                                  confirm=_whole("Confirmation runs", confirm, optional=True),
+                                  lr_bracket=bool(lr_bracket), algorithm=algorithm or "tpe")
         if settings.budget <= 0 or settings.seeds <= 0:
             return "Budget and seeds must be at least 1."
         if settings.budget < settings.seeds:
@@ -121,4 +125,25 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None) -> str:
         settings.validate()
     except SettingsError as error:
         return str(error)
-    return "= " + settings.plan().split(" = ", 1)[1]
+    text = "= " + settings.plan().split(" = ", 1)[1]
+    if preset_id:
+        phases = preset_plan(preset_id, settings)
+        if phases:
+            text += f" — plan: {phases}"
+    return text
+
+
+def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str] | None = None) -> str:
+    """The plan's phases in one line for ``preset_id`` with its default (or given) fields;
+    "" when the trainer cannot be built from them yet (the form is not filled in)."""
+    from bracket.preset import merge_with_defaults
+    from bracket.registry import get_preset
+    from bracket.session.plan import plan_for
+    from bracket.session.plan import plan_text as phases_text
+
+    try:
+        preset = get_preset(preset_id)
+        trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields or {}))
+        return phases_text(plan_for(trainer, trainer.declare_search_space(), settings))
+    except (BracketError, ValueError, TypeError, KeyError):
+        return ""

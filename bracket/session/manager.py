@@ -19,6 +19,7 @@ Every error a person can cause is a ``BracketError`` whose message says what to 
 
 from __future__ import annotations
 
+import functools
 import logging
 import statistics
 import threading
@@ -35,6 +36,7 @@ from bracket.session import results
 from bracket.session.config import SearchSettings
 from bracket.session.create import SESSION_FILE, read_session_file
 from bracket.session.grid import GridData, build_grid
+from bracket.session.jobs import Job
 from bracket.session.runner import read_log_tail
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
@@ -88,6 +90,8 @@ class SessionManager:
         self._cache: SnapshotCache | None = None
         self._loss_cache: dict[int, list[tuple[int, float]]] = {}
         self._log_cache: tuple[Any, list[str]] = (None, [])
+        #: finals or promote running (or last run) in the background (``bracket.session.jobs``)
+        self.job: Job | None = None
 
     # -- the current session ----------------------------------------------------------
     @property
@@ -102,7 +106,8 @@ class SessionManager:
 
     @property
     def running(self) -> bool:
-        return bool(self._session and self._session.running)
+        """A search, finals or promote is training in this process."""
+        return bool(self._session and self._session.running) or bool(self.job and self.job.running)
 
     def _adopt(self, session: Session) -> Session:
         old = self._session
@@ -114,6 +119,9 @@ class SessionManager:
         return session
 
     def _refuse_if_running(self, action: str) -> None:
+        if self.job is not None and self.job.running:
+            raise BracketError(f"The {self.job.kind} of {self._session.name} are training; wait for them to finish "
+                               f"before you {action}.")
         if self.running:
             raise BracketError(f"Search {self._session.name} is running; stop it in the Search tab before you "
                                f"{action}. One search runs at a time.")
@@ -185,6 +193,7 @@ class SessionManager:
                 session = self.open(folder)
             if session.running:
                 raise BracketError(f"Search {session.name} is already running.")
+            self._refuse_if_running("resume the search")
             fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True)
             if fresh.store.read_only:
                 fresh.store.close()
@@ -371,6 +380,12 @@ class SessionManager:
         self.require().add_comparison(int(left_run_id), int(right_run_id), winner)
         self._forget()
 
+    def undo_comparison(self) -> dict[str, Any] | None:
+        """Take back the last pairwise choice of the open session (None when there is none)."""
+        undone = self.require().undo_last_comparison()
+        self._forget()
+        return undone
+
     def ratings(self) -> list[dict[str, Any]]:
         session = self.require()
         return session.store.ratings(session.name)
@@ -424,6 +439,30 @@ class SessionManager:
             return text
 
         return self.memo("report", build, structural=True)
+
+    # -- from winner to training ---------------------------------------------------------
+    def start_job(self, kind: str, *, steps: int | None = None, top_k: int = 3, seeds: int = 2) -> Job:
+        """Start ``finals`` (top ``top_k`` configs × ``seeds`` seeds) or ``promote`` (the winner)
+        at ``steps`` in the background; refused while anything trains."""
+        session = self.require()
+        with self._lock:
+            self._refuse_if_running(f"start {kind}")
+            if kind == "finals":
+                action = functools.partial(session.run_finals, top_k=top_k, steps=steps, seeds=seeds)
+            elif kind == "promote":
+                action = functools.partial(session.promote, steps=steps)
+            else:
+                raise BracketError(f"Unknown action {kind!r}: finals or promote.")
+            self.job = Job(kind, action)
+            self._forget()
+            return self.job
+
+    def export_winner(self, steps: int | None = None) -> Any:
+        """Write the winner's ``train.sh``/``train.ps1``/config under the session folder
+        (``bracket.export.export_run``); returns its ``ExportResult``."""
+        from bracket.export import export_run
+
+        return export_run(self.require(), steps=steps)
 
     def dashboard_command(self) -> str:
         return results.dashboard_command(self.require())

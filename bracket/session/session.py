@@ -18,6 +18,7 @@ point and watched from another process. The UI polls :meth:`Session.snapshot`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -48,6 +49,7 @@ from bracket.session.scoring import (
     sampler_history,
     score_runs,
 )
+from bracket.session.plan import plan_for
 from bracket.session.snapshot import SessionSnapshot, build_snapshot, confirm_phase_label, phase_label
 from bracket.session.store import RUN_SPENT
 from bracket.session.study_sync import record_at_end
@@ -90,6 +92,8 @@ class Session:
         self._stop = threading.Event()
         self._resume_event = threading.Event()
         self._resume_event.set()
+        self._paused_at: float | None = None
+        self.paused_s = 0.0
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
         self._lock = SessionLock(self.folder, lock_name)
@@ -166,12 +170,29 @@ class Session:
 
     def pause(self) -> None:
         """Finish the current run, then wait before starting the next one."""
+        if self._resume_event.is_set():
+            self._paused_at = time.time()
         self._resume_event.clear()
         self.store.update_session(self.name, status="paused")
 
     def unpause(self) -> None:
+        if not self._resume_event.is_set() and self._paused_at is not None:
+            self.paused_s += time.time() - self._paused_at
+        self._paused_at = None
         self._resume_event.set()
         self.store.update_session(self.name, status="running")
+
+    @property
+    def paused(self) -> bool:
+        """True between ``pause`` and ``unpause`` of a running search (the current run may still finish)."""
+        return self.running and not self._resume_event.is_set()
+
+    def active_seconds(self) -> float | None:
+        """Seconds since the search started, time spent paused left out (None before it starts)."""
+        if not self.started_at:
+            return None
+        now = self._paused_at or time.time()
+        return max(0.0, now - self.started_at - self.paused_s)
 
     @property
     def running(self) -> bool:
@@ -193,6 +214,7 @@ class Session:
     # -- the loop --------------------------------------------------------------------------
     def _run_locked(self) -> str:
         self.started_at = time.time()
+        self._paused_at, self.paused_s = None, 0.0
         self.error = ""
         heartbeat = threading.Thread(target=self._heartbeat_loop, daemon=True)
         status = "failed"
@@ -418,6 +440,11 @@ class Session:
         return sampler_history(self.store.configs(self.name, stage="search"), config_values(runs, self.scores(runs)),
                                self.space)
 
+    @functools.cached_property
+    def search_plan(self) -> list[tuple[str, int]]:
+        """``(phase, configs)`` of this search (``bracket.session.plan``)."""
+        return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id)
+
     def snapshot(self) -> SessionSnapshot:
         """A consistent, copyable picture of the search for the UI and the CLI."""
         return build_snapshot(self)
@@ -442,6 +469,10 @@ class Session:
     def add_comparison(self, left_run_id: int, right_run_id: int, winner: str) -> None:
         from bracket.session.human import record_comparison
         record_comparison(self.store, self.name, left_run_id, right_run_id, winner)
+
+    def undo_last_comparison(self) -> dict[str, Any] | None:
+        """Take back the most recent pairwise choice; returns it (None when there is none)."""
+        return self.store.delete_last_comparison(self.name)
 
     def close(self) -> None:
         if self.running:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
+from bracket.session.plan import plan_progress
 from bracket.session.recovery import worker_is_alive
 from bracket.session.store import RUN_SPENT
 
@@ -48,6 +49,8 @@ class SessionSnapshot:
     #: from each run's own pace: its remaining steps at the speed it had)
     stopped_early: int = 0
     time_saved_s: float = 0.0
+    #: the search plan's phases with their progress (``bracket.session.plan.plan_progress``)
+    phases: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def progress(self) -> float:
@@ -88,17 +91,24 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
     eta = statistics.median(durations) * remaining if durations else None
     if eta is not None and live:
         eta = max(0.0, eta - (time.time() - live["started_at"]))
+    paused = session.paused  # the search waits between runs: its ETA and clock stand still
     stopped_early, time_saved = time_saved_by_stops(runs)
+    live_config = configs.get(next((r["config_id"] for r in runs if live and r["id"] == live["run_id"]), None))
+    confirmed = [{"kind": "confirm"} for r in runs  # confirmation runs: fresh seeds of search configs
+                 if r["stage"] == "search" and (r.get("seed_index") or 0) >= session.settings.seeds]
+    phases = plan_progress(session.search_plan, [c for c in configs.values() if c.get("stage") == "search"] + confirmed,
+                           live_config["kind"] if live_config and live_config.get("stage") == "search" else None)
     workers = [dict(w, alive=worker_is_alive(w, grace_s=session.grace_s)) for w in store.workers(name)]
     return SessionSnapshot(
         name=name, preset_id=session.parts.preset.id,
-        status="running" if session.running else row.get("status", "created"),
+        status="paused" if paused else "running" if session.running else row.get("status", "created"),
         phase=session.phase, error=session.error, plan=session.settings.plan(),
         budget=session.settings.budget, total_runs=total, runs_spent=len(scored), seeds=session.settings.seeds,
-        eta_s=eta, elapsed_s=(time.time() - session.started_at) if session.started_at else None,
+        eta_s=eta, elapsed_s=session.active_seconds(),
         current=live, runs=run_views, configs=list(configs.values()), workers=workers,
         notes=list(row.get("notes") or []), writes_samples=session.trainer.writes_samples,
         sample_kind=session.trainer.sample_kind, stopped_early=stopped_early, time_saved_s=time_saved,
+        phases=phases,
     )
 
 

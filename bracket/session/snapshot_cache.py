@@ -121,7 +121,7 @@ def patch_steps(snap: SessionSnapshot, active: list[dict[str, Any]]) -> SessionS
 
 def clocks_forward(snap: SessionSnapshot, seconds: float) -> SessionSnapshot:
     """``snap`` ``seconds`` later: elapsed time up, the estimate of what is left down."""
-    if snap.status not in ("running", "paused"):
+    if snap.status != "running":  # a paused search's clocks stand still (issue 20)
         return snap
     eta = snap.eta_s
     if eta is not None and snap.current:

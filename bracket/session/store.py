@@ -483,6 +483,17 @@ class Store:
                      .order_by(comparisons_table.c.id))
             return [dict(r) for r in c.execute(query).mappings()]
 
+    def delete_last_comparison(self, session: str) -> dict[str, Any] | None:
+        """Remove the session's newest comparison (an undo); returns it, or None when there is none."""
+        with self.engine.begin() as c:
+            query = (sa.select(comparisons_table).where(comparisons_table.c.session == session)
+                     .order_by(comparisons_table.c.id.desc()).limit(1))
+            row = c.execute(query).mappings().first()
+            if row is None:
+                return None
+            c.execute(comparisons_table.delete().where(comparisons_table.c.id == row["id"]))
+            return dict(row)
+
     # -- workers ---------------------------------------------------------------------------
     def heartbeat(self, session: str, worker_id: str, *, host: str = "", pid: int | None = None,
                   gpu: str = "", status: str = "alive") -> None:

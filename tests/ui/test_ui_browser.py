@@ -109,7 +109,7 @@ def test_search_compare_score_results(launched_app, output_dir):
         expect(page.locator("#bk-pair img")).to_have_count(2 * 4, timeout=20_000)
         expect(page.locator("#bk-pair")).not_to_contain_text("baseline")
         page.screenshot(path=str(shots / "4-compare.png"), full_page=True)
-        page.locator("body").click(position={"x": 5, "y": 5})
+        page.locator("#bk-pair-mode input").check()  # keys vote only in pairwise mode, focus in its panel
         page.keyboard.press("1")
         expect(page.locator("#bk-pair-status")).to_contain_text("left is better", timeout=10_000)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from bracket.session.manager import SessionManager
 from bracket.session.thumbs import ThumbnailCache
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
+from bracket.session.forms import plan_text
 from ui.render import grid_html, loss_figure, runs_frame
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
@@ -49,7 +51,8 @@ def test_preset_form_and_field_checks(tmp_path, demo_fields):
     choices = setup_tab.preset_choices()
     assert {value for _, value in choices} == {p.id for p in PRESETS}
     assert all(" › " in label for label, _ in choices)
-    notes, fields, _ = setup_tab.on_preset("demo-cpu")
+    notes, fields, _, budget, steps = setup_tab.on_preset("demo-cpu")
+    assert "TPE" in plan_text(budget, 1, None, "demo-cpu")  # the quick start reaches the sampler
     assert "Demo" in notes and set(fields) == {s.name for s in PRESETS[0].fields}
     message, fields, preflight = setup_tab.on_field("demo-cpu", "train_script", str(tmp_path / "nope.py"), fields)
     assert message.startswith("⚠") and "does not exist" in message and preflight == SKIP
@@ -62,16 +65,22 @@ def test_preset_form_and_field_checks(tmp_path, demo_fields):
     assert preflight.startswith("✗") and "no images" in preflight
 
 
-def test_start_errors_are_gr_errors_and_create_nothing(runs_dir, demo_fields):
+def inline_error(result, at: int = 0) -> str:
+    """The ⚠ line an inline error puts in its message output; every other output is skipped."""
+    result = result if isinstance(result, tuple) else (result,)
+    assert all(v == SKIP for i, v in enumerate(result) if i != at), "an error touches only its message box"
+    assert str(result[at]).startswith("⚠ ")
+    return result[at]
+
+
+def test_start_errors_are_inline_and_create_nothing(runs_dir, demo_fields):
     manager = SessionManager(runs_dir, allow_custom_executables=True)
-    with pytest.raises(gr.Error, match="whole number"):
-        start(manager, demo_fields, budget="two")
-    with pytest.raises(gr.Error, match="does not exist"):
-        start(manager, demo_fields | {"train_script": "/nonexistent/train.py"})
-    with pytest.raises(gr.Error, match="Pick 2 to 8 runs"):
-        compare_tab.show_grid(manager, [1])
-    with pytest.raises(gr.Error, match="No search is open"):
-        compare_tab.show_grid(manager, [1, 2])
+    assert "whole number" in inline_error(start(manager, demo_fields, budget="two"))
+    assert "does not exist" in inline_error(start(manager, demo_fields | {"train_script": "/nonexistent/train.py"}))
+    assert "Pick 2 to 8 runs" in inline_error(compare_tab.show_grid(manager, [1]), at=4)
+    assert "No search is open" in inline_error(compare_tab.show_grid(manager, [1, 2]), at=4)
+    assert "No search is open" in inline_error(compare_tab.next_unrated(manager, 4), at=5)
+    assert "No search is open" in inline_error(search_tab.toggle_pause(manager))
     assert manager.session is None and list(runs_dir.iterdir()) == []
 
 
@@ -79,8 +88,7 @@ def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     message, tabs, _ = start(manager, demo_fields)
     assert "Started **ui-test**" in message and tabs.selected == "search"
-    with pytest.raises(gr.Error, match="One search runs at a time"):
-        start(manager, demo_fields)
+    assert "One search runs at a time" in inline_error(start(manager, demo_fields))
     assert manager.session.wait(60)
     first = search_tab.poll(manager, {}, 0.5)
     status, progress, plot, log, table, *buttons, sent = first
@@ -120,16 +128,24 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields, budget=3)
     assert manager.session.wait(60)
-    dropdown, html, slider, shown, scope = compare_tab.next_unrated(manager, 4)
+    dropdown, html, slider, shown, scope, note = compare_tab.next_unrated(manager, 4)
     assert sorted(shown) == sorted(dropdown.value) and len(shown) == 3
     assert html.count("<img") == 3 * 2 and "gradio_api/file=" in html and str(runs_dir) in html
     assert slider.value == 20 and slider.step == 10 and slider.minimum == 0
     assert [value for _, value in scope.choices] == [compare_tab.WHOLE_RUN, 0, 1]
+    ladder, *_ = compare_tab.show_sorted(manager, shown, "learning_rate")  # columns by learning rate
+    rates = {r["id"]: r["params"]["learning_rate"] for r in manager.scorable_runs()}
+    heads = re.findall(r'<th title="[^"]*">([^<]*)</th>', ladder)
+    order = [int(h.split()[0].lstrip("#")) for h in heads]
+    assert [rates[i] for i in order] == sorted(rates[i] for i in shown)
+    assert all("learning_rate=" in h and "batch_size=" not in h for h in heads)  # only what differs
     earlier = compare_tab.change_step(manager, shown, 10)
-    assert 'data-step="10"' in earlier and earlier != html
+    assert 'data-step="10"' in earlier[0] and earlier[0] != html
+    first_heads = re.findall(r'<th title="[^"]*">([^<]*)</th>', html)
+    assert len(first_heads) == 3 and all("· unrated" in h for h in first_heads)
     assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith(f"Saved. Run #{shown[0]} rated 7: ")
     assert "prompt 1" in compare_tab.rate(manager, shown[1], "3", 1)
-    *_, lone, _ = compare_tab.next_unrated(manager, 4)
+    *_, lone, _, _ = compare_tab.next_unrated(manager, 4)
     assert lone == [shown[2]], "never a rated run while an unrated one remains; a lone run is shown alone"
     pair, pair_html, *buttons = compare_tab.next_pair(manager)
     assert len(pair) == 2 and 'id="bk-pair"' in pair_html and all(b.interactive for b in buttons)
@@ -137,9 +153,13 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert not any(name in pair_html for name in names)  # blind: no config names
     said, new_pair, *_ = compare_tab.choose(manager, pair, "tie")
     assert said == "Saved: a tie." and new_pair != pair
-    with pytest.raises(gr.Error, match="Next pair"):
-        compare_tab.choose(manager, None, "left")
-    board, verdict, command, files, history, importance, report, dashboard, runs_dd, _steps = results_tab.refresh(manager)
+    assert "Next pair" in inline_error(compare_tab.choose(manager, None, "left"))
+    said, back, *_ = compare_tab.undo_vote(manager)  # the tie is taken back and its pair shown again
+    assert said.startswith("Undone") and sorted(back) == sorted(pair) and not manager.comparisons()
+    assert "no pairwise vote to undo" in inline_error(compare_tab.undo_vote(manager))
+    said, *_ = compare_tab.choose(manager, back, "tie")
+    board, verdict, command, files, history, importance, report, dashboard, runs_dd, _steps = results_tab.refresh(
+        manager)
     assert list(board["rank"]) == [1, 2, 3] and board["ratings"].sum() == 2 and board["comparisons"].sum() == 2
     assert "Winner:" in verdict and "--learning_rate" in command
     assert [Path(f).name for f in files] == ["config.json", "config.toml"]
@@ -147,6 +167,16 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert dashboard.startswith("optuna-dashboard sqlite:///") and history is not None
     assert "# Bracket report" in report and f"](gradio_api/file={runs_dir}" in report
     assert runs_dd.value and results_tab.overlay(manager, runs_dd.value, 0.3) is not None
+    assert f"[report.html](gradio_api/file={runs_dir}" in verdict  # served from the runs folder only
+    exported = results_tab.export(manager, 0)
+    assert "[train.sh](gradio_api/file=" in exported and "[config.json](" in exported
+    assert "must be a whole number" in inline_error(results_tab.export(manager, "many"))
+    assert results_tab.start_job(manager, "finals", 20).startswith("finals: started")
+    assert "are training" in inline_error(results_tab.start_job(manager, "promote", 0))
+    assert manager.job.wait(120) and results_tab.job_progress(manager).startswith("finals: done")
+    finals = [r for r in manager.snapshot().runs if r["stage"] == "final"]
+    assert len(finals) == 3 * 2 and {r["max_steps"] for r in finals} == {20}
+    assert "outside the runs folder" in results_tab.served_link(manager, Path(__file__), "x")
 
 
 def test_open_and_resume_past_session(runs_dir, demo_fields):
@@ -158,8 +188,7 @@ def test_open_and_resume_past_session(runs_dir, demo_fields):
     assert dropdown.value == str(runs_dir / "ui-test")
     message, tabs = setup_tab.open_session(other, dropdown.value)
     assert "Opened **ui-test**" in message and other.snapshot().runs_spent == 2
-    with pytest.raises(gr.Error, match="Pick a past session"):
-        setup_tab.resume_session(other, None)
+    assert "Pick a past session" in inline_error(setup_tab.resume_session(other, None))
     message, _ = setup_tab.resume_session(other, dropdown.value)
     assert other.session.wait(30) and other.snapshot().status == "finished"
 
@@ -221,3 +250,31 @@ def test_status_says_what_the_divergence_stop_saved_and_when_only_loss_scores():
     text = status_markdown(snapshot)
     assert "2 run(s) stopped early, about 2m 05s of training saved" in text
     assert "scored by loss only" in text
+
+
+def test_pause_shows_paused_with_resume_and_stops_the_clock(runs_dir, demo_fields):
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
+    start(manager, demo_fields, budget=2)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not manager.snapshot().current:
+        time.sleep(0.1)
+    assert search_tab.toggle_pause(manager).startswith("Paused")  # the run in progress finishes first
+    while time.monotonic() < deadline and not (manager.snapshot().runs_spent == 1 and not manager.snapshot().current):
+        time.sleep(0.2)
+    snap = manager.snapshot()
+    assert snap.status == "paused" and snap.runs_spent == 1 and snap.current is None  # waits after the run
+    assert manager.session.store.get_session("ui-test")["status"] == "paused"  # the report header says the same
+    *_, start_btn, stop_btn, stop_after_btn, pause_btn, sent = search_tab.poll(manager, {}, 0.5)
+    assert pause_btn.value == "Resume" and pause_btn.interactive and not start_btn.interactive
+    progress = search_tab.poll(manager, {}, 0.5)[1]
+    assert "paused" in progress
+    time.sleep(1.2)
+    assert search_tab.poll(manager, {}, 0.5)[1] == progress  # ETA and elapsed stand still while paused
+    assert search_tab.toggle_pause(manager).startswith("Resumed")
+    assert manager.session.wait(60) and manager.snapshot().status == "finished"
+    assert manager.snapshot().runs_spent == 2
+
+
+def test_a_one_step_run_draws_its_loss_point():
+    figure = loss_figure({1: [(1, 0.5)], 2: [(1, 0.4), (2, 0.3)]}, {1: "one", 2: "two"})
+    assert [trace.mode for trace in figure.data] == ["markers", "lines"]

@@ -1,0 +1,116 @@
+"""The search plan: which phases a search goes through, how many configs each, and where it is.
+
+A search spends its configs (``budget // seeds``) in phases, in this order: the trainer's
+``baseline``, its ``curated`` configs, the ``LR bracket`` (the best of those at a lower and
+a higher learning rate, ``bracket.search.lr_bracket``) and then the sampler (``TPE`` or
+``random``). :func:`search_plan` says this as a list of ``(phase, configs)`` pairs, so a
+later phase (a confirmation rung, say) slots in as one more pair; :func:`plan_text` writes
+it in one line (``baseline, 3 curated, 2 LR bracket, 6 TPE``) for the Setup tab and the CLI;
+:func:`plan_progress` says how far a session got in each phase from its stored configs.
+
+    >>> plan_text(search_plan(12, curated=3))
+    'baseline, 3 curated, 2 LR bracket, 6 TPE'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from bracket.search.lr_bracket import KIND as BRACKET_KIND
+from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
+
+BASELINE, CURATED, BRACKET, CONFIRM = "baseline", "curated", "LR bracket", "confirm"
+#: the stored config kind behind each warm-start phase (the sampler's phase takes the rest)
+KIND_OF_PHASE = {BASELINE: "baseline", CURATED: "curated", BRACKET: BRACKET_KIND}
+
+#: the sampler's phases: their configs are stored with kind ``search``
+SAMPLER_PHASES = ("TPE", "random")
+
+Plan = list[tuple[str, int]]
+
+
+def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: bool = True,
+                lr_bracket: bool = True, algorithm: str = "tpe", confirm: int = 0) -> Plan:
+    """``(phase, configs)`` in order, phases that get no config left out.
+
+    ``curated`` is the number of the trainer's curated configs (after fitting the bounds).
+    The budget may end inside a phase: the plan then ends there too."""
+    left = max(0, int(n_configs))
+    plan: Plan = []
+
+    def take(phase: str, wanted: int) -> None:
+        nonlocal left
+        count = min(left, max(0, wanted))
+        if count:
+            plan.append((phase, count))
+            left -= count
+
+    if warm_start:
+        take(BASELINE, baseline)
+        take(CURATED, curated)
+        if lr_bracket:
+            take(BRACKET, BRACKET_TRIALS)
+    take("TPE" if algorithm == "tpe" else "random", left)
+    if confirm > 0:  # the confirmation rung: runs of the top configs with fresh seeds (bracket.session.confirm)
+        plan.append((CONFIRM, int(confirm)))
+    return plan
+
+
+def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "") -> Plan:
+    """The plan of a search with ``settings`` on ``trainer`` (its warm start fitted to ``space``;
+    configs of earlier sessions it warm-starts from count as curated, as they are tried so)."""
+    from bracket.session.create import fit_past, fit_warm_start
+    from bracket.session.past import past_configs
+
+    fitted, _ = fit_warm_start(trainer, space)
+    if getattr(settings, "warm_start_from", None) and preset_id:
+        fitted += fit_past(space, past_configs(settings.warm_start_from, preset_id), [])
+    kinds = [kind for kind, _ in fitted]
+    return search_plan(settings.n_configs, curated=kinds.count("curated"), baseline=kinds.count("baseline"),
+                       warm_start=settings.warm_start, lr_bracket=settings.lr_bracket, algorithm=settings.algorithm,
+                       confirm=getattr(settings, "confirm_runs", 0))
+
+
+def plan_text(plan: Sequence[tuple[str, int]]) -> str:
+    """``baseline, 3 curated, 2 LR bracket, 6 TPE`` (``baseline`` alone when it is one config)."""
+    return ", ".join(phase if (phase == BASELINE and count == 1) else f"{count} {phase}" for phase, count in plan)
+
+
+def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str, Any]],
+                  current_kind: str | None = None) -> list[dict[str, Any]]:
+    """Each phase of ``plan`` with the configs already tried in it (from the session's stored
+    search-stage configs: their ``kind``) and whether it is the phase in progress.
+
+    Sampled configs (kind ``search``) count towards the last, sampler phase; a phase other
+    code adds later counts the configs of the kind of the same name."""
+    tried: dict[str, int] = {}
+    for config in configs:
+        tried[str(config.get("kind"))] = tried.get(str(config.get("kind")), 0) + 1
+    rows = []
+    for phase, count in plan:
+        kind = KIND_OF_PHASE.get(phase, "search" if phase in SAMPLER_PHASES else phase)
+        rows.append({"phase": phase, "planned": count, "done": tried.get(kind, 0), "kind": kind,
+                     "current": kind == current_kind})
+    if current_kind is None:  # no run in progress: the first phase not yet full is the next one
+        for row in rows:
+            if row["done"] < row["planned"]:
+                row["next"] = True
+                break
+    return rows
+
+
+def progress_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``baseline ✓ · curated 3/3 ✓ · LR bracket 1/2 ◀ now · TPE 0/6``."""
+    parts = []
+    for row in rows:
+        done, planned = min(row["done"], row["planned"]), row["planned"]
+        text = row["phase"] if (row["phase"] == BASELINE and planned == 1) else f"{row['phase']} {done}/{planned}"
+        if row.get("current"):
+            text += " ◀ now"
+        elif done >= planned:
+            text += " ✓"
+        elif row.get("next"):
+            text += " ◀ next"
+        parts.append(text)
+    return " · ".join(parts)

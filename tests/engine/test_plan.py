@@ -1,0 +1,32 @@
+"""The search plan: phases and counts before Start, and where a session is in it."""
+
+from __future__ import annotations
+
+from bracket.session.plan import plan_progress, plan_text, progress_text, search_plan
+
+
+def test_the_budget_fills_the_phases_in_order_and_may_end_inside_one():
+    assert search_plan(12, curated=3) == [("baseline", 1), ("curated", 3), ("LR bracket", 2), ("TPE", 6)]
+    assert search_plan(4, curated=3) == [("baseline", 1), ("curated", 3)]
+    assert search_plan(5, curated=3) == [("baseline", 1), ("curated", 3), ("LR bracket", 1)]
+    assert search_plan(6, curated=3, lr_bracket=False, algorithm="random") == [
+        ("baseline", 1), ("curated", 3), ("random", 2)]
+    assert search_plan(3, curated=3, warm_start=False) == [("TPE", 3)]
+    assert plan_text(search_plan(12, curated=3)) == "baseline, 3 curated, 2 LR bracket, 6 TPE"
+
+
+def test_progress_counts_tried_configs_per_phase_and_marks_the_current_one():
+    plan = search_plan(8, curated=2)
+    configs = [{"kind": "baseline"}, {"kind": "curated"}, {"kind": "curated"}, {"kind": "bracket"}]
+    rows = plan_progress(plan, configs, current_kind="bracket")
+    assert [(r["phase"], r["done"], r["planned"], r["current"]) for r in rows] == [
+        ("baseline", 1, 1, False), ("curated", 2, 2, False), ("LR bracket", 1, 2, True), ("TPE", 0, 3, False)]
+    assert progress_text(rows) == "baseline ✓ · curated 2/2 ✓ · LR bracket 1/2 ◀ now · TPE 0/3"
+    idle = plan_progress(plan, configs + [{"kind": "bracket"}, {"kind": "search"}])
+    assert progress_text(idle) == "baseline ✓ · curated 2/2 ✓ · LR bracket 2/2 ✓ · TPE 1/3 ◀ next"
+
+
+def test_a_later_phase_slots_in_as_one_more_pair():
+    plan = search_plan(6, curated=1) + [("confirm", 2)]
+    rows = plan_progress(plan, [{"kind": "baseline"}, {"kind": "confirm"}])
+    assert plan_text(plan).endswith("2 confirm") and rows[-1]["done"] == 1

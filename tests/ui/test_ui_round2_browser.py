@@ -1,0 +1,129 @@
+"""The app's round 2 in a real browser (Debian's Chromium via Playwright, like test_ui_browser).
+
+The demo preset with the fake trainer: a plan that reaches TPE is shown before Start, the
+search is paused (the tab says paused, the button Resume) and resumed, and the Search tab
+says where the search is in its plan. On Compare, an arrow key outside pairwise mode
+records nothing; inside it (checkbox ticked, focus in the panel) it votes, and Undo takes
+the vote back; the grid's columns sort by learning rate. On Results, finals run from a button with a steps field, the winner is
+exported, a reload stays on Results, and the linked report.html opens. Screenshots go to test-output/ui-round2/.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from bracket.dataset.demo_data import make_demo_dataset
+from tests.fakes import FAKE_TRAINER, make_fake_python
+from tests.ui.test_ui_browser import ARGS, CHROMIUM
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(420),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
+]
+
+
+@pytest.fixture
+def app_env(tmp_path) -> dict[str, str]:
+    toml = make_demo_dataset(tmp_path / "data", count=6)
+    return {"BRACKET_DEMO_PYTHON": str(make_fake_python(tmp_path / "bin")), "BRACKET_DEMO_DATA_DIR": str(toml.parent)}
+
+
+@pytest.fixture
+def app_args() -> list[str]:
+    return ["--allow-custom-executables"]  # the form types the fake training script
+
+
+def test_plan_pause_pairwise_mode_finals_export_report(launched_app, output_dir):
+    from playwright.sync_api import expect, sync_playwright
+
+    shots = output_dir / "ui-round2"
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(launched_app.url)
+        script = page.locator("#bk-field-train_script textarea, #bk-field-train_script input")
+        expect(script).to_be_visible(timeout=30_000)
+        script.fill(str(FAKE_TRAINER))
+        script.press("Tab")
+        # Setup: the demo's quick start reaches TPE, and the plan says so before Start
+        expect(page.locator("#bk-budget input")).to_have_value("7")
+        expect(page.locator("#bk-plan")).to_contain_text("baseline, 3 curated, 2 LR bracket, 1 TPE")
+        page.locator("#bk-steps input").fill("30")
+        page.locator("#bk-steps input").press("Tab")
+        page.screenshot(path=str(shots / "1-setup-plan.png"), full_page=True)
+        page.locator("#bk-start").click()
+
+        # Search: pause shows as paused with Resume; resume goes on to the end, through TPE
+        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        pause = page.locator("#bk-pause")
+        expect(pause).to_be_enabled(timeout=30_000)
+        pause.click()
+        expect(page.locator("#bk-status")).to_contain_text("status paused", timeout=30_000)
+        expect(pause).to_have_text("Resume", timeout=10_000)
+        expect(page.locator("#bk-resume")).to_be_disabled()
+        page.screenshot(path=str(shots / "2-paused.png"), full_page=True)
+        pause.click()
+        expect(page.locator("#bk-control-status")).to_contain_text("Resumed", timeout=10_000)
+        expect(page.locator("#bk-progress")).to_contain_text("7 / 7 runs", timeout=180_000)
+        expect(page.locator("#bk-status")).to_contain_text("finished", timeout=30_000)
+        expect(page.locator("#bk-status")).to_contain_text("TPE 1/1")
+        expect(page.locator("#bk-status")).not_to_contain_text("processing")
+        page.screenshot(path=str(shots / "3-search-finished.png"), full_page=True)
+
+        # Compare: an arrow key outside pairwise mode records nothing; inside it votes; undo
+        page.get_by_role("tab", name="Compare").click()
+        page.locator("#bk-next-unrated").click()  # the grid, its columns sorted by learning rate
+        expect(page.locator("#bk-grid table.bk-grid img").first).to_be_visible(timeout=20_000)
+        page.locator("#bk-sort input").click()
+        page.get_by_role("option", name="learning_rate").click()
+        heads = page.locator("#bk-grid thead th[title]")
+        expect(heads.first).to_contain_text("learning_rate=", timeout=20_000)
+        rates = [float(re.search(r"learning_rate=([0-9.e+-]+)", t).group(1)) for t in heads.all_inner_texts()]
+        assert rates == sorted(rates) and len(rates) >= 2
+        page.screenshot(path=str(shots / "4a-grid-by-learning-rate.png"), full_page=True)
+        page.locator("#bk-next-pair").click()
+        expect(page.locator("#bk-pair img")).to_have_count(2 * 4, timeout=20_000)
+        page.locator("body").click(position={"x": 5, "y": 5})
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("1")
+        time.sleep(1.5)
+        expect(page.locator("#bk-pair-status")).not_to_contain_text("Saved")
+        page.locator("#bk-pair-mode input").check()  # the focus is now in the pairwise panel
+        page.keyboard.press("ArrowLeft")
+        expect(page.locator("#bk-pair-status")).to_contain_text("left is better", timeout=10_000)
+        page.screenshot(path=str(shots / "4-pairwise-mode.png"), full_page=True)
+        page.locator("#bk-pair-undo").click()
+        expect(page.locator("#bk-pair-status")).to_contain_text("Undone", timeout=10_000)
+        page.keyboard.press("ArrowRight")  # the undo button is in the panel: still pairwise mode
+        expect(page.locator("#bk-pair-status")).to_contain_text("right is better", timeout=10_000)
+
+        # Results: finals from a button with a steps field, export, the linked report
+        page.get_by_role("tab", name="Results").click()
+        page.locator("#bk-results-refresh").click()
+        expect(page.locator("#bk-leaderboard")).to_contain_text("baseline", timeout=30_000)
+        page.locator("#bk-job-steps input").fill("20")
+        page.locator("#bk-finals").click()
+        expect(page.locator("#bk-job")).to_contain_text("finals: done", timeout=120_000)
+        page.locator("#bk-export").click()
+        expect(page.locator("#bk-export-msg")).to_contain_text("train.sh", timeout=30_000)
+        page.locator("#bk-results-refresh").click()
+        expect(page.locator("#bk-leaderboard")).to_contain_text("final", timeout=30_000)
+        page.screenshot(path=str(shots / "5-results-finals-export.png"), full_page=True)
+        script_href = page.locator("#bk-export-msg a", has_text="train.sh").get_attribute("href")
+        page.reload()  # returns to the tab you were on
+        expect(page.get_by_role("tab", name="Results")).to_have_attribute("aria-selected", "true", timeout=30_000)
+        page.locator("#bk-results-refresh").click()
+        expect(page.locator("#bk-verdict a", has_text="report.html")).to_be_visible(timeout=30_000)
+        report_href = page.locator("#bk-verdict a", has_text="report.html").get_attribute("href")
+        assert script_href and report_href and "gradio_api/file=" in report_href
+        assert "set -euo pipefail" in page.request.get(launched_app.url + script_href.lstrip("/")).text()
+        report = browser.new_page(viewport={"width": 1200, "height": 900})
+        report.goto(launched_app.url + report_href.lstrip("/"))
+        expect(report.locator("body")).to_contain_text("Bracket report", timeout=20_000)
+        report.screenshot(path=str(shots / "6-report.png"), full_page=True)
+        browser.close()
