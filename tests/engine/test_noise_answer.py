@@ -164,7 +164,8 @@ def test_best_step_through_export_and_a_stored_rating_step(tmp_path, runs_dir, m
 def test_older_store_gets_the_rating_step_column(tmp_path):
     path = tmp_path / "old.db"
     engine = sa.create_engine(sqlite_url(path))
-    with engine.begin() as c:
+    with engine.begin() as c:  # an older Bracket store: its sessions table, ratings without a step
+        c.execute(sa.text("CREATE TABLE bracket_sessions (name VARCHAR(200) PRIMARY KEY)"))
         c.execute(sa.text("CREATE TABLE bracket_ratings (id INTEGER PRIMARY KEY, session VARCHAR(200), run_id INTEGER,"
                           " prompt_index INTEGER, value FLOAT, created_at FLOAT)"))
     engine.dispose()
