@@ -105,3 +105,14 @@ def kill_tree_now(process: subprocess.Popen | psutil.Process | Any) -> None:
         root.kill()
     except psutil.Error:
         pass
+
+
+def inline_error(result) -> str:
+    """The ``⚠`` message a UI handler showed inline (``ui.common.inline_errors``); fails if none.
+
+    Handlers no longer raise ``gr.Error`` (its badge covered other components): a refused
+    action returns its message in its own output and leaves the rest unchanged."""
+    values = result if isinstance(result, tuple) else (result,)
+    messages = [v[2:] for v in values if isinstance(v, str) and v.startswith("⚠ ")]
+    assert messages, f"the handler showed no inline error: {result!r}"
+    return messages[0]
