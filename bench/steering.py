@@ -7,7 +7,7 @@ same seeds (``base_seed``, worker id, trainer noise):
 * ``control`` — nobody rates: the search follows the loss alone;
 * ``rated``   — the rater acts before every proposal from the first trial on (rates some of
   what "Next unrated" shows, now and then a blind pair), through the app's own
-  :class:`~bracket.session.manager.SessionManager` functions the Compare tab calls;
+  :class:`~bracket.app.manager.SessionManager` functions the Compare tab calls;
 * ``late``    — the same rater, but starting only after half the budget.
 
 Per session it records every config's kind, the rater's noise-free dislike of it, and the
@@ -103,7 +103,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
                 ) -> dict[str, Any]:
     """One session, start to end, with or without the rater; what it tried and what it picked."""
     from bracket.session.config import SearchSettings
-    from bracket.session.manager import SessionManager
+    from bracket.app.manager import SessionManager
     from bracket.session.scoring import config_values
     from bracket.session.session import Session
 

@@ -13,11 +13,11 @@ from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
-from bracket.session.forms import parse_bounds
+from bracket.app.forms import parse_bounds
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
-from bracket.session.standings import Standings, figures_text, standings
+from bracket.standings import Standings, figures_text, standings
 
 
 def _format_seconds(seconds: float | None) -> str:
@@ -240,7 +240,7 @@ def cmd_finals(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from bracket.report import write_report
 
-    from bracket.session.study_sync import record_verdict
+    from bracket.standings.study_sync import record_verdict
 
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:

@@ -28,7 +28,7 @@ from bracket.session.samples import image_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.report import StageResult
-    from bracket.session.standings import Winner
+    from bracket.standings import Winner
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 TILE = 256

@@ -23,7 +23,7 @@ from typing import Any
 import gradio as gr
 
 from bracket.errors import BracketError
-from bracket.session.manager import SessionManager
+from bracket.app.manager import SessionManager
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import grid_html
 
@@ -262,6 +262,6 @@ def build(manager: SessionManager) -> dict[str, Any]:
 
 
 def _empty_grid() -> Any:
-    from bracket.session.grid import GridData
+    from bracket.app.grid import GridData
 
     return GridData([], [], [], None, [])

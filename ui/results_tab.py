@@ -1,6 +1,6 @@
 """Results tab: the leaderboard, the winner as a command and files, charts, the report.
 
-All numbers come from the engine's standings (``bracket.session.standings``, the same
+All numbers come from the engine's standings (``bracket.standings``, the same
 answer as ``status``, the report and ``export``): ``SessionManager.leaderboard`` (one board
 per stage, mean ± confidence interval per config, the raw figures behind each score),
 ``winner_export`` (the winner's trainer command at its own step count, and JSON/TOML files
@@ -15,7 +15,7 @@ from typing import Any
 
 import gradio as gr
 
-from bracket.session.manager import SessionManager
+from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import (file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure,

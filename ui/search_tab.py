@@ -17,7 +17,7 @@ from typing import Any
 import gradio as gr
 
 from bracket.errors import BracketError
-from bracket.session.manager import SessionManager
+from bracket.app.manager import SessionManager
 from ui.common import QUIET, inline_errors
 from ui.render import fingerprint, loss_figure, progress_html, runs_frame, status_markdown
 

@@ -3,7 +3,7 @@
 The preset's form is rendered from its ``FieldSpec`` list (``gr.render``); each field is
 checked as it changes (``bracket.preset.problem_with_value``) with the message beside it,
 and the dataset field runs the dataset pre-flight. The search settings become a
-``SearchSettings`` through ``bracket.session.forms``; the budget box shows the plan
+``SearchSettings`` through ``bracket.app.forms``; the budget box shows the plan
 (``= N configs × K seeds``). Everything is checked by the engine before anything starts.
 """
 
@@ -20,8 +20,8 @@ from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.preset import merge_with_defaults, problem_with_value
 from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
-from bracket.session.forms import plan_text, settings_from_form
-from bracket.session.manager import SessionManager
+from bracket.app.forms import plan_text, settings_from_form
+from bracket.app.manager import SessionManager
 from bracket.session.past import past_sessions
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import format_duration

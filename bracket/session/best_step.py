@@ -18,7 +18,7 @@ as is; the combined per-step score is the weighted mean of the judges that have 
 that step, with the session's weights. The **best step** is the lowest; on a tie the later
 step wins, and with no per-step evidence at all it is the final step (``basis`` says what the
 choice rests on). Everything here is a pure function of run records, ratings and weights;
-the standings (``bracket.session.standings``) call it, and the report, ``export`` and
+the standings (``bracket.standings``) call it, and the report, ``export`` and
 ``promote`` take the best step from there.
 """
 

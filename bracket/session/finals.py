@@ -2,7 +2,7 @@
 
 A short run can flatter a configuration (a high learning rate looks great at step 100 and
 burns out by step 1000). Finals take the top-K configurations of the search leaderboard
-(:mod:`bracket.session.standings`, as of now) and
+(:mod:`bracket.standings`, as of now) and
 re-run each one for a longer step count with seeds the search never used. They are a
 separate *stage* in the store: their scores are normalised among finals only, and the
 report never averages a final with a short run.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from bracket.errors import BracketError
 from bracket.session.scoring import config_values
-from bracket.session.standings import standings
+from bracket.standings import standings
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session

@@ -1,7 +1,7 @@
 """Promotion: the winning configuration trained for real, with periodic saves, resumable.
 
 A search finds a configuration with short runs; promotion trains the winner (of
-:mod:`bracket.session.standings`: the finals' best when there are finals) for the full length
+:mod:`bracket.standings`: the finals' best when there are finals) for the full length
 (on the full dataset, or another one given here) with ``save_every_n_steps`` checkpoints and
 ``save_state``, as a separate ``promote`` stage of the session. If that long run is
 interrupted, promoting again resumes it from its newest saved state instead of starting
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bracket.errors import BracketError
-from bracket.session.standings import require_winner, standings
+from bracket.standings import require_winner, standings
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -66,7 +66,7 @@ def promote(session: "Session", *, steps: int | None = None, run_id: int | None 
             save_every_n_steps: int | None = None, dataset: Path | None = None) -> int:
     """Train (or resume) the promoted run; returns its run id.
 
-    Promotes the winner of :mod:`bracket.session.standings` (or run ``run_id``'s config) for
+    Promotes the winner of :mod:`bracket.standings` (or run ``run_id``'s config) for
     ``steps`` steps — by default the winner's best step (or that run's own step count), scaled
     to ``dataset`` when one is given.
     A missing or disqualified winner is refused with a ``NoWinnerError``.

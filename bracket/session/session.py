@@ -52,7 +52,7 @@ from bracket.session.scoring import (
 from bracket.session.plan import plan_for
 from bracket.session.snapshot import SessionSnapshot, build_snapshot, confirm_phase_label, phase_label
 from bracket.session.store import RUN_SPENT
-from bracket.session.study_sync import record_at_end
+from bracket.standings.study_sync import record_at_end
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,8 @@ import optuna
 from bracket.cli import main
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
-from bracket.session.standings import standings
-from bracket.session.study_sync import verdict_study_name
+from bracket.standings import standings
+from bracket.standings.study_sync import verdict_study_name
 
 
 def test_promote_trains_the_winner_with_saves_and_resumes_from_state(demo_fields, runs_dir, monkeypatch, capsys):

@@ -115,7 +115,7 @@ def test_estimate_shrinks_toward_the_middle_with_few_scores_and_follows_many():
 
 
 def test_the_rating_message_says_whether_the_config_now_guides_tpe():
-    from bracket.session.rating_effect import describe_rating_effect
+    from bracket.app.rating_effect import describe_rating_effect
 
     before = {i: 0.1 * i for i in range(1, 13)}  # 12 configs: TPE's good set is the best 2
     after = {**before, 7: 0.05}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from bracket.session.manager import SessionManager
+from bracket.app.manager import SessionManager
 from bracket.session.tfevents import read_scalars
 from tests.llm import tiny_model
 from tests.llm.llm_helpers import trainer_venv_python, write_alpaca

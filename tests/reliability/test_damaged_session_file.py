@@ -15,7 +15,7 @@ import shutil
 import pytest
 
 from bracket.cli import main
-from bracket.session.manager import SessionManager
+from bracket.app.manager import SessionManager
 from tests.reliability.rel_helpers import cli_args
 
 pytestmark = pytest.mark.timeout(240)

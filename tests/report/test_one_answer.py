@@ -12,10 +12,10 @@ from optuna.trial import TrialState
 from bracket.cli import main
 from bracket.report import build_report, render_markdown
 from bracket.session.config import SearchSettings
-from bracket.session.manager import SessionManager
+from bracket.app.manager import SessionManager
 from bracket.session.session import Session
-from bracket.session.standings import UNRATED_WINNER, standings
-from bracket.session.study_sync import LEFTOVER_NOTE, verdict_study_name
+from bracket.standings import UNRATED_WINNER, standings
+from bracket.standings.study_sync import LEFTOVER_NOTE, verdict_study_name
 from bracket.trainer.demo import DemoTrainer
 
 

@@ -10,12 +10,12 @@ import gradio as gr
 import pytest
 
 from bracket.registry import PRESETS
-from bracket.session.grid import GridCell, GridColumn, GridData, build_grid
-from bracket.session.manager import SessionManager
-from bracket.session.thumbs import ThumbnailCache
+from bracket.app.grid import GridCell, GridColumn, GridData, build_grid
+from bracket.app.manager import SessionManager
+from bracket.app.thumbs import ThumbnailCache
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
-from bracket.session.forms import plan_text
+from bracket.app.forms import plan_text
 from ui.render import grid_html, loss_figure, runs_frame
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]

@@ -10,7 +10,7 @@ optuna-dashboard shows it:
 * warm-start trials still WAITING (the budget ran out before their turn) are closed as FAIL
   with a ``bracket_note`` user attribute saying why — nothing is left pending forever;
 * the study gets user attributes ``current_scores`` (trial number -> current mean score on the
-  search leaderboard of :mod:`bracket.session.standings`; a finished trial itself cannot be
+  search leaderboard of :mod:`bracket.standings`; a finished trial itself cannot be
   changed) and ``verdict_study`` (the name of the companion study below);
 * a companion study ``<session>-verdict`` is written afresh with one COMPLETE trial per
   scored search config and the *current* mean score as its value, so the dashboard's best
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import optuna
 from optuna.trial import TrialState
 
-from bracket.session.standings import Standings, standings
+from bracket.standings import Standings, standings
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session

@@ -21,10 +21,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bracket.errors import BracketError
-from bracket.session.standings.board import (STAGES, UNRATED_WINNER, ConfigRow, RunStanding, StageBoard, Standings,
+from bracket.standings.board import (STAGES, UNRATED_WINNER, ConfigRow, RunStanding, StageBoard, Standings,
                                              Winner, build_standings)
-from bracket.session.standings.importance import MIN_CONFIGS, parameter_importance
-from bracket.session.standings.parts import ScorePart, figures_text, score_parts
+from bracket.standings.importance import MIN_CONFIGS, parameter_importance
+from bracket.standings.parts import ScorePart, figures_text, score_parts
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session

@@ -7,12 +7,12 @@ level, not in per-tab state: :class:`SessionManager` is that object. It
 * starts a new search, opens a past one to look at, resumes it, stops and pauses it —
   refusing a second search while one runs;
 * hands out snapshots rebuilt only when the store changed, and derived views computed once
-  per change (:mod:`bracket.session.snapshot_cache`), so many polling tabs cost one read;
-* builds the Compare grid (:mod:`bracket.session.grid`) from paths and cached thumbnails;
+  per change (:mod:`bracket.app.snapshot_cache`), so many polling tabs cost one read;
+* builds the Compare grid (:mod:`bracket.app.grid`) from paths and cached thumbnails;
 * picks what to score next (unrated runs; informative pairs from the human judge);
 * records ratings and pairwise choices;
-* gathers the Results tab's data: the standings (:mod:`bracket.session.standings`, the one
-  answer the CLI and the report give too) and :mod:`bracket.session.results`.
+* gathers the Results tab's data: the standings (:mod:`bracket.standings`, the one
+  answer the CLI and the report give too) and :mod:`bracket.app.results`.
 
 Every error a person can cause is a ``BracketError`` whose message says what to do.
 """
@@ -32,18 +32,18 @@ from bracket import settings as app_settings
 from bracket.errors import BracketError
 from bracket.preset import check_configured_executables
 from bracket.registry import get_preset
-from bracket.session import results
+from bracket.app import results
 from bracket.session.config import SearchSettings
 from bracket.session.create import SESSION_FILE, read_session_file
-from bracket.session.grid import GridData, build_grid
-from bracket.session.jobs import Job
+from bracket.app.grid import GridData, build_grid
+from bracket.app.jobs import Job
 from bracket.session.runner import read_log_tail
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
-from bracket.session.snapshot_cache import SnapshotCache
-from bracket.session.standings import STAGES, StageBoard, Standings, figures_text, importance, standings
+from bracket.app.snapshot_cache import SnapshotCache
+from bracket.standings import STAGES, StageBoard, Standings, figures_text, importance, standings
 from bracket.session.store import RUN_SPENT
-from bracket.session.thumbs import ThumbnailCache
+from bracket.app.thumbs import ThumbnailCache
 
 SCORABLE = ("done",)
 
@@ -90,7 +90,7 @@ class SessionManager:
         self._cache: SnapshotCache | None = None
         self._loss_cache: dict[int, list[tuple[int, float]]] = {}
         self._log_cache: tuple[Any, list[str]] = (None, [])
-        #: finals or promote running (or last run) in the background (``bracket.session.jobs``)
+        #: finals or promote running (or last run) in the background (``bracket.app.jobs``)
         self.job: Job | None = None
 
     # -- the current session ----------------------------------------------------------
@@ -236,7 +236,7 @@ class SessionManager:
     # -- reading -------------------------------------------------------------------------
     def snapshot(self) -> SessionSnapshot | None:
         """The current session's snapshot, rebuilt only when the store or the run here changed
-        (:mod:`bracket.session.snapshot_cache`; tabs polling in the same tick share one read)."""
+        (:mod:`bracket.app.snapshot_cache`; tabs polling in the same tick share one read)."""
         cache = self._cache
         return None if cache is None else cache.snapshot()
 
@@ -369,8 +369,8 @@ class SessionManager:
 
     def rate(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> str:
         """Record a rating (``step``: the step whose samples were shown, for the best step);
-        returns what it changed (``bracket.session.rating_effect``)."""
-        from bracket.session.rating_effect import rate_and_explain
+        returns what it changed (``bracket.app.rating_effect``)."""
+        from bracket.app.rating_effect import rate_and_explain
 
         message = rate_and_explain(self.require(), int(run_id), value, prompt_index, step)
         self._forget()
@@ -396,7 +396,7 @@ class SessionManager:
 
     # -- results ------------------------------------------------------------------------
     def standings(self) -> Standings | None:
-        """The open session's standings (``bracket.session.standings``), computed once per store change."""
+        """The open session's standings (``bracket.standings``), computed once per store change."""
         session = self._session
         return None if session is None else self.memo("standings", lambda: standings(session), structural=True)
 
@@ -424,9 +424,9 @@ class SessionManager:
 
     def report_markdown(self, image_url: Any = None) -> str:
         """The report (written under the session folder); when no search runs here, the stored
-        study's verdict view is brought up to date too (``bracket.session.study_sync``)."""
+        study's verdict view is brought up to date too (``bracket.standings.study_sync``)."""
         from bracket.report import report_markdown
-        from bracket.session.study_sync import record_verdict
+        from bracket.standings.study_sync import record_verdict
 
         session = self.require()
         def build() -> str:  # once per change (the same image-URL scheme every time in an app)
