@@ -119,8 +119,8 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
                               confirm=0,  # measured before the confirmation rung existed (bench/noise.py measures it)
                               **({"weights": weights} if weights else {}))
     runs_dir = Path(workdir) / "sessions"
-    session = Session.create("demo-cpu", fields, settings, out_dir=runs_dir, name=name)
-    session.worker_id = f"bench-{repetition}"
+    session = Session.create("demo-cpu", fields, settings, out_dir=runs_dir, name=name,
+                             worker_id=f"bench-{repetition}")
     rater = None if mode == "control" else Rater(
         taste, seed=repetition, steps=steps, start_trial=1 if mode == "rated" else budget // 2 + 1)
     events: list[dict[str, Any]] = []

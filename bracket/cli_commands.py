@@ -18,6 +18,7 @@ from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
 from bracket.standings import Standings, figures_text, standings
+from bracket.standings.study_sync import record_at_end
 
 
 def _format_seconds(seconds: float | None) -> str:
@@ -141,7 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
         validation_split=0.0 if args.no_validation else None)
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
-                             name=args.name, storage_url=args.storage)
+                             name=args.name, storage_url=args.storage, on_finish=[record_at_end])
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
     for warning in session.parts.warnings:
@@ -216,7 +217,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    session = Session.open(args.path, storage_url=args.storage)
+    session = Session.open(args.path, storage_url=args.storage, on_finish=[record_at_end])
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     print(f"resuming session {session.name}: {session.settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
@@ -226,7 +227,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def cmd_finals(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
-    final_ids = session.run_finals(top_k=args.top, steps=args.steps, seeds=args.seeds)
+    from bracket.app.stages import run_finals
+
+    final_ids = run_finals(session, top_k=args.top, steps=args.steps, seeds=args.seeds)
     snapshot = session.snapshot()
     finals = [r for r in snapshot.runs if r["stage"] == "final" and r["config_id"] in final_ids]
     print(f"finals of session {session.name}: {len(final_ids)} configs, {len(finals)} runs")
@@ -278,11 +281,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
+    from bracket.app.stages import promote
+
     session = Session.open(args.path, storage_url=args.storage)
     try:
         session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
-        run_id = session.promote(steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
-                                 dataset=args.dataset)
+        run_id = promote(session, steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
+                         dataset=args.dataset)
     except BracketError:
         session.close()
         raise
@@ -308,8 +313,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print("warning: a password in --storage is visible in the process list; put it in PGPASSWORD "
               "(or ~/.pgpass) instead", file=sys.stderr)
 
-    session = Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "", grace_s=args.grace)
-    print(f"worker {session.worker_id} (gpu {session.gpu or '-'}) joined {session.name} on {redact_url(url)}; "
+    session = Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "", grace_s=args.grace,
+                           on_finish=[record_at_end])
+    print(f"worker {session.worker_id} (gpu {session.worker.gpu or '-'}) joined {session.name} on {redact_url(url)}; "
           f"run folders in {session.folder}", flush=True)
     # Ctrl-C or SIGTERM stops only this worker; the others take its slot over
     _watch(session, quiet=args.quiet, everywhere=False)

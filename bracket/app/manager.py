@@ -32,7 +32,7 @@ from bracket import settings as app_settings
 from bracket.errors import BracketError
 from bracket.preset import check_configured_executables
 from bracket.registry import get_preset
-from bracket.app import results
+from bracket.app import results, stages
 from bracket.session.config import SearchSettings
 from bracket.session.create import SESSION_FILE, read_session_file
 from bracket.app.grid import GridData, build_grid
@@ -42,6 +42,7 @@ from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
 from bracket.app.snapshot_cache import SnapshotCache
 from bracket.standings import STAGES, StageBoard, Standings, figures_text, importance, standings
+from bracket.standings.study_sync import record_at_end
 from bracket.session.store import RUN_SPENT
 from bracket.app.thumbs import ThumbnailCache
 
@@ -169,7 +170,7 @@ class SessionManager:
             if not self.allow_custom_executables:
                 check_configured_executables(get_preset(preset_id).fields, fields)
             session = Session.create(preset_id, fields, settings, out_dir=self.runs_dir, name=name or None,
-                                     storage_url=self.storage_url)
+                                     storage_url=self.storage_url, on_finish=[record_at_end])
             self._adopt(session)
             session.start()
             return session
@@ -194,7 +195,8 @@ class SessionManager:
             if session.running:
                 raise BracketError(f"Search {session.name} is already running.")
             self._refuse_if_running("resume the search")
-            fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True)
+            fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True,
+                                 on_finish=[record_at_end])
             if fresh.store.read_only:
                 fresh.store.close()
                 fresh.store.require_writable()  # raises: a read-only folder or a full disk
@@ -448,9 +450,9 @@ class SessionManager:
         with self._lock:
             self._refuse_if_running(f"start {kind}")
             if kind == "finals":
-                action = functools.partial(session.run_finals, top_k=top_k, steps=steps, seeds=seeds)
+                action = functools.partial(stages.run_finals, session, top_k=top_k, steps=steps, seeds=seeds)
             elif kind == "promote":
-                action = functools.partial(session.promote, steps=steps)
+                action = functools.partial(stages.promote, session, steps=steps)
             else:
                 raise BracketError(f"Unknown action {kind!r}: finals or promote.")
             self.job = Job(kind, action)
