@@ -43,7 +43,7 @@ from bracket.session.snapshot import SessionSnapshot
 from bracket.app.snapshot_cache import SnapshotCache
 from bracket.standings import STAGES, StageBoard, Standings, figures_text, importance, standings
 from bracket.standings.study_sync import record_at_end
-from bracket.session.store import RUN_SPENT
+from bracket.session.schema import RUN_SPENT
 from bracket.app.thumbs import ThumbnailCache
 
 SCORABLE = ("done",)

@@ -29,7 +29,7 @@ from bracket.session.create import SessionParts
 from bracket.session.execute import RunExecutor
 from bracket.session.scoreboard import Scoreboard
 from bracket.session.snapshot import confirm_phase_label, phase_label
-from bracket.session.store import RUN_SPENT
+from bracket.session.schema import RUN_SPENT
 from bracket.session.vlm_scoring import VlmScorer
 
 

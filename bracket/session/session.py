@@ -52,7 +52,7 @@ from bracket.session.recovery import DEFAULT_GRACE_SECONDS, failure_message
 from bracket.session.scoreboard import Scoreboard
 from bracket.session.scoring import RunScore
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
-from bracket.session.store import RUN_SPENT
+from bracket.session.schema import RUN_SPENT
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 

@@ -15,7 +15,7 @@ from typing import Any
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
 from bracket.session.plan import plan_progress
-from bracket.session.store import RUN_SPENT
+from bracket.session.schema import RUN_SPENT
 
 
 @dataclass

@@ -21,7 +21,8 @@ import sqlalchemy as sa
 
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
-from bracket.session.store import RUN_SPENT, Store
+from bracket.session.schema import RUN_SPENT
+from bracket.session.store import Store
 from tests.fakes import make_fake_python
 
 pytestmark = pytest.mark.slow
