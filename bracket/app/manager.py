@@ -3,13 +3,14 @@
 A Gradio app serves every browser tab from one process, so the session must live at module
 level, not in per-tab state: :class:`SessionManager` is that object. It
 
-* lists the past sessions in the runs folder (``session.json`` + the store's status);
+* lists the past sessions in the runs folder (:mod:`bracket.app.catalog`);
 * starts a new search, opens a past one to look at, resumes it, stops and pauses it —
   refusing a second search while one runs;
 * hands out snapshots rebuilt only when the store changed, and derived views computed once
   per change (:mod:`bracket.app.snapshot_cache`), so many polling tabs cost one read;
 * builds the Compare grid (:mod:`bracket.app.grid`) from paths and cached thumbnails;
-* picks what to score next (unrated runs; informative pairs from the human judge);
+* picks what to score next (unrated runs, :mod:`bracket.app.rating_queue`; informative pairs
+  from the human judge);
 * records ratings and pairwise choices;
 * gathers the Results tab's data: the standings (:mod:`bracket.standings`, the one
   answer the CLI and the report give too) and :mod:`bracket.app.results`.
@@ -23,55 +24,34 @@ import functools
 import logging
 import statistics
 import threading
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bracket import settings as app_settings
+from bracket.app import results, stages
+from bracket.app.catalog import SessionInfo, list_sessions
+from bracket.app.grid import GridData, build_grid
+from bracket.app.jobs import Job
+from bracket.app.rating_queue import next_unrated, run_labels
+from bracket.app.snapshot_cache import SnapshotCache
+from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
 from bracket.preset import check_configured_executables
 from bracket.registry import get_preset
-from bracket.app import results, stages
 from bracket.session.config import SearchSettings
-from bracket.session.create import SESSION_FILE, read_session_file
-from bracket.app.grid import GridData, build_grid
-from bracket.app.jobs import Job
+from bracket.session.create import SESSION_FILE
 from bracket.session.runner import read_log_tail
+from bracket.session.schema import RUN_SPENT
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
-from bracket.app.snapshot_cache import SnapshotCache
-from bracket.standings import STAGES, StageBoard, Standings, figures_text, importance, standings
-from bracket.standings.study_sync import record_at_end
-from bracket.session.schema import RUN_SPENT
-from bracket.app.thumbs import ThumbnailCache
+from bracket.standings import STAGES, StageBoard, Standings, importance, standings
+from bracket.standings.study_sync import record_at_end, record_verdict
 
 SCORABLE = ("done",)
 
 
 class NoSessionError(BracketError):
     """An action that needs a session when none is open."""
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """One past session in the runs folder."""
-
-    name: str
-    folder: Path
-    preset_id: str
-    status: str
-    created_at: float
-    runs_spent: int = 0
-    total_runs: int = 0
-
-    @property
-    def label(self) -> str:
-        try:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.created_at)) if self.created_at else "?"
-        except (OverflowError, OSError, ValueError):
-            when = "?"
-        return f"{self.name} · {self.preset_id} · {self.status} · {self.runs_spent}/{self.total_runs} runs · {when}"
 
 
 class SessionManager:
@@ -130,37 +110,8 @@ class SessionManager:
     # -- listing, starting, resuming -------------------------------------------------
     def list_sessions(self) -> list[SessionInfo]:
         """Sessions in the runs folder, newest first (unreadable ones say why in their status)."""
-        if not self.runs_dir.is_dir():
-            return []
-        found: list[SessionInfo] = []
-        for path in sorted(self.runs_dir.glob(f"*/{SESSION_FILE}")):
-            folder = path.parent
-            try:
-                info = read_session_file(folder)
-            except BracketError as error:  # listed as damaged, with the reason; the others still work
-                found.append(SessionInfo(folder.name, folder, "?", f"damaged: {error}", 0.0))
-                continue
-            name, preset_id = str(info.get("name", folder.name)), str(info.get("preset_id", "?"))
-            created = float(info.get("created_at") or 0.0)
-            current = self._session
-            if current is not None and current.folder.resolve() == folder.resolve():
-                snap = self.snapshot()
-                found.append(SessionInfo(name, folder, preset_id, snap.status, created, snap.runs_spent,
-                                         snap.total_runs))
-                continue
-            try:
-                session = Session.open(folder, storage_url=self.storage_url, validate=False)
-            except (BracketError, ValueError, TypeError, KeyError) as error:  # a damaged store row, too
-                found.append(SessionInfo(name, folder, preset_id, f"unreadable ({error})", created))
-                continue
-            try:
-                row = session.store.get_session(session.name) or {}
-                spent = session.spent_runs()
-                found.append(SessionInfo(name, folder, preset_id, str(row.get("status", "?")), created, spent,
-                                         session.total_runs()))
-            finally:
-                session.store.close()
-        return sorted(found, key=lambda s: s.created_at, reverse=True)
+        return list_sessions(self.runs_dir, storage_url=self.storage_url, current=self._session,
+                             current_snapshot=self.snapshot)
 
     def start_new(self, preset_id: str, fields: dict[str, str], settings: SearchSettings,
                   name: str | None = None) -> Session:
@@ -324,41 +275,15 @@ class SessionManager:
         return [] if snap is None else [r for r in snap.runs if r["status"] in SCORABLE and r["kind"] != "setup"]
 
     def next_unrated(self, k: int = 4) -> list[int]:
-        """Up to ``k`` finished runs nobody rated yet: the winner's first, then by stage (finals
-        first) and score. Never a rated run while unrated ones exist (so possibly a single run);
-        only when every run is rated does it offer the best rated runs again."""
-        session, table = self.require(), self.standings()
+        """Up to ``k`` finished runs nobody rated yet, the winner's first (``rating_queue.next_unrated``)."""
+        session = self.require()
         rated = {r["run_id"] for r in session.store.ratings(session.name)}
-        scorable = {r["id"] for r in self.scorable_runs()}
-        winner = set(table.winner.run_ids) if table and table.winner else set()
-        order = {stage: i for i, stage in enumerate(STAGES)}
-        ranked = sorted(((run, row) for board in (table.boards.values() if table else ()) for row in board.rows
-                         for run in row.runs if run.run_id in scorable),
-                        key=lambda pair: (pair[0].run_id not in winner, order.get(pair[0].stage, 9),
-                                          pair[0].score is None, pair[0].score or 0.0, pair[0].run_id))
-        unrated = [run.run_id for run, _ in ranked if run.run_id not in rated]
-        if unrated:
-            return unrated[:k]
-        return [run.run_id for run, _ in ranked][:max(k, 0)]
+        return next_unrated(self.standings(), rated, {r["id"] for r in self.scorable_runs()}, k)
 
     def run_labels(self) -> dict[int, str]:
         """Compare's label per finished run: stage, seed, score with its raw figures, rated or not."""
-        return self.memo("labels", self._run_labels, structural=True)
-
-    def _run_labels(self) -> dict[int, str]:
-        table = self.standings()
-        labels: dict[int, str] = {}
-        scorable = {r["id"] for r in self.scorable_runs()}
-        for board in (table.boards.values() if table else ()):
-            for row in board.rows:
-                for run in row.runs:
-                    if run.run_id not in scorable:
-                        continue
-                    score = "" if run.score is None else f" · score {run.score:.3f}"
-                    raw = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
-                    labels[run.run_id] = (f"#{run.run_id} {row.name} · {run.stage} · seed {run.seed}{score}"
-                                          + (f" ({raw})" if raw else "") + ("" if run.rated else " · unrated"))
-        return labels
+        return self.memo("labels", lambda: run_labels(self.standings(), {r["id"] for r in self.scorable_runs()}),
+                         structural=True)
 
     def next_pairs(self, k: int = 1) -> list[tuple[int, int]]:
         """Informative pairs for a blind comparison (the human judge's ``next_pairs``)."""
@@ -428,7 +353,6 @@ class SessionManager:
         """The report (written under the session folder); when no search runs here, the stored
         study's verdict view is brought up to date too (``bracket.standings.study_sync``)."""
         from bracket.report import report_markdown
-        from bracket.standings.study_sync import record_verdict
 
         session = self.require()
         def build() -> str:  # once per change (the same image-URL scheme every time in an app)
