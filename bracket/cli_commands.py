@@ -8,12 +8,12 @@ from pathlib import Path
 
 import json
 
+from bracket.app.forms import parse_bounds
 from bracket.cli import parse_assignments
 from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
-from bracket.app.forms import parse_bounds
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot

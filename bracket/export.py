@@ -22,7 +22,7 @@ beside it:
   (session, config, run, seed, score) and the command as a list.
 
 :func:`promote_weights` copies a run's trained weights (a final's, typically) to a folder of
-the person's choice; choosing configs for longer final runs is ``bracket.session.finals``.
+the person's choice; choosing configs for longer final runs is ``bracket.app.stages.run_finals``.
 """
 
 from __future__ import annotations

@@ -32,10 +32,9 @@ from bracket import settings as app_settings
 from bracket.export import SECRET_NAME, export_run
 from bracket.report_charts import Picture, report_pictures
 from bracket.session.scoring import effective_weights
-from bracket.standings import (ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text,
-                                       standings)
-from bracket.standings import importance as standings_importance
 from bracket.session.store import redact_url
+from bracket.standings import ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text, standings
+from bracket.standings import importance as standings_importance
 from bracket.stats import StatsReport, summarise, verdict
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -22,8 +22,8 @@ from typing import Any
 
 import gradio as gr
 
-from bracket.errors import BracketError
 from bracket.app.manager import SessionManager
+from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import grid_html
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import gradio as gr
 
-from bracket.errors import BracketError
 from bracket.app.manager import SessionManager
+from bracket.errors import BracketError
 from ui.common import QUIET, inline_errors
 from ui.render import fingerprint, loss_figure, progress_html, runs_frame, status_markdown
 

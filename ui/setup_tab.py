@@ -14,14 +14,14 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app.forms import plan_text, settings_from_form
+from bracket.app.manager import SessionManager
 from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.preset import merge_with_defaults, problem_with_value
 from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
-from bracket.app.forms import plan_text, settings_from_form
-from bracket.app.manager import SessionManager
 from bracket.session.past import past_sessions
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import format_duration

@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bracket.session.snapshot import SessionSnapshot
 from bracket.session.schema import RUN_ACTIVE
+from bracket.session.snapshot import SessionSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session

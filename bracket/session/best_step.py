@@ -55,10 +55,6 @@ class StepCurve:
     #: judge -> step -> value (raw loss, mean rating, VLM score) for charts and details
     per_judge: dict[str, dict[int, float]] = field(default_factory=dict)
 
-    @property
-    def is_final(self) -> bool:
-        return self.best_step is None or self.best_step == self.final_step
-
 
 def _mean_by_step(per_run: Sequence[Mapping[int, float]]) -> dict[int, float]:
     values: dict[int, list[float]] = {}

@@ -27,9 +27,9 @@ from bracket.search.controller import SearchController
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts
 from bracket.session.execute import RunExecutor
+from bracket.session.schema import RUN_SPENT
 from bracket.session.scoreboard import Scoreboard
 from bracket.session.snapshot import confirm_phase_label, phase_label
-from bracket.session.schema import RUN_SPENT
 from bracket.session.vlm_scoring import VlmScorer
 
 

@@ -49,10 +49,10 @@ from bracket.session.lock import SessionLock
 from bracket.session.pipeline import RunPipeline
 from bracket.session.plan import plan_for
 from bracket.session.recovery import DEFAULT_GRACE_SECONDS, failure_message
+from bracket.session.schema import RUN_SPENT
 from bracket.session.scoreboard import Scoreboard
 from bracket.session.scoring import RunScore
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
-from bracket.session.schema import RUN_SPENT
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
@@ -199,13 +199,6 @@ class Session:
     def running(self) -> bool:
         return self._thread is not None and not self._done.is_set()
 
-    def stop_requested(self) -> bool:
-        return self.control.stop_requested()
-
-    def stop_mode(self) -> str:
-        """"" while the search goes on, else "now" (kill the current run) or "after-trial"."""
-        return self.control.stop_mode()
-
     def _set_phase(self, phase: str) -> None:
         self.phase = phase
 
@@ -228,7 +221,7 @@ class Session:
             if self.vlm is not None:
                 self.phase = "waiting for the VLM judge"
                 self.vlm.drain(timeout=600)
-            status = "stopped" if self.stop_requested() else "finished"
+            status = "stopped" if self.control.stop_requested() else "finished"
             if status == "finished" and not self.worker.others_alive():  # the study tells the truth at the end
                 self._finished()
         except BracketError as error:
@@ -304,7 +297,7 @@ class Session:
         control = self.control
         while not control.halted:
             control.wait_while_paused()
-            if self.stop_requested() or self.spent_runs() >= self.total_runs():
+            if control.stop_requested() or self.spent_runs() >= self.total_runs():
                 return
             self.worker.recover()
             work = self._next_config()
@@ -320,7 +313,7 @@ class Session:
             config_row, seed_indices = work
             for seed_index in seed_indices:
                 control.wait_while_paused()  # a pause takes effect between runs, seeds included
-                if self.stop_requested() or self.spent_runs() >= self.total_runs():
+                if control.stop_requested() or self.spent_runs() >= self.total_runs():
                     break
                 self.pipeline.train(config_row, seed_index)
             self.pipeline.finish_config(config_row)

@@ -2,8 +2,9 @@
 
 Everything that ranks configs or names a winner calls this package: the Results tab and
 the Compare labels (through ``SessionManager``), ``python -m bracket status`` (and its
-``--json``), the report, ``export``, ``finals`` (its top-k) and ``promote``. So they all name
-the same run and config.
+``--json``), the report, ``export``, finals (their top-k) and promotion (``bracket.app.stages``).
+So they all name the same run and config. It sits above the engine (``bracket.session``),
+which never imports it: it reads a session's store and current scores.
 
 * :func:`standings` — a :class:`Standings` read from the session's store now: one
   :class:`StageBoard` per stage (search, final, promote; each scored on its own scale, never
@@ -21,8 +22,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bracket.errors import BracketError
+from bracket.session.best_step import step_curves
+from bracket.session.scoring import effective_weights
 from bracket.standings.board import (STAGES, UNRATED_WINNER, ConfigRow, RunStanding, StageBoard, Standings,
-                                             Winner, build_standings)
+                                     Winner, build_standings)
 from bracket.standings.importance import MIN_CONFIGS, parameter_importance
 from bracket.standings.parts import ScorePart, figures_text, score_parts
 
@@ -51,9 +54,6 @@ def _searched(session: "Session"):
 def standings(session: "Session") -> Standings:
     """The session's standings, from its store and current scores (ratings included, as of now),
     with each config's best step (``bracket.session.best_step``)."""
-    from bracket.session.best_step import step_curves
-    from bracket.session.scoring import effective_weights
-
     store, name = session.store, session.name
     runs = [r for r in store.runs(name, with_series=False) if r.get("stage") != "setup" and r.get("kind") != "setup"]
     weights = effective_weights(session.settings.weights)

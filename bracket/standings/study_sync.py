@@ -4,8 +4,9 @@ The session's study (``<session>``) is a log: each trial's value is the config's
 it finished, and Optuna never lets a finished value change. Bracket's scores keep moving
 (ratings arrive late, the loss judge normalises across all runs), so by the end the logged
 values can rank configs differently from Bracket's verdict. :func:`record_verdict`, run when
-a search finishes (and by ``python -m bracket report``), puts the truth where
-optuna-dashboard shows it:
+a search finishes (:func:`record_at_end`, the ``on_finish`` callback the CLI and the app give
+their sessions; the engine itself never imports the standings) and by ``python -m bracket
+report``, puts the truth where optuna-dashboard shows it:
 
 * warm-start trials still WAITING (the budget ran out before their turn) are closed as FAIL
   with a ``bracket_note`` user attribute saying why — nothing is left pending forever;

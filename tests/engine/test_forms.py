@@ -2,8 +2,8 @@
 
 import pytest
 
-from bracket.errors import BracketError
 from bracket.app.forms import settings_from_form
+from bracket.errors import BracketError
 
 
 def test_sample_every_zero_means_first_and_last_step_only():

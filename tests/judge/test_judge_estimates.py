@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from bracket.judge.divergence import ema
 from bracket.judge.combine import PRIOR_MEAN, estimate_missing
+from bracket.judge.divergence import ema
 from bracket.session.scoring import score_runs
 
 CASES = 60

@@ -14,8 +14,8 @@ import shutil
 
 import pytest
 
-from bracket.cli import main
 from bracket.app.manager import SessionManager
+from bracket.cli import main
 from tests.reliability.rel_helpers import cli_args
 
 pytestmark = pytest.mark.timeout(240)

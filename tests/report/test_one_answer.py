@@ -9,10 +9,10 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
+from bracket.app.manager import SessionManager
 from bracket.cli import main
 from bracket.report import build_report, render_markdown
 from bracket.session.config import SearchSettings
-from bracket.app.manager import SessionManager
 from bracket.session.session import Session
 from bracket.standings import UNRATED_WINNER, standings
 from bracket.standings.study_sync import LEFTOVER_NOTE, record_at_end, verdict_study_name

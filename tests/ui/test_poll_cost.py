@@ -13,8 +13,8 @@ import gradio as gr
 import pytest
 import sqlalchemy as sa
 
-from bracket.session.config import SearchSettings
 from bracket.app.manager import SessionManager
+from bracket.session.config import SearchSettings
 from bracket.session.session import Session
 from ui import search_tab
 

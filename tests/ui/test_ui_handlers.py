@@ -9,10 +9,10 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
-from bracket.registry import PRESETS
 from bracket.app.grid import GridCell, GridColumn, GridData, build_grid
 from bracket.app.manager import SessionManager
 from bracket.app.thumbs import ThumbnailCache
+from bracket.registry import PRESETS
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
 from bracket.app.forms import plan_text
