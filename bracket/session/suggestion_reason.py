@@ -125,7 +125,8 @@ def origin(kind: str, name: str, source: str, *, algorithm: str = "tpe", seen: i
     if kind == "curated":
         return "a **curated** known-good config" + (f" ({source})." if source else ".")
     if kind not in ("search",):  # the learning-rate bracket
-        return "the **learning-rate bracket**" + (f": {source}." if source else ".")
+        detail = source.partition("bracket: ")[2] or source  # the source repeats "learning-rate bracket: "
+        return "the **learning-rate bracket**" + (f": {detail}." if detail else ".")
     if algorithm == "random":
         return f"sampled **at random** (the search's algorithm), after {seen} scored configs."
     if seen < n_startup:
