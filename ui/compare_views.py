@@ -33,7 +33,7 @@ def progression_html(grids: Sequence[GridData], titles: Sequence[str]) -> str:
     layers = []
     for index, (grid, title) in enumerate(zip(grids, titles)):
         shown = "" if index == 0 else ' style="display:none"'
-        body = grid_html(grid, titles=[c.label for c in grid.columns]) if grid.columns else (
+        body = grid_html(grid, titles=[f"#{c.run_id} · {c.label}" for c in grid.columns]) if grid.columns else (
             "<p>This run saved no samples at any step.</p>")
         layers.append(f'<div class="bk-layer" data-layer="{index}"{shown}><div class="bk-layer-title">'
                       f"{_esc(title)} <span>({index + 1} / {len(grids)} · PageUp / PageDown: other run)</span></div>"

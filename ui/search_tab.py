@@ -164,7 +164,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     table = gr.Dataframe(label="Trials", interactive=False, wrap=False, max_height=420, elem_id="bk-trials")
     page = gr.Number(value=1, precision=0, minimum=1, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
                      elem_id="bk-trials-page")
-    with gr.Accordion("Why this suggestion?", open=False):
+    with gr.Accordion("Why this suggestion", open=False, elem_id="bk-why-acc"):
         with gr.Row():
             why_dd = gr.Dropdown(choices=[], label="Config (newest first)", elem_id="bk-why-config", scale=3)
             why_btn = gr.Button("Why this suggestion?", elem_id="bk-why", scale=1)

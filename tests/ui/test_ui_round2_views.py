@@ -70,7 +70,7 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     ids = [r["id"] for r in manager.scorable_runs()][:3]
     html, message = compare_tab.show_progression(manager, ids, [])
     assert message == "" and html.count('class="bk-layer"') == 3 and html.count('style="display:none"') == 2
-    assert re.findall(r"<th title=\"[^\"]*\">(step \d+)</th>", html)[:3] == ["step 0", "step 10", "step 20"]
+    assert re.findall(r"<th title=\"[^\"]*\">#\d+ · (step \d+)</th>", html)[:3] == ["step 0", "step 10", "step 20"]
     assert "Pick runs" in compare_tab.show_progression(manager, [], [])[1]
     html, _ = compare_tab.show_flicker(manager, ids[0], ids[1], 0, [])  # no grid shown: the last common step
     assert html.count('class="bk-flicker"') == 2 and "at step 20" in html and 'class="bk-b"' in html
