@@ -29,10 +29,11 @@ from bracket.preset import merge_with_defaults, problem_with_value
 from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session import views
-from bracket.session.forms import parse_bounds, plan_text, settings_from_form
+from bracket.session.forms import plan_text, settings_from_form
 from bracket.session.manager import SessionManager
 from bracket.session.past import past_sessions
 from ui.common import PRIVATE, QUIET, inline_errors
+from ui.setup_space import space_preview
 from ui.render import format_duration
 
 DEFAULTS = SearchSettings()
@@ -98,41 +99,6 @@ def on_preset(preset_id: str, loaded: dict[str, Any] | None = None) -> tuple[str
     start = search_defaults(preset_id)
     budget, steps = values.get("budget", start["budget"]), values.get("steps", start["steps"])
     return preset_notes(preset_id), fields, preflight_text(preset_id, fields), budget, steps
-
-
-def space_preview(preset_id: str, fields: dict[str, str] | None, lr_min: Any, lr_max: Any, batch_sizes: str,
-                  steps: Any) -> tuple[Any, Any, Any, str]:
-    """(search-space table, LR min box, LR max box, message) for the form as it stands: what the
-    search will vary, with the LR/batch-size boxes applied by the one bounds parser."""
-    import pandas as pd
-
-    from bracket.search.space import FloatKnob
-    from bracket.session.space_table import COLUMNS, preset_space_rows
-
-    if not preset_id:
-        return None, gr.skip(), gr.skip(), ""
-    try:
-        whole = int(steps) if steps not in (None, "") else None
-    except (TypeError, ValueError):
-        whole = None
-    try:
-        bounds = parse_bounds(lr_min, lr_max, batch_sizes or "")
-        rows, space = preset_space_rows(preset_id, fields, bounds, steps=whole, warmup_share=DEFAULTS.warmup_share)
-    except (BracketError, ValueError, TypeError) as error:
-        return gr.skip(), gr.skip(), gr.skip(), f"⚠ {error}"
-    try:
-        _, whole_space = preset_space_rows(preset_id, fields)
-    except (BracketError, ValueError, TypeError):
-        whole_space = space
-    knob = whole_space.get("learning_rate") if hasattr(whole_space, "get") else None
-    if isinstance(knob, FloatKnob):
-        low, high = (gr.Textbox(placeholder=f"trainer's range: {knob.low:g}"),
-                     gr.Textbox(placeholder=f"trainer's range: {knob.high:g}"))
-    else:
-        low = high = gr.skip()
-    searched = sum(1 for r in rows if r["searched"] == "searched")
-    return (pd.DataFrame(rows, columns=list(COLUMNS)), low, high,
-            f"{searched} knobs searched, {len(rows) - searched} fixed.")
 
 
 def on_field(preset_id: str, name: str, value: Any, fields: dict[str, str]) -> tuple[str, dict[str, str], Any]:
