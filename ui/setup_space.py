@@ -2,8 +2,9 @@
 
 Every knob of the preset — searched or fixed, its range or choices, the trainer's own range
 beside it — with the LR and batch-size boxes applied through the one bounds parser
-(``bracket.session.forms.parse_bounds``, as ``--bound``/``--batch-sizes``), so "(narrowed)"
-shows what a box changed; a bound that does not fit says why. The LR boxes get the trainer's
+(``bracket.session.forms.parse_bounds``, as ``--bound``/``--batch-sizes``) — and the "other
+bounds" box, which narrows or locks any knob (``KNOB=MIN:MAX``, ``KNOB=A,B``, ``KNOB=V``) —
+so "(narrowed)" shows what a box changed; a bound that does not fit says why. The LR boxes get the trainer's
 range as their placeholder.
 """
 
@@ -15,11 +16,11 @@ import gradio as gr
 
 from bracket.errors import BracketError
 from bracket.session.config import SearchSettings
-from bracket.session.forms import parse_bounds
+from bracket.session.forms import bound_assignments, parse_bounds
 
 
 def space_preview(preset_id: str, fields: dict[str, str] | None, lr_min: Any, lr_max: Any, batch_sizes: str,
-                  steps: Any) -> tuple[Any, Any, Any, str]:
+                  steps: Any, other_bounds: str = "") -> tuple[Any, Any, Any, str]:
     """(search-space table, LR min box, LR max box, message) for the form as it stands: what the
     search will vary, with the LR/batch-size boxes applied by the one bounds parser."""
     import pandas as pd
@@ -34,7 +35,7 @@ def space_preview(preset_id: str, fields: dict[str, str] | None, lr_min: Any, lr
     except (TypeError, ValueError):
         whole = None
     try:
-        bounds = parse_bounds(lr_min, lr_max, batch_sizes or "")
+        bounds = parse_bounds(lr_min, lr_max, batch_sizes or "", bound_assignments(other_bounds))
         rows, space = preset_space_rows(preset_id, fields, bounds, steps=whole,
                                         warmup_share=SearchSettings().warmup_share)
     except (BracketError, ValueError, TypeError) as error:

@@ -143,7 +143,7 @@ def refresh_sessions(manager: SessionManager) -> Any:
 
 
 #: how many outputs ``fill_form`` has besides the weights (see ``build``)
-FORM_OUTPUTS = 19
+FORM_OUTPUTS = 20
 
 
 def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> tuple[Any, ...]:
@@ -156,7 +156,7 @@ def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> 
     return (preset_id, loaded, fields, notes, preflight, values["budget"], values["seeds"], values["steps"],
             values["sample_every"], values["algorithm"], values["lr_bracket"], values["confirm"],
             values["validation"], values["prompts"], values["lr_min"], values["lr_max"], values["batch_sizes"],
-            values["vlm_base_url"], values["vlm_model"], *weights, past_choices(manager, preset_id, loaded), "",
+            values["vlm_base_url"], values["vlm_model"], values["other_bounds"], *weights, past_choices(manager, preset_id, loaded), "",
             message)
 
 
@@ -170,16 +170,8 @@ def reflect_open(manager: SessionManager) -> tuple[Any, ...]:
     if manager.session is None:
         return _skips(count)
     values = views.setup_values(manager)
-    extra = _other_bounds_note(values)
     return fill_form(manager, values, f"The form shows the settings of **{values['source']}** (the open session). "
-                                      "*Start search* starts a new session with them; change what you want first."
-                     + extra)
-
-
-def _other_bounds_note(values: dict[str, Any]) -> str:
-    other = values.get("other_bounds") or {}
-    return (f" Its bounds on {', '.join(sorted(other))} have no box here and are not carried over "
-            "(use `--bound` on the command line)." if other else "")
+                                      "*Start search* starts a new session with them; change what you want first.")
 
 
 def clone_settings(manager: SessionManager, folder: str | None) -> tuple[Any, ...]:
@@ -192,8 +184,7 @@ def clone_settings(manager: SessionManager, folder: str | None) -> tuple[Any, ..
     except BracketError as error:
         return _skips(count, f"⚠ {error}")
     return fill_form(manager, values, f"Cloned the settings of **{values['source']}**: name the new session "
-                                      "(optional), change what you want, press *Start search*."
-                     + _other_bounds_note(values))
+                                      "(optional), change what you want, press *Start search*.")
 
 
 @inline_errors(3)
@@ -206,14 +197,15 @@ def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str]
     lr_bracket = bool(options[0]) if options else True
     warm_from = list(options[1] or []) if len(options) > 1 else []
     confirm = options[2] if len(options) > 2 else None
-    validation = bool(options[3]) if len(options) > 3 else True  # the form's last input
+    validation = bool(options[3]) if len(options) > 3 else True
+    other_bounds = str(options[4] or "") if len(options) > 4 else ""  # the form's last input
     if not preset_id:
         raise BracketError("Pick a preset first.")
     settings = settings_from_form(
         budget=budget, steps=steps, seeds=seeds, prompts=prompts, sample_every=sample_every, algorithm=algorithm,
         lr_min=lr_min, lr_max=lr_max, batch_sizes=batch_sizes, weights=weights, vlm_base_url=vlm_url,
         vlm_model=vlm_model, vlm_api_key=vlm_key, lr_bracket=lr_bracket, warm_start_from=warm_from,
-        confirm=confirm, validation=validation)
+        confirm=confirm, validation=validation, other_bounds=other_bounds)
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
@@ -314,6 +306,9 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
         lr_max = gr.Textbox("", label="LR max (blank: trainer's range)", elem_id="bk-lr-max")
         batch_sizes = gr.Textbox("", label="Batch-size choices (e.g. 1,2,4; blank: trainer's)", elem_id="bk-batch-sizes")
     with gr.Accordion("Search space: what the search varies", open=True):
+        other_bounds = gr.Textbox("", lines=2, label="Other bounds: narrow or lock any knob (one a line)",
+                                  info="KNOB=MIN:MAX narrows, KNOB=A,B picks choices, KNOB=VALUE locks a choice "
+                                       "(KNOB=V:V a number) — the same rules as --bound", elem_id="bk-bounds")
         space_md = gr.Markdown(elem_id="bk-space-msg")
         space_df = gr.Dataframe(interactive=False, wrap=True, elem_id="bk-space-setup",
                                 label="Knobs of the preset (narrowed by the LR and batch-size boxes)")
@@ -335,8 +330,8 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
 
     preset_dd.change(on_preset, [preset_dd, loaded_state], [notes_md, fields_state, preflight_md, budget, steps],
                      **PRIVATE)
-    space_inputs = [preset_dd, fields_state, lr_min, lr_max, batch_sizes, steps]
-    for box in (preset_dd, lr_min, lr_max, batch_sizes, steps):
+    space_inputs = [preset_dd, fields_state, lr_min, lr_max, batch_sizes, steps, other_bounds]
+    for box in (preset_dd, lr_min, lr_max, batch_sizes, steps, other_bounds):
         box.change(space_preview, space_inputs, [space_df, lr_min, lr_max, space_md], **QUIET)
     plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm]
     for box in plan_inputs:  # the plan: phases and their counts
@@ -344,13 +339,14 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     preset_dd.change(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
     budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, lr_min, lr_max, batch_sizes,
-                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation]
+                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation,
+                       other_bounds]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
                     [start_md, tabs, sessions_dd], concurrency_id="session-control", **QUIET)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
     form_outputs = [preset_dd, loaded_state, fields_state, notes_md, preflight_md, budget, seeds, steps, sample_every,
                     algorithm, lr_bracket, confirm, validation, prompts, lr_min, lr_max, batch_sizes, vlm_url,
-                    vlm_model, *weights, warm_from, name, form_md]
+                    vlm_model, other_bounds, *weights, warm_from, name, form_md]
     assert len(form_outputs) == FORM_OUTPUTS + len(JUDGE_NAMES) + 3
     reflect = functools.partial(reflect_open, manager)
     open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs],

@@ -4,8 +4,8 @@
 :func:`form_values` is the inverse of ``bracket.session.forms.settings_from_form``: what a
 person would have to type into the Setup tab to get ``session``'s preset, fields and
 settings again. Feeding the values back through ``settings_from_form`` gives the same
-search (tested), so a clone is the same search under a new name. Bounds the form has no
-box for (``--bound`` on other knobs) are listed in ``other_bounds`` and kept by a clone.
+search (tested), so a clone is the same search under a new name. Bounds on knobs other
+than the learning rate and batch size (``--bound``) fill the form's "other bounds" box.
 The VLM API key is never stored, so it is never filled in.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from bracket.judge.combine import JUDGE_NAMES
 from bracket.session.config import SearchSettings
-from bracket.session.forms import _OPEN_HIGH, _OPEN_LOW
+from bracket.session.forms import _OPEN_HIGH, _OPEN_LOW, bounds_text
 from bracket.session.scoring import effective_weights
 
 
@@ -39,7 +39,7 @@ def settings_values(settings: SearchSettings) -> dict[str, Any]:
         "vlm_base_url": str((settings.vlm or {}).get("base_url", "")), "vlm_model": str((settings.vlm or {}).get(
             "model", "")), "lr_bracket": bool(settings.lr_bracket), "warm_start_from": list(settings.warm_start_from),
         "confirm": settings.confirm, "validation": settings.validation_split != 0.0,
-        "other_bounds": bounds,
+        "other_bounds": bounds_text(bounds),
     }
 
 

@@ -4,6 +4,8 @@ Setup form from a session, config plots and the steps × prompts matrix (issue 2
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bracket.errors import BracketError
@@ -110,14 +112,22 @@ def test_explain_names_the_origin_and_for_tpe_the_closest_scored_configs():
 def test_form_values_give_back_the_same_settings():
     settings = settings_from_form(budget=9, steps=40, seeds=1, prompts="a cat --d 3", sample_every=10,
                                   algorithm="random", lr_min="1e-5", lr_max="", batch_sizes="2,4",
-                                  weights={"loss": 2, "human": 1}, lr_bracket=False, confirm=2, validation=False)
+                                  weights={"loss": 2, "human": 1}, lr_bracket=False, confirm=2, validation=False,
+                                  other_bounds="lr_warmup_steps=0:5; optimizer_type=AdamW,Adam\nlr_scheduler=cosine")
+    assert settings.bounds["optimizer_type"] == ["AdamW", "Adam"] and settings.bounds["lr_warmup_steps"] == (0, 5)
     values = form_values("demo-cpu", {"dataset": "/d"}, settings, "old")
+    assert values["other_bounds"] == "lr_warmup_steps=0:5\noptimizer_type=AdamW,Adam\nlr_scheduler=cosine"
     assert values["preset_id"] == "demo-cpu" and values["fields"] == {"dataset": "/d"} and values["source"] == "old"
     assert (values["lr_min"], values["lr_max"], values["batch_sizes"]) == ("1e-05", "", "2,4")
     form = {k: values[k] for k in ("budget", "steps", "seeds", "prompts", "sample_every", "algorithm", "lr_min",
-                                   "lr_max", "batch_sizes", "weights", "lr_bracket", "confirm", "validation")}
-    again = settings_from_form(**{("warm_start_from" if k == "warm" else k): v for k, v in form.items()})
+                                   "lr_max", "batch_sizes", "weights", "lr_bracket", "confirm", "validation",
+                                   "other_bounds")}
+    again = settings_from_form(**form)
     assert again.to_dict() == settings.to_dict()
+    stored = SearchSettings.from_dict(json.loads(json.dumps(settings.to_dict())))  # pairs come back as lists
+    assert form_values("demo-cpu", {}, stored)["other_bounds"] == values["other_bounds"]
+    with pytest.raises(BracketError, match="write KNOB=MIN:MAX"):
+        settings_from_form(budget=4, steps=10, seeds=1, other_bounds="learning_rate")
 
 
 # -- plots (item 14) ----------------------------------------------------------------------------

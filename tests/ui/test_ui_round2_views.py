@@ -35,6 +35,12 @@ def test_setup_space_table_follows_the_bounds_boxes():
     assert message.startswith("⚠") and "does not overlap" in message
     *_, message = setup_tab.space_preview("demo-cpu", {}, "1e-3", "1e-4", "", 30)
     assert "reversed" in message
+    frame, *_ = setup_tab.space_preview("demo-cpu", {}, "", "", "", 30, "optimizer_type=AdamW\nlr_warmup_steps=0:0")
+    rows = frame.set_index("knob")  # locked: one choice left, a range of one value
+    assert rows.loc["optimizer_type", "range / choices"] == "AdamW  (narrowed)"
+    assert rows.loc["lr_warmup_steps", "range / choices"].startswith("0 … 0")
+    *_, message = setup_tab.space_preview("demo-cpu", {}, "", "", "", 30, "optimizer_type=Lion")
+    assert message.startswith("⚠") and "Lion is not among" in message
 
 
 def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
@@ -42,7 +48,7 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     assert setup_tab.reflect_open(manager) == (SKIP,) * FORM  # nothing open: the form stays as it is
     assert "Pick a past session" in setup_tab.clone_settings(manager, None)[-1]
-    start(manager, demo_fields, budget=7, lr_min="1e-5", lr_max="0.01")
+    start(manager, demo_fields, budget=7, lr_min="1e-5", lr_max="0.01")  # other bounds: none
     assert manager.session.wait(90)
 
     # Setup reflects the open session; clone fills it from a past one
