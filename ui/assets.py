@@ -4,7 +4,11 @@ Both are given to ``launch(css=..., head=...)``. The script uses event delegatio
 document, so it keeps working when Gradio replaces the grid's HTML:
 
 * a click on a grid cell opens it full size in a lightbox; ←/→ move between runs (columns),
-  ↑/↓ between prompts (rows), Esc or a click outside closes it;
+  ↑/↓ between prompts (rows), Esc or a click outside closes it; PageUp/PageDown walk the
+  saved steps of that run and prompt (the grid's ``data-steps``), and ←/→ keep that step;
+* in the steps × prompts stack, PageUp/PageDown switch runs (in the lightbox at the same
+  prompt and step; else with the focus on the stack); a click on an A/B flicker picture
+  holds it, another lets it flicker again;
 * a reload returns to the tab you were on (its name is kept in ``localStorage``);
 * in *pairwise mode* only — its checkbox (``#bk-pair-mode``) ticked and the keyboard focus
   inside the pairwise panel (``#bk-pair-zone``) — 1 / ← picks the left sample, 2 / → the
@@ -94,6 +98,7 @@ HEAD = """
     media.appendChild(el);
     b.querySelector('.bk-lb-caption').textContent = cell.dataset.caption || '';
     b.classList.add('open');
+    if (window.bracketLightbox && window.bracketLightbox.afterShow) window.bracketLightbox.afterShow(cell);
     return true;
   }
   function close() {
@@ -149,6 +154,47 @@ HEAD = """
                   ArrowRight: 'bk-pair-right', '3': 'bk-pair-tie', ArrowDown: 'bk-pair-tie' };
     const button = ids[e.key] && document.getElementById(ids[e.key]);
     if (button && !button.disabled) { e.preventDefault(); button.click(); button.focus(); }
+  });
+})();
+(() => {
+  // the runs x prompts grid: PageUp/PageDown in the lightbox walk the steps of the cell's run and
+  // prompt (from the grid's data-steps); arrow keys to another cell keep the step chosen so
+  const lb = window.bracketLightbox;
+  function stepsOf(grid, row, col) {
+    const wrap = grid && grid.closest('.bk-steps-wrap');
+    if (!wrap) return null;
+    try { return JSON.parse(wrap.dataset.steps)[`${row},${col}`] || []; } catch (err) { return []; }
+  }
+  function showStep(cell, entry) {
+    const box = document.getElementById('bk-lightbox');
+    const media = box.querySelector('.bk-lb-media img, .bk-lb-media video');
+    if (!media || !entry) return;
+    media.src = entry[1];
+    box.querySelector('.bk-lb-caption').textContent = (cell.dataset.caption || '') + ` · step ${entry[0]}`;
+  }
+  lb.afterShow = (cell) => {
+    const list = stepsOf(lb.state.grid, lb.state.row, lb.state.col);
+    if (!list || lb.state.step === undefined) return;
+    const entry = list.find((s) => s[0] === lb.state.step);
+    if (entry) showStep(cell, entry);
+  };
+  document.addEventListener('click', (e) => {  // a click opens a cell at the grid's own step
+    if (e.target.closest && e.target.closest('.bk-grid .bk-cell[data-full]')) lb.state.step = undefined;
+  }, true);
+  document.addEventListener('keydown', (e) => {
+    if (e.key !== 'PageUp' && e.key !== 'PageDown') return;
+    const box = document.getElementById('bk-lightbox');
+    if (!box || !box.classList.contains('open') || !lb.state.grid || lb.state.grid.closest('.bk-layer')) return;
+    const list = stepsOf(lb.state.grid, lb.state.row, lb.state.col);
+    if (!list || !list.length) return;
+    e.preventDefault();
+    const current = lb.state.step !== undefined ? lb.state.step : +lb.state.grid.dataset.step;
+    let index = list.findIndex((s) => s[0] === current);
+    if (index < 0) index = list.findIndex((s) => s[0] > current) - 1;
+    const next = list[Math.max(0, Math.min(list.length - 1, index + (e.key === 'PageDown' ? 1 : -1)))];
+    lb.state.step = next[0];
+    const cell = lb.state.grid.querySelector(`.bk-cell[data-row="${lb.state.row}"][data-col="${lb.state.col}"]`);
+    showStep(cell || { dataset: {} }, next);
   });
 })();
 (() => {

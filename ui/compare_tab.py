@@ -3,8 +3,8 @@
 The grid (rows = prompts, columns = runs, every cell the same prompt and seed) comes from
 ``SessionManager.compare_grid`` as paths — thumbnails written once, full-size PNGs for the
 lightbox — and is drawn as HTML (``ui.render.grid_html``); clicking a cell opens the
-lightbox of ``ui.assets`` (←/→ runs, ↑/↓ prompts). A step slider moves through every saved
-step. Ratings (1–10, per run or per prompt) are saved the moment they are clicked. The
+lightbox of ``ui.assets`` (←/→ runs, ↑/↓ prompts, PageUp/PageDown the saved steps of that
+run and prompt). A step slider moves through every saved step. Ratings (1–10, per run or per prompt) are saved the moment they are clicked. The
 blind pairwise panel shows two runs without names in random order (pairs from the human
 judge's ``next_pairs``). Keys vote only in *pairwise mode* — its checkbox ticked and the
 focus inside the pairwise panel — so arrow keys elsewhere scroll and never record a blind
@@ -30,7 +30,7 @@ from bracket.errors import BracketError
 from bracket.session.manager import SessionManager
 from bracket.session import views
 from ui.common import PRIVATE, QUIET, inline_errors
-from ui.compare_views import NO_FLICKER, NO_MATRIX, flicker_html, progression_html
+from ui.compare_views import NO_FLICKER, NO_MATRIX, flicker_html, progression_html, with_steps
 from ui.render import grid_html
 
 MIN_RUNS, MAX_RUNS = 2, 8
@@ -135,7 +135,8 @@ def _grid(manager: SessionManager, ids: list[int], step: int | None) -> Any:
 
     titles = [f"{c.label} · {rating_mark(ratings, i)}" + "".join(f" · {k}={shown(c.params.get(k))}" for k in keys)
               for c, i in zip(grid.columns, ids)]
-    return grid, grid_html(grid, titles=titles)
+    by_id = {r["id"]: r for r in manager.scorable_runs()}  # every step of each cell, for PageUp/PageDown
+    return grid, with_steps(grid_html(grid, titles=titles), [by_id.get(i, {}) for i in ids], manager.runs_dir)
 
 
 @inline_errors(5, at=4)

@@ -5,6 +5,9 @@
   run shows at a time; PageUp/PageDown switch to the previous/next run at the same prompt
   and step — in the lightbox, or with the focus on the stack (a click on it gives it the
   focus). ←/→ in the lightbox walk the steps, ↑/↓ the prompts (``ui.assets``).
+* :func:`with_steps` gives the runs × prompts grid every step's sample of each cell, so
+  PageUp/PageDown in its lightbox move through the steps of that run and prompt (←/→ then
+  keep the step). Only files under the runs folder are listed (the ones the app serves).
 * :func:`flicker_html` puts two runs' samples of each prompt in one place and alternates
   them (A, B, A, …) with a CSS animation, so a small difference jumps out; a click on a cell
   holds the current picture, another click lets it flicker again.
@@ -13,7 +16,10 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from bracket.session.grid import GridData
 from ui.render import file_url, grid_html
@@ -39,6 +45,36 @@ def progression_html(grids: Sequence[GridData], titles: Sequence[str]) -> str:
                       f"{_esc(title)} <span>({index + 1} / {len(grids)} · PageUp / PageDown: other run)</span></div>"
                       f"{body}</div>")
     return f'<div class="bk-stack" id="bk-progression" tabindex="0">{"".join(layers)}</div>'
+
+
+def step_files(runs: Sequence[Mapping[str, Any]], runs_dir: Path) -> dict[str, list[tuple[int, str]]]:
+    """``{"row,col": [(step, url), …]}``: each run's (column's) image or video of each prompt
+    (row) at every saved step, oldest first — first frame of a step only."""
+    root = Path(runs_dir).resolve()
+    found: dict[str, dict[int, tuple[int, str]]] = {}
+    for col, run in enumerate(runs):
+        for sample in run.get("samples") or []:
+            step, row = sample.get("step"), sample.get("prompt_index")
+            if step is None or row is None or sample.get("kind") not in ("image", "video"):
+                continue
+            path = Path(sample["path"])
+            try:
+                inside = path.resolve().is_relative_to(root)
+            except OSError:
+                inside = False
+            if not inside:
+                continue
+            frame = int(sample.get("frame") or 0)
+            cell = found.setdefault(f"{row},{col}", {})
+            if step not in cell or frame < cell[step][0]:
+                cell[step] = (frame, file_url(str(path)))
+    return {key: [(step, url) for step, (_, url) in sorted(steps.items())] for key, steps in found.items()}
+
+
+def with_steps(grid_markup: str, runs: Sequence[Mapping[str, Any]], runs_dir: Path) -> str:
+    """``grid_markup`` wrapped with every step's file of each cell (for PageUp/PageDown)."""
+    data = json.dumps(step_files(runs, runs_dir), separators=(",", ":"))
+    return f'<div class="bk-steps-wrap" data-steps="{_esc(data)}">{grid_markup}</div>'
 
 
 def flicker_html(grid: GridData, labels: tuple[str, str]) -> str:

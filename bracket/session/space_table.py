@@ -52,7 +52,7 @@ def space_rows(space: SearchSpace, base: SearchSpace | None = None) -> list[dict
         original = describe(base[name]) if base is not None and name in base else own
         when = "; ".join(f"{parent} = {' or '.join(map(str, allowed))}" for parent, allowed in knob.when.items())
         rows.append({"knob": name, "searched": "fixed" if isinstance(knob, FixedKnob) else "searched",
-                     "range / choices": own + ("  (narrowed)" if original != own else ""),
+                     "range / choices": own + (" (narrowed)" if original != own else ""),
                      "trainer's range": original, "only when": when})
     return rows
 

@@ -37,7 +37,7 @@ def test_space_rows_say_searched_or_fixed_and_what_a_bound_narrowed():
     narrowed = SPACE.narrow({"learning_rate": (1e-4, 1e-3), "batch_size": [2, 4]})
     rows = {r["knob"]: r for r in space_rows(narrowed, SPACE)}
     assert list(rows) == list(SPACE)
-    assert rows["learning_rate"]["range / choices"] == "0.0001 … 0.001 (log)  (narrowed)"
+    assert rows["learning_rate"]["range / choices"] == "0.0001 … 0.001 (log) (narrowed)"
     assert rows["learning_rate"]["trainer's range"] == "1e-05 … 0.01 (log)"
     assert rows["batch_size"]["searched"] == "searched" and rows["batch_size"]["range / choices"].startswith("2, 4")
     assert rows["warmup"]["range / choices"] == "0 … 10" and "narrowed" not in rows["warmup"]["range / choices"]

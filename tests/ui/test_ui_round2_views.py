@@ -4,6 +4,8 @@ stack and A/B flicker (Compare), +N runs, the space and Optuna's plots (Results)
 
 from __future__ import annotations
 
+import html as html_lib
+import json
 import re
 
 import gradio as gr
@@ -37,7 +39,7 @@ def test_setup_space_table_follows_the_bounds_boxes():
     assert "reversed" in message
     frame, *_ = setup_tab.space_preview("demo-cpu", {}, "", "", "", 30, "optimizer_type=AdamW\nlr_warmup_steps=0:0")
     rows = frame.set_index("knob")  # locked: one choice left, a range of one value
-    assert rows.loc["optimizer_type", "range / choices"] == "AdamW  (narrowed)"
+    assert rows.loc["optimizer_type", "range / choices"] == "AdamW (narrowed)"
     assert rows.loc["lr_warmup_steps", "range / choices"].startswith("0 … 0")
     *_, message = setup_tab.space_preview("demo-cpu", {}, "", "", "", 30, "optimizer_type=Lion")
     assert message.startswith("⚠") and "Lion is not among" in message
@@ -72,8 +74,13 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     _, text = search_tab.why(manager, next(v for label, v in dropdown.choices if label.startswith("lr-")))
     assert "**learning-rate bracket**: the best warm-start config at learning_rate" in text
 
-    # Compare: the steps × prompts stack of the picked runs, A/B flicker
+    # Compare: every step of each grid cell (PageUp/PageDown in the lightbox), the steps × prompts
+    # stack of the picked runs, A/B flicker
     ids = [r["id"] for r in manager.scorable_runs()][:3]
+    grid_markup, *_ = compare_tab.show_grid(manager, ids)
+    steps = json.loads(html_lib.unescape(re.search(r'data-steps="([^"]*)"', grid_markup).group(1)))
+    assert sorted(steps) == [f"{row},{col}" for row in range(2) for col in range(3)]
+    assert [step for step, _ in steps["1,2"]] == [0, 10, 20] and all(str(runs_dir) in url for _, url in steps["1,2"])
     html, message = compare_tab.show_progression(manager, ids, [])
     assert message == "" and html.count('class="bk-layer"') == 3 and html.count('style="display:none"') == 2
     assert re.findall(r"<th title=\"[^\"]*\">#\d+ · (step \d+)</th>", html)[:3] == ["step 0", "step 10", "step 20"]

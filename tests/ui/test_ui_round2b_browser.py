@@ -68,7 +68,7 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(launched_app, output
         bounds = page.locator("#bk-bounds textarea")
         bounds.fill("optimizer_type=AdamW")  # lock a knob: the table says so before Start
         bounds.press("Tab")
-        expect(space).to_contain_text("AdamW  (narrowed)", timeout=20_000)
+        expect(space).to_contain_text("AdamW (narrowed)", timeout=20_000)
         bounds.fill("optimizer_type=Lion")
         bounds.press("Tab")
         expect(page.locator("#bk-space-msg")).to_contain_text("Lion is not among", timeout=20_000)
@@ -106,6 +106,18 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(launched_app, output
         page.get_by_role("tab", name="Compare").click()
         page.locator("#bk-next-unrated").click()
         expect(page.locator("#bk-grid table.bk-grid img").first).to_be_visible(timeout=20_000)
+        page.locator("#bk-grid .bk-cell").first.click()  # the grid's step is the last one, 20
+        caption = page.locator("#bk-lightbox .bk-lb-caption")
+        picture = page.locator("#bk-lightbox .bk-lb-media img")
+        last = picture.get_attribute("src")
+        page.keyboard.press("PageUp")  # the same run and prompt one saved step earlier
+        expect(caption).to_contain_text("step 0")
+        assert picture.get_attribute("src") != last
+        page.keyboard.press("ArrowRight")  # the next run keeps step 0
+        expect(caption).to_contain_text("step 0")
+        page.keyboard.press("PageDown")
+        expect(caption).to_contain_text("step 20")
+        page.keyboard.press("Escape")
         page.locator("#bk-progression-btn").click()
         layers = page.locator("#bk-progression > .bk-layer")
         expect(layers).to_have_count(4, timeout=20_000)
@@ -113,7 +125,6 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(launched_app, output
         expect(layers.nth(1)).to_be_hidden()
         first_head = layers.nth(0).locator("thead th[title]").first.inner_text()
         layers.nth(0).locator(".bk-cell").first.click()
-        caption = page.locator("#bk-lightbox .bk-lb-caption")
         expect(caption).to_contain_text(first_head.split(" · ")[0])
         page.keyboard.press("PageDown")
         second_head = layers.nth(1).locator("thead th[title]").first.inner_text()
