@@ -203,7 +203,7 @@ def expected_random_median(share: float) -> float | None:
 
 def summarise(records: list[dict[str, Any]], budget: int, steps: int) -> dict[str, Any]:
     """Per landscape and strategy: the figures of the module docstring."""
-    from bracket.trainer.demo import DemoTrainer
+    from bracket.trainer.demo.adapter import DemoTrainer
 
     baseline = DemoTrainer({}).baseline_config().knobs
     out: dict[str, Any] = {}

@@ -2,8 +2,9 @@
 
 A preset is data (:class:`bracket.preset.ModelPreset`): an id, a family, LoRA or full
 fine-tune, the fields a person fills in and the adapter class that turns them into
-commands. Each trainer family keeps its rows in ``bracket/presets/<family>.py``; this
-module joins them, checks the table and looks presets up. Adding a trainer means one
+commands. Each trainer family keeps its rows in ``bracket/trainer/<family>/presets.py``,
+joined in one flat list (``bracket.trainer.presets``); this module checks the table and
+looks presets up. Adding a trainer means one
 adapter module and one row (docs/ADDING_A_TRAINER.md).
 """
 
@@ -23,14 +24,14 @@ from bracket.preset import (  # noqa: F401  (re-exported: the registry's public 
     ModelPreset,
     validate_field_values,
 )
-from bracket.presets import demo, llm, musubi, sd_scripts
+from bracket.trainer.presets import PRESETS as _ALL
 
 # The names the engine issue gives the shared fields.
 _SD_SCRIPTS_FIELD = SD_SCRIPTS_DIR_FIELD
 _MUSUBI_DIR_FIELD = MUSUBI_DIR_FIELD
 _VENV_PYTHON_FIELD = SD_SCRIPTS_PYTHON_FIELD
 
-PRESETS: tuple[ModelPreset, ...] = (*demo.PRESETS, *sd_scripts.PRESETS, *musubi.PRESETS, *llm.PRESETS)
+PRESETS: tuple[ModelPreset, ...] = _ALL
 
 _ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import NamedConfig
-from bracket.trainer.musubi import ModelFile, MusubiTrainer
-from bracket.trainer.musubi_space import community_lora_configs, lora_space
+from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.musubi.space import community_lora_configs, lora_space
 from bracket.trainer.tokenizers import CLIP_L_TOKENIZER, T5_XXL_TOKENIZER
 
 DOCS = "kohya-ss/musubi-tuner docs/flux_kontext.md"

@@ -28,7 +28,8 @@ import yaml
 
 from bracket.preset import FieldSpec
 from bracket.search.space import SearchSpace
-from bracket.trainer import llm
+from bracket.trainer.llm import base as llm
+from bracket.trainer.llm.dataset import DatasetSplit
 from bracket.trainer.base import LaunchSpec, NamedConfig, TrainerConfig, make_accelerate_launch_prefix
 from bracket.trainer.prompts import SamplePrompt
 
@@ -112,7 +113,7 @@ class AxolotlLoraTrainer(llm.LLMTrainer):
         ]
 
     def build_config(
-        self, *, knobs: dict[str, Any], split: llm.DatasetSplit, shape: llm.RunShape, output_dir: Path,
+        self, *, knobs: dict[str, Any], split: DatasetSplit, shape: llm.RunShape, output_dir: Path,
         prepared_dir: Path, seed: int, save_every_n_steps: int | None, resume_from: Path | None,
     ) -> dict[str, Any]:
         """The Axolotl YAML of one run, as a dict (keys from Axolotl's config schema)."""

@@ -20,8 +20,8 @@ initialised (nothing is downloaded), conditioned on a class label read from the 
 one of the colour words x one of the shape words of the demo dataset, or an "other" class.
 Samples use DDIM with few steps and are upscaled (nearest) so they are visible in a grid.
 
-The script is self-contained on purpose (it runs in the "trainer python", which need not
-have Bracket importable); it parses the ``--d/--w/--h/--s`` prompt options itself.
+It runs in the "trainer python", which need not have Bracket, so it imports nothing from
+Bracket and parses the ``--d/--w/--h/--s`` prompt options itself.
 """
 
 from __future__ import annotations
@@ -61,9 +61,7 @@ def caption_class(caption: str) -> int:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description="Bracket's tiny CPU DDPM demo trainer (sd-scripts-style flags)."
-    )
+    parser = argparse.ArgumentParser(description="Bracket's CPU DDPM demo trainer (sd-scripts-style flags).")
     parser.add_argument("--dataset_config", required=True, help="sd-scripts-style dataset TOML")
     parser.add_argument("--output_dir", required=True)
     parser.add_argument("--output_name", default="demo")
@@ -86,17 +84,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--validation_seed", type=int, default=None, help="shuffle seed of the split")
     parser.add_argument("--validate_every_n_steps", type=int, default=None)
     parser.add_argument("--validate_every_n_epochs", type=int, default=None, help="accepted; not used")
-    parser.add_argument(
-        "--cpu_threads",
-        type=int,
-        default=0,
-        help="torch threads; 0 keeps OMP_NUM_THREADS (accelerate launch sets it to 1)",
-    )
+    parser.add_argument("--cpu_threads", type=int, default=0,
+                        help="torch threads; 0 keeps OMP_NUM_THREADS (accelerate launch sets it to 1)")
     return parser.parse_args(argv)
 
 
 # -- data -------------------------------------------------------------------------------
-
 
 def split_train_val(images: list[Path], split: float, seed: int | None) -> tuple[list[Path], list[Path]]:
     """(training, held-out) images of one subset, by sd-scripts' rule: shuffle with the seed,
@@ -139,8 +132,7 @@ def read_dataset(config_path: Path, validation_split: float = 0.0, validation_se
             for image in training:
                 items.extend([captioned(image)] * repeats)
             held_out.extend(captioned(image) for image in held)
-    if isinstance(resolution, list):
-        resolution = resolution[0]
+    resolution = resolution[0] if isinstance(resolution, list) else resolution
     if not items:
         sys.exit(f"error: dataset {config_path} holds no images; run `python -m bracket demo-data DIR`.")
     return items, batch_size, int(resolution), held_out
@@ -163,21 +155,12 @@ def load_tensors(items, resolution):
 
 # -- model, optimizer, schedule ---------------------------------------------------------
 
-
 def build_model(resolution: int):
     from diffusers import UNet2DModel
 
-    return UNet2DModel(
-        sample_size=resolution,
-        in_channels=3,
-        out_channels=3,
-        layers_per_block=1,
-        block_out_channels=(16, 32, 64),
-        norm_num_groups=8,
-        down_block_types=("DownBlock2D",) * 3,
-        up_block_types=("UpBlock2D",) * 3,
-        num_class_embeds=NUM_CLASSES,
-    )
+    return UNet2DModel(sample_size=resolution, in_channels=3, out_channels=3, layers_per_block=1,
+                       block_out_channels=(16, 32, 64), norm_num_groups=8, num_class_embeds=NUM_CLASSES,
+                       down_block_types=("DownBlock2D",) * 3, up_block_types=("UpBlock2D",) * 3)
 
 
 def build_optimizer(name: str, parameters, learning_rate: float):
@@ -197,13 +180,11 @@ def build_noise_scheduler():
     """
     from diffusers import DDPMScheduler
 
-    return DDPMScheduler(
-        num_train_timesteps=1000, beta_schedule="squaredcos_cap_v2", prediction_type="sample"
-    )
+    return DDPMScheduler(num_train_timesteps=1000, beta_schedule="squaredcos_cap_v2",
+                         prediction_type="sample")
 
 
 # -- sampling -----------------------------------------------------------------------------
-
 
 def read_prompts(path: Path) -> list[dict]:
     """Prompt lines ``text --d seed --w W --h H --s steps``; other options are ignored."""
@@ -227,22 +208,11 @@ def read_prompts(path: Path) -> list[dict]:
 
 
 def _size(value, resolution: int) -> int:
-    if not value:
-        return resolution
-    return max(16, min(128, int(value) // 8 * 8))
+    return max(16, min(128, int(value) // 8 * 8)) if value else resolution
 
 
-def render_samples(
-    model,
-    noise_scheduler,
-    prompts,
-    *,
-    output_dir: Path,
-    output_name: str,
-    step_label: str,
-    resolution: int,
-    default_seed: int,
-) -> None:
+def render_samples(model, noise_scheduler, prompts, *, output_dir: Path, output_name: str, step_label: str,
+                   resolution: int, default_seed: int) -> None:
     """Render every prompt with its own seed and save it, upscaled, with the sd-scripts name."""
     import numpy as np
     import torch
@@ -268,9 +238,8 @@ def render_samples(
                 image = sampler.step(predicted, timestep, image).prev_sample
             array = ((image[0].clamp(-1, 1) + 1) * 127.5).round().byte().permute(1, 2, 0).numpy()
             scale = max(1, PREVIEW_SIZE // max(width, height))
-            picture = Image.fromarray(np.ascontiguousarray(array)).resize(
-                (width * scale, height * scale), Image.Resampling.NEAREST
-            )
+            picture = Image.fromarray(np.ascontiguousarray(array)).resize((width * scale, height * scale),
+                                                                          Image.Resampling.NEAREST)
             stamp = datetime.now().strftime("%Y%m%d%H%M%S")
             picture.save(sample_dir / f"{output_name}_{step_label}_{index:02d}_{stamp}_{seed}.png")
     if was_training:
@@ -278,7 +247,6 @@ def render_samples(
 
 
 # -- checkpoints --------------------------------------------------------------------------
-
 
 def save_weights(model, path: Path) -> None:
     from safetensors.torch import save_file
@@ -301,7 +269,6 @@ def resume_training_state(accelerator, folder: Path) -> int:
 
 # -- training -----------------------------------------------------------------------------
 
-
 def train(args: argparse.Namespace) -> None:
     import torch
     import torch.nn.functional as F
@@ -322,50 +289,34 @@ def train(args: argparse.Namespace) -> None:
     accelerator = Accelerator(mixed_precision="no", cpu=True)
     model = build_model(resolution)
     optimizer = build_optimizer(args.optimizer_type, model.parameters(), args.learning_rate)
-    lr_scheduler = get_scheduler(
-        args.lr_scheduler,
-        optimizer=optimizer,
-        num_warmup_steps=args.lr_warmup_steps,
-        num_training_steps=args.max_train_steps,
-    )
+    lr_scheduler = get_scheduler(args.lr_scheduler, optimizer=optimizer,
+                                 num_warmup_steps=args.lr_warmup_steps, num_training_steps=args.max_train_steps)
     model, optimizer, lr_scheduler = accelerator.prepare(model, optimizer, lr_scheduler)
     noise_scheduler = build_noise_scheduler()
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     prompts = read_prompts(Path(args.sample_prompts)) if args.sample_prompts else []
     parameters = sum(p.numel() for p in model.parameters())
-    print(
-        f"demo_train: {len(items)} images at {resolution}px, batch {batch_size}, {parameters / 1e6:.2f}M "
-        f"parameters, {args.optimizer_type} lr {args.learning_rate:g} {args.lr_scheduler}, "
-        f"{args.max_train_steps} steps, {torch.get_num_threads()} thread(s)"
-        + (f", {len(held_out)} held out for validation" if held_out else ""),
-        flush=True,
-    )
+    print(f"demo_train: {len(items)} images at {resolution}px, batch {batch_size}, {parameters / 1e6:.2f}M "
+          f"parameters, {args.optimizer_type} lr {args.learning_rate:g} {args.lr_scheduler}, "
+          f"{args.max_train_steps} steps, {torch.get_num_threads()} thread(s)"
+          + (f", {len(held_out)} held out for validation" if held_out else ""), flush=True)
 
     step = resume_training_state(accelerator, Path(args.resume)) if args.resume else 0
-    writer = None
-    if args.logging_dir:
-        run_log = Path(args.logging_dir) / datetime.now().strftime("%Y%m%d%H%M%S") / TRACKER_NAME
-        writer = SummaryWriter(log_dir=str(run_log))
+    run_log = Path(args.logging_dir or ".") / datetime.now().strftime("%Y%m%d%H%M%S") / TRACKER_NAME
+    writer = SummaryWriter(log_dir=str(run_log)) if args.logging_dir else None
 
     def sample(label: str) -> None:
         if prompts:
-            render_samples(
-                accelerator.unwrap_model(model),
-                noise_scheduler,
-                prompts,
-                output_dir=output_dir,
-                output_name=args.output_name,
-                step_label=label,
-                resolution=resolution,
-                default_seed=args.seed,
-            )
+            render_samples(accelerator.unwrap_model(model), noise_scheduler, prompts, output_dir=output_dir,
+                           output_name=args.output_name, step_label=label, resolution=resolution,
+                           default_seed=args.seed)
 
     def validate() -> float:
         """Mean loss on the held-out images at fixed timesteps with fixed noise."""
         val_images, val_labels = validation
-        noise_generator = torch.Generator().manual_seed(
-            args.validation_seed if args.validation_seed is not None else args.seed)
+        seed = args.validation_seed if args.validation_seed is not None else args.seed
+        noise_generator = torch.Generator().manual_seed(seed)
         net = accelerator.unwrap_model(model)
         net.eval()
         losses = []
@@ -388,9 +339,8 @@ def train(args: argparse.Namespace) -> None:
         index = torch.randint(0, images.shape[0], (batch_size,), generator=generator)
         clean, label = images[index], labels[index]
         noise = torch.randn(clean.shape, generator=generator)
-        timesteps = torch.randint(
-            0, noise_scheduler.config.num_train_timesteps, (batch_size,), generator=generator
-        )
+        timesteps = torch.randint(0, noise_scheduler.config.num_train_timesteps, (batch_size,),
+                                  generator=generator)
         noisy = noise_scheduler.add_noise(clean, noise, timesteps)
         loss = F.mse_loss(model(noisy, timesteps, class_labels=label).sample, clean)
         accelerator.backward(loss)
@@ -407,10 +357,8 @@ def train(args: argparse.Namespace) -> None:
             writer.add_scalar("loss/average", sum(recent) / len(recent), step)
             writer.add_scalar("lr/unet", lr_scheduler.get_last_lr()[0], step)
         if step % 10 == 0 or step == args.max_train_steps:
-            print(
-                f"steps: {step}/{args.max_train_steps} loss {value:.4f} avg {sum(recent) / len(recent):.4f}",
-                flush=True,
-            )
+            average = sum(recent) / len(recent)
+            print(f"steps: {step}/{args.max_train_steps} loss {value:.4f} avg {average:.4f}", flush=True)
         every = args.validate_every_n_steps
         if validation is not None and every and (step % every == 0 or step == args.max_train_steps):
             value = validate()
@@ -421,13 +369,10 @@ def train(args: argparse.Namespace) -> None:
             sample(f"{step:06d}")
             last_sampled = step
         if args.save_every_n_steps and step % args.save_every_n_steps == 0 and step < args.max_train_steps:
-            save_weights(
-                accelerator.unwrap_model(model), output_dir / f"{args.output_name}-step{step:08d}.safetensors"
-            )
+            stem = output_dir / f"{args.output_name}-step{step:08d}"
+            save_weights(accelerator.unwrap_model(model), stem.with_name(stem.name + ".safetensors"))
             if args.save_state:
-                save_training_state(
-                    accelerator, output_dir / f"{args.output_name}-step{step:08d}-state", step
-                )
+                save_training_state(accelerator, stem.with_name(stem.name + "-state"), step)
     if prompts and last_sampled != step:
         sample(f"{step:06d}")
     save_weights(accelerator.unwrap_model(model), output_dir / f"{args.output_name}.safetensors")
@@ -444,10 +389,8 @@ def main(argv: list[str] | None = None) -> None:
         import diffusers  # noqa: F401
         import torch  # noqa: F401
     except ImportError as error:
-        sys.exit(
-            f"error: {sys.executable} cannot import {error.name}; run ./install.sh "
-            f"(or {sys.executable} -m pip install -r requirements.txt)."
-        )
+        sys.exit(f"error: {sys.executable} cannot import {error.name}; run ./install.sh "
+                 f"(or {sys.executable} -m pip install -r requirements.txt).")
     train(args)
 
 

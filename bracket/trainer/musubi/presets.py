@@ -16,15 +16,15 @@ from bracket.preset import (
     FieldSpec,
     ModelPreset,
 )
-from bracket.trainer.flux2 import MODEL_VERSIONS as FLUX2_VERSIONS
-from bracket.trainer.flux2 import Flux2KleinLoRA
-from bracket.trainer.framepack import FramePackLoRA
-from bracket.trainer.hunyuan_video import HunyuanVideoFull, HunyuanVideoLoRA
-from bracket.trainer.kontext import FluxKontextLoRA
-from bracket.trainer.musubi import CACHE_DIR_FIELD
-from bracket.trainer.qwen_image import EDIT_VERSIONS, QwenImageEditLoRA, QwenImageFull, QwenImageLoRA
-from bracket.trainer.wan import WAN21_TASKS, WAN22_TASKS, Wan21LoRA, Wan22LoRA
-from bracket.trainer.zimage import ZImageFull, ZImageLoRA
+from bracket.trainer.musubi.flux2 import MODEL_VERSIONS as FLUX2_VERSIONS
+from bracket.trainer.musubi.flux2 import Flux2KleinLoRA
+from bracket.trainer.musubi.framepack import FramePackLoRA
+from bracket.trainer.musubi.hunyuan_video import HunyuanVideoFull, HunyuanVideoLoRA
+from bracket.trainer.musubi.kontext import FluxKontextLoRA
+from bracket.trainer.musubi.base import CACHE_DIR_FIELD
+from bracket.trainer.musubi.qwen_image import EDIT_VERSIONS, QwenImageEditLoRA, QwenImageFull, QwenImageLoRA
+from bracket.trainer.musubi.wan import WAN21_TASKS, WAN22_TASKS, Wan21LoRA, Wan22LoRA
+from bracket.trainer.musubi.zimage import ZImageFull, ZImageLoRA
 
 
 def model(name: str, label: str, env: str, *, kind: str = "file", required: bool = True, help: str = "") -> FieldSpec:

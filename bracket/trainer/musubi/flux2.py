@@ -12,8 +12,8 @@ from typing import Any, Mapping
 
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import NamedConfig
-from bracket.trainer.musubi import ModelFile, MusubiTrainer
-from bracket.trainer.musubi_space import community_lora_configs, lora_space
+from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.musubi.space import community_lora_configs, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/flux_2.md"
 MODEL_VERSIONS = ("klein-base-9b", "klein-9b", "klein-base-4b", "klein-4b")

@@ -14,8 +14,8 @@ from typing import Any, Mapping
 from bracket.errors import FieldError
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import NamedConfig
-from bracket.trainer.musubi import ModelFile, MusubiTrainer
-from bracket.trainer.musubi_space import community_lora_configs, lora_space
+from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.musubi.space import community_lora_configs, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/wan.md"
 WAN22_TASKS = ("t2v-A14B", "i2v-A14B")

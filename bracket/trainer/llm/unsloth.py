@@ -3,7 +3,7 @@
 ``prepare_run`` writes ``<run_dir>/unsloth_run.json`` and returns
 ``<trainer python> <run_dir>/scripts/unsloth_driver.py --config unsloth_run.json`` (the
 driver and ``llm_generate.py`` are copied into the run folder). The driver
-(:mod:`bracket.trainer.unsloth_driver`) runs inside the Unsloth virtualenv, trains with
+(:mod:`bracket.trainer.scripts.unsloth_driver`) runs inside the Unsloth virtualenv, trains with
 ``FastLanguageModel`` + TRL's ``SFTTrainer`` on Bracket's fixed train/eval split, writes
 TensorBoard scalars with the HF tag names (``train/loss``, ``eval/loss``) to
 ``<run_dir>/logs/tb``, the log history to ``<output_dir>/log_history.json`` and the
@@ -25,11 +25,12 @@ from typing import Any
 
 from bracket.preset import FieldSpec
 from bracket.search.space import SearchSpace
-from bracket.trainer import llm
+from bracket.trainer.llm import base as llm
+from bracket.trainer.llm.dataset import DatasetSplit
 from bracket.trainer.base import LaunchSpec, NamedConfig, TrainerConfig
 from bracket.trainer.prompts import SamplePrompt
 
-DRIVER_SCRIPT = Path(__file__).with_name("unsloth_driver.py")
+DRIVER_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "unsloth_driver.py"
 #: HF optimizer names; the notebooks use adamw_8bit
 OPTIMIZERS = ("adamw_8bit", "paged_adamw_8bit", "adamw_torch_fused", "adamw_torch")
 SCHEDULERS = ("linear", "cosine", "constant_with_warmup")
@@ -86,7 +87,7 @@ class UnslothLoraTrainer(llm.LLMTrainer):
         ]
 
     def build_driver_config(
-        self, *, knobs: dict[str, Any], split: llm.DatasetSplit, shape: llm.RunShape, output_dir: Path,
+        self, *, knobs: dict[str, Any], split: DatasetSplit, shape: llm.RunShape, output_dir: Path,
         logging_dir: Path, seed: int, save_every_n_steps: int | None, resume_from: Path | None,
     ) -> dict[str, Any]:
         """The driver's JSON config (keys documented in ``unsloth_driver``)."""

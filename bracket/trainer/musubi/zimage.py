@@ -13,8 +13,8 @@ from typing import Any, Mapping
 
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import NamedConfig
-from bracket.trainer.musubi import ModelFile, MusubiTrainer
-from bracket.trainer.musubi_space import PRODIGY, full_space, lora_space
+from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.musubi.space import PRODIGY, full_space, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/zimage.md"
 _MODELS = (

@@ -18,7 +18,7 @@ from typing import Any
 
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, Knob
 from bracket.trainer.base import NamedConfig
-from bracket.trainer.sd_scripts import ModelInput, SdScriptsFullTrainer, SdScriptsLoraTrainer
+from bracket.trainer.sd_scripts.base import ModelInput, SdScriptsFullTrainer, SdScriptsLoraTrainer
 from bracket.trainer.tokenizers import CLIP_L_TOKENIZER, T5_XXL_TOKENIZER
 
 FLUX1_INPUTS = (

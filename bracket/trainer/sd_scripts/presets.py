@@ -16,9 +16,9 @@ from bracket.preset import (
     ModelPreset,
 )
 from bracket.trainer.cache_key import CACHE_DIR_FIELD
-from bracket.trainer.flux1 import Flux1FullTrainer, Flux1LoraTrainer
-from bracket.trainer.sd35 import Sd35FullTrainer, Sd35LoraTrainer
-from bracket.trainer.sdxl import SdxlFullTrainer, SdxlLoraTrainer
+from bracket.trainer.sd_scripts.flux1 import Flux1FullTrainer, Flux1LoraTrainer
+from bracket.trainer.sd_scripts.sd35 import Sd35FullTrainer, Sd35LoraTrainer
+from bracket.trainer.sd_scripts.sdxl import SdxlFullTrainer, SdxlLoraTrainer
 
 SDXL_MODEL_FIELD = FieldSpec(
     "model_path", "SDXL checkpoint", "path", required=True, env_var="BRACKET_SDXL_MODEL_PATH",

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import NamedConfig
-from bracket.trainer.musubi import ModelFile, MusubiTrainer
-from bracket.trainer.musubi_space import community_lora_configs, full_space, lora_space
+from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.musubi.space import community_lora_configs, full_space, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/qwen_image.md"
 EDIT_VERSIONS = ("edit-2511", "edit-2509", "edit")

@@ -32,7 +32,8 @@ from typing import Any
 from bracket.errors import BracketError, DatasetError
 from bracket.preset import FieldSpec
 from bracket.search.space import SearchSpace
-from bracket.trainer import llm
+from bracket.trainer.llm import base as llm
+from bracket.trainer.llm.dataset import DatasetSplit
 from bracket.trainer.base import LaunchSpec, NamedConfig, TrainerConfig
 from bracket.trainer.prompts import SamplePrompt
 
@@ -114,7 +115,7 @@ def epochs_and_cap(steps: int, train_rows: int, batch_size: int, accumulation: i
     return epochs, math.ceil(steps / epochs)
 
 
-def ensure_one_step_per_epoch(split: llm.DatasetSplit, batch_size: int, accumulation: int) -> llm.DatasetSplit:
+def ensure_one_step_per_epoch(split: DatasetSplit, batch_size: int, accumulation: int) -> DatasetSplit:
     """Repeat the training rows of a tiny split until one epoch holds an optimizer step.
 
     torchtune drops the last partial batch and counts steps per epoch, so a split smaller
@@ -178,7 +179,7 @@ class TorchtuneLoraTrainer(llm.LLMTrainer):
         return str(guess) if guess.is_file() else ""
 
     def build_overrides(
-        self, *, knobs: dict[str, Any], split: llm.DatasetSplit, shape: llm.RunShape,
+        self, *, knobs: dict[str, Any], split: DatasetSplit, shape: llm.RunShape,
         output_dir: Path, logging_dir: Path, seed: int,
     ) -> tuple[list[str], int]:
         """The override words of one run and its real optimizer-step count."""

@@ -40,8 +40,8 @@ from bracket.trainer.base import (
     make_subprocess_env,
 )
 from bracket.trainer.cache_key import CACHE_DIR_FIELD, cache_key, path_identity, session_cache_dir
-from bracket.trainer.musubi_dataset import first_control_image, first_dataset_image, write_musubi_toml
-from bracket.trainer.musubi_space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
+from bracket.trainer.musubi.dataset import first_control_image, first_dataset_image, write_musubi_toml
+from bracket.trainer.musubi.space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.vram import vram_tier

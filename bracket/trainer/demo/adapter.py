@@ -34,7 +34,7 @@ from bracket.trainer.base import (
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.validation import VALIDATION_TAGS
 
-DEMO_SCRIPT = Path(__file__).with_name("demo_train.py")
+DEMO_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "demo_train.py"
 OPTIMIZERS = ("AdamW", "Adam", "RAdam", "SGD", "Adagrad")
 SCHEDULERS = ("constant", "constant_with_warmup", "cosine", "linear")
 

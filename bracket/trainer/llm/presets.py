@@ -1,11 +1,11 @@
 """Preset table of the LLM family: LoRA through Axolotl, torchtune and Unsloth.
 
-All three search the same LoRA space (bracket.trainer.llm) with an equal token budget per
+All three search the same LoRA space (bracket.trainer.llm.base) with an equal token budget per
 candidate and a fixed eval split; they differ in how a configuration becomes a command.
 """
 
 from bracket.preset import ModelPreset
-from bracket.trainer import axolotl, torchtune, unsloth
+from bracket.trainer.llm import axolotl, torchtune, unsloth
 
 PRESETS = (
     ModelPreset(
@@ -29,10 +29,10 @@ PRESETS = (
     ModelPreset(
         "unsloth-lora", "LLM (Unsloth)", "LoRA", "Unsloth: LoRA / QLoRA", unsloth.UnslothLoraTrainer,
         unsloth.FIELDS,
-        notes="Bracket's own driver (bracket/trainer/unsloth_driver.py) runs FastLanguageModel + TRL "
+        notes="Bracket's own driver (bracket/trainer/scripts/unsloth_driver.py) runs FastLanguageModel + TRL "
         "SFTTrainer in the Unsloth venv, writes tfevents (train/loss, eval/loss) and the log history. "
         "Built for a GPU (4-bit base by default); current Unsloth also imports and trains LoRA on the CPU "
         "(device=cpu, quantize_base=none: tiny models and tests). The venv also needs `tensorboard`.",
-        trainer_script="bracket/trainer/unsloth_driver.py",
+        trainer_script="bracket/trainer/scripts/unsloth_driver.py",
     ),
 )
