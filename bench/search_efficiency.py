@@ -131,10 +131,10 @@ def apply_variant(strategy: str) -> str:
 def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, steps: int, workdir: str
                   ) -> dict[str, Any]:
     """One session, start to end; returns every config's params, kind, score and true quality."""
+    from bracket.search.configs import NamedConfig
     from bracket.search.controller import SearchController
     from bracket.session.scoring import config_values, score_runs
     from bracket.session.session import Session
-    from bracket.trainer.base import NamedConfig
 
     skip_python_probe()
     label, strategy = strategy, apply_variant(strategy)

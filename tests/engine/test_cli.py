@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bracket.cli import main
+from bracket.search.configs import NamedConfig
 from bracket.search.space import FloatKnob
-from bracket.trainer.base import NamedConfig
 from bracket.trainer.demo.adapter import DemoTrainer
 
 

@@ -21,11 +21,11 @@ from bracket import settings
 from bracket.dataset.demo_data import TOML_NAME
 from bracket.dataset.runtime import derive_run_toml
 from bracket.dataset.validation import preflight_dataset
-from bracket.preset import FieldSpec
+from bracket.fields import FieldSpec
+from bracket.search.configs import NamedConfig
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.trainer.base import (
     LaunchSpec,
-    NamedConfig,
     Trainer,
     TrainerConfig,
     make_accelerate_launch_prefix,

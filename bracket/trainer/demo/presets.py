@@ -1,6 +1,6 @@
 """The embedded CPU demo preset."""
 
-from bracket.preset import ModelPreset
+from bracket.trainer.preset import ModelPreset
 from bracket.trainer.demo import adapter as demo
 
 PRESETS = (

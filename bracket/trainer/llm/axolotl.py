@@ -26,11 +26,12 @@ from typing import Any
 
 import yaml
 
-from bracket.preset import FieldSpec
+from bracket.fields import FieldSpec
+from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.llm import base as llm
 from bracket.trainer.llm.dataset import DatasetSplit
-from bracket.trainer.base import LaunchSpec, NamedConfig, TrainerConfig, make_accelerate_launch_prefix
+from bracket.trainer.base import LaunchSpec, TrainerConfig, make_accelerate_launch_prefix
 from bracket.trainer.prompts import SamplePrompt
 
 #: HF optimizer names valid in Axolotl (docs/optimizers.qmd); 8-bit ones use bitsandbytes

@@ -38,7 +38,7 @@ from typing import Any
 
 from bracket import settings
 from bracket.errors import DatasetError, SearchSpaceError
-from bracket.preset import FieldSpec
+from bracket.fields import FieldSpec
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, SearchSpace
 from bracket.trainer.base import LaunchSpec, Trainer, make_subprocess_env
 from bracket.trainer.llm import dataset as jsonl

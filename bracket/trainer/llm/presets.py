@@ -4,7 +4,7 @@ All three search the same LoRA space (bracket.trainer.llm.base) with an equal to
 candidate and a fixed eval split; they differ in how a configuration becomes a command.
 """
 
-from bracket.preset import ModelPreset
+from bracket.trainer.preset import ModelPreset
 from bracket.trainer.llm import axolotl, torchtune, unsloth
 
 PRESETS = (

@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from bracket.errors import BracketError, DatasetError
-from bracket.preset import FieldSpec
+from bracket.fields import FieldSpec
+from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.llm import base as llm
 from bracket.trainer.llm.dataset import DatasetSplit
-from bracket.trainer.base import LaunchSpec, NamedConfig, TrainerConfig
+from bracket.trainer.base import LaunchSpec, TrainerConfig
 from bracket.trainer.prompts import SamplePrompt
 
 RECIPE = "lora_finetune_single_device"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.base import NamedConfig
 from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
 

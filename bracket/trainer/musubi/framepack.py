@@ -10,8 +10,8 @@ the latent cache and the trainer; its caches are kept apart).
 
 from __future__ import annotations
 
+from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.base import NamedConfig
 from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
 

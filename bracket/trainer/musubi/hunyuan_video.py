@@ -10,8 +10,8 @@ sample hook that renders nothing — so the full fine-tune is scored by loss onl
 
 from __future__ import annotations
 
+from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.base import NamedConfig
 from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, full_space, lora_space
 

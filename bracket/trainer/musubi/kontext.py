@@ -10,8 +10,8 @@ control image given with ``--ci``. Quirks: the FLUX AE goes in ``--vae``, T5-XXL
 
 from __future__ import annotations
 
+from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.base import NamedConfig
 from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
 from bracket.trainer.tokenizers import CLIP_L_TOKENIZER, T5_XXL_TOKENIZER

@@ -8,14 +8,8 @@ FramePack, the Wan VAE and T5, the Qwen-Image VAE and text encoder) share one va
 
 from __future__ import annotations
 
-from bracket.preset import (
-    DATASET_FIELD,
-    MUSUBI_DIR_FIELD,
-    MUSUBI_PYTHON_FIELD,
-    VRAM_TIER_FIELD,
-    FieldSpec,
-    ModelPreset,
-)
+from bracket import settings
+from bracket.fields import FieldSpec
 from bracket.trainer.musubi.flux2 import MODEL_VERSIONS as FLUX2_VERSIONS
 from bracket.trainer.musubi.flux2 import Flux2KleinLoRA
 from bracket.trainer.musubi.framepack import FramePackLoRA
@@ -25,6 +19,21 @@ from bracket.trainer.musubi.base import CACHE_DIR_FIELD
 from bracket.trainer.musubi.qwen_image import EDIT_VERSIONS, QwenImageEditLoRA, QwenImageFull, QwenImageLoRA
 from bracket.trainer.musubi.wan import WAN21_TASKS, WAN22_TASKS, Wan21LoRA, Wan22LoRA
 from bracket.trainer.musubi.zimage import ZImageFull, ZImageLoRA
+from bracket.trainer.preset import DATASET_FIELD, ModelPreset
+from bracket.trainer.vram import VRAM_TIER_FIELD
+
+MUSUBI_DIR_FIELD = FieldSpec(
+    "musubi_dir", "musubi-tuner folder", "dir", executable=True,
+    default=lambda: str(settings.get_settings().musubi_dir), required=True,
+    help="Checkout of kohya-ss/musubi-tuner (vendor/musubi-tuner after ./install.sh).",
+    env_var="BRACKET_MUSUBI_DIR",
+)
+MUSUBI_PYTHON_FIELD = FieldSpec(
+    "trainer_python", "Trainer python", "file", executable=True,
+    default=lambda: str(settings.get_settings().musubi_python), required=True,
+    help="The python of the musubi-tuner virtualenv (./install.sh --trainers creates it).",
+    env_var="BRACKET_MUSUBI_PYTHON",
+)
 
 
 def model(name: str, label: str, env: str, *, kind: str = "file", required: bool = True, help: str = "") -> FieldSpec:

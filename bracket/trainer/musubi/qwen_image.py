@@ -9,8 +9,8 @@ preset's control-images field, or the dataset TOML) and samples with ``--ci``.
 
 from __future__ import annotations
 
+from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.base import NamedConfig
 from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, full_space, lora_space
 

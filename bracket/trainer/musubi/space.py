@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bracket.search.configs import NamedConfig
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
-from bracket.trainer.base import NamedConfig
 
 ADAM_FAMILY = ("AdamW8bit", "AdamW")
 #: Prodigy is not built into musubi-tuner; it is loaded by dotted path (pip install prodigyopt)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from bracket.errors import FieldError
+from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.base import NamedConfig
 from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.base import NamedConfig
 from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
 from bracket.trainer.musubi.space import PRODIGY, full_space, lora_space
 

@@ -6,19 +6,31 @@ the sd-scripts folder and its python default to the ``vendor/`` copy.
 
 from dataclasses import replace
 
-from bracket.preset import (
-    DATASET_FIELD,
-    RESOLUTION_FIELD,
-    SD_SCRIPTS_DIR_FIELD,
-    SD_SCRIPTS_PYTHON_FIELD,
-    VRAM_TIER_FIELD,
-    FieldSpec,
-    ModelPreset,
-)
+from bracket import settings
+from bracket.fields import FieldSpec
 from bracket.trainer.cache_key import CACHE_DIR_FIELD
+from bracket.trainer.preset import DATASET_FIELD, ModelPreset
 from bracket.trainer.sd_scripts.flux1 import Flux1FullTrainer, Flux1LoraTrainer
 from bracket.trainer.sd_scripts.sd35 import Sd35FullTrainer, Sd35LoraTrainer
 from bracket.trainer.sd_scripts.sdxl import SdxlFullTrainer, SdxlLoraTrainer
+from bracket.trainer.vram import VRAM_TIER_FIELD
+
+SD_SCRIPTS_DIR_FIELD = FieldSpec(
+    "sd_scripts_dir", "sd-scripts folder", "dir", executable=True,
+    default=lambda: str(settings.get_settings().sd_scripts_dir), required=True,
+    help="Checkout of kohya-ss/sd-scripts (vendor/sd-scripts after ./install.sh).",
+    env_var="BRACKET_SD_SCRIPTS_DIR",
+)
+SD_SCRIPTS_PYTHON_FIELD = FieldSpec(
+    "trainer_python", "Trainer python", "file", executable=True,
+    default=lambda: str(settings.get_settings().sd_scripts_python), required=True,
+    help="The python of the sd-scripts virtualenv (./install.sh --trainers creates it).",
+    env_var="BRACKET_SD_SCRIPTS_PYTHON",
+)
+RESOLUTION_FIELD = FieldSpec(
+    "resolution", "Training resolution", "int", default="1024", minimum=64, maximum=8192,
+    help="Square training resolution used when the dataset TOML does not set one.",
+)
 
 SDXL_MODEL_FIELD = FieldSpec(
     "model_path", "SDXL checkpoint", "path", required=True, env_var="BRACKET_SDXL_MODEL_PATH",

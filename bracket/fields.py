@@ -1,5 +1,4 @@
-"""What a preset is: its fields (the inputs a person fills in), their validation, and
-the :class:`ModelPreset` record that ties them to a trainer adapter.
+"""A preset's fields (the inputs a person fills in) and their validation.
 
 A :class:`FieldSpec` is data: a name, a label, a kind (``dir``, ``file``, ``path``,
 ``text``, ``int``, ``float``, ``choice``), a default and help. The UI renders a form from
@@ -8,6 +7,8 @@ at once and names every problem, before anything runs.
 
 Defaults of model-weight fields come from ``BRACKET_*_PATH`` variables through
 :mod:`bracket.settings`; trainer-infrastructure fields default to the ``vendor/`` copies.
+This module sits below both the trainer adapters (which declare their fields) and the
+forms and CLI (which fill them in); it imports neither.
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ from pathlib import Path
 
 from bracket import settings
 from bracket.errors import FieldError
-from bracket.trainer.base import Trainer
 
-TRAINING_TYPES = ("LoRA", "Full FT")
 FIELD_KINDS = ("dir", "file", "path", "text", "int", "float", "choice")
 
 
@@ -135,72 +134,3 @@ def validate_field_values(specs: Sequence[FieldSpec], values: Mapping[str, str])
     if problems:
         raise FieldError(" ".join(problems))
     return merged
-
-
-@dataclass(frozen=True)
-class ModelPreset:
-    """One searchable (model family, training type) pair and how to build its trainer."""
-
-    id: str
-    model_family: str
-    training_type: str
-    display_name: str
-    trainer_factory: Callable[[Mapping[str, str]], Trainer]
-    fields: tuple[FieldSpec, ...]
-    notes: str = ""
-    needs_pre_cache: bool = False
-    #: the trainer script (or command) this preset drives, for tables and docs
-    trainer_script: str = ""
-    #: search settings the Setup form starts from for this preset (``budget``, ``steps``),
-    #: e.g. a quick start that reaches every phase of the plan; the rest are ``SearchSettings``'
-    search_defaults: tuple[tuple[str, int], ...] = ()
-
-    def validate_fields(self, values: Mapping[str, str]) -> dict[str, str]:
-        """Defaults merged in and every field checked; raises ``FieldError``."""
-        return validate_field_values(self.fields, values)
-
-    def build_trainer(self, values: Mapping[str, str]) -> Trainer:
-        """Validate ``values`` and construct this preset's trainer adapter."""
-        return self.trainer_factory(self.validate_fields(values))
-
-
-# -- fields shared by every preset of a trainer family ------------------------------------
-
-SD_SCRIPTS_DIR_FIELD = FieldSpec(
-    "sd_scripts_dir", "sd-scripts folder", "dir", executable=True,
-    default=lambda: str(settings.get_settings().sd_scripts_dir), required=True,
-    help="Checkout of kohya-ss/sd-scripts (vendor/sd-scripts after ./install.sh).",
-    env_var="BRACKET_SD_SCRIPTS_DIR",
-)
-SD_SCRIPTS_PYTHON_FIELD = FieldSpec(
-    "trainer_python", "Trainer python", "file", executable=True,
-    default=lambda: str(settings.get_settings().sd_scripts_python), required=True,
-    help="The python of the sd-scripts virtualenv (./install.sh --trainers creates it).",
-    env_var="BRACKET_SD_SCRIPTS_PYTHON",
-)
-MUSUBI_DIR_FIELD = FieldSpec(
-    "musubi_dir", "musubi-tuner folder", "dir", executable=True,
-    default=lambda: str(settings.get_settings().musubi_dir), required=True,
-    help="Checkout of kohya-ss/musubi-tuner (vendor/musubi-tuner after ./install.sh).",
-    env_var="BRACKET_MUSUBI_DIR",
-)
-MUSUBI_PYTHON_FIELD = FieldSpec(
-    "trainer_python", "Trainer python", "file", executable=True,
-    default=lambda: str(settings.get_settings().musubi_python), required=True,
-    help="The python of the musubi-tuner virtualenv (./install.sh --trainers creates it).",
-    env_var="BRACKET_MUSUBI_PYTHON",
-)
-DATASET_FIELD = FieldSpec(
-    "dataset", "Dataset (TOML or folder)", "path", required=True,
-    help="A dataset TOML of the trainer, or a folder of images with .txt captions.",
-    env_var="BRACKET_DATASET",
-)
-RESOLUTION_FIELD = FieldSpec(
-    "resolution", "Training resolution", "int", default="1024", minimum=64, maximum=8192,
-    help="Square training resolution used when the dataset TOML does not set one.",
-)
-VRAM_TIER_FIELD = FieldSpec(
-    "vram_gb", "GPU memory (GB)", "choice", default="auto",
-    choices=("auto", "12", "16", "24", "48", "80"),
-    help="Selects memory-saving flags; 'auto' reads nvidia-smi when it is present.",
-)
