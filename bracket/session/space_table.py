@@ -68,7 +68,7 @@ def preset_space_rows(preset_id: str, fields: Mapping[str, str] | None = None, b
     """(rows, narrowed space) of ``preset_id`` with the form's ``fields`` and ``bounds``;
     raises ``BracketError``/``ValueError`` when the trainer cannot be built or a bound does
     not fit (the message says what to fix)."""
-    from bracket.preset import merge_with_defaults
+    from bracket.fields import merge_with_defaults
     from bracket.registry import get_preset
 
     preset = get_preset(preset_id)

@@ -176,7 +176,7 @@ def test_progression_has_a_column_per_saved_step(tmp_path):
 # -- on a real demo session ----------------------------------------------------------------------
 def test_services_on_a_demo_session_and_plus_n_runs(runs_dir, demo_fields, monkeypatch):
     # the demo adapter checks that the trainer python imports torch (seconds); the fake needs none
-    monkeypatch.setattr("bracket.trainer.demo.trainer_python_problems", lambda *a, **k: [])
+    monkeypatch.setattr("bracket.trainer.demo.adapter.trainer_python_problems", lambda *a, **k: [])
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     settings = SearchSettings(budget=5, steps=20, sample_prompts="a red circle --d 1\na blue square --d 2",
                               sample_every_n_steps=10, lr_bracket=False)
