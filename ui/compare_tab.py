@@ -295,8 +295,8 @@ def build(manager: SessionManager) -> dict[str, Any]:
     refresh_btn.click(functools.partial(refresh_runs, manager), None, [runs_dd, sort_dd, flicker_a, flicker_b],
                       **PRIVATE)
     matrix_btn.click(functools.partial(show_progression, manager), [runs_dd, shown], [matrix, views_md], **PRIVATE)
-    flicker_btn.click(functools.partial(show_flicker, manager), [flicker_a, flicker_b, step, shown], [flicker, views_md],
-                      **PRIVATE)
+    flicker_btn.click(functools.partial(show_flicker, manager), [flicker_a, flicker_b, step, shown],
+                      [flicker, views_md], **PRIVATE)
     step.release(functools.partial(change_step, manager), [shown, step], [grid, compare_md], **PRIVATE)
     pair_outputs = [pair, pair_html, left_btn, right_btn, tie_btn]
     pair_btn.click(functools.partial(next_pair, manager), None, pair_outputs, **PRIVATE)

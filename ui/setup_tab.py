@@ -156,7 +156,8 @@ def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> 
     return (preset_id, loaded, fields, notes, preflight, values["budget"], values["seeds"], values["steps"],
             values["sample_every"], values["algorithm"], values["lr_bracket"], values["confirm"],
             values["validation"], values["prompts"], values["lr_min"], values["lr_max"], values["batch_sizes"],
-            values["vlm_base_url"], values["vlm_model"], values["other_bounds"], *weights, past_choices(manager, preset_id, loaded), "",
+            values["vlm_base_url"], values["vlm_model"], values["other_bounds"], *weights,
+            past_choices(manager, preset_id, loaded), "",
             message)
 
 
@@ -181,7 +182,7 @@ def clone_settings(manager: SessionManager, folder: str | None) -> tuple[Any, ..
         return _skips(count, "⚠ Pick a past session from the list first, then press Clone settings.")
     try:
         values = views.setup_values(manager, folder)
-    except BracketError as error:
+    except (BracketError, ValueError, TypeError, KeyError) as error:  # a damaged session says why
         return _skips(count, f"⚠ {error}")
     return fill_form(manager, values, f"Cloned the settings of **{values['source']}**: name the new session "
                                       "(optional), change what you want, press *Start search*.")

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
+from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session

@@ -46,7 +46,8 @@ def config_choices(manager: "SessionManager") -> list[tuple[str, int]]:
 
     def build() -> list[tuple[str, int]]:
         configs = session.store.configs(session.name, stage="search")
-        return [(f"{c['name']} · {c['kind']} · trial {c['trial_number'] + 1}", int(c["id"])) for c in reversed(configs)]
+        return [(f"{c['name']} · {c['kind']} · trial {c['trial_number'] + 1}", int(c["id"]))
+                for c in reversed(configs)]
 
     return manager.memo("config-choices", build, structural=True)
 
