@@ -114,3 +114,20 @@ def test_parse_winner_rules():
     for text in ('{"winner": "C"}', "A is better", '["A"]'):
         with pytest.raises(ReplyError):
             parse_winner(text)
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--judge-url", "http://127.0.0.1:1/v1"], "needs a model name"),
+    (["--judge-model", "m"], "needs the server's base URL"),
+    (["--judge-url", "127.0.0.1:1/v1", "--judge-model", "m"], "must start with http"),
+    (["--judge-url", "http://127.0.0.1:1/v1", "--judge-model", "m", "--judge-repeats", "0"], "at least 1"),
+    (["--weights", "task=-1"], "negative"),
+    (["--weights", "llm_jduge=1"], "cannot read judge weight"),
+])
+def test_cli_judge_options_refuse_bad_input_with_one_error_line(tmp_path, capsys, flags, message):
+    from bracket.cli import main
+
+    code = main(["run", "--preset", "demo-cpu", "--out", str(tmp_path / "runs"), *flags])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error:") and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
