@@ -1,7 +1,7 @@
 """Held-out prompts and their reference answers, cut from an LLM session's eval split.
 
 Every LLM run of a session trains on the same ``train.jsonl`` and holds out the same
-``eval.jsonl`` (``bracket.trainer.llm.split_dataset``). After training, the post-run
+``eval.jsonl`` (``bracket.trainer.llm.dataset.split_dataset``). After training, the post-run
 generation step answers the first :data:`MAX_HELDOUT` of those held-out rows with fixed
 seeds (:data:`HELDOUT_SEED` + row number), the same for every run, so two runs' answers
 differ only because their adapters do. The task judge (:mod:`bracket.judge.task`) and the

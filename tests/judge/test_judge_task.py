@@ -8,7 +8,7 @@ import pytest
 
 from bracket.judge import references
 from bracket.judge.task import answer_metrics, normalise, score_task
-from bracket.trainer import llm
+from bracket.trainer.llm import base as llm
 
 
 def answers(*pairs):
