@@ -8,7 +8,7 @@ from pathlib import Path
 
 import json
 
-from bracket.app.forms import parse_bounds
+from bracket.app.forms import judge_server_settings, parse_bounds
 from bracket.cli import parse_assignments
 from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
@@ -140,7 +140,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         weights=parse_weights(args.weights), timeout_s=args.timeout, base_seed=args.seed,
         warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket,
         warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
-        validation_split=0.0 if args.no_validation else None)
+        validation_split=0.0 if args.no_validation else None,
+        vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
                              name=args.name, storage_url=args.storage, on_finish=[record_at_end])
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
@@ -219,6 +220,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_resume(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage, on_finish=[record_at_end])
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
+    if getattr(args, "more_runs", None) is not None:  # +N runs (bracket.session.extend), as in the app
+        from bracket.session.extend import extend_budget
+
+        try:
+            extend_budget(session, args.more_runs)
+        finally:
+            session.store.close()
+        session = Session.open(args.path, storage_url=args.storage)
     print(f"resuming session {session.name}: {session.settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
     return _finish(session, _watch(session, quiet=args.quiet))

@@ -36,7 +36,7 @@ from bracket.app.rating_queue import next_unrated, run_labels
 from bracket.app.snapshot_cache import SnapshotCache
 from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
-from bracket.preset import check_configured_executables
+from bracket.fields import check_configured_executables
 from bracket.registry import get_preset
 from bracket.session.config import SearchSettings
 from bracket.session.create import SESSION_FILE
@@ -154,6 +154,17 @@ class SessionManager:
             self._adopt(fresh)
             fresh.start()
             return fresh
+
+    def extend(self, more: int) -> Session:
+        """``+N runs``: give the open (stopped or finished) search ``more`` runs and resume it
+        (``bracket.session.extend``)."""
+        from bracket.session.extend import extend_budget
+
+        with self._lock:
+            session = self.require()
+            self._refuse_if_running("add runs")
+            extend_budget(session, more)
+            return self.resume()
 
     def _session_folder(self, folder: Path | str) -> Path:
         path = Path(folder)

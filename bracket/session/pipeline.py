@@ -5,7 +5,8 @@ same path, :meth:`RunPipeline.train`: the config is validated against the sessio
 (narrowed) space *before* anything is recorded (a refused config leaves no pending run), a
 run row is added, the trainer prepares its command in ``<session>/<stage folder>/<id>-<name>-s<seed>``,
 the :class:`~bracket.session.execute.RunExecutor` runs and records it, and a finished image
-run is queued for the VLM judge when one is configured.
+or video run is queued for the VLM judge when one is configured (a text run: for the task
+metrics and the LLM-as-judge, ``bracket.session.text_judges``).
 
 :meth:`RunPipeline.finish_config` closes a search config once all its seeds are spent: its
 current mean score goes to the study (``SearchController.finish``; pruned when every run was
@@ -30,6 +31,7 @@ from bracket.session.execute import RunExecutor
 from bracket.session.schema import RUN_SPENT
 from bracket.session.scoreboard import Scoreboard
 from bracket.session.snapshot import confirm_phase_label, phase_label
+from bracket.session.text_judges import TextJudges, write_heldout
 from bracket.session.vlm_scoring import VlmScorer
 
 
@@ -38,7 +40,7 @@ class RunPipeline:
 
     def __init__(self, parts: SessionParts, *, executor: RunExecutor, scoreboard: Scoreboard, control: RunControl,
                  controller: Callable[[], SearchController], worker_id: str, vlm: VlmScorer | None = None,
-                 on_phase: Callable[[str], None] = lambda phase: None) -> None:
+                 text_judges: TextJudges | None = None, on_phase: Callable[[str], None] = lambda phase: None) -> None:
         self.parts = parts
         self.store = parts.store
         self.name = parts.name
@@ -52,6 +54,7 @@ class RunPipeline:
         self.controller = controller
         self.worker_id = worker_id
         self.vlm = vlm
+        self.text_judges = text_judges
         #: told what the worker does now ("search 3/12", "final: lr-2e-4", ...)
         self.on_phase = on_phase
 
@@ -83,9 +86,12 @@ class RunPipeline:
             dataset_toml=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
             sample_prompts=settings.prompts() or None,
             sample_every_n_steps=settings.sample_every_n_steps, **run_options)
+        write_heldout(self.trainer, run_dir)  # LLM runs: held-out prompts for the task judges
         status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir)
-        if status == "done" and self.vlm is not None and self.trainer.sample_kind == "image":
+        if status == "done" and self.vlm is not None and self.trainer.sample_kind in ("image", "video"):
             self.vlm.submit(run_id)
+        if status == "done" and self.text_judges is not None and self.trainer.sample_kind == "text":
+            self.text_judges.after_run(run_id)
         return status
 
     def finish_config(self, config: dict[str, Any]) -> None:

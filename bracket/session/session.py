@@ -53,6 +53,7 @@ from bracket.session.schema import RUN_SPENT
 from bracket.session.scoreboard import Scoreboard
 from bracket.session.scoring import RunScore
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
+from bracket.session.text_judges import TextJudges
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
@@ -91,9 +92,11 @@ class Session:
                                     stop_mode=self.control.stop_mode)
         config = vlm_config(self.settings.vlm or {})
         self.vlm = VlmScorer(self.store, self.name, config, self.settings.prompts()) if config else None
+        #: task metrics and the LLM-as-judge of text samples (the same judge server settings)
+        self.text_judges = TextJudges(self.store, self.name, config)
         self.pipeline = RunPipeline(parts, executor=self.executor, scoreboard=self.scoreboard, control=self.control,
                                     controller=self.controller, worker_id=self.worker.worker_id, vlm=self.vlm,
-                                    on_phase=self._set_phase)
+                                    text_judges=self.text_judges, on_phase=self._set_phase)
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
         self._lock = SessionLock(self.folder, lock_name)
@@ -219,8 +222,9 @@ class Session:
             self._setup_phase()
             self._search_phase()
             if self.vlm is not None:
-                self.phase = "waiting for the VLM judge"
+                self.phase = "waiting for the judge model"
                 self.vlm.drain(timeout=600)
+                self.text_judges.drain(timeout=600)
             status = "stopped" if self.control.stop_requested() else "finished"
             if status == "finished" and not self.worker.others_alive():  # the study tells the truth at the end
                 self._finished()
