@@ -220,8 +220,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_resume(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage, on_finish=[record_at_end])
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
-    if getattr(args, "more_runs", None) is not None:  # +N runs (bracket.session.extend), as in the app
-        from bracket.session.extend import extend_budget
+    if getattr(args, "more_runs", None) is not None:  # +N runs (bracket.app.extend), as in the app
+        from bracket.app.extend import extend_budget
 
         try:
             extend_budget(session, args.more_runs)

@@ -26,9 +26,9 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app import views
 from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
-from bracket.session import views
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.compare_views import NO_FLICKER, NO_MATRIX, flicker_html, progression_html, with_steps
 from ui.render import grid_html

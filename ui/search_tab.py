@@ -10,7 +10,7 @@ loss chart once per change for all open tabs (``SessionManager.memo``). The tabl
 
 "Why this suggestion?" explains the newest proposed config (or one picked from the list):
 baseline, curated, warm start, learning-rate bracket or TPE, and for TPE the finished
-configs it resembles and what it changed (``bracket.session.suggestion_reason``).
+configs it resembles and what it changed (``bracket.app.suggestion_reason``).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app import views
 from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
-from bracket.session import views
 from ui.common import QUIET, inline_errors
 from ui.render import fingerprint, loss_figure, progress_html, runs_frame, status_markdown
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app.forms import bound_assignments, parse_bounds
 from bracket.errors import BracketError
 from bracket.session.config import SearchSettings
-from bracket.app.forms import bound_assignments, parse_bounds
 
 
 def space_preview(preset_id: str, fields: dict[str, str] | None, lr_min: Any, lr_max: Any, batch_sizes: str,
@@ -26,7 +26,7 @@ def space_preview(preset_id: str, fields: dict[str, str] | None, lr_min: Any, lr
     import pandas as pd
 
     from bracket.search.space import FloatKnob
-    from bracket.session.space_table import COLUMNS, preset_space_rows
+    from bracket.app.space_table import COLUMNS, preset_space_rows
 
     if not preset_id:
         return None, gr.skip(), gr.skip(), ""

@@ -32,6 +32,7 @@ from bracket.app import results, stages
 from bracket.app.catalog import SessionInfo, list_sessions
 from bracket.app.grid import GridData, build_grid
 from bracket.app.jobs import Job
+from bracket.app.log_view import LogTail
 from bracket.app.rating_queue import next_unrated, run_labels
 from bracket.app.snapshot_cache import SnapshotCache
 from bracket.app.thumbs import ThumbnailCache
@@ -40,7 +41,6 @@ from bracket.fields import check_configured_executables
 from bracket.registry import get_preset
 from bracket.session.config import SearchSettings
 from bracket.session.create import SESSION_FILE
-from bracket.session.runner import read_log_tail
 from bracket.session.schema import RUN_SPENT
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
@@ -70,7 +70,7 @@ class SessionManager:
         self._thumbs: ThumbnailCache | None = None
         self._cache: SnapshotCache | None = None
         self._loss_cache: dict[int, list[tuple[int, float]]] = {}
-        self._log_cache: tuple[Any, list[str]] = (None, [])
+        self._log = LogTail()
         #: finals or promote running (or last run) in the background (``bracket.app.jobs``)
         self.job: Job | None = None
 
@@ -157,8 +157,8 @@ class SessionManager:
 
     def extend(self, more: int) -> Session:
         """``+N runs``: give the open (stopped or finished) search ``more`` runs and resume it
-        (``bracket.session.extend``)."""
-        from bracket.session.extend import extend_budget
+        (``bracket.app.extend``)."""
+        from bracket.app.extend import extend_budget
 
         with self._lock:
             session = self.require()
@@ -219,25 +219,9 @@ class SessionManager:
 
     def log_tail(self, lines: int = 40) -> list[str]:
         """The tail of the current run's log, else of the last run that has one (read again
-        only when the file grew)."""
+        only when the file grew; ``bracket.app.log_view``)."""
         snap = self.snapshot()
-        if snap is None:
-            return []
-        path = Path(snap.current["log_path"]) if snap.current and snap.current.get("log_path") else None
-        if path is None:
-            path = self.memo("log_path", lambda: next(
-                (p for r in reversed(snap.runs) if r.get("run_dir")
-                 and (p := Path(r["run_dir"]) / "logs" / "stdout.log").is_file()), None), structural=True)
-        if path is None:
-            return []
-        try:
-            stat = path.stat()
-        except OSError:
-            return []
-        key = (str(path), stat.st_size, stat.st_mtime_ns, lines)
-        if self._log_cache[0] != key:
-            self._log_cache = (key, read_log_tail(path, lines))
-        return list(self._log_cache[1])
+        return [] if snap is None else self._log.read(snap, self.memo, lines)
 
     def loss_series(self, run_ids: list[int] | None = None) -> dict[int, list[tuple[int, float]]]:
         """Loss series of finished runs (read once, then cached) and of the run in progress."""

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bracket.app.forms import _OPEN_HIGH, _OPEN_LOW, bounds_text
 from bracket.judge.combine import JUDGE_NAMES
 from bracket.session.config import SearchSettings
-from bracket.app.forms import _OPEN_HIGH, _OPEN_LOW, bounds_text
 from bracket.session.scoring import effective_weights
 
 
