@@ -6,7 +6,8 @@ in a small per-tab ``gr.State``) and returns ``gr.skip()`` for everything unchan
 nothing flickers and an idle search costs almost nothing to watch. The manager rebuilds
 its snapshot only when the store's change marker moves, and builds the table page and the
 loss chart once per change for all open tabs (``SessionManager.memo``). The table shows
-``PAGE_ROWS`` trials a page, newest first page.
+``PAGE_ROWS`` trials a page, newest first page. The loss chart is written as Plotly JSON
+(:mod:`ui.loss_plot`): a finished run's trace is serialised once, a tick writes the live one.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import gradio as gr
 from bracket.errors import BracketError
 from bracket.session.manager import SessionManager
 from ui.common import QUIET, inline_errors
-from ui.render import fingerprint, loss_figure, progress_html, runs_frame, status_markdown
+from ui.loss_plot import loss_plot
+from ui.render import fingerprint, progress_html, runs_frame, status_markdown
 
 #: finished runs drawn in the live chart besides the current one (the Results tab overlays any)
 RECENT_RUNS = 30
@@ -58,8 +60,8 @@ def _plot(manager: SessionManager, smoothing: float, snap: Any) -> tuple[str, An
     series, labels, current = manager.memo("search-series", lambda: chart_series(manager, snap), fresh=False)
     live = (snap.current or {}).get("loss") or []
     mark = fingerprint([smoothing, current, len(live), sorted((k, len(v)) for k, v in series.items() if k != current)])
-    return mark, lambda: manager.memo(("search-plot", smoothing), lambda: loss_figure(
-        series, labels, smoothing=smoothing, highlight=current), fresh=False)
+    return mark, lambda: manager.memo(("search-plot", smoothing), lambda: loss_plot(
+        series, labels, smoothing=smoothing, highlight=current, scope=snap.name), fresh=False)
 
 
 def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
@@ -77,7 +79,7 @@ def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
     parts["status"] = (fingerprint(status), lambda: status)
     progress = progress_html(snap)
     parts["progress"] = (fingerprint(progress), lambda: progress)
-    parts["plot"] = _plot(manager, smoothing, snap) if snap else (fingerprint(None), lambda: loss_figure({}, {}))
+    parts["plot"] = _plot(manager, smoothing, snap) if snap else (fingerprint(None), lambda: loss_plot({}, {}))
     log = "\n".join(manager.log_tail(LOG_LINES, snap)) if snap else ""
     parts["log"] = (fingerprint(log), lambda: log)
     mark, frame = _table(manager, page) if snap else (fingerprint(None), runs_frame(None))
