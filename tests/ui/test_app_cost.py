@@ -170,3 +170,24 @@ def test_an_existing_store_opens_optunas_storage_only_when_used(filled):
     assert session.store.storage_opened
     session.close()
     assert isinstance(session.store.engine, sa.engine.Engine)
+
+
+def test_status_keeps_its_view_until_the_store_changes(filled, monkeypatch, capsys):
+    from bracket import cli, cli_commands
+
+    calls = []
+    real = cli_commands.standings
+    monkeypatch.setattr(cli_commands, "standings", lambda s: calls.append(1) or real(s))
+    assert cli.main(["status", str(filled)]) == 0
+    first = capsys.readouterr().out
+    assert cli.main(["status", str(filled)]) == 0 and capsys.readouterr().out == first
+    assert len(calls) == 1 and (filled / "views" / "status.json").is_file()
+    session = Session.open(filled, validate=False)
+    run_id = session.store.runs(session.name)[0]["id"]
+    session.add_rating(run_id, 10.0)
+    session.close()
+    assert cli.main(["status", str(filled)]) == 0
+    again = capsys.readouterr().out
+    assert len(calls) == 2 and again != first  # the rating shows (estimated parts, scores)
+    assert cli.main(["status", "--json", str(filled)]) == 0
+    assert json.loads(capsys.readouterr().out)["winner"] is not None and len(calls) == 2
