@@ -1,0 +1,99 @@
+"""Explore more when the warm start disagrees with what the search finds.
+
+The warm start (baseline, curated configs, the learning-rate bracket) is a bet that a
+trainer's known-good configs sit near the optimum. TPE then builds its proposals on the
+best few configs it has seen (its good set, 10 % of them): right after the warm start that
+is one or two warm-start configs, so TPE exploits their neighbourhood. When the bet is
+wrong — every curated rate too high, or the optimum in another optimizer family — TPE keeps
+exploiting a region that is merely the best of a poor start.
+
+Evidence that the bet is wrong arrives early, and it comes in ranks, so it does not depend
+on how scores are normalised:
+
+* **a sampler proposal beats the warm start** — one of the first :attr:`ExploreRule.look`
+  configs TPE (or random search) proposed scores better than every warm-start and bracket
+  config: the curated configs were not near the optimum;
+
+When that happens the next :attr:`ExploreRule.trials` proposals explore
+(:attr:`ExploreRule.action`): drawn at random from the whole space, as Optuna's own start-up
+trials are, before TPE models again with what they found.
+
+The decision is a pure function of the session's history (:func:`explore_now`), like the
+bracket's, so it survives a restart and several workers reach the same verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from optuna.trial import TrialState
+
+from bracket.search.types import WARM_START_KINDS, ScoredConfig
+
+BRACKET_KIND = "bracket"
+SEARCH_KIND = "search"
+
+
+@dataclass(frozen=True)
+class ExploreRule:
+    """When the warm start counts as disagreeing, and how much exploring that buys."""
+
+    #: the sampler's first ``look`` proposals are compared with the warm start
+    look: int = 4
+    #: proposals that explore once it disagrees
+    trials: int = 4
+    #: "search" (a sampler proposal beats the warm start), "side" (a bracket side beats its
+    #: centre, or a proposal beats the warm start)
+    trigger: str = "search"
+    #: "random" (uniform over the space), "wide" (TPE with a 25 % good set)
+    action: str = "random"
+
+
+DEFAULT_RULE = ExploreRule()
+
+
+def disagreement_at(history: Sequence[ScoredConfig], rule: ExploreRule = DEFAULT_RULE) -> int | None:
+    """Index in ``history`` of the config that showed the warm start wrong, or None."""
+    warm = [h.value for h in history if h.kind in WARM_START_KINDS and _scored(h)]
+    if not warm:
+        return None  # no warm start: the sampler's own start-up already explores
+    anchor = min(warm)
+    if rule.trigger == "always":
+        return -1
+    if rule.trigger == "side":
+        bracket = [(i, h) for i, h in enumerate(history) if h.kind == BRACKET_KIND and _scored(h)]
+        for index, item in bracket:
+            if item.value < anchor:  # type: ignore[operator]
+                return index
+        anchor = min([anchor] + [h.value for _, h in bracket])  # type: ignore[list-item]
+    elif rule.trigger != "search":
+        raise ValueError(f"unknown trigger {rule.trigger!r}")
+    else:
+        anchor = min([anchor] + [h.value for h in history if h.kind == BRACKET_KIND and _scored(h)])  # type: ignore[list-item]
+    seen = 0
+    for index, item in enumerate(history):
+        if item.kind != SEARCH_KIND:
+            continue
+        seen += 1
+        if seen > rule.look:
+            break
+        if _scored(item) and item.value < anchor:  # type: ignore[operator]
+            return index
+    return None
+
+
+def explore_now(history: Sequence[ScoredConfig], rule: ExploreRule | None = DEFAULT_RULE) -> bool:
+    """Whether the next sampler proposal should explore: the warm start disagreed and fewer
+    than ``rule.trials`` proposals have been made since."""
+    if rule is None:
+        return False
+    at = disagreement_at(history, rule)
+    if at is None:
+        return False
+    since = sum(1 for h in history[at + 1:] if h.kind == SEARCH_KIND)
+    return since < rule.trials
+
+
+def _scored(item: ScoredConfig) -> bool:
+    return item.state == TrialState.COMPLETE and item.value is not None
