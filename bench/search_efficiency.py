@@ -94,7 +94,7 @@ _ORIGINAL: dict[str, Any] = {}
 
 def apply_variant(strategy: str) -> str:
     """Tuning variants ``bracket@startup=8`` / ``bracket@univariate`` / ``bracket@multivariate`` /
-    ``bracket@slope=0`` (loss judge) / ``bracket@nobracket`` (no learning-rate bracket, a setting
+    ``bracket@slope=0`` (loss judge) / ``bracket@noexplore`` / ``bracket@nobracket`` (no learning-rate bracket, a setting
     that :func:`run_trial_set` applies):
     patch those defaults in this (worker) process; returns the base strategy. A plain strategy restores
     the shipped defaults."""
@@ -107,13 +107,17 @@ def apply_variant(strategy: str) -> str:
     _ORIGINAL.setdefault("startup", kwdefaults["n_startup_trials"])
     _ORIGINAL.setdefault("multivariate", controller.DEFAULT_MULTIVARIATE)
     _ORIGINAL.setdefault("slope", judge_defaults["slope_weight"])
+    _ORIGINAL.setdefault("explore", kwdefaults["explore"])
     kwdefaults["n_startup_trials"] = _ORIGINAL["startup"]
+    kwdefaults["explore"] = _ORIGINAL["explore"]
     controller.DEFAULT_MULTIVARIATE = _ORIGINAL["multivariate"]
     judge_defaults["slope_weight"] = _ORIGINAL["slope"]
     if option.startswith("slope="):  # the loss judge's late-slope weight
         judge_defaults["slope_weight"] = float(option.split("=", 1)[1])
     elif option.startswith("startup="):
         kwdefaults["n_startup_trials"] = int(option.split("=", 1)[1])
+    elif option == "noexplore":  # no wider TPE when the warm start disagrees (bracket.search.explore)
+        kwdefaults["explore"] = None
     elif option in ("univariate", "multivariate"):
         controller.DEFAULT_MULTIVARIATE = option == "multivariate"
     elif option and option != "nobracket":

@@ -54,8 +54,8 @@ _ORIGINAL: dict[str, Any] = {}
 
 
 def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
-    """Tuning variants ``<mode>@gamma=0.25`` (TPE's good share), ``<mode>@ratedgamma=0.1`` (its
-    share once someone rated; 0.1 is the rule before issue 25), ``<mode>@prior=1`` (the
+    """Tuning variants ``<mode>@gamma=0.25`` (TPE's good share), ``<mode>@samegamma`` (the good
+    share stays 10 % after a rating, the rule before issue 25's wider share), ``<mode>@prior=1`` (the
     estimate's pseudo-count), ``<mode>@human=4`` (the human weight), ``<mode>@dropjudge`` (the
     old rule: no estimate, a judge without data drops out of that run's score): patch those
     defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
@@ -66,20 +66,21 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     base, _, option = mode.partition("@")
     defaults = combine.estimate_missing.__kwdefaults__
     _ORIGINAL.setdefault("gamma", controller.DEFAULT_GAMMA_FRACTION)
-    _ORIGINAL.setdefault("rated_gamma", controller.RATED_GAMMA_FRACTION)
+    kwdefaults = controller.SearchController.__init__.__kwdefaults__
+    _ORIGINAL.setdefault("rated_gamma", kwdefaults["rated_gamma"])
     _ORIGINAL.setdefault("prior", defaults["prior_count"])
     _ORIGINAL.setdefault("estimates", scoring.judge_estimates)
     scoring.judge_estimates = _ORIGINAL["estimates"]
     controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
-    controller.RATED_GAMMA_FRACTION = _ORIGINAL["rated_gamma"]
+    kwdefaults["rated_gamma"] = _ORIGINAL["rated_gamma"]
     defaults["prior_count"] = _ORIGINAL["prior"]
     weights = None
     for item in filter(None, option.split(",")):
         key, _, value = item.partition("=")
         if key == "gamma":
             controller.DEFAULT_GAMMA_FRACTION = float(value)
-        elif key == "ratedgamma":
-            controller.RATED_GAMMA_FRACTION = float(value)
+        elif key == "samegamma":
+            kwdefaults["rated_gamma"] = False
         elif key == "prior":
             defaults["prior_count"] = float(value)
         elif key == "dropjudge":

@@ -60,20 +60,21 @@ DEFAULT_MULTIVARIATE = True
 #: dozen configs a rating only steers when it moves a config into or out of the good set.
 DEFAULT_GAMMA_FRACTION = 0.1
 OPTUNA_GAMMA_FRACTION = 0.1
-#: TPE's good share once a person has rated (or compared) a run of some config. With 10 % a
-#: rating steers only when it moves a config into the one or two best; a wider good set lets
-#: the configs a person likes shape the proposals (issue 25; docs/BENCHMARKS.md, section 4).
-RATED_GAMMA_FRACTION = 0.25
+#: TPE's good share when it should look wider (Hyperopt's original TPE used 25 %):
+#: once a person has rated (or compared) a run — with 10 % a rating steers only when it moves
+#: a config into the one or two best (issue 25) — and while the warm start disagrees with what
+#: the search finds (:mod:`bracket.search.explore`, issue 19). docs/BENCHMARKS.md, 1b and 4.
+WIDE_GAMMA_FRACTION = 0.25
 
 
-def tpe_good_count(n: int, *, rated: bool = False) -> int:
-    """How many of ``n`` scored configs TPE counts as good (its ``gamma`` function); ``rated``:
-    somebody has rated a run of the session (:data:`RATED_GAMMA_FRACTION` applies)."""
-    return min(math.ceil((RATED_GAMMA_FRACTION if rated else DEFAULT_GAMMA_FRACTION) * n), 25)
+def tpe_good_count(n: int, *, wide: bool = False) -> int:
+    """How many of ``n`` scored configs TPE counts as good (its ``gamma`` function); ``wide``:
+    somebody has rated a run, or the search explores (:data:`WIDE_GAMMA_FRACTION` applies)."""
+    return min(math.ceil((WIDE_GAMMA_FRACTION if wide else DEFAULT_GAMMA_FRACTION) * n), 25)
 
 
-def _rated_good_count(n: int) -> int:
-    return tpe_good_count(n, rated=True)
+def _wide_good_count(n: int) -> int:
+    return tpe_good_count(n, wide=True)
 
 
 class CurrentScoreSampler(BaseSampler):
@@ -152,7 +153,7 @@ class SearchController:
                 return RandomSampler(seed=inner_seed)
             options: dict[str, Any] = {}
             if exploring or (rated_gamma and any(h.rated for h in seen)):
-                options["gamma"] = _rated_good_count
+                options["gamma"] = _wide_good_count
             elif DEFAULT_GAMMA_FRACTION != OPTUNA_GAMMA_FRACTION:
                 options["gamma"] = tpe_good_count
             with warnings.catch_warnings():  # Optuna 4.9 marks a custom gamma as deprecated (kept until v6)

@@ -26,6 +26,16 @@ WARM = [_done(1e-4, 0.5, "baseline"), _done(3e-4, 0.3, "curated"), _done(1e-3, 0
         _done(1e-4, 0.35, "bracket"), _done(9e-4, 0.6, "bracket")]
 
 
+def test_a_bracket_side_that_beats_the_warm_start_opens_exploration():
+    rule = ExploreRule(trials=2)  # trigger "side", the default
+    assert rule.trigger == DEFAULT_RULE.trigger == "side"
+    side_won = [*WARM[:3], _done(1e-4, 0.2, "bracket"), _done(9e-4, 0.6, "bracket")]
+    assert disagreement_at(side_won, rule) == 3 and explore_now(side_won, rule)
+    assert not explore_now(side_won, ExploreRule(trials=2, trigger="search"))  # only proposals count there
+    done = [*side_won, _done(2e-5, 0.9, "search"), _done(3e-5, 0.9, "search")]
+    assert not explore_now(done, rule)
+
+
 def test_a_proposal_that_beats_the_warm_start_opens_exploration_for_a_few_proposals():
     rule = ExploreRule(look=3, trials=2)
     assert not explore_now(WARM, rule)  # nothing has disagreed yet
@@ -61,19 +71,21 @@ def _inner(history: list[ScoredConfig], **options) -> optuna.samplers.BaseSample
     return controller.sampler._make_inner(1, history)
 
 
-def test_the_controller_samples_at_random_while_exploring_and_with_tpe_otherwise():
+def test_while_exploring_tpe_counts_a_quarter_of_the_configs_as_good():
     beaten = [*WARM, *(_done(1e-5 * (i + 2), 0.45, "search") for i in range(DEFAULT_RULE.look - 1)),
               _done(1e-5, 0.1, "search")]
     assert explore_now(beaten, DEFAULT_RULE)
-    assert isinstance(_inner(beaten), RandomSampler)
-    assert isinstance(_inner(beaten, explore=None), TPESampler)
-    assert isinstance(_inner(WARM), TPESampler)
+    assert _inner(beaten)._gamma(20) == 5  # 25 % instead of Optuna's 10 %
+    assert _inner(beaten, explore=None)._gamma is None
+    assert _inner(WARM)._gamma is None  # the warm start holds: TPE as usual
     after = beaten + [_done(2e-2, 0.9, "search")] * DEFAULT_RULE.trials
-    assert isinstance(_inner(after), TPESampler)
+    assert _inner(after)._gamma is None  # explored enough: back to 10 %
+    assert isinstance(_inner(beaten, explore=ExploreRule(action="random")), RandomSampler)
+    assert isinstance(_inner(beaten), TPESampler)
 
 
 def test_tpe_counts_a_quarter_of_the_configs_as_good_once_someone_rated():
-    assert tpe_good_count(12) == 2 and tpe_good_count(12, rated=True) == 3
+    assert tpe_good_count(12) == 2 and tpe_good_count(12, wide=True) == 3
     unrated = [_done(1e-4 * (i + 1), 0.1 * i, "search") for i in range(12)]
     rated = [*unrated[:-1], _done(1.2e-3, 1.1, "search", rated=True)]
     assert _inner(unrated)._gamma is None  # Optuna's own 10 %
