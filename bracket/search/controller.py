@@ -32,6 +32,7 @@ from optuna.samplers import BaseSampler, RandomSampler, TPESampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from bracket.search.configs import NamedConfig
 from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
@@ -40,7 +41,6 @@ from bracket.search.types import Proposal, ScoredConfig
 
 __all__ = ["ALGORITHMS", "SEARCH_KINDS", "CurrentScoreSampler", "Proposal", "ScoredConfig", "SearchController",
            "tpe_good_count"]
-from bracket.trainer.base import NamedConfig
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
