@@ -4,7 +4,9 @@ The order: the trainer's baseline first (what a person would run by hand), then 
 curated known-good configs in order (warm start), then the best of those at a lower and a
 higher learning rate (the learning-rate bracket, :mod:`bracket.search.lr_bracket`; with
 several workers it may come a config or two late), then Optuna's TPE (or random search) for
-the rest of the budget.
+the rest of the budget. Two rules widen TPE's good set from Optuna's 10 % to 25 %: for ten
+proposals once the warm start is beaten (:mod:`bracket.search.explore`), and for good once a
+person has rated a run (:data:`WIDE_GAMMA_FRACTION`).
 
 Warm-start configs are *enqueued* into the session's Optuna study when the session is
 created, so that several workers sharing one study on PostgreSQL pop each of them exactly
