@@ -30,7 +30,7 @@ from bracket.judge.llm_judge import score_llm_judge
 from bracket.judge.loss import loss_summary, score_loss_summaries
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.search.controller import ScoredConfig
+    from bracket.search.types import ScoredConfig
 
 SCORED_STATUSES = ("done", "disqualified", "pruned")
 WORST = 1.0
@@ -222,7 +222,7 @@ def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, f
     ``rated``: ids of the configs whose score carries a person's rating or choice."""
     from optuna.trial import TrialState
 
-    from bracket.search.controller import ScoredConfig
+    from bracket.search.types import ScoredConfig
 
     history: list[ScoredConfig] = []
     for config in configs:
