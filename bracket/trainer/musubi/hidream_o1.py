@@ -31,7 +31,8 @@ class _HiDreamO1Base(MusubiTrainer):
     text_cache_script = "hidream_o1_cache_text_encoder_outputs.py"
     model_files = (ModelFile("dit", train_flag="--dit"),)
     prompt_letters = ("w", "h", "d", "s", "l", "n")
-    sample_defaults = {"width": 1024, "height": 1024, "steps": 28}
+    #: steps and guidance are left to the model type's official schedule (hidream_o1_utils)
+    sample_defaults = {"width": 1024, "height": 1024}
 
     def model_type(self) -> str:
         return self._field("hidream_model_type") or MODEL_TYPES[0]

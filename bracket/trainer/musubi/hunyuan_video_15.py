@@ -22,6 +22,13 @@ from bracket.trainer.musubi.space import community_lora_configs, lora_space
 DOCS = "kohya-ss/musubi-tuner docs/hunyuan_video_1_5.md"
 TASKS = ("t2v", "i2v")
 _DOCS_SHIFT = {"timestep_sampling": "shift", "discrete_flow_shift": 2.0}
+_T2V_FILES = (
+    ModelFile("dit", train_flag="--dit"),
+    ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
+    ModelFile("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
+    ModelFile("byt5", train_flag="--byt5", text_flag="--byt5"),
+)
+_IMAGE_ENCODER = ModelFile("image_encoder", train_flag="--image_encoder", latent_flag="--image_encoder")
 
 
 class HunyuanVideo15LoRA(MusubiTrainer):
@@ -31,13 +38,6 @@ class HunyuanVideo15LoRA(MusubiTrainer):
     latent_cache_script = "hv_1_5_cache_latents.py"
     text_cache_script = "hv_1_5_cache_text_encoder_outputs.py"
     network_module = "networks.lora_hv_1_5"
-    model_files = (
-        ModelFile("dit", train_flag="--dit"),
-        ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-        ModelFile("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
-        ModelFile("byt5", train_flag="--byt5", text_flag="--byt5"),
-        ModelFile("image_encoder", train_flag="--image_encoder", latent_flag="--image_encoder", optional=True),
-    )
     prompt_letters = ("w", "h", "f", "d", "s", "l", "n", "fs", "i")
     video_dataset_defaults = {"target_frames": [1, 17], "frame_extraction": "head"}
     default_resolution = 512
@@ -46,6 +46,11 @@ class HunyuanVideo15LoRA(MusubiTrainer):
     memory_plan = ((16, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "40")),
                    (24, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "20")),
                    (48, ("--fp8_base", "--fp8_scaled")))
+
+    @property
+    def model_files(self) -> tuple[ModelFile, ...]:  # type: ignore[override]
+        """The SigLIP image encoder is read only by I2V (cache and training)."""
+        return _T2V_FILES + ((_IMAGE_ENCODER,) if self.needs_start_image() else ())
 
     def task(self) -> str:
         return self._field("task") or TASKS[0]

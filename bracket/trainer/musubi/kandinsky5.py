@@ -38,7 +38,7 @@ class Kandinsky5LoRA(MusubiTrainer):
         ModelFile("text_encoder_qwen", train_flag="--text_encoder_qwen", text_flag="--text_encoder_qwen"),
         ModelFile("text_encoder_clip", train_flag="--text_encoder_clip", text_flag="--text_encoder_clip"),
     )
-    prompt_letters = ("w", "h", "f", "d", "s", "l", "n", "i")
+    prompt_letters = ("w", "h", "f", "d", "s", "g", "n", "i")
     video_dataset_defaults = {"target_frames": [1, 17], "frame_extraction": "head"}
     default_resolution = 512
     sample_kind = "video"
@@ -58,8 +58,9 @@ class Kandinsky5LoRA(MusubiTrainer):
         return "-i2v-" in self.task()
 
     def prompt_defaults(self) -> Mapping[str, Any]:
-        # the docs' inference example: 512x512, 17 frames, guidance 5 (50 steps; 25 for a search)
-        return {"width": 512, "height": 512, "frames": 17, "steps": 25, "cfg_scale": 5.0}
+        # the docs' inference example: 512x512, 17 frames, guidance 5 (50 steps; 25 for a search);
+        # the trainer's sampler reads the guidance from --g
+        return {"width": 512, "height": 512, "frames": 17, "steps": 25, "guidance": 5.0}
 
     def declare_search_space(self) -> SearchSpace:
         return lora_space(learning_rate=(3e-5, 5e-4), timestep_samplings=("shift", "sigmoid", "logsnr"),

@@ -6,7 +6,8 @@ text cache and for samples (always passed here, since trials sample). The docs s
 ``--timestep_sampling shift --discrete_flow_shift 2.5`` (K2's inference shift at 1024 px) and
 name ``krea2_shift``, the resolution-aware schedule, for varied resolutions; rank = alpha =
 32 is the model authors' default. fp8 needs both ``--fp8_base --fp8_scaled``; at most 26
-blocks swap. Samples render on the RAW model with CFG (the docs: 28 steps, CFG 5.5).
+blocks swap. Samples render on the RAW model with CFG (the docs: 28 steps, CFG 5.5), which the trainer
+applies only when the prompt has a negative prompt: one is filled in when a prompt has none.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class Krea2LoRA(MusubiTrainer):
         ModelFile("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
     )
     prompt_letters = ("w", "h", "d", "s", "l", "n")
-    sample_defaults = {"width": 1024, "height": 1024, "steps": 28, "cfg_scale": 5.5}
+    #: CFG runs only with a negative prompt (krea2_train_network.py); without it RAW samples are blurry
+    sample_defaults = {"width": 1024, "height": 1024, "steps": 28, "cfg_scale": 5.5, "negative": "blurry, low quality"}
     memory_plan = ((16, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "16")),
                    (24, ("--fp8_base", "--fp8_scaled")))
 
