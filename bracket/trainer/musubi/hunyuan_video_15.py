@@ -28,7 +28,8 @@ _T2V_FILES = (
     ModelFile("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
     ModelFile("byt5", train_flag="--byt5", text_flag="--byt5"),
 )
-_IMAGE_ENCODER = ModelFile("image_encoder", train_flag="--image_encoder", latent_flag="--image_encoder")
+_IMAGE_ENCODER = ModelFile("image_encoder", train_flag="--image_encoder", latent_flag="--image_encoder",
+                           optional=True)
 
 
 class HunyuanVideo15LoRA(MusubiTrainer):
@@ -47,10 +48,11 @@ class HunyuanVideo15LoRA(MusubiTrainer):
                    (24, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "20")),
                    (48, ("--fp8_base", "--fp8_scaled")))
 
-    @property
-    def model_files(self) -> tuple[ModelFile, ...]:  # type: ignore[override]
+    model_files = (*_T2V_FILES, _IMAGE_ENCODER)
+
+    def active_model_files(self) -> tuple[ModelFile, ...]:
         """The SigLIP image encoder is read only by I2V (cache and training)."""
-        return _T2V_FILES + ((_IMAGE_ENCODER,) if self.needs_start_image() else ())
+        return self.model_files if self.needs_start_image() else _T2V_FILES
 
     def task(self) -> str:
         return self._field("task") or TASKS[0]

@@ -133,6 +133,8 @@ class Wan1fLoRA(OneFrameMixin, Wan21LoRA):
     """Wan 2.1 one-frame (image edit) LoRA on the I2V 14B model: ``--one_frame`` cache and sampling."""
 
     tasks = WAN_1F_TASKS
+    #: I2V needs the CLIP model on the latent cache and for samples
+    model_files = (ModelFile("dit", train_flag="--dit"), _VAE, _T5, ModelFile("clip", train_flag="--clip", latent_flag="--clip"))
     prompt_letters = ("w", "h", "f", "d", "s", "l", "n", "fs", "i", "ci", "of")
 
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
@@ -143,8 +145,6 @@ class Wan1fLoRA(OneFrameMixin, Wan21LoRA):
         return [*super().variant_flags(), "--one_frame"]
 
     def latent_cache_variant_flags(self) -> list[str]:
-        if not self._field("clip"):
-            raise FieldError("Wan 2.1 one-frame training (I2V) needs the CLIP model: fill in the 'CLIP' field.")
         return ["--i2v", "--one_frame"]
 
     def cache_variant(self) -> str:
