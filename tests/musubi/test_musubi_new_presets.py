@@ -134,3 +134,14 @@ def test_ideogram4_has_no_fp8_flags_and_keeps_weighting_none(tmp_path):
     assert flag_value(spec.cmd, "--weighting_scheme") == "none"
     assert flag_value(spec.cmd, "--timestep_sampling") == "ideogram4_shift"
     assert flag_value(spec.cmd, "--blocks_to_swap") == "30"
+
+
+def test_new_presets_join_their_family_groups_in_the_setup_dropdown():
+    from bracket.registry import presets_by_family
+
+    groups = {family: [p.id for p in presets] for family, presets in presets_by_family().items()}
+    assert groups["FLUX.2"] == ["flux2-klein-lora", "flux2-dev-lora"]
+    assert groups["HunyuanVideo"][-1] == "hunyuan-video-15-lora"
+    assert "wan21-1f-lora" in groups["Wan"] and "framepack-1f-lora" in groups["FramePack"]
+    assert groups["HiDream-O1"] == ["hidream-o1-lora", "hidream-o1-full"]
+    assert groups["Lumina"] == ["lumina-lora", "lumina-full"] and groups["Anima"] == ["anima-lora", "anima-full"]
