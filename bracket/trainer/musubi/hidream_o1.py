@@ -8,8 +8,8 @@ of the ``--model_type``). The ``hidream_model_type`` field (full / dev) sets ``-
 on the trainer and the prompt cache, and the noise parameters the docs require per type
 (full: 8.0 / 8.0 / 0.0; dev: 7.5 / 7.5 / 2.5). The presets train text-to-image
 (``--task t2i``, with ``--skip_t2i_visual_dummy`` as the docs advise on one GPU); the docs'
-``--timestep_sampling uniform --weighting_scheme none`` is the baseline. Image sides must be
-multiples of 32.
+``--timestep_sampling uniform --weighting_scheme none`` is the baseline (musubi's buckets keep
+image sides multiples of 32, as HiDream-O1 needs).
 """
 
 from __future__ import annotations
