@@ -46,6 +46,7 @@ from bracket.session.scoring import (
     SummaryCache,
     config_values,
     needs_series,
+    rated_configs,
     sampler_history,
     score_runs,
 )
@@ -448,8 +449,9 @@ class Session:
     def scored_configs(self) -> list[ScoredConfig]:
         """Every config as the sampler should see it now (current scores, running ones)."""
         runs = [r for r in self.store.runs(self.name, with_series=False) if r["stage"] == "search"]
-        return sampler_history(self.store.configs(self.name, stage="search"), config_values(runs, self.scores(runs)),
-                               self.space)
+        scores = self.scores(runs)
+        return sampler_history(self.store.configs(self.name, stage="search"), config_values(runs, scores),
+                               self.space, rated_configs(runs, scores))
 
     @functools.cached_property
     def search_plan(self) -> list[tuple[str, int]]:
