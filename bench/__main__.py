@@ -119,8 +119,11 @@ def _print_poll(loaded: dict) -> None:
     if "cpu_share_1_tab" in loaded:
         print(f"    CPU share over {loaded['cpu_seconds']} s of a run: 1 tab {loaded['cpu_share_1_tab']:.1%}, "
               f"3 tabs {loaded['cpu_share_3_tabs']:.1%}, legacy 1 tab {loaded['legacy_cpu_share_1_tab']:.1%}")
-    print(f"    Results tab build {loaded['results_cold_s']:.3f} s (again {loaded['results_again_s']:.3f} s); "
-          f"`bracket status` {loaded['status_cli_s']:.2f} s (exit {loaded['status_cli_exit']})")
+    legacy = f", legacy {loaded['legacy_status_cli_s']:.2f} s" if "legacy_status_cli_s" in loaded else ""
+    print(f"    Results tab build {loaded['results_cold_s']:.3f} s (again {loaded['results_again_s']:.3f} s; verdict "
+          f"study in the background {loaded.get('verdict_background_s', float('nan')):.1f} s); `bracket status` "
+          f"{loaded['status_cli_s']:.2f} s, again {loaded.get('status_cli_again_s', float('nan')):.2f} s{legacy} "
+          f"(exit {loaded['status_cli_exit']})")
 
 
 def main(argv: list[str] | None = None) -> int:

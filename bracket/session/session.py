@@ -428,8 +428,12 @@ class Session:
 
     # -- what the sampler and the UI see ---------------------------------------------------
     def scores(self, runs: list[dict[str, Any]] | None = None) -> dict[int, RunScore]:
-        """Current combined score of every finished run (ratings included, as of now)."""
-        runs = self.store.runs(self.name, with_series=False) if runs is None else runs
+        """Current combined score of every finished run (ratings included, as of now); of every run
+        of the session (``runs`` None) once per store change (``bracket.session.change_memo``)."""
+        if runs is None:
+            from bracket.session.change_memo import per_change
+
+            return per_change(self, "scores", lambda: self.scores(self.store.runs(self.name, with_series=False)))
         eval_loss = self.trainer.sample_kind == "text"
         missing = [r["id"] for r in runs if "loss" not in r and (eval_loss or needs_series(r, self._summaries))]
         if missing:
