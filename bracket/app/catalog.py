@@ -74,3 +74,13 @@ def list_sessions(runs_dir: Path, *, storage_url: str | None = None, current: Se
         finally:
             session.store.close()
     return sorted(found, key=lambda s: s.created_at, reverse=True)
+
+
+def session_folder(runs_dir: Path, folder: Path | str) -> Path:
+    """``folder`` (relative to ``runs_dir`` unless absolute) when it is a Bracket session folder."""
+    path = Path(folder)
+    if not path.is_absolute():
+        path = runs_dir / path
+    if not (path / SESSION_FILE).is_file():
+        raise BracketError(f"{path} is not a Bracket session folder; pick one from the list of past sessions.")
+    return path

@@ -2,7 +2,7 @@
 
 Many tabs poll the log every second; :class:`LogTail` reads the file again only when its
 size or modification time changed, and finds the last run with a log (when none is
-running) once per change of the session (the manager's ``memo``).
+running) once per change of the session (the manager's ``memo``, of the snapshot just taken).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ class LogTail:
         if path is None:
             path = memo("log_path", lambda: next(
                 (p for r in reversed(snap.runs) if r.get("run_dir")
-                 and (p := Path(r["run_dir"]) / "logs" / "stdout.log").is_file()), None), structural=True)
+                 and (p := Path(r["run_dir"]) / "logs" / "stdout.log").is_file()), None), structural=True,
+                fresh=False)
         if path is None:
             return []
         try:

@@ -21,7 +21,6 @@ Every error a person can cause is a ``BracketError`` whose message says what to 
 from __future__ import annotations
 
 import functools
-import logging
 import statistics
 import threading
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 
 from bracket import settings as app_settings
 from bracket.app import results, stages
-from bracket.app.catalog import SessionInfo, list_sessions
+from bracket.app.catalog import SessionInfo, list_sessions, session_folder
 from bracket.app.grid import GridData, build_grid
 from bracket.app.jobs import Job
 from bracket.app.log_view import LogTail
@@ -40,12 +39,11 @@ from bracket.errors import BracketError
 from bracket.fields import check_configured_executables
 from bracket.registry import get_preset
 from bracket.session.config import SearchSettings
-from bracket.session.create import SESSION_FILE
 from bracket.session.schema import RUN_SPENT
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
 from bracket.standings import STAGES, StageBoard, Standings, importance, standings
-from bracket.standings.study_sync import record_at_end, record_verdict
+from bracket.standings.study_sync import background_verdict, record_at_end
 
 SCORABLE = ("done",)
 
@@ -73,6 +71,7 @@ class SessionManager:
         self._log = LogTail()
         #: finals or promote running (or last run) in the background (``bracket.app.jobs``)
         self.job: Job | None = None
+        self._verdict_thread: threading.Thread | None = None
 
     # -- the current session ----------------------------------------------------------
     @property
@@ -129,7 +128,7 @@ class SessionManager:
     def open(self, folder: Path | str) -> Session:
         """Open a past session to look at it (Compare, Results) without running it."""
         with self._lock:
-            folder = self._session_folder(folder)
+            folder = session_folder(self.runs_dir, folder)
             current = self._session
             if current is not None and current.folder.resolve() == folder.resolve():
                 return current
@@ -165,14 +164,6 @@ class SessionManager:
             self._refuse_if_running("add runs")
             extend_budget(session, more)
             return self.resume()
-
-    def _session_folder(self, folder: Path | str) -> Path:
-        path = Path(folder)
-        if not path.is_absolute():
-            path = self.runs_dir / path
-        if not (path / SESSION_FILE).is_file():
-            raise BracketError(f"{path} is not a Bracket session folder; pick one from the list of past sessions.")
-        return path
 
     def stop(self, *, now: bool = True) -> None:
         session = self.require()
@@ -210,22 +201,27 @@ class SessionManager:
         cache = self._cache
         return -1 if cache is None else cache.version
 
-    def memo(self, key: Any, build: Any, *, structural: bool = False) -> Any:
+    def memo(self, key: Any, build: Any, *, structural: bool = False, fresh: bool = True) -> Any:
         """``build()`` once per snapshot version: what every open tab shows the same (a
         rendered table, a chart) is computed once per change, not once per tab; with
-        ``structural``, only when more than the progress of running runs changed."""
+        ``structural``, only when more than the progress of running runs changed; with
+        ``fresh=False``, of the snapshot just looked at (no second store read in one poll)."""
         cache = self._cache
-        return build() if cache is None else cache.memo(key, build, structural=structural)
+        return build() if cache is None else cache.memo(key, build, structural=structural, fresh=fresh)
 
-    def log_tail(self, lines: int = 40) -> list[str]:
+    def log_tail(self, lines: int = 40, snap: SessionSnapshot | None = None) -> list[str]:
         """The tail of the current run's log, else of the last run that has one (read again
-        only when the file grew; ``bracket.app.log_view``)."""
-        snap = self.snapshot()
+        only when the file grew; ``bracket.app.log_view``); ``snap``: the snapshot the caller just
+        got (else one is taken)."""
+        snap = snap if snap is not None else self.snapshot()
         return [] if snap is None else self._log.read(snap, self.memo, lines)
 
-    def loss_series(self, run_ids: list[int] | None = None) -> dict[int, list[tuple[int, float]]]:
-        """Loss series of finished runs (read once, then cached) and of the run in progress."""
-        session, snap = self.require(), self.snapshot()
+    def loss_series(self, run_ids: list[int] | None = None,
+                    snap: SessionSnapshot | None = None) -> dict[int, list[tuple[int, float]]]:
+        """Loss series of finished runs (read once, then cached) and of the run in progress
+        (``snap``: the snapshot the caller just got; else one is taken)."""
+        session = self.require()
+        snap = snap if snap is not None else self.snapshot()
         wanted = [r for r in snap.runs if r["kind"] != "setup" and (run_ids is None or r["id"] in run_ids)]
         series: dict[int, list[tuple[int, float]]] = {}
         live = snap.current or {}
@@ -352,14 +348,17 @@ class SessionManager:
         session = self.require()
         def build() -> str:  # once per change (the same image-URL scheme every time in an app)
             text = report_markdown(session, image_url)
-            if not self.running:
-                try:
-                    record_verdict(session, self.standings(), close_leftovers=False)
-                except Exception:  # noqa: BLE001 - a convenience view; the report is what was asked for
-                    logging.getLogger(__name__).warning("could not update the verdict study", exc_info=True)
+            if not self.running:  # in the background: the Results tab does not wait for it (issue 24)
+                self._verdict_thread = background_verdict(session, self.standings(), self._verdict_thread)
             return text
 
         return self.memo("report", build, structural=True)
+
+    def wait_for_background(self, timeout: float | None = None) -> None:
+        """Wait until the verdict study written in the background (:meth:`report_markdown`) is done."""
+        thread = self._verdict_thread
+        if thread is not None:
+            thread.join(timeout)
 
     # -- from winner to training ---------------------------------------------------------
     def start_job(self, kind: str, *, steps: int | None = None, top_k: int = 3, seeds: int = 2) -> Job:
@@ -389,6 +388,7 @@ class SessionManager:
         return results.dashboard_command(self.require())
 
     def close(self) -> None:
+        self.wait_for_background(60)  # the verdict study's write uses the store closed below
         with self._lock:
             if self._session is not None:
                 self._session.close()

@@ -88,12 +88,13 @@ def progressions(manager: "SessionManager", run_ids: list[int]) -> list["GridDat
 def setup_values(manager: "SessionManager", folder: Path | str | None = None) -> dict[str, Any]:
     """The Setup form's values for the open session, or (``folder``) for a past session
     read without opening it (its store is closed again)."""
+    from bracket.app.catalog import session_folder
     from bracket.app.form_values import session_form_values
     from bracket.session.session import Session
 
     if folder is None:
         return session_form_values(manager.require())
-    path = manager._session_folder(folder)
+    path = session_folder(manager.runs_dir, folder)
     current = manager.session
     if current is not None and current.folder.resolve() == path.resolve():
         return session_form_values(current)

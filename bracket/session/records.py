@@ -19,6 +19,40 @@ from bracket.session.schema import (comparisons_table, configs_table, decode, en
                                     sessions_table, workers_table)
 
 
+def _change_marker_query() -> sa.Select:
+    """:meth:`Records.change_marker`'s statement, built once: each table is read in one pass (the
+    runs table once for all its aggregates), the session name a bound parameter."""
+    name = sa.bindparam("session")
+    r, cfg = runs_table.c, configs_table.c
+    runs = sa.select(
+        sa.func.count().label("n"), sa.func.max(r.id).label("max_id"),
+        sa.func.sum(sa.func.coalesce(r.last_step, 0)).label("steps"),
+        sa.func.sum(sa.func.length(r.status) * r.id).label("statuses"),
+        # only columns stored before the loss series: reading past them would read every series
+        sa.func.sum(sa.func.length(r.judges_json) + sa.func.length(r.failure_reason)).label("judged"),
+        sa.func.sum(sa.func.coalesce(r.finished_at, 0)).label("finished")).where(r.session == name).subquery()
+    configs = sa.select(
+        sa.func.count().label("n"),
+        sa.func.sum(sa.func.length(cfg.status) * cfg.id + sa.func.coalesce(cfg.value, 0)).label("state"),
+    ).where(cfg.session == name).subquery()
+
+    def scalar(column: Any, table: sa.Table) -> Any:
+        return sa.select(column).where(table.c.session == name).scalar_subquery()
+
+    return sa.select(
+        runs.c.n, runs.c.max_id, runs.c.steps, runs.c.statuses, runs.c.judged, runs.c.finished,
+        configs.c.n, configs.c.state,
+        scalar(sa.func.max(ratings_table.c.id), ratings_table),
+        scalar(sa.func.max(comparisons_table.c.id), comparisons_table),
+        scalar(sa.func.sum(sa.func.length(workers_table.c.status)), workers_table),
+        scalar(sa.func.count(), workers_table),
+        sa.select(sessions_table.c.updated_at).where(sessions_table.c.name == name).scalar_subquery(),
+    ).select_from(runs).join(configs, sa.true())
+
+
+_CHANGE_MARKER = _change_marker_query()
+
+
 class Records:
     """The row-level methods of a store (mixed into ``Store``, which provides ``engine``)."""
 
@@ -122,30 +156,8 @@ class Records:
         step). Views cache what they build from the store
         keyed by it, so a poll that finds nothing new reads one row and nothing else.
         """
-        r, cfg = runs_table.c, configs_table.c
-
-        def scalar(*columns: Any, table: sa.Table) -> Any:
-            return sa.select(*columns).where(table.c.session == session).scalar_subquery()
-
-        query = sa.select(
-            scalar(sa.func.count(), table=runs_table),
-            scalar(sa.func.max(r.id), table=runs_table),
-            scalar(sa.func.sum(sa.func.coalesce(r.last_step, 0)), table=runs_table),
-            scalar(sa.func.sum(sa.func.length(r.status) * r.id), table=runs_table),
-            # only columns stored before the loss series: reading past them would read every series
-            scalar(sa.func.sum(sa.func.length(r.judges_json) + sa.func.length(r.failure_reason)), table=runs_table),
-            scalar(sa.func.sum(sa.func.coalesce(r.finished_at, 0)), table=runs_table),
-            scalar(sa.func.count(), table=configs_table),
-            scalar(sa.func.sum(sa.func.length(cfg.status) * cfg.id + sa.func.coalesce(cfg.value, 0)),
-                   table=configs_table),
-            scalar(sa.func.max(ratings_table.c.id), table=ratings_table),
-            scalar(sa.func.max(comparisons_table.c.id), table=comparisons_table),
-            scalar(sa.func.sum(sa.func.length(workers_table.c.status)), table=workers_table),
-            scalar(sa.func.count(), table=workers_table),
-            sa.select(sessions_table.c.updated_at).where(sessions_table.c.name == session).scalar_subquery(),
-        )
         with self.engine.connect() as c:
-            return tuple(c.execute(query).one())
+            return tuple(c.execute(_CHANGE_MARKER, {"session": session}).one())
 
     # -- human scores ------------------------------------------------------------------
     def add_rating(self, session: str, run_id: int, value: float, prompt_index: int | None = None,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,15 +100,34 @@ def redact_url(url: str) -> str:
         return url.split("@")[-1] if "@" in url else url
 
 
+_STORAGE_LOCK = threading.Lock()
+
+
 @dataclass
 class Store(Records):
     """Bracket's tables and the Optuna storage, both on one database URL."""
 
     url: str = field(repr=False)  # may hold a password: never in a repr or a log
     engine: Engine = field(repr=False)
-    storage: optuna.storages.BaseStorage = field(repr=False)
+    #: the Optuna storage, or a function that makes it on first use (opening it imports alembic
+    #: and checks the schema version: ~0.5 s that ``status`` and the app's views never need)
+    storage_or_factory: Any = field(repr=False)
     #: why this store can only be read ("" when it can be written): a read-only folder, a full disk
     read_only: str = ""
+
+    @property
+    def storage(self) -> optuna.storages.BaseStorage:
+        """The Optuna storage on the same database (made on first use when the store was opened lazily)."""
+        if callable(self.storage_or_factory):
+            with _STORAGE_LOCK:
+                if callable(self.storage_or_factory):
+                    self.storage_or_factory = self.storage_or_factory()
+        return self.storage_or_factory
+
+    @property
+    def storage_opened(self) -> bool:
+        """Whether the Optuna storage was made (an existing store opens it only when it is used)."""
+        return not callable(self.storage_or_factory)
 
     def require_writable(self) -> None:
         """Raise ``StoreError`` saying why, when this store was opened read-only."""
@@ -175,16 +195,20 @@ class Store(Records):
                 connection.execute(sa.select(sessions_table.c.name).limit(1))
             if not read_only:
                 add_missing_columns(connection)
-        storage = optuna.storages.RDBStorage(
-            engine_url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}},
-            skip_table_creation=bool(read_only),
-        )
-        store = cls(url=url, engine=engine, storage=storage)
+        def storage() -> optuna.storages.BaseStorage:
+            return optuna.storages.RDBStorage(
+                engine_url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}},
+                skip_table_creation=bool(read_only))
+
+        # a new store makes Optuna's tables now; an existing one has them and opens the storage on first use
+        store = cls(url=url, engine=engine, storage_or_factory=storage() if create else storage)
         store.read_only = read_only
         return store
 
     def close(self) -> None:
         self.engine.dispose()
+        if not self.storage_opened:
+            return
         remove = getattr(self.storage, "remove_session", None)
         if remove:
             remove()
