@@ -192,7 +192,6 @@ def winner_lines(table: Standings) -> list[str]:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from bracket.session.recovery import worker_is_alive
     from bracket.status_view import standings_view
 
     session = Session.open(args.path, storage_url=args.storage, validate=False)
@@ -210,7 +209,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                               "runs_spent": view["runs_spent"], "total_runs": view["total_runs"], **view["table"]},
                              indent=2, default=str))
             return 0
-        workers = [dict(w, alive=worker_is_alive(w, grace_s=session.grace_s))
+        workers = [dict(w, alive=session.worker.is_alive(w))
                    for w in session.store.workers(session.name)]
         if status == "running" and not any(w["alive"] for w in workers):
             status = "interrupted (no process runs it; resume it)"  # e.g. a full disk kept "failed" from the store
