@@ -12,6 +12,7 @@ import pytest
 
 from bracket.dataset.demo_data import DEMO_PROMPTS, make_demo_dataset
 from bracket.registry import get_preset
+from bracket.trainer.base import RunRequest
 from bracket.trainer.demo import adapter as demo
 from bracket.trainer.base import make_accelerate_launch_prefix
 from bracket.trainer.prompts import parse_prompt_lines
@@ -63,10 +64,10 @@ def test_command_is_accelerate_launch_with_sd_scripts_flags(tmp_path, dataset):
         }
     )
     config = trainer.config_from_dict(trainer.baseline_config().knobs)
-    launch = trainer.prepare_run(
+    launch = trainer.prepare_run(RunRequest(
         run_dir=tmp_path / "run",
-        config=config,
-        dataset_toml=dataset,
+        knobs=config,
+        dataset=dataset,
         max_steps=60,
         seed=7,
         sample_prompts=parse_prompt_lines(DEMO_PROMPTS),
@@ -74,7 +75,7 @@ def test_command_is_accelerate_launch_with_sd_scripts_flags(tmp_path, dataset):
         save_every_n_steps=30,
         save_state=True,
         resume_from=tmp_path / "state",
-    )
+    ))
     prefix = make_accelerate_launch_prefix("/venv/bin/python", mixed_precision="no")
     assert launch.cmd[: len(prefix)] == prefix
     assert "--num_cpu_threads_per_process" in prefix and launch.cmd[len(prefix)] == str(demo.DEMO_SCRIPT)
@@ -95,9 +96,9 @@ def test_command_is_accelerate_launch_with_sd_scripts_flags(tmp_path, dataset):
 def test_a_demo_folder_works_in_place_of_its_toml(tmp_path, dataset):
     trainer = demo.DemoTrainer({"dataset": str(dataset.parent), "trainer_python": "python"})
     config = trainer.config_from_dict(trainer.curated_configs()[0].knobs)
-    launch = trainer.prepare_run(
-        run_dir=tmp_path / "run", config=config, dataset_toml=dataset.parent, max_steps=10, seed=1
-    )
+    launch = trainer.prepare_run(RunRequest(
+        run_dir=tmp_path / "run", knobs=config, dataset=dataset.parent, max_steps=10, seed=1
+    ))
     document = tomllib.loads((tmp_path / "run" / "dataset.toml").read_text())
     assert Path(document["datasets"][0]["subsets"][0]["image_dir"]) == (dataset.parent / "images").resolve()
     assert "--sample_prompts" not in launch.cmd and "--cpu_threads" not in launch.cmd

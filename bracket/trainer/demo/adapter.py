@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 
 from bracket import settings
@@ -27,11 +26,12 @@ from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob,
 from bracket.trainer.base import (
     LaunchSpec,
     Trainer,
-    TrainerConfig,
+    RunRequest,
     make_accelerate_launch_prefix,
     make_subprocess_env,
+    save_resume_args,
 )
-from bracket.trainer.prompts import SamplePrompt, write_prompt_file
+from bracket.trainer.prompts import write_prompt_file
 from bracket.trainer.validation import VALIDATION_TAGS
 
 DEMO_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "demo_train.py"
@@ -241,25 +241,11 @@ class DemoTrainer(Trainer):
         problems += trainer_python_problems(self.fields.get("trainer_python") or "python")
         return problems
 
-    def prepare_run(
-        self,
-        *,
-        run_dir: Path,
-        config: TrainerConfig,
-        dataset_toml: Path,
-        max_steps: int,
-        seed: int,
-        sample_prompts: Sequence[SamplePrompt] | None = None,
-        sample_every_n_steps: int | None = None,
-        save_every_n_steps: int | None = None,
-        save_state: bool = False,
-        resume_from: Path | None = None,
-    ) -> LaunchSpec:
-        knobs = config.to_dict()
-        run_dir = Path(run_dir)
+    def prepare_run(self, request: RunRequest) -> LaunchSpec:
+        knobs, run_dir, max_steps = request.knobs, request.run_dir, request.max_steps
         resolution = int(self.fields.get("resolution") or 32)
         run_toml = derive_run_toml(
-            resolve_demo_dataset(Path(dataset_toml)),
+            resolve_demo_dataset(request.dataset),
             run_dir / "dataset.toml",
             style="sd-scripts",
             general={"batch_size": int(knobs["batch_size"]), "resolution": resolution},
@@ -288,28 +274,23 @@ class DemoTrainer(Trainer):
             "--max_train_steps",
             str(int(max_steps)),
             "--seed",
-            str(int(seed)),
+            str(int(request.seed)),
             "--mixed_precision",
             "no",
         ]
         threads = int(self.fields.get("cpu_threads") or 0)
         if threads > 0:
             cmd += ["--cpu_threads", str(threads)]
-        if sample_prompts:
+        if request.sample_prompts:
             prompt_file = run_dir / "sample_prompts.txt"
-            write_prompt_file(prompt_file, sample_prompts, letters=("d", "w", "h", "s"))
+            write_prompt_file(prompt_file, request.sample_prompts, letters=("d", "w", "h", "s"))
             cmd += ["--sample_prompts", str(prompt_file), "--sample_at_first"]
-            if sample_every_n_steps:
-                cmd += ["--sample_every_n_steps", str(int(sample_every_n_steps))]
-        if save_every_n_steps:
-            cmd += ["--save_every_n_steps", str(int(save_every_n_steps))]
-        if save_state:
-            cmd += ["--save_state"]
-        if resume_from:
-            cmd += ["--resume", str(resume_from)]
+            if request.sample_every_n_steps:
+                cmd += ["--sample_every_n_steps", str(int(request.sample_every_n_steps))]
+        cmd += save_resume_args(request)
         plan = self.validation
         if plan:  # the same flags as sd-scripts' network trainers
-            every = plan.every(max_steps, sample_every_n_steps if sample_prompts else None)
+            every = plan.every(max_steps, request.sample_every_n_steps if request.sample_prompts else None)
             cmd += ["--validation_split", repr(float(plan.split)), "--validation_seed", str(int(plan.seed)),
                     "--validate_every_n_steps", str(every), "--validate_every_n_epochs", str(int(max_steps) + 1)]
         return LaunchSpec(

@@ -7,9 +7,9 @@ its scripts, its ``--network_module`` (musubi has no default), which preset fiel
 which model-path flag on which command (:class:`ModelFile`), its memory flags per GPU
 tier, its prompt options and its search ranges. This module turns that data into commands.
 
-**The shared cache.** The session calls ``session_setup_commands(dataset_toml=<the
-person's dataset>, run_dir=<session>/setup)`` once and ``prepare_run(run_dir=<session>/
-trials/<n>, ...)`` per trial. :func:`session_cache_dir` maps both to ``<session>/cache``
+**The shared cache.** The session calls ``session_setup_commands(dataset=<the
+person's dataset>, run_dir=<session>/setup)`` once and ``prepare_run(RunRequest(run_dir=
+<session>/trials/<n>, ...))`` per trial. :func:`session_cache_dir` maps both to ``<session>/cache``
 (or to the preset's ``cache_dir`` field when it is filled in), and a sub-folder named by
 :func:`bracket.trainer.cache_key.cache_key` — architecture variant, the model files the
 cache commands read, their variant and precision flags, resolution and the dataset's files —
@@ -35,9 +35,10 @@ from bracket.errors import BracketError
 from bracket.trainer.base import (
     LaunchSpec,
     Trainer,
-    TrainerConfig,
+    RunRequest,
     make_accelerate_launch_prefix,
     make_subprocess_env,
+    save_resume_args,
 )
 from bracket.trainer.cache_key import CACHE_DIR_FIELD, cache_key, path_identity, session_cache_dir
 from bracket.trainer.musubi.dataset import first_control_image, first_dataset_image, write_musubi_toml
@@ -151,13 +152,13 @@ class MusubiTrainer(Trainer):
     def _resolution(self) -> int:
         return int(self._field("resolution") or self.default_resolution)
 
-    def cache_root(self, dataset_toml: Path, run_dir: Path) -> Path:
+    def cache_root(self, dataset: Path, run_dir: Path) -> Path:
         """``<session cache>/<variant>-<key>``: the same for setup and every trial.
 
         The key covers the model files the cache commands read, their variant and
         precision flags, the resolution and the dataset's files (:mod:`bracket.trainer.cache_key`).
         """
-        dataset = Path(dataset_toml).expanduser()
+        dataset = Path(dataset).expanduser()
         try:
             folders = dataset_image_dirs(dataset, "musubi")
         except BracketError:
@@ -170,10 +171,10 @@ class MusubiTrainer(Trainer):
                                if dataset.is_file() else None, "variant": self.cache_variant()})
         return session_cache_dir(Path(run_dir), self._field("cache_dir")) / f"{self.cache_variant()}-{key}"
 
-    def write_dataset_toml(self, dataset_toml: Path, run_dir: Path, *, batch_size: int = 1) -> Path:
+    def write_dataset_toml(self, dataset: Path, run_dir: Path, *, batch_size: int = 1) -> Path:
         return write_musubi_toml(
-            Path(dataset_toml), Path(run_dir) / "dataset.toml",
-            cache_root=self.cache_root(dataset_toml, run_dir), batch_size=batch_size,
+            Path(dataset), Path(run_dir) / "dataset.toml",
+            cache_root=self.cache_root(dataset, run_dir), batch_size=batch_size,
             resolution=self._resolution(), video_defaults=self.video_dataset_defaults,
             control_dir=self._field("control_dir"), needs_control=self.needs_control_images,
         )
@@ -189,11 +190,11 @@ class MusubiTrainer(Trainer):
         return [self.text_encoder_fp8_flag] if self.text_encoder_fp8_flag and self.tier() <= 16 else []
 
     # -- setup (pre-caching) ---------------------------------------------------------------
-    def session_setup_commands(self, *, dataset_toml: Path, run_dir: Path) -> list[LaunchSpec]:
+    def session_setup_commands(self, *, dataset: Path, run_dir: Path) -> list[LaunchSpec]:
         """Cache latents, then text-encoder outputs, once per session (``--skip_existing``)."""
         run_dir = Path(run_dir)
-        toml = self.write_dataset_toml(dataset_toml, run_dir)
-        cache = self.cache_root(dataset_toml, run_dir)
+        toml = self.write_dataset_toml(dataset, run_dir)
+        cache = self.cache_root(dataset, run_dir)
         env = make_subprocess_env()
         common = ["--dataset_config", str(toml), "--skip_existing"]
         # accelerate launch (single process) like the trainers: the contract test demands it for
@@ -244,24 +245,10 @@ class MusubiTrainer(Trainer):
                 )
         return [p.with_defaults(**defaults) for p in prompts]
 
-    def prepare_run(
-        self,
-        *,
-        run_dir: Path,
-        config: TrainerConfig,
-        dataset_toml: Path,
-        max_steps: int,
-        seed: int,
-        sample_prompts: Sequence[SamplePrompt] | None = None,
-        sample_every_n_steps: int | None = None,
-        save_every_n_steps: int | None = None,
-        save_state: bool = False,
-        resume_from: Path | None = None,
-    ) -> LaunchSpec:
-        knobs = config.to_dict()
-        run_dir = Path(run_dir)
+    def prepare_run(self, request: RunRequest) -> LaunchSpec:
+        knobs, run_dir, max_steps = request.knobs, request.run_dir, request.max_steps
         run_dir.mkdir(parents=True, exist_ok=True)
-        run_toml = self.write_dataset_toml(dataset_toml, run_dir, batch_size=int(knobs.get("batch_size", 1)))
+        run_toml = self.write_dataset_toml(request.dataset, run_dir, batch_size=int(knobs.get("batch_size", 1)))
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs"
         cmd = make_accelerate_launch_prefix(self.python, mixed_precision="bf16") + [
@@ -272,20 +259,16 @@ class MusubiTrainer(Trainer):
             "--logging_dir", str(logging_dir),
             "--mixed_precision", "bf16", "--sdpa", "--gradient_checkpointing",
             "--max_data_loader_n_workers", "2", "--persistent_data_loader_workers",
-            "--max_train_steps", str(int(max_steps)), "--seed", str(int(seed)),
+            "--max_train_steps", str(int(max_steps)), "--seed", str(int(request.seed)),
             *self.hyper_flags(knobs), *self._memory_flags(), *self._text_fp8(),
         ]
-        if sample_prompts and self.writes_samples:
+        if request.sample_prompts and self.writes_samples:
             prompt_file = run_dir / "sample_prompts.txt"
-            write_prompt_file(prompt_file, self.complete_prompts(sample_prompts, run_toml), letters=self.prompt_letters)
+            prompts = self.complete_prompts(request.sample_prompts, run_toml)
+            write_prompt_file(prompt_file, prompts, letters=self.prompt_letters)
             cmd += ["--sample_prompts", str(prompt_file),
-                    "--sample_every_n_steps", str(int(sample_every_n_steps or max_steps))]
-        if save_every_n_steps:
-            cmd += ["--save_every_n_steps", str(int(save_every_n_steps))]
-        if save_state:
-            cmd += ["--save_state"]
-        if resume_from:
-            cmd += ["--resume", str(resume_from)]
+                    "--sample_every_n_steps", str(int(request.sample_every_n_steps or max_steps))]
+        cmd += save_resume_args(request)
         return LaunchSpec(
             cmd=cmd, cwd=self.musubi_dir, env=make_subprocess_env(), output_dir=output_dir,
             logging_dir=logging_dir, sample_dir=output_dir / "sample" if self.writes_samples else None,

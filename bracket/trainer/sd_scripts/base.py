@@ -43,9 +43,10 @@ from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob,
 from bracket.trainer.base import (
     LaunchSpec,
     Trainer,
-    TrainerConfig,
+    RunRequest,
     make_accelerate_launch_prefix,
     make_subprocess_env,
+    save_resume_args,
 )
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
@@ -231,25 +232,10 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         return args
 
     # -- the command ----------------------------------------------------------------------
-    def prepare_run(
-        self,
-        *,
-        run_dir: Path,
-        config: TrainerConfig,
-        dataset_toml: Path,
-        max_steps: int,
-        seed: int,
-        sample_prompts: Sequence[SamplePrompt] | None = None,
-        sample_every_n_steps: int | None = None,
-        save_every_n_steps: int | None = None,
-        save_state: bool = False,
-        resume_from: Path | None = None,
-    ) -> LaunchSpec:
-        knobs = config.to_dict()
-        run_dir = Path(run_dir)
+    def prepare_run(self, request: RunRequest) -> LaunchSpec:
+        knobs, run_dir, max_steps = request.knobs, request.run_dir, request.max_steps
         run_dir.mkdir(parents=True, exist_ok=True)
-        source = Path(dataset_toml)
-        run_toml, document = self.write_dataset_toml(source, run_dir, knobs)
+        run_toml, document = self.write_dataset_toml(request.dataset, run_dir, knobs)
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs"
         python = self.fields.get("trainer_python", "python")
@@ -263,7 +249,7 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
             "--save_precision", self.save_precision,
             "--logging_dir", str(logging_dir),
             "--max_train_steps", str(int(max_steps)),
-            "--seed", str(int(seed)),
+            "--seed", str(int(request.seed)),
             "--mixed_precision", MIXED_PRECISION,
             "--sdpa",
             "--max_data_loader_n_workers", "2",
@@ -274,16 +260,12 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         cmd += self.family_args(knobs)
         cmd += self.cache_args(document)
         cmd += self.memory_args(vram_tier(self.fields), knobs)
-        cmd += self.sample_args(run_dir, sample_prompts, sample_every_n_steps)
-        if save_every_n_steps:
-            cmd += ["--save_every_n_steps", str(int(save_every_n_steps))]
-        if save_state:
-            cmd.append("--save_state")
-        if resume_from:
-            cmd += ["--resume", str(resume_from)]
+        cmd += self.sample_args(run_dir, request.sample_prompts, request.sample_every_n_steps)
+        cmd += save_resume_args(request)
         validating = bool(self.validation and self.validation_tags)
         if validating:
-            cmd += self.validation_args(int(max_steps), sample_every_n_steps if sample_prompts else None)
+            every = request.sample_every_n_steps if request.sample_prompts else None
+            cmd += self.validation_args(int(max_steps), every)
         return LaunchSpec(
             cmd=cmd, cwd=self.sd_scripts_dir(), env=make_subprocess_env(), output_dir=output_dir,
             logging_dir=logging_dir, sample_dir=output_dir / "sample", loss_tags=self.loss_tags,
