@@ -49,6 +49,22 @@ class LaunchSpec:
 
 
 @dataclass(frozen=True)
+class ModelInput:
+    """One preset field holding a model path, and the flag it fills on each command.
+
+    sd-scripts passes the same model flags to training and to its cache tools
+    (``train_flag``); musubi-tuner's cache scripts take their own (``latent_flag``,
+    ``text_flag``)."""
+
+    field: str
+    train_flag: str | None = None
+    latent_flag: str | None = None
+    text_flag: str | None = None
+    #: emitted only when the field has a value
+    optional: bool = False
+
+
+@dataclass(frozen=True)
 class RunRequest:
     """One run to prepare: where it writes, which configuration, which data, how long, what
     it samples and saves. The session builds one per trial; ``Trainer.prepare_run`` turns it
@@ -123,6 +139,23 @@ class Trainer(ABC):
 
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         self.fields: dict[str, str] = {k: str(v) for k, v in (fields or {}).items()}
+
+    def field(self, name: str, default: str = "") -> str:
+        """The value of the preset field ``name``, stripped; ``default`` when it is empty."""
+        return (self.fields.get(name) or default).strip()
+
+    #: the preset fields holding model files, and the flags they fill
+    model_inputs: tuple[ModelInput, ...] = ()
+
+    def model_flags(self, command: str = "train") -> list[str]:
+        """``flag value`` of every model input with a ``<command>_flag`` (``train``, ``latent``,
+        ``text``); optional inputs only when their field is filled in."""
+        words: list[str] = []
+        for item in self.model_inputs:
+            flag, value = getattr(item, f"{command}_flag"), self.field(item.field)
+            if flag and (value or not item.optional):
+                words += [flag, value]
+        return words
 
     @abstractmethod
     def declare_search_space(self) -> SearchSpace:

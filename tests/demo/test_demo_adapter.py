@@ -13,8 +13,8 @@ import pytest
 from bracket.dataset.demo_data import DEMO_PROMPTS, make_demo_dataset
 from bracket.registry import get_preset
 from bracket.trainer.base import RunRequest
-from bracket.trainer.demo import adapter as demo
 from bracket.trainer.base import make_accelerate_launch_prefix
+from bracket.trainer.demo import adapter as demo
 from bracket.trainer.prompts import parse_prompt_lines
 
 _BLOCKING_PYTHON = """#!{python}
@@ -54,7 +54,7 @@ def dataset(tmp_path) -> Path:
 
 
 def test_command_is_accelerate_launch_with_sd_scripts_flags(tmp_path, dataset):
-    trainer = demo.DemoTrainer(
+    trainer = demo.DemoLoRA(
         {
             "dataset": str(dataset),
             "trainer_python": "/venv/bin/python",
@@ -94,7 +94,7 @@ def test_command_is_accelerate_launch_with_sd_scripts_flags(tmp_path, dataset):
 
 
 def test_a_demo_folder_works_in_place_of_its_toml(tmp_path, dataset):
-    trainer = demo.DemoTrainer({"dataset": str(dataset.parent), "trainer_python": "python"})
+    trainer = demo.DemoLoRA({"dataset": str(dataset.parent), "trainer_python": "python"})
     config = trainer.config_from_dict(trainer.curated_configs()[0].knobs)
     launch = trainer.prepare_run(RunRequest(
         run_dir=tmp_path / "run", knobs=config, dataset=dataset.parent, max_steps=10, seed=1
@@ -105,7 +105,7 @@ def test_a_demo_folder_works_in_place_of_its_toml(tmp_path, dataset):
 
 
 def test_warm_start_configs_fit_the_space_and_spread_the_learning_rate():
-    trainer = demo.DemoTrainer({})
+    trainer = demo.DemoLoRA({})
     space = trainer.declare_search_space()
     named = [trainer.baseline_config(), *trainer.curated_configs()]
     for config in named:
@@ -117,7 +117,7 @@ def test_warm_start_configs_fit_the_space_and_spread_the_learning_rate():
 
 def test_preflight_names_the_fix_for_a_python_without_torch(tmp_path, dataset):
     python = _fake_python(tmp_path, ("torch", "diffusers"))
-    trainer = demo.DemoTrainer({"dataset": str(dataset), "trainer_python": str(python)})
+    trainer = demo.DemoLoRA({"dataset": str(dataset), "trainer_python": str(python)})
     problems = trainer.preflight_problems()
     assert problems == [
         f"The trainer python {python} cannot import torch, diffusers: run ./install.sh "
@@ -126,7 +126,7 @@ def test_preflight_names_the_fix_for_a_python_without_torch(tmp_path, dataset):
 
 
 def test_preflight_missing_python_and_missing_dataset(tmp_path):
-    trainer = demo.DemoTrainer(
+    trainer = demo.DemoLoRA(
         {"dataset": str(tmp_path / "nowhere" / "dataset.toml"), "trainer_python": str(tmp_path / "no-python")}
     )
     problems = trainer.preflight_problems()
@@ -156,11 +156,11 @@ def test_preflight_a_python_that_crashes(tmp_path):
 
 @pytest.mark.slow  # imports torch, diffusers and accelerate in a subprocess
 def test_preflight_passes_with_a_complete_python(tmp_path, dataset):
-    trainer = demo.DemoTrainer({"dataset": str(dataset), "trainer_python": sys.executable})
+    trainer = demo.DemoLoRA({"dataset": str(dataset), "trainer_python": sys.executable})
     assert trainer.preflight_problems() == []
 
 
 def test_the_preset_builds_this_trainer(tmp_path, dataset):
     preset = get_preset("demo-cpu")
     trainer = preset.build_trainer({"dataset": str(dataset), "trainer_python": sys.executable})
-    assert isinstance(trainer, demo.DemoTrainer) and trainer.fields["cpu_threads"] == "0"
+    assert isinstance(trainer, demo.DemoLoRA) and trainer.fields["cpu_threads"] == "0"

@@ -50,7 +50,7 @@ def _scalars(logging_dir: Path) -> dict[str, list[tuple[int, float]]]:
 @pytest.mark.slow
 def test_a_short_real_run_writes_losses_samples_and_a_resumable_state(tmp_path):
     dataset = make_demo_dataset(tmp_path / "demo-data", count=12)
-    trainer = demo.DemoTrainer({"dataset": str(dataset), "trainer_python": sys.executable})
+    trainer = demo.DemoLoRA({"dataset": str(dataset), "trainer_python": sys.executable})
     config = trainer.config_from_dict(trainer.curated_configs()[0].knobs)
     prompts = parse_prompt_lines(DEMO_PROMPTS[:2])
     run_dir = tmp_path / "run"

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from bracket.trainer.base import RunRequest
-from bracket.trainer.scripts import llm_generate
 from bracket.trainer.prompts import SamplePrompt
+from bracket.trainer.scripts import llm_generate
 from tests.llm.llm_helpers import fake_module_env
 
 PROMPTS = [SamplePrompt("Name a colour.", seed=1000), SamplePrompt("Count to three.", seed=1001)]

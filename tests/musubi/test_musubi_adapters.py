@@ -46,7 +46,7 @@ def test_model_fields_cover_every_model_flag(preset_id):
     preset = get_preset(preset_id)
     names = {f.name for f in preset.fields}
     trainer_cls = preset.trainer_factory
-    for model in trainer_cls.model_files:
+    for model in trainer_cls.model_inputs:
         assert model.field in names, f"{preset_id}: no field {model.field}"
         spec = next(f for f in preset.fields if f.name == model.field)
         assert spec.env_var and spec.env_var.startswith("BRACKET_") and spec.env_var.endswith("_PATH")

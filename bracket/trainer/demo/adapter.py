@@ -25,8 +25,8 @@ from bracket.search.configs import NamedConfig
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.trainer.base import (
     LaunchSpec,
-    Trainer,
     RunRequest,
+    Trainer,
     make_accelerate_launch_prefix,
     make_subprocess_env,
     save_resume_args,
@@ -155,7 +155,7 @@ def trainer_python_problems(python: str, timeout_s: float = PROBE_TIMEOUT_S) -> 
     return []
 
 
-class DemoTrainer(Trainer):
+class DemoLoRA(Trainer):
     """A tiny UNet2DModel DDPM on CPU, searched over learning rate, optimizer and schedule."""
 
     loss_tags = ("loss/current", "loss/average")

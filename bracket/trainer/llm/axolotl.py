@@ -67,7 +67,7 @@ def _dataset_entry(path: Path, dataset_format: str) -> dict[str, Any]:
     return entry
 
 
-class AxolotlLoraTrainer(llm.LLMTrainer):
+class AxolotlLoRA(llm.LLMTrainer):
     """LoRA/QLoRA through Axolotl's YAML config."""
 
     def declare_search_space(self) -> SearchSpace:

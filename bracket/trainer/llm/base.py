@@ -270,10 +270,6 @@ class LLMTrainer(Trainer):
     #: the trainer puts alpaca prompts inside the tokenizer's chat template (torchtune does)
     alpaca_in_chat_template: bool = False
 
-    # field helpers
-    def field(self, name: str, default: str = "") -> str:
-        return (self.fields.get(name) or default).strip()
-
     @property
     def python(self) -> str:
         return self.field("trainer_python", "python")

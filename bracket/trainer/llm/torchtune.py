@@ -129,7 +129,7 @@ def ensure_one_step_per_epoch(split: DatasetSplit, batch_size: int, accumulation
     return replace(split, train_rows=split.train_rows * repeat)
 
 
-class TorchtuneLoraTrainer(llm.LLMTrainer):
+class TorchtuneLoRA(llm.LLMTrainer):
     """LoRA through torchtune's ``lora_finetune_single_device`` recipe."""
 
     loss_tags = ("loss",)

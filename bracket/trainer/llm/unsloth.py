@@ -41,7 +41,7 @@ FIELDS = (
 )
 
 
-class UnslothLoraTrainer(llm.LLMTrainer):
+class UnslothLoRA(llm.LLMTrainer):
     """LoRA through Unsloth's FastLanguageModel and TRL's SFTTrainer (our driver)."""
 
     def declare_search_space(self) -> SearchSpace:

@@ -4,7 +4,7 @@ musubi-tuner trains from pre-computed latents and text-encoder outputs, so a ses
 first runs two cache scripts and then every trial reuses their output. An architecture
 module (``zimage.py``, ``wan.py``, ...) subclasses :class:`MusubiTrainer` and states data:
 its scripts, its ``--network_module`` (musubi has no default), which preset field feeds
-which model-path flag on which command (:class:`ModelFile`), its memory flags per GPU
+which model-path flag on which command (:class:`ModelInput`), its memory flags per GPU
 tier, its prompt options and its search ranges. This module turns that data into commands.
 
 **The shared cache.** The session calls ``session_setup_commands(dataset=<the
@@ -26,7 +26,6 @@ Commands: ``<python> -m accelerate.commands.launch ... <musubi_dir>/src/musubi_t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,38 +33,25 @@ from bracket.dataset.runtime import dataset_image_dirs
 from bracket.errors import BracketError
 from bracket.trainer.base import (
     LaunchSpec,
-    Trainer,
+    ModelInput,
     RunRequest,
+    Trainer,
     make_accelerate_launch_prefix,
     make_subprocess_env,
     save_resume_args,
 )
-from bracket.trainer.cache_key import CACHE_DIR_FIELD, cache_key, path_identity, session_cache_dir
+from bracket.trainer.cache_key import cache_key, path_identity, session_cache_dir
 from bracket.trainer.musubi.dataset import first_control_image, first_dataset_image, write_musubi_toml
 from bracket.trainer.musubi.space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
-from bracket.trainer.vram import vram_tier
+from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
 
 SCRIPT_DIR = Path("src") / "musubi_tuner"
-#: re-exported for the preset tables
-__all__ = ["CACHE_DIR_FIELD", "MusubiTrainer", "ModelFile", "SampleInputError", "session_cache_dir"]
 
 
 class SampleInputError(BracketError):
     """Sample prompts that an edit or image-to-video model cannot render (no control/start image)."""
-
-
-@dataclass(frozen=True)
-class ModelFile:
-    """One preset field holding a model path, and the flag it fills on each command."""
-
-    field: str
-    train_flag: str | None = None
-    latent_flag: str | None = None
-    text_flag: str | None = None
-    #: emitted only when the field has a value
-    optional: bool = False
 
 
 class MusubiTrainer(Trainer):
@@ -76,15 +62,15 @@ class MusubiTrainer(Trainer):
     text_cache_script: ClassVar[str] = ""
     #: None for full fine-tunes
     network_module: ClassVar[str | None] = None
-    model_files: ClassVar[tuple[ModelFile, ...]] = ()
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = ()
     prompt_letters: ClassVar[tuple[str, ...]] = ("w", "h", "d", "s")
     sample_defaults: ClassVar[Mapping[str, Any]] = {"width": 768, "height": 768, "steps": 20}
     #: keys set on video datasets that do not set them (short clips for a search)
     video_dataset_defaults: ClassVar[Mapping[str, Any]] = {}
     needs_control_images: ClassVar[bool] = False
     default_resolution: ClassVar[int] = 1024
-    #: ((largest tier in GB, flags), ...): the first row whose tier is >= the GPU's applies
-    memory_plan: ClassVar[tuple[tuple[int, tuple[str, ...]], ...]] = ()
+    #: memory-saving flags per VRAM tier: the first row whose tier is >= the GPU's applies
+    memory_plan: ClassVar[MemoryPlan] = ()
     #: fp8 flag of the text encoder, used on the text cache and training at <= 16 GB
     text_encoder_fp8_flag: ClassVar[str | None] = None
     latent_cache_extra: ClassVar[tuple[str, ...]] = ()
@@ -137,20 +123,8 @@ class MusubiTrainer(Trainer):
             self._tier = vram_tier(self.fields)
         return self._tier
 
-    def _field(self, name: str) -> str:
-        return str(self.fields.get(name, "") or "").strip()
-
-    def _model_flags(self, kind: str) -> list[str]:
-        words: list[str] = []
-        for model in self.model_files:
-            flag = getattr(model, f"{kind}_flag")
-            value = self._field(model.field)
-            if flag and (value or not model.optional):
-                words += [flag, value]
-        return words
-
     def _resolution(self) -> int:
-        return int(self._field("resolution") or self.default_resolution)
+        return int(self.field("resolution") or self.default_resolution)
 
     def cache_root(self, dataset: Path, run_dir: Path) -> Path:
         """``<session cache>/<variant>-<key>``: the same for setup and every trial.
@@ -165,26 +139,22 @@ class MusubiTrainer(Trainer):
             folders = []
         flags = [*self.latent_cache_variant_flags(), *self.latent_cache_extra,
                  *self.text_cache_variant_flags(), *self._text_fp8(), f"resolution={self._resolution()}"]
-        models = [self._field(m.field) for m in self.model_files if m.latent_flag or m.text_flag]
+        models = [self.field(m.field) for m in self.model_inputs if m.latent_flag or m.text_flag]
         key = cache_key(models=models, flags=flags, folders=folders,
                         extra={"dataset": str(dataset.resolve()), "dataset_file": path_identity(dataset)
                                if dataset.is_file() else None, "variant": self.cache_variant()})
-        return session_cache_dir(Path(run_dir), self._field("cache_dir")) / f"{self.cache_variant()}-{key}"
+        return session_cache_dir(Path(run_dir), self.field("cache_dir")) / f"{self.cache_variant()}-{key}"
 
     def write_dataset_toml(self, dataset: Path, run_dir: Path, *, batch_size: int = 1) -> Path:
         return write_musubi_toml(
             Path(dataset), Path(run_dir) / "dataset.toml",
             cache_root=self.cache_root(dataset, run_dir), batch_size=batch_size,
             resolution=self._resolution(), video_defaults=self.video_dataset_defaults,
-            control_dir=self._field("control_dir"), needs_control=self.needs_control_images,
+            control_dir=self.field("control_dir"), needs_control=self.needs_control_images,
         )
 
     def _memory_flags(self) -> list[str]:
-        tier = self.tier()
-        for largest, flags in self.memory_plan:
-            if tier <= largest:
-                return list(flags)
-        return []
+        return memory_flags(self.memory_plan, self.tier())
 
     def _text_fp8(self) -> list[str]:
         return [self.text_encoder_fp8_flag] if self.text_encoder_fp8_flag and self.tier() <= 16 else []
@@ -201,9 +171,9 @@ class MusubiTrainer(Trainer):
         # every command of a preset, and it is harmless for the plain-python cache scripts.
         prefix = make_accelerate_launch_prefix(self.python, mixed_precision="bf16")
         latents = [*prefix, str(self.script_path(self.latent_cache_script)), *common,
-                   *self._model_flags("latent"), *self.latent_cache_variant_flags(), *self.latent_cache_extra]
+                   *self.model_flags("latent"), *self.latent_cache_variant_flags(), *self.latent_cache_extra]
         texts = [*prefix, str(self.script_path(self.text_cache_script)), *common,
-                 *self._model_flags("text"), *self.text_cache_variant_flags(), *self._text_fp8()]
+                 *self.model_flags("text"), *self.text_cache_variant_flags(), *self._text_fp8()]
         return [
             LaunchSpec(cmd=latents, cwd=self.musubi_dir, env=env, output_dir=cache, loss_tags=(),
                        label="cache latents"),
@@ -226,7 +196,7 @@ class MusubiTrainer(Trainer):
         """Fill in sizes, frames, steps and the control/start image every sample needs."""
         defaults = dict(self.prompt_defaults())
         if self.needs_control_images and "ci" in self.prompt_letters:
-            chosen = self._field("sample_control_image") or first_control_image(run_toml)
+            chosen = self.field("sample_control_image") or first_control_image(run_toml)
             if chosen:
                 defaults["control_images"] = (str(chosen),)
             elif not all(p.control_images for p in prompts):
@@ -235,7 +205,7 @@ class MusubiTrainer(Trainer):
                     "--ci <image> to every sample prompt."
                 )
         if self.needs_start_image():
-            chosen = self._field("sample_start_image") or first_dataset_image(run_toml)
+            chosen = self.field("sample_start_image") or first_dataset_image(run_toml)
             if chosen:
                 defaults["image"] = str(chosen)
             elif not all(p.image for p in prompts):
@@ -253,7 +223,7 @@ class MusubiTrainer(Trainer):
         logging_dir = run_dir / "logs"
         cmd = make_accelerate_launch_prefix(self.python, mixed_precision="bf16") + [
             str(self.script_path(self.script)),
-            *self._model_flags("train"), *self.variant_flags(),
+            *self.model_flags("train"), *self.variant_flags(),
             "--dataset_config", str(run_toml),
             "--output_dir", str(output_dir), "--output_name", self.output_name,
             "--logging_dir", str(logging_dir),

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from bracket import settings
 from bracket.fields import FieldSpec
+from bracket.trainer.cache_key import CACHE_DIR_FIELD
 from bracket.trainer.musubi.flux2 import MODEL_VERSIONS as FLUX2_VERSIONS
 from bracket.trainer.musubi.flux2 import Flux2KleinLoRA
 from bracket.trainer.musubi.framepack import FramePackLoRA
 from bracket.trainer.musubi.hunyuan_video import HunyuanVideoFull, HunyuanVideoLoRA
 from bracket.trainer.musubi.kontext import FluxKontextLoRA
-from bracket.trainer.musubi.base import CACHE_DIR_FIELD
 from bracket.trainer.musubi.qwen_image import EDIT_VERSIONS, QwenImageEditLoRA, QwenImageFull, QwenImageLoRA
 from bracket.trainer.musubi.wan import WAN21_TASKS, WAN22_TASKS, Wan21LoRA, Wan22LoRA
 from bracket.trainer.musubi.zimage import ZImageFull, ZImageLoRA

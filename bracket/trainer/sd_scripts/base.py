@@ -42,8 +42,8 @@ from typing import Any, ClassVar
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, Knob, SearchSpace
 from bracket.trainer.base import (
     LaunchSpec,
-    Trainer,
     RunRequest,
+    Trainer,
     make_accelerate_launch_prefix,
     make_subprocess_env,
     save_resume_args,
@@ -57,7 +57,7 @@ from bracket.trainer.sd_scripts.caching import (
     SdScriptsCaching,
 )
 from bracket.trainer.validation import VALIDATION_TAGS
-from bracket.trainer.vram import vram_tier
+from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
 
 OUTPUT_NAME = "bracket"
 #: optimizers that estimate their own step size and run at learning rate 1.0
@@ -68,14 +68,6 @@ WARMUP_SCHEDULERS = ("constant_with_warmup", "cosine", "linear")
 LORA_LOSS_TAGS = ("loss/current", "loss/average")
 FULL_LOSS_TAGS = ("loss",)
 #: seed of the pre-caching tools: the latent cache is a sample of the VAE's distribution
-
-
-@dataclass(frozen=True)
-class ModelInput:
-    """A preset field whose value is passed to the trainer as ``flag value`` (when set)."""
-
-    field: str
-    flag: str
 
 
 def optimizer_args(knobs: Mapping[str, Any]) -> list[str]:
@@ -101,7 +93,6 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
     script: ClassVar[str] = ""
     is_lora: ClassVar[bool] = True
     network_module: ClassVar[str] = ""
-    model_inputs: ClassVar[tuple[ModelInput, ...]] = ()
     latent_cache_suffix: ClassVar[str] = ""
     #: "" when the text-encoder outputs of this family are not cached to disk
     text_encoder_cache_suffix: ClassVar[str] = ""
@@ -111,6 +102,9 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
     network_alphas: ClassVar[tuple[int, ...]] = (1, 4, 8, 16, 32)
     prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "l", "n")
     default_resolution: ClassVar[int] = 1024
+    #: memory-saving flags per VRAM tier (as in musubi-tuner): the first row whose tier is
+    #: >= the GPU's applies; gradient checkpointing is always on
+    memory_plan: ClassVar[MemoryPlan] = ()
     #: the least GPU memory this trainer runs in with every memory flag (``bracket doctor``)
     min_vram_gb: ClassVar[int] = 12
     #: the family flag of sd-scripts' cache tools (``--sdxl``, ``--flux``); "" = no tool support
@@ -129,9 +123,19 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         """Flags of this family (e.g. FLUX timestep sampling)."""
         return []
 
+    def memory_table(self) -> MemoryPlan:
+        """This adapter's memory plan (a variant may pick another table)."""
+        return self.memory_plan
+
     def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        """Memory-saving flags for a GPU of ``tier`` GB."""
-        return ["--gradient_checkpointing"]
+        """Memory-saving flags for a GPU of ``tier`` GB: gradient checkpointing, the
+        optimizer's own (fused backward for a full fine-tune with Adafactor), then the
+        row of the memory plan for the tier."""
+        return ["--gradient_checkpointing", *self.optimizer_memory_args(knobs),
+                *memory_flags(self.memory_table(), tier)]
+
+    def optimizer_memory_args(self, knobs: Mapping[str, Any]) -> list[str]:
+        return []
 
     def prompt_defaults(self) -> dict[str, Any]:
         """Defaults filled into sample prompts that leave them unset."""
@@ -178,14 +182,6 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
             if self.text_encoder_cache_suffix:
                 files.append(self.sd_scripts_dir() / CACHE_TEXT_SCRIPT)
         return files
-
-    def model_args(self) -> list[str]:
-        args: list[str] = []
-        for item in self.model_inputs:
-            value = self.fields.get(item.field, "").strip()
-            if value:
-                args += [item.flag, value]
-        return args
 
     def cache_suffixes(self, cache_text: bool) -> tuple[str, ...]:
         suffixes = (self.latent_cache_suffix,)
@@ -240,7 +236,7 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         logging_dir = run_dir / "logs"
         python = self.fields.get("trainer_python", "python")
         cmd = make_accelerate_launch_prefix(python, mixed_precision=MIXED_PRECISION) + [str(self.script_path())]
-        cmd += self.model_args() + self.tokenizer_args()
+        cmd += self.model_flags() + self.tokenizer_args()
         cmd += [
             "--dataset_config", str(run_toml),
             "--output_dir", str(output_dir),
@@ -307,7 +303,7 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         return problems
 
 
-class SdScriptsLoraTrainer(SdScriptsTrainer):
+class SdScriptsLoRA(SdScriptsTrainer):
     """A LoRA trainer (``*_train_network.py``): logs ``loss/current``, and a held-out
     validation loss when the session holds part of the dataset out."""
 
@@ -316,7 +312,7 @@ class SdScriptsLoraTrainer(SdScriptsTrainer):
     validation_tags = VALIDATION_TAGS
 
 
-class SdScriptsFullTrainer(SdScriptsTrainer):
+class SdScriptsFull(SdScriptsTrainer):
     """A full fine-tune (``*_train.py``): logs ``loss``; Adafactor gets the fused backward pass."""
 
     is_lora = False
@@ -324,9 +320,8 @@ class SdScriptsFullTrainer(SdScriptsTrainer):
     min_vram_gb = 24
     optimizers = ("Adafactor", "AdamW8bit")
 
-    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        args = ["--gradient_checkpointing"]
+    def optimizer_memory_args(self, knobs: Mapping[str, Any]) -> list[str]:
         if knobs.get("optimizer_type") == "Adafactor":
             # fused backward pass: Adafactor only (train_util asserts); docs pair it with max_grad_norm 0
-            args += ["--fused_backward_pass", "--max_grad_norm", "0.0"]
-        return args
+            return ["--fused_backward_pass", "--max_grad_norm", "0.0"]
+        return []

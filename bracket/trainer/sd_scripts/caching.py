@@ -201,7 +201,7 @@ class SdScriptsCaching:
         cache_text = text_ok and bool(self.text_encoder_cache_suffix)
         prefix = make_accelerate_launch_prefix(self.fields.get("trainer_python", "python"),
                                                mixed_precision=MIXED_PRECISION)
-        common = [*self.model_args(), *self.tokenizer_args(), "--dataset_config", str(toml),
+        common = [*self.model_flags(), *self.tokenizer_args(), "--dataset_config", str(toml),
                   *self.cache_tool_args()]
         cache = self.cache_folder(Path(dataset), run_dir)
         specs: list[LaunchSpec] = []

@@ -10,9 +10,9 @@ from bracket import settings
 from bracket.fields import FieldSpec
 from bracket.trainer.cache_key import CACHE_DIR_FIELD
 from bracket.trainer.preset import DATASET_FIELD, ModelPreset
-from bracket.trainer.sd_scripts.flux1 import Flux1FullTrainer, Flux1LoraTrainer
-from bracket.trainer.sd_scripts.sd35 import Sd35FullTrainer, Sd35LoraTrainer
-from bracket.trainer.sd_scripts.sdxl import SdxlFullTrainer, SdxlLoraTrainer
+from bracket.trainer.sd_scripts.flux1 import Flux1Full, Flux1LoRA
+from bracket.trainer.sd_scripts.sd35 import Sd35Full, Sd35LoRA
+from bracket.trainer.sd_scripts.sdxl import SdxlFull, SdxlLoRA
 from bracket.trainer.vram import VRAM_TIER_FIELD
 
 SD_SCRIPTS_DIR_FIELD = FieldSpec(
@@ -90,35 +90,35 @@ FLUX1_FIELDS = (FLUX1_MODEL_FIELD, FLUX1_VARIANT_FIELD, FLUX1_CLIP_L_FIELD, FLUX
 
 PRESETS = (
     ModelPreset(
-        "sdxl-lora", "SDXL", "LoRA", "SDXL LoRA (sd-scripts)", SdxlLoraTrainer, SDXL_FIELDS,
+        "sdxl-lora", "SDXL", "LoRA", "SDXL LoRA (sd-scripts)", SdxlLoRA, SDXL_FIELDS,
         notes="U-Net LoRA (networks.lora) with cached text-encoder outputs; two TE rates would be "
         "--text_encoder_lr a b (nargs), not --text_encoder_lr1/2.",
         trainer_script="sdxl_train_network.py",
     ),
     ModelPreset(
-        "sdxl-full", "SDXL", "Full FT", "SDXL full fine-tune (sd-scripts)", SdxlFullTrainer, SDXL_FIELDS,
+        "sdxl-full", "SDXL", "Full FT", "SDXL full fine-tune (sd-scripts)", SdxlFull, SDXL_FIELDS,
         notes="U-Net fine-tune; Adafactor runs with --fused_backward_pass (and --full_bf16 at 24 GB or less).",
         trainer_script="sdxl_train.py",
     ),
     ModelPreset(
-        "sd35-lora", "SD3.5", "LoRA", "SD3.5 LoRA (sd-scripts)", Sd35LoraTrainer, SD35_FIELDS,
+        "sd35-lora", "SD3.5", "LoRA", "SD3.5 LoRA (sd-scripts)", Sd35LoRA, SD35_FIELDS,
         notes="MMDiT LoRA with networks.lora_sd3 (not networks.lora); searches --training_shift; "
         "SD3 has no FLUX timestep flags. Large and Medium.",
         trainer_script="sd3_train_network.py",
     ),
     ModelPreset(
-        "sd35-full", "SD3.5", "Full FT", "SD3.5 full fine-tune (sd-scripts)", Sd35FullTrainer, SD35_FIELDS,
+        "sd35-full", "SD3.5", "Full FT", "SD3.5 full fine-tune (sd-scripts)", Sd35Full, SD35_FIELDS,
         notes="MMDiT fine-tune; Adafactor with --fused_backward_pass; blocks swapped on small GPUs.",
         trainer_script="sd3_train.py",
     ),
     ModelPreset(
-        "flux1-lora", "FLUX.1", "LoRA", "FLUX.1 LoRA (sd-scripts)", Flux1LoraTrainer, FLUX1_FIELDS,
+        "flux1-lora", "FLUX.1", "LoRA", "FLUX.1 LoRA (sd-scripts)", Flux1LoRA, FLUX1_FIELDS,
         notes="networks.lora_flux; needs DiT, CLIP-L, T5-XXL and AE (--ae); dev and schnell; "
         "searches timestep sampling and flow shift.",
         trainer_script="flux_train_network.py",
     ),
     ModelPreset(
-        "flux1-full", "FLUX.1", "Full FT", "FLUX.1 full fine-tune (sd-scripts)", Flux1FullTrainer, FLUX1_FIELDS,
+        "flux1-full", "FLUX.1", "Full FT", "FLUX.1 full fine-tune (sd-scripts)", Flux1Full, FLUX1_FIELDS,
         notes="The README recipe: Adafactor, --fused_backward_pass, --full_bf16, blocks swapped at 24 GB or less.",
         trainer_script="flux_train.py",
     ),
