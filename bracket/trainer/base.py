@@ -144,6 +144,11 @@ class Trainer(ABC):
         """The value of the preset field ``name``, stripped; ``default`` when it is empty."""
         return (self.fields.get(name) or default).strip()
 
+    @property
+    def python(self) -> str:
+        """The trainer's python (field ``trainer_python``)."""
+        return self.field("trainer_python", "python")
+
     #: the preset fields holding model files, and the flags they fill
     model_inputs: tuple[ModelInput, ...] = ()
 

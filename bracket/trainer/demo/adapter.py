@@ -230,20 +230,20 @@ class DemoLoRA(Trainer):
     def preflight_problems(self) -> list[str]:
         """A missing or empty demo dataset, a trainer python without torch, a missing script."""
         problems: list[str] = []
-        dataset = self.fields.get("dataset", "")
+        dataset = self.field("dataset")
         if dataset:
             problems += demo_dataset_problems(Path(dataset))
-        script = Path(self.fields.get("train_script") or DEMO_SCRIPT)
+        script = Path(self.field("train_script") or DEMO_SCRIPT)
         if not script.is_file():
             problems.append(
                 f"The demo training script {script} does not exist; reset the Training script field."
             )
-        problems += trainer_python_problems(self.fields.get("trainer_python") or "python")
+        problems += trainer_python_problems(self.python)
         return problems
 
     def prepare_run(self, request: RunRequest) -> LaunchSpec:
         knobs, run_dir, max_steps = request.knobs, request.run_dir, request.max_steps
-        resolution = int(self.fields.get("resolution") or 32)
+        resolution = int(self.field("resolution", "32"))
         run_toml = derive_run_toml(
             resolve_demo_dataset(request.dataset),
             run_dir / "dataset.toml",
@@ -252,9 +252,9 @@ class DemoLoRA(Trainer):
         )
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs" / "tb"
-        python = self.fields.get("trainer_python", "python")
+        python = self.python
         cmd = make_accelerate_launch_prefix(python, mixed_precision="no") + [
-            self.fields.get("train_script") or str(DEMO_SCRIPT),
+            self.field("train_script", str(DEMO_SCRIPT)),
             "--dataset_config",
             str(run_toml),
             "--output_dir",
@@ -278,7 +278,7 @@ class DemoLoRA(Trainer):
             "--mixed_precision",
             "no",
         ]
-        threads = int(self.fields.get("cpu_threads") or 0)
+        threads = int(self.field("cpu_threads", "0"))
         if threads > 0:
             cmd += ["--cpu_threads", str(threads)]
         if request.sample_prompts:

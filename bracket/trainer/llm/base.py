@@ -271,10 +271,6 @@ class LLMTrainer(Trainer):
     alpaca_in_chat_template: bool = False
 
     @property
-    def python(self) -> str:
-        return self.field("trainer_python", "python")
-
-    @property
     def dataset_format(self) -> str:
         return self.field("data_format", "alpaca")
 

@@ -106,11 +106,7 @@ class MusubiTrainer(Trainer):
     # -- paths ---------------------------------------------------------------------------------
     @property
     def musubi_dir(self) -> Path:
-        return Path(self.fields.get("musubi_dir") or ".").expanduser()
-
-    @property
-    def python(self) -> str:
-        return self.fields.get("trainer_python") or "python"
+        return Path(self.field("musubi_dir", ".")).expanduser()
 
     def script_path(self, name: str) -> Path:
         return self.musubi_dir / SCRIPT_DIR / name

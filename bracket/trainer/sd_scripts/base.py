@@ -167,10 +167,10 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
 
     # -- helpers ------------------------------------------------------------------------
     def resolution(self) -> int:
-        return int(self.fields.get("resolution") or self.default_resolution)
+        return int(self.field("resolution") or self.default_resolution)
 
     def sd_scripts_dir(self) -> Path:
-        return Path(self.fields.get("sd_scripts_dir", ""))
+        return Path(self.field("sd_scripts_dir"))
 
     def script_path(self) -> Path:
         return self.sd_scripts_dir() / self.script
@@ -190,7 +190,7 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         return suffixes
 
     def tokenizer_args(self) -> list[str]:
-        folder = self.fields.get("tokenizer_cache_dir", "").strip()
+        folder = self.field("tokenizer_cache_dir")
         return ["--tokenizer_cache_dir", folder] if folder else []
 
     def schedule_args(self, knobs: Mapping[str, Any]) -> list[str]:
@@ -234,7 +234,7 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         run_toml, document = self.write_dataset_toml(request.dataset, run_dir, knobs)
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs"
-        python = self.fields.get("trainer_python", "python")
+        python = self.python
         cmd = make_accelerate_launch_prefix(python, mixed_precision=MIXED_PRECISION) + [str(self.script_path())]
         cmd += self.model_flags() + self.tokenizer_args()
         cmd += [
@@ -288,13 +288,14 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         if script is None:
             return None
         return make_parser_check_spec(
-            launch, python=self.fields.get("trainer_python", "python"), script=script, cwd=self.sd_scripts_dir(),
+            launch, python=self.python, script=script, cwd=self.sd_scripts_dir(),
         )
 
     def preflight_problems(self) -> list[str]:
         problems: list[str] = []
-        if not Path(self.fields.get("trainer_python", "")).is_file():
-            problems.append(f"Trainer python {self.fields.get('trainer_python')} does not exist; run ./install.sh --trainers.")
+        if not Path(self.field("trainer_python")).is_file():
+            problems.append(f"Trainer python {self.field('trainer_python')} does not exist; "
+                            "run ./install.sh --trainers.")
         if not self.script_path().is_file():
             problems.append(
                 f"{self.script} is not in {self.sd_scripts_dir()}; check the sd-scripts folder "
