@@ -20,8 +20,7 @@ import pytest
 
 from bracket.errors import BracketError
 from bracket.registry import PRESETS
-from bracket.trainer.base import LaunchSpec
-from bracket.trainer.base import RunRequest
+from bracket.trainer.base import LaunchSpec, RunRequest
 from bracket.trainer.prompts import SamplePrompt
 from tests.contract.fakes import fake_values, image_folder, jsonl_file
 from bracket.trainer.validation import ValidationPlan
