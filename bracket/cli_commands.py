@@ -13,7 +13,7 @@ from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
-from bracket.session.forms import parse_bounds
+from bracket.session.forms import judge_server_settings, parse_bounds
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
@@ -139,7 +139,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         weights=parse_weights(args.weights), timeout_s=args.timeout, base_seed=args.seed,
         warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket,
         warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
-        validation_split=0.0 if args.no_validation else None)
+        validation_split=0.0 if args.no_validation else None,
+        vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
                              name=args.name, storage_url=args.storage)
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
@@ -218,6 +219,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_resume(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
+    if getattr(args, "more_runs", None) is not None:  # +N runs (bracket.session.extend), as in the app
+        from bracket.session.extend import extend_budget
+
+        try:
+            extend_budget(session, args.more_runs)
+        finally:
+            session.store.close()
+        session = Session.open(args.path, storage_url=args.storage)
     print(f"resuming session {session.name}: {session.settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
     return _finish(session, _watch(session, quiet=args.quiet))
