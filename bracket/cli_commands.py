@@ -191,25 +191,33 @@ def winner_lines(table: Standings) -> list[str]:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from bracket.session.recovery import worker_is_alive
+    from bracket.status_view import standings_view
+
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
-        table = standings(session)
+        def build() -> dict:  # what comes from the standings: kept until the store changes (bracket.status_view)
+            snapshot, table = session.snapshot(), standings(session)
+            return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs, "table": table.to_dict(),
+                    "lines": [results_table(snapshot, raw_figures(table)), *best_step_lines(table),
+                              *winner_lines(table)]}
+
+        view = standings_view(session, build)
+        status = str((session.store.get_session(session.name) or {}).get("status", "created"))
         if args.json:
-            snapshot = session.snapshot()
-            print(json.dumps({"session": session.name, "preset_id": session.parts.preset.id, "status": snapshot.status,
-                              "runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs,
-                              **table.to_dict()}, indent=2, default=str))
+            print(json.dumps({"session": session.name, "preset_id": session.parts.preset.id, "status": status,
+                              "runs_spent": view["runs_spent"], "total_runs": view["total_runs"], **view["table"]},
+                             indent=2, default=str))
             return 0
-        snapshot = session.snapshot()
-        status = snapshot.status
-        if status == "running" and not any(w["alive"] for w in snapshot.workers):
+        workers = [dict(w, alive=worker_is_alive(w, grace_s=session.grace_s))
+                   for w in session.store.workers(session.name)]
+        if status == "running" and not any(w["alive"] for w in workers):
             status = "interrupted (no process runs it; resume it)"  # e.g. a full disk kept "failed" from the store
-        print(f"session {snapshot.name} ({snapshot.preset_id}): {status}; {snapshot.plan}; "
-              f"{snapshot.runs_spent}/{snapshot.total_runs} runs spent")
-        for worker in snapshot.workers:
+        print(f"session {session.name} ({session.parts.preset.id}): {status}; {session.settings.plan()}; "
+              f"{view['runs_spent']}/{view['total_runs']} runs spent")
+        for worker in workers:
             print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
-        print(results_table(snapshot, raw_figures(table)))
-        for line in best_step_lines(table) + winner_lines(table):
+        for line in view["lines"]:
             print(line)
     finally:
         session.close()

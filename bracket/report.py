@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from bracket import settings as app_settings
 from bracket.export import SECRET_NAME, export_run
-from bracket.report_charts import Picture, report_pictures
+from bracket.report_charts import Picture, chart_runs, report_pictures
 from bracket.session.scoring import effective_weights
 from bracket.session.standings import (ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text,
                                        standings)
@@ -126,6 +126,15 @@ def _stage(table: Standings, stage: str, runs: list[dict[str, Any]]) -> StageRes
                        {i: r for i, r in members.items() if r.score is not None or r.disqualified})
 
 
+def _with_chart_series(store: Any, results: list[StageResult | None]) -> None:
+    """Read the loss series of the runs the loss charts draw (only those: at 2000 runs reading
+    every series costs seconds) into their run records."""
+    drawn = [run for result in results if result is not None for run in chart_runs(result)]
+    series = store.series([r["id"] for r in drawn])
+    for run in drawn:
+        run.update(series.get(run["id"], {}))
+
+
 def _safe(value: Any) -> Any:
     """``value`` without secret-named keys and with passwords hidden in URLs."""
     if isinstance(value, Mapping):
@@ -154,9 +163,10 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
     store, name = session.store, session.name
     ratings, comparisons = store.ratings(name), store.comparisons(name)
     table = standings(session)
-    runs = [r for r in store.runs(name) if r.get("stage") != "setup" and r.get("kind") != "setup"]
+    runs = [r for r in store.runs(name, with_series=False) if r.get("stage") != "setup" and r.get("kind") != "setup"]
     search = _stage(table, "search", runs)
     finals = _stage(table, "final", runs) if table.board("final") else None
+    _with_chart_series(store, [search, finals])
     winner = table.winner
     command, script, command_note = [], None, ""
     if winner is not None:

@@ -154,6 +154,23 @@ def sample_grid(samples: Sequence[Mapping[str, Any]], caption: str = "",
     return buffer.getvalue()
 
 
+#: runs drawn in a report's loss chart: more are unreadable, and drawing 2000 takes a minute
+CHART_RUNS = 30
+
+
+def chart_runs(result: "StageResult", limit: int = CHART_RUNS) -> list[Mapping[str, Any]]:
+    """The runs of a stage its loss chart draws: all up to ``limit``, else the best-scored ``limit``
+    (in training order), so the chart stays readable and cheap at any session size."""
+    if len(result.runs) <= limit:
+        return list(result.runs)
+    def rank(run: Mapping[str, Any]) -> tuple:
+        scored = result.scores.get(run["id"])
+        score = None if scored is None else scored.score
+        return (score is None, score if score is not None else 0.0, run["id"])
+    keep = {r["id"] for r in sorted(result.runs, key=rank)[:limit]}
+    return [r for r in result.runs if r["id"] in keep]
+
+
 def report_pictures(search: "StageResult", finals: "StageResult | None", winner: "Winner | None",
                     unreadable: list[str] | None = None) -> list[Picture]:
     """The report's pictures: loss curves per stage, score history, best and worst sample grids
@@ -167,7 +184,9 @@ def report_pictures(search: "StageResult", finals: "StageResult | None", winner:
         names.update({r.config_id: r.name for r in result.rows})
         series = [{"label": r["label"], "group": names.get(r["config_id"], r["label"]), "points": r.get("loss") or [],
                    "highlight": winner is not None and winner.stage == result.stage
-                   and names.get(r["config_id"]) == winner.config_name} for r in result.runs]
+                   and names.get(r["config_id"]) == winner.config_name} for r in chart_runs(result)]
+        if len(series) < len(result.runs):
+            title += f": the {len(series)} best of {len(result.runs)} runs"
         if (png := loss_chart(series, title)) is not None:
             pictures.append(Picture(stem, title, png))
     history = [{"run": r["id"], "score": search.scores[r["id"]].score,

@@ -152,11 +152,15 @@ class Trainer(ABC):
     #: the preset fields holding model files, and the flags they fill
     model_inputs: tuple[ModelInput, ...] = ()
 
+    def active_model_inputs(self) -> tuple[ModelInput, ...]:
+        """The model inputs this configuration reads (e.g. an image encoder only for I2V)."""
+        return self.model_inputs
+
     def model_flags(self, command: str = "train") -> list[str]:
         """``flag value`` of every model input with a ``<command>_flag`` (``train``, ``latent``,
         ``text``); optional inputs only when their field is filled in."""
         words: list[str] = []
-        for item in self.model_inputs:
+        for item in self.active_model_inputs():
             flag, value = getattr(item, f"{command}_flag"), self.field(item.field)
             if flag and (value or not item.optional):
                 words += [flag, value]

@@ -135,7 +135,7 @@ class MusubiTrainer(Trainer):
             folders = []
         flags = [*self.latent_cache_variant_flags(), *self.latent_cache_extra,
                  *self.text_cache_variant_flags(), *self._text_fp8(), f"resolution={self._resolution()}"]
-        models = [self.field(m.field) for m in self.model_inputs if m.latent_flag or m.text_flag]
+        models = [self.field(m.field) for m in self.active_model_inputs() if m.latent_flag or m.text_flag]
         key = cache_key(models=models, flags=flags, folders=folders,
                         extra={"dataset": str(dataset.resolve()), "dataset_file": path_identity(dataset)
                                if dataset.is_file() else None, "variant": self.cache_variant()})
