@@ -34,7 +34,7 @@ def skip_python_probe() -> None:
     python can import torch, diffusers and accelerate is irrelevant here — and probing it
     costs seconds per session. ``real_python_probe`` keeps the real check for the demo run.
     """
-    from bracket.trainer import demo
+    from bracket.trainer.demo import adapter as demo
 
     if getattr(demo.trainer_python_problems, "_bench_skipped", False):
         return
@@ -49,7 +49,7 @@ def skip_python_probe() -> None:
 
 def real_python_probe(python: str) -> list[str]:
     """The demo adapter's real probe, even after :func:`skip_python_probe`."""
-    from bracket.trainer import demo
+    from bracket.trainer.demo import adapter as demo
 
     probe = getattr(demo.trainer_python_problems, "original", demo.trainer_python_problems)
     return probe(python)

@@ -167,7 +167,7 @@ def measure_suggestion(count: int, series_points: int, workdir: str) -> dict[str
 
 def measure_demo(workdir: Path, timeout_s: float = DEMO_TIMEOUT_S) -> dict[str, Any]:
     """Wall time of the real 4-run demo search, or why it cannot run here."""
-    script = ROOT / "bracket" / "trainer" / "demo_train.py"
+    script = ROOT / "bracket" / "trainer" / "scripts" / "demo_train.py"
     if not script.is_file():
         return {"available": False, "reason": f"{script.relative_to(ROOT)} does not exist"}
     problems = real_python_probe(sys.executable)

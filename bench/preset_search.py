@@ -113,7 +113,7 @@ def run_plain(land: Landscape, budget: int, seed: int, sampler: str) -> list[tup
 
 def past_configs(land: Landscape, budget: int, seed: int) -> list:
     """The two best configs (by observed value) of a Bracket session on the shifted landscape."""
-    from bracket.trainer.base import NamedConfig
+    from bracket.search.configs import NamedConfig
 
     earlier = run_bracket(shifted(land), budget, seed + 7919)
     best = sorted(earlier, key=lambda t: t[1])[:2]

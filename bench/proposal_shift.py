@@ -44,7 +44,7 @@ def draw(taste_name: str, seed: int, *, history: int = 12, rated: int = 4, asks:
 
     from bracket.search.controller import ScoredConfig, SearchController
     from bracket.session.scoring import config_values, score_runs
-    from bracket.trainer.demo import DemoTrainer
+    from bracket.trainer.demo.adapter import DemoTrainer
 
     taste = TASTES[taste_name]
     best, _ = taste.optimum()

@@ -131,10 +131,10 @@ def apply_variant(strategy: str) -> str:
 def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, steps: int, workdir: str
                   ) -> dict[str, Any]:
     """One session, start to end; returns every config's params, kind, score and true quality."""
+    from bracket.search.configs import NamedConfig
     from bracket.search.controller import SearchController
     from bracket.session.scoring import config_values, score_runs
     from bracket.session.session import Session
-    from bracket.trainer.base import NamedConfig
 
     skip_python_probe()
     label, strategy = strategy, apply_variant(strategy)
@@ -203,7 +203,7 @@ def expected_random_median(share: float) -> float | None:
 
 def summarise(records: list[dict[str, Any]], budget: int, steps: int) -> dict[str, Any]:
     """Per landscape and strategy: the figures of the module docstring."""
-    from bracket.trainer.demo import DemoTrainer
+    from bracket.trainer.demo.adapter import DemoTrainer
 
     baseline = DemoTrainer({}).baseline_config().knobs
     out: dict[str, Any] = {}

@@ -29,10 +29,11 @@ from pathlib import Path
 from bracket import settings
 from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
-from bracket.preset import ModelPreset, merge_with_defaults, problem_with_value
+from bracket.fields import merge_with_defaults, problem_with_value
 from bracket.registry import get_preset
 from bracket.trainer.base import LaunchSpec, Trainer, make_subprocess_env
 from bracket.trainer.parser_check import parse_report
+from bracket.trainer.preset import ModelPreset
 from bracket.trainer.tokenizers import missing_tokenizers
 from bracket.trainer.vram import detect_vram_gb, vram_tier
 

@@ -1,7 +1,7 @@
 """Setup tab: pick a preset, fill in its fields, set the search, start it — or resume one.
 
 The preset's form is rendered from its ``FieldSpec`` list (``gr.render``); each field is
-checked as it changes (``bracket.preset.problem_with_value``) with the message beside it,
+checked as it changes (``bracket.fields.problem_with_value``) with the message beside it,
 and the dataset field runs the dataset pre-flight. The search settings become a
 ``SearchSettings`` through ``bracket.session.forms``; the budget box shows the plan
 (``= N configs × K seeds``). Everything is checked by the engine before anything starts.
@@ -17,7 +17,7 @@ import gradio as gr
 from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
-from bracket.preset import merge_with_defaults, problem_with_value
+from bracket.fields import merge_with_defaults, problem_with_value
 from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.forms import plan_text, settings_from_form

@@ -33,10 +33,10 @@ from optuna.samplers import BaseSampler, RandomSampler, TPESampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from bracket.search.configs import NamedConfig
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
 from bracket.search.space import SearchSpace
-from bracket.trainer.base import NamedConfig
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

@@ -22,14 +22,15 @@ import sqlalchemy as sa
 from bracket import settings as app_settings
 from bracket.dataset.validation import preflight_dataset, preflight_for_trainer
 from bracket.errors import BracketError, DatasetError, SearchSpaceError, StoreError
-from bracket.preset import ModelPreset
 from bracket.registry import get_preset
+from bracket.search.configs import NamedConfig
 from bracket.search.controller import SearchController
 from bracket.search.space import SearchSpace
 from bracket.session.config import SearchSettings
 from bracket.session.past import SESSION_FILE, past_configs
 from bracket.session.store import Store, sqlite_url
-from bracket.trainer.base import NamedConfig, Trainer, warmup_cap
+from bracket.trainer.base import Trainer, warmup_cap
+from bracket.trainer.preset import ModelPreset
 from bracket.trainer.validation import ValidationPlan, decide
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")

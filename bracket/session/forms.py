@@ -136,7 +136,7 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | Non
 def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str] | None = None) -> str:
     """The plan's phases in one line for ``preset_id`` with its default (or given) fields;
     "" when the trainer cannot be built from them yet (the form is not filled in)."""
-    from bracket.preset import merge_with_defaults
+    from bracket.fields import merge_with_defaults
     from bracket.registry import get_preset
     from bracket.session.plan import plan_for
     from bracket.session.plan import plan_text as phases_text

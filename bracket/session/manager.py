@@ -30,7 +30,7 @@ from typing import Any
 
 from bracket import settings as app_settings
 from bracket.errors import BracketError
-from bracket.preset import check_configured_executables
+from bracket.fields import check_configured_executables
 from bracket.registry import get_preset
 from bracket.session import results
 from bracket.session.config import SearchSettings

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from bracket.errors import BracketError
+from bracket.search.configs import NamedConfig
 from bracket.session.store import Store, sqlite_url
-from bracket.trainer.base import NamedConfig
 
 #: configs taken from each earlier session
 TOP = 2

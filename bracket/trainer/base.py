@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bracket.search.configs import NamedConfig
 from bracket.search.space import IntKnob, SearchSpace
 from bracket.trainer.prompts import SamplePrompt
 
@@ -46,15 +47,6 @@ class LaunchSpec:
     max_steps: int | None = None
     #: scalar tags of an evaluation loss (LLM trainers), most preferred first
     eval_loss_tags: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class NamedConfig:
-    """A configuration with a name and the source it comes from (a doc, a guide)."""
-
-    name: str
-    knobs: dict[str, Any]
-    source: str = ""
 
 
 @dataclass

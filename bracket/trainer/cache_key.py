@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bracket.preset import FieldSpec
+from bracket.fields import FieldSpec
 
 #: run folders of a session that sit one level below the session folder
 RUN_PARENT_FOLDERS = ("trials", "finals", "promote", "export")

@@ -12,7 +12,15 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 
+from bracket.fields import FieldSpec
+
 TIERS = (12, 16, 24, 48, 80)
+#: the preset field the tier is read from
+VRAM_TIER_FIELD = FieldSpec(
+    "vram_gb", "GPU memory (GB)", "choice", default="auto",
+    choices=("auto", "12", "16", "24", "48", "80"),
+    help="Selects memory-saving flags; 'auto' reads nvidia-smi when it is present.",
+)
 
 
 def detect_vram_gb() -> int | None:

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(autouse=True)
 def _no_torch_probe(monkeypatch):
     """The demo adapter's pre-flight imports torch in the trainer python; not what is tested here."""
-    monkeypatch.setattr("bracket.trainer.demo.trainer_python_problems", lambda *a, **k: [])
+    monkeypatch.setattr("bracket.trainer.demo.adapter.trainer_python_problems", lambda *a, **k: [])
 
 
 def test_landscape_trainer_writes_a_loss_the_session_reader_understands(tmp_path):

@@ -13,7 +13,7 @@ from bench.steering import run_session, summarise, trials_to_target
 
 @pytest.fixture(autouse=True)
 def _no_torch_probe(monkeypatch):
-    monkeypatch.setattr("bracket.trainer.demo.trainer_python_problems", lambda *a, **k: [])
+    monkeypatch.setattr("bracket.trainer.demo.adapter.trainer_python_problems", lambda *a, **k: [])
 
 
 @pytest.mark.parametrize("name", list(TASTES))

@@ -12,7 +12,7 @@ import pytest
 
 from bracket.dataset.demo_data import DEMO_PROMPTS, make_demo_dataset
 from bracket.registry import get_preset
-from bracket.trainer import demo
+from bracket.trainer.demo import adapter as demo
 from bracket.trainer.base import make_accelerate_launch_prefix
 from bracket.trainer.prompts import parse_prompt_lines
 

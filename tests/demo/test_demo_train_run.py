@@ -14,7 +14,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from bracket.dataset.demo_data import DEMO_PROMPTS, make_demo_dataset
-from bracket.trainer import demo
+from bracket.trainer.demo import adapter as demo
 from bracket.trainer.prompts import parse_prompt_lines
 
 SAMPLE_NAME = re.compile(r"^demo_(e000000|\d{6})_(\d{2})_\d{14}_(\d+)\.png$")

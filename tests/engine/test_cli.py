@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bracket.cli import main
+from bracket.search.configs import NamedConfig
 from bracket.search.space import FloatKnob
-from bracket.trainer.base import NamedConfig
-from bracket.trainer.demo import DemoTrainer
+from bracket.trainer.demo.adapter import DemoTrainer
 
 
 def _sets(fields: dict[str, str]) -> list[str]:

@@ -8,10 +8,10 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
+from bracket.search.configs import NamedConfig
 from bracket.search.controller import ScoredConfig, SearchController
 from bracket.search.lr_bracket import next_bracket
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, SearchSpace
-from bracket.trainer.base import NamedConfig
 
 SPACE = SearchSpace({
     "optimizer_type": CategoricalKnob(("AdamW", "SGD", "Prodigy")),

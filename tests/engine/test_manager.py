@@ -26,7 +26,7 @@ pytestmark = pytest.mark.timeout(120)
 @pytest.fixture(autouse=True)
 def _skip_torch_probe(monkeypatch):
     """The demo adapter checks that the trainer python imports torch (seconds); the fake needs none."""
-    monkeypatch.setattr("bracket.trainer.demo.trainer_python_problems", lambda *a, **k: [])
+    monkeypatch.setattr("bracket.trainer.demo.adapter.trainer_python_problems", lambda *a, **k: [])
 
 
 def demo_fields(tmp_path: Path) -> dict[str, str]:

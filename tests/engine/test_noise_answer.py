@@ -22,7 +22,7 @@ from tests.fakes import FAKE_TRAINER, make_fake_python
 
 @pytest.fixture(autouse=True)
 def _no_torch_probe(monkeypatch):
-    monkeypatch.setattr("bracket.trainer.demo.trainer_python_problems", lambda *a, **k: [])
+    monkeypatch.setattr("bracket.trainer.demo.adapter.trainer_python_problems", lambda *a, **k: [])
 
 
 def _fields(tmp_path: Path, images: int) -> dict[str, str]:

@@ -33,7 +33,7 @@ def _prepare(trainer, run_dir, knobs, **kwargs):
 @pytest.mark.parametrize("data_format", ["alpaca", "chat", "sharegpt", "completion"])
 def test_yaml_uses_only_schema_keys(make_trainer, tmp_path, data_format, monkeypatch):
     trainer = make_trainer("axolotl-lora", data_format=data_format)
-    monkeypatch.setattr("bracket.trainer.llm.check_rows", lambda *a, **k: None)
+    monkeypatch.setattr("bracket.trainer.llm.dataset.check_rows", lambda *a, **k: None)
     for n, knobs in enumerate(_configs(trainer)):
         spec = _prepare(trainer, tmp_path / f"r{n}", knobs, save_every_n_steps=50 if n % 2 else None)
         config = yaml.safe_load((tmp_path / f"r{n}" / "axolotl.yml").read_text())

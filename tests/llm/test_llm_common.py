@@ -12,7 +12,8 @@ import yaml
 from bracket.errors import DatasetError, SearchSpaceError
 from bracket.registry import get_preset
 from bracket.search.space import CategoricalKnob, FloatKnob
-from bracket.trainer import llm
+from bracket.trainer.llm import base as llm
+from bracket.trainer.llm import dataset as llm_dataset
 from tests.llm.llm_helpers import write_alpaca
 
 PRESET_IDS = ("axolotl-lora", "torchtune-lora", "unsloth-lora")
@@ -64,32 +65,32 @@ def test_eval_interval_divides_the_run(steps):
 
 def test_split_is_fixed_and_validated(tmp_path):
     source = write_alpaca(tmp_path / "d.jsonl", rows=100)
-    first = llm.split_dataset(source, tmp_path / "a", dataset_format="alpaca", eval_size=10, split_seed=42)
-    second = llm.split_dataset(source, tmp_path / "b", dataset_format="alpaca", eval_size=10, split_seed=42)
+    first = llm_dataset.split_dataset(source, tmp_path / "a", dataset_format="alpaca", eval_size=10, split_seed=42)
+    second = llm_dataset.split_dataset(source, tmp_path / "b", dataset_format="alpaca", eval_size=10, split_seed=42)
     assert first.eval_rows == 10 and first.train_rows == 90
     assert first.eval.read_text() == second.eval.read_text()
     assert first.train.read_text() == second.train.read_text()
-    other = llm.split_dataset(source, tmp_path / "c", dataset_format="alpaca", eval_size=10, split_seed=7)
+    other = llm_dataset.split_dataset(source, tmp_path / "c", dataset_format="alpaca", eval_size=10, split_seed=7)
     assert other.eval.read_text() != first.eval.read_text()
     # a fraction, capped at a fifth of the rows
-    assert llm.eval_row_count(100, 0.05) == 5 and llm.eval_row_count(100, 500) == 20
+    assert llm_dataset.eval_row_count(100, 0.05) == 5 and llm_dataset.eval_row_count(100, 500) == 20
     with pytest.raises(DatasetError, match="messages"):
-        llm.split_dataset(source, tmp_path / "d", dataset_format="chat", eval_size=10, split_seed=1)
+        llm_dataset.split_dataset(source, tmp_path / "d", dataset_format="chat", eval_size=10, split_seed=1)
 
 
 def test_json_list_datasets_and_bad_files(tmp_path):
     listed = tmp_path / "d.json"
     listed.write_text(json.dumps([{"text": f"row {n}"} for n in range(10)]), encoding="utf-8")
-    split = llm.split_dataset(listed, tmp_path / "s", dataset_format="completion", eval_size=0.2, split_seed=1)
+    split = llm_dataset.split_dataset(listed, tmp_path / "s", dataset_format="completion", eval_size=0.2, split_seed=1)
     assert split.train_rows + split.eval_rows == 10
     broken = tmp_path / "broken.jsonl"
     broken.write_text("{not json\n", encoding="utf-8")
     with pytest.raises(DatasetError, match="not valid JSON"):
-        llm.read_rows(broken)
+        llm_dataset.read_rows(broken)
     csv = tmp_path / "d.csv"
     csv.write_text("a,b\n1,2\n", encoding="utf-8")
     with pytest.raises(DatasetError, match="jsonl"):
-        llm.read_rows(csv)
+        llm_dataset.read_rows(csv)
 
 
 def test_fields_read_their_bracket_variables(monkeypatch):
@@ -132,7 +133,7 @@ def test_preflight_names_a_broken_dataset(make_trainer, tmp_path):
 
 
 def test_bracket_never_imports_the_gpu_only_packages():
-    code = ("import sys, bracket.registry, bracket.trainer.unsloth_driver, bracket.trainer.llm_generate; "
+    code = ("import sys, bracket.registry, bracket.trainer.scripts.unsloth_driver, bracket.trainer.scripts.llm_generate; "
             "bad = [m for m in ('unsloth', 'trl', 'peft', 'transformers', 'axolotl', 'torchtune') "
             "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
@@ -166,7 +167,7 @@ def test_device_field_turns_off_what_only_a_gpu_has(make_trainer, tmp_path, monk
         assert json.loads((tmp_path / f"us-{device}" / "unsloth_run.json").read_text())["device"] == device
 
     # auto: the CPU exactly when nvidia-smi is not on the PATH
-    monkeypatch.setattr("bracket.trainer.llm.shutil.which", lambda name: None)
+    monkeypatch.setattr("bracket.trainer.llm.base.shutil.which", lambda name: None)
     assert make_trainer("axolotl-lora").on_cpu
-    monkeypatch.setattr("bracket.trainer.llm.shutil.which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr("bracket.trainer.llm.base.shutil.which", lambda name: "/usr/bin/nvidia-smi")
     assert not make_trainer("axolotl-lora").on_cpu

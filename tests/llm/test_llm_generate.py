@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bracket.trainer import llm_generate
+from bracket.trainer.scripts import llm_generate
 from bracket.trainer.prompts import SamplePrompt
 from tests.llm.llm_helpers import fake_module_env
 

@@ -7,7 +7,7 @@ import logging
 import optuna
 import pytest
 
-from bracket.trainer import torchtune
+from bracket.trainer.llm import torchtune
 from tests.llm.llm_helpers import load_inventory, read_tags, run_spec
 
 INVENTORY = load_inventory("torchtune_keys.json")
@@ -28,7 +28,7 @@ def _overrides(spec) -> dict[str, str]:
 
 @pytest.mark.parametrize("data_format", ["alpaca", "chat", "sharegpt", "completion"])
 def test_overrides_use_only_known_keys(make_trainer, tmp_path, data_format, monkeypatch):
-    monkeypatch.setattr("bracket.trainer.llm.check_rows", lambda *a, **k: None)
+    monkeypatch.setattr("bracket.trainer.llm.dataset.check_rows", lambda *a, **k: None)
     trainer = make_trainer("torchtune-lora", data_format=data_format)
     optuna.logging.set_verbosity(logging.WARNING)
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=5))

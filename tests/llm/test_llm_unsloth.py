@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from bracket.trainer import unsloth_driver
+from bracket.trainer.scripts import unsloth_driver
 from tests.llm.llm_helpers import fake_module_env, read_tags
 
 

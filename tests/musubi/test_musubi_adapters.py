@@ -9,7 +9,7 @@ import pytest
 from bracket.errors import DatasetError, FieldError
 from bracket.registry import get_preset
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob
-from bracket.trainer.musubi_space import ADAM_FAMILY, PRODIGY
+from bracket.trainer.musubi.space import ADAM_FAMILY, PRODIGY
 from bracket.trainer.prompts import SamplePrompt
 from tests.musubi.helpers import KEYS, MUSUBI, MUSUBI_IDS, build, flag_value, image_folder, read_toml, script_spec
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bracket.registry import get_preset
-from bracket.trainer.musubi import SampleInputError, session_cache_dir
+from bracket.trainer.musubi.base import SampleInputError, session_cache_dir
 from bracket.trainer.prompts import SamplePrompt
 from tests.musubi.helpers import MUSUBI_IDS, build, flag_value, image_folder, read_toml, script_spec, video_folder
 

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
-from bracket.preset import FieldSpec
+from bracket.fields import FieldSpec
 from bracket.registry import presets_by_family
 from tests.reliability.rel_helpers import inline_error, launches
 

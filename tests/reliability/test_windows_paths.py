@@ -44,7 +44,7 @@ def test_the_venv_python_is_scripts_python_exe_on_windows(monkeypatch):
     current = settings.get_settings()
     assert current.sd_scripts_python.parts[-4:] == ("sd-scripts", ".venv", "Scripts", "python.exe")
     assert current.musubi_python.parts[-3:] == (".venv", "Scripts", "python.exe")
-    from bracket.trainer.llm import _vendor_venv_python
+    from bracket.trainer.llm.base import _vendor_venv_python
 
     assert Path(_vendor_venv_python("axolotl")).parts[-4:] == ("axolotl", ".venv", "Scripts", "python.exe")
 

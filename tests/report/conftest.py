@@ -20,7 +20,7 @@ import pytest
 from bracket.report import write_report
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
-from bracket.trainer.demo import DemoTrainer
+from bracket.trainer.demo.adapter import DemoTrainer
 from tests.conftest import make_caption_folder
 from tests.fakes import FAKE_TRAINER, make_fake_python
 

@@ -16,7 +16,7 @@ from bracket.session.manager import SessionManager
 from bracket.session.session import Session
 from bracket.session.standings import UNRATED_WINNER, standings
 from bracket.session.study_sync import LEFTOVER_NOTE, verdict_study_name
-from bracket.trainer.demo import DemoTrainer
+from bracket.trainer.demo.adapter import DemoTrainer
 
 
 @pytest.mark.slow  # six fake-trainer runs, the report and a promote run: about 60 s on 2 busy cores

@@ -11,7 +11,7 @@ import pytest
 
 from bracket import doctor
 from bracket.doctor import run_doctor
-from bracket.trainer.sdxl import SdxlLoraTrainer
+from bracket.trainer.sd_scripts.sdxl import SdxlLoraTrainer
 from tests.sd_scripts.fake_scripts import flag_table, write_setup_parser_script
 
 Usage = namedtuple("Usage", "total used free")

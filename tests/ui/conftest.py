@@ -31,7 +31,7 @@ def demo_fields(tmp_path) -> dict[str, str]:
 @pytest.fixture
 def no_torch_probe(monkeypatch):
     """The demo adapter checks that the trainer python imports torch (seconds); the fake needs none."""
-    monkeypatch.setattr("bracket.trainer.demo.trainer_python_problems", lambda *a, **k: [])
+    monkeypatch.setattr("bracket.trainer.demo.adapter.trainer_python_problems", lambda *a, **k: [])
 
 
 def free_port() -> int:

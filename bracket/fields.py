@@ -1,0 +1,136 @@
+"""A preset's fields (the inputs a person fills in) and their validation.
+
+A :class:`FieldSpec` is data: a name, a label, a kind (``dir``, ``file``, ``path``,
+``text``, ``int``, ``float``, ``choice``), a default and help. The UI renders a form from
+it; the CLI takes ``--set name=value``. :func:`validate_field_values` checks a whole form
+at once and names every problem, before anything runs.
+
+Defaults of model-weight fields come from ``BRACKET_*_PATH`` variables through
+:mod:`bracket.settings`; trainer-infrastructure fields default to the ``vendor/`` copies.
+This module sits below both the trainer adapters (which declare their fields) and the
+forms and CLI (which fill them in); it imports neither.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bracket import settings
+from bracket.errors import FieldError
+
+FIELD_KINDS = ("dir", "file", "path", "text", "int", "float", "choice")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One input of a preset."""
+
+    name: str
+    label: str
+    kind: str = "text"
+    default: str | Callable[[], str] = ""
+    required: bool = False
+    help: str = ""
+    #: the ``BRACKET_*`` variable whose value, when set, is this field's default
+    env_var: str | None = None
+    choices: tuple[str, ...] = field(default_factory=tuple)
+    #: a program Bracket runs (trainer python, training script, trainer folder): the web app
+    #: takes only its configured value unless started with ``--allow-custom-executables``
+    executable: bool = False
+    #: the sane range of an ``int``/``float`` field, checked by the form and the CLI alike
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in FIELD_KINDS:
+            raise ValueError(f"FieldSpec {self.name}: kind {self.kind!r} is not one of {FIELD_KINDS}")
+
+    def resolved_default(self) -> str:
+        """The default shown in the form: the environment variable, else the built-in."""
+        if self.env_var:
+            from_env = settings.env(self.env_var)
+            if from_env:
+                return from_env
+        return self.default() if callable(self.default) else self.default
+
+
+def problem_with_value(spec: FieldSpec, value: str) -> str | None:
+    """Why ``value`` is not acceptable for ``spec`` (None when it is)."""
+    value = value.strip()
+    if not value:
+        return f"{spec.label} is required; fill it in." if spec.required else None
+    if spec.kind in ("int", "float"):
+        try:
+            number = int(value) if spec.kind == "int" else float(value)
+        except ValueError:
+            return f"{spec.label} must be {'a whole number' if spec.kind == 'int' else 'a number'}, got {value!r}."
+        if number != number or (spec.minimum is not None and number < spec.minimum) or (
+                spec.maximum is not None and number > spec.maximum):
+            low = "" if spec.minimum is None else f"{spec.minimum:g}"
+            high = "" if spec.maximum is None else f"{spec.maximum:g}"
+            return f"{spec.label} must be from {low or '…'} to {high or '…'}, got {value}."
+    elif spec.kind == "choice" and spec.choices and value not in spec.choices:
+        return f"{spec.label} must be one of {', '.join(spec.choices)}; got {value!r}."
+    elif spec.kind in ("dir", "file", "path"):
+        path = Path(os.path.expanduser(value))
+        if not path.exists():
+            hint = f" ({spec.help})" if spec.help else ""
+            return f"{spec.label}: {value} does not exist; check the path.{hint}"
+        if spec.kind == "dir" and not path.is_dir():
+            return f"{spec.label}: {value} is a file; give the folder."
+        if spec.kind == "file" and not path.is_file():
+            return f"{spec.label}: {value} is a folder; give the file."
+        if not os.access(path, os.R_OK):
+            return f"{spec.label}: {value} cannot be read; check its permissions."
+    return None
+
+
+def _same_path(a: str, b: str) -> bool:
+    try:
+        return Path(os.path.expanduser(a)).resolve() == Path(os.path.expanduser(b)).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def check_configured_executables(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> None:
+    """Refuse an executable field whose value is not the configured one (``.env``/settings).
+
+    A login to the web app must not mean a shell: the form may only pick the trainer python,
+    training script and trainer folder that the person who started the app configured.
+    """
+    problems = []
+    for spec in specs:
+        given = str(values.get(spec.name) or "").strip()
+        if spec.executable and given and not _same_path(given, spec.resolved_default()):
+            hint = f" ({spec.env_var} in .env)" if spec.env_var else ""
+            problems.append(f"{spec.label}: {given} is not the configured one{hint}.")
+    if problems:
+        raise FieldError(" ".join(problems) + " The web app runs only the trainer programs set in .env or the "
+                         "settings; to type others, start it with `python app.py --allow-custom-executables`.")
+
+
+def merge_with_defaults(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> dict[str, str]:
+    """Every field's value: the given one, else its default; unknown names raise."""
+    known = {s.name for s in specs}
+    unknown = [name for name in values if name not in known]
+    if unknown:
+        raise FieldError(
+            f"Unknown field(s) {', '.join(sorted(unknown))}; this preset has: {', '.join(sorted(known))}."
+        )
+    merged: dict[str, str] = {}
+    for spec in specs:
+        given = values.get(spec.name)
+        merged[spec.name] = str(given).strip() if given is not None else spec.resolved_default()
+    return merged
+
+
+def validate_field_values(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> dict[str, str]:
+    """Merge defaults and check every field; raise one :class:`FieldError` naming all problems."""
+    merged = merge_with_defaults(specs, values)
+    problems = [p for s in specs if (p := problem_with_value(s, merged[s.name]))]
+    if problems:
+        raise FieldError(" ".join(problems))
+    return merged

@@ -1,1 +1,0 @@
-"""The preset tables, one module per trainer family; ``bracket.registry`` joins them."""

@@ -1,0 +1,2 @@
+"""The LLM family (Axolotl, torchtune, Unsloth): the shared base and dataset split, one module
+per trainer, the preset rows."""

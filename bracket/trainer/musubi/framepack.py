@@ -1,0 +1,82 @@
+"""FramePack LoRA on musubi-tuner (``fpack_train_network.py``): anchor-frame conditioned video.
+
+FramePack is an image-to-video model built on HunyuanVideo: it shares HunyuanVideo's VAE
+and text encoders (LLaMA ``--text_encoder1``, CLIP ``--text_encoder2``) and adds a SigLIP
+``--image_encoder``, which the latent cache script requires. Clips are trimmed to
+``N * latent_window_size * 4 + 1`` frames (37 for the default window 9). Samples need a
+start image (``--i``). The ``framepack_variant`` field selects FramePack-F1 (``--f1`` on
+the latent cache and the trainer; its caches are kept apart).
+"""
+
+from __future__ import annotations
+
+from bracket.search.configs import NamedConfig
+from bracket.search.space import SearchSpace
+from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.musubi.space import community_lora_configs, lora_space
+
+DOCS = "kohya-ss/musubi-tuner docs/framepack.md"
+
+
+class FramePackLoRA(MusubiTrainer):
+    """FramePack (or FramePack-F1) LoRA with ``networks.lora_framepack``."""
+
+    script = "fpack_train_network.py"
+    latent_cache_script = "fpack_cache_latents.py"
+    text_cache_script = "fpack_cache_text_encoder_outputs.py"
+    network_module = "networks.lora_framepack"
+    #: both tokenizers come from the hub by name (musubi framepack_utils), never from a file
+    tokenizer_ids = ("hunyuanvideo-community/HunyuanVideo",)
+    model_files = (
+        ModelFile("dit", train_flag="--dit"),
+        ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
+        ModelFile("text_encoder1", train_flag="--text_encoder1", text_flag="--text_encoder1"),
+        ModelFile("text_encoder2", train_flag="--text_encoder2", text_flag="--text_encoder2"),
+        ModelFile("image_encoder", train_flag="--image_encoder", latent_flag="--image_encoder"),
+    )
+    prompt_letters = ("w", "h", "f", "d", "s", "g", "i")
+    sample_defaults = {"width": 512, "height": 512, "frames": 37, "steps": 25}
+    video_dataset_defaults = {"target_frames": [37], "frame_extraction": "head"}
+    default_resolution = 512
+    sample_kind = "video"
+    text_encoder_fp8_flag = "--fp8_llm"
+    latent_cache_extra = ("--vae_chunk_size", "32", "--vae_tiling")
+    memory_plan = ((16, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "20")),
+                   (24, ("--fp8_base", "--fp8_scaled")))
+
+    def is_f1(self) -> bool:
+        return self._field("framepack_variant") == "f1"
+
+    def variant_flags(self) -> list[str]:
+        return ["--f1"] if self.is_f1() else []
+
+    latent_cache_variant_flags = variant_flags
+
+    def cache_variant(self) -> str:
+        return "framepack-f1" if self.is_f1() else "framepack"
+
+    def needs_start_image(self) -> bool:
+        return True
+
+    def declare_search_space(self) -> SearchSpace:
+        return lora_space(learning_rate=(3e-5, 5e-4), timestep_samplings=("shift", "sigmoid", "logsnr"),
+                          flow_shift=(1.0, 10.0))
+
+    def baseline_config(self) -> NamedConfig:
+        # The LoRA example command of the musubi FramePack docs.
+        return NamedConfig("musubi-docs", {
+            "optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "lr_scheduler": "constant",
+            "network_dim": 32, "network_alpha": 1, "timestep_sampling": "shift", "discrete_flow_shift": 3.0,
+        }, source=f"{DOCS}, LoRA training example")
+
+    def curated_configs(self) -> list[NamedConfig]:
+        return community_lora_configs(
+            {"timestep_sampling": "shift", "discrete_flow_shift": 3.0}, example="train_lora_wan21_14b_24gb.yaml"
+        ) + [
+            # HunyuanVideo's documented shift 7.0 (FramePack's base model) at the docs' rate.
+            NamedConfig("hunyuan-shift-7", {
+                "optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "lr_scheduler": "cosine",
+                "lr_warmup_steps": 10, "network_dim": 32, "network_alpha": 1,
+                "timestep_sampling": "shift", "discrete_flow_shift": 7.0,
+            }, source="kohya-ss/musubi-tuner docs/hunyuan_video.md (shift 7.0) on FramePack's base model"),
+        ]

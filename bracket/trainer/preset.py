@@ -1,0 +1,52 @@
+"""What a preset is: one searchable (model family, training type) pair, as a row of data.
+
+A :class:`ModelPreset` names its fields (:class:`bracket.fields.FieldSpec`) and the adapter
+class that turns their values into commands. Each trainer family keeps its rows in
+``<family>/presets.py``; :mod:`bracket.trainer.presets` lists them all and
+:mod:`bracket.registry` looks them up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from bracket.fields import FieldSpec, validate_field_values
+from bracket.trainer.base import Trainer
+
+TRAINING_TYPES = ("LoRA", "Full FT")
+
+
+@dataclass(frozen=True)
+class ModelPreset:
+    """One searchable (model family, training type) pair and how to build its trainer."""
+
+    id: str
+    model_family: str
+    training_type: str
+    display_name: str
+    trainer_factory: Callable[[Mapping[str, str]], Trainer]
+    fields: tuple[FieldSpec, ...]
+    notes: str = ""
+    needs_pre_cache: bool = False
+    #: the trainer script (or command) this preset drives, for tables and docs
+    trainer_script: str = ""
+    #: search settings the Setup form starts from for this preset (``budget``, ``steps``),
+    #: e.g. a quick start that reaches every phase of the plan; the rest are ``SearchSettings``'
+    search_defaults: tuple[tuple[str, int], ...] = ()
+
+    def validate_fields(self, values: Mapping[str, str]) -> dict[str, str]:
+        """Defaults merged in and every field checked; raises ``FieldError``."""
+        return validate_field_values(self.fields, values)
+
+    def build_trainer(self, values: Mapping[str, str]) -> Trainer:
+        """Validate ``values`` and construct this preset's trainer adapter."""
+        return self.trainer_factory(self.validate_fields(values))
+
+
+#: the dataset of both kohya families (sd-scripts and musubi-tuner): their TOML or a folder
+DATASET_FIELD = FieldSpec(
+    "dataset", "Dataset (TOML or folder)", "path", required=True,
+    help="A dataset TOML of the trainer, or a folder of images with .txt captions.",
+    env_var="BRACKET_DATASET",
+)

@@ -1,0 +1,125 @@
+"""Preset table of the kohya-ss sd-scripts family: SDXL, SD3.5 and FLUX.1, LoRA and full FT.
+
+Model-weight fields take their defaults from ``BRACKET_*`` variables (see .env.example);
+the sd-scripts folder and its python default to the ``vendor/`` copy.
+"""
+
+from dataclasses import replace
+
+from bracket import settings
+from bracket.fields import FieldSpec
+from bracket.trainer.cache_key import CACHE_DIR_FIELD
+from bracket.trainer.preset import DATASET_FIELD, ModelPreset
+from bracket.trainer.sd_scripts.flux1 import Flux1FullTrainer, Flux1LoraTrainer
+from bracket.trainer.sd_scripts.sd35 import Sd35FullTrainer, Sd35LoraTrainer
+from bracket.trainer.sd_scripts.sdxl import SdxlFullTrainer, SdxlLoraTrainer
+from bracket.trainer.vram import VRAM_TIER_FIELD
+
+SD_SCRIPTS_DIR_FIELD = FieldSpec(
+    "sd_scripts_dir", "sd-scripts folder", "dir", executable=True,
+    default=lambda: str(settings.get_settings().sd_scripts_dir), required=True,
+    help="Checkout of kohya-ss/sd-scripts (vendor/sd-scripts after ./install.sh).",
+    env_var="BRACKET_SD_SCRIPTS_DIR",
+)
+SD_SCRIPTS_PYTHON_FIELD = FieldSpec(
+    "trainer_python", "Trainer python", "file", executable=True,
+    default=lambda: str(settings.get_settings().sd_scripts_python), required=True,
+    help="The python of the sd-scripts virtualenv (./install.sh --trainers creates it).",
+    env_var="BRACKET_SD_SCRIPTS_PYTHON",
+)
+RESOLUTION_FIELD = FieldSpec(
+    "resolution", "Training resolution", "int", default="1024", minimum=64, maximum=8192,
+    help="Square training resolution used when the dataset TOML does not set one.",
+)
+
+SDXL_MODEL_FIELD = FieldSpec(
+    "model_path", "SDXL checkpoint", "path", required=True, env_var="BRACKET_SDXL_MODEL_PATH",
+    help="SDXL base checkpoint (.safetensors) or a Diffusers folder.",
+)
+SDXL_VAE_FIELD = FieldSpec(
+    "vae_path", "SDXL VAE (optional)", "file", env_var="BRACKET_SDXL_VAE_PATH",
+    help="Replaces the checkpoint's VAE (e.g. the fp16-fix VAE); leave empty to keep it.",
+)
+SD35_MODEL_FIELD = FieldSpec(
+    "model_path", "SD3.5 checkpoint", "file", required=True, env_var="BRACKET_SD35_MODEL_PATH",
+    help="SD3.5 Large or Medium .safetensors.",
+)
+SD35_VARIANT_FIELD = FieldSpec(
+    "sd35_variant", "SD3.5 variant", "choice", default="large", choices=("large", "medium"),
+    help="Which SD3.5 the checkpoint is; sizes the memory-saving flags.",
+)
+CLIP_L_FIELD = FieldSpec(
+    "clip_l_path", "CLIP-L text encoder", "file", env_var="BRACKET_CLIP_L_PATH",
+    help="clip_l.safetensors (needed unless the checkpoint bundles it).",
+)
+CLIP_G_FIELD = FieldSpec(
+    "clip_g_path", "CLIP-G text encoder", "file", env_var="BRACKET_CLIP_G_PATH",
+    help="clip_g.safetensors (needed unless the checkpoint bundles it).",
+)
+T5XXL_FIELD = FieldSpec(
+    "t5xxl_path", "T5-XXL text encoder", "file", env_var="BRACKET_T5XXL_PATH",
+    help="t5xxl_fp16.safetensors (needed unless the checkpoint bundles it).",
+)
+FLUX1_MODEL_FIELD = FieldSpec(
+    "model_path", "FLUX.1 DiT", "file", required=True, env_var="BRACKET_FLUX1_MODEL_PATH",
+    help="flux1-dev.safetensors or flux1-schnell.safetensors.",
+)
+FLUX1_AE_FIELD = FieldSpec(
+    "ae_path", "FLUX.1 autoencoder", "file", required=True, env_var="BRACKET_FLUX1_AE_PATH",
+    help="ae.safetensors of FLUX.1.",
+)
+FLUX1_VARIANT_FIELD = FieldSpec(
+    "flux1_variant", "FLUX.1 variant", "choice", default="dev", choices=("dev", "schnell"),
+    help="dev or schnell; sets the sample steps (20 / 4).",
+)
+FLUX1_CLIP_L_FIELD = replace(CLIP_L_FIELD, required=True, help="clip_l.safetensors.")
+FLUX1_T5XXL_FIELD = replace(T5XXL_FIELD, required=True, help="t5xxl_fp16.safetensors.")
+
+TOKENIZER_CACHE_FIELD = FieldSpec(
+    "tokenizer_cache_dir", "Tokenizer folder (offline)", "text", env_var="BRACKET_TOKENIZER_CACHE_DIR",
+    help="Passed as --tokenizer_cache_dir: sd-scripts reads the CLIP/T5 tokenizers from "
+    "<folder>/<hub id with / as _> instead of the Hugging Face hub, and saves them there after one "
+    "online run. Needed offline.",
+)
+
+_COMMON = (SD_SCRIPTS_DIR_FIELD, SD_SCRIPTS_PYTHON_FIELD, DATASET_FIELD, RESOLUTION_FIELD, VRAM_TIER_FIELD,
+           TOKENIZER_CACHE_FIELD, CACHE_DIR_FIELD)
+SDXL_FIELDS = (SDXL_MODEL_FIELD, SDXL_VAE_FIELD, *_COMMON)
+SD35_FIELDS = (SD35_MODEL_FIELD, SD35_VARIANT_FIELD, CLIP_L_FIELD, CLIP_G_FIELD, T5XXL_FIELD, *_COMMON)
+FLUX1_FIELDS = (FLUX1_MODEL_FIELD, FLUX1_VARIANT_FIELD, FLUX1_CLIP_L_FIELD, FLUX1_T5XXL_FIELD, FLUX1_AE_FIELD, *_COMMON)
+
+PRESETS = (
+    ModelPreset(
+        "sdxl-lora", "SDXL", "LoRA", "SDXL LoRA (sd-scripts)", SdxlLoraTrainer, SDXL_FIELDS,
+        notes="U-Net LoRA (networks.lora) with cached text-encoder outputs; two TE rates would be "
+        "--text_encoder_lr a b (nargs), not --text_encoder_lr1/2.",
+        trainer_script="sdxl_train_network.py",
+    ),
+    ModelPreset(
+        "sdxl-full", "SDXL", "Full FT", "SDXL full fine-tune (sd-scripts)", SdxlFullTrainer, SDXL_FIELDS,
+        notes="U-Net fine-tune; Adafactor runs with --fused_backward_pass (and --full_bf16 at 24 GB or less).",
+        trainer_script="sdxl_train.py",
+    ),
+    ModelPreset(
+        "sd35-lora", "SD3.5", "LoRA", "SD3.5 LoRA (sd-scripts)", Sd35LoraTrainer, SD35_FIELDS,
+        notes="MMDiT LoRA with networks.lora_sd3 (not networks.lora); searches --training_shift; "
+        "SD3 has no FLUX timestep flags. Large and Medium.",
+        trainer_script="sd3_train_network.py",
+    ),
+    ModelPreset(
+        "sd35-full", "SD3.5", "Full FT", "SD3.5 full fine-tune (sd-scripts)", Sd35FullTrainer, SD35_FIELDS,
+        notes="MMDiT fine-tune; Adafactor with --fused_backward_pass; blocks swapped on small GPUs.",
+        trainer_script="sd3_train.py",
+    ),
+    ModelPreset(
+        "flux1-lora", "FLUX.1", "LoRA", "FLUX.1 LoRA (sd-scripts)", Flux1LoraTrainer, FLUX1_FIELDS,
+        notes="networks.lora_flux; needs DiT, CLIP-L, T5-XXL and AE (--ae); dev and schnell; "
+        "searches timestep sampling and flow shift.",
+        trainer_script="flux_train_network.py",
+    ),
+    ModelPreset(
+        "flux1-full", "FLUX.1", "Full FT", "FLUX.1 full fine-tune (sd-scripts)", Flux1FullTrainer, FLUX1_FIELDS,
+        notes="The README recipe: Adafactor, --fused_backward_pass, --full_bf16, blocks swapped at 24 GB or less.",
+        trainer_script="flux_train.py",
+    ),
+)
