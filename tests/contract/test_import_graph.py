@@ -5,7 +5,9 @@ and ``from ... import`` statement of every module counts, wherever it stands —
 inside a function (a lazy import is still a dependency), or under ``if TYPE_CHECKING:`` (a type
 named from another module ties the two together just the same). Relative imports are resolved
 against the importing module's package, and ``from pkg import name`` points at ``pkg.name``
-when that is a module of the package, else at ``pkg``.
+when that is a module of the package, else at ``pkg``. Importing ``pkg.mod`` also runs
+``pkg/__init__``, but that implied edge is not drawn: a package whose ``__init__`` imports its
+own modules is not a circle.
 
 The intended direction (docs/ARCHITECTURE.md): ui → app services → {standings, export, report}
 → session → {search, trainer, judge, dataset}; trainer → {search, fields}.
