@@ -62,7 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--lr-max", type=float)
     run.add_argument("--batch-sizes", help="batch-size choices, e.g. 1,2,4")
     run.add_argument("--bound", action="append", metavar="KNOB=MIN:MAX|A,B", help="narrow any knob")
-    run.add_argument("--weights", help="score weights, e.g. loss=1,human=2")
+    run.add_argument("--weights", help="score weights, e.g. loss=1,human=2 (judges: "
+                     "loss, human, vlm, eval_loss, task, llm_judge)")
+    run.add_argument("--judge-url", metavar="URL",
+                     help="judge model server, OpenAI-compatible (e.g. http://localhost:1234/v1): the VLM judge of "
+                          "image and video presets, the LLM-as-judge of LLM presets; key from BRACKET_VLM_API_KEY")
+    run.add_argument("--judge-model", metavar="NAME", help="the model the judge server should use")
+    run.add_argument("--judge-repeats", type=int, metavar="N", help="judgements per sample or answer (default 3)")
     run.add_argument("--timeout", type=float, help="seconds a single run may take")
     run.add_argument("--seed", type=int, default=42, help="base seed of the runs")
     run.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -20,7 +20,7 @@ from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
-from bracket.session.forms import parse_bounds
+from bracket.session.forms import judge_server_settings, parse_bounds
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
 from bracket.session.standings import Standings, standings
@@ -86,7 +86,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         weights=parse_weights(args.weights), timeout_s=args.timeout, base_seed=args.seed,
         warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket,
         warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
-        validation_split=0.0 if args.no_validation else None)
+        validation_split=0.0 if args.no_validation else None,
+        vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
                              name=args.name, storage_url=args.storage)
     print(f"session {session.name} in {session.folder}: {settings.plan()}")

@@ -236,9 +236,10 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
             weights = [gr.Number(DEFAULT_WEIGHTS.get(name, 0.0), label=f"weight: {name}", minimum=0)
                        for name in JUDGE_NAMES]
         with gr.Row():
-            vlm_url = gr.Textbox("", label="VLM judge base URL (OpenAI-compatible, optional)")
-            vlm_model = gr.Textbox("", label="VLM model")
-            vlm_key = gr.Textbox("", label="VLM API key (not stored)", type="password")
+            vlm_url = gr.Textbox("", label="Judge model server URL (OpenAI-compatible, optional)",
+                                 info="VLM judge of image/video samples; LLM-as-judge of LLM answers")
+            vlm_model = gr.Textbox("", label="Judge model")
+            vlm_key = gr.Textbox("", label="Judge API key (not stored)", type="password")
     warm_from = gr.Dropdown([], value=None, multiselect=True, label="Warm start from past sessions (optional)",
                             info="their two best configs each join the warm start after the baseline",
                             elem_id="bk-warm-from")

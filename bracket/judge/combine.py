@@ -31,8 +31,12 @@ from typing import Any, Iterable, Mapping
 from bracket.errors import BracketError
 from bracket.judge.base import JudgeResult
 
-JUDGE_NAMES = ("loss", "human", "vlm", "eval_loss")
-DEFAULT_WEIGHTS: dict[str, float] = {"loss": 1.0, "human": 2.0, "vlm": 1.0, "eval_loss": 1.0}
+#: loss/eval_loss: bracket.judge.loss / eval_loss; human: ratings and pairwise choices; vlm: the
+#: vision model on images and video frames; task: LLM answers vs held-out references
+#: (bracket.judge.task); llm_judge: a language model grading and comparing those answers
+JUDGE_NAMES = ("loss", "human", "vlm", "eval_loss", "task", "llm_judge")
+DEFAULT_WEIGHTS: dict[str, float] = {"loss": 1.0, "human": 2.0, "vlm": 1.0, "eval_loss": 1.0, "task": 1.0,
+                                     "llm_judge": 1.0}
 
 
 class WeightsError(BracketError):

@@ -78,6 +78,30 @@ def parse_bounds(lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
     return bounds
 
 
+def judge_server_settings(base_url: str = "", model: str = "", api_key: str = "", repeats: Any = None
+                          ) -> dict[str, Any]:
+    """The judge model server settings (``SearchSettings.vlm``) of the Setup form and the CLI's
+    ``--judge-*`` options: empty when no URL is given. The one server serves the VLM judge
+    (image and video presets) and the LLM-as-judge (LLM presets). Raises ``SettingsError``."""
+    if not (base_url or "").strip():
+        if (model or "").strip():
+            raise SettingsError("A judge model needs the server's base URL as well (e.g. http://localhost:1234/v1).")
+        return {}
+    if not (model or "").strip():
+        raise SettingsError("A judge model server needs a model name as well as the base URL; fill in the model.")
+    if not (base_url or "").strip().lower().startswith(("http://", "https://")):
+        raise SettingsError(f"Judge server URL {base_url.strip()!r} must start with http:// or https://.")
+    found: dict[str, Any] = {"base_url": base_url.strip(), "model": model.strip()}
+    if (api_key or "").strip():
+        found["api_key"] = api_key.strip()
+    count = _whole("Judge repeats", repeats, optional=True)
+    if count is not None:
+        if count < 1:
+            raise SettingsError(f"Judge repeats must be at least 1, got {count}.")
+        found["repeats"] = count
+    return found
+
+
 def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = "", sample_every: Any = None,
                        algorithm: str = "tpe", lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
                        weights: Mapping[str, Any] | None = None, vlm_base_url: str = "", vlm_model: str = "",
@@ -89,13 +113,7 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
     if every == 0:
         every = None  # the form's documented "0: first and last step only"; negatives still fail below
     weight_values = parse_weights(weights)
-    vlm: dict[str, Any] = {}
-    if (vlm_base_url or "").strip():
-        if not (vlm_model or "").strip():
-            raise SettingsError("A VLM judge needs a model name as well as the base URL; fill in the model.")
-        vlm = {"base_url": vlm_base_url.strip(), "model": vlm_model.strip()}
-        if (vlm_api_key or "").strip():
-            vlm["api_key"] = vlm_api_key.strip()
+    vlm = judge_server_settings(vlm_base_url, vlm_model, vlm_api_key)
     settings = SearchSettings(
         budget=_whole("Budget", budget) or 0, steps=_whole("Steps per trial", steps) or 0,
         seeds=_whole("Seeds per config", seeds) or 0, sample_prompts=prompts or "",

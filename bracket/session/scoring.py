@@ -26,6 +26,7 @@ from bracket.judge.base import JudgeResult
 from bracket.judge.combine import DEFAULT_WEIGHTS, Estimate, JudgePart, combine_scores, estimate_missing
 from bracket.judge.eval_loss import score_eval_loss_runs
 from bracket.judge.human import score_human
+from bracket.judge.llm_judge import score_llm_judge
 from bracket.judge.loss import loss_summary, score_loss_summaries
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,7 +56,7 @@ class RunScore:
 
 
 #: the detail of each judge's result that a person reads beside the normalised score
-RAW_FIGURES = {"loss": "final_ema", "eval_loss": "loss", "human": "mean_rating"}
+RAW_FIGURES = {"loss": "final_ema", "eval_loss": "loss", "human": "mean_rating", "task": "quality"}
 
 
 def raw_figure(judge: str, result: JudgeResult | None) -> float | None:
@@ -65,6 +66,9 @@ def raw_figure(judge: str, result: JudgeResult | None) -> float | None:
         return None
     if judge == "vlm":
         return round(10.0 * (1.0 - result.score), 3)
+    if judge == "llm_judge":
+        rubric = result.details.get("rubric_score")
+        return round(10.0 * (1.0 - rubric), 3) if rubric is not None else result.details.get("bt_strength")
     if judge == "human" and "mean_rating" not in result.details:
         return result.details.get("bt_strength")
     value = result.details.get(RAW_FIGURES.get(judge, ""))
@@ -157,6 +161,7 @@ def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str,
     per_judge["human"] = score_human(ids, ratings, comparisons)
     per_judge["vlm"] = {r["id"]: result for r in scored
                         if (result := stored_judge((r.get("judges") or {}).get("vlm"))) is not None}
+    per_judge.update(text_judges(scored))
     combined_weights = effective_weights(weights)
     qualified = [i for i in ids if i not in stopped
                  and not any((t.get(i) is not None and t[i].disqualified) for t in per_judge.values())]
@@ -176,6 +181,20 @@ def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str,
             details={name: dict(r.details, reason=r.reason) for name, r in results.items() if r is not None},
             parts=dict(combined.parts), estimated=list(combined.estimated), uncertainty=combined.uncertainty)
     return scores
+
+
+def text_judges(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[int, JudgeResult]]:
+    """The task judge and the LLM-as-judge of LLM runs, from what their scorers stored
+    (``judges["task"]``, ``judges["llm_judge"]`` and the pairwise ``judges["llm_pairs"]``,
+    see ``bracket.session.text_judges``); empty tables for runs without held-out answers."""
+    task = {r["id"]: result for r in runs
+            if (result := stored_judge((r.get("judges") or {}).get("task"))) is not None}
+    rubric = {r["id"]: stored_judge((r.get("judges") or {}).get("llm_judge")) for r in runs}
+    pairs = [pair for r in runs for pair in (r.get("judges") or {}).get("llm_pairs") or []]
+    judged = [r["id"] for r in runs if rubric[r["id"]] is not None or (r.get("judges") or {}).get("llm_pairs")]
+    ids = {run_id for pair in pairs for run_id in (pair["left_run_id"], pair["right_run_id"])} | set(judged)
+    llm = score_llm_judge([r["id"] for r in runs if r["id"] in ids], rubric, pairs)
+    return {"task": task, "llm_judge": llm}
 
 
 def config_values(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunScore]) -> dict[int, float]:

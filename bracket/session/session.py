@@ -53,6 +53,7 @@ from bracket.session.plan import plan_for
 from bracket.session.snapshot import SessionSnapshot, build_snapshot, confirm_phase_label, phase_label
 from bracket.session.store import RUN_SPENT
 from bracket.session.study_sync import record_at_end
+from bracket.session.text_judges import TextJudges, write_heldout
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,8 @@ class Session:
         self._summaries = SummaryCache()
         config = vlm_config(self.settings.vlm or {})
         self.vlm = VlmScorer(self.store, self.name, config, self.settings.prompts()) if config else None
+        #: task metrics and the LLM-as-judge of text samples (the same judge server settings)
+        self.text_judges = TextJudges(self.store, self.name, config)
 
     # -- construction -----------------------------------------------------------------------
     @classmethod
@@ -228,8 +231,9 @@ class Session:
             self._setup_phase()
             self._search_phase()
             if self.vlm is not None:
-                self.phase = "waiting for the VLM judge"
+                self.phase = "waiting for the judge model"
                 self.vlm.drain(timeout=600)
+                self.text_judges.drain(timeout=600)
             status = "stopped" if self.stop_requested() else "finished"
             if status == "finished" and not self._other_workers_alive():  # the study tells the truth at the end
                 record_at_end(self)
@@ -401,9 +405,12 @@ class Session:
             dataset_toml=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
             sample_prompts=self.settings.prompts() or None,
             sample_every_n_steps=self.settings.sample_every_n_steps, **run_options)
+        write_heldout(self.trainer, run_dir)  # LLM runs: held-out prompts for the task judges
         status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir)
-        if status == "done" and self.vlm is not None and self.trainer.sample_kind == "image":
+        if status == "done" and self.vlm is not None and self.trainer.sample_kind in ("image", "video"):
             self.vlm.submit(run_id)
+        if status == "done" and self.trainer.sample_kind == "text":
+            self.text_judges.after_run(run_id)
         return status
 
     def _finish_config_if_complete(self, config: dict[str, Any]) -> None:

@@ -5,7 +5,8 @@ key is kept in memory or read from ``BRACKET_VLM_API_KEY``, never stored), each 
 run's final samples are sent to the judge on a single background thread. Training goes on
 meanwhile; the result lands in the run's ``judges`` record and enters the combined score at
 the next read. A judge that fails leaves the run unscored by it — the search never fails
-because of the VLM.
+because of the VLM. A video sample (video presets) is judged from frames of its ``.mp4``
+(see ``bracket.judge.vlm``); an image per prompt otherwise.
 
 When a run rendered samples at intermediate steps, those steps are scored too (after the
 final one) and kept as ``judges["vlm_steps"]`` (step → score), which the best-step score
@@ -21,7 +22,7 @@ from typing import Any
 
 from bracket import settings as app_settings
 from bracket.judge.base import JudgeResult
-from bracket.judge.vlm import VlmConfig, VlmJudge
+from bracket.judge.vlm import VlmConfig, VlmJudge, is_video
 from bracket.session.samples import image_problem
 from bracket.session.scoring import judge_record
 from bracket.session.store import Store
@@ -41,20 +42,31 @@ def vlm_config(vlm: dict[str, Any]) -> VlmConfig | None:
                      repeats=int(vlm.get("repeats", 3)), timeout_s=float(vlm.get("timeout_s", 120.0)))
 
 
+JUDGED_KINDS = ("image", "video")
+
+
 def final_samples(samples: list[dict[str, Any]], prompts: list[SamplePrompt], step: int | None = None
                   ) -> list[tuple[Path, str]]:
-    """(image, prompt) pairs of the last rendered step (or of ``step``), first frame per prompt;
-    videos are skipped."""
-    images = [s for s in samples if s.get("kind") == "image" and s.get("step") is not None]
+    """(sample, prompt) pairs of the last rendered step (or of ``step``), one per prompt: its
+    video when there is one (the judge reads frames from it), else its first frame image."""
+    images = [s for s in samples if s.get("kind") in JUDGED_KINDS and s.get("step") is not None]
     if not images:
         return []
     last = max(s["step"] for s in images) if step is None else step
     chosen: dict[int, dict[str, Any]] = {}
-    for sample in sorted(images, key=lambda s: (s.get("frame") or 0)):
+    for sample in sorted(images, key=lambda s: (s.get("kind") != "video", s.get("frame") or 0)):
         index = sample["prompt_index"]
         if sample["step"] == last and index not in chosen and index < len(prompts):
             chosen[index] = sample
     return [(Path(chosen[i]["path"]), prompts[i].text) for i in sorted(chosen)]
+
+
+def sample_problem(path: Path) -> str | None:
+    """Why a sample cannot be judged (an unreadable image, an empty video file), or None."""
+    if is_video(path):
+        size = path.stat().st_size if path.is_file() else 0
+        return None if size else f"{path.name}: the video file is missing or empty"
+    return image_problem(path)
 
 
 class VlmScorer:
@@ -74,8 +86,8 @@ class VlmScorer:
         if run is None:
             return
         pairs = final_samples(run["samples"], self.prompts)
-        unreadable = [problem for path, _ in pairs if (problem := image_problem(path))]
-        readable = [(path, text) for path, text in pairs if image_problem(path) is None] if unreadable else pairs
+        unreadable = [problem for path, _ in pairs if (problem := sample_problem(path))]
+        readable = [(path, text) for path, text in pairs if sample_problem(path) is None] if unreadable else pairs
         if pairs and not readable:
             result = JudgeResult.no_data("no readable sample image to judge (unreadable: " + "; ".join(unreadable) + ")")
         else:
@@ -85,7 +97,7 @@ class VlmScorer:
         if unreadable:  # skipped, and listed with the judge's record
             judges["vlm"]["unreadable"] = unreadable
         self.store.update_run(run_id, judges=judges)
-        steps = sorted({s["step"] for s in run["samples"] if s.get("kind") == "image" and s.get("step")})
+        steps = sorted({s["step"] for s in run["samples"] if s.get("kind") in JUDGED_KINDS and s.get("step")})
         per_step: dict[str, float | None] = {}
         for step in steps:
             if result.score is not None and step == steps[-1]:

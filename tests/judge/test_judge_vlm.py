@@ -158,7 +158,8 @@ def test_unreachable_server_and_bad_samples_do_not_raise(tmp_path, samples):
     assert closed.score_run([]).reason == "no sample images to judge"
     video = tmp_path / "clip.mp4"
     video.write_bytes(b"x")
-    assert "images only" in closed.score_run([(video, "p")]).reason
+    assert "clip.mp4: cannot read the video" in closed.score_run([(video, "p")]).reason
+    assert "images only" in closed.score_run([(tmp_path / "notes.txt", "p")]).reason
     assert "missing.png" in closed.score_run([(tmp_path / "missing.png", "p")]).reason
 
 

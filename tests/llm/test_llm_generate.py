@@ -108,3 +108,52 @@ def test_prompt_layouts():
 def test_missing_adapter_is_reported(tmp_path):
     with pytest.raises(FileNotFoundError, match="adapter_config.json"):
         llm_generate.find_adapter_dir(tmp_path)
+
+
+@pytest.mark.parametrize("data_format", ["alpaca", "chat"])
+def test_heldout_rows_are_answered_in_their_training_layout(make_trainer, tmp_path, data_format):
+    """The session's held-out prompts go to the same generation step; answers keep their references."""
+    from bracket.judge.references import ANSWERS_FILE, PROMPTS_FILE, write_heldout_prompts
+
+    trainer = make_trainer("axolotl-lora", data_format=data_format)
+    dataset = tmp_path / f"{data_format}.jsonl"
+    rows = [{"instruction": f"Add {n} and 1.", "input": "digits" if n % 2 else "", "output": str(n + 1)}
+            if data_format == "alpaca" else
+            {"messages": [{"role": "user", "content": f"Add {n} and 1."}, {"role": "assistant", "content": str(n + 1)}]}
+            for n in range(20)]
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run_dir = tmp_path / "run"
+    spec = trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(trainer.baseline_config().knobs),
+                               dataset_toml=dataset, max_steps=10, seed=3)
+    (post,) = trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=PROMPTS[:1])
+    assert "--heldout" not in post.cmd  # no held-out prompts written: samples only
+    assert write_heldout_prompts(trainer.eval_split_file(run_dir), data_format, run_dir) == run_dir / PROMPTS_FILE
+    (post,) = trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=PROMPTS[:1])
+    args = llm_generate.parse_args(post.cmd[2:])
+    assert args.heldout == run_dir / PROMPTS_FILE and args.heldout_output == spec.sample_dir / ANSWERS_FILE
+    spec.output_dir.mkdir(parents=True, exist_ok=True)
+    (spec.output_dir / "adapter_config.json").write_text("{}")
+    result = subprocess.run([sys.executable, *post.cmd[1:]], cwd=post.cwd, env=fake_module_env(FAKE_LLM_ANSWERS="sum"),
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    answers = json.loads((spec.sample_dir / ANSWERS_FILE).read_text())
+    held = [json.loads(line) for line in trainer.eval_split_file(run_dir).read_text().splitlines()]
+    assert len(answers) == len(held) == 4
+    expected = [r["output"] if data_format == "alpaca" else r["messages"][-1]["content"] for r in held]
+    assert [a["reference"] for a in answers] == expected
+    # the fake model answers "Add X and Y." one too high without a rank-16 adapter: it read the held-out prompt
+    assert [int(a["completion"]) for a in answers] == [int(e) + 1 for e in expected]
+    assert [a["seed"] for a in answers] == [7000, 7001, 7002, 7003]
+    assert len(json.loads((spec.sample_dir / "generations.json").read_text())) == 1  # samples unchanged
+
+
+def test_heldout_prompt_layouts():
+    class Tokenizer:
+        def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=False):
+            return "".join(f"<{m['role']}>{m['content']}" for m in messages) + "<assistant>"
+
+    text, _ = llm_generate.format_prompt("Add.", "alpaca", None, input_text="2 and 3")
+    assert text == llm_generate.alpaca_prompt("Add.", "2 and 3")
+    history = [{"role": "system", "content": "brief"}, {"role": "user", "content": "hi"}]
+    assert llm_generate.format_prompt("hi", "chat", Tokenizer(), messages=history) == (
+        "<system>brief<user>hi<assistant>", False)

@@ -9,6 +9,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
+from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import PRESETS
 from bracket.session.grid import GridCell, GridColumn, GridData, build_grid
 from bracket.session.manager import SessionManager
@@ -27,7 +28,7 @@ def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *opt
                   sample_every=10, algorithm="tpe", lr_min="", lr_max="", batch_sizes="")
     name = overrides.pop("name", "ui-test")
     values.update(overrides)
-    rest = [1.0, 2.0, 1.0, 1.0, "", "", "", name, *options]
+    rest = [*(DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES), "", "", "", name, *options]
     return setup_tab.start_search(manager, "demo-cpu", fields, *values.values(), *rest)
 
 

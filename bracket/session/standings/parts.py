@@ -12,6 +12,12 @@ judge          raw figures (short name: meaning)              from the judge's d
                ``strength``: Bradley–Terry pairwise strength    ``bt_strength``
 ``vlm``        ``vlm``: the VLM's mean criteria score, 0–10     ``criteria_means``
 ``eval_loss``  ``eval loss``: last evaluation loss             ``loss``
+``task``       ``rouge-L``: mean ROUGE-L F of the held-out      ``rouge_l``,
+               answers, 0–1; ``match``: normalised matches;     ``normalised``,
+               ``json``: share with the reference's keys        ``json_keys``
+``llm_judge``  ``llm judge``: the LLM's mean criteria score,    ``criteria_means``,
+               0–10; ``judge strength``: its Bradley–Terry    ``bt_strength``
+               strength
 =============  ============================================  =====================
 
 A part may be **estimated** — the judge has not seen the run and its score was predicted
@@ -30,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: the order judges are listed in
-JUDGE_ORDER = ("loss", "eval_loss", "human", "vlm")
+JUDGE_ORDER = ("loss", "eval_loss", "human", "vlm", "task", "llm_judge")
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,15 @@ def raw_figures(judge: str, details: Mapping[str, Any] | None) -> dict[str, floa
         means = details.get("criteria_means") or {}
         values = [v for v in (_finite(x) for x in means.values()) if v is not None] if isinstance(means, Mapping) else []
         found["vlm"] = statistics.fmean(values) if values else None
+    elif judge == "task":
+        found["rouge-L"] = _finite(details.get("rouge_l"))
+        found["match"] = _finite(details.get("normalised"))
+        found["json"] = _finite(details.get("json_keys"))
+    elif judge == "llm_judge":
+        means = details.get("criteria_means") or {}
+        values = [v for v in (_finite(x) for x in means.values()) if v is not None] if isinstance(means, Mapping) else []
+        found["llm judge"] = statistics.fmean(values) if values else None
+        found["judge strength"] = _finite(details.get("bt_strength"))
     return {name: value for name, value in found.items() if value is not None}
 
 

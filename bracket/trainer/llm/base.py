@@ -52,6 +52,9 @@ EVAL_BATCH_SIZE = 4
 #: how many evals a run aims for (plus the one at step 0 where the trainer does it)
 EVALS_PER_RUN = 4
 GENERATE_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "llm_generate.py"
+#: held-out prompts the session writes into a run folder, and the answers written beside the samples
+HELDOUT_PROMPTS = "heldout_prompts.json"
+HELDOUT_ANSWERS = "heldout_answers.json"
 #: the seven projection modules of Llama-style models; "attention" keeps the first four
 ALL_LINEAR_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 ATTENTION_MODULES = ALL_LINEAR_MODULES[:4]
@@ -293,6 +296,10 @@ class LLMTrainer(Trainer):
             loss_tags=self.loss_tags, eval_loss_tags=self.eval_loss_tags, max_steps=steps, label=label,
         )
 
+    def eval_split_file(self, run_dir: Path) -> Path:
+        """The run's held-out rows (``eval.jsonl`` of :func:`split_dataset`)."""
+        return Path(run_dir) / "data" / "eval.jsonl"
+
     def generation_base_model(self) -> str:
         return self.field("base_model")
 
@@ -317,6 +324,8 @@ class LLMTrainer(Trainer):
             *(["--alpaca-in-chat-template"] if self.alpaca_in_chat_template else []),
             "--max-new-tokens", str(int(self.field("max_new_tokens", "200"))),
         ]
+        if (run_dir / HELDOUT_PROMPTS).is_file():  # written by the session for the task judges
+            cmd += ["--heldout", str(run_dir / HELDOUT_PROMPTS), "--heldout-output", str(sample_dir / HELDOUT_ANSWERS)]
         return [LaunchSpec(
             cmd=cmd, cwd=run_dir, env=self.environment(), output_dir=launch.output_dir,
             sample_dir=sample_dir, label="generate samples", loss_tags=(),

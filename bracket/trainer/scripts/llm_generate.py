@@ -12,6 +12,11 @@ in prompt order::
 
     [{"prompt_index": 0, "prompt": "...", "seed": 1000, "completion": "..."}, ...]
 
+``--heldout FILE --heldout-output FILE`` answers the session's held-out rows in the same
+model load (for the task judge and the LLM-as-judge): the same kind of list, whose entries
+may also carry ``input`` (alpaca), ``messages`` (the conversation before the answer, for the
+chat template) and ``reference``, all copied to the output beside ``completion``.
+
 Every run of a session generates the same prompts with the same seeds, so completions of
 two trials differ only because their adapters differ. ``--adapter`` may be a folder with
 ``adapter_config.json`` or a folder whose subfolders hold one (torchtune's ``epoch_N``):
@@ -62,24 +67,25 @@ def alpaca_prompt(instruction: str, input_text: str = "") -> str:
     return ALPACA_NO_INPUT.format(instruction=instruction)
 
 
-def chat_prompt(text: str, tokenizer: Any) -> str:
-    """``text`` as the user turn of the tokenizer's chat template, ready for the answer."""
+def chat_prompt(text: str, tokenizer: Any, messages: list[dict[str, str]] | None = None) -> str:
+    """``text`` as the user turn (or ``messages`` as the conversation) of the tokenizer's chat
+    template, ready for the answer."""
     return tokenizer.apply_chat_template(
-        [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+        messages or [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
     )
 
 
-def format_prompt(text: str, dataset_format: str, tokenizer: Any, *,
-                  alpaca_in_chat_template: bool = False) -> tuple[str, bool]:
+def format_prompt(text: str, dataset_format: str, tokenizer: Any, *, alpaca_in_chat_template: bool = False,
+                  input_text: str = "", messages: list[dict[str, str]] | None = None) -> tuple[str, bool]:
     """``(prompt, add_special_tokens)``: ``text`` in the layout the adapter was trained on,
     and whether encoding it should add the tokenizer's special tokens (not after a chat
     template, which wrote them already)."""
     if dataset_format == "alpaca":
         if alpaca_in_chat_template:
-            return chat_prompt(alpaca_prompt(text), tokenizer), False
-        return alpaca_prompt(text), True
+            return chat_prompt(alpaca_prompt(text, input_text), tokenizer), False
+        return alpaca_prompt(text, input_text), True
     if dataset_format in ("chat", "sharegpt"):
-        return chat_prompt(text, tokenizer), False
+        return chat_prompt(text, tokenizer, messages), False
     return text, True
 
 
@@ -102,7 +108,8 @@ def read_prompts(path: Path) -> list[dict[str, Any]]:
     entries = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(entries, list):
         raise ValueError(f"{path} must hold a JSON list of prompts.")
-    return [{"prompt_index": int(e["prompt_index"]), "prompt": str(e["prompt"]), "seed": int(e["seed"])}
+    return [{"prompt_index": int(e["prompt_index"]), "prompt": str(e["prompt"]), "seed": int(e["seed"]),
+             **{k: e[k] for k in ("input", "messages", "reference") if k in e}}
             for e in entries]
 
 
@@ -116,6 +123,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--alpaca-in-chat-template", action="store_true",
                         help="alpaca prompts go inside the chat template (torchtune's tokenizers do this)")
     parser.add_argument("--max-new-tokens", type=int, default=200)
+    parser.add_argument("--heldout", type=Path, help="JSON list of held-out {prompt_index, prompt, seed, ...}")
+    parser.add_argument("--heldout-output", type=Path, help="where the held-out answers are written")
     return parser.parse_args(argv)
 
 
@@ -141,21 +150,26 @@ def main(argv: list[str] | None = None) -> int:
     model.eval()
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
-    results = []
-    for entry in prompts:
+    def answer(entry: dict[str, Any]) -> dict[str, Any]:
         text, special = format_prompt(entry["prompt"], args.format, tokenizer,
-                                      alpaca_in_chat_template=args.alpaca_in_chat_template)
+                                      alpaca_in_chat_template=args.alpaca_in_chat_template,
+                                      input_text=entry.get("input", ""), messages=entry.get("messages"))
         inputs = tokenizer(text, return_tensors="pt", add_special_tokens=special).to(device)
         set_seed(entry["seed"])
         with torch.no_grad():
             output = model.generate(**inputs, max_new_tokens=args.max_new_tokens, pad_token_id=pad_id, **SAMPLING)
         new_tokens = output[0][inputs["input_ids"].shape[1]:]
         completion = tokenizer.decode(new_tokens, skip_special_tokens=True)
-        results.append({**entry, "completion": completion})
         print(f"prompt {entry['prompt_index']}: {len(completion)} characters", flush=True)
+        return {**entry, "completion": completion}
 
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
+    jobs = [(prompts, args.output)]
+    if args.heldout and args.heldout_output:
+        jobs.append((read_prompts(args.heldout), args.heldout_output))
+    for entries, output_path in jobs:
+        results = [answer(entry) for entry in entries]
+        output_path.parent.mkdir(parents=True, exist_ok=True)
+        output_path.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0
 
 

@@ -4,9 +4,15 @@ The fake tokenizer maps characters to code points and writes ``^`` as its BOS to
 special token on encoding, and at the start of its chat template); the fake model's
 ``generate`` appends text naming the torch seed, the adapter it runs and how many BOS
 tokens its input held, so the tests can see all three.
+
+With ``FAKE_LLM_ANSWERS=sum`` it answers an alpaca ``Add X and Y.`` instruction instead, as a
+fine-tune of varying skill would: the right sum when the adapter's rank (``r`` in its
+``adapter_config.json``) is at least 16, one too many below that (the task judges' tests).
 """
 
+import json
 import os
+import re
 
 import torch
 
@@ -66,6 +72,14 @@ class AutoModelForCausalLM:
         return self
 
     def generate(self, input_ids, max_new_tokens, pad_token_id, do_sample, temperature, top_p, **kwargs):
+        if os.environ.get("FAKE_LLM_ANSWERS") == "sum":
+            found = re.findall(r"Add (\d+) and (\d+)\.", "".join(chr(int(i)) for i in input_ids[0]))
+            if found:
+                config = os.path.join(self.adapter, "adapter_config.json")
+                rank = json.load(open(config)).get("r", 0) if os.path.isfile(config) else 0
+                total = int(found[-1][0]) + int(found[-1][1]) + (0 if rank >= 16 else 1)
+                new = torch.tensor([[ord(c) for c in str(total)]])
+                return torch.cat([input_ids, new], dim=1)
         bos = int((input_ids == ord(BOS)).sum())
         adapter = os.path.basename(self.adapter)
         text = f" seed={torch.initial_seed()} adapter={adapter} base={self.name} bos={bos}"
