@@ -169,3 +169,15 @@ def test_status_json_gives_the_fixed_knobs_and_the_winners_whole_config(capsys, 
     winner = answer["winner"]
     assert "batch_size" not in winner["params"] and winner["all_params"]["batch_size"] == fixed
     assert winner["params"].items() <= winner["all_params"].items()
+
+
+def test_resume_with_more_runs_extends_a_finished_search(capsys, demo_fields, runs_dir):
+    code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "2",
+                           "--steps", "5", "--name", "more", "--out", str(runs_dir), "--quiet")
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "resume", str(runs_dir / "more"), "--more-runs", "0", "--quiet")
+    assert code == 2 and err.startswith("error: +N runs must be a whole number of at least 1")
+    code, out, err = run_cli(capsys, "resume", str(runs_dir / "more"), "--more-runs", "2", "--quiet")
+    assert code == 0, err
+    assert "budget 4 = 4 configs × 1 seed" in out and "4/4 runs" in out
+    assert len(list((runs_dir / "more" / "trials").iterdir())) == 4
