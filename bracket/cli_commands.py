@@ -23,7 +23,7 @@ from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.forms import judge_server_settings, parse_bounds
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
-from bracket.session.standings import Standings, standings
+from bracket.session.standings import standings
 
 
 def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
@@ -99,39 +99,48 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)
 
 
-def status_answer(session: Session, table: Standings) -> dict[str, Any]:
-    """What ``status --json`` prints: the standings (their ``params`` are the searched knobs), the
-    knobs this session holds fixed (``fixed_knobs``, e.g. a preset's batch size; a conditional one
-    applies only where its condition holds) and the winner's whole config, searched and fixed
-    knobs alike (``winner.all_params``)."""
-    snapshot = session.snapshot()
-    answer = {"session": session.name, "preset_id": session.parts.preset.id, "status": snapshot.status,
-              "runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs,
+def status_answer(session: Session, status: str, view: dict[str, Any]) -> dict[str, Any]:
+    """What ``status --json`` prints: the standings of ``view`` (``bracket.status_view``; their
+    ``params`` are the searched knobs), the knobs this session holds fixed (``fixed_knobs``, e.g.
+    a preset's batch size; a conditional one applies only where its condition holds) and the
+    winner's whole config, searched and fixed knobs alike (``winner.all_params``)."""
+    answer = {"session": session.name, "preset_id": session.parts.preset.id, "status": status,
+              "runs_spent": view["runs_spent"], "total_runs": view["total_runs"],
               "fixed_knobs": {name: session.space[name].value for name in session.space
-                              if name not in session.space.searched()}, **table.to_dict()}
-    if table.winner is not None:
-        config = next((c for c in session.store.configs(session.name) if c["id"] == table.winner.config_id), {})
-        answer["winner"]["all_params"] = session.space.complete(config.get("params") or table.winner.params)
+                              if name not in session.space.searched()}, **view["table"]}
+    winner = answer.get("winner")
+    if winner is not None:  # a copy: the view is cached
+        config = next((c for c in session.store.configs(session.name) if c["id"] == winner["config_id"]), {})
+        answer["winner"] = {**winner, "all_params": session.space.complete(config.get("params") or winner["params"])}
     return answer
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from bracket.session.recovery import worker_is_alive
+    from bracket.status_view import standings_view
+
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
-        table = standings(session)
+        def build() -> dict:  # what comes from the standings: kept until the store changes (bracket.status_view)
+            snapshot, table = session.snapshot(), standings(session)
+            return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs, "table": table.to_dict(),
+                    "lines": [results_table(snapshot, run_figures(table)), *best_step_lines(table),
+                              *winner_lines(table)]}
+
+        view = standings_view(session, build)
+        status = str((session.store.get_session(session.name) or {}).get("status", "created"))
         if args.json:
-            print(json.dumps(status_answer(session, table), indent=2, default=str))
+            print(json.dumps(status_answer(session, status, view), indent=2, default=str))
             return 0
-        snapshot = session.snapshot()
-        status = snapshot.status
-        if status == "running" and not any(w["alive"] for w in snapshot.workers):
+        workers = [dict(w, alive=worker_is_alive(w, grace_s=session.grace_s))
+                   for w in session.store.workers(session.name)]
+        if status == "running" and not any(w["alive"] for w in workers):
             status = "interrupted (no process runs it; resume it)"  # e.g. a full disk kept "failed" from the store
-        print(f"session {snapshot.name} ({snapshot.preset_id}): {status}; {snapshot.plan}; "
-              f"{snapshot.runs_spent}/{snapshot.total_runs} runs spent")
-        for worker in snapshot.workers:
+        print(f"session {session.name} ({session.parts.preset.id}): {status}; {session.settings.plan()}; "
+              f"{view['runs_spent']}/{view['total_runs']} runs spent")
+        for worker in workers:
             print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
-        print(results_table(snapshot, run_figures(table)))
-        for line in best_step_lines(table) + winner_lines(table):
+        for line in view["lines"]:
             print(line)
     finally:
         session.close()

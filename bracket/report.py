@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from bracket import settings as app_settings
 from bracket.export import SECRET_NAME, export_run
 from bracket import report_render
-from bracket.report_charts import final_step_samples, history_chart, loss_chart, sample_grid
+from bracket.report_charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
 from bracket.report_render import Block, Picture
 from bracket.session.samples import image_problem
 from bracket.session.scoring import effective_weights
@@ -127,6 +127,20 @@ def _stage(table: Standings, stage: str, runs: list[dict[str, Any]]) -> StageRes
                        {i: r for i, r in members.items() if r.score is not None or r.disqualified})
 
 
+def _drawn(result: StageResult) -> list[dict[str, Any]]:
+    """The runs of ``result`` its loss chart draws (``report_charts.chart_runs``)."""
+    return chart_runs(result.runs, {i: s.score for i, s in result.scores.items()})  # type: ignore[return-value]
+
+
+def _with_chart_series(store: Any, results: list[StageResult | None]) -> None:
+    """Read the loss series of the runs the loss charts draw (only those: at 2000 runs reading
+    every series costs seconds) into their run records."""
+    drawn = [run for result in results if result is not None for run in _drawn(result)]
+    series = store.series([r["id"] for r in drawn])
+    for run in drawn:
+        run.update(series.get(run["id"], {}))
+
+
 def _safe(value: Any) -> Any:
     """``value`` without secret-named keys and with passwords hidden in URLs."""
     if isinstance(value, Mapping):
@@ -155,9 +169,10 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
     store, name = session.store, session.name
     ratings, comparisons = store.ratings(name), store.comparisons(name)
     table = standings(session)
-    runs = [r for r in store.runs(name) if r.get("stage") != "setup" and r.get("kind") != "setup"]
+    runs = [r for r in store.runs(name, with_series=False) if r.get("stage") != "setup" and r.get("kind") != "setup"]
     search = _stage(table, "search", runs)
     finals = _stage(table, "final", runs) if table.board("final") else None
+    _with_chart_series(store, [search, finals])
     winner = table.winner
     command, script, command_note = [], None, ""
     if winner is not None:
@@ -219,7 +234,9 @@ def report_pictures(search: StageResult, finals: StageResult | None, winner: Win
         names.update({r.config_id: r.name for r in result.rows})
         series = [{"label": r["label"], "group": names.get(r["config_id"], r["label"]), "points": r.get("loss") or [],
                    "highlight": winner is not None and winner.stage == result.stage
-                   and names.get(r["config_id"]) == winner.config_name} for r in result.runs]
+                   and names.get(r["config_id"]) == winner.config_name} for r in _drawn(result)]
+        if len(series) < len(result.runs):
+            title += f": the {len(series)} best of {len(result.runs)} runs"
         if (png := loss_chart(series, title)) is not None:
             pictures.append(Picture(stem, title, png))
     history = [{"run": r["id"], "score": search.scores[r["id"]].score,

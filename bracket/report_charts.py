@@ -133,6 +133,24 @@ def sample_grid(tiles: Sequence[Mapping[str, Any]], caption: str = "") -> bytes 
     return buffer.getvalue()
 
 
+#: runs drawn in a report's loss chart: more are unreadable, and drawing 2000 takes a minute
+CHART_RUNS = 30
+
+
+def chart_runs(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float | None],
+               limit: int = CHART_RUNS) -> list[Mapping[str, Any]]:
+    """The runs a loss chart draws: all up to ``limit``, else the ``limit`` best by ``scores``
+    (run id → score, lower is better; unscored last), in training order, so the chart stays
+    readable and cheap at any session size."""
+    if len(runs) <= limit:
+        return list(runs)
+    def rank(run: Mapping[str, Any]) -> tuple:
+        score = scores.get(run["id"])
+        return (score is None, score if score is not None else 0.0, run["id"])
+    keep = {r["id"] for r in sorted(runs, key=rank)[:limit]}
+    return [r for r in runs if r["id"] in keep]
+
+
 def _finite(value: Any) -> bool:
     try:
         return math.isfinite(float(value))

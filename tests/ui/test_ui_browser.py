@@ -62,6 +62,9 @@ def test_search_compare_score_results(demo_app, output_dir):
         expect(page.locator("#bk-status")).to_contain_text("finished", timeout=30_000)
         expect(page.locator("#bk-trials")).to_contain_text("adamw-fast")
         time.sleep(1.5)  # one more tick draws the final chart
+        # the live chart arrives as Plotly JSON written by ui.loss_plot: Plotly draws its two runs
+        expect(page.locator("#bk-loss .js-plotly-plot")).to_be_visible(timeout=30_000)
+        expect(page.locator("#bk-loss .legendtext")).to_have_count(2, timeout=30_000)
         page.screenshot(path=str(shots / "2-search.png"), full_page=True)
 
         # Results before scoring
