@@ -164,7 +164,7 @@ def test_status_json_gives_the_fixed_knobs_and_the_winners_whole_config(capsys, 
     assert code == 0, err
     code, out, _ = run_cli(capsys, "status", str(runs_dir / "fixed"), "--json")
     answer = json.loads(out)
-    fixed = DemoTrainer({}).declare_search_space()["batch_size"].value
+    fixed = DemoLoRA({}).declare_search_space()["batch_size"].value
     assert code == 0 and answer["fixed_knobs"]["batch_size"] == fixed
     winner = answer["winner"]
     assert "batch_size" not in winner["params"] and winner["all_params"]["batch_size"] == fixed
