@@ -33,6 +33,7 @@ from bracket.session.scoreboard import Scoreboard
 from bracket.session.snapshot import confirm_phase_label, phase_label
 from bracket.session.text_judges import TextJudges, write_heldout
 from bracket.session.vlm_scoring import VlmScorer
+from bracket.trainer.base import RunRequest
 
 
 class RunPipeline:
@@ -81,11 +82,11 @@ class RunPipeline:
                 worker=self.worker_id, max_steps=steps)
         folder = "trials" if stage == "search" else stage
         run_dir = self.parts.folder / folder / f"{run_id:04d}-{config['name']}-s{seed_index}"
-        spec = self.trainer.prepare_run(
-            run_dir=run_dir, config=trainer_config,
-            dataset_toml=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
-            sample_prompts=settings.prompts() or None,
-            sample_every_n_steps=settings.sample_every_n_steps, **run_options)
+        spec = self.trainer.prepare_run(RunRequest(
+            run_dir=run_dir, knobs=trainer_config,
+            dataset=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
+            sample_prompts=settings.prompts(),
+            sample_every_n_steps=settings.sample_every_n_steps, **run_options))
         write_heldout(self.trainer, run_dir)  # LLM runs: held-out prompts for the task judges
         status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir)
         if status == "done" and self.vlm is not None and self.trainer.sample_kind in ("image", "video"):

@@ -57,6 +57,7 @@ class Records:
     """The row-level methods of a store (mixed into ``Store``, which provides ``engine``)."""
 
     engine: Engine
+    absent: frozenset[str]
 
     # -- sessions ----------------------------------------------------------------------
     def create_session(self, name: str, *, preset_id: str, fields: Mapping[str, str],
@@ -170,8 +171,9 @@ class Records:
 
     def ratings(self, session: str) -> list[dict[str, Any]]:
         with self.engine.connect() as c:
-            query = sa.select(ratings_table).where(ratings_table.c.session == session).order_by(ratings_table.c.id)
-            return [dict(r) for r in c.execute(query).mappings()]
+            columns = [col for col in ratings_table.c if f"{ratings_table.name}.{col.name}" not in self.absent]
+            query = sa.select(*columns).where(ratings_table.c.session == session).order_by(ratings_table.c.id)
+            return [{"step": None, **r} for r in c.execute(query).mappings()]
 
     def add_comparison(self, session: str, left_run_id: int, right_run_id: int, winner: str) -> int:
         with self.engine.begin() as c:

@@ -161,11 +161,18 @@ def encode(values: Mapping[str, Any]) -> dict[str, Any]:
 LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),)
 
 
-def add_missing_columns(connection: sa.Connection) -> None:
-    """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid)."""
+def add_missing_columns(connection: sa.Connection, *, add: bool = True) -> frozenset[str]:
+    """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid);
+    a read-only store (``add=False``) is left as it is: the ``table.column`` names it lacks are
+    returned, and reading treats them as empty."""
     inspector = sa.inspect(connection)
+    absent = set()
     for table, column, sql_type in LATER_COLUMNS:
         if not inspector.has_table(table):
             continue
         if column not in {c["name"] for c in inspector.get_columns(table)}:
-            connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+            if add:
+                connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+            else:
+                absent.add(f"{table}.{column}")
+    return frozenset(absent)

@@ -260,7 +260,7 @@ class Session:
 
     def _setup_phase(self) -> None:
         setup_dir = self.folder / "setup"
-        specs = self.trainer.session_setup_commands(dataset_toml=Path(self.parts.fields.get("dataset", "")),
+        specs = self.trainer.session_setup_commands(dataset=Path(self.parts.fields.get("dataset", "")),
                                                     run_dir=setup_dir)
         done = {r["label"] for r in self.store.runs(self.name, kinds=("setup",), with_series=False)
                 if r["status"] == "done"}

@@ -114,6 +114,8 @@ class Store(Records):
     storage_or_factory: Any = field(repr=False)
     #: why this store can only be read ("" when it can be written): a read-only folder, a full disk
     read_only: str = ""
+    #: later columns an older store lacks and, being read-only, cannot be given (see LATER_COLUMNS)
+    absent: frozenset[str] = frozenset()
 
     @property
     def storage(self) -> optuna.storages.BaseStorage:
@@ -193,8 +195,7 @@ class Store(Records):
                 metadata.create_all(connection)
             else:
                 connection.execute(sa.select(sessions_table.c.name).limit(1))
-            if not read_only:
-                add_missing_columns(connection)
+            absent = add_missing_columns(connection, add=not read_only)
         def storage() -> optuna.storages.BaseStorage:
             return optuna.storages.RDBStorage(
                 engine_url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}},
@@ -202,7 +203,7 @@ class Store(Records):
 
         # a new store makes Optuna's tables now; an existing one has them and opens the storage on first use
         store = cls(url=url, engine=engine, storage_or_factory=storage() if create else storage)
-        store.read_only = read_only
+        store.read_only, store.absent = read_only, absent
         return store
 
     def close(self) -> None:
