@@ -157,7 +157,7 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None) ->
         step = "…" if run["status"] == "running" else run.get("last_step") or 0
         rows.append([run["id"], run["config_name"], run["kind"], run["status"], run["seed"],
                      f"{step}/{run.get('max_steps') or '?'}",
-                     "" if run["score"] is None else round(run["score"], 4), judges, params_text(run["params"]),
+                     "" if run["score"] is None else f"{run['score']:.3f}", judges, params_text(run["params"]),
                      format_duration(run["duration_s"]) if run["duration_s"] else "", run["failure_reason"] or ""])
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
