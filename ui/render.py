@@ -230,7 +230,7 @@ def step_figure(rows: Sequence[Any]) -> go.Figure | None:
                                         name=f"{row.name}: best step {row.best_step} ({row.best_step_basis})"))
     if not figure.data:
         return None
-    figure.update_layout(title="Score per step (lower is better; ★ best step)", height=320,
+    figure.update_layout(title="Score per step, each config on its own scale (lower is better; ★ best step)", height=320,
                          margin={"l": 50, "r": 10, "t": 40, "b": 40}, xaxis_title="step")
     return figure
 

@@ -283,3 +283,17 @@ def test_pause_shows_paused_with_resume_and_stops_the_clock(runs_dir, demo_field
 def test_a_one_step_run_draws_its_loss_point():
     figure = loss_figure({1: [(1, 0.5)], 2: [(1, 0.4), (2, 0.3)]}, {1: "one", 2: "two"})
     assert [trace.mode for trace in figure.data] == ["markers", "lines"]
+
+
+def test_score_per_step_chart_says_each_config_is_on_its_own_scale():
+    """The per-step loss is normalised within each config (docs/SCORING.md, best 0, worst 1), so
+    every curve ends near 0: the chart must not read as a comparison between configs."""
+    from types import SimpleNamespace
+
+    from ui.render import step_figure
+
+    rows = [SimpleNamespace(name=n, step_scores={10: 1.0, 20: 0.0}, best_step=20, best_step_basis="validation")
+            for n in ("a", "b")]
+    figure = step_figure(rows)
+    assert "each config on its own scale" in figure.layout.title.text
+    assert [t.name for t in figure.data if t.showlegend is not False] == ["a", "b"]
