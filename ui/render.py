@@ -206,10 +206,11 @@ def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
     data = []
     for board in boards:
         for row in board.rows:
-            ci = "" if row.ci_low is None else f"{row.ci_low:.3f} – {row.ci_high:.3f}"
+            # scores live in [0, 1]: the interval is clipped there, as in the verdict (bracket.stats)
+            ci = "" if row.ci_low is None else f"{max(0.0, row.ci_low):.3f} – {min(1.0, row.ci_high):.3f}"
             best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
             data.append([board.stage, row.rank or "", row.name, row.kind,
-                         "" if row.mean is None else round(row.mean, 4), ci, row.raw_text, row.seeds, best,
+                         "" if row.mean is None else f"{row.mean:.3f}", ci, row.raw_text, row.seeds, best,
                          row.loss_basis, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
                          params_text(row.params)])
     return pd.DataFrame(data, columns=LEADERBOARD_COLUMNS)

@@ -297,3 +297,16 @@ def test_score_per_step_chart_says_each_config_is_on_its_own_scale():
     figure = step_figure(rows)
     assert "each config on its own scale" in figure.layout.title.text
     assert [t.name for t in figure.data if t.showlegend is not False] == ["a", "b"]
+
+
+def test_leaderboard_interval_is_clipped_to_the_score_range_like_the_verdict():
+    """Seen in review: the finals table showed "-1.900 – 3.477" while the verdict said "0.000 to 0.121"."""
+    from types import SimpleNamespace
+
+    from ui.render import leaderboard_frame
+
+    row = SimpleNamespace(rank=1, name="radam", kind="curated", mean=0.78841, ci_low=-1.9, ci_high=3.477,
+                          raw_text="loss 0.33", seeds=2, best_step=None, best_step_basis="", loss_basis="validation",
+                          ratings=0, comparisons=0, run_ids=[7, 8], params={})
+    frame = leaderboard_frame([SimpleNamespace(stage="final", rows=[row])])
+    assert frame.loc[0, "95% CI"] == "0.000 – 1.000" and frame.loc[0, "score (mean)"] == "0.788"
