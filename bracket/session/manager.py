@@ -338,22 +338,20 @@ class SessionManager:
         return [] if snap is None else [r for r in snap.runs if r["status"] in SCORABLE and r["kind"] != "setup"]
 
     def next_unrated(self, k: int = 4) -> list[int]:
-        """Up to ``k`` finished runs nobody rated yet: the winner's first, then by stage (finals
-        first) and score. Never a rated run while unrated ones exist (so possibly a single run);
-        only when every run is rated does it offer the best rated runs again."""
-        session, table = self.require(), self.standings()
-        rated = {r["run_id"] for r in session.store.ratings(session.name)}
-        scorable = {r["id"] for r in self.scorable_runs()}
-        winner = set(table.winner.run_ids) if table and table.winner else set()
-        order = {stage: i for i, stage in enumerate(STAGES)}
-        ranked = sorted(((run, row) for board in (table.boards.values() if table else ()) for row in board.rows
-                         for run in row.runs if run.run_id in scorable),
-                        key=lambda pair: (pair[0].run_id not in winner, order.get(pair[0].stage, 9),
-                                          pair[0].score is None, pair[0].score or 0.0, pair[0].run_id))
-        unrated = [run.run_id for run, _ in ranked if run.run_id not in rated]
-        if unrated:
-            return unrated[:k]
-        return [run.run_id for run, _ in ranked][:max(k, 0)]
+        """Up to ``k`` finished runs nobody rated yet, where a rating could change the answer most
+        (:meth:`rate_next`); only when every run is rated, the best rated runs again."""
+        return self.rate_next(k)[0]
+
+    def rate_next(self, k: int = 4) -> tuple[list[int], str]:
+        """(runs to rate next, the one-line why) — ``bracket.judge.informative``'s ranking."""
+        from bracket.judge.informative import candidates_from_standings, rank_unrated, why_line
+
+        table, scorable = self.standings(), [r["id"] for r in self.scorable_runs()]
+        candidates = candidates_from_standings(table, scorable)
+        proposals = rank_unrated(candidates, leader_stage=table.winner.stage if table and table.winner else None)
+        if proposals:
+            return [p.run_id for p in proposals[:max(k, 0)]], why_line(proposals[:max(k, 0)])
+        return [c.run_id for c in sorted(candidates, key=lambda c: (c.stage != "final", c.score, c.run_id))][:max(k, 0)], ""
 
     def run_labels(self) -> dict[int, str]:
         """Compare's label per finished run: stage, seed, score with its raw figures, rated or not."""
@@ -375,13 +373,13 @@ class SessionManager:
         return labels
 
     def next_pairs(self, k: int = 1) -> list[tuple[int, int]]:
-        """Informative pairs for a blind comparison (the human judge's ``next_pairs``)."""
-        from bracket.judge.human import next_pairs
+        """Pairs for a blind comparison whose order is least certain among the contenders
+        (``bracket.judge.informative.informative_pairs``)."""
+        from bracket.judge.informative import candidates_from_standings, informative_pairs
 
-        session = self.require()
-        runs = self.scorable_runs()
-        scores = {r["id"]: r["score"] for r in runs}
-        return next_pairs([r["id"] for r in runs], scores, session.store.comparisons(session.name), k)
+        session, scorable = self.require(), [r["id"] for r in self.scorable_runs()]
+        return informative_pairs(candidates_from_standings(self.standings(), scorable),
+                                 session.store.comparisons(session.name), k)
 
     def rate(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> str:
         """Record a rating (``step``: the step whose samples were shown, for the best step);
