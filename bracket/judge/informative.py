@@ -18,7 +18,7 @@ A config's **chance to matter** is the larger of
 * **flip** (the stage whose leader is the pick) — it could take the lead: ``P(its true score < the leader's)`` under normal
   errors, ``Φ(-gap / sqrt(u_c² + u_leader²))``; for the leader itself, the chance that the
   runner-up is really better (a rating confirms the pick or drops it);
-* **good set** — it could cross the edge of TPE's good set (the best ``ceil(γ n)`` search
+* **good set** (while the pick comes from the search) — it could cross the edge of TPE's good set (the best ``ceil(γ n)`` search
   configs, γ = :data:`GOOD_FRACTION`, see ``bracket.search.controller``): the chance that
   its true score lies on the other side of the midpoint between the last good and the first
   bad config.
@@ -181,13 +181,14 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
     """Every unrated candidate, the most informative rating first (see the module docstring).
 
     ``leader_stage``: the stage whose leader is the pick ("final" once finals are scored;
-    default: "final" if any candidate is a final, else "search"). Runs of the search stage
-    also count for TPE's good set; runs of other stages (e.g. "promote") come last.
+    default: "final" if any candidate is a final, else "search"). TPE's good set counts while
+    the search stage is the leader's (once finals are scored the search no longer proposes);
+    runs of the other stages come last.
     """
     stages = {c.stage for c in candidates}
     leader_stage = leader_stage or ("final" if "final" in stages else "search")
     chances: dict[tuple[str, int], tuple[float, str]] = {}
-    for stage in {leader_stage, "search"} & stages:
+    for stage in {leader_stage} & stages:
         configs = [c for c in _configs(candidates) if c.stage == stage]
         for config_id, chance in _chances(configs, good_fraction, pick=stage == leader_stage).items():
             chances[(stage, config_id)] = chance

@@ -56,8 +56,8 @@ def test_final_stage_runs_decide_the_pick_once_finals_exist():
     candidates = [run(1, 0.1, 0.05, stage="final"), run(2, 0.12, 0.05, stage="final"),
                   run(3, 0.0, 0.05, stage="search"), run(4, 0.5, 0.05, stage="promote")]
     ranked = rank_unrated(candidates)
-    assert ranked[-1].run_id == 4 and ranked[-1].value == 0.0
-    assert {p.run_id for p in ranked[:2]} == {1, 2}
+    assert [p.run_id for p in ranked[:2]] == [1, 2], "finals decide the pick; the search's best no longer matters"
+    assert {p.run_id: p.value for p in ranked[2:]} == {3: 0.0, 4: 0.0}
 
 
 def test_several_seeds_of_one_config_share_its_chance():
