@@ -58,9 +58,10 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     share stays 10 % after a rating, the rule before issue 25's wider share), ``<mode>@prior=1`` (the
     estimate's pseudo-count), ``<mode>@human=4`` (the human weight), ``<mode>@dropjudge`` (the
     old rule: no estimate, a judge without data drops out of that run's score), ``<mode>@winnerfirst``
-    ("Next unrated" and "Next pair" as before the informative ranking, :func:`patch_winner_first`): patch those
+    ("Next unrated" and "Next pair" as before the informative ranking, :func:`patch_winner_first`),
+    ``<mode>@novelty=R`` (``bracket.judge.informative.NOVELTY_RADIUS``): patch those
     defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
-    from bracket.judge import combine
+    from bracket.judge import combine, informative
     from bracket.search import controller
     from bracket.session import scoring
 
@@ -73,6 +74,8 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     _ORIGINAL.setdefault("estimates", scoring.judge_estimates)
     scoring.judge_estimates = _ORIGINAL["estimates"]
     patch_winner_first(undo=True)
+    _ORIGINAL.setdefault("novelty", informative.NOVELTY_RADIUS)
+    informative.NOVELTY_RADIUS = _ORIGINAL["novelty"]
     controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
     kwdefaults["rated_gamma"] = _ORIGINAL["rated_gamma"]
     defaults["prior_count"] = _ORIGINAL["prior"]
@@ -91,6 +94,8 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
             weights = {"loss": 1.0, "human": float(value)}
         elif key == "winnerfirst":
             patch_winner_first()
+        elif key == "novelty":
+            informative.NOVELTY_RADIUS = float(value)
         else:
             raise ValueError(f"unknown variant {item!r}")
     return base, weights

@@ -15,13 +15,14 @@ module ranks the runs nobody rated by that chance, from plain data (pure functio
 
 A config's **chance to matter** is the larger of
 
-* **flip** (the stage whose leader is the pick) — it could take the lead: ``P(its true score < the leader's)`` under normal
-  errors, ``Φ(-gap / sqrt(u_c² + u_leader²))``; for the leader itself, the chance that the
+* **flip** (the stage whose leader is the pick) — it could take the lead:
+  ``P(its true score < the leader's)`` under normal errors,
+  ``Φ(-gap / sqrt(u_c² + u_leader²))``; for the leader itself, the chance that the
   runner-up is really better (a rating confirms the pick or drops it);
-* **good set** (while the pick comes from the search) — it could cross the edge of TPE's good set (the best ``ceil(γ n)`` search
-  configs, γ = :data:`GOOD_FRACTION`, see ``bracket.search.controller``): the chance that
-  its true score lies on the other side of the midpoint between the last good and the first
-  bad config.
+* **good set** (while the pick comes from the search) — it could cross the edge of TPE's
+  good set (the best ``ceil(γ n)`` search configs, γ = :data:`GOOD_FRACTION`, see
+  ``bracket.search.controller``): the chance that its true score lies on the other side of
+  the midpoint between the last good and the first bad config.
 
 A run's value is its config's chance times its share of that config's uncertainty.
 :func:`rank_unrated` orders unrated runs by it (ties: better score first), each with a
@@ -29,9 +30,9 @@ one-line reason (:attr:`Proposal.reason`, e.g. "could overtake the leader: withi
 :func:`why_line` joins the first ones into the sentence the Compare tab shows.
 
 :func:`informative_pairs` does the same for blind pairwise choices: among the contenders
-(the three best configs and any other with a chance to matter), the pair of runs whose order is least
-certain — ``P(a better than b)`` nearest ½ — with a pair compared before counting less and
-the pair compared last never offered straight away.
+(the three best configs and any other with a chance to matter), the pair of runs whose
+order is least certain — ``P(a better than b)`` nearest ½ — with a pair compared before
+counting less and the pair compared last never offered straight away.
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ ONE_POINT = 1.0 / 9.0
 GOOD_FRACTION = 0.25
 #: below this chance a config is not a contender (no flip, no good-set crossing worth a look)
 CONTENDER = 0.05
+#: distance (:func:`param_distance`) from the nearest rated config beyond which an unrated
+#: run's estimate keeps its full uncertainty (0: off, every unrated run alike)
+NOVELTY_RADIUS = 0.0
+#: the least share of its uncertainty an unrated run keeps right next to a rated config
+NEAR_FLOOR = 0.3
 
 
 @dataclass(frozen=True)
@@ -197,7 +203,8 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
     for c in candidates:
         if c.rated:
             continue
-        chance, reason = chances.get((c.stage, c.config_id), (0.0, f"a {c.stage} run: it does not change the pick"))
+        chance, reason = chances.get((c.stage, c.config_id),
+                                     (0.0, f"a {c.stage} run: it does not change the pick"))
         config = spread[(c.stage, c.config_id)]
         total = sum(r.uncertainty ** 2 for r in config.runs)
         share = c.uncertainty ** 2 / total if total > 0 else 1.0 / len(config.runs)
@@ -253,15 +260,56 @@ def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any
     return [(a, b) if rng.random() < 0.5 else (b, a) for *_, a, b in scored[:max(0, k)]]
 
 
-def candidates_from_standings(table: Any, scorable: Iterable[int] | None = None) -> list[Candidate]:
-    """Candidates from a standings table (``boards`` of ``rows`` of ``runs`` with ``run_id``,
-    ``config_id``, ``stage``, ``score``, ``rated``, ``ratings``, ``comparisons``, ``parts``):
-    every scored run, or only those in ``scorable``. Without any estimated or human part
-    (nobody rated yet) unrated runs get :func:`prior_uncertainty`."""
+def param_distance(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
+    """How far apart two configs are, 0 (same) to 1: the mean over their keys of a per-key
+    distance — positive numbers by decades (one decade or more = 1), other numbers relative,
+    anything else 0 when equal and 1 when not (a key only one has counts 1)."""
+    keys = set(a) | set(b)
+    if not keys:
+        return 0.0
+    total = 0.0
+    for key in keys:
+        x, y = a.get(key), b.get(key)
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (x, y))
+        if numbers and x > 0 and y > 0:
+            total += min(1.0, abs(math.log10(x / y)))
+        elif numbers:
+            total += min(1.0, abs(x - y) / max(abs(x), abs(y), 1e-12))
+        else:
+            total += 0.0 if x == y and key in a and key in b else 1.0
+    return total / len(keys)
+
+
+def novelty(params: Mapping[str, Any], rated: Sequence[Mapping[str, Any]], radius: float) -> float:
+    """The factor on an unrated run's estimate uncertainty: 1 far from every rated config
+    (``radius`` or more by :func:`param_distance`), down to :data:`NEAR_FLOOR` at a rated
+    config's own params — a person's rating of a config says something about its neighbours,
+    which the one shared human estimate does not know. 1 with ``radius`` 0 or nothing rated."""
+    if radius <= 0 or not rated:
+        return 1.0
+    nearest = min(param_distance(params, other) for other in rated)
+    return max(NEAR_FLOOR, min(1.0, nearest / radius))
+
+
+def candidates_from_standings(table: Any, scorable: Iterable[int] | None = None, *,
+                              radius: float | None = None) -> list[Candidate]:
+    """Candidates from a standings table (``boards`` of ``rows`` (with ``params``) of ``runs``
+    with ``run_id``, ``config_id``, ``stage``, ``score``, ``rated``, ``ratings``,
+    ``comparisons``, ``parts``): every scored run, or only those in ``scorable``. Without any
+    estimated or human part (nobody rated yet) unrated runs get :func:`prior_uncertainty`;
+    with ``radius`` (default :data:`NOVELTY_RADIUS`) above 0 an unrated run's uncertainty is
+    scaled by its :func:`novelty` against the rated configs."""
+    radius = NOVELTY_RADIUS if radius is None else radius
     allowed = None if scorable is None else set(scorable)
-    runs = [run for board in (getattr(table, "boards", None) or {}).values() for row in board.rows
-            for run in row.runs if run.score is not None and (allowed is None or run.run_id in allowed)]
-    spreads = {run.run_id: run_uncertainty(run.parts, run.ratings + run.comparisons) for run in runs}
+    pairs = [(row, run) for board in (getattr(table, "boards", None) or {}).values() for row in board.rows
+             for run in row.runs if run.score is not None and (allowed is None or run.run_id in allowed)]
+    spreads = {run.run_id: run_uncertainty(run.parts, run.ratings + run.comparisons) for _, run in pairs}
     prior = prior_uncertainty() if not any(spreads.values()) else 0.0
-    return [Candidate(run.run_id, run.config_id, float(run.score), spreads[run.run_id] or (0.0 if run.rated else prior),
-                      run.rated, run.stage) for run in runs]
+    rated = [dict(getattr(row, "params", None) or {}) for row, run in pairs if run.rated]
+    candidates = []
+    for row, run in pairs:
+        spread = spreads[run.run_id] or (0.0 if run.rated else prior)
+        if not run.rated:
+            spread *= novelty(dict(getattr(row, "params", None) or {}), rated, radius)
+        candidates.append(Candidate(run.run_id, run.config_id, float(run.score), spread, run.rated, run.stage))
+    return candidates

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from bracket.judge.combine import estimate_missing
-from bracket.judge.informative import (CONTENDER, Candidate, ONE_POINT, candidates_from_standings, informative_pairs,
-                                       prior_uncertainty, rank_unrated, run_uncertainty, why_line)
+from bracket.judge.informative import (CONTENDER, ONE_POINT, Candidate, candidates_from_standings,
+                                       informative_pairs, prior_uncertainty, rank_unrated, run_uncertainty, why_line)
 
 
 def run(run_id: int, score: float, uncertainty: float = 0.1, *, rated: bool = False, config: int | None = None,
@@ -70,7 +70,8 @@ def test_several_seeds_of_one_config_share_its_chance():
 def test_why_line():
     assert why_line([]) == ""
     ranked = rank_unrated([run(1, 0.2, 0.0, rated=True), run(2, 0.22), run(3, 0.9, 0.0)], good_fraction=0.0)
-    assert why_line(ranked) == "Why these runs: #2 could overtake the leader: within 0.02; #3 could overtake the leader: within 0.70."
+    assert why_line(ranked) == ("Why these runs: #2 could overtake the leader: within 0.02; "
+                                "#3 could overtake the leader: within 0.70.")
     hopeless = rank_unrated([run(1, 0.2, 0.0, rated=True), run(2, 0.9, 0.01)], good_fraction=0.0)
     assert why_line(hopeless).startswith("Why these runs: best score first")
 
@@ -107,3 +108,26 @@ def test_pairs_are_the_least_certain_among_contenders():
     again = informative_pairs(candidates, [{"left_run_id": 1, "right_run_id": 2}], k=1, good_fraction=0.0)
     assert set(again[0]) != {1, 2}, "the pair just compared is not offered straight away"
     assert informative_pairs([run(1, 0.2)], k=1) == []
+
+
+def test_novelty_lowers_the_uncertainty_next_to_a_rated_config():
+    from bracket.judge.informative import novelty, param_distance
+
+    near, far, rated = ({"lr": 1e-3, "opt": "AdamW"}, {"lr": 1e-5, "opt": "Lion"}, {"lr": 1.1e-3, "opt": "AdamW"})
+    assert param_distance(rated, rated) == 0.0 and param_distance(near, far) == 1.0
+    assert 0 < param_distance(near, rated) < 0.05
+    assert novelty(near, [rated], 0.25) == pytest.approx(0.3) and novelty(far, [rated], 0.25) == 1.0
+    assert novelty(near, [rated], 0.0) == 1.0 and novelty(near, [], 0.25) == 1.0
+
+    def standing(run_id, score, ratings=0):
+        parts = [{"judge": "loss", "weight": 0.5, "estimated": False},
+                 {"judge": "human", "weight": 0.5, "estimated": not ratings, "uncertainty": 0.2}]
+        return SimpleNamespace(run_id=run_id, config_id=run_id, stage="search", score=score, rated=ratings > 0,
+                               ratings=ratings, comparisons=0, parts=parts)
+    rows = [SimpleNamespace(params=params, runs=[standing(i, score, ratings)]) for i, (params, score, ratings) in
+            enumerate([(rated, 0.10, 1), (near, 0.20, 0), (far, 0.21, 0)], start=1)]
+    table = SimpleNamespace(boards={"search": SimpleNamespace(rows=rows)})
+    plain = rank_unrated(candidates_from_standings(table, radius=0.0), good_fraction=0.0)
+    assert [p.run_id for p in plain] == [2, 3], "without novelty: the closer one first"
+    ranked = rank_unrated(candidates_from_standings(table, radius=0.25), good_fraction=0.0)
+    assert [p.run_id for p in ranked] == [3, 2], "the far run could be anything; the one beside a rated config less so"
