@@ -11,6 +11,10 @@ module ranks the runs nobody rated by that chance, from plain data (pure functio
   and for a run already rated or compared a floor of :data:`ONE_POINT` (one rating point)
   per judgement, shrinking with their number. Before anybody rated there is no estimate
   yet; every unrated run then gets :func:`prior_uncertainty` (the estimate's prior);
+  An unrated run right next to a rated config of its stage (:func:`param_distance` below
+  :data:`NOVELTY_RADIUS`) keeps less of the estimate's spread (:func:`novelty`, down to
+  :data:`NEAR_FLOOR`): the one shared human estimate cannot tell it from a far one, but a
+  person's rating of a config says much about its neighbours;
 * per config: the mean of its runs' scores and the uncertainty of that mean.
 
 A config's **chance to matter** is the larger of
@@ -52,9 +56,10 @@ ONE_POINT = 1.0 / 9.0
 GOOD_FRACTION = 0.25
 #: below this chance a config is not a contender (no flip, no good-set crossing worth a look)
 CONTENDER = 0.05
-#: distance (:func:`param_distance`) from the nearest rated config beyond which an unrated
-#: run's estimate keeps its full uncertainty (0: off, every unrated run alike)
-NOVELTY_RADIUS = 0.0
+#: distance (:func:`param_distance`) from the nearest rated config of its stage beyond which
+#: an unrated run's estimate keeps its full uncertainty (0: off, every unrated run alike;
+#: 0.25 measured in docs/BENCHMARKS.md, section 4)
+NOVELTY_RADIUS = 0.25
 #: the least share of its uncertainty an unrated run keeps right next to a rated config
 NEAR_FLOOR = 0.3
 
@@ -298,18 +303,22 @@ def candidates_from_standings(table: Any, scorable: Iterable[int] | None = None,
     ``comparisons``, ``parts``): every scored run, or only those in ``scorable``. Without any
     estimated or human part (nobody rated yet) unrated runs get :func:`prior_uncertainty`;
     with ``radius`` (default :data:`NOVELTY_RADIUS`) above 0 an unrated run's uncertainty is
-    scaled by its :func:`novelty` against the rated configs."""
+    scaled by its :func:`novelty` against the rated configs of its stage (a final run's
+    samples are not its search run's)."""
     radius = NOVELTY_RADIUS if radius is None else radius
     allowed = None if scorable is None else set(scorable)
     pairs = [(row, run) for board in (getattr(table, "boards", None) or {}).values() for row in board.rows
              for run in row.runs if run.score is not None and (allowed is None or run.run_id in allowed)]
     spreads = {run.run_id: run_uncertainty(run.parts, run.ratings + run.comparisons) for _, run in pairs}
     prior = prior_uncertainty() if not any(spreads.values()) else 0.0
-    rated = [dict(getattr(row, "params", None) or {}) for row, run in pairs if run.rated]
+    rated: dict[str, list[dict[str, Any]]] = {}
+    for row, run in pairs:
+        if run.rated:
+            rated.setdefault(run.stage, []).append(dict(getattr(row, "params", None) or {}))
     candidates = []
     for row, run in pairs:
         spread = spreads[run.run_id] or (0.0 if run.rated else prior)
         if not run.rated:
-            spread *= novelty(dict(getattr(row, "params", None) or {}), rated, radius)
+            spread *= novelty(dict(getattr(row, "params", None) or {}), rated.get(run.stage, []), radius)
         candidates.append(Candidate(run.run_id, run.config_id, float(run.score), spread, run.rated, run.stage))
     return candidates
