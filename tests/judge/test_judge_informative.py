@@ -131,3 +131,18 @@ def test_novelty_lowers_the_uncertainty_next_to_a_rated_config():
     assert [p.run_id for p in plain] == [2, 3], "without novelty: the closer one first"
     ranked = rank_unrated(candidates_from_standings(table, radius=0.25), good_fraction=0.0)
     assert [p.run_id for p in ranked] == [3, 2], "the far run could be anything; the one beside a rated config less so"
+
+
+def test_novelty_counts_rated_configs_of_the_same_stage_only():
+    params = {"lr": 1e-3}
+    human = {"judge": "human", "weight": 0.5, "estimated": True, "uncertainty": 0.2}
+
+    def row(run_id, stage, rated):
+        run = SimpleNamespace(run_id=run_id, config_id=run_id, stage=stage, score=0.2, rated=rated,
+                              ratings=int(rated), comparisons=0, parts=[dict(human, estimated=not rated)])
+        return SimpleNamespace(params=params, runs=[run])
+    table = SimpleNamespace(boards={"search": SimpleNamespace(rows=[row(1, "search", True), row(2, "search", False)]),
+                                    "final": SimpleNamespace(rows=[row(3, "final", False)])})
+    spread = {c.run_id: c.uncertainty for c in candidates_from_standings(table, radius=0.25)}
+    assert spread[2] == pytest.approx(0.3 * 0.1), "beside a rated search config: less uncertain"
+    assert spread[3] == pytest.approx(0.1), "a final run's samples are not its search run's"
