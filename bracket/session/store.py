@@ -289,6 +289,8 @@ class Store:
     storage_or_factory: Any = field(repr=False)
     #: why this store can only be read ("" when it can be written): a read-only folder, a full disk
     read_only: str = ""
+    #: later columns an older store lacks and, being read-only, cannot be given (see _LATER_COLUMNS)
+    absent: frozenset[str] = frozenset()
 
     @property
     def storage(self) -> optuna.storages.BaseStorage:
@@ -368,8 +370,7 @@ class Store:
                 _metadata.create_all(connection)
             else:
                 connection.execute(sa.select(sessions_table.c.name).limit(1))
-            if not read_only:
-                _add_missing_columns(connection)
+            absent = _add_missing_columns(connection, add=not read_only)
         def storage() -> optuna.storages.BaseStorage:
             return optuna.storages.RDBStorage(
                 engine_url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}},
@@ -377,7 +378,7 @@ class Store:
 
         # a new store makes Optuna's tables now; an existing one has them and opens the storage on first use
         store = cls(url=url, engine=engine, storage_or_factory=storage() if create else storage)
-        store.read_only = read_only
+        store.read_only, store.absent = read_only, absent
         return store
 
     def close(self) -> None:
@@ -503,8 +504,9 @@ class Store:
 
     def ratings(self, session: str) -> list[dict[str, Any]]:
         with self.engine.connect() as c:
-            query = sa.select(ratings_table).where(ratings_table.c.session == session).order_by(ratings_table.c.id)
-            return [dict(r) for r in c.execute(query).mappings()]
+            columns = [col for col in ratings_table.c if f"{ratings_table.name}.{col.name}" not in self.absent]
+            query = sa.select(*columns).where(ratings_table.c.session == session).order_by(ratings_table.c.id)
+            return [{"step": None, **r} for r in c.execute(query).mappings()]
 
     def add_comparison(self, session: str, left_run_id: int, right_run_id: int, winner: str) -> int:
         with self.engine.begin() as c:
@@ -559,14 +561,21 @@ class Store:
 _LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),)
 
 
-def _add_missing_columns(connection: sa.Connection) -> None:
-    """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid)."""
+def _add_missing_columns(connection: sa.Connection, *, add: bool = True) -> frozenset[str]:
+    """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid);
+    a read-only store (``add=False``) is left as it is: the ``table.column`` names it lacks are
+    returned, and reading treats them as empty."""
     inspector = sa.inspect(connection)
+    absent = set()
     for table, column, sql_type in _LATER_COLUMNS:
         if not inspector.has_table(table):
             continue
         if column not in {c["name"] for c in inspector.get_columns(table)}:
-            connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+            if add:
+                connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+            else:
+                absent.add(f"{table}.{column}")
+    return frozenset(absent)
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

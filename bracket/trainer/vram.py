@@ -50,3 +50,18 @@ def vram_tier(fields: Mapping[str, str]) -> int:
         return TIERS[0]
     fitting = [tier for tier in TIERS if tier <= gigabytes]
     return fitting[-1] if fitting else TIERS[0]
+
+
+#: ((largest tier in GB, flags), ...), smallest tier first: a family's memory-saving flags
+MemoryPlan = tuple[tuple[int, tuple[str, ...]], ...]
+#: the "largest tier" of a row that applies to every GPU
+ANY_TIER = TIERS[-1]
+
+
+def memory_flags(plan: MemoryPlan, tier: int) -> list[str]:
+    """The flags of the first row of ``plan`` whose tier is at least ``tier`` (none past the last)."""
+    for largest, flags in plan:
+        if tier <= largest:
+            return list(flags)
+    return []
+

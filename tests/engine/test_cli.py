@@ -7,7 +7,7 @@ import pytest
 from bracket.cli import main
 from bracket.search.configs import NamedConfig
 from bracket.search.space import FloatKnob
-from bracket.trainer.demo.adapter import DemoTrainer
+from bracket.trainer.demo.adapter import DemoLoRA
 
 
 def _sets(fields: dict[str, str]) -> list[str]:
@@ -125,12 +125,12 @@ def test_unwritable_output_folder(capsys, demo_fields, tmp_path):
 def test_curated_config_outside_the_space_is_refused(capsys, demo_fields, runs_dir, monkeypatch):
     bad = NamedConfig("broken", {"optimizer_type": "AdamW", "learning_rate": 5.0, "lr_scheduler": "cosine",
                                  "lr_warmup_steps": 0, "batch_size": 16}, source="test")
-    monkeypatch.setattr(DemoTrainer, "curated_configs", lambda self: [bad])
+    monkeypatch.setattr(DemoLoRA, "curated_configs", lambda self: [bad])
     code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--out", str(runs_dir))
     assert code == 2
     assert "curated config 'broken'" in err and "learning_rate" in err and "outside its own search space" in err
     assert list(runs_dir.iterdir()) == []
-    assert isinstance(DemoTrainer({}).declare_search_space()["learning_rate"], FloatKnob)
+    assert isinstance(DemoLoRA({}).declare_search_space()["learning_rate"], FloatKnob)
 
 
 def test_resume_of_something_that_is_not_a_session(capsys, tmp_path):
@@ -152,6 +152,23 @@ def test_batch_sizes_on_a_fixed_batch_preset_search_them_and_leave_no_pending_ru
     assert [r["status"] for r in runs if r["stage"] == "search"] == ["done", "done"]
     assert {r["params"]["batch_size"] for r in runs if r["stage"] == "search"} <= {4, 8}
     session.close()
+
+
+def test_status_json_gives_the_fixed_knobs_and_the_winners_whole_config(capsys, demo_fields, runs_dir):
+    """The standings' params are the searched knobs; ``status --json`` also names the fixed ones
+    (demo-cpu holds batch_size fixed), so a script can rebuild the winner's config from it."""
+    import json
+
+    code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "1",
+                           "--steps", "3", "--name", "fixed", "--out", str(runs_dir), "--quiet")
+    assert code == 0, err
+    code, out, _ = run_cli(capsys, "status", str(runs_dir / "fixed"), "--json")
+    answer = json.loads(out)
+    fixed = DemoLoRA({}).declare_search_space()["batch_size"].value
+    assert code == 0 and answer["fixed_knobs"]["batch_size"] == fixed
+    winner = answer["winner"]
+    assert "batch_size" not in winner["params"] and winner["all_params"]["batch_size"] == fixed
+    assert winner["params"].items() <= winner["all_params"].items()
 
 
 def test_resume_with_more_runs_extends_a_finished_search(capsys, demo_fields, runs_dir):

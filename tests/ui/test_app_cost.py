@@ -134,11 +134,10 @@ def test_the_report_chart_draws_the_best_runs_only():
 
     runs = [{"id": i} for i in range(1, 101)]
     scores = {i: SimpleNamespace(score=(i * 37 % 100) / 100) for i in range(1, 101)}
-    drawn = chart_runs(SimpleNamespace(runs=runs, scores=scores))
+    drawn = chart_runs(runs, {i: s.score for i, s in scores.items()})  # plain data: charts know no report
     best = sorted(scores, key=lambda i: scores[i].score)[:CHART_RUNS]
     assert [r["id"] for r in drawn] == sorted(best)
-    few = SimpleNamespace(runs=runs[:5], scores=scores)
-    assert chart_runs(few) == runs[:5]
+    assert chart_runs(runs[:5], {i: s.score for i, s in scores.items()}) == runs[:5]
 
 
 def test_status_imports_no_ui_or_plotting_module_and_opens_no_optuna_storage(filled):

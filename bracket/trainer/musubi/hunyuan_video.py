@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, full_space, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/hunyuan_video.md"
@@ -22,11 +23,11 @@ VIDEO_DEFAULTS = {"target_frames": [1, 17], "frame_extraction": "head"}
 class _HunyuanVideoBase(MusubiTrainer):
     latent_cache_script = "cache_latents.py"
     text_cache_script = "cache_text_encoder_outputs.py"
-    model_files = (
-        ModelFile("dit", train_flag="--dit"),
-        ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-        ModelFile("text_encoder1", train_flag="--text_encoder1", text_flag="--text_encoder1"),
-        ModelFile("text_encoder2", train_flag="--text_encoder2", text_flag="--text_encoder2"),
+    model_inputs = (
+        ModelInput("dit", train_flag="--dit"),
+        ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
+        ModelInput("text_encoder1", train_flag="--text_encoder1", text_flag="--text_encoder1"),
+        ModelInput("text_encoder2", train_flag="--text_encoder2", text_flag="--text_encoder2"),
     )
     prompt_letters = ("w", "h", "f", "d", "s", "g", "fs")
     sample_defaults = {"width": 512, "height": 288, "frames": 17, "steps": 20}
