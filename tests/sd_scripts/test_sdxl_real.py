@@ -46,11 +46,13 @@ from bracket.session.tfevents import read_scalars
 ROOT = Path(__file__).resolve().parents[2]
 SD_SCRIPTS = ROOT / "vendor" / "sd-scripts"
 TRAINER_PYTHON = SD_SCRIPTS / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+#: a trainer venv made elsewhere (the same variable as the real-parser doctor test); used as is
+TRAINER_PYTHON_VARIABLE = "BRACKET_TEST_TRAINER_PYTHON"
 BUILD_SCRIPT = Path(__file__).with_name("build_random_sdxl.py")
 #: what a run needs at peak (measured ~14.5 GB) plus room for this process
 MEMORY_NEEDED_GB = 16
 SAMPLE_NAME = re.compile(r"^bracket_(e\d{6}|\d{6})_(\d{2})_\d{14}_(\d+)\.png$")
-PROBE = "import accelerate, torchvision.ops, library.train_util"
+PROBE = "import accelerate, bitsandbytes, torchvision.ops, library.train_util"
 
 pytestmark = pytest.mark.slow
 
@@ -78,16 +80,24 @@ def _tail(log: Path, chars: int = 4000) -> str:
 
 @pytest.fixture(scope="session")
 def trainer_python(tmp_path_factory) -> Path:
-    """The sd-scripts venv, made by ``./install.sh --trainers`` (sd-scripts only) when missing."""
+    """The sd-scripts venv: ``$BRACKET_TEST_TRAINER_PYTHON`` when set (checked, never changed),
+    else ``vendor/sd-scripts/.venv``, made by ``./install.sh --trainers`` (sd-scripts only) when
+    missing. The probe runs outside the checkout: the cache tools need ``library`` installed."""
     reason = _skip_reason()
     if reason:
         pytest.skip(reason)
-    log = tmp_path_factory.mktemp("trainer-venv") / "install.log"
-    if not TRAINER_PYTHON.is_file() or _run_logged([str(TRAINER_PYTHON), "-c", PROBE], log, cwd=SD_SCRIPTS,
+    folder = tmp_path_factory.mktemp("trainer-venv")
+    log = folder / "install.log"
+    given = os.environ.get(TRAINER_PYTHON_VARIABLE, "").strip()
+    if given:
+        code = _run_logged([given, "-c", PROBE], log, cwd=folder, timeout=300)
+        assert code == 0, f"{TRAINER_PYTHON_VARIABLE}={given} lacks sd-scripts' requirements:\n{_tail(log)}"
+        return Path(given)
+    if not TRAINER_PYTHON.is_file() or _run_logged([str(TRAINER_PYTHON), "-c", PROBE], log, cwd=folder,
                                                    timeout=300):
         env = dict(os.environ, TRAINER_VENVS="sd-scripts")
         _run_logged(["bash", str(ROOT / "install.sh"), "--trainers"], log, cwd=ROOT, env=env, timeout=3600)
-        code = _run_logged([str(TRAINER_PYTHON), "-c", PROBE], log, cwd=SD_SCRIPTS, timeout=300)
+        code = _run_logged([str(TRAINER_PYTHON), "-c", PROBE], log, cwd=folder, timeout=300)
         assert code == 0, f"the sd-scripts venv does not work after ./install.sh --trainers:\n{_tail(log)}"
     return TRAINER_PYTHON
 
@@ -145,7 +155,7 @@ def test_sdxl_lora_search_for_real(random_sdxl, trainer_python, tmp_path):
     log = tmp_path / "bracket.log"
     fields = {"model_path": random_sdxl["model"], "tokenizer_cache_dir": random_sdxl["tokenizers"],
               "dataset": data, "resolution": 256, "sd_scripts_dir": SD_SCRIPTS, "trainer_python": trainer_python,
-              "vram_gb": 24}
+              "vram_gb": 24, "device": "cpu"}
     sets = [word for name, value in fields.items() for word in ("--set", f"{name}={value}")]
     code = _bracket(["run", "--preset", "sdxl-lora", *sets, "--budget", "2", "--steps", "2", "--sample-every", "2",
                      "--name", "e2e", "--quiet", "--prompts", "a red square --d 1 --s 2\na blue circle --d 2 --s 2"],
@@ -194,6 +204,7 @@ def test_sdxl_lora_search_for_real(random_sdxl, trainer_python, tmp_path):
     export = folder / "export" / "baseline-2steps"
     script = (export / "train.sh").read_text(encoding="utf-8")
     assert "export HF_HUB_OFFLINE=1" in script and "--skip_cache_check" in script
+    assert "--mixed_precision no" in script and "--mixed_precision bf16" not in script  # device=cpu: fp32
     rerun_log = tmp_path / "rerun.log"
     assert _run_logged(["bash", str(export / "train.sh")], rerun_log, cwd=tmp_path, timeout=1800) == 0, \
         _tail(rerun_log)
