@@ -59,8 +59,10 @@ pytestmark = pytest.mark.slow
 
 def _skip_reason() -> str:
     if not (SD_SCRIPTS / "sdxl_train_network.py").is_file():
-        return ("vendor/sd-scripts is not checked out: sd-scripts is not on PyPI, and this machine cannot fetch "
-                "it from GitHub (git submodule update --init vendor/sd-scripts)")
+        return ("vendor/sd-scripts is not checked out, and no package registry carries the pinned sd-scripts "
+                "(PyPI has none). To run this test: git submodule update --init vendor/sd-scripts, then "
+                f"pytest -m slow {Path(__file__).relative_to(ROOT).as_posix()} (the test makes the trainer venv "
+                f"with ./install.sh --trainers, or uses ${TRAINER_PYTHON_VARIABLE}; ~{MEMORY_NEEDED_GB} GB free memory)")
     available = psutil.virtual_memory().available / 1024**3
     if available < MEMORY_NEEDED_GB:
         return f"a real SDXL run needs ~{MEMORY_NEEDED_GB} GB of free memory; {available:.1f} GB are free"
