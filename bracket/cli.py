@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("path", type=Path)
     resume.add_argument("--storage")
     resume.add_argument("--quiet", action="store_true")
+    resume.add_argument("--more-runs", type=int, default=None, metavar="N",
+                        help="give a stopped or finished search N more runs of the search, then resume it")
 
     doctor = sub.add_parser("doctor", help="check a preset's trainer, models and command before spending GPU time")
     doctor.add_argument("--preset", required=True)

@@ -219,6 +219,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_resume(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
+    if getattr(args, "more_runs", None) is not None:  # +N runs (bracket.session.extend), as in the app
+        from bracket.session.extend import extend_budget
+
+        try:
+            extend_budget(session, args.more_runs)
+        finally:
+            session.store.close()
+        session = Session.open(args.path, storage_url=args.storage)
     print(f"resuming session {session.name}: {session.settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
     return _finish(session, _watch(session, quiet=args.quiet))

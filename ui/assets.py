@@ -4,7 +4,11 @@ Both are given to ``launch(css=..., head=...)``. The script uses event delegatio
 document, so it keeps working when Gradio replaces the grid's HTML:
 
 * a click on a grid cell opens it full size in a lightbox; ←/→ move between runs (columns),
-  ↑/↓ between prompts (rows), Esc or a click outside closes it;
+  ↑/↓ between prompts (rows), Esc or a click outside closes it; PageUp/PageDown walk the
+  saved steps of that run and prompt (the grid's ``data-steps``), and ←/→ keep that step;
+* in the steps × prompts stack, PageUp/PageDown switch runs (in the lightbox at the same
+  prompt and step; else with the focus on the stack); a click on an A/B flicker picture
+  holds it, another lets it flicker again;
 * a reload returns to the tab you were on (its name is kept in ``localStorage``);
 * in *pairwise mode* only — its checkbox (``#bk-pair-mode``) ticked and the keyboard focus
   inside the pairwise panel (``#bk-pair-zone``) — 1 / ← picks the left sample, 2 / → the
@@ -39,6 +43,19 @@ table.bk-grid thead th { font-size: 0.85em; white-space: normal; max-width: 200p
 #bk-lightbox .bk-lb-caption { color: #eee; margin-top: 8px; font-size: 0.9em; }
 #bk-lightbox .bk-lb-close { position: absolute; top: 12px; right: 18px; font-size: 28px; color: #eee;
   background: none; border: none; cursor: pointer; }
+.bk-stack:focus-within, .bk-stack:focus { outline: 2px solid var(--color-accent, #f97316); outline-offset: 4px; }
+.bk-layer-title { font-weight: bold; margin: 4px 0; }
+.bk-layer-title span { font-weight: normal; font-size: 0.85em; color: #888; }
+.bk-flicker { position: relative; width: 384px; height: 384px; cursor: pointer; }
+.bk-flicker img { position: absolute; inset: 0; width: 384px; height: 384px; object-fit: contain; background: #111;
+  border-radius: 4px; }
+.bk-flicker .bk-tag { position: absolute; left: 6px; top: 6px; background: rgba(0,0,0,0.7); color: #fff;
+  padding: 1px 6px; border-radius: 4px; font-size: 0.8em; }
+.bk-flicker .bk-b { animation: bk-flick-b 1.2s steps(1, end) infinite; }
+.bk-flicker span.bk-a { animation: bk-flick-a 1.2s steps(1, end) infinite; }
+.bk-flicker.bk-hold .bk-b, .bk-flicker.bk-hold span.bk-a { animation-play-state: paused; }
+@keyframes bk-flick-b { 0% { opacity: 0; } 50% { opacity: 1; } }
+@keyframes bk-flick-a { 0% { opacity: 1; } 50% { opacity: 0; } }
 """
 
 HEAD = """
@@ -81,6 +98,7 @@ HEAD = """
     media.appendChild(el);
     b.querySelector('.bk-lb-caption').textContent = cell.dataset.caption || '';
     b.classList.add('open');
+    if (window.bracketLightbox && window.bracketLightbox.afterShow) window.bracketLightbox.afterShow(cell);
     return true;
   }
   function close() {
@@ -136,6 +154,84 @@ HEAD = """
                   ArrowRight: 'bk-pair-right', '3': 'bk-pair-tie', ArrowDown: 'bk-pair-tie' };
     const button = ids[e.key] && document.getElementById(ids[e.key]);
     if (button && !button.disabled) { e.preventDefault(); button.click(); button.focus(); }
+  });
+})();
+(() => {
+  // the runs x prompts grid: PageUp/PageDown in the lightbox walk the steps of the cell's run and
+  // prompt (from the grid's data-steps); arrow keys to another cell keep the step chosen so
+  const lb = window.bracketLightbox;
+  function stepsOf(grid, row, col) {
+    const wrap = grid && grid.closest('.bk-steps-wrap');
+    if (!wrap) return null;
+    try { return JSON.parse(wrap.dataset.steps)[`${row},${col}`] || []; } catch (err) { return []; }
+  }
+  function showStep(cell, entry) {
+    const box = document.getElementById('bk-lightbox');
+    const media = box.querySelector('.bk-lb-media img, .bk-lb-media video');
+    if (!media || !entry) return;
+    media.src = entry[1];
+    box.querySelector('.bk-lb-caption').textContent = (cell.dataset.caption || '') + ` · step ${entry[0]}`;
+  }
+  lb.afterShow = (cell) => {
+    const list = stepsOf(lb.state.grid, lb.state.row, lb.state.col);
+    if (!list || lb.state.step === undefined) return;
+    const entry = list.find((s) => s[0] === lb.state.step);
+    if (entry) showStep(cell, entry);
+  };
+  document.addEventListener('click', (e) => {  // a click opens a cell at the grid's own step
+    if (e.target.closest && e.target.closest('.bk-grid .bk-cell[data-full]')) lb.state.step = undefined;
+  }, true);
+  document.addEventListener('keydown', (e) => {
+    if (e.key !== 'PageUp' && e.key !== 'PageDown') return;
+    const box = document.getElementById('bk-lightbox');
+    if (!box || !box.classList.contains('open') || !lb.state.grid || lb.state.grid.closest('.bk-layer')) return;
+    const list = stepsOf(lb.state.grid, lb.state.row, lb.state.col);
+    if (!list || !list.length) return;
+    e.preventDefault();
+    const current = lb.state.step !== undefined ? lb.state.step : +lb.state.grid.dataset.step;
+    let index = list.findIndex((s) => s[0] === current);
+    if (index < 0) index = list.findIndex((s) => s[0] > current) - 1;
+    const next = list[Math.max(0, Math.min(list.length - 1, index + (e.key === 'PageDown' ? 1 : -1)))];
+    lb.state.step = next[0];
+    const cell = lb.state.grid.querySelector(`.bk-cell[data-row="${lb.state.row}"][data-col="${lb.state.col}"]`);
+    showStep(cell || { dataset: {} }, next);
+  });
+})();
+(() => {
+  // the steps x prompts stack: PageUp/PageDown switch runs (in the lightbox: same prompt and step)
+  function layerOf(el) { return el && el.closest && el.closest('.bk-layer'); }
+  function turn(stack, layer, delta) {
+    const layers = [...stack.querySelectorAll(':scope > .bk-layer')];
+    const next = layers[(layers.indexOf(layer) + delta + layers.length) % layers.length];
+    layers.forEach((l) => { l.style.display = l === next ? '' : 'none'; });
+    return next;
+  }
+  document.addEventListener('keydown', (e) => {
+    if (e.key !== 'PageUp' && e.key !== 'PageDown') return;
+    const delta = e.key === 'PageDown' ? 1 : -1;
+    const lb = window.bracketLightbox;
+    const box = document.getElementById('bk-lightbox');
+    if (lb && box && box.classList.contains('open') && lb.state.grid && layerOf(lb.state.grid)) {
+      const layer = layerOf(lb.state.grid);
+      const next = turn(layer.parentElement, layer, delta);
+      const grid = next.querySelector('table.bk-grid');
+      if (grid) lb.show(grid, lb.state.row, lb.state.col);
+      e.preventDefault();
+      return;
+    }
+    const stack = document.activeElement && document.activeElement.closest &&
+      document.activeElement.closest('.bk-stack');
+    if (!stack) return;
+    const layer = [...stack.querySelectorAll(':scope > .bk-layer')].find((l) => l.style.display !== 'none');
+    if (layer) { turn(stack, layer, delta); e.preventDefault(); }
+  });
+  document.addEventListener('mousedown', (e) => {  // a click on the stack gives it the focus (for the keys)
+    const stack = e.target.closest && e.target.closest('.bk-stack');
+    if (stack) setTimeout(() => { if (!stack.contains(document.activeElement)) stack.focus(); }, 0);
+  });
+  document.addEventListener('click', (e) => {  // A/B flicker: a click holds the picture, another lets it go
+    const cell = e.target.closest && e.target.closest('.bk-flicker');
+    if (cell) cell.classList.toggle('bk-hold');
   });
 })();
 </script>

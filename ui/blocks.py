@@ -41,9 +41,12 @@ def build_app(manager: SessionManager) -> gr.Blocks:
                 results_parts = results_tab.build(manager)
         demo.load(functools.partial(setup_tab.on_load, manager), [setup["preset"], setup["budget"]],
                   [setup["notes"], setup["fields_state"], setup["preflight"], setup["sessions"],
-                   setup["estimate"], setup["warm_from"]], **PRIVATE)
+                   setup["estimate"], setup["warm_from"]], **PRIVATE).then(
+            setup["reflect"], None, setup["form_outputs"], **PRIVATE).then(  # the form shows the open session
+            setup["space_preview"], setup["space_inputs"], setup["space_outputs"], **PRIVATE)
         compare.select(compare_parts["refresh"], None, compare_parts["runs"], **PRIVATE)
         results.select(results_parts["refresh"], None, results_parts["outputs"], **PRIVATE)
+        results.select(results_parts["refresh_more"], None, results_parts["more"], **PRIVATE)
     for function in demo.fns.values():
         # gr.render registers its own re-render trigger as "undocumented" (callable by name); no
         # endpoint of this app is an API, so make those private too.

@@ -3,8 +3,8 @@
 The grid (rows = prompts, columns = runs, every cell the same prompt and seed) comes from
 ``SessionManager.compare_grid`` as paths — thumbnails written once, full-size PNGs for the
 lightbox — and is drawn as HTML (``ui.render.grid_html``); clicking a cell opens the
-lightbox of ``ui.assets`` (←/→ runs, ↑/↓ prompts). A step slider moves through every saved
-step. Ratings (1–10, per run or per prompt) are saved the moment they are clicked. The
+lightbox of ``ui.assets`` (←/→ runs, ↑/↓ prompts, PageUp/PageDown the saved steps of that
+run and prompt). A step slider moves through every saved step. Ratings (1–10, per run or per prompt) are saved the moment they are clicked. The
 blind pairwise panel shows two runs without names in random order (pairs from the human
 judge's ``next_pairs``). Keys vote only in *pairwise mode* — its checkbox ticked and the
 focus inside the pairwise panel — so arrow keys elsewhere scroll and never record a blind
@@ -12,6 +12,10 @@ vote; "Undo last vote" takes the newest choice back.
 
 Rating widgets belong to a run: each shows that run's stored whole-run rating (or none), its
 label says rated or unrated, and both are redrawn after every rating.
+
+Below the grid (``ui.compare_views``): **Steps × prompts** shows each picked run's samples
+at every saved step (one run at a time; PageUp/PageDown switch runs), and **A/B flicker**
+alternates two runs' samples of each prompt in one place at the slider's step.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ import gradio as gr
 
 from bracket.errors import BracketError
 from bracket.session.manager import SessionManager
+from bracket.session import views
 from ui.common import PRIVATE, QUIET, inline_errors
+from ui.compare_views import NO_FLICKER, NO_MATRIX, flicker_html, progression_html, with_steps
 from ui.render import grid_html
 
 MIN_RUNS, MAX_RUNS = 2, 8
@@ -39,8 +45,35 @@ def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
             for run in manager.scorable_runs()]
 
 
-def refresh_runs(manager: SessionManager) -> tuple[Any, Any]:
-    return gr.Dropdown(choices=run_choices(manager)), gr.Dropdown(choices=[""] + sort_choices(manager))
+def refresh_runs(manager: SessionManager) -> tuple[Any, Any, Any, Any]:
+    """The runs list, the sort keys and the A/B flicker's two run lists."""
+    choices = run_choices(manager)
+    return (gr.Dropdown(choices=choices), gr.Dropdown(choices=[""] + sort_choices(manager)),
+            gr.Dropdown(choices=choices), gr.Dropdown(choices=choices))
+
+
+@inline_errors(2, at=1)
+def show_progression(manager: SessionManager, picked: list[int] | None, shown: list[int] | None) -> tuple[str, str]:
+    """(steps × prompts stack of the picked runs — else of the shown ones, message)."""
+    ids = [int(i) for i in (picked or shown or [])][:MAX_RUNS]
+    if not ids:
+        raise BracketError("Pick runs in the list (or show a grid) first, then press 'Steps × prompts'.")
+    labels = dict((value, label) for label, value in run_choices(manager))
+    grids = views.progressions(manager, ids)
+    return progression_html(grids, [labels.get(i, f"#{i}") for i in ids]), ""
+
+
+@inline_errors(2, at=1)
+def show_flicker(manager: SessionManager, a: Any, b: Any, step: Any, shown: list[int] | None = None
+                 ) -> tuple[str, str]:
+    """(A/B flicker of runs ``a`` and ``b`` at the step slider's step while a grid is shown,
+    else at the last step both reached; message)."""
+    if a in (None, "") or b in (None, "") or int(a) == int(b):
+        raise BracketError("Pick two different runs as A and B for the flicker.")
+    ids = [int(a), int(b)]
+    grid = manager.compare_grid(ids, None if not shown or step in (None, "") else int(float(step)))
+    labels = dict((value, label.split(" · ")[0]) for label, value in run_choices(manager))
+    return flicker_html(grid, (labels.get(ids[0], f"#{ids[0]}"), labels.get(ids[1], f"#{ids[1]}"))), ""
 
 
 def _slider(steps: list[int], step: int | None) -> Any:
@@ -102,7 +135,8 @@ def _grid(manager: SessionManager, ids: list[int], step: int | None) -> Any:
 
     titles = [f"{c.label} · {rating_mark(ratings, i)}" + "".join(f" · {k}={shown(c.params.get(k))}" for k in keys)
               for c, i in zip(grid.columns, ids)]
-    return grid, grid_html(grid, titles=titles)
+    by_id = {r["id"]: r for r in manager.scorable_runs()}  # every step of each cell, for PageUp/PageDown
+    return grid, with_steps(grid_html(grid, titles=titles), [by_id.get(i, {}) for i in ids], manager.runs_dir)
 
 
 @inline_errors(5, at=4)
@@ -230,6 +264,16 @@ def build(manager: SessionManager) -> dict[str, Any]:
                 radio.input(functools.partial(rate, manager, run_id), [radio, scope, step], rated_md,
                             key=f"rate-input-{run_id}", **QUIET)
 
+    with gr.Accordion("Steps × prompts and A/B flicker", open=True):
+        with gr.Row():
+            matrix_btn = gr.Button("Steps × prompts of the picked runs", elem_id="bk-progression-btn", scale=1)
+            flicker_a = gr.Dropdown(choices=[], label="A", elem_id="bk-flicker-a", scale=2)
+            flicker_b = gr.Dropdown(choices=[], label="B", elem_id="bk-flicker-b", scale=2)
+            flicker_btn = gr.Button("A/B flicker", elem_id="bk-flicker-btn", scale=1)
+        views_md = gr.Markdown(elem_id="bk-views-msg")
+        matrix = gr.HTML(NO_MATRIX, elem_id="bk-progression-box")
+        flicker = gr.HTML(NO_FLICKER, elem_id="bk-flicker-box")
+
     gr.Markdown("### Blind pairwise (configs hidden, order random)")
     with gr.Column(elem_id="bk-pair-zone"):
         with gr.Row():
@@ -248,7 +292,11 @@ def build(manager: SessionManager) -> dict[str, Any]:
     show_btn.click(functools.partial(show_sorted, manager), [runs_dd, sort_dd], grid_outputs, **PRIVATE)
     sort_dd.input(functools.partial(show_sorted, manager), [shown, sort_dd], grid_outputs, **PRIVATE)
     unrated_btn.click(functools.partial(next_unrated, manager), [count], [runs_dd, *grid_outputs], **PRIVATE)
-    refresh_btn.click(functools.partial(refresh_runs, manager), None, [runs_dd, sort_dd], **PRIVATE)
+    refresh_btn.click(functools.partial(refresh_runs, manager), None, [runs_dd, sort_dd, flicker_a, flicker_b],
+                      **PRIVATE)
+    matrix_btn.click(functools.partial(show_progression, manager), [runs_dd, shown], [matrix, views_md], **PRIVATE)
+    flicker_btn.click(functools.partial(show_flicker, manager), [flicker_a, flicker_b, step, shown],
+                      [flicker, views_md], **PRIVATE)
     step.release(functools.partial(change_step, manager), [shown, step], [grid, compare_md], **PRIVATE)
     pair_outputs = [pair, pair_html, left_btn, right_btn, tie_btn]
     pair_btn.click(functools.partial(next_pair, manager), None, pair_outputs, **PRIVATE)
@@ -258,7 +306,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     undo_btn.click(functools.partial(undo_vote, manager), None, [pair_md, *pair_outputs], concurrency_id="scoring",
                    **QUIET)
     del mode  # read by the page script only (ui.assets)
-    return {"runs": [runs_dd, sort_dd], "refresh": functools.partial(refresh_runs, manager)}
+    return {"runs": [runs_dd, sort_dd, flicker_a, flicker_b], "refresh": functools.partial(refresh_runs, manager)}
 
 
 def _empty_grid() -> Any:

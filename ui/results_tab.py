@@ -5,6 +5,11 @@ answer as ``status``, the report and ``export``): ``SessionManager.leaderboard``
 per stage, mean ± confidence interval per config, the raw figures behind each score),
 ``winner_export`` (the winner's trainer command at its own step count, and JSON/TOML files
 under the session folder), ``param_importance``, ``score_history`` and ``report_markdown``. The tab refreshes when it is opened and on demand.
+
+Also: "+N runs" gives a stopped or finished search more runs and resumes it
+(``SessionManager.extend``); the session's search space as a table (``bracket.session.space_table``);
+Optuna's parallel-coordinate and slice plots of the configs against their current scores
+(``bracket.session.config_plots``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.session import views
 from bracket.session.manager import SessionManager
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
@@ -63,6 +69,30 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
     return (leaderboard_frame(boards), winner, command, files, history_figure(history) if history else None,
             importance_figure(importances) if importances else None, report, manager.dashboard_command(),
             gr.Dropdown(choices=choices, value=selected, multiselect=True), step_figure(search.top(3) if search else []))
+
+
+def refresh_more(manager: SessionManager) -> tuple[Any, Any, Any]:
+    """(search-space table, parallel-coordinate plot, slice plot) of the open session."""
+    if manager.session is None:
+        return None, None, None
+    import pandas as pd
+
+    from bracket.session.space_table import COLUMNS
+
+    parallel, slices = views.config_figures(manager)
+    return pd.DataFrame(views.space_table(manager), columns=list(COLUMNS)), parallel, slices
+
+
+@inline_errors(1)
+def extend(manager: SessionManager, more: Any) -> str:
+    """``+N runs``: more runs for the open search, which resumes at once."""
+    try:
+        count = int(more)
+    except (TypeError, ValueError):
+        raise BracketError(f"+N runs must be a whole number, got {more!r}.") from None
+    session = manager.extend(count)
+    return (f"Added {count} runs: {session.settings.plan()}. The search resumed — watch it on the Search tab, "
+            "then press Refresh here.")
 
 
 def served_link(manager: SessionManager, path: Path, text: str) -> str:
@@ -140,6 +170,11 @@ def build(manager: SessionManager) -> dict[str, Any]:
         finals_btn = gr.Button("Run finals", elem_id="bk-finals", scale=1)
         promote_btn = gr.Button("Promote winner", elem_id="bk-promote", scale=1)
         export_btn = gr.Button("Export train.sh", elem_id="bk-export", scale=1)
+    with gr.Row():
+        more_runs = gr.Number(4, label="+N runs: give the stopped or finished search N more runs (it resumes)",
+                              precision=0, minimum=1, elem_id="bk-more-runs", scale=2)
+        extend_btn = gr.Button("+N runs", elem_id="bk-extend", scale=1)
+    extend_md = gr.Markdown(elem_id="bk-extend-msg")
     job_md = gr.Markdown(elem_id="bk-job")
     export_md = gr.Markdown(elem_id="bk-export-msg")
     board = gr.Dataframe(label="Leaderboard per stage (lower score is better; stages are scored apart)", interactive=False, wrap=False,
@@ -158,11 +193,20 @@ def build(manager: SessionManager) -> dict[str, Any]:
     with gr.Row():
         history = gr.Plot(label="Score history")
         importance = gr.Plot(label="Parameter importance")
+    with gr.Row():
+        parallel = gr.Plot(label="Configs vs score: parallel coordinates (Optuna)", elem_id="bk-parallel")
+        slices = gr.Plot(label="Each knob vs score: slice plot (Optuna)", elem_id="bk-slice")
+    space = gr.Dataframe(label="Search space of this session (narrowed by its bounds)", interactive=False,
+                         wrap=True, elem_id="bk-space-results")
     dashboard = gr.Code(label="Open the study in optuna-dashboard", language="shell", interactive=False)
     report = gr.Markdown(elem_id="bk-report")
     outputs = [board, verdict, command, files, history, importance, report, dashboard, runs_dd, steps_plot]
     refresh_fn = functools.partial(refresh, manager)
     refresh_btn.click(refresh_fn, None, outputs, **PRIVATE)
+    more_fn = functools.partial(refresh_more, manager)
+    refresh_btn.click(more_fn, None, [space, parallel, slices], **PRIVATE)
+    extend_btn.click(functools.partial(extend, manager), more_runs, extend_md, concurrency_id="session-control",
+                     **QUIET)
     overlay_fn = functools.partial(overlay, manager)
     runs_dd.change(overlay_fn, [runs_dd, smoothing], overlay_plot, **PRIVATE)
     smoothing.release(overlay_fn, [runs_dd, smoothing], overlay_plot, **PRIVATE)
@@ -171,4 +215,4 @@ def build(manager: SessionManager) -> dict[str, Any]:
                      concurrency_id="session-control", **QUIET)
     export_btn.click(functools.partial(export, manager), job_steps, export_md, **QUIET)
     gr.Timer(2.0).tick(functools.partial(job_progress, manager), None, job_md, **QUIET)
-    return {"refresh": refresh_fn, "outputs": outputs}
+    return {"refresh": refresh_fn, "outputs": outputs, "refresh_more": more_fn, "more": [space, parallel, slices]}

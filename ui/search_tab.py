@@ -7,6 +7,10 @@ nothing flickers and an idle search costs almost nothing to watch. The manager r
 its snapshot only when the store's change marker moves, and builds the table page and the
 loss chart once per change for all open tabs (``SessionManager.memo``). The table shows
 ``PAGE_ROWS`` trials a page, newest first page.
+
+"Why this suggestion?" explains the newest proposed config (or one picked from the list):
+baseline, curated, warm start, learning-rate bracket or TPE, and for TPE the finished
+configs it resembles and what it changed (``bracket.session.suggestion_reason``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 import gradio as gr
 
 from bracket.errors import BracketError
+from bracket.session import views
 from bracket.session.manager import SessionManager
 from ui.common import QUIET, inline_errors
 from ui.render import fingerprint, loss_figure, progress_html, runs_frame, status_markdown
@@ -128,6 +133,17 @@ def toggle_pause(manager: SessionManager) -> str:
     return "Paused: a run in progress finishes, then the search waits until you press Resume."
 
 
+@inline_errors(2, at=1)
+def why(manager: SessionManager, config_id: Any = None) -> tuple[Any, str]:
+    """(the configs to ask about, why the picked one — default the newest — was proposed)."""
+    choices = views.config_choices(manager)
+    if not choices:
+        raise BracketError("No config has been proposed yet.")
+    chosen = int(config_id) if config_id not in (None, "") else choices[0][1]
+    reason = views.suggestion(manager, chosen)
+    return gr.Dropdown(choices=choices, value=chosen), reason.text() if reason else ""
+
+
 def build(manager: SessionManager) -> dict[str, Any]:
     sent = gr.State({})
     with gr.Row():
@@ -148,6 +164,13 @@ def build(manager: SessionManager) -> dict[str, Any]:
     table = gr.Dataframe(label="Trials", interactive=False, wrap=False, max_height=420, elem_id="bk-trials")
     page = gr.Number(value=1, precision=0, minimum=1, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
                      elem_id="bk-trials-page")
+    with gr.Accordion("Why this suggestion", open=False, elem_id="bk-why-acc"):
+        with gr.Row():
+            why_dd = gr.Dropdown(choices=[], label="Config (newest first)", elem_id="bk-why-config", scale=3)
+            why_btn = gr.Button("Why this suggestion?", elem_id="bk-why", scale=1)
+        why_md = gr.Markdown(elem_id="bk-why-text")
+    why_btn.click(functools.partial(why, manager), None, [why_dd, why_md], **QUIET)
+    why_dd.input(functools.partial(why, manager), why_dd, [why_dd, why_md], **QUIET)
     timer = gr.Timer(1.0)
     outputs = [status_md, progress, plot, log, table, start_btn, stop_btn, stop_after_btn, pause_btn, sent]
     poll_fn = functools.partial(poll, manager)

@@ -5,11 +5,19 @@ checked as it changes (``bracket.fields.problem_with_value``) with the message b
 and the dataset field runs the dataset pre-flight. The search settings become a
 ``SearchSettings`` through ``bracket.session.forms``; the budget box shows the plan
 (``= N configs × K seeds``). Everything is checked by the engine before anything starts.
+
+The search-space table shows every knob of the preset — searched or fixed, its range or
+choices, narrowed by the LR and batch-size boxes through the one bounds parser
+(``bracket.session.space_table``) — before Start. The form reflects the open session (after
+a reload, in a second browser tab, after Open or Resume: ``bracket.session.form_values``),
+and "Clone settings" fills it from the picked past session, so Start makes a new session
+with the same search.
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any
 
 import gradio as gr
@@ -20,10 +28,12 @@ from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.fields import merge_with_defaults, problem_with_value
 from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
+from bracket.session import views
 from bracket.session.forms import plan_text, settings_from_form
 from bracket.session.manager import SessionManager
 from bracket.session.past import past_sessions
 from ui.common import PRIVATE, QUIET, inline_errors
+from ui.setup_space import space_preview
 from ui.render import format_duration
 
 DEFAULTS = SearchSettings()
@@ -76,10 +86,19 @@ def search_defaults(preset_id: str) -> dict[str, int]:
     return values
 
 
-def on_preset(preset_id: str) -> tuple[str, dict[str, str], str, int, int]:
-    fields = field_defaults(preset_id)
+def _loaded(loaded: dict[str, Any] | None, preset_id: str) -> dict[str, Any]:
+    """The session values the form was filled from, when they are of ``preset_id`` (else {})."""
+    return loaded if loaded and loaded.get("preset_id") == preset_id else {}
+
+
+def on_preset(preset_id: str, loaded: dict[str, Any] | None = None) -> tuple[str, dict[str, str], str, int, int]:
+    """Notes, fields, pre-flight, budget and steps of ``preset_id``: its defaults, or the values
+    of the session the form was filled from (``loaded``) when it is of this preset."""
+    values = _loaded(loaded, preset_id)
+    fields = {**field_defaults(preset_id), **values.get("fields", {})}
     start = search_defaults(preset_id)
-    return preset_notes(preset_id), fields, preflight_text(preset_id, fields), start["budget"], start["steps"]
+    budget, steps = values.get("budget", start["budget"]), values.get("steps", start["steps"])
+    return preset_notes(preset_id), fields, preflight_text(preset_id, fields), budget, steps
 
 
 def on_field(preset_id: str, name: str, value: Any, fields: dict[str, str]) -> tuple[str, dict[str, str], Any]:
@@ -109,15 +128,64 @@ def session_choices(manager: SessionManager) -> list[tuple[str, str]]:
     return [(info.label, str(info.folder)) for info in manager.list_sessions()]
 
 
-def past_choices(manager: SessionManager, preset_id: str | None) -> Any:
-    """Earlier sessions of this preset, with their dates and best scores, to warm-start from."""
+def past_choices(manager: SessionManager, preset_id: str | None, loaded: dict[str, Any] | None = None) -> Any:
+    """Earlier sessions of this preset, with their dates and best scores, to warm-start from
+    (picked: those of the session the form was filled from)."""
     found = past_sessions(manager.runs_dir, preset_id) if preset_id else []
-    return gr.Dropdown(choices=[(s.label, str(s.folder)) for s in found], value=None)
+    choices = [(s.label, str(s.folder)) for s in found]
+    wanted = [f for f in _loaded(loaded, preset_id or "").get("warm_start_from", []) if f in {c[1] for c in choices}]
+    return gr.Dropdown(choices=choices, value=wanted or None)
 
 
 def refresh_sessions(manager: SessionManager) -> Any:
     choices = session_choices(manager)
     return gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
+
+
+#: how many outputs ``fill_form`` has besides the weights (see ``build``)
+FORM_OUTPUTS = 20
+
+
+def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> tuple[Any, ...]:
+    """Every form output set from session ``values`` (``bracket.session.form_values``)."""
+    loaded = {**values, "nonce": time.time_ns()}
+    preset_id = values["preset_id"]
+    weights = [values["weights"].get(name, 0.0) for name in JUDGE_NAMES]
+    fields = {**field_defaults(preset_id), **values["fields"]}
+    notes, _, preflight, *_ = on_preset(preset_id, loaded)
+    return (preset_id, loaded, fields, notes, preflight, values["budget"], values["seeds"], values["steps"],
+            values["sample_every"], values["algorithm"], values["lr_bracket"], values["confirm"],
+            values["validation"], values["prompts"], values["lr_min"], values["lr_max"], values["batch_sizes"],
+            values["vlm_base_url"], values["vlm_model"], values["other_bounds"], *weights,
+            past_choices(manager, preset_id, loaded), "",
+            message)
+
+
+def _skips(count: int, message: Any = None) -> tuple[Any, ...]:
+    return (*[gr.skip()] * (count - 1), gr.skip() if message is None else message)
+
+
+def reflect_open(manager: SessionManager) -> tuple[Any, ...]:
+    """The form filled with the open session's settings (nothing changes when none is open)."""
+    count = FORM_OUTPUTS + len(JUDGE_NAMES) + 3
+    if manager.session is None:
+        return _skips(count)
+    values = views.setup_values(manager)
+    return fill_form(manager, values, f"The form shows the settings of **{values['source']}** (the open session). "
+                                      "*Start search* starts a new session with them; change what you want first.")
+
+
+def clone_settings(manager: SessionManager, folder: str | None) -> tuple[Any, ...]:
+    """The form filled with the picked past session's settings, to start a new session from them."""
+    count = FORM_OUTPUTS + len(JUDGE_NAMES) + 3
+    if not folder:
+        return _skips(count, "⚠ Pick a past session from the list first, then press Clone settings.")
+    try:
+        values = views.setup_values(manager, folder)
+    except (BracketError, ValueError, TypeError, KeyError) as error:  # a damaged session says why
+        return _skips(count, f"⚠ {error}")
+    return fill_form(manager, values, f"Cloned the settings of **{values['source']}**: name the new session "
+                                      "(optional), change what you want, press *Start search*.")
 
 
 @inline_errors(3)
@@ -130,14 +198,15 @@ def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str]
     lr_bracket = bool(options[0]) if options else True
     warm_from = list(options[1] or []) if len(options) > 1 else []
     confirm = options[2] if len(options) > 2 else None
-    validation = bool(options[3]) if len(options) > 3 else True  # the form's last input
+    validation = bool(options[3]) if len(options) > 3 else True
+    other_bounds = str(options[4] or "") if len(options) > 4 else ""  # the form's last input
     if not preset_id:
         raise BracketError("Pick a preset first.")
     settings = settings_from_form(
         budget=budget, steps=steps, seeds=seeds, prompts=prompts, sample_every=sample_every, algorithm=algorithm,
         lr_min=lr_min, lr_max=lr_max, batch_sizes=batch_sizes, weights=weights, vlm_base_url=vlm_url,
         vlm_model=vlm_model, vlm_api_key=vlm_key, lr_bracket=lr_bracket, warm_start_from=warm_from,
-        confirm=confirm, validation=validation)
+        confirm=confirm, validation=validation, other_bounds=other_bounds)
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
@@ -176,33 +245,39 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
                 refresh_btn = gr.Button("Refresh list", size="sm")
                 open_btn = gr.Button("Open", size="sm")
                 resume_btn = gr.Button("Resume", size="sm", variant="secondary")
+                clone_btn = gr.Button("Clone settings", size="sm", elem_id="bk-clone")
+    form_md = gr.Markdown(elem_id="bk-form-source")
+    loaded_state = gr.State({})
     gr.Markdown("### Preset fields")
     preflight_md = gr.Markdown(elem_id="bk-preflight", render=False)
 
-    @gr.render(inputs=[preset_dd])
-    def render_fields(preset_id: str) -> None:
+    @gr.render(inputs=[preset_dd, loaded_state])
+    def render_fields(preset_id: str, loaded: dict[str, Any]) -> None:
         if not preset_id:
             return
+        values = _loaded(loaded, preset_id)
+        nonce = values.get("nonce", 0)  # a new key per fill: Gradio keeps a keyed box's old value otherwise
         for spec in get_preset(preset_id).fields:
             default = spec.resolved_default()
-            with gr.Row(key=f"row-{preset_id}-{spec.name}", equal_height=True):
+            shown = str(values.get("fields", {}).get(spec.name, default))
+            with gr.Row(key=f"row-{preset_id}-{spec.name}-{nonce}", equal_height=True):
                 if spec.executable and not manager.allow_custom_executables:
                     # only the configured program; the engine refuses any other value too
                     box = gr.Dropdown([default], value=default, label=spec.label, scale=4, interactive=True,
                                       info=f"{spec.help} Set in .env; `python app.py --allow-custom-executables` "
-                                           "lets the form type another.", key=f"f-{preset_id}-{spec.name}")
+                                           "lets the form type another.", key=f"f-{preset_id}-{spec.name}-{nonce}")
                 elif spec.kind == "choice" and spec.choices:
-                    box = gr.Dropdown(list(spec.choices), value=default if default in spec.choices else None,
-                                      label=spec.label, info=spec.help, scale=4, key=f"f-{preset_id}-{spec.name}",
-                                      interactive=True)
+                    box = gr.Dropdown(list(spec.choices), value=shown if shown in spec.choices else None,
+                                      label=spec.label, info=spec.help, scale=4,
+                                      key=f"f-{preset_id}-{spec.name}-{nonce}", interactive=True)
                 else:
-                    box = gr.Textbox(value=default, label=spec.label, info=spec.help, scale=4, interactive=True,
-                                     key=f"f-{preset_id}-{spec.name}", elem_id=f"bk-field-{spec.name}")
-                problem = problem_with_value(spec, default)
-                message = gr.Markdown(f"⚠ {problem}" if problem else "✓", key=f"m-{preset_id}-{spec.name}",
+                    box = gr.Textbox(value=shown, label=spec.label, info=spec.help, scale=4, interactive=True,
+                                     key=f"f-{preset_id}-{spec.name}-{nonce}", elem_id=f"bk-field-{spec.name}")
+                problem = problem_with_value(spec, shown)
+                message = gr.Markdown(f"⚠ {problem}" if problem else "✓", key=f"m-{preset_id}-{spec.name}-{nonce}",
                                       elem_classes=["bk-field-msg"])
             box.change(functools.partial(on_field, preset_id, spec.name), [box, fields_state],
-                       [message, fields_state, preflight_md], key=f"c-{preset_id}-{spec.name}", **QUIET)
+                       [message, fields_state, preflight_md], key=f"c-{preset_id}-{spec.name}-{nonce}", **QUIET)
 
     preflight_md.render()
     gr.Markdown("### Search")
@@ -228,9 +303,16 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     estimate_md = gr.Markdown()
     prompts = gr.Textbox(DEFAULT_PROMPTS, lines=4, label="Sample prompts (trainer line syntax; --d seed per prompt)")
     with gr.Row():
-        lr_min = gr.Textbox("", label="LR min (blank: trainer's range)")
-        lr_max = gr.Textbox("", label="LR max (blank: trainer's range)")
-        batch_sizes = gr.Textbox("", label="Batch-size choices (e.g. 1,2,4; blank: trainer's)")
+        lr_min = gr.Textbox("", label="LR min (blank: trainer's range)", elem_id="bk-lr-min")
+        lr_max = gr.Textbox("", label="LR max (blank: trainer's range)", elem_id="bk-lr-max")
+        batch_sizes = gr.Textbox("", label="Batch-size choices (e.g. 1,2,4; blank: trainer's)", elem_id="bk-batch-sizes")
+    with gr.Accordion("Search space: what the search varies", open=True):
+        other_bounds = gr.Textbox("", lines=2, label="Other bounds: narrow or lock any knob (one a line)",
+                                  info="KNOB=MIN:MAX narrows, KNOB=A,B picks choices, KNOB=VALUE locks a choice "
+                                       "(KNOB=V:V a number) — the same rules as --bound", elem_id="bk-bounds")
+        space_md = gr.Markdown(elem_id="bk-space-msg")
+        space_df = gr.Dataframe(interactive=False, wrap=True, elem_id="bk-space-setup",
+                                label="Knobs of the preset (narrowed by the LR and batch-size boxes)")
     with gr.Accordion("Score weights and judges", open=False):
         with gr.Row():
             weights = [gr.Number(DEFAULT_WEIGHTS.get(name, 0.0), label=f"weight: {name}", minimum=0)
@@ -248,23 +330,36 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
         start_btn = gr.Button("Start search", variant="primary", scale=1, elem_id="bk-start")
     start_md = gr.Markdown(elem_id="bk-start-status")
 
-    preset_dd.change(on_preset, preset_dd, [notes_md, fields_state, preflight_md, budget, steps], **PRIVATE)
+    preset_dd.change(on_preset, [preset_dd, loaded_state], [notes_md, fields_state, preflight_md, budget, steps],
+                     **PRIVATE)
+    space_inputs = [preset_dd, fields_state, lr_min, lr_max, batch_sizes, steps, other_bounds]
+    for box in (preset_dd, lr_min, lr_max, batch_sizes, steps, other_bounds):
+        box.change(space_preview, space_inputs, [space_df, lr_min, lr_max, space_md], **QUIET)
     plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm]
     for box in plan_inputs:  # the plan: phases and their counts
         box.change(plan_text, plan_inputs, plan_md, **QUIET)
-    preset_dd.change(functools.partial(past_choices, manager), preset_dd, warm_from, **PRIVATE)
+    preset_dd.change(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
     budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, lr_min, lr_max, batch_sizes,
-                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation]
+                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation,
+                       other_bounds]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
                     [start_md, tabs, sessions_dd], concurrency_id="session-control", **QUIET)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
+    form_outputs = [preset_dd, loaded_state, fields_state, notes_md, preflight_md, budget, seeds, steps, sample_every,
+                    algorithm, lr_bracket, confirm, validation, prompts, lr_min, lr_max, batch_sizes, vlm_url,
+                    vlm_model, other_bounds, *weights, warm_from, name, form_md]
+    assert len(form_outputs) == FORM_OUTPUTS + len(JUDGE_NAMES) + 3
+    reflect = functools.partial(reflect_open, manager)
     open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs],
-                   concurrency_id="session-control", **PRIVATE)
+                   concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE)
     resume_btn.click(functools.partial(resume_session, manager), sessions_dd, [start_md, tabs],
-                     concurrency_id="session-control", **PRIVATE)
+                     concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE)
+    clone_btn.click(functools.partial(clone_settings, manager), sessions_dd, form_outputs, **PRIVATE)
     return {"preset": preset_dd, "fields_state": fields_state, "notes": notes_md, "preflight": preflight_md,
-            "sessions": sessions_dd, "estimate": estimate_md, "budget": budget, "warm_from": warm_from}
+            "sessions": sessions_dd, "estimate": estimate_md, "budget": budget, "warm_from": warm_from,
+            "reflect": reflect, "form_outputs": form_outputs, "space_preview": space_preview,
+            "space_inputs": space_inputs, "space_outputs": [space_df, lr_min, lr_max, space_md]}
 
 
 def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, Any, str, Any]:

@@ -202,6 +202,17 @@ class SessionManager:
             fresh.start()
             return fresh
 
+    def extend(self, more: int) -> Session:
+        """``+N runs``: give the open (stopped or finished) search ``more`` runs and resume it
+        (``bracket.session.extend``)."""
+        from bracket.session.extend import extend_budget
+
+        with self._lock:
+            session = self.require()
+            self._refuse_if_running("add runs")
+            extend_budget(session, more)
+            return self.resume()
+
     def _session_folder(self, folder: Path | str) -> Path:
         path = Path(folder)
         if not path.is_absolute():

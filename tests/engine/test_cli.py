@@ -88,7 +88,7 @@ BAD_INPUTS = [
     (["--storage", "not a url"], "Storage URL 'not a url' is malformed"),
     (["--storage", "postgresql+psycopg://bracket:hunter2@127.0.0.1:1/x"], "Cannot open the store"),
     (["--lr-min", "1e-3", "--lr-max", "1e-5"], "reversed"),
-    (["--weights", "loss=0,human=0,vlm=0,eval_loss=0"], "weights are 0"),
+    (["--weights", "loss=0,human=0,vlm=0,eval_loss=0,task=0,llm_judge=0"], "weights are 0"),
     (["--prompts", "a cat --zz 3"], "unknown option --zz"),
     (["--warm-start-from", "/no/such/session"], "not a local Bracket session folder"),
     (["--batch-sizes", "0,4"], "positive whole numbers"),
@@ -152,3 +152,15 @@ def test_batch_sizes_on_a_fixed_batch_preset_search_them_and_leave_no_pending_ru
     assert [r["status"] for r in runs if r["stage"] == "search"] == ["done", "done"]
     assert {r["params"]["batch_size"] for r in runs if r["stage"] == "search"} <= {4, 8}
     session.close()
+
+
+def test_resume_with_more_runs_extends_a_finished_search(capsys, demo_fields, runs_dir):
+    code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "2",
+                           "--steps", "5", "--name", "more", "--out", str(runs_dir), "--quiet")
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "resume", str(runs_dir / "more"), "--more-runs", "0", "--quiet")
+    assert code == 2 and err.startswith("error: +N runs must be a whole number of at least 1")
+    code, out, err = run_cli(capsys, "resume", str(runs_dir / "more"), "--more-runs", "2", "--quiet")
+    assert code == 0, err
+    assert "budget 4 = 4 configs × 1 seed" in out and "4/4 runs" in out
+    assert len(list((runs_dir / "more" / "trials").iterdir())) == 4

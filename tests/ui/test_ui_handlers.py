@@ -36,13 +36,14 @@ def test_blocks_build_with_only_private_listeners(runs_dir):
     demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
     # the Start button sends the learning-rate bracket checkbox, the past sessions to warm-start
-    # from, the confirmation runs and the validation box as the form's last values (in that
-    # order: start_search reads them so)
-    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-validation"]
-    assert len(starts) == 1 and getattr(starts[0].inputs[-1], "value", None) is True
-    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-4:]] == ["bk-lr-bracket", "bk-warm-from",
-                                                                             "bk-confirm", "bk-validation"]
-    assert getattr(starts[0].inputs[-4], "value", None) is True
+    # from, the confirmation runs, the validation box and the other-bounds box as the form's last
+    # values (in that order: start_search reads them so)
+    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-bounds"
+              and getattr(f.fn, "func", None) is setup_tab.start_search]
+    assert len(starts) == 1 and getattr(starts[0].inputs[-2], "value", None) is True
+    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-5:]] == ["bk-lr-bracket", "bk-warm-from",
+                                                                             "bk-confirm", "bk-validation", "bk-bounds"]
+    assert getattr(starts[0].inputs[-5], "value", None) is True
     options = launch_options(runs_dir)
     assert options["allowed_paths"] == [str(runs_dir.resolve())]
     assert options["run_history"] is False

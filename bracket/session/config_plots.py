@@ -1,0 +1,64 @@
+"""Configs against their scores: Optuna's parallel-coordinate and slice plots.
+
+The stored study holds each trial's value from when it finished; ratings given later move
+the scores. So these plots are drawn from the **current** standings (the search board's
+mean score per config, the same numbers as the leaderboard): :func:`scored_study` builds an
+in-memory Optuna study with one complete trial per scored config (its searched knobs, the
+session space's distributions), and :func:`parallel_coordinate` / :func:`slice_plot` hand
+it to ``optuna.visualization`` (plotly figures). Lower scores are better.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import optuna
+
+from bracket.search.space import SearchSpace
+
+#: the plots need at least this many scored configs to say anything
+MIN_CONFIGS = 2
+
+
+def scored_study(rows: Sequence[Any], space: SearchSpace) -> optuna.Study:
+    """An in-memory study of the scored configs in ``rows`` (standings ``ConfigRow``s)."""
+    study = optuna.create_study(direction="minimize")
+    trials = []
+    for row in rows:
+        if row.mean is None:
+            continue
+        params = {k: v for k, v in space.searched_params(row.params).items() if k in space.searched()}
+        try:
+            distributions = space.distributions(row.params)
+            params = {k: v for k, v in params.items() if k in distributions}
+            trials.append(optuna.trial.create_trial(params=params, distributions={k: distributions[k] for k in params},
+                                                    value=float(row.mean), user_attrs={"name": row.name}))
+        except (ValueError, KeyError):
+            continue  # a value outside today's (narrowed) space: not drawn
+    study.add_trials(trials)
+    return study
+
+
+def _ready(study: optuna.Study) -> bool:
+    return len(study.trials) >= MIN_CONFIGS
+
+
+def parallel_coordinate(rows: Sequence[Any], space: SearchSpace) -> Any | None:
+    """Optuna's parallel-coordinate plot of the scored configs (None below two)."""
+    study = scored_study(rows, space)
+    if not _ready(study):
+        return None
+    figure = optuna.visualization.plot_parallel_coordinate(study, target_name="score (lower is better)")
+    figure.update_layout(title="Configs vs score (parallel coordinates)")
+    return figure
+
+
+def slice_plot(rows: Sequence[Any], space: SearchSpace) -> Any | None:
+    """Optuna's slice plot: each searched knob against the score (None below two configs)."""
+    study = scored_study(rows, space)
+    if not _ready(study):
+        return None
+    figure = optuna.visualization.plot_slice(study, target_name="score (lower is better)")
+    figure.update_layout(title="Each knob vs score (slice)")
+    return figure

@@ -1,0 +1,179 @@
+"""Why this suggestion: where a proposed config came from, and what it resembles.
+
+Every config of a search has an origin, stored with its Optuna trial: the trainer's
+``baseline``; a ``curated`` config (its source says which guide or paper); a warm start from
+an earlier session (named ``past-…``, ``bracket.session.past``); the learning-rate
+``bracket`` (the best warm-start config at a lower or higher rate,
+``bracket.search.lr_bracket``); or the sampler (TPE, or random). :func:`explain` says which,
+in a sentence, and for a sampled config also:
+
+* how many scored configs the sampler saw (TPE samples at random until it has
+  ``n_startup`` scored configs — then the proposal is not yet steered by the scores);
+* the finished configs it resembles most — a distance over the searched knobs, each knob
+  scaled to its range (log scale for log knobs; a different choice counts 1) — with their
+  current scores;
+* what it changed against the best config scored before it (``learning_rate 3.2e-04 vs
+  1e-04 (×3.2)``, ``optimizer_type Adam vs AdamW``).
+
+Scores are the standings' current ones (ratings included, lower is better), so "resembles
+#3, score 0.21" reads the same as the leaderboard. Gradio-free; the Search tab shows it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.session import Session
+
+#: nearest finished configs named for a sampled config
+NEIGHBOURS = 3
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    config_id: int
+    name: str
+    score: float
+    distance: float
+
+
+@dataclass
+class Reason:
+    """Why config ``name`` was proposed."""
+
+    config_id: int
+    name: str
+    kind: str
+    origin: str
+    #: scored configs the sampler could see (configs created before this one)
+    seen: int = 0
+    neighbours: list[Neighbour] = field(default_factory=list)
+    #: what differs from the best config scored before it
+    changes: list[str] = field(default_factory=list)
+    best_before: str = ""
+
+    def text(self) -> str:
+        """Markdown: the origin, then (for a sampled config) neighbours and changes."""
+        lines = [f"**{self.name}** — {self.origin}"]
+        if self.neighbours:
+            near = "; ".join(f"{n.name} (score {n.score:.3f}, distance {n.distance:.2f})" for n in self.neighbours)
+            lines.append(f"Closest finished configs: {near}.")
+        if self.changes:
+            lines.append(f"Changed from the best before it ({self.best_before}): " + "; ".join(self.changes) + ".")
+        return "\n\n".join(lines)
+
+
+def _scaled(knob: Any, value: Any) -> float | None:
+    """``value`` on a 0–1 scale of ``knob``'s range (None when it cannot be placed)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    low, high = float(knob.low), float(knob.high)
+    if knob.log and low > 0 and value > 0:
+        low, high, value = math.log(low), math.log(high), math.log(value)
+    return 0.0 if high == low else (float(value) - low) / (high - low)
+
+
+def distance(space: SearchSpace, a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
+    """Mean distance over the searched knobs either config has: numeric knobs scaled to
+    their range (log knobs on a log scale), categorical ones 0 (same) or 1 (different)."""
+    parts = []
+    for name in space.searched():
+        if name not in a and name not in b:
+            continue
+        knob = space[name]
+        if name not in a or name not in b:
+            parts.append(1.0)  # one config has the knob (a condition), the other not
+        elif isinstance(knob, (FloatKnob, IntKnob)):
+            x, y = _scaled(knob, a[name]), _scaled(knob, b[name])
+            parts.append(1.0 if x is None or y is None else min(1.0, abs(x - y)))
+        else:
+            parts.append(0.0 if a[name] == b[name] else 1.0)
+    return sum(parts) / len(parts) if parts else 0.0
+
+
+def _shown(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def changes(space: SearchSpace, new: Mapping[str, Any], old: Mapping[str, Any]) -> list[str]:
+    """``knob new vs old`` for every searched knob that differs (numbers with the ratio)."""
+    found = []
+    for name in space.searched():
+        if new.get(name) == old.get(name) or isinstance(space[name], FixedKnob):
+            continue
+        a, b = new.get(name), old.get(name)
+        text = f"{name} {_shown(a)} vs {_shown(b)}"
+        if isinstance(space[name], (FloatKnob, IntKnob)) and isinstance(a, (int, float)) and isinstance(
+                b, (int, float)) and a > 0 and b > 0:
+            text += f" (×{a / b:.2g}, {'higher' if a > b else 'lower'})"
+        found.append(text)
+    return found
+
+
+def origin(kind: str, name: str, source: str, *, algorithm: str = "tpe", seen: int = 0, n_startup: int = 4) -> str:
+    """One sentence on where a config of ``kind`` came from."""
+    if kind == "baseline":
+        return "the trainer's **baseline**: what a person would run by hand" + (f" ({source})." if source else ".")
+    if kind == "curated" and name.startswith("past-"):
+        return "a **warm start from an earlier session**" + (f": {source}." if source else ".")
+    if kind == "curated":
+        return "a **curated** known-good config" + (f" ({source})." if source else ".")
+    if kind not in ("search",):  # the learning-rate bracket
+        detail = source.partition("bracket: ")[2] or source  # the source repeats "learning-rate bracket: "
+        return "the **learning-rate bracket**" + (f": {detail}." if detail else ".")
+    if algorithm == "random":
+        return f"sampled **at random** (the search's algorithm), after {seen} scored configs."
+    if seen < n_startup:
+        return (f"proposed by **TPE** while it still samples at random: {seen} scored configs so far, TPE models "
+                f"the scores from {n_startup} on.")
+    return (f"proposed by **TPE** from the {seen} configs scored before it: it samples where the better-scored "
+            "configs are dense and the worse-scored ones sparse (scores include your ratings).")
+
+
+def explain(config: Mapping[str, Any], earlier: Sequence[Mapping[str, Any]], scores: Mapping[int, float],
+            space: SearchSpace, *, source: str = "", algorithm: str = "tpe", n_startup: int = 4) -> Reason:
+    """Why ``config`` (a stored config: id, kind, name, params) was proposed, given the
+    ``earlier`` configs and the current ``scores`` by config id (lower is better)."""
+    kind, name = str(config.get("kind", "search")), str(config.get("name", ""))
+    scored = [c for c in earlier if c["id"] in scores and c["id"] != config["id"]]
+    reason = Reason(int(config["id"]), name, kind, "", seen=len(scored))
+    reason.origin = origin(kind, name, source, algorithm=algorithm, seen=len(scored), n_startup=n_startup)
+    if kind != "search" or not scored:
+        return reason
+    params = config.get("params") or {}
+    near = sorted((Neighbour(int(c["id"]), str(c["name"]), float(scores[c["id"]]),
+                             distance(space, params, c.get("params") or {})) for c in scored),
+                  key=lambda n: (n.distance, n.score))
+    reason.neighbours = near[:NEIGHBOURS]
+    best = min(scored, key=lambda c: scores[c["id"]])
+    reason.best_before = f"{best['name']}, score {scores[best['id']]:.3f}"
+    reason.changes = changes(space, params, best.get("params") or {})
+    return reason
+
+
+def explain_session(session: "Session", scores: Mapping[int, float], config_id: int | None = None) -> Reason | None:
+    """:func:`explain` for a config of ``session``'s search (default: the newest proposed),
+    with ``scores`` the search board's current mean per config id; None before any config."""
+    from bracket.search.controller import DEFAULT_N_STARTUP_TRIALS
+
+    configs = [c for c in session.store.configs(session.name, stage="search")]
+    if not configs:
+        return None
+    config = configs[-1] if config_id is None else next((c for c in configs if c["id"] == config_id), None)
+    if config is None:
+        return None
+    earlier = [c for c in configs if c["id"] < config["id"]]
+    source = ""
+    try:
+        trial = session.store.study(session.name).trials[int(config["trial_number"])]
+        source = str(trial.user_attrs.get("source", ""))
+    except (IndexError, KeyError, TypeError, ValueError):
+        pass
+    return explain(config, earlier, scores, session.space, source=source, algorithm=session.settings.algorithm,
+                   n_startup=DEFAULT_N_STARTUP_TRIALS)

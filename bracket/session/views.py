@@ -1,0 +1,104 @@
+"""Views of the open session for the app's round 2, on top of :class:`SessionManager`.
+
+Each function takes the manager, reads what it needs through its cached snapshot and
+standings (``SessionManager.memo``: built once per store change for every open tab), and
+hands back plain data for the UI:
+
+* :func:`space_table` — the session's search space, knob by knob (``space_table``);
+* :func:`suggestion` — why a config was proposed (``suggestion_reason``);
+* :func:`config_choices` — the search's configs, newest first, to ask "why" about;
+* :func:`config_figures` — parallel-coordinate and slice plots of configs vs score (``config_plots``);
+* :func:`progressions` — steps × prompts matrices of runs (``progression``);
+* :func:`setup_values` — the open (or any past) session's settings as Setup-form values (``form_values``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bracket.errors import BracketError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.grid import GridData
+    from bracket.session.manager import SessionManager
+    from bracket.session.suggestion_reason import Reason
+
+
+def _search_scores(manager: "SessionManager") -> dict[int, float]:
+    table = manager.standings()
+    board = table.board("search") if table else None
+    return {row.config_id: row.mean for row in (board.rows if board else []) if row.mean is not None}
+
+
+def space_table(manager: "SessionManager") -> list[dict[str, str]]:
+    """The open session's space (narrowed by its bounds) beside the trainer's own ranges."""
+    from bracket.session.space_table import space_rows
+
+    session = manager.require()
+    return manager.memo("space-table", lambda: space_rows(session.space, session.trainer.declare_search_space()),
+                        structural=True)
+
+
+def config_choices(manager: "SessionManager") -> list[tuple[str, int]]:
+    """(``#3 search-4 · TPE``, config id) of the search's configs, newest first."""
+    session = manager.require()
+
+    def build() -> list[tuple[str, int]]:
+        configs = session.store.configs(session.name, stage="search")
+        return [(f"{c['name']} · {c['kind']} · trial {c['trial_number'] + 1}", int(c["id"]))
+                for c in reversed(configs)]
+
+    return manager.memo("config-choices", build, structural=True)
+
+
+def suggestion(manager: "SessionManager", config_id: int | None = None) -> "Reason | None":
+    """Why config ``config_id`` (default: the newest proposed) was proposed."""
+    from bracket.session.suggestion_reason import explain_session
+
+    session = manager.require()
+    return manager.memo(("why", config_id), lambda: explain_session(session, _search_scores(manager), config_id),
+                        structural=True)
+
+
+def config_figures(manager: "SessionManager") -> tuple[Any, Any]:
+    """(parallel-coordinate, slice) figures of the search's scored configs (None below two)."""
+    from bracket.session.config_plots import parallel_coordinate, slice_plot
+
+    session, table = manager.require(), manager.standings()
+    board = table.board("search") if table else None
+    rows = board.rows if board else []
+    return manager.memo("config-plots", lambda: (parallel_coordinate(rows, session.space),
+                                                 slice_plot(rows, session.space)), structural=True)
+
+
+def progressions(manager: "SessionManager", run_ids: list[int]) -> list["GridData"]:
+    """One steps × prompts matrix per run in ``run_ids`` (in order)."""
+    from bracket.session.progression import build_progression
+
+    session, snap = manager.require(), manager.snapshot()
+    by_id = {r["id"]: r for r in snap.runs}
+    unknown = [i for i in run_ids if i not in by_id]
+    if unknown:
+        raise BracketError(f"Run(s) {unknown} are not part of session {session.name}; pick runs from the list.")
+    return [build_progression(by_id[i], session.settings.prompts(), thumbs=manager._thumbs, runs_dir=manager.runs_dir,
+                              sample_kind=snap.sample_kind) for i in run_ids]
+
+
+def setup_values(manager: "SessionManager", folder: Path | str | None = None) -> dict[str, Any]:
+    """The Setup form's values for the open session, or (``folder``) for a past session
+    read without opening it (its store is closed again)."""
+    from bracket.session.form_values import session_form_values
+    from bracket.session.session import Session
+
+    if folder is None:
+        return session_form_values(manager.require())
+    path = manager._session_folder(folder)
+    current = manager.session
+    if current is not None and current.folder.resolve() == path.resolve():
+        return session_form_values(current)
+    other = Session.open(path, storage_url=manager.storage_url, validate=False)
+    try:
+        return session_form_values(other)
+    finally:
+        other.store.close()

@@ -1,0 +1,104 @@
+"""The UI handlers of issue 20's second part, without a browser: the search-space table and
+the form filled from a session (Setup), why this suggestion (Search), the steps × prompts
+stack and A/B flicker (Compare), +N runs, the space and Optuna's plots (Results)."""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import re
+
+import gradio as gr
+import pytest
+
+from bracket.judge.combine import JUDGE_NAMES
+from bracket.session.manager import SessionManager
+from tests.ui.test_ui_handlers import start
+from ui import compare_tab, results_tab, search_tab, setup_tab
+from ui.blocks import build_app
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
+SKIP = gr.skip()
+FORM = setup_tab.FORM_OUTPUTS + len(JUDGE_NAMES) + 3
+
+
+def test_setup_space_table_follows_the_bounds_boxes():
+    frame, low, high, message = setup_tab.space_preview("demo-cpu", {}, "", "", "", 30)
+    rows = frame.set_index("knob")
+    assert rows.loc["learning_rate", "searched"] == "searched" and rows.loc["batch_size", "searched"] == "fixed"
+    assert low.placeholder == "trainer's range: 1e-05" and high.placeholder == "trainer's range: 0.03"
+    assert message == "4 knobs searched, 1 fixed."
+    frame, *_ = setup_tab.space_preview("demo-cpu", {}, "1e-4", "1e-3", "8,16", 30)
+    rows = frame.set_index("knob")
+    assert rows.loc["learning_rate", "range / choices"].startswith("0.0001 … 0.001")
+    assert rows.loc["batch_size", "searched"] == "searched" and rows.loc["batch_size", "range / choices"].startswith(
+        "8, 16")
+    *_, message = setup_tab.space_preview("demo-cpu", {}, "1", "2", "", 30)
+    assert message.startswith("⚠") and "does not overlap" in message
+    *_, message = setup_tab.space_preview("demo-cpu", {}, "1e-3", "1e-4", "", 30)
+    assert "reversed" in message
+    frame, *_ = setup_tab.space_preview("demo-cpu", {}, "", "", "", 30, "optimizer_type=AdamW\nlr_warmup_steps=0:0")
+    rows = frame.set_index("knob")  # locked: one choice left, a range of one value
+    assert rows.loc["optimizer_type", "range / choices"] == "AdamW (narrowed)"
+    assert rows.loc["lr_warmup_steps", "range / choices"].startswith("0 … 0")
+    *_, message = setup_tab.space_preview("demo-cpu", {}, "", "", "", 30, "optimizer_type=Lion")
+    assert message.startswith("⚠") and "Lion is not among" in message
+
+
+def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
+    build_app(SessionManager(runs_dir, allow_custom_executables=True))  # the Blocks build with the new parts
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
+    assert setup_tab.reflect_open(manager) == (SKIP,) * FORM  # nothing open: the form stays as it is
+    assert "Pick a past session" in setup_tab.clone_settings(manager, None)[-1]
+    start(manager, demo_fields, budget=7, lr_min="1e-5", lr_max="0.01")  # other bounds: none
+    assert manager.session.wait(90)
+
+    # Setup reflects the open session; clone fills it from a past one
+    values = setup_tab.reflect_open(manager)
+    assert len(values) == FORM and values[0] == "demo-cpu" and values[1]["source"] == "ui-test"
+    assert values[2]["train_script"] == demo_fields["train_script"] and values[5] == 7 and values[7] == 20
+    assert (values[14], values[15]) == ("1e-05", "0.01") and "open session" in values[-1]
+    other = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)  # a second app / reload
+    cloned = setup_tab.clone_settings(other, str(runs_dir / "ui-test"))
+    assert cloned[5] == 7 and cloned[-2] == "" and "Cloned the settings of **ui-test**" in cloned[-1]
+    notes, fields, _, budget, steps = setup_tab.on_preset("demo-cpu", cloned[1])
+    assert (budget, steps) == (7, 20) and fields["train_script"] == demo_fields["train_script"]
+    assert setup_tab.on_preset("demo-cpu", {"preset_id": "other"})[3] == setup_tab.search_defaults("demo-cpu")["budget"]
+
+    # Search: why this suggestion
+    dropdown, text = search_tab.why(manager)
+    assert dropdown.value == dropdown.choices[0][1] and "search-7" in text and "TPE** from the 6 configs" in text
+    assert "Closest finished configs" in text
+    _, text = search_tab.why(manager, dropdown.choices[-1][1])
+    assert "baseline" in text
+    _, text = search_tab.why(manager, next(v for label, v in dropdown.choices if label.startswith("lr-")))
+    assert "**learning-rate bracket**: the best warm-start config at learning_rate" in text
+
+    # Compare: every step of each grid cell (PageUp/PageDown in the lightbox), the steps × prompts
+    # stack of the picked runs, A/B flicker
+    ids = [r["id"] for r in manager.scorable_runs()][:3]
+    grid_markup, *_ = compare_tab.show_grid(manager, ids)
+    steps = json.loads(html_lib.unescape(re.search(r'data-steps="([^"]*)"', grid_markup).group(1)))
+    assert sorted(steps) == [f"{row},{col}" for row in range(2) for col in range(3)]
+    assert [step for step, _ in steps["1,2"]] == [0, 10, 20] and all(str(runs_dir) in url for _, url in steps["1,2"])
+    html, message = compare_tab.show_progression(manager, ids, [])
+    assert message == "" and html.count('class="bk-layer"') == 3 and html.count('style="display:none"') == 2
+    assert re.findall(r"<th title=\"[^\"]*\">#\d+ · (step \d+)</th>", html)[:3] == ["step 0", "step 10", "step 20"]
+    assert "Pick runs" in compare_tab.show_progression(manager, [], [])[1]
+    html, _ = compare_tab.show_flicker(manager, ids[0], ids[1], 0, [])  # no grid shown: the last common step
+    assert html.count('class="bk-flicker"') == 2 and "at step 20" in html and 'class="bk-b"' in html
+    html, _ = compare_tab.show_flicker(manager, ids[0], ids[1], 10, ids)  # a grid shown: the slider's step
+    assert "at step 10" in html
+    assert "two different runs" in compare_tab.show_flicker(manager, ids[0], ids[0], 0, [])[1]
+    refreshed = compare_tab.refresh_runs(manager)
+    assert len(refreshed) == 4 and refreshed[2].choices == refreshed[0].choices
+
+    # Results: space, plots, +N runs
+    space, parallel, slices = results_tab.refresh_more(manager)
+    assert space.set_index("knob").loc["learning_rate", "range / choices"].endswith("(narrowed)")
+    assert parallel is not None and slices is not None
+    assert "whole number" in results_tab.extend(manager, "many")
+    said = results_tab.extend(manager, 2)
+    assert said.startswith("Added 2 runs: budget 9") and manager.session.wait(90)
+    assert manager.snapshot().runs_spent == 9
+    assert "is already running" not in results_tab.extend(manager, 0) and "at least 1" in results_tab.extend(manager, 0)

@@ -1,0 +1,164 @@
+"""Issue 20's second part in a real browser (Debian's Chromium via Playwright).
+
+The demo preset with the fake trainer: the Setup tab shows the search space before Start
+and narrows it as the LR box changes; after the search, "Why this suggestion" explains the
+TPE proposal; after a reload the Setup form shows the open session's settings and "Clone
+settings" fills it from a past session; on Compare, the steps × prompts stack switches
+runs with PageDown in the lightbox and A/B flicker alternates two runs (a click holds
+it); on Results, Optuna's parallel-coordinate and slice plots and the space table are
+drawn, and "+N runs" resumes the search for two more runs. Screenshots go to
+test-output/ui-round2b/.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bracket.dataset.demo_data import make_demo_dataset
+from tests.fakes import FAKE_TRAINER, make_fake_python
+from tests.ui.test_ui_browser import ARGS, CHROMIUM
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(420),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
+]
+
+
+@pytest.fixture
+def app_env(tmp_path) -> dict[str, str]:
+    toml = make_demo_dataset(tmp_path / "data", count=6)
+    return {"BRACKET_DEMO_PYTHON": str(make_fake_python(tmp_path / "bin")), "BRACKET_DEMO_DATA_DIR": str(toml.parent)}
+
+
+@pytest.fixture
+def app_args() -> list[str]:
+    return ["--allow-custom-executables"]  # the form types the fake training script
+
+
+def pick(page, selector: str, index: int) -> None:
+    """Choose option ``index`` of a Gradio dropdown."""
+    page.locator(f"{selector} input").click()
+    page.get_by_role("option").nth(index).click()
+
+
+def test_space_why_clone_matrix_flicker_plots_and_more_runs(launched_app, output_dir):
+    from playwright.sync_api import expect, sync_playwright
+
+    shots = output_dir / "ui-round2b"
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(launched_app.url)
+        script = page.locator("#bk-field-train_script textarea, #bk-field-train_script input")
+        expect(script).to_be_visible(timeout=30_000)
+        script.fill(str(FAKE_TRAINER))
+        script.press("Tab")
+
+        # Setup: the search space before Start, narrowed by the LR box
+        space = page.locator("#bk-space-setup")
+        expect(space).to_contain_text("learning_rate", timeout=20_000)
+        expect(space).to_contain_text("fixed")
+        expect(page.locator("#bk-lr-max textarea, #bk-lr-max input")).to_have_attribute(
+            "placeholder", "trainer's range: 0.03")
+        page.locator("#bk-lr-max textarea, #bk-lr-max input").fill("0.01")
+        page.locator("#bk-lr-max textarea, #bk-lr-max input").press("Tab")
+        expect(space).to_contain_text("(narrowed)", timeout=20_000)
+        bounds = page.locator("#bk-bounds textarea")
+        bounds.fill("optimizer_type=AdamW")  # lock a knob: the table says so before Start
+        bounds.press("Tab")
+        expect(space).to_contain_text("AdamW (narrowed)", timeout=20_000)
+        bounds.fill("optimizer_type=Lion")
+        bounds.press("Tab")
+        expect(page.locator("#bk-space-msg")).to_contain_text("Lion is not among", timeout=20_000)
+        bounds.fill("")
+        bounds.press("Tab")
+        expect(page.locator("#bk-space-msg")).to_contain_text("4 knobs searched", timeout=20_000)
+        page.locator("#bk-steps input").fill("20")
+        page.locator("#bk-steps input").press("Tab")
+        page.screenshot(path=str(shots / "1-setup-space.png"), full_page=True)
+        page.locator("#bk-start").click()
+
+        # Search: to the end, then why the TPE proposal was made
+        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        expect(page.locator("#bk-progress")).to_contain_text("7 / 7 runs", timeout=180_000)
+        expect(page.locator("#bk-status")).to_contain_text("finished", timeout=30_000)
+        page.locator("#bk-why-acc").get_by_text("Why this suggestion", exact=True).first.click()
+        page.locator("#bk-why").click()
+        expect(page.locator("#bk-why-text")).to_contain_text("proposed by TPE", timeout=20_000)
+        expect(page.locator("#bk-why-text")).to_contain_text("Closest finished configs")
+        page.screenshot(path=str(shots / "2-why.png"), full_page=True)
+
+        # a reload: the Setup form shows the open session; Clone settings fills it from a past one
+        page.reload()
+        page.get_by_role("tab", name="Setup").click()
+        expect(page.locator("#bk-form-source")).to_contain_text("open session", timeout=30_000)
+        expect(page.locator("#bk-lr-max textarea, #bk-lr-max input")).to_have_value("0.01")
+        expect(page.locator("#bk-steps input")).to_have_value("20")
+        expect(page.locator("#bk-field-train_script textarea, #bk-field-train_script input")).to_have_value(
+            str(FAKE_TRAINER))
+        page.locator("#bk-clone").click()
+        expect(page.locator("#bk-form-source")).to_contain_text("Cloned the settings", timeout=20_000)
+        page.screenshot(path=str(shots / "3-setup-reflects-and-clones.png"), full_page=True)
+
+        # Compare: steps × prompts, PageDown switches runs in the lightbox; A/B flicker
+        page.get_by_role("tab", name="Compare").click()
+        page.locator("#bk-next-unrated").click()
+        expect(page.locator("#bk-grid table.bk-grid img").first).to_be_visible(timeout=20_000)
+        page.locator("#bk-grid .bk-cell").first.click()  # the grid's step is the last one, 20
+        caption = page.locator("#bk-lightbox .bk-lb-caption")
+        picture = page.locator("#bk-lightbox .bk-lb-media img")
+        last = picture.get_attribute("src")
+        page.keyboard.press("PageUp")  # the same run and prompt one saved step earlier
+        expect(caption).to_contain_text("step 0")
+        assert picture.get_attribute("src") != last
+        page.keyboard.press("ArrowRight")  # the next run keeps step 0
+        expect(caption).to_contain_text("step 0")
+        page.keyboard.press("PageDown")
+        expect(caption).to_contain_text("step 20")
+        page.keyboard.press("Escape")
+        page.locator("#bk-progression-btn").click()
+        layers = page.locator("#bk-progression > .bk-layer")
+        expect(layers).to_have_count(4, timeout=20_000)
+        expect(layers.nth(0)).to_be_visible()
+        expect(layers.nth(1)).to_be_hidden()
+        first_head = layers.nth(0).locator("thead th[title]").first.inner_text()
+        layers.nth(0).locator(".bk-cell").first.click()
+        expect(caption).to_contain_text(first_head.split(" · ")[0])
+        page.keyboard.press("PageDown")
+        second_head = layers.nth(1).locator("thead th[title]").first.inner_text()
+        expect(caption).to_contain_text(second_head.split(" · ")[0])
+        assert first_head.split(" · ")[0] != second_head.split(" · ")[0]
+        page.keyboard.press("ArrowRight")  # the next step of the same run
+        expect(caption).to_contain_text(second_head.split(" · ")[0])
+        page.keyboard.press("Escape")
+        expect(layers.nth(1)).to_be_visible()
+        expect(layers.nth(0)).to_be_hidden()
+        page.screenshot(path=str(shots / "4-steps-by-prompts.png"), full_page=True)
+        pick(page, "#bk-flicker-a", 0)
+        pick(page, "#bk-flicker-b", 1)
+        page.locator("#bk-flicker-btn").click()
+        flicker = page.locator("#bk-flicker-box .bk-flicker").first
+        expect(flicker).to_be_visible(timeout=20_000)
+        assert flicker.locator("img.bk-b").evaluate("e => getComputedStyle(e).animationName") == "bk-flick-b"
+        flicker.click()
+        expect(flicker).to_have_class("bk-flicker bk-hold")
+        assert flicker.locator("img.bk-b").evaluate("e => getComputedStyle(e).animationPlayState") == "paused"
+        page.screenshot(path=str(shots / "5-flicker.png"), full_page=True)
+
+        # Results: Optuna's plots, the space table, +N runs
+        page.get_by_role("tab", name="Results").click()
+        page.locator("#bk-results-refresh").click()
+        expect(page.locator("#bk-parallel .js-plotly-plot")).to_be_visible(timeout=30_000)
+        expect(page.locator("#bk-slice .js-plotly-plot")).to_be_visible()
+        expect(page.locator("#bk-space-results")).to_contain_text("learning_rate")
+        page.screenshot(path=str(shots / "6-results-plots.png"), full_page=True)
+        page.locator("#bk-more-runs input").fill("2")
+        page.locator("#bk-extend").click()
+        expect(page.locator("#bk-extend-msg")).to_contain_text("Added 2 runs: budget 9", timeout=20_000)
+        page.get_by_role("tab", name="Search").click()
+        expect(page.locator("#bk-progress")).to_contain_text("9 / 9 runs", timeout=120_000)
+        expect(page.locator("#bk-status")).to_contain_text("finished", timeout=30_000)
+        page.screenshot(path=str(shots / "7-more-runs.png"), full_page=True)
+        browser.close()
