@@ -8,11 +8,11 @@
     python -m bench noise [--full]       # validation loss, confirmation rung, best step under diffusion noise
     python -m bench presets [--full]     # search over the real preset spaces (issue 19), in process
     python -m bench steer [--full]       # simulated raters: do ratings steer the search?
-    python -m bench steer [--full]       # simulated raters: do ratings steer the search?
 
 Options: ``--results DIR`` (default bench/results), ``--no-demo`` (skip the real demo
 search in the overhead benchmark), ``--workers N`` (parallel sessions for search
-efficiency; default 2). The figures are summarised on the console; docs/BENCHMARKS.md
+efficiency, steering and noise, default 2; the preset-space search runs its sessions in this
+process unless given). The figures are summarised on the console; docs/BENCHMARKS.md
 explains them and holds the numbers of the last full run.
 """
 
@@ -119,8 +119,11 @@ def _print_poll(loaded: dict) -> None:
     if "cpu_share_1_tab" in loaded:
         print(f"    CPU share over {loaded['cpu_seconds']} s of a run: 1 tab {loaded['cpu_share_1_tab']:.1%}, "
               f"3 tabs {loaded['cpu_share_3_tabs']:.1%}, legacy 1 tab {loaded['legacy_cpu_share_1_tab']:.1%}")
-    print(f"    Results tab build {loaded['results_cold_s']:.3f} s (again {loaded['results_again_s']:.3f} s); "
-          f"`bracket status` {loaded['status_cli_s']:.2f} s (exit {loaded['status_cli_exit']})")
+    legacy = f", legacy {loaded['legacy_status_cli_s']:.2f} s" if "legacy_status_cli_s" in loaded else ""
+    print(f"    Results tab build {loaded['results_cold_s']:.3f} s (again {loaded['results_again_s']:.3f} s; verdict "
+          f"study in the background {loaded.get('verdict_background_s', float('nan')):.1f} s); `bracket status` "
+          f"{loaded['status_cli_s']:.2f} s, again {loaded.get('status_cli_again_s', float('nan')):.2f} s{legacy} "
+          f"(exit {loaded['status_cli_exit']})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.common import write_result
 
         plan = preset_search.SHORT if short else preset_search.FULL
+        if args.workers:
+            plan = replace(plan, workers=args.workers)
         print(f"\npreset spaces ({'short' if short else 'full'}: {plan.repetitions} repetitions, budget {plan.budget})")
-        data = preset_search.run(plan)
+        data = preset_search.run(plan, results_dir=args.results)
         write_result("preset_search", data, args.results)
         preset_search.print_result(data)
     if args.which in ("all", "steer"):

@@ -14,11 +14,16 @@ use (see :func:`skip_python_probe`).
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +108,63 @@ def write_result(name: str, data: dict[str, Any], results_dir: Path | None = Non
     path = folder / f"{name}.json"
     path.write_text(json.dumps({"machine": machine(), **data}, indent=1, default=str), encoding="utf-8")
     return path
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much of a benchmark to run: repetitions per cell, configs per session, steps per
+    run, and sessions in parallel (``workers``; 0 runs them one by one in this process)."""
+
+    repetitions: int
+    budget: int
+    steps: int = 100
+    workers: int = 2
+
+
+def run_sessions(name: str, tasks: Sequence[tuple[Any, ...]], session: Callable[..., dict[str, Any]], *,
+                 workers: int, results_dir: Path | None = None, log: Callable[[str], None] = print,
+                 workdir: bool = True, prepare: Callable[[Path], None] | None = None,
+                 progress_every: int = 10) -> list[dict[str, Any]]:
+    """Run ``session(*task, workdir)`` for every task; the records, in task order.
+
+    ``session`` must be a module-level function (it runs in spawned processes when
+    ``workers`` > 0). Each record is appended to ``<results>/<name>.records.jsonl`` as it
+    finishes, so a long run that is stopped keeps what it measured. ``workdir``: pass a
+    temporary folder, shared by the sessions and removed at the end, as the last argument
+    (``prepare`` makes what they share in it first). The hash seed is fixed, so TPE seeds
+    that mix in ``hash()`` are the same from run to run.
+    """
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    folder = Path(results_dir or RESULTS_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f"{name}.records.jsonl"
+    partial.write_text("", encoding="utf-8")
+    started = time.time()
+    records: list[dict[str, Any]] = []
+
+    def keep(record: dict[str, Any]) -> None:
+        records.append(record)
+        with partial.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, default=str) + "\n")
+        if len(records) % max(1, len(tasks) // progress_every) == 0 or len(records) == len(tasks):
+            log(f"  {name.replace('_', ' ')}: {len(records)}/{len(tasks)} sessions ({time.time() - started:.0f} s)")
+
+    with tempfile.TemporaryDirectory(prefix=f"bracket-{name}-") as folder_name:
+        extra = (folder_name,) if workdir else ()
+        if prepare is not None:
+            prepare(Path(folder_name))
+        if workers <= 0:
+            for task in tasks:
+                keep(session(*task, *extra))
+            return records
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures = [pool.submit(session, *task, *extra) for task in tasks]
+            for future in futures:
+                keep(future.result())
+    return records
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a (possibly partial) ``<name>.records.jsonl``."""
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -28,18 +28,13 @@ per session, at the end of the budget (N runs):
 
 from __future__ import annotations
 
-import json
-import multiprocessing
 import os
 import shutil
-import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS_DIR, bench_fields, median, skip_python_probe, write_result
+from bench.common import Plan, bench_fields, median, read_records, run_sessions, skip_python_probe, write_result
 from bench.landscape_trainer import LANDSCAPE_ENV, LANDSCAPES, optimum, quality, quality_at, true_best_step
 
 NOISE_LANDSCAPES = ("diffusion-lora", "diffusion-overfit")
@@ -53,14 +48,6 @@ VARIANTS = {
 }
 TARGET = 1.05
 DATASET_IMAGES = 24
-
-
-@dataclass(frozen=True)
-class Plan:
-    repetitions: int
-    budget: int
-    steps: int = 100
-    workers: int = 2
 
 
 SHORT = Plan(repetitions=3, budget=24)
@@ -152,25 +139,11 @@ def run(*, short: bool = True, plan: Plan | None = None, results_dir: Path | Non
         ) -> dict[str, Any]:
     """Run every variant on every noise landscape, side by side; write and return the JSON."""
     plan = plan or (SHORT if short else FULL)
-    tasks = [(ls, v, rep) for rep in range(plan.repetitions) for ls in NOISE_LANDSCAPES for v in VARIANTS]
+    tasks = [(ls, v, rep, plan.budget, plan.steps) for rep in range(plan.repetitions)
+             for ls in NOISE_LANDSCAPES for v in VARIANTS]
     started = time.time()
-    records: list[dict[str, Any]] = []
-    folder = Path(results_dir or RESULTS_DIR)
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / "noise.records.jsonl"
-    partial.write_text("", encoding="utf-8")
-    with tempfile.TemporaryDirectory(prefix="bracket-noise-") as workdir:
-        os.environ.setdefault("PYTHONHASHSEED", "0")
-        bench_fields(Path(workdir), images=DATASET_IMAGES)  # once, before the workers share it
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=plan.workers, mp_context=context) as pool:
-            futures = [pool.submit(run_session, ls, v, rep, plan.budget, plan.steps, workdir) for ls, v, rep in tasks]
-            for index, future in enumerate(futures, start=1):
-                records.append(future.result())
-                with partial.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(records[-1], default=str) + "\n")
-                if index % max(1, len(tasks) // 10) == 0 or index == len(tasks):
-                    log(f"  noise: {index}/{len(tasks)} sessions ({time.time() - started:.0f} s)")
+    records = run_sessions("noise", tasks, run_session, workers=plan.workers, results_dir=results_dir, log=log,
+                           prepare=lambda folder: bench_fields(folder, images=DATASET_IMAGES))  # once, before the workers share it
     summary = summarise(records, plan.steps)
     data = {"plan": plan.__dict__ | {"short": short}, "seconds": time.time() - started, "target": TARGET,
             "summary": summary, "records": records}
@@ -181,7 +154,7 @@ def run(*, short: bool = True, plan: Plan | None = None, results_dir: Path | Non
 def summarise_records(path: Path, plan: Plan) -> dict[str, Any]:
     """The result of a (possibly partial) ``noise.records.jsonl``, counting only complete
     repetitions (the sessions are written in task order, repetition by repetition)."""
-    records = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = read_records(path)
     per_rep = len(NOISE_LANDSCAPES) * len(VARIANTS)
     complete = records[: len(records) // per_rep * per_rep]
     done = Plan(repetitions=len(complete) // per_rep, budget=plan.budget, steps=plan.steps, workers=plan.workers)

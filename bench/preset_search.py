@@ -36,6 +36,7 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
+from bench import common
 from bench.preset_landscapes import LANDSCAPES, Landscape, optimum, quality, shifted
 
 STRATEGIES = ("bracket", "bracket+past", "optuna-tpe", "random")
@@ -43,10 +44,14 @@ TARGET = 1.05
 
 
 @dataclass(frozen=True)
-class Plan:
-    repetitions: int
-    budget: int
+class Plan(common.Plan):
+    #: random search runs this many times the budget (its median is then not censored)
     random_factor: int = 2
+    #: sessions run one by one in this process by default (each takes well under a second)
+    workers: int = 0
+
+    def budget_for(self, strategy: str) -> int:
+        return self.budget * (self.random_factor if strategy == "random" else 1)
 
 
 SHORT = Plan(repetitions=3, budget=24)
@@ -120,51 +125,65 @@ def past_configs(land: Landscape, budget: int, seed: int) -> list:
     return [NamedConfig(f"past-{i}", dict(c), "earlier session") for i, (c, _, _) in enumerate(best, 1)]
 
 
-def trials_to_target(trials: list[tuple[dict, float, float]], best: float, budget: int) -> int:
-    for n, (_, _, true) in enumerate(trials, 1):
-        if true <= TARGET * best:
-            return n
-    return budget + 1
+def run_strategy(land_name: str, name: str, repetition: int, budget: int, options: dict | None = None
+                 ) -> dict[str, Any]:
+    """One session of strategy ``name`` (or a Bracket variant with controller ``options``) on
+    a landscape: the true loss of each trial, in order."""
+    land = next(land for land in LANDSCAPES + tuple(_EXTRA.values()) if land.name == land_name)
+    seed = 1000 + 17 * repetition
+    if name == "bracket":
+        trials = run_bracket(land, budget, seed)
+    elif name == "bracket+past":
+        trials = run_bracket(land, budget, seed, past=past_configs(land, budget, seed))
+    elif name == "optuna-tpe":
+        trials = run_plain(land, budget, seed, "tpe")
+    elif name == "random":
+        trials = run_plain(land, budget, seed, "random")
+    else:
+        trials = run_bracket(land, budget, seed, controller_options=options)
+    return {"landscape": land_name, "strategy": name, "repetition": repetition, "budget": budget,
+            "true": [true for _, _, true in trials]}
+
+
+#: landscapes passed to :func:`run` that are not in LANDSCAPES (tests), by name
+_EXTRA: dict[str, Landscape] = {}
 
 
 def run(plan: Plan = SHORT, *, strategies: tuple[str, ...] = STRATEGIES, landscapes: tuple[Landscape, ...] = LANDSCAPES,
-        variants: dict[str, dict] | None = None) -> dict[str, Any]:
+        variants: dict[str, dict] | None = None, results_dir=None, log=print) -> dict[str, Any]:
     """Every (landscape, strategy, repetition); returns the summary (and per-landscape rows).
 
     ``variants`` maps a name to SearchController options (e.g. ``{"n_startup_trials": 10}``):
     extra Bracket strategies for tuning."""
     started = time.time()
+    _EXTRA.update({land.name: land for land in landscapes if land not in LANDSCAPES})
+    names = list(strategies) + list(variants or {})
+    tasks = [(land.name, name, rep, plan.budget_for(name), (variants or {}).get(name))
+             for land in landscapes for name in names for rep in range(plan.repetitions)]
+    records = common.run_sessions("preset_search", tasks, run_strategy, workers=plan.workers, workdir=False,
+                                  results_dir=results_dir, log=log)
     out: dict[str, Any] = {"plan": plan.__dict__, "landscapes": {}}
     for land in landscapes:
         space = _space(_trainer(land.preset))
         best, share = optimum(space, land)
         row: dict[str, Any] = {"optimum": best, "hit_share": share, "story": land.story, "preset": land.preset}
-        names = list(strategies) + list(variants or {})
         for name in names:
-            counts = []
-            for rep in range(plan.repetitions):
-                seed = 1000 + 17 * rep
-                if name == "bracket":
-                    trials = run_bracket(land, plan.budget, seed)
-                elif name == "bracket+past":
-                    trials = run_bracket(land, plan.budget, seed, past=past_configs(land, plan.budget, seed))
-                elif name == "optuna-tpe":
-                    trials = run_plain(land, plan.budget, seed, "tpe")
-                elif name == "random":
-                    trials = run_plain(land, plan.budget * plan.random_factor, seed, "random")
-                else:
-                    trials = run_bracket(land, plan.budget, seed, controller_options=variants[name])
-                limit = plan.budget * (plan.random_factor if name == "random" else 1)
-                counts.append(trials_to_target(trials, best, limit))
+            limit = plan.budget_for(name)
+            counts = [trials_to_target(r["true"], best, limit) for r in records
+                      if r["landscape"] == land.name and r["strategy"] == name]
             row[name] = {"median": statistics.median(counts), "counts": counts,
-                         "found": sum(c <= plan.budget * (plan.random_factor if name == "random" else 1)
-                                      for c in counts)}
+                         "found": sum(c <= limit for c in counts)}
         random_expected = math.ceil(math.log(0.5) / math.log(1 - share)) if 0 < share < 1 else 1
         row["random_expected"] = random_expected
         out["landscapes"][land.name] = row
     out["summary"] = summarise(out["landscapes"], [n for n in names if n not in ("random",)])
     out["wall_s"] = time.time() - started
     return out
+
+
+def trials_to_target(true: list[float], best: float, budget: int) -> int:
+    """The first trial whose true loss is within 5 % of the optimum (a miss counts as budget + 1)."""
+    return next((n for n, value in enumerate(true, 1) if value <= TARGET * best), budget + 1)
 
 
 def summarise(rows: dict[str, dict], names: list[str]) -> dict[str, Any]:

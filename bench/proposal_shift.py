@@ -63,8 +63,9 @@ def draw(taste_name: str, seed: int, *, history: int = 12, rated: int = 4, asks:
     out: dict[str, Any] = {"liked_ratio": taste.value(configs[liked - 1]) / best}
     for phase, given in (("before", ratings), ("after", ratings + [(liked, None, 10.0)])):
         values = config_values(runs, score_runs(runs, given, (), weights))
-        past = [ScoredConfig(space.searched_params(space.complete(p)), values[i], TrialState.COMPLETE)
-                for i, p in enumerate(configs, start=1)]
+        rated = {i for i, _, _ in given}  # the sampler knows which configs a person rated
+        past = [ScoredConfig(space.searched_params(space.complete(p)), values[i], TrialState.COMPLETE,
+                             rated=i in rated) for i, p in enumerate(configs, start=1)]
         controller = SearchController(study=optuna.create_study(direction="minimize"), space=space,
                                       seed=seed, history=lambda past=past: past, lr_bracket=False)
         proposals = [controller.next().config for _ in range(asks)]

@@ -39,20 +39,17 @@ repetitions and a longer budget. Results go to ``bench/results/search_efficiency
 
 from __future__ import annotations
 
-import json
 import math
-import multiprocessing
 import os
 import random
 import shutil
-import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS_DIR, bench_fields, median, skip_python_probe, write_result
+from bench import common
+from bench.common import bench_fields, median, read_records, run_sessions, skip_python_probe, write_result
 from bench.landscape_trainer import LANDSCAPE_ENV, LANDSCAPES, LR_RANGE, optimum, quality
 
 STRATEGIES = ("bracket", "tpe-cold", "random", "grid")
@@ -62,11 +59,7 @@ GRID_OPTIMIZERS = ("AdamW", "RAdam", "SGD", "Adagrad")
 
 
 @dataclass(frozen=True)
-class Plan:
-    repetitions: int
-    budget: int
-    steps: int = 100
-    workers: int = 2
+class Plan(common.Plan):
     #: random search runs this many times the budget (its median is then not censored)
     random_budget_factor: int = 2
 
@@ -101,7 +94,7 @@ _ORIGINAL: dict[str, Any] = {}
 
 def apply_variant(strategy: str) -> str:
     """Tuning variants ``bracket@startup=8`` / ``bracket@univariate`` / ``bracket@multivariate`` /
-    ``bracket@slope=0`` (loss judge) / ``bracket@nobracket`` (no learning-rate bracket, a setting
+    ``bracket@slope=0`` (loss judge) / ``bracket@noexplore`` / ``bracket@nobracket`` (no learning-rate bracket, a setting
     that :func:`run_trial_set` applies):
     patch those defaults in this (worker) process; returns the base strategy. A plain strategy restores
     the shipped defaults."""
@@ -114,13 +107,17 @@ def apply_variant(strategy: str) -> str:
     _ORIGINAL.setdefault("startup", kwdefaults["n_startup_trials"])
     _ORIGINAL.setdefault("multivariate", controller.DEFAULT_MULTIVARIATE)
     _ORIGINAL.setdefault("slope", judge_defaults["slope_weight"])
+    _ORIGINAL.setdefault("explore", kwdefaults["explore"])
     kwdefaults["n_startup_trials"] = _ORIGINAL["startup"]
+    kwdefaults["explore"] = _ORIGINAL["explore"]
     controller.DEFAULT_MULTIVARIATE = _ORIGINAL["multivariate"]
     judge_defaults["slope_weight"] = _ORIGINAL["slope"]
     if option.startswith("slope="):  # the loss judge's late-slope weight
         judge_defaults["slope_weight"] = float(option.split("=", 1)[1])
     elif option.startswith("startup="):
         kwdefaults["n_startup_trials"] = int(option.split("=", 1)[1])
+    elif option == "noexplore":  # no wider TPE when the warm start disagrees (bracket.search.explore)
+        kwdefaults["explore"] = None
     elif option in ("univariate", "multivariate"):
         controller.DEFAULT_MULTIVARIATE = option == "multivariate"
     elif option and option != "nobracket":
@@ -269,26 +266,11 @@ def run(*, short: bool = True, plan: Plan | None = None, landscapes: list[str] |
     plan = plan or (SHORT if short else FULL)
     landscapes = landscapes or list(LANDSCAPES)
     strategies = strategies or list(STRATEGIES)
-    tasks = [(ls, st, rep) for rep in range(plan.repetitions) for ls in landscapes for st in strategies]
+    tasks = [(ls, st, rep, plan.budget_for(st), plan.steps)
+             for rep in range(plan.repetitions) for ls in landscapes for st in strategies]
     started = time.time()
-    records: list[dict[str, Any]] = []
-    folder = Path(results_dir or RESULTS_DIR)
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / "search_efficiency.records.jsonl"  # every finished session, as it finishes
-    partial.write_text("", encoding="utf-8")
-    with tempfile.TemporaryDirectory(prefix="bracket-bench-") as workdir:
-        # TPE is seeded from base_seed and hash(worker id); a fixed hash seed makes runs repeatable
-        os.environ.setdefault("PYTHONHASHSEED", "0")
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=plan.workers, mp_context=context) as pool:
-            futures = [pool.submit(run_trial_set, ls, st, rep, plan.budget_for(st), plan.steps, workdir)
-                       for ls, st, rep in tasks]
-            for index, future in enumerate(futures, start=1):
-                records.append(future.result())
-                with partial.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(records[-1], default=str) + "\n")
-                if index % max(1, len(tasks) // 10) == 0 or index == len(tasks):
-                    log(f"  search efficiency: {index}/{len(tasks)} sessions ({time.time() - started:.0f} s)")
+    records = run_sessions("search_efficiency", tasks, run_trial_set, workers=plan.workers,
+                           results_dir=results_dir, log=log)
     summary = summarise(records, plan.budget, plan.steps)
     data = {"plan": plan.__dict__ | {"short": short}, "seconds": time.time() - started,
             "target": TARGET, "summary": summary, "records": records}
@@ -299,5 +281,4 @@ def run(*, short: bool = True, plan: Plan | None = None, landscapes: list[str] |
 
 def summarise_records(path: Path, budget: int, steps: int = 100) -> dict[str, Any]:
     """The summary of a (possibly partial) ``search_efficiency.records.jsonl``."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return summarise([json.loads(line) for line in lines if line.strip()], budget, steps)
+    return summarise(read_records(path), budget, steps)

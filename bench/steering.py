@@ -30,18 +30,13 @@ per taste over the repetitions:
 
 from __future__ import annotations
 
-import json
-import multiprocessing
 import os
 import shutil
-import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS_DIR, bench_fields, median, skip_python_probe, write_result
+from bench.common import RESULTS_DIR, Plan, bench_fields, median, run_sessions, skip_python_probe, write_result
 from bench.landscape_trainer import LANDSCAPE_ENV
 from bench.raters import TASTES, Rater
 
@@ -49,14 +44,6 @@ MODES = ("control", "rated", "late")
 TARGET = 1.05
 PREFERRED = 1.2
 MOVE_WINDOW = 4
-
-
-@dataclass(frozen=True)
-class Plan:
-    repetitions: int
-    budget: int
-    steps: int = 100
-    workers: int = 2
 
 
 SHORT = Plan(repetitions=2, budget=20)
@@ -67,7 +54,8 @@ _ORIGINAL: dict[str, Any] = {}
 
 
 def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
-    """Tuning variants ``<mode>@gamma=0.25`` (TPE's good share), ``<mode>@prior=1`` (the
+    """Tuning variants ``<mode>@gamma=0.25`` (TPE's good share), ``<mode>@samegamma`` (the good
+    share stays 10 % after a rating, the rule before issue 25's wider share), ``<mode>@prior=1`` (the
     estimate's pseudo-count), ``<mode>@human=4`` (the human weight), ``<mode>@dropjudge`` (the
     old rule: no estimate, a judge without data drops out of that run's score): patch those
     defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
@@ -78,16 +66,21 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     base, _, option = mode.partition("@")
     defaults = combine.estimate_missing.__kwdefaults__
     _ORIGINAL.setdefault("gamma", controller.DEFAULT_GAMMA_FRACTION)
+    kwdefaults = controller.SearchController.__init__.__kwdefaults__
+    _ORIGINAL.setdefault("rated_gamma", kwdefaults["rated_gamma"])
     _ORIGINAL.setdefault("prior", defaults["prior_count"])
     _ORIGINAL.setdefault("estimates", scoring.judge_estimates)
     scoring.judge_estimates = _ORIGINAL["estimates"]
     controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
+    kwdefaults["rated_gamma"] = _ORIGINAL["rated_gamma"]
     defaults["prior_count"] = _ORIGINAL["prior"]
     weights = None
     for item in filter(None, option.split(",")):
         key, _, value = item.partition("=")
         if key == "gamma":
             controller.DEFAULT_GAMMA_FRACTION = float(value)
+        elif key == "samegamma":
+            kwdefaults["rated_gamma"] = False
         elif key == "prior":
             defaults["prior_count"] = float(value)
         elif key == "dropjudge":
@@ -241,24 +234,10 @@ def run(*, short: bool = True, plan: Plan | None = None, tastes: list[str] | Non
     plan = plan or (SHORT if short else FULL)
     tastes = tastes or list(TASTES)
     modes = ["control"] + [m for m in (modes or MODES) if m != "control"]
-    tasks = [(t, m, rep) for rep in range(plan.repetitions) for t in tastes for m in modes]
+    tasks = [(t, m, rep, plan.budget, plan.steps) for rep in range(plan.repetitions) for t in tastes for m in modes]
     started = time.time()
-    records: list[dict[str, Any]] = []
-    folder = Path(results_dir or RESULTS_DIR)
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / "steering.records.jsonl"  # every finished session, as it finishes
-    partial.write_text("", encoding="utf-8")
-    with tempfile.TemporaryDirectory(prefix="bracket-steer-") as workdir:
-        os.environ.setdefault("PYTHONHASHSEED", "0")
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=plan.workers, mp_context=context) as pool:
-            futures = [pool.submit(run_session, t, m, rep, plan.budget, plan.steps, workdir) for t, m, rep in tasks]
-            for index, future in enumerate(futures, start=1):
-                records.append(future.result())
-                with partial.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(records[-1], default=str) + "\n")
-                if index % max(1, len(tasks) // 6) == 0 or index == len(tasks):
-                    log(f"  steering: {index}/{len(tasks)} sessions ({time.time() - started:.0f} s)")
+    records = run_sessions("steering", tasks, run_session, workers=plan.workers, results_dir=results_dir, log=log,
+                           progress_every=6)
     summary = summarise(records)
     data = {"plan": plan.__dict__ | {"short": short}, "seconds": time.time() - started, "target": TARGET,
             "summary": summary, "records": records}

@@ -1,8 +1,9 @@
 """The headless command line: the same engine as the app, for terminals and scripts.
 
-``python -m bracket presets | run | status | resume | report | doctor | demo-data | worker``.
-A person's mistake prints one line starting with ``error:`` and exits 2; a search that
-failed exits 1; a finished search exits 0.
+``python -m bracket presets | run | status | resume | finals | report | export | promote |
+doctor | demo-data | worker``. This module only dispatches: the parser is in
+:mod:`bracket.cli_args`, what each command does in :mod:`bracket.cli_commands`. A person's mistake prints one line starting with
+``error:`` and exits 2; a search that failed exits 1; a finished search exits 0.
 """
 
 from __future__ import annotations
@@ -10,137 +11,20 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from bracket.cli_args import build_parser
 from bracket.errors import BracketError, disk_full_message
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one clear line, exit 2
-        self.exit(2, f"error: {message} (see `python -m bracket {self.prog.split()[-1]} --help`)\n")
-
-
-def parse_assignments(pairs: Sequence[str], what: str = "--set") -> dict[str, str]:
-    """``["a=1", "b=x=y"]`` → ``{"a": "1", "b": "x=y"}``; a pair without ``=`` raises."""
-    values: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise BracketError(f"{what} {pair!r} is malformed; write FIELD=VALUE (e.g. {what} dataset=/data/set).")
-        values[name.strip()] = value
-    return values
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="bracket", description="Find the best hyperparameters for a fine-tune.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("presets", help="list the presets")
-
-    run = sub.add_parser("run", help="run a search")
-    run.add_argument("--preset", required=True)
-    run.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="a preset field value")
-    run.add_argument("--budget", type=int, default=4, help="number of training runs (configs x seeds)")
-    run.add_argument("--steps", type=int, default=100, help="training steps per run")
-    run.add_argument("--seeds", type=int, default=1, help="seeds per configuration")
-    run.add_argument("--out", type=Path, help="runs folder (default: BRACKET_RUNS_DIR or runs/)")
-    run.add_argument("--name", help="session name (default: preset and time)")
-    run.add_argument("--storage", help="database URL shared by several machines")
-    run.add_argument("--search", choices=("tpe", "random"), default="tpe")
-    run.add_argument("--no-warm-start", action="store_true",
-                     help="skip the trainer's baseline and curated configs: the sampler from the first run")
-    run.add_argument("--no-lr-bracket", action="store_true",
-                     help="skip the learning-rate bracket (the best warm-start config at a lower and a higher rate)")
-    run.add_argument("--confirm", type=int, default=None, metavar="RUNS",
-                     help="runs of the budget for the confirmation rung: the top configs re-run with fresh seeds "
-                          "(default: a quarter of the budget from 8 configs on; 0: off)")
-    run.add_argument("--no-validation", action="store_true",
-                     help="score by training loss even where the trainer can hold out a validation split")
-    run.add_argument("--prompts", help="sample prompt lines (a file path, or text with \\n)")
-    run.add_argument("--sample-every", type=int, help="render samples every N steps")
-    run.add_argument("--lr-min", type=float)
-    run.add_argument("--lr-max", type=float)
-    run.add_argument("--batch-sizes", help="batch-size choices, e.g. 1,2,4")
-    run.add_argument("--bound", action="append", metavar="KNOB=MIN:MAX|A,B", help="narrow any knob")
-    run.add_argument("--weights", help="score weights, e.g. loss=1,human=2 (judges: "
-                     "loss, human, vlm, eval_loss, task, llm_judge)")
-    run.add_argument("--judge-url", metavar="URL",
-                     help="judge model server, OpenAI-compatible (e.g. http://localhost:1234/v1): the VLM judge of "
-                          "image and video presets, the LLM-as-judge of LLM presets; key from BRACKET_VLM_API_KEY")
-    run.add_argument("--judge-model", metavar="NAME", help="the model the judge server should use")
-    run.add_argument("--judge-repeats", type=int, metavar="N", help="judgements per sample or answer (default 3)")
-    run.add_argument("--timeout", type=float, help="seconds a single run may take")
-    run.add_argument("--seed", type=int, default=42, help="base seed of the runs")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
-    run.add_argument("--warm-start-from", nargs="+", default=[], metavar="SESSION",
-                     help="folders of earlier sessions of this preset: their best configs join the warm start")
-
-    status = sub.add_parser("status", help="show a session")
-    status.add_argument("path", type=Path)
-    status.add_argument("--storage")
-    status.add_argument("--json", action="store_true",
-                        help="print the standings and the winner as JSON (the same answer as the app and the report)")
-    resume = sub.add_parser("resume", help="resume a session")
-    resume.add_argument("path", type=Path)
-    resume.add_argument("--storage")
-    resume.add_argument("--quiet", action="store_true")
-    resume.add_argument("--more-runs", type=int, default=None, metavar="N",
-                        help="give a stopped or finished search N more runs of the search, then resume it")
-
-    doctor = sub.add_parser("doctor", help="check a preset's trainer, models and command before spending GPU time")
-    doctor.add_argument("--preset", required=True)
-    doctor.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
-
-    finals = sub.add_parser("finals", help="re-run the best configs longer with fresh seeds")
-    finals.add_argument("path", type=Path)
-    finals.add_argument("--top", type=int, default=3, help="how many configs")
-    finals.add_argument("--steps", type=int, help="steps per final run (default 4x the search's)")
-    finals.add_argument("--seeds", type=int, default=2, help="fresh seeds per config")
-    finals.add_argument("--storage")
-
-    report = sub.add_parser("report", help="write report.md and report.html into a session folder")
-    report.add_argument("path", type=Path)
-    report.add_argument("--out", type=Path, help="folder to write into (default: the session folder)")
-    report.add_argument("--storage")
-    export = sub.add_parser("export", help="write the winner (or a run) as a ready-to-run script and config")
-    export.add_argument("path", type=Path)
-    export.add_argument("--run", type=int, help="run id to export (default: the winner's best run)")
-    export.add_argument("--steps", type=int, help="training steps (default: the winner's (or the run's) own)")
-    export.add_argument("--out", type=Path, help="folder (default: <session>/export/<config>-<steps>steps)")
-    export.add_argument("--storage")
-
-    promote = sub.add_parser("promote", help="train the winner for the full length with periodic saves")
-    promote.add_argument("path", type=Path)
-    promote.add_argument("--steps", type=int, help="full training length (default: the winner's best step, "
-                         "scaled by the dataset sizes when --dataset is given)")
-    promote.add_argument("--run", type=int, help="promote this run's config instead of the winner")
-    promote.add_argument("--save-every", type=int, help="save a checkpoint and state every N steps")
-    promote.add_argument("--dataset", type=Path, help="the full dataset (default: the search's)")
-    promote.add_argument("--storage")
-
-    worker = sub.add_parser("worker", help="join a search shared through PostgreSQL and train its configs here")
-    worker.add_argument("--storage", help="database URL without the password (default: BRACKET_STORAGE_URL); "
-                        "the password goes in PGPASSWORD")
-    worker.add_argument("--session", required=True, help="name of the search to join")
-    worker.add_argument("--gpu", help="GPU index for this worker's trainer processes (sets CUDA_VISIBLE_DEVICES)")
-    worker.add_argument("--runs-dir", type=Path, help="runs folder, shared by all machines at the same path "
-                        "(default: BRACKET_RUNS_DIR or runs/)")
-    worker.add_argument("--grace", type=float, default=60.0,
-                        help="seconds without a heartbeat after which another worker's run is re-run")
-    worker.add_argument("--quiet", action="store_true", help="no progress lines")
-
-    demo = sub.add_parser("demo-data", help="write the demo dataset")
-    demo.add_argument("path", type=Path)
-    demo.add_argument("--count", type=int, default=64)
-    return parser
+#: commands that train: SIGTERM (``kill``, a service manager, a closed terminal) stops them the way
+#: Ctrl-C does — the trainer is stopped and the run recorded as interrupted — instead of killing
+#: Bracket and leaving the trainer running with its run marked "running"
+TRAINING_COMMANDS = ("run", "resume", "finals", "promote", "worker")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    from bracket import cli_commands
-
+    args = build_parser().parse_args(argv)
     try:
-        return cli_commands.dispatch(args)
+        return dispatch(args)
     except BracketError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -155,6 +39,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def dispatch(args: argparse.Namespace) -> int:
+    """Run the parsed command; the exit code."""
+    from bracket.cli_commands import COMMANDS  # after parsing: --help and a mistyped flag answer at once
+
+    if args.command in TRAINING_COMMANDS:
+        _stop_on_sigterm()
+    return COMMANDS[args.command](args)
+
+
+def _stop_on_sigterm() -> None:
+    import signal
+    import threading
+
+    def _terminate(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():  # signal handlers belong to the main thread
+        signal.signal(signal.SIGTERM, _terminate)
+
+
 def _read_only_message(error: BaseException) -> str | None:
     import errno
 
@@ -165,4 +69,4 @@ def _read_only_message(error: BaseException) -> str | None:
     return None
 
 
-__all__ = ["main", "build_parser", "parse_assignments"]
+__all__ = ["main", "dispatch"]

@@ -1,14 +1,21 @@
-"""What each ``python -m bracket`` command does (argument parsing is in ``bracket.cli``)."""
+"""What each ``python -m bracket`` command does.
+
+Each ``cmd_<name>`` takes the arguments parsed by :mod:`bracket.cli_args` and returns the exit
+code; ``bracket.cli`` only dispatches to them (see :data:`COMMANDS`). Values reach the engine
+through the same parsers as the app's Setup form: ``forms.parse_bounds`` for bounds and
+``judge.combine.parse_weights`` for weights (``cli_args.parse_assignments`` splits the CLI's
+``FIELD=VALUE`` pairs first). What the commands print about a session is in :mod:`bracket.cli_text`.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
-
 import json
+import sys
+from typing import Any
 
-from bracket.cli import parse_assignments
+from bracket.cli_args import parse_assignments, prompts_argument
+from bracket.cli_text import best_step_lines, progress_line, results_table, run_figures, winner_lines
 from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
@@ -16,58 +23,7 @@ from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.forms import judge_server_settings, parse_bounds
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
-from bracket.session.snapshot import SessionSnapshot
-from bracket.session.standings import Standings, figures_text, standings
-
-
-def _format_seconds(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    seconds = int(seconds)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
-        f"{seconds // 60}:{seconds % 60:02d}"
-
-
-def progress_line(snapshot: SessionSnapshot, width: int = 24) -> str:
-    """``[#####.....] 3/8 runs | search 2/5 | step 40/100 | ETA 1:20``."""
-    filled = int(round(snapshot.progress * width))
-    line = f"[{'#' * filled}{'.' * (width - filled)}] {snapshot.runs_spent}/{snapshot.total_runs} runs | {snapshot.phase}"
-    if snapshot.current and snapshot.current.get("max_steps"):
-        line += f" | step {snapshot.current['step']}/{snapshot.current['max_steps']}"
-    return line + f" | ETA {_format_seconds(snapshot.eta_s)}"
-
-
-def raw_figures(table: Standings) -> dict[int, str]:
-    """Per run, the raw figures behind its score (``loss 0.321 · rating 8.0``) and estimated parts."""
-    found: dict[int, str] = {}
-    for board in table.boards.values():
-        for row in board.rows:
-            for run in row.runs:
-                figures = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
-                estimated = f"{', '.join(run.estimated)} estimated" if run.estimated else ""
-                found[run.run_id] = "; ".join(t for t in (figures, estimated) if t)
-    return found
-
-
-def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None) -> str:
-    """The runs as an aligned text table per stage (finals first; each stage scored on its own),
-    best first, with the raw figures behind each score when ``raw`` gives them."""
-    order = {"final": 0, "search": 1, "promote": 2}
-    raw = raw or {}
-    rows = [r for r in snapshot.runs if r["kind"] != "setup"]
-    rows.sort(key=lambda r: (order.get(r["stage"], 3), r["score"] is None,
-                             r["score"] if r["score"] is not None else 0.0, r["id"]))
-    header = (f"{'run':>4}  {'stage':<7} {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'score':>6}  "
-              f"{'raw figures':<24}  {'worker':<16}  params")
-    lines = [header, "-" * len(header)]
-    for r in rows:
-        score = "-" if r["score"] is None else f"{r['score']:.3f}"
-        params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
-        reason = f"  ({r['failure_reason']})" if r["failure_reason"] and r["status"] != "done" else ""
-        lines.append(f"{r['id']:>4}  {str(r['stage'])[:7]:<7} {r['kind']:<9} {str(r['config_name'])[:18]:<18} "
-                     f"{r['seed'] or 0:>5}  {r['status']:<12} {score:>6}  {raw.get(r['id'], '') or '-':<24}  "
-                     f"{str(r.get('worker') or '-')[-16:]:<16}  {params}{reason}")
-    return "\n".join(lines)
+from bracket.session.standings import standings
 
 
 def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
@@ -91,19 +47,10 @@ def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
     return session.snapshot().status
 
 
-def best_step_lines(table: Standings) -> list[str]:
-    """``best step of adamw-fast: 300 (validation), mean 0.12 over 2 seeds, validation loss`` per
-    ranked search config, best first."""
-    board = table.board("search")
-    return [f"best step of {row.name}: {row.best_step} ({row.best_step_basis}), mean score {row.mean:.3f} "
-            f"over {row.seeds} seed{'s' if row.seeds != 1 else ''}" + (f", {row.loss_basis} loss" if row.loss_basis else "")
-            for row in (board.rows if board else []) if row.rank is not None and row.best_step is not None]
-
-
 def _finish(session: Session, status: str, shown: tuple[str, ...] | list[str] = ()) -> int:
     """Print the run table, the answer and the notes not ``shown`` already; the exit code."""
     snapshot, table = session.snapshot(), standings(session)
-    print(results_table(snapshot, raw_figures(table)))
+    print(results_table(snapshot, run_figures(table)))
     for line in best_step_lines(table) + winner_lines(table):
         print(line)
     print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; folder {session.folder}")
@@ -130,7 +77,7 @@ def cmd_presets(_args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    prompts = _prompts_argument(args.prompts) if args.prompts else DEFAULT_PROMPTS
+    prompts = prompts_argument(args.prompts) if args.prompts else DEFAULT_PROMPTS
     settings = SearchSettings(
         budget=args.budget, steps=args.steps, seeds=args.seeds, sample_prompts=prompts,
         sample_every_n_steps=args.sample_every, algorithm=args.search,
@@ -152,64 +99,48 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)
 
 
-def _prompts_argument(value: str) -> str:
-    """``--prompts``: a file's text, or prompt text (``\\n`` between lines); a path that names no
-    file is refused rather than taken as a prompt."""
-    looks_like_path = "\n" not in value and "\\n" not in value and " --" not in value and (
-        value.startswith(("/", "./", "../", "~/")) or value.lower().endswith(".txt"))
-    path = Path(value).expanduser()
-    try:
-        is_file = len(value) < 4096 and path.is_file()
-    except OSError:
-        is_file = False
-    if is_file:
-        try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise BracketError(f"--prompts {value}: cannot read it ({type(error).__name__}); give a UTF-8 text file.") \
-                from None
-    if looks_like_path:
-        raise BracketError(f"--prompts {value}: no such file. Give an existing prompt file, or the prompt text itself "
-                           "(lines separated by \\n).")
-    return value.replace("\\n", "\n")
-
-
-def winner_lines(table: Standings) -> list[str]:
-    """The winner and the standings' warnings, as the lines ``status`` prints."""
-    winner = table.winner
-    if winner is None:
-        return ["winner: none yet (no config has a finished score)"]
-    seeds = ",".join(str(s) for s in winner.seeds) or "-"
-    raw = figures_text(winner.figures)
-    at = f" at its best step {winner.step} (by {winner.step_basis})" if winner.step else ""
-    lines = [f"winner: {winner.config_name} ({winner.stage}) run {winner.run_id}, {winner.steps} steps{at}, seeds {seeds}; "
-             f"score {winner.mean:.3f}" + (f" ({raw})" if raw else "")
-             + f"; judges {', '.join(winner.judges) or '-'}"
-             + (f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else "")
-             + f"; {'rated' if winner.rated else 'not rated'}", f"verdict: {table.verdict}"]
-    return lines + [f"warning: {w}" for w in table.warnings]
+def status_answer(session: Session, status: str, view: dict[str, Any]) -> dict[str, Any]:
+    """What ``status --json`` prints: the standings of ``view`` (``bracket.status_view``; their
+    ``params`` are the searched knobs), the knobs this session holds fixed (``fixed_knobs``, e.g.
+    a preset's batch size; a conditional one applies only where its condition holds) and the
+    winner's whole config, searched and fixed knobs alike (``winner.all_params``)."""
+    answer = {"session": session.name, "preset_id": session.parts.preset.id, "status": status,
+              "runs_spent": view["runs_spent"], "total_runs": view["total_runs"],
+              "fixed_knobs": {name: session.space[name].value for name in session.space
+                              if name not in session.space.searched()}, **view["table"]}
+    winner = answer.get("winner")
+    if winner is not None:  # a copy: the view is cached
+        config = next((c for c in session.store.configs(session.name) if c["id"] == winner["config_id"]), {})
+        answer["winner"] = {**winner, "all_params": session.space.complete(config.get("params") or winner["params"])}
+    return answer
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from bracket.session.recovery import worker_is_alive
+    from bracket.status_view import standings_view
+
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
-        table = standings(session)
+        def build() -> dict:  # what comes from the standings: kept until the store changes (bracket.status_view)
+            snapshot, table = session.snapshot(), standings(session)
+            return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs, "table": table.to_dict(),
+                    "lines": [results_table(snapshot, run_figures(table)), *best_step_lines(table),
+                              *winner_lines(table)]}
+
+        view = standings_view(session, build)
+        status = str((session.store.get_session(session.name) or {}).get("status", "created"))
         if args.json:
-            snapshot = session.snapshot()
-            print(json.dumps({"session": session.name, "preset_id": session.parts.preset.id, "status": snapshot.status,
-                              "runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs,
-                              **table.to_dict()}, indent=2, default=str))
+            print(json.dumps(status_answer(session, status, view), indent=2, default=str))
             return 0
-        snapshot = session.snapshot()
-        status = snapshot.status
-        if status == "running" and not any(w["alive"] for w in snapshot.workers):
+        workers = [dict(w, alive=worker_is_alive(w, grace_s=session.grace_s))
+                   for w in session.store.workers(session.name)]
+        if status == "running" and not any(w["alive"] for w in workers):
             status = "interrupted (no process runs it; resume it)"  # e.g. a full disk kept "failed" from the store
-        print(f"session {snapshot.name} ({snapshot.preset_id}): {status}; {snapshot.plan}; "
-              f"{snapshot.runs_spent}/{snapshot.total_runs} runs spent")
-        for worker in snapshot.workers:
+        print(f"session {session.name} ({session.parts.preset.id}): {status}; {session.settings.plan()}; "
+              f"{view['runs_spent']}/{view['total_runs']} runs spent")
+        for worker in workers:
             print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
-        print(results_table(snapshot, raw_figures(table)))
-        for line in best_step_lines(table) + winner_lines(table):
+        for line in view["lines"]:
             print(line)
     finally:
         session.close()
@@ -347,26 +278,3 @@ COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resum
             "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals, "promote": cmd_promote,
             "worker": cmd_worker,
             "report": cmd_report, "export": cmd_export}
-
-
-#: commands that train: SIGTERM (``kill``, a service manager, a closed terminal) stops them the way
-#: Ctrl-C does — the trainer is stopped and the run recorded as interrupted — instead of killing
-#: Bracket and leaving the trainer running with its run marked "running"
-TRAINING_COMMANDS = ("run", "resume", "finals", "promote", "worker")
-
-
-def _stop_on_sigterm() -> None:
-    import signal
-    import threading
-
-    def _terminate(_signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is threading.main_thread():  # signal handlers belong to the main thread
-        signal.signal(signal.SIGTERM, _terminate)
-
-
-def dispatch(args: argparse.Namespace) -> int:
-    if args.command in TRAINING_COMMANDS:
-        _stop_on_sigterm()
-    return COMMANDS[args.command](args)

@@ -18,8 +18,6 @@ shown through ``redact_url``, and known secret values are scrubbed from the text
 
 from __future__ import annotations
 
-import base64
-import html
 import math
 import shlex
 import time
@@ -30,7 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from bracket import settings as app_settings
 from bracket.export import SECRET_NAME, export_run
-from bracket.report_charts import Picture, report_pictures
+from bracket import report_render
+from bracket.report_charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
+from bracket.report_render import Block, Picture
+from bracket.session.samples import image_problem
 from bracket.session.scoring import effective_weights
 from bracket.session.standings import (ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text,
                                        standings)
@@ -126,6 +127,20 @@ def _stage(table: Standings, stage: str, runs: list[dict[str, Any]]) -> StageRes
                        {i: r for i, r in members.items() if r.score is not None or r.disqualified})
 
 
+def _drawn(result: StageResult) -> list[dict[str, Any]]:
+    """The runs of ``result`` its loss chart draws (``report_charts.chart_runs``)."""
+    return chart_runs(result.runs, {i: s.score for i, s in result.scores.items()})  # type: ignore[return-value]
+
+
+def _with_chart_series(store: Any, results: list[StageResult | None]) -> None:
+    """Read the loss series of the runs the loss charts draw (only those: at 2000 runs reading
+    every series costs seconds) into their run records."""
+    drawn = [run for result in results if result is not None for run in _drawn(result)]
+    series = store.series([r["id"] for r in drawn])
+    for run in drawn:
+        run.update(series.get(run["id"], {}))
+
+
 def _safe(value: Any) -> Any:
     """``value`` without secret-named keys and with passwords hidden in URLs."""
     if isinstance(value, Mapping):
@@ -154,9 +169,10 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
     store, name = session.store, session.name
     ratings, comparisons = store.ratings(name), store.comparisons(name)
     table = standings(session)
-    runs = [r for r in store.runs(name) if r.get("stage") != "setup" and r.get("kind") != "setup"]
+    runs = [r for r in store.runs(name, with_series=False) if r.get("stage") != "setup" and r.get("kind") != "setup"]
     search = _stage(table, "search", runs)
     finals = _stage(table, "final", runs) if table.board("final") else None
+    _with_chart_series(store, [search, finals])
     winner = table.winner
     command, script, command_note = [], None, ""
     if winner is not None:
@@ -204,8 +220,48 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
         best_steps=best_steps, loss_basis=loss_basis)
 
 
-# -- layout: sections of blocks, rendered as markdown and as HTML -----------------------------
-Block = tuple  # ("p", text) | ("quote", text) | ("code", text) | ("table", headers, rows) | ("img", Picture)
+def report_pictures(search: StageResult, finals: StageResult | None, winner: Winner | None,
+                    unreadable: list[str] | None = None) -> list[Picture]:
+    """The report's pictures, drawn by :mod:`bracket.report_charts` from plain data: loss curves
+    per stage, score history, best and worst sample grids (samples that cannot be decoded are
+    skipped and appended to ``unreadable``)."""
+    pictures: list[Picture] = []
+    names = {r.config_id: r.name for r in search.rows}
+    for result, stem, title in ((search, "report-loss", "Loss curves (search runs)"),
+                                (finals, "report-final-loss", "Loss curves (final runs)")):
+        if result is None:
+            continue
+        names.update({r.config_id: r.name for r in result.rows})
+        series = [{"label": r["label"], "group": names.get(r["config_id"], r["label"]), "points": r.get("loss") or [],
+                   "highlight": winner is not None and winner.stage == result.stage
+                   and names.get(r["config_id"]) == winner.config_name} for r in _drawn(result)]
+        if len(series) < len(result.runs):
+            title += f": the {len(series)} best of {len(result.runs)} runs"
+        if (png := loss_chart(series, title)) is not None:
+            pictures.append(Picture(stem, title, png))
+    history = [{"run": r["id"], "score": search.scores[r["id"]].score,
+                "disqualified": search.scores[r["id"]].disqualified} for r in search.runs if r["id"] in search.scores]
+    if (png := history_chart(history)) is not None:
+        pictures.append(Picture("report-history", "Score per run in training order, and the best so far", png))
+    scored = sorted((r for r in search.runs if r["id"] in search.scores and search.scores[r["id"]].score is not None
+                     and r.get("samples")), key=lambda r: (search.scores[r["id"]].score, r["id"]))
+    picks = [("report-best-samples", "Best run", scored[0])] if scored else []
+    if len(scored) > 1:
+        picks.append(("report-worst-samples", "Worst run", scored[-1]))
+    for stem, word, run in picks:
+        caption = f"{word}: run {run['id']} ({run['label']}), score {search.scores[run['id']].score:.3f}"
+        tiles = []
+        for sample in final_step_samples(run["samples"]):
+            if image_problem(sample["path"]) is None:
+                tiles.append(sample)
+            elif unreadable is not None:
+                unreadable.append(str(sample["path"]))
+        if (png := sample_grid(tiles, caption)) is not None:
+            pictures.append(Picture(stem, caption, png))
+    return pictures
+
+
+# -- layout: sections of blocks, rendered as markdown and as HTML by bracket.report_render -------
 
 
 def _ci(row: ConfigRow) -> str:
@@ -306,62 +362,18 @@ def _scrub(text: str, report: Report) -> str:
     return text
 
 
+def _intro(report: Report) -> str:
+    return f"Preset {report.preset_id}; status {report.status}; {report.plan}. Generated {report.generated}."
+
+
 def render_markdown(report: Report) -> str:
     """Markdown; pictures are referenced as ``<stem>.png`` beside the file."""
-    cell = lambda value: str(value).replace("|", "\\|").replace("\n", " ")  # noqa: E731
-    lines = [f"# Bracket report: {report.name}", "",
-             f"Preset {report.preset_id}; status {report.status}; {report.plan}. Generated {report.generated}.", ""]
-    for title, blocks in sections(report):
-        lines += [f"## {title}", ""]
-        for block in blocks:
-            if block[0] == "p":
-                lines += [block[1], ""]
-            elif block[0] == "quote":
-                lines += [f"> {block[1]}", ""]
-            elif block[0] == "code":
-                lines += ["```", block[1], "```", ""]
-            elif block[0] == "img":
-                lines += [f"![{cell(block[1].title)}]({block[1].stem}.png)", ""]
-            elif block[0] == "table":
-                lines += ["| " + " | ".join(cell(h) for h in block[1]) + " |", "|" + "---|" * len(block[1])]
-                lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in block[2]] + [""]
-    return _scrub("\n".join(lines), report)
-
-
-_STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
-          "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
-          "text-align:left;font-size:14px}th{background:#f3f3f3}blockquote{border-left:4px solid #2ca02c;"
-          "margin:0;padding:.3em 1em;background:#f6fbf6}pre{background:#f5f5f5;padding:.6em;"
-          "white-space:pre-wrap;word-break:break-all}img{max-width:100%}")
+    return _scrub(report_render.markdown(f"Bracket report: {report.name}", _intro(report), sections(report)), report)
 
 
 def render_html(report: Report) -> str:
     """One self-contained HTML page; pictures are embedded as base64 PNG data URLs."""
-    e = html.escape
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             f"<title>Bracket report: {e(report.name)}</title><style>{_STYLE}</style></head><body>",
-             f"<h1>Bracket report: {e(report.name)}</h1>",
-             f"<p>Preset {e(report.preset_id)}; status {e(report.status)}; {e(report.plan)}. "
-             f"Generated {e(report.generated)}.</p>"]
-    for title, blocks in sections(report):
-        parts.append(f"<h2>{e(title)}</h2>")
-        for block in blocks:
-            if block[0] == "p":
-                parts.append(f"<p>{e(block[1])}</p>")
-            elif block[0] == "quote":
-                parts.append(f"<blockquote>{e(block[1])}</blockquote>")
-            elif block[0] == "code":
-                parts.append(f"<pre><code>{e(block[1])}</code></pre>")
-            elif block[0] == "img":
-                data = base64.b64encode(block[1].png).decode("ascii")
-                parts.append(f'<figure><img alt="{e(block[1].title)}" src="data:image/png;base64,{data}">'
-                             f"<figcaption>{e(block[1].title)}</figcaption></figure>")
-            elif block[0] == "table":
-                head = "".join(f"<th>{e(str(h))}</th>" for h in block[1])
-                body = "".join("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in row) + "</tr>" for row in block[2])
-                parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-    parts.append("</body></html>")
-    return _scrub("\n".join(parts), report)
+    return _scrub(report_render.html(f"Bracket report: {report.name}", _intro(report), sections(report)), report)
 
 
 def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:

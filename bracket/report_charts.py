@@ -1,7 +1,8 @@
-"""The report's pictures as PNG bytes: loss curves, score history and sample grids.
+"""Charts as PNG bytes: loss curves, score history and sample grids — pure drawing.
 
-:func:`report_pictures` makes all of them from the report's stage results; the functions
-below it draw one picture each from plain data.
+Every function draws one picture from plain data (lists of dicts and numbers, sample file
+paths); none knows sessions, standings or the report. :mod:`bracket.report` picks the data
+and decides which pictures a report holds.
 
 Charts are drawn with matplotlib's Agg canvas directly (``Figure`` + ``FigureCanvasAgg``, no
 pyplot), so drawing keeps no global state and works in a server thread without a display.
@@ -16,33 +17,17 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from PIL import Image, ImageDraw
 
-from bracket.session.samples import image_problem
-
-if TYPE_CHECKING:  # pragma: no cover
-    from bracket.report import StageResult
-    from bracket.session.standings import Winner
-
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 TILE = 256
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
             "#bcbd22", "#17becf")
-
-
-@dataclass
-class Picture:
-    """One PNG of the report: ``<stem>.png`` beside report.md, embedded in report.html."""
-
-    stem: str
-    title: str
-    png: bytes
 
 
 def _png(figure: Figure) -> bytes:
@@ -121,17 +106,11 @@ def final_step_samples(samples: Sequence[Mapping[str, Any]]) -> list[Mapping[str
     return [chosen[i] for i in sorted(chosen)]
 
 
-def sample_grid(samples: Sequence[Mapping[str, Any]], caption: str = "",
-                unreadable: list[str] | None = None) -> bytes | None:
-    """The final-step samples side by side, one tile per prompt, with a caption strip on top.
+def sample_grid(tiles: Sequence[Mapping[str, Any]], caption: str = "") -> bytes | None:
+    """The given image samples side by side, one tile each, with a caption strip on top.
 
-    A sample that cannot be decoded is left out and its path appended to ``unreadable``."""
-    tiles = []
-    for sample in final_step_samples(samples):
-        if image_problem(sample["path"]) is None:
-            tiles.append(sample)
-        elif unreadable is not None:
-            unreadable.append(str(sample["path"]))
+    ``tiles`` are readable images (e.g. :func:`final_step_samples` without the files that do
+    not decode); items: ``{"path", "prompt_index", "step"}``."""
     if not tiles:
         return None
     strip = 22 if caption else 0
@@ -154,36 +133,22 @@ def sample_grid(samples: Sequence[Mapping[str, Any]], caption: str = "",
     return buffer.getvalue()
 
 
-def report_pictures(search: "StageResult", finals: "StageResult | None", winner: "Winner | None",
-                    unreadable: list[str] | None = None) -> list[Picture]:
-    """The report's pictures: loss curves per stage, score history, best and worst sample grids
-    (samples that cannot be decoded are skipped and appended to ``unreadable``)."""
-    pictures: list[Picture] = []
-    names = {r.config_id: r.name for r in search.rows}
-    for result, stem, title in ((search, "report-loss", "Loss curves (search runs)"),
-                                (finals, "report-final-loss", "Loss curves (final runs)")):
-        if result is None:
-            continue
-        names.update({r.config_id: r.name for r in result.rows})
-        series = [{"label": r["label"], "group": names.get(r["config_id"], r["label"]), "points": r.get("loss") or [],
-                   "highlight": winner is not None and winner.stage == result.stage
-                   and names.get(r["config_id"]) == winner.config_name} for r in result.runs]
-        if (png := loss_chart(series, title)) is not None:
-            pictures.append(Picture(stem, title, png))
-    history = [{"run": r["id"], "score": search.scores[r["id"]].score,
-                "disqualified": search.scores[r["id"]].disqualified} for r in search.runs if r["id"] in search.scores]
-    if (png := history_chart(history)) is not None:
-        pictures.append(Picture("report-history", "Score per run in training order, and the best so far", png))
-    scored = sorted((r for r in search.runs if r["id"] in search.scores and search.scores[r["id"]].score is not None
-                     and r.get("samples")), key=lambda r: (search.scores[r["id"]].score, r["id"]))
-    picks = [("report-best-samples", "Best run", scored[0])] if scored else []
-    if len(scored) > 1:
-        picks.append(("report-worst-samples", "Worst run", scored[-1]))
-    for stem, word, run in picks:
-        caption = f"{word}: run {run['id']} ({run['label']}), score {search.scores[run['id']].score:.3f}"
-        if (png := sample_grid(run["samples"], caption, unreadable)) is not None:
-            pictures.append(Picture(stem, caption, png))
-    return pictures
+#: runs drawn in a report's loss chart: more are unreadable, and drawing 2000 takes a minute
+CHART_RUNS = 30
+
+
+def chart_runs(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float | None],
+               limit: int = CHART_RUNS) -> list[Mapping[str, Any]]:
+    """The runs a loss chart draws: all up to ``limit``, else the ``limit`` best by ``scores``
+    (run id → score, lower is better; unscored last), in training order, so the chart stays
+    readable and cheap at any session size."""
+    if len(runs) <= limit:
+        return list(runs)
+    def rank(run: Mapping[str, Any]) -> tuple:
+        score = scores.get(run["id"])
+        return (score is None, score if score is not None else 0.0, run["id"])
+    keep = {r["id"] for r in sorted(runs, key=rank)[:limit]}
+    return [r for r in runs if r["id"] in keep]
 
 
 def _finite(value: Any) -> bool:

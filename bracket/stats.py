@@ -18,7 +18,6 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from scipy import stats as scipy_stats
 
 DEFAULT_CONFIDENCE = 0.95
 
@@ -84,6 +83,8 @@ def summarise_config(item: ConfigScores, confidence: float = DEFAULT_CONFIDENCE)
         if std == 0.0:
             ci_low = ci_high = mean
         else:
+            from scipy import stats as scipy_stats  # here: importing it costs ~2 s, one seed needs none
+
             low, high = scipy_stats.t.interval(confidence, df=n - 1, loc=mean, scale=std / math.sqrt(n))
             ci_low, ci_high = float(low), float(high)
     return ConfigSummary(item.config_id, item.name, item.kind, n, mean, std, ci_low, ci_high, values,
@@ -106,6 +107,8 @@ def welch_test(a: ConfigSummary, b: ConfigSummary, alpha: float = 1 - DEFAULT_CO
             return WelchTest(a, b, None, 0.0, True, statement)
         statement = f"{a.name!r} and {b.name!r} scored exactly the same on every seed"
         return WelchTest(a, b, None, 1.0, False, statement)
+    from scipy import stats as scipy_stats
+
     result = scipy_stats.ttest_ind(a.scores, b.scores, equal_var=False)
     t, p = float(result.statistic), float(result.pvalue)
     significant = p < alpha

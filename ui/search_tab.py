@@ -6,7 +6,8 @@ in a small per-tab ``gr.State``) and returns ``gr.skip()`` for everything unchan
 nothing flickers and an idle search costs almost nothing to watch. The manager rebuilds
 its snapshot only when the store's change marker moves, and builds the table page and the
 loss chart once per change for all open tabs (``SessionManager.memo``). The table shows
-``PAGE_ROWS`` trials a page, newest first page.
+``PAGE_ROWS`` trials a page, newest first page. The loss chart is written as Plotly JSON
+(:mod:`ui.loss_plot`): a finished run's trace is serialised once, a tick writes the live one.
 
 "Why this suggestion?" explains the newest proposed config (or one picked from the list):
 baseline, curated, warm start, learning-rate bracket or TPE, and for TPE the finished
@@ -24,7 +25,8 @@ from bracket.errors import BracketError
 from bracket.session import views
 from bracket.session.manager import SessionManager
 from ui.common import QUIET, inline_errors
-from ui.render import fingerprint, loss_figure, progress_html, runs_frame, status_markdown
+from ui.loss_plot import loss_plot
+from ui.render import fingerprint, progress_html, runs_frame, status_markdown
 
 #: finished runs drawn in the live chart besides the current one (the Results tab overlays any)
 RECENT_RUNS = 30
@@ -33,16 +35,17 @@ LOG_LINES = 40
 PAGE_ROWS = 300
 
 
-def chart_series(manager: SessionManager) -> tuple[dict[int, list], dict[int, str], int | None]:
-    """Loss series of the current run and the most recent finished ones, with their labels."""
-    snap = manager.snapshot()
+def chart_series(manager: SessionManager, snap: Any = None) -> tuple[dict[int, list], dict[int, str], int | None]:
+    """Loss series of the current run and the most recent finished ones, with their labels
+    (``snap``: the snapshot just looked at; else one is taken)."""
+    snap = snap if snap is not None else manager.snapshot()
     if snap is None:
         return {}, {}, None
     current = (snap.current or {}).get("run_id")
     finished = [r["id"] for r in snap.runs if r["kind"] != "setup" and r["id"] != current
                 and r["status"] not in ("pending", "running")][-RECENT_RUNS:]
     wanted = finished + ([current] if current is not None else [])
-    series = manager.loss_series(wanted)
+    series = manager.loss_series(wanted, snap)
     labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs if r["id"] in series}
     return series, labels, current
 
@@ -53,17 +56,17 @@ def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
         frame = runs_frame(manager.snapshot(), page=page, page_rows=PAGE_ROWS)
         return fingerprint(frame.to_dict("split")), frame
 
-    return manager.memo(("search-table", page), build, structural=True)  # running rows show no step
+    return manager.memo(("search-table", page), build, structural=True, fresh=False)  # running rows show no step
 
 
-def _plot(manager: SessionManager, smoothing: float) -> tuple[str, Any]:
+def _plot(manager: SessionManager, smoothing: float, snap: Any) -> tuple[str, Any]:
     """(fingerprint, builder) of the loss chart; its key is cheap (series sizes), the figure is
     drawn only for a tab that has not got this one yet, and once for all such tabs."""
-    series, labels, current = manager.memo("search-series", lambda: chart_series(manager))
-    live = (manager.snapshot().current or {}).get("loss") or []
+    series, labels, current = manager.memo("search-series", lambda: chart_series(manager, snap), fresh=False)
+    live = (snap.current or {}).get("loss") or []
     mark = fingerprint([smoothing, current, len(live), sorted((k, len(v)) for k, v in series.items() if k != current)])
-    return mark, lambda: manager.memo(("search-plot", smoothing), lambda: loss_figure(
-        series, labels, smoothing=smoothing, highlight=current))
+    return mark, lambda: manager.memo(("search-plot", smoothing), lambda: loss_plot(
+        series, labels, smoothing=smoothing, highlight=current, scope=snap.name), fresh=False)
 
 
 def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
@@ -81,8 +84,8 @@ def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
     parts["status"] = (fingerprint(status), lambda: status)
     progress = progress_html(snap)
     parts["progress"] = (fingerprint(progress), lambda: progress)
-    parts["plot"] = _plot(manager, smoothing) if snap else (fingerprint(None), lambda: loss_figure({}, {}))
-    log = "\n".join(manager.log_tail(LOG_LINES)) if snap else ""
+    parts["plot"] = _plot(manager, smoothing, snap) if snap else (fingerprint(None), lambda: loss_plot({}, {}))
+    log = "\n".join(manager.log_tail(LOG_LINES, snap)) if snap else ""
     parts["log"] = (fingerprint(log), lambda: log)
     mark, frame = _table(manager, page) if snap else (fingerprint(None), runs_frame(None))
     parts["table"] = (mark, lambda: frame)

@@ -31,7 +31,6 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-import choix
 import numpy as np
 
 from bracket.judge.base import JudgeResult
@@ -167,6 +166,8 @@ def bradley_terry(comparisons: Iterable[Any], *, alpha: float = DEFAULT_ALPHA) -
             tally[runs[winner]]["wins"] += 1
             tally[runs[loser]]["losses"] += 1
     # Every comparison appears twice in `data`, so the penalty is doubled to keep its weight.
+    import choix  # here, not at the top: it imports scipy.stats (~2 s), which only a fit needs
+
     params = np.asarray(choix.opt_pairwise(len(runs), data, alpha=2.0 * alpha), dtype=float)
     params = params - params.mean()
     fisher = 2.0 * alpha * np.identity(len(runs))

@@ -33,9 +33,8 @@ import re
 import statistics
 import string
 import unicodedata
+import functools
 from typing import Any, Mapping, Sequence
-
-from rouge_score import rouge_scorer
 
 from bracket.judge.base import JudgeResult
 
@@ -55,7 +54,13 @@ class _UnicodeTokenizer:
         return _TOKEN.findall(text.lower())
 
 
-_SCORER = rouge_scorer.RougeScorer(["rouge1", "rougeL"], tokenizer=_UnicodeTokenizer())
+@functools.lru_cache(maxsize=1)
+def _scorer() -> Any:
+    """The ROUGE scorer, made on first use: ``rouge-score`` imports nltk (seconds), which every
+    ``bracket`` command that merely opens a session (``status``) would pay otherwise."""
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rouge1", "rougeL"], tokenizer=_UnicodeTokenizer())
 
 
 def normalise(text: str) -> str:
@@ -82,7 +87,7 @@ def is_json_reference(reference: str) -> bool:
 
 def answer_metrics(answer: str, reference: str, *, structured: bool = False) -> dict[str, float]:
     """Every metric of one answer against its reference, each in [0, 1], higher is better."""
-    rouge = _SCORER.score(reference, answer)
+    rouge = _scorer().score(reference, answer)
     figures = {
         "exact": float(answer.strip() == reference.strip()),
         "normalised": float(normalise(answer) == normalise(reference)),

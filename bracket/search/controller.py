@@ -4,7 +4,9 @@ The order: the trainer's baseline first (what a person would run by hand), then 
 curated known-good configs in order (warm start), then the best of those at a lower and a
 higher learning rate (the learning-rate bracket, :mod:`bracket.search.lr_bracket`; with
 several workers it may come a config or two late), then Optuna's TPE (or random search) for
-the rest of the budget.
+the rest of the budget. Two rules widen TPE's good set from Optuna's 10 % to 25 %: for ten
+proposals once the warm start is beaten (:mod:`bracket.search.explore`), and for good once a
+person has rated a run (:data:`WIDE_GAMMA_FRACTION`).
 
 Warm-start configs are *enqueued* into the session's Optuna study when the session is
 created, so that several workers sharing one study on PostgreSQL pop each of them exactly
@@ -24,7 +26,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import optuna
@@ -34,9 +35,14 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from bracket.search.configs import NamedConfig
+from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
 from bracket.search.space import SearchSpace
+from bracket.search.types import Proposal, ScoredConfig
+
+__all__ = ["ALGORITHMS", "SEARCH_KINDS", "CurrentScoreSampler", "Proposal", "ScoredConfig", "SearchController",
+           "tpe_good_count"]
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -56,46 +62,33 @@ DEFAULT_MULTIVARIATE = True
 #: dozen configs a rating only steers when it moves a config into or out of the good set.
 DEFAULT_GAMMA_FRACTION = 0.1
 OPTUNA_GAMMA_FRACTION = 0.1
+#: TPE's good share when it should look wider (Hyperopt's original TPE used 25 %):
+#: once a person has rated (or compared) a run — with 10 % a rating steers only when it moves
+#: a config into the one or two best (issue 25) — and while the warm start disagrees with what
+#: the search finds (:mod:`bracket.search.explore`, issue 19). docs/BENCHMARKS.md, 1b and 4.
+WIDE_GAMMA_FRACTION = 0.25
 
 
-def tpe_good_count(n: int) -> int:
-    """How many of ``n`` scored configs TPE counts as good (its ``gamma`` function)."""
-    return min(math.ceil(DEFAULT_GAMMA_FRACTION * n), 25)
+def tpe_good_count(n: int, *, wide: bool = False) -> int:
+    """How many of ``n`` scored configs TPE counts as good (its ``gamma`` function); ``wide``:
+    somebody has rated a run, or the search explores (:data:`WIDE_GAMMA_FRACTION` applies)."""
+    return min(math.ceil((WIDE_GAMMA_FRACTION if wide else DEFAULT_GAMMA_FRACTION) * n), 25)
 
 
-@dataclass(frozen=True)
-class ScoredConfig:
-    """One configuration as the sampler should see it now."""
-
-    params: dict[str, Any]
-    #: current score (lower is better); None while running or when it failed for an
-    #: infrastructure reason (such configs are FAIL and ignored by TPE)
-    value: float | None
-    state: TrialState
-    #: where the config came from: baseline, curated, bracket or search
-    kind: str = "search"
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """The next configuration: the Optuna trial that records it, its knobs and origin."""
-
-    trial_number: int
-    config: dict[str, Any]
-    kind: str
-    name: str
+def _wide_good_count(n: int) -> int:
+    return tpe_good_count(n, wide=True)
 
 
 class CurrentScoreSampler(BaseSampler):
     """Samples each new trial from a study rebuilt from the current scores.
 
-    ``history`` returns the configs as they should be seen *now*; ``make_inner(seed)``
-    builds the real sampler (TPE or random). Values of warm-start trials that were
-    enqueued are never asked of this sampler: Optuna hands out their fixed params.
+    ``history`` returns the configs as they should be seen *now*; ``make_inner(seed, history)``
+    builds the real sampler (TPE or random) for that history. Values of warm-start trials
+    that were enqueued are never asked of this sampler: Optuna hands out their fixed params.
     """
 
     def __init__(self, space: SearchSpace, history: Callable[[], Sequence[ScoredConfig]],
-                 make_inner: Callable[[int], BaseSampler], seed: int) -> None:
+                 make_inner: Callable[[int, Sequence[ScoredConfig]], BaseSampler], seed: int) -> None:
         self._space = space
         self._history = history
         self._make_inner = make_inner
@@ -124,7 +117,7 @@ class CurrentScoreSampler(BaseSampler):
     def plan(self, *, extra_seed: int = 0) -> dict[str, Any]:
         """A full configuration proposed from the current history."""
         history = list(self._history())
-        view = optuna.create_study(direction="minimize", sampler=self._make_inner(self._seed + extra_seed))
+        view = optuna.create_study(direction="minimize", sampler=self._make_inner(self._seed + extra_seed, history))
         trials = []
         for item in history:
             params = {k: v for k, v in item.params.items() if k in self._space and k in self._space.searched()}
@@ -146,7 +139,8 @@ class SearchController:
     def __init__(self, *, study: Study, space: SearchSpace, algorithm: str = "tpe", seed: int = 0,
                  history: Callable[[], Sequence[ScoredConfig]] = lambda: (),
                  n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS, lr_bracket: bool = True,
-                 multivariate: bool | None = None) -> None:
+                 multivariate: bool | None = None, explore: ExploreRule | None = DEFAULT_RULE,
+                 rated_gamma: bool = True) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}")
         self.space = space
@@ -155,11 +149,14 @@ class SearchController:
         #: False once the learning-rate bracket has nothing more to propose (saves a history read)
         self._bracket_open = lr_bracket
 
-        def make_inner(inner_seed: int) -> BaseSampler:
-            if algorithm == "random":
+        def make_inner(inner_seed: int, seen: Sequence[ScoredConfig]) -> BaseSampler:
+            exploring = explore_now(seen, explore)
+            if algorithm == "random" or (exploring and explore.action == "random"):  # type: ignore[union-attr]
                 return RandomSampler(seed=inner_seed)
             options: dict[str, Any] = {}
-            if DEFAULT_GAMMA_FRACTION != OPTUNA_GAMMA_FRACTION:
+            if exploring or (rated_gamma and any(h.rated for h in seen)):
+                options["gamma"] = _wide_good_count
+            elif DEFAULT_GAMMA_FRACTION != OPTUNA_GAMMA_FRACTION:
                 options["gamma"] = tpe_good_count
             with warnings.catch_warnings():  # Optuna 4.9 marks a custom gamma as deprecated (kept until v6)
                 warnings.simplefilter("ignore", FutureWarning)

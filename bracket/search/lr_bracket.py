@@ -40,14 +40,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from optuna.trial import TrialState
 
 from bracket.search.space import FloatKnob, SearchSpace
-
-if TYPE_CHECKING:  # pragma: no cover
-    from bracket.search.controller import ScoredConfig
+from bracket.search.types import WARM_START_KINDS, ScoredConfig
 
 #: the knob every trainer in Bracket calls its learning rate
 KNOB = "learning_rate"
@@ -59,7 +57,6 @@ ADAPTIVE_KNOBS = ("prodigy_d_coef",)
 DEFAULT_FACTOR = math.sqrt(10.0)
 #: one config below the best warm-start rate, one above
 TRIALS = 2
-WARM_START_KINDS = ("baseline", "curated")
 KIND = "bracket"
 #: two rates closer than this (in decades) on an otherwise equal config count as the same config
 SAME_RATE_DECADES = 0.05
@@ -94,7 +91,7 @@ def step_knob(params: Mapping[str, Any], space: SearchSpace) -> str | None:
     return None
 
 
-def next_bracket(history: Sequence["ScoredConfig"], space: SearchSpace, *,
+def next_bracket(history: Sequence[ScoredConfig], space: SearchSpace, *,
                  factor: float = DEFAULT_FACTOR) -> BracketStep:
     """The next bracket config for this history, or why there is none.
 
@@ -134,7 +131,7 @@ def next_bracket(history: Sequence["ScoredConfig"], space: SearchSpace, *,
     return BracketStep(None)
 
 
-def _centre(scored: Sequence["ScoredConfig"], made: Sequence["ScoredConfig"]) -> "ScoredConfig":
+def _centre(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig]) -> ScoredConfig:
     """The warm-start config to bracket: the best one, until a bracket config exists; then the
     best one of that config's shape, so both sides bracket the same config even when late
     scores (ratings, a VLM, cross-run normalisation) reorder the warm start in between."""

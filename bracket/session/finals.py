@@ -32,6 +32,10 @@ def run_finals(session: "Session", *, top_k: int = 3, steps: int | None = None, 
         raise BracketError("Finals need at least one config and one seed (--top and --seeds >= 1).")
     if steps is not None and steps < 1:
         raise BracketError("Finals need a positive step count.")
+    if steps is not None and steps < session.settings.steps:  # finals check that a lead survives longer runs
+        raise BracketError(f"Finals are at least as long as the search runs ({session.settings.steps} steps); "
+                           f"{steps} is shorter. Give {session.settings.steps} or more (default "
+                           f"{session.settings.steps * 4}).")
     steps = steps or session.settings.steps * 4
     configs = {c["id"]: c for c in session.store.configs(session.name, stage="search")}
     chosen = [configs[row.config_id] for row in standings(session).top("search", top_k) if row.config_id in configs]

@@ -20,7 +20,6 @@ Every error a person can cause is a ``BracketError`` whose message says what to 
 from __future__ import annotations
 
 import functools
-import logging
 import statistics
 import threading
 import time
@@ -92,6 +91,7 @@ class SessionManager:
         self._log_cache: tuple[Any, list[str]] = (None, [])
         #: finals or promote running (or last run) in the background (``bracket.session.jobs``)
         self.job: Job | None = None
+        self._verdict_thread: threading.Thread | None = None
 
     # -- the current session ----------------------------------------------------------
     @property
@@ -257,24 +257,26 @@ class SessionManager:
         cache = self._cache
         return -1 if cache is None else cache.version
 
-    def memo(self, key: Any, build: Any, *, structural: bool = False) -> Any:
+    def memo(self, key: Any, build: Any, *, structural: bool = False, fresh: bool = True) -> Any:
         """``build()`` once per snapshot version: what every open tab shows the same (a
         rendered table, a chart) is computed once per change, not once per tab; with
-        ``structural``, only when more than the progress of running runs changed."""
+        ``structural``, only when more than the progress of running runs changed; with
+        ``fresh=False``, of the snapshot just looked at (no second store read in one poll)."""
         cache = self._cache
-        return build() if cache is None else cache.memo(key, build, structural=structural)
+        return build() if cache is None else cache.memo(key, build, structural=structural, fresh=fresh)
 
-    def log_tail(self, lines: int = 40) -> list[str]:
+    def log_tail(self, lines: int = 40, snap: SessionSnapshot | None = None) -> list[str]:
         """The tail of the current run's log, else of the last run that has one (read again
-        only when the file grew)."""
-        snap = self.snapshot()
+        only when the file grew); ``snap``: the snapshot the caller just got (else one is taken)."""
+        snap = snap if snap is not None else self.snapshot()
         if snap is None:
             return []
         path = Path(snap.current["log_path"]) if snap.current and snap.current.get("log_path") else None
         if path is None:
             path = self.memo("log_path", lambda: next(
                 (p for r in reversed(snap.runs) if r.get("run_dir")
-                 and (p := Path(r["run_dir"]) / "logs" / "stdout.log").is_file()), None), structural=True)
+                 and (p := Path(r["run_dir"]) / "logs" / "stdout.log").is_file()), None), structural=True,
+                fresh=False)
         if path is None:
             return []
         try:
@@ -286,9 +288,12 @@ class SessionManager:
             self._log_cache = (key, read_log_tail(path, lines))
         return list(self._log_cache[1])
 
-    def loss_series(self, run_ids: list[int] | None = None) -> dict[int, list[tuple[int, float]]]:
-        """Loss series of finished runs (read once, then cached) and of the run in progress."""
-        session, snap = self.require(), self.snapshot()
+    def loss_series(self, run_ids: list[int] | None = None,
+                    snap: SessionSnapshot | None = None) -> dict[int, list[tuple[int, float]]]:
+        """Loss series of finished runs (read once, then cached) and of the run in progress
+        (``snap``: the snapshot the caller just got; else one is taken)."""
+        session = self.require()
+        snap = snap if snap is not None else self.snapshot()
         wanted = [r for r in snap.runs if r["kind"] != "setup" and (run_ids is None or r["id"] in run_ids)]
         series: dict[int, list[tuple[int, float]]] = {}
         live = snap.current or {}
@@ -437,19 +442,22 @@ class SessionManager:
         """The report (written under the session folder); when no search runs here, the stored
         study's verdict view is brought up to date too (``bracket.session.study_sync``)."""
         from bracket.report import report_markdown
-        from bracket.session.study_sync import record_verdict
+        from bracket.session.study_sync import background_verdict
 
         session = self.require()
         def build() -> str:  # once per change (the same image-URL scheme every time in an app)
             text = report_markdown(session, image_url)
-            if not self.running:
-                try:
-                    record_verdict(session, self.standings(), close_leftovers=False)
-                except Exception:  # noqa: BLE001 - a convenience view; the report is what was asked for
-                    logging.getLogger(__name__).warning("could not update the verdict study", exc_info=True)
+            if not self.running:  # in the background: the Results tab does not wait for it (issue 24)
+                self._verdict_thread = background_verdict(session, self.standings(), self._verdict_thread)
             return text
 
         return self.memo("report", build, structural=True)
+
+    def wait_for_background(self, timeout: float | None = None) -> None:
+        """Wait until the verdict study written in the background (:meth:`report_markdown`) is done."""
+        thread = self._verdict_thread
+        if thread is not None:
+            thread.join(timeout)
 
     # -- from winner to training ---------------------------------------------------------
     def start_job(self, kind: str, *, steps: int | None = None, top_k: int = 3, seeds: int = 2) -> Job:
@@ -479,6 +487,7 @@ class SessionManager:
         return results.dashboard_command(self.require())
 
     def close(self) -> None:
+        self.wait_for_background(60)  # the verdict study's write uses the store closed below
         with self._lock:
             if self._session is not None:
                 self._session.close()

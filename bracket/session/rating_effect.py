@@ -8,7 +8,7 @@ best that TPE builds its next proposals on (:func:`bracket.search.controller.tpe
 (:meth:`Session.add_rating`) and says that, e.g.::
 
     Run #12 rated 9: its config moved from 6th to 2nd of 14 (score 0.412 -> 0.215) and is now
-    among the 2 best configs TPE builds its next proposals on.
+    among the 4 best configs TPE builds its next proposals on.
 """
 
 from __future__ import annotations
@@ -44,12 +44,12 @@ def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, floa
     head = f"Run #{run_id} rated {value:g}"
     if config_id is None or config_id not in after:
         return f"{head}: saved; it is not a scored search run, so the search's next proposals do not change."
-    count, good = len(after), tpe_good_count(len(after))
+    count, good = len(after), tpe_good_count(len(after), wide=True)  # a rated session: TPE's wider good set
     new_rank = _rank(after, config_id)
     moved = (f"its config moved from {_ordinal(_rank(before, config_id))} to {_ordinal(new_rank)} of {count} "
              f"(score {before[config_id]:.3f} -> {after[config_id]:.3f})" if config_id in before
              else f"its config is now {_ordinal(new_rank)} of {count} (score {after[config_id]:.3f})")
-    was_good = config_id in before and _rank(before, config_id) <= tpe_good_count(len(before))
+    was_good = config_id in before and _rank(before, config_id) <= tpe_good_count(len(before), wide=True)
     if new_rank <= good and not was_good:
         steer = f"and is now among the {good} best configs TPE builds its next proposals on"
     elif new_rank > good and was_good:

@@ -18,7 +18,7 @@ which say what was measured (with its raw figure) and what was estimated (with a
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ from bracket.judge.llm_judge import score_llm_judge
 from bracket.judge.loss import loss_summary, score_loss_summaries
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.search.controller import ScoredConfig
+    from bracket.search.types import ScoredConfig
 
 SCORED_STATUSES = ("done", "disqualified", "pruned")
 WORST = 1.0
@@ -208,20 +208,28 @@ def config_values(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunSco
     return {config_id: statistics.fmean(values) for config_id, values in per_config.items()}
 
 
-def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, float], space: Any
-                    ) -> list["ScoredConfig"]:
+def rated_configs(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunScore]) -> set[int]:
+    """Ids of the configs with a run whose score has a human part that is not an estimate."""
+    return {run["config_id"] for run in runs if run.get("config_id") is not None and run["id"] in scores
+            and "human" in scores[run["id"]].used and "human" not in scores[run["id"]].estimated}
+
+
+def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, float], space: Any,
+                    rated: Collection[int] = ()) -> list["ScoredConfig"]:
     """The search configs as the sampler should see them: scored ones with their current
     mean score, running ones as RUNNING (TPE's constant liar keeps away from them), failed
-    ones as FAIL (ignored by TPE; the learning-rate bracket does not propose them again)."""
+    ones as FAIL (ignored by TPE; the learning-rate bracket does not propose them again).
+    ``rated``: ids of the configs whose score carries a person's rating or choice."""
     from optuna.trial import TrialState
 
-    from bracket.search.controller import ScoredConfig
+    from bracket.search.types import ScoredConfig
 
     history: list[ScoredConfig] = []
     for config in configs:
         params = space.searched_params(config["params"])
         if config["id"] in values:
-            history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE, config["kind"]))
+            history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE, config["kind"],
+                                        rated=config["id"] in rated))
         elif config["status"] == "running":
             history.append(ScoredConfig(params, None, TrialState.RUNNING, config["kind"]))
         elif config["status"] == "failed":

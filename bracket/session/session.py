@@ -46,6 +46,7 @@ from bracket.session.scoring import (
     SummaryCache,
     config_values,
     needs_series,
+    rated_configs,
     sampler_history,
     score_runs,
 )
@@ -427,8 +428,12 @@ class Session:
 
     # -- what the sampler and the UI see ---------------------------------------------------
     def scores(self, runs: list[dict[str, Any]] | None = None) -> dict[int, RunScore]:
-        """Current combined score of every finished run (ratings included, as of now)."""
-        runs = self.store.runs(self.name, with_series=False) if runs is None else runs
+        """Current combined score of every finished run (ratings included, as of now); of every run
+        of the session (``runs`` None) once per store change (``bracket.session.change_memo``)."""
+        if runs is None:
+            from bracket.session.change_memo import per_change
+
+            return per_change(self, "scores", lambda: self.scores(self.store.runs(self.name, with_series=False)))
         eval_loss = self.trainer.sample_kind == "text"
         missing = [r["id"] for r in runs if "loss" not in r and (eval_loss or needs_series(r, self._summaries))]
         if missing:
@@ -444,8 +449,9 @@ class Session:
     def scored_configs(self) -> list[ScoredConfig]:
         """Every config as the sampler should see it now (current scores, running ones)."""
         runs = [r for r in self.store.runs(self.name, with_series=False) if r["stage"] == "search"]
-        return sampler_history(self.store.configs(self.name, stage="search"), config_values(runs, self.scores(runs)),
-                               self.space)
+        scores = self.scores(runs)
+        return sampler_history(self.store.configs(self.name, stage="search"), config_values(runs, scores),
+                               self.space, rated_configs(runs, scores))
 
     @functools.cached_property
     def search_plan(self) -> list[tuple[str, int]]:

@@ -82,12 +82,14 @@ class SnapshotCache:
             self._looked_at = now
             return self._snapshot
 
-    def memo(self, key: Hashable, build: Callable[[], T], *, structural: bool = False) -> T:
+    def memo(self, key: Hashable, build: Callable[[], T], *, structural: bool = False, fresh: bool = True) -> T:
         """``build()``, computed once per :attr:`version` of the snapshot for each ``key``; with
         ``structural``, once per :attr:`structure_version` (what does not show the progress of
-        running runs: rows added, statuses, scores)."""
+        running runs: rows added, statuses, scores). ``fresh=False``: of the snapshot last looked
+        at, without asking the store again (a poll that has just called :meth:`snapshot`)."""
         with self._lock:
-            self.snapshot()
+            if fresh or self._snapshot is None:
+                self.snapshot()
             version = self.structure_version if structural else self.version
             cached = self._memo.get(key)
             if cached is None or cached[0] != (structural, version):

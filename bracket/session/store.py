@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -240,15 +241,70 @@ def redact_url(url: str) -> str:
         return url.split("@")[-1] if "@" in url else url
 
 
+_STORAGE_LOCK = threading.Lock()
+
+
+def _change_marker_query() -> sa.Select:
+    """:meth:`Store.change_marker`'s statement, built once: each table is read in one pass (the
+    runs table once for all its aggregates), the session name a bound parameter."""
+    name = sa.bindparam("session")
+    r, cfg = runs_table.c, configs_table.c
+    runs = sa.select(
+        sa.func.count().label("n"), sa.func.max(r.id).label("max_id"),
+        sa.func.sum(sa.func.coalesce(r.last_step, 0)).label("steps"),
+        sa.func.sum(sa.func.length(r.status) * r.id).label("statuses"),
+        # only columns stored before the loss series: reading past them would read every series
+        sa.func.sum(sa.func.length(r.judges_json) + sa.func.length(r.failure_reason)).label("judged"),
+        sa.func.sum(sa.func.coalesce(r.finished_at, 0)).label("finished")).where(r.session == name).subquery()
+    configs = sa.select(
+        sa.func.count().label("n"),
+        sa.func.sum(sa.func.length(cfg.status) * cfg.id + sa.func.coalesce(cfg.value, 0)).label("state"),
+    ).where(cfg.session == name).subquery()
+
+    def scalar(column: Any, table: sa.Table) -> Any:
+        return sa.select(column).where(table.c.session == name).scalar_subquery()
+
+    return sa.select(
+        runs.c.n, runs.c.max_id, runs.c.steps, runs.c.statuses, runs.c.judged, runs.c.finished,
+        configs.c.n, configs.c.state,
+        scalar(sa.func.max(ratings_table.c.id), ratings_table),
+        scalar(sa.func.max(comparisons_table.c.id), comparisons_table),
+        scalar(sa.func.sum(sa.func.length(workers_table.c.status)), workers_table),
+        scalar(sa.func.count(), workers_table),
+        sa.select(sessions_table.c.updated_at).where(sessions_table.c.name == name).scalar_subquery(),
+    ).select_from(runs).join(configs, sa.true())
+
+
+_CHANGE_MARKER = _change_marker_query()
+
+
 @dataclass
 class Store:
     """Bracket's tables and the Optuna storage, both on one database URL."""
 
     url: str = field(repr=False)  # may hold a password: never in a repr or a log
     engine: Engine = field(repr=False)
-    storage: optuna.storages.BaseStorage = field(repr=False)
+    #: the Optuna storage, or a function that makes it on first use (opening it imports alembic
+    #: and checks the schema version: ~0.5 s that ``status`` and the app's views never need)
+    storage_or_factory: Any = field(repr=False)
     #: why this store can only be read ("" when it can be written): a read-only folder, a full disk
     read_only: str = ""
+    #: later columns an older store lacks and, being read-only, cannot be given (see _LATER_COLUMNS)
+    absent: frozenset[str] = frozenset()
+
+    @property
+    def storage(self) -> optuna.storages.BaseStorage:
+        """The Optuna storage on the same database (made on first use when the store was opened lazily)."""
+        if callable(self.storage_or_factory):
+            with _STORAGE_LOCK:
+                if callable(self.storage_or_factory):
+                    self.storage_or_factory = self.storage_or_factory()
+        return self.storage_or_factory
+
+    @property
+    def storage_opened(self) -> bool:
+        """Whether the Optuna storage was made (an existing store opens it only when it is used)."""
+        return not callable(self.storage_or_factory)
 
     def require_writable(self) -> None:
         """Raise ``StoreError`` saying why, when this store was opened read-only."""
@@ -314,18 +370,21 @@ class Store:
                 _metadata.create_all(connection)
             else:
                 connection.execute(sa.select(sessions_table.c.name).limit(1))
-            if not read_only:
-                _add_missing_columns(connection)
-        storage = optuna.storages.RDBStorage(
-            engine_url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}},
-            skip_table_creation=bool(read_only),
-        )
-        store = cls(url=url, engine=engine, storage=storage)
-        store.read_only = read_only
+            absent = _add_missing_columns(connection, add=not read_only)
+        def storage() -> optuna.storages.BaseStorage:
+            return optuna.storages.RDBStorage(
+                engine_url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}},
+                skip_table_creation=bool(read_only))
+
+        # a new store makes Optuna's tables now; an existing one has them and opens the storage on first use
+        store = cls(url=url, engine=engine, storage_or_factory=storage() if create else storage)
+        store.read_only, store.absent = read_only, absent
         return store
 
     def close(self) -> None:
         self.engine.dispose()
+        if not self.storage_opened:
+            return
         remove = getattr(self.storage, "remove_session", None)
         if remove:
             remove()
@@ -431,30 +490,8 @@ class Store:
         step). Views cache what they build from the store
         keyed by it, so a poll that finds nothing new reads one row and nothing else.
         """
-        r, cfg = runs_table.c, configs_table.c
-
-        def scalar(*columns: Any, table: sa.Table) -> Any:
-            return sa.select(*columns).where(table.c.session == session).scalar_subquery()
-
-        query = sa.select(
-            scalar(sa.func.count(), table=runs_table),
-            scalar(sa.func.max(r.id), table=runs_table),
-            scalar(sa.func.sum(sa.func.coalesce(r.last_step, 0)), table=runs_table),
-            scalar(sa.func.sum(sa.func.length(r.status) * r.id), table=runs_table),
-            # only columns stored before the loss series: reading past them would read every series
-            scalar(sa.func.sum(sa.func.length(r.judges_json) + sa.func.length(r.failure_reason)), table=runs_table),
-            scalar(sa.func.sum(sa.func.coalesce(r.finished_at, 0)), table=runs_table),
-            scalar(sa.func.count(), table=configs_table),
-            scalar(sa.func.sum(sa.func.length(cfg.status) * cfg.id + sa.func.coalesce(cfg.value, 0)),
-                   table=configs_table),
-            scalar(sa.func.max(ratings_table.c.id), table=ratings_table),
-            scalar(sa.func.max(comparisons_table.c.id), table=comparisons_table),
-            scalar(sa.func.sum(sa.func.length(workers_table.c.status)), table=workers_table),
-            scalar(sa.func.count(), table=workers_table),
-            sa.select(sessions_table.c.updated_at).where(sessions_table.c.name == session).scalar_subquery(),
-        )
         with self.engine.connect() as c:
-            return tuple(c.execute(query).one())
+            return tuple(c.execute(_CHANGE_MARKER, {"session": session}).one())
 
     # -- human scores ------------------------------------------------------------------
     def add_rating(self, session: str, run_id: int, value: float, prompt_index: int | None = None,
@@ -467,8 +504,9 @@ class Store:
 
     def ratings(self, session: str) -> list[dict[str, Any]]:
         with self.engine.connect() as c:
-            query = sa.select(ratings_table).where(ratings_table.c.session == session).order_by(ratings_table.c.id)
-            return [dict(r) for r in c.execute(query).mappings()]
+            columns = [col for col in ratings_table.c if f"{ratings_table.name}.{col.name}" not in self.absent]
+            query = sa.select(*columns).where(ratings_table.c.session == session).order_by(ratings_table.c.id)
+            return [{"step": None, **r} for r in c.execute(query).mappings()]
 
     def add_comparison(self, session: str, left_run_id: int, right_run_id: int, winner: str) -> int:
         with self.engine.begin() as c:
@@ -523,14 +561,21 @@ class Store:
 _LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),)
 
 
-def _add_missing_columns(connection: sa.Connection) -> None:
-    """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid)."""
+def _add_missing_columns(connection: sa.Connection, *, add: bool = True) -> frozenset[str]:
+    """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid);
+    a read-only store (``add=False``) is left as it is: the ``table.column`` names it lacks are
+    returned, and reading treats them as empty."""
     inspector = sa.inspect(connection)
+    absent = set()
     for table, column, sql_type in _LATER_COLUMNS:
         if not inspector.has_table(table):
             continue
         if column not in {c["name"] for c in inspector.get_columns(table)}:
-            connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+            if add:
+                connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+            else:
+                absent.add(f"{table}.{column}")
+    return frozenset(absent)
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

@@ -14,14 +14,21 @@ optuna-dashboard shows it:
   changed) and ``verdict_study`` (the name of the companion study below);
 * a companion study ``<session>-verdict`` is written afresh with one COMPLETE trial per
   scored search config and the *current* mean score as its value, so the dashboard's best
-  trial, history and importance plots of that study match Bracket's verdict.
+  trial, history and importance plots of that study match Bracket's verdict;
+* that companion study is rewritten only when what it would hold changed: a digest of its
+  trials and verdict is kept as its ``bracket_digest`` user attribute, and a call that finds
+  the same digest writes nothing (rewriting 2000 trials through Optuna takes minutes on 2
+  cores; the app calls this on every Results build after a change, issue 24).
 
 Open it with ``optuna-dashboard <storage URL>`` and pick the study ``<session>-verdict``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import threading
 from typing import TYPE_CHECKING
 
 import optuna
@@ -60,14 +67,44 @@ def record_verdict(session: "Session", table: Standings | None = None, *, close_
         close_waiting(study)
     board = table.board("search")
     rows = {row.trial_number: row for row in (board.rows if board else []) if row.trial_number is not None}
-    study.set_user_attr("current_scores", {str(n): round(float(r.mean), 6) for n, r in sorted(rows.items())
-                                           if r.mean is not None})
+    current = {str(n): round(float(r.mean), 6) for n, r in sorted(rows.items()) if r.mean is not None}
+    if study.user_attrs.get("current_scores") != current:
+        study.set_user_attr("current_scores", current)
     name = verdict_study_name(session.name)
+    trials = _verdict_trials(session, rows)
+    digest = _digest(trials, table.verdict)
+    if _stored_digest(session, name) == digest:
+        if study.user_attrs.get("verdict_study") != name:
+            study.set_user_attr("verdict_study", name)
+        return name  # the companion study already holds exactly this
     try:
         optuna.delete_study(study_name=name, storage=session.store.storage)
     except KeyError:
         pass  # the first time there is none
     verdict = optuna.create_study(study_name=name, storage=session.store.storage, direction="minimize")
+    if trials:
+        verdict.add_trials(trials)
+    verdict.set_user_attr("verdict", table.verdict)
+    verdict.set_user_attr("source_study", session.name)
+    verdict.set_user_attr("bracket_digest", digest)
+    study.set_user_attr("verdict_study", name)
+    return name
+
+
+def _stored_digest(session: "Session", name: str) -> str | None:
+    try:
+        return optuna.load_study(study_name=name, storage=session.store.storage).user_attrs.get("bracket_digest")
+    except KeyError:
+        return None
+
+
+def _digest(trials: list[optuna.trial.FrozenTrial], verdict: str) -> str:
+    plain = [[t.params, t.value, t.user_attrs] for t in trials]
+    return hashlib.sha1(json.dumps([plain, verdict], sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _verdict_trials(session: "Session", rows: dict) -> list[optuna.trial.FrozenTrial]:
+    """One COMPLETE trial per scored search config, its current mean score as the value."""
     trials = []
     for number, row in sorted(rows.items()):
         if row.mean is None:
@@ -80,12 +117,7 @@ def record_verdict(session: "Session", table: Standings | None = None, *, close_
                 user_attrs={"config": row.name, "kind": row.kind, "rank": int(row.rank or 0), "trial": number}))
         except (ValueError, KeyError):
             continue  # a config from an older (or narrowed) space: left out of the view
-    if trials:
-        verdict.add_trials(trials)
-    verdict.set_user_attr("verdict", table.verdict)
-    verdict.set_user_attr("source_study", session.name)
-    study.set_user_attr("verdict_study", name)
-    return name
+    return trials
 
 
 def record_at_end(session: "Session") -> None:
@@ -94,3 +126,20 @@ def record_at_end(session: "Session") -> None:
         record_verdict(session)
     except Exception:  # noqa: BLE001 - the search itself succeeded; the dashboard view is a convenience
         log.warning("could not record the verdict in the Optuna study", exc_info=True)
+
+
+def background_verdict(session: "Session", table: Standings | None,
+                       previous: threading.Thread | None = None) -> threading.Thread:
+    """:func:`record_verdict` in a daemon thread (after ``previous`` ends), so a view that
+    asks for it (the app's Results tab) does not wait; a failure is logged, never raised."""
+    def write() -> None:
+        if previous is not None:
+            previous.join()
+        try:
+            record_verdict(session, table, close_leftovers=False)
+        except Exception:  # noqa: BLE001 - a convenience view; the report is what was asked for
+            log.warning("could not update the verdict study", exc_info=True)
+
+    thread = threading.Thread(target=write, name="bracket-verdict-study", daemon=True)
+    thread.start()
+    return thread

@@ -22,8 +22,10 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
-from tensorboard.util import tensor_util
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover - imported where a run's events are read (tensorboard is slow to import)
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,8 @@ def _scalar_of(value) -> float | None:  # value: tensorboard.compat.proto.summar
         return float(value.simple_value)
     if kind == "tensor":
         try:
+            from tensorboard.util import tensor_util
+
             array = tensor_util.make_ndarray(value.tensor)
         except Exception:  # an image, a string or a malformed tensor: not a scalar
             return None
@@ -75,6 +79,8 @@ class ScalarReader:
             loader = self._loaders.get(path)
             if loader is None:
                 try:
+                    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
                     loader = EventFileLoader(str(path))
                 except Exception as error:  # unreadable right now: try again next poll
                     log.debug("cannot open %s yet: %s", path, error)

@@ -28,6 +28,8 @@ _OPTIONS: dict[str, tuple[str, type]] = {
     "n": ("negative", str),
     "ci": ("control_images", str),
     "i": ("image", str),
+    #: musubi-tuner's one-frame inference options (``target_index=1,control_index=0``)
+    "of": ("one_frame", str),
 }
 #: sane ranges of the numeric options (a sample of 100000 px or 10**6 steps is a typo, not a wish)
 _LIMITS: dict[str, tuple[int, int]] = {"seed": (0, 2**32 - 1), "width": (16, 8192), "height": (16, 8192),
@@ -57,6 +59,7 @@ class SamplePrompt:
     flow_shift: float | None = None
     negative: str | None = None
     image: str | None = None
+    one_frame: str | None = None
     control_images: tuple[str, ...] = field(default_factory=tuple)
 
     def with_defaults(self, **defaults: object) -> "SamplePrompt":

@@ -154,6 +154,23 @@ def test_batch_sizes_on_a_fixed_batch_preset_search_them_and_leave_no_pending_ru
     session.close()
 
 
+def test_status_json_gives_the_fixed_knobs_and_the_winners_whole_config(capsys, demo_fields, runs_dir):
+    """The standings' params are the searched knobs; ``status --json`` also names the fixed ones
+    (demo-cpu holds batch_size fixed), so a script can rebuild the winner's config from it."""
+    import json
+
+    code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "1",
+                           "--steps", "3", "--name", "fixed", "--out", str(runs_dir), "--quiet")
+    assert code == 0, err
+    code, out, _ = run_cli(capsys, "status", str(runs_dir / "fixed"), "--json")
+    answer = json.loads(out)
+    fixed = DemoTrainer({}).declare_search_space()["batch_size"].value
+    assert code == 0 and answer["fixed_knobs"]["batch_size"] == fixed
+    winner = answer["winner"]
+    assert "batch_size" not in winner["params"] and winner["all_params"]["batch_size"] == fixed
+    assert winner["params"].items() <= winner["all_params"].items()
+
+
 def test_resume_with_more_runs_extends_a_finished_search(capsys, demo_fields, runs_dir):
     code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "2",
                            "--steps", "5", "--name", "more", "--out", str(runs_dir), "--quiet")

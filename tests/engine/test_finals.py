@@ -39,3 +39,19 @@ def test_finals_rerun_the_best_configs_as_a_separate_stage(demo_fields, runs_dir
     reopened.run_finals(top_k=2, steps=20, seeds=2)
     assert len([r for r in reopened.store.runs(reopened.name) if r["stage"] == "final"]) == 4
     reopened.close()
+
+
+def test_finals_shorter_than_the_search_runs_are_refused(demo_fields, runs_dir, capsys):
+    """Finals check that a lead survives *longer* runs: fewer steps than the search's is a mistake."""
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=2, steps=10, seeds=1,
+                                                                    sample_prompts="a red circle --d 3"),
+                             out_dir=runs_dir, name="short-finals")
+    folder = session.folder
+    session.close()
+    capsys.readouterr()
+    assert main(["finals", str(folder), "--steps", "5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "10 steps" in err[0] and "5 is shorter" in err[0]
+    reopened = Session.open(folder)
+    assert [r for r in reopened.store.runs(reopened.name) if r["stage"] == "final"] == []
+    reopened.close()

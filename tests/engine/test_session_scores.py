@@ -21,7 +21,8 @@ def _session(demo_fields, runs_dir, **settings) -> Session:
 def test_late_ratings_change_scores_and_the_next_suggestions_inputs(demo_fields, runs_dir):
     session = _session(demo_fields, runs_dir, weights={"loss": 1.0, "human": 3.0})
     assert session.run() == "finished"
-    before = {c.params["learning_rate"]: c.value for c in session.scored_configs()}
+    before_configs = session.scored_configs()
+    before = {c.params["learning_rate"]: c.value for c in before_configs}
     runs = [r for r in session.snapshot().runs if r["status"] == "done"]
     worst_by_loss = max(runs, key=lambda r: r["score"])
     best_by_loss = min(runs, key=lambda r: r["score"])
@@ -33,6 +34,10 @@ def test_late_ratings_change_scores_and_the_next_suggestions_inputs(demo_fields,
     after = {c.params["learning_rate"]: c.value for c in session.scored_configs()}
     assert after != before, "the sampler sees the ratings at the next suggestion"
     assert after[worst_by_loss["params"]["learning_rate"]] < before[worst_by_loss["params"]["learning_rate"]]
+    # the sampler knows which configs a person rated (TPE widens its good set then, issue 25)
+    assert not any(c.rated for c in before_configs)
+    rated = {c.params["learning_rate"] for c in session.scored_configs() if c.rated}
+    assert rated == {worst_by_loss["params"]["learning_rate"], best_by_loss["params"]["learning_rate"]}
     session.close()
 
 

@@ -47,3 +47,33 @@ def test_the_change_marker_moves_with_what_a_view_shows_and_only_then(tmp_path):
     store.add_run("other", kind="search", status="done")  # another search of a shared store
     assert store.change_marker("s") == marks[-1]
     store.close()
+
+
+def test_an_older_read_only_store_without_the_rating_step_opens_and_reads(tmp_path, monkeypatch):
+    """A store from before ratings had a ``step``, on a read-only folder: the column cannot be
+    added, so the store opens as it is and its ratings read with ``step`` None."""
+    import os
+
+    import sqlalchemy as sa
+
+    path = tmp_path / "old" / "bracket.db"
+    path.parent.mkdir()
+    store = Store.open(sqlite_url(path))
+    store.add_rating("s", 3, 8.0)
+    store.close()
+    engine = sa.create_engine(sqlite_url(path))
+    with engine.begin() as c:  # as an older Bracket wrote it: ratings without a step
+        c.execute(sa.text("ALTER TABLE bracket_ratings DROP COLUMN step"))
+        c.execute(sa.text("PRAGMA journal_mode=DELETE"))
+    engine.dispose()
+    before = path.read_bytes()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if mode & os.W_OK and
+                        str(p).startswith(str(path.parent)) else real(p, mode, *a, **k))
+    store = Store.open(sqlite_url(path), create=False)
+    try:
+        assert store.read_only and store.absent == {"bracket_ratings.step"}
+        assert [(r["run_id"], r["value"], r["step"]) for r in store.ratings("s")] == [(3, 8.0, None)]
+    finally:
+        store.close()
+    assert path.read_bytes() == before  # nothing was added to the file

@@ -117,13 +117,13 @@ def test_estimate_shrinks_toward_the_middle_with_few_scores_and_follows_many():
 def test_the_rating_message_says_whether_the_config_now_guides_tpe():
     from bracket.session.rating_effect import describe_rating_effect
 
-    before = {i: 0.1 * i for i in range(1, 13)}  # 12 configs: TPE's good set is the best 2
+    before = {i: 0.1 * i for i in range(1, 13)}  # 12 configs, rated: TPE's good set is the best 3 (25 %)
     after = {**before, 7: 0.05}
     text = describe_rating_effect(before, after, 7, run_id=31, value=9)
     assert text.startswith("Run #31 rated 9: its config moved from 7th to 1st of 12 (score 0.700 -> 0.050)")
-    assert "now among the 2 best configs TPE builds its next proposals on" in text
+    assert "now among the 3 best configs TPE builds its next proposals on" in text
     worse = describe_rating_effect(before, {**before, 1: 0.95}, 1, run_id=4, value=2)
-    assert "from 1st to 9th" in worse and "has left the 2 best" in worse
+    assert "from 1st to 9th" in worse and "has left the 3 best" in worse
     same = describe_rating_effect(before, {**before, 9: 0.85}, 9, run_id=5, value=4)
-    assert "still outside the 2 best" in same
+    assert "still outside the 3 best" in same
     assert "not a scored search run" in describe_rating_effect(before, before, None, run_id=8, value=5)

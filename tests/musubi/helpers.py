@@ -16,6 +16,9 @@ KEYS = dataset_keys_by_repo()["kohya-ss/musubi-tuner"]
 MUSUBI_IDS = (
     "zimage-lora", "zimage-full", "flux2-klein-lora", "flux1-kontext-lora", "qwen-image-lora", "qwen-image-full",
     "qwen-image-edit-lora", "hunyuan-video-lora", "hunyuan-video-full", "wan22-lora", "wan21-lora", "framepack-lora",
+    # issue 22: the rest of the pinned musubi-tuner's scripts and modes
+    "flux2-dev-lora", "hidream-o1-lora", "hidream-o1-full", "hunyuan-video-15-lora", "kandinsky5-lora", "krea2-lora",
+    "ideogram4-lora", "framepack-1f-lora", "wan21-1f-lora",
 )
 
 
@@ -61,7 +64,7 @@ def fields_for(preset_id: str, root: Path, dataset: Path, **overrides: str) -> d
         elif spec.name == "vram_gb":
             values[spec.name] = "80"
         elif spec.name in ("control_dir", "sample_control_image", "sample_start_image", "cache_dir", "clip",
-                           "base_weights"):
+                           "base_weights") and not spec.required:
             values[spec.name] = ""
         elif spec.kind in ("file", "path"):
             path = root / "models" / f"{spec.name}.safetensors"

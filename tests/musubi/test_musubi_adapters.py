@@ -1,4 +1,4 @@
-"""The twelve musubi-tuner presets: search spaces, warm-start configs and their commands."""
+"""The musubi-tuner presets: search spaces, warm-start configs and their commands."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from bracket.trainer.musubi.space import ADAM_FAMILY, PRODIGY
 from bracket.trainer.prompts import SamplePrompt
 from tests.musubi.helpers import KEYS, MUSUBI, MUSUBI_IDS, build, flag_value, image_folder, read_toml, script_spec
 
-FULL_FT = {"zimage-full", "qwen-image-full", "hunyuan-video-full"}
+FULL_FT = {"zimage-full", "qwen-image-full", "hunyuan-video-full", "hidream-o1-full"}
 PROMPTS = [SamplePrompt("a red fox", seed=11), SamplePrompt("a lighthouse", seed=12, width=640)]
 
 
@@ -32,7 +32,7 @@ def _trainer(preset_id: str, root: Path, dataset: Path):
     return build(preset_id, root, dataset, **overrides)
 
 
-def test_table_has_the_twelve_presets():
+def test_table_has_every_musubi_preset():
     for preset_id in MUSUBI_IDS:
         preset = get_preset(preset_id)
         assert preset.needs_pre_cache

@@ -10,7 +10,8 @@ from PIL import Image
 
 from bracket.registry import get_preset
 
-SD_PRESETS = ("sdxl-lora", "sdxl-full", "sd35-lora", "sd35-full", "flux1-lora", "flux1-full")
+SD_PRESETS = ("sdxl-lora", "sdxl-full", "sd35-lora", "sd35-full", "flux1-lora", "flux1-full",
+              "lumina-lora", "lumina-full", "anima-lora", "anima-full", "hunyuan-image-lora")
 
 
 @pytest.fixture

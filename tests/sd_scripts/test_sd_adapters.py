@@ -1,4 +1,4 @@
-"""The six sd-scripts adapters: search spaces, warm-start configs and their commands."""
+"""The sd-scripts adapters: search spaces, warm-start configs and their commands."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from bracket.trainer.prompts import SamplePrompt
 from tests.sd_scripts.conftest import SD_PRESETS
 from tests.sd_scripts.helpers import run_of, value_of
 
-LORA = ("sdxl-lora", "sd35-lora", "flux1-lora")
-FULL = ("sdxl-full", "sd35-full", "flux1-full")
+#: LoRA presets; the first len(FULL) pair up with FULL (HunyuanImage has no full fine-tune)
+LORA = ("sdxl-lora", "sd35-lora", "flux1-lora", "lumina-lora", "anima-lora", "hunyuan-image-lora")
+FULL = ("sdxl-full", "sd35-full", "flux1-full", "lumina-full", "anima-full")
 FLUX_ONLY_FLAGS = ("--timestep_sampling", "--discrete_flow_shift", "--guidance_scale", "--model_prediction_type")
 
 

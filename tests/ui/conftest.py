@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,20 +50,8 @@ class LaunchedApp:
     log: Path
 
 
-@pytest.fixture
-def app_env() -> dict[str, str]:
-    """Extra environment of the launched app; a test module overrides this fixture."""
-    return {}
-
-
-@pytest.fixture
-def app_args() -> list[str]:
-    """Extra command-line arguments of the launched app; a test module overrides this fixture."""
-    return []
-
-
-@pytest.fixture
-def launched_app(tmp_path, app_env, app_args) -> Iterator[LaunchedApp]:
+@contextmanager
+def launch_app(tmp_path: Path, extra_env: dict[str, str], extra_args: list[str]) -> Iterator[LaunchedApp]:
     """``python app.py`` on a free port, cwd a scratch folder holding secrets, runs in tmp."""
     runs_dir, cwd = tmp_path / "runs", tmp_path / "cwd"
     runs_dir.mkdir(exist_ok=True)
@@ -72,12 +61,12 @@ def launched_app(tmp_path, app_env, app_args) -> Iterator[LaunchedApp]:
                HF_HUB_DISABLE_TELEMETRY="1", GRADIO_TEMP_DIR=str(tmp_path / "gradio-tmp"),
                BRACKET_FAKE_STEP_SECONDS="0.03", PYTHONUNBUFFERED="1")
     env.pop("GRADIO_ALLOWED_PATHS", None)
-    env.update(app_env)
+    env.update(extra_env)
     log = tmp_path / "app.log"
     start = time.monotonic()
     with open(log, "wb") as handle:
-        process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port), *app_args], cwd=cwd, env=env,
-                                   stdout=handle, stderr=subprocess.STDOUT)
+        process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port), *extra_args], cwd=cwd,
+                                   env=env, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.monotonic() + 90
@@ -100,3 +89,20 @@ def launched_app(tmp_path, app_env, app_args) -> Iterator[LaunchedApp]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+
+
+@pytest.fixture
+def launched_app(tmp_path) -> Iterator[LaunchedApp]:
+    """The app as a person starts it: no demo trainer, no custom executables."""
+    with launch_app(tmp_path, {}, []) as app:
+        yield app
+
+
+@pytest.fixture
+def demo_app(tmp_path) -> Iterator[LaunchedApp]:
+    """The app whose demo preset trains with the fake trainer: its python and the demo data come
+    from the environment, and the form may type the fake training script (custom executables)."""
+    toml = make_demo_dataset(tmp_path / "data", count=6)
+    env = {"BRACKET_DEMO_PYTHON": str(make_fake_python(tmp_path / "bin")), "BRACKET_DEMO_DATA_DIR": str(toml.parent)}
+    with launch_app(tmp_path, env, ["--allow-custom-executables"]) as app:
+        yield app

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bracket.dataset.demo_data import make_demo_dataset
-from tests.fakes import FAKE_TRAINER, make_fake_python
+from tests.fakes import FAKE_TRAINER
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -29,18 +28,7 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def app_env(tmp_path) -> dict[str, str]:
-    toml = make_demo_dataset(tmp_path / "data", count=6)
-    return {"BRACKET_DEMO_PYTHON": str(make_fake_python(tmp_path / "bin")), "BRACKET_DEMO_DATA_DIR": str(toml.parent)}
-
-
-@pytest.fixture
-def app_args() -> list[str]:
-    return ["--allow-custom-executables"]  # the form types the fake training script
-
-
-def test_search_compare_score_results(launched_app, output_dir):
+def test_search_compare_score_results(demo_app, output_dir):
     from playwright.sync_api import expect, sync_playwright
 
     shots = output_dir / "ui-browser"
@@ -49,11 +37,11 @@ def test_search_compare_score_results(launched_app, output_dir):
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         began = time.monotonic()
-        page.goto(launched_app.url)
+        page.goto(demo_app.url)
         expect(page.locator("#bk-field-train_script textarea, #bk-field-train_script input")).to_be_visible(
             timeout=30_000)
         load_s = time.monotonic() - began
-        print(f"\napp answered {launched_app.started_s:.1f} s after launch; page with form loaded in {load_s:.1f} s")
+        print(f"\napp answered {demo_app.started_s:.1f} s after launch; page with form loaded in {load_s:.1f} s")
 
         # Setup: the preset's form, the script typed in, a 2-run search
         script = page.locator("#bk-field-train_script textarea, #bk-field-train_script input")
@@ -74,6 +62,9 @@ def test_search_compare_score_results(launched_app, output_dir):
         expect(page.locator("#bk-status")).to_contain_text("finished", timeout=30_000)
         expect(page.locator("#bk-trials")).to_contain_text("adamw-fast")
         time.sleep(1.5)  # one more tick draws the final chart
+        # the live chart arrives as Plotly JSON written by ui.loss_plot: Plotly draws its two runs
+        expect(page.locator("#bk-loss .js-plotly-plot")).to_be_visible(timeout=30_000)
+        expect(page.locator("#bk-loss .legendtext")).to_have_count(2, timeout=30_000)
         page.screenshot(path=str(shots / "2-search.png"), full_page=True)
 
         # Results before scoring

@@ -18,6 +18,7 @@ from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
 from bracket.session.forms import plan_text
 from ui.render import grid_html, loss_figure, runs_frame
+from ui.loss_plot import plot_json
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
 SKIP = gr.skip()
@@ -95,7 +96,7 @@ def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
     first = search_tab.poll(manager, {}, 0.5)
     status, progress, plot, log, table, *buttons, sent = first
     assert "finished" in status and "2 / 2 runs" in progress
-    assert len(plot.data) == 2 and list(table["status"]) == ["done", "done"] and "fake trainer: done" in log
+    assert len(plot_json(plot)["data"]) == 2 and list(table["status"]) == ["done", "done"] and "fake trainer: done" in log
     time.sleep(1.1)
     again = search_tab.poll(manager, sent, 0.5)
     assert all(value == SKIP for value in again[:-1])

@@ -15,8 +15,7 @@ import time
 
 import pytest
 
-from bracket.dataset.demo_data import make_demo_dataset
-from tests.fakes import FAKE_TRAINER, make_fake_python
+from tests.fakes import FAKE_TRAINER
 from tests.ui.test_ui_browser import ARGS, CHROMIUM
 
 pytestmark = [
@@ -26,18 +25,7 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def app_env(tmp_path) -> dict[str, str]:
-    toml = make_demo_dataset(tmp_path / "data", count=6)
-    return {"BRACKET_DEMO_PYTHON": str(make_fake_python(tmp_path / "bin")), "BRACKET_DEMO_DATA_DIR": str(toml.parent)}
-
-
-@pytest.fixture
-def app_args() -> list[str]:
-    return ["--allow-custom-executables"]  # the form types the fake training script
-
-
-def test_plan_pause_pairwise_mode_finals_export_report(launched_app, output_dir):
+def test_plan_pause_pairwise_mode_finals_export_report(demo_app, output_dir):
     from playwright.sync_api import expect, sync_playwright
 
     shots = output_dir / "ui-round2"
@@ -45,7 +33,7 @@ def test_plan_pause_pairwise_mode_finals_export_report(launched_app, output_dir)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(launched_app.url)
+        page.goto(demo_app.url)
         script = page.locator("#bk-field-train_script textarea, #bk-field-train_script input")
         expect(script).to_be_visible(timeout=30_000)
         script.fill(str(FAKE_TRAINER))
@@ -121,9 +109,9 @@ def test_plan_pause_pairwise_mode_finals_export_report(launched_app, output_dir)
         expect(page.locator("#bk-verdict a", has_text="report.html")).to_be_visible(timeout=30_000)
         report_href = page.locator("#bk-verdict a", has_text="report.html").get_attribute("href")
         assert script_href and report_href and "gradio_api/file=" in report_href
-        assert "set -euo pipefail" in page.request.get(launched_app.url + script_href.lstrip("/")).text()
+        assert "set -euo pipefail" in page.request.get(demo_app.url + script_href.lstrip("/")).text()
         report = browser.new_page(viewport={"width": 1200, "height": 900})
-        report.goto(launched_app.url + report_href.lstrip("/"))
+        report.goto(demo_app.url + report_href.lstrip("/"))
         expect(report.locator("body")).to_contain_text("Bracket report", timeout=20_000)
         report.screenshot(path=str(shots / "6-report.png"), full_page=True)
         browser.close()

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from bracket.dataset.demo_data import make_demo_dataset
-from tests.fakes import FAKE_TRAINER, make_fake_python
+from tests.fakes import FAKE_TRAINER
 from tests.ui.test_ui_browser import ARGS, CHROMIUM
 
 pytestmark = [
@@ -25,24 +24,13 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def app_env(tmp_path) -> dict[str, str]:
-    toml = make_demo_dataset(tmp_path / "data", count=6)
-    return {"BRACKET_DEMO_PYTHON": str(make_fake_python(tmp_path / "bin")), "BRACKET_DEMO_DATA_DIR": str(toml.parent)}
-
-
-@pytest.fixture
-def app_args() -> list[str]:
-    return ["--allow-custom-executables"]  # the form types the fake training script
-
-
 def pick(page, selector: str, index: int) -> None:
     """Choose option ``index`` of a Gradio dropdown."""
     page.locator(f"{selector} input").click()
     page.get_by_role("option").nth(index).click()
 
 
-def test_space_why_clone_matrix_flicker_plots_and_more_runs(launched_app, output_dir):
+def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir):
     from playwright.sync_api import expect, sync_playwright
 
     shots = output_dir / "ui-round2b"
@@ -50,7 +38,7 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(launched_app, output
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(launched_app.url)
+        page.goto(demo_app.url)
         script = page.locator("#bk-field-train_script textarea, #bk-field-train_script input")
         expect(script).to_be_visible(timeout=30_000)
         script.fill(str(FAKE_TRAINER))

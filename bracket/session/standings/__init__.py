@@ -50,8 +50,16 @@ def _searched(session: "Session"):
 
 def standings(session: "Session") -> Standings:
     """The session's standings, from its store and current scores (ratings included, as of now),
-    with each config's best step (``bracket.session.best_step``)."""
+    with each config's best step (``bracket.session.best_step``). Computed once per store change
+    in a process (``bracket.session.change_memo``): the report, its export and the app share it."""
+    from bracket.session.change_memo import per_change
+
+    return per_change(session, "standings", lambda: _compute_standings(session))
+
+
+def _compute_standings(session: "Session") -> Standings:
     from bracket.session.best_step import step_curves
+    from bracket.session.change_memo import per_change
     from bracket.session.scoring import effective_weights
 
     store, name = session.store, session.name
@@ -62,7 +70,9 @@ def standings(session: "Session") -> Standings:
     with_series = [{**r, **series.get(r["id"], {})} for r in runs]
     curves = {stage: step_curves([r for r in with_series if r.get("stage") == stage], ratings, weights)
               for stage in ("search", "final")}
-    return build_standings(runs, store.configs(name), session.scores(runs), ratings,
+    scores = per_change(session, "scores",  # the session's scores (what ``Session.scores()`` keeps), series read once
+                        lambda: session.scores([{**r, **series[r["id"]]} if r["id"] in series else r for r in runs]))
+    return build_standings(runs, store.configs(name), scores, ratings,
                            store.comparisons(name), human_weight=float(weights.get("human", 0.0)),
                            searched=_searched(session), curves=curves)
 
@@ -84,6 +94,14 @@ def require_winner(session: "Session", table: Standings | None = None) -> Winner
 def importance(session: "Session", table: Standings | None = None) -> tuple[dict[str, float], str]:
     """Parameter importance over the search configs' current scores, and a note (with a warning
     below :data:`MIN_CONFIGS` configs)."""
-    table = table if table is not None else standings(session)
-    board = table.board("search")
-    return parameter_importance(board.rows if board else [], session.space)
+    from bracket.session.change_memo import peek, per_change
+
+    if table is not None and table is not peek(session, "standings"):
+        board = table.board("search")  # a table of another moment: computed for it, not kept
+        return parameter_importance(board.rows if board else [], session.space)
+
+    def build() -> tuple[dict[str, float], str]:
+        board = standings(session).board("search")
+        return parameter_importance(board.rows if board else [], session.space)
+
+    return per_change(session, "importance", build)

@@ -116,6 +116,10 @@ class MusubiTrainer(Trainer):
     def prompt_defaults(self) -> Mapping[str, Any]:
         return self.sample_defaults
 
+    def active_model_files(self) -> tuple[ModelFile, ...]:
+        """The model files this configuration reads (e.g. an image encoder only for I2V)."""
+        return self.model_files
+
     # -- paths ---------------------------------------------------------------------------------
     @property
     def musubi_dir(self) -> Path:
@@ -141,7 +145,7 @@ class MusubiTrainer(Trainer):
 
     def _model_flags(self, kind: str) -> list[str]:
         words: list[str] = []
-        for model in self.model_files:
+        for model in self.active_model_files():
             flag = getattr(model, f"{kind}_flag")
             value = self._field(model.field)
             if flag and (value or not model.optional):
@@ -164,7 +168,7 @@ class MusubiTrainer(Trainer):
             folders = []
         flags = [*self.latent_cache_variant_flags(), *self.latent_cache_extra,
                  *self.text_cache_variant_flags(), *self._text_fp8(), f"resolution={self._resolution()}"]
-        models = [self._field(m.field) for m in self.model_files if m.latent_flag or m.text_flag]
+        models = [self._field(m.field) for m in self.active_model_files() if m.latent_flag or m.text_flag]
         key = cache_key(models=models, flags=flags, folders=folders,
                         extra={"dataset": str(dataset.resolve()), "dataset_file": path_identity(dataset)
                                if dataset.is_file() else None, "variant": self.cache_variant()})

@@ -1,9 +1,10 @@
-"""FLUX.2 Klein LoRA on musubi-tuner (``flux_2_train_network.py``).
+"""FLUX.2 Klein and FLUX.2 [dev] LoRA on musubi-tuner (``flux_2_train_network.py``).
 
 Quirks: the autoencoder goes in ``--vae`` (not ``--ae``); ``--model_version`` (field, default
 ``klein-base-9b``; the docs recommend training the *base* Klein models) must match the DiT
 and is passed to both cache scripts as well; the text encoder is Qwen3 8B for 9B models.
 Control images are optional (FLUX.2 can use reference images but this preset is text-to-image).
+:class:`Flux2DevLoRA` is the same script at ``--model_version dev`` (Mistral 3 text encoder).
 """
 
 from __future__ import annotations
@@ -82,3 +83,31 @@ class Flux2KleinLoRA(MusubiTrainer):
                 "lr_warmup_steps": 10, "network_dim": 32, "network_alpha": 16, "timestep_sampling": "qinglong_flux",
             }, source="kohya-ss/musubi-tuner docs/advanced_config.md, qinglong_flux hybrid sampler"),
         ]
+
+
+class Flux2DevLoRA(Flux2KleinLoRA):
+    """FLUX.2 [dev] LoRA (``--model_version dev``): the 32B DiT with the Mistral 3 text encoder.
+
+    The docs recommend training Klein base models (dev is distilled), but dev trains with the
+    same script; ``--fp8_text_encoder`` is not available for Mistral 3, and the fp8 DiT swaps
+    up to 29 blocks (the docs' table).
+    """
+
+    text_encoder_fp8_flag = None
+    memory_plan = ((24, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "29")),
+                   (48, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "12")),
+                   (80, ("--fp8_base", "--fp8_scaled")))
+
+    def model_version(self) -> str:
+        return "dev"
+
+    def prompt_defaults(self) -> Mapping[str, Any]:
+        # the docs' model-version table: dev samples with guidance 4.0 (50 steps; 28 for a search)
+        return {"width": 768, "height": 768, "steps": 28, "guidance": 4.0}
+
+    def baseline_config(self) -> NamedConfig:
+        # The LoRA example command of the docs, which is written for --model_version dev.
+        return NamedConfig("musubi-docs", {
+            "optimizer_type": "AdamW8bit", "learning_rate": 1e-4, "lr_scheduler": "constant",
+            "network_dim": 32, "network_alpha": 1, "timestep_sampling": "flux2_shift",
+        }, source=f"{DOCS}, Training (example command with --model_version dev)")

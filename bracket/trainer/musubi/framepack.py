@@ -6,6 +6,9 @@ and text encoders (LLaMA ``--text_encoder1``, CLIP ``--text_encoder2``) and adds
 ``N * latent_window_size * 4 + 1`` frames (37 for the default window 9). Samples need a
 start image (``--i``). The ``framepack_variant`` field selects FramePack-F1 (``--f1`` on
 the latent cache and the trainer; its caches are kept apart).
+
+:class:`FramePack1fLoRA` is the one-frame mode of docs/framepack_1f.md (image pairs, an
+edited single frame; :mod:`bracket.trainer.musubi.one_frame`), for FramePack only (not F1).
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from __future__ import annotations
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.musubi.one_frame import OneFrameMixin
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/framepack.md"
+DOCS_1F = "kohya-ss/musubi-tuner docs/framepack_1f.md"
 
 
 class FramePackLoRA(MusubiTrainer):
@@ -79,4 +84,45 @@ class FramePackLoRA(MusubiTrainer):
                 "lr_warmup_steps": 10, "network_dim": 32, "network_alpha": 1,
                 "timestep_sampling": "shift", "discrete_flow_shift": 7.0,
             }, source="kohya-ss/musubi-tuner docs/hunyuan_video.md (shift 7.0) on FramePack's base model"),
+        ]
+
+
+class FramePack1fLoRA(OneFrameMixin, FramePackLoRA):
+    """FramePack one-frame (image edit) LoRA: ``--one_frame`` caches and sampling, no F1."""
+
+    prompt_letters = ("w", "h", "f", "d", "s", "g", "i", "ci", "of")
+    sample_defaults = {"width": 512, "height": 512, "frames": 1, "steps": 25}
+    #: the docs' sample options; the cache is made to match (no_2x, no_4x)
+    one_frame_options = "no_2x,no_4x,target_index=1,control_index=0"
+    latent_cache_extra = ("--vae_chunk_size", "32", "--vae_tiling", "--one_frame", "--one_frame_no_2x",
+                          "--one_frame_no_4x")
+
+    def is_f1(self) -> bool:
+        return False
+
+    def variant_flags(self) -> list[str]:
+        return ["--one_frame"]
+
+    def latent_cache_variant_flags(self) -> list[str]:
+        return []
+
+    def cache_variant(self) -> str:
+        return "framepack-1f"
+
+    def baseline_config(self) -> NamedConfig:
+        # The 1f docs give no optimizer settings ("optimal settings are unknown"): FramePack's LoRA example.
+        return NamedConfig("musubi-docs", {
+            "optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "lr_scheduler": "constant",
+            "network_dim": 32, "network_alpha": 1, "timestep_sampling": "shift", "discrete_flow_shift": 3.0,
+        }, source=f"{DOCS}, LoRA training example (used by {DOCS_1F}, One Frame Training)")
+
+    def curated_configs(self) -> list[NamedConfig]:
+        return [
+            # The sample prompt of the 1f docs renders with --fs 7: train at the same shift.
+            NamedConfig("shift-7", {
+                "optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "lr_scheduler": "constant",
+                "network_dim": 32, "network_alpha": 1, "timestep_sampling": "shift", "discrete_flow_shift": 7.0,
+            }, source=f"{DOCS_1F}, sample prompt example (--fs 7)"),
+            *community_lora_configs({"timestep_sampling": "shift", "discrete_flow_shift": 3.0},
+                                    example="train_lora_wan21_14b_24gb.yaml"),
         ]

@@ -5,6 +5,9 @@ Wan 2.2 A14B is two DiTs: the low-noise one goes in ``--dit`` and the high-noise
 ``t2v-14B`` is Wan 2.1). I2V tasks cache latents with ``--i2v``; Wan 2.1 I2V also needs
 the CLIP model (``--clip``) on the latent cache and for sampling, Wan 2.2 does not. I2V
 samples need a start image (``--i``).
+
+:class:`Wan1fLoRA` is the one-frame mode of docs/wan_1f.md on the Wan 2.1 I2V 14B model (image
+pairs, an edited single frame; :mod:`bracket.trainer.musubi.one_frame`).
 """
 
 from __future__ import annotations
@@ -15,9 +18,13 @@ from bracket.errors import FieldError
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.musubi.one_frame import OneFrameMixin
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/wan.md"
+DOCS_1F = "kohya-ss/musubi-tuner docs/wan_1f.md"
+#: one-frame training uses the I2V 14B model (intermediate-frame flf2v needs --ei and two controls)
+WAN_1F_TASKS = ("i2v-14B",)
 WAN22_TASKS = ("t2v-A14B", "i2v-A14B")
 WAN21_TASKS = ("t2v-14B", "t2v-1.3B", "i2v-14B", "t2i-14B")
 _VAE = ModelFile("vae", train_flag="--vae", latent_flag="--vae")
@@ -127,4 +134,47 @@ class Wan21LoRA(_WanBase):
                 "lr_warmup_steps": 10, "network_dim": 32, "network_alpha": 16,
                 "timestep_sampling": "shift", "discrete_flow_shift": 5.0,
             }, source="Wan-Video/Wan2.1 generate.py default sample_shift 5.0; docs/wan.md: shift needs experiment"),
+        ]
+
+
+class Wan1fLoRA(OneFrameMixin, Wan21LoRA):
+    """Wan 2.1 one-frame (image edit) LoRA on the I2V 14B model: ``--one_frame`` cache and sampling."""
+
+    tasks = WAN_1F_TASKS
+    #: I2V needs the CLIP model on the latent cache and for samples
+    model_files = (ModelFile("dit", train_flag="--dit"), _VAE, _T5, ModelFile("clip", train_flag="--clip", latent_flag="--clip"))
+    prompt_letters = ("w", "h", "f", "d", "s", "l", "n", "fs", "i", "ci", "of")
+
+    def __init__(self, fields: Mapping[str, str] | None = None) -> None:
+        super().__init__(fields)
+        self.sample_kind = "image"
+
+    def variant_flags(self) -> list[str]:
+        return [*super().variant_flags(), "--one_frame"]
+
+    def latent_cache_variant_flags(self) -> list[str]:
+        return ["--i2v", "--one_frame"]
+
+    def cache_variant(self) -> str:
+        return f"wan-1f-{self.task()}"
+
+    def prompt_defaults(self) -> Mapping[str, Any]:
+        # the docs' sample prompt: one frame, 10 steps at flow shift 7
+        return {"width": 512, "height": 512, "frames": 1, "steps": 10, "flow_shift": 7.0}
+
+    def baseline_config(self) -> NamedConfig:
+        # docs/wan_1f.md reuses the Wan LoRA settings ("optimal settings are unknown").
+        return NamedConfig("musubi-docs", {
+            "optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "lr_scheduler": "constant",
+            "network_dim": 32, "network_alpha": 1, "timestep_sampling": "shift", "discrete_flow_shift": 3.0,
+        }, source=f"{DOCS}, LoRA training example (used by {DOCS_1F}, One Frame Training)")
+
+    def curated_configs(self) -> list[NamedConfig]:
+        return [
+            NamedConfig("shift-7", {
+                "optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "lr_scheduler": "constant",
+                "network_dim": 32, "network_alpha": 1, "timestep_sampling": "shift", "discrete_flow_shift": 7.0,
+            }, source=f"{DOCS_1F}, sample prompt example (--fs 7)"),
+            *community_lora_configs({"timestep_sampling": "shift", "discrete_flow_shift": 3.0},
+                                    example="train_lora_wan21_14b_24gb.yaml"),
         ]

@@ -1,4 +1,5 @@
-"""Preset table of the kohya-ss sd-scripts family: SDXL, SD3.5 and FLUX.1, LoRA and full FT.
+"""Preset table of the kohya-ss sd-scripts family: SDXL, SD3.5, FLUX.1, Lumina-Image 2.0 and Anima
+(LoRA and full FT) and HunyuanImage-2.1 (LoRA).
 
 Model-weight fields take their defaults from ``BRACKET_*`` variables (see .env.example);
 the sd-scripts folder and its python default to the ``vendor/`` copy.
@@ -10,7 +11,10 @@ from bracket import settings
 from bracket.fields import FieldSpec
 from bracket.trainer.cache_key import CACHE_DIR_FIELD
 from bracket.trainer.preset import DATASET_FIELD, ModelPreset
+from bracket.trainer.sd_scripts.anima import AnimaFullTrainer, AnimaLoraTrainer
 from bracket.trainer.sd_scripts.flux1 import Flux1FullTrainer, Flux1LoraTrainer
+from bracket.trainer.sd_scripts.hunyuan_image import HunyuanImageLoraTrainer
+from bracket.trainer.sd_scripts.lumina import LuminaFullTrainer, LuminaLoraTrainer
 from bracket.trainer.sd_scripts.sd35 import Sd35FullTrainer, Sd35LoraTrainer
 from bracket.trainer.sd_scripts.sdxl import SdxlFullTrainer, SdxlLoraTrainer
 from bracket.trainer.vram import DEVICE_CHOICES, VRAM_TIER_FIELD
@@ -75,6 +79,51 @@ FLUX1_VARIANT_FIELD = FieldSpec(
 FLUX1_CLIP_L_FIELD = replace(CLIP_L_FIELD, required=True, help="clip_l.safetensors.")
 FLUX1_T5XXL_FIELD = replace(T5XXL_FIELD, required=True, help="t5xxl_fp16.safetensors.")
 
+LUMINA_MODEL_FIELD = FieldSpec(
+    "model_path", "Lumina-Image 2.0 DiT", "file", required=True, env_var="BRACKET_LUMINA_MODEL_PATH",
+    help="lumina-image-2.safetensors (or the bf16 repackaged lumina_2_model_bf16.safetensors).",
+)
+LUMINA_GEMMA2_FIELD = FieldSpec(
+    "gemma2_path", "Gemma2 2B text encoder", "file", required=True, env_var="BRACKET_LUMINA_GEMMA2_PATH",
+    help="gemma_2_2b_fp16.safetensors (--gemma2).",
+)
+LUMINA_AE_FIELD = FieldSpec(
+    "ae_path", "Lumina autoencoder", "file", required=True, env_var="BRACKET_FLUX1_AE_PATH",
+    help="ae.safetensors — the FLUX.1 autoencoder (--ae).",
+)
+ANIMA_MODEL_FIELD = FieldSpec(
+    "model_path", "Anima DiT", "file", required=True, env_var="BRACKET_ANIMA_MODEL_PATH",
+    help="The Anima DiT .safetensors (circlestone-labs/Anima split_files/diffusion_models).",
+)
+ANIMA_QWEN3_FIELD = FieldSpec(
+    "qwen3_path", "Qwen3-0.6B text encoder", "path", required=True, env_var="BRACKET_ANIMA_QWEN3_PATH",
+    help="Qwen3-0.6B: a .safetensors file or a Hugging Face model folder (--qwen3).",
+)
+ANIMA_VAE_FIELD = FieldSpec(
+    "vae_path", "Qwen-Image VAE", "file", required=True, env_var="BRACKET_QWEN_IMAGE_VAE_PATH",
+    help="The Qwen-Image VAE (.safetensors or .pth) that Anima uses (--vae).",
+)
+ANIMA_ADAPTER_FIELD = FieldSpec(
+    "llm_adapter_path", "LLM adapter (optional)", "file", env_var="BRACKET_ANIMA_LLM_ADAPTER_PATH",
+    help="Separate LLM adapter weights; empty = the adapter inside the DiT file.",
+)
+HUNYUAN_IMAGE_MODEL_FIELD = FieldSpec(
+    "model_path", "HunyuanImage-2.1 DiT", "file", required=True, env_var="BRACKET_HUNYUAN_IMAGE_MODEL_PATH",
+    help="hunyuanimage2.1.safetensors (tencent/HunyuanImage-2.1 dit/).",
+)
+HUNYUAN_IMAGE_TE_FIELD = FieldSpec(
+    "text_encoder_path", "Qwen2.5-VL text encoder", "file", required=True,
+    env_var="BRACKET_HUNYUAN_IMAGE_TEXT_ENCODER_PATH", help="qwen_2.5_vl_7b.safetensors, bf16 (--text_encoder).",
+)
+HUNYUAN_IMAGE_BYT5_FIELD = FieldSpec(
+    "byt5_path", "byT5 text encoder", "file", required=True, env_var="BRACKET_HUNYUAN_IMAGE_BYT5_PATH",
+    help="byt5_small_glyphxl_fp16.safetensors (--byt5).",
+)
+HUNYUAN_IMAGE_VAE_FIELD = FieldSpec(
+    "vae_path", "HunyuanImage-2.1 VAE", "file", required=True, env_var="BRACKET_HUNYUAN_IMAGE_VAE_PATH",
+    help="hunyuan_image_2.1_vae_fp16.safetensors (--vae).",
+)
+
 TOKENIZER_CACHE_FIELD = FieldSpec(
     "tokenizer_cache_dir", "Tokenizer folder (offline)", "text", env_var="BRACKET_TOKENIZER_CACHE_DIR",
     help="Passed as --tokenizer_cache_dir: sd-scripts reads the CLIP/T5 tokenizers from "
@@ -93,6 +142,12 @@ _COMMON = (SD_SCRIPTS_DIR_FIELD, SD_SCRIPTS_PYTHON_FIELD, DATASET_FIELD, RESOLUT
 SDXL_FIELDS = (SDXL_MODEL_FIELD, SDXL_VAE_FIELD, *_COMMON)
 SD35_FIELDS = (SD35_MODEL_FIELD, SD35_VARIANT_FIELD, CLIP_L_FIELD, CLIP_G_FIELD, T5XXL_FIELD, *_COMMON)
 FLUX1_FIELDS = (FLUX1_MODEL_FIELD, FLUX1_VARIANT_FIELD, FLUX1_CLIP_L_FIELD, FLUX1_T5XXL_FIELD, FLUX1_AE_FIELD, *_COMMON)
+LUMINA_FIELDS = (LUMINA_MODEL_FIELD, LUMINA_GEMMA2_FIELD, LUMINA_AE_FIELD, *_COMMON)
+ANIMA_FIELDS = (ANIMA_MODEL_FIELD, ANIMA_QWEN3_FIELD, ANIMA_VAE_FIELD, ANIMA_ADAPTER_FIELD, *_COMMON)
+#: HunyuanImage-2.1 is a 2K model (docs: multi-resolution training is not recommended)
+HUNYUAN_IMAGE_FIELDS = (HUNYUAN_IMAGE_MODEL_FIELD, HUNYUAN_IMAGE_TE_FIELD, HUNYUAN_IMAGE_BYT5_FIELD,
+                        HUNYUAN_IMAGE_VAE_FIELD, *(replace(f, default="2048") if f is RESOLUTION_FIELD else f
+                                                   for f in _COMMON))
 
 PRESETS = (
     ModelPreset(
@@ -127,5 +182,33 @@ PRESETS = (
         "flux1-full", "FLUX.1", "Full FT", "FLUX.1 full fine-tune (sd-scripts)", Flux1FullTrainer, FLUX1_FIELDS,
         notes="The README recipe: Adafactor, --fused_backward_pass, --full_bf16, blocks swapped at 24 GB or less.",
         trainer_script="flux_train.py",
+    ),
+    ModelPreset(
+        "lumina-lora", "Lumina", "LoRA", "Lumina-Image 2.0 LoRA (sd-scripts)", LuminaLoraTrainer, LUMINA_FIELDS,
+        notes="Next-DiT LoRA (networks.lora_lumina) with Gemma2 (--gemma2) and the FLUX.1 AE; nextdit_shift "
+        "sampling, raw prediction and the docs' --system_prompt.",
+        trainer_script="lumina_train_network.py",
+    ),
+    ModelPreset(
+        "lumina-full", "Lumina", "Full FT", "Lumina-Image 2.0 full fine-tune (sd-scripts)", LuminaFullTrainer,
+        LUMINA_FIELDS, notes="Next-DiT fine-tune; Adafactor with --fused_backward_pass, --full_bf16 at 24 GB or less.",
+        trainer_script="lumina_train.py",
+    ),
+    ModelPreset(
+        "anima-lora", "Anima", "LoRA", "Anima LoRA (sd-scripts)", AnimaLoraTrainer, ANIMA_FIELDS,
+        notes="MiniTrainDIT LoRA (networks.lora_anima) with Qwen3-0.6B and the Qwen-Image VAE; no --fp8_base.",
+        trainer_script="anima_train_network.py",
+    ),
+    ModelPreset(
+        "anima-full", "Anima", "Full FT", "Anima full fine-tune (sd-scripts)", AnimaFullTrainer, ANIMA_FIELDS,
+        notes="Anima fine-tune; Adafactor with --fused_backward_pass, --full_bf16 at 24 GB or less.",
+        trainer_script="anima_train.py",
+    ),
+    ModelPreset(
+        "hunyuan-image-lora", "HunyuanImage", "LoRA", "HunyuanImage-2.1 LoRA (sd-scripts)", HunyuanImageLoraTrainer,
+        HUNYUAN_IMAGE_FIELDS,
+        notes="2K DiT LoRA (networks.lora_hunyuan_image), DiT only; Qwen2.5-VL + byT5; --fp8_scaled and block "
+        "swap below 40 GB (the docs' VRAM table). sd-scripts has no HunyuanImage full fine-tune.",
+        trainer_script="hunyuan_image_train_network.py",
     ),
 )

@@ -1,0 +1,41 @@
+"""What the search modules pass each other: a scored configuration and a proposal.
+
+Kept apart from :mod:`bracket.search.controller` so that the rules the controller consults
+(:mod:`bracket.search.lr_bracket`, :mod:`bracket.search.explore`) can read a history without
+importing the controller back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from optuna.trial import TrialState
+
+#: the warm start: what the controller trains before any sampler proposes a config
+WARM_START_KINDS = ("baseline", "curated")
+
+
+@dataclass(frozen=True)
+class ScoredConfig:
+    """One configuration as the sampler should see it now."""
+
+    params: dict[str, Any]
+    #: current score (lower is better); None while running or when it failed for an
+    #: infrastructure reason (such configs are FAIL and ignored by TPE)
+    value: float | None
+    state: TrialState
+    #: where the config came from: baseline, curated, bracket or search
+    kind: str = "search"
+    #: a person rated (or compared) at least one of its runs: its score carries human judgement
+    rated: bool = False
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The next configuration: the Optuna trial that records it, its knobs and origin."""
+
+    trial_number: int
+    config: dict[str, Any]
+    kind: str
+    name: str

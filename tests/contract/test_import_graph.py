@@ -1,0 +1,208 @@
+"""The imports of the ``bracket`` package point one way: no circle, and the package rules hold.
+
+The graph is read from the source with :mod:`ast`, not by importing anything: every ``import``
+and ``from ... import`` statement of every module counts, wherever it stands — at module level,
+inside a function (a lazy import is still a dependency), or under ``if TYPE_CHECKING:`` (a type
+named from another module ties the two together just the same). Relative imports are resolved
+against the importing module's package, and ``from pkg import name`` points at ``pkg.name``
+when that is a module of the package, else at ``pkg``. Importing ``pkg.mod`` also runs
+``pkg/__init__``, but that implied edge is not drawn: a package whose ``__init__`` imports its
+own modules is not a circle.
+
+The intended direction (docs/ARCHITECTURE.md): ui → app services → {standings, export, report}
+→ session → {search, trainer, judge, dataset}; trainer → {search, fields}.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from collections.abc import Iterable
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "bracket"
+
+#: (modules the rule is about, modules they must never import, why). Patterns are fnmatch
+#: patterns over dotted module names; ``bracket.report*`` covers report.py and its helpers.
+RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("bracket*", ("ui", "ui.*", "gradio", "gradio.*"), "the engine never imports the Gradio front end"),
+    ("bracket.session*", ("bracket.report*", "bracket.export*", "bracket.standings*", "bracket.app*"),
+     "session is below the app services, standings, export and report"),
+    ("bracket.search*", ("bracket.trainer*",), "search knows nothing of trainers"),
+    ("bracket.trainer*", ("bracket.preset", "bracket.preset.*", "bracket.session*"),
+     "trainers are below presets and sessions"),
+    ("bracket.judge*", ("bracket.session*",), "judges are pure: they score what they are given"),
+    ("bracket.dataset*", ("bracket.session*",), "dataset checks are below sessions"),
+    ("bracket.report_*", ("bracket", "bracket.*"), "charts and the report's layout are pure drawing of plain data"),
+    ("bracket.cli_args", ("bracket.session*", "bracket.app*", "bracket.trainer*"),
+     "the argument parser is light, so --help and a mistyped flag answer at once"),
+)
+
+
+def module_name(path: Path, root: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules(root: Path = PACKAGE) -> dict[str, Path]:
+    """Every module of the package by dotted name (packages by their ``__init__``)."""
+    return {module_name(path, root): path for path in sorted(root.rglob("*.py"))}
+
+
+def imported(name: str, path: Path, known: Iterable[str]) -> set[str]:
+    """The modules ``name`` (at ``path``) imports, absolute, anywhere in its source."""
+    known = set(known)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                child = f"{target}.{alias.name}"
+                found.add(child if child in known else target)
+    return found
+
+
+def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module → the modules it imports (all of them, inside the package or not)."""
+    every = modules(root)
+    return {name: imported(name, path, every) for name, path in every.items()}
+
+
+def tangles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected parts of the graph (Tarjan): modules that all reach each other."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    parts: list[list[str]] = []
+
+    def visit(start: str) -> None:  # iterative, so a deep graph cannot hit the recursion limit
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in graph:
+                    continue
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    part = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        part.append(member)
+                        if member == node:
+                            break
+                    if len(part) > 1 or node in graph.get(node, ()):
+                        parts.append(sorted(part))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return parts
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle per tangle, as ``[a, b, ..., a]``."""
+    return [_circle(part, graph) for part in tangles(graph)]
+
+
+def _circle(part: list[str], graph: dict[str, set[str]]) -> list[str]:
+    """A shortest circle through the first module of a strongly connected part (breadth-first)."""
+    members, start = set(part), part[0]
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for nxt in sorted(graph[node] & members):
+                if nxt == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [start, *reversed(path[:-1]), start] if node != start else [start, start]
+                if nxt not in came_from:
+                    came_from[nxt] = node
+                    following.append(nxt)
+        frontier = following
+    raise AssertionError(f"no circle through {start}")  # pragma: no cover - a part always has one
+
+
+def violations(graph: dict[str, set[str]]) -> list[str]:
+    """``a imports b: why`` for every import that breaks a rule of :data:`RULES`."""
+    found = []
+    for who, forbidden, why in RULES:
+        for name in sorted(n for n in graph if fnmatch.fnmatchcase(n, who)):
+            for target in sorted(graph[name]):
+                if any(fnmatch.fnmatchcase(target, pattern) for pattern in forbidden):
+                    found.append(f"{name} imports {target} ({why})")
+    return found
+
+
+GRAPH = import_graph()
+
+
+def test_the_graph_reads_every_kind_of_import(tmp_path):
+    """The walker sees imports inside functions, under TYPE_CHECKING and relative ones, and
+    finds a planted circle — so the two tests below could fail."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.sub import b\n")
+    (pkg / "sub" / "__init__.py").write_text("from . import b\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from ..c import x\n")
+    (pkg / "c.py").write_text("import pkg.a\nimport gradio as gr\nx = 1\n")
+    graph = import_graph(pkg)
+    assert graph["pkg.a"] == {"typing", "pkg.sub.b"}
+    assert graph["pkg.sub"] == {"pkg.sub.b"}
+    assert graph["pkg.sub.b"] == {"pkg.c"}
+    assert graph["pkg.c"] == {"pkg.a", "gradio"}
+    assert cycles(graph) == [["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]]
+    assert cycles({"x": {"x"}}) == [["x", "x"]]
+
+
+def test_the_package_graph_is_the_real_one():
+    assert len(GRAPH) > 50
+    assert "bracket.cli_commands" in GRAPH["bracket.cli"]
+
+
+def test_no_import_circle_in_bracket():
+    found = [f"{' -> '.join(_circle(part, GRAPH))}" + (f"  (tangle of {len(part)}: {', '.join(part)})"
+                                                       if len(part) > 2 else "") for part in tangles(GRAPH)]
+    assert not found, "import circles (each module imports the next):\n" + "\n".join(found)
+
+
+def test_imports_follow_the_package_rules():
+    found = violations(GRAPH)
+    assert not found, "imports against the package direction:\n" + "\n".join(found)
+
+
+def test_a_rule_catches_a_wrong_import():
+    assert violations({"bracket.judge.loss": {"bracket.session.store"}, "bracket.ui_free": {"gradio"},
+                       "bracket.search.space": {"bracket.trainer.base"}}) == [
+        "bracket.ui_free imports gradio (the engine never imports the Gradio front end)",
+        "bracket.search.space imports bracket.trainer.base (search knows nothing of trainers)",
+        "bracket.judge.loss imports bracket.session.store (judges are pure: they score what they are given)"]
