@@ -18,12 +18,11 @@ from tests.musubi.helpers import MUSUBI_IDS
 UMT5 = "Wan-AI/Wan2.1-T2V-14B/google/umt5-xxl"
 
 
-#: not read yet in the pinned source (issue 22's presets; HiDream-O1 loads a processor from the model
-#: folder or a default repository, Kandinsky 5 from its own loaders)
-UNCHECKED = ("kandinsky5-lora", "hidream-o1-lora", "hidream-o1-full")
+#: Kandinsky 5 loads its tokenizers from the text-encoder folders it is given, not from the hub
+FROM_MODEL_FOLDERS = ("kandinsky5-lora",)
 
 
-@pytest.mark.parametrize("preset_id", [p for p in MUSUBI_IDS if p not in UNCHECKED])
+@pytest.mark.parametrize("preset_id", [p for p in MUSUBI_IDS if p not in FROM_MODEL_FOLDERS])
 def test_every_musubi_preset_declares_its_hub_tokenizers(preset_id):
     assert get_preset(preset_id).trainer_factory.tokenizer_ids
 
@@ -34,6 +33,7 @@ def test_the_tokenizers_follow_the_model_fields(tmp_path):
 
     assert ids("flux2-klein-lora") == ("Qwen/Qwen3-8B",)  # klein-base-9b: Qwen3 8B
     assert ids("flux2-klein-lora", model_version="klein-4b") == ("Qwen/Qwen3-4B",)
+    assert ids("hidream-o1-lora", hidream_model_type="dev") == ("HiDream-ai/HiDream-O1-Image-Dev",)
     assert ids("flux2-dev-lora") == ("mistralai/Mistral-Small-3.1-24B-Instruct-2503",)
     assert ids("wan22-lora", task="i2v-A14B") == (UMT5,)
     assert ids("wan21-lora", task="i2v-14B", clip="clip.pth") == (UMT5, "Wan-AI/Wan2.1-I2V-14B-720P/xlm-roberta-large")
