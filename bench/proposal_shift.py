@@ -44,12 +44,12 @@ def draw(taste_name: str, seed: int, *, history: int = 12, rated: int = 4, asks:
 
     from bracket.search.controller import ScoredConfig, SearchController
     from bracket.session.scoring import config_values, score_runs
-    from bracket.trainer.demo.adapter import DemoTrainer
+    from bracket.trainer.demo.adapter import DemoLoRA
 
     taste = TASTES[taste_name]
     best, _ = taste.optimum()
     rng = random.Random(seed)
-    trainer = DemoTrainer.__new__(DemoTrainer)  # only the space and the warm-start configs are used
+    trainer = DemoLoRA.__new__(DemoLoRA)  # only the space and the warm-start configs are used
     space = trainer.declare_search_space()
     configs = [trainer.baseline_config().knobs] + [c.knobs for c in trainer.curated_configs()]
     configs += [_random_config(rng) for _ in range(history - len(configs))]

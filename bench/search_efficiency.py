@@ -200,9 +200,9 @@ def expected_random_median(share: float) -> float | None:
 
 def summarise(records: list[dict[str, Any]], budget: int, steps: int) -> dict[str, Any]:
     """Per landscape and strategy: the figures of the module docstring."""
-    from bracket.trainer.demo.adapter import DemoTrainer
+    from bracket.trainer.demo.adapter import DemoLoRA
 
-    baseline = DemoTrainer({}).baseline_config().knobs
+    baseline = DemoLoRA({}).baseline_config().knobs
     out: dict[str, Any] = {}
     for landscape in sorted({r["landscape"] for r in records}):
         shape = LANDSCAPES[landscape]

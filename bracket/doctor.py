@@ -31,7 +31,7 @@ from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.fields import merge_with_defaults, problem_with_value
 from bracket.registry import get_preset
-from bracket.trainer.base import LaunchSpec, Trainer, make_subprocess_env
+from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_subprocess_env
 from bracket.trainer.parser_check import parse_report
 from bracket.trainer.preset import ModelPreset
 from bracket.trainer.tokenizers import missing_tokenizers
@@ -274,8 +274,8 @@ def check_parser(ctx: DoctorContext) -> bool:
     with tempfile.TemporaryDirectory(prefix="bracket-doctor-run-") as folder:
         try:
             config = trainer.config_from_dict(trainer.baseline_config().knobs)
-            launch = trainer.prepare_run(run_dir=Path(folder) / "trials" / "0", config=config,
-                                         dataset_toml=Path(values.get("dataset", "")), max_steps=10, seed=1)
+            launch = trainer.prepare_run(RunRequest(run_dir=Path(folder) / "trials" / "0", knobs=config,
+                                                    dataset=Path(values.get("dataset", "")), max_steps=10, seed=1))
         except BracketError as error:
             ctx.report.add("parser check", False, f"The baseline command cannot be built: {error}")
             return False
@@ -289,7 +289,7 @@ def check_setup_parsers(ctx: DoctorContext) -> bool | None:
     trainer, values = ctx.trainer, ctx.values
     with tempfile.TemporaryDirectory(prefix="bracket-doctor-setup-") as folder:
         try:
-            commands = trainer.session_setup_commands(dataset_toml=Path(values.get("dataset", "")),
+            commands = trainer.session_setup_commands(dataset=Path(values.get("dataset", "")),
                                                       run_dir=Path(folder) / "setup")
         except BracketError as error:
             ctx.report.add("pre-cache parser check", False, f"The pre-cache commands cannot be built: {error}")

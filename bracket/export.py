@@ -43,7 +43,7 @@ import tomli_w
 from bracket.errors import BracketError
 from bracket.powershell import SCRIPT_NAME as WINDOWS_SCRIPT_NAME
 from bracket.powershell import write_powershell_script
-from bracket.trainer.base import LaunchSpec
+from bracket.trainer.base import LaunchSpec, RunRequest
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -173,10 +173,10 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         trainer = type(trainer)({**trainer.fields, "cache_dir": str(session.folder / "cache")})
     knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {}, session.space)
     seed = int(run["seed"]) if run.get("seed") is not None else session.settings.base_seed
-    spec: LaunchSpec = trainer.prepare_run(
-        run_dir=folder / "run", config=knobs, dataset_toml=Path(session.parts.fields.get("dataset", "")),
-        max_steps=steps, seed=seed, sample_prompts=session.settings.prompts() or None,
-        sample_every_n_steps=session.settings.sample_every_n_steps)
+    spec: LaunchSpec = trainer.prepare_run(RunRequest(
+        run_dir=folder / "run", knobs=knobs, dataset=Path(session.parts.fields.get("dataset", "")),
+        max_steps=steps, seed=seed, sample_prompts=session.settings.prompts(),
+        sample_every_n_steps=session.settings.sample_every_n_steps))
     command = [str(a) for a in spec.cmd]
     env, dropped = safe_env(spec.env)
     from bracket.session.best_step import checkpoint_at
@@ -202,7 +202,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
         "run_id": run_id, "seed": seed, "steps": steps, "best_step": best_step, "best_step_basis": basis or None,
         "checkpoint": checkpoint,
-        "run_score": score, "knobs": knobs.to_dict(),
+        "run_score": score, "knobs": dict(knobs),
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })
     json_path, toml_path = folder / "config.json", folder / "config.toml"

@@ -24,8 +24,8 @@ import gradio as gr
 
 from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
-from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.fields import merge_with_defaults, problem_with_value
+from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session import views

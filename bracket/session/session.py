@@ -41,6 +41,7 @@ from bracket.session.execute import RunExecutor
 from bracket.session.lock import SessionLock
 from bracket.session.recovery import (DEFAULT_GRACE_SECONDS, failure_message, recover_interrupted_runs,
                                       worker_is_alive)
+from bracket.session.plan import plan_for
 from bracket.session.scoring import (
     RunScore,
     SummaryCache,
@@ -50,12 +51,12 @@ from bracket.session.scoring import (
     sampler_history,
     score_runs,
 )
-from bracket.session.plan import plan_for
 from bracket.session.snapshot import SessionSnapshot, build_snapshot, confirm_phase_label, phase_label
 from bracket.session.store import RUN_SPENT
 from bracket.session.study_sync import record_at_end
 from bracket.session.text_judges import TextJudges, write_heldout
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
+from bracket.trainer.base import RunRequest
 
 log = logging.getLogger(__name__)
 
@@ -274,7 +275,7 @@ class Session:
 
     def _setup_phase(self) -> None:
         setup_dir = self.folder / "setup"
-        specs = self.trainer.session_setup_commands(dataset_toml=Path(self.parts.fields.get("dataset", "")),
+        specs = self.trainer.session_setup_commands(dataset=Path(self.parts.fields.get("dataset", "")),
                                                     run_dir=setup_dir)
         done = {r["label"] for r in self.store.runs(self.name, kinds=("setup",), with_series=False)
                 if r["status"] == "done"}
@@ -401,11 +402,11 @@ class Session:
                 worker=self.worker_id, max_steps=steps)
         folder = "trials" if stage == "search" else stage
         run_dir = self.folder / folder / f"{run_id:04d}-{config['name']}-s{seed_index}"
-        spec = self.trainer.prepare_run(
-            run_dir=run_dir, config=trainer_config,
-            dataset_toml=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
-            sample_prompts=self.settings.prompts() or None,
-            sample_every_n_steps=self.settings.sample_every_n_steps, **run_options)
+        spec = self.trainer.prepare_run(RunRequest(
+            run_dir=run_dir, knobs=trainer_config,
+            dataset=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
+            sample_prompts=self.settings.prompts(),
+            sample_every_n_steps=self.settings.sample_every_n_steps, **run_options))
         write_heldout(self.trainer, run_dir)  # LLM runs: held-out prompts for the task judges
         status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir)
         if status == "done" and self.vlm is not None and self.trainer.sample_kind in ("image", "video"):

@@ -10,11 +10,10 @@ flag inventory without a GPU.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,28 +48,61 @@ class LaunchSpec:
     eval_loss_tags: tuple[str, ...] = ()
 
 
-@dataclass
-class TrainerConfig:
-    """Base of an adapter's configuration; ``to_dict`` gives the knob values back."""
+@dataclass(frozen=True)
+class ModelInput:
+    """One preset field holding a model path, and the flag it fills on each command.
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    sd-scripts passes the same model flags to training and to its cache tools
+    (``train_flag``); musubi-tuner's cache scripts take their own (``latent_flag``,
+    ``text_flag``)."""
+
+    field: str
+    train_flag: str | None = None
+    latent_flag: str | None = None
+    text_flag: str | None = None
+    #: emitted only when the field has a value
+    optional: bool = False
 
 
-@dataclass
-class KnobConfig(TrainerConfig):
-    """A configuration that is simply the complete mapping of knob name to value."""
+@dataclass(frozen=True)
+class RunRequest:
+    """One run to prepare: where it writes, which configuration, which data, how long, what
+    it samples and saves. The session builds one per trial; ``Trainer.prepare_run`` turns it
+    into a :class:`LaunchSpec`."""
 
-    knobs: dict[str, Any] = field(default_factory=dict)
+    run_dir: Path
+    #: a complete, validated configuration (:meth:`Trainer.config_from_dict`)
+    knobs: Mapping[str, Any]
+    #: the preset's dataset: a kohya dataset TOML or image folder for the diffusion
+    #: trainers, the JSONL (or JSON list) file for the LLM trainers
+    dataset: Path
+    max_steps: int
+    seed: int
+    sample_prompts: Sequence[SamplePrompt] = ()
+    sample_every_n_steps: int | None = None
+    save_every_n_steps: int | None = None
+    save_state: bool = False
+    #: a state folder (or checkpoint) written by an earlier run with ``save_state``
+    resume_from: Path | None = None
 
-    def __getitem__(self, name: str) -> Any:
-        return self.knobs[name]
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "run_dir", Path(self.run_dir))
+        object.__setattr__(self, "dataset", Path(self.dataset))
+        object.__setattr__(self, "knobs", dict(self.knobs))
+        object.__setattr__(self, "sample_prompts", tuple(self.sample_prompts or ()))
 
-    def get(self, name: str, default: Any = None) -> Any:
-        return self.knobs.get(name, default)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.knobs)
+def save_resume_args(request: RunRequest) -> list[str]:
+    """The save / state / resume flags of the kohya-style trainers (sd-scripts, musubi-tuner
+    and the demo): ``--save_every_n_steps N``, ``--save_state``, ``--resume DIR``."""
+    args: list[str] = []
+    if request.save_every_n_steps:
+        args += ["--save_every_n_steps", str(int(request.save_every_n_steps))]
+    if request.save_state:
+        args.append("--save_state")
+    if request.resume_from:
+        args += ["--resume", str(request.resume_from)]
+    return args
 
 
 class Trainer(ABC):
@@ -78,8 +110,8 @@ class Trainer(ABC):
 
     Subclasses are constructed from the preset's field values (``dict[str, str]``, already
     validated by the registry). ``prepare_run`` writes every input file the run needs under
-    ``run_dir`` (dataset TOML, prompt file, config) and returns the command; it launches
-    nothing.
+    the request's ``run_dir`` (dataset TOML, prompt file, config) and returns the command;
+    it launches nothing.
     """
 
     #: scalar tags of the training loss in this trainer's tfevents, most preferred first
@@ -108,6 +140,32 @@ class Trainer(ABC):
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         self.fields: dict[str, str] = {k: str(v) for k, v in (fields or {}).items()}
 
+    def field(self, name: str, default: str = "") -> str:
+        """The value of the preset field ``name``, stripped; ``default`` when it is empty."""
+        return (self.fields.get(name) or default).strip()
+
+    @property
+    def python(self) -> str:
+        """The trainer's python (field ``trainer_python``)."""
+        return self.field("trainer_python", "python")
+
+    #: the preset fields holding model files, and the flags they fill
+    model_inputs: tuple[ModelInput, ...] = ()
+
+    def active_model_inputs(self) -> tuple[ModelInput, ...]:
+        """The model inputs this configuration reads (e.g. an image encoder only for I2V)."""
+        return self.model_inputs
+
+    def model_flags(self, command: str = "train") -> list[str]:
+        """``flag value`` of every model input with a ``<command>_flag`` (``train``, ``latent``,
+        ``text``); optional inputs only when their field is filled in."""
+        words: list[str] = []
+        for item in self.active_model_inputs():
+            flag, value = getattr(item, f"{command}_flag"), self.field(item.field)
+            if flag and (value or not item.optional):
+                words += [flag, value]
+        return words
+
     @abstractmethod
     def declare_search_space(self) -> SearchSpace:
         """Knobs this trainer searches; everything else is a ``FixedKnob``."""
@@ -134,8 +192,8 @@ class Trainer(ABC):
         cap = warmup_cap(space, steps, warmup_share)
         return space if cap is None else space.narrow({WARMUP_KNOB: (0, cap)})
 
-    def config_from_dict(self, knobs: Mapping[str, Any], space: SearchSpace | None = None) -> TrainerConfig:
-        """Complete ``knobs`` with the space's fixed values and validate them.
+    def config_from_dict(self, knobs: Mapping[str, Any], space: SearchSpace | None = None) -> dict[str, Any]:
+        """``knobs`` completed with the space's fixed values and validated.
 
         ``space`` is the space the config was searched in: a session's space narrowed by
         the person's bounds, where a fixed knob such as ``batch_size`` may have become a
@@ -144,26 +202,13 @@ class Trainer(ABC):
         space = self.declare_search_space() if space is None else space
         complete = space.complete(knobs)
         space.validate(complete)
-        return KnobConfig(knobs=complete)
+        return complete
 
     @abstractmethod
-    def prepare_run(
-        self,
-        *,
-        run_dir: Path,
-        config: TrainerConfig,
-        dataset_toml: Path,
-        max_steps: int,
-        seed: int,
-        sample_prompts: Sequence[SamplePrompt] | None = None,
-        sample_every_n_steps: int | None = None,
-        save_every_n_steps: int | None = None,
-        save_state: bool = False,
-        resume_from: Path | None = None,
-    ) -> LaunchSpec:
-        """Write the run's inputs under ``run_dir`` and return its command."""
+    def prepare_run(self, request: RunRequest) -> LaunchSpec:
+        """Write the run's inputs under ``request.run_dir`` and return its command."""
 
-    def session_setup_commands(self, *, dataset_toml: Path, run_dir: Path) -> list[LaunchSpec]:
+    def session_setup_commands(self, *, dataset: Path, run_dir: Path) -> list[LaunchSpec]:
         """Commands to run once per session before the first trial (pre-caching)."""
         return []
 

@@ -56,6 +56,20 @@ def vram_tier(fields: Mapping[str, str]) -> int:
     return fitting[-1] if fitting else TIERS[0]
 
 
+#: ((largest tier in GB, flags), ...), smallest tier first: a family's memory-saving flags
+MemoryPlan = tuple[tuple[int, tuple[str, ...]], ...]
+#: the "largest tier" of a row that applies to every GPU
+ANY_TIER = TIERS[-1]
+
+
+def memory_flags(plan: MemoryPlan, tier: int) -> list[str]:
+    """The flags of the first row of ``plan`` whose tier is at least ``tier`` (none past the last)."""
+    for largest, flags in plan:
+        if tier <= largest:
+            return list(flags)
+    return []
+
+
 #: values of a preset's ``device`` field
 DEVICE_CHOICES = ("auto", "gpu", "cpu")
 

@@ -24,7 +24,7 @@ import pytest
 
 from bracket.errors import BracketError
 from bracket.registry import PRESETS
-from bracket.trainer.base import LaunchSpec
+from bracket.trainer.base import LaunchSpec, RunRequest
 from bracket.trainer.prompts import SamplePrompt
 from bracket.trainer.sd_scripts.base import GPU_ONLY_FLAGS
 from tests.contract.fakes import fake_values, image_folder, jsonl_file
@@ -105,8 +105,8 @@ def _build(preset, root: Path, device: str | None):
         try:
             trainer = preset.build_trainer(values)
             baseline = trainer.config_from_dict(trainer.baseline_config().knobs)
-            trainer.prepare_run(run_dir=attempt / "probe", config=baseline, dataset_toml=dataset,
-                                max_steps=10, seed=1)
+            trainer.prepare_run(RunRequest(run_dir=attempt / "probe", knobs=baseline, dataset=dataset,
+                                           max_steps=10, seed=1))
             return trainer, dataset, attempt
         except BracketError as error:
             errors.append(f"{make.__name__}: {error}")
@@ -134,10 +134,10 @@ def test_command_contract(preset, device, tmp_path):
         config = trainer.config_from_dict(knobs)
         # every other run with the session's held-out validation split, where the trainer has one
         trainer.validation = ValidationPlan(0.1, 7) if trainer.validation_tags and n % 2 else None
-        spec = trainer.prepare_run(
-            run_dir=run_dir, config=config, dataset_toml=dataset, max_steps=100, seed=7,
+        spec = trainer.prepare_run(RunRequest(
+            run_dir=run_dir, knobs=config, dataset=dataset, max_steps=100, seed=7,
             sample_prompts=PROMPTS, sample_every_n_steps=50, save_every_n_steps=50 if n % 2 else None,
-        )
+        ))
         problems = _check_common(spec, run_dir, root)
         if trainer.validation is not None and "--validation_split" not in spec.cmd:
             problems.append("validation is on but the command has no --validation_split")
@@ -148,7 +148,7 @@ def test_command_contract(preset, device, tmp_path):
             if cpu_checks and entry.repo == "kohya-ss/sd-scripts":
                 problems += _check_cpu_mode(spec, entry)
             if n == 0:
-                for setup in trainer.session_setup_commands(dataset_toml=dataset, run_dir=root / "runs" / "setup"):
+                for setup in trainer.session_setup_commands(dataset=dataset, run_dir=root / "runs" / "setup"):
                     setup_entry = find_script(setup.cmd, FLAGS)
                     if setup_entry is None:
                         problems.append(f"setup command script not in the inventory: {setup.cmd[:6]}")

@@ -12,8 +12,8 @@ import pytest
 
 from bracket.dataset.demo_data import DEMO_PROMPTS, make_demo_dataset
 from bracket.registry import get_preset
+from bracket.trainer.base import RunRequest, make_accelerate_launch_prefix
 from bracket.trainer.demo import adapter as demo
-from bracket.trainer.base import make_accelerate_launch_prefix
 from bracket.trainer.prompts import parse_prompt_lines
 
 _BLOCKING_PYTHON = """#!{python}
@@ -53,7 +53,7 @@ def dataset(tmp_path) -> Path:
 
 
 def test_command_is_accelerate_launch_with_sd_scripts_flags(tmp_path, dataset):
-    trainer = demo.DemoTrainer(
+    trainer = demo.DemoLoRA(
         {
             "dataset": str(dataset),
             "trainer_python": "/venv/bin/python",
@@ -63,10 +63,10 @@ def test_command_is_accelerate_launch_with_sd_scripts_flags(tmp_path, dataset):
         }
     )
     config = trainer.config_from_dict(trainer.baseline_config().knobs)
-    launch = trainer.prepare_run(
+    launch = trainer.prepare_run(RunRequest(
         run_dir=tmp_path / "run",
-        config=config,
-        dataset_toml=dataset,
+        knobs=config,
+        dataset=dataset,
         max_steps=60,
         seed=7,
         sample_prompts=parse_prompt_lines(DEMO_PROMPTS),
@@ -74,7 +74,7 @@ def test_command_is_accelerate_launch_with_sd_scripts_flags(tmp_path, dataset):
         save_every_n_steps=30,
         save_state=True,
         resume_from=tmp_path / "state",
-    )
+    ))
     prefix = make_accelerate_launch_prefix("/venv/bin/python", mixed_precision="no")
     assert launch.cmd[: len(prefix)] == prefix
     assert "--num_cpu_threads_per_process" in prefix and launch.cmd[len(prefix)] == str(demo.DEMO_SCRIPT)
@@ -93,18 +93,18 @@ def test_command_is_accelerate_launch_with_sd_scripts_flags(tmp_path, dataset):
 
 
 def test_a_demo_folder_works_in_place_of_its_toml(tmp_path, dataset):
-    trainer = demo.DemoTrainer({"dataset": str(dataset.parent), "trainer_python": "python"})
+    trainer = demo.DemoLoRA({"dataset": str(dataset.parent), "trainer_python": "python"})
     config = trainer.config_from_dict(trainer.curated_configs()[0].knobs)
-    launch = trainer.prepare_run(
-        run_dir=tmp_path / "run", config=config, dataset_toml=dataset.parent, max_steps=10, seed=1
-    )
+    launch = trainer.prepare_run(RunRequest(
+        run_dir=tmp_path / "run", knobs=config, dataset=dataset.parent, max_steps=10, seed=1
+    ))
     document = tomllib.loads((tmp_path / "run" / "dataset.toml").read_text())
     assert Path(document["datasets"][0]["subsets"][0]["image_dir"]) == (dataset.parent / "images").resolve()
     assert "--sample_prompts" not in launch.cmd and "--cpu_threads" not in launch.cmd
 
 
 def test_warm_start_configs_fit_the_space_and_spread_the_learning_rate():
-    trainer = demo.DemoTrainer({})
+    trainer = demo.DemoLoRA({})
     space = trainer.declare_search_space()
     named = [trainer.baseline_config(), *trainer.curated_configs()]
     for config in named:
@@ -116,7 +116,7 @@ def test_warm_start_configs_fit_the_space_and_spread_the_learning_rate():
 
 def test_preflight_names_the_fix_for_a_python_without_torch(tmp_path, dataset):
     python = _fake_python(tmp_path, ("torch", "diffusers"))
-    trainer = demo.DemoTrainer({"dataset": str(dataset), "trainer_python": str(python)})
+    trainer = demo.DemoLoRA({"dataset": str(dataset), "trainer_python": str(python)})
     problems = trainer.preflight_problems()
     assert problems == [
         f"The trainer python {python} cannot import torch, diffusers: run ./install.sh "
@@ -125,7 +125,7 @@ def test_preflight_names_the_fix_for_a_python_without_torch(tmp_path, dataset):
 
 
 def test_preflight_missing_python_and_missing_dataset(tmp_path):
-    trainer = demo.DemoTrainer(
+    trainer = demo.DemoLoRA(
         {"dataset": str(tmp_path / "nowhere" / "dataset.toml"), "trainer_python": str(tmp_path / "no-python")}
     )
     problems = trainer.preflight_problems()
@@ -155,11 +155,11 @@ def test_preflight_a_python_that_crashes(tmp_path):
 
 @pytest.mark.slow  # imports torch, diffusers and accelerate in a subprocess
 def test_preflight_passes_with_a_complete_python(tmp_path, dataset):
-    trainer = demo.DemoTrainer({"dataset": str(dataset), "trainer_python": sys.executable})
+    trainer = demo.DemoLoRA({"dataset": str(dataset), "trainer_python": sys.executable})
     assert trainer.preflight_problems() == []
 
 
 def test_the_preset_builds_this_trainer(tmp_path, dataset):
     preset = get_preset("demo-cpu")
     trainer = preset.build_trainer({"dataset": str(dataset), "trainer_python": sys.executable})
-    assert isinstance(trainer, demo.DemoTrainer) and trainer.fields["cpu_threads"] == "0"
+    assert isinstance(trainer, demo.DemoLoRA) and trainer.fields["cpu_threads"] == "0"

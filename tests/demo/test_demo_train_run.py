@@ -14,6 +14,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from bracket.dataset.demo_data import DEMO_PROMPTS, make_demo_dataset
+from bracket.trainer.base import RunRequest
 from bracket.trainer.demo import adapter as demo
 from bracket.trainer.prompts import parse_prompt_lines
 
@@ -49,21 +50,21 @@ def _scalars(logging_dir: Path) -> dict[str, list[tuple[int, float]]]:
 @pytest.mark.slow
 def test_a_short_real_run_writes_losses_samples_and_a_resumable_state(tmp_path):
     dataset = make_demo_dataset(tmp_path / "demo-data", count=12)
-    trainer = demo.DemoTrainer({"dataset": str(dataset), "trainer_python": sys.executable})
+    trainer = demo.DemoLoRA({"dataset": str(dataset), "trainer_python": sys.executable})
     config = trainer.config_from_dict(trainer.curated_configs()[0].knobs)
     prompts = parse_prompt_lines(DEMO_PROMPTS[:2])
     run_dir = tmp_path / "run"
-    launch = trainer.prepare_run(
+    launch = trainer.prepare_run(RunRequest(
         run_dir=run_dir,
-        config=config,
-        dataset_toml=dataset,
+        knobs=config,
+        dataset=dataset,
         max_steps=4,
         seed=3,
         sample_prompts=prompts,
         sample_every_n_steps=2,
         save_every_n_steps=2,
         save_state=True,
-    )
+    ))
     _run(launch, tmp_path / "first.log")
 
     scalars = _scalars(launch.logging_dir)
@@ -90,13 +91,13 @@ def test_a_short_real_run_writes_losses_samples_and_a_resumable_state(tmp_path):
     state = launch.output_dir / "demo-step00000002-state"
     assert (state / "train_state.json").is_file()
 
-    resumed = trainer.prepare_run(
+    resumed = trainer.prepare_run(RunRequest(
         run_dir=tmp_path / "resumed",
-        config=config,
-        dataset_toml=dataset,
+        knobs=config,
+        dataset=dataset,
         max_steps=4,
         seed=3,
         resume_from=state,
-    )
+    ))
     _run(resumed, tmp_path / "resumed.log")
     assert [step for step, _ in _scalars(resumed.logging_dir)["loss/current"]] == [3, 4]

@@ -7,7 +7,7 @@ import pytest
 from bracket.cli import main
 from bracket.search.configs import NamedConfig
 from bracket.search.space import FloatKnob
-from bracket.trainer.demo.adapter import DemoTrainer
+from bracket.trainer.demo.adapter import DemoLoRA
 
 
 def _sets(fields: dict[str, str]) -> list[str]:
@@ -125,12 +125,12 @@ def test_unwritable_output_folder(capsys, demo_fields, tmp_path):
 def test_curated_config_outside_the_space_is_refused(capsys, demo_fields, runs_dir, monkeypatch):
     bad = NamedConfig("broken", {"optimizer_type": "AdamW", "learning_rate": 5.0, "lr_scheduler": "cosine",
                                  "lr_warmup_steps": 0, "batch_size": 16}, source="test")
-    monkeypatch.setattr(DemoTrainer, "curated_configs", lambda self: [bad])
+    monkeypatch.setattr(DemoLoRA, "curated_configs", lambda self: [bad])
     code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--out", str(runs_dir))
     assert code == 2
     assert "curated config 'broken'" in err and "learning_rate" in err and "outside its own search space" in err
     assert list(runs_dir.iterdir()) == []
-    assert isinstance(DemoTrainer({}).declare_search_space()["learning_rate"], FloatKnob)
+    assert isinstance(DemoLoRA({}).declare_search_space()["learning_rate"], FloatKnob)
 
 
 def test_resume_of_something_that_is_not_a_session(capsys, tmp_path):
@@ -164,7 +164,7 @@ def test_status_json_gives_the_fixed_knobs_and_the_winners_whole_config(capsys, 
     assert code == 0, err
     code, out, _ = run_cli(capsys, "status", str(runs_dir / "fixed"), "--json")
     answer = json.loads(out)
-    fixed = DemoTrainer({}).declare_search_space()["batch_size"].value
+    fixed = DemoLoRA({}).declare_search_space()["batch_size"].value
     assert code == 0 and answer["fixed_knobs"]["batch_size"] == fixed
     winner = answer["winner"]
     assert "batch_size" not in winner["params"] and winner["all_params"]["batch_size"] == fixed

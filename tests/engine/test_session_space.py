@@ -19,6 +19,7 @@ from bracket.errors import SearchSpaceError
 from bracket.registry import get_preset
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
+from bracket.trainer.base import RunRequest
 
 
 def _musubi_trainer(root: Path, dataset: Path):
@@ -51,8 +52,8 @@ def test_musubi_trains_a_batch_size_choice(tmp_path):
     knobs = {**trainer.baseline_config().knobs, "batch_size": 2}
     with pytest.raises(SearchSpaceError, match="fixed at 1, got 2"):
         trainer.config_from_dict(knobs)  # the trainer's own space
-    spec = trainer.prepare_run(run_dir=tmp_path / "run", config=trainer.config_from_dict(knobs, space),
-                               dataset_toml=dataset, max_steps=20, seed=1)
+    spec = trainer.prepare_run(RunRequest(run_dir=tmp_path / "run", knobs=trainer.config_from_dict(knobs, space),
+                                          dataset=dataset, max_steps=20, seed=1))
     toml = Path(spec.cmd[spec.cmd.index("--dataset_config") + 1])
     assert tomllib.loads(toml.read_text(encoding="utf-8"))["general"]["batch_size"] == 2
 

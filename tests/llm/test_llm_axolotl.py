@@ -8,6 +8,7 @@ import optuna
 import pytest
 import yaml
 
+from bracket.trainer.base import RunRequest
 from bracket.trainer.prompts import SamplePrompt
 from tests.llm.llm_helpers import load_inventory, read_tags, run_spec
 
@@ -26,8 +27,8 @@ def _configs(trainer, sampled: int = 20):
 def _prepare(trainer, run_dir, knobs, **kwargs):
     kwargs.setdefault("max_steps", 100)
     kwargs.setdefault("seed", 7)
-    return trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(knobs),
-                               dataset_toml=trainer.dataset_source(None), **kwargs)
+    return trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=trainer.config_from_dict(knobs),
+                                          dataset=trainer.dataset_source(None), **kwargs))
 
 
 @pytest.mark.parametrize("data_format", ["alpaca", "chat", "sharegpt", "completion"])
@@ -108,7 +109,7 @@ def test_batch_size_choices_narrow_the_effective_batch_and_micro_batch(make_trai
     knobs = {**trainer.baseline_config().knobs, "effective_batch": 32, "micro_batch_size": 4}
     with pytest.raises(SearchSpaceError, match="fixed at 2, got 4"):
         trainer.config_from_dict(knobs)
-    trainer.prepare_run(run_dir=tmp_path / "r", config=trainer.config_from_dict(knobs, space), max_steps=100,
-                        seed=1, dataset_toml=trainer.dataset_source(None))
+    trainer.prepare_run(RunRequest(run_dir=tmp_path / "r", knobs=trainer.config_from_dict(knobs, space), max_steps=100,
+                                   seed=1, dataset=trainer.dataset_source(None)))
     config = yaml.safe_load((tmp_path / "r" / "axolotl.yml").read_text())
     assert (config["micro_batch_size"], config["gradient_accumulation_steps"]) == (4, 8)

@@ -12,6 +12,7 @@ import yaml
 from bracket.errors import DatasetError, SearchSpaceError
 from bracket.registry import get_preset
 from bracket.search.space import CategoricalKnob, FloatKnob
+from bracket.trainer.base import RunRequest
 from bracket.trainer.llm import base as llm
 from bracket.trainer.llm import dataset as llm_dataset
 from tests.llm.llm_helpers import write_alpaca
@@ -141,8 +142,8 @@ def test_bracket_never_imports_the_gpu_only_packages():
 
 
 def _prepare_baseline(trainer, run_dir):
-    return trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(trainer.baseline_config().knobs),
-                               dataset_toml=trainer.dataset_source(None), max_steps=10, seed=3)
+    return trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=trainer.config_from_dict(trainer.baseline_config().knobs),
+                                          dataset=trainer.dataset_source(None), max_steps=10, seed=3))
 
 
 def test_device_field_turns_off_what_only_a_gpu_has(make_trainer, tmp_path, monkeypatch):

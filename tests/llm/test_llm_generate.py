@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from bracket.trainer.scripts import llm_generate
+from bracket.trainer.base import RunRequest
 from bracket.trainer.prompts import SamplePrompt
+from bracket.trainer.scripts import llm_generate
 from tests.llm.llm_helpers import fake_module_env
 
 PROMPTS = [SamplePrompt("Name a colour.", seed=1000), SamplePrompt("Count to three.", seed=1001)]
@@ -19,8 +20,8 @@ PROMPTS = [SamplePrompt("Name a colour.", seed=1000), SamplePrompt("Count to thr
 def test_post_run_command(make_trainer, tmp_path, preset_id):
     trainer = make_trainer(preset_id)
     run_dir = tmp_path / "run"
-    spec = trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(trainer.baseline_config().knobs),
-                               dataset_toml=trainer.dataset_source(None), max_steps=10, seed=3)
+    spec = trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=trainer.config_from_dict(trainer.baseline_config().knobs),
+                                          dataset=trainer.dataset_source(None), max_steps=10, seed=3))
     assert trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=None) == []
     (post,) = trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=PROMPTS)
     assert post.cmd[0] == trainer.python
@@ -38,8 +39,8 @@ def test_post_run_command(make_trainer, tmp_path, preset_id):
 def test_generation_output_format_with_fakes(make_trainer, tmp_path):
     trainer = make_trainer("torchtune-lora")
     run_dir = tmp_path / "run"
-    spec = trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(trainer.baseline_config().knobs),
-                               dataset_toml=trainer.dataset_source(None), max_steps=10, seed=3)
+    spec = trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=trainer.config_from_dict(trainer.baseline_config().knobs),
+                                          dataset=trainer.dataset_source(None), max_steps=10, seed=3))
     for epoch in (0, 1, 10):  # torchtune writes one adapter per epoch; the last one is used
         (spec.output_dir / f"epoch_{epoch}").mkdir(parents=True)
         (spec.output_dir / f"epoch_{epoch}" / "adapter_config.json").write_text("{}")
@@ -72,7 +73,7 @@ def test_generation_encodes_one_bos(make_trainer, tmp_path, preset_id, data_form
            "completion": {"text": "t"}}[data_format]
     dataset.write_text((json.dumps(row) + "\n") * 20)
     config = trainer.config_from_dict(trainer.baseline_config().knobs)
-    spec = trainer.prepare_run(run_dir=run_dir, config=config, dataset_toml=dataset, max_steps=10, seed=3)
+    spec = trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=config, dataset=dataset, max_steps=10, seed=3))
     (spec.output_dir / "adapter_config.json").parent.mkdir(parents=True, exist_ok=True)
     (spec.output_dir / "adapter_config.json").write_text("{}")
     (post,) = trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=PROMPTS[:1])
@@ -123,8 +124,8 @@ def test_heldout_rows_are_answered_in_their_training_layout(make_trainer, tmp_pa
             for n in range(20)]
     dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run_dir = tmp_path / "run"
-    spec = trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(trainer.baseline_config().knobs),
-                               dataset_toml=dataset, max_steps=10, seed=3)
+    knobs = trainer.config_from_dict(trainer.baseline_config().knobs)
+    spec = trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=knobs, dataset=dataset, max_steps=10, seed=3))
     (post,) = trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=PROMPTS[:1])
     assert "--heldout" not in post.cmd  # no held-out prompts written: samples only
     assert write_heldout_prompts(trainer.eval_split_file(run_dir), data_format, run_dir) == run_dir / PROMPTS_FILE

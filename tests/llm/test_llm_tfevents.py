@@ -6,6 +6,8 @@ import pytest
 
 from tests.llm.llm_helpers import read_tags
 
+from bracket.trainer.base import RunRequest
+
 
 def _write(folder, scalars, new_style):
     from torch.utils.tensorboard import SummaryWriter
@@ -28,8 +30,8 @@ def _write(folder, scalars, new_style):
 ])
 def test_tags_of_each_trainer(make_trainer, tmp_path, preset_id, new_style, scalars):
     trainer = make_trainer(preset_id)
-    spec = trainer.prepare_run(run_dir=tmp_path / "run", config=trainer.config_from_dict(
-        trainer.baseline_config().knobs), dataset_toml=trainer.dataset_source(None), max_steps=10, seed=1)
+    spec = trainer.prepare_run(RunRequest(run_dir=tmp_path / "run", knobs=trainer.config_from_dict(
+        trainer.baseline_config().knobs), dataset=trainer.dataset_source(None), max_steps=10, seed=1))
     _write(spec.logging_dir, scalars, new_style)
     series = read_tags(spec.logging_dir, spec.tfevents_glob)
     loss = series[spec.loss_tags[0]]

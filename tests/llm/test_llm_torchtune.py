@@ -7,6 +7,7 @@ import logging
 import optuna
 import pytest
 
+from bracket.trainer.base import RunRequest
 from bracket.trainer.llm import torchtune
 from tests.llm.llm_helpers import load_inventory, read_tags, run_spec
 
@@ -16,8 +17,8 @@ INVENTORY = load_inventory("torchtune_keys.json")
 def _prepare(trainer, run_dir, knobs, **kwargs):
     kwargs.setdefault("max_steps", 100)
     kwargs.setdefault("seed", 7)
-    return trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(knobs),
-                               dataset_toml=trainer.dataset_source(None), **kwargs)
+    return trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=trainer.config_from_dict(knobs),
+                                          dataset=trainer.dataset_source(None), **kwargs))
 
 
 def _overrides(spec) -> dict[str, str]:

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from bracket.trainer.base import RunRequest
 from bracket.trainer.scripts import unsloth_driver
 from tests.llm.llm_helpers import fake_module_env, read_tags
 
@@ -15,8 +16,8 @@ from tests.llm.llm_helpers import fake_module_env, read_tags
 def _prepare(trainer, run_dir, knobs, **kwargs):
     kwargs.setdefault("max_steps", 12)
     kwargs.setdefault("seed", 7)
-    return trainer.prepare_run(run_dir=run_dir, config=trainer.config_from_dict(knobs),
-                               dataset_toml=trainer.dataset_source(None), **kwargs)
+    return trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=trainer.config_from_dict(knobs),
+                                          dataset=trainer.dataset_source(None), **kwargs))
 
 
 def _run_driver(spec, **env):

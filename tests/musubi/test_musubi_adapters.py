@@ -9,6 +9,7 @@ import pytest
 from bracket.errors import DatasetError, FieldError
 from bracket.registry import get_preset
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob
+from bracket.trainer.base import RunRequest
 from bracket.trainer.musubi.space import ADAM_FAMILY, PRODIGY
 from bracket.trainer.prompts import SamplePrompt
 from tests.musubi.helpers import KEYS, MUSUBI, MUSUBI_IDS, build, flag_value, image_folder, read_toml, script_spec
@@ -19,8 +20,8 @@ PROMPTS = [SamplePrompt("a red fox", seed=11), SamplePrompt("a lighthouse", seed
 
 def _run(trainer, root: Path, dataset: Path, knobs=None, **kwargs):
     config = trainer.config_from_dict(knobs or trainer.baseline_config().knobs)
-    return trainer.prepare_run(run_dir=root / "session" / "trials" / "1", config=config, dataset_toml=dataset,
-                               max_steps=40, seed=3, **kwargs)
+    return trainer.prepare_run(RunRequest(run_dir=root / "session" / "trials" / "1", knobs=config, dataset=dataset,
+                                          max_steps=40, seed=3, **kwargs))
 
 
 def _edit_overrides(root: Path) -> dict[str, str]:
@@ -45,7 +46,7 @@ def test_model_fields_cover_every_model_flag(preset_id):
     preset = get_preset(preset_id)
     names = {f.name for f in preset.fields}
     trainer_cls = preset.trainer_factory
-    for model in trainer_cls.model_files:
+    for model in trainer_cls.model_inputs:
         assert model.field in names, f"{preset_id}: no field {model.field}"
         spec = next(f for f in preset.fields if f.name == model.field)
         assert spec.env_var and spec.env_var.startswith("BRACKET_") and spec.env_var.endswith("_PATH")
@@ -158,7 +159,7 @@ def test_wan22_task_and_both_dits(tmp_path):
     assert "--clip" not in spec.cmd and "--fp8_base" in spec.cmd
     i2v = build("wan22-lora", tmp_path, dataset, task="i2v-A14B")
     assert flag_value(_run(i2v, tmp_path, dataset).cmd, "--task") == "i2v-A14B"
-    latents = i2v.session_setup_commands(dataset_toml=dataset, run_dir=tmp_path / "session" / "setup")[0]
+    latents = i2v.session_setup_commands(dataset=dataset, run_dir=tmp_path / "session" / "setup")[0]
     assert "--i2v" in latents.cmd and "--clip" not in latents.cmd
 
 
@@ -170,7 +171,7 @@ def test_wan21_tasks(tmp_path):
     assert "--dit_high_noise" not in spec.cmd
     with pytest.raises(FieldError, match="CLIP"):
         build("wan21-lora", tmp_path, dataset, task="i2v-14B").session_setup_commands(
-            dataset_toml=dataset, run_dir=tmp_path / "s" / "setup")
+            dataset=dataset, run_dir=tmp_path / "s" / "setup")
 
 
 @pytest.mark.parametrize("preset_id", ["flux1-kontext-lora", "qwen-image-edit-lora"])
@@ -192,7 +193,7 @@ def test_qwen_edit_model_version_on_trainer_and_caches(tmp_path):
     trainer = build("qwen-image-edit-lora", tmp_path, dataset, control_dir=str(image_folder(tmp_path, "c")),
                     model_version="edit-2509")
     assert flag_value(_run(trainer, tmp_path, dataset).cmd, "--model_version") == "edit-2509"
-    for setup in trainer.session_setup_commands(dataset_toml=dataset, run_dir=tmp_path / "session" / "setup"):
+    for setup in trainer.session_setup_commands(dataset=dataset, run_dir=tmp_path / "session" / "setup"):
         assert flag_value(setup.cmd, "--model_version") == "edit-2509"
     plain = _trainer("qwen-image-lora", tmp_path / "p", dataset)
     assert flag_value(_run(plain, tmp_path / "p", dataset).cmd, "--model_version") == "original"

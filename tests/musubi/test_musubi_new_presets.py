@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bracket.errors import FieldError
+from bracket.trainer.base import RunRequest
 from bracket.trainer.prompts import SamplePrompt, parse_prompt_line
 from tests.musubi.helpers import build, flag_value, image_folder, read_toml
 
@@ -16,12 +17,12 @@ PROMPTS = [SamplePrompt("make it red", seed=11)]
 
 def _run(trainer, root: Path, dataset: Path, **kwargs):
     config = trainer.config_from_dict(trainer.baseline_config().knobs)
-    return trainer.prepare_run(run_dir=root / "session" / "trials" / "1", config=config, dataset_toml=dataset,
-                               max_steps=40, seed=3, **kwargs)
+    return trainer.prepare_run(RunRequest(run_dir=root / "session" / "trials" / "1", knobs=config, dataset=dataset,
+                                          max_steps=40, seed=3, **kwargs))
 
 
 def _setup(trainer, root: Path, dataset: Path):
-    latents, texts = trainer.session_setup_commands(dataset_toml=dataset, run_dir=root / "session" / "setup")
+    latents, texts = trainer.session_setup_commands(dataset=dataset, run_dir=root / "session" / "setup")
     return latents.cmd, texts.cmd
 
 
@@ -101,7 +102,7 @@ def test_hunyuan_video_15_image_encoder_only_for_i2v(tmp_path):
     assert "--image_encoder" in _run(i2v, tmp_path, dataset).cmd
     with pytest.raises(FieldError, match="image encoder"):
         build("hunyuan-video-15-lora", tmp_path, dataset, task="i2v", image_encoder="").session_setup_commands(
-            dataset_toml=dataset, run_dir=tmp_path / "s2")
+            dataset=dataset, run_dir=tmp_path / "s2")
 
 
 def test_kandinsky5_task_text_encoders_and_guidance_letter(tmp_path):

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from bracket.registry import get_preset
-from bracket.trainer.musubi.base import SampleInputError, session_cache_dir
+from bracket.trainer.base import RunRequest
+from bracket.trainer.cache_key import session_cache_dir
+from bracket.trainer.musubi.base import SampleInputError
 from bracket.trainer.prompts import SamplePrompt
 from tests.musubi.helpers import MUSUBI_IDS, build, flag_value, image_folder, read_toml, script_spec, video_folder
 
@@ -23,8 +25,8 @@ def _overrides(preset_id: str, root: Path) -> dict[str, str]:
 
 def _trial(trainer, session: Path, n: int, dataset: Path, **kwargs):
     config = trainer.config_from_dict(trainer.baseline_config().knobs)
-    return trainer.prepare_run(run_dir=session / "trials" / str(n), config=config, dataset_toml=dataset,
-                               max_steps=30, seed=n, **kwargs)
+    return trainer.prepare_run(RunRequest(run_dir=session / "trials" / str(n), knobs=config, dataset=dataset,
+                                          max_steps=30, seed=n, **kwargs))
 
 
 def test_session_cache_dir_convention(tmp_path):
@@ -39,7 +41,7 @@ def test_setup_caches_once_into_the_trials_cache_directory(preset_id, tmp_path):
     dataset = image_folder(tmp_path)
     trainer = build(preset_id, tmp_path, dataset, **_overrides(preset_id, tmp_path))
     session = tmp_path / "session"
-    setup = trainer.session_setup_commands(dataset_toml=dataset, run_dir=session / "setup")
+    setup = trainer.session_setup_commands(dataset=dataset, run_dir=session / "setup")
     assert [s.label for s in setup] == ["cache latents", "cache text encoder outputs"]
     cls = type(trainer)
     scripts = [script_spec(s.cmd)[0] for s in setup]
@@ -57,7 +59,7 @@ def test_setup_caches_once_into_the_trials_cache_directory(preset_id, tmp_path):
         trial_toml = read_toml(Path(flag_value(trial.cmd, "--dataset_config")))
         assert {d["cache_directory"] for d in trial_toml["datasets"]} == caches
         assert trial_toml["general"]["resolution"] == setup_toml["general"]["resolution"]
-    again = trainer.session_setup_commands(dataset_toml=dataset, run_dir=session / "setup")
+    again = trainer.session_setup_commands(dataset=dataset, run_dir=session / "setup")
     assert [s.cmd for s in again] == [s.cmd for s in setup]
 
 
@@ -68,7 +70,7 @@ def test_cache_dir_field_moves_the_cache_and_keys_it_by_variant(tmp_path):
     other = build("flux2-klein-lora", tmp_path, dataset, cache_dir=str(shared), model_version="klein-base-4b")
     roots = []
     for trainer in (klein, other):
-        setup = trainer.session_setup_commands(dataset_toml=dataset, run_dir=tmp_path / "any" / "setup")
+        setup = trainer.session_setup_commands(dataset=dataset, run_dir=tmp_path / "any" / "setup")
         roots.append(read_toml(Path(flag_value(setup[0].cmd, "--dataset_config")))["datasets"][0]["cache_directory"])
     assert all(Path(r).is_relative_to(shared.resolve()) for r in roots) and roots[0] != roots[1]
 
@@ -144,7 +146,7 @@ def test_setup_commands_run_through_a_fake_python(tmp_path):
     """The fake-python pattern: the argv list runs as is, without a shell."""
     dataset = image_folder(tmp_path)
     trainer = build("zimage-lora", tmp_path, dataset)
-    for spec in trainer.session_setup_commands(dataset_toml=dataset, run_dir=tmp_path / "session" / "setup"):
+    for spec in trainer.session_setup_commands(dataset=dataset, run_dir=tmp_path / "session" / "setup"):
         subprocess.run(spec.cmd, cwd=spec.cwd, env=spec.env, check=True, timeout=30)
     log = (Path(trainer.python).parent / "argv.log").read_text().splitlines()
     assert "accelerate.commands.launch" in log

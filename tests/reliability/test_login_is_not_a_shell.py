@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 import pytest
 
-from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.fields import FieldSpec
+from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import presets_by_family
 from tests.reliability.rel_helpers import inline_error, launches
 

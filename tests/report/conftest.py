@@ -20,7 +20,7 @@ import pytest
 from bracket.report import write_report
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
-from bracket.trainer.demo.adapter import DemoTrainer
+from bracket.trainer.demo.adapter import DemoLoRA
 from tests.conftest import make_caption_folder
 from tests.fakes import FAKE_TRAINER, make_fake_python
 
@@ -60,7 +60,7 @@ def demo_session(tmp_path_factory) -> Demo:
              "base_url": f"http://vlmuser:{VLM_URL_PASSWORD}@127.0.0.1:9/v1"})
     with pytest.MonkeyPatch.context() as patch:
         # the trainer-python probe imports torch (seconds); it is not what these tests are about
-        patch.setattr(DemoTrainer, "preflight_problems", lambda self: [])
+        patch.setattr(DemoLoRA, "preflight_problems", lambda self: [])
         patch.setenv("BRACKET_FAKE_PLAN", str(plan))
         session = Session.create("demo-cpu", fields, settings, out_dir=tmp / "runs", name="rep")
         assert session.run() == "finished"

@@ -13,6 +13,7 @@ import pytest
 
 from bracket.cli import main
 from bracket.export import ExportError, export_run, promote_weights, safe_env, script_command, shell_script
+from bracket.trainer.base import RunRequest
 
 
 def _array(text: str) -> list[str]:
@@ -24,10 +25,10 @@ def _array(text: str) -> list[str]:
 def test_script_command_is_the_rebuilt_launch_spec(opened, demo_session, tmp_path):
     result = export_run(opened, run_id=1, steps=37, out=tmp_path / "exp")
     run = opened.store.get_run(1)
-    spec = opened.trainer.prepare_run(
-        run_dir=tmp_path / "exp" / "run", config=opened.trainer.config_from_dict(run["params"]),
-        dataset_toml=Path(opened.parts.fields["dataset"]), max_steps=37, seed=run["seed"],
-        sample_prompts=opened.settings.prompts(), sample_every_n_steps=opened.settings.sample_every_n_steps)
+    spec = opened.trainer.prepare_run(RunRequest(
+        run_dir=tmp_path / "exp" / "run", knobs=opened.trainer.config_from_dict(run["params"]),
+        dataset=Path(opened.parts.fields["dataset"]), max_steps=37, seed=run["seed"],
+        sample_prompts=opened.settings.prompts(), sample_every_n_steps=opened.settings.sample_every_n_steps))
     text = result.script.read_text()
     assert _array(text) == spec.cmd == result.command == script_command(text)
     assert result.command[result.command.index("--max_train_steps") + 1] == "37"

@@ -16,12 +16,12 @@ from bracket.session.manager import SessionManager
 from bracket.session.session import Session
 from bracket.session.standings import UNRATED_WINNER, standings
 from bracket.session.study_sync import LEFTOVER_NOTE, verdict_study_name
-from bracket.trainer.demo.adapter import DemoTrainer
+from bracket.trainer.demo.adapter import DemoLoRA
 
 
 @pytest.mark.slow  # six fake-trainer runs, the report and a promote run: about 60 s on 2 busy cores
 def test_the_app_status_report_export_and_promote_name_the_same_winner(demo_fields, runs_dir, monkeypatch, capsys):
-    monkeypatch.setattr(DemoTrainer, "preflight_problems", lambda self: [])  # the torch probe is not the subject
+    monkeypatch.setattr(DemoLoRA, "preflight_problems", lambda self: [])  # the torch probe is not the subject
     session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=3, steps=10, seeds=1,
                                                                     sample_prompts="a red circle --d 3"),
                              out_dir=runs_dir, name="answer")
@@ -103,7 +103,7 @@ def test_the_app_status_report_export_and_promote_name_the_same_winner(demo_fiel
 
 
 def test_export_and_promote_refuse_a_session_without_a_winner(demo_fields, runs_dir, monkeypatch, capsys):
-    monkeypatch.setattr(DemoTrainer, "preflight_problems", lambda self: [])
+    monkeypatch.setattr(DemoLoRA, "preflight_problems", lambda self: [])
     session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=2, steps=5), out_dir=runs_dir,
                              name="empty")
     folder = session.folder
@@ -115,7 +115,7 @@ def test_export_and_promote_refuse_a_session_without_a_winner(demo_fields, runs_
 
 
 def test_export_and_promote_refuse_a_disqualified_winner(demo_fields, runs_dir, monkeypatch, capsys):
-    monkeypatch.setattr(DemoTrainer, "preflight_problems", lambda self: [])
+    monkeypatch.setattr(DemoLoRA, "preflight_problems", lambda self: [])
     monkeypatch.setenv("BRACKET_FAKE_MODE", "nan")  # every run's loss turns NaN: nothing usable
     session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=1, steps=6, sample_prompts=""),
                              out_dir=runs_dir, name="broken")

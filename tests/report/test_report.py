@@ -135,9 +135,9 @@ def test_importance_is_one_method_on_current_scores_with_a_warning_below_the_min
 def test_a_session_without_runs_gets_a_report_that_says_so(demo_fields, runs_dir, monkeypatch):
     from bracket.session.config import SearchSettings
     from bracket.session.session import Session
-    from bracket.trainer.demo.adapter import DemoTrainer
+    from bracket.trainer.demo.adapter import DemoLoRA
 
-    monkeypatch.setattr(DemoTrainer, "preflight_problems", lambda self: [])
+    monkeypatch.setattr(DemoLoRA, "preflight_problems", lambda self: [])
     session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=2, steps=5), out_dir=runs_dir)
     try:
         files = write_report(session)

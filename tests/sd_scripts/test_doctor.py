@@ -11,7 +11,7 @@ import pytest
 
 from bracket import doctor
 from bracket.doctor import run_doctor
-from bracket.trainer.sd_scripts.sdxl import SdxlLoraTrainer
+from bracket.trainer.sd_scripts.sdxl import SdxlLoRA
 from tests.sd_scripts.fake_scripts import flag_table, write_setup_parser_script
 
 Usage = namedtuple("Usage", "total used free")
@@ -25,7 +25,7 @@ def values(field_values, image_folder, monkeypatch, request):
     monkeypatch.setattr(doctor.shutil, "disk_usage", lambda path: Usage(10**12, 0, 500 * 1024**3))
     values = field_values("sdxl-lora", dataset=str(image_folder))
     tokenizers = Path(values["sd_scripts_dir"]).parent / "tokenizers"
-    for model_id in SdxlLoraTrainer.tokenizer_ids:  # what sd-scripts saves with --tokenizer_cache_dir
+    for model_id in SdxlLoRA.tokenizer_ids:  # what sd-scripts saves with --tokenizer_cache_dir
         folder = tokenizers / model_id.replace("/", "_")
         folder.mkdir(parents=True)
         (folder / "vocab.json").write_text("{}", encoding="utf-8")
@@ -134,7 +134,7 @@ def test_tokenizers_missing_offline(values, tmp_path, monkeypatch):
 
 def test_tokenizers_found_in_the_hub_cache(values, tmp_path, monkeypatch):
     hub = tmp_path / "hf" / "hub"
-    for model_id in SdxlLoraTrainer.tokenizer_ids:
+    for model_id in SdxlLoRA.tokenizer_ids:
         snapshot = hub / f"models--{model_id.replace('/', '--')}" / "snapshots" / "abc123"
         snapshot.mkdir(parents=True)
         (snapshot / "merges.txt").write_text("", encoding="utf-8")

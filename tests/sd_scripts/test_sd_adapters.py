@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob
+from bracket.trainer.base import RunRequest
 from bracket.trainer.prompts import SamplePrompt
 from tests.sd_scripts.conftest import SD_PRESETS
 from tests.sd_scripts.helpers import run_of, value_of
@@ -185,8 +186,8 @@ def test_batch_size_choices_are_valid_in_the_session_space(build, image_folder, 
     knobs = {**trainer.baseline_config().knobs, "batch_size": 4}
     with pytest.raises(SearchSpaceError, match="fixed at 1, got 4"):
         trainer.config_from_dict(knobs)  # the trainer's own space still refuses it
-    spec = trainer.prepare_run(run_dir=tmp_path / "run", config=trainer.config_from_dict(knobs, space),
-                               dataset_toml=image_folder, max_steps=20, seed=1)
+    spec = trainer.prepare_run(RunRequest(run_dir=tmp_path / "run", knobs=trainer.config_from_dict(knobs, space),
+                                          dataset=image_folder, max_steps=20, seed=1))
     toml = tomllib.loads((spec.output_dir.parent / "dataset.toml").read_text(encoding="utf-8"))
     assert toml["general"]["batch_size"] == 4
 

@@ -27,7 +27,7 @@ def test_cpu_runs_and_caches_in_fp32(build, image_folder, tmp_path):
         assert _precisions(run.cmd) == [expected, expected]  # accelerate launch, then the script
         assert value_of(run.cmd, "--save_precision") == "fp16"  # saved as the model is released, either way
         assert "--gradient_checkpointing" in run.cmd
-        setup = trainer.session_setup_commands(dataset_toml=image_folder, run_dir=tmp_path / device / "setup")
+        setup = trainer.session_setup_commands(dataset=image_folder, run_dir=tmp_path / device / "setup")
         assert [_precisions(s.cmd) for s in setup] == [[expected, expected]] * 2
 
 

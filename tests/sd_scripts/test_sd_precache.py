@@ -19,7 +19,7 @@ def _image_dir(spec_or_toml) -> Path:
 def test_sdxl_setup_caches_with_the_tools_into_the_folder_every_run_reads(build, image_folder, tmp_path):
     trainer = build("sdxl-lora", tokenizer_cache_dir=str(tmp_path / "tok"))
     session = tmp_path / "session"
-    setup = trainer.session_setup_commands(dataset_toml=image_folder, run_dir=session / "setup")
+    setup = trainer.session_setup_commands(dataset=image_folder, run_dir=session / "setup")
     assert [s.label for s in setup] == ["cache latents", "cache text encoder outputs"]
     sd_dir = Path(trainer.fields["sd_scripts_dir"])
     for spec, script in zip(setup, ("tools/cache_latents.py", "tools/cache_text_encoder_outputs.py"), strict=True):
@@ -45,19 +45,19 @@ def test_sdxl_setup_caches_with_the_tools_into_the_folder_every_run_reads(build,
 
 def test_flux_setup_passes_every_model_file_and_sd35_has_no_tool_support(build, image_folder, tmp_path):
     flux = build("flux1-lora")
-    setup = flux.session_setup_commands(dataset_toml=image_folder, run_dir=tmp_path / "s" / "setup")
+    setup = flux.session_setup_commands(dataset=image_folder, run_dir=tmp_path / "s" / "setup")
     assert [s.label for s in setup] == ["cache latents", "cache text encoder outputs"]
     for flag in ("--ae", "--clip_l", "--t5xxl", "--pretrained_model_name_or_path", "--flux"):
         assert flag in setup[0].cmd and flag in setup[1].cmd
     sd35 = build("sd35-lora")  # tools/cache_latents.py knows no SD3 at our pin
-    assert sd35.session_setup_commands(dataset_toml=image_folder, run_dir=tmp_path / "t" / "setup") == []
+    assert sd35.session_setup_commands(dataset=image_folder, run_dir=tmp_path / "t" / "setup") == []
 
 
 def test_shuffled_captions_cache_latents_only(build, image_folder, tmp_path):
     source = tmp_path / "user.toml"
     source.write_text(f"[general]\nshuffle_caption = true\n\n[[datasets]]\n\n[[datasets.subsets]]\n"
                       f"image_dir = '{image_folder}'\n", encoding="utf-8")
-    setup = build("sdxl-lora").session_setup_commands(dataset_toml=source, run_dir=tmp_path / "s" / "setup")
+    setup = build("sdxl-lora").session_setup_commands(dataset=source, run_dir=tmp_path / "s" / "setup")
     assert [s.label for s in setup] == ["cache latents"]
 
 

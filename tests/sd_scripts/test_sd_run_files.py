@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from bracket.trainer.base import KnobConfig
+from bracket.trainer.base import RunRequest
 from bracket.trainer.prompts import SamplePrompt
 from tests.sd_scripts.helpers import run_of, value_of
 
@@ -23,8 +23,8 @@ def test_run_toml_from_a_folder(build, image_folder, tmp_path):
     assert space["batch_size"].choices == (2, 4)
     knobs["batch_size"] = 2
     space.validate(space.complete(knobs))
-    spec = trainer.prepare_run(run_dir=tmp_path / "run", config=KnobConfig(knobs=space.complete(knobs)),
-                               dataset_toml=image_folder, max_steps=10, seed=1)
+    spec = trainer.prepare_run(RunRequest(run_dir=tmp_path / "run", knobs=space.complete(knobs),
+                                          dataset=image_folder, max_steps=10, seed=1))
     document = _toml(spec)
     assert document["general"] == {"caption_extension": ".txt", "batch_size": 2, "resolution": 768,
                                    "enable_bucket": True}

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 
 from bracket import settings
@@ -26,12 +25,13 @@ from bracket.search.configs import NamedConfig
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.trainer.base import (
     LaunchSpec,
+    RunRequest,
     Trainer,
-    TrainerConfig,
     make_accelerate_launch_prefix,
     make_subprocess_env,
+    save_resume_args,
 )
-from bracket.trainer.prompts import SamplePrompt, write_prompt_file
+from bracket.trainer.prompts import write_prompt_file
 from bracket.trainer.validation import VALIDATION_TAGS
 
 DEMO_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "demo_train.py"
@@ -155,7 +155,7 @@ def trainer_python_problems(python: str, timeout_s: float = PROBE_TIMEOUT_S) -> 
     return []
 
 
-class DemoTrainer(Trainer):
+class DemoLoRA(Trainer):
     """A tiny UNet2DModel DDPM on CPU, searched over learning rate, optimizer and schedule."""
 
     loss_tags = ("loss/current", "loss/average")
@@ -230,45 +230,31 @@ class DemoTrainer(Trainer):
     def preflight_problems(self) -> list[str]:
         """A missing or empty demo dataset, a trainer python without torch, a missing script."""
         problems: list[str] = []
-        dataset = self.fields.get("dataset", "")
+        dataset = self.field("dataset")
         if dataset:
             problems += demo_dataset_problems(Path(dataset))
-        script = Path(self.fields.get("train_script") or DEMO_SCRIPT)
+        script = Path(self.field("train_script") or DEMO_SCRIPT)
         if not script.is_file():
             problems.append(
                 f"The demo training script {script} does not exist; reset the Training script field."
             )
-        problems += trainer_python_problems(self.fields.get("trainer_python") or "python")
+        problems += trainer_python_problems(self.python)
         return problems
 
-    def prepare_run(
-        self,
-        *,
-        run_dir: Path,
-        config: TrainerConfig,
-        dataset_toml: Path,
-        max_steps: int,
-        seed: int,
-        sample_prompts: Sequence[SamplePrompt] | None = None,
-        sample_every_n_steps: int | None = None,
-        save_every_n_steps: int | None = None,
-        save_state: bool = False,
-        resume_from: Path | None = None,
-    ) -> LaunchSpec:
-        knobs = config.to_dict()
-        run_dir = Path(run_dir)
-        resolution = int(self.fields.get("resolution") or 32)
+    def prepare_run(self, request: RunRequest) -> LaunchSpec:
+        knobs, run_dir, max_steps = request.knobs, request.run_dir, request.max_steps
+        resolution = int(self.field("resolution", "32"))
         run_toml = derive_run_toml(
-            resolve_demo_dataset(Path(dataset_toml)),
+            resolve_demo_dataset(request.dataset),
             run_dir / "dataset.toml",
             style="sd-scripts",
             general={"batch_size": int(knobs["batch_size"]), "resolution": resolution},
         )
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs" / "tb"
-        python = self.fields.get("trainer_python", "python")
+        python = self.python
         cmd = make_accelerate_launch_prefix(python, mixed_precision="no") + [
-            self.fields.get("train_script") or str(DEMO_SCRIPT),
+            self.field("train_script", str(DEMO_SCRIPT)),
             "--dataset_config",
             str(run_toml),
             "--output_dir",
@@ -288,28 +274,23 @@ class DemoTrainer(Trainer):
             "--max_train_steps",
             str(int(max_steps)),
             "--seed",
-            str(int(seed)),
+            str(int(request.seed)),
             "--mixed_precision",
             "no",
         ]
-        threads = int(self.fields.get("cpu_threads") or 0)
+        threads = int(self.field("cpu_threads", "0"))
         if threads > 0:
             cmd += ["--cpu_threads", str(threads)]
-        if sample_prompts:
+        if request.sample_prompts:
             prompt_file = run_dir / "sample_prompts.txt"
-            write_prompt_file(prompt_file, sample_prompts, letters=("d", "w", "h", "s"))
+            write_prompt_file(prompt_file, request.sample_prompts, letters=("d", "w", "h", "s"))
             cmd += ["--sample_prompts", str(prompt_file), "--sample_at_first"]
-            if sample_every_n_steps:
-                cmd += ["--sample_every_n_steps", str(int(sample_every_n_steps))]
-        if save_every_n_steps:
-            cmd += ["--save_every_n_steps", str(int(save_every_n_steps))]
-        if save_state:
-            cmd += ["--save_state"]
-        if resume_from:
-            cmd += ["--resume", str(resume_from)]
+            if request.sample_every_n_steps:
+                cmd += ["--sample_every_n_steps", str(int(request.sample_every_n_steps))]
+        cmd += save_resume_args(request)
         plan = self.validation
         if plan:  # the same flags as sd-scripts' network trainers
-            every = plan.every(max_steps, sample_every_n_steps if sample_prompts else None)
+            every = plan.every(max_steps, request.sample_every_n_steps if request.sample_prompts else None)
             cmd += ["--validation_split", repr(float(plan.split)), "--validation_seed", str(int(plan.seed)),
                     "--validate_every_n_steps", str(every), "--validate_every_n_epochs", str(int(max_steps) + 1)]
         return LaunchSpec(

@@ -1,11 +1,11 @@
 """The embedded CPU demo preset."""
 
-from bracket.trainer.preset import ModelPreset
 from bracket.trainer.demo import adapter as demo
+from bracket.trainer.preset import ModelPreset
 
 PRESETS = (
     ModelPreset(
-        "demo-cpu", "Demo (CPU)", "LoRA", "Demo: tiny DDPM on CPU", demo.DemoTrainer, demo.FIELDS,
+        "demo-cpu", "Demo (CPU)", "LoRA", "Demo: tiny DDPM on CPU", demo.DemoLoRA, demo.FIELDS,
         notes="Embedded CPU trainer: a small DDPM trained from scratch on generated shapes. "
         "Shows the whole loop in minutes without a GPU.",
         trainer_script="bracket/trainer/scripts/demo_train.py",

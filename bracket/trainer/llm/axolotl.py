@@ -20,7 +20,6 @@ so the venv need not be active). Rules from the notes (llm-trainers.md §1) kept
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +28,8 @@ import yaml
 from bracket.fields import FieldSpec
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
+from bracket.trainer.base import make_accelerate_launch_prefix
 from bracket.trainer.llm import base as llm
-from bracket.trainer.llm.dataset import DatasetSplit
-from bracket.trainer.base import LaunchSpec, TrainerConfig, make_accelerate_launch_prefix
-from bracket.trainer.prompts import SamplePrompt
 
 #: HF optimizer names valid in Axolotl (docs/optimizers.qmd); 8-bit ones use bitsandbytes
 OPTIMIZERS = ("adamw_torch_fused", "adamw_torch", "adamw_8bit", "paged_adamw_8bit")
@@ -70,7 +67,7 @@ def _dataset_entry(path: Path, dataset_format: str) -> dict[str, Any]:
     return entry
 
 
-class AxolotlLoraTrainer(llm.LLMTrainer):
+class AxolotlLoRA(llm.LLMTrainer):
     """LoRA/QLoRA through Axolotl's YAML config."""
 
     def declare_search_space(self) -> SearchSpace:
@@ -113,11 +110,10 @@ class AxolotlLoraTrainer(llm.LLMTrainer):
             }, source="docs.unsloth.ai LoRA Hyperparameters Guide"),
         ]
 
-    def build_config(
-        self, *, knobs: dict[str, Any], split: DatasetSplit, shape: llm.RunShape, output_dir: Path,
-        prepared_dir: Path, seed: int, save_every_n_steps: int | None, resume_from: Path | None,
-    ) -> dict[str, Any]:
+    def build_config(self, run: llm.LLMRun) -> dict[str, Any]:
         """The Axolotl YAML of one run, as a dict (keys from Axolotl's config schema)."""
+        knobs, split, shape, request = run.knobs, run.split, run.shape, run.request
+        save_every_n_steps, resume_from = request.save_every_n_steps, request.resume_from
         quantized = self.field("quantize_base", "none") == "4bit"
         config: dict[str, Any] = {
             "base_model": self.field("base_model"),
@@ -125,8 +121,8 @@ class AxolotlLoraTrainer(llm.LLMTrainer):
             "datasets": [_dataset_entry(split.train, self.dataset_format)],
             "test_datasets": [_dataset_entry(split.eval, self.dataset_format)],
             "val_set_size": 0.0,
-            "dataset_prepared_path": str(prepared_dir),
-            "output_dir": str(output_dir),
+            "dataset_prepared_path": str(run.run_dir / "prepared"),
+            "output_dir": str(run.output_dir),
             "sequence_len": self.sequence_len,
             "sample_packing": False,
             "eval_sample_packing": False,
@@ -150,7 +146,7 @@ class AxolotlLoraTrainer(llm.LLMTrainer):
             "logging_steps": 1,
             "use_tensorboard": True,
             "save_strategy": "steps" if save_every_n_steps else "no",
-            "seed": int(seed),
+            "seed": int(request.seed),
             "bf16": "auto",
         }
         if self.on_cpu:
@@ -165,36 +161,13 @@ class AxolotlLoraTrainer(llm.LLMTrainer):
             config["resume_from_checkpoint"] = str(resume_from)
         return config
 
-    def prepare_run(
-        self,
-        *,
-        run_dir: Path,
-        config: TrainerConfig,
-        dataset_toml: Path,
-        max_steps: int,
-        seed: int,
-        sample_prompts: Sequence[SamplePrompt] | None = None,
-        sample_every_n_steps: int | None = None,
-        save_every_n_steps: int | None = None,
-        save_state: bool = False,
-        resume_from: Path | None = None,
-    ) -> LaunchSpec:
-        run_dir = Path(run_dir)
-        knobs = config.to_dict()
-        shape = llm.run_shape(knobs, max_steps)
-        split = self.split(run_dir, dataset_toml)
-        output_dir, logging_dir = run_dir / "output", run_dir / "logs" / "tb"
-        document = self.build_config(
-            knobs=knobs, split=split, shape=shape, output_dir=output_dir,
-            prepared_dir=run_dir / "prepared", seed=seed,
-            save_every_n_steps=save_every_n_steps, resume_from=resume_from,
-        )
-        config_path = run_dir / "axolotl.yml"
-        config_path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    def write_config(self, run: llm.LLMRun) -> Path:
+        config_path = run.run_dir / "axolotl.yml"
+        config_path.write_text(yaml.safe_dump(self.build_config(run), sort_keys=False), encoding="utf-8")
+        return config_path
+
+    def command(self, run: llm.LLMRun, config_path: Path) -> list[str]:
         precision = "no" if self.on_cpu else "bf16"
-        cmd = make_accelerate_launch_prefix(self.python, mixed_precision=precision) + [
+        return make_accelerate_launch_prefix(self.python, mixed_precision=precision) + [
             "--num_processes", "1", "-m", "axolotl.cli.train", str(config_path),
         ]
-        env = self.environment({"TENSORBOARD_LOGGING_DIR": str(logging_dir)})
-        return self.launch_spec(cmd=cmd, run_dir=run_dir, output_dir=output_dir, logging_dir=logging_dir,
-                                env=env, steps=shape.steps)

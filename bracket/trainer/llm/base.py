@@ -31,6 +31,7 @@ import json
 import math
 import os
 import shutil
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,7 @@ from bracket import settings
 from bracket.errors import DatasetError, SearchSpaceError
 from bracket.fields import FieldSpec
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, SearchSpace
-from bracket.trainer.base import LaunchSpec, Trainer, make_subprocess_env
+from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_subprocess_env
 from bracket.trainer.llm import dataset as jsonl
 from bracket.trainer.llm.dataset import DATASET_FORMATS, DatasetSplit
 from bracket.trainer.prompts import SamplePrompt
@@ -233,8 +234,34 @@ def copy_script(script: Path, run_dir: Path) -> Path:
 
 # -- the shared adapter ------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class LLMRun:
+    """What every LLM run is made of, worked out once by :meth:`LLMTrainer.prepare_run`."""
+
+    request: RunRequest
+    #: steps, micro batch x accumulation, warm-up and eval interval at the equal token budget
+    shape: RunShape
+    #: the run's copies of the session's fixed train / eval split
+    split: DatasetSplit
+    output_dir: Path
+    logging_dir: Path
+
+    @property
+    def run_dir(self) -> Path:
+        return self.request.run_dir
+
+    @property
+    def knobs(self) -> dict[str, Any]:
+        return dict(self.request.knobs)
+
+
 class LLMTrainer(Trainer):
-    """Common behaviour of the three LLM adapters; subclasses write the command."""
+    """Common behaviour of the three LLM adapters.
+
+    :meth:`prepare_run` is one template: shape the run (:func:`run_shape`), cut the split,
+    then two hooks per trainer — :meth:`write_config` writes the trainer's own config file
+    and :meth:`command` builds the command that reads it.
+    """
 
     sample_kind = "text"
     writes_samples = True
@@ -246,14 +273,6 @@ class LLMTrainer(Trainer):
     adapter_subdir: str = ""
     #: the trainer puts alpaca prompts inside the tokenizer's chat template (torchtune does)
     alpaca_in_chat_template: bool = False
-
-    # field helpers
-    def field(self, name: str, default: str = "") -> str:
-        return (self.fields.get(name) or default).strip()
-
-    @property
-    def python(self) -> str:
-        return self.field("trainer_python", "python")
 
     @property
     def dataset_format(self) -> str:
@@ -268,20 +287,49 @@ class LLMTrainer(Trainer):
     def sequence_len(self) -> int:
         return int(self.field("sequence_len", "1024"))
 
-    def dataset_source(self, dataset_toml: Path | None) -> Path:
-        """The dataset file: what the session passes as ``dataset_toml``, else the field."""
-        value = str(dataset_toml) if dataset_toml else self.field("dataset")
+    def dataset_source(self, dataset: Path | None) -> Path:
+        """The dataset file (JSONL or a JSON list): the request's ``dataset``, else the field."""
+        value = str(dataset) if dataset and str(dataset) not in ("", ".") else self.field("dataset")
         if not value:
             raise DatasetError("No dataset file was given; fill in the Dataset field.")
         return Path(os.path.expanduser(value))
 
-    def split(self, run_dir: Path, dataset_toml: Path | None) -> DatasetSplit:
+    def split(self, run_dir: Path, dataset: Path | None) -> DatasetSplit:
         return jsonl.split_dataset(
-            self.dataset_source(dataset_toml), Path(run_dir) / "data",
+            self.dataset_source(dataset), Path(run_dir) / "data",
             dataset_format=self.dataset_format,
             eval_size=float(self.field("eval_size", "200")),
             split_seed=int(self.field("split_seed", "42")),
         )
+
+    def prepare_run(self, request: RunRequest) -> LaunchSpec:
+        shape = run_shape(request.knobs, request.max_steps)
+        run = LLMRun(request, shape, self.run_split(request.run_dir, request.dataset, shape),
+                     output_dir=request.run_dir / "output", logging_dir=request.run_dir / "logs" / "tb")
+        config_path = self.write_config(run)
+        return self.launch_spec(cmd=self.command(run, config_path), run_dir=run.run_dir, output_dir=run.output_dir,
+                                logging_dir=run.logging_dir, env=self.run_environment(run), steps=self.run_steps(run))
+
+    # -- the hooks of prepare_run --------------------------------------------------------------
+    @abstractmethod
+    def write_config(self, run: LLMRun) -> Path:
+        """Write the trainer's config of ``run`` under its ``run_dir``; return the file."""
+
+    @abstractmethod
+    def command(self, run: LLMRun, config_path: Path) -> list[str]:
+        """The command that trains ``run`` from ``config_path``."""
+
+    def run_split(self, run_dir: Path, dataset: Path, shape: RunShape) -> DatasetSplit:
+        """The run's train / eval files (a trainer may adjust them to its batch shape)."""
+        return self.split(run_dir, dataset)
+
+    def run_steps(self, run: LLMRun) -> int:
+        """The optimizer steps the run makes (progress bars)."""
+        return run.shape.steps
+
+    def run_environment(self, run: LLMRun) -> dict[str, str]:
+        """The run's environment: telemetry off, TensorBoard logs in ``run.logging_dir``."""
+        return self.environment({"TENSORBOARD_LOGGING_DIR": str(run.logging_dir)})
 
     def environment(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         return make_subprocess_env({**TELEMETRY_OFF, **(extra or {})})

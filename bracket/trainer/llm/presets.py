@@ -4,12 +4,12 @@ All three search the same LoRA space (bracket.trainer.llm.base) with an equal to
 candidate and a fixed eval split; they differ in how a configuration becomes a command.
 """
 
-from bracket.trainer.preset import ModelPreset
 from bracket.trainer.llm import axolotl, torchtune, unsloth
+from bracket.trainer.preset import ModelPreset
 
 PRESETS = (
     ModelPreset(
-        "axolotl-lora", "LLM (Axolotl)", "LoRA", "Axolotl: LoRA / QLoRA", axolotl.AxolotlLoraTrainer,
+        "axolotl-lora", "LLM (Axolotl)", "LoRA", "Axolotl: LoRA / QLoRA", axolotl.AxolotlLoRA,
         axolotl.FIELDS,
         notes="One YAML config per candidate, launched as `accelerate launch -m axolotl.cli.train cfg.yml` "
         "(what `axolotl train` runs). Fixed eval split as test_datasets; scored by eval/loss. "
@@ -17,7 +17,7 @@ PRESETS = (
         trainer_script="axolotl train (accelerate launch -m axolotl.cli.train)",
     ),
     ModelPreset(
-        "torchtune-lora", "LLM (torchtune)", "LoRA", "torchtune: LoRA (legacy)", torchtune.TorchtuneLoraTrainer,
+        "torchtune-lora", "LLM (torchtune)", "LoRA", "torchtune: LoRA (legacy)", torchtune.TorchtuneLoRA,
         torchtune.FIELDS,
         notes="torchtune is no longer maintained upstream (development wound down in 2025; 0.6.1 is the last "
         "release): a legacy backend. `tune run lora_finetune_single_device --config ... key=value ...`; the "
@@ -27,7 +27,7 @@ PRESETS = (
         trainer_script="tune run lora_finetune_single_device",
     ),
     ModelPreset(
-        "unsloth-lora", "LLM (Unsloth)", "LoRA", "Unsloth: LoRA / QLoRA", unsloth.UnslothLoraTrainer,
+        "unsloth-lora", "LLM (Unsloth)", "LoRA", "Unsloth: LoRA / QLoRA", unsloth.UnslothLoRA,
         unsloth.FIELDS,
         notes="Bracket's own driver (bracket/trainer/scripts/unsloth_driver.py) runs FastLanguageModel + TRL "
         "SFTTrainer in the Unsloth venv, writes tfevents (train/loss, eval/loss) and the log history. "

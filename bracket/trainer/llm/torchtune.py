@@ -33,10 +33,9 @@ from bracket.errors import BracketError, DatasetError
 from bracket.fields import FieldSpec
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
+from bracket.trainer.base import LaunchSpec, RunRequest
 from bracket.trainer.llm import base as llm
 from bracket.trainer.llm.dataset import DatasetSplit
-from bracket.trainer.base import LaunchSpec, TrainerConfig
-from bracket.trainer.prompts import SamplePrompt
 
 RECIPE = "lora_finetune_single_device"
 #: our optimizer names -> torchtune optimizer component and whether it takes ``fused``
@@ -130,7 +129,7 @@ def ensure_one_step_per_epoch(split: DatasetSplit, batch_size: int, accumulation
     return replace(split, train_rows=split.train_rows * repeat)
 
 
-class TorchtuneLoraTrainer(llm.LLMTrainer):
+class TorchtuneLoRA(llm.LLMTrainer):
     """LoRA through torchtune's ``lora_finetune_single_device`` recipe."""
 
     loss_tags = ("loss",)
@@ -179,11 +178,10 @@ class TorchtuneLoraTrainer(llm.LLMTrainer):
         guess = Path(self.field("base_model")) / "original" / "tokenizer.model"
         return str(guess) if guess.is_file() else ""
 
-    def build_overrides(
-        self, *, knobs: dict[str, Any], split: DatasetSplit, shape: llm.RunShape,
-        output_dir: Path, logging_dir: Path, seed: int,
-    ) -> tuple[list[str], int]:
-        """The override words of one run and its real optimizer-step count."""
+    def build_overrides(self, run: llm.LLMRun) -> list[str]:
+        """The ``key=value`` override words of one run (also kept in torchtune_overrides.txt)."""
+        knobs, split, shape = run.knobs, run.split, run.shape
+        output_dir, logging_dir, seed = run.output_dir, run.logging_dir, run.request.seed
         epochs, cap = epochs_and_cap(shape.steps, split.train_rows, shape.micro_batch_size,
                                      shape.gradient_accumulation_steps)
         total = epochs * cap
@@ -228,34 +226,32 @@ class TorchtuneLoraTrainer(llm.LLMTrainer):
         tokenizer = self.tokenizer_path()
         if tokenizer:
             words.insert(3, _word("tokenizer.path", tokenizer))
-        return words, total
+        return words
 
-    def prepare_run(
-        self,
-        *,
-        run_dir: Path,
-        config: TrainerConfig,
-        dataset_toml: Path,
-        max_steps: int,
-        seed: int,
-        sample_prompts: Sequence[SamplePrompt] | None = None,
-        sample_every_n_steps: int | None = None,
-        save_every_n_steps: int | None = None,
-        save_state: bool = False,
-        resume_from: Path | None = None,
-    ) -> LaunchSpec:
-        if resume_from:
+    def prepare_run(self, request: RunRequest) -> LaunchSpec:
+        if request.resume_from:
             raise TorchtuneError("torchtune runs cannot be resumed by Bracket; start the trial again.")
-        run_dir = Path(run_dir)
-        knobs = config.to_dict()
-        shape = llm.run_shape(knobs, max_steps)
-        split = ensure_one_step_per_epoch(self.split(run_dir, dataset_toml), shape.micro_batch_size,
-                                          shape.gradient_accumulation_steps)
-        output_dir, logging_dir = run_dir / "output", run_dir / "logs" / "tb"
-        words, total = self.build_overrides(knobs=knobs, split=split, shape=shape, output_dir=output_dir,
-                                            logging_dir=logging_dir, seed=seed)
-        (run_dir / "torchtune_overrides.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
-        cmd = [self.python, "-m", "torchtune._cli.tune", "run", RECIPE,
-               "--config", self.field("torchtune_config", "llama3_2/1B_lora_single_device"), *words]
-        return self.launch_spec(cmd=cmd, run_dir=run_dir, output_dir=output_dir, logging_dir=logging_dir,
-                                env=self.environment(), steps=total)
+        return super().prepare_run(request)
+
+    def run_split(self, run_dir: Path, dataset: Path, shape: llm.RunShape) -> DatasetSplit:
+        return ensure_one_step_per_epoch(self.split(run_dir, dataset), shape.micro_batch_size,
+                                         shape.gradient_accumulation_steps)
+
+    def run_steps(self, run: llm.LLMRun) -> int:
+        """The real step count: whole epochs of ``max_steps_per_epoch`` steps."""
+        epochs, cap = epochs_and_cap(run.shape.steps, run.split.train_rows, run.shape.micro_batch_size,
+                                     run.shape.gradient_accumulation_steps)
+        return epochs * cap
+
+    def run_environment(self, run: llm.LLMRun) -> dict[str, str]:
+        return self.environment()  # the TensorBoard folder is an override word
+
+    def write_config(self, run: llm.LLMRun) -> Path:
+        path = run.run_dir / "torchtune_overrides.txt"
+        path.write_text("\n".join(self.build_overrides(run)) + "\n", encoding="utf-8")
+        return path
+
+    def command(self, run: llm.LLMRun, config_path: Path) -> list[str]:
+        return [self.python, "-m", "torchtune._cli.tune", "run", RECIPE,
+                "--config", self.field("torchtune_config", "llama3_2/1B_lora_single_device"),
+                *self.build_overrides(run)]

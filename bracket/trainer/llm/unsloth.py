@@ -19,7 +19,6 @@ writes with torch's SummaryWriter).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +26,6 @@ from bracket.fields import FieldSpec
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.llm import base as llm
-from bracket.trainer.llm.dataset import DatasetSplit
-from bracket.trainer.base import LaunchSpec, TrainerConfig
-from bracket.trainer.prompts import SamplePrompt
 
 DRIVER_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "unsloth_driver.py"
 #: HF optimizer names; the notebooks use adamw_8bit
@@ -45,7 +41,7 @@ FIELDS = (
 )
 
 
-class UnslothLoraTrainer(llm.LLMTrainer):
+class UnslothLoRA(llm.LLMTrainer):
     """LoRA through Unsloth's FastLanguageModel and TRL's SFTTrainer (our driver)."""
 
     def declare_search_space(self) -> SearchSpace:
@@ -87,11 +83,10 @@ class UnslothLoraTrainer(llm.LLMTrainer):
             }, source="docs.unsloth.ai LoRA Hyperparameters Guide"),
         ]
 
-    def build_driver_config(
-        self, *, knobs: dict[str, Any], split: DatasetSplit, shape: llm.RunShape, output_dir: Path,
-        logging_dir: Path, seed: int, save_every_n_steps: int | None, resume_from: Path | None,
-    ) -> dict[str, Any]:
+    def build_driver_config(self, run: llm.LLMRun) -> dict[str, Any]:
         """The driver's JSON config (keys documented in ``unsloth_driver``)."""
+        knobs, split, shape, output_dir = run.knobs, run.split, run.shape, run.output_dir
+        save_every_n_steps, resume_from = run.request.save_every_n_steps, run.request.resume_from
         return {
             "model": self.field("base_model"),
             "device": "cpu" if self.on_cpu else "gpu",
@@ -101,9 +96,9 @@ class UnslothLoraTrainer(llm.LLMTrainer):
             "train_file": str(split.train),
             "eval_file": str(split.eval),
             "output_dir": str(output_dir),
-            "logging_dir": str(logging_dir),
+            "logging_dir": str(run.logging_dir),
             "log_history_path": str(output_dir / "log_history.json"),
-            "seed": int(seed),
+            "seed": int(run.request.seed),
             "resume_from": str(resume_from) if resume_from else None,
             "lora": {
                 "r": int(knobs["lora_r"]), "alpha": llm.lora_alpha(knobs),
@@ -124,35 +119,13 @@ class UnslothLoraTrainer(llm.LLMTrainer):
             },
         }
 
-    def prepare_run(
-        self,
-        *,
-        run_dir: Path,
-        config: TrainerConfig,
-        dataset_toml: Path,
-        max_steps: int,
-        seed: int,
-        sample_prompts: Sequence[SamplePrompt] | None = None,
-        sample_every_n_steps: int | None = None,
-        save_every_n_steps: int | None = None,
-        save_state: bool = False,
-        resume_from: Path | None = None,
-    ) -> LaunchSpec:
-        run_dir = Path(run_dir)
-        knobs = config.to_dict()
-        shape = llm.run_shape(knobs, max_steps)
-        split = self.split(run_dir, dataset_toml)
-        output_dir, logging_dir = run_dir / "output", run_dir / "logs" / "tb"
-        output_dir.mkdir(parents=True, exist_ok=True)
-        document = self.build_driver_config(
-            knobs=knobs, split=split, shape=shape, output_dir=output_dir, logging_dir=logging_dir,
-            seed=seed, save_every_n_steps=save_every_n_steps, resume_from=resume_from,
-        )
-        config_path = run_dir / "unsloth_run.json"
-        config_path.write_text(json.dumps(document, indent=1), encoding="utf-8")
-        driver = llm.copy_script(DRIVER_SCRIPT, run_dir)
-        llm.copy_script(llm.GENERATE_SCRIPT, run_dir)  # the driver loads its prompt layout from it
-        cmd = [self.python, str(driver), "--config", str(config_path)]
-        env = self.environment({"TENSORBOARD_LOGGING_DIR": str(logging_dir)})
-        return self.launch_spec(cmd=cmd, run_dir=run_dir, output_dir=output_dir, logging_dir=logging_dir,
-                                env=env, steps=shape.steps)
+    def write_config(self, run: llm.LLMRun) -> Path:
+        run.output_dir.mkdir(parents=True, exist_ok=True)
+        config_path = run.run_dir / "unsloth_run.json"
+        config_path.write_text(json.dumps(self.build_driver_config(run), indent=1), encoding="utf-8")
+        return config_path
+
+    def command(self, run: llm.LLMRun, config_path: Path) -> list[str]:
+        driver = llm.copy_script(DRIVER_SCRIPT, run.run_dir)
+        llm.copy_script(llm.GENERATE_SCRIPT, run.run_dir)  # the driver loads its prompt layout from it
+        return [self.python, str(driver), "--config", str(config_path)]

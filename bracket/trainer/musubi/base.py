@@ -4,12 +4,12 @@ musubi-tuner trains from pre-computed latents and text-encoder outputs, so a ses
 first runs two cache scripts and then every trial reuses their output. An architecture
 module (``zimage.py``, ``wan.py``, ...) subclasses :class:`MusubiTrainer` and states data:
 its scripts, its ``--network_module`` (musubi has no default), which preset field feeds
-which model-path flag on which command (:class:`ModelFile`), its memory flags per GPU
+which model-path flag on which command (:class:`ModelInput`), its memory flags per GPU
 tier, its prompt options and its search ranges. This module turns that data into commands.
 
-**The shared cache.** The session calls ``session_setup_commands(dataset_toml=<the
-person's dataset>, run_dir=<session>/setup)`` once and ``prepare_run(run_dir=<session>/
-trials/<n>, ...)`` per trial. :func:`session_cache_dir` maps both to ``<session>/cache``
+**The shared cache.** The session calls ``session_setup_commands(dataset=<the
+person's dataset>, run_dir=<session>/setup)`` once and ``prepare_run(RunRequest(run_dir=
+<session>/trials/<n>, ...))`` per trial. :func:`session_cache_dir` maps both to ``<session>/cache``
 (or to the preset's ``cache_dir`` field when it is filled in), and a sub-folder named by
 :func:`bracket.trainer.cache_key.cache_key` — architecture variant, the model files the
 cache commands read, their variant and precision flags, resolution and the dataset's files —
@@ -26,7 +26,6 @@ Commands: ``<python> -m accelerate.commands.launch ... <musubi_dir>/src/musubi_t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,37 +33,25 @@ from bracket.dataset.runtime import dataset_image_dirs
 from bracket.errors import BracketError
 from bracket.trainer.base import (
     LaunchSpec,
+    ModelInput,
+    RunRequest,
     Trainer,
-    TrainerConfig,
     make_accelerate_launch_prefix,
     make_subprocess_env,
+    save_resume_args,
 )
-from bracket.trainer.cache_key import CACHE_DIR_FIELD, cache_key, path_identity, session_cache_dir
+from bracket.trainer.cache_key import cache_key, path_identity, session_cache_dir
 from bracket.trainer.musubi.dataset import first_control_image, first_dataset_image, write_musubi_toml
 from bracket.trainer.musubi.space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
-from bracket.trainer.vram import vram_tier
+from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
 
 SCRIPT_DIR = Path("src") / "musubi_tuner"
-#: re-exported for the preset tables
-__all__ = ["CACHE_DIR_FIELD", "MusubiTrainer", "ModelFile", "SampleInputError", "session_cache_dir"]
 
 
 class SampleInputError(BracketError):
     """Sample prompts that an edit or image-to-video model cannot render (no control/start image)."""
-
-
-@dataclass(frozen=True)
-class ModelFile:
-    """One preset field holding a model path, and the flag it fills on each command."""
-
-    field: str
-    train_flag: str | None = None
-    latent_flag: str | None = None
-    text_flag: str | None = None
-    #: emitted only when the field has a value
-    optional: bool = False
 
 
 class MusubiTrainer(Trainer):
@@ -75,15 +62,15 @@ class MusubiTrainer(Trainer):
     text_cache_script: ClassVar[str] = ""
     #: None for full fine-tunes
     network_module: ClassVar[str | None] = None
-    model_files: ClassVar[tuple[ModelFile, ...]] = ()
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = ()
     prompt_letters: ClassVar[tuple[str, ...]] = ("w", "h", "d", "s")
     sample_defaults: ClassVar[Mapping[str, Any]] = {"width": 768, "height": 768, "steps": 20}
     #: keys set on video datasets that do not set them (short clips for a search)
     video_dataset_defaults: ClassVar[Mapping[str, Any]] = {}
     needs_control_images: ClassVar[bool] = False
     default_resolution: ClassVar[int] = 1024
-    #: ((largest tier in GB, flags), ...): the first row whose tier is >= the GPU's applies
-    memory_plan: ClassVar[tuple[tuple[int, tuple[str, ...]], ...]] = ()
+    #: memory-saving flags per VRAM tier: the first row whose tier is >= the GPU's applies
+    memory_plan: ClassVar[MemoryPlan] = ()
     #: fp8 flag of the text encoder, used on the text cache and training at <= 16 GB
     text_encoder_fp8_flag: ClassVar[str | None] = None
     latent_cache_extra: ClassVar[tuple[str, ...]] = ()
@@ -116,18 +103,10 @@ class MusubiTrainer(Trainer):
     def prompt_defaults(self) -> Mapping[str, Any]:
         return self.sample_defaults
 
-    def active_model_files(self) -> tuple[ModelFile, ...]:
-        """The model files this configuration reads (e.g. an image encoder only for I2V)."""
-        return self.model_files
-
     # -- paths ---------------------------------------------------------------------------------
     @property
     def musubi_dir(self) -> Path:
-        return Path(self.fields.get("musubi_dir") or ".").expanduser()
-
-    @property
-    def python(self) -> str:
-        return self.fields.get("trainer_python") or "python"
+        return Path(self.field("musubi_dir", ".")).expanduser()
 
     def script_path(self, name: str) -> Path:
         return self.musubi_dir / SCRIPT_DIR / name
@@ -140,73 +119,57 @@ class MusubiTrainer(Trainer):
             self._tier = vram_tier(self.fields)
         return self._tier
 
-    def _field(self, name: str) -> str:
-        return str(self.fields.get(name, "") or "").strip()
-
-    def _model_flags(self, kind: str) -> list[str]:
-        words: list[str] = []
-        for model in self.active_model_files():
-            flag = getattr(model, f"{kind}_flag")
-            value = self._field(model.field)
-            if flag and (value or not model.optional):
-                words += [flag, value]
-        return words
-
     def _resolution(self) -> int:
-        return int(self._field("resolution") or self.default_resolution)
+        return int(self.field("resolution") or self.default_resolution)
 
-    def cache_root(self, dataset_toml: Path, run_dir: Path) -> Path:
+    def cache_root(self, dataset: Path, run_dir: Path) -> Path:
         """``<session cache>/<variant>-<key>``: the same for setup and every trial.
 
         The key covers the model files the cache commands read, their variant and
         precision flags, the resolution and the dataset's files (:mod:`bracket.trainer.cache_key`).
         """
-        dataset = Path(dataset_toml).expanduser()
+        dataset = Path(dataset).expanduser()
         try:
             folders = dataset_image_dirs(dataset, "musubi")
         except BracketError:
             folders = []
         flags = [*self.latent_cache_variant_flags(), *self.latent_cache_extra,
                  *self.text_cache_variant_flags(), *self._text_fp8(), f"resolution={self._resolution()}"]
-        models = [self._field(m.field) for m in self.active_model_files() if m.latent_flag or m.text_flag]
+        models = [self.field(m.field) for m in self.active_model_inputs() if m.latent_flag or m.text_flag]
         key = cache_key(models=models, flags=flags, folders=folders,
                         extra={"dataset": str(dataset.resolve()), "dataset_file": path_identity(dataset)
                                if dataset.is_file() else None, "variant": self.cache_variant()})
-        return session_cache_dir(Path(run_dir), self._field("cache_dir")) / f"{self.cache_variant()}-{key}"
+        return session_cache_dir(Path(run_dir), self.field("cache_dir")) / f"{self.cache_variant()}-{key}"
 
-    def write_dataset_toml(self, dataset_toml: Path, run_dir: Path, *, batch_size: int = 1) -> Path:
+    def write_dataset_toml(self, dataset: Path, run_dir: Path, *, batch_size: int = 1) -> Path:
         return write_musubi_toml(
-            Path(dataset_toml), Path(run_dir) / "dataset.toml",
-            cache_root=self.cache_root(dataset_toml, run_dir), batch_size=batch_size,
+            Path(dataset), Path(run_dir) / "dataset.toml",
+            cache_root=self.cache_root(dataset, run_dir), batch_size=batch_size,
             resolution=self._resolution(), video_defaults=self.video_dataset_defaults,
-            control_dir=self._field("control_dir"), needs_control=self.needs_control_images,
+            control_dir=self.field("control_dir"), needs_control=self.needs_control_images,
         )
 
     def _memory_flags(self) -> list[str]:
-        tier = self.tier()
-        for largest, flags in self.memory_plan:
-            if tier <= largest:
-                return list(flags)
-        return []
+        return memory_flags(self.memory_plan, self.tier())
 
     def _text_fp8(self) -> list[str]:
         return [self.text_encoder_fp8_flag] if self.text_encoder_fp8_flag and self.tier() <= 16 else []
 
     # -- setup (pre-caching) ---------------------------------------------------------------
-    def session_setup_commands(self, *, dataset_toml: Path, run_dir: Path) -> list[LaunchSpec]:
+    def session_setup_commands(self, *, dataset: Path, run_dir: Path) -> list[LaunchSpec]:
         """Cache latents, then text-encoder outputs, once per session (``--skip_existing``)."""
         run_dir = Path(run_dir)
-        toml = self.write_dataset_toml(dataset_toml, run_dir)
-        cache = self.cache_root(dataset_toml, run_dir)
+        toml = self.write_dataset_toml(dataset, run_dir)
+        cache = self.cache_root(dataset, run_dir)
         env = make_subprocess_env()
         common = ["--dataset_config", str(toml), "--skip_existing"]
         # accelerate launch (single process) like the trainers: the contract test demands it for
         # every command of a preset, and it is harmless for the plain-python cache scripts.
         prefix = make_accelerate_launch_prefix(self.python, mixed_precision="bf16")
         latents = [*prefix, str(self.script_path(self.latent_cache_script)), *common,
-                   *self._model_flags("latent"), *self.latent_cache_variant_flags(), *self.latent_cache_extra]
+                   *self.model_flags("latent"), *self.latent_cache_variant_flags(), *self.latent_cache_extra]
         texts = [*prefix, str(self.script_path(self.text_cache_script)), *common,
-                 *self._model_flags("text"), *self.text_cache_variant_flags(), *self._text_fp8()]
+                 *self.model_flags("text"), *self.text_cache_variant_flags(), *self._text_fp8()]
         return [
             LaunchSpec(cmd=latents, cwd=self.musubi_dir, env=env, output_dir=cache, loss_tags=(),
                        label="cache latents"),
@@ -229,7 +192,7 @@ class MusubiTrainer(Trainer):
         """Fill in sizes, frames, steps and the control/start image every sample needs."""
         defaults = dict(self.prompt_defaults())
         if self.needs_control_images and "ci" in self.prompt_letters:
-            chosen = self._field("sample_control_image") or first_control_image(run_toml)
+            chosen = self.field("sample_control_image") or first_control_image(run_toml)
             if chosen:
                 defaults["control_images"] = (str(chosen),)
             elif not all(p.control_images for p in prompts):
@@ -238,7 +201,7 @@ class MusubiTrainer(Trainer):
                     "--ci <image> to every sample prompt."
                 )
         if self.needs_start_image():
-            chosen = self._field("sample_start_image") or first_dataset_image(run_toml)
+            chosen = self.field("sample_start_image") or first_dataset_image(run_toml)
             if chosen:
                 defaults["image"] = str(chosen)
             elif not all(p.image for p in prompts):
@@ -248,48 +211,30 @@ class MusubiTrainer(Trainer):
                 )
         return [p.with_defaults(**defaults) for p in prompts]
 
-    def prepare_run(
-        self,
-        *,
-        run_dir: Path,
-        config: TrainerConfig,
-        dataset_toml: Path,
-        max_steps: int,
-        seed: int,
-        sample_prompts: Sequence[SamplePrompt] | None = None,
-        sample_every_n_steps: int | None = None,
-        save_every_n_steps: int | None = None,
-        save_state: bool = False,
-        resume_from: Path | None = None,
-    ) -> LaunchSpec:
-        knobs = config.to_dict()
-        run_dir = Path(run_dir)
+    def prepare_run(self, request: RunRequest) -> LaunchSpec:
+        knobs, run_dir, max_steps = request.knobs, request.run_dir, request.max_steps
         run_dir.mkdir(parents=True, exist_ok=True)
-        run_toml = self.write_dataset_toml(dataset_toml, run_dir, batch_size=int(knobs.get("batch_size", 1)))
+        run_toml = self.write_dataset_toml(request.dataset, run_dir, batch_size=int(knobs.get("batch_size", 1)))
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs"
         cmd = make_accelerate_launch_prefix(self.python, mixed_precision="bf16") + [
             str(self.script_path(self.script)),
-            *self._model_flags("train"), *self.variant_flags(),
+            *self.model_flags("train"), *self.variant_flags(),
             "--dataset_config", str(run_toml),
             "--output_dir", str(output_dir), "--output_name", self.output_name,
             "--logging_dir", str(logging_dir),
             "--mixed_precision", "bf16", "--sdpa", "--gradient_checkpointing",
             "--max_data_loader_n_workers", "2", "--persistent_data_loader_workers",
-            "--max_train_steps", str(int(max_steps)), "--seed", str(int(seed)),
+            "--max_train_steps", str(int(max_steps)), "--seed", str(int(request.seed)),
             *self.hyper_flags(knobs), *self._memory_flags(), *self._text_fp8(),
         ]
-        if sample_prompts and self.writes_samples:
+        if request.sample_prompts and self.writes_samples:
             prompt_file = run_dir / "sample_prompts.txt"
-            write_prompt_file(prompt_file, self.complete_prompts(sample_prompts, run_toml), letters=self.prompt_letters)
+            prompts = self.complete_prompts(request.sample_prompts, run_toml)
+            write_prompt_file(prompt_file, prompts, letters=self.prompt_letters)
             cmd += ["--sample_prompts", str(prompt_file),
-                    "--sample_every_n_steps", str(int(sample_every_n_steps or max_steps))]
-        if save_every_n_steps:
-            cmd += ["--save_every_n_steps", str(int(save_every_n_steps))]
-        if save_state:
-            cmd += ["--save_state"]
-        if resume_from:
-            cmd += ["--resume", str(resume_from)]
+                    "--sample_every_n_steps", str(int(request.sample_every_n_steps or max_steps))]
+        cmd += save_resume_args(request)
         return LaunchSpec(
             cmd=cmd, cwd=self.musubi_dir, env=make_subprocess_env(), output_dir=output_dir,
             logging_dir=logging_dir, sample_dir=output_dir / "sample" if self.writes_samples else None,

@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/flux_2.md"
@@ -30,10 +31,10 @@ class Flux2KleinLoRA(MusubiTrainer):
     latent_cache_script = "flux_2_cache_latents.py"
     text_cache_script = "flux_2_cache_text_encoder_outputs.py"
     network_module = "networks.lora_flux_2"
-    model_files = (
-        ModelFile("dit", train_flag="--dit"),
-        ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-        ModelFile("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
+    model_inputs = (
+        ModelInput("dit", train_flag="--dit"),
+        ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
+        ModelInput("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
     )
     prompt_letters = ("w", "h", "d", "s", "g", "l", "n")
     text_encoder_fp8_flag = "--fp8_text_encoder"
@@ -48,7 +49,7 @@ class Flux2KleinLoRA(MusubiTrainer):
         self.tokenizer_ids = (HUB_TOKENIZERS.get(size, HUB_TOKENIZERS["9b"]),)
 
     def model_version(self) -> str:
-        return self._field("model_version") or MODEL_VERSIONS[0]
+        return self.field("model_version") or MODEL_VERSIONS[0]
 
     def variant_flags(self) -> list[str]:
         return ["--model_version", self.model_version()]

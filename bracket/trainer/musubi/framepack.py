@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.one_frame import OneFrameMixin
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
 
@@ -32,12 +33,12 @@ class FramePackLoRA(MusubiTrainer):
     network_module = "networks.lora_framepack"
     #: both tokenizers come from the hub by name (musubi framepack_utils), never from a file
     tokenizer_ids = ("hunyuanvideo-community/HunyuanVideo",)
-    model_files = (
-        ModelFile("dit", train_flag="--dit"),
-        ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-        ModelFile("text_encoder1", train_flag="--text_encoder1", text_flag="--text_encoder1"),
-        ModelFile("text_encoder2", train_flag="--text_encoder2", text_flag="--text_encoder2"),
-        ModelFile("image_encoder", train_flag="--image_encoder", latent_flag="--image_encoder"),
+    model_inputs = (
+        ModelInput("dit", train_flag="--dit"),
+        ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
+        ModelInput("text_encoder1", train_flag="--text_encoder1", text_flag="--text_encoder1"),
+        ModelInput("text_encoder2", train_flag="--text_encoder2", text_flag="--text_encoder2"),
+        ModelInput("image_encoder", train_flag="--image_encoder", latent_flag="--image_encoder"),
     )
     prompt_letters = ("w", "h", "f", "d", "s", "g", "i")
     sample_defaults = {"width": 512, "height": 512, "frames": 37, "steps": 25}
@@ -50,7 +51,7 @@ class FramePackLoRA(MusubiTrainer):
                    (24, ("--fp8_base", "--fp8_scaled")))
 
     def is_f1(self) -> bool:
-        return self._field("framepack_variant") == "f1"
+        return self.field("framepack_variant") == "f1"
 
     def variant_flags(self) -> list[str]:
         return ["--f1"] if self.is_f1() else []

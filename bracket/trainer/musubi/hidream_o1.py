@@ -18,7 +18,8 @@ from collections.abc import Mapping
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import PRODIGY, full_space, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/hidream_o1.md"
@@ -33,7 +34,7 @@ _SAMPLINGS = ("uniform", "sigmoid", "shift", "logsnr")
 class _HiDreamO1Base(MusubiTrainer):
     latent_cache_script = "hidream_o1_cache_pixel.py"
     text_cache_script = "hidream_o1_cache_text_encoder_outputs.py"
-    model_files = (ModelFile("dit", train_flag="--dit"),)
+    model_inputs = (ModelInput("dit", train_flag="--dit"),)
     prompt_letters = ("w", "h", "d", "s", "l", "n")
     tokenizer_ids = (PROCESSORS["full"],)
 
@@ -44,7 +45,7 @@ class _HiDreamO1Base(MusubiTrainer):
     sample_defaults = {"width": 1024, "height": 1024}
 
     def model_type(self) -> str:
-        return self._field("hidream_model_type") or MODEL_TYPES[0]
+        return self.field("hidream_model_type") or MODEL_TYPES[0]
 
     def variant_flags(self) -> list[str]:
         start, end, clip = NOISE[self.model_type()]

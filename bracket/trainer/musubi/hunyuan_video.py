@@ -15,7 +15,8 @@ from pathlib import Path
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, full_space, lora_space
 from bracket.trainer.tokenizers import CLIP_L_TOKENIZER
 
@@ -30,11 +31,11 @@ HUB_TOKENIZERS = {"text_encoder1": "xtuner/llava-llama-3-8b-v1_1-transformers",
 class _HunyuanVideoBase(MusubiTrainer):
     latent_cache_script = "cache_latents.py"
     text_cache_script = "cache_text_encoder_outputs.py"
-    model_files = (
-        ModelFile("dit", train_flag="--dit"),
-        ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-        ModelFile("text_encoder1", train_flag="--text_encoder1", text_flag="--text_encoder1"),
-        ModelFile("text_encoder2", train_flag="--text_encoder2", text_flag="--text_encoder2"),
+    model_inputs = (
+        ModelInput("dit", train_flag="--dit"),
+        ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
+        ModelInput("text_encoder1", train_flag="--text_encoder1", text_flag="--text_encoder1"),
+        ModelInput("text_encoder2", train_flag="--text_encoder2", text_flag="--text_encoder2"),
     )
     prompt_letters = ("w", "h", "f", "d", "s", "g", "fs")
     sample_defaults = {"width": 512, "height": 288, "frames": 17, "steps": 20}
@@ -48,7 +49,7 @@ class _HunyuanVideoBase(MusubiTrainer):
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         super().__init__(fields)
         self.tokenizer_ids = tuple(hub_id for field, hub_id in HUB_TOKENIZERS.items()
-                                   if not Path(self._field(field) or ".no-folder").is_dir())
+                                   if not Path(self.field(field) or ".no-folder").is_dir())
 
 
 class HunyuanVideoLoRA(_HunyuanVideoBase):

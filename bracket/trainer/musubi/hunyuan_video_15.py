@@ -16,19 +16,20 @@ from typing import Any
 from bracket.errors import FieldError
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/hunyuan_video_1_5.md"
 TASKS = ("t2v", "i2v")
 _DOCS_SHIFT = {"timestep_sampling": "shift", "discrete_flow_shift": 2.0}
 _T2V_FILES = (
-    ModelFile("dit", train_flag="--dit"),
-    ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-    ModelFile("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
-    ModelFile("byt5", train_flag="--byt5", text_flag="--byt5"),
+    ModelInput("dit", train_flag="--dit"),
+    ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
+    ModelInput("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
+    ModelInput("byt5", train_flag="--byt5", text_flag="--byt5"),
 )
-_IMAGE_ENCODER = ModelFile("image_encoder", train_flag="--image_encoder", latent_flag="--image_encoder",
+_IMAGE_ENCODER = ModelInput("image_encoder", train_flag="--image_encoder", latent_flag="--image_encoder",
                            optional=True)
 
 
@@ -50,14 +51,14 @@ class HunyuanVideo15LoRA(MusubiTrainer):
                    (24, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "20")),
                    (48, ("--fp8_base", "--fp8_scaled")))
 
-    model_files = (*_T2V_FILES, _IMAGE_ENCODER)
+    model_inputs = (*_T2V_FILES, _IMAGE_ENCODER)
 
-    def active_model_files(self) -> tuple[ModelFile, ...]:
+    def active_model_inputs(self) -> tuple[ModelInput, ...]:
         """The SigLIP image encoder is read only by I2V (cache and training)."""
-        return self.model_files if self.needs_start_image() else _T2V_FILES
+        return self.model_inputs if self.needs_start_image() else _T2V_FILES
 
     def task(self) -> str:
-        return self._field("task") or TASKS[0]
+        return self.field("task") or TASKS[0]
 
     def variant_flags(self) -> list[str]:
         return ["--task", self.task()]
@@ -65,7 +66,7 @@ class HunyuanVideo15LoRA(MusubiTrainer):
     def latent_cache_variant_flags(self) -> list[str]:
         if not self.needs_start_image():
             return []
-        if not self._field("image_encoder"):
+        if not self.field("image_encoder"):
             raise FieldError("HunyuanVideo 1.5 I2V needs the SigLIP image encoder: fill in 'SigLIP image encoder'.")
         return ["--i2v"]
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import PRODIGY, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/ideogram4.md"
@@ -32,10 +33,10 @@ class Ideogram4LoRA(MusubiTrainer):
     latent_cache_script = "ideogram4_cache_latents.py"
     text_cache_script = "ideogram4_cache_text_encoder_outputs.py"
     network_module = "networks.lora_ideogram4"
-    model_files = (
-        ModelFile("dit", train_flag="--dit"),
-        ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-        ModelFile("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
+    model_inputs = (
+        ModelInput("dit", train_flag="--dit"),
+        ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
+        ModelInput("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
     )
     prompt_letters = ("w", "h", "d", "n")
     sample_defaults = {"width": 1024, "height": 1024}

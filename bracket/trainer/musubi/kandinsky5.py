@@ -16,7 +16,8 @@ from typing import Any
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import PRODIGY, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/kandinsky5.md"
@@ -32,11 +33,11 @@ class Kandinsky5LoRA(MusubiTrainer):
     latent_cache_script = "kandinsky5_cache_latents.py"
     text_cache_script = "kandinsky5_cache_text_encoder_outputs.py"
     network_module = "networks.lora_kandinsky"
-    model_files = (
-        ModelFile("dit", train_flag="--dit"),
-        ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-        ModelFile("text_encoder_qwen", train_flag="--text_encoder_qwen", text_flag="--text_encoder_qwen"),
-        ModelFile("text_encoder_clip", train_flag="--text_encoder_clip", text_flag="--text_encoder_clip"),
+    model_inputs = (
+        ModelInput("dit", train_flag="--dit"),
+        ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
+        ModelInput("text_encoder_qwen", train_flag="--text_encoder_qwen", text_flag="--text_encoder_qwen"),
+        ModelInput("text_encoder_clip", train_flag="--text_encoder_clip", text_flag="--text_encoder_clip"),
     )
     prompt_letters = ("w", "h", "f", "d", "s", "g", "n", "i")
     video_dataset_defaults = {"target_frames": [1, 17], "frame_extraction": "head"}
@@ -46,7 +47,7 @@ class Kandinsky5LoRA(MusubiTrainer):
     memory_plan = ((24, ("--fp8_base", "--blocks_to_swap", "20")), (48, ("--fp8_base",)))
 
     def task(self) -> str:
-        return self._field("task") or TASKS[0]
+        return self.field("task") or TASKS[0]
 
     def variant_flags(self) -> list[str]:
         return ["--task", self.task(), "--scheduler_scale", "10.0", "--offload_dit_during_sampling"]

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
 from bracket.trainer.tokenizers import CLIP_L_TOKENIZER, T5_XXL_TOKENIZER
 
@@ -28,11 +29,11 @@ class FluxKontextLoRA(MusubiTrainer):
     network_module = "networks.lora_flux"
     #: its CLIP-L and T5 tokenizers come from the hub by name (musubi flux_utils), never from a file
     tokenizer_ids = (CLIP_L_TOKENIZER, T5_XXL_TOKENIZER)
-    model_files = (
-        ModelFile("dit", train_flag="--dit"),
-        ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-        ModelFile("text_encoder1", train_flag="--text_encoder1", text_flag="--text_encoder1"),
-        ModelFile("text_encoder2", train_flag="--text_encoder2", text_flag="--text_encoder2"),
+    model_inputs = (
+        ModelInput("dit", train_flag="--dit"),
+        ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
+        ModelInput("text_encoder1", train_flag="--text_encoder1", text_flag="--text_encoder1"),
+        ModelInput("text_encoder2", train_flag="--text_encoder2", text_flag="--text_encoder2"),
     )
     prompt_letters = ("w", "h", "d", "s", "g", "fs", "ci")
     sample_defaults = {"width": 768, "height": 768, "steps": 20}

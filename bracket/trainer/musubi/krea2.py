@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import PRODIGY, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/krea2.md"
@@ -30,10 +31,10 @@ class Krea2LoRA(MusubiTrainer):
     latent_cache_script = "krea2_cache_latents.py"
     text_cache_script = "krea2_cache_text_encoder_outputs.py"
     network_module = "networks.lora_krea2"
-    model_files = (
-        ModelFile("dit", train_flag="--dit"),
-        ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-        ModelFile("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
+    model_inputs = (
+        ModelInput("dit", train_flag="--dit"),
+        ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
+        ModelInput("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
     )
     prompt_letters = ("w", "h", "d", "s", "l", "n")
     #: CFG runs only with a negative prompt (krea2_train_network.py); without it RAW samples are blurry

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bracket import settings
 from bracket.fields import FieldSpec
+from bracket.trainer.cache_key import CACHE_DIR_FIELD
 from bracket.trainer.musubi.flux2 import MODEL_VERSIONS as FLUX2_VERSIONS
 from bracket.trainer.musubi.flux2 import Flux2DevLoRA, Flux2KleinLoRA
 from bracket.trainer.musubi.framepack import FramePack1fLoRA, FramePackLoRA
@@ -22,7 +23,6 @@ from bracket.trainer.musubi.ideogram4 import Ideogram4LoRA
 from bracket.trainer.musubi.kandinsky5 import TASKS as KANDINSKY5_TASKS
 from bracket.trainer.musubi.kandinsky5 import Kandinsky5LoRA
 from bracket.trainer.musubi.kontext import FluxKontextLoRA
-from bracket.trainer.musubi.base import CACHE_DIR_FIELD
 from bracket.trainer.musubi.krea2 import Krea2LoRA
 from bracket.trainer.musubi.qwen_image import EDIT_VERSIONS, QwenImageEditLoRA, QwenImageFull, QwenImageLoRA
 from bracket.trainer.musubi.wan import WAN21_TASKS, WAN22_TASKS, WAN_1F_TASKS, Wan1fLoRA, Wan21LoRA, Wan22LoRA

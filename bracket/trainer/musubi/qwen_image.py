@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, full_space, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/qwen_image.md"
@@ -22,9 +23,9 @@ TOKENIZER = "Qwen/Qwen-Image/tokenizer"
 EDIT_PROCESSOR = "Qwen/Qwen-Image-Edit/processor"
 _SAMPLINGS = ("shift", "qwen_shift", "qinglong_qwen", "logsnr")
 _MODELS = (
-    ModelFile("dit", train_flag="--dit"),
-    ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-    ModelFile("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
+    ModelInput("dit", train_flag="--dit"),
+    ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
+    ModelInput("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
 )
 
 
@@ -32,7 +33,7 @@ class _QwenImageBase(MusubiTrainer):
     script = "qwen_image_train_network.py"
     latent_cache_script = "qwen_image_cache_latents.py"
     text_cache_script = "qwen_image_cache_text_encoder_outputs.py"
-    model_files = _MODELS
+    model_inputs = _MODELS
     prompt_letters = ("w", "h", "d", "s", "l", "n", "fs")
     text_encoder_fp8_flag = "--fp8_vl"
     tokenizer_ids = (TOKENIZER,)
@@ -87,7 +88,7 @@ class QwenImageEditLoRA(QwenImageLoRA):
     tokenizer_ids = (TOKENIZER, EDIT_PROCESSOR)
 
     def model_version(self) -> str:
-        return self._field("model_version") or EDIT_VERSIONS[0]
+        return self.field("model_version") or EDIT_VERSIONS[0]
 
     def baseline_config(self) -> NamedConfig:
         # The docs' LoRA example with --model_version set to an edit model.

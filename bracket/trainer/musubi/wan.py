@@ -17,7 +17,8 @@ from typing import Any, Mapping
 from bracket.errors import FieldError
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.one_frame import OneFrameMixin
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
 
@@ -27,8 +28,8 @@ DOCS_1F = "kohya-ss/musubi-tuner docs/wan_1f.md"
 WAN_1F_TASKS = ("i2v-14B",)
 WAN22_TASKS = ("t2v-A14B", "i2v-A14B")
 WAN21_TASKS = ("t2v-14B", "t2v-1.3B", "i2v-14B", "t2i-14B")
-_VAE = ModelFile("vae", train_flag="--vae", latent_flag="--vae")
-_T5 = ModelFile("t5", train_flag="--t5", text_flag="--t5")
+_VAE = ModelInput("vae", train_flag="--vae", latent_flag="--vae")
+_T5 = ModelInput("t5", train_flag="--t5", text_flag="--t5")
 #: tokenizers musubi loads from the hub by name (wan/modules/t5.py, clip.py): umT5 always, the
 #: CLIP's XLM-RoBERTa whenever a CLIP model is given (Wan 2.1 I2V)
 T5_TOKENIZER = "Wan-AI/Wan2.1-T2V-14B/google/umt5-xxl"
@@ -56,11 +57,11 @@ class _WanBase(MusubiTrainer):
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         super().__init__(fields)
         self.sample_kind = "image" if self.task().startswith("t2i") else "video"
-        if self._field("clip"):
+        if self.field("clip"):
             self.tokenizer_ids = (T5_TOKENIZER, CLIP_TOKENIZER)
 
     def task(self) -> str:
-        return self._field("task") or self.tasks[0]
+        return self.field("task") or self.tasks[0]
 
     def variant_flags(self) -> list[str]:
         return ["--task", self.task()]
@@ -94,7 +95,7 @@ class Wan22LoRA(_WanBase):
     """Wan 2.2 A14B LoRA on both DiTs (low-noise ``--dit``, high-noise ``--dit_high_noise``)."""
 
     tasks = WAN22_TASKS
-    model_files = (ModelFile("dit", train_flag="--dit"), ModelFile("dit_high_noise", train_flag="--dit_high_noise"),
+    model_inputs = (ModelInput("dit", train_flag="--dit"), ModelInput("dit_high_noise", train_flag="--dit_high_noise"),
                    _VAE, _T5)
 
     def curated_configs(self) -> list[NamedConfig]:
@@ -114,11 +115,11 @@ class Wan21LoRA(_WanBase):
     """Wan 2.1 LoRA (T2V 14B/1.3B, I2V 14B, T2I 14B)."""
 
     tasks = WAN21_TASKS
-    model_files = (ModelFile("dit", train_flag="--dit"), _VAE, _T5,
-                   ModelFile("clip", train_flag="--clip", latent_flag="--clip", optional=True))
+    model_inputs = (ModelInput("dit", train_flag="--dit"), _VAE, _T5,
+                   ModelInput("clip", train_flag="--clip", latent_flag="--clip", optional=True))
 
     def latent_cache_variant_flags(self) -> list[str]:
-        if self.needs_start_image() and not self._field("clip"):
+        if self.needs_start_image() and not self.field("clip"):
             raise FieldError("Wan 2.1 I2V needs the CLIP model: fill in the 'CLIP (Wan 2.1 I2V)' field.")
         return super().latent_cache_variant_flags()
 
@@ -142,7 +143,7 @@ class Wan1fLoRA(OneFrameMixin, Wan21LoRA):
 
     tasks = WAN_1F_TASKS
     #: I2V needs the CLIP model on the latent cache and for samples
-    model_files = (ModelFile("dit", train_flag="--dit"), _VAE, _T5, ModelFile("clip", train_flag="--clip", latent_flag="--clip"))
+    model_inputs = (ModelInput("dit", train_flag="--dit"), _VAE, _T5, ModelInput("clip", train_flag="--clip", latent_flag="--clip"))
     prompt_letters = ("w", "h", "f", "d", "s", "l", "n", "fs", "i", "ci", "of")
 
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:

@@ -13,14 +13,15 @@ from typing import Any, Mapping
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
-from bracket.trainer.musubi.base import ModelFile, MusubiTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import PRODIGY, full_space, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/zimage.md"
 _MODELS = (
-    ModelFile("dit", train_flag="--dit"),
-    ModelFile("vae", train_flag="--vae", latent_flag="--vae"),
-    ModelFile("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
+    ModelInput("dit", train_flag="--dit"),
+    ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
+    ModelInput("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
 )
 _SAMPLINGS = ("shift", "sigmoid", "logsnr")
 
@@ -34,7 +35,7 @@ class _ZImageBase(MusubiTrainer):
     tokenizer_ids = ("Tongyi-MAI/Z-Image/tokenizer",)
 
     def prompt_defaults(self) -> Mapping[str, Any]:
-        if self._field("zimage_variant") == "turbo":
+        if self.field("zimage_variant") == "turbo":
             return {"width": 768, "height": 768, "steps": 8, "cfg_scale": 1.0}
         return {"width": 768, "height": 768, "steps": 28, "cfg_scale": 4.0}
 
@@ -44,7 +45,7 @@ class ZImageLoRA(_ZImageBase):
 
     script = "zimage_train_network.py"
     network_module = "networks.lora_zimage"
-    model_files = (*_MODELS, ModelFile("base_weights", train_flag="--base_weights", optional=True))
+    model_inputs = (*_MODELS, ModelInput("base_weights", train_flag="--base_weights", optional=True))
     memory_plan = ((12, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "10")),
                    (16, ("--fp8_base", "--fp8_scaled")))
 
@@ -82,7 +83,7 @@ class ZImageFull(_ZImageBase):
     """Z-Image full fine-tune (Adafactor with fused backward pass by default)."""
 
     script = "zimage_train.py"
-    model_files = _MODELS
+    model_inputs = _MODELS
     memory_plan = ((24, ("--blocks_to_swap", "16")), (48, ("--blocks_to_swap", "8")))
 
     def declare_search_space(self) -> SearchSpace:

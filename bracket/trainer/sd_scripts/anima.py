@@ -18,14 +18,15 @@ from typing import Any
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import Knob
-from bracket.trainer.sd_scripts.base import ModelInput, SdScriptsFullTrainer, SdScriptsLoraTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
 from bracket.trainer.sd_scripts.flow import flow, flow_args, flow_knobs
 
 ANIMA_INPUTS = (
-    ModelInput("model_path", "--pretrained_model_name_or_path"),
-    ModelInput("qwen3_path", "--qwen3"),
-    ModelInput("vae_path", "--vae"),
-    ModelInput("llm_adapter_path", "--llm_adapter_path"),
+    ModelInput("model_path", "--pretrained_model_name_or_path", optional=True),
+    ModelInput("qwen3_path", "--qwen3", optional=True),
+    ModelInput("vae_path", "--vae", optional=True),
+    ModelInput("llm_adapter_path", "--llm_adapter_path", optional=True),
 )
 DOC_SHIFT = 1.0
 _DOC = "kohya-ss/sd-scripts docs/anima_train_network.md"
@@ -49,7 +50,7 @@ class _AnimaFamily:
         return [*flow_args(knobs, DOC_SHIFT), "--vae_chunk_size", "64", "--vae_disable_cache"]
 
 
-class AnimaLoraTrainer(_AnimaFamily, SdScriptsLoraTrainer):
+class AnimaLoRA(_AnimaFamily, SdScriptsLoRA):
     """Anima LoRA (preset ``anima-lora``)."""
 
     script = "anima_train_network.py"
@@ -88,14 +89,12 @@ class AnimaLoraTrainer(_AnimaFamily, SdScriptsLoraTrainer):
         ]
 
 
-class AnimaFullTrainer(_AnimaFamily, SdScriptsFullTrainer):
+class AnimaFull(_AnimaFamily, SdScriptsFull):
     """Anima full fine-tune (preset ``anima-full``)."""
 
     script = "anima_train.py"
     lr_range = (1e-7, 5e-5)
-
-    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        return super().memory_args(tier, knobs) + (["--full_bf16"] if tier <= 24 else [])
+    memory_plan = ((24, ("--full_bf16",)),)
 
     def baseline_config(self) -> NamedConfig:
         # docs/fine_tune.md's basic fine-tuning command (AdamW8bit 1e-5) with Anima's default sampler.

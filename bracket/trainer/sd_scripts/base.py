@@ -48,16 +48,17 @@ from typing import Any, ClassVar
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, Knob, SearchSpace
 from bracket.trainer.base import (
     LaunchSpec,
+    RunRequest,
     Trainer,
-    TrainerConfig,
     make_accelerate_launch_prefix,
     make_subprocess_env,
+    save_resume_args,
 )
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.sd_scripts.caching import CACHE_LATENTS_SCRIPT, CACHE_TEXT_SCRIPT, SdScriptsCaching
 from bracket.trainer.validation import VALIDATION_TAGS
-from bracket.trainer.vram import vram_tier
+from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
 
 OUTPUT_NAME = "bracket"
 #: optimizers that estimate their own step size and run at learning rate 1.0
@@ -70,14 +71,6 @@ WARMUP_SCHEDULERS = ("constant_with_warmup", "cosine", "linear")
 GPU_ONLY_FLAGS = {"--full_bf16": 0, "--full_fp16": 0, "--fp8_base": 0, "--fp8_base_unet": 0, "--blocks_to_swap": 1}
 LORA_LOSS_TAGS = ("loss/current", "loss/average")
 FULL_LOSS_TAGS = ("loss",)
-
-
-@dataclass(frozen=True)
-class ModelInput:
-    """A preset field whose value is passed to the trainer as ``flag value`` (when set)."""
-
-    field: str
-    flag: str
 
 
 def without_gpu_only_flags(args: Sequence[str]) -> list[str]:
@@ -117,7 +110,6 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
     script: ClassVar[str] = ""
     is_lora: ClassVar[bool] = True
     network_module: ClassVar[str] = ""
-    model_inputs: ClassVar[tuple[ModelInput, ...]] = ()
     latent_cache_suffix: ClassVar[str] = ""
     #: "" when the text-encoder outputs of this family are not cached to disk
     text_encoder_cache_suffix: ClassVar[str] = ""
@@ -127,6 +119,9 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
     network_alphas: ClassVar[tuple[int, ...]] = (1, 4, 8, 16, 32)
     prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "l", "n")
     default_resolution: ClassVar[int] = 1024
+    #: memory-saving flags per VRAM tier (as in musubi-tuner): the first row whose tier is
+    #: >= the GPU's applies; gradient checkpointing is always on
+    memory_plan: ClassVar[MemoryPlan] = ()
     #: the least GPU memory this trainer runs in with every memory flag (``bracket doctor``)
     min_vram_gb: ClassVar[int] = 12
     #: the family flag of sd-scripts' cache tools (``--sdxl``, ``--flux``); "" = no tool support
@@ -145,9 +140,19 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         """Flags of this family (e.g. FLUX timestep sampling)."""
         return []
 
+    def memory_table(self) -> MemoryPlan:
+        """This adapter's memory plan (a variant may pick another table)."""
+        return self.memory_plan
+
     def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        """Memory-saving flags for a GPU of ``tier`` GB."""
-        return ["--gradient_checkpointing"]
+        """Memory-saving flags for a GPU of ``tier`` GB: gradient checkpointing, the
+        optimizer's own (fused backward for a full fine-tune with Adafactor), then the
+        row of the memory plan for the tier."""
+        return ["--gradient_checkpointing", *self.optimizer_memory_args(knobs),
+                *memory_flags(self.memory_table(), tier)]
+
+    def optimizer_memory_args(self, knobs: Mapping[str, Any]) -> list[str]:
+        return []
 
     def prompt_defaults(self) -> dict[str, Any]:
         """Defaults filled into sample prompts that leave them unset."""
@@ -179,10 +184,10 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
 
     # -- helpers ------------------------------------------------------------------------
     def resolution(self) -> int:
-        return int(self.fields.get("resolution") or self.default_resolution)
+        return int(self.field("resolution") or self.default_resolution)
 
     def sd_scripts_dir(self) -> Path:
-        return Path(self.fields.get("sd_scripts_dir", ""))
+        return Path(self.field("sd_scripts_dir"))
 
     def script_path(self) -> Path:
         return self.sd_scripts_dir() / self.script
@@ -195,14 +200,6 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
                 files.append(self.sd_scripts_dir() / CACHE_TEXT_SCRIPT)
         return files
 
-    def model_args(self) -> list[str]:
-        args: list[str] = []
-        for item in self.model_inputs:
-            value = self.fields.get(item.field, "").strip()
-            if value:
-                args += [item.flag, value]
-        return args
-
     def cache_suffixes(self, cache_text: bool) -> tuple[str, ...]:
         suffixes = (self.latent_cache_suffix,)
         if cache_text and self.text_encoder_cache_suffix:
@@ -210,7 +207,7 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         return suffixes
 
     def tokenizer_args(self) -> list[str]:
-        folder = self.fields.get("tokenizer_cache_dir", "").strip()
+        folder = self.field("tokenizer_cache_dir")
         return ["--tokenizer_cache_dir", folder] if folder else []
 
     def schedule_args(self, knobs: Mapping[str, Any]) -> list[str]:
@@ -248,31 +245,16 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         return args
 
     # -- the command ----------------------------------------------------------------------
-    def prepare_run(
-        self,
-        *,
-        run_dir: Path,
-        config: TrainerConfig,
-        dataset_toml: Path,
-        max_steps: int,
-        seed: int,
-        sample_prompts: Sequence[SamplePrompt] | None = None,
-        sample_every_n_steps: int | None = None,
-        save_every_n_steps: int | None = None,
-        save_state: bool = False,
-        resume_from: Path | None = None,
-    ) -> LaunchSpec:
-        knobs = config.to_dict()
-        run_dir = Path(run_dir)
+    def prepare_run(self, request: RunRequest) -> LaunchSpec:
+        knobs, run_dir, max_steps = request.knobs, request.run_dir, request.max_steps
         run_dir.mkdir(parents=True, exist_ok=True)
-        source = Path(dataset_toml)
-        run_toml, document = self.write_dataset_toml(source, run_dir, knobs)
+        run_toml, document = self.write_dataset_toml(request.dataset, run_dir, knobs)
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs"
-        python = self.fields.get("trainer_python", "python")
+        python = self.python
         precision = self.mixed_precision()
         cmd = make_accelerate_launch_prefix(python, mixed_precision=precision) + [str(self.script_path())]
-        cmd += self.model_args() + self.tokenizer_args()
+        cmd += self.model_flags() + self.tokenizer_args()
         cmd += [
             "--dataset_config", str(run_toml),
             "--output_dir", str(output_dir),
@@ -281,7 +263,7 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
             "--save_precision", self.save_precision,
             "--logging_dir", str(logging_dir),
             "--max_train_steps", str(int(max_steps)),
-            "--seed", str(int(seed)),
+            "--seed", str(int(request.seed)),
             "--mixed_precision", precision,
             "--sdpa",
             "--max_data_loader_n_workers", "2",
@@ -293,16 +275,12 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         cmd += self.cache_args(document)
         memory = self.memory_args(vram_tier(self.fields), knobs)
         cmd += without_gpu_only_flags(memory) if self.on_cpu else memory
-        cmd += self.sample_args(run_dir, sample_prompts, sample_every_n_steps)
-        if save_every_n_steps:
-            cmd += ["--save_every_n_steps", str(int(save_every_n_steps))]
-        if save_state:
-            cmd.append("--save_state")
-        if resume_from:
-            cmd += ["--resume", str(resume_from)]
+        cmd += self.sample_args(run_dir, request.sample_prompts, request.sample_every_n_steps)
+        cmd += save_resume_args(request)
         validating = bool(self.validation and self.validation_tags)
         if validating:
-            cmd += self.validation_args(int(max_steps), sample_every_n_steps if sample_prompts else None)
+            every = request.sample_every_n_steps if request.sample_prompts else None
+            cmd += self.validation_args(int(max_steps), every)
         return LaunchSpec(
             cmd=cmd, cwd=self.sd_scripts_dir(), env=make_subprocess_env(), output_dir=output_dir,
             logging_dir=logging_dir, sample_dir=output_dir / "sample", loss_tags=self.loss_tags,
@@ -329,13 +307,14 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         if script is None:
             return None
         return make_parser_check_spec(
-            launch, python=self.fields.get("trainer_python", "python"), script=script, cwd=self.sd_scripts_dir(),
+            launch, python=self.python, script=script, cwd=self.sd_scripts_dir(),
         )
 
     def preflight_problems(self) -> list[str]:
         problems: list[str] = []
-        if not Path(self.fields.get("trainer_python", "")).is_file():
-            problems.append(f"Trainer python {self.fields.get('trainer_python')} does not exist; run ./install.sh --trainers.")
+        if not Path(self.field("trainer_python")).is_file():
+            problems.append(f"Trainer python {self.field('trainer_python')} does not exist; "
+                            "run ./install.sh --trainers.")
         if not self.script_path().is_file():
             problems.append(
                 f"{self.script} is not in {self.sd_scripts_dir()}; check the sd-scripts folder "
@@ -344,7 +323,7 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         return problems
 
 
-class SdScriptsLoraTrainer(SdScriptsTrainer):
+class SdScriptsLoRA(SdScriptsTrainer):
     """A LoRA trainer (``*_train_network.py``): logs ``loss/current``, and a held-out
     validation loss when the session holds part of the dataset out."""
 
@@ -353,7 +332,7 @@ class SdScriptsLoraTrainer(SdScriptsTrainer):
     validation_tags = VALIDATION_TAGS
 
 
-class SdScriptsFullTrainer(SdScriptsTrainer):
+class SdScriptsFull(SdScriptsTrainer):
     """A full fine-tune (``*_train.py``): logs ``loss``; Adafactor gets the fused backward pass."""
 
     is_lora = False
@@ -361,9 +340,8 @@ class SdScriptsFullTrainer(SdScriptsTrainer):
     min_vram_gb = 24
     optimizers = ("Adafactor", "AdamW8bit")
 
-    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        args = ["--gradient_checkpointing"]
+    def optimizer_memory_args(self, knobs: Mapping[str, Any]) -> list[str]:
         if knobs.get("optimizer_type") == "Adafactor":
             # fused backward pass: Adafactor only (train_util asserts); docs pair it with max_grad_norm 0
-            args += ["--fused_backward_pass", "--max_grad_norm", "0.0"]
-        return args
+            return ["--fused_backward_pass", "--max_grad_norm", "0.0"]
+        return []

@@ -155,12 +155,12 @@ class SdScriptsCaching:
             folders = dataset_image_dirs(source, "sd-scripts")
         except BracketError:
             folders = []
-        models = [self.fields.get(item.field, "") for item in self.model_inputs]
+        models = [self.field(item.field) for item in self.model_inputs]
         flags = self.cache_tool_args() + self.latent_cache_args()
         key = cache_key(models=models, flags=flags, folders=folders,
                         extra={"resolution": self.resolution(), "suffix": self.latent_cache_suffix})
         family = self.latent_cache_suffix.strip("_").split(".")[0] or "sd"
-        return session_cache_dir(run_dir, self.fields.get("cache_dir", "")) / f"{family}-{key}"
+        return session_cache_dir(run_dir, self.field("cache_dir")) / f"{family}-{key}"
 
     def write_dataset_toml(self, source: Path, run_dir: Path, knobs: Mapping[str, Any]) -> tuple[Path, dict]:
         """The run's dataset TOML: batch size, resolution/buckets when the user set none, and
@@ -198,7 +198,7 @@ class SdScriptsCaching:
             args.append("--skip_cache_check")
         return args
 
-    def session_setup_commands(self, *, dataset_toml: Path, run_dir: Path) -> list[LaunchSpec]:
+    def session_setup_commands(self, *, dataset: Path, run_dir: Path) -> list[LaunchSpec]:
         """Cache latents, then text-encoder outputs, once per session with sd-scripts' tools.
 
         Every run then reads the same cache (see the module docstring); nothing for families
@@ -208,14 +208,14 @@ class SdScriptsCaching:
             return []
         run_dir = Path(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
-        toml, document = self.write_dataset_toml(Path(dataset_toml), run_dir, {"batch_size": 1})
+        toml, document = self.write_dataset_toml(Path(dataset), run_dir, {"batch_size": 1})
         latents_ok, text_ok = dataset_caching_limits(document)
         cache_text = text_ok and bool(self.text_encoder_cache_suffix)
-        prefix = make_accelerate_launch_prefix(self.fields.get("trainer_python", "python"),
+        prefix = make_accelerate_launch_prefix(self.python,
                                                mixed_precision=self.mixed_precision())
-        common = [*self.model_args(), *self.tokenizer_args(), "--dataset_config", str(toml),
+        common = [*self.model_flags(), *self.tokenizer_args(), "--dataset_config", str(toml),
                   *self.cache_tool_args()]
-        cache = self.cache_folder(Path(dataset_toml), run_dir)
+        cache = self.cache_folder(Path(dataset), run_dir)
         specs: list[LaunchSpec] = []
         for wanted, script, extra, label in (
             (latents_ok, CACHE_LATENTS_SCRIPT, self.latent_cache_args(), "cache latents"),

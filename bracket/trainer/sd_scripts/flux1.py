@@ -18,14 +18,16 @@ from typing import Any
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, Knob
-from bracket.trainer.sd_scripts.base import ModelInput, SdScriptsFullTrainer, SdScriptsLoraTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
 from bracket.trainer.tokenizers import CLIP_L_TOKENIZER, T5_XXL_TOKENIZER
+from bracket.trainer.vram import ANY_TIER
 
 FLUX1_INPUTS = (
-    ModelInput("model_path", "--pretrained_model_name_or_path"),
-    ModelInput("clip_l_path", "--clip_l"),
-    ModelInput("t5xxl_path", "--t5xxl"),
-    ModelInput("ae_path", "--ae"),
+    ModelInput("model_path", "--pretrained_model_name_or_path", optional=True),
+    ModelInput("clip_l_path", "--clip_l", optional=True),
+    ModelInput("t5xxl_path", "--t5xxl", optional=True),
+    ModelInput("ae_path", "--ae", optional=True),
 )
 TIMESTEP_SAMPLING = ("shift", "flux_shift", "sigmoid")
 _DOCS = "kohya-ss/sd-scripts"
@@ -44,7 +46,7 @@ class _Flux1Family:
 
     def prompt_defaults(self) -> dict[str, Any]:
         size = self.resolution()  # type: ignore[attr-defined]
-        schnell = (self.fields.get("flux1_variant") or "dev") == "schnell"  # type: ignore[attr-defined]
+        schnell = self.field("flux1_variant", "dev") == "schnell"  # type: ignore[attr-defined]
         return {"width": size, "height": size, "steps": 4 if schnell else 20, "guidance": 3.5}
 
     def family_knobs(self) -> dict[str, Knob]:
@@ -72,7 +74,7 @@ def _flux(sampling: str = "flux_shift", shift: float | None = None) -> dict[str,
     return knobs
 
 
-class Flux1LoraTrainer(_Flux1Family, SdScriptsLoraTrainer):
+class Flux1LoRA(_Flux1Family, SdScriptsLoRA):
     """FLUX.1 LoRA (preset ``flux1-lora``)."""
 
     script = "flux_train_network.py"
@@ -80,15 +82,9 @@ class Flux1LoraTrainer(_Flux1Family, SdScriptsLoraTrainer):
     optimizers = ("AdamW8bit", "AdamW", "Adafactor", "Prodigy")
     lr_range = (1e-5, 2e-3)
 
-    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        # docs/flux_train_network.md VRAM table (with --fp8_base): 16 GB swaps blocks, 12 GB swaps 16
-        args = ["--gradient_checkpointing"]
-        if tier <= 24:
-            args.append("--fp8_base")
-        swap = {16: 8, 12: 16}.get(tier)
-        if swap:
-            args += ["--blocks_to_swap", str(swap)]
-        return args
+    # docs/flux_train_network.md VRAM table (with --fp8_base): 16 GB swaps blocks, 12 GB swaps 16
+    memory_plan = ((12, ("--fp8_base", "--blocks_to_swap", "16")), (16, ("--fp8_base", "--blocks_to_swap", "8")),
+                   (24, ("--fp8_base",)))
 
     def baseline_config(self) -> NamedConfig:
         # The basic command of docs/flux_train_network.md.
@@ -125,20 +121,16 @@ class Flux1LoraTrainer(_Flux1Family, SdScriptsLoraTrainer):
         ]
 
 
-class Flux1FullTrainer(_Flux1Family, SdScriptsFullTrainer):
+class Flux1Full(_Flux1Family, SdScriptsFull):
     """FLUX.1 full fine-tune (preset ``flux1-full``): Adafactor only, as the README's recipe."""
 
     script = "flux_train.py"
     optimizers = ("Adafactor",)
     lr_range = (1e-6, 2e-4)
 
-    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        # README: 24 GB with --blocks_to_swap 8 --full_bf16 --fused_backward_pass
-        args = super().memory_args(tier, knobs) + ["--full_bf16"]
-        swap = {24: 8, 16: 20, 12: 30}.get(tier)
-        if swap:
-            args += ["--blocks_to_swap", str(swap)]
-        return args
+    # README: 24 GB with --blocks_to_swap 8 --full_bf16 --fused_backward_pass; --full_bf16 always
+    memory_plan = ((12, ("--full_bf16", "--blocks_to_swap", "30")), (16, ("--full_bf16", "--blocks_to_swap", "20")),
+                   (24, ("--full_bf16", "--blocks_to_swap", "8")), (ANY_TIER, ("--full_bf16",)))
 
     def baseline_config(self) -> NamedConfig:
         # The README's flux_train.py command.

@@ -18,26 +18,25 @@ from typing import Any
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import FixedKnob, Knob
-from bracket.trainer.sd_scripts.base import ModelInput, SdScriptsLoraTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.sd_scripts.base import SdScriptsLoRA
 from bracket.trainer.sd_scripts.flow import flow, flow_args, flow_knobs
 
 HUNYUAN_IMAGE_INPUTS = (
-    ModelInput("model_path", "--pretrained_model_name_or_path"),
-    ModelInput("text_encoder_path", "--text_encoder"),
-    ModelInput("byt5_path", "--byt5"),
-    ModelInput("vae_path", "--vae"),
+    ModelInput("model_path", "--pretrained_model_name_or_path", optional=True),
+    ModelInput("text_encoder_path", "--text_encoder", optional=True),
+    ModelInput("byt5_path", "--byt5", optional=True),
+    ModelInput("vae_path", "--vae", optional=True),
 )
 DOC_SHIFT = 5.0
 _DOC = "kohya-ss/sd-scripts docs/hunyuan_image_train_network.md"
-#: §6.1 "Recommended Settings by GPU Memory"
-_SWAP = {12: 32, 16: 32, 24: 9}
 
 
 def _hi(sampling: str = "sigma", shift: float | None = None) -> dict[str, Any]:
     return {**flow(sampling, shift), "model_prediction_type": "raw"}
 
 
-class HunyuanImageLoraTrainer(SdScriptsLoraTrainer):
+class HunyuanImageLoRA(SdScriptsLoRA):
     """HunyuanImage-2.1 LoRA (preset ``hunyuan-image-lora``)."""
 
     script = "hunyuan_image_train_network.py"
@@ -52,6 +51,9 @@ class HunyuanImageLoraTrainer(SdScriptsLoraTrainer):
     min_vram_gb = 12
     optimizers = ("AdamW8bit", "AdamW", "Adafactor", "Prodigy")
     lr_range = (1e-5, 1e-3)
+    #: §6.1 "Recommended Settings by GPU Memory"
+    memory_plan = ((16, ("--fp8_scaled", "--blocks_to_swap", "32", "--fp8_vl")),
+                   (24, ("--fp8_scaled", "--blocks_to_swap", "9")))
 
     def prompt_defaults(self) -> dict[str, Any]:
         size = self.resolution()
@@ -63,14 +65,6 @@ class HunyuanImageLoraTrainer(SdScriptsLoraTrainer):
     def family_args(self, knobs: Mapping[str, Any]) -> list[str]:
         return [*flow_args(knobs, DOC_SHIFT), "--model_prediction_type", str(knobs["model_prediction_type"]),
                 "--attn_mode", "torch", "--split_attn"]
-
-    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        args = ["--gradient_checkpointing"]
-        if tier in _SWAP:
-            args += ["--fp8_scaled", "--blocks_to_swap", str(_SWAP[tier])]
-        if tier < 24:
-            args.append("--fp8_vl")
-        return args
 
     def baseline_config(self) -> NamedConfig:
         # §4 example command: AdamW8bit 1e-4, dim 16, alpha 1, shift 5.0, raw prediction.

@@ -17,13 +17,14 @@ from typing import Any
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import FixedKnob, Knob
-from bracket.trainer.sd_scripts.base import ModelInput, SdScriptsFullTrainer, SdScriptsLoraTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
 from bracket.trainer.sd_scripts.flow import flow, flow_args, flow_knobs
 
 LUMINA_INPUTS = (
-    ModelInput("model_path", "--pretrained_model_name_or_path"),
-    ModelInput("gemma2_path", "--gemma2"),
-    ModelInput("ae_path", "--ae"),
+    ModelInput("model_path", "--pretrained_model_name_or_path", optional=True),
+    ModelInput("gemma2_path", "--gemma2", optional=True),
+    ModelInput("ae_path", "--ae", optional=True),
 )
 #: docs/lumina_train_network.md §6.1, general-purpose system prompt
 SYSTEM_PROMPT = "You are an assistant designed to generate high-quality images based on user prompts."
@@ -58,17 +59,15 @@ def _lumina(sampling: str = "nextdit_shift", shift: float | None = None) -> dict
     return {**flow(sampling, shift), "model_prediction_type": "raw"}
 
 
-class LuminaLoraTrainer(_LuminaFamily, SdScriptsLoraTrainer):
+class LuminaLoRA(_LuminaFamily, SdScriptsLoRA):
     """Lumina-Image 2.0 LoRA (preset ``lumina-lora``)."""
 
     script = "lumina_train_network.py"
     network_module = "networks.lora_lumina"
     optimizers = ("AdamW8bit", "AdamW", "Adafactor", "Prodigy")
     lr_range = (1e-5, 1e-3)
-
-    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        # docs §4.1 memory options: --fp8_base for the 2.6B Next-DiT on small GPUs
-        return ["--gradient_checkpointing"] + (["--fp8_base"] if tier <= 12 else [])
+    # docs §4.1 memory options: --fp8_base for the 2.6B Next-DiT on small GPUs
+    memory_plan = ((12, ("--fp8_base",)),)
 
     def baseline_config(self) -> NamedConfig:
         # The example command of the docs (§4): AdamW 1e-4, dim 8 / alpha 8, nextdit_shift, shift 6.0.
@@ -98,14 +97,12 @@ class LuminaLoraTrainer(_LuminaFamily, SdScriptsLoraTrainer):
         ]
 
 
-class LuminaFullTrainer(_LuminaFamily, SdScriptsFullTrainer):
+class LuminaFull(_LuminaFamily, SdScriptsFull):
     """Lumina-Image 2.0 full fine-tune (preset ``lumina-full``)."""
 
     script = "lumina_train.py"
     lr_range = (1e-7, 5e-5)
-
-    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        return super().memory_args(tier, knobs) + (["--full_bf16"] if tier <= 24 else [])
+    memory_plan = ((24, ("--full_bf16",)),)
 
     def baseline_config(self) -> NamedConfig:
         # docs/fine_tune.md lumina_train.py example: learning rate 1e-5 on the basic AdamW8bit command.

@@ -11,12 +11,12 @@ from bracket import settings
 from bracket.fields import FieldSpec
 from bracket.trainer.cache_key import CACHE_DIR_FIELD
 from bracket.trainer.preset import DATASET_FIELD, ModelPreset
-from bracket.trainer.sd_scripts.anima import AnimaFullTrainer, AnimaLoraTrainer
-from bracket.trainer.sd_scripts.flux1 import Flux1FullTrainer, Flux1LoraTrainer
-from bracket.trainer.sd_scripts.hunyuan_image import HunyuanImageLoraTrainer
-from bracket.trainer.sd_scripts.lumina import LuminaFullTrainer, LuminaLoraTrainer
-from bracket.trainer.sd_scripts.sd35 import Sd35FullTrainer, Sd35LoraTrainer
-from bracket.trainer.sd_scripts.sdxl import SdxlFullTrainer, SdxlLoraTrainer
+from bracket.trainer.sd_scripts.anima import AnimaFull, AnimaLoRA
+from bracket.trainer.sd_scripts.flux1 import Flux1Full, Flux1LoRA
+from bracket.trainer.sd_scripts.hunyuan_image import HunyuanImageLoRA
+from bracket.trainer.sd_scripts.lumina import LuminaFull, LuminaLoRA
+from bracket.trainer.sd_scripts.sd35 import Sd35Full, Sd35LoRA
+from bracket.trainer.sd_scripts.sdxl import SdxlFull, SdxlLoRA
 from bracket.trainer.vram import DEVICE_CHOICES, VRAM_TIER_FIELD
 
 SD_SCRIPTS_DIR_FIELD = FieldSpec(
@@ -151,61 +151,61 @@ HUNYUAN_IMAGE_FIELDS = (HUNYUAN_IMAGE_MODEL_FIELD, HUNYUAN_IMAGE_TE_FIELD, HUNYU
 
 PRESETS = (
     ModelPreset(
-        "sdxl-lora", "SDXL", "LoRA", "SDXL LoRA (sd-scripts)", SdxlLoraTrainer, SDXL_FIELDS,
+        "sdxl-lora", "SDXL", "LoRA", "SDXL LoRA (sd-scripts)", SdxlLoRA, SDXL_FIELDS,
         notes="U-Net LoRA (networks.lora) with cached text-encoder outputs; two TE rates would be "
         "--text_encoder_lr a b (nargs), not --text_encoder_lr1/2.",
         trainer_script="sdxl_train_network.py",
     ),
     ModelPreset(
-        "sdxl-full", "SDXL", "Full FT", "SDXL full fine-tune (sd-scripts)", SdxlFullTrainer, SDXL_FIELDS,
+        "sdxl-full", "SDXL", "Full FT", "SDXL full fine-tune (sd-scripts)", SdxlFull, SDXL_FIELDS,
         notes="U-Net fine-tune; Adafactor runs with --fused_backward_pass (and --full_bf16 at 24 GB or less).",
         trainer_script="sdxl_train.py",
     ),
     ModelPreset(
-        "sd35-lora", "SD3.5", "LoRA", "SD3.5 LoRA (sd-scripts)", Sd35LoraTrainer, SD35_FIELDS,
+        "sd35-lora", "SD3.5", "LoRA", "SD3.5 LoRA (sd-scripts)", Sd35LoRA, SD35_FIELDS,
         notes="MMDiT LoRA with networks.lora_sd3 (not networks.lora); searches --training_shift; "
         "SD3 has no FLUX timestep flags. Large and Medium.",
         trainer_script="sd3_train_network.py",
     ),
     ModelPreset(
-        "sd35-full", "SD3.5", "Full FT", "SD3.5 full fine-tune (sd-scripts)", Sd35FullTrainer, SD35_FIELDS,
+        "sd35-full", "SD3.5", "Full FT", "SD3.5 full fine-tune (sd-scripts)", Sd35Full, SD35_FIELDS,
         notes="MMDiT fine-tune; Adafactor with --fused_backward_pass; blocks swapped on small GPUs.",
         trainer_script="sd3_train.py",
     ),
     ModelPreset(
-        "flux1-lora", "FLUX.1", "LoRA", "FLUX.1 LoRA (sd-scripts)", Flux1LoraTrainer, FLUX1_FIELDS,
+        "flux1-lora", "FLUX.1", "LoRA", "FLUX.1 LoRA (sd-scripts)", Flux1LoRA, FLUX1_FIELDS,
         notes="networks.lora_flux; needs DiT, CLIP-L, T5-XXL and AE (--ae); dev and schnell; "
         "searches timestep sampling and flow shift.",
         trainer_script="flux_train_network.py",
     ),
     ModelPreset(
-        "flux1-full", "FLUX.1", "Full FT", "FLUX.1 full fine-tune (sd-scripts)", Flux1FullTrainer, FLUX1_FIELDS,
+        "flux1-full", "FLUX.1", "Full FT", "FLUX.1 full fine-tune (sd-scripts)", Flux1Full, FLUX1_FIELDS,
         notes="The README recipe: Adafactor, --fused_backward_pass, --full_bf16, blocks swapped at 24 GB or less.",
         trainer_script="flux_train.py",
     ),
     ModelPreset(
-        "lumina-lora", "Lumina", "LoRA", "Lumina-Image 2.0 LoRA (sd-scripts)", LuminaLoraTrainer, LUMINA_FIELDS,
+        "lumina-lora", "Lumina", "LoRA", "Lumina-Image 2.0 LoRA (sd-scripts)", LuminaLoRA, LUMINA_FIELDS,
         notes="Next-DiT LoRA (networks.lora_lumina) with Gemma2 (--gemma2) and the FLUX.1 AE; nextdit_shift "
         "sampling, raw prediction and the docs' --system_prompt.",
         trainer_script="lumina_train_network.py",
     ),
     ModelPreset(
-        "lumina-full", "Lumina", "Full FT", "Lumina-Image 2.0 full fine-tune (sd-scripts)", LuminaFullTrainer,
+        "lumina-full", "Lumina", "Full FT", "Lumina-Image 2.0 full fine-tune (sd-scripts)", LuminaFull,
         LUMINA_FIELDS, notes="Next-DiT fine-tune; Adafactor with --fused_backward_pass, --full_bf16 at 24 GB or less.",
         trainer_script="lumina_train.py",
     ),
     ModelPreset(
-        "anima-lora", "Anima", "LoRA", "Anima LoRA (sd-scripts)", AnimaLoraTrainer, ANIMA_FIELDS,
+        "anima-lora", "Anima", "LoRA", "Anima LoRA (sd-scripts)", AnimaLoRA, ANIMA_FIELDS,
         notes="MiniTrainDIT LoRA (networks.lora_anima) with Qwen3-0.6B and the Qwen-Image VAE; no --fp8_base.",
         trainer_script="anima_train_network.py",
     ),
     ModelPreset(
-        "anima-full", "Anima", "Full FT", "Anima full fine-tune (sd-scripts)", AnimaFullTrainer, ANIMA_FIELDS,
+        "anima-full", "Anima", "Full FT", "Anima full fine-tune (sd-scripts)", AnimaFull, ANIMA_FIELDS,
         notes="Anima fine-tune; Adafactor with --fused_backward_pass, --full_bf16 at 24 GB or less.",
         trainer_script="anima_train.py",
     ),
     ModelPreset(
-        "hunyuan-image-lora", "HunyuanImage", "LoRA", "HunyuanImage-2.1 LoRA (sd-scripts)", HunyuanImageLoraTrainer,
+        "hunyuan-image-lora", "HunyuanImage", "LoRA", "HunyuanImage-2.1 LoRA (sd-scripts)", HunyuanImageLoRA,
         HUNYUAN_IMAGE_FIELDS,
         notes="2K DiT LoRA (networks.lora_hunyuan_image), DiT only; Qwen2.5-VL + byT5; --fp8_scaled and block "
         "swap below 40 GB (the docs' VRAM table). sd-scripts has no HunyuanImage full fine-tune.",

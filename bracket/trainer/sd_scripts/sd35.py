@@ -16,14 +16,16 @@ from typing import Any
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import FixedKnob, FloatKnob, Knob
-from bracket.trainer.sd_scripts.base import ModelInput, SdScriptsFullTrainer, SdScriptsLoraTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
 from bracket.trainer.tokenizers import CLIP_G_TOKENIZER, CLIP_L_TOKENIZER, T5_XXL_TOKENIZER
+from bracket.trainer.vram import MemoryPlan
 
 SD35_INPUTS = (
-    ModelInput("model_path", "--pretrained_model_name_or_path"),
-    ModelInput("clip_l_path", "--clip_l"),
-    ModelInput("clip_g_path", "--clip_g"),
-    ModelInput("t5xxl_path", "--t5xxl"),
+    ModelInput("model_path", "--pretrained_model_name_or_path", optional=True),
+    ModelInput("clip_l_path", "--clip_l", optional=True),
+    ModelInput("clip_g_path", "--clip_g", optional=True),
+    ModelInput("t5xxl_path", "--t5xxl", optional=True),
 )
 _DOCS = "kohya-ss/sd-scripts"
 _README = "kohya-ss/sd-scripts README (SD3 LoRA training section, commit c38b07d0)"
@@ -37,8 +39,14 @@ class _Sd35Family:
     tokenizer_ids = (CLIP_L_TOKENIZER, CLIP_G_TOKENIZER, T5_XXL_TOKENIZER)
     prompt_letters = ("d", "w", "h", "s", "l", "n")
 
+    #: the memory plan of SD3.5 Large (``memory_plan`` is Medium's)
+    large_memory_plan: MemoryPlan = ()
+
     def is_large(self) -> bool:
-        return (self.fields.get("sd35_variant") or "large") == "large"  # type: ignore[attr-defined]
+        return self.field("sd35_variant", "large") == "large"  # type: ignore[attr-defined]
+
+    def memory_table(self) -> MemoryPlan:
+        return self.large_memory_plan if self.is_large() else self.memory_plan  # type: ignore[attr-defined]
 
     def family_knobs(self) -> dict[str, Knob]:
         return {
@@ -54,7 +62,7 @@ class _Sd35Family:
         ]
 
 
-class Sd35LoraTrainer(_Sd35Family, SdScriptsLoraTrainer):
+class Sd35LoRA(_Sd35Family, SdScriptsLoRA):
     """SD3.5 LoRA of the MMDiT (preset ``sd35-lora``)."""
 
     script = "sd3_train_network.py"
@@ -62,14 +70,8 @@ class Sd35LoraTrainer(_Sd35Family, SdScriptsLoraTrainer):
     optimizers = ("AdamW8bit", "AdamW", "Adafactor", "Prodigy")
     lr_range = (1e-5, 1e-3)
 
-    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        args = ["--gradient_checkpointing"]
-        if self.is_large() and tier <= 16:
-            # README: SD3.5 Large LoRA fits 16 GB with fp8 weights
-            args.append("--fp8_base")
-            if tier <= 12:
-                args += ["--blocks_to_swap", "16"]
-        return args
+    # README: SD3.5 Large LoRA fits 16 GB with fp8 weights; Medium needs nothing
+    large_memory_plan = ((12, ("--fp8_base", "--blocks_to_swap", "16")), (16, ("--fp8_base",)))
 
     def baseline_config(self) -> NamedConfig:
         # The README's SD3 LoRA command (networks.lora_sd3, dim 4, alpha default 1, AdamW8bit 1e-4).
@@ -102,21 +104,17 @@ class Sd35LoraTrainer(_Sd35Family, SdScriptsLoraTrainer):
         ]
 
 
-class Sd35FullTrainer(_Sd35Family, SdScriptsFullTrainer):
+class Sd35Full(_Sd35Family, SdScriptsFull):
     """SD3.5 full fine-tune of the MMDiT (preset ``sd35-full``)."""
 
     script = "sd3_train.py"
     lr_range = (1e-7, 5e-5)
 
-    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        args = super().memory_args(tier, knobs)
-        large = self.is_large()
-        if tier <= (48 if large else 24):
-            args.append("--full_bf16")
-        swap = {24: 16, 16: 28, 12: 36} if large else {16: 6, 12: 12}
-        if tier in swap:
-            args += ["--blocks_to_swap", str(swap[tier])]
-        return args
+    memory_plan = ((12, ("--full_bf16", "--blocks_to_swap", "12")), (16, ("--full_bf16", "--blocks_to_swap", "6")),
+                   (24, ("--full_bf16",)))
+    large_memory_plan = ((12, ("--full_bf16", "--blocks_to_swap", "36")),
+                         (16, ("--full_bf16", "--blocks_to_swap", "28")),
+                         (24, ("--full_bf16", "--blocks_to_swap", "16")), (48, ("--full_bf16",)))
 
     def baseline_config(self) -> NamedConfig:
         # docs/fine_tune.md sd3_train.py example rate (4e-6) with the basic AdamW8bit command.

@@ -13,12 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from bracket.search.configs import NamedConfig
-from bracket.trainer.sd_scripts.base import ModelInput, SdScriptsFullTrainer, SdScriptsLoraTrainer
+from bracket.trainer.base import ModelInput
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
 from bracket.trainer.tokenizers import CLIP_G_TOKENIZER, CLIP_L_TOKENIZER
 
 SDXL_INPUTS = (
-    ModelInput("model_path", "--pretrained_model_name_or_path"),
-    ModelInput("vae_path", "--vae"),
+    ModelInput("model_path", "--pretrained_model_name_or_path", optional=True),
+    ModelInput("vae_path", "--vae", optional=True),
 )
 _DOCS = "kohya-ss/sd-scripts"
 
@@ -33,7 +34,7 @@ class _SdxlFamily:
     prompt_letters = ("d", "w", "h", "s", "l", "n")
 
 
-class SdxlLoraTrainer(_SdxlFamily, SdScriptsLoraTrainer):
+class SdxlLoRA(_SdxlFamily, SdScriptsLoRA):
     """SDXL LoRA (preset ``sdxl-lora``)."""
 
     script = "sdxl_train_network.py"
@@ -74,15 +75,13 @@ class SdxlLoraTrainer(_SdxlFamily, SdScriptsLoraTrainer):
         ]
 
 
-class SdxlFullTrainer(_SdxlFamily, SdScriptsFullTrainer):
+class SdxlFull(_SdxlFamily, SdScriptsFull):
     """SDXL full fine-tune of the U-Net (preset ``sdxl-full``); Adafactor + fused backward pass."""
 
     script = "sdxl_train.py"
     lr_range = (1e-7, 5e-5)
-
-    def memory_args(self, tier: int, knobs: Mapping[str, Any]) -> list[str]:
-        # docs/train_SDXL-en.md: full_bf16 is what makes a 24 GB fine-tune fit
-        return super().memory_args(tier, knobs) + (["--full_bf16"] if tier <= 24 else [])
+    # docs/train_SDXL-en.md: full_bf16 is what makes a 24 GB fine-tune fit
+    memory_plan = ((24, ("--full_bf16",)),)
 
     def baseline_config(self) -> NamedConfig:
         # docs/fine_tune.md: the basic fine-tuning command (AdamW8bit, 1e-5).
