@@ -26,9 +26,9 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app import views
+from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
-from bracket.session.manager import SessionManager
-from bracket.session import views
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.compare_views import NO_FLICKER, NO_MATRIX, flicker_html, progression_html, with_steps
 from ui.render import grid_html
@@ -310,6 +310,6 @@ def build(manager: SessionManager) -> dict[str, Any]:
 
 
 def _empty_grid() -> Any:
-    from bracket.session.grid import GridData
+    from bracket.app.grid import GridData
 
     return GridData([], [], [], None, [])
