@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from bracket import settings as app_settings
-from bracket.session.manager import SessionManager
+from bracket.app.manager import SessionManager
 
 #: the app's one session holder, shared by every browser tab (never per-tab state)
 MANAGER: SessionManager | None = None

@@ -72,8 +72,8 @@ def run_session(landscape: str, variant: str, repetition: int, budget: int, step
     settings = SearchSettings(budget=budget, steps=steps, seeds=1, sample_prompts="",
                               base_seed=1000 + 17 * repetition, validation_split=None if validation else 0.0,
                               confirm=None if confirm else 0)
-    session = Session.create("demo-cpu", fields, settings, out_dir=Path(workdir) / "sessions", name=name)
-    session.worker_id = f"bench-{repetition}"  # the controller's seed mixes in the worker id
+    session = Session.create("demo-cpu", fields, settings, out_dir=Path(workdir) / "sessions", name=name,
+                             worker_id=f"bench-{repetition}")  # the controller's seed mixes in the worker id
     status = session.run()
     runs = [r for r in session.store.runs(name) if r["stage"] == "search"]
     configs = {c["id"]: c for c in session.store.configs(name, stage="search")}

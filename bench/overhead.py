@@ -71,8 +71,7 @@ def measure_gap(workdir: Path, trials: int, steps: int = 100) -> dict[str, Any]:
     os.environ[LANDSCAPE_ENV] = "reference"
     fields = bench_fields(workdir)
     session = Session.create("demo-cpu", fields, SearchSettings(budget=trials, steps=steps, sample_prompts=""),
-                             out_dir=workdir / "sessions", name=f"gap-{trials}")
-    session.worker_id = "bench-gap"
+                             out_dir=workdir / "sessions", name=f"gap-{trials}", worker_id="bench-gap")
     started = time.time()
     status = session.run()
     wall = time.time() - started
@@ -149,8 +148,7 @@ def measure_suggestion(count: int, series_points: int, workdir: str) -> dict[str
     fields = bench_fields(Path(workdir))
     session = Session.create("demo-cpu", fields, SearchSettings(budget=count + 10, sample_prompts="",
                                                                 warm_start=False),
-                             out_dir=folder, name=f"suggest-{count}")
-    session.worker_id = "bench-suggest"
+                             out_dir=folder, name=f"suggest-{count}", worker_id="bench-suggest")
     started = time.perf_counter()
     fill_store(session, count, series_points)
     fill_s = time.perf_counter() - started

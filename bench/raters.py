@@ -17,7 +17,7 @@ Each taste disagrees with the loss differently:
   (Adam kinds near 1e-3) on a ``linear`` schedule, and the loss is noisy and flat.
 
 :class:`Rater` turns the taste into what a person does in the Compare tab, through the
-app's own functions (:class:`bracket.session.manager.SessionManager`: ``next_unrated``,
+app's own functions (:class:`bracket.app.manager.SessionManager`: ``next_unrated``,
 ``rate``, ``next_pairs``, ``compare``): after some trials it looks at what "Next unrated"
 shows and rates a few of them (1–10, rounded, with noise), sometimes skips a round (late),
 and now and then makes a blind pairwise choice (a logistic choice on the taste difference).

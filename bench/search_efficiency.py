@@ -142,8 +142,8 @@ def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, s
     started = time.time()
     settings = settings_for(strategy, budget, steps, repetition,
                             lr_bracket=strategy == "bracket" and not label.endswith("@nobracket"))
-    session = Session.create("demo-cpu", fields, settings, out_dir=Path(workdir) / "sessions", name=name)
-    session.worker_id = f"bench-{repetition}"  # the controller's seed mixes in the worker id
+    session = Session.create("demo-cpu", fields, settings, out_dir=Path(workdir) / "sessions", name=name,
+                             worker_id=f"bench-{repetition}")  # the controller's seed mixes in the worker id
     if strategy == "grid":
         points = grid_points()
         random.Random(repetition).shuffle(points)

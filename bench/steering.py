@@ -7,7 +7,7 @@ same seeds (``base_seed``, worker id, trainer noise):
 * ``control`` — nobody rates: the search follows the loss alone;
 * ``rated``   — the rater acts before every proposal from the first trial on (rates some of
   what "Next unrated" shows, now and then a blind pair), through the app's own
-  :class:`~bracket.session.manager.SessionManager` functions the Compare tab calls;
+  :class:`~bracket.app.manager.SessionManager` functions the Compare tab calls;
 * ``late``    — the same rater, but starting only after half the budget.
 
 Per session it records every config's kind, the rater's noise-free dislike of it, and the
@@ -105,9 +105,9 @@ def patch_winner_first(undo: bool = False) -> None:
     """Make "Next unrated" show the winner's runs first, then by stage and score, and "Next pair"
     the human judge's closest-score pair (the app before ``bracket.judge.informative``), in this
     process; ``undo`` restores the app's own."""
+    from bracket.app.manager import SessionManager
     from bracket.judge.human import next_pairs
-    from bracket.session.manager import SessionManager
-    from bracket.session.standings import STAGES
+    from bracket.standings import STAGES
 
     _ORIGINAL.setdefault("manager", (SessionManager.next_unrated, SessionManager.next_pairs))
     if undo:
@@ -139,7 +139,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
                 ) -> dict[str, Any]:
     """One session, start to end, with or without the rater; what it tried and what it picked."""
     from bracket.session.config import SearchSettings
-    from bracket.session.manager import SessionManager
+    from bracket.app.manager import SessionManager
     from bracket.session.scoring import config_values
     from bracket.session.session import Session
 
@@ -155,8 +155,8 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
                               confirm=0,  # measured before the confirmation rung existed (bench/noise.py measures it)
                               **({"weights": weights} if weights else {}))
     runs_dir = Path(workdir) / "sessions"
-    session = Session.create("demo-cpu", fields, settings, out_dir=runs_dir, name=name)
-    session.worker_id = f"bench-{repetition}"
+    session = Session.create("demo-cpu", fields, settings, out_dir=runs_dir, name=name,
+                             worker_id=f"bench-{repetition}")
     rater = None if mode == "control" else Rater(
         taste, seed=repetition, steps=steps, start_trial=1 if mode == "rated" else budget // 2 + 1)
     events: list[dict[str, Any]] = []

@@ -67,7 +67,7 @@ def measure_loaded_rss(workdir: Path, trials: int = 500, cpu_seconds: int = 0) -
 
     from bench.overhead import fill_store
     from bracket.session.config import SearchSettings
-    from bracket.session.manager import SessionManager
+    from bracket.app.manager import SessionManager
     from bracket.session.session import Session
     from ui import search_tab
     from ui.blocks import build_app
@@ -128,8 +128,8 @@ def grid_fixture(workdir: Path) -> tuple[list[dict[str, Any]], list[Any], Path]:
 
 
 def measure_grid(workdir: Path) -> dict[str, Any]:
-    from bracket.session.grid import build_grid
-    from bracket.session.thumbs import ThumbnailCache
+    from bracket.app.grid import build_grid
+    from bracket.app.thumbs import ThumbnailCache
 
     runs, prompts, runs_dir = grid_fixture(workdir)
 

@@ -14,16 +14,17 @@ import json
 import sys
 from typing import Any
 
+from bracket.app.forms import judge_server_settings, parse_bounds
 from bracket.cli_args import parse_assignments, prompts_argument
 from bracket.cli_text import best_step_lines, progress_line, results_table, run_figures, winner_lines
 from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
-from bracket.session.forms import judge_server_settings, parse_bounds
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
-from bracket.session.standings import standings
+from bracket.standings import standings
+from bracket.standings.study_sync import record_at_end
 
 
 def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
@@ -89,7 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         validation_split=0.0 if args.no_validation else None,
         vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
-                             name=args.name, storage_url=args.storage)
+                             name=args.name, storage_url=args.storage, on_finish=[record_at_end])
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
     for warning in session.parts.warnings:
@@ -116,7 +117,6 @@ def status_answer(session: Session, status: str, view: dict[str, Any]) -> dict[s
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from bracket.session.recovery import worker_is_alive
     from bracket.status_view import standings_view
 
     session = Session.open(args.path, storage_url=args.storage, validate=False)
@@ -132,7 +132,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(status_answer(session, status, view), indent=2, default=str))
             return 0
-        workers = [dict(w, alive=worker_is_alive(w, grace_s=session.grace_s))
+        workers = [dict(w, alive=session.worker.is_alive(w))
                    for w in session.store.workers(session.name)]
         if status == "running" and not any(w["alive"] for w in workers):
             status = "interrupted (no process runs it; resume it)"  # e.g. a full disk kept "failed" from the store
@@ -148,10 +148,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    session = Session.open(args.path, storage_url=args.storage)
+    session = Session.open(args.path, storage_url=args.storage, on_finish=[record_at_end])
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
-    if getattr(args, "more_runs", None) is not None:  # +N runs (bracket.session.extend), as in the app
-        from bracket.session.extend import extend_budget
+    if getattr(args, "more_runs", None) is not None:  # +N runs (bracket.app.extend), as in the app
+        from bracket.app.extend import extend_budget
 
         try:
             extend_budget(session, args.more_runs)
@@ -166,7 +166,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def cmd_finals(args: argparse.Namespace) -> int:
     session = Session.open(args.path, storage_url=args.storage)
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
-    final_ids = session.run_finals(top_k=args.top, steps=args.steps, seeds=args.seeds)
+    from bracket.app.stages import run_finals
+
+    final_ids = run_finals(session, top_k=args.top, steps=args.steps, seeds=args.seeds)
     snapshot = session.snapshot()
     finals = [r for r in snapshot.runs if r["stage"] == "final" and r["config_id"] in final_ids]
     print(f"finals of session {session.name}: {len(final_ids)} configs, {len(finals)} runs")
@@ -180,7 +182,7 @@ def cmd_finals(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from bracket.report import write_report
 
-    from bracket.session.study_sync import record_verdict
+    from bracket.standings.study_sync import record_verdict
 
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
@@ -218,11 +220,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
+    from bracket.app.stages import promote
+
     session = Session.open(args.path, storage_url=args.storage)
     try:
         session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
-        run_id = session.promote(steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
-                                 dataset=args.dataset)
+        run_id = promote(session, steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
+                         dataset=args.dataset)
     except BracketError:
         session.close()
         raise
@@ -248,8 +252,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print("warning: a password in --storage is visible in the process list; put it in PGPASSWORD "
               "(or ~/.pgpass) instead", file=sys.stderr)
 
-    session = Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "", grace_s=args.grace)
-    print(f"worker {session.worker_id} (gpu {session.gpu or '-'}) joined {session.name} on {redact_url(url)}; "
+    session = Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "", grace_s=args.grace,
+                           on_finish=[record_at_end])
+    print(f"worker {session.worker_id} (gpu {session.worker.gpu or '-'}) joined {session.name} on {redact_url(url)}; "
           f"run folders in {session.folder}", flush=True)
     # Ctrl-C or SIGTERM stops only this worker; the others take its slot over
     _watch(session, quiet=args.quiet, everywhere=False)

@@ -4,7 +4,7 @@ winner and best-step lines. Pure text from a :class:`SessionSnapshot` and the st
 from __future__ import annotations
 
 from bracket.session.snapshot import SessionSnapshot
-from bracket.session.standings import Standings, figures_text
+from bracket.standings import Standings, figures_text
 
 
 def _format_seconds(seconds: float | None) -> str:

@@ -2,7 +2,7 @@
 
 A search trains short runs; what a person wants at the end is the winning configuration as
 something they can run for real. :func:`export_run` rebuilds the winner run's command (the
-winner of :mod:`bracket.session.standings`, the same the app, ``status`` and the report name)
+winner of :mod:`bracket.standings`, the same the app, ``status`` and the report name)
 with the adapter's own ``prepare_run`` into an export folder (so every file the command
 names — per-run dataset TOML, prompt file, the trainer's own config — exists there), at the
 winner's **best step** (``Winner.step``, ``bracket.session.best_step``; the run's own step
@@ -22,7 +22,7 @@ beside it:
   (session, config, run, seed, score) and the command as a list.
 
 :func:`promote_weights` copies a run's trained weights (a final's, typically) to a folder of
-the person's choice; choosing configs for longer final runs is ``bracket.session.finals``.
+the person's choice; choosing configs for longer final runs is ``bracket.app.stages.run_finals``.
 """
 
 from __future__ import annotations
@@ -141,11 +141,11 @@ def _plain(value: Any) -> Any:
 
 def export_run(session: "Session", *, run_id: int | None = None, steps: int | None = None,
                out: Path | None = None) -> ExportResult:
-    """Rebuild run ``run_id`` (default: the winner's, from ``bracket.session.standings``) for
+    """Rebuild run ``run_id`` (default: the winner's, from ``bracket.standings``) for
     ``steps`` steps (default: that run's own step count) into ``out`` and write the script.
 
     Without ``run_id`` a missing or disqualified winner is refused (``NoWinnerError``)."""
-    from bracket.session.standings import require_winner, standings
+    from bracket.standings import require_winner, standings
 
     table = standings(session)
     best_step, basis = None, ""

@@ -7,7 +7,7 @@ those twice: ``report.md`` (pictures saved beside it as PNG files) and ``report.
 self-contained file, pictures embedded as base64 ``data:`` URLs, no external links).
 
 Leaderboards, the winner and parameter importance are those of
-:mod:`bracket.session.standings` (the same the app, ``status``, ``export`` and ``promote``
+:mod:`bracket.standings` (the same the app, ``status``, ``export`` and ``promote``
 use), recomputed now, per stage: short search runs and long final runs are scored and
 summarised separately (their losses are not comparable), and finals get their own section —
 never averaged with search scores. Each row shows the raw figures behind its score and
@@ -33,10 +33,9 @@ from bracket.report_charts import chart_runs, final_step_samples, history_chart,
 from bracket.report_render import Block, Picture
 from bracket.session.samples import image_problem
 from bracket.session.scoring import effective_weights
-from bracket.session.standings import (ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text,
-                                       standings)
-from bracket.session.standings import importance as standings_importance
 from bracket.session.store import redact_url
+from bracket.standings import ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text, standings
+from bracket.standings import importance as standings_importance
 from bracket.stats import StatsReport, summarise, verdict
 
 if TYPE_CHECKING:  # pragma: no cover

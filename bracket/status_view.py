@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from bracket.session.snapshot_cache import STEPS
+from bracket.app.snapshot_cache import STEPS
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session

@@ -17,7 +17,7 @@ import gradio as gr
 from starlette.middleware import Middleware
 
 from bracket import settings as app_settings
-from bracket.session.manager import SessionManager
+from bracket.app.manager import SessionManager
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.assets import CSS, HEAD
 from ui.common import PRIVATE

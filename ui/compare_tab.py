@@ -7,9 +7,10 @@ lightbox of ``ui.assets`` (←/→ runs, ↑/↓ prompts, PageUp/PageDown the sa
 run and prompt). A step slider moves through every saved step. Ratings (1–10, per run or per prompt) are saved the moment they are clicked. The
 blind pairwise panel shows two runs without names in random order (the pair whose order is
 least certain among the contenders, ``bracket.judge.informative``). "Next unrated" shows the
-unrated runs whose rating could change the pick or TPE's good set most, and says why in one line. Keys vote only in *pairwise mode* — its checkbox ticked and the
-focus inside the pairwise panel — so arrow keys elsewhere scroll and never record a blind
-vote; "Undo last vote" takes the newest choice back.
+unrated runs whose rating could change the pick or TPE's good set most, and says why in one
+line. Keys vote only in *pairwise mode* — its checkbox ticked and the focus inside the
+pairwise panel — so arrow keys elsewhere scroll and never record a blind vote; "Undo last
+vote" takes the newest choice back.
 
 Rating widgets belong to a run: each shows that run's stored whole-run rating (or none), its
 label says rated or unrated, and both are redrawn after every rating.
@@ -27,9 +28,9 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app import views
+from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
-from bracket.session.manager import SessionManager
-from bracket.session import views
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.compare_views import NO_FLICKER, NO_MATRIX, flicker_html, progression_html, with_steps
 from ui.render import grid_html
@@ -311,6 +312,6 @@ def build(manager: SessionManager) -> dict[str, Any]:
 
 
 def _empty_grid() -> Any:
-    from bracket.session.grid import GridData
+    from bracket.app.grid import GridData
 
     return GridData([], [], [], None, [])

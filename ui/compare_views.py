@@ -1,7 +1,7 @@
 """Compare beyond the runs × prompts grid: a run's steps × prompts matrix and A/B flicker.
 
 * :func:`progression_html` stacks one steps × prompts matrix per run
-  (``bracket.session.progression``; columns are the steps the run saved samples at). One
+  (``bracket.app.progression``; columns are the steps the run saved samples at). One
   run shows at a time; PageUp/PageDown switch to the previous/next run at the same prompt
   and step — in the lightbox, or with the focus on the stack (a click on it gives it the
   focus). ←/→ in the lightbox walk the steps, ↑/↓ the prompts (``ui.assets``).
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bracket.session.grid import GridData
+from bracket.app.grid import GridData
 from ui.render import file_url, grid_html
 
 NO_MATRIX = "<p>Pick runs and press <b>Steps × prompts</b>: each run's samples at every saved step.</p>"

@@ -18,7 +18,7 @@ from urllib.parse import quote
 import pandas as pd
 import plotly.graph_objects as go
 
-from bracket.session.grid import GridCell, GridData
+from bracket.app.grid import GridCell, GridData
 from bracket.session.plan import progress_text
 
 MAX_POINTS = 400

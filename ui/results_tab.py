@@ -1,15 +1,15 @@
 """Results tab: the leaderboard, the winner as a command and files, charts, the report.
 
-All numbers come from the engine's standings (``bracket.session.standings``, the same
+All numbers come from the engine's standings (``bracket.standings``, the same
 answer as ``status``, the report and ``export``): ``SessionManager.leaderboard`` (one board
 per stage, mean ± confidence interval per config, the raw figures behind each score),
 ``winner_export`` (the winner's trainer command at its own step count, and JSON/TOML files
 under the session folder), ``param_importance``, ``score_history`` and ``report_markdown``. The tab refreshes when it is opened and on demand.
 
 Also: "+N runs" gives a stopped or finished search more runs and resumes it
-(``SessionManager.extend``); the session's search space as a table (``bracket.session.space_table``);
+(``SessionManager.extend``); the session's search space as a table (``bracket.app.space_table``);
 Optuna's parallel-coordinate and slice plots of the configs against their current scores
-(``bracket.session.config_plots``).
+(``bracket.app.config_plots``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 
 import gradio as gr
 
-from bracket.session import views
-from bracket.session.manager import SessionManager
+from bracket.app import views
+from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import (file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure,
@@ -77,7 +77,7 @@ def refresh_more(manager: SessionManager) -> tuple[Any, Any, Any]:
         return None, None, None
     import pandas as pd
 
-    from bracket.session.space_table import COLUMNS
+    from bracket.app.space_table import COLUMNS
 
     parallel, slices = views.config_figures(manager)
     return pd.DataFrame(views.space_table(manager), columns=list(COLUMNS)), parallel, slices

@@ -11,7 +11,7 @@ loss chart once per change for all open tabs (``SessionManager.memo``). The tabl
 
 "Why this suggestion?" explains the newest proposed config (or one picked from the list):
 baseline, curated, warm start, learning-rate bracket or TPE, and for TPE the finished
-configs it resembles and what it changed (``bracket.session.suggestion_reason``).
+configs it resembles and what it changed (``bracket.app.suggestion_reason``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app import views
+from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
-from bracket.session import views
-from bracket.session.manager import SessionManager
 from ui.common import QUIET, inline_errors
 from ui.loss_plot import loss_plot
 from ui.render import fingerprint, progress_html, runs_frame, status_markdown

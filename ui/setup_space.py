@@ -2,7 +2,7 @@
 
 Every knob of the preset — searched or fixed, its range or choices, the trainer's own range
 beside it — with the LR and batch-size boxes applied through the one bounds parser
-(``bracket.session.forms.parse_bounds``, as ``--bound``/``--batch-sizes``) — and the "other
+(``bracket.app.forms.parse_bounds``, as ``--bound``/``--batch-sizes``) — and the "other
 bounds" box, which narrows or locks any knob (``KNOB=MIN:MAX``, ``KNOB=A,B``, ``KNOB=V``) —
 so "(narrowed)" shows what a box changed; a bound that does not fit says why. The LR boxes get the trainer's
 range as their placeholder.
@@ -14,9 +14,9 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app.forms import bound_assignments, parse_bounds
 from bracket.errors import BracketError
 from bracket.session.config import SearchSettings
-from bracket.session.forms import bound_assignments, parse_bounds
 
 
 def space_preview(preset_id: str, fields: dict[str, str] | None, lr_min: Any, lr_max: Any, batch_sizes: str,
@@ -26,7 +26,7 @@ def space_preview(preset_id: str, fields: dict[str, str] | None, lr_min: Any, lr
     import pandas as pd
 
     from bracket.search.space import FloatKnob
-    from bracket.session.space_table import COLUMNS, preset_space_rows
+    from bracket.app.space_table import COLUMNS, preset_space_rows
 
     if not preset_id:
         return None, gr.skip(), gr.skip(), ""

@@ -3,13 +3,13 @@
 The preset's form is rendered from its ``FieldSpec`` list (``gr.render``); each field is
 checked as it changes (``bracket.fields.problem_with_value``) with the message beside it,
 and the dataset field runs the dataset pre-flight. The search settings become a
-``SearchSettings`` through ``bracket.session.forms``; the budget box shows the plan
+``SearchSettings`` through ``bracket.app.forms``; the budget box shows the plan
 (``= N configs × K seeds``). Everything is checked by the engine before anything starts.
 
 The search-space table shows every knob of the preset — searched or fixed, its range or
 choices, narrowed by the LR and batch-size boxes through the one bounds parser
-(``bracket.session.space_table``) — before Start. The form reflects the open session (after
-a reload, in a second browser tab, after Open or Resume: ``bracket.session.form_values``),
+(``bracket.app.space_table``) — before Start. The form reflects the open session (after
+a reload, in a second browser tab, after Open or Resume: ``bracket.app.form_values``),
 and "Clone settings" fills it from the picked past session, so Start makes a new session
 with the same search.
 """
@@ -22,15 +22,15 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app import views
+from bracket.app.forms import plan_text, settings_from_form
+from bracket.app.manager import SessionManager
 from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.fields import merge_with_defaults, problem_with_value
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
-from bracket.session import views
-from bracket.session.forms import plan_text, settings_from_form
-from bracket.session.manager import SessionManager
 from bracket.session.past import past_sessions
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.setup_space import space_preview
@@ -147,7 +147,7 @@ FORM_OUTPUTS = 20
 
 
 def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> tuple[Any, ...]:
-    """Every form output set from session ``values`` (``bracket.session.form_values``)."""
+    """Every form output set from session ``values`` (``bracket.app.form_values``)."""
     loaded = {**values, "nonce": time.time_ns()}
     preset_id = values["preset_id"]
     weights = [values["weights"].get(name, 0.0) for name in JUDGE_NAMES]

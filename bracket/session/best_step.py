@@ -18,7 +18,7 @@ as is; the combined per-step score is the weighted mean of the judges that have 
 that step, with the session's weights. The **best step** is the lowest; on a tie the later
 step wins, and with no per-step evidence at all it is the final step (``basis`` says what the
 choice rests on). Everything here is a pure function of run records, ratings and weights;
-the standings (``bracket.session.standings``) call it, and the report, ``export`` and
+the standings (``bracket.standings``) call it, and the report, ``export`` and
 ``promote`` take the best step from there.
 """
 
@@ -54,10 +54,6 @@ class StepCurve:
     basis: str
     #: judge -> step -> value (raw loss, mean rating, VLM score) for charts and details
     per_judge: dict[str, dict[int, float]] = field(default_factory=dict)
-
-    @property
-    def is_final(self) -> bool:
-        return self.best_step is None or self.best_step == self.final_step
 
 
 def _mean_by_step(per_run: Sequence[Mapping[int, float]]) -> dict[int, float]:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
-
+#: a :class:`~bracket.session.session.Session` (anything with ``store``, ``name``, ``settings``;
+#: not imported: the session imports this module)
+Session = Any
 T = TypeVar("T")
 _LOCK = threading.Lock()
 _ATTRIBUTE = "_per_change_memo"

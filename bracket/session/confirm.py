@@ -30,15 +30,12 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 
-from bracket.session.scoring import config_values
-from bracket.session.store import RUN_ACTIVE, RUN_SPENT, runs_table, sessions_table
-
-if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
+from bracket.session.pipeline import RunPipeline
+from bracket.session.schema import RUN_ACTIVE, RUN_SPENT, runs_table, sessions_table
 
 #: how many rungs a plan may step through before it gives up (a guard, never reached)
 MAX_RUNGS = 1000
@@ -95,12 +92,12 @@ def next_step(ranking: Sequence[int], counts: Mapping[int, int], active: Mapping
     return Step("done")
 
 
-def confirmation_state(session: "Session") -> tuple[list[int], dict[int, int], dict[int, int], int]:
+def confirmation_state(pipeline: RunPipeline) -> tuple[list[int], dict[int, int], dict[int, int], int]:
     """(ranking, counts, active, confirmation runs handed out) of a session, from the store."""
-    seeds = session.settings.seeds
-    runs = [r for r in session.store.runs(session.name, with_series=False) if r["stage"] == "search"]
-    values = config_values(runs, session.scores(runs))
-    configs = {c["id"] for c in session.store.configs(session.name, stage="search")}
+    seeds = pipeline.settings.seeds
+    runs = pipeline.scoreboard.stage_runs("search")
+    values = pipeline.scoreboard.config_values(runs)
+    configs = {c["id"] for c in pipeline.store.configs(pipeline.name, stage="search")}
     ranking = [c for c in sorted(values, key=lambda c: (values[c], c)) if c in configs]
     counts: dict[int, int] = {}
     active: dict[int, int] = {}
@@ -116,44 +113,44 @@ def confirmation_state(session: "Session") -> tuple[list[int], dict[int, int], d
     return ranking, counts, active, handed_out
 
 
-def reserve_confirmation(session: "Session") -> tuple[str, dict[str, Any] | None, int | None, int | None]:
+def reserve_confirmation(pipeline: RunPipeline) -> tuple[str, dict[str, Any] | None, int | None, int | None]:
     """Reserve the next confirmation run under the session's row lock.
 
     Returns ``("run", config, seed_index, run_id)`` with the run recorded as pending for
     this worker, or ``("wait", None, None, None)`` / ``("done", None, None, None)``.
     """
-    settings, store = session.settings, session.store
+    settings, store, name = pipeline.settings, pipeline.store, pipeline.name
     with store.engine.begin() as c:
-        c.execute(sa.select(sessions_table.c.name).where(sessions_table.c.name == session.name).with_for_update())
-        ranking, counts, active, handed_out = confirmation_state(session)
+        c.execute(sa.select(sessions_table.c.name).where(sessions_table.c.name == name).with_for_update())
+        ranking, counts, active, handed_out = confirmation_state(pipeline)
         step = next_step(ranking, counts, active, seeds=settings.seeds,
                          runs_left=settings.confirm_runs - handed_out,
                          width=first_width(settings.confirm_runs, settings.n_configs))
         if step.action != "run":
             return step.action, None, None, None
-        config = next(x for x in store.configs(session.name, stage="search") if x["id"] == step.config_id)
-        taken = {r["seed_index"] for r in store.runs(session.name, with_series=False)
+        config = next(x for x in store.configs(name, stage="search") if x["id"] == step.config_id)
+        taken = {r["seed_index"] for r in store.runs(name, with_series=False)
                  if r["config_id"] == config["id"] and r["status"] in RUN_SPENT + RUN_ACTIVE}
         seed_index = next(i for i in range(settings.seeds, settings.seeds + MAX_RUNGS) if i not in taken)
         seed = settings.base_seed + seed_index
         result = c.execute(runs_table.insert().values(
-            session=session.name, config_id=config["id"], kind=config["kind"], stage="search",
+            session=name, config_id=config["id"], kind=config["kind"], stage="search",
             label=f"{config['name']} seed {seed} (confirm, rung {step.rung})", seed=seed, seed_index=seed_index,
-            params_json=json.dumps(config["params"], default=str), status="pending", worker=session.worker_id,
+            params_json=json.dumps(config["params"], default=str), status="pending", worker=pipeline.worker_id,
             max_steps=settings.steps, started_at=time.time()))
         return "run", config, seed_index, int(result.inserted_primary_key[0])
 
 
-def confirm_step(session: "Session", *, wait_s: float) -> bool:
-    """Train the next confirmation run of ``session``, or wait ``wait_s`` for other workers'
-    runs of this rung; False when the confirmation rung has nothing left to do."""
-    action, config, seed_index, run_id = reserve_confirmation(session)
+def confirm_step(pipeline: RunPipeline, *, wait_s: float) -> bool:
+    """Train the next confirmation run through ``pipeline``, or wait ``wait_s`` for other
+    workers' runs of this rung; False when the confirmation rung has nothing left to do."""
+    action, config, seed_index, run_id = reserve_confirmation(pipeline)
     if action == "done":
         return False
     if action == "wait":
-        session.phase = "confirm: waiting for this rung's runs on other workers"
-        session._stop.wait(wait_s)
+        pipeline.on_phase("confirm: waiting for this rung's runs on other workers")
+        pipeline.control.wait(wait_s)
         return True
-    session._train(config, seed_index, run_id=run_id)
-    session._finish_config_if_complete(config)
+    pipeline.train(config, seed_index, run_id=run_id)
+    pipeline.finish_config(config)
     return True

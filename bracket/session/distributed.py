@@ -14,7 +14,8 @@ many machines. They cooperate only through the store:
   period is *claimed* by one other worker with a compare-and-set on its owner column, so
   two survivors never both re-run it; its interrupted run does not spend budget.
 - **Pre-caching.** A setup step another live worker is running is waited for, not run
-  twice (the cache is shared through the dataset folder, at the same path everywhere).
+  twice (the cache is shared through the dataset folder, at the same path everywhere;
+  ``WorkerProtocol.setup_done_elsewhere`` in ``bracket.session.worker``).
 - **Artifacts.** Run folders are named by the run's database id, unique across workers,
   so every worker can write into one shared runs folder (a network mount at the same path
   on every machine); the store keeps their absolute paths, loss series and samples.
@@ -30,7 +31,6 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
@@ -44,11 +44,8 @@ from bracket.session.create import (
     parts_from_store,
     write_session_file,
 )
-from bracket.session.recovery import worker_is_alive
-from bracket.session.store import RUN_ACTIVE, Store, configs_table, redact_url, sessions_table
-
-if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
+from bracket.session.schema import configs_table, sessions_table
+from bracket.session.store import Store, redact_url
 
 #: database backends on which several workers may share one search
 SHARED_BACKENDS = ("postgresql",)
@@ -126,20 +123,3 @@ def reserve_config(store: Store, session: str, *, limit: int, worker: str,
             name=proposal.name, params_json=json.dumps(dict(proposal.config), default=str), status="running",
             worker=worker, created_at=time.time()))
         return int(result.inserted_primary_key[0])
-
-
-def setup_done_elsewhere(session: Session, label: str, poll_s: float = 2.0) -> bool:
-    """Wait while another live worker runs setup step ``label``; True once it is done (or on stop)."""
-    while True:
-        runs = [r for r in session.store.runs(session.name, kinds=("setup",), with_series=False) if r["label"] == label]
-        if any(r["status"] == "done" for r in runs):
-            return True
-        workers = {w["worker_id"]: w for w in session.store.workers(session.name)}
-        busy = [r for r in runs if r["status"] in RUN_ACTIVE and r["worker"] != session.worker_id
-                and worker_is_alive(workers.get(r["worker"]), grace_s=session.grace_s)]
-        if not busy:
-            return False
-        session.phase = f"pre-cache: {label} (waiting for worker {busy[0]['worker']})"
-        if session.stop_requested():
-            return True
-        session._stop.wait(poll_s)

@@ -17,19 +17,18 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bracket.judge.divergence import DivergenceMonitor
+from bracket.session.config import SearchSettings
 from bracket.session.proc import run_marker
 from bracket.session.runner import RunResult, Runner, read_log_tail
 from bracket.session.samples import collect_samples
+from bracket.session.store import Store
 from bracket.session.tfevents import ScalarReader
 from bracket.trainer.base import LaunchSpec
-
-if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
 
 log = logging.getLogger(__name__)
 PERSIST_SECONDS = 3.0
@@ -84,10 +83,22 @@ def describe_exit(result: RunResult, timeout_s: float | None) -> str:
 
 
 class RunExecutor:
-    """Runs processes for one session and keeps the live view of the current one."""
+    """Runs processes for one session and keeps the live view of the current one.
 
-    def __init__(self, session: "Session") -> None:
-        self.session = session
+    It is given what it needs, not the session: the store and session name to record into,
+    the settings (timeout, divergence stop, prompts), the trainer (post-run steps), this
+    worker's id and GPU, and ``stop_mode`` — asked every few seconds, ``"now"`` stops the run.
+    """
+
+    def __init__(self, store: Store, session_name: str, settings: SearchSettings, trainer: Any, *,
+                 worker_id: str, gpu: str = "", stop_mode: Callable[[], str] = lambda: "") -> None:
+        self.store = store
+        self.session_name = session_name
+        self.settings = settings
+        self.trainer = trainer
+        self.worker_id = worker_id
+        self.gpu = gpu
+        self.stop_mode = stop_mode
         self._lock = threading.Lock()
         self._runner: Runner | None = None
         self.current: dict[str, Any] | None = None
@@ -106,8 +117,8 @@ class RunExecutor:
 
     def execute(self, run_id: int, spec: LaunchSpec, *, scored: bool, run_dir: Path | None = None) -> str:
         """Run ``spec`` as run ``run_id`` to its end; returns the final run status."""
-        store, settings = self.session.store, self.session.settings
-        gpu = getattr(self.session, "gpu", "")
+        store, settings = self.store, self.settings
+        gpu = self.gpu
         if gpu:  # a worker pinned to one GPU (`bracket worker --gpu N`)
             spec = dataclasses.replace(spec, env={**spec.env, "CUDA_VISIBLE_DEVICES": gpu})
         run_dir = Path(run_dir or spec.cwd)
@@ -116,10 +127,10 @@ class RunExecutor:
         started_at = time.time()
         # the marker every process of the run inherits: recovery derives it again from the stored row
         runner = Runner(spec, log_path, timeout_s=settings.timeout_s,
-                        marker=run_marker(self.session.name, run_id, started_at))
+                        marker=run_marker(self.session_name, run_id, started_at))
         reader = ScalarReader(spec.logging_dir, spec.tfevents_glob, tuple(spec.loss_tags) + tuple(spec.eval_loss_tags))
         store.update_run(run_id, status="running", run_dir=str(run_dir), output_dir=str(spec.output_dir),
-                         started_at=started_at, max_steps=spec.max_steps, worker=self.session.worker_id)
+                         started_at=started_at, max_steps=spec.max_steps, worker=self.worker_id)
         with self._lock:
             self._runner = runner
             self.current = {"run_id": run_id, "label": spec.label or "", "step": 0, "max_steps": spec.max_steps,
@@ -146,7 +157,7 @@ class RunExecutor:
             if now - state["persisted"] > PERSIST_SECONDS:
                 state["persisted"] = now
                 store.update_run(run_id, last_step=self.current["step"], loss=self.current["loss"])
-                if self.session.stop_mode() == "now":  # "after-trial" lets this run finish
+                if self.stop_mode() == "now":  # "after-trial" lets this run finish
                     runner.stop("stopped by the user")
 
         try:
@@ -174,7 +185,7 @@ class RunExecutor:
         except Exception:  # the original error is the one to report
             log.warning("could not stop run %s after an error", run_id, exc_info=True)
         try:
-            self.session.store.update_run(
+            self.store.update_run(
                 run_id, status="interrupted", pid=None, finished_at=time.time(),
                 failure_reason=f"stopped by an error in Bracket ({type(error).__name__}: {error}); the slot runs again")
         except Exception:  # recovery marks it on resume
@@ -197,7 +208,7 @@ class RunExecutor:
             scan = read_log_tail(log_path, ERROR_SCAN_LINES) if log_path is not None else result.log_tail
             # the trainer's traceback may sit above the last 40 lines (the launcher's own comes last)
             status, reason = "failed", describe_exit(dataclasses.replace(result, log_tail=scan),
-                                                     self.session.settings.timeout_s)
+                                                     self.settings.timeout_s)
         elif scored and not loss:
             status, reason = "disqualified", "the trainer logged no loss (tfevents missing or empty)"
         elif scored and any(not math.isfinite(v) for _, v in loss):
@@ -206,7 +217,7 @@ class RunExecutor:
             status = "done"
         if status != "done" and not Path(spec.cwd).exists():
             reason += f"; its run folder {spec.cwd} was deleted while it ran"
-        self.session.store.update_run(
+        self.store.update_run(
             run_id, status=status, exit_code=result.exit_code, failure_reason=reason,
             log_tail="\n".join(result.log_tail), finished_at=time.time(), duration_s=result.duration_s,
             loss=loss, eval_loss=eval_loss, samples=samples, last_step=reader.last_step(), pid=None)
@@ -218,16 +229,15 @@ class RunExecutor:
 
     def _post_run(self, run_id: int, spec: LaunchSpec) -> None:
         """Post-run steps (e.g. LLM generations); their failure is noted, not fatal."""
-        trainer = self.session.trainer
-        run = self.session.store.get_run(run_id) or {}
-        commands = trainer.post_run_commands(run_dir=Path(run.get("run_dir") or spec.cwd), launch=spec,
-                                             sample_prompts=self.session.settings.prompts() or None)
+        run = self.store.get_run(run_id) or {}
+        commands = self.trainer.post_run_commands(run_dir=Path(run.get("run_dir") or spec.cwd), launch=spec,
+                                                  sample_prompts=self.settings.prompts() or None)
         for index, post in enumerate(commands):
             log_path = Path(run.get("run_dir") or spec.cwd) / "logs" / f"post-{index}.log"
-            result = Runner(post, log_path, timeout_s=self.session.settings.timeout_s).run()
+            result = Runner(post, log_path, timeout_s=self.settings.timeout_s).run()
             if result.exit_code != 0:
-                self.session.store.update_run(run_id, failure_reason=f"post-run step {post.label or index} failed: "
-                                              f"{describe_exit(result, None)}")
+                self.store.update_run(run_id, failure_reason=f"post-run step {post.label or index} failed: "
+                                      f"{describe_exit(result, None)}")
         if commands and spec.sample_dir:
             samples = [sample_record(s) for s in collect_samples(spec.sample_dir)]
-            self.session.store.update_run(run_id, samples=samples)
+            self.store.update_run(run_id, samples=samples)

@@ -19,7 +19,8 @@ import time
 from typing import Any
 
 from bracket.session import proc
-from bracket.session.store import RUN_ACTIVE, Store
+from bracket.session.schema import RUN_ACTIVE
+from bracket.session.store import Store
 
 #: a worker whose heartbeat is older than this is considered dead
 DEFAULT_GRACE_SECONDS = 60.0

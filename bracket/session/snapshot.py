@@ -10,16 +10,12 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
 from bracket.session.plan import plan_progress
-from bracket.session.recovery import worker_is_alive
-from bracket.session.store import RUN_SPENT
-
-if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
+from bracket.session.schema import RUN_SPENT
 
 
 @dataclass
@@ -57,7 +53,8 @@ class SessionSnapshot:
         return min(1.0, self.runs_spent / self.total_runs) if self.total_runs else 0.0
 
 
-def build_snapshot(session: "Session") -> SessionSnapshot:
+def build_snapshot(session: Any) -> SessionSnapshot:
+    """The snapshot of ``session`` (a :class:`bracket.session.session.Session`) now."""
     store, name = session.store, session.name
     row = store.get_session(name) or {}
     runs = store.runs(name, with_series=False)
@@ -98,7 +95,7 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
                  if r["stage"] == "search" and (r.get("seed_index") or 0) >= session.settings.seeds]
     phases = plan_progress(session.search_plan, [c for c in configs.values() if c.get("stage") == "search"] + confirmed,
                            live_config["kind"] if live_config and live_config.get("stage") == "search" else None)
-    workers = [dict(w, alive=worker_is_alive(w, grace_s=session.grace_s)) for w in store.workers(name)]
+    workers = [dict(w, alive=session.worker.is_alive(w)) for w in store.workers(name)]
     return SessionSnapshot(
         name=name, preset_id=session.parts.preset.id,
         status="paused" if paused else "running" if session.running else row.get("status", "created"),
@@ -112,9 +109,10 @@ def build_snapshot(session: "Session") -> SessionSnapshot:
     )
 
 
-def phase_label(session: "Session", config: dict[str, Any]) -> str:
+def phase_label(session: Any, config: dict[str, Any]) -> str:
     """``baseline``, ``curated 2/3``, ``learning-rate bracket 1/2`` or ``search 4/12`` for the
-    config about to train."""
+    config about to train. ``session``: anything with the session's ``store``, ``name``,
+    ``settings`` and ``controller()`` (the session or its run pipeline)."""
     configs = session.store.configs(session.name, stage="search")
     same_kind = [c for c in configs if c["kind"] == config["kind"]]
     index = next((i for i, c in enumerate(same_kind) if c["id"] == config["id"]), 0) + 1
@@ -130,7 +128,7 @@ def phase_label(session: "Session", config: dict[str, Any]) -> str:
     return f"search {index}/{max(session.settings.n_configs - others, index)}"
 
 
-def confirm_phase_label(session: "Session") -> str:
+def confirm_phase_label(session: Any) -> str:
     """``confirm 3/6``: the confirmation run about to train, of the rung's runs."""
     seeds = session.settings.seeds
     runs = session.store.runs(session.name, with_series=False, statuses=RUN_SPENT)

@@ -65,7 +65,7 @@ def test_a_late_rater_waits_for_half_the_budget():
 
 def test_the_winner_first_variant_swaps_the_apps_order_and_puts_it_back():
     from bench.steering import apply_variant
-    from bracket.session.manager import SessionManager
+    from bracket.app.manager import SessionManager
 
     own = (SessionManager.next_unrated, SessionManager.next_pairs)
     assert apply_variant("rated@winnerfirst") == ("rated", None)

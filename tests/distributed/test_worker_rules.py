@@ -62,25 +62,24 @@ def test_only_one_worker_can_claim_an_orphaned_config(tmp_path):
 def test_a_setup_step_another_live_worker_runs_is_waited_for_not_repeated(tmp_path):
     import threading
     import time
-    from types import SimpleNamespace
 
-    from bracket.session.distributed import setup_done_elsewhere
+    from bracket.session.control import RunControl
+    from bracket.session.worker import WorkerProtocol
 
     store = Store.open(sqlite_url(tmp_path / "s.db"))
     store.create_session("s", preset_id="demo-cpu", fields={}, settings={})
     store.heartbeat("s", "other-host:1", host="other-host", pid=1)
     run_id = store.add_run("s", kind="setup", stage="setup", label="cache latents", worker="other-host:1",
                            status="running")
-    stop = threading.Event()
-    me = SimpleNamespace(store=store, name="s", worker_id="me:2", grace_s=30.0, phase="", _stop=stop,
-                         stop_requested=lambda: False)
+    me = WorkerProtocol(store, "s", "me:2", grace_s=30.0)
+    control = RunControl(store, "s")
     threading.Timer(0.5, lambda: store.update_run(run_id, status="done")).start()
     started = time.time()
-    assert setup_done_elsewhere(me, "cache latents", poll_s=0.1) is True
+    assert me.setup_done_elsewhere("cache latents", control, poll_s=0.1) is True
     assert time.time() - started >= 0.4
     # a step whose worker is gone (no beat within the grace period) is this worker's to run
     store.update_run(run_id, status="running")
     me.grace_s = 0.0
     time.sleep(0.05)
-    assert setup_done_elsewhere(me, "cache latents", poll_s=0.1) is False
+    assert me.setup_done_elsewhere("cache latents", control, poll_s=0.1) is False
     store.close()

@@ -20,8 +20,9 @@ import pytest
 import sqlalchemy as sa
 
 from bracket.session.config import SearchSettings
+from bracket.session.schema import RUN_SPENT
 from bracket.session.session import Session
-from bracket.session.store import RUN_SPENT, Store
+from bracket.session.store import Store
 from tests.fakes import make_fake_python
 
 pytestmark = pytest.mark.slow

@@ -8,20 +8,20 @@ import json
 
 import pytest
 
+from bracket.app import views
+from bracket.app.config_plots import parallel_coordinate, scored_study, slice_plot
+from bracket.app.extend import extended_settings
+from bracket.app.form_values import form_values
+from bracket.app.forms import settings_from_form
+from bracket.app.manager import SessionManager
+from bracket.app.progression import build_progression
+from bracket.app.space_table import describe, preset_space_rows, space_rows
+from bracket.app.suggestion_reason import changes, distance, explain
+from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
-from bracket.session import views
 from bracket.session.config import SearchSettings
-from bracket.session.config_plots import parallel_coordinate, scored_study, slice_plot
-from bracket.session.extend import extended_settings
-from bracket.session.form_values import form_values
-from bracket.session.forms import settings_from_form
-from bracket.session.manager import SessionManager
-from bracket.session.progression import build_progression
-from bracket.session.space_table import describe, preset_space_rows, space_rows
-from bracket.session.standings.board import ConfigRow
-from bracket.session.suggestion_reason import changes, distance, explain
-from bracket.session.thumbs import ThumbnailCache
+from bracket.standings.board import ConfigRow
 from bracket.trainer.prompts import parse_prompt_lines
 
 SPACE = SearchSpace({

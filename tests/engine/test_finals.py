@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bracket.app.stages import run_finals
 from bracket.cli import main
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
@@ -36,7 +37,7 @@ def test_finals_rerun_the_best_configs_as_a_separate_stage(demo_fields, runs_dir
     # the Optuna study only holds the search configs
     assert len(reopened.store.study(reopened.name).trials) == 4
     # running finals again does not train them twice
-    reopened.run_finals(top_k=2, steps=20, seeds=2)
+    run_finals(reopened, top_k=2, steps=20, seeds=2)
     assert len([r for r in reopened.store.runs(reopened.name) if r["stage"] == "final"]) == 4
     reopened.close()
 

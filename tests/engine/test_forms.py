@@ -2,8 +2,8 @@
 
 import pytest
 
+from bracket.app.forms import settings_from_form
 from bracket.errors import BracketError
-from bracket.session.forms import settings_from_form
 
 
 def test_sample_every_zero_means_first_and_last_step_only():
@@ -16,7 +16,7 @@ def test_sample_every_zero_means_first_and_last_step_only():
 def test_one_bounds_parser_and_one_weights_parser_serve_the_form_and_the_command_line():
     from bracket.judge.combine import DEFAULT_WEIGHTS, WeightsError, parse_weights
     from bracket.session.config import SettingsError
-    from bracket.session.forms import parse_bounds
+    from bracket.app.forms import parse_bounds
 
     assert parse_bounds(1e-5, None, "4,1", {"network_dim": "4:16", "optimizer_type": "AdamW,RAdam"}) == {
         "learning_rate": (1e-5, 1e9), "batch_size": [1, 4], "network_dim": (4.0, 16.0),

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from bracket.app.forms import parse_bounds, plan_text, settings_from_form
+from bracket.app.grid import build_grid
+from bracket.app.manager import NoSessionError, SessionManager
+from bracket.app.thumbs import ThumbnailCache
 from bracket.dataset.demo_data import make_demo_dataset
 from bracket.errors import BracketError
 from bracket.session.config import SearchSettings
-from bracket.session.forms import parse_bounds, plan_text, settings_from_form
-from bracket.session.grid import build_grid
-from bracket.session.manager import NoSessionError, SessionManager
-from bracket.session.thumbs import ThumbnailCache
 from bracket.trainer.prompts import parse_prompt_lines
 from tests.fakes import FAKE_TRAINER, make_fake_python
 

@@ -112,7 +112,7 @@ def test_confirmation_rung_runs_the_leaders_again_inside_the_budget(tmp_path, ru
     for run in runs:
         per_config[run["config_id"]] = per_config.get(run["config_id"], 0) + 1
     assert sorted(per_config.values(), reverse=True)[:2] in ([3, 2], [2, 2])  # halving: 2 at 2 seeds, then 1 more
-    from bracket.session.standings import standings
+    from bracket.standings import standings
 
     table = standings(session)
     top = table.board("search").rows[0]
@@ -143,7 +143,7 @@ def test_best_step_through_export_and_a_stored_rating_step(tmp_path, runs_dir, m
     session = Session.create("demo-cpu", _fields(tmp_path, 30),
                              _settings(budget=2, steps=40, sample_every_n_steps=10), out_dir=runs_dir)
     assert session.run() == "finished"
-    from bracket.session.standings import standings
+    from bracket.standings import standings
 
     table = standings(session)
     rows = table.board("search").rows

@@ -10,13 +10,13 @@ import optuna
 from bracket.cli import main
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
-from bracket.session.standings import standings
-from bracket.session.study_sync import verdict_study_name
+from bracket.standings import standings
+from bracket.standings.study_sync import record_at_end, verdict_study_name
 
 
 def test_promote_trains_the_winner_with_saves_and_resumes_from_state(demo_fields, runs_dir, monkeypatch, capsys):
     session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=3, steps=8, sample_prompts=""),
-                             out_dir=runs_dir, name="promo")
+                             out_dir=runs_dir, name="promo", on_finish=[record_at_end])
     session.run()
     winner = min((r for r in session.snapshot().runs if r["score"] is not None), key=lambda r: r["score"])
     folder = session.folder

@@ -81,7 +81,7 @@ def test_a_refused_config_leaves_no_pending_run(demo_fields, runs_dir):
     bad = {"id": 0, "name": "bad", "kind": "search", "params": {**session.trainer.baseline_config().knobs,
                                                                  "batch_size": 3}}
     with pytest.raises(SearchSpaceError, match="batch_size"):
-        session._train(bad, 0)
+        session.pipeline.train(bad, 0)
     assert session.store.runs(session.name, with_series=False) == []
 
 

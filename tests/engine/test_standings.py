@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from bracket.session.scoring import RunScore
-from bracket.session.standings import UNRATED_WINNER, NoWinnerError, build_standings, require_winner
+from bracket.standings import UNRATED_WINNER, NoWinnerError, build_standings, require_winner
 
 
 def _config(cid, name, stage="search", trial=None, kind="search"):
@@ -109,7 +109,7 @@ def test_a_missing_or_disqualified_winner_is_refused():
 
 
 def test_parts_given_as_a_list_of_objects_are_read_too():
-    from bracket.session.standings import score_parts
+    from bracket.standings import score_parts
 
     score = SimpleNamespace(judges={"loss": 0.2}, details={"loss": {"final_ema": 0.3}}, weights_used={"loss": 0.4,
                             "human": 0.6}, parts=[SimpleNamespace(judge="loss", value=0.2, raw=0.3, estimated=False),

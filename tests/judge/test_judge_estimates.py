@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from bracket.judge.divergence import ema
 from bracket.judge.combine import PRIOR_MEAN, estimate_missing
+from bracket.judge.divergence import ema
 from bracket.session.scoring import score_runs
 
 CASES = 60
@@ -115,7 +115,7 @@ def test_estimate_shrinks_toward_the_middle_with_few_scores_and_follows_many():
 
 
 def test_the_rating_message_says_whether_the_config_now_guides_tpe():
-    from bracket.session.rating_effect import describe_rating_effect
+    from bracket.app.rating_effect import describe_rating_effect
 
     before = {i: 0.1 * i for i in range(1, 13)}  # 12 configs, rated: TPE's good set is the best 3 (25 %)
     after = {**before, 7: 0.05}

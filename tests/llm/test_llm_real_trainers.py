@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from bracket.session.manager import SessionManager
+from bracket.app.manager import SessionManager
 from bracket.session.tfevents import read_scalars
 from tests.judge import stand_in_server
 from tests.llm import tiny_model

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from bracket.app.manager import SessionManager
 from bracket.cli import main
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
-from bracket.session.manager import SessionManager
 from tests.reliability.rel_helpers import cli_args, inline_error, launches
 
 pytestmark = pytest.mark.timeout(300)

@@ -14,8 +14,8 @@ import shutil
 
 import pytest
 
+from bracket.app.manager import SessionManager
 from bracket.cli import main
-from bracket.session.manager import SessionManager
 from tests.reliability.rel_helpers import cli_args
 
 pytestmark = pytest.mark.timeout(240)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from bracket.app.manager import SessionManager
 from bracket.cli import main
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
-from bracket.session.manager import SessionManager
 from tests.conftest import make_caption_folder
 from tests.fakes import FAKE_TRAINER
 from tests.reliability.rel_helpers import cli_args, launches, make_probe_python

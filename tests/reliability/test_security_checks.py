@@ -177,7 +177,7 @@ def test_secrets_never_reach_the_folder_the_store_the_report_the_export_or_the_o
         fast_fields, runs_dir, tmp_path, fake_vlm, password_store, argv_log, capsys, caplog):
     from bracket.cli import main
     from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
-    from bracket.session.manager import SessionManager
+    from bracket.app.manager import SessionManager
     from ui.setup_tab import start_search
 
     caplog.set_level(logging.DEBUG)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from bracket.app.manager import SessionManager
 from bracket.cli import main
 from bracket.judge.vlm import VlmConfig
-from bracket.session.manager import SessionManager
 from bracket.session.session import Session
 from bracket.session.vlm_scoring import VlmScorer
 from tests.reliability.rel_helpers import cli_args

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from bracket.app.stages import run_finals
 from bracket.report import write_report
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
@@ -69,7 +70,7 @@ def demo_session(tmp_path_factory) -> Demo:
         session.close()
         session = Session.open(tmp / "runs" / "rep")  # finals run on a fresh object (run() leaves it stopped)
         session.settings.vlm = vlm  # as the UI keeps the key in memory
-        session.run_finals(top_k=1, steps=20, seeds=2)
+        run_finals(session, top_k=1, steps=20, seeds=2)
         # the live session still holds the VLM key in memory; secrets also sit in the environment
         patch.setenv("BRACKET_VLM_API_KEY", ENV_VLM_KEY)
         patch.setenv("BRACKET_STORAGE_URL", f"postgresql+psycopg://bob:{STORE_PASSWORD}@db.invalid:5432/bracket")

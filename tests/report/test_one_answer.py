@@ -9,13 +9,13 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
+from bracket.app.manager import SessionManager
 from bracket.cli import main
 from bracket.report import build_report, render_markdown
 from bracket.session.config import SearchSettings
-from bracket.session.manager import SessionManager
 from bracket.session.session import Session
-from bracket.session.standings import UNRATED_WINNER, standings
-from bracket.session.study_sync import LEFTOVER_NOTE, verdict_study_name
+from bracket.standings import UNRATED_WINNER, standings
+from bracket.standings.study_sync import LEFTOVER_NOTE, record_at_end, verdict_study_name
 from bracket.trainer.demo.adapter import DemoLoRA
 
 
@@ -24,7 +24,7 @@ def test_the_app_status_report_export_and_promote_name_the_same_winner(demo_fiel
     monkeypatch.setattr(DemoLoRA, "preflight_problems", lambda self: [])  # the torch probe is not the subject
     session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=3, steps=10, seeds=1,
                                                                     sample_prompts="a red circle --d 3"),
-                             out_dir=runs_dir, name="answer")
+                             out_dir=runs_dir, name="answer", on_finish=[record_at_end])
     assert session.run() == "finished"
     # the stored study tells the truth: leftover warm-start trials closed with a note, a verdict view written
     study = session.store.study(session.name)

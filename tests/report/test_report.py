@@ -7,7 +7,7 @@ import statistics
 
 
 from bracket.report import build_report, render_markdown, write_report
-from bracket.session.standings import importance, parameter_importance
+from bracket.standings import importance, parameter_importance
 from tests.report.conftest import SECRETS, STORE_PASSWORD
 
 SECTIONS = ("Verdict", "Leaderboard (search runs)", "Finals (long runs, scored separately)", "Winner",

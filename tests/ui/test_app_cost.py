@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bracket.session.manager import SessionManager
+from bracket.app.manager import SessionManager
 from bracket.session.session import Session
 from tests.ui.test_poll_cost import Clock, count_statements, skipped
 from ui import loss_plot, results_tab, search_tab
@@ -79,7 +79,7 @@ def test_a_tick_writes_only_the_live_runs_trace(monkeypatch):
 
 def test_standings_are_computed_once_per_store_change_for_report_and_export(filled, monkeypatch):
     from bracket.report import write_report
-    from bracket.session import standings as package
+    from bracket import standings as package
 
     calls = []
     real = package._compute_standings
@@ -95,7 +95,7 @@ def test_standings_are_computed_once_per_store_change_for_report_and_export(fill
 
 
 def test_the_verdict_study_is_rewritten_only_when_the_verdict_changed(filled, monkeypatch):
-    from bracket.session import study_sync
+    from bracket.standings import study_sync
 
     session = Session.open(filled, validate=False)
     deleted = []
@@ -112,7 +112,7 @@ def test_the_verdict_study_is_rewritten_only_when_the_verdict_changed(filled, mo
 
 
 def test_the_results_tab_does_not_wait_for_the_verdict_study(runs_dir, filled, monkeypatch):
-    from bracket.session import study_sync
+    from bracket.standings import study_sync
 
     release, written = threading.Event(), []
     monkeypatch.setattr(study_sync, "record_verdict",

@@ -13,8 +13,8 @@ import gradio as gr
 import pytest
 import sqlalchemy as sa
 
+from bracket.app.manager import SessionManager
 from bracket.session.config import SearchSettings
-from bracket.session.manager import SessionManager
 from bracket.session.session import Session
 from ui import search_tab
 from ui.loss_plot import plot_json
@@ -48,7 +48,7 @@ class Clock:
 
     def __init__(self, monkeypatch) -> None:
         self.now = 1000.0
-        monkeypatch.setattr("bracket.session.snapshot_cache.time.monotonic", lambda: self.now)
+        monkeypatch.setattr("bracket.app.snapshot_cache.time.monotonic", lambda: self.now)
 
     def tick(self) -> None:
         self.now += 1.0
@@ -128,8 +128,8 @@ def test_a_finished_run_in_the_store_sends_its_row(watched):
 def test_standings_are_computed_once_per_store_change(watched, monkeypatch):
     manager, session, clock = watched
     calls = []
-    real = __import__("bracket.session.manager", fromlist=["standings"]).standings
-    monkeypatch.setattr("bracket.session.manager.standings", lambda s: calls.append(1) or real(s))
+    real = __import__("bracket.app.manager", fromlist=["standings"]).standings
+    monkeypatch.setattr("bracket.app.manager.standings", lambda s: calls.append(1) or real(s))
     for _ in range(3):
         manager.leaderboard()
         manager.run_labels()

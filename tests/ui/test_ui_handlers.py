@@ -9,14 +9,14 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
+from bracket.app.grid import GridCell, GridColumn, GridData, build_grid
+from bracket.app.manager import SessionManager
+from bracket.app.thumbs import ThumbnailCache
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import PRESETS
-from bracket.session.grid import GridCell, GridColumn, GridData, build_grid
-from bracket.session.manager import SessionManager
-from bracket.session.thumbs import ThumbnailCache
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
-from bracket.session.forms import plan_text
+from bracket.app.forms import plan_text
 from ui.render import grid_html, loss_figure, runs_frame
 from ui.loss_plot import plot_json
 

@@ -12,7 +12,7 @@ import gradio as gr
 import pytest
 
 from bracket.judge.combine import JUDGE_NAMES
-from bracket.session.manager import SessionManager
+from bracket.app.manager import SessionManager
 from tests.ui.test_ui_handlers import start
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bracket.app.grid import build_grid
+from bracket.app.thumbs import ThumbnailCache
 from bracket.session.execute import sample_record
-from bracket.session.grid import build_grid
 from bracket.session.samples import collect_samples
-from bracket.session.thumbs import ThumbnailCache
 from bracket.trainer.prompts import parse_prompt_lines
 from ui.render import grid_html
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bracket.session.grid import GridColumn, GridData, _cell, available_steps
-from bracket.session.thumbs import ThumbnailCache
+from bracket.app.grid import GridColumn, GridData, _cell, available_steps
+from bracket.app.thumbs import ThumbnailCache
 from bracket.trainer.prompts import SamplePrompt
 
 

@@ -7,7 +7,7 @@ comparison puts, in one row, the sample of one prompt from every chosen run at o
 * ``steps``: every step at which any chosen run saved samples (``e000000`` counts as 0);
   the chosen step defaults to the last step that every run has reached;
 * a cell holds the full-size file (PNG or MP4 under the runs folder, never re-encoded) and
-  a thumbnail path from :class:`~bracket.session.thumbs.ThumbnailCache`;
+  a thumbnail path from :class:`~bracket.app.thumbs.ThumbnailCache`;
 * text samples (LLM presets) come from ``generations.json`` in the run's sample folder,
   a list of ``{prompt_index, prompt, seed, completion}``;
 * edit models: the prompt's control image (``--ci``, or the ``sample_control_image``
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bracket.session.thumbs import FULL_SIZE, ThumbnailCache
+from bracket.app.thumbs import FULL_SIZE, ThumbnailCache
 from bracket.trainer.prompts import SamplePrompt
 
 GENERATIONS_FILE = "generations.json"

@@ -2,8 +2,9 @@
 
 Everything that ranks configs or names a winner calls this package: the Results tab and
 the Compare labels (through ``SessionManager``), ``python -m bracket status`` (and its
-``--json``), the report, ``export``, ``finals`` (its top-k) and ``promote``. So they all name
-the same run and config.
+``--json``), the report, ``export``, finals (their top-k) and promotion (``bracket.app.stages``).
+So they all name the same run and config. It sits above the engine (``bracket.session``),
+which never imports it: it reads a session's store and current scores.
 
 * :func:`standings` — a :class:`Standings` read from the session's store now: one
   :class:`StageBoard` per stage (search, final, promote; each scored on its own scale, never
@@ -21,10 +22,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bracket.errors import BracketError
-from bracket.session.standings.board import (STAGES, UNRATED_WINNER, ConfigRow, RunStanding, StageBoard, Standings,
-                                             Winner, build_standings)
-from bracket.session.standings.importance import MIN_CONFIGS, parameter_importance
-from bracket.session.standings.parts import ScorePart, figures_text, score_parts
+from bracket.session.best_step import step_curves
+from bracket.session.change_memo import peek, per_change
+from bracket.session.scoring import effective_weights
+from bracket.standings.board import (STAGES, UNRATED_WINNER, ConfigRow, RunStanding, StageBoard, Standings,
+                                     Winner, build_standings)
+from bracket.standings.importance import MIN_CONFIGS, parameter_importance
+from bracket.standings.parts import ScorePart, figures_text, score_parts
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -52,16 +56,10 @@ def standings(session: "Session") -> Standings:
     """The session's standings, from its store and current scores (ratings included, as of now),
     with each config's best step (``bracket.session.best_step``). Computed once per store change
     in a process (``bracket.session.change_memo``): the report, its export and the app share it."""
-    from bracket.session.change_memo import per_change
-
     return per_change(session, "standings", lambda: _compute_standings(session))
 
 
 def _compute_standings(session: "Session") -> Standings:
-    from bracket.session.best_step import step_curves
-    from bracket.session.change_memo import per_change
-    from bracket.session.scoring import effective_weights
-
     store, name = session.store, session.name
     runs = [r for r in store.runs(name, with_series=False) if r.get("stage") != "setup" and r.get("kind") != "setup"]
     weights = effective_weights(session.settings.weights)
@@ -94,8 +92,6 @@ def require_winner(session: "Session", table: Standings | None = None) -> Winner
 def importance(session: "Session", table: Standings | None = None) -> tuple[dict[str, float], str]:
     """Parameter importance over the search configs' current scores, and a note (with a warning
     below :data:`MIN_CONFIGS` configs)."""
-    from bracket.session.change_memo import peek, per_change
-
     if table is not None and table is not peek(session, "standings"):
         board = table.board("search")  # a table of another moment: computed for it, not kept
         return parameter_importance(board.rows if board else [], session.space)

@@ -11,7 +11,7 @@ range, so a narrowed knob says so:
 
 :func:`preset_space_rows` does this for a preset and form values before a session exists
 (the Setup tab); the Results tab passes the open session's ``space`` and trainer. Bounds
-come from the one bounds parser (``bracket.session.forms.parse_bounds``), so the table shows
+come from the one bounds parser (``bracket.app.forms.parse_bounds``), so the table shows
 exactly what ``--bound``/``--batch-sizes`` or the LR fields would search.
 """
 

@@ -3,16 +3,17 @@
 A Gradio app serves every browser tab from one process, so the session must live at module
 level, not in per-tab state: :class:`SessionManager` is that object. It
 
-* lists the past sessions in the runs folder (``session.json`` + the store's status);
+* lists the past sessions in the runs folder (:mod:`bracket.app.catalog`);
 * starts a new search, opens a past one to look at, resumes it, stops and pauses it —
   refusing a second search while one runs;
 * hands out snapshots rebuilt only when the store changed, and derived views computed once
-  per change (:mod:`bracket.session.snapshot_cache`), so many polling tabs cost one read;
-* builds the Compare grid (:mod:`bracket.session.grid`) from paths and cached thumbnails;
-* picks what to score next (unrated runs; informative pairs from the human judge);
+  per change (:mod:`bracket.app.snapshot_cache`), so many polling tabs cost one read;
+* builds the Compare grid (:mod:`bracket.app.grid`) from paths and cached thumbnails;
+* picks what to score next: unrated runs and blind pairs where a rating could change the
+  answer most (:mod:`bracket.app.rating_queue`, :mod:`bracket.judge.informative`);
 * records ratings and pairwise choices;
-* gathers the Results tab's data: the standings (:mod:`bracket.session.standings`, the one
-  answer the CLI and the report give too) and :mod:`bracket.session.results`.
+* gathers the Results tab's data: the standings (:mod:`bracket.standings`, the one
+  answer the CLI and the report give too) and :mod:`bracket.app.results`.
 
 Every error a person can cause is a ``BracketError`` whose message says what to do.
 """
@@ -22,54 +23,33 @@ from __future__ import annotations
 import functools
 import statistics
 import threading
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bracket import settings as app_settings
+from bracket.app import results, stages
+from bracket.app.catalog import SessionInfo, list_sessions, session_folder
+from bracket.app.grid import GridData, build_grid
+from bracket.app.jobs import Job
+from bracket.app.log_view import LogTail
+from bracket.app.rating_queue import rate_next, run_labels
+from bracket.app.snapshot_cache import SnapshotCache
+from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
 from bracket.fields import check_configured_executables
 from bracket.registry import get_preset
-from bracket.session import results
 from bracket.session.config import SearchSettings
-from bracket.session.create import SESSION_FILE, read_session_file
-from bracket.session.grid import GridData, build_grid
-from bracket.session.jobs import Job
-from bracket.session.runner import read_log_tail
+from bracket.session.schema import RUN_SPENT
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
-from bracket.session.snapshot_cache import SnapshotCache
-from bracket.session.standings import STAGES, StageBoard, Standings, figures_text, importance, standings
-from bracket.session.store import RUN_SPENT
-from bracket.session.thumbs import ThumbnailCache
+from bracket.standings import STAGES, StageBoard, Standings, importance, standings
+from bracket.standings.study_sync import background_verdict, record_at_end
 
 SCORABLE = ("done",)
 
 
 class NoSessionError(BracketError):
     """An action that needs a session when none is open."""
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """One past session in the runs folder."""
-
-    name: str
-    folder: Path
-    preset_id: str
-    status: str
-    created_at: float
-    runs_spent: int = 0
-    total_runs: int = 0
-
-    @property
-    def label(self) -> str:
-        try:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.created_at)) if self.created_at else "?"
-        except (OverflowError, OSError, ValueError):
-            when = "?"
-        return f"{self.name} · {self.preset_id} · {self.status} · {self.runs_spent}/{self.total_runs} runs · {when}"
 
 
 class SessionManager:
@@ -88,8 +68,8 @@ class SessionManager:
         self._thumbs: ThumbnailCache | None = None
         self._cache: SnapshotCache | None = None
         self._loss_cache: dict[int, list[tuple[int, float]]] = {}
-        self._log_cache: tuple[Any, list[str]] = (None, [])
-        #: finals or promote running (or last run) in the background (``bracket.session.jobs``)
+        self._log = LogTail()
+        #: finals or promote running (or last run) in the background (``bracket.app.jobs``)
         self.job: Job | None = None
         self._verdict_thread: threading.Thread | None = None
 
@@ -129,37 +109,8 @@ class SessionManager:
     # -- listing, starting, resuming -------------------------------------------------
     def list_sessions(self) -> list[SessionInfo]:
         """Sessions in the runs folder, newest first (unreadable ones say why in their status)."""
-        if not self.runs_dir.is_dir():
-            return []
-        found: list[SessionInfo] = []
-        for path in sorted(self.runs_dir.glob(f"*/{SESSION_FILE}")):
-            folder = path.parent
-            try:
-                info = read_session_file(folder)
-            except BracketError as error:  # listed as damaged, with the reason; the others still work
-                found.append(SessionInfo(folder.name, folder, "?", f"damaged: {error}", 0.0))
-                continue
-            name, preset_id = str(info.get("name", folder.name)), str(info.get("preset_id", "?"))
-            created = float(info.get("created_at") or 0.0)
-            current = self._session
-            if current is not None and current.folder.resolve() == folder.resolve():
-                snap = self.snapshot()
-                found.append(SessionInfo(name, folder, preset_id, snap.status, created, snap.runs_spent,
-                                         snap.total_runs))
-                continue
-            try:
-                session = Session.open(folder, storage_url=self.storage_url, validate=False)
-            except (BracketError, ValueError, TypeError, KeyError) as error:  # a damaged store row, too
-                found.append(SessionInfo(name, folder, preset_id, f"unreadable ({error})", created))
-                continue
-            try:
-                row = session.store.get_session(session.name) or {}
-                spent = session.spent_runs()
-                found.append(SessionInfo(name, folder, preset_id, str(row.get("status", "?")), created, spent,
-                                         session.total_runs()))
-            finally:
-                session.store.close()
-        return sorted(found, key=lambda s: s.created_at, reverse=True)
+        return list_sessions(self.runs_dir, storage_url=self.storage_url, current=self._session,
+                             current_snapshot=self.snapshot)
 
     def start_new(self, preset_id: str, fields: dict[str, str], settings: SearchSettings,
                   name: str | None = None) -> Session:
@@ -169,7 +120,7 @@ class SessionManager:
             if not self.allow_custom_executables:
                 check_configured_executables(get_preset(preset_id).fields, fields)
             session = Session.create(preset_id, fields, settings, out_dir=self.runs_dir, name=name or None,
-                                     storage_url=self.storage_url)
+                                     storage_url=self.storage_url, on_finish=[record_at_end])
             self._adopt(session)
             session.start()
             return session
@@ -177,7 +128,7 @@ class SessionManager:
     def open(self, folder: Path | str) -> Session:
         """Open a past session to look at it (Compare, Results) without running it."""
         with self._lock:
-            folder = self._session_folder(folder)
+            folder = session_folder(self.runs_dir, folder)
             current = self._session
             if current is not None and current.folder.resolve() == folder.resolve():
                 return current
@@ -194,7 +145,8 @@ class SessionManager:
             if session.running:
                 raise BracketError(f"Search {session.name} is already running.")
             self._refuse_if_running("resume the search")
-            fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True)
+            fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True,
+                                 on_finish=[record_at_end])
             if fresh.store.read_only:
                 fresh.store.close()
                 fresh.store.require_writable()  # raises: a read-only folder or a full disk
@@ -204,22 +156,14 @@ class SessionManager:
 
     def extend(self, more: int) -> Session:
         """``+N runs``: give the open (stopped or finished) search ``more`` runs and resume it
-        (``bracket.session.extend``)."""
-        from bracket.session.extend import extend_budget
+        (``bracket.app.extend``)."""
+        from bracket.app.extend import extend_budget
 
         with self._lock:
             session = self.require()
             self._refuse_if_running("add runs")
             extend_budget(session, more)
             return self.resume()
-
-    def _session_folder(self, folder: Path | str) -> Path:
-        path = Path(folder)
-        if not path.is_absolute():
-            path = self.runs_dir / path
-        if not (path / SESSION_FILE).is_file():
-            raise BracketError(f"{path} is not a Bracket session folder; pick one from the list of past sessions.")
-        return path
 
     def stop(self, *, now: bool = True) -> None:
         session = self.require()
@@ -247,7 +191,7 @@ class SessionManager:
     # -- reading -------------------------------------------------------------------------
     def snapshot(self) -> SessionSnapshot | None:
         """The current session's snapshot, rebuilt only when the store or the run here changed
-        (:mod:`bracket.session.snapshot_cache`; tabs polling in the same tick share one read)."""
+        (:mod:`bracket.app.snapshot_cache`; tabs polling in the same tick share one read)."""
         cache = self._cache
         return None if cache is None else cache.snapshot()
 
@@ -267,26 +211,10 @@ class SessionManager:
 
     def log_tail(self, lines: int = 40, snap: SessionSnapshot | None = None) -> list[str]:
         """The tail of the current run's log, else of the last run that has one (read again
-        only when the file grew); ``snap``: the snapshot the caller just got (else one is taken)."""
+        only when the file grew; ``bracket.app.log_view``); ``snap``: the snapshot the caller just
+        got (else one is taken)."""
         snap = snap if snap is not None else self.snapshot()
-        if snap is None:
-            return []
-        path = Path(snap.current["log_path"]) if snap.current and snap.current.get("log_path") else None
-        if path is None:
-            path = self.memo("log_path", lambda: next(
-                (p for r in reversed(snap.runs) if r.get("run_dir")
-                 and (p := Path(r["run_dir"]) / "logs" / "stdout.log").is_file()), None), structural=True,
-                fresh=False)
-        if path is None:
-            return []
-        try:
-            stat = path.stat()
-        except OSError:
-            return []
-        key = (str(path), stat.st_size, stat.st_mtime_ns, lines)
-        if self._log_cache[0] != key:
-            self._log_cache = (key, read_log_tail(path, lines))
-        return list(self._log_cache[1])
+        return [] if snap is None else self._log.read(snap, self.memo, lines)
 
     def loss_series(self, run_ids: list[int] | None = None,
                     snap: SessionSnapshot | None = None) -> dict[int, list[tuple[int, float]]]:
@@ -338,39 +266,17 @@ class SessionManager:
         return [] if snap is None else [r for r in snap.runs if r["status"] in SCORABLE and r["kind"] != "setup"]
 
     def next_unrated(self, k: int = 4) -> list[int]:
-        """Up to ``k`` finished runs nobody rated yet, where a rating could change the answer most
-        (:meth:`rate_next`); only when every run is rated, the best rated runs again."""
+        """Up to ``k`` finished runs nobody rated yet, where a rating could change the answer most."""
         return self.rate_next(k)[0]
 
     def rate_next(self, k: int = 4) -> tuple[list[int], str]:
-        """(runs to rate next, the one-line why) — ``bracket.judge.informative``'s ranking."""
-        from bracket.judge.informative import candidates_from_standings, rank_unrated, why_line
-
-        table, scorable = self.standings(), [r["id"] for r in self.scorable_runs()]
-        candidates = candidates_from_standings(table, scorable)
-        proposals = rank_unrated(candidates, leader_stage=table.winner.stage if table and table.winner else None)
-        if proposals:
-            return [p.run_id for p in proposals[:max(k, 0)]], why_line(proposals[:max(k, 0)])
-        return [c.run_id for c in sorted(candidates, key=lambda c: (c.stage != "final", c.score, c.run_id))][:max(k, 0)], ""
+        """(runs to rate next, the one-line why): ``rating_queue.rate_next``."""
+        return rate_next(self.standings(), {r["id"] for r in self.scorable_runs()}, k)
 
     def run_labels(self) -> dict[int, str]:
         """Compare's label per finished run: stage, seed, score with its raw figures, rated or not."""
-        return self.memo("labels", self._run_labels, structural=True)
-
-    def _run_labels(self) -> dict[int, str]:
-        table = self.standings()
-        labels: dict[int, str] = {}
-        scorable = {r["id"] for r in self.scorable_runs()}
-        for board in (table.boards.values() if table else ()):
-            for row in board.rows:
-                for run in row.runs:
-                    if run.run_id not in scorable:
-                        continue
-                    score = "" if run.score is None else f" · score {run.score:.3f}"
-                    raw = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
-                    labels[run.run_id] = (f"#{run.run_id} {row.name} · {run.stage} · seed {run.seed}{score}"
-                                          + (f" ({raw})" if raw else "") + ("" if run.rated else " · unrated"))
-        return labels
+        return self.memo("labels", lambda: run_labels(self.standings(), {r["id"] for r in self.scorable_runs()}),
+                         structural=True)
 
     def next_pairs(self, k: int = 1) -> list[tuple[int, int]]:
         """Pairs for a blind comparison whose order is least certain among the contenders
@@ -383,8 +289,8 @@ class SessionManager:
 
     def rate(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> str:
         """Record a rating (``step``: the step whose samples were shown, for the best step);
-        returns what it changed (``bracket.session.rating_effect``)."""
-        from bracket.session.rating_effect import rate_and_explain
+        returns what it changed (``bracket.app.rating_effect``)."""
+        from bracket.app.rating_effect import rate_and_explain
 
         message = rate_and_explain(self.require(), int(run_id), value, prompt_index, step)
         self._forget()
@@ -410,7 +316,7 @@ class SessionManager:
 
     # -- results ------------------------------------------------------------------------
     def standings(self) -> Standings | None:
-        """The open session's standings (``bracket.session.standings``), computed once per store change."""
+        """The open session's standings (``bracket.standings``), computed once per store change."""
         session = self._session
         return None if session is None else self.memo("standings", lambda: standings(session), structural=True)
 
@@ -438,9 +344,8 @@ class SessionManager:
 
     def report_markdown(self, image_url: Any = None) -> str:
         """The report (written under the session folder); when no search runs here, the stored
-        study's verdict view is brought up to date too (``bracket.session.study_sync``)."""
+        study's verdict view is brought up to date too (``bracket.standings.study_sync``)."""
         from bracket.report import report_markdown
-        from bracket.session.study_sync import background_verdict
 
         session = self.require()
         def build() -> str:  # once per change (the same image-URL scheme every time in an app)
@@ -465,9 +370,9 @@ class SessionManager:
         with self._lock:
             self._refuse_if_running(f"start {kind}")
             if kind == "finals":
-                action = functools.partial(session.run_finals, top_k=top_k, steps=steps, seeds=seeds)
+                action = functools.partial(stages.run_finals, session, top_k=top_k, steps=steps, seeds=seeds)
             elif kind == "promote":
-                action = functools.partial(session.promote, steps=steps)
+                action = functools.partial(stages.promote, session, steps=steps)
             else:
                 raise BracketError(f"Unknown action {kind!r}: finals or promote.")
             self.job = Job(kind, action)

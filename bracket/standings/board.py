@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bracket.session.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
+from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
 
 #: the stages with a leaderboard, in the order the winner is looked for first

@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bracket.session.schema import RUN_ACTIVE
 from bracket.session.snapshot import SessionSnapshot
-from bracket.session.store import RUN_ACTIVE
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session

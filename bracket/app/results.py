@@ -1,6 +1,6 @@
 """What the Results tab shows beside the standings, as plain data.
 
-Leaderboards, the winner and parameter importance come from :mod:`bracket.session.standings`
+Leaderboards, the winner and parameter importance come from :mod:`bracket.standings`
 (the one place that ranks configs); this module adds what only the tab needs:
 
 * :func:`winner_command` — the winner as a ready-to-run trainer command and JSON/TOML files
@@ -21,7 +21,7 @@ from bracket.session.store import redact_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
-    from bracket.session.standings import Standings, Winner
+    from bracket.standings import Standings, Winner
 
 
 @dataclass
@@ -65,7 +65,7 @@ def score_history(table: "Standings") -> list[dict[str, Any]]:
 def dashboard_command(session: "Session") -> str:
     """The shell command that opens this session's studies in optuna-dashboard, and which
     study to pick for the ranking of the verdict."""
-    from bracket.session.study_sync import verdict_study_name
+    from bracket.standings.study_sync import verdict_study_name
 
     return (shlex.join(["optuna-dashboard", redact_url(session.store.url)])
             + f"\n# then pick the study {verdict_study_name(session.name)!r}: the current scores, as in the verdict")

@@ -14,7 +14,7 @@ from typing import Any
 
 import optuna
 
-from bracket.session.standings.board import ConfigRow
+from bracket.standings.board import ConfigRow
 
 #: fewer scored search configs than this and the importance is shown with a warning
 MIN_CONFIGS = 8

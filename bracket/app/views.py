@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 from bracket.errors import BracketError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.grid import GridData
-    from bracket.session.manager import SessionManager
-    from bracket.session.suggestion_reason import Reason
+    from bracket.app.grid import GridData
+    from bracket.app.manager import SessionManager
+    from bracket.app.suggestion_reason import Reason
 
 
 def _search_scores(manager: "SessionManager") -> dict[int, float]:
@@ -33,7 +33,7 @@ def _search_scores(manager: "SessionManager") -> dict[int, float]:
 
 def space_table(manager: "SessionManager") -> list[dict[str, str]]:
     """The open session's space (narrowed by its bounds) beside the trainer's own ranges."""
-    from bracket.session.space_table import space_rows
+    from bracket.app.space_table import space_rows
 
     session = manager.require()
     return manager.memo("space-table", lambda: space_rows(session.space, session.trainer.declare_search_space()),
@@ -54,7 +54,7 @@ def config_choices(manager: "SessionManager") -> list[tuple[str, int]]:
 
 def suggestion(manager: "SessionManager", config_id: int | None = None) -> "Reason | None":
     """Why config ``config_id`` (default: the newest proposed) was proposed."""
-    from bracket.session.suggestion_reason import explain_session
+    from bracket.app.suggestion_reason import explain_session
 
     session = manager.require()
     return manager.memo(("why", config_id), lambda: explain_session(session, _search_scores(manager), config_id),
@@ -63,7 +63,7 @@ def suggestion(manager: "SessionManager", config_id: int | None = None) -> "Reas
 
 def config_figures(manager: "SessionManager") -> tuple[Any, Any]:
     """(parallel-coordinate, slice) figures of the search's scored configs (None below two)."""
-    from bracket.session.config_plots import parallel_coordinate, slice_plot
+    from bracket.app.config_plots import parallel_coordinate, slice_plot
 
     session, table = manager.require(), manager.standings()
     board = table.board("search") if table else None
@@ -74,7 +74,7 @@ def config_figures(manager: "SessionManager") -> tuple[Any, Any]:
 
 def progressions(manager: "SessionManager", run_ids: list[int]) -> list["GridData"]:
     """One steps × prompts matrix per run in ``run_ids`` (in order)."""
-    from bracket.session.progression import build_progression
+    from bracket.app.progression import build_progression
 
     session, snap = manager.require(), manager.snapshot()
     by_id = {r["id"]: r for r in snap.runs}
@@ -88,12 +88,13 @@ def progressions(manager: "SessionManager", run_ids: list[int]) -> list["GridDat
 def setup_values(manager: "SessionManager", folder: Path | str | None = None) -> dict[str, Any]:
     """The Setup form's values for the open session, or (``folder``) for a past session
     read without opening it (its store is closed again)."""
-    from bracket.session.form_values import session_form_values
+    from bracket.app.catalog import session_folder
+    from bracket.app.form_values import session_form_values
     from bracket.session.session import Session
 
     if folder is None:
         return session_form_values(manager.require())
-    path = manager._session_folder(folder)
+    path = session_folder(manager.runs_dir, folder)
     current = manager.session
     if current is not None and current.folder.resolve() == path.resolve():
         return session_form_values(current)

@@ -1,9 +1,10 @@
 """Finals and promote in the background, for the app (the CLI runs them in its own thread).
 
-After a search, the Results tab trains the top configs longer (``bracket.session.finals``)
-or the winner for real (``bracket.session.promote``). Both train, so they take minutes and
-hold the session's lock like a search; :class:`Job` runs one in a daemon thread and says
-how it is going — the run in progress comes from the session's snapshot like any other run.
+After a search, the Results tab trains the top configs longer (``bracket.app.stages.run_finals``)
+or the winner for real (``bracket.app.stages.promote``). Both train, so they take minutes and
+hold the session (its ``exclusive()`` section) like a search; :class:`Job` runs one in a
+daemon thread and says how it is going — the run in progress comes from the session's
+snapshot like any other run.
 """
 
 from __future__ import annotations

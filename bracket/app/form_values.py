@@ -1,7 +1,7 @@
 """A session's settings as Setup-form values: the form reflects the open session, and
 "clone settings" starts a new session from an old one.
 
-:func:`form_values` is the inverse of ``bracket.session.forms.settings_from_form``: what a
+:func:`form_values` is the inverse of ``bracket.app.forms.settings_from_form``: what a
 person would have to type into the Setup tab to get ``session``'s preset, fields and
 settings again. Feeding the values back through ``settings_from_form`` gives the same
 search (tested), so a clone is the same search under a new name. Bounds on knobs other
@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bracket.app.forms import _OPEN_HIGH, _OPEN_LOW, bounds_text
 from bracket.judge.combine import JUDGE_NAMES
 from bracket.session.config import SearchSettings
-from bracket.session.forms import _OPEN_HIGH, _OPEN_LOW, bounds_text
 from bracket.session.scoring import effective_weights
 
 

@@ -4,13 +4,14 @@ The session's study (``<session>``) is a log: each trial's value is the config's
 it finished, and Optuna never lets a finished value change. Bracket's scores keep moving
 (ratings arrive late, the loss judge normalises across all runs), so by the end the logged
 values can rank configs differently from Bracket's verdict. :func:`record_verdict`, run when
-a search finishes (and by ``python -m bracket report``), puts the truth where
-optuna-dashboard shows it:
+a search finishes (:func:`record_at_end`, the ``on_finish`` callback the CLI and the app give
+their sessions; the engine itself never imports the standings) and by ``python -m bracket
+report``, puts the truth where optuna-dashboard shows it:
 
 * warm-start trials still WAITING (the budget ran out before their turn) are closed as FAIL
   with a ``bracket_note`` user attribute saying why — nothing is left pending forever;
 * the study gets user attributes ``current_scores`` (trial number -> current mean score on the
-  search leaderboard of :mod:`bracket.session.standings`; a finished trial itself cannot be
+  search leaderboard of :mod:`bracket.standings`; a finished trial itself cannot be
   changed) and ``verdict_study`` (the name of the companion study below);
 * a companion study ``<session>-verdict`` is written afresh with one COMPLETE trial per
   scored search config and the *current* mean score as its value, so the dashboard's best
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING
 import optuna
 from optuna.trial import TrialState
 
-from bracket.session.standings import Standings, standings
+from bracket.standings import Standings, standings
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session

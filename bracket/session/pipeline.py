@@ -1,0 +1,109 @@
+"""The run pipeline: one configuration trained with one seed, and a configuration finished.
+
+Every scored run — baseline, curated, search, confirmation, finals, promotion — takes the
+same path, :meth:`RunPipeline.train`: the config is validated against the session's
+(narrowed) space *before* anything is recorded (a refused config leaves no pending run), a
+run row is added, the trainer prepares its command in ``<session>/<stage folder>/<id>-<name>-s<seed>``,
+the :class:`~bracket.session.execute.RunExecutor` runs and records it, and a finished image
+or video run is queued for the VLM judge when one is configured (a text run: for the task
+metrics and the LLM-as-judge, ``bracket.session.text_judges``).
+
+:meth:`RunPipeline.finish_config` closes a search config once all its seeds are spent: its
+current mean score goes to the study (``SearchController.finish``; pruned when every run was
+stopped early) and to the config row.
+
+The pipeline never imports the session: it is given the pieces it uses, and the session's
+``exclusive()`` section is what keeps two processes from training one session at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from optuna.trial import TrialState
+
+from bracket.search.controller import SearchController
+from bracket.session.control import RunControl
+from bracket.session.create import SessionParts
+from bracket.session.execute import RunExecutor
+from bracket.session.schema import RUN_SPENT
+from bracket.session.scoreboard import Scoreboard
+from bracket.session.snapshot import confirm_phase_label, phase_label
+from bracket.session.text_judges import TextJudges, write_heldout
+from bracket.session.vlm_scoring import VlmScorer
+from bracket.trainer.base import RunRequest
+
+
+class RunPipeline:
+    """Trains configs of one session as runs, and finishes configs whose seeds are spent."""
+
+    def __init__(self, parts: SessionParts, *, executor: RunExecutor, scoreboard: Scoreboard, control: RunControl,
+                 controller: Callable[[], SearchController], worker_id: str, vlm: VlmScorer | None = None,
+                 text_judges: TextJudges | None = None, on_phase: Callable[[str], None] = lambda phase: None) -> None:
+        self.parts = parts
+        self.store = parts.store
+        self.name = parts.name
+        self.settings = parts.settings
+        self.space = parts.space
+        self.trainer = parts.trainer
+        self.executor = executor
+        self.scoreboard = scoreboard
+        self.control = control
+        #: the search controller (made on first use: it opens the study)
+        self.controller = controller
+        self.worker_id = worker_id
+        self.vlm = vlm
+        self.text_judges = text_judges
+        #: told what the worker does now ("search 3/12", "final: lr-2e-4", ...)
+        self.on_phase = on_phase
+
+    def train(self, config: dict[str, Any], seed_index: int, *, steps: int | None = None, seed: int | None = None,
+              dataset: Path | None = None, run_id: int | None = None, **run_options: Any) -> str:
+        """Train ``config`` with seed ``seed_index`` (seed ``base_seed + seed_index`` unless given);
+        returns the run's final status. ``run_id`` names a run already reserved in the store
+        (a confirmation run); ``run_options`` go to the trainer's ``prepare_run``."""
+        settings = self.settings
+        stage = config.get("stage", "search")
+        if stage == "search" and seed_index >= settings.seeds:
+            self.on_phase(confirm_phase_label(self))
+        else:
+            self.on_phase(phase_label(self, config) if stage == "search" else f"{stage}: {config['name']}")
+        seed = settings.base_seed + seed_index if seed is None else seed
+        steps = steps or settings.steps
+        # validated against the session's (narrowed) space before any run is recorded, so a
+        # refused config leaves no pending run behind
+        trainer_config = self.trainer.config_from_dict(config["params"], self.space)
+        if run_id is None:
+            run_id = self.store.add_run(
+                self.name, config_id=config["id"], kind=config["kind"], stage=stage,
+                label=f"{config['name']} seed {seed}", seed=seed, seed_index=seed_index, params=config["params"],
+                worker=self.worker_id, max_steps=steps)
+        folder = "trials" if stage == "search" else stage
+        run_dir = self.parts.folder / folder / f"{run_id:04d}-{config['name']}-s{seed_index}"
+        spec = self.trainer.prepare_run(RunRequest(
+            run_dir=run_dir, knobs=trainer_config,
+            dataset=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
+            sample_prompts=settings.prompts(),
+            sample_every_n_steps=settings.sample_every_n_steps, **run_options))
+        write_heldout(self.trainer, run_dir)  # LLM runs: held-out prompts for the task judges
+        status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir)
+        if status == "done" and self.vlm is not None and self.trainer.sample_kind in ("image", "video"):
+            self.vlm.submit(run_id)
+        if status == "done" and self.text_judges is not None and self.trainer.sample_kind == "text":
+            self.text_judges.after_run(run_id)
+        return status
+
+    def finish_config(self, config: dict[str, Any]) -> None:
+        """Tell the study and the store a search config's value once all its seeds are spent."""
+        all_runs = self.store.runs(self.name, with_series=False)  # one read serves both steps below
+        runs = [r for r in all_runs if r["config_id"] == config["id"]]
+        spent = [r for r in runs if r["status"] in RUN_SPENT]
+        if len({r["seed_index"] for r in spent}) < self.settings.seeds:
+            return
+        value = self.scoreboard.config_values(runs, all_runs).get(config["id"])
+        pruned = all(r["status"] == "pruned" for r in spent)
+        state = TrialState.PRUNED if pruned else (TrialState.COMPLETE if value is not None else TrialState.FAIL)
+        self.controller().finish(config["trial_number"], value, state)
+        self.store.update_config(config["id"], status="done" if value is not None else "failed", value=value)

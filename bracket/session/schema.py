@@ -1,0 +1,178 @@
+"""The store's schema: Bracket's tables beside the Optuna study, and how rows are encoded.
+
+- ``bracket_sessions``: one row per search — preset, field values, search settings;
+- ``bracket_configs``: one row per configuration (= one Optuna trial), its kind
+  (baseline, curated, search, final), name and params;
+- ``bracket_runs``: one row per training run (a config × a seed, or a setup command):
+  run folder, pid and process start time while running, status, exit code, failure reason,
+  log tail, automatic judge results, loss series and sample files;
+- ``bracket_ratings`` and ``bracket_comparisons``: human scores, written at any time;
+- ``bracket_workers``: heartbeats of the processes working on a search.
+
+JSON columns (``params_json`` ...) are read and written as plain values (:func:`decode`,
+:func:`encode`). A column added after the first release is listed in :data:`LATER_COLUMNS`
+and added to an older store when it is opened (:func:`add_missing_columns`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+RUN_ACTIVE = ("pending", "running")
+#: run states that spend budget (a crash of Bracket itself leaves "interrupted", which does not)
+RUN_SPENT = ("done", "failed", "pruned", "disqualified")
+
+metadata = sa.MetaData()
+
+sessions_table = sa.Table(
+    "bracket_sessions", metadata,
+    sa.Column("name", sa.String(200), primary_key=True),
+    sa.Column("preset_id", sa.String(100), nullable=False),
+    sa.Column("fields_json", sa.Text, nullable=False),
+    sa.Column("settings_json", sa.Text, nullable=False),
+    sa.Column("notes_json", sa.Text, nullable=False, default="[]"),
+    sa.Column("study_name", sa.String(200), nullable=False),
+    sa.Column("status", sa.String(40), nullable=False, default="created"),
+    sa.Column("stop_requested", sa.String(20), nullable=False, default=""),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+configs_table = sa.Table(
+    "bracket_configs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session", sa.String(200), nullable=False, index=True),
+    sa.Column("trial_number", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("stage", sa.String(20), nullable=False, default="search"),
+    sa.Column("name", sa.String(200), nullable=False, default=""),
+    sa.Column("params_json", sa.Text, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False, default="running"),
+    sa.Column("value", sa.Float, nullable=True),
+    sa.Column("worker", sa.String(200), nullable=False, default=""),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.UniqueConstraint("session", "trial_number", "stage", name="uq_config_trial"),
+)
+runs_table = sa.Table(
+    "bracket_runs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session", sa.String(200), nullable=False, index=True),
+    sa.Column("config_id", sa.Integer, nullable=True, index=True),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("stage", sa.String(20), nullable=False, default="search"),
+    sa.Column("label", sa.String(200), nullable=False, default=""),
+    sa.Column("seed", sa.Integer, nullable=True),
+    sa.Column("seed_index", sa.Integer, nullable=True),
+    sa.Column("params_json", sa.Text, nullable=False, default="{}"),
+    sa.Column("run_dir", sa.Text, nullable=False, default=""),
+    sa.Column("status", sa.String(20), nullable=False, default="pending"),
+    sa.Column("exit_code", sa.Integer, nullable=True),
+    sa.Column("failure_reason", sa.Text, nullable=False, default=""),
+    sa.Column("log_tail", sa.Text, nullable=False, default=""),
+    sa.Column("pid", sa.Integer, nullable=True),
+    sa.Column("pid_create_time", sa.Float, nullable=True),
+    sa.Column("worker", sa.String(200), nullable=False, default=""),
+    sa.Column("max_steps", sa.Integer, nullable=True),
+    sa.Column("last_step", sa.Integer, nullable=True),
+    sa.Column("started_at", sa.Float, nullable=True),
+    sa.Column("finished_at", sa.Float, nullable=True),
+    sa.Column("duration_s", sa.Float, nullable=True),
+    sa.Column("judges_json", sa.Text, nullable=False, default="{}"),
+    sa.Column("loss_json", sa.Text, nullable=False, default="[]"),
+    sa.Column("eval_loss_json", sa.Text, nullable=False, default="[]"),
+    sa.Column("samples_json", sa.Text, nullable=False, default="[]"),
+    sa.Column("output_dir", sa.Text, nullable=False, default=""),
+)
+ratings_table = sa.Table(
+    "bracket_ratings", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session", sa.String(200), nullable=False, index=True),
+    sa.Column("run_id", sa.Integer, nullable=False),
+    sa.Column("prompt_index", sa.Integer, nullable=True),
+    sa.Column("value", sa.Float, nullable=False),
+    #: the training step whose samples were rated (Compare's step slider); None = the run as a whole
+    sa.Column("step", sa.Integer, nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+comparisons_table = sa.Table(
+    "bracket_comparisons", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session", sa.String(200), nullable=False, index=True),
+    sa.Column("left_run_id", sa.Integer, nullable=False),
+    sa.Column("right_run_id", sa.Integer, nullable=False),
+    sa.Column("winner", sa.String(10), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+workers_table = sa.Table(
+    "bracket_workers", metadata,
+    # one process may work on several searches of a shared store: a worker row is per session
+    sa.Column("worker_id", sa.String(200), primary_key=True),
+    sa.Column("session", sa.String(200), primary_key=True),
+    sa.Column("host", sa.String(200), nullable=False, default=""),
+    sa.Column("pid", sa.Integer, nullable=True),
+    sa.Column("gpu", sa.String(20), nullable=False, default=""),
+    sa.Column("status", sa.String(20), nullable=False, default="alive"),
+    sa.Column("started_at", sa.Float, nullable=False),
+    sa.Column("heartbeat_at", sa.Float, nullable=False),
+)
+
+JSON_COLUMNS = {
+    "params_json": "params", "judges_json": "judges", "loss_json": "loss", "eval_loss_json": "eval_loss",
+    "samples_json": "samples", "fields_json": "fields", "settings_json": "settings", "notes_json": "notes",
+}
+
+
+def decode(row: Mapping[str, Any]) -> dict[str, Any]:
+    record = dict(row)
+    for column, key in JSON_COLUMNS.items():
+        if column in record:
+            record[key] = json.loads(record.pop(column) or "null")
+    return record
+
+
+def storable_text(text: str) -> str:
+    """``text`` as every backend stores it: NUL bytes (PostgreSQL refuses them) become U+FFFD,
+    and lone surrogates (undecodable bytes a trainer printed) become ``?``."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def encode(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Column values for a write: JSON columns dumped, every text made storable (:func:`storable_text`)."""
+    reverse = {v: k for k, v in JSON_COLUMNS.items()}
+    encoded: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in reverse:
+            value = json.dumps(value, default=str)
+            key = reverse[key]
+        encoded[key] = storable_text(value) if isinstance(value, str) else value
+    return encoded
+
+
+#: columns added after the first release: (table, column, SQL type), added to older stores on open
+LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),)
+
+
+def add_missing_columns(connection: sa.Connection, *, add: bool = True) -> frozenset[str]:
+    """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid);
+    a read-only store (``add=False``) is left as it is: the ``table.column`` names it lacks are
+    returned, and reading treats them as empty."""
+    inspector = sa.inspect(connection)
+    absent = set()
+    for table, column, sql_type in LATER_COLUMNS:
+        if not inspector.has_table(table):
+            continue
+        if column not in {c["name"] for c in inspector.get_columns(table)}:
+            if add:
+                connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+            else:
+                absent.add(f"{table}.{column}")
+    return frozenset(absent)

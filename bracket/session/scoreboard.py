@@ -1,0 +1,83 @@
+"""The scoreboard: current scores of a session's runs and what the sampler sees of them.
+
+Scores are derived, never frozen (``bracket.session.scoring``): every read recomputes them
+from the runs, ratings and comparisons in the store as they are now. A :class:`Scoreboard`
+does that read for one session and keeps what may be kept between reads — each finished
+run's loss summary (:class:`~bracket.session.scoring.SummaryCache`), so a poll or a
+suggestion re-scores a long search without re-reading every loss series.
+
+Stages are never mixed: search, final and promote runs are scored each among their own.
+Ranking configs and naming a winner is the standings' job (``bracket.standings``), one
+level up; the scoreboard gives the numbers they rank.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bracket.search.controller import ScoredConfig
+from bracket.session.config import SearchSettings
+from bracket.session.human import record_comparison, record_rating
+from bracket.session.scoring import (RunScore, SummaryCache, config_values, needs_series, rated_configs, sampler_history,
+                                    score_runs)
+from bracket.session.store import Store
+
+
+class Scoreboard:
+    """Current scores of one session, from its store; safe to read from several threads."""
+
+    def __init__(self, store: Store, session_name: str, settings: SearchSettings, space: Any, *,
+                 eval_loss: bool) -> None:
+        self.store = store
+        self.session_name = session_name
+        self.settings = settings
+        self.space = space
+        #: text trainers are judged on their evaluation loss (read with every run's series)
+        self.eval_loss = eval_loss
+        self.summaries = SummaryCache()
+
+    def scores(self, runs: list[dict[str, Any]] | None = None) -> dict[int, RunScore]:
+        """Current combined score of every finished run (ratings included, as of now)."""
+        store, name = self.store, self.session_name
+        runs = store.runs(name, with_series=False) if runs is None else runs
+        missing = [r["id"] for r in runs if "loss" not in r and (self.eval_loss or needs_series(r, self.summaries))]
+        if missing:
+            series = store.series(missing)
+            runs = [{**r, **series[r["id"]]} if r["id"] in series else r for r in runs]
+        ratings, comparisons = store.ratings(name), store.comparisons(name)
+        scores: dict[int, RunScore] = {}
+        for stage in {r["stage"] for r in runs if r["stage"] != "setup"}:  # never mix finals with short runs
+            scores.update(score_runs([r for r in runs if r["stage"] == stage], ratings, comparisons,
+                                     self.settings.weights, eval_loss=self.eval_loss, cache=self.summaries))
+        return scores
+
+    def config_values(self, runs: list[dict[str, Any]],
+                      scored_among: list[dict[str, Any]] | None = None) -> dict[int, float]:
+        """Config id -> mean current score of its scored runs among ``runs``, each run scored among
+        ``scored_among`` (default: ``runs`` themselves; scores normalise over the runs they are given)."""
+        return config_values(runs, self.scores(runs if scored_among is None else scored_among))
+
+    def stage_runs(self, stage: str) -> list[dict[str, Any]]:
+        """The session's runs of ``stage`` (without their loss series)."""
+        return [r for r in self.store.runs(self.session_name, with_series=False) if r["stage"] == stage]
+
+    def scored_configs(self) -> list[ScoredConfig]:
+        """Every search config as the sampler should see it now (current scores, running ones)."""
+        runs = self.stage_runs("search")
+        scores = self.scores(runs)
+        return sampler_history(self.store.configs(self.session_name, stage="search"), config_values(runs, scores),
+                               self.space, rated_configs(runs, scores))
+
+    # -- human input ------------------------------------------------------------------
+    def add_rating(self, run_id: int, value: float, prompt_index: int | None = None,
+                   step: int | None = None) -> None:
+        """Record a 1–10 rating (``bracket.session.human``); it counts from the next read."""
+        record_rating(self.store, self.session_name, run_id, value, prompt_index, step)
+
+    def add_comparison(self, left_run_id: int, right_run_id: int, winner: str) -> None:
+        """Record a blind pairwise choice (``left``, ``right`` or ``tie``)."""
+        record_comparison(self.store, self.session_name, left_run_id, right_run_id, winner)
+
+    def undo_last_comparison(self) -> dict[str, Any] | None:
+        """Take back the most recent pairwise choice; returns it (None when there is none)."""
+        return self.store.delete_last_comparison(self.session_name)
