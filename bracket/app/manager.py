@@ -271,6 +271,7 @@ class SessionManager:
 
     def rate_next(self, k: int = 4) -> tuple[list[int], str]:
         """(runs to rate next, the one-line why): ``rating_queue.rate_next``."""
+        self.require()  # "No search is open" before anything else
         return rate_next(self.standings(), {r["id"] for r in self.scorable_runs()}, k)
 
     def run_labels(self) -> dict[int, str]:
