@@ -57,9 +57,11 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     """Tuning variants ``<mode>@gamma=0.25`` (TPE's good share), ``<mode>@samegamma`` (the good
     share stays 10 % after a rating, the rule before issue 25's wider share), ``<mode>@prior=1`` (the
     estimate's pseudo-count), ``<mode>@human=4`` (the human weight), ``<mode>@dropjudge`` (the
-    old rule: no estimate, a judge without data drops out of that run's score): patch those
+    old rule: no estimate, a judge without data drops out of that run's score), ``<mode>@winnerfirst``
+    ("Next unrated" and "Next pair" as before the informative ranking, :func:`patch_winner_first`),
+    ``<mode>@novelty=R`` (``bracket.judge.informative.NOVELTY_RADIUS``): patch those
     defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
-    from bracket.judge import combine
+    from bracket.judge import combine, informative
     from bracket.search import controller
     from bracket.session import scoring
 
@@ -71,6 +73,9 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     _ORIGINAL.setdefault("prior", defaults["prior_count"])
     _ORIGINAL.setdefault("estimates", scoring.judge_estimates)
     scoring.judge_estimates = _ORIGINAL["estimates"]
+    patch_winner_first(undo=True)
+    _ORIGINAL.setdefault("novelty", informative.NOVELTY_RADIUS)
+    informative.NOVELTY_RADIUS = _ORIGINAL["novelty"]
     controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
     kwdefaults["rated_gamma"] = _ORIGINAL["rated_gamma"]
     defaults["prior_count"] = _ORIGINAL["prior"]
@@ -87,9 +92,47 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
             scoring.judge_estimates = lambda *_args, **_kw: {}
         elif key == "human":
             weights = {"loss": 1.0, "human": float(value)}
+        elif key == "winnerfirst":
+            patch_winner_first()
+        elif key == "novelty":
+            informative.NOVELTY_RADIUS = float(value)
         else:
             raise ValueError(f"unknown variant {item!r}")
     return base, weights
+
+
+def patch_winner_first(undo: bool = False) -> None:
+    """Make "Next unrated" show the winner's runs first, then by stage and score, and "Next pair"
+    the human judge's closest-score pair (the app before ``bracket.judge.informative``), in this
+    process; ``undo`` restores the app's own."""
+    from bracket.app.manager import SessionManager
+    from bracket.judge.human import next_pairs
+    from bracket.standings import STAGES
+
+    _ORIGINAL.setdefault("manager", (SessionManager.next_unrated, SessionManager.next_pairs))
+    if undo:
+        SessionManager.next_unrated, SessionManager.next_pairs = _ORIGINAL["manager"]
+        return
+
+    def winner_first(self: Any, k: int = 4) -> list[int]:
+        session, table = self.require(), self.standings()
+        rated = {r["run_id"] for r in session.store.ratings(session.name)}
+        scorable = {r["id"] for r in self.scorable_runs()}
+        winner = set(table.winner.run_ids) if table and table.winner else set()
+        order = {stage: i for i, stage in enumerate(STAGES)}
+        ranked = sorted((run for board in (table.boards.values() if table else ()) for row in board.rows
+                         for run in row.runs if run.run_id in scorable),
+                        key=lambda run: (run.run_id not in winner, order.get(run.stage, 9), run.score is None,
+                                         run.score or 0.0, run.run_id))
+        unrated = [run.run_id for run in ranked if run.run_id not in rated]
+        return unrated[:k] if unrated else [run.run_id for run in ranked][:max(k, 0)]
+
+    def closest_pairs(self: Any, k: int = 1) -> list[tuple[int, int]]:
+        session, runs = self.require(), self.scorable_runs()
+        return next_pairs([r["id"] for r in runs], {r["id"]: r["score"] for r in runs},
+                          session.store.comparisons(session.name), k)
+
+    SessionManager.next_unrated, SessionManager.next_pairs = winner_first, closest_pairs
 
 
 def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps: int, workdir: str

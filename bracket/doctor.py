@@ -200,6 +200,9 @@ def check_disk(ctx: DoctorContext) -> bool:
 def check_vram(ctx: DoctorContext) -> bool:
     report, trainer, values = ctx.report, ctx.trainer, ctx.values
     need = getattr(trainer, "min_vram_gb", None)
+    if getattr(trainer, "on_cpu", False):
+        report.add("vram", True, "device cpu: runs train on the CPU in fp32; GPU memory not checked")
+        return True
     detected = detect_vram_gb()
     if detected is None:
         report.add("vram", True, "nvidia-smi not found; GPU memory not checked")

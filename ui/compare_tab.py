@@ -5,10 +5,12 @@ The grid (rows = prompts, columns = runs, every cell the same prompt and seed) c
 lightbox — and is drawn as HTML (``ui.render.grid_html``); clicking a cell opens the
 lightbox of ``ui.assets`` (←/→ runs, ↑/↓ prompts, PageUp/PageDown the saved steps of that
 run and prompt). A step slider moves through every saved step. Ratings (1–10, per run or per prompt) are saved the moment they are clicked. The
-blind pairwise panel shows two runs without names in random order (pairs from the human
-judge's ``next_pairs``). Keys vote only in *pairwise mode* — its checkbox ticked and the
-focus inside the pairwise panel — so arrow keys elsewhere scroll and never record a blind
-vote; "Undo last vote" takes the newest choice back.
+blind pairwise panel shows two runs without names in random order (the pair whose order is
+least certain among the contenders, ``bracket.judge.informative``). "Next unrated" shows the
+unrated runs whose rating could change the pick or TPE's good set most, and says why in one
+line. Keys vote only in *pairwise mode* — its checkbox ticked and the focus inside the
+pairwise panel — so arrow keys elsewhere scroll and never record a blind vote; "Undo last
+vote" takes the newest choice back.
 
 Rating widgets belong to a run: each shows that run's stored whole-run rating (or none), its
 label says rated or unrated, and both are redrawn after every rating.
@@ -167,11 +169,11 @@ def change_step(manager: SessionManager, shown: list[int] | None, step: float) -
 
 @inline_errors(6, at=5)
 def next_unrated(manager: SessionManager, k: float) -> tuple[Any, str, Any, list[int], Any, str]:
-    ids = manager.next_unrated(int(k or 4))  # the winner's runs first; a lone unrated run is shown alone
+    ids, why = manager.rate_next(int(k or 4))  # where a rating could change the answer most; a lone run alone
     if not ids:
         raise BracketError("No finished run with samples so far; wait for a trial to finish.")
     ratings = run_ratings(manager)
-    note = ("" if any(i not in ratings for i in ids)
+    note = (why if any(i not in ratings for i in ids)
             else "Every finished run is rated: these are the best rated runs again (their headers say so).")
     html, slider, shown, scope, note = show_grid(manager, ids, least=1, note=note)
     return gr.Dropdown(choices=run_choices(manager), value=ids, multiselect=True), html, slider, shown, scope, note

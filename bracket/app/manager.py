@@ -9,8 +9,8 @@ level, not in per-tab state: :class:`SessionManager` is that object. It
 * hands out snapshots rebuilt only when the store changed, and derived views computed once
   per change (:mod:`bracket.app.snapshot_cache`), so many polling tabs cost one read;
 * builds the Compare grid (:mod:`bracket.app.grid`) from paths and cached thumbnails;
-* picks what to score next (unrated runs, :mod:`bracket.app.rating_queue`; informative pairs
-  from the human judge);
+* picks what to score next: unrated runs and blind pairs where a rating could change the
+  answer most (:mod:`bracket.app.rating_queue`, :mod:`bracket.judge.informative`);
 * records ratings and pairwise choices;
 * gathers the Results tab's data: the standings (:mod:`bracket.standings`, the one
   answer the CLI and the report give too) and :mod:`bracket.app.results`.
@@ -32,7 +32,7 @@ from bracket.app.catalog import SessionInfo, list_sessions, session_folder
 from bracket.app.grid import GridData, build_grid
 from bracket.app.jobs import Job
 from bracket.app.log_view import LogTail
-from bracket.app.rating_queue import next_unrated, run_labels
+from bracket.app.rating_queue import rate_next, run_labels
 from bracket.app.snapshot_cache import SnapshotCache
 from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
@@ -266,10 +266,13 @@ class SessionManager:
         return [] if snap is None else [r for r in snap.runs if r["status"] in SCORABLE and r["kind"] != "setup"]
 
     def next_unrated(self, k: int = 4) -> list[int]:
-        """Up to ``k`` finished runs nobody rated yet, the winner's first (``rating_queue.next_unrated``)."""
-        session = self.require()
-        rated = {r["run_id"] for r in session.store.ratings(session.name)}
-        return next_unrated(self.standings(), rated, {r["id"] for r in self.scorable_runs()}, k)
+        """Up to ``k`` finished runs nobody rated yet, where a rating could change the answer most."""
+        return self.rate_next(k)[0]
+
+    def rate_next(self, k: int = 4) -> tuple[list[int], str]:
+        """(runs to rate next, the one-line why): ``rating_queue.rate_next``."""
+        self.require()  # "No search is open" before anything else
+        return rate_next(self.standings(), {r["id"] for r in self.scorable_runs()}, k)
 
     def run_labels(self) -> dict[int, str]:
         """Compare's label per finished run: stage, seed, score with its raw figures, rated or not."""
@@ -277,13 +280,13 @@ class SessionManager:
                          structural=True)
 
     def next_pairs(self, k: int = 1) -> list[tuple[int, int]]:
-        """Informative pairs for a blind comparison (the human judge's ``next_pairs``)."""
-        from bracket.judge.human import next_pairs
+        """Pairs for a blind comparison whose order is least certain among the contenders
+        (``bracket.judge.informative.informative_pairs``)."""
+        from bracket.judge.informative import candidates_from_standings, informative_pairs
 
-        session = self.require()
-        runs = self.scorable_runs()
-        scores = {r["id"]: r["score"] for r in runs}
-        return next_pairs([r["id"] for r in runs], scores, session.store.comparisons(session.name), k)
+        session, scorable = self.require(), [r["id"] for r in self.scorable_runs()]
+        return informative_pairs(candidates_from_standings(self.standings(), scorable),
+                                 session.store.comparisons(session.name), k)
 
     def rate(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> str:
         """Record a rating (``step``: the step whose samples were shown, for the best step);

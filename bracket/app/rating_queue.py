@@ -1,31 +1,30 @@
 """What to put in front of a person to score next, and how Compare labels each run.
 
-Both read the standings (``bracket.standings``: the same ranking the Results tab shows),
-so the run Compare offers first is the winner's when it is unrated — the rating that
-matters most for trusting the answer.
+Both read the standings (``bracket.standings``: the same ranking the Results tab shows).
+"Next unrated" offers the runs whose rating could change the answer most — an unrated
+winner with a close runner-up, contenders within reach of it, configs on the edge of TPE's
+good set, runs unlike those already rated (``bracket.judge.informative``) — and says why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Set
 
-from bracket.standings import STAGES, Standings, figures_text
+from bracket.judge.informative import candidates_from_standings, rank_unrated, why_line
+from bracket.standings import Standings, figures_text
 
 
-def next_unrated(table: Standings | None, rated: Set[int], scorable: Set[int], k: int = 4) -> list[int]:
-    """Up to ``k`` finished runs nobody rated yet: the winner's first, then by stage (finals
-    first) and score. Never a rated run while unrated ones exist (so possibly a single run);
-    only when every run is rated does it offer the best rated runs again."""
-    winner = set(table.winner.run_ids) if table and table.winner else set()
-    order = {stage: i for i, stage in enumerate(STAGES)}
-    ranked = sorted(((run, row) for board in (table.boards.values() if table else ()) for row in board.rows
-                     for run in row.runs if run.run_id in scorable),
-                    key=lambda pair: (pair[0].run_id not in winner, order.get(pair[0].stage, 9),
-                                      pair[0].score is None, pair[0].score or 0.0, pair[0].run_id))
-    unrated = [run.run_id for run, _ in ranked if run.run_id not in rated]
-    if unrated:
-        return unrated[:k]
-    return [run.run_id for run, _ in ranked][:max(k, 0)]
+def rate_next(table: Standings | None, scorable: Set[int], k: int = 4) -> tuple[list[int], str]:
+    """(up to ``k`` finished runs nobody rated yet, the one line saying why): those whose rating
+    could change the pick or TPE's good set most (``bracket.judge.informative``). Never a rated
+    run while unrated ones exist (so possibly a single run); only when every run is rated, the
+    best rated runs again (finals first), with no why."""
+    candidates = candidates_from_standings(table, scorable)
+    proposals = rank_unrated(candidates, leader_stage=table.winner.stage if table and table.winner else None)
+    if proposals:
+        return [p.run_id for p in proposals[:max(k, 0)]], why_line(proposals[:max(k, 0)])
+    best = sorted(candidates, key=lambda c: (c.stage != "final", c.score, c.run_id))
+    return [c.run_id for c in best][:max(k, 0)], ""
 
 
 def run_labels(table: Standings | None, scorable: Set[int]) -> dict[int, str]:

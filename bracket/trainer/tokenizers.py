@@ -10,6 +10,10 @@ is the ``tokenizer_cache_dir`` preset field (default ``BRACKET_TOKENIZER_CACHE_D
 :func:`missing_tokenizers` tells ``bracket doctor`` which ids are in neither place: the
 cache folder, or the local Hugging Face hub cache (``HF_HUB_CACHE``, ``HF_HOME/hub`` or
 ``~/.cache/huggingface/hub``) that ``from_pretrained`` reads offline.
+
+An id names a hub repository (``owner/name``); a longer id names a folder inside it
+(``Wan-AI/Wan2.1-T2V-14B/google/umt5-xxl`` is ``from_pretrained("Wan-AI/Wan2.1-T2V-14B",
+subfolder="google/umt5-xxl")``, as musubi-tuner loads several of its tokenizers).
 """
 
 from __future__ import annotations
@@ -48,10 +52,14 @@ def tokenizer_location(model_id: str, cache_dir: str = "",
         local = Path(cache_dir.strip()).expanduser() / model_id.replace("/", "_")
         if _has_tokenizer(local):
             return local
-    snapshots = hub_cache_dir(environ) / f"models--{model_id.replace('/', '--')}" / "snapshots"
+    parts = model_id.split("/")
+    repo, subfolder = parts[:2], parts[2:]
+    snapshots = hub_cache_dir(environ) / f"models--{'--'.join(repo)}" / "snapshots"
     if snapshots.is_dir():
         for snapshot in sorted(snapshots.iterdir()):
-            for folder in (snapshot, snapshot / "tokenizer", snapshot / "tokenizer_2"):
+            places = ((snapshot.joinpath(*subfolder),) if subfolder
+                      else (snapshot, snapshot / "tokenizer", snapshot / "tokenizer_2"))
+            for folder in places:
                 if _has_tokenizer(folder):
                     return folder
     return None

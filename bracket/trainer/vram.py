@@ -4,6 +4,10 @@ Adapters pick memory flags (gradient checkpointing, fp8, block swap, ...) from a
 tier. The tier comes from the preset's ``vram_gb`` field, or from ``nvidia-smi`` when the
 field says ``auto`` and the tool is present; without either we assume the smallest tier,
 which is slow but safe.
+
+The **device** (a preset's ``device`` field: ``auto``/``gpu``/``cpu``) says whether runs
+train on the GPU at all; :func:`runs_on_cpu` is the one reading of it, shared by the
+families that have a CPU mode (sd-scripts, the LLM trainers).
 """
 
 from __future__ import annotations
@@ -65,3 +69,14 @@ def memory_flags(plan: MemoryPlan, tier: int) -> list[str]:
             return list(flags)
     return []
 
+
+#: values of a preset's ``device`` field
+DEVICE_CHOICES = ("auto", "gpu", "cpu")
+
+
+def runs_on_cpu(fields: Mapping[str, str]) -> bool:
+    """Whether runs train on the CPU: field ``device`` ``cpu``, or ``auto`` without ``nvidia-smi``."""
+    device = str(fields.get("device") or "auto").strip()
+    if device == "auto":
+        return shutil.which("nvidia-smi") is None
+    return device == "cpu"

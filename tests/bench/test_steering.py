@@ -61,3 +61,14 @@ def test_a_late_rater_waits_for_half_the_budget():
             raise AssertionError("a late rater does not look before its start")
 
     assert rater.act(Nothing(), 10) == [] and rater.ratings == 0
+
+
+def test_the_winner_first_variant_swaps_the_apps_order_and_puts_it_back():
+    from bench.steering import apply_variant
+    from bracket.app.manager import SessionManager
+
+    own = (SessionManager.next_unrated, SessionManager.next_pairs)
+    assert apply_variant("rated@winnerfirst") == ("rated", None)
+    assert SessionManager.next_unrated is not own[0] and SessionManager.next_pairs is not own[1]
+    assert apply_variant("rated") == ("rated", None)
+    assert (SessionManager.next_unrated, SessionManager.next_pairs) == own

@@ -8,6 +8,10 @@ value, choice values are allowed, required flags are present, the ``accelerate l
 prefix is there, the per-run dataset TOML uses only allowed keys, and no absolute path
 points outside the given inputs and run folder. Presets whose script is not in the inventory
 (the CPU demo, LLM trainers) get the checks that do not need the inventory, then skip.
+
+A preset with a ``device`` field is checked in both modes, ``gpu`` and ``cpu``; on the CPU
+an sd-scripts command (pre-cache tools included) must also be fp32 throughout —
+``--mixed_precision no`` for accelerate and the script — with no GPU-only memory flag.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from bracket.errors import BracketError
 from bracket.registry import PRESETS
 from bracket.trainer.base import LaunchSpec, RunRequest
 from bracket.trainer.prompts import SamplePrompt
+from bracket.trainer.sd_scripts.base import GPU_ONLY_FLAGS
 from tests.contract.fakes import fake_values, image_folder, jsonl_file
 from bracket.trainer.validation import ValidationPlan
 from tests.contract.inventory import find_script, flag_problems, load_inventory, toml_problems
@@ -78,15 +83,27 @@ def _check_inventory(spec: LaunchSpec, entry) -> list[str]:
     return problems
 
 
-def _build(preset, root: Path):
+def _check_cpu_mode(spec: LaunchSpec, entry) -> list[str]:
+    """On the CPU: fp32 for accelerate and the script, no GPU-only memory flag."""
+    prefix, args = spec.cmd[:entry.index], spec.cmd[entry.index + 1:]
+    problems = [f"{where} --mixed_precision is {words[words.index('--mixed_precision') + 1]!r}, not 'no'"
+                for where, words in (("accelerate", prefix), ("script", args))
+                if "--mixed_precision" in words and words[words.index("--mixed_precision") + 1] != "no"]
+    return problems + [f"GPU-only flag {flag} on the CPU" for flag in GPU_ONLY_FLAGS if flag in args]
+
+
+def _build(preset, root: Path, device: str | None):
     """The trainer and dataset: an image folder first, a JSONL file for text trainers."""
     errors = []
     for make in (image_folder, jsonl_file):
         attempt = root / make.__name__
         attempt.mkdir()
         dataset = make(attempt)
+        values = fake_values(preset, attempt, dataset)
+        if device:
+            values["device"] = device
         try:
-            trainer = preset.build_trainer(fake_values(preset, attempt, dataset))
+            trainer = preset.build_trainer(values)
             baseline = trainer.config_from_dict(trainer.baseline_config().knobs)
             trainer.prepare_run(RunRequest(run_dir=attempt / "probe", knobs=baseline, dataset=dataset,
                                            max_steps=10, seed=1))
@@ -96,9 +113,20 @@ def _build(preset, root: Path):
     pytest.fail(f"{preset.id}: no fake dataset works: {errors}")
 
 
-@pytest.mark.parametrize("preset", PRESETS, ids=[p.id for p in PRESETS])
-def test_command_contract(preset, tmp_path):
-    trainer, dataset, root = _build(preset, tmp_path)
+def _cases() -> list:
+    cases = []
+    for preset in PRESETS:
+        if any(field.name == "device" for field in preset.fields):
+            cases += [pytest.param(preset, device, id=f"{preset.id}-{device}") for device in ("gpu", "cpu")]
+        else:
+            cases.append(pytest.param(preset, None, id=preset.id))
+    return cases
+
+
+@pytest.mark.parametrize(("preset", "device"), _cases())
+def test_command_contract(preset, device, tmp_path):
+    trainer, dataset, root = _build(preset, tmp_path, device)
+    cpu_checks = device == "cpu"
     failures: list[str] = []
     inventory_script = None
     for n, (name, knobs) in enumerate(_configs(trainer)):
@@ -117,6 +145,8 @@ def test_command_contract(preset, tmp_path):
         if entry is not None:
             inventory_script = entry.key
             problems += _check_inventory(spec, entry)
+            if cpu_checks and entry.repo == "kohya-ss/sd-scripts":
+                problems += _check_cpu_mode(spec, entry)
             if n == 0:
                 for setup in trainer.session_setup_commands(dataset=dataset, run_dir=root / "runs" / "setup"):
                     setup_entry = find_script(setup.cmd, FLAGS)
@@ -124,6 +154,8 @@ def test_command_contract(preset, tmp_path):
                         problems.append(f"setup command script not in the inventory: {setup.cmd[:6]}")
                     else:
                         problems += [f"setup: {p}" for p in _check_inventory(setup, setup_entry)]
+                        if cpu_checks and setup_entry.repo == "kohya-ss/sd-scripts":
+                            problems += [f"setup: {p}" for p in _check_cpu_mode(setup, setup_entry)]
         failures += [f"{name}: {p}" for p in problems]
     assert not failures, f"{preset.id}:\n" + "\n".join(failures[:40])
     if inventory_script is None:

@@ -22,7 +22,9 @@ import pytest
 
 from bracket.cli import main
 from bracket.judge.references import ANSWERS_FILE, HELDOUT_SEED, PROMPTS_FILE
+from bracket.search.configs import NamedConfig
 from bracket.session.session import Session
+from bracket.trainer.llm.axolotl import AxolotlLoRA
 from tests.judge import stand_in_server
 from tests.llm.llm_helpers import FAKE_SITE, FAKES, write_alpaca
 
@@ -52,13 +54,20 @@ def judged_session(tmp_path_factory):
     patch = pytest.MonkeyPatch()
     patch.setenv("FAKE_LLM_ANSWERS", "sum")
     patch.setenv("BRACKET_VLM_API_KEY", API_KEY)
+    # The two runs are the warm start, made to differ only in rank, so which ranks are trained
+    # never depends on a sampler's draws.
+    base = AxolotlLoRA().baseline_config()
+    patch.setattr(AxolotlLoRA, "baseline_config",
+                  lambda self: NamedConfig("rank-8", {**base.knobs, "lora_r": 8}, "test"))
+    patch.setattr(AxolotlLoRA, "curated_configs",
+                  lambda self: [NamedConfig("rank-16", {**base.knobs, "lora_r": 16}, "test")])
     (tmp_path / "model").mkdir()
     fields = {"dataset": str(write_alpaca(tmp_path / "alpaca.jsonl", rows=40)), "base_model": str(tmp_path / "model"),
               "trainer_python": str(dispatching_python(tmp_path)), "device": "cpu", "eval_size": "6",
               "max_new_tokens": "16"}
     args = ["run", "--preset", "axolotl-lora", "--name", "judged", "--out", str(tmp_path / "runs"),
             "--prompts", "Add 2 and 3.", "--budget", "2", "--seeds", "1", "--steps", "4", "--search", "random",
-            "--no-warm-start", "--no-lr-bracket", "--bound", "effective_batch=4:4", "--bound", "lora_r=8,16",
+            "--no-lr-bracket", "--bound", "effective_batch=4:4", "--bound", "lora_r=8,16",
             "--seed", "1", "--judge-url", server.url(), "--judge-model", "stand-in", "--judge-repeats", "2",
             "--quiet"]
     for name, value in fields.items():
@@ -79,7 +88,7 @@ def judged_session(tmp_path_factory):
 def test_llm_session_reports_task_metrics_llm_judge_and_pairwise_strength(judged_session):
     runs, scores = judged_session["runs"], judged_session["scores"]
     ranks = {r["params"]["lora_r"]: r for r in runs}
-    assert sorted(ranks) == [8, 16], [r["params"] for r in runs]  # --seed 1 draws both ranks
+    assert sorted(ranks) == [8, 16], [r["params"] for r in runs]
     strong, weak = ranks[16], ranks[8]
     for run in runs:
         assert run["status"] == "done", run["failure_reason"]

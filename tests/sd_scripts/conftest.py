@@ -33,7 +33,7 @@ def field_values(tmp_path):
         sd_dir = tmp_path / "sd-scripts"
         sd_dir.mkdir(exist_ok=True)
         values: dict[str, str] = {"sd_scripts_dir": str(sd_dir), "trainer_python": sys.executable,
-                                  "vram_gb": "24"}
+                                  "vram_gb": "24", "device": "gpu"}  # the CPU mode: test_sd_cpu_mode
         models = tmp_path / "models"
         models.mkdir(exist_ok=True)
         for spec in preset.fields:

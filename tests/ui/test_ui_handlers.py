@@ -133,6 +133,7 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert manager.session.wait(60)
     dropdown, html, slider, shown, scope, note = compare_tab.next_unrated(manager, 4)
     assert sorted(shown) == sorted(dropdown.value) and len(shown) == 3
+    assert note.startswith(f"Why these runs: #{shown[0]} ") and note.count("#") == 2, note  # one line: why these
     assert html.count("<img") == 3 * 2 and "gradio_api/file=" in html and str(runs_dir) in html
     assert slider.value == 20 and slider.step == 10 and slider.minimum == 0
     assert [value for _, value in scope.choices] == [compare_tab.WHOLE_RUN, 0, 1]

@@ -45,6 +45,7 @@ from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_subproces
 from bracket.trainer.llm import dataset as jsonl
 from bracket.trainer.llm.dataset import DATASET_FORMATS, DatasetSplit
 from bracket.trainer.prompts import SamplePrompt
+from bracket.trainer.vram import DEVICE_CHOICES, runs_on_cpu
 
 #: effective batch (micro batch x accumulation) at which ``max_steps`` is the step count
 REFERENCE_EFFECTIVE_BATCH = 8
@@ -109,7 +110,7 @@ SPLIT_SEED_FIELD = FieldSpec(
     help="Seed of the train/eval split; keep it fixed within a search.",
 )
 DEVICE_FIELD = FieldSpec(
-    "device", "Device", "choice", default="auto", choices=("auto", "gpu", "cpu"),
+    "device", "Device", "choice", default="auto", choices=DEVICE_CHOICES,
     help="auto: the GPU when nvidia-smi is found, else the CPU. cpu turns off bf16/fp16 and GPU-only "
          "kernels; it is meant for tiny models and tests.",
     env_var="BRACKET_LLM_DEVICE",
@@ -280,10 +281,7 @@ class LLMTrainer(Trainer):
     @property
     def on_cpu(self) -> bool:
         """Whether runs train on the CPU (field ``device``; ``auto`` = no ``nvidia-smi``)."""
-        device = self.field("device", "auto")
-        if device == "auto":
-            return shutil.which("nvidia-smi") is None
-        return device == "cpu"
+        return runs_on_cpu(self.fields)
 
     @property
     def sequence_len(self) -> int:

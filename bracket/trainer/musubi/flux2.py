@@ -19,6 +19,9 @@ from bracket.trainer.musubi.space import community_lora_configs, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/flux_2.md"
 MODEL_VERSIONS = ("klein-base-9b", "klein-9b", "klein-base-4b", "klein-4b")
+#: the tokenizer musubi loads from the hub by name (flux_2/flux2_utils.load_text_embedder): Qwen3
+#: for Klein 9B / 4B, the Mistral 3 processor for dev
+HUB_TOKENIZERS = {"9b": "Qwen/Qwen3-8B", "4b": "Qwen/Qwen3-4B", "dev": "mistralai/Mistral-Small-3.1-24B-Instruct-2503"}
 
 
 class Flux2KleinLoRA(MusubiTrainer):
@@ -37,6 +40,13 @@ class Flux2KleinLoRA(MusubiTrainer):
     text_encoder_fp8_flag = "--fp8_text_encoder"
     memory_plan = ((12, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "10")),
                    (24, ("--fp8_base", "--fp8_scaled")))
+
+    tokenizer_ids = (HUB_TOKENIZERS["9b"],)
+
+    def __init__(self, fields: Mapping[str, str] | None = None) -> None:
+        super().__init__(fields)
+        size = self.model_version().rsplit("-", 1)[-1]
+        self.tokenizer_ids = (HUB_TOKENIZERS.get(size, HUB_TOKENIZERS["9b"]),)
 
     def model_version(self) -> str:
         return self.field("model_version") or MODEL_VERSIONS[0]
@@ -86,6 +96,7 @@ class Flux2DevLoRA(Flux2KleinLoRA):
     """
 
     text_encoder_fp8_flag = None
+    tokenizer_ids = (HUB_TOKENIZERS["dev"],)
     memory_plan = ((24, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "29")),
                    (48, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "12")),
                    (80, ("--fp8_base", "--fp8_scaled")))

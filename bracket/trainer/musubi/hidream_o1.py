@@ -14,6 +14,8 @@ image sides multiples of 32, as HiDream-O1 needs).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import ModelInput
@@ -22,6 +24,8 @@ from bracket.trainer.musubi.space import PRODIGY, full_space, lora_space
 
 DOCS = "kohya-ss/musubi-tuner docs/hidream_o1.md"
 MODEL_TYPES = ("full", "dev")
+#: the processor (tokenizer) musubi loads from the hub by name per model type (hidream_o1_utils.load_processor)
+PROCESSORS = {"full": "HiDream-ai/HiDream-O1-Image", "dev": "HiDream-ai/HiDream-O1-Image-Dev"}
 #: --noise_scale_start, --noise_scale_end, --noise_clip_std per model type (docs, LoRA Training notes)
 NOISE = {"full": ("8.0", "8.0", "0.0"), "dev": ("7.5", "7.5", "2.5")}
 _SAMPLINGS = ("uniform", "sigmoid", "shift", "logsnr")
@@ -32,6 +36,11 @@ class _HiDreamO1Base(MusubiTrainer):
     text_cache_script = "hidream_o1_cache_text_encoder_outputs.py"
     model_inputs = (ModelInput("dit", train_flag="--dit"),)
     prompt_letters = ("w", "h", "d", "s", "l", "n")
+    tokenizer_ids = (PROCESSORS["full"],)
+
+    def __init__(self, fields: Mapping[str, str] | None = None) -> None:
+        super().__init__(fields)
+        self.tokenizer_ids = (PROCESSORS.get(self.model_type(), PROCESSORS["full"]),)
     #: steps and guidance are left to the model type's official schedule (hidream_o1_utils)
     sample_defaults = {"width": 1024, "height": 1024}
 

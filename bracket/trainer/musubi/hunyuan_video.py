@@ -10,14 +10,22 @@ sample hook that renders nothing — so the full fine-tune is scored by loss onl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import ModelInput
 from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, full_space, lora_space
+from bracket.trainer.tokenizers import CLIP_L_TOKENIZER
 
 DOCS = "kohya-ss/musubi-tuner docs/hunyuan_video.md"
 VIDEO_DEFAULTS = {"target_frames": [1, 17], "frame_extraction": "head"}
+#: tokenizers musubi loads from the hub by name when a text encoder is a single file
+#: (hunyuan_model/text_encoder.py); a model folder brings its own
+HUB_TOKENIZERS = {"text_encoder1": "xtuner/llava-llama-3-8b-v1_1-transformers",
+                  "text_encoder2": CLIP_L_TOKENIZER}
 
 
 class _HunyuanVideoBase(MusubiTrainer):
@@ -36,6 +44,12 @@ class _HunyuanVideoBase(MusubiTrainer):
     sample_kind = "video"
     text_encoder_fp8_flag = "--fp8_llm"
     latent_cache_extra = ("--vae_chunk_size", "32", "--vae_tiling")
+    tokenizer_ids = tuple(HUB_TOKENIZERS.values())
+
+    def __init__(self, fields: Mapping[str, str] | None = None) -> None:
+        super().__init__(fields)
+        self.tokenizer_ids = tuple(hub_id for field, hub_id in HUB_TOKENIZERS.items()
+                                   if not Path(self.field(field) or ".no-folder").is_dir())
 
 
 class HunyuanVideoLoRA(_HunyuanVideoBase):

@@ -37,6 +37,8 @@ class HunyuanVideo15LoRA(MusubiTrainer):
     """HunyuanVideo 1.5 (T2V or I2V) LoRA with ``networks.lora_hv_1_5``."""
 
     script = "hv_1_5_train_network.py"
+    #: loaded from the hub by name (qwen_image_utils.load_qwen2_5_vl, hunyuan_video_1_5_text_encoder.load_byt5)
+    tokenizer_ids = ("Qwen/Qwen-Image/tokenizer", "google/byt5-small")
     latent_cache_script = "hv_1_5_cache_latents.py"
     text_cache_script = "hv_1_5_cache_text_encoder_outputs.py"
     network_module = "networks.lora_hv_1_5"

@@ -28,6 +28,8 @@ class Ideogram4LoRA(MusubiTrainer):
     """Ideogram 4 LoRA with ``networks.lora_ideogram4`` (conditional DiT only)."""
 
     script = "ideogram4_train_network.py"
+    #: loaded from the hub by name (ideogram4/ideogram4_utils.py)
+    tokenizer_ids = ("Qwen/Qwen3-VL-8B-Instruct",)
     latent_cache_script = "ideogram4_cache_latents.py"
     text_cache_script = "ideogram4_cache_text_encoder_outputs.py"
     network_module = "networks.lora_ideogram4"

@@ -26,6 +26,8 @@ class Krea2LoRA(MusubiTrainer):
     """Krea 2 LoRA with ``networks.lora_krea2`` (all Linear layers of the DiT)."""
 
     script = "krea2_train_network.py"
+    #: loaded from the hub by name (krea2/krea2_utils.load_krea2_text_encoder's default tokenizer_repo)
+    tokenizer_ids = ("Qwen/Qwen3-VL-4B-Instruct",)
     latent_cache_script = "krea2_cache_latents.py"
     text_cache_script = "krea2_cache_text_encoder_outputs.py"
     network_module = "networks.lora_krea2"

@@ -17,6 +17,10 @@ from bracket.trainer.musubi.space import community_lora_configs, full_space, lor
 
 DOCS = "kohya-ss/musubi-tuner docs/qwen_image.md"
 EDIT_VERSIONS = ("edit-2511", "edit-2509", "edit")
+#: loaded from the hub by name (qwen_image/qwen_image_utils.py): the tokenizer always, the
+#: VL processor for the edit models
+TOKENIZER = "Qwen/Qwen-Image/tokenizer"
+EDIT_PROCESSOR = "Qwen/Qwen-Image-Edit/processor"
 _SAMPLINGS = ("shift", "qwen_shift", "qinglong_qwen", "logsnr")
 _MODELS = (
     ModelInput("dit", train_flag="--dit"),
@@ -32,6 +36,7 @@ class _QwenImageBase(MusubiTrainer):
     model_inputs = _MODELS
     prompt_letters = ("w", "h", "d", "s", "l", "n", "fs")
     text_encoder_fp8_flag = "--fp8_vl"
+    tokenizer_ids = (TOKENIZER,)
     latent_cache_extra = ("--vae_tiling",)
     memory_plan = ((16, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "45")),
                    (24, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "16")),
@@ -80,6 +85,7 @@ class QwenImageEditLoRA(QwenImageLoRA):
 
     prompt_letters = ("w", "h", "d", "s", "l", "n", "fs", "ci")
     needs_control_images = True
+    tokenizer_ids = (TOKENIZER, EDIT_PROCESSOR)
 
     def model_version(self) -> str:
         return self.field("model_version") or EDIT_VERSIONS[0]

@@ -30,6 +30,10 @@ WAN22_TASKS = ("t2v-A14B", "i2v-A14B")
 WAN21_TASKS = ("t2v-14B", "t2v-1.3B", "i2v-14B", "t2i-14B")
 _VAE = ModelInput("vae", train_flag="--vae", latent_flag="--vae")
 _T5 = ModelInput("t5", train_flag="--t5", text_flag="--t5")
+#: tokenizers musubi loads from the hub by name (wan/modules/t5.py, clip.py): umT5 always, the
+#: CLIP's XLM-RoBERTa whenever a CLIP model is given (Wan 2.1 I2V)
+T5_TOKENIZER = "Wan-AI/Wan2.1-T2V-14B/google/umt5-xxl"
+CLIP_TOKENIZER = "Wan-AI/Wan2.1-I2V-14B-720P/xlm-roberta-large"
 _FP8_14B = ((16, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "30")),
             (24, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "20")),
             (48, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "10")),
@@ -48,9 +52,13 @@ class _WanBase(MusubiTrainer):
     memory_plan = _FP8_14B
     tasks: tuple[str, ...] = ()
 
+    tokenizer_ids = (T5_TOKENIZER,)
+
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         super().__init__(fields)
         self.sample_kind = "image" if self.task().startswith("t2i") else "video"
+        if self.field("clip"):
+            self.tokenizer_ids = (T5_TOKENIZER, CLIP_TOKENIZER)
 
     def task(self) -> str:
         return self.field("task") or self.tasks[0]

@@ -31,6 +31,8 @@ class _ZImageBase(MusubiTrainer):
     text_cache_script = "zimage_cache_text_encoder_outputs.py"
     prompt_letters = ("w", "h", "d", "s", "l", "n", "fs")
     text_encoder_fp8_flag = "--fp8_llm"
+    #: loaded from the hub by name (zimage/zimage_utils.load_qwen3)
+    tokenizer_ids = ("Tongyi-MAI/Z-Image/tokenizer",)
 
     def prompt_defaults(self) -> Mapping[str, Any]:
         if self.field("zimage_variant") == "turbo":

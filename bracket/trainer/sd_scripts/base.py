@@ -26,6 +26,12 @@ release dtype (SDXL fp16, SD3.5 and FLUX.1 bf16), not fp32. The CLIP/T5 tokenize
 loaded from the Hugging Face hub by name unless ``--tokenizer_cache_dir`` names a folder
 holding them (the ``tokenizer_cache_dir`` field; :mod:`bracket.trainer.tokenizers`).
 
+**Device.** On a GPU runs use ``--mixed_precision bf16`` (with the family's memory flags per
+VRAM tier). With the ``device`` field at ``cpu`` (or ``auto`` and no ``nvidia-smi``) every
+command — pre-cache tools included — is fp32 (``--mixed_precision no``) and the GPU-only
+memory flags (``--full_bf16``, ``--fp8_base``, ``--blocks_to_swap``) are left out: a CPU
+without native bf16 runs bf16 about 90x slower than fp32.
+
 **Optimizers.** Adaptive optimizers (Prodigy) run at learning rate 1.0 and are tuned through
 ``d_coef``; the space therefore has ``learning_rate`` only for the other optimizers and a
 fixed ``adaptive_learning_rate`` plus a searched ``prodigy_d_coef`` for Prodigy (conditional
@@ -50,12 +56,7 @@ from bracket.trainer.base import (
 )
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
-from bracket.trainer.sd_scripts.caching import (
-    CACHE_LATENTS_SCRIPT,
-    CACHE_TEXT_SCRIPT,
-    MIXED_PRECISION,
-    SdScriptsCaching,
-)
+from bracket.trainer.sd_scripts.caching import CACHE_LATENTS_SCRIPT, CACHE_TEXT_SCRIPT, SdScriptsCaching
 from bracket.trainer.validation import VALIDATION_TAGS
 from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
 
@@ -65,9 +66,25 @@ ADAPTIVE_OPTIMIZERS = ("Prodigy",)
 SCHEDULERS = ("constant", "constant_with_warmup", "cosine", "linear")
 #: sd-scripts raises when ``constant`` gets a non-zero warm-up, so warm-up is conditional
 WARMUP_SCHEDULERS = ("constant_with_warmup", "cosine", "linear")
+#: memory flags that need a GPU (half/fp8 weights, block swap to the CPU), left out on the CPU:
+#: flag -> how many values follow it
+GPU_ONLY_FLAGS = {"--full_bf16": 0, "--full_fp16": 0, "--fp8_base": 0, "--fp8_base_unet": 0, "--blocks_to_swap": 1}
 LORA_LOSS_TAGS = ("loss/current", "loss/average")
 FULL_LOSS_TAGS = ("loss",)
-#: seed of the pre-caching tools: the latent cache is a sample of the VAE's distribution
+
+
+def without_gpu_only_flags(args: Sequence[str]) -> list[str]:
+    """``args`` less the :data:`GPU_ONLY_FLAGS` and their values (the CPU mode)."""
+    kept: list[str] = []
+    skip = 0
+    for word in args:
+        if skip:
+            skip -= 1
+        elif word in GPU_ONLY_FLAGS:
+            skip = GPU_ONLY_FLAGS[word]
+        else:
+            kept.append(word)
+    return kept
 
 
 def optimizer_args(knobs: Mapping[str, Any]) -> list[str]:
@@ -235,7 +252,8 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs"
         python = self.python
-        cmd = make_accelerate_launch_prefix(python, mixed_precision=MIXED_PRECISION) + [str(self.script_path())]
+        precision = self.mixed_precision()
+        cmd = make_accelerate_launch_prefix(python, mixed_precision=precision) + [str(self.script_path())]
         cmd += self.model_flags() + self.tokenizer_args()
         cmd += [
             "--dataset_config", str(run_toml),
@@ -246,7 +264,7 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
             "--logging_dir", str(logging_dir),
             "--max_train_steps", str(int(max_steps)),
             "--seed", str(int(request.seed)),
-            "--mixed_precision", MIXED_PRECISION,
+            "--mixed_precision", precision,
             "--sdpa",
             "--max_data_loader_n_workers", "2",
             "--persistent_data_loader_workers",
@@ -255,7 +273,8 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         cmd += self.network_args(knobs)
         cmd += self.family_args(knobs)
         cmd += self.cache_args(document)
-        cmd += self.memory_args(vram_tier(self.fields), knobs)
+        memory = self.memory_args(vram_tier(self.fields), knobs)
+        cmd += without_gpu_only_flags(memory) if self.on_cpu else memory
         cmd += self.sample_args(run_dir, request.sample_prompts, request.sample_every_n_steps)
         cmd += save_resume_args(request)
         validating = bool(self.validation and self.validation_tags)

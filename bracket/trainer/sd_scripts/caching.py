@@ -38,7 +38,9 @@ from bracket.dataset.runtime import dataset_image_dirs, derive_run_toml, load_da
 from bracket.errors import BracketError
 from bracket.trainer.base import LaunchSpec, make_accelerate_launch_prefix, make_subprocess_env
 from bracket.trainer.cache_key import CACHE_FILE_SUFFIXES, cache_key, session_cache_dir
+from bracket.trainer.vram import runs_on_cpu
 
+#: mixed precision on a GPU; on the CPU (field ``device``) everything is fp32 (``no``)
 MIXED_PRECISION = "bf16"
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".avif", ".jxl")
 CACHE_SEED = 0
@@ -127,9 +129,19 @@ class SdScriptsCaching:
     mirror folders, the run's dataset TOML, the cache flags and the once-per-session cache
     commands. Reads the adapter's class data (``model_inputs``, cache suffixes and tool flag)."""
 
+    @property
+    def on_cpu(self) -> bool:
+        """Whether runs train on the CPU (field ``device``; :func:`bracket.trainer.vram.runs_on_cpu`)."""
+        return runs_on_cpu(self.fields)
+
+    def mixed_precision(self) -> str:
+        """``bf16`` on a GPU; ``no`` (fp32 throughout) on the CPU, where bf16 without native
+        instructions runs ~90x slower than fp32 (issue 26's measurement)."""
+        return "no" if self.on_cpu else MIXED_PRECISION
+
     def cache_tool_args(self) -> list[str]:
         """Flags of the cache tools that change what they write (also part of the cache key)."""
-        return [self.cache_tool_flag, "--mixed_precision", MIXED_PRECISION, "--seed", str(CACHE_SEED)]
+        return [self.cache_tool_flag, "--mixed_precision", self.mixed_precision(), "--seed", str(CACHE_SEED)]
 
     def latent_cache_args(self) -> list[str]:
         """The latent tool encodes with an fp32 VAE (``--no_half_vae``): exact latents, and on a
@@ -200,7 +212,7 @@ class SdScriptsCaching:
         latents_ok, text_ok = dataset_caching_limits(document)
         cache_text = text_ok and bool(self.text_encoder_cache_suffix)
         prefix = make_accelerate_launch_prefix(self.python,
-                                               mixed_precision=MIXED_PRECISION)
+                                               mixed_precision=self.mixed_precision())
         common = [*self.model_flags(), *self.tokenizer_args(), "--dataset_config", str(toml),
                   *self.cache_tool_args()]
         cache = self.cache_folder(Path(dataset), run_dir)

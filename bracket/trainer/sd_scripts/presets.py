@@ -17,7 +17,7 @@ from bracket.trainer.sd_scripts.hunyuan_image import HunyuanImageLoRA
 from bracket.trainer.sd_scripts.lumina import LuminaFull, LuminaLoRA
 from bracket.trainer.sd_scripts.sd35 import Sd35Full, Sd35LoRA
 from bracket.trainer.sd_scripts.sdxl import SdxlFull, SdxlLoRA
-from bracket.trainer.vram import VRAM_TIER_FIELD
+from bracket.trainer.vram import DEVICE_CHOICES, VRAM_TIER_FIELD
 
 SD_SCRIPTS_DIR_FIELD = FieldSpec(
     "sd_scripts_dir", "sd-scripts folder", "dir", executable=True,
@@ -131,8 +131,14 @@ TOKENIZER_CACHE_FIELD = FieldSpec(
     "online run. Needed offline.",
 )
 
+SD_DEVICE_FIELD = FieldSpec(
+    "device", "Device", "choice", default="auto", choices=DEVICE_CHOICES, env_var="BRACKET_SD_SCRIPTS_DEVICE",
+    help="auto: the GPU when nvidia-smi is found, else the CPU. cpu trains in fp32 throughout "
+    "(--mixed_precision no; no --full_bf16, fp8 or block swap): slow, meant for tests and checks.",
+)
+
 _COMMON = (SD_SCRIPTS_DIR_FIELD, SD_SCRIPTS_PYTHON_FIELD, DATASET_FIELD, RESOLUTION_FIELD, VRAM_TIER_FIELD,
-           TOKENIZER_CACHE_FIELD, CACHE_DIR_FIELD)
+           SD_DEVICE_FIELD, TOKENIZER_CACHE_FIELD, CACHE_DIR_FIELD)
 SDXL_FIELDS = (SDXL_MODEL_FIELD, SDXL_VAE_FIELD, *_COMMON)
 SD35_FIELDS = (SD35_MODEL_FIELD, SD35_VARIANT_FIELD, CLIP_L_FIELD, CLIP_G_FIELD, T5XXL_FIELD, *_COMMON)
 FLUX1_FIELDS = (FLUX1_MODEL_FIELD, FLUX1_VARIANT_FIELD, FLUX1_CLIP_L_FIELD, FLUX1_T5XXL_FIELD, FLUX1_AE_FIELD, *_COMMON)

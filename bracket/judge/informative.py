@@ -1,0 +1,324 @@
+"""Which run (or pair) to rate next: where a person's rating could change the answer most.
+
+A rating is worth most where it can change something: the pick (which config wins) or what
+TPE learns from (which configs it counts as "good"). A run whose combined score is far behind
+the leader's, with little uncertainty left, cannot change either, however it is rated. This
+module ranks the runs nobody rated by that chance, from plain data (pure functions):
+
+* every run's current combined score (lower is better) and its **uncertainty** — the spread
+  of the parts a rating would replace or sharpen: an estimated human part
+  (:func:`bracket.judge.combine.estimate_missing`'s predictive spread, times its weight),
+  and for a run already rated or compared a floor of :data:`ONE_POINT` (one rating point)
+  per judgement, shrinking with their number. Before anybody rated there is no estimate
+  yet; every unrated run then gets :func:`prior_uncertainty` (the estimate's prior);
+  An unrated run right next to a rated config of its stage (:func:`param_distance` below
+  :data:`NOVELTY_RADIUS`) keeps less of the estimate's spread (:func:`novelty`, down to
+  :data:`NEAR_FLOOR`): the one shared human estimate cannot tell it from a far one, but a
+  person's rating of a config says much about its neighbours;
+* per config: the mean of its runs' scores and the uncertainty of that mean.
+
+A config's **chance to matter** is the larger of
+
+* **flip** (the stage whose leader is the pick) — it could take the lead:
+  ``P(its true score < the leader's)`` under normal errors,
+  ``Φ(-gap / sqrt(u_c² + u_leader²))``; for the leader itself, the chance that the
+  runner-up is really better (a rating confirms the pick or drops it);
+* **good set** (while the pick comes from the search) — it could cross the edge of TPE's
+  good set (the best ``ceil(γ n)`` search configs, γ = :data:`GOOD_FRACTION`, see
+  ``bracket.search.controller``): the chance that its true score lies on the other side of
+  the midpoint between the last good and the first bad config.
+
+A run's value is its config's chance times its share of that config's uncertainty.
+:func:`rank_unrated` orders unrated runs by it (ties: better score first), each with a
+one-line reason (:attr:`Proposal.reason`, e.g. "could overtake the leader: within 0.02");
+:func:`why_line` joins the first ones into the sentence the Compare tab shows.
+
+:func:`informative_pairs` does the same for blind pairwise choices: among the contenders
+(the three best configs and any other with a chance to matter), the pair of runs whose
+order is least certain — ``P(a better than b)`` nearest ½ — with a pair compared before
+counting less and the pair compared last never offered straight away.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bracket.judge.combine import DEFAULT_WEIGHTS, PRIOR_COUNT, PRIOR_SD
+
+#: one rating point on the human judge's [0, 1] scale (a 1–10 rating: 10 → 0, 1 → 1)
+ONE_POINT = 1.0 / 9.0
+#: TPE's good share once someone rated (``bracket.search.controller.WIDE_GAMMA_FRACTION``)
+GOOD_FRACTION = 0.25
+#: below this chance a config is not a contender (no flip, no good-set crossing worth a look)
+CONTENDER = 0.05
+#: distance (:func:`param_distance`) from the nearest rated config of its stage beyond which
+#: an unrated run's estimate keeps its full uncertainty (0: off, every unrated run alike;
+#: 0.25 measured in docs/BENCHMARKS.md, section 4)
+NOVELTY_RADIUS = 0.25
+#: the least share of its uncertainty an unrated run keeps right next to a rated config
+NEAR_FLOOR = 0.3
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One finished, scored run as this module sees it."""
+
+    run_id: int
+    config_id: int
+    #: current combined score, lower is better
+    score: float
+    #: standard deviation of ``score`` that a rating would resolve
+    uncertainty: float
+    rated: bool = False
+    #: the stage it belongs to ("search", "final", ...); the good set is the search's
+    stage: str = "search"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A run worth rating, how much, and why (one short phrase)."""
+
+    run_id: int
+    value: float
+    reason: str
+
+
+def _phi(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def _beyond(gap: float, spread: float) -> float:
+    """P(a normal error of sd ``spread`` exceeds ``gap`` in one direction)."""
+    if spread <= 0.0:
+        return 0.5 if gap == 0.0 else 0.0
+    return _phi(-gap / spread)
+
+
+def prior_uncertainty(human_weight: float = DEFAULT_WEIGHTS["human"],
+                      other_weight: float = DEFAULT_WEIGHTS["loss"]) -> float:
+    """A run's score uncertainty before anybody rated: the human estimate's prior spread
+    (``estimate_missing`` with no score) times the human judge's share of the weights."""
+    total = human_weight + other_weight
+    share = human_weight / total if total > 0 else 0.0
+    return share * PRIOR_SD * math.sqrt(1.0 + 1.0 / PRIOR_COUNT)
+
+
+def run_uncertainty(parts: Iterable[Any], judgements: int = 0) -> float:
+    """A run's score uncertainty from its score parts (objects or mappings with ``judge``,
+    ``weight``, ``estimated``, ``uncertainty``): estimated parts count with their spread, a
+    measured human part with :data:`ONE_POINT` / sqrt(``judgements``)."""
+    total = 0.0
+    for part in parts:
+        get = part.get if isinstance(part, Mapping) else (lambda name, p=part: getattr(p, name, None))
+        weight = float(get("weight") or 0.0)
+        if get("estimated"):
+            total += (weight * float(get("uncertainty") or 0.0)) ** 2
+        elif get("judge") == "human":
+            total += (weight * ONE_POINT / math.sqrt(max(1, judgements))) ** 2
+    return math.sqrt(total)
+
+
+@dataclass(frozen=True)
+class _Config:
+    config_id: int
+    stage: str
+    mean: float
+    spread: float
+    runs: tuple[Candidate, ...]
+
+
+def _configs(candidates: Sequence[Candidate]) -> list[_Config]:
+    by: dict[tuple[str, int], list[Candidate]] = {}
+    for c in candidates:
+        by.setdefault((c.stage, c.config_id), []).append(c)
+    configs = []
+    for (stage, config_id), runs in by.items():
+        n = len(runs)
+        configs.append(_Config(config_id, stage, sum(r.score for r in runs) / n,
+                               math.sqrt(sum(r.uncertainty ** 2 for r in runs)) / n, tuple(runs)))
+    return sorted(configs, key=lambda c: (c.mean, c.config_id))
+
+
+def _chances(configs: list[_Config], good_fraction: float, pick: bool = True) -> dict[int, tuple[float, str]]:
+    """Per config id: (chance to matter, reason), for one stage's configs (best first);
+    ``pick``: this stage's leader is the pick (else only TPE's good set counts)."""
+    chances: dict[int, tuple[float, str]] = {c.config_id: (0.0, "far from the leader and the good set's edge")
+                                             for c in configs}
+    if not configs:
+        return chances
+    leader = configs[0]
+    if pick:
+        chances.update(_lead_chances(configs))
+    if leader.stage != "search" or good_fraction <= 0:
+        return chances
+    good = min(len(configs), max(1, math.ceil(good_fraction * len(configs))))
+    if good >= len(configs):
+        return chances
+    edge = (configs[good - 1].mean + configs[good].mean) / 2.0
+    for index, config in enumerate(configs):
+        gap = abs(config.mean - edge)
+        chance = _beyond(gap, config.spread)
+        if chance > chances[config.config_id][0]:
+            side = "drop out of" if index < good else "enter"
+            chances[config.config_id] = (chance, f"could {side} TPE's good set: {gap:.2f} from its edge")
+    return chances
+
+
+def _lead_chances(configs: list[_Config]) -> dict[int, tuple[float, str]]:
+    chances: dict[int, tuple[float, str]] = {}
+    leader = configs[0]
+    for config in configs[1:]:
+        gap = config.mean - leader.mean
+        chances[config.config_id] = (_beyond(gap, math.hypot(config.spread, leader.spread)),
+                                     f"could overtake the leader: within {gap:.2f}")
+    if len(configs) > 1:
+        runner = configs[1]
+        gap = runner.mean - leader.mean
+        chances[leader.config_id] = (_beyond(gap, math.hypot(runner.spread, leader.spread)),
+                                     f"the leader: a rating confirms it or lets the runner-up (within {gap:.2f}) "
+                                     "take over")
+    else:
+        chances[leader.config_id] = (0.5, "the only scored config: a rating says whether it is any good")
+    return chances
+
+
+def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = None,
+                 good_fraction: float = GOOD_FRACTION) -> list[Proposal]:
+    """Every unrated candidate, the most informative rating first (see the module docstring).
+
+    ``leader_stage``: the stage whose leader is the pick ("final" once finals are scored;
+    default: "final" if any candidate is a final, else "search"). TPE's good set counts while
+    the search stage is the leader's (once finals are scored the search no longer proposes);
+    runs of the other stages come last.
+    """
+    stages = {c.stage for c in candidates}
+    leader_stage = leader_stage or ("final" if "final" in stages else "search")
+    chances: dict[tuple[str, int], tuple[float, str]] = {}
+    for stage in {leader_stage} & stages:
+        configs = [c for c in _configs(candidates) if c.stage == stage]
+        for config_id, chance in _chances(configs, good_fraction, pick=stage == leader_stage).items():
+            chances[(stage, config_id)] = chance
+    spread = {(c.stage, c.config_id): c for c in _configs(candidates)}
+    proposals = []
+    for c in candidates:
+        if c.rated:
+            continue
+        chance, reason = chances.get((c.stage, c.config_id),
+                                     (0.0, f"a {c.stage} run: it does not change the pick"))
+        config = spread[(c.stage, c.config_id)]
+        total = sum(r.uncertainty ** 2 for r in config.runs)
+        share = c.uncertainty ** 2 / total if total > 0 else 1.0 / len(config.runs)
+        proposals.append((-(chance * share), c.score, c.run_id, Proposal(c.run_id, chance * share, reason)))
+    return [p for *_, p in sorted(proposals)]
+
+
+def why_line(proposals: Sequence[Proposal], shown: int = 2) -> str:
+    """The one line the Compare tab shows: why these runs (the first ``shown`` reasons)."""
+    if not proposals:
+        return ""
+    if all(p.value < CONTENDER / 10 for p in proposals[:shown]):
+        return "Why these runs: best score first — no unrated run is close enough to change the pick."
+    return "Why these runs: " + "; ".join(f"#{p.run_id} {p.reason}" for p in proposals[:shown]) + "."
+
+
+def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any] = (), k: int = 1, *,
+                      good_fraction: float = GOOD_FRACTION, pair_penalty: float = 1.0,
+                      rng: random.Random | None = None) -> list[tuple[int, int]]:
+    """Up to ``k`` (left, right) run pairs for a blind choice, the least certain order first.
+
+    Contenders are the runs of the three best configs and of every config with a chance to
+    matter of at least :data:`CONTENDER`. A pair's worth is ``min(p, 1 - p)`` with
+    ``p = P(a better than b)`` from the two scores and uncertainties, divided by
+    ``1 + pair_penalty × times compared``; the pair compared last is skipped. ``comparisons``:
+    mappings or objects with ``left_run_id`` and ``right_run_id``. Sides are shuffled with ``rng``.
+    """
+    rng = rng or random.Random()
+    pairs_done: Counter[frozenset[int]] = Counter()
+    last = None
+    for record in comparisons:
+        get = record.get if isinstance(record, Mapping) else (lambda name, r=record: getattr(r, name))
+        last = frozenset((int(get("left_run_id")), int(get("right_run_id"))))
+        pairs_done[last] += 1
+    stages = {c.stage for c in candidates}
+    stage = "final" if "final" in stages else "search"
+    pool = [c for c in candidates if c.stage == stage]
+    configs = _configs(pool)
+    chances = _chances(configs, good_fraction)
+    keep = {cid for cid, (chance, _) in chances.items() if chance >= CONTENDER}
+    keep |= {c.config_id for c in configs[:3]}  # the best three always (the leader and its nearest)
+    runs = sorted((c for c in pool if c.config_id in keep), key=lambda c: c.run_id)
+    scored = []
+    for i, a in enumerate(runs):
+        for b in runs[i + 1:]:
+            pair = frozenset((a.run_id, b.run_id))
+            if pair == last:
+                continue
+            p = _beyond(b.score - a.score, math.hypot(a.uncertainty, b.uncertainty))
+            worth = min(p, 1.0 - p) / (1.0 + pair_penalty * pairs_done[pair])
+            scored.append((-worth, abs(a.score - b.score), a.run_id, b.run_id))
+    scored.sort()
+    return [(a, b) if rng.random() < 0.5 else (b, a) for *_, a, b in scored[:max(0, k)]]
+
+
+def param_distance(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
+    """How far apart two configs are, 0 (same) to 1: the mean over their keys of a per-key
+    distance — positive numbers by decades (one decade or more = 1), other numbers relative,
+    anything else 0 when equal and 1 when not (a key only one has counts 1)."""
+    keys = set(a) | set(b)
+    if not keys:
+        return 0.0
+    total = 0.0
+    for key in keys:
+        x, y = a.get(key), b.get(key)
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (x, y))
+        if numbers and x > 0 and y > 0:
+            total += min(1.0, abs(math.log10(x / y)))
+        elif numbers:
+            total += min(1.0, abs(x - y) / max(abs(x), abs(y), 1e-12))
+        else:
+            total += 0.0 if x == y and key in a and key in b else 1.0
+    return total / len(keys)
+
+
+def novelty(params: Mapping[str, Any], rated: Sequence[Mapping[str, Any]], radius: float) -> float:
+    """The factor on an unrated run's estimate uncertainty: 1 far from every rated config
+    (``radius`` or more by :func:`param_distance`), down to :data:`NEAR_FLOOR` at a rated
+    config's own params — a person's rating of a config says something about its neighbours,
+    which the one shared human estimate does not know. 1 with ``radius`` 0 or nothing rated."""
+    if radius <= 0 or not rated:
+        return 1.0
+    nearest = min(param_distance(params, other) for other in rated)
+    return max(NEAR_FLOOR, min(1.0, nearest / radius))
+
+
+def candidates_from_standings(table: Any, scorable: Iterable[int] | None = None, *,
+                              radius: float | None = None) -> list[Candidate]:
+    """Candidates from a standings table (``boards`` of ``rows`` (with ``params``) of ``runs``
+    with ``run_id``, ``config_id``, ``stage``, ``score``, ``rated``, ``ratings``,
+    ``comparisons``, ``parts``): every scored run, or only those in ``scorable``. Without any
+    estimated or human part (nobody rated yet) unrated runs get :func:`prior_uncertainty`;
+    with ``radius`` (default :data:`NOVELTY_RADIUS`) above 0 an unrated run's uncertainty is
+    scaled by its :func:`novelty` against the rated configs of its stage (a final run's
+    samples are not its search run's)."""
+    radius = NOVELTY_RADIUS if radius is None else radius
+    allowed = None if scorable is None else set(scorable)
+    pairs = [(row, run) for board in (getattr(table, "boards", None) or {}).values() for row in board.rows
+             for run in row.runs if run.score is not None and (allowed is None or run.run_id in allowed)]
+    spreads = {run.run_id: run_uncertainty(run.parts, run.ratings + run.comparisons) for _, run in pairs}
+    prior = prior_uncertainty() if not any(spreads.values()) else 0.0
+    rated: dict[str, list[dict[str, Any]]] = {}
+    for row, run in pairs:
+        if run.rated:
+            rated.setdefault(run.stage, []).append(dict(getattr(row, "params", None) or {}))
+    candidates = []
+    for row, run in pairs:
+        spread = spreads[run.run_id] or (0.0 if run.rated else prior)
+        if not run.rated:
+            spread *= novelty(dict(getattr(row, "params", None) or {}), rated.get(run.stage, []), radius)
+        candidates.append(Candidate(run.run_id, run.config_id, float(run.score), spread, run.rated, run.stage))
+    return candidates
