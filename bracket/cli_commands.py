@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
 from bracket.app.forms import judge_server_settings, parse_bounds
@@ -27,18 +28,27 @@ from bracket.standings import standings
 from bracket.standings.study_sync import record_at_end
 
 
+LOG_EVERY_S = 30.0  # output that is not a terminal (a log file): a progress line at most this often
+                   # unless a run starts or ends, not one line per step
+
+
 def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
     session.start()
     interactive = sys.stdout.isatty()
-    last = ""
+    last, last_head, last_at = "", "", float("-inf")
     try:
         while not session.wait(0.5):
             if quiet:
                 continue
             line = progress_line(session.snapshot())
-            if line != last:
-                print(("\r" + line.ljust(100)) if interactive else line, end="" if interactive else "\n", flush=True)
-                last = line
+            if interactive and line != last:
+                print("\r" + line.ljust(100), end="", flush=True)
+            elif not interactive:
+                head = line.split(" | step ")[0].split(" | ETA ")[0]  # runs spent and phase
+                if head != last_head or (line != last and time.monotonic() - last_at >= LOG_EVERY_S):
+                    print(line, flush=True)
+                    last_head, last_at = head, time.monotonic()
+            last = line
     except KeyboardInterrupt:
         print("\nstopping: the current run is killed; resume with `python -m bracket resume`", file=sys.stderr)
         session.stop(now=True, everywhere=everywhere)

@@ -150,18 +150,18 @@ def verdict(report: StatsReport) -> str:
     best = report.best
     if best is None:
         return "No config has a finished score yet, so there is no winner."
-    head = f"Best config is {_describe(best)}"
+    head = f"Best config is {_describe(best)}"  # scores live in [0, 1], lower is better (docs/SCORING.md)
     if report.runner_up is None:
         return head + "; it is the only scored config, so it was compared with nothing."
     test = report.vs_runner_up
     if best.n < 2 and any(s.n >= 2 for s in report.summaries):
         return (
-            head + f", ahead of {report.runner_up.name!r} ({report.runner_up.mean:.3f}); the winner was measured "
+            head + f", ahead of {report.runner_up.name!r} ({report.runner_up.mean:.3f}; lower scores are better); the winner was measured "
             "with one seed only (not confirmed), so treat it as a candidate: rerun it with more seeds."
         )
     if test is None or test.p_value is None:
         return (
-            head + f", ahead of {report.runner_up.name!r} ({report.runner_up.mean:.3f}); with fewer than "
+            head + f", ahead of {report.runner_up.name!r} ({report.runner_up.mean:.3f}; lower scores are better); with fewer than "
             "2 seeds per config no significance claim is possible: rerun the top configs with more seeds."
         )
     level = f"{report.confidence:.0%}"

@@ -157,7 +157,7 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None) ->
         step = "…" if run["status"] == "running" else run.get("last_step") or 0
         rows.append([run["id"], run["config_name"], run["kind"], run["status"], run["seed"],
                      f"{step}/{run.get('max_steps') or '?'}",
-                     "" if run["score"] is None else round(run["score"], 4), judges, params_text(run["params"]),
+                     "" if run["score"] is None else f"{run['score']:.3f}", judges, params_text(run["params"]),
                      format_duration(run["duration_s"]) if run["duration_s"] else "", run["failure_reason"] or ""])
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
@@ -206,10 +206,11 @@ def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
     data = []
     for board in boards:
         for row in board.rows:
-            ci = "" if row.ci_low is None else f"{row.ci_low:.3f} – {row.ci_high:.3f}"
+            # scores live in [0, 1]: the interval is clipped there, as in the verdict (bracket.stats)
+            ci = "" if row.ci_low is None else f"{max(0.0, row.ci_low):.3f} – {min(1.0, row.ci_high):.3f}"
             best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
             data.append([board.stage, row.rank or "", row.name, row.kind,
-                         "" if row.mean is None else round(row.mean, 4), ci, row.raw_text, row.seeds, best,
+                         "" if row.mean is None else f"{row.mean:.3f}", ci, row.raw_text, row.seeds, best,
                          row.loss_basis, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
                          params_text(row.params)])
     return pd.DataFrame(data, columns=LEADERBOARD_COLUMNS)
@@ -230,7 +231,7 @@ def step_figure(rows: Sequence[Any]) -> go.Figure | None:
                                         name=f"{row.name}: best step {row.best_step} ({row.best_step_basis})"))
     if not figure.data:
         return None
-    figure.update_layout(title="Score per step (lower is better; ★ best step)", height=320,
+    figure.update_layout(title="Score per step, each config on its own scale (lower is better; ★ best step)", height=320,
                          margin={"l": 50, "r": 10, "t": 40, "b": 40}, xaxis_title="step")
     return figure
 

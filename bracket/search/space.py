@@ -340,7 +340,9 @@ def _pair(name: str, bound: Any) -> tuple[float, float]:
     try:
         low, high = (float(b) for b in bound)
     except (TypeError, ValueError):
-        raise SearchSpaceError(f"Bound for {name!r} must be a (min, max) pair, got {bound!r}.") from None
+        shown = ",".join(map(str, bound)) if isinstance(bound, (list, tuple)) else str(bound)
+        raise SearchSpaceError(f"Bound for {name!r} is a number range, got {shown!r}; write {name}=MIN:MAX "
+                               f"such as 1e-5:1e-3 (or V:V to lock it).") from None
     if math.isnan(low) or math.isnan(high):
         raise SearchSpaceError(f"Bound for {name!r} must be numbers, got {bound!r}; write MIN:MAX such as 1e-5:1e-3.")
     if low > high:

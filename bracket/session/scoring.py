@@ -60,7 +60,7 @@ RAW_FIGURES = {"loss": "final_ema", "eval_loss": "loss", "human": "mean_rating",
 
 
 def raw_figure(judge: str, result: JudgeResult | None) -> float | None:
-    """The raw number behind a judge's score: final smoothed loss, eval loss, mean rating
+    """The raw number behind a judge's score: final validation or smoothed loss, eval loss, mean rating
     (or Bradley-Terry strength when a run was only compared), VLM goodness out of 10."""
     if result is None or result.score is None:
         return None
@@ -71,6 +71,8 @@ def raw_figure(judge: str, result: JudgeResult | None) -> float | None:
         return round(10.0 * (1.0 - rubric), 3) if rubric is not None else result.details.get("bt_strength")
     if judge == "human" and "mean_rating" not in result.details:
         return result.details.get("bt_strength")
+    if judge == "loss" and result.details.get("basis") == "validation":
+        return result.details.get("final_validation")  # the loss the score rests on
     value = result.details.get(RAW_FIGURES.get(judge, ""))
     return float(value) if isinstance(value, (int, float)) else None
 

@@ -81,7 +81,8 @@ def build_snapshot(session: Any) -> SessionSnapshot:
             view["last_step"] = live["step"]
             view["samples"] = live["samples"]
         run_views.append(view)
-    scored = [r for r in runs if r["status"] in RUN_SPENT and r["kind"] != "setup"]
+    # the search's runs only: finals and promote runs are not part of the budget ("8/4 runs" otherwise)
+    scored = [r for r in runs if r["status"] in RUN_SPENT and r["kind"] != "setup" and r["stage"] == "search"]
     durations = [r["duration_s"] for r in scored if r["duration_s"]]
     total = session.total_runs()
     remaining = max(0, total - len(scored))

@@ -7,7 +7,9 @@ runs against each other), so next to each part we keep the figure behind it:
 =============  ============================================  =====================
 judge          raw figures (short name: meaning)              from the judge's details
 =============  ============================================  =====================
-``loss``       ``loss``: final smoothed training loss          ``final_ema``
+``loss``       ``val loss``: last validation loss, when the    ``final_validation``,
+               score rests on it; ``loss``: final smoothed      ``final_ema``
+               training loss
 ``human``      ``rating``: mean 1–10 rating;                    ``mean_rating``,
                ``strength``: Bradley–Terry pairwise strength    ``bt_strength``
 ``vlm``        ``vlm``: the VLM's mean criteria score, 0–10     ``criteria_means``
@@ -76,6 +78,8 @@ def raw_figures(judge: str, details: Mapping[str, Any] | None) -> dict[str, floa
     details = details or {}
     found: dict[str, float | None] = {}
     if judge == "loss":
+        if details.get("basis") == "validation":  # the figure the score rests on comes first
+            found["val loss"] = _finite(details.get("final_validation"))
         found["loss"] = _finite(details.get("final_ema"))
     elif judge == "eval_loss":
         found["eval loss"] = _finite(details.get("loss"))

@@ -181,3 +181,34 @@ def test_resume_with_more_runs_extends_a_finished_search(capsys, demo_fields, ru
     assert code == 0, err
     assert "budget 4 = 4 configs × 1 seed" in out and "4/4 runs" in out
     assert len(list((runs_dir / "more" / "trials").iterdir())) == 4
+
+
+def test_progress_into_a_log_file_prints_a_line_per_run_not_per_step(capsys, monkeypatch):
+    """Output that is not a terminal (``run ... > log``) gets a progress line when a run starts
+    or ends, and otherwise at most every ``LOG_EVERY_S``, not one line per step and second."""
+    from types import SimpleNamespace
+
+    from bracket import cli_commands
+
+    frames = [(run, step) for run in range(2) for step in range(0, 101)]
+
+    class Session:
+        def __init__(self):
+            self.i = -1
+
+        def start(self):
+            pass
+
+        def wait(self, _timeout):
+            self.i += 1
+            return self.i >= len(frames)
+
+        def snapshot(self):
+            run, step = frames[min(self.i, len(frames) - 1)]
+            return SimpleNamespace(progress=run / 2, runs_spent=run, total_runs=2, phase=f"search {run + 1}/2",
+                                   current={"step": step, "max_steps": 100}, eta_s=200 - step, status="finished")
+
+    monkeypatch.setattr("sys.stdout.isatty", lambda: False, raising=False)
+    assert cli_commands._watch(Session(), quiet=False) == "finished"
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("] ")[1].split(" | step ")[0] for line in lines] == ["0/2 runs | search 1/2", "1/2 runs | search 2/2"]

@@ -26,6 +26,8 @@ def test_finals_rerun_the_best_configs_as_a_separate_stage(demo_fields, runs_dir
     runs = reopened.snapshot().runs
     finals = [r for r in runs if r["stage"] == "final"]
     assert len(finals) == 4
+    # the budget counts the search's runs: `status` said "8/4 runs spent" after finals
+    assert reopened.snapshot().runs_spent == 4 and reopened.snapshot().total_runs == 4
     assert {r["seed"] for r in finals} == {1042, 1043}, "fresh seeds the search never used"
     assert all(r["max_steps"] == 20 for r in finals)
     finalist_names = {r["config_name"] for r in finals}

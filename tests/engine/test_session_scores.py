@@ -95,3 +95,13 @@ def test_vlm_judge_scores_runs_and_never_stores_the_key(demo_fields, runs_dir):
         session.close()
     finally:
         server.shutdown()
+
+
+def test_the_raw_loss_figure_is_the_loss_the_score_rests_on():
+    """Validation basis: the part's raw figure is the validation loss, not the training loss."""
+    from bracket.judge.base import JudgeResult
+    from bracket.session.scoring import raw_figure
+
+    details = {"final_ema": 0.1416, "final_validation": 0.0801}
+    assert raw_figure("loss", JudgeResult.scored(0.0, dict(details, basis="validation"))) == 0.0801
+    assert raw_figure("loss", JudgeResult.scored(0.0, dict(details, basis="training"))) == 0.1416

@@ -71,6 +71,18 @@ def test_the_raw_figure_stands_beside_each_score():
     assert "rating 8.0" in rated.boards["search"].rows[0].raw_text
 
 
+def test_a_validation_loss_score_shows_the_validation_loss_first():
+    """Seen in review: finals ranked a run with training loss 0.1416 above one with 0.1246, because
+    the score rests on the validation loss (0.0801 vs 0.0828) that no figure showed."""
+    scores = {rid: RunScore(value=v, judges={"loss": v}, used=["loss"], weights_used={"loss": 1.0},
+                            details={"loss": {"final_ema": ema, "final_validation": val, "basis": "validation"}})
+              for rid, v, ema, val in ((5, 0.0, 0.1416, 0.0801), (6, 0.02, 0.1246, 0.0828))}
+    table = build_standings(RUNS[4:6], CONFIGS[2:3], scores)
+    runs = {r.run_id: r for r in table.boards["final"].rows[0].runs}
+    assert runs[5].parts[0].figures == {"val loss": 0.0801, "loss": 0.1416} and runs[5].parts[0].raw == 0.0801
+    assert table.boards["final"].rows[0].raw_text.startswith("val loss 0.08145 · loss 0.1331")
+
+
 def test_an_unrated_winner_is_flagged_only_when_people_weigh_in():
     ratings = [{"run_id": 3, "value": 9}]
     flagged = build_standings(RUNS, CONFIGS, SCORES, ratings, human_weight=2.0)

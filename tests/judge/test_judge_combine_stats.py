@@ -96,6 +96,8 @@ def test_not_significant_and_single_seed_verdicts():
     assert single.vs_runner_up.p_value is None
     assert any("one seed" in note for note in single.notes)
     assert "no significance claim is possible" in verdict(single)
+    # a newcomer reads "score 0.200 ... ahead of 'b' (0.300)": the sentence says which way is better
+    assert "ahead of 'b' (0.300; lower scores are better)" in verdict(single)
     assert "no winner" in verdict(summarise([]))
 
 

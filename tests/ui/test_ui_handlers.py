@@ -241,6 +241,8 @@ def test_search_tab_renders_200_trials(capsys):
     frame = runs_frame(snap)
     figure = loss_figure(series, {}, smoothing=0.6)
     assert len(frame) == 200 and len(figure.data) == 30
+    # the score reads like its judges column and `status` (3 decimals), not "1" next to "loss 1.000"
+    assert list(frame["score"])[:2] == ["0.005", "0.010"] and frame["score"].iloc[-1] == "1.000"
 
 
 def test_status_says_what_the_divergence_stop_saved_and_when_only_loss_scores():
@@ -282,3 +284,30 @@ def test_pause_shows_paused_with_resume_and_stops_the_clock(runs_dir, demo_field
 def test_a_one_step_run_draws_its_loss_point():
     figure = loss_figure({1: [(1, 0.5)], 2: [(1, 0.4), (2, 0.3)]}, {1: "one", 2: "two"})
     assert [trace.mode for trace in figure.data] == ["markers", "lines"]
+
+
+def test_score_per_step_chart_says_each_config_is_on_its_own_scale():
+    """The per-step loss is normalised within each config (docs/SCORING.md, best 0, worst 1), so
+    every curve ends near 0: the chart must not read as a comparison between configs."""
+    from types import SimpleNamespace
+
+    from ui.render import step_figure
+
+    rows = [SimpleNamespace(name=n, step_scores={10: 1.0, 20: 0.0}, best_step=20, best_step_basis="validation")
+            for n in ("a", "b")]
+    figure = step_figure(rows)
+    assert "each config on its own scale" in figure.layout.title.text
+    assert [t.name for t in figure.data if t.showlegend is not False] == ["a", "b"]
+
+
+def test_leaderboard_interval_is_clipped_to_the_score_range_like_the_verdict():
+    """Seen in review: the finals table showed "-1.900 – 3.477" while the verdict said "0.000 to 0.121"."""
+    from types import SimpleNamespace
+
+    from ui.render import leaderboard_frame
+
+    row = SimpleNamespace(rank=1, name="radam", kind="curated", mean=0.78841, ci_low=-1.9, ci_high=3.477,
+                          raw_text="loss 0.33", seeds=2, best_step=None, best_step_basis="", loss_basis="validation",
+                          ratings=0, comparisons=0, run_ids=[7, 8], params={})
+    frame = leaderboard_frame([SimpleNamespace(stage="final", rows=[row])])
+    assert frame.loc[0, "95% CI"] == "0.000 – 1.000" and frame.loc[0, "score (mean)"] == "0.788"
