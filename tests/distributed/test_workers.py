@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -189,11 +190,18 @@ def test_a_killed_worker_is_taken_over_after_the_grace_period(shared):
         _wait_for(lambda: any(r["status"] == "running" and (r["last_step"] or 0) >= 2
                               for r in _search_runs(store, "kill")), 90, "the first worker's run to train")
         victim = next(r for r in _search_runs(store, "kill") if r["status"] == "running")
-        second = _worker(shared, "kill", "1", grace=grace, step_seconds=0.25, mode="slow")
         first.send_signal(signal.SIGKILL)
-        # the killed worker is deliberately not reaped until the end: its pid stays taken, as a worker's on
-        # another machine would, so only the missing heartbeats can tell the survivor it is gone
+        # the killed worker is made to look like one on another machine (its host rewritten before the
+        # survivor starts), so the survivor cannot see its pid is gone and only the missing heartbeats tell it
+        from bracket.session.schema import workers_table
+        with store.engine.begin() as connection:
+            connection.execute(workers_table.update().where(workers_table.c.worker_id == victim["worker"])
+                               .values(host="another-machine"))
+        second = _worker(shared, "kill", "1", grace=grace, step_seconds=0.25, mode="slow")
         assert second.wait(timeout=120) == 0, _logs(shared)
+        with store.engine.begin() as connection:  # back on this machine, where `status` can see the pid is gone
+            connection.execute(workers_table.update().where(workers_table.c.worker_id == victim["worker"])
+                               .values(host=socket.gethostname()))
     finally:
         for process in (first, second):
             if process is not None and process.poll() is None:

@@ -94,7 +94,7 @@ def test_plan_pause_pairwise_mode_finals_export_report(demo_app, output_dir):
         page.get_by_role("tab", name="Results").click()
         page.locator("#bk-results-refresh").click()
         expect(page.locator("#bk-leaderboard")).to_contain_text("baseline", timeout=30_000)
-        page.locator("#bk-job-steps input").fill("20")
+        page.locator("#bk-job-steps input").fill("30")
         page.locator("#bk-finals").click()
         expect(page.locator("#bk-job")).to_contain_text("finals: done", timeout=120_000)
         page.locator("#bk-export").click()
