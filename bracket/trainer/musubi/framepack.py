@@ -91,6 +91,7 @@ class FramePackLoRA(MusubiTrainer):
 class FramePack1fLoRA(OneFrameMixin, FramePackLoRA):
     """FramePack one-frame (image edit) LoRA: ``--one_frame`` caches and sampling, no F1."""
 
+    docs, docs_1f = DOCS, DOCS_1F
     prompt_letters = ("w", "h", "f", "d", "s", "g", "i", "ci", "of")
     sample_defaults = {"width": 512, "height": 512, "frames": 1, "steps": 25}
     #: the docs' sample options; the cache is made to match (no_2x, no_4x)
@@ -109,21 +110,3 @@ class FramePack1fLoRA(OneFrameMixin, FramePackLoRA):
 
     def cache_variant(self) -> str:
         return "framepack-1f"
-
-    def baseline_config(self) -> NamedConfig:
-        # The 1f docs give no optimizer settings ("optimal settings are unknown"): FramePack's LoRA example.
-        return NamedConfig("musubi-docs", {
-            "optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "lr_scheduler": "constant",
-            "network_dim": 32, "network_alpha": 1, "timestep_sampling": "shift", "discrete_flow_shift": 3.0,
-        }, source=f"{DOCS}, LoRA training example (used by {DOCS_1F}, One Frame Training)")
-
-    def curated_configs(self) -> list[NamedConfig]:
-        return [
-            # The sample prompt of the 1f docs renders with --fs 7: train at the same shift.
-            NamedConfig("shift-7", {
-                "optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "lr_scheduler": "constant",
-                "network_dim": 32, "network_alpha": 1, "timestep_sampling": "shift", "discrete_flow_shift": 7.0,
-            }, source=f"{DOCS_1F}, sample prompt example (--fs 7)"),
-            *community_lora_configs({"timestep_sampling": "shift", "discrete_flow_shift": 3.0},
-                                    example="train_lora_wan21_14b_24gb.yaml"),
-        ]

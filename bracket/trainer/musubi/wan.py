@@ -141,6 +141,7 @@ class Wan21LoRA(_WanBase):
 class Wan1fLoRA(OneFrameMixin, Wan21LoRA):
     """Wan 2.1 one-frame (image edit) LoRA on the I2V 14B model: ``--one_frame`` cache and sampling."""
 
+    docs, docs_1f = DOCS, DOCS_1F
     tasks = WAN_1F_TASKS
     #: I2V needs the CLIP model on the latent cache and for samples
     model_inputs = (ModelInput("dit", train_flag="--dit"), _VAE, _T5, ModelInput("clip", train_flag="--clip", latent_flag="--clip"))
@@ -162,20 +163,3 @@ class Wan1fLoRA(OneFrameMixin, Wan21LoRA):
     def prompt_defaults(self) -> Mapping[str, Any]:
         # the docs' sample prompt: one frame, 10 steps at flow shift 7
         return {"width": 512, "height": 512, "frames": 1, "steps": 10, "flow_shift": 7.0}
-
-    def baseline_config(self) -> NamedConfig:
-        # docs/wan_1f.md reuses the Wan LoRA settings ("optimal settings are unknown").
-        return NamedConfig("musubi-docs", {
-            "optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "lr_scheduler": "constant",
-            "network_dim": 32, "network_alpha": 1, "timestep_sampling": "shift", "discrete_flow_shift": 3.0,
-        }, source=f"{DOCS}, LoRA training example (used by {DOCS_1F}, One Frame Training)")
-
-    def curated_configs(self) -> list[NamedConfig]:
-        return [
-            NamedConfig("shift-7", {
-                "optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "lr_scheduler": "constant",
-                "network_dim": 32, "network_alpha": 1, "timestep_sampling": "shift", "discrete_flow_shift": 7.0,
-            }, source=f"{DOCS_1F}, sample prompt example (--fs 7)"),
-            *community_lora_configs({"timestep_sampling": "shift", "discrete_flow_shift": 3.0},
-                                    example="train_lora_wan21_14b_24gb.yaml"),
-        ]
