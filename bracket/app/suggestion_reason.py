@@ -2,7 +2,7 @@
 
 Every config of a search has an origin, stored with its Optuna trial: the trainer's
 ``baseline``; a ``curated`` config (its source says which guide or paper); a warm start from
-an earlier session (named ``past-…``, ``bracket.session.past``); the learning-rate
+an earlier session (kind ``past``, named ``past-…``, ``bracket.session.past``); the learning-rate
 ``bracket`` (the best warm-start config at a lower or higher rate,
 ``bracket.search.lr_bracket``); or the sampler (TPE, or random). :func:`explain` says which,
 in a sentence, and for a sampled config also:
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
+from bracket.search.types import PAST_KIND, stored_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -118,9 +119,10 @@ def changes(space: SearchSpace, new: Mapping[str, Any], old: Mapping[str, Any]) 
 
 def origin(kind: str, name: str, source: str, *, algorithm: str = "tpe", seen: int = 0, n_startup: int = 4) -> str:
     """One sentence on where a config of ``kind`` came from."""
+    kind = stored_kind(kind, name)
     if kind == "baseline":
         return "the trainer's **baseline**: what a person would run by hand" + (f" ({source})." if source else ".")
-    if kind == "curated" and name.startswith("past-"):
+    if kind == PAST_KIND:
         return "a **warm start from an earlier session**" + (f": {source}." if source else ".")
     if kind == "curated":
         return "a **curated** known-good config" + (f" ({source})." if source else ".")

@@ -26,6 +26,7 @@ from bracket.registry import get_preset
 from bracket.search.configs import NamedConfig
 from bracket.search.controller import SearchController
 from bracket.search.space import SearchSpace
+from bracket.search.types import PAST_KIND
 from bracket.session.config import SearchSettings
 from bracket.session.past import SESSION_FILE, past_configs
 from bracket.session.store import Store, sqlite_url
@@ -76,13 +77,14 @@ def fit_warm_start(trainer: Trainer, space: SearchSpace) -> tuple[list[tuple[str
 
 
 def fit_past(space: SearchSpace, configs: list[NamedConfig], notes: list[str]) -> list[tuple[str, NamedConfig]]:
-    """Configs of earlier sessions fitted to ``space`` (clamped or dropped, noted in ``notes``)."""
+    """Configs of earlier sessions fitted to ``space`` (clamped or dropped, noted in ``notes``),
+    as kind ``past``."""
     fitted: list[tuple[str, NamedConfig]] = []
     for named in configs:
         result = space.fit(named.knobs, label=f"past {named.name!r}")
         notes.extend(result.notes)
         if result.config is not None:
-            fitted.append(("curated", NamedConfig(named.name, result.config, named.source)))
+            fitted.append((PAST_KIND, NamedConfig(named.name, result.config, named.source)))
     return fitted
 
 
