@@ -11,6 +11,8 @@ over the demo space), so hundreds of sessions take minutes.
 Strategies:
 
 * ``bracket`` — as shipped: baseline, curated, bracket, then TPE (controller defaults);
+* ``bracket@preset-order`` — the same with the preset's warm-start order (without
+  ``bracket.search.warm_order``: what shipped before);
 * ``bracket+past`` — the same, a second session: the two best configs of a ``bracket``
   session on the *shifted* landscape (the same model on another dataset, every best step
   0.3 decades higher; ``preset_landscapes.shifted``) join the warm start after the baseline,
@@ -39,7 +41,7 @@ from optuna.trial import TrialState
 from bench import common
 from bench.preset_landscapes import LANDSCAPES, Landscape, optimum, quality, shifted
 
-STRATEGIES = ("bracket", "bracket+past", "optuna-tpe", "random")
+STRATEGIES = ("bracket", "bracket@preset-order", "bracket+past", "optuna-tpe", "random")
 TARGET = 1.05
 
 
@@ -72,9 +74,11 @@ def _space(trainer):
 
 
 def run_bracket(land: Landscape, budget: int, seed: int, *, past: list | None = None,
-                controller_options: dict | None = None) -> list[tuple[dict, float, float]]:
-    """One Bracket session: [(config, observed, true)] in trial order."""
+                controller_options: dict | None = None, order: bool = True) -> list[tuple[dict, float, float]]:
+    """One Bracket session: [(config, observed, true)] in trial order; ``order=False`` keeps
+    the preset's warm-start order (no ``order_warm_start``)."""
     from bracket.search.controller import ScoredConfig, SearchController
+    from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_past, fit_warm_start
 
     trainer = _trainer(land.preset)
@@ -82,6 +86,8 @@ def run_bracket(land: Landscape, budget: int, seed: int, *, past: list | None = 
     warm, notes = fit_warm_start(trainer, space)
     if past:
         warm[1:1] = fit_past(space, past, notes)
+    if order:
+        warm = order_warm_start(warm, space)
     study = optuna.create_study(direction="minimize")
     SearchController.enqueue_warm_start(study, space, warm)
     history: list[ScoredConfig] = []
@@ -139,6 +145,8 @@ def run_strategy(land_name: str, name: str, repetition: int, budget: int, option
         trials = run_plain(land, budget, seed, "tpe")
     elif name == "random":
         trials = run_plain(land, budget, seed, "random")
+    elif name == "bracket@preset-order":
+        trials = run_bracket(land, budget, seed, order=False)
     else:
         trials = run_bracket(land, budget, seed, controller_options=options)
     return {"landscape": land_name, "strategy": name, "repetition": repetition, "budget": budget,

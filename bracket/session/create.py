@@ -27,6 +27,7 @@ from bracket.search.configs import NamedConfig
 from bracket.search.controller import SearchController
 from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND
+from bracket.search.warm_order import order_warm_start
 from bracket.session.config import SearchSettings
 from bracket.session.past import SESSION_FILE, past_configs
 from bracket.session.store import Store, sqlite_url
@@ -151,6 +152,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     warm_start, notes = fit_warm_start(trainer, space)
     if settings.warm_start_from:
         warm_start[1:1] = fit_past(space, past_configs(settings.warm_start_from, preset.id), notes)
+    warm_start = order_warm_start(warm_start, space)
     cap = warmup_cap(trainer.session_space(settings.bounds), settings.steps, settings.warmup_share)
     if cap is not None:
         notes.insert(0, f"warm-up searched up to {cap} steps ({settings.warmup_share:.0%} of the {settings.steps}-step "

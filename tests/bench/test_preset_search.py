@@ -32,7 +32,7 @@ def test_every_strategy_runs_and_is_summarised():
     land = next(land for land in LANDSCAPES if land.name == "llm-rate-high")
     data = run(Plan(repetitions=1, budget=8), landscapes=(land,), variants={"s10": {"n_startup_trials": 10}})
     row = data["landscapes"]["llm-rate-high"]
-    for name in ("bracket", "bracket+past", "optuna-tpe", "random", "s10"):
+    for name in ("bracket", "bracket@preset-order", "bracket+past", "optuna-tpe", "random", "s10"):
         assert 1 <= row[name]["median"] <= 8 * (2 if name == "random" else 1) + 1
-    assert set(data["summary"]) == {"bracket", "bracket+past", "optuna-tpe", "s10"}
+    assert set(data["summary"]) == {"bracket", "bracket@preset-order", "bracket+past", "optuna-tpe", "s10"}
     assert data["summary"]["optuna-tpe"]["vs_tpe_geomean"] == 1.0
