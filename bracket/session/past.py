@@ -88,6 +88,16 @@ def past_sessions(runs_dir: Path, preset_id: str) -> list[PastSession]:
     return sorted(found, key=lambda s: -s.created_at)
 
 
+def offer(runs_dir: Path, preset_id: str, *, exclude: str = "") -> str:
+    """A line telling that earlier sessions of ``preset_id`` could warm-start a search (the CLI
+    prints it when ``--warm-start-from`` was not given; taking them stays a choice), or ""."""
+    found = [s for s in past_sessions(runs_dir, preset_id) if s.name != exclude]
+    if not found:
+        return ""
+    return (f"{len(found)} earlier session{'s' if len(found) > 1 else ''} of {preset_id} in {runs_dir} (newest: "
+            f"{found[0].label}); --warm-start-from {found[0].folder} starts a search from its best configs")
+
+
 def past_configs(folders: Sequence[Path | str], preset_id: str, *, top: int = TOP) -> list[NamedConfig]:
     """The best ``top`` configs of each session in ``folders``, best first; the sessions
     must be of ``preset_id`` (another preset's knobs mean something else)."""
