@@ -40,7 +40,7 @@ from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
 from bracket.search.space import SearchSpace
-from bracket.search.types import PAST_KIND, Proposal, ScoredConfig
+from bracket.search.types import PAST_KIND, Proposal, ScoredConfig, stored_kind
 
 __all__ = ["ALGORITHMS", "SEARCH_KINDS", "CurrentScoreSampler", "Proposal", "ScoredConfig", "SearchController",
            "tpe_good_count"]
@@ -188,9 +188,9 @@ class SearchController:
                 self._bracket_open = False
         trial = self.study.ask()
         config = self.space.suggest(trial)
-        kind = str(trial.user_attrs.get("kind", "search"))
         # numbered from 1 like runs and the plan (trial 4 is the fifth config: "search-5")
         name = str(trial.user_attrs.get("name", f"search-{trial.number + 1}"))
+        kind = stored_kind(str(trial.user_attrs.get("kind", "search")), name)  # a study enqueued before kind past
         if kind == "search":
             trial.set_user_attr("kind", "search")
             trial.set_user_attr("name", name)
@@ -199,7 +199,8 @@ class SearchController:
     def waiting_count(self, kind: str | None = None) -> int:
         """Warm-start configs not yet handed out (of ``kind`` only, when given)."""
         waiting = self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
-        return len(waiting) if kind is None else sum(1 for t in waiting if t.user_attrs.get("kind") == kind)
+        return len(waiting) if kind is None else sum(
+            1 for t in waiting if stored_kind(str(t.user_attrs.get("kind")), str(t.user_attrs.get("name", ""))) == kind)
 
     def finish(self, trial_number: int, value: float | None, state: TrialState = TrialState.COMPLETE) -> None:
         """Record the outcome of a configuration in the stored study (idempotent)."""

@@ -69,3 +69,20 @@ def test_where_a_past_config_came_from_is_said_for_new_and_old_stores():
     assert new.startswith("a **warm start from an earlier session**") and "session first" in new
     assert origin("curated", "past-first-1", "") == origin("past", "past-first-1", "")
     assert "curated" in origin("curated", "prodigy", "")
+
+
+def test_a_study_enqueued_before_kind_past_hands_its_earlier_session_configs_out_as_past():
+    import optuna
+
+    from bracket.search.configs import NamedConfig
+    from bracket.search.controller import SearchController
+
+    study = optuna.create_study(direction="minimize")
+    # what Session.create enqueued before kind past existed: kind curated, named past-…
+    SearchController.enqueue_warm_start(study, SPACE, [
+        ("baseline", NamedConfig("baseline", {"optimizer_type": "AdamW", "learning_rate": 1e-4})),
+        ("curated", NamedConfig("past-first-1", {"optimizer_type": "AdamW", "learning_rate": 1e-3})),
+        ("curated", NamedConfig("sgd", {"optimizer_type": "SGD", "learning_rate": 1e-2}))])
+    controller = SearchController(study=study, space=SPACE, seed=0)
+    assert controller.waiting_count("past") == 1 and controller.waiting_count("curated") == 1
+    assert [controller.next().kind for _ in range(3)] == ["baseline", "past", "curated"]
