@@ -66,20 +66,24 @@ def _repeats(a: tuple | None, b: tuple | None) -> bool:
             and abs(a[2] - b[2]) < SAME_RATE_DECADES)
 
 
-def order_warm_start(configs: Sequence[tuple[str, NamedConfig]], space: SearchSpace
-                     ) -> list[tuple[str, NamedConfig]]:
+def order_warm_start(configs: Sequence[tuple[str, NamedConfig]], space: SearchSpace,
+                     notes: list[str] | None = None) -> list[tuple[str, NamedConfig]]:
     """``configs`` ((kind, config) pairs in queue order) with every curated config that
     repeats an earlier config's optimizer family, effective step and batch moved behind the
-    other curated configs (their order kept)."""
+    other curated configs (their order kept); each move is said in ``notes``."""
     steps = [step_of(space.complete(named.knobs), space) for _, named in configs]
     kept: list[tuple[str, NamedConfig]] = []
     later: list[tuple[str, NamedConfig]] = []
-    seen: list[tuple | None] = []
+    seen: list[tuple[str, tuple | None]] = []
     for (kind, named), step in zip(configs, steps):
-        if kind == "curated" and any(_repeats(step, other) for other in seen):
+        repeated = next((name for name, other in seen if _repeats(step, other)), None)
+        if kind == "curated" and repeated is not None:
             later.append((kind, named))
+            if notes is not None:
+                notes.append(f"curated {named.name!r} comes after the other curated configs: it repeats the "
+                             f"optimizer and effective step (rate x alpha/rank) of {repeated!r}")
         else:
             kept.append((kind, named))
-            seen.append(step)
+            seen.append((named.name, step))
     last_curated = max((i for i, (kind, _) in enumerate(kept) if kind == "curated"), default=len(kept) - 1)
     return kept[:last_curated + 1] + later + kept[last_curated + 1:]

@@ -152,7 +152,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     warm_start, notes = fit_warm_start(trainer, space)
     if settings.warm_start_from:
         warm_start[1:1] = fit_past(space, past_configs(settings.warm_start_from, preset.id), notes)
-    warm_start = order_warm_start(warm_start, space)
+    warm_start = order_warm_start(warm_start, space, notes)
     cap = warmup_cap(trainer.session_space(settings.bounds), settings.steps, settings.warmup_share)
     if cap is not None:
         notes.insert(0, f"warm-up searched up to {cap} steps ({settings.warmup_share:.0%} of the {settings.steps}-step "

@@ -54,9 +54,14 @@ def test_a_curated_config_repeating_an_earlier_step_moves_behind_the_other_curat
         _c("same-as-higher", "PagedAdamW8bit", 2e-4, 8, 8),
         _c("bracket-like", "AdamW", 1e-3, 8, 8, kind="bracket"),  # not curated: never moved
     ]
-    ordered = order_warm_start(configs, SPACE)
+    notes: list[str] = []
+    ordered = order_warm_start(configs, SPACE, notes)
     assert _names(ordered) == ["baseline", "prodigy", "adafactor", "higher", "same-step", "same-as-higher",
                                "bracket-like"]
+    assert [n.split(":")[0] for n in notes] == ["curated 'same-step' comes after the other curated configs",
+                                                "curated 'same-as-higher' comes after the other curated configs"]
+    assert notes[0].endswith("repeats the optimizer and effective step (rate x alpha/rank) of 'baseline'")
+    assert notes[1].endswith("of 'higher'")
     assert sorted(_names(ordered)) == sorted(_names(configs))  # nothing dropped
 
 
