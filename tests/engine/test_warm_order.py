@@ -1,5 +1,6 @@
 """The warm start's order: a curated config that repeats an earlier config's optimizer
-family, effective step (rate × alpha/rank) and batch waits behind the other curated ones."""
+family, effective step (rate × alpha/rank) and batch, differing only in secondary knobs
+(rank, dropout, weight decay), waits behind the other curated ones."""
 
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ SPACE = SearchSpace({
     "prodigy_d_coef": FloatKnob(0.5, 2.0, log=True, when={"optimizer_type": ("prodigyopt.Prodigy",)}),
     "network_dim": IntKnob(4, 64),
     "network_alpha": IntKnob(1, 64),
+    "timestep_sampling": CategoricalKnob(("sigma", "shift", "logsnr")),
 })
 
 
-def _c(name: str, optimizer: str, rate: float | None, dim: int, alpha: int, kind: str = "curated"):
-    knobs = {"optimizer_type": optimizer, "network_dim": dim, "network_alpha": alpha}
+def _c(name: str, optimizer: str, rate: float | None, dim: int, alpha: int, kind: str = "curated",
+       sampling: str = "sigma"):
+    knobs = {"optimizer_type": optimizer, "network_dim": dim, "network_alpha": alpha, "timestep_sampling": sampling}
     knobs.update({"learning_rate": rate} if rate else {"prodigy_d_coef": 1.0})
     return kind, NamedConfig(name, knobs)
 
@@ -48,6 +51,7 @@ def test_a_curated_config_repeating_an_earlier_step_moves_behind_the_other_curat
     configs = [
         _c("baseline", "AdamW8bit", 1e-4, 32, 16, kind="baseline"),
         _c("same-step", "AdamW", 2e-4, 16, 4),      # 2e-4 x 1/4 = 5e-5 = the baseline's 1e-4 x 1/2
+        _c("logsnr", "AdamW", 1e-4, 32, 16, sampling="logsnr"),  # same step, a bet on the sampling: kept
         _c("prodigy", "prodigyopt.Prodigy", None, 32, 32),
         _c("adafactor", "Adafactor", 1e-4, 32, 16),  # same step, another algorithm: kept in place
         _c("higher", "AdamW8bit", 4e-4, 16, 8),
@@ -56,11 +60,11 @@ def test_a_curated_config_repeating_an_earlier_step_moves_behind_the_other_curat
     ]
     notes: list[str] = []
     ordered = order_warm_start(configs, SPACE, notes)
-    assert _names(ordered) == ["baseline", "prodigy", "adafactor", "higher", "same-step", "same-as-higher",
-                               "bracket-like"]
+    assert _names(ordered) == ["baseline", "logsnr", "prodigy", "adafactor", "higher", "same-step",
+                               "same-as-higher", "bracket-like"]
     assert [n.split(":")[0] for n in notes] == ["curated 'same-step' comes after the other curated configs",
                                                 "curated 'same-as-higher' comes after the other curated configs"]
-    assert notes[0].endswith("repeats the optimizer and effective step (rate x alpha/rank) of 'baseline'")
+    assert notes[0].endswith("repeats the optimizer, effective step (rate x alpha/rank) and schedule of 'baseline'")
     assert notes[1].endswith("of 'higher'")
     assert sorted(_names(ordered)) == sorted(_names(configs))  # nothing dropped
 
