@@ -12,7 +12,7 @@ from bracket.app import views
 from bracket.app.config_plots import parallel_coordinate, scored_study, slice_plot
 from bracket.app.extend import extended_settings
 from bracket.app.form_values import form_values
-from bracket.app.forms import settings_from_form
+from bracket.app.forms import parse_bounds, settings_from_form
 from bracket.app.manager import SessionManager
 from bracket.app.progression import build_progression
 from bracket.app.space_table import describe, preset_space_rows, space_rows
@@ -110,24 +110,22 @@ def test_explain_names_the_origin_and_for_tpe_the_closest_scored_configs():
 
 # -- Setup from a session, clone (item 11) ---------------------------------------------------
 def test_form_values_give_back_the_same_settings():
+    bounds = parse_bounds("1e-5", "", "2,4", {"lr_warmup_steps": "0:5", "optimizer_type": "AdamW, Adam",
+                                              "lr_scheduler": "cosine"})
     settings = settings_from_form(budget=9, steps=40, seeds=1, prompts="a cat --d 3", sample_every=10,
-                                  algorithm="random", lr_min="1e-5", lr_max="", batch_sizes="2,4",
-                                  weights={"loss": 2, "human": 1}, lr_bracket=False, confirm=2, validation=False,
-                                  other_bounds="lr_warmup_steps=0:5; optimizer_type=AdamW,Adam\nlr_scheduler=cosine")
+                                  algorithm="random", bounds=bounds, weights={"loss": 2, "human": 1},
+                                  lr_bracket=False, confirm=2, validation=False)
     assert settings.bounds["optimizer_type"] == ["AdamW", "Adam"] and settings.bounds["lr_warmup_steps"] == (0, 5)
     values = form_values("demo-cpu", {"dataset": "/d"}, settings, "old")
-    assert values["other_bounds"] == "lr_warmup_steps=0:5\noptimizer_type=AdamW,Adam\nlr_scheduler=cosine"
+    assert values["bounds"] == settings.bounds
     assert values["preset_id"] == "demo-cpu" and values["fields"] == {"dataset": "/d"} and values["source"] == "old"
-    assert (values["lr_min"], values["lr_max"], values["batch_sizes"]) == ("1e-05", "", "2,4")
-    form = {k: values[k] for k in ("budget", "steps", "seeds", "prompts", "sample_every", "algorithm", "lr_min",
-                                   "lr_max", "batch_sizes", "weights", "lr_bracket", "confirm", "validation",
-                                   "other_bounds")}
+    form = {k: values[k] for k in ("budget", "steps", "seeds", "prompts", "sample_every", "algorithm", "bounds",
+                                   "weights", "lr_bracket", "confirm", "validation")}
     again = settings_from_form(**form)
     assert again.to_dict() == settings.to_dict()
     stored = SearchSettings.from_dict(json.loads(json.dumps(settings.to_dict())))  # pairs come back as lists
-    assert form_values("demo-cpu", {}, stored)["other_bounds"] == values["other_bounds"]
-    with pytest.raises(BracketError, match="write KNOB=MIN:MAX"):
-        settings_from_form(budget=4, steps=10, seeds=1, other_bounds="learning_rate")
+    assert settings_from_form(**{**form, "bounds": form_values("demo-cpu", {}, stored)["bounds"]}).to_dict() == (
+        json.loads(json.dumps(settings.to_dict())))
 
 
 # -- plots (item 14) ----------------------------------------------------------------------------

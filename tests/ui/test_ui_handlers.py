@@ -26,7 +26,7 @@ SKIP = gr.skip()
 
 def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *options, **overrides):
     values = dict(budget=budget, steps=20, seeds=1, prompts="a red circle --d 1\na blue square --d 2",
-                  sample_every=10, algorithm="tpe", lr_min="", lr_max="", batch_sizes="")
+                  sample_every=10, algorithm="tpe", space=None)  # space: the search-space table (None: as is)
     name = overrides.pop("name", "ui-test")
     values.update(overrides)
     rest = [*(DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES), "", "", "", name, *options]
@@ -36,15 +36,16 @@ def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *opt
 def test_blocks_build_with_only_private_listeners(runs_dir):
     demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
-    # the Start button sends the learning-rate bracket checkbox, the past sessions to warm-start
-    # from, the confirmation runs, the validation box and the other-bounds box as the form's last
-    # values (in that order: start_search reads them so)
-    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-bounds"
+    # the Start button sends the search-space table after the algorithm, and the learning-rate
+    # bracket checkbox, the past sessions to warm-start from, the confirmation runs and the
+    # validation box as the form's last values (in that order: start_search reads them so)
+    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-validation"
               and getattr(f.fn, "func", None) is setup_tab.start_search]
-    assert len(starts) == 1 and getattr(starts[0].inputs[-2], "value", None) is True
-    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-5:]] == ["bk-lr-bracket", "bk-warm-from",
-                                                                             "bk-confirm", "bk-validation", "bk-bounds"]
-    assert getattr(starts[0].inputs[-5], "value", None) is True
+    assert len(starts) == 1 and getattr(starts[0].inputs[-1], "value", None) is True
+    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-4:]] == ["bk-lr-bracket", "bk-warm-from",
+                                                                             "bk-confirm", "bk-validation"]
+    assert getattr(starts[0].inputs[-4], "value", None) is True
+    assert getattr(starts[0].inputs[8], "elem_id", None) == "bk-space-setup"  # after preset, fields and 6 numbers
     options = launch_options(runs_dir)
     assert options["allowed_paths"] == [str(runs_dir.resolve())]
     assert options["run_history"] is False
