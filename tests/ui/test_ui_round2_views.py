@@ -12,6 +12,7 @@ import gradio as gr
 import pytest
 
 from bracket.judge.combine import JUDGE_NAMES
+from bracket.app import views
 from bracket.app.manager import SessionManager
 from tests.ui.test_ui_handlers import start
 from ui import compare_tab, results_tab, search_tab, setup_tab
@@ -87,6 +88,11 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     assert "Closest finished configs" in text
     _, text = search_tab.why(manager, dropdown.choices[-1][1])
     assert "baseline" in text
+    # the trial table's "why" column: one line per run's config, computed once and kept
+    frame = search_tab._table(manager, 1)[1].set_index("config")
+    assert frame.loc["search-7", "why"].startswith("TPE from 6 scored · vs ")
+    assert frame.loc["baseline", "why"] == "baseline: the by-hand config"
+    assert views.short_reasons(manager) is views.short_reasons(manager)  # kept, not rebuilt per poll
     _, text = search_tab.why(manager, next(v for label, v in dropdown.choices if label.startswith("lr-")))
     assert "**learning-rate bracket**: the best warm-start config at learning_rate" in text
 
