@@ -182,6 +182,14 @@ def _thin(series: Sequence[Sequence[float]]) -> list[Sequence[float]]:
     return list(series[::stride]) + [series[-1]]
 
 
+#: the loss chart before any run logged a loss: hidden axes and one line that says so
+EMPTY_LOSS_LAYOUT: dict[str, Any] = {
+    "xaxis": {"visible": False}, "yaxis": {"visible": False},
+    "annotations": [{"text": "No loss logged yet: each run's training loss is drawn here as it trains.",
+                     "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5,
+                     "font": {"size": 14, "color": "#888"}}]}
+
+
 def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping[int, str], *,
                 smoothing: float = 0.0, highlight: int | None = None, title: str = "Training loss") -> go.Figure:
     figure = go.Figure()
@@ -197,6 +205,8 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
                                       line={"width": 3 if current else 1.5}, opacity=1.0 if current else 0.6))
     figure.update_layout(title=title, xaxis_title="step", yaxis_title="loss", height=360,
                          margin={"l": 40, "r": 10, "t": 40, "b": 40}, legend={"font": {"size": 10}})
+    if not figure.data:  # no axes from -1 around nothing: say what will be here
+        figure.update_layout(**EMPTY_LOSS_LAYOUT)
     return figure
 
 

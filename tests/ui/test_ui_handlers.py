@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
 from bracket.app.forms import plan_text
 from ui.render import grid_html, loss_figure, runs_frame
-from ui.loss_plot import plot_json
+from ui.loss_plot import loss_plot, plot_json
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
 SKIP = gr.skip()
@@ -285,6 +286,16 @@ def test_pause_shows_paused_with_resume_and_stops_the_clock(runs_dir, demo_field
 def test_a_one_step_run_draws_its_loss_point():
     figure = loss_figure({1: [(1, 0.5)], 2: [(1, 0.4), (2, 0.3)]}, {1: "one", 2: "two"})
     assert [trace.mode for trace in figure.data] == ["markers", "lines"]
+
+
+def test_an_empty_loss_chart_says_so_instead_of_axes_from_minus_one():
+    empty = plot_json(loss_plot({}, {}))
+    assert empty == json.loads(loss_figure({}, {}).to_json())  # the live chart and the Results chart agree
+    layout = empty["layout"]
+    assert layout["xaxis"]["visible"] is False and layout["yaxis"]["visible"] is False
+    assert "No loss logged yet" in layout["annotations"][0]["text"]
+    drawn = plot_json(loss_plot({1: [(1, 0.5), (2, 0.4)]}, {}, scope="t"))["layout"]
+    assert "annotations" not in drawn and drawn["xaxis"].get("visible", True) is True
 
 
 def test_score_per_step_chart_says_each_config_is_on_its_own_scale():

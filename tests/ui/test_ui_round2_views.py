@@ -112,6 +112,9 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     html, _ = compare_tab.show_flicker(manager, ids[0], ids[1], 10, ids)  # a grid shown: the slider's step
     assert "at step 10" in html
     assert "two different runs" in compare_tab.show_flicker(manager, ids[0], ids[0], 0, [])[1]
+    flicker_a, flicker_b = compare_tab.flicker_defaults(manager, ids)  # A/B start as the first two picked
+    assert (flicker_a.value, flicker_b.value) == (ids[0], ids[1])
+    assert compare_tab.flicker_defaults(manager, ids[:1]) == (SKIP, SKIP)
     refreshed = compare_tab.refresh_runs(manager)
     assert len(refreshed) == 4 and refreshed[2].choices == refreshed[0].choices
 

@@ -2,11 +2,13 @@
 
 The demo preset with the fake trainer: the Setup tab shows the search space before Start
 and is edited in its cells (narrow the learning rate, lock the warm-up; a bad cell gives
-one inline line and Start starts nothing); after the search, "Why this suggestion" explains the
-TPE proposal; after a reload the Setup form shows the open session's settings and "Clone
+one inline line and Start starts nothing); after the search, the trial table's "why" column
+explains the TPE proposal and a click on its row gives the full reason; after a reload the
+Setup form (its space table included) shows the open session's settings and "Clone
 settings" fills it from a past session; on Compare, the steps × prompts stack switches
-runs with PageDown in the lightbox and A/B flicker alternates two runs (a click holds
-it); on Results, Optuna's parallel-coordinate and slice plots and the space table are
+runs with PageDown in the lightbox and, on screen, without a click in it; A/B flicker starts
+with the first two picked runs and alternates them (a click holds it); on Results, the
+session's space is the edited one, Optuna's parallel-coordinate and slice plots and the space table are
 drawn, and "+N runs" resumes the search for two more runs. Screenshots go to
 test-output/ui-round2b/.
 """
@@ -23,12 +25,6 @@ pytestmark = [
     pytest.mark.timeout(420),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
 ]
-
-
-def pick(page, selector: str, index: int) -> None:
-    """Choose option ``index`` of a Gradio dropdown."""
-    page.locator(f"{selector} input").click()
-    page.get_by_role("option").nth(index).click()
 
 
 def cell(page, row: int, col: int):
@@ -89,8 +85,11 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
         expect(page.locator("#bk-progress")).to_contain_text("7 / 7 runs", timeout=180_000)
         expect(page.locator("#bk-status")).to_contain_text("finished", timeout=30_000)
-        page.locator("#bk-why-acc").get_by_text("Why this suggestion", exact=True).first.click()
-        page.locator("#bk-why").click()
+        # the trial table says why in a column; a click on a TPE row opens the full reason
+        tpe = page.locator("#bk-trials [role=gridcell]", has_text="TPE from").first
+        expect(tpe).to_be_visible(timeout=20_000)
+        expect(tpe).to_contain_text("scored · vs ")
+        tpe.click()
         expect(page.locator("#bk-why-text")).to_contain_text("proposed by TPE", timeout=20_000)
         expect(page.locator("#bk-why-text")).to_contain_text("Closest finished configs")
         page.screenshot(path=str(shots / "2-why.png"), full_page=True)
@@ -129,6 +128,12 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         expect(layers).to_have_count(4, timeout=20_000)
         expect(layers.nth(0)).to_be_visible()
         expect(layers.nth(1)).to_be_hidden()
+        layers.nth(0).scroll_into_view_if_needed()  # on screen, no click inside it: the keys turn it
+        page.keyboard.press("PageDown")
+        expect(layers.nth(1)).to_be_visible()
+        page.keyboard.press("PageUp")
+        expect(layers.nth(0)).to_be_visible()
+        expect(layers.nth(1)).to_be_hidden()
         first_head = layers.nth(0).locator("thead th[title]").first.inner_text()
         layers.nth(0).locator(".bk-cell").first.click()
         expect(caption).to_contain_text(first_head.split(" · ")[0])
@@ -142,8 +147,10 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         expect(layers.nth(1)).to_be_visible()
         expect(layers.nth(0)).to_be_hidden()
         page.screenshot(path=str(shots / "4-steps-by-prompts.png"), full_page=True)
-        pick(page, "#bk-flicker-a", 0)
-        pick(page, "#bk-flicker-b", 1)
+        # A/B start as the first two picked runs: no picking needed
+        expect(page.locator("#bk-flicker-a input")).not_to_have_value("", timeout=20_000)
+        expect(page.locator("#bk-flicker-b input")).not_to_have_value("")
+        assert page.locator("#bk-flicker-a input").input_value() != page.locator("#bk-flicker-b input").input_value()
         page.locator("#bk-flicker-btn").click()
         flicker = page.locator("#bk-flicker-box .bk-flicker").first
         expect(flicker).to_be_visible(timeout=20_000)
