@@ -85,5 +85,6 @@ def build_table() -> tuple[Any, Any, Any]:
     message = gr.Markdown(elem_id="bk-space-msg")
     table = gr.Dataframe(_frame([]), interactive=True, wrap=True, elem_id="bk-space-setup", datatype="str",
                          static_columns=STATIC_COLUMNS,
+                         column_widths=["15%", "9%", "9%", "9%", "22%", "9%", "17%", "10%"],
                          label="Knobs of the preset: edit min / max, choices or lock (Enter keeps a cell)")
     return message, table, gr.State({})

@@ -26,6 +26,7 @@ import gradio as gr
 from bracket.app import views
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
+from bracket.app.space_editor import table_bounds
 from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.fields import merge_with_defaults, problem_with_value
@@ -34,7 +35,6 @@ from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.past import past_sessions
 from ui.common import PRIVATE, QUIET, inline_errors
-from bracket.app.space_editor import table_bounds
 from ui.setup_space import build_table, space_edit, space_preview, table_records
 from ui.render import format_duration
 
