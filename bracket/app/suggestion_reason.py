@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
-from bracket.search.types import PAST_KIND, stored_kind
+from bracket.search.types import PAST_KIND, WARM_START_KINDS, stored_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -235,11 +235,14 @@ def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, flo
     best: Mapping[str, Any] | None = None
     seen = 0
     for config in configs:
-        kind, name = str(config.get("kind", "search")), str(config.get("name", ""))
+        name = str(config.get("name", ""))
+        kind = stored_kind(str(config.get("kind", "search")), name)
         if kind == "baseline":
             text = "baseline: the by-hand config"
+        elif kind == PAST_KIND:
+            text = "warm start from a past session"
         elif kind == "curated":
-            text = "warm start from a past session" if name.startswith("past-") else "curated known-good config"
+            text = "curated known-good config"
         elif kind != "search":
             text = "learning-rate bracket of the best warm start"
         elif algorithm == "random":
@@ -248,7 +251,7 @@ def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, flo
             text = f"TPE, still random: {seen} of {n_startup} scored"
         else:
             text = f"TPE from {seen} scored"
-        if kind != "baseline" and kind != "curated" and best is not None:
+        if kind not in WARM_START_KINDS and best is not None:
             params, old = config.get("params") or {}, best.get("params") or {}
             moved = [_short_change(space, k, params.get(k), old.get(k)) for k in space.searched()
                      if params.get(k) != old.get(k) and not isinstance(space[k], FixedKnob)]

@@ -86,3 +86,15 @@ def test_a_study_enqueued_before_kind_past_hands_its_earlier_session_configs_out
     controller = SearchController(study=study, space=SPACE, seed=0)
     assert controller.waiting_count("past") == 1 and controller.waiting_count("curated") == 1
     assert [controller.next().kind for _ in range(3)] == ["baseline", "past", "curated"]
+
+
+def test_the_trial_tables_why_column_names_past_configs_for_new_and_old_stores():
+    from bracket.app.suggestion_reason import short_reasons
+
+    configs = [{"id": 1, "kind": "baseline", "name": "baseline", "params": {"learning_rate": 1e-4}},
+               {"id": 2, "kind": "past", "name": "past-first-1", "params": {"learning_rate": 1e-3}},
+               {"id": 3, "kind": "curated", "name": "past-first-2", "params": {"learning_rate": 2e-3}},
+               {"id": 4, "kind": "curated", "name": "sgd", "params": {"learning_rate": 1e-2}}]
+    lines = short_reasons(configs, {1: 0.5, 2: 0.2, 3: 0.3, 4: 0.4}, SPACE)
+    assert lines[2] == lines[3] == "warm start from a past session"  # no "vs best" change list: not a proposal
+    assert lines[4] == "curated known-good config"
