@@ -36,7 +36,7 @@ from bracket.session.scoring import effective_weights
 from bracket.session.store import redact_url
 from bracket.standings import ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text, standings
 from bracket.standings import importance as standings_importance
-from bracket.stats import StatsReport, summarise, verdict
+from bracket.stats import StatsReport, interval_text, summarise, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -268,11 +268,11 @@ def _ci(row: ConfigRow) -> str:
         return "no score"
     if row.ci_low is None or row.ci_high is None:
         return f"{row.mean:.3f} (one seed, no CI)"
-    return f"{row.mean:.3f} ± {(row.ci_high - row.ci_low) / 2:.3f}"
+    return f"{row.mean:.3f} ({interval_text(row.ci_low, row.ci_high)})"  # as the app and the verdict write it
 
 
 def _board(result: StageResult, *, with_verdict: bool = True) -> list[Block]:
-    headers = ["rank", "kind", "config", "mean score ± 95% CI", "raw figures", "scored / runs", "ratings",
+    headers = ["rank", "kind", "config", "mean score (95% CI)", "raw figures", "scored / runs", "ratings",
                "key params"]
     rows = [[str(r.rank or "-"), r.kind, r.name, _ci(r), r.raw_text or "-", f"{r.seeds} / {len(r.runs)}",
              str(r.ratings), ", ".join(f"{k}={_fmt(v)}" for k, v in r.params.items())] for r in result.rows]
