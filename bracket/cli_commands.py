@@ -149,7 +149,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"session {session.name} ({session.parts.preset.id}): {status}; {session.settings.plan()}; "
               f"{view['runs_spent']}/{view['total_runs']} runs spent")
         for worker in workers:
-            print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
+            doing = str(worker.get("status") or "alive")  # what it beats with: "alive", "running finals", ...
+            state = ("alive" if doing == "alive" else f"alive, {doing}") if worker["alive"] else "gone"
+            print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {state}")
         for line in view["lines"]:
             print(line)
     finally:

@@ -152,17 +152,27 @@ class Session:
         return self._run_locked()
 
     @contextlib.contextmanager
-    def exclusive(self) -> Iterator[RunPipeline]:
+    def exclusive(self, doing: str = "busy") -> Iterator[RunPipeline]:
         """Hold this session for the ``with`` body (finals, promotion) and yield its run pipeline.
 
         No other search, finals or promotion of the session runs meanwhile (a second one is
         refused with the lock's error); a stop that ended the last section is cleared first.
+        The worker beats meanwhile, as in a search, with ``doing`` ("running finals") as its
+        status, so ``status`` and the other workers see it alive; it signs off at the end.
         """
         self._lock.acquire()
         self.control.clear()
+        heartbeat = self.worker.heartbeat(doing)
         try:
+            self.worker.beat(doing)  # now, not when the thread first runs: status may ask at once
+            heartbeat.start()
             yield self.pipeline
         finally:
+            heartbeat.join(HEARTBEAT_SECONDS + 1)  # first, so it cannot overwrite "stopped"
+            try:
+                self.worker.sign_off()
+            except Exception as store_error:  # noqa: BLE001 - the store itself may be what failed
+                log_failure("could not record that this worker stopped", store_error)
             self._lock.release()
 
     def wait(self, timeout: float | None = None) -> bool:

@@ -92,14 +92,15 @@ class WorkerProtocol:
         self.grace_s = float(grace_s)
 
     # -- alive -------------------------------------------------------------------------
-    def beat(self) -> None:
-        """Record one heartbeat of this worker."""
+    def beat(self, doing: str = "alive") -> None:
+        """Record one heartbeat of this worker; ``doing`` is what ``status`` shows beside "alive"
+        ("running finals", "promoting"; "alive" for the search)."""
         self.store.heartbeat(self.session_name, self.worker_id, host=socket.gethostname(), pid=os.getpid(),
-                             gpu=self.gpu or os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+                             gpu=self.gpu or os.environ.get("CUDA_VISIBLE_DEVICES", ""), status=doing)
 
-    def heartbeat(self) -> Heartbeat:
+    def heartbeat(self, doing: str = "alive") -> Heartbeat:
         """A heartbeat thread (not started) beating several times per grace period."""
-        return Heartbeat(self.beat, min(HEARTBEAT_SECONDS, self.grace_s / 3))
+        return Heartbeat(lambda: self.beat(doing), min(HEARTBEAT_SECONDS, self.grace_s / 3))
 
     def sign_off(self) -> None:
         """Record that this worker stopped (the others need not wait for its grace period)."""
