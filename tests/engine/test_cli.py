@@ -212,3 +212,32 @@ def test_progress_into_a_log_file_prints_a_line_per_run_not_per_step(capsys, mon
     assert cli_commands._watch(Session(), quiet=False) == "finished"
     lines = capsys.readouterr().out.splitlines()
     assert [line.split("] ")[1].split(" | step ")[0] for line in lines] == ["0/2 runs | search 1/2", "1/2 runs | search 2/2"]
+
+
+def test_the_run_table_fits_a_100_column_terminal():
+    """Seen in review: ``val loss X · loss Y`` overflowed the 24-character raw-figures column and the
+    table ran past 150 columns. The row now fits 100; long figures wrap below it, params go on an
+    indented line of their own (with the worker when several trained)."""
+    from types import SimpleNamespace
+
+    from bracket.cli_text import results_table
+
+    params = {"learning_rate": 0.0002, "optimizer_type": "AdamW8bit", "lr_scheduler": "cosine_with_restarts",
+              "lr_warmup_steps": 40, "network_dim": 32, "network_alpha": 16.0, "batch_size": 4, "max_grad_norm": 1.0}
+    run = dict(id=12, stage="search", kind="curated", config_name="adamw-fast-long-name", seed=42, status="done",
+               score=0.123, params=params, failure_reason="", worker="host-a:101")
+    failed = dict(run, id=13, status="failed", score=None, failure_reason="RuntimeError: CUDA out of memory",
+                  worker="host-b:202")
+    raw = {12: "val loss 0.1234 · loss 0.1245 · rating 7.5 · strength 0.123; human estimated"}
+    text = results_table(SimpleNamespace(runs=[run, failed]), raw)
+    lines = text.splitlines()
+    assert all(len(line) <= 100 for line in lines), "\n".join(line for line in lines if len(line) > 100)
+    row = next(line for line in lines if line.startswith("  12  search"))
+    assert row.endswith("  val loss 0.1234 · loss 0.1245") and " done " in row and "0.123" in row
+    following = lines[lines.index(row) + 1:]
+    assert following[0].strip() == "rating 7.5 · strength 0.123" and following[1].strip() == "human estimated"
+    assert following[0].index("rating") == row.index("val loss")  # continued in its own column
+    assert following[2].startswith("      worker host-a:101; learning_rate=0.0002, optimizer_type=AdamW8bit")
+    assert "(RuntimeError: CUDA out of memory)" in text
+    alone = results_table(SimpleNamespace(runs=[run]), raw)
+    assert "worker" not in alone and "network_dim=32" in alone  # one worker: no column for it
