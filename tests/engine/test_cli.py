@@ -241,3 +241,28 @@ def test_the_run_table_fits_a_100_column_terminal():
     assert "(RuntimeError: CUDA out of memory)" in text
     alone = results_table(SimpleNamespace(runs=[run]), raw)
     assert "worker" not in alone and "network_dim=32" in alone  # one worker: no column for it
+
+
+def test_the_demo_makes_its_default_dataset_when_it_is_missing(capsys, demo_fields, runs_dir, monkeypatch):
+    """The quick start on a fresh clone (no runs/demo-data yet) just works: the demo makes its own
+    data at the default place, and says so. A missing path typed elsewhere is one clear error line,
+    never written to."""
+    monkeypatch.delenv("BRACKET_DEMO_DATA_DIR", raising=False)
+    fields = {k: v for k, v in demo_fields.items() if k != "dataset"}  # the form's default
+    code, out, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(fields), "--budget", "1", "--steps", "3",
+                             "--name", "fresh", "--quiet")
+    assert code == 0, err
+    assert (runs_dir / "demo-data" / "dataset.toml").is_file()
+    assert len(list((runs_dir / "demo-data" / "images").glob("*.png"))) == 64
+    assert f"note: made the demo dataset in {runs_dir / 'demo-data'}" in out
+
+    elsewhere = runs_dir.parent / "typo" / "dataset.toml"
+    code, out, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets({**fields, "dataset": str(elsewhere)}),
+                             "--budget", "1", "--name", "typo")
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and not elsewhere.parent.exists()
+    assert f"{elsewhere} does not exist; check the path. Make one with `python -m bracket demo-data DIR`" in lines[0]
+    depth = 0
+    for char in lines[0]:  # seen in review: "(Made by ... (install.sh makes runs/demo-data).)"
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        assert depth <= 1, lines[0]
