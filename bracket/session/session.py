@@ -193,6 +193,14 @@ class Session:
         if now:
             self.executor.stop_current("stopped by the user")
 
+    def abandon(self) -> None:
+        """Stop now and do not wait: the current run's processes are killed without their grace
+        time (a second Ctrl-C), and the caller may exit at once. Nothing is lost: finished runs
+        are in the store, and the killed run, still recorded as running by a process that is
+        gone, is marked interrupted and run again by the next resume."""
+        self.control.request_stop(now=True, everywhere=False)
+        self.executor.kill_current()
+
     def pause(self) -> None:
         """Finish the current run, then wait before starting the next one."""
         self.control.pause()

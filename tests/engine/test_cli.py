@@ -266,3 +266,33 @@ def test_the_demo_makes_its_default_dataset_when_it_is_missing(capsys, demo_fiel
     for char in lines[0]:  # seen in review: "(Made by ... (install.sh makes runs/demo-data).)"
         depth += {"(": 1, ")": -1}.get(char, 0)
         assert depth <= 1, lines[0]
+
+
+def test_ctrl_c_wind_down_says_what_it_waits_for_and_gives_up_at_its_cap(capsys, monkeypatch, tmp_path):
+    """A wind-down that does not end (a judge still scoring) is reported while it lasts and cut at
+    WIND_DOWN_S: the trainer is killed at once and the CLI exits like a second Ctrl-C."""
+    from bracket import cli_commands
+
+    class Stuck:  # a session whose search thread does not end
+        folder, phase, calls = tmp_path / "s", "waiting for the judge model", []
+
+        def stop(self, **kw):
+            self.calls.append(("stop", kw))
+
+        def wait(self, timeout):
+            return False
+
+        def abandon(self):
+            self.calls.append(("abandon", {}))
+
+    monkeypatch.setattr(cli_commands, "WIND_DOWN_S", 0.6)
+    monkeypatch.setattr(cli_commands, "WIND_DOWN_SAY_S", 0.2)
+    session = Stuck()
+    with pytest.raises(KeyboardInterrupt):
+        cli_commands._wind_down(session, everywhere=True)
+    assert session.calls == [("stop", {"now": True, "everywhere": True}), ("abandon", {})]
+    err = capsys.readouterr().err
+    assert "Press Ctrl-C again to stop now" in err and f"python -m bracket resume {tmp_path / 's'}" in err
+    assert "stopping: still waiting (waiting for the judge model); Ctrl-C again stops now" in err
+    assert "not done after 1 s (waiting for the judge model); stopping now" in err
+    assert "stopped now: the trainer was killed" in err
