@@ -162,17 +162,10 @@ class Session:
         """
         self._lock.acquire()
         self.control.clear()
-        heartbeat = self.worker.heartbeat(doing)
         try:
-            self.worker.beat(doing)  # now, not when the thread first runs: status may ask at once
-            heartbeat.start()
-            yield self.pipeline
+            with self.worker.beating(doing):
+                yield self.pipeline
         finally:
-            heartbeat.join(HEARTBEAT_SECONDS + 1)  # first, so it cannot overwrite "stopped"
-            try:
-                self.worker.sign_off()
-            except Exception as store_error:  # noqa: BLE001 - the store itself may be what failed
-                log_failure("could not record that this worker stopped", store_error)
             self._lock.release()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -194,10 +187,8 @@ class Session:
             self.executor.stop_current("stopped by the user")
 
     def abandon(self) -> None:
-        """Stop now and do not wait: the current run's processes are killed without their grace
-        time (a second Ctrl-C), and the caller may exit at once. Nothing is lost: finished runs
-        are in the store, and the killed run, still recorded as running by a process that is
-        gone, is marked interrupted and run again by the next resume."""
+        """Stop without waiting (a second Ctrl-C): kill the current run's processes now; the run,
+        left "running" by a gone process, is marked interrupted and re-run by the next resume."""
         self.control.request_stop(now=True, everywhere=False)
         self.executor.kill_current()
 
