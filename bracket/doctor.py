@@ -356,6 +356,9 @@ def run_doctor(preset_id: str, values: Mapping[str, str]) -> DoctorReport:
     report = DoctorReport(preset_id)
     preset = get_preset(preset_id)
     try:
+        made = preset.prepare_fields(values)  # what a search would make itself (the demo's dataset)
+        if made:
+            report.add("setup", True, made)
         merged = merge_with_defaults(preset.fields, values)
         trainer = preset.trainer_factory(merged)
     except (BracketError, ValueError, TypeError) as error:  # a value the adapter cannot even hold
