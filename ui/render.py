@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
 from bracket.session.plan import progress_text
+from bracket.stats import interval_text
 
 MAX_POINTS = 400
 
@@ -220,8 +221,7 @@ def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
     data = []
     for board in boards:
         for row in board.rows:
-            # scores live in [0, 1]: the interval is clipped there, as in the verdict (bracket.stats)
-            ci = "" if row.ci_low is None else f"{max(0.0, row.ci_low):.3f} – {min(1.0, row.ci_high):.3f}"
+            ci = interval_text(row.ci_low, row.ci_high)  # clipped to [0, 1] as everywhere (bracket.stats)
             best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
             data.append([board.stage, row.rank or "", row.name, row.kind,
                          "" if row.mean is None else f"{row.mean:.3f}", ci, row.raw_text, row.seeds, best,

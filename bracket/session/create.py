@@ -146,10 +146,12 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     """Validate everything, then create the session folder, store and study."""
     preset = get_preset(preset_id)
     settings.validate()
+    made = preset.prepare_fields(fields)  # e.g. the demo dataset, missing on a fresh clone
     merged = preset.validate_fields(fields)
     trainer = preset.trainer_factory(merged)
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     warm_start, notes = fit_warm_start(trainer, space)
+    notes[:0] = [made] if made else []
     if settings.warm_start_from:
         warm_start[1:1] = fit_past(space, past_configs(settings.warm_start_from, preset.id), notes)
     warm_start = order_warm_start(warm_start, space, notes)
