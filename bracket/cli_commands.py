@@ -22,6 +22,7 @@ from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
+from bracket.session.past import offer
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
 from bracket.standings import standings
@@ -140,6 +141,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     for note in session.parts.notes:
         print(f"note: {note}")
+    if settings.warm_start and not settings.warm_start_from:
+        hint = offer(session.folder.parent, args.preset, exclude=session.name)
+        if hint:
+            print(f"note: {hint}")
     return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)
 
 

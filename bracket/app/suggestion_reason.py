@@ -2,7 +2,7 @@
 
 Every config of a search has an origin, stored with its Optuna trial: the trainer's
 ``baseline``; a ``curated`` config (its source says which guide or paper); a warm start from
-an earlier session (named ``past-…``, ``bracket.session.past``); the learning-rate
+an earlier session (kind ``past``, named ``past-…``, ``bracket.session.past``); the learning-rate
 ``bracket`` (the best warm-start config at a lower or higher rate,
 ``bracket.search.lr_bracket``); or the sampler (TPE, or random). :func:`explain` says which,
 in a sentence, and for a sampled config also:
@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
+from bracket.search.types import PAST_KIND, WARM_START_KINDS, stored_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -129,9 +130,10 @@ def changes(space: SearchSpace, new: Mapping[str, Any], old: Mapping[str, Any]) 
 
 def origin(kind: str, name: str, source: str, *, algorithm: str = "tpe", seen: int = 0, n_startup: int = 4) -> str:
     """One sentence on where a config of ``kind`` came from."""
+    kind = stored_kind(kind, name)
     if kind == "baseline":
         return "the trainer's **baseline**: what a person would run by hand" + (f" ({source})." if source else ".")
-    if kind == "curated" and name.startswith("past-"):
+    if kind == PAST_KIND:
         return "a **warm start from an earlier session**" + (f": {source}." if source else ".")
     if kind == "curated":
         return "a **curated** known-good config" + (f" ({source})." if source else ".")
@@ -233,11 +235,14 @@ def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, flo
     best: Mapping[str, Any] | None = None
     seen = 0
     for config in configs:
-        kind, name = str(config.get("kind", "search")), str(config.get("name", ""))
+        name = str(config.get("name", ""))
+        kind = stored_kind(str(config.get("kind", "search")), name)
         if kind == "baseline":
             text = "baseline: the by-hand config"
+        elif kind == PAST_KIND:
+            text = "warm start from a past session"
         elif kind == "curated":
-            text = "warm start from a past session" if name.startswith("past-") else "curated known-good config"
+            text = "curated known-good config"
         elif kind != "search":
             text = "learning-rate bracket of the best warm start"
         elif algorithm == "random":
@@ -246,7 +251,7 @@ def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, flo
             text = f"TPE, still random: {seen} of {n_startup} scored"
         else:
             text = f"TPE from {seen} scored"
-        if kind != "baseline" and kind != "curated" and best is not None:
+        if kind not in WARM_START_KINDS and best is not None:
             params, old = config.get("params") or {}, best.get("params") or {}
             moved = [_short_change(space, k, params.get(k), old.get(k)) for k in space.searched()
                      if params.get(k) != old.get(k) and not isinstance(space[k], FixedKnob)]

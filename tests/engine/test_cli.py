@@ -39,6 +39,7 @@ def test_run_status_and_resume_happy_path(capsys, demo_fields, runs_dir):
     assert code == 0, err
     assert "budget 3 = 3 configs × 1 seed" in out
     assert "finished — 3/3 runs" in out
+    assert "earlier session" not in out  # the first search in this folder
     table = [line for line in out.splitlines() if line.strip().startswith(("1 ", "2 ", "3 "))]
     assert len(table) == 3 and all(" done " in line for line in table)
     code, out, _ = run_cli(capsys, "status", str(runs_dir / "happy"))
@@ -46,6 +47,11 @@ def test_run_status_and_resume_happy_path(capsys, demo_fields, runs_dir):
     code, out, _ = run_cli(capsys, "resume", str(runs_dir / "happy"), "--quiet")
     assert code == 0 and "3/3 runs" in out  # nothing left to run: no extra run was launched
     assert len(list((runs_dir / "happy" / "trials").iterdir())) == 3
+    # the next search of the preset there is told it could start from this one (still a choice)
+    code, out, _ = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "1",
+                           "--steps", "8", "--seeds", "1", "--name", "next", "--out", str(runs_dir), "--quiet")
+    assert code == 0 and f"note: 1 earlier session of demo-cpu in {runs_dir} (newest: happy (" in out
+    assert f"--warm-start-from {runs_dir / 'happy'} starts a search from its best configs" in out
 
 
 @pytest.mark.parametrize("flags, kinds", [
