@@ -51,6 +51,9 @@ def _change_marker_query() -> sa.Select:
 
 
 _CHANGE_MARKER = _change_marker_query()
+#: the place of the runs' summed steps in :meth:`Records.change_marker` (it moves with every
+#: logged step of a running run; views that show no live progress leave it out)
+MARKER_STEPS = 2
 
 
 class Records:

@@ -87,7 +87,7 @@ class Session:
         self.worker = WorkerProtocol(self.store, self.name, worker_id, gpu=gpu, grace_s=grace_s)
         self.control = RunControl(self.store, self.name)
         self.scoreboard = Scoreboard(self.store, self.name, self.settings, self.space,
-                                     eval_loss=self.trainer.sample_kind == "text")
+                                     eval_loss=self.trainer.sample_kind == "text", folder=self.folder)
         self.executor = RunExecutor(self.store, self.name, self.settings, self.trainer,
                                     worker_id=self.worker.worker_id, gpu=self.worker.gpu,
                                     stop_mode=self.control.stop_mode)
