@@ -46,6 +46,17 @@ def per_change(session: "Session", key: Hashable, build: Callable[[], T]) -> T:
     return value
 
 
+def stored_runs(session: "Session") -> list[dict[str, Any]]:
+    """The session's runs without their series (``Store.runs``), read once per store change: the
+    snapshot, the scores and the standings of one change share one read. Shared: do not change them."""
+    return per_change(session, "runs", lambda: session.store.runs(session.name, with_series=False))
+
+
+def stored_configs(session: "Session") -> list[dict[str, Any]]:
+    """The session's configs (``Store.configs``), read once per store change. Shared: do not change them."""
+    return per_change(session, "configs", lambda: session.store.configs(session.name))
+
+
 def peek(session: "Session", key: Hashable) -> Any:
     """The value kept for ``key`` if it is still current, else None (nothing is built)."""
     with _LOCK:

@@ -14,6 +14,7 @@ from typing import Any
 
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
+from bracket.session.change_memo import stored_configs, stored_runs
 from bracket.session.plan import plan_progress
 from bracket.session.schema import RUN_SPENT
 
@@ -57,8 +58,8 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     """The snapshot of ``session`` (a :class:`bracket.session.session.Session`) now."""
     store, name = session.store, session.name
     row = store.get_session(name) or {}
-    runs = store.runs(name, with_series=False)
-    configs = {c["id"]: c for c in store.configs(name)}
+    runs = stored_runs(session)  # shared with the scores and the standings of this store change
+    configs = {c["id"]: c for c in stored_configs(session)}
     scores = session.scores()
     live = session.executor.live()
     run_views: list[dict[str, Any]] = []
