@@ -3,8 +3,9 @@
 Scores are derived, never frozen (``bracket.session.scoring``): every read recomputes them
 from the runs, ratings and comparisons in the store as they are now. A :class:`Scoreboard`
 does that read for one session and keeps what may be kept between reads — each finished
-run's loss summary (:class:`~bracket.session.scoring.SummaryCache`), so a poll or a
-suggestion re-scores a long search without re-reading every loss series.
+run's loss summary (:class:`~bracket.session.scoring.SummaryCache`; with the session's folder,
+:class:`~bracket.session.summaries.KeptSummaries`, kept across processes too), so a poll, a
+suggestion or a restarted app re-scores a long search without re-reading every loss series.
 
 Stages are never mixed: search, final and promote runs are scored each among their own.
 Ranking configs and naming a winner is the standings' job (``bracket.standings``), one

@@ -69,9 +69,10 @@ def build_snapshot(session: Any) -> SessionSnapshot:
         view = {
             "id": run["id"], "config_id": run["config_id"], "config_name": config.get("name", run["label"]),
             "kind": run["kind"], "stage": run["stage"], "status": run["status"], "seed": run["seed"],
-            "params": run["params"], "label": run["label"], "run_dir": run["run_dir"],
+            "params": dict(run["params"] or {}), "label": run["label"], "run_dir": run["run_dir"],  # copies: the
+            # rows are shared with the scores and standings of this change (``stored_runs``)
             "duration_s": run["duration_s"], "failure_reason": run["failure_reason"], "worker": run["worker"],
-            "last_step": run["last_step"], "max_steps": run["max_steps"], "samples": run["samples"],
+            "last_step": run["last_step"], "max_steps": run["max_steps"], "samples": list(run["samples"] or []),
             "score": None if score is None else score.value,
             "judges": {} if score is None else dict(score.judges),
             "judges_used": [] if score is None else list(score.used),
