@@ -40,7 +40,7 @@ from typing import Any
 from bracket.errors import BracketError, disk_full_message
 from bracket.search.controller import SEARCH_KINDS, ScoredConfig, SearchController
 from bracket.session.config import SearchSettings
-from bracket.session.change_memo import per_change, stored_runs
+from bracket.session.change_memo import per_change, stored_rows
 from bracket.session.confirm import confirm_step
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts, create_session, open_session
@@ -354,7 +354,7 @@ class Session:
         """Current combined score of every finished run (``Scoreboard.scores``); of every run of
         the session (``runs`` None) once per store change (``bracket.session.change_memo``)."""
         if runs is None:
-            return per_change(self, "scores", lambda: self.scoreboard.scores(stored_runs(self)))
+            return per_change(self, "scores", lambda: self.scoreboard.scores(stored_rows(self)[0]))
         return self.scoreboard.scores(runs)
 
     def scored_configs(self) -> list[ScoredConfig]:

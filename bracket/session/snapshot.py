@@ -14,7 +14,7 @@ from typing import Any
 
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
-from bracket.session.change_memo import stored_configs, stored_runs
+from bracket.session.change_memo import stored_rows
 from bracket.session.plan import plan_progress
 from bracket.session.schema import RUN_SPENT
 
@@ -58,8 +58,8 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     """The snapshot of ``session`` (a :class:`bracket.session.session.Session`) now."""
     store, name = session.store, session.name
     row = store.get_session(name) or {}
-    runs = stored_runs(session)  # shared with the scores and the standings of this store change
-    configs = {c["id"]: c for c in stored_configs(session)}
+    runs, stored_configs = stored_rows(session)  # shared with the scores and standings of this store change
+    configs = {c["id"]: c for c in stored_configs}
     scores = session.scores()
     live = session.executor.live()
     run_views: list[dict[str, Any]] = []
@@ -70,7 +70,7 @@ def build_snapshot(session: Any) -> SessionSnapshot:
             "id": run["id"], "config_id": run["config_id"], "config_name": config.get("name", run["label"]),
             "kind": run["kind"], "stage": run["stage"], "status": run["status"], "seed": run["seed"],
             "params": dict(run["params"] or {}), "label": run["label"], "run_dir": run["run_dir"],  # copies: the
-            # rows are shared with the scores and standings of this change (``stored_runs``)
+            # rows are shared with the scores and standings of this change (``stored_rows``)
             "duration_s": run["duration_s"], "failure_reason": run["failure_reason"], "worker": run["worker"],
             "last_step": run["last_step"], "max_steps": run["max_steps"], "samples": list(run["samples"] or []),
             "score": None if score is None else score.value,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.errors import BracketError
 from bracket.session.best_step import sampled_steps, step_curves
-from bracket.session.change_memo import peek, per_change, stored_configs, stored_runs
+from bracket.session.change_memo import peek, per_change, stored_rows
 from bracket.session.scoring import effective_weights
 from bracket.standings.board import (STAGES, UNRATED_WINNER, ConfigRow, RunStanding, StageBoard, Standings,
                                      Winner, build_standings)
@@ -61,7 +61,8 @@ def standings(session: "Session") -> Standings:
 
 def _compute_standings(session: "Session") -> Standings:
     store, name = session.store, session.name
-    runs = [r for r in stored_runs(session) if r.get("stage") != "setup" and r.get("kind") != "setup"]
+    stored_runs, configs = stored_rows(session)  # shared with the snapshot and the scores of this change
+    runs = [r for r in stored_runs if r.get("stage") != "setup" and r.get("kind") != "setup"]
     weights = effective_weights(session.settings.weights)
     ratings = store.ratings(name)
     with_series = _with_step_losses(session, runs)  # the series only of runs not summarised yet
@@ -71,7 +72,7 @@ def _compute_standings(session: "Session") -> Standings:
     scores = per_change(session, "scores",  # the session's scores (what ``Session.scores()`` keeps), series read once
                         lambda: session.scores([{**r, **series[r["id"]]} if r["id"] in series else r for r in runs]))
     session.scoreboard.save_summaries()
-    return build_standings(runs, stored_configs(session), scores, ratings,
+    return build_standings(runs, configs, scores, ratings,
                            store.comparisons(name), human_weight=float(weights.get("human", 0.0)),
                            searched=_searched(session), curves=curves)
 
