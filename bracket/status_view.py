@@ -118,7 +118,9 @@ def print_status(store: "Store", name: str, view: Mapping[str, Any], *, as_json:
     print(f"session {name} ({view['preset_id']}): {status}; {view['plan']}; "
           f"{view['runs_spent']}/{view['total_runs']} runs spent")
     for worker in workers:
-        print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
+        doing = str(worker.get("status") or "alive")  # what it beats with: "alive", "running finals", ...
+        state = ("alive" if doing == "alive" else f"alive, {doing}") if worker["alive"] else "gone"
+        print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {state}")
     for line in view["lines"]:
         print(line)
     return 0
