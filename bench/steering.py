@@ -59,9 +59,12 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     estimate's pseudo-count), ``<mode>@human=4`` (the human weight), ``<mode>@dropjudge`` (the
     old rule: no estimate, a judge without data drops out of that run's score), ``<mode>@winnerfirst``
     ("Next unrated" and "Next pair" as before the informative ranking, :func:`patch_winner_first`),
-    ``<mode>@novelty=R`` (``bracket.judge.informative.NOVELTY_RADIUS``): patch those
+    ``<mode>@novelty=R`` (``bracket.judge.informative.NOVELTY_RADIUS``), ``<mode>@shared`` (every
+    unrated run gets the one shared human estimate, the rule before the estimate from similar
+    configs, :mod:`bracket.judge.neighbours`), ``<mode>@scale=S`` (its similarity scale),
+    ``<mode>@flatbt`` (Bradley-Terry with the old near-flat prior, alpha 0.1): patch those
     defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
-    from bracket.judge import combine, informative
+    from bracket.judge import combine, human, informative, neighbours
     from bracket.search import controller
     from bracket.session import scoring
 
@@ -77,6 +80,10 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     _ORIGINAL.setdefault("novelty", informative.NOVELTY_RADIUS)
     informative.NOVELTY_RADIUS = _ORIGINAL["novelty"]
     controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
+    near_defaults, human_defaults = neighbours.neighbour_estimates.__kwdefaults__, human.score_human.__kwdefaults__
+    _ORIGINAL.setdefault("scale", near_defaults["scale"])
+    _ORIGINAL.setdefault("alpha", human_defaults["alpha"])
+    near_defaults["scale"], human_defaults["alpha"] = _ORIGINAL["scale"], _ORIGINAL["alpha"]
     kwdefaults["rated_gamma"] = _ORIGINAL["rated_gamma"]
     defaults["prior_count"] = _ORIGINAL["prior"]
     weights = None
@@ -96,6 +103,12 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
             patch_winner_first()
         elif key == "novelty":
             informative.NOVELTY_RADIUS = float(value)
+        elif key == "shared":
+            near_defaults["scale"] = 0.0
+        elif key == "scale":
+            near_defaults["scale"] = float(value)
+        elif key == "flatbt":
+            human_defaults["alpha"] = 0.1
         else:
             raise ValueError(f"unknown variant {item!r}")
     return base, weights
