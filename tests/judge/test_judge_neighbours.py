@@ -157,3 +157,20 @@ def test_the_sampler_sees_the_estimate_the_standings_show(demo_fields, runs_dir)
         assert len({round(p.value, 9) for p in estimated}) > 1, "unrated configs get their own estimates"
     finally:
         session.close()
+
+
+def test_the_rating_message_names_the_similar_configs_that_moved_with_it():
+    from bracket.app.rating_effect import describe_rating_effect, moved_with
+
+    before = {i: 0.1 * i for i in range(1, 13)}  # 12 configs: TPE's good set is the best 3 (25 %)
+    # config 7 rated 9; its neighbour 8 follows (0.8 -> 0.15), everyone else shifts by -0.01 (the shared mean)
+    after = {**{i: v - 0.01 for i, v in before.items()}, 7: 0.05, 8: 0.15}
+    assert moved_with(before, after, 7) == [8]
+    text = describe_rating_effect(before, after, 7, run_id=31, value=9, names={8: "search-8"})
+    assert text.endswith("; 1 similar config moved with it (search-8: 8th -> 3rd, now among them).")
+    # nothing moved beyond the shared shift: no clause
+    plain = describe_rating_effect(before, {**{i: v - 0.01 for i, v in before.items()}, 7: 0.05}, 7, run_id=31, value=9)
+    assert "moved with it" not in plain and plain.endswith("TPE builds its next proposals on.")
+    # a low rating drags its neighbours down with it
+    low = {**before, 2: 0.9, 3: 0.5}
+    assert moved_with(before, low, 2) == [3]
