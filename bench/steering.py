@@ -62,7 +62,8 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     ``<mode>@novelty=R`` (``bracket.judge.informative.NOVELTY_RADIUS``), ``<mode>@shared`` (every
     unrated run gets the one shared human estimate, the rule before the estimate from similar
     configs, :mod:`bracket.judge.neighbours`), ``<mode>@scale=S`` (its similarity scale),
-    ``<mode>@flatbt`` (Bradley-Terry with the old near-flat prior, alpha 0.1): patch those
+    ``<mode>@flatbt`` (Bradley-Terry with the old near-flat prior, alpha 0.1), ``<mode>@noanchor``
+    (pairwise scores averaged with ratings as they are, not laid on the rating scale): patch those
     defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
     from bracket.judge import combine, human, informative, neighbours
     from bracket.search import controller
@@ -76,6 +77,8 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     _ORIGINAL.setdefault("prior", defaults["prior_count"])
     _ORIGINAL.setdefault("estimates", scoring.judge_estimates)
     scoring.judge_estimates = _ORIGINAL["estimates"]
+    _ORIGINAL.setdefault("rating_part", scoring.rating_part)
+    scoring.rating_part = _ORIGINAL["rating_part"]
     patch_winner_first(undo=True)
     _ORIGINAL.setdefault("novelty", informative.NOVELTY_RADIUS)
     informative.NOVELTY_RADIUS = _ORIGINAL["novelty"]
@@ -109,6 +112,8 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
             near_defaults["scale"] = float(value)
         elif key == "flatbt":
             human_defaults["alpha"] = 0.1
+        elif key == "noanchor":
+            scoring.rating_part = lambda _results: {}
         else:
             raise ValueError(f"unknown variant {item!r}")
     return base, weights

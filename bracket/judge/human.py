@@ -18,10 +18,19 @@ each strength is its standard error from the inverse Fisher information (Hessian
 penalised log-likelihood at the optimum; cheap, no bootstrap). The pairwise score is
 ``1 - mean over the other compared runs of P(this run beats that run)``.
 
-**Merge.** The human score of a run is the weighted mean of whichever parts it has (rating
+**Merge.** :func:`score_human` gives the weighted mean of whichever parts a run has (rating
 score, pairwise score; weights ``rating_weight`` and ``pairwise_weight``). A run with
 neither has no data; the combination then uses the human judge's estimate from the runs
 people did score (:func:`bracket.judge.combine.estimate_missing`).
+
+**Pairwise choices on the rating scale.** A rating is absolute; a pairwise score is relative
+(0.5 = as good as the runs it was compared with). Mixed as they are, a run that won one coin
+flip between two runs the person rates 1 would score 0.34 — a 7 — above everything rated.
+So a session's scores (:func:`bracket.session.scoring.score_runs`) lay a run's pairwise
+evidence on its place on the rating scale instead (:func:`anchor_pairwise`): its score is
+its *anchor* plus ``pairwise score - 0.5``, where the anchor is its own rating score when it
+was rated, else the estimate of its human score from the rated runs (or 0.5 while nobody
+rated anything, which gives the plain pairwise score).
 
 :func:`next_pairs` picks the next pairs to show: runs whose current scores are close and that
 were compared little so far, never the pair that was just compared.
@@ -288,3 +297,27 @@ def next_pairs(
     for _, a, b in candidates[: max(0, k)]:
         chosen.append((a, b) if rng.random() < 0.5 else (b, a))
     return chosen
+
+
+def rating_part(results: Mapping[int, JudgeResult]) -> dict[int, JudgeResult]:
+    """Per run with a rating: its rating score alone (details kept); the others no data."""
+    return {run_id: (JudgeResult.scored(r.details["rating_score"], r.details) if "rating_score" in r.details
+                     else JudgeResult.no_data("no human rating yet", r.details))
+            for run_id, r in results.items()}
+
+
+def anchor_pairwise(results: Mapping[int, JudgeResult], anchors: Mapping[int, float],
+                    default: float = 0.5) -> dict[int, JudgeResult]:
+    """``results`` (from :func:`score_human`) with each compared run's score laid on the rating
+    scale: ``anchor + pairwise_score - 0.5`` (clipped to [0, 1]), the anchor being the run's own
+    rating score, else ``anchors[run]`` (its estimated human score), else ``default``.
+    Runs never compared are returned as they are."""
+    out: dict[int, JudgeResult] = {}
+    for run_id, result in results.items():
+        pairwise = result.details.get("pairwise_score")
+        if pairwise is None:
+            out[run_id] = result
+            continue
+        anchor = result.details.get("rating_score", anchors.get(run_id, default))
+        out[run_id] = JudgeResult.scored(anchor + float(pairwise) - 0.5, dict(result.details, anchor=anchor))
+    return out

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bracket.judge.base import JudgeResult
 from bracket.judge.combine import DEFAULT_WEIGHTS, Estimate, JudgePart, combine_scores, estimate_missing
 from bracket.judge.eval_loss import score_eval_loss_runs
-from bracket.judge.human import score_human
+from bracket.judge.human import anchor_pairwise, rating_part, score_human
 from bracket.judge.llm_judge import score_llm_judge
 from bracket.judge.loss import loss_summary, score_loss_summaries
 from bracket.judge.neighbours import neighbour_estimates
@@ -178,7 +178,11 @@ def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str,
             {r["id"]: r.get("eval_loss") or None for r in scored if r["id"] not in stopped},
             {r["id"]: r.get("loss") for r in scored})
     ids = [r["id"] for r in scored]
-    per_judge["human"] = score_human(ids, ratings, comparisons)
+    human = score_human(ids, ratings, comparisons)
+    # estimates learn from ratings (absolute); choices only move a run from where it stands,
+    # unless nobody rated anything (then the plain pairwise scores, as before)
+    by_rating = rating_part(human)
+    per_judge["human"] = by_rating if any(r.has_score for r in by_rating.values()) else human
     per_judge["vlm"] = {r["id"]: result for r in scored
                         if (result := stored_judge((r.get("judges") or {}).get("vlm"))) is not None}
     per_judge.update(text_judges(scored))
@@ -187,6 +191,12 @@ def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str,
                  and not any((t.get(i) is not None and t[i].disqualified) for t in per_judge.values())]
     estimates = judge_estimates(per_judge, qualified)
     nearby = run_estimates(per_judge, estimates, qualified, {r["id"]: r.get("params") or {} for r in scored})
+    if per_judge["human"] is by_rating:
+        per_judge["human"] = anchor_pairwise(human, {i: guess["human"].value for i, guess in nearby.items()
+                                                     if "human" in guess})
+        if "human" in estimates:  # a compared run is measured now: its estimate is its anchor
+            nearby = {i: {n: e for n, e in guess.items() if n != "human" or not per_judge["human"][i].has_score}
+                      for i, guess in nearby.items()}
     scores: dict[int, RunScore] = {}
     for run_id in ids:
         results: dict[str, JudgeResult | None] = {name: table.get(run_id) for name, table in per_judge.items()}

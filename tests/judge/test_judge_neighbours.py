@@ -174,3 +174,23 @@ def test_the_rating_message_names_the_similar_configs_that_moved_with_it():
     # a low rating drags its neighbours down with it
     low = {**before, 2: 0.9, 3: 0.5}
     assert moved_with(before, low, 2) == [3]
+
+
+def test_a_choice_moves_a_run_from_where_it_stands_on_the_rating_scale():
+    """Ratings are absolute, choices relative: a run that won a coin flip between two runs like
+    those the person rates 1 must not outrank a run rated 7 (it scored 0.34, a 7, before)."""
+    runs = [_run(1, 1e-2), _run(2, 1.2e-2), _run(3, 1.1e-2), _run(4, 0.9e-2), _run(5, 1e-4, "SGD")]
+    ratings = [(1, None, 1.0), (2, None, 1.0), (5, None, 7.0)]
+    scores = score_runs(runs, ratings, [(3, 4, "left")], WEIGHTS)
+    winner, loser = _human(scores, 3), _human(scores, 4)
+    assert not winner.estimated and winner.raw is not None  # measured: its Bradley-Terry strength
+    assert winner.value > _human(scores, 5).value + 0.2 and loser.value > winner.value
+    unrated = score_runs(runs, ratings, (), WEIGHTS)
+    assert winner.value == pytest.approx(_human(unrated, 3).value - (0.5 - score_human([3, 4], (), [(3, 4, "left")])[3].score))
+    # a rated run that also won a choice: its rating moved by the choice, not averaged with 0.34
+    both = score_runs(runs, ratings, [(5, 1, "left")], WEIGHTS)
+    assert _human(both, 5).value == pytest.approx(rating_score(7.0) - (0.5 - 0.337), abs=0.01)
+    # nobody rated anything: the plain pairwise scores, as before, and unrated runs estimated from them
+    plain = score_runs(runs, (), [(3, 4, "left")], WEIGHTS)
+    assert _human(plain, 3).value == pytest.approx(score_human([3, 4], (), [(3, 4, "left")])[3].score)
+    assert _human(plain, 1).estimated
