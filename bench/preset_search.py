@@ -11,6 +11,8 @@ over the demo space), so hundreds of sessions take minutes.
 Strategies:
 
 * ``bracket`` — as shipped: baseline, curated, bracket, then TPE (controller defaults);
+* ``bracket@preset-order`` — the same with the preset's warm-start order (without
+  ``bracket.search.warm_order``: what shipped before);
 * ``bracket+past`` — the same, a second session: the two best configs of a ``bracket``
   session on the *shifted* landscape (the same model on another dataset, every best step
   0.3 decades higher; ``preset_landscapes.shifted``) join the warm start after the baseline,
@@ -39,7 +41,7 @@ from optuna.trial import TrialState
 from bench import common
 from bench.preset_landscapes import LANDSCAPES, Landscape, optimum, quality, shifted
 
-STRATEGIES = ("bracket", "bracket+past", "optuna-tpe", "random")
+STRATEGIES = ("bracket", "bracket@preset-order", "bracket+past", "optuna-tpe", "random")
 TARGET = 1.05
 
 
@@ -72,9 +74,11 @@ def _space(trainer):
 
 
 def run_bracket(land: Landscape, budget: int, seed: int, *, past: list | None = None,
-                controller_options: dict | None = None) -> list[tuple[dict, float, float]]:
-    """One Bracket session: [(config, observed, true)] in trial order."""
+                controller_options: dict | None = None, order: bool = True) -> list[tuple[dict, float, float]]:
+    """One Bracket session: [(config, observed, true)] in trial order; ``order=False`` keeps
+    the preset's warm-start order (no ``order_warm_start``)."""
     from bracket.search.controller import ScoredConfig, SearchController
+    from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_past, fit_warm_start
 
     trainer = _trainer(land.preset)
@@ -82,6 +86,8 @@ def run_bracket(land: Landscape, budget: int, seed: int, *, past: list | None = 
     warm, notes = fit_warm_start(trainer, space)
     if past:
         warm[1:1] = fit_past(space, past, notes)
+    if order:
+        warm = order_warm_start(warm, space)
     study = optuna.create_study(direction="minimize")
     SearchController.enqueue_warm_start(study, space, warm)
     history: list[ScoredConfig] = []
@@ -139,6 +145,8 @@ def run_strategy(land_name: str, name: str, repetition: int, budget: int, option
         trials = run_plain(land, budget, seed, "tpe")
     elif name == "random":
         trials = run_plain(land, budget, seed, "random")
+    elif name == "bracket@preset-order":
+        trials = run_bracket(land, budget, seed, order=False)
     else:
         trials = run_bracket(land, budget, seed, controller_options=options)
     return {"landscape": land_name, "strategy": name, "repetition": repetition, "budget": budget,
@@ -175,10 +183,21 @@ def run(plan: Plan = SHORT, *, strategies: tuple[str, ...] = STRATEGIES, landsca
                          "found": sum(c <= limit for c in counts)}
         random_expected = math.ceil(math.log(0.5) / math.log(1 - share)) if 0 < share < 1 else 1
         row["random_expected"] = random_expected
+        row["floor"] = baseline_floor(land, space, best)
         out["landscapes"][land.name] = row
     out["summary"] = summarise(out["landscapes"], [n for n in names if n not in ("random",)])
     out["wall_s"] = time.time() - started
     return out
+
+
+def baseline_floor(land: Landscape, space, best: float) -> int:
+    """The smallest median any search that trains the preset's baseline first can reach: 1
+    when the baseline is within 5 % of the optimum, else 2."""
+    from bracket.session.create import fit_warm_start
+
+    warm, _ = fit_warm_start(_trainer(land.preset), space)
+    baseline = space.complete(warm[0][1].knobs)
+    return 1 if quality(baseline, land) <= TARGET * best else 2
 
 
 def trials_to_target(true: list[float], best: float, budget: int) -> int:
@@ -190,6 +209,10 @@ def summarise(rows: dict[str, dict], names: list[str]) -> dict[str, Any]:
     """Geometric means of each strategy's median ÷ random's (observed, and expected from the
     hit share — noise-free) and ÷ optuna-tpe's."""
     summary: dict[str, Any] = {}
+    floor = [r["floor"] / r["random_expected"] for r in rows.values() if "floor" in r]
+    if floor:  # what a search that trains the baseline first cannot beat
+        summary["baseline-first floor"] = {"vs_random_expected_geomean": _geomean(floor),
+                                           "vs_random_expected_max": max(floor)}
     for name in names:
         vs_random = [r[name]["median"] / r["random"]["median"] for r in rows.values() if "random" in r]
         vs_tpe = [r[name]["median"] / r["optuna-tpe"]["median"] for r in rows.values() if "optuna-tpe" in r]
@@ -214,8 +237,12 @@ def print_result(data: dict[str, Any]) -> None:
     print(f"  {'landscape':<22} " + " ".join(f"{n:>14}" for n in names) + "  random-expected")
     for land, row in rows.items():
         print(f"  {land:<22} " + " ".join(f"{row[n]['median']:>9g} {row[n]['found']:>2}/{len(row[n]['counts']):<2}"
-                                          for n in names) + f"  {row['random_expected']:>6}")
+                                          for n in names) + f"  {row['random_expected']:>6}  floor {row.get('floor')}")
     for name, s in data["summary"].items():
+        if "vs_random_geomean" not in s:
+            print(f"  {name}: ÷random expected geomean {s['vs_random_expected_geomean']:.2f} "
+                  f"(max {s['vs_random_expected_max']:.2f})")
+            continue
         print(f"  {name}: ÷random geomean {s['vs_random_geomean']:.2f} (max {s['vs_random_max']:.2f}), ÷random "
               f"expected {s['vs_random_expected_geomean']:.2f} (max {s['vs_random_expected_max']:.2f}), "
               f"÷optuna-tpe geomean {s['vs_tpe_geomean']:.2f}; worse than optuna-tpe on {s['worse_than_tpe']}")

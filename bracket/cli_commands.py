@@ -22,6 +22,7 @@ from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
+from bracket.session.past import offer
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
 from bracket.standings import standings
@@ -30,6 +31,12 @@ from bracket.standings.study_sync import record_at_end
 
 LOG_EVERY_S = 30.0  # output that is not a terminal (a log file): a progress line at most this often
                    # unless a run starts or ends, not one line per step
+#: after Ctrl-C, how long the CLI waits for the search to wind down: the trainer gets 5 s to exit
+#: before it is killed (``Runner.grace_s``), the run is recorded as interrupted, and judges still
+#: scoring finished runs (a VLM, an LLM judge) may finish; a plain run winds down in seconds
+WIND_DOWN_S = 60.0
+#: while winding down, how often the CLI says what it still waits for
+WIND_DOWN_SAY_S = 10.0
 
 
 def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
@@ -50,12 +57,39 @@ def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
                     last_head, last_at = head, time.monotonic()
             last = line
     except KeyboardInterrupt:
-        print("\nstopping: the current run is killed; resume with `python -m bracket resume`", file=sys.stderr)
-        session.stop(now=True, everywhere=everywhere)
-        session.wait(60)
+        _wind_down(session, everywhere=everywhere)
     if interactive and not quiet:
         print()
     return session.snapshot().status
+
+
+def _wind_down(session: Session, *, everywhere: bool) -> None:
+    """After Ctrl-C (or SIGTERM): stop the search and wait for it, saying what for. A second
+    Ctrl-C — or the wait passing :data:`WIND_DOWN_S` — kills the trainer at once and exits
+    (KeyboardInterrupt: exit 130) without waiting; the store keeps every finished run."""
+    print(f"\nstopping: the current run's trainer gets 5 s to exit, then is killed, and the run is recorded as "
+          f"interrupted (waiting up to {WIND_DOWN_S:.0f} s). Press Ctrl-C again to stop now: finished runs stay "
+          f"in the store, and `python -m bracket resume {session.folder}` runs the cut one again.",
+          file=sys.stderr, flush=True)
+    session.stop(now=True, everywhere=everywhere)
+    started = said = time.monotonic()
+    try:
+        while not session.wait(0.25):
+            now = time.monotonic()
+            if now - started >= WIND_DOWN_S:
+                print(f"stopping: not done after {WIND_DOWN_S:.0f} s ({session.phase}); stopping now",
+                      file=sys.stderr, flush=True)
+                raise KeyboardInterrupt
+            if now - said >= WIND_DOWN_SAY_S:
+                print(f"stopping: still waiting ({session.phase}); Ctrl-C again stops now", file=sys.stderr,
+                      flush=True)
+                said = now
+    except KeyboardInterrupt:
+        session.abandon()
+        print(f"stopped now: the trainer was killed; finished runs are in the store, and the cut run is marked "
+              f"interrupted and run again by `python -m bracket resume {session.folder}`", file=sys.stderr,
+              flush=True)
+        raise
 
 
 def _finish(session: Session, status: str, shown: tuple[str, ...] | list[str] = ()) -> int:
@@ -107,6 +141,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     for note in session.parts.notes:
         print(f"note: {note}")
+    if settings.warm_start and not settings.warm_start_from:
+        hint = offer(session.folder.parent, args.preset, exclude=session.name)
+        if hint:
+            print(f"note: {hint}")
     return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)
 
 
@@ -149,7 +187,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"session {session.name} ({session.parts.preset.id}): {status}; {session.settings.plan()}; "
               f"{view['runs_spent']}/{view['total_runs']} runs spent")
         for worker in workers:
-            print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {'alive' if worker['alive'] else 'gone'}")
+            doing = str(worker.get("status") or "alive")  # what it beats with: "alive", "running finals", ...
+            state = ("alive" if doing == "alive" else f"alive, {doing}") if worker["alive"] else "gone"
+            print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {state}")
         for line in view["lines"]:
             print(line)
     finally:

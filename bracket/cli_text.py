@@ -3,6 +3,9 @@ winner and best-step lines. Pure text from a :class:`SessionSnapshot` and the st
 
 from __future__ import annotations
 
+import re
+import textwrap
+
 from bracket.session.snapshot import SessionSnapshot
 from bracket.standings import Standings, figures_text
 
@@ -36,24 +39,52 @@ def run_figures(table: Standings) -> dict[int, str]:
     return found
 
 
+#: the width the run table fits: a normal terminal
+TABLE_WIDTH = 100
+_RUN_COLUMNS = (f"{'run':>4}  {'stage':<7} {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'score':>6}  ")
+#: what is left of a line for the raw figures; longer figures wrap onto lines of their own
+FIGURES_WIDTH = TABLE_WIDTH - len(_RUN_COLUMNS)
+
+
+def wrap_figures(text: str, width: int = FIGURES_WIDTH) -> list[str]:
+    """``text`` (``"val loss 0.1 · loss 0.2; human estimated"``) cut into lines of at most ``width``
+    characters between its figures, never inside one ("-" when there is none)."""
+    pieces = re.split(r"( · |; )", text) if text else ["-"]
+    lines = [pieces[0]]
+    for separator, piece in zip(pieces[1::2], pieces[2::2]):
+        if len(lines[-1]) + len(separator) + len(piece) <= width:
+            lines[-1] += separator + piece
+        else:  # the line break separates them
+            lines.append(piece)
+    return lines
+
+
 def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None) -> str:
     """The runs as an aligned text table per stage (finals first; each stage scored on its own),
-    best first, with the raw figures behind each score when ``raw`` gives them."""
+    best first, fitting :data:`TABLE_WIDTH` columns: the raw figures behind each score when
+    ``raw`` gives them (wrapped onto lines below when long), and under each run an indented
+    line with its params (the worker too when several trained, and why a run failed)."""
     order = {"final": 0, "search": 1, "promote": 2}
     raw = raw or {}
     rows = [r for r in snapshot.runs if r["kind"] != "setup"]
     rows.sort(key=lambda r: (order.get(r["stage"], 3), r["score"] is None,
                              r["score"] if r["score"] is not None else 0.0, r["id"]))
-    header = (f"{'run':>4}  {'stage':<7} {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'score':>6}  "
-              f"{'raw figures':<24}  {'worker':<16}  params")
-    lines = [header, "-" * len(header)]
+    several_workers = len({r.get("worker") for r in rows if r.get("worker")}) > 1
+    header = _RUN_COLUMNS + "raw figures"
+    lines = [header, "-" * TABLE_WIDTH]
     for r in rows:
         score = "-" if r["score"] is None else f"{r['score']:.3f}"
+        figures = wrap_figures(raw.get(r["id"], ""))
+        lines.append(f"{r['id']:>4}  {str(r['stage'])[:7]:<7} {str(r['kind'])[:9]:<9} {str(r['config_name'])[:18]:<18} "
+                     f"{r['seed'] or 0:>5}  {str(r['status'])[:12]:<12} {score:>6}  {figures[0]}")
+        lines += [" " * len(_RUN_COLUMNS) + more for more in figures[1:]]
         params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
-        reason = f"  ({r['failure_reason']})" if r["failure_reason"] and r["status"] != "done" else ""
-        lines.append(f"{r['id']:>4}  {str(r['stage'])[:7]:<7} {r['kind']:<9} {str(r['config_name'])[:18]:<18} "
-                     f"{r['seed'] or 0:>5}  {r['status']:<12} {score:>6}  {raw.get(r['id'], '') or '-':<24}  "
-                     f"{str(r.get('worker') or '-')[-16:]:<16}  {params}{reason}")
+        details = ([f"worker {r.get('worker') or '-'}"] if several_workers else []) + ([params] if params else [])
+        if r["failure_reason"] and r["status"] != "done":
+            details.append(f"({r['failure_reason']})")
+        if details:
+            lines += textwrap.wrap("; ".join(details), TABLE_WIDTH, initial_indent=" " * 6,
+                                   subsequent_indent=" " * 8, break_on_hyphens=False)
     return "\n".join(lines)
 
 

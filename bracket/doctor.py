@@ -52,6 +52,13 @@ class DoctorCheck:
     message: str
     #: passed, with something a person should know (dataset warnings)
     warning: bool = False
+    #: not run because a check it needs failed (that one is the failure; a skip is not counted)
+    skipped: bool = False
+
+    @property
+    def label(self) -> str:
+        """``skip``, ``FAIL``, ``warn`` or ``ok``: the tag ``render`` prints."""
+        return "skip" if self.skipped else "FAIL" if not self.ok else "warn" if self.warning else "ok"
 
 
 @dataclass
@@ -61,15 +68,19 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        return all(check.ok for check in self.checks)
+        """No check failed (skipped checks are not failures: what they wait for is)."""
+        return all(check.ok or check.skipped for check in self.checks)
 
     def add(self, name: str, ok: bool, message: str, *, warning: bool = False) -> None:
         self.checks.append(DoctorCheck(name, ok, message, warning))
 
+    def skip(self, name: str, reason: str) -> None:
+        """Record that check ``name`` did not run, and why."""
+        self.checks.append(DoctorCheck(name, False, reason, skipped=True))
+
     def render(self) -> str:
         lines = [f"bracket doctor: {self.preset_id}"]
-        lines += [f"  [{'FAIL' if not c.ok else 'warn' if c.warning else 'ok'}] {c.name}: {c.message}"
-                  for c in self.checks]
+        lines += [f"  [{c.label}] {c.name}: {c.message}" for c in self.checks]
         lines.append("All checks passed." if self.ok else "Some checks failed; fix them and run doctor again.")
         return "\n".join(lines)
 
@@ -314,7 +325,7 @@ class Check:
 
     ``run`` adds its line to the report and returns whether it passed, or None when it does
     not apply to this preset (then it adds nothing). A check whose ``needs`` did not all
-    pass is reported as skipped.
+    pass is reported as ``[skip]`` with the checks it waits for; a skip is not a failure.
     """
 
     name: str
@@ -345,6 +356,9 @@ def run_doctor(preset_id: str, values: Mapping[str, str]) -> DoctorReport:
     report = DoctorReport(preset_id)
     preset = get_preset(preset_id)
     try:
+        made = preset.prepare_fields(values)  # what a search would make itself (the demo's dataset)
+        if made:
+            report.add("setup", True, made)
         merged = merge_with_defaults(preset.fields, values)
         trainer = preset.trainer_factory(merged)
     except (BracketError, ValueError, TypeError) as error:  # a value the adapter cannot even hold
@@ -356,9 +370,10 @@ def run_doctor(preset_id: str, values: Mapping[str, str]) -> DoctorReport:
     for check in CHECKS:
         if not check.applies(ctx):
             continue
-        if any(outcome.get(name) is False for name in check.needs):
-            report.add(check.name, False, "skipped until the checks above pass")
-            outcome[check.name] = False
+        failed = [name for name in check.needs if outcome.get(name) is False]
+        if failed:
+            report.skip(check.name, f"skipped: it needs {', '.join(failed)} to pass first")
+            outcome[check.name] = False  # checks that need this one are skipped too
             continue
         try:
             outcome[check.name] = check.run(ctx)

@@ -43,6 +43,7 @@ import tomli_w
 from bracket.errors import BracketError
 from bracket.powershell import SCRIPT_NAME as WINDOWS_SCRIPT_NAME
 from bracket.powershell import write_powershell_script
+from bracket.redaction import looks_secret
 from bracket.trainer.base import LaunchSpec, RunRequest
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,8 +59,6 @@ STANDARD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "N
 #: the run as it ran on another shell or machine (secrets among them are still left out)
 CACHE_ENV = re.compile(
     r"^(HF_|HUGGINGFACE_|TRANSFORMERS_|DIFFUSERS_|TORCH_HOME$|XDG_CACHE_HOME$|TRITON_CACHE_DIR$)")
-#: environment variable names that are never written into an exported script
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION_ID", re.IGNORECASE)
 #: files a trainer writes that hold trained weights (for :func:`promote_weights`)
 WEIGHT_SUFFIXES = (".safetensors", ".ckpt", ".pt", ".pth", ".bin", ".gguf")
 
@@ -97,7 +96,7 @@ def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> t
         value = str(env[name])
         if base.get(name) == value and name not in STANDARD_ENV and not CACHE_ENV.match(name):
             continue
-        if SECRET_NAME.search(name) or re.search(r"://[^/@\s]*:[^/@\s]*@", value):
+        if looks_secret(name, value):  # the one rule of bracket.redaction
             dropped.append(name)
             continue
         needed[name] = value

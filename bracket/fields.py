@@ -76,8 +76,8 @@ def problem_with_value(spec: FieldSpec, value: str) -> str | None:
         return f"{spec.label} must be one of {', '.join(spec.choices)}; got {value!r}."
     elif spec.kind in ("dir", "file", "path"):
         path = Path(os.path.expanduser(value))
-        if not path.exists():
-            hint = f" ({spec.help})" if spec.help else ""
+        if not path.exists():  # the help is a sentence of its own: it may hold parentheses itself
+            hint = f" {spec.help.rstrip('.')}." if spec.help else ""
             return f"{spec.label}: {value} does not exist; check the path.{hint}"
         if spec.kind == "dir" and not path.is_dir():
             return f"{spec.label}: {value} is a file; give the folder."

@@ -12,8 +12,9 @@ use), recomputed now, per stage: short search runs and long final runs are score
 summarised separately (their losses are not comparable), and finals get their own section —
 never averaged with search scores. Each row shows the raw figures behind its score and
 which parts are estimated; an unrated winner is flagged when people have rated runs. Nothing
-secret is written: settings come from ``SearchSettings.to_dict()`` (no VLM key), URLs are
-shown through ``redact_url``, and known secret values are scrubbed from the text as a last guard.
+secret is written: settings come from ``SearchSettings.to_dict()`` (no VLM key), and the rules
+of :mod:`bracket.redaction` (the same as ``export``'s) leave out secret-named settings and
+fields, hide URL passwords and scrub known secret values from the text as a last guard.
 """
 
 from __future__ import annotations
@@ -21,22 +22,22 @@ from __future__ import annotations
 import math
 import shlex
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bracket import settings as app_settings
-from bracket.export import SECRET_NAME, export_run
+from bracket.export import export_run
 from bracket import report_render
 from bracket.report_charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
+from bracket.redaction import known_secrets, scrub, without_secrets
 from bracket.report_render import Block, Picture
 from bracket.session.samples import image_problem
 from bracket.session.scoring import effective_weights
 from bracket.session.store import redact_url
 from bracket.standings import ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text, standings
 from bracket.standings import importance as standings_importance
-from bracket.stats import StatsReport, summarise, verdict
+from bracket.stats import StatsReport, interval_text, summarise, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -140,29 +141,6 @@ def _with_chart_series(store: Any, results: list[StageResult | None]) -> None:
         run.update(series.get(run["id"], {}))
 
 
-def _safe(value: Any) -> Any:
-    """``value`` without secret-named keys and with passwords hidden in URLs."""
-    if isinstance(value, Mapping):
-        return {k: _safe(v) for k, v in value.items() if not SECRET_NAME.search(str(k))}
-    if isinstance(value, (list, tuple)):
-        return [_safe(v) for v in value]
-    if isinstance(value, str) and "://" in value and "@" in value:
-        return redact_url(value)
-    return value
-
-
-def _secret_values(session: "Session") -> list[str]:
-    import sqlalchemy as sa
-
-    found = [str(session.settings.vlm.get("api_key") or ""), app_settings.env("BRACKET_VLM_API_KEY")]
-    for url in (session.store.url, app_settings.env("BRACKET_STORAGE_URL")):
-        try:
-            found.append(str(sa.engine.make_url(url).password or "") if url else "")
-        except Exception:  # noqa: BLE001 - an unparsable URL has no password we can find
-            pass
-    return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
-
-
 def build_report(session: "Session", export_root: Path | None = None) -> Report:
     """Everything the report shows, read from the session's store now."""
     store, name = session.store, session.name
@@ -213,9 +191,9 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
         storage=redact_url(store.url), search=search, finals=finals, winner=winner, importance=importance,
         importance_note=importance_note, pictures=pictures, problems=problems, unreadable=unreadable,
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),
-        settings=_safe({**session.settings.to_dict(), "weights": effective_weights(session.settings.weights)}),
-        fields=_safe(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
-        script=script, command_note=command_note, warnings=list(table.warnings), secrets=_secret_values(session),
+        settings=without_secrets({**session.settings.to_dict(), "weights": effective_weights(session.settings.weights)}),
+        fields=without_secrets(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
+        script=script, command_note=command_note, warnings=list(table.warnings), secrets=known_secrets(session),
         best_steps=best_steps, loss_basis=loss_basis)
 
 
@@ -268,11 +246,11 @@ def _ci(row: ConfigRow) -> str:
         return "no score"
     if row.ci_low is None or row.ci_high is None:
         return f"{row.mean:.3f} (one seed, no CI)"
-    return f"{row.mean:.3f} ± {(row.ci_high - row.ci_low) / 2:.3f}"
+    return f"{row.mean:.3f} ({interval_text(row.ci_low, row.ci_high)})"  # as the app and the verdict write it
 
 
 def _board(result: StageResult, *, with_verdict: bool = True) -> list[Block]:
-    headers = ["rank", "kind", "config", "mean score ± 95% CI", "raw figures", "scored / runs", "ratings",
+    headers = ["rank", "kind", "config", "mean score (95% CI)", "raw figures", "scored / runs", "ratings",
                "key params"]
     rows = [[str(r.rank or "-"), r.kind, r.name, _ci(r), r.raw_text or "-", f"{r.seeds} / {len(r.runs)}",
              str(r.ratings), ", ".join(f"{k}={_fmt(v)}" for k, v in r.params.items())] for r in result.rows]
@@ -355,24 +333,20 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
     ]
 
 
-def _scrub(text: str, report: Report) -> str:
-    for secret in report.secrets:
-        text = text.replace(secret, "***")
-    return text
-
-
 def _intro(report: Report) -> str:
     return f"Preset {report.preset_id}; status {report.status}; {report.plan}. Generated {report.generated}."
 
 
 def render_markdown(report: Report) -> str:
     """Markdown; pictures are referenced as ``<stem>.png`` beside the file."""
-    return _scrub(report_render.markdown(f"Bracket report: {report.name}", _intro(report), sections(report)), report)
+    return scrub(report_render.markdown(f"Bracket report: {report.name}", _intro(report), sections(report)),
+                 report.secrets)
 
 
 def render_html(report: Report) -> str:
     """One self-contained HTML page; pictures are embedded as base64 PNG data URLs."""
-    return _scrub(report_render.html(f"Bracket report: {report.name}", _intro(report), sections(report)), report)
+    return scrub(report_render.html(f"Bracket report: {report.name}", _intro(report), sections(report)),
+                 report.secrets)
 
 
 def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:

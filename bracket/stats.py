@@ -4,7 +4,9 @@ Input is plain data: one :class:`ConfigScores` per config (id, name, kind, and t
 scores of its runs, one per seed; lower is better). Output:
 
 * :class:`ConfigSummary` per config: n, mean, sample standard deviation and a 95 % confidence
-  interval of the mean from Student's t (``scipy.stats.t.interval``), None where n < 2;
+  interval of the mean from Student's t (``scipy.stats.t.interval``), None where n < 2,
+  clipped to [0, 1] where scores live (:func:`clip_interval`) — so the app, ``status``, the
+  report and the verdict show the same interval, written by :func:`interval_text`;
 * Welch's t-test (``scipy.stats.ttest_ind(equal_var=False)``, two-sided) of the best config
   against the runner-up and against the baseline;
 * :func:`verdict`: one sentence a person can act on, with its confidence. With one seed per
@@ -20,6 +22,8 @@ from typing import Iterable, Sequence
 
 
 DEFAULT_CONFIDENCE = 0.95
+#: combined scores live in [0, 1] (docs/SCORING.md): an interval never reaches past them
+SCORE_RANGE = (0.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -72,8 +76,24 @@ class StatsReport:
     notes: list[str] = field(default_factory=list)
 
 
+def clip_interval(low: float, high: float) -> tuple[float, float]:
+    """``(low, high)`` clipped to :data:`SCORE_RANGE`: with two seeds Student's t interval is wide
+    (t = 12.7) and would reach below 0 or above 1, where no score can be."""
+    bottom, top = SCORE_RANGE
+    return min(max(low, bottom), top), max(min(high, top), bottom)
+
+
+def interval_text(low: float | None, high: float | None) -> str:
+    """``"0.000 – 0.121"``, the one way an interval is shown (clipped as in the summaries);
+    "" when there is none (one seed)."""
+    if low is None or high is None:
+        return ""
+    low, high = clip_interval(low, high)
+    return f"{low:.3f} – {high:.3f}"
+
+
 def summarise_config(item: ConfigScores, confidence: float = DEFAULT_CONFIDENCE) -> ConfigSummary:
-    """Mean, standard deviation (ddof=1) and t confidence interval of one config's scores."""
+    """Mean, standard deviation (ddof=1) and t confidence interval (clipped to [0, 1]) of one config's scores."""
     values = tuple(float(v) for v in item.scores if v is not None and math.isfinite(v))
     n = len(values)
     mean = statistics.fmean(values) if n else None
@@ -86,7 +106,7 @@ def summarise_config(item: ConfigScores, confidence: float = DEFAULT_CONFIDENCE)
             from scipy import stats as scipy_stats  # here: importing it costs ~2 s, one seed needs none
 
             low, high = scipy_stats.t.interval(confidence, df=n - 1, loc=mean, scale=std / math.sqrt(n))
-            ci_low, ci_high = float(low), float(high)
+            ci_low, ci_high = clip_interval(float(low), float(high))
     return ConfigSummary(item.config_id, item.name, item.kind, n, mean, std, ci_low, ci_high, values,
                          item.disqualified)
 
@@ -140,8 +160,7 @@ def summarise(items: Iterable[ConfigScores], confidence: float = DEFAULT_CONFIDE
 
 def _describe(s: ConfigSummary) -> str:
     if s.ci_low is not None:
-        low, high = max(0.0, s.ci_low), min(1.0, s.ci_high)  # scores live in [0, 1]
-        return f"{s.name!r} (mean {s.mean:.3f}, {s.n} seeds, 95 % CI {low:.3f} to {high:.3f})"
+        return f"{s.name!r} (mean {s.mean:.3f}, {s.n} seeds, 95 % CI {interval_text(s.ci_low, s.ci_high)})"
     return f"{s.name!r} (score {s.mean:.3f}, {s.n} seed{'s' if s.n != 1 else ''})"
 
 

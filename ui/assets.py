@@ -7,7 +7,7 @@ document, so it keeps working when Gradio replaces the grid's HTML:
   ↑/↓ between prompts (rows), Esc or a click outside closes it; PageUp/PageDown walk the
   saved steps of that run and prompt (the grid's ``data-steps``), and ←/→ keep that step;
 * in the steps × prompts stack, PageUp/PageDown switch runs (in the lightbox at the same
-  prompt and step; else with the focus on the stack); a click on an A/B flicker picture
+  prompt and step; else the focused stack, or without a click the one on screen); a click on an A/B flicker picture
   holds it, another lets it flicker again;
 * a reload returns to the tab you were on (its name is kept in ``localStorage``);
 * in *pairwise mode* only — its checkbox (``#bk-pair-mode``) ticked and the keyboard focus
@@ -219,8 +219,16 @@ HEAD = """
       e.preventDefault();
       return;
     }
-    const stack = document.activeElement && document.activeElement.closest &&
+    const t = e.target;
+    if (t && ((t.tagName === 'INPUT' && t.type !== 'checkbox') || t.tagName === 'TEXTAREA' ||
+              t.isContentEditable)) return;
+    const focused = document.activeElement && document.activeElement.closest &&
       document.activeElement.closest('.bk-stack');
+    // no click needed: else the stack that is on screen (the page scrolls with the keys elsewhere)
+    const stack = focused || [...document.querySelectorAll('.bk-stack')].find((s) => {
+      const r = s.getBoundingClientRect();
+      return s.offsetParent !== null && r.bottom > 0 && r.top < window.innerHeight && r.height > 0;
+    });
     if (!stack) return;
     const layer = [...stack.querySelectorAll(':scope > .bk-layer')].find((l) => l.style.display !== 'none');
     if (layer) { turn(stack, layer, delta); e.preventDefault(); }

@@ -17,6 +17,7 @@ label says rated or unrated, and both are redrawn after every rating.
 
 Below the grid (``ui.compare_views``): **Steps × prompts** shows each picked run's samples
 at every saved step (one run at a time; PageUp/PageDown switch runs), and **A/B flicker**
+(its A and B start as the first two picked runs)
 alternates two runs' samples of each prompt in one place at the slider's step.
 """
 
@@ -52,6 +53,15 @@ def refresh_runs(manager: SessionManager) -> tuple[Any, Any, Any, Any]:
     choices = run_choices(manager)
     return (gr.Dropdown(choices=choices), gr.Dropdown(choices=[""] + sort_choices(manager)),
             gr.Dropdown(choices=choices), gr.Dropdown(choices=choices))
+
+
+def flicker_defaults(manager: SessionManager, picked: list[int] | None) -> tuple[Any, Any]:
+    """The A/B flicker's two run lists set to the first two picked runs (unchanged below two)."""
+    ids = [int(i) for i in (picked or [])]
+    if len(ids) < 2 or manager.session is None:
+        return gr.skip(), gr.skip()
+    choices = run_choices(manager)
+    return gr.Dropdown(choices=choices, value=ids[0]), gr.Dropdown(choices=choices, value=ids[1])
 
 
 @inline_errors(2, at=1)
@@ -296,6 +306,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     unrated_btn.click(functools.partial(next_unrated, manager), [count], [runs_dd, *grid_outputs], **PRIVATE)
     refresh_btn.click(functools.partial(refresh_runs, manager), None, [runs_dd, sort_dd, flicker_a, flicker_b],
                       **PRIVATE)
+    runs_dd.change(functools.partial(flicker_defaults, manager), runs_dd, [flicker_a, flicker_b], **QUIET)
     matrix_btn.click(functools.partial(show_progression, manager), [runs_dd, shown], [matrix, views_md], **PRIVATE)
     flicker_btn.click(functools.partial(show_flicker, manager), [flicker_a, flicker_b, step, shown],
                       [flicker, views_md], **PRIVATE)

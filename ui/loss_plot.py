@@ -31,11 +31,13 @@ MAX_KEPT = 2000
 _TRACES: dict[tuple, str] = {}
 
 
-@functools.lru_cache(maxsize=4)
-def _layout(title: str) -> str:
+@functools.lru_cache(maxsize=8)
+def _layout(title: str, empty: bool = False) -> str:
+    """The chart's layout as JSON (``empty``: the layout of a chart with no trace, which says so)."""
     from ui.render import loss_figure
 
-    return json.dumps(json.loads(loss_figure({}, {}, title=title).to_json())["layout"])
+    series = {} if empty else {0: [(0, 1.0)]}  # any trace: the layout does not depend on it
+    return json.dumps(json.loads(loss_figure(series, {}, title=title).to_json())["layout"])
 
 
 def _number(value: float) -> float | None:
@@ -79,7 +81,7 @@ def loss_plot(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping[i
         else:
             traces.append(_kept_trace(scope, run_id, points, name, smoothing))
     data = ", ".join(t for t in traces if t)
-    return PlotData(type="plotly", plot=f'{{"data": [{data}], "layout": {_layout(title)}}}')
+    return PlotData(type="plotly", plot=f'{{"data": [{data}], "layout": {_layout(title, not data)}}}')
 
 
 def plot_json(value: Any) -> dict[str, Any]:

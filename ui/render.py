@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
 from bracket.session.plan import progress_text
+from bracket.stats import interval_text
 
 MAX_POINTS = 400
 
@@ -139,14 +140,16 @@ def status_markdown(snapshot: Any) -> str:
     return "\n\n".join(lines)
 
 
-RUN_COLUMNS = ["run", "config", "kind", "status", "seed", "step", "score", "judges", "params", "duration",
+RUN_COLUMNS = ["run", "config", "kind", "why", "status", "seed", "step", "score", "judges", "params", "duration",
                "reason"]
 
 
-def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None) -> pd.DataFrame:
+def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
+               reasons: Mapping[int, str] | None = None) -> pd.DataFrame:
     """The trial table; with ``page_rows``, one page of it (page 1 = the newest runs, in run
     order). A running run shows ``…`` for its step: its progress bar has the step, so the
-    table changes only when a run starts, ends or is scored."""
+    table changes only when a run starts, ends or is scored. ``reasons``: why each config
+    was proposed, by config id (the "why" column; finals and promote runs say their stage)."""
     runs = [] if snapshot is None else [r for r in snapshot.runs if r["kind"] != "setup"]
     if page_rows:
         end = max(0, len(runs) - (max(1, page) - 1) * page_rows)
@@ -155,7 +158,9 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None) ->
     for run in runs:
         judges = ", ".join(f"{k} {v:.3f}" for k, v in (run.get("judges") or {}).items() if v is not None)
         step = "…" if run["status"] == "running" else run.get("last_step") or 0
-        rows.append([run["id"], run["config_name"], run["kind"], run["status"], run["seed"],
+        why = (reasons or {}).get(run.get("config_id"), "") if run.get("stage", "search") == "search" else (
+            f"{run.get('stage')} stage, not a proposal")
+        rows.append([run["id"], run["config_name"], run["kind"], why, run["status"], run["seed"],
                      f"{step}/{run.get('max_steps') or '?'}",
                      "" if run["score"] is None else f"{run['score']:.3f}", judges, params_text(run["params"]),
                      format_duration(run["duration_s"]) if run["duration_s"] else "", run["failure_reason"] or ""])
@@ -178,6 +183,14 @@ def _thin(series: Sequence[Sequence[float]]) -> list[Sequence[float]]:
     return list(series[::stride]) + [series[-1]]
 
 
+#: the loss chart before any run logged a loss: hidden axes and one line that says so
+EMPTY_LOSS_LAYOUT: dict[str, Any] = {
+    "xaxis": {"visible": False}, "yaxis": {"visible": False},
+    "annotations": [{"text": "No loss logged yet: each run's training loss is drawn here as it trains.",
+                     "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5,
+                     "font": {"size": 14, "color": "#888"}}]}
+
+
 def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping[int, str], *,
                 smoothing: float = 0.0, highlight: int | None = None, title: str = "Training loss") -> go.Figure:
     figure = go.Figure()
@@ -193,6 +206,8 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
                                       line={"width": 3 if current else 1.5}, opacity=1.0 if current else 0.6))
     figure.update_layout(title=title, xaxis_title="step", yaxis_title="loss", height=360,
                          margin={"l": 40, "r": 10, "t": 40, "b": 40}, legend={"font": {"size": 10}})
+    if not figure.data:  # no axes from -1 around nothing: say what will be here
+        figure.update_layout(**EMPTY_LOSS_LAYOUT)
     return figure
 
 
@@ -206,8 +221,7 @@ def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
     data = []
     for board in boards:
         for row in board.rows:
-            # scores live in [0, 1]: the interval is clipped there, as in the verdict (bracket.stats)
-            ci = "" if row.ci_low is None else f"{max(0.0, row.ci_low):.3f} – {min(1.0, row.ci_high):.3f}"
+            ci = interval_text(row.ci_low, row.ci_high)  # clipped to [0, 1] as everywhere (bracket.stats)
             best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
             data.append([board.stage, row.rank or "", row.name, row.kind,
                          "" if row.mean is None else f"{row.mean:.3f}", ci, row.raw_text, row.seeds, best,

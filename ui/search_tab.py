@@ -9,9 +9,12 @@ loss chart once per change for all open tabs (``SessionManager.memo``). The tabl
 ``PAGE_ROWS`` trials a page, newest first page. The loss chart is written as Plotly JSON
 (:mod:`ui.loss_plot`): a finished run's trace is serialised once, a tick writes the live one.
 
-"Why this suggestion?" explains the newest proposed config (or one picked from the list):
-baseline, curated, warm start, learning-rate bracket or TPE, and for TPE the finished
-configs it resembles and what it changed (``bracket.app.suggestion_reason``).
+The table's "why" column says in one line why each config was proposed (baseline, curated,
+warm start, learning-rate bracket or TPE; for TPE how many scored configs it saw, what it
+changed against the best one and the rating it came after). Each config's line is computed
+once and kept (``bracket.app.views.short_reasons``), so the poll stays a fingerprint compare.
+A click on a row — or the "Why this suggestion?" panel — gives the full text: the finished
+configs it resembles and every change (``bracket.app.suggestion_reason``).
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ def chart_series(manager: SessionManager, snap: Any = None) -> tuple[dict[int, l
 def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
     """(fingerprint, frame) of one page of the trial table, built once per store change."""
     def build() -> tuple[str, Any]:
-        frame = runs_frame(manager.snapshot(), page=page, page_rows=PAGE_ROWS)
+        snap = manager.snapshot()
+        frame = runs_frame(snap, page=page, page_rows=PAGE_ROWS, reasons=views.short_reasons(manager, snap))
         return fingerprint(frame.to_dict("split")), frame
 
     return manager.memo(("search-table", page), build, structural=True, fresh=False)  # running rows show no step
@@ -147,6 +151,17 @@ def why(manager: SessionManager, config_id: Any = None) -> tuple[Any, str]:
     return gr.Dropdown(choices=choices, value=chosen), reason.text() if reason else ""
 
 
+def why_row(manager: SessionManager, event: gr.SelectData) -> tuple[Any, Any, str]:
+    """(panel opened, config picked, full reason) for the trial table's clicked row."""
+    run_id = (event.row_value or [None])[0] if event is not None else None
+    snap = manager.snapshot()
+    run = next((r for r in (snap.runs if snap else []) if r["id"] == run_id), None)
+    if run is None or run.get("stage") != "search" or run.get("config_id") is None:
+        return gr.skip(), gr.skip(), gr.skip()
+    dropdown, text = why(manager, run["config_id"])
+    return gr.Accordion(open=True), dropdown, text
+
+
 def build(manager: SessionManager) -> dict[str, Any]:
     sent = gr.State({})
     with gr.Row():
@@ -164,16 +179,22 @@ def build(manager: SessionManager) -> dict[str, Any]:
         with gr.Column(scale=2):
             log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=18, max_lines=18, autoscroll=True,
                              interactive=False, elem_id="bk-log")
-    table = gr.Dataframe(label="Trials", interactive=False, wrap=False, max_height=420, elem_id="bk-trials")
+    table = gr.Dataframe(label="Trials (click a row: why its config was proposed, in full below)", interactive=False,
+                         wrap=False, max_height=420, elem_id="bk-trials")
     page = gr.Number(value=1, precision=0, minimum=1, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
                      elem_id="bk-trials-page")
-    with gr.Accordion("Why this suggestion", open=False, elem_id="bk-why-acc"):
+    with gr.Accordion("Why this suggestion", open=False, elem_id="bk-why-acc") as why_acc:
         with gr.Row():
             why_dd = gr.Dropdown(choices=[], label="Config (newest first)", elem_id="bk-why-config", scale=3)
             why_btn = gr.Button("Why this suggestion?", elem_id="bk-why", scale=1)
         why_md = gr.Markdown(elem_id="bk-why-text")
     why_btn.click(functools.partial(why, manager), None, [why_dd, why_md], **QUIET)
     why_dd.input(functools.partial(why, manager), why_dd, [why_dd, why_md], **QUIET)
+
+    def on_row(event: gr.SelectData) -> tuple[Any, Any, str]:  # a closure: Gradio reads the event from its hint
+        return why_row(manager, event)
+
+    table.select(on_row, None, [why_acc, why_dd, why_md], **QUIET)
     timer = gr.Timer(1.0)
     outputs = [status_md, progress, plot, log, table, start_btn, stop_btn, stop_after_btn, pause_btn, sent]
     poll_fn = functools.partial(poll, manager)

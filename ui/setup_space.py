@@ -1,11 +1,14 @@
-"""The Setup tab's search-space table: what a search of the form as it stands would vary.
+"""The Setup tab's search-space table: what a search of the form would vary, edited in its cells.
 
 Every knob of the preset — searched or fixed, its range or choices, the trainer's own range
-beside it — with the LR and batch-size boxes applied through the one bounds parser
-(``bracket.app.forms.parse_bounds``, as ``--bound``/``--batch-sizes``) — and the "other
-bounds" box, which narrows or locks any knob (``KNOB=MIN:MAX``, ``KNOB=A,B``, ``KNOB=V``) —
-so "(narrowed)" shows what a box changed; a bound that does not fit says why. The LR boxes get the trainer's
-range as their placeholder.
+beside it — in a ``gr.Dataframe`` whose min, max, choices and lock cells a person edits
+(``bracket.app.space_editor``): min/max narrow a range, choices keep some choices (or make a
+fixed number searched, e.g. batch sizes ``1,2,4``), lock fixes one value. An edit goes
+through the one bounds parser of the CLI's ``--lr-min``/``--lr-max``/``--batch-sizes``/
+``--bound`` and the table is redrawn from the result; a bad cell gives one ``⚠`` line below
+the table with the CLI's message and changes nothing (Start refuses the same table the same way).
+The bounds that the table stands for are kept in a ``gr.State``, so a new run length (the
+warm-up cap) redraws the table without losing them.
 """
 
 from __future__ import annotations
@@ -14,42 +17,74 @@ from typing import Any
 
 import gradio as gr
 
-from bracket.app.forms import bound_assignments, parse_bounds
+from bracket.app.space_editor import EDIT_COLUMNS, preset_editor_rows, table_bounds
 from bracket.errors import BracketError
 from bracket.session.config import SearchSettings
 
+#: the table's read-only columns (knob, status, trainer's range, only when)
+STATIC_COLUMNS = [i for i, _ in enumerate(EDIT_COLUMNS) if EDIT_COLUMNS[i] not in ("min", "max", "choices", "lock")]
 
-def space_preview(preset_id: str, fields: dict[str, str] | None, lr_min: Any, lr_max: Any, batch_sizes: str,
-                  steps: Any, other_bounds: str = "") -> tuple[Any, Any, Any, str]:
-    """(search-space table, LR min box, LR max box, message) for the form as it stands: what the
-    search will vary, with the LR/batch-size boxes applied by the one bounds parser."""
+
+def _steps(steps: Any) -> int | None:
+    try:
+        return int(steps) if steps not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def table_records(table: Any) -> list[dict[str, Any]]:
+    """The table's rows as dicts (a pandas frame from Gradio, a list of dicts in tests, or None)."""
+    if table is None:
+        return []
+    if hasattr(table, "to_dict"):
+        return table.to_dict("records")
+    return [dict(row) for row in table]
+
+
+def _frame(rows: list[dict[str, str]]) -> Any:
     import pandas as pd
 
-    from bracket.search.space import FloatKnob
-    from bracket.app.space_table import COLUMNS, preset_space_rows
+    return pd.DataFrame(rows, columns=list(EDIT_COLUMNS))
 
+
+def _summary(rows: list[dict[str, str]]) -> str:
+    searched = sum(1 for r in rows if r["status"] in ("searched", "narrowed"))
+    return (f"{searched} knobs searched, {len(rows) - searched} fixed or locked. Edit min/max to narrow, "
+            "choices to keep some, lock to fix one value (clear it to search the knob again).")
+
+
+def space_preview(preset_id: str, fields: dict[str, str] | None, steps: Any,
+                  bounds: dict[str, Any] | None = None) -> tuple[Any, str]:
+    """(table, message) for the form as it stands, with ``bounds`` (the table's last good edit)."""
     if not preset_id:
-        return None, gr.skip(), gr.skip(), ""
+        return None, ""
     try:
-        whole = int(steps) if steps not in (None, "") else None
-    except (TypeError, ValueError):
-        whole = None
-    try:
-        bounds = parse_bounds(lr_min, lr_max, batch_sizes or "", bound_assignments(other_bounds))
-        rows, space = preset_space_rows(preset_id, fields, bounds, steps=whole,
-                                        warmup_share=SearchSettings().warmup_share)
+        rows, _ = preset_editor_rows(preset_id, fields, bounds, steps=_steps(steps),
+                                     warmup_share=SearchSettings().warmup_share)
     except (BracketError, ValueError, TypeError) as error:
-        return gr.skip(), gr.skip(), gr.skip(), f"⚠ {error}"
+        return gr.skip(), f"⚠ {error}"
+    return _frame(rows), _summary(rows)
+
+
+def space_edit(preset_id: str, fields: dict[str, str] | None, steps: Any, table: Any) -> tuple[Any, Any, str]:
+    """(table, bounds, message) after a person edited a cell: the table redrawn from the bounds
+    it asks for, or — for a bad cell — the table and bounds as they were and one ``⚠`` line."""
+    if not preset_id:
+        return gr.skip(), gr.skip(), ""
+    share = SearchSettings().warmup_share
     try:
-        _, whole_space = preset_space_rows(preset_id, fields)
-    except (BracketError, ValueError, TypeError):
-        whole_space = space
-    knob = whole_space.get("learning_rate")  # the trainer's own range, for the LR boxes' placeholders
-    if isinstance(knob, FloatKnob):
-        low, high = (gr.Textbox(placeholder=f"trainer's range: {knob.low:g}"),
-                     gr.Textbox(placeholder=f"trainer's range: {knob.high:g}"))
-    else:
-        low = high = gr.skip()
-    searched = sum(1 for r in rows if r["searched"] == "searched")
-    return (pd.DataFrame(rows, columns=list(COLUMNS)), low, high,
-            f"{searched} knobs searched, {len(rows) - searched} fixed.")
+        bounds = table_bounds(preset_id, fields, table_records(table), steps=_steps(steps), warmup_share=share)
+        rows, _ = preset_editor_rows(preset_id, fields, bounds, steps=_steps(steps), warmup_share=share)
+    except (BracketError, ValueError, TypeError) as error:
+        return gr.skip(), gr.skip(), f"⚠ {error} — fix that cell; nothing else changed."
+    return _frame(rows), bounds, _summary(rows)
+
+
+def build_table() -> tuple[Any, Any, Any]:
+    """(message, table, bounds state) of the Setup tab's space section (call inside a layout)."""
+    message = gr.Markdown(elem_id="bk-space-msg")
+    table = gr.Dataframe(_frame([]), interactive=True, wrap=True, elem_id="bk-space-setup", datatype="str",
+                         static_columns=STATIC_COLUMNS,
+                         column_widths=["15%", "9%", "9%", "9%", "22%", "9%", "17%", "10%"],
+                         label="Knobs of the preset: edit min / max, choices or lock (Enter keeps a cell)")
+    return message, table, gr.State({})

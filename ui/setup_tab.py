@@ -7,8 +7,9 @@ and the dataset field runs the dataset pre-flight. The search settings become a
 (``= N configs × K seeds``). Everything is checked by the engine before anything starts.
 
 The search-space table shows every knob of the preset — searched or fixed, its range or
-choices, narrowed by the LR and batch-size boxes through the one bounds parser
-(``bracket.app.space_table``) — before Start. The form reflects the open session (after
+choices — before Start, and is where the search's bounds are set: its min/max, choices and
+lock cells go through the one bounds parser of the CLI (``ui.setup_space``,
+``bracket.app.space_editor``). The form reflects the open session (after
 a reload, in a second browser tab, after Open or Resume: ``bracket.app.form_values``),
 and "Clone settings" fills it from the picked past session, so Start makes a new session
 with the same search.
@@ -25,6 +26,7 @@ import gradio as gr
 from bracket.app import views
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
+from bracket.app.space_editor import table_bounds
 from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.fields import merge_with_defaults, problem_with_value
@@ -33,7 +35,7 @@ from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.past import past_sessions
 from ui.common import PRIVATE, QUIET, inline_errors
-from ui.setup_space import space_preview
+from ui.setup_space import build_table, space_edit, space_preview, table_records
 from ui.render import format_duration
 
 DEFAULTS = SearchSettings()
@@ -143,7 +145,16 @@ def refresh_sessions(manager: SessionManager) -> Any:
 
 
 #: how many outputs ``fill_form`` has besides the weights (see ``build``)
-FORM_OUTPUTS = 20
+FORM_OUTPUTS = 19
+
+
+def space_for_preset(preset_id: str, fields: dict[str, str], steps: Any, loaded: dict[str, Any] | None
+                     ) -> tuple[Any, dict[str, Any], str]:
+    """(table, bounds, message) for a newly picked preset: the bounds of the session the form
+    was filled from when it is of this preset, else none (another preset's bounds do not fit)."""
+    bounds = dict(_loaded(loaded, preset_id).get("bounds") or {})
+    frame, message = space_preview(preset_id, fields, steps, bounds)
+    return frame, bounds, message
 
 
 def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> tuple[Any, ...]:
@@ -153,10 +164,11 @@ def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> 
     weights = [values["weights"].get(name, 0.0) for name in JUDGE_NAMES]
     fields = {**field_defaults(preset_id), **values["fields"]}
     notes, _, preflight, *_ = on_preset(preset_id, loaded)
+    table, bounds, space_message = space_for_preset(preset_id, fields, values["steps"], loaded)
     return (preset_id, loaded, fields, notes, preflight, values["budget"], values["seeds"], values["steps"],
             values["sample_every"], values["algorithm"], values["lr_bracket"], values["confirm"],
-            values["validation"], values["prompts"], values["lr_min"], values["lr_max"], values["batch_sizes"],
-            values["vlm_base_url"], values["vlm_model"], values["other_bounds"], *weights,
+            values["validation"], values["prompts"], table, bounds, space_message,
+            values["vlm_base_url"], values["vlm_model"], *weights,
             past_choices(manager, preset_id, loaded), "",
             message)
 
@@ -190,23 +202,30 @@ def clone_settings(manager: SessionManager, folder: str | None) -> tuple[Any, ..
 
 @inline_errors(3)
 def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str], budget: Any, steps: Any,
-                 seeds: Any, prompts: str, sample_every: Any, algorithm: str, lr_min: str, lr_max: str,
-                 batch_sizes: str, *rest: Any) -> tuple[str, Any, Any]:
-    """Validate the form, create the session and start it; then show the Search tab."""
+                 seeds: Any, prompts: str, sample_every: Any, algorithm: str, space: Any, *rest: Any
+                 ) -> tuple[str, Any, Any]:
+    """Validate the form, create the session and start it; then show the Search tab.
+
+    ``space`` is the search-space table as the person left it: its cells become the bounds
+    through the one bounds parser, so a bad cell refuses the start with the CLI's message."""
     weights = dict(zip(JUDGE_NAMES, rest[: len(JUDGE_NAMES)]))
     vlm_url, vlm_model, vlm_key, name, *options = rest[len(JUDGE_NAMES):]
     lr_bracket = bool(options[0]) if options else True
     warm_from = list(options[1] or []) if len(options) > 1 else []
     confirm = options[2] if len(options) > 2 else None
-    validation = bool(options[3]) if len(options) > 3 else True
-    other_bounds = str(options[4] or "") if len(options) > 4 else ""  # the form's last input
+    validation = bool(options[3]) if len(options) > 3 else True  # the form's last input
     if not preset_id:
         raise BracketError("Pick a preset first.")
+    try:
+        whole = int(steps)
+    except (TypeError, ValueError):
+        whole = None  # settings_from_form says what is wrong with the steps
+    bounds = table_bounds(preset_id, fields, table_records(space), steps=whole,
+                          warmup_share=DEFAULTS.warmup_share)
     settings = settings_from_form(
         budget=budget, steps=steps, seeds=seeds, prompts=prompts, sample_every=sample_every, algorithm=algorithm,
-        lr_min=lr_min, lr_max=lr_max, batch_sizes=batch_sizes, weights=weights, vlm_base_url=vlm_url,
-        vlm_model=vlm_model, vlm_api_key=vlm_key, lr_bracket=lr_bracket, warm_start_from=warm_from,
-        confirm=confirm, validation=validation, other_bounds=other_bounds)
+        bounds=bounds, weights=weights, vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
+        lr_bracket=lr_bracket, warm_start_from=warm_from, confirm=confirm, validation=validation)
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
@@ -302,17 +321,8 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     plan_md = gr.Markdown(plan_text(first["budget"], DEFAULTS.seeds, None, preset_dd.value), elem_id="bk-plan")
     estimate_md = gr.Markdown()
     prompts = gr.Textbox(DEFAULT_PROMPTS, lines=4, label="Sample prompts (trainer line syntax; --d seed per prompt)")
-    with gr.Row():
-        lr_min = gr.Textbox("", label="LR min (blank: trainer's range)", elem_id="bk-lr-min")
-        lr_max = gr.Textbox("", label="LR max (blank: trainer's range)", elem_id="bk-lr-max")
-        batch_sizes = gr.Textbox("", label="Batch-size choices (e.g. 1,2,4; blank: trainer's)", elem_id="bk-batch-sizes")
-    with gr.Accordion("Search space: what the search varies", open=True):
-        other_bounds = gr.Textbox("", lines=2, label="Other bounds: narrow or lock any knob (one a line)",
-                                  info="KNOB=MIN:MAX narrows, KNOB=A,B picks choices, KNOB=VALUE locks a choice "
-                                       "(KNOB=V:V a number) — the same rules as --bound", elem_id="bk-bounds")
-        space_md = gr.Markdown(elem_id="bk-space-msg")
-        space_df = gr.Dataframe(interactive=False, wrap=True, elem_id="bk-space-setup",
-                                label="Knobs of the preset (narrowed by the LR and batch-size boxes)")
+    with gr.Accordion("Search space: what the search varies (edit the cells to narrow or lock a knob)", open=True):
+        space_md, space_df, bounds_state = build_table()
     with gr.Accordion("Score weights and judges", open=False):
         with gr.Row():
             weights = [gr.Number(DEFAULT_WEIGHTS.get(name, 0.0), label=f"weight: {name}", minimum=0)
@@ -332,23 +342,24 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
 
     preset_dd.change(on_preset, [preset_dd, loaded_state], [notes_md, fields_state, preflight_md, budget, steps],
                      **PRIVATE)
-    space_inputs = [preset_dd, fields_state, lr_min, lr_max, batch_sizes, steps, other_bounds]
-    for box in (preset_dd, lr_min, lr_max, batch_sizes, steps, other_bounds):
-        box.change(space_preview, space_inputs, [space_df, lr_min, lr_max, space_md], **QUIET)
+    space_inputs = [preset_dd, fields_state, steps, bounds_state]
+    preset_dd.change(space_for_preset, [preset_dd, fields_state, steps, loaded_state], [space_df, bounds_state, space_md],
+                     **QUIET)
+    steps.change(space_preview, space_inputs, [space_df, space_md], **QUIET)
+    space_df.input(space_edit, [preset_dd, fields_state, steps, space_df], [space_df, bounds_state, space_md], **QUIET)
     plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm]
     for box in plan_inputs:  # the plan: phases and their counts
         box.change(plan_text, plan_inputs, plan_md, **QUIET)
     preset_dd.change(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
     budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
-    settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, lr_min, lr_max, batch_sizes,
-                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation,
-                       other_bounds]
+    settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, space_df,
+                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
                     [start_md, tabs, sessions_dd], concurrency_id="session-control", **QUIET)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
     form_outputs = [preset_dd, loaded_state, fields_state, notes_md, preflight_md, budget, seeds, steps, sample_every,
-                    algorithm, lr_bracket, confirm, validation, prompts, lr_min, lr_max, batch_sizes, vlm_url,
-                    vlm_model, other_bounds, *weights, warm_from, name, form_md]
+                    algorithm, lr_bracket, confirm, validation, prompts, space_df, bounds_state, space_md, vlm_url,
+                    vlm_model, *weights, warm_from, name, form_md]
     assert len(form_outputs) == FORM_OUTPUTS + len(JUDGE_NAMES) + 3
     reflect = functools.partial(reflect_open, manager)
     open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs],
@@ -359,7 +370,7 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     return {"preset": preset_dd, "fields_state": fields_state, "notes": notes_md, "preflight": preflight_md,
             "sessions": sessions_dd, "estimate": estimate_md, "budget": budget, "warm_from": warm_from,
             "reflect": reflect, "form_outputs": form_outputs, "space_preview": space_preview,
-            "space_inputs": space_inputs, "space_outputs": [space_df, lr_min, lr_max, space_md]}
+            "space_inputs": space_inputs, "space_outputs": [space_df, space_md]}
 
 
 def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, Any, str, Any]:

@@ -4,8 +4,8 @@
 :func:`form_values` is the inverse of ``bracket.app.forms.settings_from_form``: what a
 person would have to type into the Setup tab to get ``session``'s preset, fields and
 settings again. Feeding the values back through ``settings_from_form`` gives the same
-search (tested), so a clone is the same search under a new name. Bounds on knobs other
-than the learning rate and batch size (``--bound``) fill the form's "other bounds" box.
+search (tested), so a clone is the same search under a new name. The bounds (learning
+rate, batch sizes, ``--bound``) fill the search-space table (``bracket.app.space_editor``).
 The VLM API key is never stored, so it is never filled in.
 """
 
@@ -14,32 +14,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bracket.app.forms import _OPEN_HIGH, _OPEN_LOW, bounds_text
 from bracket.judge.combine import JUDGE_NAMES
 from bracket.session.config import SearchSettings
 from bracket.session.scoring import effective_weights
 
 
-def _side(value: Any, open_value: float) -> str:
-    return "" if value is None or float(value) == open_value else f"{float(value):g}"
-
-
 def settings_values(settings: SearchSettings) -> dict[str, Any]:
     """The search part of the form for ``settings`` (keys are ``settings_from_form``'s)."""
-    bounds = dict(settings.bounds or {})
-    low, high = bounds.pop("learning_rate", (None, None))
-    sizes = bounds.pop("batch_size", [])
     laid = effective_weights(settings.weights)
     weights = {name: float(laid.get(name, 0.0)) for name in JUDGE_NAMES}
     return {
         "budget": settings.budget, "steps": settings.steps, "seeds": settings.seeds,
         "prompts": settings.sample_prompts, "sample_every": settings.sample_every_n_steps or 0,
-        "algorithm": settings.algorithm, "lr_min": _side(low, _OPEN_LOW), "lr_max": _side(high, _OPEN_HIGH),
-        "batch_sizes": ",".join(str(s) for s in sizes), "weights": weights,
+        "algorithm": settings.algorithm, "bounds": dict(settings.bounds or {}), "weights": weights,
         "vlm_base_url": str((settings.vlm or {}).get("base_url", "")), "vlm_model": str((settings.vlm or {}).get(
             "model", "")), "lr_bracket": bool(settings.lr_bracket), "warm_start_from": list(settings.warm_start_from),
         "confirm": settings.confirm, "validation": settings.validation_split != 0.0,
-        "other_bounds": bounds_text(bounds),
     }
 
 

@@ -74,32 +74,8 @@ def parse_bounds(lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
             except ValueError:
                 raise SettingsError(f"Bound {name}={value}: write MIN:MAX with numbers.") from None
         else:
-            bounds[name] = [v for v in value.split(",") if v]
+            bounds[name] = [v.strip() for v in value.split(",") if v.strip()]
     return bounds
-
-
-def bound_assignments(text: str) -> dict[str, str]:
-    """The Setup form's "other bounds" box — one ``KNOB=MIN:MAX`` (narrow), ``KNOB=A,B``
-    (choices) or ``KNOB=V`` / ``KNOB=V:V`` (lock) per line or ``;`` — as the ``knobs``
-    mapping of :func:`parse_bounds` (what ``--bound`` gives on the command line)."""
-    knobs: dict[str, str] = {}
-    for item in filter(None, (part.strip() for line in (text or "").splitlines() for part in line.split(";"))):
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise SettingsError(f"Bound {item!r}: write KNOB=MIN:MAX, KNOB=A,B or KNOB=VALUE (one per line).")
-        knobs[name.strip()] = value.strip()
-    return knobs
-
-
-def bounds_text(bounds: Mapping[str, Any]) -> str:
-    """:func:`bound_assignments`'s text for stored ``bounds`` (a pair of numbers is a range,
-    a list of texts the choices): what fills the form's box again."""
-    lines = []
-    for name, bound in bounds.items():
-        values = list(bound) if isinstance(bound, (list, tuple)) else [bound]
-        pair = len(values) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-        lines.append(f"{name}={values[0]:g}:{values[1]:g}" if pair else f"{name}={','.join(map(str, values))}")
-    return "\n".join(lines)
 
 
 def judge_server_settings(base_url: str = "", model: str = "", api_key: str = "", repeats: Any = None
@@ -127,13 +103,14 @@ def judge_server_settings(base_url: str = "", model: str = "", api_key: str = ""
 
 
 def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = "", sample_every: Any = None,
-                       algorithm: str = "tpe", lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
+                       algorithm: str = "tpe", bounds: Mapping[str, Any] | None = None,
                        weights: Mapping[str, Any] | None = None, vlm_base_url: str = "", vlm_model: str = "",
                        vlm_api_key: str = "", timeout_s: Any = None, lr_bracket: bool = True,
                        warm_start_from: Sequence[str] | None = None, confirm: Any = None,
-                       validation: bool = True, other_bounds: str = "") -> SearchSettings:
+                       validation: bool = True) -> SearchSettings:
     """Validated settings from form values; raises ``SettingsError`` (a ``BracketError``).
-    ``other_bounds`` narrows or locks any knob (:func:`bound_assignments`)."""
+    ``bounds`` come from :func:`parse_bounds` (the Setup tab's search-space table gives them
+    through ``bracket.app.space_editor``)."""
     every = _whole("Sample every N steps", sample_every, optional=True)
     if every == 0:
         every = None  # the form's documented "0: first and last step only"; negatives still fail below
@@ -143,7 +120,7 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
         budget=_whole("Budget", budget) or 0, steps=_whole("Steps per trial", steps) or 0,
         seeds=_whole("Seeds per config", seeds) or 0, sample_prompts=prompts or "",
         sample_every_n_steps=every, algorithm=algorithm or "tpe",
-        bounds=parse_bounds(lr_min, lr_max, batch_sizes, bound_assignments(other_bounds)), weights=weight_values,
+        bounds=dict(bounds or {}), weights=weight_values,
         timeout_s=_number("Trial timeout", timeout_s), vlm=vlm, lr_bracket=bool(lr_bracket),
         warm_start_from=[str(f) for f in (warm_start_from or []) if f],
         confirm=_whole("Confirmation runs", confirm, optional=True), validation_split=None if validation else 0.0,

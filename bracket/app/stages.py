@@ -35,7 +35,7 @@ def run_finals(session: Session, *, top_k: int = 3, steps: int | None = None, se
     chosen = [configs[row.config_id] for row in standings(session).top("search", top_k) if row.config_id in configs]
     if not chosen:
         raise BracketError("No configuration has a score yet; run the search before the finals.")
-    with session.exclusive() as pipeline:
+    with session.exclusive("running finals") as pipeline:
         return train_finals(pipeline, chosen, steps=steps, seeds=seeds)
 
 
@@ -66,6 +66,6 @@ def promote(session: Session, *, steps: int | None = None, run_id: int | None = 
     if dataset is not None and not Path(dataset).exists():
         raise BracketError(f"Dataset {dataset} does not exist; give the full dataset's TOML or folder.")
     source, own_steps = _source(session, run_id)
-    with session.exclusive() as pipeline:
+    with session.exclusive("promoting") as pipeline:
         steps = int(steps or scaled_steps(pipeline, int(own_steps or session.settings.steps), dataset))
         return train_promoted(pipeline, source, steps=steps, save_every_n_steps=save_every_n_steps, dataset=dataset)

@@ -2,7 +2,7 @@
 
 Every config of a search has an origin, stored with its Optuna trial: the trainer's
 ``baseline``; a ``curated`` config (its source says which guide or paper); a warm start from
-an earlier session (named ``past-…``, ``bracket.session.past``); the learning-rate
+an earlier session (kind ``past``, named ``past-…``, ``bracket.session.past``); the learning-rate
 ``bracket`` (the best warm-start config at a lower or higher rate,
 ``bracket.search.lr_bracket``); or the sampler (TPE, or random). :func:`explain` says which,
 in a sentence, and for a sampled config also:
@@ -16,7 +16,14 @@ in a sentence, and for a sampled config also:
   1e-04 (×3.2)``, ``optimizer_type Adam vs AdamW``).
 
 Scores are the standings' current ones (ratings included, lower is better), so "resembles
-#3, score 0.21" reads the same as the leaderboard. Gradio-free; the Search tab shows it.
+#3, score 0.21" reads the same as the leaderboard. A config proposed after a person rated
+or compared runs says after which (:func:`after_feedback`: the newest rating or vote
+before it was proposed), since that rating is part of what TPE saw.
+
+:func:`short_reasons` writes one short line per config for the Search tab's trial table
+(``TPE from 5 scored · vs search-2: learning_rate ×0.31 · after your rating of #3 (8)``),
+all configs in one pass; the app computes a config's line once and keeps it
+(``bracket.app.views.short_reasons``). Gradio-free; the Search tab shows both.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
+from bracket.search.types import PAST_KIND, WARM_START_KINDS, stored_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -57,6 +65,8 @@ class Reason:
     #: what differs from the best config scored before it
     changes: list[str] = field(default_factory=list)
     best_before: str = ""
+    #: the person's newest rating or vote before it was proposed ("after your rating of run #3 (8)")
+    after: str = ""
 
     def text(self) -> str:
         """Markdown: the origin, then (for a sampled config) neighbours and changes."""
@@ -66,6 +76,8 @@ class Reason:
             lines.append(f"Closest finished configs: {near}.")
         if self.changes:
             lines.append(f"Changed from the best before it ({self.best_before}): " + "; ".join(self.changes) + ".")
+        if self.after:
+            lines.append(f"Proposed {self.after}.")
         return "\n\n".join(lines)
 
 
@@ -118,9 +130,10 @@ def changes(space: SearchSpace, new: Mapping[str, Any], old: Mapping[str, Any]) 
 
 def origin(kind: str, name: str, source: str, *, algorithm: str = "tpe", seen: int = 0, n_startup: int = 4) -> str:
     """One sentence on where a config of ``kind`` came from."""
+    kind = stored_kind(kind, name)
     if kind == "baseline":
         return "the trainer's **baseline**: what a person would run by hand" + (f" ({source})." if source else ".")
-    if kind == "curated" and name.startswith("past-"):
+    if kind == PAST_KIND:
         return "a **warm start from an earlier session**" + (f": {source}." if source else ".")
     if kind == "curated":
         return "a **curated** known-good config" + (f" ({source})." if source else ".")
@@ -136,14 +149,37 @@ def origin(kind: str, name: str, source: str, *, algorithm: str = "tpe", seen: i
             "configs are dense and the worse-scored ones sparse (scores include your ratings).")
 
 
+def after_feedback(created_at: float | None, ratings: Sequence[Mapping[str, Any]],
+                   comparisons: Sequence[Mapping[str, Any]]) -> str:
+    """``after your rating of run #3 (8)`` / ``after your vote #3 vs #5: left`` for the newest
+    rating or pairwise vote made before ``created_at``; "" when there was none."""
+    if created_at is None:
+        return ""
+    before = [(float(r["created_at"]), "rating", r) for r in ratings if float(r.get("created_at") or 0) < created_at]
+    before += [(float(c["created_at"]), "vote", c) for c in comparisons
+               if float(c.get("created_at") or 0) < created_at]
+    if not before:
+        return ""
+    _, what, row = max(before, key=lambda item: item[0])
+    if what == "rating":
+        return f"after your rating of run #{row['run_id']} ({float(row['value']):g})"
+    winner = {"left": f"#{row['left_run_id']} better", "right": f"#{row['right_run_id']} better"}.get(
+        str(row.get("winner")), "a tie")
+    return f"after your vote #{row['left_run_id']} vs #{row['right_run_id']} ({winner})"
+
+
 def explain(config: Mapping[str, Any], earlier: Sequence[Mapping[str, Any]], scores: Mapping[int, float],
-            space: SearchSpace, *, source: str = "", algorithm: str = "tpe", n_startup: int = 4) -> Reason:
+            space: SearchSpace, *, source: str = "", algorithm: str = "tpe", n_startup: int = 4,
+            after: str = "") -> Reason:
     """Why ``config`` (a stored config: id, kind, name, params) was proposed, given the
-    ``earlier`` configs and the current ``scores`` by config id (lower is better)."""
+    ``earlier`` configs and the current ``scores`` by config id (lower is better);
+    ``after``: the feedback it was proposed after (:func:`after_feedback`)."""
     kind, name = str(config.get("kind", "search")), str(config.get("name", ""))
     scored = [c for c in earlier if c["id"] in scores and c["id"] != config["id"]]
     reason = Reason(int(config["id"]), name, kind, "", seen=len(scored))
     reason.origin = origin(kind, name, source, algorithm=algorithm, seen=len(scored), n_startup=n_startup)
+    if kind == "search" and algorithm != "random" and len(scored) >= n_startup:
+        reason.after = after  # only a modelled proposal is steered by what the person said
     if kind != "search" or not scored:
         return reason
     params = config.get("params") or {}
@@ -175,5 +211,59 @@ def explain_session(session: "Session", scores: Mapping[int, float], config_id: 
         source = str(trial.user_attrs.get("source", ""))
     except (IndexError, KeyError, TypeError, ValueError):
         pass
+    after = after_feedback(config.get("created_at"), session.store.ratings(session.name),
+                           session.store.comparisons(session.name))
     return explain(config, earlier, scores, session.space, source=source, algorithm=session.settings.algorithm,
-                   n_startup=DEFAULT_N_STARTUP_TRIALS)
+                   n_startup=DEFAULT_N_STARTUP_TRIALS, after=after)
+
+
+def _short_change(space: SearchSpace, name: str, new: Any, old: Any) -> str:
+    knob = space[name] if name in space else None
+    if isinstance(knob, (FloatKnob, IntKnob)) and isinstance(new, (int, float)) and isinstance(old, (int, float)) \
+            and new > 0 and old > 0:
+        return f"{name} ×{new / old:.2g}"
+    return f"{name} {_shown(new)}"
+
+
+def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], space: SearchSpace, *,
+                  ratings: Sequence[Mapping[str, Any]] = (), comparisons: Sequence[Mapping[str, Any]] = (),
+                  algorithm: str = "tpe", n_startup: int = 4, changes_shown: int = 2) -> dict[int, str]:
+    """One short line per config of ``configs`` (in proposal order) for the trial table: its
+    origin; for a TPE proposal how many scored configs it saw, what it changed against the
+    best one before it and the rating it came after. One pass, however many configs."""
+    lines: dict[int, str] = {}
+    best: Mapping[str, Any] | None = None
+    seen = 0
+    for config in configs:
+        name = str(config.get("name", ""))
+        kind = stored_kind(str(config.get("kind", "search")), name)
+        if kind == "baseline":
+            text = "baseline: the by-hand config"
+        elif kind == PAST_KIND:
+            text = "warm start from a past session"
+        elif kind == "curated":
+            text = "curated known-good config"
+        elif kind != "search":
+            text = "learning-rate bracket of the best warm start"
+        elif algorithm == "random":
+            text = f"random sample ({seen} scored before)"
+        elif seen < n_startup:
+            text = f"TPE, still random: {seen} of {n_startup} scored"
+        else:
+            text = f"TPE from {seen} scored"
+        if kind not in WARM_START_KINDS and best is not None:
+            params, old = config.get("params") or {}, best.get("params") or {}
+            moved = [_short_change(space, k, params.get(k), old.get(k)) for k in space.searched()
+                     if params.get(k) != old.get(k) and not isinstance(space[k], FixedKnob)]
+            if moved:
+                text += f" · vs {best.get('name')}: " + ", ".join(moved[:changes_shown]) + (
+                    f" +{len(moved) - changes_shown}" if len(moved) > changes_shown else "")
+        if kind == "search" and algorithm != "random" and seen >= n_startup:
+            after = after_feedback(config.get("created_at"), ratings, comparisons)
+            text += f" · {after}" if after else ""
+        lines[int(config["id"])] = text
+        if config["id"] in scores:
+            seen += 1
+            if best is None or scores[config["id"]] < scores[best["id"]]:
+                best = config
+    return lines

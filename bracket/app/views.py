@@ -6,6 +6,8 @@ hands back plain data for the UI:
 
 * :func:`space_table` — the session's search space, knob by knob (``space_table``);
 * :func:`suggestion` — why a config was proposed (``suggestion_reason``);
+* :func:`short_reasons` — the same in one line per config, for the trial table's "why" column
+  (each config's line is computed once and kept for the session, not once per poll);
 * :func:`config_choices` — the search's configs, newest first, to ask "why" about;
 * :func:`config_figures` — parallel-coordinate and slice plots of configs vs score (``config_plots``);
 * :func:`progressions` — steps × prompts matrices of runs (``progression``);
@@ -14,6 +16,7 @@ hands back plain data for the UI:
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +62,40 @@ def suggestion(manager: "SessionManager", config_id: int | None = None) -> "Reas
     session = manager.require()
     return manager.memo(("why", config_id), lambda: explain_session(session, _search_scores(manager), config_id),
                         structural=True)
+
+
+#: each open session's "why" line per config id: computed once, when the config first shows
+_REASONS: "weakref.WeakKeyDictionary[Any, dict[int, str]]" = weakref.WeakKeyDictionary()
+
+
+def short_reasons(manager: "SessionManager", snap: Any = None) -> dict[int, str]:
+    """One line per search config of the open session on why it was proposed (config id →
+    text). Lines are kept per session: only a config not seen before is explained, so a
+    poll costs a dict lookup; a new config costs one read of the configs and the person's
+    ratings and votes (its scores come from ``snap``, the snapshot the caller just got)."""
+    from bracket.app.suggestion_reason import short_reasons as lines_for
+    from bracket.search.controller import DEFAULT_N_STARTUP_TRIALS
+
+    session = manager.session
+    snap = snap if snap is not None else manager.snapshot()
+    if session is None or snap is None:
+        return {}
+    known = _REASONS.setdefault(session, {})
+    runs = [r for r in snap.runs if r.get("stage") == "search" and r.get("config_id") is not None]
+    if all(r["config_id"] in known for r in runs):
+        return known
+    values: dict[int, list[float]] = {}
+    for run in runs:
+        if run.get("score") is not None:
+            values.setdefault(run["config_id"], []).append(float(run["score"]))
+    scores = {config_id: sum(v) / len(v) for config_id, v in values.items()}
+    store = session.store
+    lines = lines_for(store.configs(session.name, stage="search"), scores, session.space,
+                      ratings=store.ratings(session.name), comparisons=store.comparisons(session.name),
+                      algorithm=session.settings.algorithm, n_startup=DEFAULT_N_STARTUP_TRIALS)
+    for config_id, line in lines.items():
+        known.setdefault(config_id, line)  # a line once written stays: the table does not shift under you
+    return known
 
 
 def config_figures(manager: "SessionManager") -> tuple[Any, Any]:

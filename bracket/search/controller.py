@@ -1,8 +1,9 @@
 """The search controller: which configuration to train next.
 
-The order: the trainer's baseline first (what a person would run by hand), then its
-curated known-good configs in order (warm start), then the best of those at a lower and a
-higher learning rate (the learning-rate bracket, :mod:`bracket.search.lr_bracket`; with
+The order: the trainer's baseline first (what a person would run by hand), then the best
+configs of earlier sessions when asked for (kind ``past``, :mod:`bracket.session.past`), then
+the trainer's curated known-good configs in order (together the warm start), then the best of
+those at a lower and a higher learning rate (the learning-rate bracket, :mod:`bracket.search.lr_bracket`; with
 several workers it may come a config or two late), then Optuna's TPE (or random search) for
 the rest of the budget. Two rules widen TPE's good set from Optuna's 10 % to 25 %: for ten
 proposals once the warm start is beaten (:mod:`bracket.search.explore`), and for good once a
@@ -39,7 +40,7 @@ from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
 from bracket.search.space import SearchSpace
-from bracket.search.types import Proposal, ScoredConfig
+from bracket.search.types import PAST_KIND, Proposal, ScoredConfig, stored_kind
 
 __all__ = ["ALGORITHMS", "SEARCH_KINDS", "CurrentScoreSampler", "Proposal", "ScoredConfig", "SearchController",
            "tpe_good_count"]
@@ -48,7 +49,7 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 ALGORITHMS = ("tpe", "random")
 #: every kind of configuration the search stage trains, in the order they come
-SEARCH_KINDS = ("baseline", "curated", BRACKET_KIND, "search")
+SEARCH_KINDS = ("baseline", PAST_KIND, "curated", BRACKET_KIND, "search")
 #: TPE starts modelling after this many scored configs (warm-start configs count);
 #: tuned with bench/search_efficiency.py (see docs/BENCHMARKS.md).
 DEFAULT_N_STARTUP_TRIALS = 4
@@ -187,17 +188,19 @@ class SearchController:
                 self._bracket_open = False
         trial = self.study.ask()
         config = self.space.suggest(trial)
-        kind = str(trial.user_attrs.get("kind", "search"))
         # numbered from 1 like runs and the plan (trial 4 is the fifth config: "search-5")
         name = str(trial.user_attrs.get("name", f"search-{trial.number + 1}"))
+        kind = stored_kind(str(trial.user_attrs.get("kind", "search")), name)  # a study enqueued before kind past
         if kind == "search":
             trial.set_user_attr("kind", "search")
             trial.set_user_attr("name", name)
         return Proposal(trial_number=trial.number, config=config, kind=kind, name=name)
 
-    def waiting_count(self) -> int:
-        """Warm-start configs not yet handed out."""
-        return len(self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
+    def waiting_count(self, kind: str | None = None) -> int:
+        """Warm-start configs not yet handed out (of ``kind`` only, when given)."""
+        waiting = self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+        return len(waiting) if kind is None else sum(
+            1 for t in waiting if stored_kind(str(t.user_attrs.get("kind")), str(t.user_attrs.get("name", ""))) == kind)
 
     def finish(self, trial_number: int, value: float | None, state: TrialState = TrialState.COMPLETE) -> None:
         """Record the outcome of a configuration in the stored study (idempotent)."""

@@ -12,8 +12,19 @@ from typing import Any
 
 from optuna.trial import TrialState
 
+#: a configuration of an earlier session (``--warm-start-from``, :mod:`bracket.session.past`)
+PAST_KIND = "past"
 #: the warm start: what the controller trains before any sampler proposes a config
-WARM_START_KINDS = ("baseline", "curated")
+WARM_START_KINDS = ("baseline", PAST_KIND, "curated")
+#: the name prefix of earlier sessions' configs (``past-<session>-<n>``)
+PAST_PREFIX = "past-"
+
+
+def stored_kind(kind: str, name: str) -> str:
+    """The kind of a stored config (or run, ``name`` its label): stores written before kind
+    ``past`` existed kept earlier sessions' configs as kind ``curated`` named ``past-…``;
+    they read as ``past``."""
+    return PAST_KIND if kind == "curated" and name.startswith(PAST_PREFIX) else kind
 
 
 @dataclass(frozen=True)
@@ -25,7 +36,7 @@ class ScoredConfig:
     #: infrastructure reason (such configs are FAIL and ignored by TPE)
     value: float | None
     state: TrialState
-    #: where the config came from: baseline, curated, bracket or search
+    #: where the config came from: baseline, past, curated, bracket or search
     kind: str = "search"
     #: a person rated (or compared) at least one of its runs: its score carries human judgement
     rated: bool = False

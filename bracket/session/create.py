@@ -26,6 +26,8 @@ from bracket.registry import get_preset
 from bracket.search.configs import NamedConfig
 from bracket.search.controller import SearchController
 from bracket.search.space import SearchSpace
+from bracket.search.types import PAST_KIND
+from bracket.search.warm_order import order_warm_start
 from bracket.session.config import SearchSettings
 from bracket.session.past import SESSION_FILE, past_configs
 from bracket.session.store import Store, sqlite_url
@@ -76,13 +78,14 @@ def fit_warm_start(trainer: Trainer, space: SearchSpace) -> tuple[list[tuple[str
 
 
 def fit_past(space: SearchSpace, configs: list[NamedConfig], notes: list[str]) -> list[tuple[str, NamedConfig]]:
-    """Configs of earlier sessions fitted to ``space`` (clamped or dropped, noted in ``notes``)."""
+    """Configs of earlier sessions fitted to ``space`` (clamped or dropped, noted in ``notes``),
+    as kind ``past``."""
     fitted: list[tuple[str, NamedConfig]] = []
     for named in configs:
         result = space.fit(named.knobs, label=f"past {named.name!r}")
         notes.extend(result.notes)
         if result.config is not None:
-            fitted.append(("curated", NamedConfig(named.name, result.config, named.source)))
+            fitted.append((PAST_KIND, NamedConfig(named.name, result.config, named.source)))
     return fitted
 
 
@@ -143,12 +146,15 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     """Validate everything, then create the session folder, store and study."""
     preset = get_preset(preset_id)
     settings.validate()
+    made = preset.prepare_fields(fields)  # e.g. the demo dataset, missing on a fresh clone
     merged = preset.validate_fields(fields)
     trainer = preset.trainer_factory(merged)
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     warm_start, notes = fit_warm_start(trainer, space)
+    notes[:0] = [made] if made else []
     if settings.warm_start_from:
         warm_start[1:1] = fit_past(space, past_configs(settings.warm_start_from, preset.id), notes)
+    warm_start = order_warm_start(warm_start, space, notes)
     cap = warmup_cap(trainer.session_space(settings.bounds), settings.steps, settings.warmup_share)
     if cap is not None:
         notes.insert(0, f"warm-up searched up to {cap} steps ({settings.warmup_share:.0%} of the {settings.steps}-step "

@@ -109,6 +109,13 @@ class RunExecutor:
         if runner is not None:
             runner.stop(reason)
 
+    def kill_current(self) -> None:
+        """Kill the current run's processes now, without their grace time."""
+        with self._lock:
+            runner = self._runner
+        if runner is not None:
+            runner.kill()
+
     def live(self) -> dict[str, Any] | None:
         """A copy of the current run's live state (step, loss so far, samples so far)."""
         with self._lock:

@@ -3,10 +3,13 @@
 A new search of the same preset rarely starts from nothing: an earlier session on a similar
 dataset already found which optimizer, schedule and rate work. ``--warm-start-from SESSION``
 (and the Setup tab's opt-in list) enqueues the best :data:`TOP` configs of each named
-session right after the new session's baseline, like curated configs (kind ``curated``,
+session right after the new session's baseline, before the curated configs (kind ``past``,
 named ``past-<session>-<n>``, their source naming the session, its date and the score). They
 are fitted into the new session's space like every warm-start config (clamped or dropped,
-with a note), and the learning-rate bracket treats them like the curated ones.
+with a note); they count towards the search budget, and the learning-rate bracket and the
+explore rule treat them as part of the warm start, like the curated ones. Stores written
+before kind ``past`` existed hold them as kind ``curated``; they read as ``past``
+(``bracket.search.types.stored_kind``).
 
 The ranking is the earlier session's own: the value each config had when it was last
 finished there (lower is better). Scores of two sessions are not comparable (each is
@@ -24,6 +27,7 @@ from typing import Any
 
 from bracket.errors import BracketError
 from bracket.search.configs import NamedConfig
+from bracket.search.types import PAST_PREFIX
 from bracket.session.store import Store, sqlite_url
 
 #: configs taken from each earlier session
@@ -84,6 +88,16 @@ def past_sessions(runs_dir: Path, preset_id: str) -> list[PastSession]:
     return sorted(found, key=lambda s: -s.created_at)
 
 
+def offer(runs_dir: Path, preset_id: str, *, exclude: str = "") -> str:
+    """A line telling that earlier sessions of ``preset_id`` could warm-start a search (the CLI
+    prints it when ``--warm-start-from`` was not given; taking them stays a choice), or ""."""
+    found = [s for s in past_sessions(runs_dir, preset_id) if s.name != exclude]
+    if not found:
+        return ""
+    return (f"{len(found)} earlier session{'s' if len(found) > 1 else ''} of {preset_id} in {runs_dir} (newest: "
+            f"{found[0].label}); --warm-start-from {found[0].folder} starts a search from its best configs")
+
+
 def past_configs(folders: Sequence[Path | str], preset_id: str, *, top: int = TOP) -> list[NamedConfig]:
     """The best ``top`` configs of each session in ``folders``, best first; the sessions
     must be of ``preset_id`` (another preset's knobs mean something else)."""
@@ -97,6 +111,6 @@ def past_configs(folders: Sequence[Path | str], preset_id: str, *, top: int = TO
             raise BracketError(f"--warm-start-from {folder}: that session has no finished config yet.")
         date = time.strftime("%Y-%m-%d", time.localtime(info.created_at))
         for rank, config in enumerate(done[:top], start=1):
-            configs.append(NamedConfig(f"past-{info.name}-{rank}", dict(config["params"]),
+            configs.append(NamedConfig(f"{PAST_PREFIX}{info.name}-{rank}", dict(config["params"]),
                                        f"session {info.name} ({date}): its #{rank} config, score {config['value']:.3g}"))
     return configs

@@ -1,7 +1,8 @@
 """The search plan: which phases a search goes through, how many configs each, and where it is.
 
 A search spends its configs (``budget // seeds``) in phases, in this order: the trainer's
-``baseline``, its ``curated`` configs, the ``LR bracket`` (the best of those at a lower and
+``baseline``, the best configs of earlier sessions it warm-starts from (``past``), its
+``curated`` configs, the ``LR bracket`` (the best of those at a lower and
 a higher learning rate, ``bracket.search.lr_bracket``) and then the sampler (``TPE`` or
 ``random``). :func:`search_plan` says this as a list of ``(phase, configs)`` pairs, so a
 later phase (a confirmation rung, say) slots in as one more pair; :func:`plan_text` writes
@@ -19,10 +20,11 @@ from typing import Any
 
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
+from bracket.search.types import PAST_KIND
 
-BASELINE, CURATED, BRACKET, CONFIRM = "baseline", "curated", "LR bracket", "confirm"
+BASELINE, PAST, CURATED, BRACKET, CONFIRM = "baseline", "past", "curated", "LR bracket", "confirm"
 #: the stored config kind behind each warm-start phase (the sampler's phase takes the rest)
-KIND_OF_PHASE = {BASELINE: "baseline", CURATED: "curated", BRACKET: BRACKET_KIND}
+KIND_OF_PHASE = {BASELINE: "baseline", PAST: PAST_KIND, CURATED: "curated", BRACKET: BRACKET_KIND}
 
 #: the sampler's phases: their configs are stored with kind ``search``
 SAMPLER_PHASES = ("TPE", "random")
@@ -31,10 +33,11 @@ Plan = list[tuple[str, int]]
 
 
 def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: bool = True,
-                lr_bracket: bool = True, algorithm: str = "tpe", confirm: int = 0) -> Plan:
+                lr_bracket: bool = True, algorithm: str = "tpe", confirm: int = 0, past: int = 0) -> Plan:
     """``(phase, configs)`` in order, phases that get no config left out.
 
-    ``curated`` is the number of the trainer's curated configs (after fitting the bounds).
+    ``curated`` is the number of the trainer's curated configs and ``past`` that of earlier
+    sessions' configs (both after fitting the bounds).
     The budget may end inside a phase: the plan then ends there too."""
     left = max(0, int(n_configs))
     plan: Plan = []
@@ -48,6 +51,7 @@ def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: 
 
     if warm_start:
         take(BASELINE, baseline)
+        take(PAST, past)
         take(CURATED, curated)
         if lr_bracket:
             take(BRACKET, BRACKET_TRIALS)
@@ -58,8 +62,8 @@ def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: 
 
 
 def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "") -> Plan:
-    """The plan of a search with ``settings`` on ``trainer`` (its warm start fitted to ``space``;
-    configs of earlier sessions it warm-starts from count as curated, as they are tried so)."""
+    """The plan of a search with ``settings`` on ``trainer`` (its warm start fitted to ``space``,
+    with the configs of the earlier sessions it warm-starts from)."""
     from bracket.session.create import fit_past, fit_warm_start
     from bracket.session.past import past_configs
 
@@ -68,6 +72,7 @@ def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "") -> Pl
         fitted += fit_past(space, past_configs(settings.warm_start_from, preset_id), [])
     kinds = [kind for kind, _ in fitted]
     return search_plan(settings.n_configs, curated=kinds.count("curated"), baseline=kinds.count("baseline"),
+                       past=kinds.count(PAST_KIND),
                        warm_start=settings.warm_start, lr_bracket=settings.lr_bracket, algorithm=settings.algorithm,
                        confirm=getattr(settings, "confirm_runs", 0))
 

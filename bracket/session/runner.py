@@ -153,6 +153,26 @@ class Runner:
                 self._reaper.start()
             self._stop_event.set()
 
+    def kill(self) -> None:
+        """Kill the whole process tree now, without the grace time (a second Ctrl-C: the person
+        will not wait). Returns at once; escapees that left the tree are found by their marker
+        when the session is next recovered (``proc.kill_leftovers``)."""
+        self.stop("stopped by the user")
+        with self._lock:
+            popen, started = self._proc, self._started
+        if popen is None or started is None:
+            return
+        self._remember_descendants()
+        try:
+            for process in [*self._live_descendants(), *started.group_members()]:
+                try:
+                    process.kill()
+                except psutil.Error:  # already gone
+                    pass
+            started.kill_group()
+        except (OSError, psutil.Error):  # the tree ended (and was closed) meanwhile
+            pass
+
     def _finish_stop(self) -> None:
         """Background part of stop(): wait for the grace time, then kill the rest."""
         popen, started = self._proc, self._started

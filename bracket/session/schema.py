@@ -2,7 +2,8 @@
 
 - ``bracket_sessions``: one row per search — preset, field values, search settings;
 - ``bracket_configs``: one row per configuration (= one Optuna trial), its kind
-  (baseline, curated, search, final), name and params;
+  (baseline, past, curated, bracket, search, final; earlier sessions' configs of stores
+  older than kind ``past`` read as ``past``), name and params;
 - ``bracket_runs``: one row per training run (a config × a seed, or a setup command):
   run folder, pid and process start time while running, status, exit code, failure reason,
   log tail, automatic judge results, loss series and sample files;
@@ -21,6 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
+
+from bracket.search.types import stored_kind
 
 RUN_ACTIVE = ("pending", "running")
 #: run states that spend budget (a crash of Bracket itself leaves "interrupted", which does not)
@@ -130,6 +133,8 @@ def decode(row: Mapping[str, Any]) -> dict[str, Any]:
     for column, key in JSON_COLUMNS.items():
         if column in record:
             record[key] = json.loads(record.pop(column) or "null")
+    if "kind" in record:  # a config (name) or run (label) of an earlier session in an old store
+        record["kind"] = stored_kind(str(record["kind"]), str(record.get("name", record.get("label")) or ""))
     return record
 
 

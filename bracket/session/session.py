@@ -152,16 +152,19 @@ class Session:
         return self._run_locked()
 
     @contextlib.contextmanager
-    def exclusive(self) -> Iterator[RunPipeline]:
+    def exclusive(self, doing: str = "busy") -> Iterator[RunPipeline]:
         """Hold this session for the ``with`` body (finals, promotion) and yield its run pipeline.
 
         No other search, finals or promotion of the session runs meanwhile (a second one is
         refused with the lock's error); a stop that ended the last section is cleared first.
+        The worker beats meanwhile, as in a search, with ``doing`` ("running finals") as its
+        status, so ``status`` and the other workers see it alive; it signs off at the end.
         """
         self._lock.acquire()
         self.control.clear()
         try:
-            yield self.pipeline
+            with self.worker.beating(doing):
+                yield self.pipeline
         finally:
             self._lock.release()
 
@@ -182,6 +185,12 @@ class Session:
         self.control.request_stop(now=now, everywhere=everywhere)
         if now:
             self.executor.stop_current("stopped by the user")
+
+    def abandon(self) -> None:
+        """Stop without waiting (a second Ctrl-C): kill the current run's processes now; the run,
+        left "running" by a gone process, is marked interrupted and re-run by the next resume."""
+        self.control.request_stop(now=True, everywhere=False)
+        self.executor.kill_current()
 
     def pause(self) -> None:
         """Finish the current run, then wait before starting the next one."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
+from bracket.search.types import PAST_KIND
 from bracket.session.plan import plan_progress
 from bracket.session.schema import RUN_SPENT
 
@@ -111,7 +112,7 @@ def build_snapshot(session: Any) -> SessionSnapshot:
 
 
 def phase_label(session: Any, config: dict[str, Any]) -> str:
-    """``baseline``, ``curated 2/3``, ``learning-rate bracket 1/2`` or ``search 4/12`` for the
+    """``baseline``, ``past 1/2``, ``curated 2/3``, ``learning-rate bracket 1/2`` or ``search 4/12`` for the
     config about to train. ``session``: anything with the session's ``store``, ``name``,
     ``settings`` and ``controller()`` (the session or its run pipeline)."""
     configs = session.store.configs(session.name, stage="search")
@@ -123,9 +124,10 @@ def phase_label(session: Any, config: dict[str, Any]) -> str:
     if config["kind"] == BRACKET_KIND:  # the budget may end first, or one side may clamp onto the centre
         total = min(BRACKET_TRIALS, session.settings.n_configs - others)
         return f"learning-rate bracket {index}/{max(total, index)}"
-    if config["kind"] == "curated":  # the budget may end before every curated config is tried
-        total = min(len(same_kind) + session.controller().waiting_count(), session.settings.n_configs - others)
-        return f"curated {index}/{max(total, index)}"
+    if config["kind"] in ("curated", PAST_KIND):  # the budget may end before every one is tried
+        waiting = session.controller().waiting_count(config["kind"])
+        total = min(len(same_kind) + waiting, session.settings.n_configs - others)
+        return f"{config['kind']} {index}/{max(total, index)}"
     return f"search {index}/{max(session.settings.n_configs - others, index)}"
 
 

@@ -19,11 +19,12 @@ decides what to do with them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bracket.errors import disk_full_message
@@ -92,14 +93,30 @@ class WorkerProtocol:
         self.grace_s = float(grace_s)
 
     # -- alive -------------------------------------------------------------------------
-    def beat(self) -> None:
-        """Record one heartbeat of this worker."""
+    def beat(self, doing: str = "alive") -> None:
+        """Record one heartbeat of this worker; ``doing`` is what ``status`` shows beside "alive"
+        ("running finals", "promoting"; "alive" for the search)."""
         self.store.heartbeat(self.session_name, self.worker_id, host=socket.gethostname(), pid=os.getpid(),
-                             gpu=self.gpu or os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+                             gpu=self.gpu or os.environ.get("CUDA_VISIBLE_DEVICES", ""), status=doing)
 
-    def heartbeat(self) -> Heartbeat:
+    def heartbeat(self, doing: str = "alive") -> Heartbeat:
         """A heartbeat thread (not started) beating several times per grace period."""
-        return Heartbeat(self.beat, min(HEARTBEAT_SECONDS, self.grace_s / 3))
+        return Heartbeat(lambda: self.beat(doing), min(HEARTBEAT_SECONDS, self.grace_s / 3))
+
+    @contextlib.contextmanager
+    def beating(self, doing: str) -> Iterator[None]:
+        """Beat as ``doing`` ("running finals") for the ``with`` body, then sign off."""
+        heartbeat = self.heartbeat(doing)
+        try:
+            self.beat(doing)  # now, not when the thread first runs: ``status`` may ask at once
+            heartbeat.start()
+            yield
+        finally:
+            heartbeat.join(HEARTBEAT_SECONDS + 1)  # first, so it cannot overwrite "stopped"
+            try:
+                self.sign_off()
+            except Exception as store_error:  # noqa: BLE001 - the store itself may be what failed
+                log_failure("could not record that this worker stopped", store_error)
 
     def sign_off(self) -> None:
         """Record that this worker stopped (the others need not wait for its grace period)."""

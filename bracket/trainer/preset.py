@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from bracket.fields import FieldSpec, validate_field_values
+from bracket.fields import FieldSpec, merge_with_defaults, validate_field_values
 from bracket.trainer.base import Trainer
 
 TRAINING_TYPES = ("LoRA", "Full FT")
@@ -34,9 +34,19 @@ class ModelPreset:
     #: search settings the Setup form starts from for this preset (``budget``, ``steps``),
     #: e.g. a quick start that reaches every phase of the plan; the rest are ``SearchSettings``'
     search_defaults: tuple[tuple[str, int], ...] = ()
+    #: makes what the preset can make itself when it is missing — the demo's dataset at its
+    #: default place — from the field values (defaults merged in); returns a note saying what it
+    #: made, or None. Runs before the fields are checked.
+    prepare: Callable[[Mapping[str, str]], str | None] | None = None
+
+    def prepare_fields(self, values: Mapping[str, str]) -> str | None:
+        """Run :attr:`prepare` on ``values`` (defaults merged in); the note, or None."""
+        return self.prepare(merge_with_defaults(self.fields, values)) if self.prepare is not None else None
 
     def validate_fields(self, values: Mapping[str, str]) -> dict[str, str]:
-        """Defaults merged in and every field checked; raises ``FieldError``."""
+        """Defaults merged in, what the preset makes itself made (:attr:`prepare`), and every field
+        checked; raises ``FieldError``."""
+        self.prepare_fields(values)
         return validate_field_values(self.fields, values)
 
     def build_trainer(self, values: Mapping[str, str]) -> Trainer:

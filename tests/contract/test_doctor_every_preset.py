@@ -146,3 +146,13 @@ def test_doctor_against_the_real_scripts(preset, tmp_path, capsys, monkeypatch):
         pytest.skip(f"vendor/ has no checkout of {scripts}")
     code, text = _run_doctor(preset.id, values, capsys)
     assert code == 0, text
+
+
+def test_doctor_on_a_fresh_clone_makes_the_demo_dataset_as_a_search_would(runs_dir, capsys, quiet_machine,
+                                                                         monkeypatch):
+    """No runs/demo-data yet: doctor does not fail the demo for data a search makes itself."""
+    monkeypatch.delenv("BRACKET_DEMO_DATA_DIR", raising=False)
+    code, text = _run_doctor("demo-cpu", {"trainer_python": sys.executable}, capsys)
+    assert f"[ok] setup: made the demo dataset in {runs_dir / 'demo-data'} (it was missing)" in text, text
+    assert "[ok] inputs:" in text and "[ok] dataset:" in text and "[FAIL]" not in text, text
+    assert code == 0 and (runs_dir / "demo-data" / "dataset.toml").is_file()

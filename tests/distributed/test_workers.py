@@ -8,6 +8,7 @@ folder (the documented way to give the UI every worker's samples and logs).
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -235,9 +236,10 @@ def test_a_killed_worker_is_taken_over_after_the_grace_period(shared):
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert f"worker {victim['worker']} gpu=0: gone" in result.stdout
-    lines = result.stdout.splitlines()
-    assert any("interrupted" in line and victim["worker"][-16:] in line for line in lines)
-    assert any(" done " in line and rerun[0]["worker"][-16:] in line for line in lines)
+    # each run: its row, then its indented lines (the worker comes first there when several trained)
+    runs = re.split(r"\n(?=\s*\d+  \S)", result.stdout)
+    assert any("interrupted" in run and f"worker {victim['worker']};" in run for run in runs)
+    assert any(" done " in run and f"worker {rerun[0]['worker']};" in run for run in runs)
     assert shared["password"] not in result.stdout + result.stderr
 
 

@@ -12,11 +12,11 @@ from bracket.app import views
 from bracket.app.config_plots import parallel_coordinate, scored_study, slice_plot
 from bracket.app.extend import extended_settings
 from bracket.app.form_values import form_values
-from bracket.app.forms import settings_from_form
+from bracket.app.forms import parse_bounds, settings_from_form
 from bracket.app.manager import SessionManager
 from bracket.app.progression import build_progression
 from bracket.app.space_table import describe, preset_space_rows, space_rows
-from bracket.app.suggestion_reason import changes, distance, explain
+from bracket.app.suggestion_reason import after_feedback, changes, distance, explain, short_reasons
 from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
@@ -109,25 +109,48 @@ def test_explain_names_the_origin_and_for_tpe_the_closest_scored_configs():
 
 
 # -- Setup from a session, clone (item 11) ---------------------------------------------------
+def test_short_reasons_say_origin_changes_and_the_rating_a_tpe_proposal_came_after():
+    base = dict(_config(1, "baseline", "baseline", optimizer_type="AdamW", learning_rate=1e-4, warmup=0),
+                created_at=10.0)
+    cur = dict(_config(2, "curated", "adam-low", optimizer_type="Adam", learning_rate=3e-5, warmup=5), created_at=20.0)
+    new = dict(_config(3, "search", "search-3", optimizer_type="AdamW", learning_rate=3.2e-4, warmup=0),
+               created_at=40.0)
+    late = dict(_config(4, "search", "search-4", optimizer_type="Adam", learning_rate=1e-5, warmup=10),
+                created_at=60.0)
+    ratings = [{"run_id": 2, "value": 8.0, "created_at": 30.0}, {"run_id": 1, "value": 2.0, "created_at": 50.0}]
+    votes = [{"left_run_id": 1, "right_run_id": 2, "winner": "right", "created_at": 35.0}]
+    lines = short_reasons([base, cur, new, late], {1: 0.4, 2: 0.3, 3: 0.5}, SPACE, ratings=ratings,
+                          comparisons=votes, n_startup=2)
+    assert lines[1] == "baseline: the by-hand config" and lines[2] == "curated known-good config"
+    # TPE saw the two scored configs: it moved from the best one (adam-low) and came after the vote
+    assert lines[3] == ("TPE from 2 scored · vs adam-low: optimizer_type AdamW, learning_rate ×11 +1 · "
+                        "after your vote #1 vs #2 (#2 better)")
+    assert lines[4].startswith("TPE from 3 scored · vs adam-low: learning_rate ×0.33")
+    assert lines[4].endswith("after your rating of run #1 (2)")
+    assert short_reasons([new], {}, SPACE, n_startup=2)[3] == "TPE, still random: 0 of 2 scored"
+    assert after_feedback(5.0, ratings, votes) == "" and after_feedback(None, ratings, votes) == ""
+    full = explain(late, [base, cur, new], {1: 0.4, 2: 0.3, 3: 0.5}, SPACE, n_startup=2,
+                   after=after_feedback(60.0, ratings, votes)).text()
+    assert "Proposed after your rating of run #1 (2)." in full
+
+
 def test_form_values_give_back_the_same_settings():
+    bounds = parse_bounds("1e-5", "", "2,4", {"lr_warmup_steps": "0:5", "optimizer_type": "AdamW, Adam",
+                                              "lr_scheduler": "cosine"})
     settings = settings_from_form(budget=9, steps=40, seeds=1, prompts="a cat --d 3", sample_every=10,
-                                  algorithm="random", lr_min="1e-5", lr_max="", batch_sizes="2,4",
-                                  weights={"loss": 2, "human": 1}, lr_bracket=False, confirm=2, validation=False,
-                                  other_bounds="lr_warmup_steps=0:5; optimizer_type=AdamW,Adam\nlr_scheduler=cosine")
+                                  algorithm="random", bounds=bounds, weights={"loss": 2, "human": 1},
+                                  lr_bracket=False, confirm=2, validation=False)
     assert settings.bounds["optimizer_type"] == ["AdamW", "Adam"] and settings.bounds["lr_warmup_steps"] == (0, 5)
     values = form_values("demo-cpu", {"dataset": "/d"}, settings, "old")
-    assert values["other_bounds"] == "lr_warmup_steps=0:5\noptimizer_type=AdamW,Adam\nlr_scheduler=cosine"
+    assert values["bounds"] == settings.bounds
     assert values["preset_id"] == "demo-cpu" and values["fields"] == {"dataset": "/d"} and values["source"] == "old"
-    assert (values["lr_min"], values["lr_max"], values["batch_sizes"]) == ("1e-05", "", "2,4")
-    form = {k: values[k] for k in ("budget", "steps", "seeds", "prompts", "sample_every", "algorithm", "lr_min",
-                                   "lr_max", "batch_sizes", "weights", "lr_bracket", "confirm", "validation",
-                                   "other_bounds")}
+    form = {k: values[k] for k in ("budget", "steps", "seeds", "prompts", "sample_every", "algorithm", "bounds",
+                                   "weights", "lr_bracket", "confirm", "validation")}
     again = settings_from_form(**form)
     assert again.to_dict() == settings.to_dict()
     stored = SearchSettings.from_dict(json.loads(json.dumps(settings.to_dict())))  # pairs come back as lists
-    assert form_values("demo-cpu", {}, stored)["other_bounds"] == values["other_bounds"]
-    with pytest.raises(BracketError, match="write KNOB=MIN:MAX"):
-        settings_from_form(budget=4, steps=10, seeds=1, other_bounds="learning_rate")
+    assert settings_from_form(**{**form, "bounds": form_values("demo-cpu", {}, stored)["bounds"]}).to_dict() == (
+        json.loads(json.dumps(settings.to_dict())))
 
 
 # -- plots (item 14) ----------------------------------------------------------------------------

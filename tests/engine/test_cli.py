@@ -39,6 +39,7 @@ def test_run_status_and_resume_happy_path(capsys, demo_fields, runs_dir):
     assert code == 0, err
     assert "budget 3 = 3 configs × 1 seed" in out
     assert "finished — 3/3 runs" in out
+    assert "earlier session" not in out  # the first search in this folder
     table = [line for line in out.splitlines() if line.strip().startswith(("1 ", "2 ", "3 "))]
     assert len(table) == 3 and all(" done " in line for line in table)
     code, out, _ = run_cli(capsys, "status", str(runs_dir / "happy"))
@@ -46,6 +47,11 @@ def test_run_status_and_resume_happy_path(capsys, demo_fields, runs_dir):
     code, out, _ = run_cli(capsys, "resume", str(runs_dir / "happy"), "--quiet")
     assert code == 0 and "3/3 runs" in out  # nothing left to run: no extra run was launched
     assert len(list((runs_dir / "happy" / "trials").iterdir())) == 3
+    # the next search of the preset there is told it could start from this one (still a choice)
+    code, out, _ = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "1",
+                           "--steps", "8", "--seeds", "1", "--name", "next", "--out", str(runs_dir), "--quiet")
+    assert code == 0 and f"note: 1 earlier session of demo-cpu in {runs_dir} (newest: happy (" in out
+    assert f"--warm-start-from {runs_dir / 'happy'} starts a search from its best configs" in out
 
 
 @pytest.mark.parametrize("flags, kinds", [
@@ -212,3 +218,87 @@ def test_progress_into_a_log_file_prints_a_line_per_run_not_per_step(capsys, mon
     assert cli_commands._watch(Session(), quiet=False) == "finished"
     lines = capsys.readouterr().out.splitlines()
     assert [line.split("] ")[1].split(" | step ")[0] for line in lines] == ["0/2 runs | search 1/2", "1/2 runs | search 2/2"]
+
+
+def test_the_run_table_fits_a_100_column_terminal():
+    """Seen in review: ``val loss X · loss Y`` overflowed the 24-character raw-figures column and the
+    table ran past 150 columns. The row now fits 100; long figures wrap below it, params go on an
+    indented line of their own (with the worker when several trained)."""
+    from types import SimpleNamespace
+
+    from bracket.cli_text import results_table
+
+    params = {"learning_rate": 0.0002, "optimizer_type": "AdamW8bit", "lr_scheduler": "cosine_with_restarts",
+              "lr_warmup_steps": 40, "network_dim": 32, "network_alpha": 16.0, "batch_size": 4, "max_grad_norm": 1.0}
+    run = dict(id=12, stage="search", kind="curated", config_name="adamw-fast-long-name", seed=42, status="done",
+               score=0.123, params=params, failure_reason="", worker="host-a:101")
+    failed = dict(run, id=13, status="failed", score=None, failure_reason="RuntimeError: CUDA out of memory",
+                  worker="host-b:202")
+    raw = {12: "val loss 0.1234 · loss 0.1245 · rating 7.5 · strength 0.123; human estimated"}
+    text = results_table(SimpleNamespace(runs=[run, failed]), raw)
+    lines = text.splitlines()
+    assert all(len(line) <= 100 for line in lines), "\n".join(line for line in lines if len(line) > 100)
+    row = next(line for line in lines if line.startswith("  12  search"))
+    assert row.endswith("  val loss 0.1234 · loss 0.1245") and " done " in row and "0.123" in row
+    following = lines[lines.index(row) + 1:]
+    assert following[0].strip() == "rating 7.5 · strength 0.123" and following[1].strip() == "human estimated"
+    assert following[0].index("rating") == row.index("val loss")  # continued in its own column
+    assert following[2].startswith("      worker host-a:101; learning_rate=0.0002, optimizer_type=AdamW8bit")
+    assert "(RuntimeError: CUDA out of memory)" in text
+    alone = results_table(SimpleNamespace(runs=[run]), raw)
+    assert "worker" not in alone and "network_dim=32" in alone  # one worker: no column for it
+
+
+def test_the_demo_makes_its_default_dataset_when_it_is_missing(capsys, demo_fields, runs_dir, monkeypatch):
+    """The quick start on a fresh clone (no runs/demo-data yet) just works: the demo makes its own
+    data at the default place, and says so. A missing path typed elsewhere is one clear error line,
+    never written to."""
+    monkeypatch.delenv("BRACKET_DEMO_DATA_DIR", raising=False)
+    fields = {k: v for k, v in demo_fields.items() if k != "dataset"}  # the form's default
+    code, out, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(fields), "--budget", "1", "--steps", "3",
+                             "--name", "fresh", "--quiet")
+    assert code == 0, err
+    assert (runs_dir / "demo-data" / "dataset.toml").is_file()
+    assert len(list((runs_dir / "demo-data" / "images").glob("*.png"))) == 64
+    assert f"note: made the demo dataset in {runs_dir / 'demo-data'}" in out
+
+    elsewhere = runs_dir.parent / "typo" / "dataset.toml"
+    code, out, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets({**fields, "dataset": str(elsewhere)}),
+                             "--budget", "1", "--name", "typo")
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and not elsewhere.parent.exists()
+    assert f"{elsewhere} does not exist; check the path. Make one with `python -m bracket demo-data DIR`" in lines[0]
+    depth = 0
+    for char in lines[0]:  # seen in review: "(Made by ... (install.sh makes runs/demo-data).)"
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        assert depth <= 1, lines[0]
+
+
+def test_ctrl_c_wind_down_says_what_it_waits_for_and_gives_up_at_its_cap(capsys, monkeypatch, tmp_path):
+    """A wind-down that does not end (a judge still scoring) is reported while it lasts and cut at
+    WIND_DOWN_S: the trainer is killed at once and the CLI exits like a second Ctrl-C."""
+    from bracket import cli_commands
+
+    class Stuck:  # a session whose search thread does not end
+        folder, phase, calls = tmp_path / "s", "waiting for the judge model", []
+
+        def stop(self, **kw):
+            self.calls.append(("stop", kw))
+
+        def wait(self, timeout):
+            return False
+
+        def abandon(self):
+            self.calls.append(("abandon", {}))
+
+    monkeypatch.setattr(cli_commands, "WIND_DOWN_S", 0.6)
+    monkeypatch.setattr(cli_commands, "WIND_DOWN_SAY_S", 0.2)
+    session = Stuck()
+    with pytest.raises(KeyboardInterrupt):
+        cli_commands._wind_down(session, everywhere=True)
+    assert session.calls == [("stop", {"now": True, "everywhere": True}), ("abandon", {})]
+    err = capsys.readouterr().err
+    assert "Press Ctrl-C again to stop now" in err and f"python -m bracket resume {tmp_path / 's'}" in err
+    assert "stopping: still waiting (waiting for the judge model); Ctrl-C again stops now" in err
+    assert "not done after 1 s (waiting for the judge model); stopping now" in err
+    assert "stopped now: the trainer was killed" in err

@@ -58,3 +58,36 @@ def test_finals_shorter_than_the_search_runs_are_refused(demo_fields, runs_dir, 
     reopened = Session.open(folder)
     assert [r for r in reopened.store.runs(reopened.name) if r["stage"] == "final"] == []
     reopened.close()
+
+
+def test_status_shows_the_worker_running_finals_as_alive(demo_fields, runs_dir, capsys, monkeypatch):
+    """Seen in review: during the app's finals ``status`` said the worker was "gone" — the search had
+    signed off and finals did not beat. Finals and promotion now beat as "running finals" / "promoting"."""
+    import time
+
+    from bracket.app import stages
+
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=2, steps=5, seeds=1,
+                                                                    sample_prompts="a red circle --d 3"),
+                             out_dir=runs_dir, name="finals-status")
+    assert session.run() == "finished"
+    [row] = session.store.workers(session.name)
+    assert row["status"] == "stopped"  # the search signed off
+    seen = {}
+
+    def train_finals(pipeline, chosen, **_kw):  # what status says while the finals train
+        [row] = session.store.workers(session.name)
+        seen["row"] = row
+        assert main(["status", str(session.folder)]) == 0
+        seen["out"] = capsys.readouterr().out
+        return []
+
+    monkeypatch.setattr(stages, "train_finals", train_finals)
+    capsys.readouterr()
+    run_finals(session, top_k=1, steps=5, seeds=1)
+    assert seen["row"]["status"] == "running finals" and time.time() - seen["row"]["heartbeat_at"] < 5
+    assert f"worker {session.worker_id} gpu=-: alive, running finals" in seen["out"], seen["out"]
+    assert ": gone" not in seen["out"]
+    [row] = session.store.workers(session.name)
+    assert row["status"] == "stopped"  # signed off again when the finals ended
+    session.close()

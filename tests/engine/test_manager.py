@@ -194,7 +194,7 @@ def test_open_past_session_while_idle(tmp_path, runs_dir):
 
 def test_form_conversion():
     settings = settings_from_form(budget=4.0, steps=10, seeds=2, prompts="a cat --d 3", sample_every=None,
-                                  lr_min="1e-5", lr_max="", batch_sizes="4, 1", weights={"loss": 1, "human": 0},
+                                  bounds=parse_bounds("1e-5", "", "4, 1"), weights={"loss": 1, "human": 0},
                                   vlm_base_url="http://localhost:8000/v1", vlm_model="m", vlm_api_key="k")
     assert settings.n_configs == 2 and settings.bounds == {"learning_rate": (1e-5, 1e9), "batch_size": [1, 4]}
     assert settings.vlm == {"base_url": "http://localhost:8000/v1", "model": "m", "api_key": "k"}

@@ -116,6 +116,12 @@ def test_a_new_session_starts_from_the_best_configs_of_an_earlier_one(demo_field
     names = [t.user_attrs["name"] for t in queued]
     assert names[:3] == ["baseline", "past-first-1", "past-first-2"] and len(names) == 6
     assert queued[1].system_attrs["fixed_params"] == second.space.searched_params(done[0]["params"])
-    assert queued[1].user_attrs["kind"] == "curated" and "session first" in queued[1].user_attrs["source"]
+    assert queued[1].user_attrs["kind"] == "past" and "session first" in queued[1].user_attrs["source"]
+    # kind past: planned as its own phase, spends the search budget (3 = baseline + 2 past), labelled
+    assert second.search_plan == [("baseline", 1), ("past", 2)]
+    assert second.run() == "finished" and second.spent_runs() == 3
+    assert [c["kind"] for c in second.store.configs("second", stage="search")] == ["baseline", "past", "past"]
+    from bracket.session.snapshot import phase_label
+    assert phase_label(second, second.store.configs("second", stage="search")[2]) == "past 2/2"
     with pytest.raises(BracketError, match="not a local Bracket session folder"):
         Session.create("demo-cpu", demo_fields, _settings(warm_start_from=[str(runs_dir)]), out_dir=runs_dir)

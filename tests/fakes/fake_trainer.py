@@ -53,6 +53,7 @@ the next entry (an empty or missing list means ``ok``):
   spam           first write ``BRACKET_FAKE_SPAM_MB`` (default 50) MB of tqdm-style
                  ``\\r`` progress to stdout, then train
   binary         print a line with NUL bytes and invalid UTF-8 first
+  stubborn       ignore SIGTERM (only a kill ends it; combine with ``hang``)
   grandchild     start ``sleep 600`` (not waited for), write its pid to
                  ``<output_dir>/grandchild.pid``, then go on (combine with ``hang``)
   slow           sleep ``BRACKET_FAKE_STEP_SECONDS`` per step (0.2 when unset)
@@ -80,7 +81,7 @@ from pathlib import Path
 
 KNOWN_MODES = {
     "ok", "exit1", "segv", "hang", "hang_printing", "noevents", "nan", "diverge",
-    "nosamples", "spam", "grandchild", "slow", "escapee", "binary",
+    "nosamples", "spam", "grandchild", "slow", "escapee", "binary", "stubborn",
 }
 ADAPTIVE = ("prodigy", "dadapt")
 SCHEDULE_FACTOR = {
@@ -300,6 +301,8 @@ def escape(pid_file: Path) -> None:
 def main(argv: list[str]) -> int:
     args, unknown = parse_args(argv)
     modes = read_modes()
+    if "stubborn" in modes:  # before the pid file: a test that sees the pid sees it ignoring SIGTERM
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / "trainer.pid").write_text(str(os.getpid()), encoding="utf-8")

@@ -116,3 +116,13 @@ def test_a_disqualified_config_ranks_below_a_valid_one_with_the_same_mean():
                         ConfigScores(2, "worst-valid", "curated", [1.0]),
                         ConfigScores(3, "good", "curated", [0.2])])
     assert [s.name for s in report.summaries] == ["good", "worst-valid", "diverged"]
+
+
+def test_interval_is_clipped_to_the_score_range_everywhere():
+    low, high = scipy_stats.t.interval(0.95, df=1, loc=0.05, scale=0.05)  # two seeds: t = 12.7
+    assert low < 0.0
+    s = summarise_config(ConfigScores(1, "a", "search", [0.0, 0.1]))
+    assert s.ci_low == 0.0 and s.ci_high == pytest.approx(high)
+    top = summarise_config(ConfigScores(2, "b", "search", [0.9, 1.0]))
+    assert top.ci_high == 1.0 and 0.0 < top.ci_low < 0.9
+    assert "95 % CI 0.000 – " in verdict(summarise([ConfigScores(1, "a", "search", [0.0, 0.1])]))

@@ -18,6 +18,7 @@ import pytest
 
 from bracket.app.manager import SessionManager
 from bracket.cli import main
+from bracket.errors import BracketError
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from tests.reliability.rel_helpers import cli_args, inline_error, launches
 
@@ -195,6 +196,23 @@ def _run_cli(capsys, argv: list[str]) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
+def _space_table(preset: str, lr_min: str, lr_max: str, batch_sizes: str) -> list[dict[str, str]] | None:
+    """The Setup tab's search-space table with the LR and batch-size cells typed in (what the
+    CLI's --lr-min, --lr-max and --batch-sizes are in the app); None for an unknown preset."""
+    from bracket.app.space_editor import preset_editor_rows
+
+    try:
+        rows, _ = preset_editor_rows(preset, {}, {}, steps=FORM["steps"])
+    except BracketError:
+        return None
+    for row in rows:
+        if row["knob"] == "learning_rate":
+            row["min"], row["max"] = lr_min or row["min"], lr_max or row["max"]
+        elif row["knob"] == "batch_size" and batch_sizes:
+            row["choices"] = batch_sizes
+    return rows
+
+
 def _ui_start(case: Case, fields: dict[str, str], runs_dir: Path):
     from ui.setup_tab import start_search
 
@@ -203,7 +221,8 @@ def _ui_start(case: Case, fields: dict[str, str], runs_dir: Path):
     weights = case.weights if case.weights is not None else DEFAULT_WEIGHTS
     vlm = [settings.pop("vlm_url", ""), "", ""]
     name = settings.pop("name", "")
-    values = [settings[k] for k in FORM]
+    space = _space_table(case.preset, *(str(settings.pop(k)) for k in ("lr_min", "lr_max", "batch_sizes")))
+    values = [*(settings[k] for k in FORM if k in settings), space]
     try:
         return start_search(manager, case.preset, fields, *values, *[weights[n] for n in JUDGE_NAMES], *vlm, name)
     finally:

@@ -43,7 +43,7 @@ def _app_manager(monkeypatch, *args: str):
 def _start(manager, fields):
     from ui.setup_tab import start_search
 
-    return start_search(manager, "demo-cpu", fields, 2, 3, 1, "a red circle --d 1", None, "tpe", "", "", "",
+    return start_search(manager, "demo-cpu", fields, 2, 3, 1, "a red circle --d 1", None, "tpe", None,
                         *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], "", "", "", "")
 
 

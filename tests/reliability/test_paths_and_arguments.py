@@ -62,7 +62,7 @@ def _start(via: str, fields: dict[str, str], runs: Path) -> Path:
 
     manager = SessionManager(runs, allow_custom_executables=True)
     try:
-        start_search(manager, "demo-cpu", fields, 1, 3, 1, PROMPT, None, "tpe", "", "", "",
+        start_search(manager, "demo-cpu", fields, 1, 3, 1, PROMPT, None, "tpe", None,
                      *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], "", "", "", "nasty")
         session = manager.session
         assert session.wait(90) and session.snapshot().status == "finished", session.error

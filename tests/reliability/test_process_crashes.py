@@ -130,6 +130,16 @@ def test_sigkill_while_ratings_are_written_loses_no_rating_and_no_run(fast_field
     session.close()
 
 
+def _exit_code(process: subprocess.Popen, log: Path, timeout: float = 30.0) -> int:
+    """The exit code of a CLI told to stop; a wind-down of more than ``timeout`` seconds (it takes
+    about one) fails with the CLI's own words on what it was still waiting for."""
+    try:
+        return process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:])
+        pytest.fail(f"the CLI did not exit within {timeout:g} s of Ctrl-C; its last lines:\n{tail}")
+
+
 def test_a_second_process_on_a_running_session_is_refused_and_launches_nothing(fast_fields, runs_dir, tmp_path,
                                                                               argv_log):
     args = ["run", "--preset", "demo-cpu", *cli_args(fast_fields), "--budget", "2", "--steps", "5",
@@ -149,16 +159,46 @@ def test_a_second_process_on_a_running_session_is_refused_and_launches_nothing(f
         other.store.close()
         assert len(list((folder / "trials").iterdir())) == 1 and len(launches(argv_log)) == 1, \
             "the refused processes launched nothing"
-        # Ctrl-C of the first process stops it and kills its run
+        # Ctrl-C of the first process stops it and kills its run: the trainer obeys SIGTERM, so the
+        # wind-down takes about a second (its cap, cli_commands.WIND_DOWN_S, is for judges still scoring)
         first.send_signal(signal.SIGINT)
-        # the CLI itself waits at most 60 s for the session to wind down, so allow that plus start-up; the
-        # guarantees are the exit code, the dead trainer and the run recorded as interrupted
-        assert first.wait(90) == 1
+        assert _exit_code(first, tmp_path / "first.log") == 1
         assert dead(trainer)
+        said = (tmp_path / "first.log").read_text(encoding="utf-8", errors="replace")
+        assert "stopping: the current run's trainer gets 5 s to exit" in said and "Press Ctrl-C again to stop now" in said
     finally:
         kill_tree_now(first)
     session = Session.open(folder)
     assert session.store.runs(session.name)[0]["status"] == "interrupted"
+    session.close()
+
+
+def test_a_second_ctrl_c_stops_at_once_and_loses_nothing(fast_fields, runs_dir, tmp_path):
+    """The first Ctrl-C winds down (the trainer gets 5 s to exit); a person who will not wait presses
+    it again: the trainer — here one that ignores SIGTERM — is killed at once and the CLI exits 130.
+    The store is whole: the first run's result is kept, and resume marks the cut run interrupted."""
+    args = ["run", "--preset", "demo-cpu", *cli_args(fast_fields), "--budget", "2", "--steps", "5",
+            "--name", "twice", "--out", str(runs_dir), "--quiet"]
+    plan = write_fake_plan(tmp_path / "plan.json", ["ok", "hang,stubborn"])
+    log = tmp_path / "twice.log"
+    first = bracket_process(args, {"BRACKET_FAKE_PLAN": str(plan)}, log)
+    folder = runs_dir / "twice"
+    try:
+        trainer = read_pid(wait_for(lambda: next(folder.glob("trials/0002-*/output/trainer.pid"), None), 90,
+                                    "the second run"))
+        first.send_signal(signal.SIGINT)
+        wait_for(lambda: "Press Ctrl-C again to stop now" in log.read_text(errors="replace"), 30, "the prompt")
+        assert not dead(trainer), "a stubborn trainer outlives SIGTERM: the grace time is running"
+        first.send_signal(signal.SIGINT)
+        assert _exit_code(first, log) == 130
+        assert wait_for(lambda: dead(trainer), 5, "the killed trainer")
+        assert "stopped now: the trainer was killed" in log.read_text(errors="replace")
+    finally:
+        kill_tree_now(first)
+    session = Session.open(folder)
+    assert [r["status"] for r in session.store.runs(session.name)] == ["done", "running"]  # as the kill left it
+    session.worker.recover()  # what resume does first: the run's process is gone
+    assert [r["status"] for r in session.store.runs(session.name)] == ["done", "interrupted"]
     session.close()
 
 

@@ -182,7 +182,7 @@ def test_secrets_never_reach_the_folder_the_store_the_report_the_export_or_the_o
 
     caplog.set_level(logging.DEBUG)
     manager = SessionManager(runs_dir, allow_custom_executables=True)
-    start_search(manager, "demo-cpu", fast_fields, 2, 4, 1, "a red circle --d 1", None, "tpe", "", "", "",
+    start_search(manager, "demo-cpu", fast_fields, 2, 4, 1, "a red circle --d 1", None, "tpe", None,
                  *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], fake_vlm, "fake-vision", API_KEY, "secret")
     session = manager.session
     assert session.wait(120) and session.snapshot().status == "finished", session.error

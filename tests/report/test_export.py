@@ -100,3 +100,29 @@ def test_promote_weights_copies_the_trained_model(opened, tmp_path):
     assert [p.name for p in copies] == ["demo.safetensors"] and copies[0].is_file()
     with pytest.raises(ExportError, match="no weight files"):
         promote_weights(opened, 3, tmp_path / "none")  # the run that exited 1 saved nothing
+
+
+def test_the_report_and_export_leave_out_the_same_secrets(monkeypatch):
+    """One rule (bracket.redaction) for both: a name the export keeps out of train.sh is a setting
+    or field the report leaves out, and a URL's password is hidden in both."""
+    from bracket import redaction
+    from bracket.redaction import known_secrets, looks_secret, scrub, without_secrets
+
+    monkeypatch.setattr(redaction.app_settings, "env", lambda name, default="": "")  # no .env secrets here
+
+    names = ["HF_TOKEN", "api_key", "WANDB_API_KEY", "db_password", "AUTH", "learning_rate", "dataset", "NEW"]
+    values = {name: f"value-of-{name}" for name in names}
+    _, dropped = safe_env(values, base={})
+    shown = without_secrets(values)
+    assert set(dropped) == {n for n in names if n not in shown} == {n for n in names if looks_secret(n)}
+    assert set(shown) == {"learning_rate", "dataset", "NEW"}
+    url = "postgresql://bob:hunter22@db.invalid/x"
+    assert safe_env({"DB": url}, base={})[1] == ["DB"] and without_secrets({"storage": url}) == {
+        "storage": "postgresql://bob:***@db.invalid/x"}
+    assert scrub("key sk-secret-123 and sk-secret-1234", ["sk-secret-123", "sk-secret-1234", "ab"]) == "key *** and ***"
+
+    class _Session:  # what known_secrets reads
+        settings = type("S", (), {"vlm": {"api_key": "sk-vlm-key"}})()
+        store = type("St", (), {"url": url})()
+
+    assert known_secrets(_Session()) == ["sk-vlm-key", "hunter22"]

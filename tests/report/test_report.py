@@ -147,3 +147,19 @@ def test_a_session_without_runs_gets_a_report_that_says_so(demo_fields, runs_dir
     assert files.images == [] and "No config has a finished score yet" in markdown
     assert "No final runs yet" in markdown and "No loss was logged." in markdown
     assert "Parameter importance needs at least 2 scored search configs" in markdown
+
+
+def test_the_report_shows_the_interval_the_app_shows():
+    """Seen in review: the report printed "0.160 ± 2.689" (reaching below 0 and above 1) where the
+    app printed "0.000 – 1.000". One rule now clips every interval to the score range [0, 1]."""
+    from types import SimpleNamespace
+
+    from bracket.report import _ci
+    from bracket.stats import ConfigScores, interval_text, summarise_config
+
+    two_seeds = summarise_config(ConfigScores(1, "a", "search", [0.02, 0.30]))  # t with 1 df: very wide
+    assert (two_seeds.ci_low, two_seeds.ci_high) == (0.0, 1.0)
+    assert _ci(two_seeds) == "0.160 (0.000 – 1.000)" == f"0.160 ({interval_text(-1.9, 3.477)})"
+    narrow = summarise_config(ConfigScores(2, "b", "search", [0.30, 0.31, 0.32]))
+    assert 0.0 < narrow.ci_low < 0.30 and 0.32 < narrow.ci_high < 1.0  # inside the range: unchanged
+    assert _ci(SimpleNamespace(mean=0.5, ci_low=None, ci_high=None)) == "0.500 (one seed, no CI)"

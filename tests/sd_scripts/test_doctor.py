@@ -56,7 +56,26 @@ def test_missing_trainer_python(values, tmp_path):
     report = run_doctor("sdxl-lora", {**values, "trainer_python": str(tmp_path / "nope" / "python")})
     check = _check(report, "trainer python")
     assert not check.ok and "does not exist; run ./install.sh --trainers" in check.message
-    assert _check(report, "parser check").message == "skipped until the checks above pass"
+    skipped = _check(report, "parser check")
+    assert skipped.skipped and skipped.message == "skipped: it needs trainer python, inputs, dataset to pass first"
+    text = report.render()
+    assert "  [skip] parser check: skipped: it needs trainer python" in text and "[FAIL] parser check" not in text
+    assert "[FAIL] trainer python:" in text and not report.ok  # the failure is the check it waits for
+
+
+def test_a_skipped_check_is_not_a_failure(capsys, monkeypatch):
+    """Only failed checks fail doctor: ``[skip]`` lines do not change the exit status."""
+    report = doctor.DoctorReport("sdxl-lora")
+    report.add("disk", True, "500 GB free")
+    report.skip("parser check", "skipped: it needs dataset to pass first")
+    assert report.ok and "[skip] parser check" in report.render() and "All checks passed." in report.render()
+    monkeypatch.setattr(doctor, "run_doctor", lambda preset, values: report)
+    from bracket.cli import main
+
+    assert main(["doctor", "--preset", "sdxl-lora"]) == 0
+    assert "[skip] parser check" in capsys.readouterr().out
+    report.add("vram", False, "too small")
+    assert not report.ok and main(["doctor", "--preset", "sdxl-lora"]) == 1
 
 
 def test_python_without_accelerate(values, tmp_path):

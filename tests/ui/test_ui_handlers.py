@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
 from bracket.app.forms import plan_text
 from ui.render import grid_html, loss_figure, runs_frame
-from ui.loss_plot import plot_json
+from ui.loss_plot import loss_plot, plot_json
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
 SKIP = gr.skip()
@@ -26,7 +27,7 @@ SKIP = gr.skip()
 
 def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *options, **overrides):
     values = dict(budget=budget, steps=20, seeds=1, prompts="a red circle --d 1\na blue square --d 2",
-                  sample_every=10, algorithm="tpe", lr_min="", lr_max="", batch_sizes="")
+                  sample_every=10, algorithm="tpe", space=None)  # space: the search-space table (None: as is)
     name = overrides.pop("name", "ui-test")
     values.update(overrides)
     rest = [*(DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES), "", "", "", name, *options]
@@ -36,15 +37,16 @@ def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *opt
 def test_blocks_build_with_only_private_listeners(runs_dir):
     demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
-    # the Start button sends the learning-rate bracket checkbox, the past sessions to warm-start
-    # from, the confirmation runs, the validation box and the other-bounds box as the form's last
-    # values (in that order: start_search reads them so)
-    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-bounds"
+    # the Start button sends the search-space table after the algorithm, and the learning-rate
+    # bracket checkbox, the past sessions to warm-start from, the confirmation runs and the
+    # validation box as the form's last values (in that order: start_search reads them so)
+    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-validation"
               and getattr(f.fn, "func", None) is setup_tab.start_search]
-    assert len(starts) == 1 and getattr(starts[0].inputs[-2], "value", None) is True
-    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-5:]] == ["bk-lr-bracket", "bk-warm-from",
-                                                                             "bk-confirm", "bk-validation", "bk-bounds"]
-    assert getattr(starts[0].inputs[-5], "value", None) is True
+    assert len(starts) == 1 and getattr(starts[0].inputs[-1], "value", None) is True
+    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-4:]] == ["bk-lr-bracket", "bk-warm-from",
+                                                                             "bk-confirm", "bk-validation"]
+    assert getattr(starts[0].inputs[-4], "value", None) is True
+    assert getattr(starts[0].inputs[8], "elem_id", None) == "bk-space-setup"  # after preset, fields and 6 numbers
     options = launch_options(runs_dir)
     assert options["allowed_paths"] == [str(runs_dir.resolve())]
     assert options["run_history"] is False
@@ -284,6 +286,16 @@ def test_pause_shows_paused_with_resume_and_stops_the_clock(runs_dir, demo_field
 def test_a_one_step_run_draws_its_loss_point():
     figure = loss_figure({1: [(1, 0.5)], 2: [(1, 0.4), (2, 0.3)]}, {1: "one", 2: "two"})
     assert [trace.mode for trace in figure.data] == ["markers", "lines"]
+
+
+def test_an_empty_loss_chart_says_so_instead_of_axes_from_minus_one():
+    empty = plot_json(loss_plot({}, {}))
+    assert empty == json.loads(loss_figure({}, {}).to_json())  # the live chart and the Results chart agree
+    layout = empty["layout"]
+    assert layout["xaxis"]["visible"] is False and layout["yaxis"]["visible"] is False
+    assert "No loss logged yet" in layout["annotations"][0]["text"]
+    drawn = plot_json(loss_plot({1: [(1, 0.5), (2, 0.4)]}, {}, scope="t"))["layout"]
+    assert "annotations" not in drawn and drawn["xaxis"].get("visible", True) is True
 
 
 def test_score_per_step_chart_says_each_config_is_on_its_own_scale():

@@ -12,6 +12,7 @@ import gradio as gr
 import pytest
 
 from bracket.judge.combine import JUDGE_NAMES
+from bracket.app import views
 from bracket.app.manager import SessionManager
 from tests.ui.test_ui_handlers import start
 from ui import compare_tab, results_tab, search_tab, setup_tab
@@ -22,27 +23,40 @@ SKIP = gr.skip()
 FORM = setup_tab.FORM_OUTPUTS + len(JUDGE_NAMES) + 3
 
 
-def test_setup_space_table_follows_the_bounds_boxes():
-    frame, low, high, message = setup_tab.space_preview("demo-cpu", {}, "", "", "", 30)
+def _edit(frame, knob: str, column: str, value: str) -> list[dict]:
+    rows = frame.to_dict("records")
+    next(r for r in rows if r["knob"] == knob)[column] = value
+    return rows
+
+
+def test_setup_space_table_is_edited_in_its_cells():
+    frame, message = setup_tab.space_preview("demo-cpu", {}, 30, {})
     rows = frame.set_index("knob")
-    assert rows.loc["learning_rate", "searched"] == "searched" and rows.loc["batch_size", "searched"] == "fixed"
-    assert low.placeholder == "trainer's range: 1e-05" and high.placeholder == "trainer's range: 0.03"
-    assert message == "4 knobs searched, 1 fixed."
-    frame, *_ = setup_tab.space_preview("demo-cpu", {}, "1e-4", "1e-3", "8,16", 30)
+    assert rows.loc["learning_rate", "status"] == "searched" and rows.loc["batch_size", "status"] == "fixed"
+    assert (rows.loc["learning_rate", "min"], rows.loc["learning_rate", "max"]) == ("1e-05", "0.03")  # not blank
+    assert rows.loc["batch_size", "lock"] == "16" and message.startswith("4 knobs searched, 1 fixed")
+    # narrow the learning rate in its max cell: the table is redrawn from the parsed bounds
+    frame, bounds, message = setup_tab.space_edit("demo-cpu", {}, 30, _edit(frame, "learning_rate", "max", "1e-3"))
+    assert bounds == {"learning_rate": (1e-5, 1e-3)} and frame.set_index("knob").loc["learning_rate", "status"] == (
+        "narrowed")
+    # lock a knob, then search batch sizes the preset fixes
+    frame, bounds, _ = setup_tab.space_edit("demo-cpu", {}, 30, _edit(frame, "optimizer_type", "lock", "AdamW"))
+    frame, bounds, message = setup_tab.space_edit("demo-cpu", {}, 30, _edit(frame, "batch_size", "choices", "8, 16"))
     rows = frame.set_index("knob")
-    assert rows.loc["learning_rate", "range / choices"].startswith("0.0001 … 0.001")
-    assert rows.loc["batch_size", "searched"] == "searched" and rows.loc["batch_size", "range / choices"].startswith(
-        "8, 16")
-    *_, message = setup_tab.space_preview("demo-cpu", {}, "1", "2", "", 30)
-    assert message.startswith("⚠") and "does not overlap" in message
-    *_, message = setup_tab.space_preview("demo-cpu", {}, "1e-3", "1e-4", "", 30)
-    assert "reversed" in message
-    frame, *_ = setup_tab.space_preview("demo-cpu", {}, "", "", "", 30, "optimizer_type=AdamW\nlr_warmup_steps=0:0")
-    rows = frame.set_index("knob")  # locked: one choice left, a range of one value
-    assert rows.loc["optimizer_type", "range / choices"] == "AdamW (narrowed)"
-    assert rows.loc["lr_warmup_steps", "range / choices"].startswith("0 … 0")
-    *_, message = setup_tab.space_preview("demo-cpu", {}, "", "", "", 30, "optimizer_type=Lion")
-    assert message.startswith("⚠") and "Lion is not among" in message
+    assert bounds == {"learning_rate": (1e-5, 1e-3), "batch_size": [8, 16], "optimizer_type": ["AdamW"]}
+    assert rows.loc["optimizer_type", "status"] == "locked" and rows.loc["batch_size", "choices"] == "8, 16"
+    assert message.startswith("4 knobs searched, 1 fixed or locked")  # batch sizes searched, optimizer locked
+    # a new run length keeps the bounds (the state) and caps the warm-up again
+    again, _ = setup_tab.space_preview("demo-cpu", {}, 100, bounds)
+    assert again.set_index("knob").loc["optimizer_type", "lock"] == "AdamW"
+    # a bad cell: one inline line with the CLI's message, table and bounds left as they were
+    for knob, column, value, says in (("optimizer_type", "lock", "Lion", "Lion is not among"),
+                                      ("learning_rate", "min", "0", "LR min must be a positive number"),
+                                      ("batch_size", "choices", "a,b", "whole numbers separated by commas"),
+                                      ("lr_scheduler", "min", "1", "not a min/max")):
+        table, kept, message = setup_tab.space_edit("demo-cpu", {}, 30, _edit(frame, knob, column, value))
+        assert (table, kept) == (SKIP, SKIP) and message.startswith("⚠") and says in message, message
+        assert message.count("\n") == 0
 
 
 def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
@@ -50,14 +64,17 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     assert setup_tab.reflect_open(manager) == (SKIP,) * FORM  # nothing open: the form stays as it is
     assert "Pick a past session" in setup_tab.clone_settings(manager, None)[-1]
-    start(manager, demo_fields, budget=7, lr_min="1e-5", lr_max="0.01")  # other bounds: none
+    table, _ = setup_tab.space_preview("demo-cpu", demo_fields, 20, {})
+    start(manager, demo_fields, budget=7, space=_edit(table, "learning_rate", "max", "0.01"))
     assert manager.session.wait(90)
 
     # Setup reflects the open session; clone fills it from a past one
     values = setup_tab.reflect_open(manager)
     assert len(values) == FORM and values[0] == "demo-cpu" and values[1]["source"] == "ui-test"
     assert values[2]["train_script"] == demo_fields["train_script"] and values[5] == 7 and values[7] == 20
-    assert (values[14], values[15]) == ("1e-05", "0.01") and "open session" in values[-1]
+    assert {k: list(v) for k, v in values[15].items()} == {"learning_rate": [1e-5, 0.01]}
+    assert "open session" in values[-1]
+    assert values[14].set_index("knob").loc["learning_rate", "max"] == "0.01"
     other = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)  # a second app / reload
     cloned = setup_tab.clone_settings(other, str(runs_dir / "ui-test"))
     assert cloned[5] == 7 and cloned[-2] == "" and "Cloned the settings of **ui-test**" in cloned[-1]
@@ -71,6 +88,11 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     assert "Closest finished configs" in text
     _, text = search_tab.why(manager, dropdown.choices[-1][1])
     assert "baseline" in text
+    # the trial table's "why" column: one line per run's config, computed once and kept
+    frame = search_tab._table(manager, 1)[1].set_index("config")
+    assert frame.loc["search-7", "why"].startswith("TPE from 6 scored · vs ")
+    assert frame.loc["baseline", "why"] == "baseline: the by-hand config"
+    assert views.short_reasons(manager) is views.short_reasons(manager)  # kept, not rebuilt per poll
     _, text = search_tab.why(manager, next(v for label, v in dropdown.choices if label.startswith("lr-")))
     assert "**learning-rate bracket**: the best warm-start config at learning_rate" in text
 
@@ -90,6 +112,9 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     html, _ = compare_tab.show_flicker(manager, ids[0], ids[1], 10, ids)  # a grid shown: the slider's step
     assert "at step 10" in html
     assert "two different runs" in compare_tab.show_flicker(manager, ids[0], ids[0], 0, [])[1]
+    flicker_a, flicker_b = compare_tab.flicker_defaults(manager, ids)  # A/B start as the first two picked
+    assert (flicker_a.value, flicker_b.value) == (ids[0], ids[1])
+    assert compare_tab.flicker_defaults(manager, ids[:1]) == (SKIP, SKIP)
     refreshed = compare_tab.refresh_runs(manager)
     assert len(refreshed) == 4 and refreshed[2].choices == refreshed[0].choices
 

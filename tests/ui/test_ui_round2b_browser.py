@@ -1,11 +1,14 @@
 """Issue 20's second part in a real browser (Debian's Chromium via Playwright).
 
 The demo preset with the fake trainer: the Setup tab shows the search space before Start
-and narrows it as the LR box changes; after the search, "Why this suggestion" explains the
-TPE proposal; after a reload the Setup form shows the open session's settings and "Clone
+and is edited in its cells (narrow the learning rate, lock the warm-up; a bad cell gives
+one inline line and Start starts nothing); after the search, the trial table's "why" column
+explains the TPE proposal and a click on its row gives the full reason; after a reload the
+Setup form (its space table included) shows the open session's settings and "Clone
 settings" fills it from a past session; on Compare, the steps × prompts stack switches
-runs with PageDown in the lightbox and A/B flicker alternates two runs (a click holds
-it); on Results, Optuna's parallel-coordinate and slice plots and the space table are
+runs with PageDown in the lightbox and, on screen, without a click in it; A/B flicker starts
+with the first two picked runs and alternates them (a click holds it); on Results, the
+session's space is the edited one, Optuna's parallel-coordinate and slice plots and the space table are
 drawn, and "+N runs" resumes the search for two more runs. Screenshots go to
 test-output/ui-round2b/.
 """
@@ -24,10 +27,17 @@ pytestmark = [
 ]
 
 
-def pick(page, selector: str, index: int) -> None:
-    """Choose option ``index`` of a Gradio dropdown."""
-    page.locator(f"{selector} input").click()
-    page.get_by_role("option").nth(index).click()
+def cell(page, row: int, col: int):
+    """A cell of the Setup tab's search-space table."""
+    return page.locator(f'#bk-space-setup [data-testid="cell-{row}-{col}"]')
+
+
+def edit_cell(page, row: int, col: int, text: str) -> None:
+    """Type ``text`` into a cell of the search-space table as a person does (double-click, Enter)."""
+    cell(page, row, col).dblclick()
+    box = cell(page, row, col).locator("input, textarea").first
+    box.fill(text)
+    box.press("Enter")
 
 
 def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir):
@@ -44,27 +54,30 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         script.fill(str(FAKE_TRAINER))
         script.press("Tab")
 
-        # Setup: the search space before Start, narrowed by the LR box
+        # Setup: the search space before Start, edited in its cells (rows: optimizer_type,
+        # learning_rate, lr_scheduler, lr_warmup_steps, batch_size; columns 2-5: min, max, choices, lock)
         space = page.locator("#bk-space-setup")
+        message = page.locator("#bk-space-msg")
         expect(space).to_contain_text("learning_rate", timeout=20_000)
         expect(space).to_contain_text("fixed")
-        expect(page.locator("#bk-lr-max textarea, #bk-lr-max input")).to_have_attribute(
-            "placeholder", "trainer's range: 0.03")
-        page.locator("#bk-lr-max textarea, #bk-lr-max input").fill("0.01")
-        page.locator("#bk-lr-max textarea, #bk-lr-max input").press("Tab")
-        expect(space).to_contain_text("(narrowed)", timeout=20_000)
-        bounds = page.locator("#bk-bounds textarea")
-        bounds.fill("optimizer_type=AdamW")  # lock a knob: the table says so before Start
-        bounds.press("Tab")
-        expect(space).to_contain_text("AdamW (narrowed)", timeout=20_000)
-        bounds.fill("optimizer_type=Lion")
-        bounds.press("Tab")
-        expect(page.locator("#bk-space-msg")).to_contain_text("Lion is not among", timeout=20_000)
-        bounds.fill("")
-        bounds.press("Tab")
-        expect(page.locator("#bk-space-msg")).to_contain_text("4 knobs searched", timeout=20_000)
+        expect(cell(page, 1, 3)).to_contain_text("0.03")  # the LR's range is shown, not left blank
+        edit_cell(page, 1, 3, "0.01")  # narrow the learning rate
+        expect(cell(page, 1, 1)).to_contain_text("narrowed", timeout=20_000)
+        edit_cell(page, 0, 5, "Lion")  # a bad lock: one inline line, the table as it was
+        expect(message).to_contain_text("Lion is not among", timeout=20_000)
+        page.locator("#bk-start").click()  # Start refuses the same table the same way, and starts nothing
+        expect(page.locator("#bk-start-status")).to_contain_text("Lion is not among", timeout=20_000)
+        expect(page.get_by_role("tab", name="Setup")).to_have_attribute("aria-selected", "true")
+        assert not any(demo_app.runs_dir.iterdir())
+        edit_cell(page, 0, 5, "")
+        expect(message).to_contain_text("4 knobs searched", timeout=20_000)
+        edit_cell(page, 3, 5, "0")  # lock the warm-up at 0 steps
+        expect(cell(page, 3, 1)).to_contain_text("locked", timeout=20_000)
+        expect(message).to_contain_text("3 knobs searched", timeout=20_000)
         page.locator("#bk-steps input").fill("20")
         page.locator("#bk-steps input").press("Tab")
+        expect(cell(page, 3, 5)).to_contain_text("0", timeout=20_000)  # a new run length keeps the edits
+        expect(cell(page, 1, 3)).to_contain_text("0.01")
         page.screenshot(path=str(shots / "1-setup-space.png"), full_page=True)
         page.locator("#bk-start").click()
 
@@ -72,8 +85,11 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
         expect(page.locator("#bk-progress")).to_contain_text("7 / 7 runs", timeout=180_000)
         expect(page.locator("#bk-status")).to_contain_text("finished", timeout=30_000)
-        page.locator("#bk-why-acc").get_by_text("Why this suggestion", exact=True).first.click()
-        page.locator("#bk-why").click()
+        # the trial table says why in a column; a click on a TPE row opens the full reason
+        tpe = page.locator("#bk-trials [role=gridcell]", has_text="TPE from").first
+        expect(tpe).to_be_visible(timeout=20_000)
+        expect(tpe).to_contain_text("scored · vs ")
+        tpe.click()
         expect(page.locator("#bk-why-text")).to_contain_text("proposed by TPE", timeout=20_000)
         expect(page.locator("#bk-why-text")).to_contain_text("Closest finished configs")
         page.screenshot(path=str(shots / "2-why.png"), full_page=True)
@@ -82,7 +98,8 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         page.reload()
         page.get_by_role("tab", name="Setup").click()
         expect(page.locator("#bk-form-source")).to_contain_text("open session", timeout=30_000)
-        expect(page.locator("#bk-lr-max textarea, #bk-lr-max input")).to_have_value("0.01")
+        expect(cell(page, 1, 3)).to_contain_text("0.01")  # the open session's bounds fill the table
+        expect(cell(page, 3, 5)).to_contain_text("0")
         expect(page.locator("#bk-steps input")).to_have_value("20")
         expect(page.locator("#bk-field-train_script textarea, #bk-field-train_script input")).to_have_value(
             str(FAKE_TRAINER))
@@ -111,6 +128,12 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         expect(layers).to_have_count(4, timeout=20_000)
         expect(layers.nth(0)).to_be_visible()
         expect(layers.nth(1)).to_be_hidden()
+        layers.nth(0).scroll_into_view_if_needed()  # on screen, no click inside it: the keys turn it
+        page.keyboard.press("PageDown")
+        expect(layers.nth(1)).to_be_visible()
+        page.keyboard.press("PageUp")
+        expect(layers.nth(0)).to_be_visible()
+        expect(layers.nth(1)).to_be_hidden()
         first_head = layers.nth(0).locator("thead th[title]").first.inner_text()
         layers.nth(0).locator(".bk-cell").first.click()
         expect(caption).to_contain_text(first_head.split(" · ")[0])
@@ -124,8 +147,10 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         expect(layers.nth(1)).to_be_visible()
         expect(layers.nth(0)).to_be_hidden()
         page.screenshot(path=str(shots / "4-steps-by-prompts.png"), full_page=True)
-        pick(page, "#bk-flicker-a", 0)
-        pick(page, "#bk-flicker-b", 1)
+        # A/B start as the first two picked runs: no picking needed
+        expect(page.locator("#bk-flicker-a input")).not_to_have_value("", timeout=20_000)
+        expect(page.locator("#bk-flicker-b input")).not_to_have_value("")
+        assert page.locator("#bk-flicker-a input").input_value() != page.locator("#bk-flicker-b input").input_value()
         page.locator("#bk-flicker-btn").click()
         flicker = page.locator("#bk-flicker-box .bk-flicker").first
         expect(flicker).to_be_visible(timeout=20_000)
@@ -141,6 +166,9 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         expect(page.locator("#bk-parallel .js-plotly-plot")).to_be_visible(timeout=30_000)
         expect(page.locator("#bk-slice .js-plotly-plot")).to_be_visible()
         expect(page.locator("#bk-space-results")).to_contain_text("learning_rate")
+        # the session searched the edited space: LR narrowed to 0.01, the warm-up locked at 0
+        expect(page.locator("#bk-space-results")).to_contain_text("1e-05 … 0.01 (log) (narrowed)")
+        expect(page.locator("#bk-space-results")).to_contain_text("0 … 0 step 5 (narrowed)")
         page.screenshot(path=str(shots / "6-results-plots.png"), full_page=True)
         page.locator("#bk-more-runs input").fill("2")
         page.locator("#bk-extend").click()

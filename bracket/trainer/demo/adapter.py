@@ -12,12 +12,14 @@ shapes and 2e-2 (AdamW) a broken beige pattern, so a grid of trials shows real d
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from bracket import settings
-from bracket.dataset.demo_data import TOML_NAME
+from bracket.dataset.demo_data import TOML_NAME, make_demo_dataset
 from bracket.dataset.runtime import derive_run_toml
 from bracket.dataset.validation import preflight_dataset
 from bracket.fields import FieldSpec
@@ -45,7 +47,8 @@ FIELDS = (
         "path",
         default=lambda: str(settings.get_settings().demo_data_dir / "dataset.toml"),
         required=True,
-        help="Made by `python -m bracket demo-data DIR` (install.sh makes runs/demo-data).",
+        help="Make one with `python -m bracket demo-data DIR`; the default one (BRACKET_DEMO_DATA_DIR, "
+        "else runs/demo-data) is made when a search starts without it.",
     ),
     FieldSpec(
         "trainer_python",
@@ -101,6 +104,24 @@ def resolve_demo_dataset(path: Path) -> Path:
     if path.is_dir() and (path / TOML_NAME).is_file():
         return path / TOML_NAME
     return path
+
+
+def make_missing_demo_dataset(values: Mapping[str, str]) -> str | None:
+    """Make the demo dataset when the form names the default one and it is missing (a fresh
+    clone, or ``runs/`` cleared): it takes a second and needs nothing from outside, so the
+    demo just works. A path typed elsewhere is never written to. Returns a note, or None."""
+    default = settings.get_settings().demo_data_dir
+    given = str(values.get("dataset") or "").strip()
+    if not given:
+        return None
+    path = Path(os.path.expanduser(given))
+    if path.exists() or path.resolve() not in (default.resolve(), (default / TOML_NAME).resolve()):
+        return None
+    try:
+        make_demo_dataset(default)
+    except OSError:  # a read-only runs folder: the field check then says what to do
+        return None
+    return f"made the demo dataset in {default} (it was missing)"
 
 
 def demo_dataset_problems(path: Path) -> list[str]:

@@ -13,5 +13,7 @@ PRESETS = (
         # the automatic confirmation rung) — at 50 steps all 7 fit in 3 minutes on 2 cores
         # (docs/BENCHMARKS.md)
         search_defaults=(("budget", 7), ("steps", 50)),
+        # the quick start works on a fresh clone: the default demo dataset is made when missing
+        prepare=demo.make_missing_demo_dataset,
     ),
 )

@@ -1,0 +1,193 @@
+"""The Setup tab's search-space table as the editor of a search's bounds.
+
+One row per knob of the preset; a person narrows or locks a knob by editing its cells:
+
+    knob           | status   | min    | max   | choices          | lock  | trainer's range     | only when
+    optimizer_type | searched |        |       | AdamW, Adam, SGD |       | AdamW, Adam, SGD    |
+    learning_rate  | narrowed | 1e-05  | 0.001 |                  |       | 1e-05 … 0.03 (log)  |
+    lr_scheduler   | locked   |        |       |                  | cosine| constant, cosine    |
+    batch_size     | fixed    |        |       |                  | 16    | 16                  |
+
+* **min / max** narrow a numeric knob (a blank side is the trainer's);
+* **choices** keeps some of a categorical knob's choices, or turns a fixed number into
+  searched choices (``1,2,4`` batch sizes);
+* **lock** fixes a knob at one value (clear it to search the knob again); a fixed knob's
+  lock cell shows its value.
+
+:func:`edited_bounds` turns the rows back into bounds through the one bounds parser
+(``bracket.app.forms.parse_bounds``, as the CLI's ``--lr-min``/``--lr-max``,
+``--batch-sizes`` and ``--bound``): the learning rate's cells are the LR min/max,
+the batch knob's choices or lock are the batch sizes, any other edited knob becomes a
+``--bound KNOB=…`` value — so a bad cell gets the CLI's message, word for word. A cell
+that says what the form would search anyway (the trainer's range, capped warm-up
+included) is no bound. :func:`editor_rows` is the other way: the cells of a narrowed space.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bracket.app.forms import parse_bounds
+from bracket.app.space_table import describe
+from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
+from bracket.session.config import SettingsError
+
+EDIT_COLUMNS = ("knob", "status", "min", "max", "choices", "lock", "trainer's range", "only when")
+#: the columns a person types into (indices of EDIT_COLUMNS); the others are read-only
+EDITABLE = (2, 3, 4, 5)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return "" if value is None else str(value)
+
+
+def _text(value: Any) -> str:
+    """A cell as text ('' for blank, NaN or None: pandas gives NaN for an emptied cell)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value).strip()
+
+
+def _choices(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _same_number(text: str, number: float) -> bool:
+    try:
+        return math.isclose(float(text), float(number), rel_tol=1e-6, abs_tol=1e-12)
+    except ValueError:
+        return False
+
+
+def editor_rows(space: SearchSpace, reference: SearchSpace, base: SearchSpace | None = None) -> list[dict[str, str]]:
+    """The table's rows for ``space`` (narrowed by bounds), against ``reference`` (the same
+    form's space without bounds) and ``base`` (the trainer's own ranges, for the last columns)."""
+    base = base if base is not None else reference
+    rows = []
+    for name, knob in space.items():
+        ref = reference[name] if name in reference else knob
+        row = {"knob": name, "status": "searched", "min": "", "max": "", "choices": "", "lock": "",
+               "trainer's range": describe(base[name]) if name in base else describe(ref),
+               "only when": "; ".join(f"{p} = {' or '.join(map(str, a))}" for p, a in knob.when.items())}
+        if isinstance(knob, FixedKnob):
+            row["lock"] = _cell(knob.value)
+            row["status"] = ("fixed" if isinstance(ref, FixedKnob) and ref.value == knob.value
+                             else "locked")
+        elif isinstance(knob, (FloatKnob, IntKnob)):
+            if knob.low == knob.high and not (isinstance(ref, (FloatKnob, IntKnob)) and ref.low == ref.high):
+                row["status"], row["lock"] = "locked", _cell(knob.low)
+            else:
+                row["min"], row["max"] = _cell(knob.low), _cell(knob.high)
+                narrowed = isinstance(ref, (FloatKnob, IntKnob)) and (knob.low, knob.high) != (ref.low, ref.high)
+                row["status"] = "narrowed" if narrowed else "one value" if knob.low == knob.high else "searched"
+        elif isinstance(knob, CategoricalKnob):
+            ref_choices = tuple(ref.choices) if isinstance(ref, CategoricalKnob) else ()
+            if len(knob.choices) == 1 and len(ref_choices) != 1:
+                row["status"], row["lock"] = "locked", _cell(knob.choices[0])
+            else:
+                row["choices"] = ", ".join(_cell(c) for c in knob.choices)
+                row["status"] = ("narrowed" if ref_choices and tuple(knob.choices) != ref_choices
+                                 else "searched")
+        rows.append(row)
+    return rows
+
+
+def _row_bound(name: str, row: Mapping[str, Any], ref: Any) -> tuple[str, str] | None:
+    """(``min:max`` | ``choices`` | ``lock``, the ``--bound`` value) of one edited row; None when
+    its cells say what the form searches anyway."""
+    low, high, choices, lock = (_text(row.get(c)) for c in ("min", "max", "choices", "lock"))
+    if isinstance(ref, FixedKnob):
+        if low or high:
+            raise SettingsError(f"{name} is fixed: type one value in its lock cell, or choices such as 1,2,4 "
+                                "in its choices cell, not a min/max.")
+        same = lock == "" or lock == _cell(ref.value) or (
+            isinstance(ref.value, (int, float)) and not isinstance(ref.value, bool) and _same_number(lock, ref.value))
+        if choices and same:
+            return "choices", ",".join(_choices(choices))
+        return None if same else ("lock", lock)
+    if isinstance(ref, (FloatKnob, IntKnob)):
+        if choices:
+            raise SettingsError(f"{name} is a range: narrow it with its min and max cells (or lock one value), "
+                                "not choices.")
+        if lock:
+            return "lock", f"{lock}:{lock}"
+        if (not low or _same_number(low, ref.low)) and (not high or _same_number(high, ref.high)):
+            return None
+        return "range", f"{low or _cell(ref.low)}:{high or _cell(ref.high)}"
+    if low or high:
+        raise SettingsError(f"{name} has choices: keep some in its choices cell (or lock one), not a min/max.")
+    if lock:
+        return "lock", lock
+    kept = _choices(choices)
+    if not kept or kept == [_cell(c) for c in ref.choices]:
+        return None
+    return "choices", ",".join(kept)
+
+
+def edited_bounds(rows: Sequence[Mapping[str, Any]], reference: SearchSpace, batch_knob: str = "batch_size"
+                  ) -> dict[str, Any]:
+    """The bounds the table's ``rows`` ask for (``parse_bounds``' result; {} when nothing is
+    edited), ``reference`` being the form's space without bounds. Raises ``SettingsError``
+    with the CLI's message for a bad cell."""
+    lr_min = lr_max = None
+    batch_sizes = ""
+    knobs: dict[str, str] = {}
+    for row in rows:
+        name = _text(row.get("knob"))
+        if not name:
+            continue
+        if name not in reference:
+            raise SettingsError(f"Bound for {name!r}: this trainer has no such knob.")
+        found = _row_bound(name, row, reference[name])
+        if found is None:
+            continue
+        how, value = found
+        if name == "learning_rate" and isinstance(reference[name], FloatKnob):
+            lr_min, _, lr_max = value.partition(":")  # the LR cells are --lr-min / --lr-max
+        elif name == batch_knob and how != "range":
+            batch_sizes = value  # --batch-sizes
+        else:
+            knobs[name] = value  # --bound KNOB=value
+    return parse_bounds(lr_min, lr_max, batch_sizes, knobs)
+
+
+def _trainer(preset_id: str, fields: Mapping[str, str] | None) -> Any:
+    """The preset's trainer with the form's fields (its default fields when those do not build
+    one yet: the space is the same, and the start refuses the fields with their own message)."""
+    from bracket.errors import BracketError
+    from bracket.fields import merge_with_defaults
+    from bracket.registry import get_preset
+
+    preset = get_preset(preset_id)
+    try:
+        return preset.trainer_factory(merge_with_defaults(preset.fields, dict(fields or {})))
+    except (BracketError, ValueError, TypeError):
+        return preset.trainer_factory(merge_with_defaults(preset.fields, {}))
+
+
+def preset_editor_rows(preset_id: str, fields: Mapping[str, str] | None, bounds: Mapping[str, Any] | None, *,
+                       steps: int | None = None, warmup_share: float | None = None
+                       ) -> tuple[list[dict[str, str]], SearchSpace]:
+    """(rows, narrowed space) of the table for a preset, the form's fields, run length and
+    ``bounds``; raises ``BracketError`` when a bound does not fit (the message says why)."""
+    trainer = _trainer(preset_id, fields)
+    reference = trainer.session_space({}, steps=steps, warmup_share=warmup_share)
+    space = trainer.session_space(dict(bounds or {}), steps=steps, warmup_share=warmup_share)
+    return editor_rows(space, reference, trainer.declare_search_space()), space
+
+
+def table_bounds(preset_id: str, fields: Mapping[str, str] | None, rows: Sequence[Mapping[str, Any]] | None, *,
+                 steps: int | None = None, warmup_share: float | None = None) -> dict[str, Any]:
+    """The bounds the edited table ``rows`` ask for, checked against the preset's space (a
+    bound that does not fit raises ``BracketError`` with the CLI's message); {} without rows."""
+    if not rows:
+        return {}
+    trainer = _trainer(preset_id, fields)
+    reference = trainer.session_space({}, steps=steps, warmup_share=warmup_share)
+    bounds = edited_bounds(rows, reference, trainer.batch_knob)
+    trainer.session_space(bounds, steps=steps, warmup_share=warmup_share)  # raises when a bound does not fit
+    return bounds
