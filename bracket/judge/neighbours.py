@@ -47,6 +47,8 @@ NEIGHBOUR_SCALE = 0.15
 #: pseudo-runs at the shared estimate: one, so a single identical neighbour pulls halfway
 NEIGHBOUR_PRIOR = 1.0
 
+_MISSING = object()
+
 
 def varying_keys(params: Sequence[Mapping[str, Any]]) -> list[str]:
     """The keys whose values differ (or are missing) among ``params``, sorted."""
@@ -57,9 +59,6 @@ def varying_keys(params: Sequence[Mapping[str, Any]]) -> list[str]:
         if any(v != values[0] for v in values[1:]):
             varying.append(key)
     return varying
-
-
-_MISSING = object()
 
 
 def _number(value: Any) -> bool:

@@ -192,11 +192,9 @@ def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str,
     estimates = judge_estimates(per_judge, qualified)
     nearby = run_estimates(per_judge, estimates, qualified, {r["id"]: r.get("params") or {} for r in scored})
     if per_judge["human"] is by_rating:
+        # a compared run's estimate is its anchor; from here on its human part is measured
         per_judge["human"] = anchor_pairwise(human, {i: guess["human"].value for i, guess in nearby.items()
                                                      if "human" in guess})
-        if "human" in estimates:  # a compared run is measured now: its estimate is its anchor
-            nearby = {i: {n: e for n, e in guess.items() if n != "human" or not per_judge["human"][i].has_score}
-                      for i, guess in nearby.items()}
     scores: dict[int, RunScore] = {}
     for run_id in ids:
         results: dict[str, JudgeResult | None] = {name: table.get(run_id) for name, table in per_judge.items()}
