@@ -3,8 +3,8 @@
 A rating changes the rated run's combined score at once, and with it the rank of its config
 among the search configs; it also moves the human estimate of unrated configs, most of those
 *similar* to the rated one (``bracket.judge.neighbours``, docs/SCORING.md), so a rating can
-carry its neighbourhood into or out of TPE's good set. What matters for the search is whether the config is now among the few
-best that TPE builds its next proposals on (:func:`bracket.search.controller.tpe_good_count`).
+carry its neighbourhood into or out of TPE's good set. What matters for the search is whether
+the config is now among the few best that TPE builds its next proposals on (:func:`bracket.search.controller.tpe_good_count`).
 :func:`rate_and_explain` records a rating through the same path as every rating
 (:meth:`Session.add_rating`) and says that, e.g.::
 

@@ -12,8 +12,9 @@ and standard deviation :data:`PRIOR_STRENGTH_SD` = 1 (the L2 penalty ``alpha = 1
 with few choices the strengths stay near 0, so one choice between two runs makes the winner
 beat the loser with probability 0.66 — about Laplace's (1 + 1) / (1 + 2) for one success in
 one trial — and moves each run's pairwise score by 0.16 (1.5 rating points), not 0.34 as
-the old near-flat prior did; consistent choices still pull the strengths apart. A tie counts as half a win each way: every
-decisive choice is given to choix twice and a tie once in each direction. The uncertainty of
+the old near-flat prior did; consistent choices still pull the strengths apart. A tie counts
+as half a win each way: every decisive choice is given to choix twice and a tie once in each
+direction. The uncertainty of
 each strength is its standard error from the inverse Fisher information (Hessian of the
 penalised log-likelihood at the optimum; cheap, no bootstrap). The pairwise score is
 ``1 - mean over the other compared runs of P(this run beats that run)``.

@@ -83,7 +83,8 @@ def distance_matrix(rows: Sequence[Mapping[str, Any]], columns: Sequence[Mapping
         both = na[:, None] & nb[None, :]
         positive = both & (np.nan_to_num(xa)[:, None] > 0) & (np.nan_to_num(xb)[None, :] > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            logs = np.abs(np.log10(np.where(positive, xa[:, None], 1.0)) - np.log10(np.where(positive, xb[None, :], 1.0)))
+            logs = np.abs(np.log10(np.where(positive, xa[:, None], 1.0))
+                          - np.log10(np.where(positive, xb[None, :], 1.0)))
             scale = np.maximum(np.maximum(np.abs(xa)[:, None], np.abs(xb)[None, :]), 1e-12)
             relative = np.abs(xa[:, None] - xb[None, :]) / scale
         codes: dict[Any, int] = {}

@@ -105,7 +105,8 @@ def test_the_vectorised_distance_is_param_distance():
 
     def config() -> dict:
         c = {"optimizer_type": rng.choice(["AdamW", "SGD", "Lion"]), "learning_rate": 10 ** rng.uniform(-5, -2),
-             "lr_warmup_steps": rng.choice([0, 5, 10]), "shift": rng.choice([-1.0, 0.0, 2.5]), "flag": rng.random() < .5}
+             "lr_warmup_steps": rng.choice([0, 5, 10]), "shift": rng.choice([-1.0, 0.0, 2.5]),
+             "flag": rng.random() < .5}
         if rng.random() < 0.3:
             del c["lr_warmup_steps"]
         return c
@@ -186,7 +187,8 @@ def test_a_choice_moves_a_run_from_where_it_stands_on_the_rating_scale():
     assert not winner.estimated and winner.raw is not None  # measured: its Bradley-Terry strength
     assert winner.value > _human(scores, 5).value + 0.2 and loser.value > winner.value
     unrated = score_runs(runs, ratings, (), WEIGHTS)
-    assert winner.value == pytest.approx(_human(unrated, 3).value - (0.5 - score_human([3, 4], (), [(3, 4, "left")])[3].score))
+    one_win = 0.5 - score_human([3, 4], (), [(3, 4, "left")])[3].score
+    assert winner.value == pytest.approx(_human(unrated, 3).value - one_win)
     # a rated run that also won a choice: its rating moved by the choice, not averaged with 0.34
     both = score_runs(runs, ratings, [(5, 1, "left")], WEIGHTS)
     assert _human(both, 5).value == pytest.approx(rating_score(7.0) - (0.5 - 0.337), abs=0.01)
