@@ -8,7 +8,8 @@ human weight) can be compared on hundreds of draws:
 1. a history like a session's after a dozen trials: the demo's baseline and curated configs
    plus random configs, each with a real loss curve from the loss landscape
    (:func:`bench.landscape_trainer.loss_curve`), scored by the real judges
-   (:func:`bracket.session.scoring.score_runs`);
+   (:func:`bracket.session.scoring.score_runs`, with their params, so unrated runs get the
+   estimate from similar configs);
 2. the rater has rated the ``rated`` best-loss runs (what "Next unrated" shows first), with
    rating noise;
 3. TPE (the real :class:`bracket.search.controller.SearchController`) proposes ``asks``
@@ -53,7 +54,7 @@ def draw(taste_name: str, seed: int, *, history: int = 12, rated: int = 4, asks:
     space = trainer.declare_search_space()
     configs = [trainer.baseline_config().knobs] + [c.knobs for c in trainer.curated_configs()]
     configs += [_random_config(rng) for _ in range(history - len(configs))]
-    runs = [{"id": i, "config_id": i, "status": "done", "kind": "search", "finished_at": None,
+    runs = [{"id": i, "config_id": i, "status": "done", "kind": "search", "finished_at": None, "params": p,
              "loss": list(enumerate(loss_curve(taste.loss, p, 100, 1000 + seed), start=1))}
             for i, p in enumerate(configs, start=1)]
     loss_only = config_values(runs, score_runs(runs))

@@ -59,9 +59,14 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     estimate's pseudo-count), ``<mode>@human=4`` (the human weight), ``<mode>@dropjudge`` (the
     old rule: no estimate, a judge without data drops out of that run's score), ``<mode>@winnerfirst``
     ("Next unrated" and "Next pair" as before the informative ranking, :func:`patch_winner_first`),
-    ``<mode>@novelty=R`` (``bracket.judge.informative.NOVELTY_RADIUS``): patch those
+    ``<mode>@novelty=R`` (``bracket.judge.informative.NOVELTY_RADIUS``), ``<mode>@shared`` (every
+    unrated run gets the one shared human estimate, the rule before the estimate from similar
+    configs, :mod:`bracket.judge.neighbours`), ``<mode>@scale=S`` (its similarity scale),
+    ``<mode>@ratebracket`` (an experiment, not in the app: :func:`patch_rating_bracket`),
+    ``<mode>@flatbt`` (Bradley-Terry with the old near-flat prior, alpha 0.1), ``<mode>@noanchor``
+    (pairwise scores averaged with ratings as they are, not laid on the rating scale): patch those
     defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
-    from bracket.judge import combine, informative
+    from bracket.judge import combine, human, informative, neighbours
     from bracket.search import controller
     from bracket.session import scoring
 
@@ -73,10 +78,17 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     _ORIGINAL.setdefault("prior", defaults["prior_count"])
     _ORIGINAL.setdefault("estimates", scoring.judge_estimates)
     scoring.judge_estimates = _ORIGINAL["estimates"]
+    _ORIGINAL.setdefault("rating_part", scoring.rating_part)
+    scoring.rating_part = _ORIGINAL["rating_part"]
     patch_winner_first(undo=True)
+    patch_rating_bracket(undo=True)
     _ORIGINAL.setdefault("novelty", informative.NOVELTY_RADIUS)
     informative.NOVELTY_RADIUS = _ORIGINAL["novelty"]
     controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
+    near_defaults, human_defaults = neighbours.neighbour_estimates.__kwdefaults__, human.score_human.__kwdefaults__
+    _ORIGINAL.setdefault("scale", near_defaults["scale"])
+    _ORIGINAL.setdefault("alpha", human_defaults["alpha"])
+    near_defaults["scale"], human_defaults["alpha"] = _ORIGINAL["scale"], _ORIGINAL["alpha"]
     kwdefaults["rated_gamma"] = _ORIGINAL["rated_gamma"]
     defaults["prior_count"] = _ORIGINAL["prior"]
     weights = None
@@ -96,6 +108,16 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
             patch_winner_first()
         elif key == "novelty":
             informative.NOVELTY_RADIUS = float(value)
+        elif key == "shared":
+            near_defaults["scale"] = 0.0
+        elif key == "scale":
+            near_defaults["scale"] = float(value)
+        elif key == "flatbt":
+            human_defaults["alpha"] = 0.1
+        elif key == "ratebracket":
+            patch_rating_bracket()
+        elif key == "noanchor":
+            scoring.rating_part = lambda _results: {}
         else:
             raise ValueError(f"unknown variant {item!r}")
     return base, weights
@@ -133,6 +155,40 @@ def patch_winner_first(undo: bool = False) -> None:
                           session.store.comparisons(session.name), k)
 
     SessionManager.next_unrated, SessionManager.next_pairs = winner_first, closest_pairs
+
+
+def patch_rating_bracket(undo: bool = False, factor: float = 2.0) -> None:
+    """An experiment (not in the app): once a person has rated, the best-scored rated search
+    config is proposed again at its step knob ÷ and × ``factor`` (as the learning-rate bracket
+    does for the warm start) before TPE proposes, once per side and favourite; ``undo``
+    restores the controller's own ``next``."""
+    from optuna.trial import TrialState
+
+    from bracket.search import controller
+    from bracket.search.lr_bracket import _same, step_knob
+
+    _ORIGINAL.setdefault("next", controller.SearchController.next)
+    original = _ORIGINAL["next"]
+    if undo:
+        controller.SearchController.next = original
+        return
+
+    def next_with_rating_bracket(self: Any) -> Any:
+        if not self.waiting_count():
+            history = list(self._history())
+            rated = [h for h in history if h.rated and h.value is not None and h.state == TrialState.COMPLETE]
+            best = min(rated, key=lambda h: h.value) if rated else None
+            name = step_knob(best.params, self.space) if best else None
+            if best is not None and name is not None and best.params.get(name, 0) > 0:
+                knob = self.space[name]
+                for candidate in (best.params[name] / factor, best.params[name] * factor):
+                    params = dict(best.params, **{name: min(max(candidate, knob.low), knob.high)})
+                    if not any(_same(params, h.params, name) for h in history):
+                        self.study.enqueue_trial(params, user_attrs={"kind": "search"})
+                        break
+        return original(self)
+
+    controller.SearchController.next = next_with_rating_bracket
 
 
 def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps: int, workdir: str

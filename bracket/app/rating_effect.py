@@ -1,18 +1,21 @@
 """What a rating changed, in one sentence the Compare tab shows after it is saved.
 
 A rating changes the rated run's combined score at once, and with it the rank of its config
-among the search configs and, when the estimate of unrated runs moves, everybody's score
-(docs/SCORING.md). What matters for the search is whether the config is now among the few
-best that TPE builds its next proposals on (:func:`bracket.search.controller.tpe_good_count`).
+among the search configs; it also moves the human estimate of unrated configs, most of those
+*similar* to the rated one (``bracket.judge.neighbours``, docs/SCORING.md), so a rating can
+carry its neighbourhood into or out of TPE's good set. What matters for the search is whether
+the config is now among the few best that TPE builds its next proposals on (:func:`bracket.search.controller.tpe_good_count`).
 :func:`rate_and_explain` records a rating through the same path as every rating
 (:meth:`Session.add_rating`) and says that, e.g.::
 
     Run #12 rated 9: its config moved from 6th to 2nd of 14 (score 0.412 -> 0.215) and is now
-    among the 4 best configs TPE builds its next proposals on.
+    among the 4 best configs TPE builds its next proposals on; 2 similar configs moved with it
+    (search-9: 7th -> 3rd, now among them).
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -38,9 +41,31 @@ def _rank(values: Mapping[int, float], config_id: int) -> int:
     return 1 + sum(1 for other, v in values.items() if other != config_id and v < values[config_id])
 
 
+#: a config "moved with" the rated one when its score moved the same way by this much more than
+#: the typical config's (every unrated config shifts a little with the shared estimate)
+MOVED_WITH = 0.01
+
+
+def moved_with(before: Mapping[int, float], after: Mapping[int, float], config_id: int) -> list[int]:
+    """Other configs whose score moved with ``config_id``'s (same direction, :data:`MOVED_WITH`
+    beyond the median move of the others): the similar configs whose estimate the rating moved;
+    the biggest move first."""
+    if config_id not in before or config_id not in after:
+        return []
+    direction = after[config_id] - before[config_id]
+    shifts = {c: after[c] - before[c] for c in after if c != config_id and c in before}
+    if not shifts or direction == 0:
+        return []
+    typical = statistics.median(shifts.values())
+    sign = 1.0 if direction > 0 else -1.0
+    moved = [c for c, shift in shifts.items() if sign * (shift - typical) >= MOVED_WITH]
+    return sorted(moved, key=lambda c: -sign * shifts[c])
+
+
 def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, float], config_id: int | None,
-                           run_id: int, value: float) -> str:
-    """The sentence for a rating of ``value`` on ``run_id`` (of search config ``config_id``)."""
+                           run_id: int, value: float, names: Mapping[int, str] | None = None) -> str:
+    """The sentence for a rating of ``value`` on ``run_id`` (of search config ``config_id``);
+    ``names``: config id -> name, for the similar configs that moved with it."""
     head = f"Run #{run_id} rated {value:g}"
     if config_id is None or config_id not in after:
         return f"{head}: saved; it is not a scored search run, so the search's next proposals do not change."
@@ -58,7 +83,22 @@ def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, floa
         steer = f"and stays among the {good} best configs TPE builds its next proposals on"
     else:
         steer = f"still outside the {good} best configs TPE builds its next proposals on"
-    return f"{head}: {moved}, {steer}."
+    return f"{head}: {moved}, {steer}{_neighbours(before, after, config_id, good, names or {})}."
+
+
+def _neighbours(before: Mapping[int, float], after: Mapping[int, float], config_id: int, good: int,
+                names: Mapping[int, str]) -> str:
+    """"; 2 similar configs moved with it (search-9: 7th -> 3rd, now among them)" or ""."""
+    moved = moved_with(before, after, config_id)
+    if not moved:
+        return ""
+    first = moved[0]
+    old, new = _rank(before, first), _rank(after, first)
+    was, now = old <= tpe_good_count(len(before), wide=True), new <= good
+    change = ", now among them" if now and not was else ", out of them" if was and not now else ""
+    count = f"{len(moved)} similar config{'s' * (len(moved) != 1)}"
+    return (f"; {count} moved with it ({names.get(first, f'config {first}')}: {_ordinal(old)} -> "
+            f"{_ordinal(new)}{change})")
 
 
 def rate_and_explain(session: "Session", run_id: int, value: float, prompt_index: int | None = None,
@@ -68,4 +108,5 @@ def rate_and_explain(session: "Session", run_id: int, value: float, prompt_index
     session.add_rating(run_id, value, prompt_index, step)
     run = session.store.get_run(int(run_id)) or {}
     config_id = run.get("config_id") if run.get("stage") == "search" else None
-    return describe_rating_effect(before, search_standings(session), config_id, int(run_id), float(value))
+    names = {c["id"]: c.get("name") or f"config {c['id']}" for c in session.store.configs(session.name, stage="search")}
+    return describe_rating_effect(before, search_standings(session), config_id, int(run_id), float(value), names)

@@ -58,6 +58,9 @@ class Estimate:
     value: float
     uncertainty: float
     count: int
+    #: summed similarity weight of the scored runs near this run (``bracket.judge.neighbours``);
+    #: 0 for the shared estimate every unscored run gets alike
+    near: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -193,8 +196,9 @@ def combine_scores(per_judge: Mapping[str, JudgeResult | None], weights: Mapping
         if result is not None and result.score is not None:
             chosen[name] = (result.score, raws.get(name), False, 0.0, "")
         elif estimate is not None:
+            near = f", weighted toward similar configs ({estimate.near:.2f})" if estimate.near >= 0.05 else ""
             chosen[name] = (estimate.value, None, True, estimate.uncertainty,
-                            f"estimated from {estimate.count} run{'s' * (estimate.count != 1)} it scored")
+                            f"estimated from {estimate.count} run{'s' * (estimate.count != 1)} it scored{near}")
     if not chosen:
         return CombinedScore(value=None, reason="no judge with a weight above 0 has scored this run yet")
     total = sum(checked[name] for name in chosen)

@@ -6,18 +6,32 @@ its whole-run ratings and its per-prompt means. The rating score is absolute, no
 ``(10 - mean) / 9`` (10 -> 0.0, 1 -> 1.0), so a score never moves because another run was rated.
 
 **Pairwise choices.** The Compare view shows two runs' grids side by side (sides hidden) and
-records left / right / tie. A Bradley-Terry model, fitted with ``choix.opt_pairwise`` and a
-small L2 regularisation ``alpha`` (so a run that won every comparison gets a large but finite
-strength), turns them into one strength per run. A tie counts as half a win each way: every
-decisive choice is given to choix twice and a tie once in each direction. The uncertainty of
+records left / right / tie. A Bradley-Terry model, fitted with ``choix.opt_pairwise``, turns
+them into one strength per run (log-odds scale). Each strength has a normal prior with mean 0
+and standard deviation :data:`PRIOR_STRENGTH_SD` = 1 (the L2 penalty ``alpha = 1 / (2 sd²)``):
+with few choices the strengths stay near 0, so one choice between two runs makes the winner
+beat the loser with probability 0.66 — about Laplace's (1 + 1) / (1 + 2) for one success in
+one trial — and moves each run's pairwise score by 0.16 (1.5 rating points), not 0.34 as
+the old near-flat prior did; consistent choices still pull the strengths apart. A tie counts
+as half a win each way: every decisive choice is given to choix twice and a tie once in each
+direction. The uncertainty of
 each strength is its standard error from the inverse Fisher information (Hessian of the
 penalised log-likelihood at the optimum; cheap, no bootstrap). The pairwise score is
 ``1 - mean over the other compared runs of P(this run beats that run)``.
 
-**Merge.** The human score of a run is the weighted mean of whichever parts it has (rating
+**Merge.** :func:`score_human` gives the weighted mean of whichever parts a run has (rating
 score, pairwise score; weights ``rating_weight`` and ``pairwise_weight``). A run with
 neither has no data; the combination then uses the human judge's estimate from the runs
 people did score (:func:`bracket.judge.combine.estimate_missing`).
+
+**Pairwise choices on the rating scale.** A rating is absolute; a pairwise score is relative
+(0.5 = as good as the runs it was compared with). Mixed as they are, a run that won one coin
+flip between two runs the person rates 1 would score 0.34 — a 7 — above everything rated.
+So a session's scores (:func:`bracket.session.scoring.score_runs`) lay a run's pairwise
+evidence on its place on the rating scale instead (:func:`anchor_pairwise`): its score is
+its *anchor* plus ``pairwise score - 0.5``, where the anchor is its own rating score when it
+was rated, else the estimate of its human score from the rated runs (or 0.5 while nobody
+rated anything, which gives the plain pairwise score).
 
 :func:`next_pairs` picks the next pairs to show: runs whose current scores are close and that
 were compared little so far, never the pair that was just compared.
@@ -36,7 +50,11 @@ import numpy as np
 from bracket.judge.base import JudgeResult
 
 RATING_MIN, RATING_MAX = 1, 10
-DEFAULT_ALPHA = 0.1
+#: prior standard deviation of a Bradley-Terry strength (log-odds): two runs a prior sd apart
+#: each way (strengths ±1) beat one another 88 % of the time
+PRIOR_STRENGTH_SD = 1.0
+#: the L2 penalty ``alpha * sum(strength²)`` of that prior, per comparison counted once
+DEFAULT_ALPHA = 1.0 / (2.0 * PRIOR_STRENGTH_SD ** 2)
 WINNERS = ("left", "right", "tie")
 
 
@@ -280,3 +298,27 @@ def next_pairs(
     for _, a, b in candidates[: max(0, k)]:
         chosen.append((a, b) if rng.random() < 0.5 else (b, a))
     return chosen
+
+
+def rating_part(results: Mapping[int, JudgeResult]) -> dict[int, JudgeResult]:
+    """Per run with a rating: its rating score alone (details kept); the others no data."""
+    return {run_id: (JudgeResult.scored(r.details["rating_score"], r.details) if "rating_score" in r.details
+                     else JudgeResult.no_data("no human rating yet", r.details))
+            for run_id, r in results.items()}
+
+
+def anchor_pairwise(results: Mapping[int, JudgeResult], anchors: Mapping[int, float],
+                    default: float = 0.5) -> dict[int, JudgeResult]:
+    """``results`` (from :func:`score_human`) with each compared run's score laid on the rating
+    scale: ``anchor + pairwise_score - 0.5`` (clipped to [0, 1]), the anchor being the run's own
+    rating score, else ``anchors[run]`` (its estimated human score), else ``default``.
+    Runs never compared are returned as they are."""
+    out: dict[int, JudgeResult] = {}
+    for run_id, result in results.items():
+        pairwise = result.details.get("pairwise_score")
+        if pairwise is None:
+            out[run_id] = result
+            continue
+        anchor = result.details.get("rating_score", anchors.get(run_id, default))
+        out[run_id] = JudgeResult.scored(anchor + float(pairwise) - 0.5, dict(result.details, anchor=anchor))
+    return out

@@ -13,8 +13,9 @@ module ranks the runs nobody rated by that chance, from plain data (pure functio
   yet; every unrated run then gets :func:`prior_uncertainty` (the estimate's prior);
   An unrated run right next to a rated config of its stage (:func:`param_distance` below
   :data:`NOVELTY_RADIUS`) keeps less of the estimate's spread (:func:`novelty`, down to
-  :data:`NEAR_FLOOR`): the one shared human estimate cannot tell it from a far one, but a
-  person's rating of a config says much about its neighbours;
+  :data:`NEAR_FLOOR`): its estimate already leans on that rating
+  (:mod:`bracket.judge.neighbours`), so rating it teaches less than rating a run unlike
+  anything rated;
 * per config: the mean of its runs' scores and the uncertainty of that mean.
 
 A config's **chance to matter** is the larger of
@@ -288,8 +289,8 @@ def param_distance(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
 def novelty(params: Mapping[str, Any], rated: Sequence[Mapping[str, Any]], radius: float) -> float:
     """The factor on an unrated run's estimate uncertainty: 1 far from every rated config
     (``radius`` or more by :func:`param_distance`), down to :data:`NEAR_FLOOR` at a rated
-    config's own params — a person's rating of a config says something about its neighbours,
-    which the one shared human estimate does not know. 1 with ``radius`` 0 or nothing rated."""
+    config's own params — its estimate already leans on that rating (``bracket.judge.neighbours``),
+    so rating it teaches less. 1 with ``radius`` 0 or nothing rated."""
     if radius <= 0 or not rated:
         return 1.0
     nearest = min(param_distance(params, other) for other in rated)

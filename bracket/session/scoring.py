@@ -9,9 +9,12 @@ session's weights. A run a judge disqualifies gets the worst combined score, 1.0
 sampler learns to stay away from what broke it.
 
 A judge that has scored some of the qualified runs but not others (nobody rated them yet,
-the VLM failed on a few) gets an *estimate* for the others
-(:func:`bracket.judge.combine.estimate_missing`), so every run is scored on the same judges
-and weights; each :class:`RunScore` lists its :class:`~bracket.judge.combine.JudgePart` s,
+the VLM failed on a few) gets an *estimate* for the others: the shared estimate
+(:func:`bracket.judge.combine.estimate_missing`) moved toward the scores of runs with similar
+params (:func:`bracket.judge.neighbours.neighbour_estimates`), so every run is scored on the
+same judges and weights, and a rating moves its config's neighbourhood too. The standings
+(the displayed answer) and the sampler's history both come from :func:`score_runs`, so they
+agree on every estimate; each :class:`RunScore` lists its :class:`~bracket.judge.combine.JudgePart` s,
 which say what was measured (with its raw figure) and what was estimated (with an uncertainty).
 """
 
@@ -25,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 from bracket.judge.base import JudgeResult
 from bracket.judge.combine import DEFAULT_WEIGHTS, Estimate, JudgePart, combine_scores, estimate_missing
 from bracket.judge.eval_loss import score_eval_loss_runs
-from bracket.judge.human import score_human
+from bracket.judge.human import anchor_pairwise, rating_part, score_human
 from bracket.judge.llm_judge import score_llm_judge
 from bracket.judge.loss import loss_summary, score_loss_summaries
+from bracket.judge.neighbours import neighbour_estimates
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.search.types import ScoredConfig
@@ -88,6 +92,20 @@ def judge_estimates(per_judge: Mapping[str, Mapping[int, JudgeResult]], qualifie
             if estimate is not None:
                 estimates[name] = estimate
     return estimates
+
+
+def run_estimates(per_judge: Mapping[str, Mapping[int, JudgeResult]], shared: Mapping[str, Estimate],
+                  qualified: Sequence[int], params: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str, Estimate]]:
+    """Per qualified run a judge has not scored: that judge's estimate learned from the scored
+    runs with similar ``params`` (run id -> params), shrunk toward its ``shared`` estimate."""
+    per_run: dict[int, dict[str, Estimate]] = {}
+    for name, estimate in shared.items():
+        table = per_judge.get(name, {})
+        scored = {i: float(table[i].score) for i in qualified if i in table and table[i].has_score}
+        targets = [i for i in qualified if i not in scored]
+        for run_id, guess in neighbour_estimates(estimate, scored, params, targets).items():
+            per_run.setdefault(run_id, {})[name] = guess
+    return per_run
 
 
 def effective_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
@@ -160,7 +178,11 @@ def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str,
             {r["id"]: r.get("eval_loss") or None for r in scored if r["id"] not in stopped},
             {r["id"]: r.get("loss") for r in scored})
     ids = [r["id"] for r in scored]
-    per_judge["human"] = score_human(ids, ratings, comparisons)
+    human = score_human(ids, ratings, comparisons)
+    # estimates learn from ratings (absolute); choices only move a run from where it stands,
+    # unless nobody rated anything (then the plain pairwise scores, as before)
+    by_rating = rating_part(human)
+    per_judge["human"] = by_rating if any(r.has_score for r in by_rating.values()) else human
     per_judge["vlm"] = {r["id"]: result for r in scored
                         if (result := stored_judge((r.get("judges") or {}).get("vlm"))) is not None}
     per_judge.update(text_judges(scored))
@@ -168,12 +190,17 @@ def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str,
     qualified = [i for i in ids if i not in stopped
                  and not any((t.get(i) is not None and t[i].disqualified) for t in per_judge.values())]
     estimates = judge_estimates(per_judge, qualified)
+    nearby = run_estimates(per_judge, estimates, qualified, {r["id"]: r.get("params") or {} for r in scored})
+    if per_judge["human"] is by_rating:
+        # a compared run's estimate is its anchor; from here on its human part is measured
+        per_judge["human"] = anchor_pairwise(human, {i: guess["human"].value for i, guess in nearby.items()
+                                                     if "human" in guess})
     scores: dict[int, RunScore] = {}
     for run_id in ids:
         results: dict[str, JudgeResult | None] = {name: table.get(run_id) for name, table in per_judge.items()}
         if run_id in stopped:
             results["loss"] = JudgeResult.disqualify(stopped[run_id])
-        combined = combine_scores(results, combined_weights, estimates=estimates,
+        combined = combine_scores(results, combined_weights, estimates={**estimates, **nearby.get(run_id, {})},
                                   raws={name: raw_figure(name, r) for name, r in results.items()})
         scores[run_id] = RunScore(
             value=WORST if combined.disqualified else combined.value,
