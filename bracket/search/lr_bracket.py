@@ -153,8 +153,10 @@ def next_bracket(history: Sequence[ScoredConfig], space: SearchSpace, *,
 
     No bracket when the session had no warm start, when the best warm-start config has no
     step knob searched on a log scale (:func:`step_knob`), or once both bracket configs
-    exist. A candidate that, after clamping into the knob's bounds, equals the best config
-    or one already trained is skipped.
+    exist. Which configs, in which order: :func:`bracket_offsets` around the best warm-start
+    config, the second one replaced by a decade lower for an optimizer family whose every
+    warm-start config diverged (rule ``"evidence"``). A candidate that, after clamping into
+    the knob's bounds, equals the config it came from or one already trained is skipped.
     """
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}")
@@ -171,7 +173,8 @@ def next_bracket(history: Sequence[ScoredConfig], space: SearchSpace, *,
         return BracketStep(None)
     for params, name, rate, why in _candidates(scored, made, space, factor, rule):
         knob = space[name]
-        candidate = min(max(float(f"{params[name]:.3g}"), knob.low), knob.high)  # round, then clamp: in bounds
+        # round, then clamp: in bounds
+        candidate = min(max(float(f"{params[name]:.3g}"), knob.low), knob.high)
         params = dict(params, **{name: candidate})
         if abs(math.log10(candidate) - math.log10(rate)) < SAME_RATE_DECADES or any(
                 _same(params, h.params, name) for h in history):
@@ -250,7 +253,7 @@ def _rescue(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchS
             lowest = min(members, key=lambda m: m[0])[1]
             rate = float(lowest.params[name])
             return (dict(lowest.params, **{name: rate / factor ** 2}), name, rate,
-                    "a warm-start config whose optimizer diverged at every rate tried")
+                    "the lowest-rate config of an optimizer that diverged at every rate tried,")
     return None
 
 
