@@ -41,6 +41,8 @@ class ScoredConfig:
     kind: str = "search"
     #: a person rated (or compared) at least one of its runs: its score carries human judgement
     rated: bool = False
+    #: its runs diverged (stopped by the divergence monitor, or a NaN loss): its rate was too high
+    diverged: bool = False
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from typing import Any
 from bracket.search.controller import ScoredConfig
 from bracket.session.config import SearchSettings
 from bracket.session.human import record_comparison, record_rating
-from bracket.session.scoring import (RunScore, SummaryCache, config_values, needs_series, rated_configs, sampler_history,
-                                    score_runs)
+from bracket.session.scoring import (RunScore, SummaryCache, config_values, diverged_configs, needs_series,
+                                     rated_configs, sampler_history, score_runs)
 from bracket.session.store import Store
 from bracket.session.summaries import SUMMARY_FILE, KeptSummaries
 
@@ -79,7 +79,7 @@ class Scoreboard:
         runs = self.stage_runs("search")
         scores = self.scores(runs)
         return sampler_history(self.store.configs(self.session_name, stage="search"), config_values(runs, scores),
-                               self.space, rated_configs(runs, scores))
+                               self.space, rated_configs(runs, scores), diverged_configs(runs, scores))
 
     # -- human input ------------------------------------------------------------------
     def add_rating(self, run_id: int, value: float, prompt_index: int | None = None,
