@@ -246,7 +246,7 @@ def test_search_tab_renders_200_trials(capsys):
     figure = loss_figure(series, {}, smoothing=0.6)
     assert len(frame) == 200 and len(figure.data) == 30
     # the score reads like its judges column and `status` (3 decimals), not "1" next to "loss 1.000"
-    assert list(frame["score"])[:2] == ["0.005", "0.010"] and frame["score"].iloc[-1] == "1.000"
+    assert list(frame["score"])[-2:] == ["0.010", "0.005"] and frame["score"].iloc[0] == "1.000"
 
 
 def test_status_says_what_the_divergence_stop_saved_and_when_only_loss_scores():
