@@ -151,6 +151,10 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert len(first_heads) == 3 and all("· unrated" in h for h in first_heads)
     assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith(f"Saved. Run #{shown[0]} rated 7: ")
     assert "prompt 1" in compare_tab.rate(manager, shown[1], "3", 1)
+    # the shown grid's headers say the new rating at once (a per-prompt rating is not a run's)
+    relabelled = re.findall(r'<th title="[^"]*">([^<]*)</th>', compare_tab.relabel(manager, html, shown))
+    assert [h.split(" · ")[2] for h in relabelled] == ["rated 7", "unrated", "unrated"], relabelled
+    assert relabelled[0].replace("rated 7", "unrated") == first_heads[0]
     *_, lone, _, _ = compare_tab.next_unrated(manager, 4)
     assert lone == [shown[2]], "never a rated run while an unrated one remains; a lone run is shown alone"
     pair, pair_html, *buttons = compare_tab.next_pair(manager)
