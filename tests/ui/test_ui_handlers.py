@@ -189,6 +189,8 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     finals = [r for r in manager.snapshot().runs if r["stage"] == "final"]
     assert len(finals) == 3 * 2 and {r["max_steps"] for r in finals} == {20}
     assert "outside the runs folder" in results_tab.served_link(manager, Path(__file__), "x")
+    missing = results_tab.served_link(manager, Path(manager.runs_dir) / "later" / "report.html", "report.html")
+    assert "being written" in missing and "outside" not in missing, missing  # not written yet, not "outside"
 
 
 def test_open_and_resume_past_session(runs_dir, demo_fields):
