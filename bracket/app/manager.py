@@ -371,6 +371,7 @@ class SessionManager:
         with self._lock:
             self._refuse_if_running(f"start {kind}")
             if kind == "finals":
+                stages.check_finals(session, top_k=top_k, steps=steps, seeds=seeds)  # an input error, not a job
                 action = functools.partial(stages.run_finals, session, top_k=top_k, steps=steps, seeds=seeds)
             elif kind == "promote":
                 action = functools.partial(stages.promote, session, steps=steps)

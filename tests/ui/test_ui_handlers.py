@@ -183,6 +183,8 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     exported = results_tab.export(manager, 0)
     assert "[train.sh](gradio_api/file=" in exported and "[config.json](" in exported
     assert "must be a whole number" in inline_error(results_tab.export(manager, "many"))
+    # finals shorter than the search runs: an input error saying what to give, and no job started
+    assert "is shorter. Give" in inline_error(results_tab.start_job(manager, "finals", 1)) and manager.job is None
     assert results_tab.start_job(manager, "finals", 20).startswith("finals: started")
     assert "are training" in inline_error(results_tab.start_job(manager, "promote", 0))
     assert manager.job.wait(120) and results_tab.job_progress(manager).startswith("finals: done")
