@@ -101,6 +101,9 @@ def _print_ui(data: dict) -> None:
     ready = f"{page['page_ready_s']:.1f} s" if page["page_ready_s"] is not None else "did not answer"
     print(f"  page ready after `python app.py`: {ready} (goal <= {page['goal_s']:g} s); idle app RSS "
           f"{page['idle_app_rss_mb'] or float('nan'):.0f} MB")
+    if "legacy_page_ready_s" in page:
+        print(f"    legacy checkout {page['legacy_page_ready_s'] or float('nan'):.1f} s, this one again "
+              f"{page['page_ready_again_s'] or float('nan'):.1f} s")
     for loaded in data.get("loaded_sizes", [loaded]):
         print(f"  app RSS with a {loaded['trials']}-trial session loaded: {loaded['rss_mb']:.0f} MB "
               f"(goal <= {loaded['goal_mb']:g} MB at 500); Search tab poll {loaded['search_poll_s']:.3f} s")
@@ -119,10 +122,20 @@ def _print_poll(loaded: dict) -> None:
     if "cpu_share_1_tab" in loaded:
         print(f"    CPU share over {loaded['cpu_seconds']} s of a run: 1 tab {loaded['cpu_share_1_tab']:.1%}, "
               f"3 tabs {loaded['cpu_share_3_tabs']:.1%}, legacy 1 tab {loaded['legacy_cpu_share_1_tab']:.1%}")
-    legacy = f", legacy {loaded['legacy_status_cli_s']:.2f} s" if "legacy_status_cli_s" in loaded else ""
-    print(f"    Results tab build {loaded['results_cold_s']:.3f} s (again {loaded['results_again_s']:.3f} s; verdict "
-          f"study in the background {loaded.get('verdict_background_s', float('nan')):.1f} s); `bracket status` "
-          f"{loaded['status_cli_s']:.2f} s, again {loaded.get('status_cli_again_s', float('nan')):.2f} s{legacy} "
+    nan = float("nan")
+    print(f"    Results tab build: leaderboard {loaded['results_cold_s']:.3f} s, then charts and report "
+          f"{loaded.get('results_report_s', nan):.3f} s (again {loaded['results_again_s']:.3f} s; verdict "
+          f"study in the background {loaded.get('verdict_background_s', nan):.1f} s)")
+    for key, what in (("results_restart", "summaries kept"), ("results_restart_cold", "nothing kept"),
+                      ("legacy_results_restart", "legacy")):
+        if key in loaded:
+            got = loaded[key]
+            print(f"    Results tab in a just-started app ({what}): leaderboard {got.get('board_s', nan):.2f} s, "
+                  f"then charts and report {got.get('report_s', nan):.2f} s {got.get('error', '')}")
+    legacy = (f"; legacy first {loaded['legacy_status_cli_s']:.2f} s, again "
+              f"{loaded.get('legacy_status_cli_again_s', nan):.2f} s" if "legacy_status_cli_s" in loaded else "")
+    print(f"    `bracket status`: cold {loaded.get('status_cli_cold_s', nan):.2f} s, first (summaries kept) "
+          f"{loaded['status_cli_s']:.2f} s, again {loaded.get('status_cli_again_s', nan):.2f} s{legacy} "
           f"(exit {loaded['status_cli_exit']})")
 
 

@@ -5,12 +5,16 @@ on the preset's session space (``Trainer.session_space``), the preset's baseline
 configs fitted with ``bracket.session.create.fit_warm_start``, the learning-rate/d_coef
 bracket, TPE on current scores — against a landscape of ``bench/preset_landscapes.py``
 instead of a trainer: one config at a time, its observed value the landscape's true loss
-with noise. No subprocess, store or judge (``bench/search_efficiency.py`` measures those
-over the demo space), so hundreds of sessions take minutes.
+with noise; a config whose step is past the landscape's divergence limit is marked
+diverged, as the session's divergence stop marks such a run. No subprocess, store or judge
+(``bench/search_efficiency.py`` measures those over the demo space), so hundreds of
+sessions take minutes.
 
 Strategies:
 
 * ``bracket`` — as shipped: baseline, curated, bracket, then TPE (controller defaults);
+* ``bracket@fixed-bracket`` — the same with the bracket before the warm start's evidence
+  counted (half a decade each way, ``bracket_rule="fixed"``);
 * ``bracket@preset-order`` — the same with the preset's warm-start order (without
   ``bracket.search.warm_order``: what shipped before);
 * ``bracket+past`` — the same, a second session: the two best configs of a ``bracket``
@@ -39,9 +43,9 @@ import optuna
 from optuna.trial import TrialState
 
 from bench import common
-from bench.preset_landscapes import LANDSCAPES, Landscape, optimum, quality, shifted
+from bench.preset_landscapes import LANDSCAPES, Landscape, diverges, optimum, quality, shifted
 
-STRATEGIES = ("bracket", "bracket@preset-order", "bracket+past", "optuna-tpe", "random")
+STRATEGIES = ("bracket", "bracket@fixed-bracket", "bracket@preset-order", "bracket+past", "optuna-tpe", "random")
 TARGET = 1.05
 
 
@@ -100,7 +104,7 @@ def run_bracket(land: Landscape, budget: int, seed: int, *, past: list | None = 
         true = quality(proposal.config, land)
         observed = true * (1 + rng.gauss(0, land.noise))
         history.append(ScoredConfig(space.searched_params(proposal.config), observed, TrialState.COMPLETE,
-                                    proposal.kind))
+                                    proposal.kind, diverged=diverges(proposal.config, land)))
         controller.finish(proposal.trial_number, observed)
         trials.append((proposal.config, observed, true))
     return trials
@@ -147,6 +151,8 @@ def run_strategy(land_name: str, name: str, repetition: int, budget: int, option
         trials = run_plain(land, budget, seed, "random")
     elif name == "bracket@preset-order":
         trials = run_bracket(land, budget, seed, order=False)
+    elif name == "bracket@fixed-bracket":
+        trials = run_bracket(land, budget, seed, controller_options={"bracket_rule": "fixed"})
     else:
         trials = run_bracket(land, budget, seed, controller_options=options)
     return {"landscape": land_name, "strategy": name, "repetition": repetition, "budget": budget,

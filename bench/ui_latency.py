@@ -34,7 +34,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def measure_page_ready(workdir: Path, timeout_s: float = 120.0) -> dict[str, Any]:
+def measure_page_ready(workdir: Path, timeout_s: float = 120.0, checkout: Path = ROOT) -> dict[str, Any]:
     import httpx
     import psutil
 
@@ -42,7 +42,7 @@ def measure_page_ready(workdir: Path, timeout_s: float = 120.0) -> dict[str, Any
     env = dict(os.environ, BRACKET_RUNS_DIR=str(workdir / "runs-app"))
     log = open(workdir / "app.log", "wb")  # noqa: SIM115 - closed below
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env, stdout=log,
+    process = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=checkout, env=env, stdout=log,
                                stderr=subprocess.STDOUT)
     ready = None
     try:
@@ -158,5 +158,9 @@ def run(workdir: Path, *, sizes: tuple[int, ...] = (500,), cpu_seconds: int = 20
     workdir.mkdir(parents=True, exist_ok=True)
     loaded = [_loaded_in_fresh_process(workdir, trials, cpu_seconds if i == 0 else 0)
               for i, trials in enumerate(sizes)]
-    return {"page": measure_page_ready(workdir), "loaded": loaded[0], "loaded_sizes": loaded,
-            "grid": measure_grid(workdir)}
+    page = measure_page_ready(workdir)
+    baseline = os.environ.get("BRACKET_BENCH_BASELINE")  # an older checkout's page ready, right after
+    if baseline:
+        page["legacy_page_ready_s"] = measure_page_ready(workdir, checkout=Path(baseline))["page_ready_s"]
+        page["page_ready_again_s"] = measure_page_ready(workdir)["page_ready_s"]  # the load may have moved
+    return {"page": page, "loaded": loaded[0], "loaded_sizes": loaded, "grid": measure_grid(workdir)}

@@ -12,17 +12,21 @@ app and the session, so every figure of one size comes from one process, side by
 * **CPU share**: process CPU time over wall time while 1 (and 3) tabs poll once a second for
   ``seconds`` during a run that logs one loss point a second (the legacy poll too, 1 tab).
   In-process: Gradio's own serving of the updates (websocket, JSON) is not counted;
-* **Results tab build**: ``results_tab.refresh`` first (cold) and again with nothing changed;
-  the verdict study it brings up to date is written in the background (its time is reported
-  apart, waited for before the next figure);
-* **`bracket status`**: ``python -m bracket status <folder>`` as a subprocess (imports included):
-  first (it computes and keeps its view, ``bracket.status_view``), then again with nothing
-  changed; with ``BRACKET_BENCH_BASELINE=<older checkout>`` that checkout's ``status`` is timed
-  first on the same session (the legacy figure).
+* **Results tab build**: ``results_tab.refresh`` (the leaderboard, shown first) and
+  ``results_tab.refresh_report`` (charts, importance, the report's pictures, filled in after
+  it), first and again with nothing changed; the verdict study it brings up to date is written
+  in the background (its time is reported apart, waited for before the next figure);
+* **after a restart** (:func:`restart_costs`): ``python -m bracket status <folder>`` as a
+  subprocess (imports included) — cold (nothing kept in ``<session>/views``), first (run
+  summaries kept: it computes and keeps its view, ``bracket.status_view``), again with nothing
+  changed — and the Results tab of a freshly started app, with and without kept summaries;
+  with ``BRACKET_BENCH_BASELINE=<older checkout>`` that checkout's ``status`` and Results tab
+  are timed first on the same session (the legacy figures).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -139,16 +143,48 @@ def measure_poll_costs(manager: Any, *, cpu_seconds: int = 0) -> dict[str, Any]:
     out["poll_after_change_s"] = _timed(changed, 3)
     began = time.perf_counter()
     results_tab.refresh(manager)
-    out["results_cold_s"] = time.perf_counter() - began
+    out["results_cold_s"] = time.perf_counter() - began  # the leaderboard half (what the tab shows first)
+    report_half = getattr(results_tab, "refresh_report", None)
+    began = time.perf_counter()
+    if report_half is not None:
+        report_half(manager)  # charts, importance, the report's pictures: filled in after the board
+    out["results_report_s"] = time.perf_counter() - began
     began = time.perf_counter()
     manager.wait_for_background()  # the verdict study, written in the background after the first build
     out["verdict_background_s"] = time.perf_counter() - began
-    out["results_again_s"] = _timed(lambda: results_tab.refresh(manager), 3)
-    baseline = os.environ.get("BRACKET_BENCH_BASELINE")  # an older checkout: its `status`, side by side
+    out["results_again_s"] = _timed(lambda: (results_tab.refresh(manager), report_half and report_half(manager)), 3)
+    out.update(restart_costs(session.folder))
+    return out
+
+
+def restart_costs(folder: Path) -> dict[str, Any]:
+    """What a new process pays: ``status`` and the Results tab of an app just started on the
+    session (``results_seconds``), with and without the summaries and views the session keeps
+    in ``<session>/views`` (a search that scored its runs leaves its run summaries there; a
+    store copied from elsewhere has none: "cold"), side by side with
+    ``BRACKET_BENCH_BASELINE=<older checkout>`` when it is set (the legacy figures)."""
+    import shutil
+
+    out: dict[str, Any] = {}
+    views = folder / "views"
+    kept = views / "run_summaries.json"
+    saved = kept.read_bytes() if kept.is_file() else None
+    baseline = os.environ.get("BRACKET_BENCH_BASELINE")  # an older checkout: its figures, side by side
     if baseline:
-        out["legacy_status_cli_s"], _ = status_seconds(session.folder, Path(baseline))
-    out["status_cli_s"], out["status_cli_exit"] = status_seconds(session.folder)  # first: computes its view
-    out["status_cli_again_s"], _ = status_seconds(session.folder)  # nothing changed: the kept view
+        shutil.rmtree(views, ignore_errors=True)
+        out["legacy_status_cli_s"], _ = status_seconds(folder, Path(baseline))  # first: computes its view
+        out["legacy_status_cli_again_s"], _ = status_seconds(folder, Path(baseline))
+        out["legacy_results_restart"] = results_seconds(folder, Path(baseline))
+    shutil.rmtree(views, ignore_errors=True)
+    out["status_cli_cold_s"], _ = status_seconds(folder)  # nothing kept: every series read and summarised
+    (views / "status.json").unlink(missing_ok=True)
+    if saved is not None:  # the summaries the app's own scoring kept (what a search leaves)
+        kept.write_bytes(saved)
+    out["status_cli_s"], out["status_cli_exit"] = status_seconds(folder)  # first: computes its view
+    out["status_cli_again_s"], _ = status_seconds(folder)  # nothing changed: the kept view
+    out["results_restart"] = results_seconds(folder)  # run summaries kept
+    shutil.rmtree(views, ignore_errors=True)
+    out["results_restart_cold"] = results_seconds(folder)  # nothing kept
     return out
 
 
@@ -158,3 +194,38 @@ def status_seconds(folder: Path, checkout: Path = ROOT) -> tuple[float, int]:
     done = subprocess.run([sys.executable, "-m", "bracket", "status", str(folder)], cwd=checkout,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     return time.perf_counter() - began, done.returncode
+
+
+_RESULTS_PROBE = """
+import json, sys, time
+from pathlib import Path
+from bench.common import skip_python_probe
+from bracket.app.manager import SessionManager
+from ui import results_tab
+skip_python_probe()
+folder = Path(sys.argv[1])
+manager = SessionManager(folder.parent, allow_custom_executables=True)
+manager.open(folder)
+began = time.perf_counter()
+results_tab.refresh(manager)
+board = time.perf_counter() - began
+report_half = getattr(results_tab, "refresh_report", None)  # an older checkout does it all in refresh
+began = time.perf_counter()
+if report_half is not None:
+    report_half(manager)
+print(json.dumps({"board_s": board, "report_s": time.perf_counter() - began}))
+manager.wait_for_background()
+manager.close()
+"""
+
+
+def results_seconds(folder: Path, checkout: Path = ROOT) -> dict[str, Any]:
+    """The Results tab of an app just started on ``folder`` from ``checkout``: seconds until the
+    leaderboard is built (``board_s``; imports not counted) and until the charts and the report
+    are (``report_s`` more; 0 for a checkout that builds everything in one go)."""
+    done = subprocess.run([sys.executable, "-c", _RESULTS_PROBE, str(folder)], cwd=checkout, capture_output=True,
+                          text=True, check=False)
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return {"error": (done.stderr or done.stdout)[-500:]}

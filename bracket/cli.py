@@ -41,6 +41,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def dispatch(args: argparse.Namespace) -> int:
     """Run the parsed command; the exit code."""
+    if args.command == "status":  # from the view it keeps, with only the store opened (bracket.status_view)
+        from bracket.status_view import quick_status
+
+        code = quick_status(args)
+        if code is not None:
+            return code
     from bracket.cli_commands import COMMANDS  # after parsing: --help and a mistyped flag answer at once
 
     if args.command in TRAINING_COMMANDS:

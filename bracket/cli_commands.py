@@ -13,7 +13,6 @@ import argparse
 import json
 import sys
 import time
-from typing import Any
 
 from bracket.app.forms import judge_server_settings, parse_bounds
 from bracket.cli_args import parse_assignments, prompts_argument
@@ -148,53 +147,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)
 
 
-def status_answer(session: Session, status: str, view: dict[str, Any]) -> dict[str, Any]:
-    """What ``status --json`` prints: the standings of ``view`` (``bracket.status_view``; their
-    ``params`` are the searched knobs), the knobs this session holds fixed (``fixed_knobs``, e.g.
-    a preset's batch size; a conditional one applies only where its condition holds) and the
-    winner's whole config, searched and fixed knobs alike (``winner.all_params``)."""
-    answer = {"session": session.name, "preset_id": session.parts.preset.id, "status": status,
-              "runs_spent": view["runs_spent"], "total_runs": view["total_runs"],
-              "fixed_knobs": {name: session.space[name].value for name in session.space
-                              if name not in session.space.searched()}, **view["table"]}
-    winner = answer.get("winner")
-    if winner is not None:  # a copy: the view is cached
-        config = next((c for c in session.store.configs(session.name) if c["id"] == winner["config_id"]), {})
-        answer["winner"] = {**winner, "all_params": session.space.complete(config.get("params") or winner["params"])}
-    return answer
-
-
 def cmd_status(args: argparse.Namespace) -> int:
-    from bracket.status_view import standings_view
+    """``status`` with the session opened in full: builds the view ``bracket.status_view`` keeps
+    (``bracket.cli.dispatch`` answers from the kept view first, when it is current)."""
+    from bracket.status_view import print_status, standings_view
 
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
-        def build() -> dict:  # what comes from the standings: kept until the store changes (bracket.status_view)
+        def build() -> dict:  # what comes from the standings and the session: kept until the store changes
             snapshot, table = session.snapshot(), standings(session)
-            return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs, "table": table.to_dict(),
+            answer = table.to_dict()
+            config = next((c for c in session.store.configs(session.name)
+                           if answer["winner"] and c["id"] == answer["winner"]["config_id"]), {})
+            return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs,
+                    "table_json": json.dumps(answer, default=str),  # decoded by --json only: the longest part
+                    "preset_id": session.parts.preset.id, "plan": session.settings.plan(),
+                    "fixed_knobs": {name: session.space[name].value for name in session.space
+                                    if name not in session.space.searched()},
+                    "winner_all_params": session.space.complete(config.get("params") or answer["winner"]["params"])
+                    if answer["winner"] else None,
                     "lines": [results_table(snapshot, run_figures(table)), *best_step_lines(table),
                               *winner_lines(table)]}
 
         view = standings_view(session, build)
-        status = str((session.store.get_session(session.name) or {}).get("status", "created"))
-        if args.json:
-            print(json.dumps(status_answer(session, status, view), indent=2, default=str))
-            return 0
-        workers = [dict(w, alive=session.worker.is_alive(w))
-                   for w in session.store.workers(session.name)]
-        if status == "running" and not any(w["alive"] for w in workers):
-            status = "interrupted (no process runs it; resume it)"  # e.g. a full disk kept "failed" from the store
-        print(f"session {session.name} ({session.parts.preset.id}): {status}; {session.settings.plan()}; "
-              f"{view['runs_spent']}/{view['total_runs']} runs spent")
-        for worker in workers:
-            doing = str(worker.get("status") or "alive")  # what it beats with: "alive", "running finals", ...
-            state = ("alive" if doing == "alive" else f"alive, {doing}") if worker["alive"] else "gone"
-            print(f"worker {worker['worker_id']} gpu={worker['gpu'] or '-'}: {state}")
-        for line in view["lines"]:
-            print(line)
+        return print_status(session.store, session.name, view, as_json=args.json, grace_s=session.worker.grace_s)
     finally:
         session.close()
-    return 0
 
 
 def cmd_resume(args: argparse.Namespace) -> int:

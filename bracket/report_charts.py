@@ -17,12 +17,12 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 from PIL import Image, ImageDraw
+
+if TYPE_CHECKING:  # pragma: no cover - matplotlib (~1 s to import) is imported when a chart is drawn
+    from matplotlib.figure import Figure
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 TILE = 256
@@ -30,7 +30,15 @@ _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#
             "#bcbd22", "#17becf")
 
 
-def _png(figure: Figure) -> bytes:
+def _figure(**kwargs: Any) -> "Figure":
+    from matplotlib.figure import Figure
+
+    return Figure(**kwargs)
+
+
+def _png(figure: "Figure") -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(figure)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
@@ -46,7 +54,7 @@ def loss_chart(series: Sequence[Mapping[str, Any]], title: str = "Training loss"
     drawable = [s for s in series if any(_finite(p[1]) for p in s.get("points") or [])]
     if not drawable:
         return None
-    figure = Figure(figsize=(8, 4.2))
+    figure = _figure(figsize=(8, 4.2))
     axes = figure.add_subplot()
     colours: dict[str, str] = {}
     for item in drawable:
@@ -70,7 +78,7 @@ def history_chart(points: Sequence[Mapping[str, Any]]) -> bytes | None:
     points = [p for p in points if p.get("score") is not None]
     if not points:
         return None
-    figure = Figure(figsize=(8, 3.6))
+    figure = _figure(figsize=(8, 3.6))
     axes = figure.add_subplot()
     order = [int(p.get("run") or i) for i, p in enumerate(points, start=1)]
     scores = [float(p["score"]) for p in points]
@@ -87,6 +95,8 @@ def history_chart(points: Sequence[Mapping[str, Any]]) -> bytes | None:
         best.append(running)
     axes.step(order, best, where="post", color="#2ca02c", label="best so far")
     axes.set_xlabel("run id (training order)")
+    from matplotlib.ticker import MaxNLocator
+
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_ylabel("combined score (lower is better)")
     axes.set_ylim(-0.05, 1.05)

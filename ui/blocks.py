@@ -45,7 +45,8 @@ def build_app(manager: SessionManager) -> gr.Blocks:
             setup["reflect"], None, setup["form_outputs"], **PRIVATE).then(  # the form shows the open session
             setup["space_preview"], setup["space_inputs"], setup["space_outputs"], **PRIVATE)
         compare.select(compare_parts["refresh"], None, compare_parts["runs"], **PRIVATE)
-        results.select(results_parts["refresh"], None, results_parts["outputs"], **PRIVATE)
+        results.select(results_parts["refresh"], None, results_parts["outputs"], **PRIVATE).then(
+            results_parts["refresh_report"], None, results_parts["report_outputs"], **PRIVATE)  # the board first
         results.select(results_parts["refresh_more"], None, results_parts["more"], **PRIVATE)
     for function in demo.fns.values():
         # gr.render registers its own re-render trigger as "undocumented" (callable by name); no

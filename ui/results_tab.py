@@ -4,7 +4,9 @@ All numbers come from the engine's standings (``bracket.standings``, the same
 answer as ``status``, the report and ``export``): ``SessionManager.leaderboard`` (one board
 per stage, mean ± confidence interval per config, the raw figures behind each score),
 ``winner_export`` (the winner's trainer command at its own step count, and JSON/TOML files
-under the session folder), ``param_importance``, ``score_history`` and ``report_markdown``. The tab refreshes when it is opened and on demand.
+under the session folder), ``param_importance``, ``score_history`` and ``report_markdown``. The tab refreshes when it is opened and on demand,
+in two halves: the leaderboard first (:func:`refresh`), then the importance and the report with
+its pictures (:func:`refresh_report`), so a long search's board does not wait for matplotlib.
 
 Also: "+N runs" gives a stopped or finished search more runs and resumes it
 (``SessionManager.extend``); the session's search space as a table (``bracket.app.space_table``);
@@ -40,35 +42,59 @@ def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
 
 @inline_errors(10, at=1)
 def refresh(manager: SessionManager) -> tuple[Any, ...]:
-    """(leaderboard, verdict, command, files, history, importance, report, dashboard, run picker, step plot)."""
+    """(leaderboard, verdict, command, files, history, importance, report, dashboard, run picker, step plot):
+    the leaderboard half of the tab, shown first; the history and importance charts and the
+    report (matplotlib pictures: the slow half) come with :func:`refresh_report`, right after it."""
     if manager.session is None:
         return (None, NO_SESSION, "", None, None, None, "", "", gr.Dropdown(choices=[], value=[], multiselect=True),
                 None)
-    boards, verdict = manager.leaderboard()
-    table = manager.standings()
+    boards, _verdict = manager.leaderboard()
     export = manager.winner_export()
     command = export.command_text if export else "# no finished, usable run yet"
     files = [str(export.json_path), str(export.toml_path)] if export else None
+    choices = run_choices(manager)
+    best = [r for board in boards for r in board.top(3)][:3]
+    selected = [i for row in best for i in row.run_ids][:6]
+    return (leaderboard_frame(boards), verdict_text(manager), command, files,
+            None, None, REPORT_PENDING, manager.dashboard_command(),
+            gr.Dropdown(choices=choices, value=selected, multiselect=True), None)
+
+
+REPORT_PENDING = "*Writing the report (charts, parameter importance)…*"
+
+
+def verdict_text(manager: SessionManager) -> str:
+    """The verdict, the winner, the loss it rests on, and a link to the report when it is written."""
+    _boards, verdict = manager.leaderboard()
+    table = manager.standings()
     winner = f"{verdict}\n\n{winner_markdown(table.winner)}" if table and table.winner else verdict
     search = table.board("search") if table else None
     basis = search.top(1)[0].loss_basis if search and search.top(1) else ""
     if basis:
         winner += f"\n\nLoss scores are based on the **{basis} loss**" + (
             " (held-out validation split)." if basis == "validation" else "; this search logged no validation loss.")
+    verdict_links = report_link(manager)
+    if verdict_links:
+        winner += f"\n\nOpen {verdict_links}."
+    return winner
+
+
+@inline_errors(5, at=2)
+def refresh_report(manager: SessionManager) -> tuple[Any, Any, str, str, Any]:
+    """(history, importance, report, verdict with the report's link, step plot): the slow half of
+    the tab — the charts and the report with its pictures (written under the session folder) —
+    run after :func:`refresh` has shown the leaderboard (issue 24)."""
+    if manager.session is None:
+        return None, None, "", NO_SESSION, None
+    table = manager.standings()
+    search = table.board("search") if table else None
     history = manager.score_history()
     importances, message = manager.param_importance()
     report = manager.report_markdown(lambda path: file_url(str(path)))
     if message:
         report = f"*{message}*\n\n" + report
-    verdict_links = report_link(manager)
-    if verdict_links:
-        winner += f"\n\nOpen {verdict_links}."
-    choices = run_choices(manager)
-    best = [r for board in boards for r in board.top(3)][:3]
-    selected = [i for row in best for i in row.run_ids][:6]
-    return (leaderboard_frame(boards), winner, command, files, history_figure(history) if history else None,
-            importance_figure(importances) if importances else None, report, manager.dashboard_command(),
-            gr.Dropdown(choices=choices, value=selected, multiselect=True), step_figure(search.top(3) if search else []))
+    return (history_figure(history) if history else None, importance_figure(importances) if importances else None,
+            report, verdict_text(manager), step_figure(search.top(3) if search else []))
 
 
 def refresh_more(manager: SessionManager) -> tuple[Any, Any, Any]:
@@ -202,7 +228,9 @@ def build(manager: SessionManager) -> dict[str, Any]:
     report = gr.Markdown(elem_id="bk-report")
     outputs = [board, verdict, command, files, history, importance, report, dashboard, runs_dd, steps_plot]
     refresh_fn = functools.partial(refresh, manager)
-    refresh_btn.click(refresh_fn, None, outputs, **PRIVATE)
+    report_fn, report_outputs = functools.partial(refresh_report, manager), [history, importance, report, verdict,
+                                                                           steps_plot]
+    refresh_btn.click(refresh_fn, None, outputs, **PRIVATE).then(report_fn, None, report_outputs, **PRIVATE)
     more_fn = functools.partial(refresh_more, manager)
     refresh_btn.click(more_fn, None, [space, parallel, slices], **PRIVATE)
     extend_btn.click(functools.partial(extend, manager), more_runs, extend_md, concurrency_id="session-control",
@@ -215,4 +243,5 @@ def build(manager: SessionManager) -> dict[str, Any]:
                      concurrency_id="session-control", **QUIET)
     export_btn.click(functools.partial(export, manager), job_steps, export_md, **QUIET)
     gr.Timer(2.0).tick(functools.partial(job_progress, manager), None, job_md, **QUIET)
-    return {"refresh": refresh_fn, "outputs": outputs, "refresh_more": more_fn, "more": [space, parallel, slices]}
+    return {"refresh": refresh_fn, "outputs": outputs, "refresh_report": report_fn, "report_outputs": report_outputs,
+            "refresh_more": more_fn, "more": [space, parallel, slices]}

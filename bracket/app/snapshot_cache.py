@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bracket.session.records import MARKER_STEPS
 from bracket.session.schema import RUN_ACTIVE
 from bracket.session.snapshot import SessionSnapshot
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 T = TypeVar("T")
 #: the place of the running runs' summed steps in ``Store.change_marker``
-STEPS = 2
+STEPS = MARKER_STEPS
 
 
 class SnapshotCache:

@@ -38,6 +38,7 @@ from optuna.trial import FrozenTrial, TrialState
 from bracket.search.configs import NamedConfig
 from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
+from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE
 from bracket.search.lr_bracket import next_bracket
 from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND, Proposal, ScoredConfig, stored_kind
@@ -141,7 +142,7 @@ class SearchController:
                  history: Callable[[], Sequence[ScoredConfig]] = lambda: (),
                  n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS, lr_bracket: bool = True,
                  multivariate: bool | None = None, explore: ExploreRule | None = DEFAULT_RULE,
-                 rated_gamma: bool = True) -> None:
+                 rated_gamma: bool = True, bracket_rule: str = BRACKET_RULE) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}")
         self.space = space
@@ -149,6 +150,7 @@ class SearchController:
         self._history = history
         #: False once the learning-rate bracket has nothing more to propose (saves a history read)
         self._bracket_open = lr_bracket
+        self._bracket_rule = bracket_rule
 
         def make_inner(inner_seed: int, seen: Sequence[ScoredConfig]) -> BaseSampler:
             exploring = explore_now(seen, explore)
@@ -180,7 +182,7 @@ class SearchController:
         """The next configuration: a waiting warm-start trial if any, then the learning-rate
         bracket, else a sampled one."""
         if self._bracket_open and not self.waiting_count():
-            step = next_bracket(self._history(), self.space)
+            step = next_bracket(self._history(), self.space, rule=self._bracket_rule)
             if step.params is not None:  # enqueued, so the ask below hands it out (and the study logs it)
                 self.study.enqueue_trial(step.params,
                                          user_attrs={"kind": BRACKET_KIND, "name": step.name, "source": step.source})

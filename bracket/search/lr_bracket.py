@@ -24,6 +24,24 @@ best config after 8 trials from 1.28x to 1.07x the optimum where the optimum was
 (``flat-noisy``), and was a wash on ``warmup-critical`` (faster in 10, slower in 7 of 20;
 best after 8 trials 1.15x instead of 1.10x) and on ``reference`` (docs/BENCHMARKS.md).
 
+**The warm start's evidence** (rule ``"evidence"``, the default; :func:`bracket_offsets`).
+The warm start has often tried the centre's optimizer at other effective steps already
+(rate x alpha/rank at the same batch, :func:`step_of`), and every one of those was worse
+than the centre. When those within a decade all lie on one side — the centre is the
+lowest (or highest) step its family tried — a fixed bracket spends one of its two configs
+where the warm start has looked; both go to the open side instead, a quarter and half a
+decade out (the fixed bracket's reach, finer). And a run that **diverged** says the rate is
+too high for this data: when every warm-start config of an optimizer family other than the
+centre's diverged (every Adam config of a preset whose curated rates are all too high, while
+Prodigy survives), the second bracket config is that family's lowest-step config a decade
+lower instead of the centre's other side — what a person does after a divergence. On the
+eleven preset-space landscapes (``bench/preset_search.py``, docs/BENCHMARKS.md section 1b)
+the first config within 5 % of the optimum came at a median of 7 trials instead of 23.5 on
+``sdxl-rate-low`` (the divergence rule) and 6 instead of 10.5 on ``wan-rate-low`` (the
+one-sided bracket), the same elsewhere. Stepping a half and a whole decade out on the open
+side (a line search past the fixed bracket's reach) was a wash there. ``"fixed"`` is the
+bracket before: half a decade each way around the best config.
+
 With several workers the bracket waits for the whole warm start to be scored; a worker that
 asks while a warm-start config is still training gets a TPE config instead, so there the
 bracket may come a config or two later.
@@ -38,6 +56,7 @@ config twice.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +79,18 @@ TRIALS = 2
 KIND = "bracket"
 #: two rates closer than this (in decades) on an otherwise equal config count as the same config
 SAME_RATE_DECADES = 0.05
+#: bracket rules: ``"evidence"`` (direction and size follow the warm start, see
+#: :func:`bracket_offsets`) or ``"fixed"`` (one half-decade each way, what shipped before)
+RULES = ("evidence", "fixed")
+DEFAULT_RULE = "evidence"
+#: a config of the centre's family within this many decades of it closes that side of the bracket
+REACH_DECADES = 1.0
+#: knobs that name the optimizer (sd-scripts / musubi-tuner, and the LLM trainers)
+OPTIMIZER_KNOBS = ("optimizer_type", "optimizer")
+#: knobs that set the batch the step is taken on
+BATCH_KNOBS = ("effective_batch", "batch_size")
+#: words that name an implementation of an algorithm, not another algorithm
+_IMPLEMENTATION = re.compile(r"8bit|paged|fused|torch|bnb|hf|_|-|\.")
 
 
 @dataclass(frozen=True)
@@ -91,51 +122,146 @@ def step_knob(params: Mapping[str, Any], space: SearchSpace) -> str | None:
     return None
 
 
+def optimizer_family(name: str) -> str:
+    """``adamw`` for AdamW8bit, paged_adamw_8bit, adamw_torch_fused…; ``prodigy`` for
+    prodigyopt.Prodigy (a module prefix is dropped); the lower-cased name otherwise."""
+    return _IMPLEMENTATION.sub("", str(name).lower().rsplit(".", 1)[-1])
+
+
+def step_of(params: Mapping[str, Any], space: SearchSpace) -> tuple[str, str, float, Any] | None:
+    """(optimizer family, step knob, log10 of the effective step, batch) of ``params``, or
+    None when it has no step knob searched on a log scale."""
+    knob = step_knob(params, space)
+    value = params.get(knob) if knob else None
+    if not isinstance(value, (int, float)) or value <= 0:
+        return None
+    scale = 1.0
+    if isinstance(params.get("network_alpha"), (int, float)) and params.get("network_dim"):
+        scale = float(params["network_alpha"]) / float(params["network_dim"])
+    elif isinstance(params.get("lora_alpha_ratio"), (int, float)):
+        scale = float(params["lora_alpha_ratio"])
+    if scale <= 0:
+        return None
+    optimizer = next((str(params[k]) for k in OPTIMIZER_KNOBS if k in params), "")
+    batch = next((params[k] for k in BATCH_KNOBS if k in params), None)
+    return optimizer_family(optimizer), str(knob), math.log10(float(value) * scale), batch
+
+
 def next_bracket(history: Sequence[ScoredConfig], space: SearchSpace, *,
-                 factor: float = DEFAULT_FACTOR) -> BracketStep:
+                 factor: float = DEFAULT_FACTOR, rule: str = DEFAULT_RULE) -> BracketStep:
     """The next bracket config for this history, or why there is none.
 
     No bracket when the session had no warm start, when the best warm-start config has no
     step knob searched on a log scale (:func:`step_knob`), or once both bracket configs
-    exist. A candidate that, after clamping into the knob's bounds, equals the best config
-    or one already trained is skipped.
+    exist. Which configs, in which order: :func:`bracket_offsets` around the best warm-start
+    config, the second one replaced by a decade lower for an optimizer family whose every
+    warm-start config diverged (rule ``"evidence"``). A candidate that, after clamping into
+    the knob's bounds, equals the config it came from or one already trained is skipped.
     """
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}")
     warm = [h for h in history if h.kind in WARM_START_KINDS]
     if not warm:
         return BracketStep(None)
-    if sum(1 for h in history if h.kind == KIND) >= TRIALS:
+    made = [h for h in history if h.kind == KIND]
+    if len(made) >= TRIALS:
         return BracketStep(None)
     if any(h.state == TrialState.RUNNING for h in warm):
         return BracketStep(None, pending=True)
     scored = [h for h in warm if h.state == TrialState.COMPLETE and h.value is not None]
     if not scored:
         return BracketStep(None)
-    center = _centre(scored, [h for h in history if h.kind == KIND])
-    name = step_knob(center.params, space)
-    if name is None:
-        return BracketStep(None)
-    knob = space[name]
-    rate = center.params.get(name)
-    if not isinstance(rate, (int, float)) or rate <= 0:
-        return BracketStep(None)
-    what = "learning-rate" if name == KNOB else name
-    short = "lr" if name == KNOB else name.replace("_", "-")
-    for label, candidate in (("lower", rate / factor), ("higher", rate * factor)):
-        candidate = min(max(float(f"{candidate:.3g}"), knob.low), knob.high)  # round, then clamp: in bounds
-        params = dict(center.params, **{name: candidate})
-        if _same(params, center.params, name) or any(_same(params, h.params, name) for h in history):
+    for params, name, rate, why in _candidates(scored, made, space, factor, rule):
+        knob = space[name]
+        # round, then clamp: in bounds
+        candidate = min(max(float(f"{params[name]:.3g}"), knob.low), knob.high)
+        params = dict(params, **{name: candidate})
+        if abs(math.log10(candidate) - math.log10(rate)) < SAME_RATE_DECADES or any(
+                _same(params, h.params, name) for h in history):
             continue
+        what = "learning-rate" if name == KNOB else name
+        short = "lr" if name == KNOB else name.replace("_", "-")
+        label = "lower" if candidate < rate else "higher"
         return BracketStep(params, name=f"{short}-{label}-{candidate:g}",
-                           source=f"{what} bracket: the best warm-start config at {name} {candidate:g} "
-                                  f"instead of {rate:g}")
+                           source=f"{what} bracket: {why} at {name} {candidate:g} instead of {rate:g}")
     return BracketStep(None)
+
+
+def bracket_offsets(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchSpace,
+                    factor: float = DEFAULT_FACTOR, rule: str = DEFAULT_RULE) -> list[float]:
+    """The bracket's steps from ``centre``'s rate, in decades, in the order they are tried.
+
+    ``"fixed"``: half a decade (``log10(factor)``) down, then up. ``"evidence"``: the
+    warm-start configs of the centre's optimizer family at its batch (:func:`step_of`)
+    within :data:`REACH_DECADES` of its effective step were all worse than it (it is the
+    best). When they all lie above it — the centre is the lowest step tried — the rate
+    should not go up: both configs go down, a quarter and half a decade; when they all lie
+    below it, both go up. Evidence on both sides, or none, keeps one step each way. A centre
+    that diverged itself (so did every warm-start config) goes a decade down, then half.
+    """
+    h = math.log10(factor)
+    if rule == "fixed":
+        return [-h, h]
+    if centre.diverged:
+        return [-2 * h, -h]
+    own = step_of(centre.params, space)
+    sides = set()
+    for item in scored:
+        other = step_of(item.params, space) if item is not centre else None
+        if own is None or other is None or other[:2] != own[:2] or other[3] != own[3]:
+            continue
+        offset = other[2] - own[2]
+        if SAME_RATE_DECADES <= abs(offset) <= REACH_DECADES:
+            sides.add(1 if offset > 0 else -1)
+    if sides == {1}:
+        return [-h / 2, -h]
+    if sides == {-1}:
+        return [h / 2, h]
+    return [-h, h]
+
+
+def _candidates(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig], space: SearchSpace,
+                factor: float, rule: str) -> list[tuple[dict[str, Any], str, float, str]]:
+    """(params, step knob, the rate it replaces, why) of each bracket config, in order."""
+    centre = _centre(scored, made)
+    name = step_knob(centre.params, space)
+    rate = centre.params.get(name) if name else None
+    out: list[tuple[dict[str, Any], str, float, str]] = []
+    if name is not None and isinstance(rate, (int, float)) and rate > 0:
+        for offset in bracket_offsets(scored, centre, space, factor, rule):
+            out.append((dict(centre.params, **{name: rate * 10 ** offset}), name, float(rate),
+                        "the best warm-start config"))
+    rescue = _rescue(scored, centre, space, factor) if rule == "evidence" else None
+    if rescue is not None:
+        out[1:1] = [rescue]  # in place of the centre's second side
+    return out
+
+
+def _rescue(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchSpace,
+            factor: float) -> tuple[dict[str, Any], str, float, str] | None:
+    """An optimizer family whose every warm-start config diverged, other than the centre's:
+    its config at the lowest effective step, a decade lower (divergence says the rate is too
+    high for this data, a fixed bracket around another family never says by how much)."""
+    own = step_of(centre.params, space)
+    families: dict[tuple[str, str], list[tuple[float, ScoredConfig]]] = {}
+    for item in scored:
+        step = step_of(item.params, space)
+        if step is not None and (own is None or step[:2] != own[:2]):
+            families.setdefault(step[:2], []).append((step[2], item))
+    for (_, name), members in families.items():
+        if all(item.diverged for _, item in members):
+            lowest = min(members, key=lambda m: m[0])[1]
+            rate = float(lowest.params[name])
+            return (dict(lowest.params, **{name: rate / factor ** 2}), name, rate,
+                    "the lowest-rate config of an optimizer that diverged at every rate tried,")
+    return None
 
 
 def _centre(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig]) -> ScoredConfig:
     """The warm-start config to bracket: the best one, until a bracket config exists; then the
     best one of that config's shape, so both sides bracket the same config even when late
     scores (ratings, a VLM, cross-run normalisation) reorder the warm start in between."""
-    family = [h for h in scored if made and _same_shape(h.params, made[0].params)]
+    family = [h for h in scored if made and not h.diverged and _same_shape(h.params, made[0].params)]
     return min(family or scored, key=lambda h: h.value)  # type: ignore[arg-type, return-value]
 
 

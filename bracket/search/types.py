@@ -8,9 +8,10 @@ importing the controller back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from optuna.trial import TrialState
+if TYPE_CHECKING:  # pragma: no cover - an annotation only: the store's schema reads kinds here, and
+    from optuna.trial import TrialState  # `status` imports no Optuna (issue 24)
 
 #: a configuration of an earlier session (``--warm-start-from``, :mod:`bracket.session.past`)
 PAST_KIND = "past"
@@ -40,6 +41,8 @@ class ScoredConfig:
     kind: str = "search"
     #: a person rated (or compared) at least one of its runs: its score carries human judgement
     rated: bool = False
+    #: its runs diverged (stopped by the divergence monitor, or a NaN loss): its rate was too high
+    diverged: bool = False
 
 
 @dataclass(frozen=True)

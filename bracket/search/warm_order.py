@@ -23,49 +23,16 @@ came a trial sooner on two of its three landscapes.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bracket.search.configs import NamedConfig
-from bracket.search.lr_bracket import SAME_RATE_DECADES, step_knob
+from bracket.search.lr_bracket import BATCH_KNOBS, OPTIMIZER_KNOBS, SAME_RATE_DECADES, step_of
 from bracket.search.space import SearchSpace
 
-#: knobs that name the optimizer (sd-scripts / musubi-tuner, and the LLM trainers)
-OPTIMIZER_KNOBS = ("optimizer_type", "optimizer")
-#: knobs that set the batch the step is taken on
-BATCH_KNOBS = ("effective_batch", "batch_size")
 #: knobs that do not change the bet at a given optimizer, effective step and batch: the LoRA
 #: rank (its ratio to alpha is in the step), LoRA dropout, weight decay
 SECONDARY_KNOBS = ("network_dim", "network_alpha", "lora_r", "lora_alpha_ratio", "lora_dropout", "weight_decay")
-#: words that name an implementation of an algorithm, not another algorithm
-_IMPLEMENTATION = re.compile(r"8bit|paged|fused|torch|bnb|hf|_|-|\.")
-
-
-def optimizer_family(name: str) -> str:
-    """``adamw`` for AdamW8bit, paged_adamw_8bit, adamw_torch_fused…; ``prodigy`` for
-    prodigyopt.Prodigy (a module prefix is dropped); the lower-cased name otherwise."""
-    return _IMPLEMENTATION.sub("", str(name).lower().rsplit(".", 1)[-1])
-
-
-def step_of(params: Mapping[str, Any], space: SearchSpace) -> tuple[str, str, float, Any] | None:
-    """(optimizer family, step knob, log10 of the effective step, batch) of ``params``, or
-    None when it has no step knob searched on a log scale."""
-    knob = step_knob(params, space)
-    value = params.get(knob) if knob else None
-    if not isinstance(value, (int, float)) or value <= 0:
-        return None
-    scale = 1.0
-    if isinstance(params.get("network_alpha"), (int, float)) and params.get("network_dim"):
-        scale = float(params["network_alpha"]) / float(params["network_dim"])
-    elif isinstance(params.get("lora_alpha_ratio"), (int, float)):
-        scale = float(params["lora_alpha_ratio"])
-    if scale <= 0:
-        return None
-    optimizer = next((str(params[k]) for k in OPTIMIZER_KNOBS if k in params), "")
-    batch = next((params[k] for k in BATCH_KNOBS if k in params), None)
-    return optimizer_family(optimizer), str(knob), math.log10(float(value) * scale), batch
 
 
 def bet_of(params: Mapping[str, Any], space: SearchSpace) -> tuple | None:

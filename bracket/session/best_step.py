@@ -78,11 +78,21 @@ def sampled_steps(run: Mapping[str, Any]) -> list[int]:
     return sorted(steps)
 
 
-def loss_by_step(run: Mapping[str, Any], steps: Sequence[int]) -> tuple[dict[int, float], str]:
-    """(loss per step, "validation" or "training") for one run."""
-    validation = {int(s): float(v) for s, v in run.get("eval_loss") or ()}
-    if validation:
-        return validation, "validation"
+def loss_by_step(run: Mapping[str, Any], steps: Sequence[int], *, validation: bool = True
+                 ) -> tuple[dict[int, float], str]:
+    """(loss per step, "validation" or "training") for one run; ``validation=False``: the training
+    loss even when the run logged a validation loss. A run without its series may carry
+    ``step_losses`` instead: these same tables, kept at (at least) ``steps`` by
+    ``bracket.session.summaries``."""
+    kept = run.get("step_losses") if "loss" not in run else None
+    if kept is not None:
+        if validation and kept["validation"]:
+            return {int(s): float(v) for s, v in kept["validation"]}, "validation"
+        training = {int(s): float(v) for s, v in kept["training"]}
+        return {step: training[step] for step in steps if step in training}, "training"
+    checked = {int(s): float(v) for s, v in run.get("eval_loss") or ()} if validation else {}
+    if checked:
+        return checked, "validation"
     series = run.get("loss") or []
     if not series:
         return {}, "training"
@@ -108,7 +118,7 @@ def step_curve(config_id: int, runs: Sequence[Mapping[str, Any]], ratings: Seque
         bases.add(basis)
     basis = "validation" if bases == {"validation"} else "training"
     if basis == "training":  # a session mixes bases only if some run lacks validation: use training for all
-        per_run = [loss_by_step({**r, "eval_loss": None}, steps)[0] for r in done]
+        per_run = [loss_by_step(r, steps, validation=False)[0] for r in done]
     per_judge: dict[str, dict[int, float]] = {}
     loss = _mean_by_step(per_run)
     if loss:

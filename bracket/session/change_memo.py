@@ -24,6 +24,8 @@ Session = Any
 T = TypeVar("T")
 _LOCK = threading.Lock()
 _ATTRIBUTE = "_per_change_memo"
+#: per thread: session id -> the marker its outermost build in progress was keyed on
+_BUILDING = threading.local()
 
 
 def change_key(session: "Session") -> tuple:
@@ -33,17 +35,36 @@ def change_key(session: "Session") -> tuple:
 
 
 def per_change(session: "Session", key: Hashable, build: Callable[[], T]) -> T:
-    """``build()``, or the value it gave under the same :func:`change_key` of ``session``."""
-    marker = change_key(session)
+    """``build()``, or the value it gave under the same :func:`change_key` of ``session``.
+
+    Inside another value's build (the standings need the scores, which need the runs), the
+    marker read for the outer build is used: one query per change, and a change that lands
+    during the build still makes the next call build again."""
+    building: dict[int, tuple] = _BUILDING.__dict__.setdefault("markers", {})
+    outer = building.get(id(session))
+    marker = outer if outer is not None else change_key(session)
     with _LOCK:
         memo: dict[Hashable, tuple[tuple, Any]] = session.__dict__.setdefault(_ATTRIBUTE, {})
         cached = memo.get(key)
     if cached is not None and cached[0] == marker:
         return cached[1]
-    value = build()
+    building[id(session)] = marker
+    try:
+        value = build()
+    finally:
+        if outer is None:
+            del building[id(session)]
     with _LOCK:
         memo[key] = (marker, value)
     return value
+
+
+def stored_rows(session: "Session") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(runs without their series, configs) of the session (``Store.runs``, ``Store.configs``), read
+    once per store change: the snapshot, the scores and the standings of one change share one
+    read. Shared: do not change them."""
+    return per_change(session, "rows", lambda: (session.store.runs(session.name, with_series=False),
+                                                session.store.configs(session.name)))
 
 
 def peek(session: "Session", key: Hashable) -> Any:

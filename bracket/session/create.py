@@ -15,7 +15,6 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import sqlalchemy as sa
 
@@ -29,7 +28,8 @@ from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
 from bracket.session.config import SearchSettings
-from bracket.session.past import SESSION_FILE, past_configs
+from bracket.session.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
+from bracket.session.past import past_configs
 from bracket.session.store import Store, sqlite_url
 from bracket.trainer.base import Trainer, warmup_cap
 from bracket.trainer.preset import ModelPreset
@@ -189,53 +189,10 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings)
 
 
-def read_session_file(folder: Path) -> dict[str, Any]:
-    path = Path(folder) / SESSION_FILE
-    if not path.is_file():
-        raise BracketError(f"{folder} is not a Bracket session folder (no {SESSION_FILE}); give the folder that "
-                           "`python -m bracket run` printed.")
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        info, reason = None, f"{type(error).__name__}: {error}"
-    else:
-        reason = "it names no session"
-    if isinstance(info, dict) and isinstance(info.get("name"), str) and info["name"]:
-        reason = _session_file_problem(info)
-        if reason is None:
-            return info
-    raise BracketError(f"The session file {path} is damaged ({reason}). Restore it, or write "
-                       '{"name": "<session name>", "storage": "bracket.db"} into it (the name is usually the '
-                       "folder's name), then try again.")
-
-
-def _session_file_problem(info: dict[str, Any]) -> str | None:
-    """What is wrong with the values of a parsed ``session.json`` (None: nothing)."""
-    storage = info.get("storage", "bracket.db")
-    if not isinstance(storage, str) or not storage.strip():
-        return f"'storage' must be a file name or a URL, not {storage!r}"
-    created = info.get("created_at", 0.0)
-    if isinstance(created, bool) or not isinstance(created, (int, float)) or created != created:
-        return f"'created_at' must be a number (seconds since 1970), not {created!r}"
-    if not isinstance(info.get("preset_id", ""), str):
-        return f"'preset_id' must be a preset name, not {info['preset_id']!r}"
-    return None
-
-
 def open_session(folder: Path, *, storage_url: str | None = None, validate: bool = True) -> SessionParts:
     """Re-open a session folder (or a session in an external store) as it was saved."""
-    folder = Path(folder)
-    info = read_session_file(folder)
-    stored = info.get("storage", "bracket.db")
-    url = storage_url or (sqlite_url(folder / stored) if "://" not in stored else
-                          app_settings.get_settings().storage_url or stored)
-    if "://" not in stored and not (folder / stored).is_file():
-        raise StoreError(f"The store {folder / stored} is missing; the session cannot be resumed.")
-    store = Store.open(url, create=False)
-    if store.get_session(info["name"]) is None:
-        store.close()
-        raise StoreError(f"The store {url.split('@')[-1]} holds no session named {info['name']!r}.")
-    return parts_from_store(store, info["name"], folder, validate=validate)
+    store, name = open_session_store(Path(folder), storage_url=storage_url)
+    return parts_from_store(store, name, Path(folder), validate=validate)
 
 
 def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = True) -> SessionParts:

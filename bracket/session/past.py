@@ -28,11 +28,11 @@ from typing import Any
 from bracket.errors import BracketError
 from bracket.search.configs import NamedConfig
 from bracket.search.types import PAST_PREFIX
+from bracket.session.folder import SESSION_FILE
 from bracket.session.store import Store, sqlite_url
 
 #: configs taken from each earlier session
 TOP = 2
-SESSION_FILE = "session.json"
 
 
 @dataclass(frozen=True)

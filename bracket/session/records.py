@@ -51,6 +51,16 @@ def _change_marker_query() -> sa.Select:
 
 
 _CHANGE_MARKER = _change_marker_query()
+#: the place of the runs' summed steps in :meth:`Records.change_marker` (it moves with every
+#: logged step of a running run; views that show no live progress leave it out)
+MARKER_STEPS = 2
+
+
+def _decoded(result: sa.CursorResult) -> list[dict[str, Any]]:
+    """Every row of ``result`` as a decoded dict (the column names looked up once, not per row:
+    ``.mappings()`` costs more than the decoding for the 2000 runs of a long search)."""
+    keys = list(result.keys())
+    return [decode(dict(zip(keys, row))) for row in result]
 
 
 class Records:
@@ -103,7 +113,7 @@ class Records:
         if stage:
             query = query.where(configs_table.c.stage == stage)
         with self.engine.connect() as c:
-            return [decode(r) for r in c.execute(query.order_by(configs_table.c.id)).mappings()]
+            return _decoded(c.execute(query.order_by(configs_table.c.id)))
 
     # -- runs ----------------------------------------------------------------------------
     def add_run(self, session: str, **values: Any) -> int:
@@ -135,7 +145,7 @@ class Records:
         if kinds is not None:
             query = query.where(runs_table.c.kind.in_(list(kinds)))
         with self.engine.connect() as c:
-            return [decode(r) for r in c.execute(query.order_by(runs_table.c.id)).mappings()]
+            return _decoded(c.execute(query.order_by(runs_table.c.id)))
 
     def series(self, run_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
         """The loss and eval-loss series of the given runs: ``{id: {"loss": ..., "eval_loss": ...}}``."""

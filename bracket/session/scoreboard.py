@@ -3,8 +3,9 @@
 Scores are derived, never frozen (``bracket.session.scoring``): every read recomputes them
 from the runs, ratings and comparisons in the store as they are now. A :class:`Scoreboard`
 does that read for one session and keeps what may be kept between reads — each finished
-run's loss summary (:class:`~bracket.session.scoring.SummaryCache`), so a poll or a
-suggestion re-scores a long search without re-reading every loss series.
+run's loss summary (:class:`~bracket.session.scoring.SummaryCache`; with the session's folder,
+:class:`~bracket.session.summaries.KeptSummaries`, kept across processes too), so a poll, a
+suggestion or a restarted app re-scores a long search without re-reading every loss series.
 
 Stages are never mixed: search, final and promote runs are scored each among their own.
 Ranking configs and naming a winner is the standings' job (``bracket.standings``), one
@@ -13,28 +14,34 @@ level up; the scoreboard gives the numbers they rank.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from bracket.search.controller import ScoredConfig
 from bracket.session.config import SearchSettings
 from bracket.session.human import record_comparison, record_rating
-from bracket.session.scoring import (RunScore, SummaryCache, config_values, needs_series, rated_configs, sampler_history,
-                                    score_runs)
+from bracket.session.scoring import (RunScore, SummaryCache, config_values, diverged_configs, needs_series,
+                                     rated_configs, sampler_history, score_runs)
 from bracket.session.store import Store
+from bracket.session.summaries import SUMMARY_FILE, KeptSummaries
 
 
 class Scoreboard:
     """Current scores of one session, from its store; safe to read from several threads."""
 
     def __init__(self, store: Store, session_name: str, settings: SearchSettings, space: Any, *,
-                 eval_loss: bool) -> None:
+                 eval_loss: bool, folder: Path | None = None) -> None:
         self.store = store
         self.session_name = session_name
         self.settings = settings
         self.space = space
         #: text trainers are judged on their evaluation loss (read with every run's series)
         self.eval_loss = eval_loss
-        self.summaries = SummaryCache()
+        #: each finished run's loss summary; with ``folder``, kept there between processes too
+        #: (``bracket.session.summaries``: a restarted app or ``status`` reads no series again)
+        self.summaries: SummaryCache = (KeptSummaries(folder / SUMMARY_FILE, writable=not store.read_only)
+                                        if folder is not None else SummaryCache())
+        self.summaries.use_validation = not eval_loss  # as ``score_runs`` sets it: kept summaries match
 
     def scores(self, runs: list[dict[str, Any]] | None = None) -> dict[int, RunScore]:
         """Current combined score of every finished run (ratings included, as of now)."""
@@ -49,7 +56,13 @@ class Scoreboard:
         for stage in {r["stage"] for r in runs if r["stage"] != "setup"}:  # never mix finals with short runs
             scores.update(score_runs([r for r in runs if r["stage"] == stage], ratings, comparisons,
                                      self.settings.weights, eval_loss=self.eval_loss, cache=self.summaries))
+        self.save_summaries()
         return scores
+
+    def save_summaries(self) -> None:
+        """Keep the run summaries made since the last save (when they are kept in a folder)."""
+        if isinstance(self.summaries, KeptSummaries):
+            self.summaries.save()
 
     def config_values(self, runs: list[dict[str, Any]],
                       scored_among: list[dict[str, Any]] | None = None) -> dict[int, float]:
@@ -66,7 +79,7 @@ class Scoreboard:
         runs = self.stage_runs("search")
         scores = self.scores(runs)
         return sampler_history(self.store.configs(self.session_name, stage="search"), config_values(runs, scores),
-                               self.space, rated_configs(runs, scores))
+                               self.space, rated_configs(runs, scores), diverged_configs(runs, scores))
 
     # -- human input ------------------------------------------------------------------
     def add_rating(self, run_id: int, value: float, prompt_index: int | None = None,

@@ -243,12 +243,34 @@ def rated_configs(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunSco
             and "human" in scores[run["id"]].used and "human" not in scores[run["id"]].estimated}
 
 
+#: why a run's loss diverged or became NaN/inf, as its combined score says it: the loss
+#: judge's words (``bracket.judge.divergence.find_divergence``) or the run pipeline's
+#: (``bracket.session.execute``: a NaN caught at the end of a run)
+DIVERGED_REASONS = ("loss: loss diverged", "loss: loss is ", "loss: loss became ")
+
+
+def diverged_configs(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunScore]) -> set[int]:
+    """Ids of the configs whose every scored run diverged: stopped by the divergence stop
+    (status ``pruned``), or disqualified for a diverging or NaN loss. The learning-rate
+    bracket reads that as "the rate is too high" (``bracket.search.lr_bracket``)."""
+    verdicts: dict[int, bool] = {}
+    for run in runs:
+        score = scores.get(run["id"])
+        if run.get("config_id") is None or run.get("status") not in SCORED_STATUSES:
+            continue
+        diverged = run["status"] == "pruned" or (score is not None and score.disqualified
+                                                 and score.reason.startswith(DIVERGED_REASONS))
+        verdicts[run["config_id"]] = verdicts.get(run["config_id"], True) and diverged
+    return {config_id for config_id, diverged in verdicts.items() if diverged}
+
+
 def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, float], space: Any,
-                    rated: Collection[int] = ()) -> list["ScoredConfig"]:
+                    rated: Collection[int] = (), diverged: Collection[int] = ()) -> list["ScoredConfig"]:
     """The search configs as the sampler should see them: scored ones with their current
     mean score, running ones as RUNNING (TPE's constant liar keeps away from them), failed
     ones as FAIL (ignored by TPE; the learning-rate bracket does not propose them again).
-    ``rated``: ids of the configs whose score carries a person's rating or choice."""
+    ``rated``: ids of the configs whose score carries a person's rating or choice;
+    ``diverged``: ids of the configs whose runs all diverged (:func:`diverged_configs`)."""
     from optuna.trial import TrialState
 
     from bracket.search.types import ScoredConfig
@@ -258,7 +280,7 @@ def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, f
         params = space.searched_params(config["params"])
         if config["id"] in values:
             history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE, config["kind"],
-                                        rated=config["id"] in rated))
+                                        rated=config["id"] in rated, diverged=config["id"] in diverged))
         elif config["status"] == "running":
             history.append(ScoredConfig(params, None, TrialState.RUNNING, config["kind"]))
         elif config["status"] == "failed":

@@ -40,7 +40,7 @@ from typing import Any
 from bracket.errors import BracketError, disk_full_message
 from bracket.search.controller import SEARCH_KINDS, ScoredConfig, SearchController
 from bracket.session.config import SearchSettings
-from bracket.session.change_memo import per_change
+from bracket.session.change_memo import per_change, stored_rows
 from bracket.session.confirm import confirm_step
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts, create_session, open_session
@@ -87,7 +87,7 @@ class Session:
         self.worker = WorkerProtocol(self.store, self.name, worker_id, gpu=gpu, grace_s=grace_s)
         self.control = RunControl(self.store, self.name)
         self.scoreboard = Scoreboard(self.store, self.name, self.settings, self.space,
-                                     eval_loss=self.trainer.sample_kind == "text")
+                                     eval_loss=self.trainer.sample_kind == "text", folder=self.folder)
         self.executor = RunExecutor(self.store, self.name, self.settings, self.trainer,
                                     worker_id=self.worker.worker_id, gpu=self.worker.gpu,
                                     stop_mode=self.control.stop_mode)
@@ -363,8 +363,7 @@ class Session:
         """Current combined score of every finished run (``Scoreboard.scores``); of every run of
         the session (``runs`` None) once per store change (``bracket.session.change_memo``)."""
         if runs is None:
-            return per_change(self, "scores", lambda: self.scoreboard.scores(self.store.runs(self.name,
-                                                                                            with_series=False)))
+            return per_change(self, "scores", lambda: self.scoreboard.scores(stored_rows(self)[0]))
         return self.scoreboard.scores(runs)
 
     def scored_configs(self) -> list[ScoredConfig]:

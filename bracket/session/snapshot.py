@@ -15,6 +15,7 @@ from typing import Any
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
 from bracket.search.types import PAST_KIND
+from bracket.session.change_memo import stored_rows
 from bracket.session.plan import plan_progress
 from bracket.session.schema import RUN_SPENT
 
@@ -58,8 +59,8 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     """The snapshot of ``session`` (a :class:`bracket.session.session.Session`) now."""
     store, name = session.store, session.name
     row = store.get_session(name) or {}
-    runs = store.runs(name, with_series=False)
-    configs = {c["id"]: c for c in store.configs(name)}
+    runs, stored_configs = stored_rows(session)  # shared with the scores and standings of this store change
+    configs = {c["id"]: c for c in stored_configs}
     scores = session.scores()
     live = session.executor.live()
     run_views: list[dict[str, Any]] = []
@@ -69,9 +70,10 @@ def build_snapshot(session: Any) -> SessionSnapshot:
         view = {
             "id": run["id"], "config_id": run["config_id"], "config_name": config.get("name", run["label"]),
             "kind": run["kind"], "stage": run["stage"], "status": run["status"], "seed": run["seed"],
-            "params": run["params"], "label": run["label"], "run_dir": run["run_dir"],
+            "params": dict(run["params"] or {}), "label": run["label"], "run_dir": run["run_dir"],  # copies: the
+            # rows are shared with the scores and standings of this change (``stored_rows``)
             "duration_s": run["duration_s"], "failure_reason": run["failure_reason"], "worker": run["worker"],
-            "last_step": run["last_step"], "max_steps": run["max_steps"], "samples": run["samples"],
+            "last_step": run["last_step"], "max_steps": run["max_steps"], "samples": list(run["samples"] or []),
             "score": None if score is None else score.value,
             "judges": {} if score is None else dict(score.judges),
             "judges_used": [] if score is None else list(score.used),

@@ -18,10 +18,9 @@ import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import optuna
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
@@ -29,7 +28,15 @@ from bracket.errors import StoreError, disk_full_message
 from bracket.session.records import Records
 from bracket.session.schema import add_missing_columns, metadata, sessions_table
 
-optuna.logging.set_verbosity(optuna.logging.WARNING)
+if TYPE_CHECKING:  # pragma: no cover - Optuna is imported where a study is used (``status`` needs none)
+    import optuna
+
+
+def _optuna() -> Any:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
 
 
 def sqlite_url(path: Path) -> str:
@@ -197,7 +204,7 @@ class Store(Records):
                 connection.execute(sa.select(sessions_table.c.name).limit(1))
             absent = add_missing_columns(connection, add=not read_only)
         def storage() -> optuna.storages.BaseStorage:
-            return optuna.storages.RDBStorage(
+            return _optuna().storages.RDBStorage(
                 engine_url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}},
                 skip_table_creation=bool(read_only))
 
@@ -220,7 +227,7 @@ class Store(Records):
     # -- optuna ----------------------------------------------------------------------------
     def study(self, name: str, sampler: optuna.samplers.BaseSampler | None = None) -> optuna.Study:
         """The Optuna study of session ``name`` (created on first use), minimising."""
-        return optuna.create_study(study_name=name, storage=self.storage, direction="minimize",
+        return _optuna().create_study(study_name=name, storage=self.storage, direction="minimize",
                                    sampler=sampler, load_if_exists=True)
 
 

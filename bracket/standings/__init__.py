@@ -19,11 +19,11 @@ which never imports it: it reads a session's store and current scores.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bracket.errors import BracketError
-from bracket.session.best_step import step_curves
-from bracket.session.change_memo import peek, per_change
+from bracket.session.best_step import sampled_steps, step_curves
+from bracket.session.change_memo import peek, per_change, stored_rows
 from bracket.session.scoring import effective_weights
 from bracket.standings.board import (STAGES, UNRATED_WINNER, ConfigRow, RunStanding, StageBoard, Standings,
                                      Winner, build_standings)
@@ -61,18 +61,41 @@ def standings(session: "Session") -> Standings:
 
 def _compute_standings(session: "Session") -> Standings:
     store, name = session.store, session.name
-    runs = [r for r in store.runs(name, with_series=False) if r.get("stage") != "setup" and r.get("kind") != "setup"]
+    stored_runs, configs = stored_rows(session)  # shared with the snapshot and the scores of this change
+    runs = [r for r in stored_runs if r.get("stage") != "setup" and r.get("kind") != "setup"]
     weights = effective_weights(session.settings.weights)
     ratings = store.ratings(name)
-    series = store.series([r["id"] for r in runs if r.get("status") == "done"])
-    with_series = [{**r, **series.get(r["id"], {})} for r in runs]
+    with_series = _with_step_losses(session, runs)  # the series only of runs not summarised yet
+    series = {r["id"]: {"loss": r["loss"], "eval_loss": r["eval_loss"]} for r in with_series if "loss" in r}
     curves = {stage: step_curves([r for r in with_series if r.get("stage") == stage], ratings, weights)
               for stage in ("search", "final")}
     scores = per_change(session, "scores",  # the session's scores (what ``Session.scores()`` keeps), series read once
                         lambda: session.scores([{**r, **series[r["id"]]} if r["id"] in series else r for r in runs]))
-    return build_standings(runs, store.configs(name), scores, ratings,
+    session.scoreboard.save_summaries()
+    return build_standings(runs, configs, scores, ratings,
                            store.comparisons(name), human_weight=float(weights.get("human", 0.0)),
                            searched=_searched(session), curves=curves)
+
+
+def _with_step_losses(session: "Session", runs: list[dict]) -> list[dict]:
+    """``runs`` as the best step needs them: each finished run with its loss series, or with the
+    step losses its kept summary holds (``bracket.session.summaries``) at its config's steps."""
+    kept = session.scoreboard.summaries
+    step_losses = getattr(kept, "step_losses", None)
+    steps: dict[Any, set[int]] = {}
+    for run in runs:
+        if run.get("status") == "done":
+            steps.setdefault(run.get("config_id"), set()).update(sampled_steps(run))
+    found = {r["id"]: losses for r in runs if r.get("status") == "done" and step_losses is not None
+             and (losses := step_losses(r, sorted(steps[r.get("config_id")]))) is not None}
+    series = session.store.series([r["id"] for r in runs if r.get("status") == "done" and r["id"] not in found])
+    with_series = [{**r, **series[r["id"]]} if r["id"] in series else
+                   {**r, "step_losses": found[r["id"]]} if r["id"] in found else r for r in runs]
+    remember = getattr(kept, "remember", None)
+    for run in with_series:
+        if remember is not None and "loss" in run:
+            remember(run)
+    return with_series
 
 
 def require_winner(session: "Session", table: Standings | None = None) -> Winner:

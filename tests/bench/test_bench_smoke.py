@@ -66,3 +66,20 @@ def test_short_overhead_benchmark_runs_and_writes_its_json(tmp_path):
     (row,) = written["suggestion"]
     assert row["trials"] == 20 and row["next_s"] > 0 and row["store_mb"] > 0 and row["rss_mb"] > 10
     assert data["gap"]["trials"] == 5
+
+
+def test_the_results_tab_probe_of_a_just_started_app_measures_both_halves(runs_dir, demo_fields):
+    from bench.overhead import fill_store
+    from bench.ui_poll import results_seconds
+    from bracket.session.config import SearchSettings
+    from bracket.session.session import Session
+
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=8, sample_prompts="", warm_start=False),
+                             out_dir=runs_dir, name="probe")
+    fill_store(session, 6, 20)
+    folder = session.folder
+    session.close()
+    measured = results_seconds(folder)
+    assert "error" not in measured, measured["error"]
+    assert measured["board_s"] > 0 and measured["report_s"] > 0
+    assert (folder / "report" / "report.md").is_file()  # the report half ran: it wrote the report

@@ -32,10 +32,11 @@ def test_every_strategy_runs_and_is_summarised():
     land = next(land for land in LANDSCAPES if land.name == "llm-rate-high")
     data = run(Plan(repetitions=1, budget=8), landscapes=(land,), variants={"s10": {"n_startup_trials": 10}})
     row = data["landscapes"]["llm-rate-high"]
-    for name in ("bracket", "bracket@preset-order", "bracket+past", "optuna-tpe", "random", "s10"):
+    for name in ("bracket", "bracket@fixed-bracket", "bracket@preset-order", "bracket+past", "optuna-tpe", "random",
+                 "s10"):
         assert 1 <= row[name]["median"] <= 8 * (2 if name == "random" else 1) + 1
-    assert set(data["summary"]) == {"bracket", "bracket@preset-order", "bracket+past", "optuna-tpe", "s10",
-                                    "baseline-first floor"}
+    assert set(data["summary"]) == {"bracket", "bracket@fixed-bracket", "bracket@preset-order", "bracket+past",
+                                    "optuna-tpe", "s10", "baseline-first floor"}
     assert data["summary"]["optuna-tpe"]["vs_tpe_geomean"] == 1.0
     # the axolotl baseline (2e-4 at alpha = 2 r, batch 4) is 1.016x the optimum there: a hit at trial 1
     assert row["floor"] == 1 and data["summary"]["baseline-first floor"]["vs_random_expected_max"] == 1 / 6
@@ -48,3 +49,14 @@ def test_the_floor_is_two_trials_where_the_baseline_misses():
     space = _space(_trainer(land.preset))
     best, _ = optimum(space, land, samples=4000)
     assert baseline_floor(land, space, best) == 2  # its baseline is 1.34x the optimum there
+
+
+def test_a_config_past_the_divergence_limit_is_marked_diverged_and_costs_3x():
+    from bench.preset_landscapes import diverges
+
+    land = next(land for land in LANDSCAPES if land.name == "sdxl-rate-low")
+    adam = {"optimizer_type": "AdamW8bit", "learning_rate": 1e-4, "lr_scheduler": "constant", "network_dim": 32,
+            "network_alpha": 16, "batch_size": 1}  # the sdxl-lora baseline: 0.85 decades too high there
+    assert diverges(adam, land) and quality(adam, land) == 0.3
+    lower = {**adam, "learning_rate": 1e-5}
+    assert not diverges(lower, land) and quality(lower, land) < 0.105

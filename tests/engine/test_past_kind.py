@@ -32,8 +32,11 @@ def _done(lr: float, value: float, kind: str) -> ScoredConfig:
 def test_past_is_warm_start_for_the_bracket_and_the_explore_rule_and_spends_the_budget():
     assert "past" in WARM_START_KINDS and "past" in SEARCH_KINDS
     history = [_done(1e-4, 0.5, "baseline"), _done(2e-3, 0.1, "past"), _done(3e-4, 0.3, "curated")]
-    lower = next_bracket(history, SPACE)  # the earlier session's config is the best: it is the centre
-    assert lower.params["learning_rate"] == pytest.approx(2e-3 / math.sqrt(10), rel=1e-3)
+    first = next_bracket(history, SPACE)  # the earlier session's config is the best: it is the centre
+    # (the curated 3e-4 below it did worse, so the bracket goes up: a quarter decade first)
+    assert first.params["learning_rate"] == pytest.approx(2e-3 * 10 ** 0.25, rel=1e-2)
+    assert next_bracket(history, SPACE, rule="fixed").params["learning_rate"] == pytest.approx(
+        2e-3 / math.sqrt(10), rel=1e-3)
     # a session whose warm start is only the baseline and a past config still gets a bracket
     assert next_bracket([_done(1e-4, 0.5, "baseline"), _done(2e-3, 0.1, "past")], SPACE).params is not None
     # a proposal that beats the past config (and the rest of the warm start) is evidence to explore

@@ -114,6 +114,10 @@ def test_failed_and_diverging_runs_are_recorded_and_spend_budget(demo_fields, ru
     assert snapshot.time_saved_s >= expected * 0.99 > 0
     assert "nan" in runs[4]["failure_reason"].lower()
     assert runs[1]["score"] is not None and runs[3]["score"] == 1.0
+    # the learning-rate bracket reads the diverged and NaN configs as diverged, no other
+    history = session.scored_configs()
+    assert [(h.state.name, h.diverged) for h in history] == [("COMPLETE", False), ("FAIL", False),
+                                                              ("COMPLETE", True), ("COMPLETE", True)]
     session.close()
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 
 from bracket.search.configs import NamedConfig
+from bracket.search.lr_bracket import optimizer_family, step_of
 from bracket.search.space import CategoricalKnob, FloatKnob, IntKnob, SearchSpace
-from bracket.search.warm_order import optimizer_family, order_warm_start, step_of
+from bracket.search.warm_order import order_warm_start
 
 SPACE = SearchSpace({
     "optimizer_type": CategoricalKnob(("AdamW", "AdamW8bit", "PagedAdamW8bit", "Adafactor", "prodigyopt.Prodigy")),

@@ -26,7 +26,7 @@ def main(port: str, fields_file: str) -> int:
 
     def build_and_start(manager):
         demo = build(manager)
-        setup_tab.start_search(manager, "demo-cpu", fields, 3, 6, 1, "a red circle --d 1", None, "tpe", "", "", "",
+        setup_tab.start_search(manager, "demo-cpu", fields, 3, 6, 1, "a red circle --d 1", None, "tpe", None,
                                *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], "", "", "", "ui-crash")
         return demo
 

@@ -120,7 +120,8 @@ def test_the_results_tab_does_not_wait_for_the_verdict_study(runs_dir, filled, m
     manager = SessionManager(runs_dir)
     manager.open(filled)
     board, verdict, *_ = results_tab.refresh(manager)
-    assert len(board) > 0 and not written  # the tab is built while the verdict study is still being written
+    _history, _importance, report, _verdict, _steps = results_tab.refresh_report(manager)
+    assert len(board) > 0 and "# Bracket report" in report and not written  # built while the study is still written
     release.set()
     manager.wait_for_background(60)
     assert written == [1]
@@ -158,6 +159,42 @@ def test_status_imports_no_ui_or_plotting_module_and_opens_no_optuna_storage(fil
     assert done.returncode == 0, done.stderr
     imported, printed = done.stdout.strip().splitlines()[-2:]
     assert imported == "[]" and printed == "True"
+
+
+def test_status_again_imports_neither_the_preset_registry_nor_optuna(runs_dir, demo_fields):
+    from bench.overhead import fill_store
+    from bracket.session.config import SearchSettings
+
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=90, sample_prompts="", warm_start=False),
+                             out_dir=runs_dir, name="many")
+    fill_store(session, 80, 20)
+    folder = session.folder
+    session.close()
+    engine = ("optuna", "bracket.registry", "bracket.trainer.presets", "bracket.session.session", "numpy")
+    probe = (
+        "import contextlib, io, json, runpy, sys\n"
+        "out = io.StringIO()\n"
+        "for argv in (['status'], ['status', '--json']):\n"
+        f"    sys.argv = ['bracket', *argv, {str(folder)!r}]\n"
+        "    try:\n"
+        "        with contextlib.redirect_stdout(out):\n"
+        "            runpy.run_module('bracket', run_name='__main__', alter_sys=True)\n"
+        "    except SystemExit as done:\n"
+        "        assert not done.code, out.getvalue()\n"
+        f"print(json.dumps([sorted(m for m in sys.modules if m in {engine!r}), out.getvalue()]))\n"
+    )
+
+    def status() -> tuple[list[str], str]:
+        done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        imported, printed = json.loads(done.stdout.strip().splitlines()[-1])
+        return imported, printed
+
+    first_imports, first = status()  # no kept view yet: the session is opened in full to build it
+    again_imports, again = status()
+    assert "optuna" in first_imports and again_imports == [] and again == first
+    assert "winner:" in again and '"all_params"' in again and '"fixed_knobs"' in again
 
 
 def test_an_existing_store_opens_optunas_storage_only_when_used(filled):

@@ -166,6 +166,8 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     said, *_ = compare_tab.choose(manager, back, "tie")
     board, verdict, command, files, history, importance, report, dashboard, runs_dd, _steps = results_tab.refresh(
         manager)
+    assert report == results_tab.REPORT_PENDING and importance is None  # the leaderboard first, then:
+    history, importance, report, verdict, _steps = results_tab.refresh_report(manager)
     assert list(board["rank"]) == [1, 2, 3] and board["ratings"].sum() == 2 and board["comparisons"].sum() == 2
     assert "Winner:" in verdict and "--learning_rate" in command
     assert [Path(f).name for f in files] == ["config.json", "config.toml"]

@@ -1,0 +1,90 @@
+"""What a new process pays on a long session, repeated and alternated with an older checkout
+(issue 24): ``python -m bench.ui_restart SESSION_FOLDER OLDER_CHECKOUT [REPEATS]``.
+
+On a shared machine one timing of a subprocess says little: the load moves by seconds
+between two runs. So each figure is taken ``REPEATS`` times, this checkout and the older one
+alternating, and the medians are printed (JSON), for ``python -m bracket status`` with the
+child's CPU seconds beside the wall seconds (CPU time moves less with the load):
+
+* **status**: the older checkout first (nothing kept) and again; this one cold (nothing kept
+  in ``<session>/views``), first after a change (run summaries kept) and again;
+* **Results tab in a just-started app** (``bench.ui_poll.results_seconds``): the older
+  checkout; this one with the run summaries of the first ``status`` kept, and with nothing kept;
+* **page ready after ``python app.py``** (``bench.ui_latency.measure_page_ready``): both.
+
+The session folder is changed (its ``views`` are removed and rebuilt); use a copy, e.g. the
+2000-trial session that ``bench.overhead.fill_store`` writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import ROOT
+
+
+def _status(folder: Path, checkout: Path) -> tuple[float, float]:
+    """(wall, CPU seconds) of ``python -m bracket status FOLDER`` run from ``checkout``."""
+    before, began = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run([sys.executable, "-m", "bracket", "status", str(folder)], cwd=checkout,
+                   stdout=subprocess.DEVNULL, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter() - began, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def run(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
+    from bench.ui_latency import measure_page_ready
+    from bench.ui_poll import results_seconds
+
+    views = folder / "views"
+    status: dict[str, list[tuple[float, float]]] = {k: [] for k in (
+        "legacy first", "legacy again", "cold", "first (summaries kept)", "again")}
+    results: dict[str, list[dict[str, Any]]] = {"legacy": [], "summaries kept": [], "nothing kept": []}
+    page: dict[str, list[float | None]] = {"legacy": [], "now": []}
+    with tempfile.TemporaryDirectory(prefix="bracket-restart-") as work:
+        for _ in range(repeats):
+            shutil.rmtree(views, ignore_errors=True)
+            status["legacy first"].append(_status(folder, older))
+            status["legacy again"].append(_status(folder, older))
+            results["legacy"].append(results_seconds(folder, older))
+            shutil.rmtree(views, ignore_errors=True)
+            status["cold"].append(_status(folder, ROOT))
+            kept = (views / "run_summaries.json").read_bytes()
+            (views / "status.json").unlink()
+            status["first (summaries kept)"].append(_status(folder, ROOT))
+            status["again"].append(_status(folder, ROOT))
+            results["summaries kept"].append(results_seconds(folder, ROOT))
+            shutil.rmtree(views, ignore_errors=True)
+            results["nothing kept"].append(results_seconds(folder, ROOT))
+            views.mkdir(exist_ok=True)
+            (views / "run_summaries.json").write_bytes(kept)
+            page["legacy"].append(measure_page_ready(Path(work), checkout=older)["page_ready_s"])
+            page["now"].append(measure_page_ready(Path(work))["page_ready_s"])
+    median = statistics.median
+    return {
+        "status": {k: {"wall_s": median(w for w, _ in v), "cpu_s": median(c for _, c in v), "all": v}
+                   for k, v in status.items()},
+        "results": {k: {"board_s": median(r.get("board_s", float("nan")) for r in v),
+                        "report_s": median(r.get("report_s", float("nan")) for r in v), "all": v}
+                    for k, v in results.items()},
+        "page_ready_s": {k: {"median": median(x for x in v if x is not None) if any(x is not None for x in v)
+                             else None, "all": v} for k, v in page.items()},
+        "load_average_end": os.getloadavg(),
+    }
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__.splitlines()[1])
+    print(json.dumps(run(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 3),
+                     indent=1))
