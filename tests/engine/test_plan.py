@@ -37,7 +37,8 @@ def test_a_bracket_side_never_trained_goes_to_the_sampler_once_the_bracket_is_ov
     warm = [{"kind": "baseline", "status": "done"}] + [{"kind": "curated", "status": "done"}] * 2
     one_side = warm + [{"kind": "bracket", "status": "done"}]
     # the bracket may still come: nothing sampled yet
-    assert progress_text(plan_progress(plan, one_side)) == "baseline ✓ · curated 2/2 ✓ · LR bracket 1/2 ◀ next · TPE 0/1"
+    assert progress_text(plan_progress(plan, one_side)) == \
+        "baseline ✓ · curated 2/2 ✓ · LR bracket 1/2 ◀ next · TPE 0/1"
     sampled = one_side + [{"kind": "search", "status": "done"}, {"kind": "search", "status": "running"}]
     assert progress_text(plan_progress(plan, sampled, current_kind="search")) == \
         "baseline ✓ · curated 2/2 ✓ · LR bracket 1/1 ✓ · TPE 2/2 ◀ now"
