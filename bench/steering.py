@@ -63,9 +63,11 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     unrated run gets the one shared human estimate, the rule before the estimate from similar
     configs, :mod:`bracket.judge.neighbours`), ``<mode>@scale=S`` (its similarity scale),
     ``<mode>@ratebracket`` (an experiment, not in the app: :func:`patch_rating_bracket`),
+    ``<mode>@nearfav[=RADIUS]`` (an experiment, not in the app: :mod:`bench.near_favourite`),
     ``<mode>@flatbt`` (Bradley-Terry with the old near-flat prior, alpha 0.1), ``<mode>@noanchor``
     (pairwise scores averaged with ratings as they are, not laid on the rating scale): patch those
     defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
+    from bench import near_favourite
     from bracket.judge import combine, human, informative, neighbours
     from bracket.search import controller
     from bracket.session import scoring
@@ -82,6 +84,7 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     scoring.rating_part = _ORIGINAL["rating_part"]
     patch_winner_first(undo=True)
     patch_rating_bracket(undo=True)
+    near_favourite.patch(undo=True)
     _ORIGINAL.setdefault("novelty", informative.NOVELTY_RADIUS)
     informative.NOVELTY_RADIUS = _ORIGINAL["novelty"]
     controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
@@ -114,6 +117,8 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
             near_defaults["scale"] = float(value)
         elif key == "flatbt":
             human_defaults["alpha"] = 0.1
+        elif key == "nearfav":
+            near_favourite.patch(radius=float(value) if value else near_favourite.RADIUS)
         elif key == "ratebracket":
             patch_rating_bracket()
         elif key == "noanchor":

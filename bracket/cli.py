@@ -50,11 +50,16 @@ def dispatch(args: argparse.Namespace) -> int:
     from bracket.cli_commands import COMMANDS  # after parsing: --help and a mistyped flag answer at once
 
     if args.command in TRAINING_COMMANDS:
-        _stop_on_sigterm()
+        _stop_on_signals()
     return COMMANDS[args.command](args)
 
 
-def _stop_on_sigterm() -> None:
+def _stop_on_signals() -> None:
+    """Ctrl-C (SIGINT) and SIGTERM both become KeyboardInterrupt, which winds the search down.
+
+    SIGINT is set explicitly: a process started in the background by a non-interactive shell
+    (``nohup … &``, some CI runners and service wrappers) inherits SIGINT as *ignored*, and
+    Python then leaves it ignored, so ``kill -INT`` and a second Ctrl-C would do nothing."""
     import signal
     import threading
 
@@ -63,6 +68,7 @@ def _stop_on_sigterm() -> None:
 
     if threading.current_thread() is threading.main_thread():  # signal handlers belong to the main thread
         signal.signal(signal.SIGTERM, _terminate)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _read_only_message(error: BaseException) -> str | None:

@@ -24,7 +24,7 @@ from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.past import offer
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
-from bracket.standings import standings
+from bracket.standings import past_ranking, standings
 from bracket.standings.study_sync import record_at_end
 
 
@@ -133,7 +133,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         validation_split=0.0 if args.no_validation else None,
         vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
     session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
-                             name=args.name, storage_url=args.storage, on_finish=[record_at_end])
+                             name=args.name, storage_url=args.storage, on_finish=[record_at_end],
+                             rank_past=past_ranking)
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
     for warning in session.parts.warnings:
@@ -141,7 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for note in session.parts.notes:
         print(f"note: {note}")
     if settings.warm_start and not settings.warm_start_from:
-        hint = offer(session.folder.parent, args.preset, exclude=session.name)
+        hint = offer(session.folder.parent, args.preset, exclude=session.name, rank=past_ranking)
         if hint:
             print(f"note: {hint}")
     return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)

@@ -34,6 +34,7 @@ from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.past import past_sessions
+from bracket.standings import past_ranking
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.setup_space import build_table, space_edit, space_preview, table_records
 from ui.render import format_duration
@@ -131,9 +132,9 @@ def session_choices(manager: SessionManager) -> list[tuple[str, str]]:
 
 
 def past_choices(manager: SessionManager, preset_id: str | None, loaded: dict[str, Any] | None = None) -> Any:
-    """Earlier sessions of this preset, with their dates and best scores, to warm-start from
+    """Earlier sessions of this preset, with their dates, run counts and winners, to warm-start from
     (picked: those of the session the form was filled from)."""
-    found = past_sessions(manager.runs_dir, preset_id) if preset_id else []
+    found = past_sessions(manager.runs_dir, preset_id, past_ranking) if preset_id else []
     choices = [(s.label, str(s.folder)) for s in found]
     wanted = [f for f in _loaded(loaded, preset_id or "").get("warm_start_from", []) if f in {c[1] for c in choices}]
     return gr.Dropdown(choices=choices, value=wanted or None)
@@ -347,8 +348,9 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
                      **QUIET)
     steps.change(space_preview, space_inputs, [space_df, space_md], **QUIET)
     space_df.input(space_edit, [preset_dd, fields_state, steps, space_df], [space_df, bounds_state, space_md], **QUIET)
-    plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm]
-    for box in plan_inputs:  # the plan: phases and their counts
+    # the plan: phases and their counts, the warm start fitted to the table's bounds as Start will fit it
+    plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps]
+    for box in plan_inputs:
         box.change(plan_text, plan_inputs, plan_md, **QUIET)
     preset_dd.change(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
     budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
@@ -357,6 +359,7 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
                     [start_md, tabs, sessions_dd], concurrency_id="session-control", **QUIET)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
+    refresh_btn.click(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
     form_outputs = [preset_dd, loaded_state, fields_state, notes_md, preflight_md, budget, seeds, steps, sample_every,
                     algorithm, lr_bracket, confirm, validation, prompts, space_df, bounds_state, space_md, vlm_url,
                     vlm_model, *weights, warm_from, name, form_md]

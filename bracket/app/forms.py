@@ -130,14 +130,17 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
 
 
 def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | None = None, lr_bracket: Any = True,
-              algorithm: str = "tpe") -> str:
+              algorithm: str = "tpe", bounds: Mapping[str, Any] | None = None,
+              fields: dict[str, str] | None = None, steps: Any = None) -> str:
     """``"= 4 configs × 2 seeds — plan: baseline, 3 curated"`` (or ``"= search 18 (18 configs × 1 seed)
     + confirm 6 — plan: …"``) for the budget box (the phases of ``bracket.session.plan`` when a preset
-    is given), or what is wrong with the numbers."""
+    is given, its warm start fitted to ``bounds`` and ``steps`` as the session will fit it, so a
+    curated config the bounds drop is not planned), or what is wrong with the numbers."""
     try:
         settings = SearchSettings(budget=_whole("Budget", budget) or 0, seeds=_whole("Seeds per config", seeds) or 0,
                                   confirm=_whole("Confirmation runs", confirm, optional=True),
-                                  lr_bracket=bool(lr_bracket), algorithm=algorithm or "tpe")
+                                  lr_bracket=bool(lr_bracket), algorithm=algorithm or "tpe",
+                                  bounds=dict(bounds or {}))
         if settings.budget <= 0 or settings.seeds <= 0:
             return "Budget and seeds must be at least 1."
         if settings.budget < settings.seeds:
@@ -147,15 +150,21 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | Non
         return str(error)
     text = "= " + settings.plan().split(" = ", 1)[1]
     if preset_id:
-        phases = preset_plan(preset_id, settings)
+        try:
+            run_steps = int(steps) if steps not in (None, "") else None
+        except (TypeError, ValueError):
+            run_steps = None
+        phases = preset_plan(preset_id, settings, fields, steps=run_steps)
         if phases:
             text += f" — plan: {phases}"
     return text
 
 
-def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str] | None = None) -> str:
-    """The plan's phases in one line for ``preset_id`` with its default (or given) fields;
-    "" when the trainer cannot be built from them yet (the form is not filled in)."""
+def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str] | None = None,
+                steps: int | None = None) -> str:
+    """The plan's phases in one line for ``preset_id`` with its default (or given) fields, in the
+    space a session with ``settings`` (its bounds) and ``steps`` would search; "" when the
+    trainer cannot be built from them yet (the form is not filled in)."""
     from bracket.fields import merge_with_defaults
     from bracket.registry import get_preset
     from bracket.session.plan import plan_for
@@ -164,6 +173,7 @@ def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str]
     try:
         preset = get_preset(preset_id)
         trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields or {}))
-        return phases_text(plan_for(trainer, trainer.declare_search_space(), settings))
+        space = trainer.session_space(settings.bounds, steps=steps, warmup_share=settings.warmup_share)
+        return phases_text(plan_for(trainer, space, settings))
     except (BracketError, ValueError, TypeError, KeyError):
         return ""

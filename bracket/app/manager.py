@@ -42,7 +42,7 @@ from bracket.session.config import SearchSettings
 from bracket.session.schema import RUN_SPENT
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
-from bracket.standings import STAGES, StageBoard, Standings, importance, standings
+from bracket.standings import STAGES, StageBoard, Standings, importance, past_ranking, standings
 from bracket.standings.study_sync import background_verdict, record_at_end
 
 SCORABLE = ("done",)
@@ -120,7 +120,8 @@ class SessionManager:
             if not self.allow_custom_executables:
                 check_configured_executables(get_preset(preset_id).fields, fields)
             session = Session.create(preset_id, fields, settings, out_dir=self.runs_dir, name=name or None,
-                                     storage_url=self.storage_url, on_finish=[record_at_end])
+                                     storage_url=self.storage_url, on_finish=[record_at_end],
+                                     rank_past=past_ranking)
             self._adopt(session)
             session.start()
             return session

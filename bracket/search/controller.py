@@ -142,7 +142,8 @@ class SearchController:
                  history: Callable[[], Sequence[ScoredConfig]] = lambda: (),
                  n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS, lr_bracket: bool = True,
                  multivariate: bool | None = None, explore: ExploreRule | None = DEFAULT_RULE,
-                 rated_gamma: bool = True, bracket_rule: str = BRACKET_RULE) -> None:
+                 rated_gamma: bool = True, bracket_rule: str = BRACKET_RULE,
+                 note: Callable[[str], None] = lambda text: None) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}")
         self.space = space
@@ -151,6 +152,8 @@ class SearchController:
         #: False once the learning-rate bracket has nothing more to propose (saves a history read)
         self._bracket_open = lr_bracket
         self._bracket_rule = bracket_rule
+        #: told, when the bracket closes, each side the bounds skipped (a session note)
+        self._note = note
 
         def make_inner(inner_seed: int, seen: Sequence[ScoredConfig]) -> BaseSampler:
             exploring = explore_now(seen, explore)
@@ -188,6 +191,9 @@ class SearchController:
                                          user_attrs={"kind": BRACKET_KIND, "name": step.name, "source": step.source})
             elif step.finished:
                 self._bracket_open = False
+                sampler = "TPE" if self.algorithm == "tpe" else "random"
+                for side in step.skipped:
+                    self._note(f"LR bracket: {side}; one more {sampler} trial instead")
         trial = self.study.ask()
         config = self.space.suggest(trial)
         # numbered from 1 like runs and the plan (trial 4 is the fifth config: "search-5")

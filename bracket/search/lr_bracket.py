@@ -105,6 +105,9 @@ class BracketStep:
     name: str = ""
     source: str = ""
     pending: bool = False
+    #: sides the bounds took away: clamped into the knob's range they fell onto the centre or a
+    #: config already tried (``"the lower side 3.2e-05 is outside the bounds"``)
+    skipped: tuple[str, ...] = ()
 
     @property
     def finished(self) -> bool:
@@ -156,7 +159,8 @@ def next_bracket(history: Sequence[ScoredConfig], space: SearchSpace, *,
     exist. Which configs, in which order: :func:`bracket_offsets` around the best warm-start
     config, the second one replaced by a decade lower for an optimizer family whose every
     warm-start config diverged (rule ``"evidence"``). A candidate that, after clamping into
-    the knob's bounds, equals the config it came from or one already trained is skipped.
+    the knob's bounds, equals the config it came from or one already trained is skipped;
+    one the bounds moved there is named in the step's ``skipped``.
     """
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}")
@@ -171,20 +175,25 @@ def next_bracket(history: Sequence[ScoredConfig], space: SearchSpace, *,
     scored = [h for h in warm if h.state == TrialState.COMPLETE and h.value is not None]
     if not scored:
         return BracketStep(None)
+    skipped: list[str] = []
     for params, name, rate, why in _candidates(scored, made, space, factor, rule):
         knob = space[name]
         # round, then clamp: in bounds
-        candidate = min(max(float(f"{params[name]:.3g}"), knob.low), knob.high)
+        wanted = float(f"{params[name]:.3g}")
+        candidate = min(max(wanted, knob.low), knob.high)
         params = dict(params, **{name: candidate})
         if abs(math.log10(candidate) - math.log10(rate)) < SAME_RATE_DECADES or any(
                 _same(params, h.params, name) for h in history):
+            if candidate != wanted and not any(_same(params, h.params, name) for h in made):
+                skipped.append(f"the {'lower' if wanted < rate else 'higher'} side {wanted:.2g} is outside the bounds")
             continue
         what = "learning-rate" if name == KNOB else name
         short = "lr" if name == KNOB else name.replace("_", "-")
         label = "lower" if candidate < rate else "higher"
         return BracketStep(params, name=f"{short}-{label}-{candidate:g}",
-                           source=f"{what} bracket: {why} at {name} {candidate:g} instead of {rate:g}")
-    return BracketStep(None)
+                           source=f"{what} bracket: {why} at {name} {candidate:g} instead of {rate:g}",
+                           skipped=tuple(skipped))
+    return BracketStep(None, skipped=tuple(skipped))
 
 
 def bracket_offsets(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchSpace,

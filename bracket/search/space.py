@@ -308,7 +308,8 @@ class SearchSpace(Mapping[str, Knob]):
         """Fit a warm-start config into this (possibly narrowed) space.
 
         Numbers outside a range are clamped, with a note; a categorical value that is no
-        longer a choice, or a fixed value that differs, drops the config, with a note.
+        longer a choice, or a fixed value that differs, drops the config, with a note that says
+        only why (not the clamps made before it was dropped).
         """
         fitted = dict(self.complete(config))
         notes: list[str] = []
@@ -331,8 +332,7 @@ class SearchSpace(Mapping[str, Knob]):
         fitted = self.complete(fitted)
         remaining = self.problems(fitted)
         if remaining:
-            notes.append(f"{label}: dropped, it cannot fit the bounds ({'; '.join(remaining)})")
-            return FitResult(None, tuple(notes))
+            return FitResult(None, (f"{label}: dropped, it cannot fit the bounds ({'; '.join(remaining)})",))
         return FitResult(fitted, tuple(notes))
 
 

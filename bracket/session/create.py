@@ -29,7 +29,7 @@ from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
 from bracket.session.config import SearchSettings
 from bracket.session.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
-from bracket.session.past import past_configs
+from bracket.session.past import Ranking, past_configs
 from bracket.session.store import Store, sqlite_url
 from bracket.trainer.base import Trainer, warmup_cap
 from bracket.trainer.preset import ModelPreset
@@ -142,8 +142,9 @@ def apply_validation(trainer: Trainer, settings: SearchSettings) -> None:
 
 def create_session(preset_id: str, fields: dict[str, str], settings: SearchSettings, *,
                    out_dir: Path | None = None, name: str | None = None,
-                   storage_url: str | None = None) -> SessionParts:
-    """Validate everything, then create the session folder, store and study."""
+                   storage_url: str | None = None, rank_past: Ranking | None = None) -> SessionParts:
+    """Validate everything, then create the session folder, store and study (``rank_past``:
+    how the sessions of ``settings.warm_start_from`` rank their configs, see ``bracket.session.past``)."""
     preset = get_preset(preset_id)
     settings.validate()
     made = preset.prepare_fields(fields)  # e.g. the demo dataset, missing on a fresh clone
@@ -153,7 +154,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     warm_start, notes = fit_warm_start(trainer, space)
     notes[:0] = [made] if made else []
     if settings.warm_start_from:
-        warm_start[1:1] = fit_past(space, past_configs(settings.warm_start_from, preset.id), notes)
+        warm_start[1:1] = fit_past(space, past_configs(settings.warm_start_from, preset.id, rank=rank_past), notes)
     warm_start = order_warm_start(warm_start, space, notes)
     cap = warmup_cap(trainer.session_space(settings.bounds), settings.steps, settings.warmup_share)
     if cap is not None:

@@ -88,10 +88,17 @@ def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str
     search-stage configs: their ``kind``) and whether it is the phase in progress.
 
     Sampled configs (kind ``search``) count towards the last, sampler phase; a phase other
-    code adds later counts the configs of the kind of the same name."""
+    code adds later counts the configs of the kind of the same name. Once the sampler has
+    begun and the warm start and bracket are finished, a bracket side that was never trained
+    (the bounds clamped it onto a config already tried) is the sampler's: the plan counts
+    what happened (``LR bracket 1/1 ✓ · TPE 5/5``), and the session notes say why."""
     tried: dict[str, int] = {}
+    busy: set[str] = set()
     for config in configs:
         tried[str(config.get("kind"))] = tried.get(str(config.get("kind")), 0) + 1
+        if config.get("status") == "running":
+            busy.add(str(config.get("kind")))
+    plan = _rebalanced(plan, tried, busy)
     rows = []
     for phase, count in plan:
         kind = KIND_OF_PHASE.get(phase, "search" if phase in SAMPLER_PHASES else phase)
@@ -103,6 +110,26 @@ def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str
                 row["next"] = True
                 break
     return rows
+
+
+def _rebalanced(plan: Sequence[tuple[str, int]], tried: Mapping[str, int], busy: set[str]) -> Plan:
+    """``plan`` with the bracket's untried sides moved to the sampler once the bracket is over."""
+    phases = dict(plan)
+    sampler = next((p for p in SAMPLER_PHASES if p in phases), None)
+    warm_kinds = {KIND_OF_PHASE[p] for p in (BASELINE, PAST, CURATED, BRACKET)}
+    if (BRACKET not in phases or sampler is None or not tried.get("search") or busy & warm_kinds
+            or any(tried.get(KIND_OF_PHASE[p], 0) < phases[p] for p in (BASELINE, PAST, CURATED) if p in phases)):
+        return list(plan)
+    spare = phases[BRACKET] - min(tried.get(BRACKET_KIND, 0), phases[BRACKET])
+    out: Plan = []
+    for phase, count in plan:
+        if phase == BRACKET:
+            count -= spare
+        elif phase == sampler:
+            count += spare
+        if count:
+            out.append((phase, count))
+    return out
 
 
 def progress_text(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -304,8 +304,14 @@ class Session:
             seed = self.settings.base_seed + zlib.crc32(self.worker_id.encode("utf-8")) % 10_000
             self._controller = SearchController(study=study, space=self.space, algorithm=self.settings.algorithm,
                                                 seed=seed, history=self.scored_configs,
-                                                lr_bracket=self.settings.lr_bracket)
+                                                lr_bracket=self.settings.lr_bracket, note=self._add_note)
         return self._controller
+
+    def _add_note(self, text: str) -> None:
+        """Add ``text`` to the session's notes once (every worker's controller may tell it)."""
+        notes = list((self.store.get_session(self.name) or {}).get("notes") or [])
+        if text not in notes:
+            self.store.update_session(self.name, notes=notes + [text])
 
     def _search_phase(self) -> None:
         control = self.control

@@ -13,12 +13,15 @@ which never imports it: it reads a session's store and current scores.
 * :func:`require_winner` — the winner, or a :class:`NoWinnerError` saying why there is none
   (nothing scored, or the best is disqualified) — what ``export`` and ``promote`` use;
 * :func:`importance` — parameter importance of the search (one method, see ``importance``);
+* :func:`past_ranking` — an earlier session's search configs as its leaderboard ranks them,
+  what ``--warm-start-from`` and the Setup tab's list carry (``bracket.session.past``);
 * score parts (:class:`ScorePart`): each judge's normalised value next to its raw figure
   (final smoothed loss, mean rating, pairwise strength), and whether it was estimated.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bracket.errors import BracketError
@@ -35,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["STAGES", "UNRATED_WINNER", "MIN_CONFIGS", "ConfigRow", "NoWinnerError", "RunStanding", "ScorePart",
            "StageBoard", "Standings", "Winner", "build_standings", "figures_text", "importance", "parameter_importance",
-           "require_winner",
+           "past_ranking", "require_winner",
            "score_parts", "standings"]
 
 
@@ -124,3 +127,21 @@ def importance(session: "Session", table: Standings | None = None) -> tuple[dict
         return parameter_importance(board.rows if board else [], session.space)
 
     return per_change(session, "importance", build)
+
+
+def past_ranking(folder: Path) -> list[tuple[str, str]]:
+    """The search configs of the session in ``folder`` as its leaderboard ranks them now, best
+    first (the winner first when it is a search config), each with its raw figures ("val loss
+    0.41"): the order ``--warm-start-from`` carries (``bracket.session.past.Ranking``)."""
+    from bracket.session.session import Session
+
+    session = Session.open(folder, validate=False)
+    try:
+        table = standings(session)
+        board = table.board("search")
+        rows = board.top(len(board.rows)) if board else []
+        winner = table.winner.config_name if table.winner is not None else None
+        rows.sort(key=lambda r: r.name != winner)  # stable: the rest keep the leaderboard's order
+        return [(r.name, figures_text(r.figures)) for r in rows]
+    finally:
+        session.close()

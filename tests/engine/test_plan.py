@@ -30,3 +30,22 @@ def test_a_later_phase_slots_in_as_one_more_pair():
     plan = search_plan(6, curated=1) + [("confirm", 2)]
     rows = plan_progress(plan, [{"kind": "baseline"}, {"kind": "confirm"}])
     assert plan_text(plan).endswith("2 confirm") and rows[-1]["done"] == 1
+
+
+def test_a_bracket_side_never_trained_goes_to_the_sampler_once_the_bracket_is_over():
+    plan = search_plan(6, curated=2)  # baseline, 2 curated, 2 LR bracket, 1 TPE
+    warm = [{"kind": "baseline", "status": "done"}] + [{"kind": "curated", "status": "done"}] * 2
+    one_side = warm + [{"kind": "bracket", "status": "done"}]
+    # the bracket may still come: nothing sampled yet
+    assert progress_text(plan_progress(plan, one_side)) == \
+        "baseline ✓ · curated 2/2 ✓ · LR bracket 1/2 ◀ next · TPE 0/1"
+    sampled = one_side + [{"kind": "search", "status": "done"}, {"kind": "search", "status": "running"}]
+    assert progress_text(plan_progress(plan, sampled, current_kind="search")) == \
+        "baseline ✓ · curated 2/2 ✓ · LR bracket 1/1 ✓ · TPE 2/2 ◀ now"
+    # a warm-start config still running (another worker): the bracket may come after it
+    busy = [{"kind": "baseline", "status": "done"}, {"kind": "curated", "status": "done"},
+            {"kind": "curated", "status": "running"}, {"kind": "search", "status": "running"}]
+    assert "LR bracket 0/2" in progress_text(plan_progress(plan, busy))
+    # no bracket config at all: its row goes
+    none = warm + [{"kind": "search", "status": "done"}]
+    assert progress_text(plan_progress(plan, none)) == "baseline ✓ · curated 2/2 ✓ · TPE 1/3 ◀ next"

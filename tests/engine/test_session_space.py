@@ -114,7 +114,7 @@ def test_a_new_session_starts_from_the_best_configs_of_an_earlier_one(demo_field
                             out_dir=runs_dir, name="second")
     queued = second.store.study("second").get_trials(deepcopy=False)
     names = [t.user_attrs["name"] for t in queued]
-    assert names[:3] == ["baseline", "past-first-1", "past-first-2"] and len(names) == 6
+    assert names[:3] == ["baseline", "past-1-first", "past-2-first"] and len(names) == 6
     assert queued[1].system_attrs["fixed_params"] == second.space.searched_params(done[0]["params"])
     assert queued[1].user_attrs["kind"] == "past" and "session first" in queued[1].user_attrs["source"]
     # kind past: planned as its own phase, spends the search budget (3 = baseline + 2 past), labelled

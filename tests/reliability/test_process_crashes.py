@@ -8,6 +8,7 @@ was interrupted must run again. (SIGKILL in the middle of a trial is in tests/en
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import sqlite3
@@ -200,6 +201,28 @@ def test_a_second_ctrl_c_stops_at_once_and_loses_nothing(fast_fields, runs_dir, 
     session.worker.recover()  # what resume does first: the run's process is gone
     assert [r["status"] for r in session.store.runs(session.name)] == ["done", "interrupted"]
     session.close()
+
+
+def test_ctrl_c_works_when_the_parent_ignored_sigint(fast_fields, runs_dir, tmp_path):
+    """Started in the background by a non-interactive shell (``nohup … &``, a CI runner), a process
+    inherits SIGINT as ignored; the CLI still stops on ``kill -INT`` the way it does on Ctrl-C."""
+    args = ["run", "--preset", "demo-cpu", *cli_args(fast_fields), "--budget", "2", "--steps", "5",
+            "--name", "nohup", "--out", str(runs_dir), "--quiet"]
+    log = tmp_path / "nohup.log"
+    env = dict(os.environ, PYTHONUNBUFFERED="1", BRACKET_FAKE_MODE="hang")
+    with open(log, "wb") as handle:
+        first = subprocess.Popen([sys.executable, "-m", "bracket", *args], cwd=ROOT, env=env, stdout=handle,
+                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    folder = runs_dir / "nohup"
+    try:
+        trainer = read_pid(wait_for(lambda: next(folder.glob("trials/*/output/trainer.pid"), None), 90, "a run"))
+        first.send_signal(signal.SIGINT)
+        assert _exit_code(first, log) == 1
+        assert dead(trainer)
+        assert "Press Ctrl-C again to stop now" in log.read_text(encoding="utf-8", errors="replace")
+    finally:
+        kill_tree_now(first)
 
 
 @pytest.mark.parametrize("command", ["run"])

@@ -47,6 +47,9 @@ def test_blocks_build_with_only_private_listeners(runs_dir):
                                                                              "bk-confirm", "bk-validation"]
     assert getattr(starts[0].inputs[-4], "value", None) is True
     assert getattr(starts[0].inputs[8], "elem_id", None) == "bk-space-setup"  # after preset, fields and 6 numbers
+    # the warm-start list is read again on a preset change and on "Refresh list" (a session just finished)
+    past = [f for f in demo.fns.values() if getattr(f.fn, "func", None) is setup_tab.past_choices]
+    assert sorted(event for f in past for _, event in f.targets) == ["change", "click"]
     options = launch_options(runs_dir)
     assert options["allowed_paths"] == [str(runs_dir.resolve())]
     assert options["run_history"] is False
@@ -122,7 +125,7 @@ def test_past_sessions_of_the_preset_are_offered_and_reach_the_new_session(runs_
     assert manager.session.wait(60)
     first = manager.session
     (label, folder), = setup_tab.past_choices(manager, "demo-cpu").choices
-    assert folder == str(first.folder) and label.startswith(first.name) and "best score" in label
+    assert folder == str(first.folder) and label.startswith(first.name) and "winner " in label and "runs" in label
     assert setup_tab.past_choices(manager, "sdxl-lora").choices == []
     start(manager, demo_fields, 1, True, [folder], name="ui-test-2")
     assert manager.session.settings.warm_start_from == [folder]

@@ -1,0 +1,57 @@
+"""``--warm-start-from`` carries an earlier session's configs in the order of its current
+leaderboard (``bracket.standings.past_ranking``), not the value each trial ended with: a
+rating given after the runs moves them (issue 30)."""
+
+from __future__ import annotations
+
+from bracket.search.types import PAST_PREFIX
+from bracket.session.config import SearchSettings
+from bracket.session.past import past_configs, past_sessions, short_name
+from bracket.session.session import Session
+from bracket.standings import past_ranking, standings
+
+
+def _settings(**values) -> SearchSettings:
+    return SearchSettings(**{"budget": 3, "steps": 6, "seeds": 1, "sample_prompts": "a red circle --d 7", **values})
+
+
+def test_a_later_rating_reorders_what_warm_start_from_carries(demo_fields, runs_dir):
+    first = Session.create("demo-cpu", demo_fields, _settings(weights={"loss": 1.0, "human": 3.0}),
+                           out_dir=runs_dir, name="first")
+    assert first.run() == "finished"
+    by_value = [c["name"] for c in sorted(first.store.configs("first", stage="search"), key=lambda c: c["value"])]
+    runs = {r["config_name"]: r for r in first.snapshot().runs if r["status"] == "done"}
+    first.add_rating(runs[by_value[-1]]["id"], 10)  # the trial-time worst is liked, the best is not
+    first.add_rating(runs[by_value[0]]["id"], 1)
+    board = [r.name for r in standings(first).board("search").top(3)]
+    first.close()
+    assert board[0] == by_value[-1] and board[:2] != by_value[:2]  # the rating changed the leaderboard
+    assert [name for name, _ in past_ranking(first.folder)] == board
+
+    carried = past_configs([first.folder], "demo-cpu", rank=past_ranking)
+    again = Session.open(first.folder, validate=False)
+    stored = {c["name"]: c["params"] for c in again.store.configs("first")}
+    again.close()
+    assert [c.knobs for c in carried] == [stored[board[0]], stored[board[1]]]
+    assert [c.name for c in carried] == [f"{PAST_PREFIX}1-first", f"{PAST_PREFIX}2-first"]
+    assert board[0] in carried[0].source
+    # the session created from it queues them in that order (what the CLI and the app pass)
+    second = Session.create("demo-cpu", demo_fields, _settings(warm_start_from=[str(first.folder)]),
+                            out_dir=runs_dir, name="second", rank_past=past_ranking)
+    queued = second.store.study("second").get_trials(deepcopy=False)
+    assert [t.system_attrs["fixed_params"] for t in queued[1:3]] == [
+        second.space.searched_params(stored[name]) for name in board[:2]]
+    second.close()
+
+    # the Setup list names the leaderboard's winner with its raw figure, runs and date
+    info, = [s for s in past_sessions(runs_dir, "demo-cpu", past_ranking) if s.name == "first"]
+    assert info.winner == board[0] and "loss" in info.figure
+    assert f"winner {board[0]}" in info.label and "3 runs" in info.label and "best score" not in info.label
+
+
+def test_past_config_names_stay_apart_in_the_cli_tables():
+    """Two sessions of one preset made the same day: the run table's 18 characters tell their
+    past configs apart (the end of the session's name, its time, is kept)."""
+    names = [f"{PAST_PREFIX}1-{short_name(s)}" for s in ("demo-cpu-20261130-101500", "demo-cpu-20261130-121501")]
+    assert names[0][:18] != names[1][:18] and all(len(n) <= 18 for n in names)
+    assert short_name("first") == "first"
