@@ -332,7 +332,8 @@ def build(manager: SessionManager) -> dict[str, Any]:
     flicker_btn.click(functools.partial(show_flicker, manager), [flicker_a, flicker_b, step, shown],
                       [flicker, views_md], **PRIVATE)
     step.release(functools.partial(change_step, manager), [shown, step], [grid, compare_md], **PRIVATE)
-    rated_md.change(functools.partial(relabel, manager), [grid, shown], grid, **QUIET)  # headers say "rated 7"
+    # after a rating the grid's headers say "rated 7" at once
+    rated_md.change(functools.partial(relabel, manager), [grid, shown], grid, **QUIET)
     pair_outputs = [pair, pair_html, left_btn, right_btn, tie_btn]
     pair_btn.click(functools.partial(next_pair, manager), None, pair_outputs, **PRIVATE)
     for button, winner in ((left_btn, "left"), (right_btn, "right"), (tie_btn, "tie")):

@@ -162,7 +162,8 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
         stage = run.get("stage") or "search"
         why = (reasons or {}).get(run.get("config_id"), "") if stage == "search" else (
             f"{stage} stage, not a proposal")
-        rows.append([run["id"], run["config_name"], run["kind"] if stage == "search" else stage, why, run["status"], run["seed"],
+        kind = run["kind"] if stage == "search" else stage
+        rows.append([run["id"], run["config_name"], kind, why, run["status"], run["seed"],
                      f"{step}/{run.get('max_steps') or '?'}",
                      "" if run["score"] is None else f"{run['score']:.3f}", judges, params_text(run["params"]),
                      format_duration(run["duration_s"]) if run["duration_s"] else "", run["failure_reason"] or ""])

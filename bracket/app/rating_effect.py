@@ -72,7 +72,8 @@ def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, floa
     count, good = len(after), tpe_good_count(len(after), wide=True)  # a rated session: TPE's wider good set
     new_rank = _rank(after, config_id)
     old_rank = _rank(before, config_id) if config_id in before else None
-    moved = (f"its config is now {_ordinal(new_rank)} of {count} (score {after[config_id]:.3f})" if old_rank is None
+    moved = (f"its config is now {_ordinal(new_rank)} of {count} (score {after[config_id]:.3f})"
+             if old_rank is None
              else f"its config stayed {_ordinal(new_rank)} of {count} "
              f"(score {before[config_id]:.3f} -> {after[config_id]:.3f})" if old_rank == new_rank
              else f"its config moved from {_ordinal(old_rank)} to {_ordinal(new_rank)} of {count} "

@@ -187,14 +187,16 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert "[train.sh](gradio_api/file=" in exported and "[config.json](" in exported
     assert "must be a whole number" in inline_error(results_tab.export(manager, "many"))
     # finals shorter than the search runs: an input error saying what to give, and no job started
-    assert "is shorter. Give" in inline_error(results_tab.start_job(manager, "finals", 1)) and manager.job is None
+    too_short = inline_error(results_tab.start_job(manager, "finals", 1))
+    assert "is shorter. Give" in too_short and manager.job is None
     assert results_tab.start_job(manager, "finals", 20).startswith("finals: started")
     assert "are training" in inline_error(results_tab.start_job(manager, "promote", 0))
     assert manager.job.wait(120) and results_tab.job_progress(manager).startswith("finals: done")
     finals = [r for r in manager.snapshot().runs if r["stage"] == "final"]
     assert len(finals) == 3 * 2 and {r["max_steps"] for r in finals} == {20}
     assert "outside the runs folder" in results_tab.served_link(manager, Path(__file__), "x")
-    missing = results_tab.served_link(manager, Path(manager.runs_dir) / "later" / "report.html", "report.html")
+    later = Path(manager.runs_dir) / "later" / "report.html"
+    missing = results_tab.served_link(manager, later, "report.html")
     assert "being written" in missing and "outside" not in missing, missing  # not written yet, not "outside"
 
 
