@@ -211,6 +211,9 @@ def check_disk(ctx: DoctorContext) -> bool:
 def check_vram(ctx: DoctorContext) -> bool:
     report, trainer, values = ctx.report, ctx.trainer, ctx.values
     need = getattr(trainer, "min_vram_gb", None)
+    if getattr(trainer, "cpu_only", False):  # a preset that never uses a GPU: nothing to check
+        report.skip("vram", "CPU preset")
+        return True
     if getattr(trainer, "on_cpu", False):
         report.add("vram", True, "device cpu: runs train on the CPU in fp32; GPU memory not checked")
         return True

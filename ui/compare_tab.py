@@ -13,7 +13,8 @@ pairwise panel — so arrow keys elsewhere scroll and never record a blind vote;
 vote" takes the newest choice back.
 
 Rating widgets belong to a run: each shows that run's stored whole-run rating (or none), its
-label says rated or unrated, and both are redrawn after every rating.
+label says rated or unrated, and both are redrawn after every rating; so are the grid's
+column headers (their "rated"/"unrated" mark only, rewritten in place: no image is read).
 
 Below the grid (``ui.compare_views``): **Steps × prompts** shows each picked run's samples
 at every saved step (one run at a time; PageUp/PageDown switch runs), and **A/B flicker**
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from typing import Any
 
 import gradio as gr
@@ -177,6 +179,25 @@ def change_step(manager: SessionManager, shown: list[int] | None, step: float) -
     return _grid(manager, list(shown), int(step))[1], ""
 
 
+#: a header's (and its cells' title's) rating mark: "#12 search-3 · seed 42 · unrated"
+_MARK = re.compile(r"(#(\d+) [^<>\"]*?) · (?:unrated|rated [0-9.e+-]+)")
+
+
+def relabel(manager: SessionManager, markup: str, shown: list[int] | None) -> Any:
+    """``markup`` (the grid shown) with each shown run's rating mark as stored now: after a
+    rating the headers say so at once, without building the grid again."""
+    if not shown or not isinstance(markup, str) or manager.session is None:
+        return gr.skip()
+    ratings, ids = run_ratings(manager), {int(i) for i in shown}
+
+    def mark(match: re.Match[str]) -> str:
+        run_id = int(match.group(2))
+        return match.group(0) if run_id not in ids else f"{match.group(1)} · {rating_mark(ratings, run_id)}"
+
+    new = _MARK.sub(mark, markup)
+    return gr.skip() if new == markup else new
+
+
 @inline_errors(6, at=5)
 def next_unrated(manager: SessionManager, k: float) -> tuple[Any, str, Any, list[int], Any, str]:
     ids, why = manager.rate_next(int(k or 4))  # where a rating could change the answer most; a lone run alone
@@ -311,6 +332,8 @@ def build(manager: SessionManager) -> dict[str, Any]:
     flicker_btn.click(functools.partial(show_flicker, manager), [flicker_a, flicker_b, step, shown],
                       [flicker, views_md], **PRIVATE)
     step.release(functools.partial(change_step, manager), [shown, step], [grid, compare_md], **PRIVATE)
+    # after a rating the grid's headers say "rated 7" at once
+    rated_md.change(functools.partial(relabel, manager), [grid, shown], grid, **QUIET)
     pair_outputs = [pair, pair_html, left_btn, right_btn, tie_btn]
     pair_btn.click(functools.partial(next_pair, manager), None, pair_outputs, **PRIVATE)
     for button, winner in ((left_btn, "left"), (right_btn, "right"), (tie_btn, "tie")):

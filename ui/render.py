@@ -146,21 +146,24 @@ RUN_COLUMNS = ["run", "config", "kind", "why", "status", "seed", "step", "score"
 
 def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
                reasons: Mapping[int, str] | None = None) -> pd.DataFrame:
-    """The trial table; with ``page_rows``, one page of it (page 1 = the newest runs, in run
-    order). A running run shows ``…`` for its step: its progress bar has the step, so the
+    """The trial table, newest run first; with ``page_rows``, one page of it (page 1 = the
+    newest runs). A running run shows ``…`` for its step: its progress bar has the step, so the
     table changes only when a run starts, ends or is scored. ``reasons``: why each config
-    was proposed, by config id (the "why" column; finals and promote runs say their stage)."""
+    was proposed, by config id (the "why" column; finals and promote runs say their stage, and
+    their kind column is that stage, e.g. ``final``)."""
     runs = [] if snapshot is None else [r for r in snapshot.runs if r["kind"] != "setup"]
     if page_rows:
         end = max(0, len(runs) - (max(1, page) - 1) * page_rows)
         runs = runs[max(0, end - page_rows):end]
     rows = []
-    for run in runs:
+    for run in reversed(runs):
         judges = ", ".join(f"{k} {v:.3f}" for k, v in (run.get("judges") or {}).items() if v is not None)
         step = "…" if run["status"] == "running" else run.get("last_step") or 0
-        why = (reasons or {}).get(run.get("config_id"), "") if run.get("stage", "search") == "search" else (
-            f"{run.get('stage')} stage, not a proposal")
-        rows.append([run["id"], run["config_name"], run["kind"], why, run["status"], run["seed"],
+        stage = run.get("stage") or "search"
+        why = (reasons or {}).get(run.get("config_id"), "") if stage == "search" else (
+            f"{stage} stage, not a proposal")
+        kind = run["kind"] if stage == "search" else stage
+        rows.append([run["id"], run["config_name"], kind, why, run["status"], run["seed"],
                      f"{step}/{run.get('max_steps') or '?'}",
                      "" if run["score"] is None else f"{run['score']:.3f}", judges, params_text(run["params"]),
                      format_duration(run["duration_s"]) if run["duration_s"] else "", run["failure_reason"] or ""])

@@ -123,10 +123,13 @@ def extend(manager: SessionManager, more: Any) -> str:
 
 def served_link(manager: SessionManager, path: Path, text: str) -> str:
     """A markdown link to ``path`` — only for a file under the runs folder (the one folder the
-    app serves); anything else is named, not linked."""
+    app serves); anything else is named, not linked, and a file of the runs folder not written
+    yet says it is being written."""
     path = Path(path).resolve()
-    if not path.is_file() or not path.is_relative_to(Path(manager.runs_dir).resolve()):
+    if not path.is_relative_to(Path(manager.runs_dir).resolve()):
         return f"{text} (`{path}`, outside the runs folder: not served)"
+    if not path.is_file():
+        return f"{text} (being written: `{path}`)"
     return f"[{text}]({file_url(str(path))})"
 
 

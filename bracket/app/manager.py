@@ -372,6 +372,8 @@ class SessionManager:
         with self._lock:
             self._refuse_if_running(f"start {kind}")
             if kind == "finals":
+                # a request that cannot be right is an input error, not a failed job
+                stages.check_finals(session, top_k=top_k, steps=steps, seeds=seeds)
                 action = functools.partial(stages.run_finals, session, top_k=top_k, steps=steps, seeds=seeds)
             elif kind == "promote":
                 action = functools.partial(stages.promote, session, steps=steps)

@@ -71,24 +71,30 @@ def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, floa
         return f"{head}: saved; it is not a scored search run, so the search's next proposals do not change."
     count, good = len(after), tpe_good_count(len(after), wide=True)  # a rated session: TPE's wider good set
     new_rank = _rank(after, config_id)
-    moved = (f"its config moved from {_ordinal(_rank(before, config_id))} to {_ordinal(new_rank)} of {count} "
-             f"(score {before[config_id]:.3f} -> {after[config_id]:.3f})" if config_id in before
-             else f"its config is now {_ordinal(new_rank)} of {count} (score {after[config_id]:.3f})")
+    old_rank = _rank(before, config_id) if config_id in before else None
+    moved = (f"its config is now {_ordinal(new_rank)} of {count} (score {after[config_id]:.3f})"
+             if old_rank is None
+             else f"its config stayed {_ordinal(new_rank)} of {count} "
+             f"(score {before[config_id]:.3f} -> {after[config_id]:.3f})" if old_rank == new_rank
+             else f"its config moved from {_ordinal(old_rank)} to {_ordinal(new_rank)} of {count} "
+             f"(score {before[config_id]:.3f} -> {after[config_id]:.3f})")
+    best = "the best config" if good == 1 else f"the {good} best configs"
     was_good = config_id in before and _rank(before, config_id) <= tpe_good_count(len(before), wide=True)
     if new_rank <= good and not was_good:
-        steer = f"and is now among the {good} best configs TPE builds its next proposals on"
+        steer = f"and is now {'' if good == 1 else 'among '}{best} TPE builds its next proposals on"
     elif new_rank > good and was_good:
-        steer = f"and has left the {good} best configs TPE builds its next proposals on"
+        steer = f"and has left {best} TPE builds its next proposals on"
     elif new_rank <= good:
-        steer = f"and stays among the {good} best configs TPE builds its next proposals on"
+        steer = f"and stays {'' if good == 1 else 'among '}{best} TPE builds its next proposals on"
     else:
-        steer = f"still outside the {good} best configs TPE builds its next proposals on"
+        steer = f"still outside {best} TPE builds its next proposals on"
     return f"{head}: {moved}, {steer}{_neighbours(before, after, config_id, good, names or {})}."
 
 
 def _neighbours(before: Mapping[int, float], after: Mapping[int, float], config_id: int, good: int,
                 names: Mapping[int, str]) -> str:
-    """"; 2 similar configs moved with it (search-9: 7th -> 3rd, now among them)" or ""."""
+    """"; 2 similar configs moved with it (search-9: 7th -> 3rd, now among them)" or ""; a
+    config whose rank stayed says its score instead ("search-9: still 3rd, score 0.412 -> 0.380")."""
     moved = moved_with(before, after, config_id)
     if not moved:
         return ""
@@ -97,8 +103,9 @@ def _neighbours(before: Mapping[int, float], after: Mapping[int, float], config_
     was, now = old <= tpe_good_count(len(before), wide=True), new <= good
     change = ", now among them" if now and not was else ", out of them" if was and not now else ""
     count = f"{len(moved)} similar config{'s' * (len(moved) != 1)}"
-    return (f"; {count} moved with it ({names.get(first, f'config {first}')}: {_ordinal(old)} -> "
-            f"{_ordinal(new)}{change})")
+    how = (f"still {_ordinal(new)}, score {before[first]:.3f} -> {after[first]:.3f}" if old == new
+           else f"{_ordinal(old)} -> {_ordinal(new)}")
+    return f"; {count} moved with it ({names.get(first, f'config {first}')}: {how}{change})"
 
 
 def rate_and_explain(session: "Session", run_id: int, value: float, prompt_index: int | None = None,

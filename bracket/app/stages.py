@@ -19,9 +19,9 @@ from bracket.session.session import Session
 from bracket.standings import require_winner, standings
 
 
-def run_finals(session: Session, *, top_k: int = 3, steps: int | None = None, seeds: int = 2) -> list[int]:
-    """Train the top ``top_k`` search configs for ``steps`` (default 4× the search's) with
-    ``seeds`` new seeds (``bracket.session.finals``); returns the final-stage config ids."""
+def check_finals(session: Session, *, top_k: int = 3, steps: int | None = None, seeds: int = 2) -> None:
+    """Refuse a finals request that cannot be right (``BracketError`` saying what to give),
+    before any job starts: the app checks here, then trains in the background."""
     if top_k < 1 or seeds < 1:
         raise BracketError("Finals need at least one config and one seed (--top and --seeds >= 1).")
     if steps is not None and steps < 1:
@@ -30,6 +30,12 @@ def run_finals(session: Session, *, top_k: int = 3, steps: int | None = None, se
         raise BracketError(f"Finals are at least as long as the search runs ({session.settings.steps} steps); "
                            f"{steps} is shorter. Give {session.settings.steps} or more (default "
                            f"{session.settings.steps * 4}).")
+
+
+def run_finals(session: Session, *, top_k: int = 3, steps: int | None = None, seeds: int = 2) -> list[int]:
+    """Train the top ``top_k`` search configs for ``steps`` (default 4× the search's) with
+    ``seeds`` new seeds (``bracket.session.finals``); returns the final-stage config ids."""
+    check_finals(session, top_k=top_k, steps=steps, seeds=seeds)
     steps = steps or session.settings.steps * 4
     configs = {c["id"]: c for c in session.store.configs(session.name, stage="search")}
     chosen = [configs[row.config_id] for row in standings(session).top("search", top_k) if row.config_id in configs]

@@ -156,3 +156,6 @@ def test_doctor_on_a_fresh_clone_makes_the_demo_dataset_as_a_search_would(runs_d
     assert f"[ok] setup: made the demo dataset in {runs_dir / 'demo-data'} (it was missing)" in text, text
     assert "[ok] inputs:" in text and "[ok] dataset:" in text and "[FAIL]" not in text, text
     assert code == 0 and (runs_dir / "demo-data" / "dataset.toml").is_file()
+    # its own script is checked, and a CPU preset skips the GPU memory check
+    assert "[ok] trainer script:" in text and "no script file" not in text, text
+    assert "[skip] vram: CPU preset" in text and "nvidia-smi" not in text, text

@@ -127,3 +127,10 @@ def test_the_rating_message_says_whether_the_config_now_guides_tpe():
     same = describe_rating_effect(before, {**before, 9: 0.85}, 9, run_id=5, value=4)
     assert "still outside the 3 best" in same
     assert "not a scored search run" in describe_rating_effect(before, before, None, run_id=8, value=5)
+    # an unchanged rank says so; a good set of one is "the best config", not "among the 1 best"
+    four = {1: 0.1, 2: 0.2, 3: 0.3, 4: 0.4}
+    last = describe_rating_effect(four, {**four, 4: 0.45}, 4, run_id=9, value=2)
+    assert "its config stayed 4th of 4 (score 0.400 -> 0.450)" in last and "moved from" not in last
+    assert "still outside the best config TPE builds" in last and "among the 1" not in last
+    top = describe_rating_effect(four, {**four, 1: 0.05}, 1, run_id=10, value=9)
+    assert "and stays the best config TPE builds its next proposals on" in top

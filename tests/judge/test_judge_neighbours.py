@@ -172,6 +172,10 @@ def test_the_rating_message_names_the_similar_configs_that_moved_with_it():
     # nothing moved beyond the shared shift: no clause
     plain = describe_rating_effect(before, {**{i: v - 0.01 for i, v in before.items()}, 7: 0.05}, 7, run_id=31, value=9)
     assert "moved with it" not in plain and plain.endswith("TPE builds its next proposals on.")
+    # a neighbour whose rank did not change says its score change instead of "3rd -> 3rd"
+    still = describe_rating_effect(before, {**{i: v - 0.01 for i, v in before.items()}, 1: 0.05, 3: 0.2}, 1,
+                                   run_id=31, value=9, names={3: "search-3"})
+    assert still.endswith("(search-3: still 3rd, score 0.300 -> 0.200).") and "3rd -> 3rd" not in still, still
     # a low rating drags its neighbours down with it
     low = {**before, 2: 0.9, 3: 0.5}
     assert moved_with(before, low, 2) == [3]

@@ -121,7 +121,7 @@ def test_a_finished_run_in_the_store_sends_its_row(watched):
     result = by_name(search_tab.poll(manager, sent, 0.6))
     # a rebuild reads each table once (+ the marker of the per-change scores): no statement per run
     assert 1 < len(statements) <= RUNS // 4
-    assert not skipped(result["table"]) and list(result["table"]["run"])[-1] == run_id
+    assert not skipped(result["table"]) and list(result["table"]["run"])[0] == run_id
     assert skipped(result["status"]) and skipped(result["log"])
 
 
@@ -152,6 +152,8 @@ def test_the_trial_table_pages_newest_first():
              "duration_s": None, "failure_reason": ""} for i in range(1, 701)]
     snap = SimpleNamespace(runs=runs)
     first = runs_frame(snap, page=1, page_rows=300)
-    assert list(first["run"])[0] == 401 and list(first["run"])[-1] == 700 and list(first["step"])[-1] == "…/5"
-    assert list(runs_frame(snap, page=3, page_rows=300)["run"]) == list(range(1, 101))
+    assert list(first["run"])[0] == 700 and list(first["run"])[-1] == 401 and list(first["step"])[0] == "…/5"
+    assert list(runs_frame(snap, page=3, page_rows=300)["run"]) == list(range(100, 0, -1))
+    runs[-1].update(stage="final")  # a finals run says its stage as its kind, not the config's "search"
+    assert runs_frame(snap, page=1, page_rows=300)["kind"].iloc[0] == "final"
     assert runs_frame(snap, page=9, page_rows=300).empty

@@ -154,6 +154,10 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert len(first_heads) == 3 and all("· unrated" in h for h in first_heads)
     assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith(f"Saved. Run #{shown[0]} rated 7: ")
     assert "prompt 1" in compare_tab.rate(manager, shown[1], "3", 1)
+    # the shown grid's headers say the new rating at once (a per-prompt rating is not a run's)
+    relabelled = re.findall(r'<th title="[^"]*">([^<]*)</th>', compare_tab.relabel(manager, html, shown))
+    assert [h.split(" · ")[2] for h in relabelled] == ["rated 7", "unrated", "unrated"], relabelled
+    assert relabelled[0].replace("rated 7", "unrated") == first_heads[0]
     *_, lone, _, _ = compare_tab.next_unrated(manager, 4)
     assert lone == [shown[2]], "never a rated run while an unrated one remains; a lone run is shown alone"
     pair, pair_html, *buttons = compare_tab.next_pair(manager)
@@ -182,12 +186,18 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     exported = results_tab.export(manager, 0)
     assert "[train.sh](gradio_api/file=" in exported and "[config.json](" in exported
     assert "must be a whole number" in inline_error(results_tab.export(manager, "many"))
+    # finals shorter than the search runs: an input error saying what to give, and no job started
+    too_short = inline_error(results_tab.start_job(manager, "finals", 1))
+    assert "is shorter. Give" in too_short and manager.job is None
     assert results_tab.start_job(manager, "finals", 20).startswith("finals: started")
     assert "are training" in inline_error(results_tab.start_job(manager, "promote", 0))
     assert manager.job.wait(120) and results_tab.job_progress(manager).startswith("finals: done")
     finals = [r for r in manager.snapshot().runs if r["stage"] == "final"]
     assert len(finals) == 3 * 2 and {r["max_steps"] for r in finals} == {20}
     assert "outside the runs folder" in results_tab.served_link(manager, Path(__file__), "x")
+    later = Path(manager.runs_dir) / "later" / "report.html"
+    missing = results_tab.served_link(manager, later, "report.html")
+    assert "being written" in missing and "outside" not in missing, missing  # not written yet, not "outside"
 
 
 def test_open_and_resume_past_session(runs_dir, demo_fields):
@@ -249,7 +259,7 @@ def test_search_tab_renders_200_trials(capsys):
     figure = loss_figure(series, {}, smoothing=0.6)
     assert len(frame) == 200 and len(figure.data) == 30
     # the score reads like its judges column and `status` (3 decimals), not "1" next to "loss 1.000"
-    assert list(frame["score"])[:2] == ["0.005", "0.010"] and frame["score"].iloc[-1] == "1.000"
+    assert list(frame["score"])[-2:] == ["0.010", "0.005"] and frame["score"].iloc[0] == "1.000"
 
 
 def test_status_says_what_the_divergence_stop_saved_and_when_only_loss_scores():

@@ -182,6 +182,12 @@ class DemoLoRA(Trainer):
     loss_tags = ("loss/current", "loss/average")
     dataset_style = "sd-scripts"
     validation_tags = VALIDATION_TAGS
+    #: never uses a GPU (``bracket doctor`` skips its GPU memory check)
+    cpu_only = True
+
+    def script_files(self) -> list[Path]:
+        """``scripts/demo_train.py``, which ``bracket doctor`` checks is there."""
+        return [DEMO_SCRIPT]
 
     def declare_search_space(self) -> SearchSpace:
         return SearchSpace(
