@@ -71,6 +71,9 @@ def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
         return "This preset takes no image dataset folder."
     if not dataset:
         return "Dataset: not set yet."
+    made = preset.made_on_start_note(fields or {})
+    if made:
+        return f"ℹ Dataset: {made}."
     try:
         trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields))
     except (BracketError, ValueError, TypeError) as error:
@@ -79,6 +82,17 @@ def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
     if report is None:
         return "This trainer reads its dataset itself; it is checked when the search starts."
     return ("✓ " if report.ok else "✗ ") + "Dataset pre-flight: " + report.summary()
+
+
+def field_message(preset: Any, spec: Any, value: str, fields: dict[str, str]) -> str:
+    """The line under a form field: ✓, ⚠ and what is wrong, or ℹ what Start will make of a
+    missing value (the demo's default dataset on a fresh clone is a normal state, not an error)."""
+    problem = problem_with_value(spec, value)
+    if problem:
+        made = preset.made_on_start_note({**fields, spec.name: value})
+        about_this = made and made != preset.made_on_start_note({**fields, spec.name: ""})
+        return f"ℹ {made[0].upper()}{made[1:]}." if about_this else f"⚠ {problem}"
+    return "✓"
 
 
 def search_defaults(preset_id: str) -> dict[str, int]:
@@ -109,8 +123,7 @@ def on_field(preset_id: str, name: str, value: Any, fields: dict[str, str]) -> t
     fields = dict(fields or {})
     fields[name] = "" if value is None else str(value)
     spec = next(s for s in get_preset(preset_id).fields if s.name == name)
-    problem = problem_with_value(spec, fields[name])
-    message = f"⚠ {problem}" if problem else "✓"
+    message = field_message(get_preset(preset_id), spec, fields[name], fields)
     return message, fields, preflight_text(preset_id, fields) if name == "dataset" else gr.skip()
 
 
@@ -277,7 +290,8 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
             return
         values = _loaded(loaded, preset_id)
         nonce = values.get("nonce", 0)  # a new key per fill: Gradio keeps a keyed box's old value otherwise
-        for spec in get_preset(preset_id).fields:
+        preset = get_preset(preset_id)
+        for spec in preset.fields:
             default = spec.resolved_default()
             shown = str(values.get("fields", {}).get(spec.name, default))
             with gr.Row(key=f"row-{preset_id}-{spec.name}-{nonce}", equal_height=True):
@@ -293,8 +307,7 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
                 else:
                     box = gr.Textbox(value=shown, label=spec.label, info=spec.help, scale=4, interactive=True,
                                      key=f"f-{preset_id}-{spec.name}-{nonce}", elem_id=f"bk-field-{spec.name}")
-                problem = problem_with_value(spec, shown)
-                message = gr.Markdown(f"⚠ {problem}" if problem else "✓", key=f"m-{preset_id}-{spec.name}-{nonce}",
+                message = gr.Markdown(field_message(preset, spec, shown, dict(values.get("fields", {}))), key=f"m-{preset_id}-{spec.name}-{nonce}",
                                       elem_classes=["bk-field-msg"])
             box.change(functools.partial(on_field, preset_id, spec.name), [box, fields_state],
                        [message, fields_state, preflight_md], key=f"c-{preset_id}-{spec.name}-{nonce}", **QUIET)

@@ -38,10 +38,19 @@ class ModelPreset:
     #: default place — from the field values (defaults merged in); returns a note saying what it
     #: made, or None. Runs before the fields are checked.
     prepare: Callable[[Mapping[str, str]], str | None] | None = None
+    #: what :attr:`prepare` would make from these field values, said before it does (the Setup
+    #: form shows it instead of a "does not exist" warning); None when it would make nothing
+    made_on_start: Callable[[Mapping[str, str]], str | None] | None = None
 
     def prepare_fields(self, values: Mapping[str, str]) -> str | None:
         """Run :attr:`prepare` on ``values`` (defaults merged in); the note, or None."""
         return self.prepare(merge_with_defaults(self.fields, values)) if self.prepare is not None else None
+
+    def made_on_start_note(self, values: Mapping[str, str]) -> str | None:
+        """What a search start would make from ``values`` (defaults merged in), or None."""
+        if self.made_on_start is None:
+            return None
+        return self.made_on_start(merge_with_defaults(self.fields, values))
 
     def validate_fields(self, values: Mapping[str, str]) -> dict[str, str]:
         """Defaults merged in, what the preset makes itself made (:attr:`prepare`), and every field

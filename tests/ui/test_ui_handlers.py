@@ -73,6 +73,20 @@ def test_preset_form_and_field_checks(tmp_path, demo_fields):
     assert preflight.startswith("✗") and "no images" in preflight
 
 
+def test_a_missing_default_demo_dataset_reads_as_made_on_start_not_as_an_error(tmp_path, monkeypatch):
+    """A fresh clone has no demo dataset yet, and Start makes it: the form says so (ℹ), while a
+    missing path typed elsewhere is still a ⚠ — and neither check writes anything."""
+    default = tmp_path / "runs" / "demo-data"
+    monkeypatch.setenv("BRACKET_DEMO_DATA_DIR", str(default))
+    _, fields, preflight, _, _ = setup_tab.on_preset("demo-cpu")
+    assert preflight == f"ℹ Dataset: the demo dataset {default} is made when the search starts."
+    message, fields, preflight = setup_tab.on_field("demo-cpu", "dataset", str(default / "dataset.toml"), fields)
+    assert message.startswith("ℹ The demo dataset") and "made when the search starts" in message
+    message, _, preflight = setup_tab.on_field("demo-cpu", "dataset", str(tmp_path / "typo" / "dataset.toml"), fields)
+    assert message.startswith("⚠") and "does not exist" in message and not preflight.startswith("ℹ")
+    assert not default.exists() and not (tmp_path / "typo").exists()
+
+
 def inline_error(result, at: int = 0) -> str:
     """The ⚠ line an inline error puts in its message output; every other output is skipped."""
     result = result if isinstance(result, tuple) else (result,)

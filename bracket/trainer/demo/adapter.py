@@ -106,16 +106,31 @@ def resolve_demo_dataset(path: Path) -> Path:
     return path
 
 
-def make_missing_demo_dataset(values: Mapping[str, str]) -> str | None:
-    """Make the demo dataset when the form names the default one and it is missing (a fresh
-    clone, or ``runs/`` cleared): it takes a second and needs nothing from outside, so the
-    demo just works. A path typed elsewhere is never written to. Returns a note, or None."""
+def _missing_default_dataset(values: Mapping[str, str]) -> Path | None:
+    """The default demo dataset folder when the form names it and it is missing, else None."""
     default = settings.get_settings().demo_data_dir
     given = str(values.get("dataset") or "").strip()
     if not given:
         return None
     path = Path(os.path.expanduser(given))
     if path.exists() or path.resolve() not in (default.resolve(), (default / TOML_NAME).resolve()):
+        return None
+    return default
+
+
+def demo_dataset_made_on_start(values: Mapping[str, str]) -> str | None:
+    """What Start will make that the form names but is missing (the default demo dataset), as a
+    note for the form, so a fresh clone's Setup does not show a normal state as an error."""
+    default = _missing_default_dataset(values)
+    return None if default is None else f"the demo dataset {default} is made when the search starts"
+
+
+def make_missing_demo_dataset(values: Mapping[str, str]) -> str | None:
+    """Make the demo dataset when the form names the default one and it is missing (a fresh
+    clone, or ``runs/`` cleared): it takes a second and needs nothing from outside, so the
+    demo just works. A path typed elsewhere is never written to. Returns a note, or None."""
+    default = _missing_default_dataset(values)
+    if default is None:
         return None
     try:
         make_demo_dataset(default)

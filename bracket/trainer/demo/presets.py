@@ -15,5 +15,6 @@ PRESETS = (
         search_defaults=(("budget", 7), ("steps", 50)),
         # the quick start works on a fresh clone: the default demo dataset is made when missing
         prepare=demo.make_missing_demo_dataset,
+        made_on_start=demo.demo_dataset_made_on_start,
     ),
 )
