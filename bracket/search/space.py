@@ -268,6 +268,11 @@ class SearchSpace(Mapping[str, Knob]):
             if isinstance(knob, (FloatKnob, IntKnob)):
                 low, high = _pair(name, bound)
                 new_low, new_high = max(knob.low, low), min(knob.high, high)
+                if new_low > new_high and low == high:  # a lock (the table's lock cell, or MIN = MAX)
+                    raise SearchSpaceError(
+                        f"Lock for {name!r} at {low:g} is outside the trainer's range "
+                        f"[{knob.low:g}, {knob.high:g}]; pick a value inside it."
+                    )
                 if new_low > new_high:
                     raise SearchSpaceError(
                         f"Bound for {name!r} [{low:g}, {high:g}] does not overlap the trainer's range "

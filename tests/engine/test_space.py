@@ -90,6 +90,9 @@ def test_bad_bounds_are_refused_with_what_to_do():
         space.narrow({"learning_rate": (1e-3, 1e-5)})
     with pytest.raises(SearchSpaceError, match="does not overlap"):
         space.narrow({"learning_rate": (1.0, 2.0)})
+    with pytest.raises(SearchSpaceError, match=r"Lock for 'learning_rate' at 5 is outside the trainer's range .*; "
+                                               r"pick a value inside it\."):
+        space.narrow({"learning_rate": (5.0, 5.0)})  # a lock is not a range to widen
     with pytest.raises(SearchSpaceError, match="no such knob"):
         space.narrow({"momentum": (0.1, 0.9)})
     with pytest.raises(SearchSpaceError, match="reversed"):
