@@ -102,6 +102,16 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def median_time(call: Callable[[], Any], repeats: int = 3) -> float:
+    """The median wall time of ``repeats`` calls of ``call`` (seconds)."""
+    times = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - began)
+    return median(times)
+
+
 def write_result(name: str, data: dict[str, Any], results_dir: Path | None = None) -> Path:
     folder = Path(results_dir or RESULTS_DIR)
     folder.mkdir(parents=True, exist_ok=True)

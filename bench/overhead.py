@@ -41,6 +41,7 @@ from bench.common import (
     ROOT,
     bench_fields,
     median,
+    median_time,
     percentile,
     real_python_probe,
     skip_python_probe,
@@ -123,15 +124,6 @@ def fill_store(session, count: int, series_points: int, seed: int = 0) -> None:
             loss=[[step, v] for step, v in enumerate(curve, start=1)], worker="bench")
 
 
-def _timed(call, repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - started)
-    return median(times)
-
-
 def _store_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.glob("bracket.db*") if p.is_file())
 
@@ -152,9 +144,9 @@ def measure_suggestion(count: int, series_points: int, workdir: str) -> dict[str
     started = time.perf_counter()
     fill_store(session, count, series_points)
     fill_s = time.perf_counter() - started
-    scored_s = _timed(session.scored_configs)
-    next_s = _timed(lambda: session.controller().next())
-    snapshot_s = _timed(session.snapshot)
+    scored_s = median_time(session.scored_configs)
+    next_s = median_time(lambda: session.controller().next())
+    snapshot_s = median_time(session.snapshot)
     rss = psutil.Process().memory_info().rss
     size = _store_bytes(session.folder)
     session.close()

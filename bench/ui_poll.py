@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT
+from bench.common import ROOT, median_time
 
 
 def legacy_poll(manager: Any, smoothing: float = 0.6) -> None:
@@ -61,15 +61,6 @@ def legacy_poll(manager: Any, smoothing: float = 0.6) -> None:
     fingerprint([smoothing, current, sorted((k, len(v), v[-1] if v else None) for k, v in series.items())])
     if current is not None:  # the chart changed: the old poll drew it again, as the new one does
         loss_figure(series, labels, smoothing=smoothing, highlight=current)
-
-
-def _timed(call: Any, repeats: int = 5) -> float:
-    times = []
-    for _ in range(repeats):
-        began = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - began)
-    return sorted(times)[len(times) // 2]
 
 
 class LiveRun:
@@ -117,9 +108,9 @@ def measure_poll_costs(manager: Any, *, cpu_seconds: int = 0) -> dict[str, Any]:
     manager.snapshot_ttl = 0.0
     manager._cache.ttl = 0.0  # noqa: SLF001 - every call of the bench is a new tick
     session = manager.session
-    out: dict[str, Any] = {"legacy_poll_s": _timed(lambda: legacy_poll(manager))}
+    out: dict[str, Any] = {"legacy_poll_s": median_time(lambda: legacy_poll(manager), 5)}
     sent = search_tab.poll(manager, {}, 0.6)[-1]
-    out["poll_unchanged_s"] = _timed(lambda: search_tab.poll(manager, sent, 0.6))
+    out["poll_unchanged_s"] = median_time(lambda: search_tab.poll(manager, sent, 0.6), 5)
     live = LiveRun(session)
     sent = search_tab.poll(manager, {}, 0.6)[-1]
 
@@ -127,8 +118,8 @@ def measure_poll_costs(manager: Any, *, cpu_seconds: int = 0) -> dict[str, Any]:
         live.step()
         search_tab.poll(manager, sent, 0.6)
 
-    out["poll_progressed_s"] = _timed(progressed)
-    out["legacy_progressed_s"] = _timed(lambda: (live.step(), legacy_poll(manager)))
+    out["poll_progressed_s"] = median_time(progressed, 5)
+    out["legacy_progressed_s"] = median_time(lambda: (live.step(), legacy_poll(manager)), 5)
     if cpu_seconds:
         out["cpu_seconds"] = cpu_seconds
         out["cpu_share_1_tab"] = cpu_share(manager, live, 1, cpu_seconds)
@@ -140,7 +131,7 @@ def measure_poll_costs(manager: Any, *, cpu_seconds: int = 0) -> dict[str, Any]:
         session.store.add_run(session.name, kind="search", stage="search", label="x", seed=1, status="failed")
         search_tab.poll(manager, sent, 0.6)
 
-    out["poll_after_change_s"] = _timed(changed, 3)
+    out["poll_after_change_s"] = median_time(changed, 3)
     began = time.perf_counter()
     results_tab.refresh(manager)
     out["results_cold_s"] = time.perf_counter() - began  # the leaderboard half (what the tab shows first)
@@ -152,7 +143,7 @@ def measure_poll_costs(manager: Any, *, cpu_seconds: int = 0) -> dict[str, Any]:
     began = time.perf_counter()
     manager.wait_for_background()  # the verdict study, written in the background after the first build
     out["verdict_background_s"] = time.perf_counter() - began
-    out["results_again_s"] = _timed(lambda: (results_tab.refresh(manager), report_half and report_half(manager)), 3)
+    out["results_again_s"] = median_time(lambda: (results_tab.refresh(manager), report_half and report_half(manager)), 3)
     out.update(restart_costs(session.folder))
     return out
 

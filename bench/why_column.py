@@ -22,16 +22,8 @@ from pathlib import Path
 from typing import Any
 
 
-def _median(call: Any, repeats: int = 5) -> float:
-    times = []
-    for _ in range(repeats):
-        began = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - began)
-    return sorted(times)[len(times) // 2]
-
-
 def run(trials: int = 500) -> dict[str, float]:
+    from bench.common import median_time
     from bench.overhead import fill_store
     from bench.ui_latency import bench_fields, skip_python_probe
     from bracket.app import views
@@ -55,12 +47,12 @@ def run(trials: int = 500) -> dict[str, float]:
         def table(reasons: Any = None) -> None:
             fingerprint(runs_frame(snap, page=1, page_rows=PAGE_ROWS, reasons=reasons).to_dict("split"))
 
-        without = _median(table)
+        without = median_time(table, 5)
         began = time.perf_counter()
         views.short_reasons(manager, snap)
         cold = time.perf_counter() - began
-        kept = _median(lambda: table(views.short_reasons(manager, snap)))
-        without_again = _median(table)
+        kept = median_time(lambda: table(views.short_reasons(manager, snap)), 5)
+        without_again = median_time(table, 5)
         lines = views._REASONS[manager.session]
         lines.pop(max(lines))  # as if the newest config had just appeared
         began = time.perf_counter()
