@@ -49,33 +49,65 @@ def parse_bounds(lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
                  knobs: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The one bounds parser of the UI and the CLI: ``learning_rate`` (low, high) from the LR
     fields (a blank side stays open), ``batch_size`` choices from ``"1,2,4"``, and any knob
-    from ``knobs`` (the CLI's ``--bound KNOB=MIN:MAX`` or ``KNOB=A,B``)."""
+    from ``knobs`` (the CLI's ``--bound KNOB=MIN:MAX`` or ``KNOB=A,B``; no knob of any trainer
+    goes below 0, so a negative MIN or MAX is a mistake, not a wish to clamp).
+
+    Every bad value is named: the ``SettingsError`` joins one sentence per bad value, in the
+    order LR, batch sizes, knobs (the CLI prints it as one ``error:`` line)."""
     bounds: dict[str, Any] = {}
-    low, high = _number("LR min", lr_min), _number("LR max", lr_max)
-    if low is not None and high is not None and low > high:
-        raise SettingsError(f"LR min {low:g} is above LR max {high:g} (reversed); swap them.")
-    if low is not None or high is not None:
-        bounds["learning_rate"] = (low if low is not None else _OPEN_LOW, high if high is not None else _OPEN_HIGH)
-    text = (batch_sizes or "").replace(" ", "")
-    if text:
+    problems: list[str] = []
+
+    def check(parse: Any, *args: Any) -> Any:
         try:
-            sizes = [int(part) for part in text.split(",") if part]
-        except ValueError:
-            raise SettingsError(f"Batch sizes {batch_sizes!r} must be whole numbers separated by commas, "
-                                "e.g. 1,2,4.") from None
-        if not sizes or any(s <= 0 for s in sizes):
-            raise SettingsError(f"Batch sizes {batch_sizes!r} must be positive whole numbers.")
-        bounds["batch_size"] = sorted(set(sizes))
+            return parse(*args)
+        except SettingsError as error:
+            problems.append(str(error))
+            return None
+
+    low, high = check(_number, "LR min", lr_min), check(_number, "LR max", lr_max)
+    if low is not None and high is not None and low > high:
+        problems.append(f"LR min {low:g} is above LR max {high:g} (reversed); swap them.")
+    elif low is not None or high is not None:
+        bounds["learning_rate"] = (low if low is not None else _OPEN_LOW, high if high is not None else _OPEN_HIGH)
+    sizes = check(_batch_sizes, batch_sizes)
+    if sizes:
+        bounds["batch_size"] = sizes
     for name, value in (knobs or {}).items():
-        if ":" in value:
-            first, _, second = value.partition(":")
-            try:
-                bounds[name] = (float(first), float(second))
-            except ValueError:
-                raise SettingsError(f"Bound {name}={value}: write MIN:MAX with numbers.") from None
-        else:
-            bounds[name] = [v.strip() for v in value.split(",") if v.strip()]
+        found = check(_knob_bound, name, value)
+        if found is not None:
+            bounds[name] = found
+    if problems:
+        raise SettingsError(" ".join(problems))
     return bounds
+
+
+def _batch_sizes(text: str) -> list[int]:
+    """``"4, 1"`` -> [1, 4] ([] when blank)."""
+    compact = (text or "").replace(" ", "")
+    if not compact:
+        return []
+    try:
+        sizes = [int(part) for part in compact.split(",") if part]
+    except ValueError:
+        raise SettingsError(f"Batch sizes {text!r} must be whole numbers separated by commas, "
+                            "e.g. 1,2,4.") from None
+    if not sizes or any(s <= 0 for s in sizes):
+        raise SettingsError(f"Batch sizes {text!r} must be positive whole numbers.")
+    return sorted(set(sizes))
+
+
+def _knob_bound(name: str, value: str) -> tuple[float, float] | list[str]:
+    """``--bound NAME=value``: (min, max) for ``MIN:MAX``, else the listed choices."""
+    if ":" not in value:
+        return [v.strip() for v in value.split(",") if v.strip()]
+    first, _, second = value.partition(":")
+    try:
+        low, high = float(first), float(second)
+    except ValueError:
+        raise SettingsError(f"Bound {name}={value}: write MIN:MAX with numbers.") from None
+    if low < 0 or high < 0:
+        raise SettingsError(f"Bound {name}={value}: {name} cannot be negative; write MIN:MAX of 0 or more.")
+    return low, high
 
 
 def judge_server_settings(base_url: str = "", model: str = "", api_key: str = "", repeats: Any = None
