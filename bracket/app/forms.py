@@ -163,16 +163,17 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
 
 def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | None = None, lr_bracket: Any = True,
               algorithm: str = "tpe", bounds: Mapping[str, Any] | None = None,
-              fields: dict[str, str] | None = None, steps: Any = None) -> str:
+              fields: dict[str, str] | None = None, steps: Any = None, warm_start_from: Any = None) -> str:
     """``"= 4 configs × 2 seeds — plan: baseline, 3 curated"`` (or ``"= search 18 (18 configs × 1 seed)
     + confirm 6 — plan: …"``) for the budget box (the phases of ``bracket.session.plan`` when a preset
     is given, its warm start fitted to ``bounds`` and ``steps`` as the session will fit it, so a
-    curated config the bounds drop is not planned), or what is wrong with the numbers."""
+    curated config the bounds drop is not planned, with the configs of the past sessions in
+    ``warm_start_from`` taken as Start takes them), or what is wrong with the numbers."""
     try:
         settings = SearchSettings(budget=_whole("Budget", budget) or 0, seeds=_whole("Seeds per config", seeds) or 0,
                                   confirm=_whole("Confirmation runs", confirm, optional=True),
                                   lr_bracket=bool(lr_bracket), algorithm=algorithm or "tpe",
-                                  bounds=dict(bounds or {}))
+                                  bounds=dict(bounds or {}), warm_start_from=[str(f) for f in warm_start_from or []])
         if settings.budget <= 0 or settings.seeds <= 0:
             return "Budget and seeds must be at least 1."
         if settings.budget < settings.seeds:
@@ -195,17 +196,19 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | Non
 def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str] | None = None,
                 steps: int | None = None) -> str:
     """The plan's phases in one line for ``preset_id`` with its default (or given) fields, in the
-    space a session with ``settings`` (its bounds) and ``steps`` would search; "" when the
-    trainer cannot be built from them yet (the form is not filled in)."""
+    space a session with ``settings`` (its bounds) and ``steps`` would search, its past
+    sessions' configs in their leaderboards' order (``past_ranking``, as Start takes them);
+    "" when the trainer cannot be built from them yet (the form is not filled in)."""
     from bracket.fields import merge_with_defaults
     from bracket.registry import get_preset
     from bracket.session.plan import plan_for
     from bracket.session.plan import plan_text as phases_text
+    from bracket.standings import past_ranking
 
     try:
         preset = get_preset(preset_id)
         trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields or {}))
         space = trainer.session_space(settings.bounds, steps=steps, warmup_share=settings.warmup_share)
-        return phases_text(plan_for(trainer, space, settings))
+        return phases_text(plan_for(trainer, space, settings, preset.id, rank=past_ranking))
     except (BracketError, ValueError, TypeError, KeyError):
         return ""

@@ -134,7 +134,8 @@ class SessionManager:
             if current is not None and current.folder.resolve() == folder.resolve():
                 return current
             self._refuse_if_running("open another session")
-            return self._adopt(Session.open(folder, storage_url=self.storage_url, validate=False))
+            return self._adopt(Session.open(folder, storage_url=self.storage_url, validate=False,
+                                            rank_past=past_ranking))
 
     def resume(self, folder: Path | str | None = None) -> Session:
         """Resume ``folder`` (or the open session) where it stopped."""
@@ -147,7 +148,7 @@ class SessionManager:
                 raise BracketError(f"Search {session.name} is already running.")
             self._refuse_if_running("resume the search")
             fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True,
-                                 on_finish=[record_at_end])
+                                 on_finish=[record_at_end], rank_past=past_ranking)
             if fresh.store.read_only:
                 fresh.store.close()
                 fresh.store.require_writable()  # raises: a read-only folder or a full disk

@@ -4,9 +4,11 @@ rating given after the runs moves them (issue 30)."""
 
 from __future__ import annotations
 
+from bracket.app.forms import plan_text
 from bracket.search.types import PAST_PREFIX
 from bracket.session.config import SearchSettings
 from bracket.session.past import past_configs, past_sessions, short_name
+from bracket.session.plan import plan_text as plan_phases
 from bracket.session.session import Session
 from bracket.standings import past_ranking, standings
 
@@ -42,6 +44,23 @@ def test_a_later_rating_reorders_what_warm_start_from_carries(demo_fields, runs_
     assert [t.system_attrs["fixed_params"] for t in queued[1:3]] == [
         second.space.searched_params(stored[name]) for name in board[:2]]
     second.close()
+
+    # the plan counts them the same way, in the Setup preview and in the session: a bound that
+    # drops the leaderboard's #1 (its scheduler) leaves one past config, though the two best by
+    # stored value would both fit
+    others = sorted({stored[name]["lr_scheduler"] for name in stored if name != board[0]})
+    assert stored[board[0]]["lr_scheduler"] not in others and len(others) == 2
+    bounds = {"lr_scheduler": others}
+    preview = plan_text(8, 1, None, "demo-cpu", True, "tpe", bounds, demo_fields, 6, [str(first.folder)])
+    assert "baseline, 1 past, " in preview, preview
+    third = Session.create("demo-cpu", demo_fields, _settings(budget=8, bounds=bounds,
+                                                              warm_start_from=[str(first.folder)]),
+                           out_dir=runs_dir, name="third", rank_past=past_ranking)
+    assert dict(third.search_plan)["past"] == 1 and preview.endswith(plan_phases(third.search_plan))
+    third.close()
+    again = Session.open(third.folder, validate=False, rank_past=past_ranking)  # the app and `resume` open it so
+    assert dict(again.search_plan)["past"] == 1
+    again.close()
 
     # the Setup list names the leaderboard's winner with its raw figure, runs and date
     info, = [s for s in past_sessions(runs_dir, "demo-cpu", past_ranking) if s.name == "first"]
