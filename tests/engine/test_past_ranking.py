@@ -74,3 +74,31 @@ def test_past_config_names_stay_apart_in_the_cli_tables():
     names = [f"{PAST_PREFIX}1-{short_name(s)}" for s in ("demo-cpu-20261130-101500", "demo-cpu-20261130-121501")]
     assert names[0][:18] != names[1][:18] and all(len(n) <= 18 for n in names)
     assert short_name("first") == "first"
+
+
+def test_the_past_ranking_reads_the_kept_status_view_while_it_is_current(demo_fields, runs_dir, monkeypatch):
+    """The Setup list of many past sessions: a session whose ``status`` view is current is
+    ranked from that file, with only its store opened; a change makes it work them out again."""
+    from bracket import cli
+
+    first = Session.create("demo-cpu", demo_fields, _settings(weights={"loss": 1.0, "human": 3.0}),
+                           out_dir=runs_dir, name="kept")
+    assert first.run() == "finished"
+    first.close()
+    worked_out = past_ranking(first.folder)
+    assert cli.main(["status", str(first.folder)]) == 0 and (first.folder / "views" / "status.json").is_file()
+    opened: list[object] = []
+    real_open = Session.open
+    monkeypatch.setattr(Session, "open", classmethod(lambda cls, *a, **k: opened.append(a) or real_open(*a, **k)))
+    assert past_ranking(first.folder) == worked_out and opened == []  # from the kept view
+    info, = past_sessions(runs_dir, "demo-cpu", past_ranking)
+    assert info.winner == worked_out[0][0] and opened == []
+
+    again = real_open(first.folder, validate=False)
+    done = sorted((r for r in again.snapshot().runs if r["status"] == "done"), key=lambda r: r["score"])
+    worst = done[-1]
+    again.add_rating(worst["id"], 10)  # the view is stale now: the ranking is worked out, and it moved
+    again.add_rating(done[0]["id"], 1)
+    again.close()
+    moved = past_ranking(first.folder)
+    assert len(opened) == 1 and moved[0][0] == worst["config_name"] != worked_out[0][0]
