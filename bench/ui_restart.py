@@ -94,6 +94,7 @@ def run(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
         "status": {k: {"wall_s": median(w for w, _ in v), "cpu_s": median(c for _, c in v), "all": v}
                    for k, v in status.items()},
         "results": {k: {"board_s": median(r.get("board_s", float("nan")) for r in v),
+                        "board_cpu_s": median(r.get("board_cpu_s", float("nan")) for r in v),
                         "report_s": median(r.get("report_s", float("nan")) for r in v), "all": v}
                     for k, v in results.items()},
         "page_ready_s": {k: {"median": median(x for x in v if x is not None) if any(x is not None for x in v)
