@@ -206,7 +206,8 @@ def bracket_offsets(scored: Sequence[ScoredConfig], centre: ScoredConfig, space:
     best). When they all lie above it — the centre is the lowest step tried — the rate
     should not go up: both configs go down, a quarter and half a decade; when they all lie
     below it, both go up. Evidence on both sides, or none, keeps one step each way. A centre
-    that diverged itself (so did every warm-start config) goes a decade down, then half.
+    that diverged itself (so did every warm-start config; the centre is then the one with the
+    lowest effective step) goes a decade down, then half.
     """
     h = math.log10(factor)
     if rule == "fixed":
@@ -232,7 +233,7 @@ def bracket_offsets(scored: Sequence[ScoredConfig], centre: ScoredConfig, space:
 def _candidates(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig], space: SearchSpace,
                 factor: float, rule: str) -> list[tuple[dict[str, Any], str, float, str]]:
     """(params, step knob, the rate it replaces, why) of each bracket config, in order."""
-    centre = _centre(scored, made)
+    centre = _centre(scored, made, space, rule)
     name = step_knob(centre.params, space)
     rate = centre.params.get(name) if name else None
     out: list[tuple[dict[str, Any], str, float, str]] = []
@@ -266,11 +267,22 @@ def _rescue(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchS
     return None
 
 
-def _centre(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig]) -> ScoredConfig:
+def _centre(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig], space: SearchSpace,
+            rule: str = DEFAULT_RULE) -> ScoredConfig:
     """The warm-start config to bracket: the best one, until a bracket config exists; then the
     best one of that config's shape, so both sides bracket the same config even when late
-    scores (ratings, a VLM, cross-run normalisation) reorder the warm start in between."""
+    scores (ratings, a VLM, cross-run normalisation) reorder the warm start in between.
+
+    When every warm-start config diverged (rule ``"evidence"``) their scores say nothing about
+    which came closer — a stopped run's loss is where the stop caught it — so the centre is the
+    one with the lowest effective step (:func:`step_of`; the best score among equal steps): the
+    rate nearest to one that trains."""
     family = [h for h in scored if made and not h.diverged and _same_shape(h.params, made[0].params)]
+    if not family and rule == "evidence" and all(h.diverged for h in scored):
+        def lowest(item: ScoredConfig) -> tuple[float, float]:
+            step = step_of(item.params, space)
+            return (step[2] if step is not None else math.inf, item.value)  # type: ignore[return-value]
+        return min(scored, key=lowest)
     return min(family or scored, key=lambda h: h.value)  # type: ignore[arg-type, return-value]
 
 
