@@ -213,12 +213,14 @@ def bracket_offsets(scored: Sequence[ScoredConfig], centre: ScoredConfig, space:
     should not go up: both configs go down, a quarter and half a decade; when they all lie
     below it, both go up. Evidence on both sides, or none, keeps one step each way. A centre
     that diverged itself (so did every warm-start config; the centre is then the one with the
-    lowest effective step) goes a decade down, then half.
+    lowest effective step) goes a decade down, then half — and so does a centre whose
+    optimizer family diverged at its effective step or below, at any batch or warm-up
+    (:func:`_diverged_at_or_below`): it trained at the edge of divergence.
     """
     h = math.log10(factor)
     if rule == "fixed":
         return [-h, h]
-    if centre.diverged:
+    if centre.diverged or _diverged_at_or_below(scored, centre, space):
         return [-2 * h, -h]
     own = step_of(centre.params, space)
     sides = set()
@@ -234,6 +236,20 @@ def bracket_offsets(scored: Sequence[ScoredConfig], centre: ScoredConfig, space:
     if sides == {-1}:
         return [h / 2, h]
     return [-h, h]
+
+
+def _diverged_at_or_below(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchSpace) -> bool:
+    """Whether a warm-start config of ``centre``'s optimizer family and step knob diverged at an
+    effective step no higher than the centre's (within :data:`SAME_RATE_DECADES`), whatever its
+    batch and warm-up: the centre survived at a step its family cannot be trusted with."""
+    own = step_of(centre.params, space)
+    if own is None:
+        return False
+    for item in scored:
+        other = step_of(item.params, space) if item.diverged and item is not centre else None
+        if other is not None and other[:2] == own[:2] and other[2] <= own[2] + SAME_RATE_DECADES:
+            return True
+    return False
 
 
 def _candidates(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig], space: SearchSpace,
