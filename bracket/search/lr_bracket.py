@@ -39,14 +39,15 @@ eleven preset-space landscapes (``bench/preset_search.py``, docs/BENCHMARKS.md s
 the first config within 5 % of the optimum came at a median of 7 trials instead of 23.5 on
 ``sdxl-rate-low`` (the divergence rule) and 6 instead of 10.5 on ``wan-rate-low`` (the
 one-sided bracket), the same elsewhere. Stepping a half and a whole decade out on the open
-side (a line search past the fixed bracket's reach) was a wash there. When *every* warm-start
-config diverged (one optimizer family, every curated rate too high), the centre is the one
-with the lowest effective step and the bracket goes a decade below it, then half. On four
-later landscapes placed from published recipes (the same section): 6 instead of 7 on
-``hv-between-rates`` and 6 instead of 9.5 on ``llm-qlora-all-diverge``, but 6 instead of 5
-on ``llm-qlora-rate-low``, where the optimum lies 0.6 decades below the best curated step and
-the quarter-decade config falls short. ``"fixed"`` is the bracket before: half a decade each
-way around the best config.
+side (a line search past the fixed bracket's reach) was a wash there. A centre whose
+optimizer family diverged at its effective step or below — at any batch or warm-up, or the
+centre itself, when every warm-start config diverged (the centre is then the one with the
+lowest effective step) — goes a decade down, then half. On four later landscapes placed from
+published recipes (the same section): 6 instead of the fixed bracket's 7 on
+``hv-between-rates`` (one-sided), 6 instead of 8 on ``llm-qlora-33b`` (divergence at the
+centre's step), but 6 instead of 5 on ``llm-qlora-rate-low``, where the optimum lies 0.6
+decades below the best curated step and the quarter-decade config falls short.
+``"fixed"`` is the bracket before: half a decade each way around the best config.
 
 With several workers the bracket waits for the whole warm start to be scored; a worker that
 asks while a warm-start config is still training gets a TPE config instead, so there the

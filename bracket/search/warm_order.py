@@ -19,9 +19,9 @@ and the preset's order holds otherwise. Measured on the eleven preset-space land
 ``axolotl-lora`` there, whose second config repeats the baseline's bet (2e-4 at alpha = 2 r,
 batch 4, rank 32 instead of 16, no dropout), and the first config within 5 % of the optimum
 came a trial sooner on two of its three landscapes. Of the four landscapes added later it
-moves a config only on the axolotl one (``llm-qlora-all-diverge``), where every warm-start
-config diverges and the order changes no median; the ``hunyuan-video-lora``, ``sd35-lora`` and
-``torchtune-lora`` queues have no repeated bet.
+moves a config only on the axolotl one (``llm-qlora-33b``), where both orders reach the
+window at trial 6; the ``hunyuan-video-lora``, ``sd35-lora`` and ``torchtune-lora`` queues have
+no repeated bet.
 """
 
 from __future__ import annotations
