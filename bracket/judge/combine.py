@@ -181,6 +181,7 @@ def check_weights_score(weights: Mapping[str, float], *, sample_kind: str, judge
     ``llm_judge`` needs the server as well. Without one of them above 0 no run gets a score and
     the search ends with no winner, so such weights are refused before anything starts.
     """
+    weights = {**DEFAULT_WEIGHTS, **weights}  # a judge the session does not name keeps its default
     text = sample_kind == "text"
     able = {"loss": True, "human": True, "vlm": judge_server and not text, "eval_loss": text, "task": text,
             "llm_judge": judge_server and text}

@@ -62,6 +62,7 @@ def test_weights_that_leave_no_judge_able_to_score_the_session_are_refused():
         check_weights_score(parse_weights("loss=0,human=0,eval_loss=0,task=0"), sample_kind="text",
                             judge_server=False)
     check_weights_score(parse_weights("loss=0"), sample_kind="video", judge_server=False)  # people rate
+    check_weights_score({}, sample_kind="image", judge_server=False)  # a session naming no weights: the defaults
 
 
 def test_parse_weights():
