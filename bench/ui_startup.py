@@ -9,7 +9,8 @@ as JSON, wall and CPU seconds side by side (CPU seconds move less with the load)
   with ``time.perf_counter`` and ``time.process_time``: import Gradio, import Bracket (the
   session holder and ``ui``), build the Blocks, ``launch``, the first ``GET /``. Python's own
   start is ``python -c pass``. When the checkout's ``app.py`` pauses the garbage collector
-  during startup (``app.startup_gc``), the child does the same;
+  during startup (``app.startup_gc``), the child does the same. The **Gradio floor** is the
+  same steps for an app of one Markdown (collector paused too): what any Gradio app pays here;
 * **page ready**: ``python app.py`` until ``GET /`` answers 200 (``bench.ui_latency``), with the
   app's CPU seconds until then;
 * **form ready** (with Chromium at /usr/bin/chromium): ``python app.py``, then a browser opens
@@ -81,6 +82,23 @@ demo.close()
 manager.close()
 '''
 
+#: the floor: the same steps for a Gradio app of one Markdown (argv: port, "paused" or not)
+FLOOR_CHILD = PHASES_CHILD.replace('paused = "def startup_gc" in open("app.py", encoding="utf-8").read()',
+                                   'paused = sys.argv[2] == "paused"').replace(
+    """from bracket.app.manager import SessionManager
+from ui.blocks import build_app, launch_options
+from ui.host_guard import HostPolicy
+mark("Bracket imports (session holder, ui)")
+from pathlib import Path
+runs = Path(sys.argv[2])
+manager = SessionManager(runs)
+demo = build_app(manager)
+""", """with gradio.Blocks() as demo:
+    gradio.Markdown("floor")
+""").replace("""prevent_thread_lock=True, quiet=True,
+            **launch_options(runs, HostPolicy("127.0.0.1")))""", "prevent_thread_lock=True, quiet=True)").replace(
+    "manager.close()\n", "")
+
 
 def _free_port() -> int:
     with socket.socket() as sock:
@@ -103,6 +121,15 @@ def phases(workdir: Path, checkout: Path = ROOT) -> dict[str, Any]:
     env = dict(os.environ, GRADIO_ANALYTICS_ENABLED="False")
     out = subprocess.run([sys.executable, "-c", PHASES_CHILD, str(_free_port()), str(runs)], cwd=checkout, env=env,
                          capture_output=True, text=True, check=True, timeout=300)
+    data = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("{")))
+    return {"paused_gc": data["paused_gc"], "phases": {name: (wall, cpu) for name, wall, cpu in data["phases"]}}
+
+
+def floor(paused: bool) -> dict[str, Any]:
+    """The same phases for a Gradio app of one Markdown: what any Gradio app pays here."""
+    out = subprocess.run([sys.executable, "-c", FLOOR_CHILD, str(_free_port()), "paused" if paused else "no"],
+                         cwd=ROOT, env=dict(os.environ, GRADIO_ANALYTICS_ENABLED="False"), capture_output=True,
+                         text=True, check=True, timeout=300)
     data = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("{")))
     return {"paused_gc": data["paused_gc"], "phases": {name: (wall, cpu) for name, wall, cpu in data["phases"]}}
 
@@ -191,8 +218,10 @@ def run(older: Path | None = None, repeats: int = 3, runs: Path | None = None) -
         subprocess.run([sys.executable, "-m", "compileall", "-q", "bracket", "ui", "app.py"], cwd=checkout,
                        check=True, stdout=subprocess.DEVNULL)
     loads = [os.getloadavg()[0]]
+    floors: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bracket-startup-") as work:
         for _ in range(repeats):
+            floors.append(floor(paused=True))
             for label, checkout in checkouts.items():
                 got = samples[label]
                 got["python"].append(python_start())
@@ -203,7 +232,9 @@ def run(older: Path | None = None, repeats: int = 3, runs: Path | None = None) -
                     if runs is not None:
                         got["lists"].append(form_ready(Path(work), checkout, runs))
             loads.append(os.getloadavg()[0])
-    report: dict[str, Any] = {"load_average_1min": loads, "repeats": repeats}
+    report: dict[str, Any] = {"load_average_1min": loads, "repeats": repeats, "gradio_floor_wall_cpu_s": {
+        name: [_median([f["phases"][name][0] for f in floors]), _median([f["phases"][name][1] for f in floors])]
+        for name in floors[0]["phases"]}}
     for label, got in samples.items():
         names = list(got["phases"][0]["phases"])
         table = {"python start": [_median([w for w, _ in got["python"]]), _median([c for _, c in got["python"]])]}
