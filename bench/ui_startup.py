@@ -122,7 +122,8 @@ def phases(workdir: Path, checkout: Path = ROOT) -> dict[str, Any]:
     out = subprocess.run([sys.executable, "-c", PHASES_CHILD, str(_free_port()), str(runs)], cwd=checkout, env=env,
                          capture_output=True, text=True, check=True, timeout=300)
     data = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("{")))
-    return {"paused_gc": data["paused_gc"], "phases": {name: (wall, cpu) for name, wall, cpu in data["phases"]}}
+    return {"paused_gc": data["paused_gc"], "status": data["status"],
+            "phases": {name: (wall, cpu) for name, wall, cpu in data["phases"]}}
 
 
 def floor(paused: bool) -> dict[str, Any]:
