@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from bracket import settings as app_settings
+from bracket.session.change_memo import gc_paused
 
 if TYPE_CHECKING:
     from bracket.app.manager import SessionManager
@@ -62,14 +63,11 @@ def startup_gc() -> Iterator[None]:
     (docs/BENCHMARKS.md §3). Frozen, they are never walked again, so later collections while the app runs stay
     cheap too; the startup garbage they hold is ~4 MB.
     """
-    enabled = gc.isenabled()
-    gc.disable()
     try:
-        yield
+        with gc_paused():  # the one way to pause it: nested pauses (a view being built) count
+            yield
     finally:
         gc.freeze()
-        if enabled:
-            gc.enable()
 
 
 def main(argv: list[str] | None = None) -> int:
