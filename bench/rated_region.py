@@ -16,6 +16,9 @@ from it:
 * choices: drawn from the members' weighted choices, with a small share ``SWITCH / members``
   of any other choice.
 
+Variant ``liked`` (``<mode>@region=liked``) counts only configs the person rated at least
+:data:`LIKED` (a neighbourhood the person calls good, not one that is merely the best so far).
+
 The decision and the draw are pure functions of the session's history (like the
 learning-rate bracket's). :func:`patch` puts the rule into the controller of a benchmark
 worker (``bench.steering`` variant ``<mode>@region``).

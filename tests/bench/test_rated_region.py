@@ -65,7 +65,8 @@ def test_the_box_shrinks_as_agreeing_neighbours_accumulate_and_draws_stay_in_the
 
 
 def test_every_other_proposal_once_it_acts_and_the_patch_undoes():
-    history = [*BASE, _done(0.1, rated=True, **BEST), _done(0.11, rated=True, **dict(BEST, learning_rate=4e-3))]
+    history = [*BASE, _done(0.1, rated=True, **BEST),
+               _done(0.11, rated=True, **dict(BEST, learning_rate=4e-3))]
     turns = []
     for _ in range(4):
         params = next_in_region(history, SPACE, seed=3)
