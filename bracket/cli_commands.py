@@ -177,7 +177,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    session = Session.open(args.path, storage_url=args.storage, on_finish=[record_at_end])
+    session = Session.open(args.path, storage_url=args.storage, on_finish=[record_at_end], rank_past=past_ranking)
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     if getattr(args, "more_runs", None) is not None:  # +N runs (bracket.app.extend), as in the app
         from bracket.app.extend import extend_budget
@@ -186,7 +186,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             extend_budget(session, args.more_runs)
         finally:
             session.store.close()
-        session = Session.open(args.path, storage_url=args.storage)
+        session = Session.open(args.path, storage_url=args.storage, rank_past=past_ranking)
     print(f"resuming session {session.name}: {session.settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
     return _finish(session, _watch(session, quiet=args.quiet))

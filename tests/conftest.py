@@ -58,3 +58,23 @@ def demo_fields(tmp_path) -> dict[str, str]:
     python = make_fake_python(tmp_path / "fakebin")
     data = make_caption_folder(tmp_path / "data")
     return {"dataset": str(data), "trainer_python": str(python), "train_script": str(FAKE_TRAINER)}
+
+
+@pytest.fixture
+def filled_demo_session(runs_dir, demo_fields):
+    """Makes a demo-cpu session of ``configs`` finished search configs written straight into
+    its store the way a search writes them (``bench.overhead.fill_store``: full params, a loss
+    series of ``points`` steps each), closed again; returns its folder. For tests of what
+    reading a session costs (the Results tab's probe, ``status``), not of the search."""
+    def make(configs: int, *, name: str, points: int = 20, budget: int | None = None) -> Path:
+        from bench.overhead import fill_store
+        from bracket.session.config import SearchSettings
+        from bracket.session.session import Session
+
+        settings = SearchSettings(budget=budget or configs + 2, sample_prompts="", warm_start=False)
+        session = Session.create("demo-cpu", demo_fields, settings, out_dir=runs_dir, name=name)
+        fill_store(session, configs, points)
+        session.close()
+        return session.folder
+
+    return make

@@ -6,7 +6,9 @@ beside it — in a ``gr.Dataframe`` whose min, max, choices and lock cells a per
 fixed number searched, e.g. batch sizes ``1,2,4``), lock fixes one value. An edit goes
 through the one bounds parser of the CLI's ``--lr-min``/``--lr-max``/``--batch-sizes``/
 ``--bound`` and the table is redrawn from the result; a bad cell gives one ``⚠`` line below
-the table with the CLI's message and changes nothing (Start refuses the same table the same way).
+the table with the CLI's message (one line per bad cell when there are several) and changes
+nothing: the cells keep what was typed, to be fixed (Start refuses the same table, naming
+every bad cell, and starts nothing).
 The bounds that the table stands for are kept in a ``gr.State``, so a new run length (the
 warm-up cap) redraws the table without losing them.
 """
@@ -76,8 +78,17 @@ def space_edit(preset_id: str, fields: dict[str, str] | None, steps: Any, table:
         bounds = table_bounds(preset_id, fields, table_records(table), steps=_steps(steps), warmup_share=share)
         rows, _ = preset_editor_rows(preset_id, fields, bounds, steps=_steps(steps), warmup_share=share)
     except (BracketError, ValueError, TypeError) as error:
-        return gr.skip(), gr.skip(), f"⚠ {error} — fix that cell; nothing else changed."
+        return gr.skip(), gr.skip(), bad_cells_text(error)
     return _frame(rows), bounds, _summary(rows)
+
+
+def bad_cells_text(error: Exception) -> str:
+    """One ``⚠`` line per bad cell (``TableError.problems``), each with the CLI's words."""
+    problems = getattr(error, "problems", None) or [str(error)]
+    if len(problems) == 1:
+        return f"⚠ {problems[0]} — fix that cell; nothing else changed."
+    return "\n\n".join([f"⚠ {problem}" for problem in problems]
+                       + [f"Fix those {len(problems)} cells; nothing else changed."])
 
 
 def build_table() -> tuple[Any, Any, Any]:

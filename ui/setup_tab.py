@@ -361,8 +361,10 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
                      **QUIET)
     steps.change(space_preview, space_inputs, [space_df, space_md], **QUIET)
     space_df.input(space_edit, [preset_dd, fields_state, steps, space_df], [space_df, bounds_state, space_md], **QUIET)
-    # the plan: phases and their counts, the warm start fitted to the table's bounds as Start will fit it
-    plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps]
+    # the plan: phases and their counts, the warm start (past sessions picked included) fitted to the
+    # table's bounds as Start will fit it
+    plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps,
+                   warm_from]
     for box in plan_inputs:
         box.change(plan_text, plan_inputs, plan_md, **QUIET)
     preset_dd.change(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)

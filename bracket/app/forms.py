@@ -49,33 +49,65 @@ def parse_bounds(lr_min: Any = None, lr_max: Any = None, batch_sizes: str = "",
                  knobs: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The one bounds parser of the UI and the CLI: ``learning_rate`` (low, high) from the LR
     fields (a blank side stays open), ``batch_size`` choices from ``"1,2,4"``, and any knob
-    from ``knobs`` (the CLI's ``--bound KNOB=MIN:MAX`` or ``KNOB=A,B``)."""
+    from ``knobs`` (the CLI's ``--bound KNOB=MIN:MAX`` or ``KNOB=A,B``; no knob of any trainer
+    goes below 0, so a negative MIN or MAX is a mistake, not a wish to clamp).
+
+    Every bad value is named: the ``SettingsError`` joins one sentence per bad value, in the
+    order LR, batch sizes, knobs (the CLI prints it as one ``error:`` line)."""
     bounds: dict[str, Any] = {}
-    low, high = _number("LR min", lr_min), _number("LR max", lr_max)
-    if low is not None and high is not None and low > high:
-        raise SettingsError(f"LR min {low:g} is above LR max {high:g} (reversed); swap them.")
-    if low is not None or high is not None:
-        bounds["learning_rate"] = (low if low is not None else _OPEN_LOW, high if high is not None else _OPEN_HIGH)
-    text = (batch_sizes or "").replace(" ", "")
-    if text:
+    problems: list[str] = []
+
+    def check(parse: Any, *args: Any) -> Any:
         try:
-            sizes = [int(part) for part in text.split(",") if part]
-        except ValueError:
-            raise SettingsError(f"Batch sizes {batch_sizes!r} must be whole numbers separated by commas, "
-                                "e.g. 1,2,4.") from None
-        if not sizes or any(s <= 0 for s in sizes):
-            raise SettingsError(f"Batch sizes {batch_sizes!r} must be positive whole numbers.")
-        bounds["batch_size"] = sorted(set(sizes))
+            return parse(*args)
+        except SettingsError as error:
+            problems.append(str(error))
+            return None
+
+    low, high = check(_number, "LR min", lr_min), check(_number, "LR max", lr_max)
+    if low is not None and high is not None and low > high:
+        problems.append(f"LR min {low:g} is above LR max {high:g} (reversed); swap them.")
+    elif low is not None or high is not None:
+        bounds["learning_rate"] = (low if low is not None else _OPEN_LOW, high if high is not None else _OPEN_HIGH)
+    sizes = check(_batch_sizes, batch_sizes)
+    if sizes:
+        bounds["batch_size"] = sizes
     for name, value in (knobs or {}).items():
-        if ":" in value:
-            first, _, second = value.partition(":")
-            try:
-                bounds[name] = (float(first), float(second))
-            except ValueError:
-                raise SettingsError(f"Bound {name}={value}: write MIN:MAX with numbers.") from None
-        else:
-            bounds[name] = [v.strip() for v in value.split(",") if v.strip()]
+        found = check(_knob_bound, name, value)
+        if found is not None:
+            bounds[name] = found
+    if problems:
+        raise SettingsError(" ".join(problems))
     return bounds
+
+
+def _batch_sizes(text: str) -> list[int]:
+    """``"4, 1"`` -> [1, 4] ([] when blank)."""
+    compact = (text or "").replace(" ", "")
+    if not compact:
+        return []
+    try:
+        sizes = [int(part) for part in compact.split(",") if part]
+    except ValueError:
+        raise SettingsError(f"Batch sizes {text!r} must be whole numbers separated by commas, "
+                            "e.g. 1,2,4.") from None
+    if not sizes or any(s <= 0 for s in sizes):
+        raise SettingsError(f"Batch sizes {text!r} must be positive whole numbers.")
+    return sorted(set(sizes))
+
+
+def _knob_bound(name: str, value: str) -> tuple[float, float] | list[str]:
+    """``--bound NAME=value``: (min, max) for ``MIN:MAX``, else the listed choices."""
+    if ":" not in value:
+        return [v.strip() for v in value.split(",") if v.strip()]
+    first, _, second = value.partition(":")
+    try:
+        low, high = float(first), float(second)
+    except ValueError:
+        raise SettingsError(f"Bound {name}={value}: write MIN:MAX with numbers.") from None
+    if low < 0 or high < 0:
+        raise SettingsError(f"Bound {name}={value}: {name} cannot be negative; write MIN:MAX of 0 or more.")
+    return low, high
 
 
 def judge_server_settings(base_url: str = "", model: str = "", api_key: str = "", repeats: Any = None
@@ -131,16 +163,17 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
 
 def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | None = None, lr_bracket: Any = True,
               algorithm: str = "tpe", bounds: Mapping[str, Any] | None = None,
-              fields: dict[str, str] | None = None, steps: Any = None) -> str:
+              fields: dict[str, str] | None = None, steps: Any = None, warm_start_from: Any = None) -> str:
     """``"= 4 configs × 2 seeds — plan: baseline, 3 curated"`` (or ``"= search 18 (18 configs × 1 seed)
     + confirm 6 — plan: …"``) for the budget box (the phases of ``bracket.session.plan`` when a preset
     is given, its warm start fitted to ``bounds`` and ``steps`` as the session will fit it, so a
-    curated config the bounds drop is not planned), or what is wrong with the numbers."""
+    curated config the bounds drop is not planned, with the configs of the past sessions in
+    ``warm_start_from`` taken as Start takes them), or what is wrong with the numbers."""
     try:
         settings = SearchSettings(budget=_whole("Budget", budget) or 0, seeds=_whole("Seeds per config", seeds) or 0,
                                   confirm=_whole("Confirmation runs", confirm, optional=True),
                                   lr_bracket=bool(lr_bracket), algorithm=algorithm or "tpe",
-                                  bounds=dict(bounds or {}))
+                                  bounds=dict(bounds or {}), warm_start_from=[str(f) for f in warm_start_from or []])
         if settings.budget <= 0 or settings.seeds <= 0:
             return "Budget and seeds must be at least 1."
         if settings.budget < settings.seeds:
@@ -163,17 +196,19 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | Non
 def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str] | None = None,
                 steps: int | None = None) -> str:
     """The plan's phases in one line for ``preset_id`` with its default (or given) fields, in the
-    space a session with ``settings`` (its bounds) and ``steps`` would search; "" when the
-    trainer cannot be built from them yet (the form is not filled in)."""
+    space a session with ``settings`` (its bounds) and ``steps`` would search, its past
+    sessions' configs in their leaderboards' order (``past_ranking``, as Start takes them);
+    "" when the trainer cannot be built from them yet (the form is not filled in)."""
     from bracket.fields import merge_with_defaults
     from bracket.registry import get_preset
     from bracket.session.plan import plan_for
     from bracket.session.plan import plan_text as phases_text
+    from bracket.standings import past_ranking
 
     try:
         preset = get_preset(preset_id)
         trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields or {}))
         space = trainer.session_space(settings.bounds, steps=steps, warmup_share=settings.warmup_share)
-        return phases_text(plan_for(trainer, space, settings))
+        return phases_text(plan_for(trainer, space, settings, preset.id, rank=past_ranking))
     except (BracketError, ValueError, TypeError, KeyError):
         return ""

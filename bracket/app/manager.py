@@ -9,6 +9,7 @@ level, not in per-tab state: :class:`SessionManager` is that object. It
 * hands out snapshots rebuilt only when the store changed, and derived views computed once
   per change (:mod:`bracket.app.snapshot_cache`), so many polling tabs cost one read;
 * builds the Compare grid (:mod:`bracket.app.grid`) from paths and cached thumbnails;
+* hands out loss curves, a finished run's read once (:mod:`bracket.app.loss_series`);
 * picks what to score next: unrated runs and blind pairs where a rating could change the
   answer most (:mod:`bracket.app.rating_queue`, :mod:`bracket.judge.informative`);
 * records ratings and pairwise choices;
@@ -32,6 +33,7 @@ from bracket.app.catalog import SessionInfo, list_sessions, session_folder
 from bracket.app.grid import GridData, build_grid
 from bracket.app.jobs import Job
 from bracket.app.log_view import LogTail
+from bracket.app.loss_series import LossSeries
 from bracket.app.rating_queue import rate_next, run_labels
 from bracket.app.snapshot_cache import SnapshotCache
 from bracket.app.thumbs import ThumbnailCache
@@ -39,7 +41,6 @@ from bracket.errors import BracketError
 from bracket.fields import check_configured_executables
 from bracket.registry import get_preset
 from bracket.session.config import SearchSettings
-from bracket.session.schema import RUN_SPENT
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
 from bracket.standings import STAGES, StageBoard, Standings, importance, past_ranking, standings
@@ -67,7 +68,7 @@ class SessionManager:
         self._session: Session | None = None
         self._thumbs: ThumbnailCache | None = None
         self._cache: SnapshotCache | None = None
-        self._loss_cache: dict[int, list[tuple[int, float]]] = {}
+        self._loss = LossSeries()
         self._log = LogTail()
         #: finals or promote running (or last run) in the background (``bracket.app.jobs``)
         self.job: Job | None = None
@@ -91,7 +92,7 @@ class SessionManager:
 
     def _adopt(self, session: Session) -> Session:
         old = self._session
-        self._session, self._loss_cache = session, {}
+        self._session, self._loss = session, LossSeries()
         self._cache = SnapshotCache(session, self.snapshot_ttl)
         self._thumbs = ThumbnailCache(session.folder)
         if old is not None and old is not session:
@@ -134,7 +135,8 @@ class SessionManager:
             if current is not None and current.folder.resolve() == folder.resolve():
                 return current
             self._refuse_if_running("open another session")
-            return self._adopt(Session.open(folder, storage_url=self.storage_url, validate=False))
+            return self._adopt(Session.open(folder, storage_url=self.storage_url, validate=False,
+                                            rank_past=past_ranking))
 
     def resume(self, folder: Path | str | None = None) -> Session:
         """Resume ``folder`` (or the open session) where it stopped."""
@@ -147,7 +149,7 @@ class SessionManager:
                 raise BracketError(f"Search {session.name} is already running.")
             self._refuse_if_running("resume the search")
             fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True,
-                                 on_finish=[record_at_end])
+                                 on_finish=[record_at_end], rank_past=past_ranking)
             if fresh.store.read_only:
                 fresh.store.close()
                 fresh.store.require_writable()  # raises: a read-only folder or a full disk
@@ -220,22 +222,10 @@ class SessionManager:
     def loss_series(self, run_ids: list[int] | None = None,
                     snap: SessionSnapshot | None = None) -> dict[int, list[tuple[int, float]]]:
         """Loss series of finished runs (read once, then cached) and of the run in progress
-        (``snap``: the snapshot the caller just got; else one is taken)."""
+        (``snap``: the snapshot the caller just got; else one is taken): ``bracket.app.loss_series``."""
         session = self.require()
         snap = snap if snap is not None else self.snapshot()
-        wanted = [r for r in snap.runs if r["kind"] != "setup" and (run_ids is None or r["id"] in run_ids)]
-        series: dict[int, list[tuple[int, float]]] = {}
-        live = snap.current or {}
-        missing = [r["id"] for r in wanted if r["id"] not in self._loss_cache and live.get("run_id") != r["id"]
-                   and (r["status"] in RUN_SPENT or r["status"] == "interrupted")]
-        for run_id, stored in session.store.series(missing).items():  # one query for all new ones
-            self._loss_cache[run_id] = [tuple(p) for p in stored["loss"] or []]
-        for run in wanted:
-            if live.get("run_id") == run["id"]:
-                series[run["id"]] = [tuple(p) for p in live.get("loss") or []]
-            elif run["id"] in self._loss_cache:
-                series[run["id"]] = self._loss_cache[run["id"]]
-        return series
+        return self._loss.read(session.store, snap, run_ids)
 
     def estimate_seconds(self, total_runs: int) -> tuple[float, int] | None:
         """(median finished-run duration × ``total_runs``, runs it is based on), once one has run."""

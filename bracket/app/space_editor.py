@@ -18,7 +18,8 @@ One row per knob of the preset; a person narrows or locks a knob by editing its 
 (``bracket.app.forms.parse_bounds``, as the CLI's ``--lr-min``/``--lr-max``,
 ``--batch-sizes`` and ``--bound``): the learning rate's cells are the LR min/max,
 the batch knob's choices or lock are the batch sizes, any other edited knob becomes a
-``--bound KNOB=…`` value — so a bad cell gets the CLI's message, word for word. A cell
+``--bound KNOB=…`` value — so a bad cell gets the CLI's message, word for word, and every
+bad cell is named (:class:`TableError`: one sentence each), not only the first. A cell
 that says what the form would search anyway (the trainer's range, capped warm-up
 included) is no bound. :func:`editor_rows` is the other way: the cells of a narrowed space.
 """
@@ -31,6 +32,7 @@ from typing import Any
 
 from bracket.app.forms import parse_bounds
 from bracket.app.space_table import describe
+from bracket.errors import BracketError
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.session.config import SettingsError
 
@@ -128,37 +130,63 @@ def _row_bound(name: str, row: Mapping[str, Any], ref: Any) -> tuple[str, str] |
     return "choices", ",".join(kept)
 
 
-def edited_bounds(rows: Sequence[Mapping[str, Any]], reference: SearchSpace, batch_knob: str = "batch_size"
-                  ) -> dict[str, Any]:
-    """The bounds the table's ``rows`` ask for (``parse_bounds``' result; {} when nothing is
-    edited), ``reference`` being the form's space without bounds. Raises ``SettingsError``
-    with the CLI's message for a bad cell."""
+class TableError(SettingsError):
+    """Bad cells of the table: one sentence per bad cell in :attr:`problems` (each the CLI's
+    words for the same value); the message joins them, as the CLI's one ``error:`` line does."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__(" ".join(self.problems))
+
+
+def _bounds_and_problems(rows: Sequence[Mapping[str, Any]], reference: SearchSpace, batch_knob: str
+                         ) -> tuple[dict[str, Any], list[str]]:
+    """(the bounds of the good rows, one sentence per bad row): each row goes through the
+    parser alone first, so a bad cell never hides the next one."""
     lr_min = lr_max = None
     batch_sizes = ""
     knobs: dict[str, str] = {}
+    problems: list[str] = []
     for row in rows:
         name = _text(row.get("knob"))
         if not name:
             continue
-        if name not in reference:
-            raise SettingsError(f"Bound for {name!r}: this trainer has no such knob.")
-        found = _row_bound(name, row, reference[name])
-        if found is None:
-            continue
-        how, value = found
-        if name == "learning_rate" and isinstance(reference[name], FloatKnob):
-            lr_min, _, lr_max = value.partition(":")  # the LR cells are --lr-min / --lr-max
-        elif name == batch_knob and how != "range":
-            batch_sizes = value  # --batch-sizes
-        else:
-            knobs[name] = value  # --bound KNOB=value
-    return parse_bounds(lr_min, lr_max, batch_sizes, knobs)
+        try:
+            if name not in reference:
+                raise SettingsError(f"Bound for {name!r}: this trainer has no such knob.")
+            found = _row_bound(name, row, reference[name])
+            if found is None:
+                continue
+            how, value = found
+            if name == "learning_rate" and isinstance(reference[name], FloatKnob):
+                low, _, high = value.partition(":")  # the LR cells are --lr-min / --lr-max
+                parse_bounds(low, high)
+                lr_min, lr_max = low, high
+            elif name == batch_knob and how != "range":
+                parse_bounds(batch_sizes=value)
+                batch_sizes = value  # --batch-sizes
+            else:
+                parse_bounds(knobs={name: value})
+                knobs[name] = value  # --bound KNOB=value
+        except SettingsError as error:
+            problems.append(str(error))
+    return parse_bounds(lr_min, lr_max, batch_sizes, knobs), problems
+
+
+def edited_bounds(rows: Sequence[Mapping[str, Any]], reference: SearchSpace, batch_knob: str = "batch_size"
+                  ) -> dict[str, Any]:
+    """The bounds the table's ``rows`` ask for (``parse_bounds``' result; {} when nothing is
+    edited), ``reference`` being the form's space without bounds. Raises :class:`TableError`
+    naming every bad cell, each with the CLI's message."""
+    bounds, problems = _bounds_and_problems(rows, reference, batch_knob)
+    if problems:
+        raise TableError(problems)
+    return bounds
 
 
 def _trainer(preset_id: str, fields: Mapping[str, str] | None) -> Any:
     """The preset's trainer with the form's fields (its default fields when those do not build
     one yet: the space is the same, and the start refuses the fields with their own message)."""
-    from bracket.errors import BracketError
     from bracket.fields import merge_with_defaults
     from bracket.registry import get_preset
 
@@ -182,12 +210,20 @@ def preset_editor_rows(preset_id: str, fields: Mapping[str, str] | None, bounds:
 
 def table_bounds(preset_id: str, fields: Mapping[str, str] | None, rows: Sequence[Mapping[str, Any]] | None, *,
                  steps: int | None = None, warmup_share: float | None = None) -> dict[str, Any]:
-    """The bounds the edited table ``rows`` ask for, checked against the preset's space (a
-    bound that does not fit raises ``BracketError`` with the CLI's message); {} without rows."""
+    """The bounds the edited table ``rows`` ask for, checked against the preset's space; {}
+    without rows. Raises :class:`TableError` naming every bad cell — a value the parser
+    refuses or a bound that does not fit the trainer — with the CLI's message for each."""
     if not rows:
         return {}
     trainer = _trainer(preset_id, fields)
     reference = trainer.session_space({}, steps=steps, warmup_share=warmup_share)
-    bounds = edited_bounds(rows, reference, trainer.batch_knob)
-    trainer.session_space(bounds, steps=steps, warmup_share=warmup_share)  # raises when a bound does not fit
+    bounds, problems = _bounds_and_problems(rows, reference, trainer.batch_knob)
+    for name, bound in bounds.items():  # each alone, so every bound that does not fit is named
+        try:
+            trainer.session_space({name: bound}, steps=steps, warmup_share=warmup_share)
+        except BracketError as error:
+            problems.append(str(error))
+    if problems:
+        raise TableError(problems)
+    trainer.session_space(bounds, steps=steps, warmup_share=warmup_share)  # raises when they do not fit together
     return bounds

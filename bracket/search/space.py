@@ -258,55 +258,18 @@ class SearchSpace(Mapping[str, Knob]):
 
         ``bounds`` maps a knob name to ``(low, high)`` for a numeric knob or to a list of
         choices for a categorical knob. Choices given for a fixed knob turn it into a
-        searched categorical knob (e.g. batch-size choices).
+        searched categorical knob (e.g. batch-size choices). A bound that does not fit raises
+        ``SearchSpaceError``; with several, its message names each (one sentence apiece).
         """
         knobs = dict(self._knobs)
+        problems: list[str] = []
         for name, bound in bounds.items():
-            if name not in knobs:
-                raise SearchSpaceError(f"Bound for {name!r}: this trainer has no such knob.")
-            knob = knobs[name]
-            if isinstance(knob, (FloatKnob, IntKnob)):
-                low, high = _pair(name, bound)
-                new_low, new_high = max(knob.low, low), min(knob.high, high)
-                if new_low > new_high and low == high:  # a lock (the table's lock cell, or MIN = MAX)
-                    raise SearchSpaceError(
-                        f"Lock for {name!r} at {low:g} is outside the trainer's range "
-                        f"[{knob.low:g}, {knob.high:g}]; pick a value inside it."
-                    )
-                if new_low > new_high:
-                    raise SearchSpaceError(
-                        f"Bound for {name!r} [{low:g}, {high:g}] does not overlap the trainer's range "
-                        f"[{knob.low:g}, {knob.high:g}]; widen it."
-                    )
-                if isinstance(knob, IntKnob):
-                    new_low, new_high = int(math.ceil(new_low)), int(math.floor(new_high))
-                knobs[name] = replace(knob, low=new_low, high=new_high)
-            else:
-                if isinstance(knob, FixedKnob) and _is_number(knob.value) and _is_pair(bound):
-                    choices = _number_choices(name, bound)
-                else:
-                    choices = tuple(bound) if not isinstance(bound, (str, bytes)) else (bound,)
-                if isinstance(knob, FixedKnob) and _is_number(knob.value):
-                    choices = tuple(_as_number(name, c, type(knob.value)) for c in choices)
-                elif isinstance(knob, CategoricalKnob) and all(_is_number(c) for c in knob.choices):
-                    choices = tuple(_as_number(name, c, float) for c in choices)  # "8" matches 8
-                if not choices:
-                    raise SearchSpaceError(f"Bound for {name!r} lists no choices.")
-                if isinstance(knob, CategoricalKnob):
-                    kept = tuple(c for c in knob.choices if c in choices)
-                    unknown = [c for c in choices if c not in knob.choices]
-                    if unknown:  # a typo must not silently narrow the search to the other choices
-                        raise SearchSpaceError(
-                            f"Bound for {name!r}: {', '.join(map(str, unknown))} "
-                            f"{'is' if len(unknown) == 1 else 'are'} not among {list(knob.choices)}."
-                        )
-                    knobs[name] = CategoricalKnob(kept, when=knob.when)
-                else:
-                    knobs[name] = (
-                        CategoricalKnob(choices, when=knob.when)
-                        if len(choices) > 1
-                        else FixedKnob(choices[0], when=knob.when)
-                    )
+            try:
+                knobs[name] = _narrowed(name, bound, knobs.get(name))
+            except SearchSpaceError as error:  # every bad bound is named, not only the first
+                problems.append(str(error))
+        if problems:
+            raise SearchSpaceError(" ".join(problems))
         return SearchSpace(knobs)
 
     def fit(self, config: Mapping[str, Any], *, label: str = "config") -> FitResult:
@@ -339,6 +302,48 @@ class SearchSpace(Mapping[str, Knob]):
         if remaining:
             return FitResult(None, (f"{label}: dropped, it cannot fit the bounds ({'; '.join(remaining)})",))
         return FitResult(fitted, tuple(notes))
+
+
+def _narrowed(name: str, bound: Any, knob: Any) -> Any:
+    """``knob`` narrowed by one ``bound`` (see :meth:`SearchSpace.narrow`)."""
+    if knob is None:
+        raise SearchSpaceError(f"Bound for {name!r}: this trainer has no such knob.")
+    if isinstance(knob, (FloatKnob, IntKnob)):
+        low, high = _pair(name, bound)
+        new_low, new_high = max(knob.low, low), min(knob.high, high)
+        if new_low > new_high and low == high:  # a lock (the table's lock cell, or MIN = MAX)
+            raise SearchSpaceError(
+                f"Lock for {name!r} at {low:g} is outside the trainer's range "
+                f"[{knob.low:g}, {knob.high:g}]; pick a value inside it."
+            )
+        if new_low > new_high:
+            raise SearchSpaceError(
+                f"Bound for {name!r} [{low:g}, {high:g}] does not overlap the trainer's range "
+                f"[{knob.low:g}, {knob.high:g}]; widen it."
+            )
+        if isinstance(knob, IntKnob):
+            new_low, new_high = int(math.ceil(new_low)), int(math.floor(new_high))
+        return replace(knob, low=new_low, high=new_high)
+    if isinstance(knob, FixedKnob) and _is_number(knob.value) and _is_pair(bound):
+        choices = _number_choices(name, bound)
+    else:
+        choices = tuple(bound) if not isinstance(bound, (str, bytes)) else (bound,)
+    if isinstance(knob, FixedKnob) and _is_number(knob.value):
+        choices = tuple(_as_number(name, c, type(knob.value)) for c in choices)
+    elif isinstance(knob, CategoricalKnob) and all(_is_number(c) for c in knob.choices):
+        choices = tuple(_as_number(name, c, float) for c in choices)  # "8" matches 8
+    if not choices:
+        raise SearchSpaceError(f"Bound for {name!r} lists no choices.")
+    if isinstance(knob, CategoricalKnob):
+        kept = tuple(c for c in knob.choices if c in choices)
+        unknown = [c for c in choices if c not in knob.choices]
+        if unknown:  # a typo must not silently narrow the search to the other choices
+            raise SearchSpaceError(
+                f"Bound for {name!r}: {', '.join(map(str, unknown))} "
+                f"{'is' if len(unknown) == 1 else 'are'} not among {list(knob.choices)}."
+            )
+        return CategoricalKnob(kept, when=knob.when)
+    return CategoricalKnob(choices, when=knob.when) if len(choices) > 1 else FixedKnob(choices[0], when=knob.when)
 
 
 def _pair(name: str, bound: Any) -> tuple[float, float]:

@@ -53,6 +53,9 @@ class SessionParts:
     notes: list[str]
     #: what the dataset pre-flight warns about (the search runs; the CLI prints them)
     warnings: list[str] = field(default_factory=list)
+    #: how earlier sessions rank their configs (``bracket.session.past``): the warm start
+    #: and the plan's count of ``past`` configs follow it (None: the value each trial ended with)
+    rank_past: Ranking | None = None
 
 
 def fit_warm_start(trainer: Trainer, space: SearchSpace) -> tuple[list[tuple[str, NamedConfig]], list[str]]:
@@ -187,13 +190,15 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)
     SearchController.enqueue_warm_start(store.study(name), space, warm_start if settings.warm_start else [])
     write_session_file(folder, name, preset.id, external.url if external else None)  # absolute sqlite path
-    return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings)
+    return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings, rank_past)
 
 
-def open_session(folder: Path, *, storage_url: str | None = None, validate: bool = True) -> SessionParts:
+def open_session(folder: Path, *, storage_url: str | None = None, validate: bool = True,
+                 rank_past: Ranking | None = None) -> SessionParts:
     """Re-open a session folder (or a session in an external store) as it was saved."""
     store, name = open_session_store(Path(folder), storage_url=storage_url)
-    return parts_from_store(store, name, Path(folder), validate=validate)
+    parts = parts_from_store(store, name, Path(folder), validate=validate)
+    return dataclasses.replace(parts, rank_past=rank_past) if rank_past is not None else parts
 
 
 def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = True) -> SessionParts:

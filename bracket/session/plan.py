@@ -61,15 +61,17 @@ def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: 
     return plan
 
 
-def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "") -> Plan:
+def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "", *, rank: Any = None) -> Plan:
     """The plan of a search with ``settings`` on ``trainer`` (its warm start fitted to ``space``,
-    with the configs of the earlier sessions it warm-starts from)."""
+    with the configs of the earlier sessions it warm-starts from, taken in the order ``rank``
+    gives them — ``bracket.standings.past_ranking``, their leaderboards, as the session takes
+    them: which two are taken decides how many survive the fit)."""
     from bracket.session.create import fit_past, fit_warm_start
     from bracket.session.past import past_configs
 
     fitted, _ = fit_warm_start(trainer, space)
     if getattr(settings, "warm_start_from", None) and preset_id:
-        fitted += fit_past(space, past_configs(settings.warm_start_from, preset_id), [])
+        fitted += fit_past(space, past_configs(settings.warm_start_from, preset_id, rank=rank), [])
     kinds = [kind for kind, _ in fitted]
     return search_plan(settings.n_configs, curated=kinds.count("curated"), baseline=kinds.count("baseline"),
                        past=kinds.count(PAST_KIND),

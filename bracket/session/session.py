@@ -4,7 +4,8 @@ A :class:`Session` runs in a background thread (``start``) or in the foreground 
 
 1. recover what a killed process left behind (runs still marked running are failed as
    *interrupted*, their process trees killed, and their slots run again);
-2. run the trainer's one-off setup commands (pre-caching) unless already complete;
+2. run the trainer's one-off setup commands (pre-caching, ``bracket.session.precache``)
+   unless already complete;
 3. take configurations from the :class:`SearchController` — baseline, curated, then TPE —
    and train each with ``seeds`` seeds through the run pipeline
    (:class:`~bracket.session.pipeline.RunPipeline`), reading loss as the run goes and
@@ -28,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import re
 import threading
 import time
 import traceback
@@ -47,8 +47,10 @@ from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.distributed import join_session, worker_lock_name
 from bracket.session.execute import RunExecutor
 from bracket.session.lock import SessionLock
+from bracket.session.past import Ranking
 from bracket.session.pipeline import RunPipeline
 from bracket.session.plan import plan_for
+from bracket.session.precache import run_setup_commands
 from bracket.session.recovery import DEFAULT_GRACE_SECONDS, failure_message
 from bracket.session.schema import RUN_SPENT
 from bracket.session.scoreboard import Scoreboard
@@ -116,10 +118,12 @@ class Session:
 
     @classmethod
     def open(cls, folder: Path | str, *, storage_url: str | None = None, validate: bool = True,
-             worker_id: str | None = None, on_finish: Sequence[FinishCallback] = ()) -> "Session":
-        """Re-open an existing session folder, to resume it or to look at it."""
-        return cls(open_session(Path(folder), storage_url=storage_url, validate=validate), worker_id=worker_id,
-                   on_finish=on_finish)
+             worker_id: str | None = None, on_finish: Sequence[FinishCallback] = (),
+             rank_past: Ranking | None = None) -> "Session":
+        """Re-open an existing session folder, to resume it or to look at it (``rank_past``: how
+        the sessions it warm-started from rank their configs, for its plan; see ``create``)."""
+        return cls(open_session(Path(folder), storage_url=storage_url, validate=validate, rank_past=rank_past),
+                   worker_id=worker_id, on_finish=on_finish)
 
     @classmethod
     def join(cls, storage_url: str, session_name: str, runs_dir: Path | str | None = None, *,
@@ -229,7 +233,8 @@ class Session:
             heartbeat.start()
             self.phase = "recovering"
             self.worker.recover()
-            self._setup_phase()
+            run_setup_commands(self.parts, executor=self.executor, control=self.control, worker=self.worker,
+                               on_phase=self._set_phase)
             self._search_phase()
             if self.vlm is not None:
                 self.phase = "waiting for the judge model"
@@ -266,29 +271,6 @@ class Session:
                 callback(self)
             except Exception:  # noqa: BLE001 - the search itself succeeded
                 log.warning("a callback at the end of search %s failed", self.name, exc_info=True)
-
-    def _setup_phase(self) -> None:
-        setup_dir = self.folder / "setup"
-        specs = self.trainer.session_setup_commands(dataset=Path(self.parts.fields.get("dataset", "")),
-                                                    run_dir=setup_dir)
-        done = {r["label"] for r in self.store.runs(self.name, kinds=("setup",), with_series=False)
-                if r["status"] == "done"}
-        for spec in specs:
-            if self.control.halted:
-                return
-            if spec.label in done or self.worker.setup_done_elsewhere(spec.label, self.control,
-                                                                      on_phase=self._set_phase):
-                continue
-            self.phase = f"pre-cache: {spec.label}"
-            run_id = self.store.add_run(self.name, kind="setup", stage="setup", label=spec.label,
-                                        worker=self.worker_id)
-            # its log goes to <session>/setup/<label>/logs, not into the trainer checkout (its cwd)
-            label_dir = setup_dir / re.sub(r"[^A-Za-z0-9._-]+", "-", spec.label or f"step{run_id}")
-            status = self.executor.execute(run_id, spec, scored=False, run_dir=label_dir)
-            if status != "done":
-                run = self.store.get_run(run_id) or {}
-                raise BracketError(f"Pre-caching step {spec.label!r} failed ({run.get('failure_reason', status)}); "
-                                   f"see the log in {label_dir / 'logs'}, fix it, then resume.")
 
     def total_runs(self) -> int:
         return self.settings.n_configs * self.settings.seeds + self.settings.confirm_runs
@@ -378,8 +360,9 @@ class Session:
 
     @functools.cached_property
     def search_plan(self) -> list[tuple[str, int]]:
-        """``(phase, configs)`` of this search (``bracket.session.plan``)."""
-        return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id)
+        """``(phase, configs)`` of this search (``bracket.session.plan``): its ``past`` configs
+        counted in the order the session was given (``rank_past``), as its warm start took them."""
+        return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id, rank=self.parts.rank_past)
 
     def snapshot(self) -> SessionSnapshot:
         """A consistent, copyable picture of the search for the UI and the CLI."""

@@ -68,17 +68,10 @@ def test_short_overhead_benchmark_runs_and_writes_its_json(tmp_path):
     assert data["gap"]["trials"] == 5
 
 
-def test_the_results_tab_probe_of_a_just_started_app_measures_both_halves(runs_dir, demo_fields):
-    from bench.overhead import fill_store
+def test_the_results_tab_probe_of_a_just_started_app_measures_both_halves(filled_demo_session):
     from bench.ui_poll import results_seconds
-    from bracket.session.config import SearchSettings
-    from bracket.session.session import Session
 
-    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=8, sample_prompts="", warm_start=False),
-                             out_dir=runs_dir, name="probe")
-    fill_store(session, 6, 20)
-    folder = session.folder
-    session.close()
+    folder = filled_demo_session(6, name="probe")
     measured = results_seconds(folder)
     assert "error" not in measured, measured["error"]
     assert measured["board_s"] > 0 and measured["report_s"] > 0

@@ -98,6 +98,14 @@ BAD_INPUTS = [
     (["--prompts", "a cat --zz 3"], "unknown option --zz"),
     (["--warm-start-from", "/no/such/session"], "not a local Bracket session folder"),
     (["--batch-sizes", "0,4"], "positive whole numbers"),
+    (["--bound", "lr_warmup_steps=-5:10"], "Bound lr_warmup_steps=-5:10: lr_warmup_steps cannot be negative"),
+    # every bad value named on the one line, not only the first
+    (["--lr-min", "0", "--batch-sizes", "a", "--bound", "lr_warmup_steps=-1:3"],
+     "LR min must be a positive number, got 0.0. Batch sizes 'a' must be whole numbers separated by commas, e.g. "
+     "1,2,4. Bound lr_warmup_steps=-1:3: lr_warmup_steps cannot be negative"),
+    (["--bound", "optimizer_type=Lion", "--bound", "lr_scheduler=wavy"],
+     "Bound for 'optimizer_type': Lion is not among ['AdamW', 'Adam', 'RAdam', 'SGD', 'Adagrad']. Bound for "
+     "'lr_scheduler': wavy is not"),
 ]
 
 

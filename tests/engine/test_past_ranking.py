@@ -4,9 +4,11 @@ rating given after the runs moves them (issue 30)."""
 
 from __future__ import annotations
 
+from bracket.app.forms import plan_text
 from bracket.search.types import PAST_PREFIX
 from bracket.session.config import SearchSettings
 from bracket.session.past import past_configs, past_sessions, short_name
+from bracket.session.plan import plan_text as plan_phases
 from bracket.session.session import Session
 from bracket.standings import past_ranking, standings
 
@@ -43,6 +45,23 @@ def test_a_later_rating_reorders_what_warm_start_from_carries(demo_fields, runs_
         second.space.searched_params(stored[name]) for name in board[:2]]
     second.close()
 
+    # the plan counts them the same way, in the Setup preview and in the session: a bound that
+    # drops the leaderboard's #1 (its scheduler) leaves one past config, though the two best by
+    # stored value would both fit
+    others = sorted({stored[name]["lr_scheduler"] for name in stored if name != board[0]})
+    assert stored[board[0]]["lr_scheduler"] not in others and len(others) == 2
+    bounds = {"lr_scheduler": others}
+    preview = plan_text(8, 1, None, "demo-cpu", True, "tpe", bounds, demo_fields, 6, [str(first.folder)])
+    assert "baseline, 1 past, " in preview, preview
+    third = Session.create("demo-cpu", demo_fields, _settings(budget=8, bounds=bounds,
+                                                              warm_start_from=[str(first.folder)]),
+                           out_dir=runs_dir, name="third", rank_past=past_ranking)
+    assert dict(third.search_plan)["past"] == 1 and preview.endswith(plan_phases(third.search_plan))
+    third.close()
+    again = Session.open(third.folder, validate=False, rank_past=past_ranking)  # the app and `resume` open it so
+    assert dict(again.search_plan)["past"] == 1
+    again.close()
+
     # the Setup list names the leaderboard's winner with its raw figure, runs and date
     info, = [s for s in past_sessions(runs_dir, "demo-cpu", past_ranking) if s.name == "first"]
     assert info.winner == board[0] and "loss" in info.figure
@@ -55,3 +74,31 @@ def test_past_config_names_stay_apart_in_the_cli_tables():
     names = [f"{PAST_PREFIX}1-{short_name(s)}" for s in ("demo-cpu-20261130-101500", "demo-cpu-20261130-121501")]
     assert names[0][:18] != names[1][:18] and all(len(n) <= 18 for n in names)
     assert short_name("first") == "first"
+
+
+def test_the_past_ranking_reads_the_kept_status_view_while_it_is_current(demo_fields, runs_dir, monkeypatch):
+    """The Setup list of many past sessions: a session whose ``status`` view is current is
+    ranked from that file, with only its store opened; a change makes it work them out again."""
+    from bracket import cli
+
+    first = Session.create("demo-cpu", demo_fields, _settings(weights={"loss": 1.0, "human": 3.0}),
+                           out_dir=runs_dir, name="kept")
+    assert first.run() == "finished"
+    first.close()
+    worked_out = past_ranking(first.folder)
+    assert cli.main(["status", str(first.folder)]) == 0 and (first.folder / "views" / "status.json").is_file()
+    opened: list[object] = []
+    real_open = Session.open
+    monkeypatch.setattr(Session, "open", classmethod(lambda cls, *a, **k: opened.append(a) or real_open(*a, **k)))
+    assert past_ranking(first.folder) == worked_out and opened == []  # from the kept view
+    info, = past_sessions(runs_dir, "demo-cpu", past_ranking)
+    assert info.winner == worked_out[0][0] and opened == []
+
+    again = real_open(first.folder, validate=False)
+    done = sorted((r for r in again.snapshot().runs if r["status"] == "done"), key=lambda r: r["score"])
+    worst = done[-1]
+    again.add_rating(worst["id"], 10)  # the view is stale now: the ranking is worked out, and it moved
+    again.add_rating(done[0]["id"], 1)
+    again.close()
+    moved = past_ranking(first.folder)
+    assert len(opened) == 1 and moved[0][0] == worst["config_name"] != worked_out[0][0]

@@ -17,19 +17,16 @@ from bracket.standings import standings
 
 
 @pytest.fixture
-def filled(runs_dir, demo_fields) -> Path:
+def filled(filled_demo_session) -> Path:
     """A session of 8 finished search configs (with samples at steps 10 and 20 for two of them)."""
-    from bench.overhead import fill_store
-    from bracket.session.config import SearchSettings
+    from bracket.session.folder import open_session_store
 
-    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=10, sample_prompts="", warm_start=False),
-                             out_dir=runs_dir, name="kept")
-    fill_store(session, 8, 30)
-    for run in session.store.runs(session.name)[:2]:
-        session.store.update_run(run["id"], samples=[{"path": f"/x/{run['id']}-{s}.png", "step": s, "prompt_index": 0}
-                                                     for s in (10, 20)])
-    folder = session.folder
-    session.close()
+    folder = filled_demo_session(8, name="kept", points=30, budget=10)
+    store, name = open_session_store(folder)
+    for run in store.runs(name)[:2]:
+        store.update_run(run["id"], samples=[{"path": f"/x/{run['id']}-{s}.png", "step": s, "prompt_index": 0}
+                                             for s in (10, 20)])
+    store.close()
     return folder
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from bracket.app.forms import parse_bounds
-from bracket.app.space_editor import edited_bounds, editor_rows, preset_editor_rows, table_bounds
+from bracket.app.space_editor import TableError, edited_bounds, editor_rows, preset_editor_rows, table_bounds
 from bracket.errors import BracketError
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
 
@@ -108,3 +108,36 @@ def test_a_preset_table_checks_a_bound_against_the_trainer_and_knows_the_warmup_
     with pytest.raises(BracketError, match="Lion is not among"):
         table_bounds("demo-cpu", {}, rows, steps=20, warmup_share=0.25)
     assert table_bounds("demo-cpu", {}, None) == {}
+
+
+def test_every_bad_cell_is_named_each_in_the_cli_words():
+    rows = _rows(learning_rate={"min": "0"}, lr_warmup_steps={"max": "x"}, batch_size={"choices": "a,b"},
+                 optimizer_type={"max": "3"})
+    with pytest.raises(TableError) as error:
+        edited_bounds(rows, SPACE)
+    assert len(error.value.problems) == 4 and "optimizer_type has choices" in error.value.problems[0]
+    for flags in ({"lr_min": "0"}, {"knobs": {"lr_warmup_steps": "0:x"}}, {"batch_sizes": "a,b"}):
+        with pytest.raises(BracketError) as cli:  # each bad cell's sentence is the CLI's error for it, word for word
+            parse_bounds(**flags)
+        assert str(cli.value) in error.value.problems
+
+
+def test_a_negative_warmup_is_refused_as_the_cli_refuses_it():
+    with pytest.raises(TableError) as error:
+        edited_bounds(_rows(lr_warmup_steps={"min": "-5"}), SPACE)
+    with pytest.raises(BracketError) as cli:
+        parse_bounds(knobs={"lr_warmup_steps": "-5:20"})
+    assert str(error.value) == str(cli.value) == (
+        "Bound lr_warmup_steps=-5:20: lr_warmup_steps cannot be negative; write MIN:MAX of 0 or more.")
+
+
+def test_a_preset_table_names_a_bad_value_and_every_bound_that_does_not_fit():
+    rows, _ = preset_editor_rows("demo-cpu", {}, {}, steps=20, warmup_share=0.25)
+    cells = {r["knob"]: r for r in rows}
+    cells["optimizer_type"]["lock"], cells["lr_scheduler"]["choices"] = "Lion", "cosine, wavy"
+    cells["learning_rate"]["min"] = "0"
+    with pytest.raises(TableError) as error:
+        table_bounds("demo-cpu", {}, rows, steps=20, warmup_share=0.25)
+    problems = error.value.problems
+    assert len(problems) == 3 and problems[0].startswith("LR min must be a positive number")
+    assert any("Lion is not among" in p for p in problems) and any("wavy is not among" in p for p in problems)

@@ -25,17 +25,9 @@ HEAVY = ("gradio", "plotly", "matplotlib", "pandas", "scipy.stats", "choix", "al
 
 
 @pytest.fixture
-def filled(runs_dir, demo_fields) -> Path:
+def filled(filled_demo_session) -> Path:
     """A session of 12 finished search configs with full params, written as a search writes them."""
-    from bench.overhead import fill_store
-    from bracket.session.config import SearchSettings
-
-    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=15, sample_prompts="", warm_start=False),
-                             out_dir=runs_dir, name="cost")
-    fill_store(session, 12, 20)
-    folder = session.folder
-    session.close()
-    return folder
+    return filled_demo_session(12, name="cost", budget=15)
 
 
 def test_a_poll_reads_the_store_once_even_when_every_call_is_a_new_tick(runs_dir, filled, monkeypatch):
@@ -161,15 +153,8 @@ def test_status_imports_no_ui_or_plotting_module_and_opens_no_optuna_storage(fil
     assert imported == "[]" and printed == "True"
 
 
-def test_status_again_imports_neither_the_preset_registry_nor_optuna(runs_dir, demo_fields):
-    from bench.overhead import fill_store
-    from bracket.session.config import SearchSettings
-
-    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=90, sample_prompts="", warm_start=False),
-                             out_dir=runs_dir, name="many")
-    fill_store(session, 80, 20)
-    folder = session.folder
-    session.close()
+def test_status_again_imports_neither_the_preset_registry_nor_optuna(filled_demo_session):
+    folder = filled_demo_session(80, name="many", budget=90)
     engine = ("optuna", "bracket.registry", "bracket.trainer.presets", "bracket.session.session", "numpy")
     probe = (
         "import contextlib, io, json, runpy, sys\n"

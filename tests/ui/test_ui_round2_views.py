@@ -57,6 +57,20 @@ def test_setup_space_table_is_edited_in_its_cells():
         table, kept, message = setup_tab.space_edit("demo-cpu", {}, 30, _edit(frame, knob, column, value))
         assert (table, kept) == (SKIP, SKIP) and message.startswith("⚠") and says in message, message
         assert message.count("\n") == 0
+    # several bad cells (a bad warm-up among them): the typed cells stay (the table is not
+    # redrawn) and each bad cell has its own ⚠ line in the CLI's words; Start refuses the same
+    # table naming each, and starts nothing
+    bad = _edit(frame, "optimizer_type", "lock", "Lion")
+    next(r for r in bad if r["knob"] == "lr_warmup_steps")["min"] = "-5"
+    next(r for r in bad if r["knob"] == "learning_rate")["min"] = "0"
+    table, kept, message = setup_tab.space_edit("demo-cpu", {}, 30, bad)
+    lines = [line for line in message.split("\n") if line]
+    assert (table, kept) == (SKIP, SKIP) and [line[:1] for line in lines] == ["⚠", "⚠", "⚠", "F"], message
+    assert "LR min must be a positive number" in lines[0] and "lr_warmup_steps cannot be negative" in lines[1]
+    assert "Lion is not among" in lines[2] and lines[3].startswith("Fix those 3 cells")
+    manager = SessionManager(allow_custom_executables=True)
+    said = start(manager, {}, space=bad)[0]
+    assert said.count("⚠") == 1 and all(line[2:] in said for line in lines[:3]) and manager.session is None
 
 
 def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):

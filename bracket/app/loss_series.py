@@ -1,0 +1,39 @@
+"""The loss curves the Search and Results tabs draw: a finished run's read once, the live one fresh.
+
+A finished run's loss series never changes, so :class:`LossSeries` reads the series of the
+finished runs it has not seen in one store query and keeps them for the open session; the
+run in progress is taken from the snapshot the caller just got (the executor's live
+series), never from the store, so a poll costs no read of old curves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bracket.session.schema import RUN_SPENT
+from bracket.session.snapshot import SessionSnapshot
+
+Series = list[tuple[int, float]]
+
+
+class LossSeries:
+    """Loss series of one session's runs: finished ones cached, the live one from the snapshot."""
+
+    def __init__(self) -> None:
+        self._finished: dict[int, Series] = {}
+
+    def read(self, store: Any, snap: SessionSnapshot, run_ids: list[int] | None = None) -> dict[int, Series]:
+        """Run id -> (step, loss) points of ``run_ids`` (every run but setup steps when None)."""
+        wanted = [r for r in snap.runs if r["kind"] != "setup" and (run_ids is None or r["id"] in run_ids)]
+        series: dict[int, Series] = {}
+        live = snap.current or {}
+        missing = [r["id"] for r in wanted if r["id"] not in self._finished and live.get("run_id") != r["id"]
+                   and (r["status"] in RUN_SPENT or r["status"] == "interrupted")]
+        for run_id, stored in store.series(missing).items():  # one query for all new ones
+            self._finished[run_id] = [tuple(p) for p in stored["loss"] or []]
+        for run in wanted:
+            if live.get("run_id") == run["id"]:
+                series[run["id"]] = [tuple(p) for p in live.get("loss") or []]
+            elif run["id"] in self._finished:
+                series[run["id"]] = self._finished[run["id"]]
+        return series
