@@ -39,8 +39,15 @@ eleven preset-space landscapes (``bench/preset_search.py``, docs/BENCHMARKS.md s
 the first config within 5 % of the optimum came at a median of 7 trials instead of 23.5 on
 ``sdxl-rate-low`` (the divergence rule) and 6 instead of 10.5 on ``wan-rate-low`` (the
 one-sided bracket), the same elsewhere. Stepping a half and a whole decade out on the open
-side (a line search past the fixed bracket's reach) was a wash there. ``"fixed"`` is the
-bracket before: half a decade each way around the best config.
+side (a line search past the fixed bracket's reach) was a wash there. A centre whose
+optimizer family diverged at its effective step or below — at any batch or warm-up, or the
+centre itself, when every warm-start config diverged (the centre is then the one with the
+lowest effective step) — goes a decade down, then half. On four later landscapes placed from
+published recipes (the same section): 6 instead of the fixed bracket's 7 on
+``hv-between-rates`` (one-sided), 6 instead of 8 on ``llm-qlora-33b`` (divergence at the
+centre's step), but 6 instead of 5 on ``llm-qlora-rate-low``, where the optimum lies 0.6
+decades below the best curated step and the quarter-decade config falls short.
+``"fixed"`` is the bracket before: half a decade each way around the best config.
 
 With several workers the bracket waits for the whole warm start to be scored; a worker that
 asks while a warm-start config is still training gets a TPE config instead, so there the
@@ -206,12 +213,15 @@ def bracket_offsets(scored: Sequence[ScoredConfig], centre: ScoredConfig, space:
     best). When they all lie above it — the centre is the lowest step tried — the rate
     should not go up: both configs go down, a quarter and half a decade; when they all lie
     below it, both go up. Evidence on both sides, or none, keeps one step each way. A centre
-    that diverged itself (so did every warm-start config) goes a decade down, then half.
+    that diverged itself (so did every warm-start config; the centre is then the one with the
+    lowest effective step) goes a decade down, then half — and so does a centre whose
+    optimizer family diverged at its effective step or below, at any batch or warm-up
+    (:func:`_diverged_at_or_below`): it trained at the edge of divergence.
     """
     h = math.log10(factor)
     if rule == "fixed":
         return [-h, h]
-    if centre.diverged:
+    if centre.diverged or _diverged_at_or_below(scored, centre, space):
         return [-2 * h, -h]
     own = step_of(centre.params, space)
     sides = set()
@@ -229,10 +239,24 @@ def bracket_offsets(scored: Sequence[ScoredConfig], centre: ScoredConfig, space:
     return [-h, h]
 
 
+def _diverged_at_or_below(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchSpace) -> bool:
+    """Whether a warm-start config of ``centre``'s optimizer family and step knob diverged at an
+    effective step no higher than the centre's (within :data:`SAME_RATE_DECADES`), whatever its
+    batch and warm-up: the centre survived at a step its family cannot be trusted with."""
+    own = step_of(centre.params, space)
+    if own is None:
+        return False
+    for item in scored:
+        other = step_of(item.params, space) if item.diverged and item is not centre else None
+        if other is not None and other[:2] == own[:2] and other[2] <= own[2] + SAME_RATE_DECADES:
+            return True
+    return False
+
+
 def _candidates(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig], space: SearchSpace,
                 factor: float, rule: str) -> list[tuple[dict[str, Any], str, float, str]]:
     """(params, step knob, the rate it replaces, why) of each bracket config, in order."""
-    centre = _centre(scored, made)
+    centre = _centre(scored, made, space, rule)
     name = step_knob(centre.params, space)
     rate = centre.params.get(name) if name else None
     out: list[tuple[dict[str, Any], str, float, str]] = []
@@ -266,11 +290,22 @@ def _rescue(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchS
     return None
 
 
-def _centre(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig]) -> ScoredConfig:
+def _centre(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig], space: SearchSpace,
+            rule: str = DEFAULT_RULE) -> ScoredConfig:
     """The warm-start config to bracket: the best one, until a bracket config exists; then the
     best one of that config's shape, so both sides bracket the same config even when late
-    scores (ratings, a VLM, cross-run normalisation) reorder the warm start in between."""
+    scores (ratings, a VLM, cross-run normalisation) reorder the warm start in between.
+
+    When every warm-start config diverged (rule ``"evidence"``) their scores say nothing about
+    which came closer — a stopped run's loss is where the stop caught it — so the centre is the
+    one with the lowest effective step (:func:`step_of`; the best score among equal steps): the
+    rate nearest to one that trains."""
     family = [h for h in scored if made and not h.diverged and _same_shape(h.params, made[0].params)]
+    if not family and rule == "evidence" and all(h.diverged for h in scored):
+        def lowest(item: ScoredConfig) -> tuple[float, float]:
+            step = step_of(item.params, space)
+            return (step[2] if step is not None else math.inf, item.value)  # type: ignore[return-value]
+        return min(scored, key=lowest)
     return min(family or scored, key=lambda h: h.value)  # type: ignore[arg-type, return-value]
 
 

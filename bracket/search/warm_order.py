@@ -18,7 +18,10 @@ and the preset's order holds otherwise. Measured on the eleven preset-space land
 (``bench/preset_search.py``, docs/BENCHMARKS.md section 1b): it changes the order only on
 ``axolotl-lora`` there, whose second config repeats the baseline's bet (2e-4 at alpha = 2 r,
 batch 4, rank 32 instead of 16, no dropout), and the first config within 5 % of the optimum
-came a trial sooner on two of its three landscapes.
+came a trial sooner on two of its three landscapes. Of the four landscapes added later it
+moves a config only on the axolotl one (``llm-qlora-33b``), where both orders reach the
+window at trial 6; the ``hunyuan-video-lora``, ``sd35-lora`` and ``torchtune-lora`` queues have
+no repeated bet.
 """
 
 from __future__ import annotations

@@ -60,3 +60,46 @@ def test_a_config_past_the_divergence_limit_is_marked_diverged_and_costs_3x():
     assert diverges(adam, land) and quality(adam, land) == 0.3
     lower = {**adam, "learning_rate": 1e-5}
     assert not diverges(lower, land) and quality(lower, land) < 0.105
+
+
+def _warm_start(land):
+    from bracket.search.warm_order import order_warm_start
+    from bracket.session.create import fit_warm_start
+
+    trainer = _trainer(land.preset)
+    space = _space(trainer)
+    warm, _ = fit_warm_start(trainer, space)
+    return space, [space.complete(named.knobs) for _, named in order_warm_start(warm, space)]
+
+
+def test_the_four_newer_landscapes_hold_the_cases_they_were_added_for():
+    """Each optimum was placed from a published recipe; these are the cases it gives against the
+    presets' own warm starts (docs/BENCHMARKS.md section 1b)."""
+    from bench.preset_landscapes import _step_offset, diverges
+
+    lands = {land.name: land for land in LANDSCAPES}
+    assert list(lands)[-4:] == ["hv-between-rates", "sd35-near-curated", "llm-qlora-rate-low",
+                                "llm-qlora-33b"]  # appended: the first eleven keep their order
+    assert {"hunyuan-video-lora", "sd35-lora", "torchtune-lora"} <= {land.preset for land in LANDSCAPES}
+    # QLoRA's 33B step: every axolotl warm-start config far too high, three of the five diverge
+    land = lands["llm-qlora-33b"]
+    _, configs = _warm_start(land)
+    assert [diverges(c, land) for c in configs] == [True, False, True, False, True]
+    assert all(_step_offset(c, land)[0] > 0.85 for c in configs)
+    # torchtune's curated rates are all too high for QLoRA's 7B/13B step, and miss the window
+    land = lands["llm-qlora-rate-low"]
+    space, configs = _warm_start(land)
+    best, _ = optimum(space, land, samples=4000)
+    assert all(_step_offset(c, land)[0] > 0.5 and quality(c, land) > 1.2 * best for c in configs)
+    # SD3.5: the curated shift-3 config (1e-4 at alpha = rank) is within 5 %; the baseline is not
+    land = lands["sd35-near-curated"]
+    space, configs = _warm_start(land)
+    best, _ = optimum(space, land, samples=4000)
+    hits = [c for c in configs if quality(c, land) <= 1.05 * best]
+    assert len(hits) == 1 and hits[0]["lr_scheduler"] == "cosine" and quality(configs[0], land) > 1.05 * best
+    # HunyuanVideo: the optimum lies between the curated Adam steps, none within 5 %
+    land = lands["hv-between-rates"]
+    space, configs = _warm_start(land)
+    best, _ = optimum(space, land, samples=4000)
+    offsets = sorted(_step_offset(c, land)[0] for c in configs if c["optimizer_type"] != "prodigyopt.Prodigy")
+    assert offsets[0] < -0.4 and offsets[-1] > 0.4 and all(quality(c, land) > 1.05 * best for c in configs)

@@ -126,6 +126,30 @@ def test_a_centre_that_diverged_itself_goes_a_decade_down_first():
     assert [p["learning_rate"] for p in _both(warm)] == pytest.approx([1e-5, 1e-4 / HALF], rel=1e-2)
 
 
+def test_when_every_config_diverged_the_lowest_step_is_the_centre_not_the_best_score():
+    # a stopped run's loss says nothing about how close its rate came: 3e-4 scored a little better
+    # than 1e-4 at alpha/rank 1/2 (an effective 5e-5, the lowest), which is the one tried lower
+    warm = [_done(_adam(3e-4), 1.0, "baseline", diverged=True), _done(_adam(1e-4, alpha=8), 1.02, diverged=True),
+            _done(_adam(2e-4), 1.01, diverged=True)]
+    first, second = _both(warm)
+    assert first == _adam(1e-5, alpha=8) and second["learning_rate"] == pytest.approx(1e-4 / HALF, rel=1e-2)
+    assert _both(warm, rule="fixed")[0]["learning_rate"] == pytest.approx(3e-4 / HALF, rel=1e-2)  # as before
+
+
+def test_a_centre_whose_optimizer_diverged_at_its_step_or_below_goes_a_decade_down_first():
+    # the best config survived at 2e-4 (batch 2); the same optimizer diverged at that step at batch 1:
+    # the centre trains at the edge of divergence, whatever the batch
+    warm = [_done(_adam(2e-4, batch=2), 0.3, "baseline"), _done(_adam(2e-4), 1.0, diverged=True),
+            _done(_adam(1e-3, batch=2), 1.0, diverged=True)]
+    assert bracket_offsets(warm, warm[0], SPACE) == pytest.approx([-1.0, -0.5])
+    assert [p["learning_rate"] for p in _both(warm)] == pytest.approx([2e-5, 2e-4 / HALF], rel=1e-2)
+    # a divergence only above it, or of another optimizer, leaves the bracket as it was
+    above = [_done(_adam(2e-4, batch=2), 0.3, "baseline"), _done(_adam(1e-3), 1.0, diverged=True)]
+    assert bracket_offsets(above, above[0], SPACE) == pytest.approx([-0.5, 0.5])
+    other = [_done(_prodigy(), 0.3, "baseline"), _done(_adam(1e-6), 1.0, diverged=True)]
+    assert bracket_offsets(other, other[0], SPACE) == pytest.approx([-0.5, 0.5])
+
+
 def test_the_controller_passes_its_rule_and_refuses_an_unknown_one():
     warm = [_done(_adam(1e-4), 0.1, "baseline"), _done(_adam(4e-4), 0.5)]
     study = optuna.create_study(direction="minimize")
