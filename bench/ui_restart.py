@@ -74,11 +74,12 @@ if what == "run":
     store, name = session.store, session.name
     done = [r for r in store.runs(name, with_series=False) if r["kind"] == "search" and r["status"] == "done"]
     model = done[index % len(done)]
-    config = store.add_config(name, trial_number=100000 + index, kind="search", name=f"writer-{index}",
+    number = 1 + max(c["trial_number"] for c in store.configs(name))  # a new trial, run after run
+    config = store.add_config(name, trial_number=number, kind="search", name=f"writer-{number}",
                               params=model["params"], worker="bench")
     store.update_config(config, status="done", value=0.5)
     now = time.time()
-    store.add_run(name, config_id=config, kind="search", stage="search", label=f"writer-{index} seed 42", seed=42,
+    store.add_run(name, config_id=config, kind="search", stage="search", label=f"writer-{number} seed 42", seed=42,
                   seed_index=0, params=model["params"], status="done", exit_code=0, max_steps=100, last_step=100,
                   started_at=now, finished_at=now, duration_s=1.0, worker="bench",
                   loss=[[s, 1.0 / s] for s in range(1, 101)])
