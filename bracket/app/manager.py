@@ -193,9 +193,12 @@ class SessionManager:
         self.require().unpause()
         self._forget()
 
-    def _forget(self) -> None:
+    def _forget(self, *, changed: bool = False) -> None:
+        """Drop what was derived from the store; ``changed``: this process changed it (``Session.changed``)."""
         if self._cache is not None:
             self._cache.invalidate()
+        if changed and self._session is not None:
+            self._session.changed()
 
     # -- reading -------------------------------------------------------------------------
     def snapshot(self) -> SessionSnapshot | None:
@@ -290,24 +293,18 @@ class SessionManager:
         returns what it changed (``bracket.app.rating_effect``)."""
         from bracket.app.rating_effect import rate_and_explain
 
-        session = self.require()
-        message = rate_and_explain(session, int(run_id), value, prompt_index, step)
-        self._forget()
-        session.changed()
+        message = rate_and_explain(self.require(), int(run_id), value, prompt_index, step)
+        self._forget(changed=True)
         return message
 
     def compare(self, left_run_id: int, right_run_id: int, winner: str) -> None:
-        session = self.require()
-        session.add_comparison(int(left_run_id), int(right_run_id), winner)
-        self._forget()
-        session.changed()
+        self.require().add_comparison(int(left_run_id), int(right_run_id), winner)
+        self._forget(changed=True)
 
     def undo_comparison(self) -> dict[str, Any] | None:
         """Take back the last pairwise choice of the open session (None when there is none)."""
-        session = self.require()
-        undone = session.undo_last_comparison()
-        self._forget()
-        session.changed()
+        undone = self.require().undo_last_comparison()
+        self._forget(changed=True)
         return undone
 
     def ratings(self) -> list[dict[str, Any]]:

@@ -65,8 +65,7 @@ log = logging.getLogger(__name__)
 WAIT_SECONDS = 2.0
 #: called with the session when a search finishes (``bracket.standings.study_sync.record_at_end``)
 FinishCallback = Callable[["Session"], None]
-#: called with the session when this process has changed its store and the store has settled
-#: (``bracket.status_refresh.ViewRefresher``); the same shape as a finish callback
+#: called with the session when this process changed the store (``bracket.status_refresh``)
 ChangeCallback = Callable[["Session"], None]
 
 
@@ -75,12 +74,9 @@ class Session:
 
     ``on_finish`` callbacks run when a search finishes with no other worker left (their
     failures are logged): how the layers above record the verdict without the engine
-    importing them. ``on_change`` callbacks (a list the layers above append to) run when this
-    process has changed the store and it has settled: right after each run's trainer started
-    (the run before it finished and scored), at the end of a search, and when
-    :meth:`changed` is called (the app after a rating); they run in the search's thread, so
-    they must be quick or hand the work to a thread of their own, and their failures are
-    logged, never raised.
+    importing them. ``on_change`` callbacks (appended by those layers) run in the search's
+    thread right after each run's trainer started (the store settled till that run ends), at
+    the end of a search, and on :meth:`changed` (the app after a rating); failures are logged.
     """
 
     def __init__(self, parts: SessionParts, *, worker_id: str | None = None, gpu: str = "",
