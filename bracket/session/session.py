@@ -341,6 +341,8 @@ class Session:
         if len(configs) >= self.settings.n_configs:
             return None
         config_id = self.worker.reserve(self.settings.n_configs, self.controller().next)
+        for reason in self.controller().skipped:  # noted after the session's row lock is released
+            self._add_note(reason)
         if config_id is None:
             return None
         config = next(c for c in self.store.configs(self.name, stage="search") if c["id"] == config_id)
