@@ -12,10 +12,18 @@ share link; see ``ui/host_guard.py``).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
+import os
 import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from bracket import settings as app_settings
-from bracket.app.manager import SessionManager
+from bracket.session.change_memo import gc_paused
+
+if TYPE_CHECKING:
+    from bracket.app.manager import SessionManager
 
 #: the app's one session holder, shared by every browser tab (never per-tab state)
 MANAGER: SessionManager | None = None
@@ -44,6 +52,24 @@ def parse_auth(text: str) -> tuple[str, str] | None:
     return user, password
 
 
+@contextlib.contextmanager
+def startup_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while the app imports, builds and launches, and
+    what startup made moved out of its sight afterwards (``gc.freeze``).
+
+    Importing Gradio and building the Blocks create a few hundred thousand long-lived objects
+    and almost no garbage, yet each full collection on the way walks all of them: 0.45 of the
+    4.1 CPU-s until the page was served on a 2-core machine, 0.7 s of collector time in all
+    (docs/BENCHMARKS.md §3). Frozen, they are never walked again, so later collections while the app runs stay
+    cheap too; the startup garbage they hold is ~4 MB.
+    """
+    try:
+        with gc_paused():  # the one way to pause it: nested pauses (a view being built) count
+            yield
+    finally:
+        gc.freeze()
+
+
 def main(argv: list[str] | None = None) -> int:
     global MANAGER
     args = parse_args(argv)
@@ -57,17 +83,26 @@ def main(argv: list[str] | None = None) -> int:
         where = "a public gradio.live link" if args.share else f"address {args.host}"
         print(f"WARNING: the app is reachable through {where}; anyone with the login can start trainer runs "
               "on this machine.", file=sys.stderr)
-    from ui.blocks import build_app, launch_options  # gradio is imported only when the app runs
-    from ui.host_guard import HostPolicy
+    # Gradio asks matplotlib for its backend around every event; left unset, the page's first
+    # load event imports pyplot to pick one (~0.3 CPU-s). The app draws on Agg canvases only.
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    with startup_gc():  # imports, the Blocks and launch; collections resume once the page is served
+        from bracket.app.manager import SessionManager
+        from ui.blocks import build_app, launch_options  # gradio is imported only when the app runs
+        from ui.host_guard import HostPolicy
 
-    runs_dir = app_settings.get_settings().runs_dir
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    MANAGER = SessionManager(runs_dir, allow_custom_executables=args.allow_custom_executables)
-    demo = build_app(MANAGER)
-    policy = HostPolicy(args.host)  # requests naming another host are refused (DNS rebinding)
+        runs_dir = app_settings.get_settings().runs_dir
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        MANAGER = SessionManager(runs_dir, allow_custom_executables=args.allow_custom_executables)
+        demo = build_app(MANAGER)
+        policy = HostPolicy(args.host)  # requests naming another host are refused (DNS rebinding)
+        try:
+            demo.launch(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
+                        prevent_thread_lock=True, **launch_options(runs_dir, policy))
+        except BaseException:
+            MANAGER.close()
+            raise
     try:
-        demo.launch(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
-                    prevent_thread_lock=True, **launch_options(runs_dir, policy))
         policy.allow(getattr(demo, "share_url", None) or "")
         demo.block_thread()
     finally:

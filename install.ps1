@@ -57,6 +57,8 @@ if ($LASTEXITCODE -ne 0) {
     Write-Error "pip could not install requirements.txt (see above). Check the network and run .\install.ps1 again."
     exit 1
 }
+# Bracket's own bytecode, so the first `python app.py` does not compile bracket\ and ui\ (pip wrote the packages')
+& $VenvPy -m compileall -q app.py bracket ui | Out-Null
 
 # --- 2. settings ----------------------------------------------------------------------------
 Say "Settings (.env)"

@@ -98,7 +98,8 @@ def ui_latency_results(results: Path | None, *, short: bool = True) -> dict:
 
 def _print_ui(data: dict) -> None:
     page, loaded, grid = data["page"], data["loaded"], data["grid"]
-    ready = f"{page['page_ready_s']:.1f} s" if page["page_ready_s"] is not None else "did not answer"
+    ready = (f"{page['page_ready_s']:.1f} s, {page.get('page_ready_cpu_s') or float('nan'):.2f} CPU-s of the app"
+             if page["page_ready_s"] is not None else "did not answer")
     print(f"  page ready after `python app.py`: {ready} (goal <= {page['goal_s']:g} s); idle app RSS "
           f"{page['idle_app_rss_mb'] or float('nan'):.0f} MB")
     if "legacy_page_ready_s" in page:

@@ -1,8 +1,9 @@
 """UI figures: page ready after ``python app.py``, app memory with a 500-trial (and
 2000-trial) session loaded, and the Compare grid of 8 runs × 6 prompts.
 
-* **page ready**: ``python app.py`` in a subprocess; seconds until ``GET /`` answers 200 (the
-  page and its assets are served; the browser test measures the form's render on top);
+* **page ready**: ``python app.py`` in a subprocess; seconds until ``GET /`` answers 200, and
+  the app's CPU seconds until then (the page and its assets are served; ``bench.ui_startup``
+  measures the form's render in a browser on top, and where the seconds go);
 * **RSS with 500 trials** (and 2000 with ``--full``): a fresh process per size builds the
   whole app (``ui.blocks.build_app``), opens a session whose store holds that many finished
   trials through the app's ``SessionManager`` and runs the Search tab's poll, as a browser
@@ -23,7 +24,7 @@ from typing import Any
 
 from bench.common import ROOT, bench_fields, skip_python_probe
 
-PAGE_GOAL_S = 5.0
+PAGE_GOAL_S = 3.0  # issue 24
 RSS_GOAL_MB = 400.0
 GRID_GOAL_S = 1.0
 
@@ -44,12 +45,14 @@ def measure_page_ready(workdir: Path, timeout_s: float = 120.0, checkout: Path =
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=checkout, env=env, stdout=log,
                                stderr=subprocess.STDOUT)
-    ready = None
+    ready = cpu = None
     try:
         while time.perf_counter() - started < timeout_s and process.poll() is None:
             try:
                 if httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code == 200:
                     ready = time.perf_counter() - started
+                    times = psutil.Process(process.pid).cpu_times()
+                    cpu = times.user + times.system
                     break
             except httpx.HTTPError:
                 pass
@@ -59,7 +62,7 @@ def measure_page_ready(workdir: Path, timeout_s: float = 120.0, checkout: Path =
         process.terminate()
         process.wait(30)
         log.close()
-    return {"page_ready_s": ready, "idle_app_rss_mb": rss, "goal_s": PAGE_GOAL_S}
+    return {"page_ready_s": ready, "page_ready_cpu_s": cpu, "idle_app_rss_mb": rss, "goal_s": PAGE_GOAL_S}
 
 
 def measure_loaded_rss(workdir: Path, trials: int = 500, cpu_seconds: int = 0) -> dict[str, Any]:

@@ -7,7 +7,9 @@ alternating, and the medians are printed (JSON), for ``python -m bracket status`
 child's CPU seconds beside the wall seconds (CPU time moves less with the load):
 
 * **status**: the older checkout first (nothing kept) and again; this one cold (nothing kept
-  in ``<session>/views``), first after a change (run summaries kept) and again;
+  in ``<session>/views``), first with only the run summaries kept, and again; then both
+  checkouts **after a rating** (a new rating written to the store just before each: the kept
+  view is stale, everything else kept — what ``status`` meets during a search);
 * **Results tab in a just-started app** (``bench.ui_poll.results_seconds``): the older
   checkout; this one with the run summaries of the first ``status`` kept, and with nothing kept;
 * **page ready after ``python app.py``** (``bench.ui_latency.measure_page_ready``): both.
@@ -42,13 +44,26 @@ def _status(folder: Path, checkout: Path) -> tuple[float, float]:
     return time.perf_counter() - began, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _rate(folder: Path, index: int) -> None:
+    """A new rating of one run (a different one each time): the store changes, as in a search."""
+    from bracket.session.folder import open_session_store
+
+    store, name = open_session_store(folder)
+    try:
+        runs = [r for r in store.runs(name, with_series=False) if r["kind"] != "setup"]
+        store.add_rating(name, runs[(37 * index) % len(runs)]["id"], float(1 + index % 10))
+    finally:
+        store.close()
+
+
 def run(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
     from bench.ui_latency import measure_page_ready
     from bench.ui_poll import results_seconds
 
     views = folder / "views"
     status: dict[str, list[tuple[float, float]]] = {k: [] for k in (
-        "legacy first", "legacy again", "cold", "first (summaries kept)", "again")}
+        "legacy first", "legacy again", "cold", "first (summaries kept)", "again",
+        "legacy after a rating", "after a rating")}
     results: dict[str, list[dict[str, Any]]] = {"legacy": [], "summaries kept": [], "nothing kept": []}
     page: dict[str, list[float | None]] = {"legacy": [], "now": []}
     with tempfile.TemporaryDirectory(prefix="bracket-restart-") as work:
@@ -63,6 +78,10 @@ def run(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
             (views / "status.json").unlink()
             status["first (summaries kept)"].append(_status(folder, ROOT))
             status["again"].append(_status(folder, ROOT))
+            _rate(folder, 2 * len(status["again"]))
+            status["legacy after a rating"].append(_status(folder, older))
+            _rate(folder, 2 * len(status["again"]) + 1)
+            status["after a rating"].append(_status(folder, ROOT))
             results["summaries kept"].append(results_seconds(folder, ROOT))
             shutil.rmtree(views, ignore_errors=True)
             results["nothing kept"].append(results_seconds(folder, ROOT))
@@ -75,6 +94,7 @@ def run(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
         "status": {k: {"wall_s": median(w for w, _ in v), "cpu_s": median(c for _, c in v), "all": v}
                    for k, v in status.items()},
         "results": {k: {"board_s": median(r.get("board_s", float("nan")) for r in v),
+                        "board_cpu_s": median(r.get("board_cpu_s", float("nan")) for r in v),
                         "report_s": median(r.get("report_s", float("nan")) for r in v), "all": v}
                     for k, v in results.items()},
         "page_ready_s": {k: {"median": median(x for x in v if x is not None) if any(x is not None for x in v)

@@ -41,17 +41,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def dispatch(args: argparse.Namespace) -> int:
     """Run the parsed command; the exit code."""
-    if args.command == "status":  # from the view it keeps, with only the store opened (bracket.status_view)
-        from bracket.status_view import quick_status
+    if args.command == "status":
+        from bracket.session.change_memo import gc_paused
 
-        code = quick_status(args)
-        if code is not None:
-            return code
+        with gc_paused():  # a short read of many small objects: no cyclic collection passes over them
+            return _status(args)
     from bracket.cli_commands import COMMANDS  # after parsing: --help and a mistyped flag answer at once
 
     if args.command in TRAINING_COMMANDS:
         _stop_on_signals()
     return COMMANDS[args.command](args)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from bracket.status_view import quick_status
+
+    code = quick_status(args)  # from the view it keeps, with only the store opened (bracket.status_view)
+    if code is not None:
+        return code
+    from bracket.cli_commands import COMMANDS
+
+    return COMMANDS["status"](args)
 
 
 def _stop_on_signals() -> None:

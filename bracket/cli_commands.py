@@ -20,6 +20,7 @@ from bracket.cli_text import best_step_lines, progress_line, results_table, run_
 from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
+from bracket.session.change_memo import stored_rows
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.past import offer
 from bracket.session.plan import plan_text as phases_text
@@ -158,7 +159,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         def build() -> dict:  # what comes from the standings and the session: kept until the store changes
             snapshot, table = session.snapshot(), standings(session)
             answer = table.to_dict()
-            config = next((c for c in session.store.configs(session.name)
+            config = next((c for c in stored_rows(session)[1]  # the rows the standings were built from
                            if answer["winner"] and c["id"] == answer["winner"]["config_id"]), {})
             return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs,
                     "table_json": json.dumps(answer, default=str),  # decoded by --json only: the longest part

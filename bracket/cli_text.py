@@ -59,6 +59,15 @@ def wrap_figures(text: str, width: int = FIGURES_WIDTH) -> list[str]:
     return lines
 
 
+def _wrap_details(text: str) -> list[str]:
+    """A run's params line, indented and wrapped to :data:`TABLE_WIDTH` (``textwrap`` only when it
+    has to wrap or clean whitespace: most lines fit as they are)."""
+    if 6 + len(text) <= TABLE_WIDTH and text.isprintable() and text.strip() == text and text:
+        return [" " * 6 + text]
+    return textwrap.wrap(text, TABLE_WIDTH, initial_indent=" " * 6, subsequent_indent=" " * 8,
+                         break_on_hyphens=False)
+
+
 def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None) -> str:
     """The runs as an aligned text table per stage (finals first; each stage scored on its own),
     best first, fitting :data:`TABLE_WIDTH` columns: the raw figures behind each score when
@@ -83,8 +92,7 @@ def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None) 
         if r["failure_reason"] and r["status"] != "done":
             details.append(f"({r['failure_reason']})")
         if details:
-            lines += textwrap.wrap("; ".join(details), TABLE_WIDTH, initial_indent=" " * 6,
-                                   subsequent_indent=" " * 8, break_on_hyphens=False)
+            lines += _wrap_details("; ".join(details))
     return "\n".join(lines)
 
 

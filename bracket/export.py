@@ -144,6 +144,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     ``steps`` steps (default: that run's own step count) into ``out`` and write the script.
 
     Without ``run_id`` a missing or disqualified winner is refused (``NoWinnerError``)."""
+    from bracket.session.change_memo import stored_rows
     from bracket.standings import require_winner, standings
 
     table = standings(session)
@@ -158,7 +159,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     if run is None or run.get("session") != session.name or run.get("config_id") is None:
         raise ExportError(f"Run {run_id} is not a training run of session {session.name!r}; "
                           "`python -m bracket status PATH` lists the run ids.")
-    config = next((c for c in session.store.configs(session.name) if c["id"] == run["config_id"]), {})
+    config = next((c for c in stored_rows(session)[1] if c["id"] == run["config_id"]), {})  # the rows of this change
     name = str(config.get("name") or run.get("label") or f"run{run_id}")
     steps = int(steps if steps is not None else (run.get("max_steps") or session.settings.steps))
     if steps <= 0:

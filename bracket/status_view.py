@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -62,7 +63,7 @@ def _read(path: Path) -> dict[str, Any] | None:
 def _write(path: Path, data: dict[str, Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer, then replaced whole
         partial.write_text(json.dumps(data), encoding="utf-8")
         os.replace(partial, path)
     except OSError:  # a read-only folder, a full disk: status still answers, just not faster next time

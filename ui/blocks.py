@@ -40,10 +40,11 @@ def build_app(manager: SessionManager) -> gr.Blocks:
             with gr.Tab("Results", id="results", elem_id="bk-tab-results") as results:
                 results_parts = results_tab.build(manager)
         demo.load(functools.partial(setup_tab.on_load, manager), [setup["preset"], setup["budget"]],
-                  [setup["notes"], setup["fields_state"], setup["preflight"], setup["sessions"],
-                   setup["estimate"], setup["warm_from"]], **PRIVATE).then(
+                  [setup["notes"], setup["fields_state"], setup["preflight"], setup["estimate"]], **PRIVATE).then(
             setup["reflect"], None, setup["form_outputs"], **PRIVATE).then(  # the form shows the open session
-            setup["space_preview"], setup["space_inputs"], setup["space_outputs"], **PRIVATE)
+            setup["space_preview"], setup["space_inputs"], setup["space_outputs"], **PRIVATE).then(
+            functools.partial(setup_tab.load_lists, manager), [setup["preset"], setup["loaded"]],
+            [setup["sessions"], setup["warm_from"]], **PRIVATE)  # last: they open every past session
         compare.select(compare_parts["refresh"], None, compare_parts["runs"], **PRIVATE)
         results.select(results_parts["refresh"], None, results_parts["outputs"], **PRIVATE).then(
             results_parts["refresh_report"], None, results_parts["report_outputs"], **PRIVATE)  # the board first

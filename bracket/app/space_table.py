@@ -7,6 +7,7 @@ range, so a narrowed knob says so:
 
     knob           | searched | range / choices                | trainer's range
     learning_rate  | searched | 1e-05 … 0.001 (log)  narrowed   | 1e-05 … 0.03 (log)
+    lr_warmup_steps| locked   | 0                              | 0 … 20 step 5
     batch_size     | fixed    | 16                             | 16
 
 :func:`preset_space_rows` does this for a preset and form values before a session exists
@@ -43,16 +44,31 @@ def describe(knob: Any) -> str:
     return str(knob)
 
 
+def _one_value(knob: Any) -> Any:
+    """The one value a knob can take (a fixed knob, a range MIN:MIN, one choice), else None."""
+    if isinstance(knob, FixedKnob):
+        return knob.value
+    if isinstance(knob, (FloatKnob, IntKnob)) and knob.low == knob.high:
+        return knob.low
+    if isinstance(knob, CategoricalKnob) and len(knob.choices) == 1:
+        return knob.choices[0]
+    return None
+
+
 def space_rows(space: SearchSpace, base: SearchSpace | None = None) -> list[dict[str, str]]:
-    """One row per knob of ``space`` (in order): searched or fixed, its range or choices,
-    ``base``'s (the trainer's unnarrowed) range beside it, and its condition."""
+    """One row per knob of ``space`` (in order): searched, fixed (by the trainer) or locked (a
+    bound of one value, as Setup's lock cell writes it), its range or choices, ``base``'s (the
+    trainer's unnarrowed) range beside it, and its condition."""
     rows = []
     for name, knob in space.items():
         own = describe(knob)
         original = describe(base[name]) if base is not None and name in base else own
         when = "; ".join(f"{parent} = {' or '.join(map(str, allowed))}" for parent, allowed in knob.when.items())
-        rows.append({"knob": name, "searched": "fixed" if isinstance(knob, FixedKnob) else "searched",
-                     "range / choices": own + (" (narrowed)" if original != own else ""),
+        status = "fixed" if isinstance(knob, FixedKnob) else "searched"
+        if original != own and _one_value(knob) is not None:  # a bound of one value: the knob was locked
+            status, own = "locked", _number(_one_value(knob))
+        rows.append({"knob": name, "searched": status,
+                     "range / choices": own + (" (narrowed)" if status == "searched" and original != own else ""),
                      "trainer's range": original, "only when": when})
     return rows
 

@@ -173,6 +173,25 @@ def parse_weights(given: str | Mapping[str, Any] | None, base: Mapping[str, floa
     return validate_weights(weights)
 
 
+def check_weights_score(weights: Mapping[str, float], *, sample_kind: str, judge_server: bool) -> None:
+    """Raise WeightsError when every judge that can score this session weighs 0.
+
+    ``loss`` and ``human`` score any session; ``vlm`` needs a judge server and samples that are
+    images or video; ``eval_loss`` and ``task`` score LLM answers (``sample_kind`` "text"), and
+    ``llm_judge`` needs the server as well. Without one of them above 0 no run gets a score and
+    the search ends with no winner, so such weights are refused before anything starts.
+    """
+    weights = {**DEFAULT_WEIGHTS, **weights}  # a judge the session does not name keeps its default
+    text = sample_kind == "text"
+    able = {"loss": True, "human": True, "vlm": judge_server and not text, "eval_loss": text, "task": text,
+            "llm_judge": judge_server and text}
+    if any(able[name] and weights.get(name, 0.0) > 0 for name in able):
+        return
+    zero = ", ".join(f"{name}=0" for name in able if able[name])
+    raise WeightsError(f"every judge that can score this session weighs 0 ({zero}), so no run would get a "
+                       "score; give loss or human a weight above 0, e.g. loss=1,human=2")
+
+
 def combine_scores(per_judge: Mapping[str, JudgeResult | None], weights: Mapping[str, Any], *,
                    estimates: Mapping[str, Estimate | None] | None = None,
                    raws: Mapping[str, float | None] | None = None) -> CombinedScore:

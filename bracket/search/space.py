@@ -249,8 +249,11 @@ class SearchSpace(Mapping[str, Knob]):
         return config
 
     def searched_params(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        """The searched (non-fixed) part of ``config``: what Optuna records as params."""
-        return {n: config[n] for n in self.distributions(config) if n in config}
+        """The searched (non-fixed) part of ``config``: what Optuna records as params (the names
+        :meth:`distributions` gives, without building a distribution per knob: the standings ask
+        this of every config)."""
+        return {name: config[name] for name, knob in self._knobs.items()
+                if not isinstance(knob, FixedKnob) and name in config and self.is_active(name, config)}
 
     # -- user bounds -------------------------------------------------------------------
     def narrow(self, bounds: Mapping[str, Any]) -> "SearchSpace":

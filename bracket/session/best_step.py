@@ -167,7 +167,12 @@ def step_curves(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str
     for run in runs:
         if run.get("config_id") is not None and run.get("kind") != "setup":
             grouped.setdefault(int(run["config_id"]), []).append(run)
-    return {config_id: step_curve(config_id, group, ratings, weights) for config_id, group in grouped.items()}
+    by_run: dict[Any, list[int]] = {}
+    for index, rating in enumerate(ratings):  # each config gets its own runs' ratings (in their order), not all
+        by_run.setdefault(rating.get("run_id"), []).append(index)
+    return {config_id: step_curve(config_id, group, [ratings[i] for i in sorted(
+                i for run in group for i in by_run.get(run.get("id"), ()))], weights)
+            for config_id, group in grouped.items()}
 
 
 def checkpoint_at(output_dir: str | Path | None, step: int) -> Path | None:

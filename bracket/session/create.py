@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from bracket import settings as app_settings
 from bracket.dataset.validation import preflight_dataset, preflight_for_trainer
 from bracket.errors import BracketError, DatasetError, SearchSpaceError, StoreError
+from bracket.judge.combine import check_weights_score
 from bracket.registry import get_preset
 from bracket.search.configs import NamedConfig
 from bracket.search.controller import SearchController
@@ -153,6 +154,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     made = preset.prepare_fields(fields)  # e.g. the demo dataset, missing on a fresh clone
     merged = preset.validate_fields(fields)
     trainer = preset.trainer_factory(merged)
+    check_weights_score(settings.weights, sample_kind=trainer.sample_kind,
+                        judge_server=bool((settings.vlm or {}).get("base_url")))
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     warm_start, notes = fit_warm_start(trainer, space)
     notes[:0] = [made] if made else []

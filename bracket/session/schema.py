@@ -128,11 +128,22 @@ JSON_COLUMNS = {
 }
 
 
+def _loads(text: str | None) -> Any:
+    """``json.loads``, with the empty values most columns of a long session hold read without it."""
+    if not text or text == "null":
+        return None
+    if text == "{}":
+        return {}
+    if text == "[]":
+        return []
+    return json.loads(text)
+
+
 def decode(row: Mapping[str, Any]) -> dict[str, Any]:
     record = dict(row)
     for column, key in JSON_COLUMNS.items():
         if column in record:
-            record[key] = json.loads(record.pop(column) or "null")
+            record[key] = _loads(record.pop(column))
     if "kind" in record:  # a config (name) or run (label) of an earlier session in an old store
         record["kind"] = stored_kind(str(record["kind"]), str(record.get("name", record.get("label")) or ""))
     return record

@@ -40,7 +40,7 @@ from typing import Any
 from bracket.errors import BracketError, disk_full_message
 from bracket.search.controller import SEARCH_KINDS, ScoredConfig, SearchController
 from bracket.session.config import SearchSettings
-from bracket.session.change_memo import per_change, stored_rows
+from bracket.session.change_memo import gc_paused, per_change, stored_rows
 from bracket.session.confirm import confirm_step
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts, create_session, open_session
@@ -367,8 +367,10 @@ class Session:
         return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id, rank=self.parts.rank_past)
 
     def snapshot(self) -> SessionSnapshot:
-        """A consistent, copyable picture of the search for the UI and the CLI."""
-        return build_snapshot(self)
+        """A consistent, copyable picture of the search for the UI and the CLI (built without
+        cyclic collection passes, like the standings: ``bracket.session.change_memo.gc_paused``)."""
+        with gc_paused():
+            return build_snapshot(self)
 
     def add_rating(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> None:
         self.scoreboard.add_rating(run_id, value, prompt_index, step)

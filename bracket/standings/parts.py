@@ -123,7 +123,8 @@ def score_parts(score: Any) -> list[ScorePart]:
     for name in names:
         part = given.get(name)
         value = _field(part, "value") if part is not None else judges.get(name)
-        figures = raw_figures(name, details.get(name))
+        detail = details.get(name)
+        figures = raw_figures(name, detail) if detail else {}  # no details: no figures (the common estimated part)
         raw = _finite(_field(part, "raw")) if part is not None else None
         if raw is not None and not figures:
             figures = {name: raw}

@@ -48,6 +48,19 @@ def test_space_rows_say_searched_or_fixed_and_what_a_bound_narrowed():
     assert space_rows(conditional)[1]["only when"] == "opt = Prodigy"
 
 
+def test_space_rows_say_locked_for_a_knob_locked_to_one_value_not_searched_and_narrowed():
+    """Setup's lock cell (a bound V:V or one choice) shows as "locked" on Results too, not as a
+    searched knob with a range of one value "0 … 0 (narrowed)"."""
+    locked = SPACE.narrow({"warmup": (0, 0), "optimizer_type": ["Adam"], "batch_size": [8]})
+    rows = {r["knob"]: r for r in space_rows(locked, SPACE)}
+    assert (rows["warmup"]["searched"], rows["warmup"]["range / choices"]) == ("locked", "0")
+    assert rows["warmup"]["trainer's range"] == "0 … 10"
+    assert (rows["optimizer_type"]["searched"], rows["optimizer_type"]["range / choices"]) == ("locked", "Adam")
+    assert (rows["batch_size"]["searched"], rows["batch_size"]["range / choices"]) == ("locked", "8")
+    assert rows["learning_rate"]["searched"] == "searched"
+    assert {r["searched"] for r in space_rows(SPACE.narrow({"batch_size": [4]}), SPACE)} == {"searched", "fixed"}
+
+
 def test_preset_space_rows_use_the_form_bounds_and_refuse_a_bad_one():
     rows, space = preset_space_rows("demo-cpu", {}, {"learning_rate": (1e-4, 1e-3)}, steps=30, warmup_share=0.25)
     by_knob = {r["knob"]: r for r in rows}

@@ -10,7 +10,8 @@ from scipy import stats as scipy_stats
 
 from bracket.errors import BracketError
 from bracket.judge.base import JudgeResult
-from bracket.judge.combine import DEFAULT_WEIGHTS, combine_scores, parse_weights, validate_weights
+from bracket.judge.combine import (DEFAULT_WEIGHTS, check_weights_score, combine_scores, parse_weights,
+                                   validate_weights)
 from bracket.stats import ConfigScores, summarise, summarise_config, verdict, welch_test
 
 
@@ -47,6 +48,21 @@ def test_bad_weights_raise_bracket_error(weights, message):
         validate_weights(weights)
     with pytest.raises(BracketError):
         combine_scores({"loss": JudgeResult.scored(0.5)}, weights)
+
+
+def test_weights_that_leave_no_judge_able_to_score_the_session_are_refused():
+    """loss=0,human=0 pass the parser (vlm and the LLM judges keep 1) but score nothing on an
+    image preset without a judge server: the search would end with no winner."""
+    quiet = parse_weights("loss=0,human=0")
+    with pytest.raises(BracketError, match="every judge that can score this session weighs 0"):
+        check_weights_score(quiet, sample_kind="image", judge_server=False)
+    check_weights_score(quiet, sample_kind="image", judge_server=True)  # the VLM judge scores
+    check_weights_score(quiet, sample_kind="text", judge_server=False)  # eval loss and task score LLM answers
+    with pytest.raises(BracketError, match="human=0"):
+        check_weights_score(parse_weights("loss=0,human=0,eval_loss=0,task=0"), sample_kind="text",
+                            judge_server=False)
+    check_weights_score(parse_weights("loss=0"), sample_kind="video", judge_server=False)  # people rate
+    check_weights_score({}, sample_kind="image", judge_server=False)  # a session naming no weights: the defaults
 
 
 def test_parse_weights():

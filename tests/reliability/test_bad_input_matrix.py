@@ -129,6 +129,8 @@ CASES = [
     Case("prompt with a bad option value", "--d", settings={"prompts": "a cat --d seven"}),
     Case("weights all 0", "weights are 0", weights={name: 0.0 for name in JUDGE_NAMES}),
     Case("weight negative", "negative", weights={**DEFAULT_WEIGHTS, "human": -1.0}),
+    Case("weights 0 for every judge that can score here", "every judge that can score this session weighs 0",
+         weights={**DEFAULT_WEIGHTS, "loss": 0.0, "human": 0.0}),  # vlm without a server, LLM judges
     Case("session name escapes the runs folder", "may only use letters", settings={"name": "../escape"}),
     Case("session name with shell characters", "may only use letters", settings={"name": "x; rm -rf ~"}),
     Case("storage URL malformed", "is malformed", settings={"storage": "not a url"}),

@@ -1,0 +1,208 @@
+"""``status`` answers from what it keeps (``<session>/views``: the status view and the run
+summaries) exactly what a cold computation from the store alone answers (issue 24): after a new
+loss point, a new trial, a rating, a pairwise choice, a judge weight change, with a damaged or
+a foreign views file, and when two processes write the views at once."""
+
+from __future__ import annotations
+
+import gc
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bracket import cli
+from bracket.session.change_memo import gc_paused
+from bracket.session.folder import open_session_store
+from bracket.status_view import VIEW_FILE
+from bracket.session.summaries import SUMMARY_FILE
+
+pytestmark = pytest.mark.timeout(240)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def filled(runs_dir, demo_fields) -> Path:
+    """A session of 10 finished search configs, two with samples at steps 10 and 20."""
+    from bench.overhead import fill_store
+    from bracket.session.config import SearchSettings
+    from bracket.session.session import Session
+
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=14, sample_prompts="", warm_start=False),
+                             out_dir=runs_dir, name="viewed")
+    fill_store(session, 10, 30)
+    for run in session.store.runs(session.name)[:2]:
+        session.store.update_run(run["id"], samples=[{"path": f"/x/{run['id']}-{s}.png", "step": s, "prompt_index": 0}
+                                                     for s in (10, 20)])
+    folder = session.folder
+    session.close()
+    return folder
+
+
+def _status(folder: Path, capsys) -> tuple[str, str]:
+    """(``status``, ``status --json``) as printed, in this process."""
+    outputs = []
+    for extra in ([], ["--json"]):
+        assert cli.main(["status", *extra, str(folder)]) == 0
+        outputs.append(capsys.readouterr().out)
+    return outputs[0], outputs[1]
+
+
+def _cold(folder: Path, capsys, tmp_path: Path) -> tuple[str, str]:
+    """The same answer computed from the store alone: a copy of the folder without its views."""
+    copy = tmp_path / f"cold-{time.monotonic_ns()}" / folder.name
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("views"))
+    return _status(copy, capsys)
+
+
+def _kept_equals_cold(folder: Path, capsys, tmp_path: Path) -> tuple[str, str]:
+    kept = _status(folder, capsys)
+    assert kept == _cold(folder, capsys, tmp_path)
+    return kept
+
+
+def _store(folder: Path):
+    return open_session_store(folder)
+
+
+def test_each_change_gives_the_answer_a_cold_computation_gives(filled, capsys, tmp_path):
+    first = _kept_equals_cold(filled, capsys, tmp_path)
+    assert (filled / VIEW_FILE).is_file() and (filled / SUMMARY_FILE).is_file()
+    store, name = _store(filled)
+    try:
+        runs = [r for r in store.runs(name, with_series=False) if r["kind"] != "setup"]
+        config = store.add_config(name, trial_number=10, kind="search", name="search-10",
+                                  params=dict(runs[0]["params"]), worker="test")
+        running = store.add_run(name, config_id=config, kind="search", stage="search", label="search-10 seed 42",
+                                seed=42, seed_index=0, params=dict(runs[0]["params"]), status="running",
+                                max_steps=30, last_step=3, started_at=time.time(), loss=[[1, 2.0], [2, 1.9], [3, 1.8]],
+                                worker="test")
+        new_trial = _kept_equals_cold(filled, capsys, tmp_path)  # a new trial, its run under way
+        assert new_trial != first
+        store.update_run(running, last_step=4, loss=[[1, 2.0], [2, 1.9], [3, 1.8], [4, 1.7]])
+        assert _kept_equals_cold(filled, capsys, tmp_path) == new_trial  # a new point: shown nowhere in status
+        store.update_run(running, status="done", exit_code=0, last_step=30, finished_at=time.time(), duration_s=1.0,
+                         loss=[[s, 2.0 - s / 40] for s in range(1, 31)])
+        finished = _kept_equals_cold(filled, capsys, tmp_path)
+        assert finished != new_trial
+        store.add_rating(name, runs[3]["id"], 9.0)
+        rated = _kept_equals_cold(filled, capsys, tmp_path)
+        assert rated != finished and "rating 9.0" in rated[0]
+        store.add_comparison(name, runs[4]["id"], runs[5]["id"], "left")
+        compared = _kept_equals_cold(filled, capsys, tmp_path)
+        assert compared != rated
+        settings = dict(store.get_session(name)["settings"])
+        store.update_session(name, settings={**settings, "weights": {"loss": 1.0, "human": 3.0}})
+        weighted = _kept_equals_cold(filled, capsys, tmp_path)
+        assert weighted != compared
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty", "list", "foreign"])
+def test_a_damaged_or_foreign_views_file_is_ignored_and_rebuilt(filled, capsys, tmp_path, runs_dir, demo_fields,
+                                                                 damage):
+    cold = _cold(filled, capsys, tmp_path)
+    _status(filled, capsys)  # keeps both files
+    if damage == "foreign":  # the views of another session, whose runs have the same ids
+        from bench.overhead import fill_store
+        from bracket.session.config import SearchSettings
+        from bracket.session.session import Session
+
+        other = Session.create("demo-cpu", demo_fields, SearchSettings(budget=14, sample_prompts="", warm_start=False),
+                               out_dir=runs_dir, name="other")
+        fill_store(other, 10, 30, seed=7)
+        other_folder = other.folder
+        other.close()
+        _status(other_folder, capsys)
+        for kept in (VIEW_FILE, SUMMARY_FILE):
+            shutil.copyfile(other_folder / kept, filled / kept)
+    else:
+        text = {"garbage": "{not json", "empty": "", "list": "[1, 2, 3]"}[damage]
+        for kept in (VIEW_FILE, SUMMARY_FILE):
+            (filled / kept).write_text(text, encoding="utf-8")
+    assert _status(filled, capsys) == cold
+    assert json.loads((filled / VIEW_FILE).read_text(encoding="utf-8"))["view"]  # rebuilt
+    assert _status(filled, capsys) == cold
+
+
+def test_two_processes_writing_the_views_at_once_leave_a_whole_file(filled, capsys, tmp_path):
+    _status(filled, capsys)  # a kept view ...
+    store, name = _store(filled)
+    try:  # ... then a change: every process finds it stale and writes it (and the summaries) again
+        store.add_rating(name, store.runs(name, with_series=False)[0]["id"], 4.0)
+    finally:
+        store.close()
+    cold = _cold(filled, capsys, tmp_path)
+    (filled / SUMMARY_FILE).unlink()
+    command = [sys.executable, "-m", "bracket", "status", "--json", str(filled)]
+    processes = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    printed = [p.communicate(timeout=180)[0] for p in processes]
+    assert all(p.returncode == 0 for p in processes)
+    assert printed == [cold[1]] * 3
+    for kept in (VIEW_FILE, SUMMARY_FILE):
+        json.loads((filled / kept).read_text(encoding="utf-8"))  # whole JSON, never a mix of two writes
+    assert not list((filled / "views").glob("*.tmp"))
+    assert _status(filled, capsys) == cold
+
+
+def test_the_collector_is_paused_while_a_view_is_built_and_restored_after(filled):
+    from bracket.session.session import Session
+    from bracket.standings import standings
+
+    session = Session.open(filled, validate=False)
+    seen = []
+    real = session.scores
+    session.scores = lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k)
+    try:
+        assert gc.isenabled()
+        standings(session)
+        assert seen == [False] and gc.isenabled()
+        gc.disable()  # switched off by someone else: left off
+        try:
+            with gc_paused():
+                pass
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
+        done = threading.Event()
+
+        def hold() -> None:
+            with gc_paused():
+                done.wait(5)
+
+        other = threading.Thread(target=hold)
+        other.start()
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # still paused: the other thread's build goes on
+        done.set()
+        other.join()
+        assert gc.isenabled()
+    finally:
+        session.close()
+
+
+def test_the_shortcuts_give_what_the_general_code_gives():
+    from bracket.cli_text import TABLE_WIDTH, _wrap_details
+    from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, SearchSpace
+    from bracket.session.schema import decode
+
+    for text in ("a=1, b=2", "x" * 94, "x" * 95, "a  b", " a", "a\tb", "a\u00a0b", "k=" + "word " * 30):
+        assert _wrap_details(text) == textwrap.wrap(text, TABLE_WIDTH, initial_indent=" " * 6, subsequent_indent=" " * 8,
+                                                    break_on_hyphens=False)
+    for stored in ("{}", "[]", "null", "", None, '{"a": [1, {}]}', "[[]]", "0"):
+        row = decode({"params_json": stored})
+        assert row["params"] == json.loads(stored or "null")
+    space = SearchSpace({"opt": CategoricalKnob(("AdamW", "Prodigy")), "batch": FixedKnob(2),
+                         "lr": FloatKnob(1e-5, 1e-3, log=True, when={"opt": ("AdamW",)}),
+                         "d": FloatKnob(0.5, 2.0, when={"opt": ("Prodigy",)})})
+    for config in ({"opt": "AdamW", "batch": 2, "lr": 1e-4, "d": 1.0}, {"opt": "Prodigy", "d": 1.0, "extra": 3},
+                   {"batch": 2}, {}):
+        assert space.searched_params(config) == {n: config[n] for n in space.distributions(config) if n in config}
