@@ -200,7 +200,7 @@ class SearchController:
             if reason is None:
                 return proposal
             # popped (so no other worker gets it) and closed untrained, the reason kept with it
-            trial.set_user_attr("skipped", reason)
+            trial.set_user_attr("bracket_note", reason)  # as study_sync.close_waiting notes leftovers
             self.study.tell(trial, state=TrialState.PRUNED, skip_if_finished=True)
             self.skipped.append(skip_note(proposal.kind, proposal.name, reason))
 

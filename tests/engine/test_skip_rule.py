@@ -92,7 +92,7 @@ def test_the_controller_skips_the_config_records_why_and_never_hands_it_out_agai
     trial = optuna.load_study(study_name="s", storage=storage).trials[1]
     assert trial.state == TrialState.PRUNED and trial.value is None
     assert trial.user_attrs["kind"] == "curated" and trial.user_attrs["name"] == "adam-high"
-    assert trial.user_attrs["skipped"].startswith("skipped: adamw diverged")
+    assert trial.user_attrs["bracket_note"].startswith("skipped: adamw diverged")
     # no worker is handed it later: the first worker's next config is a new one
     history.append(ScoredConfig(proposal.config, 0.3, TrialState.COMPLETE, "curated"))
     second.finish(proposal.trial_number, 0.3)
