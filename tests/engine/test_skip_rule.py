@@ -147,3 +147,16 @@ def test_a_session_skips_the_config_notes_why_and_trains_another_in_its_slot(dem
     assert (phases["LR bracket"]["planned"], phases["LR bracket"]["done"]) == (2, 2)
     assert "curated 2/2 (1 skipped) ✓" in progress_text(session.snapshot().phases)
     session.close()
+
+
+def test_the_plan_gives_a_skipped_slot_to_the_bracket_then_the_sampler():
+    from bracket.session.plan import plan_progress, progress_text
+
+    plan = [("baseline", 1), ("curated", 3), ("LR bracket", 1)]  # the budget ended inside the bracket
+    rows = plan_progress(plan, [{"kind": "baseline"}], skipped={"curated": 2})
+    assert [(r["phase"], r["planned"]) for r in rows] == [("baseline", 1), ("curated", 1), ("LR bracket", 2),
+                                                           ("TPE", 1)]
+    assert "curated 0/1 (2 skipped)" in progress_text(rows)
+    rows = plan_progress([("baseline", 1), ("past", 2), ("random", 3), ("confirm", 2)], [], skipped={"past": 1})
+    assert [(r["phase"], r["planned"]) for r in rows] == [("baseline", 1), ("past", 1), ("random", 4), ("confirm", 2)]
+    assert plan_progress(plan, [], skipped={}) == plan_progress(plan, [])
