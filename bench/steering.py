@@ -21,6 +21,9 @@ per taste over the repetitions:
   optimum (goal ≥ 80 % with ratings), and the median of the rater's value of the pick ÷ optimum;
 * **late ratings change the pick**: share of repetitions where the ``late`` session's final
   pick is a different config from the control's, and how many of those picks are within 5 %;
+* **pick rules**: the share within 5 % for other rules of choosing the answer, on the same
+  sessions (:func:`pick_rules`: cautious about estimated parts, rated configs only), and the
+  share of sessions that trained a config within 5 % at all;
 * **proposals move**: share of the ``k`` proposals after the first rating that fall in the
   rater's preferred region (≤ 1.2x the rater's optimum), rated vs the control's proposals at
   the same trial numbers (the two sessions are identical up to the first rating).
@@ -30,6 +33,7 @@ per taste over the repetitions:
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import time
@@ -64,10 +68,16 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     configs, :mod:`bracket.judge.neighbours`), ``<mode>@scale=S`` (its similarity scale),
     ``<mode>@ratebracket`` (an experiment, not in the app: :func:`patch_rating_bracket`),
     ``<mode>@nearfav[=RADIUS]`` (an experiment, not in the app: :mod:`bench.near_favourite`),
+    ``<mode>@region[=MARGIN]`` (an experiment: proposals from a rated neighbourhood,
+    :mod:`bench.rated_region`), ``<mode>@optimist[=Z]`` (an experiment: "Next unrated" by
+    optimistic score, :func:`bench.rating_experiments.patch_optimist_order`), ``<mode>@focus[=PRIOR]`` (an experiment: a
+    narrower TPE once rated, :func:`~bench.rating_experiments.patch_focused_tpe`), ``<mode>@gp`` (an experiment: Optuna's
+    GPSampler once rated, :func:`~bench.rating_experiments.patch_gp_when_rated`),
     ``<mode>@flatbt`` (Bradley-Terry with the old near-flat prior, alpha 0.1), ``<mode>@noanchor``
     (pairwise scores averaged with ratings as they are, not laid on the rating scale): patch those
     defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
-    from bench import near_favourite
+    from bench import near_favourite, rated_region
+    from bench.rating_experiments import patch_focused_tpe, patch_gp_when_rated, patch_optimist_order
     from bracket.judge import combine, human, informative, neighbours
     from bracket.search import controller
     from bracket.session import scoring
@@ -85,6 +95,10 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     patch_winner_first(undo=True)
     patch_rating_bracket(undo=True)
     near_favourite.patch(undo=True)
+    rated_region.patch(undo=True)
+    patch_optimist_order(undo=True)
+    patch_focused_tpe(undo=True)
+    patch_gp_when_rated(undo=True)
     _ORIGINAL.setdefault("novelty", informative.NOVELTY_RADIUS)
     informative.NOVELTY_RADIUS = _ORIGINAL["novelty"]
     controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
@@ -121,6 +135,15 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
             near_favourite.patch(radius=float(value) if value else near_favourite.RADIUS)
         elif key == "ratebracket":
             patch_rating_bracket()
+        elif key == "region":
+            options = {"liked": True} if value == "liked" else {"margin": float(value)} if value else {}
+            rated_region.patch(**options)
+        elif key == "optimist":
+            patch_optimist_order(float(value) if value else 1.0)
+        elif key == "gp":
+            patch_gp_when_rated()
+        elif key == "focus":
+            patch_focused_tpe(float(value) if value else 0.2)
         elif key == "noanchor":
             scoring.rating_part = lambda _results: {}
         else:
@@ -204,8 +227,11 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     from bracket.session.scoring import config_values
     from bracket.session.session import Session
 
+    from bench import rated_region
+
     skip_python_probe()
     label, (mode, weights) = mode, apply_variant(mode)
+    rated_region.FIRED.clear()
     taste = TASTES[taste_name]
     os.environ[LANDSCAPE_ENV] = taste.loss_landscape
     fields = bench_fields(Path(workdir))
@@ -218,6 +244,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     runs_dir = Path(workdir) / "sessions"
     session = Session.create("demo-cpu", fields, settings, out_dir=runs_dir, name=name,
                              worker_id=f"bench-{repetition}")
+    rated_region.SESSION[:] = [session]
     rater = None if mode == "control" else Rater(
         taste, seed=repetition, steps=steps, start_trial=1 if mode == "rated" else budget // 2 + 1)
     events: list[dict[str, Any]] = []
@@ -237,10 +264,13 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     status = session.run()
     configs = session.store.configs(name, stage="search")
     runs = [r for r in session.store.runs(name, with_series=False) if r["stage"] == "search"]
-    values = config_values(runs, session.scores(runs))
+    scores = session.scores(runs)
+    values = config_values(runs, scores)
     picked_id = min(values, key=values.get) if values else None
     best = rater.best if rater else TASTES[taste_name].optimum(steps)[0]
-    trials = [{"kind": c["kind"], "params": c["params"], "taste": taste.value(c["params"], steps) / best,
+    taste_of = {c["id"]: taste.value(c["params"], steps) / best for c in configs}
+    picks = {rule: taste_of.get(config_id) for rule, config_id in pick_rules(runs, scores, values).items()}
+    trials = [{"kind": c["kind"], "params": c["params"], "taste": taste_of[c["id"]],
                "picked": c["id"] == picked_id} for c in configs]
     manager.close()
     session.close()
@@ -248,7 +278,32 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     return {"taste": taste_name, "mode": label, "repetition": repetition, "status": status, "budget": budget,
             "seconds": time.time() - started, "trials": trials, "events": events,
             "first_rating_trial": rater.first_rating_trial if rater else None,
-            "ratings": rater.ratings if rater else 0, "pairs": rater.pairs if rater else 0}
+            "ratings": rater.ratings if rater else 0, "pairs": rater.pairs if rater else 0, "picks": picks,
+            "region_draws": [taste.value(p, steps) / best for p in rated_region.FIRED]}
+
+
+def pick_rules(runs: list[dict[str, Any]], scores: dict[int, Any], values: dict[int, float]) -> dict[str, int]:
+    """Config id each candidate pick rule names at the end of a session (measured side by side
+    on the same sessions): ``mean`` (the standings' rule: lowest mean combined score),
+    ``cautious1`` / ``cautious2`` (lowest mean + 1 / 2 x the uncertainty of its estimated
+    parts: an unrated config's human part is a guess, a rated one's is known), ``rated`` (the
+    best rated config, the mean's pick when nothing is rated)."""
+    from bracket.session.scoring import rated_configs
+
+    spread: dict[int, list[float]] = {}
+    for run in runs:
+        score = scores.get(run["id"])
+        if run.get("config_id") in values and score is not None and score.value is not None:
+            spread.setdefault(run["config_id"], []).append(score.uncertainty)
+    unsure = {cid: sum(u) / len(u) / math.sqrt(len(u)) for cid, u in spread.items()}
+    if not values:
+        return {}
+    rated = rated_configs(runs, scores) & set(values)
+    out = {"mean": min(values, key=lambda c: (values[c], c))}
+    for z in (1, 2):
+        out[f"cautious{z}"] = min(values, key=lambda c: (values[c] + z * unsure.get(c, 0.0), c))
+    out["rated"] = min(rated, key=lambda c: (values[c], c)) if rated else out["mean"]
+    return out
 
 
 def trials_to_target(record: dict[str, Any]) -> int:
@@ -308,6 +363,11 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
                 "reached": sum(trials_to_target(r) <= r["budget"] for r in got),
                 "pick_within_5pct": sum(pick_ratio(r) <= TARGET for r in got) / len(got),
                 "median_pick_ratio": median([pick_ratio(r) for r in got]),
+                "pick_rules_within_5pct": {rule: sum((r.get("picks") or {}).get(rule, float("inf")) <= TARGET
+                                                     for r in got) / len(got)
+                                           for rule in sorted({k for r in got for k in r.get("picks") or {}})},
+                "best_trained_within_5pct": (sum(min(t["taste"] for t in r["trials"]) <= TARGET for r in got)
+                                             / len(got)),
                 "ratings_per_session": sum(r["ratings"] for r in got) / len(got),
                 "pairs_per_session": sum(r["pairs"] for r in got) / len(got),
                 "mean_session_seconds": sum(r["seconds"] for r in got) / len(got),

@@ -40,6 +40,7 @@ from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE
 from bracket.search.lr_bracket import next_bracket
+from bracket.search.skip_rule import SKIPPABLE_KINDS, skip_note, skip_reason
 from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND, Proposal, ScoredConfig, stored_kind
 
@@ -142,7 +143,7 @@ class SearchController:
                  history: Callable[[], Sequence[ScoredConfig]] = lambda: (),
                  n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS, lr_bracket: bool = True,
                  multivariate: bool | None = None, explore: ExploreRule | None = DEFAULT_RULE,
-                 rated_gamma: bool = True, bracket_rule: str = BRACKET_RULE,
+                 rated_gamma: bool = True, bracket_rule: str = BRACKET_RULE, skip_diverged: bool = True,
                  note: Callable[[str], None] = lambda text: None) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}")
@@ -154,6 +155,11 @@ class SearchController:
         self._bracket_rule = bracket_rule
         #: told, when the bracket closes, each side the bounds skipped (a session note)
         self._note = note
+        #: skip queued warm-start configs a divergence has answered (:mod:`bracket.search.skip_rule`)
+        self._skip_diverged = skip_diverged
+        #: the reasons of the configs the last :meth:`next` skipped (the session notes them
+        #: once the config it handed out is recorded)
+        self.skipped: list[str] = []
 
         def make_inner(inner_seed: int, seen: Sequence[ScoredConfig]) -> BaseSampler:
             exploring = explore_now(seen, explore)
@@ -182,8 +188,23 @@ class SearchController:
             study.enqueue_trial(params, user_attrs={"kind": kind, "name": named.name, "source": named.source})
 
     def next(self) -> Proposal:
-        """The next configuration: a waiting warm-start trial if any, then the learning-rate
+        """The next configuration: a waiting warm-start trial if any (one a divergence has
+        answered is skipped, :mod:`bracket.search.skip_rule`), then the learning-rate
         bracket, else a sampled one."""
+        self.skipped = []
+        while True:
+            trial, proposal = self._ask()
+            reason = None
+            if self._skip_diverged and proposal.kind in SKIPPABLE_KINDS:
+                reason = skip_reason(self.space.searched_params(proposal.config), self._history(), self.space)
+            if reason is None:
+                return proposal
+            # popped (so no other worker gets it) and closed untrained, the reason kept with it
+            trial.set_user_attr("bracket_note", reason)  # as study_sync.close_waiting notes leftovers
+            self.study.tell(trial, state=TrialState.PRUNED, skip_if_finished=True)
+            self.skipped.append(skip_note(proposal.kind, proposal.name, reason))
+
+    def _ask(self) -> tuple[optuna.Trial, Proposal]:
         if self._bracket_open and not self.waiting_count():
             step = next_bracket(self._history(), self.space, rule=self._bracket_rule)
             if step.params is not None:  # enqueued, so the ask below hands it out (and the study logs it)
@@ -202,7 +223,7 @@ class SearchController:
         if kind == "search":
             trial.set_user_attr("kind", "search")
             trial.set_user_attr("name", name)
-        return Proposal(trial_number=trial.number, config=config, kind=kind, name=name)
+        return trial, Proposal(trial_number=trial.number, config=config, kind=kind, name=name)
 
     def waiting_count(self, kind: str | None = None) -> int:
         """Warm-start configs not yet handed out (of ``kind`` only, when given)."""

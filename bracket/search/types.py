@@ -43,6 +43,8 @@ class ScoredConfig:
     rated: bool = False
     #: its runs diverged (stopped by the divergence monitor, or a NaN loss): its rate was too high
     diverged: bool = False
+    #: the config's name (``curated-2``, ``search-7``), for messages; empty when unknown
+    name: str = ""
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,8 @@ def plan_text(plan: Sequence[tuple[str, int]]) -> str:
 
 
 def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str, Any]],
-                  current_kind: str | None = None) -> list[dict[str, Any]]:
+                  current_kind: str | None = None, skipped: Mapping[str, int] | None = None
+                  ) -> list[dict[str, Any]]:
     """Each phase of ``plan`` with the configs already tried in it (from the session's stored
     search-stage configs: their ``kind``) and whether it is the phase in progress.
 
@@ -93,25 +94,52 @@ def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str
     code adds later counts the configs of the kind of the same name. Once the sampler has
     begun and the warm start and bracket are finished, a bracket side that was never trained
     (the bounds clamped it onto a config already tried) is the sampler's: the plan counts
-    what happened (``LR bracket 1/1 ✓ · TPE 5/5``), and the session notes say why."""
+    what happened (``LR bracket 1/1 ✓ · TPE 5/5``), and the session notes say why. So is a
+    warm-start config the skip rule took out of the queue (``skipped``: how many of each kind,
+    :mod:`bracket.search.skip_rule`): ``curated 2/2 (1 skipped) ✓``."""
     tried: dict[str, int] = {}
     busy: set[str] = set()
     for config in configs:
         tried[str(config.get("kind"))] = tried.get(str(config.get("kind")), 0) + 1
         if config.get("status") == "running":
             busy.add(str(config.get("kind")))
-    plan = _rebalanced(plan, tried, busy)
+    plan = _rebalanced(_without_skipped(plan, skipped or {}), tried, busy)
     rows = []
     for phase, count in plan:
         kind = KIND_OF_PHASE.get(phase, "search" if phase in SAMPLER_PHASES else phase)
         rows.append({"phase": phase, "planned": count, "done": tried.get(kind, 0), "kind": kind,
                      "current": kind == current_kind})
+        if kind != "search" and (skipped or {}).get(kind):
+            rows[-1]["skipped"] = skipped[kind]  # type: ignore[index]
     if current_kind is None:  # no run in progress: the first phase not yet full is the next one
         for row in rows:
             if row["done"] < row["planned"]:
                 row["next"] = True
                 break
     return rows
+
+
+def _without_skipped(plan: Sequence[tuple[str, int]], skipped: Mapping[str, int]) -> Plan:
+    """``plan`` with the skipped warm-start configs' slots given to the phases after them, as
+    the controller does: the LR bracket (up to its two configs), then the sampler (``TPE`` when
+    the budget had left it no phase)."""
+    spare = 0
+    out: Plan = []
+    for phase, count in plan:
+        kind = KIND_OF_PHASE.get(phase)
+        if phase in (BASELINE, PAST, CURATED) and skipped.get(kind or ""):
+            moved = min(skipped[kind], count)  # type: ignore[index]
+            count, spare = count - moved, spare + moved
+        elif phase == BRACKET and spare:
+            extra = min(spare, BRACKET_TRIALS - count)
+            count, spare = count + extra, spare - extra
+        elif phase in SAMPLER_PHASES:
+            count, spare = count + spare, 0
+        out.append((phase, count))
+    if spare:
+        at = next((i for i, (p, _) in enumerate(out) if p == CONFIRM), len(out))
+        out.insert(at, ("TPE", spare))
+    return out
 
 
 def _rebalanced(plan: Sequence[tuple[str, int]], tried: Mapping[str, int], busy: set[str]) -> Plan:
@@ -140,6 +168,8 @@ def progress_text(rows: Sequence[Mapping[str, Any]]) -> str:
     for row in rows:
         done, planned = min(row["done"], row["planned"]), row["planned"]
         text = row["phase"] if (row["phase"] == BASELINE and planned == 1) else f"{row['phase']} {done}/{planned}"
+        if row.get("skipped"):
+            text += f" ({row['skipped']} skipped)"
         if row.get("current"):
             text += " ◀ now"
         elif done >= planned:

@@ -280,7 +280,8 @@ def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, f
         params = space.searched_params(config["params"])
         if config["id"] in values:
             history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE, config["kind"],
-                                        rated=config["id"] in rated, diverged=config["id"] in diverged))
+                                        rated=config["id"] in rated, diverged=config["id"] in diverged,
+                                        name=str(config.get("name") or "")))
         elif config["status"] == "running":
             history.append(ScoredConfig(params, None, TrialState.RUNNING, config["kind"]))
         elif config["status"] == "failed":

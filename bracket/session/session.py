@@ -341,6 +341,9 @@ class Session:
         if len(configs) >= self.settings.n_configs:
             return None
         config_id = self.worker.reserve(self.settings.n_configs, self.controller().next)
+        skipped, self.controller().skipped = self.controller().skipped, []
+        for note in skipped:  # noted after the session's row lock is released
+            self._add_note(note)
         if config_id is None:
             return None
         config = next(c for c in self.store.configs(self.name, stage="search") if c["id"] == config_id)

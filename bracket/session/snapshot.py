@@ -14,6 +14,7 @@ from typing import Any
 
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
+from bracket.search.skip_rule import skipped_kinds
 from bracket.search.types import PAST_KIND
 from bracket.session.change_memo import stored_rows
 from bracket.session.plan import plan_progress
@@ -98,7 +99,8 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     confirmed = [{"kind": "confirm"} for r in runs  # confirmation runs: fresh seeds of search configs
                  if r["stage"] == "search" and (r.get("seed_index") or 0) >= session.settings.seeds]
     phases = plan_progress(session.search_plan, [c for c in configs.values() if c.get("stage") == "search"] + confirmed,
-                           live_config["kind"] if live_config and live_config.get("stage") == "search" else None)
+                           live_config["kind"] if live_config and live_config.get("stage") == "search" else None,
+                           skipped=skipped_kinds(row.get("notes") or []))
     workers = [dict(w, alive=session.worker.is_alive(w)) for w in store.workers(name)]
     return SessionSnapshot(
         name=name, preset_id=session.parts.preset.id,

@@ -72,3 +72,34 @@ def test_the_winner_first_variant_swaps_the_apps_order_and_puts_it_back():
     assert SessionManager.next_unrated is not own[0] and SessionManager.next_pairs is not own[1]
     assert apply_variant("rated") == ("rated", None)
     assert (SessionManager.next_unrated, SessionManager.next_pairs) == own
+
+
+def test_the_pick_rules_trade_an_estimate_for_a_known_rating():
+    from types import SimpleNamespace
+
+    from bench.steering import pick_rules
+
+    def score(value, uncertainty, rated):
+        return SimpleNamespace(value=value, uncertainty=uncertainty, used=["loss", "human"],
+                               estimated=[] if rated else ["human"])
+
+    runs = [{"id": 1, "config_id": 10}, {"id": 2, "config_id": 20}, {"id": 3, "config_id": 30}]
+    scores = {1: score(0.20, 0.10, False), 2: score(0.25, 0.0, True), 3: score(0.28, 0.0, True)}
+    values = {10: 0.20, 20: 0.25, 30: 0.28}
+    assert pick_rules(runs, scores, values) == {"mean": 10, "cautious1": 20, "cautious2": 20, "rated": 20}
+    scores[1] = score(0.20, 0.03, False)
+    picks = pick_rules(runs, scores, values)
+    assert picks["cautious1"] == 10 and picks["cautious2"] == 20
+
+
+def test_the_experiment_variants_patch_and_put_back():
+    from bench.steering import apply_variant
+    from bracket.app.manager import SessionManager
+    from bracket.search import controller
+
+    own = (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next)
+    for variant in ("optimist", "gp", "focus", "region"):
+        apply_variant(f"rated@{variant}")
+        assert (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next) != own
+        apply_variant("rated")
+        assert (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next) == own

@@ -1,0 +1,84 @@
+"""Experiments on what a rating reaches, as patches a steering benchmark worker applies.
+
+None of these is in the app; each was measured side by side with the shipped rules in
+``bench.steering`` (docs/BENCHMARKS.md, section 4, run K) and each ``patch_*`` puts the app's
+own behaviour back with ``undo=True``:
+
+* :func:`patch_optimist_order` — what "Next unrated" offers (issue 25, item 3): the unrated
+  runs with the best optimistic score first, instead of the informative ranking;
+* :func:`patch_focused_tpe` — a narrower TPE once somebody rated;
+* :func:`patch_gp_when_rated` — Optuna's ``GPSampler`` instead of TPE once somebody rated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ORIGINAL: dict[str, Any] = {}
+
+
+def patch_optimist_order(z: float = 1.0, undo: bool = False) -> None:
+    """An experiment: "Next unrated" shows the unrated runs with the best *optimistic* score
+    first (``score - z * uncertainty``: the highest estimated human score, widened by how
+    unsure the estimate is), the winner's run first when it is unrated; ``undo`` restores the
+    app's own order (``bracket.judge.informative``)."""
+    from bracket.app.manager import SessionManager
+    from bracket.judge.informative import candidates_from_standings
+
+    _ORIGINAL.setdefault("rate_next", SessionManager.rate_next)
+    if undo:
+        SessionManager.rate_next = _ORIGINAL["rate_next"]
+        return
+
+    def optimist(self: Any, k: int = 4) -> tuple[list[int], str]:
+        self.require()
+        table = self.standings()
+        candidates = candidates_from_standings(table, {r["id"] for r in self.scorable_runs()})
+        winner = set(table.winner.run_ids) if table and table.winner else set()
+        unrated = sorted((c for c in candidates if not c.rated),
+                         key=lambda c: (c.run_id not in winner, c.score - z * c.uncertainty, c.run_id))
+        return [c.run_id for c in unrated][:max(k, 0)], ""
+
+    SessionManager.rate_next = optimist
+
+
+def patch_focused_tpe(prior_weight: float = 0.2, undo: bool = False) -> None:
+    """An experiment: once TPE uses the wide good set (somebody rated, or the explore rule),
+    its prior counts ``prior_weight`` (Optuna's default 1.0) and it weighs 96 candidates
+    (default 24), so it samples closer to the good configs; ``undo`` restores it."""
+    from bracket.search import controller
+
+    _ORIGINAL.setdefault("tpe", controller.TPESampler)
+    original = _ORIGINAL["tpe"]
+    if undo:
+        controller.TPESampler = original
+        return
+
+    def focused(**options: Any) -> Any:
+        if options.get("gamma") is controller._wide_good_count:
+            options.update(prior_weight=prior_weight, n_ei_candidates=96)
+        return original(**options)
+
+    controller.TPESampler = focused
+
+
+def patch_gp_when_rated(undo: bool = False) -> None:
+    """An experiment: once somebody rated (TPE would use the wide good set), Optuna's
+    ``GPSampler`` (a Gaussian process over the current scores, log-EI) proposes instead of
+    TPE; ``undo`` restores TPE."""
+    from optuna.samplers import GPSampler
+
+    from bracket.search import controller
+
+    _ORIGINAL.setdefault("tpe_gp", controller.TPESampler)
+    original = _ORIGINAL["tpe_gp"]
+    if undo:
+        controller.TPESampler = original
+        return
+
+    def gp_when_rated(**options: Any) -> Any:
+        if options.get("gamma") is controller._wide_good_count:
+            return GPSampler(seed=options.get("seed"), n_startup_trials=options.get("n_startup_trials", 4))
+        return original(**options)
+
+    controller.TPESampler = gp_when_rated
