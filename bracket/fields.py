@@ -14,7 +14,7 @@ forms and CLI (which fill them in); it imports neither.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,10 +127,12 @@ def merge_with_defaults(specs: Sequence[FieldSpec], values: Mapping[str, str]) -
     return merged
 
 
-def validate_field_values(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> dict[str, str]:
-    """Merge defaults and check every field; raise one :class:`FieldError` naming all problems."""
+def validate_field_values(specs: Sequence[FieldSpec], values: Mapping[str, str], *,
+                          unchecked: Collection[str] = ()) -> dict[str, str]:
+    """Merge defaults and check every field (but those named in ``unchecked``: made later);
+    raise one :class:`FieldError` naming all problems."""
     merged = merge_with_defaults(specs, values)
-    problems = [p for s in specs if (p := problem_with_value(s, merged[s.name]))]
+    problems = [p for s in specs if s.name not in unchecked and (p := problem_with_value(s, merged[s.name]))]
     if problems:
         raise FieldError(" ".join(problems))
     return merged

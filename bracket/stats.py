@@ -160,16 +160,29 @@ def summarise(items: Iterable[ConfigScores], confidence: float = DEFAULT_CONFIDE
 
 def _describe(s: ConfigSummary) -> str:
     if s.ci_low is not None:
-        return f"{s.name!r} (mean {s.mean:.3f}, {s.n} seeds, 95 % CI {interval_text(s.ci_low, s.ci_high)})"
-    return f"{s.name!r} (score {s.mean:.3f}, {s.n} seed{'s' if s.n != 1 else ''})"
+        return f"(mean {s.mean:.3f}, {s.n} seeds, 95 % CI {interval_text(s.ci_low, s.ci_high)})"
+    return f"(score {s.mean:.3f}, {s.n} seed{'s' if s.n != 1 else ''})"
 
 
-def verdict(report: StatsReport) -> str:
-    """One sentence: which config is best and how confident that is."""
+def steps_text(step: int | None, steps: int | None) -> str:
+    """Where in its run the best config is best: " at step 16 of 20" (a best step before the end),
+    " at 20 steps" (its run's last step), or "" when the step count is unknown."""
+    if step is not None and steps is not None and step < steps:
+        return f" at step {step} of {steps}"
+    return f" at {steps} steps" if steps is not None else ""
+
+
+def verdict(report: StatsReport, *, step: int | None = None, steps: int | None = None) -> str:
+    """One sentence: which config is best, at which step, and how confident that is.
+
+    ``steps`` is the winning run's step count and ``step`` its best step (``bracket.standings``
+    passes both), so the sentence is the whole answer: this config, at this many steps, this sure.
+    """
     best = report.best
     if best is None:
         return "No config has a finished score yet, so there is no winner."
-    head = f"Best config is {_describe(best)}"  # scores live in [0, 1], lower is better (docs/SCORING.md)
+    # scores live in [0, 1], lower is better (docs/SCORING.md)
+    head = f"Best config is {best.name!r}{steps_text(step, steps)} {_describe(best)}"
     if report.runner_up is None:
         return head + "; it is the only scored config, so it was compared with nothing."
     test = report.vs_runner_up

@@ -93,19 +93,25 @@ def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, floa
 
 def _neighbours(before: Mapping[int, float], after: Mapping[int, float], config_id: int, good: int,
                 names: Mapping[int, str]) -> str:
-    """"; 2 similar configs moved with it (search-9: 7th -> 3rd, now among them)" or ""; a
-    config whose rank stayed says its score instead ("search-9: still 3rd, score 0.412 -> 0.380")."""
-    moved = moved_with(before, after, config_id)
-    if not moved:
+    """The similar configs the rating carried along, or "". "Moved" only where a rank changed:
+    "; 1 similar config moved with it (search-9: 7th -> 3rd, now among them)"; where no rank
+    changed, "; the score of 1 similar config changed with it (search-9: still 3rd, 0.412 -> 0.380)";
+    a mix says both ("the scores of 3 similar configs changed with it and 1 of them moved (...)")."""
+    carried = moved_with(before, after, config_id)
+    if not carried:
         return ""
-    first = moved[0]
+    reranked = [c for c in carried if _rank(before, c) != _rank(after, c)]
+    first = (reranked or carried)[0]
     old, new = _rank(before, first), _rank(after, first)
     was, now = old <= tpe_good_count(len(before), wide=True), new <= good
     change = ", now among them" if now and not was else ", out of them" if was and not now else ""
-    count = f"{len(moved)} similar config{'s' * (len(moved) != 1)}"
-    how = (f"still {_ordinal(new)}, score {before[first]:.3f} -> {after[first]:.3f}" if old == new
-           else f"{_ordinal(old)} -> {_ordinal(new)}")
-    return f"; {count} moved with it ({names.get(first, f'config {first}')}: {how}{change})"
+    count = f"{len(carried)} similar config{'s' * (len(carried) != 1)}"
+    scores = f"the score{'s' * (len(carried) != 1)} of {count} changed with it"
+    what = (f"{count} moved with it" if len(reranked) == len(carried)
+            else f"{scores} and {len(reranked)} of them moved" if reranked else scores)
+    how = (f"{_ordinal(old)} -> {_ordinal(new)}" if old != new
+           else f"still {_ordinal(new)}, score {before[first]:.3f} -> {after[first]:.3f}")
+    return f"; {what} ({names.get(first, f'config {first}')}: {how}{change})"
 
 
 def rate_and_explain(session: "Session", run_id: int, value: float, prompt_index: int | None = None,

@@ -26,8 +26,9 @@ A config's **chance to matter** is the larger of
   runner-up is really better (a rating confirms the pick or drops it);
 * **good set** (while the pick comes from the search) — it could cross the edge of TPE's
   good set (the best ``ceil(γ n)`` search configs, γ = :data:`GOOD_FRACTION`, see
-  ``bracket.search.controller``): the chance that its true score lies on the other side of
-  the midpoint between the last good and the first bad config.
+  ``bracket.search.controller``; "the configs TPE builds on", as the reasons say): the
+  chance that its true score lies on the other side of the midpoint between the last good
+  and the first bad config. A gap too small to show (below 0.0005) reads "right at the line".
 
 A run's value is its config's chance times its share of that config's uncertainty.
 :func:`rank_unrated` orders unrated runs by it (ties: better score first), each with a
@@ -148,8 +149,8 @@ def _configs(candidates: Sequence[Candidate]) -> list[_Config]:
 def _chances(configs: list[_Config], good_fraction: float, pick: bool = True) -> dict[int, tuple[float, str]]:
     """Per config id: (chance to matter, reason), for one stage's configs (best first);
     ``pick``: this stage's leader is the pick (else only TPE's good set counts)."""
-    chances: dict[int, tuple[float, str]] = {c.config_id: (0.0, "far from the leader and the good set's edge")
-                                             for c in configs}
+    chances: dict[int, tuple[float, str]] = {
+        c.config_id: (0.0, "far from the leader and from the configs TPE builds on") for c in configs}
     if not configs:
         return chances
     leader = configs[0]
@@ -165,9 +166,27 @@ def _chances(configs: list[_Config], good_fraction: float, pick: bool = True) ->
         gap = abs(config.mean - edge)
         chance = _beyond(gap, config.spread)
         if chance > chances[config.config_id][0]:
-            side = "drop out of" if index < good else "enter"
-            chances[config.config_id] = (chance, f"could {side} TPE's good set: {gap:.2f} from its edge")
+            chances[config.config_id] = (chance, _edge_reason(gap, inside=index < good))
     return chances
+
+
+def _gap_text(gap: float) -> str | None:
+    """A score gap at a precision that means something: two decimals, three below 0.01,
+    None when it is too small to tell (it would read "0.00")."""
+    if gap < 0.0005:
+        return None
+    return f"{gap:.3f}" if gap < 0.01 else f"{gap:.2f}"
+
+
+def _edge_reason(gap: float, *, inside: bool) -> str:
+    """Why a config near the edge of TPE's good set matters, in a trainer's words."""
+    text = _gap_text(gap)
+    if text is None:
+        return ("is right at the line between the configs TPE builds on and the rest: "
+                "a rating decides which side")
+    if inside:
+        return f"is among the configs TPE builds on, {text} from the line: a rating could push it out"
+    return f"is {text} short of the configs TPE builds on: a rating could bring it in"
 
 
 def _lead_chances(configs: list[_Config]) -> dict[int, tuple[float, str]]:
@@ -175,14 +194,17 @@ def _lead_chances(configs: list[_Config]) -> dict[int, tuple[float, str]]:
     leader = configs[0]
     for config in configs[1:]:
         gap = config.mean - leader.mean
+        text = _gap_text(gap)
         chances[config.config_id] = (_beyond(gap, math.hypot(config.spread, leader.spread)),
-                                     f"could overtake the leader: within {gap:.2f}")
+                                     f"could overtake the leader: within {text}" if text
+                                     else "could overtake the leader: level with it")
     if len(configs) > 1:
         runner = configs[1]
         gap = runner.mean - leader.mean
+        text = _gap_text(gap)
         chances[leader.config_id] = (_beyond(gap, math.hypot(runner.spread, leader.spread)),
-                                     f"the leader: a rating confirms it or lets the runner-up (within {gap:.2f}) "
-                                     "take over")
+                                     "the leader: a rating confirms it or lets the runner-up "
+                                     f"({f'within {text}' if text else 'level with it'}) take over")
     else:
         chances[leader.config_id] = (0.5, "the only scored config: a rating says whether it is any good")
     return chances

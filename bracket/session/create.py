@@ -148,17 +148,19 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
                    out_dir: Path | None = None, name: str | None = None,
                    storage_url: str | None = None, rank_past: Ranking | None = None) -> SessionParts:
     """Validate everything, then create the session folder, store and study (``rank_past``:
-    how the sessions of ``settings.warm_start_from`` rank their configs, see ``bracket.session.past``)."""
+    how the sessions of ``settings.warm_start_from`` rank their configs, see ``bracket.session.past``).
+
+    Bad input writes nothing: every check that needs no file of ours comes first, and only then
+    is what the preset makes itself made (the default demo dataset, missing on a fresh clone) —
+    and removed again when the checks that need it refuse the session."""
     preset = get_preset(preset_id)
     settings.validate()
-    made = preset.prepare_fields(fields)  # e.g. the demo dataset, missing on a fresh clone
-    merged = preset.validate_fields(fields)
+    merged = preset.check_fields(fields)  # nothing made yet (the demo dataset comes once all else is accepted)
     trainer = preset.trainer_factory(merged)
     check_weights_score(settings.weights, sample_kind=trainer.sample_kind,
                         judge_server=bool((settings.vlm or {}).get("base_url")))
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     warm_start, notes = fit_warm_start(trainer, space)
-    notes[:0] = [made] if made else []
     if settings.warm_start_from:
         warm_start[1:1] = fit_past(space, past_configs(settings.warm_start_from, preset.id, rank=rank_past), notes)
     warm_start = order_warm_start(warm_start, space, notes)
@@ -166,16 +168,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     if cap is not None:
         notes.insert(0, f"warm-up searched up to {cap} steps ({settings.warmup_share:.0%} of the {settings.steps}-step "
                         f"runs); longer baseline or curated warm-ups are clamped to it")
-    warnings = check_dataset(trainer, merged, space)
-    settings, validation_note = decide_validation(trainer, merged, settings,
-                                                 trainer_name=preset.trainer_script or preset.display_name)
-    notes.append(validation_note)
-    apply_validation(trainer, settings)
-    problems = trainer.preflight_problems()
-    if problems:
-        raise BracketError(" ".join(problems))
     runs_dir = Path(out_dir) if out_dir else app_settings.get_settings().runs_dir
-    _check_writable(runs_dir)
     name = name or f"{preset_id}-{time.strftime('%Y%m%d-%H%M%S')}"
     if not _NAME.match(name):
         raise BracketError(f"Session name {name!r} may only use letters, digits, '.', '_' and '-'.")
@@ -183,17 +176,64 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     if (folder / SESSION_FILE).exists():
         raise BracketError(f"Session {folder} already exists; resume it with `python -m bracket resume {folder}` "
                            "or choose another name.")
+    _check_writable(runs_dir)
     url = storage_url or app_settings.get_settings().storage_url or None
     external = Store.open(url) if url else None  # a bad URL fails here, before anything is written
     if external is not None and external.get_session(name):
         external.close()
         raise StoreError(f"The store already holds a session named {name!r}; choose another name.")
+    made_paths = [_first_missing(Path(os.path.expanduser(merged[f]))) for f in preset.prepares if merged.get(f)]
+    made = preset.prepare_fields(fields)  # e.g. the demo dataset, missing on a fresh clone
+    try:
+        if made:  # the fields again, now that what they name exists, and a trainer that sees it
+            merged = preset.validate_fields(fields)
+            trainer = preset.trainer_factory(merged)
+        warnings = check_dataset(trainer, merged, space)
+        settings, validation_note = decide_validation(trainer, merged, settings,
+                                                     trainer_name=preset.trainer_script or preset.display_name)
+        apply_validation(trainer, settings)
+        problems = trainer.preflight_problems()
+        if problems:
+            raise BracketError(" ".join(problems))
+    except BaseException:
+        if external is not None:
+            external.close()
+        if made:
+            _remove_made(made_paths)
+        raise
+    if made:
+        notes.insert(1 if cap is not None else 0, made)
+    notes.append(validation_note)
     folder.mkdir(parents=True, exist_ok=True)
     store = external or Store.open(sqlite_url(folder / "bracket.db"))
     store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)
     SearchController.enqueue_warm_start(store.study(name), space, warm_start if settings.warm_start else [])
     write_session_file(folder, name, preset.id, external.url if external else None)  # absolute sqlite path
     return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings, rank_past)
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder or file on the way to ``path`` that does not exist yet (what making
+    ``path`` creates), or None when ``path`` exists."""
+    missing = None
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            break
+        missing = candidate
+    return missing
+
+
+def _remove_made(paths: list[Path | None]) -> None:
+    """Remove what the preset made for a session that was then refused (see :func:`create_session`)."""
+    import shutil
+
+    for path in paths:
+        if path is None or not path.exists():
+            continue
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def open_session(folder: Path, *, storage_url: str | None = None, validate: bool = True,

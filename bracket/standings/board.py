@@ -254,7 +254,16 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
             mean_figures(parts), sorted({p.judge for p in parts if p.estimated and p.weight > 0}),
             curve.best_step if curve else None, curve.basis if curve else "",
             dict(zip(curve.steps, curve.scores)) if curve else {}))
-    return StageBoard(stage, rows, stats, verdict(stats))
+    best = next((row for row in rows if row.rank == 1), None)
+    run = _winning_run(best) if best else None
+    return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
+                                                  steps=run.steps if run else None))
+
+
+def _winning_run(best: ConfigRow) -> RunStanding:
+    """The run that stands for the best config: a finished one first, then the best scored."""
+    scored = [r for r in best.runs if r.score is not None]
+    return min(scored, key=lambda r: (_STATUS_RANK.get(r.status, 9), r.score, r.run_id))
 
 
 def _winner(board: StageBoard) -> Winner | None:
@@ -262,7 +271,7 @@ def _winner(board: StageBoard) -> Winner | None:
     if best is None:
         return None
     scored = [r for r in best.runs if r.score is not None]
-    run = min(scored, key=lambda r: (_STATUS_RANK.get(r.status, 9), r.score, r.run_id))
+    run = _winning_run(best)
     early = best.best_step is not None and run.steps is not None and best.best_step < run.steps
     return Winner(board.stage, best.config_id, best.name, best.kind, best.trial_number, dict(best.params), best.mean,
                   run.run_id, [r.run_id for r in scored], run.steps, [r.seed for r in scored if r.seed is not None],

@@ -41,6 +41,9 @@ class ModelPreset:
     #: what :attr:`prepare` would make from these field values, said before it does (the Setup
     #: form shows it instead of a "does not exist" warning); None when it would make nothing
     made_on_start: Callable[[Mapping[str, str]], str | None] | None = None
+    #: the fields whose value :attr:`prepare` makes (the demo's "dataset"): :meth:`check_fields`
+    #: does not ask them to exist yet while :attr:`made_on_start` says they will be made
+    prepares: tuple[str, ...] = ()
 
     def prepare_fields(self, values: Mapping[str, str]) -> str | None:
         """Run :attr:`prepare` on ``values`` (defaults merged in); the note, or None."""
@@ -51,6 +54,14 @@ class ModelPreset:
         if self.made_on_start is None:
             return None
         return self.made_on_start(merge_with_defaults(self.fields, values))
+
+    def check_fields(self, values: Mapping[str, str]) -> dict[str, str]:
+        """Defaults merged in and every field checked, *making nothing*: a field that
+        :attr:`prepare` would make (:attr:`prepares`, when :attr:`made_on_start` says so) is not
+        asked to exist yet. A session is checked this way first, so bad input writes nothing;
+        raises ``FieldError``."""
+        later = self.prepares if self.made_on_start_note(values) else ()
+        return validate_field_values(self.fields, values, unchecked=later)
 
     def validate_fields(self, values: Mapping[str, str]) -> dict[str, str]:
         """Defaults merged in, what the preset makes itself made (:attr:`prepare`), and every field

@@ -156,3 +156,18 @@ def test_a_rated_search_never_declares_an_unrated_winner_silently():
             assert UNRATED_WINNER in table.to_dict()["warnings"]
         else:
             assert UNRATED_WINNER not in table.warnings
+
+
+def test_the_verdict_sentence_names_the_step_as_the_winner_line_does():
+    """Seen in review: the verdict read "Best config is 'b' (score 0.300, 1 seed)" and only the
+    Winner line below it said at which step; the answer is the config *at* a step count."""
+    from bracket.session.best_step import StepCurve
+
+    table = build_standings(RUNS, CONFIGS, SCORES)
+    assert table.verdict.startswith("Best config is 'b' at 40 steps (score 0.300, 1 seed)")
+    assert table.boards["search"].verdict.startswith("Best config is 'a' at 10 steps (mean 0.150, 2 seeds")
+    early = {"search": {1: StepCurve(1, [5, 10], [0.05, 0.1], 5, 10, "validation")}}
+    search_only = build_standings(RUNS[:4], CONFIGS[:2], SCORES, curves=early)
+    assert search_only.winner.step == 5
+    assert search_only.verdict.startswith("Best config is 'a' at step 5 of 10 (mean 0.150")
+    assert search_only.to_dict()["verdict"] == search_only.verdict

@@ -46,7 +46,7 @@ def test_the_edge_of_tpes_good_set_counts_beside_the_lead():
     candidates = [run(1, scores[0], 0.0, rated=True)] + [run(i + 1, s, 0.05) for i, s in enumerate(scores) if i]
     ranked = rank_unrated(candidates, good_fraction=0.25)
     assert {p.run_id for p in ranked[:2]} == {2, 3}
-    assert "TPE's good set" in ranked[0].reason
+    assert "the configs TPE builds on" in ranked[0].reason
     assert ranked[-1].run_id == 8 and ranked[-1].value < CONTENDER
     without_good_set = rank_unrated(candidates, good_fraction=0.0)
     assert all(p.value < 0.01 for p in without_good_set), "without the good set nothing is close to the leader"
@@ -146,3 +146,25 @@ def test_novelty_counts_rated_configs_of_the_same_stage_only():
     spread = {c.run_id: c.uncertainty for c in candidates_from_standings(table, radius=0.25)}
     assert spread[2] == pytest.approx(0.3 * 0.1), "beside a rated search config: less uncertain"
     assert spread[3] == pytest.approx(0.1), "a final run's samples are not its search run's"
+
+
+def test_reasons_never_show_a_rounded_zero_and_speak_plainly():
+    """Seen in review: "#5 could drop out of TPE's good set: 0.00 from its edge" — a rounding
+    artefact and jargon. A gap too small to show is "right at the line"; small ones get 3 decimals."""
+    # 8 configs, 2 good: #2 and #3 straddle the edge, 0.0002 apart
+    scores = [0.10, 0.4000, 0.4002, 0.6, 0.7, 0.8, 0.9, 0.95]
+    candidates = [run(1, scores[0], 0.0, rated=True)] + [run(i + 1, s, 0.05) for i, s in enumerate(scores) if i]
+    reasons = {p.run_id: p.reason for p in rank_unrated(candidates, good_fraction=0.25)}
+    assert reasons[2] == reasons[3] == ("is right at the line between the configs TPE builds on and the rest: "
+                                        "a rating decides which side")
+    apart = [run(1, 0.10, 0.0, rated=True)] + [run(i + 1, s, 0.05) for i, s in
+                                               enumerate([0.1, 0.400, 0.404, 0.6, 0.7, 0.8, 0.9, 0.95]) if i]
+    reasons = {p.run_id: p.reason for p in rank_unrated(apart, good_fraction=0.25)}
+    assert reasons[2] == "is among the configs TPE builds on, 0.002 from the line: a rating could push it out"
+    assert reasons[3] == "is 0.002 short of the configs TPE builds on: a rating could bring it in"
+    tied = rank_unrated([run(1, 0.2), run(2, 0.2001)], good_fraction=0.0)
+    assert {p.reason for p in tied} == {"could overtake the leader: level with it",
+                                        "the leader: a rating confirms it or lets the runner-up (level with it) take over"}
+    close = rank_unrated([run(1, 0.2, 0.0, rated=True), run(2, 0.203)], good_fraction=0.0)
+    assert close[0].reason == "could overtake the leader: within 0.003"
+    assert not any("0.00 " in p.reason or p.reason.endswith("0.00") for p in rank_unrated(candidates, good_fraction=0.25))

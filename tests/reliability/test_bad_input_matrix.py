@@ -163,6 +163,9 @@ CASES = [
     Case("prompt size absurd", "--w 100000 is outside", settings={"prompts": "a cat --w 100000 --h 64"}),
     Case("prompt seed beyond 32 bits", "--d 18446744073709551621 is outside",
          settings={"prompts": f"a cat --d {2**64 + 5}"}),
+    Case("bound for an unknown knob", "this trainer has no such knob", cli_extra=("--bound", "foo=1:2"), ui=False),
+    Case("warm start from a missing session", "not a local Bracket session folder",
+         cli_extra=("--warm-start-from", "/nonexistent/session"), ui=False),
 ]
 assert len({c.id for c in CASES}) == len(CASES) >= 30
 
@@ -253,6 +256,43 @@ def test_ui_start_refuses_bad_input_with_gr_error_and_writes_nothing(case, fast_
     assert "hunter2" not in message
     assert launches(argv_log) == []
     assert list(runs_dir.iterdir()) == []
+
+
+#: mistakes made with the default demo dataset, missing (a fresh clone): they must not make it
+WITH_DEFAULT_DATASET = ("bound for an unknown knob", "resolution not a number", "warm start from a missing session",
+                        "weights 0 for every judge that can score here", "budget 0", "LR bounds reversed",
+                        "session name escapes the runs folder", "storage URL malformed")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in WITH_DEFAULT_DATASET], ids=lambda c: c.id)
+def test_bad_input_with_the_default_demo_dataset_does_not_make_it(case, capsys, fast_fields, runs_dir, tmp_path,
+                                                                  argv_log):
+    """Seen in review: ``run --preset demo-cpu --bound foo=1:2`` on a fresh clone made
+    ``runs/demo-data`` before it refused the bound. Checks first, the dataset once accepted."""
+    fields = {k: v for k, v in {**fast_fields, **case.fields(tmp_path)}.items() if k != "dataset"}
+    assert not (runs_dir / "demo-data").exists()
+    code, err = _run_cli(capsys, _cli_command(case, fields, runs_dir, tmp_path))
+    assert code == 2 and case.message in err, err
+    assert list(runs_dir.iterdir()) == [], "nothing may be written, the demo dataset neither"
+    if case.ui:
+        assert case.message in inline_error(_ui_start(case, fields, runs_dir))
+        assert list(runs_dir.iterdir()) == []
+    assert launches(argv_log) == []
+
+
+def test_a_refusal_that_needs_the_demo_dataset_removes_it_again(capsys, fast_fields, runs_dir, tmp_path, argv_log):
+    """A trainer python without torch is found only with the dataset made: it is removed again."""
+    broken = Path(_file(tmp_path, "python", "#!/bin/sh\necho 'ModuleNotFoundError: torch' >&2\nexit 1\n"))
+    broken.chmod(0o755)
+    fields = {**{k: v for k, v in fast_fields.items() if k != "dataset"}, "trainer_python": str(broken)}
+    code, err = _run_cli(capsys, _cli_command(Case("no torch", ""), fields, runs_dir, tmp_path))
+    assert code == 2 and "does not run" in err, err
+    assert list(runs_dir.iterdir()) == [] and launches(argv_log) == []
+    # accepted, the same default dataset is made and the search starts
+    code, err = _run_cli(capsys, _cli_command(Case("valid", ""), {k: v for k, v in fast_fields.items()
+                                                                   if k != "dataset"}, runs_dir, tmp_path))
+    assert code == 0, err
+    assert (runs_dir / "demo-data" / "dataset.toml").is_file() and len(launches(argv_log)) == 2
 
 
 def test_an_unreadable_dataset_is_refused_by_cli_and_ui(capsys, fast_fields, runs_dir, tmp_path, argv_log,

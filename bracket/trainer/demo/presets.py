@@ -16,5 +16,6 @@ PRESETS = (
         # the quick start works on a fresh clone: the default demo dataset is made when missing
         prepare=demo.make_missing_demo_dataset,
         made_on_start=demo.demo_dataset_made_on_start,
+        prepares=("dataset",),
     ),
 )
