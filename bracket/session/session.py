@@ -65,6 +65,8 @@ log = logging.getLogger(__name__)
 WAIT_SECONDS = 2.0
 #: called with the session when a search finishes (``bracket.standings.study_sync.record_at_end``)
 FinishCallback = Callable[["Session"], None]
+#: called with the session when this process changed the store (``bracket.status_refresh``)
+ChangeCallback = Callable[["Session"], None]
 
 
 class Session:
@@ -72,7 +74,9 @@ class Session:
 
     ``on_finish`` callbacks run when a search finishes with no other worker left (their
     failures are logged): how the layers above record the verdict without the engine
-    importing them.
+    importing them. ``on_change`` callbacks (appended by those layers) run in the search's
+    thread right after each run's trainer started (the store settled till that run ends), at
+    the end of a search, and on :meth:`changed` (the app after a rating); failures are logged.
     """
 
     def __init__(self, parts: SessionParts, *, worker_id: str | None = None, gpu: str = "",
@@ -86,13 +90,14 @@ class Session:
         self.settings: SearchSettings = parts.settings
         self.space = parts.space
         self.on_finish = list(on_finish)
+        self.on_change: list[ChangeCallback] = []
         self.worker = WorkerProtocol(self.store, self.name, worker_id, gpu=gpu, grace_s=grace_s)
         self.control = RunControl(self.store, self.name)
         self.scoreboard = Scoreboard(self.store, self.name, self.settings, self.space,
                                      eval_loss=self.trainer.sample_kind == "text", folder=self.folder)
         self.executor = RunExecutor(self.store, self.name, self.settings, self.trainer,
                                     worker_id=self.worker.worker_id, gpu=self.worker.gpu,
-                                    stop_mode=self.control.stop_mode)
+                                    stop_mode=self.control.stop_mode, on_started=self.changed)
         config = vlm_config(self.settings.vlm or {})
         self.vlm = VlmScorer(self.store, self.name, config, self.settings.prompts()) if config else None
         #: task metrics and the LLM-as-judge of text samples (the same judge server settings)
@@ -261,9 +266,18 @@ class Session:
                     self.store.update_session(self.name, status=status)
             except Exception as store_error:  # noqa: BLE001 - the store itself may be what failed
                 log_failure("could not record the final session status", store_error)
+            self.changed()
             self._lock.release()
             self._done.set()
         return status
+
+    def changed(self) -> None:
+        """Tell the ``on_change`` callbacks that this process changed the store (see the class)."""
+        for callback in self.on_change:
+            try:
+                callback(self)
+            except Exception:  # noqa: BLE001 - a callback never breaks a search
+                log.warning("a callback after a change of search %s failed", self.name, exc_info=True)
 
     def _finished(self) -> None:
         for callback in self.on_finish:
