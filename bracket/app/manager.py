@@ -12,10 +12,8 @@ level, not in per-tab state: :class:`SessionManager` is that object. It
 * hands out loss curves, a finished run's read once (:mod:`bracket.app.loss_series`);
 * picks what to score next: unrated runs and blind pairs where a rating could change the
   answer most (:mod:`bracket.app.rating_queue`, :mod:`bracket.judge.informative`);
-* records ratings and pairwise choices, and keeps ``status``'s view current after them and
-  after each run of its searches (:class:`bracket.status_refresh.ViewRefresher`, in the background);
-* gathers the Results tab's data: the standings (:mod:`bracket.standings`, the one
-  answer the CLI and the report give too) and :mod:`bracket.app.results`.
+* records ratings and pairwise choices, keeping ``status``'s view current (:mod:`bracket.status_refresh`);
+* gathers the Results tab's data: the standings (:mod:`bracket.standings`) and :mod:`bracket.app.results`.
 
 Every error a person can cause is a ``BracketError`` whose message says what to do.
 """

@@ -63,20 +63,17 @@ from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failur
 log = logging.getLogger(__name__)
 #: how often a worker with nothing to do looks again for orphaned work of other workers
 WAIT_SECONDS = 2.0
-#: called with the session when a search finishes (``bracket.standings.study_sync.record_at_end``)
-FinishCallback = Callable[["Session"], None]
-#: called with the session when this process changed the store (``bracket.status_refresh``)
-ChangeCallback = Callable[["Session"], None]
+#: called with the session at a search's end (``study_sync.record_at_end``) or after a change (``status_refresh``)
+FinishCallback = ChangeCallback = Callable[["Session"], None]
 
 
 class Session:
     """One search, backed by its store; safe to poll from other threads.
 
-    ``on_finish`` callbacks run when a search finishes with no other worker left (their
-    failures are logged): how the layers above record the verdict without the engine
-    importing them. ``on_change`` callbacks (appended by those layers) run in the search's
-    thread right after each run's trainer started (the store settled till that run ends), at
-    the end of a search, and on :meth:`changed` (the app after a rating); failures are logged.
+    Callbacks are how the layers above act without the engine importing them (failures are
+    logged): ``on_finish`` when a search finishes with no other worker left (the verdict);
+    ``on_change`` right after each run's trainer started (the store settled till that run
+    ends), at a search's end, and on :meth:`changed` (the app after a rating).
     """
 
     def __init__(self, parts: SessionParts, *, worker_id: str | None = None, gpu: str = "",
@@ -273,18 +270,17 @@ class Session:
 
     def changed(self) -> None:
         """Tell the ``on_change`` callbacks that this process changed the store (see the class)."""
-        for callback in self.on_change:
+        self._tell(self.on_change, "after a change of")
+
+    def _finished(self) -> None:
+        self._tell(self.on_finish, "at the end of")
+
+    def _tell(self, callbacks: Sequence[ChangeCallback], when: str) -> None:
+        for callback in callbacks:
             try:
                 callback(self)
             except Exception:  # noqa: BLE001 - a callback never breaks a search
-                log.warning("a callback after a change of search %s failed", self.name, exc_info=True)
-
-    def _finished(self) -> None:
-        for callback in self.on_finish:
-            try:
-                callback(self)
-            except Exception:  # noqa: BLE001 - the search itself succeeded
-                log.warning("a callback at the end of search %s failed", self.name, exc_info=True)
+                log.warning("a callback %s search %s failed", when, self.name, exc_info=True)
 
     def total_runs(self) -> int:
         return self.settings.n_configs * self.settings.seeds + self.settings.confirm_runs
