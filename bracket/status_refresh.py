@@ -108,8 +108,9 @@ class ViewRefresher:
             if not session.store.read_only:
                 with self._building, gc_paused():
                     standings_view(session, lambda: build_view(session), quiet=False)
-        except Exception:  # noqa: BLE001 - the view is a cache: status rebuilds it when stale
-            if not self.failed:
+        except Exception as exc:  # noqa: BLE001 - the view is a cache: status rebuilds it when stale
+            if not self.failed:  # one line, no traceback: a full disk is the person's to fix, not a crash
                 self.failed = True
-                log.warning("could not keep the status view of %s current (status computes it when asked)",
-                            session.name, exc_info=True)
+                log.warning("could not keep the status view of %s current (%s: %s); status computes it "
+                            "when asked", session.name, type(exc).__name__, exc)
+                log.debug("status view refresh failed", exc_info=True)

@@ -194,11 +194,11 @@ def test_an_existing_store_opens_optunas_storage_only_when_used(filled):
 
 
 def test_status_keeps_its_view_until_the_store_changes(filled, monkeypatch, capsys):
-    from bracket import cli, cli_commands
+    from bracket import cli, status_refresh
 
     calls = []
-    real = cli_commands.standings
-    monkeypatch.setattr(cli_commands, "standings", lambda s: calls.append(1) or real(s))
+    real = status_refresh.standings  # what status's view is built from
+    monkeypatch.setattr(status_refresh, "standings", lambda s: calls.append(1) or real(s))
     assert cli.main(["status", str(filled)]) == 0
     first = capsys.readouterr().out
     assert cli.main(["status", str(filled)]) == 0 and capsys.readouterr().out == first
