@@ -19,6 +19,10 @@ the information the person gives, so a miss can be blamed on the mechanism or on
   (:func:`bench.raters.chooses_left`) among the configs tied for the top: a champion meets each
   other tied config once, each meeting decided by ``best_of`` choices.
 
+Records written since the ratings are kept (a trial's ``ratings``) also give two picks from
+the ratings the person *actually gave* in that session (:func:`pick_given`): the best mean
+given rating, ties at random or by the loss — what a pick by rating first would have named.
+
 Each rule is random (noise, ties, choices), so :func:`pick_share` draws it many times per
 session; the ceiling of a mode is the mean share over its sessions. :func:`trials_needed` does
 the same for the speed goal: what the control's trials imply the rated sessions must reach, and
@@ -115,6 +119,17 @@ def pick_pairwise(ratios: list[float], rng: random.Random, noise: float = NOISE,
     return champion
 
 
+def pick_given(given: list[list[float]], rng: random.Random, losses: list[float] | None = None) -> int | None:
+    """Index with the best mean of the ratings the person gave (``given[i]``, empty = unrated),
+    ties at random or, with ``losses``, by the lowest loss; None when nothing was rated."""
+    means = {i: sum(g) / len(g) for i, g in enumerate(given) if g}
+    if not means:
+        return None
+    top = max(means.values())
+    leaders = [i for i, m in means.items() if m == top]
+    return min(leaders, key=lambda i: losses[i]) if losses is not None else rng.choice(leaders)
+
+
 def tied_leaders(ratios: list[float], rng: random.Random, noise: float = NOISE) -> int:
     """How many configs share the top single rating (one noisy draw)."""
     return len(_leaders([float(rating_of(r, rng, noise)) for r in ratios]))
@@ -156,21 +171,30 @@ def pick_ceiling(records: list[dict[str, Any]], draws: int = DRAWS, noise: float
         seed = 7919 * n + record["repetition"]
         got = {"oracle": float(oracle(ratios)), "ships": float(pick_ratio(record) <= TARGET)}
         got |= {name: pick_share(ratios, rule, draws, seed) for name, rule in named.items()}
+        given = [t.get("ratings") for t in record["trials"]]
+        if all(g is not None for g in given) and any(given):
+            rng = random.Random(seed)
+            got["given_ratings"] = sum(ratios[pick_given(given, rng)] <= TARGET for _ in range(draws)) / draws
+            by_loss = losses(record)
+            if by_loss is not None:
+                got["given_ratings_ties_by_loss"] = float(ratios[pick_given(given, rng, by_loss)] <= TARGET)
         rng = random.Random(seed)
         got["tied_leaders"] = sum(tied_leaders(ratios, rng, noise) for _ in range(100)) / 100
         for key, value in got.items():
             cell[key] = cell.get(key, 0.0) + value
+            cell.setdefault("counted", {})[key] = cell.get("counted", {}).get(key, 0) + 1
     for modes in out.values():
         for cell in modes.values():
-            for key in cell:
-                if key != "sessions":
-                    cell[key] /= cell["sessions"]
+            counted = cell.pop("counted")
+            for key, n in counted.items():
+                cell[key] /= n
     return out
 
 
 def first_free_trial(record: dict[str, Any]) -> int:
     """1-based trial of the first sampler proposal: before it, the warm start is fixed."""
-    return next((i + 1 for i, t in enumerate(record["trials"]) if t["kind"] == "search"), len(record["trials"]) + 1)
+    trials = record["trials"]
+    return next((i + 1 for i, t in enumerate(trials) if t["kind"] == "search"), len(trials) + 1)
 
 
 def trials_needed(records: list[dict[str, Any]], rated: str = "rated") -> dict[str, Any]:
@@ -194,7 +218,8 @@ def trials_needed(records: list[dict[str, Any]], rated: str = "rated") -> dict[s
             "rated_reached": sum(trials_to_target(r) <= r["budget"] for r in mine) / len(mine),
             "needed_trial": needed,
             "first_free_trial": free,
-            "hit_in_warm_start": sum(trials_to_target(r) < first_free_trial(r) for r in control) / len(control),
+            "hit_in_warm_start": (sum(trials_to_target(r) < first_free_trial(r) for r in control)
+                                  / len(control)),
             "rated_by_needed": sum(trials_to_target(r) <= needed for r in mine) / len(mine),
             "best_possible_ratio": free / median([trials_to_target(r) for r in control]),
         }
@@ -216,15 +241,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write both tables here")
     args = parser.parse_args(argv)
     if not args.records.is_file():
-        print(f"error: {args.records} is not a file; pass a steering.records.jsonl written by `python -m bench steer`",
+        print(f"error: {args.records} is not a file; pass a steering.records.jsonl written by "
+              "`python -m bench steer`",
               file=sys.stderr)
         return 2
     records = load(args.records)
     modes = args.modes.split(",")
     picks = pick_ceiling([r for r in records if r["mode"] in modes], args.draws)
     speed = trials_needed(records)
-    columns = ["oracle", "one_rating_no_noise", "one_rating", "one_rating_ties_by_loss", "two_ratings", "second_rating_for_leaders",
-               "pairwise_for_leaders", "pairwise_best_of_3", "ships", "tied_leaders"]
+    columns = ["oracle", "one_rating_no_noise", "one_rating", "one_rating_ties_by_loss", "two_ratings",
+               "second_rating_for_leaders", "pairwise_for_leaders", "pairwise_best_of_3", "given_ratings",
+               "given_ratings_ties_by_loss", "ships", "tied_leaders"]
     print("| taste | mode | n | " + " | ".join(columns) + " |")
     print("|---" * (len(columns) + 3) + "|")
     for taste, cells in picks.items():
@@ -242,8 +269,8 @@ def main(argv: list[str] | None = None) -> int:
               f"({s['rated_reached']:.0%}) | {s['needed_trial']:g} | {s['first_free_trial']} | "
               f"{s['rated_by_needed']:.0%} | {s['best_possible_ratio']:.2f} |")
     if args.json:
-        args.json.write_text(json.dumps({"draws": args.draws, "noise": NOISE, "picks": picks, "trials": speed},
-                                        indent=1))
+        data = {"draws": args.draws, "noise": NOISE, "picks": picks, "trials": speed}
+        args.json.write_text(json.dumps(data, indent=1))
     return 0
 
 

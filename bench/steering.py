@@ -10,9 +10,9 @@ same seeds (``base_seed``, worker id, trainer noise):
   :class:`~bracket.app.manager.SessionManager` functions the Compare tab calls;
 * ``late``    — the same rater, but starting only after half the budget.
 
-Per session it records every config's kind, the rater's noise-free dislike of it, and the
-config the session itself would pick at the end (lowest current mean combined score). Reported,
-per taste over the repetitions:
+Per session it records every config's kind, the rater's noise-free dislike of it, the ratings
+the rater gave its runs, and the config the session itself would pick at the end (lowest
+current mean combined score). Reported, per taste over the repetitions:
 
 * **trials to the rater's optimum**: first trial whose config is within 5 % of the rater's
   optimum (a miss counts as budget + 1); median per mode and the ratio rated ÷ control
@@ -47,7 +47,8 @@ from bench.common import RESULTS_DIR, Plan, bench_fields, run_sessions, skip_pyt
 from bench.landscape_trainer import LANDSCAPE_ENV
 from bench.raters import TASTES, Rater
 from bench.steering_summary import (  # noqa: F401 (re-exported: the figures live there)
-    MODES, MOVE_WINDOW, PREFERRED, TARGET, pick_ratio, picked_params, proposals_after, summarise, trials_to_target)
+    MODES, MOVE_WINDOW, PREFERRED, TARGET, pick_ratio, picked_params, proposals_after, summarise,
+    trials_to_target)
 
 
 SHORT = Plan(repetitions=2, budget=20)
@@ -270,8 +271,12 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     best = rater.best if rater else TASTES[taste_name].optimum(steps)[0]
     taste_of = {c["id"]: taste.value(c["params"], steps) / best for c in configs}
     picks = {rule: taste_of.get(config_id) for rule, config_id in pick_rules(runs, scores, values).items()}
+    config_of = {r["id"]: r.get("config_id") for r in runs}
+    given: dict[int, list[float]] = {}
+    for item in session.store.ratings(name):
+        given.setdefault(config_of.get(item["run_id"]), []).append(item["value"])
     trials = [{"kind": c["kind"], "params": c["params"], "taste": taste_of[c["id"]],
-               "picked": c["id"] == picked_id} for c in configs]
+               "picked": c["id"] == picked_id, "ratings": given.get(c["id"], [])} for c in configs]
     manager.close()
     session.close()
     shutil.rmtree(runs_dir / name, ignore_errors=True)

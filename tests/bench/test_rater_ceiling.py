@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 
 from bench import rater_ceiling
 from bench.rater_ceiling import pick_ceiling, trials_needed
@@ -13,7 +14,8 @@ def record(ratios, *, taste="hand", mode="rated", repetition=0, picked=0, fixed=
     """A session that trained configs at these taste ratios (the first ``fixed`` from the warm start)."""
     trials = [{"kind": "curated" if i < fixed else "search", "params": {"learning_rate": 1e-4 * (i + 1)},
                "taste": r, "picked": i == picked} for i, r in enumerate(ratios)]
-    return {"taste": taste, "mode": mode, "repetition": repetition, "budget": budget or len(ratios), "trials": trials}
+    return {"taste": taste, "mode": mode, "repetition": repetition, "budget": budget or len(ratios),
+            "trials": trials}
 
 
 def test_a_clear_best_is_always_picked_and_nothing_beats_what_was_trained():
@@ -56,9 +58,22 @@ def test_the_speed_goal_needs_a_hit_by_half_the_controls_trials():
 
 def test_the_command_reads_records_and_refuses_a_missing_file(tmp_path, capsys):
     path = tmp_path / "steering.records.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in (record([1.0, 1.5], mode="control"), record([1.0, 1.5]))))
+    sessions = (record([1.0, 1.5], mode="control"), record([1.0, 1.5]))
+    path.write_text("\n".join(json.dumps(r) for r in sessions))
     assert rater_ceiling.main([str(path), "--draws", "20", "--json", str(tmp_path / "c.json")]) == 0
     assert "| hand | rated | 1 | 100% |" in capsys.readouterr().out
     assert json.loads((tmp_path / "c.json").read_text())["picks"]["hand"]["rated"]["oracle"] == 1.0
     assert rater_ceiling.main([str(tmp_path / "nope.jsonl")]) == 2
     assert capsys.readouterr().err.startswith("error:")
+
+
+def test_the_ratings_given_pick_the_best_mean_with_ties_at_random_or_by_the_loss():
+    tied = record([1.04, 1.07, 1.6])
+    for trial, given in zip(tied["trials"], ([9.0], [9.0], [3.0])):
+        trial["ratings"] = given
+    cell = pick_ceiling([tied], draws=4000)["hand"]["rated"]
+    assert abs(cell["given_ratings"] - 0.5) < 0.04
+    assert rater_ceiling.pick_given([[9.0], [9.0, 10.0], []], random.Random(0)) == 1
+    assert rater_ceiling.pick_given([[9.0], [9.0], [3.0]], random.Random(0), losses=[2.0, 1.0, 0.5]) == 1
+    assert rater_ceiling.pick_given([[], []], random.Random(0)) is None
+    assert "given_ratings" not in pick_ceiling([record([1.0, 1.5])], draws=10)["hand"]["rated"]
