@@ -1,5 +1,5 @@
 """What a new process pays on a long session, repeated and alternated with an older checkout
-(issue 24): ``python -m bench.ui_restart SESSION_FOLDER OLDER_CHECKOUT [REPEATS]``.
+(issue 24): ``python -m bench.ui_restart SESSION_FOLDER OLDER_CHECKOUT [REPEATS] [--writer]``.
 
 On a shared machine one timing of a subprocess says little: the load moves by seconds
 between two runs. So each figure is taken ``REPEATS`` times, this checkout and the older one
@@ -12,7 +12,14 @@ child's CPU seconds beside the wall seconds (CPU time moves less with the load):
   view is stale, everything else kept — what ``status`` meets during a search);
 * **Results tab in a just-started app** (``bench.ui_poll.results_seconds``): the older
   checkout; this one with the run summaries of the first ``status`` kept, and with nothing kept;
-* **page ready after ``python app.py``** (``bench.ui_latency.measure_page_ready``): both.
+* **page ready after ``python app.py``** (``bench.ui_latency.measure_page_ready``): both;
+* **status after the writer's change** (:func:`writer_figures`; alone with ``--writer``): a
+  child process of each checkout changes the store the way a search or the app does, then
+  ``status`` is timed — *after a run finished* (a finished config and run added by an opened
+  ``Session``, whose ``on_change`` callbacks are called where the checkout has them: what the
+  search does once per run) and *after a rating through the app* (``SessionManager.rate``,
+  then its background work waited for). The child's own wall and CPU seconds are the
+  writer's cost.
 
 The session folder is changed (its ``views`` are removed and rebuilt); use a copy, e.g. the
 2000-trial session that ``bench.overhead.fill_store`` writes.
@@ -54,6 +61,67 @@ def _rate(folder: Path, index: int) -> None:
         store.add_rating(name, runs[(37 * index) % len(runs)]["id"], float(1 + index % 10))
     finally:
         store.close()
+
+
+#: a child process's change of the store at ``argv[1]``, as a search (``run``) or the app (``rate``) makes it
+_WRITER = """
+import sys, time
+from pathlib import Path
+folder, what, index = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+if what == "run":
+    from bracket.session.session import Session
+    session = Session.open(folder, validate=False)
+    store, name = session.store, session.name
+    done = [r for r in store.runs(name, with_series=False) if r["kind"] == "search" and r["status"] == "done"]
+    model = done[index % len(done)]
+    number = 1 + max(c["trial_number"] for c in store.configs(name))  # a new trial, run after run
+    config = store.add_config(name, trial_number=number, kind="search", name=f"writer-{number}",
+                              params=model["params"], worker="bench")
+    store.update_config(config, status="done", value=0.5)
+    now = time.time()
+    store.add_run(name, config_id=config, kind="search", stage="search", label=f"writer-{number} seed 42", seed=42,
+                  seed_index=0, params=model["params"], status="done", exit_code=0, max_steps=100, last_step=100,
+                  started_at=now, finished_at=now, duration_s=1.0, worker="bench",
+                  loss=[[s, 1.0 / s] for s in range(1, 101)])
+    if hasattr(session, "on_change"):  # what the CLI's search adds; the search calls it once per run
+        from bracket.status_refresh import ViewRefresher
+        session.on_change.append(ViewRefresher())
+        session.changed()
+    session.close()
+else:
+    from bracket.app.manager import SessionManager
+    manager = SessionManager(folder.parent)
+    manager.open(folder)
+    runs = [r["id"] for r in manager.scorable_runs()]
+    manager.rate(runs[(37 * index) % len(runs)], float(1 + index % 10))
+    manager.wait_for_background(120)
+    manager.close()
+"""
+
+
+def _child(folder: Path, checkout: Path, what: str, index: int) -> tuple[float, float]:
+    """(wall, CPU seconds) of the writer child ``what`` run from ``checkout``."""
+    before, began = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run([sys.executable, "-c", _WRITER, str(folder), what, str(index)], cwd=checkout,
+                   stdout=subprocess.DEVNULL, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter() - began, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def writer_figures(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
+    """``status`` right after a search's run or an app's rating changed the store, written by
+    each checkout's own writer path, alternating; medians and every pair (wall, CPU)."""
+    figures: dict[str, list[tuple[float, float]]] = {}
+    index = 0
+    for _ in range(repeats):
+        for what in ("run", "rate"):
+            for label, checkout in (("legacy", older), ("now", ROOT)):
+                index += 1
+                figures.setdefault(f"{label} writer: {what}", []).append(_child(folder, checkout, what, index))
+                figures.setdefault(f"{label} status after: {what}", []).append(_status(folder, checkout))
+    median = statistics.median
+    return {"figures": {k: {"wall_s": median(w for w, _ in v), "cpu_s": median(c for _, c in v), "all": v}
+                        for k, v in figures.items()}, "load_average_end": os.getloadavg()}
 
 
 def run(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
@@ -99,12 +167,14 @@ def run(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
                     for k, v in results.items()},
         "page_ready_s": {k: {"median": median(x for x in v if x is not None) if any(x is not None for x in v)
                              else None, "all": v} for k, v in page.items()},
+        "writer": writer_figures(folder, older, repeats),
         "load_average_end": os.getloadavg(),
     }
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
+    argv = [a for a in sys.argv[1:] if a != "--writer"]
+    if len(argv) < 2:
         raise SystemExit(__doc__.splitlines()[1])
-    print(json.dumps(run(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 3),
-                     indent=1))
+    measure = writer_figures if "--writer" in sys.argv else run
+    print(json.dumps(measure(Path(argv[0]), Path(argv[1]), int(argv[2]) if len(argv) > 2 else 3), indent=1))

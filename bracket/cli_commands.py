@@ -10,7 +10,6 @@ through the same parsers as the app's Setup form: ``forms.parse_bounds`` for bou
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -20,7 +19,6 @@ from bracket.cli_text import best_step_lines, progress_line, results_table, run_
 from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
-from bracket.session.change_memo import stored_rows
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.past import offer
 from bracket.session.plan import plan_text as phases_text
@@ -37,6 +35,15 @@ LOG_EVERY_S = 30.0  # output that is not a terminal (a log file): a progress lin
 WIND_DOWN_S = 60.0
 #: while winding down, how often the CLI says what it still waits for
 WIND_DOWN_SAY_S = 10.0
+
+
+def _keep_status_view(session: Session) -> Session:
+    """From now on this process keeps ``status``'s view current as it changes the store
+    (``bracket.status_refresh.ViewRefresher``: in the search's thread, once per run)."""
+    from bracket.status_refresh import ViewRefresher
+
+    session.on_change.append(ViewRefresher())
+    return session
 
 
 def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
@@ -133,9 +140,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
         validation_split=0.0 if args.no_validation else None,
         vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
-    session = Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
-                             name=args.name, storage_url=args.storage, on_finish=[record_at_end],
-                             rank_past=past_ranking)
+    session = _keep_status_view(Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
+                                               name=args.name, storage_url=args.storage, on_finish=[record_at_end],
+                                               rank_past=past_ranking))
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
     for warning in session.parts.warnings:
@@ -152,26 +159,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     """``status`` with the session opened in full: builds the view ``bracket.status_view`` keeps
     (``bracket.cli.dispatch`` answers from the kept view first, when it is current)."""
+    from bracket.status_refresh import build_view
     from bracket.status_view import print_status, standings_view
 
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
-        def build() -> dict:  # what comes from the standings and the session: kept until the store changes
-            snapshot, table = session.snapshot(), standings(session)
-            answer = table.to_dict()
-            config = next((c for c in stored_rows(session)[1]  # the rows the standings were built from
-                           if answer["winner"] and c["id"] == answer["winner"]["config_id"]), {})
-            return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs,
-                    "table_json": json.dumps(answer, default=str),  # decoded by --json only: the longest part
-                    "preset_id": session.parts.preset.id, "plan": session.settings.plan(),
-                    "fixed_knobs": {name: session.space[name].value for name in session.space
-                                    if name not in session.space.searched()},
-                    "winner_all_params": session.space.complete(config.get("params") or answer["winner"]["params"])
-                    if answer["winner"] else None,
-                    "lines": [results_table(snapshot, run_figures(table)), *best_step_lines(table),
-                              *winner_lines(table)]}
-
-        view = standings_view(session, build)
+        # what comes from the standings and the session: kept until the store changes
+        view = standings_view(session, lambda: build_view(session))
         return print_status(session.store, session.name, view, as_json=args.json, grace_s=session.worker.grace_s)
     finally:
         session.close()
@@ -188,13 +182,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
         finally:
             session.store.close()
         session = Session.open(args.path, storage_url=args.storage, rank_past=past_ranking)
+    _keep_status_view(session)
     print(f"resuming session {session.name}: {session.settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
     return _finish(session, _watch(session, quiet=args.quiet))
 
 
 def cmd_finals(args: argparse.Namespace) -> int:
-    session = Session.open(args.path, storage_url=args.storage)
+    session = _keep_status_view(Session.open(args.path, storage_url=args.storage))
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     from bracket.app.stages import run_finals
 
@@ -252,7 +247,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_promote(args: argparse.Namespace) -> int:
     from bracket.app.stages import promote
 
-    session = Session.open(args.path, storage_url=args.storage)
+    session = _keep_status_view(Session.open(args.path, storage_url=args.storage))
     try:
         session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
         run_id = promote(session, steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
@@ -282,8 +277,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print("warning: a password in --storage is visible in the process list; put it in PGPASSWORD "
               "(or ~/.pgpass) instead", file=sys.stderr)
 
-    session = Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "", grace_s=args.grace,
-                           on_finish=[record_at_end])
+    session = _keep_status_view(Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "",
+                                             grace_s=args.grace, on_finish=[record_at_end]))
     print(f"worker {session.worker_id} (gpu {session.worker.gpu or '-'}) joined {session.name} on {redact_url(url)}; "
           f"run folders in {session.folder}", flush=True)
     # Ctrl-C or SIGTERM stops only this worker; the others take its slot over

@@ -16,11 +16,15 @@ under, and reused while the key is the same:
 * :func:`quick_status` answers from that file with nothing but the store opened
   (``bracket.session.folder``): no preset registry, no Optuna, no loss series. When the file
   is missing or stale, ``bracket.cli_commands.cmd_status`` opens the session, builds the view
-  (the standings, ``bracket.standings``: the one computation of the answer) and keeps it;
+  (``bracket.status_refresh.build_view`` from the standings, ``bracket.standings``: the one
+  computation of the answer) and keeps it;
 * the header (status, workers alive or gone) is read fresh every time, by both: it changes
   with the clock, not with the store (:func:`print_status`);
 * a read-only or full session folder is read, never written; a damaged or foreign file is
-  ignored and rebuilt. The file is plain JSON (numbers and text), never code.
+  ignored and rebuilt. The file is plain JSON (numbers and text), never code;
+* the process that changes the store keeps the file current (``bracket.status_refresh``):
+  a search right after each run's trainer started, and when it ends; the app after a rating
+  or a pairwise choice. So ``status`` asked during or after a search finds it current.
 """
 
 from __future__ import annotations
@@ -60,14 +64,16 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _write(path: Path, data: dict[str, Any], *, quiet: bool = True) -> None:
+    """Replace ``path`` whole with ``data``; an OSError is raised only when not ``quiet``."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer, then replaced whole
         partial.write_text(json.dumps(data), encoding="utf-8")
         os.replace(partial, path)
     except OSError:  # a read-only folder, a full disk: status still answers, just not faster next time
-        pass
+        if not quiet:
+            raise
 
 
 def kept_view(folder: Path, key: list[Any]) -> dict[str, Any] | None:
@@ -78,15 +84,18 @@ def kept_view(folder: Path, key: list[Any]) -> dict[str, Any] | None:
     return None
 
 
-def standings_view(session: "Session", build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """``build()`` (plain JSON data), or what it gave last time under the same :func:`view_key`."""
+def standings_view(session: "Session", build: Callable[[], dict[str, Any]], *, quiet: bool = True
+                   ) -> dict[str, Any]:
+    """``build()`` (plain JSON data: ``bracket.status_refresh.build_view``), or what it gave last
+    time under the same :func:`view_key`; a new one is written unless the store is read-only (a
+    failed write raises OSError only when not ``quiet``)."""
     key = view_key(session.store, session.name, session.settings.weights)  # before the build: a change
     view = kept_view(session.folder, key)                                   # during it builds again next time
     if view is not None:
         return view
     view = json.loads(json.dumps(build(), default=str))
     if not session.store.read_only:
-        _write(session.folder / VIEW_FILE, {"key": key, "view": view})
+        _write(session.folder / VIEW_FILE, {"key": key, "view": view}, quiet=quiet)
     return view
 
 

@@ -12,9 +12,8 @@ level, not in per-tab state: :class:`SessionManager` is that object. It
 * hands out loss curves, a finished run's read once (:mod:`bracket.app.loss_series`);
 * picks what to score next: unrated runs and blind pairs where a rating could change the
   answer most (:mod:`bracket.app.rating_queue`, :mod:`bracket.judge.informative`);
-* records ratings and pairwise choices;
-* gathers the Results tab's data: the standings (:mod:`bracket.standings`, the one
-  answer the CLI and the report give too) and :mod:`bracket.app.results`.
+* records ratings and pairwise choices, keeping ``status``'s view current (:mod:`bracket.status_refresh`);
+* gathers the Results tab's data: the standings (:mod:`bracket.standings`) and :mod:`bracket.app.results`.
 
 Every error a person can cause is a ``BracketError`` whose message says what to do.
 """
@@ -45,6 +44,7 @@ from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
 from bracket.standings import STAGES, StageBoard, Standings, importance, past_ranking, standings
 from bracket.standings.study_sync import background_verdict, record_at_end
+from bracket.status_refresh import ViewRefresher
 
 SCORABLE = ("done",)
 
@@ -73,6 +73,8 @@ class SessionManager:
         #: finals or promote running (or last run) in the background (``bracket.app.jobs``)
         self.job: Job | None = None
         self._verdict_thread: threading.Thread | None = None
+        #: keeps ``<session>/views/status.json`` current after this process changed the store
+        self.status_view = ViewRefresher(background=True)
 
     # -- the current session ----------------------------------------------------------
     @property
@@ -95,6 +97,8 @@ class SessionManager:
         self._session, self._loss = session, LossSeries()
         self._cache = SnapshotCache(session, self.snapshot_ttl)
         self._thumbs = ThumbnailCache(session.folder)
+        if self.status_view not in session.on_change:
+            session.on_change.append(self.status_view)
         if old is not None and old is not session:
             old.store.close()
         return session
@@ -187,9 +191,12 @@ class SessionManager:
         self.require().unpause()
         self._forget()
 
-    def _forget(self) -> None:
+    def _forget(self, *, changed: bool = False) -> None:
+        """Drop what was derived from the store; ``changed``: this process changed it (``Session.changed``)."""
         if self._cache is not None:
             self._cache.invalidate()
+        if changed and self._session is not None:
+            self._session.changed()
 
     # -- reading -------------------------------------------------------------------------
     def snapshot(self) -> SessionSnapshot | None:
@@ -285,17 +292,17 @@ class SessionManager:
         from bracket.app.rating_effect import rate_and_explain
 
         message = rate_and_explain(self.require(), int(run_id), value, prompt_index, step)
-        self._forget()
+        self._forget(changed=True)
         return message
 
     def compare(self, left_run_id: int, right_run_id: int, winner: str) -> None:
         self.require().add_comparison(int(left_run_id), int(right_run_id), winner)
-        self._forget()
+        self._forget(changed=True)
 
     def undo_comparison(self) -> dict[str, Any] | None:
         """Take back the last pairwise choice of the open session (None when there is none)."""
         undone = self.require().undo_last_comparison()
-        self._forget()
+        self._forget(changed=True)
         return undone
 
     def ratings(self) -> list[dict[str, Any]]:
@@ -349,7 +356,9 @@ class SessionManager:
         return self.memo("report", build, structural=True)
 
     def wait_for_background(self, timeout: float | None = None) -> None:
-        """Wait until the verdict study written in the background (:meth:`report_markdown`) is done."""
+        """Wait until the verdict study written in the background (:meth:`report_markdown`) and
+        the status view (:attr:`status_view`) are done."""
+        self.status_view.wait(timeout)
         thread = self._verdict_thread
         if thread is not None:
             thread.join(timeout)

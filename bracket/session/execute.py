@@ -87,11 +87,14 @@ class RunExecutor:
 
     It is given what it needs, not the session: the store and session name to record into,
     the settings (timeout, divergence stop, prompts), the trainer (post-run steps), this
-    worker's id and GPU, and ``stop_mode`` — asked every few seconds, ``"now"`` stops the run.
+    worker's id and GPU, and ``stop_mode`` — asked every few seconds, ``"now"`` stops the run;
+    ``on_started`` is called once a run's process has started and is recorded (the store then
+    stays as it is, but for the run's progress, until the run ends).
     """
 
     def __init__(self, store: Store, session_name: str, settings: SearchSettings, trainer: Any, *,
-                 worker_id: str, gpu: str = "", stop_mode: Callable[[], str] = lambda: "") -> None:
+                 worker_id: str, gpu: str = "", stop_mode: Callable[[], str] = lambda: "",
+                 on_started: Callable[[], None] = lambda: None) -> None:
         self.store = store
         self.session_name = session_name
         self.settings = settings
@@ -99,6 +102,7 @@ class RunExecutor:
         self.worker_id = worker_id
         self.gpu = gpu
         self.stop_mode = stop_mode
+        self.on_started = on_started
         self._lock = threading.Lock()
         self._runner: Runner | None = None
         self.current: dict[str, Any] | None = None
@@ -171,6 +175,7 @@ class RunExecutor:
             pid = runner.start()
             if pid:
                 store.update_run(run_id, pid=pid, pid_create_time=runner.create_time)
+            self.on_started()
             result = runner.wait(on_poll=on_poll, poll_interval=0.25)
         except BaseException as error:
             self._abandon(run_id, runner, error)

@@ -63,16 +63,17 @@ from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failur
 log = logging.getLogger(__name__)
 #: how often a worker with nothing to do looks again for orphaned work of other workers
 WAIT_SECONDS = 2.0
-#: called with the session when a search finishes (``bracket.standings.study_sync.record_at_end``)
-FinishCallback = Callable[["Session"], None]
+#: called with the session at a search's end (``study_sync.record_at_end``) or after a change (``status_refresh``)
+FinishCallback = ChangeCallback = Callable[["Session"], None]
 
 
 class Session:
     """One search, backed by its store; safe to poll from other threads.
 
-    ``on_finish`` callbacks run when a search finishes with no other worker left (their
-    failures are logged): how the layers above record the verdict without the engine
-    importing them.
+    Callbacks are how the layers above act without the engine importing them (failures are
+    logged): ``on_finish`` when a search finishes with no other worker left (the verdict);
+    ``on_change`` right after each run's trainer started (the store settled till that run
+    ends), at a search's end, and on :meth:`changed` (the app after a rating).
     """
 
     def __init__(self, parts: SessionParts, *, worker_id: str | None = None, gpu: str = "",
@@ -86,13 +87,14 @@ class Session:
         self.settings: SearchSettings = parts.settings
         self.space = parts.space
         self.on_finish = list(on_finish)
+        self.on_change: list[ChangeCallback] = []
         self.worker = WorkerProtocol(self.store, self.name, worker_id, gpu=gpu, grace_s=grace_s)
         self.control = RunControl(self.store, self.name)
         self.scoreboard = Scoreboard(self.store, self.name, self.settings, self.space,
                                      eval_loss=self.trainer.sample_kind == "text", folder=self.folder)
         self.executor = RunExecutor(self.store, self.name, self.settings, self.trainer,
                                     worker_id=self.worker.worker_id, gpu=self.worker.gpu,
-                                    stop_mode=self.control.stop_mode)
+                                    stop_mode=self.control.stop_mode, on_started=self.changed)
         config = vlm_config(self.settings.vlm or {})
         self.vlm = VlmScorer(self.store, self.name, config, self.settings.prompts()) if config else None
         #: task metrics and the LLM-as-judge of text samples (the same judge server settings)
@@ -261,16 +263,24 @@ class Session:
                     self.store.update_session(self.name, status=status)
             except Exception as store_error:  # noqa: BLE001 - the store itself may be what failed
                 log_failure("could not record the final session status", store_error)
+            self.changed()
             self._lock.release()
             self._done.set()
         return status
 
+    def changed(self) -> None:
+        """Tell the ``on_change`` callbacks that this process changed the store (see the class)."""
+        self._tell(self.on_change, "after a change of")
+
     def _finished(self) -> None:
-        for callback in self.on_finish:
+        self._tell(self.on_finish, "at the end of")
+
+    def _tell(self, callbacks: Sequence[ChangeCallback], when: str) -> None:
+        for callback in callbacks:
             try:
                 callback(self)
-            except Exception:  # noqa: BLE001 - the search itself succeeded
-                log.warning("a callback at the end of search %s failed", self.name, exc_info=True)
+            except Exception:  # noqa: BLE001 - a callback never breaks a search
+                log.warning("a callback %s search %s failed", when, self.name, exc_info=True)
 
     def total_runs(self) -> int:
         return self.settings.n_configs * self.settings.seeds + self.settings.confirm_runs
