@@ -26,7 +26,8 @@ given rating, ties at random or by the loss — what a pick by rating first woul
 Each rule is random (noise, ties, choices), so :func:`pick_share` draws it many times per
 session; the ceiling of a mode is the mean share over its sessions. :func:`trials_needed` does
 the same for the speed goal: what the control's trials imply the rated sessions must reach, and
-whether the warm start (the first trials are fixed, nobody's rating can change them) leaves room.
+whether the warm start and the learning-rate bracket (the first trials, before the sampler
+proposes) leave room.
 
 ``python -m bench.rater_ceiling RECORDS [--draws N]`` prints both tables for a
 ``steering.records.jsonl`` (or ``steering.json``) written by ``python -m bench steer``.
@@ -192,7 +193,7 @@ def pick_ceiling(records: list[dict[str, Any]], draws: int = DRAWS, noise: float
 
 
 def first_free_trial(record: dict[str, Any]) -> int:
-    """1-based trial of the first sampler proposal: before it, the warm start is fixed."""
+    """1-based trial of the first sampler proposal: before it come the warm start and the bracket."""
     trials = record["trials"]
     return next((i + 1 for i, t in enumerate(trials) if t["kind"] == "search"), len(trials) + 1)
 
@@ -200,8 +201,8 @@ def first_free_trial(record: dict[str, Any]) -> int:
 def trials_needed(records: list[dict[str, Any]], rated: str = "rated") -> dict[str, Any]:
     """Per taste: the control's median trials to a within-``TARGET`` config (a miss = budget + 1,
     so the control's true figure is at least that), the trial the rated median must reach for
-    ≤ 0.5x, the first trial a rating can change, how many sessions had a hit in the fixed warm
-    start, and the share of control / rated sessions that reached the target at all and by the
+    ≤ 0.5x, the first sampler proposal, how many control sessions had a hit before it (warm
+    start, bracket), and the share of control / rated sessions that reached the target at all and by the
     needed trial."""
     out: dict[str, Any] = {}
     for taste in dict.fromkeys(r["taste"] for r in records):
