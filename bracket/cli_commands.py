@@ -39,7 +39,8 @@ WIND_DOWN_SAY_S = 10.0
 
 def _keep_status_view(session: Session) -> Session:
     """From now on this process keeps ``status``'s view current as it changes the store
-    (``bracket.status_refresh.ViewRefresher``: in the search's thread, once per run)."""
+    (``bracket.status_refresh.ViewRefresher``: in the search's thread, once per run, and in a
+    judge's thread when its scores land)."""
     from bracket.status_refresh import ViewRefresher
 
     session.on_change.append(ViewRefresher())

@@ -8,7 +8,9 @@ instead, right after the change, and ``status`` finds it current:
 
 * a search (the CLI's ``run``, ``resume``, ``worker``, ``finals``, ``promote``; the app's
   searches and jobs) right after each run's trainer started — the run before it finished and
-  was scored, and the store stays as it is until this one ends — and once when it ends;
+  was scored, and the store stays as it is until this one ends — when a pause takes effect or
+  the worker goes to wait for other workers (the run it finished last), when a VLM or LLM
+  judge's scores of a run land (in the judge's thread), and once when it ends;
 * the app after a rating or a pairwise choice (``bracket.app.manager``), in a thread of its
   own so the click does not wait.
 
@@ -60,14 +62,17 @@ class ViewRefresher:
     built when the kept view is current already (another worker wrote it: the last writer
     wins, each file replaced whole, and the key makes a stale one harmless). ``background``:
     build in a thread of its own, so the caller (an app handler after a rating) does not
-    wait; calls while one builds are folded into one more build after it. A failure is
-    logged once per refresher and otherwise ignored — never the caller's problem.
+    wait; calls while one builds are folded into one more build after it. Builds of one
+    refresher run one at a time (a search's thread and a judge's may call it together: the
+    second then finds the view current). A failure is logged once per refresher and
+    otherwise ignored — never the caller's problem.
     """
 
     def __init__(self, *, background: bool = False) -> None:
         self.background = background
         self.failed = False
         self._lock = threading.Lock()
+        self._building = threading.Lock()
         self._thread: threading.Thread | None = None
         self._again: "Session | None" = None
 
@@ -101,7 +106,7 @@ class ViewRefresher:
     def _refresh(self, session: "Session") -> None:
         try:
             if not session.store.read_only:
-                with gc_paused():
+                with self._building, gc_paused():
                     standings_view(session, lambda: build_view(session), quiet=False)
         except Exception:  # noqa: BLE001 - the view is a cache: status rebuilds it when stale
             if not self.failed:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from bracket.session.store import Store
 
@@ -98,8 +99,11 @@ class RunControl:
         """Between ``pause`` and ``unpause``."""
         return not self._resumed.is_set()
 
-    def wait_while_paused(self) -> None:
-        """Return once not paused (at once when not paused, or when a stop is asked)."""
+    def wait_while_paused(self, on_pause: Callable[[], None] | None = None) -> None:
+        """Return once not paused (at once when not paused, or when a stop is asked);
+        ``on_pause`` is called first when the pause takes effect now (``Session.changed``)."""
+        if on_pause is not None and not self._resumed.is_set():
+            on_pause()
         self._resumed.wait()
 
     def restart_clock(self) -> None:

@@ -55,10 +55,15 @@ def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: 
         take(CURATED, curated)
         if lr_bracket:
             take(BRACKET, BRACKET_TRIALS)
-    take("TPE" if algorithm == "tpe" else "random", left)
+    take(sampler_phase(algorithm), left)
     if confirm > 0:  # the confirmation rung: runs of the top configs with fresh seeds (bracket.session.confirm)
         plan.append((CONFIRM, int(confirm)))
     return plan
+
+
+def sampler_phase(algorithm: str) -> str:
+    """The sampler phase's label for a search with ``algorithm`` (``tpe`` or ``random``)."""
+    return "TPE" if algorithm == "tpe" else "random"
 
 
 def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "", *, rank: Any = None) -> Plan:
@@ -85,8 +90,8 @@ def plan_text(plan: Sequence[tuple[str, int]]) -> str:
 
 
 def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str, Any]],
-                  current_kind: str | None = None, skipped: Mapping[str, int] | None = None
-                  ) -> list[dict[str, Any]]:
+                  current_kind: str | None = None, skipped: Mapping[str, int] | None = None,
+                  algorithm: str = "tpe") -> list[dict[str, Any]]:
     """Each phase of ``plan`` with the configs already tried in it (from the session's stored
     search-stage configs: their ``kind``) and whether it is the phase in progress.
 
@@ -96,14 +101,15 @@ def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str
     (the bounds clamped it onto a config already tried) is the sampler's: the plan counts
     what happened (``LR bracket 1/1 ✓ · TPE 5/5``), and the session notes say why. So is a
     warm-start config the skip rule took out of the queue (``skipped``: how many of each kind,
-    :mod:`bracket.search.skip_rule`): ``curated 2/2 (1 skipped) ✓``."""
+    :mod:`bracket.search.skip_rule`): ``curated 2/2 (1 skipped) ✓``; a sampler phase added for
+    such slots is labelled by the session's ``algorithm``."""
     tried: dict[str, int] = {}
     busy: set[str] = set()
     for config in configs:
         tried[str(config.get("kind"))] = tried.get(str(config.get("kind")), 0) + 1
         if config.get("status") == "running":
             busy.add(str(config.get("kind")))
-    plan = _rebalanced(_without_skipped(plan, skipped or {}), tried, busy)
+    plan = _rebalanced(_without_skipped(plan, skipped or {}, algorithm), tried, busy)
     rows = []
     for phase, count in plan:
         kind = KIND_OF_PHASE.get(phase, "search" if phase in SAMPLER_PHASES else phase)
@@ -119,10 +125,10 @@ def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str
     return rows
 
 
-def _without_skipped(plan: Sequence[tuple[str, int]], skipped: Mapping[str, int]) -> Plan:
+def _without_skipped(plan: Sequence[tuple[str, int]], skipped: Mapping[str, int], algorithm: str = "tpe") -> Plan:
     """``plan`` with the skipped warm-start configs' slots given to the phases after them, as
-    the controller does: the LR bracket (up to its two configs), then the sampler (``TPE`` when
-    the budget had left it no phase)."""
+    the controller does: the LR bracket (up to its two configs), then the sampler (a phase of its
+    own, named by ``algorithm``, when the budget had left it none)."""
     spare = 0
     out: Plan = []
     for phase, count in plan:
@@ -138,7 +144,7 @@ def _without_skipped(plan: Sequence[tuple[str, int]], skipped: Mapping[str, int]
         out.append((phase, count))
     if spare:
         at = next((i for i, (p, _) in enumerate(out) if p == CONFIRM), len(out))
-        out.insert(at, ("TPE", spare))
+        out.insert(at, (sampler_phase(algorithm), spare))
     return out
 
 

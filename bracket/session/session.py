@@ -73,7 +73,8 @@ class Session:
     Callbacks are how the layers above act without the engine importing them (failures are
     logged): ``on_finish`` when a search finishes with no other worker left (the verdict);
     ``on_change`` right after each run's trainer started (the store settled till that run
-    ends), at a search's end, and on :meth:`changed` (the app after a rating).
+    ends), when a pause takes effect or the worker waits for others, when a judge's scores
+    land, at a search's end, and on :meth:`changed` (the app after a rating).
     """
 
     def __init__(self, parts: SessionParts, *, worker_id: str | None = None, gpu: str = "",
@@ -81,9 +82,7 @@ class Session:
                  on_finish: Sequence[FinishCallback] = ()) -> None:
         self.parts = parts
         self.store = parts.store
-        self.name = parts.name
-        self.folder = parts.folder
-        self.trainer = parts.trainer
+        self.name, self.folder, self.trainer = parts.name, parts.folder, parts.trainer
         self.settings: SearchSettings = parts.settings
         self.space = parts.space
         self.on_finish = list(on_finish)
@@ -96,9 +95,10 @@ class Session:
                                     worker_id=self.worker.worker_id, gpu=self.worker.gpu,
                                     stop_mode=self.control.stop_mode, on_started=self.changed)
         config = vlm_config(self.settings.vlm or {})
-        self.vlm = VlmScorer(self.store, self.name, config, self.settings.prompts()) if config else None
+        prompts = self.settings.prompts()
+        self.vlm = VlmScorer(self.store, self.name, config, prompts, self.changed) if config else None
         #: task metrics and the LLM-as-judge of text samples (the same judge server settings)
-        self.text_judges = TextJudges(self.store, self.name, config)
+        self.text_judges = TextJudges(self.store, self.name, config, on_scored=self.changed)
         self.pipeline = RunPipeline(parts, executor=self.executor, scoreboard=self.scoreboard, control=self.control,
                                     controller=self.controller, worker_id=self.worker.worker_id, vlm=self.vlm,
                                     text_judges=self.text_judges, on_phase=self._set_phase)
@@ -164,8 +164,7 @@ class Session:
         No other search, finals or promotion of the session runs meanwhile (a second one is
         refused with the lock's error); a stop that ended the last section is cleared first.
         The worker beats meanwhile, as in a search, with ``doing`` ("running finals") as its
-        status, so ``status`` and the other workers see it alive; it signs off at the end.
-        """
+        status, so ``status`` and the other workers see it alive; it signs off at the end."""
         self._lock.acquire()
         self.control.clear()
         try:
@@ -183,11 +182,9 @@ class Session:
         return self._done.wait(timeout)
 
     def stop(self, *, now: bool = True, everywhere: bool = True) -> None:
-        """Stop the search; ``now`` also kills the current run (its slot re-runs on resume).
-
+        """Stop the search; ``now`` also kills the current run (its slot re-runs on resume);
         ``everywhere`` records the request in the store, so every worker of a shared search
-        stops too; ``everywhere=False`` stops only this process (a worker's Ctrl-C).
-        """
+        stops too (``everywhere=False``: this process only, a worker's Ctrl-C)."""
         self.control.request_stop(now=now, everywhere=everywhere)
         if now:
             self.executor.stop_current("stopped by the user")
@@ -308,7 +305,7 @@ class Session:
     def _search_phase(self) -> None:
         control = self.control
         while not control.halted:
-            control.wait_while_paused()
+            control.wait_while_paused(self.changed)  # the view shows the run finished before the pause
             if control.stop_requested() or self.spent_runs() >= self.total_runs():
                 return
             self.worker.recover()
@@ -319,12 +316,14 @@ class Session:
                         continue
                     return
                 # the rest is being trained by other live workers: wait, to take over if one dies
-                self.phase = "waiting for other workers"
+                if self.phase != "waiting for other workers":  # the view shows our last run, once
+                    self.phase = "waiting for other workers"
+                    self.changed()
                 control.wait(WAIT_SECONDS)
                 continue
             config_row, seed_indices = work
             for seed_index in seed_indices:
-                control.wait_while_paused()  # a pause takes effect between runs, seeds included
+                control.wait_while_paused(self.changed)  # a pause takes effect between runs, seeds included
                 if control.stop_requested() or self.spent_runs() >= self.total_runs():
                     break
                 self.pipeline.train(config_row, seed_index)

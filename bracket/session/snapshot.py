@@ -100,7 +100,7 @@ def build_snapshot(session: Any) -> SessionSnapshot:
                  if r["stage"] == "search" and (r.get("seed_index") or 0) >= session.settings.seeds]
     phases = plan_progress(session.search_plan, [c for c in configs.values() if c.get("stage") == "search"] + confirmed,
                            live_config["kind"] if live_config and live_config.get("stage") == "search" else None,
-                           skipped=skipped_kinds(row.get("notes") or []))
+                           skipped=skipped_kinds(row.get("notes") or []), algorithm=session.settings.algorithm)
     workers = [dict(w, alive=session.worker.is_alive(w)) for w in store.workers(name)]
     return SessionSnapshot(
         name=name, preset_id=session.parts.preset.id,

@@ -23,6 +23,7 @@ import logging
 import random
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from bracket.judge.base import JudgeResult
@@ -50,11 +51,13 @@ def write_heldout(trainer: Any, run_dir: Path) -> Path | None:
 
 
 class TextJudges:
-    """Task metrics now, and the LLM-as-judge on a background thread, for each finished LLM run."""
+    """Task metrics now, and the LLM-as-judge on a background thread, for each finished LLM run;
+    ``on_scored`` is called (in that thread) once the judge's record of a run is stored."""
 
     def __init__(self, store: Store, session: str, config: JudgeServerConfig | None, *,
-                 pairs_per_run: int = DEFAULT_PAIRS_PER_RUN, rng: random.Random | None = None) -> None:
-        self.store, self.session = store, session
+                 pairs_per_run: int = DEFAULT_PAIRS_PER_RUN, rng: random.Random | None = None,
+                 on_scored: Callable[[], None] | None = None) -> None:
+        self.store, self.session, self.on_scored = store, session, on_scored
         self.judge = LlmJudge(config) if config is not None else None
         self.pairs_per_run = max(0, int(pairs_per_run))
         self._rng = rng or random.Random()
@@ -106,6 +109,8 @@ class TextJudges:
             log.warning("LLM judge failed on run %s: %s", run_id, self.judge.server.redact(str(error)))
             self._update(run_id, llm_judge=judge_record(JudgeResult.no_data(
                 self.judge.server.redact(f"LLM judge failed: {type(error).__name__}"))))
+        if self.on_scored is not None:
+            self.on_scored()
 
     def drain(self, timeout: float | None = None) -> None:
         """Wait for the queued judging (at the end of a session), then stop the thread."""

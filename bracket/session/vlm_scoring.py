@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from bracket import settings as app_settings
@@ -70,10 +71,12 @@ def sample_problem(path: Path) -> str | None:
 
 
 class VlmScorer:
-    """One background thread that scores finished runs with the VLM judge."""
+    """One background thread that scores finished runs with the VLM judge; ``on_scored`` is
+    called (in that thread) once each run's scores are all stored (``Session.changed``)."""
 
-    def __init__(self, store: Store, session: str, config: VlmConfig, prompts: list[SamplePrompt]) -> None:
-        self.store, self.session, self.prompts = store, session, prompts
+    def __init__(self, store: Store, session: str, config: VlmConfig, prompts: list[SamplePrompt],
+                 on_scored: Callable[[], None] | None = None) -> None:
+        self.store, self.session, self.prompts, self.on_scored = store, session, prompts, on_scored
         self.judge = VlmJudge(config)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bracket-vlm")
         self._futures: list[Future] = []
@@ -107,6 +110,8 @@ class VlmScorer:
         if per_step:
             judges["vlm_steps"] = per_step
             self.store.update_run(run_id, judges=judges)
+        if self.on_scored is not None:  # once per run, after its last write
+            self.on_scored()
 
     def drain(self, timeout: float | None = None) -> None:
         """Wait for the queued scoring (at the end of a session), then stop the thread."""

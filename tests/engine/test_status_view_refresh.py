@@ -1,5 +1,6 @@
 """The process that changes a store keeps ``status``'s view current (issue 24): a CLI search
-after each run's trainer started and at its end, the app after a rating or a pairwise choice;
+after each run's trainer started, when a pause takes effect, when a worker waits for others, when
+a judge's scores land, and at its end, the app after a rating or a pairwise choice;
 ``status`` then answers from the kept view (the full command is never reached), and what it
 answers equals a cold computation. A view that cannot be written never stops a search."""
 
@@ -115,3 +116,87 @@ def test_a_view_that_cannot_be_written_never_stops_a_search(capsys, demo_fields,
     assert len(warnings) == 1 and "status computes it when asked" in warnings[0].getMessage()
     assert cli.main(["status", str(folder)]) == 0  # computed, as without a view
     assert "2/2 runs spent" in capsys.readouterr().out
+
+
+def test_a_pause_and_a_late_judge_score_leave_the_view_current(capsys, demo_fields, runs_dir, tmp_path,
+                                                               monkeypatch):
+    import threading
+
+    from bracket.judge.base import JudgeResult
+    from bracket.session.config import SearchSettings
+    from bracket.session.session import Session
+
+    settings = SearchSettings(budget=2, steps=8, seeds=1, confirm=0,
+                              vlm={"enabled": True, "base_url": "http://127.0.0.1:9", "model": "fake"})
+    session = Session.create("demo-cpu", demo_fields, settings, out_dir=runs_dir)
+    release = threading.Event()
+
+    class LateJudge:  # the VLM cannot run here: its scores land when the test releases them
+        def score_run(self, pairs):
+            release.wait(60)
+            return JudgeResult(0.75)
+
+    assert session.vlm is not None
+    session.vlm.judge = LateJudge()
+    calls: list[bool] = []
+    told = threading.Condition()
+
+    def probe(s):  # after the refresher: counts the changes told, pauses at the first run's start
+        with told:
+            calls.append(_current(s.folder))
+            told.notify_all()
+        if len(calls) == 1:
+            s.pause()
+
+    def wait_for(count: int) -> None:
+        with told:
+            assert told.wait_for(lambda: len(calls) >= count, timeout=120), f"{len(calls)} changes told"
+
+    session.on_change += [status_refresh.ViewRefresher(), probe]
+    session.start()
+    try:
+        wait_for(2)  # the first run finished and was scored, then the pause took effect
+        assert calls == [True, True] and session.paused
+        after_pause = _status_from_kept_view(session.folder, capsys, monkeypatch)
+        assert after_pause == _cold(session.folder, capsys, tmp_path)
+        release.set()  # the judge's scores of that run land now, after the view was written
+        wait_for(3)
+        assert calls == [True, True, True]
+        time.sleep(0.2)  # nothing else is told while paused
+        assert len(calls) == 3
+        after_judge = _status_from_kept_view(session.folder, capsys, monkeypatch)
+        assert after_judge == _cold(session.folder, capsys, tmp_path) and after_judge != after_pause
+    finally:
+        release.set()
+        session.unpause()
+        assert session.wait(120)
+        judged = session.store.runs(session.name, with_series=False)[0]["judges"]["vlm"]
+        session.close()
+    assert judged["score"] == 0.75
+
+
+def test_a_worker_that_waits_for_other_workers_refreshes_the_view_once(demo_fields, runs_dir, monkeypatch):
+    from bracket.session import session as session_module
+    from bracket.session.config import SearchSettings
+    from bracket.session.session import Session
+
+    monkeypatch.setattr(session_module, "WAIT_SECONDS", 0.02)  # it looks again often: still told once
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=1, steps=8, seeds=1, confirm=0),
+                             out_dir=runs_dir)
+    # the budget's one config is being trained by another live worker: this one waits for it
+    session.store.heartbeat(session.name, "other-host:1", host="other-host", pid=1)
+    session.store.add_config(session.name, trial_number=0, kind="baseline", name="theirs", params={},
+                             worker="other-host:1")
+    calls: list[tuple[str, bool]] = []
+    session.on_change += [status_refresh.ViewRefresher(), lambda s: calls.append((s.phase, _current(s.folder)))]
+    session.start()
+    try:
+        deadline = time.monotonic() + 60
+        while session.phase != "waiting for other workers" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.5)  # ~25 more looks
+        assert calls == [("waiting for other workers", True)]
+    finally:
+        session.stop()
+        assert session.wait(60)
+        session.close()

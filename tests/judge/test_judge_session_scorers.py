@@ -81,11 +81,17 @@ def test_text_judges_score_runs_and_a_failing_server_never_fails_them(server, st
     write_answers(tmp_path / "bad", ["6", "Rome"])
     (tmp_path / "none").mkdir()
     good, bad, none = (add_run(store, tmp_path / n) for n in ("good", "bad", "none"))
+    told: list[int] = []  # on_scored (``Session.changed``): once per judged run, after its record is stored
+
+    def judged() -> None:
+        told.append(sum(1 for r in store.runs("s") if "llm_judge" in (r.get("judges") or {})))
+
     down = TextJudges(store, "s", JudgeServerConfig(server.url("down"), "m", api_key=API_KEY, max_retries=1,
-                                                    backoff_s=0.0, timeout_s=5))
+                                                    backoff_s=0.0, timeout_s=5), on_scored=judged)
     for run_id in (good, bad, none):
         down.after_run(run_id)
     down.drain(timeout=60)
+    assert told == [1, 2]  # a failed judging is recorded and told too; the run without answers is not judged
     scores = score_runs(store.runs("s"))
     assert scores[good].judges["task"] == pytest.approx(0.0) and scores[bad].judges["task"] == pytest.approx(1.0)
     assert "task" not in scores[none].details  # no held-out answers: no data, not a failure
