@@ -8,6 +8,7 @@
     python -m bench noise [--full]       # validation loss, confirmation rung, best step under diffusion noise
     python -m bench presets [--full]     # search over the real preset spaces (issue 19), in process
     python -m bench steer [--full]       # simulated raters: do ratings steer the search?
+    python -m bench.rater_ceiling RECORDS  # what the rater's own ratings allow at best (steering records)
 
 Options: ``--results DIR`` (default bench/results), ``--no-demo`` (skip the real demo
 search in the overhead benchmark), ``--workers N`` (parallel sessions for search

@@ -10,9 +10,9 @@ same seeds (``base_seed``, worker id, trainer noise):
   :class:`~bracket.app.manager.SessionManager` functions the Compare tab calls;
 * ``late``    — the same rater, but starting only after half the budget.
 
-Per session it records every config's kind, the rater's noise-free dislike of it, and the
-config the session itself would pick at the end (lowest current mean combined score). Reported,
-per taste over the repetitions:
+Per session it records every config's kind, the rater's noise-free dislike of it, the ratings
+the rater gave its runs, and the config the session itself would pick at the end (lowest
+current mean combined score). Reported, per taste over the repetitions:
 
 * **trials to the rater's optimum**: first trial whose config is within 5 % of the rater's
   optimum (a miss counts as budget + 1); median per mode and the ratio rated ÷ control
@@ -28,6 +28,9 @@ per taste over the repetitions:
   rater's preferred region (≤ 1.2x the rater's optimum), rated vs the control's proposals at
   the same trial numbers (the two sessions are identical up to the first rating).
 
+The figures are computed from the records by :mod:`bench.steering_summary` (re-exported here);
+what the rater's own ratings allow at best is :mod:`bench.rater_ceiling`.
+
 ``python -m bench steer`` runs the short plan; ``--full`` the long one.
 """
 
@@ -40,14 +43,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS_DIR, Plan, bench_fields, median, run_sessions, skip_python_probe, write_result
+from bench.common import RESULTS_DIR, Plan, bench_fields, run_sessions, skip_python_probe, write_result
 from bench.landscape_trainer import LANDSCAPE_ENV
 from bench.raters import TASTES, Rater
-
-MODES = ("control", "rated", "late")
-TARGET = 1.05
-PREFERRED = 1.2
-MOVE_WINDOW = 4
+from bench.steering_summary import (  # noqa: F401 (re-exported: the figures live there)
+    MODES, MOVE_WINDOW, PREFERRED, TARGET, pick_ratio, picked_params, proposals_after, summarise,
+    trials_to_target)
 
 
 SHORT = Plan(repetitions=2, budget=20)
@@ -270,8 +271,12 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     best = rater.best if rater else TASTES[taste_name].optimum(steps)[0]
     taste_of = {c["id"]: taste.value(c["params"], steps) / best for c in configs}
     picks = {rule: taste_of.get(config_id) for rule, config_id in pick_rules(runs, scores, values).items()}
+    config_of = {r["id"]: r.get("config_id") for r in runs}
+    given: dict[int, list[float]] = {}
+    for item in session.store.ratings(name):
+        given.setdefault(config_of.get(item["run_id"]), []).append(item["value"])
     trials = [{"kind": c["kind"], "params": c["params"], "taste": taste_of[c["id"]],
-               "picked": c["id"] == picked_id} for c in configs]
+               "picked": c["id"] == picked_id, "ratings": given.get(c["id"], [])} for c in configs]
     manager.close()
     session.close()
     shutil.rmtree(runs_dir / name, ignore_errors=True)
@@ -303,89 +308,6 @@ def pick_rules(runs: list[dict[str, Any]], scores: dict[int, Any], values: dict[
     for z in (1, 2):
         out[f"cautious{z}"] = min(values, key=lambda c: (values[c] + z * unsure.get(c, 0.0), c))
     out["rated"] = min(rated, key=lambda c: (values[c], c)) if rated else out["mean"]
-    return out
-
-
-def trials_to_target(record: dict[str, Any]) -> int:
-    hit = next((i + 1 for i, t in enumerate(record["trials"]) if t["taste"] <= TARGET), None)
-    return hit if hit is not None else record["budget"] + 1
-
-
-def pick_ratio(record: dict[str, Any]) -> float:
-    return next((t["taste"] for t in record["trials"] if t["picked"]), float("inf"))
-
-
-def picked_params(record: dict[str, Any]) -> dict[str, Any] | None:
-    return next((t["params"] for t in record["trials"] if t["picked"]), None)
-
-
-def proposals_after(record: dict[str, Any], trial: int, k: int = MOVE_WINDOW) -> list[int]:
-    """Indices of the first ``k`` sampler proposals (kind 'search') from trial ``trial`` on."""
-    return [i for i, t in enumerate(record["trials"]) if i + 1 >= trial and t["kind"] == "search"][:k]
-
-
-def _moved(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, float] | None:
-    """Share of the k sampler proposals after the first rating in the rater's preferred region,
-    in the rated session and in the control at the same trial numbers."""
-    control: list[bool] = []
-    rated: list[bool] = []
-    for c, r in pairs:
-        if not r["first_rating_trial"]:
-            continue
-        for i in proposals_after(r, r["first_rating_trial"]):
-            if i < len(c["trials"]):
-                rated.append(r["trials"][i]["taste"] <= PREFERRED)
-                control.append(c["trials"][i]["taste"] <= PREFERRED)
-    if not rated:
-        return None
-    return {"control": sum(control) / len(control), "rated": sum(rated) / len(rated), "proposals": len(rated)}
-
-
-def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per taste: the figures of the module docstring."""
-    out: dict[str, Any] = {}
-    for taste_name in TASTES:
-        mine = {(r["mode"], r["repetition"]): r for r in records if r["taste"] == taste_name}
-        if not mine:
-            continue
-        reps = sorted({rep for _, rep in mine})
-        row: dict[str, Any] = {"repetitions": len(reps), "loss_landscape": TASTES[taste_name].loss_landscape,
-                               "description": TASTES[taste_name].description,
-                               "optimum_params": TASTES[taste_name].optimum()[1]}
-        modes = sorted({m for m, _ in mine}, key=lambda m: (MODES.index(m.partition("@")[0]), m))
-        row["modes"] = modes
-        for mode in modes:
-            got = [mine[(mode, rep)] for rep in reps if (mode, rep) in mine]
-            if not got:
-                continue
-            row[mode] = {
-                "median_trials_to_target": median([trials_to_target(r) for r in got]),
-                "reached": sum(trials_to_target(r) <= r["budget"] for r in got),
-                "pick_within_5pct": sum(pick_ratio(r) <= TARGET for r in got) / len(got),
-                "median_pick_ratio": median([pick_ratio(r) for r in got]),
-                "pick_rules_within_5pct": {rule: sum((r.get("picks") or {}).get(rule, float("inf")) <= TARGET
-                                                     for r in got) / len(got)
-                                           for rule in sorted({k for r in got for k in r.get("picks") or {}})},
-                "best_trained_within_5pct": (sum(min(t["taste"] for t in r["trials"]) <= TARGET for r in got)
-                                             / len(got)),
-                "ratings_per_session": sum(r["ratings"] for r in got) / len(got),
-                "pairs_per_session": sum(r["pairs"] for r in got) / len(got),
-                "mean_session_seconds": sum(r["seconds"] for r in got) / len(got),
-            }
-        for mode in modes[1:]:
-            pairs = [(mine[("control", rep)], mine[(mode, rep)]) for rep in reps
-                     if ("control", rep) in mine and (mode, rep) in mine]
-            if not pairs:
-                continue
-            row[f"{mode}_vs_control"] = {
-                "trials_ratio": (median([trials_to_target(r) for _, r in pairs])
-                                 / median([trials_to_target(c) for c, _ in pairs])),
-                "pick_changed": sum(picked_params(c) != picked_params(r) for c, r in pairs) / len(pairs),
-                "pick_better": sum(pick_ratio(r) < pick_ratio(c) for c, r in pairs) / len(pairs),
-                "pick_worse": sum(pick_ratio(r) > pick_ratio(c) for c, r in pairs) / len(pairs),
-                "preferred_share_next_proposals": _moved(pairs),
-            }
-        out[taste_name] = row
     return out
 
 

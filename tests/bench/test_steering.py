@@ -47,6 +47,9 @@ def test_a_rated_session_rates_through_the_manager_and_is_summarised(tmp_path):
     first = rated["first_rating_trial"]
     assert [t["params"] for t in rated["trials"][:first - 1]] == [t["params"] for t in control["trials"][:first - 1]]
     assert sum(t["picked"] for t in rated["trials"]) == 1
+    # every rating the rater gave is kept on its config (the rating ceiling picks from them)
+    assert sum(len(t["ratings"]) for t in rated["trials"]) == rated["ratings"]
+    assert not any(t["ratings"] for t in control["trials"])
     summary = summarise([control, rated])["softer"]
     assert summary["modes"] == ["control", "rated"]
     assert summary["rated"]["median_trials_to_target"] == trials_to_target(rated) <= 6
