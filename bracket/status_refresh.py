@@ -27,6 +27,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from bracket.cli_text import best_step_lines, results_table, run_figures, winner_lines
+from bracket.errors import disk_full_error
 from bracket.session.change_memo import gc_paused, stored_rows
 from bracket.standings import standings
 from bracket.status_view import standings_view
@@ -109,7 +110,9 @@ class ViewRefresher:
                 with self._building, gc_paused():
                     standings_view(session, lambda: build_view(session), quiet=False)
         except Exception as exc:  # noqa: BLE001 - the view is a cache: status rebuilds it when stale
-            if not self.failed:  # one line, no traceback: a full disk is the person's to fix, not a crash
+            if disk_full_error(exc) is not None:  # the search's own error line says the disk is full
+                log.debug("status view not kept: the disk is full", exc_info=True)
+            elif not self.failed:  # one line, no traceback: the view is a cache, not the search
                 self.failed = True
                 log.warning("could not keep the status view of %s current (%s: %s); status computes it "
                             "when asked", session.name, type(exc).__name__, exc)
