@@ -249,7 +249,9 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     rater = None if mode == "control" else Rater(
         taste, seed=repetition, steps=steps, start_trial=1 if mode == "rated" else budget // 2 + 1)
     events: list[dict[str, Any]] = []
-    manager = SessionManager(runs_dir)  # its snapshot is cached 0.5 s, as in the app
+    # no snapshot cache: a person never rates within the app's 0.5 s of a run ending, and a
+    # cached view made what the rater saw depend on the machine's load (runs K vs M, §4)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
     if rater is not None:
         manager.open(session.folder)  # the app's holder, over the same store the search writes
         original = session._next_config
