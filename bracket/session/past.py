@@ -22,7 +22,6 @@ runs), so only the order is carried over, and the Setup list shows the winner's 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from typing import Any
 from bracket.errors import BracketError
 from bracket.search.configs import NamedConfig
 from bracket.search.types import PAST_PREFIX
-from bracket.session.folder import SESSION_FILE
+from bracket.session.folder import SESSION_FILE, read_session_file
 from bracket.session.store import Store, sqlite_url
 
 #: configs taken from each earlier session
@@ -84,7 +83,10 @@ def _read(folder: Path, rank: Ranking | None = None) -> tuple[PastSession, list[
     if not (folder / SESSION_FILE).is_file() or not db.is_file():
         raise BracketError(f"--warm-start-from {folder}: not a local Bracket session folder (no {SESSION_FILE} "
                            "and bracket.db); give the folder of an earlier session.")
-    name = json.loads((folder / SESSION_FILE).read_text(encoding="utf-8")).get("name", "")
+    try:
+        name = read_session_file(folder)["name"]
+    except BracketError as error:  # not JSON, not an object, no name: one line, never a traceback
+        raise BracketError(f"--warm-start-from {folder}: {error}") from None
     store = Store.open(sqlite_url(db), create=False)
     try:
         row = store.get_session(name)

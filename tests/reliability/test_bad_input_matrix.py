@@ -353,3 +353,18 @@ def test_presets_into_a_closed_pipe_ends_quietly():
     finally:
         os.close(write)
     assert done.stderr == "" and done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("text", ["not json {", "[1, 2]", '{"preset_id": "demo-cpu"}'])
+def test_warm_start_from_a_damaged_session_file_is_one_error_line(text, capsys, fast_fields, runs_dir, tmp_path,
+                                                                    argv_log):
+    """Seen in review: a session.json that is not JSON (or not an object) beside a bracket.db
+    gave a traceback (JSONDecodeError, AttributeError) instead of an ``error:`` line."""
+    past = _folder(tmp_path, "damaged-past")
+    (past / "session.json").write_text(text, encoding="utf-8")
+    (past / "bracket.db").write_bytes(b"")
+    case = Case("damaged past", "", cli_extra=("--warm-start-from", str(past)))
+    code, err = _run_cli(capsys, _cli_command(case, fast_fields, runs_dir, tmp_path))
+    assert code == 2 and err.startswith("error: --warm-start-from ") and len(err.strip().splitlines()) == 1, err
+    assert "session.json" in err and "damaged" in err and "Traceback" not in err
+    assert launches(argv_log) == [] and list(runs_dir.iterdir()) == []
