@@ -138,6 +138,8 @@ CASES = [
          settings={"storage": "postgresql+psycopg://bracket:hunter2@127.0.0.1:1/bracket"}),
     Case("unknown --set field", "Unknown field(s) colour", lambda t: {"colour": "red"}, ui=False),
     Case("--set without =", "is malformed; write FIELD=VALUE", cli_extra=("--set", "dataset"), ui=False),
+    Case("--bound without =", "write KNOB=MIN:MAX or KNOB=A,B (e.g. --bound learning_rate=1e-5:1e-3)",
+         cli_extra=("--bound", "learning_rate"), ui=False),  # it said "e.g. --bound dataset=/data/set"
     Case("timeout 0", "trial timeout must be a positive", settings={"timeout": 0}, ui=False),
     Case("weights not a number", "must be a number", cli_extra=("--weights", "loss=lots"), ui=False),
     Case("output folder is a file", "is not writable", settings={"out_is_file": True}, ui=False),
