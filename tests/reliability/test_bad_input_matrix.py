@@ -133,6 +133,8 @@ CASES = [
          weights={**DEFAULT_WEIGHTS, "loss": 0.0, "human": 0.0}),  # vlm without a server, LLM judges
     Case("session name escapes the runs folder", "may only use letters", settings={"name": "../escape"}),
     Case("session name with shell characters", "may only use letters", settings={"name": "x; rm -rf ~"}),
+    Case("session name starting with a dot", "start with a letter or digit", settings={"name": ".hidden"}),
+    Case("session name too long", "at most 121 characters", settings={"name": "n" * 200}),
     Case("storage URL malformed", "is malformed", settings={"storage": "not a url"}),
     Case("storage URL unreachable", "Cannot open the store",
          settings={"storage": "postgresql+psycopg://bracket:hunter2@127.0.0.1:1/bracket"}),
