@@ -63,7 +63,9 @@ class PastSession:
         date = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.created_at))
         best = (f"winner {self.winner}" + (f", {self.figure}" if self.figure else "")) if self.winner \
             else "no finished config"
-        return f"{self.name} ({date}, {self.runs} runs, {self.configs} configs, {best})"
+        runs, configs = (f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((self.runs, "run"),
+                                                                             (self.configs, "config")))
+        return f"{self.name} ({date}, {runs}, {configs}, {best})"
 
 
 def short_name(session: str) -> str:
