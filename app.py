@@ -30,9 +30,28 @@ MANAGER: SessionManager | None = None
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one clear line, exit 2 (as `python -m bracket`)
+        self.exit(2, f"error: {message} (see `python app.py --help`)\n")
+
+
+class AppError(Exception):
+    """A mistake in how the app was started: one ``error:`` line, exit 2."""
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 65535, got {text!r}")
+    return port
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python app.py", description="Bracket web app")
-    parser.add_argument("--port", type=int, default=7860, help="port to listen on (default 7860)")
+    parser = _Parser(prog="python app.py", description="Bracket web app")
+    parser.add_argument("--port", type=_port, default=7860, help="port to listen on (default 7860)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on; anything but 127.0.0.1 needs --auth (default 127.0.0.1)")
     parser.add_argument("--share", action="store_true", help="create a public gradio.live link (needs --auth)")
@@ -48,7 +67,7 @@ def parse_auth(text: str) -> tuple[str, str] | None:
         return None
     user, sep, password = text.partition(":")
     if not sep or not user or not password:
-        raise SystemExit("--auth / BRACKET_AUTH must be user:password with both parts non-empty.")
+        raise AppError("--auth / BRACKET_AUTH must be user:password with both parts non-empty.")
     return user, password
 
 
@@ -71,14 +90,20 @@ def startup_gc() -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _serve(parse_args(argv))
+    except AppError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _serve(args: argparse.Namespace) -> int:
     global MANAGER
-    args = parse_args(argv)
     auth = parse_auth(args.auth or app_settings.env("BRACKET_AUTH"))
     exposed = args.share or args.host not in LOCAL_HOSTS
     if exposed and auth is None:
-        print("Refusing to listen beyond this machine without a login: add --auth user:password "
-              "(or set BRACKET_AUTH in .env).", file=sys.stderr)
-        return 2
+        raise AppError("refusing to listen beyond this machine without a login: add --auth user:password "
+                       "(or set BRACKET_AUTH in .env).")
     if exposed:
         where = "a public gradio.live link" if args.share else f"address {args.host}"
         print(f"WARNING: the app is reachable through {where}; anyone with the login can start trainer runs "
@@ -99,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             demo.launch(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
                         prevent_thread_lock=True, **launch_options(runs_dir, policy))
+        except OSError as error:  # Gradio's "Cannot find empty port in range: N-N" and the like
+            MANAGER.close()
+            raise AppError(f"cannot serve on {args.host}:{args.port}: the port is in use (another app running?) "
+                           f"or not allowed ({str(error).split('. ')[0]}); pass a free one, e.g. "
+                           f"--port {args.port + 1 if args.port < 65535 else 7860}.") from None
         except BaseException:
             MANAGER.close()
             raise

@@ -20,13 +20,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} (see `python -m bracket {self.prog.split()[-1]} --help`)\n")
 
 
+#: how each ``NAME=VALUE`` flag is written, for the message when one is malformed
+_ASSIGNMENT_FORMS = {"--set": ("FIELD=VALUE", "dataset=/data/set"),
+                     "--bound": ("KNOB=MIN:MAX or KNOB=A,B", "learning_rate=1e-5:1e-3")}
+
+
 def parse_assignments(pairs: Sequence[str], what: str = "--set") -> dict[str, str]:
     """``["a=1", "b=x=y"]`` → ``{"a": "1", "b": "x=y"}``; a pair without ``=`` raises."""
+    form, example = _ASSIGNMENT_FORMS.get(what, _ASSIGNMENT_FORMS["--set"])
     values: dict[str, str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
-            raise BracketError(f"{what} {pair!r} is malformed; write FIELD=VALUE (e.g. {what} dataset=/data/set).")
+            raise BracketError(f"{what} {pair!r} is malformed; write {form} (e.g. {what} {example}).")
         values[name.strip()] = value
     return values
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from bracket.app.forms import judge_server_settings, parse_bounds
 from bracket.cli_args import parse_assignments, prompts_argument
@@ -205,11 +206,25 @@ def cmd_finals(args: argparse.Namespace) -> int:
     return 0 if any(r["status"] == "done" for r in finals) else 1
 
 
+def _folder_argument(path: Path | str | None, what: str) -> None:
+    """Refuse, in one line, a folder argument that names a file or lies inside one (the folder
+    itself is made when it is missing)."""
+    if path is None:
+        return
+    for part in (Path(path), *Path(path).parents):
+        if part.exists():
+            if not part.is_dir():
+                raise BracketError(f"{what} {path}: {part} is a file, not a folder; give a folder "
+                                   "(it is made when missing).")
+            return
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from bracket.report import write_report
 
     from bracket.standings.study_sync import record_verdict
 
+    _folder_argument(args.out, "--out")
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
         files = write_report(session, args.out)
@@ -232,6 +247,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from bracket.export import export_run
 
+    _folder_argument(args.out, "--out")
     session = Session.open(args.path, storage_url=args.storage, validate=False)
     try:
         result = export_run(session, run_id=args.run, steps=args.steps, out=args.out)
@@ -300,6 +316,7 @@ def cmd_demo_data(args: argparse.Namespace) -> int:
 
     if args.count <= 0:
         raise BracketError("--count must be at least 1.")
+    _folder_argument(args.path, "demo-data")
     toml = make_demo_dataset(args.path, count=args.count)
     print(f"demo dataset written: {toml}")
     return 0

@@ -101,7 +101,8 @@ class SearchSettings:
     def plan(self) -> str:
         """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation rung
         ``"budget 24 = search 18 (18 configs × 1 seed) + confirm 6"``."""
-        seeds = f"{self.n_configs} configs × {self.seeds} seed{'s' if self.seeds > 1 else ''}"
+        seeds = (f"{self.n_configs} config{'s' if self.n_configs != 1 else ''} × "
+                 f"{self.seeds} seed{'s' if self.seeds > 1 else ''}")
         if self.confirm_runs:
             return f"budget {self.budget} = search {self.n_configs * self.seeds} ({seeds}) + confirm {self.confirm_runs}"
         text = f"budget {self.budget} = {seeds}"

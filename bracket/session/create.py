@@ -171,7 +171,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     runs_dir = Path(out_dir) if out_dir else app_settings.get_settings().runs_dir
     name = name or f"{preset_id}-{time.strftime('%Y%m%d-%H%M%S')}"
     if not _NAME.match(name):
-        raise BracketError(f"Session name {name!r} may only use letters, digits, '.', '_' and '-'.")
+        raise BracketError(f"Session name {name!r} may only use letters, digits, '.', '_' and '-', must start with "
+                           "a letter or digit and be at most 121 characters long.")
     folder = runs_dir / name
     if (folder / SESSION_FILE).exists():
         raise BracketError(f"Session {folder} already exists; resume it with `python -m bracket resume {folder}` "

@@ -22,7 +22,6 @@ runs), so only the order is carried over, and the Setup list shows the winner's 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from typing import Any
 from bracket.errors import BracketError
 from bracket.search.configs import NamedConfig
 from bracket.search.types import PAST_PREFIX
-from bracket.session.folder import SESSION_FILE
+from bracket.session.folder import SESSION_FILE, read_session_file
 from bracket.session.store import Store, sqlite_url
 
 #: configs taken from each earlier session
@@ -64,7 +63,9 @@ class PastSession:
         date = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.created_at))
         best = (f"winner {self.winner}" + (f", {self.figure}" if self.figure else "")) if self.winner \
             else "no finished config"
-        return f"{self.name} ({date}, {self.runs} runs, {self.configs} configs, {best})"
+        runs, configs = (f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((self.runs, "run"),
+                                                                             (self.configs, "config")))
+        return f"{self.name} ({date}, {runs}, {configs}, {best})"
 
 
 def short_name(session: str) -> str:
@@ -84,7 +85,10 @@ def _read(folder: Path, rank: Ranking | None = None) -> tuple[PastSession, list[
     if not (folder / SESSION_FILE).is_file() or not db.is_file():
         raise BracketError(f"--warm-start-from {folder}: not a local Bracket session folder (no {SESSION_FILE} "
                            "and bracket.db); give the folder of an earlier session.")
-    name = json.loads((folder / SESSION_FILE).read_text(encoding="utf-8")).get("name", "")
+    try:
+        name = read_session_file(folder)["name"]
+    except BracketError as error:  # not JSON, not an object, no name: one line, never a traceback
+        raise BracketError(f"--warm-start-from {folder}: {error}") from None
     store = Store.open(sqlite_url(db), create=False)
     try:
         row = store.get_session(name)

@@ -85,6 +85,9 @@ def test_doctor_reports_for_every_preset(preset, tmp_path, capsys, quiet_machine
         assert code == 0, text
         assert "[ok] parser check: the trainer's parser accepts the baseline command" in text
         assert "[ok] dataset:" in text or "[warn] dataset:" in text  # warn: 2 images, batches up to 4
+        # `presets` prints needs_pre_cache as its pre-cache column: it must say what the adapter does
+        # (it said "no" for SDXL and FLUX.1, which pre-cache with sd-scripts' tools)
+        assert preset.needs_pre_cache == ("pre-cache parser check" in text), text
         if preset.needs_pre_cache:
             assert "[ok] pre-cache parser check" in text and text.count("the trainer's parser accepts") >= 2
 

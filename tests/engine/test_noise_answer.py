@@ -77,6 +77,8 @@ def test_small_dataset_keeps_training_loss_and_says_so(tmp_path, runs_dir):
 def test_plan_and_automatic_share():
     assert SearchSettings(budget=24).plan() == "budget 24 = search 18 (18 configs × 1 seed) + confirm 6"
     assert SearchSettings(budget=4).plan() == "budget 4 = 4 configs × 1 seed"  # too small for a rung
+    assert SearchSettings(budget=1).plan() == "budget 1 = 1 config × 1 seed"  # it said "1 configs"
+    assert SearchSettings(budget=3, seeds=2).plan() == "budget 3 = 1 config × 2 seeds (1 run left over)"
     assert SearchSettings(budget=24, confirm=0).confirm_runs == 0
     assert SearchSettings(budget=17, seeds=2, confirm=4).plan() == \
         "budget 17 = search 12 (6 configs × 2 seeds) + confirm 5"

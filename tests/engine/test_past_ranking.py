@@ -7,7 +7,7 @@ from __future__ import annotations
 from bracket.app.forms import plan_text
 from bracket.search.types import PAST_PREFIX
 from bracket.session.config import SearchSettings
-from bracket.session.past import past_configs, past_sessions, short_name
+from bracket.session.past import PastSession, past_configs, past_sessions, short_name
 from bracket.session.plan import plan_text as plan_phases
 from bracket.session.session import Session
 from bracket.standings import past_ranking, standings
@@ -74,6 +74,13 @@ def test_past_config_names_stay_apart_in_the_cli_tables():
     names = [f"{PAST_PREFIX}1-{short_name(s)}" for s in ("demo-cpu-20261130-101500", "demo-cpu-20261130-121501")]
     assert names[0][:18] != names[1][:18] and all(len(n) <= 18 for n in names)
     assert short_name("first") == "first"
+
+
+def test_a_past_session_of_one_run_says_run_and_config_in_the_singular(tmp_path):
+    one = PastSession(tmp_path, "w2", "demo-cpu", 0.0, 0.5, 1, "baseline", "val loss 0.7", runs=1)
+    assert "1 run, 1 config, winner baseline" in one.label  # it said "1 runs, 1 configs"
+    two = PastSession(tmp_path, "w3", "demo-cpu", 0.0, 0.5, 2, "sgd", "", runs=4)
+    assert "4 runs, 2 configs, winner sgd" in two.label
 
 
 def test_the_past_ranking_reads_the_kept_status_view_while_it_is_current(demo_fields, runs_dir, monkeypatch):

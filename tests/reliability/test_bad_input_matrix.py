@@ -133,11 +133,15 @@ CASES = [
          weights={**DEFAULT_WEIGHTS, "loss": 0.0, "human": 0.0}),  # vlm without a server, LLM judges
     Case("session name escapes the runs folder", "may only use letters", settings={"name": "../escape"}),
     Case("session name with shell characters", "may only use letters", settings={"name": "x; rm -rf ~"}),
+    Case("session name starting with a dot", "start with a letter or digit", settings={"name": ".hidden"}),
+    Case("session name too long", "at most 121 characters", settings={"name": "n" * 200}),
     Case("storage URL malformed", "is malformed", settings={"storage": "not a url"}),
     Case("storage URL unreachable", "Cannot open the store",
          settings={"storage": "postgresql+psycopg://bracket:hunter2@127.0.0.1:1/bracket"}),
     Case("unknown --set field", "Unknown field(s) colour", lambda t: {"colour": "red"}, ui=False),
     Case("--set without =", "is malformed; write FIELD=VALUE", cli_extra=("--set", "dataset"), ui=False),
+    Case("--bound without =", "write KNOB=MIN:MAX or KNOB=A,B (e.g. --bound learning_rate=1e-5:1e-3)",
+         cli_extra=("--bound", "learning_rate"), ui=False),  # it said "e.g. --bound dataset=/data/set"
     Case("timeout 0", "trial timeout must be a positive", settings={"timeout": 0}, ui=False),
     Case("weights not a number", "must be a number", cli_extra=("--weights", "loss=lots"), ui=False),
     Case("output folder is a file", "is not writable", settings={"out_is_file": True}, ui=False),
@@ -353,3 +357,18 @@ def test_presets_into_a_closed_pipe_ends_quietly():
     finally:
         os.close(write)
     assert done.stderr == "" and done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("text", ["not json {", "[1, 2]", '{"preset_id": "demo-cpu"}'])
+def test_warm_start_from_a_damaged_session_file_is_one_error_line(text, capsys, fast_fields, runs_dir, tmp_path,
+                                                                    argv_log):
+    """Seen in review: a session.json that is not JSON (or not an object) beside a bracket.db
+    gave a traceback (JSONDecodeError, AttributeError) instead of an ``error:`` line."""
+    past = _folder(tmp_path, "damaged-past")
+    (past / "session.json").write_text(text, encoding="utf-8")
+    (past / "bracket.db").write_bytes(b"")
+    case = Case("damaged past", "", cli_extra=("--warm-start-from", str(past)))
+    code, err = _run_cli(capsys, _cli_command(case, fast_fields, runs_dir, tmp_path))
+    assert code == 2 and err.startswith("error: --warm-start-from ") and len(err.strip().splitlines()) == 1, err
+    assert "session.json" in err and "damaged" in err and "Traceback" not in err
+    assert launches(argv_log) == [] and list(runs_dir.iterdir()) == []

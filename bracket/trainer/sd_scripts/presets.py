@@ -154,12 +154,12 @@ PRESETS = (
         "sdxl-lora", "SDXL", "LoRA", "SDXL LoRA (sd-scripts)", SdxlLoRA, SDXL_FIELDS,
         notes="U-Net LoRA (networks.lora) with cached text-encoder outputs; two TE rates would be "
         "--text_encoder_lr a b (nargs), not --text_encoder_lr1/2.",
-        trainer_script="sdxl_train_network.py",
+        trainer_script="sdxl_train_network.py", needs_pre_cache=True,  # tools/cache_*.py, once per session
     ),
     ModelPreset(
         "sdxl-full", "SDXL", "Full FT", "SDXL full fine-tune (sd-scripts)", SdxlFull, SDXL_FIELDS,
         notes="U-Net fine-tune; Adafactor runs with --fused_backward_pass (and --full_bf16 at 24 GB or less).",
-        trainer_script="sdxl_train.py",
+        trainer_script="sdxl_train.py", needs_pre_cache=True,  # tools/cache_*.py, once per session
     ),
     ModelPreset(
         "sd35-lora", "SD3.5", "LoRA", "SD3.5 LoRA (sd-scripts)", Sd35LoRA, SD35_FIELDS,
@@ -176,12 +176,12 @@ PRESETS = (
         "flux1-lora", "FLUX.1", "LoRA", "FLUX.1 LoRA (sd-scripts)", Flux1LoRA, FLUX1_FIELDS,
         notes="networks.lora_flux; needs DiT, CLIP-L, T5-XXL and AE (--ae); dev and schnell; "
         "searches timestep sampling and flow shift.",
-        trainer_script="flux_train_network.py",
+        trainer_script="flux_train_network.py", needs_pre_cache=True,  # tools/cache_*.py, once per session
     ),
     ModelPreset(
         "flux1-full", "FLUX.1", "Full FT", "FLUX.1 full fine-tune (sd-scripts)", Flux1Full, FLUX1_FIELDS,
         notes="The README recipe: Adafactor, --fused_backward_pass, --full_bf16, blocks swapped at 24 GB or less.",
-        trainer_script="flux_train.py",
+        trainer_script="flux_train.py", needs_pre_cache=True,  # tools/cache_*.py, once per session
     ),
     ModelPreset(
         "lumina-lora", "Lumina", "LoRA", "Lumina-Image 2.0 LoRA (sd-scripts)", LuminaLoRA, LUMINA_FIELDS,
