@@ -19,9 +19,10 @@ Each taste disagrees with the loss differently:
 :class:`Rater` turns the taste into what a person does in the Compare tab, through the
 app's own functions (:class:`bracket.app.manager.SessionManager`: ``rate_next``,
 ``rate``, ``next_pairs``, ``compare``): after some trials it looks at what "Next unrated"
-shows and rates a few of them (1–10, rounded, with noise; a rated run the app offers again,
-a tied leader, gets a fresh rating), sometimes skips a round (late), and now and then makes
-a blind pairwise choice (a logistic choice on the taste difference).
+shows and rates a few of them (1–10, rounded, with noise; a rated run offered again with a
+why, a tied leader in the ``@again`` experiment of :mod:`bench.tied_leaders`, gets a fresh
+rating), sometimes skips a round (late), and now and then makes a blind pairwise choice (a
+logistic choice on the taste difference).
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ class Rater:
     ``act(manager, trial)`` is called before each new configuration is proposed. From
     ``start_trial`` on, with probability ``p_round`` the rater opens "Next unrated" and rates
     the first ``per_round`` runs it shows (1-10, Gaussian ``noise``, rounded) — a rated run
-    only when the app asks for it again (a why line: tied leaders), with noise from a second
+    only when it is offered again with a why line (tied leaders, :mod:`bench.tied_leaders`;
+    the app itself never asks while unrated runs remain), with noise from a second
     generator so that the other draws stay those of a session without re-offers; with
     probability ``p_pair`` it also makes one blind pairwise choice from "Next pair".
     """
@@ -145,7 +147,7 @@ class Rater:
         ids, why = manager.rate_next(4)
         for run_id in ids[: self.per_round]:
             again = run_id in {r["run_id"] for r in manager.ratings()}
-            if (again and not why) or run_id not in params:  # no why: the best rated again, not asked for
+            if (again and not why) or run_id not in params:  # no why: every run rated, the best shown again
                 continue
             rng = self.again_rng if again else self.rng
             value = self.taste.rating(params[run_id], self.best, rng, self.noise, self.steps)

@@ -74,14 +74,14 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     optimistic score, :func:`bench.rating_experiments.patch_optimist_order`), ``<mode>@focus[=PRIOR]`` (an experiment: a
     narrower TPE once rated, :func:`~bench.rating_experiments.patch_focused_tpe`), ``<mode>@gp`` (an experiment: Optuna's
     GPSampler once rated, :func:`~bench.rating_experiments.patch_gp_when_rated`),
-    ``<mode>@noagain`` ("Next unrated" never offers a rated run with a why, the rule before tied
-    leaders were offered again: ``bracket.judge.tied.RERATE_CAP`` = 1),
+    ``<mode>@again`` (an experiment, not in the app: "Next unrated" offers tied rated leaders one
+    more rating, :mod:`bench.tied_leaders`),
     ``<mode>@flatbt`` (Bradley-Terry with the old near-flat prior, alpha 0.1), ``<mode>@noanchor``
     (pairwise scores averaged with ratings as they are, not laid on the rating scale): patch those
     defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
-    from bench import near_favourite, rated_region
+    from bench import near_favourite, rated_region, tied_leaders
     from bench.rating_experiments import patch_focused_tpe, patch_gp_when_rated, patch_optimist_order
-    from bracket.judge import combine, human, informative, neighbours, tied
+    from bracket.judge import combine, human, informative, neighbours
     from bracket.search import controller
     from bracket.session import scoring
 
@@ -102,10 +102,9 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     patch_optimist_order(undo=True)
     patch_focused_tpe(undo=True)
     patch_gp_when_rated(undo=True)
+    tied_leaders.patch(undo=True)
     _ORIGINAL.setdefault("novelty", informative.NOVELTY_RADIUS)
     informative.NOVELTY_RADIUS = _ORIGINAL["novelty"]
-    _ORIGINAL.setdefault("rerate_cap", tied.RERATE_CAP)
-    tied.RERATE_CAP = _ORIGINAL["rerate_cap"]
     controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
     near_defaults, human_defaults = neighbours.neighbour_estimates.__kwdefaults__, human.score_human.__kwdefaults__
     _ORIGINAL.setdefault("scale", near_defaults["scale"])
@@ -149,8 +148,8 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
             patch_gp_when_rated()
         elif key == "focus":
             patch_focused_tpe(float(value) if value else 0.2)
-        elif key == "noagain":
-            tied.RERATE_CAP = 1
+        elif key == "again":
+            tied_leaders.patch()
         elif key == "noanchor":
             scoring.rating_part = lambda _results: {}
         else:
@@ -295,7 +294,8 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     return {"taste": taste_name, "mode": label, "repetition": repetition, "status": status, "budget": budget,
             "seconds": time.time() - started, "trials": trials, "events": events,
             "first_rating_trial": rater.first_rating_trial if rater else None,
-            "ratings": rater.ratings if rater else 0, "ratings_again": rater.again if rater else 0, "pairs": rater.pairs if rater else 0, "picks": picks,
+            "ratings": rater.ratings if rater else 0, "ratings_again": rater.again if rater else 0,
+            "pairs": rater.pairs if rater else 0, "picks": picks,
             "region_draws": [taste.value(p, steps) / best for p in rated_region.FIRED]}
 
 

@@ -204,7 +204,7 @@ def next_unrated(manager: SessionManager, k: float) -> tuple[Any, str, Any, list
     if not ids:
         raise BracketError("No finished run with samples so far; wait for a trial to finish.")
     ratings = run_ratings(manager)
-    note = (why if why or any(i not in ratings for i in ids)  # a why: unrated runs or tied leaders to rate again
+    note = (why if any(i not in ratings for i in ids)
             else "Every finished run is rated: these are the best rated runs again (their headers say so).")
     html, slider, shown, scope, note = show_grid(manager, ids, least=1, note=note)
     return gr.Dropdown(choices=run_choices(manager), value=ids, multiselect=True), html, slider, shown, scope, note

@@ -34,8 +34,6 @@ A run's value is its config's chance times its share of that config's uncertaint
 :func:`rank_unrated` orders unrated runs by it (ties: better score first), each with a
 one-line reason (:attr:`Proposal.reason`, e.g. "could overtake the leader: within 0.02");
 :func:`why_line` joins the first ones into the sentence the Compare tab shows.
-Rated runs come back only through :mod:`bracket.judge.tied` (tied leaders, one more rating,
-valued the same way).
 
 :func:`informative_pairs` does the same for blind pairwise choices: among the contenders
 (the three best configs and any other with a chance to matter), the pair of runs whose
@@ -81,10 +79,6 @@ class Candidate:
     rated: bool = False
     #: the stage it belongs to ("search", "final", ...); the good set is the search's
     stage: str = "search"
-    #: how often it was rated and compared, and its mean 1-10 rating (None: not rated)
-    ratings: int = 0
-    comparisons: int = 0
-    rating: float | None = None
 
 
 @dataclass(frozen=True)
@@ -94,8 +88,6 @@ class Proposal:
     run_id: int
     value: float
     reason: str
-    #: a rated run offered again (``bracket.judge.tied``): ``reason`` is a whole clause
-    again: bool = False
 
 
 def _phi(x: float) -> float:
@@ -118,20 +110,17 @@ def prior_uncertainty(human_weight: float = DEFAULT_WEIGHTS["human"],
     return share * PRIOR_SD * math.sqrt(1.0 + 1.0 / PRIOR_COUNT)
 
 
-def _get(item: Any, name: str) -> Any:
-    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
-
-
 def run_uncertainty(parts: Iterable[Any], judgements: int = 0) -> float:
     """A run's score uncertainty from its score parts (objects or mappings with ``judge``,
     ``weight``, ``estimated``, ``uncertainty``): estimated parts count with their spread, a
     measured human part with :data:`ONE_POINT` / sqrt(``judgements``)."""
     total = 0.0
     for part in parts:
-        weight = float(_get(part, "weight") or 0.0)
-        if _get(part, "estimated"):
-            total += (weight * float(_get(part, "uncertainty") or 0.0)) ** 2
-        elif _get(part, "judge") == "human":
+        get = part.get if isinstance(part, Mapping) else (lambda name, p=part: getattr(p, name, None))
+        weight = float(get("weight") or 0.0)
+        if get("estimated"):
+            total += (weight * float(get("uncertainty") or 0.0)) ** 2
+        elif get("judge") == "human":
             total += (weight * ONE_POINT / math.sqrt(max(1, judgements))) ** 2
     return math.sqrt(total)
 
@@ -252,14 +241,12 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
 
 
 def why_line(proposals: Sequence[Proposal], shown: int = 2) -> str:
-    """The one line the Compare tab shows: why these runs (the first ``shown`` reasons; tied
-    leaders offered again share one clause, said once)."""
+    """The one line the Compare tab shows: why these runs (the first ``shown`` reasons)."""
     if not proposals:
         return ""
     if all(p.value < CONTENDER / 10 for p in proposals[:shown]):
         return "Why these runs: best score first — no unrated run is close enough to change the pick."
-    texts = [p.reason if p.again else f"#{p.run_id} {p.reason}" for p in proposals[:shown]]
-    return "Why these runs: " + "; ".join(dict.fromkeys(texts)) + "."
+    return "Why these runs: " + "; ".join(f"#{p.run_id} {p.reason}" for p in proposals[:shown]) + "."
 
 
 def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any] = (), k: int = 1, *,
@@ -336,8 +323,7 @@ def candidates_from_standings(table: Any, scorable: Iterable[int] | None = None,
                               radius: float | None = None) -> list[Candidate]:
     """Candidates from a standings table (``boards`` of ``rows`` (with ``params``) of ``runs``
     with ``run_id``, ``config_id``, ``stage``, ``score``, ``rated``, ``ratings``,
-    ``comparisons``, ``parts`` (a measured human part's ``figures["rating"]`` is the mean
-    rating)): every scored run, or only those in ``scorable``. Without any
+    ``comparisons``, ``parts``): every scored run, or only those in ``scorable``. Without any
     estimated or human part (nobody rated yet) unrated runs get :func:`prior_uncertainty`;
     with ``radius`` (default :data:`NOVELTY_RADIUS`) above 0 an unrated run's uncertainty is
     scaled by its :func:`novelty` against the rated configs of its stage (a final run's
@@ -357,8 +343,5 @@ def candidates_from_standings(table: Any, scorable: Iterable[int] | None = None,
         spread = spreads[run.run_id] or (0.0 if run.rated else prior)
         if not run.rated:
             spread *= novelty(dict(getattr(row, "params", None) or {}), rated.get(run.stage, []), radius)
-        rating = next((_get(p, "figures").get("rating") for p in run.parts
-                       if _get(p, "judge") == "human" and not _get(p, "estimated") and _get(p, "figures")), None)
-        candidates.append(Candidate(run.run_id, run.config_id, float(run.score), spread, run.rated, run.stage,
-                                    run.ratings, run.comparisons, rating))
+        candidates.append(Candidate(run.run_id, run.config_id, float(run.score), spread, run.rated, run.stage))
     return candidates

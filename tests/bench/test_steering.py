@@ -112,15 +112,17 @@ def test_the_winner_first_variant_swaps_the_apps_order_and_puts_it_back():
     assert (SessionManager.next_unrated, SessionManager.next_pairs, SessionManager.rate_next) == own
 
 
-def test_the_noagain_variant_stops_offering_rated_runs_and_puts_it_back():
+def test_the_again_variant_offers_tied_leaders_through_the_app_and_puts_it_back():
+    from bench import tied_leaders
     from bench.steering import apply_variant
-    from bracket.judge import tied
+    from bracket.app.manager import SessionManager
 
-    shipped = tied.RERATE_CAP
-    apply_variant("rated@noagain")
-    assert tied.RERATE_CAP == 1
-    apply_variant("rated")
-    assert tied.RERATE_CAP == shipped > 1
+    own = SessionManager.rate_next
+    assert apply_variant("rated@again") == ("rated", None)
+    assert SessionManager.rate_next is not own
+    assert SessionManager.rate_next.__qualname__.startswith(tied_leaders.patch.__qualname__)
+    assert apply_variant("rated") == ("rated", None)
+    assert SessionManager.rate_next is own
 
 
 def test_the_pick_rules_trade_an_estimate_for_a_known_rating():
