@@ -17,10 +17,12 @@ Each taste disagrees with the loss differently:
   (Adam kinds near 1e-3) on a ``linear`` schedule, and the loss is noisy and flat.
 
 :class:`Rater` turns the taste into what a person does in the Compare tab, through the
-app's own functions (:class:`bracket.app.manager.SessionManager`: ``next_unrated``,
+app's own functions (:class:`bracket.app.manager.SessionManager`: ``rate_next``,
 ``rate``, ``next_pairs``, ``compare``): after some trials it looks at what "Next unrated"
-shows and rates a few of them (1–10, rounded, with noise), sometimes skips a round (late),
-and now and then makes a blind pairwise choice (a logistic choice on the taste difference).
+shows and rates a few of them (1–10, rounded, with noise; a rated run offered again with a
+why, a tied leader in the ``@again`` experiment of :mod:`bench.tied_leaders`, gets a fresh
+rating), sometimes skips a round (late), and now and then makes a blind pairwise choice (a
+logistic choice on the taste difference).
 """
 
 from __future__ import annotations
@@ -109,7 +111,10 @@ class Rater:
 
     ``act(manager, trial)`` is called before each new configuration is proposed. From
     ``start_trial`` on, with probability ``p_round`` the rater opens "Next unrated" and rates
-    the first ``per_round`` runs it shows (1-10, Gaussian ``noise``, rounded); with
+    the first ``per_round`` runs it shows (1-10, Gaussian ``noise``, rounded) — a rated run
+    only when it is offered again with a why line (tied leaders, :mod:`bench.tied_leaders`;
+    the app itself never asks while unrated runs remain), with noise from a second
+    generator so that the other draws stay those of a session without re-offers; with
     probability ``p_pair`` it also makes one blind pairwise choice from "Next pair".
     """
 
@@ -125,8 +130,11 @@ class Rater:
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
+        self.again_rng = random.Random(self.seed + 7919)
         self.best, self.best_params = self.taste.optimum(self.steps)
         self.ratings = 0
+        #: of ``ratings``, those of a run rated before (the app offered it again)
+        self.again = 0
         self.pairs = 0
         self.first_rating_trial: int | None = None
 
@@ -136,15 +144,18 @@ class Rater:
         if trial < self.start_trial or self.rng.random() >= self.p_round:
             return done
         params = {r["id"]: r["params"] for r in manager.scorable_runs()}
-        for run_id in manager.next_unrated(4)[: self.per_round]:
-            rated = {r["run_id"] for r in manager.ratings()}
-            if run_id in rated or run_id not in params:
+        ids, why = manager.rate_next(4)
+        for run_id in ids[: self.per_round]:
+            again = run_id in {r["run_id"] for r in manager.ratings()}
+            if (again and not why) or run_id not in params:  # no why: every run rated, the best shown again
                 continue
-            value = self.taste.rating(params[run_id], self.best, self.rng, self.noise, self.steps)
+            rng = self.again_rng if again else self.rng
+            value = self.taste.rating(params[run_id], self.best, rng, self.noise, self.steps)
             manager.rate(run_id, value)
             self.ratings += 1
+            self.again += again
             self.first_rating_trial = self.first_rating_trial or trial
-            done.append(f"rated #{run_id} {value}")
+            done.append(f"rated #{run_id} {value}" + (" again" if again else ""))
         if self.rng.random() < self.p_pair:
             pairs = manager.next_pairs(1)
             if pairs:

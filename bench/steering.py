@@ -74,10 +74,12 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     optimistic score, :func:`bench.rating_experiments.patch_optimist_order`), ``<mode>@focus[=PRIOR]`` (an experiment: a
     narrower TPE once rated, :func:`~bench.rating_experiments.patch_focused_tpe`), ``<mode>@gp`` (an experiment: Optuna's
     GPSampler once rated, :func:`~bench.rating_experiments.patch_gp_when_rated`),
+    ``<mode>@again`` (an experiment, not in the app: "Next unrated" offers tied rated leaders one
+    more rating, :mod:`bench.tied_leaders`),
     ``<mode>@flatbt`` (Bradley-Terry with the old near-flat prior, alpha 0.1), ``<mode>@noanchor``
     (pairwise scores averaged with ratings as they are, not laid on the rating scale): patch those
     defaults in this worker process; returns the base mode and the weights to use (None = defaults)."""
-    from bench import near_favourite, rated_region
+    from bench import near_favourite, rated_region, tied_leaders
     from bench.rating_experiments import patch_focused_tpe, patch_gp_when_rated, patch_optimist_order
     from bracket.judge import combine, human, informative, neighbours
     from bracket.search import controller
@@ -100,6 +102,7 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
     patch_optimist_order(undo=True)
     patch_focused_tpe(undo=True)
     patch_gp_when_rated(undo=True)
+    tied_leaders.patch(undo=True)
     _ORIGINAL.setdefault("novelty", informative.NOVELTY_RADIUS)
     informative.NOVELTY_RADIUS = _ORIGINAL["novelty"]
     controller.DEFAULT_GAMMA_FRACTION = _ORIGINAL["gamma"]
@@ -145,6 +148,8 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
             patch_gp_when_rated()
         elif key == "focus":
             patch_focused_tpe(float(value) if value else 0.2)
+        elif key == "again":
+            tied_leaders.patch()
         elif key == "noanchor":
             scoring.rating_part = lambda _results: {}
         else:
@@ -160,9 +165,9 @@ def patch_winner_first(undo: bool = False) -> None:
     from bracket.judge.human import next_pairs
     from bracket.standings import STAGES
 
-    _ORIGINAL.setdefault("manager", (SessionManager.next_unrated, SessionManager.next_pairs))
+    _ORIGINAL.setdefault("manager", (SessionManager.next_unrated, SessionManager.next_pairs, SessionManager.rate_next))
     if undo:
-        SessionManager.next_unrated, SessionManager.next_pairs = _ORIGINAL["manager"]
+        SessionManager.next_unrated, SessionManager.next_pairs, SessionManager.rate_next = _ORIGINAL["manager"]
         return
 
     def winner_first(self: Any, k: int = 4) -> list[int]:
@@ -183,7 +188,11 @@ def patch_winner_first(undo: bool = False) -> None:
         return next_pairs([r["id"] for r in runs], {r["id"]: r["score"] for r in runs},
                           session.store.comparisons(session.name), k)
 
+    def winner_first_why(self: Any, k: int = 4) -> tuple[list[int], str]:
+        return winner_first(self, k), ""
+
     SessionManager.next_unrated, SessionManager.next_pairs = winner_first, closest_pairs
+    SessionManager.rate_next = winner_first_why
 
 
 def patch_rating_bracket(undo: bool = False, factor: float = 2.0) -> None:
@@ -285,7 +294,8 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     return {"taste": taste_name, "mode": label, "repetition": repetition, "status": status, "budget": budget,
             "seconds": time.time() - started, "trials": trials, "events": events,
             "first_rating_trial": rater.first_rating_trial if rater else None,
-            "ratings": rater.ratings if rater else 0, "pairs": rater.pairs if rater else 0, "picks": picks,
+            "ratings": rater.ratings if rater else 0, "ratings_again": rater.again if rater else 0,
+            "pairs": rater.pairs if rater else 0, "picks": picks,
             "region_draws": [taste.value(p, steps) / best for p in rated_region.FIRED]}
 
 

@@ -88,6 +88,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
                 "best_trained_within_5pct": (sum(min(t["taste"] for t in r["trials"]) <= TARGET for r in got)
                                              / len(got)),
                 "ratings_per_session": sum(r["ratings"] for r in got) / len(got),
+                "ratings_again_per_session": sum(r.get("ratings_again", 0) for r in got) / len(got),
                 "pairs_per_session": sum(r["pairs"] for r in got) / len(got),
                 "mean_session_seconds": sum(r["seconds"] for r in got) / len(got),
             }

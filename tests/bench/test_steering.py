@@ -66,15 +66,63 @@ def test_a_late_rater_waits_for_half_the_budget():
     assert rater.act(Nothing(), 10) == [] and rater.ratings == 0
 
 
+class _Compare:
+    """The Compare functions a rater uses: ``rate_next`` offers ``offer`` with ``why``."""
+
+    def __init__(self, offer, why, rated=()):
+        self.offer, self.why, self.given = offer, why, [{"run_id": i, "value": 8} for i in rated]
+
+    def scorable_runs(self):
+        return [{"id": i, "params": TASTES["softer"].optimum()[1]} for i in (1, 2, 3)]
+
+    def rate_next(self, k=4):
+        return self.offer[:k], self.why
+
+    def ratings(self):
+        return list(self.given)
+
+    def rate(self, run_id, value):
+        self.given.append({"run_id": run_id, "value": value})
+
+    def next_pairs(self, k=1):
+        return []
+
+
+def test_the_rater_rates_a_rated_run_again_only_when_the_app_asks():
+    asked = _Compare([1, 2], "Why these runs: #1 and #2 are tied at 8/10: a second rating separates them.", (1, 2))
+    rater = Rater(TASTES["softer"], p_round=1.0, p_pair=0.0)
+    did = rater.act(asked, 2)
+    assert [d.split()[1] for d in did] == ["#1", "#2"] and all(d.endswith(" again") for d in did), did
+    assert rater.ratings == rater.again == 2 and len(asked.given) == 4
+    shown = _Compare([1, 3], "", (1, 2))  # everything rated or no why: the best again, not asked for
+    rater = Rater(TASTES["softer"], p_round=1.0, p_pair=0.0)
+    rater.act(shown, 2)
+    assert [r["run_id"] for r in shown.given[2:]] == [3] and rater.again == 0
+
+
 def test_the_winner_first_variant_swaps_the_apps_order_and_puts_it_back():
     from bench.steering import apply_variant
     from bracket.app.manager import SessionManager
 
-    own = (SessionManager.next_unrated, SessionManager.next_pairs)
+    own = (SessionManager.next_unrated, SessionManager.next_pairs, SessionManager.rate_next)
     assert apply_variant("rated@winnerfirst") == ("rated", None)
-    assert SessionManager.next_unrated is not own[0] and SessionManager.next_pairs is not own[1]
+    assert all(now is not before for now, before in zip(
+        (SessionManager.next_unrated, SessionManager.next_pairs, SessionManager.rate_next), own))
     assert apply_variant("rated") == ("rated", None)
-    assert (SessionManager.next_unrated, SessionManager.next_pairs) == own
+    assert (SessionManager.next_unrated, SessionManager.next_pairs, SessionManager.rate_next) == own
+
+
+def test_the_again_variant_offers_tied_leaders_through_the_app_and_puts_it_back():
+    from bench import tied_leaders
+    from bench.steering import apply_variant
+    from bracket.app.manager import SessionManager
+
+    own = SessionManager.rate_next
+    assert apply_variant("rated@again") == ("rated", None)
+    assert SessionManager.rate_next is not own
+    assert SessionManager.rate_next.__qualname__.startswith(tied_leaders.patch.__qualname__)
+    assert apply_variant("rated") == ("rated", None)
+    assert SessionManager.rate_next is own
 
 
 def test_the_pick_rules_trade_an_estimate_for_a_known_rating():
