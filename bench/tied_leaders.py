@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bracket.judge.informative import (
-    Candidate, Proposal, _beyond, _configs, candidates_from_standings, rank_unrated, why_line)
+    Candidate, Proposal, chance_beyond, config_means, candidates_from_standings, rank_unrated, why_line)
 
 #: the least flip chance between the leader and a rated rival for both to be offered again
 RERATE_CHANCE = 0.2
@@ -92,11 +92,11 @@ def rank_tied_leaders(candidates: Sequence[Judged], *, leader_stage: str | None 
     cap = RERATE_CAP if cap is None else cap
     stages = {c.stage for c in candidates}
     leader_stage = leader_stage or ("final" if "final" in stages else "search")
-    configs = [c for c in _configs(candidates) if c.stage == leader_stage]
+    configs = [c for c in config_means(candidates) if c.stage == leader_stage]
     if len(configs) < 2 or not all(r.rated for r in configs[0].runs):
         return []
     leader = configs[0]
-    rivals = [(config, _beyond(config.mean - leader.mean, math.hypot(config.spread, leader.spread)))
+    rivals = [(config, chance_beyond(config.mean - leader.mean, math.hypot(config.spread, leader.spread)))
               for config in configs[1:] if all(r.rated for r in config.runs)]
     rivals = [(config, chance) for config, chance in rivals if chance >= RERATE_CHANCE]
     if not rivals:

@@ -94,7 +94,7 @@ def _phi(x: float) -> float:
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
 
-def _beyond(gap: float, spread: float) -> float:
+def chance_beyond(gap: float, spread: float) -> float:
     """P(a normal error of sd ``spread`` exceeds ``gap`` in one direction)."""
     if spread <= 0.0:
         return 0.5 if gap == 0.0 else 0.0
@@ -126,7 +126,9 @@ def run_uncertainty(parts: Iterable[Any], judgements: int = 0) -> float:
 
 
 @dataclass(frozen=True)
-class _Config:
+class ConfigMean:
+    """One config's runs in one stage: their mean score and the uncertainty of that mean."""
+
     config_id: int
     stage: str
     mean: float
@@ -134,19 +136,20 @@ class _Config:
     runs: tuple[Candidate, ...]
 
 
-def _configs(candidates: Sequence[Candidate]) -> list[_Config]:
+def config_means(candidates: Sequence[Candidate]) -> list[ConfigMean]:
+    """The candidates grouped per (stage, config), best mean first."""
     by: dict[tuple[str, int], list[Candidate]] = {}
     for c in candidates:
         by.setdefault((c.stage, c.config_id), []).append(c)
     configs = []
     for (stage, config_id), runs in by.items():
         n = len(runs)
-        configs.append(_Config(config_id, stage, sum(r.score for r in runs) / n,
+        configs.append(ConfigMean(config_id, stage, sum(r.score for r in runs) / n,
                                math.sqrt(sum(r.uncertainty ** 2 for r in runs)) / n, tuple(runs)))
     return sorted(configs, key=lambda c: (c.mean, c.config_id))
 
 
-def _chances(configs: list[_Config], good_fraction: float, pick: bool = True) -> dict[int, tuple[float, str]]:
+def _chances(configs: list[ConfigMean], good_fraction: float, pick: bool = True) -> dict[int, tuple[float, str]]:
     """Per config id: (chance to matter, reason), for one stage's configs (best first);
     ``pick``: this stage's leader is the pick (else only TPE's good set counts)."""
     chances: dict[int, tuple[float, str]] = {
@@ -164,7 +167,7 @@ def _chances(configs: list[_Config], good_fraction: float, pick: bool = True) ->
     edge = (configs[good - 1].mean + configs[good].mean) / 2.0
     for index, config in enumerate(configs):
         gap = abs(config.mean - edge)
-        chance = _beyond(gap, config.spread)
+        chance = chance_beyond(gap, config.spread)
         if chance > chances[config.config_id][0]:
             chances[config.config_id] = (chance, _edge_reason(gap, inside=index < good))
     return chances
@@ -189,20 +192,20 @@ def _edge_reason(gap: float, *, inside: bool) -> str:
     return f"is {text} short of the configs TPE builds on: a rating could bring it in"
 
 
-def _lead_chances(configs: list[_Config]) -> dict[int, tuple[float, str]]:
+def _lead_chances(configs: list[ConfigMean]) -> dict[int, tuple[float, str]]:
     chances: dict[int, tuple[float, str]] = {}
     leader = configs[0]
     for config in configs[1:]:
         gap = config.mean - leader.mean
         text = _gap_text(gap)
-        chances[config.config_id] = (_beyond(gap, math.hypot(config.spread, leader.spread)),
+        chances[config.config_id] = (chance_beyond(gap, math.hypot(config.spread, leader.spread)),
                                      f"could overtake the leader: within {text}" if text
                                      else "could overtake the leader: level with it")
     if len(configs) > 1:
         runner = configs[1]
         gap = runner.mean - leader.mean
         text = _gap_text(gap)
-        chances[leader.config_id] = (_beyond(gap, math.hypot(runner.spread, leader.spread)),
+        chances[leader.config_id] = (chance_beyond(gap, math.hypot(runner.spread, leader.spread)),
                                      "the leader: a rating confirms it or lets the runner-up "
                                      f"({f'within {text}' if text else 'level with it'}) take over")
     else:
@@ -223,10 +226,10 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
     leader_stage = leader_stage or ("final" if "final" in stages else "search")
     chances: dict[tuple[str, int], tuple[float, str]] = {}
     for stage in {leader_stage} & stages:
-        configs = [c for c in _configs(candidates) if c.stage == stage]
+        configs = [c for c in config_means(candidates) if c.stage == stage]
         for config_id, chance in _chances(configs, good_fraction, pick=stage == leader_stage).items():
             chances[(stage, config_id)] = chance
-    spread = {(c.stage, c.config_id): c for c in _configs(candidates)}
+    spread = {(c.stage, c.config_id): c for c in config_means(candidates)}
     proposals = []
     for c in candidates:
         if c.rated:
@@ -270,7 +273,7 @@ def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any
     stages = {c.stage for c in candidates}
     stage = "final" if "final" in stages else "search"
     pool = [c for c in candidates if c.stage == stage]
-    configs = _configs(pool)
+    configs = config_means(pool)
     chances = _chances(configs, good_fraction)
     keep = {cid for cid, (chance, _) in chances.items() if chance >= CONTENDER}
     keep |= {c.config_id for c in configs[:3]}  # the best three always (the leader and its nearest)
@@ -281,7 +284,7 @@ def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any
             pair = frozenset((a.run_id, b.run_id))
             if pair == last:
                 continue
-            p = _beyond(b.score - a.score, math.hypot(a.uncertainty, b.uncertainty))
+            p = chance_beyond(b.score - a.score, math.hypot(a.uncertainty, b.uncertainty))
             worth = min(p, 1.0 - p) / (1.0 + pair_penalty * pairs_done[pair])
             scored.append((-worth, abs(a.score - b.score), a.run_id, b.run_id))
     scored.sort()
