@@ -80,9 +80,9 @@ def _wind_down(session: Session, *, everywhere: bool) -> None:
           f"interrupted (waiting up to {WIND_DOWN_S:.0f} s). Press Ctrl-C again to stop now: finished runs stay "
           f"in the store, and `python -m bracket resume {session.folder}` runs the cut one again.",
           file=sys.stderr, flush=True)
-    session.stop(now=True, everywhere=everywhere)
-    started = said = time.monotonic()
-    try:
+    try:  # a second Ctrl-C may come while the stop is still being asked for (a store write)
+        session.stop(now=True, everywhere=everywhere)
+        started = said = time.monotonic()
         while not session.wait(0.25):
             now = time.monotonic()
             if now - started >= WIND_DOWN_S:

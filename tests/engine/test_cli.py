@@ -310,3 +310,28 @@ def test_ctrl_c_wind_down_says_what_it_waits_for_and_gives_up_at_its_cap(capsys,
     assert "stopping: still waiting (waiting for the judge model); Ctrl-C again stops now" in err
     assert "not done after 1 s (waiting for the judge model); stopping now" in err
     assert "stopped now: the trainer was killed" in err
+
+
+def test_a_second_ctrl_c_during_the_stop_request_still_kills_the_trainer(capsys, tmp_path):
+    """The second Ctrl-C can land while the first one's stop is still being recorded (a store
+    write, slow on a loaded machine): the trainer must still be killed, not left running."""
+    from bracket import cli_commands
+
+    class SlowStop:
+        folder, phase, calls = tmp_path / "s", "training", []
+
+        def stop(self, **kw):
+            self.calls.append("stop")
+            raise KeyboardInterrupt  # the person pressed Ctrl-C again before stop returned
+
+        def wait(self, timeout):
+            raise AssertionError("never reached")
+
+        def abandon(self):
+            self.calls.append("abandon")
+
+    session = SlowStop()
+    with pytest.raises(KeyboardInterrupt):
+        cli_commands._wind_down(session, everywhere=True)
+    assert session.calls == ["stop", "abandon"]
+    assert "stopped now: the trainer was killed" in capsys.readouterr().err
