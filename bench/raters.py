@@ -160,8 +160,11 @@ class Rater:
             pairs = manager.next_pairs(1)
             if pairs:
                 left, right = pairs[0]
-                ratios = [self.taste.value(params[side], self.steps) / self.best for side in (left, right)]
-                winner = "left" if chooses_left(*ratios, self.rng) else "right"
+                # judged in run-id order: the app shuffles the sides with an unseeded generator,
+                # and the same seed must give the same choice whichever side each run is shown on
+                first, second = sorted((left, right))
+                ratios = [self.taste.value(params[side], self.steps) / self.best for side in (first, second)]
+                winner = "left" if chooses_left(*ratios, self.rng) == (first == left) else "right"
                 manager.compare(left, right, winner)
                 self.pairs += 1
                 done.append(f"pair #{left}/#{right}: {winner}")

@@ -100,6 +100,38 @@ def test_the_rater_rates_a_rated_run_again_only_when_the_app_asks():
     assert [r["run_id"] for r in shown.given[2:]] == [3] and rater.again == 0
 
 
+def test_the_raters_blind_choice_does_not_depend_on_the_side_it_is_shown_on():
+    """The app shuffles a pair's sides without a seed; the same rater seed must pick the same run.
+    The two runs are close (1.03x apart in the taste), so the choice is a near coin flip."""
+    optimum = TASTES["softer"].optimum()[1]
+    runs = [{"id": 1, "params": optimum}, {"id": 2, "params": {**optimum, "learning_rate": 1.5 * optimum["learning_rate"]}}]
+
+    class Pair(_Compare):
+        def __init__(self, shown):
+            super().__init__([], "")
+            self.shown, self.choices = shown, []
+
+        def scorable_runs(self):
+            return runs
+
+        def next_pairs(self, k=1):
+            return [self.shown]
+
+        def compare(self, left, right, winner):
+            self.choices.append(left if winner == "left" else right)
+
+    winners = []
+    for seed in range(16):
+        picked = set()
+        for shown in ((1, 2), (2, 1)):
+            app = Pair(shown)
+            Rater(TASTES["softer"], seed=seed, p_round=1.0, per_round=0, p_pair=1.0).act(app, 2)
+            picked.add(app.choices[0])
+        assert len(picked) == 1, seed
+        winners += picked
+    assert 1 in winners and 2 in winners  # a near coin flip: each run wins for some seed
+
+
 def test_the_winner_first_variant_swaps_the_apps_order_and_puts_it_back():
     from bench.steering import apply_variant
     from bracket.app.manager import SessionManager
