@@ -1,5 +1,5 @@
 """What a new process pays on a long session, repeated and alternated with an older checkout
-(issue 24): ``python -m bench.ui_restart SESSION_FOLDER OLDER_CHECKOUT [REPEATS] [--writer]``.
+(issue 24): ``python -m bench.ui_restart SESSION_FOLDER OLDER_CHECKOUT [REPEATS] [--writer|--after-rating]``.
 
 On a shared machine one timing of a subprocess says little: the load moves by seconds
 between two runs. So each figure is taken ``REPEATS`` times, this checkout and the older one
@@ -19,7 +19,10 @@ child's CPU seconds beside the wall seconds (CPU time moves less with the load):
   ``Session``, whose ``on_change`` callbacks are called where the checkout has them: what the
   search does once per run) and *after a rating through the app* (``SessionManager.rate``,
   then its background work waited for). The child's own wall and CPU seconds are the
-  writer's cost.
+  writer's cost;
+* **status after a rating no Bracket process refreshed** (:func:`rating_figures`; alone with
+  ``--after-rating``): a rating written straight to the store before each call, both
+  checkouts' sources compiled first.
 
 The session folder is changed (its ``views`` are removed and rebuilt); use a copy, e.g. the
 2000-trial session that ``bench.overhead.fill_store`` writes.
@@ -124,6 +127,25 @@ def writer_figures(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any
                         for k, v in figures.items()}, "load_average_end": os.getloadavg()}
 
 
+def rating_figures(folder: Path, older: Path, repeats: int = 5) -> dict[str, Any]:
+    """``status`` after a rating written straight to the store (no Bracket process refreshed the
+    view; the run summaries kept), each checkout in turn, both checkouts' sources compiled first
+    (as ``install.sh`` does); medians and every pair (wall, CPU)."""
+    for checkout in (older, ROOT):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "bracket"], cwd=checkout,
+                       stdout=subprocess.DEVNULL, check=True)
+    figures: dict[str, list[tuple[float, float]]] = {"legacy": [], "now": []}
+    loads = [os.getloadavg()[0]]
+    for index in range(repeats):
+        for label, checkout in (("legacy", older), ("now", ROOT)):
+            _rate(folder, 1000 + 2 * index + (label == "now"))
+            figures[label].append(_status(folder, checkout))
+            loads.append(os.getloadavg()[0])
+    median = statistics.median
+    return {"figures": {k: {"wall_s": median(w for w, _ in v), "cpu_s": median(c for _, c in v), "all": v}
+                        for k, v in figures.items()}, "load_average": [min(loads), max(loads)]}
+
+
 def run(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
     from bench.ui_latency import measure_page_ready
     from bench.ui_poll import results_seconds
@@ -173,8 +195,9 @@ def run(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    argv = [a for a in sys.argv[1:] if a != "--writer"]
+    argv = [a for a in sys.argv[1:] if a not in ("--writer", "--after-rating")]
     if len(argv) < 2:
         raise SystemExit(__doc__.splitlines()[1])
-    measure = writer_figures if "--writer" in sys.argv else run
+    measure = (writer_figures if "--writer" in sys.argv else rating_figures if "--after-rating" in sys.argv
+               else run)
     print(json.dumps(measure(Path(argv[0]), Path(argv[1]), int(argv[2]) if len(argv) > 2 else 3), indent=1))

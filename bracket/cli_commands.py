@@ -25,7 +25,6 @@ from bracket.session.past import offer
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
 from bracket.standings import past_ranking, standings
-from bracket.standings.study_sync import record_at_end
 
 
 LOG_EVERY_S = 30.0  # output that is not a terminal (a log file): a progress line at most this often
@@ -36,6 +35,13 @@ LOG_EVERY_S = 30.0  # output that is not a terminal (a log file): a progress lin
 WIND_DOWN_S = 60.0
 #: while winding down, how often the CLI says what it still waits for
 WIND_DOWN_SAY_S = 10.0
+
+
+def _record_at_end(session: Session) -> None:
+    """``study_sync.record_at_end`` (imported when a search ends: ``status`` imports no Optuna)."""
+    from bracket.standings.study_sync import record_at_end
+
+    record_at_end(session)
 
 
 def _keep_status_view(session: Session) -> Session:
@@ -143,7 +149,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         validation_split=0.0 if args.no_validation else None,
         vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
     session = _keep_status_view(Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
-                                               name=args.name, storage_url=args.storage, on_finish=[record_at_end],
+                                               name=args.name, storage_url=args.storage, on_finish=[_record_at_end],
                                                rank_past=past_ranking))
     print(f"session {session.name} in {session.folder}: {settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
@@ -174,7 +180,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    session = Session.open(args.path, storage_url=args.storage, on_finish=[record_at_end], rank_past=past_ranking)
+    session = Session.open(args.path, storage_url=args.storage, on_finish=[_record_at_end], rank_past=past_ranking)
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     if getattr(args, "more_runs", None) is not None:  # +N runs (bracket.app.extend), as in the app
         from bracket.app.extend import extend_budget
@@ -295,7 +301,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
               "(or ~/.pgpass) instead", file=sys.stderr)
 
     session = _keep_status_view(Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "",
-                                             grace_s=args.grace, on_finish=[record_at_end]))
+                                             grace_s=args.grace, on_finish=[_record_at_end]))
     print(f"worker {session.worker_id} (gpu {session.worker.gpu or '-'}) joined {session.name} on {redact_url(url)}; "
           f"run folders in {session.folder}", flush=True)
     # Ctrl-C or SIGTERM stops only this worker; the others take its slot over

@@ -61,9 +61,20 @@ def wrap_figures(text: str, width: int = FIGURES_WIDTH) -> list[str]:
 
 def _wrap_details(text: str) -> list[str]:
     """A run's params line, indented and wrapped to :data:`TABLE_WIDTH` (``textwrap`` only when it
-    has to wrap or clean whitespace: most lines fit as they are)."""
-    if 6 + len(text) <= TABLE_WIDTH and text.isprintable() and text.strip() == text and text:
-        return [" " * 6 + text]
+    has to clean whitespace or break a word; a plain line is filled the way it fills one)."""
+    if text.isprintable() and text.strip() == text and text and "  " not in text:
+        if 6 + len(text) <= TABLE_WIDTH:
+            return [" " * 6 + text]
+        words = text.split(" ")  # single spaces only: textwrap's greedy fill, as it would cut it
+        if max(map(len, words)) <= TABLE_WIDTH - 8:  # no word textwrap would have to break
+            lines, line, room = [], " " * 6 + words[0], TABLE_WIDTH
+            for word in words[1:]:
+                if len(line) + 1 + len(word) <= room:
+                    line += " " + word
+                else:
+                    lines.append(line)
+                    line = " " * 8 + word
+            return lines + [line]
     return textwrap.wrap(text, TABLE_WIDTH, initial_indent=" " * 6, subsequent_indent=" " * 8,
                          break_on_hyphens=False)
 

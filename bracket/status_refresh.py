@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.cli_text import best_step_lines, results_table, run_figures, winner_lines
 from bracket.errors import disk_full_error
-from bracket.session.change_memo import gc_paused, stored_rows
+from bracket.session.change_memo import gc_paused, per_change, stored_rows
 from bracket.standings import standings
 from bracket.status_view import standings_view
 
@@ -40,13 +40,18 @@ log = logging.getLogger(__name__)
 
 def build_view(session: "Session") -> dict[str, Any]:
     """What ``status`` shows from the standings and the session's definition (see the module's
-    docstring), computed now: kept until the store changes."""
+    docstring), computed now: kept until the store changes. One build per change in a process,
+    its snapshot, standings and rows keyed on one read of the change marker."""
+    return per_change(session, "status-view", lambda: _build_view(session))
+
+
+def _build_view(session: "Session") -> dict[str, Any]:
     snapshot, table = session.snapshot(), standings(session)
     answer = table.to_dict()
     config = next((c for c in stored_rows(session)[1]  # the rows the standings were built from
                    if answer["winner"] and c["id"] == answer["winner"]["config_id"]), {})
     return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs,
-            "table_json": json.dumps(answer, default=str),  # decoded by --json only: the longest part
+            "table_json": json.dumps(answer, default=str, check_circular=False),  # by --json only: the longest part
             "preset_id": session.parts.preset.id, "plan": session.settings.plan(),
             "fixed_knobs": {name: session.space[name].value for name in session.space
                             if name not in session.space.searched()},

@@ -16,9 +16,12 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tomli_w
-from PIL import Image, ImageDraw
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL import Image
 
 #: colour word -> RGB; the demo trainer maps these same words to its class labels
 COLOURS: dict[str, tuple[int, int, int]] = {
@@ -43,8 +46,10 @@ _SUPERSAMPLE = 4
 _STEM = re.compile(r"^shape_(\d{4})$")
 
 
-def _draw_shape(shape: str, colour: tuple[int, int, int], rng: random.Random) -> Image.Image:
+def _draw_shape(shape: str, colour: tuple[int, int, int], rng: random.Random) -> "Image.Image":
     """One antialiased image: ``shape`` in ``colour``, random size and position."""
+    from PIL import Image, ImageDraw  # imported to draw only: opening a session (status) needs no PIL
+
     big = IMAGE_SIZE * _SUPERSAMPLE
     image = Image.new("RGB", (big, big), BACKGROUND)
     draw = ImageDraw.Draw(image)

@@ -24,6 +24,7 @@ estimate lifts a run and one below it lowers it (docs/SCORING.md, "Runs a judge 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
@@ -143,6 +144,12 @@ def validate_weights(weights: Mapping[str, Any]) -> dict[str, float]:
     return checked
 
 
+@functools.lru_cache(maxsize=16)
+def _validated(items: tuple[tuple[str, Any], ...]) -> dict[str, float]:
+    """:func:`validate_weights` of ``dict(items)``, kept (read only: shared by its callers)."""
+    return validate_weights(dict(items))
+
+
 def parse_weights(given: str | Mapping[str, Any] | None, base: Mapping[str, float] | None = None) -> dict[str, float]:
     """The one weights parser of the UI and the CLI: ``given`` laid over ``base`` (default
     DEFAULT_WEIGHTS), validated.
@@ -200,7 +207,9 @@ def combine_scores(per_judge: Mapping[str, JudgeResult | None], weights: Mapping
     ``estimates`` holds, per judge, the estimate used when that judge has no score for this
     run; ``raws`` the raw figure of each measured part (shown beside the normalised value).
     """
-    checked = validate_weights(weights)
+    items = tuple(weights.items())  # the same weights for every run of a session: validated once
+    checked = (_validated(items) if all(type(v) is float or type(v) is int for _, v in items)
+               else validate_weights(weights))  # (True == 1 as a key: anything else is checked as given)
     estimates = estimates or {}
     raws = raws or {}
     for name, result in per_judge.items():

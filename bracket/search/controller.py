@@ -42,16 +42,13 @@ from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE
 from bracket.search.lr_bracket import next_bracket
 from bracket.search.skip_rule import SKIPPABLE_KINDS, skip_note, skip_reason
 from bracket.search.space import SearchSpace
-from bracket.search.types import PAST_KIND, Proposal, ScoredConfig, stored_kind
+from bracket.search.types import ALGORITHMS, SEARCH_KINDS, Proposal, ScoredConfig, stored_kind
 
 __all__ = ["ALGORITHMS", "SEARCH_KINDS", "CurrentScoreSampler", "Proposal", "ScoredConfig", "SearchController",
            "tpe_good_count"]
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
-ALGORITHMS = ("tpe", "random")
-#: every kind of configuration the search stage trains, in the order they come
-SEARCH_KINDS = ("baseline", PAST_KIND, "curated", BRACKET_KIND, "search")
 #: TPE starts modelling after this many scored configs (warm-start configs count);
 #: tuned with bench/search_efficiency.py (see docs/BENCHMARKS.md).
 DEFAULT_N_STARTUP_TRIALS = 4

@@ -68,10 +68,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from optuna.trial import TrialState
-
 from bracket.search.space import FloatKnob, SearchSpace
-from bracket.search.types import WARM_START_KINDS, ScoredConfig
+from bracket.search.types import BRACKET_KIND, WARM_START_KINDS, ScoredConfig
 
 #: the knob every trainer in Bracket calls its learning rate
 KNOB = "learning_rate"
@@ -83,7 +81,7 @@ ADAPTIVE_KNOBS = ("prodigy_d_coef",)
 DEFAULT_FACTOR = math.sqrt(10.0)
 #: one config below the best warm-start rate, one above
 TRIALS = 2
-KIND = "bracket"
+KIND = BRACKET_KIND
 #: two rates closer than this (in decades) on an otherwise equal config count as the same config
 SAME_RATE_DECADES = 0.05
 #: bracket rules: ``"evidence"`` (direction and size follow the warm start, see
@@ -177,6 +175,8 @@ def next_bracket(history: Sequence[ScoredConfig], space: SearchSpace, *,
     made = [h for h in history if h.kind == KIND]
     if len(made) >= TRIALS:
         return BracketStep(None)
+    from optuna.trial import TrialState  # here: opening a session (status) imports no Optuna
+
     if any(h.state == TrialState.RUNNING for h in warm):
         return BracketStep(None, pending=True)
     scored = [h for h in warm if h.state == TrialState.COMPLETE and h.value is not None]

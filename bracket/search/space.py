@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Union
-
-import optuna
-from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
+from typing import TYPE_CHECKING, Any, Union
 
 from bracket.errors import SearchSpaceError
+
+if TYPE_CHECKING:  # pragma: no cover - Optuna is imported where a distribution is built: status needs none
+    import optuna
+    from optuna.distributions import BaseDistribution
 
 Condition = Mapping[str, tuple]
 
@@ -44,6 +45,8 @@ class FloatKnob:
             raise SearchSpaceError(f"A log-scale FloatKnob needs low > 0, got {self.low}.")
 
     def distribution(self) -> BaseDistribution:
+        from optuna.distributions import FloatDistribution
+
         return FloatDistribution(float(self.low), float(self.high), log=self.log)
 
     def problem(self, value: Any) -> str | None:
@@ -76,6 +79,8 @@ class IntKnob:
             raise SearchSpaceError(f"IntKnob step must be >= 1, got {self.step}.")
 
     def distribution(self) -> BaseDistribution:
+        from optuna.distributions import IntDistribution
+
         return IntDistribution(int(self.low), int(self.high), log=self.log, step=1 if self.log else self.step)
 
     def problem(self, value: Any) -> str | None:
@@ -104,6 +109,8 @@ class CategoricalKnob:
             raise SearchSpaceError("A CategoricalKnob needs at least one choice.")
 
     def distribution(self) -> BaseDistribution:
+        from optuna.distributions import CategoricalDistribution
+
         return CategoricalDistribution(self.choices)
 
     def problem(self, value: Any) -> str | None:

@@ -19,6 +19,12 @@ PAST_KIND = "past"
 WARM_START_KINDS = ("baseline", PAST_KIND, "curated")
 #: the name prefix of earlier sessions' configs (``past-<session>-<n>``)
 PAST_PREFIX = "past-"
+#: the learning-rate bracket's configs (``bracket.search.lr_bracket``)
+BRACKET_KIND = "bracket"
+#: every kind of configuration the search stage trains, in the order they come
+SEARCH_KINDS = ("baseline", PAST_KIND, "curated", BRACKET_KIND, "search")
+#: the samplers a session can use (``bracket.search.controller``)
+ALGORITHMS = ("tpe", "random")
 
 
 def stored_kind(kind: str, name: str) -> str:

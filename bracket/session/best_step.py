@@ -111,14 +111,15 @@ def step_curve(config_id: int, runs: Sequence[Mapping[str, Any]], ratings: Seque
     finals = [int(r["last_step"]) for r in done if r.get("last_step")]
     final = max(finals) if finals else None
     steps = sorted({s for r in done for s in sampled_steps(r)})
-    per_run, bases = [], set()
+    per_run, bases = [], []
     for run in done:
         table, basis = loss_by_step(run, steps)
         per_run.append(table)
-        bases.add(basis)
-    basis = "validation" if bases == {"validation"} else "training"
+        bases.append(basis)
+    basis = "validation" if set(bases) == {"validation"} else "training"
     if basis == "training":  # a session mixes bases only if some run lacks validation: use training for all
-        per_run = [loss_by_step(r, steps, validation=False)[0] for r in done]
+        per_run = [loss_by_step(r, steps, validation=False)[0] if b == "validation" else table
+                   for r, b, table in zip(done, bases, per_run)]  # a training table is that already
     per_judge: dict[str, dict[int, float]] = {}
     loss = _mean_by_step(per_run)
     if loss:

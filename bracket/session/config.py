@@ -15,7 +15,7 @@ from typing import Any
 
 from bracket.errors import BracketError
 from bracket.judge.combine import validate_weights
-from bracket.search.controller import ALGORITHMS
+from bracket.search.types import ALGORITHMS
 from bracket.session.scoring import effective_weights
 from bracket.trainer.base import WARMUP_SHARE
 from bracket.trainer.prompts import SamplePrompt, parse_prompt_lines

@@ -24,7 +24,6 @@ from bracket.errors import BracketError, DatasetError, SearchSpaceError, StoreEr
 from bracket.judge.combine import check_weights_score
 from bracket.registry import get_preset
 from bracket.search.configs import NamedConfig
-from bracket.search.controller import SearchController
 from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
@@ -208,6 +207,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     folder.mkdir(parents=True, exist_ok=True)
     store = external or Store.open(sqlite_url(folder / "bracket.db"))
     store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)
+    from bracket.search.controller import SearchController  # here: opening a session imports no Optuna
+
     SearchController.enqueue_warm_start(store.study(name), space, warm_start if settings.warm_start else [])
     write_session_file(folder, name, preset.id, external.url if external else None)  # absolute sqlite path
     return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings, rank_past)

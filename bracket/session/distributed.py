@@ -36,7 +36,7 @@ import sqlalchemy as sa
 
 from bracket import settings as app_settings
 from bracket.errors import BracketError, StoreError
-from bracket.search.controller import Proposal
+from bracket.search.types import Proposal
 from bracket.session.create import (
     SESSION_FILE,
     SessionParts,

@@ -20,11 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from optuna.trial import TrialState
-
-from bracket.search.controller import SearchController
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts
 from bracket.session.execute import RunExecutor
@@ -34,6 +31,9 @@ from bracket.session.snapshot import confirm_phase_label, phase_label
 from bracket.session.text_judges import TextJudges, write_heldout
 from bracket.session.vlm_scoring import VlmScorer
 from bracket.trainer.base import RunRequest
+
+if TYPE_CHECKING:  # pragma: no cover - opening a session (status) imports no Optuna
+    from bracket.search.controller import SearchController
 
 
 class RunPipeline:
@@ -104,6 +104,8 @@ class RunPipeline:
             return
         value = self.scoreboard.config_values(runs, all_runs).get(config["id"])
         pruned = all(r["status"] == "pruned" for r in spent)
+        from optuna.trial import TrialState  # here: opening a session (status) imports no Optuna
+
         state = TrialState.PRUNED if pruned else (TrialState.COMPLETE if value is not None else TrialState.FAIL)
         self.controller().finish(config["trial_number"], value, state)
         self.store.update_config(config["id"], status="done" if value is not None else "failed", value=value)

@@ -15,8 +15,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from bracket.session.schema import (comparisons_table, configs_table, decode, encode, ratings_table, runs_table,
-                                    sessions_table, workers_table)
+from bracket.session.schema import (comparisons_table, configs_table, decode, decode_rows, encode, ratings_table,
+                                    runs_table, sessions_table, workers_table)
 
 
 def _change_marker_query() -> sa.Select:
@@ -59,8 +59,7 @@ MARKER_STEPS = 2
 def _decoded(result: sa.CursorResult) -> list[dict[str, Any]]:
     """Every row of ``result`` as a decoded dict (the column names looked up once, not per row:
     ``.mappings()`` costs more than the decoding for the 2000 runs of a long search)."""
-    keys = list(result.keys())
-    return [decode(dict(zip(keys, row))) for row in result]
+    return decode_rows(list(result.keys()), result.all())  # fetched at once, not row by row
 
 
 class Records:

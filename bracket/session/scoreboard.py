@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bracket.search.controller import ScoredConfig
+from bracket.search.types import ScoredConfig
 from bracket.session.config import SearchSettings
 from bracket.session.human import record_comparison, record_rating
 from bracket.session.scoring import (RunScore, SummaryCache, config_values, diverged_configs, needs_series,

@@ -35,10 +35,10 @@ import traceback
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bracket.errors import BracketError, disk_full_message
-from bracket.search.controller import SEARCH_KINDS, ScoredConfig, SearchController
+from bracket.search.types import SEARCH_KINDS, ScoredConfig
 from bracket.session.config import SearchSettings
 from bracket.session.change_memo import gc_paused, per_change, stored_rows
 from bracket.session.confirm import confirm_step
@@ -60,6 +60,8 @@ from bracket.session.text_judges import TextJudges
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
+if TYPE_CHECKING:  # pragma: no cover - imported where a search starts: opening a session imports no Optuna
+    from bracket.search.controller import SearchController
 log = logging.getLogger(__name__)
 #: how often a worker with nothing to do looks again for orphaned work of other workers
 WAIT_SECONDS = 2.0
@@ -288,6 +290,7 @@ class Session:
 
     def controller(self) -> SearchController:
         if self._controller is None:
+            from bracket.search.controller import SearchController
             study = self.store.study(self.name)
             # each worker samples with its own (stable) seed, so two workers never propose the same config
             seed = self.settings.base_seed + zlib.crc32(self.worker_id.encode("utf-8")) % 10_000

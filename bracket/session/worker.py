@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from bracket.errors import disk_full_message
-from bracket.search.controller import Proposal
+from bracket.search.types import Proposal
 from bracket.session.control import RunControl
 from bracket.session.distributed import claim_config, reserve_config
 from bracket.session.recovery import DEFAULT_GRACE_SECONDS, recover_interrupted_runs, worker_is_alive

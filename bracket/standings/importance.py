@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import optuna
-
 from bracket.standings.board import ConfigRow
 
 #: fewer scored search configs than this and the importance is shown with a warning
@@ -23,6 +21,8 @@ METHOD = "PED-ANOVA importance (optuna.importance) over the current scores of th
 
 def parameter_importance(rows: Sequence[ConfigRow], space: Any) -> tuple[dict[str, float], str]:
     """(importance per searched knob, best first; a note saying how it was made or why there is none)."""
+    import optuna  # here: the standings without their importance (status) import no Optuna
+
     trials = []
     for row in rows:
         if row.rank is None or row.mean is None:

@@ -206,3 +206,54 @@ def test_the_shortcuts_give_what_the_general_code_gives():
     for config in ({"opt": "AdamW", "batch": 2, "lr": 1e-4, "d": 1.0}, {"opt": "Prodigy", "d": 1.0, "extra": 3},
                    {"batch": 2}, {}):
         assert space.searched_params(config) == {n: config[n] for n in space.distributions(config) if n in config}
+
+
+def test_the_row_decoder_and_the_line_filler_give_what_the_general_code_gives():
+    import random
+
+    from bracket.cli_text import TABLE_WIDTH, _wrap_details
+    from bracket.session.schema import decode, decode_rows
+
+    rng = random.Random(7)  # lines of every shape around the width: words up to past what textwrap must break
+    for _ in range(3000):
+        words = ["".join(rng.choice("ab=,.0-") for _ in range(rng.choice((1, 3, 12, 30, 86, 92, 93, 99))))
+                 for _ in range(rng.randint(1, 20))]
+        text = " ".join(words)
+        assert _wrap_details(text) == textwrap.wrap(text, TABLE_WIDTH, initial_indent=" " * 6,
+                                                    subsequent_indent=" " * 8, break_on_hyphens=False), text
+    keys = ["id", "kind", "params_json", "name", "samples_json", "label", "judges_json"]
+    rows = [(1, "search", '{"lr": 0.1}', "s-1", "[]", None, "{}"), (2, "curated", "null", "past-3", None, "x", ""),
+            (3, "curated", '{"a": [1]}', "mine", '[{"step": 2}]', None, '{"vlm": null}'), (4, None, "{}", None, "[]",
+                                                                                            "past-1", "null")]
+    decoded = decode_rows(keys, rows)
+    for row, got in zip(rows, decoded):
+        want = decode(dict(zip(keys, row)))
+        assert got == want and list(got) == list(want)  # the same dict, its keys in the same order
+    assert decoded[1]["kind"] == "past" and decoded[3]["kind"] == "None"  # as ``decode`` reads them
+    assert decode_rows(["id", "kind"], []) == []
+
+
+def test_one_weights_check_per_session_still_refuses_what_it_refused():
+    from bracket.judge.base import JudgeResult
+    from bracket.judge.combine import WeightsError, combine_scores
+
+    result = {"loss": JudgeResult(score=0.25)}
+    assert combine_scores(result, {"loss": 1, "human": 2.0}).value == 0.25  # kept for these weights
+    for bad in ({"loss": True, "human": 2.0}, {"loss": float("nan"), "human": 2.0}, {"loss": -1, "human": 2.0},
+                {"loss": "1", "human": 2.0}, {"loss": 0, "human": 0.0}, {"lol": 1.0}):
+        with pytest.raises(WeightsError):
+            combine_scores(result, bad)
+    assert combine_scores(result, {"loss": 1.0, "human": 2}).weights_used == {"loss": 1.0}
+
+
+def test_a_config_of_mixed_loss_bases_takes_every_run_at_its_training_loss():
+    from bracket.session.best_step import loss_by_step, step_curve
+
+    series = [[s, 1.0 / s] for s in range(1, 101)]
+    runs = [{"id": 1, "status": "done", "last_step": 100, "samples": [{"step": 50}], "loss": series,
+             "eval_loss": [[50, 9.0], [100, 8.0]]},  # this one logged a validation loss: not used in a mixed config
+            {"id": 2, "status": "done", "last_step": 100, "samples": [{"step": 50}], "loss": [[s, 2 * v] for s, v in series]}]
+    curve = step_curve(7, runs)
+    training = [loss_by_step(r, [50, 100], validation=False)[0] for r in runs]
+    assert curve.per_judge["loss"] == {s: (training[0][s] + training[1][s]) / 2 for s in (50, 100)}
+    assert step_curve(7, runs[:1]).per_judge["loss"] == {50: 9.0, 100: 8.0}  # alone: its validation loss

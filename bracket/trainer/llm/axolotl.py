@@ -23,8 +23,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bracket.fields import FieldSpec
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
@@ -163,6 +161,8 @@ class AxolotlLoRA(llm.LLMTrainer):
 
     def write_config(self, run: llm.LLMRun) -> Path:
         config_path = run.run_dir / "axolotl.yml"
+        import yaml  # imported to write only: opening a session (status) needs no YAML
+
         config_path.write_text(yaml.safe_dump(self.build_config(run), sort_keys=False), encoding="utf-8")
         return config_path
 
