@@ -11,8 +11,7 @@ A :class:`Session` runs in a background thread (``start``) or in the foreground 
    (:class:`~bracket.session.pipeline.RunPipeline`), reading loss as the run goes and
    stopping it early when it diverges;
 4. spend the confirmation rung (``bracket.session.confirm``): the top configs again with
-   fresh seeds, by successive halving;
-5. stop when the budget (a number of training runs) is spent, or when asked.
+   fresh seeds, by successive halving; 5. stop when the budget (runs) is spent, or when asked.
 
 The session holds control and the search loop; its collaborators never import it: the
 :class:`~bracket.session.scoreboard.Scoreboard` (scores), the run pipeline, the
@@ -20,8 +19,7 @@ The session holds control and the search loop; its collaborators never import it
 :class:`~bracket.session.worker.WorkerProtocol` (heartbeat, recovery, claiming work).
 Finals and promotion train through the same pipeline inside :meth:`Session.exclusive`.
 
-Everything is recorded in the store as it happens, so a session can be resumed at any
-point and watched from another process. The UI polls :meth:`Session.snapshot`.
+Everything is recorded in the store as it happens (resume anywhere, watch from elsewhere).
 """
 
 from __future__ import annotations
@@ -60,7 +58,7 @@ from bracket.session.text_judges import TextJudges
 from bracket.session.vlm_scoring import VlmScorer, vlm_config
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
-if TYPE_CHECKING:  # pragma: no cover - imported where a search starts: opening a session imports no Optuna
+if TYPE_CHECKING:  # imported where a search starts: opening a session imports no Optuna
     from bracket.search.controller import SearchController
 log = logging.getLogger(__name__)
 #: how often a worker with nothing to do looks again for orphaned work of other workers
