@@ -178,3 +178,19 @@ def run_sessions(name: str, tasks: Sequence[tuple[Any, ...]], session: Callable[
 def read_records(path: Path) -> list[dict[str, Any]]:
     """The records of a (possibly partial) ``<name>.records.jsonl``."""
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def forget_kept_views(folder: Path) -> None:
+    """Make ``status`` of the session in ``folder`` cold again: the status view it keeps in its
+    store (``bracket_views``) removed, and an older checkout's ``<session>/views/status.json``."""
+    from bracket.session.folder import open_session_store
+    from bracket.session.schema import views_table
+
+    (Path(folder) / "views" / "status.json").unlink(missing_ok=True)
+    store, name = open_session_store(Path(folder))
+    try:
+        if views_table.name not in store.absent:
+            with store.engine.begin() as connection:
+                connection.execute(views_table.delete().where(views_table.c.session == name))
+    finally:
+        store.close()

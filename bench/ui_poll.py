@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, median_time
+from bench.common import ROOT, forget_kept_views, median_time
 
 
 def legacy_poll(manager: Any, smoothing: float = 0.6) -> None:
@@ -151,7 +151,7 @@ def measure_poll_costs(manager: Any, *, cpu_seconds: int = 0) -> dict[str, Any]:
 def restart_costs(folder: Path) -> dict[str, Any]:
     """What a new process pays: ``status`` and the Results tab of an app just started on the
     session (``results_seconds``), with and without the summaries and views the session keeps
-    in ``<session>/views`` (a search that scored its runs leaves its run summaries there; a
+    (``<session>/views``; the status view, in the store: ``forget_kept_views``) (a search that scored its runs leaves its run summaries there; a
     store copied from elsewhere has none: "cold"), side by side with
     ``BRACKET_BENCH_BASELINE=<older checkout>`` when it is set (the legacy figures)."""
     import shutil
@@ -163,12 +163,14 @@ def restart_costs(folder: Path) -> dict[str, Any]:
     baseline = os.environ.get("BRACKET_BENCH_BASELINE")  # an older checkout: its figures, side by side
     if baseline:
         shutil.rmtree(views, ignore_errors=True)
+        forget_kept_views(folder)
         out["legacy_status_cli_s"], _ = status_seconds(folder, Path(baseline))  # first: computes its view
         out["legacy_status_cli_again_s"], _ = status_seconds(folder, Path(baseline))
         out["legacy_results_restart"] = results_seconds(folder, Path(baseline))
     shutil.rmtree(views, ignore_errors=True)
+    forget_kept_views(folder)
     out["status_cli_cold_s"], _ = status_seconds(folder)  # nothing kept: every series read and summarised
-    (views / "status.json").unlink(missing_ok=True)
+    forget_kept_views(folder)
     if saved is not None:  # the summaries the app's own scoring kept (what a search leaves)
         kept.write_bytes(saved)
     out["status_cli_s"], out["status_cli_exit"] = status_seconds(folder)  # first: computes its view

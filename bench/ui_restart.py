@@ -1,5 +1,5 @@
 """What a new process pays on a long session, repeated and alternated with an older checkout
-(issue 24): ``python -m bench.ui_restart SESSION_FOLDER OLDER_CHECKOUT [REPEATS] [--writer|--after-rating]``.
+(issue 24): ``python -m bench.ui_restart SESSION_FOLDER OLDER_CHECKOUT [REPEATS] [--writer|--after-rating|--shared]``.
 
 On a shared machine one timing of a subprocess says little: the load moves by seconds
 between two runs. So each figure is taken ``REPEATS`` times, this checkout and the older one
@@ -22,7 +22,11 @@ child's CPU seconds beside the wall seconds (CPU time moves less with the load):
   writer's cost;
 * **status after a rating no Bracket process refreshed** (:func:`rating_figures`; alone with
   ``--after-rating``): a rating written straight to the store before each call, both
-  checkouts' sources compiled first.
+  checkouts' sources compiled first;
+* **status on another machine's folder after a worker's run** (:func:`shared_figures`; alone
+  with ``--shared``): the writer's *run* through SESSION_FOLDER (machine A), then ``status``
+  in a second folder of the same store (machine B: its own ``session.json``, its run
+  summaries kept), both checkouts' sources compiled first.
 
 The session folder is changed (its ``views`` are removed and rebuilt); use a copy, e.g. the
 2000-trial session that ``bench.overhead.fill_store`` writes.
@@ -42,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT
+from bench.common import ROOT, forget_kept_views
 
 
 def _status(folder: Path, checkout: Path) -> tuple[float, float]:
@@ -159,13 +163,15 @@ def run(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bracket-restart-") as work:
         for _ in range(repeats):
             shutil.rmtree(views, ignore_errors=True)
+            forget_kept_views(folder)
             status["legacy first"].append(_status(folder, older))
             status["legacy again"].append(_status(folder, older))
             results["legacy"].append(results_seconds(folder, older))
             shutil.rmtree(views, ignore_errors=True)
+            forget_kept_views(folder)
             status["cold"].append(_status(folder, ROOT))
             kept = (views / "run_summaries.json").read_bytes()
-            (views / "status.json").unlink()
+            forget_kept_views(folder)
             status["first (summaries kept)"].append(_status(folder, ROOT))
             status["again"].append(_status(folder, ROOT))
             _rate(folder, 2 * len(status["again"]))
@@ -194,10 +200,49 @@ def run(folder: Path, older: Path, repeats: int = 3) -> dict[str, Any]:
     }
 
 
+def _second_folder(folder: Path, label: str) -> Path:
+    """Another machine's folder of the session in ``folder``: its own ``session.json`` naming the same store."""
+    from bracket.session.store import sqlite_url
+
+    info = json.loads((folder / "session.json").read_text(encoding="utf-8"))
+    storage = str(info.get("storage", "bracket.db"))
+    other = Path(tempfile.mkdtemp(prefix=f"bracket-machine-b-{label}-")) / folder.name
+    other.mkdir()
+    url = storage if "://" in storage else sqlite_url(folder / storage)
+    (other / "session.json").write_text(json.dumps({"name": info["name"], "storage": url}), encoding="utf-8")
+    return other
+
+
+def shared_figures(folder: Path, older: Path, repeats: int = 5) -> dict[str, Any]:
+    """``status`` in a second folder of the store right after each checkout's writer added a
+    finished run through ``folder`` and refreshed the view there (what a worker on another
+    machine does), alternating; medians and every pair (wall, CPU)."""
+    for checkout in (older, ROOT):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "bracket"], cwd=checkout,
+                       stdout=subprocess.DEVNULL, check=True)
+    checkouts = (("legacy", older), ("now", ROOT))
+    seconds = {label: _second_folder(folder, label) for label, _ in checkouts}
+    try:
+        for label, checkout in checkouts:  # the second folder's run summaries kept, as its own worker leaves them
+            _status(seconds[label], checkout)
+        figures: dict[str, list[tuple[float, float]]] = {}
+        for index in range(repeats):
+            for label, checkout in checkouts:
+                figures.setdefault(f"{label} writer: run (machine A)", []).append(
+                    _child(folder, checkout, "run", 2 * index + (label == "now")))
+                figures.setdefault(f"{label} status on machine B", []).append(_status(seconds[label], checkout))
+    finally:
+        for other in seconds.values():
+            shutil.rmtree(other.parent, ignore_errors=True)
+    median = statistics.median
+    return {"figures": {k: {"wall_s": median(w for w, _ in v), "cpu_s": median(c for _, c in v), "all": v}
+                        for k, v in figures.items()}, "load_average_end": os.getloadavg()}
+
+
 if __name__ == "__main__":
-    argv = [a for a in sys.argv[1:] if a not in ("--writer", "--after-rating")]
+    argv = [a for a in sys.argv[1:] if a not in ("--writer", "--after-rating", "--shared")]
     if len(argv) < 2:
         raise SystemExit(__doc__.splitlines()[1])
     measure = (writer_figures if "--writer" in sys.argv else rating_figures if "--after-rating" in sys.argv
-               else run)
+               else shared_figures if "--shared" in sys.argv else run)
     print(json.dumps(measure(Path(argv[0]), Path(argv[1]), int(argv[2]) if len(argv) > 2 else 3), indent=1))

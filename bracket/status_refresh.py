@@ -1,10 +1,11 @@
 """Keeping ``status``'s view current from the process that changed the store (issue 24).
 
-``python -m bracket status`` answers from ``<session>/views/status.json`` while the store has
-not changed since it was written (:mod:`bracket.status_view`); building it at 2000 trials
+``python -m bracket status`` answers from the view kept in the store (``bracket_views``) while
+the store has not changed since it was written (:mod:`bracket.status_view`); building it at 2000 trials
 costs about half a CPU-second, paid by the first ``status`` after every change. The process
 that changes the store already holds the session and its scores, so it writes the view
-instead, right after the change, and ``status`` finds it current:
+instead, right after the change, and ``status`` finds it current — in every session folder of
+the store, so a worker on one machine keeps it current for ``status`` asked on another:
 
 * a search (the CLI's ``run``, ``resume``, ``worker``, ``finals``, ``promote``; the app's
   searches and jobs) right after each run's trainer started — the run before it finished and
@@ -62,11 +63,11 @@ def _build_view(session: "Session") -> dict[str, Any]:
 
 
 class ViewRefresher:
-    """A ``Session.on_change`` callback: brings ``<session>/views/status.json`` up to date.
+    """A ``Session.on_change`` callback: brings the status view kept in the store up to date.
 
     Called by the process that changed the store (see ``bracket.status_view``). Nothing is
     built when the kept view is current already (another worker wrote it: the last writer
-    wins, each file replaced whole, and the key makes a stale one harmless). ``background``:
+    wins, the row replaced whole, and the key makes a stale one harmless). ``background``:
     build in a thread of its own, so the caller (an app handler after a rating) does not
     wait; calls while one builds are folded into one more build after it. Builds of one
     refresher run one at a time (a search's thread and a judge's may call it together: the

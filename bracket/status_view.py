@@ -6,35 +6,43 @@ search space — with Optuna and the samplers behind them) most of a second; ``s
 asked again and again while nothing changed. So everything of its answer that comes from
 the standings and the session's definition — the run table, the best steps, the winner
 lines, the ``--json`` standings, the preset, the plan, the fixed knobs and the winner's
-whole config — is written to ``<session>/views/status.json`` with the key it was computed
-under, and reused while the key is the same:
+whole config — is kept *in the store* (table ``bracket_views``, view ``status``, one row per
+session: ``Store.keep_view``) with the key it was computed under, and reused while the key is
+the same. In the store, not in the session folder: several machines sharing a search each have
+a folder of their own and one store, so a view kept by a worker on one machine is found current
+by ``status`` on every other (a file would be current only in the folder of whoever wrote it).
 
 * the key is the store's change marker (:meth:`Store.change_marker`, one query) without the
   step counter of running runs — a run's progress shows nowhere in this part; a finished
   run, a rating, a new config, a sample written, a changed setting all move it — plus the
-  judge weights and :data:`FORMAT`;
-* :func:`quick_status` answers from that file with nothing but the store opened
-  (``bracket.session.folder``): no preset registry, no Optuna, no loss series. When the file
-  is missing or stale, ``bracket.cli_commands.cmd_status`` opens the session, builds the view
+  judge weights and :data:`FORMAT`. Keeping a view touches nothing the marker reads;
+* :func:`quick_status` answers from the kept view with nothing but the store opened
+  (``bracket.session.folder``; one more query, which fetches nothing when the view is stale):
+  no preset registry, no Optuna, no loss series. When it is missing or stale,
+  ``bracket.cli_commands.cmd_status`` opens the session, builds the view
   (``bracket.status_refresh.build_view`` from the standings, ``bracket.standings``: the one
   computation of the answer) and keeps it;
 * the header (status, workers alive or gone) is read fresh every time, by both: it changes
   with the clock, not with the store (:func:`print_status`);
-* a read-only or full session folder is read, never written; a damaged or foreign file is
-  ignored and rebuilt. The file is plain JSON (numbers and text), never code;
-* the process that changes the store keeps the file current (``bracket.status_refresh``):
-  a search right after each run's trainer started, and when it ends; the app after a rating
-  or a pairwise choice. So ``status`` asked during or after a search finds it current.
+* a read-only store is read, never written; a store from before ``bracket_views`` gets the
+  table when opened writable, and opened read-only (or where the table cannot be made) it
+  goes without: ``status`` then computes its answer each time. A kept view that is not JSON
+  is ignored and rebuilt; it is plain JSON (numbers and text), never code. Older Bracket
+  versions kept it in ``<session>/views/status.json``: such a file is no longer read;
+* the process that changes the store keeps the view current (``bracket.status_refresh``):
+  a search or worker right after each run's trainer started, and when it ends; the app after
+  a rating or a pairwise choice. So ``status`` asked during or after a search, in any folder
+  of the store, finds it current.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
+
+import sqlalchemy as sa
 
 from bracket.session.records import MARKER_STEPS
 
@@ -46,7 +54,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: bump when what :func:`standings_view` stores changes shape
 FORMAT = 2
-VIEW_FILE = Path("views") / "status.json"
+#: the name of ``status``'s row in the store's kept views (``bracket_views``)
+VIEW_NAME = "status"
 
 
 def view_key(store: "Store", name: str, weights: Mapping[str, float] | None) -> list[Any]:
@@ -56,46 +65,32 @@ def view_key(store: "Store", name: str, weights: Mapping[str, float] | None) -> 
     return json.loads(json.dumps([FORMAT, name, marker, sorted((weights or {}).items())], default=str))
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+def _key_text(key: list[Any]) -> str:
+    return json.dumps(key, separators=(",", ":"))
 
 
-def _write(path: Path, data: dict[str, Any], *, quiet: bool = True) -> None:
-    """Replace ``path`` whole with ``data``; an OSError is raised only when not ``quiet``."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer, then replaced whole
-        partial.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(partial, path)
-    except OSError:  # a read-only folder, a full disk: status still answers, just not faster next time
-        if not quiet:
-            raise
-
-
-def kept_view(folder: Path, key: list[Any]) -> dict[str, Any] | None:
-    """The view kept in ``folder`` under ``key``, or None."""
-    kept = _read(Path(folder) / VIEW_FILE)
-    if kept is not None and kept.get("key") == key and isinstance(kept.get("view"), dict):
-        return kept["view"]
-    return None
+def kept_view(store: "Store", name: str, key: list[Any]) -> dict[str, Any] | None:
+    """The view of session ``name`` kept in ``store`` under ``key``, or None."""
+    view = store.kept_view(name, VIEW_NAME, _key_text(key))
+    return view if isinstance(view, dict) else None
 
 
 def standings_view(session: "Session", build: Callable[[], dict[str, Any]], *, quiet: bool = True
                    ) -> dict[str, Any]:
     """``build()`` (plain JSON data: ``bracket.status_refresh.build_view``), or what it gave last
-    time under the same :func:`view_key`; a new one is written unless the store is read-only (a
-    failed write raises OSError only when not ``quiet``)."""
+    time under the same :func:`view_key`; a new one is kept in the store unless the store is
+    read-only (a failed write raises only when not ``quiet``)."""
     key = view_key(session.store, session.name, session.settings.weights)  # before the build: a change
-    view = kept_view(session.folder, key)                                   # during it builds again next time
+    view = kept_view(session.store, session.name, key)                     # during it builds again next time
     if view is not None:
         return view
     view = json.loads(json.dumps(build(), default=str))
     if not session.store.read_only:
-        _write(session.folder / VIEW_FILE, {"key": key, "view": view}, quiet=quiet)
+        try:
+            session.store.keep_view(session.name, VIEW_NAME, _key_text(key), view)
+        except (OSError, sa.exc.SQLAlchemyError):  # a locked or full store: status answers, just not faster next time
+            if not quiet:
+                raise
     return view
 
 
@@ -148,7 +143,7 @@ def quick_status(args: "argparse.Namespace") -> int | None:
         return None  # the full command says what is wrong, in its own words
     try:
         row = store.get_session(name) or {}
-        view = kept_view(Path(args.path), view_key(store, name, (row.get("settings") or {}).get("weights")))
+        view = kept_view(store, name, view_key(store, name, (row.get("settings") or {}).get("weights")))
         if view is None:
             return None
         return print_status(store, name, view, as_json=bool(args.json))

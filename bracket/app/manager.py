@@ -73,7 +73,7 @@ class SessionManager:
         #: finals or promote running (or last run) in the background (``bracket.app.jobs``)
         self.job: Job | None = None
         self._verdict_thread: threading.Thread | None = None
-        #: keeps ``<session>/views/status.json`` current after this process changed the store
+        #: keeps ``status``'s view (kept in the store) current after this process changed the store
         self.status_view = ViewRefresher(background=True)
 
     # -- the current session ----------------------------------------------------------

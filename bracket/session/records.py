@@ -1,4 +1,4 @@
-"""Reads and writes of Bracket's tables: sessions, configs, runs, human scores, workers.
+"""Reads and writes of Bracket's tables: sessions, configs, runs, human scores, workers, kept views.
 
 :class:`Records` is the half of :class:`~bracket.session.store.Store` that speaks in rows
 (plain dicts, JSON columns decoded); the other half opens the database. Every write is one
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from bracket.session.schema import (comparisons_table, configs_table, decode, decode_rows, encode, ratings_table,
-                                    runs_table, sessions_table, workers_table)
+                                    runs_table, sessions_table, views_table, workers_table)
 
 
 def _change_marker_query() -> sa.Select:
@@ -225,3 +225,39 @@ class Records:
         with self.engine.connect() as c:
             query = sa.select(workers_table).where(workers_table.c.session == session)
             return [dict(r) for r in c.execute(query.order_by(workers_table.c.started_at)).mappings()]
+
+    # -- kept views ----------------------------------------------------------------------
+    def kept_view(self, session: str, name: str, key_json: str) -> Any | None:
+        """The data of view ``name`` of ``session`` when it was kept under ``key_json`` (its key as
+        JSON text), else None; one query, nothing fetched when it is stale. None too when the
+        store has no views table (an older store opened read-only) or the data is not JSON."""
+        if views_table.name in self.absent:
+            return None
+        v = views_table.c
+        query = sa.select(v.data_json).where((v.session == session) & (v.name == name) & (v.key_json == key_json))
+        with self.engine.connect() as c:
+            text = c.execute(query).scalar()
+        try:
+            return json.loads(text) if text is not None else None
+        except ValueError:
+            return None
+
+    def keep_view(self, session: str, name: str, key_json: str, data: Any) -> bool:
+        """Keep ``data`` (plain JSON data) as view ``name`` of ``session`` under ``key_json``,
+        replacing what was kept (an upsert: the last writer wins, each row replaced whole). Touches
+        nothing :meth:`change_marker` reads. False when the store has no views table."""
+        if views_table.name in self.absent:
+            return False
+        values = {"key_json": key_json, "data_json": json.dumps(data, default=str), "updated_at": time.time()}
+        dialect = self.engine.dialect.name
+        with self.engine.begin() as c:
+            if dialect in ("sqlite", "postgresql"):
+                from sqlalchemy.dialects import postgresql, sqlite
+
+                insert = sqlite.insert if dialect == "sqlite" else postgresql.insert
+                c.execute(insert(views_table).values(session=session, name=name, **values)
+                          .on_conflict_do_update(index_elements=["session", "name"], set_=values))
+            else:  # another database: replaced in one transaction
+                c.execute(views_table.delete().where((views_table.c.session == session) & (views_table.c.name == name)))
+                c.execute(views_table.insert().values(session=session, name=name, **values))
+        return True

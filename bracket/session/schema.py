@@ -8,11 +8,17 @@
   run folder, pid and process start time while running, status, exit code, failure reason,
   log tail, automatic judge results, loss series and sample files;
 - ``bracket_ratings`` and ``bracket_comparisons``: human scores, written at any time;
-- ``bracket_workers``: heartbeats of the processes working on a search.
+- ``bracket_workers``: heartbeats of the processes working on a search;
+- ``bracket_views``: what a view computed from the other tables (``status``'s, see
+  ``bracket.status_view``) with the key it was computed under, so every folder and machine
+  sharing the store reuses it; a cache, never read as the truth, and writing it changes
+  nothing :meth:`~bracket.session.records.Records.change_marker` reads.
 
 JSON columns (``params_json`` ...) are read and written as plain values (:func:`decode`,
 :func:`encode`). A column added after the first release is listed in :data:`LATER_COLUMNS`
-and added to an older store when it is opened (:func:`add_missing_columns`).
+and added to an older store when it is opened (:func:`add_missing_columns`); so is a table added
+later (:data:`LATER_TABLES`, :func:`add_missing_tables`). A read-only store goes without them
+(``Store.absent``).
 """
 
 from __future__ import annotations
@@ -121,6 +127,14 @@ workers_table = sa.Table(
     sa.Column("started_at", sa.Float, nullable=False),
     sa.Column("heartbeat_at", sa.Float, nullable=False),
 )
+views_table = sa.Table(
+    "bracket_views", metadata,
+    sa.Column("session", sa.String(200), primary_key=True),
+    sa.Column("name", sa.String(100), primary_key=True),  # which view: "status"
+    sa.Column("key_json", sa.Text, nullable=False),       # what it was computed under
+    sa.Column("data_json", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
 
 JSON_COLUMNS = {
     "params_json": "params", "judges_json": "judges", "loss_json": "loss", "eval_loss_json": "eval_loss",
@@ -197,6 +211,8 @@ def encode(values: Mapping[str, Any]) -> dict[str, Any]:
     return encoded
 
 
+#: tables added after the first release: made in an older store when it is opened (:func:`add_missing_tables`)
+LATER_TABLES = (views_table,)
 #: columns added after the first release: (table, column, SQL type), added to older stores on open
 LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),)
 
@@ -204,9 +220,10 @@ LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),)
 def add_missing_columns(connection: sa.Connection, *, add: bool = True) -> frozenset[str]:
     """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid);
     a read-only store (``add=False``) is left as it is: the ``table.column`` names it lacks are
-    returned, and reading treats them as empty."""
+    returned, and reading treats them as empty. The names of :data:`LATER_TABLES` it lacks are
+    returned too (:func:`add_missing_tables` adds them)."""
     inspector = sa.inspect(connection)
-    absent = set()
+    absent = {table.name for table in LATER_TABLES if not inspector.has_table(table.name)}
     for table, column, sql_type in LATER_COLUMNS:
         if not inspector.has_table(table):
             continue
@@ -216,3 +233,25 @@ def add_missing_columns(connection: sa.Connection, *, add: bool = True) -> froze
             else:
                 absent.add(f"{table}.{column}")
     return frozenset(absent)
+
+
+def add_missing_tables(engine: sa.Engine, absent: frozenset[str]) -> frozenset[str]:
+    """Make the :data:`LATER_TABLES` named in ``absent`` (each in a transaction of its own, after
+    the store's opening one); ``absent`` without those now there. A table that cannot be made
+    (no right to, another process making it at the same moment) stays absent for this opening:
+    what it holds is a cache, so the store works without it."""
+    still = set(absent)
+    for table in LATER_TABLES:
+        if table.name not in absent:
+            continue
+        try:
+            with engine.begin() as connection:
+                table.create(connection, checkfirst=True)
+            still.discard(table.name)
+        except sa.exc.SQLAlchemyError:
+            try:
+                if sa.inspect(engine).has_table(table.name):  # made by another process meanwhile
+                    still.discard(table.name)
+            except sa.exc.SQLAlchemyError:
+                pass
+    return frozenset(still)

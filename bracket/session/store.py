@@ -26,7 +26,7 @@ from sqlalchemy.engine import Engine
 
 from bracket.errors import StoreError, disk_full_message
 from bracket.session.records import Records
-from bracket.session.schema import add_missing_columns, metadata, sessions_table
+from bracket.session.schema import add_missing_columns, add_missing_tables, metadata, sessions_table
 
 if TYPE_CHECKING:  # pragma: no cover - Optuna is imported where a study is used (``status`` needs none)
     import optuna
@@ -121,7 +121,8 @@ class Store(Records):
     storage_or_factory: Any = field(repr=False)
     #: why this store can only be read ("" when it can be written): a read-only folder, a full disk
     read_only: str = ""
-    #: later columns an older store lacks and, being read-only, cannot be given (see LATER_COLUMNS)
+    #: later columns (``table.column``) and tables an older store lacks and cannot be given (being
+    #: read-only, or a table it could not make; see LATER_COLUMNS, LATER_TABLES)
     absent: frozenset[str] = frozenset()
 
     @property
@@ -203,6 +204,8 @@ class Store(Records):
             else:
                 connection.execute(sa.select(sessions_table.c.name).limit(1))
             absent = add_missing_columns(connection, add=not read_only)
+        if absent and not read_only:
+            absent = add_missing_tables(engine, absent)
         def storage() -> optuna.storages.BaseStorage:
             return _optuna().storages.RDBStorage(
                 engine_url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}},

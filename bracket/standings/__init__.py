@@ -135,9 +135,9 @@ def past_ranking(folder: Path) -> list[tuple[str, str]]:
     first (the winner first when it is a search config), each with its raw figures ("val loss
     0.41"): the order ``--warm-start-from`` carries (``bracket.session.past.Ranking``).
 
-    Read from the standings ``python -m bracket status`` keeps in ``<session>/views/status.json``
+    Read from the standings ``python -m bracket status`` keeps in the session's store
     while they are current (``bracket.status_view``: its change key, with only the store
-    opened), so the Setup tab's list of many past sessions costs a file read each; worked out
+    opened), so the Setup tab's list of many past sessions costs a store query each; worked out
     (the session opened, its standings computed) only when that view is missing or stale."""
     kept = _kept_answer(folder)
     if kept is not None:
@@ -164,7 +164,7 @@ def _kept_answer(folder: Path) -> dict[str, Any] | None:
         return None
     try:
         weights = ((store.get_session(name) or {}).get("settings") or {}).get("weights")
-        view = kept_view(Path(folder), view_key(store, name, weights))
+        view = kept_view(store, name, view_key(store, name, weights))
         return json.loads(view["table_json"]) if view is not None else None
     except (KeyError, TypeError, ValueError):  # a view of another shape: worked out instead
         return None

@@ -1,7 +1,7 @@
-"""``status`` answers from what it keeps (``<session>/views``: the status view and the run
-summaries) exactly what a cold computation from the store alone answers (issue 24): after a new
-loss point, a new trial, a rating, a pairwise choice, a judge weight change, with a damaged or
-a foreign views file, and when two processes write the views at once."""
+"""``status`` answers from what it keeps (the status view, in the store; the run summaries, in
+``<session>/views``) exactly what a cold computation from the store alone answers (issue 24):
+after a new loss point, a new trial, a rating, a pairwise choice, a judge weight change, with a
+damaged or a foreign kept view, and when two processes write them at once."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ import pytest
 from bracket import cli
 from bracket.session.change_memo import gc_paused
 from bracket.session.folder import open_session_store
-from bracket.status_view import VIEW_FILE
 from bracket.session.summaries import SUMMARY_FILE
+from tests.engine.view_helpers import cold_copy, execute, kept_row
 
 pytestmark = pytest.mark.timeout(240)
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,10 +55,8 @@ def _status(folder: Path, capsys) -> tuple[str, str]:
 
 
 def _cold(folder: Path, capsys, tmp_path: Path) -> tuple[str, str]:
-    """The same answer computed from the store alone: a copy of the folder without its views."""
-    copy = tmp_path / f"cold-{time.monotonic_ns()}" / folder.name
-    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("views"))
-    return _status(copy, capsys)
+    """The same answer computed from the store alone: a copy of the folder with nothing kept."""
+    return _status(cold_copy(folder, tmp_path), capsys)
 
 
 def _kept_equals_cold(folder: Path, capsys, tmp_path: Path) -> tuple[str, str]:
@@ -73,7 +71,7 @@ def _store(folder: Path):
 
 def test_each_change_gives_the_answer_a_cold_computation_gives(filled, capsys, tmp_path):
     first = _kept_equals_cold(filled, capsys, tmp_path)
-    assert (filled / VIEW_FILE).is_file() and (filled / SUMMARY_FILE).is_file()
+    assert kept_row(filled) is not None and (filled / SUMMARY_FILE).is_file()
     store, name = _store(filled)
     try:
         runs = [r for r in store.runs(name, with_series=False) if r["kind"] != "setup"]
@@ -106,10 +104,10 @@ def test_each_change_gives_the_answer_a_cold_computation_gives(filled, capsys, t
 
 
 @pytest.mark.parametrize("damage", ["garbage", "empty", "list", "foreign"])
-def test_a_damaged_or_foreign_views_file_is_ignored_and_rebuilt(filled, capsys, tmp_path, runs_dir, demo_fields,
+def test_a_damaged_or_foreign_kept_view_is_ignored_and_rebuilt(filled, capsys, tmp_path, runs_dir, demo_fields,
                                                                  damage):
     cold = _cold(filled, capsys, tmp_path)
-    _status(filled, capsys)  # keeps both files
+    _status(filled, capsys)  # keeps the view and the summaries
     if damage == "foreign":  # the views of another session, whose runs have the same ids
         from bench.overhead import fill_store
         from bracket.session.config import SearchSettings
@@ -121,18 +119,20 @@ def test_a_damaged_or_foreign_views_file_is_ignored_and_rebuilt(filled, capsys, 
         other_folder = other.folder
         other.close()
         _status(other_folder, capsys)
-        for kept in (VIEW_FILE, SUMMARY_FILE):
-            shutil.copyfile(other_folder / kept, filled / kept)
-    else:
+        shutil.copyfile(other_folder / SUMMARY_FILE, filled / SUMMARY_FILE)
+        (key, data), name = kept_row(other_folder), "viewed"
+        execute(filled, "UPDATE bracket_views SET key_json = ?, data_json = ? WHERE session = ?",
+                (json.dumps(key), json.dumps(data), name))
+    else:  # the kept view's data damaged under its current key
         text = {"garbage": "{not json", "empty": "", "list": "[1, 2, 3]"}[damage]
-        for kept in (VIEW_FILE, SUMMARY_FILE):
-            (filled / kept).write_text(text, encoding="utf-8")
+        (filled / SUMMARY_FILE).write_text(text, encoding="utf-8")
+        execute(filled, "UPDATE bracket_views SET data_json = ?", (text,))
     assert _status(filled, capsys) == cold
-    assert json.loads((filled / VIEW_FILE).read_text(encoding="utf-8"))["view"]  # rebuilt
+    assert kept_row(filled)[1]["lines"]  # rebuilt
     assert _status(filled, capsys) == cold
 
 
-def test_two_processes_writing_the_views_at_once_leave_a_whole_file(filled, capsys, tmp_path):
+def test_two_processes_writing_the_views_at_once_leave_them_whole(filled, capsys, tmp_path):
     _status(filled, capsys)  # a kept view ...
     store, name = _store(filled)
     try:  # ... then a change: every process finds it stale and writes it (and the summaries) again
@@ -146,8 +146,8 @@ def test_two_processes_writing_the_views_at_once_leave_a_whole_file(filled, caps
     printed = [p.communicate(timeout=180)[0] for p in processes]
     assert all(p.returncode == 0 for p in processes)
     assert printed == [cold[1]] * 3
-    for kept in (VIEW_FILE, SUMMARY_FILE):
-        json.loads((filled / kept).read_text(encoding="utf-8"))  # whole JSON, never a mix of two writes
+    json.loads((filled / SUMMARY_FILE).read_text(encoding="utf-8"))  # whole JSON, never a mix of two writes
+    assert kept_row(filled)[1]["lines"]
     assert not list((filled / "views").glob("*.tmp"))
     assert _status(filled, capsys) == cold
 

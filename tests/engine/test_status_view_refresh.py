@@ -7,7 +7,6 @@ answers equals a cold computation. A view that cannot be written never stops a s
 from __future__ import annotations
 
 import logging
-import shutil
 import time
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from bracket import cli, cli_commands, status_refresh, status_view
 from bracket.session.folder import open_session_store
+from tests.engine.view_helpers import cold_copy
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -28,7 +28,7 @@ def _current(folder: Path) -> bool:
     store, name = open_session_store(folder)
     try:
         weights = ((store.get_session(name) or {}).get("settings") or {}).get("weights")
-        return status_view.kept_view(folder, status_view.view_key(store, name, weights)) is not None
+        return status_view.kept_view(store, name, status_view.view_key(store, name, weights)) is not None
     finally:
         store.close()
 
@@ -48,8 +48,7 @@ def _status_from_kept_view(folder: Path, capsys, monkeypatch) -> tuple[str, str]
 
 
 def _cold(folder: Path, capsys, tmp_path: Path) -> tuple[str, str]:
-    copy = tmp_path / f"cold-{time.monotonic_ns()}" / folder.name
-    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("views"))
+    copy = cold_copy(folder, tmp_path)
     outputs = []
     for extra in ([], ["--json"]):
         assert cli.main(["status", *extra, str(copy)]) == 0
@@ -103,10 +102,16 @@ def test_a_rating_and_a_choice_through_the_app_refresh_the_view(capsys, demo_fie
         manager.close()
 
 
-def test_a_view_that_cannot_be_written_never_stops_a_search(capsys, demo_fields, runs_dir, caplog):
+def test_a_view_that_cannot_be_written_never_stops_a_search(capsys, demo_fields, runs_dir, caplog, monkeypatch):
+    import sqlalchemy as sa
+
+    from bracket.session.records import Records
+
+    def locked(*_args, **_kwargs):  # every write of the view fails
+        raise sa.exc.OperationalError("INSERT INTO bracket_views ...", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(Records, "keep_view", locked)
     folder = runs_dir / "blocked"
-    folder.mkdir(parents=True)
-    (folder / "views").write_text("not a folder", encoding="utf-8")  # every write of the view fails
     with caplog.at_level(logging.WARNING, logger="bracket.status_refresh"):
         code = cli.main(["run", "--preset", "demo-cpu", *_sets(demo_fields), "--budget", "2", "--steps", "8",
                          "--seeds", "1", "--out", str(runs_dir), "--name", "blocked", "--quiet"])

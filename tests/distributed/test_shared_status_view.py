@@ -1,0 +1,77 @@
+"""The status view kept in a PostgreSQL store (issue 24): what a worker keeps through its folder
+is current for ``status`` in another machine's folder; keeping it is an upsert that leaves the
+change marker as it was; a store from before the views table is given it when opened."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from bracket import cli, cli_commands, status_refresh
+from bracket.session.config import SearchSettings
+from bracket.session.folder import open_session_store
+from bracket.session.session import Session
+from bracket.session.store import Store
+
+pytestmark = pytest.mark.slow
+
+
+def _status(folder: Path, capsys, monkeypatch, *, kept_only: bool) -> tuple[str, str]:
+    def full(_args):
+        raise AssertionError("status opened the session: the kept view was not current")
+
+    outputs = []
+    with monkeypatch.context() as patch:
+        if kept_only:
+            patch.setitem(cli_commands.COMMANDS, "status", full)
+        for extra in ([], ["--json"]):
+            assert cli.main(["status", *extra, str(folder)]) == 0
+            outputs.append(capsys.readouterr().out)
+    return outputs[0], outputs[1]
+
+
+def test_a_view_kept_on_one_machine_is_current_on_another(postgres, demo_fields, tmp_path, capsys, monkeypatch):
+    from bench.overhead import fill_store
+
+    monkeypatch.setenv("PGPASSWORD", postgres.password)
+    url = postgres.create_database("shared_view")
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=8, sample_prompts="", warm_start=False),
+                             out_dir=tmp_path / "machine-a", name="viewed", storage_url=url)
+    fill_store(session, 6, 20)
+    session.close()
+    first = session.folder
+    second = tmp_path / "machine-b" / "viewed"  # a worker's folder there, as `bracket worker` writes it
+    second.mkdir(parents=True)
+    (second / "session.json").write_text(json.dumps({"name": "viewed", "storage": url}), encoding="utf-8")
+
+    engine = sa.create_engine(url)
+    with engine.begin() as c:  # as an older Bracket left the store: no views table
+        c.execute(sa.text("DROP TABLE bracket_views"))
+    engine.dispose()
+    cold = _status(first, capsys, monkeypatch, kept_only=False)  # computed; the store is given the table
+    assert _status(second, capsys, monkeypatch, kept_only=True) == cold
+
+    again = Session.open(first, validate=False)
+    try:
+        marker = again.store.change_marker("viewed")
+        again.add_rating(again.store.runs("viewed", with_series=False)[1]["id"], 2.0)
+        assert again.store.change_marker("viewed") != marker
+        marker = again.store.change_marker("viewed")
+        refresher = status_refresh.ViewRefresher()
+        refresher(again)  # kept on machine A: an upsert of the row
+        assert not refresher.failed and again.store.change_marker("viewed") == marker
+    finally:
+        again.close()
+    rated = _status(second, capsys, monkeypatch, kept_only=True)
+    assert rated != cold and "rating 2.0" in rated[0]
+    store, name = open_session_store(second)
+    try:
+        assert store.absent == frozenset()
+        with store.engine.connect() as c:
+            assert c.execute(sa.text("SELECT count(*) FROM bracket_views")).scalar() == 1
+    finally:
+        store.close()
+    Store.open(url, create=False).close()  # opening again finds the table there
