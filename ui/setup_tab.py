@@ -4,7 +4,8 @@ The preset's form is rendered from its ``FieldSpec`` list (``gr.render``); each 
 checked as it changes (``bracket.fields.problem_with_value``) with the message beside
 it, and the dataset field runs the dataset pre-flight (the preset's functions:
 ``ui.setup_preset``). The search settings become a ``SearchSettings`` through
-``bracket.app.forms``; the budget box shows the plan (``= N configs × K seeds``). Everything is checked by the engine before anything starts.
+``bracket.app.forms``; the budget box shows the plan (``= N configs × K seeds``).
+Everything is checked by the engine before anything starts.
 
 The search-space table shows every knob of the preset — searched or fixed, its range or
 choices — before Start, and is where the search's bounds are set: its min/max, choices and
