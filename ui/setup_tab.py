@@ -39,6 +39,7 @@ from ui.setup_preset import (DEFAULTS, field_defaults, field_message, loaded_val
                              preset_choices, search_defaults)
 from ui.setup_space import build_table, space_edit, space_preview, table_records
 from ui.render import format_duration
+from ui.search_tab import resumed_text
 
 
 def estimate_text(manager: SessionManager, budget: Any) -> str:
@@ -129,11 +130,12 @@ def clone_settings(manager: SessionManager, folder: str | None) -> tuple[Any, ..
                                       "(optional), change what you want, press *Start search*.")
 
 
-@inline_errors(3)
+@inline_errors(4)
 def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str], budget: Any, steps: Any,
                  seeds: Any, prompts: str, sample_every: Any, algorithm: str, space: Any, *rest: Any
-                 ) -> tuple[str, Any, Any]:
-    """Validate the form, create the session and start it; then show the Search tab.
+                 ) -> tuple[str, Any, Any, str]:
+    """Validate the form, create the session and start it; then show the Search tab (the
+    message goes to Setup's line and to the Search tab's).
 
     ``space`` is the search-space table as the person left it: its cells become the bounds
     through the one bounds parser, so a bad cell refuses the start with the CLI's message."""
@@ -159,26 +161,27 @@ def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str]
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
     message = f"Started **{session.name}**: {settings.plan()}."
-    return message, gr.Tabs(selected="search"), refresh_sessions(manager)
+    return message, gr.Tabs(selected="search"), refresh_sessions(manager), message
 
 
-@inline_errors(2)
-def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]:
+@inline_errors(3)
+def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any, str]:
     if not folder:
         raise BracketError("Pick a past session from the list first.")
     session = manager.open(folder)
-    return f"Opened **{session.name}** (not running). Resume it to continue the search.", gr.Tabs(selected="search")
+    message = f"Opened **{session.name}** (not running). Resume it to continue the search."
+    return message, gr.Tabs(selected="search"), message
 
 
-@inline_errors(2)
-def resume_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]:
+@inline_errors(3)
+def resume_session(manager: SessionManager, folder: str | None) -> tuple[str, Any, str]:
     if not folder:
         raise BracketError("Pick a past session from the list first.")
-    session = manager.resume(folder)
-    return f"Resumed **{session.name}**: {session.settings.plan()}.", gr.Tabs(selected="search")
+    message = resumed_text(manager.resume(folder))
+    return message, gr.Tabs(selected="search"), message
 
 
-def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
+def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> dict[str, Any]:
     """The Setup tab's components and listeners (call inside ``gr.Tab``)."""
     choices = preset_choices()
     fields_state = gr.State({})
@@ -287,7 +290,7 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, space_df,
                        *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
-                    [start_md, tabs, sessions_dd], concurrency_id="session-control", **QUIET)
+                    [start_md, tabs, sessions_dd, control_md], concurrency_id="session-control", **QUIET)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
     refresh_btn.click(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
     form_outputs = [preset_dd, loaded_state, fields_state, notes_md, preflight_md, budget, seeds, steps, sample_every,
@@ -295,9 +298,9 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
                     vlm_model, *weights, warm_from, name, form_md]
     assert len(form_outputs) == FORM_OUTPUTS + len(JUDGE_NAMES) + 3
     reflect = functools.partial(reflect_open, manager)
-    open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs],
+    open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs, control_md],
                    concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE)
-    resume_btn.click(functools.partial(resume_session, manager), sessions_dd, [start_md, tabs],
+    resume_btn.click(functools.partial(resume_session, manager), sessions_dd, [start_md, tabs, control_md],
                      concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE)
     clone_btn.click(functools.partial(clone_settings, manager), sessions_dd, form_outputs, **PRIVATE)
     return {"preset": preset_dd, "fields_state": fields_state, "notes": notes_md, "preflight": preflight_md,
