@@ -191,7 +191,8 @@ def build(manager: SessionManager, control_md: gr.Markdown | None = None) -> dic
         with gr.Column(scale=2):
             log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=18, max_lines=18, autoscroll=True,
                              interactive=False, elem_id="bk-log")
-    table = gr.Dataframe(label="Trials (click a row: why its config was proposed, in full below)", interactive=False,
+    table = gr.Dataframe(label="Trials (score: lower is better; click a row: why its config was proposed, in full "
+                         "below)", interactive=False,
                          wrap=False, max_height=420, elem_id="bk-trials")
     page = gr.Number(value=1, precision=0, minimum=1, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
                      elem_id="bk-trials-page")

@@ -256,8 +256,9 @@ def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, flo
             moved = [_short_change(space, k, params.get(k), old.get(k)) for k in space.searched()
                      if params.get(k) != old.get(k) and not isinstance(space[k], FixedKnob)]
             if moved:
-                text += f" · vs {best.get('name')}: " + ", ".join(moved[:changes_shown]) + (
-                    f" +{len(moved) - changes_shown}" if len(moved) > changes_shown else "")
+                more = len(moved) - changes_shown  # "×11, +1 more", never "×11 +1" (read as a sum)
+                text += f" · vs {best.get('name')}: " + ", ".join(moved[:changes_shown] + (
+                    [f"+{more} more"] if more > 0 else []))
         if kind == "search" and algorithm != "random" and seen >= n_startup:
             after = after_feedback(config.get("created_at"), ratings, comparisons)
             text += f" · {after}" if after else ""
