@@ -75,7 +75,10 @@ class Reason:
             near = "; ".join(f"{n.name} (score {n.score:.3f}, distance {n.distance:.2f})" for n in self.neighbours)
             lines.append(f"Closest finished configs: {near}.")
         if self.changes:
-            lines.append(f"Changed from the best before it ({self.best_before}): " + "; ".join(self.changes) + ".")
+            # by the scores of now, which ratings move: the trial table's short line was written
+            # when the config first showed, so it may name the best of then
+            lines.append(f"Changed from the config before it that scores best now ({self.best_before}): "
+                         + "; ".join(self.changes) + ".")
         if self.after:
             lines.append(f"Proposed {self.after}.")
         return "\n\n".join(lines)
