@@ -140,6 +140,9 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     said = results_tab.extend(manager, 2)
     assert said.startswith("Added 2 runs: budget 9") and manager.session.wait(90)
     assert manager.snapshot().runs_spent == 9
+    said = results_tab.extend(manager, 1)  # seen in review: "Added 1 runs"
+    assert said.startswith("Added 1 run: budget 10") and manager.session.wait(90), said
+    assert manager.snapshot().runs_spent == 10
     assert "is already running" not in results_tab.extend(manager, 0) and "at least 1" in results_tab.extend(manager, 0)
 
 
