@@ -1,14 +1,16 @@
 """The preset part of the Setup tab: the preset list, a preset's notes, fields and their
 checks, the dataset pre-flight line and the budget and steps the form starts from.
 
-Plain functions of a preset id and the form's field values (no Blocks): ``ui.setup_tab``
-wires them to the form. ``loaded`` is the session the form was filled from (``fill_form``):
+Plain functions of a preset id and the form's field values (no Blocks of their own):
+``ui.setup_tab`` wires them to the form. ``loaded`` is the session the form was filled from (``fill_form``):
 its values win over the preset's defaults when it is of the same preset.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import gradio as gr
 
 from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError

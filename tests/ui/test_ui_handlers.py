@@ -140,7 +140,8 @@ def test_past_sessions_of_the_preset_are_offered_and_reach_the_new_session(runs_
     assert manager.session.wait(60)
     first = manager.session
     (label, folder), = setup_tab.past_choices(manager, "demo-cpu").choices
-    assert folder == str(first.folder) and label.startswith(first.name) and "winner " in label and "runs" in label
+    assert folder == str(first.folder) and label.startswith(first.name) and "winner " in label
+    assert ", 1 run, 1 config, " in label, label  # budget 1: in the singular
     assert setup_tab.past_choices(manager, "sdxl-lora").choices == []
     start(manager, demo_fields, 1, True, [folder], name="ui-test-2")
     assert manager.session.settings.warm_start_from == [folder]
