@@ -17,7 +17,7 @@ from pathlib import Path
 from bracket.app.forms import judge_server_settings, parse_bounds
 from bracket.cli_args import parse_assignments, prompts_argument
 from bracket.cli_text import best_step_lines, progress_line, results_table, run_figures, winner_lines
-from bracket.errors import BracketError
+from bracket.errors import BracketError, MissingStoreError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
@@ -164,13 +164,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)
 
 
+def _open(args: argparse.Namespace, cannot: str, **kw: object) -> Session:
+    """The session in ``args.path``; a missing store file says what this command ``cannot`` do."""
+    try:
+        return Session.open(args.path, storage_url=args.storage, **kw)  # type: ignore[arg-type]
+    except MissingStoreError as error:
+        raise BracketError(error.saying(cannot)) from None
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     """``status`` with the session opened in full: builds the view ``bracket.status_view`` keeps
     (``bracket.cli.dispatch`` answers from the kept view first, when it is current)."""
     from bracket.status_refresh import build_view
     from bracket.status_view import print_status, standings_view
 
-    session = Session.open(args.path, storage_url=args.storage, validate=False)
+    session = _open(args, "status cannot show this session's progress, runs or winner", validate=False)
     try:
         # what comes from the standings and the session: kept until the store changes
         view = standings_view(session, lambda: build_view(session))
@@ -180,7 +188,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    session = Session.open(args.path, storage_url=args.storage, on_finish=[_record_at_end], rank_past=past_ranking)
+    session = _open(args, "the session cannot be resumed", on_finish=[_record_at_end], rank_past=past_ranking)
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     if getattr(args, "more_runs", None) is not None:  # +N runs (bracket.app.extend), as in the app
         from bracket.app.extend import extend_budget
@@ -197,7 +205,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_finals(args: argparse.Namespace) -> int:
-    session = _keep_status_view(Session.open(args.path, storage_url=args.storage))
+    session = _keep_status_view(_open(args, "this session's best configs cannot be re-run as finals"))
     session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
     from bracket.app.stages import run_finals
 
@@ -231,7 +239,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from bracket.standings.study_sync import record_verdict
 
     _folder_argument(args.out, "--out")
-    session = Session.open(args.path, storage_url=args.storage, validate=False)
+    session = _open(args, "no report can be written", validate=False)
     try:
         files = write_report(session, args.out)
         verdict_study = None
@@ -254,7 +262,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from bracket.export import export_run
 
     _folder_argument(args.out, "--out")
-    session = Session.open(args.path, storage_url=args.storage, validate=False)
+    session = _open(args, "this session's winner cannot be exported", validate=False)
     try:
         result = export_run(session, run_id=args.run, steps=args.steps, out=args.out)
     finally:
@@ -270,7 +278,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_promote(args: argparse.Namespace) -> int:
     from bracket.app.stages import promote
 
-    session = _keep_status_view(Session.open(args.path, storage_url=args.storage))
+    session = _keep_status_view(_open(args, "this session's winner cannot be promoted"))
     try:
         session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
         run_id = promote(session, steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,

@@ -29,6 +29,20 @@ class StoreError(BracketError):
     """A store (database) that cannot be opened or is not a Bracket store."""
 
 
+class MissingStoreError(StoreError):
+    """A session folder whose ``session.json`` names a store file that is not there."""
+
+    def __init__(self, store: object, cannot: str = "the session cannot be opened") -> None:
+        self.store = store
+        super().__init__(self.saying(cannot))
+
+    def saying(self, cannot: str) -> str:
+        """The message, with what the command at hand ``cannot`` do (e.g. "status cannot show it")."""
+        return (f"The store {self.store} is missing (a session's runs, scores and ratings are kept there), so "
+                f"{cannot}. Put that file back into the session folder (from a backup, or from where it was "
+                "moved), then try again.")
+
+
 class SessionBusyError(BracketError):
     """A session folder that another Bracket process is already running."""
 

@@ -31,10 +31,13 @@ def build_app(manager: SessionManager) -> gr.Blocks:
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown("## Bracket\nShort real training runs · side-by-side samples · your scores · Optuna TPE")
         with gr.Tabs(selected="setup", elem_id="bk-tabs") as tabs:
+            # the Search tab's message line: Setup's Start, Open and Resume, which bring that tab up, say there
+            # what they did (said only on Setup, it was out of sight)
+            control_md = gr.Markdown(elem_id="bk-control-status", render=False)
             with gr.Tab("Setup", id="setup", elem_id="bk-tab-setup"):
-                setup = setup_tab.build(manager, tabs)
+                setup = setup_tab.build(manager, tabs, control_md)
             with gr.Tab("Search", id="search", elem_id="bk-tab-search"):
-                search_tab.build(manager)
+                search_tab.build(manager, control_md)
             with gr.Tab("Compare", id="compare", elem_id="bk-tab-compare") as compare:
                 compare_parts = compare_tab.build(manager)
             with gr.Tab("Results", id="results", elem_id="bk-tab-results") as results:

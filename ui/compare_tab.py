@@ -40,6 +40,8 @@ from ui.render import grid_html
 
 MIN_RUNS, MAX_RUNS = 2, 8
 NO_PAIR = "<p>No pair to compare yet: pairs come from finished runs (at least two, and not the pair just judged).</p>"
+#: before the first "Next pair": what the button gives (saying "no pair yet" there read as if none could come)
+PAIR_START = "<p>Press <b>Next pair</b>: two finished runs side by side, their configs hidden, their order random.</p>"
 WHOLE_RUN = -1
 
 
@@ -314,7 +316,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
             mode = gr.Checkbox(False, label="Pairwise mode: keys vote while the focus is in this panel "
                                "(1 / ← left, 2 / → right, 3 / ↓ tie)", elem_id="bk-pair-mode")
             undo_btn = gr.Button("Undo last vote", elem_id="bk-pair-undo", size="sm")
-        pair_html = gr.HTML(NO_PAIR, elem_id="bk-pair-box")
+        pair_html = gr.HTML(PAIR_START, elem_id="bk-pair-box")
         with gr.Row():
             left_btn = gr.Button("Left better (1 / ←)", elem_id="bk-pair-left", interactive=False)
             right_btn = gr.Button("Right better (2 / →)", elem_id="bk-pair-right", interactive=False)

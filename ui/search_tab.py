@@ -115,10 +115,20 @@ def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
     return (*result, sent)
 
 
+def resumed_text(session: Any) -> str:
+    """What Resume did: the runs it has left to train, or — a search that had spent its whole
+    budget — that there was nothing to train and where more runs come from."""
+    spent, total = session.spent_runs(), session.total_runs()
+    if spent >= total:
+        return (f"**{session.name}** had already trained all {total} run{'s' if total != 1 else ''} of its budget: "
+                "nothing is left to resume. Give it more with **+N runs** (Results tab), or run finals there.")
+    left = total - spent
+    return f"Resumed **{session.name}**: {left} of {total} run{'s' if total != 1 else ''} left to train."
+
+
 @inline_errors(1)
 def resume(manager: SessionManager) -> str:
-    session = manager.resume()
-    return f"Resumed **{session.name}**."
+    return resumed_text(manager.resume())
 
 
 @inline_errors(1)
@@ -162,14 +172,16 @@ def why_row(manager: SessionManager, event: gr.SelectData) -> tuple[Any, Any, st
     return gr.Accordion(open=True), dropdown, text
 
 
-def build(manager: SessionManager) -> dict[str, Any]:
+def build(manager: SessionManager, control_md: gr.Markdown | None = None) -> dict[str, Any]:
+    """The Search tab; ``control_md`` (made unrendered by ``ui.blocks``) is its message line,
+    which Setup's Start, Open and Resume also write to, as they bring this tab up."""
     sent = gr.State({})
     with gr.Row():
         start_btn = gr.Button("Start / resume", variant="primary", elem_id="bk-resume", interactive=False)
         pause_btn = gr.Button("Pause", elem_id="bk-pause", interactive=False)
         stop_after_btn = gr.Button("Stop after this trial", elem_id="bk-stop-after", interactive=False)
         stop_btn = gr.Button("Stop now", variant="stop", elem_id="bk-stop", interactive=False)
-    control_md = gr.Markdown(elem_id="bk-control-status")
+    control_md = control_md.render() if control_md is not None else gr.Markdown(elem_id="bk-control-status")
     status_md = gr.Markdown(elem_id="bk-status")
     progress = gr.HTML(elem_id="bk-progress-box")
     with gr.Row():
@@ -179,7 +191,8 @@ def build(manager: SessionManager) -> dict[str, Any]:
         with gr.Column(scale=2):
             log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=18, max_lines=18, autoscroll=True,
                              interactive=False, elem_id="bk-log")
-    table = gr.Dataframe(label="Trials (click a row: why its config was proposed, in full below)", interactive=False,
+    table = gr.Dataframe(label="Trials (score: lower is better; click a row: why its config was proposed, in full "
+                         "below)", interactive=False,
                          wrap=False, max_height=420, elem_id="bk-trials")
     page = gr.Number(value=1, precision=0, minimum=1, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
                      elem_id="bk-trials-page")

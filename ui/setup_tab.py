@@ -1,10 +1,11 @@
 """Setup tab: pick a preset, fill in its fields, set the search, start it — or resume one.
 
 The preset's form is rendered from its ``FieldSpec`` list (``gr.render``); each field is
-checked as it changes (``bracket.fields.problem_with_value``) with the message beside it,
-and the dataset field runs the dataset pre-flight. The search settings become a
-``SearchSettings`` through ``bracket.app.forms``; the budget box shows the plan
-(``= N configs × K seeds``). Everything is checked by the engine before anything starts.
+checked as it changes (``bracket.fields.problem_with_value``) with the message beside
+it, and the dataset field runs the dataset pre-flight (the preset's functions:
+``ui.setup_preset``). The search settings become a ``SearchSettings`` through
+``bracket.app.forms``; the budget box shows the plan (``= N configs × K seeds``).
+Everything is checked by the engine before anything starts.
 
 The search-space table shows every knob of the preset — searched or fixed, its range or
 choices — before Start, and is where the search's bounds are set: its min/max, choices and
@@ -27,104 +28,18 @@ from bracket.app import views
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
 from bracket.app.space_editor import table_bounds
-from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
-from bracket.fields import merge_with_defaults, problem_with_value
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
-from bracket.registry import get_preset, presets_by_family
-from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
+from bracket.registry import get_preset
+from bracket.session.config import DEFAULT_PROMPTS
 from bracket.session.past import past_sessions
 from bracket.standings import past_ranking
 from ui.common import PRIVATE, QUIET, inline_errors
+from ui.setup_preset import (DEFAULTS, field_defaults, field_message, loaded_values, on_field, on_preset,
+                             preset_choices, search_defaults)
 from ui.setup_space import build_table, space_edit, space_preview, table_records
 from ui.render import format_duration
-
-DEFAULTS = SearchSettings()
-
-
-def preset_choices() -> list[tuple[str, str]]:
-    """(label, id) grouped by family: ``Family › Display name (LoRA)``."""
-    return [(f"{family} › {p.display_name} ({p.training_type})", p.id)
-            for family, presets in presets_by_family().items() for p in presets]
-
-
-def field_defaults(preset_id: str) -> dict[str, str]:
-    return {s.name: s.resolved_default() for s in get_preset(preset_id).fields} if preset_id else {}
-
-
-def preset_notes(preset_id: str) -> str:
-    if not preset_id:
-        return ""
-    preset = get_preset(preset_id)
-    pre_cache = " · pre-caches latents once per search" if preset.needs_pre_cache else ""
-    script = f" · trainer `{preset.trainer_script}`" if preset.trainer_script else ""
-    return f"**{preset.display_name}** — {preset.model_family}, {preset.training_type}{pre_cache}{script}\n\n{preset.notes}"
-
-
-def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
-    """The dataset pre-flight of the form's dataset field, in one line."""
-    if not preset_id:
-        return ""
-    preset = get_preset(preset_id)
-    dataset = (fields or {}).get("dataset", "").strip()
-    if "dataset" not in {s.name for s in preset.fields}:
-        return "This preset takes no image dataset folder."
-    if not dataset:
-        return "Dataset: not set yet."
-    made = preset.made_on_start_note(fields or {})
-    if made:
-        return f"ℹ Dataset: {made}."
-    try:
-        trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields))
-    except (BracketError, ValueError, TypeError) as error:
-        return f"Dataset pre-flight not possible yet: {error}"
-    report = preflight_for_trainer(trainer, fields)
-    if report is None:
-        return "This trainer reads its dataset itself; it is checked when the search starts."
-    return ("✓ " if report.ok else "✗ ") + "Dataset pre-flight: " + report.summary()
-
-
-def field_message(preset: Any, spec: Any, value: str, fields: dict[str, str]) -> str:
-    """The line under a form field: ✓, ⚠ and what is wrong, or ℹ what Start will make of a
-    missing value (the demo's default dataset on a fresh clone is a normal state, not an error)."""
-    problem = problem_with_value(spec, value)
-    if problem:
-        made = preset.made_on_start_note({**fields, spec.name: value})
-        about_this = made and made != preset.made_on_start_note({**fields, spec.name: ""})
-        return f"ℹ {made[0].upper()}{made[1:]}." if about_this else f"⚠ {problem}"
-    return "✓"
-
-
-def search_defaults(preset_id: str) -> dict[str, int]:
-    """Budget and steps the form starts from for ``preset_id`` (the preset's own, else the engine's)."""
-    values = {"budget": DEFAULTS.budget, "steps": DEFAULTS.steps}
-    if preset_id:
-        values.update(dict(get_preset(preset_id).search_defaults))
-    return values
-
-
-def _loaded(loaded: dict[str, Any] | None, preset_id: str) -> dict[str, Any]:
-    """The session values the form was filled from, when they are of ``preset_id`` (else {})."""
-    return loaded if loaded and loaded.get("preset_id") == preset_id else {}
-
-
-def on_preset(preset_id: str, loaded: dict[str, Any] | None = None) -> tuple[str, dict[str, str], str, int, int]:
-    """Notes, fields, pre-flight, budget and steps of ``preset_id``: its defaults, or the values
-    of the session the form was filled from (``loaded``) when it is of this preset."""
-    values = _loaded(loaded, preset_id)
-    fields = {**field_defaults(preset_id), **values.get("fields", {})}
-    start = search_defaults(preset_id)
-    budget, steps = values.get("budget", start["budget"]), values.get("steps", start["steps"])
-    return preset_notes(preset_id), fields, preflight_text(preset_id, fields), budget, steps
-
-
-def on_field(preset_id: str, name: str, value: Any, fields: dict[str, str]) -> tuple[str, dict[str, str], Any]:
-    """Check one field as it changes; the dataset field also re-runs the pre-flight."""
-    fields = dict(fields or {})
-    fields[name] = "" if value is None else str(value)
-    spec = next(s for s in get_preset(preset_id).fields if s.name == name)
-    message = field_message(get_preset(preset_id), spec, fields[name], fields)
-    return message, fields, preflight_text(preset_id, fields) if name == "dataset" else gr.skip()
+from ui.search_tab import resumed_text
 
 
 def estimate_text(manager: SessionManager, budget: Any) -> str:
@@ -149,7 +64,8 @@ def past_choices(manager: SessionManager, preset_id: str | None, loaded: dict[st
     (picked: those of the session the form was filled from)."""
     found = past_sessions(manager.runs_dir, preset_id, past_ranking) if preset_id else []
     choices = [(s.label, str(s.folder)) for s in found]
-    wanted = [f for f in _loaded(loaded, preset_id or "").get("warm_start_from", []) if f in {c[1] for c in choices}]
+    offered = {folder for _, folder in choices}
+    wanted = [f for f in loaded_values(loaded, preset_id or "").get("warm_start_from", []) if f in offered]
     return gr.Dropdown(choices=choices, value=wanted or None)
 
 
@@ -166,7 +82,7 @@ def space_for_preset(preset_id: str, fields: dict[str, str], steps: Any, loaded:
                      ) -> tuple[Any, dict[str, Any], str]:
     """(table, bounds, message) for a newly picked preset: the bounds of the session the form
     was filled from when it is of this preset, else none (another preset's bounds do not fit)."""
-    bounds = dict(_loaded(loaded, preset_id).get("bounds") or {})
+    bounds = dict(loaded_values(loaded, preset_id).get("bounds") or {})
     frame, message = space_preview(preset_id, fields, steps, bounds)
     return frame, bounds, message
 
@@ -214,11 +130,12 @@ def clone_settings(manager: SessionManager, folder: str | None) -> tuple[Any, ..
                                       "(optional), change what you want, press *Start search*.")
 
 
-@inline_errors(3)
+@inline_errors(4)
 def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str], budget: Any, steps: Any,
                  seeds: Any, prompts: str, sample_every: Any, algorithm: str, space: Any, *rest: Any
-                 ) -> tuple[str, Any, Any]:
-    """Validate the form, create the session and start it; then show the Search tab.
+                 ) -> tuple[str, Any, Any, str]:
+    """Validate the form, create the session and start it; then show the Search tab (the
+    message goes to Setup's line and to the Search tab's).
 
     ``space`` is the search-space table as the person left it: its cells become the bounds
     through the one bounds parser, so a bad cell refuses the start with the CLI's message."""
@@ -244,26 +161,27 @@ def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str]
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
     message = f"Started **{session.name}**: {settings.plan()}."
-    return message, gr.Tabs(selected="search"), refresh_sessions(manager)
+    return message, gr.Tabs(selected="search"), refresh_sessions(manager), message
 
 
-@inline_errors(2)
-def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]:
+@inline_errors(3)
+def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any, str]:
     if not folder:
         raise BracketError("Pick a past session from the list first.")
     session = manager.open(folder)
-    return f"Opened **{session.name}** (not running). Resume it to continue the search.", gr.Tabs(selected="search")
+    message = f"Opened **{session.name}** (not running). Resume it to continue the search."
+    return message, gr.Tabs(selected="search"), message
 
 
-@inline_errors(2)
-def resume_session(manager: SessionManager, folder: str | None) -> tuple[str, Any]:
+@inline_errors(3)
+def resume_session(manager: SessionManager, folder: str | None) -> tuple[str, Any, str]:
     if not folder:
         raise BracketError("Pick a past session from the list first.")
-    session = manager.resume(folder)
-    return f"Resumed **{session.name}**: {session.settings.plan()}.", gr.Tabs(selected="search")
+    message = resumed_text(manager.resume(folder))
+    return message, gr.Tabs(selected="search"), message
 
 
-def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
+def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> dict[str, Any]:
     """The Setup tab's components and listeners (call inside ``gr.Tab``)."""
     choices = preset_choices()
     fields_state = gr.State({})
@@ -288,7 +206,7 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     def render_fields(preset_id: str, loaded: dict[str, Any]) -> None:
         if not preset_id:
             return
-        values = _loaded(loaded, preset_id)
+        values = loaded_values(loaded, preset_id)
         nonce = values.get("nonce", 0)  # a new key per fill: Gradio keeps a keyed box's old value otherwise
         preset = get_preset(preset_id)
         for spec in preset.fields:
@@ -372,7 +290,7 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, space_df,
                        *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
-                    [start_md, tabs, sessions_dd], concurrency_id="session-control", **QUIET)
+                    [start_md, tabs, sessions_dd, control_md], concurrency_id="session-control", **QUIET)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
     refresh_btn.click(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
     form_outputs = [preset_dd, loaded_state, fields_state, notes_md, preflight_md, budget, seeds, steps, sample_every,
@@ -380,9 +298,9 @@ def build(manager: SessionManager, tabs: gr.Tabs) -> dict[str, Any]:
                     vlm_model, *weights, warm_from, name, form_md]
     assert len(form_outputs) == FORM_OUTPUTS + len(JUDGE_NAMES) + 3
     reflect = functools.partial(reflect_open, manager)
-    open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs],
+    open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs, control_md],
                    concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE)
-    resume_btn.click(functools.partial(resume_session, manager), sessions_dd, [start_md, tabs],
+    resume_btn.click(functools.partial(resume_session, manager), sessions_dd, [start_md, tabs, control_md],
                      concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE)
     clone_btn.click(functools.partial(clone_settings, manager), sessions_dd, form_outputs, **PRIVATE)
     return {"preset": preset_dd, "fields_state": fields_state, "notes": notes_md, "preflight": preflight_md,

@@ -77,7 +77,7 @@ def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, floa
              else f"its config stayed {_ordinal(new_rank)} of {count} "
              f"(score {before[config_id]:.3f} -> {after[config_id]:.3f})" if old_rank == new_rank
              else f"its config moved from {_ordinal(old_rank)} to {_ordinal(new_rank)} of {count} "
-             f"(score {before[config_id]:.3f} -> {after[config_id]:.3f})")
+             f"(score {before[config_id]:.3f} -> {after[config_id]:.3f}{_relative(before, after, config_id)})")
     best = "the best config" if good == 1 else f"the {good} best configs"
     was_good = config_id in before and _rank(before, config_id) <= tpe_good_count(len(before), wide=True)
     if new_rank <= good and not was_good:
@@ -89,6 +89,15 @@ def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, floa
     else:
         steer = f"still outside {best} TPE builds its next proposals on"
     return f"{head}: {moved}, {steer}{_neighbours(before, after, config_id, good, names or {})}."
+
+
+def _relative(before: Mapping[int, float], after: Mapping[int, float], config_id: int) -> str:
+    """A note where the rank and the score moved opposite ways (up to 1st while the score rose a
+    little): scores are relative to the other configs, and a rating re-scales theirs too."""
+    rank_change = _rank(after, config_id) - _rank(before, config_id)
+    if rank_change * (after[config_id] - before[config_id]) < 0:
+        return "; scores are relative to the other configs, and theirs moved more"
+    return ""
 
 
 def _neighbours(before: Mapping[int, float], after: Mapping[int, float], config_id: int, good: int,

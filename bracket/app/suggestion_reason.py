@@ -75,7 +75,10 @@ class Reason:
             near = "; ".join(f"{n.name} (score {n.score:.3f}, distance {n.distance:.2f})" for n in self.neighbours)
             lines.append(f"Closest finished configs: {near}.")
         if self.changes:
-            lines.append(f"Changed from the best before it ({self.best_before}): " + "; ".join(self.changes) + ".")
+            # by the scores of now, which ratings move: the trial table's short line was written
+            # when the config first showed, so it may name the best of then
+            lines.append(f"Changed from the config before it that scores best now ({self.best_before}): "
+                         + "; ".join(self.changes) + ".")
         if self.after:
             lines.append(f"Proposed {self.after}.")
         return "\n\n".join(lines)
@@ -256,8 +259,9 @@ def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, flo
             moved = [_short_change(space, k, params.get(k), old.get(k)) for k in space.searched()
                      if params.get(k) != old.get(k) and not isinstance(space[k], FixedKnob)]
             if moved:
-                text += f" · vs {best.get('name')}: " + ", ".join(moved[:changes_shown]) + (
-                    f" +{len(moved) - changes_shown}" if len(moved) > changes_shown else "")
+                more = len(moved) - changes_shown  # "×11, +1 more", never "×11 +1" (read as a sum)
+                text += f" · vs {best.get('name')}: " + ", ".join(moved[:changes_shown] + (
+                    [f"+{more} more"] if more > 0 else []))
         if kind == "search" and algorithm != "random" and seen >= n_startup:
             after = after_feedback(config.get("created_at"), ratings, comparisons)
             text += f" · {after}" if after else ""

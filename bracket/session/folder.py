@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bracket import settings as app_settings
-from bracket.errors import BracketError, StoreError
+from bracket.errors import BracketError, MissingStoreError, StoreError
 from bracket.session.store import Store, sqlite_url
 
 SESSION_FILE = "session.json"
@@ -54,14 +54,15 @@ def _session_file_problem(info: dict[str, Any]) -> str | None:
 
 def open_session_store(folder: Path, *, storage_url: str | None = None) -> tuple[Store, str]:
     """The store of the session in ``folder`` (as its ``session.json`` names it) and the
-    session's name; raises ``StoreError`` when the store is missing or lacks the session."""
+    session's name; raises ``StoreError`` when the store lacks the session, ``MissingStoreError``
+    when its file is missing (each command says what that stops it doing)."""
     folder = Path(folder)
     info = read_session_file(folder)
     stored = info.get("storage", "bracket.db")
     url = storage_url or (sqlite_url(folder / stored) if "://" not in stored else
                           app_settings.get_settings().storage_url or stored)
     if "://" not in stored and not (folder / stored).is_file():
-        raise StoreError(f"The store {folder / stored} is missing; the session cannot be resumed.")
+        raise MissingStoreError(folder / stored)
     store = Store.open(url, create=False)
     if store.get_session(info["name"]) is None:
         store.close()

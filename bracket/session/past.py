@@ -82,13 +82,20 @@ def _ranked(done: list[dict[str, Any]], ranking: Sequence[tuple[str, str]]) -> l
 def _read(folder: Path, rank: Ranking | None = None) -> tuple[PastSession, list[dict[str, Any]]]:
     folder = Path(folder)
     db = folder / "bracket.db"
-    if not (folder / SESSION_FILE).is_file() or not db.is_file():
-        raise BracketError(f"--warm-start-from {folder}: not a local Bracket session folder (no {SESSION_FILE} "
-                           "and bracket.db); give the folder of an earlier session.")
+    if not (folder / SESSION_FILE).is_file():
+        raise BracketError(f"--warm-start-from {folder}: not a local Bracket session folder (it has no {SESSION_FILE}); "
+                           "give the folder of an earlier session.")
     try:
-        name = read_session_file(folder)["name"]
+        info = read_session_file(folder)
     except BracketError as error:  # not JSON, not an object, no name: one line, never a traceback
         raise BracketError(f"--warm-start-from {folder}: {error}") from None
+    if "://" in str(info.get("storage", "")):
+        raise BracketError(f"--warm-start-from {folder}: that session is kept in a database server, not in the "
+                           "folder; only a local session (its bracket.db in the folder) can warm-start a search.")
+    if not db.is_file():
+        raise BracketError(f"--warm-start-from {folder}: its store {db} is missing ({SESSION_FILE} is there, but "
+                           "the configs and scores are kept in bracket.db); put it back, or leave this session out.")
+    name = info["name"]
     store = Store.open(sqlite_url(db), create=False)
     try:
         row = store.get_session(name)

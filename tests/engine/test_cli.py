@@ -335,3 +335,47 @@ def test_a_second_ctrl_c_during_the_stop_request_still_kills_the_trainer(capsys,
         cli_commands._wind_down(session, everywhere=True)
     assert session.calls == ["stop", "abandon"]
     assert "stopped now: the trainer was killed" in capsys.readouterr().err
+
+
+#: what each command says it cannot do when a folder's session.json names a store file that is gone
+WITHOUT_STORE = {
+    "status": "status cannot show this session's progress, runs or winner",
+    "resume": "the session cannot be resumed",
+    "report": "no report can be written",
+    "export": "this session's winner cannot be exported",
+    "finals": "this session's best configs cannot be re-run as finals",
+    "promote": "this session's winner cannot be promoted",
+}
+
+
+@pytest.mark.parametrize("command", list(WITHOUT_STORE))
+def test_a_session_without_its_store_says_what_this_command_cannot_do(capsys, tmp_path, command):
+    """Seen in review: ``status`` (and report, export…) of a folder with session.json but no
+    bracket.db said resume's words, "the session cannot be resumed"."""
+    folder = tmp_path / "lost-store"
+    folder.mkdir()
+    (folder / "session.json").write_text('{"name": "lost-store", "storage": "bracket.db"}', encoding="utf-8")
+    code, out, err = run_cli(capsys, command, str(folder))
+    assert code == 2 and out == "" and err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+    assert f"The store {folder / 'bracket.db'} is missing" in err and WITHOUT_STORE[command] in err, err
+    assert "put that file back" in err.lower(), err
+    if command != "resume":
+        assert "resumed" not in err, err
+    assert sorted(p.name for p in folder.iterdir()) == ["session.json"], "nothing may be made in its place"
+
+
+def test_warm_start_from_a_folder_without_its_store_names_the_missing_file(capsys, demo_fields, runs_dir, tmp_path):
+    """Seen in review: session.json present, bracket.db gone, and the message said
+    "(no session.json and bracket.db)" — which of the two was missing?"""
+    past = tmp_path / "past"
+    past.mkdir()
+    (past / "session.json").write_text('{"name": "past", "storage": "bracket.db"}', encoding="utf-8")
+    code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--warm-start-from", str(past),
+                           "--out", str(runs_dir))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"its store {past / 'bracket.db'} is missing (session.json is there" in err, err
+    assert "no session.json" not in err and list(runs_dir.iterdir()) == []
+    (past / "session.json").unlink()
+    code, _, err = run_cli(capsys, "run", "--preset", "demo-cpu", *_sets(demo_fields), "--warm-start-from", str(past),
+                           "--out", str(runs_dir))
+    assert code == 2 and "(it has no session.json)" in err and "bracket.db" not in err, err

@@ -134,3 +134,10 @@ def test_the_rating_message_says_whether_the_config_now_guides_tpe():
     assert "still outside the best config TPE builds" in last and "among the 1" not in last
     top = describe_rating_effect(four, {**four, 1: 0.05}, 1, run_id=10, value=9)
     assert "and stays the best config TPE builds its next proposals on" in top
+    # seen in review: "moved from 3rd to 1st of 7 (score 0.108 -> 0.110)" — up to 1st while its own
+    # score rose, since the rating re-scaled the others more; the sentence now says why
+    rescaled = describe_rating_effect({1: 0.0, 2: 0.04, 3: 0.108}, {1: 0.175, 2: 0.226, 3: 0.110}, 3,
+                                      run_id=6, value=9)
+    assert "moved from 3rd to 1st of 3 (score 0.108 -> 0.110; scores are relative to the other configs, " \
+           "and theirs moved more)" in rescaled, rescaled
+    assert "relative" not in text and "relative" not in worse

@@ -6,6 +6,7 @@ import json
 import re
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import gradio as gr
 import pytest
@@ -108,8 +109,8 @@ def test_start_errors_are_inline_and_create_nothing(runs_dir, demo_fields):
 
 def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
-    message, tabs, _ = start(manager, demo_fields)
-    assert "Started **ui-test**" in message and tabs.selected == "search"
+    message, tabs, _, on_search = start(manager, demo_fields)
+    assert "Started **ui-test**" in message and tabs.selected == "search" and on_search == message
     assert "One search runs at a time" in inline_error(start(manager, demo_fields))
     assert manager.session.wait(60)
     first = search_tab.poll(manager, {}, 0.5)
@@ -139,7 +140,8 @@ def test_past_sessions_of_the_preset_are_offered_and_reach_the_new_session(runs_
     assert manager.session.wait(60)
     first = manager.session
     (label, folder), = setup_tab.past_choices(manager, "demo-cpu").choices
-    assert folder == str(first.folder) and label.startswith(first.name) and "winner " in label and "runs" in label
+    assert folder == str(first.folder) and label.startswith(first.name) and "winner " in label
+    assert ", 1 run, 1 config, " in label, label  # budget 1: in the singular
     assert setup_tab.past_choices(manager, "sdxl-lora").choices == []
     start(manager, demo_fields, 1, True, [folder], name="ui-test-2")
     assert manager.session.settings.warm_start_from == [folder]
@@ -221,11 +223,32 @@ def test_open_and_resume_past_session(runs_dir, demo_fields):
     other = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     dropdown = setup_tab.refresh_sessions(other)
     assert dropdown.value == str(runs_dir / "ui-test")
-    message, tabs = setup_tab.open_session(other, dropdown.value)
-    assert "Opened **ui-test**" in message and other.snapshot().runs_spent == 2
+    message, tabs, on_search = setup_tab.open_session(other, dropdown.value)
+    assert "Opened **ui-test**" in message and other.snapshot().runs_spent == 2 and on_search == message
     assert "Pick a past session" in inline_error(setup_tab.resume_session(other, None))
-    message, _ = setup_tab.resume_session(other, dropdown.value)
+    message, tabs, on_search = setup_tab.resume_session(other, dropdown.value)
     assert other.session.wait(30) and other.snapshot().status == "finished"
+    # seen in review: resuming a search that had spent its budget said "Resumed", and only on
+    # Setup, while the Search tab came up silent; it says so where the person now looks
+    assert tabs.selected == "search" and on_search == message and "Resumed" not in message, message
+    assert "already trained all 2 runs of its budget" in message and "+N runs" in message, message
+    assert "already trained all 2 runs" in search_tab.resume(other)
+    assert other.session.wait(30) and other.snapshot().runs_spent == 2
+    stopped = SimpleNamespace(name="s", spent_runs=lambda: 1, total_runs=lambda: 3)  # a search stopped early
+    assert search_tab.resumed_text(stopped) == "Resumed **s**: 2 of 3 runs left to train."
+
+
+def test_the_search_tab_message_line_is_the_one_setup_writes_to(runs_dir):
+    """Start, Open and Resume on Setup bring up the Search tab: their message must reach its
+    line (elem bk-control-status), the very component the Search tab's own buttons write to."""
+    demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
+    wanted = {setup_tab.start_search, setup_tab.open_session, setup_tab.resume_session, search_tab.resume}
+    targets = {getattr(f.fn, "func", None): [getattr(o, "elem_id", None) for o in f.outputs]
+               for f in demo.fns.values() if getattr(f.fn, "func", None) in wanted}
+    assert set(targets) == wanted
+    assert all(outputs[-1] == "bk-control-status" for outputs in targets.values()), targets
+    lines = {id(o) for f in demo.fns.values() for o in f.outputs if getattr(o, "elem_id", None) == "bk-control-status"}
+    assert len(lines) == 1, "one message line, not a copy on each tab"
 
 
 def test_grid_html_escapes_and_renders_every_kind(tmp_path):

@@ -140,4 +140,19 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     said = results_tab.extend(manager, 2)
     assert said.startswith("Added 2 runs: budget 9") and manager.session.wait(90)
     assert manager.snapshot().runs_spent == 9
+    said = results_tab.extend(manager, 1)  # seen in review: "Added 1 runs"
+    assert said.startswith("Added 1 run: budget 10") and manager.session.wait(90), said
+    assert manager.snapshot().runs_spent == 10
     assert "is already running" not in results_tab.extend(manager, 0) and "at least 1" in results_tab.extend(manager, 0)
+
+
+def test_first_sight_of_the_pair_box_and_the_trial_table_says_what_they_are(runs_dir):
+    """Seen in review (a new user, a finished demo search of 7 runs): the blind-pair box said
+    "No pair to compare yet" before Next pair was ever pressed, and the trial table showed the
+    baseline at score 1.000 and the best config at 0.000 without saying lower is better."""
+    demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
+    blocks = {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
+    pair = blocks["bk-pair-box"].value
+    assert "No pair" not in pair and "<b>Next pair</b>" in pair, pair
+    assert "score: lower is better" in blocks["bk-trials"].label
+    assert compare_tab.next_pair(SessionManager(runs_dir))[1] == compare_tab.NO_PAIR  # none open: none to give

@@ -1,0 +1,106 @@
+"""The preset part of the Setup tab: the preset list, a preset's notes, fields and their
+checks, the dataset pre-flight line and the budget and steps the form starts from.
+
+Plain functions of a preset id and the form's field values (no Blocks of their own):
+``ui.setup_tab`` wires them to the form. ``loaded`` is the session the form was filled from (``fill_form``):
+its values win over the preset's defaults when it is of the same preset.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from bracket.dataset.validation import preflight_for_trainer
+from bracket.errors import BracketError
+from bracket.fields import merge_with_defaults, problem_with_value
+from bracket.registry import get_preset, presets_by_family
+from bracket.session.config import SearchSettings
+
+DEFAULTS = SearchSettings()
+
+
+def preset_choices() -> list[tuple[str, str]]:
+    """(label, id) grouped by family: ``Family › Display name (LoRA)``."""
+    return [(f"{family} › {p.display_name} ({p.training_type})", p.id)
+            for family, presets in presets_by_family().items() for p in presets]
+
+
+def field_defaults(preset_id: str) -> dict[str, str]:
+    return {s.name: s.resolved_default() for s in get_preset(preset_id).fields} if preset_id else {}
+
+
+def preset_notes(preset_id: str) -> str:
+    if not preset_id:
+        return ""
+    preset = get_preset(preset_id)
+    pre_cache = " · pre-caches latents once per search" if preset.needs_pre_cache else ""
+    script = f" · trainer `{preset.trainer_script}`" if preset.trainer_script else ""
+    return f"**{preset.display_name}** — {preset.model_family}, {preset.training_type}{pre_cache}{script}\n\n{preset.notes}"
+
+
+def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
+    """The dataset pre-flight of the form's dataset field, in one line."""
+    if not preset_id:
+        return ""
+    preset = get_preset(preset_id)
+    dataset = (fields or {}).get("dataset", "").strip()
+    if "dataset" not in {s.name for s in preset.fields}:
+        return "This preset takes no image dataset folder."
+    if not dataset:
+        return "Dataset: not set yet."
+    made = preset.made_on_start_note(fields or {})
+    if made:
+        return f"ℹ Dataset: {made}."
+    try:
+        trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields))
+    except (BracketError, ValueError, TypeError) as error:
+        return f"Dataset pre-flight not possible yet: {error}"
+    report = preflight_for_trainer(trainer, fields)
+    if report is None:
+        return "This trainer reads its dataset itself; it is checked when the search starts."
+    return ("✓ " if report.ok else "✗ ") + "Dataset pre-flight: " + report.summary()
+
+
+def field_message(preset: Any, spec: Any, value: str, fields: dict[str, str]) -> str:
+    """The line under a form field: ✓, ⚠ and what is wrong, or ℹ what Start will make of a
+    missing value (the demo's default dataset on a fresh clone is a normal state, not an error)."""
+    problem = problem_with_value(spec, value)
+    if problem:
+        made = preset.made_on_start_note({**fields, spec.name: value})
+        about_this = made and made != preset.made_on_start_note({**fields, spec.name: ""})
+        return f"ℹ {made[0].upper()}{made[1:]}." if about_this else f"⚠ {problem}"
+    return "✓"
+
+
+def search_defaults(preset_id: str) -> dict[str, int]:
+    """Budget and steps the form starts from for ``preset_id`` (the preset's own, else the engine's)."""
+    values = {"budget": DEFAULTS.budget, "steps": DEFAULTS.steps}
+    if preset_id:
+        values.update(dict(get_preset(preset_id).search_defaults))
+    return values
+
+
+def loaded_values(loaded: dict[str, Any] | None, preset_id: str) -> dict[str, Any]:
+    """The session values the form was filled from, when they are of ``preset_id`` (else {})."""
+    return loaded if loaded and loaded.get("preset_id") == preset_id else {}
+
+
+def on_preset(preset_id: str, loaded: dict[str, Any] | None = None) -> tuple[str, dict[str, str], str, int, int]:
+    """Notes, fields, pre-flight, budget and steps of ``preset_id``: its defaults, or the values
+    of the session the form was filled from (``loaded``) when it is of this preset."""
+    values = loaded_values(loaded, preset_id)
+    fields = {**field_defaults(preset_id), **values.get("fields", {})}
+    start = search_defaults(preset_id)
+    budget, steps = values.get("budget", start["budget"]), values.get("steps", start["steps"])
+    return preset_notes(preset_id), fields, preflight_text(preset_id, fields), budget, steps
+
+
+def on_field(preset_id: str, name: str, value: Any, fields: dict[str, str]) -> tuple[str, dict[str, str], Any]:
+    """Check one field as it changes; the dataset field also re-runs the pre-flight."""
+    fields = dict(fields or {})
+    fields[name] = "" if value is None else str(value)
+    spec = next(s for s in get_preset(preset_id).fields if s.name == name)
+    message = field_message(get_preset(preset_id), spec, fields[name], fields)
+    return message, fields, preflight_text(preset_id, fields) if name == "dataset" else gr.skip()
