@@ -15,7 +15,10 @@ from typing import Any
 
 import optuna
 
+from bracket.optuna_quiet import optuna_module
 from bracket.search.space import SearchSpace
+
+optuna_module()  # its INFO lines off
 
 #: the plots need at least this many scored configs to say anything
 MIN_CONFIGS = 2

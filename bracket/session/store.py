@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from bracket.errors import StoreError, disk_full_message
+from bracket.optuna_quiet import optuna_module
 from bracket.session.records import Records
 from bracket.session.schema import add_missing_columns, add_missing_tables, metadata, sessions_table
 
@@ -33,10 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover - Optuna is imported where a study is used
 
 
 def _optuna() -> Any:
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    return optuna
+    return optuna_module()
 
 
 def sqlite_url(path: Path) -> str:

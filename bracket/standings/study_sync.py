@@ -35,7 +35,10 @@ from typing import TYPE_CHECKING
 import optuna
 from optuna.trial import TrialState
 
+from bracket.optuna_quiet import optuna_module
 from bracket.standings import Standings, standings
+
+optuna_module()  # its INFO lines off
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session

@@ -163,3 +163,16 @@ def test_the_report_shows_the_interval_the_app_shows():
     narrow = summarise_config(ConfigScores(2, "b", "search", [0.30, 0.31, 0.32]))
     assert 0.0 < narrow.ci_low < 0.30 and 0.32 < narrow.ci_high < 1.0  # inside the range: unchanged
     assert _ci(SimpleNamespace(mean=0.5, ci_low=None, ci_high=None)) == "0.500 (one seed, no CI)"
+
+
+def test_report_prints_no_optuna_chatter_on_stderr(demo_session, tmp_path):
+    """Optuna is imported lazily now; wherever it is first imported (here: parameter importance's
+    in-memory study), its INFO line "A new study created in memory" must stay off stderr, which
+    a command keeps for its one ``error:`` line and warnings."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "bracket", "report", str(demo_session.folder),
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "A new study created" not in done.stderr and "[I " not in done.stderr, done.stderr
