@@ -5,32 +5,18 @@ change marker as it was; a store from before the views table is given it when op
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
-from bracket import cli, cli_commands, status_refresh
+from bracket import status_refresh
 from bracket.session.config import SearchSettings
 from bracket.session.folder import open_session_store
 from bracket.session.session import Session
 from bracket.session.store import Store
+from tests.engine.view_helpers import status_outputs
 
 pytestmark = pytest.mark.slow
-
-
-def _status(folder: Path, capsys, monkeypatch, *, kept_only: bool) -> tuple[str, str]:
-    def full(_args):
-        raise AssertionError("status opened the session: the kept view was not current")
-
-    outputs = []
-    with monkeypatch.context() as patch:
-        if kept_only:
-            patch.setitem(cli_commands.COMMANDS, "status", full)
-        for extra in ([], ["--json"]):
-            assert cli.main(["status", *extra, str(folder)]) == 0
-            outputs.append(capsys.readouterr().out)
-    return outputs[0], outputs[1]
 
 
 def test_a_view_kept_on_one_machine_is_current_on_another(postgres, demo_fields, tmp_path, capsys, monkeypatch):
@@ -51,8 +37,8 @@ def test_a_view_kept_on_one_machine_is_current_on_another(postgres, demo_fields,
     with engine.begin() as c:  # as an older Bracket left the store: no views table
         c.execute(sa.text("DROP TABLE bracket_views"))
     engine.dispose()
-    cold = _status(first, capsys, monkeypatch, kept_only=False)  # computed; the store is given the table
-    assert _status(second, capsys, monkeypatch, kept_only=True) == cold
+    cold = status_outputs(first, capsys)  # computed; the store is given the table
+    assert status_outputs(second, capsys, kept_only=True) == cold
 
     again = Session.open(first, validate=False)
     try:
@@ -65,7 +51,7 @@ def test_a_view_kept_on_one_machine_is_current_on_another(postgres, demo_fields,
         assert not refresher.failed and again.store.change_marker("viewed") == marker
     finally:
         again.close()
-    rated = _status(second, capsys, monkeypatch, kept_only=True)
+    rated = status_outputs(second, capsys, kept_only=True)
     assert rated != cold and "rating 2.0" in rated[0]
     store, name = open_session_store(second)
     try:

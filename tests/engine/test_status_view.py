@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from bracket import cli
 from bracket.session.change_memo import gc_paused
 from bracket.session.folder import open_session_store
 from bracket.session.summaries import SUMMARY_FILE
-from tests.engine.view_helpers import cold_copy, execute, kept_row
+from tests.engine.view_helpers import cold_status, execute, kept_row, status_outputs
 
 pytestmark = pytest.mark.timeout(240)
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,23 +44,9 @@ def filled(runs_dir, demo_fields) -> Path:
     return folder
 
 
-def _status(folder: Path, capsys) -> tuple[str, str]:
-    """(``status``, ``status --json``) as printed, in this process."""
-    outputs = []
-    for extra in ([], ["--json"]):
-        assert cli.main(["status", *extra, str(folder)]) == 0
-        outputs.append(capsys.readouterr().out)
-    return outputs[0], outputs[1]
-
-
-def _cold(folder: Path, capsys, tmp_path: Path) -> tuple[str, str]:
-    """The same answer computed from the store alone: a copy of the folder with nothing kept."""
-    return _status(cold_copy(folder, tmp_path), capsys)
-
-
 def _kept_equals_cold(folder: Path, capsys, tmp_path: Path) -> tuple[str, str]:
-    kept = _status(folder, capsys)
-    assert kept == _cold(folder, capsys, tmp_path)
+    kept = status_outputs(folder, capsys)
+    assert kept == cold_status(folder, capsys, tmp_path)
     return kept
 
 
@@ -106,8 +91,8 @@ def test_each_change_gives_the_answer_a_cold_computation_gives(filled, capsys, t
 @pytest.mark.parametrize("damage", ["garbage", "empty", "list", "foreign"])
 def test_a_damaged_or_foreign_kept_view_is_ignored_and_rebuilt(filled, capsys, tmp_path, runs_dir, demo_fields,
                                                                  damage):
-    cold = _cold(filled, capsys, tmp_path)
-    _status(filled, capsys)  # keeps the view and the summaries
+    cold = cold_status(filled, capsys, tmp_path)
+    status_outputs(filled, capsys)  # keeps the view and the summaries
     if damage == "foreign":  # the views of another session, whose runs have the same ids
         from bench.overhead import fill_store
         from bracket.session.config import SearchSettings
@@ -118,7 +103,7 @@ def test_a_damaged_or_foreign_kept_view_is_ignored_and_rebuilt(filled, capsys, t
         fill_store(other, 10, 30, seed=7)
         other_folder = other.folder
         other.close()
-        _status(other_folder, capsys)
+        status_outputs(other_folder, capsys)
         shutil.copyfile(other_folder / SUMMARY_FILE, filled / SUMMARY_FILE)
         (key, data), name = kept_row(other_folder), "viewed"
         execute(filled, "UPDATE bracket_views SET key_json = ?, data_json = ? WHERE session = ?",
@@ -127,19 +112,19 @@ def test_a_damaged_or_foreign_kept_view_is_ignored_and_rebuilt(filled, capsys, t
         text = {"garbage": "{not json", "empty": "", "list": "[1, 2, 3]"}[damage]
         (filled / SUMMARY_FILE).write_text(text, encoding="utf-8")
         execute(filled, "UPDATE bracket_views SET data_json = ?", (text,))
-    assert _status(filled, capsys) == cold
+    assert status_outputs(filled, capsys) == cold
     assert kept_row(filled)[1]["lines"]  # rebuilt
-    assert _status(filled, capsys) == cold
+    assert status_outputs(filled, capsys) == cold
 
 
 def test_two_processes_writing_the_views_at_once_leave_them_whole(filled, capsys, tmp_path):
-    _status(filled, capsys)  # a kept view ...
+    status_outputs(filled, capsys)  # a kept view ...
     store, name = _store(filled)
     try:  # ... then a change: every process finds it stale and writes it (and the summaries) again
         store.add_rating(name, store.runs(name, with_series=False)[0]["id"], 4.0)
     finally:
         store.close()
-    cold = _cold(filled, capsys, tmp_path)
+    cold = cold_status(filled, capsys, tmp_path)
     (filled / SUMMARY_FILE).unlink()
     command = [sys.executable, "-m", "bracket", "status", "--json", str(filled)]
     processes = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True) for _ in range(3)]
@@ -149,7 +134,7 @@ def test_two_processes_writing_the_views_at_once_leave_them_whole(filled, capsys
     json.loads((filled / SUMMARY_FILE).read_text(encoding="utf-8"))  # whole JSON, never a mix of two writes
     assert kept_row(filled)[1]["lines"]
     assert not list((filled / "views").glob("*.tmp"))
-    assert _status(filled, capsys) == cold
+    assert status_outputs(filled, capsys) == cold
 
 
 def test_the_collector_is_paused_while_a_view_is_built_and_restored_after(filled):

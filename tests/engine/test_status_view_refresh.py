@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bracket import cli, cli_commands, status_refresh, status_view
+from bracket import cli, status_refresh, status_view
 from bracket.session.folder import open_session_store
-from tests.engine.view_helpers import cold_copy
+from tests.engine.view_helpers import cold_status, status_outputs
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -33,29 +33,6 @@ def _current(folder: Path) -> bool:
         store.close()
 
 
-def _status_from_kept_view(folder: Path, capsys, monkeypatch) -> tuple[str, str]:
-    """(``status``, ``status --json``), failing if either needed the full command."""
-    def full(_args):
-        raise AssertionError("status opened the session: the kept view was not current")
-
-    with monkeypatch.context() as patch:
-        patch.setitem(cli_commands.COMMANDS, "status", full)
-        outputs = []
-        for extra in ([], ["--json"]):
-            assert cli.main(["status", *extra, str(folder)]) == 0
-            outputs.append(capsys.readouterr().out)
-    return outputs[0], outputs[1]
-
-
-def _cold(folder: Path, capsys, tmp_path: Path) -> tuple[str, str]:
-    copy = cold_copy(folder, tmp_path)
-    outputs = []
-    for extra in ([], ["--json"]):
-        assert cli.main(["status", *extra, str(copy)]) == 0
-        outputs.append(capsys.readouterr().out)
-    return outputs[0], outputs[1]
-
-
 def test_a_cli_search_leaves_the_view_current_during_and_after_it(capsys, demo_fields, runs_dir, tmp_path,
                                                                    monkeypatch):
     refreshed: list[bool] = []
@@ -72,7 +49,7 @@ def test_a_cli_search_leaves_the_view_current_during_and_after_it(capsys, demo_f
     capsys.readouterr()
     assert refreshed == [True] * 4  # once per run, while it trained, and once at the end
     folder = runs_dir / "kept"
-    assert _status_from_kept_view(folder, capsys, monkeypatch) == _cold(folder, capsys, tmp_path)
+    assert status_outputs(folder, capsys, kept_only=True) == cold_status(folder, capsys, tmp_path)
 
 
 def test_a_rating_and_a_choice_through_the_app_refresh_the_view(capsys, demo_fields, runs_dir, tmp_path,
@@ -91,13 +68,13 @@ def test_a_rating_and_a_choice_through_the_app_refresh_the_view(capsys, demo_fie
         manager.rate(runs[0], 9.0)
         manager.wait_for_background(60)
         assert _current(folder)
-        after_rating = _status_from_kept_view(folder, capsys, monkeypatch)
-        assert after_rating == _cold(folder, capsys, tmp_path)
+        after_rating = status_outputs(folder, capsys, kept_only=True)
+        assert after_rating == cold_status(folder, capsys, tmp_path)
         manager.compare(runs[1], runs[2], "left")
         manager.wait_for_background(60)
         assert _current(folder)
-        after_choice = _status_from_kept_view(folder, capsys, monkeypatch)
-        assert after_choice == _cold(folder, capsys, tmp_path) and after_choice != after_rating
+        after_choice = status_outputs(folder, capsys, kept_only=True)
+        assert after_choice == cold_status(folder, capsys, tmp_path) and after_choice != after_rating
     finally:
         manager.close()
 
@@ -162,15 +139,15 @@ def test_a_pause_and_a_late_judge_score_leave_the_view_current(capsys, demo_fiel
     try:
         wait_for(2)  # the first run finished and was scored, then the pause took effect
         assert calls == [True, True] and session.paused
-        after_pause = _status_from_kept_view(session.folder, capsys, monkeypatch)
-        assert after_pause == _cold(session.folder, capsys, tmp_path)
+        after_pause = status_outputs(session.folder, capsys, kept_only=True)
+        assert after_pause == cold_status(session.folder, capsys, tmp_path)
         release.set()  # the judge's scores of that run land now, after the view was written
         wait_for(3)
         assert calls == [True, True, True]
         time.sleep(0.2)  # nothing else is told while paused
         assert len(calls) == 3
-        after_judge = _status_from_kept_view(session.folder, capsys, monkeypatch)
-        assert after_judge == _cold(session.folder, capsys, tmp_path) and after_judge != after_pause
+        after_judge = status_outputs(session.folder, capsys, kept_only=True)
+        assert after_judge == cold_status(session.folder, capsys, tmp_path) and after_judge != after_pause
     finally:
         release.set()
         session.unpause()

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bracket import cli, cli_commands, status_refresh, status_view
+from bracket import status_refresh, status_view
 from bracket.session.store import Store, sqlite_url
-from tests.engine.view_helpers import cold_copy, execute, kept_row
+from tests.engine.view_helpers import cold_copy, execute, kept_row, status_outputs
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -31,21 +31,6 @@ def _second_folder(folder: Path, tmp_path: Path) -> Path:
     info = {"name": folder.name, "storage": sqlite_url(folder / "bracket.db")}
     (other / "session.json").write_text(json.dumps(info), encoding="utf-8")
     return other
-
-
-def _status(folder: Path, capsys, *, kept_only: bool = False, monkeypatch=None) -> tuple[str, str]:
-    """(``status``, ``status --json``); ``kept_only``: fail if either needed the full command."""
-    def full(_args):
-        raise AssertionError("status opened the session: the kept view was not current")
-
-    outputs = []
-    with monkeypatch.context() as patch:
-        if kept_only:
-            patch.setitem(cli_commands.COMMANDS, "status", full)
-        for extra in ([], ["--json"]):
-            assert cli.main(["status", *extra, str(folder)]) == 0
-            outputs.append(capsys.readouterr().out)
-    return outputs[0], outputs[1]
 
 
 def _refresh_through(folder: Path, change=None) -> None:
@@ -67,16 +52,16 @@ def test_a_view_kept_through_one_folder_is_current_in_another_folder_of_the_stor
                                                                                  monkeypatch):
     other = _second_folder(filled, tmp_path)
     _refresh_through(filled)
-    cold = _status(cold_copy(filled, tmp_path), capsys, monkeypatch=monkeypatch)
-    assert _status(other, capsys, kept_only=True, monkeypatch=monkeypatch) == cold
+    cold = status_outputs(cold_copy(filled, tmp_path), capsys)
+    assert status_outputs(other, capsys, kept_only=True) == cold
     assert not (other / "views").exists()  # nothing of it is kept in the folder
 
     def rate(session) -> None:  # a change made on the first machine, the view refreshed there
         session.add_rating(session.store.runs(session.name, with_series=False)[2]["id"], 9.0)
 
     _refresh_through(filled, rate)
-    rated = _status(other, capsys, kept_only=True, monkeypatch=monkeypatch)
-    assert rated == _status(cold_copy(filled, tmp_path), capsys, monkeypatch=monkeypatch)
+    rated = status_outputs(other, capsys, kept_only=True)
+    assert rated == status_outputs(cold_copy(filled, tmp_path), capsys)
     assert rated != cold and "rating 9.0" in rated[0]
 
 
@@ -95,9 +80,9 @@ def test_keeping_the_view_leaves_the_change_marker_as_it_was(filled, capsys, mon
     finally:
         store.close()
     execute(filled, "DELETE FROM bracket_views")
-    _status(filled, capsys, monkeypatch=monkeypatch)  # computed and kept by the full command ...
+    status_outputs(filled, capsys)  # computed and kept by the full command ...
     assert kept_row(filled) is not None
-    _status(filled, capsys, kept_only=True, monkeypatch=monkeypatch)  # ... and current right after
+    status_outputs(filled, capsys, kept_only=True)  # ... and current right after
 
 
 def _as_an_older_bracket_left_it(folder: Path) -> None:
@@ -110,7 +95,7 @@ def _as_an_older_bracket_left_it(folder: Path) -> None:
 
 def test_an_older_read_only_store_without_the_views_table_gives_the_right_status(filled, tmp_path, capsys,
                                                                                  monkeypatch):
-    cold = _status(cold_copy(filled, tmp_path), capsys, monkeypatch=monkeypatch)
+    cold = status_outputs(cold_copy(filled, tmp_path), capsys)
     _as_an_older_bracket_left_it(filled)
     path = filled / "bracket.db"
     before = path.read_bytes()
@@ -124,14 +109,14 @@ def test_an_older_read_only_store_without_the_views_table_gives_the_right_status
         assert store.keep_view("shared", "status", "[]", {}) is False
     finally:
         store.close()
-    assert _status(filled, capsys, monkeypatch=monkeypatch) == cold  # computed: no view to keep
-    assert _status(filled, capsys, monkeypatch=monkeypatch) == cold
+    assert status_outputs(filled, capsys) == cold  # computed: no view to keep
+    assert status_outputs(filled, capsys) == cold
     assert path.read_bytes() == before
 
 
 def test_an_older_writable_store_is_given_the_views_table(filled, tmp_path, capsys, monkeypatch):
-    cold = _status(cold_copy(filled, tmp_path), capsys, monkeypatch=monkeypatch)
+    cold = status_outputs(cold_copy(filled, tmp_path), capsys)
     _as_an_older_bracket_left_it(filled)
-    assert _status(filled, capsys, monkeypatch=monkeypatch) == cold
+    assert status_outputs(filled, capsys) == cold
     assert kept_row(filled) is not None
-    assert _status(filled, capsys, kept_only=True, monkeypatch=monkeypatch) == cold
+    assert status_outputs(filled, capsys, kept_only=True) == cold

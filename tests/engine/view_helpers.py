@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def store_file(folder: Path) -> Path:
     """The SQLite store of the session in ``folder`` (as its ``session.json`` names it)."""
@@ -40,3 +42,26 @@ def cold_copy(folder: Path, tmp_path: Path) -> Path:
     if execute(copy, "SELECT name FROM sqlite_master WHERE name = 'bracket_views'"):
         execute(copy, "DELETE FROM bracket_views")
     return copy
+
+
+def status_outputs(folder: Path, capsys, *, kept_only: bool = False) -> tuple[str, str]:
+    """(``status``, ``status --json``) as printed, in this process; ``kept_only``: fail if either
+    needed the full command (the kept view was not current)."""
+    from bracket import cli, cli_commands
+
+    def full(_args):
+        raise AssertionError("status opened the session: the kept view was not current")
+
+    outputs = []
+    with pytest.MonkeyPatch.context() as patch:
+        if kept_only:
+            patch.setitem(cli_commands.COMMANDS, "status", full)
+        for extra in ([], ["--json"]):
+            assert cli.main(["status", *extra, str(folder)]) == 0
+            outputs.append(capsys.readouterr().out)
+    return outputs[0], outputs[1]
+
+
+def cold_status(folder: Path, capsys, tmp_path: Path) -> tuple[str, str]:
+    """The same answer computed from the store alone: ``status_outputs`` of a :func:`cold_copy`."""
+    return status_outputs(cold_copy(folder, tmp_path), capsys)
