@@ -12,6 +12,7 @@ own behaviour back with ``undo=True``:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 _ORIGINAL: dict[str, Any] = {}
@@ -42,43 +43,41 @@ def patch_optimist_order(z: float = 1.0, undo: bool = False) -> None:
     SessionManager.rate_next = optimist
 
 
+def _when_wide_good_set(replace: Callable[[dict[str, Any], Any], Any] | None) -> None:
+    """Swap the controller's ``TPESampler`` for a factory that, when TPE would use the wide good
+    set (somebody rated, or the explore rule), returns ``replace(options, original)`` instead;
+    ``None`` restores Optuna's own. Every sampler experiment goes through here, so undoing one
+    always puts back the real ``TPESampler``, whichever ran before."""
+    from bracket.search import controller
+
+    original = _ORIGINAL.setdefault("tpe", controller.TPESampler)
+    if replace is None:
+        controller.TPESampler = original
+        return
+
+    def sampler(**options: Any) -> Any:
+        if options.get("gamma") is controller._wide_good_count:
+            return replace(options, original)
+        return original(**options)
+
+    controller.TPESampler = sampler
+
+
 def patch_focused_tpe(prior_weight: float = 0.2, undo: bool = False) -> None:
     """An experiment: once TPE uses the wide good set (somebody rated, or the explore rule),
     its prior counts ``prior_weight`` (Optuna's default 1.0) and it weighs 96 candidates
     (default 24), so it samples closer to the good configs; ``undo`` restores it."""
-    from bracket.search import controller
-
-    _ORIGINAL.setdefault("tpe", controller.TPESampler)
-    original = _ORIGINAL["tpe"]
-    if undo:
-        controller.TPESampler = original
-        return
-
-    def focused(**options: Any) -> Any:
-        if options.get("gamma") is controller._wide_good_count:
-            options.update(prior_weight=prior_weight, n_ei_candidates=96)
-        return original(**options)
-
-    controller.TPESampler = focused
+    _when_wide_good_set(None if undo else lambda options, original: original(
+        **{**options, "prior_weight": prior_weight, "n_ei_candidates": 96}))
 
 
 def patch_gp_when_rated(undo: bool = False) -> None:
     """An experiment: once somebody rated (TPE would use the wide good set), Optuna's
     ``GPSampler`` (a Gaussian process over the current scores, log-EI) proposes instead of
     TPE; ``undo`` restores TPE."""
-    from optuna.samplers import GPSampler
+    def gp(options: dict[str, Any], _original: Any) -> Any:
+        from optuna.samplers import GPSampler
 
-    from bracket.search import controller
+        return GPSampler(seed=options.get("seed"), n_startup_trials=options.get("n_startup_trials", 4))
 
-    _ORIGINAL.setdefault("tpe_gp", controller.TPESampler)
-    original = _ORIGINAL["tpe_gp"]
-    if undo:
-        controller.TPESampler = original
-        return
-
-    def gp_when_rated(**options: Any) -> Any:
-        if options.get("gamma") is controller._wide_good_count:
-            return GPSampler(seed=options.get("seed"), n_startup_trials=options.get("n_startup_trials", 4))
-        return original(**options)
-
-    controller.TPESampler = gp_when_rated
+    _when_wide_good_set(None if undo else gp)
