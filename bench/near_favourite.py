@@ -24,6 +24,7 @@ from typing import Any
 
 from optuna.trial import TrialState
 
+from bench import patching
 from bracket.search.space import CategoricalKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import ScoredConfig
 
@@ -100,7 +101,6 @@ def next_near_favourite(history: Sequence[ScoredConfig], space: SearchSpace, see
     return near(space, history[at].params, rng, radius=radius), at
 
 
-_ORIGINAL: dict[str, Any] = {}
 
 
 def patch(undo: bool = False, radius: float = RADIUS) -> None:
@@ -108,10 +108,9 @@ def patch(undo: bool = False, radius: float = RADIUS) -> None:
     favourite when it is its turn (in this process); ``undo`` restores the controller's own."""
     from bracket.search import controller
 
-    _ORIGINAL.setdefault("next", controller.SearchController.next)
-    original = _ORIGINAL["next"]
+    original = patching.own(controller.SearchController, "next")
     if undo:
-        controller.SearchController.next = original
+        patching.restore(controller.SearchController, "next")
         return
 
     def next_near(self: Any) -> Any:
@@ -122,4 +121,4 @@ def patch(undo: bool = False, radius: float = RADIUS) -> None:
                 self.study.enqueue_trial(step[0], user_attrs={"kind": "search"})
         return original(self)
 
-    controller.SearchController.next = next_near
+    patching.replace(controller.SearchController, "next", next_near)

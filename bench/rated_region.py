@@ -33,6 +33,7 @@ from typing import Any
 
 from optuna.trial import TrialState
 
+from bench import patching
 from bracket.judge.informative import param_distance
 from bracket.search.space import CategoricalKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import ScoredConfig
@@ -136,7 +137,6 @@ def next_in_region(history: Sequence[ScoredConfig], space: SearchSpace, seed: in
     return draw(space, members, rng)
 
 
-_ORIGINAL: dict[str, Any] = {}
 #: how many proposals the patched controller drew from a neighbourhood in this process
 FIRED: list[dict[str, Any]] = []
 #: the session the benchmark runs in this process (for ``liked``: its ratings)
@@ -164,10 +164,9 @@ def patch(undo: bool = False, **options: Any) -> None:
     rated neighbourhood when it is its turn (in this process); ``undo`` restores the controller's own."""
     from bracket.search import controller
 
-    _ORIGINAL.setdefault("next", controller.SearchController.next)
-    original = _ORIGINAL["next"]
+    original = patching.own(controller.SearchController, "next")
     if undo:
-        controller.SearchController.next = original
+        patching.restore(controller.SearchController, "next")
         return
 
     def next_region(self: Any) -> Any:
@@ -181,4 +180,4 @@ def patch(undo: bool = False, **options: Any) -> None:
                 self.study.enqueue_trial(params, user_attrs={"kind": "search"})
         return original(self)
 
-    controller.SearchController.next = next_region
+    patching.replace(controller.SearchController, "next", next_region)

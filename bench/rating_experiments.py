@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-_ORIGINAL: dict[str, Any] = {}
+from bench import patching
+
 
 
 def patch_optimist_order(z: float = 1.0, undo: bool = False) -> None:
@@ -26,9 +27,8 @@ def patch_optimist_order(z: float = 1.0, undo: bool = False) -> None:
     from bracket.app.manager import SessionManager
     from bracket.judge.informative import candidates_from_standings
 
-    _ORIGINAL.setdefault("rate_next", SessionManager.rate_next)
     if undo:
-        SessionManager.rate_next = _ORIGINAL["rate_next"]
+        patching.restore(SessionManager, "rate_next")
         return
 
     def optimist(self: Any, k: int = 4) -> tuple[list[int], str]:
@@ -40,7 +40,7 @@ def patch_optimist_order(z: float = 1.0, undo: bool = False) -> None:
                          key=lambda c: (c.run_id not in winner, c.score - z * c.uncertainty, c.run_id))
         return [c.run_id for c in unrated][:max(k, 0)], ""
 
-    SessionManager.rate_next = optimist
+    patching.replace(SessionManager, "rate_next", optimist)
 
 
 def _when_wide_good_set(replace: Callable[[dict[str, Any], Any], Any] | None) -> None:
@@ -50,9 +50,9 @@ def _when_wide_good_set(replace: Callable[[dict[str, Any], Any], Any] | None) ->
     always puts back the real ``TPESampler``, whichever ran before."""
     from bracket.search import controller
 
-    original = _ORIGINAL.setdefault("tpe", controller.TPESampler)
+    original = patching.own(controller, "TPESampler")
     if replace is None:
-        controller.TPESampler = original
+        patching.restore(controller, "TPESampler")
         return
 
     def sampler(**options: Any) -> Any:
@@ -60,7 +60,7 @@ def _when_wide_good_set(replace: Callable[[dict[str, Any], Any], Any] | None) ->
             return replace(options, original)
         return original(**options)
 
-    controller.TPESampler = sampler
+    patching.replace(controller, "TPESampler", sampler)
 
 
 def patch_focused_tpe(prior_weight: float = 0.2, undo: bool = False) -> None:

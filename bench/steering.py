@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import patching
 from bench.common import RESULTS_DIR, Plan, bench_fields, run_sessions, skip_python_probe, write_result
 from bench.landscape_trainer import LANDSCAPE_ENV
 from bench.raters import TASTES, Rater
@@ -165,9 +166,9 @@ def patch_winner_first(undo: bool = False) -> None:
     from bracket.judge.human import next_pairs
     from bracket.standings import STAGES
 
-    _ORIGINAL.setdefault("manager", (SessionManager.next_unrated, SessionManager.next_pairs, SessionManager.rate_next))
     if undo:
-        SessionManager.next_unrated, SessionManager.next_pairs, SessionManager.rate_next = _ORIGINAL["manager"]
+        for name in ("next_unrated", "next_pairs", "rate_next"):
+            patching.restore(SessionManager, name)
         return
 
     def winner_first(self: Any, k: int = 4) -> list[int]:
@@ -191,8 +192,8 @@ def patch_winner_first(undo: bool = False) -> None:
     def winner_first_why(self: Any, k: int = 4) -> tuple[list[int], str]:
         return winner_first(self, k), ""
 
-    SessionManager.next_unrated, SessionManager.next_pairs = winner_first, closest_pairs
-    SessionManager.rate_next = winner_first_why
+    for name, value in (("next_unrated", winner_first), ("next_pairs", closest_pairs), ("rate_next", winner_first_why)):
+        patching.replace(SessionManager, name, value)
 
 
 def patch_rating_bracket(undo: bool = False, factor: float = 2.0) -> None:
@@ -205,10 +206,9 @@ def patch_rating_bracket(undo: bool = False, factor: float = 2.0) -> None:
     from bracket.search import controller
     from bracket.search.lr_bracket import _same, step_knob
 
-    _ORIGINAL.setdefault("next", controller.SearchController.next)
-    original = _ORIGINAL["next"]
+    original = patching.own(controller.SearchController, "next")
     if undo:
-        controller.SearchController.next = original
+        patching.restore(controller.SearchController, "next")
         return
 
     def next_with_rating_bracket(self: Any) -> Any:
@@ -226,7 +226,7 @@ def patch_rating_bracket(undo: bool = False, factor: float = 2.0) -> None:
                         break
         return original(self)
 
-    controller.SearchController.next = next_with_rating_bracket
+    patching.replace(controller.SearchController, "next", next_with_rating_bracket)
 
 
 def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps: int, workdir: str

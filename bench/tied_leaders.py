@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
+from bench import patching
 from bracket.judge.informative import (
     Candidate, Proposal, chance_beyond, config_means, candidates_from_standings, rank_unrated, why_line)
 
@@ -46,7 +47,6 @@ RERATE_CHANCE = 0.2
 RERATE_CAP = 3
 
 _ORDINAL = {1: "a second", 2: "a third"}
-_ORIGINAL: dict[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -166,13 +166,12 @@ def patch(undo: bool = False) -> None:
     the app's own."""
     from bracket.app.manager import SessionManager
 
-    _ORIGINAL.setdefault("rate_next", SessionManager.rate_next)
     if undo:
-        SessionManager.rate_next = _ORIGINAL["rate_next"]
+        patching.restore(SessionManager, "rate_next")
         return
 
     def again(self: Any, k: int = 4) -> tuple[list[int], str]:
         self.require()
         return rate_next_again(self.standings(), {r["id"] for r in self.scorable_runs()}, k)
 
-    SessionManager.rate_next = again
+    patching.replace(SessionManager, "rate_next", again)

@@ -186,3 +186,26 @@ def test_the_experiment_variants_patch_and_put_back():
         assert (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next) != own
         apply_variant("rated")
         assert (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next) == own
+
+
+def test_undoing_one_experiment_puts_back_brackets_own_function_whatever_else_replaced_it():
+    """Experiments that replace the same function share one record of Bracket's own (bench.patching):
+    undoing one while another's wrapper is in place still restores the real one."""
+    from bench import near_favourite, rated_region, tied_leaders
+    from bench.rating_experiments import patch_optimist_order
+    from bracket.app.manager import SessionManager
+    from bracket.search.controller import SearchController
+
+    own_next, own_rate_next = SearchController.next, SessionManager.rate_next
+    try:
+        near_favourite.patch()
+        assert SearchController.next is not own_next
+        rated_region.patch(undo=True)  # another experiment's undo, the near-favourite wrapper in place
+        assert SearchController.next is own_next
+        patch_optimist_order()
+        tied_leaders.patch(undo=True)
+        assert SessionManager.rate_next is own_rate_next
+    finally:
+        near_favourite.patch(undo=True)
+        patch_optimist_order(undo=True)
+    assert (SearchController.next, SessionManager.rate_next) == (own_next, own_rate_next)
