@@ -74,3 +74,19 @@ def disk_full_message(error: BaseException) -> str | None:
     detail = str(found).splitlines()[0] if str(found) else ""
     return (f"The disk is full ({type(found).__name__}: {detail}). Free some space, then run the command again "
             "(a search: resume it; finished runs are kept).")
+
+
+def path_too_long_message(error: BaseException) -> str | None:
+    """One line for a path the file system refuses as too long (``ENAMETOOLONG``) behind ``error``
+    — a folder or file a person typed — saying what to do (None: not that)."""
+    import errno
+
+    seen = 0
+    current: BaseException | None = error
+    while current is not None and seen < 10:
+        if isinstance(current, OSError) and current.errno == errno.ENAMETOOLONG:
+            where = f" {current.filename}" if current.filename else ""
+            return (f"The path{where} is too long for the file system (a name in it longer than 255 bytes, or the "
+                    "whole path longer than the system allows); give a shorter one.")
+        current, seen = current.__cause__ or current.__context__, seen + 1
+    return None
