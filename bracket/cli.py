@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from bracket.cli_args import build_parser
-from bracket.errors import BracketError, disk_full_message
+from bracket.errors import BracketError, machine_state_message, path_too_long_message
 
 #: commands that train: SIGTERM (``kill``, a service manager, a closed terminal) stops them the way
 #: Ctrl-C does — the trainer is stopped and the run recorded as interrupted — instead of killing
@@ -32,7 +32,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as error:  # noqa: BLE001 - a full disk is a machine state, not a bug: one line
-        message = disk_full_message(error) or _read_only_message(error)
+        too_long = path_too_long_message(error)  # a typed path the file system refuses: bad input
+        if too_long is not None:
+            print(f"error: {too_long}", file=sys.stderr)
+            return 2
+        message = machine_state_message(error) or _read_only_message(error)
         if message is None:
             raise
         print(f"error: {message}", file=sys.stderr)

@@ -110,6 +110,8 @@ def _wind_down(session: Session, *, everywhere: bool) -> None:
 def _finish(session: Session, status: str, shown: tuple[str, ...] | list[str] = ()) -> int:
     """Print the run table, the answer and the notes not ``shown`` already; the exit code."""
     snapshot, table = session.snapshot(), standings(session)
+    if snapshot.error and status == "finished":  # the store kept its old status: its last write failed
+        status = "failed"
     print(results_table(snapshot, run_figures(table)))
     for line in best_step_lines(table) + winner_lines(table):
         print(line)

@@ -66,6 +66,27 @@ def disk_full_error(error: BaseException) -> BaseException | None:
     return None
 
 
+def store_locked_message(error: BaseException) -> str | None:
+    """One line for a SQLite store that another program kept locked past the busy timeout (a
+    database browser or ``sqlite3`` shell with a write open), found along ``error``'s causes."""
+    seen = 0
+    current: BaseException | None = error
+    while current is not None and seen < 10:
+        if "database is locked" in str(current) or "database table is locked" in str(current):
+            return ("The store is locked: another program kept bracket.db locked for over a minute "
+                    f"({type(current).__name__}: database is locked). Close whatever holds it open for "
+                    "writing (a database browser, a sqlite3 shell), then run the command again (a search: "
+                    "resume it; finished runs are kept).")
+        current, seen = current.__cause__ or current.__context__, seen + 1
+    return None
+
+
+def machine_state_message(error: BaseException) -> str | None:
+    """What to do about a state of the machine behind ``error`` — a full disk, a store locked by
+    another program — as one line (None: neither, a bug to show in full)."""
+    return disk_full_message(error) or store_locked_message(error)
+
+
 def disk_full_message(error: BaseException) -> str | None:
     """One line that says what to do about a full disk behind ``error`` (None: not a full disk)."""
     found = disk_full_error(error)
@@ -74,3 +95,19 @@ def disk_full_message(error: BaseException) -> str | None:
     detail = str(found).splitlines()[0] if str(found) else ""
     return (f"The disk is full ({type(found).__name__}: {detail}). Free some space, then run the command again "
             "(a search: resume it; finished runs are kept).")
+
+
+def path_too_long_message(error: BaseException) -> str | None:
+    """One line for a path the file system refuses as too long (``ENAMETOOLONG``) behind ``error``
+    — a folder or file a person typed — saying what to do (None: not that)."""
+    import errno
+
+    seen = 0
+    current: BaseException | None = error
+    while current is not None and seen < 10:
+        if isinstance(current, OSError) and current.errno == errno.ENAMETOOLONG:
+            where = f" {current.filename}" if current.filename else ""
+            return (f"The path{where} is too long for the file system (a name in it longer than 255 bytes, or the "
+                    "whole path longer than the system allows); give a shorter one.")
+        current, seen = current.__cause__ or current.__context__, seen + 1
+    return None

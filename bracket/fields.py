@@ -75,16 +75,25 @@ def problem_with_value(spec: FieldSpec, value: str) -> str | None:
     elif spec.kind == "choice" and spec.choices and value not in spec.choices:
         return f"{spec.label} must be one of {', '.join(spec.choices)}; got {value!r}."
     elif spec.kind in ("dir", "file", "path"):
-        path = Path(os.path.expanduser(value))
-        if not path.exists():  # the help is a sentence of its own: it may hold parentheses itself
-            hint = f" {spec.help.rstrip('.')}." if spec.help else ""
-            return f"{spec.label}: {value} does not exist; check the path.{hint}"
-        if spec.kind == "dir" and not path.is_dir():
-            return f"{spec.label}: {value} is a file; give the folder."
-        if spec.kind == "file" and not path.is_file():
-            return f"{spec.label}: {value} is a folder; give the file."
-        if not os.access(path, os.R_OK):
-            return f"{spec.label}: {value} cannot be read; check its permissions."
+        return _problem_with_path(spec, value)
+    return None
+
+
+def _problem_with_path(spec: FieldSpec, value: str) -> str | None:
+    path = Path(os.path.expanduser(value))
+    try:
+        path.exists()
+    except OSError as error:  # e.g. ENAMETOOLONG: the file system refuses to look the path up at all
+        return f"{spec.label}: {value} cannot be used as a path ({error.strerror}); give a shorter path."
+    if not path.exists():  # the help is a sentence of its own: it may hold parentheses itself
+        hint = f" {spec.help.rstrip('.')}." if spec.help else ""
+        return f"{spec.label}: {value} does not exist; check the path.{hint}"
+    if spec.kind == "dir" and not path.is_dir():
+        return f"{spec.label}: {value} is a file; give the folder."
+    if spec.kind == "file" and not path.is_file():
+        return f"{spec.label}: {value} is a folder; give the file."
+    if not os.access(path, os.R_OK):
+        return f"{spec.label}: {value} cannot be read; check its permissions."
     return None
 
 

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bracket.errors import BracketError, disk_full_message
+from bracket.errors import BracketError, machine_state_message
 from bracket.search.types import SEARCH_KINDS, ScoredConfig
 from bracket.session.config import SearchSettings
 from bracket.session.change_memo import gc_paused, per_change, stored_rows
@@ -245,7 +245,7 @@ class Session:
         except BracketError as error:
             self.error = str(error)
         except Exception as error:  # noqa: BLE001 - recorded and shown; the session stays resumable
-            self.error = disk_full_message(error) or failure_message(error)
+            status, self.error = "failed", machine_state_message(error) or failure_message(error)
             try:
                 (self.folder / "session-error.log").write_text(traceback.format_exc(), encoding="utf-8")
             except OSError as log_error:  # a full disk may be what failed

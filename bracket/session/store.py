@@ -29,6 +29,9 @@ from bracket.optuna_quiet import optuna_module
 from bracket.session.records import Records
 from bracket.session.schema import add_missing_columns, add_missing_tables, metadata, sessions_table
 
+#: how long a SQLite write waits for another connection's lock before "database is locked"
+SQLITE_BUSY_TIMEOUT_S = 60.0
+
 if TYPE_CHECKING:  # pragma: no cover - Optuna is imported where a study is used (``status`` needs none)
     import optuna
 
@@ -187,7 +190,7 @@ class Store(Records):
     def _open(cls, url: str, is_sqlite: bool, create: bool, read_only: str) -> "Store":
         kwargs: dict[str, Any] = {"pool_pre_ping": True}
         if is_sqlite:
-            kwargs["connect_args"] = {"timeout": 60}
+            kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_S}
         engine_url = url
         if read_only:  # SQLite's own read-only, immutable mode: no journal, no lock file, no write
             path = Path(sa.engine.make_url(url).database)
@@ -206,7 +209,8 @@ class Store(Records):
             absent = add_missing_tables(engine, absent)
         def storage() -> optuna.storages.BaseStorage:
             return _optuna().storages.RDBStorage(
-                engine_url, engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": 60}},
+                engine_url,
+                engine_kwargs=kwargs if not is_sqlite else {"connect_args": {"timeout": SQLITE_BUSY_TIMEOUT_S}},
                 skip_table_creation=bool(read_only))
 
         # a new store makes Optuna's tables now; an existing one has them and opens the storage on first use
@@ -236,5 +240,5 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=60000")
+    cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
     cursor.close()

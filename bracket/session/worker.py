@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from bracket.errors import disk_full_message
+from bracket.errors import machine_state_message
 from bracket.search.types import Proposal
 from bracket.session.control import RunControl
 from bracket.session.distributed import claim_config, reserve_config
@@ -41,9 +41,9 @@ HEARTBEAT_SECONDS = 5.0
 
 
 def log_failure(what: str, error: BaseException) -> None:
-    """Log a secondary failure: one line for a full disk (the session's error says what to do),
-    the traceback for anything else."""
-    message = disk_full_message(error)
+    """Log a secondary failure: one line for a full disk or a locked store (the session's error
+    says what to do), the traceback for anything else."""
+    message = machine_state_message(error)
     if message:
         log.info("%s: %s", what, message)  # below WARNING: the one error line says it
     else:

@@ -6,6 +6,7 @@ import logging
 
 import optuna
 import pytest
+import yaml
 
 from bracket.trainer.base import RunRequest
 from bracket.trainer.llm import torchtune
@@ -98,7 +99,7 @@ def test_launch_spec_and_resume(make_trainer, tmp_path):
     trainer = make_trainer("torchtune-lora")
     spec = _prepare(trainer, tmp_path / "r", trainer.baseline_config().knobs)
     assert spec.loss_tags == ("loss",) and spec.eval_loss_tags == ()
-    assert _overrides(spec)["metric_logger.log_dir"] == str(spec.logging_dir)
+    assert yaml.safe_load(_overrides(spec)["metric_logger.log_dir"]) == str(spec.logging_dir)  # as OmegaConf
     assert spec.env["DO_NOT_TRACK"] == "1"
     with pytest.raises(torchtune.TorchtuneError):
         _prepare(trainer, tmp_path / "s", trainer.baseline_config().knobs, resume_from=tmp_path)
@@ -112,3 +113,25 @@ def test_fake_tune_run_writes_the_real_tags(make_trainer, tmp_path):
     series = read_tags(spec.logging_dir, spec.tfevents_glob)
     assert len(series["loss"]) == spec.max_steps
     assert list((spec.output_dir).glob("epoch_*/adapter_config.json"))
+
+
+def test_paths_reach_torchtune_exactly_whatever_they_hold(make_trainer, tmp_path, model_dir):
+    """torchtune hands each ``key=value`` to OmegaConf, which reads the value as YAML and resolves
+    ``${…}``: a folder ``runs #2`` was cut to ``runs`` (the run written elsewhere), ``a: b``
+    became a mapping. Every path must come back as itself, read the way OmegaConf reads it."""
+    import shutil
+
+    odd = "m #2: it's [x] ${oc.env:HOME} ü"
+    model = tmp_path / odd / "model"
+    shutil.copytree(model_dir, model)
+    trainer = make_trainer("torchtune-lora", base_model=str(model))
+    run_dir = tmp_path / odd / "run"
+    words = _overrides(_prepare(trainer, run_dir, trainer.baseline_config().knobs))
+
+    def omegaconf_reads(value: str) -> object:
+        parsed = yaml.safe_load(value)
+        return parsed.replace("\\${", "${") if isinstance(parsed, str) else parsed
+
+    assert omegaconf_reads(words["checkpointer.checkpoint_dir"]) == str(model)
+    for key in ("output_dir", "checkpointer.output_dir", "dataset.data_files", "metric_logger.log_dir"):
+        assert str(omegaconf_reads(words[key])).startswith(str(run_dir)), (key, words[key])

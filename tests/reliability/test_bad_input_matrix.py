@@ -168,6 +168,9 @@ CASES = [
     Case("prompt seed beyond 32 bits", "--d 18446744073709551621 is outside",
          settings={"prompts": f"a cat --d {2**64 + 5}"}),
     Case("bound for an unknown knob", "this trainer has no such knob", cli_extra=("--bound", "foo=1:2"), ui=False),
+    Case("dataset path too long", "give a shorter path", lambda t: {"dataset": str(t / ("d" * 300))}),
+    Case("trainer python path too long", "give a shorter path",
+         lambda t: {"trainer_python": str(t / ("p" * 300) / "python")}),
     Case("warm start from a missing session", "not a local Bracket session folder",
          cli_extra=("--warm-start-from", "/nonexistent/session"), ui=False),
 ]

@@ -113,7 +113,10 @@ def _missing_default_dataset(values: Mapping[str, str]) -> Path | None:
     if not given:
         return None
     path = Path(os.path.expanduser(given))
-    if path.exists() or path.resolve() not in (default.resolve(), (default / TOML_NAME).resolve()):
+    try:
+        if path.exists() or path.resolve() not in (default.resolve(), (default / TOML_NAME).resolve()):
+            return None
+    except OSError:  # e.g. a name too long to look up: not the default; the field check says why
         return None
     return default
 

@@ -103,6 +103,14 @@ def _word(key: str, value: Any) -> str:
     return f"{key}={text}"
 
 
+def _path_word(key: str, path: object) -> str:
+    """A ``key=PATH`` override that torchtune reads back as exactly ``PATH``: OmegaConf parses
+    each value as YAML (``runs #2`` would lose ``#2``, ``a: b`` become a mapping) and resolves
+    ``${…}``, so the path goes in as a single-quoted YAML scalar with ``${`` escaped."""
+    text = str(path).replace("'", "''").replace("${", "\\${")
+    return _word(key, f"'{text}'")
+
+
 def epochs_and_cap(steps: int, train_rows: int, batch_size: int, accumulation: int) -> tuple[int, int]:
     """``(epochs, max_steps_per_epoch)`` giving ``steps`` (or just over) optimizer steps."""
     per_epoch = (train_rows // batch_size) // accumulation
@@ -188,13 +196,13 @@ class TorchtuneLoRA(llm.LLMTrainer):
         component, fused = OPTIMIZER_COMPONENTS[str(knobs["optimizer"])]
         all_linear = knobs.get("lora_target", "all_linear") == "all_linear"
         words = [
-            _word("output_dir", str(output_dir)),
-            _word("checkpointer.checkpoint_dir", self.field("base_model")),
-            _word("checkpointer.output_dir", str(output_dir)),
+            _path_word("output_dir", str(output_dir)),
+            _path_word("checkpointer.checkpoint_dir", self.field("base_model")),
+            _path_word("checkpointer.output_dir", str(output_dir)),
             _word("tokenizer.max_seq_len", self.sequence_len),
             *_DATASET_OVERRIDES[self.dataset_format],
             "dataset.source=json",
-            _word("dataset.data_files", str(split.train)),
+            _path_word("dataset.data_files", str(split.train)),
             "dataset.split=train",
             "dataset.packed=False",
             _word("seed", int(seed)),
@@ -215,7 +223,7 @@ class TorchtuneLoRA(llm.LLMTrainer):
             _word("model.lora_attn_modules", _ATTENTION),
             _word("model.apply_lora_to_mlp", all_linear),
             _word("metric_logger._component_", TENSORBOARD_LOGGER),
-            _word("metric_logger.log_dir", str(logging_dir)),
+            _path_word("metric_logger.log_dir", str(logging_dir)),
             "metric_logger.organize_logs=False",
             "log_every_n_steps=1",
             "save_adapter_weights_only=True",
@@ -225,7 +233,7 @@ class TorchtuneLoRA(llm.LLMTrainer):
             words += ["device=cpu", "dtype=fp32"]
         tokenizer = self.tokenizer_path()
         if tokenizer:
-            words.insert(3, _word("tokenizer.path", tokenizer))
+            words.insert(3, _path_word("tokenizer.path", tokenizer))
         return words
 
     def prepare_run(self, request: RunRequest) -> LaunchSpec:

@@ -94,6 +94,8 @@ def run_torchtune(argv: list[str]) -> None:
             fail(f"unknown torchtune key {parent}")
         if child and child not in inventory["nested"].get(parent, []):
             fail(f"unknown torchtune key {key}")
+    for key in ("metric_logger.log_dir", "output_dir"):  # OmegaConf reads each value as YAML, as torchtune does
+        values[key] = str(yaml.safe_load(values[key])).replace("\\${", "${")
     writer = ScalarWriter(values["metric_logger.log_dir"])
     steps = int(values["epochs"]) * int(values["max_steps_per_epoch"])
     for step in range(1, steps + 1):
