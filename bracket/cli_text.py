@@ -8,6 +8,7 @@ import textwrap
 
 from bracket.session.snapshot import SessionSnapshot
 from bracket.standings import Standings, figures_text
+from bracket.standings.parts import estimated_text
 
 
 def _format_seconds(seconds: float | None) -> str:
@@ -34,7 +35,7 @@ def run_figures(table: Standings) -> dict[int, str]:
         for row in board.rows:
             for run in row.runs:
                 figures = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
-                estimated = f"{', '.join(run.estimated)} estimated" if run.estimated else ""
+                estimated = estimated_text(run.estimated, run.parts)
                 found[run.run_id] = "; ".join(t for t in (figures, estimated) if t)
     return found
 

@@ -34,6 +34,9 @@ table.bk-grid thead th { font-size: 0.85em; white-space: normal; max-width: 200p
 .bk-bar { height: 14px; background: #ddd3; border-radius: 7px; overflow: hidden; margin: 2px 0 8px; }
 .bk-bar > div { height: 100%; background: var(--color-accent, #f97316); transition: width 0.4s; }
 .bk-progress-label { font-size: 0.9em; }
+/* the Setup space table is edited in its cells; Gradio's "Drop CSV or TSV files here" hint
+   offers an import the table has no use for */
+#bk-space-setup .drop-hint { display: none; }
 #bk-pair-zone:focus-within { outline: 2px solid var(--color-accent, #f97316); outline-offset: 4px; }
 #bk-lightbox { position: fixed; inset: 0; background: rgba(0, 0, 0, 0.88); display: none; z-index: 1000;
   align-items: center; justify-content: center; flex-direction: column; }

@@ -144,28 +144,57 @@ RUN_COLUMNS = ["run", "config", "kind", "why", "status", "seed", "step", "score"
                "reason"]
 
 
+def judges_text(run: Mapping[str, Any]) -> str:
+    """The judges column: each judge's normalised part of the score (lower is better), and a
+    part estimated for a judge that has not scored the run marked so (``human ≈ 0.356 (est.)``:
+    the human judge predicted from rated runs of similar configs), as the score counts it."""
+    estimates = run.get("estimates") or {}
+    measured = [f"{k} {v:.3f}" for k, v in (run.get("judges") or {}).items() if v is not None and k not in estimates]
+    return ", ".join(measured + [f"{k} ≈ {v:.3f} (est.)" for k, v in estimates.items() if v is not None])
+
+
+def step_text(run: Mapping[str, Any], current: Mapping[str, Any] | None = None) -> str:
+    """``12/50``: a run's step; a running run's live step, the one its progress bar shows
+    (``current``, the snapshot's live run), when it is that run."""
+    step = run.get("last_step") or 0
+    if current and current.get("run_id") == run["id"]:
+        step = current.get("step") or 0
+    return f"{step}/{run.get('max_steps') or '?'}"
+
+
+def with_live_step(frame: pd.DataFrame, current: Mapping[str, Any] | None) -> pd.DataFrame:
+    """``frame`` (the trial table) with the live run's step cell set from ``current``, as the
+    progress bar reads it; ``frame`` itself when the live run is not on it (it is kept, shared)."""
+    if not current or frame.empty or current.get("run_id") not in set(frame["run"]):
+        return frame
+    patched = frame.copy()
+    row = patched.index[patched["run"] == current["run_id"]]
+    max_steps = current.get("max_steps") or patched.loc[row, "step"].iloc[0].rpartition("/")[2]
+    patched.loc[row, "step"] = f"{current.get('step') or 0}/{max_steps}"
+    return patched
+
+
 def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
                reasons: Mapping[int, str] | None = None) -> pd.DataFrame:
     """The trial table, newest run first; with ``page_rows``, one page of it (page 1 = the
-    newest runs). A running run shows ``…`` for its step: its progress bar has the step, so the
-    table changes only when a run starts, ends or is scored. ``reasons``: why each config
-    was proposed, by config id (the "why" column; finals and promote runs say their stage, and
-    their kind column is that stage, e.g. ``final``)."""
+    newest runs). A running run shows its live step, as its progress bar (the Search tab keeps
+    the table once per store change and sets that one cell per tick, :func:`with_live_step`).
+    ``reasons``: why each config was proposed, by config id (the "why" column; finals and
+    promote runs say their stage, and their kind column is that stage, e.g. ``final``)."""
     runs = [] if snapshot is None else [r for r in snapshot.runs if r["kind"] != "setup"]
     if page_rows:
         end = max(0, len(runs) - (max(1, page) - 1) * page_rows)
         runs = runs[max(0, end - page_rows):end]
     rows = []
+    current = getattr(snapshot, "current", None)
     for run in reversed(runs):
-        judges = ", ".join(f"{k} {v:.3f}" for k, v in (run.get("judges") or {}).items() if v is not None)
-        step = "…" if run["status"] == "running" else run.get("last_step") or 0
         stage = run.get("stage") or "search"
         why = (reasons or {}).get(run.get("config_id"), "") if stage == "search" else (
             f"{stage} stage, not a proposal")
         kind = run["kind"] if stage == "search" else stage
         rows.append([run["id"], run["config_name"], kind, why, run["status"], run["seed"],
-                     f"{step}/{run.get('max_steps') or '?'}",
-                     "" if run["score"] is None else f"{run['score']:.3f}", judges, params_text(run["params"]),
+                     step_text(run, current), "" if run["score"] is None else f"{run['score']:.3f}",
+                     judges_text(run), params_text(run["params"]),
                      format_duration(run["duration_s"]) if run["duration_s"] else "", run["failure_reason"] or ""])
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 

@@ -29,7 +29,7 @@ from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
 from ui.common import QUIET, inline_errors
 from ui.loss_plot import loss_plot
-from ui.render import fingerprint, progress_html, runs_frame, status_markdown
+from ui.render import fingerprint, progress_html, runs_frame, status_markdown, with_live_step
 
 #: finished runs drawn in the live chart besides the current one (the Results tab overlays any)
 RECENT_RUNS = 30
@@ -60,7 +60,8 @@ def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
         frame = runs_frame(snap, page=page, page_rows=PAGE_ROWS, reasons=views.short_reasons(manager, snap))
         return fingerprint(frame.to_dict("split")), frame
 
-    return manager.memo(("search-table", page), build, structural=True, fresh=False)  # running rows show no step
+    # kept until the store changes: the live step is set per tick by ``poll`` (``with_live_step``)
+    return manager.memo(("search-table", page), build, structural=True, fresh=False)
 
 
 def _plot(manager: SessionManager, smoothing: float, snap: Any) -> tuple[str, Any]:
@@ -92,7 +93,10 @@ def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
     log = "\n".join(manager.log_tail(LOG_LINES, snap)) if snap else ""
     parts["log"] = (fingerprint(log), lambda: log)
     mark, frame = _table(manager, page) if snap else (fingerprint(None), runs_frame(None))
-    parts["table"] = (mark, lambda: frame)
+    current = snap.current if snap else None  # the live run's step cell, as the progress bar
+    if current:
+        mark = fingerprint([mark, current.get("run_id"), current.get("step"), current.get("max_steps")])
+    parts["table"] = (mark, lambda: with_live_step(frame, current))
     result = []
     for name in ("status", "progress", "plot", "log", "table"):
         mark, value = parts[name]

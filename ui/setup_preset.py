@@ -50,9 +50,8 @@ def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
         return "This preset takes no image dataset folder."
     if not dataset:
         return "Dataset: not set yet."
-    made = preset.made_on_start_note(fields or {})
-    if made:
-        return f"ℹ Dataset: {made}."
+    if preset.made_on_start_note(fields or {}):
+        return ""  # the dataset field's own line says it is made when the search starts (ℹ), once
     try:
         trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields))
     except (BracketError, ValueError, TypeError) as error:

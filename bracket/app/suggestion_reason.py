@@ -20,10 +20,11 @@ Scores are the standings' current ones (ratings included, lower is better), so "
 or compared runs says after which (:func:`after_feedback`: the newest rating or vote
 before it was proposed), since that rating is part of what TPE saw.
 
-:func:`short_reasons` writes one short line per config for the Search tab's trial table
-(``TPE from 5 scored · vs search-2: learning_rate ×0.31 · after your rating of #3 (8)``),
-all configs in one pass; the app computes a config's line once and keeps it
-(``bracket.app.views.short_reasons``). Gradio-free; the Search tab shows both.
+:func:`short_reasons` (``bracket.search.why_line``, re-exported here) writes one short line
+per config for the Search tab's trial table (``TPE from 5 scored · vs search-2: learning_rate
+×0.31 · after your rating of #3 (8)``); the search stores each config's line with its trial
+when it proposes it, and :func:`explain_session` shows that recorded line beside the full
+text of now (``recorded``). Gradio-free; the Search tab shows both.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
-from bracket.search.types import PAST_KIND, WARM_START_KINDS, stored_kind
+from bracket.search.types import PAST_KIND, stored_kind
+from bracket.search.why_line import WHY_ATTR, after_feedback, short_reasons  # noqa: F401 (re-exported)
+from bracket.search.why_line import shown as _shown
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -67,6 +70,8 @@ class Reason:
     best_before: str = ""
     #: the person's newest rating or vote before it was proposed ("after your rating of run #3 (8)")
     after: str = ""
+    #: the trial table's line as it read when the config was proposed ("" in older sessions)
+    recorded: str = ""
 
     def text(self) -> str:
         """Markdown: the origin, then (for a sampled config) neighbours and changes."""
@@ -81,6 +86,8 @@ class Reason:
                          + "; ".join(self.changes) + ".")
         if self.after:
             lines.append(f"Proposed {self.after}.")
+        if self.recorded:
+            lines.append(f"When it was proposed: {self.recorded}.")
         return "\n\n".join(lines)
 
 
@@ -110,10 +117,6 @@ def distance(space: SearchSpace, a: Mapping[str, Any], b: Mapping[str, Any]) -> 
         else:
             parts.append(0.0 if a[name] == b[name] else 1.0)
     return sum(parts) / len(parts) if parts else 0.0
-
-
-def _shown(value: Any) -> str:
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 def changes(space: SearchSpace, new: Mapping[str, Any], old: Mapping[str, Any]) -> list[str]:
@@ -150,25 +153,6 @@ def origin(kind: str, name: str, source: str, *, algorithm: str = "tpe", seen: i
                 f"the scores from {n_startup} on.")
     return (f"proposed by **TPE** from the {seen} configs scored before it: it samples where the better-scored "
             "configs are dense and the worse-scored ones sparse (scores include your ratings).")
-
-
-def after_feedback(created_at: float | None, ratings: Sequence[Mapping[str, Any]],
-                   comparisons: Sequence[Mapping[str, Any]]) -> str:
-    """``after your rating of run #3 (8)`` / ``after your vote #3 vs #5: left`` for the newest
-    rating or pairwise vote made before ``created_at``; "" when there was none."""
-    if created_at is None:
-        return ""
-    before = [(float(r["created_at"]), "rating", r) for r in ratings if float(r.get("created_at") or 0) < created_at]
-    before += [(float(c["created_at"]), "vote", c) for c in comparisons
-               if float(c.get("created_at") or 0) < created_at]
-    if not before:
-        return ""
-    _, what, row = max(before, key=lambda item: item[0])
-    if what == "rating":
-        return f"after your rating of run #{row['run_id']} ({float(row['value']):g})"
-    winner = {"left": f"#{row['left_run_id']} better", "right": f"#{row['right_run_id']} better"}.get(
-        str(row.get("winner")), "a tie")
-    return f"after your vote #{row['left_run_id']} vs #{row['right_run_id']} ({winner})"
 
 
 def explain(config: Mapping[str, Any], earlier: Sequence[Mapping[str, Any]], scores: Mapping[int, float],
@@ -208,66 +192,24 @@ def explain_session(session: "Session", scores: Mapping[int, float], config_id: 
     if config is None:
         return None
     earlier = [c for c in configs if c["id"] < config["id"]]
-    source = ""
-    try:
-        trial = session.store.study(session.name).trials[int(config["trial_number"])]
-        source = str(trial.user_attrs.get("source", ""))
-    except (IndexError, KeyError, TypeError, ValueError):
-        pass
+    attrs = trial_attrs(session).get(int(config["trial_number"]), {})
     after = after_feedback(config.get("created_at"), session.store.ratings(session.name),
                            session.store.comparisons(session.name))
-    return explain(config, earlier, scores, session.space, source=source, algorithm=session.settings.algorithm,
-                   n_startup=DEFAULT_N_STARTUP_TRIALS, after=after)
+    reason = explain(config, earlier, scores, session.space, source=str(attrs.get("source", "")),
+                     algorithm=session.settings.algorithm, n_startup=DEFAULT_N_STARTUP_TRIALS, after=after)
+    reason.recorded = str(attrs.get(WHY_ATTR) or "")
+    return reason
 
 
-def _short_change(space: SearchSpace, name: str, new: Any, old: Any) -> str:
-    knob = space[name] if name in space else None
-    if isinstance(knob, (FloatKnob, IntKnob)) and isinstance(new, (int, float)) and isinstance(old, (int, float)) \
-            and new > 0 and old > 0:
-        return f"{name} ×{new / old:.2g}"
-    return f"{name} {_shown(new)}"
+def trial_attrs(session: "Session") -> dict[int, dict[str, Any]]:
+    """The user attributes of each trial of ``session``'s study, by trial number (its
+    ``source`` and the ``why`` line written when it was proposed); {} when the study cannot
+    be read, e.g. a store without one."""
+    from bracket.optuna_quiet import optuna_module
 
-
-def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], space: SearchSpace, *,
-                  ratings: Sequence[Mapping[str, Any]] = (), comparisons: Sequence[Mapping[str, Any]] = (),
-                  algorithm: str = "tpe", n_startup: int = 4, changes_shown: int = 2) -> dict[int, str]:
-    """One short line per config of ``configs`` (in proposal order) for the trial table: its
-    origin; for a TPE proposal how many scored configs it saw, what it changed against the
-    best one before it and the rating it came after. One pass, however many configs."""
-    lines: dict[int, str] = {}
-    best: Mapping[str, Any] | None = None
-    seen = 0
-    for config in configs:
-        name = str(config.get("name", ""))
-        kind = stored_kind(str(config.get("kind", "search")), name)
-        if kind == "baseline":
-            text = "baseline: the by-hand config"
-        elif kind == PAST_KIND:
-            text = "warm start from a past session"
-        elif kind == "curated":
-            text = "curated known-good config"
-        elif kind != "search":
-            text = "learning-rate bracket of the best warm start"
-        elif algorithm == "random":
-            text = f"random sample ({seen} scored before)"
-        elif seen < n_startup:
-            text = f"TPE, still random: {seen} of {n_startup} scored"
-        else:
-            text = f"TPE from {seen} scored"
-        if kind not in WARM_START_KINDS and best is not None:
-            params, old = config.get("params") or {}, best.get("params") or {}
-            moved = [_short_change(space, k, params.get(k), old.get(k)) for k in space.searched()
-                     if params.get(k) != old.get(k) and not isinstance(space[k], FixedKnob)]
-            if moved:
-                more = len(moved) - changes_shown  # "×11, +1 more", never "×11 +1" (read as a sum)
-                text += f" · vs {best.get('name')}: " + ", ".join(moved[:changes_shown] + (
-                    [f"+{more} more"] if more > 0 else []))
-        if kind == "search" and algorithm != "random" and seen >= n_startup:
-            after = after_feedback(config.get("created_at"), ratings, comparisons)
-            text += f" · {after}" if after else ""
-        lines[int(config["id"])] = text
-        if config["id"] in scores:
-            seen += 1
-            if best is None or scores[config["id"]] < scores[best["id"]]:
-                best = config
-    return lines
+    optuna = optuna_module()
+    try:
+        study = optuna.load_study(study_name=session.name, storage=session.store.storage)
+        return {t.number: dict(t.user_attrs) for t in study.get_trials(deepcopy=False)}
+    except (KeyError, ValueError, optuna.exceptions.OptunaError):
+        return {}

@@ -6,8 +6,8 @@ hands back plain data for the UI:
 
 * :func:`space_table` — the session's search space, knob by knob (``space_table``);
 * :func:`suggestion` — why a config was proposed (``suggestion_reason``);
-* :func:`short_reasons` — the same in one line per config, for the trial table's "why" column
-  (each config's line is computed once and kept for the session, not once per poll);
+* :func:`short_reasons` — the same in one line per config, for the trial table's "why" column:
+  the line recorded when the config was proposed (looked up once per config, not once per poll);
 * :func:`config_choices` — the search's configs, newest first, to ask "why" about;
 * :func:`config_figures` — parallel-coordinate and slice plots of configs vs score (``config_plots``);
 * :func:`progressions` — steps × prompts matrices of runs (``progression``);
@@ -64,15 +64,20 @@ def suggestion(manager: "SessionManager", config_id: int | None = None) -> "Reas
                         structural=True)
 
 
-#: each open session's "why" line per config id: computed once, when the config first shows
+#: each open session's "why" line per config id: looked up once, when the config first shows
 _REASONS: "weakref.WeakKeyDictionary[Any, dict[int, str]]" = weakref.WeakKeyDictionary()
+#: the mark of a line rebuilt from today's scores (a config proposed before lines were recorded)
+REBUILT = "(rebuilt from today's scores: not recorded at proposal)"
 
 
 def short_reasons(manager: "SessionManager", snap: Any = None) -> dict[int, str]:
     """One line per search config of the open session on why it was proposed (config id →
-    text). Lines are kept per session: only a config not seen before is explained, so a
-    poll costs a dict lookup; a new config costs one read of the configs and the person's
-    ratings and votes (its scores come from ``snap``, the snapshot the caller just got)."""
+    text): the line the search wrote with the config's trial when it proposed it (``why``,
+    ``bracket.session.proposing``), so a restart or a later rating does not change it. A config
+    of an older session without one gets a line rebuilt from the scores of now, marked
+    :data:`REBUILT`. Lines are kept per session: only a config not seen before is looked up, so a
+    poll costs a dict lookup (its scores, for a rebuild, come from ``snap``, the caller's snapshot)."""
+    from bracket.app.suggestion_reason import WHY_ATTR, trial_attrs
     from bracket.app.suggestion_reason import short_reasons as lines_for
     from bracket.search.controller import DEFAULT_N_STARTUP_TRIALS
 
@@ -84,17 +89,22 @@ def short_reasons(manager: "SessionManager", snap: Any = None) -> dict[int, str]
     runs = [r for r in snap.runs if r.get("stage") == "search" and r.get("config_id") is not None]
     if all(r["config_id"] in known for r in runs):
         return known
-    values: dict[int, list[float]] = {}
-    for run in runs:
-        if run.get("score") is not None:
-            values.setdefault(run["config_id"], []).append(float(run["score"]))
-    scores = {config_id: sum(v) / len(v) for config_id, v in values.items()}
     store = session.store
-    lines = lines_for(store.configs(session.name, stage="search"), scores, session.space,
-                      ratings=store.ratings(session.name), comparisons=store.comparisons(session.name),
-                      algorithm=session.settings.algorithm, n_startup=DEFAULT_N_STARTUP_TRIALS)
-    for config_id, line in lines.items():
-        known.setdefault(config_id, line)  # a line once written stays: the table does not shift under you
+    configs = store.configs(session.name, stage="search")
+    attrs = trial_attrs(session)
+    recorded = {c["id"]: str(attrs.get(c["trial_number"], {}).get(WHY_ATTR) or "") for c in configs}
+    rebuilt: dict[int, str] = {}
+    if not all(recorded.values()):
+        values: dict[int, list[float]] = {}
+        for run in runs:
+            if run.get("score") is not None:
+                values.setdefault(run["config_id"], []).append(float(run["score"]))
+        scores = {config_id: sum(v) / len(v) for config_id, v in values.items()}
+        rebuilt = lines_for(configs, scores, session.space, ratings=store.ratings(session.name),
+                            comparisons=store.comparisons(session.name), algorithm=session.settings.algorithm,
+                            n_startup=DEFAULT_N_STARTUP_TRIALS)
+    for config in configs:  # a line once shown stays: the table does not shift under you
+        known.setdefault(config["id"], recorded[config["id"]] or f"{rebuilt[config['id']]} {REBUILT}")
     return known
 
 

@@ -44,6 +44,7 @@ from bracket.search.lr_bracket import next_bracket
 from bracket.search.skip_rule import SKIPPABLE_KINDS, skip_note, skip_reason
 from bracket.search.space import SearchSpace
 from bracket.search.types import ALGORITHMS, SEARCH_KINDS, Proposal, ScoredConfig, stored_kind
+from bracket.search.why_line import WHY_ATTR
 
 __all__ = ["ALGORITHMS", "SEARCH_KINDS", "CurrentScoreSampler", "Proposal", "ScoredConfig", "SearchController",
            "tpe_good_count"]
@@ -142,7 +143,8 @@ class SearchController:
                  n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS, lr_bracket: bool = True,
                  multivariate: bool | None = None, explore: ExploreRule | None = DEFAULT_RULE,
                  rated_gamma: bool = True, bracket_rule: str = BRACKET_RULE, skip_diverged: bool = True,
-                 note: Callable[[str], None] = lambda text: None) -> None:
+                 note: Callable[[str], None] = lambda text: None,
+                 describe: Callable[[Proposal], str] | None = None) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}")
         self.space = space
@@ -155,6 +157,9 @@ class SearchController:
         self._note = note
         #: skip queued warm-start configs a divergence has answered (:mod:`bracket.search.skip_rule`)
         self._skip_diverged = skip_diverged
+        #: the config's one-line "why" as it reads when it is proposed, kept with its trial
+        #: (``WHY_ATTR``: the app shows it later, whatever the scores are then)
+        self._describe = describe
         #: the reasons of the configs the last :meth:`next` skipped (the session notes them
         #: once the config it handed out is recorded)
         self.skipped: list[str] = []
@@ -196,6 +201,8 @@ class SearchController:
             if self._skip_diverged and proposal.kind in SKIPPABLE_KINDS:
                 reason = skip_reason(self.space.searched_params(proposal.config), self._history(), self.space)
             if reason is None:
+                if self._describe is not None:
+                    trial.set_user_attr(WHY_ATTR, self._describe(proposal))
                 return proposal
             # popped (so no other worker gets it) and closed untrained, the reason kept with it
             trial.set_user_attr("bracket_note", reason)  # as study_sync.close_waiting notes leftovers

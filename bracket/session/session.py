@@ -30,7 +30,6 @@ import logging
 import threading
 import time
 import traceback
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -287,14 +286,9 @@ class Session:
         return sum(1 for r in runs if r["stage"] == "search")
 
     def controller(self) -> SearchController:
-        if self._controller is None:
-            from bracket.search.controller import SearchController
-            study = self.store.study(self.name)
-            # each worker samples with its own (stable) seed, so two workers never propose the same config
-            seed = self.settings.base_seed + zlib.crc32(self.worker_id.encode("utf-8")) % 10_000
-            self._controller = SearchController(study=study, space=self.space, algorithm=self.settings.algorithm,
-                                                seed=seed, history=self.scored_configs,
-                                                lr_bracket=self.settings.lr_bracket, note=self._add_note)
+        if self._controller is None:  # seeded per worker; each proposal's "why" kept with its trial
+            from bracket.session.proposing import build_controller
+            self._controller = build_controller(self)
         return self._controller
 
     def _add_note(self, text: str) -> None:

@@ -78,6 +78,10 @@ def build_snapshot(session: Any) -> SessionSnapshot:
             "score": None if score is None else score.value,
             "judges": {} if score is None else dict(score.judges),
             "judges_used": [] if score is None else list(score.used),
+            # the parts predicted for a judge that has not scored the run (e.g. the human judge
+            # from rated runs of similar configs): part of the score, so shown beside it
+            "estimates": {} if score is None else {name: part.value for name, part in score.parts.items()
+                                                   if part.estimated and part.weight > 0},
             "disqualified": bool(score and score.disqualified),
             "loss_basis": ((score.details.get("loss") or {}).get("basis", "") if score else ""),
         }

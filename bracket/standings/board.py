@@ -123,7 +123,8 @@ class ConfigRow:
     @property
     def raw_text(self) -> str:
         """The raw figures and which parts are estimated, as one readable string."""
-        return "; ".join(t for t in (figures_text(self.figures), estimated_text(self.estimated)) if t)
+        parts = [p for r in self.runs for p in r.parts]  # the estimate itself, e.g. "human ≈ rating 6.8 (est.)"
+        return "; ".join(t for t in (figures_text(self.figures), estimated_text(self.estimated, parts)) if t)
 
     def to_dict(self) -> dict[str, Any]:
         return {"rank": self.rank, "config_id": self.config_id, "trial_number": self.trial_number,

@@ -153,7 +153,25 @@ def figures_text(figures: Mapping[str, float]) -> str:
                       for name, value in figures.items())
 
 
-def estimated_text(judges: Iterable[str]) -> str:
-    """``"human estimated"`` for the judges whose part was predicted, "" when none was."""
-    names = sorted(set(judges))
-    return f"{', '.join(names)} estimated" if names else ""
+def estimated_text(judges: Iterable[str], parts: Iterable[ScorePart] = ()) -> str:
+    """The judges whose part was predicted, with the prediction where ``parts`` hold it (their
+    mean over the estimated parts): the human judge on its rating scale (``human ≈ rating 6.8
+    (est.)``, from rated runs of similar configs), any other judge as its normalised part
+    (``vlm ≈ 0.412 (est.)``); ``"human estimated"`` without a value; "" when none was."""
+    values: dict[str, list[float]] = {}
+    for part in parts:
+        if part.estimated and part.weight > 0 and part.value is not None:
+            values.setdefault(part.judge, []).append(part.value)
+    shown = []
+    for name in sorted(set(judges) | set(values)):
+        if name not in values:
+            shown.append(f"{name} estimated")
+            continue
+        value = statistics.fmean(values[name])
+        if name == "human":  # the rating a person would read: score 0 is a 10, 1 a 1 (bracket.judge.human)
+            from bracket.judge.human import RATING_MAX, RATING_MIN
+
+            shown.append(f"human ≈ rating {RATING_MAX - value * (RATING_MAX - RATING_MIN):.1f} (est.)")
+        else:
+            shown.append(f"{name} ≈ {value:.3f} (est.)")
+    return ", ".join(shown)

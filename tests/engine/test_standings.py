@@ -101,7 +101,8 @@ def test_estimated_parts_flow_through_to_rows_winner_and_json():
                        "human": {"value": 0.4, "raw": None, "estimated": True, "uncertainty": 0.15}}
     table = build_standings(RUNS, CONFIGS, {**SCORES, 7: estimated})
     row = table.boards["final"].rows[0]
-    assert row.estimated == ["human"] and "human estimated" in row.raw_text
+    # the estimate itself, on the rating scale (score 0.4 = rating 10 - 0.4 × 9)
+    assert row.estimated == ["human"] and "human ≈ rating 6.4 (est.)" in row.raw_text
     assert table.winner.judges == ["loss"] and table.winner.estimated == ["human"]
     part = json.loads(json.dumps(table.to_dict()))["stages"]["final"]["rows"][0]["runs"][0]["parts"][1]
     assert part == {"judge": "human", "value": 0.4, "weight": 0.5, "raw": None, "figures": {}, "estimated": True,

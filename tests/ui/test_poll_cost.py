@@ -100,8 +100,10 @@ def test_a_new_loss_point_sends_only_the_chart_and_the_progress(watched):
     live["step"], live["loss"] = 2, [[1, 0.9], [2, 0.8]]
     polled = search_tab.poll(manager, sent, 0.6)
     result = by_name(polled)
-    assert {name for name, value in result.items() if not skipped(value)} == {"plot", "progress"}
+    # the live run's step cell moves with its progress bar (seen in review: the table said "…/50")
+    assert {name for name, value in result.items() if not skipped(value)} == {"plot", "progress", "table"}
     assert "step 2 / 20" in result["progress"] and len(plot_json(result["plot"])["data"]) == search_tab.RECENT_RUNS + 1
+    assert result["table"].set_index("run").loc[run_id, "step"] == "2/20"
     assert len(statements) == 1  # the change marker: the snapshot is patched, not rebuilt
     statements.clear()
     clock.tick()
@@ -150,9 +152,9 @@ def test_the_trial_table_pages_newest_first():
     runs = [{"id": i, "config_name": f"c{i}", "kind": "search", "status": "running" if i == 700 else "done",
              "seed": 1, "last_step": 5, "max_steps": 5, "score": None, "judges": {}, "params": {},
              "duration_s": None, "failure_reason": ""} for i in range(1, 701)]
-    snap = SimpleNamespace(runs=runs)
+    snap = SimpleNamespace(runs=runs, current={"run_id": 700, "step": 3, "max_steps": 5})
     first = runs_frame(snap, page=1, page_rows=300)
-    assert list(first["run"])[0] == 700 and list(first["run"])[-1] == 401 and list(first["step"])[0] == "…/5"
+    assert list(first["run"])[0] == 700 and list(first["run"])[-1] == 401 and list(first["step"])[:2] == ["3/5", "5/5"]
     assert list(runs_frame(snap, page=3, page_rows=300)["run"]) == list(range(100, 0, -1))
     runs[-1].update(stage="final")  # a finals run says its stage as its kind, not the config's "search"
     assert runs_frame(snap, page=1, page_rows=300)["kind"].iloc[0] == "final"

@@ -15,12 +15,13 @@ from bracket.app.grid import GridCell, GridColumn, GridData, build_grid
 from bracket.app.manager import SessionManager
 from bracket.app.thumbs import ThumbnailCache
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
-from bracket.registry import PRESETS
+from bracket.registry import PRESETS, get_preset
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
 from bracket.app.forms import plan_text
 from ui.render import grid_html, loss_figure, runs_frame
 from ui.loss_plot import loss_plot, plot_json
+from ui.setup_preset import field_message
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
 SKIP = gr.skip()
@@ -80,9 +81,14 @@ def test_a_missing_default_demo_dataset_reads_as_made_on_start_not_as_an_error(t
     default = tmp_path / "runs" / "demo-data"
     monkeypatch.setenv("BRACKET_DEMO_DATA_DIR", str(default))
     _, fields, preflight, _, _ = setup_tab.on_preset("demo-cpu")
-    assert preflight == f"ℹ Dataset: the demo dataset {default} is made when the search starts."
+    preset = get_preset("demo-cpu")
+    spec = next(s for s in preset.fields if s.name == "dataset")
+    # said once, beside the dataset field (seen in review: the pre-flight line below said it again)
+    said = field_message(preset, spec, fields["dataset"], fields)
+    assert said == f"ℹ The demo dataset {default} is made when the search starts." and preflight == ""
     message, fields, preflight = setup_tab.on_field("demo-cpu", "dataset", str(default / "dataset.toml"), fields)
     assert message.startswith("ℹ The demo dataset") and "made when the search starts" in message
+    assert preflight == ""
     message, _, preflight = setup_tab.on_field("demo-cpu", "dataset", str(tmp_path / "typo" / "dataset.toml"), fields)
     assert message.startswith("⚠") and "does not exist" in message and not preflight.startswith("ℹ")
     assert not default.exists() and not (tmp_path / "typo").exists()

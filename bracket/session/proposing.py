@@ -1,0 +1,55 @@
+"""How a session proposes configs: its search controller, and the "why" line kept with each.
+
+:func:`build_controller` makes the session's :class:`~bracket.search.controller.SearchController`
+(each worker samples with its own stable seed, so two workers never propose the same config)
+and hands it :func:`line_at_proposal`, so every config's one-line "why" (``bracket.search.why_line``)
+is written into its Optuna trial (user attribute ``why``) the moment it is proposed — with
+the scores, ratings and votes of that moment. The trial table shows that line from then on:
+later ratings move the scores, and a line rebuilt from them would say what the search did
+not see when it proposed the config.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from typing import TYPE_CHECKING, Any
+
+from bracket.search.types import Proposal
+from bracket.search.why_line import short_reasons
+from bracket.session.change_memo import stored_rows
+from bracket.session.scoring import config_values
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.search.controller import SearchController
+
+#: the id the proposal gets in :func:`line_at_proposal` (stored configs have positive ids)
+_PROPOSED = -1
+
+
+def line_at_proposal(session: Any, proposal: Proposal) -> str:
+    """The trial table's line for ``proposal``, as of now: after ``session``'s search configs
+    so far, with their current mean scores and the person's ratings and votes until now
+    (``session``: the :class:`~bracket.session.session.Session`, which imports this module)."""
+    from bracket.search.controller import DEFAULT_N_STARTUP_TRIALS
+
+    runs = [r for r in stored_rows(session)[0] if r["stage"] == "search"]
+    configs = session.store.configs(session.name, stage="search")
+    new = {"id": _PROPOSED, "name": proposal.name, "kind": proposal.kind, "params": dict(proposal.config),
+           "created_at": time.time()}
+    lines = short_reasons([*configs, new], config_values(runs, session.scores()), session.space,
+                          ratings=session.store.ratings(session.name),
+                          comparisons=session.store.comparisons(session.name),
+                          algorithm=session.settings.algorithm, n_startup=DEFAULT_N_STARTUP_TRIALS)
+    return lines[_PROPOSED]
+
+
+def build_controller(session: Any) -> "SearchController":
+    """The session's search controller, writing each proposal's line with its trial."""
+    from bracket.search.controller import SearchController
+
+    seed = session.settings.base_seed + zlib.crc32(session.worker_id.encode("utf-8")) % 10_000
+    return SearchController(study=session.store.study(session.name), space=session.space,
+                            algorithm=session.settings.algorithm, seed=seed, history=session.scored_configs,
+                            lr_bracket=session.settings.lr_bracket, note=session._add_note,
+                            describe=lambda proposal: line_at_proposal(session, proposal))
