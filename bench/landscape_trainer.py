@@ -10,7 +10,8 @@ them. This file is both:
 * a real executable trainer with the demo trainer's command line (``--learning_rate``,
   ``--optimizer_type``, ``--lr_scheduler``, ``--lr_warmup_steps``, ``--max_train_steps``,
   ``--seed``, ``--logging_dir``; anything else is ignored). The demo-cpu preset runs it when
-  its *Training script* field points here; ``BRACKET_BENCH_LANDSCAPE`` names the landscape.
+  its *Training script* field points here; ``BRACKET_BENCH_LANDSCAPE`` names the landscape
+  (or ``oracle:<taste>``: a rater's taste as the loss, ``bench/oracle.py``).
   It writes ``loss/current`` for every step into a real TensorBoard event file — encoded by
   hand (protobuf + TFRecord framing with masked CRC32C) so that a run takes ~30 ms instead
   of the ~400 ms that importing tensorboard costs. It uses only the standard library.
@@ -112,6 +113,8 @@ class Landscape:
     val_sigma: float = 0.005
     onset: float = 0.8
     k_over: float = 0.3
+    #: also diverges wherever this landscape does (a taste's surface in bench/oracle.py)
+    diverges_with: "Landscape | None" = None
 
     def best_lr(self, optimizer: str) -> float:
         return self.lr_star[optimizer] / math.sqrt(self.rank / 16)
@@ -194,6 +197,8 @@ def _x(landscape: Landscape, optimizer: str, lr: float) -> float:
 
 def diverges(landscape: Landscape, params: dict) -> bool:
     """True when this config's loss blows up."""
+    if landscape.diverges_with is not None and diverges(landscape.diverges_with, params):
+        return True
     optimizer, lr, _, warmup = _effective(landscape, params)
     got = min(1.0, warmup / 10.0)
     limit = math.log10(landscape.div_ratio) + math.log10(landscape.warmup_gain) * got
@@ -389,18 +394,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--validate_every_n_steps", type=int, default=None)
     args, _unknown = parser.parse_known_args(argv)
     name = os.environ.get(LANDSCAPE_ENV, "reference")
-    if name not in LANDSCAPES:
-        print(f"landscape trainer: unknown {LANDSCAPE_ENV} {name!r}; known: {', '.join(LANDSCAPES)}",
-              file=sys.stderr)
+    landscape = LANDSCAPES.get(name)
+    if landscape is None and name.startswith("oracle:"):  # a taste's own surface, bench/oracle.py
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from bench.oracle import landscape_for
+        landscape = landscape_for(name)
+    if landscape is None:
+        print(f"landscape trainer: unknown {LANDSCAPE_ENV} {name!r}; known: {', '.join(LANDSCAPES)}, "
+              "oracle:<taste>", file=sys.stderr)
         return 2
     params = {"optimizer_type": args.optimizer_type, "learning_rate": args.learning_rate,
               "lr_scheduler": args.lr_scheduler, "lr_warmup_steps": args.lr_warmup_steps}
     steps = max(1, args.max_train_steps)
-    curve = loss_curve(LANDSCAPES[name], params, steps, args.seed)
+    curve = loss_curve(landscape, params, steps, args.seed)
     validation = None
-    if args.validation_split > 0 and args.validate_every_n_steps and not diverges(LANDSCAPES[name], params):
+    if args.validation_split > 0 and args.validate_every_n_steps and not diverges(landscape, params):
         validation = ("loss/validation/step_average",
-                      validation_curve(LANDSCAPES[name], params, steps, args.seed, args.validate_every_n_steps))
+                      validation_curve(landscape, params, steps, args.seed, args.validate_every_n_steps))
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     if args.logging_dir:

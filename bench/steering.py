@@ -8,7 +8,9 @@ same seeds (``base_seed``, worker id, trainer noise):
 * ``rated``   — the rater acts before every proposal from the first trial on (rates some of
   what "Next unrated" shows, now and then a blind pair), through the app's own
   :class:`~bracket.app.manager.SessionManager` functions the Compare tab calls;
-* ``late``    — the same rater, but starting only after half the budget.
+* ``late``    — the same rater, but starting only after half the budget;
+* ``oracle``  — nobody rates, and the runs train on the taste itself as their loss (a perfect
+  rater of every run, :mod:`bench.oracle`): the upper bound of any rating mechanism.
 
 Per session it records every config's kind, the rater's noise-free dislike of it, the ratings
 the rater gave its runs, and the config the session itself would pick at the end (lowest
@@ -43,7 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import patching
+from bench import oracle, patching
 from bench.common import RESULTS_DIR, Plan, bench_fields, run_sessions, skip_python_probe, write_result
 from bench.landscape_trainer import LANDSCAPE_ENV
 from bench.raters import TASTES, Rater
@@ -243,7 +245,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     label, (mode, weights) = mode, apply_variant(mode)
     rated_region.FIRED.clear()
     taste = TASTES[taste_name]
-    os.environ[LANDSCAPE_ENV] = taste.loss_landscape
+    os.environ[LANDSCAPE_ENV] = oracle.landscape_name(taste_name) if mode == "oracle" else taste.loss_landscape
     fields = bench_fields(Path(workdir))
     name = f"{taste_name}-{label.replace('@', '-').replace('=', '').replace(',', '-')}-{repetition}"
     started = time.time()
@@ -255,7 +257,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     session = Session.create("demo-cpu", fields, settings, out_dir=runs_dir, name=name,
                              worker_id=f"bench-{repetition}")
     rated_region.SESSION[:] = [session]
-    rater = None if mode == "control" else Rater(
+    rater = None if mode in ("control", "oracle") else Rater(
         taste, seed=repetition, steps=steps, start_trial=1 if mode == "rated" else budget // 2 + 1)
     events: list[dict[str, Any]] = []
     # no snapshot cache: a person never rates within the app's 0.5 s of a run ending, and a

@@ -21,6 +21,8 @@ from bench.common import median
 from bench.raters import TASTES
 
 MODES = ("control", "rated", "late")
+#: the order of the modes in a summary: those run by default, then the perfect rater (bench/oracle.py)
+ORDER = MODES + ("oracle",)
 TARGET = 1.05
 PREFERRED = 1.2
 MOVE_WINDOW = 4
@@ -71,7 +73,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
         row: dict[str, Any] = {"repetitions": len(reps), "loss_landscape": TASTES[taste_name].loss_landscape,
                                "description": TASTES[taste_name].description,
                                "optimum_params": TASTES[taste_name].optimum()[1]}
-        modes = sorted({m for m, _ in mine}, key=lambda m: (MODES.index(m.partition("@")[0]), m))
+        modes = sorted({m for m, _ in mine}, key=lambda m: (ORDER.index(m.partition("@")[0]), m))
         row["modes"] = modes
         for mode in modes:
             got = [mine[(mode, rep)] for rep in reps if (mode, rep) in mine]
