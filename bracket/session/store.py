@@ -13,9 +13,11 @@ transaction, so a killed process loses at most the run it was doing.
 
 from __future__ import annotations
 
+import random
 import os
 import shutil
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +33,8 @@ from bracket.session.schema import add_missing_columns, add_missing_tables, meta
 
 #: how long a SQLite write waits for another connection's lock before "database is locked"
 SQLITE_BUSY_TIMEOUT_S = 60.0
+#: times a new store is opened again when another process created its tables at the same moment
+CREATE_RACE_RETRIES = 5
 
 if TYPE_CHECKING:  # pragma: no cover - Optuna is imported where a study is used (``status`` needs none)
     import optuna
@@ -168,12 +172,20 @@ class Store(Records):
                                  "is relative to the folder the command runs in).")
             refuse_foreign_sqlite(path)  # before anything (WAL mode, tables) touches the file
             read_only = _read_only_reason(path, create)
-        try:
-            return cls._open(url, is_sqlite, create, read_only)
-        except StoreError:
-            raise
-        except Exception as error:  # noqa: BLE001 - driver errors vary; the message says what to do
-            first = error
+        first: Exception | None = None
+        for _attempt in range(1 + CREATE_RACE_RETRIES if create else 1):
+            try:
+                return cls._open(url, is_sqlite, create, read_only)
+            except StoreError:
+                raise
+            except Exception as error:  # noqa: BLE001 - driver errors vary; the message says what to do
+                first = first or error
+                if not _lost_create_race(error):
+                    break
+                # another process made the tables between our check and our CREATE; it goes on to
+                # stamp Optuna's version rows, so let it finish before opening again
+                time.sleep(random.uniform(0.1, 0.4) * (1 + _attempt))
+        assert first is not None
         if is_sqlite and not create and not read_only and Path(sa.engine.make_url(url).database).is_file():
             # a full disk cannot even create SQLite's shared-memory file: reading still works
             try:
@@ -234,6 +246,18 @@ class Store(Records):
         """The Optuna study of session ``name`` (created on first use), minimising."""
         return _optuna().create_study(study_name=name, storage=self.storage, direction="minimize",
                                    sampler=sampler, load_if_exists=True)
+
+
+def _lost_create_race(error: Exception) -> bool:
+    """Whether ``error`` says another process created a table (or its type) first: several
+    workers — or two commands — opening one new store at once each check, see no tables and
+    create them; all but one fail with "table … already exists" (PostgreSQL: a duplicate
+    ``pg_type`` key), or on the version row Optuna stamps into a new store (``alembic_version``,
+    ``version_info``). Opening again then finds the tables and the row."""
+    text = str(error).lower()
+    clash = "unique constraint" in text or "duplicate key" in text
+    return "already exists" in text or (clash and any(
+        table in text for table in ("pg_type", "alembic_version", "version_info")))
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
