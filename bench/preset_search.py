@@ -13,6 +13,8 @@ sessions take minutes.
 Strategies:
 
 * ``bracket`` — as shipped: baseline, curated, bracket, then TPE (controller defaults);
+* ``bracket@no-shapes`` — the same with TPE from the first proposal after the bracket, without
+  the shape draws (``shapes=None``, ``bracket.search.shapes``): what shipped before them;
 * ``bracket@no-skip`` — the same without skipping a queued warm-start config whose family
   diverged at its step or lower (``skip_diverged=False``, ``bracket.search.skip_rule``);
 * ``bracket@fixed-bracket`` — the same with the bracket before the warm start's evidence
@@ -47,8 +49,8 @@ from optuna.trial import TrialState
 from bench import common
 from bench.preset_landscapes import LANDSCAPES, Landscape, diverges, optimum, quality, shifted
 
-STRATEGIES = ("bracket", "bracket@no-skip", "bracket@fixed-bracket", "bracket@preset-order", "bracket+past", "optuna-tpe",
-              "random")
+STRATEGIES = ("bracket", "bracket@no-shapes", "bracket@no-skip", "bracket@fixed-bracket", "bracket@preset-order",
+              "bracket+past", "optuna-tpe", "random")
 TARGET = 1.05
 
 
@@ -154,6 +156,8 @@ def run_strategy(land_name: str, name: str, repetition: int, budget: int, option
         trials = run_plain(land, budget, seed, "random")
     elif name == "bracket@preset-order":
         trials = run_bracket(land, budget, seed, order=False)
+    elif name == "bracket@no-shapes":
+        trials = run_bracket(land, budget, seed, controller_options={"shapes": None})
     elif name == "bracket@no-skip":
         trials = run_bracket(land, budget, seed, controller_options={"skip_diverged": False})
     elif name == "bracket@fixed-bracket":

@@ -4,7 +4,9 @@ Every config of a search has an origin, stored with its Optuna trial: the traine
 ``baseline``; a ``curated`` config (its source says which guide or paper); a warm start from
 an earlier session (kind ``past``, named ``past-…``, ``bracket.session.past``); the learning-rate
 ``bracket`` (the best warm-start config at a lower or higher rate,
-``bracket.search.lr_bracket``); or the sampler (TPE, or random). :func:`explain` says which,
+``bracket.search.lr_bracket``); a shape draw (kind ``search`` named ``shape-…``: the best
+config's optimizer and effective step with its other knobs spread, ``bracket.search.shapes``);
+or the sampler (TPE, or random). :func:`explain` says which,
 in a sentence, and for a sampled config also:
 
 * how many scored configs the sampler saw (TPE samples at random until it has
@@ -34,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import PAST_KIND, stored_kind
 from bracket.search.why_line import WHY_ATTR, after_feedback, short_reasons  # noqa: F401 (re-exported)
@@ -146,6 +149,10 @@ def origin(kind: str, name: str, source: str, *, algorithm: str = "tpe", seen: i
     if kind not in ("search",):  # the learning-rate bracket
         detail = source.partition("bracket: ")[2] or source  # the source repeats "learning-rate bracket: "
         return "the **learning-rate bracket**" + (f": {detail}." if detail else ".")
+    if name.startswith(SHAPE_PREFIX):
+        return (f"a **shape draw** after {seen} scored configs: the best config so far with its optimizer family "
+                "and effective step (rate × alpha/rank) kept and its other knobs — schedule, warm-up, rank — spread "
+                "over the first proposals after the warm start.")
     if algorithm == "random":
         return f"sampled **at random** (the search's algorithm), after {seen} scored configs."
     if seen < n_startup:

@@ -4,8 +4,10 @@ The order: the trainer's baseline first (what a person would run by hand), then 
 configs of earlier sessions when asked for (kind ``past``, :mod:`bracket.session.past`), then
 the trainer's curated known-good configs in order (together the warm start), then the best of
 those at a lower and a higher learning rate (the learning-rate bracket, :mod:`bracket.search.lr_bracket`; with
-several workers it may come a config or two late), then Optuna's TPE (or random search) for
-the rest of the budget. Two rules widen TPE's good set from Optuna's 10 % to 25 %: for ten
+several workers it may come a config or two late), then four shape draws — the best config's
+optimizer and effective step with its other knobs spread (:mod:`bracket.search.shapes`; kind
+``search``, named ``shape-N``; not with random search) — then Optuna's TPE (or random search)
+for the rest of the budget. Two rules widen TPE's good set from Optuna's 10 % to 25 %: for ten
 proposals once the warm start is beaten (:mod:`bracket.search.explore`), and for good once a
 person has rated a run (:data:`WIDE_GAMMA_FRACTION`).
 
@@ -41,6 +43,10 @@ from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE
 from bracket.search.lr_bracket import next_bracket
+from bracket.search.shapes import DEFAULT_RULE as SHAPES_RULE
+from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX
+from bracket.search.shapes import SOURCE as SHAPE_SOURCE
+from bracket.search.shapes import ShapeRule, shape_draw
 from bracket.search.skip_rule import SKIPPABLE_KINDS, skip_note, skip_reason
 from bracket.search.space import SearchSpace
 from bracket.search.types import ALGORITHMS, SEARCH_KINDS, Proposal, ScoredConfig, stored_kind
@@ -90,12 +96,18 @@ class CurrentScoreSampler(BaseSampler):
     """
 
     def __init__(self, space: SearchSpace, history: Callable[[], Sequence[ScoredConfig]],
-                 make_inner: Callable[[int, Sequence[ScoredConfig]], BaseSampler], seed: int) -> None:
+                 make_inner: Callable[[int, Sequence[ScoredConfig]], BaseSampler], seed: int,
+                 first: Callable[[Sequence[ScoredConfig], int], dict[str, Any] | None] | None = None) -> None:
         self._space = space
+        #: a rule that may propose the config itself (:mod:`bracket.search.shapes`), before the sampler
+        self._first = first
         self._history = history
         self._make_inner = make_inner
         self._seed = seed
         self._plans: dict[int, dict[str, Any]] = {}
+        #: whether the newest plan came from ``first`` (a shape draw), and for which trial
+        self._drew = False
+        self._drawn_trial: int | None = None
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
         return {}
@@ -110,15 +122,24 @@ class CurrentScoreSampler(BaseSampler):
         if plan is None:
             plan = self.plan(extra_seed=trial.number)
             self._plans = {trial._trial_id: plan}
+            self._drawn_trial = trial._trial_id if self._drew else None
         if param_name in plan:
             return plan[param_name]
         # a knob the plan did not activate but the caller asks for: sample it plainly
         return RandomSampler(seed=self._seed + trial.number).sample_independent(
             study, trial, param_name, param_distribution)
 
+    def drew(self, trial_id: int) -> bool:
+        """Whether the config of trial ``trial_id`` came from ``first`` (a shape draw)."""
+        return self._drawn_trial == trial_id
+
     def plan(self, *, extra_seed: int = 0) -> dict[str, Any]:
         """A full configuration proposed from the current history."""
         history = list(self._history())
+        drawn = self._first(history, self._seed) if self._first is not None else None
+        self._drew = drawn is not None
+        if drawn is not None:
+            return drawn
         view = optuna.create_study(direction="minimize", sampler=self._make_inner(self._seed + extra_seed, history))
         trials = []
         for item in history:
@@ -143,7 +164,7 @@ class SearchController:
                  n_startup_trials: int = DEFAULT_N_STARTUP_TRIALS, lr_bracket: bool = True,
                  multivariate: bool | None = None, explore: ExploreRule | None = DEFAULT_RULE,
                  rated_gamma: bool = True, bracket_rule: str = BRACKET_RULE, skip_diverged: bool = True,
-                 note: Callable[[str], None] = lambda text: None,
+                 shapes: ShapeRule | None = SHAPES_RULE, note: Callable[[str], None] = lambda text: None,
                  describe: Callable[[Proposal], str] | None = None) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}")
@@ -179,7 +200,10 @@ class SearchController:
                 return TPESampler(n_startup_trials=n_startup_trials, multivariate=chosen,
                                   constant_liar=True, seed=inner_seed, **options)
 
-        self.sampler = CurrentScoreSampler(space, history, make_inner, seed)
+        def first(seen: Sequence[ScoredConfig], session_seed: int) -> dict[str, Any] | None:
+            return shape_draw(seen, space, shapes, session_seed) if algorithm == "tpe" else None
+
+        self.sampler = CurrentScoreSampler(space, history, make_inner, seed, first if shapes is not None else None)
         self.study = study
         self.study.sampler = self.sampler
 
@@ -223,11 +247,14 @@ class SearchController:
         trial = self.study.ask()
         config = self.space.suggest(trial)
         # numbered from 1 like runs and the plan (trial 4 is the fifth config: "search-5")
-        name = str(trial.user_attrs.get("name", f"search-{trial.number + 1}"))
+        drawn = self.sampler.drew(trial._trial_id)  # a shape draw is named shape-N, still kind search
+        name = str(trial.user_attrs.get("name", f"{SHAPE_PREFIX if drawn else 'search-'}{trial.number + 1}"))
         kind = stored_kind(str(trial.user_attrs.get("kind", "search")), name)  # a study enqueued before kind past
         if kind == "search":
             trial.set_user_attr("kind", "search")
             trial.set_user_attr("name", name)
+            if drawn:
+                trial.set_user_attr("source", SHAPE_SOURCE)
         return trial, Proposal(trial_number=trial.number, config=config, kind=kind, name=name)
 
     def waiting_count(self, kind: str | None = None) -> int:

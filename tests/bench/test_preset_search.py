@@ -32,11 +32,11 @@ def test_every_strategy_runs_and_is_summarised():
     land = next(land for land in LANDSCAPES if land.name == "llm-rate-high")
     data = run(Plan(repetitions=1, budget=8), landscapes=(land,), variants={"s10": {"n_startup_trials": 10}})
     row = data["landscapes"]["llm-rate-high"]
-    for name in ("bracket", "bracket@no-skip", "bracket@fixed-bracket", "bracket@preset-order", "bracket+past", "optuna-tpe", "random",
-                 "s10"):
+    for name in ("bracket", "bracket@no-shapes", "bracket@no-skip", "bracket@fixed-bracket", "bracket@preset-order",
+                 "bracket+past", "optuna-tpe", "random", "s10"):
         assert 1 <= row[name]["median"] <= 8 * (2 if name == "random" else 1) + 1
-    assert set(data["summary"]) == {"bracket", "bracket@no-skip", "bracket@fixed-bracket", "bracket@preset-order", "bracket+past",
-                                    "optuna-tpe", "s10", "baseline-first floor"}
+    assert set(data["summary"]) == {"bracket", "bracket@no-shapes", "bracket@no-skip", "bracket@fixed-bracket",
+                                    "bracket@preset-order", "bracket+past", "optuna-tpe", "s10", "baseline-first floor"}
     assert data["summary"]["optuna-tpe"]["vs_tpe_geomean"] == 1.0
     # the axolotl baseline (2e-4 at alpha = 2 r, batch 4) is 1.016x the optimum there: a hit at trial 1
     assert row["floor"] == 1 and data["summary"]["baseline-first floor"]["vs_random_expected_max"] == 1 / 6

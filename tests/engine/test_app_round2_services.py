@@ -231,11 +231,12 @@ def test_services_on_a_demo_session_and_plus_n_runs(runs_dir, demo_fields, monke
     table = {r["knob"]: r for r in views.space_table(manager)}
     assert table["learning_rate"]["searched"] == "searched" and table["batch_size"]["searched"] == "fixed"
     choices = views.config_choices(manager)
-    assert len(choices) == 5 and choices[0][0].startswith("search-5 · search")  # newest first
+    # newest first; the first proposals after the warm start are shape draws (bracket.search.shapes)
+    assert len(choices) == 5 and choices[0][0].startswith("shape-5 · search")
     assert "baseline" in views.suggestion(manager, choices[-1][1]).origin
     why = views.suggestion(manager)
-    assert why.name == "search-5" and why.seen == 4 and len(why.neighbours) == 3
-    assert "TPE** from the 4 configs scored before it" in why.text()
+    assert why.name == "shape-5" and why.seen == 4 and len(why.neighbours) == 3
+    assert "shape draw** after 4 scored configs" in why.text()
     parallel, slices = views.config_figures(manager)
     assert parallel is not None and slices is not None
     ids = [r["id"] for r in manager.scorable_runs()][:2]
@@ -251,6 +252,6 @@ def test_services_on_a_demo_session_and_plus_n_runs(runs_dir, demo_fields, monke
     manager.extend(2)  # +2 runs: stored, then resumed
     assert manager.session.wait(90) and manager.snapshot().status == "finished"
     assert manager.snapshot().runs_spent == 7 and manager.session.settings.budget == 7
-    assert views.suggestion(manager).name == "search-7"
+    assert views.suggestion(manager).name == "shape-7"
     with pytest.raises(BracketError, match="at least 1"):
         manager.extend(0)

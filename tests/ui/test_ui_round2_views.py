@@ -98,13 +98,13 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
 
     # Search: why this suggestion
     dropdown, text = search_tab.why(manager)
-    assert dropdown.value == dropdown.choices[0][1] and "search-7" in text and "TPE** from the 6 configs" in text
+    assert dropdown.value == dropdown.choices[0][1] and "shape-7" in text and "shape draw** after 6 scored" in text
     assert "Closest finished configs" in text
     _, text = search_tab.why(manager, dropdown.choices[-1][1])
     assert "baseline" in text
     # the trial table's "why" column: one line per run's config, computed once and kept
     frame = search_tab._table(manager, 1)[1].set_index("config")
-    assert frame.loc["search-7", "why"].startswith("TPE from 6 scored · vs ")
+    assert frame.loc["shape-7", "why"].startswith("shape draw: the best step, another shape · vs ")
     assert frame.loc["baseline", "why"] == "baseline: the by-hand config"
     assert views.short_reasons(manager) is views.short_reasons(manager)  # kept, not rebuilt per poll
     _, text = search_tab.why(manager, next(v for label, v in dropdown.choices if label.startswith("lr-")))

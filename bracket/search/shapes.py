@@ -1,0 +1,184 @@
+"""Shape draws: the sampler's first proposals keep the best step and vary everything else.
+
+After the warm start and the learning-rate bracket, TPE builds its proposals on its good
+set, which is then the one best config. TPE models each knob on its own scale and does not
+know that, for LoRA, the learning rate and ``alpha / rank`` make one effective step
+together: it keeps the best config's *rate* and draws rank and alpha around it, so the
+effective step of its first proposals scatters by a decade or more, while the schedule,
+the warm-up and the rank — which the warm start tried only in the few combinations the
+curated configs happen to have — stay near the best config's.
+
+A person who has found the right step for a config does the opposite: keeps the step and
+tries the other schedule, a warm-up, another rank. The first :attr:`ShapeRule.trials`
+sampler proposals do that (:func:`shape_draw`):
+
+* **kept**: the best config's batch and its *effective step* — the step knob
+  (:func:`bracket.search.lr_bracket.step_knob`: the learning rate, or an adaptive
+  optimizer's ``d_coef``), and for a LoRA whose rank and alpha are knobs (``network_dim``,
+  ``network_alpha``) alpha is the choice nearest the best config's ``alpha / rank`` at the
+  new rank, the learning rate moved by what rounding alpha changed (clamped into its
+  bounds); an LLM's ``lora_alpha_ratio`` is kept as it is. The optimizer varies only among
+  those the same step knob drives (AdamW, AdamW8bit and Adafactor share the learning rate;
+  Prodigy, with ``d_coef``, stays Prodigy);
+* **varied**: every other searched knob — schedule, warm-up, rank, timestep sampling, flow
+  shift, dropout, weight decay. A choice knob takes the value the session has tried least
+  (running configs count; ties in an order shuffled once per session), never the best
+  config's own while another is left: the warm start measured that one. A numeric knob
+  takes one value from each of ``trials`` equal slices of its range, in shuffled order (a
+  Latin hypercube over the draws).
+
+Measured on the fifteen preset-space landscapes (``bench/preset_search.py``, 8 repetitions,
+budget 32; docs/BENCHMARKS.md section 1b), side by side with ``bracket@no-shapes``: on the four
+where neither the warm start nor the bracket reaches the window the first config within 5 %
+came at 8 instead of 17.5 (``sdxl-short-warmup``), 9.5 instead of 11.5 (``wan-prodigy``) and 8
+instead of 8.5 (``sdxl-prodigy-decay``, ``flux-prodigy-cosine``), every other landscape the
+same; ÷ random search 0.75 → 0.70, ÷ plain Optuna TPE 0.76 → 0.70. Tried and not kept: the
+optimizer kept (two sessions stuck on a best Adafactor config), choices in a shuffled order
+instead of the least tried (a trial or two later on the Prodigy landscapes), 3 draws (the
+same geometric mean). The cost: when the best step is still far off, the draws spend their
+trials at it (with the fixed ±√10 bracket on ``llm-qlora-33b``: 7 → 12.5).
+
+"Best" is the best scored config that did not diverge, re-read before every draw, so a draw
+that wins becomes the centre of the next. After the draws TPE proposes as before, with the
+draws among what it learns from. A draw is a pure function of the session's history and
+seed (the draw's index is the number of sampler proposals so far, running ones included), so
+several workers make different draws and a restart continues the design.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bracket.search.lr_bracket import ADAPTIVE_KNOBS, BATCH_KNOBS, KNOB, OPTIMIZER_KNOBS, step_knob
+from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
+from bracket.search.types import WARM_START_KINDS, ScoredConfig
+
+SEARCH_KIND = "search"
+#: a draw is a config of kind ``search`` named ``shape-N`` (N its trial number + 1, like ``search-N``)
+NAME_PREFIX = "shape-"
+#: the draw's origin, stored with its Optuna trial (the "why" of a config)
+SOURCE = ("shape draw: the best config so far with its optimizer family and effective step "
+          "(rate x alpha/rank) kept and its other knobs (schedule, warm-up, rank…) spread")
+#: LoRA rank and alpha as separate knobs: alpha follows the rank so that alpha/rank stays
+RANK, ALPHA = "network_dim", "network_alpha"
+#: knobs a draw copies from the best config (with the step knob and alpha)
+KEPT = (*OPTIMIZER_KNOBS, *BATCH_KNOBS, "lora_alpha_ratio", KNOB, *ADAPTIVE_KNOBS)
+
+
+@dataclass(frozen=True)
+class ShapeRule:
+    """How many of the sampler's first proposals are shape draws."""
+
+    trials: int = 4
+    #: also vary the optimizer among those whose step is set by the same knob (AdamW, its
+    #: 8-bit form, Adafactor: the learning rate), the best one's tried last
+    optimizers: bool = True
+    #: a choice knob's value: ``"least-tried"`` (the value the session has trained least, ties
+    #: in a shuffled order) or ``"shuffled"`` (a shuffled order, the same for every draw)
+    order: str = "least-tried"
+
+
+DEFAULT_RULE = ShapeRule()
+
+
+def shape_draw(history: Sequence[ScoredConfig], space: SearchSpace, rule: ShapeRule | None = DEFAULT_RULE,
+               seed: int = 0) -> dict[str, Any] | None:
+    """The next sampler proposal as a full config when it should be a shape draw, else None
+    (no rule, the draws made, no scored config that did not diverge, or one without a step
+    knob)."""
+    if rule is None:
+        return None
+    index = sum(1 for h in history if h.kind == SEARCH_KIND)
+    if index >= rule.trials:
+        return None
+    scored = [h for h in history if h.value is not None and not h.diverged and _complete(h)]
+    if not any(h.kind in WARM_START_KINDS for h in scored):
+        return None  # no warm start: nothing to keep yet, TPE's own start-up explores
+    centre = space.complete(min(scored, key=lambda h: h.value).params)  # type: ignore[arg-type, return-value]
+    name = step_knob(centre, space)
+    if name is None:
+        return None
+    config: dict[str, Any] = {}
+    for knob_name, knob in space.items():
+        if not space.is_active(knob_name, config):
+            continue
+        if isinstance(knob, FixedKnob):
+            config[knob_name] = knob.value
+        elif knob_name in OPTIMIZER_KNOBS and isinstance(knob, CategoricalKnob) and rule.optimizers:
+            same_step = tuple(c for c in knob.choices if _keeps_step(space, name, {**config, knob_name: c}))
+            choices = CategoricalKnob(same_step or (centre[knob_name],))
+            config[knob_name] = _spread(knob_name, choices, centre.get(knob_name), index, rule.trials, seed,
+                                        _tried(history, knob_name, rule))
+        elif knob_name in KEPT and knob_name in centre:
+            config[knob_name] = centre[knob_name]
+        elif knob_name == ALPHA and RANK in config and ALPHA in centre and RANK in centre:
+            ratio = centre[ALPHA] / centre[RANK]
+            config[knob_name] = _alpha_for(knob, config[RANK], ratio) if ratio > 0 else centre[ALPHA]
+        else:
+            config[knob_name] = _spread(knob_name, knob, centre.get(knob_name), index, rule.trials, seed,
+                                        _tried(history, knob_name, rule))
+    if name == KNOB and ALPHA in config and ALPHA in centre:
+        knob = space[KNOB]
+        rate = centre[KNOB] * (centre[ALPHA] / centre[RANK]) / (config[ALPHA] / config[RANK])
+        config[KNOB] = min(max(rate, knob.low), knob.high)  # type: ignore[union-attr]
+    return config
+
+
+def _complete(item: ScoredConfig) -> bool:
+    from optuna.trial import TrialState
+
+    return item.state == TrialState.COMPLETE
+
+
+def _tried(history: Sequence[ScoredConfig], name: str, rule: ShapeRule) -> Counter | None:
+    """How often each value of ``name`` is in the history (running configs included)."""
+    if rule.order != "least-tried":
+        return None
+    return Counter(repr(h.params[name]) for h in history if name in h.params)
+
+
+def _keeps_step(space: SearchSpace, step: str, partial: dict[str, Any]) -> bool:
+    """Whether the step knob ``step`` is active with the optimizer in ``partial``."""
+    return space.is_active(step, partial)
+
+
+def _alpha_for(knob: Any, rank: Any, ratio: float) -> Any:
+    """The alpha whose alpha/rank is nearest ``ratio``: of a choice knob the nearest choice (in
+    log; the smaller on a tie), of a numeric one ``rank * ratio`` within its bounds."""
+    if isinstance(knob, CategoricalKnob):
+        positive = sorted(a for a in knob.choices if a > 0)
+        if not positive:
+            return knob.choices[0]
+        return min(positive, key=lambda a: abs(math.log(a / rank) - math.log(ratio)))
+    value = min(max(rank * ratio, knob.low), knob.high)
+    return round(value) if isinstance(knob, IntKnob) else value
+
+
+def _spread(name: str, knob: Any, own: Any, index: int, trials: int, seed: int,
+            tried: Counter | None = None) -> Any:
+    """Draw ``index`` of ``trials`` for one knob: the same shuffle for every draw of a session;
+    a choice knob's value the least ``tried`` one (when given) other than ``own``."""
+    order = random.Random(f"{seed}:{name}")
+    if isinstance(knob, CategoricalKnob):
+        others = [c for c in knob.choices if c != own]
+        order.shuffle(others)
+        if tried is not None:
+            return min(others, key=lambda c: (tried[repr(c)], others.index(c))) if others else own
+        values = others + [c for c in knob.choices if c == own]
+        return values[index % len(values)]
+    slices = list(range(trials))
+    order.shuffle(slices)
+    u = (slices[index] + random.Random(f"{seed}:{name}:{index}").random()) / trials
+    if isinstance(knob, FloatKnob):
+        if knob.log:
+            return math.exp(math.log(knob.low) + u * (math.log(knob.high) - math.log(knob.low)))
+        return knob.low + u * (knob.high - knob.low)
+    if isinstance(knob, IntKnob):
+        count = (knob.high - knob.low) // knob.step + 1
+        return knob.low + knob.step * min(int(u * count), count - 1)
+    return own
