@@ -13,8 +13,11 @@ the same colour and shape words, one line per prompt with a fixed seed.
 
 from __future__ import annotations
 
+import os
 import random
 import re
+import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -105,3 +108,29 @@ def make_demo_dataset(folder: Path, *, count: int = 64, seed: int = 0) -> Path:
     toml_path = folder / TOML_NAME
     toml_path.write_text(tomli_w.dumps(dataset_toml_document()), encoding="utf-8")
     return toml_path
+
+
+def make_demo_dataset_once(folder: Path, *, count: int = 64, seed: int = 0) -> Path | None:
+    """Make the demo dataset at ``folder`` unless it is there, safe when several processes try
+    at once (two searches started together on a fresh clone, the app and a CLI run).
+
+    The images are drawn in a temporary folder beside ``folder`` and moved into place with one
+    rename, so no process ever reads a half-written dataset; when another process got there
+    first, its folder stays and ours is thrown away. Returns the TOML's path when this call
+    made it, None when the dataset was there (so only its maker ever removes it)."""
+    folder = Path(folder)
+    if (folder / TOML_NAME).is_file():
+        return None
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        make_demo_dataset(scratch, count=count, seed=seed)
+        try:
+            os.rename(scratch, folder)  # fails when another process's folder is there (not empty)
+        except OSError:
+            if not (folder / TOML_NAME).is_file():
+                raise
+            return None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return folder / TOML_NAME

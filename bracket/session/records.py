@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from bracket.errors import StoreError
 from bracket.session.schema import (comparisons_table, configs_table, decode, decode_rows, encode, ratings_table,
                                     runs_table, sessions_table, views_table, workers_table)
 
@@ -72,12 +73,18 @@ class Records:
     def create_session(self, name: str, *, preset_id: str, fields: Mapping[str, str],
                        settings: Mapping[str, Any], notes: Iterable[str] = ()) -> None:
         now = time.time()
-        with self.engine.begin() as c:
-            c.execute(sessions_table.insert().values(encode({
-                "name": name, "preset_id": preset_id, "fields": dict(fields), "settings": dict(settings),
-                "notes": list(notes), "study_name": name, "status": "created", "stop_requested": "",
-                "created_at": now, "updated_at": now,
-            })))
+        try:
+            with self.engine.begin() as c:
+                c.execute(sessions_table.insert().values(encode({
+                    "name": name, "preset_id": preset_id, "fields": dict(fields), "settings": dict(settings),
+                    "notes": list(notes), "study_name": name, "status": "created", "stop_requested": "",
+                    "created_at": now, "updated_at": now,
+                })))
+        except sa.exc.IntegrityError:  # another process created it since the caller looked
+            if self.get_session(name) is None:
+                raise
+            raise StoreError(f"A session named {name!r} already exists in this store (another process may have "
+                             "just created it); choose another name, or resume that one.") from None
 
     def get_session(self, name: str) -> dict[str, Any] | None:
         with self.engine.connect() as c:

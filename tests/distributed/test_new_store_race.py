@@ -55,3 +55,21 @@ def test_workers_opening_a_new_postgresql_store_at_once_all_open_it(postgres, mo
     for round_ in range(ROUNDS):
         outcomes = _race(postgres.create_database(f"race_{round_}"))
         assert outcomes == ["ok"] * PROCESSES, outcomes
+
+
+def test_a_session_name_another_process_just_took_is_one_clear_error(tmp_path):
+    """Two commands that start a search of one name at once both pass the "is it there?" check;
+    the second insert used to surface as SQLAlchemy's IntegrityError traceback."""
+    from bracket.errors import StoreError
+    from bracket.session.store import Store
+
+    url = f"sqlite:///{tmp_path / 'bracket.db'}"
+    first, second = Store.open(url), Store.open(url)
+    try:
+        first.create_session("race", preset_id="demo-cpu", fields={}, settings={})
+        with pytest.raises(StoreError, match="A session named 'race' already exists in this store"):
+            second.create_session("race", preset_id="demo-cpu", fields={}, settings={"budget": 9})
+        assert second.get_session("race")["settings"] == {}, "the first one's row is untouched"
+    finally:
+        first.close()
+        second.close()

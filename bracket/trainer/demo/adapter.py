@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bracket import settings
-from bracket.dataset.demo_data import TOML_NAME, make_demo_dataset
+from bracket.dataset.demo_data import TOML_NAME, make_demo_dataset_once
 from bracket.dataset.runtime import derive_run_toml
 from bracket.dataset.validation import preflight_dataset
 from bracket.fields import FieldSpec
@@ -136,10 +136,10 @@ def make_missing_demo_dataset(values: Mapping[str, str]) -> str | None:
     if default is None:
         return None
     try:
-        make_demo_dataset(default)
+        made = make_demo_dataset_once(default)
     except OSError:  # a read-only runs folder: the field check then says what to do
         return None
-    return f"made the demo dataset in {default} (it was missing)"
+    return f"made the demo dataset in {default} (it was missing)" if made else None  # else another process did
 
 
 def demo_dataset_problems(path: Path) -> list[str]:
