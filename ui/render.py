@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
 from bracket.session.plan import progress_text
+from bracket.standings.parts import as_rating
 from bracket.stats import interval_text
 
 MAX_POINTS = 400
@@ -146,11 +147,13 @@ RUN_COLUMNS = ["run", "config", "kind", "why", "status", "seed", "step", "score"
 
 def judges_text(run: Mapping[str, Any]) -> str:
     """The judges column: each judge's normalised part of the score (lower is better), and a
-    part estimated for a judge that has not scored the run marked so (``human ≈ 0.356 (est.)``:
-    the human judge predicted from rated runs of similar configs), as the score counts it."""
+    part estimated for a judge that has not scored the run marked so, as the score counts it;
+    the human judge's estimate (from rated runs of similar configs) also on the rating scale
+    the leaderboard says it on (``human ≈ 0.356 (est., ≈ rating 6.8)``; there ``human ≈ rating 6.8 (est.)``)."""
     estimates = run.get("estimates") or {}
     measured = [f"{k} {v:.3f}" for k, v in (run.get("judges") or {}).items() if v is not None and k not in estimates]
-    return ", ".join(measured + [f"{k} ≈ {v:.3f} (est.)" for k, v in estimates.items() if v is not None])
+    return ", ".join(measured + [f"{k} ≈ {v:.3f} (est.{f', ≈ rating {as_rating(v):.1f}' if k == 'human' else ''})"
+                                 for k, v in estimates.items() if v is not None])
 
 
 def step_text(run: Mapping[str, Any], current: Mapping[str, Any] | None = None) -> str:

@@ -14,7 +14,7 @@ one from the scores of now only for a config of an older session that has none
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX
@@ -58,14 +58,19 @@ def _short_change(space: SearchSpace, name: str, new: Any, old: Any) -> str:
 
 def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], space: SearchSpace, *,
                   ratings: Sequence[Mapping[str, Any]] = (), comparisons: Sequence[Mapping[str, Any]] = (),
-                  algorithm: str = "tpe", n_startup: int = 4, changes_shown: int = 2) -> dict[int, str]:
+                  algorithm: str = "tpe", n_startup: int = 4, changes_shown: int = 2,
+                  only: Collection[int] | None = None) -> dict[int, str]:
     """One short line per config of ``configs`` (in proposal order) for the trial table: its
     origin; for a TPE proposal how many scored configs it saw, what it changed against the
-    best one before it and the rating it came after. One pass, however many configs."""
+    best one before it and the rating it came after. One pass, however many configs; with
+    ``only``, the lines of those config ids alone (the others are only counted)."""
     lines: dict[int, str] = {}
     best: Mapping[str, Any] | None = None
     seen = 0
     for config in configs:
+        if only is not None and int(config["id"]) not in only:
+            seen, best = _counted(config, scores, seen, best)
+            continue
         name = str(config.get("name", ""))
         kind = stored_kind(str(config.get("kind", "search")), name)
         if kind == "baseline":
@@ -96,8 +101,13 @@ def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, flo
             after = after_feedback(config.get("created_at"), ratings, comparisons)
             text += f" · {after}" if after else ""
         lines[int(config["id"])] = text
-        if config["id"] in scores:
-            seen += 1
-            if best is None or scores[config["id"]] < scores[best["id"]]:
-                best = config
+        seen, best = _counted(config, scores, seen, best)
     return lines
+
+
+def _counted(config: Mapping[str, Any], scores: Mapping[int, float], seen: int,
+             best: Mapping[str, Any] | None) -> tuple[int, Mapping[str, Any] | None]:
+    """(configs scored so far, the best of them) once ``config`` is past."""
+    if config["id"] not in scores:
+        return seen, best
+    return seen + 1, config if best is None or scores[config["id"]] < scores[best["id"]] else best

@@ -33,14 +33,16 @@ def line_at_proposal(session: Any, proposal: Proposal) -> str:
     (``session``: the :class:`~bracket.session.session.Session`, which imports this module)."""
     from bracket.search.controller import DEFAULT_N_STARTUP_TRIALS
 
-    runs = [r for r in stored_rows(session)[0] if r["stage"] == "search"]
-    configs = session.store.configs(session.name, stage="search")
+    rows, configs = stored_rows(session)  # as the sampler's history read them: one read, one scoring per change
+    runs = [r for r in rows if r["stage"] == "search"]
     new = {"id": _PROPOSED, "name": proposal.name, "kind": proposal.kind, "params": dict(proposal.config),
            "created_at": time.time()}
-    lines = short_reasons([*configs, new], config_values(runs, session.scores()), session.space,
+    lines = short_reasons([*(c for c in configs if c["stage"] == "search"), new],
+                          config_values(runs, session.scores()), session.space,
                           ratings=session.store.ratings(session.name),
                           comparisons=session.store.comparisons(session.name),
-                          algorithm=session.settings.algorithm, n_startup=DEFAULT_N_STARTUP_TRIALS)
+                          algorithm=session.settings.algorithm, n_startup=DEFAULT_N_STARTUP_TRIALS,
+                          only=(_PROPOSED,))
     return lines[_PROPOSED]
 
 

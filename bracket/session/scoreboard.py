@@ -74,11 +74,15 @@ class Scoreboard:
         """The session's runs of ``stage`` (without their loss series)."""
         return [r for r in self.store.runs(self.session_name, with_series=False) if r["stage"] == stage]
 
-    def scored_configs(self) -> list[ScoredConfig]:
-        """Every search config as the sampler should see it now (current scores, running ones)."""
-        runs = self.stage_runs("search")
-        scores = self.scores(runs)
-        return sampler_history(self.store.configs(self.session_name, stage="search"), config_values(runs, scores),
+    def scored_configs(self, runs: list[dict[str, Any]] | None = None, scores: dict[int, RunScore] | None = None,
+                       configs: list[dict[str, Any]] | None = None) -> list[ScoredConfig]:
+        """Every search config as the sampler should see it now (current scores, running ones);
+        from the given search ``runs``, their ``scores`` and search ``configs`` when the caller
+        has them (each read or scored now when not)."""
+        runs = self.stage_runs("search") if runs is None else runs
+        scores = self.scores(runs) if scores is None else scores
+        configs = self.store.configs(self.session_name, stage="search") if configs is None else configs
+        return sampler_history(configs, config_values(runs, scores),
                                self.space, rated_configs(runs, scores), diverged_configs(runs, scores))
 
     # -- human input ------------------------------------------------------------------

@@ -362,8 +362,11 @@ class Session:
         return self.scoreboard.scores(runs)
 
     def scored_configs(self) -> list[ScoredConfig]:
-        """Every search config as the sampler sees it now (``Scoreboard.scored_configs``)."""
-        return self.scoreboard.scored_configs()
+        """Every search config as the sampler sees it now (``Scoreboard.scored_configs``), from the
+        runs scored once per store change (:meth:`scores`), which the proposal's "why" line reads too."""
+        runs, configs = stored_rows(self)
+        return self.scoreboard.scored_configs([r for r in runs if r["stage"] == "search"], self.scores(),
+                                              [c for c in configs if c["stage"] == "search"])
 
     @functools.cached_property
     def search_plan(self) -> list[tuple[str, int]]:

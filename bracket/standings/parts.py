@@ -153,6 +153,14 @@ def figures_text(figures: Mapping[str, float]) -> str:
                       for name, value in figures.items())
 
 
+def as_rating(value: float) -> float:
+    """The human judge's normalised part on the 1–10 rating scale a person rates on: 0 is a
+    10, 1 a 1 (``bracket.judge.human``), so the trial table's ``human ≈ 0.407`` is a 6.3."""
+    from bracket.judge.human import RATING_MAX, RATING_MIN
+
+    return RATING_MAX - value * (RATING_MAX - RATING_MIN)
+
+
 def estimated_text(judges: Iterable[str], parts: Iterable[ScorePart] = ()) -> str:
     """The judges whose part was predicted, with the prediction where ``parts`` hold it (their
     mean over the estimated parts): the human judge on its rating scale (``human ≈ rating 6.8
@@ -168,10 +176,8 @@ def estimated_text(judges: Iterable[str], parts: Iterable[ScorePart] = ()) -> st
             shown.append(f"{name} estimated")
             continue
         value = statistics.fmean(values[name])
-        if name == "human":  # the rating a person would read: score 0 is a 10, 1 a 1 (bracket.judge.human)
-            from bracket.judge.human import RATING_MAX, RATING_MIN
-
-            shown.append(f"human ≈ rating {RATING_MAX - value * (RATING_MAX - RATING_MIN):.1f} (est.)")
+        if name == "human":
+            shown.append(f"human ≈ rating {as_rating(value):.1f} (est.)")
         else:
             shown.append(f"{name} ≈ {value:.3f} (est.)")
     return ", ".join(shown)

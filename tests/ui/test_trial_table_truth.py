@@ -71,14 +71,18 @@ def test_why_line_is_the_one_recorded_at_proposal_and_estimates_show_in_the_judg
     for run in unrated:
         cell = frame.loc[run["config_name"], "judges"]
         part = scores[run["id"]].parts["human"]
-        assert part.estimated and f"human ≈ {part.value:.3f} (est.)" in cell, cell
-        shown = {name: float(value) for name, value in re.findall(r"(\w+) (?:≈ )?([0-9.]+)", cell)}
+        # the part the score counts, and the same estimate on the rating scale, as the leaderboard says it
+        assert part.estimated and f"human ≈ {part.value:.3f} (est., ≈ rating {10 - 9 * part.value:.1f})" in cell, cell
+        parts = re.sub(r"\([^)]*\)", "", cell)  # the parts, without what the brackets add
+        shown = {name: float(value) for name, value in re.findall(r"(\w+) (?:≈ )?([0-9.]+)", parts)}
         weights = scores[run["id"]].weights_used
         assert sum(weights[name] * value for name, value in shown.items()) == pytest.approx(run["score"], abs=2e-3)
     # the leaderboard's raw figures say the estimate on the rating scale
     board = results_tab.refresh(again)[0].set_index("config")
     human = scores[unrated[0]["id"]].parts["human"].value
     assert f"human ≈ rating {10 - 9 * human:.1f} (est.)" in board.loc[unrated[0]["config_name"], "raw figures"]
+    table_rating = re.search(r"≈ rating ([0-9.]+)\)", frame.loc[unrated[0]["config_name"], "judges"]).group(1)
+    assert f"human ≈ rating {table_rating} (est.)" in board.loc[unrated[0]["config_name"], "raw figures"]
     again.close()
 
     # an older session, whose trials kept no line: today's rebuild, marked as such
