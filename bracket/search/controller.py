@@ -225,13 +225,25 @@ class SearchController:
             if self._skip_diverged and proposal.kind in SKIPPABLE_KINDS:
                 reason = skip_reason(self.space.searched_params(proposal.config), self._history(), self.space)
             if reason is None:
-                if self._describe is not None:
-                    trial.set_user_attr(WHY_ATTR, self._describe(proposal))
+                line = self._line(proposal)
+                if line:
+                    trial.set_user_attr(WHY_ATTR, line)
                 return proposal
             # popped (so no other worker gets it) and closed untrained, the reason kept with it
             trial.set_user_attr("bracket_note", reason)  # as study_sync.close_waiting notes leftovers
             self.study.tell(trial, state=TrialState.PRUNED, skip_if_finished=True)
             self.skipped.append(skip_note(proposal.kind, proposal.name, reason))
+
+    def _line(self, proposal: Proposal) -> str:
+        """The why line of ``proposal``, or "" — a line that cannot be made never stops a search
+        (the trial table then rebuilds one from the scores of the day, marked so)."""
+        if self._describe is None:
+            return ""
+        try:
+            return self._describe(proposal)
+        except Exception as error:  # noqa: BLE001 - a sentence for the table is not worth a failed search
+            self._note(f"why line of {proposal.name} not recorded: {type(error).__name__}: {error}")
+            return ""
 
     def _ask(self) -> tuple[optuna.Trial, Proposal]:
         if self._bracket_open and not self.waiting_count():

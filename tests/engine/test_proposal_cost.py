@@ -25,7 +25,7 @@ def test_a_proposal_scores_the_runs_once_for_the_sampler_and_its_why_line(demo_f
     # the shared scores are the current ones: the sampler's history is the freshly scored one
     assert session.scored_configs() == fresh and len(calls) == 1
     why = session.store.study(session.name).trials[proposal.trial_number].user_attrs[WHY_ATTR]
-    assert proposal.kind == "search" and why.startswith("TPE from 4 scored · vs "), why
+    assert proposal.kind == "search" and why.startswith(("TPE from 4 scored · vs ", "shape draw: the best step, another shape · vs ")), why
     session.close()
 
 
@@ -43,3 +43,35 @@ def test_the_why_line_of_one_config_is_the_one_all_lines_give_it():
                               only={config_id})
         assert alone == {config_id: every[config_id]}
     assert every[7].startswith("TPE from 5 scored · vs search-5: learning_rate ×") and "rating of run #2 (7)" in every[7]
+
+
+def test_a_why_line_that_cannot_be_made_never_stops_the_search():
+    """The line is a sentence for the trial table: when making it fails, the config is still
+    proposed (no line stored, so the table rebuilds one, marked) and the failure is noted."""
+    import optuna
+
+    from bracket.search.configs import NamedConfig
+    from bracket.search.controller import SearchController
+    from bracket.search.space import CategoricalKnob, FloatKnob, SearchSpace
+    from bracket.search.why_line import WHY_ATTR
+
+    space = SearchSpace({"optimizer_type": CategoricalKnob(("AdamW", "SGD")),
+                         "learning_rate": FloatKnob(1e-5, 3e-2, log=True)})
+    study = optuna.create_study(direction="minimize")
+    SearchController.enqueue_warm_start(study, space, [
+        ("baseline", NamedConfig("baseline", {"optimizer_type": "AdamW", "learning_rate": 1e-4}))])
+    notes: list[str] = []
+    lines = iter([RuntimeError("scores unreadable"), "search config"])
+
+    def describe(proposal):
+        line = next(lines)
+        if isinstance(line, Exception):
+            raise line
+        return line
+
+    controller = SearchController(study=study, space=space, seed=0, describe=describe, note=notes.append)
+    first, second = controller.next(), controller.next()
+    assert (first.kind, first.name) == ("baseline", "baseline")
+    attrs = {t.number: t.user_attrs for t in study.get_trials(deepcopy=False)}
+    assert WHY_ATTR not in attrs[first.trial_number] and attrs[second.trial_number][WHY_ATTR] == "search config"
+    assert notes == ["why line of baseline not recorded: RuntimeError: scores unreadable"]
