@@ -33,8 +33,9 @@ from bracket.session.schema import add_missing_columns, add_missing_tables, meta
 
 #: how long a SQLite write waits for another connection's lock before "database is locked"
 SQLITE_BUSY_TIMEOUT_S = 60.0
-#: times a new store is opened again when another process created its tables at the same moment
-CREATE_RACE_RETRIES = 5
+#: how long a new store is opened again while other processes are creating its tables at the same
+#: moment (each attempt that loses that race waits a moment and tries again)
+CREATE_RACE_WAIT_S = 60.0
 
 if TYPE_CHECKING:  # pragma: no cover - Optuna is imported where a study is used (``status`` needs none)
     import optuna
@@ -173,18 +174,19 @@ class Store(Records):
             refuse_foreign_sqlite(path)  # before anything (WAL mode, tables) touches the file
             read_only = _read_only_reason(path, create)
         first: Exception | None = None
-        for _attempt in range(1 + CREATE_RACE_RETRIES if create else 1):
+        deadline = time.monotonic() + (CREATE_RACE_WAIT_S if create else 0.0)
+        while True:
             try:
                 return cls._open(url, is_sqlite, create, read_only)
             except StoreError:
                 raise
             except Exception as error:  # noqa: BLE001 - driver errors vary; the message says what to do
                 first = first or error
-                if not _lost_create_race(error):
+                if not _lost_create_race(error) or time.monotonic() > deadline:
                     break
                 # another process made the tables between our check and our CREATE; it goes on to
                 # stamp Optuna's version rows, so let it finish before opening again
-                time.sleep(random.uniform(0.1, 0.4) * (1 + _attempt))
+                time.sleep(random.uniform(0.1, 0.5))
         assert first is not None
         if is_sqlite and not create and not read_only and Path(sa.engine.make_url(url).database).is_file():
             # a full disk cannot even create SQLite's shared-memory file: reading still works
