@@ -165,8 +165,11 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     warm_start = order_warm_start(warm_start, space, notes)
     cap = warmup_cap(trainer.session_space(settings.bounds), settings.steps, settings.warmup_share)
     if cap is not None:
-        notes.insert(0, f"warm-up searched up to {cap} steps ({settings.warmup_share:.0%} of the {settings.steps}-step "
-                        f"runs); longer baseline or curated warm-ups are clamped to it")
+        share = f"{settings.warmup_share:.0%} of the {settings.steps}-step runs"
+        notes.insert(0, f"warm-up searched up to {cap} steps ({share}); longer baseline or curated warm-ups are "
+                        "clamped to it" if cap > 0 else
+                        f"no warm-up: {share} is less than the warm-up knob's smallest non-zero step, so baseline "
+                        "and curated warm-ups are set to 0")
     runs_dir = Path(out_dir) if out_dir else app_settings.get_settings().runs_dir
     name = name or f"{preset_id}-{time.strftime('%Y%m%d-%H%M%S')}"
     if not _NAME.match(name):

@@ -90,7 +90,7 @@ def test_warm_up_is_limited_to_a_share_of_the_run_and_curated_warm_ups_are_clamp
 
     session = Session.create("demo-cpu", demo_fields, _settings(steps=12), out_dir=runs_dir)
     assert session.space["lr_warmup_steps"].high == 0 == int(WARMUP_SHARE * 12) // 5 * 5
-    assert session.parts.notes[0].startswith("warm-up searched up to 0 steps (25% of the 12-step runs)")
+    assert session.parts.notes[0].startswith("no warm-up: 25% of the 12-step runs is less than the warm-up knob's")
     waiting = session.store.study(session.name).get_trials(deepcopy=False)
     assert len(waiting) == 4 and all(t.system_attrs["fixed_params"]["lr_warmup_steps"] == 0 for t in waiting)
     assert any("lr_warmup_steps 5 clamped to 0" in n for n in session.parts.notes)
