@@ -87,7 +87,19 @@ def test_a_real_full_disk_during_a_search_then_resume(tiny_disk, fast_fields):
     assert resumed.returncode == 0, resumed.stderr
     status = _bracket("status", str(runs / "full"))
     assert ": finished;" in status.stdout.splitlines()[0]
-    assert " running " not in status.stdout and " interrupted " not in status.stdout
+    # the run the full disk cut short (when it came during a run, not between two) is kept as
+    # interrupted with its reason, and its config was trained again to the end
+    from bracket.session.store import Store
+
+    store = Store.open(f"sqlite:///{runs / 'full' / 'bracket.db'}", create=False)
+    try:
+        runs_now = store.runs("full", with_series=False)
+    finally:
+        store.close()
+    assert not [r for r in runs_now if r["status"] == "running"], runs_now
+    done = {r["config_id"] for r in runs_now if r["status"] == "done"}
+    assert all(r["config_id"] in done for r in runs_now if r["status"] == "interrupted"), runs_now
+    assert " running;" not in status.stdout and ": interrupted" not in status.stdout
 
 
 @pytest.mark.slow

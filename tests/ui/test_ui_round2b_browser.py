@@ -85,12 +85,13 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
         expect(page.locator("#bk-progress")).to_contain_text("7 / 7 runs", timeout=180_000)
         expect(page.locator("#bk-status")).to_contain_text("finished", timeout=30_000)
-        # the trial table says why in a column; a click on a TPE row opens the full reason
-        tpe = page.locator("#bk-trials [role=gridcell]", has_text="TPE from").first
+        # the trial table says why in a column; a click on the sampler's first row (a shape draw
+        # right after the learning-rate bracket) opens the full reason
+        tpe = page.locator("#bk-trials [role=gridcell]", has_text="shape draw").first
         expect(tpe).to_be_visible(timeout=20_000)
-        expect(tpe).to_contain_text("scored · vs ")
+        expect(tpe).to_contain_text("another shape · vs ")
         tpe.click()
-        expect(page.locator("#bk-why-text")).to_contain_text("proposed by TPE", timeout=20_000)
+        expect(page.locator("#bk-why-text")).to_contain_text("shape draw", timeout=20_000)
         expect(page.locator("#bk-why-text")).to_contain_text("Closest finished configs")
         page.screenshot(path=str(shots / "2-why.png"), full_page=True)
 
