@@ -20,6 +20,7 @@ import pytest
 
 from tests.reliability.rel_helpers import ROOT
 from tests.ui.conftest import free_port
+from tests.ui.test_ui_browser import ARGS, CHROMIUM
 from ui.login_throttle import FREE_TRIES, LoginThrottle
 
 PASSWORD = "correct-horse-battery"
@@ -106,6 +107,23 @@ def app_with_login(tmp_path_factory):
 def _login(url: str, password: str) -> httpx.Response:
     # as the login page sends it (FormData: multipart)
     return httpx.post(url + "/login", files={"username": (None, "admin"), "password": (None, password)}, timeout=10)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium")
+def test_the_login_page_still_logs_in_through_the_guard(app_with_login):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        page = browser.new_page()
+        page.goto(app_with_login)
+        page.locator("input[type=text]").first.fill("admin")
+        page.locator("input[type=password]").first.fill(PASSWORD)
+        page.get_by_role("button", name="Login").click()
+        expect(page.locator("#bk-tabs")).to_be_visible(timeout=60_000)
+        browser.close()
 
 
 @pytest.mark.slow
