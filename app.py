@@ -6,7 +6,8 @@ public Gradio link — both only when asked, with a warning, and only with a log
 (``--auth user:pass`` or ``BRACKET_AUTH=user:pass`` in ``.env``). The app serves files from
 the runs folder (``BRACKET_RUNS_DIR``, default ``runs/``) and nothing else, and answers only
 requests addressed to it (``Host`` 127.0.0.1, localhost, [::1], the ``--host`` value or the
-share link; see ``ui/host_guard.py``).
+share link) from its own origin, stores no request body, and locks a client out of the login
+for a while after repeated wrong passwords (see ``ui/host_guard.py``).
 """
 
 from __future__ import annotations

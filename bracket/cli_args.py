@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "loss, human, vlm, eval_loss, task, llm_judge)")
     run.add_argument("--judge-url", metavar="URL",
                      help="judge model server, OpenAI-compatible (e.g. http://localhost:1234/v1): the VLM judge of "
-                          "image and video presets, the LLM-as-judge of LLM presets; key from BRACKET_VLM_API_KEY")
+                          "image and video presets, the LLM-as-judge of LLM presets; BRACKET_VLM_API_KEY is sent "
+                          "only when URL is BRACKET_VLM_BASE_URL")
     run.add_argument("--judge-model", metavar="NAME", help="the model the judge server should use")
     run.add_argument("--judge-repeats", type=int, metavar="N", help="judgements per sample or answer (default 3)")
     run.add_argument("--timeout", type=float, help="seconds a single run may take")

@@ -3,7 +3,7 @@
 :func:`build_app` returns the ``gr.Blocks``; :func:`launch_options` the keyword arguments
 of ``launch`` that keep file serving to the runs folder (``allowed_paths=[runs_dir]``,
 the project's ``.env`` blocked), put :class:`ui.host_guard.HostGuard` in front of every route
-(foreign ``Host``, cross-site ``Origin`` and uploads refused), cap uploads at 1 MB, the CSS and
+(foreign ``Host``, another ``Origin``, uploads and bodies over 1 MB refused, logins throttled), the CSS and
 the lightbox script, and no run-history recording. ``app.py`` parses the command line and calls both.
 """
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import gradio as gr
 
+from bracket import settings as app_settings
 from bracket.app import views
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
@@ -33,6 +34,7 @@ from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import get_preset
 from bracket.session.config import DEFAULT_PROMPTS
 from bracket.session.past import past_sessions
+from bracket.session.vlm_scoring import same_judge_url
 from bracket.standings import past_ranking
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.setup_preset import (DEFAULTS, field_defaults, field_message, loaded_values, on_field, on_preset,
@@ -87,6 +89,26 @@ def space_for_preset(preset_id: str, fields: dict[str, str], steps: Any, loaded:
     return frame, bounds, message
 
 
+def judge_url_box(manager: SessionManager) -> Any:
+    """The judge server URL: typed only with ``--allow-custom-executables``; otherwise none or
+    the ``BRACKET_VLM_BASE_URL`` of ``.env`` (the engine refuses any other, whatever is sent)."""
+    label, info = "Judge model server URL (OpenAI-compatible, optional)", \
+        "VLM judge of image/video samples; LLM-as-judge of LLM answers"
+    if manager.allow_custom_executables:
+        return gr.Textbox("", label=label, info=info)
+    configured = app_settings.env("BRACKET_VLM_BASE_URL")
+    return gr.Dropdown(["", configured] if configured else [""], value="", label=label,
+                       info=f"{info}; set BRACKET_VLM_BASE_URL in .env (`--allow-custom-executables` lets the "
+                            "form type another)", elem_id="bk-judge-url")
+
+
+def shown_judge_url(manager: SessionManager, url: str) -> str:
+    """A loaded session's judge URL as the form may show it (blank when the form may not pick it)."""
+    if manager.allow_custom_executables or same_judge_url(url or "", app_settings.env("BRACKET_VLM_BASE_URL")):
+        return url or ""
+    return ""
+
+
 def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> tuple[Any, ...]:
     """Every form output set from session ``values`` (``bracket.app.form_values``)."""
     loaded = {**values, "nonce": time.time_ns()}
@@ -98,7 +120,7 @@ def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> 
     return (preset_id, loaded, fields, notes, preflight, values["budget"], values["seeds"], values["steps"],
             values["sample_every"], values["algorithm"], values["lr_bracket"], values["confirm"],
             values["validation"], values["prompts"], table, bounds, space_message,
-            values["vlm_base_url"], values["vlm_model"], *weights,
+            shown_judge_url(manager, values["vlm_base_url"]), values["vlm_model"], *weights,
             past_choices(manager, preset_id, loaded), "",
             message)
 
@@ -260,8 +282,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
             weights = [gr.Number(DEFAULT_WEIGHTS.get(name, 0.0), label=f"weight: {name}", minimum=0)
                        for name in JUDGE_NAMES]
         with gr.Row():
-            vlm_url = gr.Textbox("", label="Judge model server URL (OpenAI-compatible, optional)",
-                                 info="VLM judge of image/video samples; LLM-as-judge of LLM answers")
+            vlm_url = judge_url_box(manager)
             vlm_model = gr.Textbox("", label="Judge model")
             vlm_key = gr.Textbox("", label="Judge API key (not stored)", type="password")
     warm_from = gr.Dropdown([], value=None, multiselect=True, label="Warm start from past sessions (optional)",

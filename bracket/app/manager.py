@@ -29,6 +29,7 @@ from typing import Any
 from bracket import settings as app_settings
 from bracket.app import results, stages
 from bracket.app.catalog import SessionInfo, list_sessions, session_folder
+from bracket.app.forms import check_configured
 from bracket.app.grid import GridData, build_grid
 from bracket.app.jobs import Job
 from bracket.app.log_view import LogTail
@@ -37,8 +38,6 @@ from bracket.app.rating_queue import rate_next, run_labels
 from bracket.app.snapshot_cache import SnapshotCache
 from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
-from bracket.fields import check_configured_executables
-from bracket.registry import get_preset
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
@@ -122,8 +121,8 @@ class SessionManager:
         """Validate, create and start a new search (nothing is created when a check fails)."""
         with self._lock:
             self._refuse_if_running("start another")
-            if not self.allow_custom_executables:
-                check_configured_executables(get_preset(preset_id).fields, fields)
+            if not self.allow_custom_executables:  # the web form: only the configured programs and judge
+                check_configured(preset_id, fields, settings)
             session = Session.create(preset_id, fields, settings, out_dir=self.runs_dir, name=name or None,
                                      storage_url=self.storage_url, on_finish=[record_at_end],
                                      rank_past=past_ranking)

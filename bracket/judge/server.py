@@ -29,6 +29,7 @@ from typing import Any, Callable, TypeVar
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+_URL_CREDENTIALS = re.compile(r"://[^/@\s]+@")
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
@@ -104,8 +105,9 @@ class JudgeServer:
         return f"{type(self).__name__}({self.config!r})"
 
     def redact(self, text: str) -> str:
-        """``text`` with the API key replaced by ``***``."""
+        """``text`` with the API key, and any ``user:password@`` of a URL, replaced by ``***``."""
         key = self.config.api_key
+        text = _URL_CREDENTIALS.sub("://***@", text)
         return text.replace(key, "***") if key else text
 
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """Running the VLM judge beside training, never in its way.
 
 When a session has a VLM configured (``SearchSettings.vlm``: base URL and model; the API
-key is kept in memory or read from ``BRACKET_VLM_API_KEY``, never stored), each finished
-run's final samples are sent to the judge on a single background thread. Training goes on
-meanwhile; the result lands in the run's ``judges`` record and enters the combined score at
+key is kept in memory or read from ``BRACKET_VLM_API_KEY`` for ``BRACKET_VLM_BASE_URL`` only,
+never stored), each finished run's final samples are sent to the judge on a single background
+thread. Training goes on meanwhile; the result lands in the run's ``judges`` record and enters the combined score at
 the next read. A judge that fails leaves the run unscored by it — the search never fails
 because of the VLM. A video sample (video presets) is judged from frames of its ``.mp4``
 (see ``bracket.judge.vlm``); an image per prompt otherwise.
@@ -32,13 +32,29 @@ from bracket.trainer.prompts import SamplePrompt
 log = logging.getLogger(__name__)
 
 
+def same_judge_url(first: str, second: str) -> bool:
+    """Whether two judge server URLs name the same server (a trailing ``/`` aside)."""
+    return bool(first.strip()) and first.strip().rstrip("/") == second.strip().rstrip("/")
+
+
+def judge_api_key(base_url: str, typed_key: str | None) -> str | None:
+    """The key sent to ``base_url``: the one typed with it, else ``BRACKET_VLM_API_KEY`` only when
+    ``base_url`` is the ``BRACKET_VLM_BASE_URL`` the environment configures it for — the
+    operator's key never goes to a URL someone typed."""
+    if typed_key:
+        return str(typed_key)
+    if same_judge_url(base_url, app_settings.env("BRACKET_VLM_BASE_URL")):
+        return app_settings.env("BRACKET_VLM_API_KEY") or None
+    return None
+
+
 def vlm_config(vlm: dict[str, Any]) -> VlmConfig | None:
     """The judge's configuration from session settings (plus environment defaults), or None."""
     base_url = str(vlm.get("base_url") or app_settings.env("BRACKET_VLM_BASE_URL"))
     model = str(vlm.get("model") or app_settings.env("BRACKET_VLM_MODEL"))
     if not vlm.get("enabled", bool(vlm.get("base_url"))) or not base_url or not model:
         return None
-    api_key = vlm.get("api_key") or app_settings.env("BRACKET_VLM_API_KEY") or None
+    api_key = judge_api_key(base_url, vlm.get("api_key"))
     return VlmConfig(base_url=base_url, model=model, api_key=api_key,
                      repeats=int(vlm.get("repeats", 3)), timeout_s=float(vlm.get("timeout_s", 120.0)))
 

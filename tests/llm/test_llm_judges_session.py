@@ -54,6 +54,7 @@ def judged_session(tmp_path_factory):
     patch = pytest.MonkeyPatch()
     patch.setenv("FAKE_LLM_ANSWERS", "sum")
     patch.setenv("BRACKET_VLM_API_KEY", API_KEY)
+    patch.setenv("BRACKET_VLM_BASE_URL", server.url())  # the environment's key goes to its URL only
     # The two runs are the warm start, made to differ only in rank, so which ranks are trained
     # never depends on a sampler's draws.
     base = AxolotlLoRA().baseline_config()

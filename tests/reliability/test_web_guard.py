@@ -1,10 +1,17 @@
-"""DNS rebinding and cross-site requests against the real app process (issue 16, item 1).
+"""DNS rebinding, cross-origin requests and bodies against the real app process (issue 16,
+item 1; issue 35, items 5 and 6).
 
 A page whose domain re-resolves to 127.0.0.1 talks to the app with its own name in ``Host``
 (and ``Origin``). ``python app.py`` on a free port must refuse every such request with a 4xx
 before Gradio handles it — the page, ``/config``, the API info, joining the queue, uploads —
 while requests to 127.0.0.1 / localhost keep working. No component takes an upload, so the
 upload route is refused even for the app's own address.
+
+Another page on this machine is another origin: another port, ``localhost`` while the app is
+used as ``127.0.0.1`` (and the reverse), ``https``. Its requests carry its ``Origin`` and must
+be refused too (Gradio's CORS layer would let it read the answer). And no route may store a
+body: ``process_recording`` and ``component_server`` took a multipart upload into Gradio's
+temporary folder; a body past 1 MB (sized or chunked) is refused before any route reads it.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ def app_url(tmp_path_factory):
                 pass
             assert time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(0.2)
-        yield url, port
+        yield url, port, tmp / "gradio-tmp"
     finally:
         process.terminate()
         process.wait(20)
@@ -64,7 +71,7 @@ def _send(url: str, method: str, route: str, **headers: str) -> httpx.Response:
 
 @pytest.mark.parametrize("method,route", ROUTES, ids=[r for _, r in ROUTES])
 def test_a_foreign_host_or_origin_gets_4xx_on_every_route(app_url, method, route):
-    url, port = app_url
+    url, port, _ = app_url
     for headers in ({"Host": f"attacker.example:{port}"}, {"Host": "attacker.example"},
                     {"Host": f"127.0.0.1.attacker.example:{port}"},
                     {"Host": f"127.0.0.1:{port}", "Origin": f"http://attacker.example:{port}"},
@@ -75,10 +82,77 @@ def test_a_foreign_host_or_origin_gets_4xx_on_every_route(app_url, method, route
 
 
 def test_the_app_answers_its_own_addresses_and_takes_no_uploads(app_url):
-    url, port = app_url
+    url, port, _ = app_url
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}"):
         assert _send(url, "GET", "/", Host=host).status_code == 200, host
         config = _send(url, "GET", "/config", Host=host, Origin=f"http://{host}")
         assert config.status_code == 200 and "components" in config.json()
     upload = _send(url, "POST", "/gradio_api/upload", Host=f"127.0.0.1:{port}")
     assert upload.status_code == 403 and "no uploads" in upload.text
+
+
+def _files(folder) -> set[str]:
+    return {str(p) for p in folder.rglob("*") if p.is_file()} if folder.exists() else set()
+
+
+ORIGIN_ROUTES = [("GET", "/config"), ("GET", "/gradio_api/info"), ("POST", "/gradio_api/queue/join"),
+                 ("GET", "/gradio_api/queue/data?session_hash=x"), ("GET", "/")]
+
+
+@pytest.mark.parametrize("method,route", ORIGIN_ROUTES, ids=[r for _, r in ORIGIN_ROUTES])
+def test_another_local_origin_gets_4xx(app_url, method, route):
+    url, port, _ = app_url
+    for host, origin in ((f"127.0.0.1:{port}", f"http://127.0.0.1:{port + 1}"),
+                         (f"127.0.0.1:{port}", f"http://localhost:{port}"),
+                         (f"localhost:{port}", f"http://127.0.0.1:{port}"),
+                         (f"127.0.0.1:{port}", f"https://127.0.0.1:{port}"),
+                         (f"127.0.0.1:{port}", "http://127.0.0.1"),
+                         (f"127.0.0.1:{port}", f"http://[::1]:{port}"),
+                         (f"127.0.0.1:{port}", f"http://user@127.0.0.1:{port}")):
+        response = _send(url, method, route, Host=host, Origin=origin)
+        assert response.status_code == 403, (host, origin, response.status_code, response.text[:200])
+        assert "access-control-allow-origin" not in response.headers or "Origin header" in response.text
+    same = _send(url, "GET", "/config", Host=f"127.0.0.1:{port}", Origin=f"http://127.0.0.1:{port}")
+    assert same.status_code == 200 and "components" in same.json()
+
+
+def test_listening_on_all_interfaces_accepts_only_the_requests_own_origin():
+    from ui.host_guard import HostPolicy
+
+    policy = HostPolicy("0.0.0.0")
+
+    def refused(host: str, origin: str) -> bool:
+        headers = {"host": host, "origin": origin}
+        return policy.refusal({"type": "http", "scheme": "http", "path": "/config"}, headers) is not None
+
+    assert not refused("192.168.1.5:7860", "http://192.168.1.5:7860")
+    for origin in ("http://192.168.1.5:8000", "http://10.0.0.9:7860", "http://192.168.1.5", "null",
+                   "http://localhost:7860"):
+        assert refused("192.168.1.5:7860", origin), origin
+    policy.allow("https://abc123.gradio.live")  # the share link, once known
+    assert not refused("abc123.gradio.live", "https://abc123.gradio.live")
+    assert refused("abc123.gradio.live", "http://abc123.gradio.live:8080")
+
+
+def test_no_route_stores_a_body(app_url):
+    url, port, temp = app_url
+    before = _files(temp)
+    video = ("video", ("clip.mp4", b"\0" * ((1 << 20) - 1), "video/mp4"))
+    for route, files in (("/gradio_api/process_recording", [video]),
+                         ("/gradio_api/component_server", [("files", ("x.bin", b"\0" * 4096))]),
+                         ("/gradio_api/upload", [video])):
+        response = httpx.post(url + route, files=files, data={"session_hash": "x", "component_id": "1",
+                                                                "fn_name": "x"}, timeout=20)
+        assert response.status_code == 403, (route, response.status_code, response.text[:200])
+    big = b'{"data": ["' + b"x" * (2 << 20) + b'"], "fn_index": 0, "session_hash": "x"}'
+    sized = httpx.post(url + "/gradio_api/queue/join", content=big, headers={"Content-Type": "application/json"},
+                       timeout=20)
+    chunked = httpx.post(url + "/gradio_api/queue/join", content=iter([big[i:i + 65536] for i in
+                                                                       range(0, len(big), 65536)]),
+                         headers={"Content-Type": "application/json"}, timeout=20)
+    assert sized.status_code == 413 and chunked.status_code == 413, (sized.status_code, chunked.status_code)
+    assert _files(temp) == before
+    # a small JSON body still reaches Gradio (which answers it as usual, here: an unknown event)
+    small = httpx.post(url + "/gradio_api/queue/join", json={"data": [], "fn_index": 99999, "session_hash": "x"},
+                       timeout=10)
+    assert small.status_code not in (403, 413), small.text[:200]

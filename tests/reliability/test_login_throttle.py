@@ -1,0 +1,141 @@
+"""Wrong passwords slow down and lock out, per client (issue 35, item 11).
+
+Gradio's ``/login`` answered 200 wrong passwords in 3.6 s. ``python app.py --auth …`` on a
+free port must now answer the first few wrong ones (400) and then refuse logins from that
+client with **429** and ``Retry-After`` — the right password too, until the lockout ends —
+and let the right one in afterwards. :class:`ui.login_throttle.LoginThrottle` is checked on
+its own with a fake monotonic clock: the doubling lockout and its cap, tries sent in
+parallel, clients kept apart (an IPv6 client by its /64), forgetting, bounded memory.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from tests.reliability.rel_helpers import ROOT
+from tests.ui.conftest import free_port
+from tests.ui.test_ui_browser import ARGS, CHROMIUM
+from ui.login_throttle import FREE_TRIES, LoginThrottle
+
+PASSWORD = "correct-horse-battery"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _fail(throttle: LoginThrottle, client: str, times: int = 1) -> None:
+    for _ in range(times):
+        assert throttle.attempt(client)
+
+
+def test_failures_lock_out_for_doubling_then_capped_times():
+    clock = Clock()
+    throttle = LoginThrottle(clock=clock, max_lock_s=60)
+    _fail(throttle, "10.0.0.1", FREE_TRIES)
+    assert throttle.retry_after("10.0.0.1") == 0
+    waits = []
+    for _ in range(9):
+        _fail(throttle, "10.0.0.1")
+        waits.append(throttle.retry_after("10.0.0.1"))
+        assert not throttle.attempt("10.0.0.1")  # locked: refused without counting
+        clock.now += waits[-1]
+    assert waits == [1, 2, 4, 8, 16, 32, 60, 60, 60]
+    assert throttle.retry_after("10.0.0.2") == 0 and throttle.attempt("10.0.0.2")  # another client
+    throttle.succeeded("10.0.0.1")
+    assert throttle.retry_after("10.0.0.1") == 0
+
+
+def test_tries_in_parallel_count_before_their_answer():
+    throttle = LoginThrottle(clock=Clock())
+    started = [throttle.attempt("10.0.0.1") for _ in range(200)]  # none has been answered yet
+    assert started.count(True) == FREE_TRIES + 1
+
+
+def test_ipv6_clients_are_kept_by_their_64_and_records_are_bounded_and_forgotten():
+    clock = Clock()
+    throttle = LoginThrottle(clock=clock, max_clients=50, forget_s=100)
+    _fail(throttle, "2001:db8::1", FREE_TRIES + 1)
+    assert not throttle.attempt("2001:db8::ffff:2")  # same /64
+    assert throttle.attempt("2001:db8:0:1::1")  # another /64
+    for n in range(500):
+        throttle.attempt(f"192.0.2.{n % 250}") if n < 250 else throttle.attempt(f"198.51.100.{n % 250}")
+    assert len(throttle) <= 50
+    _fail(throttle, "203.0.113.7", FREE_TRIES + 1)
+    clock.now += 1 + 100 + 1  # the lockout ended and was forgotten
+    assert throttle.attempt("203.0.113.7") and throttle.retry_after("203.0.113.7") == 0
+
+
+@pytest.fixture(scope="module")
+def app_with_login(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("throttle")
+    port = free_port()
+    env = dict(os.environ, BRACKET_RUNS_DIR=str(tmp / "runs"), GRADIO_ANALYTICS_ENABLED="False",
+               GRADIO_TEMP_DIR=str(tmp / "gradio-tmp"), PYTHONUNBUFFERED="1")
+    log = tmp / "app.log"
+    with open(log, "wb") as handle:
+        process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port), "--auth",
+                                    f"admin:{PASSWORD}"], cwd=tmp, env=env, stdout=handle, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert process.poll() is None, log.read_text()[-3000:]
+            try:
+                if httpx.get(url + "/", timeout=2).status_code in (200, 401):
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+def _login(url: str, password: str) -> httpx.Response:
+    # as the login page sends it (FormData: multipart)
+    return httpx.post(url + "/login", files={"username": (None, "admin"), "password": (None, password)}, timeout=10)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium")
+def test_the_login_page_still_logs_in_through_the_guard(app_with_login):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        page = browser.new_page()
+        page.goto(app_with_login)
+        page.locator("input[type=text]").first.fill("admin")
+        page.locator("input[type=password]").first.fill(PASSWORD)
+        page.get_by_role("button", name="Login").click()
+        expect(page.locator("#bk-tabs")).to_be_visible(timeout=60_000)
+        browser.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_wrong_passwords_lock_the_client_out_of_the_real_app(app_with_login):
+    url = app_with_login
+    answers = [_login(url, f"guess-{n}") for n in range(30)]
+    codes = [a.status_code for a in answers]
+    assert codes[:FREE_TRIES] == [400] * FREE_TRIES, codes
+    assert codes.count(400) <= FREE_TRIES + 4 and codes.count(429) >= 20 and set(codes) <= {400, 429}, codes
+    locked = _login(url, PASSWORD)  # the right password waits for the lockout too
+    assert locked.status_code == 429 and int(locked.headers["retry-after"]) >= 1, locked.text
+    time.sleep(int(locked.headers["retry-after"]) + 0.5)
+    assert _login(url, PASSWORD).status_code == 200
+    assert _login(url, "wrong again").status_code == 400  # the success cleared the record
