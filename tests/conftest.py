@@ -21,6 +21,9 @@ def _isolated_runs_dir(tmp_path, monkeypatch):
     runs = tmp_path / "runs"
     runs.mkdir()
     monkeypatch.setenv("BRACKET_RUNS_DIR", str(runs))
+    # the fakes' switches reach the fake trainers (a trainer gets an allow-list of Bracket's
+    # environment: bracket.trainer.environment), as a person passes WANDB_* there
+    monkeypatch.setenv("BRACKET_TRAINER_ENV", "BRACKET_FAKE_*,FAKE_*")
     yield runs
 
 

@@ -43,6 +43,8 @@ from typing import IO, Any
 
 import psutil
 
+from bracket.trainer.environment import trainer_environment
+
 #: the environment variable every process of a run inherits
 MARKER_ENV = "BRACKET_RUN_ID"
 #: create_time comparison slack: psutil derives it from the boot time, which may shift by 1 s
@@ -122,12 +124,13 @@ class Started:
 
 def start(cmd: Sequence[str], *, cwd: Path | str, env: dict[str, str] | None, stdout: IO[bytes],
           marker: str) -> Started:
-    """Start ``cmd`` in a new process group with ``BRACKET_RUN_ID=marker`` in its environment.
+    """Start ``cmd`` in a new process group with ``BRACKET_RUN_ID=marker`` in its environment
+    (``env`` as :func:`~bracket.trainer.environment.trainer_environment` keeps it).
 
     stdout and stderr both go to ``stdout`` (a file: never a pipe), stdin is empty. Raises
     ``OSError`` when the program or folder is missing, like ``subprocess.Popen``.
     """
-    full_env = dict(os.environ if env is None else env)
+    full_env = trainer_environment(env)  # never Bracket's credentials, whatever ``env`` holds
     full_env[MARKER_ENV] = marker
     popen, group = PLATFORM.start([str(part) for part in cmd], cwd=str(cwd), env=full_env, stdout=stdout)
     return Started(popen, group, marker)
