@@ -13,6 +13,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 FAKES = Path(__file__).resolve().parent / "fakes"
+# the fakes' switches reach the fake trainers (a trainer gets only an allow-list of Bracket's
+# environment, bracket.trainer.environment), as a person passes WANDB_* there; for the whole
+# run, since session-scoped fixtures train before any function-scoped fixture sets anything
+os.environ.setdefault("BRACKET_TRAINER_ENV", "BRACKET_FAKE_*,FAKE_*")
 
 
 @pytest.fixture(autouse=True)
@@ -21,9 +25,6 @@ def _isolated_runs_dir(tmp_path, monkeypatch):
     runs = tmp_path / "runs"
     runs.mkdir()
     monkeypatch.setenv("BRACKET_RUNS_DIR", str(runs))
-    # the fakes' switches reach the fake trainers (a trainer gets an allow-list of Bracket's
-    # environment: bracket.trainer.environment), as a person passes WANDB_* there
-    monkeypatch.setenv("BRACKET_TRAINER_ENV", "BRACKET_FAKE_*,FAKE_*")
     yield runs
 
 
