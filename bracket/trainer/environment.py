@@ -44,7 +44,8 @@ ALLOWED_PREFIXES = (
     "LC_", "XDG_", "PYTHON", "CONDA_",
     "CUDA_", "CUDNN_", "NVIDIA_", "NCCL_", "ROCM_", "HIP_", "HSA_", "ROCR_",
     "HF_", "HUGGINGFACE_", "HUGGING_FACE_", "TRANSFORMERS_", "DIFFUSERS_", "DATASETS_", "TOKENIZERS_",
-    "SAFETENSORS_", "ACCELERATE_", "TORCH", "PYTORCH_", "TRITON_", "XFORMERS_", "BNB_", "UNSLOTH_", "AXOLOTL_",
+    "SAFETENSORS_", "ACCELERATE_", "TORCH", "PYTORCH_", "TRITON_", "XFORMERS_", "BNB_",
+    "UNSLOTH_", "AXOLOTL_",
     "OMP_", "KMP_", "MKL_", "OPENBLAS_", "NUMEXPR_", "VECLIB_", "TF_", "TENSORBOARD_", "TQDM_", "MPL",
 )
 #: Bracket's own credentials: never in a trainer's environment, whatever lists them
@@ -66,7 +67,8 @@ def allowed(name: str, extra: list[str] | None = None) -> bool:
         return False
     if upper in ALLOWED_NAMES or upper.startswith(ALLOWED_PREFIXES):
         return True
-    return any(fnmatch.fnmatchcase(upper, pattern) for pattern in (_passed_through() if extra is None else extra))
+    patterns = _passed_through() if extra is None else extra
+    return any(fnmatch.fnmatchcase(upper, pattern) for pattern in patterns)
 
 
 def _credential_values(base: Mapping[str, str]) -> list[str]:

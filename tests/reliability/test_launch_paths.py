@@ -65,7 +65,8 @@ def test_a_prompt_line_makes_a_torchtune_config_and_the_web_form_cannot_name_it(
 def test_the_recipe_config_takes_the_configured_yaml_or_a_builtin_name(monkeypatch, tmp_path):
     specs = get_preset("torchtune-lora").fields
     spec = next(s for s in specs if s.name == "torchtune_config")
-    assert spec.executable and spec.builtin == BUILTIN_CONFIGS and "llama3_2/1B_lora_single_device" in BUILTIN_CONFIGS
+    assert spec.executable and spec.builtin == BUILTIN_CONFIGS
+    assert "llama3_2/1B_lora_single_device" in BUILTIN_CONFIGS
     for name in ("llama3_2/1B_lora_single_device", "qwen2/0.5B_lora_single_device"):
         check_programs(specs, {"torchtune_config": name})  # a built-in name: torchtune's own file
     for spelled in ("./llama3_2/1B_lora_single_device", "llama3_2/1B_lora_single_device.yaml", "/tmp/x.yaml"):

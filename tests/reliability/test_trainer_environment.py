@@ -49,12 +49,15 @@ def test_a_trainer_prints_no_credential_of_bracket_but_gets_what_it_needs(monkey
     run = session.store.runs(session.name)[0]
     log = (Path(run["run_dir"]) / "logs" / "stdout.log").read_text(encoding="utf-8")
     session.close()
-    printed = dict(line.split("=", 1) for line in log.splitlines() if "=" in line and line.split("=", 1)[0].isupper())
+    pairs = [line.split("=", 1) for line in log.splitlines() if "=" in line]
+    printed = {name: value for name, value in pairs if name.isupper()}
     secrets = [*SECRETS.values(), "auth-secret-4713", "dotenv-secret-4714", "dotenv-secret-4715"]
     for where, text in (("stdout.log", log), ("the stored log tail", run["log_tail"])):
         assert not [s for s in secrets if s in text], f"a credential reached {where}"
-    assert not {"PGPASSWORD", "BRACKET_VLM_API_KEY", "BRACKET_AUTH", "OPENAI_API_KEY", "BRACKET_RUNS_DIR"} & set(printed)
-    for name, value in {**NEEDED, "WANDB_PROJECT": "mine", "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}.items():
+    left_out = {"PGPASSWORD", "BRACKET_VLM_API_KEY", "BRACKET_AUTH", "OPENAI_API_KEY", "BRACKET_RUNS_DIR"}
+    assert not left_out & set(printed)
+    kept = {**NEEDED, "WANDB_PROJECT": "mine", "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+    for name, value in kept.items():
         assert printed.get(name) == value, name
     assert printed["PATH"] and printed["BRACKET_RUN_ID"], "the run marker and PATH must reach the trainer"
 

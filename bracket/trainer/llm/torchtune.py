@@ -55,7 +55,8 @@ BUILTIN_CONFIGS = tuple(f"{model}_single_device" for model in (
     "llama2/7B_lora", "llama2/7B_qlora", "llama2/13B_qlora", "code_llama2/7B_lora", "code_llama2/7B_qlora",
     "llama3/8B_lora", "llama3/8B_qlora", "llama3/8B_dora", "llama3/8B_qdora", "llama3_1/8B_lora",
     "llama3_1/8B_qlora", "llama3_2/1B_lora", "llama3_2/1B_qlora", "llama3_2/3B_lora", "llama3_2/3B_qlora",
-    "mistral/7B_lora", "mistral/7B_qlora", "gemma/2B_lora", "gemma/2B_qlora", "gemma/7B_lora", "gemma/7B_qlora",
+    "mistral/7B_lora", "mistral/7B_qlora", "gemma/2B_lora", "gemma/2B_qlora", "gemma/7B_lora",
+    "gemma/7B_qlora",
     "phi3/mini_lora", "phi3/mini_qlora", "qwen2/7B_lora", "qwen2/0.5B_lora", "qwen2/1.5B_lora",
     "llama3_2_vision/11B_lora"))
 _DATASET_OVERRIDES = {
