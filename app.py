@@ -109,6 +109,10 @@ def _serve(args: argparse.Namespace) -> int:
         where = "a public gradio.live link" if args.share else f"address {args.host}"
         print(f"WARNING: the app is reachable through {where}; anyone with the login can start trainer runs "
               "on this machine.", file=sys.stderr)
+    from bracket.session.proc import containment_note
+
+    if note := containment_note():  # no cgroup per run here: say what may outlive a run
+        print(note, file=sys.stderr)
     # Gradio asks matplotlib for its backend around every event; left unset, the page's first
     # load event imports pyplot to pick one (~0.3 CPU-s). The app draws on Agg canvases only.
     os.environ.setdefault("MPLBACKEND", "Agg")

@@ -37,9 +37,13 @@ class FieldSpec:
     #: the ``BRACKET_*`` variable whose value, when set, is this field's default
     env_var: str | None = None
     choices: tuple[str, ...] = field(default_factory=tuple)
-    #: a program Bracket runs (trainer python, training script, trainer folder): the web app
-    #: takes only its configured value unless started with ``--allow-custom-executables``
+    #: names code a trainer runs — a program (trainer python, training script, trainer folder)
+    #: or a config that imports code (torchtune's recipe config): the web app takes only its
+    #: configured value (or one of ``builtin``) unless started with ``--allow-custom-executables``
     executable: bool = False
+    #: an executable field's values that are always allowed: names the trainer resolves to its
+    #: own files (torchtune's built-in configs), never a file Bracket or a web user wrote
+    builtin: tuple[str, ...] = field(default_factory=tuple)
     #: the sane range of an ``int``/``float`` field, checked by the form and the CLI alike
     minimum: float | None = None
     maximum: float | None = None
@@ -104,21 +108,44 @@ def _same_path(a: str, b: str) -> bool:
         return False
 
 
+def allowed_values(spec: FieldSpec) -> list[str]:
+    """What an executable field may hold in the web app: the configured value, then ``builtin``."""
+    configured = spec.resolved_default()
+    return [configured, *[b for b in spec.builtin if b != configured]]
+
+
+def _configured(spec: FieldSpec, given: str) -> bool:
+    configured = spec.resolved_default()
+    if given == configured or given in spec.builtin:
+        return True
+    # a path field may spell the configured path another way; a text field (a config name the
+    # trainer looks up before any file) only exactly: ``./name`` would be read as a file
+    return spec.kind in ("dir", "file", "path") and _same_path(given, configured)
+
+
+def configured_executable_problems(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> list[str]:
+    """One line per executable field whose value is neither configured nor built in."""
+    problems = []
+    for spec in specs:
+        given = str(values.get(spec.name) or "").strip()
+        if spec.executable and given and not _configured(spec, given):
+            hint = f" ({spec.env_var} in .env)" if spec.env_var else ""
+            problems.append(f"{spec.label}: {given} is not the configured one{hint}.")
+    return problems
+
+
 def check_configured_executables(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> None:
     """Refuse an executable field whose value is not the configured one (``.env``/settings).
 
     A login to the web app must not mean a shell: the form may only pick the trainer python,
-    training script and trainer folder that the person who started the app configured.
+    training script, trainer folder and trainer config that the person who started the app
+    configured (or a config the trainer has built in).
     """
-    problems = []
-    for spec in specs:
-        given = str(values.get(spec.name) or "").strip()
-        if spec.executable and given and not _same_path(given, spec.resolved_default()):
-            hint = f" ({spec.env_var} in .env)" if spec.env_var else ""
-            problems.append(f"{spec.label}: {given} is not the configured one{hint}.")
+    problems = configured_executable_problems(specs, values)
     if problems:
-        raise FieldError(" ".join(problems) + " The web app runs only the trainer programs set in .env or the "
-                         "settings; to type others, start it with `python app.py --allow-custom-executables`.")
+        raise FieldError(" ".join(problems) + " The web app runs only the trainer programs and configs set in "
+                         ".env or the settings; to type others, start it with "
+                         "`python app.py --allow-custom-executables`.")
 
 
 def merge_with_defaults(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> dict[str, str]:

@@ -13,6 +13,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 FAKES = Path(__file__).resolve().parent / "fakes"
+# the fakes' switches reach the fake trainers (a trainer gets only an allow-list of Bracket's
+# environment, bracket.trainer.environment), as a person passes WANDB_* there; for the whole
+# run, since session-scoped fixtures train before any function-scoped fixture sets anything
+os.environ.setdefault("BRACKET_TRAINER_ENV", "BRACKET_FAKE_*,FAKE_*")
 
 
 @pytest.fixture(autouse=True)

@@ -30,6 +30,7 @@ from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
 from bracket.app.space_editor import table_bounds
 from bracket.errors import BracketError
+from bracket.fields import allowed_values
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import get_preset
 from bracket.session.config import DEFAULT_PROMPTS
@@ -237,7 +238,9 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
             with gr.Row(key=f"row-{preset_id}-{spec.name}-{nonce}", equal_height=True):
                 if spec.executable and not manager.allow_custom_executables:
                     # only the configured program; the engine refuses any other value too
-                    box = gr.Dropdown([default], value=default, label=spec.label, scale=4, interactive=True,
+                    allowed = allowed_values(spec)  # the configured one, then the trainer's built-in names
+                    box = gr.Dropdown(allowed, value=shown if shown in allowed else default, label=spec.label,
+                                      scale=4, interactive=True,
                                       info=f"{spec.help} Set in .env; `python app.py --allow-custom-executables` "
                                            "lets the form type another.", key=f"f-{preset_id}-{spec.name}-{nonce}")
                 elif spec.kind == "choice" and spec.choices:

@@ -8,8 +8,7 @@ level, not in per-tab state: :class:`SessionManager` is that object. It
   refusing a second search while one runs;
 * hands out snapshots rebuilt only when the store changed, and derived views computed once
   per change (:mod:`bracket.app.snapshot_cache`), so many polling tabs cost one read;
-* builds the Compare grid (:mod:`bracket.app.grid`) from paths and cached thumbnails;
-* hands out loss curves, a finished run's read once (:mod:`bracket.app.loss_series`);
+* builds the Compare grid (:mod:`bracket.app.grid`) and hands out loss curves (:mod:`bracket.app.loss_series`);
 * picks what to score next: unrated runs and blind pairs where a rating could change the
   answer most (:mod:`bracket.app.rating_queue`, :mod:`bracket.judge.informative`);
 * records ratings and pairwise choices, keeping ``status``'s view current (:mod:`bracket.status_refresh`);
@@ -34,6 +33,7 @@ from bracket.app.grid import GridData, build_grid
 from bracket.app.jobs import Job
 from bracket.app.log_view import LogTail
 from bracket.app.loss_series import LossSeries
+from bracket.app.programs import check_session_programs
 from bracket.app.rating_queue import rate_next, run_labels
 from bracket.app.snapshot_cache import SnapshotCache
 from bracket.app.thumbs import ThumbnailCache
@@ -57,9 +57,7 @@ class SessionManager:
 
     def __init__(self, runs_dir: Path | None = None, *, storage_url: str | None = None,
                  snapshot_ttl: float = 0.5, allow_custom_executables: bool = False) -> None:
-        #: False: a new search may only use the configured trainer python/script/folder (a web
-        #: login must not mean a shell); ``python app.py --allow-custom-executables`` sets True
-        self.allow_custom_executables = allow_custom_executables
+        self.allow_custom_executables = allow_custom_executables  # else configured programs only
         self.runs_dir = Path(runs_dir) if runs_dir else app_settings.get_settings().runs_dir
         self.storage_url = storage_url
         self.snapshot_ttl = snapshot_ttl
@@ -151,6 +149,7 @@ class SessionManager:
             if session.running:
                 raise BracketError(f"Search {session.name} is already running.")
             self._refuse_if_running("resume the search")
+            check_session_programs(session, allow=self.allow_custom_executables)
             fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True,
                                  on_finish=[record_at_end], rank_past=past_ranking)
             if fresh.store.read_only:
@@ -168,6 +167,7 @@ class SessionManager:
         with self._lock:
             session = self.require()
             self._refuse_if_running("add runs")
+            check_session_programs(session, allow=self.allow_custom_executables)
             extend_budget(session, more)
             return self.resume()
 
@@ -369,6 +369,7 @@ class SessionManager:
         session = self.require()
         with self._lock:
             self._refuse_if_running(f"start {kind}")
+            check_session_programs(session, allow=self.allow_custom_executables)
             if kind == "finals":
                 # a request that cannot be right is an input error, not a failed job
                 stages.check_finals(session, top_k=top_k, steps=steps, seeds=seeds)

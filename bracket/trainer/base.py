@@ -19,6 +19,7 @@ from typing import Any
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import IntKnob, SearchSpace
+from bracket.trainer.environment import trainer_environment
 from bracket.trainer.prompts import SamplePrompt
 
 #: Thread-count variables pinned to 1 so that a trainer on a shared machine does not
@@ -277,8 +278,9 @@ def make_accelerate_launch_prefix(
 
 
 def make_subprocess_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of a trainer process: ours, one thread per BLAS, unbuffered output."""
-    environment = dict(os.environ)
+    """The environment of a trainer process: ours as far as a trainer needs it (never Bracket's
+    credentials: :mod:`bracket.trainer.environment`), one thread per BLAS, unbuffered output."""
+    environment = trainer_environment()
     for name in _THREAD_VARIABLES:
         environment[name] = "1"
     environment["PYTHONUNBUFFERED"] = "1"

@@ -60,6 +60,9 @@ the next entry (an empty or missing list means ``ok``):
   escapee        fork a child that calls ``setsid`` and forks again, then exits: the
                  grandchild (new session, new group, parent gone) sleeps 600 s and writes
                  its pid to ``<output_dir>/escapee.pid``; then go on
+  bareescapee    the same, but the grandchild then runs ``sleep 600`` with an empty
+                 environment (``env -i``: no run marker)
+  printenv       print each environment variable as ``NAME=VALUE`` first
 
 ``BRACKET_FAKE_STEP_SECONDS`` (default 0) is the time per step in every mode.
 """
@@ -81,7 +84,7 @@ from pathlib import Path
 
 KNOWN_MODES = {
     "ok", "exit1", "segv", "hang", "hang_printing", "noevents", "nan", "diverge",
-    "nosamples", "spam", "grandchild", "slow", "escapee", "binary", "stubborn",
+    "nosamples", "spam", "grandchild", "slow", "escapee", "binary", "stubborn", "bareescapee", "printenv",
 }
 ADAPTIVE = ("prodigy", "dadapt")
 SCHEDULE_FACTOR = {
@@ -282,7 +285,7 @@ def spam(megabytes: float) -> None:
     out.flush()
 
 
-def escape(pid_file: Path) -> None:
+def escape(pid_file: Path, bare: bool = False) -> None:
     """Leave a process that left our session, our group and our tree (setsid + double fork)."""
     child = os.fork()
     if child == 0:
@@ -292,6 +295,8 @@ def escape(pid_file: Path) -> None:
                 partial = pid_file.with_suffix(".tmp")
                 partial.write_text(str(os.getpid()), encoding="utf-8")
                 partial.rename(pid_file)
+                if bare:
+                    os.execve("/bin/sleep", ["sleep", "600"], {})
                 time.sleep(600)
         finally:
             os._exit(0)
@@ -316,8 +321,10 @@ def main(argv: list[str]) -> int:
     if "grandchild" in modes:
         child = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)
         (output_dir / "grandchild.pid").write_text(str(child.pid), encoding="utf-8")
-    if "escapee" in modes:
-        escape(output_dir / "escapee.pid")
+    if "escapee" in modes or "bareescapee" in modes:
+        escape(output_dir / "escapee.pid", bare="bareescapee" in modes)
+    if "printenv" in modes:
+        print("".join(f"{name}={value}\n" for name, value in sorted(os.environ.items())), end="", flush=True)
     if "hang" in modes:
         sleep_forever()
     if "hang_printing" in modes:

@@ -75,7 +75,10 @@ def test_the_person_starting_the_app_may_allow_custom_programs(monkeypatch, fast
 
 
 def test_every_program_field_of_every_preset_is_marked_executable():
-    programs = {"trainer_python", "train_script", "sd_scripts_dir", "musubi_dir"}
+    """And every field that names code a trainer loads (torchtune's recipe config, issue 35):
+    the other config-like files are written by Bracket (Axolotl YAML with ``safe_dump``, dataset
+    TOMLs rewritten with ``tomli_w``, the Unsloth driver's JSON)."""
+    programs = {"trainer_python", "train_script", "sd_scripts_dir", "musubi_dir", "torchtune_config"}
     for preset in [p for group in presets_by_family().values() for p in group]:
         for spec in preset.fields:
             assert isinstance(spec, FieldSpec)

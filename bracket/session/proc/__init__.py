@@ -43,6 +43,8 @@ from typing import IO, Any
 
 import psutil
 
+from bracket.trainer.environment import trainer_environment
+
 #: the environment variable every process of a run inherits
 MARKER_ENV = "BRACKET_RUN_ID"
 #: create_time comparison slack: psutil derives it from the boot time, which may shift by 1 s
@@ -122,12 +124,13 @@ class Started:
 
 def start(cmd: Sequence[str], *, cwd: Path | str, env: dict[str, str] | None, stdout: IO[bytes],
           marker: str) -> Started:
-    """Start ``cmd`` in a new process group with ``BRACKET_RUN_ID=marker`` in its environment.
+    """Start ``cmd`` in a new process group with ``BRACKET_RUN_ID=marker`` in its environment
+    (``env`` as :func:`~bracket.trainer.environment.trainer_environment` keeps it).
 
     stdout and stderr both go to ``stdout`` (a file: never a pipe), stdin is empty. Raises
     ``OSError`` when the program or folder is missing, like ``subprocess.Popen``.
     """
-    full_env = dict(os.environ if env is None else env)
+    full_env = trainer_environment(env)  # never Bracket's credentials, whatever ``env`` holds
     full_env[MARKER_ENV] = marker
     popen, group = PLATFORM.start([str(part) for part in cmd], cwd=str(cwd), env=full_env, stdout=stdout)
     return Started(popen, group, marker)
@@ -259,14 +262,31 @@ def find_leftovers(record: ProcessRecord) -> list[psutil.Process]:
 
 
 def kill_leftovers(record: ProcessRecord, *, grace_s: float = 5.0) -> bool:
-    """Kill every process :func:`find_leftovers` finds (children before the leader); True if any."""
+    """Kill every process :func:`find_leftovers` finds (children before the leader), and the
+    run's cgroup where it has one (a process that cleared its environment is found only there);
+    True if any."""
+    in_cgroup = PLATFORM.kill_run_cgroups(record.marker)
     leftovers = find_leftovers(record)
     if not leftovers:
-        return False
+        return in_cgroup
     head = leftovers[-1] if record.pid and leftovers[-1].pid == record.pid else None
     others = [p for p in leftovers if p is not head]
     killed = terminate_and_wait(others, grace_s)
     if head is not None:
         killed = terminate_and_wait([head], grace_s) or killed
         PLATFORM.kill_group_of(head.pid)  # anything forked meanwhile (the group was the leader's)
-    return killed
+    return killed or in_cgroup
+
+
+def containment_note() -> str:
+    """"" where every process a run starts is held by the run (a cgroup per run on Linux, a Job
+    Object on Windows); else the start-up notice saying what may escape, and why."""
+    if os.name == "nt":
+        return ""
+    from bracket.session.proc._cgroup import probe
+
+    why = probe()
+    return "" if not why else (
+        f"note: {why}, so runs get no cgroup of their own: a trainer process that clears its environment "
+        "and leaves its process group (setsid and a double fork) may outlive its run "
+        "(docs/RELIABILITY.md, section 2b).")

@@ -185,3 +185,7 @@ class WindowsPlatform:
                 process.kill()
             except psutil.Error:
                 pass
+
+    def kill_run_cgroups(self, marker: str) -> bool:
+        """No cgroups on Windows: a run's Job Object holds its processes instead."""
+        return False

@@ -167,6 +167,7 @@ def trainer_python_problems(python: str, timeout_s: float = PROBE_TIMEOUT_S) -> 
         try:
             returncode = subprocess.run(
                 [python, "-c", _PROBE, *REQUIRED_MODULES],
+                env=make_subprocess_env(),
                 stdout=out,
                 stderr=err,
                 timeout=timeout_s,

@@ -47,6 +47,18 @@ OPTIMIZER_COMPONENTS = {
 SCHEDULE_COMPONENT = "torchtune.training.lr_schedulers.get_cosine_schedule_with_warmup"
 TENSORBOARD_LOGGER = "torchtune.training.metric_logging.TensorBoardLogger"
 _ATTENTION = "[q_proj,k_proj,v_proj,output_proj]"
+#: the configs torchtune's registry lists for the recipe (``torchtune/_recipe_registry.py``):
+#: ``tune run`` looks such a name up among its own files before reading it as a path, so the
+#: web app offers them besides the configured one. A local YAML is code (``_component_`` is
+#: instantiated), so the web app takes only the one set in ``BRACKET_TORCHTUNE_CONFIG``.
+BUILTIN_CONFIGS = tuple(f"{model}_single_device" for model in (
+    "llama2/7B_lora", "llama2/7B_qlora", "llama2/13B_qlora", "code_llama2/7B_lora", "code_llama2/7B_qlora",
+    "llama3/8B_lora", "llama3/8B_qlora", "llama3/8B_dora", "llama3/8B_qdora", "llama3_1/8B_lora",
+    "llama3_1/8B_qlora", "llama3_2/1B_lora", "llama3_2/1B_qlora", "llama3_2/3B_lora", "llama3_2/3B_qlora",
+    "mistral/7B_lora", "mistral/7B_qlora", "gemma/2B_lora", "gemma/2B_qlora", "gemma/7B_lora",
+    "gemma/7B_qlora",
+    "phi3/mini_lora", "phi3/mini_qlora", "qwen2/7B_lora", "qwen2/0.5B_lora", "qwen2/1.5B_lora",
+    "llama3_2_vision/11B_lora"))
 _DATASET_OVERRIDES = {
     "alpaca": ["dataset._component_=torchtune.datasets.alpaca_dataset", "dataset.train_on_input=False"],
     "chat": ["dataset._component_=torchtune.datasets.chat_dataset",
@@ -74,8 +86,9 @@ FIELDS = (
     )),
     FieldSpec(
         "torchtune_config", "Recipe config", "text", default="llama3_2/1B_lora_single_device", required=True,
-        help="A built-in LoRA single-device config name (`tune ls`) or a local YAML that matches the model.",
-        env_var="BRACKET_TORCHTUNE_CONFIG",
+        help="A built-in LoRA single-device config name (`tune ls`) or a local YAML that matches the model "
+             "(the web app: only the one in BRACKET_TORCHTUNE_CONFIG, since a YAML names code to run).",
+        env_var="BRACKET_TORCHTUNE_CONFIG", executable=True, builtin=BUILTIN_CONFIGS,
     ),
     FieldSpec(
         "tokenizer_path", "Tokenizer file", "path",
