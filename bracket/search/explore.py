@@ -19,11 +19,9 @@ From then on the next :attr:`ExploreRule.trials` proposals are TPE with a wider 
 (25 % of the configs, Hyperopt's original TPE setting, instead of Optuna's 10 %): several
 regions, warm-start and new, shape the proposals instead of one. Then TPE is back at 10 %.
 
-Measured on the eleven preset-space landscapes (``bench/preset_search.py``, 8 repetitions,
-budget 32; docs/BENCHMARKS.md, section 1b): median trials to within 5 % of the optimum ÷
-plain Optuna TPE 0.85 with the rule, 0.89 without. Tried and not kept: random proposals
-instead of the wider TPE (``action="random"``; 0.91–1.02, whatever the trigger), widening
-for the whole search (0.86), and a trigger on proposals alone (``"search"``; 0.86).
+Measured by ``python -m bench presets`` (docs/BENCHMARKS.md); the alternatives tried (random
+proposals instead of the wider TPE, widening for the whole search, a trigger on proposals
+alone) are in its dated log.
 
 The decision is a pure function of the session's history (:func:`explore_now`), like the
 bracket's, so it survives a restart and several workers reach the same verdict.

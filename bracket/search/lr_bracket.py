@@ -17,12 +17,7 @@ at ``learning_rate`` 1.0 and estimates its step D itself, so the rate does nothi
 the effective step is the rate times ``alpha / rank``; the bracket changes only the rate
 (or ``d_coef``) and keeps rank and alpha, so it brackets the effective step of that config.
 
-On the benchmark landscapes (``bench/search_efficiency.py``, 20 paired repetitions) the
-bracket found a config within 5 % of the optimum sooner in 20 of 20 repetitions where every
-curated rate was too high (``high-rank``: 5.0 trials on average instead of 9.4), took the
-best config after 8 trials from 1.28x to 1.07x the optimum where the optimum was broad
-(``flat-noisy``), and was a wash on ``warmup-critical`` (faster in 10, slower in 7 of 20;
-best after 8 trials 1.15x instead of 1.10x) and on ``reference`` (docs/BENCHMARKS.md).
+What it gains is measured by ``python -m bench presets`` (docs/BENCHMARKS.md).
 
 **The warm start's evidence** (rule ``"evidence"``, the default; :func:`bracket_offsets`).
 The warm start has often tried the centre's optimizer at other effective steps already
@@ -34,19 +29,10 @@ decade out (the fixed bracket's reach, finer). And a run that **diverged** says 
 too high for this data: when every warm-start config of an optimizer family other than the
 centre's diverged (every Adam config of a preset whose curated rates are all too high, while
 Prodigy survives), the second bracket config is that family's lowest-step config a decade
-lower instead of the centre's other side — what a person does after a divergence. On the
-eleven preset-space landscapes (``bench/preset_search.py``, docs/BENCHMARKS.md section 1b)
-the first config within 5 % of the optimum came at a median of 7 trials instead of 23.5 on
-``sdxl-rate-low`` (the divergence rule) and 6 instead of 10.5 on ``wan-rate-low`` (the
-one-sided bracket), the same elsewhere. Stepping a half and a whole decade out on the open
-side (a line search past the fixed bracket's reach) was a wash there. A centre whose
-optimizer family diverged at its effective step or below — at any batch or warm-up, or the
+lower instead of the centre's other side — what a person does after a divergence. A centre
+whose optimizer family diverged at its effective step or below — at any batch or warm-up, or the
 centre itself, when every warm-start config diverged (the centre is then the one with the
-lowest effective step) — goes a decade down, then half. On four later landscapes placed from
-published recipes (the same section): 6 instead of the fixed bracket's 7 on
-``hv-between-rates`` (one-sided), 6 instead of 8 on ``llm-qlora-33b`` (divergence at the
-centre's step), but 6 instead of 5 on ``llm-qlora-rate-low``, where the optimum lies 0.6
-decades below the best curated step and the quarter-decade config falls short.
+lowest effective step) — goes a decade down, then half.
 ``"fixed"`` is the bracket before: half a decade each way around the best config.
 
 With several workers the bracket waits for the whole warm start to be scored; a worker that

@@ -27,16 +27,9 @@ sampler proposals do that (:func:`shape_draw`):
   takes one value from each of ``trials`` equal slices of its range, in shuffled order (a
   Latin hypercube over the draws).
 
-Measured on the fifteen preset-space landscapes (``bench/preset_search.py``, 8 repetitions,
-budget 32; docs/BENCHMARKS.md section 1b), side by side with ``bracket@no-shapes``: on the four
-where neither the warm start nor the bracket reaches the window the first config within 5 %
-came at 8 instead of 17.5 (``sdxl-short-warmup``), 9.5 instead of 11.5 (``wan-prodigy``) and 8
-instead of 8.5 (``sdxl-prodigy-decay``, ``flux-prodigy-cosine``), every other landscape the
-same; ÷ random search 0.75 → 0.70, ÷ plain Optuna TPE 0.76 → 0.70. Tried and not kept: the
-optimizer kept (two sessions stuck on a best Adafactor config), choices in a shuffled order
-instead of the least tried (a trial or two later on the Prodigy landscapes), 3 draws (the
-same geometric mean). The cost: when the best step is still far off, the draws spend their
-trials at it (with the fixed ±√10 bracket on ``llm-qlora-33b``: 7 → 12.5).
+The cost: when the best step is still far off, the draws spend their trials at it. Their
+effect is measured side by side with ``bracket@no-shapes`` by ``python -m bench presets``
+(docs/BENCHMARKS.md).
 
 "Best" is the best scored config that did not diverge, re-read before every draw, so a draw
 that wins becomes the centre of the next. After the draws TPE proposes as before, with the

@@ -30,12 +30,8 @@ for a config under the session's row lock, and Optuna pops a waiting trial exact
 so a skipped trial is skipped by one worker and never handed out by another. A divergence
 still training when the config comes up is not known yet; the config then trains.
 
-Measured on the fifteen preset-space landscapes side by side with the search without it
-(``bench/preset_search.py``, strategy ``bracket@no-skip``; docs/BENCHMARKS.md section 1b):
-the median first trial within 5 % of the optimum came at 5 instead of 7 on
-``sdxl-rate-low`` and at 5 instead of 6 on ``wan-rate-low`` and ``llm-qlora-33b``, where
-curated configs sit above a step their family diverged at; the other twelve landscapes are
-unchanged (Bracket / plain Optuna TPE, geometric mean, 0.79 -> 0.76).
+Its effect is measured side by side with ``bracket@no-skip`` by ``python -m bench presets``
+(docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations

@@ -14,14 +14,8 @@ one (those are what many curated configs are there to test).
 A curated config that repeats the bet of a config before it (the baseline, an earlier
 session's config, an earlier curated one) tells the search little new while it is early,
 so :func:`order_warm_start` moves it behind the other curated configs; nothing is dropped,
-and the preset's order holds otherwise. Measured on the eleven preset-space landscapes
-(``bench/preset_search.py``, docs/BENCHMARKS.md section 1b): it changes the order only on
-``axolotl-lora`` there, whose second config repeats the baseline's bet (2e-4 at alpha = 2 r,
-batch 4, rank 32 instead of 16, no dropout), and the first config within 5 % of the optimum
-came a trial sooner on two of its three landscapes. Of the four landscapes added later it
-moves a config only on the axolotl one (``llm-qlora-33b``), where both orders reach the
-window at trial 6; the ``hunyuan-video-lora``, ``sd35-lora`` and ``torchtune-lora`` queues have
-no repeated bet.
+and the preset's order holds otherwise. Measured by ``python -m bench presets``
+(docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
