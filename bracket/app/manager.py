@@ -61,7 +61,7 @@ class SessionManager:
         #: False: a new search may only use the configured trainer python/script/folder (a web
         #: login must not mean a shell); ``python app.py --allow-custom-executables`` sets True
         self.allow_custom_executables = allow_custom_executables
-        self.runs_dir = Path(runs_dir) if runs_dir else app_settings.get_settings().runs_dir
+        self.runs_dir = app_settings.absolute_path(runs_dir) if runs_dir else app_settings.get_settings().runs_dir
         self.storage_url = storage_url
         self.snapshot_ttl = snapshot_ttl
         self._lock = threading.RLock()
