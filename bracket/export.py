@@ -191,7 +191,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     if steps <= 0:
         raise ExportError(f"--steps must be at least 1, got {steps}.")
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "config"
-    folder = Path(out) if out is not None else session.folder / EXPORT_FOLDER / f"{slug}-run{run_id}-{steps}steps"
+    folder = (Path(out) if out is not None
+              else session.folder / EXPORT_FOLDER / f"{slug}-run{run_id}-{steps}steps")
     folder.mkdir(parents=True, exist_ok=True)
     trainer = session.trainer
     if not str(trainer.fields.get("cache_dir", "")).strip():
