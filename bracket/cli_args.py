@@ -2,7 +2,8 @@
 syntax (``--set FIELD=VALUE``, ``--prompts FILE|TEXT``).
 
 Light on purpose: it imports nothing of the engine, so ``--help`` and a mistyped argument
-answer at once. Bounds and weights are parsed later, in :mod:`bracket.cli_commands`, by the one
+answer at once. Every path argument is made absolute here (``settings.absolute_path``), so
+nothing later depends on the folder the command was started from. Bounds and weights are parsed later, in :mod:`bracket.cli_commands`, by the one
 bounds parser and the one weights parser the app's Setup form uses.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bracket.errors import BracketError
+from bracket.settings import absolute_path
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--budget", type=int, default=4, help="number of training runs (configs x seeds)")
     run.add_argument("--steps", type=int, default=100, help="training steps per run")
     run.add_argument("--seeds", type=int, default=1, help="seeds per configuration")
-    run.add_argument("--out", type=Path, help="runs folder (default: BRACKET_RUNS_DIR or runs/)")
+    run.add_argument("--out", type=absolute_path, help="runs folder (default: BRACKET_RUNS_DIR or runs/)")
     run.add_argument("--name", help="session name (default: preset and time)")
     run.add_argument("--storage", help="database URL shared by several machines")
     run.add_argument("--search", choices=("tpe", "random"), default="tpe")
@@ -79,16 +81,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, help="seconds a single run may take")
     run.add_argument("--seed", type=int, default=42, help="base seed of the runs")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
-    run.add_argument("--warm-start-from", nargs="+", default=[], metavar="SESSION",
+    run.add_argument("--warm-start-from", nargs="+", default=[], metavar="SESSION", type=absolute_path,
                      help="folders of earlier sessions of this preset: their best configs join the warm start")
 
     status = sub.add_parser("status", help="show a session")
-    status.add_argument("path", type=Path)
+    status.add_argument("path", type=absolute_path)
     status.add_argument("--storage")
     status.add_argument("--json", action="store_true",
                         help="print the standings and the winner as JSON (the same answer as the app and the report)")
     resume = sub.add_parser("resume", help="resume a session")
-    resume.add_argument("path", type=Path)
+    resume.add_argument("path", type=absolute_path)
     resume.add_argument("--storage")
     resume.add_argument("--quiet", action="store_true")
     resume.add_argument("--more-runs", type=int, default=None, metavar="N",
@@ -99,30 +101,31 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
 
     finals = sub.add_parser("finals", help="re-run the best configs longer with fresh seeds")
-    finals.add_argument("path", type=Path)
+    finals.add_argument("path", type=absolute_path)
     finals.add_argument("--top", type=int, default=3, help="how many configs")
     finals.add_argument("--steps", type=int, help="steps per final run (default 4x the search's)")
     finals.add_argument("--seeds", type=int, default=2, help="fresh seeds per config")
     finals.add_argument("--storage")
 
     report = sub.add_parser("report", help="write report.md and report.html into a session folder")
-    report.add_argument("path", type=Path)
-    report.add_argument("--out", type=Path, help="folder to write into (default: the session folder)")
+    report.add_argument("path", type=absolute_path)
+    report.add_argument("--out", type=absolute_path, help="folder to write into (default: the session folder)")
     report.add_argument("--storage")
     export = sub.add_parser("export", help="write the winner (or a run) as a ready-to-run script and config")
-    export.add_argument("path", type=Path)
+    export.add_argument("path", type=absolute_path)
     export.add_argument("--run", type=int, help="run id to export (default: the winner's best run)")
     export.add_argument("--steps", type=int, help="training steps (default: the winner's (or the run's) own)")
-    export.add_argument("--out", type=Path, help="folder (default: <session>/export/<config>-<steps>steps)")
+    export.add_argument("--out", type=absolute_path,
+                        help="folder (default: <session>/export/<config>-run<ID>-<steps>steps)")
     export.add_argument("--storage")
 
     promote = sub.add_parser("promote", help="train the winner for the full length with periodic saves")
-    promote.add_argument("path", type=Path)
+    promote.add_argument("path", type=absolute_path)
     promote.add_argument("--steps", type=int, help="full training length (default: the winner's best step, "
                          "scaled by the dataset sizes when --dataset is given)")
     promote.add_argument("--run", type=int, help="promote this run's config instead of the winner")
     promote.add_argument("--save-every", type=int, help="save a checkpoint and state every N steps")
-    promote.add_argument("--dataset", type=Path, help="the full dataset (default: the search's)")
+    promote.add_argument("--dataset", type=absolute_path, help="the full dataset (default: the search's)")
     promote.add_argument("--storage")
 
     worker = sub.add_parser("worker", help="join a search shared through PostgreSQL and train its configs here")
@@ -130,14 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "the password goes in PGPASSWORD")
     worker.add_argument("--session", required=True, help="name of the search to join")
     worker.add_argument("--gpu", help="GPU index for this worker's trainer processes (sets CUDA_VISIBLE_DEVICES)")
-    worker.add_argument("--runs-dir", type=Path, help="runs folder, shared by all machines at the same path "
+    worker.add_argument("--runs-dir", type=absolute_path, help="runs folder, shared by all machines at the same path "
                         "(default: BRACKET_RUNS_DIR or runs/)")
     worker.add_argument("--grace", type=float, default=60.0,
                         help="seconds without a heartbeat after which another worker's run is re-run")
     worker.add_argument("--quiet", action="store_true", help="no progress lines")
 
     demo = sub.add_parser("demo-data", help="write the demo dataset")
-    demo.add_argument("path", type=Path)
+    demo.add_argument("path", type=absolute_path)
     demo.add_argument("--count", type=int, default=64)
     return parser
 

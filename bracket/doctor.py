@@ -175,8 +175,19 @@ def check_inputs(ctx: DoctorContext) -> bool:
     return True
 
 
+#: the fields the dataset pre-flight reads (``preflight_for_trainer``): it waits only for these,
+#: so a missing trainer venv or model file never hides what is wrong with the dataset
+DATASET_FIELDS = ("dataset", "control_dir")
+
+
 def check_dataset(ctx: DoctorContext) -> bool | None:
-    """The dataset pre-flight of ``run``: problems fail, warnings are shown."""
+    """The dataset pre-flight of ``run``: problems fail, warnings are shown. It runs whatever
+    else is wrong, unless a field it reads is itself unusable (``inputs`` names that)."""
+    unusable = [spec.label for spec in ctx.preset.fields if spec.name in DATASET_FIELDS
+                and problem_with_value(spec, str(ctx.values.get(spec.name, "")))]
+    if unusable:
+        ctx.report.skip("dataset", f"skipped: {', '.join(unusable)} cannot be used (see inputs)")
+        return False
     try:
         result = preflight_for_trainer(ctx.trainer, ctx.values)
     except BracketError as error:
@@ -343,7 +354,7 @@ CHECKS: tuple[Check, ...] = (
     Check("trainer python", check_python),
     Check("inputs", check_inputs),
     Check("trainer script", check_script),
-    Check("dataset", check_dataset, needs=("inputs",)),
+    Check("dataset", check_dataset),
     Check("disk", check_disk),
     Check("vram", check_vram),
     Check("tokenizers", check_tokenizers),

@@ -21,6 +21,13 @@ beside it:
 * ``config.json`` and ``config.toml`` — the complete knob values, where they came from
   (session, config, run, seed, score) and the command as a list.
 
+The default folder is ``<session>/export/<config>-run<id>-<steps>steps``: one per run and
+length, shared by the app's Results tab and ``python -m bracket export``. Every path in it is
+absolute (the session folder is made absolute where it is opened), so the script runs from any
+working folder and the app and the CLI write the same files there; each file is replaced
+whole (written beside, then renamed) and only when its text changed, so neither ever leaves
+the other a half-written or another run's export.
+
 :func:`promote_weights` copies a run's trained weights (a final's, typically) to a folder of
 the person's choice; choosing configs for longer final runs is ``bracket.app.stages.run_finals``.
 """
@@ -42,7 +49,7 @@ import tomli_w
 
 from bracket.errors import BracketError
 from bracket.powershell import SCRIPT_NAME as WINDOWS_SCRIPT_NAME
-from bracket.powershell import write_powershell_script
+from bracket.powershell import powershell_script
 from bracket.redaction import looks_secret
 from bracket.trainer.base import LaunchSpec, RunRequest
 
@@ -126,6 +133,25 @@ def script_command(text: str) -> list[str]:
     return shlex.split("\n".join(lines[start + 1:end]))
 
 
+def _write_whole(path: Path, data: bytes, *, mode: int | None = None) -> Path:
+    """Write ``data`` to ``path`` unless it already holds exactly that: into a temporary file
+    beside it, then renamed over it, so a reader (or a second export) never sees half a file."""
+    try:
+        if path.read_bytes() == data:
+            return path
+    except OSError:
+        pass
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(data)
+        if mode is not None:
+            temporary.chmod(mode)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return path
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items() if v is not None}
@@ -165,7 +191,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     if steps <= 0:
         raise ExportError(f"--steps must be at least 1, got {steps}.")
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "config"
-    folder = Path(out) if out is not None else session.folder / EXPORT_FOLDER / f"{slug}-{steps}steps"
+    folder = (Path(out) if out is not None
+              else session.folder / EXPORT_FOLDER / f"{slug}-run{run_id}-{steps}steps")
     folder.mkdir(parents=True, exist_ok=True)
     trainer = session.trainer
     if not str(trainer.fields.get("cache_dir", "")).strip():
@@ -192,11 +219,10 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
                 if best_step else []),
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
               f"{run_id} --steps {steps}"]
-    script = folder / SCRIPT_NAME
-    script.write_text(shell_script(command, spec.cwd, env, header=header, dropped_env=dropped), encoding="utf-8")
-    script.chmod(0o755)
-    windows_script = write_powershell_script(folder / WINDOWS_SCRIPT_NAME, command, spec.cwd, env, header=header,
-                                             dropped_env=dropped)
+    script = _write_whole(folder / SCRIPT_NAME, shell_script(command, spec.cwd, env, header=header,
+                                                             dropped_env=dropped).encode("utf-8"), mode=0o755)
+    windows_script = _write_whole(folder / WINDOWS_SCRIPT_NAME, powershell_script(
+        command, spec.cwd, env, header=header, dropped_env=dropped).encode("utf-8-sig"))
     document = _plain({
         "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
         "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
@@ -206,8 +232,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })
     json_path, toml_path = folder / "config.json", folder / "config.toml"
-    json_path.write_text(json.dumps(document, indent=2), encoding="utf-8")
-    toml_path.write_text(tomli_w.dumps(document), encoding="utf-8")
+    _write_whole(json_path, json.dumps(document, indent=2).encode("utf-8"))
+    _write_whole(toml_path, tomli_w.dumps(document).encode("utf-8"))
     files = sorted(p for p in (folder / "run").rglob("*") if p.is_file())
     return ExportResult(folder, script, json_path, toml_path, command, Path(spec.cwd), env, run_id, name, steps,
                         dropped, files, windows_script)

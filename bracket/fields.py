@@ -22,6 +22,8 @@ from bracket import settings
 from bracket.errors import FieldError
 
 FIELD_KINDS = ("dir", "file", "path", "text", "int", "float", "choice")
+#: the kinds whose value is a local path: made absolute when the form or ``--set`` hands it in
+PATH_KINDS = ("dir", "file", "path")
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,16 @@ class FieldSpec:
         """The default shown in the form: the environment variable, else the built-in."""
         if self.env_var:
             from_env = settings.env(self.env_var)
-            if from_env:
-                return from_env
+            if from_env:  # a relative path in .env or the environment: from the project folder
+                return str(settings.absolute_path(from_env, settings.PROJECT_ROOT)) if self.kind in PATH_KINDS \
+                    else from_env
         return self.default() if callable(self.default) else self.default
+
+    def given(self, value: object) -> str:
+        """A value a person typed, stripped; a path made absolute (against the current folder),
+        since every trainer runs in a folder of its own."""
+        text = str(value).strip()
+        return str(settings.absolute_path(text)) if text and self.kind in PATH_KINDS else text
 
 
 def problem_with_value(spec: FieldSpec, value: str) -> str | None:
@@ -78,7 +87,7 @@ def problem_with_value(spec: FieldSpec, value: str) -> str | None:
             return f"{spec.label} must be from {low or '…'} to {high or '…'}, got {value}."
     elif spec.kind == "choice" and spec.choices and value not in spec.choices:
         return f"{spec.label} must be one of {', '.join(spec.choices)}; got {value!r}."
-    elif spec.kind in ("dir", "file", "path"):
+    elif spec.kind in PATH_KINDS:
         return _problem_with_path(spec, value)
     return None
 
@@ -159,7 +168,7 @@ def merge_with_defaults(specs: Sequence[FieldSpec], values: Mapping[str, str]) -
     merged: dict[str, str] = {}
     for spec in specs:
         given = values.get(spec.name)
-        merged[spec.name] = str(given).strip() if given is not None else spec.resolved_default()
+        merged[spec.name] = spec.given(given) if given is not None else spec.resolved_default()
     return merged
 
 

@@ -5,13 +5,18 @@ project root is loaded with python-dotenv without overriding variables already s
 the real environment, so ``BRACKET_RUNS_DIR=/big/disk python app.py`` always wins.
 
 Every default is relative to the project (``runs/``, ``vendor/``, ``.venv/``); no path of
-any particular machine is written here.
+any particular machine is written here. Every path handed out is absolute (a relative
+``BRACKET_*`` value is taken from the project folder), and :func:`absolute_path` is the one
+way a path a person types (a CLI argument, a form field) becomes absolute: no command
+Bracket writes or launches depends on the folder it was started from.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from os import PathLike, fspath
+from os.path import expanduser, normpath
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +43,15 @@ def env(name: str, default: str = "") -> str:
     return os.environ.get(name, default).strip()
 
 
+def absolute_path(value: str | PathLike[str], base: Path | None = None) -> Path:
+    """``value`` with ``~`` expanded, made absolute against ``base`` (default: the current
+    folder) and normalised; the file system is not touched."""
+    path = Path(expanduser(fspath(value)))
+    if not path.is_absolute():
+        path = (base if base is not None else Path.cwd()) / path
+    return Path(normpath(path))
+
+
 def venv_python(venv: Path, *, os_name: str | None = None) -> Path:
     """The python of the virtualenv ``venv``: ``Scripts\\python.exe`` on Windows, ``bin/python`` elsewhere."""
     if (os_name or os.name) == "nt":
@@ -61,18 +75,21 @@ class Settings:
 
 def get_settings() -> Settings:
     """Read the current settings (cheap; call it where a default is needed)."""
+    def path(name: str, default: Path | str) -> Path:
+        return absolute_path(env(name) or default, PROJECT_ROOT)
+
     vendor = PROJECT_ROOT / "vendor"
-    sd_dir = Path(env("BRACKET_SD_SCRIPTS_DIR") or vendor / "sd-scripts")
-    musubi_dir = Path(env("BRACKET_MUSUBI_DIR") or vendor / "musubi-tuner")
-    runs_dir = Path(env("BRACKET_RUNS_DIR") or PROJECT_ROOT / "runs")
+    sd_dir = path("BRACKET_SD_SCRIPTS_DIR", vendor / "sd-scripts")
+    musubi_dir = path("BRACKET_MUSUBI_DIR", vendor / "musubi-tuner")
+    runs_dir = path("BRACKET_RUNS_DIR", PROJECT_ROOT / "runs")
     return Settings(
         runs_dir=runs_dir,
         sd_scripts_dir=sd_dir,
         musubi_dir=musubi_dir,
-        sd_scripts_python=Path(env("BRACKET_SD_SCRIPTS_PYTHON") or venv_python(sd_dir / ".venv")),
-        musubi_python=Path(env("BRACKET_MUSUBI_PYTHON") or venv_python(musubi_dir / ".venv")),
-        demo_python=Path(env("BRACKET_DEMO_PYTHON") or sys.executable),
-        demo_data_dir=Path(env("BRACKET_DEMO_DATA_DIR") or runs_dir / "demo-data"),
+        sd_scripts_python=path("BRACKET_SD_SCRIPTS_PYTHON", venv_python(sd_dir / ".venv")),
+        musubi_python=path("BRACKET_MUSUBI_PYTHON", venv_python(musubi_dir / ".venv")),
+        demo_python=path("BRACKET_DEMO_PYTHON", sys.executable),
+        demo_data_dir=path("BRACKET_DEMO_DATA_DIR", runs_dir / "demo-data"),
         storage_url=env("BRACKET_STORAGE_URL"),
     )
 

@@ -14,7 +14,7 @@ import gradio as gr
 
 from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
-from bracket.fields import merge_with_defaults, problem_with_value
+from bracket.fields import merge_with_defaults
 from bracket.registry import get_preset, presets_by_family
 from bracket.session.config import SearchSettings
 
@@ -65,7 +65,7 @@ def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
 def field_message(preset: Any, spec: Any, value: str, fields: dict[str, str]) -> str:
     """The line under a form field: ✓, ⚠ and what is wrong, or ℹ what Start will make of a
     missing value (the demo's default dataset on a fresh clone is a normal state, not an error)."""
-    problem = problem_with_value(spec, value)
+    problem = preset.field_problem(spec, value, fields)
     if problem:
         made = preset.made_on_start_note({**fields, spec.name: value})
         about_this = made and made != preset.made_on_start_note({**fields, spec.name: ""})

@@ -1,7 +1,8 @@
 """Setup tab: pick a preset, fill in its fields, set the search, start it — or resume one.
 
 The preset's form is rendered from its ``FieldSpec`` list (``gr.render``); each field is
-checked as it changes (``bracket.fields.problem_with_value``) with the message beside
+checked as it changes (``ModelPreset.field_problem``: the field's own check, and a trainer folder
+must hold the scripts the preset runs) with the message beside
 it, and the dataset field runs the dataset pre-flight (the preset's functions:
 ``ui.setup_preset``). The search settings become a ``SearchSettings`` through
 ``bracket.app.forms``; the budget box shows the plan (``= N configs × K seeds``).

@@ -58,7 +58,7 @@ class SessionManager:
     def __init__(self, runs_dir: Path | None = None, *, storage_url: str | None = None,
                  snapshot_ttl: float = 0.5, allow_custom_executables: bool = False) -> None:
         self.allow_custom_executables = allow_custom_executables  # else configured programs only
-        self.runs_dir = Path(runs_dir) if runs_dir else app_settings.get_settings().runs_dir
+        self.runs_dir = app_settings.absolute_path(runs_dir) if runs_dir else app_settings.get_settings().runs_dir
         self.storage_url = storage_url
         self.snapshot_ttl = snapshot_ttl
         self._lock = threading.RLock()

@@ -6,9 +6,13 @@ Every judge score is in [0, 1], lower is better (see :mod:`bracket.judge.base`).
   disqualified too, whatever that judge's weight -- a broken run is never "best";
 * otherwise every judge with a weight above 0 contributes a :class:`JudgePart`: its own
   score when it has one, else its **estimate** for runs it has not seen (when the caller
-  passes one, see :func:`estimate_missing`). Weights are renormalised over the parts and the
-  value is the weighted mean. A judge that has seen no run at all (nobody rated anything, no
-  VLM configured) has no estimate and drops out -- for every run alike;
+  passes one, see :func:`estimate_missing` and :mod:`bracket.judge.neighbours`). An estimate
+  carries the judge's weight times its **evidence** (``Estimate.evidence``, in [0, 1]: how much
+  the scored runs near this one say about it; ≈0 far from all of them), and never more than
+  the weight of the run's measured loss (its largest measured part when the loss is not
+  one). Weights are renormalised over the parts and the value is the weighted mean. A judge
+  that has seen no run at all (nobody rated anything, no VLM configured) has no estimate and
+  drops out -- for every run alike;
 * if no judge contributes, the value is None (the run is not ranked yet).
 
 Why estimate instead of dropping a judge per run: with the judge dropped, an unrated run is
@@ -62,6 +66,9 @@ class Estimate:
     #: summed similarity weight of the scored runs near this run (``bracket.judge.neighbours``);
     #: 0 for the shared estimate every unscored run gets alike
     near: float = 0.0
+    #: the share of the judge's weight the estimate carries, in [0, 1]: ``near / (near + 1)``
+    #: from :mod:`bracket.judge.neighbours`; 1 for an estimate given as certain (the shared one)
+    evidence: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,10 @@ class JudgePart:
     #: the weight this part got after renormalisation
     weight: float
     note: str = ""
+    #: the weight the judge gets once it has scored the run (its full weight, renormalised over
+    #: the parts); the same as ``weight`` for a measured part. What a rating may still move the
+    #: run by is this times ``uncertainty``
+    full_weight: float | None = None
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,8 @@ class CombinedScore:
     parts: dict[str, JudgePart] = field(default_factory=dict)
     #: judges whose part is an estimate
     estimated: list[str] = field(default_factory=list)
-    #: standard deviation of ``value`` from the estimated parts (0 when all were measured)
+    #: how far the estimated parts may still move ``value`` (a standard deviation): each
+    #: estimate's spread times the judge's full weight share; 0 when all were measured
     uncertainty: float = 0.0
 
 
@@ -199,6 +211,20 @@ def check_weights_score(weights: Mapping[str, float], *, sample_kind: str, judge
                        "score; give loss or human a weight above 0, e.g. loss=1,human=2")
 
 
+def _part_weights(chosen: Mapping[str, tuple[Any, ...]], checked: Mapping[str, float],
+                  evidence: Mapping[str, float]) -> dict[str, float]:
+    """Each part's weight before renormalisation: a measured part its judge's weight; an
+    estimated one its judge's weight times its evidence, capped at the measured loss's weight
+    (the largest measured weight when the loss was not measured). With nothing measured the
+    estimates are all there is: they keep their judges' weights."""
+    measured = {name: checked[name] for name, item in chosen.items() if not item[2]}
+    if not measured:
+        return {name: checked[name] for name in chosen}
+    cap = measured.get("loss", max(measured.values()))
+    return {name: (checked[name] if name in measured else min(cap, checked[name] * evidence.get(name, 1.0)))
+            for name in chosen}
+
+
 def combine_scores(per_judge: Mapping[str, JudgeResult | None], weights: Mapping[str, Any], *,
                    estimates: Mapping[str, Estimate | None] | None = None,
                    raws: Mapping[str, float | None] | None = None) -> CombinedScore:
@@ -216,6 +242,7 @@ def combine_scores(per_judge: Mapping[str, JudgeResult | None], weights: Mapping
         if result is not None and result.disqualified:
             return CombinedScore(value=None, disqualified=True, reason=f"{name}: {result.reason}")
     chosen: dict[str, tuple[float, float | None, bool, float, str]] = {}
+    evidence: dict[str, float] = {}
     for name in list(per_judge) + [n for n in estimates if n not in per_judge]:
         if checked.get(name, 0.0) <= 0.0:
             continue
@@ -224,16 +251,21 @@ def combine_scores(per_judge: Mapping[str, JudgeResult | None], weights: Mapping
         if result is not None and result.score is not None:
             chosen[name] = (result.score, raws.get(name), False, 0.0, "")
         elif estimate is not None:
-            near = f", weighted toward similar configs ({estimate.near:.2f})" if estimate.near >= 0.05 else ""
+            evidence[name] = min(1.0, max(0.0, float(estimate.evidence)))
+            near = (f", from similar configs (evidence {evidence[name]:.2f})" if estimate.near >= 0.05
+                    else ", nothing similar scored (little weight)" if evidence[name] < 1.0 else "")
             chosen[name] = (estimate.value, None, True, estimate.uncertainty,
                             f"estimated from {estimate.count} run{'s' * (estimate.count != 1)} it scored{near}")
     if not chosen:
         return CombinedScore(value=None, reason="no judge with a weight above 0 has scored this run yet")
-    total = sum(checked[name] for name in chosen)
-    weights_used = {name: checked[name] / total for name in chosen}
-    parts = {name: JudgePart(value=v, raw=raw, estimated=est, uncertainty=u, weight=weights_used[name], note=note)
+    raw_weights = _part_weights(chosen, checked, evidence)
+    total = sum(raw_weights.values())
+    weights_used = {name: raw_weights[name] / total for name in chosen}
+    full_total = sum(checked[name] for name in chosen)
+    parts = {name: JudgePart(value=v, raw=raw, estimated=est, uncertainty=u, weight=weights_used[name], note=note,
+                             full_weight=checked[name] / full_total)
              for name, (v, raw, est, u, note) in chosen.items()}
     value = sum(p.weight * p.value for p in parts.values())
-    uncertainty = math.sqrt(sum((p.weight * p.uncertainty) ** 2 for p in parts.values()))
+    uncertainty = math.sqrt(sum(((p.full_weight or 0.0) * p.uncertainty) ** 2 for p in parts.values()))
     return CombinedScore(value=min(1.0, max(0.0, value)), used=list(chosen), weights_used=weights_used,
                          parts=parts, estimated=[n for n, p in parts.items() if p.estimated], uncertainty=uncertainty)

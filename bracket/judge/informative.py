@@ -118,8 +118,8 @@ def run_uncertainty(parts: Iterable[Any], judgements: int = 0) -> float:
     for part in parts:
         get = part.get if isinstance(part, Mapping) else (lambda name, p=part: getattr(p, name, None))
         weight = float(get("weight") or 0.0)
-        if get("estimated"):
-            total += (weight * float(get("uncertainty") or 0.0)) ** 2
+        if get("estimated"):  # what a rating may move it by: the judge's full share, not the estimate's
+            total += (float(get("full_weight") or weight) * float(get("uncertainty") or 0.0)) ** 2
         elif get("judge") == "human":
             total += (weight * ONE_POINT / math.sqrt(max(1, judgements))) ** 2
     return math.sqrt(total)

@@ -1,32 +1,37 @@
 """A judge's estimate for a run it has not scored, learned from the runs of *similar* configs.
 
-:func:`bracket.judge.combine.estimate_missing` gives every unscored run one shared estimate:
-the mean of the judge's scores, shrunk toward "no opinion". A person's rating of a config,
-though, says most about configs *like* it — the same optimizer at a nearby learning rate —
-and little about a config three decades away with another optimizer. So each unscored run
-gets its own estimate, a kernel-weighted mean of the scored runs (Nadaraya–Watson
-regression over the configs' params), shrunk toward the shared estimate::
+A person's rating of a config says most about configs *like* it — the same optimizer at a
+nearby learning rate — and little about a config three decades away with another optimizer.
+So each unscored run gets its own estimate: a kernel-weighted mean of the scored runs
+(Nadaraya–Watson regression over the configs' params), and an **evidence** that says how
+much those runs say about it::
 
     w_i      = exp(-½ (d(run, scored run i) / NEIGHBOUR_SCALE)²)
-    estimate = (Σ w_i · score_i + NEIGHBOUR_PRIOR · shared) / (Σ w_i + NEIGHBOUR_PRIOR)
+    value    = Σ w_i · score_i / Σ w_i
+    evidence = Σ w_i / (Σ w_i + NEIGHBOUR_PRIOR)
 
 ``d`` is :func:`bracket.judge.informative.param_distance` (0 same config, 1 nothing alike:
 the mean over the knobs of decades apart for positive numbers, capped at 1, relative
 difference for other numbers, 0/1 for choices) over the knobs that vary among the runs
-being scored. What follows:
+being scored. :func:`bracket.judge.combine.combine_scores` gives the estimate its judge's
+weight times the evidence (never more than the measured loss's weight), so the lack of
+evidence shrinks the estimate toward "no information" — no say in the score — rather than
+toward a made-up middle rating. What follows:
 
 * no score at all: no estimate (the judge drops out, as before);
-* a scored run right next to an unscored one (``d`` = 0, e.g. another seed of its config)
-  counts as much as the shared estimate: one 10 there pulls the neighbour halfway from the
-  shared estimate toward 0; at ``d`` = NEIGHBOUR_SCALE it counts 0.61, at twice that 0.14,
-  so a rating moves its config's neighbourhood and hardly anything far away;
-* many scored neighbours: the estimate follows their mean (the prior is one pseudo-run);
-* runs without params (or whose params are all alike) keep the shared estimate.
+* another seed of a rated config (``d`` = 0) has evidence ½; at ``d`` = NEIGHBOUR_SCALE a
+  rated run counts 0.61, at twice that 0.14, at 0.5 (two of four knobs differ) 0.004: a
+  rating moves its config's neighbourhood and leaves runs unlike it where they were;
+* the value is a mix of the scores it rests on, never worse than the worst of them nor
+  better than the best (no pull toward a middle rating nobody gave);
+* many scored neighbours: evidence toward 1 (the prior is one pseudo-run of "no information");
+* runs without params count as alike (params that never vary say nothing either way).
 
-The uncertainty stays the shared estimate's predictive spread (the leaderboard shows it, and
-:mod:`bracket.judge.informative` shrinks it near rated configs for choosing what to rate).
-This module is pure (numpy only); :func:`bracket.session.scoring.score_runs` applies it, so
-the standings and the sampler see the same estimate.
+The uncertainty stays the judge's shared predictive spread (:func:`~bracket.judge.combine.estimate_missing`;
+the leaderboard shows it, and :mod:`bracket.judge.informative` shrinks it near rated configs
+for choosing what to rate). This module is pure (numpy only);
+:func:`bracket.session.scoring.score_runs` applies it, so the standings and the sampler see
+the same estimate.
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ from bracket.judge.combine import Estimate
 #: different choice on one knob alone is 0.25 — weight 0.25; the same choices at a learning
 #: rate 2× apart 0.075 — weight 0.88)
 NEIGHBOUR_SCALE = 0.15
-#: pseudo-runs at the shared estimate: one, so a single identical neighbour pulls halfway
+#: pseudo-runs of "no information" behind an estimate's evidence: one, so another seed of a
+#: rated config (weight 1) gives evidence ½ — the human judge's weight 2 × ½ = the loss's 1
 NEIGHBOUR_PRIOR = 1.0
 
 _MISSING = object()
@@ -103,24 +109,21 @@ def neighbour_estimates(shared: Estimate, scored: Mapping[int, float], params: M
                         targets: Sequence[int], *, scale: float = NEIGHBOUR_SCALE,
                         prior: float = NEIGHBOUR_PRIOR) -> dict[int, Estimate]:
     """Per run in ``targets`` (not scored by the judge): its estimate from the ``scored`` runs
-    (run id -> score) weighted by how similar their ``params`` are, shrunk toward ``shared``
-    (see the module docstring). ``Estimate.near`` is the summed weight of the neighbours.
-    With ``scale`` 0, or no params that vary, every target gets ``shared``."""
+    (run id -> score) weighted by how similar their ``params`` are, with its evidence (see
+    the module docstring). ``Estimate.near`` is the summed weight of the scored runs. With
+    ``scale`` 0 every target gets ``shared`` as it is (the old shared estimate, at full weight)."""
     targets = list(targets)
-    known = [i for i in scored if params.get(i)]
-    if scale <= 0 or not targets or not known or not any(params.get(i) for i in targets):
+    known = list(scored)
+    if scale <= 0 or not targets or not known:
         return {i: shared for i in targets}
     keys = varying_keys([params.get(i) or {} for i in targets + known])
-    if not keys:
-        return {i: shared for i in targets}
-    distances = distance_matrix([params.get(i) or {} for i in targets], [params[i] for i in known], keys)
+    distances = distance_matrix([params.get(i) or {} for i in targets], [params.get(i) or {} for i in known], keys)
     weights = np.exp(-0.5 * (distances / scale) ** 2)
-    for row, run_id in enumerate(targets):
-        if not params.get(run_id):
-            weights[row, :] = 0.0  # a run without params learns nothing from its "neighbours"
     values = np.array([float(scored[i]) for i in known])
     near = weights.sum(axis=1)
-    estimate = (weights @ values + prior * shared.value) / (near + prior)
-    return {run_id: Estimate(value=float(min(1.0, max(0.0, estimate[row]))), uncertainty=shared.uncertainty,
-                             count=shared.count, near=float(near[row]))
-            for row, run_id in enumerate(targets)}
+    out = {}
+    for row, run_id in enumerate(targets):
+        value = float(weights[row] @ values / near[row]) if near[row] > 0 else shared.value
+        out[run_id] = Estimate(value=min(1.0, max(0.0, value)), uncertainty=shared.uncertainty, count=shared.count,
+                               near=float(near[row]), evidence=float(near[row] / (near[row] + prior)))
+    return out

@@ -170,7 +170,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
                         "clamped to it" if cap > 0 else
                         f"no warm-up: {share} is less than the warm-up knob's smallest non-zero step, so baseline "
                         "and curated warm-ups are set to 0")
-    runs_dir = Path(out_dir) if out_dir else app_settings.get_settings().runs_dir
+    runs_dir = app_settings.absolute_path(out_dir) if out_dir else app_settings.get_settings().runs_dir
     name = name or f"{preset_id}-{time.strftime('%Y%m%d-%H%M%S')}"
     if not _NAME.match(name):
         raise BracketError(f"Session name {name!r} may only use letters, digits, '.', '_' and '-', must start with "
@@ -244,8 +244,9 @@ def _remove_made(paths: list[Path | None]) -> None:
 def open_session(folder: Path, *, storage_url: str | None = None, validate: bool = True,
                  rank_past: Ranking | None = None) -> SessionParts:
     """Re-open a session folder (or a session in an external store) as it was saved."""
-    store, name = open_session_store(Path(folder), storage_url=storage_url)
-    parts = parts_from_store(store, name, Path(folder), validate=validate)
+    folder = app_settings.absolute_path(folder)  # the runs' folders and commands never depend on the cwd
+    store, name = open_session_store(folder, storage_url=storage_url)
+    parts = parts_from_store(store, name, folder, validate=validate)
     return dataclasses.replace(parts, rank_past=rank_past) if rank_past is not None else parts
 
 

@@ -81,7 +81,7 @@ def join_session(storage_url: str, name: str, runs_dir: Path | None = None) -> S
         store.close()
         raise StoreError(f"The store {redact_url(storage_url)} holds no session named {name!r} (sessions there: "
                          f"{known}); create it first in the app or with `python -m bracket run --storage ...`.")
-    folder = Path(runs_dir or app_settings.get_settings().runs_dir) / name
+    folder = app_settings.absolute_path(runs_dir or app_settings.get_settings().runs_dir) / name
     try:
         _check_writable(folder)
     except BracketError:

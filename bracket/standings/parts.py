@@ -56,6 +56,9 @@ class ScorePart:
     estimated: bool = False
     #: the estimate's standard error (None for a measured part)
     uncertainty: float | None = None
+    #: the weight the judge gets once it has scored the run (an estimate carries less: its
+    #: evidence, ``bracket.judge.combine``); None when not given (then ``weight``)
+    full_weight: float | None = None
 
     @property
     def raw(self) -> float | None:
@@ -132,7 +135,8 @@ def score_parts(score: Any) -> list[ScorePart]:
         if value is None and not figures and not estimated:
             continue
         parts.append(ScorePart(name, _finite(value), float(weights.get(name, 0.0)), figures, estimated,
-                               _finite(_field(part, "uncertainty")) if part is not None else None))
+                               _finite(_field(part, "uncertainty")) if part is not None else None,
+                               _finite(_field(part, "full_weight")) if part is not None else None))
     return parts
 
 

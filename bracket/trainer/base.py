@@ -231,6 +231,24 @@ class Trainer(ABC):
         """The trainer scripts this adapter runs (training and pre-cache), for ``bracket doctor``."""
         return []
 
+    #: the field naming the trainer's checkout (the sd-scripts or musubi-tuner folder), which
+    #: must hold every file of :meth:`script_files`; "" when the trainer has none
+    checkout_field: str = ""
+    #: how to get a real checkout, said when the folder lacks the scripts
+    checkout_hint: str = ""
+
+    def checkout_problem(self) -> str | None:
+        """Why the :attr:`checkout_field` folder is not a checkout of this trainer (a script of
+        :meth:`script_files` is not in it: an empty ``vendor/`` folder, another trainer's), or None."""
+        if not self.checkout_field:
+            return None
+        folder = Path(self.field(self.checkout_field))
+        missing = [p for p in self.script_files() if not p.is_file()]
+        if not missing:
+            return None
+        names = ", ".join(p.relative_to(folder).as_posix() if p.is_relative_to(folder) else str(p) for p in missing)
+        return f"{names} {'is' if len(missing) == 1 else 'are'} not in {folder}; {self.checkout_hint}".rstrip("; ")
+
     def preflight_problems(self) -> list[str]:
         """Problems visible before any run (missing trainer python, scripts, models)."""
         return []

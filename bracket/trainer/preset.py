@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from bracket.fields import FieldSpec, merge_with_defaults, validate_field_values
+from bracket.errors import BracketError
+from bracket.fields import FieldSpec, merge_with_defaults, problem_with_value, validate_field_values
 from bracket.trainer.base import Trainer
 
 TRAINING_TYPES = ("LoRA", "Full FT")
@@ -68,6 +69,22 @@ class ModelPreset:
         checked; raises ``FieldError``."""
         self.prepare_fields(values)
         return validate_field_values(self.fields, values)
+
+    def field_problem(self, spec: FieldSpec, value: str, values: Mapping[str, str]) -> str | None:
+        """What is wrong with one field's ``value`` (the others in ``values``), as the form says it
+        under the field: the field's own check and, for the trainer's checkout folder, whether it
+        holds the scripts this preset runs (``Trainer.checkout_problem``); None when usable."""
+        problem = problem_with_value(spec, value)
+        if problem or not value.strip():
+            return problem
+        try:
+            trainer = self.trainer_factory(merge_with_defaults(self.fields, {**values, spec.name: value}))
+        except (BracketError, ValueError, TypeError):  # another field the adapter cannot hold: its own line
+            return None
+        if spec.name != trainer.checkout_field:
+            return None
+        problem = trainer.checkout_problem()
+        return f"{spec.label}: {problem}" if problem else None
 
     def build_trainer(self, values: Mapping[str, str]) -> Trainer:
         """Validate ``values`` and construct this preset's trainer adapter."""

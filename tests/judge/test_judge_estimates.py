@@ -90,8 +90,9 @@ def test_no_human_term_while_nobody_rated_and_an_estimate_once_someone_did():
     assert not human.estimated and human.raw == 10.0 and human.value == 0.0 and human.uncertainty == 0.0
     guess = rated[2].parts["human"]
     assert guess.estimated and guess.raw is None and guess.uncertainty > 0 and "1 run" in guess.note
-    # one 10 among nobody else: the estimate stays between the rating and "no opinion"
-    assert 0.0 < guess.value < PRIOR_MEAN
+    # runs without params are alike: the estimate is the one 10, with the evidence of one run (½),
+    # so it weighs human 2 × ½ = the loss's 1, never more
+    assert guess.value == 0.0 < PRIOR_MEAN and rated[2].parts["loss"].weight == pytest.approx(guess.weight)
     assert rated[2].estimated == ["human"] and rated[2].uncertainty > 0
     assert rated[1].parts["loss"].raw == pytest.approx(ema([v for _, v in runs[0]["loss"]])[-1])
     assert sum(p.weight for p in rated[2].parts.values()) == pytest.approx(1.0)

@@ -49,7 +49,7 @@ def test_a_rating_lifts_a_similar_unrated_config_more_than_a_dissimilar_one():
     assert _human(low, 2).value > before[2] + 0.1
 
 
-def test_no_ratings_no_human_term_and_no_params_one_shared_estimate():
+def test_no_ratings_no_human_term_and_runs_without_params_count_as_alike():
     runs = [_run(i, 10 ** (-5 + i / 2)) for i in range(1, 7)]
     plain = score_runs(runs, (), (), WEIGHTS)
     assert all("human" not in s.parts for s in plain.values())
@@ -57,8 +57,8 @@ def test_no_ratings_no_human_term_and_no_params_one_shared_estimate():
     for run in runs:
         run.pop("params")
     shared = score_runs(runs, [(1, None, 10.0)], (), WEIGHTS)
-    guesses = {_human(shared, i).value for i in range(2, 7)}
-    assert len(guesses) == 1 and guesses.pop() == pytest.approx(estimate_missing([0.0]).value)
+    guesses = {(_human(shared, i).value, round(_human(shared, i).weight, 9)) for i in range(2, 7)}
+    assert guesses == {(0.0, 0.5)}  # the one 10, at the evidence of one run: the loss's weight
 
 
 def test_many_nearby_ratings_win_over_the_shared_mean():
@@ -122,7 +122,8 @@ def test_neighbour_estimate_with_no_similarity_scale_is_the_shared_one():
     params = {1: {"lr": 1e-4}, 2: {"lr": 1.1e-4}, 3: {"lr": 1e-2}}
     assert neighbour_estimates(shared, {1: 0.0}, params, [2, 3], scale=0.0) == {2: shared, 3: shared}
     guess = neighbour_estimates(shared, {1: 0.0}, params, [2, 3])
-    assert guess[2].value < guess[3].value <= shared.value and guess[2].near > 0.5 > guess[3].near
+    assert guess[2].value == guess[3].value == 0.0  # a mix of the scores there are: the one 0.0
+    assert guess[2].near > 0.5 > guess[3].near and guess[2].evidence > 0.3 > 1e-6 > guess[3].evidence
 
 
 def test_one_blind_choice_moves_a_run_a_bounded_amount_and_more_choices_move_it_further():
@@ -155,7 +156,7 @@ def test_the_sampler_sees_the_estimate_the_standings_show(demo_fields, runs_dir)
         assert seen.keys() == shown.keys() and all(seen[k] == pytest.approx(shown[k]) for k in seen)
         estimated = [part for row in board.rows for run in row.runs for part in run.parts
                      if part.judge == "human" and part.estimated]
-        assert len({round(p.value, 9) for p in estimated}) > 1, "unrated configs get their own estimates"
+        assert len({round(p.weight, 9) for p in estimated}) > 1, "unrated configs get their own estimates"
     finally:
         session.close()
 

@@ -126,3 +126,33 @@ def test_the_report_and_export_leave_out_the_same_secrets(monkeypatch):
         store = type("St", (), {"url": url})()
 
     assert known_secrets(_Session()) == ["sk-vlm-key", "hunter22"]
+
+
+def test_the_app_and_the_cli_share_one_export_folder_without_clobbering(demo_session, tmp_path, monkeypatch):
+    """The Results tab's working export of the winner and `bracket export` (from another folder, with a
+    relative session path) write into ``<session>/export``: the CLI's export of the winner is the app's,
+    byte for byte, and the CLI's export of another run of the same config and length leaves it alone."""
+    from bracket.app.results import winner_command
+    from bracket.session.session import Session
+    from bracket.standings import standings
+
+    session = Session.open(demo_session.folder, validate=False)
+    try:
+        winner = standings(session).winner
+        app = winner_command(session, winner)
+        same_config = [r["id"] for r in session.store.runs(session.name, with_series=False)
+                       if r.get("config_id") == winner.config_id and r.get("stage") == winner.stage
+                       and r["id"] != winner.run_id and r.get("status") == "done"]
+    finally:
+        session.close()
+    assert same_config, "the fixture's finals train the winner's config with two seeds"
+    folder = app.json_path.parent
+    assert folder.parent == demo_session.folder / "export"
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    monkeypatch.chdir(demo_session.folder.parent.parent)
+    relative = demo_session.folder.relative_to(demo_session.folder.parent.parent)
+    assert main(["export", str(relative)]) == 0  # the winner again: the same files, unchanged
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    assert main(["export", str(relative), "--run", str(same_config[0]), "--steps", str(app.steps)]) == 0
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    assert json.loads(app.json_path.read_text())["run_id"] == winner.run_id

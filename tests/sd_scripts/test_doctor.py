@@ -57,10 +57,28 @@ def test_missing_trainer_python(values, tmp_path):
     check = _check(report, "trainer python")
     assert not check.ok and "does not exist; run ./install.sh --trainers" in check.message
     skipped = _check(report, "parser check")
-    assert skipped.skipped and skipped.message == "skipped: it needs trainer python, inputs, dataset to pass first"
+    assert skipped.skipped and skipped.message == "skipped: it needs trainer python, inputs to pass first"
+    dataset = _check(report, "dataset")  # the pre-flight runs without the venv
+    assert dataset.ok and not dataset.skipped and "3 images" in dataset.message, dataset
     text = report.render()
     assert "  [skip] parser check: skipped: it needs trainer python" in text and "[FAIL] parser check" not in text
     assert "[FAIL] trainer python:" in text and not report.ok  # the failure is the check it waits for
+
+
+def test_the_dataset_pre_flight_runs_without_the_trainer_venv(values, tmp_path):
+    """No venv yet (before ./install.sh --trainers) is when a person checks the data: doctor says
+    what is wrong with it then, not only that the python is missing."""
+    uncaptioned = tmp_path / "uncaptioned"
+    uncaptioned.mkdir()
+    for image in Path(values["dataset"]).glob("*.png"):
+        shutil.copy(image, uncaptioned / image.name)
+    report = run_doctor("sdxl-lora", {**values, "trainer_python": str(tmp_path / "no-venv" / "bin" / "python"),
+                                      "dataset": str(uncaptioned)})
+    assert not _check(report, "trainer python").ok and not _check(report, "inputs").ok
+    dataset = _check(report, "dataset")
+    assert not dataset.ok and not dataset.skipped and "caption" in dataset.message, report.render()
+    gone = run_doctor("sdxl-lora", {**values, "dataset": str(tmp_path / "gone")})  # an unusable field: inputs says it
+    assert _check(gone, "dataset").skipped and "Dataset (TOML or folder) cannot be used" in _check(gone, "dataset").message
 
 
 def test_a_skipped_check_is_not_a_failure(capsys, monkeypatch):

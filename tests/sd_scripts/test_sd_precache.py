@@ -111,5 +111,5 @@ def test_tokenizer_cache_dir_is_passed_only_when_set(build, image_folder, tmp_pa
 
 def test_session_cache_dir_covers_every_run_folder_of_a_session(tmp_path):
     session = tmp_path / "session"
-    for sub in ("setup", "trials/0001", "finals/0009", "promote/0010", "export/baseline-300steps"):
+    for sub in ("setup", "trials/0001", "finals/0009", "promote/0010", "export/baseline-run7-300steps"):
         assert session_cache_dir(session / sub) == session / "cache", sub

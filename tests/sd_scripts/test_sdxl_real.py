@@ -208,7 +208,7 @@ def test_sdxl_lora_search_for_real(random_sdxl, trainer_python, tmp_path):
     baseline = runs[0]
     assert _bracket(["export", str(folder), "--run", str(baseline["id"]), "--steps", "2"], log, env,
                     timeout=300) == 0, _tail(log)
-    export = folder / "export" / "baseline-2steps"
+    export = folder / "export" / f"baseline-run{baseline['id']}-2steps"
     script = (export / "train.sh").read_text(encoding="utf-8")
     assert "export HF_HUB_OFFLINE=1" in script and "--skip_cache_check" in script
     words = script.split()  # train.sh holds the command one word per line

@@ -57,6 +57,9 @@ class SampleInputError(BracketError):
 class MusubiTrainer(Trainer):
     """Base of the musubi-tuner adapters; subclasses are mostly data."""
 
+    checkout_field = "musubi_dir"
+    checkout_hint = ("it is not a checkout of kohya-ss/musubi-tuner: check the musubi-tuner folder "
+                     "(git submodule update --init vendor/musubi-tuner).")
     script: ClassVar[str] = ""
     latent_cache_script: ClassVar[str] = ""
     text_cache_script: ClassVar[str] = ""
@@ -253,10 +256,7 @@ class MusubiTrainer(Trainer):
         problems: list[str] = []
         if not Path(self.python).is_file():
             problems.append(f"Trainer python {self.python} does not exist; run ./install.sh --trainers.")
-        for name in (self.script, self.latent_cache_script, self.text_cache_script):
-            if name and not self.script_path(name).is_file():
-                problems.append(
-                    f"musubi-tuner script {self.script_path(name)} is missing; check the musubi-tuner folder "
-                    "(git submodule update --init vendor/musubi-tuner)."
-                )
+        checkout = self.checkout_problem()
+        if checkout:
+            problems.append(checkout)
         return problems

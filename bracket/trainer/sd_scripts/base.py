@@ -105,6 +105,9 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
     """Base of the sd-scripts adapters; subclasses set the class data below."""
 
     dataset_style = "sd-scripts"
+    checkout_field = "sd_scripts_dir"
+    checkout_hint = ("it is not a checkout of kohya-ss/sd-scripts: check the sd-scripts folder "
+                     "(git submodule update --init vendor/sd-scripts).")
 
     #: script path relative to the sd-scripts checkout
     script: ClassVar[str] = ""
@@ -315,11 +318,9 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         if not Path(self.field("trainer_python")).is_file():
             problems.append(f"Trainer python {self.field('trainer_python')} does not exist; "
                             "run ./install.sh --trainers.")
-        if not self.script_path().is_file():
-            problems.append(
-                f"{self.script} is not in {self.sd_scripts_dir()}; check the sd-scripts folder "
-                "(git submodule update --init vendor/sd-scripts)."
-            )
+        checkout = self.checkout_problem()
+        if checkout:
+            problems.append(checkout)
         return problems
 
 
