@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from bracket.cli_args import build_parser
 from bracket.errors import BracketError, machine_state_message, path_too_long_message
+from bracket.safe_text import one_line
 
 #: commands that train: SIGTERM (``kill``, a service manager, a closed terminal) stops them the way
 #: Ctrl-C does — the trainer is stopped and the run recorded as interrupted — instead of killing
@@ -26,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return dispatch(args)
     except BracketError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {one_line(error)}", file=sys.stderr)  # a newline in a path stays on the one line
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -34,12 +35,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # noqa: BLE001 - a full disk is a machine state, not a bug: one line
         too_long = path_too_long_message(error)  # a typed path the file system refuses: bad input
         if too_long is not None:
-            print(f"error: {too_long}", file=sys.stderr)
+            print(f"error: {one_line(too_long)}", file=sys.stderr)
             return 2
         message = machine_state_message(error) or _read_only_message(error)
         if message is None:
             raise
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {one_line(message)}", file=sys.stderr)
         return 1
 
 
