@@ -329,7 +329,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if not (math.isfinite(args.grace) and 0 < args.grace <= MAX_GRACE_S):
         raise BracketError(f"--grace must be a number of seconds above 0 and at most {MAX_GRACE_S:.0f}, "
                            f"got {args.grace}.")
-    if args.gpu is not None and not _GPU.fullmatch(args.gpu):
+    if args.gpu and not _GPU.fullmatch(args.gpu):
         raise BracketError(f"--gpu {one_line(args.gpu)!r} is not a GPU: give an index (0), several (0,1) or a "
                            "GPU-/MIG- UUID, as CUDA_VISIBLE_DEVICES takes them.")
     if args.storage and "@" in args.storage and ":" in args.storage.split("://")[-1].split("@")[0]:
