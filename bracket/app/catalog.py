@@ -79,8 +79,9 @@ def _stored_info(folder: Path, name: str, preset_id: str, created: float, storag
                               session.worker.grace_s)
         return SessionInfo(name, folder, preset_id, status, created, session.spent_runs(), session.total_runs())
     except Exception as error:  # noqa: BLE001 - one damaged session must not break the list of all
+        first_line = str(error).splitlines()[0] if str(error) else ""
         reason = str(error) if isinstance(error, BracketError) else (
-            damaged_store_reason(error) or f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+            damaged_store_reason(error) or f"{type(error).__name__}: {first_line}")
         return SessionInfo(name, folder, preset_id, f"damaged: {one_line(reason)}", created)
     finally:
         if session is not None:
