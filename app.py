@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from bracket import settings as app_settings
+from bracket.errors import BracketError
 from bracket.session.change_memo import gc_paused
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def startup_gc() -> Iterator[None]:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _serve(parse_args(argv))
-    except AppError as error:
+    except (AppError, BracketError) as error:  # BracketError: a damaged .env, BRACKET_RUNS_DIR a file
         print(f"error: {error}", file=sys.stderr)
         return 2
 
@@ -116,12 +117,12 @@ def _serve(args: argparse.Namespace) -> int:
     # Gradio asks matplotlib for its backend around every event; left unset, the page's first
     # load event imports pyplot to pick one (~0.3 CPU-s). The app draws on Agg canvases only.
     os.environ.setdefault("MPLBACKEND", "Agg")
+    runs_dir = app_settings.get_settings().runs_dir  # BRACKET_RUNS_DIR a file: one line, before any import
     with startup_gc():  # imports, the Blocks and launch; collections resume once the page is served
         from bracket.app.manager import SessionManager
         from ui.blocks import build_app, launch_options  # gradio is imported only when the app runs
         from ui.host_guard import HostPolicy
 
-        runs_dir = app_settings.get_settings().runs_dir
         runs_dir.mkdir(parents=True, exist_ok=True)
         MANAGER = SessionManager(runs_dir, allow_custom_executables=args.allow_custom_executables)
         demo = build_app(MANAGER)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from bracket.cli_args import build_parser
 from bracket.errors import BracketError, machine_state_message, path_too_long_message
+from bracket.safe_text import one_line, shown
 
 #: commands that train: SIGTERM (``kill``, a service manager, a closed terminal) stops them the way
 #: Ctrl-C does — the trainer is stopped and the run recorded as interrupted — instead of killing
@@ -22,11 +24,36 @@ TRAINING_COMMANDS = ("run", "resume", "finals", "promote", "worker")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = EscapedStream(sys.stdout), EscapedStream(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+class EscapedStream:
+    """A terminal stream through which no control character of untrusted text passes raw: a
+    trainer's log line in a failure reason, a name, a path (:func:`bracket.safe_text.shown`;
+    ``\r`` is kept for the progress line that redraws itself)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write("\r".join(shown(part) for part in text.split("\r")))
+        return len(text)
+
+    def __getattr__(self, name: str) -> object:  # flush, isatty, fileno, encoding, ...
+        return getattr(self._stream, name)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return dispatch(args)
     except BracketError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {one_line(error)}", file=sys.stderr)  # a newline in a path stays on the one line
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -34,12 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # noqa: BLE001 - a full disk is a machine state, not a bug: one line
         too_long = path_too_long_message(error)  # a typed path the file system refuses: bad input
         if too_long is not None:
-            print(f"error: {too_long}", file=sys.stderr)
+            print(f"error: {one_line(too_long)}", file=sys.stderr)
             return 2
         message = machine_state_message(error) or _read_only_message(error)
         if message is None:
             raise
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {one_line(message)}", file=sys.stderr)
         return 1
 
 

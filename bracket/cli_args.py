@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bracket.errors import BracketError
+from bracket.safe_text import one_line
 from bracket.settings import absolute_path
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one clear line, exit 2
-        self.exit(2, f"error: {message} (see `python -m bracket {self.prog.split()[-1]} --help`)\n")
+        self.exit(2, f"error: {one_line(message)} (see `python -m bracket {self.prog.split()[-1]} --help`)\n")
 
 
 #: how each ``NAME=VALUE`` flag is written, for the message when one is malformed
@@ -158,10 +159,14 @@ def prompts_argument(value: str) -> str:
         is_file = False
     if is_file:
         try:
-            return path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise BracketError(f"--prompts {value}: cannot read it ({type(error).__name__}); give a UTF-8 text file.") \
                 from None
+        if "\0" in text:  # a trainer's argv or prompt file cannot carry it: refused, not passed on
+            raise BracketError(f"--prompts {value}: the file holds a NUL byte; give a UTF-8 text file of prompt "
+                               "lines.")
+        return text
     if looks_like_path:
         raise BracketError(f"--prompts {value}: no such file. Give an existing prompt file, or the prompt text itself "
                            "(lines separated by \\n).")

@@ -10,6 +10,8 @@ through the same parsers as the app's Setup form: ``forms.parse_bounds`` for bou
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -20,6 +22,7 @@ from bracket.cli_text import best_step_lines, progress_line, results_table, run_
 from bracket.errors import BracketError, MissingStoreError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
+from bracket.safe_text import one_line
 from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
 from bracket.session.past import offer
 from bracket.session.plan import plan_text as phases_text
@@ -35,6 +38,12 @@ LOG_EVERY_S = 30.0  # output that is not a terminal (a log file): a progress lin
 WIND_DOWN_S = 60.0
 #: while winding down, how often the CLI says what it still waits for
 WIND_DOWN_SAY_S = 10.0
+#: ``worker --grace``: an hour without a heartbeat is already a dead worker
+MAX_GRACE_S = 3600.0
+#: ``demo-data --count``: more images than any demo search reads
+MAX_DEMO_IMAGES = 10_000
+#: ``worker --gpu``: what CUDA_VISIBLE_DEVICES takes — indices, or GPU-/MIG- UUIDs, comma-separated
+_GPU = re.compile(r"(\d{1,3}|(GPU|MIG)-[0-9A-Za-z/-]{1,80})(,(\d{1,3}|(GPU|MIG)-[0-9A-Za-z/-]{1,80})){0,63}")
 
 
 def _record_at_end(session: Session) -> None:
@@ -117,7 +126,7 @@ def _finish(session: Session, status: str, shown: tuple[str, ...] | list[str] = 
         print(line)
     print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; folder {session.folder}")
     if snapshot.error:
-        print(f"error: {snapshot.error}", file=sys.stderr)
+        print(f"error: {one_line(snapshot.error)}", file=sys.stderr)
     for note in snapshot.notes:
         if note not in shown:
             print(f"note: {note}")
@@ -232,7 +241,20 @@ def _folder_argument(path: Path | str | None, what: str) -> None:
             if not part.is_dir():
                 raise BracketError(f"{what} {path}: {part} is a file, not a folder; give a folder "
                                    "(it is made when missing).")
+            _can_write_in(part, path, what)
             return
+
+
+def _can_write_in(folder: Path, path: Path | str, what: str) -> None:
+    """Refuse a folder nothing can be made in (``/proc``, a read-only mount): a probe folder is
+    made there and removed at once (permissions alone do not tell, e.g. for root)."""
+    import tempfile
+
+    try:
+        Path(tempfile.mkdtemp(prefix=".bracket-probe-", dir=folder)).rmdir()
+    except OSError as error:
+        raise BracketError(f"{what} {path}: nothing can be written in {folder} ({type(error).__name__}: "
+                           f"{error.strerror}); give a writable folder.") from None
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -304,8 +326,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if not url:
         raise BracketError("Give the shared database with --storage postgresql+psycopg://USER@HOST:5432/DATABASE "
                            "or BRACKET_STORAGE_URL; put the password in PGPASSWORD.")
-    if args.grace <= 0:
-        raise BracketError("--grace must be a positive number of seconds.")
+    if not (math.isfinite(args.grace) and 0 < args.grace <= MAX_GRACE_S):
+        raise BracketError(f"--grace must be a number of seconds above 0 and at most {MAX_GRACE_S:.0f}, "
+                           f"got {args.grace}.")
+    if args.gpu and not _GPU.fullmatch(args.gpu):
+        raise BracketError(f"--gpu {one_line(args.gpu)!r} is not a GPU: give an index (0), several (0,1) or a "
+                           "GPU-/MIG- UUID, as CUDA_VISIBLE_DEVICES takes them.")
     if args.storage and "@" in args.storage and ":" in args.storage.split("://")[-1].split("@")[0]:
         print("warning: a password in --storage is visible in the process list; put it in PGPASSWORD "
               "(or ~/.pgpass) instead", file=sys.stderr)
@@ -330,8 +356,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_demo_data(args: argparse.Namespace) -> int:
     from bracket.dataset.demo_data import make_demo_dataset
 
-    if args.count <= 0:
-        raise BracketError("--count must be at least 1.")
+    if not 1 <= args.count <= MAX_DEMO_IMAGES:
+        raise BracketError(f"--count must be from 1 to {MAX_DEMO_IMAGES}, got {args.count}.")
     _folder_argument(args.path, "demo-data")
     toml = make_demo_dataset(args.path, count=args.count)
     print(f"demo dataset written: {toml}")

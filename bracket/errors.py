@@ -83,8 +83,39 @@ def store_locked_message(error: BaseException) -> str | None:
 
 def machine_state_message(error: BaseException) -> str | None:
     """What to do about a state of the machine behind ``error`` — a full disk, a store locked by
-    another program — as one line (None: neither, a bug to show in full)."""
-    return disk_full_message(error) or store_locked_message(error)
+    another program, a damaged store — as one line (None: none of these, a bug to show in full)."""
+    return disk_full_message(error) or store_locked_message(error) or damaged_store_message(error)
+
+
+#: what SQLite and PostgreSQL say about a store whose tables or file are damaged (a lost
+#: connection, also a ``DatabaseError``, is not that)
+DAMAGED_STORE_TEXTS = ("no such table", "no such column", "malformed", "file is not a database",
+                       "does not exist", "UndefinedTable", "UndefinedColumn")
+
+
+def damaged_store_reason(error: BaseException) -> str | None:
+    """Why a session's store cannot be read, when ``error`` says it is damaged: a table dropped or
+    a file garbled (the database driver's ``DatabaseError``), a stored value that is not JSON —
+    looked for along its causes; None when it is not that."""
+    seen = 0
+    current: BaseException | None = error
+    while current is not None and seen < 10:
+        names = {cls.__name__ for cls in type(current).__mro__}
+        damaged = "DatabaseError" in names and any(text in str(current) for text in DAMAGED_STORE_TEXTS)
+        if damaged or "JSONDecodeError" in names:
+            text = str(current).splitlines()[0] if str(current) else ""
+            return f"{type(current).__name__}: {text[:300]}"
+        current, seen = current.__cause__ or current.__context__, seen + 1
+    return None
+
+
+def damaged_store_message(error: BaseException) -> str | None:
+    """One line for a damaged store behind ``error`` (None: not that)."""
+    reason = damaged_store_reason(error)
+    if reason is None:
+        return None
+    return (f"The session's store is damaged ({reason}). Restore bracket.db from a backup; the other sessions "
+            "are not affected.")
 
 
 def disk_full_message(error: BaseException) -> str | None:

@@ -31,6 +31,7 @@ from bracket.export import export_run
 from bracket import report_render
 from bracket.report_charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
 from bracket.redaction import known_secrets, scrub, without_secrets
+from bracket.safe_text import shown
 from bracket.report_render import Block, Picture
 from bracket.session.samples import image_problem
 from bracket.session.scoring import effective_weights
@@ -339,14 +340,14 @@ def _intro(report: Report) -> str:
 
 def render_markdown(report: Report) -> str:
     """Markdown; pictures are referenced as ``<stem>.png`` beside the file."""
-    return scrub(report_render.markdown(f"Bracket report: {report.name}", _intro(report), sections(report)),
-                 report.secrets)
+    return shown(scrub(report_render.markdown(f"Bracket report: {report.name}", _intro(report), sections(report)),
+                       report.secrets))  # a trainer's escape sequences land escaped, not raw
 
 
 def render_html(report: Report) -> str:
     """One self-contained HTML page; pictures are embedded as base64 PNG data URLs."""
-    return scrub(report_render.html(f"Bracket report: {report.name}", _intro(report), sections(report)),
-                 report.secrets)
+    return shown(scrub(report_render.html(f"Bracket report: {report.name}", _intro(report), sections(report)),
+                       report.secrets))
 
 
 def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:

@@ -13,6 +13,7 @@ Bracket writes or launches depends on the folder it was started from.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from os import PathLike, fspath
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dotenv import load_dotenv
+
+from bracket.errors import BracketError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _ENV_LOADED = False
@@ -33,7 +36,16 @@ def load_env_file(path: Path | None = None) -> None:
         return
     env_path = path or PROJECT_ROOT / ".env"
     if env_path.is_file():
-        load_dotenv(env_path, override=False)
+        _ENV_LOADED = True  # a damaged file is reported once, not on every later read
+        try:
+            text = env_path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise BracketError(f"{env_path} cannot be read as UTF-8 text ({type(error).__name__}); fix or remove "
+                               "it (it holds BRACKET_* settings, one NAME=value a line).") from None
+        if "\0" in text:
+            raise BracketError(f"{env_path} holds a NUL byte, which no setting may contain; fix or remove that "
+                               "line (one NAME=value a line).")
+        load_dotenv(stream=io.StringIO(text), override=False)
     _ENV_LOADED = True
 
 
@@ -82,6 +94,9 @@ def get_settings() -> Settings:
     sd_dir = path("BRACKET_SD_SCRIPTS_DIR", vendor / "sd-scripts")
     musubi_dir = path("BRACKET_MUSUBI_DIR", vendor / "musubi-tuner")
     runs_dir = path("BRACKET_RUNS_DIR", PROJECT_ROOT / "runs")
+    if runs_dir.exists() and not runs_dir.is_dir():
+        raise BracketError(f"BRACKET_RUNS_DIR {runs_dir} is a file, not a folder; set it to a folder (it is made "
+                           "when missing), or give --out FOLDER.")
     return Settings(
         runs_dir=runs_dir,
         sd_scripts_dir=sd_dir,

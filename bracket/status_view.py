@@ -110,7 +110,7 @@ def status_answer(name: str, status: str, view: Mapping[str, Any]) -> dict[str, 
 def print_status(store: "Store", name: str, view: Mapping[str, Any], *, as_json: bool, grace_s: float | None = None
                  ) -> int:
     """Print ``status`` (or ``status --json``) from ``view`` and the store's fresh header; the exit code."""
-    from bracket.session.recovery import DEFAULT_GRACE_SECONDS, worker_is_alive
+    from bracket.session.recovery import DEFAULT_GRACE_SECONDS, shown_status, worker_is_alive
 
     status = str((store.get_session(name) or {}).get("status", "created"))
     if as_json:
@@ -118,8 +118,7 @@ def print_status(store: "Store", name: str, view: Mapping[str, Any], *, as_json:
         return 0
     grace = DEFAULT_GRACE_SECONDS if grace_s is None else grace_s
     workers = [dict(w, alive=worker_is_alive(w, grace_s=grace)) for w in store.workers(name)]
-    if status == "running" and not any(w["alive"] for w in workers):
-        status = "interrupted (no process runs it; resume it)"  # e.g. a full disk kept "failed" from the store
+    status = shown_status(status, workers, grace)  # the app's past sessions follow the same rule
     print(f"session {name} ({view['preset_id']}): {status}; {view['plan']}; "
           f"{view['runs_spent']}/{view['total_runs']} runs spent")
     for worker in workers:

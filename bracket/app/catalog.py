@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bracket.errors import BracketError
+from bracket.errors import BracketError, damaged_store_reason
+from bracket.safe_text import one_line
 from bracket.session.create import SESSION_FILE, read_session_file
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
@@ -51,7 +52,7 @@ def list_sessions(runs_dir: Path, *, storage_url: str | None = None, current: Se
         try:
             info = read_session_file(folder)
         except BracketError as error:  # listed as damaged, with the reason; the others still work
-            found.append(SessionInfo(folder.name, folder, "?", f"damaged: {error}", 0.0))
+            found.append(SessionInfo(folder.name, folder, "?", f"damaged: {one_line(error)}", 0.0))
             continue
         name, preset_id = str(info.get("name", folder.name)), str(info.get("preset_id", "?"))
         created = float(info.get("created_at") or 0.0)
@@ -61,19 +62,30 @@ def list_sessions(runs_dir: Path, *, storage_url: str | None = None, current: Se
                 found.append(SessionInfo(name, folder, preset_id, snap.status, created, snap.runs_spent,
                                          snap.total_runs))
                 continue
-        try:
-            session = Session.open(folder, storage_url=storage_url, validate=False)
-        except (BracketError, ValueError, TypeError, KeyError) as error:  # a damaged store row, too
-            found.append(SessionInfo(name, folder, preset_id, f"unreadable ({error})", created))
-            continue
-        try:
-            row = session.store.get_session(session.name) or {}
-            spent = session.spent_runs()
-            found.append(SessionInfo(name, folder, preset_id, str(row.get("status", "?")), created, spent,
-                                     session.total_runs()))
-        finally:
-            session.store.close()
+        found.append(_stored_info(folder, name, preset_id, created, storage_url))
     return sorted(found, key=lambda s: s.created_at, reverse=True)
+
+
+def _stored_info(folder: Path, name: str, preset_id: str, created: float, storage_url: str | None) -> SessionInfo:
+    """One session as its store describes it; a store that cannot be read — a garbled row, a
+    dropped table, whatever the driver raises — is listed as damaged, with the reason."""
+    from bracket.session.recovery import shown_status
+
+    session: Session | None = None
+    try:
+        session = Session.open(folder, storage_url=storage_url, validate=False)
+        row = session.store.get_session(session.name) or {}
+        status = shown_status(str(row.get("status", "?")), session.store.workers(session.name),
+                              session.worker.grace_s)
+        return SessionInfo(name, folder, preset_id, status, created, session.spent_runs(), session.total_runs())
+    except Exception as error:  # noqa: BLE001 - one damaged session must not break the list of all
+        first_line = str(error).splitlines()[0] if str(error) else ""
+        reason = str(error) if isinstance(error, BracketError) else (
+            damaged_store_reason(error) or f"{type(error).__name__}: {first_line}")
+        return SessionInfo(name, folder, preset_id, f"damaged: {one_line(reason)}", created)
+    finally:
+        if session is not None:
+            session.store.close()
 
 
 def session_folder(runs_dir: Path, folder: Path | str) -> Path:

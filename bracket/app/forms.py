@@ -21,6 +21,9 @@ from bracket.registry import get_preset
 from bracket.session.config import SearchSettings, SettingsError
 from bracket.session.vlm_scoring import same_judge_url
 
+#: judgements per sample or answer: more than this is a typo, not a plan (each is a server call)
+MAX_JUDGE_REPEATS = 20
+
 #: bound used for a side of the learning-rate range that the person left blank
 _OPEN_LOW, _OPEN_HIGH = 0.0, 1e9
 
@@ -142,8 +145,9 @@ def judge_server_settings(base_url: str = "", model: str = "", api_key: str = ""
         found["api_key"] = api_key.strip()
     count = _whole("Judge repeats", repeats, optional=True)
     if count is not None:
-        if count < 1:
-            raise SettingsError(f"Judge repeats must be at least 1, got {count}.")
+        if not 1 <= count <= MAX_JUDGE_REPEATS:
+            raise SettingsError(f"Judge repeats must be from 1 to {MAX_JUDGE_REPEATS} (each one asks the judge "
+                                f"server again for every sample or answer), got {count}.")
         found["repeats"] = count
     return found
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bracket.errors import BracketError
+from bracket.session.config import MAX_BUDGET, MAX_SEEDS, MAX_STEPS
 from bracket.session.finals import train_finals
 from bracket.session.promote import scaled_steps, train_promoted
 from bracket.session.session import Session
@@ -26,6 +27,10 @@ def check_finals(session: Session, *, top_k: int = 3, steps: int | None = None, 
         raise BracketError("Finals need at least one config and one seed (--top and --seeds >= 1).")
     if steps is not None and steps < 1:
         raise BracketError("Finals need a positive step count.")
+    for name, value, limit in (("--steps", steps or session.settings.steps * 4, MAX_STEPS),
+                               ("--seeds", seeds, MAX_SEEDS), ("--top x --seeds runs", top_k * seeds, MAX_BUDGET)):
+        if value > limit:
+            raise BracketError(f"Finals {name} {value} is larger than {limit}; is there an extra zero?")
     if steps is not None and steps < session.settings.steps:  # finals check that a lead survives longer runs
         raise BracketError(f"Finals are at least as long as the search runs ({session.settings.steps} steps); "
                            f"{steps} is shorter. Give {session.settings.steps} or more (default "

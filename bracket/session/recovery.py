@@ -38,6 +38,19 @@ def worker_is_alive(worker: dict[str, Any] | None, *, grace_s: float = DEFAULT_G
     return time.time() - float(worker.get("heartbeat_at") or 0) <= grace_s
 
 
+#: what a search the store calls running shows when no live process runs it (killed, or its machine gone)
+INTERRUPTED_SHOWN = "interrupted (no process runs it; resume it)"
+
+
+def shown_status(status: str, workers: list[dict[str, Any]], grace_s: float | None = None) -> str:
+    """The one liveness rule of ``status`` and the app's past sessions: a session stored as
+    running whose workers are all gone (:func:`worker_is_alive`) is shown as interrupted."""
+    grace = DEFAULT_GRACE_SECONDS if grace_s is None else grace_s
+    if status == "running" and not any(worker_is_alive(w, grace_s=grace) for w in workers):
+        return INTERRUPTED_SHOWN
+    return status
+
+
 def process_record(session: str, run: dict[str, Any]) -> proc.ProcessRecord:
     """What identifies the processes of a stored run: leader pid, its start time, the run marker."""
     started = run.get("started_at")

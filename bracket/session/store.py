@@ -162,6 +162,9 @@ class Store(Records):
                 "postgresql+psycopg://user@host:5432/db."
             ) from None
         is_sqlite = parsed.get_backend_name() == "sqlite"
+        if is_sqlite and (not parsed.database or parsed.database == ":memory:"):
+            raise StoreError(f"Storage URL {redact_url(url)!r} names no file (an in-memory database keeps nothing); "
+                             "use sqlite:///path/to/file.db or postgresql+psycopg://user@host:5432/db.")
         read_only = ""
         if is_sqlite and parsed.database and parsed.database != ":memory:":
             url = absolute_sqlite_url(url)

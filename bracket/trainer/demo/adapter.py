@@ -116,7 +116,7 @@ def _missing_default_dataset(values: Mapping[str, str]) -> Path | None:
     try:
         if path.exists() or path.resolve() not in (default.resolve(), (default / TOML_NAME).resolve()):
             return None
-    except OSError:  # e.g. a name too long to look up: not the default; the field check says why
+    except (OSError, RuntimeError):  # a name too long to look up, a symlink loop: the field check says why
         return None
     return default
 

@@ -1,0 +1,39 @@
+"""The one rule for showing text Bracket did not write (a trainer's output, a path, a name)
+on a terminal or in a document: control characters are shown escaped, never sent raw.
+
+A trainer's log line can carry terminal escape sequences — colours, cursor moves, an OSC 52
+write to the clipboard, a title change — and a path or a name can hold a newline. Printed
+raw, they act on the terminal of whoever reads ``run``, ``status`` or report.md, or split an
+``error:`` line in two. :func:`shown` writes every C0 and C1 control character (and DEL)
+except newline and tab as a visible escape (``\\x1b``, ``\\x07``, ``\\x9b``); :func:`one_line`
+escapes newlines and tabs as well, for text that must stay on one line.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: C0 controls but tab and newline, DEL, and the C1 controls (U+0080–U+009F: U+009B is CSI)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_OR_BREAK = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(char)
+    if named:
+        return named
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def shown(text: object) -> str:
+    """``text`` with every control character but newline and tab written as a visible escape."""
+    return _CONTROL.sub(_escape, str(text))
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: newlines, tabs and every other control character escaped."""
+    return _CONTROL_OR_BREAK.sub(_escape, str(text))
+
+
+__all__ = ["shown", "one_line"]
