@@ -160,7 +160,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         dict(get_preset(args.preset).search_defaults).get("steps", SearchSettings.steps))
     prompts, origin = _run_prompts(args, fields)
     settings = SearchSettings(
-        budget=args.budget or 1, steps=steps, seeds=args.seeds, sample_prompts=prompts,
+        budget=max(1, args.seeds) if args.budget is None else args.budget, steps=steps, seeds=args.seeds, sample_prompts=prompts,
         sample_every_n_steps=args.sample_every, algorithm=args.search,
         bounds=parse_bounds(args.lr_min, args.lr_max, args.batch_sizes or "", parse_assignments(args.bound or [],
                                                                                                 "--bound")),

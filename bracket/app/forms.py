@@ -226,6 +226,8 @@ def default_budget(preset_id: str, settings: SearchSettings | None = None, field
     from bracket.session.plan import budget_reaching_search, plan_for
 
     settings = settings if settings is not None else SearchSettings()
+    if isinstance(settings.seeds, bool) or not isinstance(settings.seeds, int) or settings.seeds <= 0:
+        return settings.budget  # the settings' own check says what is wrong
     try:
         preset = get_preset(preset_id)
         trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields or {}))
