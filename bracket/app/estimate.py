@@ -59,7 +59,14 @@ def wall_time_estimate(runs_dir: Path, preset_id: str, steps: int, fields: Mappi
     """The estimate for ``total_runs`` runs of ``preset_id`` at ``steps`` steps with ``fields``,
     from matching finished runs of ``current`` (the open session) and the sessions of
     ``runs_dir``; None when there is none."""
-    resolution = str((fields or {}).get(RESOLUTION_FIELD, "") or "")
+    from bracket.fields import merge_with_defaults
+    from bracket.registry import get_preset
+
+    try:  # the field's default when the form leaves it empty, as the session stores it
+        merged = merge_with_defaults(get_preset(preset_id).fields, dict(fields or {}))
+    except (BracketError, KeyError):
+        return None
+    resolution = str(merged.get(RESOLUTION_FIELD, "") or "")
     durations: list[float] = []
     sessions = 0
     seen: set[Path] = set()
