@@ -27,6 +27,7 @@ import gradio as gr
 from bracket.app import views
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
+from bracket.app.prompt_field import validation_note
 from bracket.app.space_editor import table_bounds
 from bracket.errors import BracketError
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
@@ -251,8 +252,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                             precision=0, minimum=0, elem_id="bk-confirm",
                             info="the top configs re-run with fresh seeds, inside the budget")
         validation = gr.Checkbox(True, label="Validation loss where the trainer has it",
-                                 info="holds out 10 % of a dataset of 20+ images (at most 6), same split for every run",
-                                 elem_id="bk-validation")
+                                 info=validation_note(preset_dd.value), elem_id="bk-validation")
     plan_md = gr.Markdown(plan_text(first["budget"], DEFAULTS.seeds, None, preset_dd.value), elem_id="bk-plan")
     estimate_md = gr.Markdown()
     prompts = gr.Textbox(lines=4, elem_id="bk-prompts", **{k: v for k, v in prompts_for(
@@ -294,6 +294,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                      prompts, **QUIET)
     fields_state.change(lambda p, f, c: prompts_for(p, f, c, switched=False), [preset_dd, fields_state, prompts],
                         prompts, **QUIET)
+    preset_dd.change(lambda p: gr.update(info=validation_note(p)), preset_dd, validation, **QUIET)
     for box in (budget, preset_dd, steps):
         box.change(functools.partial(estimate_text, manager), [budget, preset_dd, steps, fields_state], estimate_md,
                    **QUIET)

@@ -60,3 +60,20 @@ def prompt_help(kind: str, proposal: ProposedPrompts | None) -> str:
         loss = ("Validation loss: held-out images of the dataset, at fixed timesteps, where the trainer has it; "
                 "these prompts are only what you rate.")
     return f"{source} {syntax} {loss}"
+
+
+def validation_note(preset_id: str, fields: dict[str, str] | None = None) -> str:
+    """The validation checkbox's note for ``preset_id``: what its held-out loss is, or that it has none."""
+    try:
+        trainer = _trainer(preset_id, fields) if preset_id else None
+    except (BracketError, ValueError, TypeError, KeyError):
+        trainer = None
+    if trainer is None:
+        return ""
+    if trainer.sample_kind == "text":
+        if getattr(trainer, "eval_loss_tags", ()):
+            return "the loss on the fixed eval split (its Eval split field), the same rows for every run"
+        return "this trainer logs no eval loss: runs are scored by training loss"
+    if not trainer.validation_tags:
+        return "this trainer logs no validation loss: runs are scored by training loss"
+    return "holds out 10 % of a dataset of 20+ images (at most 6), same split for every run"

@@ -157,3 +157,28 @@ def test_install_hints_run_the_demo_at_its_defaults():
     for script in ("install.sh", "install.ps1"):
         hint = next(line for line in (root / script).read_text(encoding="utf-8").splitlines() if "headless" in line)
         assert "--preset demo-cpu" in hint and "--budget" not in hint and "--steps" not in hint
+
+
+def test_a_real_preset_without_prompts_or_captions_is_refused_and_one_with_captions_gets_them(
+        capsys, tmp_path, runs_dir, monkeypatch):
+    from tests.engine.test_precache_session import _fake_musubi
+    from tests.musubi.helpers import image_folder
+
+    monkeypatch.setenv("BRACKET_FAKE_SAMPLE_STYLE", "musubi")
+    dataset = image_folder(tmp_path)
+    fields, _ = _fake_musubi(tmp_path, "zimage-lora", dataset)
+    sets = [word for name, value in fields.items() for word in ("--set", f"{name}={value}")]
+    captions = {path: path.read_text() for path in dataset.glob("*.txt")}
+    for path in captions:
+        path.unlink()
+    code, out, err = run_cli(capsys, "run", "--preset", "zimage-lora", *sets, "--budget", "1", "--steps", "2",
+                             "--out", str(runs_dir))
+    assert code == 2 and err.strip().startswith("error: No sample prompts") and "--prompts" in err
+    assert not runs_dir.exists() or not any(runs_dir.iterdir())  # nothing created
+    for path, text in captions.items():
+        path.write_text(text)
+    code, out, err = run_cli(capsys, "run", "--preset", "zimage-lora", *sets, "--budget", "1", "--steps", "2",
+                             "--out", str(runs_dir))
+    assert code == 0, err
+    assert f"prompts: 2, proposed from 2 captions of {dataset}" in out and "  caption 0 --d 1" in out
+    assert "circle" not in out

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from bracket.app.manager import SessionManager
+from bracket.app.prompt_field import validation_note
 from tests.ui.test_ui_handlers import start
 from ui import setup_tab
 from ui.setup_preset import prompts_for
@@ -33,6 +34,9 @@ def test_the_prompt_field_follows_the_preset_and_proposes_from_its_dataset(tmp_p
     assert "video frames" in video["label"] and "--f frames" in video["info"]
     text = prompts_for("axolotl-lora", {})
     assert "instructions" in text["label"] and "eval/loss" in text["info"]
+    # the validation-loss note says what each kind holds out, or that the trainer has none
+    assert "images" in validation_note("sdxl-lora") and "eval split" in validation_note("axolotl-lora")
+    assert "no validation loss" in validation_note("wan21-lora") and "no eval loss" in validation_note("torchtune-lora")
     demo = prompts_for("demo-cpu", {})
     assert demo["value"].startswith("a red circle --d 1")
     # a session loaded into the form keeps its prompts on the preset switch the fill causes
