@@ -86,6 +86,17 @@ def search_defaults(preset_id: str) -> dict[str, int]:
     return values
 
 
+def confirm_default(preset_id: str, loaded: dict[str, Any] | None = None) -> int:
+    """The confirmation runs the form starts from: the automatic rung of the budget it starts from
+    (``bracket run``'s without ``--confirm``), written out, since a blank number box reads 0 (off)
+    in the browser; a loaded session's own when it is of this preset."""
+    values = loaded_values(loaded, preset_id)
+    if values.get("confirm") is not None:
+        return int(values["confirm"])
+    budget = values.get("budget", search_defaults(preset_id)["budget"])
+    return SearchSettings(budget=int(budget), seeds=int(values.get("seeds", DEFAULTS.seeds))).confirm_runs
+
+
 def loaded_values(loaded: dict[str, Any] | None, preset_id: str) -> dict[str, Any]:
     """The session values the form was filled from, when they are of ``preset_id`` (else {})."""
     return loaded if loaded and loaded.get("preset_id") == preset_id else {}

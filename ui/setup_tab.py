@@ -36,7 +36,7 @@ from bracket.session.past import past_sessions
 from bracket.standings import past_ranking
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.setup_preset import (DEFAULTS, field_defaults, field_message, loaded_values, on_field, on_preset,
-                             preset_choices, prompts_for, search_defaults)
+                             preset_choices, prompts_for, search_defaults, confirm_default)
 from ui.setup_space import build_table, space_edit, space_preview, table_records
 from ui.render import format_duration
 from ui.search_tab import resumed_text
@@ -248,7 +248,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                                  info="after the warm start, its best config at ÷3.2 and ×3.2 the learning rate",
                                  elem_id="bk-lr-bracket")
     with gr.Row():
-        confirm = gr.Number(None, label="Confirmation runs (blank: a quarter of the budget from 8 configs on; 0: off)",
+        confirm = gr.Number(confirm_default(preset_dd.value),
+                            label="Confirmation runs (blank: a quarter of the budget from 8 configs on; 0: off)",
                             precision=0, minimum=0, elem_id="bk-confirm",
                             info="the top configs re-run with fresh seeds, inside the budget")
         validation = gr.Checkbox(True, label="Validation loss where the trainer has it",
@@ -295,6 +296,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     fields_state.change(lambda p, f, c: prompts_for(p, f, c, switched=False), [preset_dd, fields_state, prompts],
                         prompts, **QUIET)
     preset_dd.change(lambda p: gr.update(info=validation_note(p)), preset_dd, validation, **QUIET)
+    preset_dd.change(confirm_default, [preset_dd, loaded_state], confirm, **QUIET)
     for box in (budget, preset_dd, steps):
         box.change(functools.partial(estimate_text, manager), [budget, preset_dd, steps, fields_state], estimate_md,
                    **QUIET)

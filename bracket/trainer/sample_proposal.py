@@ -143,6 +143,9 @@ def _media_prompts(trainer: Any, count: int) -> ProposedPrompts | None:
         what += f"; every caption starts with {token!r} (the trigger word or class token)"
     if getattr(trainer, "needs_control_images", False):
         what += "; each sample's control image: the 'Sample control image' field, else the dataset's first"
+    start = getattr(trainer, "needs_start_image", None)
+    if callable(start) and start():
+        what += "; each sample's start image: the 'Sample start image' field, else the dataset's first"
     return ProposedPrompts("\n".join(lines), what)
 
 

@@ -182,3 +182,14 @@ def test_a_real_preset_without_prompts_or_captions_is_refused_and_one_with_capti
     assert code == 0, err
     assert f"prompts: 2, proposed from 2 captions of {dataset}" in out and "  caption 0 --d 1" in out
     assert "circle" not in out
+
+
+def test_edit_and_image_to_video_proposals_say_where_each_samples_control_input_comes_from(tmp_path):
+    data = tmp_path / "pairs"
+    data.mkdir()
+    (data / "a.png").write_bytes(b"\x89PNG")
+    (data / "a.txt").write_text("make it blue", encoding="utf-8")
+    edit = propose_prompts(_trainer("qwen-image-edit-lora", dataset=str(data)))
+    assert edit.text == "make it blue --d 1" and "control image" in edit.source
+    i2v = propose_prompts(_trainer("framepack-lora", dataset=str(data)))
+    assert "start image" in i2v.source and "control image" not in i2v.source

@@ -57,3 +57,18 @@ def test_the_estimate_comes_only_from_runs_of_the_same_preset_steps_and_resoluti
     # an earlier session's runs count for a later form (a fresh app over the same runs folder)
     later = SessionManager(runs_dir, allow_custom_executables=True)
     assert "median of 2 finished runs" in setup_tab.estimate_text(later, 4, "demo-cpu", 20, demo_fields)
+
+
+def test_the_app_starts_the_demo_with_the_clis_plan():
+    from bracket.app.forms import default_budget, plan_text
+    from bracket.session.config import SearchSettings
+    from ui.setup_preset import confirm_default, search_defaults
+
+    form = search_defaults("demo-cpu")
+    cli = SearchSettings(budget=default_budget("demo-cpu", steps=50), steps=50)  # `run --preset demo-cpu`
+    # a blank confirmation box reads 0 (off) in the browser: the form writes the automatic rung out
+    assert confirm_default("demo-cpu") == cli.confirm_runs == 4 and form["budget"] == cli.budget
+    shown = plan_text(form["budget"], 1, confirm_default("demo-cpu"), "demo-cpu", steps=form["steps"])
+    assert shown == f"= {cli.plan().split(' = ', 1)[1]} — plan: baseline, 3 curated, 2 LR bracket, 4 shape draws, 2 TPE, 4 confirm"
+    loaded = {"preset_id": "demo-cpu", "budget": 30, "seeds": 1, "confirm": None}
+    assert confirm_default("demo-cpu", loaded) == SearchSettings(budget=30).confirm_runs
