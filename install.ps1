@@ -209,4 +209,4 @@ if ($Tests) {
 
 Say "Done"
 Write-Host "Start the app:   .venv\Scripts\python.exe app.py"
-Write-Host "Or headless:     .venv\Scripts\python.exe -m bracket run --preset demo-cpu --budget 4"
+Write-Host "Or headless:     .venv\Scripts\python.exe -m bracket run --preset demo-cpu"

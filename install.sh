@@ -258,4 +258,4 @@ fi
 
 say "Done"
 echo "Start the app:   .venv/bin/python app.py"
-echo "Or headless:     .venv/bin/python -m bracket run --preset demo-cpu --budget 4"
+echo "Or headless:     .venv/bin/python -m bracket run --preset demo-cpu"

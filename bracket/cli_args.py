@@ -49,8 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a search")
     run.add_argument("--preset", required=True)
     run.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="a preset field value")
-    run.add_argument("--budget", type=int, default=4, help="number of training runs (configs x seeds)")
-    run.add_argument("--steps", type=int, default=100, help="training steps per run")
+    run.add_argument("--budget", type=int, default=None,
+                     help="number of training runs (configs x seeds); default: the smallest whose plan runs the "
+                          "warm start, the LR bracket, the shape draws and two TPE proposals")
+    run.add_argument("--steps", type=int, default=None, help="training steps per run (default: the preset's, else 100)")
     run.add_argument("--seeds", type=int, default=1, help="seeds per configuration")
     run.add_argument("--out", type=absolute_path, help="runs folder (default: BRACKET_RUNS_DIR or runs/)")
     run.add_argument("--name", help="session name (default: preset and time)")
@@ -65,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: a quarter of the budget from 8 configs on; 0: off)")
     run.add_argument("--no-validation", action="store_true",
                      help="score by training loss even where the trainer can hold out a validation split")
-    run.add_argument("--prompts", help="sample prompt lines (a file path, or text with \\n)")
+    run.add_argument("--prompts", help="sample prompt lines (a file path, or text with \\n); default: proposed from "
+                     "the dataset's captions (held-out ones first) or, for LLM presets, its held-out instructions")
     run.add_argument("--sample-every", type=int, help="render samples every N steps")
     run.add_argument("--lr-min", type=float)
     run.add_argument("--lr-max", type=float)

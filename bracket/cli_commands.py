@@ -23,7 +23,7 @@ from bracket.errors import BracketError, MissingStoreError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.safe_text import one_line
-from bracket.session.config import DEFAULT_PROMPTS, SearchSettings
+from bracket.session.config import SearchSettings
 from bracket.session.past import offer
 from bracket.session.plan import plan_text as phases_text
 from bracket.session.session import Session
@@ -147,10 +147,29 @@ def cmd_presets(_args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_prompts(args: argparse.Namespace, fields: dict[str, str]) -> tuple[str, str]:
+    """The prompt lines of ``run`` and where they came from: ``--prompts``, else proposed from
+    the preset's dataset (``bracket.app.prompt_field``); "" when there are none (create refuses)."""
+    if args.prompts:
+        return prompts_argument(args.prompts), "--prompts"
+    from bracket.app.prompt_field import proposed_prompts
+
+    proposal = proposed_prompts(args.preset, fields)
+    return (proposal.text, f"proposed from {proposal.source}; give --prompts to choose them") if proposal else ("", "")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    prompts = prompts_argument(args.prompts) if args.prompts else DEFAULT_PROMPTS
+    from dataclasses import replace
+
+    from bracket.app.forms import default_budget
+    from bracket.registry import get_preset
+
+    fields = parse_assignments(args.set)
+    steps = args.steps if args.steps is not None else int(
+        dict(get_preset(args.preset).search_defaults).get("steps", SearchSettings.steps))
+    prompts, origin = _run_prompts(args, fields)
     settings = SearchSettings(
-        budget=args.budget, steps=args.steps, seeds=args.seeds, sample_prompts=prompts,
+        budget=max(1, args.seeds) if args.budget is None else args.budget, steps=steps, seeds=args.seeds, sample_prompts=prompts,
         sample_every_n_steps=args.sample_every, algorithm=args.search,
         bounds=parse_bounds(args.lr_min, args.lr_max, args.batch_sizes or "", parse_assignments(args.bound or [],
                                                                                                 "--bound")),
@@ -159,11 +178,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
         validation_split=0.0 if args.no_validation else None,
         vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
-    session = _keep_status_view(Session.create(args.preset, parse_assignments(args.set), settings, out_dir=args.out,
+    if args.budget is None:  # the smallest budget whose plan reaches TPE (the Setup form's too)
+        settings = replace(settings, budget=default_budget(args.preset, settings, fields, steps))
+    session = _keep_status_view(Session.create(args.preset, fields, settings, out_dir=args.out,
                                                name=args.name, storage_url=args.storage, on_finish=[_record_at_end],
                                                rank_past=past_ranking))
-    print(f"session {session.name} in {session.folder}: {settings.plan()}")
+    print(f"session {session.name} in {session.folder}: {session.settings.plan()}")
     print(f"plan: {phases_text(session.search_plan)}")
+    used = session.settings.prompts()
+    if used:
+        print(f"prompts: {len(used)}, {origin or 'the trainer’s own'}:")
+    for prompt in used:
+        print(f"  {prompt.text} --d {prompt.seed}")
     for warning in session.parts.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for note in session.parts.notes:

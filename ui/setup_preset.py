@@ -12,6 +12,8 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app.forms import default_budget
+from bracket.app.prompt_field import prompt_help, prompt_label, proposed_prompts, sample_kind
 from bracket.dataset.validation import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.fields import merge_with_defaults
@@ -74,11 +76,25 @@ def field_message(preset: Any, spec: Any, value: str, fields: dict[str, str]) ->
 
 
 def search_defaults(preset_id: str) -> dict[str, int]:
-    """Budget and steps the form starts from for ``preset_id`` (the preset's own, else the engine's)."""
+    """Budget and steps the form starts from for ``preset_id``: its steps (the preset's own, else
+    the engine's) and the smallest budget whose plan reaches TPE (``bracket.app.forms.default_budget``,
+    as ``bracket run`` without ``--budget``)."""
     values = {"budget": DEFAULTS.budget, "steps": DEFAULTS.steps}
     if preset_id:
         values.update(dict(get_preset(preset_id).search_defaults))
+        values["budget"] = default_budget(preset_id, steps=values["steps"])
     return values
+
+
+def confirm_default(preset_id: str, loaded: dict[str, Any] | None = None) -> int:
+    """The confirmation runs the form starts from: the automatic rung of the budget it starts from
+    (``bracket run``'s without ``--confirm``), written out, since a blank number box reads 0 (off)
+    in the browser; a loaded session's own when it is of this preset."""
+    values = loaded_values(loaded, preset_id)
+    if values.get("confirm") is not None:
+        return int(values["confirm"])
+    budget = values.get("budget", search_defaults(preset_id)["budget"])
+    return SearchSettings(budget=int(budget), seeds=int(values.get("seeds", DEFAULTS.seeds))).confirm_runs
 
 
 def loaded_values(loaded: dict[str, Any] | None, preset_id: str) -> dict[str, Any]:
@@ -94,6 +110,21 @@ def on_preset(preset_id: str, loaded: dict[str, Any] | None = None) -> tuple[str
     start = search_defaults(preset_id)
     budget, steps = values.get("budget", start["budget"]), values.get("steps", start["steps"])
     return preset_notes(preset_id), fields, preflight_text(preset_id, fields), budget, steps
+
+
+def prompts_for(preset_id: str, fields: dict[str, str] | None, current: str = "",
+                loaded: dict[str, Any] | None = None, *, switched: bool = True) -> Any:
+    """The prompt field for ``preset_id``: its label and help follow what the preset's samples are
+    (images, video frames, text answers) and say where the proposed prompts come from; the value
+    is the proposal (``bracket.app.prompt_field``) on a preset switch (``switched``) or while the
+    field is empty — a loaded session's prompts and the person's own lines are kept."""
+    kind = sample_kind(preset_id, fields)
+    proposal = proposed_prompts(preset_id, fields)
+    update: dict[str, Any] = {"label": prompt_label(kind), "info": prompt_help(kind, proposal)}
+    keep = bool(loaded_values(loaded, preset_id).get("prompts")) or (not switched and (current or "").strip())
+    if not keep:
+        update["value"] = proposal.text if proposal is not None else ""
+    return gr.update(**update)
 
 
 def on_field(preset_id: str, name: str, value: Any, fields: dict[str, str]) -> tuple[str, dict[str, str], Any]:

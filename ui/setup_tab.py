@@ -29,34 +29,38 @@ from bracket import settings as app_settings
 from bracket.app import views
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
+from bracket.app.prompt_field import validation_note
 from bracket.app.space_editor import table_bounds
 from bracket.errors import BracketError
 from bracket.fields import allowed_values
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import get_preset
-from bracket.session.config import DEFAULT_PROMPTS
 from bracket.session.past import past_sessions
 from bracket.session.vlm_scoring import same_judge_url
 from bracket.standings import past_ranking
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.setup_preset import (DEFAULTS, field_defaults, field_message, loaded_values, on_field, on_preset,
-                             preset_choices, search_defaults)
+                             preset_choices, prompts_for, search_defaults, confirm_default)
 from ui.setup_space import build_table, space_edit, space_preview, table_records
 from ui.render import format_duration
 from ui.search_tab import resumed_text
 
 
-def estimate_text(manager: SessionManager, budget: Any) -> str:
+def estimate_text(manager: SessionManager, budget: Any, preset_id: str | None = None, steps: Any = None,
+                  fields: dict[str, str] | None = None) -> str:
+    """The wall time of ``budget`` runs of the form's preset, steps and resolution, from finished runs
+    of the same (``bracket.app.estimate``); "unknown" until there is one."""
     try:
         runs = int(budget)
+        whole = int(steps) if preset_id else None
     except (TypeError, ValueError):
         return ""
-    estimate = manager.estimate_seconds(runs)
+    estimate = manager.estimate_seconds(runs, preset_id or None, whole, fields)
     if estimate is None:
-        return "Wall-time estimate: shown once one trial of the open session has finished."
-    seconds, based_on = estimate
-    return (f"Estimated wall time ≈ **{format_duration(seconds)}** (median of {based_on} finished run"
-            f"{'s' if based_on > 1 else ''} of the open session × {runs} runs).")
+        return "Wall-time estimate: unknown until the first run of this preset at these steps and resolution."
+    where = f"{estimate.sessions} session{'s' if estimate.sessions > 1 else ''}"
+    return (f"Estimated wall time ≈ **{format_duration(estimate.seconds)}** (median of {estimate.runs} finished "
+            f"run{'s' if estimate.runs > 1 else ''} of this preset, steps and resolution ({where}) × {runs} runs).")
 
 
 def session_choices(manager: SessionManager) -> list[tuple[str, str]]:
@@ -270,15 +274,16 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                                  info="after the warm start, its best config at ÷3.2 and ×3.2 the learning rate",
                                  elem_id="bk-lr-bracket")
     with gr.Row():
-        confirm = gr.Number(None, label="Confirmation runs (blank: a quarter of the budget from 8 configs on; 0: off)",
+        confirm = gr.Number(confirm_default(preset_dd.value),
+                            label="Confirmation runs (blank: a quarter of the budget from 8 configs on; 0: off)",
                             precision=0, minimum=0, elem_id="bk-confirm",
                             info="the top configs re-run with fresh seeds, inside the budget")
         validation = gr.Checkbox(True, label="Validation loss where the trainer has it",
-                                 info="holds out 10 % of a dataset of 20+ images (at most 6), same split for every run",
-                                 elem_id="bk-validation")
+                                 info=validation_note(preset_dd.value), elem_id="bk-validation")
     plan_md = gr.Markdown(plan_text(first["budget"], DEFAULTS.seeds, None, preset_dd.value), elem_id="bk-plan")
     estimate_md = gr.Markdown()
-    prompts = gr.Textbox(DEFAULT_PROMPTS, lines=4, label="Sample prompts (trainer line syntax; --d seed per prompt)")
+    prompts = gr.Textbox(lines=4, elem_id="bk-prompts", **{k: v for k, v in prompts_for(
+        preset_dd.value, field_defaults(preset_dd.value)).items() if k in ("value", "label", "info")})
     with gr.Accordion("Search space: what the search varies (edit the cells to narrow or lock a knob)", open=True):
         space_md, space_df, bounds_state = build_table()
     with gr.Accordion("Score weights and judges", open=False):
@@ -311,7 +316,15 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     for box in plan_inputs:
         box.change(plan_text, plan_inputs, plan_md, **QUIET)
     preset_dd.change(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
-    budget.change(functools.partial(estimate_text, manager), budget, estimate_md, **QUIET)
+    preset_dd.change(lambda p, f, c, loaded: prompts_for(p, f, c, loaded), [preset_dd, fields_state, prompts, loaded_state],
+                     prompts, **QUIET)
+    fields_state.change(lambda p, f, c: prompts_for(p, f, c, switched=False), [preset_dd, fields_state, prompts],
+                        prompts, **QUIET)
+    preset_dd.change(lambda p: gr.update(info=validation_note(p)), preset_dd, validation, **QUIET)
+    preset_dd.change(confirm_default, [preset_dd, loaded_state], confirm, **QUIET)
+    for box in (budget, preset_dd, steps):
+        box.change(functools.partial(estimate_text, manager), [budget, preset_dd, steps, fields_state], estimate_md,
+                   **QUIET)
     settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, space_df,
                        *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation]
     start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],

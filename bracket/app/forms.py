@@ -245,3 +245,26 @@ def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str]
         return phases_text(plan_for(trainer, space, settings, preset.id, rank=past_ranking))
     except (BracketError, ValueError, TypeError, KeyError):
         return ""
+
+
+def default_budget(preset_id: str, settings: SearchSettings | None = None, fields: dict[str, str] | None = None,
+                   steps: int | None = None) -> int:
+    """The budget a search of ``preset_id`` starts from (the Setup form and ``bracket run``
+    without ``--budget``): the smallest whose plan runs the warm start, the LR bracket and the
+    shape draws and gives TPE two proposals of its own (``bracket.session.plan.budget_reaching_search``),
+    its warm start fitted to ``settings``' bounds and ``steps`` with ``fields`` (defaults merged
+    in); the engine's default when the trainer cannot be built from them."""
+    from bracket.fields import merge_with_defaults
+    from bracket.registry import get_preset
+    from bracket.session.plan import budget_reaching_search, plan_for
+
+    settings = settings if settings is not None else SearchSettings()
+    if isinstance(settings.seeds, bool) or not isinstance(settings.seeds, int) or settings.seeds <= 0:
+        return settings.budget  # the settings' own check says what is wrong
+    try:
+        preset = get_preset(preset_id)
+        trainer = preset.trainer_factory(merge_with_defaults(preset.fields, fields or {}))
+        space = trainer.session_space(settings.bounds, steps=steps, warmup_share=settings.warmup_share)
+    except (BracketError, ValueError, TypeError, KeyError):
+        return settings.budget
+    return budget_reaching_search(settings, lambda trial: plan_for(trainer, space, trial, preset.id))

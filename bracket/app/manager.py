@@ -20,7 +20,6 @@ Every error a person can cause is a ``BracketError`` whose message says what to 
 from __future__ import annotations
 
 import functools
-import statistics
 import threading
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 from bracket import settings as app_settings
 from bracket.app import results, stages
 from bracket.app.catalog import SessionInfo, list_sessions, session_folder
+from bracket.app.estimate import Estimate, wall_time_estimate
 from bracket.app.forms import check_configured
 from bracket.app.grid import GridData, build_grid
 from bracket.app.jobs import Job
@@ -233,15 +233,15 @@ class SessionManager:
         snap = snap if snap is not None else self.snapshot()
         return self._loss.read(session.store, snap, run_ids)
 
-    def estimate_seconds(self, total_runs: int) -> tuple[float, int] | None:
-        """(median finished-run duration × ``total_runs``, runs it is based on), once one has run."""
-        snap = self.snapshot()
-        if snap is None:
-            return None
-        durations = [r["duration_s"] for r in snap.runs if r["status"] == "done" and r["duration_s"]]
-        if not durations:
-            return None
-        return statistics.median(durations) * total_runs, len(durations)
+    def estimate_seconds(self, total_runs: int, preset_id: str | None = None, steps: int | None = None,
+                         fields: dict[str, str] | None = None) -> Estimate | None:
+        """``total_runs`` × the median finished run like these (``bracket.app.estimate``: same preset,
+        steps, resolution; this and earlier sessions); by default the open session's setup."""
+        session = self._session
+        if (preset_id is None or steps is None) and session is not None:
+            preset_id, steps, fields = session.parts.preset.id, session.settings.steps, dict(session.parts.fields)
+        return None if preset_id is None or steps is None else wall_time_estimate(
+            self.runs_dir, preset_id, int(steps), fields, total_runs, current=session, storage_url=self.storage_url)
 
     # -- compare and score ---------------------------------------------------------------
     def compare_grid(self, run_ids: list[int], step: int | None = None, *, blind: bool = False) -> GridData:

@@ -253,7 +253,8 @@ class SearchController:
                                          user_attrs={"kind": BRACKET_KIND, "name": step.name, "source": step.source})
             elif step.finished:
                 self._bracket_open = False
-                sampler = "TPE" if self.algorithm == "tpe" else "random"
+                # with TPE the sampler's first proposals are shape draws (bracket.search.shapes)
+                sampler = "shape draw or TPE" if self.algorithm == "tpe" else "random"
                 for side in step.skipped:
                     self._note(f"LR bracket: {side}; one more {sampler} trial instead")
         trial = self.study.ask()

@@ -31,7 +31,6 @@ MAX_SEED = 2**31 - 1
 AUTO_CONFIRM_MIN_CONFIGS = 8
 #: share of the budget the automatic confirmation rung takes
 AUTO_CONFIRM_SHARE = 0.25
-DEFAULT_PROMPTS = "a red circle --d 1\na blue square --d 2\na green triangle --d 3\na yellow circle --d 4"
 
 
 class SettingsError(BracketError):
@@ -45,7 +44,10 @@ class SearchSettings:
     budget: int = 4
     steps: int = 100
     seeds: int = 1
-    sample_prompts: str = DEFAULT_PROMPTS
+    #: prompt lines every run renders; "" takes the trainer's own (the demo's) and a preset
+    #: without any is refused at create (``bracket.session.create``): real prompts are proposed
+    #: from the dataset (``bracket.trainer.sample_proposal``), never another preset's
+    sample_prompts: str = ""
     sample_every_n_steps: int | None = None
     algorithm: str = "tpe"
     bounds: dict[str, Any] = field(default_factory=dict)

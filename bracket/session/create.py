@@ -156,6 +156,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     settings.validate()
     merged = preset.check_fields(fields)  # nothing made yet (the demo dataset comes once all else is accepted)
     trainer = preset.trainer_factory(merged)
+    settings = with_sample_prompts(settings, trainer, preset.display_name)
     check_weights_score(settings.weights, sample_kind=trainer.sample_kind,
                         judge_server=bool((settings.vlm or {}).get("base_url")))
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
@@ -215,6 +216,25 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     SearchController.enqueue_warm_start(store.study(name), space, warm_start if settings.warm_start else [])
     write_session_file(folder, name, preset.id, external.url if external else None)  # absolute sqlite path
     return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings, rank_past)
+
+
+def with_sample_prompts(settings: SearchSettings, trainer: Trainer, preset_name: str) -> SearchSettings:
+    """``settings`` with prompts for ``trainer``'s samples: its own ones (the demo's) when none are
+    given; a trainer that renders samples and has none of its own is refused (the prompts belong
+    to the dataset: ``bracket.trainer.sample_proposal`` proposes them, the person keeps or edits them)."""
+    if settings.prompts() or not trainer.writes_samples:
+        return settings
+    if trainer.default_sample_prompts:
+        return dataclasses.replace(settings, sample_prompts="\n".join(trainer.default_sample_prompts))
+    from bracket.session.config import SettingsError
+    from bracket.trainer.sample_proposal import KIND_WORDS
+
+    kind = KIND_WORDS.get(trainer.sample_kind, trainer.sample_kind)
+    what = ("an instruction (a held-out question of the dataset) per line" if trainer.sample_kind == "text"
+            else "a caption-like prompt per line, e.g. with the dataset's trigger word")
+    raise SettingsError(f"No sample prompts: every run of {preset_name} renders {kind} from them, and they are "
+                        f"rated. Give {what} (--prompts FILE|TEXT, or the Sample prompts field), or point the "
+                        "dataset at captioned data so Bracket can propose them.")
 
 
 def _first_missing(path: Path) -> Path | None:

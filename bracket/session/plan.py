@@ -3,28 +3,43 @@
 A search spends its configs (``budget // seeds``) in phases, in this order: the trainer's
 ``baseline``, the best configs of earlier sessions it warm-starts from (``past``), its
 ``curated`` configs, the ``LR bracket`` (the best of those at a lower and
-a higher learning rate, ``bracket.search.lr_bracket``) and then the sampler (``TPE`` or
-``random``). :func:`search_plan` says this as a list of ``(phase, configs)`` pairs, so a
-later phase (a confirmation rung, say) slots in as one more pair; :func:`plan_text` writes
-it in one line (``baseline, 3 curated, 2 LR bracket, 6 TPE``) for the Setup tab and the CLI;
-:func:`plan_progress` says how far a session got in each phase from its stored configs.
+a higher learning rate, ``bracket.search.lr_bracket``), with TPE the ``shape draws`` (the
+sampler's first four proposals keep the best config's step and spread the rest,
+``bracket.search.shapes``; stored as kind ``search`` named ``shape-N``) and then the sampler
+(``TPE`` or ``random``). :func:`search_plan` says this as a list of ``(phase, configs)`` pairs,
+so a later phase (a confirmation rung, say) slots in as one more pair; :func:`plan_text` writes
+it in one line (``baseline, 3 curated, 2 LR bracket, 4 shape draws, 2 TPE``) for the Setup tab
+and the CLI; :func:`plan_progress` says how far a session got in each phase from its stored
+configs; :func:`budget_reaching_search` is the smallest budget whose plan reaches the sampler.
 
     >>> plan_text(search_plan(12, curated=3))
-    'baseline, 3 curated, 2 LR bracket, 6 TPE'
+    'baseline, 3 curated, 2 LR bracket, 4 shape draws, 2 TPE'
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
+from bracket.search.shapes import DEFAULT_RULE as SHAPES_RULE
+from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX
 from bracket.search.types import PAST_KIND
 
 BASELINE, PAST, CURATED, BRACKET, CONFIRM = "baseline", "past", "curated", "LR bracket", "confirm"
+SHAPES = "shape draws"
+#: how many shape draws a TPE search makes after its warm start (``bracket.search.shapes``)
+SHAPE_TRIALS = SHAPES_RULE.trials
+#: the sampler configs (after the shape draws) a default budget buys: a search that "reaches
+#: TPE" has TPE model at least this many proposals (``budget_reaching_search``)
+SAMPLER_REACHED = 2
+#: a shape draw is stored as kind ``search`` named ``shape-N``; the plan counts it under this kind
+SHAPE_KIND = "shape"
 #: the stored config kind behind each warm-start phase (the sampler's phase takes the rest)
-KIND_OF_PHASE = {BASELINE: "baseline", PAST: PAST_KIND, CURATED: "curated", BRACKET: BRACKET_KIND}
+KIND_OF_PHASE = {BASELINE: "baseline", PAST: PAST_KIND, CURATED: "curated", BRACKET: BRACKET_KIND,
+                 SHAPES: SHAPE_KIND}
 
 #: the sampler's phases: their configs are stored with kind ``search``
 SAMPLER_PHASES = ("TPE", "random")
@@ -55,6 +70,8 @@ def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: 
         take(CURATED, curated)
         if lr_bracket:
             take(BRACKET, BRACKET_TRIALS)
+        if algorithm == "tpe":  # the shape draws need a scored warm-start config and TPE
+            take(SHAPES, SHAPE_TRIALS)
     take(sampler_phase(algorithm), left)
     if confirm > 0:  # the confirmation rung: runs of the top configs with fresh seeds (bracket.session.confirm)
         plan.append((CONFIRM, int(confirm)))
@@ -64,6 +81,20 @@ def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: 
 def sampler_phase(algorithm: str) -> str:
     """The sampler phase's label for a search with ``algorithm`` (``tpe`` or ``random``)."""
     return "TPE" if algorithm == "tpe" else "random"
+
+
+def budget_reaching_search(settings: Any, plan_of: Any) -> int:
+    """The smallest budget (``settings``' seeds and confirmation rule) whose plan, as
+    ``plan_of(settings)`` makes it, gives the sampler :data:`SAMPLER_REACHED` configs after
+    every phase before it: the warm start, the LR bracket and the shape draws all run, and TPE
+    models at least two proposals. Without a warm start: :data:`SAMPLER_REACHED` configs."""
+    seeds = max(1, int(getattr(settings, "seeds", 1) or 1))
+    for budget in range(seeds, 100 * seeds + 1):
+        trial = replace(settings, budget=budget)
+        phases = dict(plan_of(trial))
+        if phases.get(sampler_phase(trial.algorithm), 0) >= SAMPLER_REACHED:
+            return budget
+    return settings.budget
 
 
 def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "", *, rank: Any = None) -> Plan:
@@ -106,10 +137,11 @@ def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str
     tried: dict[str, int] = {}
     busy: set[str] = set()
     for config in configs:
-        tried[str(config.get("kind"))] = tried.get(str(config.get("kind")), 0) + 1
+        kind = phase_kind(config)
+        tried[kind] = tried.get(kind, 0) + 1
         if config.get("status") == "running":
-            busy.add(str(config.get("kind")))
-    plan = _rebalanced(_without_skipped(plan, skipped or {}, algorithm), tried, busy)
+            busy.add(kind)
+    plan = _shapes_as_made(_rebalanced(_without_skipped(plan, skipped or {}, algorithm), tried, busy), tried)
     rows = []
     for phase, count in plan:
         kind = KIND_OF_PHASE.get(phase, "search" if phase in SAMPLER_PHASES else phase)
@@ -123,6 +155,39 @@ def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str
                 row["next"] = True
                 break
     return rows
+
+
+def phase_kind(config: Mapping[str, Any]) -> str:
+    """The kind a stored config counts under in the plan: a shape draw (kind ``search`` named
+    ``shape-N``) under :data:`SHAPE_KIND`, every other config under its stored kind."""
+    kind = str(config.get("kind"))
+    return SHAPE_KIND if kind == "search" and str(config.get("name", "")).startswith(SHAPE_PREFIX) else kind
+
+
+def _shapes_as_made(plan: Sequence[tuple[str, int]], tried: Mapping[str, int]) -> Plan:
+    """``plan`` with the shape draws and the sampler sharing their configs as the controller
+    shares them: the first :data:`SHAPE_TRIALS` sampler proposals of a TPE search after a warm
+    start are draws; those TPE made instead (no scored warm-start config yet, another worker)
+    count out of the draws."""
+    phases = dict(plan)
+    if SHAPES not in phases and not ("TPE" in phases and BASELINE in phases):
+        return list(plan)
+    pool = phases.get(SHAPES, 0) + phases.get("TPE", 0)
+    shapes = min(pool, max(tried.get(SHAPE_KIND, 0), SHAPE_TRIALS - tried.get("search", 0)))
+    out: Plan = []
+    for phase, count in plan:
+        if phase == SHAPES:
+            continue
+        if phase == "TPE":
+            if shapes:
+                out.append((SHAPES, shapes))
+            count = pool - shapes
+        if count:
+            out.append((phase, count))
+    if "TPE" not in phases:  # the budget ends in the draws
+        at = next((i for i, (p, _) in enumerate(out) if p == CONFIRM), len(out))
+        out[at:at] = [(SHAPES, shapes)] + ([("TPE", pool - shapes)] if pool > shapes else [])
+    return out
 
 
 def _without_skipped(plan: Sequence[tuple[str, int]], skipped: Mapping[str, int], algorithm: str = "tpe") -> Plan:
@@ -151,9 +216,10 @@ def _without_skipped(plan: Sequence[tuple[str, int]], skipped: Mapping[str, int]
 def _rebalanced(plan: Sequence[tuple[str, int]], tried: Mapping[str, int], busy: set[str]) -> Plan:
     """``plan`` with the bracket's untried sides moved to the sampler once the bracket is over."""
     phases = dict(plan)
-    sampler = next((p for p in SAMPLER_PHASES if p in phases), None)
+    sampler = next((p for p in (SHAPES, *SAMPLER_PHASES) if p in phases), None)  # the draws, then TPE
     warm_kinds = {KIND_OF_PHASE[p] for p in (BASELINE, PAST, CURATED, BRACKET)}
-    if (BRACKET not in phases or sampler is None or not tried.get("search") or busy & warm_kinds
+    begun = tried.get("search") or tried.get(SHAPE_KIND)
+    if (BRACKET not in phases or sampler is None or not begun or busy & warm_kinds
             or any(tried.get(KIND_OF_PHASE[p], 0) < phases[p] for p in (BASELINE, PAST, CURATED) if p in phases)):
         return list(plan)
     spare = phases[BRACKET] - min(tried.get(BRACKET_KIND, 0), phases[BRACKET])

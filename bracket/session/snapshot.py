@@ -17,7 +17,7 @@ from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
 from bracket.search.skip_rule import skipped_kinds
 from bracket.search.types import PAST_KIND
 from bracket.session.change_memo import stored_rows
-from bracket.session.plan import plan_progress
+from bracket.session.plan import phase_kind, plan_progress
 from bracket.session.schema import RUN_SPENT
 
 
@@ -103,7 +103,7 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     confirmed = [{"kind": "confirm"} for r in runs  # confirmation runs: fresh seeds of search configs
                  if r["stage"] == "search" and (r.get("seed_index") or 0) >= session.settings.seeds]
     phases = plan_progress(session.search_plan, [c for c in configs.values() if c.get("stage") == "search"] + confirmed,
-                           live_config["kind"] if live_config and live_config.get("stage") == "search" else None,
+                           phase_kind(live_config) if live_config and live_config.get("stage") == "search" else None,
                            skipped=skipped_kinds(row.get("notes") or []), algorithm=session.settings.algorithm)
     workers = [dict(w, alive=session.worker.is_alive(w)) for w in store.workers(name)]
     return SessionSnapshot(

@@ -121,6 +121,9 @@ class Trainer(ABC):
     writes_samples: bool = True
     #: "image", "video" or "text": what the samples are, for the Compare view
     sample_kind: str = "image"
+    #: sample prompt lines of the trainer's own (the demo's, whose dataset it generates); every
+    #: other trainer's are proposed from its dataset (``bracket.trainer.sample_proposal``)
+    default_sample_prompts: tuple[str, ...] = ()
     #: Hugging Face ids of tokenizers the trainer loads from the hub by name at start (no model
     #: file carries them); ``bracket doctor`` checks they are on this machine
     tokenizer_ids: tuple[str, ...] = ()

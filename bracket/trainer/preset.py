@@ -32,8 +32,9 @@ class ModelPreset:
     needs_pre_cache: bool = False
     #: the trainer script (or command) this preset drives, for tables and docs
     trainer_script: str = ""
-    #: search settings the Setup form starts from for this preset (``budget``, ``steps``),
-    #: e.g. a quick start that reaches every phase of the plan; the rest are ``SearchSettings``'
+    #: search settings the Setup form and ``bracket run`` start from for this preset (``steps``);
+    #: the rest are ``SearchSettings``' (the budget: the smallest whose plan reaches TPE,
+    #: ``bracket.app.forms.default_budget``)
     search_defaults: tuple[tuple[str, int], ...] = ()
     #: makes what the preset can make itself when it is missing — the demo's dataset at its
     #: default place — from the field values (defaults merged in); returns a note saying what it

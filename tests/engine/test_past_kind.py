@@ -47,10 +47,10 @@ def test_past_is_warm_start_for_the_bracket_and_the_explore_rule_and_spends_the_
 
 def test_the_plan_has_a_past_phase_between_the_baseline_and_the_curated_configs():
     plan = search_plan(10, curated=3, past=2)
-    assert plan_text(plan) == "baseline, 2 past, 3 curated, 2 LR bracket, 2 TPE"
+    assert plan_text(plan) == "baseline, 2 past, 3 curated, 2 LR bracket, 2 shape draws"
     assert search_plan(3, curated=3, past=2) == [("baseline", 1), ("past", 2)]  # the budget ends in it
     rows = plan_progress(plan, [{"kind": "baseline"}, {"kind": "past"}], current_kind="past")
-    assert progress_text(rows) == "baseline ✓ · past 1/2 ◀ now · curated 0/3 · LR bracket 0/2 · TPE 0/2"
+    assert progress_text(rows) == "baseline ✓ · past 1/2 ◀ now · curated 0/3 · LR bracket 0/2 · shape draws 0/2"
 
 
 def test_old_stores_read_earlier_sessions_configs_and_runs_as_past(tmp_path):

@@ -154,8 +154,9 @@ def test_the_plan_gives_a_skipped_slot_to_the_bracket_then_the_sampler():
 
     plan = [("baseline", 1), ("curated", 3), ("LR bracket", 1)]  # the budget ended inside the bracket
     rows = plan_progress(plan, [{"kind": "baseline"}], skipped={"curated": 2})
+    # the sampler's first proposal after a warm start is a shape draw
     assert [(r["phase"], r["planned"]) for r in rows] == [("baseline", 1), ("curated", 1), ("LR bracket", 2),
-                                                           ("TPE", 1)]
+                                                           ("shape draws", 1)]
     assert "curated 0/1 (2 skipped)" in progress_text(rows)
     rows = plan_progress([("baseline", 1), ("past", 2), ("random", 3), ("confirm", 2)], [], skipped={"past": 1})
     assert [(r["phase"], r["planned"]) for r in rows] == [("baseline", 1), ("past", 1), ("random", 4), ("confirm", 2)]
@@ -169,4 +170,4 @@ def test_a_sampler_phase_added_for_a_skipped_slot_is_named_by_the_sessions_algor
     rows = plan_progress(plan, [{"kind": "baseline"}], skipped={"curated": 2}, algorithm="random")
     assert [(r["phase"], r["planned"]) for r in rows][-1] == ("random", 1)
     assert "random 0/1" in progress_text(rows) and "TPE" not in progress_text(rows)
-    assert plan_progress(plan, [], skipped={"curated": 2}, algorithm="tpe")[-1]["phase"] == "TPE"
+    assert plan_progress(plan, [], skipped={"curated": 2}, algorithm="tpe")[-1]["phase"] == "shape draws"

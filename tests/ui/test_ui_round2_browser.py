@@ -38,9 +38,10 @@ def test_plan_pause_pairwise_mode_finals_export_report(demo_app, output_dir):
         expect(script).to_be_visible(timeout=30_000)
         script.fill(str(FAKE_TRAINER))
         script.press("Tab")
-        # Setup: the demo's quick start reaches TPE, and the plan says so before Start
-        expect(page.locator("#bk-budget input")).to_have_value("7")
-        expect(page.locator("#bk-plan")).to_contain_text("baseline, 3 curated, 2 LR bracket, 1 TPE")
+        # Setup: the demo's quick start reaches TPE past the shape draws, and the plan says so before Start
+        expect(page.locator("#bk-budget input")).to_have_value("16")
+        expect(page.locator("#bk-plan")).to_contain_text(
+            "baseline, 3 curated, 2 LR bracket, 4 shape draws, 2 TPE, 4 confirm")
         page.locator("#bk-steps input").fill("30")
         page.locator("#bk-steps input").press("Tab")
         page.screenshot(path=str(shots / "1-setup-plan.png"), full_page=True)
@@ -57,9 +58,9 @@ def test_plan_pause_pairwise_mode_finals_export_report(demo_app, output_dir):
         page.screenshot(path=str(shots / "2-paused.png"), full_page=True)
         pause.click()
         expect(page.locator("#bk-control-status")).to_contain_text("Resumed", timeout=10_000)
-        expect(page.locator("#bk-progress")).to_contain_text("7 / 7 runs", timeout=180_000)
+        expect(page.locator("#bk-progress")).to_contain_text("16 / 16 runs", timeout=300_000)
         expect(page.locator("#bk-status")).to_contain_text("finished", timeout=30_000)
-        expect(page.locator("#bk-status")).to_contain_text("TPE 1/1")
+        expect(page.locator("#bk-status")).to_contain_text("shape draws 4/4 ✓ · TPE 2/2 ✓")
         expect(page.locator("#bk-status")).not_to_contain_text("processing")
         page.screenshot(path=str(shots / "3-search-finished.png"), full_page=True)
 

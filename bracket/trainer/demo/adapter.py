@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bracket import settings
-from bracket.dataset.demo_data import TOML_NAME, make_demo_dataset_once
+from bracket.dataset.demo_data import DEMO_PROMPTS, TOML_NAME, make_demo_dataset_once
 from bracket.dataset.runtime import derive_run_toml
 from bracket.dataset.validation import preflight_dataset
 from bracket.fields import FieldSpec
@@ -203,6 +203,8 @@ class DemoLoRA(Trainer):
     validation_tags = VALIDATION_TAGS
     #: never uses a GPU (``bracket doctor`` skips its GPU memory check)
     cpu_only = True
+    #: the demo's shapes, one of each colour, at fixed seeds (its dataset is generated)
+    default_sample_prompts = DEMO_PROMPTS
 
     def script_files(self) -> list[Path]:
         """``scripts/demo_train.py``, which ``bracket doctor`` checks is there."""

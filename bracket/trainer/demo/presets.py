@@ -9,10 +9,9 @@ PRESETS = (
         notes="Embedded CPU trainer: a small DDPM trained from scratch on generated shapes. "
         "Shows the whole loop in minutes without a GPU.",
         trainer_script="bracket/trainer/scripts/demo_train.py",
-        # the quick start reaches TPE: baseline, 3 curated, 2 LR bracket, 1 TPE (7 configs: below
-        # the automatic confirmation rung) — at 50 steps all 7 fit in 3 minutes on 2 cores
-        # (docs/BENCHMARKS.md)
-        search_defaults=(("budget", 7), ("steps", 50)),
+        # 50 steps: a run takes about 15 s on 2 cores (docs/BENCHMARKS.md); the budget is every
+        # preset's, the smallest that reaches TPE (bracket.app.forms.default_budget)
+        search_defaults=(("steps", 50),),
         # the quick start works on a fresh clone: the default demo dataset is made when missing
         prepare=demo.make_missing_demo_dataset,
         made_on_start=demo.demo_dataset_made_on_start,
