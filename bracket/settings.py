@@ -27,26 +27,32 @@ from bracket.errors import BracketError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _ENV_LOADED = False
+_ENV_ERROR: str | None = None  # the damaged .env's message, raised again on every read
 
 
 def load_env_file(path: Path | None = None) -> None:
-    """Load ``.env`` once (or ``path``), never overriding the real environment."""
-    global _ENV_LOADED
+    """Load ``.env`` once (or ``path``), never overriding the real environment. A damaged file
+    raises its one ``BracketError`` on every read, so a caller that swallows it cannot make a
+    later read go on without the file."""
+    global _ENV_LOADED, _ENV_ERROR
     if _ENV_LOADED and path is None:
+        if _ENV_ERROR is not None:
+            raise BracketError(_ENV_ERROR)
         return
     env_path = path or PROJECT_ROOT / ".env"
+    _ENV_LOADED, _ENV_ERROR = True, None
     if env_path.is_file():
-        _ENV_LOADED = True  # a damaged file is reported once, not on every later read
         try:
             text = env_path.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            raise BracketError(f"{env_path} cannot be read as UTF-8 text ({type(error).__name__}); fix or remove "
-                               "it (it holds BRACKET_* settings, one NAME=value a line).") from None
+            _ENV_ERROR = (f"{env_path} cannot be read as UTF-8 text ({type(error).__name__}); fix or remove "
+                          "it (it holds BRACKET_* settings, one NAME=value a line).")
+            raise BracketError(_ENV_ERROR) from None
         if "\0" in text:
-            raise BracketError(f"{env_path} holds a NUL byte, which no setting may contain; fix or remove that "
-                               "line (one NAME=value a line).")
+            _ENV_ERROR = (f"{env_path} holds a NUL byte, which no setting may contain; fix or remove that "
+                          "line (one NAME=value a line).")
+            raise BracketError(_ENV_ERROR)
         load_dotenv(stream=io.StringIO(text), override=False)
-    _ENV_LOADED = True
 
 
 def env(name: str, default: str = "") -> str:
