@@ -17,7 +17,7 @@ def _cell(value) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.0%}" if 0 <= value <= 1 and value != 0 and False else f"{value:.2f}"
+        return f"{value:.2f}"
     return str(value)
 
 
