@@ -12,6 +12,7 @@ import argparse
 import hashlib
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -72,13 +73,41 @@ def build_carry(vendor: Path, wheels: Path | None, out: Path, *, repo_bytes: int
     return manifest
 
 
+PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
+             "manylinux2014_x86_64", "manylinux1_x86_64")
+WHEELS_LIST = Path(__file__).with_name("wheels.txt")
+
+
+def wanted_wheels(path: Path = WHEELS_LIST) -> list[str]:
+    """The ``name==version`` lines of the wheels list (comments and blanks skipped)."""
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line]
+
+
+def download_command(wheels: Path, names: list[str], python: str = sys.executable) -> list[str]:
+    """``pip download`` of ``names`` as cp312 x86-64 wheels for the device image (needs the network)."""
+    platforms = [word for platform in PLATFORMS for word in ("--platform", platform)]
+    return [python, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version", "3.12",
+            "--implementation", "cp", *platforms, "-d", str(wheels), *names]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.gpu.carry", description=__doc__.splitlines()[0])
     parser.add_argument("--vendor", type=Path, default=Path("vendor/sd-scripts"))
     parser.add_argument("--wheels", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=Path(".gpucarry"))
     parser.add_argument("--repo", type=Path, default=Path("."), help="the repository whose files travel too")
+    parser.add_argument("--download", action="store_true",
+                        help="first fetch the wheels of wheels.txt into --wheels (needs the network)")
     args = parser.parse_args(argv)
+    if args.download:
+        if args.wheels is None:
+            print("error: --download needs --wheels DIR to download into", file=sys.stderr)
+            return 2
+        args.wheels.mkdir(parents=True, exist_ok=True)
+        if subprocess.run(download_command(args.wheels, wanted_wheels()), check=False).returncode:
+            print("error: pip download failed; see its output above", file=sys.stderr)
+            return 2
     repo_bytes = sum(tree_bytes(args.repo / name) for name in ("bracket", "bench", "tests", "ui", "docs")
                      if (args.repo / name).is_dir())
     try:

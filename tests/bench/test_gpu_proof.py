@@ -65,6 +65,15 @@ def test_carry_over_the_limit_says_so_and_leaves_nothing(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("error: ")
 
 
+def test_the_download_command_asks_for_cp312_wheels_of_every_listed_name_without_dependencies(tmp_path):
+    names = carry.wanted_wheels()
+    assert "optuna==5.0.0" in names and all("==" in name for name in names)
+    command = carry.download_command(tmp_path, names)
+    assert command[3:6] == ["download", "--no-deps", "--only-binary=:all:"] and "3.12" in command
+    assert command[-len(names):] == names
+    assert carry.main(["--download", "--vendor", str(tmp_path)]) == 2  # no --wheels: refused before any download
+
+
 def test_bootstrap_installs_a_carried_wheel_offline_into_a_target(tmp_path):
     wheels = tmp_path / "wheels"
     _wheel(wheels)
