@@ -118,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     env = bootstrap.install(args.carry / "wheels", work / "site", log)
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
+    # sd-scripts' tools import its ``library`` package, which ``pip install -e .`` would provide
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), str(sd_scripts.resolve())) if p)
     clock = {"start": time.time()}
     model, tokenizers = args.model, args.tokenizers
     if model is None:
