@@ -30,15 +30,22 @@ BUILD_SCRIPT = ROOT / "tests" / "sd_scripts" / "build_random_sdxl.py"
 SMI_QUERY = ["--query-gpu=timestamp,utilization.gpu,memory.used", "--format=csv,noheader,nounits", "-lms", "250"]
 
 
+#: enough images for Bracket's automatic validation split (bracket.trainer.validation.MIN_IMAGES)
+IMAGES = 20
+
+
 def dataset(folder: Path) -> Path:
     from PIL import Image, ImageDraw
 
     folder.mkdir(parents=True, exist_ok=True)
-    for n, colour in enumerate(("red", "green", "blue")):
+    colours = ("red", "green", "blue", "orange", "purple")
+    for n in range(IMAGES):
+        colour, shape = colours[n % 5], ("square", "circle")[n // 5 % 2]
         image = Image.new("RGB", (256, 256), "white")
-        ImageDraw.Draw(image).rectangle((48 + 8 * n, 48, 208, 208 - 8 * n), fill=colour)
-        image.save(folder / f"img{n}.png")
-        (folder / f"img{n}.txt").write_text(f"a {colour} square", encoding="utf-8")
+        box = (40 + 4 * n, 48, 216, 216 - 4 * n)
+        (ImageDraw.Draw(image).ellipse if shape == "circle" else ImageDraw.Draw(image).rectangle)(box, fill=colour)
+        image.save(folder / f"img{n:02d}.png")
+        (folder / f"img{n:02d}.txt").write_text(f"a {colour} {shape}", encoding="utf-8")
     return folder
 
 
@@ -84,6 +91,7 @@ def measured_rows(folder: Path, label: str, samples: list, trainer) -> list[dict
         split = measure.phases(start, end, measure.step_times(Path(run["run_dir"]) / "logs"))
         peak = measure.peak_mib(samples, start, end)
         rows.append({"run": f"{label} {run['kind']}", "status": run["status"], "start": start, "end": end,
+                     "samples": len(run.get("samples") or []), "eval_points": len(run.get("eval_loss") or []),
                      **split, **measure.plan_check(trainer, peak)})
     return rows
 

@@ -8,7 +8,7 @@ from pathlib import Path
 COLUMNS = (("run", "run"), ("wall_s", "wall s"), ("before_first_step_s", "before 1st step s"),
            ("before_share", "share before"), ("steps_s", "steps s"), ("after_s", "samples+save s"),
            ("steps_per_s", "steps/s"), ("peak_gb", "peak GB"), ("tier_gb", "tier GB"),
-           ("fits_tier", "fits tier"))
+           ("fits_tier", "fits tier"), ("samples", "samples"), ("eval_points", "val. points"))
 
 
 def _cell(value) -> str:

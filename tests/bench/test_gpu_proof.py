@@ -174,6 +174,7 @@ def test_the_script_end_to_end_on_cpu_with_the_fake_trainer(tmp_path, monkeypatc
                                            for k in ("baseline", "curated")]
     assert all(r["steps"] == 4 and r["before_first_step_s"] >= 0 and r["steps_per_s"] > 0 for r in trained)
     assert all(r["peak_gb"] == pytest.approx(0.5) and r["tier_gb"] == 80 for r in trained)
+    assert all(r["samples"] == 6 and r["eval_points"] >= 1 for r in trained)  # 2 prompts at first, step 2, step 4
     assert any("cache latents" in r["run"] for r in result["runs"])
     summary = result["summary"]
     assert summary["export_rerun_exit"] == 0 and summary["packed_exit_codes"] == [0, 0]
