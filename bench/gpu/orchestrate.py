@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -115,8 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, default=None)
     parser.add_argument("--tokenizers", type=Path, default=None)
     parser.add_argument("--vram-gb", default="80")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="weights, dataset and runs (default: a new temporary folder; never under --out, "
+                             "whose files come back from the device)")
     args = parser.parse_args(argv)
-    out, work = args.out, args.out / "work"
+    out, work = args.out, args.work or Path(tempfile.mkdtemp(prefix="bracket-gpu-proof-"))
+    out.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
     log = out / "orchestrate.log"
     sd_scripts = args.sd_scripts or args.carry / "sd-scripts"

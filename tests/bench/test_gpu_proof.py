@@ -165,7 +165,7 @@ def test_the_script_end_to_end_on_cpu_with_the_fake_trainer(tmp_path, monkeypatc
     out = tmp_path / "out"
     code = orchestrate.main(["--out", str(out), "--device", "cpu", "--steps", "4", "--carry", str(carry_dir),
                              "--sd-scripts", str(sd), "--trainer-python", str(make_fake_python(tmp_path / "py")),
-                             "--model", str(model)])
+                             "--model", str(model), "--work", str(tmp_path / "work")])
     log = (out / "orchestrate.log").read_text(errors="replace") if (out / "orchestrate.log").exists() else ""
     assert code == 0, log[-4000:]
     result = json.loads((out / "gpu_proof.json").read_text())
@@ -181,3 +181,4 @@ def test_the_script_end_to_end_on_cpu_with_the_fake_trainer(tmp_path, monkeypatc
     assert summary["serial_runs_per_hour"] > 0 and summary["packed_runs_per_hour"] > 0
     assert summary["gpu_idle_between_serial_runs_s"] is not None and summary["gpu_samples"] > 0
     assert "| serial-a baseline |" in (out / "gpu_proof.md").read_text()
+    assert sorted(p.name for p in out.iterdir()) == ["gpu.csv", "gpu_proof.json", "gpu_proof.md", "orchestrate.log"]
