@@ -143,9 +143,8 @@ while True:
 """
 
 
-@pytest.mark.timeout(600)
-def test_the_script_end_to_end_on_cpu_with_the_fake_trainer(tmp_path, monkeypatch):
-    """Every step of the device script on CPU: the fake stands in for sd-scripts and nvidia-smi."""
+def _fake_stage(tmp_path: Path, monkeypatch) -> list[str]:
+    """Fake sd-scripts, trainer python and nvidia-smi; the script's arguments that use them."""
     sd = tmp_path / "sd-scripts"
     (sd / "tools").mkdir(parents=True)
     shutil.copy(FAKE_TRAINER, sd / "sdxl_train_network.py")
@@ -162,10 +161,16 @@ def test_the_script_end_to_end_on_cpu_with_the_fake_trainer(tmp_path, monkeypatc
     _wheel(carry_dir / "wheels")
     model = tmp_path / "model.safetensors"
     model.write_bytes(b"fake")
+    return ["--out", str(tmp_path / "out"), "--device", "cpu", "--steps", "4", "--carry", str(carry_dir),
+            "--sd-scripts", str(sd), "--trainer-python", str(make_fake_python(tmp_path / "py")),
+            "--model", str(model), "--work", str(tmp_path / "work")]
+
+
+@pytest.mark.timeout(600)
+def test_the_script_end_to_end_on_cpu_with_the_fake_trainer(tmp_path, monkeypatch):
+    """Every step of the device script on CPU: the fake stands in for sd-scripts and nvidia-smi."""
     out = tmp_path / "out"
-    code = orchestrate.main(["--out", str(out), "--device", "cpu", "--steps", "4", "--carry", str(carry_dir),
-                             "--sd-scripts", str(sd), "--trainer-python", str(make_fake_python(tmp_path / "py")),
-                             "--model", str(model), "--work", str(tmp_path / "work")])
+    code = orchestrate.main(_fake_stage(tmp_path, monkeypatch))
     log = (out / "orchestrate.log").read_text(errors="replace") if (out / "orchestrate.log").exists() else ""
     assert code == 0, log[-4000:]
     result = json.loads((out / "gpu_proof.json").read_text())
@@ -182,3 +187,17 @@ def test_the_script_end_to_end_on_cpu_with_the_fake_trainer(tmp_path, monkeypatc
     assert summary["gpu_idle_between_serial_runs_s"] is not None and summary["gpu_samples"] > 0
     assert "| serial-a baseline |" in (out / "gpu_proof.md").read_text()
     assert sorted(p.name for p in out.iterdir()) == ["gpu.csv", "gpu_proof.json", "gpu_proof.md", "orchestrate.log"]
+
+
+def test_quick_mode_runs_one_session_and_no_packed_pair(tmp_path, monkeypatch):
+    assert orchestrate.main([*_fake_stage(tmp_path, monkeypatch), "--quick"]) == 0
+    result = json.loads((tmp_path / "out" / "gpu_proof.json").read_text())
+    assert [r["run"] for r in result["runs"] if "steps" in r] == ["serial-a baseline", "serial-a curated"]
+    assert result["summary"]["packed_runs_per_hour"] is None and result["summary"]["export_rerun_exit"] == 0
+
+
+def test_no_sd_scripts_folder_is_one_error_line_and_nothing_made(tmp_path, capsys):
+    code = orchestrate.main(["--out", str(tmp_path / "out"), "--carry", str(tmp_path / "none"),
+                             "--work", str(tmp_path / "work")])
+    assert code == 2 and capsys.readouterr().err.startswith("error: no sd-scripts folder")
+    assert not (tmp_path / "work").exists()
