@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 from bracket.app.grid import GridCell, GridData
 from bracket.session.plan import progress_text
 from bracket.standings.parts import as_rating
-from bracket.stats import interval_text
+from bracket.standings.quality import quality, quality_interval, quality_text
 
 MAX_POINTS = 400
 
@@ -141,7 +141,9 @@ def status_markdown(snapshot: Any) -> str:
     return "\n\n".join(lines)
 
 
-RUN_COLUMNS = ["run", "config", "kind", "why", "status", "seed", "step", "score", "judges", "params", "duration",
+#: status, step and quality first after the run's name (a 1280-px window shows them without a
+#: scroll); the long "why" and the details after them
+RUN_COLUMNS = ["run", "config", "status", "step", "quality", "kind", "seed", "why", "judges", "params", "duration",
                "reason"]
 
 
@@ -195,9 +197,8 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
         why = (reasons or {}).get(run.get("config_id"), "") if stage == "search" else (
             f"{stage} stage, not a proposal")
         kind = run["kind"] if stage == "search" else stage
-        rows.append([run["id"], run["config_name"], kind, why, run["status"], run["seed"],
-                     step_text(run, current), "" if run["score"] is None else f"{run['score']:.3f}",
-                     judges_text(run), params_text(run["params"]),
+        rows.append([run["id"], run["config_name"], run["status"], step_text(run, current),
+                     quality_text(run["score"]), kind, run["seed"], why, judges_text(run), params_text(run["params"]),
                      format_duration(run["duration_s"]) if run["duration_s"] else "", run["failure_reason"] or ""])
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
@@ -247,7 +248,7 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
 
 
 # -- Results tab ------------------------------------------------------------------------------
-LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "score (mean)", "95% CI", "raw figures", "seeds",
+LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "quality (mean)", "95% CI", "raw figures", "seeds",
                        "best step", "loss scored", "ratings", "comparisons", "runs", "params"]
 
 
@@ -256,10 +257,10 @@ def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
     data = []
     for board in boards:
         for row in board.rows:
-            ci = interval_text(row.ci_low, row.ci_high)  # clipped to [0, 1] as everywhere (bracket.stats)
+            ci = quality_interval(row.ci_low, row.ci_high)  # the score interval, clipped, as a quality
             best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
             data.append([board.stage, row.rank or "", row.name, row.kind,
-                         "" if row.mean is None else f"{row.mean:.3f}", ci, row.raw_text, row.seeds, best,
+                         quality_text(row.mean), ci, row.raw_text, row.seeds, best,
                          row.loss_basis, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
                          params_text(row.params)])
     return pd.DataFrame(data, columns=LEADERBOARD_COLUMNS)
@@ -306,12 +307,12 @@ def importance_figure(importances: Mapping[str, float]) -> go.Figure:
 def history_figure(history: Sequence[Mapping[str, Any]]) -> go.Figure:
     figure = go.Figure()
     xs = list(range(1, len(history) + 1))
-    figure.add_trace(go.Scatter(x=xs, y=[h["score"] for h in history], mode="markers", name="config score",
+    figure.add_trace(go.Scatter(x=xs, y=[quality(h["score"]) for h in history], mode="markers", name="config quality",
                                 text=[f"{h['config']} ({h['kind']})" for h in history]))
-    figure.add_trace(go.Scatter(x=xs, y=[h["best"] for h in history], mode="lines", name="best so far",
+    figure.add_trace(go.Scatter(x=xs, y=[quality(h["best"]) for h in history], mode="lines", name="best so far",
                                 line={"shape": "hv"}))
     figure.update_xaxes(tickformat="d")
-    figure.update_layout(title="Score over trials (lower is better)", xaxis_title="config #", yaxis_title="score",
+    figure.update_layout(title="Quality over trials (1–10, higher is better)", xaxis_title="config #", yaxis_title="quality",
                          height=320, margin={"l": 40, "r": 10, "t": 40, "b": 40})
     return figure
 

@@ -63,6 +63,13 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
 REPORT_PENDING = "*Writing the report (charts, parameter importance)…*"
 
 
+def report_pointer(manager: SessionManager) -> str:
+    """Where the report is: one link to report.html, not its copy. The tab shows the leaderboard,
+    the charts and the importance itself; embedding the report repeated all of them (issue 34)."""
+    return (f"The full report (leaderboards per stage, best and worst sample grids, judges and weights, "
+            f"run problems) is {report_link(manager)}.")
+
+
 def verdict_text(manager: SessionManager) -> str:
     """The verdict, the winner, the loss it rests on, and a link to the report when it is written."""
     _boards, verdict = manager.leaderboard()
@@ -90,7 +97,8 @@ def refresh_report(manager: SessionManager) -> tuple[Any, Any, str, str, Any]:
     search = table.board("search") if table else None
     history = manager.score_history()
     importances, message = manager.param_importance()
-    report = manager.report_markdown(lambda path: file_url(str(path)))
+    manager.report_markdown(lambda path: file_url(str(path)))  # writes report.md/.html (its one place)
+    report = report_pointer(manager)
     if message:
         report = f"*{message}*\n\n" + report
     return (history_figure(history) if history else None, importance_figure(importances) if importances else None,

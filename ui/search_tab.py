@@ -33,7 +33,8 @@ from ui.render import fingerprint, progress_html, runs_frame, status_markdown, w
 
 #: finished runs drawn in the live chart besides the current one (the Results tab overlays any)
 RECENT_RUNS = 30
-LOG_LINES = 40
+#: the log panel's height in lines, and the lines it is sent: the newest line is always in view
+LOG_LINES = 18
 #: rows of the trial table per page (page 1 = the newest); more would slow every browser tab
 PAGE_ROWS = 300
 
@@ -193,7 +194,8 @@ def build(manager: SessionManager, control_md: gr.Markdown | None = None) -> dic
             plot = gr.Plot(label="Loss", elem_id="bk-loss")
             smoothing = gr.Slider(0.0, 0.99, value=0.6, step=0.01, label="Smoothing")
         with gr.Column(scale=2):
-            log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=18, max_lines=18, autoscroll=True,
+            log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=LOG_LINES, max_lines=LOG_LINES,
+                             autoscroll=True,
                              interactive=False, elem_id="bk-log")
     table = gr.Dataframe(label="Trials (score: lower is better; click a row: why its config was proposed, in full "
                          "below)", interactive=False,

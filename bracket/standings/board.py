@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bracket.standings.quality import QualityReading
 from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
 
@@ -258,7 +259,7 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
     best = next((row for row in rows if row.rank == 1), None)
     run = _winning_run(best) if best else None
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
-                                                  steps=run.steps if run else None))
+                                                  steps=run.steps if run else None, reading=QualityReading))
 
 
 def _winning_run(best: ConfigRow) -> RunStanding:

@@ -202,7 +202,8 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert [Path(f).name for f in files] == ["config.json", "config.toml"]
     assert all(Path(f).is_relative_to(runs_dir) for f in files)
     assert dashboard.startswith("optuna-dashboard sqlite:///") and history is not None
-    assert "# Bracket report" in report and f"](gradio_api/file={runs_dir}" in report
+    # the report lives in one place: report.html, linked; the tab does not embed a second copy of it
+    assert "# Bracket report" not in report and f"[report.html](gradio_api/file={runs_dir}" in report
     assert runs_dd.value and results_tab.overlay(manager, runs_dd.value, 0.3) is not None
     assert f"[report.html](gradio_api/file={runs_dir}" in verdict  # served from the runs folder only
     exported = results_tab.export(manager, 0)
@@ -301,8 +302,11 @@ def test_search_tab_renders_200_trials(capsys):
     frame = runs_frame(snap)
     figure = loss_figure(series, {}, smoothing=0.6)
     assert len(frame) == 200 and len(figure.data) == 30
-    # the score reads like its judges column and `status` (3 decimals), not "1" next to "loss 1.000"
-    assert list(frame["score"])[-2:] == ["0.010", "0.005"] and frame["score"].iloc[0] == "1.000"
+    # the score reads as its quality, as `status` and the report write it: higher is better, the
+    # worst run (score 1.0) a 1.00 and the best (0.005) near 10 — never "score 1.000" for the worst
+    assert list(frame["quality"])[-2:] == ["9.91", "9.96"] and frame["quality"].iloc[0] == "1.00"
+    # status, step and quality come right after the run's name, before the long "why"
+    assert list(frame.columns[:5]) == ["run", "config", "status", "step", "quality"]
 
 
 def test_status_says_what_the_divergence_stop_saved_and_when_only_loss_scores():
@@ -380,4 +384,4 @@ def test_leaderboard_interval_is_clipped_to_the_score_range_like_the_verdict():
                           raw_text="loss 0.33", seeds=2, best_step=None, best_step_basis="", loss_basis="validation",
                           ratings=0, comparisons=0, run_ids=[7, 8], params={})
     frame = leaderboard_frame([SimpleNamespace(stage="final", rows=[row])])
-    assert frame.loc[0, "95% CI"] == "0.000 – 1.000" and frame.loc[0, "score (mean)"] == "0.788"
+    assert frame.loc[0, "95% CI"] == "1.00 – 10.00" and frame.loc[0, "quality (mean)"] == "2.90"
