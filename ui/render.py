@@ -267,22 +267,29 @@ def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
 
 
 def step_figure(rows: Sequence[Any]) -> go.Figure | None:
-    """Per-step score of each config row (lower is better), its best step marked; None without any."""
+    """The loss that scores at each sampled step of each config row (validation loss where the
+    runs logged one: the mean over the config's seeds), each config's best step marked ★; None
+    without any. Raw losses, so the configs compare on one axis (the per-step *scores* are
+    normalised within each config and would not)."""
     figure = go.Figure()
+    bases = set()
     for row in rows:
-        if not row.step_scores:
+        losses = getattr(row, "step_loss", None) or {}
+        if not losses:
             continue
-        steps = sorted(row.step_scores)
-        figure.add_trace(go.Scatter(x=steps, y=[row.step_scores[s] for s in steps], mode="lines+markers",
-                                    name=row.name))
-        if row.best_step in row.step_scores:
-            figure.add_trace(go.Scatter(x=[row.best_step], y=[row.step_scores[row.best_step]], mode="markers",
-                                        marker={"symbol": "star", "size": 12}, showlegend=False,
+        bases.add("validation" if "validation" in (getattr(row, "loss_basis", "") or row.best_step_basis) else "training")
+        steps = sorted(losses)
+        figure.add_trace(go.Scatter(x=steps, y=[losses[s] for s in steps], mode="lines+markers", name=row.name))
+        if row.best_step in losses:
+            figure.add_trace(go.Scatter(x=[row.best_step], y=[losses[row.best_step]], mode="markers",
+                                        marker={"symbol": "star", "size": 14, "color": "#d62728"}, showlegend=False,
                                         name=f"{row.name}: best step {row.best_step} ({row.best_step_basis})"))
     if not figure.data:
         return None
-    figure.update_layout(title="Score per step, each config on its own scale (lower is better; ★ best step)", height=320,
-                         margin={"l": 50, "r": 10, "t": 40, "b": 40}, xaxis_title="step")
+    which = "Validation loss" if bases == {"validation"} else "Loss" if len(bases) > 1 else "Training loss"
+    figure.update_layout(title=f"{which} at each sampled step, the loss that scores (lower is better; ★ best step)",
+                         height=320, margin={"l": 50, "r": 10, "t": 40, "b": 40}, xaxis_title="step",
+                         yaxis_title="loss")
     return figure
 
 

@@ -214,7 +214,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     extend_md = gr.Markdown(elem_id="bk-extend-msg")
     job_md = gr.Markdown(elem_id="bk-job")
     export_md = gr.Markdown(elem_id="bk-export-msg")
-    board = gr.Dataframe(label="Leaderboard per stage (lower score is better; stages are scored apart)", interactive=False, wrap=False,
+    board = gr.Dataframe(label="Leaderboard per stage (quality 1–10, higher is better; stages are scored apart)", interactive=False, wrap=False,
                          elem_id="bk-leaderboard")
     with gr.Row():
         with gr.Column(scale=3):
@@ -226,7 +226,8 @@ def build(manager: SessionManager) -> dict[str, Any]:
         runs_dd = gr.Dropdown(choices=[], multiselect=True, label="Runs to overlay", scale=4)
         smoothing = gr.Slider(0.0, 0.99, value=0.6, step=0.01, label="Smoothing", scale=1)
     overlay_plot = gr.Plot(label="Loss curves")
-    steps_plot = gr.Plot(label="Score per step (top configs)")
+    steps_plot = gr.Plot(label="The loss that scores at each sampled step (top configs, ★ best step)",
+                         elem_id="bk-steps")
     with gr.Row():
         history = gr.Plot(label="Score history")
         importance = gr.Plot(label="Parameter importance")

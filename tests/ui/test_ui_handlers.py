@@ -360,18 +360,24 @@ def test_an_empty_loss_chart_says_so_instead_of_axes_from_minus_one():
     assert "annotations" not in drawn and drawn["xaxis"].get("visible", True) is True
 
 
-def test_score_per_step_chart_says_each_config_is_on_its_own_scale():
-    """The per-step loss is normalised within each config (docs/SCORING.md, best 0, worst 1), so
-    every curve ends near 0: the chart must not read as a comparison between configs."""
+def test_per_step_chart_draws_the_loss_that_scores_on_one_scale_with_each_best_step():
+    """Issue 34: "score per step" scaled each config to its own 0–1, so two configs could not be
+    compared, and the chart never showed the validation loss the score uses. It draws the raw
+    loss that scores at each sampled step (one axis for all configs) and marks each best step."""
     from types import SimpleNamespace
 
     from ui.render import step_figure
 
-    rows = [SimpleNamespace(name=n, step_scores={10: 1.0, 20: 0.0}, best_step=20, best_step_basis="validation")
-            for n in ("a", "b")]
+    rows = [SimpleNamespace(name="a", step_scores={10: 1.0, 20: 0.0}, best_step=20, best_step_basis="validation",
+                            loss_basis="validation", step_loss={10: 0.30, 20: 0.20}),
+            SimpleNamespace(name="b", step_scores={10: 0.0, 20: 1.0}, best_step=10, best_step_basis="validation",
+                            loss_basis="validation", step_loss={10: 0.12, 20: 0.15})]
     figure = step_figure(rows)
-    assert "each config on its own scale" in figure.layout.title.text
-    assert [t.name for t in figure.data if t.showlegend is not False] == ["a", "b"]
+    assert figure.layout.title.text.startswith("Validation loss") and "own scale" not in figure.layout.title.text
+    lines = {t.name: list(t.y) for t in figure.data if t.showlegend is not False}
+    assert lines == {"a": [0.30, 0.20], "b": [0.12, 0.15]}  # raw: b is better than a at every step
+    stars = {t.name: (list(t.x), list(t.y)) for t in figure.data if t.showlegend is False}
+    assert stars == {"a: best step 20 (validation)": ([20], [0.20]), "b: best step 10 (validation)": ([10], [0.12])}
 
 
 def test_leaderboard_interval_is_clipped_to_the_score_range_like_the_verdict():
