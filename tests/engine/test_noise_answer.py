@@ -140,6 +140,20 @@ def test_best_step_from_validation_ratings_and_default():
     assert rated.best_step == 50 and "human" in rated.basis
 
 
+def test_the_best_step_named_has_samples_to_look_at():
+    """Issue 34: validation ran at steps 20, 40, …, samples were saved only at the end, and the
+    best step named was 40 — with no sample to look at or rate. With samples, only sampled steps
+    (the final one included) can be the best step; without any samples, any evaluated step can."""
+    validation = {20: 0.30, 40: 0.18, 60: 0.22, 80: 0.24, 100: 0.25}
+    at_the_end = step_curve(1, [_run(1, validation, samples=(100,))])
+    assert at_the_end.best_step == 100 and 40 not in at_the_end.steps
+    every_other = step_curve(1, [_run(1, validation, samples=(20, 60, 100))])
+    assert every_other.best_step == 60 and every_other.basis == "validation"
+    no_samples = step_curve(1, [_run(1, validation, samples=())])
+    assert no_samples.best_step == 40
+    assert at_the_end.per_judge["loss"][40] == 0.18  # the chart still draws every evaluated step
+
+
 def test_best_step_through_export_and_a_stored_rating_step(tmp_path, runs_dir, monkeypatch):
     monkeypatch.setenv("BRACKET_FAKE_OVERFIT_STEP", "20")  # validation loss rises after step 20 of 40
     session = Session.create("demo-cpu", _fields(tmp_path, 30),
