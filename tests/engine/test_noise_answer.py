@@ -55,6 +55,10 @@ def test_validation_on_for_a_large_dataset_and_the_loss_judge_uses_it(tmp_path, 
     args = [json.loads((Path(r["output_dir"]) / "fake_args.json").read_text())["args"] for r in runs]
     assert {a["validation_split"] for a in args} == {0.1}  # the same split for every run
     assert all(r["eval_loss"] for r in runs)
+    # no --sample-every given: samples at every validation step (20 steps: every 4), so whichever
+    # step the validation loss names best has samples to look at (issue 34)
+    assert {(a["sample_every_n_steps"], a["validate_every_n_steps"]) for a in args} == {(4, 4)}
+    assert all({s for s, _ in r["eval_loss"]} <= {int(x["step"]) for x in r["samples"]} for r in runs)
     scores = session.scores()
     assert {s.details["loss"]["basis"] for s in scores.values()} == {"validation"}
     # a resumed session keeps the decision
