@@ -227,7 +227,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
         smoothing = gr.Slider(0.0, 0.99, value=0.6, step=0.01, label="Smoothing", scale=1)
     overlay_plot = gr.Plot(label="Loss curves")
     steps_plot = gr.Plot(label="The loss that scores at each sampled step (top configs, ★ best step)",
-                         elem_id="bk-steps")
+                         elem_id="bk-step-losses")
     with gr.Row():
         history = gr.Plot(label="Score history")
         importance = gr.Plot(label="Parameter importance")
