@@ -231,9 +231,9 @@ def build(manager: SessionManager) -> dict[str, Any]:
     with gr.Row():
         history = gr.Plot(label="Score history")
         importance = gr.Plot(label="Parameter importance")
-    with gr.Row():
-        parallel = gr.Plot(label="Configs vs score: parallel coordinates (Optuna)", elem_id="bk-parallel")
-        slices = gr.Plot(label="Each knob vs score: slice plot (Optuna)", elem_id="bk-slice")
+    # full width, one under the other: side by side their axis labels ran into each other
+    parallel = gr.Plot(label="Configs vs quality: parallel coordinates (Optuna)", elem_id="bk-parallel")
+    slices = gr.Plot(label="Each knob vs quality: slice plot (Optuna)", elem_id="bk-slice")
     space = gr.Dataframe(label="Search space of this session (narrowed by its bounds)", interactive=False,
                          wrap=True, elem_id="bk-space-results")
     dashboard = gr.Code(label="Open the study in optuna-dashboard", language="shell", interactive=False)
