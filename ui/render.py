@@ -227,8 +227,24 @@ EMPTY_LOSS_LAYOUT: dict[str, Any] = {
                      "font": {"size": 14, "color": "#888"}}]}
 
 
+#: the loss chart's title when runs logged a validation loss: that is the loss that scores
+VALIDATION_TITLE = "Training loss, and validation loss dashed (the loss that scores)"
+
+
+def validation_trace(points: Sequence[Sequence[float]], name: str) -> dict[str, Any]:
+    """A run's validation loss as a plain ``scattergl`` trace: dashed, with markers, not smoothed
+    (each point is already an average at fixed timesteps and noise)."""
+    points = _thin(points)
+    return {"line": {"dash": "dash", "width": 2}, "mode": "lines+markers", "name": f"{name} validation",
+            "opacity": 1.0, "x": [p[0] for p in points],
+            "y": [p[1] if math.isfinite(p[1]) else None for p in points], "type": "scattergl"}
+
+
 def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping[int, str], *,
-                smoothing: float = 0.0, highlight: int | None = None, title: str = "Training loss") -> go.Figure:
+                smoothing: float = 0.0, highlight: int | None = None, title: str = "Training loss",
+                validation: Mapping[int, Sequence[Sequence[float]]] | None = None) -> go.Figure:
+    """The loss chart: each run's training loss, and — where ``validation`` has it — its
+    validation loss dashed (the loss the loss judge scores, docs/SCORING.md)."""
     figure = go.Figure()
     for run_id, points in series.items():
         points = _thin(points)
@@ -240,6 +256,11 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
         mode = "lines" if len(points) > 1 else "markers"  # a one-step run's single point is drawn too
         figure.add_trace(go.Scattergl(x=steps, y=values, mode=mode, name=labels.get(run_id, f"#{run_id}"),
                                       line={"width": 3 if current else 1.5}, opacity=1.0 if current else 0.6))
+    for run_id, points in (validation or {}).items():
+        if points:
+            figure.add_trace(go.Scattergl(validation_trace(points, labels.get(run_id, f"#{run_id}"))))
+    if validation and any(validation.values()) and title == "Training loss":
+        title = VALIDATION_TITLE
     figure.update_layout(title=title, xaxis_title="step", yaxis_title="loss", height=360,
                          margin={"l": 40, "r": 10, "t": 40, "b": 40}, legend={"font": {"size": 10}})
     if not figure.data:  # no axes from -1 around nothing: say what will be here

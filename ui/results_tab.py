@@ -26,7 +26,7 @@ from bracket.app import views
 from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
-from ui.render import (file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure,
+from ui.render import (VALIDATION_TITLE, file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure,
                        winner_markdown)
 
 NO_SESSION = "No search is open: start one in **Setup** or open a past session there."
@@ -194,8 +194,10 @@ def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float
         return None
     snap = manager.snapshot()
     labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs}
-    return loss_figure(manager.loss_series([int(i) for i in run_ids]), labels, smoothing=smoothing,
-                       title="Loss of the selected runs")
+    wanted = [int(i) for i in run_ids]
+    validation = manager.loss_series(wanted, kind="eval_loss")  # the loss that scores, dashed, where logged
+    return loss_figure(manager.loss_series(wanted), labels, smoothing=smoothing, validation=validation,
+                       title=VALIDATION_TITLE if any(validation.values()) else "Loss of the selected runs")
 
 
 def build(manager: SessionManager) -> dict[str, Any]:

@@ -39,19 +39,21 @@ LOG_LINES = 18
 PAGE_ROWS = 300
 
 
-def chart_series(manager: SessionManager, snap: Any = None) -> tuple[dict[int, list], dict[int, str], int | None]:
-    """Loss series of the current run and the most recent finished ones, with their labels
-    (``snap``: the snapshot just looked at; else one is taken)."""
+def chart_series(manager: SessionManager, snap: Any = None
+                 ) -> tuple[dict[int, list], dict[int, str], int | None, dict[int, list]]:
+    """Loss series of the current run and the most recent finished ones, with their labels, and
+    the finished ones' validation loss (the loss that scores, where logged; ``snap``: the
+    snapshot just looked at; else one is taken)."""
     snap = snap if snap is not None else manager.snapshot()
     if snap is None:
-        return {}, {}, None
+        return {}, {}, None, {}
     current = (snap.current or {}).get("run_id")
     finished = [r["id"] for r in snap.runs if r["kind"] != "setup" and r["id"] != current
                 and r["status"] not in ("pending", "running")][-RECENT_RUNS:]
     wanted = finished + ([current] if current is not None else [])
     series = manager.loss_series(wanted, snap)
     labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs if r["id"] in series}
-    return series, labels, current
+    return series, labels, current, manager.loss_series(finished, snap, kind="eval_loss")
 
 
 def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
@@ -68,11 +70,13 @@ def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
 def _plot(manager: SessionManager, smoothing: float, snap: Any) -> tuple[str, Any]:
     """(fingerprint, builder) of the loss chart; its key is cheap (series sizes), the figure is
     drawn only for a tab that has not got this one yet, and once for all such tabs."""
-    series, labels, current = manager.memo("search-series", lambda: chart_series(manager, snap), fresh=False)
+    series, labels, current, validation = manager.memo("search-series", lambda: chart_series(manager, snap),
+                                                       fresh=False)
     live = (snap.current or {}).get("loss") or []
-    mark = fingerprint([smoothing, current, len(live), sorted((k, len(v)) for k, v in series.items() if k != current)])
+    mark = fingerprint([smoothing, current, len(live), sorted((k, len(v)) for k, v in series.items() if k != current),
+                        sorted((k, len(v)) for k, v in validation.items())])
     return mark, lambda: manager.memo(("search-plot", smoothing), lambda: loss_plot(
-        series, labels, smoothing=smoothing, highlight=current, scope=snap.name), fresh=False)
+        series, labels, smoothing=smoothing, highlight=current, scope=snap.name, validation=validation), fresh=False)
 
 
 def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
