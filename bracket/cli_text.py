@@ -43,7 +43,7 @@ def run_figures(table: Standings) -> dict[int, str]:
 
 #: the width the run table fits: a normal terminal
 TABLE_WIDTH = 100
-_RUN_COLUMNS = (f"{'run':>4}  {'stage':<7} {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'quality':>7}  ")
+_RUN_COLUMNS = (f"{'run':>4}  {'stage':<7} {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'quality':>7} ")
 #: what is left of a line for the raw figures; longer figures wrap onto lines of their own
 FIGURES_WIDTH = TABLE_WIDTH - len(_RUN_COLUMNS)
 
@@ -98,7 +98,7 @@ def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None) 
         score = quality_text(r["score"], "-")
         figures = wrap_figures(raw.get(r["id"], ""))
         lines.append(f"{r['id']:>4}  {str(r['stage'])[:7]:<7} {str(r['kind'])[:9]:<9} {str(r['config_name'])[:18]:<18} "
-                     f"{r['seed'] or 0:>5}  {str(r['status'])[:12]:<12} {score:>7}  {figures[0]}")
+                     f"{r['seed'] or 0:>5}  {str(r['status'])[:12]:<12} {score:>7} {figures[0]}")
         lines += [" " * len(_RUN_COLUMNS) + more for more in figures[1:]]
         params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
         details = ([f"worker {r.get('worker') or '-'}"] if several_workers else []) + ([params] if params else [])
