@@ -9,6 +9,7 @@ import textwrap
 from bracket.session.snapshot import SessionSnapshot
 from bracket.standings import Standings, figures_text
 from bracket.standings.parts import estimated_text
+from bracket.standings.quality import quality_text
 
 
 def _format_seconds(seconds: float | None) -> str:
@@ -42,7 +43,7 @@ def run_figures(table: Standings) -> dict[int, str]:
 
 #: the width the run table fits: a normal terminal
 TABLE_WIDTH = 100
-_RUN_COLUMNS = (f"{'run':>4}  {'stage':<7} {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'score':>6}  ")
+_RUN_COLUMNS = (f"{'run':>4}  {'stage':<7} {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'quality':>7} ")
 #: what is left of a line for the raw figures; longer figures wrap onto lines of their own
 FIGURES_WIDTH = TABLE_WIDTH - len(_RUN_COLUMNS)
 
@@ -94,10 +95,10 @@ def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None) 
     header = _RUN_COLUMNS + "raw figures"
     lines = [header, "-" * TABLE_WIDTH]
     for r in rows:
-        score = "-" if r["score"] is None else f"{r['score']:.3f}"
+        score = quality_text(r["score"], "-")
         figures = wrap_figures(raw.get(r["id"], ""))
         lines.append(f"{r['id']:>4}  {str(r['stage'])[:7]:<7} {str(r['kind'])[:9]:<9} {str(r['config_name'])[:18]:<18} "
-                     f"{r['seed'] or 0:>5}  {str(r['status'])[:12]:<12} {score:>6}  {figures[0]}")
+                     f"{r['seed'] or 0:>5}  {str(r['status'])[:12]:<12} {score:>7} {figures[0]}")
         lines += [" " * len(_RUN_COLUMNS) + more for more in figures[1:]]
         params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
         details = ([f"worker {r.get('worker') or '-'}"] if several_workers else []) + ([params] if params else [])
@@ -109,10 +110,10 @@ def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None) 
 
 
 def best_step_lines(table: Standings) -> list[str]:
-    """``best step of adamw-fast: 300 (validation), mean 0.12 over 2 seeds, validation loss`` per
+    """``best step of adamw-fast: 300 (validation), mean quality 8.92 over 2 seeds, validation loss`` per
     ranked search config, best first."""
     board = table.board("search")
-    return [f"best step of {row.name}: {row.best_step} ({row.best_step_basis}), mean score {row.mean:.3f} "
+    return [f"best step of {row.name}: {row.best_step} ({row.best_step_basis}), mean quality {quality_text(row.mean)} "
             f"over {row.seeds} seed{'s' if row.seeds != 1 else ''}" + (f", {row.loss_basis} loss" if row.loss_basis else "")
             for row in (board.rows if board else []) if row.rank is not None and row.best_step is not None]
 
@@ -126,7 +127,7 @@ def winner_lines(table: Standings) -> list[str]:
     raw = figures_text(winner.figures)
     at = f" at its best step {winner.step} (by {winner.step_basis})" if winner.step else ""
     lines = [f"winner: {winner.config_name} ({winner.stage}) run {winner.run_id}, {winner.steps} steps{at}, seeds {seeds}; "
-             f"score {winner.mean:.3f}" + (f" ({raw})" if raw else "")
+             f"quality {quality_text(winner.mean)}" + (f" ({raw})" if raw else "")
              + f"; judges {', '.join(winner.judges) or '-'}"
              + (f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else "")
              + f"; {'rated' if winner.rated else 'not rated'}", f"verdict: {table.verdict}"]

@@ -38,7 +38,8 @@ from bracket.session.scoring import effective_weights
 from bracket.session.store import redact_url
 from bracket.standings import ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text, standings
 from bracket.standings import importance as standings_importance
-from bracket.stats import StatsReport, interval_text, summarise, verdict
+from bracket.standings.quality import quality_interval, quality_text
+from bracket.stats import StatsReport, summarise, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -227,7 +228,7 @@ def report_pictures(search: StageResult, finals: StageResult | None, winner: Win
     if len(scored) > 1:
         picks.append(("report-worst-samples", "Worst run", scored[-1]))
     for stem, word, run in picks:
-        caption = f"{word}: run {run['id']} ({run['label']}), score {search.scores[run['id']].score:.3f}"
+        caption = f"{word}: run {run['id']} ({run['label']}), quality {quality_text(search.scores[run['id']].score)}"
         tiles = []
         for sample in final_step_samples(run["samples"]):
             if image_problem(sample["path"]) is None:
@@ -246,12 +247,12 @@ def _ci(row: ConfigRow) -> str:
     if row.mean is None:
         return "no score"
     if row.ci_low is None or row.ci_high is None:
-        return f"{row.mean:.3f} (one seed, no CI)"
-    return f"{row.mean:.3f} ({interval_text(row.ci_low, row.ci_high)})"  # as the app and the verdict write it
+        return f"{quality_text(row.mean)} (one seed, no CI)"
+    return f"{quality_text(row.mean)} ({quality_interval(row.ci_low, row.ci_high)})"  # as the app and the verdict
 
 
 def _board(result: StageResult, *, with_verdict: bool = True) -> list[Block]:
-    headers = ["rank", "kind", "config", "mean score (95% CI)", "raw figures", "scored / runs", "ratings",
+    headers = ["rank", "kind", "config", "mean quality (95% CI)", "raw figures", "scored / runs", "ratings",
                "key params"]
     rows = [[str(r.rank or "-"), r.kind, r.name, _ci(r), r.raw_text or "-", f"{r.seeds} / {len(r.runs)}",
              str(r.ratings), ", ".join(f"{k}={_fmt(v)}" for k, v in r.params.items())] for r in result.rows]
@@ -268,8 +269,8 @@ def _winner_blocks(report: Report) -> list[Block]:
     if winner is None:
         return [("p", "No config has a finished score yet.")]
     seeds = ", ".join(str(s) for s in winner.seeds) or "-"
-    blocks: list[Block] = [("p", f"Config {winner.config_name!r} ({winner.kind}, {winner.stage} stage), mean score "
-                                 f"{winner.mean:.3f} ({figures_text(winner.figures) or 'no raw figure'}); best run "
+    blocks: list[Block] = [("p", f"Config {winner.config_name!r} ({winner.kind}, {winner.stage} stage), mean quality "
+                                 f"{quality_text(winner.mean)} ({figures_text(winner.figures) or 'no raw figure'}); best run "
                                  f"{winner.run_id}, {winner.steps} steps"
                                  + (f", best step {winner.step} (by {winner.step_basis})" if winner.step else "")
                                  + f", seeds {seeds}; scored by "

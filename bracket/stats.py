@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 
 DEFAULT_CONFIDENCE = 0.95
@@ -158,10 +158,26 @@ def summarise(items: Iterable[ConfigScores], confidence: float = DEFAULT_CONFIDE
     return StatsReport(scored + unscored, best, runner_up, vs_runner_up, vs_baseline, confidence, notes)
 
 
-def _describe(s: ConfigSummary) -> str:
+class ScoreReading:
+    """How :func:`verdict` writes a score: the internal one (lower is better, three decimals).
+    The standings pass the reading people see (``bracket.standings.quality.QualityReading``)."""
+
+    name = "score"
+    better = "lower scores are better"
+
+    @staticmethod
+    def number(score: float) -> str:
+        return f"{score:.3f}"
+
+    @staticmethod
+    def interval(low: float | None, high: float | None) -> str:
+        return interval_text(low, high)
+
+
+def _describe(s: ConfigSummary, reading: Any = ScoreReading) -> str:
     if s.ci_low is not None:
-        return f"(mean {s.mean:.3f}, {s.n} seeds, 95 % CI {interval_text(s.ci_low, s.ci_high)})"
-    return f"(score {s.mean:.3f}, {s.n} seed{'s' if s.n != 1 else ''})"
+        return f"(mean {reading.name} {reading.number(s.mean)}, {s.n} seeds, 95 % CI {reading.interval(s.ci_low, s.ci_high)})"
+    return f"({reading.name} {reading.number(s.mean)}, {s.n} seed{'s' if s.n != 1 else ''})"
 
 
 def steps_text(step: int | None, steps: int | None) -> str:
@@ -172,28 +188,31 @@ def steps_text(step: int | None, steps: int | None) -> str:
     return f" at {steps} steps" if steps is not None else ""
 
 
-def verdict(report: StatsReport, *, step: int | None = None, steps: int | None = None) -> str:
+def verdict(report: StatsReport, *, step: int | None = None, steps: int | None = None,
+            reading: Any = ScoreReading) -> str:
     """One sentence: which config is best, at which step, and how confident that is.
 
     ``steps`` is the winning run's step count and ``step`` its best step (``bracket.standings``
     passes both), so the sentence is the whole answer: this config, at this many steps, this sure.
+    ``reading`` writes the numbers (:class:`ScoreReading`: the internal score; the standings pass
+    the quality people read).
     """
     best = report.best
     if best is None:
         return "No config has a finished score yet, so there is no winner."
     # scores live in [0, 1], lower is better (docs/SCORING.md)
-    head = f"Best config is {best.name!r}{steps_text(step, steps)} {_describe(best)}"
+    head = f"Best config is {best.name!r}{steps_text(step, steps)} {_describe(best, reading)}"
     if report.runner_up is None:
         return head + "; it is the only scored config, so it was compared with nothing."
     test = report.vs_runner_up
     if best.n < 2 and any(s.n >= 2 for s in report.summaries):
         return (
-            head + f", ahead of {report.runner_up.name!r} ({report.runner_up.mean:.3f}; lower scores are better); the winner was measured "
+            head + f", ahead of {report.runner_up.name!r} ({reading.name} {reading.number(report.runner_up.mean)}; {reading.better}); the winner was measured "
             "with one seed only (not confirmed), so treat it as a candidate: rerun it with more seeds."
         )
     if test is None or test.p_value is None:
         return (
-            head + f", ahead of {report.runner_up.name!r} ({report.runner_up.mean:.3f}; lower scores are better); with fewer than "
+            head + f", ahead of {report.runner_up.name!r} ({reading.name} {reading.number(report.runner_up.mean)}; {reading.better}); with fewer than "
             "2 seeds per config no significance claim is possible: rerun the top configs with more seeds."
         )
     level = f"{report.confidence:.0%}"

@@ -24,7 +24,7 @@ from typing import Any
 
 from gradio.components.plot import PlotData
 
-from ui.render import _thin, smooth
+from ui.render import VALIDATION_TITLE, _thin, smooth, validation_trace
 
 #: finished traces kept; past this many the oldest half is dropped
 MAX_KEPT = 2000
@@ -69,7 +69,7 @@ def _kept_trace(scope: str, run_id: int, points: Sequence[Sequence[float]], name
 
 def loss_plot(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping[int, str], *,
               smoothing: float = 0.0, highlight: int | None = None, title: str = "Training loss",
-              scope: str = "") -> PlotData:
+              scope: str = "", validation: Mapping[int, Sequence[Sequence[float]]] | None = None) -> PlotData:
     """The figure of ``ui.render.loss_figure`` as ``gr.Plot`` data; only the ``highlight`` run's
     trace (the run in progress) is written anew, the finished ones come from :data:`_TRACES`
     (``scope``: whose runs these are, e.g. the session's name, so run ids of two sessions differ)."""
@@ -80,6 +80,14 @@ def loss_plot(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping[i
             traces.append(trace_json(points, name, smoothing=smoothing, current=True))
         else:
             traces.append(_kept_trace(scope, run_id, points, name, smoothing))
+    for run_id, points in (validation or {}).items():  # finished runs' validation loss: kept too
+        if points:
+            key = (scope, run_id, "validation", len(points), tuple(points[-1]))
+            if key not in _TRACES:
+                _TRACES[key] = json.dumps(validation_trace(points, labels.get(run_id, f"#{run_id}")))
+            traces.append(_TRACES[key])
+    if validation and any(validation.values()) and title == "Training loss":
+        title = VALIDATION_TITLE
     data = ", ".join(t for t in traces if t)
     return PlotData(type="plotly", plot=f'{{"data": [{data}], "layout": {_layout(title, not data)}}}')
 

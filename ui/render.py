@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 from bracket.app.grid import GridCell, GridData
 from bracket.session.plan import progress_text
 from bracket.standings.parts import as_rating
-from bracket.stats import interval_text
+from bracket.standings.quality import quality, quality_interval, quality_text
 
 MAX_POINTS = 400
 
@@ -141,7 +141,9 @@ def status_markdown(snapshot: Any) -> str:
     return "\n\n".join(lines)
 
 
-RUN_COLUMNS = ["run", "config", "kind", "why", "status", "seed", "step", "score", "judges", "params", "duration",
+#: status, step and quality first after the run's name (a 1280-px window shows them without a
+#: scroll); the long "why" and the details after them
+RUN_COLUMNS = ["run", "config", "status", "step", "quality", "kind", "seed", "why", "judges", "params", "duration",
                "reason"]
 
 
@@ -195,9 +197,8 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
         why = (reasons or {}).get(run.get("config_id"), "") if stage == "search" else (
             f"{stage} stage, not a proposal")
         kind = run["kind"] if stage == "search" else stage
-        rows.append([run["id"], run["config_name"], kind, why, run["status"], run["seed"],
-                     step_text(run, current), "" if run["score"] is None else f"{run['score']:.3f}",
-                     judges_text(run), params_text(run["params"]),
+        rows.append([run["id"], run["config_name"], run["status"], step_text(run, current),
+                     quality_text(run["score"]), kind, run["seed"], why, judges_text(run), params_text(run["params"]),
                      format_duration(run["duration_s"]) if run["duration_s"] else "", run["failure_reason"] or ""])
     return pd.DataFrame(rows, columns=RUN_COLUMNS)
 
@@ -226,8 +227,24 @@ EMPTY_LOSS_LAYOUT: dict[str, Any] = {
                      "font": {"size": 14, "color": "#888"}}]}
 
 
+#: the loss chart's title when runs logged a validation loss: that is the loss that scores
+VALIDATION_TITLE = "Training loss, and validation loss dashed (the loss that scores)"
+
+
+def validation_trace(points: Sequence[Sequence[float]], name: str) -> dict[str, Any]:
+    """A run's validation loss as a plain ``scattergl`` trace: dashed, with markers, not smoothed
+    (each point is already an average at fixed timesteps and noise)."""
+    points = _thin(points)
+    return {"line": {"dash": "dash", "width": 2}, "mode": "lines+markers", "name": f"{name} validation",
+            "opacity": 1.0, "x": [p[0] for p in points],
+            "y": [p[1] if math.isfinite(p[1]) else None for p in points], "type": "scattergl"}
+
+
 def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping[int, str], *,
-                smoothing: float = 0.0, highlight: int | None = None, title: str = "Training loss") -> go.Figure:
+                smoothing: float = 0.0, highlight: int | None = None, title: str = "Training loss",
+                validation: Mapping[int, Sequence[Sequence[float]]] | None = None) -> go.Figure:
+    """The loss chart: each run's training loss, and — where ``validation`` has it — its
+    validation loss dashed (the loss the loss judge scores, docs/SCORING.md)."""
     figure = go.Figure()
     for run_id, points in series.items():
         points = _thin(points)
@@ -239,6 +256,11 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
         mode = "lines" if len(points) > 1 else "markers"  # a one-step run's single point is drawn too
         figure.add_trace(go.Scattergl(x=steps, y=values, mode=mode, name=labels.get(run_id, f"#{run_id}"),
                                       line={"width": 3 if current else 1.5}, opacity=1.0 if current else 0.6))
+    for run_id, points in (validation or {}).items():
+        if points:
+            figure.add_trace(go.Scattergl(validation_trace(points, labels.get(run_id, f"#{run_id}"))))
+    if validation and any(validation.values()) and title == "Training loss":
+        title = VALIDATION_TITLE
     figure.update_layout(title=title, xaxis_title="step", yaxis_title="loss", height=360,
                          margin={"l": 40, "r": 10, "t": 40, "b": 40}, legend={"font": {"size": 10}})
     if not figure.data:  # no axes from -1 around nothing: say what will be here
@@ -247,7 +269,7 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
 
 
 # -- Results tab ------------------------------------------------------------------------------
-LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "score (mean)", "95% CI", "raw figures", "seeds",
+LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "quality (mean)", "95% CI", "raw figures", "seeds",
                        "best step", "loss scored", "ratings", "comparisons", "runs", "params"]
 
 
@@ -256,32 +278,39 @@ def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
     data = []
     for board in boards:
         for row in board.rows:
-            ci = interval_text(row.ci_low, row.ci_high)  # clipped to [0, 1] as everywhere (bracket.stats)
+            ci = quality_interval(row.ci_low, row.ci_high)  # the score interval, clipped, as a quality
             best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
             data.append([board.stage, row.rank or "", row.name, row.kind,
-                         "" if row.mean is None else f"{row.mean:.3f}", ci, row.raw_text, row.seeds, best,
+                         quality_text(row.mean), ci, row.raw_text, row.seeds, best,
                          row.loss_basis, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
                          params_text(row.params)])
     return pd.DataFrame(data, columns=LEADERBOARD_COLUMNS)
 
 
 def step_figure(rows: Sequence[Any]) -> go.Figure | None:
-    """Per-step score of each config row (lower is better), its best step marked; None without any."""
+    """The loss that scores at each sampled step of each config row (validation loss where the
+    runs logged one: the mean over the config's seeds), each config's best step marked ★; None
+    without any. Raw losses, so the configs compare on one axis (the per-step *scores* are
+    normalised within each config and would not)."""
     figure = go.Figure()
+    bases = set()
     for row in rows:
-        if not row.step_scores:
+        losses = getattr(row, "step_loss", None) or {}
+        if not losses:
             continue
-        steps = sorted(row.step_scores)
-        figure.add_trace(go.Scatter(x=steps, y=[row.step_scores[s] for s in steps], mode="lines+markers",
-                                    name=row.name))
-        if row.best_step in row.step_scores:
-            figure.add_trace(go.Scatter(x=[row.best_step], y=[row.step_scores[row.best_step]], mode="markers",
-                                        marker={"symbol": "star", "size": 12}, showlegend=False,
+        bases.add("validation" if "validation" in (getattr(row, "loss_basis", "") or row.best_step_basis) else "training")
+        steps = sorted(losses)
+        figure.add_trace(go.Scatter(x=steps, y=[losses[s] for s in steps], mode="lines+markers", name=row.name))
+        if row.best_step in losses:
+            figure.add_trace(go.Scatter(x=[row.best_step], y=[losses[row.best_step]], mode="markers",
+                                        marker={"symbol": "star", "size": 14, "color": "#d62728"}, showlegend=False,
                                         name=f"{row.name}: best step {row.best_step} ({row.best_step_basis})"))
     if not figure.data:
         return None
-    figure.update_layout(title="Score per step, each config on its own scale (lower is better; ★ best step)", height=320,
-                         margin={"l": 50, "r": 10, "t": 40, "b": 40}, xaxis_title="step")
+    which = "Validation loss" if bases == {"validation"} else "Loss" if len(bases) > 1 else "Training loss"
+    figure.update_layout(title=f"{which} at each sampled step, the loss that scores (lower is better; ★ best step)",
+                         height=320, margin={"l": 50, "r": 10, "t": 40, "b": 40}, xaxis_title="step",
+                         yaxis_title="loss")
     return figure
 
 
@@ -306,12 +335,12 @@ def importance_figure(importances: Mapping[str, float]) -> go.Figure:
 def history_figure(history: Sequence[Mapping[str, Any]]) -> go.Figure:
     figure = go.Figure()
     xs = list(range(1, len(history) + 1))
-    figure.add_trace(go.Scatter(x=xs, y=[h["score"] for h in history], mode="markers", name="config score",
+    figure.add_trace(go.Scatter(x=xs, y=[quality(h["score"]) for h in history], mode="markers", name="config quality",
                                 text=[f"{h['config']} ({h['kind']})" for h in history]))
-    figure.add_trace(go.Scatter(x=xs, y=[h["best"] for h in history], mode="lines", name="best so far",
+    figure.add_trace(go.Scatter(x=xs, y=[quality(h["best"]) for h in history], mode="lines", name="best so far",
                                 line={"shape": "hv"}))
     figure.update_xaxes(tickformat="d")
-    figure.update_layout(title="Score over trials (lower is better)", xaxis_title="config #", yaxis_title="score",
+    figure.update_layout(title="Quality over trials (1–10, higher is better)", xaxis_title="config #", yaxis_title="quality",
                          height=320, margin={"l": 40, "r": 10, "t": 40, "b": 40})
     return figure
 

@@ -26,7 +26,7 @@ from bracket.app import views
 from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
-from ui.render import (file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure,
+from ui.render import (VALIDATION_TITLE, file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure,
                        winner_markdown)
 
 NO_SESSION = "No search is open: start one in **Setup** or open a past session there."
@@ -63,6 +63,13 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
 REPORT_PENDING = "*Writing the report (charts, parameter importance)…*"
 
 
+def report_pointer(manager: SessionManager) -> str:
+    """Where the report is: one link to report.html, not its copy. The tab shows the leaderboard,
+    the charts and the importance itself; embedding the report repeated all of them (issue 34)."""
+    return (f"The full report (leaderboards per stage, best and worst sample grids, judges and weights, "
+            f"run problems) is {report_link(manager)}.")
+
+
 def verdict_text(manager: SessionManager) -> str:
     """The verdict, the winner, the loss it rests on, and a link to the report when it is written."""
     _boards, verdict = manager.leaderboard()
@@ -90,7 +97,8 @@ def refresh_report(manager: SessionManager) -> tuple[Any, Any, str, str, Any]:
     search = table.board("search") if table else None
     history = manager.score_history()
     importances, message = manager.param_importance()
-    report = manager.report_markdown(lambda path: file_url(str(path)))
+    manager.report_markdown(lambda path: file_url(str(path)))  # writes report.md/.html (its one place)
+    report = report_pointer(manager)
     if message:
         report = f"*{message}*\n\n" + report
     return (history_figure(history) if history else None, importance_figure(importances) if importances else None,
@@ -186,8 +194,10 @@ def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float
         return None
     snap = manager.snapshot()
     labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs}
-    return loss_figure(manager.loss_series([int(i) for i in run_ids]), labels, smoothing=smoothing,
-                       title="Loss of the selected runs")
+    wanted = [int(i) for i in run_ids]
+    validation = manager.loss_series(wanted, kind="eval_loss")  # the loss that scores, dashed, where logged
+    return loss_figure(manager.loss_series(wanted), labels, smoothing=smoothing, validation=validation,
+                       title=VALIDATION_TITLE if any(validation.values()) else "Loss of the selected runs")
 
 
 def build(manager: SessionManager) -> dict[str, Any]:
@@ -206,7 +216,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     extend_md = gr.Markdown(elem_id="bk-extend-msg")
     job_md = gr.Markdown(elem_id="bk-job")
     export_md = gr.Markdown(elem_id="bk-export-msg")
-    board = gr.Dataframe(label="Leaderboard per stage (lower score is better; stages are scored apart)", interactive=False, wrap=False,
+    board = gr.Dataframe(label="Leaderboard per stage (quality 1–10, higher is better; stages are scored apart)", interactive=False, wrap=False,
                          elem_id="bk-leaderboard")
     with gr.Row():
         with gr.Column(scale=3):
@@ -218,13 +228,14 @@ def build(manager: SessionManager) -> dict[str, Any]:
         runs_dd = gr.Dropdown(choices=[], multiselect=True, label="Runs to overlay", scale=4)
         smoothing = gr.Slider(0.0, 0.99, value=0.6, step=0.01, label="Smoothing", scale=1)
     overlay_plot = gr.Plot(label="Loss curves")
-    steps_plot = gr.Plot(label="Score per step (top configs)")
+    steps_plot = gr.Plot(label="The loss that scores at each sampled step (top configs, ★ best step)",
+                         elem_id="bk-step-losses")
     with gr.Row():
         history = gr.Plot(label="Score history")
         importance = gr.Plot(label="Parameter importance")
-    with gr.Row():
-        parallel = gr.Plot(label="Configs vs score: parallel coordinates (Optuna)", elem_id="bk-parallel")
-        slices = gr.Plot(label="Each knob vs score: slice plot (Optuna)", elem_id="bk-slice")
+    # full width, one under the other: side by side their axis labels ran into each other
+    parallel = gr.Plot(label="Configs vs quality: parallel coordinates (Optuna)", elem_id="bk-parallel")
+    slices = gr.Plot(label="Each knob vs quality: slice plot (Optuna)", elem_id="bk-slice")
     space = gr.Dataframe(label="Search space of this session (narrowed by its bounds)", interactive=False,
                          wrap=True, elem_id="bk-space-results")
     dashboard = gr.Code(label="Open the study in optuna-dashboard", language="shell", interactive=False)

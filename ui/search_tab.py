@@ -33,24 +33,27 @@ from ui.render import fingerprint, progress_html, runs_frame, status_markdown, w
 
 #: finished runs drawn in the live chart besides the current one (the Results tab overlays any)
 RECENT_RUNS = 30
-LOG_LINES = 40
+#: the log panel's height in lines, and the lines it is sent: the newest line is always in view
+LOG_LINES = 18
 #: rows of the trial table per page (page 1 = the newest); more would slow every browser tab
 PAGE_ROWS = 300
 
 
-def chart_series(manager: SessionManager, snap: Any = None) -> tuple[dict[int, list], dict[int, str], int | None]:
-    """Loss series of the current run and the most recent finished ones, with their labels
-    (``snap``: the snapshot just looked at; else one is taken)."""
+def chart_series(manager: SessionManager, snap: Any = None
+                 ) -> tuple[dict[int, list], dict[int, str], int | None, dict[int, list]]:
+    """Loss series of the current run and the most recent finished ones, with their labels, and
+    the finished ones' validation loss (the loss that scores, where logged; ``snap``: the
+    snapshot just looked at; else one is taken)."""
     snap = snap if snap is not None else manager.snapshot()
     if snap is None:
-        return {}, {}, None
+        return {}, {}, None, {}
     current = (snap.current or {}).get("run_id")
     finished = [r["id"] for r in snap.runs if r["kind"] != "setup" and r["id"] != current
                 and r["status"] not in ("pending", "running")][-RECENT_RUNS:]
     wanted = finished + ([current] if current is not None else [])
     series = manager.loss_series(wanted, snap)
     labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs if r["id"] in series}
-    return series, labels, current
+    return series, labels, current, manager.loss_series(finished, snap, kind="eval_loss")
 
 
 def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
@@ -67,11 +70,13 @@ def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
 def _plot(manager: SessionManager, smoothing: float, snap: Any) -> tuple[str, Any]:
     """(fingerprint, builder) of the loss chart; its key is cheap (series sizes), the figure is
     drawn only for a tab that has not got this one yet, and once for all such tabs."""
-    series, labels, current = manager.memo("search-series", lambda: chart_series(manager, snap), fresh=False)
+    series, labels, current, validation = manager.memo("search-series", lambda: chart_series(manager, snap),
+                                                       fresh=False)
     live = (snap.current or {}).get("loss") or []
-    mark = fingerprint([smoothing, current, len(live), sorted((k, len(v)) for k, v in series.items() if k != current)])
+    mark = fingerprint([smoothing, current, len(live), sorted((k, len(v)) for k, v in series.items() if k != current),
+                        sorted((k, len(v)) for k, v in validation.items())])
     return mark, lambda: manager.memo(("search-plot", smoothing), lambda: loss_plot(
-        series, labels, smoothing=smoothing, highlight=current, scope=snap.name), fresh=False)
+        series, labels, smoothing=smoothing, highlight=current, scope=snap.name, validation=validation), fresh=False)
 
 
 def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
@@ -193,9 +198,10 @@ def build(manager: SessionManager, control_md: gr.Markdown | None = None) -> dic
             plot = gr.Plot(label="Loss", elem_id="bk-loss")
             smoothing = gr.Slider(0.0, 0.99, value=0.6, step=0.01, label="Smoothing")
         with gr.Column(scale=2):
-            log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=18, max_lines=18, autoscroll=True,
+            log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=LOG_LINES, max_lines=LOG_LINES,
+                             autoscroll=True,
                              interactive=False, elem_id="bk-log")
-    table = gr.Dataframe(label="Trials (score: lower is better; click a row: why its config was proposed, in full "
+    table = gr.Dataframe(label="Trials (quality 1–10, higher is better; click a row: why its config was proposed, in full "
                          "below)", interactive=False,
                          wrap=False, max_height=420, elem_id="bk-trials")
     page = gr.Number(value=1, precision=0, minimum=1, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",

@@ -5,7 +5,8 @@ the scores. So these plots are drawn from the **current** standings (the search 
 mean score per config, the same numbers as the leaderboard): :func:`scored_study` builds an
 in-memory Optuna study with one complete trial per scored config (its searched knobs, the
 session space's distributions), and :func:`parallel_coordinate` / :func:`slice_plot` hand
-it to ``optuna.visualization`` (plotly figures). Lower scores are better.
+it to ``optuna.visualization`` (plotly figures). They show each config's quality (1–10, higher is
+better: ``bracket.standings.quality``), as every screen; the study maximises it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ import optuna
 
 from bracket.optuna_quiet import optuna_module
 from bracket.search.space import SearchSpace
+from bracket.standings.quality import quality
+
+#: the plots' name for the value they draw
+TARGET = "quality (higher is better)"
 
 optuna_module()  # its INFO lines off
 
@@ -26,7 +31,7 @@ MIN_CONFIGS = 2
 
 def scored_study(rows: Sequence[Any], space: SearchSpace) -> optuna.Study:
     """An in-memory study of the scored configs in ``rows`` (standings ``ConfigRow``s)."""
-    study = optuna.create_study(direction="minimize")
+    study = optuna.create_study(direction="maximize")
     trials = []
     for row in rows:
         if row.mean is None:
@@ -36,7 +41,7 @@ def scored_study(rows: Sequence[Any], space: SearchSpace) -> optuna.Study:
             distributions = space.distributions(row.params)
             params = {k: v for k, v in params.items() if k in distributions}
             trials.append(optuna.trial.create_trial(params=params, distributions={k: distributions[k] for k in params},
-                                                    value=float(row.mean), user_attrs={"name": row.name}))
+                                                    value=quality(float(row.mean)), user_attrs={"name": row.name}))
         except (ValueError, KeyError):
             continue  # a value outside today's (narrowed) space: not drawn
     study.add_trials(trials)
@@ -52,8 +57,11 @@ def parallel_coordinate(rows: Sequence[Any], space: SearchSpace) -> Any | None:
     study = scored_study(rows, space)
     if not _ready(study):
         return None
-    figure = optuna.visualization.plot_parallel_coordinate(study, target_name="score (lower is better)")
-    figure.update_layout(title="Configs vs score (parallel coordinates)")
+    figure = optuna.visualization.plot_parallel_coordinate(study, target_name=TARGET)
+    # the axes' names slanted under them and room for them, so long names and ticks do not overlap
+    figure.update_layout(title="Configs vs quality (parallel coordinates)", height=460,
+                         margin={"l": 60, "r": 40, "t": 50, "b": 110}, font={"size": 11})
+    figure.update_xaxes(tickangle=-25)
     return figure
 
 
@@ -62,6 +70,9 @@ def slice_plot(rows: Sequence[Any], space: SearchSpace) -> Any | None:
     study = scored_study(rows, space)
     if not _ready(study):
         return None
-    figure = optuna.visualization.plot_slice(study, target_name="score (lower is better)")
-    figure.update_layout(title="Each knob vs score (slice)")
+    figure = optuna.visualization.plot_slice(study, target_name=TARGET)
+    # few slanted ticks per knob: a log axis's and a choice's labels ran into each other
+    figure.update_layout(title="Each knob vs quality (slice)", height=420,
+                         margin={"l": 60, "r": 40, "t": 50, "b": 120}, font={"size": 11})
+    figure.update_xaxes(tickangle=-45, nticks=4, tickfont={"size": 10})
     return figure

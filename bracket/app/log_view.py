@@ -14,6 +14,27 @@ from typing import Any
 from bracket.session.runner import read_log_tail
 from bracket.session.snapshot import SessionSnapshot
 
+#: how ``accelerate launch`` opens every run's log when not configured: six lines that say
+#: nothing about the run (its defaults: one process, one machine, no mixed precision, no dynamo)
+_LAUNCH_NOISE_HEAD = "The following values were not passed to `accelerate launch`"
+_LAUNCH_NOISE_TAIL = "To avoid this warning pass in values for each of the problematic parameters"
+
+
+def without_launch_noise(lines: list[str]) -> list[str]:
+    """``lines`` without accelerate's block of launch defaults (its head, the indented
+    "`--x` was set to a value of" lines, and its tail), which opens every trainer log."""
+    kept, inside = [], False
+    for line in lines:
+        if _LAUNCH_NOISE_HEAD in line:
+            inside = True
+            continue
+        if inside and ("was set to a value of" in line or _LAUNCH_NOISE_TAIL in line):
+            inside = _LAUNCH_NOISE_TAIL not in line
+            continue
+        inside = False
+        kept.append(line)
+    return kept
+
 
 class LogTail:
     """The last lines of a session's current (else latest) run log, cached by file state."""
@@ -37,5 +58,6 @@ class LogTail:
             return []
         key = (str(path), stat.st_size, stat.st_mtime_ns, lines)
         if self._cache[0] != key:
-            self._cache = (key, read_log_tail(path, lines))
+            # read a few more than asked: what accelerate's defaults block takes is made up from before it
+            self._cache = (key, without_launch_noise(read_log_tail(path, lines + 8))[-lines:] if lines else [])
         return list(self._cache[1])

@@ -21,9 +21,13 @@ class LossSeries:
 
     def __init__(self) -> None:
         self._finished: dict[int, Series] = {}
+        #: the validation loss of the finished runs (what the loss judge scores where it was logged)
+        self._validation: dict[int, Series] = {}
 
-    def read(self, store: Any, snap: SessionSnapshot, run_ids: list[int] | None = None) -> dict[int, Series]:
-        """Run id -> (step, loss) points of ``run_ids`` (every run but setup steps when None)."""
+    def read(self, store: Any, snap: SessionSnapshot, run_ids: list[int] | None = None,
+             kind: str = "loss") -> dict[int, Series]:
+        """Run id -> (step, loss) points of ``run_ids`` (every run but setup steps when None);
+        ``kind="eval_loss"``: their validation loss instead (finished runs that logged one)."""
         wanted = [r for r in snap.runs if r["kind"] != "setup" and (run_ids is None or r["id"] in run_ids)]
         series: dict[int, Series] = {}
         live = snap.current or {}
@@ -31,6 +35,10 @@ class LossSeries:
                    and (r["status"] in RUN_SPENT or r["status"] == "interrupted")]
         for run_id, stored in store.series(missing).items():  # one query for all new ones
             self._finished[run_id] = [tuple(p) for p in stored["loss"] or []]
+            self._validation[run_id] = [tuple(p) for p in stored.get("eval_loss") or []]
+        if kind == "eval_loss":
+            return {r["id"]: self._validation[r["id"]] for r in wanted if self._validation.get(r["id"])
+                    and live.get("run_id") != r["id"]}
         for run in wanted:
             if live.get("run_id") == run["id"]:
                 series[run["id"]] = [tuple(p) for p in live.get("loss") or []]

@@ -226,12 +226,12 @@ class SessionManager:
         return [] if snap is None else self._log.read(snap, self.memo, lines)
 
     def loss_series(self, run_ids: list[int] | None = None,
-                    snap: SessionSnapshot | None = None) -> dict[int, list[tuple[int, float]]]:
+                    snap: SessionSnapshot | None = None, kind: str = "loss") -> dict[int, list[tuple[int, float]]]:
         """Loss series of finished runs (read once, then cached) and of the run in progress
         (``snap``: the snapshot the caller just got; else one is taken): ``bracket.app.loss_series``."""
         session = self.require()
         snap = snap if snap is not None else self.snapshot()
-        return self._loss.read(session.store, snap, run_ids)
+        return self._loss.read(session.store, snap, run_ids, kind)  # kind "eval_loss": validation
 
     def estimate_seconds(self, total_runs: int, preset_id: str | None = None, steps: int | None = None,
                          fields: dict[str, str] | None = None) -> Estimate | None:

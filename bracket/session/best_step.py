@@ -15,7 +15,9 @@ Each judge's per-step values are the mean over the config's runs (seeds); the lo
 normalised across the config's steps (best 0, worst 1; differences under 1 % for validation,
 5 % for training loss count as noise), ratings score ``(10 - r) / 9`` and the VLM score is used
 as is; the combined per-step score is the weighted mean of the judges that have a value at
-that step, with the session's weights. The **best step** is the lowest; on a tie the later
+that step, with the session's weights. When the runs render samples, only their sampled steps
+(the final one included) are candidates, so the best step named always has samples to look at
+and rate. The **best step** is the lowest; on a tie the later
 step wins, and with no per-step evidence at all it is the final step (``basis`` says what the
 choice rests on). Everything here is a pure function of run records, ratings and weights;
 the standings (``bracket.standings``) call it, and the report, ``export`` and
@@ -151,6 +153,9 @@ def step_curve(config_id: int, runs: Sequence[Mapping[str, Any]], ratings: Seque
             continue
         total = sum(weights[name] for name in parts)
         combined[step] = sum(weights[name] * value for name, value in parts.items()) / total
+    if any(r.get("samples") for r in done):  # a best step a person can look at: one with samples
+        # (validation runs at its own steps; a step it names without samples has nothing to rate)
+        combined = {step: value for step, value in combined.items() if step in set(steps)}
     if not combined:
         return StepCurve(config_id, [], [], final, final, "final step", per_judge)
     best = min(combined, key=lambda s: (combined[s], -s))

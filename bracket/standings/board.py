@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bracket.standings.quality import QualityReading
 from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
 
@@ -102,6 +103,9 @@ class ConfigRow:
     best_step_basis: str = ""
     #: per-step scores (step -> score, lower is better) behind the best step
     step_scores: dict[int, float] = field(default_factory=dict)
+    #: the loss that scores (validation, else training) per step, the mean over its seeds: raw
+    #: values, so two configs' curves compare (``step_scores`` are normalised per config)
+    step_loss: dict[int, float] = field(default_factory=dict)
 
     @property
     def loss_basis(self) -> str:
@@ -254,11 +258,12 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
             s.ci_low, s.ci_high, s.n, s.disqualified, searched(dict(config.get("params") or {})), members,
             mean_figures(parts), sorted({p.judge for p in parts if p.estimated and p.weight > 0}),
             curve.best_step if curve else None, curve.basis if curve else "",
-            dict(zip(curve.steps, curve.scores)) if curve else {}))
+            dict(zip(curve.steps, curve.scores)) if curve else {},
+            dict(curve.per_judge.get("loss") or {}) if curve else {}))
     best = next((row for row in rows if row.rank == 1), None)
     run = _winning_run(best) if best else None
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
-                                                  steps=run.steps if run else None))
+                                                  steps=run.steps if run else None, reading=QualityReading))
 
 
 def _winning_run(best: ConfigRow) -> RunStanding:

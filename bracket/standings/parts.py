@@ -159,10 +159,11 @@ def figures_text(figures: Mapping[str, float]) -> str:
 
 def as_rating(value: float) -> float:
     """The human judge's normalised part on the 1–10 rating scale a person rates on: 0 is a
-    10, 1 a 1 (``bracket.judge.human``), so the trial table's ``human ≈ 0.407`` is a 6.3."""
-    from bracket.judge.human import RATING_MAX, RATING_MIN
+    10, 1 a 1 (``bracket.judge.human``): the quality every score is shown as
+    (:func:`bracket.standings.quality.quality`), so a normalised ``0.407`` is a 6.3."""
+    from bracket.standings.quality import quality
 
-    return RATING_MAX - value * (RATING_MAX - RATING_MIN)
+    return quality(value)
 
 
 def estimated_text(judges: Iterable[str], parts: Iterable[ScorePart] = ()) -> str:

@@ -55,6 +55,10 @@ def test_validation_on_for_a_large_dataset_and_the_loss_judge_uses_it(tmp_path, 
     args = [json.loads((Path(r["output_dir"]) / "fake_args.json").read_text())["args"] for r in runs]
     assert {a["validation_split"] for a in args} == {0.1}  # the same split for every run
     assert all(r["eval_loss"] for r in runs)
+    # no --sample-every given: samples at every validation step (20 steps: every 4), so whichever
+    # step the validation loss names best has samples to look at (issue 34)
+    assert {(a["sample_every_n_steps"], a["validate_every_n_steps"]) for a in args} == {(4, 4)}
+    assert all({s for s, _ in r["eval_loss"]} <= {int(x["step"]) for x in r["samples"]} for r in runs)
     scores = session.scores()
     assert {s.details["loss"]["basis"] for s in scores.values()} == {"validation"}
     # a resumed session keeps the decision
@@ -138,6 +142,20 @@ def test_best_step_from_validation_ratings_and_default():
     rated = step_curve(1, [_run(1, {})], ratings=[{"run_id": 1, "value": 9, "step": 50},
                                                   {"run_id": 1, "value": 3, "step": 100}])
     assert rated.best_step == 50 and "human" in rated.basis
+
+
+def test_the_best_step_named_has_samples_to_look_at():
+    """Issue 34: validation ran at steps 20, 40, …, samples were saved only at the end, and the
+    best step named was 40 — with no sample to look at or rate. With samples, only sampled steps
+    (the final one included) can be the best step; without any samples, any evaluated step can."""
+    validation = {20: 0.30, 40: 0.18, 60: 0.22, 80: 0.24, 100: 0.25}
+    at_the_end = step_curve(1, [_run(1, validation, samples=(100,))])
+    assert at_the_end.best_step == 100 and 40 not in at_the_end.steps
+    every_other = step_curve(1, [_run(1, validation, samples=(20, 60, 100))])
+    assert every_other.best_step == 60 and every_other.basis == "validation"
+    no_samples = step_curve(1, [_run(1, validation, samples=())])
+    assert no_samples.best_step == 40
+    assert at_the_end.per_judge["loss"][40] == 0.18  # the chart still draws every evaluated step
 
 
 def test_best_step_through_export_and_a_stored_rating_step(tmp_path, runs_dir, monkeypatch):

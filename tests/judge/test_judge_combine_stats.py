@@ -113,7 +113,12 @@ def test_not_significant_and_single_seed_verdicts():
     assert any("one seed" in note for note in single.notes)
     assert "no significance claim is possible" in verdict(single)
     # a newcomer reads "score 0.200 ... ahead of 'b' (0.300)": the sentence says which way is better
-    assert "ahead of 'b' (0.300; lower scores are better)" in verdict(single)
+    assert "ahead of 'b' (score 0.300; lower scores are better)" in verdict(single)
+    # the standings' reading, the one people see: quality 1–10, higher is better
+    from bracket.standings.quality import QualityReading
+
+    assert "(quality 8.20, 1 seed), ahead of 'b' (quality 7.30; higher is better)" in verdict(
+        single, reading=QualityReading)
     assert "no winner" in verdict(summarise([]))
 
 

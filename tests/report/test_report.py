@@ -64,7 +64,7 @@ def test_leaderboard_winner_ratings_and_problems_match_the_store(opened):
     markdown = render_markdown(report)
     board = markdown.split("## Leaderboard (search runs)")[1].split("## Finals")[0]
     for cid, mean in means.items():
-        assert f"| {rows[cid].name} | {mean:.3f}" in board
+        assert f"| {rows[cid].name} | {10 - 9 * mean:.2f}" in board  # its quality, as the app shows it
         if "loss" in rows[cid].figures:  # the raw figure stands beside the score
             assert f"loss {rows[cid].figures['loss']:.4g}" in board
     assert report.verdict in markdown and report.verdict.startswith("Best config is")
@@ -155,14 +155,15 @@ def test_the_report_shows_the_interval_the_app_shows():
     from types import SimpleNamespace
 
     from bracket.report import _ci
+    from bracket.standings.quality import quality_interval
     from bracket.stats import ConfigScores, interval_text, summarise_config
 
     two_seeds = summarise_config(ConfigScores(1, "a", "search", [0.02, 0.30]))  # t with 1 df: very wide
     assert (two_seeds.ci_low, two_seeds.ci_high) == (0.0, 1.0)
-    assert _ci(two_seeds) == "0.160 (0.000 – 1.000)" == f"0.160 ({interval_text(-1.9, 3.477)})"
+    assert _ci(two_seeds) == "8.56 (1.00 – 10.00)" == f"8.56 ({quality_interval(-1.9, 3.477)})"  # as the app
     narrow = summarise_config(ConfigScores(2, "b", "search", [0.30, 0.31, 0.32]))
     assert 0.0 < narrow.ci_low < 0.30 and 0.32 < narrow.ci_high < 1.0  # inside the range: unchanged
-    assert _ci(SimpleNamespace(mean=0.5, ci_low=None, ci_high=None)) == "0.500 (one seed, no CI)"
+    assert _ci(SimpleNamespace(mean=0.5, ci_low=None, ci_high=None)) == "5.50 (one seed, no CI)"
 
 
 def test_report_prints_no_optuna_chatter_on_stderr(demo_session, tmp_path):

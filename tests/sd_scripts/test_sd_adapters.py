@@ -174,6 +174,22 @@ def test_sampling_saving_and_resume_flags(build, image_folder, tmp_path):
     assert value_of(cmd, "--resume") == str(tmp_path / "state")
 
 
+def test_samples_come_at_the_validation_steps_unless_told_otherwise(build, image_folder, tmp_path):
+    """Issue 34: with validation on and no --sample-every, sd-scripts validated at steps 20, 40, …
+    but sampled only at the start and the end, so the best step validation named had no sample."""
+    from bracket.trainer.validation import ValidationPlan
+
+    trainer = build("sdxl-lora")
+    trainer.validation = ValidationPlan(0.1, 7)
+    prompts = [SamplePrompt("a cat", seed=5)]
+    cmd = run_of(trainer, tmp_path / "run", trainer.baseline_config().knobs, image_folder, max_steps=100,
+                 sample_prompts=prompts).cmd
+    assert value_of(cmd, "--sample_every_n_steps") == value_of(cmd, "--validate_every_n_steps") == "20"
+    told = run_of(trainer, tmp_path / "run2", trainer.baseline_config().knobs, image_folder, max_steps=100,
+                  sample_prompts=prompts, sample_every_n_steps=25).cmd
+    assert value_of(told, "--sample_every_n_steps") == value_of(told, "--validate_every_n_steps") == "25"
+
+
 @pytest.mark.parametrize("bound", [[2, 4], ["2", "4"], (2.0, 4.0)])
 def test_batch_size_choices_are_valid_in_the_session_space(build, image_folder, tmp_path, bound):
     """Issue 19: ``--batch-sizes 2,4`` / ``--bound batch_size=2:4`` on a preset whose batch

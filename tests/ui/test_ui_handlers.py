@@ -202,7 +202,8 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert [Path(f).name for f in files] == ["config.json", "config.toml"]
     assert all(Path(f).is_relative_to(runs_dir) for f in files)
     assert dashboard.startswith("optuna-dashboard sqlite:///") and history is not None
-    assert "# Bracket report" in report and f"](gradio_api/file={runs_dir}" in report
+    # the report lives in one place: report.html, linked; the tab does not embed a second copy of it
+    assert "# Bracket report" not in report and f"[report.html](gradio_api/file={runs_dir}" in report
     assert runs_dd.value and results_tab.overlay(manager, runs_dd.value, 0.3) is not None
     assert f"[report.html](gradio_api/file={runs_dir}" in verdict  # served from the runs folder only
     exported = results_tab.export(manager, 0)
@@ -301,8 +302,11 @@ def test_search_tab_renders_200_trials(capsys):
     frame = runs_frame(snap)
     figure = loss_figure(series, {}, smoothing=0.6)
     assert len(frame) == 200 and len(figure.data) == 30
-    # the score reads like its judges column and `status` (3 decimals), not "1" next to "loss 1.000"
-    assert list(frame["score"])[-2:] == ["0.010", "0.005"] and frame["score"].iloc[0] == "1.000"
+    # the score reads as its quality, as `status` and the report write it: higher is better, the
+    # worst run (score 1.0) a 1.00 and the best (0.005) near 10 — never "score 1.000" for the worst
+    assert list(frame["quality"])[-2:] == ["9.91", "9.96"] and frame["quality"].iloc[0] == "1.00"
+    # status, step and quality come right after the run's name, before the long "why"
+    assert list(frame.columns[:5]) == ["run", "config", "status", "step", "quality"]
 
 
 def test_status_says_what_the_divergence_stop_saved_and_when_only_loss_scores():
@@ -356,18 +360,24 @@ def test_an_empty_loss_chart_says_so_instead_of_axes_from_minus_one():
     assert "annotations" not in drawn and drawn["xaxis"].get("visible", True) is True
 
 
-def test_score_per_step_chart_says_each_config_is_on_its_own_scale():
-    """The per-step loss is normalised within each config (docs/SCORING.md, best 0, worst 1), so
-    every curve ends near 0: the chart must not read as a comparison between configs."""
+def test_per_step_chart_draws_the_loss_that_scores_on_one_scale_with_each_best_step():
+    """Issue 34: "score per step" scaled each config to its own 0–1, so two configs could not be
+    compared, and the chart never showed the validation loss the score uses. It draws the raw
+    loss that scores at each sampled step (one axis for all configs) and marks each best step."""
     from types import SimpleNamespace
 
     from ui.render import step_figure
 
-    rows = [SimpleNamespace(name=n, step_scores={10: 1.0, 20: 0.0}, best_step=20, best_step_basis="validation")
-            for n in ("a", "b")]
+    rows = [SimpleNamespace(name="a", step_scores={10: 1.0, 20: 0.0}, best_step=20, best_step_basis="validation",
+                            loss_basis="validation", step_loss={10: 0.30, 20: 0.20}),
+            SimpleNamespace(name="b", step_scores={10: 0.0, 20: 1.0}, best_step=10, best_step_basis="validation",
+                            loss_basis="validation", step_loss={10: 0.12, 20: 0.15})]
     figure = step_figure(rows)
-    assert "each config on its own scale" in figure.layout.title.text
-    assert [t.name for t in figure.data if t.showlegend is not False] == ["a", "b"]
+    assert figure.layout.title.text.startswith("Validation loss") and "own scale" not in figure.layout.title.text
+    lines = {t.name: list(t.y) for t in figure.data if t.showlegend is not False}
+    assert lines == {"a": [0.30, 0.20], "b": [0.12, 0.15]}  # raw: b is better than a at every step
+    stars = {t.name: (list(t.x), list(t.y)) for t in figure.data if t.showlegend is False}
+    assert stars == {"a: best step 20 (validation)": ([20], [0.20]), "b: best step 10 (validation)": ([10], [0.12])}
 
 
 def test_leaderboard_interval_is_clipped_to_the_score_range_like_the_verdict():
@@ -380,4 +390,4 @@ def test_leaderboard_interval_is_clipped_to_the_score_range_like_the_verdict():
                           raw_text="loss 0.33", seeds=2, best_step=None, best_step_basis="", loss_basis="validation",
                           ratings=0, comparisons=0, run_ids=[7, 8], params={})
     frame = leaderboard_frame([SimpleNamespace(stage="final", rows=[row])])
-    assert frame.loc[0, "95% CI"] == "0.000 – 1.000" and frame.loc[0, "score (mean)"] == "0.788"
+    assert frame.loc[0, "95% CI"] == "1.00 – 10.00" and frame.loc[0, "quality (mean)"] == "2.90"

@@ -333,8 +333,9 @@ class DemoLoRA(Trainer):
             prompt_file = run_dir / "sample_prompts.txt"
             write_prompt_file(prompt_file, request.sample_prompts, letters=("d", "w", "h", "s"))
             cmd += ["--sample_prompts", str(prompt_file), "--sample_at_first"]
-            if request.sample_every_n_steps:
-                cmd += ["--sample_every_n_steps", str(int(request.sample_every_n_steps))]
+            every = request.sample_every_n_steps or (self.validation.every(max_steps) if self.validation else None)
+            if every:  # with validation: at its steps, so the best step it names has samples
+                cmd += ["--sample_every_n_steps", str(int(every))]
         cmd += save_resume_args(request)
         plan = self.validation
         if plan:  # the same flags as sd-scripts' network trainers

@@ -278,12 +278,15 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         cmd += self.cache_args(document)
         memory = self.memory_args(vram_tier(self.fields), knobs)
         cmd += without_gpu_only_flags(memory) if self.on_cpu else memory
-        cmd += self.sample_args(run_dir, request.sample_prompts, request.sample_every_n_steps)
-        cmd += save_resume_args(request)
         validating = bool(self.validation and self.validation_tags)
+        sample_every = request.sample_every_n_steps
+        if validating and request.sample_prompts and not sample_every:
+            # samples at every validation step, so the best step validation names has samples to look at
+            sample_every = self.validation.every(int(max_steps))
+        cmd += self.sample_args(run_dir, request.sample_prompts, sample_every)
+        cmd += save_resume_args(request)
         if validating:
-            every = request.sample_every_n_steps if request.sample_prompts else None
-            cmd += self.validation_args(int(max_steps), every)
+            cmd += self.validation_args(int(max_steps), sample_every if request.sample_prompts else None)
         return LaunchSpec(
             cmd=cmd, cwd=self.sd_scripts_dir(), env=make_subprocess_env(), output_dir=output_dir,
             logging_dir=logging_dir, sample_dir=output_dir / "sample", loss_tags=self.loss_tags,

@@ -1,0 +1,50 @@
+"""The one reading of a score for people: **quality**, on the 1–10 scale a person rates on.
+
+Internally a combined score lives in [0, 1] and lower is better (docs/SCORING.md): the judges,
+the sampler, the statistics and ``status --json`` keep it so. A person reads it as a quality,
+higher is better, on the rating scale of the Compare tab: ``quality = 10 − 9 × score``, so a
+score of 0 is a 10, 1 (the worst run, a disqualified one) is a 1, and a run scored by the human
+judge alone has the quality of its mean rating. Every screen, ``status`` and the report show
+scores through this module; nothing else converts.
+"""
+
+from __future__ import annotations
+
+#: the scale's ends: the worst and the best quality (the 1–10 rating scale)
+QUALITY_MIN, QUALITY_MAX = 1.0, 10.0
+#: how a table header or an axis names the reading
+QUALITY_LABEL = "quality (1–10, higher is better)"
+
+
+def quality(score: float) -> float:
+    """A lower-is-better score in [0, 1] as a quality on the 1–10 scale, higher is better."""
+    return QUALITY_MAX - score * (QUALITY_MAX - QUALITY_MIN)
+
+
+def quality_text(score: float | None, empty: str = "") -> str:
+    """``"7.35"``: a score as a person reads it (two decimals: 0.0022 of a score); ``empty`` for none."""
+    return empty if score is None else f"{quality(score):.2f}"
+
+
+def quality_interval(low: float | None, high: float | None, empty: str = "") -> str:
+    """A score interval (clipped to [0, 1] where scores live) as a quality interval, lower end
+    first: the score interval ``0.180 – 0.240`` reads ``7.84 – 8.38``."""
+    if low is None or high is None:
+        return empty
+    low, high = max(0.0, min(1.0, low)), max(0.0, min(1.0, high))
+    return f"{quality(high):.2f} – {quality(low):.2f}"
+
+
+class QualityReading:
+    """The reading :func:`bracket.stats.verdict` writes its numbers in (passed by the standings)."""
+
+    name = "quality"
+    better = "higher is better"
+
+    @staticmethod
+    def number(score: float) -> str:
+        return quality_text(score)
+
+    @staticmethod
+    def interval(low: float | None, high: float | None) -> str:
+        return quality_interval(low, high)
