@@ -169,7 +169,12 @@ def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any,
     if not folder:
         raise BracketError("Pick a past session from the list first.")
     session = manager.open(folder)
-    message = f"Opened **{session.name}** (not running). Resume it to continue the search."
+    spent, total = session.spent_runs(), session.total_runs()
+    if spent >= total:  # a finished search has nothing to resume
+        message = (f"Opened **{session.name}**: all {total} run{'s' if total != 1 else ''} of its budget are trained. "
+                   "Compare and Results show it; **+N runs** (Results tab) or finals give it more.")
+    else:
+        message = f"Opened **{session.name}** (not running, {total - spent} of {total} runs left). Resume it to continue."
     return message, gr.Tabs(selected="search"), message
 
 
