@@ -298,7 +298,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     gr.Markdown("### Rate (saved at once; 10 = best)")
     # interactive: it is an input of the rating widgets' listeners only, which Gradio cannot see at build time
     scope = gr.Dropdown(choices=[("the whole run", WHOLE_RUN)], value=WHOLE_RUN, label="A rating applies to",
-                        interactive=True, elem_id="bk-rate-scope")
+                        interactive=True, elem_id="bk-scope")
     rated_md = gr.Markdown(elem_id="bk-rated")
 
     @gr.render(inputs=[shown, scope], triggers=[shown.change, rated_md.change, scope.change])
