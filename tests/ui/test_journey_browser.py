@@ -94,3 +94,49 @@ def test_sdxl_lora_journey_through_start_and_compare(tmp_path):
         browser.close()
     runs = [json.loads(line) for line in (sd / "commands.jsonl").read_text().splitlines()]
     assert len(runs) == 3 and all("--max_train_steps" in r["argv"] for r in runs)
+
+
+ZIMAGE = "Z-Image › Z-Image LoRA (base / Turbo)"
+
+
+def test_zimage_lora_journey_through_start_and_the_first_grid(tmp_path):
+    """The same walk on a musubi-tuner preset, through Start and the first grid."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from bracket.trainer.inventory import flags_by_repo
+
+    images = tmp_path / "images"
+    images.mkdir()
+    for n, colour in enumerate(("red", "blue", "green", "white")):
+        Image.new("RGB", (64, 64), colour).save(images / f"{n}.png")
+        (images / f"{n}.txt").write_text(f"a {colour} square", encoding="utf-8")
+    scripts = [k for k in flags_by_repo()["kohya-ss/musubi-tuner"]["scripts"] if "/zimage_" in k]
+    musubi = install_inventory_scripts(tmp_path / "musubi", "kohya-ss/musubi-tuner", scripts)
+    values = {"musubi_dir": str(musubi), "trainer_python": str(make_fake_python(tmp_path / "bin")),
+              "dataset": str(images)}
+    for name in ("dit", "vae", "text_encoder"):
+        (tmp_path / f"{name}.safetensors").write_bytes(b"fake")
+        values[name] = str(tmp_path / f"{name}.safetensors")
+    env = {"BRACKET_FAKE_SAMPLE_STYLE": "musubi"}  # musubi's sample names (frame suffix)
+    with launch_app(tmp_path, env, ["--allow-custom-executables"]) as app, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(app.url)
+        expect(page.locator("#bk-space-setup")).to_contain_text("learning_rate", timeout=60_000)
+        pick_preset(page, SDXL, "vae_path", "dit")
+        pick_preset(page, ZIMAGE, "dit", "model_path")
+        for name, value in values.items():
+            _fill(page, name, value)
+        expect(page.locator("#bk-preflight")).to_contain_text("Dataset pre-flight: 4 images", timeout=20_000)
+        page.get_by_label("Sample prompts (trainer line syntax; --d seed per prompt)").fill("a red square --d 1")
+        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "6")):
+            page.locator(box).fill(value)
+            page.locator(box).press("Tab")
+        expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed", timeout=20_000)
+        page.locator("#bk-start").click()
+        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        page.get_by_role("tab", name="Compare").click()
+        expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=150_000)
+        page.locator("#bk-next-unrated").click()
+        expect(page.locator("#bk-grid table.bk-grid img")).to_have_count(2, timeout=20_000)
+        browser.close()
