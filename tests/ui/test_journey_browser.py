@@ -5,9 +5,10 @@ real parser would) and train like the fake trainer (tfevents, samples at the sav
 
 The walk: switch presets several times, fill the SDXL fields, type the prompts, read the plan,
 start, open Compare while the search runs and see its runs arrive in the list without a click,
-rate one and see its chip say so, vote once, read the winner's command in Results. Not yet walked
-here (see issue 34's report): export and the exported launcher run from another folder, and the
-same walk on a musubi and an LLM preset.
+rate one and see its chip say so, vote once, read the winner's command in Results. Z-Image LoRA
+(musubi-tuner stand-ins) and Axolotl LoRA (tests/llm's fake Axolotl) are walked through Start
+and the first grid. Not yet walked here (issue 34's report): export and the exported launcher
+run from another folder (item 3), and the proposed prompts (item 1: typed here).
 """
 
 from __future__ import annotations
@@ -139,4 +140,41 @@ def test_zimage_lora_journey_through_start_and_the_first_grid(tmp_path):
         expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=150_000)
         page.locator("#bk-next-unrated").click()
         expect(page.locator("#bk-grid table.bk-grid img")).to_have_count(2, timeout=20_000)
+        browser.close()
+
+
+AXOLOTL = "LLM (Axolotl) › Axolotl: LoRA / QLoRA"
+
+
+def test_axolotl_lora_journey_through_start_and_the_first_grid(tmp_path):
+    """The walk on an LLM preset (the fake Axolotl of tests/llm), through Start and the first grid."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.llm.llm_helpers import write_alpaca
+    from tests.llm.test_llm_judges_session import dispatching_python
+
+    (tmp_path / "model").mkdir()
+    values = {"base_model": str(tmp_path / "model"), "dataset": str(write_alpaca(tmp_path / "alpaca.jsonl", rows=40)),
+              "trainer_python": str(dispatching_python(tmp_path)), "eval_size": "6", "max_new_tokens": "16"}
+    with launch_app(tmp_path, {"FAKE_LLM_ANSWERS": "sum"}, ["--allow-custom-executables"]) as app, \
+            sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(app.url)
+        expect(page.locator("#bk-space-setup")).to_contain_text("learning_rate", timeout=60_000)
+        pick_preset(page, SDXL, "vae_path", "base_model")
+        pick_preset(page, AXOLOTL, "base_model", "vae_path")
+        for name, value in values.items():
+            _fill(page, name, value)
+        page.get_by_label("Sample prompts (trainer line syntax; --d seed per prompt)").fill("Add 2 and 3.")
+        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "4")):
+            page.locator(box).fill(value)
+            page.locator(box).press("Tab")
+        expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed", timeout=20_000)
+        page.locator("#bk-start").click()
+        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        page.get_by_role("tab", name="Compare").click()
+        expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=200_000)
+        page.locator("#bk-next-unrated").click()
+        expect(page.locator("#bk-grid table.bk-grid")).to_contain_text("Add 2 and 3.", timeout=30_000)
         browser.close()
