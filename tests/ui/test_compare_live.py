@@ -57,3 +57,12 @@ def test_the_app_names_its_own_share_option():
     said = app.served_text("http://127.0.0.1:7860/", None)
     assert "--share" in said and "share=True" not in said and "http://127.0.0.1:7860/" in said
     assert "https://x.gradio.live" in app.served_text("http://127.0.0.1:7860/", "https://x.gradio.live")
+
+
+def test_a_step_typed_in_the_sliders_box_redraws_the_grid_at_once(runs_dir):
+    """Seen: only ``release`` (a drag's end) redrew the grid, so a typed step waited for the box to
+    lose focus; the typed number is an ``input`` event of the slider."""
+    demo = build_app(SessionManager(runs_dir))
+    step = next(c for c in demo.blocks.values() if getattr(c, "elem_id", None) == "bk-step")
+    events = {event for fn in demo.fns.values() for block, event in fn.targets if block == step._id}
+    assert {"release", "input"} <= events
