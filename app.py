@@ -99,6 +99,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def served_text(local_url: str | None, share_url: str | None) -> str:
+    """Where the app answers, and how to get a public link: this app's ``--share`` (with ``--auth``)."""
+    lines = [f"* Running on local URL:  {local_url or '(unknown)'}"]
+    lines.append(f"* Public link: {share_url}" if share_url else
+                 "* For a public gradio.live link: python app.py --share --auth user:password")
+    return "\n".join(lines)
+
+
 def _serve(args: argparse.Namespace) -> int:
     global MANAGER
     auth = parse_auth(args.auth or app_settings.env("BRACKET_AUTH"))
@@ -128,8 +136,9 @@ def _serve(args: argparse.Namespace) -> int:
         demo = build_app(MANAGER)
         policy = HostPolicy(args.host)  # requests naming another host are refused (DNS rebinding)
         try:
+            # quiet: Gradio's own lines tell a person to "set share=True in launch()"; ours name --share
             demo.launch(server_name=args.host, server_port=args.port, share=args.share, auth=auth,
-                        prevent_thread_lock=True, **launch_options(runs_dir, policy))
+                        prevent_thread_lock=True, quiet=True, **launch_options(runs_dir, policy))
         except OSError as error:  # Gradio's "Cannot find empty port in range: N-N" and the like
             MANAGER.close()
             raise AppError(f"cannot serve on {args.host}:{args.port}: the port is in use (another app running?) "
@@ -140,6 +149,7 @@ def _serve(args: argparse.Namespace) -> int:
             raise
     try:
         policy.allow(getattr(demo, "share_url", None) or "")
+        print(served_text(getattr(demo, "local_url", None), getattr(demo, "share_url", None)), flush=True)
         demo.block_thread()
     finally:
         MANAGER.close()

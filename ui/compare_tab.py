@@ -4,7 +4,11 @@ The grid (rows = prompts, columns = runs, every cell the same prompt and seed) c
 ``SessionManager.compare_grid`` as paths — thumbnails written once, full-size PNGs for the
 lightbox — and is drawn as HTML (``ui.render.grid_html``); clicking a cell opens the
 lightbox of ``ui.assets`` (←/→ runs, ↑/↓ prompts, PageUp/PageDown the saved steps of that
-run and prompt). A step slider moves through every saved step. Ratings (1–10, per run or per prompt) are saved the moment they are clicked. The
+run and prompt). A step slider moves through every saved step. Ratings (1–10, of the whole run or of the prompt picked in "A rating applies to";
+the widgets then show that prompt's ratings) are saved the moment they are clicked. The runs
+list (and the picked runs' chips, with their scores and rated marks) is polled every 2 s
+(``poll_runs``: a fingerprint compare, nothing redrawn when nothing changed); "Sort columns
+by" offers the knobs whose values differ between the runs. The
 blind pairwise panel shows two runs without names in random order (the pair whose order is
 least certain among the contenders, ``bracket.judge.informative``). "Next unrated" shows the
 unrated runs whose rating could change the pick or TPE's good set most, and says why in one
@@ -36,7 +40,7 @@ from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.compare_views import NO_FLICKER, NO_MATRIX, flicker_html, progression_html, with_steps
-from ui.render import grid_html
+from ui.render import fingerprint, grid_html
 
 MIN_RUNS, MAX_RUNS = 2, 8
 NO_PAIR = "<p>No pair to compare yet: pairs come from finished runs (at least two, and not the pair just judged).</p>"
@@ -57,6 +61,16 @@ def refresh_runs(manager: SessionManager) -> tuple[Any, Any, Any, Any]:
     choices = run_choices(manager)
     return (gr.Dropdown(choices=choices), gr.Dropdown(choices=[""] + sort_choices(manager)),
             gr.Dropdown(choices=choices), gr.Dropdown(choices=choices))
+
+
+def poll_runs(manager: SessionManager, sent: str | None) -> tuple[Any, ...]:
+    """The runs list, sort keys and A/B lists, and what this tab has (a fingerprint): polled, so new
+    runs, scores and ratings show in the list and in the picked runs' chips without a click;
+    unchanged, all skipped (nothing redrawn, an open list stays open)."""
+    mark = fingerprint([run_choices(manager), sort_choices(manager)] if manager.session else None)
+    if sent == mark:
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+    return (*refresh_runs(manager), mark)
 
 
 def flicker_defaults(manager: SessionManager, picked: list[int] | None) -> tuple[Any, Any]:
@@ -106,11 +120,12 @@ def _scope_choices(prompts: list[str]) -> list[tuple[str, int]]:
     return [("the whole run", WHOLE_RUN)] + [(f"prompt {i}: {p[:40]}", i) for i, p in enumerate(prompts)]
 
 
-def run_ratings(manager: SessionManager) -> dict[int, float]:
-    """Each run's latest whole-run rating (per-prompt ratings are not a run's rating)."""
+def run_ratings(manager: SessionManager, prompt_index: int | None = None) -> dict[int, float]:
+    """Each run's latest whole-run rating (per-prompt ratings are not a run's rating), or with
+    ``prompt_index`` its latest rating of that prompt."""
     if manager.session is None:
         return {}
-    return {r["run_id"]: r["value"] for r in manager.ratings() if r.get("prompt_index") is None}
+    return {r["run_id"]: r["value"] for r in manager.ratings() if r.get("prompt_index") == prompt_index}
 
 
 def rating_mark(ratings: dict[int, float], run_id: int) -> str:
@@ -138,7 +153,8 @@ def sort_runs(manager: SessionManager, ids: list[int], key: str | None) -> list[
 
 
 def sort_choices(manager: SessionManager) -> list[str]:
-    return sorted({k for r in manager.scorable_runs() for k in r["params"]}) if manager.session else []
+    """The knobs whose values differ between the finished runs (a fixed knob orders nothing)."""
+    return differing([r["params"] for r in manager.scorable_runs()]) if manager.session else []
 
 
 def _grid(manager: SessionManager, ids: list[int], step: int | None) -> Any:
@@ -280,22 +296,27 @@ def build(manager: SessionManager) -> dict[str, Any]:
     compare_md = gr.Markdown(elem_id="bk-compare-msg")
     grid = gr.HTML(grid_html(_empty_grid()), elem_id="bk-grid")
     gr.Markdown("### Rate (saved at once; 10 = best)")
-    scope = gr.Dropdown(choices=[("the whole run", WHOLE_RUN)], value=WHOLE_RUN, label="A rating applies to")
+    # interactive: it is an input of the rating widgets' listeners only, which Gradio cannot see at build time
+    scope = gr.Dropdown(choices=[("the whole run", WHOLE_RUN)], value=WHOLE_RUN, label="A rating applies to",
+                        interactive=True, elem_id="bk-scope")
     rated_md = gr.Markdown(elem_id="bk-rated")
 
-    @gr.render(inputs=[shown], triggers=[shown.change, rated_md.change])
-    def rating_rows(run_ids: list[int]) -> None:
-        # redrawn after every rating: each widget shows ITS run's stored rating, never a neighbour's
+    @gr.render(inputs=[shown, scope], triggers=[shown.change, rated_md.change, scope.change])
+    def rating_rows(run_ids: list[int], picked_scope: Any) -> None:
+        # redrawn after every rating: each widget shows ITS run's stored rating of the scope picked
+        # (the whole run or one prompt), never a neighbour's
         labels = dict((value, label) for label, value in run_choices(manager)) if manager.session else {}
-        ratings = run_ratings(manager)
+        prompt = None if picked_scope in (None, "", WHOLE_RUN) else int(picked_scope)
+        ratings = run_ratings(manager, prompt)
+        about = "" if prompt is None else f" (prompt {prompt})"
         with gr.Row():
             for run_id in run_ids or []:
                 value = ratings.get(run_id)
-                label = labels.get(run_id, f"#{run_id}").replace(" · unrated", "")
+                label = re.sub(r" · (unrated|rated [0-9.e+-]+)", "", labels.get(run_id, f"#{run_id}"))
                 radio = gr.Radio([str(v) for v in range(1, 11)],
                                  value=None if value is None else f"{value:g}",
-                                 label=f"Rate {label} · {rating_mark(ratings, run_id)}",
-                                 key=f"rate-{run_id}-{value}", elem_id=f"bk-rate-{run_id}", min_width=220)
+                                 label=f"Rate {label}{about} · {rating_mark(ratings, run_id)}",
+                                 key=f"rate-{run_id}-{prompt}-{value}", elem_id=f"bk-rate-{run_id}", min_width=220)
                 radio.input(functools.partial(rate, manager, run_id), [radio, scope, step], rated_md,
                             key=f"rate-input-{run_id}", **QUIET)
 
@@ -333,9 +354,16 @@ def build(manager: SessionManager) -> dict[str, Any]:
     matrix_btn.click(functools.partial(show_progression, manager), [runs_dd, shown], [matrix, views_md], **PRIVATE)
     flicker_btn.click(functools.partial(show_flicker, manager), [flicker_a, flicker_b, step, shown],
                       [flicker, views_md], **PRIVATE)
-    step.release(functools.partial(change_step, manager), [shown, step], [grid, compare_md], **PRIVATE)
+    # a drag ends with release; a step typed in the slider's box is an input (no need to leave the box)
+    gr.on([step.release, step.input], functools.partial(change_step, manager), [shown, step], [grid, compare_md],
+          trigger_mode="always_last", **PRIVATE)
     # after a rating the grid's headers say "rated 7" at once
     rated_md.change(functools.partial(relabel, manager), [grid, shown], grid, **QUIET)
+    # new runs, scores and ratings reach the list and the picked runs' chips without a click
+    runs_sent = gr.State(None)
+    poll_outputs = [runs_dd, sort_dd, flicker_a, flicker_b, runs_sent]
+    gr.Timer(2.0).tick(functools.partial(poll_runs, manager), runs_sent, poll_outputs, **QUIET)
+    rated_md.change(functools.partial(poll_runs, manager), runs_sent, poll_outputs, **QUIET)
     pair_outputs = [pair, pair_html, left_btn, right_btn, tie_btn]
     pair_btn.click(functools.partial(next_pair, manager), None, pair_outputs, **PRIVATE)
     for button, winner in ((left_btn, "left"), (right_btn, "right"), (tie_btn, "tie")):

@@ -127,10 +127,18 @@ def prompts_for(preset_id: str, fields: dict[str, str] | None, current: str = ""
     return gr.update(**update)
 
 
-def on_field(preset_id: str, name: str, value: Any, fields: dict[str, str]) -> tuple[str, dict[str, str], Any]:
-    """Check one field as it changes; the dataset field also re-runs the pre-flight."""
-    fields = dict(fields or {})
-    fields[name] = "" if value is None else str(value)
-    spec = next(s for s in get_preset(preset_id).fields if s.name == name)
-    message = field_message(get_preset(preset_id), spec, fields[name], fields)
+def on_form(preset_id: str, name: str, shown_preset: str | None, *values: Any) -> tuple[Any, Any, Any]:
+    """(message of field ``name``, the fields, pre-flight) after a field of ``preset_id``'s form changed.
+
+    ``values`` are every box of that form, in the preset's field order: the fields are exactly
+    what the form shows, never merged into an earlier state (a change event of a form dispatched
+    while the state still held the previous preset's fields kept that preset's values: issue 34).
+    A change of a form that is no longer the one shown (``shown_preset``, the preset list now)
+    changes nothing. The dataset field also re-runs the pre-flight."""
+    if shown_preset != preset_id:
+        return gr.skip(), gr.skip(), gr.skip()
+    preset = get_preset(preset_id)
+    fields = {spec.name: "" if value is None else str(value) for spec, value in zip(preset.fields, values)}
+    spec = next(s for s in preset.fields if s.name == name)
+    message = field_message(preset, spec, fields.get(name, ""), fields)
     return message, fields, preflight_text(preset_id, fields) if name == "dataset" else gr.skip()

@@ -5,7 +5,7 @@ beside it — in a ``gr.Dataframe`` whose min, max, choices and lock cells a per
 (``bracket.app.space_editor``): min/max narrow a range, choices keep some choices (or make a
 fixed number searched, e.g. batch sizes ``1,2,4``), lock fixes one value. An edit goes
 through the one bounds parser of the CLI's ``--lr-min``/``--lr-max``/``--batch-sizes``/
-``--bound`` and the table is redrawn from the result; a bad cell gives one ``⚠`` line below
+``--bound`` and the table is redrawn from the result; a bad cell gives one ``⚠`` line above
 the table with the CLI's message (one line per bad cell when there are several) and changes
 nothing: the cells keep what was typed, to be fixed (Start refuses the same table, naming
 every bad cell, and starts nothing).

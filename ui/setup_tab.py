@@ -39,7 +39,7 @@ from bracket.session.past import past_sessions
 from bracket.session.vlm_scoring import same_judge_url
 from bracket.standings import past_ranking
 from ui.common import PRIVATE, QUIET, inline_errors
-from ui.setup_preset import (DEFAULTS, field_defaults, field_message, loaded_values, on_field, on_preset,
+from ui.setup_preset import (DEFAULTS, field_defaults, field_message, loaded_values, on_form, on_preset,
                              preset_choices, prompts_for, search_defaults, confirm_default)
 from ui.setup_space import build_table, space_edit, space_preview, table_records
 from ui.render import format_duration
@@ -197,7 +197,12 @@ def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any,
     if not folder:
         raise BracketError("Pick a past session from the list first.")
     session = manager.open(folder)
-    message = f"Opened **{session.name}** (not running). Resume it to continue the search."
+    spent, total = session.spent_runs(), session.total_runs()
+    if spent >= total:  # a finished search has nothing to resume
+        message = (f"Opened **{session.name}**: all {total} run{'s' if total != 1 else ''} of its budget are trained. "
+                   "Compare and Results show it; **+N runs** (Results tab) or finals give it more.")
+    else:
+        message = f"Opened **{session.name}** (not running, {total - spent} of {total} runs left). Resume it to continue."
     return message, gr.Tabs(selected="search"), message
 
 
@@ -237,6 +242,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
         values = loaded_values(loaded, preset_id)
         nonce = values.get("nonce", 0)  # a new key per fill: Gradio keeps a keyed box's old value otherwise
         preset = get_preset(preset_id)
+        boxes, messages = [], []
         for spec in preset.fields:
             default = spec.resolved_default()
             shown = str(values.get("fields", {}).get(spec.name, default))
@@ -257,7 +263,11 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                                      key=f"f-{preset_id}-{spec.name}-{nonce}", elem_id=f"bk-field-{spec.name}")
                 message = gr.Markdown(field_message(preset, spec, shown, dict(values.get("fields", {}))), key=f"m-{preset_id}-{spec.name}-{nonce}",
                                       elem_classes=["bk-field-msg"])
-            box.change(functools.partial(on_field, preset_id, spec.name), [box, fields_state],
+            boxes.append(box)
+            messages.append(message)
+        for spec, box, message in zip(preset.fields, boxes, messages):
+            # the fields are every box of this form as shown (never merged into the previous state)
+            box.change(functools.partial(on_form, preset_id, spec.name), [preset_dd, *boxes],
                        [message, fields_state, preflight_md], key=f"c-{preset_id}-{spec.name}-{nonce}", **QUIET)
 
     preflight_md.render()

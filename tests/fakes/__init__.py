@@ -131,3 +131,40 @@ def fake_trainer_spec(
         cmd=cmd, cwd=run_dir, env=fake_env(mode, **env_extra), output_dir=output_dir,
         logging_dir=logging_dir, sample_dir=output_dir / "sample", max_steps=max_steps,
     )
+
+
+INVENTORY_TRAINER = FAKES_DIR / "inventory_trainer.py"
+
+
+def install_inventory_scripts(root: Path, repo: str, scripts: Sequence[str]) -> Path:
+    """Put an inventory-parsing stand-in (``inventory_trainer.py``) at each of ``scripts`` (inventory
+    keys such as ``sdxl_train_network.py``, ``tools/cache_latents.py``) under ``root``, with that
+    script's flags from Bracket's inventory of ``repo``; returns ``root``. Each command they get is
+    appended to ``<script folder>/commands.jsonl``."""
+    import shutil
+
+    from bracket.trainer.inventory import flags_by_repo
+
+    known = flags_by_repo()[repo]["scripts"]
+    for script in scripts:
+        spec = known[script]
+        table: dict[str, object] = {}
+        for flag in spec["flags"]:
+            if flag in ("-h", "--help"):
+                continue
+            if flag in spec.get("no_value", []):
+                table[flag] = "store_true"
+            elif flag in spec.get("nargs", {}):
+                table[flag] = "*"
+            elif flag in spec.get("choices", {}):
+                table[flag] = [str(c) for c in spec["choices"][flag]]
+            else:
+                table[flag] = "value"
+        target = Path(root) / script
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(INVENTORY_TRAINER, target)
+        target.chmod(0o755)
+        trains = "cache" not in Path(script).name
+        target.with_name(target.stem + ".flags.json").write_text(json.dumps(
+            {"script": script, "flags": table, "trains": trains, "fake_trainer": str(FAKE_TRAINER)}), encoding="utf-8")
+    return Path(root)

@@ -57,6 +57,13 @@ def test_blocks_build_with_only_private_listeners(runs_dir):
     assert options["run_history"] is False
 
 
+def field_change(preset_id: str, name: str, value: str, fields: dict[str, str]):
+    """What one field's change event of ``preset_id``'s form (the one shown) gets back: every box
+    of the form as ``fields`` has them, ``name`` now ``value``."""
+    boxes = [value if s.name == name else fields.get(s.name, s.resolved_default()) for s in get_preset(preset_id).fields]
+    return setup_tab.on_form(preset_id, name, preset_id, *boxes)
+
+
 def test_preset_form_and_field_checks(tmp_path, demo_fields):
     choices = setup_tab.preset_choices()
     assert {value for _, value in choices} == {p.id for p in PRESETS}
@@ -64,14 +71,14 @@ def test_preset_form_and_field_checks(tmp_path, demo_fields):
     notes, fields, _, budget, steps = setup_tab.on_preset("demo-cpu")
     assert "TPE" in plan_text(budget, 1, None, "demo-cpu")  # the quick start reaches the sampler
     assert "Demo" in notes and set(fields) == {s.name for s in PRESETS[0].fields}
-    message, fields, preflight = setup_tab.on_field("demo-cpu", "train_script", str(tmp_path / "nope.py"), fields)
+    message, fields, preflight = field_change("demo-cpu", "train_script", str(tmp_path / "nope.py"), fields)
     assert message.startswith("⚠") and "does not exist" in message and preflight == SKIP
     assert fields["train_script"] == str(tmp_path / "nope.py")
-    message, fields, preflight = setup_tab.on_field("demo-cpu", "dataset", demo_fields["dataset"], fields)
+    message, fields, preflight = field_change("demo-cpu", "dataset", demo_fields["dataset"], fields)
     assert message == "✓" and preflight.startswith("✓ Dataset pre-flight: 6 images")
     empty = tmp_path / "empty"
     empty.mkdir()
-    _, _, preflight = setup_tab.on_field("demo-cpu", "dataset", str(empty), fields)
+    _, _, preflight = field_change("demo-cpu", "dataset", str(empty), fields)
     assert preflight.startswith("✗") and "no images" in preflight
 
 
@@ -86,10 +93,10 @@ def test_a_missing_default_demo_dataset_reads_as_made_on_start_not_as_an_error(t
     # said once, beside the dataset field (seen in review: the pre-flight line below said it again)
     said = field_message(preset, spec, fields["dataset"], fields)
     assert said == f"ℹ The demo dataset {default} is made when the search starts." and preflight == ""
-    message, fields, preflight = setup_tab.on_field("demo-cpu", "dataset", str(default / "dataset.toml"), fields)
+    message, fields, preflight = field_change("demo-cpu", "dataset", str(default / "dataset.toml"), fields)
     assert message.startswith("ℹ The demo dataset") and "made when the search starts" in message
     assert preflight == ""
-    message, _, preflight = setup_tab.on_field("demo-cpu", "dataset", str(tmp_path / "typo" / "dataset.toml"), fields)
+    message, _, preflight = field_change("demo-cpu", "dataset", str(tmp_path / "typo" / "dataset.toml"), fields)
     assert message.startswith("⚠") and "does not exist" in message and not preflight.startswith("ℹ")
     assert not default.exists() and not (tmp_path / "typo").exists()
 

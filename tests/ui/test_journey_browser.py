@@ -1,0 +1,180 @@
+"""Issue 34's journey on a real preset in a real browser: SDXL LoRA with the sd-scripts scripts
+replaced by stand-ins that parse Bracket's command with the inventory's flags
+(``tests.fakes.install_inventory_scripts``: an unknown flag or bad choice fails the run as the
+real parser would) and train like the fake trainer (tfevents, samples at the saved steps).
+
+The walk: switch presets several times, fill the SDXL fields, type the prompts, read the plan,
+start, open Compare while the search runs and see its runs arrive in the list without a click,
+rate one and see its chip say so, vote once, read the winner's command in Results. Z-Image LoRA
+(musubi-tuner stand-ins) and Axolotl LoRA (tests/llm's fake Axolotl) are walked through Start
+and the first grid. Not yet walked here (issue 34's report): export and the exported launcher
+run from another folder (item 3), and the proposed prompts (item 1: typed here).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PIL import Image
+
+from tests.fakes import install_inventory_scripts, make_fake_python
+from tests.ui.conftest import launch_app
+from tests.ui.test_preset_switch_browser import DEMO, FLUX, SDXL, pick_preset
+from tests.ui.test_ui_browser import ARGS, CHROMIUM
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
+]
+SD_SCRIPTS = ("sdxl_train_network.py", "tools/cache_latents.py", "tools/cache_text_encoder_outputs.py")
+
+
+def _fill(page, name: str, value: str) -> None:
+    box = page.locator(f"#bk-field-{name} textarea, #bk-field-{name} input")
+    box.fill(value)
+    box.press("Tab")
+
+
+def test_sdxl_lora_journey_through_start_and_compare(tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    images = tmp_path / "images"
+    images.mkdir()
+    for n, colour in enumerate(("red", "blue", "green", "white")):
+        Image.new("RGB", (64, 64), colour).save(images / f"{n}.png")
+        (images / f"{n}.txt").write_text(f"a {colour} square", encoding="utf-8")
+    sd = install_inventory_scripts(tmp_path / "sd-scripts", "kohya-ss/sd-scripts", SD_SCRIPTS)
+    model = tmp_path / "sdxl.safetensors"
+    model.write_bytes(b"fake")
+    python = make_fake_python(tmp_path / "bin")
+    with launch_app(tmp_path, {}, ["--allow-custom-executables"]) as app, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(app.url)
+        expect(page.locator("#bk-space-setup")).to_contain_text("learning_rate", timeout=60_000)
+        forms = {SDXL: ("vae_path", "ae_path"), FLUX: ("ae_path", "vae_path"), DEMO: ("cpu_threads", "model_path")}
+        for label in (SDXL, FLUX, DEMO, SDXL):  # switches leave nothing of another preset (item 2)
+            pick_preset(page, label, *forms[label])
+        for name, value in (("model_path", model), ("sd_scripts_dir", sd), ("trainer_python", python),
+                            ("dataset", images)):
+            _fill(page, name, str(value))
+        expect(page.locator("#bk-preflight")).to_contain_text("✓ Dataset pre-flight: 4 images", timeout=20_000)
+        prompts = page.get_by_label("Sample prompts (trainer line syntax; --d seed per prompt)")
+        prompts.fill("a red square --d 1\na blue square --d 2")  # item 1 proposes them from the dataset
+        for box, value in (("#bk-budget input", "3"), ("#bk-steps input", "6")):
+            page.locator(box).fill(value)
+            page.locator(box).press("Tab")
+        expect(page.locator("#bk-plan")).to_contain_text("= 3 configs × 1 seed", timeout=20_000)
+        page.locator("#bk-start").click()
+        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        # Compare opened while the search runs: its runs arrive in the list without a click (item 6)
+        page.get_by_role("tab", name="Compare").click()
+        expect(page.locator("#bk-progress")).to_contain_text("3 / 3 runs", timeout=150_000)
+        page.locator("#bk-compare-runs input").click()
+        expect(page.get_by_role("option")).to_have_count(3, timeout=20_000)
+        page.keyboard.press("Escape")
+        page.locator("#bk-next-unrated").click()
+        expect(page.locator("#bk-grid table.bk-grid img").first).to_be_visible(timeout=20_000)
+        rating = page.locator("[id^=bk-rate-]").first
+        rating.get_by_text("8", exact=True).click()
+        expect(page.locator("#bk-rated")).to_contain_text("rated 8", timeout=20_000)
+        # the rated run's chip shows its rating and new score without a click (item 6)
+        expect(page.locator("#bk-compare-runs")).to_contain_text("rating 8", timeout=20_000)
+        page.locator("#bk-next-pair").click()
+        expect(page.locator("#bk-pair img")).to_have_count(4, timeout=20_000)  # two prompts × two runs
+        page.locator("#bk-pair-left").click()
+        expect(page.locator("#bk-pair-status")).to_contain_text("left is better", timeout=20_000)
+        # Results: the leaderboard counts the rating and the vote; the winner's command is sd-scripts'
+        page.get_by_role("tab", name="Results").click()
+        board = page.locator("#bk-leaderboard")
+        expect(board).to_contain_text("baseline", timeout=30_000)
+        expect(page.locator("#bk-winner-cmd")).to_contain_text("sdxl_train_network.py", timeout=30_000)
+        expect(page.locator("#bk-winner-cmd")).to_contain_text("--learning_rate")
+        browser.close()
+    runs = [json.loads(line) for line in (sd / "commands.jsonl").read_text().splitlines()]
+    assert len(runs) == 3 and all("--max_train_steps" in r["argv"] for r in runs)
+
+
+ZIMAGE = "Z-Image › Z-Image LoRA (base / Turbo)"
+
+
+def test_zimage_lora_journey_through_start_and_the_first_grid(tmp_path):
+    """The same walk on a musubi-tuner preset, through Start and the first grid."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from bracket.trainer.inventory import flags_by_repo
+
+    images = tmp_path / "images"
+    images.mkdir()
+    for n, colour in enumerate(("red", "blue", "green", "white")):
+        Image.new("RGB", (64, 64), colour).save(images / f"{n}.png")
+        (images / f"{n}.txt").write_text(f"a {colour} square", encoding="utf-8")
+    scripts = [k for k in flags_by_repo()["kohya-ss/musubi-tuner"]["scripts"] if "/zimage_" in k]
+    musubi = install_inventory_scripts(tmp_path / "musubi", "kohya-ss/musubi-tuner", scripts)
+    values = {"musubi_dir": str(musubi), "trainer_python": str(make_fake_python(tmp_path / "bin")),
+              "dataset": str(images)}
+    for name in ("dit", "vae", "text_encoder"):
+        (tmp_path / f"{name}.safetensors").write_bytes(b"fake")
+        values[name] = str(tmp_path / f"{name}.safetensors")
+    env = {"BRACKET_FAKE_SAMPLE_STYLE": "musubi"}  # musubi's sample names (frame suffix)
+    with launch_app(tmp_path, env, ["--allow-custom-executables"]) as app, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(app.url)
+        expect(page.locator("#bk-space-setup")).to_contain_text("learning_rate", timeout=60_000)
+        pick_preset(page, SDXL, "vae_path", "dit")
+        pick_preset(page, ZIMAGE, "dit", "model_path")
+        for name, value in values.items():
+            _fill(page, name, value)
+        expect(page.locator("#bk-preflight")).to_contain_text("Dataset pre-flight: 4 images", timeout=20_000)
+        page.get_by_label("Sample prompts (trainer line syntax; --d seed per prompt)").fill("a red square --d 1")
+        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "6")):
+            page.locator(box).fill(value)
+            page.locator(box).press("Tab")
+        expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed", timeout=20_000)
+        page.locator("#bk-start").click()
+        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        page.get_by_role("tab", name="Compare").click()
+        expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=150_000)
+        page.locator("#bk-next-unrated").click()
+        expect(page.locator("#bk-grid table.bk-grid img")).to_have_count(2, timeout=20_000)
+        browser.close()
+
+
+AXOLOTL = "LLM (Axolotl) › Axolotl: LoRA / QLoRA"
+
+
+def test_axolotl_lora_journey_through_start_and_the_first_grid(tmp_path):
+    """The walk on an LLM preset (the fake Axolotl of tests/llm), through Start and the first grid."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.llm.llm_helpers import write_alpaca
+    from tests.llm.test_llm_judges_session import dispatching_python
+
+    (tmp_path / "model").mkdir()
+    values = {"base_model": str(tmp_path / "model"), "dataset": str(write_alpaca(tmp_path / "alpaca.jsonl", rows=40)),
+              "trainer_python": str(dispatching_python(tmp_path)), "eval_size": "6", "max_new_tokens": "16"}
+    with launch_app(tmp_path, {"FAKE_LLM_ANSWERS": "sum"}, ["--allow-custom-executables"]) as app, \
+            sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(app.url)
+        expect(page.locator("#bk-space-setup")).to_contain_text("learning_rate", timeout=60_000)
+        pick_preset(page, SDXL, "vae_path", "base_model")
+        pick_preset(page, AXOLOTL, "base_model", "vae_path")
+        for name, value in values.items():
+            _fill(page, name, value)
+        page.get_by_label("Sample prompts (trainer line syntax; --d seed per prompt)").fill("Add 2 and 3.")
+        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "4")):
+            page.locator(box).fill(value)
+            page.locator(box).press("Tab")
+        expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed", timeout=20_000)
+        page.locator("#bk-start").click()
+        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        page.get_by_role("tab", name="Compare").click()
+        expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=200_000)
+        page.locator("#bk-next-unrated").click()
+        expect(page.locator("#bk-grid table.bk-grid")).to_contain_text("Add 2 and 3.", timeout=30_000)
+        browser.close()
