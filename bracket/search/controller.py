@@ -68,8 +68,8 @@ DEFAULT_MULTIVARIATE = True
 #: Share of the scored configs TPE treats as "good" (its gamma; Optuna's default is 0.1, at
 #: most 25). TPE proposes near the good ones and ignores values inside each group, so with a
 #: dozen configs a rating only steers when it moves a config into or out of the good set.
+#: Equal to Optuna's own default, so a session that looks narrow leaves TPE's gamma alone.
 DEFAULT_GAMMA_FRACTION = 0.1
-OPTUNA_GAMMA_FRACTION = 0.1
 #: TPE's good share when it should look wider (Hyperopt's original TPE used 25 %):
 #: once a person has rated (or compared) a run — with 10 % a rating steers only when it moves
 #: a config into the one or two best (issue 25) — and while the warm start disagrees with what
@@ -192,8 +192,6 @@ class SearchController:
             options: dict[str, Any] = {}
             if exploring or (rated_gamma and any(h.rated for h in seen)):
                 options["gamma"] = _wide_good_count
-            elif DEFAULT_GAMMA_FRACTION != OPTUNA_GAMMA_FRACTION:
-                options["gamma"] = tpe_good_count
             with warnings.catch_warnings():  # Optuna 4.9 marks a custom gamma as deprecated (kept until v6)
                 warnings.simplefilter("ignore", FutureWarning)
                 chosen = DEFAULT_MULTIVARIATE if multivariate is None else multivariate
