@@ -37,6 +37,7 @@ from optuna.samplers import BaseSampler, RandomSampler, TPESampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from bracket.optuna_private import trial_id
 from bracket.optuna_quiet import optuna_module
 from bracket.search.configs import NamedConfig
 from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
@@ -118,11 +119,11 @@ class CurrentScoreSampler(BaseSampler):
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
-        plan = self._plans.get(trial._trial_id)
+        plan = self._plans.get(trial_id(trial))
         if plan is None:
             plan = self.plan(extra_seed=trial.number)
-            self._plans = {trial._trial_id: plan}
-            self._drawn_trial = trial._trial_id if self._drew else None
+            self._plans = {trial_id(trial): plan}
+            self._drawn_trial = trial_id(trial) if self._drew else None
         if param_name in plan:
             return plan[param_name]
         # a knob the plan did not activate but the caller asks for: sample it plainly
@@ -257,7 +258,7 @@ class SearchController:
         trial = self.study.ask()
         config = self.space.suggest(trial)
         # numbered from 1 like runs and the plan (trial 4 is the fifth config: "search-5")
-        drawn = self.sampler.drew(trial._trial_id)  # a shape draw is named shape-N, still kind search
+        drawn = self.sampler.drew(trial_id(trial))  # a shape draw is named shape-N, still kind search
         name = str(trial.user_attrs.get("name", f"{SHAPE_PREFIX if drawn else 'search-'}{trial.number + 1}"))
         kind = stored_kind(str(trial.user_attrs.get("kind", "search")), name)  # a study enqueued before kind past
         if kind == "search":
