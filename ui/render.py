@@ -211,7 +211,7 @@ def smooth(values: Sequence[float], weight: float) -> list[float]:
     return out
 
 
-def _thin(series: Sequence[Sequence[float]]) -> list[Sequence[float]]:
+def thin_points(series: Sequence[Sequence[float]]) -> list[Sequence[float]]:
     if len(series) <= MAX_POINTS:
         return list(series)
     stride = math.ceil(len(series) / MAX_POINTS)
@@ -230,7 +230,7 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
                 smoothing: float = 0.0, highlight: int | None = None, title: str = "Training loss") -> go.Figure:
     figure = go.Figure()
     for run_id, points in series.items():
-        points = _thin(points)
+        points = thin_points(points)
         if not points:
             continue
         steps = [p[0] for p in points]
