@@ -88,6 +88,11 @@ def _wide_good_count(n: int) -> int:
     return tpe_good_count(n, wide=True)
 
 
+def _single_objective(study: Study) -> None:
+    if len(study.directions) > 1:  # Optuna's rule for a single-objective sampler
+        raise ValueError("CurrentScoreSampler samples single-objective studies only (one combined score)")
+
+
 class CurrentScoreSampler(BaseSampler):
     """Samples each new trial from a study rebuilt from the current scores.
 
@@ -115,10 +120,12 @@ class CurrentScoreSampler(BaseSampler):
 
     def sample_relative(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
                         ) -> dict[str, Any]:
+        _single_objective(study)
         return {}
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
+        _single_objective(study)
         plan = self._plans.get(trial_id(trial))
         if plan is None:
             plan = self.plan(extra_seed=trial.number)
