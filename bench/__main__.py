@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
 
         draws = 20 if short else 60
         print(f"\none rating's effect on TPE's next proposals ({draws} draws per taste)")
-        shift = proposal_shift.run(draws=draws, variants=("", "dropjudge"), log=print)
+        shift = proposal_shift.run(draws=draws, variants=("", "human=4"), log=print)
         write_result("proposal_shift", {"draws": draws, "summary": shift}, args.results)
     if args.which in ("all", "noise"):
         from bench import noise

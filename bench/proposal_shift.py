@@ -2,8 +2,7 @@
 
 The session benchmark (:mod:`bench.steering`) answers the question end to end but costs
 minutes per session. This one isolates the step between a rating and the next proposal, in
-process and in seconds, so the mechanism's knobs (TPE's gamma, the estimate's prior, the
-human weight) can be compared on hundreds of draws:
+process and in seconds, so the mechanism's knob that a session sets (the human weight) can be compared on hundreds of draws:
 
 1. a history like a session's after a dozen trials: the demo's baseline and curated configs
    plus random configs, each with a real loss curve from the loss landscape
@@ -76,7 +75,7 @@ def draw(taste_name: str, seed: int, *, history: int = 12, rated: int = 4, asks:
     return out
 
 
-def run(*, draws: int = 60, variants: tuple[str, ...] = ("", "gamma=0.25", "prior=1", "human=4"),
+def run(*, draws: int = 60, variants: tuple[str, ...] = ("", "human=4"),
         tastes: list[str] | None = None, log=print) -> dict[str, Any]:
     """The shift per taste and variant (variants as in :func:`bench.steering.apply_variant`)."""
     summary: dict[str, Any] = {}

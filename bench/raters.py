@@ -20,8 +20,7 @@ Each taste disagrees with the loss differently:
 app's own functions (:class:`bracket.app.manager.SessionManager`: ``rate_next``,
 ``rate``, ``next_pairs``, ``compare``): after some trials it looks at what "Next unrated"
 shows and rates a few of them (1–10, rounded, with noise; a rated run offered again with a
-why, a tied leader in the ``@again`` experiment of :mod:`bench.tied_leaders`, gets a fresh
-rating), sometimes skips a round (late), and now and then makes a blind pairwise choice (a
+why gets a fresh rating), sometimes skips a round (late), and now and then makes a blind pairwise choice (a
 logistic choice on the taste difference).
 """
 
@@ -112,8 +111,8 @@ class Rater:
     ``act(manager, trial)`` is called before each new configuration is proposed. From
     ``start_trial`` on, with probability ``p_round`` the rater opens "Next unrated" and rates
     the first ``per_round`` runs it shows (1-10, Gaussian ``noise``, rounded) — a rated run
-    only when it is offered again with a why line (tied leaders, :mod:`bench.tied_leaders`;
-    the app itself never asks while unrated runs remain), with noise from a second
+    only when it is offered again with a why line (the
+    app itself never asks while unrated runs remain), with noise from a second
     generator so that the other draws stay those of a session without re-offers; with
     probability ``p_pair`` it also makes one blind pairwise choice from "Next pair".
     """

@@ -24,7 +24,7 @@ from typing import Any
 
 from gradio.components.plot import PlotData
 
-from ui.render import VALIDATION_TITLE, _thin, smooth, validation_trace
+from ui.render import VALIDATION_TITLE, smooth, thin_points, validation_trace
 
 #: finished traces kept; past this many the oldest half is dropped
 MAX_KEPT = 2000
@@ -46,7 +46,7 @@ def _number(value: float) -> float | None:
 
 def trace_json(points: Sequence[Sequence[float]], name: str, *, smoothing: float, current: bool) -> str:
     """One run's ``scattergl`` trace as JSON (``""`` for a run with no points)."""
-    points = _thin(points)
+    points = thin_points(points)
     if not points:
         return ""
     trace = {"line": {"width": 3 if current else 1.5}, "mode": "lines" if len(points) > 1 else "markers",

@@ -212,7 +212,7 @@ def smooth(values: Sequence[float], weight: float) -> list[float]:
     return out
 
 
-def _thin(series: Sequence[Sequence[float]]) -> list[Sequence[float]]:
+def thin_points(series: Sequence[Sequence[float]]) -> list[Sequence[float]]:
     if len(series) <= MAX_POINTS:
         return list(series)
     stride = math.ceil(len(series) / MAX_POINTS)
@@ -247,7 +247,7 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
     validation loss dashed (the loss the loss judge scores, docs/SCORING.md)."""
     figure = go.Figure()
     for run_id, points in series.items():
-        points = _thin(points)
+        points = thin_points(points)
         if not points:
             continue
         steps = [p[0] for p in points]

@@ -112,7 +112,7 @@ def choose_step(runs: Sequence[Mapping[str, Any]], steps: Sequence[int], request
     return min(steps, key=lambda s: (abs(s - requested), -s))
 
 
-def _cell(run: Mapping[str, Any], index: int, step: int | None, thumbs: ThumbnailCache, runs_dir: Path,
+def grid_cell(run: Mapping[str, Any], index: int, step: int | None, thumbs: ThumbnailCache, runs_dir: Path,
           blind: bool = False) -> GridCell:
     candidates = [s for s in run.get("samples") or [] if s.get("prompt_index") == index and s.get("step") == step]
     if not candidates:
@@ -180,7 +180,7 @@ def build_grid(runs: Sequence[Mapping[str, Any]], prompts: Sequence[SamplePrompt
     indices = {s["prompt_index"] for r in runs for s in r.get("samples") or [] if s.get("prompt_index") is not None}
     count = max([len(prompt_texts)] + [i + 1 for i in indices])
     prompt_texts += [f"prompt {i}" for i in range(len(prompt_texts), count)]
-    rows = [[_cell(r, i, chosen, thumbs, runs_dir, blind) for r in runs] for i in range(count)]
+    rows = [[grid_cell(r, i, chosen, thumbs, runs_dir, blind) for r in runs] for i in range(count)]
     controls: list[tuple[str, str] | None] = []
     for i in range(count):
         source = (prompts[i].control_images[0] if i < len(prompts) and prompts[i].control_images

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bracket.app.grid import GridColumn, GridData, _cell, available_steps
+from bracket.app.grid import GridColumn, GridData, grid_cell, available_steps
 from bracket.app.thumbs import ThumbnailCache
 from bracket.trainer.prompts import SamplePrompt
 
@@ -31,5 +31,5 @@ def build_progression(run: Mapping[str, Any], prompts: Sequence[SamplePrompt], *
     indices = {s["prompt_index"] for s in run.get("samples") or [] if s.get("prompt_index") is not None}
     count = max([len(texts)] + [i + 1 for i in indices])
     texts += [f"prompt {i}" for i in range(len(texts), count)]
-    rows = [[_cell(run, i, step, thumbs, runs_dir) for step in steps] for i in range(count)]
+    rows = [[grid_cell(run, i, step, thumbs, runs_dir) for step in steps] for i in range(count)]
     return GridData(columns, texts, steps, None, rows, sample_kind, [None] * count)

@@ -37,6 +37,7 @@ from optuna.samplers import BaseSampler, RandomSampler, TPESampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from bracket.optuna_private import trial_id
 from bracket.optuna_quiet import optuna_module
 from bracket.search.configs import NamedConfig
 from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
@@ -68,8 +69,8 @@ DEFAULT_MULTIVARIATE = True
 #: Share of the scored configs TPE treats as "good" (its gamma; Optuna's default is 0.1, at
 #: most 25). TPE proposes near the good ones and ignores values inside each group, so with a
 #: dozen configs a rating only steers when it moves a config into or out of the good set.
+#: Equal to Optuna's own default, so a session that looks narrow leaves TPE's gamma alone.
 DEFAULT_GAMMA_FRACTION = 0.1
-OPTUNA_GAMMA_FRACTION = 0.1
 #: TPE's good share when it should look wider (Hyperopt's original TPE used 25 %):
 #: once a person has rated (or compared) a run — with 10 % a rating steers only when it moves
 #: a config into the one or two best (issue 25) — and while the warm start disagrees with what
@@ -85,6 +86,11 @@ def tpe_good_count(n: int, *, wide: bool = False) -> int:
 
 def _wide_good_count(n: int) -> int:
     return tpe_good_count(n, wide=True)
+
+
+def _single_objective(study: Study) -> None:
+    if len(study.directions) > 1:  # Optuna's rule for a single-objective sampler
+        raise ValueError("CurrentScoreSampler samples single-objective studies only (one combined score)")
 
 
 class CurrentScoreSampler(BaseSampler):
@@ -114,15 +120,17 @@ class CurrentScoreSampler(BaseSampler):
 
     def sample_relative(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
                         ) -> dict[str, Any]:
+        _single_objective(study)
         return {}
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
-        plan = self._plans.get(trial._trial_id)
+        _single_objective(study)
+        plan = self._plans.get(trial_id(trial))
         if plan is None:
             plan = self.plan(extra_seed=trial.number)
-            self._plans = {trial._trial_id: plan}
-            self._drawn_trial = trial._trial_id if self._drew else None
+            self._plans = {trial_id(trial): plan}
+            self._drawn_trial = trial_id(trial) if self._drew else None
         if param_name in plan:
             return plan[param_name]
         # a knob the plan did not activate but the caller asks for: sample it plainly
@@ -192,8 +200,6 @@ class SearchController:
             options: dict[str, Any] = {}
             if exploring or (rated_gamma and any(h.rated for h in seen)):
                 options["gamma"] = _wide_good_count
-            elif DEFAULT_GAMMA_FRACTION != OPTUNA_GAMMA_FRACTION:
-                options["gamma"] = tpe_good_count
             with warnings.catch_warnings():  # Optuna 4.9 marks a custom gamma as deprecated (kept until v6)
                 warnings.simplefilter("ignore", FutureWarning)
                 chosen = DEFAULT_MULTIVARIATE if multivariate is None else multivariate
@@ -260,7 +266,7 @@ class SearchController:
         trial = self.study.ask()
         config = self.space.suggest(trial)
         # numbered from 1 like runs and the plan (trial 4 is the fifth config: "search-5")
-        drawn = self.sampler.drew(trial._trial_id)  # a shape draw is named shape-N, still kind search
+        drawn = self.sampler.drew(trial_id(trial))  # a shape draw is named shape-N, still kind search
         name = str(trial.user_attrs.get("name", f"{SHAPE_PREFIX if drawn else 'search-'}{trial.number + 1}"))
         kind = stored_kind(str(trial.user_attrs.get("kind", "search")), name)  # a study enqueued before kind past
         if kind == "search":

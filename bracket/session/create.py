@@ -92,7 +92,7 @@ def fit_past(space: SearchSpace, configs: list[NamedConfig], notes: list[str]) -
     return fitted
 
 
-def _check_writable(folder: Path) -> None:
+def check_writable(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         probe = folder / f".write-test-{os.getpid()}"
@@ -180,7 +180,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     if (folder / SESSION_FILE).exists():
         raise BracketError(f"Session {folder} already exists; resume it with `python -m bracket resume {folder}` "
                            "or choose another name.")
-    _check_writable(runs_dir)
+    check_writable(runs_dir)
     url = storage_url or app_settings.get_settings().storage_url or None
     external = Store.open(url) if url else None  # a bad URL fails here, before anything is written
     if external is not None and external.get_session(name):

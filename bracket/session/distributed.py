@@ -40,7 +40,7 @@ from bracket.search.types import Proposal
 from bracket.session.create import (
     SESSION_FILE,
     SessionParts,
-    _check_writable,
+    check_writable,
     parts_from_store,
     write_session_file,
 )
@@ -83,7 +83,7 @@ def join_session(storage_url: str, name: str, runs_dir: Path | None = None) -> S
                          f"{known}); create it first in the app or with `python -m bracket run --storage ...`.")
     folder = app_settings.absolute_path(runs_dir or app_settings.get_settings().runs_dir) / name
     try:
-        _check_writable(folder)
+        check_writable(folder)
     except BracketError:
         store.close()
         raise

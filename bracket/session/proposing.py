@@ -53,5 +53,5 @@ def build_controller(session: Any) -> "SearchController":
     seed = session.settings.base_seed + zlib.crc32(session.worker_id.encode("utf-8")) % 10_000
     return SearchController(study=session.store.study(session.name), space=session.space,
                             algorithm=session.settings.algorithm, seed=seed, history=session.scored_configs,
-                            lr_bracket=session.settings.lr_bracket, note=session._add_note,
+                            lr_bracket=session.settings.lr_bracket, note=session.add_note,
                             describe=lambda proposal: line_at_proposal(session, proposal))

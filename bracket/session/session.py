@@ -291,7 +291,7 @@ class Session:
             self._controller = build_controller(self)
         return self._controller
 
-    def _add_note(self, text: str) -> None:
+    def add_note(self, text: str) -> None:
         """Add ``text`` to the session's notes once (every worker's controller may tell it)."""
         notes = list((self.store.get_session(self.name) or {}).get("notes") or [])
         if text not in notes:
@@ -347,7 +347,7 @@ class Session:
         config_id = self.worker.reserve(self.settings.n_configs, self.controller().next)
         skipped, self.controller().skipped = self.controller().skipped, []
         for note in skipped:  # noted after the session's row lock is released
-            self._add_note(note)
+            self.add_note(note)
         if config_id is None:
             return None
         config = next(c for c in self.store.configs(self.name, stage="search") if c["id"] == config_id)

@@ -54,11 +54,13 @@ def verdict_study_name(session_name: str) -> str:
 
 def close_waiting(study: optuna.Study, note: str = LEFTOVER_NOTE) -> int:
     """Close the study's WAITING trials as FAIL with ``note``; returns how many."""
-    storage = study._storage
+    from bracket.optuna_private import study_storage, trial_id
+
+    storage = study_storage(study)
     closed = 0
     for trial in study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
-        storage.set_trial_user_attr(trial._trial_id, "bracket_note", note)
-        if storage.set_trial_state_values(trial._trial_id, TrialState.FAIL):
+        storage.set_trial_user_attr(trial_id(trial), "bracket_note", note)
+        if storage.set_trial_state_values(trial_id(trial), TrialState.FAIL):
             closed += 1
     return closed
 

@@ -132,29 +132,22 @@ def test_the_raters_blind_choice_does_not_depend_on_the_side_it_is_shown_on():
     assert 1 in winners and 2 in winners  # a near coin flip: each run wins for some seed
 
 
-def test_the_winner_first_variant_swaps_the_apps_order_and_puts_it_back():
+def test_a_variant_is_a_session_setting_and_patches_nothing_of_the_engine():
+    """The one steering variant left is the human weight, passed as the session's weights; the
+    removed experiments' names are refused, and no engine function or default is replaced."""
     from bench.steering import apply_variant
     from bracket.app.manager import SessionManager
+    from bracket.search import controller
 
-    own = (SessionManager.next_unrated, SessionManager.next_pairs, SessionManager.rate_next)
-    assert apply_variant("rated@winnerfirst") == ("rated", None)
-    assert all(now is not before for now, before in zip(
-        (SessionManager.next_unrated, SessionManager.next_pairs, SessionManager.rate_next), own))
+    own = (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next,
+           controller.SearchController.__init__.__kwdefaults__.copy())
     assert apply_variant("rated") == ("rated", None)
-    assert (SessionManager.next_unrated, SessionManager.next_pairs, SessionManager.rate_next) == own
-
-
-def test_the_again_variant_offers_tied_leaders_through_the_app_and_puts_it_back():
-    from bench import tied_leaders
-    from bench.steering import apply_variant
-    from bracket.app.manager import SessionManager
-
-    own = SessionManager.rate_next
-    assert apply_variant("rated@again") == ("rated", None)
-    assert SessionManager.rate_next is not own
-    assert SessionManager.rate_next.__qualname__.startswith(tied_leaders.patch.__qualname__)
-    assert apply_variant("rated") == ("rated", None)
-    assert SessionManager.rate_next is own
+    assert apply_variant("late@human=4") == ("late", {"loss": 1.0, "human": 4.0})
+    for removed in ("winnerfirst", "again", "gp", "focus", "region", "nearfav", "gamma=0.25", "prior=1"):
+        with pytest.raises(ValueError, match="unknown variant"):
+            apply_variant(f"rated@{removed}")
+    assert (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next,
+            controller.SearchController.__init__.__kwdefaults__) == own
 
 
 def test_the_pick_rules_trade_an_estimate_for_a_known_rating():
@@ -173,39 +166,3 @@ def test_the_pick_rules_trade_an_estimate_for_a_known_rating():
     scores[1] = score(0.20, 0.03, False)
     picks = pick_rules(runs, scores, values)
     assert picks["cautious1"] == 10 and picks["cautious2"] == 20
-
-
-def test_the_experiment_variants_patch_and_put_back():
-    from bench.steering import apply_variant
-    from bracket.app.manager import SessionManager
-    from bracket.search import controller
-
-    own = (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next)
-    for variant in ("optimist", "gp", "focus", "region"):
-        apply_variant(f"rated@{variant}")
-        assert (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next) != own
-        apply_variant("rated")
-        assert (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next) == own
-
-
-def test_undoing_one_experiment_puts_back_brackets_own_function_whatever_else_replaced_it():
-    """Experiments that replace the same function share one record of Bracket's own (bench.patching):
-    undoing one while another's wrapper is in place still restores the real one."""
-    from bench import near_favourite, rated_region, tied_leaders
-    from bench.rating_experiments import patch_optimist_order
-    from bracket.app.manager import SessionManager
-    from bracket.search.controller import SearchController
-
-    own_next, own_rate_next = SearchController.next, SessionManager.rate_next
-    try:
-        near_favourite.patch()
-        assert SearchController.next is not own_next
-        rated_region.patch(undo=True)  # another experiment's undo, the near-favourite wrapper in place
-        assert SearchController.next is own_next
-        patch_optimist_order()
-        tied_leaders.patch(undo=True)
-        assert SessionManager.rate_next is own_rate_next
-    finally:
-        near_favourite.patch(undo=True)
-        patch_optimist_order(undo=True)
-    assert (SearchController.next, SessionManager.rate_next) == (own_next, own_rate_next)
