@@ -234,7 +234,7 @@ VALIDATION_TITLE = "Training loss, and validation loss dashed (the loss that sco
 def validation_trace(points: Sequence[Sequence[float]], name: str) -> dict[str, Any]:
     """A run's validation loss as a plain ``scattergl`` trace: dashed, with markers, not smoothed
     (each point is already an average at fixed timesteps and noise)."""
-    points = _thin(points)
+    points = thin_points(points)
     return {"line": {"dash": "dash", "width": 2}, "mode": "lines+markers", "name": f"{name} validation",
             "opacity": 1.0, "x": [p[0] for p in points],
             "y": [p[1] if math.isfinite(p[1]) else None for p in points], "type": "scattergl"}
