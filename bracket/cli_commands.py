@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bracket.app.forms import judge_server_settings, parse_bounds
 from bracket.cli_args import parse_assignments, prompts_argument
+from bracket.cli_folders import output_folder
 from bracket.cli_text import best_step_lines, progress_line, results_table, run_figures, winner_lines
 from bracket.errors import BracketError, MissingStoreError
 from bracket.judge.combine import parse_weights
@@ -264,38 +265,12 @@ def cmd_finals(args: argparse.Namespace) -> int:
     return 0 if any(r["status"] == "done" for r in finals) else 1
 
 
-def _folder_argument(path: Path | str | None, what: str) -> None:
-    """Refuse, in one line, a folder argument that names a file or lies inside one (the folder
-    itself is made when it is missing)."""
-    if path is None:
-        return
-    for part in (Path(path), *Path(path).parents):
-        if part.exists():
-            if not part.is_dir():
-                raise BracketError(f"{what} {path}: {part} is a file, not a folder; give a folder "
-                                   "(it is made when missing).")
-            _can_write_in(part, path, what)
-            return
-
-
-def _can_write_in(folder: Path, path: Path | str, what: str) -> None:
-    """Refuse a folder nothing can be made in (``/proc``, a read-only mount): a probe folder is
-    made there and removed at once (permissions alone do not tell, e.g. for root)."""
-    import tempfile
-
-    try:
-        Path(tempfile.mkdtemp(prefix=".bracket-probe-", dir=folder)).rmdir()
-    except OSError as error:
-        raise BracketError(f"{what} {path}: nothing can be written in {folder} ({type(error).__name__}: "
-                           f"{error.strerror}); give a writable folder.") from None
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     from bracket.report import write_report
 
     from bracket.standings.study_sync import record_verdict
 
-    _folder_argument(args.out, "--out")
+    output_folder(args.out, "--out")
     session = _open(args, "no report can be written", validate=False)
     try:
         files = write_report(session, args.out)
@@ -318,7 +293,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from bracket.export import export_run
 
-    _folder_argument(args.out, "--out")
+    output_folder(args.out, "--out")
     session = _open(args, "this session's winner cannot be exported", validate=False)
     try:
         result = export_run(session, run_id=args.run, steps=args.steps, out=args.out)
@@ -391,7 +366,7 @@ def cmd_demo_data(args: argparse.Namespace) -> int:
 
     if not 1 <= args.count <= MAX_DEMO_IMAGES:
         raise BracketError(f"--count must be from 1 to {MAX_DEMO_IMAGES}, got {args.count}.")
-    _folder_argument(args.path, "demo-data")
+    output_folder(args.path, "demo-data")
     toml = make_demo_dataset(args.path, count=args.count)
     print(f"demo dataset written: {toml}")
     return 0

@@ -35,10 +35,8 @@ def load_env_file(path: Path | None = None) -> None:
     raises its one ``BracketError`` on every read, so a caller that swallows it cannot make a
     later read go on without the file."""
     global _ENV_LOADED, _ENV_ERROR
-    if _ENV_LOADED and path is None:
-        if _ENV_ERROR is not None:
-            raise BracketError(_ENV_ERROR)
-        return
+    if _ENV_LOADED and path is None and _ENV_ERROR is None:
+        return  # a damaged file is read again on every call: it raises until it is fixed
     env_path = path or PROJECT_ROOT / ".env"
     _ENV_LOADED, _ENV_ERROR = True, None
     if env_path.is_file():

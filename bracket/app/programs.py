@@ -1,6 +1,6 @@
 """What the web app may launch: only the configured trainer programs and configs.
 
-A login to the app must not mean a shell (README, "What a login grants"). Every launch the
+A login to the app must not mean a shell (docs/APP.md, "What a login grants"). Every launch the
 app makes — Start, Resume, **+N runs**, finals and promote — passes :func:`check_programs`
 first, so a session made by the CLI with another trainer python (or before ``.env`` changed)
 is refused by the app, not run. ``python app.py --allow-custom-executables`` lifts it.

@@ -62,13 +62,14 @@ UI_MAY_IMPORT = ("bracket.app", "bracket.app.*", "bracket.errors")
 UI_DEBT = frozenset({
     "ui.blocks imports bracket", "ui.setup_tab imports bracket",  # the version string
     "ui.render imports bracket.session.plan", "ui.render imports bracket.standings.parts",
-    "ui.render imports bracket.stats", "ui.results_tab imports bracket.report",
+    "ui.results_tab imports bracket.report",
     "ui.setup_preset imports bracket.dataset.validation", "ui.setup_preset imports bracket.fields",
     "ui.setup_preset imports bracket.registry", "ui.setup_preset imports bracket.session.config",
     "ui.setup_space imports bracket.session.config", "ui.setup_tab imports bracket.judge.combine",
-    "ui.setup_tab imports bracket.registry", "ui.setup_tab imports bracket.session.config",
+    "ui.setup_tab imports bracket.registry",
     "ui.setup_tab imports bracket.session.past", "ui.setup_tab imports bracket.session.vlm_scoring",
-    "ui.setup_tab imports bracket.standings",
+    "ui.setup_tab imports bracket.standings", "ui.render imports bracket.standings.quality",
+    "ui.setup_tab imports bracket.fields",
 })
 #: import circles kept, and why (a new one fails)
 KNOWN_CIRCLES = (

@@ -120,7 +120,7 @@ def test_parse_winner_rules():
     (["--judge-url", "http://127.0.0.1:1/v1"], "needs a model name"),
     (["--judge-model", "m"], "needs the server's base URL"),
     (["--judge-url", "127.0.0.1:1/v1", "--judge-model", "m"], "must start with http"),
-    (["--judge-url", "http://127.0.0.1:1/v1", "--judge-model", "m", "--judge-repeats", "0"], "at least 1"),
+    (["--judge-url", "http://127.0.0.1:1/v1", "--judge-model", "m", "--judge-repeats", "0"], "from 1 to 20"),
     (["--weights", "task=-1"], "negative"),
     (["--weights", "llm_jduge=1"], "cannot read judge weight"),
 ])

@@ -150,14 +150,15 @@ def test_a_relative_sqlite_url_is_stored_absolute(fast_fields, runs_dir, tmp_pat
 def test_a_store_another_program_keeps_locked_is_one_error_line(command, fast_fields, runs_dir, capsys,
                                                                monkeypatch):
     """A database browser or ``sqlite3`` shell holding a write on bracket.db past the busy timeout
-    (a minute; shortened here): one line that says what to do, not Optuna's traceback."""
+    (a minute; shortened here): one line that says what to do, not Optuna's traceback. (``resume``
+    of a finished session writes only with ``--more-runs``; without it, it says there is nothing to do.)"""
     folder = _finished(fast_fields, runs_dir, "done", "--budget", "2")
     capsys.readouterr()
     monkeypatch.setattr("bracket.session.store.SQLITE_BUSY_TIMEOUT_S", 0.5)
     holder = sqlite3.connect(folder / "bracket.db", isolation_level=None)
     try:
         holder.execute("BEGIN EXCLUSIVE")
-        code = main([command, str(folder), "--quiet"] if command == "resume" else [command, str(folder)])
+        code = main([command, str(folder), "--quiet", "--more-runs", "1"] if command == "resume" else [command, str(folder)])
     finally:
         holder.close()
     _one_line(capsys.readouterr().err, "locked", "Close whatever holds it")

@@ -58,4 +58,5 @@ def test_starting_a_search_on_an_empty_checkout_names_every_missing_script(field
     fields = field_values("sdxl-lora", dataset=str(image_folder))
     (Path(fields["sd_scripts_dir"]) / "sdxl_train_network.py").write_text("", encoding="utf-8")
     with pytest.raises(BracketError, match="tools/cache_latents.py, tools/cache_text_encoder_outputs.py are not in"):
-        Session.create("sdxl-lora", fields, SearchSettings(budget=1, steps=2), name="empty")
+        Session.create("sdxl-lora", fields, SearchSettings(budget=1, steps=2, sample_prompts="a photo of sks"),
+                       name="empty")
