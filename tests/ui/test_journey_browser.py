@@ -3,12 +3,17 @@ replaced by stand-ins that parse Bracket's command with the inventory's flags
 (``tests.fakes.install_inventory_scripts``: an unknown flag or bad choice fails the run as the
 real parser would) and train like the fake trainer (tfevents, samples at the saved steps).
 
-The walk: switch presets several times, fill the SDXL fields, type the prompts, read the plan,
-start, open Compare while the search runs and see its runs arrive in the list without a click,
-rate one and see its chip say so, vote once, read the winner's command in Results. Z-Image LoRA
-(musubi-tuner stand-ins) and Axolotl LoRA (tests/llm's fake Axolotl) are walked through Start
-and the first grid. Not yet walked here (issue 34's report): export and the exported launcher
-run from another folder (item 3), and the proposed prompts (item 1: typed here).
+The walk: switch presets several times, fill the SDXL fields, accept the prompts proposed from
+the dataset's captions (their source and shared trigger word named under the field), read the
+default budget's plan (warm start, LR bracket, shape draws, two TPE proposals) and the unknown
+wall time, shorten the search, start, open Compare while the search runs and see its runs arrive
+in the list without a click, rate one and see its chip say so, vote once, read the scores as
+qualities (1–10) in the trial table and the leaderboard, read the winner's command in Results,
+export it and run the exported ``train.sh`` from another working folder against the stand-ins.
+Z-Image LoRA (musubi-tuner stand-ins) and Axolotl LoRA (tests/llm's fake Axolotl, prompts
+proposed from the eval split's instructions) are walked through Start and the first grid.
+Not walked here: a pause and resume in the app, finals, and the exported launcher of the
+musubi and LLM presets.
 """
 
 from __future__ import annotations
@@ -38,6 +43,18 @@ def _fill(page, name: str, value: str) -> None:
     box = page.locator(f"#bk-field-{name} textarea, #bk-field-{name} input")
     box.fill(value)
     box.press("Tab")
+
+
+def _accept_proposed(page, source: str) -> list[str]:
+    """The prompt lines proposed from the dataset (the help naming ``source``), accepted as they are;
+    before any run of the preset the wall time is unknown."""
+    from playwright.sync_api import expect
+
+    prompts = page.locator("#bk-prompts textarea")
+    expect(page.locator("#bk-prompts")).to_contain_text(source, timeout=20_000)
+    expect(prompts).to_have_value(re.compile(r"\S.* --d 1(\n|$)"), timeout=20_000)
+    expect(page.get_by_text("Wall-time estimate: unknown until the first run")).to_be_visible(timeout=20_000)
+    return prompts.input_value().splitlines()
 
 
 def _column(page, table: str, header: str) -> list[str]:
@@ -186,7 +203,7 @@ def test_zimage_lora_journey_through_start_and_the_first_grid(tmp_path):
     images.mkdir()
     for n, colour in enumerate(("red", "blue", "green", "white")):
         Image.new("RGB", (64, 64), colour).save(images / f"{n}.png")
-        (images / f"{n}.txt").write_text(f"a {colour} square", encoding="utf-8")
+        (images / f"{n}.txt").write_text(f"zqx, a {colour} square", encoding="utf-8")
     scripts = [k for k in flags_by_repo()["kohya-ss/musubi-tuner"]["scripts"] if "/zimage_" in k]
     musubi = install_inventory_scripts(tmp_path / "musubi", "kohya-ss/musubi-tuner", scripts)
     values = {"musubi_dir": str(musubi), "trainer_python": str(make_fake_python(tmp_path / "bin")),
@@ -205,8 +222,9 @@ def test_zimage_lora_journey_through_start_and_the_first_grid(tmp_path):
         for name, value in values.items():
             _fill(page, name, value)
         expect(page.locator("#bk-preflight")).to_contain_text("Dataset pre-flight: 4 images", timeout=20_000)
-        page.get_by_label("Sample prompts (trainer line syntax; --d seed per prompt)").fill("a red square --d 1")
-        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "6")):
+        proposed = _accept_proposed(page, f"Proposed from 4 captions of {images}")
+        assert all(line.startswith("zqx, a ") for line in proposed), proposed
+        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "6"), ("#bk-confirm input", "0")):
             page.locator(box).fill(value)
             page.locator(box).press("Tab")
         expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed", timeout=20_000)
@@ -215,7 +233,9 @@ def test_zimage_lora_journey_through_start_and_the_first_grid(tmp_path):
         page.get_by_role("tab", name="Compare").click()
         expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=150_000)
         page.locator("#bk-next-unrated").click()
-        expect(page.locator("#bk-grid table.bk-grid img")).to_have_count(2, timeout=20_000)
+        grid = page.locator("#bk-grid table.bk-grid")
+        expect(grid.locator("img")).to_have_count(2 * len(proposed), timeout=20_000)  # first and last step
+        expect(grid).to_contain_text(proposed[0].split(" --d ")[0])
         browser.close()
 
 
@@ -242,8 +262,8 @@ def test_axolotl_lora_journey_through_start_and_the_first_grid(tmp_path):
         pick_preset(page, AXOLOTL, "base_model", "vae_path")
         for name, value in values.items():
             _fill(page, name, value)
-        page.get_by_label("Sample prompts (trainer line syntax; --d seed per prompt)").fill("Add 2 and 3.")
-        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "4")):
+        proposed = _accept_proposed(page, "held-out instructions of")  # the eval split's, not training rows
+        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "4"), ("#bk-confirm input", "0")):
             page.locator(box).fill(value)
             page.locator(box).press("Tab")
         expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed", timeout=20_000)
@@ -252,5 +272,5 @@ def test_axolotl_lora_journey_through_start_and_the_first_grid(tmp_path):
         page.get_by_role("tab", name="Compare").click()
         expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=200_000)
         page.locator("#bk-next-unrated").click()
-        expect(page.locator("#bk-grid table.bk-grid")).to_contain_text("Add 2 and 3.", timeout=30_000)
+        expect(page.locator("#bk-grid table.bk-grid")).to_contain_text(proposed[0].split(" --d ")[0], timeout=30_000)
         browser.close()
