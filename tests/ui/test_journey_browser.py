@@ -167,6 +167,11 @@ def test_sdxl_lora_journey_through_start_compare_results_and_export(tmp_path):
         page.locator("#bk-export").click()
         expect(page.locator("#bk-export-msg")).to_contain_text("Exported run #", timeout=30_000)
         message = page.locator("#bk-export-msg").inner_text()
+        # back on Setup, the same preset, steps and resolution now have finished runs to estimate from
+        page.get_by_role("tab", name="Setup").click()
+        page.locator("#bk-budget input").fill("4")
+        page.locator("#bk-budget input").press("Tab")
+        expect(page.get_by_text("Estimated wall time ≈")).to_contain_text("× 4 runs", timeout=20_000)
         browser.close()
     runs = [json.loads(line) for line in (sd / "commands.jsonl").read_text().splitlines()]
     assert len(runs) == 3 and all("--max_train_steps" in r["argv"] for r in runs)
