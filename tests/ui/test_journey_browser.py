@@ -3,17 +3,25 @@ replaced by stand-ins that parse Bracket's command with the inventory's flags
 (``tests.fakes.install_inventory_scripts``: an unknown flag or bad choice fails the run as the
 real parser would) and train like the fake trainer (tfevents, samples at the saved steps).
 
-The walk: switch presets several times, fill the SDXL fields, type the prompts, read the plan,
-start, open Compare while the search runs and see its runs arrive in the list without a click,
-rate one and see its chip say so, vote once, read the winner's command in Results. Z-Image LoRA
-(musubi-tuner stand-ins) and Axolotl LoRA (tests/llm's fake Axolotl) are walked through Start
-and the first grid. Not yet walked here (issue 34's report): export and the exported launcher
-run from another folder (item 3), and the proposed prompts (item 1: typed here).
+The walk: switch presets several times, fill the SDXL fields, accept the prompts proposed from
+the dataset's captions (their source and shared trigger word named under the field), read the
+default budget's plan (warm start, LR bracket, shape draws, two TPE proposals) and the unknown
+wall time, shorten the search, start, open Compare while the search runs and see its runs arrive
+in the list without a click, rate one and see its chip say so, vote once, read the scores as
+qualities (1–10) in the trial table and the leaderboard, read the winner's command in Results,
+export it and run the exported ``train.sh`` from another working folder against the stand-ins.
+Z-Image LoRA (musubi-tuner stand-ins) and Axolotl LoRA (tests/llm's fake Axolotl, prompts
+proposed from the eval split's instructions) are walked through Start and the first grid.
+Not walked here: a pause and resume in the app, finals, and the exported launcher of the
+musubi and LLM presets.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
 
 import pytest
 from PIL import Image
@@ -37,14 +45,51 @@ def _fill(page, name: str, value: str) -> None:
     box.press("Tab")
 
 
-def test_sdxl_lora_journey_through_start_and_compare(tmp_path):
+def _accept_proposed(page, source: str) -> list[str]:
+    """The prompt lines proposed from the dataset (the help naming ``source``), accepted as they are;
+    before any run of the preset the wall time is unknown."""
+    from playwright.sync_api import expect
+
+    prompts = page.locator("#bk-prompts textarea")
+    expect(page.locator("#bk-prompts")).to_contain_text(source, timeout=20_000)
+    expect(prompts).to_have_value(re.compile(r"\S.* --d 1(\n|$)"), timeout=20_000)
+    expect(page.get_by_text("Wall-time estimate: unknown until the first run")).to_be_visible(timeout=20_000)
+    return prompts.input_value().splitlines()
+
+
+def _column(page, table: str, header: str) -> list[str]:
+    """The cells of the column of ``table`` (a Gradio Dataframe's elem id) whose header starts with ``header``."""
+    found = page.evaluate("""([sel, head]) => {
+        const heads = [...document.querySelectorAll(sel + ' thead [role=columnheader]')];
+        const at = heads.find(h => h.innerText.trim().startsWith(head)); if (!at) return null;
+        const column = at.getAttribute('aria-colindex');
+        return [...document.querySelectorAll(sel + ' [role=row]')].filter(r => !r.closest('thead'))
+            .map(r => r.querySelector(`[role=gridcell][aria-colindex="${column}"]`))
+            .filter(c => c).map(c => c.innerText.trim());
+    }""", [table, header])
+    return found or []
+
+
+def _qualities(page, table: str, header: str) -> list[float]:
+    """The numbers of that column, waited for (the table fills on the next poll)."""
+    for _ in range(60):
+        cells = [c for c in _column(page, table, header) if re.fullmatch(r"\d+(\.\d+)?", c)]
+        if cells:
+            return [float(c) for c in cells]
+        page.wait_for_timeout(500)
+    raise AssertionError(f"no {header!r} numbers in {table}: {_column(page, table, header)}")
+
+
+def test_sdxl_lora_journey_through_start_compare_results_and_export(tmp_path):
     from playwright.sync_api import expect, sync_playwright
+
+    from bracket.app.forms import default_budget
 
     images = tmp_path / "images"
     images.mkdir()
     for n, colour in enumerate(("red", "blue", "green", "white")):
         Image.new("RGB", (64, 64), colour).save(images / f"{n}.png")
-        (images / f"{n}.txt").write_text(f"a {colour} square", encoding="utf-8")
+        (images / f"{n}.txt").write_text(f"zqx, a {colour} square", encoding="utf-8")  # zqx: the trigger word
     sd = install_inventory_scripts(tmp_path / "sd-scripts", "kohya-ss/sd-scripts", SD_SCRIPTS)
     model = tmp_path / "sdxl.safetensors"
     model.write_bytes(b"fake")
@@ -61,12 +106,29 @@ def test_sdxl_lora_journey_through_start_and_compare(tmp_path):
                             ("dataset", images)):
             _fill(page, name, str(value))
         expect(page.locator("#bk-preflight")).to_contain_text("✓ Dataset pre-flight: 4 images", timeout=20_000)
-        prompts = page.get_by_label("Sample prompts (trainer line syntax; --d seed per prompt)")
-        prompts.fill("a red square --d 1\na blue square --d 2")  # item 1 proposes them from the dataset
-        for box, value in (("#bk-budget input", "3"), ("#bk-steps input", "6")):
+        # the prompts are proposed from the dataset's captions, named with their source and trigger word;
+        # they are accepted as proposed (item 1)
+        prompts = page.locator("#bk-prompts textarea")
+        expect(prompts).to_have_value(re.compile(r"^zqx, a red square --d 1\n"), timeout=20_000)
+        proposed = prompts.input_value().splitlines()
+        assert len(proposed) == 4 and all(line.startswith("zqx, a ") for line in proposed), proposed
+        expect(page.locator("#bk-prompts")).to_contain_text(f"Proposed from 4 captions of {images}")
+        expect(page.locator("#bk-prompts")).to_contain_text("every caption starts with 'zqx'")
+        # the default budget is the one whose plan reaches TPE, and the plan shown says so: its
+        # warm start, LR bracket, shape draws as their own phase and two TPE proposals
+        steps = int(page.locator("#bk-steps input").input_value())
+        budget = page.locator("#bk-budget input")
+        assert int(budget.input_value()) == default_budget("sdxl-lora", steps=steps)
+        expect(page.locator("#bk-plan")).to_contain_text(re.compile(r"plan: baseline, \d+ curated, 2 LR bracket, "
+                                                                    r"4 shape draws, 2 TPE"), timeout=20_000)
+        # no run of this preset yet: the wall time is unknown
+        expect(page.get_by_text("Wall-time estimate: unknown until the first run")).to_be_visible(timeout=20_000)
+        # a short search for the walk: 3 configs, so no confirmation rung (its 4 runs are the default budget's)
+        for box, value in (("#bk-budget input", "3"), ("#bk-steps input", "6"), ("#bk-confirm input", "0")):
             page.locator(box).fill(value)
             page.locator(box).press("Tab")
-        expect(page.locator("#bk-plan")).to_contain_text("= 3 configs × 1 seed", timeout=20_000)
+        expect(page.locator("#bk-plan")).to_contain_text("= 3 configs × 1 seed — plan: baseline, 2 curated",
+                                                         timeout=20_000)
         page.locator("#bk-start").click()
         expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
         # Compare opened while the search runs: its runs arrive in the list without a click (item 6)
@@ -76,25 +138,61 @@ def test_sdxl_lora_journey_through_start_and_compare(tmp_path):
         expect(page.get_by_role("option")).to_have_count(3, timeout=20_000)
         page.keyboard.press("Escape")
         page.locator("#bk-next-unrated").click()
-        expect(page.locator("#bk-grid table.bk-grid img").first).to_be_visible(timeout=20_000)
+        grid = page.locator("#bk-grid table.bk-grid")
+        expect(grid.locator("img").first).to_be_visible(timeout=20_000)
+        expect(grid).to_contain_text(proposed[0].split(" --d ")[0])  # the grid rows are the accepted prompts
         rating = page.locator("[id^=bk-rate-]").first
         rating.get_by_text("8", exact=True).click()
         expect(page.locator("#bk-rated")).to_contain_text("rated 8", timeout=20_000)
         # the rated run's chip shows its rating and new score without a click (item 6)
         expect(page.locator("#bk-compare-runs")).to_contain_text("rating 8", timeout=20_000)
         page.locator("#bk-next-pair").click()
-        expect(page.locator("#bk-pair img")).to_have_count(4, timeout=20_000)  # two prompts × two runs
+        expect(page.locator("#bk-pair img")).to_have_count(8, timeout=20_000)  # four prompts × two runs
         page.locator("#bk-pair-left").click()
         expect(page.locator("#bk-pair-status")).to_contain_text("left is better", timeout=20_000)
-        # Results: the leaderboard counts the rating and the vote; the winner's command is sd-scripts'
+        # the trial table reads every score as a quality, 1–10 higher is better (item 8)
+        page.get_by_role("tab", name="Search").click()
+        trials = _qualities(page, "#bk-trials", "quality")
+        assert len(trials) == 3 and all(1.0 <= q <= 10.0 for q in trials), trials
+        # Results: the leaderboard counts the rating and the vote, in quality; the winner's command is sd-scripts'
         page.get_by_role("tab", name="Results").click()
         board = page.locator("#bk-leaderboard")
         expect(board).to_contain_text("baseline", timeout=30_000)
+        expect(board).to_contain_text("quality (mean)")
+        means = _qualities(page, "#bk-leaderboard", "quality (mean)")
+        assert means and all(1.0 <= q <= 10.0 for q in means) and max(means) <= max(trials) + 1e-9, (means, trials)
         expect(page.locator("#bk-winner-cmd")).to_contain_text("sdxl_train_network.py", timeout=30_000)
         expect(page.locator("#bk-winner-cmd")).to_contain_text("--learning_rate")
+        # export the winner (item 3)
+        page.locator("#bk-export").click()
+        expect(page.locator("#bk-export-msg")).to_contain_text("Exported run #", timeout=30_000)
+        message = page.locator("#bk-export-msg").inner_text()
+        # back on Setup, the same preset, steps and resolution now have finished runs to estimate from
+        page.get_by_role("tab", name="Setup").click()
+        page.locator("#bk-budget input").fill("4")
+        page.locator("#bk-budget input").press("Tab")
+        expect(page.get_by_text("Estimated wall time ≈")).to_contain_text("× 4 runs", timeout=20_000)
         browser.close()
     runs = [json.loads(line) for line in (sd / "commands.jsonl").read_text().splitlines()]
     assert len(runs) == 3 and all("--max_train_steps" in r["argv"] for r in runs)
+    # the export folder: <session>/export/<config>-run<ID>-<steps>steps, the one the message names
+    scripts = list(app.runs_dir.glob("*/export/*/train.sh"))
+    assert len(scripts) == 1, scripts
+    folder = scripts[0].parent
+    found = re.fullmatch(r"(.+)-run(\d+)-(\d+)steps", folder.name)
+    assert found and f"Exported run #{found[2]} ({found[1]}) at {found[3]} steps" in message, (folder.name, message)
+    # the exported launcher, run from another working folder, trains with the fake sd-scripts
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run(["bash", str(scripts[0])], cwd=elsewhere, timeout=120,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("BRACKET_")})
+    assert done.returncode == 0
+    runs = [json.loads(line) for line in (sd / "commands.jsonl").read_text().splitlines()]
+    argv = runs[-1]["argv"]
+    assert len(runs) == 4 and argv[argv.index("--max_train_steps") + 1] == found[3], runs[-1]
+    assert list(folder.rglob("events.out.tfevents.*")) and list(folder.rglob("*.safetensors")), \
+        sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+    assert not any(elsewhere.iterdir())  # it wrote nothing where it was started from
 
 
 ZIMAGE = "Z-Image › Z-Image LoRA (base / Turbo)"
@@ -110,7 +208,7 @@ def test_zimage_lora_journey_through_start_and_the_first_grid(tmp_path):
     images.mkdir()
     for n, colour in enumerate(("red", "blue", "green", "white")):
         Image.new("RGB", (64, 64), colour).save(images / f"{n}.png")
-        (images / f"{n}.txt").write_text(f"a {colour} square", encoding="utf-8")
+        (images / f"{n}.txt").write_text(f"zqx, a {colour} square", encoding="utf-8")
     scripts = [k for k in flags_by_repo()["kohya-ss/musubi-tuner"]["scripts"] if "/zimage_" in k]
     musubi = install_inventory_scripts(tmp_path / "musubi", "kohya-ss/musubi-tuner", scripts)
     values = {"musubi_dir": str(musubi), "trainer_python": str(make_fake_python(tmp_path / "bin")),
@@ -129,8 +227,9 @@ def test_zimage_lora_journey_through_start_and_the_first_grid(tmp_path):
         for name, value in values.items():
             _fill(page, name, value)
         expect(page.locator("#bk-preflight")).to_contain_text("Dataset pre-flight: 4 images", timeout=20_000)
-        page.get_by_label("Sample prompts (trainer line syntax; --d seed per prompt)").fill("a red square --d 1")
-        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "6")):
+        proposed = _accept_proposed(page, f"Proposed from 4 captions of {images}")
+        assert all(line.startswith("zqx, a ") for line in proposed), proposed
+        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "6"), ("#bk-confirm input", "0")):
             page.locator(box).fill(value)
             page.locator(box).press("Tab")
         expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed", timeout=20_000)
@@ -139,7 +238,9 @@ def test_zimage_lora_journey_through_start_and_the_first_grid(tmp_path):
         page.get_by_role("tab", name="Compare").click()
         expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=150_000)
         page.locator("#bk-next-unrated").click()
-        expect(page.locator("#bk-grid table.bk-grid img")).to_have_count(2, timeout=20_000)
+        grid = page.locator("#bk-grid table.bk-grid")
+        expect(grid.locator("img")).to_have_count(2 * len(proposed), timeout=20_000)  # first and last step
+        expect(grid).to_contain_text(proposed[0].split(" --d ")[0])
         browser.close()
 
 
@@ -166,8 +267,8 @@ def test_axolotl_lora_journey_through_start_and_the_first_grid(tmp_path):
         pick_preset(page, AXOLOTL, "base_model", "vae_path")
         for name, value in values.items():
             _fill(page, name, value)
-        page.get_by_label("Sample prompts (trainer line syntax; --d seed per prompt)").fill("Add 2 and 3.")
-        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "4")):
+        proposed = _accept_proposed(page, "held-out instructions of")  # the eval split's, not training rows
+        for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "4"), ("#bk-confirm input", "0")):
             page.locator(box).fill(value)
             page.locator(box).press("Tab")
         expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed", timeout=20_000)
@@ -176,5 +277,5 @@ def test_axolotl_lora_journey_through_start_and_the_first_grid(tmp_path):
         page.get_by_role("tab", name="Compare").click()
         expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=200_000)
         page.locator("#bk-next-unrated").click()
-        expect(page.locator("#bk-grid table.bk-grid")).to_contain_text("Add 2 and 3.", timeout=30_000)
+        expect(page.locator("#bk-grid table.bk-grid")).to_contain_text(proposed[0].split(" --d ")[0], timeout=30_000)
         browser.close()
