@@ -146,7 +146,7 @@ class SearchSettings:
         elif not problems and confirm and self.budget - confirm < self.seeds:
             problems.append(f"confirmation runs {confirm} leave less than one config ({self.seeds} seed"
                             f"{'s' if self.seeds > 1 else ''}) of the budget {self.budget} for the search; "
-                            "lower --confirm or raise the budget.")
+                            "lower the confirmation runs (--confirm) or raise the budget.")
         split = self.validation_split
         if split is not None and (isinstance(split, bool) or not isinstance(split, (int, float))
                                   or not 0.0 <= split < 0.5):
