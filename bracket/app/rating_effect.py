@@ -8,7 +8,7 @@ the config is now among the few best that TPE builds its next proposals on (:fun
 :func:`rate_and_explain` records a rating through the same path as every rating
 (:meth:`Session.add_rating`) and says that, e.g.::
 
-    Run #12 rated 9: its config moved from 6th to 2nd of 14 (score 0.412 -> 0.215) and is now
+    Run #12 rated 9: its config moved from 6th to 2nd of 14 (quality 6.29 -> 8.07) and is now
     among the 4 best configs TPE builds its next proposals on; 2 similar configs moved with it
     (search-9: 7th -> 3rd, now among them).
 """
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from bracket.search.controller import tpe_good_count
 from bracket.session.scoring import config_values
+from bracket.standings.quality import quality_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -72,12 +73,12 @@ def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, floa
     count, good = len(after), tpe_good_count(len(after), wide=True)  # a rated session: TPE's wider good set
     new_rank = _rank(after, config_id)
     old_rank = _rank(before, config_id) if config_id in before else None
-    moved = (f"its config is now {_ordinal(new_rank)} of {count} (score {after[config_id]:.3f})"
+    moved = (f"its config is now {_ordinal(new_rank)} of {count} (quality {quality_text(after[config_id])})"
              if old_rank is None
              else f"its config stayed {_ordinal(new_rank)} of {count} "
-             f"(score {before[config_id]:.3f} -> {after[config_id]:.3f})" if old_rank == new_rank
+             f"(quality {quality_text(before[config_id])} -> {quality_text(after[config_id])})" if old_rank == new_rank
              else f"its config moved from {_ordinal(old_rank)} to {_ordinal(new_rank)} of {count} "
-             f"(score {before[config_id]:.3f} -> {after[config_id]:.3f}{_relative(before, after, config_id)})")
+             f"(quality {quality_text(before[config_id])} -> {quality_text(after[config_id])}{_relative(before, after, config_id)})")
     best = "the best config" if good == 1 else f"the {good} best configs"
     was_good = config_id in before and _rank(before, config_id) <= tpe_good_count(len(before), wide=True)
     if new_rank <= good and not was_good:
@@ -104,7 +105,7 @@ def _neighbours(before: Mapping[int, float], after: Mapping[int, float], config_
                 names: Mapping[int, str]) -> str:
     """The similar configs the rating carried along, or "". "Moved" only where a rank changed:
     "; 1 similar config moved with it (search-9: 7th -> 3rd, now among them)"; where no rank
-    changed, "; the score of 1 similar config changed with it (search-9: still 3rd, 0.412 -> 0.380)";
+    changed, "; the score of 1 similar config changed with it (search-9: still 3rd, quality 6.29 -> 6.58)";
     a mix says both ("the scores of 3 similar configs changed with it and 1 of them moved (...)")."""
     carried = moved_with(before, after, config_id)
     if not carried:
@@ -119,7 +120,7 @@ def _neighbours(before: Mapping[int, float], after: Mapping[int, float], config_
     what = (f"{count} moved with it" if len(reranked) == len(carried)
             else f"{scores} and {len(reranked)} of them moved" if reranked else scores)
     how = (f"{_ordinal(old)} -> {_ordinal(new)}" if old != new
-           else f"still {_ordinal(new)}, score {before[first]:.3f} -> {after[first]:.3f}")
+           else f"still {_ordinal(new)}, quality {quality_text(before[first])} -> {quality_text(after[first])}")
     return f"; {what} ({names.get(first, f'config {first}')}: {how}{change})"
 
 

@@ -12,6 +12,7 @@ from collections.abc import Set
 
 from bracket.judge.informative import candidates_from_standings, rank_unrated, why_line
 from bracket.standings import Standings, figures_text
+from bracket.standings.quality import quality_text
 
 
 def rate_next(table: Standings | None, scorable: Set[int], k: int = 4) -> tuple[list[int], str]:
@@ -35,7 +36,7 @@ def run_labels(table: Standings | None, scorable: Set[int]) -> dict[int, str]:
             for run in row.runs:
                 if run.run_id not in scorable:
                     continue
-                score = "" if run.score is None else f" · score {run.score:.3f}"
+                score = "" if run.score is None else f" · quality {quality_text(run.score)}"
                 raw = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
                 labels[run.run_id] = (f"#{run.run_id} {row.name} · {run.stage} · seed {run.seed}{score}"
                                       + (f" ({raw})" if raw else "") + ("" if run.rated else " · unrated"))

@@ -41,6 +41,7 @@ from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import PAST_KIND, stored_kind
 from bracket.search.why_line import WHY_ATTR, after_feedback, short_reasons  # noqa: F401 (re-exported)
 from bracket.search.why_line import shown as _shown
+from bracket.standings.quality import quality_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.session import Session
@@ -80,7 +81,7 @@ class Reason:
         """Markdown: the origin, then (for a sampled config) neighbours and changes."""
         lines = [f"**{self.name}** — {self.origin}"]
         if self.neighbours:
-            near = "; ".join(f"{n.name} (score {n.score:.3f}, distance {n.distance:.2f})" for n in self.neighbours)
+            near = "; ".join(f"{n.name} (quality {quality_text(n.score)}, distance {n.distance:.2f})" for n in self.neighbours)
             lines.append(f"Closest finished configs: {near}.")
         if self.changes:
             # by the scores of now, which ratings move: the trial table's short line was written
@@ -182,7 +183,7 @@ def explain(config: Mapping[str, Any], earlier: Sequence[Mapping[str, Any]], sco
                   key=lambda n: (n.distance, n.score))
     reason.neighbours = near[:NEIGHBOURS]
     best = min(scored, key=lambda c: scores[c["id"]])
-    reason.best_before = f"{best['name']}, score {scores[best['id']]:.3f}"
+    reason.best_before = f"{best['name']}, quality {quality_text(scores[best['id']])}"
     reason.changes = changes(space, params, best.get("params") or {})
     return reason
 
