@@ -97,6 +97,16 @@ def confirm_default(preset_id: str, loaded: dict[str, Any] | None = None) -> int
     return SearchSettings(budget=int(budget), seeds=int(values.get("seeds", DEFAULTS.seeds))).confirm_runs
 
 
+def confirm_for_budget(budget: Any, seeds: Any) -> Any:
+    """The automatic confirmation runs for a budget and seeds a person typed (the box follows the
+    budget as it is typed, so a smaller budget never keeps a larger one's rung); unchanged while
+    either box holds no usable number."""
+    try:
+        return SearchSettings(budget=int(budget), seeds=int(seeds)).confirm_runs
+    except (TypeError, ValueError):
+        return gr.skip()
+
+
 def loaded_values(loaded: dict[str, Any] | None, preset_id: str) -> dict[str, Any]:
     """The session values the form was filled from, when they are of ``preset_id`` (else {})."""
     return loaded if loaded and loaded.get("preset_id") == preset_id else {}

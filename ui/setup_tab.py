@@ -40,7 +40,7 @@ from bracket.session.vlm_scoring import same_judge_url
 from bracket.standings import past_ranking
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.setup_preset import (DEFAULTS, field_defaults, field_message, loaded_values, on_form, on_preset,
-                             preset_choices, prompts_for, search_defaults, confirm_default)
+                             preset_choices, prompts_for, search_defaults, confirm_default, confirm_for_budget)
 from ui.setup_space import build_table, space_edit, space_preview, table_records
 from ui.render import format_duration
 from ui.search_tab import resumed_text
@@ -332,6 +332,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                         prompts, **QUIET)
     preset_dd.change(lambda p: gr.update(info=validation_note(p)), preset_dd, validation, **QUIET)
     preset_dd.change(confirm_default, [preset_dd, loaded_state], confirm, **QUIET)
+    for box in (budget, seeds):  # typed by the person (not a session's values loaded by Open or Clone)
+        box.input(confirm_for_budget, [budget, seeds], confirm, **QUIET)
     for box in (budget, preset_dd, steps):
         box.change(functools.partial(estimate_text, manager), [budget, preset_dd, steps, fields_state], estimate_md,
                    **QUIET)

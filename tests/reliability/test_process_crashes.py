@@ -197,7 +197,9 @@ def test_a_second_ctrl_c_stops_at_once_and_loses_nothing(fast_fields, runs_dir, 
     finally:
         kill_tree_now(first)
     session = Session.open(folder)
-    assert [r["status"] for r in session.store.runs(session.name)] == ["done", "running"]  # as the kill left it
+    statuses = [r["status"] for r in session.store.runs(session.name)]
+    # as the kill left it: still "running", or "interrupted" when the CLI recorded the cut on its way out
+    assert statuses[0] == "done" and statuses[1] in ("running", "interrupted"), statuses
     session.worker.recover()  # what resume does first: the run's process is gone
     assert [r["status"] for r in session.store.runs(session.name)] == ["done", "interrupted"]
     session.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gradio as gr
 import pytest
 
+from bracket.session.config import SearchSettings
 from bracket.registry import get_preset
 from ui import setup_tab
 
@@ -28,3 +29,13 @@ def test_a_field_change_after_a_switch_never_carries_the_previous_presets_fields
     # a change of the demo's form that arrives once the list shows SDXL changes nothing
     demo_boxes = [demo[s.name] for s in get_preset("demo-cpu").fields]
     assert setup_tab.on_form("demo-cpu", "resolution", "sdxl-lora", *demo_boxes) == (SKIP, SKIP, SKIP)
+
+
+def test_the_confirmation_box_follows_a_typed_budget():
+    """Seen in the journey walk: the box kept the default budget's 4 confirmation runs when a person
+    typed budget 3, and the plan refused it; it now takes the automatic rung of the budget typed."""
+    from ui.setup_preset import confirm_for_budget
+
+    assert confirm_for_budget(16, 1) == 4 and confirm_for_budget(7, 1) == 0 and confirm_for_budget(3, 1) == 0
+    assert confirm_for_budget(24, 2) == SearchSettings(budget=24, seeds=2).confirm_runs
+    assert not isinstance(confirm_for_budget(None, 1), int)  # an empty box changes nothing

@@ -45,6 +45,8 @@ def test_trial_columns_fit_1280_px_and_results_shows_each_section_once(demo_app,
         expect(script).to_be_visible(timeout=30_000)
         script.fill(str(FAKE_TRAINER))
         script.press("Tab")
+        page.locator("#bk-budget input").fill("7")  # a short search (the confirmation box follows it: 0)
+        page.locator("#bk-budget input").press("Tab")
         page.locator("#bk-start").click()
         expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
         expect(page.locator("#bk-progress")).to_contain_text("7 / 7 runs", timeout=180_000)

@@ -78,6 +78,9 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         page.locator("#bk-steps input").press("Tab")
         expect(cell(page, 3, 5)).to_contain_text("0", timeout=20_000)  # a new run length keeps the edits
         expect(cell(page, 1, 3)).to_contain_text("0.01")
+        page.locator("#bk-budget input").fill("7")  # a short search: warm start, bracket, 1 shape draw
+        page.locator("#bk-budget input").press("Tab")
+        expect(page.locator("#bk-confirm input")).to_have_value("0")  # the rung follows the typed budget
         page.screenshot(path=str(shots / "1-setup-space.png"), full_page=True)
         page.locator("#bk-start").click()
 
