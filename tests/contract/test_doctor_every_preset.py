@@ -26,7 +26,8 @@ from bracket import cli, doctor
 from bracket.registry import PRESETS
 from tests.contract.fakes import fake_values, image_folder, jsonl_file
 from tests.contract.inventory import find_script, load_inventory
-from tests.sd_scripts.fake_scripts import table_from_spec, write_setup_parser_script
+from tests.fakes import flag_table_from_spec
+from tests.sd_scripts.fake_scripts import write_setup_parser_script
 
 FLAGS, _ = load_inventory()
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,7 +77,7 @@ def test_doctor_reports_for_every_preset(preset, tmp_path, capsys, quiet_machine
     in_inventory = [find_script([str(p)], FLAGS) for p in scripts]
     for path, entry in zip(scripts, in_inventory):
         if entry is not None:
-            write_setup_parser_script(path, table_from_spec(entry.spec))
+            write_setup_parser_script(path, flag_table_from_spec(entry.spec))
     code, text = _run_doctor(preset.id, values, capsys)
     assert code in (0, 1), text
     assert text.startswith(f"bracket doctor: {preset.id}\n"), text

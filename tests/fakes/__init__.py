@@ -136,6 +136,23 @@ def fake_trainer_spec(
 INVENTORY_TRAINER = FAKES_DIR / "inventory_trainer.py"
 
 
+def flag_table_from_spec(spec: dict, *, drop: tuple[str, ...] = ()) -> dict[str, object]:
+    """One inventory entry's flags as {flag: store_true | * | [choices] | value} (``-h`` and ``drop`` left out)."""
+    table: dict[str, object] = {}
+    for flag in spec["flags"]:
+        if flag in ("-h", "--help") or flag in drop:
+            continue
+        if flag in spec.get("no_value", []):
+            table[flag] = "store_true"
+        elif flag in spec.get("nargs", {}):
+            table[flag] = "*"
+        elif flag in spec.get("choices", {}):
+            table[flag] = [str(c) for c in spec["choices"][flag]]
+        else:
+            table[flag] = "value"
+    return table
+
+
 def install_inventory_scripts(root: Path, repo: str, scripts: Sequence[str]) -> Path:
     """Put an inventory-parsing stand-in (``inventory_trainer.py``) at each of ``scripts`` (inventory
     keys such as ``sdxl_train_network.py``, ``tools/cache_latents.py``) under ``root``, with that
@@ -148,18 +165,7 @@ def install_inventory_scripts(root: Path, repo: str, scripts: Sequence[str]) -> 
     known = flags_by_repo()[repo]["scripts"]
     for script in scripts:
         spec = known[script]
-        table: dict[str, object] = {}
-        for flag in spec["flags"]:
-            if flag in ("-h", "--help"):
-                continue
-            if flag in spec.get("no_value", []):
-                table[flag] = "store_true"
-            elif flag in spec.get("nargs", {}):
-                table[flag] = "*"
-            elif flag in spec.get("choices", {}):
-                table[flag] = [str(c) for c in spec["choices"][flag]]
-            else:
-                table[flag] = "value"
+        table = flag_table_from_spec(spec)
         target = Path(root) / script
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(INVENTORY_TRAINER, target)

@@ -96,6 +96,15 @@ def bracket_process(args: list[str], env_extra: dict[str, str], log: Path) -> su
     return python_process(["-m", "bracket", *args], env_extra, log)
 
 
+def kill_now(*pids: int) -> None:
+    """SIGKILL each of ``pids`` that still lives (a test's clean-up)."""
+    for pid in pids:
+        try:
+            psutil.Process(pid).kill()
+        except psutil.Error:
+            pass
+
+
 def kill_tree_now(process: subprocess.Popen | psutil.Process | Any) -> None:
     """Test cleanup: SIGKILL a process we started and everything below it."""
     try:
@@ -116,3 +125,25 @@ def inline_error(result) -> str:
     messages = [v[2:] for v in values if isinstance(v, str) and v.startswith("⚠ ")]
     assert messages, f"the handler showed no inline error: {result!r}"
     return messages[0]
+
+
+class _NoLaunch:
+    """What ``ui.blocks.build_app`` returns in :func:`app_manager`: an app that never serves."""
+
+    def launch(self, **kwargs) -> None:
+        pass
+
+    def block_thread(self) -> None:
+        pass
+
+
+def app_manager(monkeypatch, *args: str):
+    """The SessionManager exactly as ``python app.py ARGS`` builds it (launch stubbed)."""
+    import app
+    import ui.blocks
+
+    seen = []
+    monkeypatch.setattr(ui.blocks, "build_app", lambda manager: seen.append(manager) or _NoLaunch())
+    monkeypatch.delenv("BRACKET_AUTH", raising=False)
+    assert app.main(list(args)) == 0
+    return seen[0]

@@ -24,7 +24,7 @@ from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.judge.server import JudgeServer
 from bracket.session.vlm_scoring import vlm_config
 from tests.judge import stand_in_server
-from tests.reliability.rel_helpers import inline_error, launches
+from tests.reliability.rel_helpers import app_manager, inline_error, launches
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -61,26 +61,6 @@ def test_the_environments_key_goes_only_to_the_environments_judge_url(judge):
     assert all(ENV_KEY not in str(r) for r in judge.requests if "/vary/" in r["path"])
 
 
-class _NoLaunch:
-    def launch(self, **kwargs) -> None:
-        pass
-
-    def block_thread(self) -> None:
-        pass
-
-
-def _app_manager(monkeypatch, *args: str):
-    """The SessionManager exactly as ``python app.py ARGS`` builds it (launch stubbed)."""
-    import app
-    import ui.blocks
-
-    seen = []
-    monkeypatch.setattr(ui.blocks, "build_app", lambda manager: seen.append(manager) or _NoLaunch())
-    monkeypatch.delenv("BRACKET_AUTH", raising=False)
-    assert app.main(list(args)) == 0
-    return seen[0]
-
-
 def _start(manager, fields, judge_url: str, key: str = ""):
     from ui.setup_tab import start_search
 
@@ -93,7 +73,7 @@ def test_the_web_form_sends_judge_requests_only_to_the_configured_url(monkeypatc
     monkeypatch.setenv("BRACKET_RUNS_DIR", str(runs_dir))
     monkeypatch.setenv("BRACKET_DEMO_PYTHON", fast_fields["trainer_python"])
     configured = {k: v for k, v in fast_fields.items() if k != "train_script"}  # the programs pass
-    manager = _app_manager(monkeypatch)
+    manager = app_manager(monkeypatch)
     for typed in ("http://169.254.169.254/latest/v1", judge.url("vary"), "http://attacker.example/v1"):
         message = inline_error(_start(manager, configured, typed, TYPED_KEY))
         assert message.startswith("Judge model server URL") and "not the configured one" in message, message
@@ -104,7 +84,7 @@ def test_the_web_form_sends_judge_requests_only_to_the_configured_url(monkeypatc
 
 def test_the_person_starting_the_app_may_allow_another_judge_url(monkeypatch, judge, fast_fields, runs_dir):
     monkeypatch.setenv("BRACKET_RUNS_DIR", str(runs_dir))
-    manager = _app_manager(monkeypatch, "--allow-custom-executables")
+    manager = app_manager(monkeypatch, "--allow-custom-executables")
     _start(manager, fast_fields, judge.url("vary"))
     assert manager.session.wait(120) and manager.session.snapshot().status == "finished"
     manager.close()

@@ -22,8 +22,7 @@ from bracket.session.config import SearchSettings
 from bracket.session.session import Session
 from bracket.trainer.llm.torchtune import BUILTIN_CONFIGS
 from bracket.trainer.prompts import parse_prompt_lines, write_prompt_file
-from tests.reliability.rel_helpers import inline_error, launches
-from tests.reliability.test_login_is_not_a_shell import _app_manager
+from tests.reliability.rel_helpers import app_manager, inline_error, launches
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -49,7 +48,7 @@ def test_a_prompt_line_makes_a_torchtune_config_and_the_web_form_cannot_name_it(
 
     monkeypatch.setenv("BRACKET_RUNS_DIR", str(runs_dir))
     monkeypatch.setenv("BRACKET_TORCHTUNE_PYTHON", fast_fields["trainer_python"])  # the python is configured
-    manager = _app_manager(monkeypatch)
+    manager = app_manager(monkeypatch)
     fields = {**_torchtune_fields(tmp_path, fast_fields["trainer_python"]), "torchtune_config": str(planted)}
     before = sorted(p.name for p in runs_dir.iterdir())
     from ui.setup_tab import start_search
@@ -93,7 +92,7 @@ def test_resume_more_runs_finals_and_promote_refuse_a_stored_unconfigured_progra
     folder = _cli_session(fast_fields, runs_dir).folder
     trained = len(launches(argv_log))
     monkeypatch.setenv("BRACKET_RUNS_DIR", str(runs_dir))
-    manager = _app_manager(monkeypatch)
+    manager = app_manager(monkeypatch)
     for launch in (lambda: manager.resume(folder), lambda: manager.extend(2),
                    lambda: manager.start_job("finals", steps=3, top_k=1, seeds=1),
                    lambda: manager.start_job("promote", steps=3)):
@@ -108,7 +107,7 @@ def test_resume_more_runs_finals_and_promote_refuse_a_stored_unconfigured_progra
     assert manager.session.settings.budget == 2, "+N runs changed the budget before it was refused"
     manager.close()
 
-    allowed = _app_manager(monkeypatch, "--allow-custom-executables")
+    allowed = app_manager(monkeypatch, "--allow-custom-executables")
     allowed.open(folder)
     session = allowed.extend(1)
     assert session.wait(120) and session.snapshot().status == "finished"

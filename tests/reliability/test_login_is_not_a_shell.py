@@ -15,29 +15,9 @@ import pytest
 from bracket.fields import FieldSpec
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import presets_by_family
-from tests.reliability.rel_helpers import inline_error, launches
+from tests.reliability.rel_helpers import app_manager, inline_error, launches
 
 pytestmark = pytest.mark.timeout(240)
-
-
-class _Recorder:
-    def launch(self, **kwargs) -> None:
-        pass
-
-    def block_thread(self) -> None:
-        pass
-
-
-def _app_manager(monkeypatch, *args: str):
-    """The SessionManager exactly as ``python app.py ARGS`` builds it (launch stubbed)."""
-    import app
-    import ui.blocks
-
-    seen = []
-    monkeypatch.setattr(ui.blocks, "build_app", lambda manager: seen.append(manager) or _Recorder())
-    monkeypatch.delenv("BRACKET_AUTH", raising=False)
-    assert app.main(list(args)) == 0
-    return seen[0]
 
 
 def _start(manager, fields):
@@ -50,7 +30,7 @@ def _start(manager, fields):
 def test_the_web_form_cannot_run_a_program_that_was_not_configured(monkeypatch, fast_fields, runs_dir,
                                                                     argv_log):
     monkeypatch.setenv("BRACKET_RUNS_DIR", str(runs_dir))
-    manager = _app_manager(monkeypatch)
+    manager = app_manager(monkeypatch)
     default_script = {k: v for k, v in fast_fields.items() if k != "train_script"}
     for fields, named in ((default_script, ["Trainer python"]), (fast_fields, ["Trainer python", "Training script"])):
         message = inline_error(_start(manager, fields))
@@ -67,7 +47,7 @@ def test_the_web_form_cannot_run_a_program_that_was_not_configured(monkeypatch, 
 
 def test_the_person_starting_the_app_may_allow_custom_programs(monkeypatch, fast_fields, runs_dir, argv_log):
     monkeypatch.setenv("BRACKET_RUNS_DIR", str(runs_dir))
-    manager = _app_manager(monkeypatch, "--allow-custom-executables")
+    manager = app_manager(monkeypatch, "--allow-custom-executables")
     _start(manager, fast_fields)
     assert manager.session.wait(120) and manager.session.snapshot().status == "finished"
     assert len(launches(argv_log)) == 2

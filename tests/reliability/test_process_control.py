@@ -22,17 +22,9 @@ from bracket.session.recovery import recover_interrupted_runs
 from bracket.session.runner import Runner
 from bracket.session.store import Store, sqlite_url
 from tests.fakes import fake_trainer_spec
-from tests.reliability.rel_helpers import dead, read_pid, wait_for
+from tests.reliability.rel_helpers import dead, kill_now, read_pid, wait_for
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def _kill_now(*pids: int) -> None:
-    for pid in pids:
-        try:
-            psutil.Process(pid).kill()
-        except psutil.Error:
-            pass
 
 
 def _runner(tmp_path, mode: str, **kw) -> Runner:
@@ -71,7 +63,7 @@ def test_stop_timeout_and_exit_end_the_escapee_and_the_grandchild(tmp_path, how)
         assert dead(escapee), "the setsid + double-fork escapee outlived the run"
         assert dead(runner.pid)
     finally:
-        _kill_now(escapee, grandchild)
+        kill_now(escapee, grandchild)
 
 
 def _running_row(store: Store, session: str) -> int:
@@ -106,7 +98,7 @@ def test_recovery_kills_the_runs_processes_even_when_its_leader_died(tmp_path, l
         run = store.get_run(run_id)
         assert run["status"] == "interrupted" and "leftover trainer processes were killed" in run["failure_reason"]
     finally:
-        _kill_now(escapee, grandchild, started.pid)
+        kill_now(escapee, grandchild, started.pid)
         started.popen.poll()
         store.close()
 
@@ -166,4 +158,4 @@ def test_resume_after_bracket_and_the_trainer_leader_died_kills_orphan_and_escap
         session.close()
     finally:
         kill_tree_now(process)
-        _kill_now(escapee, grandchild, trainer)
+        kill_now(escapee, grandchild, trainer)

@@ -22,18 +22,10 @@ from bracket.session.recovery import recover_interrupted_runs
 from bracket.session.runner import Runner
 from bracket.session.store import Store, sqlite_url
 from tests.fakes import fake_trainer_spec
-from tests.reliability.rel_helpers import dead, read_pid, wait_for
+from tests.reliability.rel_helpers import dead, kill_now, read_pid, wait_for
 
 pytestmark = pytest.mark.timeout(120)
 needs_cgroups = pytest.mark.skipif(bool(_cgroup.probe()), reason=f"no cgroup per run here: {_cgroup.probe()}")
-
-
-def _kill_now(*pids: int) -> None:
-    for pid in pids:
-        try:
-            psutil.Process(pid).kill()
-        except psutil.Error:
-            pass
 
 
 def _run_cgroup(marker: str):
@@ -68,7 +60,7 @@ def test_an_escapee_without_environment_dies_with_its_run(tmp_path, how):
         assert held, "the escapee was not in the run's cgroup"
         assert not _run_cgroup(runner.marker).exists(), "the run's cgroup was left behind"
     finally:
-        _kill_now(escapee)
+        kill_now(escapee)
 
 
 @needs_cgroups
@@ -95,7 +87,7 @@ def test_recovery_kills_an_escapee_without_environment_after_bracket_died(tmp_pa
         assert not _run_cgroup(started.marker).exists()
         assert "leftover trainer processes were killed" in store.get_run(run_id)["failure_reason"]
     finally:
-        _kill_now(escapee, started.pid)
+        kill_now(escapee, started.pid)
         started.popen.poll()
         store.close()
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from tests.contract.inventory import load_inventory
+from tests.fakes import flag_table_from_spec
 
 _SETUP_PARSER = '''import argparse
 
@@ -33,24 +34,7 @@ if __name__ == "__main__":
 
 def flag_table(script: str, *, drop: tuple[str, ...] = ()) -> dict[str, object]:
     """The real sd-scripts script's flags from the inventory as {flag: store_true | * | [choices] | value}."""
-    return table_from_spec(load_inventory()[0]["kohya-ss/sd-scripts"]["scripts"][script], drop=drop)
-
-
-def table_from_spec(spec: dict, *, drop: tuple[str, ...] = ()) -> dict[str, object]:
-    """One inventory entry's flags as {flag: store_true | * | [choices] | value}."""
-    table: dict[str, object] = {}
-    for flag in spec["flags"]:
-        if flag in ("-h", "--help") or flag in drop:
-            continue
-        if flag in spec.get("no_value", []):
-            table[flag] = "store_true"
-        elif flag in spec.get("nargs", {}):
-            table[flag] = "*"
-        elif flag in spec.get("choices", {}):
-            table[flag] = [str(c) for c in spec["choices"][flag]]
-        else:
-            table[flag] = "value"
-    return table
+    return flag_table_from_spec(load_inventory()[0]["kohya-ss/sd-scripts"]["scripts"][script], drop=drop)
 
 
 def write_setup_parser_script(path: Path, table: dict[str, object]) -> Path:
