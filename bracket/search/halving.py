@@ -1,0 +1,146 @@
+"""Asynchronous successive halving: which paused configuration trains on, and to where.
+
+Every configuration of a halving search is launched with the schedule of the full run (the
+same length, warm-up and decay), but trains only to the first *rung*, a fraction of the full
+steps, where it saves its state and pauses. A paused configuration is *promoted* — resumed
+from that state to the next rung — when its score at the rung is among the best ``1/eta`` of
+all the configurations that reached that rung so far (asynchronous successive halving: no
+rung waits for a full cohort, so one worker or many never sit idle). The rest stay paused;
+they are not thrown away: scores in Bracket change after the fact (a person rates the samples
+at the rung, a judge's score lands), and a paused configuration that climbs into the top
+share is promoted then.
+
+This module is the rule only, on plain data; the session (which trains and resumes) and the
+benchmarks (``python -m bench halving``) both call it.
+
+    >>> Rungs(eta=3, smallest=1 / 9).fractions()
+    (0.1111111111111111, 0.3333333333333333, 1.0)
+    >>> Rungs(eta=3, smallest=1 / 9).steps(900, every=50)
+    (100, 300, 900)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+#: the reduction factor: a third of the configs at a rung go on to the next
+DEFAULT_ETA = 3
+#: the first rung, as a share of the full steps
+DEFAULT_SMALLEST = 1 / 9
+
+
+@dataclass(frozen=True)
+class Rungs:
+    """The rungs of a search: ``smallest``, ``smallest * eta``, … up to the full length."""
+
+    eta: int = DEFAULT_ETA
+    smallest: float = DEFAULT_SMALLEST
+
+    def __post_init__(self) -> None:
+        if int(self.eta) != self.eta or self.eta < 2:
+            raise ValueError(f"the reduction factor must be a whole number of 2 or more, not {self.eta}")
+        if not 0 < self.smallest <= 1:
+            raise ValueError(f"the smallest rung must be a share of the steps in (0, 1], not {self.smallest}")
+
+    def fractions(self) -> tuple[float, ...]:
+        """The share of the full steps at each rung, the last always 1."""
+        out: list[float] = []
+        share = float(self.smallest)
+        while share < 1 - 1e-9:
+            out.append(share)
+            share *= self.eta
+        return (*out, 1.0)
+
+    def steps(self, full_steps: int, *, every: int = 1) -> tuple[int, ...]:
+        """The step of each rung for a run of ``full_steps``: rounded up to a multiple of
+        ``every`` (the steps where samples, validation loss and state are saved), strictly
+        increasing, the last ``full_steps``. Rungs that round onto each other are merged."""
+        every = max(1, int(every))
+        out: list[int] = []
+        for share in self.fractions()[:-1]:
+            step = min(full_steps, every * math.ceil(share * full_steps / every))
+            if step < full_steps and (not out or step > out[-1]):
+                out.append(step)
+        return (*out, int(full_steps))
+
+
+@dataclass(frozen=True)
+class Parked:
+    """A configuration's place on the rungs, as the session or a benchmark sees it now."""
+
+    config_id: int
+    #: the highest rung (index into the rungs) whose score is in; -1 before the first
+    reached: int
+    #: a run of it is training now
+    running: bool = False
+    #: it cannot go on (diverged, failed, or its trainer cannot resume and it is not worth a restart)
+    finished: bool = False
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """A paused configuration to resume to rung ``to_rung``, and why (for the why column)."""
+
+    config_id: int
+    to_rung: int
+    reason: str
+
+
+def share_label(share: float) -> str:
+    """``1/9``, ``1/3``, ``full`` — how a rung is named on screen."""
+    if share >= 1 - 1e-9:
+        return "full"
+    inverse = 1 / share
+    return f"1/{round(inverse)}" if abs(inverse - round(inverse)) < 1e-6 else f"{share:.0%}"
+
+
+def top_count(reached: int, eta: int, *, closing: bool = False) -> int:
+    """How many of the ``reached`` configurations at a rung go on: ``reached // eta``; when
+    ``closing`` (no new configuration will come), at least one and ``ceil(reached / eta)``."""
+    if closing:
+        return max(1, math.ceil(reached / eta)) if reached else 0
+    return reached // eta
+
+
+def promotions(configs: Iterable[Parked], scores: Mapping[tuple[int, int], float], rungs: Rungs, *,
+               closing: bool = False) -> list[Promotion]:
+    """The paused configurations to promote now, the most advanced rung first, best first.
+
+    ``scores[(config_id, rung)]`` is a configuration's current score at a rung (lower is
+    better); a configuration without a score at its rung is not ranked there. The top share
+    is taken over *every* configuration that reached the rung (those gone on included), so a
+    rating that lifts a paused configuration into it promotes that one too."""
+    fractions = rungs.fractions()
+    by_id = {c.config_id: c for c in configs}
+    out: list[Promotion] = []
+    for rung in range(len(fractions) - 2, -1, -1):
+        ranked = sorted((value, cid) for (cid, r), value in scores.items()
+                        if r == rung and cid in by_id and by_id[cid].reached >= rung and math.isfinite(value))
+        top = top_count(len(ranked), rungs.eta, closing=closing)
+        for place, (_, cid) in enumerate(ranked[:top], start=1):
+            config = by_id[cid]
+            if config.reached == rung and not config.running and not config.finished:
+                reason = (f"promoted: {place} of {len(ranked)} at {share_label(fractions[rung])}, "
+                          f"top {top} go on to {share_label(fractions[rung + 1])}")
+                out.append(Promotion(cid, rung + 1, reason))
+    return out
+
+
+def stopped_reason(config_id: int, rung: int, scores: Mapping[tuple[int, int], float], rungs: Rungs) -> str:
+    """Why a paused configuration waits at ``rung``: its place among those that reached it."""
+    ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung and math.isfinite(value))
+    place = next((i for i, (_, cid) in enumerate(ranked, start=1) if cid == config_id), None)
+    label = share_label(rungs.fractions()[rung])
+    if place is None:
+        return f"stopped at {label}: no score there"
+    top = top_count(len(ranked), rungs.eta)
+    return f"stopped at {label}: {place} of {len(ranked)}, top {top} go on"
+
+
+def cost(steps_trained: int, launches: int, full_steps: int, *, launch_steps: float = 0.0) -> float:
+    """Compute in full-run equivalents: the steps trained plus each launch's start-up (model
+    load, caches; ``launch_steps`` is that start-up expressed in steps), over a full run's cost."""
+    full = full_steps + launch_steps
+    return (steps_trained + launches * launch_steps) / full if full > 0 else 0.0
