@@ -85,6 +85,12 @@ class RunRequest:
     save_state: bool = False
     #: a state folder (or checkpoint) written by an earlier run with ``save_state``
     resume_from: Path | None = None
+    #: the optimizer step that state holds (the run goes on from ``resume_step + 1``); None
+    #: when unknown (the adapter reads it from the state, where the trainer records it)
+    resume_step: int | None = None
+    #: pause here: the run keeps the schedule of ``max_steps`` (warm-up, decay) but saves
+    #: its state at this step and stops (successive halving, ``bracket.search.halving``)
+    stop_at_step: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "run_dir", Path(self.run_dir))
@@ -130,6 +136,10 @@ class Trainer(ABC):
     #: "sd-scripts" or "musubi" when the ``dataset`` field is a kohya dataset (TOML or
     #: folder) that the session pre-flights; None for trainers with other datasets
     dataset_style: str | None = None
+    #: how a run paused at a rung goes on (``bracket.search.halving``): "continue" when a
+    #: resumed run restores model, optimizer, schedule and step, so its loss curve continues
+    #: the paused one; "restart" when it cannot (a promoted config is trained again from 0)
+    resume_mode: str = "restart"
     #: scalar tags of a held-out validation loss this trainer can log (most preferred
     #: first); () when it cannot (see ``bracket.trainer.validation``)
     validation_tags: tuple[str, ...] = ()
