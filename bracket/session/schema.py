@@ -63,6 +63,12 @@ configs_table = sa.Table(
     sa.Column("value", sa.Float, nullable=True),
     sa.Column("worker", sa.String(200), nullable=False, default=""),
     sa.Column("created_at", sa.Float, nullable=False),
+    #: successive halving (``bracket.search.halving``): the highest rung whose score is in
+    #: (an index into the session's rungs; None without halving), where the config stands
+    #: there ("running", "paused", "promoted", "stopped", "full") and why, in words
+    sa.Column("rung", sa.Integer, nullable=True),
+    sa.Column("rung_state", sa.String(20), nullable=True),
+    sa.Column("rung_note", sa.Text, nullable=True),
     sa.UniqueConstraint("session", "trial_number", "stage", name="uq_config_trial"),
 )
 runs_table = sa.Table(
@@ -94,6 +100,10 @@ runs_table = sa.Table(
     sa.Column("eval_loss_json", sa.Text, nullable=False, default="[]"),
     sa.Column("samples_json", sa.Text, nullable=False, default="[]"),
     sa.Column("output_dir", sa.Text, nullable=False, default=""),
+    #: how many times the trainer was launched for this run (a paused run resumed is one more)
+    sa.Column("launches", sa.Integer, nullable=True),
+    #: the step a run paused at a rung saved its state at (status "paused"); None otherwise
+    sa.Column("pause_step", sa.Integer, nullable=True),
 )
 ratings_table = sa.Table(
     "bracket_ratings", metadata,
@@ -214,7 +224,10 @@ def encode(values: Mapping[str, Any]) -> dict[str, Any]:
 #: tables added after the first release: made in an older store when it is opened (:func:`add_missing_tables`)
 LATER_TABLES = (views_table,)
 #: columns added after the first release: (table, column, SQL type), added to older stores on open
-LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),)
+LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),
+                 ("bracket_configs", "rung", "INTEGER"), ("bracket_configs", "rung_state", "VARCHAR(20)"),
+                 ("bracket_configs", "rung_note", "TEXT"),
+                 ("bracket_runs", "launches", "INTEGER"), ("bracket_runs", "pause_step", "INTEGER"))
 
 
 def add_missing_columns(connection: sa.Connection, *, add: bool = True) -> frozenset[str]:

@@ -47,6 +47,9 @@ class LaunchSpec:
     max_steps: int | None = None
     #: scalar tags of an evaluation loss (LLM trainers), most preferred first
     eval_loss_tags: tuple[str, ...] = ()
+    #: the run pauses at this step (``RunRequest.stop_at_step``): once the trainer's state
+    #: for it is complete (``Trainer.paused_state``) the run is stopped and recorded "paused"
+    pause_step: int | None = None
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,12 @@ class Trainer(ABC):
             if flag and (value or not item.optional):
                 words += [flag, value]
         return words
+
+    def paused_state(self, output_dir: Path, step: int) -> Path | None:
+        """The state folder (or checkpoint) this trainer saved for ``step`` under
+        ``output_dir``, once it is complete (every file written); None until then, and for
+        trainers that cannot pause (``resume_mode == "restart"``)."""
+        return None
 
     @abstractmethod
     def declare_search_space(self) -> SearchSpace:
