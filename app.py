@@ -79,10 +79,9 @@ def startup_gc() -> Iterator[None]:
     what startup made moved out of its sight afterwards (``gc.freeze``).
 
     Importing Gradio and building the Blocks create a few hundred thousand long-lived objects
-    and almost no garbage, yet each full collection on the way walks all of them: 0.45 of the
-    4.1 CPU-s until the page was served on a 2-core machine, 0.7 s of collector time in all
-    (docs/BENCHMARKS.md §3). Frozen, they are never walked again, so later collections while the app runs stay
-    cheap too; the startup garbage they hold is ~4 MB.
+    and almost no garbage, yet each full collection on the way walks all of them, a good share
+    of the CPU time until the page is served. Frozen, they are never walked again, so later
+    collections while the app runs stay cheap too; the startup garbage they hold is a few MB.
     """
     try:
         with gc_paused():  # the one way to pause it: nested pauses (a view being built) count

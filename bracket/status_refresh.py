@@ -1,8 +1,8 @@
-"""Keeping ``status``'s view current from the process that changed the store (issue 24).
+"""Keeping ``status``'s view current from the process that changed the store.
 
 ``python -m bracket status`` answers from the view kept in the store (``bracket_views``) while
-the store has not changed since it was written (:mod:`bracket.status_view`); building it at 2000 trials
-costs about half a CPU-second, paid by the first ``status`` after every change. The process
+the store has not changed since it was written (:mod:`bracket.status_view`); building it for a
+large session is costly, paid by the first ``status`` after every change. The process
 that changes the store already holds the session and its scores, so it writes the view
 instead, right after the change, and ``status`` finds it current — in every session folder of
 the store, so a worker on one machine keeps it current for ``status`` asked on another:

@@ -1,4 +1,4 @@
-"""``python -m bracket status``, kept between calls until the store changes (issue 24).
+"""``python -m bracket status``, kept between calls until the store changes.
 
 Scoring every run of a 2000-trial session (its loss series, per-step curves, the boards)
 takes seconds, and opening the session in full (the preset registry, the trainer, the

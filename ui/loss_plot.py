@@ -1,8 +1,8 @@
-"""The Search tab's live loss chart as Plotly JSON, written directly (issue 24).
+"""The Search tab's live loss chart as Plotly JSON, written directly.
 
 ``ui.render.loss_figure`` builds a ``plotly.graph_objects.Figure``; Plotly validates every
-number of every trace on the way in, which made a redraw of 30 finished series and the live
-one cost ~0.1–0.5 s — once a second while a run logs loss. Gradio's ``gr.Plot`` also takes
+number of every trace on the way in, which made a redraw of many finished series and the live
+one slow — once a second while a run logs loss. Gradio's ``gr.Plot`` also takes
 the JSON itself (``gradio.components.plot.PlotData``), so this module writes the same figure
 (same traces, the same layout with the default template) as text:
 

@@ -65,7 +65,7 @@ REPORT_PENDING = "*Writing the report (charts, parameter importance)…*"
 
 def report_pointer(manager: SessionManager) -> str:
     """Where the report is: one link to report.html, not its copy. The tab shows the leaderboard,
-    the charts and the importance itself; embedding the report repeated all of them (issue 34)."""
+    the charts and the importance itself; embedding the report would repeat all of them."""
     return (f"The full report (leaderboards per stage, best and worst sample grids, judges and weights, "
             f"run problems) is {report_link(manager)}.")
 
@@ -90,7 +90,7 @@ def verdict_text(manager: SessionManager) -> str:
 def refresh_report(manager: SessionManager) -> tuple[Any, Any, str, str, Any]:
     """(history, importance, report, verdict with the report's link, step plot): the slow half of
     the tab — the charts and the report with its pictures (written under the session folder) —
-    run after :func:`refresh` has shown the leaderboard (issue 24)."""
+    run after :func:`refresh` has shown the leaderboard."""
     if manager.session is None:
         return None, None, "", NO_SESSION, None
     table = manager.standings()

@@ -142,7 +142,7 @@ def on_form(preset_id: str, name: str, shown_preset: str | None, *values: Any) -
 
     ``values`` are every box of that form, in the preset's field order: the fields are exactly
     what the form shows, never merged into an earlier state (a change event of a form dispatched
-    while the state still held the previous preset's fields kept that preset's values: issue 34).
+    while the state still holds the previous preset's fields would keep that preset's values).
     A change of a form that is no longer the one shown (``shown_preset``, the preset list now)
     changes nothing. The dataset field also re-runs the pre-flight."""
     if shown_preset != preset_id:

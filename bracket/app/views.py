@@ -1,4 +1,4 @@
-"""Views of the open session for the app's round 2, on top of :class:`SessionManager`.
+"""Views of the open session for the app's tabs, on top of :class:`SessionManager`.
 
 Each function takes the manager, reads what it needs through its cached snapshot and
 standings (``SessionManager.memo``: built once per store change for every open tab), and

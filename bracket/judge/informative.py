@@ -60,7 +60,7 @@ GOOD_FRACTION = 0.25
 CONTENDER = 0.05
 #: distance (:func:`param_distance`) from the nearest rated config of its stage beyond which
 #: an unrated run's estimate keeps its full uncertainty (0: off, every unrated run alike;
-#: 0.25 measured in docs/BENCHMARKS.md, section 4)
+#: 0.25 chosen with simulated raters, docs/log/2026-12-01-benchmarks.md)
 NOVELTY_RADIUS = 0.25
 #: the least share of its uncertainty an unrated run keeps right next to a rated config
 NEAR_FLOOR = 0.3

@@ -61,10 +61,9 @@ optuna_module()  # its INFO lines off
 #: TPE starts modelling after this many scored configs (warm-start configs count);
 #: tuned with bench/search_efficiency.py (see docs/BENCHMARKS.md).
 DEFAULT_N_STARTUP_TRIALS = 4
-#: Multivariate TPE. On the demo space's four landscapes univariate TPE reached the target
-#: sooner on three (issue 11); on the eleven landscapes over real preset spaces, whose
-#: optima couple optimizer, schedule and step (Prodigy with a decay, lr x alpha/rank),
-#: multivariate TPE was as fast or faster on ten (issue 19; docs/BENCHMARKS.md, section 2).
+#: Multivariate TPE: the optima of real preset spaces couple optimizer, schedule and step
+#: (Prodigy with a decay, lr x alpha/rank), which univariate TPE models one knob at a time
+#: (docs/BENCHMARKS.md).
 DEFAULT_MULTIVARIATE = True
 #: Share of the scored configs TPE treats as "good" (its gamma; Optuna's default is 0.1, at
 #: most 25). TPE proposes near the good ones and ignores values inside each group, so with a
@@ -73,8 +72,8 @@ DEFAULT_MULTIVARIATE = True
 DEFAULT_GAMMA_FRACTION = 0.1
 #: TPE's good share when it should look wider (Hyperopt's original TPE used 25 %):
 #: once a person has rated (or compared) a run — with 10 % a rating steers only when it moves
-#: a config into the one or two best (issue 25) — and while the warm start disagrees with what
-#: the search finds (:mod:`bracket.search.explore`, issue 19). docs/BENCHMARKS.md, 1b and 4.
+#: a config into the one or two best — and while the warm start disagrees with what the search
+#: finds (:mod:`bracket.search.explore`). Its effect: docs/BENCHMARKS.md.
 WIDE_GAMMA_FRACTION = 0.25
 
 

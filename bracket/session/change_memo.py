@@ -6,15 +6,15 @@ report it writes, the winner's export inside that report, ``status``. :func:`per
 keeps each derived value on the :class:`~bracket.session.session.Session` object with the
 store's change marker (:meth:`Store.change_marker`, one query) it was computed under, and
 computes it again only when the marker (or the session's judge weights) moved. So a report
-that needs the standings three times scores the runs once (issue 24).
+that needs the standings three times scores the runs once.
 
 The marker is read *before* the value is built: a change that lands during the build makes
 the next call build again, never keeps a stale value.
 
 A build allocates hundreds of thousands of small objects (a row, a score, its parts per run)
 and frees them by reference counting; Python's cyclic collector would meanwhile walk every
-object the process holds again and again (in the app: Gradio's ~230 000), which was about
-40 % of the Results tab's leaderboard at 2000 trials. So the outermost build runs with the
+object the process holds again and again (in the app: all of Gradio's), a large share of the
+Results tab's leaderboard time on a large session. So the outermost build runs with the
 cyclic collector paused (:func:`gc_paused`); it runs again as usual afterwards.
 """
 

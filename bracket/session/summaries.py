@@ -1,4 +1,4 @@
-"""Per-run loss summaries kept across processes (issue 24), so a cold read scores no series.
+"""Per-run loss summaries kept across processes, so a cold read scores no series.
 
 Scoring a run needs its loss series only for two numbers that never change once the run
 has ended: the loss judge's per-run summary (``bracket.judge.loss.loss_summary``: final

@@ -179,7 +179,7 @@ class Winner:
     rated: bool
     disqualified: bool
     figures: dict[str, float] = field(default_factory=dict)
-    #: a best step inside the run (issue 18); None means the run's last step, ``steps``
+    #: a best step inside the run; None means the run's last step, ``steps``
     step: int | None = None
     #: what the best step rests on ("validation", "human", ...; "" without a best step)
     step_basis: str = ""

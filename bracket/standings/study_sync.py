@@ -18,8 +18,8 @@ report``, puts the truth where optuna-dashboard shows it:
   trial, history and importance plots of that study match Bracket's verdict;
 * that companion study is rewritten only when what it would hold changed: a digest of its
   trials and verdict is kept as its ``bracket_digest`` user attribute, and a call that finds
-  the same digest writes nothing (rewriting 2000 trials through Optuna takes minutes on 2
-  cores; the app calls this on every Results build after a change, issue 24).
+  the same digest writes nothing (rewriting a large study through Optuna is slow, and the
+  app calls this on every Results build after a change).
 
 Open it with ``optuna-dashboard <storage URL>`` and pick the study ``<session>-verdict``.
 """

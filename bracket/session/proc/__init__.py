@@ -289,4 +289,4 @@ def containment_note() -> str:
     return "" if not why else (
         f"note: {why}, so runs get no cgroup of their own: a trainer process that clears its environment "
         "and leaves its process group (setsid and a double fork) may outlive its run "
-        "(docs/RELIABILITY.md, section 2b).")
+        "(docs/RELIABILITY.md, 'Process trees').")

@@ -30,7 +30,7 @@ holding them (the ``tokenizer_cache_dir`` field; :mod:`bracket.trainer.tokenizer
 VRAM tier). With the ``device`` field at ``cpu`` (or ``auto`` and no ``nvidia-smi``) every
 command — pre-cache tools included — is fp32 (``--mixed_precision no``) and the GPU-only
 memory flags (``--full_bf16``, ``--fp8_base``, ``--blocks_to_swap``) are left out: a CPU
-without native bf16 runs bf16 about 90x slower than fp32.
+without native bf16 runs bf16 far slower than fp32.
 
 **Optimizers.** Adaptive optimizers (Prodigy) run at learning rate 1.0 and are tuned through
 ``d_coef``; the space therefore has ``learning_rate`` only for the other optimizers and a
