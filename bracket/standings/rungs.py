@@ -122,10 +122,13 @@ def _run_text(run: Mapping[str, Any]) -> str:
 
 
 def _order(configs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Configs with a rung state, the furthest first (full, then by rung), in trial order within."""
+    """Configs with a rung state, the furthest first (full, then by rung; at one rung those going
+    on before those waiting and those stopped), in trial order within."""
     placed = [c for c in configs if c.get("rung_state")]
-    return sorted(placed, key=lambda c: (c.get("rung_state") != "full", -(c.get("rung") if c.get("rung") is not None
-                                                                            else -1), c.get("id") or 0))
+    order = {state: i for i, state in enumerate(("full", "running", "promoted", "paused", "stopped"))}
+    return sorted(placed, key=lambda c: (c.get("rung_state") != "full",
+                                         -(c.get("rung") if c.get("rung") is not None else -1),
+                                         order.get(str(c.get("rung_state")), 9), c.get("id") or 0))
 
 
 def rung_lines(configs: Sequence[Mapping[str, Any]], runs: Iterable[Mapping[str, Any]], rungs: Rungs) -> list[str]:
