@@ -156,3 +156,15 @@ def rung_rows(configs: Sequence[Mapping[str, Any]], runs: Iterable[Mapping[str, 
     by_config = _runs_by_config(runs)
     return [[str(c.get("name")), rung_name(rungs, c.get("rung")), rung_text(c, rungs), rung_note(c) or "-",
              "; ".join(_run_text(r) for r in by_config.get(c.get("id"), [])) or "-"] for c in _order(configs)]
+
+
+def session_rung_table(session: Any) -> tuple[str, list[list[str]]]:
+    """(the rungs' plan, :func:`rung_rows`) of a session — ("", []) for a search without rungs —
+    from the rows of this store change (``bracket.session.change_memo.stored_rows``)."""
+    from bracket.session.change_memo import stored_rows
+
+    runs, configs = stored_rows(session)
+    if not uses_rungs(session.settings, configs):
+        return "", []
+    rungs = session_rungs(session.settings)
+    return plan_text(rungs), rung_rows(configs, runs, rungs)
