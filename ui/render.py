@@ -284,13 +284,17 @@ LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "quality (mean)", "95%
 
 
 def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
-    """One row per config, grouped by stage (each stage ranked on its own scale)."""
+    """One row per config, grouped by stage (each stage ranked on its own scale); a config of a
+    halving search that stands at a lower rung is ranked after the full-length ones, and says so."""
     data = []
     for board in boards:
         for row in board.rows:
             ci = quality_interval(row.ci_low, row.ci_high)  # the score interval, clipped, as a quality
             best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
-            data.append([board.stage, row.rank or "", row.name, row.kind,
+            rank = row.rank or ""
+            if rank and not getattr(row, "full_length", True):
+                rank = f"{rank} (below full length)"
+            data.append([board.stage, rank, row.name, row.kind,
                          quality_text(row.mean), ci, row.raw_text, row.seeds, best,
                          row.loss_basis, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
                          params_text(row.params)])
@@ -331,7 +335,9 @@ def winner_markdown(winner: Any) -> str:
     estimated = f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else ""
     at = f" at its best step **{winner.step}** (by {winner.step_basis})" if winner.step else ""
     return (f"Winner: **{winner.config_name}** ({winner.stage}) — run #{winner.run_id}, {winner.steps} steps{at}, "
-            f"seeds {seeds}; scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}.")
+            f"seeds {seeds}; scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}."
+            + ("" if getattr(winner, "full_length", True) else
+               " No config has trained to full length yet: this one stands at a lower rung."))
 
 
 def importance_figure(importances: Mapping[str, float]) -> go.Figure:

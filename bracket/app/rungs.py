@@ -7,8 +7,9 @@ already holds (its ``configs`` are the stored rows) and the session's settings, 
 change (``SessionManager.memo``):
 
 * :func:`config_rungs` — per config id a :class:`RungCell`: the trial table's "rung" column
-  (``running to 1/3``, ``paused at 1/9``, ``stopped at 1/9 (5 of 7, top 2 go on)``, ``full``)
-  and the stored why the "why" column opens with (``promoted: 1 of 6 at 1/9, top 2 go on to 1/3``);
+  (``running to 1/3``, ``paused at 1/9``, ``stopped at 1/9``, ``full``: short, the table is wide)
+  and the stored why the "why" column opens with (``promoted: 1 of 6 at 1/9, top 2 go on to 1/3``,
+  ``stopped at 1/9: 5 of 7, top 2 go on``);
 * :func:`rung_summary` — the Search tab's one line: the rungs and how many configs stand where;
 * :func:`rung_steps` — the steps of the rungs for runs of a length (Compare marks them on its
   step slider, so the samples of several runs at one rung are side by side in one move).
@@ -40,7 +41,8 @@ def cells(settings: Any, configs: list[dict[str, Any]]) -> dict[int, RungCell]:
     if not uses_rungs(settings, configs):
         return {}
     rungs = session_rungs(settings)
-    return {int(c["id"]): RungCell(rung_text(c, rungs), rung_note(c)) for c in configs if c.get("rung_state")}
+    return {int(c["id"]): RungCell(rung_text(c, rungs, detail=False), rung_note(c))
+            for c in configs if c.get("rung_state")}
 
 
 def config_rungs(manager: "SessionManager", snap: Any = None) -> dict[int, RungCell]:
@@ -59,7 +61,7 @@ def summary(settings: Any, configs: list[dict[str, Any]]) -> str:
     if not uses_rungs(settings, configs):
         return ""
     rungs = session_rungs(settings)
-    counted = Counter(rung_text(c, rungs).split(" (")[0] for c in configs if c.get("rung_state"))
+    counted = Counter(rung_text(c, rungs, detail=False) for c in configs if c.get("rung_state"))
     order = {"full": 0, "running": 1, "promoted": 2, "paused": 3, "stopped": 4}
     parts = sorted(counted.items(), key=lambda item: (order.get(item[0].split(" ")[0], 9), item[0]))
     said = " · ".join(f"{count} {text}" for text, count in parts) or "no config has a rung yet"

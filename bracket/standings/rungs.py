@@ -65,8 +65,9 @@ def _detail(note: str, state: str) -> str:
     return rest.strip() if sep and head.split(" ")[0] == state else note.strip()
 
 
-def rung_text(config: Mapping[str, Any], rungs: Rungs) -> str:
-    """Where ``config`` (a config row) stands on ``rungs``, in the words every screen uses; "" without a state."""
+def rung_text(config: Mapping[str, Any], rungs: Rungs, *, detail: bool = True) -> str:
+    """Where ``config`` (a config row) stands on ``rungs``, in the words every screen uses; "" without
+    a state. ``detail``: a stopped config's place there too (``(5 of 7, top 2 go on)``, from its note)."""
     state = str(config.get("rung_state") or "")
     if not state:
         return ""
@@ -80,8 +81,8 @@ def rung_text(config: Mapping[str, Any], rungs: Rungs) -> str:
         return f"paused at {rung_name(rungs, reached)}"
     if state == "stopped":
         note = str(config.get("rung_note") or "")
-        detail = _detail(note, "stopped") if note else ""
-        return f"stopped at {rung_name(rungs, reached)}" + (f" ({detail})" if detail else "")
+        said = _detail(note, "stopped") if note and detail else ""
+        return f"stopped at {rung_name(rungs, reached)}" + (f" ({said})" if said else "")
     return state
 
 

@@ -31,7 +31,7 @@ def test_the_trial_table_shows_each_configs_rung_and_why(opened):
     assert list(frame.columns[:5]) == ["run", "config", "status", "rung", "step"]
     rows = {row["config"]: row for row in frame.to_dict("records")}
     assert rows["search-0"]["rung"] == "full"
-    assert rows["search-1"]["rung"] == "stopped at 1/9 (5 of 7, top 2 go on)"
+    assert rows["search-1"]["rung"] == "stopped at 1/9"  # short: its place is in the why
     assert (rows["search-2"]["rung"], rows["search-2"]["status"], rows["search-2"]["step"]) == (
         "paused at 1/9", "paused", "10/90")
     assert rows["search-3"]["rung"] == "running to 1/3"
@@ -58,3 +58,15 @@ def test_compare_offers_paused_runs_and_names_the_rung_steps(opened):
     html, _message = compare_tab.change_step(manager, shown, 10)  # both runs' samples at the 1/9 rung
     assert html.count("<img") >= 2
     assert compare_tab.slider_label([10, 20]) == "Step (samples at 10, 20)"
+
+
+def test_the_results_leaderboard_ranks_the_lower_rungs_after_the_full_length_winner(opened):
+    from ui.render import leaderboard_frame, winner_markdown
+
+    manager, ids = opened
+    table = manager.standings()
+    frame = leaderboard_frame([table.board("search")])
+    ranks = dict(zip(frame["config"], frame["rank"]))
+    assert ranks["search-0"] == 1 and ranks["search-1"] == "2 (below full length)"
+    assert f"run #{ids['search-0']}, 90 steps" in winner_markdown(table.winner)
+    assert "lower rung" not in winner_markdown(table.winner)
