@@ -37,3 +37,20 @@ def test_status_shows_every_rung_a_paused_run_and_the_full_length_winner(runs_di
     assert answer["winner"]["run_id"] == ids["search-0"] and answer["winner"]["full_length"] is True
     rows = {r["name"]: r for r in answer["stages"]["search"]["rows"]}
     assert rows["search-0"]["rank"] == 1 and rows["search-1"]["full_length"] is False
+
+
+def test_a_paused_run_is_not_taken_for_an_interrupted_one(runs_dir, demo_fields, capsys):
+    from bracket.session.folder import open_session_store
+    from bracket.session.recovery import recover_interrupted_runs
+
+    folder, ids = halving_session(runs_dir, demo_fields)
+    store, name = open_session_store(folder)
+    try:  # no worker is alive: the running run is recovered as interrupted, the paused one stays paused
+        notes = recover_interrupted_runs(store, name, self_worker="another", grace_s=0.0)
+        assert store.get_run(ids["search-2"])["status"] == "paused"
+        assert store.get_run(ids["search-2"])["pause_step"] == 10
+        assert not any(f"run {ids['search-2']} " in note for note in notes)
+    finally:
+        store.close()
+    text, _ = status_outputs(folder, capsys)
+    assert f"run {ids['search-2']} paused at step 10 of 90, state saved" in text
