@@ -19,7 +19,7 @@ from pathlib import Path
 from bracket.app.forms import judge_server_settings, parse_bounds
 from bracket.cli_args import parse_assignments, prompts_argument
 from bracket.cli_folders import output_folder
-from bracket.cli_text import best_step_lines, progress_line, results_table, run_figures, winner_lines
+from bracket.cli_text import answer_lines, progress_line
 from bracket.errors import BracketError, MissingStoreError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
@@ -122,8 +122,7 @@ def _finish(session: Session, status: str, shown: tuple[str, ...] | list[str] = 
     snapshot, table = session.snapshot(), standings(session)
     if snapshot.error and status == "finished":  # the store kept its old status: its last write failed
         status = "failed"
-    print(results_table(snapshot, run_figures(table)))
-    for line in best_step_lines(table) + winner_lines(table):
+    for line in answer_lines(session, snapshot, table):
         print(line)
     print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; folder {session.folder}")
     if snapshot.error:

@@ -1,15 +1,20 @@
 """What the headless CLI prints about a session: the progress line, the table of runs, the
-winner and best-step lines. Pure text from a :class:`SessionSnapshot` and the standings."""
+winner and best-step lines, and (successive halving) where each config stands on the rungs.
+Pure text from a :class:`SessionSnapshot`, the stored rows and the standings."""
 
 from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Mapping
+from typing import Any
 
+from bracket.session.change_memo import stored_rows
 from bracket.session.snapshot import SessionSnapshot
 from bracket.standings import Standings, figures_text
 from bracket.standings.parts import estimated_text
 from bracket.standings.quality import quality_text
+from bracket.standings.rungs import rung_lines, run_rung_text, session_rungs, uses_rungs
 
 
 def _format_seconds(seconds: float | None) -> str:
@@ -81,11 +86,13 @@ def _wrap_details(text: str) -> list[str]:
                          break_on_hyphens=False)
 
 
-def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None) -> str:
+def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None,
+                  paused: Mapping[int, str] | None = None) -> str:
     """The runs as an aligned text table per stage (finals first; each stage scored on its own),
     best first, fitting :data:`TABLE_WIDTH` columns: the raw figures behind each score when
     ``raw`` gives them (wrapped onto lines below when long), and under each run an indented
-    line with its params (the worker too when several trained, and why a run failed)."""
+    line with its params (the worker too when several trained, why a run failed, and — ``paused``,
+    by run id — where a run paused at a rung saved its state)."""
     order = {"final": 0, "search": 1, "promote": 2}
     raw = raw or {}
     rows = [r for r in snapshot.runs if r["kind"] != "setup"]
@@ -102,7 +109,9 @@ def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None) 
         lines += [" " * len(_RUN_COLUMNS) + more for more in figures[1:]]
         params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
         details = ([f"worker {r.get('worker') or '-'}"] if several_workers else []) + ([params] if params else [])
-        if r["failure_reason"] and r["status"] != "done":
+        if (paused or {}).get(r["id"]):
+            details.append(f"({paused[r['id']]})")
+        elif r["failure_reason"] and r["status"] != "done":
             details.append(f"({r['failure_reason']})")
         if details:
             lines += _wrap_details("; ".join(details))
@@ -118,17 +127,30 @@ def best_step_lines(table: Standings) -> list[str]:
             for row in (board.rows if board else []) if row.rank is not None and row.best_step is not None]
 
 
-def winner_lines(table: Standings) -> list[str]:
-    """The winner and the standings' warnings, as the lines ``status`` prints."""
+def winner_lines(table: Standings, *, halving: bool = False) -> list[str]:
+    """The winner and the standings' warnings, as the lines ``status`` prints (``halving``: the
+    search has rungs, so the line says the run it names is the winner's full-length one)."""
     winner = table.winner
     if winner is None:
         return ["winner: none yet (no config has a finished score)"]
     seeds = ",".join(str(s) for s in winner.seeds) or "-"
     raw = figures_text(winner.figures)
     at = f" at its best step {winner.step} (by {winner.step_basis})" if winner.step else ""
-    lines = [f"winner: {winner.config_name} ({winner.stage}) run {winner.run_id}, {winner.steps} steps{at}, seeds {seeds}; "
+    run = "full-length run" if halving and winner.full_length else "run"
+    lines = [f"winner: {winner.config_name} ({winner.stage}) {run} {winner.run_id}, {winner.steps} steps{at}, seeds {seeds}; "
              f"quality {quality_text(winner.mean)}" + (f" ({raw})" if raw else "")
              + f"; judges {', '.join(winner.judges) or '-'}"
              + (f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else "")
              + f"; {'rated' if winner.rated else 'not rated'}", f"verdict: {table.verdict}"]
     return lines + [f"warning: {w}" for w in table.warnings]
+
+
+def answer_lines(session: Any, snapshot: SessionSnapshot, table: Standings) -> list[str]:
+    """What ``status`` and the end of a search print under their header: the run table, the best
+    steps, the rungs of a halving search (``bracket.standings.rungs``) and the winner."""
+    runs, configs = stored_rows(session)  # the rows the standings were built from
+    halving = uses_rungs(session.settings, configs)
+    paused = {r["id"]: text for r in runs if (text := run_rung_text(r))}
+    rungs = rung_lines(configs, runs, session_rungs(session.settings)) if halving else []
+    return [results_table(snapshot, run_figures(table), paused), *best_step_lines(table), *rungs,
+            *winner_lines(table, halving=halving)]

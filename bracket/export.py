@@ -6,7 +6,9 @@ winner of :mod:`bracket.standings`, the same the app, ``status`` and the report 
 with the adapter's own ``prepare_run`` into an export folder (so every file the command
 names — per-run dataset TOML, prompt file, the trainer's own config — exists there), at the
 winner's **best step** (``Winner.step``, ``bracket.session.best_step``; the run's own step
-count when no evidence names an earlier one) unless the person asks for another — and when
+count when no evidence names an earlier one; with successive halving the winner is its
+full-length run, and a run named that paused at a rung is exported at the full length its schedule
+was made for) unless the person asks for another — and when
 the winner run saved a checkpoint at that step, ``config.json`` points to it — and writes
 beside it:
 
@@ -172,6 +174,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     Without ``run_id`` a missing or disqualified winner is refused (``NoWinnerError``)."""
     from bracket.session.change_memo import stored_rows
     from bracket.standings import require_winner, standings
+    from bracket.standings.rungs import run_rung_text, rung_text, session_rungs
 
     table = standings(session)
     best_step, basis = None, ""
@@ -211,10 +214,12 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     checkpoint = checkpoint_at(run.get("output_dir"), steps) if best_step else None
     score = next((r.score for board in table.boards.values() for row in board.rows for r in row.runs
                   if r.run_id == run_id), None)
+    rung, paused = rung_text(config, session_rungs(session.settings)), run_rung_text(run)
     header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
               f"config {name!r} ({config.get('kind', run.get('kind'))}, stage {config.get('stage', run.get('stage'))}), "
               f"from run {run_id}, seed {seed}, {steps} training steps",
               f"run score {score:.4f} (lower is better)" if score is not None else "run not scored",
+              *([f"successive halving: {rung}" + (f"; run {run_id} {paused}" if paused else "")] if rung else []),
               *([f"best step {best_step} (by {basis})" + (f"; checkpoint {checkpoint}" if checkpoint else "")]
                 if best_step else []),
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
@@ -227,7 +232,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
         "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
         "run_id": run_id, "seed": seed, "steps": steps, "best_step": best_step, "best_step_basis": basis or None,
-        "checkpoint": checkpoint,
+        "checkpoint": checkpoint, "rung": rung or None,
         "run_score": score, "knobs": dict(knobs),
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })

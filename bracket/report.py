@@ -10,7 +10,8 @@ Leaderboards, the winner and parameter importance are those of
 :mod:`bracket.standings` (the same the app, ``status``, ``export`` and ``promote``
 use), recomputed now, per stage: short search runs and long final runs are scored and
 summarised separately (their losses are not comparable), and finals get their own section —
-never averaged with search scores. Each row shows the raw figures behind its score and
+never averaged with search scores. A successive-halving search gets a table of its rungs (where each
+config stands and why, ``bracket.standings.rungs``), and its winner is its full-length run. Each row shows the raw figures behind its score and
 which parts are estimated; an unrated winner is flagged when people have rated runs. Nothing
 secret is written: settings come from ``SearchSettings.to_dict()`` (no VLM key), and the rules
 of :mod:`bracket.redaction` (the same as ``export``'s) leave out secret-named settings and
@@ -39,6 +40,7 @@ from bracket.session.store import redact_url
 from bracket.standings import ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text, standings
 from bracket.standings import importance as standings_importance
 from bracket.standings.quality import quality_interval, quality_text
+from bracket.standings.rungs import RUNG_HEADERS, session_rung_table
 from bracket.stats import StatsReport, summarise, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,6 +98,9 @@ class Report:
     best_steps: list[list[str]] = field(default_factory=list)
     #: the loss the loss judge scored the search runs on ("validation", "training")
     loss_basis: str = ""
+    #: successive halving: the rungs' plan and one row per config (``RUNG_HEADERS``); "" and [] without
+    rung_plan: str = ""
+    rungs: list[list[str]] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -187,6 +192,7 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
     row = store.get_session(name) or {}
     unreadable: list[str] = []
     pictures = report_pictures(search, finals, winner, unreadable)
+    rung_plan, rungs = session_rung_table(session)
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
         plan=session.settings.plan(), generated=time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -196,7 +202,7 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
         settings=without_secrets({**session.settings.to_dict(), "weights": effective_weights(session.settings.weights)}),
         fields=without_secrets(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
         script=script, command_note=command_note, warnings=list(table.warnings), secrets=known_secrets(session),
-        best_steps=best_steps, loss_basis=loss_basis)
+        best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs)
 
 
 def report_pictures(search: StageResult, finals: StageResult | None, winner: Winner | None,
@@ -270,7 +276,8 @@ def _winner_blocks(report: Report) -> list[Block]:
         return [("p", "No config has a finished score yet.")]
     seeds = ", ".join(str(s) for s in winner.seeds) or "-"
     blocks: list[Block] = [("p", f"Config {winner.config_name!r} ({winner.kind}, {winner.stage} stage), mean quality "
-                                 f"{quality_text(winner.mean)} ({figures_text(winner.figures) or 'no raw figure'}); best run "
+                                 f"{quality_text(winner.mean)} ({figures_text(winner.figures) or 'no raw figure'}); "
+                                 f"{'full-length run' if report.rungs and winner.full_length else 'best run'} "
                                  f"{winner.run_id}, {winner.steps} steps"
                                  + (f", best step {winner.step} (by {winner.step_basis})" if winner.step else "")
                                  + f", seeds {seeds}; scored by "
@@ -311,6 +318,8 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
     return [
         ("Verdict", verdict_blocks),
         ("Leaderboard (search runs)", _board(report.search, with_verdict=False)),
+        *([("Rungs (successive halving)", [("p", f"The {report.rung_plan}; the answer is a full-length run."),
+                                           ("table", RUNG_HEADERS, report.rungs)])] if report.rungs else []),
         ("Finals (long runs, scored separately)", finals),
         ("Winner", _winner_blocks(report)),
         ("Best step per config (score per step, lower is better)",

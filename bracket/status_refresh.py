@@ -27,7 +27,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from bracket.cli_text import best_step_lines, results_table, run_figures, winner_lines
+from bracket.cli_text import answer_lines
 from bracket.errors import disk_full_error
 from bracket.session.change_memo import gc_paused, per_change, stored_rows
 from bracket.standings import standings
@@ -58,7 +58,7 @@ def _build_view(session: "Session") -> dict[str, Any]:
                             if name not in session.space.searched()},
             "winner_all_params": session.space.complete(config.get("params") or answer["winner"]["params"])
             if answer["winner"] else None,
-            "lines": [results_table(snapshot, run_figures(table)), *best_step_lines(table), *winner_lines(table)]}
+            "lines": answer_lines(session, snapshot, table)}
 
 
 

@@ -37,6 +37,7 @@ import gradio as gr
 
 from bracket.app import views
 from bracket.app.manager import SessionManager
+from bracket.app.rungs import compare_rung_steps
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.compare_views import NO_FLICKER, NO_MATRIX, flicker_html, progression_html, with_steps
@@ -106,14 +107,21 @@ def show_flicker(manager: SessionManager, a: Any, b: Any, step: Any, shown: list
     return flicker_html(grid, (labels.get(ids[0], f"#{ids[0]}"), labels.get(ids[1], f"#{ids[1]}"))), ""
 
 
-def _slider(steps: list[int], step: int | None) -> Any:
+def slider_label(steps: list[int], rungs: list[tuple[int, str]] = ()) -> str:
+    """``Step (samples at 10, 20, 30; rungs: 1/9 at 10, 1/3 at 30)``: the saved steps, and of a
+    halving search the rung steps among them (the samples every run of a rung has)."""
+    marks = [f"{label} at {step}" for step, label in rungs if step in set(steps)]
+    return f"Step (samples at {', '.join(map(str, steps))}" + (f"; rungs: {', '.join(marks)})" if marks else ")")
+
+
+def _slider(steps: list[int], step: int | None, rungs: list[tuple[int, str]] = ()) -> Any:
     if len(steps) < 2:
         value = steps[0] if steps else 0
         return gr.Slider(minimum=value, maximum=value + 1, value=value, step=1, interactive=False,
                          label="Step (only one saved step)" if steps else "Step (no samples)")
     gaps = [b - a for a, b in zip(steps, steps[1:])]
     return gr.Slider(minimum=steps[0], maximum=steps[-1], value=step, step=math.gcd(*gaps) or 1, interactive=True,
-                     label=f"Step (samples at {', '.join(map(str, steps))})")
+                     label=slider_label(steps, rungs))
 
 
 def _scope_choices(prompts: list[str]) -> list[tuple[str, int]]:
@@ -181,7 +189,7 @@ def show_grid(manager: SessionManager, run_ids: list[int] | None, step: float | 
                            "or press 'Next unrated'.")
     grid, html = _grid(manager, ids, None if step is None else int(step))
     scope = gr.Dropdown(choices=_scope_choices(grid.prompts), value=WHOLE_RUN)
-    return html, _slider(grid.steps, grid.step), ids, scope, note
+    return html, _slider(grid.steps, grid.step, compare_rung_steps(manager, ids)), ids, scope, note
 
 
 @inline_errors(5, at=4)

@@ -123,13 +123,17 @@ def progress_html(snapshot: Any) -> str:
     return '<div id="bk-progress">' + "".join(parts) + "</div>"
 
 
-def status_markdown(snapshot: Any) -> str:
+def status_markdown(snapshot: Any, rungs: str = "") -> str:
+    """The Search tab's status; ``rungs``: a halving search's line of where its configs stand
+    (``bracket.app.rungs.rung_summary``)."""
     if snapshot is None:
         return "No search is open. Start one in **Setup**, or open a past session there."
     lines = [f"**{snapshot.name}** ({snapshot.preset_id}) — status **{snapshot.status}**, phase *{snapshot.phase}*",
              f"{snapshot.plan}"]
     if getattr(snapshot, "phases", None):  # the plan, and where the search is in it
         lines.append(f"Plan: {progress_text(snapshot.phases)}")
+    if rungs:
+        lines.append(rungs)
     if snapshot.error:
         lines.append(f"**Error:** {snapshot.error}")
     if snapshot.stopped_early:
@@ -180,12 +184,14 @@ def with_live_step(frame: pd.DataFrame, current: Mapping[str, Any] | None) -> pd
 
 
 def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
-               reasons: Mapping[int, str] | None = None) -> pd.DataFrame:
+               reasons: Mapping[int, str] | None = None, rungs: Mapping[int, Any] | None = None) -> pd.DataFrame:
     """The trial table, newest run first; with ``page_rows``, one page of it (page 1 = the
     newest runs). A running run shows its live step, as its progress bar (the Search tab keeps
     the table once per store change and sets that one cell per tick, :func:`with_live_step`).
     ``reasons``: why each config was proposed, by config id (the "why" column; finals and
-    promote runs say their stage, and their kind column is that stage, e.g. ``final``)."""
+    promote runs say their stage, and their kind column is that stage, e.g. ``final``). ``rungs``
+    (a halving search; ``bracket.app.rungs.config_rungs``): a "rung" column after the status with
+    where each config stands, and the "why" opening with why it stands there (promoted, stopped)."""
     runs = [] if snapshot is None else [r for r in snapshot.runs if r["kind"] != "setup"]
     if page_rows:
         end = max(0, len(runs) - (max(1, page) - 1) * page_rows)
@@ -197,10 +203,14 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
         why = (reasons or {}).get(run.get("config_id"), "") if stage == "search" else (
             f"{stage} stage, not a proposal")
         kind = run["kind"] if stage == "search" else stage
-        rows.append([run["id"], run["config_name"], run["status"], step_text(run, current),
-                     quality_text(run["score"]), kind, run["seed"], why, judges_text(run), params_text(run["params"]),
-                     format_duration(run["duration_s"]) if run["duration_s"] else "", run["failure_reason"] or ""])
-    return pd.DataFrame(rows, columns=RUN_COLUMNS)
+        rung = (rungs or {}).get(run.get("config_id"))
+        if rung is not None and rung.note:
+            why = f"{rung.note} · {why}" if why else rung.note
+        rows.append([run["id"], run["config_name"], run["status"], *([rung.text if rung else ""] if rungs else []),
+                     step_text(run, current), quality_text(run["score"]), kind, run["seed"], why, judges_text(run),
+                     params_text(run["params"]), format_duration(run["duration_s"]) if run["duration_s"] else "",
+                     run["failure_reason"] or ""])
+    return pd.DataFrame(rows, columns=RUN_COLUMNS[:3] + ["rung"] + RUN_COLUMNS[3:] if rungs else RUN_COLUMNS)
 
 
 def smooth(values: Sequence[float], weight: float) -> list[float]:
@@ -274,13 +284,17 @@ LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "quality (mean)", "95%
 
 
 def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
-    """One row per config, grouped by stage (each stage ranked on its own scale)."""
+    """One row per config, grouped by stage (each stage ranked on its own scale); a config of a
+    halving search that stands at a lower rung is ranked after the full-length ones, and says so."""
     data = []
     for board in boards:
         for row in board.rows:
             ci = quality_interval(row.ci_low, row.ci_high)  # the score interval, clipped, as a quality
             best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
-            data.append([board.stage, row.rank or "", row.name, row.kind,
+            rank = row.rank or ""
+            if rank and not getattr(row, "full_length", True):
+                rank = f"{rank} (below full length)"
+            data.append([board.stage, rank, row.name, row.kind,
                          quality_text(row.mean), ci, row.raw_text, row.seeds, best,
                          row.loss_basis, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
                          params_text(row.params)])
@@ -321,7 +335,9 @@ def winner_markdown(winner: Any) -> str:
     estimated = f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else ""
     at = f" at its best step **{winner.step}** (by {winner.step_basis})" if winner.step else ""
     return (f"Winner: **{winner.config_name}** ({winner.stage}) — run #{winner.run_id}, {winner.steps} steps{at}, "
-            f"seeds {seeds}; scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}.")
+            f"seeds {seeds}; scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}."
+            + ("" if getattr(winner, "full_length", True) else
+               " No config has trained to full length yet: this one stands at a lower rung."))
 
 
 def importance_figure(importances: Mapping[str, float]) -> go.Figure:

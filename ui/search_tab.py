@@ -14,7 +14,10 @@ warm start, learning-rate bracket or TPE; for TPE how many scored configs it saw
 changed against the best one and the rating it came after). Each config's line is computed
 once and kept (``bracket.app.views.short_reasons``), so the poll stays a fingerprint compare.
 A click on a row — or the "Why this suggestion?" panel — gives the full text: the finished
-configs it resembles and every change (``bracket.app.suggestion_reason``).
+configs it resembles and every change (``bracket.app.suggestion_reason``). A successive-halving
+search adds a "rung" column (where each config stands: running to 1/3, paused at 1/9, stopped at
+1/9 and why, full), opens the "why" with the stored reason (``promoted: 1 of 6 at 1/9, top 2 go on
+to 1/3``) and says in the status how many configs stand where (``bracket.app.rungs``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 
 import gradio as gr
 
-from bracket.app import views
+from bracket.app import rungs, views
 from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
 from ui.common import QUIET, inline_errors
@@ -60,7 +63,8 @@ def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
     """(fingerprint, frame) of one page of the trial table, built once per store change."""
     def build() -> tuple[str, Any]:
         snap = manager.snapshot()
-        frame = runs_frame(snap, page=page, page_rows=PAGE_ROWS, reasons=views.short_reasons(manager, snap))
+        frame = runs_frame(snap, page=page, page_rows=PAGE_ROWS, reasons=views.short_reasons(manager, snap),
+                           rungs=rungs.config_rungs(manager, snap))
         return fingerprint(frame.to_dict("split")), frame
 
     # kept until the store changes: the live step is set per tick by ``poll`` (``with_live_step``)
@@ -90,7 +94,7 @@ def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
     snap = manager.snapshot()
     page = max(1, int(page or 1))
     parts: dict[str, tuple[str, Any]] = {}
-    status = status_markdown(snap)
+    status = status_markdown(snap, rungs.rung_summary(manager, snap))
     parts["status"] = (fingerprint(status), lambda: status)
     progress = progress_html(snap)
     parts["progress"] = (fingerprint(progress), lambda: progress)

@@ -45,7 +45,7 @@ from bracket.standings import STAGES, StageBoard, Standings, importance, past_ra
 from bracket.standings.study_sync import background_verdict, record_at_end
 from bracket.status_refresh import ViewRefresher
 
-SCORABLE = ("done",)
+SCORABLE = ("done", "paused")  # rated and compared: finished runs, and runs paused at a rung
 
 
 class NoSessionError(BracketError):

@@ -17,17 +17,23 @@ Rules (one place for all of them):
   of the config's scored runs. ``step`` is its **best step** (``bracket.session.best_step``:
   the lowest per-step score over its seeds) when that is before the run's last step (None:
   the run's last step), so the answer is a (config, step) pair.
+* **The answer is trained to full length.** With successive halving a config may stand at a
+  lower rung (paused or stopped there, ``bracket.standings.rungs``): while any full-length config
+  is scored, the ranks go to the full-length configs first and the lower-rung ones after them
+  (the furthest rung first), so a config that only reached 1/9 is never crowned over one
+  trained to the end; with none at full length yet, the best is named with a warning.
 * **An unrated winner is flagged** when humans weigh in (human weight > 0 and at least one
   rating in the session) and no run of the winning config has a rating.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from bracket.standings.quality import QualityReading
+from bracket.standings.rungs import reached_full
 from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
 
@@ -37,6 +43,8 @@ STAGES = ("final", "search", "promote")
 WINNER_STAGES = ("final", "search")
 UNRATED_WINNER = "the winner has no rating — rate it before trusting it"
 _STATUS_RANK = {"done": 0, "disqualified": 1, "pruned": 2}
+SHORT_WINNER = ("no config has trained to full length yet: the best, {name} (run {run}), stands at a lower rung; "
+                "the answer is the best full-length run, once one is scored")
 
 
 @dataclass
@@ -106,6 +114,8 @@ class ConfigRow:
     #: the loss that scores (validation, else training) per step, the mean over its seeds: raw
     #: values, so two configs' curves compare (``step_scores`` are normalised per config)
     step_loss: dict[int, float] = field(default_factory=dict)
+    #: its runs are full-length (False: it stands at a lower rung of a halving search)
+    full_length: bool = True
 
     @property
     def loss_basis(self) -> str:
@@ -137,7 +147,7 @@ class ConfigRow:
                 "disqualified": self.disqualified, "ratings": self.ratings, "comparisons": self.comparisons,
                 "figures": dict(self.figures), "estimated": list(self.estimated), "params": dict(self.params),
                 "best_step": self.best_step, "best_step_basis": self.best_step_basis, "loss_basis": self.loss_basis,
-                "step_scores": {str(k): v for k, v in self.step_scores.items()},
+                "step_scores": {str(k): v for k, v in self.step_scores.items()}, "full_length": self.full_length,
                 "runs": [r.to_dict() for r in self.runs]}
 
 
@@ -183,12 +193,14 @@ class Winner:
     step: int | None = None
     #: what the best step rests on ("validation", "human", ...; "" without a best step)
     step_basis: str = ""
+    #: its run is full-length (False: no config has trained to full length yet, see the warnings)
+    full_length: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {"stage": self.stage, "config_id": self.config_id, "config": self.config_name, "kind": self.kind,
                 "trial_number": self.trial_number, "params": dict(self.params), "mean": self.mean,
                 "run_id": self.run_id, "run_ids": list(self.run_ids), "steps": self.steps, "step": self.step,
-                "step_basis": self.step_basis,
+                "step_basis": self.step_basis, "full_length": self.full_length,
                 "seeds": list(self.seeds), "judges": list(self.judges), "estimated": list(self.estimated),
                 "rated": self.rated, "disqualified": self.disqualified, "figures": dict(self.figures)}
 
@@ -244,11 +256,9 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
     for run in runs:
         by_config.setdefault(run.config_id, []).append(run)
     info = {c["id"]: c for c in configs}
-    stats = summarise(ConfigScores(cid, str(info.get(cid, {}).get("name", cid)), str(info.get(cid, {}).get("kind", "")),
-                                   [r.score for r in rs], sum(1 for r in rs if r.disqualified))
-                      for cid, rs in by_config.items())
+    stats, summaries = _ranked(by_config, info)
     rows, rank = [], 0
-    for s in stats.summaries:
+    for s in summaries:
         rank += 1 if s.n else 0
         config, members = info.get(s.config_id, {}), by_config[s.config_id]
         parts = [p for r in members for p in r.parts]
@@ -259,11 +269,30 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
             mean_figures(parts), sorted({p.judge for p in parts if p.estimated and p.weight > 0}),
             curve.best_step if curve else None, curve.basis if curve else "",
             dict(zip(curve.steps, curve.scores)) if curve else {},
-            dict(curve.per_judge.get("loss") or {}) if curve else {}))
+            dict(curve.per_judge.get("loss") or {}) if curve else {}, reached_full(config)))
     best = next((row for row in rows if row.rank == 1), None)
     run = _winning_run(best) if best else None
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
                                                   steps=run.steps if run else None, reading=QualityReading))
+
+
+def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, Mapping[str, Any]]
+            ) -> tuple[StatsReport, list[Any]]:
+    """(the statistics the verdict rests on, the summaries in rank order): the full-length configs
+    ranked first while one is scored, the lower-rung ones after them, the furthest rung first."""
+    def scores(ids: Iterable[int]) -> StatsReport:
+        return summarise(ConfigScores(cid, str(info.get(cid, {}).get("name", cid)), str(info.get(cid, {}).get("kind", "")),
+                                      [r.score for r in by_config[cid]], sum(1 for r in by_config[cid] if r.disqualified))
+                         for cid in ids)
+    short = [cid for cid in by_config if not reached_full(info.get(cid, {}))]
+    full = [cid for cid in by_config if cid not in short]
+    if not short or not any(r.score is not None for cid in full for r in by_config[cid]):
+        stats = scores(by_config)
+        return stats, stats.summaries
+    stats, lower = scores(full), scores(short).summaries
+    ahead = sorted((s for s in lower if s.n), key=lambda s: -(info.get(s.config_id, {}).get("rung") or 0))
+    return stats, ([s for s in stats.summaries if s.n] + ahead
+                   + [s for s in stats.summaries + lower if not s.n])
 
 
 def _winning_run(best: ConfigRow) -> RunStanding:
@@ -282,7 +311,8 @@ def _winner(board: StageBoard) -> Winner | None:
     return Winner(board.stage, best.config_id, best.name, best.kind, best.trial_number, dict(best.params), best.mean,
                   run.run_id, [r.run_id for r in scored], run.steps, [r.seed for r in scored if r.seed is not None],
                   run.judges, run.estimated, any(r.rated for r in best.runs), run.disqualified or run.status != "done",
-                  dict(best.figures), best.best_step if early else None, best.best_step_basis if early else "")
+                  dict(best.figures), best.best_step if early else None, best.best_step_basis if early else "",
+                  best.full_length)
 
 
 def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping[str, Any]],
@@ -321,7 +351,9 @@ def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping
     warnings = []
     if winner is not None and humans and not winner.rated:
         warnings.append(UNRATED_WINNER)
-    if winner is not None and winner.disqualified:
+    if winner is not None and not winner.full_length:
+        warnings.append(SHORT_WINNER.format(name=winner.config_name, run=winner.run_id))
+    elif winner is not None and winner.disqualified:
         warnings.append(f"the best config's run {winner.run_id} was disqualified or did not finish; "
                         "no config has a usable score")
     return Standings(boards, winner, humans, warnings)

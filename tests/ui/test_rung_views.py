@@ -1,0 +1,72 @@
+"""The app shows a successive-halving search's rungs (rows written as the session loop writes
+them, no loop run): the Search tab's trial table has each config's rung and opens the "why"
+with the stored reason, its status says how many configs stand where, and Compare offers the
+runs paused at a rung with the rung steps named on its step slider."""
+
+from __future__ import annotations
+
+import pytest
+
+from bracket.app import rungs
+from bracket.app.manager import SessionManager
+from tests.fakes.halving_rows import halving_session
+from ui import compare_tab, search_tab
+from ui.render import runs_frame
+
+pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("no_torch_probe")]
+
+
+@pytest.fixture
+def opened(runs_dir, demo_fields):
+    folder, ids = halving_session(runs_dir, demo_fields)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
+    manager.open(folder)
+    yield manager, ids
+    manager.close()
+
+
+def test_the_trial_table_shows_each_configs_rung_and_why(opened):
+    manager, ids = opened
+    status, _progress, _plot, _log, frame, *_rest = search_tab.poll(manager, {}, 0.6, 1)
+    assert list(frame.columns[:5]) == ["run", "config", "status", "rung", "step"]
+    rows = {row["config"]: row for row in frame.to_dict("records")}
+    assert rows["search-0"]["rung"] == "full"
+    assert rows["search-1"]["rung"] == "stopped at 1/9"  # short: its place is in the why
+    assert (rows["search-2"]["rung"], rows["search-2"]["status"], rows["search-2"]["step"]) == (
+        "paused at 1/9", "paused", "10/90")
+    assert rows["search-3"]["rung"] == "running to 1/3"
+    assert rows["search-3"]["why"].startswith("promoted: 1 of 7 at 1/9, top 2 go on to 1/3 · ")
+    assert rows["search-1"]["why"].startswith("stopped at 1/9: 5 of 7, top 2 go on")
+    assert ("Rungs 1/9 → 1/3 → full, the top 1/3 at each go on: 1 full · 1 running to 1/3 · "
+            "1 paused at 1/9 · 1 stopped at 1/9") in status
+
+
+def test_a_search_without_rungs_keeps_its_table(opened):
+    manager, _ids = opened
+    snap = manager.snapshot()
+    assert "rung" not in runs_frame(snap).columns  # no rung cells handed in: the table as before
+    assert rungs.cells(manager.session.settings, [dict(c, rung_state=None) for c in snap.configs]) == {}
+
+
+def test_compare_offers_paused_runs_and_names_the_rung_steps(opened):
+    manager, ids = opened
+    offered = [run_id for _label, run_id in compare_tab.run_choices(manager)]
+    assert ids["search-2"] in offered and ids["search-0"] in offered  # the paused run's samples at its rung
+    _html, slider, shown, _scope, _note = compare_tab.show_grid(manager, [ids["search-2"], ids["search-0"]])
+    assert shown == [ids["search-2"], ids["search-0"]]
+    assert slider.label == "Step (samples at 10, 30, 90; rungs: 1/9 at 10, 1/3 at 30)"
+    html, _message = compare_tab.change_step(manager, shown, 10)  # both runs' samples at the 1/9 rung
+    assert html.count("<img") >= 2
+    assert compare_tab.slider_label([10, 20]) == "Step (samples at 10, 20)"
+
+
+def test_the_results_leaderboard_ranks_the_lower_rungs_after_the_full_length_winner(opened):
+    from ui.render import leaderboard_frame, winner_markdown
+
+    manager, ids = opened
+    table = manager.standings()
+    frame = leaderboard_frame([table.board("search")])
+    ranks = dict(zip(frame["config"], frame["rank"]))
+    assert ranks["search-0"] == 1 and ranks["search-1"] == "2 (below full length)"
+    assert f"run #{ids['search-0']}, 90 steps" in winner_markdown(table.winner)
+    assert "lower rung" not in winner_markdown(table.winner)
