@@ -113,6 +113,9 @@ class Records:
     def update_config(self, config_id: int, **values: Any) -> None:
         with self.engine.begin() as c:
             c.execute(configs_table.update().where(configs_table.c.id == config_id).values(encode(values)))
+            if values.keys() & {"rung", "rung_state", "rung_note"}:  # not in the change marker's sums: seen here
+                owner = sa.select(configs_table.c.session).where(configs_table.c.id == config_id).scalar_subquery()
+                c.execute(sessions_table.update().where(sessions_table.c.name == owner).values(updated_at=time.time()))
 
     def configs(self, session: str, *, stage: str | None = None) -> list[dict[str, Any]]:
         query = sa.select(configs_table).where(configs_table.c.session == session)

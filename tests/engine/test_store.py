@@ -35,6 +35,8 @@ def test_the_change_marker_moves_with_what_a_view_shows_and_only_then(tmp_path):
                lambda: store.update_run(run_id, judges={"loss": 0.4}),
                lambda: store.update_run(run_id, samples=[{"path": "a.png"}]),
                lambda: store.update_config(config_id, status="done", value=0.4),
+               # a rung written alone (a paused config promoted after a rating, issue 38)
+               lambda: store.update_config(config_id, rung_state="promoted", rung_note="promoted: 1 of 3 at 1/9"),
                lambda: store.add_rating("s", run_id, 4.0),
                lambda: store.add_comparison("s", run_id, run_id, "left"),
                lambda: store.update_session("s", status="stopped")]
