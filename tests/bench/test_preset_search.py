@@ -75,7 +75,7 @@ def _warm_start(land):
 def test_the_four_newer_landscapes_hold_the_cases_they_were_added_for():
     """Each optimum was placed from a published recipe; these are the cases it gives against the
     presets' own warm starts (docs/BENCHMARKS.md section 1b)."""
-    from bench.preset_landscapes import _step_offset, diverges
+    from bench.preset_landscapes import step_offset, diverges
 
     lands = {land.name: land for land in LANDSCAPES}
     assert list(lands)[-4:] == ["hv-between-rates", "sd35-near-curated", "llm-qlora-rate-low",
@@ -85,12 +85,12 @@ def test_the_four_newer_landscapes_hold_the_cases_they_were_added_for():
     land = lands["llm-qlora-33b"]
     _, configs = _warm_start(land)
     assert [diverges(c, land) for c in configs] == [True, False, True, False, True]
-    assert all(_step_offset(c, land)[0] > 0.85 for c in configs)
+    assert all(step_offset(c, land)[0] > 0.85 for c in configs)
     # torchtune's curated rates are all too high for QLoRA's 7B/13B step, and miss the window
     land = lands["llm-qlora-rate-low"]
     space, configs = _warm_start(land)
     best, _ = optimum(space, land, samples=4000)
-    assert all(_step_offset(c, land)[0] > 0.5 and quality(c, land) > 1.2 * best for c in configs)
+    assert all(step_offset(c, land)[0] > 0.5 and quality(c, land) > 1.2 * best for c in configs)
     # SD3.5: the curated shift-3 config (1e-4 at alpha = rank) is within 5 %; the baseline is not
     land = lands["sd35-near-curated"]
     space, configs = _warm_start(land)
@@ -101,5 +101,5 @@ def test_the_four_newer_landscapes_hold_the_cases_they_were_added_for():
     land = lands["hv-between-rates"]
     space, configs = _warm_start(land)
     best, _ = optimum(space, land, samples=4000)
-    offsets = sorted(_step_offset(c, land)[0] for c in configs if c["optimizer_type"] != "prodigyopt.Prodigy")
+    offsets = sorted(step_offset(c, land)[0] for c in configs if c["optimizer_type"] != "prodigyopt.Prodigy")
     assert offsets[0] < -0.4 and offsets[-1] > 0.4 and all(quality(c, land) > 1.05 * best for c in configs)
