@@ -41,14 +41,15 @@ from bracket.search.halving import Rungs, cost
 TARGET = 1.05
 LAUNCHES = (0.0, 0.05, 0.10)
 DEFAULT_LAUNCH = 0.05
-#: name → (kind, options); halving names are ``halving-<eta>-<1/k>[@view]``
+#: name → (kind, options); halving names are ``halving-<eta>-<smallest>[@view]``; ``+baseline``:
+#: the preset's baseline trains to full length at once (the rest halve)
 STRATEGIES: dict[str, tuple[str, dict[str, Any]]] = {
     "bracket": ("bracket", {}),
     "halving-3-1/9": ("halving", {"eta": 3, "smallest": 1 / 9}),
     "halving-3-1/3": ("halving", {"eta": 3, "smallest": 1 / 3}),
     "halving-2-1/4": ("halving", {"eta": 2, "smallest": 1 / 4}),
-    "halving-3-1/9@lexi": ("halving", {"eta": 3, "smallest": 1 / 9, "view": "lexi"}),
     "halving-3-1/3@lexi": ("halving", {"eta": 3, "smallest": 1 / 3, "view": "lexi"}),
+    "halving-3-1/3+baseline": ("halving", {"eta": 3, "smallest": 1 / 3, "warm_full": True}),
     "restart-asha": ("halving", {"eta": 3, "smallest": 1 / 3, "restart": True}),
     "tpe-hyperband": ("hyperband", {}),
     "optuna-tpe": ("tpe", {}),
@@ -72,7 +73,7 @@ class Plan:
     extra: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
 
 
-SHORT = Plan(repetitions=6, cap=16)
+SHORT = Plan(repetitions=8, cap=16)
 QUICK = Plan(repetitions=1, cap=4, landscapes=("sdxl-rate-low", "wan-rate-low"),
              strategies=("bracket", "halving-3-1/9", "tpe-hyperband", "random"), spearman_samples=40)
 FULL = Plan(repetitions=12, cap=24, landscapes=tuple(land.name for land in LANDSCAPES))

@@ -44,15 +44,15 @@ from bench.preset_landscapes import Landscape, diverges, family_of, quality, sam
 #: steps of a full run in the benchmark (rungs at 1/9 and 1/3 are 100 and 300 steps)
 FULL_STEPS = 900
 #: how fast a run at the best step closes the gap to its final loss (exp(-K) at f = 1)
-K = 30.0
+K = 40.0
 #: the gap at step 0, relative to the reference loss 0.1 (a run starts at about twice its end)
 AMPLITUDE = 0.1
 #: spread of a config's own transient (its luck with the data and the seed)
 LUCK = 0.35
 #: per-step relative noise of the logged training loss (diffusion: random timesteps and noise)
-SIGMA_STEP = 0.4
+SIGMA_STEP = 0.25
 #: how much further the training loss falls than the validation loss rises where a rate over-fits
-TRAIN_OVERFIT = 0.5
+TRAIN_OVERFIT = 1.2
 #: the session's EMA weight (bracket.judge.divergence.DEFAULT_EMA_ALPHA)
 EMA_ALPHA = 0.1
 #: a diverging run is stopped by the divergence monitor after this share of its steps

@@ -112,9 +112,11 @@ def history_view(configs: list[_Config], scores: dict[tuple[int, int], float], e
 
 
 def run_halving(land: Landscape, seed: int, cap: float, *, rungs: Rungs, evidence: str, restart: bool = False,
-                view: str = "top", controller_options: dict | None = None) -> list[dict[str, Any]]:
+                view: str = "top", warm_full: bool = False, controller_options: dict | None = None
+                ) -> list[dict[str, Any]]:
     """One Bracket session with asynchronous successive halving (``restart``: promoted
-    configs train again from step 0)."""
+    configs train again from step 0; ``warm_full``: the baseline trains to full length at
+    once, its scores at every rung on the way recorded)."""
     from bracket.search.controller import SearchController
     from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_warm_start
@@ -149,6 +151,13 @@ def run_halving(land: Landscape, seed: int, cap: float, *, rungs: Rungs, evidenc
                     space.searched_params(proposal.config), proposal.kind, _new_log(proposal.config, land, rng))
         configs.append(c)
         c.diverged = c.log.curve.diverged
+        if warm_full and c.kind == "baseline" and not c.diverged:
+            for rung, step in enumerate(steps_at):
+                scores[(c.cid, rung)] = c.log.evidence(step, "validation" if rung == top else evidence)
+            c.reached = top
+            controller.finish(proposal.trial_number, scores[(c.cid, 0)])
+            events.append(_event(FULL_STEPS, c, top, scores[(c.cid, top)], True))
+            continue
         steps = round(DIVERGE_AT * FULL_STEPS) if c.diverged else steps_at[0]
         score = c.log.evidence(steps_at[0], "validation" if top == 0 else evidence)
         c.reached = 0
