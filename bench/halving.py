@@ -42,7 +42,8 @@ TARGET = 1.05
 LAUNCHES = (0.0, 0.05, 0.10)
 DEFAULT_LAUNCH = 0.05
 #: name → (kind, options); halving names are ``halving-<eta>-<smallest>[@view]``; ``+baseline``:
-#: the preset's baseline trains to full length at once (the rest halve)
+#: the preset's baseline trains to full length at once (the rest halve); ``@leader``: the best so
+#: far at a rung goes on before a cohort (``promotions(leader=True)``)
 STRATEGIES: dict[str, tuple[str, dict[str, Any]]] = {
     "bracket": ("bracket", {}),
     "halving-3-1/9": ("halving", {"eta": 3, "smallest": 1 / 9}),
@@ -50,6 +51,7 @@ STRATEGIES: dict[str, tuple[str, dict[str, Any]]] = {
     "halving-2-1/4": ("halving", {"eta": 2, "smallest": 1 / 4}),
     "halving-3-1/3@lexi": ("halving", {"eta": 3, "smallest": 1 / 3, "view": "lexi"}),
     "halving-3-1/3+baseline": ("halving", {"eta": 3, "smallest": 1 / 3, "warm_full": True}),
+    "halving-3-1/3@leader": ("halving", {"eta": 3, "smallest": 1 / 3, "leader": True}),
     "restart-asha": ("halving", {"eta": 3, "smallest": 1 / 3, "restart": True}),
     "tpe-hyperband": ("hyperband", {}),
     "optuna-tpe": ("tpe", {}),
@@ -73,7 +75,7 @@ class Plan:
     extra: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
 
 
-SHORT = Plan(repetitions=8, cap=16)
+SHORT = Plan(repetitions=10, cap=16)
 QUICK = Plan(repetitions=1, cap=4, landscapes=("sdxl-rate-low", "wan-rate-low"),
              strategies=("bracket", "halving-3-1/9", "tpe-hyperband", "random"), spearman_samples=40)
 FULL = Plan(repetitions=12, cap=24, landscapes=tuple(land.name for land in LANDSCAPES))
@@ -165,7 +167,11 @@ def summarise_landscape(records: list[dict[str, Any]], names: list[str], best: f
     return row
 
 
-def summarise(landscapes: dict[str, dict[str, Any]], names: list[str], plan: Plan) -> dict[str, Any]:
+def summarise(landscapes: dict[str, dict[str, Any]], names: list[str], plan: Plan,
+              evidence: dict[str, str] | None = None) -> dict[str, Any]:
+    """Per strategy, over landscapes: compute ÷ today's (geometric mean, worst), ÷ plain TPE and
+    ÷ TPE + Hyperband, at each start-up cost; also split by the rung evidence the landscape's
+    preset has (``evidence``: landscape → validation / smoothed); pick ÷ today's pick; goals."""
     out: dict[str, Any] = {}
     for name in names:
         entry: dict[str, Any] = {}
@@ -175,6 +181,9 @@ def summarise(landscapes: dict[str, dict[str, Any]], names: list[str], plan: Pla
             entry[f"vs_bracket@{launch:g}"] = _geomean(list(ratios.values()))
             entry[f"worst@{launch:g}"] = max(ratios.values())
             entry[f"worst_landscape@{launch:g}"] = max(ratios, key=ratios.get)
+            for kind in sorted(set((evidence or {}).values())):
+                entry[f"vs_bracket_{kind}@{launch:g}"] = _geomean(
+                    [ratio for land, ratio in ratios.items() if evidence[land] == kind])
             for other in ("optuna-tpe", "tpe-hyperband"):
                 if other in names:
                     entry[f"vs_{other}@{launch:g}"] = _geomean(
@@ -213,6 +222,7 @@ def run(plan: Plan = SHORT, *, results_dir=None, log=print) -> dict[str, Any]:
         row["_spearman"] = spearman_table(land, space, (1 / 9, 1 / 4, 1 / 3), samples=plan.spearman_samples)
         out["landscapes"][land_name] = row
     strategies = {k: {n: v for n, v in row.items() if not n.startswith("_")} for k, row in out["landscapes"].items()}
-    out["summary"] = summarise(strategies, names, plan)
+    out["summary"] = summarise(strategies, names, plan,
+                               {k: row["_evidence"] for k, row in out["landscapes"].items()})
     out["wall_s"] = time.time() - started
     return out

@@ -25,12 +25,16 @@ def summary_table(data: dict[str, Any]) -> str:
     ÷ plain TPE and ÷ TPE + Hyperband, pick ÷ today's pick, at the default start-up cost; the
     geometric mean at 0 and 10 % start-up."""
     launch = f"{data['plan']['launch']:g}"
+    kinds = sorted(k.split("_")[2].split("@")[0] for k in next(iter(data["summary"].values()))
+                   if k.startswith("vs_bracket_") and k.endswith(f"@{launch}"))
     head = ["strategy", f"compute ÷ today (geo-mean, start-up {float(launch):.0%})", "worst landscape",
+            *[f"÷ today, {kind} loss" for kind in kinds],
             "÷ plain TPE", "÷ TPE + Hyperband", "pick ÷ today's pick (worst)", "at start-up 0 / 10 %", "goals"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, s in data["summary"].items():
         worst = f"{_f(s[f'worst@{launch}'])} ({s[f'worst_landscape@{launch}']})"
-        cells = [name, _f(s[f"vs_bracket@{launch}"]), worst, _f(s.get(f"vs_optuna-tpe@{launch}")),
+        cells = [name, _f(s[f"vs_bracket@{launch}"]), worst, *[_f(s[f"vs_bracket_{k}@{launch}"]) for k in kinds],
+                 _f(s.get(f"vs_optuna-tpe@{launch}")),
                  _f(s.get(f"vs_tpe-hyperband@{launch}")),
                  f"{_f(s['pick_vs_bracket'], 3)} ({_f(s['pick_vs_bracket_worst'], 3)})",
                  f"{_f(s['vs_bracket@0'])} / {_f(s['vs_bracket@0.1'])}", "met" if s["meets_goals"] else "not met"]
@@ -100,7 +104,8 @@ def print_result(data: dict[str, Any]) -> None:
     for name, s in data["summary"].items():
         print(f"  {name:<20} ÷today {_f(s[f'vs_bracket@{launch}'])} (worst {_f(s[f'worst@{launch}'])} "
               f"{s[f'worst_landscape@{launch}']}), ÷tpe {_f(s.get(f'vs_optuna-tpe@{launch}'))}, ÷tpe+hb "
-              f"{_f(s.get(f'vs_tpe-hyperband@{launch}'))}, pick÷today {_f(s['pick_vs_bracket'], 3)}; start-up 0/10 %: "
+              f"{_f(s.get(f'vs_tpe-hyperband@{launch}'))}, validation/smoothed "
+              f"{_f(s.get(f'vs_bracket_validation@{launch}'))}/{_f(s.get(f'vs_bracket_smoothed@{launch}'))}, pick÷today {_f(s['pick_vs_bracket'], 3)}; start-up 0/10 %: "
               f"{_f(s['vs_bracket@0'])}/{_f(s['vs_bracket@0.1'])}; goals {'met' if s['meets_goals'] else 'not met'}")
     print(f"  wall {data['wall_s']:.0f} s")
 

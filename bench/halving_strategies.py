@@ -112,11 +112,12 @@ def history_view(configs: list[_Config], scores: dict[tuple[int, int], float], e
 
 
 def run_halving(land: Landscape, seed: int, cap: float, *, rungs: Rungs, evidence: str, restart: bool = False,
-                view: str = "top", warm_full: bool = False, controller_options: dict | None = None
+                view: str = "top", warm_full: bool = False, leader: bool = False, controller_options: dict | None = None
                 ) -> list[dict[str, Any]]:
     """One Bracket session with asynchronous successive halving (``restart``: promoted
     configs train again from step 0; ``warm_full``: the baseline trains to full length at
-    once, its scores at every rung on the way recorded)."""
+    once, its scores at every rung on the way recorded; ``leader``: the best so far at a rung
+    goes on before a cohort, ``promotions(leader=True)``)."""
     from bracket.search.controller import SearchController
     from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_warm_start
@@ -136,7 +137,7 @@ def run_halving(land: Landscape, seed: int, cap: float, *, rungs: Rungs, evidenc
     events: list[dict[str, Any]] = []
     while not _over(events, cap):
         parked = [Parked(c.cid, c.reached, finished=c.diverged or c.reached == top) for c in configs]
-        chosen = promotions(parked, scores, rungs)
+        chosen = promotions(parked, scores, rungs, leader=leader)
         if chosen:
             c = configs[chosen[0].config_id]
             to = chosen[0].to_rung

@@ -105,13 +105,16 @@ def top_count(reached: int, eta: int, *, closing: bool = False) -> int:
 
 
 def promotions(configs: Iterable[Parked], scores: Mapping[tuple[int, int], float], rungs: Rungs, *,
-               closing: bool = False) -> list[Promotion]:
+               closing: bool = False, leader: bool = False) -> list[Promotion]:
     """The paused configurations to promote now, the most advanced rung first, best first.
 
     ``scores[(config_id, rung)]`` is a configuration's current score at a rung (lower is
     better); a configuration without a score at its rung is not ranked there. The top share
     is taken over *every* configuration that reached the rung (those gone on included), so a
-    rating that lifts a paused configuration into it promotes that one too."""
+    rating that lifts a paused configuration into it promotes that one too. ``leader``: the
+    best so far at a rung goes on even before ``eta`` configurations reached it (so the
+    first configuration trains to full length, and so does every new best at the smallest
+    rung)."""
     fractions = rungs.fractions()
     by_id = {c.config_id: c for c in configs}
     out: list[Promotion] = []
@@ -119,6 +122,8 @@ def promotions(configs: Iterable[Parked], scores: Mapping[tuple[int, int], float
         ranked = sorted((value, cid) for (cid, r), value in scores.items()
                         if r == rung and cid in by_id and by_id[cid].reached >= rung and math.isfinite(value))
         top = top_count(len(ranked), rungs.eta, closing=closing)
+        if leader and ranked:
+            top = max(top, 1)
         for place, (_, cid) in enumerate(ranked[:top], start=1):
             config = by_id[cid]
             if config.reached == rung and not config.running and not config.finished:
