@@ -33,7 +33,7 @@ from optuna.trial import TrialState
 from bench.halving_landscapes import DIVERGE_AT, FULL_STEPS, LUCK, Curve, RunLog
 from bench.preset_landscapes import Landscape
 from bench.preset_search import _space, _trainer
-from bracket.search.halving import Parked, Rungs, promotions
+from bracket.search.halving import Parked, Rungs, promotions, search_values
 
 #: the dearest start-up cost the sessions are run for, as a share of a full run's steps
 MAX_LAUNCH_SHARE = 0.10
@@ -75,33 +75,28 @@ def history_view(configs: list[_Config], scores: dict[tuple[int, int], float], e
     * ``top`` — the highest rung that ``eta`` configs have reached: their scores there are
       COMPLETE, the configs below it PRUNED (TPE counts them bad);
     * ``lexi`` — every config COMPLETE, valued by the rung it reached first, then its rank
-      quantile there (``top - rung + quantile``): Optuna's own order of pruned trials (the
-      further, the better; then the value at that step) without intermediate values;
+      quantile there (``bracket.search.halving.search_values``): Optuna's own order of pruned
+      trials (the further, the better; then the value at that step) without intermediate values;
     * ``rung0`` — every config COMPLETE with its score at the smallest rung.
     """
     from bracket.search.controller import ScoredConfig
 
     counts = [sum(1 for (_, r) in scores if r == k) for k in range(top + 1)]
     level = max((k for k in range(top + 1) if counts[k] >= eta), default=0)
-    ranked: dict[int, list[float]] = {}
-    if view == "lexi":
-        for (_, r), value in scores.items():
-            ranked.setdefault(r, []).append(value)
-        for values in ranked.values():
-            values.sort()
+    lexi = search_values(scores, top) if view == "lexi" else {}
     out = []
     for c in configs:
         if c.reached < 0:
             out.append(ScoredConfig(c.params, None, TrialState.RUNNING, c.kind))
             continue
-        if c.diverged:
-            out.append(ScoredConfig(c.params, scores[(c.cid, 0)], TrialState.COMPLETE, c.kind, diverged=True))
+        if c.diverged:  # its 3x loss; worst of all in the rank view
+            value = top + 1.0 if view == "lexi" else scores[(c.cid, 0)]
+            out.append(ScoredConfig(c.params, value, TrialState.COMPLETE, c.kind, diverged=True))
             continue
         if view == "rung0":
             value = scores[(c.cid, 0)]
         elif view == "lexi":
-            values = ranked[c.reached]
-            value = (top - c.reached) + values.index(scores[(c.cid, c.reached)]) / len(values)
+            value = lexi[c.cid]
         elif c.reached >= level:
             value = scores[(c.cid, level)]
         else:

@@ -27,8 +27,10 @@ from dataclasses import dataclass
 
 #: the reduction factor: a third of the configs at a rung go on to the next
 DEFAULT_ETA = 3
-#: the first rung, as a share of the full steps
-DEFAULT_SMALLEST = 1 / 9
+#: the first rung, as a share of the full steps: 1/3, measured (``python -m bench halving``,
+#: docs/BENCHMARKS.md): at 1/9 the loss ranks configs against their full-length quality too
+#: poorly (slow starters are cut) and halving costs more than full runs
+DEFAULT_SMALLEST = 1 / 3
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,26 @@ def promotions(configs: Iterable[Parked], scores: Mapping[tuple[int, int], float
                           f"top {top} go on to {share_label(fractions[rung + 1])}")
                 out.append(Promotion(cid, rung + 1, reason))
     return out
+
+
+def search_values(scores: Mapping[tuple[int, int], float], top: int) -> dict[int, float]:
+    """One value per configuration for the search's sampler (TPE, the bracket, the shape
+    draws), never mixing a short run's loss with a full run's: the configuration's highest
+    rung first (``top - rung``: the further it went, the better), then its rank quantile among
+    the scores at that rung (in [0, 1)) — the order Optuna gives its pruned trials (by the step
+    reached, then the value there). Measured against "the highest rung with ``eta`` configs as
+    complete, the rest pruned" in ``python -m bench halving`` (``@lexi``), it reached a
+    within-5 % config with less compute."""
+    highest: dict[int, int] = {}
+    for (cid, rung), value in scores.items():
+        if math.isfinite(value) and rung > highest.get(cid, -1):
+            highest[cid] = rung
+    at: dict[int, list[float]] = {}
+    for cid, rung in highest.items():
+        at.setdefault(rung, []).append(scores[(cid, rung)])
+    for values in at.values():
+        values.sort()
+    return {cid: (top - rung) + at[rung].index(scores[(cid, rung)]) / len(at[rung]) for cid, rung in highest.items()}
 
 
 def stopped_reason(config_id: int, rung: int, scores: Mapping[tuple[int, int], float], rungs: Rungs) -> str:

@@ -103,3 +103,18 @@ def test_the_cli_runs_the_quick_benchmark_and_writes_its_result(tmp_path, capsys
     assert "halving-3-1/9" in capsys.readouterr().out
     tables = summary_table(data) + landscape_table(data) + spearman_rows(data)
     assert "| halving-3-1/9 |" in tables and "sdxl-rate-low (validation)" in tables
+
+
+def test_the_rank_view_puts_further_rungs_first_and_a_diverged_config_last():
+    from bench.halving_strategies import _Config, history_view
+
+    land = _land("flux-rate-high")
+    configs = [_Config(i, i, dict(ADAM), {"learning_rate": 1e-4 * (i + 1)}, "search",
+                       RunLog(Curve({**ADAM, "learning_rate": 1e-4}, land), random.Random(i)), reached=r)
+               for i, r in enumerate((1, 0, 0, 0))]
+    configs[3].diverged = True
+    scores = {(0, 0): 0.2, (0, 1): 0.15, (1, 0): 0.1, (2, 0): 0.3, (3, 0): 0.3}
+    values = [h.value for h in history_view(configs, scores, 3, 1, "lexi")]
+    assert values[0] < values[1] < values[2] < values[3]
+    top = history_view(configs, scores, 3, 1, "top")  # fewer than 3 at 1/3: every config by its 1/9 score
+    assert [h.value for h in top[:3]] == [0.2, 0.1, 0.3]
