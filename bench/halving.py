@@ -35,7 +35,7 @@ from bench import common
 from bench.halving_landscapes import FULL_STEPS, evidence_kind, spearman_table
 from bench.halving_strategies import run_bracket, run_halving, run_plain
 from bench.preset_landscapes import LANDSCAPES, Landscape, optimum
-from bench.preset_search import _space, _trainer
+from bench.preset_search import preset_space, preset_trainer
 from bracket.search.halving import Rungs, cost
 
 TARGET = 1.05
@@ -191,6 +191,7 @@ def summarise(landscapes: dict[str, dict[str, Any]], names: list[str], plan: Pla
         picks = [row[name]["pick@1"] / row["bracket"]["pick@1"] for row in landscapes.values()
                  if row[name]["pick@1"] and row["bracket"]["pick@1"]]
         entry["pick_vs_bracket"] = _geomean(picks)
+        entry["pick_vs_optimum"] = _geomean([row[name]["pick@1"] for row in landscapes.values() if row[name]["pick@1"]])
         entry["pick_vs_bracket_worst"] = max(picks) if picks else None
         launch = f"{plan.launch:g}"
         entry["meets_goals"] = bool(
@@ -215,7 +216,7 @@ def run(plan: Plan = SHORT, *, results_dir=None, log=print) -> dict[str, Any]:
         "extra": {k: [v[0], v[1]] for k, v in plan.extra.items()}}, "full_steps": FULL_STEPS, "landscapes": {}}
     for land_name in plan.landscapes:
         land = _land(land_name)
-        space = _space(_trainer(land.preset))
+        space = preset_space(preset_trainer(land.preset))
         best, share = optimum(space, land)
         row = summarise_landscape([r for r in records if r["landscape"] == land_name], names, best, plan)
         row["_optimum"], row["_hit_share"], row["_evidence"] = best, share, evidence_kind(land.preset)

@@ -32,7 +32,7 @@ from optuna.trial import TrialState
 
 from bench.halving_landscapes import DIVERGE_AT, FULL_STEPS, LUCK, Curve, RunLog
 from bench.preset_landscapes import Landscape
-from bench.preset_search import _space, _trainer
+from bench.preset_search import preset_space, preset_trainer
 from bracket.search.halving import Parked, Rungs, promotions, search_values
 
 #: the dearest start-up cost the sessions are run for, as a share of a full run's steps
@@ -42,7 +42,9 @@ VIEWS = ("top", "lexi", "rung0")
 
 
 @dataclass
-class _Config:
+class Tried:
+    """A config a session tried: its Optuna trial, knobs, kind, run log and highest rung."""
+
     cid: int
     trial: int
     config: dict
@@ -53,7 +55,7 @@ class _Config:
     diverged: bool = False
 
 
-def _event(steps: int, c: _Config, rung: int, score: float, full: bool) -> dict[str, Any]:
+def _event(steps: int, c: Tried, rung: int, score: float, full: bool) -> dict[str, Any]:
     return {"steps": int(steps), "cid": c.cid, "rung": rung, "score": float(score), "full": full,
             "true": c.log.curve.final}
 
@@ -68,7 +70,7 @@ def _over(events: list[dict], cap: float) -> bool:
     return (steps + len(events) * launch) / (FULL_STEPS + launch) >= cap
 
 
-def history_view(configs: list[_Config], scores: dict[tuple[int, int], float], eta: int, top: int, view: str):
+def history_view(configs: list[Tried], scores: dict[tuple[int, int], float], eta: int, top: int, view: str):
     """What TPE (and the bracket, the shape draws) see of a halving session, never mixing a
     short run's loss with a full run's:
 
@@ -117,14 +119,14 @@ def run_halving(land: Landscape, seed: int, cap: float, *, rungs: Rungs, evidenc
     from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_warm_start
 
-    trainer = _trainer(land.preset)
-    space = _space(trainer)
+    trainer = preset_trainer(land.preset)
+    space = preset_space(trainer)
     warm, _ = fit_warm_start(trainer, space)
     study = optuna.create_study(direction="minimize")
     SearchController.enqueue_warm_start(study, space, order_warm_start(warm, space))
     steps_at = rungs.steps(FULL_STEPS)
     top = len(steps_at) - 1
-    configs: list[_Config] = []
+    configs: list[Tried] = []
     scores: dict[tuple[int, int], float] = {}
     controller = SearchController(study=study, space=space, seed=seed, **(controller_options or {}),
                                   history=lambda: history_view(configs, scores, rungs.eta, top, view))
@@ -143,7 +145,7 @@ def run_halving(land: Landscape, seed: int, cap: float, *, rungs: Rungs, evidenc
             events.append(_event(steps_at[to] - start, c, to, score, to == top))
             continue
         proposal = controller.next()
-        c = _Config(len(configs), proposal.trial_number, proposal.config,
+        c = Tried(len(configs), proposal.trial_number, proposal.config,
                     space.searched_params(proposal.config), proposal.kind, _new_log(proposal.config, land, rng))
         configs.append(c)
         c.diverged = c.log.curve.diverged
@@ -169,8 +171,8 @@ def run_bracket(land: Landscape, seed: int, cap: float) -> list[dict[str, Any]]:
     from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_warm_start
 
-    trainer = _trainer(land.preset)
-    space = _space(trainer)
+    trainer = preset_trainer(land.preset)
+    space = preset_space(trainer)
     warm, _ = fit_warm_start(trainer, space)
     study = optuna.create_study(direction="minimize")
     SearchController.enqueue_warm_start(study, space, order_warm_start(warm, space))
@@ -180,7 +182,7 @@ def run_bracket(land: Landscape, seed: int, cap: float) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     while not _over(events, cap):
         proposal = controller.next()
-        c = _Config(len(events), proposal.trial_number, proposal.config, space.searched_params(proposal.config),
+        c = Tried(len(events), proposal.trial_number, proposal.config, space.searched_params(proposal.config),
                     proposal.kind, _new_log(proposal.config, land, rng))
         diverged = c.log.curve.diverged
         score = c.log.evidence(FULL_STEPS, "validation")
@@ -195,7 +197,7 @@ def run_plain(land: Landscape, seed: int, cap: float, *, sampler: str, evidence:
               hyperband: bool = False) -> list[dict[str, Any]]:
     """Plain Optuna: TPE or random search at their defaults, full runs; with ``hyperband``,
     TPE with the HyperbandPruner reporting the rung evidence at 1/9 and 1/3 of the steps."""
-    space = _space(_trainer(land.preset))
+    space = preset_space(preset_trainer(land.preset))
     inner = optuna.samplers.TPESampler(seed=seed) if sampler == "tpe" else optuna.samplers.RandomSampler(seed=seed)
     pruner = (optuna.pruners.HyperbandPruner(min_resource=FULL_STEPS // 9, max_resource=FULL_STEPS,
                                              reduction_factor=3) if hyperband else optuna.pruners.NopPruner())
@@ -206,7 +208,7 @@ def run_plain(land: Landscape, seed: int, cap: float, *, sampler: str, evidence:
     while not _over(events, cap):
         trial = study.ask()
         config = space.suggest(trial)
-        c = _Config(len(events), trial.number, config, {}, "search", _new_log(config, land, rng))
+        c = Tried(len(events), trial.number, config, {}, "search", _new_log(config, land, rng))
         if c.log.curve.diverged:
             score = c.log.evidence(FULL_STEPS, "validation")
             study.tell(trial, score)

@@ -10,7 +10,7 @@ from bench import halving
 from bench.halving_landscapes import FULL_STEPS, Curve, RunLog, evidence_kind, spearman_table
 from bench.halving_strategies import run_halving
 from bench.preset_landscapes import LANDSCAPES
-from bench.preset_search import _space, _trainer
+from bench.preset_search import preset_space, preset_trainer
 from bracket.search.halving import Rungs
 
 SDXL = ("sdxl-rate-low", "sdxl-prodigy-decay", "sdxl-short-warmup")
@@ -23,7 +23,7 @@ def _land(name):
 
 
 def test_the_logged_loss_ranks_configs_as_the_issue_measured_and_better_at_a_third_than_at_a_ninth():
-    rho = {name: spearman_table(_land(name), _space(_trainer("sdxl-lora")), (1 / 9, 1 / 3), samples=120,
+    rho = {name: spearman_table(_land(name), preset_space(preset_trainer("sdxl-lora")), (1 / 9, 1 / 3), samples=120,
                                 kinds=("smoothed", "validation")) for name in SDXL}
     ninth = statistics.fmean(r["smoothed"]["1/9"] for r in rho.values())
     third = statistics.fmean(r["smoothed"]["1/3"] for r in rho.values())
@@ -106,10 +106,10 @@ def test_the_cli_runs_the_quick_benchmark_and_writes_its_result(tmp_path, capsys
 
 
 def test_the_rank_view_puts_further_rungs_first_and_a_diverged_config_last():
-    from bench.halving_strategies import _Config, history_view
+    from bench.halving_strategies import Tried, history_view
 
     land = _land("flux-rate-high")
-    configs = [_Config(i, i, dict(ADAM), {"learning_rate": 1e-4 * (i + 1)}, "search",
+    configs = [Tried(i, i, dict(ADAM), {"learning_rate": 1e-4 * (i + 1)}, "search",
                        RunLog(Curve({**ADAM, "learning_rate": 1e-4}, land), random.Random(i)), reached=r)
                for i, r in enumerate((1, 0, 0, 0))]
     configs[3].diverged = True

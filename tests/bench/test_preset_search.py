@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 
 from bench.preset_landscapes import LANDSCAPES, Landscape, optimum, quality, shifted
-from bench.preset_search import Plan, _space, _trainer, run
+from bench.preset_search import Plan, preset_space, preset_trainer, run
 
 
 def test_landscapes_cover_three_real_preset_families_and_follow_their_story():
     presets = {land.preset for land in LANDSCAPES}
     assert {"sdxl-lora", "flux1-lora", "axolotl-lora"} <= presets and any(p.startswith("wan") for p in presets)
     land = next(land for land in LANDSCAPES if land.name == "sdxl-prodigy-decay")
-    space = _space(_trainer(land.preset))
+    space = preset_space(preset_trainer(land.preset))
     best, share = optimum(space, land, samples=4000)
     assert 0 < share < 0.2
     prodigy = {"optimizer_type": "Prodigy", "adaptive_learning_rate": 1.0, "prodigy_d_coef": 0.7,
@@ -46,7 +46,7 @@ def test_the_floor_is_two_trials_where_the_baseline_misses():
     from bench.preset_search import baseline_floor
 
     land = next(land for land in LANDSCAPES if land.name == "llm-dead-knobs")
-    space = _space(_trainer(land.preset))
+    space = preset_space(preset_trainer(land.preset))
     best, _ = optimum(space, land, samples=4000)
     assert baseline_floor(land, space, best) == 2  # its baseline is 1.34x the optimum there
 
@@ -66,8 +66,8 @@ def _warm_start(land):
     from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_warm_start
 
-    trainer = _trainer(land.preset)
-    space = _space(trainer)
+    trainer = preset_trainer(land.preset)
+    space = preset_space(trainer)
     warm, _ = fit_warm_start(trainer, space)
     return space, [space.complete(named.knobs) for _, named in order_warm_start(warm, space)]
 
