@@ -201,7 +201,8 @@ def run_plain(land: Landscape, seed: int, cap: float, *, sampler: str, evidence:
     inner = optuna.samplers.TPESampler(seed=seed) if sampler == "tpe" else optuna.samplers.RandomSampler(seed=seed)
     pruner = (optuna.pruners.HyperbandPruner(min_resource=FULL_STEPS // 9, max_resource=FULL_STEPS,
                                              reduction_factor=3) if hyperband else optuna.pruners.NopPruner())
-    study = optuna.create_study(direction="minimize", sampler=inner, pruner=pruner)
+    # a fixed name: HyperbandPruner assigns trials to brackets by a hash of it
+    study = optuna.create_study(direction="minimize", sampler=inner, pruner=pruner, study_name=f"plain-{seed}")
     rng = random.Random(seed)
     events: list[dict[str, Any]] = []
     rung_steps = (FULL_STEPS // 9, FULL_STEPS // 3) if hyperband else ()
