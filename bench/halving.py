@@ -191,7 +191,8 @@ def summarise(landscapes: dict[str, dict[str, Any]], names: list[str], plan: Pla
         picks = [row[name]["pick@1"] / row["bracket"]["pick@1"] for row in landscapes.values()
                  if row[name]["pick@1"] and row["bracket"]["pick@1"]]
         entry["pick_vs_bracket"] = _geomean(picks)
-        entry["pick_vs_optimum"] = _geomean([row[name]["pick@1"] for row in landscapes.values() if row[name]["pick@1"]])
+        entry["pick_vs_optimum"] = _geomean([row[name]["pick@1"] for row in landscapes.values()
+                                             if row[name]["pick@1"]])
         entry["pick_vs_bracket_worst"] = max(picks) if picks else None
         launch = f"{plan.launch:g}"
         entry["meets_goals"] = bool(
@@ -222,7 +223,8 @@ def run(plan: Plan = SHORT, *, results_dir=None, log=print) -> dict[str, Any]:
         row["_optimum"], row["_hit_share"], row["_evidence"] = best, share, evidence_kind(land.preset)
         row["_spearman"] = spearman_table(land, space, (1 / 9, 1 / 4, 1 / 3), samples=plan.spearman_samples)
         out["landscapes"][land_name] = row
-    strategies = {k: {n: v for n, v in row.items() if not n.startswith("_")} for k, row in out["landscapes"].items()}
+    strategies = {k: {n: v for n, v in row.items() if not n.startswith("_")}
+                  for k, row in out["landscapes"].items()}
     out["summary"] = summarise(strategies, names, plan,
                                {k: row["_evidence"] for k, row in out["landscapes"].items()})
     out["wall_s"] = time.time() - started

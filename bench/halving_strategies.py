@@ -109,8 +109,8 @@ def history_view(configs: list[Tried], scores: dict[tuple[int, int], float], eta
 
 
 def run_halving(land: Landscape, seed: int, cap: float, *, rungs: Rungs, evidence: str, restart: bool = False,
-                view: str = "top", warm_full: bool = False, leader: bool = False, controller_options: dict | None = None
-                ) -> list[dict[str, Any]]:
+                view: str = "top", warm_full: bool = False, leader: bool = False,
+                controller_options: dict | None = None) -> list[dict[str, Any]]:
     """One Bracket session with asynchronous successive halving (``restart``: promoted
     configs train again from step 0; ``warm_full``: the baseline trains to full length at
     once, its scores at every rung on the way recorded; ``leader``: the best so far at a rung
@@ -198,11 +198,13 @@ def run_plain(land: Landscape, seed: int, cap: float, *, sampler: str, evidence:
     """Plain Optuna: TPE or random search at their defaults, full runs; with ``hyperband``,
     TPE with the HyperbandPruner reporting the rung evidence at 1/9 and 1/3 of the steps."""
     space = preset_space(preset_trainer(land.preset))
-    inner = optuna.samplers.TPESampler(seed=seed) if sampler == "tpe" else optuna.samplers.RandomSampler(seed=seed)
+    samplers = optuna.samplers
+    inner = samplers.TPESampler(seed=seed) if sampler == "tpe" else samplers.RandomSampler(seed=seed)
     pruner = (optuna.pruners.HyperbandPruner(min_resource=FULL_STEPS // 9, max_resource=FULL_STEPS,
                                              reduction_factor=3) if hyperband else optuna.pruners.NopPruner())
     # a fixed name: HyperbandPruner assigns trials to brackets by a hash of it
-    study = optuna.create_study(direction="minimize", sampler=inner, pruner=pruner, study_name=f"plain-{seed}")
+    study = optuna.create_study(direction="minimize", sampler=inner, pruner=pruner,
+                                study_name=f"plain-{seed}")
     rng = random.Random(seed)
     events: list[dict[str, Any]] = []
     rung_steps = (FULL_STEPS // 9, FULL_STEPS // 3) if hyperband else ()

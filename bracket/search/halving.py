@@ -152,7 +152,8 @@ def search_values(scores: Mapping[tuple[int, int], float], top: int) -> dict[int
         at.setdefault(rung, []).append(scores[(cid, rung)])
     for values in at.values():
         values.sort()
-    return {cid: (top - rung) + at[rung].index(scores[(cid, rung)]) / len(at[rung]) for cid, rung in highest.items()}
+    return {cid: (top - rung) + at[rung].index(scores[(cid, rung)]) / len(at[rung])
+            for cid, rung in highest.items()}
 
 
 def stopped_reason(config_id: int, rung: int, scores: Mapping[tuple[int, int], float], rungs: Rungs) -> str:
