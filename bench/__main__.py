@@ -8,6 +8,7 @@
     python -m bench noise [--full]       # validation loss, confirmation rung, best step under diffusion noise
     python -m bench presets [--full]     # search over the real preset spaces (issue 19), in process
     python -m bench steer [--full]       # simulated raters: do ratings steer the search?
+    python -m bench halving [--full|--quick]  # successive halving vs full runs, TPE+Hyperband, ASHA (issue 38)
     python -m bench.rater_ceiling RECORDS  # what the rater's own ratings allow at best (steering records)
 
 Options: ``--results DIR`` (default bench/results), ``--no-demo`` (skip the real demo
@@ -144,9 +145,10 @@ def _print_poll(loaded: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui", "presets", "steer", "noise"),
+    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui", "presets", "steer", "noise", "halving"),
                         default="all")
     parser.add_argument("--full", action="store_true", help="the long version")
+    parser.add_argument("--quick", action="store_true", help="a tiny version (halving only; for tests)")
     parser.add_argument("--results", type=Path, default=None, help="folder for the JSON results")
     parser.add_argument("--no-demo", action="store_true", help="skip the real demo search")
     parser.add_argument("--workers", type=int, default=None, help="parallel sessions for search efficiency")
@@ -203,6 +205,16 @@ def main(argv: list[str] | None = None) -> int:
             plan = replace(plan, workers=args.workers)
         print(f"\nnoise ({'short' if short else 'full'}: {plan.repetitions} repetitions, budget {plan.budget})")
         print(noise.tables(noise.run(short=short, plan=plan, results_dir=args.results)))
+    if args.which in ("all", "halving"):
+        from bench import halving, halving_report
+        from bench.common import write_result
+
+        plan = halving.QUICK if args.quick else (halving.FULL if args.full else halving.SHORT)
+        print(f"\nsuccessive halving ({'quick' if args.quick else 'full' if args.full else 'short'}: "
+              f"{plan.repetitions} repetitions, {len(plan.landscapes)} landscapes, cap {plan.cap:g} full runs)")
+        data = halving.run(plan, results_dir=args.results)
+        write_result("halving", data, args.results)
+        halving_report.print_result(data)
     print(f"\ndone in {time.time() - started:.0f} s")
     return 0
 

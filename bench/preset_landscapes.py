@@ -80,7 +80,7 @@ def _lora_scale(config: Mapping[str, Any]) -> tuple[float, int]:
     return 1.0, 32
 
 
-def _warmup_share(config: Mapping[str, Any]) -> float:
+def warmup_share(config: Mapping[str, Any]) -> float:
     if "warmup_ratio" in config:
         return float(config["warmup_ratio"])
     if config.get("lr_scheduler") in (None, "constant"):
@@ -88,7 +88,7 @@ def _warmup_share(config: Mapping[str, Any]) -> float:
     return float(config.get("lr_warmup_steps", 0)) / STEPS
 
 
-def _step_offset(config: Mapping[str, Any], land: Landscape) -> tuple[float, float]:
+def step_offset(config: Mapping[str, Any], land: Landscape) -> tuple[float, float]:
     """(decades the effective step is off the best one, how far above the best it diverges)."""
     scale, _ = _lora_scale(config)
     batch = int(config.get("effective_batch", config.get("batch_size", land.ref_batch)))
@@ -97,25 +97,25 @@ def _step_offset(config: Mapping[str, Any], land: Landscape) -> tuple[float, flo
     else:
         rate = float(config["learning_rate"]) * scale
         x = math.log10(rate / (land.step_star * math.sqrt(batch / land.ref_batch)))
-    return x, land.div + (0.3 if _warmup_share(config) >= 0.05 else 0.0)
+    return x, land.div + (0.3 if warmup_share(config) >= 0.05 else 0.0)
 
 
 def diverges(config: Mapping[str, Any], land: Landscape) -> bool:
     """Whether a run of ``config`` diverges on ``land`` (its loss is then 3x; Bracket's
     divergence monitor stops such a run and the session marks its config diverged)."""
-    x, limit = _step_offset(config, land)
+    x, limit = step_offset(config, land)
     return x > limit
 
 
 def quality(config: Mapping[str, Any], land: Landscape) -> float:
     """The noise-free final loss of ``config`` on ``land``."""
-    x, limit = _step_offset(config, land)
+    x, limit = step_offset(config, land)
     if x > limit:
         return 0.3
     fam = family_of(config)
     _, rank = _lora_scale(config)
     batch = int(config.get("effective_batch", config.get("batch_size", land.ref_batch)))
-    warm = _warmup_share(config)
+    warm = warmup_share(config)
     loss = 0.1 * land.family.get(fam, 1.0) * (1 + (land.a_high if x > 0 else land.a_low) * x * x)
     if config.get("lr_scheduler") in ("cosine", "linear") and fam in land.decay_for:
         loss *= 1 - land.decay_gain

@@ -69,13 +69,13 @@ SHORT = Plan(repetitions=3, budget=24)
 FULL = Plan(repetitions=8, budget=32)
 
 
-def _trainer(preset: str):
+def preset_trainer(preset: str):
     from bracket.registry import get_preset
 
     return get_preset(preset).trainer_factory({})
 
 
-def _space(trainer):
+def preset_space(trainer):
     from bench.preset_landscapes import STEPS
     from bracket.trainer.base import WARMUP_SHARE
 
@@ -90,8 +90,8 @@ def run_bracket(land: Landscape, budget: int, seed: int, *, past: list | None = 
     from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_past, fit_warm_start
 
-    trainer = _trainer(land.preset)
-    space = _space(trainer)
+    trainer = preset_trainer(land.preset)
+    space = preset_space(trainer)
     warm, notes = fit_warm_start(trainer, space)
     if past:
         warm[1:1] = fit_past(space, past, notes)
@@ -116,7 +116,7 @@ def run_bracket(land: Landscape, budget: int, seed: int, *, past: list | None = 
 
 
 def run_plain(land: Landscape, budget: int, seed: int, sampler: str) -> list[tuple[dict, float, float]]:
-    space = _space(_trainer(land.preset))
+    space = preset_space(preset_trainer(land.preset))
     inner = optuna.samplers.TPESampler(seed=seed) if sampler == "tpe" else optuna.samplers.RandomSampler(seed=seed)
     study = optuna.create_study(direction="minimize", sampler=inner)
     rng = random.Random(seed)
@@ -187,7 +187,7 @@ def run(plan: Plan = SHORT, *, strategies: tuple[str, ...] = STRATEGIES, landsca
                                   results_dir=results_dir, log=log)
     out: dict[str, Any] = {"plan": plan.__dict__, "landscapes": {}}
     for land in landscapes:
-        space = _space(_trainer(land.preset))
+        space = preset_space(preset_trainer(land.preset))
         best, share = optimum(space, land)
         row: dict[str, Any] = {"optimum": best, "hit_share": share, "story": land.story, "preset": land.preset}
         for name in names:
@@ -210,7 +210,7 @@ def baseline_floor(land: Landscape, space, best: float) -> int:
     when the baseline is within 5 % of the optimum, else 2."""
     from bracket.session.create import fit_warm_start
 
-    warm, _ = fit_warm_start(_trainer(land.preset), space)
+    warm, _ = fit_warm_start(preset_trainer(land.preset), space)
     baseline = space.complete(warm[0][1].knobs)
     return 1 if quality(baseline, land) <= TARGET * best else 2
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 
 from bench.preset_landscapes import LANDSCAPES, Landscape, optimum, quality, shifted
-from bench.preset_search import Plan, _space, _trainer, run
+from bench.preset_search import Plan, preset_space, preset_trainer, run
 
 
 def test_landscapes_cover_three_real_preset_families_and_follow_their_story():
     presets = {land.preset for land in LANDSCAPES}
     assert {"sdxl-lora", "flux1-lora", "axolotl-lora"} <= presets and any(p.startswith("wan") for p in presets)
     land = next(land for land in LANDSCAPES if land.name == "sdxl-prodigy-decay")
-    space = _space(_trainer(land.preset))
+    space = preset_space(preset_trainer(land.preset))
     best, share = optimum(space, land, samples=4000)
     assert 0 < share < 0.2
     prodigy = {"optimizer_type": "Prodigy", "adaptive_learning_rate": 1.0, "prodigy_d_coef": 0.7,
@@ -46,7 +46,7 @@ def test_the_floor_is_two_trials_where_the_baseline_misses():
     from bench.preset_search import baseline_floor
 
     land = next(land for land in LANDSCAPES if land.name == "llm-dead-knobs")
-    space = _space(_trainer(land.preset))
+    space = preset_space(preset_trainer(land.preset))
     best, _ = optimum(space, land, samples=4000)
     assert baseline_floor(land, space, best) == 2  # its baseline is 1.34x the optimum there
 
@@ -66,8 +66,8 @@ def _warm_start(land):
     from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_warm_start
 
-    trainer = _trainer(land.preset)
-    space = _space(trainer)
+    trainer = preset_trainer(land.preset)
+    space = preset_space(trainer)
     warm, _ = fit_warm_start(trainer, space)
     return space, [space.complete(named.knobs) for _, named in order_warm_start(warm, space)]
 
@@ -75,7 +75,7 @@ def _warm_start(land):
 def test_the_four_newer_landscapes_hold_the_cases_they_were_added_for():
     """Each optimum was placed from a published recipe; these are the cases it gives against the
     presets' own warm starts (docs/BENCHMARKS.md section 1b)."""
-    from bench.preset_landscapes import _step_offset, diverges
+    from bench.preset_landscapes import step_offset, diverges
 
     lands = {land.name: land for land in LANDSCAPES}
     assert list(lands)[-4:] == ["hv-between-rates", "sd35-near-curated", "llm-qlora-rate-low",
@@ -85,12 +85,12 @@ def test_the_four_newer_landscapes_hold_the_cases_they_were_added_for():
     land = lands["llm-qlora-33b"]
     _, configs = _warm_start(land)
     assert [diverges(c, land) for c in configs] == [True, False, True, False, True]
-    assert all(_step_offset(c, land)[0] > 0.85 for c in configs)
+    assert all(step_offset(c, land)[0] > 0.85 for c in configs)
     # torchtune's curated rates are all too high for QLoRA's 7B/13B step, and miss the window
     land = lands["llm-qlora-rate-low"]
     space, configs = _warm_start(land)
     best, _ = optimum(space, land, samples=4000)
-    assert all(_step_offset(c, land)[0] > 0.5 and quality(c, land) > 1.2 * best for c in configs)
+    assert all(step_offset(c, land)[0] > 0.5 and quality(c, land) > 1.2 * best for c in configs)
     # SD3.5: the curated shift-3 config (1e-4 at alpha = rank) is within 5 %; the baseline is not
     land = lands["sd35-near-curated"]
     space, configs = _warm_start(land)
@@ -101,5 +101,5 @@ def test_the_four_newer_landscapes_hold_the_cases_they_were_added_for():
     land = lands["hv-between-rates"]
     space, configs = _warm_start(land)
     best, _ = optimum(space, land, samples=4000)
-    offsets = sorted(_step_offset(c, land)[0] for c in configs if c["optimizer_type"] != "prodigyopt.Prodigy")
+    offsets = sorted(step_offset(c, land)[0] for c in configs if c["optimizer_type"] != "prodigyopt.Prodigy")
     assert offsets[0] < -0.4 and offsets[-1] > 0.4 and all(quality(c, land) > 1.05 * best for c in configs)

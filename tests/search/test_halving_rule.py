@@ -2,7 +2,8 @@
 
 import pytest
 
-from bracket.search.halving import Parked, Rungs, cost, promotions, share_label, stopped_reason, top_count
+from bracket.search.halving import (Parked, Rungs, cost, promotions, search_values, share_label, stopped_reason,
+                                    top_count)
 
 
 def test_rungs_are_powers_of_eta_ending_at_full_length():
@@ -12,10 +13,10 @@ def test_rungs_are_powers_of_eta_ending_at_full_length():
 
 
 def test_rung_steps_round_up_to_saved_steps_and_merge_when_they_meet():
-    assert Rungs().steps(900, every=50) == (100, 300, 900)
-    assert Rungs().steps(100, every=25) == (25, 50, 100)
+    assert Rungs(3, 1 / 9).steps(900, every=50) == (100, 300, 900)
+    assert Rungs(3, 1 / 9).steps(100, every=25) == (25, 50, 100)
     # 1/9 and 1/3 of 30 steps saved every 20 both round to 20: one rung, then full
-    assert Rungs().steps(30, every=20) == (20, 30)
+    assert Rungs(3, 1 / 9).steps(30, every=20) == (20, 30)
 
 
 @pytest.mark.parametrize("eta, smallest", [(1, 0.5), (2.5, 0.5), (3, 0), (3, 1.5)])
@@ -69,7 +70,7 @@ def test_the_most_advanced_rung_is_promoted_first():
 
 
 def test_stopped_reason_and_labels():
-    rungs = Rungs()
+    rungs = Rungs(3, 1 / 9)
     scores = {(i, 0): float(i) for i in range(7)}
     assert stopped_reason(5, 0, scores, rungs) == "stopped at 1/9: 6 of 7, top 2 go on"
     assert stopped_reason(9, 0, scores, rungs) == "stopped at 1/9: no score there"
@@ -80,3 +81,29 @@ def test_cost_counts_steps_and_launches_in_full_runs():
     assert cost(1000, 1, 1000) == 1.0
     # three launches of a third each, 50 steps of start-up per launch: more than one full run
     assert cost(999, 3, 999, launch_steps=50) == pytest.approx((999 + 150) / 1049)
+
+
+def test_the_leader_at_a_rung_goes_on_before_a_full_cohort_when_asked():
+    rungs = Rungs(eta=3, smallest=1 / 9)
+    scores = {(0, 0): 0.4}
+    assert promotions([Parked(0, reached=0)], scores, rungs) == []
+    assert [(p.config_id, p.to_rung) for p in promotions([Parked(0, reached=0)], scores, rungs, leader=True)] == [(0, 1)]
+    # a second config that is not the best waits; a new best goes on
+    parked = [Parked(0, reached=1), Parked(1, reached=0)]
+    assert [p.config_id for p in promotions(parked, {**scores, (1, 0): 0.5, (0, 1): 0.3}, rungs, leader=True)] == [0]
+    assert [p.config_id for p in promotions(parked, {**scores, (1, 0): 0.2, (0, 1): 0.3}, rungs, leader=True)] == [0, 1]
+
+
+def test_the_default_smallest_rung_is_a_third_and_two_rungs_follow():
+    assert Rungs().fractions() == pytest.approx((1 / 3, 1.0))
+    assert Rungs().steps(900, every=50) == (300, 900)
+
+
+def test_search_values_rank_by_the_rung_reached_then_by_the_score_there():
+    # 0 and 1 reached full length, 2 only 1/3, 3 and 4 only 1/9 (2 rungs above it: top = 2)
+    scores = {(0, 0): 0.5, (0, 1): 0.4, (0, 2): 0.30, (1, 0): 0.1, (1, 1): 0.2, (1, 2): 0.35,
+              (2, 0): 0.2, (2, 1): 0.1, (3, 0): 0.05, (4, 0): 0.9, (5, 0): float("nan")}
+    values = search_values(scores, top=2)
+    assert sorted(values, key=values.get) == [0, 1, 2, 3, 4]  # full before 1/3 before 1/9, whatever the loss
+    assert values[0] == 0.0 and values[1] == 0.5 and values[2] == 1.0 and values[3] == 2.0 and values[4] == 2.5
+    assert 5 not in values  # no finite score: not ranked
