@@ -11,8 +11,9 @@ LR scheduler and RNG; ``train_network.py``'s load hook (lines 950-969) reads the
 from ``train_state.json``. What happens to the step counter (lines 1232-1344):
 
 * without ``--skip_until_initial_step`` the saved step only picks the epoch to start
-  from; ``global_step`` starts at 0 again, so the run logs steps 1, 2, ... and trains up to
-  ``--max_train_steps`` *more* steps (and a state it saves records the run-local step);
+  from (its first batch); ``global_step`` starts at 0 again, so the run logs steps 1, 2, ...
+  and trains up to ``--max_train_steps`` *more* steps, as many as the epochs left allow (and
+  a state it saves records the run-local step);
 * with it, ``global_step`` is set to the saved step and the first batches of that epoch
   are skipped — but only after subtracting ``len(train_dataloader)`` per skipped epoch, so
   ``global_step`` becomes ``S mod L`` (``L`` = batches per epoch): exact only while the saved
