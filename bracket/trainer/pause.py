@@ -74,25 +74,26 @@ def read_train_state(folder: Path) -> tuple[int, int] | None:
         return None
 
 
-def _highest_step(files: Iterable[Path]) -> int | None:
+def _highest_step(files: Iterable[Path], tags: Sequence[str]) -> int | None:
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
     highest = None
     for path in files:
         try:
             for event in EventFileLoader(str(path)).Load():
-                if event.HasField("summary") and event.summary.value:
+                if any(value.tag in tags for value in event.summary.value):
                     highest = event.step if highest is None else max(highest, event.step)
         except Exception:  # a record being written, a vanished file: read what is there
             continue
     return highest
 
 
-def logged_past(logging_dir: Path | None, step: int, *, since: float = 0.0,
+def logged_past(logging_dir: Path | None, step: int, tags: Sequence[str], *, since: float = 0.0,
                 glob: str = "**/events.out.tfevents.*") -> bool:
     """Whether an event file under ``logging_dir`` written at or after ``since`` (a time stamp:
     the state's last file, so that an earlier launch's events of the same run do not count)
-    holds a scalar logged at a step after ``step``."""
+    holds one of the step scalars ``tags`` (the loss) at a step after ``step``. Only those: the
+    per-epoch scalars both kohya trainers log use the epoch number as their step."""
     if logging_dir is None or not Path(logging_dir).is_dir():
         return False
     files = []
@@ -102,5 +103,17 @@ def logged_past(logging_dir: Path | None, step: int, *, since: float = 0.0,
                 files.append(path)
         except OSError:
             continue
-    highest = _highest_step(files)
+    highest = _highest_step(files, tuple(tags))
     return highest is not None and highest > int(step)
+
+
+def paused_weights(output_dir: Path, output_name: str, step: int, tags: Sequence[str]) -> Path | None:
+    """``<output_dir>/<output_name>-step<step>.safetensors`` (the weights a kohya trainer saves at
+    a ``--save_every_n_steps`` step) once the trainer has logged a later step — the pause of a
+    trainer whose resume restarts (nothing else of its state is needed)."""
+    found = Path(output_dir) / STEP_WEIGHTS_NAME.format(output_name, int(step), "safetensors")
+    try:
+        written = found.stat().st_mtime
+    except OSError:
+        return None
+    return found if logged_past(Path(output_dir).parent / "logs", int(step), tags, since=written) else None

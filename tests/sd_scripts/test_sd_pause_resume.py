@@ -7,36 +7,20 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from bracket.trainer.base import RunRequest
 from bracket.trainer.pause import STEP_STATE_NAME
-from tests.fakes import install_inventory_scripts, make_fake_python
+from tests.fakes import install_inventory_scripts, logged_losses, make_fake_python, run_until_paused
 from tests.sd_scripts.helpers import value_of
 
 pytestmark = pytest.mark.timeout(120)
 FULL, RUNGS = 30, (10, 20)
 #: the loss of an image differs by up to this much (the data order shows in the curve)
 SPREAD = 0.02
-
-
-def _events(logging_dir: Path, skip: set[Path]) -> dict[int, float]:
-    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
-
-    series: dict[int, float] = {}
-    for path in sorted(logging_dir.glob("**/events.out.tfevents.*")):
-        if path in skip:
-            continue
-        for event in EventFileLoader(str(path)).Load():
-            for value in event.summary.value:
-                if value.tag == "loss/current":
-                    series[event.step] = value.simple_value
-    return series
 
 
 @pytest.fixture
@@ -46,30 +30,14 @@ def sdxl(build, tmp_path):
 
 
 def _launch(trainer, run_dir: Path, image_folder: Path, **kwargs) -> tuple[dict[int, float], object, bool]:
-    """Run one launch to its end, or (with ``stop_at_step``) until ``paused_state`` names its
-    complete state, then stop it as the session does; the launch's losses, its spec and
-    whether it was stopped."""
+    """One launch of the baseline config, run to its end or to its pause; its losses, spec and
+    whether it was stopped at the pause."""
     config = trainer.config_from_dict(trainer.baseline_config().knobs)
     spec = trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=config, dataset=image_folder, max_steps=FULL,
                                           seed=3, **kwargs))
-    before = set(spec.logging_dir.glob("**/events.out.tfevents.*")) if spec.logging_dir.is_dir() else set()
-    env = dict(spec.env, BRACKET_FAKE_STEP_SECONDS="0.03", BRACKET_FAKE_SAVE_SECONDS="0.05",
-               BRACKET_FAKE_DATA_SPREAD=str(SPREAD))
-    log = (run_dir / "launch.log").open("ab")
-    process = subprocess.Popen(spec.cmd, cwd=spec.cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
-    stopped = False
-    try:
-        while process.poll() is None:
-            if spec.pause_step and trainer.paused_state(spec.output_dir, spec.pause_step) is not None:
-                os.kill(process.pid, signal.SIGTERM)
-                stopped = True
-                break
-            time.sleep(0.02)
-        process.wait(timeout=30)
-    finally:
-        log.close()
-    assert stopped or process.returncode == 0, (run_dir / "launch.log").read_text(errors="replace")[-2000:]
-    return _events(spec.logging_dir, before), spec, stopped
+    losses, stopped = run_until_paused(trainer, spec, run_dir / "launch.log", BRACKET_FAKE_STEP_SECONDS="0.03",
+                                       BRACKET_FAKE_SAVE_SECONDS="0.05", BRACKET_FAKE_DATA_SPREAD=str(SPREAD))
+    return losses, spec, stopped
 
 
 def test_a_paused_run_resumes_with_its_steps_and_loss_continuing(sdxl, image_folder, tmp_path):
@@ -121,7 +89,7 @@ def test_resume_alone_restarts_the_step_counter_in_the_fake_as_at_the_pin(sdxl, 
         subprocess.run([str(python), str(FAKE_TRAINER), "--output_dir", str(tmp_path / f"{tag}-out"),
                         "--logging_dir", str(logs), "--max_train_steps", str(FULL), *flags],
                        check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, BRACKET_FAKE_EPOCH_BATCHES="3"))
-        return sorted(_events(logs, set()))
+        return sorted(logged_losses(logs))
 
     epochs_left = FULL // 3 - RUNGS[0] // 3  # 3 batches an epoch here
     assert plain("alone", "--resume", str(state)) == list(range(1, 3 * epochs_left + 1))

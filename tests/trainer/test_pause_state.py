@@ -44,14 +44,14 @@ def test_a_state_is_complete_only_with_every_file_and_a_whole_last_one(tmp_path)
     assert not accelerate_state_complete(tmp_path / "missing")
 
 
-def _events(folder: Path, steps: list[int]) -> Path:
+def _events(folder: Path, steps: list[int], tag: str = "loss/current") -> Path:
     from tensorboard.compat.proto import event_pb2, summary_pb2
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
     folder.mkdir(parents=True, exist_ok=True)
     writer = EventFileWriter(str(folder))
     for step in steps:
-        value = summary_pb2.Summary.Value(tag="loss/current", simple_value=0.5)
+        value = summary_pb2.Summary.Value(tag=tag, simple_value=0.5)
         writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary_pb2.Summary(value=[value])))
     writer.close()
     return next(folder.glob("events.out.tfevents.*"))
@@ -59,15 +59,17 @@ def _events(folder: Path, steps: list[int]) -> Path:
 
 def test_logged_past_needs_a_later_step_in_a_file_written_since(tmp_path):
     logs = tmp_path / "logs"
-    assert not logged_past(logs, 5)
+    tags = ("loss/current",)
+    assert not logged_past(logs, 5, tags)
     early = _events(logs / "a", [1, 2, 3, 4, 5])
-    assert not logged_past(logs, 5)  # step 5 is logged, but not the next one
+    _events(logs / "epochs", [9], tag="loss/epoch")  # a per-epoch scalar: its step is an epoch
+    assert not logged_past(logs, 5, tags)  # step 5 is logged, but not the next one
     late = _events(logs / "b", [6])
-    assert logged_past(logs, 5)
+    assert logged_past(logs, 5, tags)
     old = time.time() - 100
     os.utime(late, (old, old))
     os.utime(early, (old, old))
-    assert not logged_past(logs, 5, since=time.time() - 10)  # an earlier launch's events do not count
+    assert not logged_past(logs, 5, tags, since=time.time() - 10)  # an earlier launch's events do not count
 
 
 def test_the_pause_step_is_a_save_step_and_a_requested_cadence_is_kept():

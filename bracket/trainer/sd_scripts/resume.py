@@ -48,10 +48,10 @@ from bracket.trainer.base import RunRequest, save_resume_args
 from bracket.trainer.pause import (
     ACCELERATE_LAST_FILE,
     STEP_STATE_NAME,
-    STEP_WEIGHTS_NAME,
     TRAIN_STATE_FILE,
     accelerate_state_complete,
     logged_past,
+    paused_weights,
 )
 
 
@@ -137,9 +137,6 @@ class KohyaPauseResume:
                 return None
             written = (found / ACCELERATE_LAST_FILE).stat().st_mtime
         else:
-            found = output_dir / STEP_WEIGHTS_NAME.format(self.output_name, int(step), "safetensors")
-            if not found.is_file():
-                return None
-            written = found.stat().st_mtime
-        return found if logged_past(output_dir.parent / "logs", int(step), since=written) else None
+            return paused_weights(output_dir, self.output_name, int(step), self.loss_tags)
+        return found if logged_past(output_dir.parent / "logs", int(step), self.loss_tags, since=written) else None
 
