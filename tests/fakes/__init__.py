@@ -188,7 +188,8 @@ def logged_losses(logging_dir: Path, skip: set[Path] = frozenset(), tag: str = "
     return series
 
 
-def run_until_paused(trainer, spec, log: Path, **env_extra: str) -> tuple[dict[int, float], bool]:
+def run_until_paused(trainer, spec, log: Path, tag: str = "loss/current",
+                     **env_extra: str) -> tuple[dict[int, float], bool]:
     """Run ``spec`` to its end or, with a ``pause_step``, until ``trainer.paused_state`` names its
     state and then stop it (SIGTERM) as the session does; the launch's losses and whether it was
     stopped. The trainer's output goes to ``log``."""
@@ -210,4 +211,4 @@ def run_until_paused(trainer, spec, log: Path, **env_extra: str) -> tuple[dict[i
             time.sleep(0.02)
         process.wait(timeout=30)
     assert stopped or process.returncode == 0, Path(log).read_text(errors="replace")[-2000:]
-    return logged_losses(events, before), stopped
+    return logged_losses(events, before, tag), stopped
