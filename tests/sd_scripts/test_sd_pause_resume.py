@@ -118,3 +118,20 @@ def test_full_fine_tune_restarts_and_pauses_with_weights_only(build, image_folde
     spec = trainer.prepare_run(RunRequest(run_dir=tmp_path / "r", knobs=config, dataset=image_folder,
                                           max_steps=90, seed=1, stop_at_step=30))
     assert value_of(spec.cmd, "--save_every_n_steps") == "30" and "--save_state" not in spec.cmd
+
+
+def test_the_true_step_wins_over_a_run_local_one_and_the_state_is_read_without_it(sdxl, image_folder, tmp_path):
+    """A promotion that passes no resume step goes on from the state's ``train_state.json``; a
+    state saved after an old ``--resume`` alone records the run-local step, and the true step
+    (``resume_step``) overrides it through ``--initial_step``."""
+    import shutil
+
+    _, spec, _ = _launch(sdxl, tmp_path / "a", image_folder, stop_at_step=RUNGS[0])
+    state = sdxl.paused_state(spec.output_dir, RUNGS[0])
+    unknown, _, _ = _launch(sdxl, tmp_path / "b", image_folder, resume_from=state)
+    assert sorted(unknown) == list(range(RUNGS[0] + 1, FULL + 1))
+    local = tmp_path / "local-state"
+    shutil.copytree(state, local)
+    (local / "train_state.json").write_text(json.dumps({"current_epoch": 1, "current_step": 3}))
+    told, _, _ = _launch(sdxl, tmp_path / "c", image_folder, resume_from=local, resume_step=RUNGS[0])
+    assert sorted(told) == list(range(RUNGS[0] + 1, FULL + 1))
