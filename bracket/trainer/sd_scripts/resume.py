@@ -24,10 +24,13 @@ every run that pauses or resumes, writes the run's dataset TOML with each subset
 ``num_repeats`` multiplied so that *one epoch holds the whole run* (:func:`one_epoch_repeats`;
 validation subsets take no repeats in sd-scripts, regularisation images follow the training
 count by themselves): every saved step is then inside the first epoch, the counter
-continues (S+1, S+2, ... up to ``--max_train_steps`` in all) and the skipped batches are
-the paused run's. The data order is a shuffle of k copies of the dataset instead of k
-shuffles of one copy; a run resumed from a state of a run without it (promotion after a
-whole run) also continues exactly in steps, with a fresh shuffle of the rest.
+continues (S+1, S+2, ... up to ``--max_train_steps`` in all) with model, optimizer,
+schedule and RNG restored. The data order is not the paused run's to the batch: the resumed
+epoch is a fresh shuffle (drawn from the restored RNG when the data loader starts) of which
+the first S batches are skipped, and an epoch is a shuffle of k copies of the dataset instead
+of k shuffles of one copy — the same distribution, not the same sequence (measured on the fake
+trainer, ``tests/sd_scripts/test_sd_pause_resume.py``). A run resumed from a state of a run
+without the repeats (promotion after a whole run) also continues exactly in steps.
 
 The full fine-tune scripts (``sdxl_train.py``, ``sd3_train.py``, ``flux_train.py``) restore
 the state but have neither ``train_state.json`` nor the skip (``global_step = 0``, every
