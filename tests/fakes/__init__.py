@@ -191,8 +191,9 @@ def logged_losses(logging_dir: Path, skip: set[Path] = frozenset(), tag: str = "
 def run_until_paused(trainer, spec, log: Path, tag: str = "loss/current",
                      **env_extra: str) -> tuple[dict[int, float], bool]:
     """Run ``spec`` to its end or, with a ``pause_step``, until ``trainer.paused_state`` names its
-    state and then stop it (SIGTERM) as the session does; the launch's losses and whether it was
-    stopped. The trainer's output goes to ``log``."""
+    state and then stop it as the session does (SIGTERM to its process group: ``accelerate launch``
+    runs the trainer as a child); the launch's losses and whether it was stopped. The trainer's
+    output goes to ``log``."""
     import signal
     import subprocess
     import time
@@ -202,13 +203,21 @@ def run_until_paused(trainer, spec, log: Path, tag: str = "loss/current",
     stopped = False
     with open(log, "ab") as out:
         process = subprocess.Popen(spec.cmd, cwd=spec.cwd, env={**spec.env, **env_extra}, stdout=out,
-                                   stderr=subprocess.STDOUT)
+                                   stderr=subprocess.STDOUT, start_new_session=True)
         while process.poll() is None:
             if spec.pause_step and trainer.paused_state(spec.output_dir, spec.pause_step) is not None:
-                os.kill(process.pid, signal.SIGTERM)
+                os.killpg(process.pid, signal.SIGTERM)
                 stopped = True
                 break
             time.sleep(0.02)
         process.wait(timeout=30)
+        if stopped:  # the rest of the group (the trainer under the launcher) has gone too
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                try:
+                    os.killpg(process.pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.05)
     assert stopped or process.returncode == 0, Path(log).read_text(errors="replace")[-2000:]
     return logged_losses(events, before, tag), stopped
