@@ -102,16 +102,34 @@ class RunRequest:
         object.__setattr__(self, "sample_prompts", tuple(self.sample_prompts or ()))
 
 
-def save_resume_args(request: RunRequest) -> list[str]:
+def save_resume_args(request: RunRequest, *, pause: str | None = None, continue_steps: bool = False) -> list[str]:
     """The save / state / resume flags of the kohya-style trainers (sd-scripts, musubi-tuner
-    and the demo): ``--save_every_n_steps N``, ``--save_state``, ``--resume DIR``."""
+    and the demo): ``--save_every_n_steps N``, ``--save_state``, ``--resume DIR``.
+
+    ``pause`` ("state" or "weights") makes ``request.stop_at_step`` a save step (``N`` divides
+    it: :func:`bracket.trainer.pause.pause_save_every`), with ``--save_state`` for "state"; the
+    run keeps ``--max_train_steps`` of the full length. ``continue_steps`` adds, to a resume,
+    sd-scripts' ``--skip_until_initial_step`` (and ``--initial_step S`` when
+    ``request.resume_step`` is known): without it ``train_network.py`` restores the state but
+    counts its steps from 0 again (see :mod:`bracket.trainer.sd_scripts.resume`). Without
+    either, the flags are the request's own (the demo, a plain save)."""
+    from bracket.trainer.pause import pause_save_every
+
+    every, state = request.save_every_n_steps, request.save_state
+    if pause and request.stop_at_step:
+        every = pause_save_every(int(request.stop_at_step), every)
+        state = state or pause == "state"
     args: list[str] = []
-    if request.save_every_n_steps:
-        args += ["--save_every_n_steps", str(int(request.save_every_n_steps))]
-    if request.save_state:
+    if every:
+        args += ["--save_every_n_steps", str(int(every))]
+    if state:
         args.append("--save_state")
     if request.resume_from:
         args += ["--resume", str(request.resume_from)]
+        if continue_steps:
+            args.append("--skip_until_initial_step")
+            if request.resume_step is not None:
+                args += ["--initial_step", str(int(request.resume_step))]
     return args
 
 

@@ -24,7 +24,7 @@ import pytest
 
 from bracket.errors import BracketError
 from bracket.registry import PRESETS
-from bracket.trainer.base import LaunchSpec, RunRequest
+from bracket.trainer.base import LaunchSpec, RunRequest, Trainer
 from bracket.trainer.prompts import SamplePrompt
 from bracket.trainer.sd_scripts.base import GPU_ONLY_FLAGS
 from tests.contract.fakes import fake_values, image_folder, jsonl_file
@@ -123,6 +123,30 @@ def _cases() -> list:
     return cases
 
 
+def _pause_and_resume_problems(trainer, dataset: Path, root: Path) -> list[str]:
+    """The commands of a run paused at a rung and of its resume (issue 38) against the inventory."""
+    config = trainer.config_from_dict(trainer.baseline_config().knobs)
+    trainer.validation = None
+    problems: list[str] = []
+    state = root / "runs" / "paused" / "output" / "state"
+    cases = [("pause", {"stop_at_step": 30})]
+    if trainer.resume_mode == "continue":  # a "restart" trainer is never resumed by the halving
+        cases.append(("resume", {"resume_from": state, "resume_step": 30, "stop_at_step": 60}))
+    for label, extra in cases:
+        run_dir = root / "runs" / label
+        spec = trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=config, dataset=dataset, max_steps=100, seed=7,
+                                              sample_prompts=PROMPTS, sample_every_n_steps=10, **extra))
+        # in the trainer's own steps: the same share of its run (LLM trainers scale the length)
+        expected = round(extra["stop_at_step"] * spec.max_steps / 100)
+        pauses = type(trainer).paused_state is not Trainer.paused_state
+        if pauses and spec.pause_step != expected:
+            problems.append(f"{label}: LaunchSpec.pause_step is {spec.pause_step}, not {expected}")
+        entry = find_script(spec.cmd, FLAGS)
+        if entry is not None:
+            problems += [f"{label}: {p}" for p in _check_common(spec, run_dir, root) + _check_inventory(spec, entry)]
+    return problems
+
+
 @pytest.mark.parametrize(("preset", "device"), _cases())
 def test_command_contract(preset, device, tmp_path):
     trainer, dataset, root = _build(preset, tmp_path, device)
@@ -157,6 +181,7 @@ def test_command_contract(preset, device, tmp_path):
                         if cpu_checks and setup_entry.repo == "kohya-ss/sd-scripts":
                             problems += [f"setup: {p}" for p in _check_cpu_mode(setup, setup_entry)]
         failures += [f"{name}: {p}" for p in problems]
+    failures += _pause_and_resume_problems(trainer, dataset, root)
     assert not failures, f"{preset.id}:\n" + "\n".join(failures[:40])
     if inventory_script is None:
         pytest.skip(

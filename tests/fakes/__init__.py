@@ -174,3 +174,50 @@ def install_inventory_scripts(root: Path, repo: str, scripts: Sequence[str]) -> 
         target.with_name(target.stem + ".flags.json").write_text(json.dumps(
             {"script": script, "flags": table, "trains": trains, "fake_trainer": str(FAKE_TRAINER)}), encoding="utf-8")
     return Path(root)
+
+
+def logged_losses(logging_dir: Path, skip: set[Path] = frozenset(), tag: str = "loss/current") -> dict[int, float]:
+    """``{step: loss}`` of the event files under ``logging_dir`` (less those in ``skip``)."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    series: dict[int, float] = {}
+    for path in sorted(Path(logging_dir).glob("**/events.out.tfevents.*")):
+        if path not in skip:
+            for event in EventFileLoader(str(path)).Load():
+                series.update({event.step: v.simple_value for v in event.summary.value if v.tag == tag})
+    return series
+
+
+def run_until_paused(trainer, spec, log: Path, tag: str = "loss/current",
+                     **env_extra: str) -> tuple[dict[int, float], bool]:
+    """Run ``spec`` to its end or, with a ``pause_step``, until ``trainer.paused_state`` names its
+    state and then stop it as the session does (SIGTERM to its process group: ``accelerate launch``
+    runs the trainer as a child); the launch's losses and whether it was stopped. The trainer's
+    output goes to ``log``."""
+    import signal
+    import subprocess
+    import time
+
+    events = Path(spec.logging_dir)
+    before = set(events.glob("**/events.out.tfevents.*")) if events.is_dir() else set()
+    stopped = False
+    with open(log, "ab") as out:
+        process = subprocess.Popen(spec.cmd, cwd=spec.cwd, env={**spec.env, **env_extra}, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        while process.poll() is None:
+            if spec.pause_step and trainer.paused_state(spec.output_dir, spec.pause_step) is not None:
+                os.killpg(process.pid, signal.SIGTERM)
+                stopped = True
+                break
+            time.sleep(0.02)
+        process.wait(timeout=30)
+        if stopped:  # the rest of the group (the trainer under the launcher) has gone too
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                try:
+                    os.killpg(process.pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.05)
+    assert stopped or process.returncode == 0, Path(log).read_text(errors="replace")[-2000:]
+    return logged_losses(events, before, tag), stopped

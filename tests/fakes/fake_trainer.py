@@ -18,11 +18,14 @@ It accepts sd-scripts-style flags (unknown flags are ignored) and, in well under
   at those steps (and the last): the mean of the last 10 losses, rising by 0.05 per 10 % of the
   run after step ``BRACKET_FAKE_OVERFIT_STEP`` (over-fitting; never when unset);
 * ``<output_dir>/<output_name or last>.safetensors`` at the end (a placeholder), and
-  ``-step<8 digits>`` files with ``--save_every_n_steps`` (and ``-step<8 digits>-state``
-  folders with ``--save_state``; ``--resume`` is only recorded).
+  ``-step<8 digits>`` files with ``--save_every_n_steps``; with ``--save_state`` also
+  ``-step<8 digits>-state`` folders (before that step is logged) and ``<output_name>-state``
+  at the end. ``--resume`` (with ``--skip_until_initial_step``, ``--initial_step``) resumes
+  as sd-scripts' ``train_network.py`` at the pin: ``tests/fakes/fake_state.py``.
   A ``--dataset_config`` that does not exist is an error (exit 1), as in the real trainer.
 
-The loss landscape (so that a search has something to find). With
+The loss landscape (so that a search has something to find; ``s`` is the model's update
+count, which a resume restores). With
 ``x = log10(lr) - log10(optimum(optimizer))``:
 
 * final loss ``= (0.10 + 0.30 * x**2) * sched``, capped at 0.95; ``sched`` is 0.97 for
@@ -82,6 +85,10 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its modules, also when loaded by path
+from fake_outputs import SampleWriter, ScalarWriter  # noqa: E402
+from fake_state import TrainingState  # noqa: E402
+
 KNOWN_MODES = {
     "ok", "exit1", "segv", "hang", "hang_printing", "noevents", "nan", "diverge",
     "nosamples", "spam", "grandchild", "slow", "escapee", "binary", "stubborn", "bareescapee", "printenv",
@@ -115,6 +122,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     add("--save_every_n_steps", type=int, default=None)
     add("--save_state", action="store_true")
     add("--resume", default=None)
+    add("--skip_until_initial_step", action="store_true")
+    add("--initial_step", type=int, default=None)
     add("--validation_split", type=float, default=0.0)
     add("--validate_every_n_steps", type=int, default=None)
     return parser.parse_known_args(argv)
@@ -168,10 +177,9 @@ def optimum_lr(optimizer: str) -> float:
     return 3e-4
 
 
-def loss_curve(args: argparse.Namespace, modes: set[str]) -> list[float]:
-    """The loss of steps 1..N (see the module docstring)."""
+def loss_function(args: argparse.Namespace, modes: set[str]):
+    """The loss of the model's ``trained``-th update, noise from ``rng`` (see the module docstring)."""
     steps = max(1, args.max_train_steps)
-    rng = random.Random(args.seed)
     lr = max(args.learning_rate, 1e-12)
     threshold = float(os.environ.get("BRACKET_FAKE_DIVERGE_LR", "0.05"))
     if args.optimizer_type.lower().startswith(ADAPTIVE):
@@ -181,18 +189,23 @@ def loss_curve(args: argparse.Namespace, modes: set[str]) -> list[float]:
     final = min(0.95, (0.10 + 0.30 * x * x) * SCHEDULE_FACTOR.get(args.lr_scheduler.lower(), 1.0))
     speed = 10 ** (0.5 * min(x, 0.0))
     noise = 0.01 * (1 + 2 * max(x, 0.0))
-    curve = []
-    for step in range(1, steps + 1):
+
+    def loss(trained: int, rng: random.Random) -> float:
         if diverging:
-            value = 1.0 + 0.15 * step
+            value = 1.0 + 0.15 * trained
         else:
-            progress = max(0.0, step - args.lr_warmup_steps / 2) / steps
+            progress = max(0.0, trained - args.lr_warmup_steps / 2) / steps
             value = final + (1.0 - final) * math.exp(-5.0 * speed * progress)
         value = max(0.001, value + rng.gauss(0.0, noise))
-        if "nan" in modes and step > steps // 2:
-            value = float("nan")
-        curve.append(value)
-    return curve
+        return float("nan") if "nan" in modes and trained > steps // 2 else value
+
+    return loss
+
+
+def loss_curve(args: argparse.Namespace, modes: set[str]) -> list[float]:
+    """The loss of steps 1..N of a run that is never paused."""
+    loss, rng = loss_function(args, modes), random.Random(args.seed)
+    return [loss(step, rng) for step in range(1, max(1, args.max_train_steps) + 1)]
 
 
 def read_prompts(path: str | None) -> list[dict[str, int]]:
@@ -207,57 +220,6 @@ def read_prompts(path: str | None) -> list[dict[str, int]]:
         options = {k: int(v) for k, v in re.findall(r"--([dwh])\s+(\d+)", line)}
         prompts.append(options)
     return prompts
-
-
-class SampleWriter:
-    """Writes one small PNG per prompt, named the way sd-scripts (or musubi) names them."""
-
-    def __init__(self, args: argparse.Namespace, prompts: list[dict[str, int]]) -> None:
-        self.dir = Path(args.output_dir) / "sample"
-        self.prefix = f"{args.output_name}_" if args.output_name else ""
-        self.prompts = prompts
-        self.musubi = os.environ.get("BRACKET_FAKE_SAMPLE_STYLE", "") == "musubi"
-
-    def write(self, label: str, loss: float) -> None:
-        from PIL import Image
-
-        self.dir.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y%m%d%H%M%S")
-        for index, prompt in enumerate(self.prompts):
-            seed = prompt.get("d")
-            width, height = min(prompt.get("w", 32), 64), min(prompt.get("h", 32), 64)
-            name = f"{self.prefix}{label}_{index:02d}_{stamp}" + (f"_{seed}" if seed is not None else "")
-            if self.musubi:
-                name += "_000"
-            rng = random.Random(hash((seed, index)) & 0xFFFFFFFF)
-            base = Image.new("RGB", (width, height), tuple(rng.randrange(256) for _ in range(3)))
-            sigma = 10.0 + 120.0 * min(1.0, loss if math.isfinite(loss) else 1.0)
-            grain = Image.effect_noise((width, height), sigma).convert("RGB")
-            Image.blend(base, grain, 0.5).save(self.dir / f"{name}.png")
-
-
-class ScalarWriter:
-    """loss/current and loss/average into a real tfevents file."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        from tensorboard.compat.proto import event_pb2, summary_pb2
-        from tensorboard.summary.writer.event_file_writer import EventFileWriter
-
-        self._event_pb2, self._summary_pb2 = event_pb2, summary_pb2
-        run = f"{args.log_prefix}{time.strftime('%Y%m%d%H%M%S')}"
-        folder = Path(args.logging_dir) / run / (args.log_tracker_name or "network_train")
-        folder.mkdir(parents=True, exist_ok=True)
-        self.writer = EventFileWriter(str(folder))
-
-    def write(self, step: int, scalars: dict[str, float]) -> None:
-        summary = self._summary_pb2.Summary(
-            value=[self._summary_pb2.Summary.Value(tag=k, simple_value=v) for k, v in scalars.items()]
-        )
-        self.writer.add_event(self._event_pb2.Event(wall_time=time.time(), step=step, summary=summary))
-        self.writer.flush()
-
-    def close(self) -> None:
-        self.writer.close()
 
 
 def sleep_forever(printing: bool = False) -> None:
@@ -303,6 +265,21 @@ def escape(pid_file: Path, bare: bool = False) -> None:
     os.waitpid(child, 0)
 
 
+def fail(scalars, modes: set[str]) -> int:
+    if scalars:
+        scalars.close()
+    if "segv" in modes:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    # the trainer's own traceback, then the launcher's (as `accelerate launch` prints them)
+    print("Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n"
+          "RuntimeError: fake trainer failure (exit1)\n"
+          "Traceback (most recent call last):\n  File \"launch.py\", line 9, in launch_command\n"
+          "    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)\n"
+          "subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 1.",
+          file=sys.stderr, flush=True)
+    return 1
+
+
 def main(argv: list[str]) -> int:
     args, unknown = parse_args(argv)
     modes = read_modes()
@@ -336,50 +313,53 @@ def main(argv: list[str]) -> int:
         spam(float(os.environ.get("BRACKET_FAKE_SPAM_MB", "50")))
 
     step_seconds = float(os.environ.get("BRACKET_FAKE_STEP_SECONDS", "0.2" if "slow" in modes else "0"))
-    curve = loss_curve(args, modes)
-    steps = len(curve)
+    state = TrainingState(args)
+    if args.resume:  # model, optimizer, scheduler, RNG and the saved step (train_state.json)
+        state.load(Path(args.resume))
+    epoch_to_start, skip, step = state.start()
+    loss_of = loss_function(args, modes)
+    steps = max(1, args.max_train_steps)
     scalars = ScalarWriter(args) if args.logging_dir and "noevents" not in modes else None
     prompts = read_prompts(args.sample_prompts) if "nosamples" not in modes else []
     samples = SampleWriter(args, prompts) if prompts else None
     stem = args.output_name or "last"
-    if samples and args.sample_at_first:
+    if samples and args.sample_at_first:  # before the skip: a resumed run samples as step 0 too
         samples.write("e000000", 1.0)
     window: list[float] = []
     last_sampled = None
-    for step, loss in enumerate(curve, start=1):
-        if step_seconds:
-            time.sleep(step_seconds)
-        window = (window + [loss])[-10:]
-        if scalars:
-            scalars.write(step, {"loss/current": loss, "loss/average": sum(window) / len(window)})
-            every = args.validate_every_n_steps
-            if args.validation_split > 0 and every and (step % every == 0 or step == steps):
-                overfit = int(os.environ.get("BRACKET_FAKE_OVERFIT_STEP", "0") or 0)
-                rise = 0.5 * max(0, step - overfit) / steps if overfit else 0.0
-                scalars.write(step, {"loss/validation/step_average": sum(window) / len(window) + rise})
-        print(f"steps: {step}/{steps} loss={loss:.4f}", flush=True)
-        if samples and args.sample_every_n_steps and step % args.sample_every_n_steps == 0:
-            samples.write(f"{step:06d}", loss)
-            last_sampled = step
-        if args.save_every_n_steps and step % args.save_every_n_steps == 0 and step < steps:
-            (output_dir / f"{stem}-step{step:08d}.safetensors").write_bytes(b"fake")
-            if args.save_state:
-                (output_dir / f"{stem}-step{step:08d}-state").mkdir(exist_ok=True)
-        if step == max(1, steps // 2) and ("exit1" in modes or "segv" in modes):
+    loss = 1.0
+    for epoch in range(epoch_to_start, state.epochs()):
+        state.new_epoch()
+        for batch in range(skip, state.epoch_length):
+            if step_seconds:
+                time.sleep(step_seconds)
+            loss = state.update(batch, loss_of)
+            step += 1
+            window = (window + [loss])[-10:]
+            if samples and args.sample_every_n_steps and step % args.sample_every_n_steps == 0:
+                samples.write(f"{step:06d}", loss)
+                last_sampled = step
+            if args.save_every_n_steps and step % args.save_every_n_steps == 0 and step < steps:
+                (output_dir / f"{stem}-step{step:08d}.safetensors").write_bytes(b"fake")
+                if args.save_state:  # before the step is logged, as train_network.py
+                    state.save(output_dir / f"{stem}-step{step:08d}-state", epoch + 1, step)
             if scalars:
-                scalars.close()
-            if "segv" in modes:
-                os.kill(os.getpid(), signal.SIGSEGV)
-            # the trainer's own traceback, then the launcher's (as `accelerate launch` prints them)
-            print("Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n"
-                  "RuntimeError: fake trainer failure (exit1)\n"
-                  "Traceback (most recent call last):\n  File \"launch.py\", line 9, in launch_command\n"
-                  "    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)\n"
-                  "subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 1.",
-                  file=sys.stderr, flush=True)
-            return 1
-    if samples and last_sampled != steps:
-        samples.write(f"{steps:06d}", curve[-1])
+                scalars.write(step, {"loss/current": loss, "loss/average": sum(window) / len(window)})
+                every = args.validate_every_n_steps
+                if args.validation_split > 0 and every and (step % every == 0 or step == steps):
+                    overfit = int(os.environ.get("BRACKET_FAKE_OVERFIT_STEP", "0") or 0)
+                    rise = 0.5 * max(0, step - overfit) / steps if overfit else 0.0
+                    scalars.write(step, {"loss/validation/step_average": sum(window) / len(window) + rise})
+            print(f"steps: {step}/{steps} loss={loss:.4f}", flush=True)
+            if step == max(1, steps // 2) and ("exit1" in modes or "segv" in modes):
+                return fail(scalars, modes)
+            if step >= steps:
+                break
+        skip = 0
+    if args.save_state:  # save_state_on_train_end: <output_name>-state
+        state.save(output_dir / f"{stem}-state", state.epochs(), step)
+    if samples and last_sampled != step:
+        samples.write(f"{step:06d}", loss)
     if scalars:
         scalars.close()
     (output_dir / f"{stem}.safetensors").write_bytes(b"fake")

@@ -169,9 +169,13 @@ def test_sampling_saving_and_resume_flags(build, image_folder, tmp_path):
                   save_every_n_steps=40, save_state=True, resume_from=tmp_path / "state")
     cmd = spec.cmd
     assert value_of(cmd, "--sample_prompts") == str(tmp_path / "run" / "sample_prompts.txt")
-    assert "--sample_at_first" in cmd and value_of(cmd, "--sample_every_n_steps") == "25"
+    # a resumed run would sample its restored model as step 0 (sd_scripts.resume)
+    assert "--sample_at_first" not in cmd and value_of(cmd, "--sample_every_n_steps") == "25"
     assert value_of(cmd, "--save_every_n_steps") == "40" and "--save_state" in cmd
-    assert value_of(cmd, "--resume") == str(tmp_path / "state")
+    assert value_of(cmd, "--resume") == str(tmp_path / "state") and "--skip_until_initial_step" in cmd
+    fresh = run_of(trainer, tmp_path / "fresh", trainer.baseline_config().knobs, image_folder,
+                   sample_prompts=[SamplePrompt("a cat", seed=5)])
+    assert "--sample_at_first" in fresh.cmd
 
 
 def test_samples_come_at_the_validation_steps_unless_told_otherwise(build, image_folder, tmp_path):

@@ -14,6 +14,8 @@ so the venv need not be active). Rules from the notes (llm-trainers.md §1) kept
   without changing which rows are held out;
 * TensorBoard goes to ``$TENSORBOARD_LOGGING_DIR`` (transformers 5.x) with the HF tags
   ``train/loss`` and ``eval/loss``;
+* a run paused at a rung saves ``checkpoint-<step>`` there and resumes from it
+  (``resume_from_checkpoint``), steps and schedule continuing: :mod:`bracket.trainer.llm.checkpoints`;
 * on the CPU (field ``device``) the run is fp32 (``bf16``/``fp16``/``tf32`` false, accelerate
   ``--mixed_precision no``) and Axolotl's LoRA kernels (Triton, CUDA only) are off.
 """
@@ -28,6 +30,7 @@ from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import make_accelerate_launch_prefix
 from bracket.trainer.llm import base as llm
+from bracket.trainer.llm.checkpoints import HFPauseResume
 
 #: HF optimizer names valid in Axolotl (docs/optimizers.qmd); 8-bit ones use bitsandbytes
 OPTIMIZERS = ("adamw_torch_fused", "adamw_torch", "adamw_8bit", "paged_adamw_8bit")
@@ -65,7 +68,7 @@ def _dataset_entry(path: Path, dataset_format: str) -> dict[str, Any]:
     return entry
 
 
-class AxolotlLoRA(llm.LLMTrainer):
+class AxolotlLoRA(HFPauseResume, llm.LLMTrainer):
     """LoRA/QLoRA through Axolotl's YAML config."""
 
     def declare_search_space(self) -> SearchSpace:
@@ -111,7 +114,8 @@ class AxolotlLoRA(llm.LLMTrainer):
     def build_config(self, run: llm.LLMRun) -> dict[str, Any]:
         """The Axolotl YAML of one run, as a dict (keys from Axolotl's config schema)."""
         knobs, split, shape, request = run.knobs, run.split, run.shape, run.request
-        save_every_n_steps, resume_from = request.save_every_n_steps, request.resume_from
+        # a pause step is a save step (``llm.checkpoints``); a resume continues from its checkpoint
+        save_every_n_steps, resume_from = self.save_steps(request, shape.steps), request.resume_from
         quantized = self.field("quantize_base", "none") == "4bit"
         config: dict[str, Any] = {
             "base_model": self.field("base_model"),

@@ -153,6 +153,10 @@ def ensure_one_step_per_epoch(split: DatasetSplit, batch_size: int, accumulation
 class TorchtuneLoRA(llm.LLMTrainer):
     """LoRA through torchtune's ``lora_finetune_single_device`` recipe."""
 
+    #: 0.6.1's recipe saves optimizer and recipe state only at the end of an epoch ("Mid-epoch
+    #: checkpointing is currently not supported", recipes/lora_finetune_single_device.py), so a
+    #: run cannot pause at a rung step: a promoted config trains again from 0
+    resume_mode = "restart"
     loss_tags = ("loss",)
     eval_loss_tags = ()
     alpaca_in_chat_template = True

@@ -26,6 +26,7 @@ from bracket.fields import FieldSpec
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.llm import base as llm
+from bracket.trainer.llm.checkpoints import HFPauseResume
 
 DRIVER_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "unsloth_driver.py"
 #: HF optimizer names; the notebooks use adamw_8bit
@@ -41,7 +42,7 @@ FIELDS = (
 )
 
 
-class UnslothLoRA(llm.LLMTrainer):
+class UnslothLoRA(HFPauseResume, llm.LLMTrainer):
     """LoRA through Unsloth's FastLanguageModel and TRL's SFTTrainer (our driver)."""
 
     def declare_search_space(self) -> SearchSpace:
@@ -86,7 +87,8 @@ class UnslothLoRA(llm.LLMTrainer):
     def build_driver_config(self, run: llm.LLMRun) -> dict[str, Any]:
         """The driver's JSON config (keys documented in ``unsloth_driver``)."""
         knobs, split, shape, output_dir = run.knobs, run.split, run.shape, run.output_dir
-        save_every_n_steps, resume_from = run.request.save_every_n_steps, run.request.resume_from
+        # a pause step is a save step (``llm.checkpoints``); a resume continues from its checkpoint
+        save_every_n_steps, resume_from = self.save_steps(run.request, shape.steps), run.request.resume_from
         return {
             "model": self.field("base_model"),
             "device": "cpu" if self.on_cpu else "gpu",

@@ -44,6 +44,7 @@ from bracket.trainer.cache_key import cache_key, path_identity, session_cache_di
 from bracket.trainer.musubi.dataset import first_control_image, first_dataset_image, write_musubi_toml
 from bracket.trainer.musubi.space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
+from bracket.trainer.pause import paused_weights
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
 
@@ -83,6 +84,11 @@ class MusubiTrainer(Trainer):
     output_name: ClassVar[str] = "bracket"
     loss_tags = ("loss/current", "loss/average")
     dataset_style = "musubi"
+    #: at the pin (30c658c4) ``--resume`` restores weights, optimizer, schedule and RNG but the
+    #: training loop sets ``global_step = 0`` and starts at the first epoch ("TODO skip until
+    #: initial step", ``training/trainer_base.py``): no step counter to continue, so a promoted
+    #: config trains again from 0; a pause saves the rung's weights only (``paused_state``)
+    resume_mode = "restart"
 
     # -- per-architecture hooks ------------------------------------------------------------
     def variant_flags(self) -> list[str]:
@@ -237,12 +243,18 @@ class MusubiTrainer(Trainer):
             write_prompt_file(prompt_file, prompts, letters=self.prompt_letters)
             cmd += ["--sample_prompts", str(prompt_file),
                     "--sample_every_n_steps", str(int(request.sample_every_n_steps or max_steps))]
-        cmd += save_resume_args(request)
+        cmd += save_resume_args(request, pause="weights")
         return LaunchSpec(
             cmd=cmd, cwd=self.musubi_dir, env=make_subprocess_env(), output_dir=output_dir,
             logging_dir=logging_dir, sample_dir=output_dir / "sample" if self.writes_samples else None,
             loss_tags=self.loss_tags, label=run_dir.name, max_steps=int(max_steps),
+            pause_step=int(request.stop_at_step) if request.stop_at_step else None,
         )
+
+    def paused_state(self, output_dir: Path, step: int) -> Path | None:
+        """The weights saved at the rung step, once a later step is logged: a promoted musubi
+        config restarts (``resume_mode``), so its pause needs no optimizer state."""
+        return paused_weights(output_dir, self.output_name, int(step), self.loss_tags)
 
     # -- checks before anything runs -------------------------------------------------------------
     def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:

@@ -52,11 +52,11 @@ from bracket.trainer.base import (
     Trainer,
     make_accelerate_launch_prefix,
     make_subprocess_env,
-    save_resume_args,
 )
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.sd_scripts.caching import CACHE_LATENTS_SCRIPT, CACHE_TEXT_SCRIPT, SdScriptsCaching
+from bracket.trainer.sd_scripts.resume import KohyaPauseResume
 from bracket.trainer.validation import VALIDATION_TAGS
 from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
 
@@ -101,8 +101,9 @@ def optimizer_args(knobs: Mapping[str, Any]) -> list[str]:
     return []
 
 
-class SdScriptsTrainer(SdScriptsCaching, Trainer):
-    """Base of the sd-scripts adapters; subclasses set the class data below."""
+class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
+    """Base of the sd-scripts adapters; subclasses set the class data below. Pausing and
+    resuming: :mod:`bracket.trainer.sd_scripts.resume`."""
 
     dataset_style = "sd-scripts"
     checkout_field = "sd_scripts_dir"
@@ -235,14 +236,14 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         ]
 
     def sample_args(
-        self, run_dir: Path, prompts: Sequence[SamplePrompt] | None, every: int | None
+        self, run_dir: Path, prompts: Sequence[SamplePrompt] | None, every: int | None, *, at_first: bool = True
     ) -> list[str]:
         if not prompts:
             return []
         defaults = self.prompt_defaults()
         prompt_file = run_dir / "sample_prompts.txt"
         write_prompt_file(prompt_file, [p.with_defaults(**defaults) for p in prompts], letters=self.prompt_letters)
-        args = ["--sample_prompts", str(prompt_file), "--sample_at_first"]
+        args = ["--sample_prompts", str(prompt_file)] + (["--sample_at_first"] if at_first else [])
         if every:
             args += ["--sample_every_n_steps", str(int(every))]
         return args
@@ -251,7 +252,8 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
     def prepare_run(self, request: RunRequest) -> LaunchSpec:
         knobs, run_dir, max_steps = request.knobs, request.run_dir, request.max_steps
         run_dir.mkdir(parents=True, exist_ok=True)
-        run_toml, document = self.write_dataset_toml(request.dataset, run_dir, knobs)
+        run_toml, document = self.write_dataset_toml(request.dataset, run_dir, knobs,
+                                                     fit=lambda written: self.fit_epoch(written, request))
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs"
         python = self.python
@@ -283,8 +285,8 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
         if validating and request.sample_prompts and not sample_every:
             # samples at every validation step, so the best step validation names has samples to look at
             sample_every = self.validation.every(int(max_steps))
-        cmd += self.sample_args(run_dir, request.sample_prompts, sample_every)
-        cmd += save_resume_args(request)
+        cmd += self.sample_args(run_dir, request.sample_prompts, sample_every, at_first=self.sample_at_first(request))
+        cmd += self.pause_resume_args(request)
         if validating:
             cmd += self.validation_args(int(max_steps), sample_every if request.sample_prompts else None)
         return LaunchSpec(
@@ -292,6 +294,7 @@ class SdScriptsTrainer(SdScriptsCaching, Trainer):
             logging_dir=logging_dir, sample_dir=output_dir / "sample", loss_tags=self.loss_tags,
             label=self.script, max_steps=int(max_steps),
             eval_loss_tags=self.validation_tags if validating else (),
+            pause_step=int(request.stop_at_step) if request.stop_at_step else None,
         )
 
     def validation_args(self, max_steps: int, sample_every: int | None) -> list[str]:
@@ -340,6 +343,9 @@ class SdScriptsFull(SdScriptsTrainer):
     """A full fine-tune (``*_train.py``): logs ``loss``; Adafactor gets the fused backward pass."""
 
     is_lora = False
+    #: ``sdxl_train.py`` and the other full fine-tunes resume model, optimizer and schedule
+    #: but count steps from 0 over every epoch again (no ``train_state.json``, no skip)
+    resume_mode = "restart"
     loss_tags = FULL_LOSS_TAGS
     min_vram_gb = 24
     optimizers = ("Adafactor", "AdamW8bit")

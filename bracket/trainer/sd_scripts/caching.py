@@ -28,7 +28,7 @@ caching (the trainer would assert).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -161,9 +161,11 @@ class SdScriptsCaching:
         family = self.latent_cache_suffix.strip("_").split(".")[0] or "sd"
         return session_cache_dir(run_dir, self.field("cache_dir")) / f"{family}-{key}"
 
-    def write_dataset_toml(self, source: Path, run_dir: Path, knobs: Mapping[str, Any]) -> tuple[Path, dict]:
+    def write_dataset_toml(self, source: Path, run_dir: Path, knobs: Mapping[str, Any],
+                           fit: Callable[[dict], None] | None = None) -> tuple[Path, dict]:
         """The run's dataset TOML: batch size, resolution/buckets when the user set none, and
-        every subset's ``image_dir`` replaced by its mirror in the keyed cache folder."""
+        every subset's ``image_dir`` replaced by its mirror in the keyed cache folder; ``fit``
+        may then change the document (a paused run's repeats, ``sd_scripts.resume``)."""
         document = load_dataset_spec(source, "sd-scripts")
         general: dict[str, Any] = {"batch_size": int(knobs.get("batch_size", 1))}
         if not _has_key(document, "resolution"):
@@ -180,6 +182,8 @@ class SdScriptsCaching:
                     mirror = mirror_folder(Path(subset["image_dir"]), cache / f"s{index}")
                     subset["image_dir"] = str(mirror.resolve())
                     index += 1
+        if fit is not None:
+            fit(written)
         path.write_text(tomli_w.dumps(written), encoding="utf-8")
         return path, written
 

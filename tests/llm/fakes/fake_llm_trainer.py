@@ -5,6 +5,8 @@ axolotl.cli.train cfg.yml`` or ``-m torchtune._cli.tune run RECIPE --config C k=
 checks the config / overrides against the key inventories in ``../inventories`` (and the
 Axolotl rules: quoted "no", one warmup key, fixed eval split), writes tfevents with the
 trainer's real tag names and an adapter, and exits 0; any problem exits 2 with a message.
+Axolotl's ``save_steps`` checkpoints and ``resume_from_checkpoint`` behave as the HF Trainer's
+(``hf_checkpoints.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hf_checkpoints  # noqa: E402
 from tfevents_writer import ScalarWriter  # noqa: E402
 
 INVENTORIES = Path(__file__).resolve().parent.parent / "inventories"
@@ -62,15 +65,20 @@ def run_axolotl(argv: list[str]) -> None:
     logdir = os.environ.get("TENSORBOARD_LOGGING_DIR") or str(Path(config["output_dir"]) / "runs" / "x")
     writer = ScalarWriter(logdir)
     steps, every = int(config["max_steps"]), int(config["eval_steps"])
-    writer.add_scalar("eval/loss", 3.0, 0)
-    for step in range(1, steps + 1):
+    output = Path(config["output_dir"])
+    start = hf_checkpoints.resumed_step(config.get("resume_from_checkpoint"))
+    save_every = int(config["save_steps"]) if config.get("save_strategy") == "steps" else 0
+    writer.add_scalar("eval/loss", 3.0 if not start else 2.9 - start * 0.01, start)  # eval_on_start
+    for step in range(start + 1, steps + 1):
+        hf_checkpoints.step_pause()
         writer.add_scalar("train/loss", 3.0 - step * float(config["learning_rate"]) * 100, step)
         writer.add_scalar("train/learning_rate", float(config["learning_rate"]), step)
         if step % every == 0:
             writer.add_scalar("eval/loss", 2.9 - step * 0.01, step)
             writer.add_scalar("eval/ppl", 18.0, step)
+        if save_every and step % save_every == 0:  # after the step's log and eval, as the Trainer
+            hf_checkpoints.save_checkpoint(output, step)
     writer.close()
-    output = Path(config["output_dir"])
     output.mkdir(parents=True, exist_ok=True)
     (output / "adapter_config.json").write_text(json.dumps({"r": config["lora_r"]}), encoding="utf-8")
 

@@ -18,6 +18,7 @@ class ScalarWriter:
     def add_scalar(self, tag: str, value: float, step: int) -> None:
         summary = Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])
         self._writer.add_event(Event(wall_time=time.time(), step=int(step), summary=summary))
+        self._writer.flush()  # as transformers' TensorBoardCallback after every log
 
     def close(self) -> None:
         self._writer.close()

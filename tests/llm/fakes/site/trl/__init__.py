@@ -2,8 +2,12 @@
 
 import json
 import os
+import sys
 from pathlib import Path
 from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/llm/fakes: hf_checkpoints
+import hf_checkpoints  # noqa: E402
 
 import transformers
 import unsloth
@@ -44,10 +48,15 @@ class SFTTrainer:
         (out / "fake_calls.json").write_text(json.dumps({**unsloth.CALLS, "peft": self.model.peft}),
                                             encoding="utf-8")
         (out / "fake_first_text.txt").write_text(self.train_dataset.rows[0]["text"], encoding="utf-8")
+        self.state.global_step = hf_checkpoints.resumed_step(resume_from_checkpoint)
         if self.eval_dataset is not None and getattr(self.args, "eval_on_start", False):
             self._evaluate()
-        for step in range(1, self.args.max_steps + 1):
+        save_every = getattr(self.args, "save_steps", 0) if self.args.save_strategy == "steps" else 0
+        for step in range(self.state.global_step + 1, self.args.max_steps + 1):
+            hf_checkpoints.step_pause()
             self.state.global_step = step
             self._log({"loss": 3.0 / step, "learning_rate": self.args.learning_rate, "epoch": step / 10})
             if self.eval_dataset is not None and step % self.args.eval_steps == 0:
                 self._evaluate()
+            if save_every and step % save_every == 0:
+                hf_checkpoints.save_checkpoint(out, step, self.state.log_history)
