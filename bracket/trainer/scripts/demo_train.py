@@ -369,9 +369,9 @@ def train(args: argparse.Namespace) -> None:
                 sample(f"{step:06d}")
             stem = output_dir / f"{args.output_name}-step{step:08d}"
             save_weights(accelerator.unwrap_model(model), stem.with_name(stem.name + ".safetensors"))
-            save_training_state(accelerator, stem.with_name(stem.name + "-state"), step, generator, recent)
-            if writer is not None:
+            if writer is not None:  # flushed before the state is complete: Bracket may stop the run then
                 writer.close()
+            save_training_state(accelerator, stem.with_name(stem.name + "-state"), step, generator, recent)
             print(f"demo_train: paused at step {step} in {time.monotonic() - started:.1f}s", flush=True)
             return
     if prompts and last_sampled != step:
