@@ -133,13 +133,18 @@ class SearchSettings:
     def n_configs(self) -> int:
         """Configs the search starts: ``search_runs // seeds``; with halving, the most whose
         rungs fit the search's full-run equivalents."""
-        if not self.halving:
+        if not self.halving or not self._rungs_valid():  # bad rungs: ``validate`` says so
             return self.search_runs // self.seeds
         fractions, per_seed = self.rungs().fractions(), self.search_runs / self.seeds
         count = 0
         while count < MAX_BUDGET and halving_cost(count + 1, fractions, self.eta) <= per_seed + 1e-9:
             count += 1
         return count
+
+    def _rungs_valid(self) -> bool:
+        eta, smallest = self.eta, self.smallest_rung
+        return (isinstance(eta, int) and not isinstance(eta, bool) and 2 <= eta <= MAX_ETA
+                and isinstance(smallest, (int, float)) and not isinstance(smallest, bool) and 0 < smallest < 1)
 
     def rungs(self) -> Rungs:
         """The rungs of a halving search (``Rungs(eta, smallest_rung)``)."""
@@ -149,7 +154,7 @@ class SearchSettings:
         """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation rung
         ``"budget 24 = search 18 (18 configs × 1 seed) + confirm 6"``; with halving
         ``"budget 8 full runs = 27 configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"``."""
-        if self.halving:
+        if self.halving and self._rungs_valid():
             fractions = self.rungs().fractions()
             counts = rung_counts(self.n_configs, len(fractions), self.eta)
             steps = " → ".join(f"{count}{' configs' if i == 0 else ''} to {share_label(share)}"
@@ -215,7 +220,7 @@ class SearchSettings:
         if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1):
             problems.append(f"warm-up share must be a number in (0, 1], got {share!r}.")
         eta, smallest = self.eta, self.smallest_rung
-        if isinstance(eta, bool) or not isinstance(eta, int) or not 2 <= eta <= MAX_ETA:
+        if not isinstance(eta, int) or isinstance(eta, bool) or not 2 <= eta <= MAX_ETA:
             problems.append(f"the reduction factor (--eta) must be a whole number from 2 to {MAX_ETA}, got {eta!r}.")
         if isinstance(smallest, bool) or not isinstance(smallest, (int, float)) or not 0 < smallest < 1:
             problems.append(f"the smallest rung (--smallest-rung) must be a share of the steps in (0, 1), such as "
