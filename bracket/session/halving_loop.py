@@ -39,6 +39,43 @@ def session_rungs(settings: Any, trainer: Any) -> StepRungs:
     return StepRungs(int(settings.eta), settings.rungs().steps(int(settings.steps), every=int(every)))
 
 
+def halving_history(session: Any) -> list[Any]:
+    """The search configs as the sampler sees them in a halving search, never mixing a short
+    run's score with a full run's: the *reference rung* is the highest with at least ``eta``
+    scored configs; a config scored there is COMPLETE with that score (full length: its
+    ordinary score among the full runs), one that stopped below it PRUNED with its score at the
+    highest rung it reached (TPE ranks those by the step, then the value), one training RUNNING."""
+    from optuna.trial import TrialState
+
+    from bracket.search.types import ScoredConfig
+
+    loop = HalvingLoop(session, wait_s=0.0)
+    configs, runs, scores = loop.state()
+    last = len(loop.rungs.steps) - 1
+    full = session.scoreboard.config_values(runs)  # scored runs are the full-length ones
+    scores = {**scores, **{(cid, last): value for cid, value in full.items()}}
+    counts = [sum(1 for (_, r) in scores if r == rung) for rung in range(last + 1)]
+    reference = max((r for r, n in enumerate(counts) if n >= loop.settings.eta), default=0)
+    history = []
+    for config in configs:
+        params = session.space.searched_params(config["params"])
+        reached = [r for (cid, r) in scores if cid == config["id"]]
+        common = {"kind": config["kind"], "name": str(config.get("name") or "")}
+        if not reached:
+            if config["status"] in ("running", "paused", "failed"):
+                state = TrialState.FAIL if config["status"] == "failed" else TrialState.RUNNING
+                history.append(ScoredConfig(params, None, state, config["kind"]))
+            continue
+        top = max(reached)
+        if top >= reference:  # compared where every config of the reference rung is
+            value = scores.get((config["id"], reference), scores[(config["id"], top)])
+            history.append(ScoredConfig(params, value, TrialState.COMPLETE, **common))
+        else:
+            history.append(ScoredConfig(params, scores[(config["id"], top)], TrialState.PRUNED,
+                                        step=loop.rungs.steps[top], **common))
+    return history
+
+
 @dataclass
 class Work:
     """One thing to train: ``seeds`` of ``config`` anew, or its paused ``runs`` resumed, to ``stop_at``."""

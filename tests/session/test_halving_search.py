@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from optuna.samplers import TPESampler
+
+from bracket.search.controller import CurrentScoreSampler
 from bracket.session.config import SearchSettings
+from bracket.session.halving_loop import halving_history
 from bracket.session.session import Session
 from bracket.standings import standings
 from tests.conftest import make_caption_folder
@@ -59,6 +63,16 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
     for config in stopped:
         trial = trials[config["trial_number"]]
         assert trial.state.name == "PRUNED" and trial.user_attrs["stopped_reason"] == config["rung_note"]
+
+    # the sampler learns across rungs without mixing a short run's score with a full run's: the
+    # reference rung is 1/2 (the highest with eta = 2 configs), the two below it are PRUNED at step 4
+    history = {h.name: h for h in halving_history(session)}
+    assert {n: h.state.name for n, h in history.items()} == {
+        "radam": "COMPLETE", "adamw-fast": "COMPLETE", "baseline": "PRUNED", "sgd": "PRUNED"}
+    assert history["radam"].value < history["adamw-fast"].value and history["sgd"].step == 4
+    inner = CurrentScoreSampler(session.space, lambda: list(history.values()),
+                                lambda seed, seen: TPESampler(seed=seed, n_startup_trials=1), seed=0)
+    assert set(inner.plan()) >= {"learning_rate", "optimizer_type"}  # TPE takes the pruned trials
 
     # a person rates the samples at 1/4: a stopped config becomes the best there and resumes
     lifted = next(c for c in stopped if c["rung"] == 0)
