@@ -168,6 +168,9 @@ class HalvingLoop:
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
         s, control = self.session, self.session.control
+        if getattr(s.trainer, "resume_mode", "restart") != "continue":
+            s.add_note(f"halving: {type(s.trainer).__name__} cannot resume a paused run, so a promoted config "
+                       "trains again from step 0 to its next rung")
         while not control.halted:
             control.wait_while_paused(s.changed)
             if control.stop_requested():
