@@ -85,3 +85,16 @@ def test_a_resumed_trainer_counting_from_one_again_is_stored_at_true_steps(tmp_p
     assert [s for s, _ in done["loss"]] == list(range(1, 17)) and done["launches"] == 2 and done["last_step"] == 16
     assert done["pause_step"] is None
     session.close()
+
+
+def test_a_trainer_that_cannot_resume_trains_the_promoted_config_again_from_zero(tmp_path, runs_dir, monkeypatch):
+    session, run = _first_paused(tmp_path, runs_dir, "restart")
+    monkeypatch.setattr(type(session.trainer), "resume_mode", "restart")
+    requests, prepare = [], session.trainer.prepare_run
+    monkeypatch.setattr(session.trainer, "prepare_run", lambda request: requests.append(request) or prepare(request))
+    assert session.pipeline.resume(run["id"], stop_at_step=8) == "paused"
+    again = session.store.get_run(run["id"])
+    assert requests[0].resume_from is None and requests[0].resume_step is None and requests[0].stop_at_step == 8
+    # the same row, the series replaced by the new launch's (the first launch's events not read again)
+    assert [s for s, _ in again["loss"]] == list(range(1, 9)) and again["launches"] == 2
+    session.close()
