@@ -110,3 +110,13 @@ def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str
                 out[(config_id, rung)] = statistics.fmean(values)
     return out
 
+
+
+def full_runs_spent(runs: Sequence[Mapping[str, Any]], full_steps: int, *, launch_steps: float = 0.0) -> float:
+    """The compute a halving search's runs have used, in full-run equivalents
+    (``halving.cost``: every step trained, plus ``launch_steps`` of start-up per launch)."""
+    from bracket.search.halving import cost
+
+    trained = [r for r in runs if r.get("kind") != "setup" and r.get("launches")]
+    steps = sum(max(int(r.get("last_step") or 0), int(r.get("pause_step") or 0)) for r in trained)
+    return cost(steps, sum(int(r["launches"]) for r in trained), int(full_steps), launch_steps=launch_steps)

@@ -17,6 +17,7 @@ from optuna.samplers import TPESampler
 from bracket.search.controller import CurrentScoreSampler
 from bracket.session.config import SearchSettings
 from bracket.session.halving_loop import halving_history
+from bracket.session.rung_scores import full_runs_spent
 from bracket.session.session import Session
 from bracket.standings import standings
 from tests.conftest import make_caption_folder
@@ -57,6 +58,8 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
     assert sorted(c["rung"] for c in stopped) == [0, 0, 1]
     # the winner is the full-length run; the study saw the curves and why the others stopped
     assert standings(session).boards["search"].rows[0].name == winner["name"]
+    # compute in full-run equivalents: 4 × 4 + 2 × 4 more + 1 × 8 more steps = 32 of 16 = 2 full runs (the budget)
+    assert full_runs_spent(runs, 16) == 2.0 and full_runs_spent(runs, 16, launch_steps=4) == (32 + 7 * 4) / 20
     trials = {t.number: t for t in session.store.study(session.name).trials}
     assert trials[winner["trial_number"]].state.name == "COMPLETE"
     assert sorted(trials[winner["trial_number"]].intermediate_values) == [4, 8]
