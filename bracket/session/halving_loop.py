@@ -28,7 +28,7 @@ from typing import Any
 
 from bracket.search.halving import Promotion, promotions, share_label, stopped_reason
 from bracket.session.confirm import confirm_step
-from bracket.session.rung_scores import StepRungs, parked, rung_scores, seed_runs
+from bracket.session.rung_scores import StepRungs, full_runs_spent, parked, rung_scores, seed_runs
 from bracket.session.schema import RUN_ACTIVE
 
 
@@ -140,7 +140,10 @@ class HalvingLoop:
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
         # candidate: a rating that lifts it into the top share promotes it
         places = [parked(c, runs, self.rungs, seeds) for c in configs]
-        for promotion in promotions(places, scores, self.rungs, closing=self.closing(configs)):
+        closing = self.closing(configs)
+        for promotion in promotions(places, scores, self.rungs, closing=closing):
+            if closing and not self.affordable(promotion, scores, runs):
+                continue
             work = self._promoted(promotion, configs, runs)
             if work is not None:
                 return work
@@ -155,6 +158,20 @@ class HalvingLoop:
         config = next(c for c in s.store.configs(s.name, stage="search") if c["id"] == config_id)
         s.store.update_config(config_id, rung_state="running", rung_note=f"running to {self.label(0)}")
         return Work(config, self.stop_at(0), seeds=list(range(seeds)))
+
+    def affordable(self, promotion: Promotion, scores: Mapping[tuple[int, int], float],
+                   runs: list[dict[str, Any]]) -> bool:
+        """Whether the budget left pays for ``promotion`` — always for the best config of its
+        rung (when no new config can come, the best of each rung goes on; the rest only while
+        the budget lasts: the closing rule's wider share must not overspend the GPU time)."""
+        rung = promotion.to_rung - 1
+        ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung)
+        if ranked and ranked[0][1] == promotion.config_id:
+            return True
+        steps = self.rungs.steps
+        need = self.settings.seeds * (steps[promotion.to_rung] - steps[rung]) / steps[-1]
+        spent = full_runs_spent([r for r in runs if (r.get("seed_index") or 0) < self.settings.seeds], steps[-1])
+        return spent + need <= self.settings.search_runs + 1e-9
 
     def _promoted(self, promotion: Promotion, configs: list[dict[str, Any]], runs: list[dict[str, Any]]) -> Work | None:
         config = next(c for c in configs if c["id"] == promotion.config_id)

@@ -11,12 +11,14 @@ full-length run. Then a rating that lifts a stopped config promotes it: it resum
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from optuna.samplers import TPESampler
 
 from bracket.search.controller import CurrentScoreSampler
+from bracket.search.halving import Promotion
 from bracket.session.config import SearchSettings
-from bracket.session.halving_loop import halving_history
+from bracket.session.halving_loop import HalvingLoop, halving_history
 from bracket.session.rung_scores import full_runs_spent
 from bracket.session.session import Session
 from bracket.standings import standings
@@ -89,3 +91,18 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
     assert resumed["launches"] >= 2 and [s for s, _ in resumed["loss"]][:5] == [1, 2, 3, 4, 5]
     assert next(c for c in again.store.configs(again.name) if c["id"] == lifted["id"])["rung"] >= 1
     again.close()
+
+
+
+def test_closing_takes_the_best_of_a_rung_on_but_a_wider_share_only_while_the_budget_lasts():
+    settings = SearchSettings(budget=2, steps=8, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.5,
+                              confirm=0)
+    loop = HalvingLoop(SimpleNamespace(settings=settings, trainer=SimpleNamespace(validation=None)), wait_s=0)
+    scores = {(1, 0): 0.1, (2, 0): 0.5, (3, 0): 0.9}
+    paused = [{"id": i, "config_id": i, "status": "paused", "pause_step": 4, "last_step": 4, "launches": 1,
+               "seed_index": 0} for i in (1, 2, 3)]
+    second = Promotion(2, 1, "promoted: 2 of 3 at 1/2, top 2 go on to full")
+    assert loop.affordable(second, scores, paused)  # 1.5 spent + 0.5 = the budget
+    spent = [{**paused[0], "status": "done", "last_step": 8, "pause_step": None, "launches": 2}, *paused[1:]]
+    assert not loop.affordable(second, scores, spent)  # 2.0 spent: nothing left for the second
+    assert loop.affordable(Promotion(1, 1, ""), scores, spent)  # the best of a rung always goes on
