@@ -164,6 +164,7 @@ class RunExecutor:
         def on_poll() -> None:
             if reader.poll():
                 loss = launch.joined(reader.loss_series())
+                launch.saw(len(launch.true_steps(reader.loss_series())), time.time() - started_at)
                 with self._lock:
                     self.current["loss"] = loss
                     self.current["step"] = max((step for step, _ in loss), default=0)
@@ -199,6 +200,7 @@ class RunExecutor:
         finally:
             with self._lock:
                 self._runner = None
+        launch.keep(run_dir, len(launch.true_steps(reader.loss_series())), result.duration_s)
         return self._record(run_id, spec, reader, result, scored=scored, log_path=log_path, launch=launch)
 
     def _abandon(self, run_id: int, runner: Runner, error: BaseException) -> None:

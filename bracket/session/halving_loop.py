@@ -26,8 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bracket.search.halving import Promotion, promotions, share_label, stopped_reason
+from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason
 from bracket.session.confirm import confirm_step
+from bracket.session.launches import startup_steps
 from bracket.session.rung_scores import StepRungs, full_runs_spent, parked, rung_scores, seed_runs
 from bracket.session.schema import RUN_ACTIVE
 
@@ -168,10 +169,11 @@ class HalvingLoop:
         ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung)
         if ranked and ranked[0][1] == promotion.config_id:
             return True
-        steps = self.rungs.steps
-        need = self.settings.seeds * (steps[promotion.to_rung] - steps[rung]) / steps[-1]
-        spent = full_runs_spent([r for r in runs if (r.get("seed_index") or 0) < self.settings.seeds], steps[-1])
-        return spent + need <= self.settings.search_runs + 1e-9
+        steps, seeds = self.rungs.steps, self.settings.seeds
+        search = [r for r in runs if (r.get("seed_index") or 0) < seeds]
+        launch = startup_steps([r["run_dir"] for r in search if r.get("run_dir")])  # 0 until measured
+        need = seeds * cost(steps[promotion.to_rung] - steps[rung], 1, steps[-1], launch_steps=launch)
+        return full_runs_spent(search, steps[-1], launch_steps=launch) + need <= self.settings.search_runs + 1e-9
 
     def _promoted(self, promotion: Promotion, configs: list[dict[str, Any]], runs: list[dict[str, Any]]) -> Work | None:
         config = next(c for c in configs if c["id"] == promotion.config_id)

@@ -7,16 +7,25 @@ trainer that counts its steps from 1 again after a resume — sd-scripts without
 ``--skip_until_initial_step`` — would otherwise overwrite them); its steps are moved on by the
 resumed step when they start again at 1, and appended to the stored points up to that step.
 A launch that trains again from 0 (``resume_mode == "restart"``) replaces the series.
+
+Each launch also notes, in ``<run_dir>/logs/launches.jsonl``, when its first steps were
+logged and how long it ran, from which :func:`startup_steps` measures a session's start-up
+per launch (model load, caches) in steps: what a halving search's budget charges a launch.
 """
 
 from __future__ import annotations
 
+import json
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 Series = list[tuple[int, float]]
+LAUNCHES_FILE = "launches.jsonl"
+#: a launch counts for the start-up estimate when it trained at least this many steps after its first
+MIN_TIMED_STEPS = 3
 
 
 def _points(values: Any) -> Series:
@@ -38,6 +47,26 @@ class Launch:
     launches_before: int = 0
     #: seconds the earlier launches trained
     duration_before: float = 0.0
+
+    #: (steps logged, seconds since the launch) when its first steps were seen
+    first_seen: tuple[int, float] | None = None
+
+    def saw(self, steps: int, seconds: float) -> None:
+        """The reader found this launch's first ``steps`` steps ``seconds`` after it started."""
+        if self.first_seen is None and steps > 0:
+            self.first_seen = (steps, seconds)
+
+    def keep(self, run_dir: Path, steps: int, seconds: float | None) -> None:
+        """Note this launch's timing in ``<run_dir>/logs/launches.jsonl`` (best effort)."""
+        if self.first_seen is None or not seconds:
+            return
+        record = {"first_steps": self.first_seen[0], "first_s": round(self.first_seen[1], 3), "steps": steps,
+                  "seconds": round(float(seconds), 3)}
+        try:
+            with (Path(run_dir) / "logs" / LAUNCHES_FILE).open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+        except OSError:
+            pass
 
     @classmethod
     def of(cls, run: Mapping[str, Any], logging_dir: Path | None, tfevents_glob: str,
@@ -70,3 +99,25 @@ class Launch:
 def up_to(points: Sequence[tuple[int, float]], step: int) -> Series:
     """The points at or before ``step`` (a paused run's series ends at its pause)."""
     return [(s, v) for s, v in _points(points) if s <= step]
+
+
+def startup_steps(run_dirs: Sequence[Path | str]) -> float:
+    """A launch's start-up (from its start to its first step, less that step's own time) in
+    steps of training, the median over the launches noted in ``run_dirs``; 0 until measured."""
+    ratios: list[float] = []
+    for run_dir in run_dirs:
+        try:
+            lines = (Path(run_dir) / "logs" / LAUNCHES_FILE).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                record = json.loads(line)
+                timed = int(record["steps"]) - int(record["first_steps"])
+                step_s = (float(record["seconds"]) - float(record["first_s"])) / timed if timed > 0 else 0.0
+                startup = float(record["first_s"]) - int(record["first_steps"]) * step_s
+            except (ValueError, KeyError, TypeError):
+                continue
+            if timed >= MIN_TIMED_STEPS and step_s > 0:
+                ratios.append(max(0.0, startup / step_s))
+    return statistics.median(ratios) if ratios else 0.0

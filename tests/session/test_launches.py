@@ -35,3 +35,18 @@ def test_a_first_launch_or_a_restart_replaces_the_series_and_skips_old_event_fil
     assert launch.old_event_files == (old,)
     assert launch.joined(_points(1, 5)) == _points(1, 5)
     assert up_to(_points(1, 10), 4) == _points(1, 4)
+
+
+def test_the_start_up_of_a_launch_is_measured_in_steps_from_the_launches_noted(tmp_path):
+    from bracket.session.launches import startup_steps
+
+    assert startup_steps([tmp_path / "none"]) == 0.0  # until measured: 0
+    for name, records in {"a": [(1, 31.0, 101, 131.0)], "b": [(2, 12.0, 42, 52.0), (5, 5.0, 5, 5.0)]}.items():
+        logs = tmp_path / name / "logs"
+        logs.mkdir(parents=True)
+        for first_steps, first_s, steps, seconds in records:
+            launch = Launch()
+            launch.saw(first_steps, first_s)
+            launch.keep(tmp_path / name, steps, seconds)
+    # a: 1 s a step, 30 s before the first; b: 1 s a step, 10 s before; the 5-step one timed nothing
+    assert startup_steps([tmp_path / "a", tmp_path / "b"]) == 20.0
