@@ -6,9 +6,11 @@ nothing random, with ``q = 0.1 + 0.2 * |log10(lr) + 2.5|`` — a config's order 
 every step, so a test knows which config the rule must keep. ``--stop_at_step N`` writes
 ``<output_dir>/demo-step<N:08d>-state/`` (``train_state.json``, then ``COMPLETE``) and exits;
 ``--resume DIR`` goes on from that state's step, logging true steps (or, with
-``PAUSING_FAKE_RESTART_COUNT=1``, from 1 again, as sd-scripts does without
-``--skip_until_initial_step``). ``PAUSING_FAKE_HANG_AFTER_STATE=1``: after a pause state is
-complete, keep running (a trainer that cannot stop itself).
+``BRACKET_FAKE_PAUSE_RECOUNT=1``, from 1 again, as sd-scripts does without
+``--skip_until_initial_step``). ``BRACKET_FAKE_PAUSE_HANG=1``: after a pause state is
+complete, keep running (a trainer that cannot stop itself). ``--save_every_n_steps N`` with
+``--save_state`` writes ``demo-step<N:08d>-state/`` every N steps; ``BRACKET_FAKE_PAUSE_FAIL_AT=K``
+exits 1 after step K (a long run dying half way).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ def main() -> None:
     parser.add_argument("--max_train_steps", type=int, default=10)
     parser.add_argument("--stop_at_step", type=int, default=None)
     parser.add_argument("--sample_every_n_steps", type=int, default=None)
+    parser.add_argument("--save_every_n_steps", type=int, default=None)
+    parser.add_argument("--save_state", action="store_true")
     args, _ = parser.parse_known_args()
     from tensorboard.compat.proto import event_pb2, summary_pb2
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
@@ -38,7 +42,7 @@ def main() -> None:
     start = 0
     if args.resume:
         start = json.loads((Path(args.resume) / "train_state.json").read_text())["current_step"]
-    restart_count = os.environ.get("PAUSING_FAKE_RESTART_COUNT") == "1"
+    restart_count = os.environ.get("BRACKET_FAKE_PAUSE_RECOUNT") == "1"
     folder = Path(args.logging_dir) / time.strftime("%Y%m%d%H%M%S") / "network_train"
     writer = EventFileWriter(str(folder))
     quality = 0.1 + 0.2 * abs(math.log10(args.learning_rate) + 2.5)
@@ -51,13 +55,16 @@ def main() -> None:
         summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="loss/current", simple_value=loss)])
         writer.add_event(event_pb2.Event(wall_time=time.time(), step=logged, summary=summary))
         writer.flush()
-        if step == stop:
-            writer.close()
+        if args.save_state and args.save_every_n_steps and step % args.save_every_n_steps == 0 or step == stop:
             state = output / f"demo-step{step:08d}-state"
             state.mkdir(exist_ok=True)
             (state / "train_state.json").write_text(json.dumps({"current_step": step}))
             (state / "COMPLETE").write_text(str(step))
-            while os.environ.get("PAUSING_FAKE_HANG_AFTER_STATE") == "1":
+        if step == int(os.environ.get("BRACKET_FAKE_PAUSE_FAIL_AT") or 0):
+            raise SystemExit(1)
+        if step == stop:
+            writer.close()
+            while os.environ.get("BRACKET_FAKE_PAUSE_HANG") == "1":
                 time.sleep(0.1)
             return
     writer.close()

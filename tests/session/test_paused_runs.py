@@ -70,7 +70,7 @@ def test_a_resume_cut_short_goes_back_to_paused_and_resumes_again(tmp_path, runs
 
 
 def test_a_trainer_that_cannot_stop_itself_is_stopped_once_its_state_is_complete(tmp_path, runs_dir, monkeypatch):
-    monkeypatch.setenv("PAUSING_FAKE_HANG_AFTER_STATE", "1")
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_HANG", "1")
     monkeypatch.setattr("bracket.session.execute.PAUSE_GRACE_SECONDS", 0.5)
     session, run = _first_paused(tmp_path, runs_dir, "hang")
     assert [s for s, _ in run["loss"]] == [1, 2, 3, 4]
@@ -79,7 +79,7 @@ def test_a_trainer_that_cannot_stop_itself_is_stopped_once_its_state_is_complete
 
 def test_a_resumed_trainer_counting_from_one_again_is_stored_at_true_steps(tmp_path, runs_dir, monkeypatch):
     session, run = _first_paused(tmp_path, runs_dir, "count")
-    monkeypatch.setenv("PAUSING_FAKE_RESTART_COUNT", "1")  # logs 1…12 for the true steps 5…16
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_RECOUNT", "1")  # logs 1…12 for the true steps 5…16
     assert session.pipeline.resume(run["id"]) == "done"
     done = session.store.get_run(run["id"])
     assert [s for s, _ in done["loss"]] == list(range(1, 17)) and done["launches"] == 2 and done["last_step"] == 16
@@ -98,3 +98,24 @@ def test_a_trainer_that_cannot_resume_trains_the_promoted_config_again_from_zero
     # the same row, the series replaced by the new launch's (the first launch's events not read again)
     assert [s for s, _ in again["loss"]] == list(range(1, 9)) and again["launches"] == 2
     session.close()
+
+
+def test_a_promote_run_resumed_after_it_died_stores_its_true_steps_in_one_row(tmp_path, runs_dir, monkeypatch):
+    # the issue's case: a resumed promote logged 1…10 for the true steps 11…20 and was stored as a short series
+    from bracket.cli import main
+
+    settings = SearchSettings(budget=1, steps=8, confirm=0, sample_prompts="a red circle --d 1")
+    session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="promote")
+    assert session.run() == "finished"
+    folder = session.folder
+    session.close()
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_FAIL_AT", "12")
+    assert main(["promote", str(folder), "--steps", "20", "--save-every", "5"]) == 1
+    monkeypatch.delenv("BRACKET_FAKE_PAUSE_FAIL_AT")
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_RECOUNT", "1")  # resumes from step 10's state, counting from 1
+    assert main(["promote", str(folder), "--steps", "20", "--save-every", "5"]) == 0
+    reopened = Session.open(folder)
+    promoted = [r for r in reopened.store.runs(reopened.name) if r["stage"] == "promote"]
+    assert [(r["status"], r["launches"], r["last_step"]) for r in promoted] == [("done", 2, 20)]
+    assert [s for s, _ in promoted[0]["loss"]] == list(range(1, 21))
+    reopened.close()
