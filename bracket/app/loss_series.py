@@ -32,7 +32,7 @@ class LossSeries:
         series: dict[int, Series] = {}
         live = snap.current or {}
         missing = [r["id"] for r in wanted if r["id"] not in self._finished and live.get("run_id") != r["id"]
-                   and (r["status"] in RUN_SPENT or r["status"] == "interrupted")]
+                   and (r["status"] in RUN_SPENT or r["status"] in ("interrupted", "paused"))]
         for run_id, stored in store.series(missing).items():  # one query for all new ones
             self._finished[run_id] = [tuple(p) for p in stored["loss"] or []]
             self._validation[run_id] = [tuple(p) for p in stored.get("eval_loss") or []]

@@ -6,6 +6,12 @@ seeds, :mod:`bracket.session.confirm`); the rest, with ``seeds`` runs per config
 buys ``(budget - confirm) // seeds`` configurations. :meth:`SearchSettings.plan` says so in
 words ("budget 24 = search 18 (18 configs × 1 seed) + confirm 6"), and the UI and the CLI
 both show that sentence.
+
+With **successive halving** (``halving``, ``bracket.search.halving``) the budget counts
+full-run equivalents instead: every config starts with the schedule of a full run but pauses
+at the first rung (``smallest_rung`` of the steps), and only the top ``1/eta`` at a rung
+resume to the next, so the same budget tries many more configs ("budget 8 full runs = 27
+configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2").
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Any
 
 from bracket.errors import BracketError
 from bracket.judge.combine import validate_weights
+from bracket.search.halving import DEFAULT_ETA, DEFAULT_SMALLEST, Rungs, share_label
 from bracket.search.types import ALGORITHMS
 from bracket.session.scoring import effective_weights
 from bracket.trainer.base import WARMUP_SHARE
@@ -31,6 +38,25 @@ MAX_SEED = 2**31 - 1
 AUTO_CONFIRM_MIN_CONFIGS = 8
 #: share of the budget the automatic confirmation rung takes
 AUTO_CONFIRM_SHARE = 0.25
+#: the largest reduction factor accepted (a typo guard: 10 already stops 9 of every 10)
+MAX_ETA = 10
+
+
+def rung_counts(n_configs: int, rungs: int, eta: int) -> list[int]:
+    """How many of ``n_configs`` reach each of ``rungs`` rungs when the top ``1/eta`` go on (at least 1)."""
+    counts = [int(n_configs)]
+    for _ in range(rungs - 1):
+        counts.append(max(1, counts[-1] // eta) if counts[-1] else 0)
+    return counts
+
+
+def halving_cost(n_configs: int, fractions: tuple[float, ...], eta: int) -> float:
+    """Full-run equivalents (per seed) that ``n_configs`` cost when each rung keeps the top ``1/eta``."""
+    previous, cost = 0.0, 0.0
+    for share, count in zip(fractions, rung_counts(n_configs, len(fractions), eta)):
+        cost += count * (share - previous)
+        previous = share
+    return cost
 
 
 class SettingsError(BracketError):
@@ -75,6 +101,13 @@ class SearchSettings:
     #: None = automatic (decided once when the session is created, ``bracket.session.validation``),
     #: 0 = off. A created session stores the decision, so every run uses the same split and seed.
     validation_split: float | None = None
+    #: successive halving (``bracket.search.halving``): configs pause at rungs, the top ``1/eta``
+    #: resume; the budget then counts full-run equivalents
+    halving: bool = False
+    #: the reduction factor: the top 1/eta of the configs at a rung go on to the next
+    eta: int = DEFAULT_ETA
+    #: the first rung, as a share of ``steps``
+    smallest_rung: float = DEFAULT_SMALLEST
 
     @property
     def confirm_runs(self) -> int:
@@ -98,11 +131,37 @@ class SearchSettings:
 
     @property
     def n_configs(self) -> int:
-        return self.search_runs // self.seeds
+        """Configs the search starts: ``search_runs // seeds``; with halving, the most whose
+        rungs fit the search's full-run equivalents."""
+        if not self.halving or not self._rungs_valid():  # bad rungs: ``validate`` says so
+            return self.search_runs // self.seeds
+        fractions, per_seed = self.rungs().fractions(), self.search_runs / self.seeds
+        count = 0
+        while count < MAX_BUDGET and halving_cost(count + 1, fractions, self.eta) <= per_seed + 1e-9:
+            count += 1
+        return count
+
+    def _rungs_valid(self) -> bool:
+        eta, smallest = self.eta, self.smallest_rung
+        return (isinstance(eta, int) and not isinstance(eta, bool) and 2 <= eta <= MAX_ETA
+                and isinstance(smallest, (int, float)) and not isinstance(smallest, bool) and 0 < smallest < 1)
+
+    def rungs(self) -> Rungs:
+        """The rungs of a halving search (``Rungs(eta, smallest_rung)``)."""
+        return Rungs(int(self.eta), float(self.smallest_rung))
 
     def plan(self) -> str:
         """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation rung
-        ``"budget 24 = search 18 (18 configs × 1 seed) + confirm 6"``."""
+        ``"budget 24 = search 18 (18 configs × 1 seed) + confirm 6"``; with halving
+        ``"budget 8 full runs = 27 configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"``."""
+        if self.halving and self._rungs_valid():
+            fractions = self.rungs().fractions()
+            counts = rung_counts(self.n_configs, len(fractions), self.eta)
+            steps = " → ".join(f"{count}{' configs' if i == 0 else ''} to {share_label(share)}"
+                               for i, (count, share) in enumerate(zip(counts, fractions)))
+            seeds = f" × {self.seeds} seeds" if self.seeds > 1 else ""
+            confirm = f" + confirm {self.confirm_runs}" if self.confirm_runs else ""
+            return f"budget {self.budget} full runs = {steps}{seeds}{confirm}"
         seeds = (f"{self.n_configs} config{'s' if self.n_configs != 1 else ''} × "
                  f"{self.seeds} seed{'s' if self.seeds > 1 else ''}")
         if self.confirm_runs:
@@ -160,6 +219,15 @@ class SearchSettings:
         share = self.warmup_share
         if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1):
             problems.append(f"warm-up share must be a number in (0, 1], got {share!r}.")
+        eta, smallest = self.eta, self.smallest_rung
+        if not isinstance(eta, int) or isinstance(eta, bool) or not 2 <= eta <= MAX_ETA:
+            problems.append(f"the reduction factor (--eta) must be a whole number from 2 to {MAX_ETA}, got {eta!r}.")
+        if isinstance(smallest, bool) or not isinstance(smallest, (int, float)) or not 0 < smallest < 1:
+            problems.append(f"the smallest rung (--smallest-rung) must be a share of the steps in (0, 1), such as "
+                            f"0.111 (1/9), got {smallest!r}.")
+        elif self.halving and not problems and self.n_configs < 1:
+            problems.append(f"budget {self.budget} leaves no full run for the search with halving; raise the budget "
+                            "or lower the confirmation runs (--confirm).")
         if self.algorithm not in ALGORITHMS:
             problems.append(f"search algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}.")
         if self.timeout_s is not None and not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):

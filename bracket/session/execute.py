@@ -23,6 +23,7 @@ from typing import Any
 
 from bracket.judge.divergence import DivergenceMonitor
 from bracket.session.config import SearchSettings
+from bracket.session.launches import Launch, up_to
 from bracket.session.proc import run_marker
 from bracket.session.runner import RunResult, Runner, read_log_tail
 from bracket.session.samples import collect_samples
@@ -32,6 +33,8 @@ from bracket.trainer.base import LaunchSpec
 
 log = logging.getLogger(__name__)
 PERSIST_SECONDS = 3.0
+#: how long a run whose paused state is complete may go on to exit by itself before it is stopped
+PAUSE_GRACE_SECONDS = 5.0
 
 
 def sample_record(sample: Any) -> dict[str, Any]:
@@ -126,8 +129,14 @@ class RunExecutor:
             return None if self.current is None else {**self.current, "loss": list(self.current["loss"]),
                                                       "samples": list(self.current["samples"])}
 
-    def execute(self, run_id: int, spec: LaunchSpec, *, scored: bool, run_dir: Path | None = None) -> str:
-        """Run ``spec`` as run ``run_id`` to its end; returns the final run status."""
+    def execute(self, run_id: int, spec: LaunchSpec, *, scored: bool, run_dir: Path | None = None,
+                resume_step: int | None = None) -> str:
+        """Run ``spec`` as run ``run_id`` to its end; returns the final run status.
+
+        With ``spec.pause_step`` the run is recorded "paused" once the trainer's state for that
+        step is complete (``Trainer.paused_state``): it exits by itself there, or is stopped
+        then. ``resume_step``: this launch resumes the run's own state of that step in its run
+        folder; its series continue the stored one with true steps (``bracket.session.launches``)."""
         store, settings = self.store, self.settings
         gpu = self.gpu
         if gpu:  # a worker pinned to one GPU (`bracket worker --gpu N`)
@@ -139,27 +148,35 @@ class RunExecutor:
         # the marker every process of the run inherits: recovery derives it again from the stored row
         runner = Runner(spec, log_path, timeout_s=settings.timeout_s,
                         marker=run_marker(self.session_name, run_id, started_at))
-        reader = ScalarReader(spec.logging_dir, spec.tfevents_glob, tuple(spec.loss_tags) + tuple(spec.eval_loss_tags))
+        launch = Launch.of(store.get_run(run_id) or {}, spec.logging_dir, spec.tfevents_glob, resume_step)
+        reader = ScalarReader(spec.logging_dir, spec.tfevents_glob, tuple(spec.loss_tags) + tuple(spec.eval_loss_tags),
+                              skip=launch.old_event_files)
         store.update_run(run_id, status="running", run_dir=str(run_dir), output_dir=str(spec.output_dir),
-                         started_at=started_at, max_steps=spec.max_steps, worker=self.worker_id)
+                         started_at=started_at, max_steps=spec.max_steps, worker=self.worker_id,
+                         launches=launch.launches_before + 1)
         with self._lock:
             self._runner = runner
             self.current = {"run_id": run_id, "label": spec.label or "", "step": 0, "max_steps": spec.max_steps,
                             "loss": [], "samples": [], "log_path": str(log_path), "started_at": time.time()}
-        state = {"persisted": 0.0, "sampled": 0.0}
+        state = {"persisted": 0.0, "sampled": 0.0, "paused_at": 0.0}
         monitor = DivergenceMonitor()
 
         def on_poll() -> None:
             if reader.poll():
-                loss = reader.loss_series()
+                loss = launch.joined(reader.loss_series())
+                launch.saw(len(launch.true_steps(reader.loss_series())), time.time() - started_at)
                 with self._lock:
                     self.current["loss"] = loss
-                    self.current["step"] = reader.last_step() or 0
+                    self.current["step"] = max((step for step, _ in loss), default=0)
                 if scored and settings.divergence_stop:
                     reason = monitor.update(loss)
                     if reason:
                         runner.stop(f"diverged: {reason}")
             now = time.time()
+            if spec.pause_step and not state["paused_at"] and self.trainer.paused_state(spec.output_dir, spec.pause_step):
+                state["paused_at"] = now  # complete: the trainer may exit by itself, else it is stopped
+            if state["paused_at"] and now - state["paused_at"] > PAUSE_GRACE_SECONDS:
+                runner.stop(f"paused at step {spec.pause_step}")
             if spec.sample_dir is not None and now - state["sampled"] > 2.0:
                 state["sampled"] = now
                 samples = [sample_record(s) for s in collect_samples(spec.sample_dir)]
@@ -183,7 +200,8 @@ class RunExecutor:
         finally:
             with self._lock:
                 self._runner = None
-        return self._record(run_id, spec, reader, result, scored=scored, log_path=log_path)
+        launch.keep(run_dir, len(launch.true_steps(reader.loss_series())), result.duration_s)
+        return self._record(run_id, spec, reader, result, scored=scored, log_path=log_path, launch=launch)
 
     def _abandon(self, run_id: int, runner: Runner, error: BaseException) -> None:
         """An error (a full disk, a failing store) cut the run short: kill its tree, mark it interrupted.
@@ -197,23 +215,46 @@ class RunExecutor:
         except Exception:  # the original error is the one to report
             log.warning("could not stop run %s after an error", run_id, exc_info=True)
         try:
-            self.store.update_run(
-                run_id, status="interrupted", pid=None, finished_at=time.time(),
-                failure_reason=f"stopped by an error in Bracket ({type(error).__name__}: {error}); the slot runs again")
+            resumed_from = (self.store.get_run(run_id) or {}).get("pause_step")
+            if resumed_from:  # a resume cut short: the paused state is still there
+                self.store.update_run(run_id, status="paused", pid=None, finished_at=time.time(),
+                                      failure_reason=f"stopped by an error in Bracket ({type(error).__name__}: "
+                                      f"{error}); it resumes again from step {resumed_from}")
+            else:
+                self.store.update_run(
+                    run_id, status="interrupted", pid=None, finished_at=time.time(),
+                    failure_reason=f"stopped by an error in Bracket ({type(error).__name__}: {error}); "
+                    "the slot runs again")
         except Exception:  # recovery marks it on resume
             log.warning("could not mark run %s interrupted", run_id, exc_info=True)
         with self._lock:
             self.current = None
 
     def _record(self, run_id: int, spec: LaunchSpec, reader: ScalarReader, result: RunResult, *, scored: bool,
-                log_path: Path | None = None) -> str:
+                log_path: Path | None = None, launch: Launch | None = None) -> str:
+        launch = launch or Launch()
         reader.poll()
-        loss = reader.loss_series()
-        eval_loss = [point for tag in spec.eval_loss_tags for point in reader.series.get(tag, [])]
+        loss = launch.joined(reader.loss_series())
+        eval_loss = launch.joined([point for tag in spec.eval_loss_tags for point in reader.series.get(tag, [])],
+                                  eval_loss=True)
         samples = [sample_record(s) for s in collect_samples(spec.sample_dir)] if spec.sample_dir else []
         reason = ""
+        paused = bool(spec.pause_step) and self.trainer.paused_state(spec.output_dir, spec.pause_step) is not None \
+            and (result.exit_code == 0 or result.reason.startswith("paused"))
+        if paused:  # the series end at the pause (a trainer stopped after it may have gone on a little)
+            loss, eval_loss = up_to(loss, spec.pause_step), up_to(eval_loss, spec.pause_step)
+            samples = [s for s in samples if s["step"] is None or s["step"] <= spec.pause_step]
         if result.reason.startswith("diverged"):
             status, reason = "pruned", result.reason
+        elif paused and scored and not loss:
+            status, reason = "disqualified", "the trainer logged no loss (tfevents missing or empty)"
+        elif paused:
+            status = "paused"
+        elif result.stopped and not result.timed_out and launch.resume_step:
+            # a resume stopped (by the user): the run stays paused at the state it resumed from
+            status, reason = "paused", f"{result.reason or 'stopped'}; it resumes again from step {launch.resume_step}"
+            loss, eval_loss = up_to(loss, launch.resume_step), up_to(eval_loss, launch.resume_step)
+            samples = [s for s in samples if s["step"] is None or s["step"] <= launch.resume_step]
         elif result.stopped and not result.timed_out:
             status, reason = "interrupted", result.reason or "stopped"
         elif result.timed_out or result.exit_code != 0:
@@ -231,8 +272,11 @@ class RunExecutor:
             reason += f"; its run folder {spec.cwd} was deleted while it ran"
         self.store.update_run(
             run_id, status=status, exit_code=result.exit_code, failure_reason=reason,
-            log_tail="\n".join(result.log_tail), finished_at=time.time(), duration_s=result.duration_s,
-            loss=loss, eval_loss=eval_loss, samples=samples, last_step=reader.last_step(), pid=None)
+            log_tail="\n".join(result.log_tail), finished_at=time.time(),
+            duration_s=launch.duration_before + (result.duration_s or 0.0),
+            loss=loss, eval_loss=eval_loss, samples=samples, pid=None,
+            last_step=max((step for step, _ in loss), default=None),
+            pause_step=(spec.pause_step if paused else launch.resume_step) if status == "paused" else None)
         with self._lock:
             self.current = None
         if status == "done":

@@ -82,18 +82,56 @@ class RunPipeline:
                 worker=self.worker_id, max_steps=steps)
         folder = "trials" if stage == "search" else stage
         run_dir = self.parts.folder / folder / f"{run_id:04d}-{config['name']}-s{seed_index}"
+        return self._launch(run_id, run_dir, trainer_config, dataset=dataset, steps=steps, seed=seed, **run_options)
+
+    def _launch(self, run_id: int, run_dir: Path, trainer_config: dict[str, Any], *, dataset: Path | None,
+                steps: int, seed: int, resume_step: int | None = None, **run_options: Any) -> str:
+        """Prepare and run one launch of run ``run_id`` in ``run_dir``; returns its final status."""
+        settings = self.settings
         spec = self.trainer.prepare_run(RunRequest(
             run_dir=run_dir, knobs=trainer_config,
             dataset=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
             sample_prompts=settings.prompts(),
-            sample_every_n_steps=settings.sample_every_n_steps, **run_options))
+            sample_every_n_steps=settings.sample_every_n_steps, resume_step=resume_step, **run_options))
         write_heldout(self.trainer, run_dir)  # LLM runs: held-out prompts for the task judges
-        status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir)
+        status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir, resume_step=resume_step)
         if status == "done" and self.vlm is not None and self.trainer.sample_kind in ("image", "video"):
             self.vlm.submit(run_id)
         if status == "done" and self.text_judges is not None and self.trainer.sample_kind == "text":
             self.text_judges.after_run(run_id)
         return status
+
+    def resume(self, run_id: int, *, stop_at_step: int | None = None, from_status: str = "paused",
+               resume_from: Path | None = None, resume_step: int | None = None, **run_options: Any) -> str | None:
+        """Relaunch run ``run_id`` in its own run folder and row, to ``stop_at_step`` (None: to its
+        full ``max_steps``, the same schedule and seed); returns its final status, or None when
+        another worker claimed it first (``Store.claim_run``: ``from_status`` -> running, atomically).
+
+        A trainer that resumes (``resume_mode == "continue"``) goes on from the state the run paused
+        with (or ``resume_from`` at ``resume_step``), its series continuing with true steps; one that
+        cannot trains the config again from 0 in the same row (the series replaced)."""
+        if not self.store.claim_run(run_id, self.worker_id, from_status=from_status):
+            return None
+        run = self.store.get_run(run_id) or {}
+        config = next((c for c in self.store.configs(self.name) if c["id"] == run.get("config_id")), None)
+        stage = run.get("stage") or "search"
+        self.on_phase(phase_label(self, config) if stage == "search" and config else f"{stage}: {run.get('label')}")
+        steps, seed = int(run.get("max_steps") or self.settings.steps), int(run["seed"])
+        continues = getattr(self.trainer, "resume_mode", "restart") == "continue"
+        if continues and resume_from is None and run.get("pause_step"):
+            resume_step = int(run["pause_step"])
+            resume_from = self.trainer.paused_state(Path(run.get("output_dir") or ""), resume_step)
+            if resume_from is None:
+                self.store.update_run(run_id, status="failed", pause_step=None, failure_reason=(
+                    f"its state of step {resume_step} is gone from {run.get('output_dir')}; it cannot resume"))
+                return "failed"
+        elif not continues and resume_from is None:
+            resume_step = None  # a trainer that cannot resume trains the config again from 0, to the next rung
+        trainer_config = self.trainer.config_from_dict(run.get("params") or (config or {}).get("params") or {},
+                                                       self.space)
+        return self._launch(run_id, Path(run["run_dir"]), trainer_config, dataset=run_options.pop("dataset", None),
+                            steps=steps, seed=seed, resume_step=resume_step if resume_from else None,
+                            resume_from=resume_from, stop_at_step=stop_at_step, **run_options)
 
     def finish_config(self, config: dict[str, Any]) -> None:
         """Tell the study and the store a search config's value once all its seeds are spent."""

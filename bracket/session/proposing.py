@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bracket.search.types import Proposal
 from bracket.search.why_line import short_reasons
 from bracket.session.change_memo import stored_rows
+from bracket.session.halving_loop import halving_history
 from bracket.session.scoring import config_values
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,6 +53,8 @@ def build_controller(session: Any) -> "SearchController":
 
     seed = session.settings.base_seed + zlib.crc32(session.worker_id.encode("utf-8")) % 10_000
     return SearchController(study=session.store.study(session.name), space=session.space,
-                            algorithm=session.settings.algorithm, seed=seed, history=session.scored_configs,
+                            algorithm=session.settings.algorithm, seed=seed,
+                            history=(lambda: halving_history(session)) if session.settings.halving
+                            else session.scored_configs,
                             lr_bracket=session.settings.lr_bracket, note=session.add_note,
                             describe=lambda proposal: line_at_proposal(session, proposal))

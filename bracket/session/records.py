@@ -137,6 +137,15 @@ class Records:
                 owner = sa.select(runs_table.c.session).where(runs_table.c.id == run_id).scalar_subquery()
                 c.execute(sessions_table.update().where(sessions_table.c.name == owner).values(updated_at=time.time()))
 
+    def claim_run(self, run_id: int, worker: str, *, from_status: str = "paused") -> bool:
+        """Take run ``run_id`` over to relaunch it (a paused run resumed, an interrupted promote
+        run continued): ``from_status`` -> "running" for ``worker`` in one conditional UPDATE, so
+        of several workers that try at once exactly one gets True."""
+        with self.engine.begin() as c:
+            return c.execute(runs_table.update().where(
+                (runs_table.c.id == run_id) & (runs_table.c.status == from_status)).values(
+                status="running", worker=worker)).rowcount == 1
+
     def get_run(self, run_id: int) -> dict[str, Any] | None:
         with self.engine.connect() as c:
             row = c.execute(sa.select(runs_table).where(runs_table.c.id == run_id)).mappings().first()

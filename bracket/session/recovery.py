@@ -8,6 +8,9 @@ the leader itself is gone — every process carrying the run's marker (``BRACKET
 derived from the run's session, id and start time; see :mod:`bracket.session.proc`). Runs of a worker on another machine are only taken
 over once that worker's heartbeat is older than the grace period. A run of this very worker
 is recovered too when its process is gone (an error, such as a full disk, cut it short).
+A *paused* run (stopped at a rung with its state saved, ``bracket.search.halving``) is neither
+active nor interrupted and is left alone; one killed while it was being resumed (running, with
+the ``pause_step`` it resumed from) goes back to paused, to resume again from that state.
 """
 
 from __future__ import annotations
@@ -91,8 +94,15 @@ def recover_interrupted_runs(store: Store, session: str, *, self_worker: str,
         killed = False
         if not owner or owner.split(":")[0] == host:
             killed = proc.kill_leftovers(process_record(session, run))
+        killed_note = "; its leftover trainer processes were killed" if killed else ""
+        if run.get("pause_step") and run["status"] == "running":
+            # a resume of a paused run cut short: its state of that step is still there, it resumes again
+            store.update_run(run["id"], status="paused", pid=None, finished_at=time.time(),
+                             failure_reason=f"the Bracket process resuming this stopped; it resumes again from "
+                             f"step {run['pause_step']}{killed_note}")
+            notes.append(f"run {run['id']} was cut short while resuming and stays paused at step {run['pause_step']}")
+            continue
         store.update_run(run["id"], status="interrupted", pid=None, finished_at=time.time(),
-                         failure_reason="the Bracket process running this stopped; the slot is run again"
-                         + ("; its leftover trainer processes were killed" if killed else ""))
+                         failure_reason="the Bracket process running this stopped; the slot is run again" + killed_note)
         notes.append(f"run {run['id']} was interrupted and will be run again")
     return notes

@@ -43,6 +43,7 @@ from bracket.session.control import RunControl
 from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.distributed import join_session, worker_lock_name
 from bracket.session.execute import RunExecutor
+from bracket.session.halving_loop import HalvingLoop
 from bracket.session.lock import SessionLock
 from bracket.session.past import Ranking
 from bracket.session.pipeline import RunPipeline
@@ -298,6 +299,8 @@ class Session:
             self.store.update_session(self.name, notes=notes + [text])
 
     def _search_phase(self) -> None:
+        if self.settings.halving:  # configs pause at rungs and the best resume (bracket.session.halving_loop)
+            return HalvingLoop(self, wait_s=WAIT_SECONDS).run()
         control = self.control
         while not control.halted:
             control.wait_while_paused(self.changed)  # the view shows the run finished before the pause

@@ -58,8 +58,12 @@ class ScalarReader:
         logging_dir: Path | None,
         tfevents_glob: str = DEFAULT_GLOB,
         tags: Sequence[str] = ("loss/current", "loss"),
+        *,
+        skip: Sequence[Path] = (),
     ) -> None:
         self.logging_dir = Path(logging_dir) if logging_dir is not None else None
+        #: event files not to read: an earlier launch's, when a paused run is resumed in its folder
+        self.skip = frozenset(Path(p) for p in skip)
         self.tfevents_glob = tfevents_glob
         self.tags = tuple(tags)
         #: every scalar tag seen -> (step, value) in file order
@@ -69,7 +73,7 @@ class ScalarReader:
     def _event_files(self) -> list[Path]:
         if self.logging_dir is None or not self.logging_dir.is_dir():
             return []
-        files = [p for p in self.logging_dir.glob(self.tfevents_glob) if p.is_file()]
+        files = [p for p in self.logging_dir.glob(self.tfevents_glob) if p.is_file() and p not in self.skip]
         return sorted(files, key=lambda p: (p.name, str(p)))  # the name holds the creation time
 
     def poll(self) -> int:

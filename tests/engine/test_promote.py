@@ -30,14 +30,15 @@ def test_promote_trains_the_winner_with_saves_and_resumes_from_state(demo_fields
 
     reopened = Session.open(folder)
     promoted = [r for r in reopened.store.runs(reopened.name) if r["stage"] == "promote"]
-    assert [r["status"] for r in promoted] == ["failed", "done"]
-    assert all(r["params"] == winner["params"] for r in promoted)
-    first_args = json.loads((Path(promoted[0]["output_dir"]) / "fake_args.json").read_text())
-    second_args = json.loads((Path(promoted[1]["output_dir"]) / "fake_args.json").read_text())
-    flat = json.dumps(first_args)
+    # the interrupted run goes on in its own row and folder (one run, two launches), not as a new run
+    assert [(r["status"], r["launches"]) for r in promoted] == [("done", 2)]
+    assert promoted[0]["params"] == winner["params"]
+    second_args = json.loads((Path(promoted[0]["output_dir"]) / "fake_args.json").read_text())
+    flat = json.dumps(second_args)
     assert '"save_every_n_steps": 5' in flat and '"save_state": true' in flat and '"max_train_steps": 40' in flat
     assert second_args["args"]["resume"].endswith("-state")
     assert Path(second_args["args"]["resume"]).parent == Path(promoted[0]["output_dir"])
+    assert [step for step, _ in promoted[0]["loss"]] == list(range(1, 41))  # this fake counts from 1 again
     # promotion never enters the search's statistics or its Optuna study; warm-start configs the
     # budget left untried were closed with a note when the search finished
     trials = reopened.store.study(reopened.name).trials

@@ -37,6 +37,8 @@ from bracket.trainer.prompts import write_prompt_file
 from bracket.trainer.validation import VALIDATION_TAGS
 
 DEMO_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "demo_train.py"
+#: the file ``scripts/demo_state.py`` writes last into a state folder (a complete state)
+STATE_COMPLETE_MARKER = "COMPLETE"
 OPTIMIZERS = ("AdamW", "Adam", "RAdam", "SGD", "Adagrad")
 SCHEDULERS = ("constant", "constant_with_warmup", "cosine", "linear")
 
@@ -203,6 +205,8 @@ class DemoLoRA(Trainer):
     validation_tags = VALIDATION_TAGS
     #: never uses a GPU (``bracket doctor`` skips its GPU memory check)
     cpu_only = True
+    #: a resumed run restores model, optimizer, schedule, RNG, batch order and step exactly
+    resume_mode = "continue"
     #: the demo's shapes, one of each colour, at fixed seeds (its dataset is generated)
     default_sample_prompts = DEMO_PROMPTS
 
@@ -337,6 +341,8 @@ class DemoLoRA(Trainer):
             if every:  # with validation: at its steps, so the best step it names has samples
                 cmd += ["--sample_every_n_steps", str(int(every))]
         cmd += save_resume_args(request)
+        if request.stop_at_step:
+            cmd += ["--stop_at_step", str(int(request.stop_at_step))]
         plan = self.validation
         if plan:  # the same flags as sd-scripts' network trainers
             every = plan.every(max_steps, request.sample_every_n_steps if request.sample_prompts else None)
@@ -352,4 +358,10 @@ class DemoLoRA(Trainer):
             loss_tags=self.loss_tags,
             max_steps=int(max_steps),
             eval_loss_tags=self.validation_tags if plan else (),
+            pause_step=int(request.stop_at_step) if request.stop_at_step else None,
         )
+
+    def paused_state(self, output_dir: Path, step: int) -> Path | None:
+        """``<output_dir>/demo-step<N>-state`` once its COMPLETE marker (written last) is there."""
+        folder = Path(output_dir) / f"demo-step{int(step):08d}-state"
+        return folder if (folder / STATE_COMPLETE_MARKER).is_file() else None

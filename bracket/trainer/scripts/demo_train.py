@@ -15,6 +15,10 @@ are not trained on; every ``--validate_every_n_steps`` steps the model is evalua
 at four fixed timesteps (200, 400, 600, 800) with fixed noise, and the mean is logged as
 ``loss/validation/step_average``.
 
+``--stop_at_step N`` pauses a run (successive halving): it keeps the schedule of
+``--max_train_steps``, saves ``<output_name>-step<N>-state`` (``demo_state.py``) and stops;
+``--resume`` of that state goes on so that the losses and samples equal an unpaused run's.
+
 The model is a diffusers ``UNet2DModel`` of about 0.6 million parameters, randomly
 initialised (nothing is downloaded), conditioned on a class label read from the caption:
 one of the colour words x one of the shape words of the demo dataset, or an "other" class.
@@ -27,7 +31,6 @@ Bracket and parses the ``--d/--w/--h/--s`` prompt options itself.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 import re
@@ -79,6 +82,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--save_every_n_steps", type=int, default=None)
     parser.add_argument("--save_state", action="store_true")
     parser.add_argument("--resume", default=None, help="a state folder written by --save_state")
+    parser.add_argument("--stop_at_step", type=int, default=None,
+                        help="pause here: keep the schedule of --max_train_steps, save the state "
+                        "(<output_name>-step<N>-state, its COMPLETE marker written last) and stop")
     parser.add_argument("--validation_split", type=float, default=0.0,
                         help="share of each subset's images held out for the validation loss")
     parser.add_argument("--validation_seed", type=int, default=None, help="shuffle seed of the split")
@@ -246,27 +252,6 @@ def render_samples(model, noise_scheduler, prompts, *, output_dir: Path, output_
         model.train()
 
 
-# -- checkpoints --------------------------------------------------------------------------
-
-def save_weights(model, path: Path) -> None:
-    from safetensors.torch import save_file
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(path))
-
-
-def save_training_state(accelerator, folder: Path, step: int) -> None:
-    accelerator.save_state(str(folder))
-    (folder / "train_state.json").write_text(json.dumps({"current_step": step}), encoding="utf-8")
-
-
-def resume_training_state(accelerator, folder: Path) -> int:
-    if not (folder / "train_state.json").is_file():
-        sys.exit(f"error: {folder} is not a state folder written by --save_state (no train_state.json).")
-    accelerator.load_state(str(folder))
-    return int(json.loads((folder / "train_state.json").read_text(encoding="utf-8"))["current_step"])
-
-
 # -- training -----------------------------------------------------------------------------
 
 def train(args: argparse.Namespace) -> None:
@@ -275,6 +260,9 @@ def train(args: argparse.Namespace) -> None:
     from accelerate import Accelerator
     from diffusers.optimization import get_scheduler
     from torch.utils.tensorboard import SummaryWriter
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, also Bracket-free
+    from demo_state import resume_training_state, save_training_state, save_weights
 
     if args.cpu_threads > 0:
         torch.set_num_threads(args.cpu_threads)
@@ -302,7 +290,9 @@ def train(args: argparse.Namespace) -> None:
           f"{args.max_train_steps} steps, {torch.get_num_threads()} thread(s)"
           + (f", {len(held_out)} held out for validation" if held_out else ""), flush=True)
 
-    step = resume_training_state(accelerator, Path(args.resume)) if args.resume else 0
+    step, recent, generator_state = (resume_training_state(accelerator, Path(args.resume)) if args.resume
+                                     else (0, [], None))
+    stop_at = args.stop_at_step if args.stop_at_step and step < args.stop_at_step < args.max_train_steps else None
     run_log = Path(args.logging_dir or ".") / datetime.now().strftime("%Y%m%d%H%M%S") / TRACKER_NAME
     writer = SummaryWriter(log_dir=str(run_log)) if args.logging_dir else None
 
@@ -332,7 +322,8 @@ def train(args: argparse.Namespace) -> None:
     if args.sample_at_first and step == 0:
         sample("e000000")
     generator = torch.Generator().manual_seed(args.seed + step)
-    recent: list[float] = []
+    if generator_state is not None:  # the data order goes on exactly where the paused run stopped
+        generator.set_state(generator_state)
     last_sampled = -1
     model.train()
     while step < args.max_train_steps:
@@ -360,7 +351,7 @@ def train(args: argparse.Namespace) -> None:
             average = sum(recent) / len(recent)
             print(f"steps: {step}/{args.max_train_steps} loss {value:.4f} avg {average:.4f}", flush=True)
         every = args.validate_every_n_steps
-        if validation is not None and every and (step % every == 0 or step == args.max_train_steps):
+        if validation is not None and every and (step % every == 0 or step in (args.max_train_steps, stop_at)):
             value = validate()
             if writer is not None:
                 writer.add_scalar(VALIDATION_TAG, value, step)
@@ -372,12 +363,22 @@ def train(args: argparse.Namespace) -> None:
             stem = output_dir / f"{args.output_name}-step{step:08d}"
             save_weights(accelerator.unwrap_model(model), stem.with_name(stem.name + ".safetensors"))
             if args.save_state:
-                save_training_state(accelerator, stem.with_name(stem.name + "-state"), step)
+                save_training_state(accelerator, stem.with_name(stem.name + "-state"), step, generator, recent)
+        if step == stop_at:
+            if prompts and last_sampled != step:
+                sample(f"{step:06d}")
+            stem = output_dir / f"{args.output_name}-step{step:08d}"
+            save_weights(accelerator.unwrap_model(model), stem.with_name(stem.name + ".safetensors"))
+            if writer is not None:  # flushed before the state is complete: Bracket may stop the run then
+                writer.close()
+            save_training_state(accelerator, stem.with_name(stem.name + "-state"), step, generator, recent)
+            print(f"demo_train: paused at step {step} in {time.monotonic() - started:.1f}s", flush=True)
+            return
     if prompts and last_sampled != step:
         sample(f"{step:06d}")
     save_weights(accelerator.unwrap_model(model), output_dir / f"{args.output_name}.safetensors")
     if args.save_state:
-        save_training_state(accelerator, output_dir / f"{args.output_name}-state", step)
+        save_training_state(accelerator, output_dir / f"{args.output_name}-state", step, generator, recent)
     if writer is not None:
         writer.close()
     print(f"demo_train: done in {time.monotonic() - started:.1f}s", flush=True)

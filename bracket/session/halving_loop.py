@@ -1,0 +1,280 @@
+"""The search loop of a halving session: new configs pause at the first rung, the best resume.
+
+With ``SearchSettings.halving`` the session's search phase runs here instead of training
+every config to full length. Each turn it asks, in this order:
+
+1. a config with a seed that has no run (an interrupted one, a config another worker left):
+   that seed trains to the rung its config stands at;
+2. ``bracket.search.halving.promotions`` on every config's place (``rung_scores.parked``) and
+   rung scores (``rung_scores.rung_scores``): a promoted config's paused runs resume
+   (``RunPipeline.resume``, claimed atomically, so two workers never resume one run) to the
+   next rung, or to full length;
+3. a new config from the controller (while the budget buys one), launched with the schedule of
+   the full length and ``stop_at_step`` = the first rung's step.
+
+When no new config can be bought the rule is *closing* (at least the best of a rung goes on),
+and when nothing is left configs still paused are *stopped* (in the store and the study, with
+the reason). The configs' ``rung``, ``rung_state`` and ``rung_note`` are written as things
+happen; a config that reaches full length is finished as any config (its value to the study).
+The confirmation rung and finals rank only configs with full-length runs: paused runs are not
+scored (``scoring.SCORED_STATUSES``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason
+from bracket.session.confirm import confirm_step
+from bracket.session.launches import startup_steps
+from bracket.session.rung_scores import StepRungs, full_runs_spent, parked, rung_scores, seed_runs
+from bracket.session.schema import RUN_ACTIVE
+
+
+def session_rungs(settings: Any, trainer: Any) -> StepRungs:
+    """The rungs at steps where samples and the validation loss are saved (``Rungs.steps``)."""
+    plan = getattr(trainer, "validation", None)
+    every = settings.sample_every_n_steps or (plan.every(settings.steps) if plan else 1)
+    return StepRungs(int(settings.eta), settings.rungs().steps(int(settings.steps), every=int(every)))
+
+
+def halving_history(session: Any) -> list[Any]:
+    """The search configs as the sampler sees them in a halving search, never mixing a short
+    run's score with a full run's: the *reference rung* is the highest with at least ``eta``
+    scored configs; a config scored there is COMPLETE with that score (full length: its
+    ordinary score among the full runs), one that stopped below it PRUNED with its score at the
+    highest rung it reached (TPE ranks those by the step, then the value), one training RUNNING."""
+    from optuna.trial import TrialState
+
+    from bracket.search.types import ScoredConfig
+
+    loop = HalvingLoop(session, wait_s=0.0)
+    configs, runs, scores = loop.state()
+    last = len(loop.rungs.steps) - 1
+    full = session.scoreboard.config_values(runs)  # scored runs are the full-length ones
+    scores = {**scores, **{(cid, last): value for cid, value in full.items()}}
+    counts = [sum(1 for (_, r) in scores if r == rung) for rung in range(last + 1)]
+    reference = max((r for r, n in enumerate(counts) if n >= loop.settings.eta), default=0)
+    history = []
+    for config in configs:
+        params = session.space.searched_params(config["params"])
+        reached = [r for (cid, r) in scores if cid == config["id"]]
+        common = {"kind": config["kind"], "name": str(config.get("name") or "")}
+        if not reached:
+            if config["status"] in ("running", "paused", "failed"):
+                state = TrialState.FAIL if config["status"] == "failed" else TrialState.RUNNING
+                history.append(ScoredConfig(params, None, state, config["kind"]))
+            continue
+        top = max(reached)
+        if top >= reference:  # compared where every config of the reference rung is
+            value = scores.get((config["id"], reference), scores[(config["id"], top)])
+            history.append(ScoredConfig(params, value, TrialState.COMPLETE, **common))
+        else:
+            history.append(ScoredConfig(params, scores[(config["id"], top)], TrialState.PRUNED,
+                                        step=loop.rungs.steps[top], **common))
+    return history
+
+
+@dataclass
+class Work:
+    """One thing to train: ``seeds`` of ``config`` anew, or its paused ``runs`` resumed, to ``stop_at``."""
+
+    config: dict[str, Any]
+    stop_at: int | None
+    seeds: list[int] = field(default_factory=list)
+    runs: list[int] = field(default_factory=list)
+    note: str = ""
+
+
+class HalvingLoop:
+    """The halving search of one session (given the session; it imports none of it)."""
+
+    def __init__(self, session: Any, *, wait_s: float) -> None:
+        self.session = session
+        self.settings = session.settings
+        self.rungs = session_rungs(self.settings, session.trainer)
+        self.wait_s = wait_s
+
+    def label(self, rung: int) -> str:
+        return share_label(self.rungs.fractions()[rung])
+
+    def stop_at(self, rung: int) -> int | None:
+        """The step a run trains to for ``rung``: None for the last (its full ``max_steps``)."""
+        return self.rungs.steps[rung] if rung < len(self.rungs.steps) - 1 else None
+
+    # -- what the store says -------------------------------------------------------------
+    def state(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[tuple[int, int], float]]:
+        s = self.session
+        runs = [r for r in s.store.runs(s.name) if r["stage"] == "search"]
+        configs = s.store.configs(s.name, stage="search")
+        scores = rung_scores(configs, runs, self.rungs, seeds=self.settings.seeds, ratings=s.store.ratings(s.name),
+                             comparisons=s.store.comparisons(s.name), weights=self.settings.weights,
+                             eval_loss=s.trainer.sample_kind == "text")
+        return configs, runs, scores
+
+    def closing(self, configs: list[dict[str, Any]]) -> bool:
+        """No new config will come: the budget bought them all."""
+        return len(configs) >= self.settings.n_configs
+
+    def next_work(self) -> Work | None:
+        s, seeds = self.session, self.settings.seeds
+        configs, runs, scores = self.state()
+        workers = s.worker.workers()
+        for config in configs:
+            if config["status"] not in ("running", "paused"):
+                continue
+            place = parked(config, runs, self.rungs, seeds)
+            by_seed = seed_runs(runs, config["id"], seeds)
+            missing = [i for i in range(seeds) if i not in by_seed]
+            if not missing or place.running or place.finished:
+                continue
+            owner = config["worker"]
+            if owner and owner != s.worker_id and s.worker.is_alive(workers.get(owner)):
+                continue
+            if owner != s.worker_id and not s.worker.claim(config["id"], owner):
+                continue
+            target = max((self.rungs.rung_of(r.get("pause_step") or r.get("last_step")) for r in by_seed.values()),
+                         default=0)
+            return Work(config | {"worker": s.worker_id}, self.stop_at(max(0, target)), seeds=missing)
+        # every config counts at the rungs it reached (those gone on too); a stopped one stays a
+        # candidate: a rating that lifts it into the top share promotes it
+        places = [parked(c, runs, self.rungs, seeds) for c in configs]
+        closing = self.closing(configs)
+        for promotion in promotions(places, scores, self.rungs, closing=closing):
+            if closing and not self.affordable(promotion, scores, runs):
+                continue
+            work = self._promoted(promotion, configs, runs)
+            if work is not None:
+                return work
+        if self.closing(configs):
+            return None
+        config_id = s.worker.reserve(self.settings.n_configs, s.controller().next)
+        skipped, s.controller().skipped = s.controller().skipped, []
+        for note in skipped:
+            s.add_note(note)
+        if config_id is None:
+            return None
+        config = next(c for c in s.store.configs(s.name, stage="search") if c["id"] == config_id)
+        s.store.update_config(config_id, rung_state="running", rung_note=f"running to {self.label(0)}")
+        return Work(config, self.stop_at(0), seeds=list(range(seeds)))
+
+    def affordable(self, promotion: Promotion, scores: Mapping[tuple[int, int], float],
+                   runs: list[dict[str, Any]]) -> bool:
+        """Whether the budget left pays for ``promotion`` — always for the best config of its
+        rung (when no new config can come, the best of each rung goes on; the rest only while
+        the budget lasts: the closing rule's wider share must not overspend the GPU time)."""
+        rung = promotion.to_rung - 1
+        ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung)
+        if ranked and ranked[0][1] == promotion.config_id:
+            return True
+        steps, seeds = self.rungs.steps, self.settings.seeds
+        search = [r for r in runs if (r.get("seed_index") or 0) < seeds]
+        launch = startup_steps([r["run_dir"] for r in search if r.get("run_dir")])  # 0 until measured
+        need = seeds * cost(steps[promotion.to_rung] - steps[rung], 1, steps[-1], launch_steps=launch)
+        return full_runs_spent(search, steps[-1], launch_steps=launch) + need <= self.settings.search_runs + 1e-9
+
+    def _promoted(self, promotion: Promotion, configs: list[dict[str, Any]], runs: list[dict[str, Any]]) -> Work | None:
+        config = next(c for c in configs if c["id"] == promotion.config_id)
+        paused = [r["id"] for r in seed_runs(runs, config["id"], self.settings.seeds).values() if r["status"] == "paused"]
+        if not paused:
+            return None
+        self.session.store.update_config(config["id"], status="running", rung_state="promoted",
+                                         rung_note=promotion.reason)
+        return Work(config, self.stop_at(promotion.to_rung), runs=paused, note=promotion.reason)
+
+    # -- the loop ---------------------------------------------------------------------------
+    def run(self) -> None:
+        s, control = self.session, self.session.control
+        if getattr(s.trainer, "resume_mode", "restart") != "continue":
+            s.add_note(f"halving: {type(s.trainer).__name__} cannot resume a paused run, so a promoted config "
+                       "trains again from step 0 to its next rung")
+        while not control.halted:
+            control.wait_while_paused(s.changed)
+            if control.stop_requested():
+                return
+            s.worker.recover()
+            work = self.next_work()
+            if work is None:
+                if any(r["status"] in RUN_ACTIVE for r in s.store.runs(s.name, with_series=False)
+                       if r["stage"] == "search"):
+                    s.phase = "waiting for other workers"
+                    control.wait(self.wait_s)
+                    continue
+                self.stop_the_rest()
+                if self.settings.confirm_runs and confirm_step(s.pipeline, wait_s=self.wait_s):
+                    continue
+                return
+            self.train(work)
+
+    def train(self, work: Work) -> None:
+        s, control = self.session, self.session.control
+        for seed_index in work.seeds:
+            if control.stop_requested():
+                break
+            s.pipeline.train(work.config, seed_index, stop_at_step=work.stop_at)
+        for run_id in work.runs:
+            if control.stop_requested():
+                break
+            s.pipeline.resume(run_id, stop_at_step=work.stop_at)  # None: another worker claimed it first
+        self.record(work.config)
+
+    def record(self, config: Mapping[str, Any]) -> None:
+        """Write where ``config`` stands now (``rung``, ``rung_state``, ``rung_note``); finish it at full length."""
+        s = self.session
+        configs, runs, scores = self.state()
+        row = next(c for c in configs if c["id"] == config["id"])
+        place = parked(row, runs, self.rungs, self.settings.seeds)
+        last = len(self.rungs.steps) - 1
+        if place.running:
+            return
+        self.report(row, scores)
+        if place.finished or place.reached == last:
+            values = {"rung": max(place.reached, -1) if place.reached >= 0 else None}
+            if place.reached == last:
+                values |= {"rung_state": "full", "rung_note": row.get("rung_note") or "trained to full length"}
+            s.store.update_config(row["id"], **values)
+            s.pipeline.finish_config(row)
+            return
+        if place.reached >= 0:
+            s.store.update_config(row["id"], status="paused", rung=place.reached, rung_state="paused",
+                                  rung_note=stopped_reason(row["id"], place.reached, scores, self.rungs)
+                                  .replace("stopped at", "paused at", 1))
+
+    def stop_the_rest(self) -> None:
+        """Nothing more will be promoted: configs still paused are stopped, with the reason."""
+        from optuna.trial import TrialState
+
+        s = self.session
+        configs, runs, scores = self.state()
+        for config in configs:
+            if config["status"] != "paused":
+                continue
+            place = parked(config, runs, self.rungs, self.settings.seeds)
+            reason = stopped_reason(config["id"], place.reached, scores, self.rungs)
+            # no value: a score at a rung ranks among that rung's configs only, never against full runs
+            s.store.update_config(config["id"], status="stopped", rung_state="stopped", rung_note=reason, value=None)
+            self.report(config, scores, reason=reason)
+            s.controller().finish(config["trial_number"], None, TrialState.PRUNED)
+
+    def report(self, config: Mapping[str, Any], scores: Mapping[tuple[int, int], float], *, reason: str = "") -> None:
+        """Tell the stored study the config's rung scores as intermediate values at the rung steps
+        (``trial.report``: optuna-dashboard draws each curve) and, when stopped, why. Best effort."""
+        from bracket.optuna_private import study_storage, trial_id
+
+        study = self.session.controller().study
+        try:
+            trial = study.trials[int(config["trial_number"])]
+            if trial.state.is_finished():
+                return
+            storage = study_storage(study)
+            for (config_id, rung), value in sorted(scores.items()):
+                if config_id == config["id"]:
+                    storage.set_trial_intermediate_value(trial_id(trial), self.rungs.steps[rung], float(value))
+            if reason:
+                storage.set_trial_user_attr(trial_id(trial), "stopped_reason", reason)
+        except Exception:  # noqa: BLE001 - the study's curves never stop a search
+            import logging
+
+            logging.getLogger(__name__).warning("could not report rung scores of %s", config.get("name"), exc_info=True)

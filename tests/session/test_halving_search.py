@@ -1,0 +1,108 @@
+"""A halving search end to end: the demo preset with a trainer that pauses and resumes as the
+demo's does, in a fraction of a second (``pausing_trainer.py``; the real demo trainer's exact
+pause and resume is ``test_demo_pause_resume.py``).
+
+Budget 2 full runs at eta 2 from a quarter: 4 configs to 1/4 → 2 to 1/2 → 1 to full. Every
+config pauses at 4 steps; the better of each rung's share resumes in its own run row (the
+series going on with true steps); the rest are stopped with the reason; the winner is the
+full-length run. Then a rating that lifts a stopped config promotes it: it resumes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from optuna.samplers import TPESampler
+
+from bracket.search.controller import CurrentScoreSampler
+from bracket.search.halving import Promotion
+from bracket.session.config import SearchSettings
+from bracket.session.halving_loop import HalvingLoop, halving_history
+from bracket.session.rung_scores import full_runs_spent
+from bracket.session.session import Session
+from bracket.standings import standings
+from tests.conftest import make_caption_folder
+from tests.fakes import make_fake_python
+
+PAUSING_TRAINER = Path(__file__).resolve().parent / "pausing_trainer.py"
+
+
+def halving_fields(tmp_path: Path) -> dict[str, str]:
+    """The demo preset's fields, its trainer the pausing fake (loss ordered by the rate's distance to 3e-3)."""
+    return {"dataset": str(make_caption_folder(tmp_path / "data")), "train_script": str(PAUSING_TRAINER),
+            "trainer_python": str(make_fake_python(tmp_path / "fakebin"))}
+
+
+def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
+    settings = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
+                              confirm=0, sample_prompts="a red circle --d 1")
+    assert settings.plan() == "budget 2 full runs = 4 configs to 1/4 → 2 to 1/2 → 1 to full"
+    session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="halving")
+    assert session.run() == "finished"
+    runs = [r for r in session.store.runs(session.name) if r["stage"] == "search"]
+    configs = {c["id"]: c for c in session.store.configs(session.name, stage="search")}
+    assert len(configs) == 4 and len(runs) == 4  # one run row per config: resumed, never re-run
+    for run in runs:
+        steps = [step for step, _ in run["loss"]]
+        assert steps == list(range(1, (run["pause_step"] or 16) + 1)), (run["label"], steps)
+        assert run["status"] in ("paused", "done")
+        assert run["launches"] == {4: 1, 8: 2, 16: 3}[steps[-1]]
+    full = [r for r in runs if r["status"] == "done"]
+    assert len(full) == 1 and full[0]["last_step"] == 16 and full[0]["launches"] == 3
+    winner = configs[full[0]["config_id"]]
+    assert winner["name"] == "radam"  # lr 3e-3: the best at every step
+    assert (winner["rung_state"], winner["status"]) == ("full", "done") and winner["value"] is not None
+    assert winner["rung_note"].startswith("promoted: ")
+    stopped = [c for c in configs.values() if c["id"] != winner["id"]]
+    assert all(c["status"] == "stopped" and c["rung_state"] == "stopped" and c["value"] is None for c in stopped)
+    assert all(c["rung_note"].startswith("stopped at 1/") for c in stopped), [c["rung_note"] for c in stopped]
+    assert sorted(c["rung"] for c in stopped) == [0, 0, 1]
+    # the winner is the full-length run; the study saw the curves and why the others stopped
+    assert standings(session).boards["search"].rows[0].name == winner["name"]
+    # compute in full-run equivalents: 4 × 4 + 2 × 4 more + 1 × 8 more steps = 32 of 16 = 2 full runs (the budget)
+    assert full_runs_spent(runs, 16) == 2.0 and full_runs_spent(runs, 16, launch_steps=4) == (32 + 7 * 4) / 20
+    trials = {t.number: t for t in session.store.study(session.name).trials}
+    assert trials[winner["trial_number"]].state.name == "COMPLETE"
+    assert sorted(trials[winner["trial_number"]].intermediate_values) == [4, 8]
+    for config in stopped:
+        trial = trials[config["trial_number"]]
+        assert trial.state.name == "PRUNED" and trial.user_attrs["stopped_reason"] == config["rung_note"]
+
+    # the sampler learns across rungs without mixing a short run's score with a full run's: the
+    # reference rung is 1/2 (the highest with eta = 2 configs), the two below it are PRUNED at step 4
+    history = {h.name: h for h in halving_history(session)}
+    assert {n: h.state.name for n, h in history.items()} == {
+        "radam": "COMPLETE", "adamw-fast": "COMPLETE", "baseline": "PRUNED", "sgd": "PRUNED"}
+    assert history["radam"].value < history["adamw-fast"].value and history["sgd"].step == 4
+    inner = CurrentScoreSampler(session.space, lambda: list(history.values()),
+                                lambda seed, seen: TPESampler(seed=seed, n_startup_trials=1), seed=0)
+    assert set(inner.plan()) >= {"learning_rate", "optimizer_type"}  # TPE takes the pruned trials
+
+    # a person rates the samples at 1/4: a stopped config becomes the best there and resumes
+    lifted = next(c for c in stopped if c["rung"] == 0)
+    for run in runs:
+        if run["pause_step"] == 4 or run["config_id"] != lifted["id"]:
+            session.add_rating(run["id"], 10.0 if run["config_id"] == lifted["id"] else 1.0, step=4)
+    session.close()
+    again = Session.open(runs_dir / "halving")
+    assert again.run() == "finished"
+    resumed = next(r for r in again.store.runs(again.name) if r["config_id"] == lifted["id"])
+    assert resumed["launches"] >= 2 and [s for s, _ in resumed["loss"]][:5] == [1, 2, 3, 4, 5]
+    assert next(c for c in again.store.configs(again.name) if c["id"] == lifted["id"])["rung"] >= 1
+    again.close()
+
+
+
+def test_closing_takes_the_best_of_a_rung_on_but_a_wider_share_only_while_the_budget_lasts():
+    settings = SearchSettings(budget=2, steps=8, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.5,
+                              confirm=0)
+    loop = HalvingLoop(SimpleNamespace(settings=settings, trainer=SimpleNamespace(validation=None)), wait_s=0)
+    scores = {(1, 0): 0.1, (2, 0): 0.5, (3, 0): 0.9}
+    paused = [{"id": i, "config_id": i, "status": "paused", "pause_step": 4, "last_step": 4, "launches": 1,
+               "seed_index": 0} for i in (1, 2, 3)]
+    second = Promotion(2, 1, "promoted: 2 of 3 at 1/2, top 2 go on to full")
+    assert loop.affordable(second, scores, paused)  # 1.5 spent + 0.5 = the budget
+    spent = [{**paused[0], "status": "done", "last_step": 8, "pause_step": None, "launches": 2}, *paused[1:]]
+    assert not loop.affordable(second, scores, spent)  # 2.0 spent: nothing left for the second
+    assert loop.affordable(Promotion(1, 1, ""), scores, spent)  # the best of a rung always goes on

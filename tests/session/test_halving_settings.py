@@ -1,0 +1,38 @@
+"""The halving settings: validation, the budget in full-run equivalents, the plan sentence, the CLI."""
+
+from __future__ import annotations
+
+import pytest
+
+from bracket.cli import main
+from bracket.session.config import SearchSettings, SettingsError, halving_cost
+
+
+def test_the_budget_counts_full_runs_and_the_plan_says_how_they_are_spent():
+    settings = SearchSettings(budget=8, steps=90, halving=True)
+    assert settings.plan() == "budget 8 full runs = 26 configs to 1/9 → 8 to 1/3 → 2 to full + confirm 2"
+    assert halving_cost(26, settings.rungs().fractions(), 3) <= settings.search_runs < halving_cost(
+        27, settings.rungs().fractions(), 3)
+    assert SearchSettings(budget=3, halving=True, seeds=2, confirm=0).plan() == (
+        "budget 3 full runs = 5 configs to 1/9 → 1 to 1/3 → 1 to full × 2 seeds")
+    off = SearchSettings(budget=8, steps=90)  # off by default: a full run per config, as before
+    assert not off.halving and off.n_configs == 6 and off.plan().startswith("budget 8 = search 6")
+
+
+@pytest.mark.parametrize("values, words", [
+    ({"eta": 1}, "reduction factor (--eta) must be a whole number from 2 to 10, got 1"),
+    ({"eta": 2.5}, "got 2.5"),
+    ({"smallest_rung": 0}, "smallest rung (--smallest-rung) must be a share of the steps in (0, 1)"),
+    ({"smallest_rung": 1.0}, "got 1.0"),
+])
+def test_bad_halving_settings_are_refused_with_what_to_do(values, words):
+    with pytest.raises(SettingsError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        SearchSettings(halving=True, **values).validate()
+
+
+def test_the_cli_refuses_a_bad_reduction_factor_in_one_line_and_creates_nothing(runs_dir, capsys):
+    out = runs_dir
+    assert main(["run", "--preset", "demo-cpu", "--halving", "--eta", "1", "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and error[0].startswith("error: the reduction factor (--eta)")
+    assert list(out.iterdir()) == []

@@ -1,0 +1,121 @@
+"""Paused runs in the store and the executor: the claim, a resume cut short, a trainer that
+cannot stop itself, a trainer that counts from 1 again after a resume."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from bracket.session.config import SearchSettings
+from bracket.session.halving_loop import HalvingLoop
+from bracket.session.recovery import recover_interrupted_runs
+from bracket.session.session import Session
+from bracket.session.store import Store
+from tests.session.test_halving_search import halving_fields
+
+SETTINGS = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
+                          confirm=0, sample_prompts="a red circle --d 1")
+
+
+def _first_paused(tmp_path: Path, runs_dir: Path, name: str) -> tuple[Session, dict]:
+    session = Session.create("demo-cpu", halving_fields(tmp_path), SETTINGS, out_dir=runs_dir, name=name)
+    loop = HalvingLoop(session, wait_s=0.1)
+    work = loop.next_work()
+    loop.train(work)
+    run = session.store.runs(session.name)[0]
+    assert (run["status"], run["pause_step"], run["launches"]) == ("paused", 4, 1)
+    return session, run
+
+
+def test_two_workers_never_resume_the_same_run(tmp_path, runs_dir):
+    session, run = _first_paused(tmp_path, runs_dir, "claim")
+    stores = [Store.open(session.store.url, create=False) for _ in range(6)]  # six processes' connections
+    barrier, won = threading.Barrier(len(stores)), []
+
+    def claim(store: Store, index: int) -> None:
+        barrier.wait()
+        if store.claim_run(run["id"], f"worker-{index}"):
+            won.append(index)
+
+    threads = [threading.Thread(target=claim, args=(store, i)) for i, store in enumerate(stores)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(won) == 1
+    assert session.store.get_run(run["id"])["worker"] == f"worker-{won[0]}"
+    # the one who lost gets nothing from the pipeline either: no launch, no change
+    assert session.pipeline.resume(run["id"], stop_at_step=8) is None
+    assert session.store.get_run(run["id"])["launches"] == 1
+    for store in stores:
+        store.close()
+    session.close()
+
+
+def test_a_resume_cut_short_goes_back_to_paused_and_resumes_again(tmp_path, runs_dir):
+    session, run = _first_paused(tmp_path, runs_dir, "cut")
+    # a worker claimed it and died while resuming: the run says running, with the step it resumed from
+    assert session.store.claim_run(run["id"], "gone-worker")
+    session.store.update_run(run["id"], started_at=time.time(), launches=2)
+    session.store.heartbeat(session.name, "gone-worker", host="elsewhere", pid=1)
+    session.store.heartbeat(session.name, "gone-worker", status="stopped")
+    notes = recover_interrupted_runs(session.store, session.name, self_worker=session.worker_id)
+    recovered = session.store.get_run(run["id"])
+    assert recovered["status"] == "paused" and recovered["pause_step"] == 4, notes
+    assert session.pipeline.resume(run["id"], stop_at_step=8) == "paused"
+    again = session.store.get_run(run["id"])
+    assert [s for s, _ in again["loss"]] == list(range(1, 9)) and again["pause_step"] == 8
+    session.close()
+
+
+def test_a_trainer_that_cannot_stop_itself_is_stopped_once_its_state_is_complete(tmp_path, runs_dir, monkeypatch):
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_HANG", "1")
+    monkeypatch.setattr("bracket.session.execute.PAUSE_GRACE_SECONDS", 0.5)
+    session, run = _first_paused(tmp_path, runs_dir, "hang")
+    assert [s for s, _ in run["loss"]] == [1, 2, 3, 4]
+    session.close()
+
+
+def test_a_resumed_trainer_counting_from_one_again_is_stored_at_true_steps(tmp_path, runs_dir, monkeypatch):
+    session, run = _first_paused(tmp_path, runs_dir, "count")
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_RECOUNT", "1")  # logs 1…12 for the true steps 5…16
+    assert session.pipeline.resume(run["id"]) == "done"
+    done = session.store.get_run(run["id"])
+    assert [s for s, _ in done["loss"]] == list(range(1, 17)) and done["launches"] == 2 and done["last_step"] == 16
+    assert done["pause_step"] is None
+    session.close()
+
+
+def test_a_trainer_that_cannot_resume_trains_the_promoted_config_again_from_zero(tmp_path, runs_dir, monkeypatch):
+    session, run = _first_paused(tmp_path, runs_dir, "restart")
+    monkeypatch.setattr(type(session.trainer), "resume_mode", "restart")
+    requests, prepare = [], session.trainer.prepare_run
+    monkeypatch.setattr(session.trainer, "prepare_run", lambda request: requests.append(request) or prepare(request))
+    assert session.pipeline.resume(run["id"], stop_at_step=8) == "paused"
+    again = session.store.get_run(run["id"])
+    assert requests[0].resume_from is None and requests[0].resume_step is None and requests[0].stop_at_step == 8
+    # the same row, the series replaced by the new launch's (the first launch's events not read again)
+    assert [s for s, _ in again["loss"]] == list(range(1, 9)) and again["launches"] == 2
+    session.close()
+
+
+def test_a_promote_run_resumed_after_it_died_stores_its_true_steps_in_one_row(tmp_path, runs_dir, monkeypatch):
+    # the issue's case: a resumed promote logged 1…10 for the true steps 11…20 and was stored as a short series
+    from bracket.cli import main
+
+    settings = SearchSettings(budget=1, steps=8, confirm=0, sample_prompts="a red circle --d 1")
+    session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="promote")
+    assert session.run() == "finished"
+    folder = session.folder
+    session.close()
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_FAIL_AT", "12")
+    assert main(["promote", str(folder), "--steps", "20", "--save-every", "5"]) == 1
+    monkeypatch.delenv("BRACKET_FAKE_PAUSE_FAIL_AT")
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_RECOUNT", "1")  # resumes from step 10's state, counting from 1
+    assert main(["promote", str(folder), "--steps", "20", "--save-every", "5"]) == 0
+    reopened = Session.open(folder)
+    promoted = [r for r in reopened.store.runs(reopened.name) if r["stage"] == "promote"]
+    assert [(r["status"], r["launches"], r["last_step"]) for r in promoted] == [("done", 2, 20)]
+    assert [s for s, _ in promoted[0]["loss"]] == list(range(1, 21))
+    reopened.close()
