@@ -80,7 +80,7 @@ def test_each_rung_state_reads_the_same_words():
     assert plan_text(RUNGS) == "rungs 1/9 → 1/3 → full, the top 1/3 at each go on"
     settings = SimpleNamespace(halving=True, eta=2, smallest_rung=0.25)
     assert session_rungs(settings).fractions() == (0.25, 0.5, 1.0) and uses_rungs(settings)
-    assert session_rungs(SimpleNamespace()).fractions() == RUNGS.fractions()  # a session from before halving
+    assert session_rungs(SimpleNamespace()).fractions() == Rungs().fractions()  # a session from before halving
 
 
 def test_status_lines_and_report_rows_list_every_config_on_the_rungs_furthest_first():

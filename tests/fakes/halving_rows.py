@@ -67,7 +67,7 @@ def halving_session(runs_dir: Path, fields: dict[str, str], name: str = "halved"
     from bracket.session.session import Session
 
     session = Session.create("demo-cpu", fields, SearchSettings(budget=6, steps=FULL, sample_prompts="a red circle",
-                                                                warm_start=False),
+                                                                warm_start=False, halving=True, smallest_rung=1 / 9),
                              out_dir=runs_dir, name=name)
     fill_store(session, 4, FULL)
     ids = place_on_rungs(session.store, session.name, session.folder)

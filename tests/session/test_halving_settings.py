@@ -9,11 +9,14 @@ from bracket.session.config import SearchSettings, SettingsError, halving_cost
 
 
 def test_the_budget_counts_full_runs_and_the_plan_says_how_they_are_spent():
-    settings = SearchSettings(budget=8, steps=90, halving=True)
+    settings = SearchSettings(budget=8, steps=90, halving=True, smallest_rung=1 / 9)
     assert settings.plan() == "budget 8 full runs = 26 configs to 1/9 → 8 to 1/3 → 2 to full + confirm 2"
+    # the default smallest rung is 1/3 (docs/BENCHMARKS.md, successive halving)
+    assert SearchSettings(budget=8, steps=90, halving=True).plan() == (
+        "budget 8 full runs = 11 configs to 1/3 → 3 to full + confirm 2")
     assert halving_cost(26, settings.rungs().fractions(), 3) <= settings.search_runs < halving_cost(
         27, settings.rungs().fractions(), 3)
-    assert SearchSettings(budget=3, halving=True, seeds=2, confirm=0).plan() == (
+    assert SearchSettings(budget=3, halving=True, smallest_rung=1 / 9, seeds=2, confirm=0).plan() == (
         "budget 3 full runs = 5 configs to 1/9 → 1 to 1/3 → 1 to full × 2 seeds")
     off = SearchSettings(budget=8, steps=90)  # off by default: a full run per config, as before
     assert not off.halving and off.n_configs == 6 and off.plan().startswith("budget 8 = search 6")
