@@ -42,12 +42,13 @@ def session_rungs(settings: Any, trainer: Any) -> StepRungs:
 
 def halving_history(session: Any) -> list[Any]:
     """The search configs as the sampler sees them in a halving search, never mixing a short
-    run's score with a full run's: the *reference rung* is the highest with at least ``eta``
-    scored configs; a config scored there is COMPLETE with that score (full length: its
-    ordinary score among the full runs), one that stopped below it PRUNED with its score at the
-    highest rung it reached (TPE ranks those by the step, then the value), one training RUNNING."""
+    run's score with a full run's: one value per scored config, :func:`bracket.search.halving.search_values`
+    (the rung it reached first, then its rank among the configs at that rung; what
+    ``python -m bench halving`` measured best, ``@lexi``), COMPLETE; a config not scored yet
+    RUNNING (FAIL when it failed)."""
     from optuna.trial import TrialState
 
+    from bracket.search.halving import search_values
     from bracket.search.types import ScoredConfig
 
     loop = HalvingLoop(session, wait_s=0.0)
@@ -55,25 +56,16 @@ def halving_history(session: Any) -> list[Any]:
     last = len(loop.rungs.steps) - 1
     full = session.scoreboard.config_values(runs)  # scored runs are the full-length ones
     scores = {**scores, **{(cid, last): value for cid, value in full.items()}}
-    counts = [sum(1 for (_, r) in scores if r == rung) for rung in range(last + 1)]
-    reference = max((r for r, n in enumerate(counts) if n >= loop.settings.eta), default=0)
+    values = search_values(scores, last)
     history = []
     for config in configs:
         params = session.space.searched_params(config["params"])
-        reached = [r for (cid, r) in scores if cid == config["id"]]
         common = {"kind": config["kind"], "name": str(config.get("name") or "")}
-        if not reached:
-            if config["status"] in ("running", "paused", "failed"):
-                state = TrialState.FAIL if config["status"] == "failed" else TrialState.RUNNING
-                history.append(ScoredConfig(params, None, state, config["kind"]))
-            continue
-        top = max(reached)
-        if top >= reference:  # compared where every config of the reference rung is
-            value = scores.get((config["id"], reference), scores[(config["id"], top)])
-            history.append(ScoredConfig(params, value, TrialState.COMPLETE, **common))
-        else:
-            history.append(ScoredConfig(params, scores[(config["id"], top)], TrialState.PRUNED,
-                                        step=loop.rungs.steps[top], **common))
+        if config["id"] in values:
+            history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE, **common))
+        elif config["status"] in ("running", "paused", "failed"):
+            state = TrialState.FAIL if config["status"] == "failed" else TrialState.RUNNING
+            history.append(ScoredConfig(params, None, state, config["kind"]))
     return history
 
 
