@@ -26,7 +26,6 @@ from typing import Any
 import gradio as gr
 
 from bracket import settings as app_settings
-from bracket.app import views
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
 from bracket.app.prompt_field import validation_note
@@ -55,7 +54,7 @@ def estimate_text(manager: SessionManager, budget: Any, preset_id: str | None = 
         whole = int(steps) if preset_id else None
     except (TypeError, ValueError):
         return ""
-    estimate = manager.estimate_seconds(runs, preset_id or None, whole, fields)
+    estimate = manager.reading.estimate_seconds(runs, preset_id or None, whole, fields)
     if estimate is None:
         return "Wall-time estimate: unknown until the first run of this preset at these steps and resolution."
     where = f"{estimate.sessions} session{'s' if estimate.sessions > 1 else ''}"
@@ -140,7 +139,7 @@ def reflect_open(manager: SessionManager) -> tuple[Any, ...]:
     count = FORM_OUTPUTS + len(JUDGE_NAMES) + 3
     if manager.session is None:
         return _skips(count)
-    values = views.setup_values(manager)
+    values = manager.reading.setup_values()
     return fill_form(manager, values, f"The form shows the settings of **{values['source']}** (the open session). "
                                       "*Start search* starts a new session with them; change what you want first.")
 
@@ -151,7 +150,7 @@ def clone_settings(manager: SessionManager, folder: str | None) -> tuple[Any, ..
     if not folder:
         return _skips(count, "⚠ Pick a past session from the list first, then press Clone settings.")
     try:
-        values = views.setup_values(manager, folder)
+        values = manager.reading.setup_values(folder)
     except (BracketError, ValueError, TypeError, KeyError) as error:  # a damaged session says why
         return _skips(count, f"⚠ {error}")
     return fill_form(manager, values, f"Cloned the settings of **{values['source']}**: name the new session "

@@ -329,18 +329,18 @@ def test_ratings_out_of_range_are_refused_in_the_engine_and_the_ui(fast_fields, 
                  "--name", "rated", "--out", str(runs_dir), "--quiet"])
     assert code == 0
     manager.open(runs_dir / "rated")
-    first, second = (r["id"] for r in manager.scorable_runs())
+    first, second = (r["id"] for r in manager.compare.scorable_runs())
     for value in (0, 11, -1, 10.5, float("nan"), float("inf")):
         assert "from 1 to 10" in inline_error(rate(manager, first, value, None))
     for value in ("abc", None, "", [3]):
         with pytest.raises(BracketError, match="number from 1 to 10"):
-            manager.rate(first, value)
+            manager.compare.rate(first, value)
     assert "not part of session" in inline_error(rate(manager, 999, 5, None))
     assert "one of left, right, tie" in inline_error(choose(manager, [first, second], "both"))
     assert "compared with itself" in inline_error(choose(manager, [first, first], "left"))
-    assert manager.ratings() == [] and manager.comparisons() == []
+    assert manager.compare.ratings() == [] and manager.compare.comparisons() == []
     rate(manager, first, 7, None)
-    assert [r["value"] for r in manager.ratings()] == [7.0]
+    assert [r["value"] for r in manager.compare.ratings()] == [7.0]
     manager.close()
 
 

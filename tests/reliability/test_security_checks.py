@@ -189,7 +189,7 @@ def test_secrets_never_reach_the_folder_the_store_the_report_the_export_or_the_o
     assert _FakeVlm.seen and all(h == f"Bearer {API_KEY}" for h in _FakeVlm.seen), "the key is used"
     runs = session.store.runs(session.name)
     assert all("vlm" in r["judges"] for r in runs), "the VLM judge scored every run"
-    assert not _leaks(repr(session.snapshot())) and not _leaks(manager.dashboard_command())
+    assert not _leaks(repr(session.snapshot())) and not _leaks(manager.results.dashboard_command())
     folder = session.folder
     manager.close()
 

@@ -172,7 +172,7 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert slider.value == 20 and slider.step == 10 and slider.minimum == 0
     assert [value for _, value in scope.choices] == [compare_tab.WHOLE_RUN, 0, 1]
     ladder, *_ = compare_tab.show_sorted(manager, shown, "learning_rate")  # columns by learning rate
-    rates = {r["id"]: r["params"]["learning_rate"] for r in manager.scorable_runs()}
+    rates = {r["id"]: r["params"]["learning_rate"] for r in manager.compare.scorable_runs()}
     heads = re.findall(r'<th title="[^"]*">([^<]*)</th>', ladder)
     order = [int(h.split()[0].lstrip("#")) for h in heads]
     assert [rates[i] for i in order] == sorted(rates[i] for i in shown)
@@ -191,13 +191,13 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert lone == [shown[2]], "never a rated run while an unrated one remains; a lone run is shown alone"
     pair, pair_html, *buttons = compare_tab.next_pair(manager)
     assert len(pair) == 2 and 'id="bk-pair"' in pair_html and all(b.interactive for b in buttons)
-    names = {r["config_name"] for r in manager.scorable_runs()}
+    names = {r["config_name"] for r in manager.compare.scorable_runs()}
     assert not any(name in pair_html for name in names)  # blind: no config names
     said, new_pair, *_ = compare_tab.choose(manager, pair, "tie")
     assert said == "Saved: a tie." and new_pair != pair
     assert "Next pair" in inline_error(compare_tab.choose(manager, None, "left"))
     said, back, *_ = compare_tab.undo_vote(manager)  # the tie is taken back and its pair shown again
-    assert said.startswith("Undone") and sorted(back) == sorted(pair) and not manager.comparisons()
+    assert said.startswith("Undone") and sorted(back) == sorted(pair) and not manager.compare.comparisons()
     assert "no pairwise vote to undo" in inline_error(compare_tab.undo_vote(manager))
     said, *_ = compare_tab.choose(manager, back, "tie")
     board, verdict, command, files, history, importance, report, dashboard, runs_dd, _steps = results_tab.refresh(

@@ -12,7 +12,6 @@ import gradio as gr
 import pytest
 
 from bracket.judge.combine import JUDGE_NAMES
-from bracket.app import views
 from bracket.app.manager import SessionManager
 from tests.ui.test_ui_handlers import start
 from ui import compare_tab, results_tab, search_tab, setup_tab
@@ -106,13 +105,13 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     frame = search_tab._table(manager, 1)[1].set_index("config")
     assert frame.loc["shape-7", "why"].startswith("shape draw: the best step, another shape · vs ")
     assert frame.loc["baseline", "why"] == "baseline: the by-hand config"
-    assert views.short_reasons(manager) is views.short_reasons(manager)  # kept, not rebuilt per poll
+    assert manager.reading.short_reasons() is manager.reading.short_reasons()  # kept, not rebuilt per poll
     _, text = search_tab.why(manager, next(v for label, v in dropdown.choices if label.startswith("lr-")))
     assert "**learning-rate bracket**: the best warm-start config at learning_rate" in text
 
     # Compare: every step of each grid cell (PageUp/PageDown in the lightbox), the steps × prompts
     # stack of the picked runs, A/B flicker
-    ids = [r["id"] for r in manager.scorable_runs()][:3]
+    ids = [r["id"] for r in manager.compare.scorable_runs()][:3]
     grid_markup, *_ = compare_tab.show_grid(manager, ids)
     steps = json.loads(html_lib.unescape(re.search(r'data-steps="([^"]*)"', grid_markup).group(1)))
     assert sorted(steps) == [f"{row},{col}" for row in range(2) for col in range(3)]
