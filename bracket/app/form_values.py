@@ -19,6 +19,11 @@ from bracket.session.config import SearchSettings
 from bracket.session.scoring import effective_weights
 
 
+def weight_name(judge: str) -> str:
+    """The Setup form's name of judge ``judge``'s weight box (``weight_loss``): a form value by name."""
+    return f"weight_{judge}"
+
+
 def settings_values(settings: SearchSettings) -> dict[str, Any]:
     """The search part of the form for ``settings`` (keys are ``settings_from_form``'s)."""
     laid = effective_weights(settings.weights)

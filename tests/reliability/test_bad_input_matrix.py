@@ -19,6 +19,7 @@ import pytest
 from bracket.app.manager import SessionManager
 from bracket.cli import main
 from bracket.errors import BracketError
+from bracket.app.form_values import weight_name
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from tests.reliability.rel_helpers import cli_args, inline_error, launches
 
@@ -231,12 +232,13 @@ def _ui_start(case: Case, fields: dict[str, str], runs_dir: Path):
     settings = {**FORM, **case.settings}
     manager = SessionManager(runs_dir, storage_url=settings.pop("storage", None), allow_custom_executables=True)
     weights = case.weights if case.weights is not None else DEFAULT_WEIGHTS
-    vlm = [settings.pop("vlm_url", ""), "", ""]
+    vlm_url = settings.pop("vlm_url", "")
     name = settings.pop("name", "")
     space = _space_table(case.preset, *(str(settings.pop(k)) for k in ("lr_min", "lr_max", "batch_sizes")))
-    values = [*(settings[k] for k in FORM if k in settings), space]
+    values = {k: settings[k] for k in FORM if k in settings}
     try:
-        return start_search(manager, case.preset, fields, *values, *[weights[n] for n in JUDGE_NAMES], *vlm, name)
+        return start_search(manager, preset_id=case.preset, fields=fields, **values, space=space,
+                            **{weight_name(n): weights[n] for n in JUDGE_NAMES}, vlm_base_url=vlm_url, name=name)
     finally:
         manager.close()
 

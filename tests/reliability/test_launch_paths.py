@@ -52,10 +52,9 @@ def test_a_prompt_line_makes_a_torchtune_config_and_the_web_form_cannot_name_it(
     fields = {**_torchtune_fields(tmp_path, fast_fields["trainer_python"]), "torchtune_config": str(planted)}
     before = sorted(p.name for p in runs_dir.iterdir())
     from ui.setup_tab import start_search
-    from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 
-    message = inline_error(start_search(manager, "torchtune-lora", fields, 2, 3, 1, "", None, "tpe", None,
-                                        *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], "", "", "", ""))
+    message = inline_error(start_search(manager, preset_id="torchtune-lora", fields=fields, budget=2, steps=3,
+                                        seeds=1))
     assert f"Recipe config: {planted} is not the configured one" in message, message
     assert "--allow-custom-executables" in message
     assert launches(argv_log) == [] and sorted(p.name for p in runs_dir.iterdir()) == before
