@@ -34,14 +34,14 @@ from bracket import settings as app_settings
 from bracket.app import stages
 from bracket.app.catalog import SessionInfo, list_sessions, session_folder
 from bracket.app.compare import Compare
-from bracket.app.forms import check_configured
 from bracket.app.jobs import Job
-from bracket.app.programs import check_session_programs
+from bracket.app.programs import check_launch, check_session_launch
 from bracket.app.reading import Reading
 from bracket.app.results import Results
 from bracket.app.snapshot_cache import SnapshotCache
 from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
+from bracket.registry import get_preset
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
 from bracket.session.snapshot import SessionSnapshot
@@ -122,7 +122,7 @@ class SessionManager:
         with self._lock:
             self._refuse_if_running("start another")
             if not self.allow_custom_executables:  # the web form: only the configured programs and judge
-                check_configured(preset_id, fields, settings)
+                check_launch(get_preset(preset_id).fields, fields, settings.vlm)
             session = Session.create(preset_id, fields, settings, out_dir=self.runs_dir, name=name or None,
                                      storage_url=self.storage_url, on_finish=[record_at_end],
                                      rank_past=past_ranking)
@@ -151,7 +151,7 @@ class SessionManager:
             if session.running:
                 raise BracketError(f"Search {session.name} is already running.")
             self._refuse_if_running("resume the search")
-            check_session_programs(session, allow=self.allow_custom_executables)
+            check_session_launch(session, allow=self.allow_custom_executables)
             fresh = Session.open(session.folder, storage_url=self.storage_url, validate=True,
                                  on_finish=[record_at_end], rank_past=past_ranking)
             if fresh.store.read_only:
@@ -169,7 +169,7 @@ class SessionManager:
         with self._lock:
             session = self.require()
             self._refuse_if_running("add runs")
-            check_session_programs(session, allow=self.allow_custom_executables)
+            check_session_launch(session, allow=self.allow_custom_executables)
             extend_budget(session, more)
             return self.resume()
 
@@ -248,7 +248,7 @@ class SessionManager:
         session = self.require()
         with self._lock:
             self._refuse_if_running(f"start {kind}")
-            check_session_programs(session, allow=self.allow_custom_executables)
+            check_session_launch(session, allow=self.allow_custom_executables)
             if kind == "finals":
                 # a request that cannot be right is an input error, not a failed job
                 stages.check_finals(session, top_k=top_k, steps=steps, seeds=seeds)
