@@ -141,12 +141,8 @@ def served_link(manager: SessionManager, path: Path, text: str) -> str:
 
 
 def report_link(manager: SessionManager) -> str:
-    session = manager.session
-    if session is None:
-        return ""
-    from bracket.report import REPORT_FOLDER  # where the Results tab's refresh writes the report
-
-    return served_link(manager, session.folder / REPORT_FOLDER / "report.html", "report.html")
+    path = manager.results.report_html()  # where the Results tab's refresh writes the report
+    return "" if path is None else served_link(manager, path, "report.html")
 
 
 def _steps(value: Any) -> int | None:

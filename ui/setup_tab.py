@@ -25,19 +25,15 @@ from typing import Any
 
 import gradio as gr
 
-from bracket import settings as app_settings
-from bracket.app.form_values import weight_name
+from bracket.app.form_values import WEIGHT_BOXES, form_weights, weight_boxes
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
+from bracket.app.programs import configured_judge_url, is_configured_judge
 from bracket.app.prompt_field import validation_note
 from bracket.app.space_editor import table_bounds
 from bracket.errors import BracketError
 from bracket.fields import allowed_values
-from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import get_preset
-from bracket.session.past import past_sessions
-from bracket.session.vlm_scoring import same_judge_url
-from bracket.standings import past_ranking
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.setup_preset import (DEFAULTS, field_defaults, field_message, loaded_values, on_form, on_preset,
                              preset_choices, prompts_for, search_defaults, confirm_default, confirm_for_budget)
@@ -71,7 +67,7 @@ def session_choices(manager: SessionManager) -> list[tuple[str, str]]:
 def past_choices(manager: SessionManager, preset_id: str | None, loaded: dict[str, Any] | None = None) -> Any:
     """Earlier sessions of this preset, with their dates, run counts and winners, to warm-start from
     (picked: those of the session the form was filled from)."""
-    found = past_sessions(manager.runs_dir, preset_id, past_ranking) if preset_id else []
+    found = manager.reading.past_sessions(preset_id)
     choices = [(s.label, str(s.folder)) for s in found]
     offered = {folder for _, folder in choices}
     wanted = [f for f in loaded_values(loaded, preset_id or "").get("warm_start_from", []) if f in offered]
@@ -85,12 +81,12 @@ def refresh_sessions(manager: SessionManager) -> Any:
 
 #: the form's values Start reads, by name: :func:`start_search`'s keyword arguments
 START_INPUTS = ("preset_id", "fields", "budget", "steps", "seeds", "prompts", "sample_every", "algorithm", "space",
-                *(weight_name(judge) for judge in JUDGE_NAMES), "vlm_base_url", "vlm_model", "vlm_api_key", "name",
+                *WEIGHT_BOXES, "vlm_base_url", "vlm_model", "vlm_api_key", "name",
                 "lr_bracket", "warm_start_from", "confirm", "validation")
 #: what Open, Resume, Clone and a page load fill in, by name: the keys :func:`fill_form` returns
 FILLED = ("preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps", "sample_every",
           "algorithm", "lr_bracket", "confirm", "validation", "prompts", "space", "bounds", "space_message",
-          "vlm_base_url", "vlm_model", *(weight_name(judge) for judge in JUDGE_NAMES), "warm_start_from", "name",
+          "vlm_base_url", "vlm_model", *WEIGHT_BOXES, "warm_start_from", "name",
           "form_message")
 
 
@@ -110,7 +106,7 @@ def judge_url_box(manager: SessionManager) -> Any:
         "VLM judge of image/video samples; LLM-as-judge of LLM answers"
     if manager.allow_custom_executables:
         return gr.Textbox("", label=label, info=info)
-    configured = app_settings.env("BRACKET_VLM_BASE_URL")
+    configured = configured_judge_url()
     return gr.Dropdown(["", configured] if configured else [""], value="", label=label,
                        info=f"{info}; set BRACKET_VLM_BASE_URL in .env (`--allow-custom-executables` lets the "
                             "form type another)", elem_id="bk-judge-url")
@@ -118,7 +114,7 @@ def judge_url_box(manager: SessionManager) -> Any:
 
 def shown_judge_url(manager: SessionManager, url: str) -> str:
     """A loaded session's judge URL as the form may show it (blank when the form may not pick it)."""
-    if manager.allow_custom_executables or same_judge_url(url or "", app_settings.env("BRACKET_VLM_BASE_URL")):
+    if manager.allow_custom_executables or is_configured_judge(url):
         return url or ""
     return ""
 
@@ -135,7 +131,7 @@ def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> 
     return {"preset_id": preset_id, "loaded": loaded, "fields": fields, "notes": notes, "preflight": preflight,
             **{key: values[key] for key in kept}, "space": table, "bounds": bounds, "space_message": space_message,
             "vlm_base_url": shown_judge_url(manager, values["vlm_base_url"]),
-            **{weight_name(judge): values["weights"].get(judge, 0.0) for judge in JUDGE_NAMES},
+            **weight_boxes(values["weights"]),
             "warm_start_from": past_choices(manager, preset_id, loaded), "name": "", "form_message": message}
 
 
@@ -173,10 +169,7 @@ def start_search(manager: SessionManager, *, preset_id: str, fields: dict[str, s
     box, the default weight for one not given). ``space`` is the search-space table as the person
     left it: its cells become the bounds through the one bounds parser, so a bad cell refuses
     the start with the CLI's message."""
-    unknown = sorted(set(weights) - {weight_name(judge) for judge in JUDGE_NAMES})
-    if unknown:
-        raise TypeError(f"start_search() got unexpected form values {unknown}")
-    weights = {judge: weights.get(weight_name(judge), DEFAULT_WEIGHTS.get(judge, 0.0)) for judge in JUDGE_NAMES}
+    weights = form_weights(weights)  # judge → weight; a name of no weight box is refused (TypeError)
     if not preset_id:
         raise BracketError("Pick a preset first.")
     try:
@@ -303,8 +296,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
         space_md, space_df, bounds_state = build_table()
     with gr.Accordion("Score weights and judges", open=False):
         with gr.Row():
-            weights = [gr.Number(DEFAULT_WEIGHTS.get(name, 0.0), label=f"weight: {name}", minimum=0)
-                       for name in JUDGE_NAMES]
+            weights = {name: gr.Number(default, label=f"weight: {judge}", minimum=0)
+                       for name, (judge, default) in WEIGHT_BOXES.items()}
         with gr.Row():
             vlm_url = judge_url_box(manager)
             vlm_model = gr.Textbox("", label="Judge model")
@@ -347,7 +340,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                      algorithm=algorithm, lr_bracket=lr_bracket, confirm=confirm, validation=validation,
                      prompts=prompts, space=space_df, bounds=bounds_state, space_message=space_md,
                      vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
-                     **{weight_name(judge): box for judge, box in zip(JUDGE_NAMES, weights)},
+                     **weights,
                      warm_start_from=warm_from, name=name, form_message=form_md)
     start_btn.click(functools.partial(start_search, manager), inputs_kwargs=form.kwargs(START_INPUTS),
                     outputs=[start_md, tabs, sessions_dd, control_md], concurrency_id="session-control", **QUIET)

@@ -31,12 +31,22 @@ def no_userinfo(url: str) -> str:
     return re.sub(r"://[^/@\s]+@", "://***@", url)
 
 
+def configured_judge_url() -> str:
+    """``BRACKET_VLM_BASE_URL`` (``.env`` or the environment): the one judge server the web app uses."""
+    return app_settings.env("BRACKET_VLM_BASE_URL")
+
+
+def is_configured_judge(url: str) -> bool:
+    """``url`` is the configured judge server (:func:`configured_judge_url`), spelled any way."""
+    return same_judge_url(url or "", configured_judge_url())
+
+
 def check_judge_url(vlm: Mapping[str, Any] | None) -> None:
     """Raise (a ``SettingsError``) when the judge server URL of ``vlm`` (``SearchSettings.vlm``)
     is set and is not ``BRACKET_VLM_BASE_URL``."""
     typed = str((vlm or {}).get("base_url") or "")
-    configured = app_settings.env("BRACKET_VLM_BASE_URL")
-    if typed and not same_judge_url(typed, configured):
+    configured = configured_judge_url()
+    if typed and not is_configured_judge(typed):
         where = f"the configured one ({configured})" if configured else "set in .env (BRACKET_VLM_BASE_URL)"
         raise SettingsError(f"Judge model server URL {no_userinfo(typed)!r} is not {where}; the web app sends "
                             "judge requests only there. To type another, start it with "

@@ -11,6 +11,7 @@ for every open tab) and hands back plain data:
   config was proposed (looked up once per config, not once per poll);
 * :meth:`Reading.config_choices` and :meth:`Reading.suggestion` — the search's configs, newest
   first, and why one was proposed (``suggestion_reason``);
+* :meth:`Reading.past_sessions` — the earlier sessions of a preset, to warm-start from;
 * :meth:`Reading.setup_values` — the open (or any past) session's settings as Setup-form values
   (``form_values``).
 """
@@ -136,6 +137,14 @@ class Reading:
         session = manager.require()
         return manager.memo(("why", config_id), lambda: explain_session(session, search_scores(manager), config_id),
                             structural=True)
+
+    def past_sessions(self, preset_id: str | None) -> list[Any]:
+        """Earlier sessions of ``preset_id`` in the runs folder, to warm-start from, each with its
+        date, run count and winner (``bracket.session.past``, ranked by ``bracket.standings``)."""
+        from bracket.session.past import past_sessions
+        from bracket.standings import past_ranking
+
+        return past_sessions(self._manager.runs_dir, preset_id, past_ranking) if preset_id else []
 
     def setup_values(self, folder: Path | str | None = None) -> dict[str, Any]:
         """The Setup form's values for the open session, or (``folder``) for a past session

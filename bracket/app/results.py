@@ -145,6 +145,13 @@ class Results:
 
         return manager.memo("report", build, structural=True)
 
+    def report_html(self) -> Path | None:
+        """Where :meth:`report_markdown` writes the open session's ``report.html`` (None: no session open)."""
+        from bracket.report import REPORT_FOLDER
+
+        session = self._manager.session
+        return None if session is None else session.folder / REPORT_FOLDER / "report.html"
+
     def wait_for_verdict(self, timeout: float | None = None) -> None:
         """Wait until the verdict study written in the background (:meth:`report_markdown`) is done."""
         thread = self._verdict_thread
