@@ -188,6 +188,15 @@ def test_open_past_session_while_idle(tmp_path, runs_dir):
     assert "s1 · demo-cpu · finished · 2/2 runs" in listed[0].label
     other.open("s1")
     assert other.snapshot().runs_spent == 2 and not other.running
+    # a TTL set after the open reaches the open session's snapshots (the UI poll bench sets it so)
+    slow = SessionManager(runs_dir, snapshot_ttl=3600.0, allow_custom_executables=True)
+    slow.open("s1")
+    seen, version = slow.snapshot(), slow.version
+    manager.compare.rate(manager.compare.scorable_runs()[0]["id"], 5)  # the store changes under it
+    assert slow.snapshot() is seen and slow.version == version  # within the TTL: not looked at
+    slow.snapshot_ttl = 0.0
+    assert slow.snapshot() is not seen and slow.version > version
+    slow.close()
     manager.close()
     other.close()
 
