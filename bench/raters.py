@@ -17,8 +17,8 @@ Each taste disagrees with the loss differently:
   (Adam kinds near 1e-3) on a ``linear`` schedule, and the loss is noisy and flat.
 
 :class:`Rater` turns the taste into what a person does in the Compare tab, through the
-app's own functions (:class:`bracket.app.manager.SessionManager`: ``rate_next``,
-``rate``, ``next_pairs``, ``compare``): after some trials it looks at what "Next unrated"
+app's own functions (``SessionManager.compare``, :class:`bracket.app.compare.Compare`: ``rate_next``,
+``rate``, ``next_pairs``, ``choose``): after some trials it looks at what "Next unrated"
 shows and rates a few of them (1–10, rounded, with noise; a rated run offered again with a
 why gets a fresh rating), sometimes skips a round (late), and now and then makes a blind pairwise choice (a
 logistic choice on the taste difference).
@@ -108,7 +108,7 @@ TASTES: dict[str, Taste] = {taste.name: taste for taste in (
 class Rater:
     """A person with a taste, rating through the app's own Compare functions.
 
-    ``act(manager, trial)`` is called before each new configuration is proposed. From
+    ``act(manager.compare, trial)`` is called before each new configuration is proposed. From
     ``start_trial`` on, with probability ``p_round`` the rater opens "Next unrated" and rates
     the first ``per_round`` runs it shows (1-10, Gaussian ``noise``, rounded) — a rated run
     only when it is offered again with a why line (the
@@ -137,26 +137,27 @@ class Rater:
         self.pairs = 0
         self.first_rating_trial: int | None = None
 
-    def act(self, manager: Any, trial: int) -> list[str]:
-        """One look at the Compare tab before trial ``trial`` (1-based) is proposed; what it did."""
+    def act(self, compare: Any, trial: int) -> list[str]:
+        """One look at the Compare tab (``compare``: ``SessionManager.compare``) before trial
+        ``trial`` (1-based) is proposed; what it did."""
         done: list[str] = []
         if trial < self.start_trial or self.rng.random() >= self.p_round:
             return done
-        params = {r["id"]: r["params"] for r in manager.scorable_runs()}
-        ids, why = manager.rate_next(4)
+        params = {r["id"]: r["params"] for r in compare.scorable_runs()}
+        ids, why = compare.rate_next(4)
         for run_id in ids[: self.per_round]:
-            again = run_id in {r["run_id"] for r in manager.ratings()}
+            again = run_id in {r["run_id"] for r in compare.ratings()}
             if (again and not why) or run_id not in params:  # no why: every run rated, the best shown again
                 continue
             rng = self.again_rng if again else self.rng
             value = self.taste.rating(params[run_id], self.best, rng, self.noise, self.steps)
-            manager.rate(run_id, value)
+            compare.rate(run_id, value)
             self.ratings += 1
             self.again += again
             self.first_rating_trial = self.first_rating_trial or trial
             done.append(f"rated #{run_id} {value}" + (" again" if again else ""))
         if self.rng.random() < self.p_pair:
-            pairs = manager.next_pairs(1)
+            pairs = compare.next_pairs(1)
             if pairs:
                 left, right = pairs[0]
                 # judged in run-id order: the app shuffles the sides with an unseeded generator,
@@ -164,7 +165,7 @@ class Rater:
                 first, second = sorted((left, right))
                 ratios = [self.taste.value(params[side], self.steps) / self.best for side in (first, second)]
                 winner = "left" if chooses_left(*ratios, self.rng) == (first == left) else "right"
-                manager.compare(left, right, winner)
+                compare.choose(left, right, winner)
                 self.pairs += 1
                 done.append(f"pair #{left}/#{right}: {winner}")
         return done

@@ -7,7 +7,7 @@ same seeds (``base_seed``, worker id, trainer noise):
 * ``control`` — nobody rates: the search follows the loss alone;
 * ``rated``   — the rater acts before every proposal from the first trial on (rates some of
   what "Next unrated" shows, now and then a blind pair), through the app's own
-  :class:`~bracket.app.manager.SessionManager` functions the Compare tab calls;
+  :class:`~bracket.app.compare.Compare` functions the Compare tab calls (``SessionManager.compare``);
 * ``late``    — the same rater, but starting only after half the budget;
 * ``oracle``  — nobody rates, and the runs train on the taste itself as their loss (a perfect
   rater of every run, :mod:`bench.oracle`): the upper bound of any rating mechanism.
@@ -109,7 +109,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
 
         def rate_then_propose() -> Any:
             trial = len(session.store.configs(name, stage="search")) + 1
-            did = rater.act(manager, trial)
+            did = rater.act(manager.compare, trial)
             if did:
                 events.append({"trial": trial, "did": did})
             return original()

@@ -56,7 +56,7 @@ def legacy_poll(manager: Any, smoothing: float = 0.6) -> None:
     current = (snap.current or {}).get("run_id")
     finished = [r["id"] for r in snap.runs if r["kind"] != "setup" and r["id"] != current
                 and r["status"] not in ("pending", "running")][-RECENT_RUNS:]
-    series = manager.loss_series(finished + ([current] if current is not None else []))
+    series = manager.reading.loss_series(finished + ([current] if current is not None else []))
     labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs}
     fingerprint([smoothing, current, sorted((k, len(v), v[-1] if v else None) for k, v in series.items())])
     if current is not None:  # the chart changed: the old poll drew it again, as the new one does
@@ -106,7 +106,6 @@ def measure_poll_costs(manager: Any, *, cpu_seconds: int = 0) -> dict[str, Any]:
     from ui import results_tab, search_tab
 
     manager.snapshot_ttl = 0.0
-    manager._cache.ttl = 0.0  # noqa: SLF001 - every call of the bench is a new tick
     session = manager.session
     out: dict[str, Any] = {"legacy_poll_s": median_time(lambda: legacy_poll(manager), 5)}
     sent = search_tab.poll(manager, {}, 0.6)[-1]

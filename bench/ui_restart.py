@@ -17,7 +17,7 @@ child's CPU seconds beside the wall seconds (CPU time moves less with the load):
   child process of each checkout changes the store the way a search or the app does, then
   ``status`` is timed — *after a run finished* (a finished config and run added by an opened
   ``Session``, whose ``on_change`` callbacks are called where the checkout has them: what the
-  search does once per run) and *after a rating through the app* (``SessionManager.rate``,
+  search does once per run) and *after a rating through the app* (``SessionManager.compare.rate``,
   then its background work waited for). The child's own wall and CPU seconds are the
   writer's cost;
 * **status after a rating no Bracket process refreshed** (:func:`rating_figures`; alone with
@@ -99,8 +99,8 @@ else:
     from bracket.app.manager import SessionManager
     manager = SessionManager(folder.parent)
     manager.open(folder)
-    runs = [r["id"] for r in manager.scorable_runs()]
-    manager.rate(runs[(37 * index) % len(runs)], float(1 + index % 10))
+    runs = [r["id"] for r in manager.compare.scorable_runs()]
+    manager.compare.rate(runs[(37 * index) % len(runs)], float(1 + index % 10))
     manager.wait_for_background(120)
     manager.close()
 """

@@ -1,7 +1,7 @@
 """Compare tab: samples of 2–8 runs side by side, ratings, and blind pairwise choices.
 
 The grid (rows = prompts, columns = runs, every cell the same prompt and seed) comes from
-``SessionManager.compare_grid`` as paths — thumbnails written once, full-size PNGs for the
+``SessionManager.compare.grid`` as paths — thumbnails written once, full-size PNGs for the
 lightbox — and is drawn as HTML (``ui.render.grid_html``); clicking a cell opens the
 lightbox of ``ui.assets`` (←/→ runs, ↑/↓ prompts, PageUp/PageDown the saved steps of that
 run and prompt). A step slider moves through every saved step. Ratings (1–10, of the whole run or of the prompt picked in "A rating applies to";
@@ -35,7 +35,6 @@ from typing import Any
 
 import gradio as gr
 
-from bracket.app import views
 from bracket.app.manager import SessionManager
 from bracket.app.rungs import compare_rung_steps
 from bracket.errors import BracketError
@@ -52,9 +51,9 @@ WHOLE_RUN = -1
 
 def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
     """(label, run id) of every finished run; labels from the standings (stage, score, raw figures)."""
-    labels = manager.run_labels()
+    labels = manager.compare.run_labels()
     return [(labels.get(run["id"], f"#{run['id']} {run['config_name']}"), run["id"])
-            for run in manager.scorable_runs()]
+            for run in manager.compare.scorable_runs()]
 
 
 def refresh_runs(manager: SessionManager) -> tuple[Any, Any, Any, Any]:
@@ -90,7 +89,7 @@ def show_progression(manager: SessionManager, picked: list[int] | None, shown: l
     if not ids:
         raise BracketError("Pick runs in the list (or show a grid) first, then press 'Steps × prompts'.")
     labels = dict((value, label) for label, value in run_choices(manager))
-    grids = views.progressions(manager, ids)
+    grids = manager.compare.progressions(ids)
     return progression_html(grids, [labels.get(i, f"#{i}") for i in ids]), ""
 
 
@@ -102,7 +101,7 @@ def show_flicker(manager: SessionManager, a: Any, b: Any, step: Any, shown: list
     if a in (None, "") or b in (None, "") or int(a) == int(b):
         raise BracketError("Pick two different runs as A and B for the flicker.")
     ids = [int(a), int(b)]
-    grid = manager.compare_grid(ids, None if not shown or step in (None, "") else int(float(step)))
+    grid = manager.compare.grid(ids, None if not shown or step in (None, "") else int(float(step)))
     labels = dict((value, label.split(" · ")[0]) for label, value in run_choices(manager))
     return flicker_html(grid, (labels.get(ids[0], f"#{ids[0]}"), labels.get(ids[1], f"#{ids[1]}"))), ""
 
@@ -133,7 +132,7 @@ def run_ratings(manager: SessionManager, prompt_index: int | None = None) -> dic
     ``prompt_index`` its latest rating of that prompt."""
     if manager.session is None:
         return {}
-    return {r["run_id"]: r["value"] for r in manager.ratings() if r.get("prompt_index") == prompt_index}
+    return {r["run_id"]: r["value"] for r in manager.compare.ratings() if r.get("prompt_index") == prompt_index}
 
 
 def rating_mark(ratings: dict[int, float], run_id: int) -> str:
@@ -151,7 +150,7 @@ def sort_runs(manager: SessionManager, ids: list[int], key: str | None) -> list[
     """``ids`` ordered by hyperparameter ``key`` (a learning-rate ladder); unchanged without one."""
     if not key:
         return ids
-    params = {r["id"]: r["params"] for r in manager.scorable_runs()}
+    params = {r["id"]: r["params"] for r in manager.compare.scorable_runs()}
 
     def value(run_id: int) -> tuple[int, Any]:
         raw = params.get(run_id, {}).get(key)
@@ -162,11 +161,11 @@ def sort_runs(manager: SessionManager, ids: list[int], key: str | None) -> list[
 
 def sort_choices(manager: SessionManager) -> list[str]:
     """The knobs whose values differ between the finished runs (a fixed knob orders nothing)."""
-    return differing([r["params"] for r in manager.scorable_runs()]) if manager.session else []
+    return differing([r["params"] for r in manager.compare.scorable_runs()]) if manager.session else []
 
 
 def _grid(manager: SessionManager, ids: list[int], step: int | None) -> Any:
-    grid = manager.compare_grid(ids, step)
+    grid = manager.compare.grid(ids, step)
     ratings = run_ratings(manager)  # a grid of rated runs says so in its headers
     keys = differing([c.params for c in grid.columns])  # only what differs between the columns
 
@@ -175,7 +174,7 @@ def _grid(manager: SessionManager, ids: list[int], step: int | None) -> Any:
 
     titles = [f"{c.label} · {rating_mark(ratings, i)}" + "".join(f" · {k}={shown(c.params.get(k))}" for k in keys)
               for c, i in zip(grid.columns, ids)]
-    by_id = {r["id"]: r for r in manager.scorable_runs()}  # every step of each cell, for PageUp/PageDown
+    by_id = {r["id"]: r for r in manager.compare.scorable_runs()}  # every step of each cell, for PageUp/PageDown
     return grid, with_steps(grid_html(grid, titles=titles), [by_id.get(i, {}) for i in ids], manager.runs_dir)
 
 
@@ -226,7 +225,7 @@ def relabel(manager: SessionManager, markup: str, shown: list[int] | None) -> An
 
 @inline_errors(6, at=5)
 def next_unrated(manager: SessionManager, k: float) -> tuple[Any, str, Any, list[int], Any, str]:
-    ids, why = manager.rate_next(int(k or 4))  # where a rating could change the answer most; a lone run alone
+    ids, why = manager.compare.rate_next(int(k or 4))  # where a rating could change the answer most; a lone run alone
     if not ids:
         raise BracketError("No finished run with samples so far; wait for a trial to finish.")
     ratings = run_ratings(manager)
@@ -247,7 +246,7 @@ def rate(manager: SessionManager, run_id: int, value: Any, scope: Any, step: Any
     except (TypeError, ValueError):
         raise BracketError(f"A rating must be a number from 1 to 10, got {value!r}.") from None
     shown_step = None if step in (None, "") else int(float(step))
-    effect = manager.rate(run_id, number, prompt_index, shown_step)  # "Run #12 rated 7: its config moved ..."
+    effect = manager.compare.rate(run_id, number, prompt_index, shown_step)  # "Run #12 rated 7: its config moved ..."
     target = "" if prompt_index is None else f" (prompt {prompt_index})"
     at = "" if shown_step is None else f" at step {shown_step}"
     return f"Saved{target}{at}. {effect}"
@@ -255,11 +254,11 @@ def rate(manager: SessionManager, run_id: int, value: Any, scope: Any, step: Any
 
 def next_pair(manager: SessionManager) -> tuple[Any, str, Any, Any, Any]:
     """A new blind pair (or none), its HTML, and the three choice buttons."""
-    pairs = manager.next_pairs(1) if manager.session else []
+    pairs = manager.compare.next_pairs(1) if manager.session else []
     if not pairs:
         return None, NO_PAIR, *([gr.Button(interactive=False)] * 3)
     left, right = pairs[0]
-    grid = manager.compare_grid([left, right], blind=True)
+    grid = manager.compare.grid([left, right], blind=True)
     html = grid_html(grid, blind=True, titles=["Left (1 / ←)", "Right (2 / →)"], element_id="bk-pair")
     return [left, right], html, *([gr.Button(interactive=True)] * 3)
 
@@ -268,7 +267,7 @@ def next_pair(manager: SessionManager) -> tuple[Any, str, Any, Any, Any]:
 def choose(manager: SessionManager, pair: list[int] | None, winner: str) -> tuple[Any, ...]:
     if not pair:
         raise BracketError("No pair is shown; press 'Next pair' first.")
-    manager.compare(pair[0], pair[1], winner)
+    manager.compare.choose(pair[0], pair[1], winner)
     said = {"left": "left is better", "right": "right is better", "tie": "a tie"}[winner]
     return (f"Saved: {said}.", *next_pair(manager))
 
@@ -276,11 +275,11 @@ def choose(manager: SessionManager, pair: list[int] | None, winner: str) -> tupl
 @inline_errors(6)
 def undo_vote(manager: SessionManager) -> tuple[Any, ...]:
     """Take back the newest pairwise choice and show that pair again."""
-    undone = manager.undo_comparison()
+    undone = manager.compare.undo_choice()
     if undone is None:
         raise BracketError("There is no pairwise vote to undo.")
     left, right = undone["left_run_id"], undone["right_run_id"]
-    grid = manager.compare_grid([left, right], blind=True)
+    grid = manager.compare.grid([left, right], blind=True)
     html = grid_html(grid, blind=True, titles=["Left (1 / ←)", "Right (2 / →)"], element_id="bk-pair")
     return ("Undone: the last vote is taken back; vote on this pair again or press 'Next pair'.", [left, right],
             html, *([gr.Button(interactive=True)] * 3))

@@ -1,7 +1,7 @@
 """Results tab: the leaderboard, the winner as a command and files, charts, the report.
 
 All numbers come from the engine's standings (``bracket.standings``, the same
-answer as ``status``, the report and ``export``): ``SessionManager.leaderboard`` (one board
+answer as ``status``, the report and ``export``): ``SessionManager.results.leaderboard`` (one board
 per stage, mean ± confidence interval per config, the raw figures behind each score),
 ``winner_export`` (the winner's trainer command at its own step count, and JSON/TOML files
 under the session folder), ``param_importance``, ``score_history`` and ``report_markdown``. The tab refreshes when it is opened and on demand,
@@ -22,7 +22,6 @@ from typing import Any
 
 import gradio as gr
 
-from bracket.app import views
 from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
@@ -48,15 +47,15 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
     if manager.session is None:
         return (None, NO_SESSION, "", None, None, None, "", "", gr.Dropdown(choices=[], value=[], multiselect=True),
                 None)
-    boards, _verdict = manager.leaderboard()
-    export = manager.winner_export()
+    boards, _verdict = manager.results.leaderboard()
+    export = manager.results.winner_export()
     command = export.command_text if export else "# no finished, usable run yet"
     files = [str(export.json_path), str(export.toml_path)] if export else None
     choices = run_choices(manager)
     best = [r for board in boards for r in board.top(3)][:3]
     selected = [i for row in best for i in row.run_ids][:6]
     return (leaderboard_frame(boards), verdict_text(manager), command, files,
-            None, None, REPORT_PENDING, manager.dashboard_command(),
+            None, None, REPORT_PENDING, manager.results.dashboard_command(),
             gr.Dropdown(choices=choices, value=selected, multiselect=True), None)
 
 
@@ -72,7 +71,7 @@ def report_pointer(manager: SessionManager) -> str:
 
 def verdict_text(manager: SessionManager) -> str:
     """The verdict, the winner, the loss it rests on, and a link to the report when it is written."""
-    _boards, verdict = manager.leaderboard()
+    _boards, verdict = manager.results.leaderboard()
     table = manager.standings()
     winner = f"{verdict}\n\n{winner_markdown(table.winner)}" if table and table.winner else verdict
     search = table.board("search") if table else None
@@ -95,9 +94,9 @@ def refresh_report(manager: SessionManager) -> tuple[Any, Any, str, str, Any]:
         return None, None, "", NO_SESSION, None
     table = manager.standings()
     search = table.board("search") if table else None
-    history = manager.score_history()
-    importances, message = manager.param_importance()
-    manager.report_markdown(lambda path: file_url(str(path)))  # writes report.md/.html (its one place)
+    history = manager.results.score_history()
+    importances, message = manager.results.param_importance()
+    manager.results.report_markdown(lambda path: file_url(str(path)))  # writes report.md/.html (its one place)
     report = report_pointer(manager)
     if message:
         report = f"*{message}*\n\n" + report
@@ -113,8 +112,8 @@ def refresh_more(manager: SessionManager) -> tuple[Any, Any, Any]:
 
     from bracket.app.space_table import COLUMNS
 
-    parallel, slices = views.config_figures(manager)
-    return pd.DataFrame(views.space_table(manager), columns=list(COLUMNS)), parallel, slices
+    parallel, slices = manager.results.config_figures()
+    return pd.DataFrame(manager.results.space_table(), columns=list(COLUMNS)), parallel, slices
 
 
 @inline_errors(1)
@@ -142,12 +141,8 @@ def served_link(manager: SessionManager, path: Path, text: str) -> str:
 
 
 def report_link(manager: SessionManager) -> str:
-    session = manager.session
-    if session is None:
-        return ""
-    from bracket.report import REPORT_FOLDER  # where the Results tab's refresh writes the report
-
-    return served_link(manager, session.folder / REPORT_FOLDER / "report.html", "report.html")
+    path = manager.results.report_html()  # where the Results tab's refresh writes the report
+    return "" if path is None else served_link(manager, path, "report.html")
 
 
 def _steps(value: Any) -> int | None:
@@ -169,7 +164,7 @@ def start_job(manager: SessionManager, kind: str, steps: Any) -> str:
 
 @inline_errors(1)
 def export(manager: SessionManager, steps: Any) -> str:
-    result = manager.export_winner(_steps(steps))
+    result = manager.results.export_winner(_steps(steps))
     links = ", ".join(served_link(manager, p, p.name) for p in (result.script, result.json_path, result.toml_path))
     return (f"Exported run #{result.run_id} ({result.config_name}) at {result.steps} steps: {links} · "
             f"{report_link(manager)}")
@@ -195,8 +190,8 @@ def overlay(manager: SessionManager, run_ids: list[int] | None, smoothing: float
     snap = manager.snapshot()
     labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs}
     wanted = [int(i) for i in run_ids]
-    validation = manager.loss_series(wanted, kind="eval_loss")  # the loss that scores, dashed, where logged
-    return loss_figure(manager.loss_series(wanted), labels, smoothing=smoothing, validation=validation,
+    validation = manager.reading.loss_series(wanted, kind="eval_loss")  # the loss that scores, dashed, where logged
+    return loss_figure(manager.reading.loss_series(wanted), labels, smoothing=smoothing, validation=validation,
                        title=VALIDATION_TITLE if any(validation.values()) else "Loss of the selected runs")
 
 

@@ -12,7 +12,7 @@ loss chart once per change for all open tabs (``SessionManager.memo``). The tabl
 The table's "why" column says in one line why each config was proposed (baseline, curated,
 warm start, learning-rate bracket or TPE; for TPE how many scored configs it saw, what it
 changed against the best one and the rating it came after). Each config's line is computed
-once and kept (``bracket.app.views.short_reasons``), so the poll stays a fingerprint compare.
+once and kept (``SessionManager.reading.short_reasons``), so the poll stays a fingerprint compare.
 A click on a row — or the "Why this suggestion?" panel — gives the full text: the finished
 configs it resembles and every change (``bracket.app.suggestion_reason``). A successive-halving
 search adds a "rung" column (where each config stands: running to 1/3, paused at 1/9, stopped at
@@ -27,7 +27,7 @@ from typing import Any
 
 import gradio as gr
 
-from bracket.app import rungs, views
+from bracket.app import rungs
 from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
 from ui.common import QUIET, inline_errors
@@ -54,16 +54,16 @@ def chart_series(manager: SessionManager, snap: Any = None
     finished = [r["id"] for r in snap.runs if r["kind"] != "setup" and r["id"] != current
                 and r["status"] not in ("pending", "running")][-RECENT_RUNS:]
     wanted = finished + ([current] if current is not None else [])
-    series = manager.loss_series(wanted, snap)
+    series = manager.reading.loss_series(wanted, snap)
     labels = {r["id"]: f"#{r['id']} {r['config_name']} s{r['seed']}" for r in snap.runs if r["id"] in series}
-    return series, labels, current, manager.loss_series(finished, snap, kind="eval_loss")
+    return series, labels, current, manager.reading.loss_series(finished, snap, kind="eval_loss")
 
 
 def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
     """(fingerprint, frame) of one page of the trial table, built once per store change."""
     def build() -> tuple[str, Any]:
         snap = manager.snapshot()
-        frame = runs_frame(snap, page=page, page_rows=PAGE_ROWS, reasons=views.short_reasons(manager, snap),
+        frame = runs_frame(snap, page=page, page_rows=PAGE_ROWS, reasons=manager.reading.short_reasons(snap),
                            rungs=rungs.config_rungs(manager, snap))
         return fingerprint(frame.to_dict("split")), frame
 
@@ -99,7 +99,7 @@ def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
     progress = progress_html(snap)
     parts["progress"] = (fingerprint(progress), lambda: progress)
     parts["plot"] = _plot(manager, smoothing, snap) if snap else (fingerprint(None), lambda: loss_plot({}, {}))
-    log = "\n".join(manager.log_tail(LOG_LINES, snap)) if snap else ""
+    log = "\n".join(manager.reading.log_tail(LOG_LINES, snap)) if snap else ""
     parts["log"] = (fingerprint(log), lambda: log)
     mark, frame = _table(manager, page) if snap else (fingerprint(None), runs_frame(None))
     current = snap.current if snap else None  # the live run's step cell, as the progress bar
@@ -166,11 +166,11 @@ def toggle_pause(manager: SessionManager) -> str:
 @inline_errors(2, at=1)
 def why(manager: SessionManager, config_id: Any = None) -> tuple[Any, str]:
     """(the configs to ask about, why the picked one — default the newest — was proposed)."""
-    choices = views.config_choices(manager)
+    choices = manager.reading.config_choices()
     if not choices:
         raise BracketError("No config has been proposed yet.")
     chosen = int(config_id) if config_id not in (None, "") else choices[0][1]
-    reason = views.suggestion(manager, chosen)
+    reason = manager.reading.suggestion(chosen)
     return gr.Dropdown(choices=choices, value=chosen), reason.text() if reason else ""
 
 

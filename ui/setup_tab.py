@@ -25,22 +25,19 @@ from typing import Any
 
 import gradio as gr
 
-from bracket import settings as app_settings
-from bracket.app import views
+from bracket.app.form_values import WEIGHT_BOXES, form_weights, weight_boxes
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
+from bracket.app.programs import configured_judge_url, is_configured_judge
 from bracket.app.prompt_field import validation_note
 from bracket.app.space_editor import table_bounds
 from bracket.errors import BracketError
 from bracket.fields import allowed_values
-from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import get_preset
-from bracket.session.past import past_sessions
-from bracket.session.vlm_scoring import same_judge_url
-from bracket.standings import past_ranking
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.setup_preset import (DEFAULTS, field_defaults, field_message, loaded_values, on_form, on_preset,
                              preset_choices, prompts_for, search_defaults, confirm_default, confirm_for_budget)
+from ui.setup_form import SetupForm
 from ui.setup_space import build_table, space_edit, space_preview, table_records
 from ui.render import format_duration
 from ui.search_tab import resumed_text
@@ -55,7 +52,7 @@ def estimate_text(manager: SessionManager, budget: Any, preset_id: str | None = 
         whole = int(steps) if preset_id else None
     except (TypeError, ValueError):
         return ""
-    estimate = manager.estimate_seconds(runs, preset_id or None, whole, fields)
+    estimate = manager.reading.estimate_seconds(runs, preset_id or None, whole, fields)
     if estimate is None:
         return "Wall-time estimate: unknown until the first run of this preset at these steps and resolution."
     where = f"{estimate.sessions} session{'s' if estimate.sessions > 1 else ''}"
@@ -70,7 +67,7 @@ def session_choices(manager: SessionManager) -> list[tuple[str, str]]:
 def past_choices(manager: SessionManager, preset_id: str | None, loaded: dict[str, Any] | None = None) -> Any:
     """Earlier sessions of this preset, with their dates, run counts and winners, to warm-start from
     (picked: those of the session the form was filled from)."""
-    found = past_sessions(manager.runs_dir, preset_id, past_ranking) if preset_id else []
+    found = manager.reading.past_sessions(preset_id)
     choices = [(s.label, str(s.folder)) for s in found]
     offered = {folder for _, folder in choices}
     wanted = [f for f in loaded_values(loaded, preset_id or "").get("warm_start_from", []) if f in offered]
@@ -82,8 +79,15 @@ def refresh_sessions(manager: SessionManager) -> Any:
     return gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
 
 
-#: how many outputs ``fill_form`` has besides the weights (see ``build``)
-FORM_OUTPUTS = 19
+#: the form's values Start reads, by name: :func:`start_search`'s keyword arguments
+START_INPUTS = ("preset_id", "fields", "budget", "steps", "seeds", "prompts", "sample_every", "algorithm", "space",
+                *WEIGHT_BOXES, "vlm_base_url", "vlm_model", "vlm_api_key", "name",
+                "lr_bracket", "warm_start_from", "confirm", "validation")
+#: what Open, Resume, Clone and a page load fill in, by name: the keys :func:`fill_form` returns
+FILLED = ("preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps", "sample_every",
+          "algorithm", "lr_bracket", "confirm", "validation", "prompts", "space", "bounds", "space_message",
+          "vlm_base_url", "vlm_model", *WEIGHT_BOXES, "warm_start_from", "name",
+          "form_message")
 
 
 def space_for_preset(preset_id: str, fields: dict[str, str], steps: Any, loaded: dict[str, Any] | None
@@ -102,7 +106,7 @@ def judge_url_box(manager: SessionManager) -> Any:
         "VLM judge of image/video samples; LLM-as-judge of LLM answers"
     if manager.allow_custom_executables:
         return gr.Textbox("", label=label, info=info)
-    configured = app_settings.env("BRACKET_VLM_BASE_URL")
+    configured = configured_judge_url()
     return gr.Dropdown(["", configured] if configured else [""], value="", label=label,
                        info=f"{info}; set BRACKET_VLM_BASE_URL in .env (`--allow-custom-executables` lets the "
                             "form type another)", elem_id="bk-judge-url")
@@ -110,69 +114,62 @@ def judge_url_box(manager: SessionManager) -> Any:
 
 def shown_judge_url(manager: SessionManager, url: str) -> str:
     """A loaded session's judge URL as the form may show it (blank when the form may not pick it)."""
-    if manager.allow_custom_executables or same_judge_url(url or "", app_settings.env("BRACKET_VLM_BASE_URL")):
+    if manager.allow_custom_executables or is_configured_judge(url):
         return url or ""
     return ""
 
 
-def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> tuple[Any, ...]:
-    """Every form output set from session ``values`` (``bracket.app.form_values``)."""
+def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> dict[str, Any]:
+    """The form's values by name (:data:`FILLED`) from session ``values`` (``bracket.app.form_values``)."""
     loaded = {**values, "nonce": time.time_ns()}
     preset_id = values["preset_id"]
-    weights = [values["weights"].get(name, 0.0) for name in JUDGE_NAMES]
     fields = {**field_defaults(preset_id), **values["fields"]}
     notes, _, preflight, *_ = on_preset(preset_id, loaded)
     table, bounds, space_message = space_for_preset(preset_id, fields, values["steps"], loaded)
-    return (preset_id, loaded, fields, notes, preflight, values["budget"], values["seeds"], values["steps"],
-            values["sample_every"], values["algorithm"], values["lr_bracket"], values["confirm"],
-            values["validation"], values["prompts"], table, bounds, space_message,
-            shown_judge_url(manager, values["vlm_base_url"]), values["vlm_model"], *weights,
-            past_choices(manager, preset_id, loaded), "",
-            message)
+    kept = ("budget", "seeds", "steps", "sample_every", "algorithm", "lr_bracket", "confirm", "validation", "prompts",
+            "vlm_model")
+    return {"preset_id": preset_id, "loaded": loaded, "fields": fields, "notes": notes, "preflight": preflight,
+            **{key: values[key] for key in kept}, "space": table, "bounds": bounds, "space_message": space_message,
+            "vlm_base_url": shown_judge_url(manager, values["vlm_base_url"]),
+            **weight_boxes(values["weights"]),
+            "warm_start_from": past_choices(manager, preset_id, loaded), "name": "", "form_message": message}
 
 
-def _skips(count: int, message: Any = None) -> tuple[Any, ...]:
-    return (*[gr.skip()] * (count - 1), gr.skip() if message is None else message)
-
-
-def reflect_open(manager: SessionManager) -> tuple[Any, ...]:
+def reflect_open(manager: SessionManager) -> dict[str, Any]:
     """The form filled with the open session's settings (nothing changes when none is open)."""
-    count = FORM_OUTPUTS + len(JUDGE_NAMES) + 3
     if manager.session is None:
-        return _skips(count)
-    values = views.setup_values(manager)
+        return {}
+    values = manager.reading.setup_values()
     return fill_form(manager, values, f"The form shows the settings of **{values['source']}** (the open session). "
                                       "*Start search* starts a new session with them; change what you want first.")
 
 
-def clone_settings(manager: SessionManager, folder: str | None) -> tuple[Any, ...]:
+def clone_settings(manager: SessionManager, folder: str | None) -> dict[str, Any]:
     """The form filled with the picked past session's settings, to start a new session from them."""
-    count = FORM_OUTPUTS + len(JUDGE_NAMES) + 3
     if not folder:
-        return _skips(count, "⚠ Pick a past session from the list first, then press Clone settings.")
+        return {"form_message": "⚠ Pick a past session from the list first, then press Clone settings."}
     try:
-        values = views.setup_values(manager, folder)
+        values = manager.reading.setup_values(folder)
     except (BracketError, ValueError, TypeError, KeyError) as error:  # a damaged session says why
-        return _skips(count, f"⚠ {error}")
+        return {"form_message": f"⚠ {error}"}
     return fill_form(manager, values, f"Cloned the settings of **{values['source']}**: name the new session "
                                       "(optional), change what you want, press *Start search*.")
 
 
 @inline_errors(4)
-def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str], budget: Any, steps: Any,
-                 seeds: Any, prompts: str, sample_every: Any, algorithm: str, space: Any, *rest: Any
-                 ) -> tuple[str, Any, Any, str]:
+def start_search(manager: SessionManager, *, preset_id: str, fields: dict[str, str], budget: Any, steps: Any,
+                 seeds: Any, prompts: str = "", sample_every: Any = None, algorithm: str = "tpe", space: Any = None,
+                 vlm_base_url: str = "", vlm_model: str = "", vlm_api_key: str = "", name: str = "",
+                 lr_bracket: Any = True, warm_start_from: Any = None, confirm: Any = None, validation: Any = True,
+                 **weights: Any) -> tuple[str, Any, Any, str]:
     """Validate the form, create the session and start it; then show the Search tab (the
     message goes to Setup's line and to the Search tab's).
 
-    ``space`` is the search-space table as the person left it: its cells become the bounds
-    through the one bounds parser, so a bad cell refuses the start with the CLI's message."""
-    weights = dict(zip(JUDGE_NAMES, rest[: len(JUDGE_NAMES)]))
-    vlm_url, vlm_model, vlm_key, name, *options = rest[len(JUDGE_NAMES):]
-    lr_bracket = bool(options[0]) if options else True
-    warm_from = list(options[1] or []) if len(options) > 1 else []
-    confirm = options[2] if len(options) > 2 else None
-    validation = bool(options[3]) if len(options) > 3 else True  # the form's last input
+    Every value comes by name (:data:`START_INPUTS`; ``weights``: ``weight_<judge>``, each judge's
+    box, the default weight for one not given). ``space`` is the search-space table as the person
+    left it: its cells become the bounds through the one bounds parser, so a bad cell refuses
+    the start with the CLI's message."""
+    weights = form_weights(weights)  # judge → weight; a name of no weight box is refused (TypeError)
     if not preset_id:
         raise BracketError("Pick a preset first.")
     try:
@@ -183,8 +180,9 @@ def start_search(manager: SessionManager, preset_id: str, fields: dict[str, str]
                           warmup_share=DEFAULTS.warmup_share)
     settings = settings_from_form(
         budget=budget, steps=steps, seeds=seeds, prompts=prompts, sample_every=sample_every, algorithm=algorithm,
-        bounds=bounds, weights=weights, vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
-        lr_bracket=lr_bracket, warm_start_from=warm_from, confirm=confirm, validation=validation)
+        bounds=bounds, weights=weights, vlm_base_url=vlm_base_url, vlm_model=vlm_model, vlm_api_key=vlm_api_key,
+        lr_bracket=bool(lr_bracket), warm_start_from=list(warm_start_from or []), confirm=confirm,
+        validation=bool(validation))
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
@@ -298,8 +296,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
         space_md, space_df, bounds_state = build_table()
     with gr.Accordion("Score weights and judges", open=False):
         with gr.Row():
-            weights = [gr.Number(DEFAULT_WEIGHTS.get(name, 0.0), label=f"weight: {name}", minimum=0)
-                       for name in JUDGE_NAMES]
+            weights = {name: gr.Number(default, label=f"weight: {judge}", minimum=0)
+                       for name, (judge, default) in WEIGHT_BOXES.items()}
         with gr.Row():
             vlm_url = judge_url_box(manager)
             vlm_model = gr.Textbox("", label="Judge model")
@@ -337,26 +335,28 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     for box in (budget, preset_dd, steps):
         box.change(functools.partial(estimate_text, manager), [budget, preset_dd, steps, fields_state], estimate_md,
                    **QUIET)
-    settings_inputs = [budget, steps, seeds, prompts, sample_every, algorithm, space_df,
-                       *weights, vlm_url, vlm_model, vlm_key, name, lr_bracket, warm_from, confirm, validation]
-    start_btn.click(functools.partial(start_search, manager), [preset_dd, fields_state, *settings_inputs],
-                    [start_md, tabs, sessions_dd, control_md], concurrency_id="session-control", **QUIET)
+    form = SetupForm(preset_id=preset_dd, loaded=loaded_state, fields=fields_state, notes=notes_md,
+                     preflight=preflight_md, budget=budget, seeds=seeds, steps=steps, sample_every=sample_every,
+                     algorithm=algorithm, lr_bracket=lr_bracket, confirm=confirm, validation=validation,
+                     prompts=prompts, space=space_df, bounds=bounds_state, space_message=space_md,
+                     vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
+                     **weights,
+                     warm_start_from=warm_from, name=name, form_message=form_md)
+    start_btn.click(functools.partial(start_search, manager), inputs_kwargs=form.kwargs(START_INPUTS),
+                    outputs=[start_md, tabs, sessions_dd, control_md], concurrency_id="session-control", **QUIET)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
     refresh_btn.click(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
-    form_outputs = [preset_dd, loaded_state, fields_state, notes_md, preflight_md, budget, seeds, steps, sample_every,
-                    algorithm, lr_bracket, confirm, validation, prompts, space_df, bounds_state, space_md, vlm_url,
-                    vlm_model, *weights, warm_from, name, form_md]
-    assert len(form_outputs) == FORM_OUTPUTS + len(JUDGE_NAMES) + 3
-    reflect = functools.partial(reflect_open, manager)
+    form_outputs = form.outputs(FILLED)
+    reflect = form.filler(functools.partial(reflect_open, manager))
     open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs, control_md],
                    concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE)
     resume_btn.click(functools.partial(resume_session, manager), sessions_dd, [start_md, tabs, control_md],
                      concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE)
-    clone_btn.click(functools.partial(clone_settings, manager), sessions_dd, form_outputs, **PRIVATE)
+    clone_btn.click(form.filler(functools.partial(clone_settings, manager)), sessions_dd, form_outputs, **PRIVATE)
     return {"preset": preset_dd, "fields_state": fields_state, "notes": notes_md, "preflight": preflight_md,
             "sessions": sessions_dd, "estimate": estimate_md, "budget": budget, "warm_from": warm_from,
-            "loaded": loaded_state, "reflect": reflect, "form_outputs": form_outputs, "space_preview": space_preview,
-            "space_inputs": space_inputs, "space_outputs": [space_df, space_md]}
+            "loaded": loaded_state, "reflect": reflect, "form_outputs": form_outputs, "form": form,
+            "space_preview": space_preview,            "space_inputs": space_inputs, "space_outputs": [space_df, space_md]}
 
 
 def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, str]:

@@ -14,9 +14,33 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bracket.judge.combine import JUDGE_NAMES
+from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.session.config import SearchSettings
 from bracket.session.scoring import effective_weights
+
+
+def weight_name(judge: str) -> str:
+    """The Setup form's name of judge ``judge``'s weight box (``weight_loss``): a form value by name."""
+    return f"weight_{judge}"
+
+
+#: the Setup form's weight boxes: form name → (judge, default weight), in the judges' order
+WEIGHT_BOXES: dict[str, tuple[str, float]] = {weight_name(judge): (judge, float(DEFAULT_WEIGHTS.get(judge, 0.0)))
+                                              for judge in JUDGE_NAMES}
+
+
+def form_weights(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Judge → weight from the weight boxes in ``values`` (form name → value; a box not given:
+    its default). A ``weight_…`` name of no judge is a bug: ``TypeError``."""
+    unknown = sorted(name for name in values if name not in WEIGHT_BOXES)
+    if unknown:
+        raise TypeError(f"the Setup form has no weight boxes {unknown}")
+    return {judge: values.get(name, default) for name, (judge, default) in WEIGHT_BOXES.items()}
+
+
+def weight_boxes(weights: Mapping[str, float]) -> dict[str, float]:
+    """Form name → value of every weight box for judge → weight ``weights`` (0 for a judge not in it)."""
+    return {name: float(weights.get(judge, 0.0)) for name, (judge, _) in WEIGHT_BOXES.items()}
 
 
 def settings_values(settings: SearchSettings) -> dict[str, Any]:

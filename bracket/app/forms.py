@@ -8,18 +8,15 @@ the settings' own ``validate`` does the rest. Gradio-free, so the CLI and tests 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from bracket import settings as app_settings
+from bracket.app.programs import no_userinfo
 from bracket.errors import BracketError
-from bracket.fields import check_configured_executables
 from bracket.judge.combine import parse_weights
 from bracket.registry import get_preset
 from bracket.session.config import SearchSettings, SettingsError
-from bracket.session.vlm_scoring import same_judge_url
 
 #: judgements per sample or answer: more than this is a typo, not a plan (each is a server call)
 MAX_JUDGE_REPEATS = 20
@@ -119,11 +116,6 @@ def _knob_bound(name: str, value: str) -> tuple[float, float] | list[str]:
     return low, high
 
 
-def _no_userinfo(url: str) -> str:
-    """``url`` with any ``user:password@`` shown as ``***@`` (a token may stand as the user)."""
-    return re.sub(r"://[^/@\s]+@", "://***@", url)
-
-
 def judge_server_settings(base_url: str = "", model: str = "", api_key: str = "", repeats: Any = None
                           ) -> dict[str, Any]:
     """The judge model server settings (``SearchSettings.vlm``) of the Setup form and the CLI's
@@ -136,9 +128,9 @@ def judge_server_settings(base_url: str = "", model: str = "", api_key: str = ""
     if not (model or "").strip():
         raise SettingsError("A judge model server needs a model name as well as the base URL; fill in the model.")
     if not (base_url or "").strip().lower().startswith(("http://", "https://")):
-        raise SettingsError(f"Judge server URL {_no_userinfo(base_url.strip())!r} must start with http:// or https://.")
+        raise SettingsError(f"Judge server URL {no_userinfo(base_url.strip())!r} must start with http:// or https://.")
     if "@" in urlsplit(base_url.strip()).netloc:  # it would be stored with the session and shown in messages
-        raise SettingsError(f"Judge server URL {_no_userinfo(base_url.strip())!r} carries a user or password; "
+        raise SettingsError(f"Judge server URL {no_userinfo(base_url.strip())!r} carries a user or password; "
                             "give the URL without it and the key as the API key (BRACKET_VLM_API_KEY).")
     found: dict[str, Any] = {"base_url": base_url.strip(), "model": model.strip()}
     if (api_key or "").strip():
@@ -150,21 +142,6 @@ def judge_server_settings(base_url: str = "", model: str = "", api_key: str = ""
                                 f"server again for every sample or answer), got {count}.")
         found["repeats"] = count
     return found
-
-
-def check_configured(preset_id: str, fields: Mapping[str, str], settings: SearchSettings) -> None:
-    """What the web form may not choose unless ``python app.py --allow-custom-executables``: a
-    trainer program other than the configured ones (``check_configured_executables``), or a
-    judge server other than ``BRACKET_VLM_BASE_URL`` (the server would send requests, and
-    samples, wherever the form says). Raises ``BracketError``."""
-    check_configured_executables(get_preset(preset_id).fields, fields)
-    typed = str((settings.vlm or {}).get("base_url") or "")
-    configured = app_settings.env("BRACKET_VLM_BASE_URL")
-    if typed and not same_judge_url(typed, configured):
-        where = f"the configured one ({configured})" if configured else "set in .env (BRACKET_VLM_BASE_URL)"
-        raise SettingsError(f"Judge model server URL {_no_userinfo(typed)!r} is not {where}; the web app sends "
-                            "judge requests only there. To type another, start it with "
-                            "`python app.py --allow-custom-executables`.")
 
 
 def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = "", sample_every: Any = None,

@@ -7,6 +7,10 @@ Leaderboards, the winner and parameter importance come from :mod:`bracket.standi
   (``bracket.export.export_run`` of the standings' winner, at its own step count);
 * :func:`score_history` — combined score per search config in trial order, and the best so far;
 * :func:`dashboard_command` — the ``optuna-dashboard`` command for the session's studies.
+
+:class:`Results` (``SessionManager.results``) hands all of it out for the open session, each
+computed once per store change (``SessionManager.memo``), with the search space as a table
+(``space_table``), the config plots (``config_plots``) and the report.
 """
 
 from __future__ import annotations
@@ -18,8 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bracket.session.store import redact_url
+from bracket.standings import STAGES, StageBoard, importance
 
 if TYPE_CHECKING:  # pragma: no cover
+    import threading
+
+    from bracket.app.holder import SessionHolder
     from bracket.session.session import Session
     from bracket.standings import Standings, Winner
 
@@ -69,3 +77,93 @@ def dashboard_command(session: "Session") -> str:
 
     return (shlex.join(["optuna-dashboard", redact_url(session.store.url)])
             + f"\n# then pick the study {verdict_study_name(session.name)!r}: the current scores, as in the verdict")
+
+
+class Results:
+    """The Results tab's data of the open session of ``manager`` (see the module)."""
+
+    def __init__(self, manager: "SessionHolder") -> None:
+        self._manager = manager
+        self._verdict_thread: "threading.Thread | None" = None
+
+    def leaderboard(self) -> tuple[list[StageBoard], str]:
+        """(every stage's board, finals first; the verdict with its warnings)."""
+        table = self._manager.standings()
+        if table is None:
+            return [], "No search is open."
+        boards = [table.boards[s] for s in STAGES if s in table.boards]
+        text = table.verdict + "".join(f"\n\n**Warning: {w}.**" for w in table.warnings)
+        return boards, text
+
+    def winner_export(self) -> WinnerExport | None:
+        manager = self._manager
+        table = manager.standings()
+        return None if table is None else manager.memo("winner", lambda: winner_command(
+            manager.require(), table.winner), structural=True)
+
+    def param_importance(self) -> tuple[dict[str, float], str]:
+        manager = self._manager
+        session = manager.require()
+        return manager.memo("importance", lambda: importance(session, manager.standings()), structural=True)
+
+    def score_history(self) -> list[dict[str, Any]]:
+        table = self._manager.standings()
+        return [] if table is None else self._manager.memo("history", lambda: score_history(table), structural=True)
+
+    def space_table(self) -> list[dict[str, str]]:
+        """The open session's space (narrowed by its bounds) beside the trainer's own ranges."""
+        from bracket.app.space_table import space_rows
+
+        session = self._manager.require()
+        return self._manager.memo("space-table", lambda: space_rows(
+            session.space, session.trainer.declare_search_space()), structural=True)
+
+    def config_figures(self) -> tuple[Any, Any]:
+        """(parallel-coordinate, slice) figures of the search's scored configs (None below two)."""
+        from bracket.app.config_plots import parallel_coordinate, slice_plot
+
+        session, table = self._manager.require(), self._manager.standings()
+        board = table.board("search") if table else None
+        rows = board.rows if board else []
+        return self._manager.memo("config-plots", lambda: (parallel_coordinate(rows, session.space),
+                                                           slice_plot(rows, session.space)), structural=True)
+
+    def report_markdown(self, image_url: Any = None) -> str:
+        """The report (written under the session folder); when no search runs here, the stored
+        study's verdict view is brought up to date too (``bracket.standings.study_sync``)."""
+        from bracket.report import report_markdown
+        from bracket.standings.study_sync import background_verdict
+
+        manager = self._manager
+        session = manager.require()
+
+        def build() -> str:  # once per change (the same image-URL scheme every time in an app)
+            text = report_markdown(session, image_url)
+            if not manager.running:  # in the background: the Results tab does not wait for it (issue 24)
+                self._verdict_thread = background_verdict(session, manager.standings(), self._verdict_thread)
+            return text
+
+        return manager.memo("report", build, structural=True)
+
+    def report_html(self) -> Path | None:
+        """Where :meth:`report_markdown` writes the open session's ``report.html`` (None: no session open)."""
+        from bracket.report import REPORT_FOLDER
+
+        session = self._manager.session
+        return None if session is None else session.folder / REPORT_FOLDER / "report.html"
+
+    def wait_for_verdict(self, timeout: float | None = None) -> None:
+        """Wait until the verdict study written in the background (:meth:`report_markdown`) is done."""
+        thread = self._verdict_thread
+        if thread is not None:
+            thread.join(timeout)
+
+    def export_winner(self, steps: int | None = None) -> Any:
+        """Write the winner's ``train.sh``/``train.ps1``/config under the session folder
+        (``bracket.export.export_run``); returns its ``ExportResult``."""
+        from bracket.export import export_run
+
+        return export_run(self._manager.require(), steps=steps)
+
+    def dashboard_command(self) -> str:
+        return dashboard_command(self._manager.require())

@@ -9,7 +9,7 @@ The line depends on the scores, and ratings move scores, so the search writes ea
 line once, when it proposes the config, into its Optuna trial's ``why`` user attribute
 (:data:`WHY_ATTR`, ``bracket.session.proposal_why``); the app shows that line, and rebuilds
 one from the scores of now only for a config of an older session that has none
-(``bracket.app.views.short_reasons``, which says so). Pure: plain data in, text out.
+(``bracket.app.reading.Reading.short_reasons``, which says so). Pure: plain data in, text out.
 """
 
 from __future__ import annotations

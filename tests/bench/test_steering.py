@@ -117,7 +117,7 @@ def test_the_raters_blind_choice_does_not_depend_on_the_side_it_is_shown_on():
         def next_pairs(self, k=1):
             return [self.shown]
 
-        def compare(self, left, right, winner):
+        def choose(self, left, right, winner):
             self.choices.append(left if winner == "left" else right)
 
     winners = []
@@ -136,17 +136,17 @@ def test_a_variant_is_a_session_setting_and_patches_nothing_of_the_engine():
     """The one steering variant left is the human weight, passed as the session's weights; the
     removed experiments' names are refused, and no engine function or default is replaced."""
     from bench.steering import apply_variant
-    from bracket.app.manager import SessionManager
+    from bracket.app.compare import Compare
     from bracket.search import controller
 
-    own = (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next,
+    own = (Compare.rate_next, controller.TPESampler, controller.SearchController.next,
            controller.SearchController.__init__.__kwdefaults__.copy())
     assert apply_variant("rated") == ("rated", None)
     assert apply_variant("late@human=4") == ("late", {"loss": 1.0, "human": 4.0})
     for removed in ("winnerfirst", "again", "gp", "focus", "region", "nearfav", "gamma=0.25", "prior=1"):
         with pytest.raises(ValueError, match="unknown variant"):
             apply_variant(f"rated@{removed}")
-    assert (SessionManager.rate_next, controller.TPESampler, controller.SearchController.next,
+    assert (Compare.rate_next, controller.TPESampler, controller.SearchController.next,
             controller.SearchController.__init__.__kwdefaults__) == own
 
 

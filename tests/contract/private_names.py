@@ -21,11 +21,8 @@ ALLOWED: dict[str, str] = {
     "bracket/trainer/scripts/parser_check.py: parser._actions": "argparse has no public list of a parser's actions",
     "bracket/optuna_private.py: trial._trial_id": "the one read of Optuna's private trial id (pinned by a test)",
     "bracket/optuna_private.py: study._storage": "the one read of Optuna's private storage (pinned by a test)",
-    "bracket/app/views.py: manager._thumbs": "debt: manager.py is at the 400-line limit; give it a public name when split",
     "bench/common.py: no_problems._bench_skipped": "a marker the bench sets on its own stand-in function",
     "bench/steering.py: session._next_config": "debt: the simulated rater acts before each proposal; needs a public hook",
-    "bench/ui_poll.py: manager._cache": "debt: the UI poll benchmark measures the snapshot cache; needs a public name",
-    "bench/why_column.py: views._REASONS": "debt: the why-column benchmark clears a cache; needs a public name",
 }
 
 

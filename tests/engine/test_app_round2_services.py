@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from bracket.app import views
 from bracket.app.config_plots import parallel_coordinate, scored_study, slice_plot
 from bracket.app.extend import extended_settings
 from bracket.app.form_values import form_values
@@ -227,35 +226,35 @@ def test_services_on_a_demo_session_and_plus_n_runs(runs_dir, demo_fields, monke
     settings = SearchSettings(budget=5, steps=20, sample_prompts="a red circle --d 1\na blue square --d 2",
                               sample_every_n_steps=10, lr_bracket=False)
     with pytest.raises(BracketError, match="No search is open"):
-        views.space_table(manager)
+        manager.results.space_table()
     manager.start_new("demo-cpu", demo_fields, settings, name="round2")
     with pytest.raises(BracketError, match="is running"):
         manager.extend(2)
     assert manager.session.wait(90) and manager.snapshot().status == "finished"
-    table = {r["knob"]: r for r in views.space_table(manager)}
+    table = {r["knob"]: r for r in manager.results.space_table()}
     assert table["learning_rate"]["searched"] == "searched" and table["batch_size"]["searched"] == "fixed"
-    choices = views.config_choices(manager)
+    choices = manager.reading.config_choices()
     # newest first; the first proposals after the warm start are shape draws (bracket.search.shapes)
     assert len(choices) == 5 and choices[0][0].startswith("shape-5 · search")
-    assert "baseline" in views.suggestion(manager, choices[-1][1]).origin
-    why = views.suggestion(manager)
+    assert "baseline" in manager.reading.suggestion(choices[-1][1]).origin
+    why = manager.reading.suggestion()
     assert why.name == "shape-5" and why.seen == 4 and len(why.neighbours) == 3
     assert "shape draw** after 4 scored configs" in why.text()
-    parallel, slices = views.config_figures(manager)
+    parallel, slices = manager.results.config_figures()
     assert parallel is not None and slices is not None
-    ids = [r["id"] for r in manager.scorable_runs()][:2]
-    matrices = views.progressions(manager, ids)
+    ids = [r["id"] for r in manager.compare.scorable_runs()][:2]
+    matrices = manager.compare.progressions(ids)
     assert [[c.label for c in m.columns] for m in matrices] == [["step 0", "step 10", "step 20"]] * 2
     with pytest.raises(BracketError, match="not part of session"):
-        views.progressions(manager, [999])
-    values = views.setup_values(manager)
+        manager.compare.progressions([999])
+    values = manager.reading.setup_values()
     assert values["budget"] == 5 and values["fields"]["train_script"] == demo_fields["train_script"]
     other = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
-    assert views.setup_values(other, str(runs_dir / "round2"))["steps"] == 20  # read without opening it
+    assert other.reading.setup_values(str(runs_dir / "round2"))["steps"] == 20  # read without opening it
     assert other.session is None
     manager.extend(2)  # +2 runs: stored, then resumed
     assert manager.session.wait(90) and manager.snapshot().status == "finished"
     assert manager.snapshot().runs_spent == 7 and manager.session.settings.budget == 7
-    assert views.suggestion(manager).name == "shape-7"
+    assert manager.reading.suggestion().name == "shape-7"
     with pytest.raises(BracketError, match="at least 1"):
         manager.extend(0)

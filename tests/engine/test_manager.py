@@ -47,7 +47,7 @@ def test_no_session_errors_say_what_to_do(runs_dir):
     manager = SessionManager(runs_dir, allow_custom_executables=True)
     assert manager.snapshot() is None and manager.list_sessions() == []
     with pytest.raises(NoSessionError, match="Setup tab"):
-        manager.compare_grid([1])
+        manager.compare.grid([1])
     with pytest.raises(BracketError, match="not a Bracket session folder"):
         manager.open(runs_dir / "nothing")
 
@@ -81,9 +81,9 @@ def test_one_search_at_a_time_and_listing(tmp_path, runs_dir, monkeypatch):
 
 def test_grid_thumbnails_and_steps(tmp_path, runs_dir):
     manager = finished_manager(tmp_path, runs_dir)
-    runs = manager.scorable_runs()
+    runs = manager.compare.scorable_runs()
     ids = [r["id"] for r in runs]
-    grid = manager.compare_grid(ids)
+    grid = manager.compare.grid(ids)
     assert grid.steps == [0, 10, 20] and grid.step == 20
     assert len(grid.rows) == 4 and all(len(row) == len(ids) for row in grid.rows)
     for index, row in enumerate(grid.rows):
@@ -94,13 +94,13 @@ def test_grid_thumbnails_and_steps(tmp_path, runs_dir):
             assert Path(cell.thumb).parent == runs_dir / "s1" / "thumbs"
             assert Image.open(cell.thumb).format == "PNG"
     # thumbnails are written once: a second build reads no image
-    assert manager.compare_grid(ids, step=11).step == 10
+    assert manager.compare.grid(ids, step=11).step == 10
     stamps = {p: p.stat().st_mtime_ns for p in (runs_dir / "s1" / "thumbs").iterdir()}
-    grid_again = manager.compare_grid(ids)
+    grid_again = manager.compare.grid(ids)
     assert {p: p.stat().st_mtime_ns for p in (runs_dir / "s1" / "thumbs").iterdir()} == stamps
     assert grid_again.rows[0][0].thumb == grid.rows[0][0].thumb
     with pytest.raises(BracketError, match="not part of session"):
-        manager.compare_grid([999])
+        manager.compare.grid([999])
 
 
 def test_thumbnail_follows_a_changed_source(tmp_path):
@@ -144,40 +144,40 @@ def test_text_samples_and_control_images(tmp_path):
 
 def test_scoring_picks_and_results(tmp_path, runs_dir):
     manager = finished_manager(tmp_path, runs_dir, budget=3)
-    ids = [r["id"] for r in manager.scorable_runs()]
-    assert sorted(manager.next_unrated(8)) == sorted(ids)
-    assert manager.next_unrated(8)[0] == manager.standings().winner.run_id, "the winner's runs come first"
-    manager.rate(ids[0], 8)
-    manager.rate(ids[1], 3, prompt_index=2)
-    assert manager.next_unrated(8) == [ids[2]], "never a rated run while an unrated one exists"
-    manager.rate(ids[2], 5)
-    assert sorted(manager.next_unrated(8)) == sorted(ids), "all rated: the best runs are offered again"
-    pair = manager.next_pairs(1)[0]
+    ids = [r["id"] for r in manager.compare.scorable_runs()]
+    assert sorted(manager.compare.next_unrated(8)) == sorted(ids)
+    assert manager.compare.next_unrated(8)[0] == manager.standings().winner.run_id, "the winner's runs come first"
+    manager.compare.rate(ids[0], 8)
+    manager.compare.rate(ids[1], 3, prompt_index=2)
+    assert manager.compare.next_unrated(8) == [ids[2]], "never a rated run while an unrated one exists"
+    manager.compare.rate(ids[2], 5)
+    assert sorted(manager.compare.next_unrated(8)) == sorted(ids), "all rated: the best runs are offered again"
+    pair = manager.compare.next_pairs(1)[0]
     assert set(pair) <= set(ids) and pair[0] != pair[1]
-    manager.compare(pair[0], pair[1], "left")
-    assert manager.next_pairs(1)[0] not in (pair, pair[::-1])
+    manager.compare.choose(pair[0], pair[1], "left")
+    assert manager.compare.next_pairs(1)[0] not in (pair, pair[::-1])
     with pytest.raises(BracketError, match="from 1 to 10"):
-        manager.rate(ids[0], 11)
-    boards, verdict = manager.leaderboard()
+        manager.compare.rate(ids[0], 11)
+    boards, verdict = manager.results.leaderboard()
     assert [b.stage for b in boards] == ["search"]
     rows = boards[0].rows
     assert [r.rank for r in rows] == [1, 2, 3] and "Best config is" in verdict
     assert sum(r.ratings for r in rows) == 3 and sum(r.comparisons for r in rows) == 2
     assert all("loss " in r.raw_text for r in rows), "the raw figure behind each score"
-    export = manager.winner_export()
+    export = manager.results.winner_export()
     assert export.run_id == manager.standings().winner.run_id and export.steps == 20
     assert export.command[-1] != "" and "--learning_rate" in export.command
     assert json.loads(export.json_path.read_text())["config_name"] == rows[0].name
     knobs = tomllib.loads(export.toml_path.read_text())["knobs"]
     assert {k: knobs[k] for k in rows[0].params} == rows[0].params
-    assert manager.dashboard_command().startswith("optuna-dashboard sqlite:///")
-    importance, message = manager.param_importance()
+    assert manager.results.dashboard_command().startswith("optuna-dashboard sqlite:///")
+    importance, message = manager.results.param_importance()
     assert importance or message
-    history = manager.score_history()
+    history = manager.results.score_history()
     assert len(history) == 3 and history[-1]["best"] == min(h["score"] for h in history)
-    series = manager.loss_series(ids[:1])
+    series = manager.reading.loss_series(ids[:1])
     assert list(series) == ids[:1] and len(series[ids[0]]) == 20
-    assert manager.estimate_seconds(10)[1] == 3
+    assert manager.reading.estimate_seconds(10)[1] == 3
 
 
 def test_open_past_session_while_idle(tmp_path, runs_dir):
@@ -188,6 +188,15 @@ def test_open_past_session_while_idle(tmp_path, runs_dir):
     assert "s1 · demo-cpu · finished · 2/2 runs" in listed[0].label
     other.open("s1")
     assert other.snapshot().runs_spent == 2 and not other.running
+    # a TTL set after the open reaches the open session's snapshots (the UI poll bench sets it so)
+    slow = SessionManager(runs_dir, snapshot_ttl=3600.0, allow_custom_executables=True)
+    slow.open("s1")
+    seen, version = slow.snapshot(), slow.version
+    manager.compare.rate(manager.compare.scorable_runs()[0]["id"], 5)  # the store changes under it
+    assert slow.snapshot() is seen and slow.version == version  # within the TTL: not looked at
+    slow.snapshot_ttl = 0.0
+    assert slow.snapshot() is not seen and slow.version > version
+    slow.close()
     manager.close()
     other.close()
 

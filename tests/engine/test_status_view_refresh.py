@@ -63,14 +63,14 @@ def test_a_rating_and_a_choice_through_the_app_refresh_the_view(capsys, demo_fie
     manager = SessionManager(runs_dir)
     try:
         manager.open(folder)
-        runs = [r["id"] for r in manager.scorable_runs()]
+        runs = [r["id"] for r in manager.compare.scorable_runs()]
         assert len(runs) == 3
-        manager.rate(runs[0], 9.0)
+        manager.compare.rate(runs[0], 9.0)
         manager.wait_for_background(60)
         assert _current(folder)
         after_rating = status_outputs(folder, capsys, kept_only=True)
         assert after_rating == cold_status(folder, capsys, tmp_path)
-        manager.compare(runs[1], runs[2], "left")
+        manager.compare.choose(runs[1], runs[2], "left")
         manager.wait_for_background(60)
         assert _current(folder)
         after_choice = status_outputs(folder, capsys, kept_only=True)

@@ -112,7 +112,7 @@ def _assert_answers_reach_compare(found: dict) -> None:
     run, manager = found["run"], found["manager"]
     generations = json.loads(next(Path(run["run_dir"]).glob("**/generations.json")).read_text())
     assert [g["prompt"] for g in generations] == list(PROMPTS)
-    grid = manager.compare_grid([run["id"]])
+    grid = manager.compare.grid([run["id"]])
     assert grid.sample_kind == "text" and grid.prompts == list(PROMPTS)
     cells = [row[0] for row in grid.rows]
     assert [c.kind for c in cells] == ["text", "text"]

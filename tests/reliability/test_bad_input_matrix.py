@@ -19,6 +19,7 @@ import pytest
 from bracket.app.manager import SessionManager
 from bracket.cli import main
 from bracket.errors import BracketError
+from bracket.app.form_values import weight_name
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from tests.reliability.rel_helpers import cli_args, inline_error, launches
 
@@ -231,12 +232,13 @@ def _ui_start(case: Case, fields: dict[str, str], runs_dir: Path):
     settings = {**FORM, **case.settings}
     manager = SessionManager(runs_dir, storage_url=settings.pop("storage", None), allow_custom_executables=True)
     weights = case.weights if case.weights is not None else DEFAULT_WEIGHTS
-    vlm = [settings.pop("vlm_url", ""), "", ""]
+    vlm_url = settings.pop("vlm_url", "")
     name = settings.pop("name", "")
     space = _space_table(case.preset, *(str(settings.pop(k)) for k in ("lr_min", "lr_max", "batch_sizes")))
-    values = [*(settings[k] for k in FORM if k in settings), space]
+    values = {k: settings[k] for k in FORM if k in settings}
     try:
-        return start_search(manager, case.preset, fields, *values, *[weights[n] for n in JUDGE_NAMES], *vlm, name)
+        return start_search(manager, preset_id=case.preset, fields=fields, **values, space=space,
+                            **{weight_name(n): weights[n] for n in JUDGE_NAMES}, vlm_base_url=vlm_url, name=name)
     finally:
         manager.close()
 
@@ -329,18 +331,18 @@ def test_ratings_out_of_range_are_refused_in_the_engine_and_the_ui(fast_fields, 
                  "--name", "rated", "--out", str(runs_dir), "--quiet"])
     assert code == 0
     manager.open(runs_dir / "rated")
-    first, second = (r["id"] for r in manager.scorable_runs())
+    first, second = (r["id"] for r in manager.compare.scorable_runs())
     for value in (0, 11, -1, 10.5, float("nan"), float("inf")):
         assert "from 1 to 10" in inline_error(rate(manager, first, value, None))
     for value in ("abc", None, "", [3]):
         with pytest.raises(BracketError, match="number from 1 to 10"):
-            manager.rate(first, value)
+            manager.compare.rate(first, value)
     assert "not part of session" in inline_error(rate(manager, 999, 5, None))
     assert "one of left, right, tie" in inline_error(choose(manager, [first, second], "both"))
     assert "compared with itself" in inline_error(choose(manager, [first, first], "left"))
-    assert manager.ratings() == [] and manager.comparisons() == []
+    assert manager.compare.ratings() == [] and manager.compare.comparisons() == []
     rate(manager, first, 7, None)
-    assert [r["value"] for r in manager.ratings()] == [7.0]
+    assert [r["value"] for r in manager.compare.ratings()] == [7.0]
     manager.close()
 
 

@@ -20,7 +20,6 @@ import pytest
 from bracket.app.forms import judge_server_settings
 from bracket.cli import main as cli_main
 from bracket.errors import BracketError
-from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.judge.server import JudgeServer
 from bracket.session.vlm_scoring import vlm_config
 from tests.judge import stand_in_server
@@ -64,8 +63,8 @@ def test_the_environments_key_goes_only_to_the_environments_judge_url(judge):
 def _start(manager, fields, judge_url: str, key: str = ""):
     from ui.setup_tab import start_search
 
-    return start_search(manager, "demo-cpu", fields, 2, 3, 1, "a red circle --d 1", None, "tpe", None,
-                        *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], judge_url, "stand-in", key, "")
+    return start_search(manager, preset_id="demo-cpu", fields=fields, budget=2, steps=3, seeds=1,
+                        prompts="a red circle --d 1", vlm_base_url=judge_url, vlm_model="stand-in", vlm_api_key=key)
 
 
 def test_the_web_form_sends_judge_requests_only_to_the_configured_url(monkeypatch, judge, fast_fields,

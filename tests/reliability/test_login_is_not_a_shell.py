@@ -13,7 +13,6 @@ import re
 import pytest
 
 from bracket.fields import FieldSpec
-from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import presets_by_family
 from tests.reliability.rel_helpers import app_manager, inline_error, launches
 
@@ -23,8 +22,8 @@ pytestmark = pytest.mark.timeout(240)
 def _start(manager, fields):
     from ui.setup_tab import start_search
 
-    return start_search(manager, "demo-cpu", fields, 2, 3, 1, "a red circle --d 1", None, "tpe", None,
-                        *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], "", "", "", "")
+    return start_search(manager, preset_id="demo-cpu", fields=fields, budget=2, steps=3, seeds=1,
+                        prompts="a red circle --d 1")
 
 
 def test_the_web_form_cannot_run_a_program_that_was_not_configured(monkeypatch, fast_fields, runs_dir,

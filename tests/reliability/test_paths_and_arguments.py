@@ -17,7 +17,6 @@ import pytest
 
 from bracket.app.manager import SessionManager
 from bracket.cli import main
-from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from tests.conftest import make_caption_folder
 from tests.fakes import FAKE_TRAINER
 from tests.reliability.rel_helpers import cli_args, launches, make_probe_python
@@ -62,8 +61,8 @@ def _start(via: str, fields: dict[str, str], runs: Path) -> Path:
 
     manager = SessionManager(runs, allow_custom_executables=True)
     try:
-        start_search(manager, "demo-cpu", fields, 1, 3, 1, PROMPT, None, "tpe", None,
-                     *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], "", "", "", "nasty")
+        start_search(manager, preset_id="demo-cpu", fields=fields, budget=1, steps=3, seeds=1, prompts=PROMPT,
+                     name="nasty")
         session = manager.session
         assert session.wait(90) and session.snapshot().status == "finished", session.error
         return session.folder

@@ -176,20 +176,20 @@ def _leaks(data: bytes | str) -> list[str]:
 def test_secrets_never_reach_the_folder_the_store_the_report_the_export_or_the_output(
         fast_fields, runs_dir, tmp_path, fake_vlm, password_store, argv_log, capsys, caplog):
     from bracket.cli import main
-    from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
     from bracket.app.manager import SessionManager
     from ui.setup_tab import start_search
 
     caplog.set_level(logging.DEBUG)
     manager = SessionManager(runs_dir, allow_custom_executables=True)
-    start_search(manager, "demo-cpu", fast_fields, 2, 4, 1, "a red circle --d 1", None, "tpe", None,
-                 *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], fake_vlm, "fake-vision", API_KEY, "secret")
+    start_search(manager, preset_id="demo-cpu", fields=fast_fields, budget=2, steps=4, seeds=1,
+                 prompts="a red circle --d 1", vlm_base_url=fake_vlm, vlm_model="fake-vision", vlm_api_key=API_KEY,
+                 name="secret")
     session = manager.session
     assert session.wait(120) and session.snapshot().status == "finished", session.error
     assert _FakeVlm.seen and all(h == f"Bearer {API_KEY}" for h in _FakeVlm.seen), "the key is used"
     runs = session.store.runs(session.name)
     assert all("vlm" in r["judges"] for r in runs), "the VLM judge scored every run"
-    assert not _leaks(repr(session.snapshot())) and not _leaks(manager.dashboard_command())
+    assert not _leaks(repr(session.snapshot())) and not _leaks(manager.results.dashboard_command())
     folder = session.folder
     manager.close()
 

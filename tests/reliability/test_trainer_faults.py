@@ -57,7 +57,7 @@ def test_crashing_and_silent_trainers_are_recorded_and_the_search_goes_on(fast_f
     assert session.snapshot().runs_spent == 6, "failed, pruned and disqualified runs spend budget"
     manager = SessionManager(runs_dir, allow_custom_executables=True)
     manager.open(session.folder)
-    grid = manager.compare_grid([nosamples["id"], ok["id"]])
+    grid = manager.compare.grid([nosamples["id"], ok["id"]])
     assert grid is not None
     manager.close()
     session.close()

@@ -61,11 +61,11 @@ def test_the_compare_grid_shows_which_sample_is_unreadable(damaged):
     folder, runs, truncated = damaged
     manager = SessionManager(folder.parent)
     manager.open(folder)
-    grid = manager.compare_grid([r["id"] for r in runs])
+    grid = manager.compare.grid([r["id"] for r in runs])
     assert [c.kind for c in grid.rows[0]] == ["missing", "missing"]
     assert sorted(c.text for c in grid.rows[0]) == sorted(f"unreadable sample: {p.name}" for p in truncated)
     assert [c.kind for c in grid.rows[1]] == ["image", "image"]
-    blind = manager.compare_grid([r["id"] for r in runs], blind=True)
+    blind = manager.compare.grid([r["id"] for r in runs], blind=True)
     assert all(c.text == "unreadable sample" for c in blind.rows[0])
     manager.close()
 

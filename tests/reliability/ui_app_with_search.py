@@ -16,7 +16,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import app
 import ui.blocks
-from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from ui import setup_tab
 
 
@@ -26,8 +25,8 @@ def main(port: str, fields_file: str) -> int:
 
     def build_and_start(manager):
         demo = build(manager)
-        setup_tab.start_search(manager, "demo-cpu", fields, 3, 6, 1, "a red circle --d 1", None, "tpe", None,
-                               *[DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES], "", "", "", "ui-crash")
+        setup_tab.start_search(manager, preset_id="demo-cpu", fields=fields, budget=3, steps=6, seeds=1,
+                               prompts="a red circle --d 1", name="ui-crash")
         return demo
 
     ui.blocks.build_app = build_and_start

@@ -30,7 +30,7 @@ def test_the_runs_list_polls_new_runs_and_new_ratings_without_a_click(runs_dir, 
     runs, *_, again = compare_tab.poll_runs(manager, sent)  # the chip of the rated run says so
     assert again != sent and "unrated" not in dict((v, k) for k, v in runs.choices)[ids[0]]
     # sort keys: only knobs whose values differ between the runs (a fixed knob orders nothing)
-    params = [r["params"] for r in manager.scorable_runs()]
+    params = [r["params"] for r in manager.compare.scorable_runs()]
     keys = [k for _, k in sort.choices if k]
     assert keys and all(len({repr(p.get(k)) for p in params}) > 1 for k in keys)
     fixed = [k for k in params[0] if len({repr(p.get(k)) for p in params}) == 1]
@@ -41,7 +41,7 @@ def test_a_prompt_can_be_rated_and_its_rating_is_shown_apart_from_the_runs(runs_
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields, budget=2)
     assert manager.session.wait(60)
-    run = manager.scorable_runs()[0]["id"]
+    run = manager.compare.scorable_runs()[0]["id"]
     assert "prompt 1" in compare_tab.rate(manager, run, "3", 1)
     assert compare_tab.run_ratings(manager, 1) == {run: 3.0} and compare_tab.run_ratings(manager) == {}
     demo = build_app(manager)

@@ -133,14 +133,14 @@ def test_standings_are_computed_once_per_store_change(watched, monkeypatch):
     real = __import__("bracket.app.manager", fromlist=["standings"]).standings
     monkeypatch.setattr("bracket.app.manager.standings", lambda s: calls.append(1) or real(s))
     for _ in range(3):
-        manager.leaderboard()
-        manager.run_labels()
+        manager.results.leaderboard()
+        manager.compare.run_labels()
         clock.tick()
     assert len(calls) == 1
     run_id = next(r["id"] for r in manager.snapshot().runs)
-    manager.rate(run_id, 4.0)
+    manager.compare.rate(run_id, 4.0)
     clock.tick()
-    manager.leaderboard()
+    manager.results.leaderboard()
     assert len(calls) == 2
 
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from bracket.app import views
+from bracket.app.reading import REBUILT
 from bracket.app.manager import SessionManager
 from bracket.app.suggestion_reason import short_reasons, trial_attrs
 from bracket.search.controller import DEFAULT_N_STARTUP_TRIALS
@@ -44,15 +44,15 @@ def test_why_line_is_the_one_recorded_at_proposal_and_estimates_show_in_the_judg
     last = max(configs.values(), key=lambda c: c["id"])["name"]  # the first config of the sampler's rules
     assert recorded[configs[last]["id"]].startswith(("shape draw: the best step, another shape · vs ",
                                                       "TPE from 6 scored · vs "))
-    assert views.short_reasons(manager) == recorded
+    assert manager.reading.short_reasons() == recorded
 
     # ratings move the scores: the config TPE's line was measured against becomes the worst,
     # another earlier config the best
     measured_against = re.search(r" · vs ([^:]+):", recorded[configs[last]["id"]]).group(1)
     other = next(name for name in configs if name not in (measured_against, last))
     runs = {r["config_name"]: r["id"] for r in manager.snapshot().runs}
-    manager.rate(runs[measured_against], 1)
-    manager.rate(runs[other], 10)
+    manager.compare.rate(runs[measured_against], 1)
+    manager.compare.rate(runs[other], 10)
     folder = session.folder
     manager.close()
 
@@ -89,6 +89,6 @@ def test_why_line_is_the_one_recorded_at_proposal_and_estimates_show_in_the_judg
     monkeypatch.setattr("bracket.app.suggestion_reason.trial_attrs", lambda session: {})
     old = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     old.open(folder)
-    lines = views.short_reasons(old)
-    assert lines == {k: f"{v} {views.REBUILT}" for k, v in rebuilt_now(old).items()}
+    lines = old.reading.short_reasons()
+    assert lines == {k: f"{v} {REBUILT}" for k, v in rebuilt_now(old).items()}
     old.close()

@@ -14,7 +14,6 @@ import pytest
 from bracket.app.grid import GridCell, GridColumn, GridData, build_grid
 from bracket.app.manager import SessionManager
 from bracket.app.thumbs import ThumbnailCache
-from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.registry import PRESETS, get_preset
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
@@ -27,28 +26,17 @@ pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe"
 SKIP = gr.skip()
 
 
-def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, *options, **overrides):
-    values = dict(budget=budget, steps=20, seeds=1, prompts="a red circle --d 1\na blue square --d 2",
-                  sample_every=10, algorithm="tpe", space=None)  # space: the search-space table (None: as is)
-    name = overrides.pop("name", "ui-test")
-    values.update(overrides)
-    rest = [*(DEFAULT_WEIGHTS[n] for n in JUDGE_NAMES), "", "", "", name, *options]
-    return setup_tab.start_search(manager, "demo-cpu", fields, *values.values(), *rest)
+def start(manager: SessionManager, fields: dict[str, str], budget: int = 2, **overrides):
+    """Start's handler with the form's values by name (``overrides``: any of ``setup_tab.START_INPUTS``)."""
+    values = dict(preset_id="demo-cpu", fields=fields, budget=budget, steps=20, seeds=1,
+                  prompts="a red circle --d 1\na blue square --d 2", sample_every=10, algorithm="tpe",
+                  space=None, name="ui-test")  # space: the search-space table (None: as is)
+    return setup_tab.start_search(manager, **{**values, **overrides})
 
 
 def test_blocks_build_with_only_private_listeners(runs_dir):
     demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
     assert demo.fns and all(f.api_visibility == "private" for f in demo.fns.values())
-    # the Start button sends the search-space table after the algorithm, and the learning-rate
-    # bracket checkbox, the past sessions to warm-start from, the confirmation runs and the
-    # validation box as the form's last values (in that order: start_search reads them so)
-    starts = [f for f in demo.fns.values() if f.inputs and getattr(f.inputs[-1], "elem_id", None) == "bk-validation"
-              and getattr(f.fn, "func", None) is setup_tab.start_search]
-    assert len(starts) == 1 and getattr(starts[0].inputs[-1], "value", None) is True
-    assert [getattr(i, "elem_id", None) for i in starts[0].inputs[-4:]] == ["bk-lr-bracket", "bk-warm-from",
-                                                                             "bk-confirm", "bk-validation"]
-    assert getattr(starts[0].inputs[-4], "value", None) is True
-    assert getattr(starts[0].inputs[8], "elem_id", None) == "bk-space-setup"  # after preset, fields and 6 numbers
     # the warm-start list is read again on a preset change and on "Refresh list" (a session just finished)
     past = [f for f in demo.fns.values() if getattr(f.fn, "func", None) is setup_tab.past_choices]
     assert sorted(event for f in past for _, event in f.targets) == ["change", "click"]
@@ -141,7 +129,7 @@ def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
 
 def test_the_learning_rate_bracket_checkbox_reaches_the_session(runs_dir, demo_fields):
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
-    start(manager, demo_fields, 1, False)
+    start(manager, demo_fields, 1, lr_bracket=False)
     assert manager.session.settings.lr_bracket is False
     assert manager.session.wait(60)
 
@@ -156,7 +144,7 @@ def test_past_sessions_of_the_preset_are_offered_and_reach_the_new_session(runs_
     assert folder == str(first.folder) and label.startswith(first.name) and "winner " in label
     assert ", 1 run, 1 config, " in label, label  # budget 1: in the singular
     assert setup_tab.past_choices(manager, "sdxl-lora").choices == []
-    start(manager, demo_fields, 1, True, [folder], name="ui-test-2")
+    start(manager, demo_fields, 1, lr_bracket=True, warm_start_from=[folder], name="ui-test-2")
     assert manager.session.settings.warm_start_from == [folder]
     assert manager.session.wait(60)
 
@@ -172,7 +160,7 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert slider.value == 20 and slider.step == 10 and slider.minimum == 0
     assert [value for _, value in scope.choices] == [compare_tab.WHOLE_RUN, 0, 1]
     ladder, *_ = compare_tab.show_sorted(manager, shown, "learning_rate")  # columns by learning rate
-    rates = {r["id"]: r["params"]["learning_rate"] for r in manager.scorable_runs()}
+    rates = {r["id"]: r["params"]["learning_rate"] for r in manager.compare.scorable_runs()}
     heads = re.findall(r'<th title="[^"]*">([^<]*)</th>', ladder)
     order = [int(h.split()[0].lstrip("#")) for h in heads]
     assert [rates[i] for i in order] == sorted(rates[i] for i in shown)
@@ -191,13 +179,13 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert lone == [shown[2]], "never a rated run while an unrated one remains; a lone run is shown alone"
     pair, pair_html, *buttons = compare_tab.next_pair(manager)
     assert len(pair) == 2 and 'id="bk-pair"' in pair_html and all(b.interactive for b in buttons)
-    names = {r["config_name"] for r in manager.scorable_runs()}
+    names = {r["config_name"] for r in manager.compare.scorable_runs()}
     assert not any(name in pair_html for name in names)  # blind: no config names
     said, new_pair, *_ = compare_tab.choose(manager, pair, "tie")
     assert said == "Saved: a tie." and new_pair != pair
     assert "Next pair" in inline_error(compare_tab.choose(manager, None, "left"))
     said, back, *_ = compare_tab.undo_vote(manager)  # the tie is taken back and its pair shown again
-    assert said.startswith("Undone") and sorted(back) == sorted(pair) and not manager.comparisons()
+    assert said.startswith("Undone") and sorted(back) == sorted(pair) and not manager.compare.comparisons()
     assert "no pairwise vote to undo" in inline_error(compare_tab.undo_vote(manager))
     said, *_ = compare_tab.choose(manager, back, "tie")
     board, verdict, command, files, history, importance, report, dashboard, runs_dd, _steps = results_tab.refresh(

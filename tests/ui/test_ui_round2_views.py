@@ -11,8 +11,7 @@ import re
 import gradio as gr
 import pytest
 
-from bracket.judge.combine import JUDGE_NAMES
-from bracket.app import views
+from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.app.manager import SessionManager
 from tests.ui.test_ui_handlers import start
 from ui import compare_tab, results_tab, search_tab, setup_tab
@@ -20,7 +19,6 @@ from ui.blocks import build_app
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
 SKIP = gr.skip()
-FORM = setup_tab.FORM_OUTPUTS + len(JUDGE_NAMES) + 3
 
 
 def _edit(frame, knob: str, column: str, value: str) -> list[dict]:
@@ -76,23 +74,26 @@ def test_setup_space_table_is_edited_in_its_cells():
 def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     build_app(SessionManager(runs_dir, allow_custom_executables=True))  # the Blocks build with the new parts
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
-    assert setup_tab.reflect_open(manager) == (SKIP,) * FORM  # nothing open: the form stays as it is
-    assert "Pick a past session" in setup_tab.clone_settings(manager, None)[-1]
+    assert setup_tab.reflect_open(manager) == {}  # nothing open: the form stays as it is
+    assert "Pick a past session" in setup_tab.clone_settings(manager, None)["form_message"]
     table, _ = setup_tab.space_preview("demo-cpu", demo_fields, 20, {})
     start(manager, demo_fields, budget=7, space=_edit(table, "learning_rate", "max", "0.01"))
     assert manager.session.wait(90)
 
     # Setup reflects the open session; clone fills it from a past one
     values = setup_tab.reflect_open(manager)
-    assert len(values) == FORM and values[0] == "demo-cpu" and values[1]["source"] == "ui-test"
-    assert values[2]["train_script"] == demo_fields["train_script"] and values[5] == 7 and values[7] == 20
-    assert {k: list(v) for k, v in values[15].items()} == {"learning_rate": [1e-5, 0.01]}
-    assert "open session" in values[-1]
-    assert values[14].set_index("knob").loc["learning_rate", "max"] == "0.01"
+    assert sorted(values) == sorted(setup_tab.FILLED)  # every value the form shows, by name
+    assert values["preset_id"] == "demo-cpu" and values["loaded"]["source"] == "ui-test"
+    assert values["fields"]["train_script"] == demo_fields["train_script"]
+    assert (values["budget"], values["seeds"], values["steps"]) == (7, 1, 20)
+    assert {k: list(v) for k, v in values["bounds"].items()} == {"learning_rate": [1e-5, 0.01]}
+    assert "open session" in values["form_message"] and values["name"] == ""
+    assert values["space"].set_index("knob").loc["learning_rate", "max"] == "0.01"
+    assert {n: values[f"weight_{n}"] for n in JUDGE_NAMES} == {n: DEFAULT_WEIGHTS.get(n, 0.0) for n in JUDGE_NAMES}
     other = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)  # a second app / reload
     cloned = setup_tab.clone_settings(other, str(runs_dir / "ui-test"))
-    assert cloned[5] == 7 and cloned[-2] == "" and "Cloned the settings of **ui-test**" in cloned[-1]
-    notes, fields, _, budget, steps = setup_tab.on_preset("demo-cpu", cloned[1])
+    assert cloned["budget"] == 7 and cloned["name"] == "" and "Cloned the settings of **ui-test**" in cloned["form_message"]
+    notes, fields, _, budget, steps = setup_tab.on_preset("demo-cpu", cloned["loaded"])
     assert (budget, steps) == (7, 20) and fields["train_script"] == demo_fields["train_script"]
     assert setup_tab.on_preset("demo-cpu", {"preset_id": "other"})[3] == setup_tab.search_defaults("demo-cpu")["budget"]
 
@@ -106,13 +107,13 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     frame = search_tab._table(manager, 1)[1].set_index("config")
     assert frame.loc["shape-7", "why"].startswith("shape draw: the best step, another shape · vs ")
     assert frame.loc["baseline", "why"] == "baseline: the by-hand config"
-    assert views.short_reasons(manager) is views.short_reasons(manager)  # kept, not rebuilt per poll
+    assert manager.reading.short_reasons() is manager.reading.short_reasons()  # kept, not rebuilt per poll
     _, text = search_tab.why(manager, next(v for label, v in dropdown.choices if label.startswith("lr-")))
     assert "**learning-rate bracket**: the best warm-start config at learning_rate" in text
 
     # Compare: every step of each grid cell (PageUp/PageDown in the lightbox), the steps × prompts
     # stack of the picked runs, A/B flicker
-    ids = [r["id"] for r in manager.scorable_runs()][:3]
+    ids = [r["id"] for r in manager.compare.scorable_runs()][:3]
     grid_markup, *_ = compare_tab.show_grid(manager, ids)
     steps = json.loads(html_lib.unescape(re.search(r'data-steps="([^"]*)"', grid_markup).group(1)))
     assert sorted(steps) == [f"{row},{col}" for row in range(2) for col in range(3)]

@@ -1,0 +1,74 @@
+"""The Setup form is wired by name (issue 36, item 6): Start gets every value as the keyword of
+its name, and Open, Resume, Clone and a page load fill the form from values by name; nothing
+depends on the order of the form's components."""
+
+from __future__ import annotations
+
+import inspect
+
+import gradio as gr
+import pytest
+
+from bracket.app.manager import SessionManager
+from bracket.judge.combine import JUDGE_NAMES
+from ui import setup_tab
+from ui.blocks import build_app
+from ui.setup_form import SetupForm
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
+
+
+def _listener(demo, function):
+    found = [f for f in demo.fns.values() if getattr(getattr(f.fn, "__wrapped__", f.fn), "func", None) is function
+             or getattr(f.fn, "func", None) is function]
+    assert found, function
+    return found
+
+
+def test_start_gets_every_value_of_the_form_by_name(runs_dir):
+    demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
+    (start,) = _listener(demo, setup_tab.start_search)
+    sent = dict(zip(start.input_keyword_names, start.inputs))
+    assert tuple(sent) == setup_tab.START_INPUTS and len(start.inputs) == len(sent)  # nothing by position
+    keywords = [p.name for p in inspect.signature(setup_tab.start_search).parameters.values()
+                if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert set(sent) == set(keywords) | {f"weight_{n}" for n in JUDGE_NAMES}
+    shown = {name: getattr(sent[name], "elem_id", None) for name in (
+        "budget", "seeds", "steps", "space", "confirm", "lr_bracket", "warm_start_from", "validation", "prompts")}
+    assert shown == {"budget": "bk-budget", "seeds": "bk-seeds", "steps": "bk-steps", "space": "bk-space-setup",
+                     "confirm": "bk-confirm", "lr_bracket": "bk-lr-bracket", "warm_start_from": "bk-warm-from",
+                     "validation": "bk-validation", "prompts": "bk-prompts"}
+    assert sent["validation"].value is True and sent["lr_bracket"].value is True
+    assert [sent[f"weight_{n}"].label for n in JUDGE_NAMES] == [f"weight: {n}" for n in JUDGE_NAMES]
+
+
+def test_open_resume_and_clone_fill_the_form_by_name(runs_dir):
+    demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
+    reflects, (clone,) = _listener(demo, setup_tab.reflect_open), _listener(demo, setup_tab.clone_settings)
+    assert len(reflects) == 3  # page load, after Open, after Resume
+    for fill in (*reflects, clone):
+        assert len(fill.outputs) == len(setup_tab.FILLED) == len(set(setup_tab.FILLED))
+        assert {id(c) for c in fill.outputs} == {id(c) for c in clone.outputs}
+    assert reflects[0].fn() == gr.skip()  # nothing open: every box stays as it is
+    said = clone.fn(None)  # as Gradio gets it: {component: value}, only the message line
+    ((box, text),) = said.items()
+    assert box.elem_id == "bk-form-source" and box in clone.outputs and text.startswith("⚠ Pick a past session")
+
+
+def test_a_value_by_name_reaches_its_own_component_only():
+    budget, seeds, message = gr.Number(), gr.Number(), gr.Markdown()
+    form = SetupForm(budget=budget, seeds=seeds, form_message=message)
+    assert form.kwargs(["seeds", "budget"]) == {"seeds": seeds, "budget": budget}
+    assert form.outputs(["budget", "form_message"]) == [budget, message]
+    assert form.updates({"form_message": "⚠ x"}) == {message: "⚠ x"}  # the others stay as they are
+    assert form.updates({}) == gr.skip()
+    with pytest.raises(KeyError, match="no steps"):
+        form.updates({"steps": 3})
+    fill = form.filler(lambda: {"seeds": 2})
+    assert fill() == {seeds: 2}
+
+
+def test_start_refuses_a_value_it_has_no_name_for():
+    with pytest.raises(TypeError, match="weight_nonsense"):
+        setup_tab.start_search(SessionManager(allow_custom_executables=True), preset_id="demo-cpu", fields={},
+                               budget=2, steps=3, seeds=1, weight_nonsense=1.0)
