@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import pytest
 
 from bench.gpu import bootstrap, carry, measure, orchestrate, table
 from bracket.registry import get_preset
-from tests.fakes import FAKE_TRAINER, make_fake_python
+from tests.fakes import copy_fake_trainer, make_fake_python
 
 
 def _vendor(root: Path) -> Path:
@@ -147,7 +146,7 @@ def _fake_stage(tmp_path: Path, monkeypatch) -> list[str]:
     """Fake sd-scripts, trainer python and nvidia-smi; the script's arguments that use them."""
     sd = tmp_path / "sd-scripts"
     (sd / "tools").mkdir(parents=True)
-    shutil.copy(FAKE_TRAINER, sd / "sdxl_train_network.py")
+    copy_fake_trainer(sd / "sdxl_train_network.py")
     for tool in ("cache_latents.py", "cache_text_encoder_outputs.py"):
         (sd / "tools" / tool).write_text(_CACHE_TOOL)
     bin_dir = tmp_path / "bin"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 import stat
 
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
-from tests.fakes import FAKE_TRAINER, make_fake_python
+from tests.fakes import copy_fake_trainer, make_fake_python
 from tests.musubi.helpers import fields_for, image_folder
 
 _CACHE_SCRIPT = """#!/usr/bin/env python3
@@ -25,7 +24,7 @@ def _fake_musubi(root, preset_id: str, dataset):
     for name in ("zimage_cache_latents.py", "zimage_cache_text_encoder_outputs.py"):
         (scripts / name).write_text(_CACHE_SCRIPT)
         (scripts / name).chmod(0o755)
-    shutil.copy(FAKE_TRAINER, scripts / "zimage_train_network.py")
+    copy_fake_trainer(scripts / "zimage_train_network.py")
     (scripts / "zimage_train_network.py").chmod(0o755 | stat.S_IXUSR)
     fields["trainer_python"] = str(make_fake_python(root / "fakebin"))
     return fields, scripts / "cache_calls.jsonl"

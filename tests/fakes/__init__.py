@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import sys
 from collections.abc import Sequence
@@ -20,6 +21,18 @@ from pathlib import Path
 
 FAKES_DIR = Path(__file__).resolve().parent
 FAKE_TRAINER = FAKES_DIR / "fake_trainer.py"
+#: the modules the fake trainer imports from its own folder
+FAKE_TRAINER_MODULES = ("fake_state.py", "fake_outputs.py")
+
+
+def copy_fake_trainer(dest: Path) -> Path:
+    """The fake trainer copied to ``dest`` (a checkout-shaped name, an odd folder), with the
+    modules it imports beside it; returns ``dest``."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(FAKE_TRAINER, dest)
+    for module in FAKE_TRAINER_MODULES:
+        shutil.copy2(FAKES_DIR / module, dest.parent / module)
+    return dest
 
 #: environment variable: when set, the fake python appends each argv it gets (JSON) to this file
 FAKE_PYTHON_LOG_ENV = "BRACKET_FAKE_PYTHON_LOG"

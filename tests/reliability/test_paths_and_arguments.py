@@ -9,7 +9,6 @@ and run nothing. Each case runs a real search through the CLI and through the Se
 from __future__ import annotations
 
 import json
-import shutil
 import tomllib
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 from bracket.app.manager import SessionManager
 from bracket.cli import main
 from tests.conftest import make_caption_folder
-from tests.fakes import FAKE_TRAINER
+from tests.fakes import copy_fake_trainer
 from tests.reliability.rel_helpers import cli_args, launches, make_probe_python
 
 pytestmark = pytest.mark.timeout(240)
@@ -36,7 +35,7 @@ def _inputs(tmp: Path, word: str) -> dict[str, str]:
     python = make_probe_python(tmp / f"bin {word}")
     script = tmp / f"scripts {word}" / f"train {word.split('/')[0]}.py"
     script.parent.mkdir(parents=True)
-    shutil.copy(FAKE_TRAINER, script)
+    copy_fake_trainer(script)
     script.chmod(0o755)
     return {"dataset": str(data), "trainer_python": str(python), "train_script": str(script)}
 

@@ -9,7 +9,6 @@ was interrupted must run again. (SIGKILL in the middle of a trial is in tests/en
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -21,7 +20,7 @@ import pytest
 from bracket.errors import SessionBusyError
 from bracket.session.config import SearchSettings
 from bracket.session.session import Session
-from tests.fakes import FAKE_TRAINER, make_fake_python, write_fake_plan
+from tests.fakes import copy_fake_trainer, make_fake_python, write_fake_plan
 from tests.reliability.rel_helpers import (
     ROOT,
     bracket_process,
@@ -59,7 +58,7 @@ def _fake_musubi(root: Path) -> tuple[dict[str, str], Path]:
     for name in ("zimage_cache_latents.py", "zimage_cache_text_encoder_outputs.py"):
         (scripts / name).write_text(_CACHE_SCRIPT)
         (scripts / name).chmod(0o755)
-    shutil.copy(FAKE_TRAINER, scripts / "zimage_train_network.py")
+    copy_fake_trainer(scripts / "zimage_train_network.py")
     fields["trainer_python"] = str(make_fake_python(root / "fakebin"))
     return fields, scripts
 

@@ -10,7 +10,6 @@ started with a relative ``--out``, a relative dataset and a relative session pat
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 from bracket.cli import main
 from bracket.export import script_command
 from tests.conftest import make_caption_folder
-from tests.fakes import FAKE_TRAINER, make_fake_python
+from tests.fakes import copy_fake_trainer, make_fake_python
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -39,7 +38,7 @@ if not os.path.isfile(args.dataset_config):
 def _fake_sd_scripts(root: Path) -> Path:
     checkout = root / "sd-scripts"
     (checkout / "tools").mkdir(parents=True)
-    shutil.copy(FAKE_TRAINER, checkout / "sdxl_train_network.py")
+    copy_fake_trainer(checkout / "sdxl_train_network.py")
     for tool in ("cache_latents.py", "cache_text_encoder_outputs.py"):
         (checkout / "tools" / tool).write_text(_CACHE_TOOL, encoding="utf-8")
     return checkout

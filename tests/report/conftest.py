@@ -11,7 +11,6 @@ with a password; both must stay out of every report.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from bracket.session.config import SearchSettings
 from bracket.session.session import Session
 from bracket.trainer.demo.adapter import DemoLoRA
 from tests.conftest import make_caption_folder
-from tests.fakes import FAKE_TRAINER, make_fake_python
+from tests.fakes import copy_fake_trainer, make_fake_python
 
 #: harmless payloads: if quoting ever broke, bash would only create these files
 METACHAR_DIR = "we ird; touch PWNED_SEMI $(touch PWNED_SUBST) `touch PWNED_TICK` & |"
@@ -51,7 +50,7 @@ def demo_session(tmp_path_factory) -> Demo:
     data = make_caption_folder(tmp / "data")
     script_dir = tmp / METACHAR_DIR
     script_dir.mkdir()
-    script = Path(shutil.copy2(FAKE_TRAINER, script_dir / "fake_trainer.py"))
+    script = copy_fake_trainer(script_dir / "fake_trainer.py")
     fields = {"dataset": str(data), "trainer_python": str(python), "train_script": str(script)}
     plan = tmp / "plan.json"
     plan.write_text(json.dumps(["ok", "ok", "exit1", "nan"]))
