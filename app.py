@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from bracket import settings as app_settings
 from bracket.errors import BracketError
-from bracket.session.change_memo import gc_paused
+from bracket.session.store import gc_paused
 
 if TYPE_CHECKING:
     from bracket.app.manager import SessionManager
@@ -117,7 +117,7 @@ def _serve(args: argparse.Namespace) -> int:
         where = "a public gradio.live link" if args.share else f"address {args.host}"
         print(f"WARNING: the app is reachable through {where}; anyone with the login can start trainer runs "
               "on this machine.", file=sys.stderr)
-    from bracket.session.proc import containment_note
+    from bracket.session.process.groups import containment_note
 
     if note := containment_note():  # no cgroup per run here: say what may outlive a run
         print(note, file=sys.stderr)

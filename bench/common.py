@@ -183,8 +183,8 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 def forget_kept_views(folder: Path) -> None:
     """Make ``status`` of the session in ``folder`` cold again: the status view it keeps in its
     store (``bracket_views``) removed, and an older checkout's ``<session>/views/status.json``."""
-    from bracket.session.folder import open_session_store
-    from bracket.session.schema import views_table
+    from bracket.session.store import open_session_store
+    from bracket.session.store.schema import views_table
 
     (Path(folder) / "views" / "status.json").unlink(missing_ok=True)
     store, name = open_session_store(Path(folder))

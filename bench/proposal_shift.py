@@ -7,7 +7,7 @@ process and in seconds, so the mechanism's knob that a session sets (the human w
 1. a history like a session's after a dozen trials: the demo's baseline and curated configs
    plus random configs, each with a real loss curve from the loss landscape
    (:func:`bench.landscape_trainer.loss_curve`), scored by the real judges
-   (:func:`bracket.session.scoring.score_runs`, with their params, so unrated runs get the
+   (:func:`bracket.session.scoring.run_scores.score_runs`, with their params, so unrated runs get the
    estimate from similar configs);
 2. the rater has rated the ``rated`` best-loss runs (what "Next unrated" shows first), with
    rating noise;
@@ -43,7 +43,7 @@ def draw(taste_name: str, seed: int, *, history: int = 12, rated: int = 4, asks:
     from optuna.trial import TrialState
 
     from bracket.search.controller import ScoredConfig, SearchController
-    from bracket.session.scoring import config_values, score_runs
+    from bracket.session.scoring.run_scores import config_values, score_runs
     from bracket.trainer.demo.adapter import DemoLoRA
 
     taste = TASTES[taste_name]

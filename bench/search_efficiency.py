@@ -80,7 +80,7 @@ def grid_points() -> list[dict[str, Any]]:
 
 
 def settings_for(strategy: str, budget: int, steps: int, repetition: int, *, lr_bracket: bool = True):
-    from bracket.session.config import SearchSettings
+    from bracket.session import SearchSettings
 
     # confirm=0: this benchmark measures the search itself (every slot a new config); the
     # confirmation rung is measured by bench/noise.py
@@ -106,8 +106,8 @@ def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, s
     """One session, start to end; returns every config's params, kind, score and true quality."""
     from bracket.search.configs import NamedConfig
     from bracket.search.controller import SearchController
-    from bracket.session.scoring import config_values, score_runs
-    from bracket.session.session import Session
+    from bracket.session.scoring.run_scores import config_values, score_runs
+    from bracket.session import Session
 
     skip_python_probe()
     label, strategy = strategy, apply_variant(strategy)

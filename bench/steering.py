@@ -77,10 +77,10 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
 def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps: int, workdir: str
                 ) -> dict[str, Any]:
     """One session, start to end, with or without the rater; what it tried and what it picked."""
-    from bracket.session.config import SearchSettings
+    from bracket.session import SearchSettings
     from bracket.app.manager import SessionManager
-    from bracket.session.scoring import config_values
-    from bracket.session.session import Session
+    from bracket.session.scoring.run_scores import config_values
+    from bracket.session import Session
 
 
     skip_python_probe()
@@ -146,7 +146,7 @@ def pick_rules(runs: list[dict[str, Any]], scores: dict[int, Any], values: dict[
     ``cautious1`` / ``cautious2`` (lowest mean + 1 / 2 x the uncertainty of its estimated
     parts: an unrated config's human part is a guess, a rated one's is known), ``rated`` (the
     best rated config, the mean's pick when nothing is rated)."""
-    from bracket.session.scoring import rated_configs
+    from bracket.session.scoring.run_scores import rated_configs
 
     spread: dict[int, list[float]] = {}
     for run in runs:

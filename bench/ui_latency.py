@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT, bench_fields, skip_python_probe
+from tests.fakes.sample_grid import grid_fixture
 
 PAGE_GOAL_S = 3.0  # issue 24
 RSS_GOAL_MB = 400.0
@@ -69,9 +70,9 @@ def measure_loaded_rss(workdir: Path, trials: int = 500, cpu_seconds: int = 0) -
     import psutil
 
     from bench.overhead import fill_store
-    from bracket.session.config import SearchSettings
+    from bracket.session import SearchSettings
     from bracket.app.manager import SessionManager
-    from bracket.session.session import Session
+    from bracket.session import Session
     from ui import search_tab
     from ui.blocks import build_app
 
@@ -95,39 +96,6 @@ def measure_loaded_rss(workdir: Path, trials: int = 500, cpu_seconds: int = 0) -
     costs = measure_poll_costs(manager, cpu_seconds=cpu_seconds)
     manager.close()
     return {"trials": trials, "rss_mb": rss, "search_poll_s": poll_s, "goal_mb": RSS_GOAL_MB, **costs}
-
-
-def grid_fixture(workdir: Path) -> tuple[list[dict[str, Any]], list[Any], Path]:
-    """8 runs × 6 prompts of 512 px PNG samples at 5 steps: (runs, prompts, runs folder).
-
-    The sample files are hard links to 6 originals: distinct paths (the thumbnail cache's
-    keys) without writing 240 PNGs.
-    """
-    from PIL import Image
-
-    from bracket.trainer.prompts import parse_prompt_lines
-
-    runs_dir = workdir / "runs-grid"
-    originals = []
-    for index in range(6):
-        originals.append(workdir / f"original-{index}.png")
-        Image.new("RGB", (512, 512), (index * 40, 90, 160)).save(originals[-1])
-    runs = []
-    for run_id in range(1, 9):
-        sample_dir = runs_dir / "s" / "trials" / f"{run_id:04d}" / "output" / "sample"
-        sample_dir.mkdir(parents=True, exist_ok=True)
-        samples = []
-        for step in (0, 25, 50, 75, 100):
-            for index in range(6):
-                path = sample_dir / f"demo_{step:06d}_{index:02d}_20260101120000_{index + 1}.png"
-                if not path.exists():
-                    os.link(originals[index], path)
-                samples.append({"path": str(path), "step": step, "prompt_index": index, "seed": index + 1,
-                                "kind": "image", "frame": None})
-        runs.append({"id": run_id, "config_name": f"c{run_id}", "seed": 42, "status": "done", "params": {},
-                     "samples": samples})
-    prompts = parse_prompt_lines("\n".join(f"prompt {i} --d {i + 1}" for i in range(6)))
-    return runs, prompts, runs_dir
 
 
 def measure_grid(workdir: Path) -> dict[str, Any]:

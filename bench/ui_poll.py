@@ -18,7 +18,7 @@ app and the session, so every figure of one size comes from one process, side by
   in the background (its time is reported apart, waited for before the next figure);
 * **after a restart** (:func:`restart_costs`): ``python -m bracket status <folder>`` as a
   subprocess (imports included) — cold (nothing kept in ``<session>/views``), first (run
-  summaries kept: it computes and keeps its view, ``bracket.status_view``), again with nothing
+  summaries kept: it computes and keeps its view, ``bracket.status.view``), again with nothing
   changed — and the Results tab of a freshly started app, with and without kept summaries;
   with ``BRACKET_BENCH_BASELINE=<older checkout>`` that checkout's ``status`` and Results tab
   are timed first on the same session (the legacy figures).
@@ -39,11 +39,11 @@ from bench.common import ROOT, forget_kept_views, median_time
 
 def legacy_poll(manager: Any, smoothing: float = 0.6) -> None:
     """The per-tick work of the poll before issue 24 (the comparison point)."""
-    from bracket.session.runner import read_log_tail
+    from bracket.session.process import read_log_tail
     from ui.render import fingerprint, loss_figure, progress_html, runs_frame, status_markdown
     from ui.search_tab import RECENT_RUNS
 
-    from bracket.session.change_memo import forget
+    from bracket.session.store.change_memo import forget
 
     forget(manager.session)  # the old poll scored every run on every tick (no per-change scores)
     snap = manager.session.snapshot()

@@ -60,7 +60,7 @@ def _status(folder: Path, checkout: Path) -> tuple[float, float]:
 
 def _rate(folder: Path, index: int) -> None:
     """A new rating of one run (a different one each time): the store changes, as in a search."""
-    from bracket.session.folder import open_session_store
+    from bracket.session.store import open_session_store
 
     store, name = open_session_store(folder)
     try:
@@ -76,7 +76,7 @@ import sys, time
 from pathlib import Path
 folder, what, index = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 if what == "run":
-    from bracket.session.session import Session
+    from bracket.session import Session
     session = Session.open(folder, validate=False)
     store, name = session.store, session.name
     done = [r for r in store.runs(name, with_series=False) if r["kind"] == "search" and r["status"] == "done"]
@@ -91,7 +91,7 @@ if what == "run":
                   started_at=now, finished_at=now, duration_s=1.0, worker="bench",
                   loss=[[s, 1.0 / s] for s in range(1, 101)])
     if hasattr(session, "on_change"):  # what the CLI's search adds; the search calls it once per run
-        from bracket.status_refresh import ViewRefresher
+        from bracket.status import ViewRefresher
         session.on_change.append(ViewRefresher())
         session.changed()
     session.close()

@@ -14,11 +14,11 @@ import gradio as gr
 
 from bracket.app.forms import default_budget
 from bracket.app.prompt_field import prompt_help, prompt_label, proposed_prompts, sample_kind
-from bracket.dataset.validation import preflight_for_trainer
+from bracket.dataset.preflight import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.fields import merge_with_defaults
 from bracket.registry import get_preset, presets_by_family
-from bracket.session.config import SearchSettings
+from bracket.session.search_settings import SearchSettings
 
 DEFAULTS = SearchSettings()
 

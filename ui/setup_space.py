@@ -21,7 +21,7 @@ import gradio as gr
 
 from bracket.app.space_editor import EDIT_COLUMNS, preset_editor_rows, table_bounds
 from bracket.errors import BracketError
-from bracket.session.config import SearchSettings
+from bracket.session.search_settings import SearchSettings
 
 #: the table's read-only columns (knob, status, trainer's range, only when)
 STATIC_COLUMNS = [i for i, _ in enumerate(EDIT_COLUMNS) if EDIT_COLUMNS[i] not in ("min", "max", "choices", "lock")]

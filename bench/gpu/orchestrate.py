@@ -31,7 +31,7 @@ BUILD_SCRIPT = ROOT / "tests" / "sd_scripts" / "build_random_sdxl.py"
 SMI_QUERY = ["--query-gpu=timestamp,utilization.gpu,memory.used", "--format=csv,noheader,nounits", "-lms", "250"]
 
 
-#: enough images for Bracket's automatic validation split (bracket.trainer.validation.MIN_IMAGES)
+#: enough images for Bracket's automatic validation split (bracket.trainer.heldout.MIN_IMAGES)
 IMAGES = 20
 
 
@@ -65,7 +65,7 @@ def session_args(name: str, fields: dict[str, str], steps: int, out: Path) -> li
 
 
 def run_rows(folder: Path) -> list[dict]:
-    from bracket.session.session import Session
+    from bracket.session import Session
 
     session = Session.open(folder)
     try:

@@ -4,5 +4,5 @@
 grid (``grid``, ``thumbs``), the Setup form's parser (``forms``), background finals and
 promotion (``jobs``, ``stages``), the snapshot cache and the Results tab's data (``results``)
 live beside it. Direction of imports: ``ui`` -> ``bracket.app`` -> ``bracket.standings``,
-``bracket.report``, ``bracket.export`` -> ``bracket.session``; nothing here imports ``ui``.
+``bracket.report.document``, ``bracket.report.export`` -> ``bracket.session``; nothing here imports ``ui``.
 """

@@ -17,10 +17,10 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from bracket.errors import BracketError
-from bracket.session.config import MAX_BUDGET, SearchSettings
+from bracket.session.search_settings import MAX_BUDGET, SearchSettings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
+    from bracket.session import Session
 
 
 def extended_settings(settings: SearchSettings, more: int) -> SearchSettings:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
-from bracket.session.config import SearchSettings
+from bracket.session import SearchSettings
 from bracket.session.scoring import effective_weights
 
 

@@ -16,7 +16,7 @@ from bracket.app.programs import no_userinfo
 from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import get_preset
-from bracket.session.config import SearchSettings, SettingsError
+from bracket.session import SearchSettings, SettingsError
 
 #: judgements per sample or answer: more than this is a typo, not a plan (each is a server call)
 MAX_JUDGE_REPEATS = 20

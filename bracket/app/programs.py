@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from bracket import settings as app_settings
 from bracket.errors import BracketError
 from bracket.fields import FieldSpec, check_configured_executables
-from bracket.session.config import SettingsError
-from bracket.session.vlm_scoring import same_judge_url
+from bracket.session import SettingsError
+from bracket.session.scoring.vlm import same_judge_url
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
+    from bracket.session import Session
 
 
 def no_userinfo(url: str) -> str:

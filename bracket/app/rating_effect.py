@@ -20,11 +20,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from bracket.search.controller import tpe_good_count
-from bracket.session.scoring import config_values
+from bracket.session.scoring.run_scores import config_values
 from bracket.standings.quality import quality_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
+    from bracket.session import Session
 
 
 def search_standings(session: "Session") -> dict[int, float]:

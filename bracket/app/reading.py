@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from bracket.app.estimate import Estimate, wall_time_estimate
 from bracket.app.log_view import LogTail
 from bracket.app.loss_series import LossSeries
-from bracket.session.snapshot import SessionSnapshot
+from bracket.session import SessionSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.app.holder import SessionHolder
@@ -151,7 +151,7 @@ class Reading:
         read without opening it (its store is closed again)."""
         from bracket.app.catalog import session_folder
         from bracket.app.form_values import session_form_values
-        from bracket.session.session import Session
+        from bracket.session import Session
 
         manager = self._manager
         if folder is None:

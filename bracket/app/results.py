@@ -4,7 +4,7 @@ Leaderboards, the winner and parameter importance come from :mod:`bracket.standi
 (the one place that ranks configs); this module adds what only the tab needs:
 
 * :func:`winner_command` — the winner as a ready-to-run trainer command and JSON/TOML files
-  (``bracket.export.export_run`` of the standings' winner, at its own step count);
+  (``bracket.report.export.export_run`` of the standings' winner, at its own step count);
 * :func:`score_history` — combined score per search config in trial order, and the best so far;
 * :func:`dashboard_command` — the ``optuna-dashboard`` command for the session's studies.
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import threading
 
     from bracket.app.holder import SessionHolder
-    from bracket.session.session import Session
+    from bracket.session import Session
     from bracket.standings import Standings, Winner
 
 
@@ -46,9 +46,9 @@ class WinnerExport:
 def winner_command(session: "Session", winner: "Winner | None") -> WinnerExport | None:
     """The winner's command and its JSON/TOML files (None without a usable winner).
 
-    The same export as ``python -m bracket export`` (``bracket.export.export_run``).
+    The same export as ``python -m bracket export`` (``bracket.report.export.export_run``).
     """
-    from bracket.export import export_run
+    from bracket.report import export_run
 
     if winner is None or winner.disqualified:
         return None
@@ -147,7 +147,7 @@ class Results:
 
     def report_html(self) -> Path | None:
         """Where :meth:`report_markdown` writes the open session's ``report.html`` (None: no session open)."""
-        from bracket.report import REPORT_FOLDER
+        from bracket.report.document import REPORT_FOLDER
 
         session = self._manager.session
         return None if session is None else session.folder / REPORT_FOLDER / "report.html"
@@ -160,8 +160,8 @@ class Results:
 
     def export_winner(self, steps: int | None = None) -> Any:
         """Write the winner's ``train.sh``/``train.ps1``/config under the session folder
-        (``bracket.export.export_run``); returns its ``ExportResult``."""
-        from bracket.export import export_run
+        (``bracket.report.export.export_run``); returns its ``ExportResult``."""
+        from bracket.report import export_run
 
         return export_run(self._manager.require(), steps=steps)
 

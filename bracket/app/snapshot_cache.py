@@ -23,12 +23,12 @@ import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bracket.session.records import MARKER_STEPS
-from bracket.session.schema import RUN_ACTIVE
-from bracket.session.snapshot import SessionSnapshot
+from bracket.session.store.records import MARKER_STEPS
+from bracket.session.store.schema import RUN_ACTIVE
+from bracket.session import SessionSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
+    from bracket.session import Session
 
 T = TypeVar("T")
 #: the place of the running runs' summed steps in ``Store.change_marker``

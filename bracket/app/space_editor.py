@@ -34,7 +34,7 @@ from bracket.app.forms import parse_bounds
 from bracket.app.space_table import describe
 from bracket.errors import BracketError
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
-from bracket.session.config import SettingsError
+from bracket.session import SettingsError
 
 EDIT_COLUMNS = ("knob", "status", "min", "max", "choices", "lock", "trainer's range", "only when")
 #: the columns a person types into (indices of EDIT_COLUMNS); the others are read-only

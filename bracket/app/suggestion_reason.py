@@ -44,7 +44,7 @@ from bracket.search.why_line import shown as _shown
 from bracket.standings.quality import quality_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
+    from bracket.session import Session
 
 #: nearest finished configs named for a sampled config
 NEIGHBOURS = 3

@@ -27,7 +27,7 @@ people did score (:func:`bracket.judge.combine.estimate_missing`).
 **Pairwise choices on the rating scale.** A rating is absolute; a pairwise score is relative
 (0.5 = as good as the runs it was compared with). Mixed as they are, a run that won one coin
 flip between two runs the person rates 1 would score 0.34 — a 7 — above everything rated.
-So a session's scores (:func:`bracket.session.scoring.score_runs`) lay a run's pairwise
+So a session's scores (:func:`bracket.session.scoring.run_scores.score_runs`) lay a run's pairwise
 evidence on its place on the rating scale instead (:func:`anchor_pairwise`): its score is
 its *anchor* plus ``pairwise score - 0.5``, where the anchor is its own rating score when it
 was rated, else the estimate of its human score from the rated runs (or 0.5 while nobody

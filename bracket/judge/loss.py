@@ -9,7 +9,7 @@ Per run it computes two raw numbers from the logged training loss:
   (-0.1 = still falling by 10 %, +0.1 = rising by 10 %).
 
 When the run also logged a **held-out validation loss** (fixed images, timesteps and noise;
-``bracket.trainer.validation``), its last value is the final number instead, because the
+``bracket.trainer.heldout``), its last value is the final number instead, because the
 training loss of a diffusion model jumps by tens of percent from step to step. The session
 uses one basis for all runs it compares: validation when every qualified run has it, else
 training loss (``basis`` in the details says which). Validation differences under 1 % (not

@@ -30,7 +30,7 @@ toward a made-up middle rating. What follows:
 The uncertainty stays the judge's shared predictive spread (:func:`~bracket.judge.combine.estimate_missing`;
 the leaderboard shows it, and :mod:`bracket.judge.informative` shrinks it near rated configs
 for choosing what to rate). This module is pure (numpy only);
-:func:`bracket.session.scoring.score_runs` applies it, so the standings and the sampler see
+:func:`bracket.session.scoring.run_scores.score_runs` applies it, so the standings and the sampler see
 the same estimate.
 """
 

@@ -35,7 +35,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from bracket.session.pipeline import RunPipeline
-from bracket.session.schema import RUN_ACTIVE, RUN_SPENT, runs_table, sessions_table
+from bracket.session.store.schema import RUN_ACTIVE, RUN_SPENT, runs_table, sessions_table
 
 #: how many rungs a plan may step through before it gives up (a guard, never reached)
 MAX_RUNGS = 1000

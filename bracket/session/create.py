@@ -19,7 +19,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from bracket import settings as app_settings
-from bracket.dataset.validation import preflight_dataset, preflight_for_trainer
+from bracket.dataset.preflight import preflight_dataset, preflight_for_trainer
 from bracket.errors import BracketError, DatasetError, SearchSpaceError, StoreError
 from bracket.judge.combine import check_weights_score
 from bracket.registry import get_preset
@@ -27,13 +27,13 @@ from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
-from bracket.session.config import SearchSettings
-from bracket.session.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
+from bracket.session.search_settings import SearchSettings
+from bracket.session.store.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
 from bracket.session.past import Ranking, past_configs
 from bracket.session.store import Store, sqlite_url
 from bracket.trainer.base import Trainer, warmup_cap
 from bracket.trainer.preset import ModelPreset
-from bracket.trainer.validation import ValidationPlan, decide
+from bracket.trainer.heldout import ValidationPlan, decide
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
 
@@ -226,7 +226,7 @@ def with_sample_prompts(settings: SearchSettings, trainer: Trainer, preset_name:
         return settings
     if trainer.default_sample_prompts:
         return dataclasses.replace(settings, sample_prompts="\n".join(trainer.default_sample_prompts))
-    from bracket.session.config import SettingsError
+    from bracket.session.search_settings import SettingsError
     from bracket.trainer.sample_proposal import KIND_WORDS
 
     kind = KIND_WORDS.get(trainer.sample_kind, trainer.sample_kind)

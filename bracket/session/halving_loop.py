@@ -30,7 +30,7 @@ from bracket.search.halving import Promotion, cost, promotions, share_label, sto
 from bracket.session.confirm import confirm_step
 from bracket.session.launches import startup_steps
 from bracket.session.rung_scores import StepRungs, full_runs_spent, parked, rung_scores, seed_runs
-from bracket.session.schema import RUN_ACTIVE
+from bracket.session.store.schema import RUN_ACTIVE
 
 
 def session_rungs(settings: Any, trainer: Any) -> StepRungs:

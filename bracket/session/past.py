@@ -31,7 +31,7 @@ from typing import Any
 from bracket.errors import BracketError
 from bracket.search.configs import NamedConfig
 from bracket.search.types import PAST_PREFIX
-from bracket.session.folder import SESSION_FILE, read_session_file
+from bracket.session.store.folder import SESSION_FILE, read_session_file
 from bracket.session.store import Store, sqlite_url
 
 #: configs taken from each earlier session

@@ -4,9 +4,9 @@ Every scored run — baseline, curated, search, confirmation, finals, promotion 
 same path, :meth:`RunPipeline.train`: the config is validated against the session's
 (narrowed) space *before* anything is recorded (a refused config leaves no pending run), a
 run row is added, the trainer prepares its command in ``<session>/<stage folder>/<id>-<name>-s<seed>``,
-the :class:`~bracket.session.execute.RunExecutor` runs and records it, and a finished image
+the :class:`~bracket.session.process.execute.RunExecutor` runs and records it, and a finished image
 or video run is queued for the VLM judge when one is configured (a text run: for the task
-metrics and the LLM-as-judge, ``bracket.session.text_judges``).
+metrics and the LLM-as-judge, ``bracket.session.scoring.text_judges``).
 
 :meth:`RunPipeline.finish_config` closes a search config once all its seeds are spent: its
 current mean score goes to the study (``SearchController.finish``; pruned when every run was
@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts
-from bracket.session.execute import RunExecutor
-from bracket.session.schema import RUN_SPENT
-from bracket.session.scoreboard import Scoreboard
+from bracket.session.process import RunExecutor
+from bracket.session.store.schema import RUN_SPENT
+from bracket.session.scoring import Scoreboard
 from bracket.session.snapshot import confirm_phase_label, phase_label
-from bracket.session.text_judges import TextJudges, write_heldout
-from bracket.session.vlm_scoring import VlmScorer
+from bracket.session.scoring.text_judges import TextJudges, write_heldout
+from bracket.session.scoring import VlmScorer
 from bracket.trainer.base import RunRequest
 
 if TYPE_CHECKING:  # pragma: no cover - opening a session (status) imports no Optuna

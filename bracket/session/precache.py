@@ -24,7 +24,7 @@ from bracket.errors import BracketError
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.control import RunControl
     from bracket.session.create import SessionParts
-    from bracket.session.execute import RunExecutor
+    from bracket.session.process import RunExecutor
     from bracket.session.worker import WorkerProtocol
 
 

@@ -8,7 +8,7 @@ interrupted, promoting again resumes it from its newest saved state instead of s
 over — in the same run row and folder, so its loss series goes on with true steps. (To run it by hand instead, ``python -m bracket export`` writes the command.)
 
 **Default length.** The app trains the winner for its *best step* (``Winner.step``,
-``bracket.session.best_step``; its run's own step count when no evidence names an earlier
+``bracket.session.scoring.best_step``; its run's own step count when no evidence names an earlier
 step). With another dataset (``--dataset``) that step count is scaled by the ratio of the
 two datasets' image counts (:func:`scaled_steps`), so the run sees each image as many times
 (the same number of epochs) as the best search run did: a best step of 400 on 20 images
@@ -45,7 +45,7 @@ def state_step(state: Path) -> int | None:
 
 def scaled_steps(pipeline: RunPipeline, steps: int, dataset: Path | None) -> int:
     """``steps`` scaled by the image counts of ``dataset`` and the search's dataset (same epochs)."""
-    from bracket.dataset.validation import preflight_dataset
+    from bracket.dataset.preflight import preflight_dataset
 
     style = getattr(pipeline.trainer, "dataset_style", None)
     search_dataset = pipeline.parts.fields.get("dataset", "")

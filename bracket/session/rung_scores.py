@@ -1,6 +1,6 @@
 """Where each configuration of a halving search stands on the rungs, and its score at each.
 
-A configuration's score at a rung is the session's own score (``bracket.session.scoring``:
+A configuration's score at a rung is the session's own score (``bracket.session.scoring.run_scores``:
 the loss judge with the validation loss where the trainer has one, else the smoothed training
 loss; ratings and choices; the VLM and LLM judges) of its runs *as they were at the rung's
 step*: every run that reached that step is cut there — its loss series, validation loss and
@@ -19,8 +19,8 @@ from typing import Any
 
 from bracket.search.halving import Parked
 from bracket.session.launches import up_to
-from bracket.session.schema import RUN_ACTIVE
-from bracket.session.scoring import WORST, score_runs
+from bracket.session.store.schema import RUN_ACTIVE
+from bracket.session.scoring.run_scores import WORST, score_runs
 
 #: run states that end a configuration on the rungs (it cannot go on)
 ENDED = ("failed", "pruned", "disqualified")

@@ -14,7 +14,7 @@ A :class:`Session` runs in a background thread (``start``) or in the foreground 
    fresh seeds, by successive halving; 5. stop when the budget (runs) is spent, or when asked.
 
 The session holds control and the search loop; its collaborators never import it: the
-:class:`~bracket.session.scoreboard.Scoreboard` (scores), the run pipeline, the
+:class:`~bracket.session.scoring.scoreboard.Scoreboard` (scores), the run pipeline, the
 :class:`~bracket.session.control.RunControl` (stop and pause) and the
 :class:`~bracket.session.worker.WorkerProtocol` (heartbeat, recovery, claiming work).
 Finals and promotion train through the same pipeline inside :meth:`Session.exclusive`.
@@ -36,26 +36,26 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.errors import BracketError, machine_state_message
 from bracket.search.types import SEARCH_KINDS, ScoredConfig
-from bracket.session.config import SearchSettings
-from bracket.session.change_memo import gc_paused, per_change, stored_rows
+from bracket.session.search_settings import SearchSettings
+from bracket.session.store import gc_paused, per_change, stored_rows
 from bracket.session.confirm import confirm_step
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.distributed import join_session, worker_lock_name
-from bracket.session.execute import RunExecutor
+from bracket.session.process import RunExecutor
 from bracket.session.halving_loop import HalvingLoop
-from bracket.session.lock import SessionLock
+from bracket.session.store import SessionLock
 from bracket.session.past import Ranking
 from bracket.session.pipeline import RunPipeline
 from bracket.session.plan import plan_for
 from bracket.session.precache import run_setup_commands
 from bracket.session.recovery import DEFAULT_GRACE_SECONDS, failure_message
-from bracket.session.schema import RUN_SPENT
-from bracket.session.scoreboard import Scoreboard
+from bracket.session.store.schema import RUN_SPENT
+from bracket.session.scoring import Scoreboard
 from bracket.session.scoring import RunScore
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
-from bracket.session.text_judges import TextJudges
-from bracket.session.vlm_scoring import VlmScorer, vlm_config
+from bracket.session.scoring import TextJudges
+from bracket.session.scoring.vlm import VlmScorer, vlm_config
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
 if TYPE_CHECKING:  # imported where a search starts: opening a session imports no Optuna
@@ -359,7 +359,7 @@ class Session:
     # -- what the sampler and the UI see ---------------------------------------------------
     def scores(self, runs: list[dict[str, Any]] | None = None) -> dict[int, RunScore]:
         """Current combined score of every finished run (``Scoreboard.scores``); of every run of
-        the session (``runs`` None) once per store change (``bracket.session.change_memo``)."""
+        the session (``runs`` None) once per store change (``bracket.session.store.change_memo``)."""
         if runs is None:
             return per_change(self, "scores", lambda: self.scoreboard.scores(stored_rows(self)[0]))
         return self.scoreboard.scores(runs)
@@ -379,7 +379,7 @@ class Session:
 
     def snapshot(self) -> SessionSnapshot:
         """A consistent, copyable picture of the search for the UI and the CLI (built without
-        cyclic collection passes, like the standings: ``bracket.session.change_memo.gc_paused``)."""
+        cyclic collection passes, like the standings: ``bracket.session.store.change_memo.gc_paused``)."""
         with gc_paused():
             return build_snapshot(self)
 

@@ -15,7 +15,7 @@ which never imports it: it reads a session's store and current scores.
 * :func:`importance` — parameter importance of the search (one method, see ``importance``);
 * :func:`past_ranking` — an earlier session's search configs as its leaderboard ranks them,
   what ``--warm-start-from`` and the Setup tab's list carry (``bracket.session.past``; read
-  from the status view ``bracket.status_view`` keeps while it is current);
+  from the status view ``bracket.status.view`` keeps while it is current);
 * score parts (:class:`ScorePart`): each judge's normalised value next to its raw figure
   (final smoothed loss, mean rating, pairwise strength), and whether it was estimated.
 """
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bracket.errors import BracketError
-from bracket.session.best_step import sampled_steps, step_curves
-from bracket.session.change_memo import peek, per_change, stored_rows
+from bracket.session.scoring.best_step import sampled_steps, step_curves
+from bracket.session.store.change_memo import peek, per_change, stored_rows
 from bracket.session.scoring import effective_weights
 from bracket.standings.board import (STAGES, UNRATED_WINNER, ConfigRow, RunStanding, StageBoard, Standings,
                                      Winner, build_standings)
@@ -35,7 +35,7 @@ from bracket.standings.importance import MIN_CONFIGS, parameter_importance
 from bracket.standings.parts import ScorePart, figures_text, score_parts
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
+    from bracket.session import Session
 
 __all__ = ["STAGES", "UNRATED_WINNER", "MIN_CONFIGS", "ConfigRow", "NoWinnerError", "RunStanding", "ScorePart",
            "StageBoard", "Standings", "Winner", "build_standings", "figures_text", "importance", "parameter_importance",
@@ -58,8 +58,8 @@ def _searched(session: "Session"):
 
 def standings(session: "Session") -> Standings:
     """The session's standings, from its store and current scores (ratings included, as of now),
-    with each config's best step (``bracket.session.best_step``). Computed once per store change
-    in a process (``bracket.session.change_memo``): the report, its export and the app share it."""
+    with each config's best step (``bracket.session.scoring.best_step``). Computed once per store change
+    in a process (``bracket.session.store.change_memo``): the report, its export and the app share it."""
     return per_change(session, "standings", lambda: _compute_standings(session))
 
 
@@ -83,7 +83,7 @@ def _compute_standings(session: "Session") -> Standings:
 
 def _with_step_losses(session: "Session", runs: list[dict]) -> list[dict]:
     """``runs`` as the best step needs them: each finished run with its loss series, or with the
-    step losses its kept summary holds (``bracket.session.summaries``) at its config's steps."""
+    step losses its kept summary holds (``bracket.session.scoring.summaries``) at its config's steps."""
     kept = session.scoreboard.summaries
     step_losses = getattr(kept, "step_losses", None)
     steps: dict[Any, set[int]] = {}
@@ -140,13 +140,13 @@ def past_ranking(folder: Path) -> list[tuple[str, str]]:
     0.41"): the order ``--warm-start-from`` carries (``bracket.session.past.Ranking``).
 
     Read from the standings ``python -m bracket status`` keeps in the session's store
-    while they are current (``bracket.status_view``: its change key, with only the store
+    while they are current (``bracket.status.view``: its change key, with only the store
     opened), so the Setup tab's list of many past sessions costs a store query each; worked out
     (the session opened, its standings computed) only when that view is missing or stale."""
     kept = _kept_answer(folder)
     if kept is not None:
         return _ranking(kept)
-    from bracket.session.session import Session
+    from bracket.session import Session
 
     session = Session.open(folder, validate=False)
     try:
@@ -159,8 +159,8 @@ def _kept_answer(folder: Path) -> dict[str, Any] | None:
     """The standings (``Standings.to_dict``) of the status view kept in ``folder``, when current."""
     import json
 
-    from bracket.session.folder import open_session_store
-    from bracket.status_view import kept_view, view_key
+    from bracket.session.store import open_session_store
+    from bracket.status import kept_view, view_key
 
     try:
         store, name = open_session_store(Path(folder))

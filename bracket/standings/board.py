@@ -14,7 +14,7 @@ Rules (one place for all of them):
 * **The winner** is the best config of the finals when any final is scored, else of the
   search (promote runs are the winner trained, not candidates). Its run is the config's
   best-scored finished run; its step count is that run's own (``max_steps``), its seeds those
-  of the config's scored runs. ``step`` is its **best step** (``bracket.session.best_step``:
+  of the config's scored runs. ``step`` is its **best step** (``bracket.session.scoring.best_step``:
   the lowest per-step score over its seeds) when that is before the run's last step (None:
   the run's last step), so the answer is a (config, step) pair.
 * **The answer is trained to full length.** With successive halving a config may stand at a
@@ -106,7 +106,7 @@ class ConfigRow:
     figures: dict[str, float] = field(default_factory=dict)
     #: judges whose part is estimated for at least one of its runs
     estimated: list[str] = field(default_factory=list)
-    #: the config's best step and what it rests on (``bracket.session.best_step``)
+    #: the config's best step and what it rests on (``bracket.session.scoring.best_step``)
     best_step: int | None = None
     best_step_basis: str = ""
     #: per-step scores (step -> score, lower is better) behind the best step
@@ -323,7 +323,7 @@ def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping
 
     ``scores`` maps run id to a ``RunScore`` (scored per stage, never across stages);
     ``searched`` turns a config's params into those the leaderboard shows (default: all);
-    ``curves`` (stage -> config id -> ``bracket.session.best_step.StepCurve``) gives each
+    ``curves`` (stage -> config id -> ``bracket.session.scoring.best_step.StepCurve``) gives each
     config its best step and the winner its ``step``.
     """
     searched = searched or (lambda params: params)

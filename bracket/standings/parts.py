@@ -1,6 +1,6 @@
 """The parts of a combined score, each with the raw figure a person can read.
 
-A combined score (``bracket.session.scoring.RunScore``) is a weighted mean of normalised
+A combined score (``bracket.session.scoring.run_scores.RunScore``) is a weighted mean of normalised
 judge scores in [0, 1]. Normalised numbers move when other runs arrive (the loss judge ranks
 runs against each other), so next to each part we keep the figure behind it:
 

@@ -161,8 +161,8 @@ def rung_rows(configs: Sequence[Mapping[str, Any]], runs: Iterable[Mapping[str, 
 
 def session_rung_table(session: Any) -> tuple[str, list[list[str]]]:
     """(the rungs' plan, :func:`rung_rows`) of a session — ("", []) for a search without rungs —
-    from the rows of this store change (``bracket.session.change_memo.stored_rows``)."""
-    from bracket.session.change_memo import stored_rows
+    from the rows of this store change (``bracket.session.store.change_memo.stored_rows``)."""
+    from bracket.session.store import stored_rows
 
     runs, configs = stored_rows(session)
     if not uses_rungs(session.settings, configs):

@@ -41,7 +41,7 @@ from bracket.standings import Standings, standings
 optuna_module()  # its INFO lines off
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.session import Session
+    from bracket.session import Session
 
 log = logging.getLogger(__name__)
 VERDICT_SUFFIX = "-verdict"

@@ -162,7 +162,7 @@ class Trainer(ABC):
     #: the paused one; "restart" when it cannot (a promoted config is trained again from 0)
     resume_mode: str = "restart"
     #: scalar tags of a held-out validation loss this trainer can log (most preferred
-    #: first); () when it cannot (see ``bracket.trainer.validation``)
+    #: first); () when it cannot (see ``bracket.trainer.heldout``)
     validation_tags: tuple[str, ...] = ()
     #: the session's held-out split, set by the session when validation is on; adapters
     #: with ``validation_tags`` add their validation flags to every run while it is set

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.landscape_trainer import LANDSCAPES, diverges, optimum, quality
-from bracket.session.tfevents import read_scalars
+from bracket.session.scoring import read_scalars
 
 ROOT = Path(__file__).resolve().parents[2]
 

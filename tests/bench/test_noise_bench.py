@@ -10,7 +10,7 @@ from pathlib import Path
 from bench.landscape_trainer import (LANDSCAPES, evaluated_steps, expected_loss, loss_curve, optimum, quality,
                                      quality_at, true_best_step, validation_curve)
 from bench.noise import summarise
-from bracket.session.tfevents import read_scalars
+from bracket.session.scoring import read_scalars
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAMW = {"optimizer_type": "AdamW", "lr_scheduler": "cosine", "lr_warmup_steps": 10}

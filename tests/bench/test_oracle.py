@@ -14,7 +14,7 @@ from bench.oracle import landscape_for, landscape_name, oracle_landscape
 from bench.raters import TASTES
 from bench.steering import run_session, summarise, trials_to_target
 from bracket.judge.loss import score_loss_runs
-from bracket.session.tfevents import read_scalars
+from bracket.session.scoring import read_scalars
 
 ROOT = Path(__file__).resolve().parents[2]
 

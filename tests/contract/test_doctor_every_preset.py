@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from bracket import cli, doctor
+from bracket import cli
+from bracket.cli import doctor
 from bracket.registry import PRESETS
 from tests.contract.fakes import fake_values, image_folder, jsonl_file
 from tests.contract.inventory import find_script, load_inventory

@@ -9,7 +9,7 @@ when that is a module of the package, else at ``pkg``. Importing ``pkg.mod`` als
 ``pkg/__init__``, but that implied edge is not drawn: a package whose ``__init__`` imports its
 own modules is not a circle.
 
-The intended direction (docs/ARCHITECTURE.md): ui → app services → {standings, export, report}
+The intended direction (docs/ARCHITECTURE.md): ui, cli → app services → {standings, status, report}
 → session → {search, trainer, judge, dataset}; trainer → {search, fields}.
 """
 
@@ -25,28 +25,29 @@ PACKAGE = Path(__file__).resolve().parents[2] / "bracket"
 PACKAGES = tuple(PACKAGE.parent / name for name in ("bracket", "ui", "bench"))
 
 #: (modules the rule is about, modules they must never import, why). Patterns are fnmatch
-#: patterns over dotted module names; ``bracket.report*`` covers report.py and its helpers.
+#: patterns over dotted module names; ``bracket.report*`` covers the report package.
 RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("bracket*", ("ui", "ui.*", "gradio", "gradio.*"), "the engine never imports the Gradio front end"),
-    ("bracket.session*", ("bracket.report*", "bracket.export*", "bracket.standings*", "bracket.app*"),
-     "session is below the app services, standings, export and report"),
+    ("bracket.session*", ("bracket.report*", "bracket.standings*", "bracket.status*", "bracket.app*"),
+     "session is below the app services, standings, status and report"),
     ("bracket.search*", ("bracket.trainer*", "bracket.session*"), "search knows nothing of trainers or sessions"),
     ("bracket.standings*", ("bracket.app*",), "the standings are below the app services"),
-    ("bracket.report*", ("bracket.app*",), "the report is below the app services"),
-    ("bracket.export*", ("bracket.app*",), "the export is below the app services"),
-    ("bracket.redaction", ("bracket.app*",), "redaction is below the app services"),
+    ("bracket.report*", ("bracket.app*",), "the report, the export and redaction are below the app services"),
     ("bracket.optuna_quiet", ("bracket", "bracket.*"), "the Optuna import sits below everything in bracket"),
     ("bracket.optuna_private", ("bracket", "bracket.*"), "Optuna's private names sit below everything in bracket"),
     ("bench*", ("ui", "ui.*", "gradio", "gradio.*"), "the engine's benchmarks never import the front end"),
     ("ui*", ("bench", "bench.*"), "the front end never imports the benchmarks"),
-    ("bracket.trainer*", ("bracket.registry", "bracket.session*", "bracket.app*", "bracket.doctor"),
+    ("bracket.trainer*", ("bracket.registry", "bracket.session*", "bracket.app*", "bracket.cli*"),
      "trainers are below the registry, sessions and the app services"),
     ("bracket.fields", ("bracket.trainer*", "bracket.registry", "bracket.session*", "bracket.app*"),
      "field specs sit below trainers and presets"),
     ("bracket.judge*", ("bracket.session*",), "judges are pure: they score what they are given"),
     ("bracket.dataset*", ("bracket.session*",), "dataset checks are below sessions"),
-    ("bracket.report_*", ("bracket", "bracket.*"), "charts and the report's layout are pure drawing of plain data"),
-    ("bracket.cli_args", ("bracket.session*", "bracket.app*", "bracket.trainer*"),
+    ("bracket.report.charts", ("bracket", "bracket.*"), "charts are pure drawing of plain data"),
+    ("bracket.report.render", ("bracket", "bracket.*"), "the report's layout is pure drawing of plain data"),
+    ("bracket.status*", ("bracket.app*", "bracket.cli*"),
+     "the status view is below the app services and the command line that both use it"),
+    ("bracket.cli.args", ("bracket.session*", "bracket.app*", "bracket.trainer*"),
      "the argument parser is light, so --help and a mistyped flag answer at once"),
 )
 
@@ -62,9 +63,9 @@ UI_MAY_IMPORT = ("bracket.app", "bracket.app.*", "bracket.errors")
 UI_DEBT = frozenset({
     "ui.blocks imports bracket",  # the version string
     "ui.render imports bracket.session.plan", "ui.render imports bracket.standings.parts",
-    "ui.setup_preset imports bracket.dataset.validation", "ui.setup_preset imports bracket.fields",
-    "ui.setup_preset imports bracket.registry", "ui.setup_preset imports bracket.session.config",
-    "ui.setup_space imports bracket.session.config",
+    "ui.setup_preset imports bracket.dataset.preflight", "ui.setup_preset imports bracket.fields",
+    "ui.setup_preset imports bracket.registry", "ui.setup_preset imports bracket.session.search_settings",
+    "ui.setup_space imports bracket.session.search_settings",
     "ui.setup_tab imports bracket.registry",
     "ui.render imports bracket.standings.quality",
     "ui.setup_tab imports bracket.fields",
@@ -251,7 +252,7 @@ def test_the_graph_reads_every_kind_of_import(tmp_path):
 
 def test_the_package_graph_is_the_real_one():
     assert len(GRAPH) > 50
-    assert "bracket.cli_commands" in GRAPH["bracket.cli"]
+    assert "bracket.cli.commands" in GRAPH["bracket.cli"]
 
 
 def test_no_import_circle_in_the_house():
@@ -267,11 +268,11 @@ def test_imports_follow_the_package_rules():
 
 
 def test_a_rule_catches_a_wrong_import():
-    assert violations({"bracket.judge.loss": {"bracket.session.store"}, "bracket.ui_free": {"gradio"},
+    assert violations({"bracket.judge.loss": {"bracket.session.store.database"}, "bracket.ui_free": {"gradio"},
                        "bracket.search.space": {"bracket.trainer.base"}}) == [
         "bracket.ui_free imports gradio (the engine never imports the Gradio front end)",
         "bracket.search.space imports bracket.trainer.base (search knows nothing of trainers or sessions)",
-        "bracket.judge.loss imports bracket.session.store (judges are pure: they score what they are given)"]
+        "bracket.judge.loss imports bracket.session.store.database (judges are pure: they score what they are given)"]
 
 
 def test_the_graph_walks_ui_and_bench_too():

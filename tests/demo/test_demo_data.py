@@ -9,7 +9,7 @@ from PIL import Image
 
 from bracket.dataset.demo_data import COLOURS, DEMO_PROMPTS, SHAPES, make_demo_dataset
 from bracket.dataset.runtime import derive_run_toml
-from bracket.dataset.validation import preflight_dataset
+from bracket.dataset.preflight import preflight_dataset
 from bracket.trainer.prompts import parse_prompt_lines
 
 

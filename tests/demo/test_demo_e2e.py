@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bracket.session.session import Session
-from bracket.session.tfevents import read_scalars
+from bracket.session import Session
+from bracket.session.scoring import read_scalars
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_NAME = re.compile(r"^demo_(e\d{6}|\d{6})_(\d{2})_\d{14}_(\d+)\.png$")

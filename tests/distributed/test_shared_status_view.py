@@ -9,12 +9,12 @@ import json
 import pytest
 import sqlalchemy as sa
 
-from bracket import status_refresh
-from bracket.session.config import SearchSettings
-from bracket.session.folder import open_session_store
-from bracket.session.session import Session
+from bracket.status import refresh as status_refresh
+from bracket.session import SearchSettings
+from bracket.session.store import open_session_store
+from bracket.session import Session
 from bracket.session.store import Store
-from tests.engine.view_helpers import status_outputs
+from tests.fakes.view_helpers import status_outputs
 
 pytestmark = pytest.mark.slow
 

@@ -63,7 +63,7 @@ def test_a_setup_step_another_live_worker_runs_is_waited_for_not_repeated(tmp_pa
     import threading
     import time
 
-    from bracket.session.control import RunControl
+    from bracket.session import RunControl
     from bracket.session.worker import WorkerProtocol
 
     store = Store.open(sqlite_url(tmp_path / "s.db"))

@@ -21,9 +21,9 @@ import psutil
 import pytest
 import sqlalchemy as sa
 
-from bracket.session.config import SearchSettings
-from bracket.session.schema import RUN_SPENT
-from bracket.session.session import Session
+from bracket.session import SearchSettings
+from bracket.session.store.schema import RUN_SPENT
+from bracket.session import Session
 from bracket.session.store import Store
 from tests.fakes import make_fake_python
 
@@ -194,7 +194,7 @@ def test_a_killed_worker_is_taken_over_after_the_grace_period(shared):
         first.send_signal(signal.SIGKILL)
         # the killed worker is made to look like one on another machine (its host rewritten before the
         # survivor starts), so the survivor cannot see its pid is gone and only the missing heartbeats tell it
-        from bracket.session.schema import workers_table
+        from bracket.session.store.schema import workers_table
         with store.engine.begin() as connection:
             connection.execute(workers_table.update().where(workers_table.c.worker_id == victim["worker"])
                                .values(host="another-machine"))

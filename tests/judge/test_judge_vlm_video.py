@@ -11,7 +11,7 @@ from PIL import Image
 
 from bracket.judge.server import JudgeServerConfig
 from bracket.judge.vlm import VIDEO_CRITERIA, VlmJudge, frame_indices, video_frame_urls
-from bracket.session.vlm_scoring import final_samples
+from bracket.session.scoring.vlm import final_samples
 from bracket.trainer.prompts import SamplePrompt
 from tests.judge import stand_in_server
 

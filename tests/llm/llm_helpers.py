@@ -40,7 +40,7 @@ def run_spec(spec, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 def read_tags(logging_dir: Path, glob: str = "**/events.out.tfevents.*") -> dict[str, list[tuple[int, float]]]:
-    from bracket.session.tfevents import read_scalars
+    from bracket.session.scoring import read_scalars
 
     return read_scalars(logging_dir, glob)
 

@@ -23,7 +23,7 @@ import pytest
 from bracket.cli import main
 from bracket.judge.references import ANSWERS_FILE, HELDOUT_SEED, PROMPTS_FILE
 from bracket.search.configs import NamedConfig
-from bracket.session.session import Session
+from bracket.session import Session
 from bracket.trainer.llm.axolotl import AxolotlLoRA
 from tests.judge import stand_in_server
 from tests.llm.llm_helpers import FAKE_SITE, FAKES, write_alpaca

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from bracket.app.manager import SessionManager
-from bracket.session.tfevents import read_scalars
+from bracket.session.scoring import read_scalars
 from tests.judge import stand_in_server
 from tests.llm import tiny_model
 from tests.llm.llm_helpers import trainer_venv_python, write_alpaca

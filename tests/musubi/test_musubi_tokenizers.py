@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from bracket import doctor
+from bracket.cli import doctor
 from bracket.registry import get_preset
 from bracket.trainer.tokenizers import missing_tokenizers, tokenizer_location
 from tests.musubi.helpers import MUSUBI_IDS

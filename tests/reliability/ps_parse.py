@@ -1,4 +1,4 @@
-"""Read back what bracket.powershell writes, by the rules PowerShell and Windows apply (no pwsh here).
+"""Read back what bracket.report.powershell writes, by the rules PowerShell and Windows apply (no pwsh here).
 
 * :func:`ps_literals` — the single-quoted string literals of a script, in order, with the
   text before each on its line (``#`` comments skipped), decoded as PowerShell does: any of

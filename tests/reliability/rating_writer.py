@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bracket.session.session import Session
+from bracket.session import Session
 
 
 def main(folder: str, ack_file: str) -> int:

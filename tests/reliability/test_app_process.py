@@ -23,7 +23,7 @@ import httpx
 import psutil
 import pytest
 
-from bracket.session.session import Session
+from bracket.session import Session
 from tests.fakes import write_fake_plan
 from tests.reliability.rel_helpers import ROOT, dead, kill_tree_now, read_pid, wait_for
 

@@ -4,7 +4,7 @@ Each :class:`Case` is one mistake. Through the CLI (``bracket.cli.main``, in thi
 must give exit code 2 and one line ``error: …`` that says what to do; through the Setup tab's
 start handler (``ui.setup_tab.start_search``) the same message inline (``⚠``). Either way
 nothing is launched (the fake python logs every launch) and nothing is written to the runs
-folder. ``tests/engine/test_cli.py`` has the first ~20 CLI cases; this table is the full set.
+folder. ``tests/cli/test_cli.py`` has the first ~20 CLI cases; this table is the full set.
 """
 
 from __future__ import annotations

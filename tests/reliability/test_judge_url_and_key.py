@@ -21,7 +21,7 @@ from bracket.app.forms import judge_server_settings
 from bracket.cli import main as cli_main
 from bracket.errors import BracketError
 from bracket.judge.server import JudgeServer
-from bracket.session.vlm_scoring import vlm_config
+from bracket.session.scoring.vlm import vlm_config
 from tests.judge import stand_in_server
 from tests.reliability.rel_helpers import app_manager, inline_error, launches
 

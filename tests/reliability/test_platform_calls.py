@@ -1,8 +1,10 @@
-"""No module outside ``bracket/session/proc/`` calls a platform-specific process API.
+"""No module but ``bracket/session/process/groups.py`` and its platform parts calls a platform-specific
+process API.
 
 Issue 27: ``os.killpg``, ``os.getpgid``, ``signal.SIGKILL`` and ``start_new_session`` do not
 exist (or do nothing) on Windows, and ``os.kill(pid, 0)`` — the POSIX "does it exist" probe —
-*terminates* the process there. One package, :mod:`bracket.session.proc`, holds the POSIX
+*terminates* the process there. One module, :mod:`bracket.session.process.groups` (with ``_posix``, ``_windows`` and ``_cgroup``
+beside it), holds the POSIX
 and the Windows implementation; this test scans the syntax tree of ``bracket/``, ``ui/`` and
 ``app.py`` and fails on any such call, attribute, keyword or import anywhere else.
 """
@@ -14,8 +16,10 @@ from pathlib import Path
 
 from tests.reliability.rel_helpers import ROOT
 
-#: the process-control package: the only place allowed to use what follows
-ALLOWED = ROOT / "bracket" / "session" / "proc"
+#: the process-control modules (bracket/session/process/groups.py and its platform parts): the only
+#: place allowed to use what follows
+PROCESS = ROOT / "bracket" / "session" / "process"
+ALLOWED = {PROCESS / name for name in ("groups.py", "_posix.py", "_windows.py", "_cgroup.py")}
 #: module -> attributes that are process control tied to one platform
 PLATFORM_ATTRIBUTES = {
     "os": {"kill", "killpg", "getpgid", "getpgrp", "setpgid", "setpgrp", "setsid", "getsid", "fork", "forkpty",
@@ -82,19 +86,19 @@ psutil.Process(pid).kill()
     assert len(found) == 9
 
 
-def test_no_platform_specific_process_call_outside_the_process_control_package():
+def test_no_platform_specific_process_call_outside_the_process_control_modules():
     problems = []
     sources = _sources()
     assert len(sources) > 30
     for path in sources:
-        if ALLOWED in path.parents:
+        if path in ALLOWED:
             continue
         problems += [f"{path.relative_to(ROOT)}:{p}" for p in platform_calls(path.read_text(encoding="utf-8"), str(path))]
-    assert problems == [], "use bracket.session.proc instead"
+    assert problems == [], "use bracket.session.process.groups instead"
 
 
-def test_the_process_control_package_has_both_implementations():
-    names = {p.name for p in ALLOWED.glob("*.py")}
-    assert {"__init__.py", "_posix.py", "_windows.py"} <= names
-    assert platform_calls((ALLOWED / "_posix.py").read_text(encoding="utf-8"))
-    assert any("creationflags" in p for p in platform_calls((ALLOWED / "_windows.py").read_text(encoding="utf-8")))
+def test_the_process_control_modules_have_both_implementations():
+    names = {p.name for p in PROCESS.glob("*.py")}
+    assert {"groups.py", "_posix.py", "_windows.py"} <= names
+    assert platform_calls((PROCESS / "_posix.py").read_text(encoding="utf-8"))
+    assert any("creationflags" in p for p in platform_calls((PROCESS / "_windows.py").read_text(encoding="utf-8")))

@@ -3,7 +3,7 @@
 Issue 16, items 3 and 4. The fake trainer's ``escapee`` mode leaves a grandchild that called
 ``setsid`` and double-forked (a new session and group, reparented away from the trainer),
 ``grandchild`` a plain child in the trainer's group. Stop, a timeout and a normal exit must
-end both (:class:`~bracket.session.runner.Runner`), and so must recovery after Bracket died
+end both (:class:`~bracket.session.process.runner.Runner`), and so must recovery after Bracket died
 — also when the trainer's leader died in the meantime and no process with the recorded pid
 is left (:func:`~bracket.session.recovery.recover_interrupted_runs`).
 """
@@ -17,9 +17,9 @@ import time
 import psutil
 import pytest
 
-from bracket.session import proc
+from bracket.session.process import groups as proc
 from bracket.session.recovery import recover_interrupted_runs
-from bracket.session.runner import Runner
+from bracket.session.process import Runner
 from bracket.session.store import Store, sqlite_url
 from tests.fakes import fake_trainer_spec
 from tests.reliability.rel_helpers import dead, kill_now, read_pid, wait_for
@@ -128,7 +128,7 @@ def test_resume_after_bracket_and_the_trainer_leader_died_kills_orphan_and_escap
     Left behind: a grandchild in the dead leader's group and a setsid escapee, neither with a
     parent Bracket knows. ``resume`` (``Session.open(...).run()``) kills both and re-runs the slot.
     """
-    from bracket.session.session import Session
+    from bracket.session import Session
     from tests.fakes import write_fake_plan
     from tests.reliability.rel_helpers import bracket_process, cli_args, kill_tree_now
 

@@ -3,7 +3,7 @@
 Each test runs Bracket as a real subprocess, kills it the hard way at a chosen moment, and
 resumes the session in this process with ``Session.open(...).run()``: no finished run and no
 acknowledged rating may be lost, the orphaned trainer tree must be gone, and the slot that
-was interrupted must run again. (SIGKILL in the middle of a trial is in tests/engine.)
+was interrupted must run again. (SIGKILL in the middle of a trial is in tests/session/test_session.py.)
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from bracket.errors import SessionBusyError
-from bracket.session.config import SearchSettings
-from bracket.session.session import Session
+from bracket.session import SearchSettings
+from bracket.session import Session
 from tests.fakes import copy_fake_trainer, make_fake_python, write_fake_plan
 from tests.reliability.rel_helpers import (
     ROOT,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bracket.cli import main
-from bracket.export import script_command
+from bracket.report.export import script_command
 from tests.conftest import make_caption_folder
 from tests.fakes import copy_fake_trainer, make_fake_python
 

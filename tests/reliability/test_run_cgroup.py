@@ -16,10 +16,10 @@ import time
 import psutil
 import pytest
 
-from bracket.session import proc
-from bracket.session.proc import _cgroup
+from bracket.session.process import groups as proc
+from bracket.session.process import _cgroup
 from bracket.session.recovery import recover_interrupted_runs
-from bracket.session.runner import Runner
+from bracket.session.process import Runner
 from bracket.session.store import Store, sqlite_url
 from tests.fakes import fake_trainer_spec
 from tests.reliability.rel_helpers import dead, kill_now, read_pid, wait_for

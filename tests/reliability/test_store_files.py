@@ -154,7 +154,7 @@ def test_a_store_another_program_keeps_locked_is_one_error_line(command, fast_fi
     of a finished session writes only with ``--more-runs``; without it, it says there is nothing to do.)"""
     folder = _finished(fast_fields, runs_dir, "done", "--budget", "2")
     capsys.readouterr()
-    monkeypatch.setattr("bracket.session.store.SQLITE_BUSY_TIMEOUT_S", 0.5)
+    monkeypatch.setattr("bracket.session.store.database.SQLITE_BUSY_TIMEOUT_S", 0.5)
     holder = sqlite3.connect(folder / "bracket.db", isolation_level=None)
     try:
         holder.execute("BEGIN EXCLUSIVE")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from bracket import settings
-from bracket.session.config import SearchSettings
-from bracket.session.session import Session
+from bracket.session import SearchSettings
+from bracket.session import Session
 from bracket.trainer.environment import trainer_environment
 
 pytestmark = pytest.mark.timeout(180)

@@ -16,8 +16,8 @@ import pytest
 from bracket.app.manager import SessionManager
 from bracket.cli import main
 from bracket.judge.vlm import VlmConfig
-from bracket.session.session import Session
-from bracket.session.vlm_scoring import VlmScorer
+from bracket.session import Session
+from bracket.session.scoring import VlmScorer
 from tests.reliability.rel_helpers import cli_args
 
 pytestmark = pytest.mark.timeout(240)

@@ -16,7 +16,7 @@ import pytest
 
 from bracket import settings
 from bracket.dataset.runtime import derive_run_toml
-from bracket.powershell import powershell_script, ps_quote, windows_argument, write_powershell_script
+from bracket.report.powershell import powershell_script, ps_quote, windows_argument, write_powershell_script
 from bracket.trainer.prompts import SamplePrompt, format_prompt_line, parse_prompt_line, write_prompt_file
 from tests.conftest import make_caption_folder
 from tests.reliability.ps_parse import crt_split, ps_literals, read_launcher
@@ -114,7 +114,7 @@ def test_train_ps1_runs_exactly_the_command_in_the_folder_with_the_environment(t
 
 
 def test_powershell_script_has_no_secret_values():
-    from bracket.export import safe_env
+    from bracket.report.export import safe_env
 
     env, dropped = safe_env({"HF_TOKEN": "hf_secret", "DB": "postgresql://u:pw@h/db", "NEW": "y"}, base={})
     text = powershell_script(["python.exe", "train.py"], PureWindowsPath(r"C:\r"), env, dropped_env=dropped)

@@ -1,7 +1,7 @@
 """The Windows implementation of process control, exercised on Linux (issue 27).
 
 Nothing here ran on a real Windows machine. The platform calls of
-:class:`~bracket.session.proc._windows.WindowsPlatform` — ``subprocess.Popen``, ``os.kill``,
+:class:`~bracket.session.process._windows.WindowsPlatform` — ``subprocess.Popen``, ``os.kill``,
 ``psutil.Process`` and pywin32's ``win32job``/``win32api`` — are replaced at that class's
 boundary, and the tests check what Bracket would ask Windows to do: the creation flags, the
 Job Object with kill-on-close, the order create-suspended → assign → resume, CTRL_BREAK_EVENT
@@ -19,9 +19,9 @@ import subprocess
 import psutil
 import pytest
 
-from bracket.session import proc
-from bracket.session.proc import _windows as win
-from bracket.session.runner import Runner
+from bracket.session.process import groups as proc
+from bracket.session.process import _windows as win
+from bracket.session.process import Runner
 from tests.fakes import fake_trainer_spec
 from tests.reliability.rel_helpers import dead, read_pid
 

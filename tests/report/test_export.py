@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bracket.cli import main
-from bracket.export import ExportError, export_run, promote_weights, safe_env, script_command, shell_script
+from bracket.report.export import ExportError, export_run, promote_weights, safe_env, script_command, shell_script
 from bracket.trainer.base import RunRequest
 
 
@@ -103,10 +103,10 @@ def test_promote_weights_copies_the_trained_model(opened, tmp_path):
 
 
 def test_the_report_and_export_leave_out_the_same_secrets(monkeypatch):
-    """One rule (bracket.redaction) for both: a name the export keeps out of train.sh is a setting
+    """One rule (bracket.report.redaction) for both: a name the export keeps out of train.sh is a setting
     or field the report leaves out, and a URL's password is hidden in both."""
-    from bracket import redaction
-    from bracket.redaction import known_secrets, looks_secret, scrub, without_secrets
+    from bracket.report import redaction
+    from bracket.report.redaction import known_secrets, looks_secret, scrub, without_secrets
 
     monkeypatch.setattr(redaction.app_settings, "env", lambda name, default="": "")  # no .env secrets here
 
@@ -133,7 +133,7 @@ def test_the_app_and_the_cli_share_one_export_folder_without_clobbering(demo_ses
     relative session path) write into ``<session>/export``: the CLI's export of the winner is the app's,
     byte for byte, and the CLI's export of another run of the same config and length leaves it alone."""
     from bracket.app.results import winner_command
-    from bracket.session.session import Session
+    from bracket.session import Session
     from bracket.standings import standings
 
     session = Session.open(demo_session.folder, validate=False)

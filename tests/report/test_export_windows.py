@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bracket.cli import main
-from bracket.export import export_run, script_command
+from bracket.report.export import export_run, script_command
 from tests.report.conftest import SECRETS
 from tests.reliability.ps_parse import read_launcher
 

@@ -6,7 +6,7 @@ import re
 import statistics
 
 
-from bracket.report import build_report, render_markdown, write_report
+from bracket.report.document import build_report, render_markdown, write_report
 from bracket.standings import importance, parameter_importance
 from tests.report.conftest import SECRETS, STORE_PASSWORD
 
@@ -133,8 +133,8 @@ def test_importance_is_one_method_on_current_scores_with_a_warning_below_the_min
 
 
 def test_a_session_without_runs_gets_a_report_that_says_so(demo_fields, runs_dir, monkeypatch):
-    from bracket.session.config import SearchSettings
-    from bracket.session.session import Session
+    from bracket.session import SearchSettings
+    from bracket.session import Session
     from bracket.trainer.demo.adapter import DemoLoRA
 
     monkeypatch.setattr(DemoLoRA, "preflight_problems", lambda self: [])
@@ -154,7 +154,7 @@ def test_the_report_shows_the_interval_the_app_shows():
     app printed "0.000 – 1.000". One rule now clips every interval to the score range [0, 1]."""
     from types import SimpleNamespace
 
-    from bracket.report import _ci
+    from bracket.report.document import _ci
     from bracket.standings.quality import quality_interval
     from bracket.stats import ConfigScores, interval_text, summarise_config
 

@@ -10,9 +10,9 @@ import json
 import pytest
 
 from bracket.cli import main
-from bracket.export import export_run
-from bracket.report import build_report, render_markdown
-from bracket.session.session import Session
+from bracket.report import export_run
+from bracket.report.document import build_report, render_markdown
+from bracket.session import Session
 from tests.fakes.halving_rows import FULL, halving_session
 
 pytestmark = pytest.mark.timeout(240)

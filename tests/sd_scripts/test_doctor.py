@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bracket import doctor
-from bracket.doctor import run_doctor
+from bracket.cli import doctor
+from bracket.cli.doctor import run_doctor
 from bracket.trainer.sd_scripts.sdxl import SdxlLoRA
 from tests.sd_scripts.fake_scripts import flag_table, write_setup_parser_script
 

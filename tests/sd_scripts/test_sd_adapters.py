@@ -181,7 +181,7 @@ def test_sampling_saving_and_resume_flags(build, image_folder, tmp_path):
 def test_samples_come_at_the_validation_steps_unless_told_otherwise(build, image_folder, tmp_path):
     """Issue 34: with validation on and no --sample-every, sd-scripts validated at steps 20, 40, …
     but sampled only at the start and the end, so the best step validation named had no sample."""
-    from bracket.trainer.validation import ValidationPlan
+    from bracket.trainer.heldout import ValidationPlan
 
     trainer = build("sdxl-lora")
     trainer.validation = ValidationPlan(0.1, 7)

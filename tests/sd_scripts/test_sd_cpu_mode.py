@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from bracket import doctor
-from bracket.doctor import run_doctor
+from bracket.cli import doctor
+from bracket.cli.doctor import run_doctor
 from tests.sd_scripts.helpers import run_of, value_of
 
 

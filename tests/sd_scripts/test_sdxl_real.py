@@ -44,8 +44,8 @@ import psutil
 import pytest
 from PIL import Image, ImageDraw
 
-from bracket.session.session import Session
-from bracket.session.tfevents import read_scalars
+from bracket.session import Session
+from bracket.session.scoring import read_scalars
 
 ROOT = Path(__file__).resolve().parents[2]
 SD_SCRIPTS = ROOT / "vendor" / "sd-scripts"

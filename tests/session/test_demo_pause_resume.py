@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from bracket.dataset.demo_data import DEMO_PROMPTS, make_demo_dataset
-from bracket.session.tfevents import read_scalars
+from bracket.session.scoring import read_scalars
 from bracket.trainer.base import RunRequest
 from bracket.trainer.demo import adapter as demo
 from bracket.trainer.prompts import parse_prompt_lines
-from bracket.trainer.validation import ValidationPlan
+from bracket.trainer.heldout import ValidationPlan
 
 
 def _run(launch, log: Path) -> None:

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from bracket.dataset.demo_data import make_demo_dataset
-from bracket.session.config import SearchSettings
-from bracket.session.session import Session
-from bracket.session.tfevents import read_scalars
+from bracket.session import SearchSettings
+from bracket.session import Session
+from bracket.session.scoring import read_scalars
 
 
 @pytest.mark.slow

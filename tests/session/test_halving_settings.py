@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bracket.cli import main
-from bracket.session.config import SearchSettings, SettingsError, halving_cost
+from bracket.session.search_settings import SearchSettings, SettingsError, halving_cost
 
 
 def test_the_budget_counts_full_runs_and_the_plan_says_how_they_are_spent():

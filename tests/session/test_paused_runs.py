@@ -7,10 +7,10 @@ import threading
 import time
 from pathlib import Path
 
-from bracket.session.config import SearchSettings
+from bracket.session import SearchSettings
 from bracket.session.halving_loop import HalvingLoop
 from bracket.session.recovery import recover_interrupted_runs
-from bracket.session.session import Session
+from bracket.session import Session
 from bracket.session.store import Store
 from tests.session.test_halving_search import halving_fields
 
@@ -71,7 +71,7 @@ def test_a_resume_cut_short_goes_back_to_paused_and_resumes_again(tmp_path, runs
 
 def test_a_trainer_that_cannot_stop_itself_is_stopped_once_its_state_is_complete(tmp_path, runs_dir, monkeypatch):
     monkeypatch.setenv("BRACKET_FAKE_PAUSE_HANG", "1")
-    monkeypatch.setattr("bracket.session.execute.PAUSE_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr("bracket.session.process.execute.PAUSE_GRACE_SECONDS", 0.5)
     session, run = _first_paused(tmp_path, runs_dir, "hang")
     assert [s for s, _ in run["loss"]] == [1, 2, 3, 4]
     session.close()

@@ -14,8 +14,8 @@ import pytest
 import sqlalchemy as sa
 
 from bracket.app.manager import SessionManager
-from bracket.session.session import Session
-from tests.engine.view_helpers import kept_row
+from bracket.session import Session
+from tests.fakes.view_helpers import kept_row
 from tests.ui.test_poll_cost import Clock, count_statements, skipped
 from ui import loss_plot, results_tab, search_tab
 from ui.render import loss_figure
@@ -125,7 +125,7 @@ def test_the_results_tab_does_not_wait_for_the_verdict_study(runs_dir, filled, m
 def test_the_report_chart_draws_the_best_runs_only():
     from types import SimpleNamespace
 
-    from bracket.report_charts import CHART_RUNS, chart_runs
+    from bracket.report.charts import CHART_RUNS, chart_runs
 
     runs = [{"id": i} for i in range(1, 101)]
     scores = {i: SimpleNamespace(score=(i * 37 % 100) / 100) for i in range(1, 101)}
@@ -197,7 +197,8 @@ def test_an_existing_store_opens_optunas_storage_only_when_used(filled):
 
 
 def test_status_keeps_its_view_until_the_store_changes(filled, monkeypatch, capsys):
-    from bracket import cli, status_refresh
+    from bracket import cli
+    from bracket.status import refresh as status_refresh
 
     calls = []
     real = status_refresh.standings  # what status's view is built from

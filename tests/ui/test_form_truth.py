@@ -6,7 +6,7 @@ from __future__ import annotations
 import gradio as gr
 import pytest
 
-from bracket.session.config import SearchSettings
+from bracket.session import SearchSettings
 from bracket.registry import get_preset
 from ui import setup_tab
 

@@ -61,7 +61,7 @@ def test_the_estimate_comes_only_from_runs_of_the_same_preset_steps_and_resoluti
 
 def test_the_app_starts_the_demo_with_the_clis_plan():
     from bracket.app.forms import default_budget, plan_text
-    from bracket.session.config import SearchSettings
+    from bracket.session import SearchSettings
     from ui.setup_preset import confirm_default, search_defaults
 
     form = search_defaults("demo-cpu")

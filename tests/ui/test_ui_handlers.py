@@ -268,7 +268,7 @@ def test_grid_of_8_runs_and_6_prompts_writes_each_thumbnail_once(tmp_path):
 
     Its latency is measured by ``python -m bench ui`` (docs/BENCHMARKS.md), not here.
     """
-    from bench.ui_latency import grid_fixture
+    from tests.fakes.sample_grid import grid_fixture
 
     runs, prompts, runs_dir = grid_fixture(tmp_path)
     thumbs = ThumbnailCache(runs_dir / "s")

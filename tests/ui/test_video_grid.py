@@ -9,8 +9,8 @@ import pytest
 
 from bracket.app.grid import build_grid
 from bracket.app.thumbs import ThumbnailCache
-from bracket.session.execute import sample_record
-from bracket.session.samples import collect_samples
+from bracket.session.process.execute import sample_record
+from bracket.session.scoring import collect_samples
 from bracket.trainer.prompts import parse_prompt_lines
 from ui.render import grid_html
 

@@ -28,7 +28,7 @@ from typing import Any
 import tomli_w
 
 from bracket.dataset.runtime import derive_run_toml, read_dataset_toml
-from bracket.dataset.validation import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS
+from bracket.dataset.preflight import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS
 from bracket.errors import DatasetError
 
 _VIDEO_KEYS = ("video_directory", "video_jsonl_file")

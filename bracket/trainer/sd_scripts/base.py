@@ -57,7 +57,7 @@ from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.sd_scripts.caching import CACHE_LATENTS_SCRIPT, CACHE_TEXT_SCRIPT, SdScriptsCaching
 from bracket.trainer.sd_scripts.resume import KohyaPauseResume
-from bracket.trainer.validation import VALIDATION_TAGS
+from bracket.trainer.heldout import VALIDATION_TAGS
 from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
 
 OUTPUT_NAME = "bracket"
@@ -298,7 +298,7 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
         )
 
     def validation_args(self, max_steps: int, sample_every: int | None) -> list[str]:
-        """The held-out validation flags of ``train_network.py`` (``bracket.trainer.validation``).
+        """The held-out validation flags of ``train_network.py`` (``bracket.trainer.heldout``).
 
         ``--validate_every_n_epochs`` is set past the run's last epoch: sd-scripts would
         otherwise also validate after every epoch, which on a small dataset is every few

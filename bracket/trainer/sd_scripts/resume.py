@@ -45,7 +45,7 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
-from bracket.dataset.validation import IMAGE_EXTENSIONS
+from bracket.dataset.preflight import IMAGE_EXTENSIONS
 from bracket.errors import BracketError
 from bracket.trainer.base import RunRequest, save_resume_args
 from bracket.trainer.pause import (

@@ -1,0 +1,37 @@
+"""The session report and the exported winner: what was found, how sure, and how to run it.
+
+``document`` gathers a :class:`Report` from the store and writes it; ``render`` lays it out
+(Markdown, HTML) and ``charts`` draws its pictures, both from plain data only; ``export``
+writes the winner's ``train.sh`` (``powershell``: ``train.ps1``) and config; ``redaction``
+is the one rule for secrets all of them follow.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+#: public name -> the module (of this package) that defines it
+_WHERE = {
+    "Report": "document",
+    "ReportFiles": "document",
+    "build_report": "document",
+    "write_report": "document",
+    "report_markdown": "document",
+    "ExportError": "export",
+    "ExportResult": "export",
+    "export_run": "export",
+    "promote_weights": "export",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module that holds ``name`` on first use, so importing the package stays light."""
+    if name in _WHERE:
+        return getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,168 @@
+"""Charts as PNG bytes: loss curves, score history and sample grids — pure drawing.
+
+Every function draws one picture from plain data (lists of dicts and numbers, sample file
+paths); none knows sessions, standings or the report. :mod:`bracket.report.document` picks the data
+and decides which pictures a report holds.
+
+Charts are drawn with matplotlib's Agg canvas directly (``Figure`` + ``FigureCanvasAgg``, no
+pyplot), so drawing keeps no global state and works in a server thread without a display.
+Sample grids are composed with Pillow: the final-step sample of every prompt, one tile per
+prompt, side by side. Every function takes plain data and returns ``bytes`` (or None when
+there is nothing to draw); the report embeds them in HTML and saves them beside report.md.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PIL import Image, ImageDraw
+
+if TYPE_CHECKING:  # pragma: no cover - matplotlib (~1 s to import) is imported when a chart is drawn
+    from matplotlib.figure import Figure
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+TILE = 256
+_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+            "#bcbd22", "#17becf")
+
+
+def _figure(**kwargs: Any) -> "Figure":
+    from matplotlib.figure import Figure
+
+    return Figure(**kwargs)
+
+
+def _png(figure: "Figure") -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def loss_chart(series: Sequence[Mapping[str, Any]], title: str = "Training loss") -> bytes | None:
+    """One line per run; ``series`` items: ``{"label", "group", "points": [[step, loss]...], "highlight"}``.
+
+    Runs of the same group (config) share a colour and one legend entry; highlighted runs
+    (the winner's) are drawn thicker.
+    """
+    drawable = [s for s in series if any(_finite(p[1]) for p in s.get("points") or [])]
+    if not drawable:
+        return None
+    figure = _figure(figsize=(8, 4.2))
+    axes = figure.add_subplot()
+    colours: dict[str, str] = {}
+    for item in drawable:
+        group = str(item.get("group") or item.get("label"))
+        first = group not in colours
+        colour = colours.setdefault(group, _COLOURS[len(colours) % len(_COLOURS)])
+        points = [(float(s), float(v)) for s, v in item["points"] if _finite(v)]
+        axes.plot([p[0] for p in points], [p[1] for p in points], color=colour,
+                  linewidth=2.4 if item.get("highlight") else 1.0, alpha=1.0 if item.get("highlight") else 0.7,
+                  label=group[:30] if first and len(colours) <= 12 else None)
+    axes.set_xlabel("step")
+    axes.set_ylabel("loss")
+    axes.set_title(title)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7, loc="upper right")
+    return _png(figure)
+
+
+def history_chart(points: Sequence[Mapping[str, Any]]) -> bytes | None:
+    """Score per run in order (lower is better) and the best so far; items: ``{"run", "score", "disqualified"}``."""
+    points = [p for p in points if p.get("score") is not None]
+    if not points:
+        return None
+    figure = _figure(figsize=(8, 3.6))
+    axes = figure.add_subplot()
+    order = [int(p.get("run") or i) for i, p in enumerate(points, start=1)]
+    scores = [float(p["score"]) for p in points]
+    ok = [(o, s) for o, s, p in zip(order, scores, points) if not p.get("disqualified")]
+    bad = [(o, s) for o, s, p in zip(order, scores, points) if p.get("disqualified")]
+    if ok:
+        axes.scatter([o for o, _ in ok], [s for _, s in ok], color="#1f77b4", label="run score", zorder=3)
+    if bad:
+        axes.scatter([o for o, _ in bad], [s for _, s in bad], color="#d62728", marker="x",
+                     label="disqualified", zorder=3)
+    best, running = [], math.inf
+    for score in scores:
+        running = min(running, score)
+        best.append(running)
+    axes.step(order, best, where="post", color="#2ca02c", label="best so far")
+    axes.set_xlabel("run id (training order)")
+    from matplotlib.ticker import MaxNLocator
+
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_ylabel("combined score (lower is better)")
+    axes.set_ylim(-0.05, 1.05)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7)
+    return _png(figure)
+
+
+def final_step_samples(samples: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The last-step image sample of each prompt (first frame), in prompt order; files must exist."""
+    images = [s for s in samples if s.get("kind", "image") == "image" and s.get("path")
+              and Path(s["path"]).suffix.lower() in IMAGE_SUFFIXES and Path(s["path"]).is_file()]
+    chosen: dict[int, Mapping[str, Any]] = {}
+    for sample in sorted(images, key=lambda s: (s.get("step") if s.get("step") is not None else -1,
+                                                -(s.get("frame") or 0))):
+        chosen[int(sample.get("prompt_index") or 0)] = sample  # later steps overwrite earlier ones
+    return [chosen[i] for i in sorted(chosen)]
+
+
+def sample_grid(tiles: Sequence[Mapping[str, Any]], caption: str = "") -> bytes | None:
+    """The given image samples side by side, one tile each, with a caption strip on top.
+
+    ``tiles`` are readable images (e.g. :func:`final_step_samples` without the files that do
+    not decode); items: ``{"path", "prompt_index", "step"}``."""
+    if not tiles:
+        return None
+    strip = 22 if caption else 0
+    grid = Image.new("RGB", (TILE * len(tiles), TILE + strip + 18), "white")
+    draw = ImageDraw.Draw(grid)
+    if caption:
+        draw.text((6, 5), caption[:140], fill="black")
+    for index, sample in enumerate(tiles):
+        with Image.open(sample["path"]) as image:
+            tile = image.convert("RGB")
+        scale = TILE / max(tile.size)
+        tile = tile.resize((max(1, round(tile.width * scale)), max(1, round(tile.height * scale))),
+                           Image.Resampling.NEAREST if scale > 1 else Image.Resampling.LANCZOS)
+        x = TILE * index + (TILE - tile.width) // 2
+        grid.paste(tile, (x, strip + (TILE - tile.height) // 2))
+        label = f"prompt {int(sample.get('prompt_index') or 0)}, step {sample.get('step')}"
+        draw.text((TILE * index + 4, strip + TILE + 3), label, fill="black")
+    buffer = io.BytesIO()
+    grid.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+#: runs drawn in a report's loss chart: more are unreadable, and drawing 2000 takes a minute
+CHART_RUNS = 30
+
+
+def chart_runs(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float | None],
+               limit: int = CHART_RUNS) -> list[Mapping[str, Any]]:
+    """The runs a loss chart draws: all up to ``limit``, else the ``limit`` best by ``scores``
+    (run id → score, lower is better; unscored last), in training order, so the chart stays
+    readable and cheap at any session size."""
+    if len(runs) <= limit:
+        return list(runs)
+    def rank(run: Mapping[str, Any]) -> tuple:
+        score = scores.get(run["id"])
+        return (score is None, score if score is not None else 0.0, run["id"])
+    keep = {r["id"] for r in sorted(runs, key=rank)[:limit]}
+    return [r for r in runs if r["id"] in keep]
+
+
+def _finite(value: Any) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False

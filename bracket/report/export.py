@@ -1,0 +1,266 @@
+"""Exporting a session's winner: a shell script that trains it again, and its config as data.
+
+A search trains short runs; what a person wants at the end is the winning configuration as
+something they can run for real. :func:`export_run` rebuilds the winner run's command (the
+winner of :mod:`bracket.standings`, the same the app, ``status`` and the report name)
+with the adapter's own ``prepare_run`` into an export folder (so every file the command
+names — per-run dataset TOML, prompt file, the trainer's own config — exists there), at the
+winner's **best step** (``Winner.step``, ``bracket.session.scoring.best_step``; the run's own step
+count when no evidence names an earlier one; with successive halving the winner is its
+full-length run, and a run named that paused at a rung is exported at the full length its schedule
+was made for) unless the person asks for another — and when
+the winner run saved a checkpoint at that step, ``config.json`` points to it — and writes
+beside it:
+
+* ``train.sh`` — bash, ``set -euo pipefail``, ``cd`` into the run's working folder, ``export``
+  of the environment variables the adapter set or changed, and of the ``HF_*``/cache variables
+  the run used (never one whose name looks like a
+  secret: keys, tokens, passwords are left for the person to set), and the command as a bash
+  array with every argument ``shlex.quote``-d, so a value holding ``;``, ``$(…)`` or spaces
+  stays one literal argument;
+* ``train.ps1`` — its Windows twin, written by :mod:`bracket.report.powershell` (PowerShell, every
+  value quoted for PowerShell and for the program's command line);
+* ``config.json`` and ``config.toml`` — the complete knob values, where they came from
+  (session, config, run, seed, score) and the command as a list.
+
+The default folder is ``<session>/export/<config>-run<id>-<steps>steps``: one per run and
+length, shared by the app's Results tab and ``python -m bracket export``. Every path in it is
+absolute (the session folder is made absolute where it is opened), so the script runs from any
+working folder and the app and the CLI write the same files there; each file is replaced
+whole (written beside, then renamed) and only when its text changed, so neither ever leaves
+the other a half-written or another run's export.
+
+:func:`promote_weights` copies a run's trained weights (a final's, typically) to a folder of
+the person's choice; choosing configs for longer final runs is ``bracket.app.stages.run_finals``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import tomli_w
+
+from bracket.errors import BracketError
+from bracket.report.powershell import SCRIPT_NAME as WINDOWS_SCRIPT_NAME
+from bracket.report.powershell import powershell_script
+from bracket.report.redaction import looks_secret
+from bracket.trainer.base import LaunchSpec, RunRequest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session import Session
+
+EXPORT_FOLDER = "export"
+SCRIPT_NAME = "train.sh"
+#: variables every adapter's environment sets (``make_subprocess_env``): always written when present
+STANDARD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+                "PYTHONUNBUFFERED", "PYTHONIOENCODING", "TQDM_DISABLE")
+#: variables that decide where a trainer finds models, tokenizers and caches (or whether it goes
+#: online): kept in the script even when the person's shell sets them too, so the script reruns
+#: the run as it ran on another shell or machine (secrets among them are still left out)
+CACHE_ENV = re.compile(
+    r"^(HF_|HUGGINGFACE_|TRANSFORMERS_|DIFFUSERS_|TORCH_HOME$|XDG_CACHE_HOME$|TRITON_CACHE_DIR$)")
+#: files a trainer writes that hold trained weights (for :func:`promote_weights`)
+WEIGHT_SUFFIXES = (".safetensors", ".ckpt", ".pt", ".pth", ".bin", ".gguf")
+
+
+class ExportError(BracketError):
+    """A run or a folder that cannot be exported (unknown run id, nothing scored yet)."""
+
+
+@dataclass
+class ExportResult:
+    """What :func:`export_run` wrote and the command it rebuilt."""
+
+    folder: Path
+    script: Path
+    json_path: Path
+    toml_path: Path
+    command: list[str]
+    cwd: Path
+    env: dict[str, str]
+    run_id: int
+    config_name: str
+    steps: int
+    dropped_env: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    #: train.ps1, the Windows twin of ``script``
+    windows_script: Path | None = None
+
+
+def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """(variables ``env`` sets or changes relative to ``base``, plus the standard ones; names left out as secrets)."""
+    base = os.environ if base is None else base
+    needed: dict[str, str] = {}
+    dropped: list[str] = []
+    for name in sorted(env):
+        value = str(env[name])
+        if base.get(name) == value and name not in STANDARD_ENV and not CACHE_ENV.match(name):
+            continue
+        if looks_secret(name, value):  # the one rule of bracket.report.redaction
+            dropped.append(name)
+            continue
+        needed[name] = value
+    return needed, dropped
+
+
+def shell_script(command: Sequence[str], cwd: Path, env: Mapping[str, str], *, header: Sequence[str] = (),
+                 dropped_env: Sequence[str] = ()) -> str:
+    """A bash script that runs ``command`` in ``cwd`` with ``env``; every value is quoted."""
+    lines = ["#!/usr/bin/env bash"]
+    lines += [f"# {' '.join(str(h).split())}" for h in header]
+    lines += [f"# {name} is not written here (it looks like a secret); export it yourself if the trainer "
+              "needs it." for name in dropped_env]
+    lines += ["set -euo pipefail", f"cd -- {shlex.quote(str(cwd))}"]
+    lines += [f"export {name}={shlex.quote(str(value))}" for name, value in env.items()
+              if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
+    lines.append("cmd=(")
+    lines += [f"  {shlex.quote(str(arg))}" for arg in command]
+    lines += [")", 'exec "${cmd[@]}"', ""]
+    return "\n".join(lines)
+
+
+def script_command(text: str) -> list[str]:
+    """The command of a script written by :func:`shell_script` (the inverse of its quoting)."""
+    lines = text.splitlines()
+    start, end = lines.index("cmd=("), len(lines) - 1 - lines[::-1].index(")")
+    return shlex.split("\n".join(lines[start + 1:end]))
+
+
+def _write_whole(path: Path, data: bytes, *, mode: int | None = None) -> Path:
+    """Write ``data`` to ``path`` unless it already holds exactly that: into a temporary file
+    beside it, then renamed over it, so a reader (or a second export) never sees half a file."""
+    try:
+        if path.read_bytes() == data:
+            return path
+    except OSError:
+        pass
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(data)
+        if mode is not None:
+            temporary.chmod(mode)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return path
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value if v is not None]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def export_run(session: "Session", *, run_id: int | None = None, steps: int | None = None,
+               out: Path | None = None) -> ExportResult:
+    """Rebuild run ``run_id`` (default: the winner's, from ``bracket.standings``) for
+    ``steps`` steps (default: that run's own step count) into ``out`` and write the script.
+
+    Without ``run_id`` a missing or disqualified winner is refused (``NoWinnerError``)."""
+    from bracket.session.store import stored_rows
+    from bracket.standings import require_winner, standings
+    from bracket.standings.rungs import run_rung_text, rung_text, session_rungs
+
+    table = standings(session)
+    best_step, basis = None, ""
+    if run_id is None:
+        winner = require_winner(session, table)
+        run_id = winner.run_id
+        if steps is None and winner.step:
+            steps, best_step, basis = winner.step, winner.step, winner.step_basis
+    run_id = int(run_id)
+    run = session.store.get_run(run_id)
+    if run is None or run.get("session") != session.name or run.get("config_id") is None:
+        raise ExportError(f"Run {run_id} is not a training run of session {session.name!r}; "
+                          "`python -m bracket status PATH` lists the run ids.")
+    config = next((c for c in stored_rows(session)[1] if c["id"] == run["config_id"]), {})  # the rows of this change
+    name = str(config.get("name") or run.get("label") or f"run{run_id}")
+    steps = int(steps if steps is not None else (run.get("max_steps") or session.settings.steps))
+    if steps <= 0:
+        raise ExportError(f"--steps must be at least 1, got {steps}.")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "config"
+    folder = (Path(out) if out is not None
+              else session.folder / EXPORT_FOLDER / f"{slug}-run{run_id}-{steps}steps")
+    folder.mkdir(parents=True, exist_ok=True)
+    trainer = session.trainer
+    if not str(trainer.fields.get("cache_dir", "")).strip():
+        # read the latent caches the session made (keyed by what made them, so only matching ones)
+        trainer = type(trainer)({**trainer.fields, "cache_dir": str(session.folder / "cache")})
+    knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {}, session.space)
+    seed = int(run["seed"]) if run.get("seed") is not None else session.settings.base_seed
+    spec: LaunchSpec = trainer.prepare_run(RunRequest(
+        run_dir=folder / "run", knobs=knobs, dataset=Path(session.parts.fields.get("dataset", "")),
+        max_steps=steps, seed=seed, sample_prompts=session.settings.prompts(),
+        sample_every_n_steps=session.settings.sample_every_n_steps))
+    command = [str(a) for a in spec.cmd]
+    env, dropped = safe_env(spec.env)
+    from bracket.session.scoring import checkpoint_at
+
+    checkpoint = checkpoint_at(run.get("output_dir"), steps) if best_step else None
+    score = next((r.score for board in table.boards.values() for row in board.rows for r in row.runs
+                  if r.run_id == run_id), None)
+    rung, paused = rung_text(config, session_rungs(session.settings)), run_rung_text(run)
+    header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
+              f"config {name!r} ({config.get('kind', run.get('kind'))}, stage {config.get('stage', run.get('stage'))}), "
+              f"from run {run_id}, seed {seed}, {steps} training steps",
+              f"run score {score:.4f} (lower is better)" if score is not None else "run not scored",
+              *([f"successive halving: {rung}" + (f"; run {run_id} {paused}" if paused else "")] if rung else []),
+              *([f"best step {best_step} (by {basis})" + (f"; checkpoint {checkpoint}" if checkpoint else "")]
+                if best_step else []),
+              "Re-create with: python -m bracket export SESSION_FOLDER --run "
+              f"{run_id} --steps {steps}"]
+    script = _write_whole(folder / SCRIPT_NAME, shell_script(command, spec.cwd, env, header=header,
+                                                             dropped_env=dropped).encode("utf-8"), mode=0o755)
+    windows_script = _write_whole(folder / WINDOWS_SCRIPT_NAME, powershell_script(
+        command, spec.cwd, env, header=header, dropped_env=dropped).encode("utf-8-sig"))
+    document = _plain({
+        "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
+        "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
+        "run_id": run_id, "seed": seed, "steps": steps, "best_step": best_step, "best_step_basis": basis or None,
+        "checkpoint": checkpoint, "rung": rung or None,
+        "run_score": score, "knobs": dict(knobs),
+        "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
+    })
+    json_path, toml_path = folder / "config.json", folder / "config.toml"
+    _write_whole(json_path, json.dumps(document, indent=2).encode("utf-8"))
+    _write_whole(toml_path, tomli_w.dumps(document).encode("utf-8"))
+    files = sorted(p for p in (folder / "run").rglob("*") if p.is_file())
+    return ExportResult(folder, script, json_path, toml_path, command, Path(spec.cwd), env, run_id, name, steps,
+                        dropped, files, windows_script)
+
+
+# -- promote ----------------------------------------------------------------------------------
+def promote_weights(session: "Session", run_id: int, dest: Path) -> list[Path]:
+    """Copy run ``run_id``'s trained weight files (not its samples) into ``dest``; returns the copies."""
+    run = session.store.get_run(int(run_id))
+    if run is None or run.get("session") != session.name:
+        raise ExportError(f"Run {run_id} is not a run of session {session.name!r}.")
+    source = Path(run.get("output_dir") or Path(run.get("run_dir") or "") / "output")
+    weights = sorted(p for p in source.rglob("*") if p.is_file() and p.suffix in WEIGHT_SUFFIXES
+                     and "sample" not in p.relative_to(source).parts) if source.is_dir() else []
+    if not weights:
+        raise ExportError(f"Run {run_id} left no weight files in {source}; only finished runs that saved a "
+                          "model can be promoted.")
+    dest = Path(dest)
+    copies = []
+    for path in weights:
+        target = dest / path.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+        copies.append(target)
+    return copies

@@ -1,0 +1,88 @@
+"""The Windows twin of an exported ``train.sh``: a PowerShell script, every value quoted.
+
+:func:`powershell_script` writes what :func:`bracket.report.export.shell_script` writes for bash —
+the header, ``cd`` into the run's folder, the environment the adapter set (never a secret),
+the command — for Windows PowerShell 5.1 and PowerShell 7. Two layers of quoting:
+
+* **PowerShell**: every value is a single-quoted string, in which nothing is expanded
+  (``$``, backticks, ``;``, ``"`` and newlines are literal); only the single quote itself is
+  special and is doubled — including the typographic quotes ‘ ’ ‚ ‛ that PowerShell also
+  accepts as single quotes.
+* **The program's command line**: Windows hands a program one string, which it splits
+  again (the C runtime's rules: spaces separate, ``"`` groups, backslashes escape only before
+  a ``"``). PowerShell 5.1 passes arguments holding ``"`` or empty strings wrongly to native
+  programs, so the script does not let PowerShell build that string: Bracket builds it with
+  :func:`subprocess.list2cmdline` (the same rules Python's ``subprocess`` uses on Windows),
+  one quoted argument per line, and the script hands it to ``System.Diagnostics.Process``
+  unchanged.
+
+The file is UTF-8 with a byte-order mark (Windows PowerShell 5.1 reads a ``.ps1`` without one
+in the ANSI code page, which would garble a path like ``Données d'été``). Run it with
+``powershell -ExecutionPolicy Bypass -File train.ps1`` (or ``pwsh -File train.ps1``).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePath
+
+SCRIPT_NAME = "train.ps1"
+#: characters PowerShell reads as a single quote (U+0027, U+2018, U+2019, U+201A, U+201B)
+_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def ps_quote(value: object) -> str:
+    """``value`` as a PowerShell single-quoted string literal (nothing inside is expanded)."""
+    text = str(value)
+    return "'" + "".join(ch * 2 if ch in _SINGLE_QUOTES else ch for ch in text) + "'"
+
+
+def windows_argument(argument: object) -> str:
+    """One argument quoted for a Windows command line (C runtime / ``CommandLineToArgvW`` rules)."""
+    return subprocess.list2cmdline([str(argument)])
+
+
+def _comment(text: object) -> str:
+    return "# " + " ".join(str(text).split())  # a newline in a value cannot end the comment
+
+
+def powershell_script(command: Sequence[object], cwd: Path | PurePath, env: Mapping[str, str], *,
+                      header: Sequence[str] = (), dropped_env: Sequence[str] = ()) -> str:
+    """A PowerShell script that runs ``command`` in ``cwd`` with ``env``; every value is quoted."""
+    program, arguments = str(command[0]), [str(a) for a in command[1:]]
+    lines = [_comment(h) for h in header]
+    lines.append(_comment(f"Run: powershell -ExecutionPolicy Bypass -File {SCRIPT_NAME}"))
+    lines += [_comment(f"{name} is not written here (it looks like a secret); set $env:{name} yourself if "
+                       "the trainer needs it.") for name in dropped_env]
+    lines += ["$ErrorActionPreference = 'Stop'", f"Set-Location -LiteralPath {ps_quote(cwd)}"]
+    lines += [f"$env:{name} = {ps_quote(value)}" for name, value in env.items() if _ENV_NAME.fullmatch(name)]
+    lines.append(f"$Program = {ps_quote(program)}")
+    lines.append("# one argument per line, already quoted for the program's command line")
+    lines.append("$Arguments = @(")
+    lines += [f"    {ps_quote(windows_argument(arg))}" for arg in arguments]
+    lines += [
+        ") -join ' '",
+        "$Start = New-Object System.Diagnostics.ProcessStartInfo",
+        "$Start.FileName = $Program",
+        "$Start.Arguments = $Arguments",
+        "$Start.UseShellExecute = $false",
+        "$Start.WorkingDirectory = (Get-Location).ProviderPath",
+        "$Process = [System.Diagnostics.Process]::Start($Start)",
+        "$Process.WaitForExit()",
+        "exit $Process.ExitCode",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_powershell_script(path: Path, command: Sequence[object], cwd: Path | PurePath,
+                            env: Mapping[str, str], *, header: Sequence[str] = (),
+                            dropped_env: Sequence[str] = ()) -> Path:
+    """Write :func:`powershell_script` to ``path`` as UTF-8 with a BOM and LF line ends."""
+    text = powershell_script(command, cwd, env, header=header, dropped_env=dropped_env)
+    with open(path, "w", encoding="utf-8-sig", newline="\n") as handle:
+        handle.write(text)
+    return Path(path)

@@ -1,0 +1,37 @@
+"""The store: one database, the single source of truth of a search, and the session folder.
+
+``database`` opens it (:class:`Store`), ``schema`` its tables and migrations, ``records`` its
+rows and kept views, ``folder`` a folder's ``session.json`` and its store, ``lock`` the
+folder's lock, ``change_memo`` what is derived from the store once per change in a process.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+#: public name -> the module (of this package) that defines it
+_WHERE = {
+    "Store": "database",
+    "sqlite_url": "database",
+    "redact_url": "database",
+    "Records": "records",
+    "open_session_store": "folder",
+    "read_session_file": "folder",
+    "SessionLock": "lock",
+    "gc_paused": "change_memo",
+    "per_change": "change_memo",
+    "stored_rows": "change_memo",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module that holds ``name`` on first use, so importing the package stays light."""
+    if name in _WHERE:
+        return getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,270 @@
+"""The store's schema: Bracket's tables beside the Optuna study, and how rows are encoded.
+
+- ``bracket_sessions``: one row per search — preset, field values, search settings;
+- ``bracket_configs``: one row per configuration (= one Optuna trial), its kind
+  (baseline, past, curated, bracket, search, final; earlier sessions' configs of stores
+  older than kind ``past`` read as ``past``), name and params;
+- ``bracket_runs``: one row per training run (a config × a seed, or a setup command):
+  run folder, pid and process start time while running, status, exit code, failure reason,
+  log tail, automatic judge results, loss series and sample files;
+- ``bracket_ratings`` and ``bracket_comparisons``: human scores, written at any time;
+- ``bracket_workers``: heartbeats of the processes working on a search;
+- ``bracket_views``: what a view computed from the other tables (``status``'s, see
+  ``bracket.status.view``) with the key it was computed under, so every folder and machine
+  sharing the store reuses it; a cache, never read as the truth, and writing it changes
+  nothing :meth:`~bracket.session.store.records.Records.change_marker` reads.
+
+JSON columns (``params_json`` ...) are read and written as plain values (:func:`decode`,
+:func:`encode`). A column added after the first release is listed in :data:`LATER_COLUMNS`
+and added to an older store when it is opened (:func:`add_missing_columns`); so is a table added
+later (:data:`LATER_TABLES`, :func:`add_missing_tables`). A read-only store goes without them
+(``Store.absent``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from bracket.search.types import stored_kind
+
+RUN_ACTIVE = ("pending", "running")
+#: run states that spend budget (a crash of Bracket itself leaves "interrupted", which does not)
+RUN_SPENT = ("done", "failed", "pruned", "disqualified")
+
+metadata = sa.MetaData()
+
+sessions_table = sa.Table(
+    "bracket_sessions", metadata,
+    sa.Column("name", sa.String(200), primary_key=True),
+    sa.Column("preset_id", sa.String(100), nullable=False),
+    sa.Column("fields_json", sa.Text, nullable=False),
+    sa.Column("settings_json", sa.Text, nullable=False),
+    sa.Column("notes_json", sa.Text, nullable=False, default="[]"),
+    sa.Column("study_name", sa.String(200), nullable=False),
+    sa.Column("status", sa.String(40), nullable=False, default="created"),
+    sa.Column("stop_requested", sa.String(20), nullable=False, default=""),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+configs_table = sa.Table(
+    "bracket_configs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session", sa.String(200), nullable=False, index=True),
+    sa.Column("trial_number", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("stage", sa.String(20), nullable=False, default="search"),
+    sa.Column("name", sa.String(200), nullable=False, default=""),
+    sa.Column("params_json", sa.Text, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False, default="running"),
+    sa.Column("value", sa.Float, nullable=True),
+    sa.Column("worker", sa.String(200), nullable=False, default=""),
+    sa.Column("created_at", sa.Float, nullable=False),
+    #: successive halving (``bracket.search.halving``): the highest rung whose score is in
+    #: (an index into the session's rungs; None without halving), where the config stands
+    #: there ("running", "paused", "promoted", "stopped", "full") and why, in words
+    sa.Column("rung", sa.Integer, nullable=True),
+    sa.Column("rung_state", sa.String(20), nullable=True),
+    sa.Column("rung_note", sa.Text, nullable=True),
+    sa.UniqueConstraint("session", "trial_number", "stage", name="uq_config_trial"),
+)
+runs_table = sa.Table(
+    "bracket_runs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session", sa.String(200), nullable=False, index=True),
+    sa.Column("config_id", sa.Integer, nullable=True, index=True),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("stage", sa.String(20), nullable=False, default="search"),
+    sa.Column("label", sa.String(200), nullable=False, default=""),
+    sa.Column("seed", sa.Integer, nullable=True),
+    sa.Column("seed_index", sa.Integer, nullable=True),
+    sa.Column("params_json", sa.Text, nullable=False, default="{}"),
+    sa.Column("run_dir", sa.Text, nullable=False, default=""),
+    sa.Column("status", sa.String(20), nullable=False, default="pending"),
+    sa.Column("exit_code", sa.Integer, nullable=True),
+    sa.Column("failure_reason", sa.Text, nullable=False, default=""),
+    sa.Column("log_tail", sa.Text, nullable=False, default=""),
+    sa.Column("pid", sa.Integer, nullable=True),
+    sa.Column("pid_create_time", sa.Float, nullable=True),
+    sa.Column("worker", sa.String(200), nullable=False, default=""),
+    sa.Column("max_steps", sa.Integer, nullable=True),
+    sa.Column("last_step", sa.Integer, nullable=True),
+    sa.Column("started_at", sa.Float, nullable=True),
+    sa.Column("finished_at", sa.Float, nullable=True),
+    sa.Column("duration_s", sa.Float, nullable=True),
+    sa.Column("judges_json", sa.Text, nullable=False, default="{}"),
+    sa.Column("loss_json", sa.Text, nullable=False, default="[]"),
+    sa.Column("eval_loss_json", sa.Text, nullable=False, default="[]"),
+    sa.Column("samples_json", sa.Text, nullable=False, default="[]"),
+    sa.Column("output_dir", sa.Text, nullable=False, default=""),
+    #: how many times the trainer was launched for this run (a paused run resumed is one more)
+    sa.Column("launches", sa.Integer, nullable=True),
+    #: the step a run paused at a rung saved its state at (status "paused"); None otherwise
+    sa.Column("pause_step", sa.Integer, nullable=True),
+)
+ratings_table = sa.Table(
+    "bracket_ratings", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session", sa.String(200), nullable=False, index=True),
+    sa.Column("run_id", sa.Integer, nullable=False),
+    sa.Column("prompt_index", sa.Integer, nullable=True),
+    sa.Column("value", sa.Float, nullable=False),
+    #: the training step whose samples were rated (Compare's step slider); None = the run as a whole
+    sa.Column("step", sa.Integer, nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+comparisons_table = sa.Table(
+    "bracket_comparisons", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session", sa.String(200), nullable=False, index=True),
+    sa.Column("left_run_id", sa.Integer, nullable=False),
+    sa.Column("right_run_id", sa.Integer, nullable=False),
+    sa.Column("winner", sa.String(10), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+workers_table = sa.Table(
+    "bracket_workers", metadata,
+    # one process may work on several searches of a shared store: a worker row is per session
+    sa.Column("worker_id", sa.String(200), primary_key=True),
+    sa.Column("session", sa.String(200), primary_key=True),
+    sa.Column("host", sa.String(200), nullable=False, default=""),
+    sa.Column("pid", sa.Integer, nullable=True),
+    sa.Column("gpu", sa.String(20), nullable=False, default=""),
+    sa.Column("status", sa.String(20), nullable=False, default="alive"),
+    sa.Column("started_at", sa.Float, nullable=False),
+    sa.Column("heartbeat_at", sa.Float, nullable=False),
+)
+views_table = sa.Table(
+    "bracket_views", metadata,
+    sa.Column("session", sa.String(200), primary_key=True),
+    sa.Column("name", sa.String(100), primary_key=True),  # which view: "status"
+    sa.Column("key_json", sa.Text, nullable=False),       # what it was computed under
+    sa.Column("data_json", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+JSON_COLUMNS = {
+    "params_json": "params", "judges_json": "judges", "loss_json": "loss", "eval_loss_json": "eval_loss",
+    "samples_json": "samples", "fields_json": "fields", "settings_json": "settings", "notes_json": "notes",
+}
+
+
+def _loads(text: str | None) -> Any:
+    """``json.loads``, with the empty values most columns of a long session hold read without it."""
+    if not text or text == "null":
+        return None
+    if text == "{}":
+        return {}
+    if text == "[]":
+        return []
+    return json.loads(text)
+
+
+def decode(row: Mapping[str, Any]) -> dict[str, Any]:
+    record = dict(row)
+    for column, key in JSON_COLUMNS.items():
+        if column in record:
+            record[key] = _loads(record.pop(column))
+    if "kind" in record:  # a config (name) or run (label) of an earlier session in an old store
+        record["kind"] = stored_kind(str(record["kind"]), str(record.get("name", record.get("label")) or ""))
+    return record
+
+
+def decode_rows(keys: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
+    """:func:`decode` of each of ``rows`` (tuples of the columns ``keys``), with the column
+    positions and the decoded dict's key order worked out once, not per row (the 2000 runs of
+    a long search): the same dicts, keys in the same order, as ``decode(dict(zip(keys, row)))``."""
+    keys = list(keys)
+    plain = [i for i, k in enumerate(keys) if k not in JSON_COLUMNS]
+    coded = [(keys.index(column), key) for column, key in JSON_COLUMNS.items() if column in keys]
+    names = [keys[i] for i in plain] + [key for _, key in coded]
+    if len(set(names)) != len(names) or len(set(keys)) != len(keys):  # a name twice: the plain way
+        return [decode(dict(zip(keys, row))) for row in rows]
+    first = len(plain)
+    at = plain + [i for i, _ in coded]
+    has_kind = "kind" in names
+    records = []
+    for row in rows:
+        values = [row[i] for i in at]
+        values[first:] = [_loads(v) for v in values[first:]]
+        record = dict(zip(names, values))
+        if has_kind and (type(record["kind"]) is not str or record["kind"] == "curated"):
+            record["kind"] = stored_kind(str(record["kind"]), str(record.get("name", record.get("label")) or ""))
+        records.append(record)
+    return records
+
+
+def storable_text(text: str) -> str:
+    """``text`` as every backend stores it: NUL bytes (PostgreSQL refuses them) become U+FFFD,
+    and lone surrogates (undecodable bytes a trainer printed) become ``?``."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def encode(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Column values for a write: JSON columns dumped, every text made storable (:func:`storable_text`)."""
+    reverse = {v: k for k, v in JSON_COLUMNS.items()}
+    encoded: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in reverse:
+            value = json.dumps(value, default=str)
+            key = reverse[key]
+        encoded[key] = storable_text(value) if isinstance(value, str) else value
+    return encoded
+
+
+#: tables added after the first release: made in an older store when it is opened (:func:`add_missing_tables`)
+LATER_TABLES = (views_table,)
+#: columns added after the first release: (table, column, SQL type), added to older stores on open
+LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),
+                 ("bracket_configs", "rung", "INTEGER"), ("bracket_configs", "rung_state", "VARCHAR(20)"),
+                 ("bracket_configs", "rung_note", "TEXT"),
+                 ("bracket_runs", "launches", "INTEGER"), ("bracket_runs", "pause_step", "INTEGER"))
+
+
+def add_missing_columns(connection: sa.Connection, *, add: bool = True) -> frozenset[str]:
+    """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid);
+    a read-only store (``add=False``) is left as it is: the ``table.column`` names it lacks are
+    returned, and reading treats them as empty. The names of :data:`LATER_TABLES` it lacks are
+    returned too (:func:`add_missing_tables` adds them)."""
+    inspector = sa.inspect(connection)
+    absent = {table.name for table in LATER_TABLES if not inspector.has_table(table.name)}
+    for table, column, sql_type in LATER_COLUMNS:
+        if not inspector.has_table(table):
+            continue
+        if column not in {c["name"] for c in inspector.get_columns(table)}:
+            if add:
+                connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+            else:
+                absent.add(f"{table}.{column}")
+    return frozenset(absent)
+
+
+def add_missing_tables(engine: sa.Engine, absent: frozenset[str]) -> frozenset[str]:
+    """Make the :data:`LATER_TABLES` named in ``absent`` (each in a transaction of its own, after
+    the store's opening one); ``absent`` without those now there. A table that cannot be made
+    (no right to, another process making it at the same moment) stays absent for this opening:
+    what it holds is a cache, so the store works without it."""
+    still = set(absent)
+    for table in LATER_TABLES:
+        if table.name not in absent:
+            continue
+        try:
+            with engine.begin() as connection:
+                table.create(connection, checkfirst=True)
+            still.discard(table.name)
+        except sa.exc.SQLAlchemyError:
+            try:
+                if sa.inspect(engine).has_table(table.name):  # made by another process meanwhile
+                    still.discard(table.name)
+            except sa.exc.SQLAlchemyError:
+                pass
+    return frozenset(still)

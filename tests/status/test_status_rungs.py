@@ -1,0 +1,56 @@
+"""``status`` of a successive-halving search (rows written as the session loop writes them):
+each config's rung, a paused run shown as paused with its saved step, and the winner named as
+its full-length run — the same from the kept view and from a cold computation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.fakes.view_helpers import cold_status, status_outputs
+from tests.fakes.halving_rows import halving_session
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def test_status_shows_every_rung_a_paused_run_and_the_full_length_winner(runs_dir, demo_fields, capsys, tmp_path):
+    folder, ids = halving_session(runs_dir, demo_fields)
+    text, as_json = status_outputs(folder, capsys)
+    assert (text, as_json) == cold_status(folder, capsys, tmp_path)
+    lines = text.splitlines()
+    start = lines.index("rungs 1/9 → 1/3 → full, the top 1/3 at each go on:")
+    rungs = lines[start + 1:start + 5]
+    assert [line.split()[0] for line in rungs] == ["search-0", "search-3", "search-2", "search-1"]
+    assert "full — promoted: 1 of 2 at 1/3" in rungs[0] and f"run {ids['search-0']}, 90 steps" in rungs[0]
+    assert "running to 1/3 — promoted: 1 of 7 at 1/9, top 2 go on to 1/3" in rungs[1]
+    assert "stopped at 1/9 (5 of 7, top 2 go on)" in rungs[3]
+    assert f"run {ids['search-2']} paused at step 10 of 90, state saved" in rungs[2]
+    assert "paused at 1/9 — waiting at 1/9" in rungs[2]
+    paused_row = next(line for line in lines if line.startswith(f"{ids['search-2']:>4}  search"))
+    assert " paused " in paused_row and "interrupted" not in text and "failed" not in paused_row
+    assert "(paused at step 10 of 90, state saved)" in text
+    winner = next(line for line in lines if line.startswith("winner:"))
+    # search-1's 10-step run has the lowest loss; the answer is the full-length one
+    assert winner.startswith(f"winner: search-0 (search) full-length run {ids['search-0']}, 90 steps")
+    answer = json.loads(as_json)
+    assert answer["winner"]["run_id"] == ids["search-0"] and answer["winner"]["full_length"] is True
+    rows = {r["name"]: r for r in answer["stages"]["search"]["rows"]}
+    assert rows["search-0"]["rank"] == 1 and rows["search-1"]["full_length"] is False
+
+
+def test_a_paused_run_is_not_taken_for_an_interrupted_one(runs_dir, demo_fields, capsys):
+    from bracket.session.store import open_session_store
+    from bracket.session.recovery import recover_interrupted_runs
+
+    folder, ids = halving_session(runs_dir, demo_fields)
+    store, name = open_session_store(folder)
+    try:  # no worker is alive: the running run is recovered as interrupted, the paused one stays paused
+        notes = recover_interrupted_runs(store, name, self_worker="another", grace_s=0.0)
+        assert store.get_run(ids["search-2"])["status"] == "paused"
+        assert store.get_run(ids["search-2"])["pause_step"] == 10
+        assert not any(f"run {ids['search-2']} " in note for note in notes)
+    finally:
+        store.close()
+    text, _ = status_outputs(folder, capsys)
+    assert f"run {ids['search-2']} paused at step 10 of 90, state saved" in text
