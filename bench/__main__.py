@@ -107,10 +107,10 @@ def _print_ui(data: dict) -> None:
     if "legacy_page_ready_s" in page:
         print(f"    legacy checkout {page['legacy_page_ready_s'] or float('nan'):.1f} s, this one again "
               f"{page['page_ready_again_s'] or float('nan'):.1f} s")
-    for loaded in data.get("loaded_sizes", [loaded]):
-        print(f"  app RSS with a {loaded['trials']}-trial session loaded: {loaded['rss_mb']:.0f} MB "
-              f"(goal <= {loaded['goal_mb']:g} MB at 500); Search tab poll {loaded['search_poll_s']:.3f} s")
-        _print_poll(loaded)
+    for size in data.get("loaded_sizes", [loaded]):
+        print(f"  app RSS with a {size['trials']}-trial session loaded: {size['rss_mb']:.0f} MB "
+              f"(goal <= {size['goal_mb']:g} MB at 500); Search tab poll {size['search_poll_s']:.3f} s")
+        _print_poll(size)
     print(f"  Compare grid 8 runs x 6 prompts: first {grid['first_s']:.3f} s, repeat {grid['repeat_s']:.3f} s, "
           f"after a restart {grid['after_restart_s']:.3f} s (goal <= {grid['goal_s']:g} s)")
 

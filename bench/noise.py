@@ -57,10 +57,9 @@ FULL = Plan(repetitions=20, budget=24)
 def run_session(landscape: str, variant: str, repetition: int, budget: int, steps: int, workdir: str
                 ) -> dict[str, Any]:
     """One session of ``variant`` on ``landscape``; returns what it tried and what it picked."""
+    from bracket.session import SearchSettings, Session
     from bracket.session.scoring import step_curves
-    from bracket.session import SearchSettings
     from bracket.session.scoring.run_scores import config_values, score_runs
-    from bracket.session import Session
 
     skip_python_probe()
     os.environ[LANDSCAPE_ENV] = landscape

@@ -65,8 +65,7 @@ DEMO_TIMEOUT_S = 900
 
 def measure_gap(workdir: Path, trials: int, steps: int = 100) -> dict[str, Any]:
     """A real session of ``trials`` instant runs; the gaps between them from the store."""
-    from bracket.session import SearchSettings
-    from bracket.session import Session
+    from bracket.session import SearchSettings, Session
 
     skip_python_probe()
     os.environ[LANDSCAPE_ENV] = "reference"
@@ -132,9 +131,8 @@ def measure_suggestion(count: int, series_points: int, workdir: str) -> dict[str
     """Fill a store with ``count`` finished configs, then time what one suggestion costs."""
     import psutil
 
+    from bracket.session import SearchSettings, Session
     from bracket.session.store.change_memo import forget
-    from bracket.session import SearchSettings
-    from bracket.session import Session
 
     skip_python_probe()
     folder = Path(workdir) / f"suggest-{count}"

@@ -106,8 +106,8 @@ def run_trial_set(landscape: str, strategy: str, repetition: int, budget: int, s
     """One session, start to end; returns every config's params, kind, score and true quality."""
     from bracket.search.configs import NamedConfig
     from bracket.search.controller import SearchController
-    from bracket.session.scoring.run_scores import config_values, score_runs
     from bracket.session import Session
+    from bracket.session.scoring.run_scores import config_values, score_runs
 
     skip_python_probe()
     label, strategy = strategy, apply_variant(strategy)

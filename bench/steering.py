@@ -50,9 +50,16 @@ from bench.common import RESULTS_DIR, Plan, bench_fields, run_sessions, skip_pyt
 from bench.landscape_trainer import LANDSCAPE_ENV
 from bench.raters import TASTES, Rater
 from bench.steering_summary import (  # noqa: F401 (re-exported: the figures live there)
-    MODES, MOVE_WINDOW, PREFERRED, TARGET, pick_ratio, picked_params, proposals_after, summarise,
-    trials_to_target)
-
+    MODES,
+    MOVE_WINDOW,
+    PREFERRED,
+    TARGET,
+    pick_ratio,
+    picked_params,
+    proposals_after,
+    summarise,
+    trials_to_target,
+)
 
 SHORT = Plan(repetitions=2, budget=20)
 FULL = Plan(repetitions=10, budget=24)
@@ -77,10 +84,9 @@ def apply_variant(mode: str) -> tuple[str, dict[str, float] | None]:
 def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps: int, workdir: str
                 ) -> dict[str, Any]:
     """One session, start to end, with or without the rater; what it tried and what it picked."""
-    from bracket.session import SearchSettings
     from bracket.app.manager import SessionManager
+    from bracket.session import SearchSettings, Session
     from bracket.session.scoring.run_scores import config_values
-    from bracket.session import Session
 
 
     skip_python_probe()

@@ -70,9 +70,8 @@ def measure_loaded_rss(workdir: Path, trials: int = 500, cpu_seconds: int = 0) -
     import psutil
 
     from bench.overhead import fill_store
-    from bracket.session import SearchSettings
     from bracket.app.manager import SessionManager
-    from bracket.session import Session
+    from bracket.session import SearchSettings, Session
     from ui import search_tab
     from ui.blocks import build_app
 

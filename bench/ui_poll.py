@@ -40,10 +40,9 @@ from bench.common import ROOT, forget_kept_views, median_time
 def legacy_poll(manager: Any, smoothing: float = 0.6) -> None:
     """The per-tick work of the poll before issue 24 (the comparison point)."""
     from bracket.session.process import read_log_tail
+    from bracket.session.store.change_memo import forget
     from ui.render import fingerprint, loss_figure, progress_html, runs_frame, status_markdown
     from ui.search_tab import RECENT_RUNS
-
-    from bracket.session.store.change_memo import forget
 
     forget(manager.session)  # the old poll scored every run on every tick (no per-change scores)
     snap = manager.session.snapshot()

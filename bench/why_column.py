@@ -27,8 +27,7 @@ def run(trials: int = 500) -> dict[str, float]:
     from bench.overhead import fill_store
     from bench.ui_latency import bench_fields, skip_python_probe
     from bracket.app.manager import SessionManager
-    from bracket.session import SearchSettings
-    from bracket.session import Session
+    from bracket.session import SearchSettings, Session
     from ui.render import fingerprint, runs_frame
     from ui.search_tab import PAGE_ROWS
 

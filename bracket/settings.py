@@ -16,9 +16,9 @@ from __future__ import annotations
 import io
 import os
 import sys
+from dataclasses import dataclass
 from os import PathLike, fspath
 from os.path import expanduser, normpath
-from dataclasses import dataclass
 from pathlib import Path
 
 from dotenv import load_dotenv

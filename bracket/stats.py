@@ -20,7 +20,6 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-
 DEFAULT_CONFIDENCE = 0.95
 #: combined scores live in [0, 1] (docs/SCORING.md): an interval never reaches past them
 SCORE_RANGE = (0.0, 1.0)

@@ -72,8 +72,7 @@ def filled_demo_session(runs_dir, demo_fields):
     reading a session costs (the Results tab's probe, ``status``), not of the search."""
     def make(configs: int, *, name: str, points: int = 20, budget: int | None = None) -> Path:
         from bench.overhead import fill_store
-        from bracket.session import SearchSettings
-        from bracket.session import Session
+        from bracket.session import SearchSettings, Session
 
         settings = SearchSettings(budget=budget or configs + 2, sample_prompts="", warm_start=False)
         session = Session.create("demo-cpu", demo_fields, settings, out_dir=runs_dir, name=name)

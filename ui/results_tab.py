@@ -25,8 +25,16 @@ import gradio as gr
 from bracket.app.manager import SessionManager
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
-from ui.render import (VALIDATION_TITLE, file_url, history_figure, importance_figure, leaderboard_frame, loss_figure, step_figure,
-                       winner_markdown)
+from ui.render import (
+    VALIDATION_TITLE,
+    file_url,
+    history_figure,
+    importance_figure,
+    leaderboard_frame,
+    loss_figure,
+    step_figure,
+    winner_markdown,
+)
 
 NO_SESSION = "No search is open: start one in **Setup** or open a past session there."
 

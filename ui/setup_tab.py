@@ -35,12 +35,23 @@ from bracket.errors import BracketError
 from bracket.fields import allowed_values
 from bracket.registry import get_preset
 from ui.common import PRIVATE, QUIET, inline_errors
-from ui.setup_preset import (DEFAULTS, field_defaults, field_message, loaded_values, on_form, on_preset,
-                             preset_choices, prompts_for, search_defaults, confirm_default, confirm_for_budget)
-from ui.setup_form import SetupForm
-from ui.setup_space import build_table, space_edit, space_preview, table_records
 from ui.render import format_duration
 from ui.search_tab import resumed_text
+from ui.setup_form import SetupForm
+from ui.setup_preset import (
+    DEFAULTS,
+    confirm_default,
+    confirm_for_budget,
+    field_defaults,
+    field_message,
+    loaded_values,
+    on_form,
+    on_preset,
+    preset_choices,
+    prompts_for,
+    search_defaults,
+)
+from ui.setup_space import build_table, space_edit, space_preview, table_records
 
 
 def estimate_text(manager: SessionManager, budget: Any, preset_id: str | None = None, steps: Any = None,

@@ -14,9 +14,8 @@ from pathlib import Path
 
 from bracket.errors import BracketError, damaged_store_reason
 from bracket.safe_text import one_line
+from bracket.session import Session, SessionSnapshot
 from bracket.session.create import SESSION_FILE, read_session_file
-from bracket.session import Session
-from bracket.session import SessionSnapshot
 
 
 @dataclass(frozen=True)

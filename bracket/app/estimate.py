@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from bracket.errors import BracketError
-from bracket.session.create import SESSION_FILE, read_session_file
 from bracket.session import Session
+from bracket.session.create import SESSION_FILE, read_session_file
 
 #: the preset field that sets the training resolution, where a preset has one
 RESOLUTION_FIELD = "resolution"

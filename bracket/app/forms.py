@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 from bracket.app.programs import no_userinfo
 from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
-from bracket.registry import get_preset
 from bracket.session import SearchSettings, SettingsError
 
 #: judgements per sample or answer: more than this is a typo, not a plan (each is a server call)

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.app.thumbs import ThumbnailCache
-    from bracket.session import Session
-    from bracket.session import SessionSnapshot
+    from bracket.session import Session, SessionSnapshot
     from bracket.standings import Standings
 
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bracket.session.process import read_log_tail
 from bracket.session import SessionSnapshot
+from bracket.session.process import read_log_tail
 
 #: how ``accelerate launch`` opens every run's log when not configured: six lines that say
 #: nothing about the run (its defaults: one process, one machine, no mixed precision, no dynamo)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bracket.session.store.schema import RUN_SPENT
 from bracket.session import SessionSnapshot
+from bracket.session.store.schema import RUN_SPENT
 
 Series = list[tuple[int, float]]
 

@@ -42,9 +42,7 @@ from bracket.app.snapshot_cache import SnapshotCache
 from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
 from bracket.registry import get_preset
-from bracket.session import SearchSettings
-from bracket.session import Session
-from bracket.session import SessionSnapshot
+from bracket.session import SearchSettings, Session, SessionSnapshot
 from bracket.standings import Standings, past_ranking, standings
 from bracket.standings.study_sync import record_at_end
 from bracket.status import ViewRefresher

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bracket.app.grid import GridColumn, GridData, grid_cell, available_steps
+from bracket.app.grid import GridColumn, GridData, available_steps, grid_cell
 from bracket.app.thumbs import ThumbnailCache
 from bracket.trainer.prompts import SamplePrompt
 

@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bracket.session import SessionSnapshot
 from bracket.session.store.records import MARKER_STEPS
 from bracket.session.store.schema import RUN_ACTIVE
-from bracket.session import SessionSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session import Session

@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from bracket.errors import BracketError
-from bracket.session.search_settings import MAX_BUDGET, MAX_SEEDS, MAX_STEPS
+from bracket.session import Session
 from bracket.session.finals import train_finals
 from bracket.session.promote import scaled_steps, train_promoted
-from bracket.session import Session
+from bracket.session.search_settings import MAX_BUDGET, MAX_SEEDS, MAX_STEPS
 from bracket.standings import require_winner, standings
 
 

@@ -14,22 +14,19 @@ import math
 import re
 import sys
 import time
-from pathlib import Path
 
 from bracket.app.forms import judge_server_settings, parse_bounds
 from bracket.cli.args import parse_assignments, prompts_argument
 from bracket.cli.folders import output_folder
-from bracket.status.text import answer_lines, progress_line
 from bracket.errors import BracketError, MissingStoreError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.safe_text import one_line
-from bracket.session import SearchSettings
+from bracket.session import SearchSettings, Session
 from bracket.session.past import offer
 from bracket.session.plan import plan_text as phases_text
-from bracket.session import Session
 from bracket.standings import past_ranking, standings
-
+from bracket.status.text import answer_lines, progress_line
 
 LOG_EVERY_S = 30.0  # output that is not a terminal (a log file): a progress line at most this often
                    # unless a run starts or ends, not one line per step
@@ -267,7 +264,6 @@ def cmd_finals(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from bracket.report import write_report
-
     from bracket.standings.study_sync import record_verdict
 
     output_folder(args.out, "--out")

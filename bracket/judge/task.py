@@ -28,12 +28,12 @@ stricter twin). Details carry every metric and the per-answer figures.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import statistics
 import string
 import unicodedata
-import functools
 from typing import Any, Mapping, Sequence
 
 from bracket.judge.base import JudgeResult

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bracket.report.export import export_run
 from bracket.report import render as report_render
 from bracket.report.charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
+from bracket.report.export import export_run
 from bracket.report.redaction import known_secrets, scrub, without_secrets
-from bracket.safe_text import shown
 from bracket.report.render import Block, Picture
-from bracket.session.scoring.samples import image_problem
+from bracket.safe_text import shown
 from bracket.session.scoring import effective_weights
+from bracket.session.scoring.samples import image_problem
 from bracket.session.store import redact_url
 from bracket.standings import ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text, standings
 from bracket.standings import importance as standings_importance

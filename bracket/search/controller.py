@@ -41,8 +41,8 @@ from bracket.optuna_private import trial_id
 from bracket.optuna_quiet import optuna_module
 from bracket.search.configs import NamedConfig
 from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
-from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE
+from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
 from bracket.search.shapes import DEFAULT_RULE as SHAPES_RULE
 from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX

@@ -27,13 +27,13 @@ from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
-from bracket.session.search_settings import SearchSettings
-from bracket.session.store.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
 from bracket.session.past import Ranking, past_configs
+from bracket.session.search_settings import SearchSettings
 from bracket.session.store import Store, sqlite_url
+from bracket.session.store.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
 from bracket.trainer.base import Trainer, warmup_cap
-from bracket.trainer.preset import ModelPreset
 from bracket.trainer.heldout import ValidationPlan, decide
+from bracket.trainer.preset import ModelPreset
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
 

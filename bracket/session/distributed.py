@@ -44,8 +44,8 @@ from bracket.session.create import (
     parts_from_store,
     write_session_file,
 )
-from bracket.session.store.schema import configs_table, sessions_table
 from bracket.session.store import Store, redact_url
+from bracket.session.store.schema import configs_table, sessions_table
 
 #: database backends on which several workers may share one search
 SHARED_BACKENDS = ("postgresql",)

@@ -31,8 +31,8 @@ from typing import Any
 from bracket.errors import BracketError
 from bracket.search.configs import NamedConfig
 from bracket.search.types import PAST_PREFIX
-from bracket.session.store.folder import SESSION_FILE, read_session_file
 from bracket.session.store import Store, sqlite_url
+from bracket.session.store.folder import SESSION_FILE, read_session_file
 
 #: configs taken from each earlier session
 TOP = 2

@@ -25,11 +25,10 @@ from typing import TYPE_CHECKING, Any
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts
 from bracket.session.process import RunExecutor
-from bracket.session.store.schema import RUN_SPENT
-from bracket.session.scoring import Scoreboard
-from bracket.session.snapshot import confirm_phase_label, phase_label
+from bracket.session.scoring import Scoreboard, VlmScorer
 from bracket.session.scoring.text_judges import TextJudges, write_heldout
-from bracket.session.scoring import VlmScorer
+from bracket.session.snapshot import confirm_phase_label, phase_label
+from bracket.session.store.schema import RUN_SPENT
 from bracket.trainer.base import RunRequest
 
 if TYPE_CHECKING:  # pragma: no cover - opening a session (status) imports no Optuna

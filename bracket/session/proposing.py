@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.search.types import Proposal
 from bracket.search.why_line import short_reasons
-from bracket.session.store import stored_rows
 from bracket.session.halving_loop import halving_history
 from bracket.session.scoring.run_scores import config_values
+from bracket.session.store import stored_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.search.controller import SearchController

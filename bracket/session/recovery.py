@@ -22,8 +22,8 @@ import time
 from typing import Any
 
 from bracket.session.process import groups as proc
-from bracket.session.store.schema import RUN_ACTIVE
 from bracket.session.store import Store
+from bracket.session.store.schema import RUN_ACTIVE
 
 #: a worker whose heartbeat is older than this is considered dead
 DEFAULT_GRACE_SECONDS = 60.0

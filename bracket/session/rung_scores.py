@@ -19,8 +19,8 @@ from typing import Any
 
 from bracket.search.halving import Parked
 from bracket.session.launches import up_to
-from bracket.session.store.schema import RUN_ACTIVE
 from bracket.session.scoring.run_scores import WORST, score_runs
+from bracket.session.store.schema import RUN_ACTIVE
 
 #: run states that end a configuration on the rungs (it cannot go on)
 ENDED = ("failed", "pruned", "disqualified")

@@ -36,26 +36,23 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.errors import BracketError, machine_state_message
 from bracket.search.types import SEARCH_KINDS, ScoredConfig
-from bracket.session.search_settings import SearchSettings
-from bracket.session.store import gc_paused, per_change, stored_rows
 from bracket.session.confirm import confirm_step
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.distributed import join_session, worker_lock_name
-from bracket.session.process import RunExecutor
 from bracket.session.halving_loop import HalvingLoop
-from bracket.session.store import SessionLock
 from bracket.session.past import Ranking
 from bracket.session.pipeline import RunPipeline
 from bracket.session.plan import plan_for
 from bracket.session.precache import run_setup_commands
+from bracket.session.process import RunExecutor
 from bracket.session.recovery import DEFAULT_GRACE_SECONDS, failure_message
-from bracket.session.store.schema import RUN_SPENT
-from bracket.session.scoring import Scoreboard
-from bracket.session.scoring import RunScore
-from bracket.session.snapshot import SessionSnapshot, build_snapshot
-from bracket.session.scoring import TextJudges
+from bracket.session.scoring import RunScore, Scoreboard, TextJudges
 from bracket.session.scoring.vlm import VlmScorer, vlm_config
+from bracket.session.search_settings import SearchSettings
+from bracket.session.snapshot import SessionSnapshot, build_snapshot
+from bracket.session.store import SessionLock, gc_paused, per_change, stored_rows
+from bracket.session.store.schema import RUN_SPENT
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
 if TYPE_CHECKING:  # imported where a search starts: opening a session imports no Optuna

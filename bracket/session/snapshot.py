@@ -16,8 +16,8 @@ from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
 from bracket.search.skip_rule import skipped_kinds
 from bracket.search.types import PAST_KIND
-from bracket.session.store import stored_rows
 from bracket.session.plan import phase_kind, plan_progress
+from bracket.session.store import stored_rows
 from bracket.session.store.schema import RUN_SPENT
 
 

@@ -32,8 +32,8 @@ from bracket.search.types import Proposal
 from bracket.session.control import RunControl
 from bracket.session.distributed import claim_config, reserve_config
 from bracket.session.recovery import DEFAULT_GRACE_SECONDS, recover_interrupted_runs, worker_is_alive
-from bracket.session.store.schema import RUN_ACTIVE
 from bracket.session.store import Store
+from bracket.session.store.schema import RUN_ACTIVE
 
 log = logging.getLogger(__name__)
 #: the longest wait between two heartbeats

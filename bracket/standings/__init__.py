@@ -26,11 +26,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bracket.errors import BracketError
+from bracket.session.scoring import effective_weights
 from bracket.session.scoring.best_step import sampled_steps, step_curves
 from bracket.session.store.change_memo import peek, per_change, stored_rows
-from bracket.session.scoring import effective_weights
-from bracket.standings.board import (STAGES, UNRATED_WINNER, ConfigRow, RunStanding, StageBoard, Standings,
-                                     Winner, build_standings)
+from bracket.standings.board import (
+    STAGES,
+    UNRATED_WINNER,
+    ConfigRow,
+    RunStanding,
+    StageBoard,
+    Standings,
+    Winner,
+    build_standings,
+)
 from bracket.standings.importance import MIN_CONFIGS, parameter_importance
 from bracket.standings.parts import ScorePart, figures_text, score_parts
 

@@ -32,9 +32,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
 from bracket.standings.quality import QualityReading
 from bracket.standings.rungs import reached_full
-from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
 
 #: the stages with a leaderboard, in the order the winner is looked for first

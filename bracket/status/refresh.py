@@ -27,10 +27,10 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from bracket.status.text import answer_lines
 from bracket.errors import disk_full_error
 from bracket.session.store import gc_paused, per_change, stored_rows
 from bracket.standings import standings
+from bracket.status.text import answer_lines
 from bracket.status.view import standings_view
 
 if TYPE_CHECKING:  # pragma: no cover

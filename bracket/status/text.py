@@ -9,12 +9,12 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from bracket.session.store import stored_rows
 from bracket.session import SessionSnapshot
+from bracket.session.store import stored_rows
 from bracket.standings import Standings, figures_text
 from bracket.standings.parts import estimated_text
 from bracket.standings.quality import quality_text
-from bracket.standings.rungs import rung_lines, run_rung_text, session_rungs, uses_rungs
+from bracket.standings.rungs import run_rung_text, rung_lines, session_rungs, uses_rungs
 
 
 def _format_seconds(seconds: float | None) -> str:

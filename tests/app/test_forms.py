@@ -14,9 +14,9 @@ def test_sample_every_zero_means_first_and_last_step_only():
 
 
 def test_one_bounds_parser_and_one_weights_parser_serve_the_form_and_the_command_line():
+    from bracket.app.forms import parse_bounds
     from bracket.judge.combine import DEFAULT_WEIGHTS, WeightsError, parse_weights
     from bracket.session import SettingsError
-    from bracket.app.forms import parse_bounds
 
     assert parse_bounds(1e-5, None, "4,1", {"network_dim": "4:16", "optimizer_type": "AdamW,RAdam"}) == {
         "learning_rate": (1e-5, 1e9), "batch_size": [1, 4], "network_dim": (4.0, 16.0),

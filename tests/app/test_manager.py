@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import tomllib
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -87,7 +87,7 @@ def test_grid_thumbnails_and_steps(tmp_path, runs_dir):
     assert grid.steps == [0, 10, 20] and grid.step == 20
     assert len(grid.rows) == 4 and all(len(row) == len(ids) for row in grid.rows)
     for index, row in enumerate(grid.rows):
-        for run, cell in zip(runs, row):
+        for cell in row:
             assert cell.kind == "image" and cell.prompt_index == index and cell.step == 20
             assert cell.path.endswith(".png") and Path(cell.path).parent.name == "sample"
             assert cell.seed == index + 1  # the session's prompts carry --d 1..4: same seed in every column

@@ -7,8 +7,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.landscape_trainer import (LANDSCAPES, evaluated_steps, expected_loss, loss_curve, optimum, quality,
-                                     quality_at, true_best_step, validation_curve)
+from bench.landscape_trainer import (
+    LANDSCAPES,
+    evaluated_steps,
+    expected_loss,
+    loss_curve,
+    optimum,
+    quality,
+    quality_at,
+    true_best_step,
+    validation_curve,
+)
 from bench.noise import summarise
 from bracket.session.scoring import read_scalars
 

@@ -75,7 +75,7 @@ def _warm_start(land):
 def test_the_four_newer_landscapes_hold_the_cases_they_were_added_for():
     """Each optimum was placed from a published recipe; these are the cases it gives against the
     presets' own warm starts (docs/BENCHMARKS.md section 1b)."""
-    from bench.preset_landscapes import step_offset, diverges
+    from bench.preset_landscapes import diverges, step_offset
 
     lands = {land.name: land for land in LANDSCAPES}
     assert list(lands)[-4:] == ["hv-between-rates", "sd35-near-curated", "llm-qlora-rate-low",

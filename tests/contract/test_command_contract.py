@@ -25,10 +25,10 @@ import pytest
 from bracket.errors import BracketError
 from bracket.registry import PRESETS
 from bracket.trainer.base import LaunchSpec, RunRequest, Trainer
+from bracket.trainer.heldout import ValidationPlan
 from bracket.trainer.prompts import SamplePrompt
 from bracket.trainer.sd_scripts.base import GPU_ONLY_FLAGS
 from tests.contract.fakes import fake_values, image_folder, jsonl_file
-from bracket.trainer.heldout import ValidationPlan
 from tests.contract.inventory import find_script, flag_problems, load_inventory, toml_problems
 
 SAMPLED_CONFIGS = 50

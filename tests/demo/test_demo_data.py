@@ -8,8 +8,8 @@ from pathlib import Path
 from PIL import Image
 
 from bracket.dataset.demo_data import COLOURS, DEMO_PROMPTS, SHAPES, make_demo_dataset
-from bracket.dataset.runtime import derive_run_toml
 from bracket.dataset.preflight import preflight_dataset
+from bracket.dataset.runtime import derive_run_toml
 from bracket.trainer.prompts import parse_prompt_lines
 
 

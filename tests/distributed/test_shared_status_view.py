@@ -9,11 +9,9 @@ import json
 import pytest
 import sqlalchemy as sa
 
+from bracket.session import SearchSettings, Session
+from bracket.session.store import Store, open_session_store
 from bracket.status import refresh as status_refresh
-from bracket.session import SearchSettings
-from bracket.session.store import open_session_store
-from bracket.session import Session
-from bracket.session.store import Store
 from tests.fakes.view_helpers import status_outputs
 
 pytestmark = pytest.mark.slow

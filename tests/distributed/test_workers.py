@@ -21,10 +21,9 @@ import psutil
 import pytest
 import sqlalchemy as sa
 
-from bracket.session import SearchSettings
-from bracket.session.store.schema import RUN_SPENT
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from bracket.session.store import Store
+from bracket.session.store.schema import RUN_SPENT
 from tests.fakes import make_fake_python
 
 pytestmark = pytest.mark.slow

@@ -197,7 +197,9 @@ def logged_losses(logging_dir: Path, skip: set[Path] = frozenset(), tag: str = "
     for path in sorted(Path(logging_dir).glob("**/events.out.tfevents.*")):
         if path not in skip:
             for event in EventFileLoader(str(path)).Load():
-                series.update({event.step: v.simple_value for v in event.summary.value if v.tag == tag})
+                for value in event.summary.value:
+                    if value.tag == tag:
+                        series[event.step] = value.simple_value
     return series
 
 

@@ -10,8 +10,7 @@ from scipy import stats as scipy_stats
 
 from bracket.errors import BracketError
 from bracket.judge.base import JudgeResult
-from bracket.judge.combine import (DEFAULT_WEIGHTS, check_weights_score, combine_scores, parse_weights,
-                                   validate_weights)
+from bracket.judge.combine import DEFAULT_WEIGHTS, check_weights_score, combine_scores, parse_weights, validate_weights
 from bracket.stats import ConfigScores, summarise, summarise_config, verdict, welch_test
 
 

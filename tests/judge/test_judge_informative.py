@@ -9,8 +9,17 @@ from types import SimpleNamespace
 import pytest
 
 from bracket.judge.combine import estimate_missing
-from bracket.judge.informative import (CONTENDER, ONE_POINT, Candidate, candidates_from_standings,
-                                       informative_pairs, prior_uncertainty, rank_unrated, run_uncertainty, why_line)
+from bracket.judge.informative import (
+    CONTENDER,
+    ONE_POINT,
+    Candidate,
+    candidates_from_standings,
+    informative_pairs,
+    prior_uncertainty,
+    rank_unrated,
+    run_uncertainty,
+    why_line,
+)
 
 
 def run(run_id: int, score: float, uncertainty: float = 0.1, *, rated: bool = False, config: int | None = None,

@@ -140,8 +140,7 @@ def test_one_blind_choice_moves_a_run_a_bounded_amount_and_more_choices_move_it_
 
 
 def test_the_sampler_sees_the_estimate_the_standings_show(demo_fields, runs_dir):
-    from bracket.session import SearchSettings
-    from bracket.session import Session
+    from bracket.session import SearchSettings, Session
     from bracket.standings import standings
 
     session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=5, steps=10, seeds=1, sample_prompts=""),

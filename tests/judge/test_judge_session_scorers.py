@@ -11,11 +11,8 @@ import pytest
 from bracket.judge.references import ANSWERS_FILE
 from bracket.judge.server import JudgeServerConfig
 from bracket.session.process.execute import sample_record
-from bracket.session.scoring import collect_samples
-from bracket.session.scoring import score_runs
+from bracket.session.scoring import TextJudges, VlmScorer, collect_samples, score_runs
 from bracket.session.store import Store, sqlite_url
-from bracket.session.scoring import TextJudges
-from bracket.session.scoring import VlmScorer
 from bracket.trainer.prompts import parse_prompt_lines
 from tests.judge import stand_in_server
 from tests.judge.test_judge_vlm_video import BLUE, GREEN, RED, write_mp4

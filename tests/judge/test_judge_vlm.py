@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bracket.judge.server import ReplyError
 from bracket.judge.vlm import VlmConfig, VlmJudge, parse_reply
 
 API_KEY = "sk-test-SECRET-4242"
@@ -173,7 +174,7 @@ def test_key_hidden_from_repr_and_public_dict():
 def test_parse_reply_rules():
     assert parse_reply('{"prompt_adherence": "7", "quality": 6.5, "artifacts": 0}')["prompt_adherence"] == 7.0
     for text in ('{"prompt_adherence": 11, "quality": 1, "artifacts": 1}', "[1, 2, 3]", '{"quality": 5}'):
-        with pytest.raises(Exception):
+        with pytest.raises(ReplyError):
             parse_reply(text)
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.llm.llm_helpers import read_tags
-
 from bracket.trainer.base import RunRequest
+from tests.llm.llm_helpers import read_tags
 
 
 def _write(folder, scalars, new_style):

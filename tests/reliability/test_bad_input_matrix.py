@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from bracket.app.form_values import weight_name
 from bracket.app.manager import SessionManager
 from bracket.cli import main
 from bracket.errors import BracketError
-from bracket.app.form_values import weight_name
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from tests.reliability.rel_helpers import cli_args, inline_error, launches
 

@@ -20,8 +20,7 @@ import yaml
 from bracket.app.programs import check_launch, check_session_launch
 from bracket.errors import BracketError, FieldError
 from bracket.registry import get_preset
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from bracket.trainer.llm.torchtune import BUILTIN_CONFIGS
 from bracket.trainer.prompts import parse_prompt_lines, write_prompt_file
 from tests.reliability.rel_helpers import app_manager, inline_error, launches

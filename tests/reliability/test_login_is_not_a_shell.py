@@ -10,6 +10,7 @@ launched or written. ``--allow-custom-executables`` (the person starting the app
 from __future__ import annotations
 
 import re
+
 import pytest
 
 from bracket.fields import FieldSpec

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from bracket.errors import SessionBusyError
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from tests.fakes import copy_fake_trainer, make_fake_python, write_fake_plan
 from tests.reliability.rel_helpers import (
     ROOT,

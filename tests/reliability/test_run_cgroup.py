@@ -16,10 +16,9 @@ import time
 import psutil
 import pytest
 
+from bracket.session.process import Runner, _cgroup
 from bracket.session.process import groups as proc
-from bracket.session.process import _cgroup
 from bracket.session.recovery import recover_interrupted_runs
-from bracket.session.process import Runner
 from bracket.session.store import Store, sqlite_url
 from tests.fakes import fake_trainer_spec
 from tests.reliability.rel_helpers import dead, kill_now, read_pid, wait_for

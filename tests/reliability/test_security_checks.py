@@ -175,8 +175,8 @@ def _leaks(data: bytes | str) -> list[str]:
 
 def test_secrets_never_reach_the_folder_the_store_the_report_the_export_or_the_output(
         fast_fields, runs_dir, tmp_path, fake_vlm, password_store, argv_log, capsys, caplog):
-    from bracket.cli import main
     from bracket.app.manager import SessionManager
+    from bracket.cli import main
     from ui.setup_tab import start_search
 
     caplog.set_level(logging.DEBUG)

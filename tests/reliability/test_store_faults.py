@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from bracket.cli import main
-from bracket.session import SearchSettings
+from bracket.session import SearchSettings, Session
 from bracket.session.process import Runner
-from bracket.session import Session
 from bracket.session.store import Store
 from tests.reliability.rel_helpers import cli_args, wait_for
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from bracket.session.store import Store, sqlite_url
 from tests.distributed.conftest import postgres  # noqa: F401  (the real server fixture)
 from tests.fakes import write_fake_plan

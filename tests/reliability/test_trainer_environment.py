@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from bracket import settings
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from bracket.trainer.environment import trainer_environment
 
 pytestmark = pytest.mark.timeout(180)

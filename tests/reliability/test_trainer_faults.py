@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from bracket.app.manager import SessionManager
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from tests.fakes import write_fake_plan
 from tests.reliability.rel_helpers import dead, read_pid, wait_for
 

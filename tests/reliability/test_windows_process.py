@@ -19,9 +19,9 @@ import subprocess
 import psutil
 import pytest
 
-from bracket.session.process import groups as proc
-from bracket.session.process import _windows as win
 from bracket.session.process import Runner
+from bracket.session.process import _windows as win
+from bracket.session.process import groups as proc
 from tests.fakes import fake_trainer_spec
 from tests.reliability.rel_helpers import dead, read_pid
 

@@ -18,8 +18,7 @@ import pytest
 
 from bracket.app.stages import run_finals
 from bracket.report import write_report
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from bracket.trainer.demo.adapter import DemoLoRA
 from tests.conftest import make_caption_folder
 from tests.fakes import copy_fake_trainer, make_fake_python

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from bracket.cli import main
 from bracket.report.export import export_run, script_command
-from tests.report.conftest import SECRETS
 from tests.reliability.ps_parse import read_launcher
+from tests.report.conftest import SECRETS
 
 
 def test_train_ps1_is_the_twin_of_train_sh(opened, demo_session, tmp_path, monkeypatch):

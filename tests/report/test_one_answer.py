@@ -12,8 +12,7 @@ from optuna.trial import TrialState
 from bracket.app.manager import SessionManager
 from bracket.cli import main
 from bracket.report.document import build_report, render_markdown
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from bracket.standings import UNRATED_WINNER, standings
 from bracket.standings.study_sync import LEFTOVER_NOTE, record_at_end, verdict_study_name
 from bracket.trainer.demo.adapter import DemoLoRA

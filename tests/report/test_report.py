@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import statistics
 
-
 from bracket.report.document import build_report, render_markdown, write_report
 from bracket.standings import importance, parameter_importance
 from tests.report.conftest import SECRETS, STORE_PASSWORD
@@ -133,8 +132,7 @@ def test_importance_is_one_method_on_current_scores_with_a_warning_below_the_min
 
 
 def test_a_session_without_runs_gets_a_report_that_says_so(demo_fields, runs_dir, monkeypatch):
-    from bracket.session import SearchSettings
-    from bracket.session import Session
+    from bracket.session import SearchSettings, Session
     from bracket.trainer.demo.adapter import DemoLoRA
 
     monkeypatch.setattr(DemoLoRA, "preflight_problems", lambda self: [])
@@ -156,7 +154,7 @@ def test_the_report_shows_the_interval_the_app_shows():
 
     from bracket.report.document import _ci
     from bracket.standings.quality import quality_interval
-    from bracket.stats import ConfigScores, interval_text, summarise_config
+    from bracket.stats import ConfigScores, summarise_config
 
     two_seeds = summarise_config(ConfigScores(1, "a", "search", [0.02, 0.30]))  # t with 1 df: very wide
     assert (two_seeds.ci_low, two_seeds.ci_high) == (0.0, 1.0)

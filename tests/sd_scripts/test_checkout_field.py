@@ -13,8 +13,7 @@ import pytest
 
 from bracket.errors import BracketError
 from bracket.registry import get_preset
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from tests.musubi.helpers import fields_for
 from tests.musubi.helpers import image_folder as musubi_images
 from ui.setup_preset import field_message

@@ -2,8 +2,16 @@
 
 import pytest
 
-from bracket.search.halving import (Parked, Rungs, cost, promotions, search_values, share_label, stopped_reason,
-                                    top_count)
+from bracket.search.halving import (
+    Parked,
+    Rungs,
+    cost,
+    promotions,
+    search_values,
+    share_label,
+    stopped_reason,
+    top_count,
+)
 
 
 def test_rungs_are_powers_of_eta_ending_at_full_length():

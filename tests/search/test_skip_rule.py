@@ -120,9 +120,8 @@ def test_a_session_skips_the_config_notes_why_and_trains_another_in_its_slot(dem
                                                                               monkeypatch):
     import json
 
-    from bracket.session import SearchSettings
+    from bracket.session import SearchSettings, Session
     from bracket.session.plan import progress_text
-    from bracket.session import Session
 
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(["diverge,slow"]))  # the baseline (AdamW 1e-4) diverges, the rest train

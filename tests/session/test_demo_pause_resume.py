@@ -18,8 +18,8 @@ from bracket.dataset.demo_data import DEMO_PROMPTS, make_demo_dataset
 from bracket.session.scoring import read_scalars
 from bracket.trainer.base import RunRequest
 from bracket.trainer.demo import adapter as demo
-from bracket.trainer.prompts import parse_prompt_lines
 from bracket.trainer.heldout import ValidationPlan
+from bracket.trainer.prompts import parse_prompt_lines
 
 
 def _run(launch, log: Path) -> None:

@@ -14,8 +14,7 @@ import pytest
 from PIL import Image
 
 from bracket.session.process import Runner
-from bracket.session.scoring import collect_samples
-from bracket.session.scoring import ScalarReader, read_scalars
+from bracket.session.scoring import ScalarReader, collect_samples, read_scalars
 from tests.fakes import FAKE_PYTHON_LOG_ENV, FAKE_TRAINER, fake_trainer_spec, make_fake_python, write_fake_plan
 
 pytestmark = pytest.mark.timeout(60)

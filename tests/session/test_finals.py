@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from bracket.app.stages import run_finals
 from bracket.cli import main
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 
 
 def test_finals_rerun_the_best_configs_as_a_separate_stage(demo_fields, runs_dir, capsys):

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from bracket.dataset.demo_data import make_demo_dataset
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from bracket.session.scoring import read_scalars
 
 

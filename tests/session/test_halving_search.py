@@ -17,10 +17,9 @@ from optuna.samplers import TPESampler
 
 from bracket.search.controller import CurrentScoreSampler
 from bracket.search.halving import Promotion
-from bracket.session import SearchSettings
+from bracket.session import SearchSettings, Session
 from bracket.session.halving_loop import HalvingLoop, halving_history
 from bracket.session.rung_scores import full_runs_spent
-from bracket.session import Session
 from bracket.standings import standings
 from tests.conftest import make_caption_folder
 from tests.fakes import make_fake_python

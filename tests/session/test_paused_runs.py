@@ -7,10 +7,9 @@ import threading
 import time
 from pathlib import Path
 
-from bracket.session import SearchSettings
+from bracket.session import SearchSettings, Session
 from bracket.session.halving_loop import HalvingLoop
 from bracket.session.recovery import recover_interrupted_runs
-from bracket.session import Session
 from bracket.session.store import Store
 from tests.session.test_halving_search import halving_fields
 

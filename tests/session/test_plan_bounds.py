@@ -4,9 +4,8 @@ what happened when the bounds take a learning-rate bracket side away (demo-cpu p
 from __future__ import annotations
 
 from bracket.app.forms import plan_text
-from bracket.session import SearchSettings
+from bracket.session import SearchSettings, Session
 from bracket.session.plan import progress_text
-from bracket.session import Session
 from bracket.session.snapshot import phase_label
 
 #: the reviewer's table: rate 1e-4…3e-3 (the baseline sits on the floor), cosine locked, AdamW or Adam

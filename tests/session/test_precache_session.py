@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import stat
 
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from tests.fakes import copy_fake_trainer, make_fake_python
 from tests.musubi.helpers import fields_for, image_folder
 

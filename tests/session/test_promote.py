@@ -8,8 +8,7 @@ from pathlib import Path
 import optuna
 
 from bracket.cli import main
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from bracket.standings import standings
 from bracket.standings.study_sync import record_at_end, verdict_study_name
 

@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 from bracket.search.why_line import WHY_ATTR
-from bracket.session import SearchSettings
+from bracket.session import SearchSettings, Session
 from bracket.session.scoring import Scoreboard
-from bracket.session import Session
 
 
 def test_a_proposal_scores_the_runs_once_for_the_sampler_and_its_why_line(demo_fields, runs_dir, monkeypatch):

@@ -15,7 +15,6 @@ from bracket.session.scoring.summaries import SUMMARY_FILE
 from bracket.standings import standings
 
 
-
 @pytest.fixture
 def filled(filled_demo_session) -> Path:
     """A session of 8 finished search configs (with samples at steps 10 and 20 for two of them)."""

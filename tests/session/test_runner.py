@@ -13,8 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from bracket.session.process import ProcessRecord, kill_leftovers
-from bracket.session.process import Runner, read_log_tail
+from bracket.session.process import ProcessRecord, Runner, kill_leftovers, read_log_tail
 from bracket.trainer.base import LaunchSpec
 from tests.fakes import fake_trainer_spec
 
@@ -250,8 +249,8 @@ def test_read_log_tail_collapses_progress_and_reads_only_the_end(tmp_path):
 
 
 def test_a_failed_run_is_described_by_the_trainers_own_last_error():
-    from bracket.session.process.execute import describe_exit, trainer_error_line
     from bracket.session.process import RunResult
+    from bracket.session.process.execute import describe_exit, trainer_error_line
 
     log = [
         "INFO: loading tokenizer",

@@ -15,8 +15,7 @@ import psutil
 import pytest
 
 from bracket.errors import BracketError, SessionBusyError
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from bracket.session.snapshot import phase_label
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,8 +17,7 @@ from PIL import Image
 
 from bracket.errors import SearchSpaceError
 from bracket.registry import get_preset
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from bracket.trainer.base import RunRequest
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from bracket.app.log_view import LogTail, without_launch_noise
-from bracket.status import best_step_lines, results_table, winner_lines
 from bracket.judge.human import RATING_MAX, RATING_MIN
 from bracket.standings.parts import as_rating
 from bracket.standings.quality import quality, quality_interval, quality_text
+from bracket.status import best_step_lines, results_table, winner_lines
 
 ACCELERATE = [
     "The following values were not passed to `accelerate launch` and had defaults used instead:",

@@ -10,8 +10,7 @@ import pytest
 from bracket.search.halving import Rungs
 from bracket.session.scoring import RunScore
 from bracket.standings import NoWinnerError, build_standings, require_winner
-from bracket.standings.rungs import (plan_text, reached_full, rung_lines, rung_rows, rung_text, session_rungs,
-                                     uses_rungs)
+from bracket.standings.rungs import plan_text, reached_full, rung_lines, rung_rows, rung_text, session_rungs, uses_rungs
 
 RUNGS = Rungs(3, 1 / 9)
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from tests.fakes.view_helpers import cold_status, status_outputs
 from tests.fakes.halving_rows import halving_session
+from tests.fakes.view_helpers import cold_status, status_outputs
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -40,8 +40,8 @@ def test_status_shows_every_rung_a_paused_run_and_the_full_length_winner(runs_di
 
 
 def test_a_paused_run_is_not_taken_for_an_interrupted_one(runs_dir, demo_fields, capsys):
-    from bracket.session.store import open_session_store
     from bracket.session.recovery import recover_interrupted_runs
+    from bracket.session.store import open_session_store
 
     folder, ids = halving_session(runs_dir, demo_fields)
     store, name = open_session_store(folder)

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bracket.session.store import gc_paused
-from bracket.session.store import open_session_store
 from bracket.session.scoring.summaries import SUMMARY_FILE
+from bracket.session.store import gc_paused, open_session_store
 from tests.fakes.view_helpers import cold_status, execute, kept_row, status_outputs
 
 pytestmark = pytest.mark.timeout(240)
@@ -30,8 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def filled(runs_dir, demo_fields) -> Path:
     """A session of 10 finished search configs, two with samples at steps 10 and 20."""
     from bench.overhead import fill_store
-    from bracket.session import SearchSettings
-    from bracket.session import Session
+    from bracket.session import SearchSettings, Session
 
     session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=14, sample_prompts="", warm_start=False),
                              out_dir=runs_dir, name="viewed")
@@ -95,8 +93,7 @@ def test_a_damaged_or_foreign_kept_view_is_ignored_and_rebuilt(filled, capsys, t
     status_outputs(filled, capsys)  # keeps the view and the summaries
     if damage == "foreign":  # the views of another session, whose runs have the same ids
         from bench.overhead import fill_store
-        from bracket.session import SearchSettings
-        from bracket.session import Session
+        from bracket.session import SearchSettings, Session
 
         other = Session.create("demo-cpu", demo_fields, SearchSettings(budget=14, sample_prompts="", warm_start=False),
                                out_dir=runs_dir, name="other")
@@ -175,9 +172,9 @@ def test_the_collector_is_paused_while_a_view_is_built_and_restored_after(filled
 
 
 def test_the_shortcuts_give_what_the_general_code_gives():
-    from bracket.status.text import TABLE_WIDTH, _wrap_details
     from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, SearchSpace
     from bracket.session.store.schema import decode
+    from bracket.status.text import TABLE_WIDTH, _wrap_details
 
     for text in ("a=1, b=2", "x" * 94, "x" * 95, "a  b", " a", "a\tb", "a\u00a0b", "k=" + "word " * 30):
         assert _wrap_details(text) == textwrap.wrap(text, TABLE_WIDTH, initial_indent=" " * 6, subsequent_indent=" " * 8,
@@ -196,8 +193,8 @@ def test_the_shortcuts_give_what_the_general_code_gives():
 def test_the_row_decoder_and_the_line_filler_give_what_the_general_code_gives():
     import random
 
-    from bracket.status.text import TABLE_WIDTH, _wrap_details
     from bracket.session.store.schema import decode, decode_rows
+    from bracket.status.text import TABLE_WIDTH, _wrap_details
 
     rng = random.Random(7)  # lines of every shape around the width: words up to past what textwrap must break
     for _ in range(3000):

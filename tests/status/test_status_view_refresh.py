@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from bracket import cli
-from bracket.status import refresh as status_refresh, view as status_view
 from bracket.session.store import open_session_store
+from bracket.status import refresh as status_refresh
+from bracket.status import view as status_view
 from tests.fakes.view_helpers import cold_status, status_outputs
 
 pytestmark = pytest.mark.timeout(240)
@@ -106,8 +107,7 @@ def test_a_pause_and_a_late_judge_score_leave_the_view_current(capsys, demo_fiel
     import threading
 
     from bracket.judge.base import JudgeResult
-    from bracket.session import SearchSettings
-    from bracket.session import Session
+    from bracket.session import SearchSettings, Session
 
     settings = SearchSettings(budget=2, steps=8, seeds=1, confirm=0,
                               vlm={"enabled": True, "base_url": "http://127.0.0.1:9", "model": "fake"})
@@ -159,9 +159,8 @@ def test_a_pause_and_a_late_judge_score_leave_the_view_current(capsys, demo_fiel
 
 
 def test_a_worker_that_waits_for_other_workers_refreshes_the_view_once(demo_fields, runs_dir, monkeypatch):
+    from bracket.session import SearchSettings, Session
     from bracket.session import session as session_module
-    from bracket.session import SearchSettings
-    from bracket.session import Session
 
     monkeypatch.setattr(session_module, "WAIT_SECONDS", 0.02)  # it looks again often: still told once
     session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=1, steps=8, seeds=1, confirm=0),

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bracket.status import refresh as status_refresh, view as status_view
 from bracket.session.store import Store, sqlite_url
+from bracket.status import refresh as status_refresh
+from bracket.status import view as status_view
 from tests.fakes.view_helpers import cold_copy, execute, kept_row, status_outputs
 
 pytestmark = pytest.mark.timeout(240)

@@ -161,8 +161,8 @@ def test_install_hints_run_the_demo_at_its_defaults():
 
 def test_a_real_preset_without_prompts_or_captions_is_refused_and_one_with_captions_gets_them(
         capsys, tmp_path, runs_dir, monkeypatch):
-    from tests.session.test_precache_session import _fake_musubi
     from tests.musubi.helpers import image_folder
+    from tests.session.test_precache_session import _fake_musubi
 
     monkeypatch.setenv("BRACKET_FAKE_SAMPLE_STYLE", "musubi")
     dataset = image_folder(tmp_path)

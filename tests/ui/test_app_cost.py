@@ -72,8 +72,8 @@ def test_a_tick_writes_only_the_live_runs_trace(monkeypatch):
 
 
 def test_standings_are_computed_once_per_store_change_for_report_and_export(filled, monkeypatch):
-    from bracket.report import write_report
     from bracket import standings as package
+    from bracket.report import write_report
 
     calls = []
     real = package._compute_standings

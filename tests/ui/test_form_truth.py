@@ -6,8 +6,8 @@ from __future__ import annotations
 import gradio as gr
 import pytest
 
-from bracket.session import SearchSettings
 from bracket.registry import get_preset
+from bracket.session import SearchSettings
 from ui import setup_tab
 
 SKIP = gr.skip()

@@ -14,8 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from bracket.app.manager import SessionManager
-from bracket.session import SearchSettings
-from bracket.session import Session
+from bracket.session import SearchSettings, Session
 from ui import search_tab
 from ui.loss_plot import plot_json
 

@@ -11,8 +11,8 @@ import re
 import gradio as gr
 import pytest
 
-from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.app.manager import SessionManager
+from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from tests.ui.test_ui_handlers import start
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from bracket.app.reading import REBUILT
 from bracket.app.manager import SessionManager
+from bracket.app.reading import REBUILT
 from bracket.app.suggestion_reason import short_reasons, trial_attrs
 from bracket.search.controller import DEFAULT_N_STARTUP_TRIALS
 from tests.ui.test_ui_handlers import start

@@ -11,15 +11,15 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
+from bracket.app.forms import plan_text
 from bracket.app.grid import GridCell, GridColumn, GridData, build_grid
 from bracket.app.manager import SessionManager
 from bracket.app.thumbs import ThumbnailCache
 from bracket.registry import PRESETS, get_preset
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
-from bracket.app.forms import plan_text
-from ui.render import grid_html, loss_figure, runs_frame
 from ui.loss_plot import loss_plot, plot_json
+from ui.render import grid_html, loss_figure, runs_frame
 from ui.setup_preset import field_message
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]

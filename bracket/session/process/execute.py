@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from bracket.judge.divergence import DivergenceMonitor
-from bracket.session.search_settings import SearchSettings
 from bracket.session.launches import Launch, up_to
 from bracket.session.process.groups import run_marker
-from bracket.session.process.runner import RunResult, Runner, read_log_tail
-from bracket.session.scoring import collect_samples
+from bracket.session.process.runner import Runner, RunResult, read_log_tail
+from bracket.session.scoring import ScalarReader, collect_samples
+from bracket.session.search_settings import SearchSettings
 from bracket.session.store import Store
-from bracket.session.scoring import ScalarReader
 from bracket.trainer.base import LaunchSpec
 
 log = logging.getLogger(__name__)

@@ -18,12 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from bracket.search.types import ScoredConfig
-from bracket.session.search_settings import SearchSettings
 from bracket.session.scoring.ratings import record_comparison, record_rating
-from bracket.session.scoring.run_scores import (RunScore, SummaryCache, config_values, diverged_configs, needs_series,
-                                     rated_configs, sampler_history, score_runs)
-from bracket.session.store import Store
+from bracket.session.scoring.run_scores import (
+    RunScore,
+    SummaryCache,
+    config_values,
+    diverged_configs,
+    needs_series,
+    rated_configs,
+    sampler_history,
+    score_runs,
+)
 from bracket.session.scoring.summaries import SUMMARY_FILE, KeptSummaries
+from bracket.session.search_settings import SearchSettings
+from bracket.session.store import Store
 
 
 class Scoreboard:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 from bracket.judge.base import JudgeResult

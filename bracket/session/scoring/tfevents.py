@@ -21,7 +21,6 @@ import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover - imported where a run's events are read (tensorboard is slow to import)

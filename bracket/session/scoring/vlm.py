@@ -16,16 +16,16 @@ final one) and kept as ``judges["vlm_steps"]`` (step → score), which the best-
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 from bracket import settings as app_settings
 from bracket.judge.base import JudgeResult
 from bracket.judge.vlm import VlmConfig, VlmJudge, is_video
-from bracket.session.scoring.samples import image_problem
 from bracket.session.scoring.run_scores import judge_record
+from bracket.session.scoring.samples import image_problem
 from bracket.session.store import Store
 from bracket.trainer.prompts import SamplePrompt
 

@@ -13,8 +13,8 @@ transaction, so a killed process loses at most the run it was doing.
 
 from __future__ import annotations
 
-import random
 import os
+import random
 import shutil
 import threading
 import time

@@ -16,8 +16,18 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from bracket.errors import StoreError
-from bracket.session.store.schema import (comparisons_table, configs_table, decode, decode_rows, encode, ratings_table,
-                                    runs_table, sessions_table, views_table, workers_table)
+from bracket.session.store.schema import (
+    comparisons_table,
+    configs_table,
+    decode,
+    decode_rows,
+    encode,
+    ratings_table,
+    runs_table,
+    sessions_table,
+    views_table,
+    workers_table,
+)
 
 
 def _change_marker_query() -> sa.Select:

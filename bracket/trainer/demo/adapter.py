@@ -20,8 +20,8 @@ from pathlib import Path
 
 from bracket import settings
 from bracket.dataset.demo_data import DEMO_PROMPTS, TOML_NAME, make_demo_dataset_once
-from bracket.dataset.runtime import derive_run_toml
 from bracket.dataset.preflight import preflight_dataset
+from bracket.dataset.runtime import derive_run_toml
 from bracket.fields import FieldSpec
 from bracket.search.configs import NamedConfig
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
@@ -33,8 +33,8 @@ from bracket.trainer.base import (
     make_subprocess_env,
     save_resume_args,
 )
-from bracket.trainer.prompts import write_prompt_file
 from bracket.trainer.heldout import VALIDATION_TAGS
+from bracket.trainer.prompts import write_prompt_file
 
 DEMO_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "demo_train.py"
 #: the file ``scripts/demo_state.py`` writes last into a state folder (a complete state)

@@ -300,7 +300,7 @@ def main(arguments: list[str] | None = None) -> int:
     result: dict[str, Any] = {"scripts": {}, "errors": {}, "shimmed": cpu_shims()}
     for name in args.script:
         try:
-            parser = stubber.run(lambda: _run_until_parse(root / name, root))
+            parser = stubber.run(lambda name=name: _run_until_parse(root / name, root))
         except BaseException as error:  # noqa: BLE001 - reported per script; the others are still read
             result["errors"][name] = f"{type(error).__name__}: {error}"
             print(f"{name}: {type(error).__name__}: {error}", file=sys.stderr, flush=True)

@@ -27,8 +27,8 @@ from typing import Any
 
 import tomli_w
 
-from bracket.dataset.runtime import derive_run_toml, read_dataset_toml
 from bracket.dataset.preflight import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS
+from bracket.dataset.runtime import derive_run_toml, read_dataset_toml
 from bracket.errors import DatasetError
 
 _VIDEO_KEYS = ("video_directory", "video_jsonl_file")

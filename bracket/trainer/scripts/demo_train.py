@@ -131,7 +131,7 @@ def read_dataset(config_path: Path, validation_split: float = 0.0, validation_se
             images = [p for p in sorted(folder.iterdir()) if p.suffix.lower() in IMAGE_SUFFIXES]
             training, held = split_train_val(images, validation_split, validation_seed)
 
-            def captioned(image: Path) -> tuple[Path, str]:
+            def captioned(image: Path, suffix: str = suffix) -> tuple[Path, str]:
                 caption_file = image.with_suffix(suffix)
                 return image, caption_file.read_text(encoding="utf-8").strip() if caption_file.is_file() else ""
 

@@ -157,14 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     config = json.loads(parser.parse_args(argv).config.read_text(encoding="utf-8"))
     drop_own_folder_from_path()
 
-    import unsloth  # noqa: F401  (first: it patches transformers/trl on import)
-    from unsloth import FastLanguageModel, is_bfloat16_supported
-
     import transformers
+    import unsloth  # noqa: F401  (first: it patches transformers/trl on import)
     from datasets import load_dataset
     from torch.utils.tensorboard import SummaryWriter
     from transformers import TrainerCallback
     from trl import SFTConfig, SFTTrainer
+    from unsloth import FastLanguageModel, is_bfloat16_supported
 
     lora = config["lora"]
     model, tokenizer = FastLanguageModel.from_pretrained(

@@ -41,7 +41,6 @@ knobs), so narrowing the learning rate never drops a curated Prodigy config.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -53,11 +52,11 @@ from bracket.trainer.base import (
     make_accelerate_launch_prefix,
     make_subprocess_env,
 )
+from bracket.trainer.heldout import VALIDATION_TAGS
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.sd_scripts.caching import CACHE_LATENTS_SCRIPT, CACHE_TEXT_SCRIPT, SdScriptsCaching
 from bracket.trainer.sd_scripts.resume import KohyaPauseResume
-from bracket.trainer.heldout import VALIDATION_TAGS
 from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
 
 OUTPUT_NAME = "bracket"

@@ -107,7 +107,7 @@ def mirror_folder(source: Path, dest: Path) -> Path:
         if link.is_symlink() or link.exists():
             continue
         target = item.resolve()
-        for make in (link.symlink_to, link.hardlink_to, lambda t: shutil.copy2(t, link)):
+        for make in (link.symlink_to, link.hardlink_to, lambda t, link=link: shutil.copy2(t, link)):
             try:
                 make(target)
                 break

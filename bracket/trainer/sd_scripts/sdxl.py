@@ -9,9 +9,6 @@ are ``--text_encoder_lr a b`` (nargs), never the ``--text_encoder_lr1/2`` of the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from bracket.search.configs import NamedConfig
 from bracket.trainer.base import ModelInput
 from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA

@@ -8,7 +8,6 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/llm/fakes: hf_checkpoints
 import hf_checkpoints  # noqa: E402
-
 import transformers
 import unsloth
 
