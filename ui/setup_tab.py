@@ -90,13 +90,16 @@ def refresh_sessions(manager: SessionManager) -> Any:
     return gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
 
 
+#: what the halving switch says (docs/SEARCH.md, docs/BENCHMARKS.md)
+HALVING_INFO = ("each config trains to 1/3 of the steps and pauses; the top third resume to full length. "
+                "Saves GPU time where the trainer logs a validation loss; off: a full run per config")
 #: the form's values Start reads, by name: :func:`start_search`'s keyword arguments
 START_INPUTS = ("preset_id", "fields", "budget", "steps", "seeds", "prompts", "sample_every", "algorithm", "space",
                 *WEIGHT_BOXES, "vlm_base_url", "vlm_model", "vlm_api_key", "name",
-                "lr_bracket", "warm_start_from", "confirm", "validation")
+                "lr_bracket", "warm_start_from", "confirm", "validation", "halving")
 #: what Open, Resume, Clone and a page load fill in, by name: the keys :func:`fill_form` returns
 FILLED = ("preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps", "sample_every",
-          "algorithm", "lr_bracket", "confirm", "validation", "prompts", "space", "bounds", "space_message",
+          "algorithm", "lr_bracket", "confirm", "validation", "halving", "prompts", "space", "bounds", "space_message",
           "vlm_base_url", "vlm_model", *WEIGHT_BOXES, "warm_start_from", "name",
           "form_message")
 
@@ -137,8 +140,8 @@ def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> 
     fields = {**field_defaults(preset_id), **values["fields"]}
     notes, _, preflight, *_ = on_preset(preset_id, loaded)
     table, bounds, space_message = space_for_preset(preset_id, fields, values["steps"], loaded)
-    kept = ("budget", "seeds", "steps", "sample_every", "algorithm", "lr_bracket", "confirm", "validation", "prompts",
-            "vlm_model")
+    kept = ("budget", "seeds", "steps", "sample_every", "algorithm", "lr_bracket", "confirm", "validation", "halving",
+            "prompts", "vlm_model")
     return {"preset_id": preset_id, "loaded": loaded, "fields": fields, "notes": notes, "preflight": preflight,
             **{key: values[key] for key in kept}, "space": table, "bounds": bounds, "space_message": space_message,
             "vlm_base_url": shown_judge_url(manager, values["vlm_base_url"]),
@@ -172,7 +175,7 @@ def start_search(manager: SessionManager, *, preset_id: str, fields: dict[str, s
                  seeds: Any, prompts: str = "", sample_every: Any = None, algorithm: str = "tpe", space: Any = None,
                  vlm_base_url: str = "", vlm_model: str = "", vlm_api_key: str = "", name: str = "",
                  lr_bracket: Any = True, warm_start_from: Any = None, confirm: Any = None, validation: Any = True,
-                 **weights: Any) -> tuple[str, Any, Any, str]:
+                 halving: Any = False, **weights: Any) -> tuple[str, Any, Any, str]:
     """Validate the form, create the session and start it; then show the Search tab (the
     message goes to Setup's line and to the Search tab's).
 
@@ -193,7 +196,7 @@ def start_search(manager: SessionManager, *, preset_id: str, fields: dict[str, s
         budget=budget, steps=steps, seeds=seeds, prompts=prompts, sample_every=sample_every, algorithm=algorithm,
         bounds=bounds, weights=weights, vlm_base_url=vlm_base_url, vlm_model=vlm_model, vlm_api_key=vlm_api_key,
         lr_bracket=bool(lr_bracket), warm_start_from=list(warm_start_from or []), confirm=confirm,
-        validation=bool(validation))
+        validation=bool(validation), halving=bool(halving))
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
@@ -299,6 +302,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                             info="the top configs re-run with fresh seeds, inside the budget")
         validation = gr.Checkbox(True, label="Validation loss where the trainer has it",
                                  info=validation_note(preset_dd.value), elem_id="bk-validation")
+        halving = gr.Checkbox(DEFAULTS.halving, label="Successive halving (budget in full runs)",
+                              info=HALVING_INFO, elem_id="bk-halving")
     plan_md = gr.Markdown(plan_text(first["budget"], DEFAULTS.seeds, None, preset_dd.value), elem_id="bk-plan")
     estimate_md = gr.Markdown()
     prompts = gr.Textbox(lines=4, elem_id="bk-prompts", **{k: v for k, v in prompts_for(
@@ -331,7 +336,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     # the plan: phases and their counts, the warm start (past sessions picked included) fitted to the
     # table's bounds as Start will fit it
     plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps,
-                   warm_from]
+                   warm_from, halving]
     for box in plan_inputs:
         box.change(plan_text, plan_inputs, plan_md, **QUIET)
     preset_dd.change(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
@@ -349,7 +354,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     form = SetupForm(preset_id=preset_dd, loaded=loaded_state, fields=fields_state, notes=notes_md,
                      preflight=preflight_md, budget=budget, seeds=seeds, steps=steps, sample_every=sample_every,
                      algorithm=algorithm, lr_bracket=lr_bracket, confirm=confirm, validation=validation,
-                     prompts=prompts, space=space_df, bounds=bounds_state, space_message=space_md,
+                     halving=halving, prompts=prompts, space=space_df, bounds=bounds_state, space_message=space_md,
                      vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
                      **weights,
                      warm_start_from=warm_from, name=name, form_message=form_md)

@@ -148,7 +148,7 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
                        weights: Mapping[str, Any] | None = None, vlm_base_url: str = "", vlm_model: str = "",
                        vlm_api_key: str = "", timeout_s: Any = None, lr_bracket: bool = True,
                        warm_start_from: Sequence[str] | None = None, confirm: Any = None,
-                       validation: bool = True) -> SearchSettings:
+                       validation: bool = True, halving: bool = False) -> SearchSettings:
     """Validated settings from form values; raises ``SettingsError`` (a ``BracketError``).
     ``bounds`` come from :func:`parse_bounds` (the Setup tab's search-space table gives them
     through ``bracket.app.space_editor``)."""
@@ -165,6 +165,7 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
         timeout_s=_number("Trial timeout", timeout_s), vlm=vlm, lr_bracket=bool(lr_bracket),
         warm_start_from=[str(f) for f in (warm_start_from or []) if f],
         confirm=_whole("Confirmation runs", confirm, optional=True), validation_split=None if validation else 0.0,
+        halving=bool(halving),
     )
     settings.validate()
     return settings
@@ -172,7 +173,8 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
 
 def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | None = None, lr_bracket: Any = True,
               algorithm: str = "tpe", bounds: Mapping[str, Any] | None = None,
-              fields: dict[str, str] | None = None, steps: Any = None, warm_start_from: Any = None) -> str:
+              fields: dict[str, str] | None = None, steps: Any = None, warm_start_from: Any = None,
+              halving: Any = False) -> str:
     """``"= 4 configs × 2 seeds — plan: baseline, 3 curated"`` (or ``"= search 18 (18 configs × 1 seed)
     + confirm 6 — plan: …"``) for the budget box (the phases of ``bracket.session.plan`` when a preset
     is given, its warm start fitted to ``bounds`` and ``steps`` as the session will fit it, so a
@@ -182,7 +184,8 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | Non
         settings = SearchSettings(budget=_whole("Budget", budget) or 0, seeds=_whole("Seeds per config", seeds) or 0,
                                   confirm=_whole("Confirmation runs", confirm, optional=True),
                                   lr_bracket=bool(lr_bracket), algorithm=algorithm or "tpe",
-                                  bounds=dict(bounds or {}), warm_start_from=[str(f) for f in warm_start_from or []])
+                                  bounds=dict(bounds or {}), warm_start_from=[str(f) for f in warm_start_from or []],
+                                  halving=bool(halving))
         if settings.budget <= 0 or settings.seeds <= 0:
             return "Budget and seeds must be at least 1."
         if settings.budget < settings.seeds:

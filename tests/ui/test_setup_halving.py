@@ -1,0 +1,30 @@
+"""The Setup tab's successive-halving switch: its plan line, Start, and the form filled again."""
+
+from __future__ import annotations
+
+import pytest
+
+from bracket.app.forms import plan_text
+from bracket.app.manager import SessionManager
+from ui import setup_tab
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
+
+
+def test_the_plan_line_counts_full_runs_with_halving():
+    off, on = plan_text(8, 1, 0, "demo-cpu"), plan_text(8, 1, 0, "demo-cpu", halving=True)
+    assert "full runs" not in off and on.startswith("= ") and "configs to 1/3 → " in on and "to full" in on
+
+
+def test_the_halving_switch_reaches_the_session_and_fills_the_form_again(runs_dir, demo_fields):
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
+    message, *_ = setup_tab.start_search(
+        manager, preset_id="demo-cpu", fields=demo_fields, budget=1, steps=20, seeds=1,
+        prompts="a red circle --d 1", sample_every=10, algorithm="tpe", space=None, name="halved", halving=True)
+    assert manager.session.settings.halving is True and "full runs" in message, message
+    manager.stop()
+    assert manager.session.wait(120)
+    assert setup_tab.reflect_open(manager)["halving"] is True
+    # a session without halving fills the switch off
+    manager.session.settings.halving = False
+    assert setup_tab.reflect_open(manager)["halving"] is False
