@@ -96,31 +96,13 @@ def _random_params(rng: random.Random) -> dict[str, Any]:
 
 
 def fill_store(session, count: int, series_points: int, seed: int = 0) -> None:
-    """``count`` finished configs, written the way the session writes them."""
-    import optuna
-    from optuna.trial import TrialState
+    """``count`` finished configs, written the way the session writes them, with the reference
+    landscape's loss curves (``tests.fakes.filled_store``)."""
+    from tests.fakes.filled_store import fill_store as fill
 
-    rng = random.Random(seed)
-    study = session.store.study(session.name)
-    space = session.space
     landscape = LANDSCAPES["reference"]
-    now = time.time()
-    for index in range(count):
-        params = _random_params(rng)
-        searched = space.searched_params(params)
-        curve = loss_curve(landscape, params, series_points, seed=index)
-        value = rng.random()
-        study.add_trial(optuna.trial.create_trial(
-            params=searched, distributions={k: space[k].distribution() for k in searched}, value=value,
-            state=TrialState.COMPLETE, user_attrs={"kind": "search", "name": f"search-{index}"}))
-        config_id = session.store.add_config(session.name, trial_number=index, kind="search",
-                                             name=f"search-{index}", params=params, worker="bench")
-        session.store.update_config(config_id, status="done", value=value)
-        session.store.add_run(
-            session.name, config_id=config_id, kind="search", stage="search", label=f"search-{index} seed 42",
-            seed=42, seed_index=0, params=params, status="done", exit_code=0, max_steps=series_points,
-            last_step=series_points, started_at=now, finished_at=now, duration_s=1.0,
-            loss=[[step, v] for step, v in enumerate(curve, start=1)], worker="bench")
+    fill(session, count, series_points, seed, params=_random_params,
+         curve=lambda params, points, index: loss_curve(landscape, params, points, seed=index))
 
 
 def _store_bytes(folder: Path) -> int:

@@ -67,11 +67,11 @@ def demo_fields(tmp_path) -> dict[str, str]:
 @pytest.fixture
 def filled_demo_session(runs_dir, demo_fields):
     """Makes a demo-cpu session of ``configs`` finished search configs written straight into
-    its store the way a search writes them (``bench.overhead.fill_store``: full params, a loss
+    its store the way a search writes them (``tests.fakes.filled_store``: full params, a loss
     series of ``points`` steps each), closed again; returns its folder. For tests of what
     reading a session costs (the Results tab's probe, ``status``), not of the search."""
     def make(configs: int, *, name: str, points: int = 20, budget: int | None = None) -> Path:
-        from bench.overhead import fill_store
+        from tests.fakes.filled_store import fill_store
         from bracket.session import SearchSettings, Session
 
         settings = SearchSettings(budget=budget or configs + 2, sample_prompts="", warm_start=False)

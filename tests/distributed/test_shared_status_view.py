@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_a_view_kept_on_one_machine_is_current_on_another(postgres, demo_fields, tmp_path, capsys, monkeypatch):
-    from bench.overhead import fill_store
+    from tests.fakes.filled_store import fill_store
 
     monkeypatch.setenv("PGPASSWORD", postgres.password)
     url = postgres.create_database("shared_view")
