@@ -1,7 +1,8 @@
 """``python app.py`` — the Bracket web app (Gradio), on http://127.0.0.1:7860 by default.
 
 Options: ``--port N``; ``--allow-custom-executables`` to let the form type any trainer python,
-training script or trainer folder (by default only the ones configured in ``.env``/settings run); ``--host ADDRESS`` to listen on other interfaces and ``--share`` for a
+training script or trainer folder (by default only the ones configured in ``.env``/settings
+run); ``--host ADDRESS`` to listen on other interfaces and ``--share`` for a
 public Gradio link — both only when asked, with a warning, and only with a login
 (``--auth user:pass`` or ``BRACKET_AUTH=user:pass`` in ``.env``). The app serves files from
 the runs folder (``BRACKET_RUNS_DIR``, default ``runs/``) and nothing else, and answers only

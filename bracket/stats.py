@@ -175,7 +175,8 @@ class ScoreReading:
 
 def _describe(s: ConfigSummary, reading: Any = ScoreReading) -> str:
     if s.ci_low is not None:
-        return f"(mean {reading.name} {reading.number(s.mean)}, {s.n} seeds, 95 % CI {reading.interval(s.ci_low, s.ci_high)})"
+        return (f"(mean {reading.name} {reading.number(s.mean)}, {s.n} seeds, "
+                f"95 % CI {reading.interval(s.ci_low, s.ci_high)})")
     return f"({reading.name} {reading.number(s.mean)}, {s.n} seed{'s' if s.n != 1 else ''})"
 
 
@@ -206,12 +207,14 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
     test = report.vs_runner_up
     if best.n < 2 and any(s.n >= 2 for s in report.summaries):
         return (
-            head + f", ahead of {report.runner_up.name!r} ({reading.name} {reading.number(report.runner_up.mean)}; {reading.better}); the winner was measured "
+            head + f", ahead of {report.runner_up.name!r} ({reading.name} {reading.number(report.runner_up.mean)}; "
+            f"{reading.better}); the winner was measured "
             "with one seed only (not confirmed), so treat it as a candidate: rerun it with more seeds."
         )
     if test is None or test.p_value is None:
         return (
-            head + f", ahead of {report.runner_up.name!r} ({reading.name} {reading.number(report.runner_up.mean)}; {reading.better}); with fewer than "
+            head + f", ahead of {report.runner_up.name!r} ({reading.name} {reading.number(report.runner_up.mean)}; "
+            f"{reading.better}); with fewer than "
             "2 seeds per config no significance claim is possible: rerun the top configs with more seeds."
         )
     level = f"{report.confidence:.0%}"

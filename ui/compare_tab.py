@@ -4,8 +4,9 @@ The grid (rows = prompts, columns = runs, every cell the same prompt and seed) c
 ``SessionManager.compare.grid`` as paths — thumbnails written once, full-size PNGs for the
 lightbox — and is drawn as HTML (``ui.render.grid_html``); clicking a cell opens the
 lightbox of ``ui.assets`` (←/→ runs, ↑/↓ prompts, PageUp/PageDown the saved steps of that
-run and prompt). A step slider moves through every saved step. Ratings (1–10, of the whole run or of the prompt picked in "A rating applies to";
-the widgets then show that prompt's ratings) are saved the moment they are clicked. The runs
+run and prompt). A step slider moves through every saved step. Ratings (1–10, of the whole run
+or of the prompt picked in "A rating applies to"; the widgets then show that prompt's ratings)
+are saved the moment they are clicked. The runs
 list (and the picked runs' chips, with their scores and rated marks) is polled every 2 s
 (``poll_runs``: a fingerprint compare, nothing redrawn when nothing changed); "Sort columns
 by" offers the knobs whose values differ between the runs. The

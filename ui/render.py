@@ -312,7 +312,8 @@ def step_figure(rows: Sequence[Any]) -> go.Figure | None:
         losses = getattr(row, "step_loss", None) or {}
         if not losses:
             continue
-        bases.add("validation" if "validation" in (getattr(row, "loss_basis", "") or row.best_step_basis) else "training")
+        bases.add("validation" if "validation" in (getattr(row, "loss_basis", "") or row.best_step_basis)
+                  else "training")
         steps = sorted(losses)
         figure.add_trace(go.Scatter(x=steps, y=[losses[s] for s in steps], mode="lines+markers", name=row.name))
         if row.best_step in losses:
@@ -356,8 +357,8 @@ def history_figure(history: Sequence[Mapping[str, Any]]) -> go.Figure:
     figure.add_trace(go.Scatter(x=xs, y=[quality(h["best"]) for h in history], mode="lines", name="best so far",
                                 line={"shape": "hv"}))
     figure.update_xaxes(tickformat="d")
-    figure.update_layout(title="Quality over trials (1–10, higher is better)", xaxis_title="config #", yaxis_title="quality",
-                         height=320, margin={"l": 40, "r": 10, "t": 40, "b": 40})
+    figure.update_layout(title="Quality over trials (1–10, higher is better)", xaxis_title="config #",
+                         yaxis_title="quality", height=320, margin={"l": 40, "r": 10, "t": 40, "b": 40})
     return figure
 
 

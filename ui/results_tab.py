@@ -4,8 +4,9 @@ All numbers come from the engine's standings (``bracket.standings``, the same
 answer as ``status``, the report and ``export``): ``SessionManager.results.leaderboard`` (one board
 per stage, mean ± confidence interval per config, the raw figures behind each score),
 ``winner_export`` (the winner's trainer command at its own step count, and JSON/TOML files
-under the session folder), ``param_importance``, ``score_history`` and ``report_markdown``. The tab refreshes when it is opened and on demand,
-in two halves: the leaderboard first (:func:`refresh`), then the importance and the report with
+under the session folder), ``param_importance``, ``score_history`` and ``report_markdown``. The
+tab refreshes when it is opened and on demand, in two halves: the leaderboard first
+(:func:`refresh`), then the importance and the report with
 its pictures (:func:`refresh_report`), so a long search's board does not wait for matplotlib.
 
 Also: "+N runs" gives a stopped or finished search more runs and resumes it
@@ -132,7 +133,8 @@ def extend(manager: SessionManager, more: Any) -> str:
     except (TypeError, ValueError):
         raise BracketError(f"+N runs must be a whole number, got {more!r}.") from None
     session = manager.extend(count)
-    return (f"Added {count} run{'' if count == 1 else 's'}: {session.settings.plan()}. The search resumed — watch it on the Search tab, "
+    return (f"Added {count} run{'' if count == 1 else 's'}: {session.settings.plan()}. "
+            "The search resumed — watch it on the Search tab, "
             "then press Refresh here.")
 
 
@@ -219,8 +221,8 @@ def build(manager: SessionManager) -> dict[str, Any]:
     extend_md = gr.Markdown(elem_id="bk-extend-msg")
     job_md = gr.Markdown(elem_id="bk-job")
     export_md = gr.Markdown(elem_id="bk-export-msg")
-    board = gr.Dataframe(label="Leaderboard per stage (quality 1–10, higher is better; stages are scored apart)", interactive=False, wrap=False,
-                         elem_id="bk-leaderboard")
+    board = gr.Dataframe(label="Leaderboard per stage (quality 1–10, higher is better; stages are scored apart)",
+                         interactive=False, wrap=False, elem_id="bk-leaderboard")
     with gr.Row():
         with gr.Column(scale=3):
             command = gr.Code(label="Winner's trainer command", language="shell", interactive=False,

@@ -39,7 +39,8 @@ def preset_notes(preset_id: str) -> str:
     preset = get_preset(preset_id)
     pre_cache = " · pre-caches latents once per search" if preset.needs_pre_cache else ""
     script = f" · trainer `{preset.trainer_script}`" if preset.trainer_script else ""
-    return f"**{preset.display_name}** — {preset.model_family}, {preset.training_type}{pre_cache}{script}\n\n{preset.notes}"
+    return (f"**{preset.display_name}** — {preset.model_family}, {preset.training_type}{pre_cache}{script}"
+            f"\n\n{preset.notes}")
 
 
 def preflight_text(preset_id: str, fields: dict[str, str]) -> str:

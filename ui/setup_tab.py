@@ -214,7 +214,8 @@ def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any,
         message = (f"Opened **{session.name}**: all {total} run{'s' if total != 1 else ''} of its budget are trained. "
                    "Compare and Results show it; **+N runs** (Results tab) or finals give it more.")
     else:
-        message = f"Opened **{session.name}** (not running, {total - spent} of {total} runs left). Resume it to continue."
+        message = (f"Opened **{session.name}** (not running, {total - spent} of {total} runs left). "
+                   "Resume it to continue.")
     return message, gr.Tabs(selected="search"), message
 
 
@@ -273,8 +274,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                 else:
                     box = gr.Textbox(value=shown, label=spec.label, info=spec.help, scale=4, interactive=True,
                                      key=f"f-{preset_id}-{spec.name}-{nonce}", elem_id=f"bk-field-{spec.name}")
-                message = gr.Markdown(field_message(preset, spec, shown, dict(values.get("fields", {}))), key=f"m-{preset_id}-{spec.name}-{nonce}",
-                                      elem_classes=["bk-field-msg"])
+                message = gr.Markdown(field_message(preset, spec, shown, dict(values.get("fields", {}))),
+                                      key=f"m-{preset_id}-{spec.name}-{nonce}", elem_classes=["bk-field-msg"])
             boxes.append(box)
             messages.append(message)
         for spec, box, message in zip(preset.fields, boxes, messages):
@@ -329,8 +330,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     preset_dd.change(on_preset, [preset_dd, loaded_state], [notes_md, fields_state, preflight_md, budget, steps],
                      **PRIVATE)
     space_inputs = [preset_dd, fields_state, steps, bounds_state]
-    preset_dd.change(space_for_preset, [preset_dd, fields_state, steps, loaded_state], [space_df, bounds_state, space_md],
-                     **QUIET)
+    preset_dd.change(space_for_preset, [preset_dd, fields_state, steps, loaded_state],
+                     [space_df, bounds_state, space_md], **QUIET)
     steps.change(space_preview, space_inputs, [space_df, space_md], **QUIET)
     space_df.input(space_edit, [preset_dd, fields_state, steps, space_df], [space_df, bounds_state, space_md], **QUIET)
     # the plan: phases and their counts, the warm start (past sessions picked included) fitted to the
@@ -340,8 +341,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     for box in plan_inputs:
         box.change(plan_text, plan_inputs, plan_md, **QUIET)
     preset_dd.change(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
-    preset_dd.change(lambda p, f, c, loaded: prompts_for(p, f, c, loaded), [preset_dd, fields_state, prompts, loaded_state],
-                     prompts, **QUIET)
+    preset_dd.change(lambda p, f, c, loaded: prompts_for(p, f, c, loaded),
+                     [preset_dd, fields_state, prompts, loaded_state], prompts, **QUIET)
     fields_state.change(lambda p, f, c: prompts_for(p, f, c, switched=False), [preset_dd, fields_state, prompts],
                         prompts, **QUIET)
     preset_dd.change(lambda p: gr.update(info=validation_note(p)), preset_dd, validation, **QUIET)
@@ -372,7 +373,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     return {"preset": preset_dd, "fields_state": fields_state, "notes": notes_md, "preflight": preflight_md,
             "sessions": sessions_dd, "estimate": estimate_md, "budget": budget, "warm_from": warm_from,
             "loaded": loaded_state, "reflect": reflect, "form_outputs": form_outputs, "form": form,
-            "space_preview": space_preview,            "space_inputs": space_inputs, "space_outputs": [space_df, space_md]}
+            "space_preview": space_preview, "space_inputs": space_inputs, "space_outputs": [space_df, space_md]}
 
 
 def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, str]:

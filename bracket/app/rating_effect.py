@@ -4,7 +4,8 @@ A rating changes the rated run's combined score at once, and with it the rank of
 among the search configs; it also moves the human estimate of unrated configs, most of those
 *similar* to the rated one (``bracket.judge.neighbours``, docs/SCORING.md), so a rating can
 carry its neighbourhood into or out of TPE's good set. What matters for the search is whether
-the config is now among the few best that TPE builds its next proposals on (:func:`bracket.search.controller.tpe_good_count`).
+the config is now among the few best that TPE builds its next proposals on
+(:func:`bracket.search.controller.tpe_good_count`).
 :func:`rate_and_explain` records a rating through the same path as every rating
 (:meth:`Session.add_rating`) and says that, e.g.::
 
@@ -78,7 +79,8 @@ def describe_rating_effect(before: Mapping[int, float], after: Mapping[int, floa
              else f"its config stayed {_ordinal(new_rank)} of {count} "
              f"(quality {quality_text(before[config_id])} -> {quality_text(after[config_id])})" if old_rank == new_rank
              else f"its config moved from {_ordinal(old_rank)} to {_ordinal(new_rank)} of {count} "
-             f"(quality {quality_text(before[config_id])} -> {quality_text(after[config_id])}{_relative(before, after, config_id)})")
+             f"(quality {quality_text(before[config_id])} -> {quality_text(after[config_id])}"
+             f"{_relative(before, after, config_id)})")
     best = "the best config" if good == 1 else f"the {good} best configs"
     was_good = config_id in before and _rank(before, config_id) <= tpe_good_count(len(before), wide=True)
     if new_rank <= good and not was_good:

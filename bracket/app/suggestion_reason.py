@@ -81,7 +81,8 @@ class Reason:
         """Markdown: the origin, then (for a sampled config) neighbours and changes."""
         lines = [f"**{self.name}** — {self.origin}"]
         if self.neighbours:
-            near = "; ".join(f"{n.name} (quality {quality_text(n.score)}, distance {n.distance:.2f})" for n in self.neighbours)
+            near = "; ".join(f"{n.name} (quality {quality_text(n.score)}, distance {n.distance:.2f})"
+                             for n in self.neighbours)
             lines.append(f"Closest finished configs: {near}.")
         if self.changes:
             # by the scores of now, which ratings move: the trial table's short line was written

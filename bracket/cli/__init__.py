@@ -2,8 +2,8 @@
 
 ``python -m bracket presets | run | status | resume | finals | report | export | promote |
 doctor | demo-data | worker``. This module only dispatches: the parser is in
-:mod:`bracket.cli.args`, what each command does in :mod:`bracket.cli.commands`. A person's mistake prints one line starting with
-``error:`` and exits 2; a search that failed exits 1; a finished search exits 0.
+:mod:`bracket.cli.args`, what each command does in :mod:`bracket.cli.commands`. A person's
+mistake prints one line starting with ``error:`` and exits 2; a search that failed exits 1; a finished search exits 0.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ syntax (``--set FIELD=VALUE``, ``--prompts FILE|TEXT``).
 
 Light on purpose: it imports nothing of the engine, so ``--help`` and a mistyped argument
 answer at once. Every path argument is made absolute here (``settings.absolute_path``), so
-nothing later depends on the folder the command was started from. Bounds and weights are parsed later, in :mod:`bracket.cli.commands`, by the one
-bounds parser and the one weights parser the app's Setup form uses.
+nothing later depends on the folder the command was started from. Bounds and weights are
+parsed later, in :mod:`bracket.cli.commands`, by the one bounds parser and the one weights
+parser the app's Setup form uses.
 """
 
 from __future__ import annotations

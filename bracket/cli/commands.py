@@ -121,7 +121,8 @@ def _finish(session: Session, status: str, shown: tuple[str, ...] | list[str] = 
         status = "failed"
     for line in answer_lines(session, snapshot, table):
         print(line)
-    print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; folder {session.folder}")
+    print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; "
+          f"folder {session.folder}")
     if snapshot.error:
         print(f"error: {one_line(snapshot.error)}", file=sys.stderr)
     for note in snapshot.notes:
@@ -166,7 +167,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         dict(get_preset(args.preset).search_defaults).get("steps", SearchSettings.steps))
     prompts, origin = _run_prompts(args, fields)
     settings = SearchSettings(
-        budget=max(1, args.seeds) if args.budget is None else args.budget, steps=steps, seeds=args.seeds, sample_prompts=prompts,
+        budget=max(1, args.seeds) if args.budget is None else args.budget, steps=steps, seeds=args.seeds,
+        sample_prompts=prompts,
         sample_every_n_steps=args.sample_every, algorithm=args.search,
         bounds=parse_bounds(args.lr_min, args.lr_max, args.batch_sizes or "", parse_assignments(args.bound or [],
                                                                                                 "--bound")),

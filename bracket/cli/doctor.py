@@ -85,7 +85,8 @@ class DoctorReport:
         return "\n".join(lines)
 
 
-def _run_logged(cmd: list[str], *, cwd: Path | None, timeout: int, env: Mapping[str, str] | None = None) -> tuple[int, str]:
+def _run_logged(cmd: list[str], *, cwd: Path | None, timeout: int,
+                env: Mapping[str, str] | None = None) -> tuple[int, str]:
     """Run ``cmd`` with output to a temporary log file; (exit code, log text). 124 = timeout."""
     with tempfile.TemporaryDirectory(prefix="bracket-doctor-") as folder:
         log_path = Path(folder) / "out.log"

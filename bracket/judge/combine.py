@@ -22,8 +22,9 @@ estimate every run is scored on the same judges with the same weights, so a rati
 estimate lifts a run and one below it lowers it (docs/SCORING.md, "Runs a judge has not seen").
 
 :data:`DEFAULT_WEIGHTS` is the single source of the default weights for the UI and the CLI;
-:func:`parse_weights` is their one parser (text or form values); :func:`validate_weights` rejects negative, non-numeric and all-zero weights with a
-:class:`WeightsError` that says what to do.
+:func:`parse_weights` is their one parser (text or form values); :func:`validate_weights`
+rejects negative, non-numeric and all-zero weights with a :class:`WeightsError` that says what
+to do.
 """
 
 from __future__ import annotations
@@ -178,7 +179,8 @@ def parse_weights(given: str | Mapping[str, Any] | None, base: Mapping[str, floa
         for item in filter(None, (part.strip() for part in (given or "").split(","))):
             name, sep, value = item.partition("=")
             if not sep:
-                raise WeightsError(f"cannot read judge weight {item!r}; write name=number with a name from {JUDGE_NAMES}")
+                raise WeightsError(f"cannot read judge weight {item!r}; "
+                                   f"write name=number with a name from {JUDGE_NAMES}")
             items.append((name.strip(), value.strip()))
     for name, value in items:
         if name not in JUDGE_NAMES:

@@ -10,9 +10,10 @@ Leaderboards, the winner and parameter importance are those of
 :mod:`bracket.standings` (the same the app, ``status``, ``export`` and ``promote``
 use), recomputed now, per stage: short search runs and long final runs are scored and
 summarised separately (their losses are not comparable), and finals get their own section —
-never averaged with search scores. A successive-halving search gets a table of its rungs (where each
-config stands and why, ``bracket.standings.rungs``), and its winner is its full-length run. Each row shows the raw figures behind its score and
-which parts are estimated; an unrated winner is flagged when people have rated runs. Nothing
+never averaged with search scores. A successive-halving search gets a table of its rungs (where
+each config stands and why, ``bracket.standings.rungs``), and its winner is its full-length run.
+Each row shows the raw figures behind its score and which parts are estimated; an unrated
+winner is flagged when people have rated runs. Nothing
 secret is written: settings come from ``SearchSettings.to_dict()`` (no VLM key), and the rules
 of :mod:`bracket.report.redaction` (the same as ``export``'s) leave out secret-named settings and
 fields, hide URL passwords and scrub known secret values from the text as a last guard.
@@ -199,7 +200,8 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
         storage=redact_url(store.url), search=search, finals=finals, winner=winner, importance=importance,
         importance_note=importance_note, pictures=pictures, problems=problems, unreadable=unreadable,
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),
-        settings=without_secrets({**session.settings.to_dict(), "weights": effective_weights(session.settings.weights)}),
+        settings=without_secrets({**session.settings.to_dict(),
+                                  "weights": effective_weights(session.settings.weights)}),
         fields=without_secrets(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
         script=script, command_note=command_note, warnings=list(table.warnings), secrets=known_secrets(session),
         best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs)
@@ -302,7 +304,8 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
         ("p", "No final runs yet. Finals are longer runs of the best configs; they are scored on their own.")]
     importance: list[Block] = [("p", report.importance_note)] if report.importance_note else []
     if report.importance:
-        importance.append(("table", ["parameter", "importance"], [[k, f"{v:.3f}"] for k, v in report.importance.items()]))
+        importance.append(("table", ["parameter", "importance"],
+                           [[k, f"{v:.3f}"] for k, v in report.importance.items()]))
     samples = [("img", pictures[s]) for s in ("report-best-samples", "report-worst-samples") if s in pictures]
     if report.unreadable:
         samples.append(("p", "Unreadable sample files (left out): " + ", ".join(report.unreadable) + "."))

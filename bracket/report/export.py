@@ -216,7 +216,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
                   if r.run_id == run_id), None)
     rung, paused = rung_text(config, session_rungs(session.settings)), run_rung_text(run)
     header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
-              f"config {name!r} ({config.get('kind', run.get('kind'))}, stage {config.get('stage', run.get('stage'))}), "
+              f"config {name!r} ({config.get('kind', run.get('kind'))}, "
+              f"stage {config.get('stage', run.get('stage'))}), "
               f"from run {run_id}, seed {seed}, {steps} training steps",
               f"run score {score:.4f} (lower is better)" if score is not None else "run not scored",
               *([f"successive halving: {rung}" + (f"; run {run_id} {paused}" if paused else "")] if rung else []),

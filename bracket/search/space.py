@@ -304,7 +304,8 @@ class SearchSpace(Mapping[str, Knob]):
                   and knob.choices and all(_is_number(c) for c in knob.choices)):
                 # a numeric choice narrowed away (e.g. --batch-sizes 2,4 and a baseline at 16): keep the
                 # config at the nearest allowed value rather than losing the whole warm start
-                nearest = min(knob.choices, key=lambda c: (abs(math.log(max(float(c), 1e-12) / max(float(value), 1e-12))), c))
+                nearest = min(knob.choices,
+                              key=lambda c: (abs(math.log(max(float(c), 1e-12) / max(float(value), 1e-12))), c))
                 notes.append(f"{label}: {name} {value:g} moved to {nearest:g}, the nearest allowed choice")
                 fitted[name] = nearest
         fitted = self.complete(fitted)

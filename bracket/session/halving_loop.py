@@ -169,7 +169,8 @@ class HalvingLoop:
 
     def _promoted(self, promotion: Promotion, configs: list[dict[str, Any]], runs: list[dict[str, Any]]) -> Work | None:
         config = next(c for c in configs if c["id"] == promotion.config_id)
-        paused = [r["id"] for r in seed_runs(runs, config["id"], self.settings.seeds).values() if r["status"] == "paused"]
+        paused = [r["id"] for r in seed_runs(runs, config["id"], self.settings.seeds).values()
+                  if r["status"] == "paused"]
         if not paused:
             return None
         self.session.store.update_config(config["id"], status="running", rung_state="promoted",

@@ -83,7 +83,8 @@ def _read(folder: Path, rank: Ranking | None = None) -> tuple[PastSession, list[
     folder = Path(folder)
     db = folder / "bracket.db"
     if not (folder / SESSION_FILE).is_file():
-        raise BracketError(f"--warm-start-from {folder}: not a local Bracket session folder (it has no {SESSION_FILE}); "
+        raise BracketError(f"--warm-start-from {folder}: not a local Bracket session folder "
+                           f"(it has no {SESSION_FILE}); "
                            "give the folder of an earlier session.")
     try:
         info = read_session_file(folder)

@@ -5,7 +5,8 @@ standings, ``bracket.app.stages.promote``: the finals' best when there are final
 full length (on the full dataset, or another one) with ``save_every_n_steps`` checkpoints
 and ``save_state``, as a separate ``promote`` stage of the session. If that long run is
 interrupted, promoting again resumes it from its newest saved state instead of starting
-over — in the same run row and folder, so its loss series goes on with true steps. (To run it by hand instead, ``python -m bracket export`` writes the command.)
+over — in the same run row and folder, so its loss series goes on with true steps. (To run it
+by hand instead, ``python -m bracket export`` writes the command.)
 
 **Default length.** The app trains the winner for its *best step* (``Winner.step``,
 ``bracket.session.scoring.best_step``; its run's own step count when no evidence names an earlier

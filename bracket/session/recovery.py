@@ -5,8 +5,9 @@ A run left *running* in the store by a process that no longer exists is marked
 of it still alive on this machine is killed: the recorded leader (pid plus process start
 time, so a reused pid is never touched) with its tree and process group, and — even when
 the leader itself is gone — every process carrying the run's marker (``BRACKET_RUN_ID``,
-derived from the run's session, id and start time; see :mod:`bracket.session.process.groups`). Runs of a worker on another machine are only taken
-over once that worker's heartbeat is older than the grace period. A run of this very worker
+derived from the run's session, id and start time; see :mod:`bracket.session.process.groups`).
+Runs of a worker on another machine are only taken over once that worker's heartbeat is older
+than the grace period. A run of this very worker
 is recovered too when its process is gone (an error, such as a full disk, cut it short).
 A *paused* run (stopped at a rung with its state saved, ``bracket.search.halving``) is neither
 active nor interrupted and is left alone; one killed while it was being resumed (running, with

@@ -97,7 +97,8 @@ def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str
         ids = {r["id"] for r in cut}
         at_rung = {r["id"] for r in cut if reached_step(r) == step}
         shown = [g for g in ratings if g["run_id"] in ids
-                 and (g.get("step") is not None and g["step"] <= step or g.get("step") is None and g["run_id"] in at_rung)]
+                 and (g.get("step") is not None and g["step"] <= step
+                      or g.get("step") is None and g["run_id"] in at_rung)]
         chosen = [c for c in comparisons if c["left_run_id"] in ids and c["right_run_id"] in ids]
         scores = score_runs(cut, shown, chosen, weights, eval_loss=eval_loss)
         per_config: dict[int, list[float]] = {}

@@ -165,7 +165,8 @@ class SearchSettings:
         seeds = (f"{self.n_configs} config{'s' if self.n_configs != 1 else ''} × "
                  f"{self.seeds} seed{'s' if self.seeds > 1 else ''}")
         if self.confirm_runs:
-            return f"budget {self.budget} = search {self.n_configs * self.seeds} ({seeds}) + confirm {self.confirm_runs}"
+            return (f"budget {self.budget} = search {self.n_configs * self.seeds} ({seeds}) "
+                    f"+ confirm {self.confirm_runs}")
         text = f"budget {self.budget} = {seeds}"
         left = self.budget - self.n_configs * self.seeds
         return text + (f" ({left} run{'s' if left > 1 else ''} left over)" if left else "")

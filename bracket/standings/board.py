@@ -281,8 +281,10 @@ def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, M
     """(the statistics the verdict rests on, the summaries in rank order): the full-length configs
     ranked first while one is scored, the lower-rung ones after them, the furthest rung first."""
     def scores(ids: Iterable[int]) -> StatsReport:
-        return summarise(ConfigScores(cid, str(info.get(cid, {}).get("name", cid)), str(info.get(cid, {}).get("kind", "")),
-                                      [r.score for r in by_config[cid]], sum(1 for r in by_config[cid] if r.disqualified))
+        return summarise(ConfigScores(cid, str(info.get(cid, {}).get("name", cid)),
+                                      str(info.get(cid, {}).get("kind", "")),
+                                      [r.score for r in by_config[cid]],
+                                      sum(1 for r in by_config[cid] if r.disqualified))
                          for cid in ids)
     short = [cid for cid in by_config if not reached_full(info.get(cid, {}))]
     full = [cid for cid in by_config if cid not in short]

@@ -91,7 +91,8 @@ def raw_figures(judge: str, details: Mapping[str, Any] | None) -> dict[str, floa
         found["strength"] = _finite(details.get("bt_strength"))
     elif judge == "vlm":
         means = details.get("criteria_means") or {}
-        values = [v for v in (_finite(x) for x in means.values()) if v is not None] if isinstance(means, Mapping) else []
+        values = ([v for v in (_finite(x) for x in means.values()) if v is not None]
+                  if isinstance(means, Mapping) else [])
         found["vlm"] = statistics.fmean(values) if values else None
     elif judge == "task":
         found["rouge-L"] = _finite(details.get("rouge_l"))
@@ -99,7 +100,8 @@ def raw_figures(judge: str, details: Mapping[str, Any] | None) -> dict[str, floa
         found["json"] = _finite(details.get("json_keys"))
     elif judge == "llm_judge":
         means = details.get("criteria_means") or {}
-        values = [v for v in (_finite(x) for x in means.values()) if v is not None] if isinstance(means, Mapping) else []
+        values = ([v for v in (_finite(x) for x in means.values()) if v is not None]
+                  if isinstance(means, Mapping) else [])
         found["llm judge"] = statistics.fmean(values) if values else None
         found["judge strength"] = _finite(details.get("bt_strength"))
     return {name: value for name, value in found.items() if value is not None}

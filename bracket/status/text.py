@@ -28,7 +28,8 @@ def _format_seconds(seconds: float | None) -> str:
 def progress_line(snapshot: SessionSnapshot, width: int = 24) -> str:
     """``[#####.....] 3/8 runs | search 2/5 | step 40/100 | ETA 1:20``."""
     filled = int(round(snapshot.progress * width))
-    line = f"[{'#' * filled}{'.' * (width - filled)}] {snapshot.runs_spent}/{snapshot.total_runs} runs | {snapshot.phase}"
+    line = (f"[{'#' * filled}{'.' * (width - filled)}] {snapshot.runs_spent}/{snapshot.total_runs} runs "
+            f"| {snapshot.phase}")
     if snapshot.current and snapshot.current.get("max_steps"):
         line += f" | step {snapshot.current['step']}/{snapshot.current['max_steps']}"
     return line + f" | ETA {_format_seconds(snapshot.eta_s)}"
@@ -123,7 +124,8 @@ def best_step_lines(table: Standings) -> list[str]:
     ranked search config, best first."""
     board = table.board("search")
     return [f"best step of {row.name}: {row.best_step} ({row.best_step_basis}), mean quality {quality_text(row.mean)} "
-            f"over {row.seeds} seed{'s' if row.seeds != 1 else ''}" + (f", {row.loss_basis} loss" if row.loss_basis else "")
+            f"over {row.seeds} seed{'s' if row.seeds != 1 else ''}"
+            + (f", {row.loss_basis} loss" if row.loss_basis else "")
             for row in (board.rows if board else []) if row.rank is not None and row.best_step is not None]
 
 
@@ -137,7 +139,8 @@ def winner_lines(table: Standings, *, halving: bool = False) -> list[str]:
     raw = figures_text(winner.figures)
     at = f" at its best step {winner.step} (by {winner.step_basis})" if winner.step else ""
     run = "full-length run" if halving and winner.full_length else "run"
-    lines = [f"winner: {winner.config_name} ({winner.stage}) {run} {winner.run_id}, {winner.steps} steps{at}, seeds {seeds}; "
+    lines = [f"winner: {winner.config_name} ({winner.stage}) {run} {winner.run_id}, {winner.steps} steps{at}, "
+             f"seeds {seeds}; "
              f"quality {quality_text(winner.mean)}" + (f" ({raw})" if raw else "")
              + f"; judges {', '.join(winner.judges) or '-'}"
              + (f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else "")

@@ -223,8 +223,8 @@ class Trainer(ABC):
                       warmup_share: float | None = None) -> SearchSpace:
         """This trainer's space narrowed by a session's bounds (``batch_size`` meaning
         :attr:`batch_knob`) and, given the run length ``steps`` and ``warmup_share`` (e.g.
-        :data:`WARMUP_SHARE`), with a warm-up in steps limited to that share of the run. Every config of the session is validated
-        against this space, and the warm start is fitted into it (a curated 100-step
+        :data:`WARMUP_SHARE`), with a warm-up in steps limited to that share of the run. Every
+        config of the session is validated against this space, and the warm start is fitted into it (a curated 100-step
         warm-up in a 100-step search is clamped, with a note)."""
         bounds = dict(bounds)
         if "batch_size" in bounds and self.batch_knob != "batch_size":

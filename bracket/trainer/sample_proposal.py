@@ -127,7 +127,8 @@ def _text_prompts(trainer: Any, count: int) -> ProposedPrompts | None:
     picked = _spread(questions, count)
     lines = [_line(q, 1 + i) for i, q in enumerate(picked)]
     return ProposedPrompts("\n".join(lines), f"{len(picked)} held-out instructions of {source} "
-                                             f"({len(held_out)} eval rows, split seed {trainer.field('split_seed', '42')})")
+                                             f"({len(held_out)} eval rows, "
+                                             f"split seed {trainer.field('split_seed', '42')})")
 
 
 def _media_prompts(trainer: Any, count: int) -> ProposedPrompts | None:

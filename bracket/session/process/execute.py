@@ -172,7 +172,8 @@ class RunExecutor:
                     if reason:
                         runner.stop(f"diverged: {reason}")
             now = time.time()
-            if spec.pause_step and not state["paused_at"] and self.trainer.paused_state(spec.output_dir, spec.pause_step):
+            if (spec.pause_step and not state["paused_at"]
+                    and self.trainer.paused_state(spec.output_dir, spec.pause_step)):
                 state["paused_at"] = now  # complete: the trainer may exit by itself, else it is stopped
             if state["paused_at"] and now - state["paused_at"] > PAUSE_GRACE_SECONDS:
                 runner.stop(f"paused at step {spec.pause_step}")
@@ -264,7 +265,8 @@ class RunExecutor:
         elif scored and not loss:
             status, reason = "disqualified", "the trainer logged no loss (tfevents missing or empty)"
         elif scored and any(not math.isfinite(v) for _, v in loss):
-            status, reason = "disqualified", next(f"loss became {v} at step {s}" for s, v in loss if not math.isfinite(v))
+            status, reason = "disqualified", next(f"loss became {v} at step {s}"
+                                                  for s, v in loss if not math.isfinite(v))
         else:
             status = "done"
         if status != "done" and not Path(spec.cwd).exists():

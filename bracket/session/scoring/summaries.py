@@ -97,7 +97,8 @@ class KeptSummaries(SummaryCache):
             entry = self._entry(run)
         if entry is None or "training" not in entry or not set(steps) <= set(entry["at"]):
             return None
-        return {"validation": [tuple(p) for p in entry["validation"]], "training": [tuple(p) for p in entry["training"]]}
+        return {"validation": [tuple(p) for p in entry["validation"]],
+                "training": [tuple(p) for p in entry["training"]]}
 
     def remember(self, run: Mapping[str, Any]) -> None:
         """Keep what ``run`` (a finished run with its ``loss`` and ``eval_loss`` series) gives."""

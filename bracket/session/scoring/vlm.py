@@ -108,7 +108,8 @@ class VlmScorer:
         unreadable = [problem for path, _ in pairs if (problem := sample_problem(path))]
         readable = [(path, text) for path, text in pairs if sample_problem(path) is None] if unreadable else pairs
         if pairs and not readable:
-            result = JudgeResult.no_data("no readable sample image to judge (unreadable: " + "; ".join(unreadable) + ")")
+            result = JudgeResult.no_data("no readable sample image to judge (unreadable: "
+                                         + "; ".join(unreadable) + ")")
         else:
             result = self.judge.score_run(readable)
         judges = dict(run.get("judges") or {})

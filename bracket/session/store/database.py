@@ -194,7 +194,8 @@ class Store(Records):
         if is_sqlite and not create and not read_only and Path(sa.engine.make_url(url).database).is_file():
             # a full disk cannot even create SQLite's shared-memory file: reading still works
             try:
-                return cls._open(url, is_sqlite, create, _full_disk_reason(first, Path(sa.engine.make_url(url).database)))
+                return cls._open(url, is_sqlite, create,
+                                 _full_disk_reason(first, Path(sa.engine.make_url(url).database)))
             except Exception:  # noqa: BLE001 - report the first error
                 pass
         raise StoreError(

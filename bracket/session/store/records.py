@@ -183,7 +183,8 @@ class Records:
         query = sa.select(runs_table.c.id, runs_table.c.loss_json, runs_table.c.eval_loss_json).where(
             runs_table.c.id.in_(ids))
         with self.engine.connect() as c:
-            return {row.id: {"loss": json.loads(row.loss_json or "[]"), "eval_loss": json.loads(row.eval_loss_json or "[]")}
+            return {row.id: {"loss": json.loads(row.loss_json or "[]"),
+                             "eval_loss": json.loads(row.eval_loss_json or "[]")}
                     for row in c.execute(query)}
 
     def change_marker(self, session: str) -> tuple:

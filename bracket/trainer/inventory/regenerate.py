@@ -71,7 +71,8 @@ def find_scripts(checkout: Path, patterns: tuple[str, ...]) -> list[str]:
 
 def wrapper_aliases(checkout: Path, scripts: list[str]) -> dict[str, str]:
     """Root-level wrappers (``wan_train_network.py``) of package scripts (``src/musubi_tuner/...``)."""
-    return {Path(s).name: s for s in scripts if "/" in s and s.startswith("src/") and (checkout / Path(s).name).is_file()}
+    return {Path(s).name: s for s in scripts
+            if "/" in s and s.startswith("src/") and (checkout / Path(s).name).is_file()}
 
 
 def network_modules(checkout: Path) -> list[str]:

@@ -171,7 +171,8 @@ PRESETS = (
         model("image_encoder", "SigLIP image encoder (I2V)", "BRACKET_HV15_IMAGE_ENCODER_PATH", required=False,
               help="sigclip_vision_patch14_384.safetensors; only for i2v."),
         START_IMAGE, resolution(512),
-    ), "hv_1_5_train_network.py", "HunyuanVideo 1.5 LoRA (networks.lora_hv_1_5), T2V or I2V; byT5 on trainer and cache."),
+    ), "hv_1_5_train_network.py",
+        "HunyuanVideo 1.5 LoRA (networks.lora_hv_1_5), T2V or I2V; byT5 on trainer and cache."),
     _row("wan22-lora", "Wan", "LoRA", "Wan 2.2 A14B LoRA (both DiTs)", Wan22LoRA, (
         model("dit", "Wan 2.2 low-noise DiT", "BRACKET_WAN22_DIT_PATH"),
         model("dit_high_noise", "Wan 2.2 high-noise DiT", "BRACKET_WAN22_DIT_HIGH_NOISE_PATH"),
@@ -221,7 +222,8 @@ PRESETS = (
                   help="A Hugging Face model id or a local snapshot folder (--text_encoder_clip)."),
         choice("task", "Kandinsky 5 task", KANDINSKY5_TASKS, "Model configuration (--task); --dit names the weights."),
         START_IMAGE, resolution(512),
-    ), "kandinsky5_train_network.py", "Kandinsky 5 Pro/Lite T2V or I2V LoRA (networks.lora_kandinsky); --task required."),
+    ), "kandinsky5_train_network.py",
+        "Kandinsky 5 Pro/Lite T2V or I2V LoRA (networks.lora_kandinsky); --task required."),
     _row("krea2-lora", "Krea 2", "LoRA", "Krea 2 LoRA (RAW model)", Krea2LoRA, (
         model("dit", "Krea 2 RAW DiT", "BRACKET_KREA2_DIT_PATH", help="raw.safetensors (train on RAW, not Turbo)."),
         model("vae", "Qwen-Image VAE", "BRACKET_QWEN_IMAGE_VAE_PATH"),
@@ -231,9 +233,11 @@ PRESETS = (
     ), "krea2_train_network.py", "Krea 2 LoRA (networks.lora_krea2) on the RAW DiT; shift 2.5 or krea2_shift."),
     _row("ideogram4-lora", "Ideogram 4", "LoRA", "Ideogram 4 LoRA", Ideogram4LoRA, (
         model("dit", "Ideogram 4 DiT (fp8)", "BRACKET_IDEOGRAM4_DIT_PATH", help="ideogram4_fp8_scaled.safetensors."),
-        model("vae", "Flux2 VAE", "BRACKET_IDEOGRAM4_VAE_PATH", help="flux2-vae.safetensors (Comfy-Org/Ideogram-4 vae/)."),
+        model("vae", "Flux2 VAE", "BRACKET_IDEOGRAM4_VAE_PATH",
+              help="flux2-vae.safetensors (Comfy-Org/Ideogram-4 vae/)."),
         model("text_encoder", "Qwen3-VL 8B text encoder", "BRACKET_IDEOGRAM4_TEXT_ENCODER_PATH",
               help="qwen3vl_8b_fp8_scaled.safetensors."),
         resolution(1024),
-    ), "ideogram4_train_network.py", "Ideogram 4 LoRA on the fp8-only DiT (networks.lora_ideogram4); non-commercial weights."),
+    ), "ideogram4_train_network.py",
+        "Ideogram 4 LoRA on the fp8-only DiT (networks.lora_ideogram4); non-commercial weights."),
 )

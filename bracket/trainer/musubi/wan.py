@@ -144,7 +144,8 @@ class Wan1fLoRA(OneFrameMixin, Wan21LoRA):
     docs, docs_1f = DOCS, DOCS_1F
     tasks = WAN_1F_TASKS
     #: I2V needs the CLIP model on the latent cache and for samples
-    model_inputs = (ModelInput("dit", train_flag="--dit"), _VAE, _T5, ModelInput("clip", train_flag="--clip", latent_flag="--clip"))
+    model_inputs = (ModelInput("dit", train_flag="--dit"), _VAE, _T5,
+                    ModelInput("clip", train_flag="--clip", latent_flag="--clip"))
     prompt_letters = ("w", "h", "f", "d", "s", "l", "n", "fs", "i", "ci", "of")
 
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:

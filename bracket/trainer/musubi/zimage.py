@@ -65,7 +65,8 @@ class ZImageLoRA(_ZImageBase):
             NamedConfig("ai-toolkit-prodigy", {
                 "optimizer_type": PRODIGY, "prodigy_d_coef": 1.0, "lr_scheduler": "constant",
                 "network_dim": 128, "network_alpha": 128, "timestep_sampling": "shift", "discrete_flow_shift": 2.0,
-            }, source="ostris/ai-toolkit config/examples/train_lora_zimage_base_32gb.yaml (Prodigy lr 1.0, rank=alpha)"),
+            }, source="ostris/ai-toolkit config/examples/train_lora_zimage_base_32gb.yaml "
+                      "(Prodigy lr 1.0, rank=alpha)"),
             # ai-toolkit's image LoRA default: AdamW8bit 1e-4 with alpha equal to the rank.
             NamedConfig("ai-toolkit-adamw8bit", {
                 "optimizer_type": "AdamW8bit", "learning_rate": 1e-4, "lr_scheduler": "constant",

@@ -30,7 +30,8 @@ def save_weights(model, path: Path) -> None:
     save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(path))
 
 
-def save_training_state(accelerator, folder: Path, step: int, generator=None, recent: list[float] | None = None) -> None:
+def save_training_state(accelerator, folder: Path, step: int, generator=None,
+                        recent: list[float] | None = None) -> None:
     """Everything a resume needs (see the module), the COMPLETE marker written last."""
     import torch
 
