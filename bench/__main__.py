@@ -145,7 +145,8 @@ def _print_poll(loaded: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", nargs="?", choices=("all", "search", "overhead", "ui", "presets", "steer", "noise", "halving"),
+    parser.add_argument("which", nargs="?",
+                        choices=("all", "search", "overhead", "ui", "presets", "steer", "noise", "halving"),
                         default="all")
     parser.add_argument("--full", action="store_true", help="the long version")
     parser.add_argument("--quick", action="store_true", help="a tiny version (halving only; for tests)")

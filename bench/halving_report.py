@@ -29,14 +29,16 @@ def summary_table(data: dict[str, Any]) -> str:
                    if k.startswith("vs_bracket_") and k.endswith(f"@{launch}"))
     head = ["strategy", f"compute ÷ today (geo-mean, start-up {float(launch):.0%})", "worst landscape",
             *[f"÷ today, {kind} loss" for kind in kinds],
-            "÷ plain TPE", "÷ TPE + Hyperband", "pick ÷ optimum", "pick ÷ today's pick (worst)", "at start-up 0 / 10 %", "goals"]
+            "÷ plain TPE", "÷ TPE + Hyperband", "pick ÷ optimum", "pick ÷ today's pick (worst)",
+            "at start-up 0 / 10 %", "goals"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, s in data["summary"].items():
         worst = f"{_f(s[f'worst@{launch}'])} ({s[f'worst_landscape@{launch}']})"
         cells = [name, _f(s[f"vs_bracket@{launch}"]), worst, *[_f(s[f"vs_bracket_{k}@{launch}"]) for k in kinds],
                  _f(s.get(f"vs_optuna-tpe@{launch}")),
                  _f(s.get(f"vs_tpe-hyperband@{launch}")),
-                 _f(s.get("pick_vs_optimum"), 3), f"{_f(s['pick_vs_bracket'], 3)} ({_f(s['pick_vs_bracket_worst'], 3)})",
+                 _f(s.get("pick_vs_optimum"), 3),
+                 f"{_f(s['pick_vs_bracket'], 3)} ({_f(s['pick_vs_bracket_worst'], 3)})",
                  f"{_f(s['vs_bracket@0'])} / {_f(s['vs_bracket@0.1'])}", "met" if s["meets_goals"] else "not met"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -294,7 +294,8 @@ def loss_curve(landscape: Landscape, params: dict, steps: int, seed: int) -> lis
         else:
             value = expected_loss(landscape, params, step, steps) * (1.0 + offset)
         if landscape.diffusion and not diverging:
-            value = (value - 0.5 * overfit(landscape, params, step, steps)) * math.exp(rng.gauss(0.0, sigma) - sigma ** 2 / 2)
+            value = ((value - 0.5 * overfit(landscape, params, step, steps))
+                     * math.exp(rng.gauss(0.0, sigma) - sigma ** 2 / 2))
             curve.append(max(1e-4, value))
             continue
         curve.append(max(1e-4, value * (1.0 + rng.gauss(0.0, landscape.step_sigma))))

@@ -142,7 +142,8 @@ def run(*, short: bool = True, plan: Plan | None = None, results_dir: Path | Non
              for ls in NOISE_LANDSCAPES for v in VARIANTS]
     started = time.time()
     records = run_sessions("noise", tasks, run_session, workers=plan.workers, results_dir=results_dir, log=log,
-                           prepare=lambda folder: bench_fields(folder, images=DATASET_IMAGES))  # once, before the workers share it
+                           # once, before the workers share it
+                           prepare=lambda folder: bench_fields(folder, images=DATASET_IMAGES))
     summary = summarise(records, plan.steps)
     data = {"plan": plan.__dict__ | {"short": short}, "seconds": time.time() - started, "target": TARGET,
             "summary": summary, "records": records}
@@ -180,6 +181,7 @@ def tables(data: dict[str, Any]) -> str:
             lines.append("| " + " | ".join([
                 variant, f"{row['picked_vs_best_tried']:.3f}", f"{row['within_1pct']:.0%}",
                 f"{row['picked_vs_optimum']:.3f}", f"{row['median_trials_to_target']:g} ({row['reached']}/"
-                f"{row['repetitions']})", f"{row['named_step_exact']:.0%} (median off {row['named_step_median_off']:g})",
+                f"{row['repetitions']})",
+                f"{row['named_step_exact']:.0%} (median off {row['named_step_median_off']:g})",
                 f"{row['picked_one_seed']:.0%}"]) + " |")
     return "\n".join(lines)

@@ -2,7 +2,8 @@
 
 The session benchmark (:mod:`bench.steering`) answers the question end to end but costs
 minutes per session. This one isolates the step between a rating and the next proposal, in
-process and in seconds, so the mechanism's knob that a session sets (the human weight) can be compared on hundreds of draws:
+process and in seconds, so the mechanism's knob that a session sets (the human weight) can be
+compared on hundreds of draws:
 
 1. a history like a session's after a dozen trials: the demo's baseline and curated configs
    plus random configs, each with a real loss curve from the loss landscape

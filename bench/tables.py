@@ -24,8 +24,10 @@ def search_tables(data: dict[str, Any]) -> str:
     lines = []
     for landscape, table in data["summary"].items():
         lines.append(f"\n**{landscape}** — optimum {table['optimum']:.4f} "
-                     f"({table['optimum_params']['optimizer_type']}, lr {table['optimum_params']['learning_rate']:.2g}, "
-                     f"{table['optimum_params']['lr_scheduler']}, warmup {table['optimum_params']['lr_warmup_steps']}); "
+                     f"({table['optimum_params']['optimizer_type']}, "
+                     f"lr {table['optimum_params']['learning_rate']:.2g}, "
+                     f"{table['optimum_params']['lr_scheduler']}, "
+                     f"warmup {table['optimum_params']['lr_warmup_steps']}); "
                      f"baseline config at {table['baseline_ratio']:.2f}× optimum\n")
         head = ["strategy", "median trials to ≤1.05×", "reached"] + [f"best@{n}" for n in checkpoints] \
             + [f"picked@{checkpoints[-1]}", "≥ baseline by 3"]
@@ -89,10 +91,12 @@ def steering_tables(data: dict[str, Any]) -> str:
     lines = []
     for taste, row in data["summary"].items():
         best = row["optimum_params"]
-        lines.append(f"\n**{taste}** (loss landscape `{row['loss_landscape']}`; rater's optimum {best['optimizer_type']}, "
+        lines.append(f"\n**{taste}** (loss landscape `{row['loss_landscape']}`; "
+                     f"rater's optimum {best['optimizer_type']}, "
                      f"lr {best['learning_rate']:.2g}, {best['lr_scheduler']}) — {row['description']}\n")
         head = ["mode", "median trials to ≤1.05× rater's optimum", "reached", "÷ control", "pick ≤1.05×",
-                "pick ÷ optimum (median)", "pick better / worse than control's", "next 4 TPE proposals in ≤1.2×: control → this"]
+                "pick ÷ optimum (median)", "pick better / worse than control's",
+                "next 4 TPE proposals in ≤1.2×: control → this"]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for mode in row.get("modes", ("control", "rated", "late")):
             own, versus = row.get(mode), row.get(f"{mode}_vs_control") or {}
@@ -100,7 +104,8 @@ def steering_tables(data: dict[str, Any]) -> str:
                 continue
             moved = versus.get("preferred_share_next_proposals") or {}
             trials = own["median_trials_to_target"]
-            cells = [mode, f"{trials:g}" if trials <= budget else f">{budget}", f"{own['reached']}/{row['repetitions']}",
+            cells = [mode, f"{trials:g}" if trials <= budget else f">{budget}",
+                     f"{own['reached']}/{row['repetitions']}",
                      _f(versus.get("trials_ratio"), 2), f"{own['pick_within_5pct']:.0%}", _f(own["median_pick_ratio"]),
                      f"{versus['pick_better']:.0%} / {versus['pick_worse']:.0%}" if versus else "",
                      f"{moved['control']:.2f} → {moved['rated']:.2f}" if moved else ""]
@@ -110,7 +115,8 @@ def steering_tables(data: dict[str, Any]) -> str:
 
 def proposal_shift_tables(data: dict[str, Any]) -> str:
     """Share of TPE's next proposals in the rater's preferred region before -> after one 10."""
-    lines = ["| taste | scoring | in preferred region: before → after the 10 | proposals changed |", "|---|---|---|---|"]
+    lines = ["| taste | scoring | in preferred region: before → after the 10 | proposals changed |",
+             "|---|---|---|---|"]
     for taste, rows in data["summary"].items():
         for variant, row in rows.items():
             lines.append(f"| {taste} | {variant} | {row['preferred_before']:.2f} → {row['preferred_after']:.2f} | "

@@ -141,7 +141,8 @@ def measure_poll_costs(manager: Any, *, cpu_seconds: int = 0) -> dict[str, Any]:
     began = time.perf_counter()
     manager.wait_for_background()  # the verdict study, written in the background after the first build
     out["verdict_background_s"] = time.perf_counter() - began
-    out["results_again_s"] = median_time(lambda: (results_tab.refresh(manager), report_half and report_half(manager)), 3)
+    out["results_again_s"] = median_time(
+        lambda: (results_tab.refresh(manager), report_half and report_half(manager)), 3)
     out.update(restart_costs(session.folder))
     return out
 
@@ -149,9 +150,10 @@ def measure_poll_costs(manager: Any, *, cpu_seconds: int = 0) -> dict[str, Any]:
 def restart_costs(folder: Path) -> dict[str, Any]:
     """What a new process pays: ``status`` and the Results tab of an app just started on the
     session (``results_seconds``), with and without the summaries and views the session keeps
-    (``<session>/views``; the status view, in the store: ``forget_kept_views``) (a search that scored its runs leaves its run summaries there; a
-    store copied from elsewhere has none: "cold"), side by side with
-    ``BRACKET_BENCH_BASELINE=<older checkout>`` when it is set (the legacy figures)."""
+    (``<session>/views``; the status view, in the store: ``forget_kept_views``) (a search
+    that scored its runs leaves its run summaries there; a store copied from elsewhere has
+    none: "cold"), side by side with ``BRACKET_BENCH_BASELINE=<older checkout>`` when it is
+    set (the legacy figures)."""
     import shutil
 
     out: dict[str, Any] = {}

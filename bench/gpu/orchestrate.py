@@ -144,9 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         model, tokenizers = work / "weights" / "sdxl-random.ckpt", work / "weights" / "tokenizers"
     clock["weights_s"] = time.time() - clock["start"]
-    fields = {"model_path": str(model), "tokenizer_cache_dir": str(tokenizers or ""), "dataset": str(dataset(work / "data")),
-              "resolution": "256", "sd_scripts_dir": str(sd_scripts), "trainer_python": args.trainer_python,
-              "vram_gb": args.vram_gb, "device": args.device}
+    fields = {"model_path": str(model), "tokenizer_cache_dir": str(tokenizers or ""),
+              "dataset": str(dataset(work / "data")), "resolution": "256", "sd_scripts_dir": str(sd_scripts),
+              "trainer_python": args.trainer_python, "vram_gb": args.vram_gb, "device": args.device}
     smi = shutil.which("nvidia-smi")
     sampler = logged([smi, *SMI_QUERY], out / "gpu.csv", env) if smi else None
     runs = work / "runs"

@@ -37,8 +37,10 @@ def _wheel(folder: Path, name: str = "tinypkg", version: str = "0.1") -> Path:
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr(f"{name}/__init__.py", "VALUE = 42\n")
         archive.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        archive.writestr(f"{info}/RECORD", f"{name}/__init__.py,,\n{info}/METADATA,,\n{info}/WHEEL,,\n{info}/RECORD,,\n")
+        archive.writestr(f"{info}/WHEEL",
+                         "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr(f"{info}/RECORD",
+                         f"{name}/__init__.py,,\n{info}/METADATA,,\n{info}/WHEEL,,\n{info}/RECORD,,\n")
     return path
 
 
@@ -60,7 +62,8 @@ def test_carry_over_the_limit_says_so_and_leaves_nothing(tmp_path, capsys):
     with pytest.raises(carry.CarryError, match="pass the 0 MiB limit"):
         carry.build_carry(vendor, None, tmp_path / "carry", limit=10)
     assert not (tmp_path / "carry").exists()
-    assert carry.main(["--vendor", str(tmp_path / "empty"), "--out", str(tmp_path / "c2"), "--repo", str(tmp_path)]) == 2
+    assert carry.main(["--vendor", str(tmp_path / "empty"), "--out", str(tmp_path / "c2"),
+                       "--repo", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("error: ")
 
 
@@ -129,7 +132,8 @@ def test_table_writes_markdown_and_json(tmp_path):
     rows = [{"run": "serial-a baseline", "wall_s": 49.0, "before_first_step_s": 32.0, "fits_tier": True}]
     path = table.write(tmp_path, rows, {"serial_runs_per_hour": 120.0})
     text = path.read_text()
-    assert "| serial-a baseline | 49.00 | 32.00 |" in text and "| yes |" in text and "serial_runs_per_hour: 120.00" in text
+    assert ("| serial-a baseline | 49.00 | 32.00 |" in text and "| yes |" in text
+            and "serial_runs_per_hour: 120.00" in text)
     assert json.loads((tmp_path / "gpu_proof.json").read_text())["runs"] == rows
 
 

@@ -104,7 +104,8 @@ def test_the_raters_blind_choice_does_not_depend_on_the_side_it_is_shown_on():
     """The app shuffles a pair's sides without a seed; the same rater seed must pick the same run.
     The two runs are close (1.03x apart in the taste), so the choice is a near coin flip."""
     optimum = TASTES["softer"].optimum()[1]
-    runs = [{"id": 1, "params": optimum}, {"id": 2, "params": {**optimum, "learning_rate": 1.5 * optimum["learning_rate"]}}]
+    runs = [{"id": 1, "params": optimum},
+            {"id": 2, "params": {**optimum, "learning_rate": 1.5 * optimum["learning_rate"]}}]
 
     class Pair(_Compare):
         def __init__(self, shown):

@@ -227,7 +227,8 @@ def test_progress_into_a_log_file_prints_a_line_per_run_not_per_step(capsys, mon
     monkeypatch.setattr("sys.stdout.isatty", lambda: False, raising=False)
     assert cli_commands._watch(Session(), quiet=False) == "finished"
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split("] ")[1].split(" | step ")[0] for line in lines] == ["0/2 runs | search 1/2", "1/2 runs | search 2/2"]
+    assert [line.split("] ")[1].split(" | step ")[0] for line in lines] == ["0/2 runs | search 1/2",
+                                                                          "1/2 runs | search 2/2"]
 
 
 def test_the_run_table_fits_a_100_column_terminal():

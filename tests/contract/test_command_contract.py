@@ -62,7 +62,8 @@ def _outside(words: list[str], roots: list[Path]) -> list[str]:
 
 
 def _check_common(spec: LaunchSpec, run_dir: Path, inputs_root: Path) -> list[str]:
-    problems = [f"absolute path outside inputs and run dir: {w}" for w in _outside(_absolute_words(spec), [inputs_root])]
+    problems = [f"absolute path outside inputs and run dir: {w}"
+                for w in _outside(_absolute_words(spec), [inputs_root])]
     if not Path(spec.output_dir).resolve().is_relative_to(run_dir.resolve()):
         problems.append(f"output_dir {spec.output_dir} is not under the run dir")
     if spec.logging_dir is not None and not Path(spec.logging_dir).resolve().is_relative_to(run_dir.resolve()):

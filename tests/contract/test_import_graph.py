@@ -72,7 +72,8 @@ UI_DEBT = frozenset({
 })
 #: import circles kept, and why (a new one fails)
 KNOWN_CIRCLES = (
-    ["bench.landscape_trainer", "bench.oracle", "bench.landscape_trainer"],  # the fake trainer looks up a taste's surface
+    # the fake trainer looks up a taste's surface
+    ["bench.landscape_trainer", "bench.oracle", "bench.landscape_trainer"],
 )
 
 
@@ -222,7 +223,8 @@ def study_makers_without_quiet(roots: Iterable[Path] = (PACKAGE,)) -> list[str]:
         every = modules(root)
         for name, path in every.items():
             tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-            makes = any(isinstance(n, ast.Attribute) and n.attr in ("create_study", "load_study") for n in ast.walk(tree))
+            makes = any(isinstance(n, ast.Attribute) and n.attr in ("create_study", "load_study")
+                        for n in ast.walk(tree))
             if makes and name != "bracket.optuna_quiet" and "bracket.optuna_quiet" not in imported(name, path, every):
                 found.append(name)
     return sorted(found)

@@ -40,7 +40,8 @@ def test_script_matching_covers_musubi_paths_and_wrappers():
 
 def test_toml_keys(tmp_path):
     good = tmp_path / "good.toml"
-    good.write_text("[general]\nbatch_size = 1\n[[datasets]]\nresolution = 512\n[[datasets.subsets]]\nimage_dir = 'x'\n")
+    good.write_text("[general]\nbatch_size = 1\n[[datasets]]\nresolution = 512\n"
+                    "[[datasets.subsets]]\nimage_dir = 'x'\n")
     assert toml_problems(good, "kohya-ss/sd-scripts", KEYS) == []
     bad = tmp_path / "bad.toml"
     bad.write_text("[general]\ncache_directory = 'c'\n[[datasets]]\nimage_directory = 'x'\n")

@@ -90,8 +90,8 @@ def postgres() -> Iterator[PgServer]:
                         "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync"],
                        check=True, capture_output=True, timeout=120)
         options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-        start = subprocess.run([*pg_ctl, "-l", str(base / "server.log"), "-w", "-t", "60", "-o", options, "start"], check=False,
-                               capture_output=True, text=True, timeout=90)
+        start = subprocess.run([*pg_ctl, "-l", str(base / "server.log"), "-w", "-t", "60", "-o", options, "start"],
+                               check=False, capture_output=True, text=True, timeout=90)
         if start.returncode != 0:
             log = (base / "server.log").read_text(errors="replace") if (base / "server.log").is_file() else ""
             raise RuntimeError(f"PostgreSQL did not start: {start.stdout}{start.stderr}{log}")

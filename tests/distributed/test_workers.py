@@ -230,9 +230,9 @@ def test_a_killed_worker_is_taken_over_after_the_grace_period(shared):
     store.close()
 
     # `bracket status` shows which worker ran each trial and which workers are alive
-    result = subprocess.run([sys.executable, "-m", "bracket", "status", str(shared["runs"] / "kill")], cwd=ROOT, check=False,
-                            env={**os.environ, "PGPASSWORD": shared["password"]}, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run([sys.executable, "-m", "bracket", "status", str(shared["runs"] / "kill")],
+                            cwd=ROOT, check=False, env={**os.environ, "PGPASSWORD": shared["password"]},
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert f"worker {victim['worker']} gpu=0: gone" in result.stdout
     # each run: its row, then its indented lines (the worker comes first there when several trained)

@@ -173,7 +173,9 @@ def test_reasons_never_show_a_rounded_zero_and_speak_plainly():
     assert reasons[3] == "is 0.002 short of the configs TPE builds on: a rating could bring it in"
     tied = rank_unrated([run(1, 0.2), run(2, 0.2001)], good_fraction=0.0)
     assert {p.reason for p in tied} == {"could overtake the leader: level with it",
-                                        "the leader: a rating confirms it or lets the runner-up (level with it) take over"}
+                                        "the leader: a rating confirms it or lets the runner-up "
+                                        "(level with it) take over"}
     close = rank_unrated([run(1, 0.2, 0.0, rated=True), run(2, 0.203)], good_fraction=0.0)
     assert close[0].reason == "could overtake the leader: within 0.003"
-    assert not any("0.00 " in p.reason or p.reason.endswith("0.00") for p in rank_unrated(candidates, good_fraction=0.25))
+    assert not any("0.00 " in p.reason or p.reason.endswith("0.00")
+                   for p in rank_unrated(candidates, good_fraction=0.25))

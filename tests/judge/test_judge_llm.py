@@ -93,7 +93,8 @@ def test_pairwise_verdicts_feed_the_human_bradley_terry_fit(server):
     assert results[1].score < results[2].score < results[3].score
     # the same fit as the human judge's, from the same choices
     assert strengths[1] == pytest.approx(bradley_terry(pairs)[1].strength)
-    assert results[1].details["comparisons"] == 6 and results[1].details["wins"] == 5 and results[1].details["ties"] == 1
+    assert (results[1].details["comparisons"] == 6 and results[1].details["wins"] == 5
+            and results[1].details["ties"] == 1)
 
 
 def test_merge_of_rubric_and_pairwise_parts():

@@ -134,7 +134,8 @@ def test_preflight_names_a_broken_dataset(make_trainer, tmp_path):
 
 
 def test_bracket_never_imports_the_gpu_only_packages():
-    code = ("import sys, bracket.registry, bracket.trainer.scripts.unsloth_driver, bracket.trainer.scripts.llm_generate; "
+    code = ("import sys, bracket.registry, bracket.trainer.scripts.unsloth_driver, "
+            "bracket.trainer.scripts.llm_generate; "
             "bad = [m for m in ('unsloth', 'trl', 'peft', 'transformers', 'axolotl', 'torchtune') "
             "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
@@ -142,7 +143,8 @@ def test_bracket_never_imports_the_gpu_only_packages():
 
 
 def _prepare_baseline(trainer, run_dir):
-    return trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=trainer.config_from_dict(trainer.baseline_config().knobs),
+    return trainer.prepare_run(RunRequest(run_dir=run_dir,
+                                          knobs=trainer.config_from_dict(trainer.baseline_config().knobs),
                                           dataset=trainer.dataset_source(None), max_steps=10, seed=3))
 
 

@@ -20,7 +20,8 @@ PROMPTS = [SamplePrompt("Name a colour.", seed=1000), SamplePrompt("Count to thr
 def test_post_run_command(make_trainer, tmp_path, preset_id):
     trainer = make_trainer(preset_id)
     run_dir = tmp_path / "run"
-    spec = trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=trainer.config_from_dict(trainer.baseline_config().knobs),
+    spec = trainer.prepare_run(RunRequest(run_dir=run_dir,
+                                          knobs=trainer.config_from_dict(trainer.baseline_config().knobs),
                                           dataset=trainer.dataset_source(None), max_steps=10, seed=3))
     assert trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=None) == []
     (post,) = trainer.post_run_commands(run_dir=run_dir, launch=spec, sample_prompts=PROMPTS)
@@ -39,7 +40,8 @@ def test_post_run_command(make_trainer, tmp_path, preset_id):
 def test_generation_output_format_with_fakes(make_trainer, tmp_path):
     trainer = make_trainer("torchtune-lora")
     run_dir = tmp_path / "run"
-    spec = trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=trainer.config_from_dict(trainer.baseline_config().knobs),
+    spec = trainer.prepare_run(RunRequest(run_dir=run_dir,
+                                          knobs=trainer.config_from_dict(trainer.baseline_config().knobs),
                                           dataset=trainer.dataset_source(None), max_steps=10, seed=3))
     for epoch in (0, 1, 10):  # torchtune writes one adapter per epoch; the last one is used
         (spec.output_dir / f"epoch_{epoch}").mkdir(parents=True)

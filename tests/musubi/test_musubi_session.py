@@ -48,7 +48,8 @@ def test_setup_caches_once_into_the_trials_cache_directory(preset_id, tmp_path):
     assert [Path(s.cmd[i]).name for s, i in zip(setup, scripts)] == [cls.latent_cache_script, cls.text_cache_script]
     for spec, index in zip(setup, scripts):
         assert "--skip_existing" in spec.cmd and spec.cwd == trainer.musubi_dir
-        assert not [w for w in spec.cmd[index + 1:] if w.startswith("--") and w not in script_spec(spec.cmd)[1]["flags"]]
+        assert not [w for w in spec.cmd[index + 1:]
+                    if w.startswith("--") and w not in script_spec(spec.cmd)[1]["flags"]]
         for flag in script_spec(spec.cmd)[1]["required"]:
             assert flag in spec.cmd
     setup_toml = read_toml(Path(flag_value(setup[0].cmd, "--dataset_config")))

@@ -11,7 +11,8 @@ Two ways to fill the disk:
   writing raise ``OSError(ENOSPC)`` for ``report`` and ``export``.
 
 Each command must print exactly one line, ``error: …`` saying the disk is full and what to do,
-and exit 1 (a write failed) or 2 (refused before starting: the store could only be read). ``status`` must not claim a dead search is running, and once space is freed ``resume``
+and exit 1 (a write failed) or 2 (refused before starting: the store could only be read).
+``status`` must not claim a dead search is running, and once space is freed ``resume``
 finishes the search with every run ``done``.
 """
 

@@ -3,9 +3,9 @@ process API.
 
 Issue 27: ``os.killpg``, ``os.getpgid``, ``signal.SIGKILL`` and ``start_new_session`` do not
 exist (or do nothing) on Windows, and ``os.kill(pid, 0)`` — the POSIX "does it exist" probe —
-*terminates* the process there. One module, :mod:`bracket.session.process.groups` (with ``_posix``, ``_windows`` and ``_cgroup``
-beside it), holds the POSIX
-and the Windows implementation; this test scans the syntax tree of ``bracket/``, ``ui/`` and
+*terminates* the process there. One module, :mod:`bracket.session.process.groups` (with
+``_posix``, ``_windows`` and ``_cgroup`` beside it), holds the POSIX and the Windows
+implementation; this test scans the syntax tree of ``bracket/``, ``ui/`` and
 ``app.py`` and fails on any such call, attribute, keyword or import anywhere else.
 """
 
@@ -93,7 +93,8 @@ def test_no_platform_specific_process_call_outside_the_process_control_modules()
     for path in sources:
         if path in ALLOWED:
             continue
-        problems += [f"{path.relative_to(ROOT)}:{p}" for p in platform_calls(path.read_text(encoding="utf-8"), str(path))]
+        problems += [f"{path.relative_to(ROOT)}:{p}"
+                     for p in platform_calls(path.read_text(encoding="utf-8"), str(path))]
     assert problems == [], "use bracket.session.process.groups instead"
 
 

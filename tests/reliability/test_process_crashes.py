@@ -164,7 +164,8 @@ def test_a_second_process_on_a_running_session_is_refused_and_launches_nothing(f
         assert _exit_code(first, tmp_path / "first.log") == 1
         assert dead(trainer)
         said = (tmp_path / "first.log").read_text(encoding="utf-8", errors="replace")
-        assert "stopping: the current run's trainer gets 5 s to exit" in said and "Press Ctrl-C again to stop now" in said
+        assert ("stopping: the current run's trainer gets 5 s to exit" in said
+                and "Press Ctrl-C again to stop now" in said)
     finally:
         kill_tree_now(first)
     session = Session.open(folder)

@@ -158,7 +158,8 @@ def test_a_store_another_program_keeps_locked_is_one_error_line(command, fast_fi
     holder = sqlite3.connect(folder / "bracket.db", isolation_level=None)
     try:
         holder.execute("BEGIN EXCLUSIVE")
-        code = main([command, str(folder), "--quiet", "--more-runs", "1"] if command == "resume" else [command, str(folder)])
+        code = main([command, str(folder), "--quiet", "--more-runs", "1"] if command == "resume"
+                    else [command, str(folder)])
     finally:
         holder.close()
     _one_line(capsys.readouterr().err, "locked", "Close whatever holds it")

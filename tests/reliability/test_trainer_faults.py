@@ -45,7 +45,8 @@ def test_crashing_and_silent_trainers_are_recorded_and_the_search_goes_on(fast_f
     runs = session.store.runs(session.name)
     assert [r["status"] for r in runs][:3] == ["failed", "failed", "disqualified"]
     exit1, segv, noevents, nan, nosamples, ok = runs
-    assert exit1["failure_reason"] == "RuntimeError: fake trainer failure (exit1) (exit code 1)" and "RuntimeError: fake trainer failure" in exit1["log_tail"]
+    assert (exit1["failure_reason"] == "RuntimeError: fake trainer failure (exit1) (exit code 1)"
+            and "RuntimeError: fake trainer failure" in exit1["log_tail"])
     assert segv["failure_reason"] == "killed by signal SIGSEGV" and segv["exit_code"] == -11
     assert "no loss" in noevents["failure_reason"] and noevents["loss"] == []
     assert nan["status"] in ("pruned", "disqualified") and "nan" in nan["failure_reason"].lower()

@@ -55,7 +55,8 @@ def test_the_app_status_report_export_and_promote_name_the_same_winner(demo_fiel
     assert command.split("--max_train_steps")[1].split()[0].strip("'") == "20"
     assert set(board["stage"]) == {"search", "final"}
     assert manager.results.winner_export().run_id == winner.run_id
-    assert manager.compare.next_unrated(4)[0] == winner.run_id, "Compare's next unrated goes to the unrated winner first"
+    assert manager.compare.next_unrated(4)[0] == winner.run_id, \
+        "Compare's next unrated goes to the unrated winner first"
     labels = manager.compare.run_labels()
     assert "· final ·" in labels[winner.run_id] and "unrated" in labels[winner.run_id]
     manager.close()

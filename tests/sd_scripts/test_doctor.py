@@ -78,7 +78,8 @@ def test_the_dataset_pre_flight_runs_without_the_trainer_venv(values, tmp_path):
     dataset = _check(report, "dataset")
     assert not dataset.ok and not dataset.skipped and "caption" in dataset.message, report.render()
     gone = run_doctor("sdxl-lora", {**values, "dataset": str(tmp_path / "gone")})  # an unusable field: inputs says it
-    assert _check(gone, "dataset").skipped and "Dataset (TOML or folder) cannot be used" in _check(gone, "dataset").message
+    assert (_check(gone, "dataset").skipped
+            and "Dataset (TOML or folder) cannot be used" in _check(gone, "dataset").message)
 
 
 def test_a_skipped_check_is_not_a_failure(capsys, monkeypatch):

@@ -42,7 +42,8 @@ def test_space_searches_only_loss_knobs(build, preset_id):
 
 def test_lora_rates_are_above_full_ft_rates(build):
     for lora, full in zip(LORA, FULL):
-        assert build(lora).declare_search_space()["learning_rate"].high > build(full).declare_search_space()["learning_rate"].high
+        assert (build(lora).declare_search_space()["learning_rate"].high
+                > build(full).declare_search_space()["learning_rate"].high)
 
 
 @pytest.mark.parametrize("preset_id", SD_PRESETS)

@@ -45,7 +45,8 @@ def test_run_toml_keeps_the_users_resolution(build, image_folder, tmp_path):
     assert document["general"] == {"enable_bucket": False, "batch_size": 1}
     assert document["datasets"][0]["resolution"] == 512 and "batch_size" not in document["datasets"][0]
     subset = document["datasets"][0]["subsets"][0]
-    assert subset["num_repeats"] == 3 and (Path(subset["image_dir"]) / "img0.png").resolve() == image_folder / "img0.png"
+    assert (subset["num_repeats"] == 3
+            and (Path(subset["image_dir"]) / "img0.png").resolve() == image_folder / "img0.png")
 
 
 def test_prompt_file_has_fixed_seeds_and_family_options(build, image_folder, tmp_path):

@@ -183,7 +183,8 @@ def test_sdxl_lora_search_for_real(random_sdxl, trainer_python, tmp_path):
     assert sorted(r["label"] for r in setup) == ["cache latents", "cache text encoder outputs"]
     assert all(r["status"] == "done" for r in setup), [r["failure_reason"] for r in setup]
     caches = sorted(p.name for p in (folder / "cache").glob("sdxl-*/s0/*.npz"))
-    assert caches == sorted([f"img{n}_0256x0256_sdxl.npz" for n in range(3)] + [f"img{n}_te_outputs.npz" for n in range(3)])
+    assert caches == sorted([f"img{n}_0256x0256_sdxl.npz" for n in range(3)]
+                            + [f"img{n}_te_outputs.npz" for n in range(3)])
     assert not list(data.glob("*.npz")), "the person's dataset folder got cache files"
 
     assert [r["kind"] for r in runs] == ["baseline", "curated"]

@@ -95,7 +95,8 @@ def test_the_leader_at_a_rung_goes_on_before_a_full_cohort_when_asked():
     rungs = Rungs(eta=3, smallest=1 / 9)
     scores = {(0, 0): 0.4}
     assert promotions([Parked(0, reached=0)], scores, rungs) == []
-    assert [(p.config_id, p.to_rung) for p in promotions([Parked(0, reached=0)], scores, rungs, leader=True)] == [(0, 1)]
+    assert [(p.config_id, p.to_rung)
+            for p in promotions([Parked(0, reached=0)], scores, rungs, leader=True)] == [(0, 1)]
     # a second config that is not the best waits; a new best goes on
     parked = [Parked(0, reached=1), Parked(1, reached=0)]
     assert [p.config_id for p in promotions(parked, {**scores, (1, 0): 0.5, (0, 1): 0.3}, rungs, leader=True)] == [0]

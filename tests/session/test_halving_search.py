@@ -73,7 +73,8 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
     history = {h.name: h for h in halving_history(session)}
     assert {h.state.name for h in history.values()} == {"COMPLETE"} and len(history) == 4
     by_rung = {c["name"]: (2 if c["id"] == winner["id"] else c["rung"]) for c in configs.values()}
-    assert sorted(history, key=lambda n: history[n].value) == sorted(history, key=lambda n: (-by_rung[n], history[n].value))
+    assert sorted(history, key=lambda n: history[n].value) == sorted(
+        history, key=lambda n: (-by_rung[n], history[n].value))
     assert history[winner["name"]].value < min(h.value for n, h in history.items() if n != winner["name"])
     inner = CurrentScoreSampler(session.space, lambda: list(history.values()),
                                 lambda seed, seen: TPESampler(seed=seed, n_startup_trials=1), seed=0)

@@ -47,7 +47,8 @@ def test_cache_commands_run_once_for_a_budget_of_six_and_not_again_on_resume(tmp
     trials = [r for r in runs if r["kind"] != "setup"]
     assert len(trials) == 6 and all(r["status"] == "done" for r in trials)
     # every trial's dataset TOML points at the one cache the setup filled
-    setup_toml = next(a for line in lines for i, a in enumerate(line["argv"]) if line["argv"][i - 1] == "--dataset_config")
+    setup_toml = next(a for line in lines for i, a in enumerate(line["argv"])
+                      if line["argv"][i - 1] == "--dataset_config")
     cache_dirs = {json.dumps(_cache_dirs(setup_toml))}
     for run in trials:
         cache_dirs.add(json.dumps(_cache_dirs(f"{run['run_dir']}/dataset.toml")))

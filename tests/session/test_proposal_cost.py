@@ -24,7 +24,8 @@ def test_a_proposal_scores_the_runs_once_for_the_sampler_and_its_why_line(demo_f
     # the shared scores are the current ones: the sampler's history is the freshly scored one
     assert session.scored_configs() == fresh and len(calls) == 1
     why = session.store.study(session.name).trials[proposal.trial_number].user_attrs[WHY_ATTR]
-    assert proposal.kind == "search" and why.startswith(("TPE from 4 scored · vs ", "shape draw: the best step, another shape · vs ")), why
+    assert proposal.kind == "search" and why.startswith(("TPE from 4 scored · vs ",
+                                                         "shape draw: the best step, another shape · vs ")), why
     session.close()
 
 
@@ -41,7 +42,8 @@ def test_the_why_line_of_one_config_is_the_one_all_lines_give_it():
         alone = short_reasons(configs, scores, space, ratings=[{"run_id": 2, "value": 7, "created_at": 6.5}],
                               only={config_id})
         assert alone == {config_id: every[config_id]}
-    assert every[7].startswith("TPE from 5 scored · vs search-5: learning_rate ×") and "rating of run #2 (7)" in every[7]
+    assert (every[7].startswith("TPE from 5 scored · vs search-5: learning_rate ×")
+            and "rating of run #2 (7)" in every[7])
 
 
 def test_a_why_line_that_cannot_be_made_never_stops_the_search():

@@ -31,7 +31,8 @@ class _Writer:
         self.writer = EventFileWriter(str(folder))
 
     def write(self, step: int, *values: summary_pb2.Summary.Value) -> None:
-        self.writer.add_event(event_pb2.Event(step=step, wall_time=1.0, summary=summary_pb2.Summary(value=list(values))))
+        self.writer.add_event(event_pb2.Event(step=step, wall_time=1.0,
+                                              summary=summary_pb2.Summary(value=list(values))))
         self.writer.flush()
 
 

@@ -128,7 +128,8 @@ def test_confirmation_rung_runs_the_leaders_again_inside_the_budget(tmp_path, ru
 
 # -- the best step -----------------------------------------------------------------------
 def _run(run_id, validation, last=100, samples=(50, 100)):
-    return {"id": run_id, "config_id": 1, "status": "done", "last_step": last, "loss": [[s, 0.5] for s in range(1, last + 1)],
+    return {"id": run_id, "config_id": 1, "status": "done", "last_step": last,
+            "loss": [[s, 0.5] for s in range(1, last + 1)],
             "eval_loss": [[s, v] for s, v in validation.items()], "samples": [{"step": s} for s in samples],
             "judges": {}}
 

@@ -31,7 +31,8 @@ def _score(value):
 
 
 def test_a_config_stopped_at_a_lower_rung_is_never_crowned_over_a_full_length_one():
-    configs = [_config(1, "full-one", "full", 2), _config(2, "short-best", "stopped", 0, "stopped at 1/9: 1 of 7, top 2 go on"),
+    configs = [_config(1, "full-one", "full", 2),
+               _config(2, "short-best", "stopped", 0, "stopped at 1/9: 1 of 7, top 2 go on"),
                _config(3, "to-a-third", "paused", 1), _config(4, "full-two", "full", 2)]
     # the short runs scored better (e.g. a rating at the rung): their scores are not full-length ones
     runs = [_run(1, 1), _run(2, 2, "paused", 100, 100), _run(3, 3, "paused", 300, 300), _run(4, 4)]

@@ -177,8 +177,8 @@ def test_the_shortcuts_give_what_the_general_code_gives():
     from bracket.status.text import TABLE_WIDTH, _wrap_details
 
     for text in ("a=1, b=2", "x" * 94, "x" * 95, "a  b", " a", "a\tb", "a\u00a0b", "k=" + "word " * 30):
-        assert _wrap_details(text) == textwrap.wrap(text, TABLE_WIDTH, initial_indent=" " * 6, subsequent_indent=" " * 8,
-                                                    break_on_hyphens=False)
+        assert _wrap_details(text) == textwrap.wrap(text, TABLE_WIDTH, initial_indent=" " * 6,
+                                                    subsequent_indent=" " * 8, break_on_hyphens=False)
     for stored in ("{}", "[]", "null", "", None, '{"a": [1, {}]}', "[[]]", "0"):
         row = decode({"params_json": stored})
         assert row["params"] == json.loads(stored or "null")
@@ -234,7 +234,8 @@ def test_a_config_of_mixed_loss_bases_takes_every_run_at_its_training_loss():
     series = [[s, 1.0 / s] for s in range(1, 101)]
     runs = [{"id": 1, "status": "done", "last_step": 100, "samples": [{"step": 50}], "loss": series,
              "eval_loss": [[50, 9.0], [100, 8.0]]},  # this one logged a validation loss: not used in a mixed config
-            {"id": 2, "status": "done", "last_step": 100, "samples": [{"step": 50}], "loss": [[s, 2 * v] for s, v in series]}]
+            {"id": 2, "status": "done", "last_step": 100, "samples": [{"step": 50}],
+             "loss": [[s, 2 * v] for s, v in series]}]
     curve = step_curve(7, runs)
     training = [loss_by_step(r, [50, 100], validation=False)[0] for r in runs]
     assert curve.per_judge["loss"] == {s: (training[0][s] + training[1][s]) / 2 for s in (50, 100)}

@@ -4,8 +4,9 @@ The demo preset with the fake trainer: a plan that reaches TPE is shown before S
 search is paused (the tab says paused, the button Resume) and resumed, and the Search tab
 says where the search is in its plan. On Compare, an arrow key outside pairwise mode
 records nothing; inside it (checkbox ticked, focus in the panel) it votes, and Undo takes
-the vote back; the grid's columns sort by learning rate. On Results, finals run from a button with a steps field, the winner is
-exported, a reload stays on Results, and the linked report.html opens. Screenshots go to test-output/ui-round2/.
+the vote back; the grid's columns sort by learning rate. On Results, finals run from a button
+with a steps field, the winner is exported, a reload stays on Results, and the linked
+report.html opens. Screenshots go to test-output/ui-round2/.
 """
 
 from __future__ import annotations

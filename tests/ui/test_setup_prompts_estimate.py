@@ -69,6 +69,7 @@ def test_the_app_starts_the_demo_with_the_clis_plan():
     # a blank confirmation box reads 0 (off) in the browser: the form writes the automatic rung out
     assert confirm_default("demo-cpu") == cli.confirm_runs == 4 and form["budget"] == cli.budget
     shown = plan_text(form["budget"], 1, confirm_default("demo-cpu"), "demo-cpu", steps=form["steps"])
-    assert shown == f"= {cli.plan().split(' = ', 1)[1]} — plan: baseline, 3 curated, 2 LR bracket, 4 shape draws, 2 TPE, 4 confirm"
+    assert shown == (f"= {cli.plan().split(' = ', 1)[1]} — plan: baseline, 3 curated, 2 LR bracket, "
+                     "4 shape draws, 2 TPE, 4 confirm")
     loaded = {"preset_id": "demo-cpu", "budget": 30, "seeds": 1, "confirm": None}
     assert confirm_default("demo-cpu", loaded) == SearchSettings(budget=30).confirm_runs

@@ -92,7 +92,8 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     assert {n: values[f"weight_{n}"] for n in JUDGE_NAMES} == {n: DEFAULT_WEIGHTS.get(n, 0.0) for n in JUDGE_NAMES}
     other = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)  # a second app / reload
     cloned = setup_tab.clone_settings(other, str(runs_dir / "ui-test"))
-    assert cloned["budget"] == 7 and cloned["name"] == "" and "Cloned the settings of **ui-test**" in cloned["form_message"]
+    assert (cloned["budget"] == 7 and cloned["name"] == ""
+            and "Cloned the settings of **ui-test**" in cloned["form_message"])
     notes, fields, _, budget, steps = setup_tab.on_preset("demo-cpu", cloned["loaded"])
     assert (budget, steps) == (7, 20) and fields["train_script"] == demo_fields["train_script"]
     assert setup_tab.on_preset("demo-cpu", {"preset_id": "other"})[3] == setup_tab.search_defaults("demo-cpu")["budget"]

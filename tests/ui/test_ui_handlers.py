@@ -48,7 +48,8 @@ def test_blocks_build_with_only_private_listeners(runs_dir):
 def field_change(preset_id: str, name: str, value: str, fields: dict[str, str]):
     """What one field's change event of ``preset_id``'s form (the one shown) gets back: every box
     of the form as ``fields`` has them, ``name`` now ``value``."""
-    boxes = [value if s.name == name else fields.get(s.name, s.resolved_default()) for s in get_preset(preset_id).fields]
+    boxes = [value if s.name == name else fields.get(s.name, s.resolved_default())
+             for s in get_preset(preset_id).fields]
     return setup_tab.on_form(preset_id, name, preset_id, *boxes)
 
 
@@ -117,7 +118,8 @@ def test_search_poll_skips_what_did_not_change(runs_dir, demo_fields):
     first = search_tab.poll(manager, {}, 0.5)
     status, progress, plot, log, table, *buttons, sent = first
     assert "finished" in status and "2 / 2 runs" in progress
-    assert len(plot_json(plot)["data"]) == 2 and list(table["status"]) == ["done", "done"] and "fake trainer: done" in log
+    assert (len(plot_json(plot)["data"]) == 2 and list(table["status"]) == ["done", "done"]
+            and "fake trainer: done" in log)
     time.sleep(1.1)
     again = search_tab.poll(manager, sent, 0.5)
     assert all(value == SKIP for value in again[:-1])
@@ -169,7 +171,8 @@ def test_compare_rate_pairwise_and_results(runs_dir, demo_fields):
     assert 'data-step="10"' in earlier[0] and earlier[0] != html
     first_heads = re.findall(r'<th title="[^"]*">([^<]*)</th>', html)
     assert len(first_heads) == 3 and all("· unrated" in h for h in first_heads)
-    assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith(f"Saved. Run #{shown[0]} rated 7: ")
+    assert compare_tab.rate(manager, shown[0], "7", compare_tab.WHOLE_RUN).startswith(
+        f"Saved. Run #{shown[0]} rated 7: ")
     assert "prompt 1" in compare_tab.rate(manager, shown[1], "3", 1)
     # the shown grid's headers say the new rating at once (a per-prompt rating is not a run's)
     relabelled = re.findall(r'<th title="[^"]*">([^<]*)</th>', compare_tab.relabel(manager, html, shown))
