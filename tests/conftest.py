@@ -71,8 +71,8 @@ def filled_demo_session(runs_dir, demo_fields):
     series of ``points`` steps each), closed again; returns its folder. For tests of what
     reading a session costs (the Results tab's probe, ``status``), not of the search."""
     def make(configs: int, *, name: str, points: int = 20, budget: int | None = None) -> Path:
-        from tests.fakes.filled_store import fill_store
         from bracket.session import SearchSettings, Session
+        from tests.fakes.filled_store import fill_store
 
         settings = SearchSettings(budget=budget or configs + 2, sample_prompts="", warm_start=False)
         session = Session.create("demo-cpu", demo_fields, settings, out_dir=runs_dir, name=name)

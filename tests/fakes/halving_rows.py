@@ -62,8 +62,8 @@ def place_on_rungs(store, name: str, folder: Path) -> dict[str, int]:
 
 def halving_session(runs_dir: Path, fields: dict[str, str], name: str = "halved") -> tuple[Path, dict[str, int]]:
     """(folder, run id per config name) of a closed demo-cpu session placed on the rungs."""
-    from tests.fakes.filled_store import fill_store
     from bracket.session import SearchSettings, Session
+    from tests.fakes.filled_store import fill_store
 
     session = Session.create("demo-cpu", fields, SearchSettings(budget=6, steps=FULL, sample_prompts="a red circle",
                                                                 warm_start=False, halving=True, smallest_rung=1 / 9),

@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def filled(runs_dir, demo_fields) -> Path:
     """A session of 10 finished search configs, two with samples at steps 10 and 20."""
-    from tests.fakes.filled_store import fill_store
     from bracket.session import SearchSettings, Session
+    from tests.fakes.filled_store import fill_store
 
     session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=14, sample_prompts="", warm_start=False),
                              out_dir=runs_dir, name="viewed")
@@ -92,8 +92,8 @@ def test_a_damaged_or_foreign_kept_view_is_ignored_and_rebuilt(filled, capsys, t
     cold = cold_status(filled, capsys, tmp_path)
     status_outputs(filled, capsys)  # keeps the view and the summaries
     if damage == "foreign":  # the views of another session, whose runs have the same ids
-        from tests.fakes.filled_store import fill_store
         from bracket.session import SearchSettings, Session
+        from tests.fakes.filled_store import fill_store
 
         other = Session.create("demo-cpu", demo_fields, SearchSettings(budget=14, sample_prompts="", warm_start=False),
                                out_dir=runs_dir, name="other")
