@@ -280,7 +280,9 @@ class Session:
         return self.settings.n_configs * self.settings.seeds + self.settings.confirm_runs
 
     def spent_runs(self) -> int:
-        runs = self.store.runs(self.name, with_series=False, statuses=RUN_SPENT, kinds=SEARCH_KINDS)
+        """Search runs spent; with halving a run paused at a rung counts (its config was tried)."""
+        spent = RUN_SPENT + (("paused",) if self.settings.halving else ())
+        runs = self.store.runs(self.name, with_series=False, statuses=spent, kinds=SEARCH_KINDS)
         return sum(1 for r in runs if r["stage"] == "search")
 
     def controller(self) -> SearchController:

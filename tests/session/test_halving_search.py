@@ -49,6 +49,8 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
         assert run["launches"] == {4: 1, 8: 2, 16: 3}[steps[-1]]
     full = [r for r in runs if r["status"] == "done"]
     assert len(full) == 1 and full[0]["last_step"] == 16 and full[0]["launches"] == 3
+    # the progress line ("4/4 runs") counts every config tried, paused at a rung or trained to full
+    assert session.spent_runs() == session.total_runs() == 4
     winner = configs[full[0]["config_id"]]
     assert winner["name"] == "radam"  # lr 3e-3: the best at every step
     assert (winner["rung_state"], winner["status"]) == ("full", "done") and winner["value"] is not None
