@@ -67,11 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="runs of the budget for the confirmation rung: the top configs re-run with fresh seeds "
                           "(default: a quarter of the budget from 8 configs on; 0: off)")
     run.add_argument("--halving", action=argparse.BooleanOptionalAction, default=False,
-                     help="successive halving: every config pauses at rungs (1/9, 1/3 of the steps) and only the top "
+                     help="successive halving: every config pauses at a rung (1/3 of the steps) and only the top "
                           "1/eta resume; the budget counts full runs (default: off, full runs for every config)")
     run.add_argument("--eta", type=int, default=3, help="with --halving: the top 1/ETA of a rung go on (default 3)")
-    run.add_argument("--smallest-rung", type=float, default=1 / 9, metavar="SHARE",
-                     help="with --halving: the first rung as a share of the steps (default 1/9 = 0.111)")
+    run.add_argument("--smallest-rung", type=float, default=None, metavar="SHARE",
+                     help="with --halving: the first rung as a share of the steps (default 1/3 = 0.333)")
     run.add_argument("--no-validation", action="store_true",
                      help="score by training loss even where the trainer can hold out a validation split")
     run.add_argument("--prompts", help="sample prompt lines (a file path, or text with \\n); default: proposed from "

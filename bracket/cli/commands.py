@@ -176,7 +176,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket,
         warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
         validation_split=0.0 if args.no_validation else None,
-        halving=args.halving, eta=args.eta, smallest_rung=args.smallest_rung,
+        halving=args.halving, eta=args.eta,
+        **({} if args.smallest_rung is None else {"smallest_rung": args.smallest_rung}),
         vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
     if args.budget is None:  # the smallest budget whose plan reaches TPE (the Setup form's too)
         settings = replace(settings, budget=default_budget(args.preset, settings, fields, steps))

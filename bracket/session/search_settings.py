@@ -225,7 +225,7 @@ class SearchSettings:
             problems.append(f"the reduction factor (--eta) must be a whole number from 2 to {MAX_ETA}, got {eta!r}.")
         if isinstance(smallest, bool) or not isinstance(smallest, (int, float)) or not 0 < smallest < 1:
             problems.append(f"the smallest rung (--smallest-rung) must be a share of the steps in (0, 1), such as "
-                            f"0.111 (1/9), got {smallest!r}.")
+                            f"0.333 (1/3), got {smallest!r}.")
         elif self.halving and not problems and self.n_configs < 1:
             problems.append(f"budget {self.budget} leaves no full run for the search with halving; raise the budget "
                             "or lower the confirmation runs (--confirm).")

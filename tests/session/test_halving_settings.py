@@ -39,3 +39,21 @@ def test_the_cli_refuses_a_bad_reduction_factor_in_one_line_and_creates_nothing(
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and error[0].startswith("error: the reduction factor (--eta)")
     assert list(out.iterdir()) == []
+
+
+def test_the_cli_takes_the_measured_smallest_rung_unless_given(runs_dir, monkeypatch, capsys):
+    from bracket.errors import BracketError
+    from bracket.search.halving import DEFAULT_SMALLEST
+    from bracket.session import Session
+
+    seen = []
+
+    def create(preset_id, fields, settings, **_):
+        seen.append(settings)
+        raise BracketError("stop here")  # nothing is trained: only the settings matter
+
+    monkeypatch.setattr(Session, "create", create)
+    for extra, smallest in (([], DEFAULT_SMALLEST), (["--smallest-rung", "0.25"], 0.25)):
+        assert main(["run", "--preset", "demo-cpu", "--halving", *extra, "--out", str(runs_dir)]) == 2
+        assert seen[-1].halving and seen[-1].smallest_rung == smallest
+    assert capsys.readouterr().err.count("error: stop here") == 2
