@@ -189,13 +189,15 @@ def steps_text(step: int | None, steps: int | None) -> str:
 
 
 def verdict(report: StatsReport, *, step: int | None = None, steps: int | None = None,
-            reading: Any = ScoreReading) -> str:
+            reading: Any = ScoreReading, alone: str = "it is the only scored config, so it was compared with nothing"
+            ) -> str:
     """One sentence: which config is best, at which step, and how confident that is.
 
     ``steps`` is the winning run's step count and ``step`` its best step (``bracket.standings``
     passes both), so the sentence is the whole answer: this config, at this many steps, this sure.
     ``reading`` writes the numbers (:class:`ScoreReading`: the internal score; the standings pass
-    the quality people read).
+    the quality people read). ``alone``: what is said of a best config with no runner-up (a
+    halving search says the others stand at a lower rung).
     """
     best = report.best
     if best is None:
@@ -203,7 +205,7 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
     # scores live in [0, 1], lower is better (docs/SCORING.md)
     head = f"Best config is {best.name!r}{steps_text(step, steps)} {_describe(best, reading)}"
     if report.runner_up is None:
-        return head + "; it is the only scored config, so it was compared with nothing."
+        return f"{head}; {alone}."
     test = report.vs_runner_up
     if best.n < 2 and any(s.n >= 2 for s in report.summaries):
         return (

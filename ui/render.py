@@ -329,13 +329,15 @@ def step_figure(rows: Sequence[Any]) -> go.Figure | None:
     return figure
 
 
-def winner_markdown(winner: Any) -> str:
-    """The winner in one line: config, stage, run, steps, seeds, judges, rated or not."""
+def winner_markdown(winner: Any, *, halving: bool = False) -> str:
+    """The winner in one line: config, stage, run, steps, seeds, judges, rated or not (``halving``:
+    the search has rungs, so the line says the run it names is the winner's full-length one)."""
     seeds = ", ".join(str(s) for s in winner.seeds) or "-"
     judges = ", ".join(winner.judges) or "no judge"
     estimated = f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else ""
     at = f" at its best step **{winner.step}** (by {winner.step_basis})" if winner.step else ""
-    return (f"Winner: **{winner.config_name}** ({winner.stage}) — run #{winner.run_id}, {winner.steps} steps{at}, "
+    run = "full-length run" if halving and getattr(winner, "full_length", True) else "run"
+    return (f"Winner: **{winner.config_name}** ({winner.stage}) — {run} #{winner.run_id}, {winner.steps} steps{at}, "
             f"seeds {seeds}; scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}."
             + ("" if getattr(winner, "full_length", True) else
                " No config has trained to full length yet: this one stands at a lower rung."))

@@ -82,7 +82,8 @@ def verdict_text(manager: SessionManager) -> str:
     """The verdict, the winner, the loss it rests on, and a link to the report when it is written."""
     _boards, verdict = manager.results.leaderboard()
     table = manager.standings()
-    winner = f"{verdict}\n\n{winner_markdown(table.winner)}" if table and table.winner else verdict
+    halving = bool(getattr(getattr(manager.session, "settings", None), "halving", False))
+    winner = f"{verdict}\n\n{winner_markdown(table.winner, halving=halving)}" if table and table.winner else verdict
     search = table.board("search") if table else None
     basis = search.top(1)[0].loss_basis if search and search.top(1) else ""
     if basis:

@@ -193,7 +193,8 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | Non
         settings.validate()
     except SettingsError as error:
         return str(error)
-    text = "= " + settings.plan().split(" = ", 1)[1]
+    spent = settings.plan().split(" = ", 1)[1]
+    text = f"= {settings.budget} full runs: {spent}" if settings.halving else f"= {spent}"  # the unit, with halving
     if preset_id:
         try:
             run_steps = int(steps) if steps not in (None, "") else None

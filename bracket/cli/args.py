@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bracket.errors import BracketError
 from bracket.safe_text import one_line
+from bracket.search.halving import DEFAULT_ETA, DEFAULT_SMALLEST, share_label
 from bracket.settings import absolute_path
 
 
@@ -51,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--preset", required=True)
     run.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="a preset field value")
     run.add_argument("--budget", type=int, default=None,
-                     help="number of training runs (configs x seeds); default: the smallest whose plan runs the "
+                     help="number of training runs (configs x seeds; with --halving, full-run equivalents); default: "
+                          "the smallest whose plan runs the "
                           "warm start, the LR bracket, the shape draws and two TPE proposals")
     run.add_argument("--steps", type=int, default=None, help="training steps per run (default: the preset's, else 100)")
     run.add_argument("--seeds", type=int, default=1, help="seeds per configuration")
@@ -67,11 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="runs of the budget for the confirmation rung: the top configs re-run with fresh seeds "
                           "(default: a quarter of the budget from 8 configs on; 0: off)")
     run.add_argument("--halving", action=argparse.BooleanOptionalAction, default=False,
-                     help="successive halving: every config pauses at a rung (1/3 of the steps) and only the top "
-                          "1/eta resume; the budget counts full runs (default: off, full runs for every config)")
-    run.add_argument("--eta", type=int, default=3, help="with --halving: the top 1/ETA of a rung go on (default 3)")
-    run.add_argument("--smallest-rung", type=float, default=None, metavar="SHARE",
-                     help="with --halving: the first rung as a share of the steps (default 1/3 = 0.333)")
+                     help="successive halving: every config pauses at rungs (from --smallest-rung of the steps, "
+                          "times ETA each) and only the top 1/eta resume; the budget counts full runs (default: off, "
+                          "full runs for every config)")
+    run.add_argument("--eta", type=int, default=DEFAULT_ETA,
+                     help=f"with --halving: the top 1/ETA of a rung go on (default {DEFAULT_ETA})")
+    run.add_argument("--smallest-rung", type=float, default=DEFAULT_SMALLEST, metavar="SHARE",
+                     help=f"with --halving: the first rung as a share of the steps (default "
+                          f"{share_label(DEFAULT_SMALLEST)} = {DEFAULT_SMALLEST:.3f}, measured)")
     run.add_argument("--no-validation", action="store_true",
                      help="score by training loss even where the trainer can hold out a validation split")
     run.add_argument("--prompts", help="sample prompt lines (a file path, or text with \\n); default: proposed from "

@@ -37,7 +37,8 @@ def session_rungs(settings: Any, trainer: Any) -> StepRungs:
     """The rungs at steps where samples and the validation loss are saved (``Rungs.steps``)."""
     plan = getattr(trainer, "validation", None)
     every = settings.sample_every_n_steps or (plan.every(settings.steps) if plan else 1)
-    return StepRungs(int(settings.eta), settings.rungs().steps(int(settings.steps), every=int(every)))
+    rungs = settings.rungs()
+    return StepRungs(int(settings.eta), rungs.steps(int(settings.steps), every=int(every)), rungs.fractions())
 
 
 def halving_history(session: Any) -> list[Any]:

@@ -29,12 +29,17 @@ ENDED = ("failed", "pruned", "disqualified")
 @dataclass(frozen=True)
 class StepRungs:
     """The rungs of one session at its real steps (``Rungs.steps``: rounded to the sample
-    interval, merged where they meet), in the shape ``bracket.search.halving`` reads."""
+    interval, merged where they meet), in the shape ``bracket.search.halving`` reads.
+    ``shares``: the rungs as the plan names them (``Rungs.fractions``), so the notes say the
+    same ``1/9`` as the plan, ``status`` and the app, whatever step a rung rounded to."""
 
     eta: int
     steps: tuple[int, ...]
+    shares: tuple[float, ...] = ()
 
     def fractions(self) -> tuple[float, ...]:
+        if len(self.shares) == len(self.steps):  # no rungs merged: the planned names
+            return tuple(self.shares)
         return tuple(step / self.steps[-1] for step in self.steps)
 
     def rung_of(self, step: int | None) -> int:

@@ -54,3 +54,22 @@ def test_a_paused_run_is_not_taken_for_an_interrupted_one(runs_dir, demo_fields,
         store.close()
     text, _ = status_outputs(folder, capsys)
     assert f"run {ids['search-2']} paused at step 10 of 90, state saved" in text
+
+
+def test_the_verdict_of_a_lone_full_length_config_says_the_others_stand_at_lower_rungs(runs_dir, demo_fields, capsys):
+    """Seen in a walk of a demo search with halving: the verdict said the winner "was compared
+    with nothing" while twelve configs had been ranked against it at the rungs."""
+    folder, _ = halving_session(runs_dir, demo_fields)
+    text, _ = status_outputs(folder, capsys)
+    verdict = next(line for line in text.splitlines() if line.startswith("verdict:"))
+    assert "compared with nothing" not in verdict
+    assert verdict.endswith("it is the only full-length config; the 3 others stand at a lower rung, "
+                            "ranked there (see the rungs).")
+
+
+def test_a_run_paused_at_a_rung_counts_as_spent(runs_dir, demo_fields, capsys):
+    """Seen in a walk: a finished demo search with halving said "1/13 runs spent" — its twelve
+    runs paused at a rung were not counted (two runs ended, one paused at 1/9, one running)."""
+    folder, _ = halving_session(runs_dir, demo_fields)
+    text, _ = status_outputs(folder, capsys)
+    assert text.splitlines()[0].endswith("; 3/26 runs spent")  # 26 configs planned; 2/26 before

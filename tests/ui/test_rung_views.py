@@ -10,7 +10,7 @@ import pytest
 from bracket.app import rungs
 from bracket.app.manager import SessionManager
 from tests.fakes.halving_rows import halving_session
-from ui import compare_tab, search_tab
+from ui import compare_tab, results_tab, search_tab
 from ui.render import runs_frame
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("no_torch_probe")]
@@ -70,3 +70,5 @@ def test_the_results_leaderboard_ranks_the_lower_rungs_after_the_full_length_win
     assert ranks["search-0"] == 1 and ranks["search-1"] == "2 (below full length)"
     assert f"run #{ids['search-0']}, 90 steps" in winner_markdown(table.winner)
     assert "lower rung" not in winner_markdown(table.winner)
+    # the Results tab names the winner's full-length run, as `status` and the report do
+    assert f"full-length run #{ids['search-0']}, 90 steps" in results_tab.verdict_text(manager)

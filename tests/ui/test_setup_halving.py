@@ -14,6 +14,7 @@ pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe"
 def test_the_plan_line_counts_full_runs_with_halving():
     off, on = plan_text(8, 1, 0, "demo-cpu"), plan_text(8, 1, 0, "demo-cpu", halving=True)
     assert "full runs" not in off and on.startswith("= ") and "configs to 1/3 → " in on and "to full" in on
+    assert on.startswith("= 8 full runs: ")  # seen in a walk: the line never said the budget counts full runs
 
 
 def test_the_halving_switch_reaches_the_session_and_fills_the_form_again(runs_dir, demo_fields):
