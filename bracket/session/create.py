@@ -172,7 +172,12 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
                         f"no warm-up: {share} is less than the warm-up knob's smallest non-zero step, so baseline "
                         "and curated warm-ups are set to 0")
     runs_dir = app_settings.absolute_path(out_dir) if out_dir else app_settings.get_settings().runs_dir
-    name = name or f"{preset_id}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if not name:  # the default: the preset and the time, made unique (two searches started within a second)
+        name = stamp = f"{preset_id}-{time.strftime('%Y%m%d-%H%M%S')}"
+        for again in range(2, 1000):
+            if not (runs_dir / name / SESSION_FILE).exists():
+                break
+            name = f"{stamp}-{again}"
     if not _NAME.match(name):
         raise BracketError(f"Session name {name!r} may only use letters, digits, '.', '_' and '-', must start with "
                            "a letter or digit and be at most 121 characters long.")
