@@ -93,6 +93,11 @@ def refresh_sessions(manager: SessionManager) -> Any:
 #: what the halving switch says (docs/SEARCH.md, docs/BENCHMARKS.md)
 HALVING_INFO = ("each config trains to 1/3 of the steps and pauses; the top third resume to full length. "
                 "Saves GPU time where the trainer logs a validation loss; off: a full run per config")
+def budget_label(halving: Any) -> Any:
+    """The budget box's label: training runs, or full runs with successive halving."""
+    return "Budget (full runs: halving)" if halving else "Budget (training runs)"
+
+
 #: the form's values Start reads, by name: :func:`start_search`'s keyword arguments
 START_INPUTS = ("preset_id", "fields", "budget", "steps", "seeds", "prompts", "sample_every", "algorithm", "space",
                 *WEIGHT_BOXES, "vlm_base_url", "vlm_model", "vlm_api_key", "name",
@@ -287,7 +292,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     gr.Markdown("### Search")
     with gr.Row():
         first = search_defaults(preset_dd.value)
-        budget = gr.Number(first["budget"], label="Budget (training runs)", precision=0, minimum=1,
+        budget = gr.Number(first["budget"], label=budget_label(False), precision=0, minimum=1,
                            elem_id="bk-budget")
         seeds = gr.Number(DEFAULTS.seeds, label="Seeds per config", precision=0, minimum=1, elem_id="bk-seeds")
         steps = gr.Number(first["steps"], label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
@@ -340,6 +345,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                    warm_from, halving]
     for box in plan_inputs:
         box.change(plan_text, plan_inputs, plan_md, **QUIET)
+    halving.change(lambda on: gr.update(label=budget_label(on)), halving, budget, **QUIET)
     preset_dd.change(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
     preset_dd.change(lambda p, f, c, loaded: prompts_for(p, f, c, loaded),
                      [preset_dd, fields_state, prompts, loaded_state], prompts, **QUIET)

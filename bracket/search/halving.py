@@ -164,7 +164,8 @@ def stopped_reason(config_id: int, rung: int, scores: Mapping[tuple[int, int], f
     if place is None:
         return f"stopped at {label}: no score there"
     top = top_count(len(ranked), rungs.eta)
-    return f"stopped at {label}: {place} of {len(ranked)}, top {top} go on"
+    goes_on = f"top {top} go on" if top else f"none go on before {rungs.eta} reach it"
+    return f"stopped at {label}: {place} of {len(ranked)}, {goes_on}"
 
 
 def cost(steps_trained: int, launches: int, full_steps: int, *, launch_steps: float = 0.0) -> float:

@@ -82,6 +82,8 @@ def test_stopped_reason_and_labels():
     scores = {(i, 0): float(i) for i in range(7)}
     assert stopped_reason(5, 0, scores, rungs) == "stopped at 1/9: 6 of 7, top 2 go on"
     assert stopped_reason(9, 0, scores, rungs) == "stopped at 1/9: no score there"
+    # below a cohort nobody goes on yet: said so, not "top 0 go on"
+    assert stopped_reason(0, 0, {(0, 0): 0.5}, rungs) == "stopped at 1/9: 1 of 1, none go on before 3 reach it"
     assert [share_label(s) for s in (1 / 9, 1 / 3, 0.25, 0.4, 1.0)] == ["1/9", "1/3", "1/4", "40%", "full"]
 
 

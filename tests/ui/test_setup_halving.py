@@ -11,6 +11,11 @@ from ui import setup_tab
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
 
 
+def test_the_budget_box_says_its_unit():
+    assert setup_tab.budget_label(False) == "Budget (training runs)"
+    assert "full runs" in setup_tab.budget_label(True)
+
+
 def test_the_plan_line_counts_full_runs_with_halving():
     off, on = plan_text(8, 1, 0, "demo-cpu"), plan_text(8, 1, 0, "demo-cpu", halving=True)
     assert "full runs" not in off and on.startswith("= ") and "configs to 1/3 → " in on and "to full" in on
