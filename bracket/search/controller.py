@@ -153,11 +153,9 @@ class CurrentScoreSampler(BaseSampler):
             params = {k: v for k, v in item.params.items() if k in self._space and k in self._space.searched()}
             distributions = {k: self._space[k].distribution() for k in params}  # type: ignore[union-attr]
             try:
-                pruned_at = item.state == TrialState.PRUNED and item.step is not None and item.value is not None
                 trials.append(optuna.trial.create_trial(
                     state=item.state, value=item.value if item.state == TrialState.COMPLETE else None,
-                    params=params, distributions=distributions,
-                    intermediate_values={int(item.step): float(item.value)} if pruned_at else None))
+                    params=params, distributions=distributions))
             except ValueError:
                 continue  # a param outside today's (narrowed) space: not informative here
         if trials:

@@ -51,9 +51,6 @@ class ScoredConfig:
     diverged: bool = False
     #: the config's name (``curated-2``, ``search-7``), for messages; empty when unknown
     name: str = ""
-    #: a PRUNED config's step (successive halving: the rung it stopped at), whose ``value``
-    #: it reached there; TPE ranks pruned trials by the step reached, then that value
-    step: int | None = None
 
 
 @dataclass(frozen=True)
