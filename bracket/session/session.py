@@ -52,7 +52,7 @@ from bracket.session.scoring.vlm import VlmScorer, vlm_config
 from bracket.session.search_settings import SearchSettings
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
 from bracket.session.store import SessionLock, gc_paused, per_change, stored_rows
-from bracket.session.store.schema import RUN_SPENT
+from bracket.session.store.schema import RUN_AT_RUNG, RUN_SPENT, spends_budget
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
 if TYPE_CHECKING:  # imported where a search starts: opening a session imports no Optuna
@@ -280,10 +280,9 @@ class Session:
         return self.settings.n_configs * self.settings.seeds + self.settings.confirm_runs
 
     def spent_runs(self) -> int:
-        """Search runs spent; with halving a run paused at a rung counts (its config was tried)."""
-        spent = RUN_SPENT + (("paused",) if self.settings.halving else ())
-        runs = self.store.runs(self.name, with_series=False, statuses=spent, kinds=SEARCH_KINDS)
-        return sum(1 for r in runs if r["stage"] == "search")
+        """Search runs that count against the budget (``schema.spends_budget``)."""
+        runs = self.store.runs(self.name, with_series=False, statuses=RUN_SPENT + RUN_AT_RUNG, kinds=SEARCH_KINDS)
+        return sum(1 for r in runs if r["stage"] == "search" and spends_budget(r))
 
     def controller(self) -> SearchController:
         if self._controller is None:  # seeded per worker; each proposal's "why" kept with its trial

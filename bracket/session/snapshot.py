@@ -18,7 +18,7 @@ from bracket.search.skip_rule import skipped_kinds
 from bracket.search.types import PAST_KIND
 from bracket.session.plan import phase_kind, plan_progress
 from bracket.session.store import stored_rows
-from bracket.session.store.schema import RUN_ACTIVE, RUN_SPENT
+from bracket.session.store.schema import RUN_SPENT, spends_budget
 
 
 @dataclass
@@ -89,14 +89,14 @@ def build_snapshot(session: Any) -> SessionSnapshot:
             view["last_step"] = live["step"]
             view["samples"] = live["samples"]
         run_views.append(view)
-    # the search's runs only: finals and promote runs are not part of the budget ("8/4 runs" otherwise)
-    scored = [r for r in runs if r["status"] in RUN_SPENT and r["kind"] != "setup" and r["stage"] == "search"]
-    # a halving search's run that paused at a rung (or resumes from one) has been spent too ("1/13 runs" otherwise)
-    at_rung = [r for r in runs if r["stage"] == "search" and r["kind"] != "setup" and r.get("pause_step")
-               and r["status"] in ("paused", *RUN_ACTIVE)]
+    # the search's runs only: finals and promote runs are not part of the budget ("8/4 runs" otherwise);
+    # a halving search's run paused at a rung, or resuming from one, is spent too ("1/13 runs" otherwise)
+    search = [r for r in runs if r["kind"] != "setup" and r["stage"] == "search"]
+    scored = [r for r in search if r["status"] in RUN_SPENT]
+    spent = sum(1 for r in search if spends_budget(r))
     durations = [r["duration_s"] for r in scored if r["duration_s"]]
     total = session.total_runs()
-    remaining = max(0, total - len(scored) - len(at_rung))
+    remaining = max(0, total - spent)
     eta = statistics.median(durations) * remaining if durations else None
     if eta is not None and live:
         eta = max(0.0, eta - (time.time() - live["started_at"]))
@@ -113,7 +113,7 @@ def build_snapshot(session: Any) -> SessionSnapshot:
         name=name, preset_id=session.parts.preset.id,
         status="paused" if paused else "running" if session.running else row.get("status", "created"),
         phase=session.phase, error=session.error, plan=session.settings.plan(),
-        budget=session.settings.budget, total_runs=total, runs_spent=len(scored) + len(at_rung),
+        budget=session.settings.budget, total_runs=total, runs_spent=spent,
         seeds=session.settings.seeds,
         eta_s=eta, elapsed_s=session.active_seconds(),
         current=live, runs=run_views, configs=list(configs.values()), workers=workers,

@@ -34,6 +34,15 @@ from bracket.search.types import stored_kind
 RUN_ACTIVE = ("pending", "running")
 #: run states that spend budget (a crash of Bracket itself leaves "interrupted", which does not)
 RUN_SPENT = ("done", "failed", "pruned", "disqualified")
+#: what a run of a successive-halving search can also be while its config is tried: paused at a
+#: rung, or resuming from one (it has a ``pause_step``)
+RUN_AT_RUNG = ("paused", *RUN_ACTIVE)
+
+
+def spends_budget(run: Mapping[str, Any]) -> bool:
+    """A run that counts against the budget: spent, or paused at a rung or resuming from one
+    (successive halving: its config was tried)."""
+    return run["status"] in RUN_SPENT or (bool(run.get("pause_step")) and run["status"] in RUN_AT_RUNG)
 
 metadata = sa.MetaData()
 
