@@ -9,8 +9,7 @@ about a session (progress line, table of runs, winner and best-step lines).
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from bracket.lazy_exports import lazy_exports
 
 #: public name -> the module (of this package) that defines it
 _WHERE = {
@@ -27,13 +26,4 @@ _WHERE = {
 }
 __all__ = sorted(_WHERE)
 
-
-def __getattr__(name: str) -> Any:
-    """Import the module that holds ``name`` on first use, so importing the package stays light."""
-    if name in _WHERE:
-        return getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, globals())
