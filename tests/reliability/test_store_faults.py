@@ -92,7 +92,9 @@ def test_run_folders_deleted_under_a_running_search(fast_fields, runs_dir, monke
     session = Session.create("demo-cpu", fast_fields, settings, out_dir=runs_dir, name="deleted")
     session.start()
     wait_for(lambda: (session.snapshot().current or {}).get("step", 0) >= 3, 60, "a few steps")
+    run_dir = Path(session.store.runs(session.name)[0]["run_dir"])
     shutil.rmtree(session.folder / "trials")
+    run_dir.mkdir(parents=True)  # as a trainer that makes its output folders again would
     assert session.wait(90), "the search must not hang"
     snapshot = session.snapshot()
     assert snapshot.status in ("finished", "failed"), snapshot.status

@@ -269,7 +269,10 @@ class RunExecutor:
                                                   for s, v in loss if not math.isfinite(v))
         else:
             status = "done"
-        if status != "done" and not Path(spec.cwd).exists():
+        # the trainer may have made its output folders again after the run folder was deleted:
+        # the log, opened at the launch and never made again, is the witness
+        deleted = not Path(spec.cwd).exists() or (log_path is not None and not log_path.exists())
+        if status != "done" and deleted:
             reason += f"; its run folder {spec.cwd} was deleted while it ran"
         self.store.update_run(
             run_id, status=status, exit_code=result.exit_code, failure_reason=reason,
