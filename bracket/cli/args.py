@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bracket.errors import BracketError
 from bracket.safe_text import one_line
-from bracket.search.halving import DEFAULT_ETA, DEFAULT_SMALLEST, share_label
+from bracket.search.halving import DEFAULT_ETA, DEFAULT_SMALLEST, parse_share, share_label
 from bracket.settings import absolute_path
 
 
@@ -40,6 +40,13 @@ def parse_assignments(pairs: Sequence[str], what: str = "--set") -> dict[str, st
             raise BracketError(f"{what} {pair!r} is malformed; write {form} (e.g. {what} {example}).")
         values[name.strip()] = value
     return values
+
+
+def _share(text: str) -> float:
+    try:
+        return parse_share(text)
+    except ValueError as error:  # argparse shows the message of an ArgumentTypeError
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "full runs for every config)")
     run.add_argument("--eta", type=int, default=DEFAULT_ETA,
                      help=f"with --halving: the top 1/ETA of a rung go on (default {DEFAULT_ETA})")
-    run.add_argument("--smallest-rung", type=float, default=DEFAULT_SMALLEST, metavar="SHARE",
+    run.add_argument("--smallest-rung", type=_share, default=DEFAULT_SMALLEST, metavar="SHARE",
                      help=f"with --halving: the first rung as a share of the steps (default "
                           f"{share_label(DEFAULT_SMALLEST)} = {DEFAULT_SMALLEST:.3f}, measured)")
     run.add_argument("--no-validation", action="store_true",

@@ -98,6 +98,28 @@ def share_label(share: float) -> str:
     return f"1/{round(inverse)}" if abs(inverse - round(inverse)) < 1e-6 else f"{share:.0%}"
 
 
+def parse_share(text: str) -> float:
+    """A rung share as people write it — ``1/3``, ``0.33`` or ``33%`` — as a number in (0, 1].
+
+    >>> parse_share("1/3") == 1 / 3, parse_share("25%"), parse_share("0.5")
+    (True, 0.25, 0.5)
+    """
+    written = str(text).strip()
+    try:
+        if written.endswith("%"):
+            share = float(written[:-1]) / 100
+        elif "/" in written:
+            top, bottom = written.split("/", 1)
+            share = float(top) / float(bottom)
+        else:
+            share = float(written)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{written!r} is not a share of the steps; write 1/3, 0.33 or 33%") from None
+    if not 0 < share <= 1:
+        raise ValueError(f"a share of the steps is in (0, 1]; {written!r} is not (write e.g. 1/3)")
+    return share
+
+
 def top_count(reached: int, eta: int, *, closing: bool = False) -> int:
     """How many of the ``reached`` configurations at a rung go on: ``reached // eta``; when
     ``closing`` (no new configuration will come), at least one and ``ceil(reached / eta)``."""

@@ -22,3 +22,19 @@ def test_halving_help_names_the_default_smallest_rung(capsys):
     text = " ".join(capsys.readouterr().out.split())
     share = SearchSettings().smallest_rung
     assert f"(default 1/3 = {share:.3f}, measured)" in text
+
+
+@pytest.mark.parametrize("written, share", [("1/3", 1 / 3), ("0.5", 0.5), ("25%", 0.25), ("1", 1.0)])
+def test_smallest_rung_is_read_as_people_write_a_share(written, share):
+    args = build_parser().parse_args(["run", "--preset", "demo-cpu", "--halving", "--smallest-rung", written])
+    assert args.smallest_rung == pytest.approx(share)
+
+
+@pytest.mark.parametrize("written", ["2/1", "0", "1/0", "third", "150%"])
+def test_a_share_outside_the_steps_is_one_error_line(written, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["run", "--preset", "demo-cpu", "--smallest-rung", written])
+    err = capsys.readouterr().err.strip()
+    assert exit_info.value.code == 2
+    assert err.startswith("error: argument --smallest-rung:") and len(err.splitlines()) == 1, err
+    assert "1/3" in err
