@@ -57,6 +57,9 @@ if ($LASTEXITCODE -ne 0) {
     Write-Error "pip could not install requirements.txt (see above). Check the network and run .\install.ps1 again."
     exit 1
 }
+# Bracket itself, in place: `python -m bracket` and `bracket` then work from any folder
+& $VenvPy -m pip install --no-deps -e . | Out-Null
+if ($LASTEXITCODE -ne 0) { Write-Warning "could not install Bracket into .venv in editable mode; run its commands from this folder" }
 # Bracket's own bytecode, so the first `python app.py` does not compile bracket\ and ui\ (pip wrote the packages')
 & $VenvPy -m compileall -q app.py bracket ui | Out-Null
 

@@ -66,6 +66,8 @@ if ! "$VENV_PY" -m pip install "${PIP_EXTRA[@]}" -r requirements.txt; then
     echo "pip could not install requirements.txt (see above). Check the network and run ./install.sh again." >&2
     exit 1
 fi
+# Bracket itself, in place: `python -m bracket` and `bracket` then work from any folder
+"$VENV_PY" -m pip install --no-deps -e . >/dev/null || warn "could not install Bracket into .venv in editable mode; run its commands from this folder"
 # pip wrote the packages' bytecode; Bracket's own too, so the first `python app.py` does not
 # compile bracket/ and ui/ (~0.2 CPU-s of its start, docs/BENCHMARKS.md §3)
 "$VENV_PY" -m compileall -q app.py bracket ui >/dev/null || warn "could not compile Bracket's sources (harmless)"
