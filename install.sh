@@ -133,8 +133,8 @@ install_trainer_torch() {  # $1 = python of the trainer venv
 }
 
 make_trainer_venv() {  # $1 = checkout folder; the rest = pip install arguments run inside it
-    local folder="$1"; shift
-    local python="$folder/.venv/bin/python"
+    local folder; folder="$(cd "$1" && pwd)" || { warn "no folder $1"; return 1; }; shift
+    local python="$folder/.venv/bin/python"  # absolute: the requirements install from inside $folder
     if [ ! -x "$python" ]; then
         "$PYTHON" -m venv "$folder/.venv" || { warn "could not create $folder/.venv"; return 1; }
     fi

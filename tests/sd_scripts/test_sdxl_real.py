@@ -239,3 +239,47 @@ def test_offline_run_without_tokenizers_names_the_trainers_error(trainer_python,
     reason = re.search(r"Pre-caching step 'cache latents' failed \((.*)\)", text)
     assert reason, _tail(log)
     assert re.match(r"[\w.]*(Error|Exception)\b", reason.group(1)) and "exit code 1" in reason.group(1), reason.group(1)
+
+
+@pytest.mark.timeout(5400)  # two trainer launches, each loading the 7 GB checkpoint; CPU only
+def test_sdxl_lora_pauses_at_a_rung_and_resumes_for_real(random_sdxl, trainer_python, tmp_path):
+    """A halving search of one config: sd-scripts trains to the rung (step 1 of 2), saves its
+    state and is stopped; the promotion resumes that state with ``--resume --skip_until_initial_step
+    --initial_step 1``, and the real trainer's own step counter goes on at step 2."""
+    env = dict(os.environ, BRACKET_RUNS_DIR=str(tmp_path / "runs"), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    fields = {"model_path": random_sdxl["model"], "tokenizer_cache_dir": random_sdxl["tokenizers"],
+              "dataset": _dataset(tmp_path / "data"), "resolution": 256, "sd_scripts_dir": SD_SCRIPTS,
+              "trainer_python": trainer_python, "vram_gb": 24, "device": "cpu"}
+    sets = [word for name, value in fields.items() for word in ("--set", f"{name}={value}")]
+    log = tmp_path / "bracket.log"
+    code = _bracket(["run", "--preset", "sdxl-lora", *sets, "--halving", "--eta", "2", "--smallest-rung", "1/2",
+                     "--budget", "1", "--steps", "2", "--sample-every", "1", "--name", "rungs", "--quiet",
+                     "--prompts", "a red square --d 1 --s 2"], log, env)
+    text = log.read_text(encoding="utf-8")
+    assert code == 0, _tail(log)
+    assert "finished — 1/1 runs" in text and "promoted" in text, _tail(log)
+
+    session = Session.open(tmp_path / "runs" / "rungs")
+    try:
+        runs = [r for r in session.store.runs(session.name) if r["kind"] != "setup"]
+    finally:
+        session.close()
+    assert len(runs) == 1
+    run = runs[0]
+    assert run["status"] == "done" and run["launches"] == 2, (run["status"], run["launches"], run["failure_reason"])
+    assert [step for step, _ in run["loss"]] == [1, 2]  # one series in true steps, nothing repeated
+
+    # the pause: the state sd-scripts saved at the rung, its step recorded by the trainer itself
+    state = Path(run["output_dir"]) / "bracket-step00000001-state"
+    assert json.loads((state / "train_state.json").read_text(encoding="utf-8"))["current_step"] == 1
+    # the resume: a second event file whose first step is 2 (the trainer's global_step went on)
+    files = sorted((Path(run["run_dir"]) / "logs").glob("**/events.out.tfevents.*"), key=lambda p: p.stat().st_mtime)
+    assert len(files) == 2, files
+    per_launch = [read_scalars(f.parent, f.name)["loss/current"] for f in files]
+    assert [[step for step, _ in series] for series in per_launch] == [[1], [2]]
+    assert [tuple(p) for p in run["loss"]] == [*per_launch[0], *per_launch[1]]
+    stdout = (Path(run["run_dir"]) / "logs" / "stdout.log").read_text(encoding="utf-8", errors="replace")
+    assert "skipping 1 steps" in stdout, "the resumed launch did not skip to the saved step"
+    rendered = sorted(SAMPLE_NAME.match(Path(s["path"]).name).group(1) for s in run["samples"])
+    assert rendered == ["000001", "000002", "e000000"]  # the first sample only on the fresh start
+    assert (Path(run["output_dir"]) / "bracket.safetensors").is_file()
