@@ -12,6 +12,13 @@ every config to full length. Each turn it asks, in this order:
 3. a new config from the controller (while the budget buys one), launched with the schedule of
    the full length and ``stop_at_step`` = the first rung's step.
 
+A run that pauses at a rung has its samples judged there by the VLM judge when one is
+configured (``RunPipeline.judge_rung``), and the loop waits for those verdicts (bounded,
+``RunPipeline.wait_for_rung_verdicts``) before it decides the next promotion, so the judge's
+verdict at the rung takes part in it; a failing judge leaves the run unscored by it and the
+search goes on. Paused runs without a verdict at their rung (a session reopened) are queued
+for one when the loop starts.
+
 When no new config can be bought the rule is *closing* (at least the best of a rung goes on),
 and when nothing is left configs still paused are *stopped* (in the store and the study, with
 the reason). The configs' ``rung``, ``rung_state`` and ``rung_note`` are written as things
@@ -184,6 +191,9 @@ class HalvingLoop:
         if getattr(s.trainer, "resume_mode", "restart") != "continue":
             s.add_note(f"halving: {type(s.trainer).__name__} cannot resume a paused run, so a promoted config "
                        "trains again from step 0 to its next rung")
+        for run in s.store.runs(s.name, with_series=False):
+            if run["stage"] == "search" and run["status"] == "paused":
+                s.pipeline.judge_rung(run["id"])  # judged there before: kept, not asked again
         while not control.halted:
             control.wait_while_paused(s.changed)
             if control.stop_requested():
@@ -212,6 +222,7 @@ class HalvingLoop:
             if control.stop_requested():
                 break
             s.pipeline.resume(run_id, stop_at_step=work.stop_at)  # None: another worker claimed it first
+        s.pipeline.wait_for_rung_verdicts()
         self.record(work.config)
 
     def record(self, config: Mapping[str, Any]) -> None:

@@ -6,7 +6,11 @@ same path, :meth:`RunPipeline.train`: the config is validated against the sessio
 run row is added, the trainer prepares its command in ``<session>/<stage folder>/<id>-<name>-s<seed>``,
 the :class:`~bracket.session.process.execute.RunExecutor` runs and records it, and a finished image
 or video run is queued for the VLM judge when one is configured (a text run: for the task
-metrics and the LLM-as-judge, ``bracket.session.scoring.text_judges``).
+metrics and the LLM-as-judge, ``bracket.session.scoring.text_judges``); so is an image or video
+run paused at a rung of a halving search, for its samples at the pause step
+(:meth:`RunPipeline.judge_rung`, :meth:`RunPipeline.wait_for_rung_verdicts`). A text run makes no
+answers at a pause (its generation step runs when it finishes), so the LLM judges have nothing
+to judge at a rung.
 
 :meth:`RunPipeline.finish_config` closes a search config once all its seeds are spent: its
 current mean score goes to the study (``SearchController.finish``; pruned when every run was
@@ -30,6 +34,9 @@ from bracket.session.scoring.text_judges import TextJudges, write_heldout
 from bracket.session.snapshot import confirm_phase_label, phase_label
 from bracket.session.store.schema import RUN_SPENT
 from bracket.trainer.base import RunRequest
+
+#: how long a halving search waits for the judge's verdicts at a rung before it promotes without them
+RUNG_VERDICT_WAIT_S = 600.0
 
 if TYPE_CHECKING:  # pragma: no cover - opening a session (status) imports no Optuna
     from bracket.search.controller import SearchController
@@ -96,9 +103,25 @@ class RunPipeline:
         status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir, resume_step=resume_step)
         if status == "done" and self.vlm is not None and self.trainer.sample_kind in ("image", "video"):
             self.vlm.submit(run_id)
+        if status == "paused":
+            self.judge_rung(run_id)
         if status == "done" and self.text_judges is not None and self.trainer.sample_kind == "text":
             self.text_judges.after_run(run_id)
         return status
+
+    def judge_rung(self, run_id: int) -> None:
+        """Queue the VLM judging of paused run ``run_id``'s samples at its pause step (when a VLM
+        is configured and the trainer makes images or videos; a verdict there already is kept)."""
+        if self.vlm is not None and self.trainer.sample_kind in ("image", "video"):
+            self.vlm.submit_rung(run_id)
+
+    def wait_for_rung_verdicts(self, timeout_s: float = RUNG_VERDICT_WAIT_S) -> bool:
+        """Wait (at most ``timeout_s``, and not past a stop) for the queued rung verdicts, so a
+        promotion is decided on them; whether they are all in (a late one counts once stored)."""
+        if self.vlm is None or not self.vlm.rungs_pending():
+            return True
+        self.on_phase("waiting for the judge model at the rung")
+        return self.vlm.wait_rungs(timeout_s, stop=self.control.stop_requested)
 
     def resume(self, run_id: int, *, stop_at_step: int | None = None, from_status: str = "paused",
                resume_from: Path | None = None, resume_step: int | None = None, **run_options: Any) -> str | None:

@@ -4,8 +4,9 @@ A configuration's score at a rung is the session's own score (``bracket.session.
 the loss judge with the validation loss where the trainer has one, else the smoothed training
 loss; ratings and choices; the VLM and LLM judges) of its runs *as they were at the rung's
 step*: every run that reached that step is cut there — its loss series, validation loss and
-samples up to the step, the ratings given at or before it, the judges' stored verdicts only
-where they judged that very step — and all of them are scored together, as ``score_runs``
+samples up to the step, the ratings given at or before it, the judges' verdicts on that very
+step (those stored for it when the run paused there, ``judges["at_step"]``, kept after it went
+on; else the run's own when it ended there) — and all of them are scored together, as ``score_runs``
 scores any set of runs (its scores are ranks among the runs it is given). Nothing of the
 scoring is repeated here.
 """
@@ -19,7 +20,7 @@ from typing import Any
 
 from bracket.search.halving import Parked
 from bracket.session.launches import up_to
-from bracket.session.scoring.run_scores import WORST, score_runs
+from bracket.session.scoring.run_scores import WORST, score_runs, verdicts_at
 from bracket.session.store.schema import RUN_ACTIVE
 
 #: run states that end a configuration on the rungs (it cannot go on)
@@ -82,10 +83,11 @@ def parked(config: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], rungs: 
 def _at_step(run: Mapping[str, Any], step: int) -> dict[str, Any]:
     """``run`` as it was at ``step``: a finished run of that length, to be scored."""
     judged_here = reached_step(run) == step and run["status"] in ("done", "paused")
+    judges = verdicts_at(run, step) or ((run.get("judges") or {}) if judged_here else {})
     return {**run, "status": "done", "finished_at": None, "last_step": step,
             "loss": up_to(run.get("loss") or [], step), "eval_loss": up_to(run.get("eval_loss") or [], step),
             "samples": [s for s in run.get("samples") or [] if s.get("step") is None or s["step"] <= step],
-            "judges": (run.get("judges") or {}) if judged_here else {}}
+            "judges": judges}
 
 
 def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]], rungs: StepRungs, *,

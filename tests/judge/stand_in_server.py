@@ -8,12 +8,14 @@ rules, so a test fails when the judge sends the wrong things or reads the reply 
   criterion when the model's answer equals the reference (case and spaces aside), else 2;
 * **pairwise** (asks for a winner): the answer equal to the reference wins, "tie" when both
   or neither are;
-* **VLM** (image/video rubric): each image part's mean colour is read; quality is 8;
+* **VLM** (image/video rubric): each image part's mean colour is read; quality is 8 (under
+  ``/red/v1``: the mean red of the images / 25.5, so the reddest sample is the best);
   ``temporal_consistency`` is 10 when all frames have the same colour, else 1.
 
 The first path segment picks a failure mode: ``/ok/v1`` answers, ``/down/v1`` answers HTTP
 500, ``/auth/v1`` 401, ``/bad/v1`` malformed JSON, ``/vary/v1`` alternates rubric scores (repeats
-disagree). Every request is recorded in ``server.requests``.
+disagree). Every request is recorded in ``server.requests``; ``server.delay_s`` (0) is waited
+before each reply (a judge slower than the trainer).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import io
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _SECTION = re.compile(r"^(Question|Reference answer|Model's answer|Answer A|Answer B):\n", re.MULTILINE)
@@ -52,6 +55,8 @@ def verdict(body: dict, mode: str, count: int) -> str:
     if isinstance(user, list):  # the VLM judge: text + image parts
         colours = [_mean_colour(p["image_url"]["url"]) for p in user if p.get("type") == "image_url"]
         reply = {"prompt_adherence": 7, "quality": 8, "artifacts": 9}
+        if mode == "red":
+            reply["quality"] = round(sum(c[0] for c in colours) / len(colours) / 25.5)
         if "temporal_consistency" in system:
             steady = all(max(abs(a - b) for a, b in zip(c, colours[0])) < 16 for c in colours)
             reply["temporal_consistency"] = 10 if steady else 1
@@ -80,6 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
             server.requests.append({"mode": mode, "auth": self.headers.get("Authorization"), "body": body,
                                     "path": self.path})
             count = len(server.requests)
+        time.sleep(server.delay_s)
         if mode in ("down", "auth"):
             self.send_response(500 if mode == "down" else 401)
             self.end_headers()
@@ -97,6 +103,7 @@ def start() -> ThreadingHTTPServer:
     """Start the stand-in on a free localhost port; ``server.url(mode)`` is its base URL."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.requests = []
+    server.delay_s = 0.0
     server.lock = threading.Lock()
     server.url = lambda mode="ok": f"http://127.0.0.1:{server.server_address[1]}/{mode}/v1"
     threading.Thread(target=server.serve_forever, daemon=True).start()

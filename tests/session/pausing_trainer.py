@@ -11,6 +11,12 @@ every step, so a test knows which config the rule must keep. ``--stop_at_step N`
 complete, keep running (a trainer that cannot stop itself). ``--save_every_n_steps N`` with
 ``--save_state`` writes ``demo-step<N:08d>-state/`` every N steps; ``BRACKET_FAKE_PAUSE_FAIL_AT=K``
 exits 1 after step K (a long run dying half way).
+
+With ``--sample_prompts`` and ``--sample_every_n_steps`` it writes one sample image per prompt
+(``<output_dir>/sample/demo_<step:06d>_<ii>_<stamp>_<seed>.png``, as the demo names them) at
+every sample step, the pause step and the last: a flat colour whose red grows with the rate's
+distance to 3e-3 (``red``: ``255 * min(1, |log10(lr) + 2.5| / 2)``) — the config the loss ranks
+last looks reddest, so a judge that reads colour can disagree with the loss.
 """
 
 from __future__ import annotations
@@ -39,6 +45,9 @@ def main() -> None:
 
     output = Path(args.output_dir)
     output.mkdir(parents=True, exist_ok=True)
+    prompts = ([line for line in Path(args.sample_prompts).read_text().splitlines() if line.strip()]
+               if args.sample_prompts and args.sample_every_n_steps else [])
+    red = round(255 * min(1.0, abs(math.log10(args.learning_rate) + 2.5) / 2))
     start = 0
     if args.resume:
         start = json.loads((Path(args.resume) / "train_state.json").read_text())["current_step"]
@@ -60,6 +69,8 @@ def main() -> None:
             state.mkdir(exist_ok=True)
             (state / "train_state.json").write_text(json.dumps({"current_step": step}))
             (state / "COMPLETE").write_text(str(step))
+        if prompts and (step % args.sample_every_n_steps == 0 or step in (stop, args.max_train_steps)):
+            sample(output / "sample", step, len(prompts), red)
         if step == int(os.environ.get("BRACKET_FAKE_PAUSE_FAIL_AT") or 0):
             raise SystemExit(1)
         if step == stop:
@@ -69,6 +80,15 @@ def main() -> None:
             return
     writer.close()
     (output / "demo.safetensors").write_bytes(b"")
+
+
+def sample(folder: Path, step: int, count: int, red: int) -> None:
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for index in range(count):
+        Image.new("RGB", (8, 8), (red, 40, 40)).save(
+            folder / f"demo_{step:06d}_{index:02d}_{time.strftime('%Y%m%d%H%M%S')}_{index + 1}.png")
 
 
 if __name__ == "__main__":

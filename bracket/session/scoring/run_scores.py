@@ -126,6 +126,16 @@ def judge_record(result: JudgeResult) -> dict[str, Any]:
             "details": result.details}
 
 
+#: where a run's ``judges`` keep the judges' records of one step (``{str(step): {judge: record}}``):
+#: a run paused at a rung is judged there (``bracket.session.scoring.vlm``)
+AT_STEP = "at_step"
+
+
+def verdicts_at(run: Mapping[str, Any], step: int) -> dict[str, Any]:
+    """The judges' records of ``run`` stored for ``step`` (``judges["at_step"]``), or {}."""
+    return dict(((run.get("judges") or {}).get(AT_STEP) or {}).get(str(step)) or {})
+
+
 class SummaryCache:
     """Per-run loss summaries of finished runs, which never change once a run has ended.
 

@@ -11,11 +11,18 @@ because of the VLM. A video sample (video presets) is judged from frames of its 
 When a run rendered samples at intermediate steps, those steps are scored too (after the
 final one) and kept as ``judges["vlm_steps"]`` (step → score), which the best-step score
 (``bracket.session.scoring.best_step``) uses; the run's own VLM score stays the final step's.
+
+A run paused at a rung of a halving search (:meth:`VlmScorer.submit_rung`) has the samples of
+its pause step judged the same way, on the same thread, kept as ``judges["at_step"][step]["vlm"]``
+— what ``bracket.session.rung_scores`` reads for that step, also after the run went on — and
+reused for that step once the run finishes. :meth:`VlmScorer.wait_rungs` lets the halving loop
+wait for those verdicts before it decides a promotion.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -24,7 +31,7 @@ from typing import Any
 from bracket import settings as app_settings
 from bracket.judge.base import JudgeResult
 from bracket.judge.vlm import VlmConfig, VlmJudge, is_video
-from bracket.session.scoring.run_scores import judge_record
+from bracket.session.scoring.run_scores import AT_STEP, judge_record, verdicts_at
 from bracket.session.scoring.samples import image_problem
 from bracket.session.store import Store
 from bracket.trainer.prompts import SamplePrompt
@@ -87,8 +94,9 @@ def sample_problem(path: Path) -> str | None:
 
 
 class VlmScorer:
-    """One background thread that scores finished runs with the VLM judge; ``on_scored`` is
-    called (in that thread) once each run's scores are all stored (``Session.changed``)."""
+    """One background thread that scores finished runs (and runs paused at a rung) with the VLM
+    judge; ``on_scored`` is called (in that thread) once each run's scores are all stored
+    (``Session.changed``)."""
 
     def __init__(self, store: Store, session: str, config: VlmConfig, prompts: list[SamplePrompt],
                  on_scored: Callable[[], None] | None = None) -> None:
@@ -96,15 +104,35 @@ class VlmScorer:
         self.judge = VlmJudge(config)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bracket-vlm")
         self._futures: list[Future] = []
+        self._rung_futures: list[Future] = []
 
     def submit(self, run_id: int) -> None:
         self._futures.append(self._pool.submit(self._score, run_id))
 
-    def _score(self, run_id: int) -> None:
-        run = self.store.get_run(run_id)
-        if run is None:
-            return
-        pairs = final_samples(run["samples"], self.prompts)
+    def submit_rung(self, run_id: int) -> None:
+        """Queue the judging of a paused run's samples at its pause step."""
+        future = self._pool.submit(self._score_rung, run_id)
+        self._futures.append(future)
+        self._rung_futures.append(future)
+
+    def wait_rungs(self, timeout: float, stop: Callable[[], bool] = lambda: False) -> bool:
+        """Wait until the queued rung verdicts are stored, at most ``timeout`` seconds and only
+        while ``stop()`` is false; whether they all are (a late one still lands and counts then)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._rung_futures = [f for f in self._rung_futures if not f.done()]
+            left = deadline - time.monotonic()
+            if not self._rung_futures or left <= 0 or stop():
+                return not self._rung_futures
+            wait(self._rung_futures, timeout=min(1.0, left))
+
+    def rungs_pending(self) -> bool:
+        return any(not f.done() for f in self._rung_futures)
+
+    def _verdict(self, run: dict[str, Any], step: int | None = None) -> tuple[JudgeResult, dict[str, Any]]:
+        """The judge's result on ``run``'s samples of ``step`` (its last sampled step when None),
+        and its stored record (unreadable samples skipped and listed)."""
+        pairs = final_samples(run["samples"], self.prompts, step)
         unreadable = [problem for path, _ in pairs if (problem := sample_problem(path))]
         readable = [(path, text) for path, text in pairs if sample_problem(path) is None] if unreadable else pairs
         if pairs and not readable:
@@ -112,16 +140,43 @@ class VlmScorer:
                                          + "; ".join(unreadable) + ")")
         else:
             result = self.judge.score_run(readable)
-        judges = dict(run.get("judges") or {})
-        judges["vlm"] = judge_record(result)
+        record = judge_record(result)
         if unreadable:  # skipped, and listed with the judge's record
-            judges["vlm"]["unreadable"] = unreadable
+            record["unreadable"] = unreadable
+        return result, record
+
+    def _score_rung(self, run_id: int) -> None:
+        run = self.store.get_run(run_id)
+        step = (run or {}).get("pause_step")
+        if run is None or run.get("status") != "paused" or not step \
+                or (verdicts_at(run, int(step)).get("vlm") or {}).get("score") is not None:
+            return  # gone on, or judged at this step already (a resume stopped, a session reopened)
+        _, record = self._verdict(run, int(step))
+        run = self.store.get_run(run_id) or run  # the judges as they are now
+        judges = dict(run.get("judges") or {})
+        at_step = dict(judges.get(AT_STEP) or {})
+        at_step[str(step)] = {**at_step.get(str(step), {}), "vlm": record}
+        self.store.update_run(run_id, judges={**judges, AT_STEP: at_step})
+        if self.on_scored is not None:
+            self.on_scored()
+
+    def _score(self, run_id: int) -> None:
+        run = self.store.get_run(run_id)
+        if run is None:
+            return
+        result, record = self._verdict(run)
+        judges = dict(run.get("judges") or {})
+        judges["vlm"] = record
         self.store.update_run(run_id, judges=judges)
         steps = sorted({s["step"] for s in run["samples"] if s.get("kind") in JUDGED_KINDS and s.get("step")})
         per_step: dict[str, float | None] = {}
         for step in steps:
             if result.score is not None and step == steps[-1]:
                 per_step[str(step)] = result.score
+                continue
+            judged = verdicts_at(run, step).get("vlm") or {}
+            if judged.get("score") is not None:  # judged when the run paused there
+                per_step[str(step)] = judged["score"]
                 continue
             per_step[str(step)] = self.judge.score_run(final_samples(run["samples"], self.prompts, step)).score
         if per_step:
