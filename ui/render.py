@@ -119,7 +119,7 @@ def progress_html(snapshot: Any) -> str:
     elif snapshot.status == "paused":  # the clock stands still while paused (a run in progress still ends)
         timing = (f" · paused · ETA {format_duration(snapshot.eta_s)} once resumed · elapsed "
                   f"{format_duration(snapshot.elapsed_s)}")
-    parts.append(_bar(f"Search: {snapshot.runs_spent} / {snapshot.total_runs} runs{timing}", snapshot.progress))
+    parts.append(_bar(f"Search: {snapshot.spent_label}{timing}", snapshot.progress))
     return '<div id="bk-progress">' + "".join(parts) + "</div>"
 
 

@@ -49,6 +49,10 @@ def _share(text: str) -> float:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _launch_share(text: str) -> float:
+    return 0.0 if str(text).strip() in ("0", "0.0", "0%") else _share(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command; a mistake in the arguments exits 2 with one ``error:`` line."""
     parser = _Parser(prog="bracket", description="Find the best hyperparameters for a fine-tune.")
@@ -84,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--smallest-rung", type=_share, default=DEFAULT_SMALLEST, metavar="SHARE",
                      help=f"with --halving: the first rung as a share of the steps (default "
                           f"{share_label(DEFAULT_SMALLEST)} = {DEFAULT_SMALLEST:.3f}, measured)")
+    run.add_argument("--launch-cost", type=_launch_share, default=None, metavar="SHARE",
+                     help="with --halving: a launch's start-up (model load, caches) as a share of a full run, counted "
+                          "against the budget for every pause and resume (default: measured from the session's own "
+                          "launches; 0: not counted)")
     run.add_argument("--no-validation", action="store_true",
                      help="score by training loss even where the trainer can hold out a validation split")
     run.add_argument("--prompts", help="sample prompt lines (a file path, or text with \\n); default: proposed from "

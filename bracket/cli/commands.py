@@ -121,7 +121,7 @@ def _finish(session: Session, status: str, shown: tuple[str, ...] | list[str] = 
         status = "failed"
     for line in answer_lines(session, snapshot, table):
         print(line)
-    print(f"\nsession {snapshot.name}: {status} — {snapshot.runs_spent}/{snapshot.total_runs} runs; "
+    print(f"\nsession {snapshot.name}: {status} — {snapshot.spent_label}; "
           f"folder {session.folder}")
     if snapshot.error:
         print(f"error: {one_line(snapshot.error)}", file=sys.stderr)
@@ -176,7 +176,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket,
         warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
         validation_split=0.0 if args.no_validation else None,
-        halving=args.halving, eta=args.eta,
+        halving=args.halving, eta=args.eta, launch_share=args.launch_cost,
         **({} if args.smallest_rung is None else {"smallest_rung": args.smallest_rung}),
         vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
     if args.budget is None:  # the smallest budget whose plan reaches TPE (the Setup form's too)

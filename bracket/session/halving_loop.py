@@ -35,7 +35,7 @@ from typing import Any
 
 from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason
 from bracket.session.confirm import confirm_step
-from bracket.session.launches import startup_steps
+from bracket.session.launches import launch_steps
 from bracket.session.rung_scores import StepRungs, full_runs_spent, parked, rung_scores, seed_runs
 from bracket.session.store.schema import RUN_ACTIVE
 
@@ -114,9 +114,22 @@ class HalvingLoop:
                              eval_loss=s.trainer.sample_kind == "text")
         return configs, runs, scores
 
-    def closing(self, configs: list[dict[str, Any]]) -> bool:
+    def closing(self, configs: list[dict[str, Any]], runs: list[dict[str, Any]]) -> bool:
         """No new config will come: the budget bought them all."""
-        return len(configs) >= self.settings.n_configs
+        return len(configs) >= self.config_count(runs)
+
+    def config_count(self, runs: list[dict[str, Any]]) -> int:
+        """The configs the budget buys: the plan's count until the session has measured a
+        launch's start-up, then fewer where the extra launches of pauses and resumes cost it
+        (said once in the notes)."""
+        planned = self.settings.n_configs
+        launch = launch_steps(runs, self.rungs.steps[-1], self.settings.launch_share)
+        count = max(1, self.settings.configs_within(launch / self.rungs.steps[-1])) if launch else planned
+        if count < planned:
+            self.session.add_note(
+                f"halving: each launch's start-up (measured) counts against the budget, and every rung is a launch: "
+                f"{self.settings.budget} full runs buy {count} configs, not the {planned} planned")
+        return min(count, planned)
 
     def next_work(self) -> Work | None:
         s, seeds = self.session, self.settings.seeds
@@ -141,16 +154,16 @@ class HalvingLoop:
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
         # candidate: a rating that lifts it into the top share promotes it
         places = [parked(c, runs, self.rungs, seeds) for c in configs]
-        closing = self.closing(configs)
+        closing = self.closing(configs, runs)
         for promotion in promotions(places, scores, self.rungs, closing=closing):
             if closing and not self.affordable(promotion, scores, runs):
                 continue
             work = self._promoted(promotion, configs, runs)
             if work is not None:
                 return work
-        if self.closing(configs):
+        if closing:
             return None
-        config_id = s.worker.reserve(self.settings.n_configs, s.controller().next)
+        config_id = s.worker.reserve(self.config_count(runs), s.controller().next)
         skipped, s.controller().skipped = s.controller().skipped, []
         for note in skipped:
             s.add_note(note)
@@ -171,7 +184,7 @@ class HalvingLoop:
             return True
         steps, seeds = self.rungs.steps, self.settings.seeds
         search = [r for r in runs if (r.get("seed_index") or 0) < seeds]
-        launch = startup_steps([r["run_dir"] for r in search if r.get("run_dir")])  # 0 until measured
+        launch = launch_steps(search, steps[-1], self.settings.launch_share)  # 0 until measured
         need = seeds * cost(steps[promotion.to_rung] - steps[rung], 1, steps[-1], launch_steps=launch)
         return full_runs_spent(search, steps[-1], launch_steps=launch) + need <= self.settings.search_runs + 1e-9
 

@@ -121,3 +121,12 @@ def startup_steps(run_dirs: Sequence[Path | str]) -> float:
             if timed >= MIN_TIMED_STEPS and step_s > 0:
                 ratios.append(max(0.0, startup / step_s))
     return statistics.median(ratios) if ratios else 0.0
+
+
+def launch_steps(runs: Sequence[Mapping[str, Any]], full_steps: int, share: float | None) -> float:
+    """A launch's start-up in steps of training, as a halving search counts it against its
+    budget: ``share`` of ``full_steps`` where the settings fix it (``SearchSettings.launch_share``),
+    else measured over the launches of ``runs`` (:func:`startup_steps`; 0 until measured)."""
+    if share is not None:
+        return float(share) * int(full_steps)
+    return startup_steps([r["run_dir"] for r in runs if r.get("run_dir")])

@@ -50,13 +50,17 @@ def rung_counts(n_configs: int, rungs: int, eta: int) -> list[int]:
     return counts
 
 
-def halving_cost(n_configs: int, fractions: tuple[float, ...], eta: int) -> float:
-    """Full-run equivalents (per seed) that ``n_configs`` cost when each rung keeps the top ``1/eta``."""
+def halving_cost(n_configs: int, fractions: tuple[float, ...], eta: int, *, launch_share: float = 0.0) -> float:
+    """Full-run equivalents (per seed) that ``n_configs`` cost when each rung keeps the top ``1/eta``.
+
+    ``launch_share``: a launch's start-up as a share of a full run's steps (0 until the session
+    has measured it): every rung a config trains to is one launch, and a full run is one full
+    length plus one start-up (``bracket.search.halving.cost``)."""
     previous, cost = 0.0, 0.0
     for share, count in zip(fractions, rung_counts(n_configs, len(fractions), eta)):
-        cost += count * (share - previous)
+        cost += count * (share - previous + launch_share)
         previous = share
-    return cost
+    return cost / (1 + launch_share)
 
 
 class SettingsError(BracketError):
@@ -108,6 +112,10 @@ class SearchSettings:
     eta: int = DEFAULT_ETA
     #: the first rung, as a share of ``steps``
     smallest_rung: float = DEFAULT_SMALLEST
+    #: with halving: a launch's start-up (model load, caches) as a share of a full run's steps,
+    #: counted against the budget for every launch; None = measured by the session from its own
+    #: launches (``bracket.session.launches.startup_steps``), 0 = not counted
+    launch_share: float | None = None
 
     @property
     def confirm_runs(self) -> int:
@@ -135,9 +143,15 @@ class SearchSettings:
         rungs fit the search's full-run equivalents."""
         if not self.halving or not self._rungs_valid():  # bad rungs: ``validate`` says so
             return self.search_runs // self.seeds
+        return self.configs_within()
+
+    def configs_within(self, launch_share: float = 0.0) -> int:
+        """With halving: the most configs whose rungs fit the search's full-run equivalents, each
+        launch costing ``launch_share`` of a full run's steps more (``halving_cost``)."""
         fractions, per_seed = self.rungs().fractions(), self.search_runs / self.seeds
         count = 0
-        while count < MAX_BUDGET and halving_cost(count + 1, fractions, self.eta) <= per_seed + 1e-9:
+        while count < MAX_BUDGET and halving_cost(count + 1, fractions, self.eta,
+                                                  launch_share=launch_share) <= per_seed + 1e-9:
             count += 1
         return count
 

@@ -16,7 +16,9 @@ from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
 from bracket.search.skip_rule import skipped_kinds
 from bracket.search.types import PAST_KIND
+from bracket.session.launches import launch_steps
 from bracket.session.plan import phase_kind, plan_progress
+from bracket.session.rung_scores import full_runs_spent
 from bracket.session.store import stored_rows
 from bracket.session.store.schema import RUN_SPENT, spends_budget
 
@@ -50,10 +52,25 @@ class SessionSnapshot:
     time_saved_s: float = 0.0
     #: the search plan's phases with their progress (``bracket.session.plan.plan_progress``)
     phases: list[dict[str, Any]] = field(default_factory=list)
+    #: a halving search's budget is GPU time: what its search runs have used, in full-run
+    #: equivalents (steps trained plus each launch's start-up, ``rung_scores.full_runs_spent``);
+    #: None for a search that trains every config to full length
+    full_runs_spent: float | None = None
 
     @property
     def progress(self) -> float:
+        if self.full_runs_spent is not None:
+            return min(1.0, self.full_runs_spent / self.budget) if self.budget else 0.0
         return min(1.0, self.runs_spent / self.total_runs) if self.total_runs else 0.0
+
+    @property
+    def spent_label(self) -> str:
+        """What the budget has bought so far: ``3/8 runs``; a halving search, whose budget is
+        full runs and whose configs pause at rungs: ``8 configs, 2.4/4 full runs``."""
+        if self.full_runs_spent is None:
+            return f"{self.runs_spent}/{self.total_runs} runs"
+        configs = sum(1 for c in self.configs if c.get("stage") == "search")
+        return f"{configs} config{'s' if configs != 1 else ''}, {self.full_runs_spent:.1f}/{self.budget} full runs"
 
 
 def build_snapshot(session: Any) -> SessionSnapshot:
@@ -96,8 +113,17 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     spent = sum(1 for r in search if spends_budget(r))
     durations = [r["duration_s"] for r in scored if r["duration_s"]]
     total = session.total_runs()
-    remaining = max(0, total - spent)
-    eta = statistics.median(durations) * remaining if durations else None
+    full_runs = None
+    if session.settings.halving:  # the budget counts GPU time (the halving loop's own measure)
+        launch = launch_steps(search, int(session.settings.steps), session.settings.launch_share)
+        full_runs = full_runs_spent(search, int(session.settings.steps), launch_steps=launch)
+        trained_s = sum(float(r["duration_s"] or 0) for r in search if r["status"] in RUN_SPENT + ("paused",))
+        # the time a full run's worth has taken so far, times the full runs the budget has left
+        eta = trained_s / full_runs * max(0.0, session.settings.budget - full_runs) if full_runs and trained_s \
+            else None
+    else:
+        remaining = max(0, total - spent)
+        eta = statistics.median(durations) * remaining if durations else None
     if eta is not None and live:
         eta = max(0.0, eta - (time.time() - live["started_at"]))
     paused = session.paused  # the search waits between runs: its ETA and clock stand still
@@ -119,7 +145,7 @@ def build_snapshot(session: Any) -> SessionSnapshot:
         current=live, runs=run_views, configs=list(configs.values()), workers=workers,
         notes=list(row.get("notes") or []), writes_samples=session.trainer.writes_samples,
         sample_kind=session.trainer.sample_kind, stopped_early=stopped_early, time_saved_s=time_saved,
-        phases=phases,
+        phases=phases, full_runs_spent=full_runs,
     )
 
 

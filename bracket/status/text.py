@@ -28,7 +28,7 @@ def _format_seconds(seconds: float | None) -> str:
 def progress_line(snapshot: SessionSnapshot, width: int = 24) -> str:
     """``[#####.....] 3/8 runs | search 2/5 | step 40/100 | ETA 1:20``."""
     filled = int(round(snapshot.progress * width))
-    line = (f"[{'#' * filled}{'.' * (width - filled)}] {snapshot.runs_spent}/{snapshot.total_runs} runs "
+    line = (f"[{'#' * filled}{'.' * (width - filled)}] {snapshot.spent_label} "
             f"| {snapshot.phase}")
     if snapshot.current and snapshot.current.get("max_steps"):
         line += f" | step {snapshot.current['step']}/{snapshot.current['max_steps']}"

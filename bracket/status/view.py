@@ -101,10 +101,16 @@ def status_answer(name: str, status: str, view: Mapping[str, Any]) -> dict[str, 
     searched and fixed knobs alike (``winner.all_params``)."""
     answer = {"session": name, "preset_id": view["preset_id"], "status": status,
               "runs_spent": view["runs_spent"], "total_runs": view["total_runs"],
+              "full_runs_spent": view.get("full_runs_spent"),
               "fixed_knobs": dict(view["fixed_knobs"]), **json.loads(view["table_json"])}
     if answer.get("winner") is not None:  # a copy: the view is kept
         answer["winner"] = {**answer["winner"], "all_params": dict(view["winner_all_params"] or {})}
     return answer
+
+
+def _spent(view: Mapping[str, Any]) -> str:
+    """``3/8 runs`` or a halving search's ``2.4/4 full runs, 8 configs`` (a view kept before it had it: runs)."""
+    return str(view.get("spent") or f"{view['runs_spent']}/{view['total_runs']} runs")
 
 
 def print_status(store: "Store", name: str, view: Mapping[str, Any], *, as_json: bool, grace_s: float | None = None
@@ -120,7 +126,7 @@ def print_status(store: "Store", name: str, view: Mapping[str, Any], *, as_json:
     workers = [dict(w, alive=worker_is_alive(w, grace_s=grace)) for w in store.workers(name)]
     status = shown_status(status, workers, grace)  # the app's past sessions follow the same rule
     print(f"session {name} ({view['preset_id']}): {status}; {view['plan']}; "
-          f"{view['runs_spent']}/{view['total_runs']} runs spent")
+          f"{_spent(view)} spent")
     for worker in workers:
         doing = str(worker.get("status") or "alive")  # what it beats with: "alive", "running finals", ...
         state = ("alive" if doing == "alive" else f"alive, {doing}") if worker["alive"] else "gone"

@@ -221,7 +221,7 @@ def test_progress_into_a_log_file_prints_a_line_per_run_not_per_step(capsys, mon
 
         def snapshot(self):
             run, step = frames[min(self.i, len(frames) - 1)]
-            return SimpleNamespace(progress=run / 2, runs_spent=run, total_runs=2, phase=f"search {run + 1}/2",
+            return SimpleNamespace(progress=run / 2, spent_label=f"{run}/2 runs", phase=f"search {run + 1}/2",
                                    current={"step": step, "max_steps": 100}, eta_s=200 - step, status="finished")
 
     monkeypatch.setattr("sys.stdout.isatty", lambda: False, raising=False)

@@ -38,3 +38,10 @@ def test_a_share_outside_the_steps_is_one_error_line(written, capsys):
     assert exit_info.value.code == 2
     assert err.startswith("error: argument --smallest-rung:") and len(err.splitlines()) == 1, err
     assert "1/3" in err
+
+
+@pytest.mark.parametrize("written, share", [(None, None), ("0", 0.0), ("5%", 0.05), ("1/10", 0.1)])
+def test_launch_cost_is_measured_unless_given(written, share):
+    extra = [] if written is None else ["--launch-cost", written]
+    args = build_parser().parse_args(["run", "--preset", "demo-cpu", "--halving", *extra])
+    assert args.launch_cost == share

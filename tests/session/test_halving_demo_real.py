@@ -1,4 +1,5 @@
-"""A halving search of the REAL demo trainer on CPU: 3 configs to 1/2 → 1 to full (planned).
+"""A halving search of the REAL demo trainer on CPU: 3 configs to 1/2 → 1 to full (planned;
+fewer once the measured start-up of its launches counts against the budget).
 
 Each config pauses at step 4 of 8 with its state saved; the better of the first two resumes
 from that state in its own run row, its loss going on at steps 5…8 (one series, two
@@ -29,7 +30,12 @@ def test_a_real_demo_halving_search_resumes_the_best_config_from_its_state(tmp_p
                              out_dir=runs_dir, name="real")
     assert session.run() == "finished"
     runs = [r for r in session.store.runs(session.name) if r["stage"] == "search"]
-    assert len(runs) == 3
+    # the budget counts each launch's start-up once the session has measured it: against 8
+    # demo steps it is long, so the budget may buy fewer configs than planned, and says so
+    assert 1 <= len(runs) <= 3
+    if len(runs) < 3:
+        notes = session.store.get_session(session.name)["notes"]
+        assert any("buy" in note and "not the 3 planned" in note for note in notes), notes
     done = [r for r in runs if r["status"] == "done"]
     assert 1 <= len(done) <= 2 and all(r["launches"] == 2 for r in done)
     for run in done:
@@ -38,5 +44,5 @@ def test_a_real_demo_halving_search_resumes_the_best_config_from_its_state(tmp_p
         events = read_scalars(Path(run["run_dir"]) / "logs" / "tb")["loss/current"]
         assert sorted(s for s, _ in events) == list(range(1, 9))
     paused = [r for r in runs if r["status"] == "paused"]
-    assert len(paused) == 3 - len(done) and all(r["pause_step"] == 4 and r["launches"] == 1 for r in paused)
+    assert len(paused) == len(runs) - len(done) and all(r["pause_step"] == 4 and r["launches"] == 1 for r in paused)
     session.close()

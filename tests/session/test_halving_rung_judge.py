@@ -45,7 +45,7 @@ def halving_search(tmp_path: Path, *judge_args: str) -> Session:
     args = ["run", "--preset", "demo-cpu", "--name", "rungs", "--out", str(tmp_path / "runs"), "--halving",
             "--eta", "2", "--smallest-rung", "1/2", "--budget", "2", "--steps", "8", "--sample-every", "4",
             "--confirm", "0", "--prompts", "a red circle --d 1", "--weights", "loss=1,vlm=5", "--seed", "1",
-            "--quiet", *judge_args]
+            "--launch-cost", "0", "--quiet", *judge_args]
     for name, value in fields.items():
         args += ["--set", f"{name}={value}"]
     out, err = io.StringIO(), io.StringIO()

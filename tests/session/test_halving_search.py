@@ -35,7 +35,7 @@ def halving_fields(tmp_path: Path) -> dict[str, str]:
 
 def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
     settings = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                              confirm=0, sample_prompts="a red circle --d 1")
+                              launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
     assert settings.plan() == "budget 2 full runs = 4 configs to 1/4 → 2 to 1/2 → 1 to full"
     session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="halving")
     assert session.run() == "finished"
@@ -99,7 +99,7 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
 
 def test_closing_takes_the_best_of_a_rung_on_but_a_wider_share_only_while_the_budget_lasts():
     settings = SearchSettings(budget=2, steps=8, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.5,
-                              confirm=0)
+                              launch_share=0, confirm=0)
     loop = HalvingLoop(SimpleNamespace(settings=settings, trainer=SimpleNamespace(validation=None)), wait_s=0)
     scores = {(1, 0): 0.1, (2, 0): 0.5, (3, 0): 0.9}
     paused = [{"id": i, "config_id": i, "status": "paused", "pause_step": 4, "last_step": 4, "launches": 1,
@@ -109,3 +109,24 @@ def test_closing_takes_the_best_of_a_rung_on_but_a_wider_share_only_while_the_bu
     spent = [{**paused[0], "status": "done", "last_step": 8, "pause_step": None, "launches": 2}, *paused[1:]]
     assert not loop.affordable(second, scores, spent)  # 2.0 spent: nothing left for the second
     assert loop.affordable(Promotion(1, 1, ""), scores, spent)  # the best of a rung always goes on
+
+
+def test_the_start_up_of_each_launch_buys_fewer_configs_and_the_notes_say_so(tmp_path, runs_dir):
+    # a launch costs a quarter of a full run's steps: 4 configs to 1/4 → 2 → 1 would spend 3.6 of 2
+    settings = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
+                              launch_share=0.25, confirm=0, sample_prompts="a red circle --d 1")
+    assert settings.plan() == "budget 2 full runs = 4 configs to 1/4 → 2 to 1/2 → 1 to full"  # before measuring
+    expected = settings.configs_within(0.25)
+    assert expected < settings.n_configs
+    session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="startup")
+    assert session.run() == "finished"
+    configs = session.store.configs(session.name, stage="search")
+    runs = [r for r in session.store.runs(session.name) if r["stage"] == "search"]
+    assert len(configs) == expected
+    notes = session.store.get_session(session.name)["notes"]
+    assert any(f"2 full runs buy {expected} configs, not the 4 planned" in note for note in notes), notes
+    snapshot = session.snapshot()  # the progress counts the same GPU time, start-up included
+    assert snapshot.full_runs_spent == full_runs_spent(runs, 16, launch_steps=4)
+    assert snapshot.spent_label == f"{expected} configs, {snapshot.full_runs_spent:.1f}/2 full runs"
+    session.close()
+

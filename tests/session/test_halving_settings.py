@@ -56,4 +56,21 @@ def test_the_cli_takes_the_measured_smallest_rung_unless_given(runs_dir, monkeyp
     for extra, smallest in (([], DEFAULT_SMALLEST), (["--smallest-rung", "0.25"], 0.25)):
         assert main(["run", "--preset", "demo-cpu", "--halving", *extra, "--out", str(runs_dir)]) == 2
         assert seen[-1].halving and seen[-1].smallest_rung == smallest
-    assert capsys.readouterr().err.count("error: stop here") == 2
+        assert seen[-1].launch_share is None  # the start-up is measured
+    assert main(["run", "--preset", "demo-cpu", "--halving", "--launch-cost", "10%", "--out", str(runs_dir)]) == 2
+    assert seen[-1].launch_share == pytest.approx(0.1)
+    assert capsys.readouterr().err.count("error: stop here") == 3
+
+
+def test_each_launch_start_up_counts_against_the_budget_as_the_session_measures_compute():
+    from bracket.search.halving import cost
+
+    # 3 configs to 1/3, 1 to full: 5/3 full lengths trained in 4 launches, each ``share`` of a full run
+    for share in (0.0, 0.1, 0.5):
+        expected = cost(round(5 / 3 * 900), 4, 900, launch_steps=share * 900)
+        assert halving_cost(3, (1 / 3, 1.0), 3, launch_share=share) == pytest.approx(expected, rel=1e-3)
+    assert halving_cost(1, (1.0,), 3, launch_share=0.3) == pytest.approx(1.0)  # a full run costs one
+    settings = SearchSettings(budget=4, halving=True, confirm=0)
+    assert settings.configs_within(0.0) == settings.n_configs == 8
+    assert settings.configs_within(0.05) == 7  # a 30 s start-up of a 10-minute run: one config fewer
+    assert settings.configs_within(1.0) < settings.configs_within(0.1) < 7

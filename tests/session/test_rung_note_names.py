@@ -13,7 +13,8 @@ from bracket.standings.rungs import session_rungs as planned_rungs
 
 
 def _settings() -> SearchSettings:
-    return SearchSettings(budget=3, steps=18, sample_every_n_steps=3, halving=True, smallest_rung=1 / 9)
+    return SearchSettings(budget=3, steps=18, sample_every_n_steps=3, halving=True, smallest_rung=1 / 9,
+                          launch_share=0)
 
 
 def test_notes_name_the_rungs_of_the_plan_at_their_rounded_steps():

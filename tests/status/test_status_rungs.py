@@ -69,7 +69,17 @@ def test_the_verdict_of_a_lone_full_length_config_says_the_others_stand_at_lower
 
 def test_a_run_paused_at_a_rung_counts_as_spent(runs_dir, demo_fields, capsys):
     """Seen in a walk: a finished demo search with halving said "1/13 runs spent" — its twelve
-    runs paused at a rung were not counted (two runs ended, one paused at 1/9, one running)."""
+    runs paused at a rung were not counted (two runs ended, one paused at 1/9, one running).
+    A halving search's budget is GPU time: the steps every run trained, the paused ones too."""
+    from bracket.session import Session
+    from bracket.session.rung_scores import full_runs_spent
+
     folder, _ = halving_session(runs_dir, demo_fields)
     text, _ = status_outputs(folder, capsys)
-    assert text.splitlines()[0].endswith("; 3/26 runs spent")  # 26 configs planned; 2/26 before
+    session = Session.open(folder)
+    runs = [r for r in session.store.runs(session.name) if r["stage"] == "search"]
+    full_steps = session.settings.steps
+    session.close()
+    spent = full_runs_spent(runs, full_steps)
+    assert spent > full_runs_spent([r for r in runs if r["status"] != "paused"], full_steps)
+    assert text.splitlines()[0].endswith(f"; 4 configs, {spent:.1f}/6 full runs spent")
