@@ -39,7 +39,7 @@ def rung_choices(manager: Any) -> list[tuple[str, int]]:
 
 def rung_dropdown(choices: list[tuple[str, int]]) -> Any:
     """The "Samples at a rung" list: shown only when the search has a rung some run reached."""
-    return gr.Dropdown(choices=choices, value=None, visible=bool(choices))
+    return gr.Dropdown(choices=choices, visible=bool(choices))  # the rung picked stays picked
 
 
 def rung_note(pick: RungPick, shown: int) -> str:
