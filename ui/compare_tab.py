@@ -30,16 +30,17 @@ alternates two runs' samples of each prompt in one place at the slider's step.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from typing import Any
 
 import gradio as gr
 
 from bracket.app.manager import SessionManager
-from bracket.app.rungs import compare_rung_steps
+from bracket.app.rung_grid import ranked_at_rung
+from bracket.app.rungs import compare_rung_steps, run_marks
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
+from ui.compare_rungs import RUNG_LABEL, rung_choices, rung_dropdown, rung_note, step_slider
 from ui.compare_views import NO_FLICKER, NO_MATRIX, flicker_html, progression_html, with_steps
 from ui.render import fingerprint, grid_html
 
@@ -57,20 +58,21 @@ def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
             for run in manager.compare.scorable_runs()]
 
 
-def refresh_runs(manager: SessionManager) -> tuple[Any, Any, Any, Any]:
-    """The runs list, the sort keys and the A/B flicker's two run lists."""
+def refresh_runs(manager: SessionManager) -> tuple[Any, Any, Any, Any, Any]:
+    """The runs list, the sort keys, the A/B flicker's two run lists and the rungs to show (halving)."""
     choices = run_choices(manager)
     return (gr.Dropdown(choices=choices), gr.Dropdown(choices=[""] + sort_choices(manager)),
-            gr.Dropdown(choices=choices), gr.Dropdown(choices=choices))
+            gr.Dropdown(choices=choices), gr.Dropdown(choices=choices), rung_dropdown(rung_choices(manager)))
 
 
 def poll_runs(manager: SessionManager, sent: str | None) -> tuple[Any, ...]:
-    """The runs list, sort keys and A/B lists, and what this tab has (a fingerprint): polled, so new
-    runs, scores and ratings show in the list and in the picked runs' chips without a click;
-    unchanged, all skipped (nothing redrawn, an open list stays open)."""
-    mark = fingerprint([run_choices(manager), sort_choices(manager)] if manager.session else None)
+    """The runs list, sort keys, A/B lists and rungs, and what this tab has (a fingerprint): polled,
+    so new runs, scores, ratings and rungs show in the list and in the picked runs' chips without a
+    click; unchanged, all skipped (nothing redrawn, an open list stays open)."""
+    mark = fingerprint([run_choices(manager), sort_choices(manager), rung_choices(manager)]
+                       if manager.session else None)
     if sent == mark:
-        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
     return (*refresh_runs(manager), mark)
 
 
@@ -105,23 +107,6 @@ def show_flicker(manager: SessionManager, a: Any, b: Any, step: Any, shown: list
     grid = manager.compare.grid(ids, None if not shown or step in (None, "") else int(float(step)))
     labels = dict((value, label.split(" · ")[0]) for label, value in run_choices(manager))
     return flicker_html(grid, (labels.get(ids[0], f"#{ids[0]}"), labels.get(ids[1], f"#{ids[1]}"))), ""
-
-
-def slider_label(steps: list[int], rungs: list[tuple[int, str]] = ()) -> str:
-    """``Step (samples at 10, 20, 30; rungs: 1/9 at 10, 1/3 at 30)``: the saved steps, and of a
-    halving search the rung steps among them (the samples every run of a rung has)."""
-    marks = [f"{label} at {step}" for step, label in rungs if step in set(steps)]
-    return f"Step (samples at {', '.join(map(str, steps))}" + (f"; rungs: {', '.join(marks)})" if marks else ")")
-
-
-def _slider(steps: list[int], step: int | None, rungs: list[tuple[int, str]] = ()) -> Any:
-    if len(steps) < 2:
-        value = steps[0] if steps else 0
-        return gr.Slider(minimum=value, maximum=value + 1, value=value, step=1, interactive=False,
-                         label="Step (only one saved step)" if steps else "Step (no samples)")
-    gaps = [b - a for a, b in zip(steps, steps[1:])]
-    return gr.Slider(minimum=steps[0], maximum=steps[-1], value=step, step=math.gcd(*gaps) or 1, interactive=True,
-                     label=slider_label(steps, rungs))
 
 
 def _scope_choices(prompts: list[str]) -> list[tuple[str, int]]:
@@ -173,8 +158,9 @@ def _grid(manager: SessionManager, ids: list[int], step: int | None) -> Any:
     def shown(value: Any) -> str:
         return f"{value:.3g}" if isinstance(value, float) else str(value)
 
-    titles = [f"{c.label} · {rating_mark(ratings, i)}" + "".join(f" · {k}={shown(c.params.get(k))}" for k in keys)
-              for c, i in zip(grid.columns, ids)]
+    rungs = run_marks(manager)  # a halving search: where each run stands (stopped at 1/9 (paused at step 10))
+    titles = [c.label + (f" · {rungs[i]}" if i in rungs else "") + f" · {rating_mark(ratings, i)}"
+              + "".join(f" · {k}={shown(c.params.get(k))}" for k in keys) for c, i in zip(grid.columns, ids)]
     by_id = {r["id"]: r for r in manager.compare.scorable_runs()}  # every step of each cell, for PageUp/PageDown
     return grid, with_steps(grid_html(grid, titles=titles), [by_id.get(i, {}) for i in ids], manager.runs_dir)
 
@@ -189,7 +175,19 @@ def show_grid(manager: SessionManager, run_ids: list[int] | None, step: float | 
                            "or press 'Next unrated'.")
     grid, html = _grid(manager, ids, None if step is None else int(step))
     scope = gr.Dropdown(choices=_scope_choices(grid.prompts), value=WHOLE_RUN)
-    return html, _slider(grid.steps, grid.step, compare_rung_steps(manager, ids)), ids, scope, note
+    return html, step_slider(grid.steps, grid.step, compare_rung_steps(manager, ids)), ids, scope, note
+
+
+@inline_errors(6, at=5)
+def show_rung(manager: SessionManager, index: Any) -> tuple[Any, str, Any, list[int], Any, str]:
+    """(runs list, grid, slider, shown, scope, message) of the rung ``index``: the runs of every
+    config that reached it at its step, the best there first (``bracket.app.rung_grid``)."""
+    if index in (None, ""):
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), ""
+    pick = ranked_at_rung(manager, int(index))
+    ids = list(pick.run_ids)[:MAX_RUNS]
+    html, slider, shown, scope, note = show_grid(manager, ids, pick.step, least=1, note=rung_note(pick, len(ids)))
+    return gr.Dropdown(choices=run_choices(manager), value=ids, multiselect=True), html, slider, shown, scope, note
 
 
 @inline_errors(5, at=4)
@@ -301,6 +299,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     with gr.Row():
         step = gr.Slider(0, 1, value=0, step=1, label="Step", interactive=False, elem_id="bk-step", scale=4)
         sort_dd = gr.Dropdown([""], value="", label="Sort columns by", elem_id="bk-sort", scale=1)
+        rung_dd = gr.Dropdown(choices=[], label=RUNG_LABEL, visible=False, elem_id="bk-rung-pick", scale=2)
     compare_md = gr.Markdown(elem_id="bk-compare-msg")
     grid = gr.HTML(grid_html(_empty_grid()), elem_id="bk-grid")
     gr.Markdown("### Rate (saved at once; 10 = best)")
@@ -356,8 +355,9 @@ def build(manager: SessionManager) -> dict[str, Any]:
     show_btn.click(functools.partial(show_sorted, manager), [runs_dd, sort_dd], grid_outputs, **PRIVATE)
     sort_dd.input(functools.partial(show_sorted, manager), [shown, sort_dd], grid_outputs, **PRIVATE)
     unrated_btn.click(functools.partial(next_unrated, manager), [count], [runs_dd, *grid_outputs], **PRIVATE)
-    refresh_btn.click(functools.partial(refresh_runs, manager), None, [runs_dd, sort_dd, flicker_a, flicker_b],
-                      **PRIVATE)
+    rung_dd.input(functools.partial(show_rung, manager), [rung_dd], [runs_dd, *grid_outputs], **PRIVATE)
+    lists = [runs_dd, sort_dd, flicker_a, flicker_b, rung_dd]
+    refresh_btn.click(functools.partial(refresh_runs, manager), None, lists, **PRIVATE)
     runs_dd.change(functools.partial(flicker_defaults, manager), runs_dd, [flicker_a, flicker_b], **QUIET)
     matrix_btn.click(functools.partial(show_progression, manager), [runs_dd, shown], [matrix, views_md], **PRIVATE)
     flicker_btn.click(functools.partial(show_flicker, manager), [flicker_a, flicker_b, step, shown],
@@ -369,7 +369,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     rated_md.change(functools.partial(relabel, manager), [grid, shown], grid, **QUIET)
     # new runs, scores and ratings reach the list and the picked runs' chips without a click
     runs_sent = gr.State(None)
-    poll_outputs = [runs_dd, sort_dd, flicker_a, flicker_b, runs_sent]
+    poll_outputs = [*lists, runs_sent]
     gr.Timer(2.0).tick(functools.partial(poll_runs, manager), runs_sent, poll_outputs, **QUIET)
     rated_md.change(functools.partial(poll_runs, manager), runs_sent, poll_outputs, **QUIET)
     pair_outputs = [pair, pair_html, left_btn, right_btn, tie_btn]
@@ -380,7 +380,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     undo_btn.click(functools.partial(undo_vote, manager), None, [pair_md, *pair_outputs], concurrency_id="scoring",
                    **QUIET)
     del mode  # read by the page script only (ui.assets)
-    return {"runs": [runs_dd, sort_dd, flicker_a, flicker_b], "refresh": functools.partial(refresh_runs, manager)}
+    return {"runs": lists, "refresh": functools.partial(refresh_runs, manager)}
 
 
 def _empty_grid() -> Any:

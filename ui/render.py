@@ -283,9 +283,12 @@ LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "quality (mean)", "95%
                        "best step", "loss scored", "ratings", "comparisons", "runs", "params"]
 
 
-def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
+def leaderboard_frame(boards: Sequence[Any], rungs: Mapping[int, str] | None = None,
+                      paused: Mapping[int, str] | None = None) -> pd.DataFrame:
     """One row per config, grouped by stage (each stage ranked on its own scale); a config of a
-    halving search that stands at a lower rung is ranked after the full-length ones, and says so."""
+    halving search that stands at a lower rung is ranked after the full-length ones, and says so.
+    ``rungs`` (a halving search, ``bracket.app.rungs.board_marks``): a "rung" column after the
+    config, where each config stands and why; ``paused``: a paused run's step beside it in "runs"."""
     data = []
     for board in boards:
         for row in board.rows:
@@ -294,11 +297,13 @@ def leaderboard_frame(boards: Sequence[Any]) -> pd.DataFrame:
             rank = row.rank or ""
             if rank and not getattr(row, "full_length", True):
                 rank = f"{rank} (below full length)"
-            data.append([board.stage, rank, row.name, row.kind,
+            runs = ", ".join(f"#{i}" + (f" ({(paused or {})[i]})" if i in (paused or {}) else "") for i in row.run_ids)
+            rung = [(rungs or {}).get(row.config_id, "") if board.stage == "search" else ""] if rungs else []
+            data.append([board.stage, rank, row.name, *rung, row.kind,
                          quality_text(row.mean), ci, row.raw_text, row.seeds, best,
-                         row.loss_basis, row.ratings, row.comparisons, ", ".join(f"#{i}" for i in row.run_ids),
-                         params_text(row.params)])
-    return pd.DataFrame(data, columns=LEADERBOARD_COLUMNS)
+                         row.loss_basis, row.ratings, row.comparisons, runs, params_text(row.params)])
+    columns = LEADERBOARD_COLUMNS[:3] + ["rung"] + LEADERBOARD_COLUMNS[3:] if rungs else LEADERBOARD_COLUMNS
+    return pd.DataFrame(data, columns=columns)
 
 
 def step_figure(rows: Sequence[Any]) -> go.Figure | None:

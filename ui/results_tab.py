@@ -24,6 +24,7 @@ from typing import Any
 import gradio as gr
 
 from bracket.app.manager import SessionManager
+from bracket.app.rungs import board_marks
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import (
@@ -63,7 +64,8 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
     choices = run_choices(manager)
     best = [r for board in boards for r in board.top(3)][:3]
     selected = [i for row in best for i in row.run_ids][:6]
-    return (leaderboard_frame(boards), verdict_text(manager), command, files,
+    rungs, paused = board_marks(manager)  # a halving search: each config's rung, each paused run's step
+    return (leaderboard_frame(boards, rungs, paused), verdict_text(manager), command, files,
             None, None, REPORT_PENDING, manager.results.dashboard_command(),
             gr.Dropdown(choices=choices, value=selected, multiselect=True), None)
 

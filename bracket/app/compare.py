@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.app.grid import GridData, build_grid
 from bracket.app.rating_queue import rate_next, run_labels
+from bracket.app.rungs import run_marks
 from bracket.errors import BracketError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,10 +73,11 @@ class Compare:
         return rate_next(self._manager.standings(), {r["id"] for r in self.scorable_runs()}, k)
 
     def run_labels(self) -> dict[int, str]:
-        """Compare's label per finished run: stage, seed, score with its raw figures, rated or not."""
+        """Compare's label per finished run: stage, seed, where it stands on the rungs of a halving
+        search (``stopped at 1/9 (paused at step 10)``), score with its raw figures, rated or not."""
         manager = self._manager
-        return manager.memo("labels", lambda: run_labels(manager.standings(), {r["id"] for r in self.scorable_runs()}),
-                            structural=True)
+        return manager.memo("labels", lambda: run_labels(manager.standings(), {r["id"] for r in self.scorable_runs()},
+                                                         run_marks(manager)), structural=True)
 
     def next_pairs(self, k: int = 1) -> list[tuple[int, int]]:
         """Pairs for a blind comparison whose order is least certain among the contenders

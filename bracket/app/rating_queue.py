@@ -8,7 +8,7 @@ good set, runs unlike those already rated (``bracket.judge.informative``) — an
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
 
 from bracket.judge.informative import candidates_from_standings, rank_unrated, why_line
 from bracket.standings import Standings, figures_text
@@ -28,8 +28,9 @@ def rate_next(table: Standings | None, scorable: Set[int], k: int = 4) -> tuple[
     return [c.run_id for c in best][:max(k, 0)], ""
 
 
-def run_labels(table: Standings | None, scorable: Set[int]) -> dict[int, str]:
-    """Label per finished run: stage, seed, score with its raw figures, rated or not."""
+def run_labels(table: Standings | None, scorable: Set[int], marks: Mapping[int, str] | None = None) -> dict[int, str]:
+    """Label per finished run: stage, seed, ``marks``' word on it (a halving search: where it stands
+    on the rungs, ``bracket.app.rungs.run_marks``), score with its raw figures, rated or not."""
     labels: dict[int, str] = {}
     for board in (table.boards.values() if table else ()):
         for row in board.rows:
@@ -38,6 +39,8 @@ def run_labels(table: Standings | None, scorable: Set[int]) -> dict[int, str]:
                     continue
                 score = "" if run.score is None else f" · quality {quality_text(run.score)}"
                 raw = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
-                labels[run.run_id] = (f"#{run.run_id} {row.name} · {run.stage} · seed {run.seed}{score}"
+                mark = (marks or {}).get(run.run_id)
+                labels[run.run_id] = (f"#{run.run_id} {row.name} · {run.stage} · seed {run.seed}"
+                                      + (f" · {mark}" if mark else "") + score
                                       + (f" ({raw})" if raw else "") + ("" if run.rated else " · unrated"))
     return labels

@@ -2,17 +2,25 @@
 
 The session loop writes where each config stands into its config row (``rung``, ``rung_state``,
 ``rung_note``); :mod:`bracket.standings.rungs` words it the one way ``status`` and the report
-do. This module hands the Search tab and Compare what they draw, from the snapshot the tab
-already holds (its ``configs`` are the stored rows) and the session's settings, once per store
+do. This module hands the Search tab, Compare and Results what they draw, from the snapshot the
+tab already holds (its ``configs`` are the stored rows) and the session's settings, once per store
 change (``SessionManager.memo``):
 
 * :func:`config_rungs` — per config id a :class:`RungCell`: the trial table's "rung" column
   (``running to 1/3``, ``paused at 1/9``, ``stopped at 1/9``, ``full``: short, the table is wide)
-  and the stored why the "why" column opens with (``promoted: 1 of 6 at 1/9, top 2 go on to 1/3``,
-  ``stopped at 1/9: 5 of 7, top 2 go on``);
+  and the why the "why" column opens with, as ``status`` says it (``promoted: 1 of 6 at 1/9, top 2
+  go on to 1/3``, ``stopped at 1/9 (5 of 7, top 2 go on)``);
 * :func:`rung_summary` — the Search tab's one line: the rungs and how many configs stand where;
-* :func:`rung_steps` — the steps of the rungs for runs of a length (Compare marks them on its
-  step slider, so the samples of several runs at one rung are side by side in one move).
+* :func:`rung_steps` / :func:`compare_rung_steps` — the steps the rungs stand at (the loop's own,
+  ``bracket.session.halving_loop.session_rungs``: rounded up to a step where samples and the
+  validation loss are saved), named on Compare's step slider;
+* :func:`run_marks` — per run where it stands (``stopped at 1/9 (paused at step 10)``): Compare's
+  run list and grid headers;
+* :func:`board_marks` — per config its rung with the why, per run a paused run's step: the Results
+  leaderboard's "rung" column and its runs.
+
+Compare's "samples at a rung" (every config that reached a rung, side by side at its step) is
+:mod:`bracket.app.rung_grid`.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ from bracket.search.halving import share_label
 from bracket.standings.rungs import plan_text, rung_note, rung_text, session_rungs, uses_rungs
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.app.manager import SessionManager
+    from bracket.app.holder import SessionHolder
+    from bracket.session.rung_scores import StepRungs
 
 
 @dataclass(frozen=True)
@@ -41,11 +50,17 @@ def cells(settings: Any, configs: list[dict[str, Any]]) -> dict[int, RungCell]:
     if not uses_rungs(settings, configs):
         return {}
     rungs = session_rungs(settings)
-    return {int(c["id"]): RungCell(rung_text(c, rungs, detail=False), rung_note(c))
+    return {int(c["id"]): RungCell(rung_text(c, rungs, detail=False), why(c, rungs))
             for c in configs if c.get("rung_state")}
 
 
-def config_rungs(manager: "SessionManager", snap: Any = None) -> dict[int, RungCell]:
+def why(config: dict[str, Any], rungs: Any) -> str:
+    """Why ``config`` stands where it does, in ``status``'s words: a stopped config's place at its
+    rung (``stopped at 1/9 (5 of 7, top 2 go on)``), else the stored note."""
+    return rung_text(config, rungs) if config.get("rung_state") == "stopped" else rung_note(config)
+
+
+def config_rungs(manager: "SessionHolder", snap: Any = None) -> dict[int, RungCell]:
     """The open session's :func:`cells`, from ``snap`` (the caller's snapshot; else one is taken)."""
     session = manager.session
     snap = snap if snap is not None else manager.snapshot()
@@ -68,7 +83,7 @@ def summary(settings: Any, configs: list[dict[str, Any]]) -> str:
     return f"{plan_text(rungs)[0].upper()}{plan_text(rungs)[1:]}: {said}"
 
 
-def rung_summary(manager: "SessionManager", snap: Any = None) -> str:
+def rung_summary(manager: "SessionHolder", snap: Any = None) -> str:
     """The open session's :func:`summary` (the Search tab's status line), once per change."""
     session = manager.session
     snap = snap if snap is not None else manager.snapshot()
@@ -78,23 +93,78 @@ def rung_summary(manager: "SessionManager", snap: Any = None) -> str:
                         fresh=False)
 
 
-def rung_steps(settings: Any, max_steps: int | None, configs: list[dict[str, Any]] = ()) -> list[tuple[int, str]]:
-    """(step, ``1/9``) of each rung below full length for runs of ``max_steps``, at the steps the
-    session saves samples (``sample_every_n_steps``); [] without halving or a length."""
-    if not uses_rungs(settings, configs) or not max_steps:
+def rung_steps(rungs: "StepRungs | None", max_steps: int | None) -> list[tuple[int, str]]:
+    """(step, ``1/9``) of each rung of ``rungs`` (a session's rungs at their steps, :func:`step_rungs`)
+    below full length, for runs of ``max_steps`` (the search's full length; runs of another
+    length, finals, have no rungs); [] without rungs."""
+    if rungs is None or not max_steps or int(max_steps) != rungs.steps[-1]:
         return []
-    rungs = session_rungs(settings)
-    every = getattr(settings, "sample_every_n_steps", None) or 1
-    steps = rungs.steps(int(max_steps), every=int(every))
-    shares = rungs.fractions()
-    return [(step, share_label(share)) for step, share in zip(steps[:-1], shares)]
+    return [(step, share_label(share)) for step, share in zip(rungs.steps[:-1], rungs.fractions())]
 
 
-def compare_rung_steps(manager: "SessionManager", run_ids: list[int]) -> list[tuple[int, str]]:
-    """:func:`rung_steps` of the open session for the longest of ``run_ids`` (Compare's step slider)."""
+def step_rungs(manager: "SessionHolder") -> "StepRungs | None":
+    """The open session's rungs at the steps its runs pause at (the halving loop's own), None
+    without halving; once per change."""
+    from bracket.session.halving_loop import session_rungs as loop_rungs
+
     session, snap = manager.session, manager.snapshot()
-    if session is None or snap is None:
+    if session is None or snap is None or not uses_rungs(session.settings, list(snap.configs)):
+        return None
+    return manager.memo("step-rungs", lambda: loop_rungs(session.settings, session.trainer), structural=True,
+                        fresh=False)
+
+
+def compare_rung_steps(manager: "SessionHolder", run_ids: list[int]) -> list[tuple[int, str]]:
+    """:func:`rung_steps` of the open session for the longest of ``run_ids`` (Compare's step slider)."""
+    snap = manager.snapshot()
+    if snap is None:
         return []
     runs = [r for r in snap.runs if r["id"] in set(run_ids)]
     longest = max((r.get("max_steps") or 0 for r in runs), default=0)
-    return rung_steps(session.settings, longest, list(snap.configs))
+    return rung_steps(step_rungs(manager), longest)
+
+
+def _marks(settings: Any, configs: list[dict[str, Any]], runs: list[dict[str, Any]]
+           ) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
+    """(per run id its Compare mark, per config id its leaderboard rung, per run id a paused run's
+    ``paused at step 24``): {} without halving."""
+    if not uses_rungs(settings, configs):
+        return {}, {}, {}
+    rungs = session_rungs(settings)
+    by_id = {c["id"]: c for c in configs if c.get("rung_state")}
+    run_mark, board, paused = {}, {}, {}
+    for config in by_id.values():
+        board[int(config["id"])] = rung_text(config, rungs)
+    for run in runs:
+        config = by_id.get(run.get("config_id"))
+        if config is None or (run.get("stage") or "search") != "search" or run.get("kind") == "setup":
+            continue
+        text = rung_text(config, rungs, detail=False)
+        if run.get("status") == "paused":
+            step = run.get("pause_step") or run.get("last_step")
+            paused[int(run["id"])] = f"paused at step {step}"
+            text = (f"{text} (step {step})" if config.get("rung_state") == "paused"
+                    else f"{text} (paused at step {step})")
+        run_mark[int(run["id"])] = text
+    return run_mark, board, paused
+
+
+def run_marks(manager: "SessionHolder") -> dict[int, str]:
+    """Per search run of the open session where its config stands (``full``, ``running to 1/3``,
+    ``paused at 1/9 (step 10)``, ``stopped at 1/9 (paused at step 10)``); {} without halving."""
+    return _session_marks(manager)[0]
+
+
+def board_marks(manager: "SessionHolder") -> tuple[dict[int, str], dict[int, str]]:
+    """(per config id its rung with the why, ``stopped at 1/9 (5 of 7, top 2 go on)``; per run id a
+    paused run's ``paused at step 10``): the Results leaderboard's; ({}, {}) without halving."""
+    _run, board, paused = _session_marks(manager)
+    return board, paused
+
+
+def _session_marks(manager: "SessionHolder") -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
+    session, snap = manager.session, manager.snapshot()
+    if session is None or snap is None:
+        return {}, {}, {}
+    return manager.memo("rung-marks", lambda: _marks(session.settings, list(snap.configs), list(snap.runs)),
+                        structural=True, fresh=False)

@@ -20,10 +20,10 @@ def test_the_runs_list_polls_new_runs_and_new_ratings_without_a_click(runs_dir, 
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields, budget=2)
     assert manager.session.wait(60)
-    runs, sort, a, b, sent = compare_tab.poll_runs(manager, None)  # a tab that has nothing yet
+    runs, sort, a, b, rung, sent = compare_tab.poll_runs(manager, None)  # a tab that has nothing yet
     ids = [value for _, value in runs.choices]
     assert len(ids) == 2 and a.choices == runs.choices and b.choices == runs.choices
-    assert compare_tab.poll_runs(manager, sent) == (SKIP,) * 5  # nothing new: nothing redrawn
+    assert compare_tab.poll_runs(manager, sent) == (SKIP,) * 6  # nothing new: nothing redrawn
     label = dict((v, k) for k, v in runs.choices)[ids[0]]
     assert "unrated" in label
     compare_tab.rate(manager, ids[0], "8", compare_tab.WHOLE_RUN)

@@ -1,7 +1,8 @@
 """The app shows a successive-halving search's rungs (rows written as the session loop writes
 them, no loop run): the Search tab's trial table has each config's rung and opens the "why"
 with the stored reason, its status says how many configs stand where, and Compare offers the
-runs paused at a rung with the rung steps named on its step slider."""
+runs paused at a rung (marked so) with the rung steps named on its step slider and shows every
+config that reached a rung at its step; the Results leaderboard has a "rung" column."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from bracket.app import rungs
 from bracket.app.manager import SessionManager
 from tests.fakes.halving_rows import halving_session
-from ui import compare_tab, results_tab, search_tab
+from ui import compare_rungs, compare_tab, results_tab, search_tab
 from ui.render import runs_frame
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("no_torch_probe")]
@@ -36,7 +37,7 @@ def test_the_trial_table_shows_each_configs_rung_and_why(opened):
         "paused at 1/9", "paused", "10/90")
     assert rows["search-3"]["rung"] == "running to 1/3"
     assert rows["search-3"]["why"].startswith("promoted: 1 of 7 at 1/9, top 2 go on to 1/3 · ")
-    assert rows["search-1"]["why"].startswith("stopped at 1/9: 5 of 7, top 2 go on")
+    assert rows["search-1"]["why"].startswith("stopped at 1/9 (5 of 7, top 2 go on) · ")  # as `status` says it
     assert ("Rungs 1/9 → 1/3 → full, the top 1/3 at each go on: 1 full · 1 running to 1/3 · "
             "1 paused at 1/9 · 1 stopped at 1/9") in status
 
@@ -57,7 +58,41 @@ def test_compare_offers_paused_runs_and_names_the_rung_steps(opened):
     assert slider.label == "Step (samples at 10, 30, 90; rungs: 1/9 at 10, 1/3 at 30)"
     html, _message = compare_tab.change_step(manager, shown, 10)  # both runs' samples at the 1/9 rung
     assert html.count("<img") >= 2
-    assert compare_tab.slider_label([10, 20]) == "Step (samples at 10, 20)"
+    assert compare_rungs.slider_label([10, 20]) == "Step (samples at 10, 20)"
+    assert f"#{ids['search-2']} search-2 · seed 42 · paused at 1/9 (step 10) · unrated" in html  # its header
+
+
+def test_compare_shows_every_config_that_reached_a_rung_at_its_step(opened):
+    manager, ids = opened
+    (_lists, _sort, _a, _b, rung_list) = compare_tab.refresh_runs(manager)
+    assert rung_list.visible
+    assert rung_list.choices == [("1/9 at step 10: 3 configs", 0), ("1/3 at step 30: 1 config", 1)]
+    runs_list, html, slider, shown, _scope, note = compare_tab.show_rung(manager, 0)
+    # search-3 is training on to 1/3: it has no sample at the rung to show yet
+    assert sorted(shown) == sorted([ids["search-0"], ids["search-1"], ids["search-2"]]) and runs_list.value == shown
+    assert slider.value == 10 and html.count("<img") == 2  # search-1's run (cut at its rung) saved no sample
+    assert note == ("Step 10, the rung 1/9: the 3 configs that reached it, the best there first "
+                    "(by its score at the rung).")
+    *_grid, message = compare_tab.show_rung(manager, 2)
+    assert "No run has reached that rung" in message
+
+
+def test_a_search_without_rungs_has_no_rung_list(runs_dir, demo_fields):
+    from bracket.session import SearchSettings, Session
+    from tests.fakes.filled_store import fill_store
+
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=2, steps=20, warm_start=False),
+                             out_dir=runs_dir, name="plain")
+    fill_store(session, 2, 20)
+    folder = session.folder
+    session.close()
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
+    manager.open(folder)
+    try:
+        assert not compare_tab.refresh_runs(manager)[4].visible
+        assert "rung" not in results_tab.refresh(manager)[0].columns
+    finally:
+        manager.close()
 
 
 def test_the_results_leaderboard_ranks_the_lower_rungs_after_the_full_length_winner(opened):
@@ -68,6 +103,12 @@ def test_the_results_leaderboard_ranks_the_lower_rungs_after_the_full_length_win
     frame = leaderboard_frame([table.board("search")])
     ranks = dict(zip(frame["config"], frame["rank"]))
     assert ranks["search-0"] == 1 and ranks["search-1"] == "2 (below full length)"
+    shown = results_tab.refresh(manager)[0]  # the tab's board says where each config stands, and which runs wait
+    assert list(shown.columns[:4]) == ["stage", "rank", "config", "rung"]
+    rows = {row["config"]: row for row in shown.to_dict("records")}
+    assert rows["search-1"]["rung"] == "stopped at 1/9 (5 of 7, top 2 go on)" and rows["search-0"]["rung"] == "full"
+    assert rows["search-2"]["rung"] == "paused at 1/9"
+    assert rows["search-2"]["runs"] == f"#{ids['search-2']} (paused at step 10)"
     assert f"run #{ids['search-0']}, 90 steps" in winner_markdown(table.winner)
     assert "lower rung" not in winner_markdown(table.winner)
     # the Results tab names the winner's full-length run, as `status` and the report do

@@ -132,7 +132,8 @@ def test_round2_handlers_on_a_finished_demo_session(runs_dir, demo_fields):
     assert (flicker_a.value, flicker_b.value) == (ids[0], ids[1])
     assert compare_tab.flicker_defaults(manager, ids[:1]) == (SKIP, SKIP)
     refreshed = compare_tab.refresh_runs(manager)
-    assert len(refreshed) == 4 and refreshed[2].choices == refreshed[0].choices
+    assert len(refreshed) == 5 and refreshed[2].choices == refreshed[0].choices
+    assert not refreshed[4].visible  # no rungs: no "Samples at a rung"
 
     # Results: space, plots, +N runs
     space, parallel, slices = results_tab.refresh_more(manager)
