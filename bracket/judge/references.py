@@ -95,10 +95,12 @@ def write_heldout_prompts(eval_rows_file: Path, data_format: str, run_dir: Path,
     return target
 
 
-def read_answers(folder: Path) -> list[dict[str, Any]]:
-    """The held-out answers written anywhere under ``folder`` (``[]`` when there are none or the
-    file is unreadable): ``[{prompt_index, prompt, reference, seed, completion}, ...]``."""
+def read_answers(folder: Path, *, leave_out: Path | None = None) -> list[dict[str, Any]]:
+    """The held-out answers written anywhere under ``folder`` but in ``leave_out`` (``[]`` when
+    there are none or the file is unreadable): ``[{prompt_index, prompt, reference, seed, completion}, ...]``."""
     for path in sorted(Path(folder).glob(f"**/{ANSWERS_FILE}")):
+        if leave_out is not None and path.is_relative_to(leave_out):
+            continue
         try:
             answers = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

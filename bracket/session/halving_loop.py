@@ -12,12 +12,13 @@ every config to full length. Each turn it asks, in this order:
 3. a new config from the controller (while the budget buys one), launched with the schedule of
    the full length and ``stop_at_step`` = the first rung's step.
 
-A run that pauses at a rung has its samples judged there by the VLM judge when one is
-configured (``RunPipeline.judge_rung``), and the loop waits for those verdicts (bounded,
-``RunPipeline.wait_for_rung_verdicts``) before it decides the next promotion, so the judge's
-verdict at the rung takes part in it; a failing judge leaves the run unscored by it and the
-search goes on. Paused runs without a verdict at their rung (a session reopened) are queued
-for one when the loop starts.
+A run that pauses at a rung is judged there (``RunPipeline.judge_rung``): its samples by the
+VLM judge when one is configured; an LLM run's held-out answers, made there from its paused
+adapter, by the task judge and the LLM-as-judge when one of them weighs in. The loop waits for
+those verdicts (bounded, ``RunPipeline.wait_for_rung_verdicts``) before it decides the next
+promotion, so the judges' verdicts at the rung take part in it; a failing judge or generation
+leaves the run unscored by it and the search goes on. Paused runs without a verdict at their
+rung (a session reopened) are judged when the loop starts.
 
 When no new config can be bought the rule is *closing* (at least the best of a rung goes on),
 and when nothing is left configs still paused are *stopped* (in the store and the study, with

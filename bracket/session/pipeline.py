@@ -6,11 +6,11 @@ same path, :meth:`RunPipeline.train`: the config is validated against the sessio
 run row is added, the trainer prepares its command in ``<session>/<stage folder>/<id>-<name>-s<seed>``,
 the :class:`~bracket.session.process.execute.RunExecutor` runs and records it, and a finished image
 or video run is queued for the VLM judge when one is configured (a text run: for the task
-metrics and the LLM-as-judge, ``bracket.session.scoring.text_judges``); so is an image or video
-run paused at a rung of a halving search, for its samples at the pause step
-(:meth:`RunPipeline.judge_rung`, :meth:`RunPipeline.wait_for_rung_verdicts`). A text run makes no
-answers at a pause (its generation step runs when it finishes), so the LLM judges have nothing
-to judge at a rung.
+metrics and the LLM-as-judge, ``bracket.session.scoring.text_judges``); so is a run paused at
+a rung of a halving search, for what it made at the pause step (:meth:`RunPipeline.judge_rung`,
+:meth:`RunPipeline.wait_for_rung_verdicts`): an image or video run's samples, a text run's
+held-out answers, which its generation step makes there from the paused adapter
+(``Trainer.rung_commands``) when a text judge weighs in.
 
 :meth:`RunPipeline.finish_config` closes a search config once all its seeds are spent: its
 current mean score goes to the study (``SearchController.finish``; pruned when every run was
@@ -30,7 +30,8 @@ from bracket.session.control import RunControl
 from bracket.session.create import SessionParts
 from bracket.session.process import RunExecutor
 from bracket.session.scoring import Scoreboard, VlmScorer
-from bracket.session.scoring.text_judges import TextJudges, write_heldout
+from bracket.session.scoring.rung_verdicts import wait_all
+from bracket.session.scoring.text_judges import TextJudges, rung_folder, write_heldout
 from bracket.session.snapshot import confirm_phase_label, phase_label
 from bracket.session.store.schema import RUN_SPENT
 from bracket.trainer.base import RunRequest
@@ -110,18 +111,43 @@ class RunPipeline:
         return status
 
     def judge_rung(self, run_id: int) -> None:
-        """Queue the VLM judging of paused run ``run_id``'s samples at its pause step (when a VLM
-        is configured and the trainer makes images or videos; a verdict there already is kept)."""
+        """Judge paused run ``run_id`` at its pause step (a verdict there already is kept): its
+        samples queued for the VLM (a trainer of images or videos, a VLM configured), or its
+        held-out answers made there and handed to the text judges (a text trainer)."""
         if self.vlm is not None and self.trainer.sample_kind in ("image", "video"):
             self.vlm.submit_rung(run_id)
+        if self.text_judges is not None and self.trainer.sample_kind == "text":
+            self._answer_rung(run_id)
+
+    def _answer_rung(self, run_id: int) -> None:
+        """Run the generation step of paused text run ``run_id`` from its paused adapter (only when
+        a text judge weighs in: it costs GPU time) and let the text judges score its answers; a
+        failing generation is kept as the reason it has no answers there, and the search goes on."""
+        assert self.text_judges is not None
+        run = self.store.get_run(run_id) or {}
+        step = int(run.get("pause_step") or 0)
+        if run.get("status") != "paused" or not step or self.control.stop_requested() \
+                or not self.text_judges.needs_answers(run, step, self.settings.weights):
+            return
+        run_dir = Path(run["run_dir"])
+        folder = rung_folder(run_dir, step)
+        commands = self.trainer.rung_commands(run_dir=run_dir, output_dir=Path(run.get("output_dir") or run_dir),
+                                              step=step, sample_dir=folder, sample_prompts=self.settings.prompts())
+        if not commands:
+            return
+        self.on_phase(f"answering the held-out prompts at step {step}: {run.get('label') or run_id}")
+        failures = self.executor.run_steps(commands, run_dir / "logs", f"rung-{step}")
+        self.text_judges.judge_rung(run_id, step, folder, failure="; ".join(failures))
 
     def wait_for_rung_verdicts(self, timeout_s: float = RUNG_VERDICT_WAIT_S) -> bool:
-        """Wait (at most ``timeout_s``, and not past a stop) for the queued rung verdicts, so a
-        promotion is decided on them; whether they are all in (a late one counts once stored)."""
-        if self.vlm is None or not self.vlm.rungs_pending():
+        """Wait (at most ``timeout_s`` for all, and not past a stop) for the judges' queued rung
+        verdicts, so a promotion is decided on them; whether they are all in (a late one counts
+        once stored)."""
+        scorers = [s for s in (self.vlm, self.text_judges) if s is not None and s.rungs_pending()]
+        if not scorers:
             return True
         self.on_phase("waiting for the judge model at the rung")
-        return self.vlm.wait_rungs(timeout_s, stop=self.control.stop_requested)
+        return wait_all(scorers, timeout_s, stop=self.control.stop_requested)
 
     def resume(self, run_id: int, *, stop_at_step: int | None = None, from_status: str = "paused",
                resume_from: Path | None = None, resume_step: int | None = None, **run_options: Any) -> str | None:

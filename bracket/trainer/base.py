@@ -259,6 +259,16 @@ class Trainer(ABC):
         """Commands to run after a successful run (e.g. LLM generations for Compare)."""
         return []
 
+    def rung_commands(
+        self, *, run_dir: Path, output_dir: Path, step: int, sample_dir: Path,
+        sample_prompts: Sequence[SamplePrompt] | None = None,
+    ) -> list[LaunchSpec]:
+        """Commands that make, from the state a run paused with at ``step`` (``paused_state``),
+        what its judges read there, written into ``sample_dir`` (LLM presets: the held-out answers
+        and generations a finished run makes after training); [] when the run's samples exist
+        already (images, videos) or nothing can be made from that state."""
+        return []
+
     def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:
         """A command that hands ``launch``'s arguments to the trainer's own parser.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from bracket import settings
@@ -21,6 +22,24 @@ def write_alpaca(path: Path, rows: int = 60) -> Path:
         for n in range(rows)
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def dispatching_python(folder: Path, *, fail_at_rungs: bool = False) -> Path:
+    """A 'trainer python' that runs ``llm_generate.py`` (with the fake model modules) or the fake
+    trainer; ``fail_at_rungs``: a generation at a rung (its output in ``rungs/step-<N>``) exits 1."""
+    path = folder / "bin" / "python"
+    path.parent.mkdir(parents=True)
+    trainer = FAKES / "fake_llm_trainer.py"
+    lines = [f"#!{sys.executable}", "import pathlib, runpy, sys", f"sys.path.insert(0, {str(FAKE_SITE)!r})",
+             "if sys.argv[1].endswith('llm_generate.py'):", "    script, sys.argv = sys.argv[1], sys.argv[1:]"]
+    if fail_at_rungs:
+        lines += ["    if any('/rungs/step-' in pathlib.Path(a).as_posix() for a in sys.argv):",
+                  "        sys.exit('FAKE GENERATION ERROR at a rung')"]
+    lines += ["else:", f"    script = {str(trainer)!r}", "    sys.argv = [script] + sys.argv[1:]",
+              "runpy.run_path(script, run_name='__main__')"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.chmod(0o755)
     return path
 
 

@@ -11,7 +11,7 @@ import pytest
 from bracket.trainer.base import RunRequest
 from bracket.trainer.prompts import SamplePrompt
 from bracket.trainer.scripts import llm_generate
-from tests.llm.llm_helpers import fake_module_env
+from tests.llm.llm_helpers import FAKES, fake_module_env
 
 PROMPTS = [SamplePrompt("Name a colour.", seed=1000), SamplePrompt("Count to three.", seed=1001)]
 
@@ -160,3 +160,42 @@ def test_heldout_prompt_layouts():
     history = [{"role": "system", "content": "brief"}, {"role": "user", "content": "hi"}]
     assert llm_generate.format_prompt("hi", "chat", Tokenizer(), messages=history) == (
         "<system>brief<user>hi<assistant>", False)
+
+
+@pytest.mark.parametrize("preset_id", ["axolotl-lora", "unsloth-lora"])
+def test_rung_command_generates_from_the_paused_checkpoint(make_trainer, tmp_path, monkeypatch, preset_id):
+    """At a rung the generation step loads the adapter of ``checkpoint-<step>`` (which holds its
+    ``adapter_config.json``, as the HF Trainer saves it), not the output folder's, and writes the
+    generations and held-out answers into the folder it is given."""
+    monkeypatch.syspath_prepend(str(FAKES))
+    import hf_checkpoints
+
+    trainer = make_trainer(preset_id)
+    run_dir, rung_dir = tmp_path / "run", tmp_path / "run" / "rungs" / "step-4"
+    spec = trainer.prepare_run(RunRequest(run_dir=run_dir,
+                                          knobs=trainer.config_from_dict(trainer.baseline_config().knobs),
+                                          dataset=trainer.dataset_source(None), max_steps=10, seed=3))
+    heldout = [{"prompt_index": 0, "prompt": "Add 1 and 2.", "seed": 7000, "reference": "3"}]
+    (run_dir / "heldout_prompts.json").write_text(json.dumps(heldout))
+    ask = {"run_dir": run_dir, "output_dir": spec.output_dir, "step": 4, "sample_dir": rung_dir}
+    assert trainer.rung_commands(**ask, sample_prompts=PROMPTS) == []  # no checkpoint of step 4 yet
+    hf_checkpoints.save_checkpoint(spec.output_dir, 4)
+    (spec.output_dir / "adapter_config.json").write_text("{}")  # a later launch's final adapter
+    assert trainer.rung_commands(**ask, sample_prompts=None) == []
+    (post,) = trainer.rung_commands(**ask, sample_prompts=PROMPTS[:1])
+    args = llm_generate.parse_args(post.cmd[2:])
+    assert args.adapter == spec.output_dir / "checkpoint-4" and post.label == "generate answers at step 4"
+    assert (args.output, args.heldout_output) == (rung_dir / "generations.json", rung_dir / "heldout_answers.json")
+    result = subprocess.run([sys.executable, *post.cmd[1:]], cwd=post.cwd, env=fake_module_env(),
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    for name in ("generations.json", "heldout_answers.json"):
+        assert "adapter=checkpoint-4" in json.loads((rung_dir / name).read_text())[0]["completion"]
+
+
+def test_torchtune_makes_no_answers_at_a_rung(make_trainer, tmp_path):
+    trainer = make_trainer("torchtune-lora")  # it never pauses: a promoted config trains again from 0
+    (tmp_path / "out" / "epoch_0").mkdir(parents=True)
+    (tmp_path / "out" / "epoch_0" / "adapter_config.json").write_text("{}")
+    assert trainer.rung_commands(run_dir=tmp_path, output_dir=tmp_path / "out", step=4, sample_dir=tmp_path / "r",
+                                 sample_prompts=PROMPTS) == []

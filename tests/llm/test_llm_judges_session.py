@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,24 +25,10 @@ from bracket.search.configs import NamedConfig
 from bracket.session import Session
 from bracket.trainer.llm.axolotl import AxolotlLoRA
 from tests.judge import stand_in_server
-from tests.llm.llm_helpers import FAKE_SITE, FAKES, write_alpaca
+from tests.llm.llm_helpers import dispatching_python, write_alpaca
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 API_KEY = "sk-judge-e2e-SECRET-31337"
-
-
-def dispatching_python(folder: Path) -> Path:
-    """A 'trainer python' that runs llm_generate.py (with the fake model modules) or the fake trainer."""
-    path = folder / "bin" / "python"
-    path.parent.mkdir(parents=True)
-    trainer = FAKES / "fake_llm_trainer.py"
-    path.write_text(
-        f"#!{sys.executable}\nimport runpy, sys\nsys.path.insert(0, {str(FAKE_SITE)!r})\n"
-        f"if sys.argv[1].endswith('llm_generate.py'):\n    script, sys.argv = sys.argv[1], sys.argv[1:]\n"
-        f"else:\n    script = {str(trainer)!r}\n    sys.argv = [script] + sys.argv[1:]\n"
-        f"runpy.run_path(script, run_name='__main__')\n", encoding="utf-8")
-    path.chmod(0o755)
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -290,14 +290,31 @@ class RunExecutor:
     def _post_run(self, run_id: int, spec: LaunchSpec) -> None:
         """Post-run steps (e.g. LLM generations); their failure is noted, not fatal."""
         run = self.store.get_run(run_id) or {}
-        commands = self.trainer.post_run_commands(run_dir=Path(run.get("run_dir") or spec.cwd), launch=spec,
+        run_dir = Path(run.get("run_dir") or spec.cwd)
+        commands = self.trainer.post_run_commands(run_dir=run_dir, launch=spec,
                                                   sample_prompts=self.settings.prompts() or None)
-        for index, post in enumerate(commands):
-            log_path = Path(run.get("run_dir") or spec.cwd) / "logs" / f"post-{index}.log"
-            result = Runner(post, log_path, timeout_s=self.settings.timeout_s).run()
-            if result.exit_code != 0:
-                self.store.update_run(run_id, failure_reason=f"post-run step {post.label or index} failed: "
-                                      f"{describe_exit(result, None)}")
+        for failure in self.run_steps(commands, run_dir / "logs", "post"):
+            self.store.update_run(run_id, failure_reason=f"post-run step {failure}")
         if commands and spec.sample_dir:
             samples = [sample_record(s) for s in collect_samples(spec.sample_dir)]
             self.store.update_run(run_id, samples=samples)
+
+    def run_steps(self, commands: Sequence[LaunchSpec], log_dir: Path, name: str) -> list[str]:
+        """Run a run's extra steps one after the other (the generation after a run, or at its
+        rung), each logged to ``<log_dir>/<name>-<i>.log`` and pinned to this worker's GPU, as the
+        current process (a stop ends it); what failed, in words ([] when all went well)."""
+        failures = []
+        for index, step in enumerate(commands):
+            if self.gpu:
+                step = dataclasses.replace(step, env={**step.env, "CUDA_VISIBLE_DEVICES": self.gpu})
+            runner = Runner(step, Path(log_dir) / f"{name}-{index}.log", timeout_s=self.settings.timeout_s)
+            with self._lock:
+                self._runner = runner
+            try:
+                result = runner.run()
+            finally:
+                with self._lock:
+                    self._runner = None
+            if result.exit_code != 0:
+                failures.append(f"{step.label or index} failed: {describe_exit(result, None)}")
+        return failures

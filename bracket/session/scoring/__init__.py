@@ -2,7 +2,8 @@
 
 ``run_scores`` (every run's score, derived from the store as it is now), ``scoreboard``
 (:class:`Scoreboard`), ``summaries`` (:class:`KeptSummaries`), ``best_step``, ``text_judges``
-and ``vlm`` (the judges that need a server or a thread), ``ratings`` (people's ratings and
+and ``vlm`` (the judges that need a server or a thread), ``rung_verdicts`` (their verdicts at
+a rung of a halving search, kept per step and waited for), ``ratings`` (people's ratings and
 pairwise choices recorded), ``tfevents`` and ``samples`` (a run's loss series and sample files).
 """
 

@@ -127,7 +127,7 @@ def judge_record(result: JudgeResult) -> dict[str, Any]:
 
 
 #: where a run's ``judges`` keep the judges' records of one step (``{str(step): {judge: record}}``):
-#: a run paused at a rung is judged there (``bracket.session.scoring.vlm``)
+#: a run paused at a rung is judged there (``bracket.session.scoring.rung_verdicts``)
 AT_STEP = "at_step"
 
 

@@ -22,7 +22,6 @@ wait for those verdicts before it decides a promotion.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -31,7 +30,8 @@ from typing import Any
 from bracket import settings as app_settings
 from bracket.judge.base import JudgeResult
 from bracket.judge.vlm import VlmConfig, VlmJudge, is_video
-from bracket.session.scoring.run_scores import AT_STEP, judge_record, verdicts_at
+from bracket.session.scoring.run_scores import judge_record, verdicts_at
+from bracket.session.scoring.rung_verdicts import RungVerdicts, store_at_step
 from bracket.session.scoring.samples import image_problem
 from bracket.session.store import Store
 from bracket.trainer.prompts import SamplePrompt
@@ -104,7 +104,7 @@ class VlmScorer:
         self.judge = VlmJudge(config)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bracket-vlm")
         self._futures: list[Future] = []
-        self._rung_futures: list[Future] = []
+        self._rungs = RungVerdicts()
 
     def submit(self, run_id: int) -> None:
         self._futures.append(self._pool.submit(self._score, run_id))
@@ -113,21 +113,15 @@ class VlmScorer:
         """Queue the judging of a paused run's samples at its pause step."""
         future = self._pool.submit(self._score_rung, run_id)
         self._futures.append(future)
-        self._rung_futures.append(future)
+        self._rungs.add(future)
 
     def wait_rungs(self, timeout: float, stop: Callable[[], bool] = lambda: False) -> bool:
-        """Wait until the queued rung verdicts are stored, at most ``timeout`` seconds and only
-        while ``stop()`` is false; whether they all are (a late one still lands and counts then)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            self._rung_futures = [f for f in self._rung_futures if not f.done()]
-            left = deadline - time.monotonic()
-            if not self._rung_futures or left <= 0 or stop():
-                return not self._rung_futures
-            wait(self._rung_futures, timeout=min(1.0, left))
+        """Wait (at most ``timeout`` seconds, not past ``stop()``) for the queued rung verdicts;
+        whether they are all stored (:meth:`RungVerdicts.wait`)."""
+        return self._rungs.wait(timeout, stop)
 
     def rungs_pending(self) -> bool:
-        return any(not f.done() for f in self._rung_futures)
+        return self._rungs.pending()
 
     def _verdict(self, run: dict[str, Any], step: int | None = None) -> tuple[JudgeResult, dict[str, Any]]:
         """The judge's result on ``run``'s samples of ``step`` (its last sampled step when None),
@@ -152,11 +146,7 @@ class VlmScorer:
                 or (verdicts_at(run, int(step)).get("vlm") or {}).get("score") is not None:
             return  # gone on, or judged at this step already (a resume stopped, a session reopened)
         _, record = self._verdict(run, int(step))
-        run = self.store.get_run(run_id) or run  # the judges as they are now
-        judges = dict(run.get("judges") or {})
-        at_step = dict(judges.get(AT_STEP) or {})
-        at_step[str(step)] = {**at_step.get(str(step), {}), "vlm": record}
-        self.store.update_run(run_id, judges={**judges, AT_STEP: at_step})
+        store_at_step(self.store, run_id, int(step), vlm=record)
         if self.on_scored is not None:
             self.on_scored()
 

@@ -355,11 +355,30 @@ class LLMTrainer(Trainer):
         """Run ``llm_generate.py`` in the trainer python: base + adapter, fixed prompts and seeds."""
         if not sample_prompts:
             return []
+        adapter = launch.output_dir / self.adapter_subdir if self.adapter_subdir else launch.output_dir
+        return [self.generation_command(run_dir, adapter, launch.sample_dir or launch.output_dir / "sample",
+                                        sample_prompts, output_dir=launch.output_dir, label="generate samples")]
+
+    def rung_commands(
+        self, *, run_dir: Path, output_dir: Path, step: int, sample_dir: Path,
+        sample_prompts: Sequence[SamplePrompt] | None = None,
+    ) -> list[LaunchSpec]:
+        """The generation step of a finished run, from the adapter of the run's paused state at
+        ``step`` (Axolotl's and Unsloth's ``checkpoint-<step>``, which holds ``adapter_config.json``
+        and the adapter weights: ``llm_generate.py --adapter`` loads it as it is), into ``sample_dir``."""
+        adapter = self.paused_state(Path(output_dir), int(step))
+        if not sample_prompts or adapter is None:
+            return []
+        return [self.generation_command(run_dir, adapter, Path(sample_dir), sample_prompts,
+                                        output_dir=Path(output_dir), label=f"generate answers at step {int(step)}")]
+
+    def generation_command(self, run_dir: Path, adapter: Path, sample_dir: Path,
+                           sample_prompts: Sequence[SamplePrompt], *, output_dir: Path, label: str) -> LaunchSpec:
+        """``llm_generate.py`` of ``adapter``: the sample prompts' ``generations.json`` and, when the
+        session wrote held-out prompts into ``run_dir``, their answers, both in ``sample_dir``."""
         run_dir = Path(run_dir)
         prompts_file = run_dir / "generation_prompts.json"
         prompts_file.write_text(json.dumps(generation_prompt_entries(sample_prompts), indent=1), encoding="utf-8")
-        sample_dir = launch.sample_dir or launch.output_dir / "sample"
-        adapter = launch.output_dir / self.adapter_subdir if self.adapter_subdir else launch.output_dir
         cmd = [
             self.python, str(copy_script(GENERATE_SCRIPT, run_dir)),
             "--base-model", self.generation_base_model(),
@@ -372,10 +391,8 @@ class LLMTrainer(Trainer):
         ]
         if (run_dir / HELDOUT_PROMPTS).is_file():  # written by the session for the task judges
             cmd += ["--heldout", str(run_dir / HELDOUT_PROMPTS), "--heldout-output", str(sample_dir / HELDOUT_ANSWERS)]
-        return [LaunchSpec(
-            cmd=cmd, cwd=run_dir, env=self.environment(), output_dir=launch.output_dir,
-            sample_dir=sample_dir, label="generate samples", loss_tags=(),
-        )]
+        return LaunchSpec(cmd=cmd, cwd=run_dir, env=self.environment(), output_dir=output_dir,
+                          sample_dir=sample_dir, label=label, loss_tags=())
 
     def preflight_problems(self) -> list[str]:
         problems = []

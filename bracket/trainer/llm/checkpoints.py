@@ -17,6 +17,11 @@ under unsloth 2026.10.9; ``trainer.py``):
   steps_per_epoch``, any epoch, unless ``ignore_data_skip``). ``max_steps`` stays the full
   length, so the schedule is the full run's and the logged steps continue. Both also
   evaluate once at the start of a resumed run (``eval_on_start``), at the saved step.
+* **Answers at the pause.** ``_save_checkpoint`` saves the model through ``save_model`` →
+  ``_save``, which calls ``save_pretrained`` on the ``PeftModel`` the LoRA run trains:
+  ``checkpoint-<step>/`` holds ``adapter_config.json`` and ``adapter_model.safetensors``, so
+  ``llm_generate.py --adapter checkpoint-<step>`` loads the adapter of the pause step as it
+  loads a finished run's (``LLMTrainer.rung_commands``).
 
 Steps: the request's ``stop_at_step`` is in the request's units (``max_steps`` before the
 equal token budget); the pause step is the same share of the run in optimizer steps

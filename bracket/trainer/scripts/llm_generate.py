@@ -1,7 +1,8 @@
 """Post-run generation for LLM trials: base model + the run's LoRA adapter, fixed prompts, fixed seeds.
 
 Run in the *trainer's* virtualenv (it needs torch, transformers and peft; it never imports
-``bracket``), after a trial finished::
+``bracket``), after a trial finished (or paused at a rung of a halving search: ``--adapter``
+is then its ``checkpoint-<step>``, the outputs go to the rung's folder)::
 
     python llm_generate.py --base-model M --adapter OUTPUT_DIR --prompts prompts.json \
         --output OUTPUT_DIR/sample/generations.json --format alpaca --max-new-tokens 200

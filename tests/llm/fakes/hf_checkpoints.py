@@ -1,5 +1,6 @@
 """Checkpoints of the fake Hugging Face trainers (fake Axolotl, fake ``trl.SFTTrainer``), saved and
-resumed as transformers 5.16/5.17's ``Trainer`` does: ``checkpoint-<step>/`` with the adapter,
+resumed as transformers 5.16/5.17's ``Trainer`` does: ``checkpoint-<step>/`` with the adapter
+(``adapter_config.json`` and its weights, as ``PeftModel.save_pretrained`` writes them),
 ``optimizer.pt``, ``scheduler.pt``, ``rng_state.pth`` and, last, ``trainer_state.json``
 (``global_step``); ``resume_from_checkpoint`` reads ``global_step`` back from it and the run goes
 on from the next step to ``max_steps`` (the full length). ``FAKE_HF_SAVE_SECONDS`` sleeps between
@@ -19,9 +20,11 @@ def step_pause() -> None:
         time.sleep(seconds)
 
 
-def save_checkpoint(output_dir: Path, step: int, log_history: list | None = None) -> Path:
+def save_checkpoint(output_dir: Path, step: int, log_history: list | None = None,
+                    adapter_config: dict | None = None) -> Path:
     folder = Path(output_dir) / f"checkpoint-{int(step)}"
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "adapter_config.json").write_text(json.dumps(adapter_config or {}), encoding="utf-8")
     pause = float(os.environ.get("FAKE_HF_SAVE_SECONDS", "0") or 0)
     for name in ("adapter_model.safetensors", "optimizer.pt", "scheduler.pt", "rng_state.pth"):
         (folder / name).write_bytes(b"fake")

@@ -58,4 +58,4 @@ class SFTTrainer:
             if self.eval_dataset is not None and step % self.args.eval_steps == 0:
                 self._evaluate()
             if save_every and step % save_every == 0:
-                hf_checkpoints.save_checkpoint(out, step, self.state.log_history)
+                hf_checkpoints.save_checkpoint(out, step, self.state.log_history, adapter_config=self.model.peft)

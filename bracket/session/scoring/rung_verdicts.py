@@ -1,0 +1,73 @@
+"""The judges' verdicts at a rung of a halving search, shared by the scorers that give them.
+
+A run paused at a rung is judged on what it made at its pause step — the VLM on its samples
+(``bracket.session.scoring.vlm``), the task judge and the LLM-as-judge on its held-out answers
+generated from the paused adapter (``bracket.session.scoring.text_judges``). Each verdict is
+kept as ``judges["at_step"][str(step)][judge]`` (:func:`store_at_step`), which
+``bracket.session.rung_scores`` reads for that step, also after the run went on.
+:class:`RungVerdicts` is each scorer's list of verdicts still being judged; the halving loop
+waits for all of them, bounded (:func:`wait_all`), before it decides the next promotion.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, wait
+from typing import Any, Protocol
+
+from bracket.session.scoring.run_scores import AT_STEP
+from bracket.session.store import Store
+
+
+def store_at_step(store: Store, run_id: int, step: int, **records: Any) -> None:
+    """Keep the judges' ``records`` of run ``run_id`` for ``step`` (beside those stored there already)."""
+    run = store.get_run(run_id) or {}
+    judges = dict(run.get("judges") or {})
+    at_step = dict(judges.get(AT_STEP) or {})
+    at_step[str(int(step))] = {**at_step.get(str(int(step)), {}), **records}
+    store.update_run(run_id, judges={**judges, AT_STEP: at_step})
+
+
+class RungVerdicts:
+    """The rung verdicts one scorer has queued (futures of its thread) and not yet stored."""
+
+    def __init__(self) -> None:
+        self._futures: list[Future] = []
+        self._lock = threading.Lock()
+
+    def add(self, future: Future) -> None:
+        with self._lock:
+            self._futures.append(future)
+
+    def pending(self) -> bool:
+        with self._lock:
+            return any(not f.done() for f in self._futures)
+
+    def wait(self, timeout: float, stop: Callable[[], bool] = lambda: False) -> bool:
+        """Wait until they are all stored, at most ``timeout`` seconds and only while ``stop()``
+        is false; whether they all are (a late one still lands and counts then)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                self._futures = [f for f in self._futures if not f.done()]
+                waiting = list(self._futures)
+            left = deadline - time.monotonic()
+            if not waiting or left <= 0 or stop():
+                return not waiting
+            wait(waiting, timeout=min(1.0, left))
+
+
+class RungScorer(Protocol):
+    def rungs_pending(self) -> bool: ...
+
+    def wait_rungs(self, timeout: float, stop: Callable[[], bool] = lambda: False) -> bool: ...
+
+
+def wait_all(scorers: Iterable[RungScorer], timeout: float, stop: Callable[[], bool] = lambda: False) -> bool:
+    """Wait for every scorer's rung verdicts within one deadline of ``timeout`` seconds (not past
+    ``stop()``); whether they are all in."""
+    deadline = time.monotonic() + timeout
+    results = [scorer.wait_rungs(max(0.0, deadline - time.monotonic()), stop=stop) for scorer in scorers]
+    return all(results)
