@@ -119,7 +119,9 @@ def progress_html(snapshot: Any) -> str:
     elif snapshot.status == "paused":  # the clock stands still while paused (a run in progress still ends)
         timing = (f" · paused · ETA {format_duration(snapshot.eta_s)} once resumed · elapsed "
                   f"{format_duration(snapshot.elapsed_s)}")
-    parts.append(_bar(f"Search: {snapshot.spent_label}{timing}", snapshot.progress))
+    spent = (f"{snapshot.runs_spent} / {snapshot.total_runs} runs" if snapshot.full_runs_spent is None
+             else snapshot.spent_label)  # a halving search: configs and the full runs of GPU time they used
+    parts.append(_bar(f"Search: {spent}{timing}", snapshot.progress))
     return '<div id="bk-progress">' + "".join(parts) + "</div>"
 
 
