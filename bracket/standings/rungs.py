@@ -82,7 +82,8 @@ def rung_text(config: Mapping[str, Any], rungs: Rungs, *, detail: bool = True) -
     if state == "stopped":
         note = str(config.get("rung_note") or "")
         said = _detail(note, "stopped") if note and detail else ""
-        return f"stopped at {rung_name(rungs, reached)}" + (f" ({said})" if said else "")
+        where = f"at {rung_name(rungs, reached)}" if reached >= 0 else f"before {rung_name(rungs, 0)}"
+        return f"stopped {where}" + (f" ({said})" if said else "")
     return state
 
 

@@ -60,6 +60,18 @@ def test_without_a_full_length_config_the_best_is_named_with_a_warning_and_not_e
         require_winner(SimpleNamespace(), table)
 
 
+def test_when_every_run_was_disqualified_before_its_first_rung_the_answer_says_so_not_resume():
+    configs = [_config(1, "a", "running", note="running to 1/9"), _config(2, "b", "running", note="running to 1/9")]
+    runs = [_run(1, 1, "disqualified", None), _run(2, 2, "disqualified", None)]
+    worst = RunScore(value=1.0, judges={}, used=[], weights_used={}, disqualified=True, details={})
+    table = build_standings(runs, configs, {1: worst, 2: worst})
+    assert table.warnings == [
+        "the best config's run 1 was disqualified or did not finish; no config has a usable score"]
+    assert table.winner.failed and not table.winner.full_length
+    with pytest.raises(NoWinnerError, match="has no usable run"):
+        require_winner(SimpleNamespace(), table)
+
+
 def test_a_search_without_halving_ranks_as_before():
     configs = [_config(1, "a"), _config(2, "b")]
     table = build_standings([_run(1, 1), _run(2, 2)], configs, {1: _score(0.3), 2: _score(0.2)})
