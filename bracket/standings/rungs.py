@@ -142,8 +142,10 @@ def rung_lines(configs: Sequence[Mapping[str, Any]], runs: Iterable[Mapping[str,
     by_config = _runs_by_config(runs)
     lines = [plan_text(rungs) + ":"]
     for config in ordered:
-        text, note = rung_text(config, rungs), rung_note(config)
-        said = f"{text} — {note}" if note and config.get("rung_state") != "stopped" else text
+        text, note, state = rung_text(config, rungs), rung_note(config), config.get("rung_state")
+        said = f"{text} — {note}" if note and state != "stopped" else text
+        if note and state == "paused" and _detail(note, "paused") != note:  # the loop's "paused at 1/9: 3 of 7, …"
+            said = f"{text} ({_detail(note, 'paused')})"
         members = "; ".join(_run_text(r) for r in by_config.get(config.get("id"), []))
         lines.append(f"  {str(config.get('name'))[:24]:<24} {said}" + (f" [{members}]" if members else ""))
     return lines

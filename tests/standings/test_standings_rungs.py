@@ -112,3 +112,6 @@ def test_status_lines_and_report_rows_list_every_config_on_the_rungs_furthest_fi
     assert [r[:3] for r in rows] == [["top", "full", "full"], ["mid", "1/3", "running to full"],
                                      ["low", "1/9", "stopped at 1/9 (5 of 7, top 2 go on)"]]
     assert rung_lines([_config(4, "plain")], runs, RUNGS) == []
+    waiting = _config(5, "wait", "paused", 0, "paused at 1/9: 3 of 7, top 2 go on")  # as the loop words it
+    assert rung_lines([waiting], [_run(5, 5, "paused", 100, 100)], RUNGS)[1].split(None, 1)[1] == (
+        "paused at 1/9 (3 of 7, top 2 go on) [run 5 paused at step 100 of 900, state saved]")
