@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.halving import share_label
+from bracket.session.rung_steps import sample_interval
 from bracket.standings.rungs import plan_text, rung_note, rung_text, session_rungs, uses_rungs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,13 +79,15 @@ def rung_summary(manager: "SessionManager", snap: Any = None) -> str:
                         fresh=False)
 
 
-def rung_steps(settings: Any, max_steps: int | None, configs: list[dict[str, Any]] = ()) -> list[tuple[int, str]]:
+def rung_steps(settings: Any, max_steps: int | None, configs: list[dict[str, Any]] = (), *,
+               every: int | None = None) -> list[tuple[int, str]]:
     """(step, ``1/9``) of each rung below full length for runs of ``max_steps``, at the steps the
-    session saves samples (``sample_every_n_steps``); [] without halving or a length."""
+    session saves samples (``every``: the session's sample interval, ``bracket.session.rung_steps``;
+    default ``sample_every_n_steps``); [] without halving or a length."""
     if not uses_rungs(settings, configs) or not max_steps:
         return []
     rungs = session_rungs(settings)
-    every = getattr(settings, "sample_every_n_steps", None) or 1
+    every = every or getattr(settings, "sample_every_n_steps", None) or 1
     steps = rungs.steps(int(max_steps), every=int(every))
     shares = rungs.fractions()
     return [(step, share_label(share)) for step, share in zip(steps[:-1], shares)]
@@ -97,4 +100,6 @@ def compare_rung_steps(manager: "SessionManager", run_ids: list[int]) -> list[tu
         return []
     runs = [r for r in snap.runs if r["id"] in set(run_ids)]
     longest = max((r.get("max_steps") or 0 for r in runs), default=0)
-    return rung_steps(session.settings, longest, list(snap.configs))
+    # the validation loss's interval too, where it sets the samples' (the rungs the loop pauses at)
+    every = sample_interval(session.settings, session.trainer)
+    return rung_steps(session.settings, longest, list(snap.configs), every=every)
