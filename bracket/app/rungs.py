@@ -105,7 +105,7 @@ def rung_steps(rungs: "StepRungs | None", max_steps: int | None) -> list[tuple[i
 def step_rungs(manager: "SessionHolder") -> "StepRungs | None":
     """The open session's rungs at the steps its runs pause at (the halving loop's own), None
     without halving; once per change."""
-    from bracket.session.halving_loop import session_rungs as loop_rungs
+    from bracket.session.rung_steps import session_rungs as loop_rungs
 
     session, snap = manager.session, manager.snapshot()
     if session is None or snap is None or not uses_rungs(session.settings, list(snap.configs)):

@@ -28,7 +28,8 @@ from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
 from bracket.session.past import Ranking, past_configs
-from bracket.session.search_settings import SearchSettings
+from bracket.session.rung_steps import restart_note, rung_problem
+from bracket.session.search_settings import SearchSettings, SettingsError
 from bracket.session.store import Store, sqlite_url
 from bracket.session.store.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
 from bracket.trainer.base import Trainer, warmup_cap
@@ -201,6 +202,10 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
         settings, validation_note = decide_validation(trainer, merged, settings,
                                                      trainer_name=preset.trainer_script or preset.display_name)
         apply_validation(trainer, settings)
+        if settings.halving:
+            rungs = rung_problem(settings, trainer)
+            if rungs:
+                raise SettingsError(rungs)
         problems = trainer.preflight_problems()
         if problems:
             raise BracketError(" ".join(problems))
@@ -213,6 +218,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     if made:
         notes.insert(1 if cap is not None else 0, made)
     notes.append(validation_note)
+    if settings.halving and (restarts := restart_note(trainer, preset.trainer_script or preset.display_name)):
+        notes.append(restarts)
     folder.mkdir(parents=True, exist_ok=True)
     store = external or Store.open(sqlite_url(folder / "bracket.db"))
     store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)

@@ -30,23 +30,17 @@ scored (``scoring.SCORED_STATUSES``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason
+from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason, top_count
 from bracket.session.confirm import confirm_step
 from bracket.session.launches import launch_steps
-from bracket.session.rung_scores import StepRungs, full_runs_spent, parked, rung_scores, seed_runs
+from bracket.session.rung_scores import ENDED, full_runs_spent, parked, rung_scores, seed_runs
+from bracket.session.rung_steps import restart_note, session_rungs
 from bracket.session.store.schema import RUN_ACTIVE
-
-
-def session_rungs(settings: Any, trainer: Any) -> StepRungs:
-    """The rungs at steps where samples and the validation loss are saved (``Rungs.steps``)."""
-    plan = getattr(trainer, "validation", None)
-    every = settings.sample_every_n_steps or (plan.every(settings.steps) if plan else 1)
-    rungs = settings.rungs()
-    return StepRungs(int(settings.eta), rungs.steps(int(settings.steps), every=int(every)), rungs.fractions())
 
 
 def halving_history(session: Any) -> list[Any]:
@@ -202,9 +196,10 @@ class HalvingLoop:
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
         s, control = self.session, self.session.control
-        if getattr(s.trainer, "resume_mode", "restart") != "continue":
-            s.add_note(f"halving: {type(s.trainer).__name__} cannot resume a paused run, so a promoted config "
-                       "trains again from step 0 to its next rung")
+        preset = s.parts.preset
+        note = restart_note(s.trainer, preset.trainer_script or preset.display_name)
+        if note:
+            s.add_note(note)
         for run in s.store.runs(s.name, with_series=False):
             if run["stage"] == "search" and run["status"] == "paused":
                 s.pipeline.judge_rung(run["id"])  # judged there before: kept, not asked again
@@ -253,6 +248,10 @@ class HalvingLoop:
             values = {"rung": max(place.reached, -1) if place.reached >= 0 else None}
             if place.reached == last:
                 values |= {"rung_state": "full", "rung_note": row.get("rung_note") or "trained to full length"}
+            else:  # a run failed or was disqualified: the config goes no further (not "running" any more)
+                ended = [r for r in seed_runs(runs, row["id"], self.settings.seeds).values() if r["status"] in ENDED]
+                values |= {"rung_state": "stopped", "rung_note": "stopped: " + "; ".join(
+                    f"run {r['id']} {r['status']}" for r in ended)}
             s.store.update_config(row["id"], **values)
             s.pipeline.finish_config(row)
             return
@@ -268,14 +267,27 @@ class HalvingLoop:
         s = self.session
         configs, runs, scores = self.state()
         for config in configs:
-            if config["status"] != "paused":
+            if config["status"] not in ("paused", "stopped"):
                 continue
             place = parked(config, runs, self.rungs, self.settings.seeds)
-            reason = stopped_reason(config["id"], place.reached, scores, self.rungs)
+            reason = self.why_stopped(config["id"], place.reached, scores)
+            if config["status"] == "stopped":  # stopped by an earlier end (before +N runs): its place now
+                if reason != config.get("rung_note"):
+                    s.store.update_config(config["id"], rung_note=reason)
+                continue
             # no value: a score at a rung ranks among that rung's configs only, never against full runs
             s.store.update_config(config["id"], status="stopped", rung_state="stopped", rung_note=reason, value=None)
             self.report(config, scores, reason=reason)
             s.controller().finish(config["trial_number"], None, TrialState.PRUNED)
+
+    def why_stopped(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float]) -> str:
+        """``stopped_reason``, and when the config is inside the rung's top share, that the budget stopped it."""
+        reason = stopped_reason(config_id, rung, scores, self.rungs)
+        ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung and math.isfinite(value))
+        place = next((i for i, (_, cid) in enumerate(ranked, start=1) if cid == config_id), None)
+        if place is not None and place <= top_count(len(ranked), self.rungs.eta):
+            reason += ", but the budget is spent"
+        return reason
 
     def report(self, config: Mapping[str, Any], scores: Mapping[tuple[int, int], float], *, reason: str = "") -> None:
         """Tell the stored study the config's rung scores as intermediate values at the rung steps

@@ -117,7 +117,7 @@ def require_winner(session: "Session", table: Standings | None = None) -> Winner
     if winner is None:
         raise NoWinnerError("No run of this session has a score yet, so there is no winner; let the search "
                             "finish a run (python -m bracket resume PATH), or name one with --run ID.")
-    if winner.disqualified and not winner.full_length:
+    if winner.disqualified and not winner.full_length and not winner.failed:
         raise NoWinnerError(f"No config has trained to full length yet: the best, {winner.config_name!r} (run "
                             f"{winner.run_id}), stands at a lower rung; let the search promote configs to full length "
                             "(python -m bracket resume PATH), or name a run with --run ID.")

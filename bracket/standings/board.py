@@ -195,6 +195,8 @@ class Winner:
     step_basis: str = ""
     #: its run is full-length (False: no config has trained to full length yet, see the warnings)
     full_length: bool = True
+    #: its run failed or was disqualified (not merely paused at a rung or cut short)
+    failed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"stage": self.stage, "config_id": self.config_id, "config": self.config_name, "kind": self.kind,
@@ -318,7 +320,7 @@ def _winner(board: StageBoard) -> Winner | None:
                   run.run_id, [r.run_id for r in scored], run.steps, [r.seed for r in scored if r.seed is not None],
                   run.judges, run.estimated, any(r.rated for r in best.runs), run.disqualified or run.status != "done",
                   dict(best.figures), best.best_step if early else None, best.best_step_basis if early else "",
-                  best.full_length)
+                  best.full_length, run.disqualified or run.status in ("failed", "disqualified"))
 
 
 def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping[str, Any]],
@@ -357,7 +359,7 @@ def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping
     warnings = []
     if winner is not None and humans and not winner.rated:
         warnings.append(UNRATED_WINNER)
-    if winner is not None and not winner.full_length:
+    if winner is not None and not winner.full_length and not winner.failed:
         warnings.append(SHORT_WINNER.format(name=winner.config_name, run=winner.run_id))
     elif winner is not None and winner.disqualified:
         warnings.append(f"the best config's run {winner.run_id} was disqualified or did not finish; "

@@ -9,6 +9,7 @@ importance mostly reflects which knobs happened to vary.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,8 +42,10 @@ def parameter_importance(rows: Sequence[ConfigRow], space: Any) -> tuple[dict[st
     study = optuna.create_study(direction="minimize")
     study.add_trials(trials)
     try:
-        importance = optuna.importance.get_param_importances(
-            study, evaluator=optuna.importance.PedAnovaImportanceEvaluator())
+        with warnings.catch_warnings(record=True) as caught:  # said in the note, not on stderr
+            warnings.simplefilter("always")
+            importance = optuna.importance.get_param_importances(
+                study, evaluator=optuna.importance.PedAnovaImportanceEvaluator())
     except (ValueError, RuntimeError) as error:
         return {}, f"Parameter importance is not available ({type(error).__name__}: {error})."
     if not importance:
@@ -51,4 +54,6 @@ def parameter_importance(rows: Sequence[ConfigRow], space: Any) -> tuple[dict[st
     if len(trials) < MIN_CONFIGS:
         note += (f" Warning: fewer than {MIN_CONFIGS} configs — treat this as a hint, not a finding; "
                  "it mostly shows which knobs happened to vary.")
+    for said in dict.fromkeys(str(w.message).strip() for w in caught):
+        note += f" Optuna: {said}"
     return {k: float(v) for k, v in importance.items()}, note

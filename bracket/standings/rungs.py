@@ -82,7 +82,8 @@ def rung_text(config: Mapping[str, Any], rungs: Rungs, *, detail: bool = True) -
     if state == "stopped":
         note = str(config.get("rung_note") or "")
         said = _detail(note, "stopped") if note and detail else ""
-        return f"stopped at {rung_name(rungs, reached)}" + (f" ({said})" if said else "")
+        where = f"at {rung_name(rungs, reached)}" if reached >= 0 else f"before {rung_name(rungs, 0)}"
+        return f"stopped {where}" + (f" ({said})" if said else "")
     return state
 
 
@@ -141,8 +142,10 @@ def rung_lines(configs: Sequence[Mapping[str, Any]], runs: Iterable[Mapping[str,
     by_config = _runs_by_config(runs)
     lines = [plan_text(rungs) + ":"]
     for config in ordered:
-        text, note = rung_text(config, rungs), rung_note(config)
-        said = f"{text} — {note}" if note and config.get("rung_state") != "stopped" else text
+        text, note, state = rung_text(config, rungs), rung_note(config), config.get("rung_state")
+        said = f"{text} — {note}" if note and state != "stopped" else text
+        if note and state == "paused" and _detail(note, "paused") != note:  # the loop's "paused at 1/9: 3 of 7, …"
+            said = f"{text} ({_detail(note, 'paused')})"
         members = "; ".join(_run_text(r) for r in by_config.get(config.get("id"), []))
         lines.append(f"  {str(config.get('name'))[:24]:<24} {said}" + (f" [{members}]" if members else ""))
     return lines

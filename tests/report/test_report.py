@@ -175,3 +175,24 @@ def test_report_prints_no_optuna_chatter_on_stderr(demo_session, tmp_path):
                            "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "A new study created" not in done.stderr and "[I " not in done.stderr, done.stderr
+
+
+def test_an_importance_warning_of_optuna_is_in_the_note_not_on_stderr(capfd):
+    import warnings
+
+    from bracket.registry import get_preset
+    from bracket.standings import ConfigRow
+
+    trainer = get_preset("demo-cpu").trainer_factory({})
+    space = trainer.session_space({}, steps=60)
+    base = {k: v for k, v in trainer.baseline_config().knobs.items() if k != "lr_warmup_steps"}
+    knobs = [{"lr_scheduler": "constant", "learning_rate": rate} for rate in (1e-4, 2e-4, 3e-4)]
+    # the one config with a warm-up: that knob's "set" regime holds a single config
+    knobs.append({"lr_scheduler": "cosine", "learning_rate": 1e-3, "lr_warmup_steps": 5})
+    rows = [ConfigRow(i + 1, i, i, f"c{i}", "search", "search", 0.1 * (i + 1), None, None, 1, 0, {**base, **k}, [])
+            for i, k in enumerate(knobs)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # as a plain `python -m bracket report` shows them
+        values, note = parameter_importance(rows, space)
+    assert values and "Optuna: Some regimes for parameter `lr_warmup_steps` have less than 2 trials" in note
+    assert "UserWarning" not in capfd.readouterr().err

@@ -257,7 +257,7 @@ def test_sdxl_lora_pauses_at_a_rung_and_resumes_for_real(random_sdxl, trainer_py
                      "--prompts", "a red square --d 1 --s 2"], log, env)
     text = log.read_text(encoding="utf-8")
     assert code == 0, _tail(log)
-    assert "finished — 1/1 runs" in text and "promoted" in text, _tail(log)
+    assert "finished — 1 config, " in text and "promoted: 1 of 1 at 1/2" in text, _tail(log)
 
     session = Session.open(tmp_path / "runs" / "rungs")
     try:

@@ -130,3 +130,46 @@ def test_the_start_up_of_each_launch_buys_fewer_configs_and_the_notes_say_so(tmp
     assert snapshot.spent_label == f"{expected} configs, {snapshot.full_runs_spent:.1f}/2 full runs"
     session.close()
 
+
+def test_a_config_whose_run_fails_before_its_first_rung_stands_stopped_there_not_running(tmp_path, runs_dir,
+                                                                                      monkeypatch):
+    from bracket.standings.rungs import rung_lines, session_rungs
+
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_FAIL_AT", "2")  # every run dies at step 2, before the rung at 4
+    settings = SearchSettings(budget=1, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
+                              launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
+    session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="dies")
+    session.run()
+    runs = {r["config_id"]: r for r in session.store.runs(session.name) if r["stage"] == "search"}
+    configs = session.store.configs(session.name, stage="search")
+    assert configs and all(runs[c["id"]]["status"] == "failed" for c in configs)
+    assert [(c["rung_state"], c["rung_note"]) for c in configs] == [
+        ("stopped", f"stopped: run {runs[c['id']]['id']} failed") for c in configs]
+    lines = rung_lines(configs, list(runs.values()), session_rungs(settings))
+    assert all("stopped before 1/4 (run " in line and "running" not in line for line in lines[1:]), lines
+    session.close()
+
+
+def test_more_runs_leave_no_stopped_config_with_the_place_it_had_before_them(tmp_path, runs_dir, capsys):
+    from bracket.cli import main
+
+    settings = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
+                              launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
+    session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="more")
+    assert session.run() == "finished"
+    session.close()
+    assert main(["resume", str(runs_dir / "more"), "--more-runs", "2", "--quiet"]) == 0
+    capsys.readouterr()
+    again = Session.open(runs_dir / "more")
+    configs = again.store.configs(again.name, stage="search")
+    loop = HalvingLoop(again, wait_s=0.0)
+    _configs, _runs, scores = loop.state()
+    stopped = [c for c in configs if c["status"] == "stopped"]
+    assert len(configs) > 4 and stopped
+    for config in stopped:
+        ranked = sorted((value, cid) for (cid, rung), value in scores.items() if rung == config["rung"])
+        place = [cid for _value, cid in ranked].index(config["id"]) + 1
+        assert config["rung_note"].startswith(f"stopped at 1/{4 // 2 ** config['rung']}: {place} of {len(ranked)}, ")
+        # one inside the top share stopped only because the budget could not pay for it
+        assert config["rung_note"].endswith(", but the budget is spent") == (place <= len(ranked) // 2)
+    again.close()

@@ -60,6 +60,18 @@ def test_without_a_full_length_config_the_best_is_named_with_a_warning_and_not_e
         require_winner(SimpleNamespace(), table)
 
 
+def test_when_every_run_was_disqualified_before_its_first_rung_the_answer_says_so_not_resume():
+    configs = [_config(1, "a", "running", note="running to 1/9"), _config(2, "b", "running", note="running to 1/9")]
+    runs = [_run(1, 1, "disqualified", None), _run(2, 2, "disqualified", None)]
+    worst = RunScore(value=1.0, judges={}, used=[], weights_used={}, disqualified=True, details={})
+    table = build_standings(runs, configs, {1: worst, 2: worst})
+    assert table.warnings == [
+        "the best config's run 1 was disqualified or did not finish; no config has a usable score"]
+    assert table.winner.failed and not table.winner.full_length
+    with pytest.raises(NoWinnerError, match="has no usable run"):
+        require_winner(SimpleNamespace(), table)
+
+
 def test_a_search_without_halving_ranks_as_before():
     configs = [_config(1, "a"), _config(2, "b")]
     table = build_standings([_run(1, 1), _run(2, 2)], configs, {1: _score(0.3), 2: _score(0.2)})
@@ -100,3 +112,6 @@ def test_status_lines_and_report_rows_list_every_config_on_the_rungs_furthest_fi
     assert [r[:3] for r in rows] == [["top", "full", "full"], ["mid", "1/3", "running to full"],
                                      ["low", "1/9", "stopped at 1/9 (5 of 7, top 2 go on)"]]
     assert rung_lines([_config(4, "plain")], runs, RUNGS) == []
+    waiting = _config(5, "wait", "paused", 0, "paused at 1/9: 3 of 7, top 2 go on")  # as the loop words it
+    assert rung_lines([waiting], [_run(5, 5, "paused", 100, 100)], RUNGS)[1].split(None, 1)[1] == (
+        "paused at 1/9 (3 of 7, top 2 go on) [run 5 paused at step 100 of 900, state saved]")

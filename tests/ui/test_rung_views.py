@@ -10,6 +10,7 @@ import pytest
 
 from bracket.app import rungs
 from bracket.app.manager import SessionManager
+from bracket.session.halving_loop import HalvingLoop
 from tests.fakes.halving_rows import halving_session
 from ui import compare_rungs, compare_tab, results_tab, search_tab
 from ui.render import runs_frame
@@ -113,3 +114,27 @@ def test_the_results_leaderboard_ranks_the_lower_rungs_after_the_full_length_win
     assert "lower rung" not in winner_markdown(table.winner)
     # the Results tab names the winner's full-length run, as `status` and the report do
     assert f"full-length run #{ids['search-0']}, 90 steps" in results_tab.verdict_text(manager)
+
+
+def test_compare_marks_the_rungs_where_the_loop_pauses_with_a_validation_loss(runs_dir, demo_fields):
+    from bracket.session import SearchSettings, Session
+    from tests.fakes.filled_store import fill_store
+
+    # no sample interval given: samples and the validation loss every 90 // 5 = 18 steps, so the
+    # rungs 1/9 and 1/3 (steps 10 and 30) are paused at 18 and 36
+    settings = SearchSettings(budget=6, steps=90, sample_prompts="a red circle", warm_start=False, halving=True,
+                              smallest_rung=1 / 9, validation_split=0.2)
+    session = Session.create("demo-cpu", demo_fields, settings, out_dir=runs_dir, name="validated")
+    assert session.trainer.validation is not None
+    paused_at = HalvingLoop(session, wait_s=0.0).rungs.steps
+    fill_store(session, 2, 90)
+    ids = [r["id"] for r in session.store.runs(session.name, with_series=False) if r["kind"] != "setup"]
+    folder = session.folder
+    session.close()
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
+    manager.open(folder)
+    try:
+        assert paused_at == (18, 36, 90)
+        assert rungs.compare_rung_steps(manager, ids) == [(18, "1/9"), (36, "1/3")]
+    finally:
+        manager.close()
