@@ -8,7 +8,9 @@ rung, to be shown side by side at the rung's step, the best there first.
   without one last), computed once per store change.
 
 The rungs and their steps are the loop's own (``bracket.app.rungs.step_rungs``), so a rung's
-step is the step the runs paused at and saved samples.
+step is the step the runs paused at and saved samples; a run whose trainer counts its own steps
+(an LLM run at an effective batch other than 8) reached it at the same share of its own length
+(``StepRungs.step_in``), while the pick names the session's step.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from bracket.errors import BracketError
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.app.holder import SessionHolder
+    from bracket.session.rung_scores import StepRungs
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,11 @@ class RungPick:
         return f"{self.share} at step {self.step}: {self.configs} config{'' if self.configs == 1 else 's'}"
 
 
-def _reached(run: dict[str, Any], step: int) -> bool:
+def _reached(run: dict[str, Any], rungs: "StepRungs", index: int) -> bool:
+    """Whether search run ``run`` trained to rung ``index``, in its own steps (``StepRungs.step_in``)."""
     return (run.get("stage") or "search") == "search" and run.get("kind") != "setup" \
-        and run.get("status") in SCORABLE and max(run.get("last_step") or 0, run.get("pause_step") or 0) >= step
+        and run.get("status") in SCORABLE \
+        and max(run.get("last_step") or 0, run.get("pause_step") or 0) >= rungs.step_in(index, run.get("max_steps"))
 
 
 def rung_picks(manager: "SessionHolder") -> list[RungPick]:
@@ -53,7 +58,7 @@ def rung_picks(manager: "SessionHolder") -> list[RungPick]:
         return []
     picks = []
     for index, (step, share) in enumerate(rung_steps(rungs, rungs.steps[-1])):
-        runs = [r for r in snap.runs if _reached(r, step)]
+        runs = [r for r in snap.runs if _reached(r, rungs, index)]
         if runs:
             picks.append(RungPick(index, share, step, tuple(r["id"] for r in runs),
                                   len({r.get("config_id") for r in runs})))

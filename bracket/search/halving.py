@@ -17,6 +17,15 @@ benchmarks (``python -m bench halving``) both call it.
     (0.1111111111111111, 0.3333333333333333, 1.0)
     >>> Rungs(eta=3, smallest=1 / 9).steps(900, every=50)
     (100, 300, 900)
+
+The rungs' steps are the session's (its request length, ``--steps``). A trainer may count its
+run in steps of its own — an LLM trainer's optimizer steps at the config's effective batch (the
+equal token budget) — so a rung is the same *share* of each run's own length:
+:func:`scaled_step` is the one conversion, used by the trainer for the step it pauses at and by
+the session to read where a run stands.
+
+    >>> scaled_step(4, 8, 16), scaled_step(4, 8, 4), scaled_step(8, 8, 4), scaled_step(100, 900, 900)
+    (8, 2, 4, 100)
 """
 
 from __future__ import annotations
@@ -66,6 +75,18 @@ class Rungs:
             if step < full_steps and (not out or step > out[-1]):
                 out.append(step)
         return (*out, int(full_steps))
+
+
+def scaled_step(step: int, full_steps: int, run_steps: int | None) -> int:
+    """Step ``step`` of a run of ``full_steps`` (the session's steps) in a run of ``run_steps``
+    steps of its own: the same share of the run. ``step`` itself when the run is as long (or its
+    length is unknown), ``run_steps`` at the full length, else rounded, at least 1 and before the end."""
+    step, full_steps = int(step), int(full_steps)
+    if not run_steps or int(run_steps) == full_steps or full_steps < 1:
+        return step
+    if step >= full_steps:
+        return int(run_steps)
+    return max(1, min(int(run_steps) - 1, round(step * int(run_steps) / full_steps)))
 
 
 @dataclass(frozen=True)

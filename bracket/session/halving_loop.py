@@ -12,6 +12,13 @@ every config to full length. Each turn it asks, in this order:
 3. a new config from the controller (while the budget buys one), launched with the schedule of
    the full length and ``stop_at_step`` = the first rung's step.
 
+The rungs' steps are the session's (``--steps``): what a run is asked for (``stop_at_step``, and a
+resume's length, the session's, never the run row's ``max_steps``). A run's trainer may count its
+steps otherwise (an LLM trainer's optimizer steps at its effective batch): it pauses at the same
+share of its own length, and the loop reads each run in its own steps (``StepRungs.step_in``,
+``StepRungs.rung_of``), so the rungs, the pauses, the scores, the budget and the notes agree for
+every trainer and every effective batch, searched or not.
+
 A run that pauses at a rung is judged there (``RunPipeline.judge_rung``): its samples by the
 VLM judge when one is configured; an LLM run's held-out answers, made there from its paused
 adapter, by the task judge and the LLM-as-judge when one of them weighs in. The loop waits for
@@ -38,7 +45,7 @@ from typing import Any
 from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason, top_count
 from bracket.session.confirm import confirm_step
 from bracket.session.launches import launch_steps
-from bracket.session.rung_scores import ENDED, full_runs_spent, parked, rung_scores, seed_runs
+from bracket.session.rung_scores import ENDED, full_runs_spent, parked, run_steps, rung_scores, seed_runs
 from bracket.session.rung_steps import restart_note, session_rungs
 from bracket.session.store.schema import RUN_ACTIVE
 
@@ -143,8 +150,8 @@ class HalvingLoop:
                 continue
             if owner != s.worker_id and not s.worker.claim(config["id"], owner):
                 continue
-            target = max((self.rungs.rung_of(r.get("pause_step") or r.get("last_step")) for r in by_seed.values()),
-                         default=0)
+            target = max((self.rungs.rung_of(r.get("pause_step") or r.get("last_step"), run_steps(r))
+                          for r in by_seed.values()), default=0)
             return Work(config | {"worker": s.worker_id}, self.stop_at(max(0, target)), seeds=missing)
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
         # candidate: a rating that lifts it into the top share promotes it
@@ -230,7 +237,8 @@ class HalvingLoop:
         for run_id in work.runs:
             if control.stop_requested():
                 break
-            s.pipeline.resume(run_id, stop_at_step=work.stop_at)  # None: another worker claimed it first
+            # None: another worker claimed it first; the session's length, as the run was asked for
+            s.pipeline.resume(run_id, steps=self.settings.steps, stop_at_step=work.stop_at)
         s.pipeline.wait_for_rung_verdicts()
         self.record(work.config)
 

@@ -101,32 +101,42 @@ def up_to(points: Sequence[tuple[int, float]], step: int) -> Series:
     return [(s, v) for s, v in _points(points) if s <= step]
 
 
-def startup_steps(run_dirs: Sequence[Path | str]) -> float:
-    """A launch's start-up (from its start to its first step, less that step's own time) in
-    steps of training, the median over the launches noted in ``run_dirs``; 0 until measured."""
+def _startup_ratios(run_dir: Path | str) -> list[float]:
+    """Each timed launch's start-up in its own run's steps (``launches.jsonl`` of ``run_dir``)."""
+    try:
+        lines = (Path(run_dir) / "logs" / LAUNCHES_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
     ratios: list[float] = []
-    for run_dir in run_dirs:
+    for line in lines:
         try:
-            lines = (Path(run_dir) / "logs" / LAUNCHES_FILE).read_text(encoding="utf-8").splitlines()
-        except OSError:
+            record = json.loads(line)
+            timed = int(record["steps"]) - int(record["first_steps"])
+            step_s = (float(record["seconds"]) - float(record["first_s"])) / timed if timed > 0 else 0.0
+            startup = float(record["first_s"]) - int(record["first_steps"]) * step_s
+        except (ValueError, KeyError, TypeError):
             continue
-        for line in lines:
-            try:
-                record = json.loads(line)
-                timed = int(record["steps"]) - int(record["first_steps"])
-                step_s = (float(record["seconds"]) - float(record["first_s"])) / timed if timed > 0 else 0.0
-                startup = float(record["first_s"]) - int(record["first_steps"]) * step_s
-            except (ValueError, KeyError, TypeError):
-                continue
-            if timed >= MIN_TIMED_STEPS and step_s > 0:
-                ratios.append(max(0.0, startup / step_s))
+        if timed >= MIN_TIMED_STEPS and step_s > 0:
+            ratios.append(max(0.0, startup / step_s))
+    return ratios
+
+
+def startup_steps(run_dirs: Sequence[Path | str], scales: Sequence[float] | None = None) -> float:
+    """A launch's start-up (from its start to its first step, less that step's own time) in
+    steps of training, the median over the launches noted in ``run_dirs``; 0 until measured.
+    ``scales``: per run, a step of its own in the steps it is counted in (1 without)."""
+    ratios = [ratio * (scales[i] if scales else 1.0)
+              for i, run_dir in enumerate(run_dirs) for ratio in _startup_ratios(run_dir)]
     return statistics.median(ratios) if ratios else 0.0
 
 
 def launch_steps(runs: Sequence[Mapping[str, Any]], full_steps: int, share: float | None) -> float:
     """A launch's start-up in steps of training, as a halving search counts it against its
     budget: ``share`` of ``full_steps`` where the settings fix it (``SearchSettings.launch_share``),
-    else measured over the launches of ``runs`` (:func:`startup_steps`; 0 until measured)."""
+    else measured over the launches of ``runs`` (:func:`startup_steps`; 0 until measured), each
+    in the session's steps (a run of ``max_steps`` steps of its own is ``full_steps`` of them)."""
     if share is not None:
         return float(share) * int(full_steps)
-    return startup_steps([r["run_dir"] for r in runs if r.get("run_dir")])
+    timed = [r for r in runs if r.get("run_dir")]
+    return startup_steps([r["run_dir"] for r in timed],
+                         [int(full_steps) / int(r.get("max_steps") or full_steps) for r in timed])

@@ -149,11 +149,15 @@ class RunPipeline:
         self.on_phase("waiting for the judge model at the rung")
         return wait_all(scorers, timeout_s, stop=self.control.stop_requested)
 
-    def resume(self, run_id: int, *, stop_at_step: int | None = None, from_status: str = "paused",
-               resume_from: Path | None = None, resume_step: int | None = None, **run_options: Any) -> str | None:
-        """Relaunch run ``run_id`` in its own run folder and row, to ``stop_at_step`` (None: to its
-        full ``max_steps``, the same schedule and seed); returns its final status, or None when
+    def resume(self, run_id: int, *, steps: int | None = None, stop_at_step: int | None = None,
+               from_status: str = "paused", resume_from: Path | None = None, resume_step: int | None = None,
+               **run_options: Any) -> str | None:
+        """Relaunch run ``run_id`` in its own run folder and row, to ``stop_at_step`` (None: to the
+        full length, the same schedule and seed); returns its final status, or None when
         another worker claimed it first (``Store.claim_run``: ``from_status`` -> running, atomically).
+        ``steps``: the length the run was asked for (``RunRequest.max_steps``; None: the row's
+        ``max_steps``, the trainer's own count, which for an LLM trainer at an effective batch
+        other than 8 is not the request's).
 
         A trainer that resumes (``resume_mode == "continue"``) goes on from the state the run paused
         with (or ``resume_from`` at ``resume_step``), its series continuing with true steps; one that
@@ -164,7 +168,7 @@ class RunPipeline:
         config = next((c for c in self.store.configs(self.name) if c["id"] == run.get("config_id")), None)
         stage = run.get("stage") or "search"
         self.on_phase(phase_label(self, config) if stage == "search" and config else f"{stage}: {run.get('label')}")
-        steps, seed = int(run.get("max_steps") or self.settings.steps), int(run["seed"])
+        steps, seed = int(steps or run.get("max_steps") or self.settings.steps), int(run["seed"])
         continues = getattr(self.trainer, "resume_mode", "restart") == "continue"
         if continues and resume_from is None and run.get("pause_step"):
             resume_step = int(run["pause_step"])

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bracket.search.halving import Parked
+from bracket.search.halving import Parked, scaled_step
 from bracket.session.launches import up_to
 from bracket.session.scoring.run_scores import WORST, score_runs, verdicts_at
 from bracket.session.store.schema import RUN_ACTIVE
@@ -32,7 +32,15 @@ class StepRungs:
     """The rungs of one session at its real steps (``Rungs.steps``: rounded to the sample
     interval, merged where they meet), in the shape ``bracket.search.halving`` reads.
     ``shares``: the rungs as the plan names them (``Rungs.fractions``), so the notes say the
-    same ``1/9`` as the plan, ``status`` and the app, whatever step a rung rounded to."""
+    same ``1/9`` as the plan, ``status`` and the app, whatever step a rung rounded to.
+
+    ``steps`` are the session's steps (``--steps``, what a run is asked for: ``stop_at_step``, the
+    budget, the study's curves). A run's own steps (its row's ``max_steps``, ``last_step``,
+    ``pause_step``, its series) are its trainer's: the same for most, an LLM trainer's optimizer
+    steps at the config's effective batch (``--steps`` is the length at 8 examples a step, so
+    one at 4 makes twice as many), which a searched batch makes differ from config to config.
+    A rung is the same share of each run's own length: :meth:`step_in` (the trainer pauses
+    there, ``bracket.search.halving.scaled_step``) and :meth:`rung_of` read every run in its own steps."""
 
     eta: int
     steps: tuple[int, ...]
@@ -43,9 +51,19 @@ class StepRungs:
             return tuple(self.shares)
         return tuple(step / self.steps[-1] for step in self.steps)
 
-    def rung_of(self, step: int | None) -> int:
-        """The highest rung at or below ``step`` (-1 below the first)."""
-        return max((i for i, s in enumerate(self.steps) if step is not None and s <= step), default=-1)
+    def step_in(self, rung: int, run_steps: int | None = None) -> int:
+        """Rung ``rung``'s step in a run of ``run_steps`` steps of its own (None: the session's)."""
+        return scaled_step(self.steps[rung], self.steps[-1], run_steps)
+
+    def rung_of(self, step: int | None, run_steps: int | None = None) -> int:
+        """The highest rung at or below ``step`` of a run of ``run_steps`` (-1 below the first)."""
+        return max((i for i in range(len(self.steps)) if step is not None and self.step_in(i, run_steps) <= step),
+                   default=-1)
+
+
+def run_steps(run: Mapping[str, Any]) -> int | None:
+    """A run's own length (its trainer's steps, the row's ``max_steps``); None when unknown."""
+    return int(run.get("max_steps") or 0) or None
 
 
 def reached_step(run: Mapping[str, Any]) -> int:
@@ -72,7 +90,7 @@ def parked(config: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], rungs: 
     """Where ``config`` stands: the lowest rung all its seeds reached, whether one trains now,
     whether one ended (failed, diverged)."""
     by_seed = seed_runs(runs, config["id"], seeds)
-    reached = min((rungs.rung_of(reached_step(r)) if r["status"] in ("done", "paused") else -1
+    reached = min((rungs.rung_of(reached_step(r), run_steps(r)) if r["status"] in ("done", "paused") else -1
                    for r in (by_seed.get(i) for i in range(seeds)) if r is not None), default=-1)
     if len(by_seed) < seeds:
         reached = -1
@@ -94,17 +112,18 @@ def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str
                 seeds: int, ratings: Sequence[Mapping[str, Any]] = (), comparisons: Sequence[Mapping[str, Any]] = (),
                 weights: Mapping[str, float] | None = None, eval_loss: bool = False) -> dict[tuple[int, int], float]:
     """``{(config_id, rung): score}`` (lower is better) of every config at every rung it reached
-    but the last; ``runs`` with their series."""
+    but the last; ``runs`` with their series. Each run is cut at the rung's step in its own steps."""
     out: dict[tuple[int, int], float] = {}
     members = [r for c in configs for r in seed_runs(runs, c["id"], seeds).values() if r["status"] not in ENDED]
-    for rung, step in enumerate(rungs.steps[:-1]):
-        cut = [_at_step(r, step) for r in members if reached_step(r) >= step]
+    for rung in range(len(rungs.steps) - 1):
+        step = {r["id"]: rungs.step_in(rung, run_steps(r)) for r in members}
+        cut = [_at_step(r, step[r["id"]]) for r in members if reached_step(r) >= step[r["id"]]]
         if not cut:
             continue
         ids = {r["id"] for r in cut}
-        at_rung = {r["id"] for r in cut if reached_step(r) == step}
+        at_rung = {r["id"] for r in cut if reached_step(r) == step[r["id"]]}
         shown = [g for g in ratings if g["run_id"] in ids
-                 and (g.get("step") is not None and g["step"] <= step
+                 and (g.get("step") is not None and g["step"] <= step[g["run_id"]]
                       or g.get("step") is None and g["run_id"] in at_rung)]
         chosen = [c for c in comparisons if c["left_run_id"] in ids and c["right_run_id"] in ids]
         scores = score_runs(cut, shown, chosen, weights, eval_loss=eval_loss)
@@ -122,9 +141,11 @@ def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str
 
 def full_runs_spent(runs: Sequence[Mapping[str, Any]], full_steps: int, *, launch_steps: float = 0.0) -> float:
     """The compute a halving search's runs have used, in full-run equivalents
-    (``halving.cost``: every step trained, plus ``launch_steps`` of start-up per launch)."""
+    (``halving.cost``: every step trained — the share of its own length, in ``full_steps``, the
+    session's — plus ``launch_steps`` of start-up per launch)."""
     from bracket.search.halving import cost
 
     trained = [r for r in runs if r.get("kind") != "setup" and r.get("launches")]
-    steps = sum(max(int(r.get("last_step") or 0), int(r.get("pause_step") or 0)) for r in trained)
+    steps = sum(max(int(r.get("last_step") or 0), int(r.get("pause_step") or 0)) * int(full_steps)
+                / (run_steps(r) or int(full_steps)) for r in trained)
     return cost(steps, sum(int(r["launches"]) for r in trained), int(full_steps), launch_steps=launch_steps)

@@ -50,3 +50,9 @@ def test_the_start_up_of_a_launch_is_measured_in_steps_from_the_launches_noted(t
             launch.keep(tmp_path / name, steps, seconds)
     # a: 1 s a step, 30 s before the first; b: 1 s a step, 10 s before; the 5-step one timed nothing
     assert startup_steps([tmp_path / "a", tmp_path / "b"]) == 20.0
+    # counted in the session's steps: a's run makes 16 steps of its own where the session's make 8
+    # (an LLM run at effective batch 4), b's 8 as the session: 15 and 10
+    from bracket.session.launches import launch_steps
+
+    runs = [{"run_dir": str(tmp_path / "a"), "max_steps": 16}, {"run_dir": str(tmp_path / "b"), "max_steps": 8}]
+    assert launch_steps(runs, 8, None) == 12.5

@@ -25,7 +25,8 @@ under unsloth 2026.10.9; ``trainer.py``):
 
 Steps: the request's ``stop_at_step`` is in the request's units (``max_steps`` before the
 equal token budget); the pause step is the same share of the run in optimizer steps
-(:func:`pause_step`) and is what ``LaunchSpec.pause_step``, the event files and
+(:func:`pause_step`, through ``bracket.search.halving.scaled_step``: the conversion the halving
+search reads a run's rung with) and is what ``LaunchSpec.pause_step``, the event files and
 ``checkpoint-<step>`` use. The step a resume continues from is read from the checkpoint.
 """
 
@@ -35,6 +36,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from bracket.search.halving import scaled_step
 from bracket.trainer.base import LaunchSpec, RunRequest
 from bracket.trainer.pause import pause_save_every
 
@@ -48,8 +50,7 @@ def pause_step(request: RunRequest, steps: int) -> int | None:
     (``request.max_steps`` request steps): the same share of the run, at least 1 and before the end."""
     if not request.stop_at_step:
         return None
-    share = int(request.stop_at_step) / int(request.max_steps)
-    return max(1, min(int(steps) - 1, round(share * int(steps))))
+    return max(1, min(int(steps) - 1, scaled_step(int(request.stop_at_step), int(request.max_steps), int(steps))))
 
 
 def checkpoint_complete(output_dir: Path, step: int) -> Path | None:
