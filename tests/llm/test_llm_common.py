@@ -15,6 +15,7 @@ from bracket.search.space import CategoricalKnob, FloatKnob
 from bracket.trainer.base import RunRequest
 from bracket.trainer.llm import base as llm
 from bracket.trainer.llm import dataset as llm_dataset
+from bracket.trainer.llm import shape as llm_shape
 from tests.llm.llm_helpers import write_alpaca
 
 PRESET_IDS = ("axolotl-lora", "torchtune-lora", "unsloth-lora")
@@ -45,21 +46,21 @@ def test_alpha_is_ratio_times_rank():
 
 @pytest.mark.parametrize("effective", [4, 8, 16, 32])
 def test_equal_token_budget(effective):
-    steps = llm.equal_budget_steps(100, effective)
-    assert steps * effective == 100 * llm.REFERENCE_EFFECTIVE_BATCH
+    steps = llm_shape.equal_budget_steps(100, effective)
+    assert steps * effective == 100 * llm_shape.REFERENCE_EFFECTIVE_BATCH
 
 
 def test_run_shape_splits_the_effective_batch():
-    shape = llm.run_shape({"effective_batch": 16, "micro_batch_size": 2, "warmup_ratio": 0.1}, 100)
+    shape = llm_shape.run_shape({"effective_batch": 16, "micro_batch_size": 2, "warmup_ratio": 0.1}, 100)
     assert (shape.micro_batch_size, shape.gradient_accumulation_steps, shape.steps) == (2, 8, 50)
     assert shape.warmup_steps == 5
     with pytest.raises(SearchSpaceError):
-        llm.run_shape({"effective_batch": 8, "micro_batch_size": 3, "warmup_ratio": 0.0}, 100)
+        llm_shape.run_shape({"effective_batch": 8, "micro_batch_size": 3, "warmup_ratio": 0.0}, 100)
 
 
 @pytest.mark.parametrize("steps", [1, 7, 10, 25, 50, 97, 100, 200])
 def test_eval_interval_divides_the_run(steps):
-    every = llm.eval_interval(steps)
+    every = llm_shape.eval_interval(steps)
     assert steps % every == 0
     assert steps // every <= 8
 

@@ -116,8 +116,8 @@ def test_the_trainer_pauses_where_the_session_reads_the_rung(steps, batch):
     from bracket.search.halving import Rungs
     from bracket.session.rung_scores import StepRungs
     from bracket.trainer.base import RunRequest
-    from bracket.trainer.llm.base import equal_budget_steps
     from bracket.trainer.llm.checkpoints import pause_step
+    from bracket.trainer.llm.shape import equal_budget_steps
 
     own = equal_budget_steps(steps, batch)
     for rungs in (Rungs(3, 1 / 9), Rungs(3, 1 / 3), Rungs(2, 1 / 4)):

@@ -13,7 +13,7 @@ differ only in how a configuration becomes a command. This module holds the comm
   models: the end-to-end tests train a 2-layer Llama this way;
 * :func:`build_search_space`, given the optimizer and scheduler names one trainer accepts;
 * the **equal token budget**: ``max_steps`` given to ``prepare_run`` is the budget at
-  :data:`REFERENCE_EFFECTIVE_BATCH` examples per optimizer step. A candidate with another
+  :data:`~bracket.trainer.llm.shape.REFERENCE_EFFECTIVE_BATCH` examples per optimizer step. A candidate with another
   effective batch gets ``round(max_steps * REFERENCE_EFFECTIVE_BATCH / effective_batch)``
   steps, so every candidate sees the same number of training examples (and, with packing
   off and a fixed ``sequence_len``, the same number of tokens). Without this a bigger batch
@@ -28,7 +28,6 @@ differ only in how a configuration becomes a command. This module holds the comm
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 from abc import abstractmethod
@@ -44,15 +43,12 @@ from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, SearchSp
 from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_subprocess_env
 from bracket.trainer.llm import dataset as jsonl
 from bracket.trainer.llm.dataset import DATASET_FORMATS, DatasetSplit
+from bracket.trainer.llm.shape import RunShape, run_shape
 from bracket.trainer.prompts import SamplePrompt
 from bracket.trainer.vram import DEVICE_CHOICES, runs_on_cpu
 
-#: effective batch (micro batch x accumulation) at which ``max_steps`` is the step count
-REFERENCE_EFFECTIVE_BATCH = 8
 #: eval micro batch, pinned: HF's eval loss is a per-batch mean, so it must not vary
 EVAL_BATCH_SIZE = 4
-#: how many evals a run aims for (plus the one at step 0 where the trainer does it)
-EVALS_PER_RUN = 4
 GENERATE_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "llm_generate.py"
 #: held-out prompts the session writes into a run folder, and the answers written beside the samples
 HELDOUT_PROMPTS = "heldout_prompts.json"
@@ -164,55 +160,6 @@ def target_modules(knobs: Mapping[str, Any]) -> tuple[str, ...]:
     if target == "all_linear":
         return ALL_LINEAR_MODULES
     raise SearchSpaceError(f"lora_target {target!r} is not one of all_linear, attention.")
-
-
-# -- run shape: equal token budget, eval interval ----------------------------------------------
-
-@dataclass(frozen=True)
-class RunShape:
-    """Batch layout and length of one candidate run."""
-
-    micro_batch_size: int
-    gradient_accumulation_steps: int
-    effective_batch: int
-    steps: int
-    eval_steps: int
-    warmup_ratio: float
-
-    @property
-    def warmup_steps(self) -> int:
-        """The warmup as a step count (for trainers without a ratio option)."""
-        return int(round(self.warmup_ratio * self.steps))
-
-
-def equal_budget_steps(max_steps: int, effective_batch: int, reference: int = REFERENCE_EFFECTIVE_BATCH) -> int:
-    """Optimizer steps that show ``max_steps * reference`` examples at ``effective_batch``."""
-    if max_steps < 1 or effective_batch < 1:
-        raise SearchSpaceError(f"max_steps ({max_steps}) and the effective batch ({effective_batch}) must be >= 1.")
-    return max(1, int(round(max_steps * reference / effective_batch)))
-
-
-def eval_interval(steps: int, evals: int = EVALS_PER_RUN) -> int:
-    """An eval period that divides ``steps`` (so the last step is evaluated on every
-    transformers version) and gives about ``evals`` evals; ``steps`` itself if none does."""
-    target = max(1, math.ceil(steps / evals))
-    divisors = [d for d in range(1, steps + 1) if steps % d == 0 and steps / 8 <= d <= steps / 2]
-    if not divisors:
-        return steps
-    return min(divisors, key=lambda d: (abs(d - target), d))
-
-
-def run_shape(knobs: Mapping[str, Any], max_steps: int) -> RunShape:
-    """Micro batch, accumulation, equal-budget step count and eval period of ``knobs``."""
-    effective = int(knobs["effective_batch"])
-    micro = min(int(knobs.get("micro_batch_size", 1)), effective)
-    if effective % micro:
-        raise SearchSpaceError(
-            f"Effective batch {effective} is not a multiple of the micro batch {micro}; "
-            "choose effective-batch values that the micro batch divides."
-        )
-    steps = equal_budget_steps(max_steps, effective)
-    return RunShape(micro, effective // micro, effective, steps, eval_interval(steps), float(knobs["warmup_ratio"]))
 
 
 # -- prompts for the post-run generation step ------------------------------------------------------
