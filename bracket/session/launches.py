@@ -101,6 +101,15 @@ def up_to(points: Sequence[tuple[int, float]], step: int) -> Series:
     return [(s, v) for s, v in _points(points) if s <= step]
 
 
+def back_to_pause(run: Mapping[str, Any]) -> dict[str, Any]:
+    """The values that put ``run``, a resume cut short (its process killed, its worker gone), back
+    at the state it resumed from: paused at its ``pause_step``, its series up to that step (what
+    the cut launch trained past it is lost with that launch)."""
+    step = int(run["pause_step"])
+    return {"status": "paused", "pid": None, "last_step": step, "loss": up_to(run.get("loss") or [], step),
+            "eval_loss": up_to(run.get("eval_loss") or [], step)}
+
+
 def startup_steps(run_dirs: Sequence[Path | str]) -> float:
     """A launch's start-up (from its start to its first step, less that step's own time) in
     steps of training, the median over the launches noted in ``run_dirs``; 0 until measured."""

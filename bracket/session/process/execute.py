@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bracket.judge.divergence import DivergenceMonitor
-from bracket.session.launches import Launch, up_to
+from bracket.session.launches import Launch, back_to_pause, up_to
 from bracket.session.process.groups import run_marker
 from bracket.session.process.runner import Runner, RunResult, read_log_tail
 from bracket.session.scoring import ScalarReader, collect_samples
@@ -155,8 +155,11 @@ class RunExecutor:
                          launches=launch.launches_before + 1)
         with self._lock:
             self._runner = runner
-            self.current = {"run_id": run_id, "label": spec.label or "", "step": 0, "max_steps": spec.max_steps,
-                            "loss": [], "samples": [], "log_path": str(log_path), "started_at": time.time()}
+            # a resumed run starts from its stored series: what is persisted while it runs (and what a
+            # worker killed meanwhile leaves) never drops the steps before the resume
+            self.current = {"run_id": run_id, "label": spec.label or "", "step": launch.resume_step or 0,
+                            "max_steps": spec.max_steps, "loss": launch.joined([]), "samples": [],
+                            "log_path": str(log_path), "started_at": time.time()}
         state = {"persisted": 0.0, "sampled": 0.0, "paused_at": 0.0}
         monitor = DivergenceMonitor()
 
@@ -215,9 +218,10 @@ class RunExecutor:
         except Exception:  # the original error is the one to report
             log.warning("could not stop run %s after an error", run_id, exc_info=True)
         try:
-            resumed_from = (self.store.get_run(run_id) or {}).get("pause_step")
+            run = self.store.get_run(run_id) or {}
+            resumed_from = run.get("pause_step")
             if resumed_from:  # a resume cut short: the paused state is still there
-                self.store.update_run(run_id, status="paused", pid=None, finished_at=time.time(),
+                self.store.update_run(run_id, **back_to_pause(run), finished_at=time.time(),
                                       failure_reason=f"stopped by an error in Bracket ({type(error).__name__}: "
                                       f"{error}); it resumes again from step {resumed_from}")
             else:
