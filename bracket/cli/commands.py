@@ -82,7 +82,9 @@ def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
         _wind_down(session, everywhere=everywhere)
     if interactive and not quiet:
         print()
-    return session.snapshot().status
+    status = session.snapshot().status
+    # still running in the store: another worker of a shared search goes on; this process's own outcome
+    return session.phase if status == "running" and session.phase in ("finished", "stopped", "failed") else status
 
 
 def _wind_down(session: Session, *, everywhere: bool) -> None:
