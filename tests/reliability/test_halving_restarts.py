@@ -75,6 +75,18 @@ def test_sigkill_while_a_paused_run_resumes_then_resume_finishes_the_search(sear
     first = _bracket(search, "resume", str(search["folder"]), "--quiet", tag="first")
     store = Store.open(sqlite_url(search["folder"] / "bracket.db"), create=False)
     try:
+        _wait_for(lambda: any(r["status"] == "running" for r in store.runs("halving", with_series=False)), 120,
+                  "the first run")
+        # one process per SQLite session: a worker and a second resume are refused
+        worker = subprocess.run([sys.executable, "-m", "bracket", "worker", "--storage", store.url, "--session",
+                                 "halving"], cwd=ROOT, env=search["env"], capture_output=True, text=True,
+                                timeout=120, check=False)
+        assert worker.returncode == 2 and worker.stderr.startswith("error: Workers need a PostgreSQL store")
+        second = subprocess.run([sys.executable, "-m", "bracket", "resume", str(search["folder"]), "--quiet"],
+                                cwd=ROOT, env=search["env"], capture_output=True, text=True, timeout=120,
+                                check=False)
+        assert second.returncode == 2 and "already being run by another Bracket process" in second.stderr
+
         def resuming() -> dict | None:  # a paused run whose trainer is resuming it now
             launches = launches_by_output(search["launch_log"]) if search["launch_log"].is_file() else {}
             for run in store.runs("halving", with_series=False):
@@ -85,15 +97,6 @@ def test_sigkill_while_a_paused_run_resumes_then_resume_finishes_the_search(sear
             return None
 
         victim = _wait_for(resuming, 120, "a resumed run in flight")
-        # one process per SQLite session: a worker and a second resume are refused, nothing launched
-        worker = subprocess.run([sys.executable, "-m", "bracket", "worker", "--storage", store.url, "--session",
-                                 "halving"], cwd=ROOT, env=search["env"], capture_output=True, text=True,
-                                timeout=120, check=False)
-        assert worker.returncode == 2 and worker.stderr.startswith("error: Workers need a PostgreSQL store")
-        second = subprocess.run([sys.executable, "-m", "bracket", "resume", str(search["folder"]), "--quiet"],
-                                cwd=ROOT, env=search["env"], capture_output=True, text=True, timeout=120,
-                                check=False)
-        assert second.returncode == 2 and "already being run by another Bracket process" in second.stderr
         first.send_signal(signal.SIGKILL)
         first.wait()
     finally:
