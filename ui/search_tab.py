@@ -132,10 +132,12 @@ def resumed_text(session: Any) -> str:
     """What Resume did: the runs it has left to train, or — a search that had spent its whole
     budget — that there was nothing to train and where more runs come from."""
     spent, total = session.spent_runs(), session.total_runs()
-    if spent >= total:
+    if session.budget_spent():
         return (f"**{session.name}** had already trained all {total} run{'s' if total != 1 else ''} of its budget: "
                 "nothing is left to resume. Give it more with **+N runs** (Results tab), or run finals there.")
     left = total - spent
+    if not left:  # a halving search whose configs wait at a rung
+        return f"Resumed **{session.name}**: the configs waiting at a rung go on."
     return f"Resumed **{session.name}**: {left} of {total} run{'s' if total != 1 else ''} left to train."
 
 

@@ -215,7 +215,7 @@ def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any,
         raise BracketError("Pick a past session from the list first.")
     session = manager.open(folder)
     spent, total = session.spent_runs(), session.total_runs()
-    if spent >= total:  # a finished search has nothing to resume
+    if session.budget_spent():  # a finished search has nothing to resume
         message = (f"Opened **{session.name}**: all {total} run{'s' if total != 1 else ''} of its budget are trained. "
                    "Compare and Results show it; **+N runs** (Results tab) or finals give it more.")
     else:

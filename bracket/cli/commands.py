@@ -82,7 +82,9 @@ def _watch(session: Session, *, quiet: bool, everywhere: bool = True) -> str:
         _wind_down(session, everywhere=everywhere)
     if interactive and not quiet:
         print()
-    return session.snapshot().status
+    status = session.snapshot().status
+    # still running in the store: another worker of a shared search goes on; this process's own outcome
+    return session.phase if status == "running" and session.phase in ("finished", "stopped", "failed") else status
 
 
 def _wind_down(session: Session, *, everywhere: bool) -> None:
@@ -236,8 +238,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
         finally:
             session.store.close()
         session = Session.open(args.path, storage_url=args.storage, rank_past=past_ranking)
-    spent, total = session.spent_runs(), session.total_runs()
-    if spent >= total:  # nothing to recover or train: say so, start nothing
+    total = session.total_runs()
+    if session.budget_spent():  # nothing to recover or train: say so, start nothing
         print(f"session {session.name} has already trained all {total} run{'s' if total != 1 else ''} of its budget: "
               f"nothing to resume. Give it more with `python -m bracket resume {args.path} --more-runs N`, "
               "or run finals (`python -m bracket finals`).")

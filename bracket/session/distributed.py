@@ -26,10 +26,11 @@ FAQ), so joining a search as a worker is refused on anything but PostgreSQL.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -101,6 +102,27 @@ def claim_config(store: Store, config_id: int, owner: str, worker: str) -> bool:
                                   configs_table.c.status == "running")
                            .values(worker=worker))
         return result.rowcount == 1
+
+
+def move_config(store: Store, config_id: int, from_status: str, to_status: str) -> bool:
+    """Set config ``config_id``'s status ``from_status`` -> ``to_status`` in one conditional UPDATE:
+    of several workers that try at once exactly one gets True (and tells the study)."""
+    with store.engine.begin() as c:
+        return c.execute(configs_table.update().where(configs_table.c.id == config_id,
+                                                      configs_table.c.status == from_status)
+                         .values(status=to_status)).rowcount == 1
+
+
+@contextlib.contextmanager
+def session_row_locked(store: Store, session: str) -> Iterator[None]:
+    """Hold the lock on ``session``'s row (``SELECT … FOR UPDATE``) for the ``with`` body, so no
+    other worker decides on the same view meanwhile (a halving search's promotions: read the
+    rungs, check the budget, claim the paused runs). The body reads and claims runs only: a write
+    to the session's row from another connection would wait for this lock. A no-op on SQLite
+    (one process per session there)."""
+    with store.engine.begin() as c:
+        c.execute(sa.select(sessions_table.c.name).where(sessions_table.c.name == session).with_for_update())
+        yield
 
 
 def reserve_config(store: Store, session: str, *, limit: int, worker: str,

@@ -6,9 +6,12 @@ every config to full length. Each turn it asks, in this order:
 1. a config with a seed that has no run (an interrupted one, a config another worker left):
    that seed trains to the rung its config stands at;
 2. ``bracket.search.halving.promotions`` on every config's place (``rung_scores.parked``) and
-   rung scores (``rung_scores.rung_scores``): a promoted config's paused runs resume
-   (``RunPipeline.resume``, claimed atomically, so two workers never resume one run) to the
-   next rung, or to full length;
+   rung scores (``rung_scores.rung_scores``), the first the budget pays for (``affordable``: the
+   steps trained and in flight on every worker, the first rung of the configs still to come,
+   the way to full length for one): its paused runs are claimed (``Store.claim_run``) and resume
+   (``RunPipeline.resume``) to the next rung, or to full length. The view is read, the budget
+   checked and the runs claimed under the session's row lock (``WorkerProtocol.deciding``), so
+   two workers never promote on the same view;
 3. a new config from the controller (while the budget buys one), launched with the schedule of
    the full length and ``stop_at_step`` = the first rung's step.
 
@@ -27,9 +30,10 @@ promotion, so the judges' verdicts at the rung take part in it; a failing judge 
 leaves the run unscored by it and the search goes on. Paused runs without a verdict at their
 rung (a session reopened) are judged when the loop starts.
 
-When no new config can be bought the rule is *closing* (at least the best of a rung goes on),
-and when nothing is left configs still paused are *stopped* (in the store and the study, with
-the reason). The configs' ``rung``, ``rung_state`` and ``rung_note`` are written as things
+When no new config can be bought the rule is *closing* (the best of a rung goes on even past
+the budget while no config has gone past that rung, so a search ends with a full-length run),
+and when nothing is left configs still paused are *stopped* (each by one worker, in the store
+and the study, with the reason). The configs' ``rung``, ``rung_state`` and ``rung_note`` are written as things
 happen; a config that reaches full length is finished as any config (its value to the study).
 The confirmation rung and finals rank only configs with full-length runs: paused runs are not
 scored (``scoring.SCORED_STATUSES``).
@@ -44,10 +48,11 @@ from typing import Any
 
 from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason, top_count
 from bracket.session.confirm import confirm_step
+from bracket.session.distributed import move_config
 from bracket.session.launches import launch_steps
 from bracket.session.rung_scores import ENDED, full_runs_spent, parked, run_steps, rung_scores, seed_runs
 from bracket.session.rung_steps import restart_note, session_rungs
-from bracket.session.store.schema import RUN_ACTIVE
+from bracket.session.store.schema import RUN_ACTIVE, spends_budget
 
 
 def halving_history(session: Any) -> list[Any]:
@@ -153,17 +158,14 @@ class HalvingLoop:
             target = max((self.rungs.rung_of(r.get("pause_step") or r.get("last_step"), run_steps(r))
                           for r in by_seed.values()), default=0)
             return Work(config | {"worker": s.worker_id}, self.stop_at(max(0, target)), seeds=missing)
-        # every config counts at the rungs it reached (those gone on too); a stopped one stays a
-        # candidate: a rating that lifts it into the top share promotes it
-        places = [parked(c, runs, self.rungs, seeds) for c in configs]
-        closing = self.closing(configs, runs)
-        for promotion in promotions(places, scores, self.rungs, closing=closing):
-            if closing and not self.affordable(promotion, scores, runs):
-                continue
-            work = self._promoted(promotion, configs, runs)
-            if work is not None:
-                return work
-        if closing:
+        # decided and claimed under the session's row lock, on a view read inside it: two workers
+        # never promote on the same view (one paused run, or the last of the budget, twice)
+        with s.worker.deciding():
+            work = self._promotion()
+        if work is not None:
+            s.store.update_config(work.config["id"], status="running", rung_state="promoted", rung_note=work.note)
+            return work
+        if self.closing(configs, runs):
             return None
         config_id = s.worker.reserve(self.config_count(runs), s.controller().next)
         skipped, s.controller().skipped = s.controller().skipped, []
@@ -175,30 +177,66 @@ class HalvingLoop:
         s.store.update_config(config_id, rung_state="running", rung_note=f"running to {self.label(0)}")
         return Work(config, self.stop_at(0), seeds=list(range(seeds)))
 
-    def affordable(self, promotion: Promotion, scores: Mapping[tuple[int, int], float],
-                   runs: list[dict[str, Any]]) -> bool:
-        """Whether the budget left pays for ``promotion`` — always for the best config of its
-        rung (when no new config can come, the best of each rung goes on; the rest only while
-        the budget lasts: the closing rule's wider share must not overspend the GPU time)."""
-        rung = promotion.to_rung - 1
-        ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung)
-        if ranked and ranked[0][1] == promotion.config_id:
-            return True
-        steps, seeds = self.rungs.steps, self.settings.seeds
-        search = [r for r in runs if (r.get("seed_index") or 0) < seeds]
-        launch = launch_steps(search, steps[-1], self.settings.launch_share)  # 0 until measured
-        need = seeds * cost(steps[promotion.to_rung] - steps[rung], 1, steps[-1], launch_steps=launch)
-        return full_runs_spent(search, steps[-1], launch_steps=launch) + need <= self.settings.search_runs + 1e-9
+    def _promotion(self) -> Work | None:
+        """The first promotion the budget pays for, its paused runs claimed for this worker."""
+        configs, runs, scores = self.state()
+        # every config counts at the rungs it reached (those gone on too); a stopped one stays a
+        # candidate: a rating that lifts it into the top share promotes it
+        places = [parked(c, runs, self.rungs, self.settings.seeds) for c in configs]
+        closing = self.closing(configs, runs)
+        for promotion in promotions(places, scores, self.rungs, closing=closing):
+            if not self.affordable(promotion, scores, runs, configs_left=self.config_count(runs) - len(configs),
+                                   closing=closing):
+                continue
+            config = next(c for c in configs if c["id"] == promotion.config_id)
+            paused = [r["id"] for r in seed_runs(runs, config["id"], self.settings.seeds).values()
+                      if r["status"] == "paused"]
+            claimed = [run_id for run_id in paused if self.session.store.claim_run(run_id, self.session.worker_id)]
+            if claimed:
+                return Work(config, self.stop_at(promotion.to_rung), runs=claimed, note=promotion.reason)
+        return None
 
-    def _promoted(self, promotion: Promotion, configs: list[dict[str, Any]], runs: list[dict[str, Any]]) -> Work | None:
-        config = next(c for c in configs if c["id"] == promotion.config_id)
-        paused = [r["id"] for r in seed_runs(runs, config["id"], self.settings.seeds).values()
-                  if r["status"] == "paused"]
-        if not paused:
-            return None
-        self.session.store.update_config(config["id"], status="running", rung_state="promoted",
-                                         rung_note=promotion.reason)
-        return Work(config, self.stop_at(promotion.to_rung), runs=paused, note=promotion.reason)
+    def committed(self, run: Mapping[str, Any]) -> float:
+        """The session's steps ``run`` has trained, or trains to now: one in flight counts to the
+        rung it goes to (a run counting its own steps otherwise, by the same share of its length)."""
+        full = self.rungs.steps[-1]
+        per_step = full / (run_steps(run) or full)
+        trained = max(int(run.get("last_step") or 0), int(run.get("pause_step") or 0)) * per_step
+        if run["status"] not in RUN_ACTIVE:
+            return trained
+        start = int(run.get("pause_step") or 0) * per_step
+        return max(trained, next((step for step in self.rungs.steps if step > start + 1e-9), full))
+
+    def affordable(self, promotion: Promotion, scores: Mapping[tuple[int, int], float], runs: list[dict[str, Any]],
+                   *, configs_left: int = 0, closing: bool = True) -> bool:
+        """Whether the budget pays for ``promotion``: the steps trained and in flight (every worker's,
+        each run in flight to the rung it goes to), the promotion's, the first rung of the configs
+        still to come and, while no config is at or on its way to full length, the rest of the way
+        there for one, within ``search_runs`` full runs. The best config of its rung goes on anyway
+        when no new config can come and none has gone past its rung (so a search ends with a
+        full-length run); the closing rule's wider share than the top ``1/eta`` also pays each
+        launch's measured start-up."""
+        steps, seeds, last = self.rungs.steps, self.settings.seeds, len(self.rungs.steps) - 1
+        rung = promotion.to_rung - 1
+        search = [r for r in runs if (r.get("seed_index") or 0) < seeds and r.get("stage", "search") == "search"
+                  and r.get("kind") != "setup" and (spends_budget(r) or r["status"] in RUN_ACTIVE)]
+        committed = [self.committed(r) for r in search]
+        highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
+        ahead = max(highest, promotion.to_rung)
+        finish = seeds * (steps[-1] - steps[ahead]) if ahead < last else 0
+        need = seeds * (steps[promotion.to_rung] - steps[rung])
+        fits = sum(committed) + need + max(0, configs_left) * seeds * steps[0] + finish \
+            <= self.settings.search_runs * steps[-1]
+        ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung)
+        best = bool(ranked) and ranked[0][1] == promotion.config_id
+        if best and closing and highest <= rung:
+            return True
+        place = next(i for i, (_, cid) in enumerate(ranked) if cid == promotion.config_id)
+        if not fits or not closing or place < len(ranked) // self.rungs.eta:
+            return fits
+        launch = launch_steps(search, steps[-1], self.settings.launch_share)  # 0 until measured
+        return full_runs_spent(search, steps[-1], launch_steps=launch) \
+            + seeds * cost(need // seeds, 1, steps[-1], launch_steps=launch) <= self.settings.search_runs + 1e-9
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -234,11 +272,13 @@ class HalvingLoop:
             if control.stop_requested():
                 break
             s.pipeline.train(work.config, seed_index, stop_at_step=work.stop_at)
-        for run_id in work.runs:
-            if control.stop_requested():
+        for index, run_id in enumerate(work.runs):
+            if control.stop_requested():  # the runs claimed and not resumed wait again
+                for left in work.runs[index:]:
+                    s.store.update_run(left, status="paused")
                 break
-            # None: another worker claimed it first; the session's length, as the run was asked for
-            s.pipeline.resume(run_id, steps=self.settings.steps, stop_at_step=work.stop_at)
+            # claimed in next_work; the session's length, as the run was asked for
+            s.pipeline.resume(run_id, steps=self.settings.steps, stop_at_step=work.stop_at, claimed=True)
         s.pipeline.wait_for_rung_verdicts()
         self.record(work.config)
 
@@ -283,8 +323,10 @@ class HalvingLoop:
                 if reason != config.get("rung_note"):
                     s.store.update_config(config["id"], rung_note=reason)
                 continue
+            if not move_config(s.store, config["id"], "paused", "stopped"):
+                continue  # another worker at the end of the search stops it
             # no value: a score at a rung ranks among that rung's configs only, never against full runs
-            s.store.update_config(config["id"], status="stopped", rung_state="stopped", rung_note=reason, value=None)
+            s.store.update_config(config["id"], rung_state="stopped", rung_note=reason, value=None)
             self.report(config, scores, reason=reason)
             s.controller().finish(config["trial_number"], None, TrialState.PRUNED)
 

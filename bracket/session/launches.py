@@ -101,6 +101,15 @@ def up_to(points: Sequence[tuple[int, float]], step: int) -> Series:
     return [(s, v) for s, v in _points(points) if s <= step]
 
 
+def back_to_pause(run: Mapping[str, Any]) -> dict[str, Any]:
+    """The values that put ``run``, a resume cut short (its process killed, its worker gone), back
+    at the state it resumed from: paused at its ``pause_step``, its series up to that step (what
+    the cut launch trained past it is lost with that launch)."""
+    step = int(run["pause_step"])
+    return {"status": "paused", "pid": None, "last_step": step, "loss": up_to(run.get("loss") or [], step),
+            "eval_loss": up_to(run.get("eval_loss") or [], step)}
+
+
 def _startup_ratios(run_dir: Path | str) -> list[float]:
     """Each timed launch's start-up in its own run's steps (``launches.jsonl`` of ``run_dir``)."""
     try:

@@ -151,18 +151,18 @@ class RunPipeline:
 
     def resume(self, run_id: int, *, steps: int | None = None, stop_at_step: int | None = None,
                from_status: str = "paused", resume_from: Path | None = None, resume_step: int | None = None,
-               **run_options: Any) -> str | None:
+               claimed: bool = False, **run_options: Any) -> str | None:
         """Relaunch run ``run_id`` in its own run folder and row, to ``stop_at_step`` (None: to the
         full length, the same schedule and seed); returns its final status, or None when
-        another worker claimed it first (``Store.claim_run``: ``from_status`` -> running, atomically).
-        ``steps``: the length the run was asked for (``RunRequest.max_steps``; None: the row's
-        ``max_steps``, the trainer's own count, which for an LLM trainer at an effective batch
-        other than 8 is not the request's).
+        another worker claimed it first (``Store.claim_run``: ``from_status`` -> running, atomically;
+        ``claimed``: this worker claimed it already). ``steps``: the length the run was asked for
+        (``RunRequest.max_steps``; None: the row's ``max_steps``, the trainer's own count, which for
+        an LLM trainer at an effective batch other than 8 is not the request's).
 
         A trainer that resumes (``resume_mode == "continue"``) goes on from the state the run paused
         with (or ``resume_from`` at ``resume_step``), its series continuing with true steps; one that
         cannot trains the config again from 0 in the same row (the series replaced)."""
-        if not self.store.claim_run(run_id, self.worker_id, from_status=from_status):
+        if not claimed and not self.store.claim_run(run_id, self.worker_id, from_status=from_status):
             return None
         run = self.store.get_run(run_id) or {}
         config = next((c for c in self.store.configs(self.name) if c["id"] == run.get("config_id")), None)

@@ -22,6 +22,7 @@ import socket
 import time
 from typing import Any
 
+from bracket.session.launches import back_to_pause
 from bracket.session.process import groups as proc
 from bracket.session.store import Store
 from bracket.session.store.schema import RUN_ACTIVE
@@ -98,7 +99,7 @@ def recover_interrupted_runs(store: Store, session: str, *, self_worker: str,
         killed_note = "; its leftover trainer processes were killed" if killed else ""
         if run.get("pause_step") and run["status"] == "running":
             # a resume of a paused run cut short: its state of that step is still there, it resumes again
-            store.update_run(run["id"], status="paused", pid=None, finished_at=time.time(),
+            store.update_run(run["id"], **back_to_pause(store.get_run(run["id"]) or run), finished_at=time.time(),
                              failure_reason=f"the Bracket process resuming this stopped; it resumes again from "
                              f"step {run['pause_step']}{killed_note}")
             notes.append(f"run {run['id']} was cut short while resuming and stays paused at step {run['pause_step']}")

@@ -4,20 +4,16 @@ A :class:`Session` runs in a background thread (``start``) or in the foreground 
 
 1. recover what a killed process left behind (runs still marked running are failed as
    *interrupted*, their process trees killed, and their slots run again);
-2. run the trainer's one-off setup commands (pre-caching, ``bracket.session.precache``)
-   unless already complete;
-3. take configurations from the :class:`SearchController` — baseline, curated, then TPE —
-   and train each with ``seeds`` seeds through the run pipeline
-   (:class:`~bracket.session.pipeline.RunPipeline`), reading loss as the run goes and
-   stopping it early when it diverges;
-4. spend the confirmation rung (``bracket.session.confirm``): the top configs again with
-   fresh seeds, by successive halving; 5. stop when the budget (runs) is spent, or when asked.
+2. run the trainer's one-off setup commands (pre-caching, ``bracket.session.precache``) unless already complete;
+3. take configurations from the :class:`SearchController` — baseline, curated, then TPE — and train each
+   with ``seeds`` seeds through the run pipeline (:class:`~bracket.session.pipeline.RunPipeline`), reading
+   loss as the run goes and stopping it early when it diverges (``--halving``: ``halving_loop``);
+4. the confirmation rung (``bracket.session.confirm``): the top configs again, fresh seeds; 5. stop at the budget.
 
 The session holds control and the search loop; its collaborators never import it: the
 :class:`~bracket.session.scoring.scoreboard.Scoreboard` (scores), the run pipeline, the
-:class:`~bracket.session.control.RunControl` (stop and pause) and the
-:class:`~bracket.session.worker.WorkerProtocol` (heartbeat, recovery, claiming work).
-Finals and promotion train through the same pipeline inside :meth:`Session.exclusive`.
+:class:`~bracket.session.control.RunControl` (stop and pause) and the :class:`~bracket.session.worker.WorkerProtocol`
+(heartbeat, recovery, claiming work). Finals and promotion train through the pipeline inside :meth:`Session.exclusive`.
 
 Everything is recorded in the store as it happens (resume anywhere, watch from elsewhere).
 """
@@ -283,6 +279,12 @@ class Session:
         """Search runs that count against the budget (``schema.spends_budget``)."""
         runs = self.store.runs(self.name, with_series=False, statuses=RUN_SPENT + RUN_AT_RUNG, kinds=SEARCH_KINDS)
         return sum(1 for r in runs if r["stage"] == "search" and spends_budget(r))
+
+    def budget_spent(self) -> bool:
+        """Nothing is left to train: the budget's runs are spent and no config of a halving search
+        waits at a rung (paused or resuming; one still to be promoted or stopped)."""
+        return self.spent_runs() >= self.total_runs() and not (self.settings.halving and any(
+            c["status"] in ("running", "paused") for c in self.store.configs(self.name, stage="search")))
 
     def controller(self) -> SearchController:
         if self._controller is None:  # seeded per worker; each proposal's "why" kept with its trial

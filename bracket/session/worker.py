@@ -10,7 +10,8 @@ says why they are safe on PostgreSQL):
 * it **recovers** runs of dead workers (and of an earlier process killed here): they are
   marked interrupted and their slots run again (``bracket.session.recovery``);
 * it **claims** a dead worker's unfinished configuration and **reserves** new ones under the
-  session's row lock, so the budget is never overshot;
+  session's row lock, so the budget is never overshot; a halving search's promotions are decided
+  and their paused runs claimed under the same lock (:meth:`WorkerProtocol.deciding`);
 * it **waits** for a pre-caching step another live worker runs instead of running it twice.
 
 :class:`WorkerProtocol` holds this worker's identity and these rules; the session's loop
@@ -30,7 +31,7 @@ from typing import Any
 from bracket.errors import machine_state_message
 from bracket.search.types import Proposal
 from bracket.session.control import RunControl
-from bracket.session.distributed import claim_config, reserve_config
+from bracket.session.distributed import claim_config, reserve_config, session_row_locked
 from bracket.session.recovery import DEFAULT_GRACE_SECONDS, recover_interrupted_runs, worker_is_alive
 from bracket.session.store import Store
 from bracket.session.store.schema import RUN_ACTIVE
@@ -149,6 +150,11 @@ class WorkerProtocol:
     def reserve(self, limit: int, propose: Callable[[], Proposal]) -> int | None:
         """Record the next search config unless ``limit`` are handed out (``distributed.reserve_config``)."""
         return reserve_config(self.store, self.session_name, limit=limit, worker=self.worker_id, propose=propose)
+
+    def deciding(self) -> contextlib.AbstractContextManager[None]:
+        """Decide for the ``with`` body with no other worker deciding at once (the session's row
+        lock, ``distributed.session_row_locked``): what to promote, and the claim of its runs."""
+        return session_row_locked(self.store, self.session_name)
 
     def setup_done_elsewhere(self, label: str, control: RunControl, *,
                              on_phase: Callable[[str], None] | None = None, poll_s: float = 2.0) -> bool:

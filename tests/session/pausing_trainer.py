@@ -10,7 +10,11 @@ every step, so a test knows which config the rule must keep. ``--stop_at_step N`
 ``--skip_until_initial_step``). ``BRACKET_FAKE_PAUSE_HANG=1``: after a pause state is
 complete, keep running (a trainer that cannot stop itself). ``--save_every_n_steps N`` with
 ``--save_state`` writes ``demo-step<N:08d>-state/`` every N steps; ``BRACKET_FAKE_PAUSE_FAIL_AT=K``
-exits 1 after step K (a long run dying half way).
+exits 1 after step K (a long run dying half way). ``BRACKET_FAKE_PAUSE_STEP_SECONDS``: the time
+per step (default 0); ``BRACKET_FAKE_PAUSE_LAUNCH_LOG=FILE``: each launch appends a JSON line to
+FILE as it starts and as it ends (output folder, pid, first step, last step, time), so a test of
+several workers sees which launches of one run overlapped. ``BRACKET_FAKE_PAUSE_OVERRUN=N``: train
+(and sample) N steps past the pause step before stopping, as sd-scripts goes on until it is stopped.
 
 With ``--sample_prompts`` and ``--sample_every_n_steps`` it writes one sample image per prompt
 (``<output_dir>/sample/demo_<step:06d>_<ii>_<stamp>_<seed>.png``, as the demo names them) at
@@ -55,10 +59,21 @@ def main() -> None:
     folder = Path(args.logging_dir) / time.strftime("%Y%m%d%H%M%S") / "network_train"
     writer = EventFileWriter(str(folder))
     quality = 0.1 + 0.2 * abs(math.log10(args.learning_rate) + 2.5)
+    step_seconds = float(os.environ.get("BRACKET_FAKE_PAUSE_STEP_SECONDS") or 0)
+    launch_log = os.environ.get("BRACKET_FAKE_PAUSE_LAUNCH_LOG")
+
+    def note(event: str, step: int) -> None:
+        if launch_log:
+            with open(launch_log, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"event": event, "output": str(output.resolve()), "pid": os.getpid(),
+                                         "step": step, "time": time.time()}) + "\n")
+
+    note("start", start)
     stop = args.stop_at_step if args.stop_at_step and start < args.stop_at_step < args.max_train_steps else None
     step = start
     while step < args.max_train_steps:
         step += 1
+        time.sleep(step_seconds)
         loss = quality + (1 - quality) / step
         logged = step - start if restart_count else step
         summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="loss/current", simple_value=loss)])
@@ -73,13 +88,15 @@ def main() -> None:
             sample(output / "sample", step, len(prompts), red)
         if step == int(os.environ.get("BRACKET_FAKE_PAUSE_FAIL_AT") or 0):
             raise SystemExit(1)
-        if step == stop:
+        if stop and step == stop + int(os.environ.get("BRACKET_FAKE_PAUSE_OVERRUN") or 0):
             writer.close()
+            note("end", step)
             while os.environ.get("BRACKET_FAKE_PAUSE_HANG") == "1":
                 time.sleep(0.1)
             return
     writer.close()
     (output / "demo.safetensors").write_bytes(b"")
+    note("end", step)
 
 
 def sample(folder: Path, step: int, count: int, red: int) -> None:

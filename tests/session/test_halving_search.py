@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 from optuna.samplers import TPESampler
 
+from bracket.app.extend import extend_budget
 from bracket.search.controller import CurrentScoreSampler
 from bracket.search.halving import Promotion
 from bracket.session import SearchSettings, Session
@@ -82,12 +83,19 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
                                 lambda seed, seen: TPESampler(seed=seed, n_startup_trials=1), seed=0)
     assert set(inner.plan()) >= {"learning_rate", "optimizer_type"}  # TPE takes the pruned trials
 
-    # a person rates the samples at 1/4: a stopped config becomes the best there and resumes
+    # a person rates the samples at 1/4: a stopped config becomes the best there; with the budget
+    # spent it waits, and resumes once the search gets one more full run (``+N runs``)
     lifted = next(c for c in stopped if c["rung"] == 0)
     for run in runs:
         if run["pause_step"] == 4 or run["config_id"] != lifted["id"]:
             session.add_rating(run["id"], 10.0 if run["config_id"] == lifted["id"] else 1.0, step=4)
     session.close()
+    again = Session.open(runs_dir / "halving")
+    assert again.run() == "finished"
+    assert next(r for r in again.store.runs(again.name) if r["config_id"] == lifted["id"])["launches"] == 1
+    assert full_runs_spent([r for r in again.store.runs(again.name) if r["stage"] == "search"], 16) == 2.0
+    extend_budget(again, 1)
+    again.close()
     again = Session.open(runs_dir / "halving")
     assert again.run() == "finished"
     resumed = next(r for r in again.store.runs(again.name) if r["config_id"] == lifted["id"])
@@ -97,7 +105,7 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
 
 
 
-def test_closing_takes_the_best_of_a_rung_on_but_a_wider_share_only_while_the_budget_lasts():
+def test_the_budget_pays_for_every_promotion_but_the_best_of_a_rung_none_has_passed():
     settings = SearchSettings(budget=2, steps=8, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.5,
                               launch_share=0, confirm=0)
     loop = HalvingLoop(SimpleNamespace(settings=settings, trainer=SimpleNamespace(validation=None)), wait_s=0)
@@ -108,7 +116,13 @@ def test_closing_takes_the_best_of_a_rung_on_but_a_wider_share_only_while_the_bu
     assert loop.affordable(second, scores, paused)  # 1.5 spent + 0.5 = the budget
     spent = [{**paused[0], "status": "done", "last_step": 8, "pause_step": None, "launches": 2}, *paused[1:]]
     assert not loop.affordable(second, scores, spent)  # 2.0 spent: nothing left for the second
-    assert loop.affordable(Promotion(1, 1, ""), scores, spent)  # the best of a rung always goes on
+    # the best of a rung goes on past the budget only while no config has gone past that rung
+    assert not loop.affordable(Promotion(1, 1, ""), scores, spent)
+    over = [{**run, "id": 4, "config_id": 4} for run in paused[:1]] + paused  # 2.0 spent at the first rung
+    assert loop.affordable(Promotion(1, 1, ""), scores, over) and not loop.affordable(second, scores, over)
+    # a run another worker resumes now counts to the rung it goes to, not to where it stands
+    flight = [{**paused[0], "status": "running", "last_step": 5}, *paused[1:]]
+    assert not loop.affordable(second, scores, flight)
 
 
 def test_the_start_up_of_each_launch_buys_fewer_configs_and_the_notes_say_so(tmp_path, runs_dir):

@@ -118,3 +118,20 @@ def test_a_promote_run_resumed_after_it_died_stores_its_true_steps_in_one_row(tm
     assert [(r["status"], r["launches"], r["last_step"]) for r in promoted] == [("done", 2, 20)]
     assert [s for s, _ in promoted[0]["loss"]] == list(range(1, 21))
     reopened.close()
+
+
+def test_samples_a_paused_run_rendered_past_its_rung_are_set_aside_when_it_resumes(tmp_path, runs_dir,
+                                                                                   monkeypatch):
+    """sd-scripts goes on past the rung until it is stopped (seen on the real trainer: a sample
+    at step 2 of a run paused at 1, then the resume rendered step 2 again): the resumed run keeps
+    one sample per step, the ones of the discarded steps moved aside in its run folder."""
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_OVERRUN", "4")  # pauses at 4, trains and samples to 8
+    session, run = _first_paused(tmp_path, runs_dir, "overrun")
+    assert [s["step"] for s in run["samples"]] == [2, 4]  # the stored run stops at its pause
+    assert session.pipeline.resume(run["id"], steps=16) == "done"
+    resumed = session.store.get_run(run["id"])
+    steps = [s["step"] for s in resumed["samples"]]
+    assert steps == sorted(set(steps)) == list(range(2, 17, 2)), steps
+    aside = sorted(p.name for p in (Path(resumed["run_dir"]) / "discarded").iterdir())
+    assert [name.split("_")[1] for name in aside] == ["000006", "000008"]
+    session.close()

@@ -239,7 +239,8 @@ def test_open_and_resume_past_session(runs_dir, demo_fields):
     assert "already trained all 2 runs of its budget" in message and "+N runs" in message, message
     assert "already trained all 2 runs" in search_tab.resume(other)
     assert other.session.wait(30) and other.snapshot().runs_spent == 2
-    stopped = SimpleNamespace(name="s", spent_runs=lambda: 1, total_runs=lambda: 3)  # a search stopped early
+    stopped = SimpleNamespace(name="s", spent_runs=lambda: 1, total_runs=lambda: 3,  # a search stopped early
+                              budget_spent=lambda: False)
     assert search_tab.resumed_text(stopped) == "Resumed **s**: 2 of 3 runs left to train."
 
 

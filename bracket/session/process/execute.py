@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bracket.judge.divergence import DivergenceMonitor
-from bracket.session.launches import Launch, up_to
+from bracket.session.launches import Launch, back_to_pause, up_to
 from bracket.session.process.groups import run_marker
 from bracket.session.process.runner import Runner, RunResult, read_log_tail
 from bracket.session.scoring import ScalarReader, collect_samples
@@ -82,6 +82,29 @@ def describe_exit(result: RunResult, timeout_s: float | None) -> str:
             return f"killed by signal {-code}"
     error = trainer_error_line(result.log_tail) if code else ""
     return f"{error} (exit code {code})" if error else f"exit code {code}"
+
+
+#: where a resumed run's samples from past its resume step are moved, inside its run folder
+DISCARDED_FOLDER = "discarded"
+
+
+def set_aside_samples_after(sample_dir: Path | None, step: int, folder: Path) -> int:
+    """Move the samples past ``step`` out of ``sample_dir`` into ``folder``; how many moved.
+
+    A paused run's trainer goes on a little past its rung before it is stopped (it is stopped
+    once its state is complete), and renders samples there; its resume trains those steps again
+    from the state, so the earlier samples show a trajectory the run no longer has. Best effort."""
+    moved = 0
+    for sample in collect_samples(sample_dir):
+        if sample.step is None or sample.step <= step:
+            continue
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            sample.path.replace(folder / sample.path.name)
+            moved += 1
+        except OSError:
+            log.warning("could not set aside %s", sample.path, exc_info=True)
+    return moved
 
 
 class RunExecutor:
@@ -148,6 +171,8 @@ class RunExecutor:
         runner = Runner(spec, log_path, timeout_s=settings.timeout_s,
                         marker=run_marker(self.session_name, run_id, started_at))
         launch = Launch.of(store.get_run(run_id) or {}, spec.logging_dir, spec.tfevents_glob, resume_step)
+        if launch.resume_step or launch.launches_before:  # a run trained again from 0: none of its samples stand
+            set_aside_samples_after(spec.sample_dir, launch.resume_step or -1, run_dir / DISCARDED_FOLDER)
         reader = ScalarReader(spec.logging_dir, spec.tfevents_glob, tuple(spec.loss_tags) + tuple(spec.eval_loss_tags),
                               skip=launch.old_event_files)
         store.update_run(run_id, status="running", run_dir=str(run_dir), output_dir=str(spec.output_dir),
@@ -155,8 +180,11 @@ class RunExecutor:
                          launches=launch.launches_before + 1)
         with self._lock:
             self._runner = runner
-            self.current = {"run_id": run_id, "label": spec.label or "", "step": 0, "max_steps": spec.max_steps,
-                            "loss": [], "samples": [], "log_path": str(log_path), "started_at": time.time()}
+            # a resumed run starts from its stored series: what is persisted while it runs (and what a
+            # worker killed meanwhile leaves) never drops the steps before the resume
+            self.current = {"run_id": run_id, "label": spec.label or "", "step": launch.resume_step or 0,
+                            "max_steps": spec.max_steps, "loss": launch.joined([]), "samples": [],
+                            "log_path": str(log_path), "started_at": time.time()}
         state = {"persisted": 0.0, "sampled": 0.0, "paused_at": 0.0}
         monitor = DivergenceMonitor()
 
@@ -215,9 +243,10 @@ class RunExecutor:
         except Exception:  # the original error is the one to report
             log.warning("could not stop run %s after an error", run_id, exc_info=True)
         try:
-            resumed_from = (self.store.get_run(run_id) or {}).get("pause_step")
+            run = self.store.get_run(run_id) or {}
+            resumed_from = run.get("pause_step")
             if resumed_from:  # a resume cut short: the paused state is still there
-                self.store.update_run(run_id, status="paused", pid=None, finished_at=time.time(),
+                self.store.update_run(run_id, **back_to_pause(run), finished_at=time.time(),
                                       failure_reason=f"stopped by an error in Bracket ({type(error).__name__}: "
                                       f"{error}); it resumes again from step {resumed_from}")
             else:
