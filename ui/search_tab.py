@@ -128,17 +128,24 @@ def poll(manager: SessionManager, sent: dict[str, str] | None, smoothing: float,
     return (*result, sent)
 
 
-def resumed_text(session: Any) -> str:
-    """What Resume did: the runs it has left to train, or — a search that had spent its whole
-    budget — that there was nothing to train and where more runs come from."""
+def left_text(session: Any) -> str:
+    """What a search that has not spent its budget (``Session.budget_spent``) has left to train, in
+    the words Resume (here) and Open (Setup tab) share: ``2 of 3 runs left to train``, or — a halving
+    search that has started every run of its budget — ``the configs waiting at a rung go on``."""
     spent, total = session.spent_runs(), session.total_runs()
+    if total - spent <= 0:  # a halving search whose configs wait at a rung
+        return "the configs waiting at a rung go on"
+    return f"{total - spent} of {total} run{'s' if total != 1 else ''} left to train"
+
+
+def resumed_text(session: Any) -> str:
+    """What Resume did: the runs it has left to train (:func:`left_text`), or — a search that had
+    spent its whole budget — that there was nothing to train and where more runs come from."""
     if session.budget_spent():
+        total = session.total_runs()
         return (f"**{session.name}** had already trained all {total} run{'s' if total != 1 else ''} of its budget: "
                 "nothing is left to resume. Give it more with **+N runs** (Results tab), or run finals there.")
-    left = total - spent
-    if not left:  # a halving search whose configs wait at a rung
-        return f"Resumed **{session.name}**: the configs waiting at a rung go on."
-    return f"Resumed **{session.name}**: {left} of {total} run{'s' if total != 1 else ''} left to train."
+    return f"Resumed **{session.name}**: {left_text(session)}."
 
 
 @inline_errors(1)

@@ -36,7 +36,7 @@ from bracket.fields import allowed_values
 from bracket.registry import get_preset
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import format_duration
-from ui.search_tab import resumed_text
+from ui.search_tab import left_text, resumed_text
 from ui.setup_form import SetupForm
 from ui.setup_preset import (
     DEFAULTS,
@@ -214,13 +214,12 @@ def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any,
     if not folder:
         raise BracketError("Pick a past session from the list first.")
     session = manager.open(folder)
-    spent, total = session.spent_runs(), session.total_runs()
     if session.budget_spent():  # a finished search has nothing to resume
+        total = session.total_runs()
         message = (f"Opened **{session.name}**: all {total} run{'s' if total != 1 else ''} of its budget are trained. "
                    "Compare and Results show it; **+N runs** (Results tab) or finals give it more.")
-    else:
-        message = (f"Opened **{session.name}** (not running, {total - spent} of {total} runs left). "
-                   "Resume it to continue.")
+    else:  # what is left, in the Search tab's words
+        message = f"Opened **{session.name}** (not running). Resume it to continue: {left_text(session)}."
     return message, gr.Tabs(selected="search"), message
 
 

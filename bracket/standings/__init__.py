@@ -41,6 +41,7 @@ from bracket.standings.board import (
 )
 from bracket.standings.importance import MIN_CONFIGS, parameter_importance
 from bracket.standings.parts import ScorePart, figures_text, score_parts
+from bracket.standings.rungs import session_rungs, uses_rungs
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session import Session
@@ -86,7 +87,8 @@ def _compute_standings(session: "Session") -> Standings:
     session.scoreboard.save_summaries()
     return build_standings(runs, configs, scores, ratings,
                            store.comparisons(name), human_weight=float(weights.get("human", 0.0)),
-                           searched=_searched(session), curves=curves)
+                           searched=_searched(session), curves=curves,
+                           rungs=session_rungs(session.settings) if uses_rungs(session.settings, configs) else None)
 
 
 def _with_step_losses(session: "Session", runs: list[dict]) -> list[dict]:

@@ -32,9 +32,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bracket.search.halving import Rungs
 from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
 from bracket.standings.quality import QualityReading
-from bracket.standings.rungs import reached_full
+from bracket.standings.rungs import reached_full, rung_place, trained_steps
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
 
 #: the stages with a leaderboard, in the order the winner is looked for first
@@ -64,6 +65,8 @@ class RunStanding:
     comparisons: int = 0
     #: the loss the loss judge scored this run on: "validation" or "training" ("" unscored)
     loss_basis: str = ""
+    #: the steps it has trained (``steps`` is its length): a paused run's pause step; None while it trains
+    trained_steps: int | None = None
 
     @property
     def rated(self) -> bool:
@@ -80,7 +83,8 @@ class RunStanding:
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "config_id": self.config_id, "stage": self.stage, "seed": self.seed,
-                "steps": self.steps, "status": self.status, "score": self.score, "disqualified": self.disqualified,
+                "steps": self.steps, "trained_steps": self.trained_steps, "paused": self.status == "paused",
+                "status": self.status, "score": self.score, "disqualified": self.disqualified,
                 "rated": self.rated, "ratings": self.ratings, "comparisons": self.comparisons,
                 "judges": self.judges, "estimated": self.estimated, "parts": [p.to_dict() for p in self.parts]}
 
@@ -116,6 +120,8 @@ class ConfigRow:
     step_loss: dict[int, float] = field(default_factory=dict)
     #: its runs are full-length (False: it stands at a lower rung of a halving search)
     full_length: bool = True
+    #: a halving search's config: its place on the rungs (``rungs.rung_place``); None without rungs
+    place: dict[str, Any] | None = None
 
     @property
     def loss_basis(self) -> str:
@@ -148,7 +154,7 @@ class ConfigRow:
                 "figures": dict(self.figures), "estimated": list(self.estimated), "params": dict(self.params),
                 "best_step": self.best_step, "best_step_basis": self.best_step_basis, "loss_basis": self.loss_basis,
                 "step_scores": {str(k): v for k, v in self.step_scores.items()}, "full_length": self.full_length,
-                "runs": [r.to_dict() for r in self.runs]}
+                **(self.place or {}), "runs": [r.to_dict() for r in self.runs]}
 
 
 @dataclass
@@ -197,11 +203,14 @@ class Winner:
     full_length: bool = True
     #: its run failed or was disqualified (not merely paused at a rung or cut short)
     failed: bool = False
+    #: the steps its run has trained (``RunStanding.trained_steps``; less than ``steps`` at a lower rung)
+    trained_steps: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"stage": self.stage, "config_id": self.config_id, "config": self.config_name, "kind": self.kind,
                 "trial_number": self.trial_number, "params": dict(self.params), "mean": self.mean,
-                "run_id": self.run_id, "run_ids": list(self.run_ids), "steps": self.steps, "step": self.step,
+                "run_id": self.run_id, "run_ids": list(self.run_ids), "steps": self.steps,
+                "trained_steps": self.trained_steps, "step": self.step,
                 "step_basis": self.step_basis, "full_length": self.full_length,
                 "seeds": list(self.seeds), "judges": list(self.judges), "estimated": list(self.estimated),
                 "rated": self.rated, "disqualified": self.disqualified, "figures": dict(self.figures)}
@@ -253,7 +262,7 @@ def _count(ratings: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[s
 
 
 def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunStanding],
-           searched: Any, curves: Mapping[int, Any] | None = None) -> StageBoard:
+           searched: Any, curves: Mapping[int, Any] | None = None, rungs: Rungs | None = None) -> StageBoard:
     by_config: dict[int, list[RunStanding]] = {c["id"]: [] for c in configs}
     for run in runs:
         by_config.setdefault(run.config_id, []).append(run)
@@ -271,7 +280,8 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
             mean_figures(parts), sorted({p.judge for p in parts if p.estimated and p.weight > 0}),
             curve.best_step if curve else None, curve.basis if curve else "",
             dict(zip(curve.steps, curve.scores)) if curve else {},
-            dict(curve.per_judge.get("loss") or {}) if curve else {}, reached_full(config)))
+            dict(curve.per_judge.get("loss") or {}) if curve else {}, reached_full(config),
+            rung_place(config, rungs) if rungs is not None else None))
     best = next((row for row in rows if row.rank == 1), None)
     run = _winning_run(best) if best else None
     short = sum(1 for row in rows if not row.full_length)
@@ -320,19 +330,21 @@ def _winner(board: StageBoard) -> Winner | None:
                   run.run_id, [r.run_id for r in scored], run.steps, [r.seed for r in scored if r.seed is not None],
                   run.judges, run.estimated, any(r.rated for r in best.runs), run.disqualified or run.status != "done",
                   dict(best.figures), best.best_step if early else None, best.best_step_basis if early else "",
-                  best.full_length, run.disqualified or run.status in ("failed", "disqualified"))
+                  best.full_length, run.disqualified or run.status in ("failed", "disqualified"), run.trained_steps)
 
 
 def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping[str, Any]],
                     scores: Mapping[int, Any], ratings: Sequence[Mapping[str, Any]] = (),
                     comparisons: Sequence[Mapping[str, Any]] = (), *, human_weight: float = 0.0,
-                    searched: Any = None, curves: Mapping[str, Mapping[int, Any]] | None = None) -> Standings:
+                    searched: Any = None, curves: Mapping[str, Mapping[int, Any]] | None = None,
+                    rungs: Rungs | None = None) -> Standings:
     """The standings of one session from its store records and current scores.
 
     ``scores`` maps run id to a ``RunScore`` (scored per stage, never across stages);
     ``searched`` turns a config's params into those the leaderboard shows (default: all);
     ``curves`` (stage -> config id -> ``bracket.session.scoring.best_step.StepCurve``) gives each
-    config its best step and the winner its ``step``.
+    config its best step and the winner its ``step``; ``rungs`` (a halving search's) gives each
+    config its place on them (``rungs.rung_place``).
     """
     searched = searched or (lambda params: params)
     rated, compared = _count(ratings, comparisons)
@@ -348,12 +360,13 @@ def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping
             int(run["id"]), int(run["config_id"]), stage, run.get("seed"), run.get("max_steps"), str(run.get("status")),
             value, bool(getattr(score, "disqualified", False)), score_parts(score), rated.get(run["id"], 0),
             compared.get(run["id"], 0),
-            str(((getattr(score, "details", None) or {}).get("loss") or {}).get("basis", ""))))
+            str(((getattr(score, "details", None) or {}).get("loss") or {}).get("basis", "")), trained_steps(run)))
     boards = {}
     for stage in STAGES:
         stage_configs = [c for c in configs if (c.get("stage") or "search") == stage]
         if stage_configs or standing.get(stage):
-            boards[stage] = _board(stage, stage_configs, standing.get(stage, []), searched, (curves or {}).get(stage))
+            boards[stage] = _board(stage, stage_configs, standing.get(stage, []), searched, (curves or {}).get(stage),
+                                   rungs)
     winner = next((w for stage in WINNER_STAGES if stage in boards and (w := _winner(boards[stage]))), None)
     humans = human_weight > 0 and bool(ratings)
     warnings = []

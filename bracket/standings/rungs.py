@@ -13,7 +13,8 @@ text out — for ``status``, the report, the export and the app (``bracket.app.r
 * :func:`reached_full` — whether a config's runs are full-length: the standings crown only
   such a config while one is scored (``bracket.standings.board``);
 * :func:`rung_lines` / :func:`rung_rows` — the rungs of every config, as ``status`` prints them
-  and as the report's table holds them.
+  and as the report's table holds them; :func:`rung_place` and :func:`trained_steps` — the same
+  as data, for ``status --json`` (through the standings, ``bracket.standings.board``).
 
 The session's rungs come from its settings (``halving``, ``eta``, ``smallest_rung``), read with
 defaults so a session from before halving reads as one without rungs.
@@ -92,11 +93,24 @@ def rung_note(config: Mapping[str, Any]) -> str:
     return str(config.get("rung_note") or "").strip()
 
 
+def trained_steps(run: Mapping[str, Any]) -> int | None:
+    """The steps ``run`` (a run row) has trained, as its row records them: a paused run's pause
+    step, an ended run's last step (a finished one's length when it logged none); None while it
+    waits or trains (its progress is the live step, not a stored figure)."""
+    status = run.get("status")
+    if status in ("pending", "running"):
+        return None
+    step = (run.get("pause_step") or run.get("last_step")) if status == "paused" else run.get("last_step")
+    if not step and status == "done":
+        step = run.get("max_steps")
+    return int(step) if step is not None else None
+
+
 def run_rung_text(run: Mapping[str, Any]) -> str:
     """A run's side of it: ``paused at step 100 of 900, state saved`` for a paused run, else ""."""
     if run.get("status") != "paused":
         return ""
-    step, full = run.get("pause_step") or run.get("last_step"), run.get("max_steps")
+    step, full = trained_steps(run), run.get("max_steps")
     return f"paused at step {step if step is not None else '?'}" + (f" of {full}" if full else "") + ", state saved"
 
 
@@ -119,7 +133,7 @@ def _run_text(run: Mapping[str, Any]) -> str:
     if paused:
         return f"run {run['id']} {paused}"
     if run.get("status") == "done":
-        return f"run {run['id']}, {run.get('last_step') or run.get('max_steps') or '?'} steps"
+        return f"run {run['id']}, {trained_steps(run) or '?'} steps"
     return f"run {run['id']} {run.get('status')}"
 
 
@@ -142,13 +156,30 @@ def rung_lines(configs: Sequence[Mapping[str, Any]], runs: Iterable[Mapping[str,
     by_config = _runs_by_config(runs)
     lines = [plan_text(rungs) + ":"]
     for config in ordered:
-        text, note, state = rung_text(config, rungs), rung_note(config), config.get("rung_state")
-        said = f"{text} — {note}" if note and state != "stopped" else text
-        if note and state == "paused" and _detail(note, "paused") != note:  # the loop's "paused at 1/9: 3 of 7, …"
-            said = f"{text} ({_detail(note, 'paused')})"
         members = "; ".join(_run_text(r) for r in by_config.get(config.get("id"), []))
-        lines.append(f"  {str(config.get('name'))[:24]:<24} {said}" + (f" [{members}]" if members else ""))
+        lines.append(f"  {str(config.get('name'))[:24]:<24} {rung_said(config, rungs)}"
+                     + (f" [{members}]" if members else ""))
     return lines
+
+
+def rung_said(config: Mapping[str, Any], rungs: Rungs) -> str:
+    """What ``status`` says of a config on its rungs line (after its name, before its runs): where
+    it stands and why (``paused at 1/9 — waiting at 1/9: 3 of 7, top 2 go on``); "" without a state."""
+    text, note, state = rung_text(config, rungs), rung_note(config), config.get("rung_state")
+    if note and state == "paused" and _detail(note, "paused") != note:  # the loop's "paused at 1/9: 3 of 7, …"
+        return f"{text} ({_detail(note, 'paused')})"
+    return f"{text} — {note}" if note and state != "stopped" else text
+
+
+def rung_place(config: Mapping[str, Any], rungs: Rungs) -> dict[str, Any]:
+    """A config's place on the rungs as ``status --json`` gives it: ``rung`` (the share label of
+    the highest rung whose score is in — ``1/9``, ``1/3``, ``full``; None before the first),
+    ``rung_index`` (0 the smallest), ``rung_state`` (:data:`RUNG_STATES`, None before it has one)
+    and ``rung_note``, the words of its ``status`` line (:func:`rung_said`)."""
+    reached = config.get("rung")
+    index = int(reached) if reached is not None and int(reached) >= 0 else None
+    return {"rung": rung_name(rungs, index) if index is not None else None, "rung_index": index,
+            "rung_state": config.get("rung_state") or None, "rung_note": rung_said(config, rungs) or None}
 
 
 RUNG_HEADERS = ["config", "rung reached", "where it stands", "why", "runs"]

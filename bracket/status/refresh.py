@@ -52,7 +52,7 @@ def _build_view(session: "Session") -> dict[str, Any]:
     config = next((c for c in stored_rows(session)[1]  # the rows the standings were built from
                    if answer["winner"] and c["id"] == answer["winner"]["config_id"]), {})
     return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs, "spent": snapshot.spent_label,
-            "full_runs_spent": snapshot.full_runs_spent,
+            "full_runs_spent": snapshot.full_runs_spent, "budget": snapshot.budget,
             "table_json": json.dumps(answer, default=str, check_circular=False),  # by --json only: the longest part
             "preset_id": session.parts.preset.id, "plan": session.settings.plan(),
             "fixed_knobs": {name: session.space[name].value for name in session.space

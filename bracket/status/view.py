@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.store import Store
 
 #: bump when what :func:`standings_view` stores changes shape
-FORMAT = 3
+FORMAT = 4
 #: the name of ``status``'s row in the store's kept views (``bracket_views``)
 VIEW_NAME = "status"
 
@@ -98,10 +98,13 @@ def status_answer(name: str, status: str, view: Mapping[str, Any]) -> dict[str, 
     """What ``status --json`` prints: the standings of ``view`` (their ``params`` are the searched
     knobs), the knobs this session holds fixed (``fixed_knobs``, e.g. a preset's batch size; a
     conditional one applies only where its condition holds) and the winner's whole config,
-    searched and fixed knobs alike (``winner.all_params``)."""
+    searched and fixed knobs alike (``winner.all_params``); the budget (``budget``: runs, or a halving
+    search's full runs, whose ``full_runs_spent`` is the GPU time its runs used, ``spent`` the
+    status line's words)."""
     answer = {"session": name, "preset_id": view["preset_id"], "status": status,
               "runs_spent": view["runs_spent"], "total_runs": view["total_runs"],
-              "full_runs_spent": view.get("full_runs_spent"),
+              "halving": view.get("full_runs_spent") is not None, "budget": view.get("budget"),
+              "full_runs_spent": view.get("full_runs_spent"), "spent": _spent(view),
               "fixed_knobs": dict(view["fixed_knobs"]), **json.loads(view["table_json"])}
     if answer.get("winner") is not None:  # a copy: the view is kept
         answer["winner"] = {**answer["winner"], "all_params": dict(view["winner_all_params"] or {})}

@@ -10,6 +10,8 @@ API (the way the session loop writes its rung columns), for the tests of what th
   a lower loss than any full-length run — the config a naive ranking would crown;
 * ``search-2`` — paused at 1/9, its run ``paused`` with its state saved at step 10, samples at 10;
 * ``search-3`` — promoted from 1/9 and running to 1/3 (its run at step 15).
+
+:func:`waiting_session` makes one whose every config waits paused at its first rung.
 """
 
 from __future__ import annotations
@@ -73,3 +75,25 @@ def halving_session(runs_dir: Path, fields: dict[str, str], name: str = "halved"
     folder = session.folder
     session.close()
     return folder, ids
+
+
+def waiting_session(runs_dir: Path, fields: dict[str, str], name: str = "waiting") -> Path:
+    """The folder of a closed demo-cpu halving session (budget 2 full runs: 4 configs, rungs 1/3 →
+    full at steps 10 and 30) whose every config has trained to 1/3 and waits there, its run paused
+    with its state saved at step 10: every run of the budget started, no promotion decided yet."""
+    from bracket.session import SearchSettings, Session
+    from tests.fakes.filled_store import fill_store
+
+    session = Session.create("demo-cpu", fields, SearchSettings(budget=2, steps=30, sample_prompts="a red circle",
+                                                                warm_start=False, halving=True),
+                             out_dir=runs_dir, name=name)
+    fill_store(session, session.total_runs(), 30)
+    runs = {r["config_id"]: r for r in session.store.runs(session.name, with_series=False) if r["kind"] != "setup"}
+    for config in session.store.configs(session.name, stage="search"):
+        session.store.update_config(config["id"], status="paused", rung=0, rung_state="paused",
+                                    rung_note="waiting at 1/3: 4 configs to rank")
+        session.store.update_run(runs[config["id"]]["id"], status="paused", last_step=10, pause_step=10, launches=1,
+                                 loss=[[s, 1.0 - s / 100] for s in range(1, 11)])
+    folder = session.folder
+    session.close()
+    return folder

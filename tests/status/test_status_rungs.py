@@ -83,3 +83,45 @@ def test_a_run_paused_at_a_rung_counts_as_spent(runs_dir, demo_fields, capsys):
     spent = full_runs_spent(runs, full_steps)
     assert spent > full_runs_spent([r for r in runs if r["status"] != "paused"], full_steps)
     assert text.splitlines()[0].endswith(f"; 4 configs, {spent:.1f}/6 full runs spent")
+
+
+def test_status_json_gives_each_config_its_rung_and_each_run_the_steps_it_trained(runs_dir, demo_fields, capsys,
+                                                                                  tmp_path):
+    """A script reading ``--json`` could not tell a config stopped at 1/9 from a full-length one,
+    and the paused run said ``"steps": 90`` when it had trained 10."""
+    from bracket.session import Session
+    from bracket.session.rung_scores import full_runs_spent
+
+    folder, ids = halving_session(runs_dir, demo_fields)
+    text, as_json = status_outputs(folder, capsys)
+    answer = json.loads(as_json)
+    assert answer == json.loads(cold_status(folder, capsys, tmp_path)[1])  # kept view and cold computation agree
+    rows = {r["name"]: r for r in answer["stages"]["search"]["rows"]}
+    assert {name: (r["rung"], r["rung_index"], r["rung_state"]) for name, r in rows.items()} == {
+        "search-0": ("full", 2, "full"), "search-1": ("1/9", 0, "stopped"),
+        "search-2": ("1/9", 0, "paused"), "search-3": ("1/9", 0, "running")}
+    for name, row in rows.items():  # the very words of the config's line under "rungs …:"
+        assert any(line.startswith(f"  {name:<24} {row['rung_note']} [run ") for line in text.splitlines()), name
+    assert rows["search-1"]["rung_note"] == "stopped at 1/9 (5 of 7, top 2 go on)"
+    runs = {name: r["runs"][0] for name, r in rows.items()}
+    assert {name: (r["steps"], r["trained_steps"], r["paused"]) for name, r in runs.items()} == {
+        "search-0": (90, 90, False), "search-1": (90, 10, False), "search-2": (90, 10, True),
+        "search-3": (90, None, False)}  # a running run's step is live progress, not the kept view's
+    assert runs["search-2"]["run_id"] == ids["search-2"] and answer["winner"]["trained_steps"] == 90
+    session = Session.open(folder)
+    search = [r for r in session.store.runs(session.name) if r["stage"] == "search"]
+    spent = full_runs_spent(search, session.settings.steps)
+    session.close()
+    assert answer["halving"] is True and answer["budget"] == 6
+    assert answer["full_runs_spent"] == pytest.approx(spent)
+    assert answer["spent"] == f"4 configs, {spent:.1f}/6 full runs" and f"; {answer['spent']} spent" in text
+
+
+def test_status_json_without_halving_has_no_rung_fields(filled_demo_session, capsys):
+    folder = filled_demo_session(3, name="plain", budget=5)
+    answer = json.loads(status_outputs(folder, capsys)[1])
+    assert answer["halving"] is False and answer["full_runs_spent"] is None
+    assert answer["budget"] == 5 and answer["spent"] == "3/5 runs"
+    row = answer["stages"]["search"]["rows"][0]
+    assert not {"rung", "rung_index", "rung_state", "rung_note"} & set(row)
+    assert row["runs"][0]["trained_steps"] == 20 and row["runs"][0]["paused"] is False

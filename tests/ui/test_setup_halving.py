@@ -34,3 +34,19 @@ def test_the_halving_switch_reaches_the_session_and_fills_the_form_again(runs_di
     # a session without halving fills the switch off
     manager.session.settings.halving = False
     assert setup_tab.reflect_open(manager)["halving"] is False
+
+
+def test_open_says_what_resume_says_of_a_halving_search_waiting_at_a_rung(runs_dir, demo_fields):
+    """Seen: Setup's Open said "0 of 4 runs left" of a halving search whose configs all waited at
+    a rung (every run of its budget started), while the Search tab's Resume said they go on."""
+    from tests.fakes.halving_rows import waiting_session
+    from ui import search_tab
+
+    folder = waiting_session(runs_dir, demo_fields)
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
+    message, tabs, on_search = setup_tab.open_session(manager, str(folder))
+    session = manager.session
+    assert session.spent_runs() == session.total_runs() == 4 and not session.budget_spent()
+    assert message == "Opened **waiting** (not running). Resume it to continue: the configs waiting at a rung go on."
+    assert on_search == message and tabs.selected == "search"
+    assert search_tab.resumed_text(session) == "Resumed **waiting**: the configs waiting at a rung go on."
