@@ -154,7 +154,7 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
     through ``bracket.app.space_editor``)."""
     every = _whole("Sample every N steps", sample_every, optional=True)
     if every == 0:
-        every = None  # the form's documented "0: first and last step only"; negatives still fail below
+        every = None  # the form's 0: the trainer's own (with halving, each rung); negatives still fail below
     weight_values = parse_weights(weights)
     vlm = judge_server_settings(vlm_base_url, vlm_model, vlm_api_key)
     settings = SearchSettings(

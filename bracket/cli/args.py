@@ -42,11 +42,15 @@ def parse_assignments(pairs: Sequence[str], what: str = "--set") -> dict[str, st
     return values
 
 
-def _share(text: str) -> float:
+def _share(text: str, *, smallest_rung: bool = False) -> float:
     try:
-        return parse_share(text)
+        return parse_share(text, smallest_rung=smallest_rung)
     except ValueError as error:  # argparse shows the message of an ArgumentTypeError
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _smallest_rung(text: str) -> float:
+    return _share(text, smallest_rung=True)
 
 
 def _launch_share(text: str) -> float:
@@ -85,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "full runs for every config)")
     run.add_argument("--eta", type=int, default=DEFAULT_ETA,
                      help=f"with --halving: the top 1/ETA of a rung go on (default {DEFAULT_ETA})")
-    run.add_argument("--smallest-rung", type=_share, default=DEFAULT_SMALLEST, metavar="SHARE",
-                     help=f"with --halving: the first rung as a share of the steps (default "
+    run.add_argument("--smallest-rung", type=_smallest_rung, default=DEFAULT_SMALLEST, metavar="SHARE",
+                     help=f"with --halving: the first rung as a share of the steps, in (0, 1) (default "
                           f"{share_label(DEFAULT_SMALLEST)} = {DEFAULT_SMALLEST:.3f}, measured)")
     run.add_argument("--launch-cost", type=_launch_share, default=None, metavar="SHARE",
                      help="with --halving: a launch's start-up (model load, caches) as a share of a full run, counted "

@@ -52,8 +52,9 @@ class Rungs:
     def __post_init__(self) -> None:
         if int(self.eta) != self.eta or self.eta < 2:
             raise ValueError(f"the reduction factor must be a whole number of 2 or more, not {self.eta}")
-        if not 0 < self.smallest <= 1:
-            raise ValueError(f"the smallest rung must be a share of the steps in (0, 1], not {self.smallest}")
+        problem = smallest_problem(self.smallest)
+        if problem:
+            raise ValueError(problem)
 
     def fractions(self) -> tuple[float, ...]:
         """The share of the full steps at each rung, the last always 1."""
@@ -119,11 +120,26 @@ def share_label(share: float) -> str:
     return f"1/{round(inverse)}" if abs(inverse - round(inverse)) < 1e-6 else f"{share:.0%}"
 
 
-def parse_share(text: str) -> float:
-    """A rung share as people write it — ``1/3``, ``0.33`` or ``33%`` — as a number in (0, 1].
+def smallest_problem(smallest: object, written: str | None = None) -> str:
+    """Why ``smallest`` (as ``written``) cannot be the first rung of a halving search, "" when it
+    can: a share of the steps in (0, 1). At 1 the only rung is the full length: no halving.
 
-    >>> parse_share("1/3") == 1 / 3, parse_share("25%"), parse_share("0.5")
-    (True, 0.25, 0.5)
+    >>> smallest_problem(1 / 9), smallest_problem(1.0, "1").partition("share of ")[2]
+    ('', "the steps in (0, 1) such as 1/3, got '1' (1: no halving)")
+    """
+    if not isinstance(smallest, bool) and isinstance(smallest, (int, float)) and 0 < smallest < 1:
+        return ""
+    said = repr(written) if written is not None else repr(smallest)
+    return (f"the smallest rung (--smallest-rung) must be a share of the steps in (0, 1) such as 1/3, got {said}"
+            + (" (1: no halving)" if isinstance(smallest, (int, float)) and smallest == 1 else ""))
+
+
+def parse_share(text: str, *, smallest_rung: bool = False) -> float:
+    """A share of the steps as people write it — ``1/3``, ``0.33`` or ``33%`` — as a number in
+    (0, 1]; ``smallest_rung``: one a halving search can start at, in (0, 1) (:func:`smallest_problem`).
+
+    >>> parse_share("1/3") == 1 / 3, parse_share("25%"), parse_share("0.5"), parse_share("1")
+    (True, 0.25, 0.5, 1.0)
     """
     written = str(text).strip()
     try:
@@ -136,6 +152,8 @@ def parse_share(text: str) -> float:
             share = float(written)
     except (ValueError, ZeroDivisionError):
         raise ValueError(f"{written!r} is not a share of the steps; write 1/3, 0.33 or 33%") from None
+    if smallest_rung and smallest_problem(share):
+        raise ValueError(smallest_problem(share, written))
     if not 0 < share <= 1:
         raise ValueError(f"a share of the steps is in (0, 1]; {written!r} is not (write e.g. 1/3)")
     return share
@@ -147,6 +165,11 @@ def top_count(reached: int, eta: int, *, closing: bool = False) -> int:
     if closing:
         return max(1, math.ceil(reached / eta)) if reached else 0
     return reached // eta
+
+
+def top_words(top: int) -> str:
+    """``top 1 goes on``, ``top 2 go on``: how many of a rung go on, in every note that says it."""
+    return f"top {top} {'goes' if top == 1 else 'go'} on"
 
 
 def promotions(configs: Iterable[Parked], scores: Mapping[tuple[int, int], float], rungs: Rungs, *,
@@ -173,7 +196,7 @@ def promotions(configs: Iterable[Parked], scores: Mapping[tuple[int, int], float
             config = by_id[cid]
             if config.reached == rung and not config.running and not config.finished:
                 reason = (f"promoted: {place} of {len(ranked)} at {share_label(fractions[rung])}, "
-                          f"top {top} go on to {share_label(fractions[rung + 1])}")
+                          f"{top_words(top)} to {share_label(fractions[rung + 1])}")
                 out.append(Promotion(cid, rung + 1, reason))
     return out
 
@@ -207,7 +230,7 @@ def stopped_reason(config_id: int, rung: int, scores: Mapping[tuple[int, int], f
     if place is None:
         return f"stopped at {label}: no score there"
     top = top_count(len(ranked), rungs.eta)
-    goes_on = f"top {top} go on" if top else f"none go on before {rungs.eta} reach it"
+    goes_on = top_words(top) if top else f"none go on before {rungs.eta} reach it"
     return f"stopped at {label}: {place} of {len(ranked)}, {goes_on}"
 
 

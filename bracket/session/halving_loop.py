@@ -34,7 +34,8 @@ When no new config can be bought the rule is *closing* (the best of a rung goes 
 the budget while no config has gone past that rung, so a search ends with a full-length run),
 and when nothing is left configs still paused are *stopped* (each by one worker, in the store
 and the study, with the reason). The configs' ``rung``, ``rung_state`` and ``rung_note`` are written as things
-happen; a config that reaches full length is finished as any config (its value to the study).
+happen (the notes of the configs waiting at a rung each time another config's score lands); a config
+that reaches full length is finished as any config (its value to the study).
 The confirmation rung and finals rank only configs with full-length runs: paused runs are not
 scored (``scoring.SCORED_STATUSES``).
 """
@@ -292,6 +293,7 @@ class HalvingLoop:
         if place.running:
             return
         self.report(row, scores)
+        self.renote_paused(configs, scores, but=row["id"])
         if place.finished or place.reached == last:
             values = {"rung": max(place.reached, -1) if place.reached >= 0 else None}
             if place.reached == last:
@@ -305,8 +307,26 @@ class HalvingLoop:
             return
         if place.reached >= 0:
             s.store.update_config(row["id"], status="paused", rung=place.reached, rung_state="paused",
-                                  rung_note=stopped_reason(row["id"], place.reached, scores, self.rungs)
-                                  .replace("stopped at", "paused at", 1))
+                                  rung_note=self.paused_note(row["id"], place.reached, scores))
+
+    def paused_note(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float]) -> str:
+        """``paused at 1/3: 2 of 3, top 1 goes on``: a config's place at the rung it waits at."""
+        return stopped_reason(config_id, rung, scores, self.rungs).replace("stopped at", "paused at", 1)
+
+    def renote_paused(self, configs: list[dict[str, Any]], scores: Mapping[tuple[int, int], float], *,
+                      but: int) -> None:
+        """Bring the notes of the configs waiting at a rung (but ``but``, whose own is written) up to
+        their place there now: another config's score landed at their rung. Written only where the
+        place changed, and only while the config still waits there (another worker may promote it)."""
+        for config in configs:
+            rung = config.get("rung")
+            if config["id"] == but or config["status"] != "paused" or config.get("rung_state") != "paused" \
+                    or rung is None:
+                continue
+            note = self.paused_note(config["id"], int(rung), scores)
+            if note != config.get("rung_note"):
+                self.session.store.update_config(config["id"], rung_note=note, only_if={
+                    "status": "paused", "rung_state": "paused", "rung": rung})
 
     def stop_the_rest(self) -> None:
         """Nothing more will be promoted: configs still paused are stopped, with the reason."""

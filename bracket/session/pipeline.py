@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts
 from bracket.session.process import RunExecutor
+from bracket.session.rung_steps import launch_sample_every
 from bracket.session.scoring import Scoreboard, VlmScorer
 from bracket.session.scoring.rung_verdicts import wait_all
 from bracket.session.scoring.text_judges import TextJudges, rung_folder, write_heldout
@@ -99,7 +100,8 @@ class RunPipeline:
             run_dir=run_dir, knobs=trainer_config,
             dataset=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
             sample_prompts=settings.prompts(),
-            sample_every_n_steps=settings.sample_every_n_steps, resume_step=resume_step, **run_options))
+            sample_every_n_steps=launch_sample_every(settings, self.trainer, steps), resume_step=resume_step,
+            **run_options))
         write_heldout(self.trainer, run_dir)  # LLM runs: held-out prompts for the task judges
         status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir, resume_step=resume_step)
         if status == "done" and self.vlm is not None and self.trainer.sample_kind in ("image", "video"):

@@ -1,6 +1,8 @@
 """Where the rungs of a halving session fall for its runs, whether they fit, and what a trainer
 that cannot resume costs — what ``create_session`` checks and notes before anything is made, and
-what the loop (``bracket.session.halving_loop``) trains to."""
+what the loop (``bracket.session.halving_loop``) trains to. The rungs fall on sample steps, and a
+halving search's launches ask for samples there (:func:`sample_interval`, :func:`launch_sample_every`:
+one rule for the loop, the pipeline's launches and the app's Compare marks)."""
 
 from __future__ import annotations
 
@@ -14,9 +16,32 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def sample_interval(settings: Any, trainer: Any) -> int:
-    """The steps between the saved samples and validation losses, where a rung may fall."""
+    """The steps between the saved samples and validation losses of a run of the session's length,
+    where a rung may fall: ``--sample-every``; else the validation interval where the trainer logs
+    a validation loss (the trainer renders its samples there too); else, in a halving search of a
+    trainer that renders samples while it trains (images, videos), the first rung's step, so every
+    rung is a sample step (:func:`launch_sample_every` asks the launch for it); else 1."""
+    if settings.sample_every_n_steps:
+        return int(settings.sample_every_n_steps)
     plan = getattr(trainer, "validation", None)
-    return int(settings.sample_every_n_steps or (plan.every(settings.steps) if plan else 1))
+    if plan:
+        return int(plan.every(settings.steps))
+    if settings.halving and getattr(trainer, "sample_kind", "image") != "text":
+        first = settings.rungs().steps(int(settings.steps))[0]  # at every step: its share, rounded up
+        return first if first < int(settings.steps) else 1
+    return 1
+
+
+def launch_sample_every(settings: Any, trainer: Any, steps: int) -> int | None:
+    """The sample interval a launch of ``steps`` asks the trainer for (``RunRequest.sample_every_n_steps``):
+    ``--sample-every``; in a halving search, for runs of the session's length, :func:`sample_interval`
+    (the rungs are rounded up to it, so the runs paused there have samples to rate and judge); else
+    None, the trainer's own (samples at the first and last step, or at the validation steps). An
+    LLM trainer answers its held-out prompts at the pause instead (``RunPipeline.judge_rung``)."""
+    if settings.sample_every_n_steps or not settings.halving or int(steps) != int(settings.steps) \
+            or getattr(trainer, "sample_kind", "image") == "text":
+        return settings.sample_every_n_steps
+    return sample_interval(settings, trainer)
 
 
 def session_rungs(settings: Any, trainer: Any) -> "StepRungs":

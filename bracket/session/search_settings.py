@@ -21,7 +21,7 @@ from typing import Any
 
 from bracket.errors import BracketError
 from bracket.judge.combine import validate_weights
-from bracket.search.halving import DEFAULT_ETA, DEFAULT_SMALLEST, Rungs, share_label
+from bracket.search.halving import DEFAULT_ETA, DEFAULT_SMALLEST, Rungs, share_label, smallest_problem
 from bracket.search.types import ALGORITHMS
 from bracket.session.scoring import effective_weights
 from bracket.trainer.base import WARMUP_SHARE
@@ -157,8 +157,8 @@ class SearchSettings:
 
     def _rungs_valid(self) -> bool:
         eta, smallest = self.eta, self.smallest_rung
-        return (isinstance(eta, int) and not isinstance(eta, bool) and 2 <= eta <= MAX_ETA
-                and isinstance(smallest, (int, float)) and not isinstance(smallest, bool) and 0 < smallest < 1)
+        return isinstance(eta, int) and not isinstance(eta, bool) and 2 <= eta <= MAX_ETA \
+            and not smallest_problem(smallest)
 
     def rungs(self) -> Rungs:
         """The rungs of a halving search (``Rungs(eta, smallest_rung)``)."""
@@ -237,9 +237,8 @@ class SearchSettings:
         eta, smallest = self.eta, self.smallest_rung
         if not isinstance(eta, int) or isinstance(eta, bool) or not 2 <= eta <= MAX_ETA:
             problems.append(f"the reduction factor (--eta) must be a whole number from 2 to {MAX_ETA}, got {eta!r}.")
-        if isinstance(smallest, bool) or not isinstance(smallest, (int, float)) or not 0 < smallest < 1:
-            problems.append(f"the smallest rung (--smallest-rung) must be a share of the steps in (0, 1), such as "
-                            f"0.333 (1/3), got {smallest!r}.")
+        if smallest_problem(smallest):
+            problems.append(smallest_problem(smallest) + ".")
         elif self.halving and not problems and self.n_configs < 1:
             problems.append(f"budget {self.budget} leaves no full run for the search with halving; raise the budget "
                             "or lower the confirmation runs (--confirm).")

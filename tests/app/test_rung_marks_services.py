@@ -17,9 +17,9 @@ pytestmark = pytest.mark.timeout(240)
 
 FULL, RUNG = 40, 24  # a 40-step demo search with a validation split: the 1/2 rung rounds up to step 24
 #: (state, rung reached, note, run status, steps trained, training loss) per config, as the loop leaves them
-PLACES = [("full", 1, "promoted: 1 of 2 at 1/2, top 1 go on to full", "done", FULL, 0.3),
-          ("stopped", 0, "stopped at 1/2: 3 of 3, top 1 go on", "paused", RUNG, 0.9),
-          ("stopped", 0, "stopped at 1/2: 2 of 3, top 1 go on", "paused", RUNG, 0.5)]
+PLACES = [("full", 1, "promoted: 1 of 2 at 1/2, top 1 goes on to full", "done", FULL, 0.3),
+          ("stopped", 0, "stopped at 1/2: 3 of 3, top 1 goes on", "paused", RUNG, 0.9),
+          ("stopped", 0, "stopped at 1/2: 2 of 3, top 1 goes on", "paused", RUNG, 0.5)]
 
 
 def _samples(folder, run_id: int, steps: range) -> list[dict]:
@@ -95,12 +95,12 @@ def test_runs_and_configs_say_where_they_stand_in_the_words_of_status(opened):
     board, paused = rungs.board_marks(manager)
     snap = manager.snapshot()
     by_name = {c["name"]: c["id"] for c in snap.configs}
-    assert board[by_name["search-1"]] == "stopped at 1/2 (3 of 3, top 1 go on)"
+    assert board[by_name["search-1"]] == "stopped at 1/2 (3 of 3, top 1 goes on)"
     assert paused == {ids["search-1"]: "paused at step 24", ids["search-2"]: "paused at step 24"}
     # the trial table's why opens with what `status` prints of the config
     status = rung_lines(list(snap.configs), list(snap.runs), session_rungs(manager.session.settings))
     why = rungs.config_rungs(manager, snap)[by_name["search-2"]].note
-    assert why == "stopped at 1/2 (2 of 3, top 1 go on)"
+    assert why == "stopped at 1/2 (2 of 3, top 1 goes on)"
     assert any(line.strip().startswith("search-2 ") and why in line for line in status)
     promoted = rungs.config_rungs(manager, snap)[by_name["search-0"]].note
-    assert promoted == "promoted: 1 of 2 at 1/2, top 1 go on to full"
+    assert promoted == "promoted: 1 of 2 at 1/2, top 1 goes on to full"

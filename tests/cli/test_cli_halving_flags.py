@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bracket.cli.args import build_parser
-from bracket.session.search_settings import SearchSettings
+from bracket.session.search_settings import SearchSettings, SettingsError
 
 
 def test_halving_flag_defaults_are_the_search_settings_defaults():
@@ -24,13 +24,13 @@ def test_halving_help_names_the_default_smallest_rung(capsys):
     assert f"(default 1/3 = {share:.3f}, measured)" in text
 
 
-@pytest.mark.parametrize("written, share", [("1/3", 1 / 3), ("0.5", 0.5), ("25%", 0.25), ("1", 1.0)])
+@pytest.mark.parametrize("written, share", [("1/3", 1 / 3), ("0.5", 0.5), ("25%", 0.25), ("99%", 0.99)])
 def test_smallest_rung_is_read_as_people_write_a_share(written, share):
     args = build_parser().parse_args(["run", "--preset", "demo-cpu", "--halving", "--smallest-rung", written])
     assert args.smallest_rung == pytest.approx(share)
 
 
-@pytest.mark.parametrize("written", ["2/1", "0", "1/0", "third", "150%"])
+@pytest.mark.parametrize("written", ["2/1", "0", "1", "100%", "1/0", "third", "150%"])
 def test_a_share_outside_the_steps_is_one_error_line(written, capsys):
     with pytest.raises(SystemExit) as exit_info:
         build_parser().parse_args(["run", "--preset", "demo-cpu", "--smallest-rung", written])
@@ -45,3 +45,15 @@ def test_launch_cost_is_measured_unless_given(written, share):
     extra = [] if written is None else ["--launch-cost", written]
     args = build_parser().parse_args(["run", "--preset", "demo-cpu", "--halving", *extra])
     assert args.launch_cost == share
+
+
+@pytest.mark.parametrize("written, share", [("0", 0.0), ("1", 1.0)])
+def test_the_cli_and_the_settings_refuse_a_smallest_rung_in_the_same_words(written, share, capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "--preset", "demo-cpu", "--halving", "--smallest-rung", written])
+    said = capsys.readouterr().err
+    with pytest.raises(SettingsError) as refused:
+        SearchSettings(halving=True, smallest_rung=share).validate()
+    words = "the smallest rung (--smallest-rung) must be a share of the steps in (0, 1) such as 1/3"
+    assert words in said and words in str(refused.value), (said, str(refused.value))
+    assert ("(1: no halving)" in said) == (share == 1) == ("(1: no halving)" in str(refused.value))

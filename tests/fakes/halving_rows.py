@@ -22,7 +22,7 @@ FULL = 90
 NOTES = {1: "stopped at 1/9: 5 of 7, top 2 go on",
          2: "waiting at 1/9: 3 of 7, top 2 go on",
          3: "promoted: 1 of 7 at 1/9, top 2 go on to 1/3",
-         0: "promoted: 1 of 2 at 1/3, top 1 go on to full"}
+         0: "promoted: 1 of 2 at 1/3, top 1 goes on to full"}
 #: (rung reached, state) per config index
 PLACES = {0: (2, "full"), 1: (0, "stopped"), 2: (0, "paused"), 3: (0, "running")}
 

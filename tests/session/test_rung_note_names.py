@@ -23,8 +23,8 @@ def test_notes_name_the_rungs_of_the_plan_at_their_rounded_steps():
     assert rungs.steps == (3, 6, 18)  # 1/9 of 18 rounds up to the sample step 3 (a sixth)
     scores = {(1, 0): 0.2, (2, 0): 0.5, (3, 0): 0.9}
     note = stopped_reason(3, 0, scores, rungs)
-    assert note == "stopped at 1/9: 3 of 3, top 1 go on"
+    assert note == "stopped at 1/9: 3 of 3, top 1 goes on"
     assert rung_name(planned_rungs(settings), 0) == "1/9"
     assert "1/9" in settings.plan() and "1/6" not in note
     reasons = [p.reason for p in promotions([Parked(cid, 0) for cid in (1, 2, 3)], scores, rungs)]
-    assert reasons == ["promoted: 1 of 3 at 1/9, top 1 go on to 1/3"]
+    assert reasons == ["promoted: 1 of 3 at 1/9, top 1 goes on to 1/3"]

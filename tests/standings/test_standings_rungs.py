@@ -97,7 +97,7 @@ def test_each_rung_state_reads_the_same_words():
 
 def test_status_lines_and_report_rows_list_every_config_on_the_rungs_furthest_first():
     configs = [_config(1, "low", "stopped", 0, "stopped at 1/9: 5 of 7, top 2 go on"),
-               _config(2, "top", "full", 2, "promoted: 1 of 3 at 1/3, top 1 go on to full"),
+               _config(2, "top", "full", 2, "promoted: 1 of 3 at 1/3, top 1 goes on to full"),
                _config(3, "mid", "running", 1, "promoted: 1 of 6 at 1/9, top 2 go on to 1/3"),
                _config(4, "plain")]
     runs = [_run(1, 1, "paused", 100, 100), _run(2, 2), _run(3, 3, "running", 120)]

@@ -120,12 +120,18 @@ class Records:
             })))
             return int(result.inserted_primary_key[0])
 
-    def update_config(self, config_id: int, **values: Any) -> None:
+    def update_config(self, config_id: int, *, only_if: Mapping[str, Any] | None = None, **values: Any) -> bool:
+        """Write ``values`` into config ``config_id``'s row; ``only_if``: only while its columns hold
+        those values (one conditional UPDATE, so another worker's write in between is kept).
+        Whether the row was written."""
+        where = [configs_table.c.id == config_id,
+                 *(configs_table.c[name] == value for name, value in (only_if or {}).items())]
         with self.engine.begin() as c:
-            c.execute(configs_table.update().where(configs_table.c.id == config_id).values(encode(values)))
-            if values.keys() & {"rung", "rung_state", "rung_note"}:  # not in the change marker's sums: seen here
+            written = c.execute(configs_table.update().where(*where).values(encode(values))).rowcount == 1
+            if written and values.keys() & {"rung", "rung_state", "rung_note"}:  # not in the change marker's sums
                 owner = sa.select(configs_table.c.session).where(configs_table.c.id == config_id).scalar_subquery()
                 c.execute(sessions_table.update().where(sessions_table.c.name == owner).values(updated_at=time.time()))
+        return written
 
     def configs(self, session: str, *, stage: str | None = None) -> list[dict[str, Any]]:
         query = sa.select(configs_table).where(configs_table.c.session == session)
