@@ -205,7 +205,7 @@ def start_search(manager: SessionManager, *, preset_id: str, fields: dict[str, s
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
-    message = f"Started **{session.name}**: {settings.plan()}."
+    message = f"Started **{session.name}**: {session.settings.plan()}."  # as created: what its trainer costs
     return message, gr.Tabs(selected="search"), refresh_sessions(manager), message
 
 

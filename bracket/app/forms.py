@@ -190,6 +190,8 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | Non
             return "Budget and seeds must be at least 1."
         if settings.budget < settings.seeds:
             return f"Budget {settings.budget} is smaller than {settings.seeds} seeds: raise the budget."
+        if settings.halving and preset_id:  # a trainer that cannot resume pays for every rung from step 0
+            settings.restarts = _restarts(preset_id, fields)
         settings.validate()
     except SettingsError as error:
         return str(error)
@@ -204,6 +206,19 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | Non
         if phases:
             text += f" — plan: {phases}"
     return text
+
+
+def _restarts(preset_id: str, fields: dict[str, str] | None) -> bool:
+    """Whether ``preset_id``'s trainer trains a promoted config again from step 0 (False when it cannot be built)."""
+    from bracket.fields import merge_with_defaults
+    from bracket.registry import get_preset
+    from bracket.session.rung_steps import restarts
+
+    try:
+        preset = get_preset(preset_id)
+        return restarts(preset.trainer_factory(merge_with_defaults(preset.fields, fields or {})))
+    except (BracketError, ValueError, TypeError, KeyError):
+        return False
 
 
 def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str] | None = None,

@@ -174,7 +174,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     Without ``run_id`` a missing or disqualified winner is refused (``NoWinnerError``)."""
     from bracket.session.store import stored_rows
     from bracket.standings import require_winner, standings
-    from bracket.standings.rungs import run_rung_text, rung_text, session_rungs
+    from bracket.standings.rungs import restarting, run_rung_text, rung_text, session_rungs
 
     table = standings(session)
     best_step, basis = None, ""
@@ -214,7 +214,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     checkpoint = checkpoint_at(run.get("output_dir"), steps) if best_step else None
     score = next((r.score for board in table.boards.values() for row in board.rows for r in row.runs
                   if r.run_id == run_id), None)
-    rung, paused = rung_text(config, session_rungs(session.settings)), run_rung_text(run)
+    rung, paused = rung_text(config, session_rungs(session.settings)), run_rung_text(
+        run, restarts=restarting(session.settings))
     header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
               f"config {name!r} ({config.get('kind', run.get('kind'))}, "
               f"stage {config.get('stage', run.get('stage'))}), "

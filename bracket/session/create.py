@@ -28,7 +28,7 @@ from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
 from bracket.session.past import Ranking, past_configs
-from bracket.session.rung_steps import restart_note, rung_problem
+from bracket.session.rung_steps import halving_decided, restart_note, rounded_note, rung_problem
 from bracket.session.search_settings import SearchSettings, SettingsError
 from bracket.session.store import Store, sqlite_url
 from bracket.session.store.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
@@ -206,6 +206,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
             rungs = rung_problem(settings, trainer)
             if rungs:
                 raise SettingsError(rungs)
+            settings = halving_decided(settings, trainer)
+            settings.validate()  # what the trainer costs may leave no config the budget buys
         problems = trainer.preflight_problems()
         if problems:
             raise BracketError(" ".join(problems))
@@ -220,6 +222,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     notes.append(validation_note)
     if settings.halving and (restarts := restart_note(trainer, preset.trainer_script or preset.display_name)):
         notes.append(restarts)
+    if settings.halving and (rounded := rounded_note(settings, trainer)):
+        notes.append(rounded)
     folder.mkdir(parents=True, exist_ok=True)
     store = external or Store.open(sqlite_url(folder / "bracket.db"))
     store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)

@@ -8,7 +8,9 @@ every config to full length. Each turn it asks, in this order:
 2. ``bracket.search.halving.promotions`` on every config's place (``rung_scores.parked``) and
    rung scores (``rung_scores.rung_scores``), the first the budget pays for (``affordable``: the
    steps trained and in flight on every worker, the first rung of the configs still to come,
-   the way to full length for one): its paused runs are claimed (``Store.claim_run``) and resume
+   the way to full length for one; with ``SearchSettings.restarts`` each promotion trains its
+   rung from step 0 and a restart's thrown-away steps stay spent, ``rung_scores.trained_steps``):
+   its paused runs are claimed (``Store.claim_run``) and resume
    (``RunPipeline.resume``) to the next rung, or to full length. The view is read, the budget
    checked and the runs claimed under the session's row lock (``WorkerProtocol.deciding``), so
    two workers never promote on the same view;
@@ -51,7 +53,7 @@ from bracket.search.halving import Promotion, cost, promotions, share_label, sto
 from bracket.session.confirm import confirm_step
 from bracket.session.distributed import move_config
 from bracket.session.launches import launch_steps
-from bracket.session.rung_scores import ENDED, full_runs_spent, parked, run_steps, rung_scores, seed_runs
+from bracket.session.rung_scores import ENDED, full_runs_spent, parked, run_steps, rung_scores, seed_runs, trained_steps
 from bracket.session.rung_steps import restart_note, session_rungs
 from bracket.session.store.schema import RUN_ACTIVE, spends_budget
 
@@ -199,14 +201,24 @@ class HalvingLoop:
 
     def committed(self, run: Mapping[str, Any]) -> float:
         """The session's steps ``run`` has trained, or trains to now: one in flight counts to the
-        rung it goes to (a run counting its own steps otherwise, by the same share of its length)."""
+        rung it goes to (a run counting its own steps otherwise, by the same share of its length);
+        the steps a restart threw away count too (``trained_steps``)."""
         full = self.rungs.steps[-1]
         per_step = full / (run_steps(run) or full)
-        trained = max(int(run.get("last_step") or 0), int(run.get("pause_step") or 0)) * per_step
+        trained = trained_steps(run) * per_step
         if run["status"] not in RUN_ACTIVE:
             return trained
         start = int(run.get("pause_step") or 0) * per_step
-        return max(trained, next((step for step in self.rungs.steps if step > start + 1e-9), full))
+        target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
+        return max(trained, target + int(run.get("restart_steps") or 0) * per_step)
+
+    def way(self, rung: int, to_rung: int) -> int:
+        """The session's steps a config at ``rung`` (-1: none yet) trains to reach ``to_rung``: the
+        steps between, or with ``restarts`` the whole of each rung on the way (each from step 0)."""
+        steps = self.rungs.steps
+        if self.settings.restarts:
+            return sum(steps[max(0, rung + 1):to_rung + 1])
+        return steps[to_rung] - (steps[rung] if rung >= 0 else 0)
 
     def affordable(self, promotion: Promotion, scores: Mapping[tuple[int, int], float], runs: list[dict[str, Any]],
                    *, configs_left: int = 0, closing: bool = True) -> bool:
@@ -224,8 +236,8 @@ class HalvingLoop:
         committed = [self.committed(r) for r in search]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         ahead = max(highest, promotion.to_rung)
-        finish = seeds * (steps[-1] - steps[ahead]) if ahead < last else 0
-        need = seeds * (steps[promotion.to_rung] - steps[rung])
+        finish = seeds * self.way(ahead, last)
+        need = seeds * self.way(rung, promotion.to_rung)
         fits = sum(committed) + need + max(0, configs_left) * seeds * steps[0] + finish \
             <= self.settings.search_runs * steps[-1]
         ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung)

@@ -6,7 +6,9 @@ launch's event files are read alone (the earlier launches' files stay in the fol
 trainer that counts its steps from 1 again after a resume — sd-scripts without
 ``--skip_until_initial_step`` — would otherwise overwrite them); its steps are moved on by the
 resumed step when they start again at 1, and appended to the stored points up to that step.
-A launch that trains again from 0 (``resume_mode == "restart"``) replaces the series.
+A launch that trains again from 0 (``resume_mode == "restart"``) replaces the series, and the
+steps the earlier launches trained go to the row's ``restart_steps`` (spent all the same: the
+halving budget counts them, ``rung_scores.full_runs_spent``).
 
 Each launch also notes, in ``<run_dir>/logs/launches.jsonl``, when its first steps were
 logged and how long it ran, from which :func:`startup_steps` measures a session's start-up
@@ -47,6 +49,9 @@ class Launch:
     launches_before: int = 0
     #: seconds the earlier launches trained
     duration_before: float = 0.0
+    #: the steps the earlier launches trained that are thrown away, this launch's restart
+    #: included (the row's ``restart_steps``: a launch from 0 after others throws theirs away)
+    restart_steps: int = 0
 
     #: (steps logged, seconds since the launch) when its first steps were seen
     first_seen: tuple[int, float] | None = None
@@ -74,13 +79,15 @@ class Launch:
         old = tuple(sorted(p for p in Path(logging_dir).glob(tfevents_glob) if p.is_file())) \
             if logging_dir is not None and Path(logging_dir).is_dir() else ()
         launches = int(run.get("launches") or 0)
+        thrown = int(run.get("restart_steps") or 0)
         if not resume_step:
-            return cls(old_event_files=old, launches_before=launches)
+            trained = max(int(run.get("last_step") or 0), int(run.get("pause_step") or 0)) if launches else 0
+            return cls(old_event_files=old, launches_before=launches, restart_steps=thrown + trained)
         keep = int(resume_step)
         return cls(resume_step=keep, old_event_files=old, launches_before=launches,
                    loss_before=[p for p in _points(run.get("loss")) if p[0] <= keep],
                    eval_before=[p for p in _points(run.get("eval_loss")) if p[0] <= keep],
-                   duration_before=float(run.get("duration_s") or 0.0))
+                   duration_before=float(run.get("duration_s") or 0.0), restart_steps=thrown)
 
     def true_steps(self, points: Sequence[tuple[int, float]]) -> Series:
         """This launch's points at their true steps: moved on by the resumed step when the

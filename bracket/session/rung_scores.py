@@ -66,6 +66,16 @@ def run_steps(run: Mapping[str, Any]) -> int | None:
     return int(run.get("max_steps") or 0) or None
 
 
+def trained_steps(run: Mapping[str, Any]) -> int:
+    """The steps ``run``'s launches have trained, in its own steps: where it stands (a paused run's
+    pause step, a finished one's last) and the steps a restart threw away (``restart_steps``). A
+    restart in flight stands at its ``last_step``: its ``pause_step`` is the launch's it threw away."""
+    thrown, last = int(run.get("restart_steps") or 0), int(run.get("last_step") or 0)
+    if thrown and run.get("status") in RUN_ACTIVE:
+        return thrown + last
+    return thrown + max(last, int(run.get("pause_step") or 0))
+
+
 def reached_step(run: Mapping[str, Any]) -> int:
     """The step up to which ``run`` has trained and been recorded: a paused run's pause step, a
     resuming one's the step it resumed from, a finished one's last step."""
@@ -142,10 +152,10 @@ def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str
 def full_runs_spent(runs: Sequence[Mapping[str, Any]], full_steps: int, *, launch_steps: float = 0.0) -> float:
     """The compute a halving search's runs have used, in full-run equivalents
     (``halving.cost``: every step trained — the share of its own length, in ``full_steps``, the
-    session's — plus ``launch_steps`` of start-up per launch)."""
+    session's, the steps a restart threw away included (``restart_steps``) — plus ``launch_steps``
+    of start-up per launch)."""
     from bracket.search.halving import cost
 
     trained = [r for r in runs if r.get("kind") != "setup" and r.get("launches")]
-    steps = sum(max(int(r.get("last_step") or 0), int(r.get("pause_step") or 0)) * int(full_steps)
-                / (run_steps(r) or int(full_steps)) for r in trained)
+    steps = sum(trained_steps(r) * int(full_steps) / (run_steps(r) or int(full_steps)) for r in trained)
     return cost(steps, sum(int(r["launches"]) for r in trained), int(full_steps), launch_steps=launch_steps)

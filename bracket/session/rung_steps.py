@@ -6,6 +6,7 @@ one rule for the loop, the pipeline's launches and the app's Compare marks)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,35 @@ def session_rungs(settings: Any, trainer: Any) -> "StepRungs":
     return StepRungs(int(settings.eta), steps, rungs.fractions())
 
 
+def halving_decided(settings: Any, trainer: Any) -> Any:
+    """``settings`` with what the plan's cost depends on in ``trainer`` (made once, at creation):
+    ``restarts`` (it cannot resume a paused run) and ``rung_every`` (the interval the rungs round to)."""
+    return dataclasses.replace(settings, restarts=restarts(trainer), rung_every=sample_interval(settings, trainer))
+
+
+def restarts(trainer: Any) -> bool:
+    """Whether ``trainer`` trains a promoted config again from step 0 (``resume_mode``)."""
+    return getattr(trainer, "resume_mode", "restart") != "continue"
+
+
+#: a rung rounded up past its share by more than this part of the share is said in a note
+ROUNDED_FAR = 0.1
+
+
+def rounded_note(settings: Any, trainer: Any) -> str:
+    """The session note when the sample interval puts a rung far past its share (``--steps 60
+    --sample-every 50``: 1/3 at step 50, 83%); "" when every rung is near it."""
+    full, every = int(settings.steps), sample_interval(settings, trainer)
+    rungs = session_rungs(settings, trainer)
+    far = [f"{share_label(share)} falls on step {step} of {full} ({step / full:.0%})"
+           for share, step in zip(rungs.shares[:-1], rungs.steps[:-1]) if step > share * full * (1 + ROUNDED_FAR)]
+    if not far:
+        return ""
+    fix = ", lower --sample-every to bring them nearer" if settings.sample_every_n_steps else ""
+    return (f"halving: the rungs are rounded up to a step where samples are saved (every {every}): {'; '.join(far)}; "
+            f"the plan counts those steps{fix}")
+
+
 def rung_problem(settings: Any, trainer: Any) -> str:
     """Why the planned rungs do not fit runs of ``settings.steps`` ("" when they do): each rung
     below full length needs a step of its own, below the full length, once rounded up to the
@@ -80,7 +110,7 @@ def rung_problem(settings: Any, trainer: Any) -> str:
 
 def restart_note(trainer: Any, name: str) -> str:
     """The session note of a halving search whose trainer cannot resume (``resume_mode``); "" when it can."""
-    if getattr(trainer, "resume_mode", "restart") == "continue":
+    if not restarts(trainer):
         return ""
     return (f"halving: {name} cannot resume a paused run, so a promoted config trains again from step 0 to its "
-            "next rung (it costs more than the plan's full-run equivalents say)")
+            "next rung (the plan and the budget pay for every step it trains again)")

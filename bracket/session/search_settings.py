@@ -11,7 +11,9 @@ With **successive halving** (``halving``, ``bracket.search.halving``) the budget
 full-run equivalents instead: every config starts with the schedule of a full run but pauses
 at the first rung (``smallest_rung`` of the steps), and only the top ``1/eta`` at a rung
 resume to the next, so the same budget tries many more configs ("budget 8 full runs = 27
-configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2").
+configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"). A trainer that cannot resume pays for
+each promotion's rung from step 0 (``restarts``), and the rungs cost the steps they are
+rounded up to (``rung_every``): both decided by the session at creation from its trainer.
 """
 
 from __future__ import annotations
@@ -50,15 +52,17 @@ def rung_counts(n_configs: int, rungs: int, eta: int) -> list[int]:
     return counts
 
 
-def halving_cost(n_configs: int, fractions: tuple[float, ...], eta: int, *, launch_share: float = 0.0) -> float:
+def halving_cost(n_configs: int, fractions: tuple[float, ...], eta: int, *, launch_share: float = 0.0,
+                 restarts: bool = False) -> float:
     """Full-run equivalents (per seed) that ``n_configs`` cost when each rung keeps the top ``1/eta``.
 
     ``launch_share``: a launch's start-up as a share of a full run's steps (0 until the session
     has measured it): every rung a config trains to is one launch, and a full run is one full
-    length plus one start-up (``bracket.search.halving.cost``)."""
+    length plus one start-up (``bracket.search.halving.cost``). ``restarts``: the trainer cannot
+    resume, so a promotion trains from step 0 to its rung (the whole rung, not the steps between)."""
     previous, cost = 0.0, 0.0
     for share, count in zip(fractions, rung_counts(n_configs, len(fractions), eta)):
-        cost += count * (share - previous + launch_share)
+        cost += count * (share - (0.0 if restarts else previous) + launch_share)
         previous = share
     return cost / (1 + launch_share)
 
@@ -116,6 +120,13 @@ class SearchSettings:
     #: counted against the budget for every launch; None = measured by the session from its own
     #: launches (``bracket.session.launches.startup_steps``), 0 = not counted
     launch_share: float | None = None
+    #: with halving: the trainer cannot resume a paused run (``resume_mode`` "restart"), so a promoted
+    #: config trains again from step 0 and pays for its whole next rung; decided by the session at
+    #: creation from its trainer (``bracket.session.rung_steps.halving_decided``)
+    restarts: bool = False
+    #: with halving: the steps between saved samples and validation losses, where the rungs are
+    #: rounded up to (``Rungs.steps``); decided at creation like ``restarts``, None: not rounded
+    rung_every: int | None = None
 
     @property
     def confirm_runs(self) -> int:
@@ -148,10 +159,10 @@ class SearchSettings:
     def configs_within(self, launch_share: float = 0.0) -> int:
         """With halving: the most configs whose rungs fit the search's full-run equivalents, each
         launch costing ``launch_share`` of a full run's steps more (``halving_cost``)."""
-        fractions, per_seed = self.rungs().fractions(), self.search_runs / self.seeds
+        fractions, per_seed = self.rung_fractions(), self.search_runs / self.seeds
         count = 0
-        while count < MAX_BUDGET and halving_cost(count + 1, fractions, self.eta,
-                                                  launch_share=launch_share) <= per_seed + 1e-9:
+        while count < MAX_BUDGET and halving_cost(count + 1, fractions, self.eta, launch_share=launch_share,
+                                                  restarts=bool(self.restarts)) <= per_seed + 1e-9:
             count += 1
         return count
 
@@ -164,10 +175,20 @@ class SearchSettings:
         """The rungs of a halving search (``Rungs(eta, smallest_rung)``)."""
         return Rungs(int(self.eta), float(self.smallest_rung))
 
+    def rung_fractions(self) -> tuple[float, ...]:
+        """The rungs as the shares of the steps they train to: rounded up to ``rung_every`` (the
+        steps ``Rungs.steps`` gives a run of ``steps``), the planned shares where not rounded."""
+        planned = self.rungs().fractions()
+        if not self.rung_every or not isinstance(self.steps, int) or self.steps <= 0:
+            return planned
+        steps = self.rungs().steps(self.steps, every=int(self.rung_every))
+        return tuple(step / self.steps for step in steps) if len(steps) == len(planned) else planned
+
     def plan(self) -> str:
         """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation rung
         ``"budget 24 = search 18 (18 configs × 1 seed) + confirm 6"``; with halving
-        ``"budget 8 full runs = 27 configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"``."""
+        ``"budget 8 full runs = 27 configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"`` (with
+        ``restarts``, ``" (restarts: a promoted config trains again from step 0)"`` after it)."""
         if self.halving and self._rungs_valid():
             fractions = self.rungs().fractions()
             counts = rung_counts(self.n_configs, len(fractions), self.eta)
@@ -175,7 +196,8 @@ class SearchSettings:
                                for i, (count, share) in enumerate(zip(counts, fractions)))
             seeds = f" × {self.seeds} seeds" if self.seeds > 1 else ""
             confirm = f" + confirm {self.confirm_runs}" if self.confirm_runs else ""
-            return f"budget {self.budget} full runs = {steps}{seeds}{confirm}"
+            restarts = " (restarts: a promoted config trains again from step 0)" if self.restarts else ""
+            return f"budget {self.budget} full runs = {steps}{seeds}{confirm}{restarts}"
         seeds = (f"{self.n_configs} config{'s' if self.n_configs != 1 else ''} × "
                  f"{self.seeds} seed{'s' if self.seeds > 1 else ''}")
         if self.confirm_runs:
@@ -239,6 +261,11 @@ class SearchSettings:
             problems.append(f"the reduction factor (--eta) must be a whole number from 2 to {MAX_ETA}, got {eta!r}.")
         if smallest_problem(smallest):
             problems.append(smallest_problem(smallest) + ".")
+        elif self.halving and not problems and self.n_configs < 1 and self.restarts:
+            one = halving_cost(1, self.rung_fractions(), self.eta, restarts=True)
+            problems.append(f"budget {self.budget} buys no config with halving: the trainer trains a promoted config "
+                            f"again from step 0, so one config to full length costs {one:.2f} full runs; raise the "
+                            "budget, lower the confirmation runs (--confirm) or search without halving (--no-halving).")
         elif self.halving and not problems and self.n_configs < 1:
             problems.append(f"budget {self.budget} leaves no full run for the search with halving; raise the budget "
                             "or lower the confirmation runs (--confirm).")

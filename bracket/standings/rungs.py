@@ -1,12 +1,13 @@
 """How a config's place on the successive-halving rungs reads: the one wording every screen uses.
 
 A halving search (``bracket.search.halving``) trains each config to its first rung, a share of
-the full steps, where the run saves its state and pauses; the best ``1/eta`` there are promoted
-(resumed to the next rung), the rest wait, stopped. The session loop writes where each config
-stands into its config row (``rung``: the highest rung whose score is in; ``rung_state``:
-running / paused / promoted / stopped / full; ``rung_note``: why, in words) and a paused run's
-row says so (status ``paused``, ``pause_step``). This module reads those columns — plain rows in,
-text out — for ``status``, the report, the export and the app (``bracket.app.rungs``):
+the full steps, where the run saves its state (a trainer that cannot resume: its weights) and
+pauses; the best ``1/eta`` there are promoted (resumed to the next rung), the rest wait,
+stopped. The session loop writes where each config stands into its config row (``rung``: the
+highest rung whose score is in; ``rung_state``: running / paused / promoted / stopped / full;
+``rung_note``: why, in words) and a paused run's row says so (status ``paused``,
+``pause_step``). This module reads those columns — plain rows in, text out — for ``status``,
+the report, the export and the app (``bracket.app.rungs``):
 
 * :func:`rung_text` — ``running to 1/3``, ``paused at 1/9``, ``promoted to 1/3``,
   ``stopped at 1/9 (5 of 7, top 2 go on)``, ``full``;
@@ -106,12 +107,20 @@ def trained_steps(run: Mapping[str, Any]) -> int | None:
     return int(step) if step is not None else None
 
 
-def run_rung_text(run: Mapping[str, Any]) -> str:
-    """A run's side of it: ``paused at step 100 of 900, state saved`` for a paused run, else ""."""
+def run_rung_text(run: Mapping[str, Any], *, restarts: bool = False) -> str:
+    """A run's side of it: ``paused at step 100 of 900, state saved`` for a paused run, else "";
+    ``restarts`` (the session's trainer cannot resume, ``SearchSettings.restarts``): ``weights
+    saved``, what such a trainer keeps at a pause (a promotion trains again from step 0)."""
     if run.get("status") != "paused":
         return ""
     step, full = trained_steps(run), run.get("max_steps")
-    return f"paused at step {step if step is not None else '?'}" + (f" of {full}" if full else "") + ", state saved"
+    saved = "weights saved" if restarts else "state saved"
+    return f"paused at step {step if step is not None else '?'}" + (f" of {full}" if full else "") + f", {saved}"
+
+
+def restarting(settings: Any) -> bool:
+    """Whether a session's trainer trains a promoted config again from step 0 (``SearchSettings.restarts``)."""
+    return bool(getattr(settings, "restarts", False))
 
 
 def plan_text(rungs: Rungs) -> str:
@@ -128,8 +137,8 @@ def _runs_by_config(runs: Iterable[Mapping[str, Any]]) -> dict[Any, list[Mapping
     return found
 
 
-def _run_text(run: Mapping[str, Any]) -> str:
-    paused = run_rung_text(run)
+def _run_text(run: Mapping[str, Any], restarts: bool = False) -> str:
+    paused = run_rung_text(run, restarts=restarts)
     if paused:
         return f"run {run['id']} {paused}"
     if run.get("status") == "done":
@@ -147,16 +156,18 @@ def _order(configs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
                                          order.get(str(c.get("rung_state")), 9), c.get("id") or 0))
 
 
-def rung_lines(configs: Sequence[Mapping[str, Any]], runs: Iterable[Mapping[str, Any]], rungs: Rungs) -> list[str]:
+def rung_lines(configs: Sequence[Mapping[str, Any]], runs: Iterable[Mapping[str, Any]], rungs: Rungs, *,
+               restarts: bool = False) -> list[str]:
     """What ``status`` prints under the run table: the session's rungs, then one line per config
-    (the furthest first) with its state, why and its runs; nothing when no config has a state."""
+    (the furthest first) with its state, why and its runs; nothing when no config has a state.
+    ``restarts``: as :func:`run_rung_text`."""
     ordered = _order(configs)
     if not ordered:
         return []
     by_config = _runs_by_config(runs)
     lines = [plan_text(rungs) + ":"]
     for config in ordered:
-        members = "; ".join(_run_text(r) for r in by_config.get(config.get("id"), []))
+        members = "; ".join(_run_text(r, restarts) for r in by_config.get(config.get("id"), []))
         lines.append(f"  {str(config.get('name'))[:24]:<24} {rung_said(config, rungs)}"
                      + (f" [{members}]" if members else ""))
     return lines
@@ -185,12 +196,13 @@ def rung_place(config: Mapping[str, Any], rungs: Rungs) -> dict[str, Any]:
 RUNG_HEADERS = ["config", "rung reached", "where it stands", "why", "runs"]
 
 
-def rung_rows(configs: Sequence[Mapping[str, Any]], runs: Iterable[Mapping[str, Any]], rungs: Rungs
-              ) -> list[list[str]]:
+def rung_rows(configs: Sequence[Mapping[str, Any]], runs: Iterable[Mapping[str, Any]], rungs: Rungs, *,
+              restarts: bool = False) -> list[list[str]]:
     """The report's rung table (:data:`RUNG_HEADERS`), one row per config with a state, the furthest first."""
     by_config = _runs_by_config(runs)
     return [[str(c.get("name")), rung_name(rungs, c.get("rung")), rung_text(c, rungs), rung_note(c) or "-",
-             "; ".join(_run_text(r) for r in by_config.get(c.get("id"), [])) or "-"] for c in _order(configs)]
+             "; ".join(_run_text(r, restarts) for r in by_config.get(c.get("id"), [])) or "-"]
+            for c in _order(configs)]
 
 
 def session_rung_table(session: Any) -> tuple[str, list[list[str]]]:
@@ -202,4 +214,4 @@ def session_rung_table(session: Any) -> tuple[str, list[list[str]]]:
     if not uses_rungs(session.settings, configs):
         return "", []
     rungs = session_rungs(session.settings)
-    return plan_text(rungs), rung_rows(configs, runs, rungs)
+    return plan_text(rungs), rung_rows(configs, runs, rungs, restarts=restarting(session.settings))

@@ -14,7 +14,7 @@ from bracket.session.store import stored_rows
 from bracket.standings import Standings, figures_text
 from bracket.standings.parts import estimated_text
 from bracket.standings.quality import quality_text
-from bracket.standings.rungs import run_rung_text, rung_lines, session_rungs, uses_rungs
+from bracket.standings.rungs import restarting, run_rung_text, rung_lines, session_rungs, uses_rungs
 
 
 def _format_seconds(seconds: float | None) -> str:
@@ -153,7 +153,8 @@ def answer_lines(session: Any, snapshot: SessionSnapshot, table: Standings) -> l
     steps, the rungs of a halving search (``bracket.standings.rungs``) and the winner."""
     runs, configs = stored_rows(session)  # the rows the standings were built from
     halving = uses_rungs(session.settings, configs)
-    paused = {r["id"]: text for r in runs if (text := run_rung_text(r))}
-    rungs = rung_lines(configs, runs, session_rungs(session.settings)) if halving else []
+    restarts = restarting(session.settings)
+    paused = {r["id"]: text for r in runs if (text := run_rung_text(r, restarts=restarts))}
+    rungs = rung_lines(configs, runs, session_rungs(session.settings), restarts=restarts) if halving else []
     return [results_table(snapshot, run_figures(table), paused), *best_step_lines(table), *rungs,
             *winner_lines(table, halving=halving)]

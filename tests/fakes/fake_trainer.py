@@ -8,7 +8,8 @@ It accepts sd-scripts-style flags (unknown flags are ignored) and, in well under
   and the ignored ones), so a test can check the command it got;
 * tfevents under ``<logging_dir>/<log_prefix><YYYYmmddHHMMSS>/<log_tracker_name or
   network_train>/`` with ``loss/current`` and ``loss/average`` (mean of the last 10) at
-  steps 1..N, written with tensorboard's own ``EventFileWriter`` and flushed every step;
+  steps 1..N, written with tensorboard's own ``EventFileWriter`` and flushed every step
+  (``BRACKET_FAKE_LOSS_TAG=loss``: the loss under ``loss``, as the full fine-tunes log it);
 * PNG samples in ``<output_dir>/sample/`` named like sd-scripts
   (``[<output_name>_]<NNNNNN|e000000>_<ii>_<YYYYmmddHHMMSS>[_<seed>].png``) for every line of
   ``--sample_prompts`` (``--d`` seed, ``--w``/``--h`` size capped at 64): ``e000000`` with
@@ -344,7 +345,8 @@ def main(argv: list[str]) -> int:
                 if args.save_state:  # before the step is logged, as train_network.py
                     state.save(output_dir / f"{stem}-step{step:08d}-state", epoch + 1, step)
             if scalars:
-                scalars.write(step, {"loss/current": loss, "loss/average": sum(window) / len(window)})
+                scalars.write(step, {os.environ.get("BRACKET_FAKE_LOSS_TAG") or "loss/current": loss,
+                                     "loss/average": sum(window) / len(window)})
                 every = args.validate_every_n_steps
                 if args.validation_split > 0 and every and (step % every == 0 or step == steps):
                     overfit = int(os.environ.get("BRACKET_FAKE_OVERFIT_STEP", "0") or 0)

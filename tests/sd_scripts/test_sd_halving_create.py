@@ -33,6 +33,11 @@ def test_a_full_fine_tune_says_up_front_that_a_promoted_config_trains_again(fiel
         assert len(said) == 1 and "sdxl_train.py cannot resume a paused run" in said[0], full.notes
         assert "trains again from step 0" in said[0]
         assert not any("cannot resume" in n for n in lora.notes)  # the LoRA trainer resumes its state
+        # the plan pays for a promotion from step 0: 6 × 20 + 2 × 60 steps of 240, not 8 × 20 + 2 × 40
+        assert full.settings.restarts and not lora.settings.restarts
+        assert full.settings.plan() == ("budget 4 full runs = 6 configs to 1/3 → 2 to full (restarts: a promoted "
+                                        "config trains again from step 0)")
+        assert lora.settings.plan() == "budget 4 full runs = 8 configs to 1/3 → 2 to full"
     finally:
         full.store.close()
         lora.store.close()
@@ -60,3 +65,23 @@ def test_the_cli_says_so_in_one_error_line(field_values, image_folder, runs_dir,
     assert err == ["error: runs of 3 steps are too short for the halving rungs 1/9 → 1/3 → full: rounded up to a "
                    "step where samples are saved (every 1), 1/3 falls on step 1, as 1/9 does; raise --steps."], err
     assert list(runs_dir.iterdir()) == []
+
+
+def test_a_sample_interval_that_puts_a_rung_far_from_its_share_is_said_once(field_values, image_folder, runs_dir):
+    fields = _fields(field_values, image_folder, "sdxl-lora")
+    far = SearchSettings(budget=4, steps=60, sample_every_n_steps=50, halving=True, sample_prompts="a photo of sks")
+    near = SearchSettings(budget=4, steps=60, sample_every_n_steps=10, halving=True, sample_prompts="a photo of sks")
+    rounded, kept = create_session("sdxl-lora", fields, far, name="far"), create_session("sdxl-lora", fields, near,
+                                                                                          name="near")
+    try:
+        said = [n for n in rounded.notes if "rounded up" in n]
+        assert said == ["halving: the rungs are rounded up to a step where samples are saved (every 50): 1/3 falls "
+                        "on step 50 of 60 (83%); the plan counts those steps, lower --sample-every to bring them "
+                        "nearer"], rounded.notes
+        assert not any("rounded up" in n for n in kept.notes)  # 1/3 at step 20 of 60
+        # the plan pays for the steps the rungs train: 4 × 50 + 1 × 10 of 240
+        assert rounded.settings.n_configs == 4 and kept.settings.n_configs == 8
+        assert rounded.store.get_session("far")["settings"]["rung_every"] == 50
+    finally:
+        rounded.store.close()
+        kept.store.close()

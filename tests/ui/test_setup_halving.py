@@ -20,6 +20,11 @@ def test_the_plan_line_counts_full_runs_with_halving():
     off, on = plan_text(8, 1, 0, "demo-cpu"), plan_text(8, 1, 0, "demo-cpu", halving=True)
     assert "full runs" not in off and on.startswith("= ") and "configs to 1/3 → " in on and "to full" in on
     assert on.startswith("= 8 full runs: ")  # seen in a walk: the line never said the budget counts full runs
+    # a trainer that cannot resume pays for each promotion from step 0: fewer configs, and the line says why
+    full, lora = plan_text(4, 1, 0, "sdxl-full", halving=True), plan_text(4, 1, 0, "sdxl-lora", halving=True)
+    assert full.startswith("= 4 full runs: 6 configs to 1/3 → 2 to full (restarts: a promoted config trains again "
+                           "from step 0)"), full
+    assert lora.startswith("= 4 full runs: 8 configs to 1/3 → 2 to full — "), lora
 
 
 def test_the_halving_switch_reaches_the_session_and_fills_the_form_again(runs_dir, demo_fields):

@@ -177,7 +177,7 @@ class RunExecutor:
                               skip=launch.old_event_files)
         store.update_run(run_id, status="running", run_dir=str(run_dir), output_dir=str(spec.output_dir),
                          started_at=started_at, max_steps=spec.max_steps, worker=self.worker_id,
-                         launches=launch.launches_before + 1)
+                         launches=launch.launches_before + 1, restart_steps=launch.restart_steps or None)
         with self._lock:
             self._runner = runner
             # a resumed run starts from its stored series: what is persisted while it runs (and what a

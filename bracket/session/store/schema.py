@@ -113,6 +113,9 @@ runs_table = sa.Table(
     sa.Column("launches", sa.Integer, nullable=True),
     #: the step a run paused at a rung saved its state at (status "paused"); None otherwise
     sa.Column("pause_step", sa.Integer, nullable=True),
+    #: the steps earlier launches trained that a launch from step 0 threw away (a trainer that
+    #: cannot resume trains a promoted config again): spent, though no longer in the series
+    sa.Column("restart_steps", sa.Integer, nullable=True),
 )
 ratings_table = sa.Table(
     "bracket_ratings", metadata,
@@ -236,7 +239,8 @@ LATER_TABLES = (views_table,)
 LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),
                  ("bracket_configs", "rung", "INTEGER"), ("bracket_configs", "rung_state", "VARCHAR(20)"),
                  ("bracket_configs", "rung_note", "TEXT"),
-                 ("bracket_runs", "launches", "INTEGER"), ("bracket_runs", "pause_step", "INTEGER"))
+                 ("bracket_runs", "launches", "INTEGER"), ("bracket_runs", "pause_step", "INTEGER"),
+                 ("bracket_runs", "restart_steps", "INTEGER"))
 
 
 def add_missing_columns(connection: sa.Connection, *, add: bool = True) -> frozenset[str]:
