@@ -19,14 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from bracket.session import SearchSettings, Session
+from bracket.session import Session
 from bracket.session.store import Store
-from tests.distributed.halving_checks import ROOT, check_halving_search, launches_by_output, status_text
+from tests.distributed.halving_checks import ROOT, SETTINGS, check_halving_search, launches_by_output, status_text
+from tests.reliability.rel_helpers import wait_for
 from tests.session.test_halving_search import halving_fields
 
 pytestmark = pytest.mark.slow
-SETTINGS = SearchSettings(budget=3, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                          launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
 
 
 @pytest.fixture
@@ -67,16 +66,6 @@ def _finish(processes: list[subprocess.Popen], timeout: float = 240) -> list[int
             if process.poll() is None:
                 process.kill()
                 process.wait()
-
-
-def _wait_for(predicate, timeout: float, what: str):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _finished_search(shared: dict, *, lost_allowed: bool = False) -> None:
@@ -123,7 +112,7 @@ def test_a_worker_killed_while_resuming_a_paused_run_is_taken_over(shared):
                     return run
             return None
 
-        victim = _wait_for(resuming, 180, "a resumed run in flight")
+        victim = wait_for(resuming, 180, "a resumed run in flight")
         pid = int(victim["worker"].rsplit(":", 1)[1])
         killed = next(w for w in workers if w.pid == pid)
         killed.send_signal(signal.SIGKILL)
@@ -145,7 +134,7 @@ def test_a_stopped_search_with_paused_runs_finishes_after_a_restart(shared):
     store = Store.open(shared["url"], create=False)
     workers = [_worker(shared, "0"), _worker(shared, "1")]
     try:
-        _wait_for(lambda: sum(r["status"] == "paused" for r in store.runs(shared["name"], with_series=False)) >= 2,
+        wait_for(lambda: sum(r["status"] == "paused" for r in store.runs(shared["name"], with_series=False)) >= 2,
                   180, "two paused runs")
         store.update_session(shared["name"], stop_requested="now")  # the app's Stop now, for every worker
         _finish(workers, timeout=60)

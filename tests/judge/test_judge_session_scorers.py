@@ -12,7 +12,6 @@ from bracket.judge.references import ANSWERS_FILE
 from bracket.judge.server import JudgeServerConfig
 from bracket.session.process.execute import sample_record
 from bracket.session.scoring import TextJudges, VlmScorer, collect_samples, score_runs
-from bracket.session.store import Store, sqlite_url
 from bracket.trainer.prompts import parse_prompt_lines
 from tests.judge import stand_in_server
 from tests.judge.test_judge_vlm_video import BLUE, GREEN, RED, write_mp4
@@ -26,13 +25,6 @@ def server():
     server = stand_in_server.start()
     yield server
     server.shutdown()
-
-
-@pytest.fixture
-def store(tmp_path):
-    store = Store.open(sqlite_url(tmp_path / "bracket.db"))
-    store.create_session("s", preset_id="x", fields={}, settings={})
-    return store
 
 
 def add_run(store, run_dir, **values):

@@ -14,7 +14,6 @@ from bracket.judge.server import JudgeServerConfig
 from bracket.session.scoring import TextJudges
 from bracket.session.scoring.run_scores import verdicts_at
 from bracket.session.scoring.text_judges import final_answers, rung_folder
-from bracket.session.store import Store, sqlite_url
 from tests.judge import stand_in_server
 
 REFERENCES = ["3", "5"]
@@ -25,13 +24,6 @@ def server():
     server = stand_in_server.start()
     yield server
     server.shutdown()
-
-
-@pytest.fixture
-def store(tmp_path):
-    store = Store.open(sqlite_url(tmp_path / "bracket.db"))
-    store.create_session("s", preset_id="x", fields={}, settings={})
-    return store
 
 
 def write_answers(folder: Path, completions: list[str]) -> Path:

@@ -19,18 +19,16 @@ the rung leaves the runs without answers there and the loss decides.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from bracket.cli import main
 from bracket.search.configs import NamedConfig
 from bracket.session import Session
 from bracket.session.halving_loop import HalvingLoop
 from bracket.trainer.llm.axolotl import AxolotlLoRA
+from tests.fakes.cli_search import cli_search, configs_by_name, run_of
 from tests.judge import stand_in_server
 from tests.llm.llm_helpers import dispatching_python, write_alpaca
 
@@ -67,22 +65,8 @@ def halving_search(tmp_path: Path, weights: str, *judge_args: str, fail_at_rungs
     args = ["run", "--preset", "axolotl-lora", "--name", "halved", "--out", str(tmp_path / "runs"), "--halving",
             "--eta", "2", "--smallest-rung", "1/2", "--budget", "2", "--steps", "8", "--sample-every", str(RUNG),
             "--confirm", "0", "--prompts", "Add 2 and 3.", "--bound", "effective_batch=8:8", "--weights", weights,
-            "--seed", "1", "--quiet", *judge_args]
-    for name, value in fields.items():
-        args += ["--set", f"{name}={value}"]
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    assert code == 0, err.getvalue() + out.getvalue()
-    return Session.open(tmp_path / "runs" / "halved", validate=False)
-
-
-def configs_by_name(session: Session) -> dict[str, dict]:
-    return {c["name"]: c for c in session.store.configs(session.name, stage="search")}
-
-
-def run_of(session: Session, config: dict) -> dict:
-    return next(r for r in session.store.runs(session.name) if r["config_id"] == config["id"])
+            "--seed", "1", "--launch-cost", "0", "--quiet", *judge_args]
+    return cli_search(args, fields, tmp_path / "runs" / "halved")
 
 
 def test_the_llm_judges_verdict_at_the_rung_decides_the_promotion(tmp_path, judge, three_configs):

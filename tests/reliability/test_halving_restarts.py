@@ -15,19 +15,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from bracket.session import SearchSettings, Session
+from bracket.session import Session
 from bracket.session.store import Store, sqlite_url
-from tests.distributed.halving_checks import ROOT, check_halving_search, launches_by_output, status_text
+from tests.distributed.halving_checks import ROOT, SETTINGS, check_halving_search, launches_by_output, status_text
+from tests.reliability.rel_helpers import wait_for
 from tests.session.test_halving_search import halving_fields
 
 pytestmark = pytest.mark.slow
-SETTINGS = SearchSettings(budget=3, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                          launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
 
 
 @pytest.fixture
@@ -51,16 +49,6 @@ def _log(search: dict, tag: str) -> str:
     return (search["logs"] / f"proc-{tag}.log").read_text(encoding="utf-8", errors="replace")
 
 
-def _wait_for(predicate, timeout: float, what: str):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def _finished(search: dict, *, lost_allowed: bool) -> None:
     store = Store.open(sqlite_url(search["folder"] / "bracket.db"), create=False)
     try:
@@ -75,7 +63,7 @@ def test_sigkill_while_a_paused_run_resumes_then_resume_finishes_the_search(sear
     first = _bracket(search, "resume", str(search["folder"]), "--quiet", tag="first")
     store = Store.open(sqlite_url(search["folder"] / "bracket.db"), create=False)
     try:
-        _wait_for(lambda: any(r["status"] == "running" for r in store.runs("halving", with_series=False)), 120,
+        wait_for(lambda: any(r["status"] == "running" for r in store.runs("halving", with_series=False)), 120,
                   "the first run")
         # one process per SQLite session: a worker and a second resume are refused
         worker = subprocess.run([sys.executable, "-m", "bracket", "worker", "--storage", store.url, "--session",
@@ -96,7 +84,7 @@ def test_sigkill_while_a_paused_run_resumes_then_resume_finishes_the_search(sear
                     return run
             return None
 
-        victim = _wait_for(resuming, 120, "a resumed run in flight")
+        victim = wait_for(resuming, 120, "a resumed run in flight")
         first.send_signal(signal.SIGKILL)
         first.wait()
     finally:
@@ -118,7 +106,7 @@ def test_a_search_stopped_with_every_config_at_a_rung_resumes_and_promotes(searc
     session = Session.open(search["folder"])
     session.start()
     try:
-        _wait_for(lambda: len(session.store.configs("halving", stage="search")) == SETTINGS.n_configs, 180,
+        wait_for(lambda: len(session.store.configs("halving", stage="search")) == SETTINGS.n_configs, 180,
                   "the last config to start")
         session.stop(now=False)  # after the trial: every config tried, the promotions still to come
         assert session.wait(60)

@@ -13,17 +13,15 @@ runs unscored by it at the rung and the search goes on, decided by the loss.
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import pytest
 
-from bracket.cli import main
 from bracket.session import Session
 from bracket.session.halving_loop import HalvingLoop
 from tests.conftest import make_caption_folder
 from tests.fakes import make_fake_python
+from tests.fakes.cli_search import cli_search, configs_by_name, run_of
 from tests.judge import stand_in_server
 
 pytestmark = pytest.mark.timeout(240)
@@ -46,21 +44,7 @@ def halving_search(tmp_path: Path, *judge_args: str) -> Session:
             "--eta", "2", "--smallest-rung", "1/2", "--budget", "2", "--steps", "8", "--sample-every", "4",
             "--confirm", "0", "--prompts", "a red circle --d 1", "--weights", "loss=1,vlm=5", "--seed", "1",
             "--launch-cost", "0", "--quiet", *judge_args]
-    for name, value in fields.items():
-        args += ["--set", f"{name}={value}"]
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    assert code == 0, err.getvalue() + out.getvalue()
-    return Session.open(tmp_path / "runs" / "rungs", validate=False)
-
-
-def configs_by_name(session: Session) -> dict[str, dict]:
-    return {c["name"]: c for c in session.store.configs(session.name, stage="search")}
-
-
-def run_of(session: Session, config: dict) -> dict:
-    return next(r for r in session.store.runs(session.name) if r["config_id"] == config["id"])
+    return cli_search(args, fields, tmp_path / "runs" / "rungs")
 
 
 def test_the_judges_verdict_at_the_rung_decides_the_promotion(tmp_path, judge):
