@@ -124,10 +124,6 @@ class HalvingLoop:
                              eval_loss=s.trainer.sample_kind == "text")
         return configs, runs, scores
 
-    def closing(self, configs: list[dict[str, Any]], runs: list[dict[str, Any]]) -> bool:
-        """No new config will come: the budget bought them all."""
-        return len(configs) >= self.config_count(runs)
-
     def config_count(self, runs: list[dict[str, Any]]) -> int:
         """The configs the budget buys: the plan's count until the session has measured a
         launch's start-up, then fewer where the extra launches of pauses and resumes cost it
@@ -168,9 +164,10 @@ class HalvingLoop:
         if work is not None:
             s.store.update_config(work.config["id"], status="running", rung_state="promoted", rung_note=work.note)
             return work
-        if self.closing(configs, runs):
+        count = self.config_count(runs)
+        if len(configs) >= count:  # no new config will come: the budget bought them all
             return None
-        config_id = s.worker.reserve(self.config_count(runs), s.controller().next)
+        config_id = s.worker.reserve(count, s.controller().next)
         skipped, s.controller().skipped = s.controller().skipped, []
         for note in skipped:
             s.add_note(note)
@@ -186,10 +183,10 @@ class HalvingLoop:
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
         # candidate: a rating that lifts it into the top share promotes it
         places = [parked(c, runs, self.rungs, self.settings.seeds) for c in configs]
-        closing = self.closing(configs, runs)
+        left = self.config_count(runs) - len(configs)  # configs the budget still buys
+        closing = left <= 0  # no new config will come
         for promotion in promotions(places, scores, self.rungs, closing=closing):
-            if not self.affordable(promotion, scores, runs, configs_left=self.config_count(runs) - len(configs),
-                                   closing=closing):
+            if not self.affordable(promotion, scores, runs, configs_left=left, closing=closing):
                 continue
             config = next(c for c in configs if c["id"] == promotion.config_id)
             paused = [r["id"] for r in seed_runs(runs, config["id"], self.settings.seeds).values()
