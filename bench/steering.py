@@ -111,16 +111,14 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     manager = SessionManager(runs_dir, snapshot_ttl=0.0)
     if rater is not None:
         manager.open(session.folder)  # the app's holder, over the same store the search writes
-        original = session._next_config
 
-        def rate_then_propose() -> Any:
+        def rate_before_the_next() -> None:  # the search loop's hook, before each look for work
             trial = len(session.store.configs(name, stage="search")) + 1
             did = rater.act(manager.compare, trial)
             if did:
                 events.append({"trial": trial, "did": did})
-            return original()
 
-        session._next_config = rate_then_propose  # type: ignore[method-assign]
+        session.before_turn.append(rate_before_the_next)
     status = session.run()
     configs = session.store.configs(name, stage="search")
     runs = [r for r in session.store.runs(name, with_series=False) if r["stage"] == "search"]

@@ -32,11 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.errors import BracketError, machine_state_message
 from bracket.search.types import SEARCH_KINDS, ScoredConfig
-from bracket.session.confirm import confirm_step
+from bracket.session.budget import Budget
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.distributed import join_session, worker_lock_name
-from bracket.session.halving_loop import HalvingLoop
 from bracket.session.past import Ranking
 from bracket.session.pipeline import RunPipeline
 from bracket.session.plan import plan_for
@@ -45,10 +44,12 @@ from bracket.session.process import RunExecutor
 from bracket.session.recovery import DEFAULT_GRACE_SECONDS, failure_message
 from bracket.session.scoring import RunScore, Scoreboard, TextJudges
 from bracket.session.scoring.vlm import VlmScorer, vlm_config
+from bracket.session.search_loop import SearchLoop, session_scheduler
 from bracket.session.search_settings import SearchSettings
+from bracket.session.search_view import SearchView, search_view
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
 from bracket.session.store import SessionLock, gc_paused, per_change, stored_rows
-from bracket.session.store.schema import RUN_AT_RUNG, RUN_SPENT, spends_budget
+from bracket.session.store.schema import RUN_AT_RUNG, RUN_SPENT
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
 if TYPE_CHECKING:  # imported where a search starts: opening a session imports no Optuna
@@ -102,6 +103,8 @@ class Session:
         self.error = ""
         self.started_at: float | None = None
         self._controller: SearchController | None = None
+        #: called before each look for work of the search loop (a benchmark's simulated rater)
+        self.before_turn: list[Callable[[], None]] = []
 
     # -- construction -----------------------------------------------------------------------
     @classmethod
@@ -272,19 +275,32 @@ class Session:
             except Exception:  # noqa: BLE001 - a callback never breaks a search
                 log.warning("a callback %s search %s failed", when, self.name, exc_info=True)
 
+    @functools.cached_property
+    def budget(self) -> Budget:
+        """The session's budget (``bracket.session.budget``): its unit, what it buys, what is spent."""
+        return Budget.of(self.settings, self.trainer)
+
+    def view(self) -> SearchView:
+        """The search's read model once per store change (``bracket.session.search_view``)."""
+        return search_view(self)
+
     def total_runs(self) -> int:
-        return self.settings.n_configs * self.settings.seeds + self.settings.confirm_runs
+        return self.budget.total_runs
 
     def spent_runs(self) -> int:
-        """Search runs that count against the budget (``schema.spends_budget``)."""
+        """Search runs that count against the budget (``RunRow.spends_budget``), read now."""
+        return self._runs_view().spent_runs()
+
+    def _runs_view(self) -> SearchView:
+        """The runs that may spend budget, without series: the cheapest view the counts need."""
         runs = self.store.runs(self.name, with_series=False, statuses=RUN_SPENT + RUN_AT_RUNG, kinds=SEARCH_KINDS)
-        return sum(1 for r in runs if r["stage"] == "search" and spends_budget(r))
+        return SearchView.build(self.store.configs(self.name, stage="search"), runs, seeds=self.settings.seeds,
+                                full_steps=int(self.settings.steps))
 
     def budget_spent(self) -> bool:
         """Nothing is left to train: the budget's runs are spent and no config of a halving search
         waits at a rung (paused or resuming; one still to be promoted or stopped)."""
-        return self.spent_runs() >= self.total_runs() and not (self.settings.halving and any(
-            c["status"] in ("running", "paused") for c in self.store.configs(self.name, stage="search")))
+        return self.budget.finished(self._runs_view())
 
     def controller(self) -> SearchController:
         if self._controller is None:  # seeded per worker; each proposal's "why" kept with its trial
@@ -299,62 +315,8 @@ class Session:
             self.store.update_session(self.name, notes=notes + [text])
 
     def _search_phase(self) -> None:
-        if self.settings.halving:  # configs pause at rungs and the best resume (bracket.session.halving_loop)
-            return HalvingLoop(self, wait_s=WAIT_SECONDS).run()
-        control = self.control
-        while not control.halted:
-            control.wait_while_paused(self.changed)  # the view shows the run finished before the pause
-            if control.stop_requested() or self.spent_runs() >= self.total_runs():
-                return
-            self.worker.recover()
-            work = self._next_config()
-            if work is None:
-                if not any(c["status"] == "running" for c in self.store.configs(self.name, stage="search")):
-                    if self.settings.confirm_runs and confirm_step(self.pipeline, wait_s=WAIT_SECONDS):
-                        continue
-                    return
-                # the rest is being trained by other live workers: wait, to take over if one dies
-                if self.phase != "waiting for other workers":  # the view shows our last run, once
-                    self.phase = "waiting for other workers"
-                    self.changed()
-                control.wait(WAIT_SECONDS)
-                continue
-            config_row, seed_indices = work
-            for seed_index in seed_indices:
-                control.wait_while_paused(self.changed)  # a pause takes effect between runs, seeds included
-                if control.stop_requested() or self.spent_runs() >= self.total_runs():
-                    break
-                self.pipeline.train(config_row, seed_index)
-            self.pipeline.finish_config(config_row)
-
-    def _next_config(self) -> tuple[dict[str, Any], list[int]] | None:
-        """An unfinished config (ours or an orphan's) first, else a new one from the controller."""
-        runs = self.store.runs(self.name, with_series=False)
-        configs = self.store.configs(self.name, stage="search")
-        workers = self.worker.workers()
-        for config in configs:
-            if config["status"] != "running":
-                continue
-            owner = config["worker"]
-            if owner and owner != self.worker_id and self.worker.is_alive(workers.get(owner)):
-                continue
-            spent = {r["seed_index"] for r in runs if r["config_id"] == config["id"] and r["status"] in RUN_SPENT}
-            missing = [i for i in range(self.settings.seeds) if i not in spent]
-            if missing:
-                if owner != self.worker_id and not self.worker.claim(config["id"], owner):
-                    continue  # another worker took this orphan over first
-                return config | {"worker": self.worker_id}, missing
-            self.pipeline.finish_config(config)
-        if len(configs) >= self.settings.n_configs:
-            return None
-        config_id = self.worker.reserve(self.settings.n_configs, self.controller().next)
-        skipped, self.controller().skipped = self.controller().skipped, []
-        for note in skipped:  # noted after the session's row lock is released
-            self.add_note(note)
-        if config_id is None:
-            return None
-        config = next(c for c in self.store.configs(self.name, stage="search") if c["id"] == config_id)
-        return config, list(range(self.settings.seeds))
+        """The one search loop (``bracket.session.search_loop``) with the scheduler the budget names."""
+        SearchLoop(self, session_scheduler(self), wait_s=WAIT_SECONDS, before_turn=self.before_turn).run()
 
     # -- what the sampler and the UI see ---------------------------------------------------
     def scores(self, runs: list[dict[str, Any]] | None = None) -> dict[int, RunScore]:

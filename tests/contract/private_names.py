@@ -22,8 +22,6 @@ ALLOWED: dict[str, str] = {
     "bracket/optuna_private.py: trial._trial_id": "the one read of Optuna's private trial id (pinned by a test)",
     "bracket/optuna_private.py: study._storage": "the one read of Optuna's private storage (pinned by a test)",
     "bench/common.py: no_problems._bench_skipped": "a marker the bench sets on its own stand-in function",
-    "bench/steering.py: session._next_config":
-        "debt: the simulated rater acts before each proposal; needs a public hook",
 }
 
 

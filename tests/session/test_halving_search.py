@@ -11,7 +11,6 @@ full-length run. Then a rating that lifts a stopped config promotes it: it resum
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 from optuna.samplers import TPESampler
 
@@ -19,11 +18,12 @@ from bracket.app.extend import extend_budget
 from bracket.search.controller import CurrentScoreSampler
 from bracket.search.halving import Promotion
 from bracket.session import SearchSettings, Session
-from bracket.session.halving_loop import HalvingLoop, halving_history
+from bracket.session.proposing import halving_history
 from bracket.session.rung_scores import full_runs_spent
 from bracket.standings import standings
 from tests.conftest import make_caption_folder
 from tests.fakes import make_fake_python
+from tests.fakes.plain_views import halving_on, view_of
 
 PAUSING_TRAINER = Path(__file__).resolve().parent / "pausing_trainer.py"
 
@@ -108,21 +108,25 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
 def test_the_budget_pays_for_every_promotion_but_the_best_of_a_rung_none_has_passed():
     settings = SearchSettings(budget=2, steps=8, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.5,
                               launch_share=0, confirm=0)
-    loop = HalvingLoop(SimpleNamespace(settings=settings, trainer=SimpleNamespace(validation=None)), wait_s=0)
+    loop = halving_on(settings)
+
+    def affordable(promotion: Promotion, scores: dict, runs: list) -> bool:
+        return loop.affordable(promotion, view_of(loop, runs, scores))
+
     scores = {(1, 0): 0.1, (2, 0): 0.5, (3, 0): 0.9}
     paused = [{"id": i, "config_id": i, "status": "paused", "pause_step": 4, "last_step": 4, "launches": 1,
                "seed_index": 0} for i in (1, 2, 3)]
     second = Promotion(2, 1, "promoted: 2 of 3 at 1/2, top 2 go on to full")
-    assert loop.affordable(second, scores, paused)  # 1.5 spent + 0.5 = the budget
+    assert affordable(second, scores, paused)  # 1.5 spent + 0.5 = the budget
     spent = [{**paused[0], "status": "done", "last_step": 8, "pause_step": None, "launches": 2}, *paused[1:]]
-    assert not loop.affordable(second, scores, spent)  # 2.0 spent: nothing left for the second
+    assert not affordable(second, scores, spent)  # 2.0 spent: nothing left for the second
     # the best of a rung goes on past the budget only while no config has gone past that rung
-    assert not loop.affordable(Promotion(1, 1, ""), scores, spent)
+    assert not affordable(Promotion(1, 1, ""), scores, spent)
     over = [{**run, "id": 4, "config_id": 4} for run in paused[:1]] + paused  # 2.0 spent at the first rung
-    assert loop.affordable(Promotion(1, 1, ""), scores, over) and not loop.affordable(second, scores, over)
+    assert affordable(Promotion(1, 1, ""), scores, over) and not affordable(second, scores, over)
     # a run another worker resumes now counts to the rung it goes to, not to where it stands
     flight = [{**paused[0], "status": "running", "last_step": 5}, *paused[1:]]
-    assert not loop.affordable(second, scores, flight)
+    assert not affordable(second, scores, flight)
 
 
 def test_the_start_up_of_each_launch_buys_fewer_configs_and_the_notes_say_so(tmp_path, runs_dir):
@@ -176,8 +180,7 @@ def test_more_runs_leave_no_stopped_config_with_the_place_it_had_before_them(tmp
     capsys.readouterr()
     again = Session.open(runs_dir / "more")
     configs = again.store.configs(again.name, stage="search")
-    loop = HalvingLoop(again, wait_s=0.0)
-    _configs, _runs, scores = loop.state()
+    scores = again.view().scores
     stopped = [c for c in configs if c["status"] == "stopped"]
     assert len(configs) > 4 and stopped
     for config in stopped:

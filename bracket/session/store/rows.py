@@ -1,0 +1,163 @@
+"""Typed rows: a run and a config as the search reads them, with their states as ``StrEnum``.
+
+The store keeps plain strings (``"paused"``); a ``StrEnum`` member *is* its string, so a row
+read back compares equal either way and nothing stored changes. :class:`RunRow` and
+:class:`ConfigRow` are frozen copies of the columns the search decides on, with the facts
+derived from them as methods — one definition each (where a run stands, the steps it trained,
+whether it spends the budget). The full row (series, judges, samples) stays in ``row`` for the
+scoring, which reads it as before. docs/ARCHITECTURE.md's glossary says what each word means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class RunState(StrEnum):
+    """A run's ``status`` column."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    PRUNED = "pruned"
+    DISQUALIFIED = "disqualified"
+    #: stopped at a rung of a halving search, its state saved to resume from
+    PAUSED = "paused"
+    #: left running by a process that died (or stopped now): its slot is trained again
+    INTERRUPTED = "interrupted"
+
+
+class ConfigState(StrEnum):
+    """A config's ``status`` column."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    DONE = "done"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+class RungState(StrEnum):
+    """A config's ``rung_state`` column in a halving search."""
+
+    RUNNING = "running"
+    PROMOTED = "promoted"
+    PAUSED = "paused"
+    STOPPED = "stopped"
+    FULL = "full"
+
+
+#: a run training now or about to
+ACTIVE = frozenset({RunState.PENDING, RunState.RUNNING})
+#: a run over, its slot spent (``interrupted`` is not: the slot trains again)
+SPENT = frozenset({RunState.DONE, RunState.FAILED, RunState.PRUNED, RunState.DISQUALIFIED})
+#: a run that ends its config on the rungs: it cannot go on
+ENDED = frozenset({RunState.FAILED, RunState.PRUNED, RunState.DISQUALIFIED})
+
+
+def _int(value: Any) -> int:
+    return int(value or 0)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run's row, typed; ``row`` is the stored mapping it came from (for the scoring)."""
+
+    id: int
+    config_id: int | None
+    status: RunState
+    stage: str = "search"
+    kind: str = ""
+    seed_index: int = 0
+    last_step: int = 0
+    pause_step: int = 0
+    #: the run's own length in its trainer's steps (0: unknown)
+    max_steps: int = 0
+    #: steps earlier launches trained and a restart threw away
+    restart_steps: int = 0
+    launches: int = 0
+    worker: str = ""
+    run_dir: str = ""
+    row: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> "RunRow":
+        return cls(id=int(row["id"]), config_id=row.get("config_id"), status=RunState(row["status"]),
+                   stage=str(row.get("stage") or "search"), kind=str(row.get("kind") or ""),
+                   seed_index=_int(row.get("seed_index")), last_step=_int(row.get("last_step")),
+                   pause_step=_int(row.get("pause_step")), max_steps=_int(row.get("max_steps")),
+                   restart_steps=_int(row.get("restart_steps")), launches=_int(row.get("launches")),
+                   worker=str(row.get("worker") or ""), run_dir=str(row.get("run_dir") or ""), row=row)
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ENDED
+
+    def own_steps(self) -> int | None:
+        """The run's own length (its trainer's steps); None when unknown."""
+        return self.max_steps or None
+
+    def spends_budget(self) -> bool:
+        """Counts against a run budget: spent, or paused at a rung or resuming from one."""
+        return self.status in SPENT or (bool(self.pause_step) and (self.status is RunState.PAUSED or self.active))
+
+    def reached_step(self) -> int:
+        """The step up to which the run has trained and been recorded: a finished run's last step,
+        a paused (or resuming) one's pause step, else 0."""
+        if self.status is RunState.DONE:
+            return self.last_step
+        if self.status is RunState.PAUSED or self.active:
+            return self.pause_step
+        return 0
+
+    def trained_steps(self) -> int:
+        """Every step the run's launches trained, in its own steps: where it stands (a paused run's
+        pause step, a finished one's last) plus what a restart threw away. A restart in flight stands
+        at its ``last_step``: its ``pause_step`` is the launch's it threw away."""
+        if self.restart_steps and self.active:
+            return self.restart_steps + self.last_step
+        return self.restart_steps + max(self.last_step, self.pause_step)
+
+    def in_session_steps(self, steps: float, full_steps: int) -> float:
+        """``steps`` of this run's own in the session's steps (a run of ``max_steps`` is ``full_steps``)."""
+        return steps * int(full_steps) / (self.max_steps or int(full_steps))
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    """One config's row, typed; ``row`` is the stored mapping it came from."""
+
+    id: int
+    status: ConfigState
+    trial_number: int = 0
+    kind: str = ""
+    stage: str = "search"
+    name: str = ""
+    worker: str = ""
+    rung: int | None = None
+    rung_state: RungState | None = None
+    rung_note: str = ""
+    row: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> "ConfigRow":
+        rung_state = row.get("rung_state")
+        return cls(id=int(row["id"]), status=ConfigState(row["status"]), trial_number=_int(row.get("trial_number")),
+                   kind=str(row.get("kind") or ""), stage=str(row.get("stage") or "search"),
+                   name=str(row.get("name") or ""), worker=str(row.get("worker") or ""),
+                   rung=None if row.get("rung") is None else int(row["rung"]),
+                   rung_state=RungState(rung_state) if rung_state else None,
+                   rung_note=str(row.get("rung_note") or ""), row=row)
+
+    @property
+    def open(self) -> bool:
+        """Still tried: training now or waiting at a rung."""
+        return self.status in (ConfigState.RUNNING, ConfigState.PAUSED)
