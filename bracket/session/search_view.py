@@ -7,25 +7,18 @@ the budget (``bracket.session.budget``) counts on it, the sampler's history (a h
 values) and the app's rung views (``bracket.app.rung_grid``), the snapshot (``status``, the
 report) read it.
 
-Two ways to get one for a session:
-
-- :func:`search_view` — once per store change (``store.change_memo.per_change``, keyed by the
-  store's change marker): the readers above that only show or propose;
-- :func:`fresh_view` — read now: the loop, whose decisions (a promotion under the session's row
-  lock, a claim) must see every write of every worker, also those the marker's sums miss.
+``bracket.session.search_reading`` reads one for a session from its store (now, or once per
+store change).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bracket.search.halving import Parked, cost
 from bracket.session.store.rows import ConfigRow, ConfigState, RunRow, RunState
-
-#: the view's key in the per-change memo
-VIEW_KEY = "search-view"
 
 
 @dataclass(frozen=True)
@@ -47,22 +40,17 @@ class SearchView:
     # -- building ----------------------------------------------------------------------------
     @classmethod
     def build(cls, configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]], *, seeds: int,
-              full_steps: int, rungs: Any = None, ratings: Sequence[Mapping[str, Any]] = (),
-              comparisons: Sequence[Mapping[str, Any]] = (), weights: Mapping[str, float] | None = None,
-              eval_loss: bool = False, launch: float = 0.0) -> "SearchView":
+              full_steps: int, rungs: Any = None, scores: Mapping[tuple[int, int], float] | None = None,
+              launch: float = 0.0) -> "SearchView":
         """The view of ``configs`` and ``runs`` (every stage: the search's are kept); with ``rungs``
-        the rung scores (``runs`` with their series) and places."""
+        each config's place, with ``scores`` (``rung_scores.rung_scores`` of the same rows) its score
+        at each rung."""
         config_rows = tuple(ConfigRow.of(c) for c in configs if (c.get("stage") or "search") == "search")
         run_rows = tuple(RunRow.of(r) for r in runs if (r.get("stage") or "search") == "search")
-        view = cls(config_rows, run_rows, int(seeds), int(full_steps), rungs, launch=float(launch))
+        view = cls(config_rows, run_rows, int(seeds), int(full_steps), rungs, dict(scores or {}), {}, float(launch))
         if rungs is None:
             return view
-        from bracket.session.rung_scores import rung_scores  # the scoring: only a halving view needs it
-
-        scores = rung_scores([c.row for c in config_rows], [r.row for r in run_rows], rungs, seeds=seeds,
-                             ratings=ratings, comparisons=comparisons, weights=weights, eval_loss=eval_loss)
-        places = {c.id: view.place(c.id) for c in config_rows}
-        return cls(config_rows, run_rows, int(seeds), int(full_steps), rungs, scores, places, float(launch))
+        return replace(view, places={c.id: view.place(c.id) for c in config_rows})
 
     # -- reading -----------------------------------------------------------------------------
     def config(self, config_id: int) -> ConfigRow:
@@ -112,34 +100,3 @@ class SearchView:
         trained = self.trained()
         steps = sum(r.in_session_steps(r.trained_steps(), self.full_steps) for r in trained)
         return cost(steps, sum(r.launches for r in trained), self.full_steps, launch_steps=self.launch)
-
-
-def measured_launch(runs: Sequence[Mapping[str, Any]], settings: Any) -> float:
-    """A launch's start-up in the session's steps: the settings' share, else measured (halving only)."""
-    if not settings.halving:
-        return 0.0
-    from bracket.session.launches import launch_steps
-
-    search = [r for r in runs if (r.get("stage") or "search") == "search" and r.get("kind") != "setup"]
-    return launch_steps(search, int(settings.steps), settings.launch_share)
-
-
-def fresh_view(session: Any) -> SearchView:
-    """The view of ``session`` read from its store now (the loop's decisions)."""
-    settings, store = session.settings, session.store
-    rungs = session.budget.rungs
-    runs = store.runs(session.name, with_series=rungs is not None)
-    configs = store.configs(session.name, stage="search")
-    if rungs is None:
-        return SearchView.build(configs, runs, seeds=settings.seeds, full_steps=int(settings.steps))
-    return SearchView.build(configs, runs, seeds=settings.seeds, full_steps=int(settings.steps), rungs=rungs,
-                            ratings=store.ratings(session.name), comparisons=store.comparisons(session.name),
-                            weights=settings.weights, eval_loss=session.trainer.sample_kind == "text",
-                            launch=measured_launch(runs, settings))
-
-
-def search_view(session: Any) -> SearchView:
-    """The view of ``session`` once per store change (the app, the snapshot, the sampler's history)."""
-    from bracket.session.store.change_memo import per_change
-
-    return per_change(session, VIEW_KEY, lambda: fresh_view(session))

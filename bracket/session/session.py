@@ -7,7 +7,8 @@ A :class:`Session` runs in a background thread (``start``) or in the foreground 
 2. run the trainer's one-off setup commands (pre-caching, ``bracket.session.precache``) unless already complete;
 3. take configurations from the :class:`SearchController` — baseline, curated, then TPE — and train each
    with ``seeds`` seeds through the run pipeline (:class:`~bracket.session.pipeline.RunPipeline`), reading
-   loss as the run goes and stopping it early when it diverges (``--halving``: ``halving_loop``);
+   loss as the run goes and stopping it early when it diverges (``bracket.session.search_loop``: one loop; its
+   scheduler decides what trains next — every config to full length, or with ``--halving`` paused at rungs);
 4. the confirmation rung (``bracket.session.confirm``): the top configs again, fresh seeds; 5. stop at the budget.
 
 The session holds control and the search loop; its collaborators never import it: the
@@ -45,8 +46,9 @@ from bracket.session.recovery import DEFAULT_GRACE_SECONDS, failure_message
 from bracket.session.scoring import RunScore, Scoreboard, TextJudges
 from bracket.session.scoring.vlm import VlmScorer, vlm_config
 from bracket.session.search_loop import SearchLoop, session_scheduler
+from bracket.session.search_reading import search_view
 from bracket.session.search_settings import SearchSettings
-from bracket.session.search_view import SearchView, search_view
+from bracket.session.search_view import SearchView
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
 from bracket.session.store import SessionLock, gc_paused, per_change, stored_rows
 from bracket.session.store.schema import RUN_AT_RUNG, RUN_SPENT

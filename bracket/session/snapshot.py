@@ -16,11 +16,11 @@ from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
 from bracket.search.skip_rule import skipped_kinds
 from bracket.search.types import PAST_KIND
-from bracket.session.launches import launch_steps
 from bracket.session.plan import phase_kind, plan_progress
-from bracket.session.rung_scores import full_runs_spent
+from bracket.session.search_reading import measured_launch
+from bracket.session.search_view import SearchView
 from bracket.session.store import stored_rows
-from bracket.session.store.schema import RUN_SPENT, spends_budget
+from bracket.session.store.schema import RUN_SPENT
 
 
 @dataclass
@@ -110,13 +110,15 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     # a halving search's run paused at a rung, or resuming from one, is spent too ("1/13 runs" otherwise)
     search = [r for r in runs if r["kind"] != "setup" and r["stage"] == "search"]
     scored = [r for r in search if r["status"] in RUN_SPENT]
-    spent = sum(1 for r in search if spends_budget(r))
+    budget = session.budget  # what the search spent, in the budget's unit (runs, or full runs of GPU time)
+    counted = SearchView.build(stored_configs, search, seeds=session.settings.seeds,
+                               full_steps=int(session.settings.steps), launch=measured_launch(search, session.settings))
+    spent = counted.spent_runs()
     durations = [r["duration_s"] for r in scored if r["duration_s"]]
-    total = session.total_runs()
+    total = budget.total_runs
     full_runs = None
-    if session.settings.halving:  # the budget counts GPU time (the halving loop's own measure)
-        launch = launch_steps(search, int(session.settings.steps), session.settings.launch_share)
-        full_runs = full_runs_spent(search, int(session.settings.steps), launch_steps=launch)
+    if budget.halving:
+        full_runs = budget.spent(counted)
         trained_s = sum(float(r["duration_s"] or 0) for r in search if r["status"] in RUN_SPENT + ("paused",))
         # the time a full run's worth has taken so far, times the full runs the budget has left
         eta = trained_s / full_runs * max(0.0, session.settings.budget - full_runs) if full_runs and trained_s \

@@ -9,7 +9,6 @@ from typing import Any
 from bracket.session.budget import Budget
 from bracket.session.scheduling import FullRuns, Halving
 from bracket.session.search_view import SearchView
-from bracket.session.store.rows import ConfigRow, RunRow
 
 NO_VALIDATION = SimpleNamespace(validation=None, sample_kind="image")
 
@@ -28,9 +27,5 @@ def view_of(scheduler: Any, runs: Sequence[Mapping[str, Any]], scores: Mapping[t
     """A view of ``runs`` (and ``configs``) as ``scheduler``'s budget sees them, with the rung ``scores`` given;
     each config's place from its runs."""
     budget = scheduler.budget
-    base = SearchView(tuple(ConfigRow.of(c) for c in configs), tuple(RunRow.of(r) for r in runs), budget.seeds,
-                      budget.full_steps, budget.rungs, dict(scores or {}), {}, launch)
-    if budget.rungs is None:
-        return base
-    return SearchView(base.configs, base.runs, base.seeds, base.full_steps, base.rungs, base.scores,
-                      {c.id: base.place(c.id) for c in base.configs}, launch)
+    return SearchView.build(configs, runs, seeds=budget.seeds, full_steps=budget.full_steps, rungs=budget.rungs,
+                            scores=scores, launch=launch)

@@ -169,7 +169,7 @@ class Halving(Scheduler):
 
     # -- recorded ----------------------------------------------------------------------------
     def record(self, config_id: int) -> None:
-        """Write where config ``config_id`` stands (``rung``, ``rung_state``, ``rung_note``); finish it at full length."""
+        """Write where config ``config_id`` stands (its rung, rung state and note); at full length, finish it."""
         store, view = self.hooks.store, self.hooks.view()
         row = view.config(config_id)
         place = view.places[config_id]
