@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from bracket.errors import StoreError
+
 
 class RunState(StrEnum):
     """A run's ``status`` column."""
@@ -60,7 +62,18 @@ ENDED = frozenset({RunState.FAILED, RunState.PRUNED, RunState.DISQUALIFIED})
 
 
 def _int(value: Any) -> int:
-    return int(value or 0)
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        raise StoreError(f"The session's store is damaged (a number column holds {value!r}).") from None
+
+
+def _state(kind: type[StrEnum], value: Any, what: str) -> Any:
+    try:
+        return kind(value)
+    except ValueError:
+        raise StoreError(f"The session's store is damaged (a {what} state {value!r} is not one of "
+                         f"{', '.join(kind)}).") from None
 
 
 @dataclass(frozen=True)
@@ -86,7 +99,7 @@ class RunRow:
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> "RunRow":
-        return cls(id=int(row["id"]), config_id=row.get("config_id"), status=RunState(row["status"]),
+        return cls(id=int(row["id"]), config_id=row.get("config_id"), status=_state(RunState, row["status"], "run"),
                    stage=str(row.get("stage") or "search"), kind=str(row.get("kind") or ""),
                    seed_index=_int(row.get("seed_index")), last_step=_int(row.get("last_step")),
                    pause_step=_int(row.get("pause_step")), max_steps=_int(row.get("max_steps")),
@@ -150,11 +163,12 @@ class ConfigRow:
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> "ConfigRow":
         rung_state = row.get("rung_state")
-        return cls(id=int(row["id"]), status=ConfigState(row["status"]), trial_number=_int(row.get("trial_number")),
+        return cls(id=int(row["id"]), status=_state(ConfigState, row["status"], "config"),
+                   trial_number=_int(row.get("trial_number")),
                    kind=str(row.get("kind") or ""), stage=str(row.get("stage") or "search"),
                    name=str(row.get("name") or ""), worker=str(row.get("worker") or ""),
-                   rung=None if row.get("rung") is None else int(row["rung"]),
-                   rung_state=RungState(rung_state) if rung_state else None,
+                   rung=None if row.get("rung") is None else _int(row["rung"]),
+                   rung_state=_state(RungState, rung_state, "rung") if rung_state else None,
                    rung_note=str(row.get("rung_note") or ""), row=row)
 
     @property
