@@ -136,7 +136,7 @@ def extend(manager: SessionManager, more: Any) -> str:
     except (TypeError, ValueError):
         raise BracketError(f"+N runs must be a whole number, got {more!r}.") from None
     session = manager.extend(count)
-    return (f"Added {count} run{'' if count == 1 else 's'}: {session.settings.plan()}. "
+    return (f"Added {count} run{'' if count == 1 else 's'}: {session.plan_text()}. "
             "The search resumed — watch it on the Search tab, "
             "then press Refresh here.")
 

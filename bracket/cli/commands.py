@@ -186,7 +186,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     session = _keep_status_view(Session.create(args.preset, fields, settings, out_dir=args.out,
                                                name=args.name, storage_url=args.storage, on_finish=[_record_at_end],
                                                rank_past=past_ranking))
-    print(f"session {session.name} in {session.folder}: {session.settings.plan()}")
+    print(f"session {session.name} in {session.folder}: {session.plan_text()}")
     print(f"plan: {phases_text(session.search_plan)}")
     used = session.settings.prompts()
     if used:
@@ -246,7 +246,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         session.close()
         return 0
     _keep_status_view(session)
-    print(f"resuming session {session.name}: {session.settings.plan()}")
+    print(f"resuming session {session.name}: {session.plan_text()}")
     print(f"plan: {phases_text(session.search_plan)}")
     return _finish(session, _watch(session, quiet=args.quiet))
 

@@ -196,7 +196,7 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
     rung_plan, rungs = session_rung_table(session)
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
-        plan=session.settings.plan(), generated=time.strftime("%Y-%m-%d %H:%M:%S"),
+        plan=session.plan_text(), generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         storage=redact_url(store.url), search=search, finals=finals, winner=winner, importance=importance,
         importance_note=importance_note, pictures=pictures, problems=problems, unreadable=unreadable,
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),

@@ -81,8 +81,8 @@ class Budget:
         return not self.halving and view().spent_runs() >= self.total_runs
 
     def finished(self, view: "SearchView") -> bool:
-        """Nothing is left to train: the runs are spent and no config waits at a rung."""
-        return view.spent_runs() >= self.total_runs and not (self.halving and any(c.open for c in view.configs))
+        """Nothing is left to train: the runs the budget buys are spent and no config waits at a rung."""
+        return view.spent_runs() >= self.runs_bought(view) and not (self.halving and any(c.open for c in view.configs))
 
     def label(self, view: "SearchView") -> str:
         """``3/8 runs``; a halving search: ``8 configs, 2.4/4 full runs``."""
@@ -96,13 +96,31 @@ class Budget:
         """The configs the budget buys now and, when fewer than planned, the note that says why:
         the plan's count, until a halving search has a launch's start-up (fixed by the settings or
         measured), then the most whose rungs and launches fit."""
-        if not self.halving or not view.launch:
+        return self.configs_at(view.launch)
+
+    def configs_at(self, launch: float) -> tuple[int, str]:
+        """:meth:`configs` at a launch's start-up of ``launch`` of the session's steps (0: unknown)."""
+        if not self.halving or not launch:
             return self.planned, ""
-        count = max(1, self.settings.configs_within(view.launch / self.full_steps))
+        count = max(1, self.settings.configs_within(launch / self.full_steps))
         if count >= self.planned:
             return self.planned, ""
         return count, (f"halving: each launch's start-up (measured) counts against the budget, and every rung is a "
                        f"launch: {self.total} full runs buy {count} configs, not the {self.planned} planned")
+
+    def runs_bought(self, view: "SearchView") -> int:
+        """The runs the plan trains as the budget buys it now (:meth:`configs` × seeds + the confirmation round's)."""
+        return self.configs(view)[0] * self.seeds + self.confirm
+
+    def plan_text(self, view: "SearchView | None" = None) -> str:
+        """The plan in one line (``SearchSettings.plan``) at the configs the budget buys: the same words
+        before Start (Setup, ``view`` None) as after it; a halving search whose launch start-up is
+        measured (no ``--launch-cost``) and not measured yet says its count is an upper bound."""
+        if not self.halving:
+            return self.settings.plan()
+        share = self.settings.launch_share
+        launch = view.launch if view is not None else float(share or 0) * self.full_steps
+        return self.settings.plan(configs=self.configs_at(launch)[0], up_to=share is None and not launch)
 
     def search_steps(self) -> float:
         """The steps (the session's) the search may train: its full runs × the full length."""

@@ -184,20 +184,25 @@ class SearchSettings:
         steps = self.rungs().steps(self.steps, every=int(self.rung_every))
         return tuple(step / self.steps for step in steps) if len(steps) == len(planned) else planned
 
-    def plan(self) -> str:
-        """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation rung
+    def plan(self, configs: int | None = None, *, up_to: bool = False) -> str:
+        """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation round
         ``"budget 24 = search 18 (18 configs × 1 seed) + confirm 6"``; with halving
         ``"budget 8 full runs = 27 configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"`` (with
-        ``restarts``, ``" (restarts: a promoted config trains again from step 0)"`` after it)."""
+        ``restarts``, ``" (restarts: a promoted config trains again from step 0)"`` after it).
+        ``configs``: a halving search's count as its budget buys it (``Budget.configs``); ``up_to``:
+        the count before a launch's start-up is known (``Budget.plan_text``)."""
         if self.halving and self._rungs_valid():
             fractions = self.rungs().fractions()
-            counts = rung_counts(self.n_configs, len(fractions), self.eta)
+            counts = rung_counts(self.n_configs if configs is None else configs, len(fractions), self.eta)
             steps = " → ".join(f"{count}{' configs' if i == 0 else ''} to {share_label(share)}"
                                for i, (count, share) in enumerate(zip(counts, fractions)))
             seeds = f" × {self.seeds} seeds" if self.seeds > 1 else ""
             confirm = f" + confirm {self.confirm_runs}" if self.confirm_runs else ""
             restarts = " (restarts: a promoted config trains again from step 0)" if self.restarts else ""
-            return f"budget {self.budget} full runs = {steps}{seeds}{confirm}{restarts}"
+            fewer = (" (up to: each launch's start-up, measured from the first runs, may buy fewer configs; "
+                     "--launch-cost fixes it)") if up_to else ""
+            bound = "up to " if up_to else ""
+            return f"budget {self.budget} full runs = {bound}{steps}{seeds}{confirm}{restarts}{fewer}"
         seeds = (f"{self.n_configs} config{'s' if self.n_configs != 1 else ''} × "
                  f"{self.seeds} seed{'s' if self.seeds > 1 else ''}")
         if self.confirm_runs:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bracket.errors import BracketError, machine_state_message
-from bracket.search.types import SEARCH_KINDS, ScoredConfig
+from bracket.search.types import ScoredConfig
 from bracket.session.budget import Budget
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts, create_session, open_session
@@ -46,12 +46,11 @@ from bracket.session.recovery import DEFAULT_GRACE_SECONDS, failure_message
 from bracket.session.scoring import RunScore, Scoreboard, TextJudges
 from bracket.session.scoring.vlm import VlmScorer, vlm_config
 from bracket.session.search_loop import SearchLoop, session_scheduler
-from bracket.session.search_reading import search_view
+from bracket.session.search_reading import measured_launch, search_view
 from bracket.session.search_settings import SearchSettings
 from bracket.session.search_view import SearchView
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
 from bracket.session.store import SessionLock, gc_paused, per_change, stored_rows
-from bracket.session.store.schema import RUN_AT_RUNG, RUN_SPENT
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
 if TYPE_CHECKING:  # imported where a search starts: opening a session imports no Optuna
@@ -287,22 +286,28 @@ class Session:
         return search_view(self)
 
     def total_runs(self) -> int:
-        return self.budget.total_runs
+        """The runs the plan trains as the budget buys them now (``Budget.runs_bought``)."""
+        return self.budget.runs_bought(self.counted())
 
     def spent_runs(self) -> int:
         """Search runs that count against the budget (``RunRow.spends_budget``), read now."""
-        return self._runs_view().spent_runs()
+        return self.counted().spent_runs()
 
-    def _runs_view(self) -> SearchView:
-        """The runs that may spend budget, without series: the cheapest view the counts need."""
-        runs = self.store.runs(self.name, with_series=False, statuses=RUN_SPENT + RUN_AT_RUNG, kinds=SEARCH_KINDS)
+    def counted(self) -> SearchView:
+        """The search's view without series or rung scores, read now: what the budget's counts need."""
+        runs = self.store.runs(self.name, with_series=False)
         return SearchView.build(self.store.configs(self.name, stage="search"), runs, seeds=self.settings.seeds,
-                                full_steps=int(self.settings.steps))
+                                full_steps=int(self.settings.steps), launch=measured_launch(runs, self.settings))
+
+    def plan_text(self) -> str:
+        """The plan in one line at what the budget buys now (``Budget.plan_text``): what Setup showed
+        before Start, the count lowered (and said) once the launches' start-up is measured."""
+        return self.budget.plan_text(self.counted())
 
     def budget_spent(self) -> bool:
         """Nothing is left to train: the budget's runs are spent and no config of a halving search
         waits at a rung (paused or resuming; one still to be promoted or stopped)."""
-        return self.budget.finished(self._runs_view())
+        return self.budget.finished(self.counted())
 
     def controller(self) -> SearchController:
         if self._controller is None:  # seeded per worker; each proposal's "why" kept with its trial
@@ -340,6 +345,14 @@ class Session:
         """``(phase, configs)`` of this search (``bracket.session.plan``): its ``past`` configs
         counted in the order the session was given (``rank_past``), as its warm start took them."""
         return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id, rank=self.parts.rank_past)
+
+    def plan_at(self, configs: int) -> list[tuple[str, int]]:
+        """:attr:`search_plan` when the budget buys ``configs`` configs (a halving search whose launch
+        start-up buys fewer than planned: the plan's later phases shrink)."""
+        if configs == self.settings.n_configs:
+            return self.search_plan
+        return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id, rank=self.parts.rank_past,
+                        n_configs=configs)
 
     def snapshot(self) -> SessionSnapshot:
         """A consistent, copyable picture of the search for the UI and the CLI (built without

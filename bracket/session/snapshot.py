@@ -115,7 +115,7 @@ def build_snapshot(session: Any) -> SessionSnapshot:
                                full_steps=int(session.settings.steps), launch=measured_launch(search, session.settings))
     spent = counted.spent_runs()
     durations = [r["duration_s"] for r in scored if r["duration_s"]]
-    total = budget.total_runs
+    total = budget.runs_bought(counted)
     full_runs = None
     if budget.halving:
         full_runs = budget.spent(counted)
@@ -133,14 +133,17 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     live_config = configs.get(next((r["config_id"] for r in runs if live and r["id"] == live["run_id"]), None))
     confirmed = [{"kind": "confirm"} for r in runs  # confirmation runs: fresh seeds of search configs
                  if r["stage"] == "search" and (r.get("seed_index") or 0) >= session.settings.seeds]
-    phases = plan_progress(session.search_plan, [c for c in configs.values() if c.get("stage") == "search"] + confirmed,
+    ended = row.get("status") == "finished" and not session.running  # a finished search has no "next" phase
+    phases = plan_progress(session.plan_at(budget.configs(counted)[0]),
+                           [c for c in configs.values() if c.get("stage") == "search"] + confirmed,
                            phase_kind(live_config) if live_config and live_config.get("stage") == "search" else None,
-                           skipped=skipped_kinds(row.get("notes") or []), algorithm=session.settings.algorithm)
+                           skipped=skipped_kinds(row.get("notes") or []), algorithm=session.settings.algorithm,
+                           ended=ended)
     workers = [dict(w, alive=session.worker.is_alive(w)) for w in store.workers(name)]
     return SessionSnapshot(
         name=name, preset_id=session.parts.preset.id,
         status="paused" if paused else "running" if session.running else row.get("status", "created"),
-        phase=session.phase, error=session.error, plan=session.settings.plan(),
+        phase=session.phase, error=session.error, plan=budget.plan_text(counted),
         budget=session.settings.budget, total_runs=total, runs_spent=spent,
         seeds=session.settings.seeds,
         eta_s=eta, elapsed_s=session.active_seconds(),

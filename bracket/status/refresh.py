@@ -54,7 +54,7 @@ def _build_view(session: "Session") -> dict[str, Any]:
     return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs, "spent": snapshot.spent_label,
             "full_runs_spent": snapshot.full_runs_spent, "budget": snapshot.budget,
             "table_json": json.dumps(answer, default=str, check_circular=False),  # by --json only: the longest part
-            "preset_id": session.parts.preset.id, "plan": session.settings.plan(),
+            "preset_id": session.parts.preset.id, "plan": session.plan_text(),
             "fixed_knobs": {name: session.space[name].value for name in session.space
                             if name not in session.space.searched()},
             "winner_all_params": session.space.complete(config.get("params") or answer["winner"]["params"])
