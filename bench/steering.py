@@ -98,7 +98,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     started = time.time()
     settings = SearchSettings(budget=budget, steps=steps, seeds=1, sample_prompts="",
                               base_seed=1000 + 17 * repetition, algorithm="tpe", warm_start=True,
-                              confirm=0,  # measured before the confirmation rung existed (bench/noise.py measures it)
+                              confirm=0,  # measured before the confirmation round existed (bench/noise.py measures it)
                               **({"weights": weights} if weights else {}))
     runs_dir = Path(workdir) / "sessions"
     session = Session.create("demo-cpu", fields, settings, out_dir=runs_dir, name=name,

@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-lr-bracket", action="store_true",
                      help="skip the learning-rate bracket (the best warm-start config at a lower and a higher rate)")
     run.add_argument("--confirm", type=int, default=None, metavar="RUNS",
-                     help="runs of the budget for the confirmation rung: the top configs re-run with fresh seeds "
+                     help="runs of the budget for the confirmation round: the top configs re-run with fresh seeds "
                           "(default: a quarter of the budget from 8 configs on; 0: off)")
     run.add_argument("--halving", action=argparse.BooleanOptionalAction, default=False,
                      help="successive halving: every config pauses at rungs (from --smallest-rung of the steps, "

@@ -301,7 +301,7 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
     # a session stored before the learning-rate bracket existed resumes without one (it would
     # otherwise spend two slots on its warm-start winner in the middle of its search)
     # (and one stored before warm-ups were limited to a share of the run keeps its full range;
-    # one stored before the confirmation rung and validation split resumes without them)
+    # one stored before the confirmation round and validation split resumes without them)
     settings = SearchSettings.from_dict({"lr_bracket": False, "warmup_share": None, "confirm": 0,
                                          "validation_split": 0.0, **row["settings"]})
     apply_validation(trainer, settings)

@@ -7,7 +7,7 @@ a higher learning rate, ``bracket.search.lr_bracket``), with TPE the ``shape dra
 sampler's first four proposals keep the best config's step and spread the rest,
 ``bracket.search.shapes``; stored as kind ``search`` named ``shape-N``) and then the sampler
 (``TPE`` or ``random``). :func:`search_plan` says this as a list of ``(phase, configs)`` pairs,
-so a later phase (a confirmation rung, say) slots in as one more pair; :func:`plan_text` writes
+so a later phase (a confirmation round, say) slots in as one more pair; :func:`plan_text` writes
 it in one line (``baseline, 3 curated, 2 LR bracket, 4 shape draws, 2 TPE``) for the Setup tab
 and the CLI; :func:`plan_progress` says how far a session got in each phase from its stored
 configs; :func:`budget_reaching_search` is the smallest budget whose plan reaches the sampler.
@@ -73,7 +73,7 @@ def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: 
         if algorithm == "tpe":  # the shape draws need a scored warm-start config and TPE
             take(SHAPES, SHAPE_TRIALS)
     take(sampler_phase(algorithm), left)
-    if confirm > 0:  # the confirmation rung: runs of the top configs with fresh seeds (bracket.session.confirm)
+    if confirm > 0:  # the confirmation round: runs of the top configs with fresh seeds (bracket.session.confirm)
         plan.append((CONFIRM, int(confirm)))
     return plan
 

@@ -1,7 +1,7 @@
 """Search settings: budget, steps, seeds, prompts, bounds, weights — and their validation.
 
 The budget has one meaning everywhere: the number of training runs. Part of it may be
-kept for the **confirmation rung** (``confirm`` runs: the top configs re-run with fresh
+kept for the **confirmation round** (``confirm`` runs: the top configs re-run with fresh
 seeds, :mod:`bracket.session.confirm`); the rest, with ``seeds`` runs per configuration,
 buys ``(budget - confirm) // seeds`` configurations. :meth:`SearchSettings.plan` says so in
 words ("budget 24 = search 18 (18 configs × 1 seed) + confirm 6"), and the UI and the CLI
@@ -35,10 +35,10 @@ MAX_STEPS = 10_000_000
 MAX_SEEDS = 100
 #: the base seed of the runs (each run adds its index; trainers hand it to numpy, which takes 32 bits)
 MAX_SEED = 2**31 - 1
-#: the confirmation rung is on by default from this many search configurations on
+#: the confirmation round is on by default from this many search configurations on
 #: (below it, the warm start and the learning-rate bracket alone are 6 configs)
 AUTO_CONFIRM_MIN_CONFIGS = 8
-#: share of the budget the automatic confirmation rung takes
+#: share of the budget the automatic confirmation round takes
 AUTO_CONFIRM_SHARE = 0.25
 #: the largest reduction factor accepted (a typo guard: 10 already stops 9 of every 10)
 MAX_ETA = 10
@@ -101,7 +101,7 @@ class SearchSettings:
     #: folders of earlier sessions of the same preset whose best configs join the warm start
     #: right after the baseline (``bracket.session.past``)
     warm_start_from: list[str] = field(default_factory=list)
-    #: runs of the budget kept for the confirmation rung (top configs re-run with fresh
+    #: runs of the budget kept for the confirmation round (top configs re-run with fresh
     #: seeds, ``bracket.session.confirm``); None = automatic (a quarter of the budget from
     #: 8 search configs on), 0 = off
     confirm: int | None = None
@@ -130,7 +130,7 @@ class SearchSettings:
 
     @property
     def confirm_runs(self) -> int:
-        """Runs of the budget that the confirmation rung gets (0 when it is off)."""
+        """Runs of the budget that the confirmation round gets (0 when it is off)."""
         wanted = self.confirm
         if wanted is None:
             if not isinstance(self.budget, int) or not isinstance(self.seeds, int) or self.seeds <= 0:
@@ -141,7 +141,7 @@ class SearchSettings:
         wanted = min(wanted, self.budget)
         if wanted <= 0:
             return 0
-        # runs the search cannot use (budget not a multiple of the seeds) go to the rung too
+        # runs the search cannot use (budget not a multiple of the seeds) go to the confirmation round too
         return self.budget - ((self.budget - wanted) // self.seeds) * self.seeds
 
     @property

@@ -9,7 +9,7 @@ A :class:`Session` runs in a background thread (``start``) or in the foreground 
    with ``seeds`` seeds through the run pipeline (:class:`~bracket.session.pipeline.RunPipeline`), reading
    loss as the run goes and stopping it early when it diverges (``bracket.session.search_loop``: one loop; its
    scheduler decides what trains next — every config to full length, or with ``--halving`` paused at rungs);
-4. the confirmation rung (``bracket.session.confirm``): the top configs again, fresh seeds; 5. stop at the budget.
+4. the confirmation round (``bracket.session.confirm``): the top configs again, fresh seeds; 5. stop at the budget.
 
 The session holds control and the search loop; its collaborators never import it: the
 :class:`~bracket.session.scoring.scoreboard.Scoreboard` (scores), the run pipeline, the

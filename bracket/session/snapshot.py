@@ -175,7 +175,7 @@ def phase_label(session: Any, config: dict[str, Any]) -> str:
 
 
 def confirm_phase_label(session: Any) -> str:
-    """``confirm 3/6``: the confirmation run about to train, of the rung's runs."""
+    """``confirm 3/6``: the confirmation run about to train, of the round's runs."""
     seeds = session.settings.seeds
     runs = session.store.runs(session.name, with_series=False, statuses=RUN_SPENT)
     done = sum(1 for r in runs if r["stage"] == "search" and (r["seed_index"] or 0) >= seeds)
