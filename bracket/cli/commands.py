@@ -308,19 +308,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_promote(args: argparse.Namespace) -> int:
-    from bracket.app.stages import promote
+def cmd_train_winner(args: argparse.Namespace) -> int:
+    from bracket.app.stages import train_winner
 
     session = _keep_status_view(_open(args, "this session's winner cannot be promoted"))
     try:
         session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
-        run_id = promote(session, steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
+        run_id = train_winner(session, steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
                          dataset=args.dataset)
     except BracketError:
         session.close()
         raise
     run = session.store.get_run(run_id) or {}
-    print(f"promoted run {run_id} ({run.get('label', '')}): {run.get('status')}; output {run.get('output_dir')}")
+    print(f"winner's training, run {run_id} ({run.get('label', '')}): {run.get('status')}; "
+          f"output {run.get('output_dir')}")
     if run.get("failure_reason"):
         print(f"reason: {run['failure_reason']} — run the same command again to resume from the last saved state")
     session.close()
@@ -374,6 +375,6 @@ def cmd_demo_data(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resume": cmd_resume,
-            "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals, "promote": cmd_promote,
-            "worker": cmd_worker,
+            "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals, "worker": cmd_worker,
+            "train-winner": cmd_train_winner, "promote": cmd_train_winner,  # promote: the name it had
             "report": cmd_report, "export": cmd_export}

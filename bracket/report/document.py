@@ -7,7 +7,7 @@ those twice: ``report.md`` (pictures saved beside it as PNG files) and ``report.
 self-contained file, pictures embedded as base64 ``data:`` URLs, no external links).
 
 Leaderboards, the winner and parameter importance are those of
-:mod:`bracket.standings` (the same the app, ``status``, ``export`` and ``promote``
+:mod:`bracket.standings` (the same the app, ``status``, ``export`` and ``train-winner``
 use), recomputed now, per stage: short search runs and long final runs are scored and
 summarised separately (their losses are not comparable), and finals get their own section —
 never averaged with search scores. A successive-halving search gets a table of its rungs (where

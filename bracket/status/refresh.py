@@ -7,7 +7,7 @@ that changes the store already holds the session and its scores, so it writes th
 instead, right after the change, and ``status`` finds it current — in every session folder of
 the store, so a worker on one machine keeps it current for ``status`` asked on another:
 
-* a search (the CLI's ``run``, ``resume``, ``worker``, ``finals``, ``promote``; the app's
+* a search (the CLI's ``run``, ``resume``, ``worker``, ``finals``, ``train-winner``; the app's
   searches and jobs) right after each run's trainer started — the run before it finished and
   was scored, and the store stays as it is until this one ends — when a pause takes effect or
   the worker goes to wait for other workers (the run it finished last), when a VLM or LLM
