@@ -122,10 +122,13 @@ def test_the_budget_pays_for_every_promotion_but_the_best_of_a_rung_none_has_pas
     assert affordable(second, scores, paused)  # 1.5 spent + 0.5 = the budget
     spent = [{**paused[0], "status": "done", "last_step": 8, "pause_step": None, "launches": 2}, *paused[1:]]
     assert not affordable(second, scores, spent)  # 2.0 spent: nothing left for the second
-    # the best of a rung goes on past the budget only while no config has gone past that rung
+    # the best of a rung goes on only while no config has gone past that rung, and never past the budget
     assert not affordable(Promotion(1, 1, ""), scores, spent)
-    over = [{**run, "id": 4, "config_id": 4} for run in paused[:1]] + paused  # 2.0 spent at the first rung
-    assert affordable(Promotion(1, 1, ""), scores, over) and not affordable(second, scores, over)
+    # the budget is a promise: with 2.0 spent at the first rung, not even the best goes on
+    over = [{**run, "id": 4, "config_id": 4} for run in paused[:1]] + paused
+    assert not affordable(Promotion(1, 1, ""), scores, over) and not affordable(second, scores, over)
+    # the best of a rung none has passed goes on when its own steps fit, the rest of the way or not
+    assert affordable(Promotion(1, 1, ""), scores, paused[:1] + [{**paused[1], "last_step": 6, "pause_step": 6}])
     # a run another worker resumes now counts to the rung it goes to, not to where it stands
     flight = [{**paused[0], "status": "running", "last_step": 5}, *paused[1:]]
     assert not affordable(second, scores, flight)

@@ -66,9 +66,12 @@ def test_halving_offers_the_best_paused_config_of_a_rung_first_while_the_budget_
     offered = list(scheduler.resumes(view))
     assert [(w.config_id, w.runs, w.stop_at) for w in offered] == [(2, (2,), None), (1, (1,), None)]
     assert offered[0].note == "promoted: 1 of 4 at 1/2, top 2 go on to full"
-    # budget 2: 16 steps trained already; only the best goes on (no config has passed the rung yet)
+    # budget 2: its 16 steps trained already; not even the best goes on (the budget is a promise)
     tight = halving_on(HALVING)
-    assert [w.config_id for w in tight.resumes(view_of(tight, paused, scores, configs=configs))] == [2]
+    assert [w.config_id for w in tight.resumes(view_of(tight, paused, scores, configs=configs))] == []
+    # with 12 trained the best's 4 more fit: it goes on, though nothing is left for the rest of the way
+    three = view_of(tight, paused[:3], {k: v for k, v in scores.items() if k[0] != 4}, configs=configs[:3])
+    assert [w.config_id for w in tight.resumes(three)][:1] == [2]
 
 
 @pytest.mark.parametrize(("runs", "to_rung", "fits"), [
@@ -121,6 +124,18 @@ def test_what_a_halving_budget_buys_depends_on_the_launch_cost_the_view_holds_no
     scheduler = halving_on(HALVING)
     bought, note = scheduler.budget.configs(view_of(scheduler, [], launch=launch))
     assert (bought, bool(note)) == (count, noted)
+
+
+@pytest.mark.parametrize(("overshoot", "promoted"), [(0, [2, 1]), (1, [])])
+def test_the_budget_reserves_what_each_pause_still_to_come_trains_past_its_rung(overshoot, promoted):
+    """A trainer stopped late trains past its rung (measured from the runs' thrown-away steps): every
+    check reserves that much for each pause still to come, so the budget holds whatever the trainer."""
+    scheduler = halving_on(dataclasses.replace(HALVING, budget=3, smallest_rung=0.25))  # rungs 2, 4, 8 of 8
+    paused = [run(i, i, "paused", pause=2, last=2, restart_steps=overshoot) for i in (1, 2, 3, 4)]
+    scores = {(1, 0): 0.5, (2, 0): 0.1, (3, 0): 0.9, (4, 0): 0.7}
+    view = view_of(scheduler, paused, scores, configs=[config(i, "paused", rung=0) for i in (1, 2, 3, 4)])
+    assert scheduler.overshoot(view) == overshoot
+    assert [w.config_id for w in scheduler.resumes(view)] == promoted
 
 
 def test_typed_rows_keep_the_stored_strings():

@@ -89,9 +89,13 @@ class Scheduler:
         """The step a new config's runs stop at (None: full length)."""
         return None
 
+    def bought(self, view: "SearchView") -> tuple[int, str]:
+        """The configs the budget buys now, and the note that says why when fewer than planned."""
+        return self.budget.configs(view)
+
     def config_limit(self, view: "SearchView") -> int:
-        """The configs the budget buys (its note said once when fewer than planned)."""
-        count, note = self.budget.configs(view)
+        """:meth:`bought`, its note said once."""
+        count, note = self.bought(view)
         if note:
             self.hooks.add_note(note)
         return count

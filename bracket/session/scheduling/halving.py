@@ -90,6 +90,33 @@ class Halving(Scheduler):
         if config.status is ConfigState.RUNNING and place is not None and not place.running:
             self.record(config.id)
 
+    def bought(self, view: "SearchView") -> tuple[int, str]:
+        """The configs the budget buys (``Budget.configs``), and never one it cannot pay for: a new
+        config's first rung, beside every step trained and in flight and the way to full length for
+        one config, must fit. Where runs cost more than the plan counted (a trainer whose saved state
+        never completes trains to full length; runs trained past their rung) the plan is redone:
+        no more configs than that, said once in the notes."""
+        count, note = super().bought(view)
+        if len(view.configs) >= count:
+            return count, note
+        over = self.overshoot(view)
+        committed = [self.committed(r, over) for r in self.search_runs(view)]
+        highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
+        last = len(self.rungs.steps) - 1
+        need = view.seeds * (self.way(-1, 0, over) + self.way(max(highest, 0), last, over))
+        if sum(committed) + need <= self.budget.search_steps():
+            return count, note
+        spent = sum(committed) / self.rungs.steps[-1]
+        return len(view.configs), (
+            f"halving: the runs cost more than the plan counted ({spent:.1f} full runs trained or in flight for "
+            f"{len(view.configs)} configs): the plan is redone, {self.budget.total} full runs buy "
+            f"{len(view.configs)} configs, not {count}")
+
+    def search_runs(self, view: "SearchView") -> list[RunRow]:
+        """The runs that spend the search's budget or train now (confirmation runs left out)."""
+        return [r for r in view.runs if r.seed_index < view.seeds and r.kind != "setup"
+                and (r.spends_budget() or r.active)]
+
     def busy(self, view: "SearchView") -> bool:
         return view.active() or any(c.status is ConfigState.RUNNING for c in view.configs)
 
@@ -109,7 +136,7 @@ class Halving(Scheduler):
     def resumes(self, view: "SearchView") -> Iterator[Work]:
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
         # candidate: a rating that lifts it into the top share promotes it
-        left = self.budget.configs(view)[0] - len(view.configs)  # configs the budget still buys
+        left = self.bought(view)[0] - len(view.configs)  # configs the budget still buys
         closing = left <= 0  # no new config will come
         for promotion in promotions(list(view.places.values()), view.scores, self.rungs, closing=closing):
             if not self.affordable(promotion, view, configs_left=left, closing=closing):
@@ -118,53 +145,72 @@ class Halving(Scheduler):
             if paused:
                 yield Work(promotion.config_id, self.stop_at(promotion.to_rung), runs=paused, note=promotion.reason)
 
-    def committed(self, run: RunRow) -> float:
+    def committed(self, run: RunRow, overshoot: float = 0.0) -> float:
         """The session's steps ``run`` has trained, or trains to now: one in flight counts to the
-        rung it goes to (in its own steps' share); the steps a restart threw away count too."""
+        rung it goes to (in its own steps' share), and ``overshoot`` past it when it pauses there;
+        the steps thrown away (a restart's, what a pause trained past its rung) count too."""
         full = self.rungs.steps[-1]
         trained = run.in_session_steps(run.trained_steps(), full)
         if not run.active:
             return trained
         start = run.in_session_steps(run.pause_step, full)
         target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
-        return max(trained, target + run.in_session_steps(run.restart_steps, full))
+        past = overshoot if target < full else 0.0
+        return max(trained, target + past + run.in_session_steps(run.restart_steps, full))
 
-    def way(self, rung: int, to_rung: int) -> int:
+    def way(self, rung: int, to_rung: int, overshoot: float = 0.0) -> float:
         """The session's steps a config at ``rung`` (-1: none yet) trains to reach ``to_rung``: the
-        steps between, or with ``restarts`` the whole of each rung on the way (each from step 0)."""
-        steps = self.rungs.steps
+        steps between, or with ``restarts`` the whole of each rung on the way (each from step 0);
+        plus ``overshoot`` for every launch on the way that pauses (each but one that ends at full length)."""
+        steps, last = self.rungs.steps, len(self.rungs.steps) - 1
+        launches = max(0, to_rung - max(rung, -1))
+        pauses = launches - (1 if launches and to_rung == last else 0)
         if self.budget.restarts:
-            return sum(steps[max(0, rung + 1):to_rung + 1])
-        return steps[to_rung] - (steps[rung] if rung >= 0 else 0)
+            return sum(steps[max(0, rung + 1):to_rung + 1]) + overshoot * pauses
+        return steps[to_rung] - (steps[rung] if rung >= 0 else 0) + overshoot * pauses
+
+    def overshoot(self, view: "SearchView") -> float:
+        """The most a pausing launch of this search has trained past its rung, in the session's steps
+        (measured from the runs' thrown-away steps; 0 with ``restarts``, whose thrown steps are the
+        restarts'): the budget checks reserve it for every pause still to come, so a trainer that is
+        stopped late never makes the search spend past its budget."""
+        if self.budget.restarts:
+            return 0.0
+        full, measured = self.rungs.steps[-1], []
+        for run in self.search_runs(view):
+            pauses = run.launches - (0 if run.status is RunState.PAUSED else 1)
+            if run.restart_steps and pauses > 0:
+                measured.append(run.in_session_steps(run.restart_steps / pauses, full))
+        return max(measured, default=0.0)
 
     def affordable(self, promotion: Promotion, view: "SearchView", *, configs_left: int = 0,
                    closing: bool = True) -> bool:
         """Whether the budget pays for ``promotion``: the steps trained and in flight (every worker's,
         each run in flight to the rung it goes to), the promotion's, the first rung of the configs
         still to come and, while no config is at or on its way to full length, the rest of the way
-        there for one, within the search's full runs. The best config of its rung goes on anyway
-        when no new config can come and none has gone past its rung (so a search ends with a
-        full-length run); the closing rule's wider share than the top ``1/eta`` also pays each
-        launch's start-up."""
+        there for one, within the search's full runs. When no new config can come and none has gone
+        past its rung, the best config of the rung goes on whenever its own steps fit (so a search
+        ends with a full-length run where the budget allows one; never past the budget); the closing
+        rule's wider share than the top ``1/eta`` also pays each launch's start-up."""
         steps, seeds, last = self.rungs.steps, view.seeds, len(self.rungs.steps) - 1
         rung = promotion.to_rung - 1
-        search = [r for r in view.runs if r.seed_index < seeds and r.kind != "setup"
-                  and (r.spends_budget() or r.active)]
-        committed = [self.committed(r) for r in search]
+        over = self.overshoot(view)
+        committed = [self.committed(r, over) for r in self.search_runs(view)]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         ahead = max(highest, promotion.to_rung)
-        finish = seeds * self.way(ahead, last)
-        need = seeds * self.way(rung, promotion.to_rung)
-        fits = sum(committed) + need + max(0, configs_left) * seeds * steps[0] + finish <= self.budget.search_steps()
+        finish = seeds * self.way(ahead, last, over)
+        need = seeds * self.way(rung, promotion.to_rung, over)
+        budget = self.budget.search_steps()
+        fits = sum(committed) + need + max(0, configs_left) * seeds * self.way(-1, 0, over) + finish <= budget
         ranked = sorted((value, cid) for (cid, r), value in view.scores.items() if r == rung)
         best = bool(ranked) and ranked[0][1] == promotion.config_id
         if best and closing and highest <= rung:
-            return True
+            return sum(committed) + need <= budget
         place = next(i for i, (_, cid) in enumerate(ranked) if cid == promotion.config_id)
         if not fits or not closing or place < len(ranked) // self.rungs.eta:
             return fits
         spent = view.full_runs_spent()  # its start-up per launch: the view's (0 until measured)
-        return spent + seeds * cost(need // seeds, 1, steps[-1], launch_steps=view.launch) \
+        return spent + seeds * cost(need / seeds, 1, steps[-1], launch_steps=view.launch) \
             <= self.budget.search + 1e-9
 
     # -- recorded ----------------------------------------------------------------------------
