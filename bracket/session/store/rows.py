@@ -10,10 +10,10 @@ scoring, which reads it as before. docs/ARCHITECTURE.md's glossary says what eac
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict
 
 from bracket.errors import StoreError
 
@@ -176,3 +176,64 @@ class ConfigRow:
     def open(self) -> bool:
         """Still tried: training now or waiting at a rung."""
         return self.status in (ConfigState.RUNNING, ConfigState.PAUSED)
+
+
+class RunUpdate(TypedDict, total=False):
+    """The keywords ``Store.update_run`` takes (a run's writable columns; JSON ones by their plain name)."""
+
+    status: str
+    exit_code: int | None
+    failure_reason: str
+    log_tail: str
+    pid: int | None
+    pid_create_time: float | None
+    worker: str
+    label: str
+    params: Mapping[str, Any]
+    run_dir: str
+    output_dir: str
+    max_steps: int | None
+    last_step: int | None
+    started_at: float | None
+    finished_at: float | None
+    duration_s: float | None
+    judges: Mapping[str, Any]
+    loss: Sequence[Any]
+    eval_loss: Sequence[Any]
+    samples: Sequence[Any]
+    launches: int | None
+    pause_step: int | None
+    restart_steps: int | None
+
+
+class ConfigUpdate(TypedDict, total=False):
+    """The keywords ``Store.update_config`` takes."""
+
+    status: str
+    value: float | None
+    worker: str
+    name: str
+    params: Mapping[str, Any]
+    rung: int | None
+    rung_state: str | None
+    rung_note: str | None
+
+
+class SessionUpdate(TypedDict, total=False):
+    """The keywords ``Store.update_session`` takes."""
+
+    status: str
+    stop_requested: str
+    notes: Sequence[str]
+    settings: Mapping[str, Any]
+    fields: Mapping[str, str]
+    study_name: str
+
+
+def checked(update: type, values: Mapping[str, Any], what: str) -> Mapping[str, Any]:
+    """``values`` when every key is one ``update`` (a TypedDict above) names, else a ``TypeError`` as
+    Python gives for an unexpected keyword: a typo never becomes a silently ignored or a new column."""
+    unknown = sorted(set(values) - set(update.__annotations__))
+    if unknown:
+        raise TypeError(f"{what}() got an unexpected keyword argument {unknown[0]!r}")
+    return values
