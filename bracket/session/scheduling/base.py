@@ -113,8 +113,9 @@ class Scheduler:
         raise NotImplementedError
 
     def busy(self, view: "SearchView") -> bool:
-        """Another worker still trains something of the search: wait, to take over if it dies."""
-        return view.active() or any(c.status == "running" for c in view.configs)
+        """Another worker still trains a config of the search: wait, to take over if it dies (the
+        confirmation round waits for its own runs itself)."""
+        return any(c.status == "running" for c in view.configs)
 
     def closing(self, view: "SearchView") -> None:
         """Nothing more will be trained by the rule: stop what still waits."""

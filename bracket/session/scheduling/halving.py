@@ -118,7 +118,8 @@ class Halving(Scheduler):
                 and (r.spends_budget() or r.active)]
 
     def busy(self, view: "SearchView") -> bool:
-        return view.active() or any(c.status is ConfigState.RUNNING for c in view.configs)
+        """A search run trains on some worker (a resume too), or a config is still open for a live one."""
+        return view.active() or super().busy(view)
 
     # -- decided -----------------------------------------------------------------------------
     def target(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
