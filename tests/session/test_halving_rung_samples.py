@@ -1,7 +1,7 @@
 """A halving search without ``--sample-every`` renders samples at each rung step (the launch's
 sample interval is the rungs' own, ``bracket.session.rung_steps.launch_sample_every``), a full-run
 search keeps the trainer's default, and the notes of the configs waiting at a rung follow their
-place there as other configs' scores land (``HalvingLoop.renote_paused``).
+place there as other configs' scores land (``Halving.renote_paused``).
 
 The pausing fake (``pausing_trainer.py``) renders samples only when it is given an interval, as
 sd-scripts does (no sample at a pause step that is not a sample step)."""
