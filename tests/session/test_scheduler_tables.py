@@ -126,18 +126,6 @@ def test_what_a_halving_budget_buys_depends_on_the_launch_cost_the_view_holds_no
     assert (bought, bool(note)) == (count, noted)
 
 
-@pytest.mark.parametrize(("overshoot", "promoted"), [(0, [2, 1]), (1, [])])
-def test_the_budget_reserves_what_each_pause_still_to_come_trains_past_its_rung(overshoot, promoted):
-    """A trainer stopped late trains past its rung (measured from the runs' thrown-away steps): every
-    check reserves that much for each pause still to come, so the budget holds whatever the trainer."""
-    scheduler = halving_on(dataclasses.replace(HALVING, budget=3, smallest_rung=0.25))  # rungs 2, 4, 8 of 8
-    paused = [run(i, i, "paused", pause=2, last=2, restart_steps=overshoot) for i in (1, 2, 3, 4)]
-    scores = {(1, 0): 0.5, (2, 0): 0.1, (3, 0): 0.9, (4, 0): 0.7}
-    view = view_of(scheduler, paused, scores, configs=[config(i, "paused", rung=0) for i in (1, 2, 3, 4)])
-    assert scheduler.overshoot(view) == overshoot
-    assert [w.config_id for w in scheduler.resumes(view)] == promoted
-
-
 def test_typed_rows_keep_the_stored_strings():
     row = RunRow.of(run(1, 1, "paused", pause=4, last=4))
     assert row.status is RunState.PAUSED and row.status == "paused" and row.spends_budget()

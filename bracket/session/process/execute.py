@@ -270,11 +270,7 @@ class RunExecutor:
         reason = ""
         paused = bool(spec.pause_step) and self.trainer.paused_state(spec.output_dir, spec.pause_step) is not None \
             and (result.exit_code == 0 or result.reason.startswith("paused"))
-        overshoot = 0
         if paused:  # the series end at the pause (a trainer stopped after it may have gone on a little)
-            # what it trained past the pause is thrown away (it resumes from the pause's state) but was
-            # trained: charged to the budget with the row's thrown-away steps (``RunRow.trained_steps``)
-            overshoot = max(0, max((step for step, _ in loss), default=0) - int(spec.pause_step))
             loss, eval_loss = up_to(loss, spec.pause_step), up_to(eval_loss, spec.pause_step)
             samples = [s for s in samples if s["step"] is None or s["step"] <= spec.pause_step]
         if result.reason.startswith("diverged"):
@@ -313,8 +309,7 @@ class RunExecutor:
             duration_s=launch.duration_before + (result.duration_s or 0.0),
             loss=loss, eval_loss=eval_loss, samples=samples, pid=None,
             last_step=max((step for step, _ in loss), default=None),
-            pause_step=(spec.pause_step if paused else launch.resume_step) if status == "paused" else None,
-            **({"restart_steps": launch.restart_steps + overshoot} if overshoot else {}))
+            pause_step=(spec.pause_step if paused else launch.resume_step) if status == "paused" else None)
         with self._lock:
             self.current = None
         if status == "done":

@@ -99,11 +99,10 @@ class Halving(Scheduler):
         count, note = super().bought(view)
         if len(view.configs) >= count:
             return count, note
-        over = self.overshoot(view)
-        committed = [self.committed(r, over) for r in self.search_runs(view)]
+        committed = [self.committed(r) for r in self.search_runs(view)]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         last = len(self.rungs.steps) - 1
-        need = view.seeds * (self.way(-1, 0, over) + self.way(max(highest, 0), last, over))
+        need = view.seeds * (self.way(-1, 0) + self.way(max(highest, 0), last))
         if sum(committed) + need <= self.budget.search_steps():
             return count, note
         spent = sum(committed) / self.rungs.steps[-1]
@@ -146,43 +145,24 @@ class Halving(Scheduler):
             if paused:
                 yield Work(promotion.config_id, self.stop_at(promotion.to_rung), runs=paused, note=promotion.reason)
 
-    def committed(self, run: RunRow, overshoot: float = 0.0) -> float:
+    def committed(self, run: RunRow) -> float:
         """The session's steps ``run`` has trained, or trains to now: one in flight counts to the
-        rung it goes to (in its own steps' share), and ``overshoot`` past it when it pauses there;
-        the steps thrown away (a restart's, what a pause trained past its rung) count too."""
+        rung it goes to (in its own steps' share); the steps a restart threw away count too."""
         full = self.rungs.steps[-1]
         trained = run.in_session_steps(run.trained_steps(), full)
         if not run.active:
             return trained
         start = run.in_session_steps(run.pause_step, full)
         target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
-        past = overshoot if target < full else 0.0
-        return max(trained, target + past + run.in_session_steps(run.restart_steps, full))
+        return max(trained, target + run.in_session_steps(run.restart_steps, full))
 
-    def way(self, rung: int, to_rung: int, overshoot: float = 0.0) -> float:
+    def way(self, rung: int, to_rung: int) -> int:
         """The session's steps a config at ``rung`` (-1: none yet) trains to reach ``to_rung``: the
-        steps between, or with ``restarts`` the whole of each rung on the way (each from step 0);
-        plus ``overshoot`` for every launch on the way that pauses (each but one that ends at full length)."""
-        steps, last = self.rungs.steps, len(self.rungs.steps) - 1
-        launches = max(0, to_rung - max(rung, -1))
-        pauses = launches - (1 if launches and to_rung == last else 0)
+        steps between, or with ``restarts`` the whole of each rung on the way (each from step 0)."""
+        steps = self.rungs.steps
         if self.budget.restarts:
-            return sum(steps[max(0, rung + 1):to_rung + 1]) + overshoot * pauses
-        return steps[to_rung] - (steps[rung] if rung >= 0 else 0) + overshoot * pauses
-
-    def overshoot(self, view: "SearchView") -> float:
-        """The most a pausing launch of this search has trained past its rung, in the session's steps
-        (measured from the runs' thrown-away steps; 0 with ``restarts``, whose thrown steps are the
-        restarts'): the budget checks reserve it for every pause still to come, so a trainer that is
-        stopped late never makes the search spend past its budget."""
-        if self.budget.restarts:
-            return 0.0
-        full, measured = self.rungs.steps[-1], []
-        for run in self.search_runs(view):
-            pauses = run.launches - (0 if run.status is RunState.PAUSED else 1)
-            if run.restart_steps and pauses > 0:
-                measured.append(run.in_session_steps(run.restart_steps / pauses, full))
-        return max(measured, default=0.0)
+            return sum(steps[max(0, rung + 1):to_rung + 1])
+        return steps[to_rung] - (steps[rung] if rung >= 0 else 0)
 
     def affordable(self, promotion: Promotion, view: "SearchView", *, configs_left: int = 0,
                    closing: bool = True) -> bool:
@@ -195,14 +175,13 @@ class Halving(Scheduler):
         rule's wider share than the top ``1/eta`` also pays each launch's start-up."""
         steps, seeds, last = self.rungs.steps, view.seeds, len(self.rungs.steps) - 1
         rung = promotion.to_rung - 1
-        over = self.overshoot(view)
-        committed = [self.committed(r, over) for r in self.search_runs(view)]
+        committed = [self.committed(r) for r in self.search_runs(view)]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         ahead = max(highest, promotion.to_rung)
-        finish = seeds * self.way(ahead, last, over)
-        need = seeds * self.way(rung, promotion.to_rung, over)
+        finish = seeds * self.way(ahead, last)
+        need = seeds * self.way(rung, promotion.to_rung)
         budget = self.budget.search_steps()
-        fits = sum(committed) + need + max(0, configs_left) * seeds * self.way(-1, 0, over) + finish <= budget
+        fits = sum(committed) + need + max(0, configs_left) * seeds * steps[0] + finish <= budget
         ranked = sorted((value, cid) for (cid, r), value in view.scores.items() if r == rung)
         best = bool(ranked) and ranked[0][1] == promotion.config_id
         if best and closing and highest <= rung:
@@ -211,7 +190,7 @@ class Halving(Scheduler):
         if not fits or not closing or place < len(ranked) // self.rungs.eta:
             return fits
         spent = view.full_runs_spent()  # its start-up per launch: the view's (0 until measured)
-        return spent + seeds * cost(need / seeds, 1, steps[-1], launch_steps=view.launch) \
+        return spent + seeds * cost(need // seeds, 1, steps[-1], launch_steps=view.launch) \
             <= self.budget.search + 1e-9
 
     # -- recorded ----------------------------------------------------------------------------

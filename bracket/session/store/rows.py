@@ -90,8 +90,7 @@ class RunRow:
     pause_step: int = 0
     #: the run's own length in its trainer's steps (0: unknown)
     max_steps: int = 0
-    #: steps trained and thrown away: a restart's earlier launches, and what a launch trained past its
-    #: rung before it stopped (it resumes from the rung's state); the budget is charged for them
+    #: steps earlier launches trained and a restart threw away (the budget is charged for them)
     restart_steps: int = 0
     launches: int = 0
     worker: str = ""
