@@ -1,0 +1,110 @@
+"""Hedge the warm start: stop betting on it once it reads as a flat landscape.
+
+The warm start (baseline, earlier sessions' configs, the curated configs) and the
+learning-rate bracket and shape draws centred on it are a bet that the known-good configs sit
+near the optimum. Where they do, the bet is far cheaper than any sampler. Where they do not
+— the landscape is flat and noisy, so the curated configs differ by little more than the
+noise, or the optimum is in a region none of them is near — every config of the bet is a
+trial a plain sampler would have spent exploring.
+
+The first :attr:`HedgeRule.look` warm-start configs that trained (did not diverge) give a
+verdict (:func:`hedge_verdict`): when their scores lie within :attr:`HedgeRule.flat` of each
+other (worst ÷ best - 1), the curated configs tell the search nothing about where to go —
+they are different bets (another optimizer, rate, schedule) that came out alike. Then the
+search stops betting:
+
+* the warm-start configs still waiting are skipped (told ``PRUNED`` with the reason, as
+  :mod:`bracket.search.skip_rule` skips one a divergence answered; the session notes it), so
+  their budget goes to the sampler;
+* no learning-rate bracket and no shape draws (they centre on the best warm-start config);
+* the sampler's next :attr:`HedgeRule.explore` proposals are random over the whole space —
+  every optimizer family and knob — so a flat landscape costs what random search costs; then
+  the model-based sampler, which has them to learn from.
+
+Where the curated configs differ by more than that (a rate off by a decade, a family that
+diverges), the verdict is never reached and the search is as before: the bet pays there.
+Diverged configs do not count (a divergence is evidence about the rate, which the bracket
+and the skip rule use). Scores here are the session's current scores, lower is better; a
+loss judge's normalised score has 0 as its best, so the spread is read on the scores as
+given, shifted so the best is 1 when a score is 0 or below.
+
+The verdict is a pure function of the session's history, so it survives a restart and every
+worker reaches the same one. Measured by ``python -m bench hedge`` (docs/BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bracket.search.types import WARM_START_KINDS, ScoredConfig
+
+SEARCH_KIND = "search"
+
+
+@dataclass(frozen=True)
+class HedgeRule:
+    """When the warm start reads as flat, and how much random exploring follows."""
+
+    #: warm-start configs that trained (not diverged) needed for a verdict
+    look: int = 2
+    #: their scores within this share of each other (worst / best - 1) read as flat
+    flat: float = 0.15
+    #: random proposals after the verdict, before the model-based sampler
+    explore: int = 6
+    #: also stop betting when the learning-rate bracket is scored and neither side beat the
+    #: best warm-start config: the curated region's best rate is found, what is left of the
+    #: bet (shape draws at that step) refines a region that may not be the best
+    bracket_held: bool = True
+
+
+DEFAULT_RULE = HedgeRule()
+
+
+def hedge_verdict(history: Sequence[ScoredConfig], rule: HedgeRule | None = DEFAULT_RULE) -> str | None:
+    """Why the search stops betting on the warm start (a sentence), or None while it bets."""
+    if rule is None:
+        return None
+    from optuna.trial import TrialState  # here: `status` reads kinds without importing Optuna
+
+    trained = [h for h in history if h.kind in WARM_START_KINDS and not h.diverged
+               and h.state == TrialState.COMPLETE and h.value is not None]
+    if rule.bracket_held:
+        held = _bracket_held(history, trained)
+        if held is not None:
+            return held
+    if len(trained) < rule.look:
+        return None
+    first = trained[:rule.look]
+    values = [float(h.value) for h in first]  # type: ignore[arg-type]
+    low, high = min(values), max(values)
+    if low <= 0:  # a normalised score: best 0; read the spread from 1
+        low, high = 1.0, 1.0 + (high - low)
+    spread = high / low - 1
+    if spread >= rule.flat:
+        return None
+    names = ", ".join(h.name or h.kind for h in first)
+    return (f"the warm start reads flat: {names} score within {spread:.0%} of each other "
+            f"(under {rule.flat:.0%}); the sampler explores the whole space instead")
+
+
+def hedge_explores(history: Sequence[ScoredConfig], rule: HedgeRule | None = DEFAULT_RULE) -> bool:
+    """Whether the next sampler proposal should be random: the verdict is in and fewer than
+    ``rule.explore`` sampler proposals have been made since the warm start."""
+    if rule is None or hedge_verdict(history, rule) is None:
+        return False
+    return sum(1 for h in history if h.kind == SEARCH_KIND) < rule.explore
+
+
+def _bracket_held(history: Sequence[ScoredConfig], trained: Sequence[ScoredConfig]) -> str | None:
+    from bracket.search.types import BRACKET_KIND
+    from optuna.trial import TrialState
+
+    sides = [h for h in history if h.kind == BRACKET_KIND]
+    if len(sides) < 2 or not trained or any(h.state != TrialState.COMPLETE or h.value is None for h in sides):
+        return None
+    best = min(float(h.value) for h in trained)  # type: ignore[arg-type]
+    if any(float(h.value) < best for h in sides):  # type: ignore[arg-type]
+        return None
+    return ("neither side of the learning-rate bracket beat the best warm-start config: its region is "
+            "measured; the sampler explores the whole space instead of shape draws around it")
