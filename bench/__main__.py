@@ -9,7 +9,7 @@
     python -m bench presets [--full]     # search over the real preset spaces (issue 19), in process
     python -m bench steer [--full]       # simulated raters: do ratings steer the search?
     python -m bench halving [--full|--quick]  # successive halving vs full runs, TPE+Hyperband, ASHA (issue 38)
-    python -m bench hedge [--full] [--fresh] [--strategies A,B]  # landscapes where the warm start is wrong vs plain TPE, GP, random (issue 46)
+    python -m bench hedge [--full] [--fresh]  # where the warm start is wrong: vs plain TPE, GP, random (issue 46)
     python -m bench.rater_ceiling RECORDS  # what the rater's own ratings allow at best (steering records)
 
 Options: ``--results DIR`` (default bench/results), ``--no-demo`` (skip the real demo

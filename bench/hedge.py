@@ -236,7 +236,8 @@ def table(data: dict[str, Any]) -> str:
         cells = []
         for s in strategies:
             r = row[s]
-            compute = f">{budget}" if r["found"] * 2 <= r["sessions"] and r["compute"] >= budget else f"{r['compute']:.1f}"
+            missed = r["found"] * 2 <= r["sessions"] and r["compute"] >= budget
+            compute = f">{budget}" if missed else f"{r['compute']:.1f}"
             cells.append(f"{compute} / {r['trials']:g} ({r['found']}/{r['sessions']})")
         lines.append(f"| {kind} (share {row['_share']:.0%}) | " + " | ".join(cells) + " |")
     lines.append("")

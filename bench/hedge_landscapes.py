@@ -26,8 +26,9 @@ search on them (the numbers are where the sources put them, not where the search
   Dreambooth using Diffusers", 2022: "Dreambooth overfits very quickly … a low learning
   rate and progressively increasing the steps"). The best effective step is 8e-6 with a
   decaying schedule; every curated rate is 0.8–1.4 decades above it and over-fits (steep
-  above: ``a_high`` 1.6, the over-fit arrives late, ``bench.halving_landscapes.Curve``), and
-  nothing diverges before 1.6 decades (the run only over-fits).
+  above: ``a_high`` 1.6, the over-fit arrives late, ``bench.halving_landscapes.Curve``), runs
+  close their gap slowly (``speed`` 0.08: a low rate is far from its end at 1/3), and nothing
+  diverges before 1.6 decades (the run only over-fits).
 * ``sdxl-rate-low`` — **the rate that matters is lr·alpha/dim** (kept from
   ``bench/preset_landscapes.py``): the curated configs are right about the shape and off in
   the effective step; the kind where Bracket's warm start and LR bracket lead.
@@ -55,7 +56,7 @@ SLOW_STARTER = Landscape(
     "sdxl-slow-starter", PRESET, "slow starter: best effective step 8e-6 with a decay (looks worst early); the "
     "curated rates lead at 1/3 and over-fit (steep above), nothing diverges before 1.6 decades",
     step_star=8e-6, ref_batch=1, a_low=0.35, a_high=1.6, decay_gain=0.06, div=1.6, rank_weight=0.005,
-    family={"prodigy": 1.04, "adafactor": 1.02}, prodigy_bias=4.0)
+    family={"prodigy": 1.04, "adafactor": 1.02}, prodigy_bias=4.0, speed=0.08)
 
 RATE_LOW = next(land for land in PRESET_LANDSCAPES if land.name == "sdxl-rate-low")
 

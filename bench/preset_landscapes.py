@@ -63,6 +63,8 @@ class Landscape:
     noise: float = 0.02
     #: how much narrower each family's optimum is than ``a_low``/``a_high`` say (curvature x width)
     width: Mapping[str, float] = field(default_factory=dict)
+    #: how fast runs close the gap to their final loss (``bench.halving_landscapes.K`` x speed)
+    speed: float = 1.0
 
 
 def family_of(config: Mapping[str, Any]) -> str:

@@ -97,8 +97,9 @@ def hedge_explores(history: Sequence[ScoredConfig], rule: HedgeRule | None = DEF
 
 
 def _bracket_held(history: Sequence[ScoredConfig], trained: Sequence[ScoredConfig]) -> str | None:
-    from bracket.search.types import BRACKET_KIND
     from optuna.trial import TrialState
+
+    from bracket.search.types import BRACKET_KIND
 
     sides = [h for h in history if h.kind == BRACKET_KIND]
     if len(sides) < 2 or not trained or any(h.state != TrialState.COMPLETE or h.value is None for h in sides):
