@@ -113,7 +113,7 @@ def run_bracket(land: Landscape, seed: int, budget: int, options: dict[str, Any]
         score = log.evidence(FULL_STEPS, "validation")
         diverged = log.curve.diverged
         history.append(ScoredConfig(space.searched_params(proposal.config), score, TrialState.COMPLETE,
-                                    proposal.kind, diverged=diverged, name=proposal.name))
+                                    proposal.kind, diverged=diverged, name=proposal.name, loss=score))
         controller.finish(proposal.trial_number, score)
         events.append(_event(proposal.config, log, round(DIVERGE_AT * FULL_STEPS) if diverged else FULL_STEPS,
                              score, True))

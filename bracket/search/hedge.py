@@ -24,9 +24,12 @@ search stops betting:
 Where the curated configs differ by more than that (a rate off by a decade, a family that
 diverges), the verdict is never reached and the search is as before: the bet pays there.
 Diverged configs do not count (a divergence is evidence about the rate, which the bracket
-and the skip rule use). Scores here are the session's current scores, lower is better; a
-loss judge's normalised score has 0 as its best, so the spread is read on the scores as
-given, shifted so the best is 1 when a score is 0 or below.
+and the skip rule use). The spread is read on the configs' held-out
+validation losses (``ScoredConfig.loss``), not on their scores, which are normalised across the
+session's runs; a session without a validation split (fewer than 20 images, or a trainer that
+cannot hold one out), whose training loss is too noisy to say two configs are alike, and a
+halving session's rung views get no flat verdict. The bracket's
+verdict compares scores by rank only.
 
 The verdict is a pure function of the session's history, so it survives a restart and every
 worker reaches the same one. Measured by ``python -m bench hedge`` (docs/BENCHMARKS.md).
@@ -76,11 +79,10 @@ def hedge_verdict(history: Sequence[ScoredConfig], rule: HedgeRule | None = DEFA
     if len(trained) < rule.look:
         return None
     first = trained[:rule.look]
-    values = [float(h.value) for h in first]  # type: ignore[arg-type]
-    low, high = min(values), max(values)
-    if low <= 0:  # a normalised score: best 0; read the spread from 1
-        low, high = 1.0, 1.0 + (high - low)
-    spread = high / low - 1
+    if any(h.loss is None or h.loss <= 0 for h in first):
+        return None  # how far apart they are needs the raw losses (scores are normalised across runs)
+    losses = [float(h.loss) for h in first]  # type: ignore[arg-type]
+    spread = max(losses) / min(losses) - 1
     if spread >= rule.flat:
         return None
     names = ", ".join(h.name or h.kind for h in first)

@@ -303,8 +303,9 @@ def _best_at_lowest(members: Sequence[tuple[float, ScoredConfig]]) -> ScoredConf
         return None
     low_step, lowest = min(trained, key=lambda m: (m[0], m[1].value))
     higher = [item for step, item in members if step >= low_step + DOWNHILL_DECADES]
-    if all(item.diverged for item in higher) or any(step < low_step + DOWNHILL_DECADES and item is not lowest and not item.diverged
-                         and item.value < lowest.value for step, item in members):  # type: ignore[operator]
+    beaten_near = any(step < low_step + DOWNHILL_DECADES and item is not lowest and not item.diverged
+                      and item.value < lowest.value for step, item in members)  # type: ignore[operator]
+    if beaten_near or all(item.diverged for item in higher):
         return None
     if all(item.diverged or item.value > lowest.value for item in higher):  # type: ignore[operator]
         return lowest

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import optuna
 import pytest
 from optuna.trial import TrialState
@@ -21,7 +23,7 @@ SPACE = SearchSpace({
 def _done(value: float | None, kind: str, *, lr: float = 1e-4, diverged: bool = False,
           state: TrialState = TrialState.COMPLETE) -> ScoredConfig:
     return ScoredConfig({"optimizer_type": "AdamW", "learning_rate": lr}, value, state, kind,
-                        diverged=diverged, name=kind)
+                        diverged=diverged, name=kind, loss=value)
 
 
 RUNNING = TrialState.RUNNING
@@ -40,13 +42,21 @@ RUNNING = TrialState.RUNNING
     ([_done(1.00, "baseline"), _done(2.0, "curated"), _done(1.01, "curated")], False),
     # a running one is not evidence; sampler configs are not the warm start
     ([_done(1.00, "baseline"), _done(None, "curated", state=RUNNING), _done(1.0, "search")], False),
-    # normalised scores with 0 the best: the spread is read from 1
-    ([_done(0.0, "baseline"), _done(0.1, "curated")], True),
-    ([_done(0.0, "baseline"), _done(0.3, "curated")], False),
 ])
 def test_the_flat_verdict(history, flat):
     rule = HedgeRule(bracket_held=False)
     assert (hedge_verdict(history, rule) is not None) is flat
+
+
+def test_the_spread_is_read_on_the_raw_losses_not_the_normalised_scores():
+    rule = HedgeRule(bracket_held=False)
+    # normalised across the session's runs, two configs 3 % apart in loss score 0 and 1
+    close = [replace(_done(0.0, "baseline"), loss=0.100), replace(_done(1.0, "curated"), loss=0.103)]
+    assert hedge_verdict(close, rule) is not None
+    far = [replace(_done(0.4, "baseline"), loss=0.100), replace(_done(0.45, "curated"), loss=0.200)]
+    assert hedge_verdict(far, rule) is None
+    unknown = [replace(h, loss=None) for h in close]  # no raw loss (a halving rung view): no verdict
+    assert hedge_verdict(unknown, rule) is None
 
 
 @pytest.mark.parametrize("sides, held", [
@@ -85,7 +95,7 @@ def _controller(history: list[ScoredConfig], **options) -> SearchController:
 def _train(controller: SearchController, history: list[ScoredConfig], value: float) -> str:
     proposal = controller.next()
     history.append(ScoredConfig(SPACE.searched_params(proposal.config), value, TrialState.COMPLETE,
-                                proposal.kind, name=proposal.name))
+                                proposal.kind, name=proposal.name, loss=value))
     controller.finish(proposal.trial_number, value)
     return proposal.kind
 
