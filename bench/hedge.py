@@ -50,7 +50,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "bracket@no-hedge": {"hedge": None},
     "bracket@gp": {"model": "gp"},
     "bracket@look3-f10-e4": {"hedge": HedgeRule(look=3, flat=0.10, explore=4)},
-    "bracket@flat-only": {"hedge": HedgeRule(bracket_held=False)},
+    "bracket@bracket-held": {"hedge": HedgeRule(bracket_held=True)},
 }
 PLAIN = ("optuna-tpe", "tpe-hyperband", "gp", "auto", "random")
 

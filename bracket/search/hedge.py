@@ -57,8 +57,11 @@ class HedgeRule:
     explore: int = 6
     #: also stop betting when the learning-rate bracket is scored and neither side beat the
     #: best warm-start config: the curated region's best rate is found, what is left of the
-    #: bet (shape draws at that step) refines a region that may not be the best
-    bracket_held: bool = True
+    #: bet (shape draws at that step) refines a region that may not be the best. Off: on the
+    #: preset landscapes of ``python -m bench presets`` the shape draws after a bracket that
+    #: held are what finds Prodigy's schedule (flux-prodigy-cosine 8 -> 11.5 trials, wan-prodigy
+    #: 9.5 -> 11 with it), more than it saves where the optimum is another family
+    bracket_held: bool = False
 
 
 DEFAULT_RULE = HedgeRule()

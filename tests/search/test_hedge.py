@@ -10,7 +10,7 @@ from optuna.trial import TrialState
 
 from bracket.search.configs import NamedConfig
 from bracket.search.controller import SearchController
-from bracket.search.hedge import DEFAULT_RULE, HedgeRule, hedge_explores, hedge_verdict
+from bracket.search.hedge import HedgeRule, hedge_explores, hedge_verdict
 from bracket.search.space import CategoricalKnob, FloatKnob, SearchSpace
 from bracket.search.types import ScoredConfig
 
@@ -68,7 +68,7 @@ def test_the_spread_is_read_on_the_raw_losses_not_the_normalised_scores():
 def test_the_bracket_held_verdict(sides, held):
     warm = [_done(1.0, "baseline"), _done(2.0, "curated")]  # 100 % apart: never flat
     bracket = [_done(v, "bracket", state=TrialState.COMPLETE if v is not None else RUNNING) for v in sides]
-    assert (hedge_verdict(warm + bracket, DEFAULT_RULE) is not None) is held
+    assert (hedge_verdict(warm + bracket, HedgeRule(bracket_held=True)) is not None) is held
     assert hedge_verdict(warm + bracket, HedgeRule(bracket_held=False)) is None
 
 
