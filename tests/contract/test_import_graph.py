@@ -264,6 +264,40 @@ def test_no_import_circle_in_the_house():
     assert not found, "import circles (each module imports the next):\n" + "\n".join(found)
 
 
+def package_of(module: str) -> str:
+    """The package a module belongs to for the package-level graph: ``bracket.<sub>`` for the
+    engine's subpackages (``bracket.session.store.records`` → ``bracket.session``), ``ui`` and
+    ``bench`` whole, and each root module of ``bracket`` on its own."""
+    parts = module.split(".")
+    if parts[0] in ("ui", "bench"):
+        return parts[0]
+    return ".".join(parts[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph folded onto packages (imports inside one package dropped)."""
+    folded: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        here = package_of(name)
+        folded.setdefault(here, set()).update(package_of(t) for t in targets if t in graph and package_of(t) != here)
+    return folded
+
+
+def test_no_circle_between_packages():
+    """Two packages that import each other (``standings`` ↔ ``status``) are one layer in two
+    folders, even when no two modules form a circle."""
+    found = [" -> ".join(_circle(part, package_graph(GRAPH))) for part in tangles(package_graph(GRAPH))]
+    assert not found, "packages that import each other:\n" + "\n".join(found)
+
+
+def test_the_package_graph_catches_a_planted_circle():
+    graph = {"bracket.standings": {"bracket.standings.board"}, "bracket.standings.board": set(),
+             "bracket.status.text": {"bracket.standings.board"},
+             "bracket.standings.past": {"bracket.status.view"}, "bracket.status.view": set()}
+    assert not tangles(graph)  # no circle between modules ...
+    assert tangles(package_graph(graph)) == [["bracket.standings", "bracket.status"]]  # ... but between packages
+
+
 def test_imports_follow_the_package_rules():
     found = violations(GRAPH)
     assert not found, "imports against the package direction:\n" + "\n".join(found)
