@@ -47,7 +47,7 @@ from typing import Any
 
 from bracket.dataset.preflight import IMAGE_EXTENSIONS
 from bracket.errors import BracketError
-from bracket.trainer.base import RunRequest, save_resume_args
+from bracket.trainer.base import RunRequest, Trainer, save_resume_args
 from bracket.trainer.pause import (
     ACCELERATE_LAST_FILE,
     STEP_STATE_NAME,
@@ -91,7 +91,7 @@ def one_epoch_repeats(document: MutableMapping[str, Any], min_batches: int, *, h
     return factor
 
 
-class KohyaPauseResume:
+class KohyaPauseResume(Trainer):
     """The pause and resume of sd-scripts' trainers, mixed into the adapter class."""
 
     #: "continue" for the network trainers (``train_network.py``), "restart" for full fine-tunes
