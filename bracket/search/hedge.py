@@ -1,38 +1,23 @@
 """Hedge the warm start: stop betting on it once it reads as a flat landscape.
 
-The warm start (baseline, earlier sessions' configs, the curated configs) and the
-learning-rate bracket and shape draws centred on it are a bet that the known-good configs sit
-near the optimum. Where they do, the bet is far cheaper than any sampler. Where they do not
-— the landscape is flat and noisy, so the curated configs differ by little more than the
-noise, or the optimum is in a region none of them is near — every config of the bet is a
-trial a plain sampler would have spent exploring.
+The warm start (baseline, earlier sessions' configs, curated configs), the learning-rate
+bracket and the shape draws centred on it are a bet that the known-good configs sit near the
+optimum. Where the landscape is flat and noisy, the curated configs differ by little more than
+the noise and every config of the bet is a trial a plain sampler would have spent exploring.
 
-The first :attr:`HedgeRule.look` warm-start configs that trained (did not diverge) give a
-verdict (:func:`hedge_verdict`): when their scores lie within :attr:`HedgeRule.flat` of each
-other (worst ÷ best - 1), the curated configs tell the search nothing about where to go —
-they are different bets (another optimizer, rate, schedule) that came out alike. Then the
-search stops betting:
+:func:`hedge_verdict`: when the first :attr:`HedgeRule.look` warm-start configs that trained
+(did not diverge) have held-out validation losses (``ScoredConfig.loss``; the scores are
+normalised across runs) within :attr:`HedgeRule.flat` of each other, the search stops betting:
+the warm-start configs still waiting are skipped (``PRUNED`` with the reason, as
+:mod:`bracket.search.skip_rule` skips one; the session notes it), no bracket, no shape draws,
+and the next :attr:`HedgeRule.explore` proposals are random over the whole space
+(:func:`hedge_explores`), then the model-based sampler. No validation loss (a noisy training
+loss, a halving session's rung views): no verdict. ``bracket_held`` (off by default) also
+stops when neither bracket side beat the best warm-start config.
 
-* the warm-start configs still waiting are skipped (told ``PRUNED`` with the reason, as
-  :mod:`bracket.search.skip_rule` skips one a divergence answered; the session notes it), so
-  their budget goes to the sampler;
-* no learning-rate bracket and no shape draws (they centre on the best warm-start config);
-* the sampler's next :attr:`HedgeRule.explore` proposals are random over the whole space —
-  every optimizer family and knob — so a flat landscape costs what random search costs; then
-  the model-based sampler, which has them to learn from.
-
-Where the curated configs differ by more than that (a rate off by a decade, a family that
-diverges), the verdict is never reached and the search is as before: the bet pays there.
-Diverged configs do not count (a divergence is evidence about the rate, which the bracket
-and the skip rule use). The spread is read on the configs' held-out
-validation losses (``ScoredConfig.loss``), not on their scores, which are normalised across the
-session's runs; a session without a validation split (fewer than 20 images, or a trainer that
-cannot hold one out), whose training loss is too noisy to say two configs are alike, and a
-halving session's rung views get no flat verdict. The bracket's
-verdict compares scores by rank only.
-
-The verdict is a pure function of the session's history, so it survives a restart and every
-worker reaches the same one. Measured by ``python -m bench hedge`` (docs/BENCHMARKS.md).
+A pure function of the history, so a restart and every worker reach the same verdict. Why
+these numbers, and what it gains: docs/SEARCH.md, ``python -m bench hedge``
+(docs/BENCHMARKS.md §9).
 """
 
 from __future__ import annotations

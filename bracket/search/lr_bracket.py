@@ -32,12 +32,8 @@ Prodigy survives), the second bracket config is that family's lowest-step config
 lower instead of the centre's other side — what a person does after a divergence. A centre
 whose optimizer family diverged at its effective step or below — at any batch or warm-up, or the
 centre itself, when every warm-start config diverged (the centre is then the one with the
-lowest effective step) — goes a decade down, then half. The same second config goes to a
-family other than the centre's whose warm-start configs got worse with every higher step —
-its lowest-step config did best, and every one of it at least a quarter decade higher did
-worse, one of those having trained (``_best_at_lowest``): its curated rates are too high for
-this data and over-fit, so its optimum lies below (the slow-starter landscape of ``python -m
-bench hedge``: all curated Adam rates 0.8-1.4 decades high, Prodigy the best of a poor start).
+lowest effective step) — goes a decade down, then half. So does a family other than the centre's whose every
+higher step did worse than its lowest (``_best_at_lowest``: its curated rates over-fit).
 ``"fixed"`` is the bracket before: half a decade each way around the best config.
 
 With several workers the bracket waits for the whole warm start to be scored; a worker that
