@@ -78,3 +78,23 @@ def test_a_worker_refuses_programs_its_machine_did_not_configure(postgres, tmp_p
     allowed = _worker(url, runs, env, "--allow-custom-executables")  # the explicit opt-in
     assert ran.exists(), allowed.stdout + allowed.stderr
     store.close()
+
+
+@pytest.mark.parametrize("settings", ['[]', '{"budget": "lots"}', '"text"'])
+def test_a_worker_on_a_damaged_session_row_says_one_line(postgres, tmp_path, monkeypatch, demo_fields, settings):
+    """Issue 44, item 6: settings JSON ``[]`` or ``{"budget": "lots"}`` gave the worker 28 and 42 lines."""
+    monkeypatch.setenv("PGPASSWORD", postgres.password)
+    url = postgres.create_database(f"damaged_{abs(hash(settings)) % 10**8}")
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=2, steps=3, sample_prompts="a --d 1"),
+                             out_dir=tmp_path / "runs", name="shared", storage_url=url)
+    session.close()
+    store = Store.open(url, create=False)
+    with store.engine.begin() as connection:
+        connection.execute(sessions_table.update().values(settings_json=settings))
+    store.close()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("BRACKET_STORAGE_URL", None)
+    result = _worker(url, tmp_path / "runs", env, "--allow-custom-executables")
+    err = result.stderr.strip()
+    assert result.returncode == 2 and len(err.splitlines()) == 1, result.stdout + result.stderr
+    assert err.startswith("error: The session's store is damaged (")
