@@ -121,7 +121,8 @@ def parse_prompt_lines(lines: Iterable[str] | str, *, first_seed: int = 1000) ->
         control = PROMPT_CONTROLS.search(line.replace("\t", " "))
         if control:
             raise PromptError(f"Sample prompt {PROMPT_CONTROLS.sub('?', line[:40])!r} holds the control character "
-                              f"U+{ord(control.group()):04X}; remove it (prompts go raw into the trainer's prompt file).")
+                              f"U+{ord(control.group()):04X}; remove it (prompts go raw into the trainer's prompt "
+                              "file).")
         if len(line) > MAX_PROMPT_CHARS:
             raise PromptError(f"Sample prompt {line[:40]!r}… is {len(line)} characters long; keep each prompt under "
                               f"{MAX_PROMPT_CHARS}.")

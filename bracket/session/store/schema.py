@@ -17,8 +17,9 @@
 JSON columns (``params_json`` ...) are read and written as plain values (:func:`decode`,
 :func:`encode`); a decoded row whose JSON or number column has the wrong type or range
 (:data:`JSON_SHAPES`, :data:`WHOLE_COLUMNS`, :data:`NUMBER_COLUMNS`) raises ``DamagedRowError``
-where it is read (:func:`check_record`), so every command and the worker say one line. A column added after the first release is listed in :data:`LATER_COLUMNS`
-and added to an older store when it is opened (:func:`add_missing_columns`); so is a table added
+where it is read (:func:`check_record`), so every command and the worker say one line. A column
+added after the first release is listed in :data:`LATER_COLUMNS` and added to an older store when
+it is opened (:func:`add_missing_columns`); so is a table added
 later (:data:`LATER_TABLES`, :func:`add_missing_tables`). A read-only store goes without them
 (``Store.absent``).
 """
