@@ -158,7 +158,7 @@ def _serve(args: argparse.Namespace) -> int:
         except BaseException:
             MANAGER.close()
             raise
-        guard_first(demo.server_app)  # before Gradio's CORS layer too
+        guard_first(getattr(demo, "server_app", None))  # before Gradio's CORS layer too (none: not served)
     try:
         policy.allow(getattr(demo, "share_url", None) or "")
         print(served_text(getattr(demo, "local_url", None), getattr(demo, "share_url", None)), flush=True)
