@@ -178,7 +178,8 @@ class RunPipeline:
             resume_step = int(run["pause_step"])
             resume_from = self.trainer.paused_state(Path(run.get("output_dir") or ""), resume_step)
             problem = (f"its state of step {resume_step} is gone from {run.get('output_dir')}" if resume_from is None
-                       else state_problem(resume_from, run_dir=Path(run["run_dir"]), step=resume_step, length=steps,
+                       else state_problem(resume_from, run_dir=Path(run["run_dir"]), step=resume_step,
+                                          length=int(run.get("max_steps") or steps),  # the trainer's own count
                                           session=self.name, run_id=run_id))
             if problem:  # never another run's state, a damaged one or one at the end (bracket.session.run_state)
                 self.store.update_run(run_id, status="failed", pause_step=None,
