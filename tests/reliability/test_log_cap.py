@@ -52,7 +52,8 @@ def test_each_launch_keeps_its_head_and_tail_and_says_what_was_cut(tmp_path):
     assert len(notes) == 2 and all("bytes of trainer output were cut here" in n for n in notes), notes
     cut = [int(n.split()[1]) for n in notes]
     total_one = len("FIRST-one\n") + 60000 * len("one line 000000 " + "x" * 90 + "\n") + len("LAST-one\n")
-    assert total_one - LIMIT < cut[0] < total_one  # the count is what left the log
+    # the count is what left the log (less what the trainer wrote during a cut, lost with the middle)
+    assert total_one - LIMIT - (256 << 10) < cut[0] < total_one, (total_one, cut)
     # lines are whole around the note (cut at a line break is not promised; the note starts its own line)
     assert text.count("\n[bracket] ") == 2
 
