@@ -28,8 +28,10 @@ from typing import Any
 #: the antonym prompts of CLIP-IQA's overall-quality figure
 QUALITY_PROMPTS = ("Good photo.", "Bad photo.")
 #: the model families each role accepts (``model_type`` of the checkpoint's config.json)
-TEXT_IMAGE_TYPES = ("clip", "siglip")
-LIKENESS_TYPES = ("dinov2", "clip", "siglip")
+TEXT_IMAGE_TYPES = ("clip",)
+LIKENESS_TYPES = ("dinov2", "clip")
+#: where a checkpoint keeps its image processor's settings (the hub's older name, transformers 5's)
+PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
                 "pytorch_model.bin.index.json")
 
@@ -73,8 +75,9 @@ def check_weights(name: str, kinds: Sequence[str], role: str) -> str:
     if not any((folder / f).is_file() for f in WEIGHT_FILES):
         raise WeightsProblem(f"{role} model {name}: no weights file in {folder}; fetch it again with "
                              "./install.sh --judges")
-    if not (folder / "preprocessor_config.json").is_file():
-        raise WeightsProblem(f"{role} model {name}: no preprocessor_config.json in {folder}")
+    if not any((folder / f).is_file() for f in PROCESSOR_FILES):
+        raise WeightsProblem(f"{role} model {name}: no image processor config ({' or '.join(PROCESSOR_FILES)}) "
+                             f"in {folder}; fetch it again with ./install.sh --judges")
     return kind
 
 
@@ -149,7 +152,7 @@ class TransformersBackbone:
     def quality(self, images: Sequence[Any]) -> list[float]:
         """CLIP-IQA: the softmax share of "Good photo." against "Bad photo." for each image."""
         anchors = self._text(QUALITY_PROMPTS)
-        scale = float(self.model.logit_scale.exp()) if hasattr(self.model, "logit_scale") else 100.0
+        scale = float(self.model.logit_scale.detach().exp()) if hasattr(self.model, "logit_scale") else 100.0
         values: list[float] = []
         for batch in self._batches(images):
             logits = scale * self._clip_images(batch) @ anchors.T
