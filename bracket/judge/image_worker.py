@@ -26,7 +26,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import resource
 import sys
 import time
 from pathlib import Path
@@ -53,6 +52,11 @@ def read_frames(path: Path, video_count: int) -> list[Any]:
         return video_frames(path, video_count)
     with Image.open(path) as image:
         return [image.convert("RGB")]
+
+
+def _cosine(value: float) -> float:
+    """A cosine clipped to [-1, 1] (unit vectors' dot products overshoot by float round-off)."""
+    return min(1.0, max(-1.0, float(value)))
 
 
 def _mean(values: list[float]) -> float | None:
@@ -82,10 +86,11 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
     likeness: dict[int, float] = {}
     if refs and inside:
         for i, row in zip(inside, backbone.image_embeddings([frames[i] for i in inside])):
-            likeness[i] = sum(sum(a * b for a, b in zip(row, ref)) for ref in refs) / len(refs)
-    follows = dict(zip(outside, backbone.prompt_similarity([frames[i] for i in outside],
-                                                           [images[owners[i]]["prompt"] for i in outside]))) \
-        if outside else {}
+            likeness[i] = _cosine(sum(sum(a * b for a, b in zip(row, ref)) for ref in refs) / len(refs))
+    follows: dict[int, float] = {}
+    if outside:
+        texts = [images[owners[i]]["prompt"] for i in outside]
+        follows = dict(zip(outside, map(_cosine, backbone.prompt_similarity([frames[i] for i in outside], texts))))
     for index, item in enumerate(images):
         mine = [i for i, owner in enumerate(owners) if owner == index]
         if not mine:
@@ -104,7 +109,20 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     images = score_images(backbone, references, list(job.get("images") or ()),
                           int(job.get("video_frames") or DEFAULT_VIDEO_FRAMES))
     return {"images": images, "load_s": round(loaded - started, 3), "score_s": round(time.perf_counter() - loaded, 3),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def peak_rss_mb() -> float:
+    """The worker's peak resident memory in MiB (its current one where the peak is not known)."""
+    try:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+        return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+    except ImportError:  # Windows
+        import psutil
+
+        return round(psutil.Process().memory_info().rss / (1024 * 1024), 1)
 
 
 def main(argv: list[str]) -> int:
