@@ -9,7 +9,6 @@ import random
 import time
 from pathlib import Path
 
-
 #: words of the held-out contexts (``bracket.trainer.sample_proposal.CONTEXTS``): a prompt holding
 #: one asks for a context the planted samples draw as a blue band at the top
 CONTEXT_WORDS = ("snow", "watercolor", "underwater", "market", "pencil", "desert", "astronaut", "library")
@@ -37,7 +36,8 @@ def planted_image(text: str, progress: float, x: float, size: tuple[int, int], l
     draw = ImageDraw.Draw(image)
     grey = 128
     draw.rectangle((width // 4, height // 4, 3 * width // 4 - 1, 3 * height // 4 - 1),
-                   fill=(round(grey + (255 - grey) * subject), round(grey * (1 - subject)), round(grey * (1 - subject))))
+                   fill=(round(grey + (255 - grey) * subject), round(grey * (1 - subject)),
+                         round(grey * (1 - subject))))
     if any(word in text.lower() for word in CONTEXT_WORDS):
         draw.rectangle((0, 0, width - 1, height // 8),
                        fill=(round(grey * (1 - context)), round(grey * (1 - context)),
