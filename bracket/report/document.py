@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bracket.judge.image_judges import IMAGE_JUDGES, SCALES
 from bracket.report import render as report_render
 from bracket.report.charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
 from bracket.report.export import export_run
@@ -102,6 +103,8 @@ class Report:
     #: successive halving: the rungs' plan and one row per config (``RUNG_HEADERS``); "" and [] without
     rung_plan: str = ""
     rungs: list[list[str]] = field(default_factory=list)
+    #: per search config (best first) and sampled step: the image judges' raw figures (``IMAGE_HEADERS``)
+    image_steps: list[list[str]] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -117,6 +120,10 @@ class ReportFiles:
     html: Path
     images: list[Path]
     report: Report
+
+
+#: the columns of the report's table of the image judges per step
+IMAGE_HEADERS = ["config", "step", "likeness", "prompt following", "quality"]
 
 
 # -- gathering ------------------------------------------------------------------------------
@@ -190,6 +197,9 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
                    ", ".join(f"{k}: {v:.2f}" for k, v in sorted(r.step_scores.items())) or "no per-step evidence"]
                   for r in ranked]
     loss_basis = "/".join(sorted({r.loss_basis for r in ranked if r.loss_basis}))
+    image_steps = [[r.name, str(step) + (" ★" if step == r.best_step else ""),
+                    *(_fmt(figures.get(judge)) if figures.get(judge) is not None else "-" for judge in IMAGE_JUDGES)]
+                   for r in ranked for step, figures in r.step_images.items()]
     row = store.get_session(name) or {}
     unreadable: list[str] = []
     pictures = report_pictures(search, finals, winner, unreadable)
@@ -204,7 +214,7 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
                                   "weights": effective_weights(session.settings.weights)}),
         fields=without_secrets(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
         script=script, command_note=command_note, warnings=list(table.warnings), secrets=known_secrets(session),
-        best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs)
+        best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs, image_steps=image_steps)
 
 
 def report_pictures(search: StageResult, finals: StageResult | None, winner: Winner | None,
@@ -328,6 +338,10 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
         ("Best step per config (score per step, lower is better)",
          [("table", ["config", "best step", "based on", "score per step"], report.best_steps)] if report.best_steps
          else [("p", "No config has a score per step yet.")]),
+        *([("Image judges per step (raw figures, higher is better; ★ best step)",
+            [("table", IMAGE_HEADERS, report.image_steps),
+             ("p", "; ".join(f"{name}: {scale}" for name, scale in SCALES.items()) + ".")])]
+          if report.image_steps else []),
         ("Parameter importance", importance),
         ("Loss curves", [("img", pictures[s]) for s in ("report-loss", "report-final-loss") if s in pictures]
          or [("p", "No loss was logged.")]),
