@@ -96,3 +96,25 @@ def test_doctor_names_a_missing_weight_in_one_line(tmp_path, monkeypatch):
     assert "./install.sh --judges" in found[0].message and "\n" not in found[0].message
     monkeypatch.delenv("BRACKET_JUDGE_TEXT_IMAGE")
     assert not [c for c in run_doctor("demo-cpu", {}).checks if c.name == "image judges"]  # not configured: no line
+
+
+def test_the_install_option_fetches_each_default_model_once_and_names_it_in_env(tmp_path):
+    from bracket.judge.fetch_models import DEFAULT_MODELS, fetch
+
+    env = tmp_path / ".env"
+    env.write_text("BRACKET_RUNS_DIR=/big\nBRACKET_JUDGE_LIKENESS=/my/dino", encoding="utf-8")  # no final newline
+    asked: list[tuple[str, list[str]]] = []
+
+    def download(repo, allow_patterns):
+        asked.append((repo, allow_patterns))
+        return str(tmp_path / "hub" / repo)
+
+    said = fetch(env, download)
+    assert [repo for repo, _ in asked] == [repo for repo, _ in DEFAULT_MODELS.values()]
+    assert all("model.safetensors" in allow and "*.json" in allow for _, allow in asked)
+    lines = env.read_text(encoding="utf-8").splitlines()
+    assert lines == ["BRACKET_RUNS_DIR=/big", "BRACKET_JUDGE_LIKENESS=/my/dino",
+                     "BRACKET_JUDGE_TEXT_IMAGE=laion/CLIP-ViT-B-32-laion2B-s34B-b79K"]  # a set one is kept
+    assert any("MIT" in line for line in said) and any("Apache-2.0" in line for line in said)
+    fetch(env, download)
+    assert env.read_text(encoding="utf-8").splitlines() == lines  # again: nothing added twice
