@@ -117,6 +117,7 @@ def search_gaps(work: Path, judges: bool) -> dict[str, Any]:
     from tests.judge.tiny_models import tiny_clip, tiny_dinov2
 
     scripts = ("sdxl_train_network.py", "tools/cache_latents.py", "tools/cache_text_encoder_outputs.py")
+    work.mkdir(parents=True, exist_ok=True)
     model = work / "sdxl.safetensors"
     model.write_bytes(b"fake")
     fields = {"sd_scripts_dir": str(install_inventory_scripts(work / "sd-scripts", "kohya-ss/sd-scripts", scripts)),
@@ -144,7 +145,8 @@ def search_gaps(work: Path, judges: bool) -> dict[str, Any]:
     gaps = [b["started_at"] - a["finished_at"] for a, b in zip(runs, runs[1:]) if a.get("finished_at")]
     judged = sum(1 for r in runs if "image" in (r.get("judges") or {}))
     session.close()
-    return {"runs": len(runs), "judged_runs": judged, "gap_median_s": round(statistics.median(gaps), 3) if gaps else None,
+    return {"runs": len(runs), "judged_runs": judged,
+            "gap_median_s": round(statistics.median(gaps), 3) if gaps else None,
             "gaps_s": [round(g, 3) for g in gaps], "search_wall_s": round(wall, 1)}
 
 
@@ -152,8 +154,9 @@ def run(count: int = 8, base: bool = True, search: bool = True) -> dict[str, Any
     data: dict[str, Any] = {"machine": machine(), "images_per_job": count}
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        print("time per image (worker process, CPU):", flush=True)
-        data["per_image"] = per_image(work / "models", count, base)
+        if count:
+            print("time per image (worker process, CPU):", flush=True)
+            data["per_image"] = per_image(work / "models", count, base)
         if search:
             for judges in (False, True):
                 key = "judges on" if judges else "judges off"
@@ -165,7 +168,7 @@ def run(count: int = 8, base: bool = True, search: bool = True) -> dict[str, Any
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--images", type=int, default=8)
+    parser.add_argument("--images", type=int, default=8, help="images per job (0: skip the time per image)")
     parser.add_argument("--no-base", action="store_true", help="skip the base-shaped models (tiny only)")
     parser.add_argument("--no-search", action="store_true", help="skip the search gap")
     args = parser.parse_args(argv)

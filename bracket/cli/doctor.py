@@ -31,6 +31,7 @@ from bracket.dataset.preflight import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.fields import merge_with_defaults, problem_with_value
 from bracket.registry import get_preset
+from bracket.session.scoring.image_scorer import doctor_check as judge_models
 from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_subprocess_env
 from bracket.trainer.parser_check import parse_report
 from bracket.trainer.preset import ModelPreset
@@ -350,21 +351,6 @@ class Check:
     applies: Callable[[DoctorContext], bool] = lambda ctx: True
 
 
-def check_image_judges(ctx: DoctorContext) -> bool | None:
-    """The image judges' models (``BRACKET_JUDGE_TEXT_IMAGE``, ``BRACKET_JUDGE_LIKENESS``): found and
-    readable, or one line that says what to fetch; nothing when none are configured."""
-    from bracket.session.scoring.image_scorer import check_image_judges as problem_of
-    from bracket.session.scoring.image_scorer import image_judge_config
-
-    config = image_judge_config()
-    if config is None:
-        return None
-    problem = problem_of(config)
-    ctx.report.add("image judges", problem is None, problem or f"models found: {config.text_image}"
-                   + (f", {config.likeness}" if config.likeness else ""))
-    return problem is None
-
-
 #: every check, in order; a new check (or one only some trainers answer) is a new row
 CHECKS: tuple[Check, ...] = (
     Check("trainer python", check_python),
@@ -374,7 +360,7 @@ CHECKS: tuple[Check, ...] = (
     Check("disk", check_disk),
     Check("vram", check_vram),
     Check("tokenizers", check_tokenizers),
-    Check("image judges", check_image_judges, applies=lambda ctx: ctx.trainer.sample_kind in ("image", "video")),
+    Check("image judges", lambda ctx: judge_models(ctx.report), applies=lambda ctx: ctx.trainer.sample_kind != "text"),
     Check("parser check", check_parser, needs=("trainer python", "inputs", "trainer script", "dataset")),
     Check("pre-cache parser check", check_setup_parsers,
           needs=("trainer python", "inputs", "trainer script", "dataset"),

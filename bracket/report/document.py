@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bracket.judge.image_judges import IMAGE_JUDGES, SCALES
 from bracket.report import render as report_render
 from bracket.report.charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
 from bracket.report.export import export_run
+from bracket.report.image_table import image_rows, image_section
 from bracket.report.redaction import known_secrets, scrub, without_secrets
 from bracket.report.render import Block, Picture
 from bracket.safe_text import shown
@@ -103,8 +103,7 @@ class Report:
     #: successive halving: the rungs' plan and one row per config (``RUNG_HEADERS``); "" and [] without
     rung_plan: str = ""
     rungs: list[list[str]] = field(default_factory=list)
-    #: per search config (best first) and sampled step: the image judges' raw figures (``IMAGE_HEADERS``)
-    image_steps: list[list[str]] = field(default_factory=list)
+    image_steps: list[list[str]] = field(default_factory=list)  #: ``bracket.report.image_table.image_rows``
 
     @property
     def verdict(self) -> str:
@@ -120,10 +119,6 @@ class ReportFiles:
     html: Path
     images: list[Path]
     report: Report
-
-
-#: the columns of the report's table of the image judges per step
-IMAGE_HEADERS = ["config", "step", "likeness", "prompt following", "quality"]
 
 
 # -- gathering ------------------------------------------------------------------------------
@@ -197,9 +192,6 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
                    ", ".join(f"{k}: {v:.2f}" for k, v in sorted(r.step_scores.items())) or "no per-step evidence"]
                   for r in ranked]
     loss_basis = "/".join(sorted({r.loss_basis for r in ranked if r.loss_basis}))
-    image_steps = [[r.name, str(step) + (" ★" if step == r.best_step else ""),
-                    *(_fmt(figures.get(judge)) if figures.get(judge) is not None else "-" for judge in IMAGE_JUDGES)]
-                   for r in ranked for step, figures in r.step_images.items()]
     row = store.get_session(name) or {}
     unreadable: list[str] = []
     pictures = report_pictures(search, finals, winner, unreadable)
@@ -214,7 +206,8 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
                                   "weights": effective_weights(session.settings.weights)}),
         fields=without_secrets(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
         script=script, command_note=command_note, warnings=list(table.warnings), secrets=known_secrets(session),
-        best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs, image_steps=image_steps)
+        best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs,
+        image_steps=image_rows(ranked))
 
 
 def report_pictures(search: StageResult, finals: StageResult | None, winner: Winner | None,
@@ -338,10 +331,7 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
         ("Best step per config (score per step, lower is better)",
          [("table", ["config", "best step", "based on", "score per step"], report.best_steps)] if report.best_steps
          else [("p", "No config has a score per step yet.")]),
-        *([("Image judges per step (raw figures, higher is better; ★ best step)",
-            [("table", IMAGE_HEADERS, report.image_steps),
-             ("p", "; ".join(f"{name}: {scale}" for name, scale in SCALES.items()) + ".")])]
-          if report.image_steps else []),
+        *image_section(report.image_steps),
         ("Parameter importance", importance),
         ("Loss curves", [("img", pictures[s]) for s in ("report-loss", "report-final-loss") if s in pictures]
          or [("p", "No loss was logged.")]),

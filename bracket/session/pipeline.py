@@ -159,6 +159,18 @@ class RunPipeline:
         self.on_phase("waiting for the judge model at the rung")
         return wait_all(scorers, timeout_s, stop=self.control.stop_requested)
 
+    def drain_judges(self, timeout_s: float = 600) -> None:
+        """At a search's end: wait for the judges' queued scoring (each at most ``timeout_s``), then
+        stop their threads; the phase says what it waits for."""
+        if self.vlm is not None:
+            self.on_phase("waiting for the judge model")
+            self.vlm.drain(timeout=timeout_s)
+            if self.text_judges is not None:
+                self.text_judges.drain(timeout=timeout_s)
+        if self.image_judges is not None:
+            self.on_phase("waiting for the image judges")
+            self.image_judges.drain(timeout=timeout_s)
+
     def resume(self, run_id: int, *, steps: int | None = None, stop_at_step: int | None = None,
                from_status: str = "paused", resume_from: Path | None = None, resume_step: int | None = None,
                claimed: bool = False, **run_options: Any) -> str | None:

@@ -327,12 +327,24 @@ class ImageScorer:
             self.on_scored()
 
 
-def session_image_scorer(store: Store, session: str, folder: Path, settings: Any, trainer: Any,
-                         on_scored: Callable[[], None] | None = None) -> ImageScorer | None:
-    """The session's image scorer, or None when the image judges are not configured, weigh 0, or
-    the preset renders no images or video (``settings``: its ``SearchSettings``)."""
+def session_image_scorer(parts: Any, on_scored: Callable[[], None] | None = None) -> ImageScorer | None:
+    """The image scorer of a session (its ``SessionParts``), or None when the image judges are not
+    configured, weigh 0, or the preset renders no images or video."""
     config = image_judge_config()
+    settings, trainer = parts.settings, parts.trainer
     if config is None or not image_judges_wanted(settings.weights or {}, trainer.sample_kind):
         return None
     references = reference_images(trainer.field("dataset", "") or "", getattr(trainer, "dataset_style", None))
-    return ImageScorer(store, session, folder, config, settings.prompts(), references, on_scored)
+    return ImageScorer(parts.store, parts.name, parts.folder, config, settings.prompts(), references, on_scored)
+
+
+def doctor_check(report: Any) -> bool | None:
+    """``doctor``'s line on the image judges' models (``report.add``): found and readable, or what
+    to fetch; None (no line) when none are configured."""
+    config = image_judge_config()
+    if config is None:
+        return None
+    problem = check_image_judges(config)
+    found = f"models found: {config.text_image}" + (f", {config.likeness}" if config.likeness else "")
+    report.add("image judges", problem is None, problem or found)
+    return problem is None
