@@ -39,7 +39,7 @@ from bracket.errors import BracketError
 from bracket.judge.image_judges import IMAGE_JUDGES, SCALES
 from bracket.judge.image_models import LIKENESS_TYPES, TEXT_IMAGE_TYPES, WeightsProblem, check_weights
 from bracket.session.scoring.image_judges import RECORD
-from bracket.session.scoring.run_scores import verdicts_at
+from bracket.session.scoring.run_scores import effective_weights, verdicts_at
 from bracket.session.scoring.rung_verdicts import RungVerdicts, merge_judges, store_at_step
 from bracket.session.store import Store
 from bracket.trainer.prompts import SamplePrompt
@@ -93,8 +93,6 @@ def image_judge_config() -> ImageJudgeConfig | None:
 def image_judges_wanted(weights: Mapping[str, float], sample_kind: str) -> bool:
     """Whether a session's image judges have anything to do: image or video samples, and one of
     them weighing above 0."""
-    from bracket.session.scoring.run_scores import effective_weights
-
     laid = effective_weights(weights)
     return sample_kind in ("image", "video") and any(laid.get(name, 0.0) > 0 for name in IMAGE_JUDGES)
 
