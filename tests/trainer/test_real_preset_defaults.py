@@ -186,7 +186,8 @@ def test_a_real_preset_without_prompts_or_captions_is_refused_and_one_with_capti
     code, out, err = run_cli(capsys, "run", "--preset", "zimage-lora", *sets, "--budget", "1", "--steps", "2",
                              "--out", str(runs_dir))
     assert code == 0, err
-    assert f"prompts: 2, proposed from 2 captions of {dataset}" in out and "  caption 0 --d 1" in out
+    assert f"prompts: 5, proposed from 2 captions of {dataset}" in out and "  caption 0 --d 1\n" in out
+    assert "  caption, standing on a snowy mountain top at dawn --d 101  (held-out)" in out  # 3 held-out prompts
     assert "circle" not in out
 
 
