@@ -118,3 +118,26 @@ def test_the_install_option_fetches_each_default_model_once_and_names_it_in_env(
     assert any("MIT" in line for line in said) and any("Apache-2.0" in line for line in said)
     fetch(env, download)
     assert env.read_text(encoding="utf-8").splitlines() == lines  # again: nothing added twice
+
+
+def test_a_step_record_averages_its_samples_and_takes_the_base_models_prompt_following_off(tmp_path):
+    from bracket.session.scoring.image_judges import figures_at, image_parts
+    from bracket.session.scoring.image_scorer import build_record
+
+    inside, held = parse_prompt_lines("zqx, a dog --d 1\n# held-out\nzqx on the moon --d 2")
+    run = {"run_dir": str(tmp_path), "last_step": 8}
+    rows = [(0, tmp_path / "s" / "a0.png", held, {"likeness": None, "prompt_following": 0.20, "image_quality": 0.5}),
+            (4, tmp_path / "s" / "a4.png", inside, {"likeness": 0.6, "prompt_following": None, "image_quality": 0.4}),
+            (4, tmp_path / "s" / "b4.png", held, {"likeness": None, "prompt_following": 0.26, "image_quality": 0.6}),
+            (8, tmp_path / "s" / "b8.png", held, {"error": "b8.png: truncated"})]
+    record = build_record(run, rows, {"count": 1, "source": "training images"})
+    assert record["base"]["prompt_following"] == 0.20 and "0" not in record["steps"]  # the base is no candidate
+    step = record["steps"]["4"]
+    assert step["prompt_following"] == pytest.approx(0.06) and step["likeness"] == 0.6  # 0.26 less the base's
+    assert step["image_quality"] == pytest.approx(0.5) and step["n_images"] == 2
+    assert record["images"]["s/b4.png"] == {"likeness": None, "prompt_following": 0.26, "image_quality": 0.6,
+                                            "step": 4, "prompt_kind": "held_out"}
+    assert record["unreadable"] == ["b8.png: truncated"] and "8" not in record["steps"]
+    judged = {**run, "judges": {"image": record}}
+    assert list(image_parts(judged)) == [4]
+    assert figures_at(judged) == image_parts(judged)[4]  # its last step had nothing readable: the latest before

@@ -142,15 +142,22 @@ def cache_key(path: Path, prompt: str, kind: str, context: str) -> str | None:
 
 
 class FigureCache:
-    """The figures of every sample already scored (``views/image_judges.json`` of the session)."""
+    """The figures of every sample already scored (``views/image_judges.json`` of the session),
+    read on first use (a session opened only to be looked at never reads it)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            loaded = {}
-        self.figures: dict[str, dict[str, Any]] = loaded if isinstance(loaded, dict) else {}
+        self._figures: dict[str, dict[str, Any]] | None = None
+
+    @property
+    def figures(self) -> dict[str, dict[str, Any]]:
+        if self._figures is None:
+            try:
+                loaded = json.loads(self.path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                loaded = {}
+            self._figures = loaded if isinstance(loaded, dict) else {}
+        return self._figures
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
