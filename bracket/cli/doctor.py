@@ -31,7 +31,7 @@ from bracket.dataset.preflight import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.fields import merge_with_defaults, problem_with_value
 from bracket.registry import get_preset
-from bracket.session.scoring.image_scorer import doctor_check as judge_models
+from bracket.session.scoring.image_config import doctor_check as judge_models
 from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_subprocess_env
 from bracket.trainer.parser_check import parse_report
 from bracket.trainer.preset import ModelPreset

@@ -29,7 +29,7 @@ from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
 from bracket.session.past import Ranking, past_configs
 from bracket.session.rung_steps import halving_decided, restart_note, rounded_note, rung_problem
-from bracket.session.scoring.image_scorer import check_image_judges, image_judge_config, image_judges_wanted
+from bracket.session.scoring.image_config import check_image_judges, image_judge_config, image_judges_wanted
 from bracket.session.search_settings import SearchSettings, SettingsError
 from bracket.session.store import Store, sqlite_url
 from bracket.session.store.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported

@@ -21,8 +21,9 @@ from PIL import Image
 
 from bracket.session.process.execute import sample_record
 from bracket.session.scoring import collect_samples, score_runs, step_curves
+from bracket.session.scoring.image_config import ImageJudgeConfig
 from bracket.session.scoring.image_judges import image_parts
-from bracket.session.scoring.image_scorer import ImageJudgeConfig, ImageScorer
+from bracket.session.scoring.image_scorer import ImageScorer
 from bracket.trainer.prompts import parse_prompt_lines
 from tests.fakes import FAKE_TRAINER
 

@@ -74,7 +74,7 @@ def test_a_missing_weight_is_one_error_line_at_start_and_nothing_is_made(tmp_pat
     assert not (tmp_path / "runs" / "judged").exists()
 
     # weighed 0, the image judges need no models: the same start is not refused for them
-    from bracket.session.scoring.image_scorer import image_judges_wanted
+    from bracket.session.scoring.image_config import image_judges_wanted
 
     assert not image_judges_wanted({"likeness": 0, "prompt_following": 0, "image_quality": 0}, "image")
     assert not image_judges_wanted({}, "text") and image_judges_wanted({}, "video")

@@ -16,7 +16,8 @@ import pytest
 from PIL import Image
 
 from bracket.judge.image_models import TransformersBackbone, WeightsProblem, check_weights, model_folder
-from bracket.session.scoring.image_scorer import ImageJudgeConfig, ImageScorer, check_image_judges
+from bracket.session.scoring.image_config import ImageJudgeConfig, check_image_judges
+from bracket.session.scoring.image_scorer import ImageScorer
 from bracket.trainer.prompts import parse_prompt_lines
 from tests.judge.tiny_models import tiny_clip, tiny_dinov2
 
