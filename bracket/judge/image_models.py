@@ -104,7 +104,8 @@ class TransformersBackbone:
         self.kind = check_weights(text_image, TEXT_IMAGE_TYPES, "text-image")
         self.model = AutoModel.from_pretrained(folder, local_files_only=True).to(device).eval()
         self.processor = AutoProcessor.from_pretrained(folder, local_files_only=True)
-        self.likeness_model = self.likeness_processor = None
+        self.likeness_model: Any = None
+        self.likeness_processor: Any = None
         if likeness:
             place = model_folder(likeness)
             check_weights(likeness, LIKENESS_TYPES, "likeness")
