@@ -193,7 +193,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if used:
         print(f"prompts: {len(used)}, {origin or 'the trainer’s own'}:")
     for prompt in used:
-        print(f"  {prompt.text} --d {prompt.seed}")
+        print(f"  {prompt.text} --d {prompt.seed}" + ("  (held-out)" if prompt.kind == "held_out" else ""))
     for warning in session.parts.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for note in session.parts.notes:

@@ -43,7 +43,7 @@ from bracket.session.plan import plan_for
 from bracket.session.precache import run_setup_commands
 from bracket.session.process import RunExecutor
 from bracket.session.recovery import DEFAULT_GRACE_SECONDS, failure_message
-from bracket.session.scoring import RunScore, Scoreboard, TextJudges
+from bracket.session.scoring import RunScore, Scoreboard, TextJudges, session_image_scorer
 from bracket.session.scoring.vlm import VlmScorer, vlm_config
 from bracket.session.search_loop import SearchLoop, session_scheduler
 from bracket.session.search_reading import measured_launch, search_view
@@ -96,7 +96,8 @@ class Session:
         self.text_judges = TextJudges(self.store, self.name, config, on_scored=self.changed)
         self.pipeline = RunPipeline(parts, executor=self.executor, scoreboard=self.scoreboard, control=self.control,
                                     controller=self.controller, worker_id=self.worker.worker_id, vlm=self.vlm,
-                                    text_judges=self.text_judges, on_phase=self._set_phase)
+                                    text_judges=self.text_judges, on_phase=self._set_phase,
+                                    image_judges=session_image_scorer(parts, self.changed))
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
         self._lock = SessionLock(self.folder, lock_name)
@@ -232,10 +233,7 @@ class Session:
             run_setup_commands(self.parts, executor=self.executor, control=self.control, worker=self.worker,
                                on_phase=self._set_phase)
             self._search_phase()
-            if self.vlm is not None:
-                self.phase = "waiting for the judge model"
-                self.vlm.drain(timeout=600)
-                self.text_judges.drain(timeout=600)
+            self.pipeline.drain_judges(timeout_s=600)
             status = "stopped" if self.control.stop_requested() else "finished"
             if status == "finished" and not self.worker.others_alive():  # the study tells the truth at the end
                 self._finished()
