@@ -225,6 +225,11 @@ class Standings:
     #: human weight > 0 and at least one rating in the session
     humans_weigh_in: bool
     warnings: list[str] = field(default_factory=list)
+    #: fidelity against flexibility of the winner's stage (``bracket.standings.front.Front``); None
+    #: without image judges' scores
+    front: Any = None
+    #: how far each automatic judge agrees with the person (``bracket.standings.trust.JudgeTrust``)
+    trust: list[Any] = field(default_factory=list)
 
     def board(self, stage: str) -> StageBoard | None:
         return self.boards.get(stage)
@@ -246,6 +251,8 @@ class Standings:
     def to_dict(self) -> dict[str, Any]:
         return {"winner": self.winner.to_dict() if self.winner else None, "verdict": self.verdict,
                 "humans_weigh_in": self.humans_weigh_in, "warnings": list(self.warnings),
+                "front": self.front.to_dict() if self.front is not None else None,
+                "agreement": [t.to_dict() for t in self.trust],
                 "stages": {stage: board.to_dict() for stage, board in self.boards.items()}}
 
 
@@ -321,8 +328,11 @@ def _winning_run(best: ConfigRow) -> RunStanding:
 
 def _winner(board: StageBoard) -> Winner | None:
     best = next((row for row in board.rows if row.rank == 1), None)
-    if best is None:
-        return None
+    return None if best is None else winner_of(board, best)
+
+
+def winner_of(board: StageBoard, best: ConfigRow) -> Winner:
+    """``best`` (a row of ``board``) as the answer: its best run, steps, seeds and judges."""
     scored = [r for r in best.runs if r.score is not None]
     run = _winning_run(best)
     early = best.best_step is not None and run.steps is not None and best.best_step < run.steps
