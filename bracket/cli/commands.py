@@ -308,6 +308,35 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_weights(args: argparse.Namespace) -> int:
+    """``weights PATH loss=1,vlm=0``: the session's judge weights from now on (``bracket.app.answer_choice``)."""
+    from bracket.app.answer_choice import set_weights
+
+    session = _open(args, "its judge weights cannot be changed", validate=False)
+    try:
+        weights = set_weights(session, args.weights)
+    finally:
+        session.close()
+    print("weights: " + ", ".join(f"{name}={value:g}" for name, value in weights.items()))
+    return 0
+
+
+def cmd_pick(args: argparse.Namespace) -> int:
+    """``pick PATH CONFIG``: a config on the front of fidelity against flexibility as the answer
+    (``--winner``: the winner by combined score again)."""
+    from bracket.app.answer_choice import set_pick
+
+    if bool(args.config) == bool(args.winner):
+        raise BracketError("pick: name one config on the front (python -m bracket pick PATH CONFIG), or give "
+                           "--winner for the winner by combined score.")
+    session = _open(args, "no config can be picked as its answer", validate=False)
+    try:
+        print(set_pick(session, None if args.winner else args.config))
+    finally:
+        session.close()
+    return 0
+
+
 def cmd_promote(args: argparse.Namespace) -> int:
     from bracket.app.stages import promote
 
@@ -376,4 +405,4 @@ def cmd_demo_data(args: argparse.Namespace) -> int:
 COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resume": cmd_resume,
             "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals, "promote": cmd_promote,
             "worker": cmd_worker,
-            "report": cmd_report, "export": cmd_export}
+            "report": cmd_report, "export": cmd_export, "weights": cmd_weights, "pick": cmd_pick}

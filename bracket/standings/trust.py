@@ -196,11 +196,12 @@ def judge_trust(goodness: Mapping[str, Mapping[int, float]], ratings: Sequence[M
     return found
 
 
-def run_goodness(table: "Standings", runs_by_id: Mapping[int, Mapping[str, Any]]
+def run_goodness(table: "Standings", runs_by_id: Mapping[int, Mapping[str, Any]], *,
+                 judges: Sequence[str] = AUTOMATIC, step: int | None = None
                  ) -> tuple[dict[str, dict[int, float]], dict[int, str]]:
-    """(judge -> run id -> goodness, run id -> stage) of the standings' runs: each measured part
-    turned round (``1 - value``: higher is better), the image judges' raw scores at the run's
-    last scored step."""
+    """(judge -> run id -> goodness, run id -> stage) of the standings' runs for ``judges``: each
+    measured part turned round (``1 - value``: higher is better), the image judges' raw scores at
+    ``step`` (``image_judges.scores_at``; None: the run's last scored step)."""
     goodness: dict[str, dict[int, float]] = {}
     stage: dict[int, str] = {}
     for board in table.boards.values():
@@ -208,9 +209,10 @@ def run_goodness(table: "Standings", runs_by_id: Mapping[int, Mapping[str, Any]]
             for standing in row.runs:
                 stage[standing.run_id] = standing.stage
                 for part in standing.parts:
-                    if part.judge in AUTOMATIC and not part.estimated and part.value is not None:
+                    if part.judge in judges and not part.estimated and part.value is not None:
                         goodness.setdefault(part.judge, {})[standing.run_id] = 1.0 - part.value
                 run = runs_by_id.get(standing.run_id)
-                for judge, value in (scores_at(run)[1] if run is not None else {}).items():
-                    goodness.setdefault(judge, {})[standing.run_id] = value
+                for judge, value in (scores_at(run, step)[1] if run is not None else {}).items():
+                    if judge in judges:
+                        goodness.setdefault(judge, {})[standing.run_id] = value
     return goodness, stage
