@@ -162,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     pick = sub.add_parser("pick", help="make a config on the front of fidelity against flexibility the answer "
                           "(status, report, export and promote follow it)")
     pick.add_argument("path", type=absolute_path)
-    pick.add_argument("config", nargs="?", default="", help="the config's name (or id), as status --json's front names it")
+    pick.add_argument("config", nargs="?", default="",
+                      help="the config's name (or id), as status --json's front names it")
     pick.add_argument("--winner", action="store_true", help="the winner by combined score is the answer again")
     pick.add_argument("--storage")
 

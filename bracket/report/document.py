@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from bracket.report import render as report_render
 from bracket.report.charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
 from bracket.report.export import export_run
+from bracket.report.judges import judge_sections
 from bracket.report.redaction import known_secrets, scrub, without_secrets
 from bracket.report.render import Block, Picture
 from bracket.safe_text import shown
@@ -102,6 +103,8 @@ class Report:
     #: successive halving: the rungs' plan and one row per config (``RUNG_HEADERS``); "" and [] without
     rung_plan: str = ""
     rungs: list[list[str]] = field(default_factory=list)
+    #: fidelity against flexibility, and how far each judge agrees (``bracket.report.judges``)
+    judge_sections: list[tuple[str, list[Block]]] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -192,7 +195,8 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
     loss_basis = "/".join(sorted({r.loss_basis for r in ranked if r.loss_basis}))
     row = store.get_session(name) or {}
     unreadable: list[str] = []
-    pictures = report_pictures(search, finals, winner, unreadable)
+    judged, judge_pictures = judge_sections(table)
+    pictures = report_pictures(search, finals, winner, unreadable) + judge_pictures
     rung_plan, rungs = session_rung_table(session)
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
@@ -204,7 +208,7 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
                                   "weights": effective_weights(session.settings.weights)}),
         fields=without_secrets(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
         script=script, command_note=command_note, warnings=list(table.warnings), secrets=known_secrets(session),
-        best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs)
+        best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs, judge_sections=judged)
 
 
 def report_pictures(search: StageResult, finals: StageResult | None, winner: Winner | None,
@@ -328,6 +332,7 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
         ("Best step per config (score per step, lower is better)",
          [("table", ["config", "best step", "based on", "score per step"], report.best_steps)] if report.best_steps
          else [("p", "No config has a score per step yet.")]),
+        *report.judge_sections,
         ("Parameter importance", importance),
         ("Loss curves", [("img", pictures[s]) for s in ("report-loss", "report-final-loss") if s in pictures]
          or [("p", "No loss was logged.")]),

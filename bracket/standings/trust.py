@@ -7,9 +7,11 @@ Two measures per judge, each a share of pairs of runs with its count and a 95 % 
   interval is Wilson's score interval of a binomial share (``scipy.stats.binomtest``);
 * **order of ratings** — of the pairs of rated runs whose mean ratings differ, the share the
   judge puts in the same order (concordant pairs, as in Kendall's tau). The pairs share their
-  runs, so they are not independent trials: the interval is a bootstrap over the rated runs
-  (``scipy.stats.bootstrap``, percentile, 999 resamples, a fixed seed so it is the same every
-  time); with fewer than 3 rated runs, Wilson's interval of the pairs.
+  runs, so they are not independent trials: the interval is the wider of a bootstrap over the
+  rated runs (``scipy.stats.bootstrap``, percentile, 999 resamples, a fixed seed so it is the same
+  every time: it carries that pairs share their runs) and Wilson's interval of the pairs (that few
+  pairs say little: a bootstrap of a perfect order alone reads 100 %–100 %); with fewer than 3
+  rated runs, Wilson's interval alone.
 
 Pairs where the judge scores both runs alike, or has not scored one of them, are left out. A
 judge's scores are compared only between runs of the same stage (its normalised parts are
@@ -165,8 +167,9 @@ def rating_agreement(goodness: Mapping[int, float], rating: Mapping[int, float],
     result = bootstrap((np.arange(len(runs)),), share, vectorized=False, n_resamples=BOOTSTRAP_RESAMPLES,
                        confidence_level=CONFIDENCE, method="percentile",
                        rng=np.random.default_rng(BOOTSTRAP_SEED))
-    interval = result.confidence_interval
-    return Agreement(agree, n, float(interval.low), float(interval.high), "bootstrap over rated runs")
+    interval, (low, high) = result.confidence_interval, wilson(agree, n)
+    return Agreement(agree, n, min(float(interval.low), low), max(float(interval.high), high),
+                     "bootstrap over rated runs and Wilson")
 
 
 def mean_ratings(ratings: Sequence[Mapping[str, Any]]) -> dict[int, float]:

@@ -63,7 +63,9 @@ def test_front_pick_and_what_follows_it(judged, capsys):
     assert answer["winner"]["config"] == other and sorted(answer["front"]["front"]) == sorted(planted.front)
     exported = manager.results.export_winner()
     assert exported.config_name == other  # the export trains the picked config
-    assert f"your pick '{other}'" in manager.results.report_markdown()
+    report = manager.results.report_markdown()
+    assert f"your pick '{other}'" in report and "## Fidelity against flexibility" in report
+    assert "report-front.png" in report or "report-front" in report
     beaten = planted.beaten[0]
     with pytest.raises(BracketError, match="not on the front"):
         manager.results.pick(beaten)
@@ -74,6 +76,7 @@ def test_front_pick_and_what_follows_it(judged, capsys):
 def test_agreement_and_the_one_click_weight(judged, capsys):
     manager, planted = judged
     assert all(not t.known for t in manager.results.trust())  # nobody rated: no agreement is known
+    assert "No agreement is known" in manager.results.report_markdown()
     session = manager.session
     runs = planted.order  # best likeness first: ratings and choices planted to agree with likeness
     for rank, run_id in enumerate(runs):
@@ -87,6 +90,9 @@ def test_agreement_and_the_one_click_weight(judged, capsys):
     assert "loss" in trust and trust["loss"].weight == 1.0
     answer = _status_json(session.folder, capsys)
     assert {a["judge"] for a in answer["agreement"]} >= {"loss", "likeness", "prompt_following"}
+    report = manager.results.report_markdown()
+    section = report.split("## How far each judge agrees with you")[1].split("\n## ")[0]
+    assert "| likeness |" in section and "6 of 6 (100%" in section and "2 of 2" in section
     weights = manager.results.set_weight("loss", 0)
     assert weights["loss"] == 0.0 and session.settings.weights["loss"] == 0.0
     assert _status_json(session.folder, capsys)["winner"]["judges"] == ["human"]
