@@ -19,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
+from bracket.app.judge_text import scores_text
 from bracket.session.plan import progress_text
 from bracket.standings.parts import as_rating
 from bracket.standings.quality import quality, quality_interval, quality_text
@@ -51,13 +52,6 @@ def params_text(params: Mapping[str, Any]) -> str:
 
 
 # -- Compare grid ------------------------------------------------------------------------
-def scores_text(scores: Mapping[str, float]) -> str:
-    """``likeness 0.81 · prompt 0.27 · quality 5.2``: an image's judge scores (raw, higher is better)."""
-    from bracket.standings.image_judges import SHORT
-
-    return " · ".join(f"{SHORT.get(judge, judge)} {value:.3g}" for judge, value in scores.items())
-
-
 def _cell_html(cell: GridCell, row: int, col: int, caption: str) -> str:
     common = f'data-row="{row}" data-col="{col}" data-caption="{_esc(caption)}"'
     judged = scores_text(cell.scores) if cell.scores else ""  # on hover, and under the picture when asked for

@@ -22,10 +22,8 @@ import gradio as gr
 import pandas as pd
 import plotly.graph_objects as go
 
+from bracket.app.judge_text import NO_AGREEMENT, point_label, settable
 from bracket.app.manager import SessionManager
-from bracket.judge.combine import JUDGE_NAMES
-from bracket.standings.quality import quality_text
-from bracket.standings.trust import NO_AGREEMENT
 from ui.common import PRIVATE, QUIET, inline_errors
 
 NO_FRONT = ("*No config has likeness and prompt-following scores yet (the image judges), so there is no front of "
@@ -45,7 +43,7 @@ def front_figure(front: Any) -> go.Figure | None:
         if points:
             figure.add_trace(go.Scatter(
                 x=[p.fidelity for p in points], y=[p.flexibility for p in points], mode=mode, name=name,
-                text=[f"{p.name} · quality {quality_text(p.score)} · step {p.step}" for p in points],
+                text=[point_label(p) for p in points],
                 hoverinfo="text"))
     for config_id, name, marker in ((front.answer_id, "the answer", {"symbol": "star", "size": 18}),
                                     (front.best_id, "best combined score",
@@ -67,7 +65,7 @@ def trust_frame(trust: Sequence[Any]) -> pd.DataFrame:
 
 def can_zero(trust: Sequence[Any]) -> list[str]:
     """The judges no better than chance whose weight can be set to 0 here (weighted now)."""
-    return [t.judge for t in trust if t.chance and t.judge in JUDGE_NAMES and (t.weight or 0) > 0]
+    return [t.judge for t in trust if t.chance and settable(t.judge) and (t.weight or 0) > 0]
 
 
 def trust_note(trust: Sequence[Any]) -> str:

@@ -16,9 +16,11 @@ import sys
 import time
 
 from bracket.app.forms import judge_server_settings, parse_bounds
+from bracket.cli.answer import cmd_pick, cmd_weights
 from bracket.cli.args import parse_assignments, prompts_argument
 from bracket.cli.folders import output_folder
-from bracket.errors import BracketError, MissingStoreError
+from bracket.cli.opening import open_session as _open
+from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.safe_text import one_line
@@ -204,14 +206,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)
 
 
-def _open(args: argparse.Namespace, cannot: str, **kw: object) -> Session:
-    """The session in ``args.path``; a missing store file says what this command ``cannot`` do."""
-    try:
-        return Session.open(args.path, storage_url=args.storage, **kw)  # type: ignore[arg-type]
-    except MissingStoreError as error:
-        raise BracketError(error.saying(cannot)) from None
-
-
 def cmd_status(args: argparse.Namespace) -> int:
     """``status`` with the session opened in full: builds the view ``bracket.status.view`` keeps
     (``bracket.cli.dispatch`` answers from the kept view first, when it is current)."""
@@ -305,35 +299,6 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     for name in result.dropped_env:
         print(f"note: {name} looks like a secret and is not in the script; export it yourself if needed")
-    return 0
-
-
-def cmd_weights(args: argparse.Namespace) -> int:
-    """``weights PATH loss=1,vlm=0``: the session's judge weights from now on (``bracket.app.answer_choice``)."""
-    from bracket.app.answer_choice import set_weights
-
-    session = _open(args, "its judge weights cannot be changed", validate=False)
-    try:
-        weights = set_weights(session, args.weights)
-    finally:
-        session.close()
-    print("weights: " + ", ".join(f"{name}={value:g}" for name, value in weights.items()))
-    return 0
-
-
-def cmd_pick(args: argparse.Namespace) -> int:
-    """``pick PATH CONFIG``: a config on the front of fidelity against flexibility as the answer
-    (``--winner``: the winner by combined score again)."""
-    from bracket.app.answer_choice import set_pick
-
-    if bool(args.config) == bool(args.winner):
-        raise BracketError("pick: name one config on the front (python -m bracket pick PATH CONFIG), or give "
-                           "--winner for the winner by combined score.")
-    session = _open(args, "no config can be picked as its answer", validate=False)
-    try:
-        print(set_pick(session, None if args.winner else args.config))
-    finally:
-        session.close()
     return 0
 
 

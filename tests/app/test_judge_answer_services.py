@@ -10,12 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bracket.app.manager import SessionManager
 from bracket.cli import main as cli_main
 from bracket.errors import BracketError
-from bracket.session import SearchSettings
-from tests.fakes import FAKE_TRAINER, make_fake_python
-from tests.fakes.image_judges import plant_image_judges
+from tests.fakes.image_judges import judged_manager
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -27,17 +24,7 @@ def _skip_torch_probe(monkeypatch):
 
 @pytest.fixture
 def judged(tmp_path, runs_dir):
-    from bracket.dataset.demo_data import make_demo_dataset
-
-    toml = make_demo_dataset(tmp_path / "data", count=6)
-    fields = {"dataset": str(toml), "trainer_python": str(make_fake_python(tmp_path / "bin")),
-              "train_script": str(FAKE_TRAINER)}
-    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
-    session = manager.start_new("demo-cpu", fields, SearchSettings(budget=4, steps=20, sample_every_n_steps=10,
-                                                                    warm_start=False), name="j1")
-    assert session.wait(120)
-    planted = plant_image_judges(session)
-    manager.forget(changed=True)
+    manager, planted = judged_manager(tmp_path, runs_dir)
     yield manager, planted
     manager.close()
 
@@ -71,6 +58,14 @@ def test_front_pick_and_what_follows_it(judged, capsys):
         manager.results.pick(beaten)
     assert "winner" in manager.results.pick(None) and manager.standings().winner.config_name == winner
     assert _status_json(manager.session.folder, capsys)["front"]["pick"] is None
+    # the CLI's way: the same stored pick
+    folder = str(manager.session.folder)
+    assert cli_main(["pick", folder, other]) == 0 and other in capsys.readouterr().out
+    assert _status_json(manager.session.folder, capsys)["winner"]["config"] == other
+    assert cli_main(["pick", folder]) == 2 and "error: pick: name one config" in capsys.readouterr().err
+    assert cli_main(["pick", folder, beaten]) == 2 and "not on the front" in capsys.readouterr().err
+    assert cli_main(["pick", folder, "--winner"]) == 0
+    assert _status_json(manager.session.folder, capsys)["winner"]["config"] == winner
 
 
 def test_agreement_and_the_one_click_weight(judged, capsys):

@@ -63,3 +63,23 @@ def plant_image_judges(session: Any) -> Planted:
     name = {r["id"]: names[r["id"]] or configs[r["config_id"]] for r in runs}
     ids = [r["id"] for r in runs]
     return Planted([name[i] for i in ids[:2]] + [name[ids[3]]], [name[ids[2]]], ids, likeness, flexibility, first)
+
+
+def judged_manager(tmp_path: Path, runs_dir: Path, budget: int = 4) -> tuple[Any, Planted]:
+    """A ``SessionManager`` whose open session ``j1`` (demo preset, fake trainer, ``budget`` configs of
+    one seed, samples at steps 10 and 20) has finished, with the planted records in its runs."""
+    from bracket.app.manager import SessionManager
+    from bracket.dataset.demo_data import make_demo_dataset
+    from bracket.session import SearchSettings
+    from tests.fakes import FAKE_TRAINER, make_fake_python
+
+    toml = make_demo_dataset(tmp_path / "data", count=6)
+    fields = {"dataset": str(toml), "trainer_python": str(make_fake_python(tmp_path / "bin")),
+              "train_script": str(FAKE_TRAINER)}
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
+    session = manager.start_new("demo-cpu", fields, SearchSettings(budget=budget, steps=20, sample_every_n_steps=10,
+                                                                    warm_start=False), name="j1")
+    assert session.wait(120)
+    planted = plant_image_judges(session)
+    manager.forget(changed=True)
+    return manager, planted
