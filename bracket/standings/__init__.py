@@ -17,7 +17,11 @@ which never imports it: it reads a session's store and current scores.
   what ``--warm-start-from`` and the Setup tab's list carry (``bracket.session.past``; read
   from the status view ``bracket.status.view`` keeps while it is current);
 * score parts (:class:`ScorePart`): each judge's normalised value next to its raw figure
-  (final smoothed loss, mean rating, pairwise strength), and whether it was estimated.
+  (final smoothed loss, mean rating, pairwise strength), and whether it was estimated;
+* :func:`with_judges` — the front of fidelity against flexibility (``Standings.front``,
+  :mod:`bracket.standings.front`; the person's pick on it is the winner) and how far each
+  automatic judge agrees with the person (``Standings.trust``, :mod:`bracket.standings.trust`),
+  part of every :func:`standings`.
 """
 
 from __future__ import annotations
