@@ -1,9 +1,9 @@
 """Compare's order by a judge: the shown runs best first by one judge's score.
 
 Any judge the standings know can order the grid — the loss, the human judge, the VLM, the
-text judges (their measured parts, per stage) and the image judges (their raw scores at the
-grid's step, ``bracket.standings.image_judges``). Runs the judge has not scored go last, in
-the order they were picked.
+text judges (their measured parts, per stage) and the image judges (their raw scores at a
+step, ``bracket.standings.image_judges``; Compare's "Sort columns by": each run's last scored
+step, where the grid opens). Runs the judge has not scored go last, in the order they were picked.
 """
 
 from __future__ import annotations

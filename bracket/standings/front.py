@@ -181,7 +181,7 @@ def why_text(front: Front, best_row: Any) -> str:
 
 def apply_pick(table: "Standings", front: Front | None) -> None:
     """Put ``front`` on ``table``; a pick in force becomes the winner (its warnings added)."""
-    from bracket.standings.board import winner_of
+    from bracket.standings.board import UNRATED_WINNER, winner_of
 
     table.front = front
     if front is None:
@@ -193,5 +193,9 @@ def apply_pick(table: "Standings", front: Front | None) -> None:
         return
     best = table.winner.config_name if table.winner else "-"
     table.winner = winner_of(board, row)
+    if UNRATED_WINNER in table.warnings:  # said of the pick now, not of the best combined score
+        table.warnings.remove(UNRATED_WINNER)
+    if table.humans_weigh_in and not table.winner.rated:
+        table.warnings.insert(0, UNRATED_WINNER)
     table.warnings.append(f"the answer is your pick {row.name!r} from the front of fidelity against flexibility; "
                           f"the best combined score is {best!r}")

@@ -91,6 +91,10 @@ def test_a_pick_on_the_front_becomes_the_winner_and_one_off_it_is_set_aside():
     assert any("your pick 'c4'" in w for w in table.warnings)
     assert table.to_dict()["front"]["answer"] == "c4" and table.to_dict()["winner"]["config"] == "c4"
     table, runs = planted()
+    table.humans_weigh_in, table.warnings = True, []  # people rate: an unrated pick is flagged as the winner was
+    with_judges(table, runs, [], [], {"loss": 1.0}, pick=2)
+    assert table.winner.config_name == "c2" and table.warnings[0].startswith("the winner has no rating")
+    table, runs = planted()
     with_judges(table, runs, [], [], {"loss": 1.0}, pick=5)  # c5 is beaten on both: not an answer
     assert table.winner.config_name == "c1" and table.front.pick_id is None
     assert any("no longer on the front" in w for w in table.warnings)
