@@ -23,7 +23,6 @@ choices there is nothing to agree with: no agreement is known.
 
 from __future__ import annotations
 
-import itertools
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,8 @@ AUTOMATIC = ("loss", "eval_loss", "vlm", "task", "llm_judge", *IMAGE_JUDGES)
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 999
 BOOTSTRAP_SEED = 0
+#: resamples computed at once (memory: this × rated runs² booleans)
+BOOTSTRAP_BATCH = 100
 #: below this many rated runs the ratings' interval is Wilson's over the pairs
 MIN_BOOTSTRAP_RUNS = 3
 NO_AGREEMENT = "nobody rated or compared runs yet: no agreement is known"
@@ -134,38 +135,50 @@ def choice_agreement(goodness: Mapping[int, float], comparisons: Sequence[Mappin
     return Agreement(agree, n, low, high, "wilson")
 
 
-def _concordance(runs: Sequence[int], goodness: Mapping[int, float], rating: Mapping[int, float],
-                 group: Mapping[int, str] | None) -> tuple[int, int]:
-    agree = n = 0
-    for a, b in itertools.combinations(runs, 2):
-        rated, judged = rating[a] - rating[b], goodness[a] - goodness[b]
-        if rated == 0 or judged == 0 or not _same(group, a, b):
-            continue
-        n += 1
-        agree += (rated > 0) == (judged > 0)
-    return agree, n
+def _pair_signs(runs: Sequence[int], goodness: Mapping[int, float], rating: Mapping[int, float],
+                group: Mapping[int, str] | None) -> tuple[Any, Any]:
+    """(which pairs count, which of them agree) as run × run matrices: a pair counts when the
+    ratings and the judge both tell its runs apart and they share a group."""
+    import numpy as np
+
+    rated = np.array([rating[r] for r in runs], dtype=float)
+    judged = np.array([goodness[r] for r in runs], dtype=float)
+    by_rating = np.sign(rated[:, None] - rated[None, :])
+    by_judge = np.sign(judged[:, None] - judged[None, :])
+    counts = (by_rating != 0) & (by_judge != 0)
+    if group is not None:
+        labels = np.array([str(group.get(r)) for r in runs], dtype=object)
+        counts &= labels[:, None] == labels[None, :]
+    return counts, counts & (by_rating == by_judge)
 
 
 def rating_agreement(goodness: Mapping[int, float], rating: Mapping[int, float],
                      group: Mapping[int, str] | None = None) -> Agreement:
     """How often the judge orders two rated runs (run id -> mean rating) as their ratings do."""
+    import numpy as np
+
     runs = sorted(r for r in rating if r in goodness)
-    agree, n = _concordance(runs, goodness, rating, group)
+    if len(runs) < 2:
+        return Agreement()
+    counts, agrees = _pair_signs(runs, goodness, rating, group)
+    n, agree = int(counts.sum()) // 2, int(agrees.sum()) // 2  # each pair is in both triangles
     if not n:
         return Agreement()
     if len(runs) < MIN_BOOTSTRAP_RUNS:
         low, high = wilson(agree, n)
         return Agreement(agree, n, low, high, "wilson")
-    import numpy as np
     from scipy.stats import bootstrap
 
-    def share(indices: Any) -> float:
-        picked = [runs[int(i)] for i in indices]
-        k, m = _concordance(picked, goodness, rating, group)
-        return k / m if m else 0.5  # a resample with no ordered pair says nothing either way
+    def share(indices: Any, axis: int = -1) -> Any:
+        """The agreeing share of each resample (rows of ``indices``) at once."""
+        drawn = np.moveaxis(np.asarray(indices, dtype=int), axis, -1)
+        rows, cols = drawn[..., :, None], drawn[..., None, :]  # a run drawn twice pairs with itself: not counted
+        m = counts[rows, cols].sum(axis=(-2, -1))
+        k = agrees[rows, cols].sum(axis=(-2, -1))
+        return np.where(m > 0, k / np.maximum(m, 1), 0.5)  # no ordered pair says nothing either way
 
-    result = bootstrap((np.arange(len(runs)),), share, vectorized=False, n_resamples=BOOTSTRAP_RESAMPLES,
-                       confidence_level=CONFIDENCE, method="percentile",
+    result = bootstrap((np.arange(len(runs)),), share, vectorized=True, batch=BOOTSTRAP_BATCH,
+                       n_resamples=BOOTSTRAP_RESAMPLES, confidence_level=CONFIDENCE, method="percentile",
                        rng=np.random.default_rng(BOOTSTRAP_SEED))
     interval, (low, high) = result.confidence_interval, wilson(agree, n)
     return Agreement(agree, n, min(float(interval.low), low), max(float(interval.high), high),
