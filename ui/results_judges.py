@@ -75,7 +75,8 @@ def trust_note(trust: Sequence[Any]) -> str:
     text = ("Blind choices: Wilson 95 % interval; ratings: the wider of a bootstrap over the rated runs and Wilson's. "
             "*No better than chance*: no interval lies above 50 %.")
     if chance:
-        text += f"\n\n**No better than chance: {', '.join(chance)}** — its weight is a guess; set it to 0 below."
+        text += (f"\n\n**No better than chance: {', '.join(chance)}** — a weight on such a judge is a guess; "
+                 "a button below sets a weighted one's to 0.")
     return text
 
 
