@@ -230,11 +230,8 @@ class Standings:
     #: human weight > 0 and at least one rating in the session
     humans_weigh_in: bool
     warnings: list[str] = field(default_factory=list)
-    #: fidelity against flexibility of the winner's stage (``bracket.standings.front.Front``); None
-    #: without image judges' scores
-    front: Any = None
-    #: how far each automatic judge agrees with the person (``bracket.standings.trust.JudgeTrust``)
-    trust: list[Any] = field(default_factory=list)
+    front: Any = None  #: fidelity against flexibility (``standings.front.Front``); None without image scores
+    trust: list[Any] = field(default_factory=list)  #: agreement with the person (``standings.trust``)
 
     def board(self, stage: str) -> StageBoard | None:
         return self.boards.get(stage)
@@ -256,8 +253,7 @@ class Standings:
     def to_dict(self) -> dict[str, Any]:
         return {"winner": self.winner.to_dict() if self.winner else None, "verdict": self.verdict,
                 "humans_weigh_in": self.humans_weigh_in, "warnings": list(self.warnings),
-                "front": self.front.to_dict() if self.front is not None else None,
-                "agreement": [t.to_dict() for t in self.trust],
+                "front": self.front and self.front.to_dict(), "agreement": [t.to_dict() for t in self.trust],
                 "stages": {stage: board.to_dict() for stage, board in self.boards.items()}}
 
 
