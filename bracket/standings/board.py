@@ -33,8 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bracket.search.halving import Rungs
+from bracket.standings.evidence import evidence_order
+from bracket.standings.headline import Headline, headline, seed_noise
 from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
-from bracket.standings.quality import QualityReading
+from bracket.standings.quality import HeadlineReading
 from bracket.standings.rungs import reached_full, rung_place, trained_steps
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
 
@@ -67,6 +69,8 @@ class RunStanding:
     loss_basis: str = ""
     #: the steps it has trained (``steps`` is its length): a paused run's pause step; None while it trains
     trained_steps: int | None = None
+    #: what it achieved in words that do not move (``bracket.standings.headline``)
+    headline: Headline | None = None
 
     @property
     def rated(self) -> bool:
@@ -86,7 +90,8 @@ class RunStanding:
                 "steps": self.steps, "trained_steps": self.trained_steps, "paused": self.status == "paused",
                 "status": self.status, "score": self.score, "disqualified": self.disqualified,
                 "rated": self.rated, "ratings": self.ratings, "comparisons": self.comparisons,
-                "judges": self.judges, "estimated": self.estimated, "parts": [p.to_dict() for p in self.parts]}
+                "judges": self.judges, "estimated": self.estimated, "parts": [p.to_dict() for p in self.parts],
+                "headline": self.headline.text if self.headline else ""}
 
 
 @dataclass
@@ -122,6 +127,8 @@ class ConfigRow:
     full_length: bool = True
     #: a halving search's config: its place on the rungs (``rungs.rung_place``); None without rungs
     place: dict[str, Any] | None = None
+    #: what it achieved in words that do not move (``bracket.standings.headline``)
+    headline: Headline | None = None
 
     @property
     def loss_basis(self) -> str:
@@ -154,6 +161,8 @@ class ConfigRow:
                 "figures": dict(self.figures), "estimated": list(self.estimated), "params": dict(self.params),
                 "best_step": self.best_step, "best_step_basis": self.best_step_basis, "loss_basis": self.loss_basis,
                 "step_scores": {str(k): v for k, v in self.step_scores.items()}, "full_length": self.full_length,
+                "headline": self.headline.text if self.headline else "",
+                "headline_parts": self.headline.to_dict() if self.headline else None,
                 **(self.place or {}), "runs": [r.to_dict() for r in self.runs]}
 
 
@@ -205,6 +214,8 @@ class Winner:
     failed: bool = False
     #: the steps its run has trained (``RunStanding.trained_steps``; less than ``steps`` at a lower rung)
     trained_steps: int | None = None
+    #: its config's headline (``bracket.standings.headline``): what it achieved, in words that do not move
+    headline: Headline | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"stage": self.stage, "config_id": self.config_id, "config": self.config_name, "kind": self.kind,
@@ -213,7 +224,8 @@ class Winner:
                 "trained_steps": self.trained_steps, "step": self.step,
                 "step_basis": self.step_basis, "full_length": self.full_length,
                 "seeds": list(self.seeds), "judges": list(self.judges), "estimated": list(self.estimated),
-                "rated": self.rated, "disqualified": self.disqualified, "figures": dict(self.figures)}
+                "rated": self.rated, "disqualified": self.disqualified, "figures": dict(self.figures),
+                "headline": self.headline.text if self.headline else ""}
 
 
 @dataclass
@@ -268,6 +280,14 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
         by_config.setdefault(run.config_id, []).append(run)
     info = {c["id"]: c for c in configs}
     stats, summaries = _ranked(by_config, info)
+    baseline_id = next((s.config_id for s in summaries if s.kind == "baseline" and by_config[s.config_id]), None)
+    baseline = by_config[baseline_id] if baseline_id is not None else None
+    noise = seed_noise(by_config.values())
+    lines: dict[int, Headline] = {}
+    for cid, members in by_config.items():
+        lines[cid] = headline(members, baseline, noise=noise, is_baseline=cid == baseline_id)
+        for run in members:
+            run.headline = headline([run], baseline, noise=noise, is_baseline=cid == baseline_id)
     rows, rank = [], 0
     for s in summaries:
         rank += 1 if s.n else 0
@@ -281,7 +301,7 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
             curve.best_step if curve else None, curve.basis if curve else "",
             dict(zip(curve.steps, curve.scores)) if curve else {},
             dict(curve.per_judge.get("loss") or {}) if curve else {}, reached_full(config),
-            rung_place(config, rungs) if rungs is not None else None))
+            rung_place(config, rungs) if rungs is not None else None, lines.get(s.config_id)))
     best = next((row for row in rows if row.rank == 1), None)
     run = _winning_run(best) if best else None
     short = sum(1 for row in rows if not row.full_length)
@@ -289,7 +309,8 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
     alone = {"alone": f"it is the only full-length config; {others} at a lower rung, ranked there (see the rungs)"
              } if short and best and best.full_length else {}
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
-                                                  steps=run.steps if run else None, reading=QualityReading, **alone))
+                                                  steps=run.steps if run else None, reading=HeadlineReading(lines),
+                                                  **alone))
 
 
 def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, Mapping[str, Any]]
@@ -297,11 +318,11 @@ def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, M
     """(the statistics the verdict rests on, the summaries in rank order): the full-length configs
     ranked first while one is scored, the lower-rung ones after them, the furthest rung first."""
     def scores(ids: Iterable[int]) -> StatsReport:
-        return summarise(ConfigScores(cid, str(info.get(cid, {}).get("name", cid)),
-                                      str(info.get(cid, {}).get("kind", "")),
-                                      [r.score for r in by_config[cid]],
-                                      sum(1 for r in by_config[cid] if r.disqualified))
-                         for cid in ids)
+        return summarise((ConfigScores(cid, str(info.get(cid, {}).get("name", cid)),
+                                       str(info.get(cid, {}).get("kind", "")),
+                                       [r.score for r in by_config[cid]],
+                                       sum(1 for r in by_config[cid] if r.disqualified))
+                          for cid in ids), order=evidence_order(by_config))
     short = [cid for cid in by_config if not reached_full(info.get(cid, {}))]
     full = [cid for cid in by_config if cid not in short]
     if not short or not any(r.score is not None for cid in full for r in by_config[cid]):
@@ -330,7 +351,8 @@ def _winner(board: StageBoard) -> Winner | None:
                   run.run_id, [r.run_id for r in scored], run.steps, [r.seed for r in scored if r.seed is not None],
                   run.judges, run.estimated, any(r.rated for r in best.runs), run.disqualified or run.status != "done",
                   dict(best.figures), best.best_step if early else None, best.best_step_basis if early else "",
-                  best.full_length, run.disqualified or run.status in ("failed", "disqualified"), run.trained_steps)
+                  best.full_length, run.disqualified or run.status in ("failed", "disqualified"), run.trained_steps,
+                  best.headline)
 
 
 def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping[str, Any]],

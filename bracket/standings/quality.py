@@ -10,6 +10,8 @@ scores through this module; nothing else converts.
 
 from __future__ import annotations
 
+from typing import Any
+
 #: the scale's ends: the worst and the best quality (the 1–10 rating scale)
 QUALITY_MIN, QUALITY_MAX = 1.0, 10.0
 #: how a table header or an axis names the reading
@@ -48,3 +50,25 @@ class QualityReading:
     @staticmethod
     def interval(low: float | None, high: float | None) -> str:
         return quality_interval(low, high)
+
+
+class HeadlineReading:
+    """The reading the standings pass :func:`bracket.stats.verdict`: each config said by its
+    headline (``bracket.standings.headline``), never by a number that moves with other runs."""
+
+    name = "headline"
+    better = ""
+
+    def __init__(self, lines: "dict[int, Any]") -> None:
+        self.lines = lines
+
+    def _text(self, summary: Any) -> str:
+        line = self.lines.get(summary.config_id)
+        return line.text if line is not None else "not scored yet"
+
+    def describe(self, summary: Any) -> str:
+        seeds = f"{summary.n} seed{'s' if summary.n != 1 else ''}"
+        return f"{self._text(summary)}; {seeds}"
+
+    def brief(self, summary: Any) -> str:
+        return self._text(summary)
