@@ -7,8 +7,8 @@ of its own that no other run can move (docs/SCORING.md, "The headline"):
 * **loss** against the stage's **baseline** config: ``12 % lower validation loss than your
   baseline, ± 3 %``. The ± is the 95 % half-width from the seeds: the relative spread of a
   config's loss over its seeds, pooled over the stage's configs that ran more than one seed
-  (``noise``), else the loss judge's noise floor (1 % for a validation or eval loss, 5 % for
-  the training loss), times ``2·√(1/n + 1/n_baseline)``. A difference inside it reads as a
+  (``noise``), but never below the loss judge's noise floor (1 % for a validation or eval
+  loss, 5 % for the training loss), times ``2·√(1/n + 1/n_baseline)``. A difference inside it reads as a
   tie: ``validation loss level with your baseline (± 3 %)``. The baseline itself reads
   ``your baseline (validation loss 0.1146)``; a stage without one shows the loss itself.
 * **the person's verdict** on their own 1–10 scale: ``rated 8/10 by you`` (the mean rating;
@@ -57,7 +57,7 @@ class LossChange:
     #: (value − baseline) / baseline, and the 95 % half-width of it from seed noise
     change: float | None = None
     margin: float | None = None
-    #: the half-width rests on measured seed spread (False: the noise floor)
+    #: the half-width rests on measured seed spread above the floor (False: the noise floor)
     measured_noise: bool = False
     #: this is the baseline itself
     is_baseline: bool = False
@@ -148,9 +148,10 @@ def _loss_change(runs: Sequence[Any], baseline: Sequence[Any] | None, noise: Map
         if figure not in theirs or statistics.fmean(theirs[figure]) <= 0:
             continue
         base = statistics.fmean(theirs[figure])
-        spread = noise.get(figure, NOISE_FLOOR[figure])
+        spread = max(noise.get(figure, 0.0), NOISE_FLOOR[figure])
         margin = 2.0 * spread * math.sqrt(1.0 / len(mine[figure]) + 1.0 / len(theirs[figure]))
-        return LossChange(figure, words, value, base, (value - base) / base, margin, figure in noise)
+        return LossChange(figure, words, value, base, (value - base) / base, margin,
+                          noise.get(figure, 0.0) > NOISE_FLOOR[figure])
     return None
 
 
