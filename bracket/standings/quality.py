@@ -1,11 +1,13 @@
-"""The one reading of a score for people: **quality**, on the 1–10 scale a person rates on.
+"""Two readings of a score for people.
 
-Internally a combined score lives in [0, 1] and lower is better (docs/SCORING.md): the judges,
-the sampler, the statistics and ``status --json`` keep it so. A person reads it as a quality,
-higher is better, on the rating scale of the Compare tab: ``quality = 10 − 9 × score``, so a
-score of 0 is a 10, 1 (the worst run, a disqualified one) is a 1, and a run scored by the human
-judge alone has the quality of its mean rating. Every screen, ``status`` and the report show
-scores through this module; nothing else converts.
+* :class:`HeadlineReading` — what a config achieved, in words that do not move when other runs
+  arrive (``bracket.standings.headline``): the verdict sentence says every config by it, as the
+  leaderboards, ``status``, the report and the export header do.
+* ``quality`` — the internal combined score (in [0, 1], lower is better, normalised among the
+  stage's runs) on a 1–10 scale, higher is better: ``quality = 10 − 9 × score``. It moves when
+  other runs arrive, so it is shown only where a score's *movement* is the point — what a rating
+  changed (``bracket.app.rating_effect``), why a config was proposed, the Search tab's trial table
+  and the score plots — never as what a config achieved.
 """
 
 from __future__ import annotations
