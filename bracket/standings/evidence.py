@@ -9,8 +9,11 @@ neighbours were rated well. So, as soon as a run of the stage has a **measured h
 
 * **Among judged configs, the person's own verdict decides**: they rank by their human part
   (the mean rating, moved by the blind choices — ``bracket.judge.human``), so the config they
-  rated best is first unless their blind choices say otherwise; the combined score breaks a
-  tie.
+  rated best is first unless their blind choices say otherwise. Ratings are whole numbers, so
+  ties are common; a tie goes to the config whose *similar* judged configs the person rated
+  better (their human parts weighted by similarity, ``bracket.judge.neighbours``' kernel over
+  the params, the config itself included: one noisy 9 among 7s counts less than a 9 among 9s),
+  then to the combined score.
 * **An unjudged config ranks above a judged one only on measured evidence**: its estimated
   parts are taken at their worst (a rating of 1: what nobody has seen could be anything), and
   it goes above a judged config only when that worst case still beats the judged config's
@@ -28,6 +31,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
+
+from bracket.judge.neighbours import NEIGHBOUR_SCALE, distance_matrix, varying_keys
 
 #: the judge whose measured part is a person's verdict
 HUMAN = "human"
@@ -65,18 +72,33 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return statistics.fmean(found) if found else None
 
 
-def evidence_order(runs_of: Mapping[int, Sequence[Any]]) -> Callable[[list[Any]], list[Any]]:
+def neighbourhood(human: Mapping[int, float], params: Mapping[int, Mapping[str, Any]],
+                  scale: float = NEIGHBOUR_SCALE) -> dict[int, float]:
+    """Per judged config, the similarity-weighted mean of the judged configs' human parts (itself
+    included, weight 1): what the person's verdicts around it say."""
+    ids = list(human)
+    rows = [params.get(i) or {} for i in ids]
+    weights = np.exp(-0.5 * (distance_matrix(rows, rows, varying_keys(rows)) / scale) ** 2)
+    values = np.array([human[i] for i in ids])
+    return {i: float(weights[k] @ values / weights[k].sum()) for k, i in enumerate(ids)}
+
+
+def evidence_order(runs_of: Mapping[int, Sequence[Any]], params_of: Mapping[int, Mapping[str, Any]] | None = None
+                   ) -> Callable[[list[Any]], list[Any]]:
     """An ``order`` for :func:`bracket.stats.summarise`: the scored summaries (``config_id``,
     ``mean``, ``disqualified``, ``n``) in the order of the module docstring; ``runs_of`` maps a
-    config id to its runs."""
+    config id to its runs, ``params_of`` to its params (for the tie between equal verdicts)."""
     def order(scored: list[Any]) -> list[Any]:
         human = {s.config_id: _mean([human_value(r) for r in runs_of.get(s.config_id, ())]) for s in scored}
         if all(h is None for h in human.values()):
             return scored
+
         def tail(s: Any) -> tuple[Any, ...]:
             return (s.mean, s.disqualified, -s.n, s.config_id)
+        verdicts = {cid: h for cid, h in human.items() if h is not None}
+        around = neighbourhood(verdicts, params_of or {})
         judged = sorted((s for s in scored if human[s.config_id] is not None),
-                        key=lambda s: (human[s.config_id], *tail(s)))
+                        key=lambda s: (round(verdicts[s.config_id], 9), round(around[s.config_id], 9), *tail(s)))
         worst = {s.config_id: _mean([worst_case(r) for r in runs_of.get(s.config_id, ())]) for s in scored}
         unjudged = sorted((s for s in scored if human[s.config_id] is None),
                           key=lambda s: (worst[s.config_id] if worst[s.config_id] is not None else s.mean, *tail(s)))

@@ -139,3 +139,18 @@ def test_without_any_human_judgement_the_order_is_the_combined_scores():
     runs, configs = _session(rng)
     rows = [r for r in _table(runs, configs, []).board("search").rows if r.rank is not None]
     assert [r.mean for r in rows] == sorted(r.mean for r in rows)
+
+
+def test_a_tie_between_equal_ratings_goes_to_the_config_whose_similar_configs_were_rated_better():
+    near = {"optimizer_type": "AdamW", "network_dim": 8}
+    params = {1: {**near, "learning_rate": 1e-4}, 2: {**near, "learning_rate": 1.1e-4},
+              3: {"optimizer_type": "Lion", "network_dim": 4, "learning_rate": 1e-5},
+              4: {"optimizer_type": "Lion", "network_dim": 4, "learning_rate": 1.1e-5}}
+    configs = [{"id": i, "name": f"c{i}", "stage": "search", "kind": "search", "trial_number": i, "params": p}
+               for i, p in params.items()]
+    # c3's loss is the best, so the old tie-break (the combined score) named it
+    runs = [_run(1, 1, params[1], 0.30), _run(2, 2, params[2], 0.31), _run(3, 3, params[3], 0.10),
+            _run(4, 4, params[4], 0.12)]
+    ratings = [{"run_id": i, "prompt_index": None, "value": v} for i, v in ((1, 9.0), (2, 9.0), (3, 9.0), (4, 4.0))]
+    names = [r.name for r in _table(runs, configs, ratings).board("search").rows]
+    assert names[:3] == ["c1", "c2", "c3"] or names[:3] == ["c2", "c1", "c3"], names
