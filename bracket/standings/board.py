@@ -34,7 +34,7 @@ from typing import Any
 
 from bracket.search.halving import Rungs
 from bracket.standings.evidence import evidence_order
-from bracket.standings.headline import Headline, headline, seed_noise
+from bracket.standings.headline import Headline, stage_headlines
 from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
 from bracket.standings.quality import HeadlineReading
 from bracket.standings.rungs import reached_full, rung_place, trained_steps
@@ -280,14 +280,8 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
         by_config.setdefault(run.config_id, []).append(run)
     info = {c["id"]: c for c in configs}
     stats, summaries = _ranked(by_config, info)
-    baseline_id = next((s.config_id for s in summaries if s.kind == "baseline" and by_config[s.config_id]), None)
-    baseline = by_config[baseline_id] if baseline_id is not None else None
-    noise = seed_noise(by_config.values())
-    lines: dict[int, Headline] = {}
-    for cid, members in by_config.items():
-        lines[cid] = headline(members, baseline, noise=noise, is_baseline=cid == baseline_id)
-        for run in members:
-            run.headline = headline([run], baseline, noise=noise, is_baseline=cid == baseline_id)
+    lines = stage_headlines(by_config, next((s.config_id for s in summaries
+                                             if s.kind == "baseline" and by_config[s.config_id]), None))
     rows, rank = [], 0
     for s in summaries:
         rank += 1 if s.n else 0

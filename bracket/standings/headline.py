@@ -234,3 +234,16 @@ def headline(runs: Sequence[Any], baseline: Sequence[Any] | None = None, *,
     pieces += [human] if human else []
     pieces += [text for text, _ in judges.values()]
     return Headline("; ".join(pieces) or "not scored yet", loss, rating, rating_estimated, judges)
+
+
+def stage_headlines(by_config: Mapping[int, Sequence[Any]], baseline_id: int | None) -> dict[int, Headline]:
+    """Each config's headline in a stage (``by_config``: config id -> its runs) against the
+    config ``baseline_id``, with the stage's seed noise; each run gets its own (``run.headline``)."""
+    baseline = by_config[baseline_id] if baseline_id is not None else None
+    noise = seed_noise(by_config.values())
+    lines: dict[int, Headline] = {}
+    for cid, members in by_config.items():
+        lines[cid] = headline(members, baseline, noise=noise, is_baseline=cid == baseline_id)
+        for run in members:
+            run.headline = headline([run], baseline, noise=noise, is_baseline=cid == baseline_id)
+    return lines
