@@ -43,6 +43,7 @@ import random
 import statistics
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from bench import common
@@ -288,9 +289,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--taste", action="append", choices=list(TASTES))
     parser.add_argument("--rater", choices=list(RATERS), default="busy",
                         help="busy: rates 2 runs in 7 of 10 looks; sparse: 1 run in half of them")
+    parser.add_argument("--results", type=Path, default=None, help="folder for the JSON (default bench/results)")
     args = parser.parse_args(argv)
     data = run(repetitions=args.repetitions, budget=args.budget, seed_offset=args.seed_offset, workers=args.workers,
-               tastes=args.taste, rater=args.rater)
+               tastes=args.taste, rater=args.rater, results_dir=args.results)
     print(table(data["summary"]))
     if "geometric_mean_trials_ratio" in data["summary"]:
         print(f"geometric mean of rated ÷ control trials: {data['summary']['geometric_mean_trials_ratio']:.2f}")
