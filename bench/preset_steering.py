@@ -266,14 +266,15 @@ def run(*, repetitions: int = 10, budget: int = 24, seed_offset: int = 0, worker
 
 def table(summary: dict[str, Any]) -> str:
     """The summary as the markdown table of docs/BENCHMARKS.md."""
-    lines = ["| taste | pick ≤ 5 %: rated, winner / lowest mean | pick ≤ 5 %: control | median trials to the "
-             "rater's optimum: rated / control | ratio |", "|---|---|---|---|---|"]
+    lines = ["| taste | pick ≤ 5 %, rated: winner / lowest mean / ratings only | pick ≤ 5 %, control | "
+             "median trials to the rater's optimum: rated / control | ratio |", "|---|---|---|---|---|"]
     for taste, row in summary.items():
         if not isinstance(row, dict) or "rated" not in row:
             continue
         rated, control = row["rated"], row.get("control") or {}
         n = rated["sessions"]
-        lines.append(f"| {taste} | {rated['pick_within_5pct']}/{n} / {rated['pick_mean_within_5pct']}/{n} | "
+        lines.append(f"| {taste} | {rated['pick_within_5pct']}/{n} / {rated['pick_mean_within_5pct']}/{n} / "
+                     f"{rated.get('pick_rating_within_5pct', '-')}/{n} | "
                      f"{control.get('pick_within_5pct', '-')}/{control.get('sessions', '-')} | "
                      f"{rated['median_trials']:g} / {control.get('median_trials', float('nan')):g} | "
                      f"{row.get('trials_ratio', float('nan')):.2f} |")

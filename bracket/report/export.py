@@ -18,6 +18,15 @@ beside it:
   secret: keys, tokens, passwords are left for the person to set), and the command as a bash
   array with every argument ``shlex.quote``-d, so a value holding ``;``, ``$(…)`` or spaces
   stays one literal argument;
+The command stands on its own (``RunRequest.standalone``): it reads the person's own dataset
+folder and file — for sd-scripts, a dataset TOML in the export folder whose ``image_dir`` is the
+person's folder, with latents and text-encoder outputs cached in memory, so nothing is written
+beside their images. Where the adapter offers it (``Trainer.session_cache_variant``: sd-scripts'
+keyed mirror folders with the caches the session made), both scripts run that faster twin
+instead while every one of those folders still exists; delete the session's ``cache/`` and they
+train from the person's folder. The header says the config's headline
+(``bracket.standings.headline``) and the dataset; the app and ``export`` print the folder.
+
 * ``train.ps1`` — its Windows twin, written by :mod:`bracket.report.powershell` (PowerShell, every
   value quoted for PowerShell and for the program's command line);
 * ``config.json`` and ``config.toml`` — the complete knob values, where they came from
