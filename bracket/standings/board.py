@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bracket.search.halving import Rungs
-from bracket.standings.evidence import evidence_order
+from bracket.standings.evidence import evidence_order, own_verdict
 from bracket.standings.headline import Headline, stage_headlines
 from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
 from bracket.standings.quality import HeadlineReading
@@ -71,6 +71,9 @@ class RunStanding:
     trained_steps: int | None = None
     #: what it achieved in words that do not move (``bracket.standings.headline``)
     headline: Headline | None = None
+    #: the person's own verdict on it, lower better: its rating moved by its blind choices, or for a
+    #: run only compared its plain pairwise score (no estimated anchor); None when not judged
+    verdict: float | None = None
 
     @property
     def rated(self) -> bool:
@@ -378,7 +381,8 @@ def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping
             int(run["id"]), int(run["config_id"]), stage, run.get("seed"), run.get("max_steps"), str(run.get("status")),
             value, bool(getattr(score, "disqualified", False)), score_parts(score), rated.get(run["id"], 0),
             compared.get(run["id"], 0),
-            str(((getattr(score, "details", None) or {}).get("loss") or {}).get("basis", "")), trained_steps(run)))
+            str(((getattr(score, "details", None) or {}).get("loss") or {}).get("basis", "")), trained_steps(run),
+            verdict=own_verdict(score)))
     boards = {}
     for stage in STAGES:
         stage_configs = [c for c in configs if (c.get("stage") or "search") == stage]

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from bracket.judge.neighbours import NEIGHBOUR_SCALE, distance_matrix, varying_keys
+from bracket.standings.parts import score_parts
 
 #: the judge whose measured part is a person's verdict
 HUMAN = "human"
@@ -42,8 +43,29 @@ HUMAN = "human"
 WORST = 1.0
 
 
+def own_verdict(score: Any) -> float | None:
+    """A run's verdict from the person alone (normalised, lower is better), from its ``RunScore``:
+    its human part when it has a rating (the rating moved by its blind choices); for a run only
+    compared, its plain pairwise score — the choices laid on "no opinion" (5.5), never on the
+    estimate from similar configs the combined score anchors them to; None when not judged."""
+    details = ((getattr(score, "details", None) or {}).get("human") or {})
+    part = next((p for p in score_parts(score) if p.judge == HUMAN), None)
+    if part is None or part.estimated or part.value is None or not part.weight > 0:  # the judge does not count
+        return None
+    if "rating_score" in details:
+        return float(part.value)
+    if "pairwise_score" in details:
+        return float(details["pairwise_score"])
+    return None
+
+
 def human_value(run: Any) -> float | None:
-    """The run's measured human part (normalised, lower is better); None when it has none."""
+    """The run's verdict from the person (:func:`own_verdict`, kept as ``run.verdict``), else its
+    measured human part (normalised, lower is better); None when it has none."""
+    if getattr(run, "verdict", None) is not None:
+        return float(run.verdict)
+    if hasattr(run, "verdict"):  # a standings run: judged only by its own verdict
+        return None
     for part in getattr(run, "parts", ()) or ():
         if part.judge == HUMAN and not part.estimated and part.value is not None and part.weight > 0:
             return float(part.value)

@@ -183,7 +183,10 @@ def _mean_part(runs: Iterable[Any], judge: str, estimated: bool) -> float | None
 
 
 def _human(runs: Sequence[Any]) -> tuple[str, float | None, bool]:
-    measured = _mean_part(runs, "human", False)
+    verdicts = [float(r.verdict) for r in runs if getattr(r, "verdict", None) is not None]
+    # the person's own verdict (bracket.standings.evidence.own_verdict), else the measured human part
+    measured = statistics.fmean(verdicts) if verdicts else (
+        None if any(hasattr(r, "verdict") for r in runs) else _mean_part(runs, "human", False))
     if measured is not None:
         verdict = 10.0 - 9.0 * measured  # the human part on the rating scale (bracket.judge.human)
         ratings = _figures(runs, "human").get("rating")

@@ -154,3 +154,20 @@ def test_a_tie_between_equal_ratings_goes_to_the_config_whose_similar_configs_we
     ratings = [{"run_id": i, "prompt_index": None, "value": v} for i, v in ((1, 9.0), (2, 9.0), (3, 9.0), (4, 4.0))]
     names = [r.name for r in _table(runs, configs, ratings).board("search").rows]
     assert names[:3] == ["c1", "c2", "c3"] or names[:3] == ["c2", "c1", "c3"], names
+
+
+def test_a_config_only_compared_is_not_lifted_over_a_rated_one_by_the_estimate_it_is_anchored_to():
+    """Seen in the sdxl-lora steering benchmark: an unrated config next to one rated 10 won one blind
+    choice, and its human part (the estimate from its neighbour, moved by the choice) put it first."""
+    near = {"optimizer_type": "AdamW", "network_dim": 8}
+    params = {1: {**near, "learning_rate": 1e-4}, 2: {**near, "learning_rate": 1.05e-4},
+              3: {"optimizer_type": "Lion", "network_dim": 4, "learning_rate": 1e-5}}
+    configs = [{"id": i, "name": f"c{i}", "stage": "search", "kind": "search", "trial_number": i, "params": p}
+               for i, p in params.items()]
+    runs = [_run(1, 1, params[1], 0.30), _run(2, 2, params[2], 0.10), _run(3, 3, params[3], 0.20)]
+    ratings = [{"run_id": 1, "prompt_index": None, "value": 10.0}]
+    choices = [{"left_run_id": 2, "right_run_id": 3, "winner": "left"}]
+    table = _table(runs, configs, ratings, choices)
+    assert table.winner.config_name == "c1", [r.name for r in table.board("search").rows]
+    line = next(r for r in table.board("search").rows if r.name == "c2").headline.text
+    assert "from your blind choices" in line and "rated" not in line
