@@ -1,16 +1,15 @@
 """Per-stage leaderboards and the winner, from a session's runs, configs and current scores.
 
-Pure functions of store records (no store access here): :func:`build_standings` takes the
-training runs and configs of a session, their current combined scores, and the human
-ratings and comparisons, and returns a :class:`Standings`.
-
-Rules (one place for all of them):
+Pure functions of store records: :func:`build_standings` takes a session's training runs and
+configs, their current combined scores, the ratings and comparisons; returns a :class:`Standings`.
 
 * **Stages are never mixed.** ``search`` (short runs), ``final`` (longer runs of the best
   search configs with fresh seeds) and ``promote`` (the full-length run) each get their own
   leaderboard; each stage's scores are normalised among that stage's runs only.
 * **A config's score** is the mean combined score of its runs over seeds, with a 95 %
-  confidence interval (:mod:`bracket.stats`); ties and disqualified runs are ordered there.
+  confidence interval (:mod:`bracket.stats`); the order is the score's until a person judged a
+  run of the stage, then the person's own judgement outranks estimates (``evidence``). Each
+  config and run carries its headline (``headline``).
 * **The winner** is the best config of the finals when any final is scored, else of the
   search (promote runs are the winner trained, not candidates). Its run is the config's
   best-scored finished run; its step count is that run's own (``max_steps``), its seeds those
@@ -71,8 +70,7 @@ class RunStanding:
     trained_steps: int | None = None
     #: what it achieved in words that do not move (``bracket.standings.headline``)
     headline: Headline | None = None
-    #: the person's own verdict on it, lower better: its rating moved by its blind choices, or for a
-    #: run only compared its plain pairwise score (no estimated anchor); None when not judged
+    #: the person's own verdict on it (``evidence.own_verdict``, lower better); None when not judged
     verdict: float | None = None
 
     @property
@@ -224,11 +222,10 @@ class Winner:
         return {"stage": self.stage, "config_id": self.config_id, "config": self.config_name, "kind": self.kind,
                 "trial_number": self.trial_number, "params": dict(self.params), "mean": self.mean,
                 "run_id": self.run_id, "run_ids": list(self.run_ids), "steps": self.steps,
-                "trained_steps": self.trained_steps, "step": self.step,
-                "step_basis": self.step_basis, "full_length": self.full_length,
-                "seeds": list(self.seeds), "judges": list(self.judges), "estimated": list(self.estimated),
-                "rated": self.rated, "disqualified": self.disqualified, "figures": dict(self.figures),
-                "headline": self.headline.text if self.headline else ""}
+                "trained_steps": self.trained_steps, "step": self.step, "step_basis": self.step_basis,
+                "full_length": self.full_length, "seeds": list(self.seeds), "judges": list(self.judges),
+                "estimated": list(self.estimated), "rated": self.rated, "disqualified": self.disqualified,
+                "figures": dict(self.figures), "headline": self.headline.text if self.headline else ""}
 
 
 @dataclass

@@ -100,7 +100,8 @@ def test_ratings_read_on_the_persons_scale_estimates_are_marked_and_other_judges
                "human": JudgePart(1 / 3, None, True, 0.2, 0.2, full_weight=0.5),
                "likeness": JudgePart(0.3, None, False, 0.0, 0.2),
                "vlm": JudgePart(0.4, None, True, 0.1, 0.1)}
-    scores = {1: _val(0.5, 0.1), 3: _val(0.2, 0.09, parts=rated, details={"human": {"mean_rating": 8.0, "rating_score": 2 / 9}}),
+    human = {"human": {"mean_rating": 8.0, "rating_score": 2 / 9}}
+    scores = {1: _val(0.5, 0.1), 3: _val(0.2, 0.09, parts=rated, details=human),
               5: _val(0.3, 0.1, parts=guessed)}
     table = build_standings([_run(1, 1), _run(3, 2), _run(5, 3)], CONFIGS, scores,
                             [{"run_id": 3, "prompt_index": None, "value": 8.0}], human_weight=2.0)
