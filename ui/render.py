@@ -22,7 +22,7 @@ from bracket.app.grid import GridCell, GridData
 from bracket.app.judge_text import scores_text
 from bracket.session.plan import progress_text
 from bracket.standings.parts import as_rating
-from bracket.standings.quality import quality, quality_interval, quality_text
+from bracket.standings.quality import quality, quality_text
 
 MAX_POINTS = 400
 
@@ -285,20 +285,27 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
 
 
 # -- Results tab ------------------------------------------------------------------------------
-LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "quality (mean)", "95% CI", "raw figures", "seeds",
+LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "headline", "raw figures", "seeds",
                        "best step", "loss scored", "ratings", "comparisons", "runs", "params"]
+
+
+def headline_text(row: Any) -> str:
+    """A leaderboard row's headline (``bracket.standings.headline``): what the config achieved,
+    in words other runs do not move; "" for a config not scored yet."""
+    line = getattr(row, "headline", None)
+    return line.text if line is not None and row.mean is not None else ""
 
 
 def leaderboard_frame(boards: Sequence[Any], rungs: Mapping[int, str] | None = None,
                       paused: Mapping[int, str] | None = None) -> pd.DataFrame:
-    """One row per config, grouped by stage (each stage ranked on its own scale); a config of a
+    """One row per config, grouped by stage (each stage ranked on its own), with its headline;
+    a config of a
     halving search that stands at a lower rung is ranked after the full-length ones, and says so.
     ``rungs`` (a halving search, ``bracket.app.rungs.board_marks``): a "rung" column after the
     config, where each config stands and why; ``paused``: a paused run's step beside it in "runs"."""
     data = []
     for board in boards:
         for row in board.rows:
-            ci = quality_interval(row.ci_low, row.ci_high)  # the score interval, clipped, as a quality
             best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
             rank = row.rank or ""
             if rank and not getattr(row, "full_length", True):
@@ -306,7 +313,7 @@ def leaderboard_frame(boards: Sequence[Any], rungs: Mapping[int, str] | None = N
             runs = ", ".join(f"#{i}" + (f" ({(paused or {})[i]})" if i in (paused or {}) else "") for i in row.run_ids)
             rung = [(rungs or {}).get(row.config_id, "") if board.stage == "search" else ""] if rungs else []
             data.append([board.stage, rank, row.name, *rung, row.kind,
-                         quality_text(row.mean), ci, row.raw_text, row.seeds, best,
+                         headline_text(row), row.raw_text, row.seeds, best,
                          row.loss_basis, row.ratings, row.comparisons, runs, params_text(row.params)])
     columns = LEADERBOARD_COLUMNS[:3] + ["rung"] + LEADERBOARD_COLUMNS[3:] if rungs else LEADERBOARD_COLUMNS
     return pd.DataFrame(data, columns=columns)
@@ -349,7 +356,8 @@ def winner_markdown(winner: Any, *, halving: bool = False) -> str:
     at = f" at its best step **{winner.step}** (by {winner.step_basis})" if winner.step else ""
     run = "full-length run" if halving and getattr(winner, "full_length", True) else "run"
     return (f"Winner: **{winner.config_name}** ({winner.stage}) — {run} #{winner.run_id}, {winner.steps} steps{at}, "
-            f"seeds {seeds}; scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}."
+            f"seeds {seeds}: **{winner.headline.text if getattr(winner, 'headline', None) else 'not scored yet'}**; "
+            f"scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}."
             + ("" if getattr(winner, "full_length", True) else
                " No config has trained to full length yet: this one stands at a lower rung."))
 

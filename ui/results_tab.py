@@ -183,8 +183,9 @@ def start_job(manager: SessionManager, kind: str, steps: Any) -> str:
 def export(manager: SessionManager, steps: Any) -> str:
     result = manager.results.export_winner(_steps(steps))
     links = ", ".join(served_link(manager, p, p.name) for p in (result.script, result.json_path, result.toml_path))
-    return (f"Exported run #{result.run_id} ({result.config_name}) at {result.steps} steps: {links} · "
-            f"{report_link(manager)}")
+    return (f"Exported run #{result.run_id} ({result.config_name}) at {result.steps} steps to `{result.folder}`: "
+            f"{links} · {report_link(manager)}. Train it with `bash {result.script}` (Windows: "
+            f"`powershell -ExecutionPolicy Bypass -File {result.windows_script}`); it reads your own dataset.")
 
 
 def job_progress(manager: SessionManager) -> str:
@@ -228,7 +229,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     extend_md = gr.Markdown(elem_id="bk-extend-msg")
     job_md = gr.Markdown(elem_id="bk-job")
     export_md = gr.Markdown(elem_id="bk-export-msg")
-    board = gr.Dataframe(label="Leaderboard per stage (quality 1–10, higher is better; stages are scored apart)",
+    board = gr.Dataframe(label="Leaderboard per stage (each config against your baseline; stages are scored apart)",
                          interactive=False, wrap=False, elem_id="bk-leaderboard")
     with gr.Row():
         with gr.Column(scale=3):

@@ -295,11 +295,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         result = export_run(session, run_id=args.run, steps=args.steps, out=args.out)
     finally:
         session.close()
-    print(f"exported run {result.run_id} ({result.config_name}, {result.steps} steps)")
+    print(f"exported run {result.run_id} ({result.config_name}, {result.steps} steps) to {result.folder}")
     for path in (result.script, result.windows_script, result.json_path, result.toml_path):
         print(f"wrote {path}")
     for name in result.dropped_env:
         print(f"note: {name} looks like a secret and is not in the script; export it yourself if needed")
+    print(f"train it with: bash {result.script}")
     return 0
 
 

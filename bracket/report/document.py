@@ -43,7 +43,6 @@ from bracket.session.scoring.samples import image_problem
 from bracket.session.store import redact_url
 from bracket.standings import ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text, standings
 from bracket.standings import importance as standings_importance
-from bracket.standings.quality import quality_interval, quality_text
 from bracket.standings.rungs import RUNG_HEADERS, session_rung_table
 from bracket.stats import StatsReport, summarise, verdict
 
@@ -243,7 +242,8 @@ def report_pictures(search: StageResult, finals: StageResult | None, winner: Win
     if len(scored) > 1:
         picks.append(("report-worst-samples", "Worst run", scored[-1]))
     for stem, word, run in picks:
-        caption = f"{word}: run {run['id']} ({run['label']}), quality {quality_text(search.scores[run['id']].score)}"
+        line = search.scores[run["id"]].headline
+        caption = f"{word}: run {run['id']} ({run['label']})" + (f": {line.text}" if line is not None else "")
         tiles = []
         for sample in final_step_samples(run["samples"]):
             if image_problem(sample["path"]) is None:
@@ -258,18 +258,17 @@ def report_pictures(search: StageResult, finals: StageResult | None, winner: Win
 # -- layout: sections of blocks, rendered as markdown and as HTML by bracket.report.render -------
 
 
-def _ci(row: ConfigRow) -> str:
-    if row.mean is None:
+def _headline(row: ConfigRow) -> str:
+    """The row's headline (``bracket.standings.headline``), as the app and ``status`` show it."""
+    if row.mean is None or row.headline is None:
         return "no score"
-    if row.ci_low is None or row.ci_high is None:
-        return f"{quality_text(row.mean)} (one seed, no CI)"
-    return f"{quality_text(row.mean)} ({quality_interval(row.ci_low, row.ci_high)})"  # as the app and the verdict
+    return row.headline.text
 
 
 def _board(result: StageResult, *, with_verdict: bool = True) -> list[Block]:
-    headers = ["rank", "kind", "config", "mean quality (95% CI)", "raw figures", "scored / runs", "ratings",
+    headers = ["rank", "kind", "config", "headline", "raw figures", "scored / runs", "ratings",
                "key params"]
-    rows = [[str(r.rank or "-"), r.kind, r.name, _ci(r), r.raw_text or "-", f"{r.seeds} / {len(r.runs)}",
+    rows = [[str(r.rank or "-"), r.kind, r.name, _headline(r), r.raw_text or "-", f"{r.seeds} / {len(r.runs)}",
              str(r.ratings), ", ".join(f"{k}={_fmt(v)}" for k, v in r.params.items())] for r in result.rows]
     blocks: list[Block] = ([("quote", result.verdict)] if with_verdict else []) + [("table", headers, rows)]
     blocks += [("p", f"Note: {note}.") for note in result.stats.notes]
@@ -284,8 +283,9 @@ def _winner_blocks(report: Report) -> list[Block]:
     if winner is None:
         return [("p", "No config has a finished score yet.")]
     seeds = ", ".join(str(s) for s in winner.seeds) or "-"
-    blocks: list[Block] = [("p", f"Config {winner.config_name!r} ({winner.kind}, {winner.stage} stage), mean quality "
-                                 f"{quality_text(winner.mean)} ({figures_text(winner.figures) or 'no raw figure'}); "
+    line = winner.headline.text if winner.headline else "not scored yet"
+    blocks: list[Block] = [("p", f"Config {winner.config_name!r} ({winner.kind}, {winner.stage} stage): "
+                                 f"{line} ({figures_text(winner.figures) or 'no raw figure'}); "
                                  f"{'full-length run' if report.rungs and winner.full_length else 'best run'} "
                                  f"{winner.run_id}, {winner.steps} steps"
                                  + (f", best step {winner.step} (by {winner.step_basis})" if winner.step else "")

@@ -32,8 +32,6 @@ from bracket.session.store.change_memo import peek, per_change, stored_rows
 from bracket.standings.board import (
     STAGES,
     UNRATED_WINNER,
-    ConfigRow,
-    RunStanding,
     StageBoard,
     Standings,
     Winner,
@@ -42,6 +40,7 @@ from bracket.standings.board import (
 from bracket.standings.front import apply_pick, build_front
 from bracket.standings.importance import MIN_CONFIGS, parameter_importance
 from bracket.standings.parts import ScorePart, figures_text, score_parts
+from bracket.standings.rows import ConfigRow, RunStanding
 from bracket.standings.rungs import session_rungs, uses_rungs
 from bracket.standings.trust import judge_trust, run_goodness
 

@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bracket.judge.image_judges import IMAGE_JUDGES
+
 #: the key of the image judges' record in a run's judges
 IMAGE_KEY = "image"
-#: the image judges, in the order they are shown
-IMAGE_JUDGES = ("likeness", "prompt_following", "image_quality")
 #: what each of the front's axes measures
 FIDELITY, FLEXIBILITY = "likeness", "prompt_following"
 #: short names for a cell or an axis
@@ -108,3 +108,12 @@ def image_scores(run: Mapping[str, Any], path: str | Path) -> dict[str, float]:
 def has_image_scores(runs: Any) -> bool:
     """Whether any of ``runs`` carries an image judge's score."""
     return any(step_scores(run) for run in runs)
+
+
+def image_steps(curve: Any) -> dict[int, dict[str, float]]:
+    """The image judges' per-step figures of a config's ``StepCurve`` (step -> judge -> figure)."""
+    out: dict[int, dict[str, float]] = {}
+    for judge in IMAGE_JUDGES:
+        for step, value in ((curve.per_judge.get(judge) or {}) if curve else {}).items():
+            out.setdefault(int(step), {})[judge] = round(float(value), 5)
+    return dict(sorted(out.items()))

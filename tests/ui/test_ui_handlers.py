@@ -379,14 +379,18 @@ def test_per_step_chart_draws_the_loss_that_scores_on_one_scale_with_each_best_s
     assert stars == {"a: best step 20 (validation)": ([20], [0.20]), "b: best step 10 (validation)": ([10], [0.12])}
 
 
-def test_leaderboard_interval_is_clipped_to_the_score_range_like_the_verdict():
-    """Seen in review: the finals table showed "-1.900 – 3.477" while the verdict said "0.000 to 0.121"."""
+def test_the_leaderboard_shows_each_configs_headline_not_a_number_that_moves():
+    """Issue 43 item 1: "quality 1–10" was a rescale within the session; the leaderboard shows the
+    headline (``bracket.standings.headline``), as ``status`` and the report do."""
     from types import SimpleNamespace
 
     from ui.render import leaderboard_frame
 
+    line = SimpleNamespace(text="12 % lower validation loss than your baseline, ± 3 %; rated 8/10 by you")
     row = SimpleNamespace(rank=1, name="radam", kind="curated", mean=0.78841, ci_low=-1.9, ci_high=3.477,
                           raw_text="loss 0.33", seeds=2, best_step=None, best_step_basis="", loss_basis="validation",
-                          ratings=0, comparisons=0, run_ids=[7, 8], params={})
-    frame = leaderboard_frame([SimpleNamespace(stage="final", rows=[row])])
-    assert frame.loc[0, "95% CI"] == "1.00 – 10.00" and frame.loc[0, "quality (mean)"] == "2.90"
+                          ratings=0, comparisons=0, run_ids=[7, 8], params={}, headline=line)
+    unscored = SimpleNamespace(**{**vars(row), "rank": None, "mean": None, "name": "later"})
+    frame = leaderboard_frame([SimpleNamespace(stage="final", rows=[row, unscored])])
+    assert list(frame["headline"]) == [line.text, ""]
+    assert not any("quality" in str(c) or "CI" in str(c) for c in frame.columns)

@@ -252,7 +252,8 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
         knobs, run_dir, max_steps = request.knobs, request.run_dir, request.max_steps
         run_dir.mkdir(parents=True, exist_ok=True)
         run_toml, document = self.write_dataset_toml(request.dataset, run_dir, knobs,
-                                                     fit=lambda written: self.fit_epoch(written, request))
+                                                     fit=lambda written: self.fit_epoch(written, request),
+                                                     standalone=request.standalone)
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs"
         python = self.python
@@ -276,7 +277,7 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
         cmd += self.schedule_args(knobs)
         cmd += self.network_args(knobs)
         cmd += self.family_args(knobs)
-        cmd += self.cache_args(document)
+        cmd += self.cache_args(document, standalone=request.standalone)
         memory = self.memory_args(vram_tier(self.fields), knobs)
         cmd += without_gpu_only_flags(memory) if self.on_cpu else memory
         validating = bool(self.validation and self.validation_tags)
