@@ -51,7 +51,7 @@ def damaged(fast_fields, runs_dir, capsys):
 def test_report_and_export_skip_and_list_unreadable_samples(damaged, capsys):
     folder, _, truncated = damaged
     assert main(["report", str(folder)]) == 0, capsys.readouterr().err
-    text = (folder / "report.md").read_text(encoding="utf-8")
+    text = (folder / "report" / "report.md").read_text(encoding="utf-8")
     assert "Unreadable sample files" in text and all(str(p) in text for p in truncated)
     assert main(["export", str(folder)]) == 0, capsys.readouterr().err
     assert "Traceback" not in capsys.readouterr().err
