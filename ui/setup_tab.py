@@ -295,8 +295,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                            elem_id="bk-budget")
         seeds = gr.Number(DEFAULTS.seeds, label="Seeds per config", precision=0, minimum=1, elem_id="bk-seeds")
         steps = gr.Number(first["steps"], label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
-        sample_every = gr.Number(0, label="Sample every N steps (0: first and last step; with halving, each rung)",
-                                 precision=0)
+        sample_every = gr.Number(0, label="Sample every N steps (0: every steps/5, video the last step; "
+                                          "with halving, each rung)", precision=0)
         algorithm = gr.Radio(["tpe", "random"], value=DEFAULTS.algorithm, label="Search algorithm")
         lr_bracket = gr.Checkbox(DEFAULTS.lr_bracket, label="Learning-rate bracket",
                                  info="after the warm start, its best config at ÷3.2 and ×3.2 the learning rate",

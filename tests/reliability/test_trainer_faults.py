@@ -112,14 +112,49 @@ def test_stop_kills_a_grandchild_that_would_outlive_the_trainer(fast_fields, run
     session.close()
 
 
-def test_timeout_and_a_normal_exit_both_kill_the_grandchild(fast_fields, runs_dir, tmp_path, monkeypatch):
-    _plan(tmp_path, monkeypatch, ["grandchild,hang", "grandchild"])
-    session = Session.create("demo-cpu", fast_fields, _settings(budget=2, timeout_s=3), out_dir=runs_dir)
+class GrandchildClock:
+    """The trainer runner's clock in :func:`test_a_timeout_kills_the_grandchild`: it stands still
+    until the hanging trainer has started its grandchild, then runs from 0. The timeout then
+    always falls after the grandchild exists, however slowly a loaded machine starts the trainer
+    (with the real clock, a 3 s timeout could kill the trainer before it started one)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.began: float | None = None
+
+    def monotonic(self) -> float:
+        now = time.monotonic()
+        if self.began is None:
+            if next(self.folder.glob("trials/*/output/grandchild.pid"), None) is None:
+                return 0.0
+            self.began = now
+        return now - self.began
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
+def test_a_timeout_kills_the_grandchild(fast_fields, runs_dir, tmp_path, monkeypatch):
+    from bracket.session.process import runner
+
+    _plan(tmp_path, monkeypatch, ["grandchild,hang"])
+    session = Session.create("demo-cpu", fast_fields, _settings(budget=1, timeout_s=3), out_dir=runs_dir)
+    monkeypatch.setattr(runner, "time", GrandchildClock(session.folder))
     assert session.run() == "finished", session.error
-    timed_out, finished = session.store.runs(session.name)
+    (timed_out,) = session.store.runs(session.name)
     assert timed_out["status"] == "failed" and "timed out" in timed_out["failure_reason"]
+    assert dead(read_pid(_output(timed_out) / "grandchild.pid", 1)), "the timed-out run left its grandchild"
+    assert dead(read_pid(_output(timed_out) / "trainer.pid", 1))
+    session.close()
+
+
+def test_a_normal_exit_kills_the_grandchild(fast_fields, runs_dir, tmp_path, monkeypatch):
+    """No timeout here: a run that ends on its own must never be cut short by a slow machine."""
+    _plan(tmp_path, monkeypatch, ["grandchild"])
+    session = Session.create("demo-cpu", fast_fields, _settings(budget=1), out_dir=runs_dir)
+    assert session.run() == "finished", session.error
+    (finished,) = session.store.runs(session.name)
     assert finished["status"] == "done"
-    for run in (timed_out, finished):
-        assert dead(read_pid(_output(run) / "grandchild.pid", 1)), f"run {run['id']} left its grandchild"
-        assert dead(read_pid(_output(run) / "trainer.pid", 1))
+    assert dead(read_pid(_output(finished) / "grandchild.pid", 1)), "the finished run left its grandchild"
+    assert dead(read_pid(_output(finished) / "trainer.pid", 1))
     session.close()
