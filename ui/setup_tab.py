@@ -44,6 +44,7 @@ from ui.setup_preset import (
     confirm_for_budget,
     field_defaults,
     field_message,
+    fields_fit,
     loaded_values,
     on_form,
     on_preset,
@@ -75,14 +76,21 @@ def session_choices(manager: SessionManager) -> list[tuple[str, str]]:
     return [(info.label, str(info.folder)) for info in manager.list_sessions()]
 
 
-def past_choices(manager: SessionManager, preset_id: str | None, loaded: dict[str, Any] | None = None) -> Any:
-    """Earlier sessions of this preset, with their dates, run counts and winners, to warm-start from
-    (picked: those of the session the form was filled from)."""
+def past_picked(manager: SessionManager, preset_id: str | None,
+                loaded: dict[str, Any] | None = None) -> tuple[list[tuple[str, str]], list[str]]:
+    """(earlier sessions of this preset as (label, folder), the folders picked: those of the session
+    the form was filled from)."""
     found = manager.reading.past_sessions(preset_id)
     choices = [(s.label, str(s.folder)) for s in found]
     offered = {folder for _, folder in choices}
-    wanted = [f for f in loaded_values(loaded, preset_id or "").get("warm_start_from", []) if f in offered]
-    return gr.Dropdown(choices=choices, value=wanted or None)
+    return choices, [f for f in loaded_values(loaded, preset_id or "").get("warm_start_from", []) if f in offered]
+
+
+def past_choices(manager: SessionManager, preset_id: str | None, loaded: dict[str, Any] | None = None) -> Any:
+    """Earlier sessions of this preset, with their dates, run counts and winners, to warm-start from
+    (picked: those of the session the form was filled from)."""
+    choices, picked = past_picked(manager, preset_id, loaded)
+    return gr.Dropdown(choices=choices, value=picked or None)
 
 
 def refresh_sessions(manager: SessionManager) -> Any:
@@ -104,9 +112,16 @@ START_INPUTS = ("preset_id", "fields", "budget", "steps", "seeds", "prompts", "s
                 "lr_bracket", "warm_start_from", "confirm", "validation", "halving")
 #: what Open, Resume, Clone and a page load fill in, by name: the keys :func:`fill_form` returns
 FILLED = ("preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps", "sample_every",
-          "algorithm", "lr_bracket", "confirm", "validation", "halving", "prompts", "space", "bounds", "space_message",
-          "vlm_base_url", "vlm_model", *WEIGHT_BOXES, "warm_start_from", "name",
+          "algorithm", "lr_bracket", "confirm", "validation", "halving", "prompts", "prompt_origin", "space", "bounds",
+          "space_message", "plan", "estimate", "vlm_base_url", "vlm_model", *WEIGHT_BOXES, "warm_start_from", "name",
           "form_message")
+#: what a preset switch fills in (:func:`switch_preset`): everything of the form that depends on the preset
+SWITCHED = ("fields", "notes", "preflight", "budget", "steps", "confirm", "validation", "prompts", "prompt_origin",
+            "space", "bounds", "space_message", "plan", "estimate", "warm_start_from")
+#: what the browser blanks the moment the preset changes, before the server's answer (no other
+#: preset's text is shown meanwhile): the outputs of :data:`BLANK_JS`, in order
+BLANKED = ("notes", "preflight", "prompts", "plan", "estimate", "space_message")
+BLANK_JS = "() => ['', '', '', '', '', '']"
 
 
 def space_for_preset(preset_id: str, fields: dict[str, str], steps: Any, loaded: dict[str, Any] | None
@@ -138,20 +153,42 @@ def shown_judge_url(manager: SessionManager, url: str) -> str:
     return ""
 
 
+def switch_preset(manager: SessionManager, preset_id: str, loaded: dict[str, Any] | None, seeds: Any = None,
+                  lr_bracket: Any = True, algorithm: str = "tpe", halving: Any = False) -> dict[str, Any]:
+    """Everything of the form that depends on the preset (:data:`SWITCHED`), computed from
+    ``preset_id`` alone — its defaults, or the values of the session the form was filled from
+    (``loaded``) when it is of this preset — in one event: never from the fields or the prompts
+    the previous preset left in the form (an event reading them while they still hold the demo's
+    once proposed the demo dataset's captions for SDXL)."""
+    if not preset_id:
+        return {}
+    values = loaded_values(loaded, preset_id)
+    notes, fields, preflight, budget, steps = on_preset(preset_id, loaded)
+    confirm = confirm_default(preset_id, loaded)
+    table, bounds, space_message = space_for_preset(preset_id, fields, steps, loaded)
+    prompts, origin = prompts_for(preset_id, fields, "", loaded)
+    past, picked = past_picked(manager, preset_id, loaded)
+    seeds = values.get("seeds", seeds if seeds not in (None, "") else DEFAULTS.seeds)
+    plan = plan_text(budget, seeds, confirm, preset_id, values.get("lr_bracket", lr_bracket),
+                     values.get("algorithm", algorithm), bounds, fields, steps, picked,
+                     values.get("halving", halving))
+    return {"fields": fields, "notes": notes, "preflight": preflight, "budget": budget, "steps": steps,
+            "confirm": confirm, "validation": gr.update(info=validation_note(preset_id)), "prompts": prompts,
+            "prompt_origin": origin, "space": table, "bounds": bounds, "space_message": space_message, "plan": plan,
+            "estimate": estimate_text(manager, budget, preset_id, steps, fields),
+            "warm_start_from": gr.Dropdown(choices=past, value=picked or None)}
+
+
 def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> dict[str, Any]:
     """The form's values by name (:data:`FILLED`) from session ``values`` (``bracket.app.form_values``)."""
     loaded = {**values, "nonce": time.time_ns()}
     preset_id = values["preset_id"]
-    fields = {**field_defaults(preset_id), **values["fields"]}
-    notes, _, preflight, *_ = on_preset(preset_id, loaded)
-    table, bounds, space_message = space_for_preset(preset_id, fields, values["steps"], loaded)
-    kept = ("budget", "seeds", "steps", "sample_every", "algorithm", "lr_bracket", "confirm", "validation", "halving",
-            "prompts", "vlm_model")
-    return {"preset_id": preset_id, "loaded": loaded, "fields": fields, "notes": notes, "preflight": preflight,
-            **{key: values[key] for key in kept}, "space": table, "bounds": bounds, "space_message": space_message,
-            "vlm_base_url": shown_judge_url(manager, values["vlm_base_url"]),
-            **weight_boxes(values["weights"]),
-            "warm_start_from": past_choices(manager, preset_id, loaded), "name": "", "form_message": message}
+    switched = switch_preset(manager, preset_id, loaded)
+    kept = ("budget", "seeds", "steps", "sample_every", "algorithm", "lr_bracket", "confirm", "halving", "vlm_model")
+    return {**switched, "preset_id": preset_id, "loaded": loaded, **{key: values[key] for key in kept},
+            "validation": gr.update(value=values["validation"], info=validation_note(preset_id)),
+            "vlm_base_url": shown_judge_url(manager, values["vlm_base_url"]), **weight_boxes(values["weights"]),
+            "name": "", "form_message": message}
 
 
 def reflect_open(manager: SessionManager) -> dict[str, Any]:
@@ -231,6 +268,13 @@ def resume_session(manager: SessionManager, folder: str | None) -> tuple[str, An
     return message, gr.Tabs(selected="search"), message
 
 
+def plan_if_fit(plan: Any, *values: Any) -> Any:
+    """``plan(*values)`` (the plan line, from :data:`plan_inputs` in ``build``), unchanged while the
+    fields are not the preset's (a stale event between two presets' states)."""
+    preset_id, fields = values[3], values[7]
+    return plan(*values) if not preset_id or fields_fit(preset_id, fields) else gr.skip()
+
+
 def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> dict[str, Any]:
     """The Setup tab's components and listeners (call inside ``gr.Tab``)."""
     choices = preset_choices()
@@ -239,7 +283,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
         with gr.Column(scale=3):
             preset_dd = gr.Dropdown(choices=choices, value=choices[0][1] if choices else None, label="Preset",
                                     info="Model family › preset (training type)", elem_id="bk-preset")
-            notes_md = gr.Markdown()
+            notes_md = gr.Markdown(elem_id="bk-notes")
         with gr.Column(scale=2):
             sessions_dd = gr.Dropdown(choices=[], label="Past sessions", value=None, elem_id="bk-sessions")
             with gr.Row():
@@ -284,8 +328,9 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
             messages.append(message)
         for spec, box, message in zip(preset.fields, boxes, messages):
             # the fields are every box of this form as shown (never merged into the previous state)
-            box.change(functools.partial(on_form, preset_id, spec.name), [preset_dd, *boxes],
-                       [message, fields_state, preflight_md], key=f"c-{preset_id}-{spec.name}-{nonce}", **QUIET)
+            box.change(functools.partial(on_form, preset_id, spec.name), [preset_dd, prompts, prompt_origin, *boxes],
+                       [message, fields_state, preflight_md, prompts, prompt_origin],
+                       key=f"c-{preset_id}-{spec.name}-{nonce}", **QUIET).then(plan, plan_inputs, plan_md, **QUIET)
 
     preflight_md.render()
     gr.Markdown("### Search")
@@ -311,9 +356,11 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
         halving = gr.Checkbox(DEFAULTS.halving, label="Successive halving (budget in full runs)",
                               info=HALVING_INFO, elem_id="bk-halving")
     plan_md = gr.Markdown(plan_text(first["budget"], DEFAULTS.seeds, None, preset_dd.value), elem_id="bk-plan")
-    estimate_md = gr.Markdown()
-    prompts = gr.Textbox(lines=4, elem_id="bk-prompts", **{k: v for k, v in prompts_for(
-        preset_dd.value, field_defaults(preset_dd.value)).items() if k in ("value", "label", "info")})
+    estimate_md = gr.Markdown(elem_id="bk-estimate")
+    first_prompts, first_origin = prompts_for(preset_dd.value, field_defaults(preset_dd.value))
+    prompts = gr.Textbox(lines=4, elem_id="bk-prompts",
+                         **{k: v for k, v in first_prompts.items() if k in ("value", "label", "info")})
+    prompt_origin = gr.State(first_origin)
     with gr.Accordion("Search space: what the search varies (edit the cells to narrow or lock a knob)", open=True):
         space_md, space_df, bounds_state = build_table()
     with gr.Accordion("Score weights and judges", open=False):
@@ -332,39 +379,40 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
         start_btn = gr.Button("Start search", variant="primary", scale=1, elem_id="bk-start")
     start_md = gr.Markdown(elem_id="bk-start-status")
 
-    preset_dd.change(on_preset, [preset_dd, loaded_state], [notes_md, fields_state, preflight_md, budget, steps],
-                     **PRIVATE)
-    space_inputs = [preset_dd, fields_state, steps, bounds_state]
-    preset_dd.change(space_for_preset, [preset_dd, fields_state, steps, loaded_state],
-                     [space_df, bounds_state, space_md], **QUIET)
-    steps.change(space_preview, space_inputs, [space_df, space_md], **QUIET)
-    space_df.input(space_edit, [preset_dd, fields_state, steps, space_df], [space_df, bounds_state, space_md], **QUIET)
-    # the plan: phases and their counts, the warm start (past sessions picked included) fitted to the
-    # table's bounds as Start will fit it
-    plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps,
-                   warm_from, halving]
-    for box in plan_inputs:
-        box.change(plan_text, plan_inputs, plan_md, **QUIET)
-    halving.change(lambda on: gr.update(label=budget_label(on)), halving, budget, **QUIET)
-    preset_dd.change(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
-    preset_dd.change(lambda p, f, c, loaded: prompts_for(p, f, c, loaded),
-                     [preset_dd, fields_state, prompts, loaded_state], prompts, **QUIET)
-    fields_state.change(lambda p, f, c: prompts_for(p, f, c, switched=False), [preset_dd, fields_state, prompts],
-                        prompts, **QUIET)
-    preset_dd.change(lambda p: gr.update(info=validation_note(p)), preset_dd, validation, **QUIET)
-    preset_dd.change(confirm_default, [preset_dd, loaded_state], confirm, **QUIET)
-    for box in (budget, seeds):  # typed by the person (not a session's values loaded by Open or Clone)
-        box.input(confirm_for_budget, [budget, seeds], confirm, **QUIET)
-    for box in (budget, preset_dd, steps):
-        box.change(functools.partial(estimate_text, manager), [budget, preset_dd, steps, fields_state], estimate_md,
-                   **QUIET)
     form = SetupForm(preset_id=preset_dd, loaded=loaded_state, fields=fields_state, notes=notes_md,
                      preflight=preflight_md, budget=budget, seeds=seeds, steps=steps, sample_every=sample_every,
                      algorithm=algorithm, lr_bracket=lr_bracket, confirm=confirm, validation=validation,
-                     halving=halving, prompts=prompts, space=space_df, bounds=bounds_state, space_message=space_md,
+                     halving=halving, prompts=prompts, prompt_origin=prompt_origin, space=space_df, bounds=bounds_state,
+                     space_message=space_md, plan=plan_md, estimate=estimate_md,
                      vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
                      **weights,
                      warm_start_from=warm_from, name=name, form_message=form_md)
+    # a preset switch: the browser blanks the previous preset's text at once, then one event fills in
+    # everything that depends on the preset (and gr.render its fields): no chain of events, each
+    # reading what the one before left in the form (issue 43: 19–48 s under load, the demo's prompts
+    # proposed for SDXL)
+    preset_dd.change(None, None, form.outputs(BLANKED), js=BLANK_JS, **QUIET)
+    preset_dd.change(form.filler(functools.partial(switch_preset, manager)),
+                     [preset_dd, loaded_state, seeds, lr_bracket, algorithm, halving], form.outputs(SWITCHED), **QUIET)
+    plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps,
+                   warm_from, halving]
+    plan = functools.partial(plan_if_fit, plan_text)
+    space_inputs = [preset_dd, fields_state, steps, bounds_state]
+    steps.input(space_preview, space_inputs, [space_df, space_md], **QUIET)
+    space_df.input(space_edit, [preset_dd, fields_state, steps, space_df], [space_df, bounds_state, space_md],
+                   **QUIET).then(plan, plan_inputs, plan_md, **QUIET)
+    # the plan: phases and their counts, the warm start (past sessions picked included) fitted to the
+    # table's bounds as Start will fit it; after what the person changes (a field: after on_form, a
+    # cell: after space_edit), never on a state's change (it fired before the switch's other boxes
+    # had their values: the plan flickered to the previous preset's budget); a switch and a fill
+    # compute it themselves
+    gr.on([confirm.input, lr_bracket.input, algorithm.input, halving.input, steps.input, warm_from.input],
+          plan, plan_inputs, plan_md, **QUIET)
+    for box in (budget, seeds):  # typed by the person (not a session's values loaded by Open or Clone)
+        box.input(confirm_for_budget, [budget, seeds], confirm, **QUIET).then(plan, plan_inputs, plan_md, **QUIET)
+    halving.change(lambda on: gr.update(label=budget_label(on)), halving, budget, **QUIET)
+    gr.on([budget.input, steps.input], functools.partial(estimate_text, manager),
+          [budget, preset_dd, steps, fields_state], estimate_md, **QUIET)
     start_btn.click(functools.partial(start_search, manager), inputs_kwargs=form.kwargs(START_INPUTS),
                     outputs=[start_md, tabs, sessions_dd, control_md], concurrency_id="session-control", **QUIET)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)
