@@ -121,7 +121,8 @@ SWITCHED = ("fields", "notes", "preflight", "budget", "steps", "confirm", "valid
 #: what the browser blanks the moment the preset changes, before the server's answer (no other
 #: preset's text is shown meanwhile): the outputs of :data:`BLANK_JS`, in order
 BLANKED = ("notes", "preflight", "prompts", "plan", "estimate", "space_message")
-BLANK_JS = "() => ['', '', '', '', '', '']"
+BLANK_JS = ("() => { document.querySelectorAll('#bk-prompts .info-text').forEach((help) => { help.textContent = ''; });"
+            " return ['', '', '', '', '', '']; }")  # the prompts' help too: it named the previous preset's source
 
 
 def space_for_preset(preset_id: str, fields: dict[str, str], steps: Any, loaded: dict[str, Any] | None

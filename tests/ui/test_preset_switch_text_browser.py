@@ -42,10 +42,13 @@ def _switch(page, typed: str, preset_id: str, previous: str) -> dict:
 
 
 def _type_dataset(page, path: str) -> dict:
+    """Type ``path`` into the dataset field; the form's state once it settled."""
+    typed = page.evaluate("() => performance.now()")
     box = page.locator("#bk-field-dataset textarea, #bk-field-dataset input")
     box.fill(path)
     box.press("Tab")
-    return [s["state"] for s in wait_settled(page, page.evaluate("() => performance.now()"))][-1]
+    wait_settled(page, typed)
+    return page.evaluate("() => window.bkStates.at(-1).state")
 
 
 def test_a_preset_switch_shows_nothing_of_the_previous_preset(launched_app, tmp_path, output_dir):
@@ -74,4 +77,6 @@ def test_a_preset_switch_shows_nothing_of_the_previous_preset(launched_app, tmp_
         state = _switch(page, "SDXL", SDXL, DEMO)  # back, no dataset on either side
         assert state["prompts"] == "" and "Nothing to propose them from yet" in state["help"], state
         page.screenshot(path=str(shots / "sdxl-after-demo.png"), full_page=True)
+        page.locator("#bk-space-setup").screenshot(path=str(shots / "space-table-sdxl-1280.png"))
+        assert page.evaluate(INNER_SCROLL) == [], "SDXL's search-space table scrolls inside itself at 1280 px"
         browser.close()
