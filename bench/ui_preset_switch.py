@@ -6,7 +6,8 @@ and help), the plan, the pre-flight line, the space table and which field boxes 
 and keeps each distinct state with its time. For each switch of :data:`SWITCHES` (picked as a
 person picks: type to filter, click the option), the **settle time** is from the click to the last
 change of that state, once it has stayed the same for :data:`QUIET_S`; every state in between is
-checked for another preset's text (:func:`foreign_text`). ``python -m bench ui`` reports the median
+checked for another preset's text (:func:`foreign_text`), and the server events the page sent
+are counted. ``python -m bench ui`` reports the median
 and the slowest switch; ``tests/ui/test_setup_once_browser.py`` asserts that nothing foreign shows.
 """
 
@@ -101,13 +102,16 @@ def wait_settled(page: Any, since_ms: float, timeout_s: float = 180.0) -> list[d
 def switch_all(page: Any, switches: tuple[tuple[str, str], ...] = SWITCHES) -> list[dict[str, Any]]:
     """Each switch of ``switches`` on a page showing the demo: settle seconds, final state, anything foreign."""
     page.evaluate(SAMPLER)
-    results, previous = [], DEMO
+    results, previous, sent = [], DEMO, []
+    page.on("request", lambda request: sent.append(request.url) if "/queue/join" in request.url else None)
     for preset_id, typed in switches:
+        sent.clear()
         clicked = pick(page, typed, preset_id)
         states = wait_settled(page, clicked)
         settled = (states[-1]["t"] - clicked) / 1000 if states else 0.0
         foreign = sorted({f for s in states for f in foreign_text(s["state"], preset_id, previous)})
         results.append({"from": previous, "to": preset_id, "settle_s": settled, "states": len(states),
+                        "events": len(sent),
                         "final": states[-1]["state"] if states else None, "foreign": foreign})
         previous = preset_id
     return results
@@ -161,5 +165,6 @@ def measure(workdir: Path, checkout: Path = ROOT) -> dict[str, Any]:
         process.wait(30)
     times = [s["settle_s"] for s in switches]
     return {"median_s": statistics.median(times), "slowest_s": max(times), "goal_s": GOAL_S,
+            "events": max(s["events"] for s in switches),
             "foreign": [f"{s['from']} → {s['to']}: {', '.join(s['foreign'])}" for s in switches if s["foreign"]],
             "switches": [{k: v for k, v in s.items() if k != "final"} for s in switches]}
