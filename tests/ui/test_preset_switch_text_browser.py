@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.ui_preset_switch import DEMO, SAMPLER, SDXL, foreign_text, open_form, pick, wait_settled
+from bench.ui_preset_switch import DEMO, SAMPLER, SDXL, foreign_text, handled_at, open_form, pick, wait_settled
 from bracket.dataset.demo_data import make_demo_dataset
 from tests.conftest import make_caption_folder
 from tests.ui.test_ui_browser import ARGS, CHROMIUM
@@ -34,11 +34,12 @@ def _switch(page, typed: str, preset_id: str, previous: str) -> dict:
     """Switch to ``preset_id``; every state from the one where the browser handled the switch
     (the previous notes gone) must show nothing of ``previous``; returns the settled state."""
     clicked = pick(page, typed, preset_id)
-    states = [s["state"] for s in wait_settled(page, clicked)]
-    handled = next(i for i, s in enumerate(states) if not foreign_text({"notes": s["notes"]}, preset_id, previous))
-    for state in states[handled:]:
+    states = wait_settled(page, clicked)
+    handled = handled_at(states, preset_id, previous)
+    assert handled < len(states), "the browser never handled the switch"
+    for state in [s["state"] for s in states[handled:]]:
         assert not foreign_text(state, preset_id, previous), (previous, preset_id, state)
-    return states[-1]
+    return states[-1]["state"]
 
 
 def _type_dataset(page, path: str) -> dict:
