@@ -3,7 +3,7 @@ prompts, whatever the order of switches and whether a dataset was filled in, and
 the prompts box says where the lines in it came from. The app runs :func:`setup_tab.switch_preset`
 on a preset switch and :func:`setup_preset.on_form` on a field change, each in one event; here a
 person's sequence of switches and dataset entries is replayed through them, carrying the box and
-its origin from one event to the next as the browser does (``tests/ui/test_setup_once_browser.py``
+its origin from one event to the next as the browser does (``tests/ui/test_preset_switch_text_browser.py``
 does it in Chromium)."""
 
 from __future__ import annotations

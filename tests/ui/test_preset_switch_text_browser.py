@@ -3,15 +3,15 @@ text of the previous preset once the browser has handled it — no notes, field 
 the demo on SDXL LoRA — the prompts box never holds the demo's prompts on a real preset, with or
 without a dataset typed on either side, its help says where the lines came from, and the
 search-space table is read without scrolling inside itself. The sampler and the check of what
-is foreign are ``bench/ui_preset_switch.py``'s (``python -m bench ui`` times the same switches)."""
+is foreign are ``tests.fakes.switch_page``'s (``python -m bench ui`` times the same switches with them)."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.ui_preset_switch import DEMO, SAMPLER, SDXL, foreign_text, handled_at, open_form, pick, wait_settled
 from bracket.dataset.demo_data import make_demo_dataset
 from tests.conftest import make_caption_folder
+from tests.fakes.switch_page import DEMO, SAMPLER, SDXL, foreign_text, handled_at, open_form, pick, wait_settled
 from tests.ui.test_ui_browser import ARGS, CHROMIUM
 
 pytestmark = [
