@@ -225,10 +225,10 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
             messages.append(message)
         for spec, box, message in zip(preset.fields, boxes, messages):
             # the fields are every box of this form as shown (never merged into the previous state)
-            # .input, what the person does: a box drawn by gr.render fires .change as it appears, and the
-            # new form's boxes then ran on_form and the plan once each after every switch (10 events for
-            # SDXL LoRA); the switch has filled the fields already
-            box.input(functools.partial(on_form, preset_id, spec.name), [preset_dd, prompts, prompt_origin, *boxes],
+            # a box drawn by gr.render fires .change as it appears, so the new form's boxes run on_form and
+            # the plan once each after a switch (10 events for SDXL LoRA); .input would spare them, but a
+            # typed value then did not reach the fields (seen in Chromium): open, issue 43 item 6
+            box.change(functools.partial(on_form, preset_id, spec.name), [preset_dd, prompts, prompt_origin, *boxes],
                        [message, fields_state, preflight_md, prompts, prompt_origin],
                        key=f"c-{preset_id}-{spec.name}-{nonce}", **QUIET).then(plan, plan_inputs, plan_md, **QUIET)
 
