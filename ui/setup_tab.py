@@ -139,7 +139,7 @@ def start_search(manager: SessionManager, *, preset_id: str, fields: dict[str, s
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
-    message = f"Started **{session.name}**: {session.settings.plan()}."  # as created: what its trainer costs
+    message = f"Started **{session.name}**: {session.plan_text()}."  # as created: what its trainer costs
     return message, gr.Tabs(selected="search"), refresh_sessions(manager), message
 
 
@@ -295,7 +295,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     preset_dd.change(form.filler(functools.partial(switch_preset, manager)),
                      [preset_dd, loaded_state, seeds, lr_bracket, algorithm, halving], form.outputs(SWITCHED), **QUIET)
     plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps,
-                   warm_from, halving]
+                   warm_from, halving, sample_every]
     plan = functools.partial(plan_if_fit, plan_text)
     space_inputs = [preset_dd, fields_state, steps, bounds_state]
     steps.input(space_preview, space_inputs, [space_df, space_md], **QUIET)
@@ -306,7 +306,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     # cell: after space_edit), never on a state's change (it fired before the switch's other boxes
     # had their values: the plan flickered to the previous preset's budget); a switch and a fill
     # compute it themselves
-    gr.on([confirm.input, lr_bracket.input, algorithm.input, halving.input, steps.input, warm_from.input],
+    gr.on([confirm.input, lr_bracket.input, algorithm.input, halving.input, steps.input, warm_from.input,
+           sample_every.input],
           plan, plan_inputs, plan_md, **QUIET)
     for box in (budget, seeds):  # typed by the person (not a session's values loaded by Open or Clone)
         box.input(confirm_for_budget, [budget, seeds], confirm, **QUIET).then(plan, plan_inputs, plan_md, **QUIET)
