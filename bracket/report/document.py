@@ -368,18 +368,15 @@ def render_html(report: Report) -> str:
                        report.secrets))
 
 
-def report_folder(session: "Session") -> Path:
-    """Where a session's report is written, by the app and by ``bracket report`` alike: ``<session>/report``."""
+def report_folder(session: "Session") -> Path:  # the app's and `bracket report`'s one place
     return session.folder / REPORT_FOLDER
 
 
 def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:
-    """Write report.md (with its PNGs beside it) and report.html into :func:`report_folder`
-    (``folder``: ``bracket report --out``)."""
-    default = report_folder(session)
-    folder = Path(folder) if folder is not None else default
+    """Write report.md (its PNGs beside it) and report.html into :func:`report_folder` (or ``--out``)."""
+    folder = Path(folder) if folder is not None else report_folder(session)
     folder.mkdir(parents=True, exist_ok=True)
-    report = build_report(session, None if folder == default else folder / "export")
+    report = build_report(session, None if folder == report_folder(session) else folder / "export")
     images = []
     for picture in report.pictures:
         images.append(write_whole(folder / f"{picture.stem}.png", picture.png))
