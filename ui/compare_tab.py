@@ -141,7 +141,8 @@ def _grid(manager: SessionManager, ids: list[int], step: int | None) -> Any:
 
     rungs = run_marks(manager)  # a halving search: where each run stands (stopped at 1/9 (paused at step 10))
     titles = [c.label + (f" · {rungs[i]}" if i in rungs else "") + f" · {rating_mark(ratings, i)}"
-              + "".join(f" · {k}={shown(c.params.get(k))}" for k in keys) for c, i in zip(grid.columns, ids)]
+              + "".join(f" · {k}={shown(c.params[k])}" for k in keys if c.params.get(k) is not None)  # a knob that
+              for c, i in zip(grid.columns, ids)]  # does not apply to a run (its condition unmet) is not its value
     by_id = {r["id"]: r for r in manager.compare.scorable_runs()}  # every step of each cell, for PageUp/PageDown
     return grid, with_steps(grid_html(grid, titles=titles), [by_id.get(i, {}) for i in ids], manager.runs_dir)
 

@@ -45,8 +45,11 @@ def format_duration(seconds: float | None) -> str:
 
 
 def params_text(params: Mapping[str, Any]) -> str:
+    """``key=value, …`` of the knobs that apply (a knob whose condition is unmet holds None: left out)."""
     parts = []
     for key, value in params.items():
+        if value is None:
+            continue
         parts.append(f"{key}={value:.3g}" if isinstance(value, float) else f"{key}={value}")
     return ", ".join(parts)
 

@@ -151,10 +151,10 @@ class Results:
 
     def report_html(self) -> Path | None:
         """Where :meth:`report_markdown` writes the open session's ``report.html`` (None: no session open)."""
-        from bracket.report.document import REPORT_FOLDER
+        from bracket.report.document import report_folder
 
         session = self._manager.session
-        return None if session is None else session.folder / REPORT_FOLDER / "report.html"
+        return None if session is None else report_folder(session) / "report.html"
 
     def wait_for_verdict(self, timeout: float | None = None) -> None:
         """Wait until the verdict study written in the background (:meth:`report_markdown`) is done."""

@@ -22,7 +22,13 @@ from bracket.settings import absolute_path
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one clear line, exit 2
-        self.exit(2, f"error: {one_line(message)} (see `python -m bracket {self.prog.split()[-1]} --help`)\n")
+        self.exit(2, f"error: {one_line(message)} (see `{help_command(self.prog)}`)\n")
+
+
+def help_command(prog: str) -> str:
+    """The help command of the parser named ``prog``: ``bracket run`` → ``python -m bracket run --help``,
+    the top-level ``bracket`` → ``python -m bracket --help``."""
+    return " ".join(["python -m bracket", *prog.split()[1:], "--help"])
 
 
 #: how each ``NAME=VALUE`` flag is written, for the message when one is malformed
@@ -142,9 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     finals.add_argument("--seeds", type=int, default=2, help="fresh seeds per config")
     finals.add_argument("--storage")
 
-    report = sub.add_parser("report", help="write report.md and report.html into a session folder")
+    report = sub.add_parser("report", help="write report.md and report.html into <session>/report, as the app does")
     report.add_argument("path", type=absolute_path)
-    report.add_argument("--out", type=absolute_path, help="folder to write into (default: the session folder)")
+    report.add_argument("--out", type=absolute_path, help="folder to write into (default: <session>/report)")
     report.add_argument("--storage")
     export = sub.add_parser("export", help="write the winner (or a run) as a ready-to-run script and config")
     export.add_argument("path", type=absolute_path)

@@ -372,11 +372,15 @@ def render_html(report: Report) -> str:
                        report.secrets))
 
 
+def report_folder(session: "Session") -> Path:  # the app's and `bracket report`'s one place
+    return session.folder / REPORT_FOLDER
+
+
 def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:
-    """Write report.md (with its PNGs beside it) and report.html into the session folder."""
-    folder = Path(folder) if folder is not None else session.folder
+    """Write report.md (its PNGs beside it) and report.html into :func:`report_folder` (or ``--out``)."""
+    folder = Path(folder) if folder is not None else report_folder(session)
     folder.mkdir(parents=True, exist_ok=True)
-    report = build_report(session, None if folder == session.folder else folder / "export")
+    report = build_report(session, None if folder == report_folder(session) else folder / "export")
     images = []
     for picture in report.pictures:
         images.append(write_whole(folder / f"{picture.stem}.png", picture.png))
@@ -392,7 +396,7 @@ def report_markdown(session: "Session", image_url: Callable[[Path], str] | None 
     ``image_url`` turns each picture's path into the link the markdown should use (the UI
     gives a served URL); by default the links stay relative to the report file.
     """
-    files = write_report(session, session.folder / REPORT_FOLDER if image_url is not None else None)
+    files = write_report(session)
     text = files.markdown.read_text(encoding="utf-8")
     if image_url is not None:
         for image in files.images:

@@ -129,7 +129,17 @@ def test_non_numeric_budget_is_an_argument_error(capsys, demo_fields):
         main(["run", "--preset", "demo-cpu", "--budget", "many"])
     code = info.value.code
     assert code == 2
-    assert "invalid int value: 'many'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "invalid int value: 'many'" in err and err.rstrip().endswith("(see `python -m bracket run --help`)")
+
+
+def test_a_mistyped_command_names_the_help_that_exists(capsys):
+    """Seen: ``python -m bracket runn`` said "see `python -m bracket bracket --help`"."""
+    with pytest.raises(SystemExit) as info:
+        main(["runn"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert err.rstrip().endswith("(see `python -m bracket --help`)"), err
 
 
 def test_unwritable_output_folder(capsys, demo_fields, tmp_path):

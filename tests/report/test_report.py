@@ -22,7 +22,8 @@ def _stage_runs(session, stage):
 def test_every_section_is_present_and_pictures_are_written_beside_the_markdown(opened):
     files = write_report(opened)
     markdown, page = files.markdown.read_text(), files.html.read_text()
-    assert files.markdown == opened.folder / "report.md" and files.html == opened.folder / "report.html"
+    report = opened.folder / "report"  # one place, the app's and the CLI's
+    assert files.markdown == report / "report.md" and files.html == report / "report.html"
     for title in SECTIONS:
         assert f"\n## {title}\n" in markdown
         assert f"<h2>{title}</h2>" in page
@@ -30,12 +31,12 @@ def test_every_section_is_present_and_pictures_are_written_beside_the_markdown(o
     assert {"report-loss", "report-final-loss", "report-history", "report-best-samples",
             "report-worst-samples"} <= stems
     for name in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown):
-        assert (opened.folder / name).is_file(), name
+        assert (report / name).is_file(), name
     for path in files.images:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the sample grid has one 256-px tile per prompt (two prompts)
     from PIL import Image
-    with Image.open(opened.folder / "report-best-samples.png") as grid:
+    with Image.open(report / "report-best-samples.png") as grid:
         assert grid.width == 2 * 256
 
 
@@ -119,7 +120,7 @@ def test_no_secret_reaches_the_report(demo_session):
         for secret in SECRETS:
             assert secret not in text
     assert "bob:***@db.invalid" in demo_session.live_markdown
-    assert STORE_PASSWORD not in (demo_session.folder / "report.md").read_text()
+    assert STORE_PASSWORD not in (demo_session.folder / "report" / "report.md").read_text()
 
 
 def test_importance_is_one_method_on_current_scores_with_a_warning_below_the_minimum(opened):

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, Knob, SearchSpace
+from bracket.trainer import sample_steps
 from bracket.trainer.base import (
     LaunchSpec,
     RunRequest,
@@ -281,10 +282,8 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
         memory = self.memory_args(vram_tier(self.fields), knobs)
         cmd += without_gpu_only_flags(memory) if self.on_cpu else memory
         validating = bool(self.validation and self.validation_tags)
-        sample_every = request.sample_every_n_steps
-        if validating and request.sample_prompts and not sample_every:
-            # samples at every validation step, so the best step validation names has samples to look at
-            sample_every = self.validation.every(int(max_steps))
+        # the default interval is the validation's too, so the best step it names has samples to look at
+        sample_every = sample_steps.sample_every(request.sample_every_n_steps, int(max_steps), self.sample_kind)
         cmd += self.sample_args(run_dir, request.sample_prompts, sample_every, at_first=self.sample_at_first(request))
         cmd += self.pause_resume_args(request)
         if validating:
