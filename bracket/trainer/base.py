@@ -207,6 +207,12 @@ class Trainer(ABC):
         trainers that cannot pause (``resume_mode == "restart"``)."""
         return None
 
+    def unfinished_reason(self, output_dir: Path) -> str | None:
+        """Why a run that exited 0 did not finish training, told by what it wrote under
+        ``output_dir`` (a trainer that exits 0 when stopped by a signal: ai-toolkit); None when
+        it finished, and for trainers whose exit code says it."""
+        return None
+
     @abstractmethod
     def declare_search_space(self) -> SearchSpace:
         """Knobs this trainer searches; everything else is a ``FixedKnob``."""

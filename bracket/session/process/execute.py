@@ -291,6 +291,8 @@ class RunExecutor:
             # the trainer's traceback may sit above the last 40 lines (the launcher's own comes last)
             status, reason = "failed", describe_exit(dataclasses.replace(result, log_tail=scan),
                                                      self.settings.timeout_s)
+        elif (unfinished := self.trainer and self.trainer.unfinished_reason(spec.output_dir)):
+            status, reason = "interrupted", unfinished
         elif scored and not loss:
             status, reason = "disqualified", "the trainer logged no loss (tfevents missing or empty)"
         elif scored and any(not math.isfinite(v) for _, v in loss):
