@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from bracket.cli import main
-from bracket.session.scoring.samples import collect_samples, parse_sample_name
 from bracket.registry import get_preset
+from bracket.session.scoring.samples import collect_samples, parse_sample_name
 from tests.ai_toolkit.helpers import image_folder
 from tests.fakes.ai_toolkit import make_fake_ai_toolkit
 from tests.fakes.cli_search import cli_search, configs_by_name, run_of
