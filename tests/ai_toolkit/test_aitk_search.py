@@ -41,7 +41,8 @@ def _search(tmp_path: Path, name: str, *extra: str):
 def test_a_whole_search_scores_every_run_and_shows_its_samples(tmp_path):
     session = _search(tmp_path, "whole", "--budget", "3")
     runs = [r for r in session.store.runs(session.name) if r["config_id"] is not None]
-    assert len(runs) >= 3 and all(r["status"] == "done" for r in runs), [(r["status"], r["failure_reason"]) for r in runs]
+    assert len(runs) >= 3
+    assert all(r["status"] == "done" for r in runs), [(r["status"], r["failure_reason"]) for r in runs]
     for run in runs:
         assert [step for step, _ in run["loss"]] == list(range(1, 12))  # log_every 1; no loss on a launch's first step
         assert sorted({s["step"] for s in run["samples"]}) == [0, 4, 8, 12]  # step-0 baseline, every 4, the end

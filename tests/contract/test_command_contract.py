@@ -6,9 +6,10 @@ search space (seeded Optuna RandomSampler), the LaunchSpec is built with fake in
 checked: the script is in the inventory, every flag exists for it, value-less flags carry no
 value, choice values are allowed, required flags are present, the ``accelerate launch``
 prefix is there, the per-run dataset TOML uses only allowed keys, and no absolute path
-points outside the given inputs and run folder. An ai-toolkit preset's job file is checked against the
-keys the pinned ai-toolkit reads (``bracket/trainer/inventory/ai-toolkit.json``). Presets whose script is not in the inventory
-(the CPU demo, LLM trainers) get the checks that do not need the inventory, then skip.
+points outside the given inputs and run folder. An ai-toolkit preset's job file is checked against
+the keys the pinned ai-toolkit reads (``bracket/trainer/inventory/ai-toolkit.json``). Presets whose
+script is not in the inventory (the CPU demo, LLM trainers) get the checks that do not need the
+inventory, then skip.
 
 A preset with a ``device`` field is checked in both modes, ``gpu`` and ``cpu``; on the CPU
 an sd-scripts command (pre-cache tools included) must also be fp32 throughout —
