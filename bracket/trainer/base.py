@@ -207,6 +207,11 @@ class Trainer(ABC):
         trainers that cannot pause (``resume_mode == "restart"``)."""
         return None
 
+    def model_problems(self) -> list[str]:
+        """Model inputs that cannot load without a download (a Hugging Face id not in the cache);
+        ``bracket doctor`` and the session's pre-flight report them. [] for trainers that take files."""
+        return []
+
     def unfinished_reason(self, output_dir: Path) -> str | None:
         """Why a run that exited 0 did not finish training, told by what it wrote under
         ``output_dir`` (a trainer that exits 0 when stopped by a signal: ai-toolkit); None when

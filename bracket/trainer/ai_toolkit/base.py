@@ -48,6 +48,8 @@ from bracket.trainer.pause import logged_past, pause_save_every
 from bracket.trainer.prompts import SamplePrompt
 from bracket.trainer.vram import vram_tier
 
+#: run in the trainer's python by ``bracket doctor``: the job file through ai-toolkit's own config classes
+CONFIG_CHECK = Path(__file__).resolve().parents[1] / "scripts" / "ai_toolkit_config_check.py"
 #: the process type of ai-toolkit's examples (``extensions_built_in/sd_trainer``)
 PROCESS_TYPE = "sd_trainer"
 JOB_PREFIX = "job-"
@@ -219,8 +221,13 @@ class AiToolkitTrainer(Trainer):
         checkout = self.checkout_problem()
         if checkout:
             problems.append(checkout)
-        for name in self.model_fields():
-            problem = model_problem(self.field(name))
-            if problem:
-                problems.append(problem)
-        return problems
+        return problems + self.model_problems()
+
+    def model_problems(self) -> list[str]:
+        return [p for name in self.model_fields() if (p := model_problem(self.field(name)))]
+
+    def parser_check_spec(self, launch: LaunchSpec) -> LaunchSpec | None:
+        """ai-toolkit's own loader and config classes on the launch's job file, in the trainer's python."""
+        return LaunchSpec(cmd=[self.python, str(CONFIG_CHECK), str(self.checkout), launch.cmd[-1]],
+                          cwd=self.checkout, env=dict(launch.env), output_dir=launch.output_dir,
+                          label="ai-toolkit config check")

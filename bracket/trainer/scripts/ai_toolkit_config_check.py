@@ -25,6 +25,9 @@ import types
 import typing
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from parser_check import MARKER  # noqa: E402  (its sibling, run by path as this script is)
+
 #: imported by toolkit/config_modules.py and toolkit/config.py at the pin (or by what they import)
 STUBBABLE = ("torch", "torchaudio", "torchao", "torchao.quantization", "torchao.quantization.quant_primitives",
              "safetensors", "safetensors.torch", "tqdm", "diffusers", "transformers")
@@ -111,22 +114,31 @@ def check(job_file: Path) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    """One JSON line per job file accepted, then the report line ``bracket doctor`` reads
+    (``BRACKET_PARSER_CHECK {"ok": …, "problems": […]}``, as ``parser_check.py`` prints)."""
     files = [a for a in argv if a != "--stub-missing"]
     if len(files) < 2:
         print("usage: ai_toolkit_config_check.py CHECKOUT JOB_FILE... [--stub-missing]", file=sys.stderr)
         return 2
     stubbed = stub_missing() if "--stub-missing" in argv else []
     sys.path.insert(0, str(Path(files[0])))
-    failed = 0
+    problems: list[str] = []
+    extra: dict = {}
     for job_file in files[1:]:
         try:
             result = check(Path(job_file))
+        except ModuleNotFoundError as error:  # the trainer venv lacks a package the loader imports
+            extra["missing_module"] = error.name
+            problems.append(f"{job_file}: {error}")
+            break
         except Exception as error:  # the config classes raise ValueError, KeyError, TypeError …
-            print(f"error: ai-toolkit refuses {job_file}: {type(error).__name__}: {error}", file=sys.stderr)
-            failed += 1
+            problems.append(f"ai-toolkit refuses {job_file}: {type(error).__name__}: {error}")
             continue
         print(json.dumps({"ok": True, "file": job_file, **result, "stubbed": stubbed}))
-    return 1 if failed else 0
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    print(f"{MARKER} {json.dumps({'ok': not problems, 'problems': problems, **extra})}", flush=True)
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
