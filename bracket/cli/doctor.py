@@ -169,10 +169,11 @@ def check_script(ctx: DoctorContext) -> bool | None:
 def check_inputs(ctx: DoctorContext) -> bool:
     report, values = ctx.report, ctx.values
     problems = [p for spec in ctx.preset.fields if (p := problem_with_value(spec, values.get(spec.name, "")))]
+    problems += ctx.trainer.model_problems()  # model ids a run would download (runs are offline)
     if problems:
         report.add("inputs", False, " ".join(problems))
         return False
-    report.add("inputs", True, "every model path and field value is usable")
+    report.add("inputs", True, "every model path and field value is usable (no model needs a download)")
     return True
 
 
@@ -270,14 +271,6 @@ def check_tokenizers(ctx: DoctorContext) -> bool | None:
     return False
 
 
-def check_models(ctx: DoctorContext) -> bool:
-    """Model names the trainer would download (not a local path, not in the Hugging Face cache)."""
-    problems = ctx.trainer.model_problems()
-    ctx.report.add("models", not problems, " ".join(problems) if problems else
-                   "every model is a local path or in the Hugging Face cache (runs are offline)")
-    return not problems
-
-
 def _parser_verdict(trainer: Trainer, launch: LaunchSpec, what: str) -> tuple[bool, str]:
     """Run the parser check of ``launch``; (ok, message)."""
     try:
@@ -367,7 +360,6 @@ CHECKS: tuple[Check, ...] = (
     Check("disk", check_disk),
     Check("vram", check_vram),
     Check("tokenizers", check_tokenizers),
-    Check("models", check_models, applies=lambda ctx: type(ctx.trainer).model_problems is not Trainer.model_problems),
     Check("parser check", check_parser, needs=("trainer python", "inputs", "trainer script", "dataset")),
     Check("pre-cache parser check", check_setup_parsers,
           needs=("trainer python", "inputs", "trainer script", "dataset"),

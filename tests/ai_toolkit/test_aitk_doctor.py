@@ -44,10 +44,10 @@ def test_doctor_names_the_model_that_would_be_downloaded(tmp_path, monkeypatch):
     checkout = tmp_path / "ai-toolkit"
     checkout.mkdir()
     report = run_doctor("aitk-sdxl-lora", _values(tmp_path, checkout, model="org/missing"))
-    models = next(line for line in report.render().splitlines() if "models" in line)
+    models = next(line for line in report.render().splitlines() if "inputs" in line)
     assert "org/missing is not in the Hugging Face cache" in models and not report.ok
     report = run_doctor("aitk-sdxl-lora", _values(tmp_path, checkout, model="org/cached"))
-    assert "every model is a local path or in the Hugging Face cache" in report.render()
+    assert "[ok] inputs" in report.render()
     assert "run.py is not at" in report.render()  # an empty folder is no checkout
 
 
