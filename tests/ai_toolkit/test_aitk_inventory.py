@@ -64,9 +64,10 @@ def _fake_checkout(root: Path, *, drop: str = "") -> Path:
              "extensions_built_in/sd_trainer/__init__.py": "class A:\n    uid = 'sd_trainer'\n",
              "extensions_built_in/diffusion_models/chroma/chroma.py":
                  "class C:\n    arch = 'chroma'\n    def f(self):\n        self.model_config.model_kwargs.get('x')\n"}
-    for path in (*JOB_FILES, *PROCESS_FILES):
+    for path in PROCESS_FILES:
         files[path] = "class P:\n    def __init__(self):\n        self.a = self.get_conf('training_folder')\n"
-    files["jobs/BaseJob.py"] = "class J:\n    def f(self):\n        self.get_conf('name', required=True)\n"
+    for path in JOB_FILES:
+        files[path] = "class J:\n    def f(self):\n        self.get_conf('name', required=True)\n"
     for name in [n for n in SECTIONS.values() if n not in ("TrainConfig", "EMAConfig")]:
         if name != drop:
             files["toolkit/config_modules.py"] += f"class {name}:\n    def __init__(self, **kwargs):\n        pass\n"
