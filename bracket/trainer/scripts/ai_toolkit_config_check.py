@@ -116,6 +116,9 @@ def check(job_file: Path) -> dict:
 def main(argv: list[str]) -> int:
     """One JSON line per job file accepted, then the report line ``bracket doctor`` reads
     (``BRACKET_PARSER_CHECK {"ok": …, "problems": […]}``, as ``parser_check.py`` prints)."""
+    if "-h" in argv or "--help" in argv:
+        print(__doc__)
+        return 0
     files = [a for a in argv if a != "--stub-missing"]
     if len(files) < 2:
         print("usage: ai_toolkit_config_check.py CHECKOUT JOB_FILE... [--stub-missing]", file=sys.stderr)
