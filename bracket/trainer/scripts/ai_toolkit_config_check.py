@@ -1,6 +1,6 @@
 """Hand a job file to ostris/ai-toolkit's own loader and config classes; train nothing.
 
-    python ai_toolkit_config_check.py <ai-toolkit checkout> <job file>... [--stub-missing]
+    usage: python ai_toolkit_config_check.py <ai-toolkit checkout> <job file>... [--stub-missing]
 
 Runs in a python that can import the checkout (the trainer's venv, or Bracket's own with
 ``--stub-missing``). It does what ``run.py`` and ``BaseSDTrainProcess.__init__`` do with a job
