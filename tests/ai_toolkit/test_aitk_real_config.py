@@ -53,7 +53,7 @@ def test_ai_toolkit_accepts_every_job_file_of_every_preset(tmp_path):
                               stderr=subprocess.STDOUT, cwd=tmp_path, timeout=500).returncode
     text = log.read_text(encoding="utf-8")
     assert code == 0, text[-3000:]
-    assert text.count('"ok": true') == len(files)
+    assert text.count('{"ok": true, "file"') == len(files) and 'BRACKET_PARSER_CHECK {"ok": true' in text
 
 
 def test_the_check_fails_a_value_the_config_classes_refuse(tmp_path):
