@@ -152,3 +152,27 @@ def test_the_executor_records_a_run_that_exited_0_unfinished_as_interrupted(tmp_
             assert "without its final save" in store.get_run(run_id)["failure_reason"]
     assert statuses == ["interrupted", "done"]
     store.close()
+
+
+def test_the_fake_resumes_by_name_as_ai_toolkit_does_and_a_new_launch_does_not(tmp_path):
+    from bracket.trainer.base import RunRequest
+
+    fields = _fields(tmp_path)
+    trainer = get_preset("aitk-sdxl-lora").trainer_factory(fields)
+    request = RunRequest(run_dir=tmp_path / "run", knobs=trainer.config_from_dict(trainer.baseline_config().knobs),
+                         dataset=Path(fields["dataset"]), max_steps=12, seed=1, save_every_n_steps=5)
+    spec = trainer.prepare_run(request)
+    job = json.loads(Path(spec.cmd[-1]).read_text())
+    job["config"]["process"][0]["train"]["steps"] = 7  # a first launch that ends after the step-5 save
+    Path(spec.cmd[-1]).write_text(json.dumps(job))
+    subprocess.run(spec.cmd, cwd=spec.cwd, env=spec.env, stdout=subprocess.DEVNULL, check=True, timeout=60)
+    job["config"]["process"][0]["train"]["steps"] = 12
+    Path(spec.cmd[-1]).write_text(json.dumps(job))
+    os.remove(spec.output_dir / f"{spec.output_dir.name}.safetensors")  # keep only the step-5 save
+    again = subprocess.run(spec.cmd, cwd=spec.cwd, env=spec.env, capture_output=True, text=True, timeout=60)
+    assert "resuming at step 5" in again.stdout  # the same name picks up the save
+    fresh = trainer.prepare_run(request)  # Bracket's next launch of the run folder: a new name, from 0
+    assert fresh.output_dir != spec.output_dir
+    first = subprocess.run(fresh.cmd, cwd=fresh.cwd, env=fresh.env, capture_output=True, text=True, timeout=60)
+    assert "resuming" not in first.stdout and "Generating baseline samples" not in first.stdout  # no prompts
+    assert "step 1/12" in first.stdout
