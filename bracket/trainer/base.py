@@ -50,6 +50,9 @@ class LaunchSpec:
     #: the run pauses at this step (``RunRequest.stop_at_step``): once the trainer's state
     #: for it is complete (``Trainer.paused_state``) the run is stopped and recorded "paused"
     pause_step: int | None = None
+    #: a sqlite metrics file read beside the tfevents (ai-toolkit's ``loss_log.db``: table
+    #: ``metrics(step, key, value_real)``), for scalars the trainer logs only there
+    metrics_db: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -160,3 +160,49 @@ def test_hidream_names_its_llama_text_encoder(tmp_path):
     trainer = build("aitk-hidream-i1-lora", tmp_path, dataset, llama_model="org/llama")
     model = process_of(_baseline(trainer, tmp_path / "h", dataset))["model"]
     assert model["model_kwargs"] == {"llama_model_path": "org/llama"} and model["extras_name_or_path"] == "org/model"
+
+
+def test_a_validation_plan_holds_images_out_of_training_and_names_them(tmp_path):
+    from bracket.trainer.heldout import ValidationPlan
+
+    dataset = image_folder(tmp_path, count=8)
+    trainer = build("aitk-chroma-lora", tmp_path, dataset)
+    trainer.validation = ValidationPlan(0.25, 7)
+    specs = [_baseline(trainer, tmp_path / "trials" / str(n), dataset) for n in (1, 2)]
+    processes = [process_of(spec) for spec in specs]
+    items = processes[0]["train"]["validation_config"]["validation_items"]
+    assert len(items) == 2 and items == processes[1]["train"]["validation_config"]["validation_items"]
+    assert all(Path(i["image_path"]).parent == dataset and i["prompt"].startswith("a photo of sks") for i in items)
+    assert processes[0]["train"]["validation_config"]["validate_every_n_steps"] == 25  # the sample steps
+    trained = Path(processes[0]["datasets"][0]["folder_path"])
+    assert trained.is_relative_to(tmp_path / "trials" / "1")
+    names = {p.name for p in trained.iterdir()}
+    assert len([n for n in names if n.endswith(".png")]) == 6 and len([n for n in names if n.endswith(".txt")]) == 6
+    assert not {Path(i["image_path"]).name for i in items} & names
+    assert specs[0].eval_loss_tags == ("val/loss",) and specs[0].metrics_db == specs[0].output_dir / "loss_log.db"
+    assert job_problems(job_of(specs[0])) == []
+    video = build("aitk-wan22-5b-lora", tmp_path, dataset)
+    video.validation = ValidationPlan(0.25, 7)
+    spec = _baseline(video, tmp_path / "video", dataset)
+    assert "validation_config" not in process_of(spec)["train"] and not spec.eval_loss_tags
+    trainer.validation = None
+    plain = _baseline(trainer, tmp_path / "plain", dataset)
+    assert process_of(plain)["datasets"][0]["folder_path"] == str(dataset) and plain.metrics_db is None
+
+
+def test_the_scalar_reader_reads_a_metrics_database(tmp_path):
+    import sqlite3
+
+    from bracket.session.scoring.tfevents import ScalarReader
+
+    db = tmp_path / "loss_log.db"
+    reader = ScalarReader(tmp_path / "logs", tags=("loss", "val/loss"), metrics_db=db)
+    assert reader.poll() == 0  # no file yet
+    connection = sqlite3.connect(db, isolation_level=None)
+    connection.execute("CREATE TABLE metrics (step INTEGER, key TEXT, value_real REAL, value_text TEXT)")
+    connection.executemany("INSERT INTO metrics VALUES (?, ?, ?, NULL)",
+                           [(5, "val/loss", 0.4), (5, "loss/loss", 0.3), (10, "val/loss", 0.35)])
+    assert reader.poll() == 2 and reader.series["val/loss"] == [(5, 0.4), (10, 0.35)]
+    connection.execute("INSERT INTO metrics VALUES (15, 'val/loss', 0.3, NULL)")
+    assert reader.poll() == 1 and "loss/loss" not in reader.series
+    connection.close()

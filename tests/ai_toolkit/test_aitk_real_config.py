@@ -18,6 +18,7 @@ import optuna
 import pytest
 
 from bracket.trainer.base import RunRequest
+from bracket.trainer.heldout import ValidationPlan
 from bracket.trainer.prompts import SamplePrompt
 from bracket.trainer.vram import TIERS
 from tests.ai_toolkit.helpers import AITK_IDS, build, image_folder
@@ -42,6 +43,7 @@ def test_ai_toolkit_accepts_every_job_file_of_every_preset(tmp_path):
             configs = [trainer.baseline_config().knobs, *(c.knobs for c in trainer.curated_configs()),
                        *(trainer.declare_search_space().suggest(study.ask()) for _ in range(5))]
             for n, knobs in enumerate(configs):
+                trainer.validation = ValidationPlan(0.3, n) if n % 2 else None  # validation_config on every other
                 spec = trainer.prepare_run(RunRequest(
                     run_dir=tmp_path / preset_id / f"{tier}-{n}", knobs=trainer.config_from_dict(knobs),
                     dataset=dataset, max_steps=100, seed=n, sample_prompts=[SamplePrompt("a fox", seed=3)],

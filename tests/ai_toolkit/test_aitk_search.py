@@ -24,18 +24,18 @@ from tests.fakes.cli_search import cli_search, configs_by_name, run_of
 pytestmark = pytest.mark.timeout(240)
 
 
-def _fields(tmp_path: Path) -> dict[str, str]:
+def _fields(tmp_path: Path, images: int = 3) -> dict[str, str]:
     model = tmp_path / "sdxl-model"
     model.mkdir(exist_ok=True)
     return {"ai_toolkit_dir": str(make_fake_ai_toolkit(tmp_path / "ai-toolkit")), "trainer_python": sys.executable,
-            "dataset": str(image_folder(tmp_path)), "model": str(model), "vram_gb": "24"}
+            "dataset": str(image_folder(tmp_path, count=images)), "model": str(model), "vram_gb": "24"}
 
 
-def _search(tmp_path: Path, name: str, *extra: str):
+def _search(tmp_path: Path, name: str, *extra: str, images: int = 3):
     args = ["run", "--preset", "aitk-sdxl-lora", "--name", name, "--out", str(tmp_path / "runs"), "--steps", "12",
             "--sample-every", "4", "--confirm", "0", "--prompts", "a photo of sks --d 5", "--seed", "1",
             "--launch-cost", "0", "--quiet", *extra]
-    return cli_search(args, _fields(tmp_path), tmp_path / "runs" / name)
+    return cli_search(args, _fields(tmp_path, images), tmp_path / "runs" / name)
 
 
 def test_a_whole_search_scores_every_run_and_shows_its_samples(tmp_path):
@@ -51,6 +51,17 @@ def test_a_whole_search_scores_every_run_and_shows_its_samples(tmp_path):
     names = {json.loads(p.read_text())["config"]["name"] for r in runs for p in Path(r["run_dir"]).glob("job-*.json")}
     assert len(names) == len(runs)  # every run its own name
     assert {c["name"] for c in configs_by_name(session).values()} >= {"baseline", "kohya-example"}
+    session.close()
+
+
+def test_a_search_on_20_images_scores_the_validation_loss_ai_toolkit_logs(tmp_path):
+    session = _search(tmp_path, "validated", "--budget", "2", images=20)
+    runs = [r for r in session.store.runs(session.name) if r["config_id"] is not None]
+    assert runs and all(r["status"] == "done" for r in runs), [(r["status"], r["failure_reason"]) for r in runs]
+    for run in runs:  # every sample step (4, 8) and none on the first step of the launch
+        assert [step for step, _ in run["eval_loss"]] == [4, 8]
+        job = json.loads(next(Path(run["run_dir"]).glob("job-*.json")).read_text())
+        assert len(job["config"]["process"][0]["train"]["validation_config"]["validation_items"]) == 2
     session.close()
 
 

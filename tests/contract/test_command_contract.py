@@ -169,7 +169,7 @@ def test_command_contract(preset, device, tmp_path):
             sample_prompts=PROMPTS, sample_every_n_steps=50, save_every_n_steps=50 if n % 2 else None,
         ))
         problems = _check_common(spec, run_dir, root)
-        if trainer.validation is not None and "--validation_split" not in spec.cmd:
+        if trainer.validation is not None and "--validation_split" not in spec.cmd and not spec.eval_loss_tags:
             problems.append("validation is on but the command has no --validation_split")
         if isinstance(trainer, AiToolkitTrainer):  # a job file, checked against the keys the pin reads
             inventory_script = "run.py"

@@ -15,6 +15,8 @@ Installed as ``<checkout>/run.py`` by :func:`tests.fakes.ai_toolkit.make_fake_ai
   ``steps``/``metric_keys``/``metrics`` schema) every ``logging.log_every`` steps — none of it on
   the first step of a launch; samples before the first step of a fresh run (step 0) and after
   the last; ``<name>.safetensors`` after the last step;
+* with ``train.validation_config``: ``val/loss`` every ``validate_every_n_steps`` steps, into
+  ``loss_log.db`` only (the held-out images must exist and not be in the training folders);
 * SIGINT: "Job stopped", exit 0, nothing saved; SIGTERM: killed (Python's default).
 
 The loss falls fastest at a learning rate of 1e-4 (Prodigy: d_coef 1) and is seeded by
@@ -68,6 +70,12 @@ class Logs:
                             "last_seen_step INTEGER)")
             self.db.execute("CREATE TABLE IF NOT EXISTS metrics (step INTEGER NOT NULL, key TEXT NOT NULL, "
                             "value_real REAL, value_text TEXT, PRIMARY KEY (step, key))")
+
+    def validation(self, step: int, loss: float) -> None:
+        """``val/loss`` goes to the UI logger only (``additional_logs``), as at the pin."""
+        if self.db is not None:
+            self.db.execute("INSERT OR REPLACE INTO steps VALUES (?, ?)", (step, time.time()))
+            self.db.execute("INSERT OR REPLACE INTO metrics VALUES (?, 'val/loss', ?, NULL)", (step, loss))
 
     def log(self, step: int, loss: float, rate: float) -> None:
         if self.writer is not None:
@@ -136,6 +144,12 @@ def train(job: dict) -> None:
     logs = Logs(process, name, save_root)
     start = resume_step(save_root, name)
     pause = float(os.environ.get("BRACKET_FAKE_STEP_S", "0.01"))
+    validation = train_config.get("validation_config")
+    if validation:  # the held-out images must exist and must not be trained on
+        held = {Path(item["image_path"]).name for item in validation["validation_items"]}
+        trained = {p.name for d in process["datasets"] for p in Path(d["folder_path"]).iterdir()}
+        assert held and all(Path(i["image_path"]).is_file() for i in validation["validation_items"])
+        assert not held & trained, f"validation images are trained on: {held & trained}"
     if sampling and start <= 1:
         print("Generating baseline samples before training", flush=True)
         write_samples(process, save_root, start, 0.6)
@@ -147,6 +161,8 @@ def train(job: dict) -> None:
                 save(save_root, name, step)
             if sampling and step % sample_every == 0:
                 write_samples(process, save_root, step, loss)
+            if validation and step % int(validation.get("validate_every_n_steps", 10)) == 0:
+                logs.validation(step, loss + 0.02)
             if log_every and step % log_every == 0:
                 logs.log(step, loss, float(train_config.get("lr", 0.0)))
         print(f"step {step + 1}/{steps} loss {loss:.4f}", flush=True)

@@ -14,6 +14,9 @@ Facts read at the pin (27a03a91, ``jobs/process/BaseSDTrainProcess.py``, ``run.p
   a save resumes from it (weights and optimizer; data order, RNG and scheduler are not kept).
   Every launch therefore gets a name of its own (:meth:`job_name`), and a halving search
   restarts a promoted config from step 0 (``resume_mode = "restart"``) instead of resuming;
+* validation: with the session's held-out split, ``train.validation_config`` names the held-out
+  images (trained from a folder of links to the rest) and ``val/loss`` is read from
+  ``loss_log.db`` (:mod:`bracket.trainer.ai_toolkit.validation`);
 * losses: ``logging.log_every`` (default 100) is set to 1; with ``log_dir`` set the step loss
   goes to TensorBoard as ``loss`` under ``<log_dir>/<name>_<time>/`` (read by the session like
   every other trainer's) and, with ``logging.use_ui_logger``, also into
@@ -43,6 +46,13 @@ from bracket.errors import BracketError
 from bracket.search.space import SearchSpace
 from bracket.trainer.ai_toolkit.models_cache import model_problem
 from bracket.trainer.ai_toolkit.space import lora_space, network_section, train_section
+from bracket.trainer.ai_toolkit.validation import (
+    VALIDATION_TAGS,
+    held_out,
+    images_of,
+    training_folder,
+    validation_items,
+)
 from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_subprocess_env
 from bracket.trainer.pause import logged_past, pause_save_every
 from bracket.trainer.prompts import SamplePrompt
@@ -68,6 +78,8 @@ class AiToolkitTrainer(Trainer):
     dataset_style = "musubi"  # a folder of media with .txt captions, or flat [[datasets]] folders
     resume_mode = "restart"
     sample_kind = "image"
+    #: ``train.validation_config``: ``val/loss`` in ``loss_log.db`` (images only: not the video families)
+    validation_tags = VALIDATION_TAGS
     #: the ``model`` keys every tier shares (``arch``); the name/path comes from the ``model`` field
     model_keys: ClassVar[Mapping[str, Any]] = {}
     memory_plan: ClassVar[MemoryPlan] = ()
@@ -115,13 +127,27 @@ class AiToolkitTrainer(Trainer):
                 return rows
         return {}
 
-    def datasets_section(self, dataset: Path, knobs: Mapping[str, Any]) -> list[dict[str, Any]]:
-        resolution = int(self.field("resolution") or self.default_resolution)
+    def resolution(self) -> int:
+        return int(self.field("resolution") or self.default_resolution)
+
+    def dataset_folders(self, dataset: Path) -> list[Path]:
         try:
-            folders = dataset_image_dirs(Path(dataset).expanduser(), "musubi")
+            return dataset_image_dirs(Path(dataset).expanduser(), "musubi")
         except BracketError:
-            folders = [Path(dataset).expanduser()]
-        return [{"folder_path": str(folder), "caption_ext": "txt", "resolution": [resolution],
+            return [Path(dataset).expanduser()]
+
+    def held_out_images(self, dataset: Path) -> list[Path]:
+        """The session's validation images (none without a validation plan)."""
+        if not self.validation_tags or self.validation is None:
+            return []
+        plan = self.validation
+        return held_out(images_of(self.dataset_folders(dataset)), float(plan.split), int(plan.seed))
+
+    def datasets_section(self, dataset: Path, knobs: Mapping[str, Any], run_dir: Path) -> list[dict[str, Any]]:
+        folders, held = self.dataset_folders(dataset), set(self.held_out_images(dataset))
+        if held:  # ai-toolkit would train on them too: train from links to the rest
+            folders = [training_folder(f, held, run_dir / "train-data" / str(n)) for n, f in enumerate(folders)]
+        return [{"folder_path": str(folder), "caption_ext": "txt", "resolution": [self.resolution()],
                  "caption_dropout_rate": float(knobs.get("caption_dropout_rate", 0.0)), **self.dataset_defaults}
                 for folder in folders]
 
@@ -161,11 +187,16 @@ class AiToolkitTrainer(Trainer):
             "training_seed": int(request.seed),
             "network": network_section(knobs),
             "save": {"dtype": "float16", "save_every": int(every), "max_step_saves_to_keep": 4},
-            "datasets": self.datasets_section(request.dataset, knobs),
+            "datasets": self.datasets_section(request.dataset, knobs, run_dir),
             "train": train,
             "model": self.model_section(),
             "logging": {"log_every": 1, "use_ui_logger": True},
         }
+        held = self.held_out_images(request.dataset)
+        if held:
+            train["validation_config"] = {
+                "validation_items": validation_items(held), "resolution": self.resolution(),
+                "validate_every_n_steps": self.validation.every(steps, request.sample_every_n_steps)}
         if request.sample_prompts and self.writes_samples:
             process["sample"] = self.sample_section(request.sample_prompts,
                                                     request.sample_every_n_steps or steps)
@@ -182,12 +213,15 @@ class AiToolkitTrainer(Trainer):
         job_file = run_dir / f"{JOB_PREFIX}{name}.json"
         job_file.write_text(json.dumps(self.job_document(request, name), indent=1), encoding="utf-8")
         save_root = run_dir / "output" / name
+        validating = bool(self.held_out_images(request.dataset))
         return LaunchSpec(
             cmd=[self.python, str(self.checkout / "run.py"), str(job_file)],
             cwd=self.checkout, env=make_subprocess_env({"HF_HUB_OFFLINE": "1"}), output_dir=save_root,
             logging_dir=run_dir / "logs", sample_dir=save_root / "samples" if self.writes_samples else None,
             loss_tags=self.loss_tags, label=run_dir.name, max_steps=int(request.max_steps),
             pause_step=int(request.stop_at_step) if request.stop_at_step else None,
+            eval_loss_tags=self.validation_tags if validating else (),
+            metrics_db=save_root / "loss_log.db" if validating else None,
         )
 
     def paused_state(self, output_dir: Path, step: int) -> Path | None:

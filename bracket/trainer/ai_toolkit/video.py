@@ -16,6 +16,8 @@ from bracket.trainer.prompts import SamplePrompt
 
 
 class VideoFamily(AiToolkitTrainer):
+    #: ai-toolkit's validation items are still images
+    validation_tags = ()
     default_resolution = 512
     fps = 24
     timestep_types = ("weighted", "sigmoid", "linear", "shift")
@@ -24,9 +26,9 @@ class VideoFamily(AiToolkitTrainer):
     def frames(self) -> int:
         return int(self.field("frames") or 33)
 
-    def datasets_section(self, dataset: Path, knobs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    def datasets_section(self, dataset: Path, knobs: Mapping[str, Any], run_dir: Path) -> list[dict[str, Any]]:
         extra = {"num_frames": self.frames(), "fps": self.fps}
-        return [{**entry, **extra} for entry in super().datasets_section(dataset, knobs)]
+        return [{**entry, **extra} for entry in super().datasets_section(dataset, knobs, run_dir)]
 
     def sample_section(self, prompts: Sequence[SamplePrompt], every: int) -> dict[str, Any]:
         return {**super().sample_section(prompts, every), "num_frames": self.frames(), "fps": self.fps}
