@@ -41,13 +41,13 @@ def skip_python_probe() -> None:
     """
     from bracket.trainer.demo import adapter as demo
 
-    if getattr(demo.trainer_python_problems, "_bench_skipped", False):
+    if getattr(demo.trainer_python_problems, "bench_skipped", False):
         return
 
     def no_problems(*_args: Any, **_kwargs: Any) -> list[str]:
         return []
 
-    no_problems._bench_skipped = True  # type: ignore[attr-defined]
+    no_problems.bench_skipped = True  # type: ignore[attr-defined]
     no_problems.original = demo.trainer_python_problems  # type: ignore[attr-defined]
     demo.trainer_python_problems = no_problems  # type: ignore[assignment]
 

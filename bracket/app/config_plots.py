@@ -16,7 +16,7 @@ from typing import Any
 
 import optuna
 
-from bracket.optuna_quiet import optuna_module
+from bracket.optuna_access.quiet import optuna_module
 from bracket.search.space import SearchSpace
 from bracket.standings.quality import quality
 

@@ -231,7 +231,7 @@ def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str]
     from bracket.registry import get_preset
     from bracket.session.plan import plan_for
     from bracket.session.plan import plan_text as phases_text
-    from bracket.standings import past_ranking
+    from bracket.status.ranking import past_ranking
 
     try:
         preset = get_preset(preset_id)

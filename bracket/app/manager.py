@@ -43,9 +43,10 @@ from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
 from bracket.registry import get_preset
 from bracket.session import SearchSettings, Session, SessionSnapshot
-from bracket.standings import Standings, past_ranking, standings
+from bracket.standings import Standings, standings
 from bracket.standings.study_sync import record_at_end
 from bracket.status import ViewRefresher
+from bracket.status.ranking import past_ranking
 
 
 class NoSessionError(BracketError):

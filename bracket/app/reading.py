@@ -142,7 +142,7 @@ class Reading:
         """Earlier sessions of ``preset_id`` in the runs folder, to warm-start from, each with its
         date, run count and winner (``bracket.session.past``, ranked by ``bracket.standings``)."""
         from bracket.session.past import past_sessions
-        from bracket.standings import past_ranking
+        from bracket.status.ranking import past_ranking
 
         return past_sessions(self._manager.runs_dir, preset_id, past_ranking) if preset_id else []
 

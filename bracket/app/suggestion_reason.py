@@ -214,7 +214,7 @@ def trial_attrs(session: "Session") -> dict[int, dict[str, Any]]:
     """The user attributes of each trial of ``session``'s study, by trial number (its
     ``source`` and the ``why`` line written when it was proposed); {} when the study cannot
     be read, e.g. a store without one."""
-    from bracket.optuna_quiet import optuna_module
+    from bracket.optuna_access.quiet import optuna_module
 
     optuna = optuna_module()
     try:

@@ -25,7 +25,8 @@ from bracket.safe_text import one_line
 from bracket.session import SearchSettings, Session
 from bracket.session.past import offer
 from bracket.session.plan import plan_text as phases_text
-from bracket.standings import past_ranking, standings
+from bracket.standings import standings
+from bracket.status.ranking import past_ranking
 from bracket.status.text import answer_lines, progress_line
 
 LOG_EVERY_S = 30.0  # output that is not a terminal (a log file): a progress line at most this often

@@ -1,40 +1,21 @@
 """The human judge: 1-10 ratings and blind pairwise choices, merged into one score per run.
 
 **Ratings.** A person rates a whole run, or one prompt of a run, from 1 (worst) to 10 (best).
-Per-prompt ratings are averaged per prompt first, then the run's mean rating is the mean of
-its whole-run ratings and its per-prompt means. The rating score is absolute, not relative:
-``(10 - mean) / 9`` (10 -> 0.0, 1 -> 1.0), so a score never moves because another run was rated.
+Per-prompt ratings are averaged per prompt first; the run's mean rating is the mean of its
+whole-run ratings and its per-prompt means. The score is absolute, ``(10 - mean) / 9``
+(10 -> 0.0, 1 -> 1.0), so it never moves because another run was rated.
 
-**Pairwise choices.** The Compare view shows two runs' grids side by side (sides hidden) and
-records left / right / tie. A Bradley-Terry model, fitted with ``choix.opt_pairwise``, turns
-them into one strength per run (log-odds scale). Each strength has a normal prior with mean 0
-and standard deviation :data:`PRIOR_STRENGTH_SD` = 1 (the L2 penalty ``alpha = 1 / (2 sd²)``):
-with few choices the strengths stay near 0, so one choice between two runs makes the winner
-beat the loser with probability 0.66 — about Laplace's (1 + 1) / (1 + 2) for one success in
-one trial — and moves each run's pairwise score by 0.16 (1.5 rating points), not 0.34 as
-the old near-flat prior did; consistent choices still pull the strengths apart. A tie counts
-as half a win each way: every decisive choice is given to choix twice and a tie once in each
-direction. The uncertainty of
-each strength is its standard error from the inverse Fisher information (Hessian of the
-penalised log-likelihood at the optimum; cheap, no bootstrap). The pairwise score is
-``1 - mean over the other compared runs of P(this run beats that run)``.
+**Pairwise choices.** Blind left / right / tie choices are fitted with a Bradley-Terry model
+(``choix.opt_pairwise``; a normal prior of sd :data:`PRIOR_STRENGTH_SD` on each strength, a tie
+half a win each way); each strength's standard error comes from the inverse Fisher
+information. The pairwise score is ``1 - mean P(this run beats the other compared runs)``.
 
-**Merge.** :func:`score_human` gives the weighted mean of whichever parts a run has (rating
-score, pairwise score; weights ``rating_weight`` and ``pairwise_weight``). A run with
-neither has no data; the combination then uses the human judge's estimate from the runs
-people did score (:func:`bracket.judge.combine.estimate_missing`).
-
-**Pairwise choices on the rating scale.** A rating is absolute; a pairwise score is relative
-(0.5 = as good as the runs it was compared with). Mixed as they are, a run that won one coin
-flip between two runs the person rates 1 would score 0.34 — a 7 — above everything rated.
-So a session's scores (:func:`bracket.session.scoring.run_scores.score_runs`) lay a run's pairwise
-evidence on its place on the rating scale instead (:func:`anchor_pairwise`): its score is
-its *anchor* plus ``pairwise score - 0.5``, where the anchor is its own rating score when it
-was rated, else the estimate of its human score from the rated runs (or 0.5 while nobody
-rated anything, which gives the plain pairwise score).
-
-:func:`next_pairs` picks the next pairs to show: runs whose current scores are close and that
-were compared little so far, never the pair that was just compared.
+**Merge.** :func:`score_human` is the weighted mean of the parts a run has (rating, pairwise);
+a run with neither has no data and gets the judge's estimate
+(:func:`bracket.judge.combine.estimate_missing`). A pairwise score is laid on the rating scale
+(:func:`anchor_pairwise`): the run's own rating score, else its estimate, plus
+``pairwise score - 0.5``. :func:`next_pairs` picks close, little-compared pairs to show next.
+docs/SCORING.md ("The judges") gives the numbers behind the prior.
 """
 
 from __future__ import annotations

@@ -1,44 +1,24 @@
 """Which run (or pair) to rate next: where a person's rating could change the answer most.
 
-A rating is worth most where it can change something: the pick (which config wins) or what
-TPE learns from (which configs it counts as "good"). A run whose combined score is far behind
-the leader's, with little uncertainty left, cannot change either, however it is rated. This
-module ranks the runs nobody rated by that chance, from plain data (pure functions):
+A rating is worth most where it can change the pick (which config wins) or what TPE learns from
+(which configs it counts as "good"). Pure functions of plain data rank the runs nobody rated by
+that chance:
 
-* every run's current combined score (lower is better) and its **uncertainty** — the spread
-  of the parts a rating would replace or sharpen: an estimated human part
-  (:func:`bracket.judge.combine.estimate_missing`'s predictive spread, times its weight),
-  and for a run already rated or compared a floor of :data:`ONE_POINT` (one rating point)
-  per judgement, shrinking with their number. Before anybody rated there is no estimate
-  yet; every unrated run then gets :func:`prior_uncertainty` (the estimate's prior);
-  An unrated run right next to a rated config of its stage (:func:`param_distance` below
-  :data:`NOVELTY_RADIUS`) keeps less of the estimate's spread (:func:`novelty`, down to
-  :data:`NEAR_FLOOR`): its estimate already leans on that rating
-  (:mod:`bracket.judge.neighbours`), so rating it teaches less than rating a run unlike
-  anything rated;
-* per config: the mean of its runs' scores and the uncertainty of that mean.
-
-A config's **chance to matter** is the larger of
-
-* **flip** (the stage whose leader is the pick) — it could take the lead:
-  ``P(its true score < the leader's)`` under normal errors,
-  ``Φ(-gap / sqrt(u_c² + u_leader²))``; for the leader itself, the chance that the
-  runner-up is really better (a rating confirms the pick or drops it);
-* **good set** (while the pick comes from the search) — it could cross the edge of TPE's
-  good set (the best ``ceil(γ n)`` search configs, γ = :data:`GOOD_FRACTION`, see
-  ``bracket.search.controller``; "the configs TPE builds on", as the reasons say): the
-  chance that its true score lies on the other side of the midpoint between the last good
-  and the first bad config. A gap too small to show (below 0.0005) reads "right at the line".
+* every run's combined score (lower is better) and its **uncertainty**: the spread of the
+  parts a rating would replace or sharpen (the estimated human part's predictive spread times
+  its weight; :data:`ONE_POINT` per judgement, shrinking with their number, for a run already
+  judged; :func:`prior_uncertainty` before anybody rated), less for a run next to a rated
+  config (:func:`novelty`, :func:`param_distance` below :data:`NOVELTY_RADIUS`, down to
+  :data:`NEAR_FLOOR`);
+* a config's **chance to matter**: the larger of *flip* (it could take the lead,
+  ``Φ(-gap / sqrt(u_c² + u_leader²))``) and *good set* (it could cross the edge of TPE's good
+  set, the best ``ceil(γ n)`` search configs, γ = :data:`GOOD_FRACTION`).
 
 A run's value is its config's chance times its share of that config's uncertainty.
-:func:`rank_unrated` orders unrated runs by it (ties: better score first), each with a
-one-line reason (:attr:`Proposal.reason`, e.g. "could overtake the leader: within 0.02");
-:func:`why_line` joins the first ones into the sentence the Compare tab shows.
-
-:func:`informative_pairs` does the same for blind pairwise choices: among the contenders
-(the three best configs and any other with a chance to matter), the pair of runs whose
-order is least certain — ``P(a better than b)`` nearest ½ — with a pair compared before
-counting less and the pair compared last never offered straight away.
+:func:`rank_unrated` orders unrated runs by it, each with a one-line reason
+(:attr:`Proposal.reason`); :func:`why_line` joins them into Compare's sentence;
+:func:`informative_pairs` offers the pair of contenders whose order is least certain.
+docs/SCORING.md, "Which run to rate next", gives the rule with its numbers.
 """
 
 from __future__ import annotations

@@ -1,37 +1,21 @@
 """A judge's estimate for a run it has not scored, learned from the runs of *similar* configs.
 
-A person's rating of a config says most about configs *like* it — the same optimizer at a
-nearby learning rate — and little about a config three decades away with another optimizer.
-So each unscored run gets its own estimate: a kernel-weighted mean of the scored runs
-(Nadaraya–Watson regression over the configs' params), and an **evidence** that says how
-much those runs say about it::
+A rating of a config says most about configs like it (the same optimizer at a nearby learning
+rate) and little about one far away. Each unscored run gets a kernel-weighted mean of the
+scored runs (Nadaraya-Watson regression over the configs' params) and an **evidence**::
 
     w_i      = exp(-½ (d(run, scored run i) / NEIGHBOUR_SCALE)²)
     value    = Σ w_i · score_i / Σ w_i
     evidence = Σ w_i / (Σ w_i + NEIGHBOUR_PRIOR)
 
-``d`` is :func:`bracket.judge.informative.param_distance` (0 same config, 1 nothing alike:
-the mean over the knobs of decades apart for positive numbers, capped at 1, relative
-difference for other numbers, 0/1 for choices) over the knobs that vary among the runs
-being scored. :func:`bracket.judge.combine.combine_scores` gives the estimate its judge's
-weight times the evidence (never more than the measured loss's weight), so the lack of
-evidence shrinks the estimate toward "no information" — no say in the score — rather than
-toward a made-up middle rating. What follows:
-
-* no score at all: no estimate (the judge drops out, as before);
-* another seed of a rated config (``d`` = 0) has evidence ½; at ``d`` = NEIGHBOUR_SCALE a
-  rated run counts 0.61, at twice that 0.14, at 0.5 (two of four knobs differ) 0.004: a
-  rating moves its config's neighbourhood and leaves runs unlike it where they were;
-* the value is a mix of the scores it rests on, never worse than the worst of them nor
-  better than the best (no pull toward a middle rating nobody gave);
-* many scored neighbours: evidence toward 1 (the prior is one pseudo-run of "no information");
-* runs without params count as alike (params that never vary say nothing either way).
-
-The uncertainty stays the judge's shared predictive spread (:func:`~bracket.judge.combine.estimate_missing`;
-the leaderboard shows it, and :mod:`bracket.judge.informative` shrinks it near rated configs
-for choosing what to rate). This module is pure (numpy only);
-:func:`bracket.session.scoring.run_scores.score_runs` applies it, so the standings and the sampler see
-the same estimate.
+``d`` is :func:`bracket.judge.informative.param_distance` over the knobs that vary among the
+runs. :func:`bracket.judge.combine.combine_scores` weighs the estimate by its judge's weight
+times the evidence (never more than the measured loss's weight), so little evidence means
+little say rather than a made-up middle rating; the value never leaves the range of the scores
+it rests on; with no score at all there is no estimate. Pure (numpy only);
+:func:`bracket.session.scoring.run_scores.score_runs` applies it, so the standings and the
+sampler see the same estimate. docs/SCORING.md, "Runs a judge has not seen", gives the numbers
+and what they guarantee.
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ from optuna.samplers import BaseSampler, RandomSampler, TPESampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
-from bracket.optuna_private import trial_id
-from bracket.optuna_quiet import optuna_module
+from bracket.optuna_access.private import trial_id
+from bracket.optuna_access.quiet import optuna_module
 from bracket.search.configs import NamedConfig
 from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE

@@ -1,41 +1,23 @@
 """Shape draws: the sampler's first proposals keep the best step and vary everything else.
 
-After the warm start and the learning-rate bracket, TPE builds its proposals on its good
-set, which is then the one best config. TPE models each knob on its own scale and does not
-know that, for LoRA, the learning rate and ``alpha / rank`` make one effective step
-together: it keeps the best config's *rate* and draws rank and alpha around it, so the
-effective step of its first proposals scatters by a decade or more, while the schedule,
-the warm-up and the rank — which the warm start tried only in the few combinations the
-curated configs happen to have — stay near the best config's.
+TPE models each knob on its own scale and does not know that, for LoRA, the learning rate and
+``alpha / rank`` make one effective step: built on one best config, its first proposals scatter
+that step by a decade while the schedule, warm-up and rank stay near the best config's. A
+person who found the right step does the opposite. The first :attr:`ShapeRule.trials` sampler
+proposals do that (:func:`shape_draw`):
 
-A person who has found the right step for a config does the opposite: keeps the step and
-tries the other schedule, a warm-up, another rank. The first :attr:`ShapeRule.trials`
-sampler proposals do that (:func:`shape_draw`):
+* **kept**: the best config's batch and its *effective step* (the step knob,
+  :func:`bracket.search.lr_bracket.step_knob`; for a LoRA with rank and alpha knobs, alpha is
+  the choice nearest the best ``alpha / rank`` at the new rank and the rate makes up for the
+  rounding); the optimizer varies only among those the same step knob drives;
+* **varied**: every other searched knob. A choice knob takes the value the session has tried
+  least (running configs count), never the best config's own while another is left; a numeric
+  knob takes one value from each of ``trials`` equal slices of its range (a Latin hypercube).
 
-* **kept**: the best config's batch and its *effective step* — the step knob
-  (:func:`bracket.search.lr_bracket.step_knob`: the learning rate, or an adaptive
-  optimizer's ``d_coef``), and for a LoRA whose rank and alpha are knobs (``network_dim``,
-  ``network_alpha``) alpha is the choice nearest the best config's ``alpha / rank`` at the
-  new rank, the learning rate moved by what rounding alpha changed (clamped into its
-  bounds); an LLM's ``lora_alpha_ratio`` is kept as it is. The optimizer varies only among
-  those the same step knob drives (AdamW, AdamW8bit and Adafactor share the learning rate;
-  Prodigy, with ``d_coef``, stays Prodigy);
-* **varied**: every other searched knob — schedule, warm-up, rank, timestep sampling, flow
-  shift, dropout, weight decay. A choice knob takes the value the session has tried least
-  (running configs count; ties in an order shuffled once per session), never the best
-  config's own while another is left: the warm start measured that one. A numeric knob
-  takes one value from each of ``trials`` equal slices of its range, in shuffled order (a
-  Latin hypercube over the draws).
-
-The cost: when the best step is still far off, the draws spend their trials at it. Their
-effect is measured side by side with ``bracket@no-shapes`` by ``python -m bench presets``
-(docs/BENCHMARKS.md).
-
-"Best" is the best scored config that did not diverge, re-read before every draw, so a draw
-that wins becomes the centre of the next. After the draws TPE proposes as before, with the
-draws among what it learns from. A draw is a pure function of the session's history and
-seed (the draw's index is the number of sampler proposals so far, running ones included), so
-several workers make different draws and a restart continues the design.
+"Best" is the best scored config that did not diverge, re-read before every draw. A draw is a
+pure function of the session's history and seed, so several workers make different draws and a
+restart continues the design. Measured side by side with ``bracket@no-shapes`` by
+``python -m bench presets`` (docs/BENCHMARKS.md); docs/SEARCH.md says where the draws sit.
 """
 
 from __future__ import annotations

@@ -1,36 +1,21 @@
 """Skip a queued warm-start config that a divergence has already answered.
 
-The warm start (the baseline, earlier sessions' configs, the curated configs) is enqueued
-when the session is created, before anything is known about the data. Training then says
-things the queue cannot: when a config **diverged**, its optimizer family took too large a
-step for this data at that batch size. A queued config of the same family, at the same
-batch, whose effective step is the same or larger will diverge too — training it spends a
-whole run to learn nothing new. A person who watched AdamW blow up at 1e-4 does not queue
-AdamW at 2e-4 next; they go lower, or try another optimizer.
+The warm start is enqueued before anything is known about the data. When a config diverged,
+its optimizer family took too large a step for this data at that batch size: a queued config
+of the same family and batch at the same or a larger effective step will diverge too. So
+before the controller hands out a waiting ``curated`` or ``past`` config it asks
+:func:`skip_reason`: did a config in the history diverge with
 
-So before the controller hands out a waiting ``curated`` or ``past`` config, it asks
-:func:`skip_reason`: is there a config in the history (of any kind) that diverged with
-
-* the same optimizer family and step knob (AdamW8bit and adamw_torch_fused are one family,
-  Prodigy's knob is ``d_coef``: :func:`bracket.search.lr_bracket.step_of`),
+* the same optimizer family and step knob (:func:`bracket.search.lr_bracket.step_of`),
 * the same batch size, and
-* an effective step (rate x alpha/rank, or d_coef) no higher than the queued one's, within
+* an effective step no higher than the queued one's, within
   :data:`bracket.search.lr_bracket.SAME_RATE_DECADES`?
 
-If so the config is taken out of the queue untrained: its Optuna trial is told ``PRUNED``
-with the reason in the user attribute ``bracket_note`` (so no worker pops it again, and the
-stored study, e.g. in optuna-dashboard, shows it with its kind and why, as it shows a
-warm-start config the budget left untrained), the session notes
-the reason, and it costs nothing of the config budget — the next config in line trains in
-its slot. The baseline is never skipped (nothing trained before it), nor are bracket
-configs (they are chosen from the divergences already) or sampled ones.
-
-The rule reads only the history, so it needs no state: with several workers, each one asks
-for a config under the session's row lock, and Optuna pops a waiting trial exactly once,
-so a skipped trial is skipped by one worker and never handed out by another. A divergence
-still training when the config comes up is not known yet; the config then trains.
-
-Its effect is measured side by side with ``bracket@no-skip`` by ``python -m bench presets``
+If so the config leaves the queue untrained: its Optuna trial is told ``PRUNED`` with the
+reason in ``bracket_note``, the session notes it, and it costs nothing of the budget. The
+baseline, bracket configs and sampled configs are never skipped. The rule reads only the
+history (no state): under the session's row lock Optuna pops a waiting trial once, so several
+workers agree. Measured side by side with ``bracket@no-skip`` by ``python -m bench presets``
 (docs/BENCHMARKS.md).
 """
 

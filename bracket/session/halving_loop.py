@@ -371,7 +371,7 @@ class HalvingLoop:
     def report(self, config: Mapping[str, Any], scores: Mapping[tuple[int, int], float], *, reason: str = "") -> None:
         """Tell the stored study the config's rung scores as intermediate values at the rung steps
         (``trial.report``: optuna-dashboard draws each curve) and, when stopped, why. Best effort."""
-        from bracket.optuna_private import study_storage, trial_id
+        from bracket.optuna_access.private import study_storage, trial_id
 
         study = self.session.controller().study
         try:

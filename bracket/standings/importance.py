@@ -22,7 +22,7 @@ METHOD = "PED-ANOVA importance (optuna.importance) over the current scores of th
 
 def parameter_importance(rows: Sequence[ConfigRow], space: Any) -> tuple[dict[str, float], str]:
     """(importance per searched knob, best first; a note saying how it was made or why there is none)."""
-    from bracket.optuna_quiet import optuna_module
+    from bracket.optuna_access.quiet import optuna_module
 
     optuna = optuna_module()  # here: the standings without their importance (status) import no Optuna
 

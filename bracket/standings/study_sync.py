@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import optuna
 from optuna.trial import TrialState
 
-from bracket.optuna_quiet import optuna_module
+from bracket.optuna_access.quiet import optuna_module
 from bracket.standings import Standings, standings
 
 optuna_module()  # its INFO lines off
@@ -54,7 +54,7 @@ def verdict_study_name(session_name: str) -> str:
 
 def close_waiting(study: optuna.Study, note: str = LEFTOVER_NOTE) -> int:
     """Close the study's WAITING trials as FAIL with ``note``; returns how many."""
-    from bracket.optuna_private import study_storage, trial_id
+    from bracket.optuna_access.private import study_storage, trial_id
 
     storage = study_storage(study)
     closed = 0

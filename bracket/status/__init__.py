@@ -4,7 +4,8 @@
 only the store opened (no preset registry, no Optuna); ``refresh`` builds that view and keeps
 it current from the process that changed the store (:class:`ViewRefresher`, a
 ``Session.on_change`` callback the CLI and the app hand in); ``text`` is what the CLI prints
-about a session (progress line, table of runs, winner and best-step lines).
+about a session (progress line, table of runs, winner and best-step lines); ``ranking`` reads
+an earlier session's leaderboard order (what ``--warm-start-from`` carries) from its kept view.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _WHERE = {
     "results_table": "text",
     "winner_lines": "text",
     "best_step_lines": "text",
+    "past_ranking": "ranking",
 }
 __all__ = sorted(_WHERE)
 

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import IntKnob, SearchSpace
@@ -146,34 +146,34 @@ class Trainer(ABC):
     """
 
     #: scalar tags of the training loss in this trainer's tfevents, most preferred first
-    loss_tags: tuple[str, ...] = ("loss/current", "loss")
+    loss_tags: ClassVar[tuple[str, ...]] = ("loss/current", "loss")
     #: False for trainers that cannot render samples; such runs are scored by loss only
-    writes_samples: bool = True
+    writes_samples: ClassVar[bool] = True
     #: "image", "video" or "text": what the samples are, for the Compare view
     sample_kind: str = "image"
     #: sample prompt lines of the trainer's own (the demo's, whose dataset it generates); every
     #: other trainer's are proposed from its dataset (``bracket.trainer.sample_proposal``)
-    default_sample_prompts: tuple[str, ...] = ()
+    default_sample_prompts: ClassVar[tuple[str, ...]] = ()
     #: Hugging Face ids of tokenizers the trainer loads from the hub by name at start (no model
     #: file carries them); ``bracket doctor`` checks they are on this machine
     tokenizer_ids: tuple[str, ...] = ()
     #: "sd-scripts" or "musubi" when the ``dataset`` field is a kohya dataset (TOML or
     #: folder) that the session pre-flights; None for trainers with other datasets
-    dataset_style: str | None = None
+    dataset_style: ClassVar[str | None] = None
     #: how a run paused at a rung goes on (``bracket.search.halving``): "continue" when a
     #: resumed run restores model, optimizer, schedule and step, so its loss curve continues
     #: the paused one; "restart" when it cannot (a promoted config is trained again from 0)
-    resume_mode: str = "restart"
+    resume_mode: ClassVar[str] = "restart"
     #: scalar tags of a held-out validation loss this trainer can log (most preferred
     #: first); () when it cannot (see ``bracket.trainer.heldout``)
-    validation_tags: tuple[str, ...] = ()
+    validation_tags: ClassVar[tuple[str, ...]] = ()
     #: the session's held-out split, set by the session when validation is on; adapters
     #: with ``validation_tags`` add their validation flags to every run while it is set
     validation: Any = None
 
     #: the knob that sets the examples per optimizer step; a ``batch_size`` bound (the
     #: Setup tab's batch-size choices, ``--batch-sizes``) narrows this knob
-    batch_knob: str = "batch_size"
+    batch_knob: ClassVar[str] = "batch_size"
 
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         self.fields: dict[str, str] = {k: str(v) for k, v in (fields or {}).items()}
@@ -188,7 +188,7 @@ class Trainer(ABC):
         return self.field("trainer_python", "python")
 
     #: the preset fields holding model files, and the flags they fill
-    model_inputs: tuple[ModelInput, ...] = ()
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = ()
 
     def active_model_inputs(self) -> tuple[ModelInput, ...]:
         """The model inputs this configuration reads (e.g. an image encoder only for I2V)."""

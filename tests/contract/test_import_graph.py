@@ -33,8 +33,9 @@ RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("bracket.search*", ("bracket.trainer*", "bracket.session*"), "search knows nothing of trainers or sessions"),
     ("bracket.standings*", ("bracket.app*",), "the standings are below the app services"),
     ("bracket.report*", ("bracket.app*",), "the report, the export and redaction are below the app services"),
-    ("bracket.optuna_quiet", ("bracket", "bracket.*"), "the Optuna import sits below everything in bracket"),
-    ("bracket.optuna_private", ("bracket", "bracket.*"), "Optuna's private names sit below everything in bracket"),
+    ("bracket.optuna_access.quiet", ("bracket", "bracket.*"), "the Optuna import sits below everything in bracket"),
+    ("bracket.optuna_access.private", ("bracket", "bracket.*"),
+     "Optuna's private names sit below everything in bracket"),
     ("bench*", ("ui", "ui.*", "gradio", "gradio.*"), "the engine's benchmarks never import the front end"),
     ("ui*", ("bench", "bench.*"), "the front end never imports the benchmarks"),
     ("bracket.trainer*", ("bracket.registry", "bracket.session*", "bracket.app*", "bracket.cli*"),
@@ -217,7 +218,7 @@ def ui_reach(graph: dict[str, set[str]]) -> set[str]:
 
 def study_makers_without_quiet(roots: Iterable[Path] = (PACKAGE,)) -> list[str]:
     """Modules that make or load a study (``.create_study`` / ``.load_study``) but do not import
-    ``bracket.optuna_quiet`` (the one way Optuna is imported there, its INFO lines off)."""
+    ``bracket.optuna_access.quiet`` (the one way Optuna is imported there, its INFO lines off)."""
     found = []
     for root in roots:
         every = modules(root)
@@ -225,7 +226,8 @@ def study_makers_without_quiet(roots: Iterable[Path] = (PACKAGE,)) -> list[str]:
             tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
             makes = any(isinstance(n, ast.Attribute) and n.attr in ("create_study", "load_study")
                         for n in ast.walk(tree))
-            if makes and name != "bracket.optuna_quiet" and "bracket.optuna_quiet" not in imported(name, path, every):
+            quiet = "bracket.optuna_access.quiet"
+            if makes and name != quiet and quiet not in imported(name, path, every):
                 found.append(name)
     return sorted(found)
 
@@ -264,6 +266,40 @@ def test_no_import_circle_in_the_house():
     assert not found, "import circles (each module imports the next):\n" + "\n".join(found)
 
 
+def package_of(module: str) -> str:
+    """The package a module belongs to for the package-level graph: ``bracket.<sub>`` for the
+    engine's subpackages (``bracket.session.store.records`` → ``bracket.session``), ``ui`` and
+    ``bench`` whole, and each root module of ``bracket`` on its own."""
+    parts = module.split(".")
+    if parts[0] in ("ui", "bench"):
+        return parts[0]
+    return ".".join(parts[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph folded onto packages (imports inside one package dropped)."""
+    folded: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        here = package_of(name)
+        folded.setdefault(here, set()).update(package_of(t) for t in targets if t in graph and package_of(t) != here)
+    return folded
+
+
+def test_no_circle_between_packages():
+    """Two packages that import each other (``standings`` ↔ ``status``) are one layer in two
+    folders, even when no two modules form a circle."""
+    found = [" -> ".join(_circle(part, package_graph(GRAPH))) for part in tangles(package_graph(GRAPH))]
+    assert not found, "packages that import each other:\n" + "\n".join(found)
+
+
+def test_the_package_graph_catches_a_planted_circle():
+    graph = {"bracket.standings": {"bracket.standings.board"}, "bracket.standings.board": set(),
+             "bracket.status.text": {"bracket.standings.board"},
+             "bracket.standings.past": {"bracket.status.view"}, "bracket.status.view": set()}
+    assert not tangles(graph)  # no circle between modules ...
+    assert tangles(package_graph(graph)) == [["bracket.standings", "bracket.status"]]  # ... but between packages
+
+
 def test_imports_follow_the_package_rules():
     found = violations(GRAPH)
     assert not found, "imports against the package direction:\n" + "\n".join(found)
@@ -288,7 +324,7 @@ def test_the_front_end_imports_the_engine_only_through_the_app_services():
     assert not UI_DEBT - found, "gone from ui, drop from UI_DEBT:\n" + "\n".join(sorted(UI_DEBT - found))
 
 
-def test_a_study_is_made_only_where_optuna_comes_through_optuna_quiet():
+def test_a_study_is_made_only_where_optuna_comes_through_the_quiet_import():
     assert not study_makers_without_quiet(), study_makers_without_quiet()
 
 
@@ -297,9 +333,11 @@ def test_the_new_rules_catch_planted_violations(tmp_path):
     (pkg / "standings").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "standings" / "__init__.py").write_text("from bracket.app import manager\n")
-    (pkg / "optuna_quiet.py").write_text("import bracket.errors\n")
+    (pkg / "optuna_access").mkdir()
+    (pkg / "optuna_access" / "quiet.py").write_text("import bracket.errors\n")
     (pkg / "maker.py").write_text("import optuna\nstudy = optuna.create_study()\n")
-    (pkg / "quiet.py").write_text("from bracket.optuna_quiet import optuna_module\noptuna_module().load_study()\n")
+    (pkg / "quiet.py").write_text("from bracket.optuna_access.quiet import optuna_module\n"
+                                  "optuna_module().load_study()\n")
     ui = tmp_path / "ui"
     ui.mkdir()
     (ui / "tab.py").write_text("from bracket.app.manager import SessionManager\nfrom bracket.session import store\n"
@@ -311,7 +349,7 @@ def test_the_new_rules_catch_planted_violations(tmp_path):
     graph = house_graph((pkg, ui, bench))
     assert violations(graph) == [
         "bracket.standings imports bracket.app (the standings are below the app services)",
-        "bracket.optuna_quiet imports bracket.errors (the Optuna import sits below everything in bracket)",
+        "bracket.optuna_access.quiet imports bracket.errors (the Optuna import sits below everything in bracket)",
         "bench.search imports gradio (the engine's benchmarks never import the front end)",
         "ui.tab imports bench.tables (the front end never imports the benchmarks)"]
     assert ui_reach(graph) == {"ui.tab imports bracket.session"}

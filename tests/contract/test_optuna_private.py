@@ -1,4 +1,4 @@
-"""bracket.optuna_private: the only place Optuna's private names are read, checked against the
+"""bracket.optuna_access.private: the only place Optuna's private names are read, checked against the
 installed Optuna (a new major version fails here first, not deep in a session)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import optuna
 from optuna.trial import TrialState
 
-from bracket.optuna_private import CHECKED_VERSIONS, study_storage, trial_id
+from bracket.optuna_access.private import CHECKED_VERSIONS, study_storage, trial_id
 
 
 def test_the_installed_optuna_is_one_the_private_names_were_checked_against():

@@ -34,6 +34,7 @@ def test_a_view_kept_on_one_machine_is_current_on_another(postgres, demo_fields,
     engine = sa.create_engine(url)
     with engine.begin() as c:  # as an older Bracket left the store: no views table
         c.execute(sa.text("DROP TABLE bracket_views"))
+        c.execute(sa.text("DROP TABLE bracket_schema"))  # nor a schema version
     engine.dispose()
     cold = status_outputs(first, capsys)  # computed; the store is given the table
     assert status_outputs(second, capsys, kept_only=True) == cold

@@ -66,6 +66,7 @@ def test_an_older_read_only_store_without_the_rating_step_opens_and_reads(tmp_pa
     engine = sa.create_engine(sqlite_url(path))
     with engine.begin() as c:  # as an older Bracket wrote it: ratings without a step
         c.execute(sa.text("ALTER TABLE bracket_ratings DROP COLUMN step"))
+        c.execute(sa.text("DROP TABLE bracket_schema"))  # it kept no schema version either
         c.execute(sa.text("PRAGMA journal_mode=DELETE"))
     engine.dispose()
     before = path.read_bytes()

@@ -90,6 +90,7 @@ def _as_an_older_bracket_left_it(folder: Path) -> None:
     engine = sa.create_engine(sqlite_url(folder / "bracket.db"))
     with engine.begin() as c:
         c.execute(sa.text("DROP TABLE bracket_views"))
+        c.execute(sa.text("DROP TABLE bracket_schema"))  # nor a schema version
         c.execute(sa.text("PRAGMA journal_mode=DELETE"))  # no WAL files: the folder can be made read-only
     engine.dispose()
 

@@ -27,9 +27,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from bracket.errors import StoreError, disk_full_message
-from bracket.optuna_quiet import optuna_module
+from bracket.optuna_access.quiet import optuna_module
+from bracket.session.store.migrations import NewerStoreError, migrate, stamp
 from bracket.session.store.records import Records
-from bracket.session.store.schema import add_missing_columns, add_missing_tables, metadata, sessions_table
+from bracket.session.store.schema import metadata, sessions_table
 
 #: how long a SQLite write waits for another connection's lock before "database is locked"
 SQLITE_BUSY_TIMEOUT_S = 60.0
@@ -127,8 +128,8 @@ class Store(Records):
     storage_or_factory: Any = field(repr=False)
     #: why this store can only be read ("" when it can be written): a read-only folder, a full disk
     read_only: str = ""
-    #: later columns (``table.column``) and tables an older store lacks and cannot be given (being
-    #: read-only, or a table it could not make; see LATER_COLUMNS, LATER_TABLES)
+    #: later columns (``table.column``) and tables an older store lacks and cannot be given, being
+    #: read-only (see ``bracket.session.store.migrations``)
     absent: frozenset[str] = frozenset()
 
     @property
@@ -218,13 +219,17 @@ class Store(Records):
         if is_sqlite and not read_only:
             sa.event.listen(engine, "connect", _sqlite_pragmas)
         with engine.begin() as connection:
+            new = create and not sa.inspect(connection).has_table(sessions_table.name)
             if create:
                 metadata.create_all(connection)
             else:
                 connection.execute(sa.select(sessions_table.c.name).limit(1))
-            absent = add_missing_columns(connection, add=not read_only)
-        if absent and not read_only:
-            absent = add_missing_tables(engine, absent)
+            try:
+                if new:
+                    stamp(connection)
+                absent = migrate(connection, add=not read_only)
+            except NewerStoreError as error:
+                raise StoreError(str(error)) from None
         def storage() -> optuna.storages.BaseStorage:
             return _optuna().storages.RDBStorage(
                 engine_url,
@@ -259,11 +264,12 @@ def _lost_create_race(error: Exception) -> bool:
     workers — or two commands — opening one new store at once each check, see no tables and
     create them; all but one fail with "table … already exists" (PostgreSQL: a duplicate
     ``pg_type`` key), or on the version row Optuna stamps into a new store (``alembic_version``,
-    ``version_info``). Opening again then finds the tables and the row."""
+    ``version_info``) or the schema version Bracket stamps (``bracket_schema``). Opening again then
+    finds the tables and the row."""
     text = str(error).lower()
     clash = "unique constraint" in text or "duplicate key" in text
     return "already exists" in text or (clash and any(
-        table in text for table in ("pg_type", "alembic_version", "version_info")))
+        table in text for table in ("pg_type", "alembic_version", "version_info", "bracket_schema")))
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

@@ -15,10 +15,9 @@
   nothing :meth:`~bracket.session.store.records.Records.change_marker` reads.
 
 JSON columns (``params_json`` ...) are read and written as plain values (:func:`decode`,
-:func:`encode`). A column added after the first release is listed in :data:`LATER_COLUMNS`
-and added to an older store when it is opened (:func:`add_missing_columns`); so is a table added
-later (:data:`LATER_TABLES`, :func:`add_missing_tables`). A read-only store goes without them
-(``Store.absent``).
+:func:`encode`). A column or table added after the first release is added to an older store by
+its migration (:mod:`bracket.session.store.migrations`, which also keeps the store's schema
+version); a read-only store goes without them (``Store.absent``).
 """
 
 from __future__ import annotations
@@ -231,53 +230,3 @@ def encode(values: Mapping[str, Any]) -> dict[str, Any]:
             key = reverse[key]
         encoded[key] = storable_text(value) if isinstance(value, str) else value
     return encoded
-
-
-#: tables added after the first release: made in an older store when it is opened (:func:`add_missing_tables`)
-LATER_TABLES = (views_table,)
-#: columns added after the first release: (table, column, SQL type), added to older stores on open
-LATER_COLUMNS = (("bracket_ratings", "step", "INTEGER"),
-                 ("bracket_configs", "rung", "INTEGER"), ("bracket_configs", "rung_state", "VARCHAR(20)"),
-                 ("bracket_configs", "rung_note", "TEXT"),
-                 ("bracket_runs", "launches", "INTEGER"), ("bracket_runs", "pause_step", "INTEGER"),
-                 ("bracket_runs", "restart_steps", "INTEGER"))
-
-
-def add_missing_columns(connection: sa.Connection, *, add: bool = True) -> frozenset[str]:
-    """Add columns that a store written by an older Bracket lacks (nullable, so old rows stay valid);
-    a read-only store (``add=False``) is left as it is: the ``table.column`` names it lacks are
-    returned, and reading treats them as empty. The names of :data:`LATER_TABLES` it lacks are
-    returned too (:func:`add_missing_tables` adds them)."""
-    inspector = sa.inspect(connection)
-    absent = {table.name for table in LATER_TABLES if not inspector.has_table(table.name)}
-    for table, column, sql_type in LATER_COLUMNS:
-        if not inspector.has_table(table):
-            continue
-        if column not in {c["name"] for c in inspector.get_columns(table)}:
-            if add:
-                connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
-            else:
-                absent.add(f"{table}.{column}")
-    return frozenset(absent)
-
-
-def add_missing_tables(engine: sa.Engine, absent: frozenset[str]) -> frozenset[str]:
-    """Make the :data:`LATER_TABLES` named in ``absent`` (each in a transaction of its own, after
-    the store's opening one); ``absent`` without those now there. A table that cannot be made
-    (no right to, another process making it at the same moment) stays absent for this opening:
-    what it holds is a cache, so the store works without it."""
-    still = set(absent)
-    for table in LATER_TABLES:
-        if table.name not in absent:
-            continue
-        try:
-            with engine.begin() as connection:
-                table.create(connection, checkfirst=True)
-            still.discard(table.name)
-        except sa.exc.SQLAlchemyError:
-            try:
-                if sa.inspect(engine).has_table(table.name):  # made by another process meanwhile
-                    still.discard(table.name)
-            except sa.exc.SQLAlchemyError:
-                pass
-    return frozenset(still)

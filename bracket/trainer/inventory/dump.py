@@ -152,8 +152,9 @@ def _jsonable(value: Any) -> Any:
 def describe_parser(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
     """Every optional argument of ``parser`` (help excluded), sorted by its first flag."""
     options = []
-    for action in parser._actions:
-        if not action.option_strings or isinstance(action, argparse._HelpAction):
+    # argparse has no public list of a parser's actions, nor a public help-action class
+    for action in parser._actions:  # noqa: SLF001
+        if not action.option_strings or isinstance(action, argparse._HelpAction):  # noqa: SLF001
             continue
         nargs = action.nargs
         options.append({

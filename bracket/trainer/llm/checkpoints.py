@@ -1,7 +1,6 @@
 """Pause and resume of the Hugging Face Trainer-based LLM adapters (Axolotl, Unsloth; issue 38).
 
-Read at the versions the venvs pin (``transformers`` 5.16.1 under axolotl 0.19.0, 5.17.0
-under unsloth 2026.10.9; ``trainer.py``):
+Read at the pinned ``transformers`` (5.16.1 under axolotl 0.19.0, 5.17.0 under unsloth):
 
 * **Pause.** ``save_strategy: steps`` with a ``save_steps`` that divides the rung step
   writes ``<output_dir>/checkpoint-<step>/``. ``_maybe_log_save_evaluate`` logs the step's
@@ -23,11 +22,9 @@ under unsloth 2026.10.9; ``trainer.py``):
   ``llm_generate.py --adapter checkpoint-<step>`` loads the adapter of the pause step as it
   loads a finished run's (``LLMTrainer.rung_commands``).
 
-Steps: the request's ``stop_at_step`` is in the request's units (``max_steps`` before the
-equal token budget); the pause step is the same share of the run in optimizer steps
-(:func:`pause_step`, through ``bracket.search.halving.scaled_step``: the conversion the halving
-search reads a run's rung with) and is what ``LaunchSpec.pause_step``, the event files and
-``checkpoint-<step>`` use. The step a resume continues from is read from the checkpoint.
+Steps: the pause step is the request's ``stop_at_step`` as the same share of the run in
+optimizer steps (:func:`pause_step`, ``bracket.search.halving.scaled_step``); docs/TRAINERS.md
+("Steps") says more.
 """
 
 from __future__ import annotations

@@ -1,25 +1,21 @@
 """Post-run generation for LLM trials: base model + the run's LoRA adapter, fixed prompts, fixed seeds.
 
-Run in the *trainer's* virtualenv (it needs torch, transformers and peft; it never imports
-``bracket``), after a trial finished (or paused at a rung of a halving search: ``--adapter``
-is then its ``checkpoint-<step>``, the outputs go to the rung's folder)::
+Run in the *trainer's* virtualenv (torch, transformers, peft; never ``bracket``) after a run
+finished, or paused at a rung (``--adapter`` its ``checkpoint-<step>``, output in the rung's folder)::
 
     python llm_generate.py --base-model M --adapter OUTPUT_DIR --prompts prompts.json \
         --output OUTPUT_DIR/sample/generations.json --format alpaca --max-new-tokens 200
 
 ``--prompts`` is a JSON list of ``{"prompt_index": int, "prompt": str, "seed": int}``.
-The output (what the Compare view shows side by side) is a JSON list, one entry per prompt
-in prompt order::
+The output (shown side by side in Compare) is a JSON list, one entry per prompt, in order::
 
     [{"prompt_index": 0, "prompt": "...", "seed": 1000, "completion": "..."}, ...]
 
 ``--heldout FILE --heldout-output FILE`` answers the session's held-out rows in the same
-model load (for the task judge and the LLM-as-judge): the same kind of list, whose entries
-may also carry ``input`` (alpaca), ``messages`` (the conversation before the answer, for the
-chat template) and ``reference``, all copied to the output beside ``completion``.
+model load (for the task and LLM judges); their ``input``, ``messages`` and ``reference`` are
+copied to the output beside ``completion``.
 
-Every run of a session generates the same prompts with the same seeds, so completions of
-two trials differ only because their adapters differ. ``--adapter`` may be a folder with
+Every run generates the same prompts with the same seeds. ``--adapter`` may be a folder with
 ``adapter_config.json`` or a folder whose subfolders hold one (torchtune's ``epoch_N``):
 the highest-numbered such subfolder is used.
 
@@ -33,9 +29,8 @@ The prompt is laid out the way the trainer laid out its training rows (``--forma
 * ``chat``/``sharegpt``: the tokenizer's chat template with the generation prompt;
 * ``completion``: the raw text.
 
-A chat template already writes the BOS token when the model has one, so a rendered
-template is encoded with ``add_special_tokens=False`` (no second BOS); plain text is encoded
-with the tokenizer's special tokens, as the trainers encoded it.
+A rendered chat template (which writes the BOS itself) is encoded with
+``add_special_tokens=False``; plain text with the tokenizer's special tokens, as the trainers did.
 """
 
 from __future__ import annotations

@@ -56,7 +56,8 @@ def _module_name(script: Path) -> tuple[str, Path]:
 
 
 def _exact_flag_problems(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
-    known = {option for action in parser._actions for option in action.option_strings}
+    # argparse has no public list of a parser's actions
+    known = {option for action in parser._actions for option in action.option_strings}  # noqa: SLF001
     problems = []
     for word in argv:
         if word.startswith("--"):

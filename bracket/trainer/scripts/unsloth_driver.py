@@ -11,7 +11,7 @@ Bracket drives its Python API itself: ``FastLanguageModel.from_pretrained`` and
 * formats rows with the same layout the generation step uses (``llm_generate.alpaca_prompt``
   and the tokenizer's chat template, without the template's BOS, which the tokenizer adds
   again when SFTTrainer encodes the text);
-* trains in fp32 on the CPU (``device: cpu``; bf16/fp16 only on a GPU);
+* trains in fp32 on a CPU (bf16/fp16 only on a GPU);
 * writes TensorBoard scalars itself, from a ``TrainerCallback``, to the ``logging_dir`` of
   the config, with the HF tag names (``train/loss``, ``eval/loss``, ...) -- so the folder
   does not depend on the transformers version (4.x ``logging_dir`` vs 5.x

@@ -132,7 +132,7 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
     #: ``--save_precision``: the dtype the family's weights are released in
     save_precision: ClassVar[str] = "bf16"
     #: Hugging Face ids of the tokenizers sd-scripts loads for this family
-    tokenizer_ids: ClassVar[tuple[str, ...]] = ()
+    tokenizer_ids: tuple[str, ...] = ()
 
     # -- what a family module overrides ---------------------------------------------------
     def family_knobs(self) -> dict[str, Knob]:

@@ -28,15 +28,16 @@ caching (the trainer would assert).
 from __future__ import annotations
 
 import shutil
+from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import tomli_w
 
 from bracket.dataset.runtime import dataset_image_dirs, derive_run_toml, load_dataset_spec
 from bracket.errors import BracketError
-from bracket.trainer.base import LaunchSpec, make_accelerate_launch_prefix, make_subprocess_env
+from bracket.trainer.base import LaunchSpec, Trainer, make_accelerate_launch_prefix, make_subprocess_env
 from bracket.trainer.cache_key import CACHE_FILE_SUFFIXES, cache_key, session_cache_dir
 from bracket.trainer.vram import runs_on_cpu
 
@@ -124,10 +125,27 @@ def _has_key(document: Mapping[str, Any], key: str) -> bool:
     return any(key in d for d in document.get("datasets", []))
 
 
-class SdScriptsCaching:
+class SdScriptsCaching(Trainer):
     """The caching half of :class:`~bracket.trainer.sd_scripts.base.SdScriptsTrainer`: keyed
     mirror folders, the run's dataset TOML, the cache flags and the once-per-session cache
     commands. Reads the adapter's class data (``model_inputs``, cache suffixes and tool flag)."""
+
+    #: the adapter's class data and helpers this half reads (defined by ``SdScriptsTrainer``)
+    cache_tool_flag: ClassVar[str]
+    latent_cache_suffix: ClassVar[str]
+    text_encoder_cache_suffix: ClassVar[str]
+
+    @abstractmethod
+    def resolution(self) -> int: ...
+
+    @abstractmethod
+    def sd_scripts_dir(self) -> Path: ...
+
+    @abstractmethod
+    def cache_suffixes(self, cache_text: bool) -> tuple[str, ...]: ...
+
+    @abstractmethod
+    def tokenizer_args(self) -> list[str]: ...
 
     @property
     def on_cpu(self) -> bool:

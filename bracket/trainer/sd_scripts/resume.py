@@ -1,41 +1,21 @@
-"""How an sd-scripts run pauses at a rung and resumes (issue 38), read at the pin 48d368fa.
+"""How an sd-scripts run pauses at a rung and resumes, read at the pin 48d368fa.
 
-**Pause.** The run keeps ``--max_train_steps`` of the full length (warm-up and decay of a
-full run), gets a ``--save_every_n_steps`` that divides the rung step and ``--save_state``:
-``train_network.py`` (lines 1497-1504) then writes ``output/bracket-step<r>-state`` at the
-rung (:data:`~bracket.trainer.pause.STEP_STATE_NAME`), and the session stops it once
+**Pause.** The run keeps ``--max_train_steps`` of the full length, gets a
+``--save_every_n_steps`` that divides the rung step and ``--save_state``: ``train_network.py``
+(lines 1497-1504) writes ``output/bracket-step<r>-state`` at the rung
+(:data:`~bracket.trainer.pause.STEP_STATE_NAME`), and the session stops it once
 :meth:`~KohyaPauseResume.paused_state` finds that state complete and a later step logged.
 
-**Resume.** ``--resume <state>`` makes accelerate restore the LoRA weights, optimizer,
-LR scheduler and RNG; ``train_network.py``'s load hook (lines 950-969) reads the saved step
-from ``train_state.json``. What happens to the step counter (lines 1232-1344):
+**Resume.** ``--resume <state> --skip_until_initial_step --initial_step S``: accelerate restores
+weights, optimizer, scheduler and RNG, and the skip sets ``global_step`` to ``S mod L``
+(``L`` = batches per epoch; lines 1232-1344), exact only inside the first epoch. So every run
+that pauses or resumes gets a dataset TOML whose ``num_repeats`` make one epoch hold the whole
+run (:func:`one_epoch_repeats`): the counter then continues exactly; the data order is a fresh
+shuffle, the same distribution and not the same sequence.
 
-* without ``--skip_until_initial_step`` the saved step only picks the epoch to start
-  from (its first batch); ``global_step`` starts at 0 again, so the run logs steps 1, 2, ...
-  and trains up to ``--max_train_steps`` *more* steps, as many as the epochs left allow (and
-  a state it saves records the run-local step);
-* with it, ``global_step`` is set to the saved step and the first batches of that epoch
-  are skipped — but only after subtracting ``len(train_dataloader)`` per skipped epoch, so
-  ``global_step`` becomes ``S mod L`` (``L`` = batches per epoch): exact only while the saved
-  step ``S`` is inside the first epoch (``S < L``).
-
-So Bracket passes ``--resume <state> --skip_until_initial_step --initial_step S`` and, for
-every run that pauses or resumes, writes the run's dataset TOML with each subset's
-``num_repeats`` multiplied so that *one epoch holds the whole run* (:func:`one_epoch_repeats`;
-validation subsets take no repeats in sd-scripts, regularisation images follow the training
-count by themselves): every saved step is then inside the first epoch, the counter
-continues (S+1, S+2, ... up to ``--max_train_steps`` in all) with model, optimizer,
-schedule and RNG restored. The data order is not the paused run's to the batch: the resumed
-epoch is a fresh shuffle (drawn from the restored RNG when the data loader starts) of which
-the first S batches are skipped, and an epoch is a shuffle of k copies of the dataset instead
-of k shuffles of one copy — the same distribution, not the same sequence (measured on the fake
-trainer, ``tests/sd_scripts/test_sd_pause_resume.py``). A run resumed from a state of a run
-without the repeats (promotion after a whole run) also continues exactly in steps.
-
-The full fine-tune scripts (``sdxl_train.py``, ``sd3_train.py``, ``flux_train.py``) restore
-the state but have neither ``train_state.json`` nor the skip (``global_step = 0``, every
-epoch from the first): they restart (``resume_mode = "restart"``) and pause with weights
-only, no multi-GB optimizer state.
+The full fine-tune scripts have no ``train_state.json`` nor the skip: they restart
+(``resume_mode = "restart"``) and pause with weights only. docs/TRAINERS.md ("Pause and resume
+per trainer") has the details and the other trainers.
 """
 
 from __future__ import annotations
@@ -47,7 +27,7 @@ from typing import Any
 
 from bracket.dataset.preflight import IMAGE_EXTENSIONS
 from bracket.errors import BracketError
-from bracket.trainer.base import RunRequest, save_resume_args
+from bracket.trainer.base import RunRequest, Trainer, save_resume_args
 from bracket.trainer.pause import (
     ACCELERATE_LAST_FILE,
     STEP_STATE_NAME,
@@ -91,7 +71,7 @@ def one_epoch_repeats(document: MutableMapping[str, Any], min_batches: int, *, h
     return factor
 
 
-class KohyaPauseResume:
+class KohyaPauseResume(Trainer):
     """The pause and resume of sd-scripts' trainers, mixed into the adapter class."""
 
     #: "continue" for the network trainers (``train_network.py``), "restart" for full fine-tunes

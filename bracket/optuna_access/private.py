@@ -17,9 +17,9 @@ CHECKED_VERSIONS = ("4.", "5.")
 
 def trial_id(trial: Any) -> int:
     """The storage's id of ``trial`` (a ``Trial`` or ``FrozenTrial``): unique across studies."""
-    return trial._trial_id
+    return trial._trial_id  # noqa: SLF001 (the one read of Optuna's private trial id, pinned by a test)
 
 
 def study_storage(study: Any) -> Any:
     """The storage object behind ``study`` (its ``set_trial_user_attr`` / ``set_trial_state_values``)."""
-    return study._storage
+    return study._storage  # noqa: SLF001 (the one read of Optuna's private storage, pinned by a test)

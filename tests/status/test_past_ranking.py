@@ -1,5 +1,5 @@
 """``--warm-start-from`` carries an earlier session's configs in the order of its current
-leaderboard (``bracket.standings.past_ranking``), not the value each trial ended with: a
+leaderboard (``bracket.status.ranking.past_ranking``), not the value each trial ended with: a
 rating given after the runs moves them (issue 30)."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from bracket.search.types import PAST_PREFIX
 from bracket.session import SearchSettings, Session
 from bracket.session.past import PastSession, past_configs, past_sessions, short_name
 from bracket.session.plan import plan_text as plan_phases
-from bracket.standings import past_ranking, standings
+from bracket.standings import standings
+from bracket.status.ranking import past_ranking
 from tests.fakes.view_helpers import kept_row
 
 

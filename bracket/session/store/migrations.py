@@ -1,0 +1,119 @@
+"""The store's schema version and its ordered migrations.
+
+A store records the version of Bracket's tables it holds in ``bracket_schema`` (one row). Each
+change to the tables after the first release is one :class:`Migration` in :data:`MIGRATIONS`,
+numbered in order; opening a writable store runs those above its version, in order, in the
+opening transaction, and stamps the new version. A store without the version row (written
+before versions were kept) is at version 0: every migration checks what it adds before adding
+it, so an old store that already has some of the later columns is brought up to date safely.
+
+A store stamped with a version above :data:`LATEST` was written by a newer Bracket (machines of
+different versions sharing one PostgreSQL store): it is refused with one line that says so,
+rather than read with rows this version does not understand.
+
+To change the tables: add the column or table to :mod:`bracket.session.store.schema` (so new
+stores get it from ``create_all``) and append a migration here that adds it to an older store.
+Never change or reorder a migration that has shipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import sqlalchemy as sa
+
+from bracket.errors import BracketError
+from bracket.session.store.schema import metadata, views_table
+
+schema_table = sa.Table(
+    "bracket_schema", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),  # always 1: one row
+    sa.Column("version", sa.Integer, nullable=False),
+)
+
+
+class NewerStoreError(BracketError):
+    """The store was written by a newer Bracket than this one."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One change to the tables: ``version`` is the store's version once it has run."""
+
+    version: int
+    what: str
+    #: adds what is missing (idempotent); returns the ``table.column`` / table names it cannot
+    #: add on a read-only store (``add=False``), which reading then treats as empty
+    run: Callable[[sa.Connection, bool], set[str]]
+
+
+def _column(table: str, column: str, sql_type: str) -> Callable[[sa.Connection, bool], set[str]]:
+    def run(connection: sa.Connection, add: bool) -> set[str]:
+        inspector = sa.inspect(connection)
+        if not inspector.has_table(table) or column in {c["name"] for c in inspector.get_columns(table)}:
+            return set()
+        if not add:
+            return {f"{table}.{column}"}
+        connection.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+        return set()
+    return run
+
+
+def _table(table: sa.Table) -> Callable[[sa.Connection, bool], set[str]]:
+    def run(connection: sa.Connection, add: bool) -> set[str]:
+        if sa.inspect(connection).has_table(table.name):
+            return set()
+        if not add:
+            return {table.name}
+        table.create(connection, checkfirst=True)
+        return set()
+    return run
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "a rating names the step whose samples were rated", _column("bracket_ratings", "step", "INTEGER")),
+    Migration(2, "successive halving: a config's rung", _column("bracket_configs", "rung", "INTEGER")),
+    Migration(3, "successive halving: a config's rung state", _column("bracket_configs", "rung_state", "VARCHAR(20)")),
+    Migration(4, "successive halving: a config's rung note", _column("bracket_configs", "rung_note", "TEXT")),
+    Migration(5, "a run's launches", _column("bracket_runs", "launches", "INTEGER")),
+    Migration(6, "a run's pause step", _column("bracket_runs", "pause_step", "INTEGER")),
+    Migration(7, "the steps a restart threw away", _column("bracket_runs", "restart_steps", "INTEGER")),
+    Migration(8, "views kept in the store (status)", _table(views_table)),
+)
+#: the version of the tables this Bracket writes
+LATEST = MIGRATIONS[-1].version
+
+
+def stored_version(connection: sa.Connection) -> int | None:
+    """The version stamped in the store, or None when it keeps none (written before versions were)."""
+    if not sa.inspect(connection).has_table(schema_table.name):
+        return None
+    row = connection.execute(sa.select(schema_table.c.version).where(schema_table.c.id == 1)).first()
+    return None if row is None else int(row[0])
+
+
+def stamp(connection: sa.Connection, version: int = LATEST) -> None:
+    """Record ``version`` as the store's (a new store's tables are at :data:`LATEST`)."""
+    schema_table.create(connection, checkfirst=True)
+    done = connection.execute(sa.update(schema_table).where(schema_table.c.id == 1).values(version=version))
+    if not done.rowcount:
+        connection.execute(sa.insert(schema_table).values(id=1, version=version))
+
+
+def migrate(connection: sa.Connection, *, add: bool = True) -> frozenset[str]:
+    """Bring the store on ``connection`` up to :data:`LATEST` (its migrations above its stamped
+    version, in order, then the new stamp); a read-only store (``add=False``) is left as it is and
+    the names it lacks are returned. Raises :class:`NewerStoreError` for a store of a newer Bracket."""
+    version = stored_version(connection) or 0
+    if version > LATEST:
+        raise NewerStoreError(
+            f"The store was written by a newer Bracket (its tables are at version {version}, this Bracket "
+            f"knows up to {LATEST}); update Bracket on this machine to the version the other machines run.")
+    absent: set[str] = set()
+    for migration in MIGRATIONS:
+        if migration.version > version:
+            absent |= migration.run(connection, add)
+    if add and version < LATEST:
+        stamp(connection)
+    return frozenset(absent)
