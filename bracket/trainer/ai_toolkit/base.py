@@ -79,7 +79,7 @@ class AiToolkitTrainer(Trainer):
     resume_mode = "restart"
     sample_kind = "image"
     #: ``train.validation_config``: ``val/loss`` in ``loss_log.db`` (images only: not the video families)
-    validation_tags = VALIDATION_TAGS
+    validation_tags: ClassVar[tuple[str, ...]] = VALIDATION_TAGS
     #: the ``model`` keys every tier shares (``arch``); the name/path comes from the ``model`` field
     model_keys: ClassVar[Mapping[str, Any]] = {}
     memory_plan: ClassVar[MemoryPlan] = ()

@@ -65,14 +65,17 @@ def _keys_read(tree: ast.AST, receiver: Callable[[ast.AST], bool], methods: tupl
     """String keys of ``<receiver>.get('k')`` / ``<receiver>['k']`` / ``'k' in <receiver>``."""
     keys: set[str] = set()
     for node in ast.walk(tree):
+        key = None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods \
-                and receiver(node.func.value) and node.args and _string(node.args[0]):
-            keys.add(_string(node.args[0]))
-        elif isinstance(node, ast.Subscript) and receiver(node.value) and _string(node.slice):
-            keys.add(_string(node.slice))
+                and receiver(node.func.value) and node.args:
+            key = _string(node.args[0])
+        elif isinstance(node, ast.Subscript) and receiver(node.value):
+            key = _string(node.slice)
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In) \
-                and receiver(node.comparators[0]) and _string(node.left):
-            keys.add(_string(node.left))
+                and receiver(node.comparators[0]):
+            key = _string(node.left)
+        if key is not None:
+            keys.add(key)
     return keys
 
 
@@ -120,8 +123,9 @@ def literal_assignments(trees: list[ast.Module], target: str) -> list[str]:
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == target for t in node.targets):
-                if _string(node.value):
-                    found.append(_string(node.value))
+                value = _string(node.value)
+                if value:
+                    found.append(value)
     return sorted(set(found))
 
 
@@ -129,7 +133,7 @@ class Source:
     """The files of one ai-toolkit commit: a checkout folder, or a git directory and commit."""
 
     def __init__(self, checkout: Path | None = None, git_dir: Path | None = None, commit: str = "") -> None:
-        self.checkout, self.git_dir, self.commit = checkout, git_dir, commit
+        self.checkout, self.git_dir, self.commit = Path(checkout or "."), git_dir, commit
 
     def _git(self, *args: str) -> str:
         with tempfile.TemporaryFile("w+", encoding="utf-8") as out:
