@@ -9,6 +9,7 @@
     python -m bench presets [--full]     # search over the real preset spaces (issue 19), in process
     python -m bench steer [--full]       # simulated raters: do ratings steer the search?
     python -m bench halving [--full|--quick]  # successive halving vs full runs, TPE+Hyperband, ASHA (issue 38)
+    python -m bench hedge [--full] [--fresh]  # where the warm start is wrong: vs plain TPE, GP, random (issue 46)
     python -m bench.rater_ceiling RECORDS  # what the rater's own ratings allow at best (steering records)
 
 Options: ``--results DIR`` (default bench/results), ``--no-demo`` (skip the real demo
@@ -146,13 +147,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("which", nargs="?",
-                        choices=("all", "search", "overhead", "ui", "presets", "steer", "noise", "halving"),
+                        choices=("all", "search", "overhead", "ui", "presets", "steer", "noise", "halving", "hedge"),
                         default="all")
     parser.add_argument("--full", action="store_true", help="the long version")
     parser.add_argument("--quick", action="store_true", help="a tiny version (halving only; for tests)")
     parser.add_argument("--results", type=Path, default=None, help="folder for the JSON results")
     parser.add_argument("--no-demo", action="store_true", help="skip the real demo search")
     parser.add_argument("--workers", type=int, default=None, help="parallel sessions for search efficiency")
+    parser.add_argument("--fresh", action="store_true", help="hedge: seeds never used in development")
+    parser.add_argument("--strategies", default=None, help="hedge: comma-separated strategies")
+    parser.add_argument("--repetitions", type=int, default=None, help="hedge: seeds per kind and strategy")
     args = parser.parse_args(argv)
 
     from bench import overhead, search_efficiency
@@ -216,6 +220,20 @@ def main(argv: list[str] | None = None) -> int:
         data = halving.run(plan, results_dir=args.results)
         write_result("halving", data, args.results)
         halving_report.print_result(data)
+    if args.which in ("all", "hedge"):
+        from bench import hedge
+        from bench.common import write_result
+
+        plan = replace(hedge.FULL if args.full else hedge.SHORT, fresh=args.fresh)
+        if args.strategies:
+            plan = replace(plan, strategies=tuple(args.strategies.split(",")))
+        if args.repetitions:
+            plan = replace(plan, repetitions=args.repetitions)
+        print(f"\nhedge ({'full' if args.full else 'short'}: {plan.repetitions} seeds"
+              f"{' (fresh)' if plan.fresh else ''}, budget {plan.budget})")
+        data = hedge.run(plan)
+        write_result("hedge" + ("_fresh" if plan.fresh else ""), data, args.results)
+        print(hedge.table(data))
     print(f"\ndone in {time.time() - started:.0f} s")
     return 0
 

@@ -107,7 +107,7 @@ class Curve:
         self._overfit = base * self.land.a_high * x * x * (1 - self._gain) if x > 0 else 0.0
 
     def _gap(self, f: np.ndarray) -> np.ndarray:
-        return np.exp(-K * self._rate * np.interp(f, _GRID, self._integral))
+        return np.exp(-K * self.land.speed * self._rate * np.interp(f, _GRID, self._integral))
 
     def validation(self, f: Sequence[float] | np.ndarray) -> np.ndarray:
         """The true (held-out) loss at fractions ``f``; equals ``quality`` at f = 1."""

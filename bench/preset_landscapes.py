@@ -61,6 +61,10 @@ class Landscape:
     batch_weight: float = 0.0
     dead: float = 0.0
     noise: float = 0.02
+    #: how much narrower each family's optimum is than ``a_low``/``a_high`` say (curvature x width)
+    width: Mapping[str, float] = field(default_factory=dict)
+    #: how fast runs close the gap to their final loss (``bench.halving_landscapes.K`` x speed)
+    speed: float = 1.0
 
 
 def family_of(config: Mapping[str, Any]) -> str:
@@ -116,7 +120,8 @@ def quality(config: Mapping[str, Any], land: Landscape) -> float:
     _, rank = _lora_scale(config)
     batch = int(config.get("effective_batch", config.get("batch_size", land.ref_batch)))
     warm = warmup_share(config)
-    loss = 0.1 * land.family.get(fam, 1.0) * (1 + (land.a_high if x > 0 else land.a_low) * x * x)
+    curvature = (land.a_high if x > 0 else land.a_low) * land.width.get(fam, 1.0)
+    loss = 0.1 * land.family.get(fam, 1.0) * (1 + curvature * x * x)
     if config.get("lr_scheduler") in ("cosine", "linear") and fam in land.decay_for:
         loss *= 1 - land.decay_gain
     if x > 0.2 and warm < 0.05:

@@ -102,6 +102,7 @@ def run_bracket(land: Landscape, budget: int, seed: int, *, past: list | None = 
     history: list[ScoredConfig] = []
     controller = SearchController(study=study, space=space, seed=seed, history=lambda: history,
                                   **(controller_options or {}))
+    validation = bool(trainer.validation_tags)  # a session carries the raw loss only where it is held out
     rng = random.Random(seed)
     trials = []
     for _ in range(budget):
@@ -109,7 +110,8 @@ def run_bracket(land: Landscape, budget: int, seed: int, *, past: list | None = 
         true = quality(proposal.config, land)
         observed = true * (1 + rng.gauss(0, land.noise))
         history.append(ScoredConfig(space.searched_params(proposal.config), observed, TrialState.COMPLETE,
-                                    proposal.kind, diverged=diverges(proposal.config, land)))
+                                    proposal.kind, diverged=diverges(proposal.config, land),
+                                    loss=observed if validation else None))
         controller.finish(proposal.trial_number, observed)
         trials.append((proposal.config, observed, true))
     return trials

@@ -33,7 +33,7 @@ from typing import Any
 
 import optuna
 from optuna.distributions import BaseDistribution
-from optuna.samplers import BaseSampler, RandomSampler, TPESampler
+from optuna.samplers import BaseSampler, GPSampler, RandomSampler, TPESampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
@@ -41,6 +41,8 @@ from bracket.optuna_access.private import trial_id
 from bracket.optuna_access.quiet import optuna_module
 from bracket.search.configs import NamedConfig
 from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
+from bracket.search.hedge import DEFAULT_RULE as HEDGE_RULE
+from bracket.search.hedge import HedgeRule, hedge_explores, hedge_verdict
 from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
@@ -61,6 +63,10 @@ optuna_module()  # its INFO lines off
 #: TPE starts modelling after this many scored configs (warm-start configs count);
 #: tuned with bench/search_efficiency.py (see docs/BENCHMARKS.md).
 DEFAULT_N_STARTUP_TRIALS = 4
+#: the model-based sampler after the warm start: ``"tpe"`` (multivariate TPE) or ``"gp"`` (Optuna's
+#: GPSampler); TPE by measurement (docs/SEARCH.md, bench/hedge.py)
+MODELS = ("tpe", "gp")
+DEFAULT_MODEL = "tpe"
 #: Multivariate TPE: the optima of real preset spaces couple optimizer, schedule and step
 #: (Prodigy with a decay, lr x alpha/rank), which univariate TPE models one knob at a time
 #: (docs/BENCHMARKS.md).
@@ -172,9 +178,14 @@ class SearchController:
                  multivariate: bool | None = None, explore: ExploreRule | None = DEFAULT_RULE,
                  rated_gamma: bool = True, bracket_rule: str = BRACKET_RULE, skip_diverged: bool = True,
                  shapes: ShapeRule | None = SHAPES_RULE, note: Callable[[str], None] = lambda text: None,
-                 describe: Callable[[Proposal], str] | None = None) -> None:
+                 describe: Callable[[Proposal], str] | None = None, hedge: HedgeRule | None = HEDGE_RULE,
+                 model: str = DEFAULT_MODEL) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}")
+        if model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}")
+        #: stop betting on a warm start that reads flat (:mod:`bracket.search.hedge`)
+        self._hedge = hedge
         self.space = space
         self.algorithm = algorithm
         self._history = history
@@ -194,8 +205,10 @@ class SearchController:
 
         def make_inner(inner_seed: int, seen: Sequence[ScoredConfig]) -> BaseSampler:
             exploring = explore_now(seen, explore)
-            if algorithm == "random" or (exploring and explore.action == "random"):  # type: ignore[union-attr]
+            if algorithm == "random" or (exploring and explore.action == "random") or hedge_explores(seen, hedge):  # type: ignore[union-attr]
                 return RandomSampler(seed=inner_seed)
+            if model == "gp":  # measured against TPE by bench/hedge.py; conditional knobs fall back to random
+                return GPSampler(seed=inner_seed, n_startup_trials=n_startup_trials, warn_independent_sampling=False)
             options: dict[str, Any] = {}
             if exploring or (rated_gamma and any(h.rated for h in seen)):
                 options["gamma"] = _wide_good_count
@@ -206,7 +219,9 @@ class SearchController:
                                   constant_liar=True, seed=inner_seed, **options)
 
         def first(seen: Sequence[ScoredConfig], session_seed: int) -> dict[str, Any] | None:
-            return shape_draw(seen, space, shapes, session_seed) if algorithm == "tpe" else None
+            if algorithm != "tpe" or hedge_verdict(seen, hedge) is not None:
+                return None
+            return shape_draw(seen, space, shapes, session_seed)
 
         self.sampler = CurrentScoreSampler(space, history, make_inner, seed, first if shapes is not None else None)
         self.study = study
@@ -227,7 +242,10 @@ class SearchController:
         while True:
             trial, proposal = self._ask()
             reason = None
-            if self._skip_diverged and proposal.kind in SKIPPABLE_KINDS:
+            if proposal.kind in SKIPPABLE_KINDS:
+                verdict = hedge_verdict(self._history(), self._hedge)
+                reason = f"skipped: {verdict}" if verdict else None
+            if reason is None and self._skip_diverged and proposal.kind in SKIPPABLE_KINDS:
                 reason = skip_reason(self.space.searched_params(proposal.config), self._history(), self.space)
             if reason is None:
                 line = self._line(proposal)
@@ -251,6 +269,8 @@ class SearchController:
             return ""
 
     def _ask(self) -> tuple[optuna.Trial, Proposal]:
+        if self._bracket_open and hedge_verdict(self._history(), self._hedge) is not None:
+            self._bracket_open = False  # the warm start reads flat: nothing to bracket
         if self._bracket_open and not self.waiting_count():
             step = next_bracket(self._history(), self.space, rule=self._bracket_rule)
             if step.params is not None:  # enqueued, so the ask below hands it out (and the study logs it)

@@ -32,7 +32,8 @@ Prodigy survives), the second bracket config is that family's lowest-step config
 lower instead of the centre's other side — what a person does after a divergence. A centre
 whose optimizer family diverged at its effective step or below — at any batch or warm-up, or the
 centre itself, when every warm-start config diverged (the centre is then the one with the
-lowest effective step) — goes a decade down, then half.
+lowest effective step) — goes a decade down, then half. So does a family other than the centre's whose every
+higher step did worse than its lowest (``_best_at_lowest``: its curated rates over-fit).
 ``"fixed"`` is the bracket before: half a decade each way around the best config.
 
 With several workers the bracket waits for the whole warm start to be scored; a worker that
@@ -273,6 +274,37 @@ def _rescue(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchS
             rate = float(lowest.params[name])
             return (dict(lowest.params, **{name: rate / factor ** 2}), name, rate,
                     "the lowest-rate config of an optimizer that diverged at every rate tried,")
+    for (_, name), members in families.items():
+        lowest = _best_at_lowest(members)
+        if lowest is not None:
+            rate = float(lowest.params[name])
+            return (dict(lowest.params, **{name: rate / factor ** 2}), name, rate,
+                    "the lowest-rate config of an optimizer whose every higher rate did worse,")
+    return None
+
+
+#: a family's warm-start steps must span this many decades before its lowest-step best says "go lower"
+DOWNHILL_DECADES = 0.25
+
+
+def _best_at_lowest(members: Sequence[tuple[float, ScoredConfig]]) -> ScoredConfig | None:
+    """The family's config at its lowest effective step when that one did best and every
+    config of the family at a higher step (by :data:`DOWNHILL_DECADES` or more) did worse —
+    at least one of them trained (a family whose higher rates only diverged is the rule
+    above's, or a family that can train at its one rate) — so the family's rate goes down
+    hill and its optimum lies below what the warm start tried (curated rates too high for
+    this data: they over-fit)."""
+    trained = [(step, item) for step, item in members if not item.diverged]
+    if not trained:
+        return None
+    low_step, lowest = min(trained, key=lambda m: (m[0], m[1].value))
+    higher = [item for step, item in members if step >= low_step + DOWNHILL_DECADES]
+    beaten_near = any(step < low_step + DOWNHILL_DECADES and item is not lowest and not item.diverged
+                      and item.value < lowest.value for step, item in members)  # type: ignore[operator]
+    if beaten_near or all(item.diverged for item in higher):
+        return None
+    if all(item.diverged or item.value > lowest.value for item in higher):  # type: ignore[operator]
+        return lowest
     return None
 
 

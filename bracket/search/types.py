@@ -51,6 +51,10 @@ class ScoredConfig:
     diverged: bool = False
     #: the config's name (``curated-2``, ``search-7``), for messages; empty when unknown
     name: str = ""
+    #: its held-out validation loss (the mean over its runs), lower better, None when the session
+    #: has none (no validation split, or not scored yet): what ``value`` normalises away, so a
+    #: rule can tell how far apart two configs are (:mod:`bracket.search.hedge`)
+    loss: float | None = None
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ def test_running_and_failed_configs_are_no_evidence():
 
 
 def _inner(history: list[ScoredConfig], **options) -> optuna.samplers.BaseSampler:
+    options.setdefault("hedge", None)  # the explore rule alone (its bracket did not win: the hedge's case)
     controller = SearchController(study=optuna.create_study(direction="minimize"), space=SPACE, seed=1,
                                   history=lambda: history, lr_bracket=False, **options)
     return controller.sampler._make_inner(1, history)

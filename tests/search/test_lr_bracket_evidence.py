@@ -158,3 +158,26 @@ def test_the_controller_passes_its_rule_and_refuses_an_unknown_one():
     with pytest.raises(ValueError, match="rule must be one of"):
         next_bracket(warm, SPACE, rule="wide")
     assert math.isclose(bracket_offsets(warm, warm[0], SPACE, rule="fixed")[1], 0.5)
+
+
+@pytest.mark.parametrize("adam, rescued", [
+    # every higher AdamW rate did worse (over-fit): the lowest-rate AdamW config, a decade lower
+    ([(1e-4, 0.6), (2e-4, 0.8), (4e-4, 0.9)], 1e-5),
+    ([(1e-4, 0.6), (4e-4, 0.9), (8e-4, 1.0, True)], 1e-5),  # a diverged higher one is worse too
+    ([(1e-4, 0.6), (4e-4, 0.5)], None),  # the higher rate did better: no sign the family goes lower
+    ([(1e-4, 0.6), (1.2e-4, 0.9)], None),  # 0.08 decades apart: one rate, noise
+    ([(1e-4, 0.6), (4e-4, 1.0, True)], None),  # only divergences above: the family trains at its rate
+    ([(1e-4, 0.6), (1.1e-4, 0.5), (4e-4, 0.9)], None),  # at its lowest step another config did better
+])
+def test_an_optimizer_whose_higher_rates_did_worse_is_tried_a_decade_lower(adam, rescued):
+    warm = [_done(_prodigy(), 0.3, "baseline")] + [
+        _done(_adam(rate, optimizer="AdamW8bit" if i % 2 else "AdamW"), value, diverged=bool(rest))
+        for i, (rate, value, *rest) in enumerate(adam)]
+    first, second = _both(warm)
+    assert first["optimizer_type"] == "Prodigy"  # the centre's lower side first
+    if rescued is None:
+        assert second["optimizer_type"] == "Prodigy"
+    else:
+        assert second == _adam(rescued)
+        step = next_bracket([*warm, _done(first, 0.4, "bracket")], SPACE)
+        assert "every higher rate did worse" in step.source

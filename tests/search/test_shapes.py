@@ -102,7 +102,7 @@ def test_the_controller_hands_out_the_draws_then_tpe():
     history: list[ScoredConfig] = []
     study = optuna.create_study(direction="minimize")
     controller = SearchController(study=study, space=SPACE, seed=5, history=lambda: history, lr_bracket=False,
-                                  shapes=ShapeRule(trials=2))
+                                  shapes=ShapeRule(trials=2), hedge=None)  # the draws alone (WARM reads flat)
     history.extend(WARM)
     proposals = []
     for _ in range(3):

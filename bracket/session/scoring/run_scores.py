@@ -247,6 +247,24 @@ def config_values(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunSco
     return {config_id: statistics.fmean(values) for config_id, values in per_config.items()}
 
 
+def config_losses(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunScore]) -> dict[int, float]:
+    """Mean held-out validation loss per config id over its runs whose loss judge measured one
+    (its ``raw`` on the ``validation`` basis); what the sampler's rules read when they need how
+    far apart two configs are, which the normalised scores do not keep. The training loss of a
+    diffusion run is too noisy for that (it jumps by tens of percent from step to step), so a
+    config scored on it has none."""
+    per_config: dict[int, list[float]] = {}
+    for run in runs:
+        score = scores.get(run["id"])
+        part = score.parts.get("loss") if score is not None else None
+        if run.get("config_id") is None or part is None or part.estimated or part.raw is None:
+            continue
+        if (score.details.get("loss") or {}).get("basis") != "validation":  # type: ignore[union-attr]
+            continue
+        per_config.setdefault(run["config_id"], []).append(float(part.raw))
+    return {config_id: statistics.fmean(values) for config_id, values in per_config.items()}
+
+
 def rated_configs(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunScore]) -> set[int]:
     """Ids of the configs with a run whose score has a human part that is not an estimate."""
     return {run["config_id"] for run in runs if run.get("config_id") is not None and run["id"] in scores
@@ -275,12 +293,14 @@ def diverged_configs(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, Run
 
 
 def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, float], space: Any,
-                    rated: Collection[int] = (), diverged: Collection[int] = ()) -> list["ScoredConfig"]:
+                    rated: Collection[int] = (), diverged: Collection[int] = (),
+                    losses: Mapping[int, float] | None = None) -> list["ScoredConfig"]:
     """The search configs as the sampler should see them: scored ones with their current
     mean score, running ones as RUNNING (TPE's constant liar keeps away from them), failed
     ones as FAIL (ignored by TPE; the learning-rate bracket does not propose them again).
     ``rated``: ids of the configs whose score carries a person's rating or choice;
-    ``diverged``: ids of the configs whose runs all diverged (:func:`diverged_configs`)."""
+    ``diverged``: ids of the configs whose runs all diverged (:func:`diverged_configs`);
+    ``losses``: each config's raw loss (:func:`config_losses`)."""
     from optuna.trial import TrialState
 
     from bracket.search.types import ScoredConfig
@@ -291,7 +311,8 @@ def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, f
         if config["id"] in values:
             history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE, config["kind"],
                                         rated=config["id"] in rated, diverged=config["id"] in diverged,
-                                        name=str(config.get("name") or "")))
+                                        name=str(config.get("name") or ""),
+                                        loss=(losses or {}).get(config["id"])))
         elif config["status"] == "running":
             history.append(ScoredConfig(params, None, TrialState.RUNNING, config["kind"]))
         elif config["status"] == "failed":

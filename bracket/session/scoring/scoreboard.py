@@ -22,6 +22,7 @@ from bracket.session.scoring.ratings import record_comparison, record_rating
 from bracket.session.scoring.run_scores import (
     RunScore,
     SummaryCache,
+    config_losses,
     config_values,
     diverged_configs,
     needs_series,
@@ -91,7 +92,8 @@ class Scoreboard:
         scores = self.scores(runs) if scores is None else scores
         configs = self.store.configs(self.session_name, stage="search") if configs is None else configs
         return sampler_history(configs, config_values(runs, scores),
-                               self.space, rated_configs(runs, scores), diverged_configs(runs, scores))
+                               self.space, rated_configs(runs, scores), diverged_configs(runs, scores),
+                               config_losses(runs, scores))
 
     # -- human input ------------------------------------------------------------------
     def add_rating(self, run_id: int, value: float, prompt_index: int | None = None,

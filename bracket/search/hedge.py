@@ -1,0 +1,101 @@
+"""Hedge the warm start: stop betting on it once it reads as a flat landscape.
+
+The warm start (baseline, earlier sessions' configs, curated configs), the learning-rate
+bracket and the shape draws centred on it are a bet that the known-good configs sit near the
+optimum. Where the landscape is flat and noisy, the curated configs differ by little more than
+the noise and every config of the bet is a trial a plain sampler would have spent exploring.
+
+:func:`hedge_verdict`: when the first :attr:`HedgeRule.look` warm-start configs that trained
+(did not diverge) have held-out validation losses (``ScoredConfig.loss``; the scores are
+normalised across runs) within :attr:`HedgeRule.flat` of each other, the search stops betting:
+the warm-start configs still waiting are skipped (``PRUNED`` with the reason, as
+:mod:`bracket.search.skip_rule` skips one; the session notes it), no bracket, no shape draws,
+and the next :attr:`HedgeRule.explore` proposals are random over the whole space
+(:func:`hedge_explores`), then the model-based sampler. No validation loss (a noisy training
+loss, a halving session's rung views): no verdict. ``bracket_held`` (off by default) also
+stops when neither bracket side beat the best warm-start config.
+
+A pure function of the history, so a restart and every worker reach the same verdict. Why
+these numbers, and what it gains: docs/SEARCH.md, ``python -m bench hedge``
+(docs/BENCHMARKS.md §9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bracket.search.types import WARM_START_KINDS, ScoredConfig
+
+SEARCH_KIND = "search"
+
+
+@dataclass(frozen=True)
+class HedgeRule:
+    """When the warm start reads as flat, and how much random exploring follows."""
+
+    #: warm-start configs that trained (not diverged) needed for a verdict
+    look: int = 2
+    #: their scores within this share of each other (worst / best - 1) read as flat
+    flat: float = 0.15
+    #: random proposals after the verdict, before the model-based sampler
+    explore: int = 6
+    #: also stop betting when the learning-rate bracket is scored and neither side beat the
+    #: best warm-start config: the curated region's best rate is found, what is left of the
+    #: bet (shape draws at that step) refines a region that may not be the best. Off: on the
+    #: preset landscapes of ``python -m bench presets`` the shape draws after a bracket that
+    #: held are what finds Prodigy's schedule (flux-prodigy-cosine 8 -> 11.5 trials, wan-prodigy
+    #: 9.5 -> 11 with it), more than it saves where the optimum is another family
+    bracket_held: bool = False
+
+
+DEFAULT_RULE = HedgeRule()
+
+
+def hedge_verdict(history: Sequence[ScoredConfig], rule: HedgeRule | None = DEFAULT_RULE) -> str | None:
+    """Why the search stops betting on the warm start (a sentence), or None while it bets."""
+    if rule is None:
+        return None
+    from optuna.trial import TrialState  # here: `status` reads kinds without importing Optuna
+
+    trained = [h for h in history if h.kind in WARM_START_KINDS and not h.diverged
+               and h.state == TrialState.COMPLETE and h.value is not None]
+    if rule.bracket_held:
+        held = _bracket_held(history, trained)
+        if held is not None:
+            return held
+    if len(trained) < rule.look:
+        return None
+    first = trained[:rule.look]
+    if any(h.loss is None or h.loss <= 0 for h in first):
+        return None  # how far apart they are needs the raw losses (scores are normalised across runs)
+    losses = [float(h.loss) for h in first]  # type: ignore[arg-type]
+    spread = max(losses) / min(losses) - 1
+    if spread >= rule.flat:
+        return None
+    names = ", ".join(h.name or h.kind for h in first)
+    return (f"the warm start reads flat: {names} score within {spread:.0%} of each other "
+            f"(under {rule.flat:.0%}); the sampler explores the whole space instead")
+
+
+def hedge_explores(history: Sequence[ScoredConfig], rule: HedgeRule | None = DEFAULT_RULE) -> bool:
+    """Whether the next sampler proposal should be random: the verdict is in and fewer than
+    ``rule.explore`` sampler proposals have been made since the warm start."""
+    if rule is None or hedge_verdict(history, rule) is None:
+        return False
+    return sum(1 for h in history if h.kind == SEARCH_KIND) < rule.explore
+
+
+def _bracket_held(history: Sequence[ScoredConfig], trained: Sequence[ScoredConfig]) -> str | None:
+    from optuna.trial import TrialState
+
+    from bracket.search.types import BRACKET_KIND
+
+    sides = [h for h in history if h.kind == BRACKET_KIND]
+    if len(sides) < 2 or not trained or any(h.state != TrialState.COMPLETE or h.value is None for h in sides):
+        return None
+    best = min(float(h.value) for h in trained)  # type: ignore[arg-type]
+    if any(float(h.value) < best for h in sides):  # type: ignore[arg-type]
+        return None
+    return ("neither side of the learning-rate bracket beat the best warm-start config: its region is "
+            "measured; the sampler explores the whole space instead of shape draws around it")

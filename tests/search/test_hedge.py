@@ -1,0 +1,125 @@
+"""Hedging the warm start (issue 46): the verdict's table, and what the controller does with it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from bracket.search.configs import NamedConfig
+from bracket.search.controller import SearchController
+from bracket.search.hedge import HedgeRule, hedge_explores, hedge_verdict
+from bracket.search.space import CategoricalKnob, FloatKnob, SearchSpace
+from bracket.search.types import ScoredConfig
+
+SPACE = SearchSpace({
+    "optimizer_type": CategoricalKnob(("AdamW", "Prodigy")),
+    "learning_rate": FloatKnob(1e-5, 3e-2, log=True),
+})
+
+
+def _done(value: float | None, kind: str, *, lr: float = 1e-4, diverged: bool = False,
+          state: TrialState = TrialState.COMPLETE) -> ScoredConfig:
+    return ScoredConfig({"optimizer_type": "AdamW", "learning_rate": lr}, value, state, kind,
+                        diverged=diverged, name=kind, loss=value)
+
+
+RUNNING = TrialState.RUNNING
+
+
+@pytest.mark.parametrize("history, flat", [
+    # two trained warm-start configs within 15 % of each other: flat
+    ([_done(1.00, "baseline"), _done(1.10, "curated")], True),
+    ([_done(1.00, "baseline"), _done(1.20, "curated")], False),  # 20 % apart: the bet tells something
+    ([_done(1.00, "baseline")], False),  # one is no verdict
+    # a diverged config does not count (its loss is the divergence, evidence about the rate)
+    ([_done(3.0, "baseline", diverged=True), _done(1.0, "curated"), _done(1.05, "curated")], True),
+    ([_done(3.0, "baseline", diverged=True), _done(1.0, "curated")], False),
+    # only the first `look` trained configs decide: a later far-off one does not undo it
+    ([_done(1.00, "baseline"), _done(1.05, "curated"), _done(3.0, "curated")], True),
+    ([_done(1.00, "baseline"), _done(2.0, "curated"), _done(1.01, "curated")], False),
+    # a running one is not evidence; sampler configs are not the warm start
+    ([_done(1.00, "baseline"), _done(None, "curated", state=RUNNING), _done(1.0, "search")], False),
+])
+def test_the_flat_verdict(history, flat):
+    rule = HedgeRule(bracket_held=False)
+    assert (hedge_verdict(history, rule) is not None) is flat
+
+
+def test_the_spread_is_read_on_the_raw_losses_not_the_normalised_scores():
+    rule = HedgeRule(bracket_held=False)
+    # normalised across the session's runs, two configs 3 % apart in loss score 0 and 1
+    close = [replace(_done(0.0, "baseline"), loss=0.100), replace(_done(1.0, "curated"), loss=0.103)]
+    assert hedge_verdict(close, rule) is not None
+    far = [replace(_done(0.4, "baseline"), loss=0.100), replace(_done(0.45, "curated"), loss=0.200)]
+    assert hedge_verdict(far, rule) is None
+    unknown = [replace(h, loss=None) for h in close]  # no raw loss (a halving rung view): no verdict
+    assert hedge_verdict(unknown, rule) is None
+
+
+@pytest.mark.parametrize("sides, held", [
+    ([1.2, 1.3], True),  # neither side beat the best warm-start config (1.0)
+    ([0.9, 1.3], False),  # a side won: the rate was off, the bet goes on (shape draws at the new step)
+    ([1.2], False),  # one side is not a bracket yet
+    ([1.2, None], False),  # the other side still running
+])
+def test_the_bracket_held_verdict(sides, held):
+    warm = [_done(1.0, "baseline"), _done(2.0, "curated")]  # 100 % apart: never flat
+    bracket = [_done(v, "bracket", state=TrialState.COMPLETE if v is not None else RUNNING) for v in sides]
+    assert (hedge_verdict(warm + bracket, HedgeRule(bracket_held=True)) is not None) is held
+    assert hedge_verdict(warm + bracket, HedgeRule(bracket_held=False)) is None
+
+
+def test_the_verdict_buys_a_few_random_proposals_then_the_model():
+    rule = HedgeRule(look=2, flat=0.15, explore=2, bracket_held=False)
+    flat = [_done(1.0, "baseline"), _done(1.02, "curated")]
+    assert hedge_explores(flat, rule)
+    assert hedge_explores([*flat, _done(1.1, "search")], rule)
+    assert not hedge_explores([*flat, _done(1.1, "search"), _done(1.2, "search")], rule)
+    assert not hedge_explores([_done(1.0, "baseline"), _done(2.0, "curated")], rule)
+    assert hedge_verdict(flat, None) is None and not hedge_explores(flat, None)
+
+
+def _controller(history: list[ScoredConfig], **options) -> SearchController:
+    study = optuna.create_study(direction="minimize")
+    warm = [("baseline", NamedConfig("baseline", {"optimizer_type": "AdamW", "learning_rate": 1e-4})),
+            ("curated", NamedConfig("c1", {"optimizer_type": "AdamW", "learning_rate": 3e-4})),
+            ("curated", NamedConfig("c2", {"optimizer_type": "Prodigy", "learning_rate": 3e-3})),
+            ("curated", NamedConfig("c3", {"optimizer_type": "AdamW", "learning_rate": 1e-3}))]
+    SearchController.enqueue_warm_start(study, SPACE, warm)
+    return SearchController(study=study, space=SPACE, seed=3, history=lambda: history, **options)
+
+
+def _train(controller: SearchController, history: list[ScoredConfig], value: float) -> str:
+    proposal = controller.next()
+    history.append(ScoredConfig(SPACE.searched_params(proposal.config), value, TrialState.COMPLETE,
+                                proposal.kind, name=proposal.name, loss=value))
+    controller.finish(proposal.trial_number, value)
+    return proposal.kind
+
+
+def test_a_flat_warm_start_skips_the_rest_of_it_and_the_bracket():
+    history: list[ScoredConfig] = []
+    controller = _controller(history)
+    assert [_train(controller, history, v) for v in (1.0, 1.05)] == ["baseline", "curated"]
+    kinds = [_train(controller, history, 1.1) for _ in range(3)]
+    assert kinds == ["search"] * 3  # no curated c2, c3, no bracket: the sampler at once
+    pruned = controller.study.get_trials(states=(TrialState.PRUNED,))
+    assert sorted(t.user_attrs["name"] for t in pruned) == ["c2", "c3"]
+    assert all("reads flat" in t.user_attrs["bracket_note"] for t in pruned)
+
+
+def test_a_warm_start_that_disagrees_is_trained_as_before():
+    history: list[ScoredConfig] = []
+    controller = _controller(history)
+    kinds = [_train(controller, history, v) for v in (1.0, 1.5, 2.0, 2.5, 1.2, 1.3)]
+    assert kinds == ["baseline", "curated", "curated", "curated", "bracket", "bracket"]
+    without = _controller(history := [], hedge=None)
+    assert [_train(without, history, v) for v in (1.0, 1.05, 1.1)] == ["baseline", "curated", "curated"]
+
+
+def test_the_model_is_checked():
+    with pytest.raises(ValueError, match="model must be one of"):
+        _controller([], model="cma")
