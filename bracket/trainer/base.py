@@ -215,6 +215,10 @@ class Trainer(ABC):
         ``bracket doctor`` and the session's pre-flight report them. [] for trainers that take files."""
         return []
 
+    #: how many steps before ``max_steps`` a complete run logs its last loss (ai-toolkit counts its
+    #: steps from 0, so the loss of its last step is logged at ``max_steps - 1``)
+    last_loss_step_offset: ClassVar[int] = 0
+
     def unfinished_reason(self, output_dir: Path) -> str | None:
         """Why a run that exited 0 did not finish training, told by what it wrote under
         ``output_dir`` (a trainer that exits 0 when stopped by a signal: ai-toolkit); None when

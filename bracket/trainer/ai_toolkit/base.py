@@ -80,6 +80,8 @@ class AiToolkitTrainer(Trainer):
     sample_kind = "image"
     #: ``train.validation_config``: ``val/loss`` in ``loss_log.db`` (images only: not the video families)
     validation_tags: ClassVar[tuple[str, ...]] = VALIDATION_TAGS
+    #: its loop logs step ``k`` after the ``k+1``-th optimizer step: the last loss is at ``max_steps - 1``
+    last_loss_step_offset = 1
     #: the ``model`` keys every tier shares (``arch``); the name/path comes from the ``model`` field
     model_keys: ClassVar[Mapping[str, Any]] = {}
     memory_plan: ClassVar[MemoryPlan] = ()
