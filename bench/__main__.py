@@ -5,7 +5,7 @@
     python -m bench overhead             # only the overhead benchmark (short; what CI runs)
     python -m bench search --full        # only search efficiency, long
     python -m bench ui                   # page ready, app memory with 500 trials, Compare grid
-    python -m bench noise [--full]       # validation loss, confirmation rung, best step under diffusion noise
+    python -m bench noise [--full]       # validation loss, confirmation round, best step under diffusion noise
     python -m bench presets [--full]     # search over the real preset spaces (issue 19), in process
     python -m bench steer [--full]       # simulated raters: do ratings steer the search?
     python -m bench halving [--full|--quick]  # successive halving vs full runs, TPE+Hyperband, ASHA (issue 38)

@@ -136,7 +136,7 @@ def extend(manager: SessionManager, more: Any) -> str:
     except (TypeError, ValueError):
         raise BracketError(f"+N runs must be a whole number, got {more!r}.") from None
     session = manager.extend(count)
-    return (f"Added {count} run{'' if count == 1 else 's'}: {session.settings.plan()}. "
+    return (f"Added {count} run{'' if count == 1 else 's'}: {session.plan_text()}. "
             "The search resumed — watch it on the Search tab, "
             "then press Refresh here.")
 
@@ -212,10 +212,10 @@ def build(manager: SessionManager) -> dict[str, Any]:
     refresh_btn = gr.Button("Refresh", size="sm", elem_id="bk-results-refresh")
     verdict = gr.Markdown(NO_SESSION, elem_id="bk-verdict")
     with gr.Row():
-        job_steps = gr.Number(0, label="Steps (0: finals 4× the search's, promote/export the winner's own)",
+        job_steps = gr.Number(0, label="Steps (0: finals 4× the search's, train winner/export the winner's own)",
                               precision=0, minimum=0, elem_id="bk-job-steps", scale=2)
         finals_btn = gr.Button("Run finals", elem_id="bk-finals", scale=1)
-        promote_btn = gr.Button("Promote winner", elem_id="bk-promote", scale=1)
+        promote_btn = gr.Button("Train winner", elem_id="bk-promote", scale=1)
         export_btn = gr.Button("Export train.sh", elem_id="bk-export", scale=1)
     with gr.Row():
         more_runs = gr.Number(4, label="+N runs: give the stopped or finished search N more runs (it resumes)",
@@ -260,7 +260,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     overlay_fn = functools.partial(overlay, manager)
     runs_dd.change(overlay_fn, [runs_dd, smoothing], overlay_plot, **PRIVATE)
     smoothing.release(overlay_fn, [runs_dd, smoothing], overlay_plot, **PRIVATE)
-    for button, kind in ((finals_btn, "finals"), (promote_btn, "promote")):
+    for button, kind in ((finals_btn, "finals"), (promote_btn, "train-winner")):
         button.click(functools.partial(start_job, manager, kind), job_steps, job_md,
                      concurrency_id="session-control", **QUIET)
     export_btn.click(functools.partial(export, manager), job_steps, export_md, **QUIET)

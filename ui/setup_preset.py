@@ -88,7 +88,7 @@ def search_defaults(preset_id: str) -> dict[str, int]:
 
 
 def confirm_default(preset_id: str, loaded: dict[str, Any] | None = None) -> int:
-    """The confirmation runs the form starts from: the automatic rung of the budget it starts from
+    """The confirmation runs the form starts from: the automatic confirmation round of the budget it starts from
     (``bracket run``'s without ``--confirm``), written out, since a blank number box reads 0 (off)
     in the browser; a loaded session's own when it is of this preset."""
     values = loaded_values(loaded, preset_id)

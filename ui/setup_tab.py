@@ -205,7 +205,7 @@ def start_search(manager: SessionManager, *, preset_id: str, fields: dict[str, s
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
-    message = f"Started **{session.name}**: {session.settings.plan()}."  # as created: what its trainer costs
+    message = f"Started **{session.name}**: {session.plan_text()}."  # as created: what its trainer costs
     return message, gr.Tabs(selected="search"), refresh_sessions(manager), message
 
 
@@ -342,7 +342,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     # the plan: phases and their counts, the warm start (past sessions picked included) fitted to the
     # table's bounds as Start will fit it
     plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps,
-                   warm_from, halving]
+                   warm_from, halving, sample_every]
     for box in plan_inputs:
         box.change(plan_text, plan_inputs, plan_md, **QUIET)
     halving.change(lambda on: gr.update(label=budget_label(on)), halving, budget, **QUIET)

@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-lr-bracket", action="store_true",
                      help="skip the learning-rate bracket (the best warm-start config at a lower and a higher rate)")
     run.add_argument("--confirm", type=int, default=None, metavar="RUNS",
-                     help="runs of the budget for the confirmation rung: the top configs re-run with fresh seeds "
+                     help="runs of the budget for the confirmation round: the top configs re-run with fresh seeds "
                           "(default: a quarter of the budget from 8 configs on; 0: off)")
     run.add_argument("--halving", action=argparse.BooleanOptionalAction, default=False,
                      help="successive halving: every config pauses at rungs (from --smallest-rung of the steps, "
@@ -154,14 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="folder (default: <session>/export/<config>-run<ID>-<steps>steps)")
     export.add_argument("--storage")
 
-    promote = sub.add_parser("promote", help="train the winner for the full length with periodic saves")
-    promote.add_argument("path", type=absolute_path)
-    promote.add_argument("--steps", type=int, help="full training length (default: the winner's best step, "
-                         "scaled by the dataset sizes when --dataset is given)")
-    promote.add_argument("--run", type=int, help="promote this run's config instead of the winner")
-    promote.add_argument("--save-every", type=int, help="save a checkpoint and state every N steps")
-    promote.add_argument("--dataset", type=absolute_path, help="the full dataset (default: the search's)")
-    promote.add_argument("--storage")
+    winner = sub.add_parser("train-winner", aliases=["promote"],  # promote: the name it had, still taken
+                            help="train the winner for the full length with periodic saves")
+    winner.add_argument("path", type=absolute_path)
+    winner.add_argument("--steps", type=int, help="full training length (default: the winner's best step, "
+                        "scaled by the dataset sizes when --dataset is given)")
+    winner.add_argument("--run", type=int, help="train this run's config instead of the winner")
+    winner.add_argument("--save-every", type=int, help="save a checkpoint and state every N steps")
+    winner.add_argument("--dataset", type=absolute_path, help="the full dataset (default: the search's)")
+    winner.add_argument("--storage")
 
     worker = sub.add_parser("worker", help="join a search shared through PostgreSQL and train its configs here")
     worker.add_argument("--storage", help="database URL without the password (default: BRACKET_STORAGE_URL); "

@@ -187,13 +187,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     session = _keep_status_view(Session.create(args.preset, fields, settings, out_dir=args.out,
                                                name=args.name, storage_url=args.storage, on_finish=[_record_at_end],
                                                rank_past=past_ranking))
-    print(f"session {session.name} in {session.folder}: {session.settings.plan()}")
+    print(f"session {session.name} in {session.folder}: {session.plan_text()}")
     print(f"plan: {phases_text(session.search_plan)}")
     used = session.settings.prompts()
     if used:
         print(f"prompts: {len(used)}, {origin or 'the trainer’s own'}:")
     for prompt in used:
-        print(f"  {prompt.text} --d {prompt.seed}")
+        print(f"  {prompt.text} --d {prompt.seed}" + ("  (held-out)" if prompt.kind == "held_out" else ""))
     for warning in session.parts.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for note in session.parts.notes:
@@ -247,7 +247,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         session.close()
         return 0
     _keep_status_view(session)
-    print(f"resuming session {session.name}: {session.settings.plan()}")
+    print(f"resuming session {session.name}: {session.plan_text()}")
     print(f"plan: {phases_text(session.search_plan)}")
     return _finish(session, _watch(session, quiet=args.quiet))
 
@@ -309,19 +309,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_promote(args: argparse.Namespace) -> int:
-    from bracket.app.stages import promote
+def cmd_train_winner(args: argparse.Namespace) -> int:
+    from bracket.app.stages import train_winner
 
     session = _keep_status_view(_open(args, "this session's winner cannot be promoted"))
     try:
         session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
-        run_id = promote(session, steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
+        run_id = train_winner(session, steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
                          dataset=args.dataset)
     except BracketError:
         session.close()
         raise
     run = session.store.get_run(run_id) or {}
-    print(f"promoted run {run_id} ({run.get('label', '')}): {run.get('status')}; output {run.get('output_dir')}")
+    print(f"winner's training, run {run_id} ({run.get('label', '')}): {run.get('status')}; "
+          f"output {run.get('output_dir')}")
     if run.get("failure_reason"):
         print(f"reason: {run['failure_reason']} — run the same command again to resume from the last saved state")
     session.close()
@@ -383,6 +384,6 @@ def cmd_demo_data(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resume": cmd_resume,
-            "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals, "promote": cmd_promote,
-            "worker": cmd_worker,
+            "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals, "worker": cmd_worker,
+            "train-winner": cmd_train_winner, "promote": cmd_train_winner,  # promote: the name it had
             "report": cmd_report, "export": cmd_export}

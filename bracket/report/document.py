@@ -7,7 +7,7 @@ those twice: ``report.md`` (pictures saved beside it as PNG files) and ``report.
 self-contained file, pictures embedded as base64 ``data:`` URLs, no external links).
 
 Leaderboards, the winner and parameter importance are those of
-:mod:`bracket.standings` (the same the app, ``status``, ``export`` and ``promote``
+:mod:`bracket.standings` (the same the app, ``status``, ``export`` and ``train-winner``
 use), recomputed now, per stage: short search runs and long final runs are scored and
 summarised separately (their losses are not comparable), and finals get their own section —
 never averaged with search scores. A successive-halving search gets a table of its rungs (where
@@ -33,6 +33,7 @@ from bracket.report import render as report_render
 from bracket.report.charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
 from bracket.report.export import export_run
 from bracket.report.files import write_whole
+from bracket.report.image_table import image_rows, image_section
 from bracket.report.redaction import known_secrets, scrub, without_secrets
 from bracket.report.render import Block, Picture
 from bracket.safe_text import shown
@@ -103,6 +104,7 @@ class Report:
     #: successive halving: the rungs' plan and one row per config (``RUNG_HEADERS``); "" and [] without
     rung_plan: str = ""
     rungs: list[list[str]] = field(default_factory=list)
+    image_steps: list[list[str]] = field(default_factory=list)  #: ``bracket.report.image_table.image_rows``
 
     @property
     def verdict(self) -> str:
@@ -197,7 +199,7 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
     rung_plan, rungs = session_rung_table(session)
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
-        plan=session.settings.plan(), generated=time.strftime("%Y-%m-%d %H:%M:%S"),
+        plan=session.plan_text(), generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         storage=redact_url(store.url), search=search, finals=finals, winner=winner, importance=importance,
         importance_note=importance_note, pictures=pictures, problems=problems, unreadable=unreadable,
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),
@@ -205,7 +207,8 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
                                   "weights": effective_weights(session.settings.weights)}),
         fields=without_secrets(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
         script=script, command_note=command_note, warnings=list(table.warnings), secrets=known_secrets(session),
-        best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs)
+        best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs,
+        image_steps=image_rows(ranked))
 
 
 def report_pictures(search: StageResult, finals: StageResult | None, winner: Winner | None,
@@ -329,6 +332,7 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
         ("Best step per config (score per step, lower is better)",
          [("table", ["config", "best step", "based on", "score per step"], report.best_steps)] if report.best_steps
          else [("p", "No config has a score per step yet.")]),
+        *image_section(report.image_steps),
         ("Parameter importance", importance),
         ("Loss curves", [("img", pictures[s]) for s in ("report-loss", "report-final-loss") if s in pictures]
          or [("p", "No loss was logged.")]),

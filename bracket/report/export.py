@@ -218,6 +218,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         "run_id": run_id, "seed": seed, "steps": steps, "best_step": best_step, "best_step_basis": basis or None,
         "checkpoint": checkpoint, "rung": rung or None,
         "run_score": score, "knobs": dict(knobs),
+        "image_judges": _image_figures(run, best_step or steps),
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })
     json_path, toml_path = folder / "config.json", folder / "config.toml"
@@ -226,6 +227,18 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     files = sorted(p for p in (folder / "run").rglob("*") if p.is_file())
     return ExportResult(folder, script, json_path, toml_path, command, Path(spec.cwd), env, run_id, name, steps,
                         dropped, files, windows_script)
+
+
+def _image_figures(run: Mapping[str, Any], step: int) -> dict[str, Any] | None:
+    """The image judges' raw figures of ``run`` at the exported ``step`` and at every sampled step
+    (``bracket.session.scoring.image_judges.image_parts``); None when they did not judge it."""
+    from bracket.session.scoring.image_judges import figures_at, image_parts
+
+    parts = image_parts(run)
+    if not parts:
+        return None
+    return {"at_step": {"step": int(step), **(figures_at(run, int(step)) or {})},
+            "steps": {str(k): v for k, v in parts.items()}}
 
 
 # -- promote ----------------------------------------------------------------------------------

@@ -234,7 +234,7 @@ def stopped_reason(config_id: int, rung: int, scores: Mapping[tuple[int, int], f
     return f"stopped at {label}: {place} of {len(ranked)}, {goes_on}"
 
 
-def cost(steps_trained: int, launches: int, full_steps: int, *, launch_steps: float = 0.0) -> float:
+def cost(steps_trained: float, launches: int, full_steps: int, *, launch_steps: float = 0.0) -> float:
     """Compute in full-run equivalents: the steps trained plus each launch's start-up (model
     load, caches; ``launch_steps`` is that start-up expressed in steps), over a full run's cost."""
     full = full_steps + launch_steps

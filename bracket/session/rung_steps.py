@@ -1,6 +1,6 @@
 """Where the rungs of a halving session fall for its runs, whether they fit, and what a trainer
 that cannot resume costs — what ``create_session`` checks and notes before anything is made, and
-what the loop (``bracket.session.halving_loop``) trains to. The rungs fall on sample steps, and a
+what the halving scheduler (``bracket.session.scheduling.halving``) trains to. The rungs fall on sample steps, and a
 halving search's launches ask for samples there (:func:`sample_interval`, :func:`launch_sample_every`:
 one rule for the loop, the pipeline's launches and the app's Compare marks)."""
 

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bracket.judge.image_judges import IMAGE_JUDGES
 from bracket.search.halving import Rungs
 from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
 from bracket.standings.quality import QualityReading
@@ -122,6 +123,9 @@ class ConfigRow:
     full_length: bool = True
     #: a halving search's config: its place on the rungs (``rungs.rung_place``); None without rungs
     place: dict[str, Any] | None = None
+    #: the image judges' raw figures per sampled step (step -> judge -> mean over its seeds; higher
+    #: is better, ``bracket.judge.image_judges.SCALES``); empty when they did not judge it
+    step_images: dict[int, dict[str, float]] = field(default_factory=dict)
 
     @property
     def loss_basis(self) -> str:
@@ -154,6 +158,7 @@ class ConfigRow:
                 "figures": dict(self.figures), "estimated": list(self.estimated), "params": dict(self.params),
                 "best_step": self.best_step, "best_step_basis": self.best_step_basis, "loss_basis": self.loss_basis,
                 "step_scores": {str(k): v for k, v in self.step_scores.items()}, "full_length": self.full_length,
+                "step_images": {str(k): dict(v) for k, v in self.step_images.items()},
                 **(self.place or {}), "runs": [r.to_dict() for r in self.runs]}
 
 
@@ -281,7 +286,7 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
             curve.best_step if curve else None, curve.basis if curve else "",
             dict(zip(curve.steps, curve.scores)) if curve else {},
             dict(curve.per_judge.get("loss") or {}) if curve else {}, reached_full(config),
-            rung_place(config, rungs) if rungs is not None else None))
+            rung_place(config, rungs) if rungs is not None else None, step_images=image_steps(curve)))
     best = next((row for row in rows if row.rank == 1), None)
     run = _winning_run(best) if best else None
     short = sum(1 for row in rows if not row.full_length)
@@ -290,6 +295,15 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
              } if short and best and best.full_length else {}
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
                                                   steps=run.steps if run else None, reading=QualityReading, **alone))
+
+
+def image_steps(curve: Any) -> dict[int, dict[str, float]]:
+    """The image judges' per-step figures of a config's ``StepCurve`` (step -> judge -> figure)."""
+    out: dict[int, dict[str, float]] = {}
+    for judge in IMAGE_JUDGES:
+        for step, value in ((curve.per_judge.get(judge) or {}) if curve else {}).items():
+            out.setdefault(int(step), {})[judge] = round(float(value), 5)
+    return dict(sorted(out.items()))
 
 
 def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, Mapping[str, Any]]

@@ -96,7 +96,8 @@ BAD_INPUTS = [
     (["--storage", "not a url"], "Storage URL 'not a url' is malformed"),
     (["--storage", "postgresql+psycopg://bracket:hunter2@127.0.0.1:1/x"], "Cannot open the store"),
     (["--lr-min", "1e-3", "--lr-max", "1e-5"], "reversed"),
-    (["--weights", "loss=0,human=0,vlm=0,eval_loss=0,task=0,llm_judge=0"], "weights are 0"),
+    (["--weights", "loss=0,human=0,vlm=0,eval_loss=0,task=0,llm_judge=0,likeness=0,prompt_following=0,"
+                   "image_quality=0"], "weights are 0"),
     (["--prompts", "a cat --zz 3"], "unknown option --zz"),
     (["--warm-start-from", "/no/such/session"], "not a local Bracket session folder"),
     (["--batch-sizes", "0,4"], "positive whole numbers"),
