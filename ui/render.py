@@ -19,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
+from bracket.app.judge_text import scores_text
 from bracket.session.plan import progress_text
 from bracket.standings.parts import as_rating
 from bracket.standings.quality import quality, quality_interval, quality_text
@@ -53,13 +54,16 @@ def params_text(params: Mapping[str, Any]) -> str:
 # -- Compare grid ------------------------------------------------------------------------
 def _cell_html(cell: GridCell, row: int, col: int, caption: str) -> str:
     common = f'data-row="{row}" data-col="{col}" data-caption="{_esc(caption)}"'
+    judged = scores_text(cell.scores) if cell.scores else ""  # on hover, and under the picture when asked for
+    common += f' title="{_esc(judged)}"' if judged else ""
+    below = f'<figcaption class="bk-scores">{_esc(judged)}</figcaption>' if judged else ""
     if cell.kind == "image":
         return (f'<figure class="bk-cell" {common} data-kind="image" data-full="{_esc(file_url(cell.path))}">'
-                f'<img src="{_esc(file_url(cell.thumb))}" loading="lazy" alt="{_esc(caption)}"></figure>')
+                f'<img src="{_esc(file_url(cell.thumb))}" loading="lazy" alt="{_esc(caption)}">{below}</figure>')
     if cell.kind == "video":
         url = _esc(file_url(cell.path))
         return (f'<figure class="bk-cell" {common} data-kind="video" data-full="{url}">'
-                f'<video src="{url}" muted loop autoplay playsinline preload="metadata"></video></figure>')
+                f'<video src="{url}" muted loop autoplay playsinline preload="metadata"></video>{below}</figure>')
     if cell.kind == "text":
         return (f'<figure class="bk-cell" {common} data-kind="text" data-full="text">'
                 f'<pre>{_esc(cell.text)}</pre></figure>')

@@ -12,7 +12,8 @@ its pictures (:func:`refresh_report`), so a long search's board does not wait fo
 Also: "+N runs" gives a stopped or finished search more runs and resumes it
 (``SessionManager.extend``); the session's search space as a table (``bracket.app.space_table``);
 Optuna's parallel-coordinate and slice plots of the configs against their current scores
-(``bracket.app.config_plots``).
+(``bracket.app.config_plots``); fidelity against flexibility with the answer picked on its front,
+and how far each judge agrees with the person (``ui.results_judges``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import gradio as gr
 from bracket.app.manager import SessionManager
 from bracket.app.rungs import board_marks
 from bracket.errors import BracketError
+from ui import results_judges
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import (
     VALIDATION_TITLE,
@@ -116,16 +118,18 @@ def refresh_report(manager: SessionManager) -> tuple[Any, Any, str, str, Any]:
             report, verdict_text(manager), step_figure(search.top(3) if search else []))
 
 
-def refresh_more(manager: SessionManager) -> tuple[Any, Any, Any]:
-    """(search-space table, parallel-coordinate plot, slice plot) of the open session."""
+def refresh_more(manager: SessionManager, judges: Any = None) -> tuple[Any, ...]:
+    """(search-space table, parallel-coordinate plot, slice plot) of the open session, then the
+    fidelity-against-flexibility and trust section's outputs (``judges()``: ``ui.results_judges``)."""
+    section = tuple(judges()) if judges is not None else ()
     if manager.session is None:
-        return None, None, None
+        return None, None, None, *section
     import pandas as pd
 
     from bracket.app.space_table import COLUMNS
 
     parallel, slices = manager.results.config_figures()
-    return pd.DataFrame(manager.results.space_table(), columns=list(COLUMNS)), parallel, slices
+    return pd.DataFrame(manager.results.space_table(), columns=list(COLUMNS)), parallel, slices, *section
 
 
 @inline_errors(1)
@@ -232,6 +236,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
                               elem_id="bk-winner-cmd")
         with gr.Column(scale=1):
             files = gr.File(label="Winner config (JSON, TOML)", file_count="multiple", interactive=False)
+    judges = results_judges.build()  # fidelity against flexibility, and trust in each judge
     with gr.Row():
         runs_dd = gr.Dropdown(choices=[], multiselect=True, label="Runs to overlay", scale=4)
         smoothing = gr.Slider(0.0, 0.99, value=0.6, step=0.01, label="Smoothing", scale=1)
@@ -253,8 +258,10 @@ def build(manager: SessionManager) -> dict[str, Any]:
     report_fn, report_outputs = functools.partial(refresh_report, manager), [history, importance, report, verdict,
                                                                            steps_plot]
     refresh_btn.click(refresh_fn, None, outputs, **PRIVATE).then(report_fn, None, report_outputs, **PRIVATE)
-    more_fn = functools.partial(refresh_more, manager)
-    refresh_btn.click(more_fn, None, [space, parallel, slices], **PRIVATE)
+    judges_fn = results_judges.wire(manager, judges, after=(refresh_fn, outputs))
+    more_fn = functools.partial(refresh_more, manager, judges_fn)
+    more = [space, parallel, slices, *judges["outputs"]]
+    refresh_btn.click(more_fn, None, more, **PRIVATE)
     extend_btn.click(functools.partial(extend, manager), more_runs, extend_md, concurrency_id="session-control",
                      **QUIET)
     overlay_fn = functools.partial(overlay, manager)
@@ -266,4 +273,4 @@ def build(manager: SessionManager) -> dict[str, Any]:
     export_btn.click(functools.partial(export, manager), job_steps, export_md, **QUIET)
     gr.Timer(2.0).tick(functools.partial(job_progress, manager), None, job_md, **QUIET)
     return {"refresh": refresh_fn, "outputs": outputs, "refresh_report": report_fn, "report_outputs": report_outputs,
-            "refresh_more": more_fn, "more": [space, parallel, slices]}
+            "refresh_more": more_fn, "more": more}

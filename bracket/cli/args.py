@@ -154,6 +154,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="folder (default: <session>/export/<config>-run<ID>-<steps>steps)")
     export.add_argument("--storage")
 
+    weights = sub.add_parser("weights", help="change a session's judge weights (e.g. vlm=0 for a judge that agrees "
+                             "with you no better than chance); scores follow at once")
+    weights.add_argument("path", type=absolute_path)
+    weights.add_argument("weights", help="judge=weight pairs laid over the session's, e.g. vlm=0,loss=1")
+    weights.add_argument("--storage")
+    pick = sub.add_parser("pick", help="make a config on the front of fidelity against flexibility the answer "
+                          "(status, report, export and promote follow it)")
+    pick.add_argument("path", type=absolute_path)
+    pick.add_argument("config", nargs="?", default="",
+                      help="the config's name (or id), as status --json's front names it")
+    pick.add_argument("--winner", action="store_true", help="the winner by combined score is the answer again")
+    pick.add_argument("--storage")
+
     winner = sub.add_parser("train-winner", aliases=["promote"],  # promote: the name it had, still taken
                             help="train the winner for the full length with periodic saves")
     winner.add_argument("path", type=absolute_path)

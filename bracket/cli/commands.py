@@ -16,9 +16,11 @@ import sys
 import time
 
 from bracket.app.forms import judge_server_settings, parse_bounds
+from bracket.cli.answer import cmd_pick, cmd_weights
 from bracket.cli.args import parse_assignments, prompts_argument
 from bracket.cli.folders import output_folder
-from bracket.errors import BracketError, MissingStoreError
+from bracket.cli.opening import open_session as _open
+from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.safe_text import one_line
@@ -205,14 +207,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)
 
 
-def _open(args: argparse.Namespace, cannot: str, **kw: object) -> Session:
-    """The session in ``args.path``; a missing store file says what this command ``cannot`` do."""
-    try:
-        return Session.open(args.path, storage_url=args.storage, **kw)  # type: ignore[arg-type]
-    except MissingStoreError as error:
-        raise BracketError(error.saying(cannot)) from None
-
-
 def cmd_status(args: argparse.Namespace) -> int:
     """``status`` with the session opened in full: builds the view ``bracket.status.view`` keeps
     (``bracket.cli.dispatch`` answers from the kept view first, when it is current)."""
@@ -386,4 +380,4 @@ def cmd_demo_data(args: argparse.Namespace) -> int:
 COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resume": cmd_resume,
             "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals, "worker": cmd_worker,
             "train-winner": cmd_train_winner, "promote": cmd_train_winner,  # promote: the name it had
-            "report": cmd_report, "export": cmd_export}
+            "report": cmd_report, "export": cmd_export, "weights": cmd_weights, "pick": cmd_pick}

@@ -34,6 +34,7 @@ from bracket.report.charts import chart_runs, final_step_samples, history_chart,
 from bracket.report.export import export_run
 from bracket.report.files import write_whole
 from bracket.report.image_table import image_rows, image_section
+from bracket.report.judges import judge_sections
 from bracket.report.redaction import known_secrets, scrub, without_secrets
 from bracket.report.render import Block, Picture
 from bracket.safe_text import shown
@@ -105,6 +106,7 @@ class Report:
     rung_plan: str = ""
     rungs: list[list[str]] = field(default_factory=list)
     image_steps: list[list[str]] = field(default_factory=list)  #: ``bracket.report.image_table.image_rows``
+    judge_sections: list[tuple[str, list[Block]]] = field(default_factory=list)  #: ``bracket.report.judges``
 
     @property
     def verdict(self) -> str:
@@ -195,7 +197,8 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
     loss_basis = "/".join(sorted({r.loss_basis for r in ranked if r.loss_basis}))
     row = store.get_session(name) or {}
     unreadable: list[str] = []
-    pictures = report_pictures(search, finals, winner, unreadable)
+    judged, judge_pictures = judge_sections(table)
+    pictures = report_pictures(search, finals, winner, unreadable) + judge_pictures
     rung_plan, rungs = session_rung_table(session)
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
@@ -208,7 +211,7 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
         fields=without_secrets(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
         script=script, command_note=command_note, warnings=list(table.warnings), secrets=known_secrets(session),
         best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs,
-        image_steps=image_rows(ranked))
+        image_steps=image_rows(ranked), judge_sections=judged)
 
 
 def report_pictures(search: StageResult, finals: StageResult | None, winner: Winner | None,
@@ -333,6 +336,7 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
          [("table", ["config", "best step", "based on", "score per step"], report.best_steps)] if report.best_steps
          else [("p", "No config has a score per step yet.")]),
         *image_section(report.image_steps),
+        *report.judge_sections,
         ("Parameter importance", importance),
         ("Loss curves", [("img", pictures[s]) for s in ("report-loss", "report-final-loss") if s in pictures]
          or [("p", "No loss was logged.")]),

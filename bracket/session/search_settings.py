@@ -130,6 +130,9 @@ class SearchSettings:
     #: with halving: the steps between saved samples and validation losses, where the rungs are
     #: rounded up to (``Rungs.steps``); decided at creation like ``restarts``, None: not rounded
     rung_every: int | None = None
+    #: the config (its id) the person picked from the front of fidelity against flexibility as the
+    #: answer (``bracket.standings.front``); None: the winner by combined score
+    pick: int | None = None
 
     @property
     def confirm_runs(self) -> int:

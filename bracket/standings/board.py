@@ -230,6 +230,8 @@ class Standings:
     #: human weight > 0 and at least one rating in the session
     humans_weigh_in: bool
     warnings: list[str] = field(default_factory=list)
+    front: Any = None  #: fidelity against flexibility (``standings.front.Front``); None without image scores
+    trust: list[Any] = field(default_factory=list)  #: agreement with the person (``standings.trust``)
 
     def board(self, stage: str) -> StageBoard | None:
         return self.boards.get(stage)
@@ -251,6 +253,7 @@ class Standings:
     def to_dict(self) -> dict[str, Any]:
         return {"winner": self.winner.to_dict() if self.winner else None, "verdict": self.verdict,
                 "humans_weigh_in": self.humans_weigh_in, "warnings": list(self.warnings),
+                "front": self.front and self.front.to_dict(), "agreement": [t.to_dict() for t in self.trust],
                 "stages": {stage: board.to_dict() for stage, board in self.boards.items()}}
 
 
@@ -335,8 +338,11 @@ def _winning_run(best: ConfigRow) -> RunStanding:
 
 def _winner(board: StageBoard) -> Winner | None:
     best = next((row for row in board.rows if row.rank == 1), None)
-    if best is None:
-        return None
+    return None if best is None else winner_of(board, best)
+
+
+def winner_of(board: StageBoard, best: ConfigRow) -> Winner:
+    """``best`` (a row of ``board``) as the answer: its best run, steps, seeds and judges."""
     scored = [r for r in best.runs if r.score is not None]
     run = _winning_run(best)
     early = best.best_step is not None and run.steps is not None and best.best_step < run.steps
