@@ -6,6 +6,10 @@ sd-scripts and musubi-tuner write samples to ``<output_dir>/sample/`` with names
     [<output_name>_]<NNNNNN | eNNNNNN>_<ii>_<YYYYmmddHHMMSS>[_<seed>]_<fff>.png  musubi frame
     [<output_name>_]<NNNNNN | eNNNNNN>_<ii>_<YYYYmmddHHMMSS>[_<seed>].mp4    musubi video
 
+ostris/ai-toolkit writes ``<samples folder>/<ms>__<NNNNNNNNN>_<i>.jpg`` (``.webp`` for a clip):
+the time in milliseconds since the epoch, two underscores, the step in 9 digits and the prompt
+index (``BaseSDTrainProcess.sample`` at its pin); its samples carry no seed in their name.
+
 ``NNNNNN`` is the global step (6 digits or more) of a step-triggered sample, ``eNNNNNN`` the
 epoch of an epoch-triggered one, ``ii`` the prompt index (2 digits or more), then the time
 the sample was written, the prompt's ``--d`` seed when it had one, and for musubi images
@@ -36,7 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -46,6 +50,7 @@ _STEP = re.compile(r"(e?)(\d{6,})")
 _INDEX = re.compile(r"\d{2,}")
 _TIMESTAMP = re.compile(r"\d{14}")
 _NUMBER = re.compile(r"\d+")
+_AI_TOOLKIT = re.compile(r"(\d{10,})__(\d{9,})_(\d+)")
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,11 @@ def parse_sample_name(name: str, *, frames: bool | None = None) -> SampleFile | 
         kind = "video"
     else:
         return None
+    ai_toolkit = _AI_TOOLKIT.fullmatch(path.name[: -len(path.suffix)])
+    if ai_toolkit:
+        written = datetime.fromtimestamp(int(ai_toolkit.group(1)) / 1000, tz=timezone.utc)
+        return SampleFile(path=path, step=int(ai_toolkit.group(2)), epoch=None, prompt_index=int(ai_toolkit.group(3)),
+                          seed=None, frame=None, kind=kind, timestamp=written.strftime("%Y%m%d%H%M%S"))
     tokens = path.name[: -len(path.suffix)].split("_")
     max_trailing = 2 if kind == "image" else 1
     for trailing in range(0, max_trailing + 1):
