@@ -1,36 +1,20 @@
 """What every ostris/ai-toolkit adapter shares: one job file per launch, run by ``run.py``.
 
-ai-toolkit is driven by a job file, not flags: ``python run.py <job file>`` in its checkout.
-:meth:`AiToolkitTrainer.prepare_run` writes that file (JSON, which ai-toolkit loads like YAML,
-with exact types) as ``job: extension`` with one ``config.process[]`` entry of type
-``sd_trainer``, every key in it one the pinned checkout reads (checked against
-``bracket/trainer/inventory/ai-toolkit.json``: ai-toolkit silently ignores the others). What a
-model module states is data: its ``model`` section (``arch``, paths, quantization per VRAM
-tier), its noise scheduler, sample defaults, learning-rate range, baseline and curated configs.
+ai-toolkit is driven by a job file: ``python run.py <job file>`` in its checkout.
+:meth:`AiToolkitTrainer.prepare_run` writes it (JSON, which ai-toolkit loads like YAML) as
+``job: extension`` with one ``config.process[]`` of type ``sd_trainer``, every key one the pinned
+checkout reads (``bracket/trainer/inventory/ai-toolkit.json``: ai-toolkit silently ignores the
+others). A model module states data: its ``model`` section per VRAM tier, noise scheduler,
+sample defaults, learning-rate range, baseline and curated configs.
 
-Facts read at the pin (27a03a91, ``jobs/process/BaseSDTrainProcess.py``, ``run.py``):
-
-* the run folder is ``<training_folder>/<config.name>``; a launch with a name whose folder holds
-  a save resumes from it (weights and optimizer; data order, RNG and scheduler are not kept).
-  Every launch therefore gets a name of its own (:meth:`job_name`), and a halving search
-  restarts a promoted config from step 0 (``resume_mode = "restart"``) instead of resuming;
-* validation: with the session's held-out split, ``train.validation_config`` names the held-out
-  images (trained from a folder of links to the rest) and ``val/loss`` is read from
-  ``loss_log.db`` (:mod:`bracket.trainer.ai_toolkit.validation`);
-* losses: ``logging.log_every`` (default 100) is set to 1; with ``log_dir`` set the step loss
-  goes to TensorBoard as ``loss`` under ``<log_dir>/<name>_<time>/`` (read by the session like
-  every other trainer's) and, with ``logging.use_ui_logger``, also into
-  ``<run folder>/loss_log.db`` as ``loss/loss`` (kept for ai-toolkit's own UI);
-* samples: ``<run folder>/samples/<ms>__<step:09d>_<i>.<jpg|webp>``, from ``sample.samples[]``
-  (prompt, seed, size), every ``sample.sample_every`` steps, before the first step (step 0)
-  and after the last;
-* saves: ``<name>_<step:09d>.safetensors`` every ``save.save_every`` steps and
-  ``<name>.safetensors`` after the last step — the mark of a finished run: SIGINT makes
-  ``run.py`` print "Job stopped" and exit 0 without saving, SIGTERM kills it at once.
-
-Model paths are local folders or Hugging Face ids already in the cache: runs get
-``HF_HUB_OFFLINE=1``, so nothing is downloaded during a search (``bracket doctor`` says which
-ids are missing from the cache).
+Read at the pin (27a03a91): a launch whose ``<training_folder>/<config.name>`` holds a save
+resumes from it, so every launch gets its own name (:meth:`job_name`) and halving restarts a
+promoted config (``resume_mode = "restart"``); ``logging.log_every`` is set to 1 and the loss
+read from TensorBoard under ``log_dir``, ``val/loss`` from ``loss_log.db``
+(:mod:`bracket.trainer.ai_toolkit.validation`); samples are
+``samples/<ms>__<step:09d>_<i>.<jpg|webp>`` from step 0; ``<name>.safetensors`` after the last
+step marks a finished run (SIGINT exits 0 without saving). Runs get ``HF_HUB_OFFLINE=1``: model
+ids must be local or cached. docs/TRAINERS.md ("ostris/ai-toolkit") has the details.
 """
 
 from __future__ import annotations
