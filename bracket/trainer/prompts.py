@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from bracket.errors import BracketError
 
@@ -62,9 +63,9 @@ class SamplePrompt:
     one_frame: str | None = None
     control_images: tuple[str, ...] = field(default_factory=tuple)
 
-    def with_defaults(self, **defaults: object) -> "SamplePrompt":
+    def with_defaults(self, **defaults: Any) -> "SamplePrompt":
         """A copy with ``defaults`` filled in where this prompt leaves them unset."""
-        missing = {k: v for k, v in defaults.items() if getattr(self, k) in (None, ())}
+        missing: dict[str, Any] = {k: v for k, v in defaults.items() if getattr(self, k) in (None, ())}
         return replace(self, **missing) if missing else self
 
 

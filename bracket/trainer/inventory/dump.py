@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.abc
 import json
 import os
 import runpy
@@ -81,7 +82,7 @@ class _StubModule(types.ModuleType):
         return _stub_class(f"{self.__name__}.{name}")
 
 
-class _StubFinder:
+class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Meta path finder that answers for the stubbed top-level packages and their submodules."""
 
     def __init__(self, names: set[str]) -> None:
@@ -151,7 +152,7 @@ def _jsonable(value: Any) -> Any:
 
 def describe_parser(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
     """Every optional argument of ``parser`` (help excluded), sorted by its first flag."""
-    options = []
+    options: list[dict[str, Any]] = []
     # argparse has no public list of a parser's actions, nor a public help-action class
     for action in parser._actions:  # noqa: SLF001
         if not action.option_strings or isinstance(action, argparse._HelpAction):  # noqa: SLF001

@@ -27,7 +27,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 MARKER = "BRACKET_PARSER_CHECK"
 HERE = Path(__file__).resolve().parent
@@ -68,9 +68,10 @@ def _exact_flag_problems(parser: argparse.ArgumentParser, argv: list[str]) -> li
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
-    def fail(message: str) -> None:
+    def fail(message: str) -> NoReturn:
         raise _ParseProblem(message)
 
+    # argparse offers no hook for its errors but replacing this method (it exits otherwise)
     parser.error = fail  # type: ignore[method-assign]
     try:
         parser.parse_args(argv)

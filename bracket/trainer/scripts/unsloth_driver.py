@@ -141,7 +141,7 @@ def training_arguments(config: dict[str, Any], *, transformers_version: str,
 def make_scalar_callback(base: type, writer: Any) -> Any:
     """A ``TrainerCallback`` that writes every numeric logged value as a TensorBoard scalar."""
 
-    class ScalarCallback(base):  # type: ignore[misc, valid-type]
+    class ScalarCallback(base):
         def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
             for key, value in (logs or {}).items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -14,7 +14,7 @@ are bundled with sd-scripts. The cache tools know no Anima: the first run writes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import Knob
@@ -33,11 +33,11 @@ _DOC = "kohya-ss/sd-scripts docs/anima_train_network.md"
 
 
 class _AnimaFamily:
-    model_inputs = ANIMA_INPUTS
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = ANIMA_INPUTS
     latent_cache_suffix = "_anima.npz"
     text_encoder_cache_suffix = "_anima_te.npz"
     save_precision = "bf16"
-    prompt_letters = ("d", "w", "h", "s", "l", "n")
+    prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "l", "n")
 
     def prompt_defaults(self) -> dict[str, Any]:
         size = self.resolution()  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ sd-scripts recognises schnell from the checkpoint itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, Knob
@@ -36,13 +36,13 @@ _DOC_SHIFT = 3.1582  # the README's shift for 1024 px
 
 
 class _Flux1Family:
-    model_inputs = FLUX1_INPUTS
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = FLUX1_INPUTS
     latent_cache_suffix = "_flux.npz"
     text_encoder_cache_suffix = "_flux_te.npz"
     cache_tool_flag = "--flux"
     save_precision = "bf16"  # FLUX.1 is released in bf16
-    tokenizer_ids = (CLIP_L_TOKENIZER, T5_XXL_TOKENIZER)
-    prompt_letters = ("d", "w", "h", "s", "g", "n")
+    tokenizer_ids: tuple[str, ...] = (CLIP_L_TOKENIZER, T5_XXL_TOKENIZER)
+    prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "g", "n")
 
     def prompt_defaults(self) -> dict[str, Any]:
         size = self.resolution()  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ The Gemma2 tokenizer is loaded from the hub as ``google/gemma-2-2b`` (a gated re
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import FixedKnob, Knob
@@ -35,12 +35,12 @@ _FT_DOC = "kohya-ss/sd-scripts docs/fine_tune.md"
 
 
 class _LuminaFamily:
-    model_inputs = LUMINA_INPUTS
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = LUMINA_INPUTS
     latent_cache_suffix = "_lumina.npz"
     text_encoder_cache_suffix = "_lumina_te.npz"
     save_precision = "bf16"
-    tokenizer_ids = (GEMMA2_TOKENIZER,)
-    prompt_letters = ("d", "w", "h", "s", "l", "n")
+    tokenizer_ids: tuple[str, ...] = (GEMMA2_TOKENIZER,)
+    prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "l", "n")
 
     def prompt_defaults(self) -> dict[str, Any]:
         size = self.resolution()  # type: ignore[attr-defined]
