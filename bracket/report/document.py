@@ -306,7 +306,8 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
     if report.importance:
         importance.append(("table", ["parameter", "importance"],
                            [[k, f"{v:.3f}"] for k, v in report.importance.items()]))
-    samples = [("img", pictures[s]) for s in ("report-best-samples", "report-worst-samples") if s in pictures]
+    samples: list[Block] = [("img", pictures[s]) for s in ("report-best-samples", "report-worst-samples")
+                            if s in pictures]
     if report.unreadable:
         samples.append(("p", "Unreadable sample files (left out): " + ", ".join(report.unreadable) + "."))
     settings_rows = [[k, _fmt(v)] for k, v in report.settings.items() if k != "sample_prompts"]
