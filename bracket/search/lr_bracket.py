@@ -55,7 +55,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bracket.search.space import FloatKnob, SearchSpace
+from bracket.search.space import FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import BRACKET_KIND, WARM_START_KINDS, ScoredConfig
 
 #: the knob every trainer in Bracket calls its learning rate
@@ -172,6 +172,7 @@ def next_bracket(history: Sequence[ScoredConfig], space: SearchSpace, *,
     skipped: list[str] = []
     for params, name, rate, why in _candidates(scored, made, space, factor, rule):
         knob = space[name]
+        assert isinstance(knob, (FloatKnob, IntKnob)), "a step knob is numeric (step_knob)"
         # round, then clamp: in bounds
         wanted = float(f"{params[name]:.3g}")
         candidate = min(max(wanted, knob.low), knob.high)
@@ -275,10 +276,10 @@ def _rescue(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchS
             return (dict(lowest.params, **{name: rate / factor ** 2}), name, rate,
                     "the lowest-rate config of an optimizer that diverged at every rate tried,")
     for (_, name), members in families.items():
-        lowest = _best_at_lowest(members)
-        if lowest is not None:
-            rate = float(lowest.params[name])
-            return (dict(lowest.params, **{name: rate / factor ** 2}), name, rate,
+        best_low = _best_at_lowest(members)
+        if best_low is not None:
+            rate = float(best_low.params[name])
+            return (dict(best_low.params, **{name: rate / factor ** 2}), name, rate,
                     "the lowest-rate config of an optimizer whose every higher rate did worse,")
     return None
 
