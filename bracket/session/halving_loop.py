@@ -304,7 +304,7 @@ class HalvingLoop:
         self.report(row, scores)
         self.renote_paused(configs, scores, but=row["id"])
         if place.finished or place.reached == last:
-            values = {"rung": max(place.reached, -1) if place.reached >= 0 else None}
+            values: dict[str, Any] = {"rung": max(place.reached, -1) if place.reached >= 0 else None}
             if place.reached == last:
                 values |= {"rung_state": "full", "rung_note": row.get("rung_note") or "trained to full length"}
             else:  # a run failed or was disqualified: the config goes no further (not "running" any more)

@@ -142,13 +142,14 @@ def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str
         if config.get("status") == "running":
             busy.add(kind)
     plan = _shapes_as_made(_rebalanced(_without_skipped(plan, skipped or {}, algorithm), tried, busy), tried)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for phase, count in plan:
         kind = KIND_OF_PHASE.get(phase, "search" if phase in SAMPLER_PHASES else phase)
         rows.append({"phase": phase, "planned": count, "done": tried.get(kind, 0), "kind": kind,
                      "current": kind == current_kind})
-        if kind != "search" and (skipped or {}).get(kind):
-            rows[-1]["skipped"] = skipped[kind]  # type: ignore[index]
+        why = (skipped or {}).get(kind)
+        if kind != "search" and why:
+            rows[-1]["skipped"] = why
     if current_kind is None:  # no run in progress: the first phase not yet full is the next one
         for row in rows:
             if row["done"] < row["planned"]:

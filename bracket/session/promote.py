@@ -71,7 +71,7 @@ def train_promoted(pipeline: RunPipeline, source: dict[str, Any], *, steps: int,
                                      worker=pipeline.worker_id)
         config = next(c for c in store.configs(name, stage=STAGE) if c["id"] == config_id)
     previous = [r for r in store.runs(name, with_series=False) if r["config_id"] == config["id"]]
-    options = {"save_every_n_steps": save_every_n_steps or max(1, steps // 10), "save_state": True}
+    options: dict[str, Any] = {"save_every_n_steps": save_every_n_steps or max(1, steps // 10), "save_state": True}
     last = previous[-1] if previous else None
     resume_from = latest_state(Path(last["output_dir"])) if last and last["output_dir"] else None
     if last is not None and resume_from is not None and last["status"] in ("interrupted", "failed") \

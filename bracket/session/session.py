@@ -28,7 +28,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from bracket.errors import BracketError, machine_state_message
 from bracket.search.types import SEARCH_KINDS, ScoredConfig
@@ -57,7 +57,8 @@ log = logging.getLogger(__name__)
 #: how often a worker with nothing to do looks again for orphaned work of other workers
 WAIT_SECONDS = 2.0
 #: called with the session at a search's end (``study_sync.record_at_end``) or after a change (``status_refresh``)
-FinishCallback = ChangeCallback = Callable[["Session"], None]
+FinishCallback: TypeAlias = Callable[["Session"], None]
+ChangeCallback: TypeAlias = Callable[["Session"], None]
 
 
 class Session:

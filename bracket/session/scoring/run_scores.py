@@ -86,7 +86,7 @@ def judge_estimates(per_judge: Mapping[str, Mapping[int, JudgeResult]], qualifie
     """Per judge that scored some but not all ``qualified`` runs: its estimate for the others."""
     estimates: dict[str, Estimate] = {}
     for name, table in per_judge.items():
-        scored = [table[i].score for i in qualified if i in table and table[i].has_score]
+        scored = [s for i in qualified if i in table and table[i].has_score and (s := table[i].score) is not None]
         if scored and len(scored) < len(qualified):
             estimate = estimate_missing(scored)
             if estimate is not None:
@@ -101,7 +101,8 @@ def run_estimates(per_judge: Mapping[str, Mapping[int, JudgeResult]], shared: Ma
     per_run: dict[int, dict[str, Estimate]] = {}
     for name, estimate in shared.items():
         table = per_judge.get(name, {})
-        scored = {i: float(table[i].score) for i in qualified if i in table and table[i].has_score}
+        scored = {i: float(s) for i in qualified
+                  if i in table and table[i].has_score and (s := table[i].score) is not None}
         targets = [i for i in qualified if i not in scored]
         for run_id, guess in neighbour_estimates(estimate, scored, params, targets).items():
             per_run.setdefault(run_id, {})[name] = guess

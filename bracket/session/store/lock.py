@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TextIO
 
 from bracket.errors import SessionBusyError
 
@@ -25,7 +26,7 @@ class SessionLock:
 
     def __init__(self, folder: Path, name: str = ".lock") -> None:
         self.path = Path(folder) / name
-        self._handle = None
+        self._handle: TextIO | None = None
 
     def acquire(self) -> None:
         handle = open(self.path, "a+")  # noqa: SIM115 - kept open while the lock is held
