@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from bracket.search.configs import NamedConfig
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, Knob
 from bracket.trainer.base import ModelInput
-from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA, SdScriptsTrainer
 from bracket.trainer.tokenizers import CLIP_L_TOKENIZER, T5_XXL_TOKENIZER
 from bracket.trainer.vram import ANY_TIER
 
@@ -35,7 +35,9 @@ _README = "kohya-ss/sd-scripts README (FLUX.1 section, commit c38b07d0)"
 _DOC_SHIFT = 3.1582  # the README's shift for 1024 px
 
 
-class _Flux1Family:
+class _Flux1Family(SdScriptsTrainer):
+    """The family's class data and helpers, mixed in before its LoRA and full adapters."""
+
     model_inputs: ClassVar[tuple[ModelInput, ...]] = FLUX1_INPUTS
     latent_cache_suffix = "_flux.npz"
     text_encoder_cache_suffix = "_flux_te.npz"
@@ -45,8 +47,8 @@ class _Flux1Family:
     prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "g", "n")
 
     def prompt_defaults(self) -> dict[str, Any]:
-        size = self.resolution()  # type: ignore[attr-defined]
-        schnell = self.field("flux1_variant", "dev") == "schnell"  # type: ignore[attr-defined]
+        size = self.resolution()
+        schnell = self.field("flux1_variant", "dev") == "schnell"
         return {"width": size, "height": size, "steps": 4 if schnell else 20, "guidance": 3.5}
 
     def family_knobs(self) -> dict[str, Knob]:

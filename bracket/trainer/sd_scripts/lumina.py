@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from bracket.search.configs import NamedConfig
 from bracket.search.space import FixedKnob, Knob
 from bracket.trainer.base import ModelInput
-from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA, SdScriptsTrainer
 from bracket.trainer.sd_scripts.flow import flow, flow_args, flow_knobs
 
 LUMINA_INPUTS = (
@@ -34,7 +34,9 @@ _DOC = "kohya-ss/sd-scripts docs/lumina_train_network.md"
 _FT_DOC = "kohya-ss/sd-scripts docs/fine_tune.md"
 
 
-class _LuminaFamily:
+class _LuminaFamily(SdScriptsTrainer):
+    """The family's class data and helpers, mixed in before its LoRA and full adapters."""
+
     model_inputs: ClassVar[tuple[ModelInput, ...]] = LUMINA_INPUTS
     latent_cache_suffix = "_lumina.npz"
     text_encoder_cache_suffix = "_lumina_te.npz"
@@ -43,7 +45,7 @@ class _LuminaFamily:
     prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "l", "n")
 
     def prompt_defaults(self) -> dict[str, Any]:
-        size = self.resolution()  # type: ignore[attr-defined]
+        size = self.resolution()
         return {"width": size, "height": size, "steps": 30, "cfg_scale": 4.0}
 
     def family_knobs(self) -> dict[str, Knob]:

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from bracket.search.configs import NamedConfig
 from bracket.trainer.base import ModelInput
-from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA, SdScriptsTrainer
 from bracket.trainer.tokenizers import CLIP_G_TOKENIZER, CLIP_L_TOKENIZER
 
 SDXL_INPUTS = (
@@ -23,7 +23,9 @@ SDXL_INPUTS = (
 _DOCS = "kohya-ss/sd-scripts"
 
 
-class _SdxlFamily:
+class _SdxlFamily(SdScriptsTrainer):
+    """The family's class data and helpers, mixed in before its LoRA and full adapters."""
+
     model_inputs: ClassVar[tuple[ModelInput, ...]] = SDXL_INPUTS
     latent_cache_suffix = "_sdxl.npz"
     text_encoder_cache_suffix = "_te_outputs.npz"
