@@ -137,7 +137,7 @@ def _stage(table: Standings, stage: str, runs: list[dict[str, Any]]) -> StageRes
 
 def _drawn(result: StageResult) -> list[dict[str, Any]]:
     """The runs of ``result`` its loss chart draws (``report_charts.chart_runs``)."""
-    return chart_runs(result.runs, {i: s.score for i, s in result.scores.items()})  # type: ignore[return-value]
+    return chart_runs(result.runs, {i: s.score for i, s in result.scores.items()})
 
 
 def _with_chart_series(store: Any, results: list[StageResult | None]) -> None:

@@ -199,8 +199,9 @@ def _without_skipped(plan: Sequence[tuple[str, int]], skipped: Mapping[str, int]
     out: Plan = []
     for phase, count in plan:
         kind = KIND_OF_PHASE.get(phase)
-        if phase in (BASELINE, PAST, CURATED) and skipped.get(kind or ""):
-            moved = min(skipped[kind], count)  # type: ignore[index]
+        taken = skipped.get(kind or "") if phase in (BASELINE, PAST, CURATED) else None
+        if taken:
+            moved = min(taken, count)
             count, spare = count - moved, spare + moved
         elif phase == BRACKET and spare:
             extra = min(spare, BRACKET_TRIALS - count)

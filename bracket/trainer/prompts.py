@@ -75,7 +75,7 @@ def parse_prompt_line(line: str, *, default_seed: int) -> SamplePrompt:
     text = parts[0].strip()
     if not text:
         raise PromptError(f"Sample prompt line {line!r} has no prompt text before its options.")
-    values: dict[str, object] = {"seed": default_seed}
+    values: dict[str, Any] = {"seed": default_seed}  # each option's value is of its _OPTIONS type
     controls: list[str] = []
     for part in parts[1:]:
         letter, _, raw = part.partition(" ")
@@ -102,7 +102,7 @@ def parse_prompt_line(line: str, *, default_seed: int) -> SamplePrompt:
             controls.append(str(value))
         else:
             values[attribute] = value
-    return SamplePrompt(text=text, control_images=tuple(controls), **values)  # type: ignore[arg-type]
+    return SamplePrompt(text=text, control_images=tuple(controls), **values)
 
 
 def parse_prompt_lines(lines: Iterable[str] | str, *, first_seed: int = 1000) -> list[SamplePrompt]:

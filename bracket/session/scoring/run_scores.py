@@ -258,9 +258,9 @@ def config_losses(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunSco
     for run in runs:
         score = scores.get(run["id"])
         part = score.parts.get("loss") if score is not None else None
-        if run.get("config_id") is None or part is None or part.estimated or part.raw is None:
+        if score is None or run.get("config_id") is None or part is None or part.estimated or part.raw is None:
             continue
-        if (score.details.get("loss") or {}).get("basis") != "validation":  # type: ignore[union-attr]
+        if (score.details.get("loss") or {}).get("basis") != "validation":
             continue
         per_config.setdefault(run["config_id"], []).append(float(part.raw))
     return {config_id: statistics.fmean(values) for config_id, values in per_config.items()}

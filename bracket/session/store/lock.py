@@ -17,6 +17,7 @@ from bracket.errors import SessionBusyError
 try:  # POSIX
     import fcntl
 except ImportError:  # pragma: no cover - Windows
+    # the module is absent on Windows: None marks that msvcrt locks instead (the stub has no Optional module)
     fcntl = None  # type: ignore[assignment]
     import msvcrt
 

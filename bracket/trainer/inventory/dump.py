@@ -179,6 +179,7 @@ def _run_until_parse(script: Path, root: Path) -> argparse.ArgumentParser:
     def stop(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
         raise _Parsed(self)
 
+    # the script builds its parser inside main(): replacing the method is the one way to stop it there
     argparse.ArgumentParser.parse_args = stop  # type: ignore[method-assign]
     saved = sys.argv
     sys.argv = [str(script)]
@@ -192,7 +193,7 @@ def _run_until_parse(script: Path, root: Path) -> argparse.ArgumentParser:
     except _Parsed as parsed:
         return parsed.parser
     finally:
-        argparse.ArgumentParser.parse_args = original  # type: ignore[method-assign]
+        argparse.ArgumentParser.parse_args = original  # type: ignore[method-assign]  # put back, as above
         sys.argv = saved
         if not module and sys.path and sys.path[0] == str(script.parent):
             del sys.path[0]

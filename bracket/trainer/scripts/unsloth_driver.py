@@ -55,8 +55,10 @@ def drop_own_folder_from_path() -> None:
 def _load_sibling(name: str) -> Any:
     """Load ``<this folder>/<name>.py`` by path (no ``bracket`` package in the trainer venv)."""
     spec = importlib.util.spec_from_file_location(f"_bracket_{name}", HERE / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {HERE / f'{name}.py'}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     return module
 
 
