@@ -301,10 +301,10 @@ def _best_at_lowest(members: Sequence[tuple[float, ScoredConfig]]) -> ScoredConf
     low_step, lowest = min(trained, key=lambda m: (m[0], m[1].value))
     higher = [item for step, item in members if step >= low_step + DOWNHILL_DECADES]
     beaten_near = any(step < low_step + DOWNHILL_DECADES and item is not lowest and not item.diverged
-                      and item.value < lowest.value for step, item in members)  # type: ignore[operator]
+                      and item.scored_value < lowest.scored_value for step, item in members)
     if beaten_near or all(item.diverged for item in higher):
         return None
-    if all(item.diverged or item.value > lowest.value for item in higher):  # type: ignore[operator]
+    if all(item.diverged or item.scored_value > lowest.scored_value for item in higher):
         return lowest
     return None
 
@@ -323,9 +323,9 @@ def _centre(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig], space:
     if not family and rule == "evidence" and all(h.diverged for h in scored):
         def lowest(item: ScoredConfig) -> tuple[float, float]:
             step = step_of(item.params, space)
-            return (step[2] if step is not None else math.inf, item.value)  # type: ignore[return-value]
+            return (step[2] if step is not None else math.inf, item.scored_value)
         return min(scored, key=lowest)
-    return min(family or scored, key=lambda h: h.value)  # type: ignore[arg-type, return-value]
+    return min(family or scored, key=lambda h: h.scored_value)
 
 
 def _same_shape(a: Mapping[str, Any], b: Mapping[str, Any], name: str | None = None) -> bool:
