@@ -59,6 +59,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="address to listen on; anything but 127.0.0.1 needs --auth (default 127.0.0.1)")
     parser.add_argument("--share", action="store_true", help="create a public gradio.live link (needs --auth)")
     parser.add_argument("--auth", help="user:password login (or BRACKET_AUTH in .env)")
+    parser.add_argument("--trusted-proxy", default=None,
+                        help="IP addresses or networks (comma-separated) of a reverse proxy whose X-Forwarded-For "
+                             "names the client (or BRACKET_TRUSTED_PROXIES); default: none, forwarded headers are "
+                             "ignored")
     parser.add_argument("--allow-custom-executables", action="store_true",
                         help="let the web form type any trainer python, training script or trainer folder "
                              "(default: only those configured in .env/settings; a login then means a shell)")
@@ -110,6 +114,13 @@ def served_text(local_url: str | None, share_url: str | None) -> str:
 def _serve(args: argparse.Namespace) -> int:
     global MANAGER
     auth = parse_auth(args.auth or app_settings.env("BRACKET_AUTH"))
+    from ui.host_guard import forwarded_allow_ips
+
+    proxies = args.trusted_proxy if args.trusted_proxy is not None else app_settings.env("BRACKET_TRUSTED_PROXIES")
+    try:  # read by uvicorn when Gradio starts it: a client may not name its own address
+        os.environ["FORWARDED_ALLOW_IPS"] = forwarded_allow_ips(proxies)
+    except ValueError as error:
+        raise AppError(f"--trusted-proxy / BRACKET_TRUSTED_PROXIES: {error}.") from None
     exposed = args.share or args.host not in LOCAL_HOSTS
     if exposed and auth is None:
         raise AppError("refusing to listen beyond this machine without a login: add --auth user:password "
@@ -129,7 +140,7 @@ def _serve(args: argparse.Namespace) -> int:
     with startup_gc():  # imports, the Blocks and launch; collections resume once the page is served
         from bracket.app.manager import SessionManager
         from ui.blocks import build_app, launch_options  # gradio is imported only when the app runs
-        from ui.host_guard import HostPolicy
+        from ui.host_guard import HostPolicy, guard_first
 
         runs_dir.mkdir(parents=True, exist_ok=True)
         MANAGER = SessionManager(runs_dir, allow_custom_executables=args.allow_custom_executables)
@@ -147,6 +158,7 @@ def _serve(args: argparse.Namespace) -> int:
         except BaseException:
             MANAGER.close()
             raise
+        guard_first(getattr(demo, "server_app", None))  # before Gradio's CORS layer too (none: not served)
     try:
         policy.allow(getattr(demo, "share_url", None) or "")
         print(served_text(getattr(demo, "local_url", None), getattr(demo, "share_url", None)), flush=True)

@@ -43,6 +43,15 @@ class MissingStoreError(StoreError):
                 "moved), then try again.")
 
 
+class DamagedRowError(StoreError):
+    """A stored row whose JSON or number column has the wrong type or an impossible value."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"The session's store is damaged ({reason}). Restore bracket.db from a backup; the other "
+                         "sessions are not affected.")
+
+
 class SessionBusyError(BracketError):
     """A session folder that another Bracket process is already running."""
 
@@ -100,6 +109,8 @@ def damaged_store_reason(error: BaseException) -> str | None:
     seen = 0
     current: BaseException | None = error
     while current is not None and seen < 10:
+        if isinstance(current, DamagedRowError):
+            return current.reason
         names = {cls.__name__ for cls in type(current).__mro__}
         damaged = "DatabaseError" in names and any(text in str(current) for text in DAMAGED_STORE_TEXTS)
         if damaged or "JSONDecodeError" in names:

@@ -143,18 +143,20 @@ def configured_executable_problems(specs: Sequence[FieldSpec], values: Mapping[s
     return problems
 
 
-def check_configured_executables(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> None:
+def check_configured_executables(specs: Sequence[FieldSpec], values: Mapping[str, str], *,
+                                 who: str = "The web app",
+                                 opt_in: str = "start it with `python app.py --allow-custom-executables`") -> None:
     """Refuse an executable field whose value is not the configured one (``.env``/settings).
 
-    A login to the web app must not mean a shell: the form may only pick the trainer python,
-    training script, trainer folder and trainer config that the person who started the app
-    configured (or a config the trainer has built in).
+    A login to the web app must not mean a shell, nor write access to a shared database a way
+    to run code on every worker: the form (or the stored session a worker joins) may only name
+    the trainer python, training script, trainer folder and trainer config configured on this
+    machine (or a config the trainer has built in). ``who`` runs it; ``opt_in``: how to lift it.
     """
     problems = configured_executable_problems(specs, values)
     if problems:
-        raise FieldError(" ".join(problems) + " The web app runs only the trainer programs and configs set in "
-                         ".env or the settings; to type others, start it with "
-                         "`python app.py --allow-custom-executables`.")
+        raise FieldError(" ".join(problems) + f" {who} runs only the trainer programs and configs set in "
+                         f".env or the settings; to run others, {opt_in}.")
 
 
 def merge_with_defaults(specs: Sequence[FieldSpec], values: Mapping[str, str]) -> dict[str, str]:

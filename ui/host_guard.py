@@ -226,3 +226,34 @@ def _on_status(send, seen):
         await send(message)
 
     return sending
+
+
+def guard_first(app) -> bool:
+    """Move :class:`HostGuard` in front of every other middleware of ``app`` (a Starlette app
+    whose guard came in with ``app_kwargs``), so no layer of Gradio's runs before it: its CORS
+    layer would otherwise answer preflights itself and add ``Access-Control-Allow-*`` headers to
+    the guard's refusals. The stack is built again and swapped in one assignment (requests in
+    flight finish on the old one, which is guarded too). False when ``app`` has no guard."""
+    middleware = list(getattr(app, "user_middleware", []))
+    guards = [m for m in middleware if m.cls is HostGuard]
+    if not guards:
+        return False
+    app.user_middleware = [guards[0], *[m for m in middleware if m.cls is not HostGuard]]
+    app.middleware_stack = app.build_middleware_stack()
+    return True
+
+
+def forwarded_allow_ips(proxies: str) -> str:
+    """The ``FORWARDED_ALLOW_IPS`` uvicorn gets: the proxies the operator names (``--trusted-proxy``,
+    ``BRACKET_TRUSTED_PROXIES``: IP addresses or networks, comma-separated), else none. Uvicorn
+    trusts ``X-Forwarded-For`` from 127.0.0.1 by default, which would let any local client (the
+    ``--share`` tunnel included) choose the address the login throttle counts; raises ValueError
+    naming an entry that is not an address or a network (``*`` is refused: it trusts everyone)."""
+    entries = [p.strip() for p in (proxies or "").split(",") if p.strip()]
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ValueError(f"trusted proxy {entry!r} is not an IP address or network (e.g. 10.0.0.5 or "
+                             "10.0.0.0/24)") from None
+    return ",".join(entries)

@@ -47,6 +47,7 @@ def run_finals(session: Session, *, top_k: int = 3, steps: int | None = None, se
     if not chosen:
         raise BracketError("No configuration has a score yet; run the search before the finals.")
     with session.exclusive("running finals") as pipeline:
+        session.worker.recover()  # a killed earlier attempt: its runs interrupted, what is left of them killed
         return train_finals(pipeline, chosen, steps=steps, seeds=seeds)
 
 
@@ -78,5 +79,6 @@ def promote(session: Session, *, steps: int | None = None, run_id: int | None = 
         raise BracketError(f"Dataset {dataset} does not exist; give the full dataset's TOML or folder.")
     source, own_steps = _source(session, run_id)
     with session.exclusive("promoting") as pipeline:
+        session.worker.recover()  # a killed earlier attempt: its runs interrupted, what is left of them killed
         steps = int(steps or scaled_steps(pipeline, int(own_steps or session.settings.steps), dataset))
         return train_promoted(pipeline, source, steps=steps, save_every_n_steps=save_every_n_steps, dataset=dataset)

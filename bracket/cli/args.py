@@ -174,6 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--grace", type=float, default=60.0,
                         help="seconds without a heartbeat after which another worker's run is re-run")
     worker.add_argument("--quiet", action="store_true", help="no progress lines")
+    worker.add_argument("--allow-custom-executables", action="store_true",
+                        help="run the trainer programs and judge server the shared session names even when they are "
+                        "not the ones configured on this machine (anyone who can write the database then runs code "
+                        "here)")
 
     demo = sub.add_parser("demo-data", help="write the demo dataset")
     demo.add_argument("path", type=absolute_path)

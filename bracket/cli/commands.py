@@ -346,8 +346,16 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print("warning: a password in --storage is visible in the process list; put it in PGPASSWORD "
               "(or ~/.pgpass) instead", file=sys.stderr)
 
-    session = _keep_status_view(Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "",
-                                             grace_s=args.grace, on_finish=[_record_at_end]))
+    from bracket.app.programs import WORKER, check_session_launch
+
+    session = Session.join(url, args.session, args.runs_dir, gpu=args.gpu or "", grace_s=args.grace,
+                           on_finish=[_record_at_end])
+    try:  # the database names the programs: only this machine's configured ones run (docs/SCALING.md)
+        check_session_launch(session, allow=args.allow_custom_executables, launcher=WORKER)
+    except BracketError:
+        session.close()
+        raise
+    _keep_status_view(session)
     print(f"worker {session.worker_id} (gpu {session.worker.gpu or '-'}) joined {session.name} on {redact_url(url)}; "
           f"run folders in {session.folder}", flush=True)
     # Ctrl-C or SIGTERM stops only this worker; the others take its slot over

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bracket.dataset.captions import MAX_CAPTION_BYTES, read_caption
 from bracket.dataset.runtime import load_dataset_spec
 from bracket.errors import DatasetError
 
@@ -121,8 +122,13 @@ def _check_folder(folder: Path, caption_extension: str, report: PreflightReport,
             report.warnings.append(f"{len(missing)} file(s) in {folder} have no caption ({_examples(missing)}).")
         if orphans:
             report.warnings.append(orphan_hint.strip())
-    empty = [c.name for c in captions if c.stem in media_stems and not c.read_text(encoding="utf-8",
-                                                                                     errors="replace").strip()]
+    read = {c.name: read_caption(c, folder) for c in captions if c.stem in media_stems}
+    refused = [f"{name} {caption.refused}" for name, caption in read.items() if caption.refused]
+    empty = [name for name, caption in read.items() if not caption.refused and not caption.text.strip()]
+    if refused:
+        report.warnings.append(f"{len(refused)} caption(s) in {folder} are not read by Bracket ({_examples(refused)}); "
+                               f"a caption is a regular file inside its folder of at most "
+                               f"{MAX_CAPTION_BYTES // 1024} kB.")
     if empty:
         report.warnings.append(f"{len(empty)} caption(s) in {folder} are empty ({_examples(empty)}); those images "
                                "train without a prompt.")

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from bracket.report import render as report_render
 from bracket.report.charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
 from bracket.report.export import export_run
+from bracket.report.files import write_whole
 from bracket.report.redaction import known_secrets, scrub, without_secrets
 from bracket.report.render import Block, Picture
 from bracket.safe_text import shown
@@ -371,12 +372,10 @@ def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:
     report = build_report(session, None if folder == session.folder else folder / "export")
     images = []
     for picture in report.pictures:
-        path = folder / f"{picture.stem}.png"
-        path.write_bytes(picture.png)
-        images.append(path)
+        images.append(write_whole(folder / f"{picture.stem}.png", picture.png))
     markdown, page = folder / "report.md", folder / "report.html"
-    markdown.write_text(render_markdown(report), encoding="utf-8")
-    page.write_text(render_html(report), encoding="utf-8")
+    write_whole(markdown, render_markdown(report))  # a full disk leaves no empty or cut report
+    write_whole(page, render_html(report))
     return ReportFiles(markdown, page, images, report)
 
 

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 import tomli_w
 
 from bracket.errors import BracketError
+from bracket.report.files import write_whole
 from bracket.report.powershell import SCRIPT_NAME as WINDOWS_SCRIPT_NAME
 from bracket.report.powershell import powershell_script
 from bracket.report.redaction import looks_secret
@@ -135,25 +136,6 @@ def script_command(text: str) -> list[str]:
     return shlex.split("\n".join(lines[start + 1:end]))
 
 
-def _write_whole(path: Path, data: bytes, *, mode: int | None = None) -> Path:
-    """Write ``data`` to ``path`` unless it already holds exactly that: into a temporary file
-    beside it, then renamed over it, so a reader (or a second export) never sees half a file."""
-    try:
-        if path.read_bytes() == data:
-            return path
-    except OSError:
-        pass
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_bytes(data)
-        if mode is not None:
-            temporary.chmod(mode)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-    return path
-
-
 def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items() if v is not None}
@@ -227,9 +209,9 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
                 if best_step else []),
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
               f"{run_id} --steps {steps}"]
-    script = _write_whole(folder / SCRIPT_NAME, shell_script(command, spec.cwd, env, header=header,
+    script = write_whole(folder / SCRIPT_NAME, shell_script(command, spec.cwd, env, header=header,
                                                              dropped_env=dropped).encode("utf-8"), mode=0o755)
-    windows_script = _write_whole(folder / WINDOWS_SCRIPT_NAME, powershell_script(
+    windows_script = write_whole(folder / WINDOWS_SCRIPT_NAME, powershell_script(
         command, spec.cwd, env, header=header, dropped_env=dropped).encode("utf-8-sig"))
     document = _plain({
         "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
@@ -240,8 +222,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })
     json_path, toml_path = folder / "config.json", folder / "config.toml"
-    _write_whole(json_path, json.dumps(document, indent=2).encode("utf-8"))
-    _write_whole(toml_path, tomli_w.dumps(document).encode("utf-8"))
+    write_whole(json_path, json.dumps(document, indent=2).encode("utf-8"))
+    write_whole(toml_path, tomli_w.dumps(document).encode("utf-8"))
     files = sorted(p for p in (folder / "run").rglob("*") if p.is_file())
     return ExportResult(folder, script, json_path, toml_path, command, Path(spec.cwd), env, run_id, name, steps,
                         dropped, files, windows_script)

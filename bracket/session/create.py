@@ -13,14 +13,16 @@ import json
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 
 from bracket import settings as app_settings
 from bracket.dataset.preflight import preflight_dataset, preflight_for_trainer
-from bracket.errors import BracketError, DatasetError, SearchSpaceError, StoreError
+from bracket.errors import BracketError, DamagedRowError, DatasetError, SearchSpaceError, StoreError
 from bracket.judge.combine import check_weights_score
 from bracket.registry import get_preset
 from bracket.search.configs import NamedConfig
@@ -291,6 +293,10 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
     row = store.get_session(name)
     if row is None:
         raise StoreError(f"The store holds no session named {name!r}.")
+    damage = stored_damage(row)
+    if damage:
+        store.close()
+        raise DamagedRowError(f"session {name!r}: {damage}")
     preset = get_preset(row["preset_id"])
     try:
         fields = preset.validate_fields(row["fields"]) if validate else dict(row["fields"])
@@ -307,6 +313,17 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
     apply_validation(trainer, settings)
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]))
+
+
+def stored_damage(row: Mapping[str, Any]) -> str | None:
+    """What makes a session row unusable though its columns decode (``schema.check_record``):
+    field values that are not text, settings of the wrong types (``SearchSettings.stored_problem``)."""
+    fields, notes = row.get("fields"), row.get("notes")
+    if not isinstance(fields, dict) or not all(isinstance(v, str) for v in fields.values()):
+        return f"its field values are {str(fields)[:60]!r}, not names and texts"
+    if notes is not None and not all(isinstance(n, str) for n in notes):
+        return "its notes are not texts"
+    return SearchSettings.stored_problem(row.get("settings"))
 
 
 def write_session_file(folder: Path, name: str, preset_id: str, storage_url: str | None) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts
 from bracket.session.process import RunExecutor
+from bracket.session.run_state import mark_run_folder, state_problem
 from bracket.session.rung_steps import launch_sample_every
 from bracket.session.scoring import Scoreboard, VlmScorer
 from bracket.session.scoring.rung_verdicts import wait_all
@@ -96,6 +97,7 @@ class RunPipeline:
                 steps: int, seed: int, resume_step: int | None = None, **run_options: Any) -> str:
         """Prepare and run one launch of run ``run_id`` in ``run_dir``; returns its final status."""
         settings = self.settings
+        mark_run_folder(run_dir, self.name, run_id)  # a resume checks that a state is this run's own
         spec = self.trainer.prepare_run(RunRequest(
             run_dir=run_dir, knobs=trainer_config,
             dataset=dataset or Path(self.parts.fields.get("dataset", "")), max_steps=steps, seed=seed,
@@ -175,9 +177,13 @@ class RunPipeline:
         if continues and resume_from is None and run.get("pause_step"):
             resume_step = int(run["pause_step"])
             resume_from = self.trainer.paused_state(Path(run.get("output_dir") or ""), resume_step)
-            if resume_from is None:
-                self.store.update_run(run_id, status="failed", pause_step=None, failure_reason=(
-                    f"its state of step {resume_step} is gone from {run.get('output_dir')}; it cannot resume"))
+            problem = (f"its state of step {resume_step} is gone from {run.get('output_dir')}" if resume_from is None
+                       else state_problem(resume_from, run_dir=Path(run["run_dir"]), step=resume_step,
+                                          length=int(run.get("max_steps") or steps),  # the trainer's own count
+                                          session=self.name, run_id=run_id))
+            if problem:  # never another run's state, a damaged one or one at the end (bracket.session.run_state)
+                self.store.update_run(run_id, status="failed", pause_step=None,
+                                      failure_reason=f"{problem}; it cannot resume")
                 return "failed"
         elif not continues and resume_from is None:
             resume_step = None  # a trainer that cannot resume trains the config again from 0, to the next rung

@@ -4,8 +4,10 @@ A search finds a configuration with short runs; promotion trains the winner (cho
 standings, ``bracket.app.stages.promote``: the finals' best when there are finals) for the
 full length (on the full dataset, or another one) with ``save_every_n_steps`` checkpoints
 and ``save_state``, as a separate ``promote`` stage of the session. If that long run is
-interrupted, promoting again resumes it from its newest saved state instead of starting
-over — in the same run row and folder, so its loss series goes on with true steps. (To run it
+interrupted, promoting again resumes it from its newest saved state that is complete and its
+own (``bracket.session.run_state.resumable_state``: else the one before, else step 0) instead
+of starting over — in the same run row and folder, so its loss series goes on with true steps.
+A promotion that finished is not trained again for the same length. (To run it
 by hand instead, ``python -m bracket export`` writes the command.)
 
 **Default length.** The app trains the winner for its *best step* (``Winner.step``,
@@ -18,30 +20,13 @@ becomes 2000 on 100.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from bracket.session.pipeline import RunPipeline
+from bracket.session.run_state import resumable_state
 
 STAGE = "promote"
-
-
-def latest_state(output_dir: Path) -> Path | None:
-    """The newest ``*-state`` folder the trainer saved under ``output_dir`` (sd-scripts/musubi)."""
-    if not output_dir.is_dir():
-        return None
-    states = [p for p in output_dir.iterdir() if p.is_dir() and p.name.endswith("-state")]
-    return max(states, key=lambda p: p.stat().st_mtime) if states else None
-
-
-def state_step(state: Path) -> int | None:
-    """The optimizer step a saved state holds: ``current_step`` of its ``train_state.json``
-    (sd-scripts, musubi-tuner and the demo write it), else None."""
-    try:
-        return int(json.loads((state / "train_state.json").read_text(encoding="utf-8"))["current_step"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def scaled_steps(pipeline: RunPipeline, steps: int, dataset: Path | None) -> int:
@@ -73,13 +58,17 @@ def train_promoted(pipeline: RunPipeline, source: dict[str, Any], *, steps: int,
     previous = [r for r in store.runs(name, with_series=False) if r["config_id"] == config["id"]]
     options: dict[str, Any] = {"save_every_n_steps": save_every_n_steps or max(1, steps // 10), "save_state": True}
     last = previous[-1] if previous else None
-    resume_from = latest_state(Path(last["output_dir"])) if last and last["output_dir"] else None
+    if last is not None and last["status"] == "done" and int(last.get("max_steps") or 0) == steps:
+        return int(last["id"])  # promoted already: its state is at the end, a trainer would refuse it
+    found = resumable_state(pipeline.trainer, Path(last["output_dir"]), run_dir=Path(last["run_dir"]), length=steps,
+                            session=name, run_id=int(last["id"])) if last and last["output_dir"] else None
+    resume_from, resume_step = found if found else (None, None)
     if last is not None and resume_from is not None and last["status"] in ("interrupted", "failed") \
             and int(last.get("max_steps") or 0) == steps:
         # the same run goes on, in its own row and folder: its series continues with true steps
         # (a trainer that counts from 1 again after a resume is mapped, ``bracket.session.launches``)
         status = pipeline.resume(last["id"], from_status=last["status"], resume_from=resume_from,
-                                 resume_step=state_step(resume_from), dataset=dataset, **options)
+                                 resume_step=resume_step, dataset=dataset, **options)
         if status is not None:
             return int(last["id"])
     pipeline.train(config, 0, steps=steps, seed=pipeline.settings.base_seed, dataset=dataset,

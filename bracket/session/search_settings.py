@@ -18,6 +18,9 @@ rounded up to (``rung_every``): both decided by the session at creation from its
 
 from __future__ import annotations
 
+import math
+import types
+import typing
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -222,6 +225,28 @@ class SearchSettings:
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
 
+    @classmethod
+    def stored_problem(cls, data: Any) -> str | None:
+        """What is wrong with the types of stored settings ``data`` (a session row's), or None: a
+        value of a known field that its type cannot hold (``{"budget": "lots"}``), a number out
+        of every sensible range. Checked where a session is opened, before anything uses them."""
+        if not isinstance(data, dict):
+            return f"its settings are {type(data).__name__}, not an object"
+        hints = typing.get_type_hints(cls)
+        for name, value in data.items():
+            if name not in hints:
+                continue  # an older field, no longer read
+            hint = hints[name]
+            union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+            plain = tuple(typing.get_origin(t) or t for t in (typing.get_args(hint) if union else (hint,)))
+            if value is None and type(None) in plain:
+                continue
+            ok = any(_holds(kind, value) for kind in plain)
+            if not ok:
+                return f"its setting {name} is {str(value)[:60]!r}, not {' or '.join(k.__name__ for k in plain)}"
+        return None
+
+
     def validate(self) -> None:
         """Raise :class:`SettingsError` naming every problem and what to do."""
         problems: list[str] = []
@@ -283,3 +308,20 @@ class SearchSettings:
             problems.append(str(error))
         if problems:
             raise SettingsError(" ".join(problems))
+
+
+#: a stored whole number past this is damage, whatever the setting (budgets, steps and seeds stay far below)
+_STORED_LIMIT = 10 ** 12
+
+
+def _holds(kind: Any, value: Any) -> bool:
+    """Whether a stored ``value`` fits a settings field of type ``kind`` (int, float, bool, str, dict, list)."""
+    if kind is bool:
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if kind is int:
+        return isinstance(value, int) and abs(value) <= _STORED_LIMIT
+    if kind is float:
+        return isinstance(value, (int, float)) and math.isfinite(value) and abs(value) <= _STORED_LIMIT
+    return isinstance(kind, type) and isinstance(value, kind)

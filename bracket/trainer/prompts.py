@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bracket.errors import BracketError
+from bracket.safe_text import PROMPT_CONTROLS
 
 #: option letter -> (attribute, type); the subset both sd-scripts and musubi-tuner accept
 _OPTIONS: dict[str, tuple[str, type]] = {
@@ -118,6 +119,11 @@ def parse_prompt_lines(lines: Iterable[str] | str, *, first_seed: int = 1000) ->
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        control = PROMPT_CONTROLS.search(line.replace("\t", " "))
+        if control:
+            raise PromptError(f"Sample prompt {PROMPT_CONTROLS.sub('?', line[:40])!r} holds the control character "
+                              f"U+{ord(control.group()):04X}; remove it (prompts go raw into the trainer's prompt "
+                              "file).")
         if len(line) > MAX_PROMPT_CHARS:
             raise PromptError(f"Sample prompt {line[:40]!r}… is {len(line)} characters long; keep each prompt under "
                               f"{MAX_PROMPT_CHARS}.")

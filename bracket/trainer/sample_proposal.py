@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bracket.dataset.captions import read_caption
 from bracket.errors import BracketError
+from bracket.safe_text import without_controls
 
 #: how many prompts are proposed (every run renders every prompt)
 COUNT = 4
@@ -47,7 +49,9 @@ class ProposedPrompts:
 
 
 def _line(text: str, seed: int) -> str:
-    flat = _OPTION.sub(" - ", " ".join(str(text).split()))[:MAX_CHARS].strip()
+    """One proposed prompt line: control characters dropped (a typed prompt holding one is refused),
+    whitespace collapsed, option-like text defused, cut to :data:`MAX_CHARS`."""
+    flat = _OPTION.sub(" - ", " ".join(without_controls(str(text)).split()))[:MAX_CHARS].strip()
     return f"{flat} --d {seed}"
 
 
@@ -73,7 +77,9 @@ def shared_token(captions: Sequence[str]) -> str:
 
 
 def _captions(dataset: Path, style: str) -> list[tuple[Path, str]]:
-    """(media file, caption) of every captioned image or video of a kohya dataset, in name order."""
+    """(media file, caption) of every captioned image or video of a kohya dataset, in name order;
+    each caption read by ``bracket.dataset.captions.read_caption`` (inside its folder, a regular
+    file, a few kB at most; others are left out)."""
     from bracket.dataset.runtime import load_dataset_spec
 
     document = load_dataset_spec(dataset, style)
@@ -88,8 +94,8 @@ def _captions(dataset: Path, style: str) -> list[tuple[Path, str]]:
                     continue
                 for media in sorted(Path(folder).expanduser().iterdir()):
                     caption = media.with_suffix(ext)
-                    if media.suffix.lower() in _MEDIA and caption.is_file():
-                        text = caption.read_text(encoding="utf-8", errors="replace").strip()
+                    if media.suffix.lower() in _MEDIA and caption.exists():
+                        text = read_caption(caption, Path(folder).expanduser()).text.strip()
                         if text:
                             found.append((media, text))
     return found

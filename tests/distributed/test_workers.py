@@ -73,7 +73,8 @@ def _worker(shared: dict, name: str, gpu: str, *, grace: float, step_seconds: fl
     log = open(shared["logs"] / f"worker-{name}-{gpu}-{time.time():.0f}.log", "w", encoding="utf-8")  # noqa: SIM115
     return subprocess.Popen(
         [sys.executable, "-m", "bracket", "worker", "--storage", shared["url"], "--session", name,
-         "--runs-dir", str(shared["runs"]), "--gpu", gpu, "--grace", str(grace), "--quiet"],
+         "--runs-dir", str(shared["runs"]), "--gpu", gpu, "--grace", str(grace), "--quiet",
+         "--allow-custom-executables"],  # the fake trainer is not this machine's configured script
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 

@@ -108,6 +108,8 @@ class TrainingState:
         with zipfile.ZipFile(folder / "random_states_0.pkl", "w") as archive:
             archive.writestr("random_states_0/data.pkl", pickle.dumps({"random_state": self.rng.getstate(),
                                                                    "data_state": self.data_rng.getstate()}))
+        if folder.name.startswith("demo-"):  # run as the demo preset's trainer: its marker of a whole state, last
+            (folder / "COMPLETE").write_text("", encoding="utf-8")
 
     def load(self, folder: Path) -> None:
         folder = Path(folder)

@@ -67,6 +67,8 @@ the next entry (an empty or missing list means ``ok``):
   bareescapee    the same, but the grandchild then runs ``sleep 600`` with an empty
                  environment (``env -i``: no run marker)
   printenv       print each environment variable as ``NAME=VALUE`` first
+  short          train half of ``--max_train_steps``, then exit 0 as if done (a trainer that
+                 counted another length, or resumed a state at its end)
 
 ``BRACKET_FAKE_STEP_SECONDS`` (default 0) is the time per step in every mode.
 """
@@ -92,7 +94,7 @@ from fake_state import TrainingState  # noqa: E402
 
 KNOWN_MODES = {
     "ok", "exit1", "segv", "hang", "hang_printing", "noevents", "nan", "diverge",
-    "nosamples", "spam", "grandchild", "slow", "escapee", "binary", "stubborn", "bareescapee", "printenv",
+    "nosamples", "spam", "grandchild", "slow", "escapee", "binary", "stubborn", "bareescapee", "printenv", "short",
 }
 ADAPTIVE = ("prodigy", "dadapt")
 SCHEDULE_FACTOR = {
@@ -314,6 +316,8 @@ def main(argv: list[str]) -> int:
         spam(float(os.environ.get("BRACKET_FAKE_SPAM_MB", "50")))
 
     step_seconds = float(os.environ.get("BRACKET_FAKE_STEP_SECONDS", "0.2" if "slow" in modes else "0"))
+    if "short" in modes:
+        args.max_train_steps = max(1, args.max_train_steps // 2)
     state = TrainingState(args)
     if args.resume:  # model, optimizer, scheduler, RNG and the saved step (train_state.json)
         state.load(Path(args.resume))

@@ -143,3 +143,36 @@ def test_report_and_export_on_a_full_disk_print_one_line(fast_fields, runs_dir, 
     for command in (["report", str(runs_dir / "done")], ["export", str(runs_dir / "done")]):
         assert main(command) == 1, command
         _one_error_line(capsys.readouterr().err)
+
+
+def test_a_report_cut_by_a_full_disk_leaves_no_empty_or_half_file(fast_fields, runs_dir, capsys, monkeypatch):
+    """Issue 44, item 8: ``report`` on a full disk left an empty report.md. The disk fills in the
+    middle of each file (half of it written, then ENOSPC): no report file is left empty or cut —
+    an earlier report stays whole, and none appears where there was none."""
+    assert main(["run", "--preset", "demo-cpu", *cli_args(fast_fields), "--budget", "2", "--steps", "3",
+                 "--name", "done", "--out", str(runs_dir), "--quiet"]) == 0
+    folder = runs_dir / "done"
+    elsewhere = runs_dir / "fresh"
+    assert main(["report", str(folder)]) == 0
+    before = {p: p.read_bytes() for p in folder.rglob("report.*")}
+    assert before and all(before.values())
+    capsys.readouterr()
+    real_write_bytes = Path.write_bytes
+
+    def half_then_full(self, data, *args, **kwargs):  # the disk fills while a report file is written
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        if "report." not in self.name:
+            return real_write_bytes(self, data)
+        real_write_bytes(self, data[: len(data) // 2])
+        _disk_full()
+
+    monkeypatch.setattr(Path, "write_text", half_then_full)
+    monkeypatch.setattr(Path, "write_bytes", half_then_full)
+    for out in ([], ["--out", str(elsewhere)]):
+        assert main(["report", str(folder), *out]) == 1
+        _one_error_line(capsys.readouterr().err)
+    monkeypatch.undo()
+    assert {p: p.read_bytes() for p in folder.rglob("report.*")} == before  # the earlier report, whole
+    assert not list(elsewhere.rglob("report.*")) if elsewhere.exists() else True
+    leftovers = [p for p in (*folder.rglob("*"), *elsewhere.rglob("*")) if p.name.endswith(".tmp")]
+    assert not leftovers, leftovers

@@ -78,14 +78,21 @@ def test_ipv6_clients_are_kept_by_their_64_and_records_are_bounded_and_forgotten
 
 @pytest.fixture(scope="module")
 def app_with_login(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("throttle")
+    yield from _app(tmp_path_factory.mktemp("throttle"))
+
+
+def _app(tmp, *extra: str):
+    """``python app.py --auth …`` (and ``extra``) on a free port; yields its URL."""
     port = free_port()
     env = dict(os.environ, BRACKET_RUNS_DIR=str(tmp / "runs"), GRADIO_ANALYTICS_ENABLED="False",
                GRADIO_TEMP_DIR=str(tmp / "gradio-tmp"), PYTHONUNBUFFERED="1")
+    env.pop("BRACKET_TRUSTED_PROXIES", None)
+    env.pop("FORWARDED_ALLOW_IPS", None)
     log = tmp / "app.log"
     with open(log, "wb") as handle:
         process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port), "--auth",
-                                    f"admin:{PASSWORD}"], cwd=tmp, env=env, stdout=handle, stderr=subprocess.STDOUT)
+                                    f"admin:{PASSWORD}", *extra], cwd=tmp, env=env, stdout=handle,
+                                   stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -104,9 +111,19 @@ def app_with_login(tmp_path_factory):
         process.wait(20)
 
 
-def _login(url: str, password: str) -> httpx.Response:
+def _login(url: str, password: str, **headers: str) -> httpx.Response:
     # as the login page sends it (FormData: multipart)
-    return httpx.post(url + "/login", files={"username": (None, "admin"), "password": (None, password)}, timeout=10)
+    return httpx.post(url + "/login", files={"username": (None, "admin"), "password": (None, password)},
+                      headers=headers, timeout=10)
+
+
+_FORWARDED = ("X-Forwarded-For", "X-Real-IP", "Forwarded", "True-Client-IP", "CF-Connecting-IP")
+
+
+def _rotating(n: int) -> dict[str, str]:
+    """Headers naming another client address for try ``n`` (each a way a proxy names one)."""
+    address = f"198.51.100.{n % 250 + 1}"
+    return {name: (f"for={address}" if name == "Forwarded" else address) for name in _FORWARDED}
 
 
 @pytest.mark.slow
@@ -139,3 +156,29 @@ def test_wrong_passwords_lock_the_client_out_of_the_real_app(app_with_login):
     time.sleep(int(locked.headers["retry-after"]) + 0.5)
     assert _login(url, PASSWORD).status_code == 200
     assert _login(url, "wrong again").status_code == 400  # the success cleared the record
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_forwarded_headers_from_127_0_0_1_do_not_choose_the_throttled_client(app_with_login):
+    """Issue 44, item 5: uvicorn trusted X-Forwarded-For from 127.0.0.1 by default, so 40 wrong
+    passwords with rotating headers went through while locked out. Now no proxy is trusted
+    unless the operator names one: the tries count against 127.0.0.1 whatever they claim."""
+    url = app_with_login
+    codes = [_login(url, f"rotating-{n}", **_rotating(n)).status_code for n in range(40)]
+    assert codes.count(400) <= FREE_TRIES + 4 and codes.count(429) >= 30 and set(codes) <= {400, 429}, codes
+    assert _login(url, PASSWORD, **_rotating(99)).status_code == 429  # still locked out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_proxy_the_operator_names_is_trusted_to_name_the_client(tmp_path):
+    """``--trusted-proxy 127.0.0.1``: behind a proxy of one's own, each forwarded client has its own record."""
+    app = _app(tmp_path, "--trusted-proxy", "127.0.0.1")
+    url = next(app)
+    try:
+        codes = [_login(url, f"guess-{n}", **{"X-Forwarded-For": f"203.0.113.{n + 1}"}).status_code
+                 for n in range(3 * FREE_TRIES)]
+        assert codes == [400] * (3 * FREE_TRIES), codes
+    finally:
+        app.close()

@@ -156,3 +156,22 @@ def test_no_route_stores_a_body(app_url):
     small = httpx.post(url + "/gradio_api/queue/join", json={"data": [], "fn_index": 99999, "session_hash": "x"},
                        timeout=10)
     assert small.status_code not in (403, 413), small.text[:200]
+
+
+def test_a_refusal_carries_no_cors_allow_headers(app_url):
+    """Issue 44, item 8: Gradio's CORS layer ran before the guard and added
+    ``Access-Control-Allow-Origin: <the refused origin>`` to its 403, and answered a preflight
+    itself. The guard now runs first: a refusal allows no origin, a foreign preflight is refused."""
+    url, port, _ = app_url
+    for origin in (f"http://localhost:{port + 1}", f"http://attacker.example:{port}", "null"):
+        for method, route in (("GET", "/config"), ("POST", "/gradio_api/queue/join")):
+            response = _send(url, method, route, Host=f"127.0.0.1:{port}", Origin=origin)
+            assert response.status_code == 403, (origin, route, response.status_code)
+            allow = [h for h in response.headers if h.lower().startswith("access-control-allow")]
+            assert not allow, (origin, route, dict(response.headers))
+        preflight = httpx.options(url + "/gradio_api/queue/join", timeout=10, headers={
+            "Host": f"127.0.0.1:{port}", "Origin": origin, "Access-Control-Request-Method": "POST"})
+        assert preflight.status_code == 403, (origin, preflight.status_code)
+        assert not [h for h in preflight.headers if h.lower().startswith("access-control-allow")], origin
+    own = _send(url, "GET", "/config", Host=f"127.0.0.1:{port}", Origin=f"http://127.0.0.1:{port}")
+    assert own.status_code == 200  # the app's own origin is still answered

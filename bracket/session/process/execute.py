@@ -299,6 +299,10 @@ class RunExecutor:
         elif scored and any(not math.isfinite(v) for _, v in loss):
             status, reason = "disqualified", next(f"loss became {v} at step {s}"
                                                   for s, v in loss if not math.isfinite(v))
+        elif scored and spec.max_steps and max(step for step, _ in loss) < spec.max_steps:
+            # exit 0 short of the length, no pause: a trainer that took a state at (or past) its end
+            status, reason = "failed", (f"the trainer exited at step {max(step for step, _ in loss)} of "
+                                        f"{spec.max_steps} with no error and no pause; the run is not complete")
         else:
             status = "done"
         # the trainer may have made its output folders again after the run folder was deleted:

@@ -43,6 +43,7 @@ from pathlib import Path
 import psutil
 
 from bracket.session.process import groups as proc
+from bracket.session.process.log_cap import MAX_LAUNCH_LOG_BYTES, LogCap
 from bracket.trainer.base import LaunchSpec
 
 #: how often wait() checks for exit, stop and timeout (the reaction time)
@@ -82,9 +83,12 @@ class Runner:
         timeout_s: float | None = None,
         grace_s: float = 5.0,
         marker: str | None = None,
+        log_limit: int = MAX_LAUNCH_LOG_BYTES,
     ) -> None:
         self.spec = spec
         self.log_path = Path(log_path)
+        #: this launch's part of the log kept to ``log_limit`` bytes, head and tail (``log_cap``)
+        self.log_cap = LogCap(self.log_path, limit=log_limit)
         self.timeout_s = timeout_s
         self.grace_s = grace_s
         #: the run marker (BRACKET_RUN_ID) every process of this run inherits
@@ -224,6 +228,7 @@ class Runner:
                 break
             if now >= next_poll:
                 self._remember_descendants()
+                self.log_cap.check()
                 if on_poll is not None:
                     try:
                         on_poll()
@@ -258,6 +263,7 @@ class Runner:
     # ------------------------------------------------------------------- helpers
 
     def _finish(self, *, exit_code: int | None) -> RunResult:
+        self.log_cap.check()
         started = self._started_at if self._started_at is not None else time.monotonic()
         stop_reason = self._stop_reason
         if self._start_error is not None:

@@ -17,6 +17,7 @@ from sqlalchemy.engine import CursorResult, Engine
 
 from bracket.errors import StoreError
 from bracket.session.store.schema import (
+    check_record,
     comparisons_table,
     configs_table,
     decode,
@@ -196,8 +197,8 @@ class Records:
         query = sa.select(runs_table.c.id, runs_table.c.loss_json, runs_table.c.eval_loss_json).where(
             runs_table.c.id.in_(ids))
         with self.engine.connect() as c:
-            return {row.id: {"loss": json.loads(row.loss_json or "[]"),
-                             "eval_loss": json.loads(row.eval_loss_json or "[]")}
+            return {row.id: dict(check_record({"loss": json.loads(row.loss_json or "[]"),
+                                               "eval_loss": json.loads(row.eval_loss_json or "[]")}, f"run {row.id}"))
                     for row in c.execute(query)}
 
     def change_marker(self, session: str) -> tuple:

@@ -15,19 +15,24 @@
   nothing :meth:`~bracket.session.store.records.Records.change_marker` reads.
 
 JSON columns (``params_json`` ...) are read and written as plain values (:func:`decode`,
-:func:`encode`). A column or table added after the first release is added to an older store by
-its migration (:mod:`bracket.session.store.migrations`, which also keeps the store's schema
-version); a read-only store goes without them (``Store.absent``).
+:func:`encode`); a decoded row whose JSON or number column has the wrong type or range
+(:data:`JSON_SHAPES`, :data:`WHOLE_COLUMNS`, :data:`NUMBER_COLUMNS`) raises ``DamagedRowError``
+where it is read (:func:`check_record`), so every command and the worker say one line. A column
+or table added after the first release is added to an older store by its migration
+(:mod:`bracket.session.store.migrations`, which also keeps the store's schema version); a
+read-only store goes without them (``Store.absent``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
+from bracket.errors import DamagedRowError
 from bracket.search.types import stored_kind
 
 RUN_ACTIVE = ("pending", "running")
@@ -163,6 +168,51 @@ JSON_COLUMNS = {
 }
 
 
+#: what each decoded JSON column must hold (None too: an empty column)
+JSON_SHAPES: dict[str, type] = {"params": dict, "judges": dict, "fields": dict, "settings": dict, "loss": list,
+                                "eval_loss": list, "samples": list, "notes": list}
+#: the largest step count a row may hold (far past ``search_settings.MAX_STEPS``, far below a float's exact range)
+MAX_STORED_STEPS = 1_000_000_000
+#: whole-number columns and the range they may hold (None always: not set)
+WHOLE_COLUMNS: dict[str, tuple[int, int]] = {
+    **{name: (0, MAX_STORED_STEPS) for name in ("max_steps", "last_step", "pause_step", "restart_steps", "launches",
+                                               "rung", "seed_index")},
+    **{name: (-(2 ** 63), 2 ** 63 - 1) for name in ("id", "config_id", "seed", "exit_code", "pid", "trial_number")},
+}
+#: number columns (times, durations, a config's value)
+NUMBER_COLUMNS = ("value", "started_at", "finished_at", "duration_s", "pid_create_time", "created_at", "updated_at")
+
+
+def _column_problem(record: Mapping[str, Any], name: str) -> str | None:
+    value = record.get(name)
+    if value is None:
+        return None
+    if name in JSON_SHAPES:
+        return None if isinstance(value, JSON_SHAPES[name]) else f"a {JSON_SHAPES[name].__name__}"
+    if name in WHOLE_COLUMNS:
+        low, high = WHOLE_COLUMNS[name]
+        ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+        return None if ok else f"a whole number from {low} to {high}"
+    if name in NUMBER_COLUMNS:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        return None if ok else "a finite number"
+    return None
+
+
+def check_record(record: Mapping[str, Any], table: str = "") -> Mapping[str, Any]:
+    """``record`` (a decoded row) unchanged; a JSON or number column of the wrong type or range
+    raises :class:`~bracket.errors.DamagedRowError` naming it (and the row: ``table`` or what
+    the record looks like), so every command says one line."""
+    for name in record:
+        expected = _column_problem(record, name)
+        if expected:
+            which = table or " ".join(filter(None, (
+                "session" if "preset_id" in record else "config" if "trial_number" in record
+                else "run" if "label" in record else "", str(record.get("id", record.get("name", "")))[:80])))
+            raise DamagedRowError(f"{which}: {name} is {str(record[name])[:60]!r}, not {expected}")
+    return record
+
+
 def _loads(text: str | None) -> Any:
     """``json.loads``, with the empty values most columns of a long session hold read without it."""
     if not text or text == "null":
@@ -181,6 +231,7 @@ def decode(row: Mapping[Any, Any]) -> dict[str, Any]:
             record[key] = _loads(record.pop(column))
     if "kind" in record:  # a config (name) or run (label) of an earlier session in an old store
         record["kind"] = stored_kind(str(record["kind"]), str(record.get("name", record.get("label")) or ""))
+    check_record(record)
     return record
 
 
@@ -204,6 +255,7 @@ def decode_rows(keys: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[dict
         record = dict(zip(names, values))
         if has_kind and (type(record["kind"]) is not str or record["kind"] == "curated"):
             record["kind"] = stored_kind(str(record["kind"]), str(record.get("name", record.get("label")) or ""))
+        check_record(record)
         records.append(record)
     return records
 
