@@ -5,6 +5,8 @@
 #   ./install.sh --trainers   also the trainer virtualenvs of vendor/sd-scripts and vendor/musubi-tuner
 #   ./install.sh --llm-trainers  also the LLM trainer virtualenvs vendor/{axolotl,torchtune,unsloth}/.venv
 #   ./install.sh --tests      also what the browser and PostgreSQL tests need (Debian/Ubuntu)
+#   ./install.sh --judges     also fetch the image judges' models (CLIP, DINOv2) into the Hugging Face
+#                             cache and name them in .env (needs internet; a search never downloads)
 #
 # Variables: PYTHON (python to build .venv with, default python3), TORCH_INDEX_URL (extra pip
 # index for torch in .venv, e.g. the PyTorch CPU wheels; default: PyPI only),
@@ -20,13 +22,15 @@ ROOT="$(pwd)"
 WITH_TRAINERS=0
 WITH_LLM_TRAINERS=0
 WITH_TESTS=0
+WITH_JUDGES=0
 for argument in "$@"; do
     case "$argument" in
         --trainers) WITH_TRAINERS=1 ;;
         --llm-trainers) WITH_LLM_TRAINERS=1 ;;
         --tests) WITH_TESTS=1 ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
-        *) echo "install.sh: unknown option $argument (use --trainers, --llm-trainers, --tests or --help)" >&2; exit 2 ;;
+        --judges) WITH_JUDGES=1 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        *) echo "install.sh: unknown option $argument (use --trainers, --llm-trainers, --tests, --judges or --help)" >&2; exit 2 ;;
     esac
 done
 
@@ -256,6 +260,12 @@ if [ "$WITH_TESTS" = 1 ]; then
     else
         warn "not root and no password-less sudo; run: sudo apt-get install -y ${APT_PACKAGES[*]}"
     fi
+fi
+
+# --- 7. optional: the image judges' models ---------------------------------------------------
+if [ "$WITH_JUDGES" = 1 ]; then
+    say "Image judges' models (Hugging Face cache, named in .env)"
+    "$VENV_PY" -m bracket.judge.fetch_models "$ROOT/.env" || warn "fetching the judges' models failed; see above."
 fi
 
 say "Done"

@@ -4,8 +4,8 @@
     python -m bench --full               # the long version (search efficiency ~30+ min)
     python -m bench overhead             # only the overhead benchmark (short; what CI runs)
     python -m bench search --full        # only search efficiency, long
-    python -m bench ui                   # page ready, app memory with 500 trials, Compare grid
-    python -m bench noise [--full]       # validation loss, confirmation rung, best step under diffusion noise
+    python -m bench ui                   # page ready, app memory with 500 trials, Compare grid, preset switch
+    python -m bench noise [--full]       # validation loss, confirmation round, best step under diffusion noise
     python -m bench presets [--full]     # search over the real preset spaces (issue 19), in process
     python -m bench steer [--full]       # simulated raters: do ratings steer the search?
     python -m bench halving [--full|--quick]  # successive halving vs full runs, TPE+Hyperband, ASHA (issue 38)
@@ -114,6 +114,14 @@ def _print_ui(data: dict) -> None:
         _print_poll(size)
     print(f"  Compare grid 8 runs x 6 prompts: first {grid['first_s']:.3f} s, repeat {grid['repeat_s']:.3f} s, "
           f"after a restart {grid['after_restart_s']:.3f} s (goal <= {grid['goal_s']:g} s)")
+    switch = data.get("preset_switch", {})
+    if "median_s" in switch:
+        print(f"  Setup settles after a preset switch: median {switch['median_s']:.2f} s, slowest "
+              f"{switch['slowest_s']:.2f} s (goal <= {switch['goal_s']:g} s on an idle machine), "
+              f"{switch['events']} server events a switch at most; "
+              f"another preset's text shown: {'; '.join(switch['foreign']) or 'never'}")
+    elif switch:
+        print(f"  Setup preset switch: {switch.get('skipped')}")
 
 
 def _print_poll(loaded: dict) -> None:

@@ -9,7 +9,7 @@ noise switched on or off:
 
 * **validation** (issue 18, part 1): a held-out validation split (the bench dataset has 24
   images, so the automatic split is on) and the loss judge scoring its loss;
-* **confirm** (part 2): the confirmation rung (automatic share: a quarter of the budget);
+* **confirm** (part 2): the confirmation round (automatic share: a quarter of the budget);
 * **step** (part 3): the pick is a (config, step) pair at the config's best step, not the
   config at its last step.
 

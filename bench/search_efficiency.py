@@ -83,7 +83,7 @@ def settings_for(strategy: str, budget: int, steps: int, repetition: int, *, lr_
     from bracket.session import SearchSettings
 
     # confirm=0: this benchmark measures the search itself (every slot a new config); the
-    # confirmation rung is measured by bench/noise.py
+    # confirmation round is measured by bench/noise.py
     return SearchSettings(budget=budget, steps=steps, seeds=1, sample_prompts="", base_seed=1000 + 17 * repetition,
                           algorithm="random" if strategy == "random" else "tpe",
                           warm_start=strategy == "bracket", lr_bracket=lr_bracket, confirm=0, validation_split=0.0)

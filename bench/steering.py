@@ -98,7 +98,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     started = time.time()
     settings = SearchSettings(budget=budget, steps=steps, seeds=1, sample_prompts="",
                               base_seed=1000 + 17 * repetition, algorithm="tpe", warm_start=True,
-                              confirm=0,  # measured before the confirmation rung existed (bench/noise.py measures it)
+                              confirm=0,  # measured before the confirmation round existed (bench/noise.py measures it)
                               **({"weights": weights} if weights else {}))
     runs_dir = Path(workdir) / "sessions"
     session = Session.create("demo-cpu", fields, settings, out_dir=runs_dir, name=name,
@@ -111,17 +111,14 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, steps:
     manager = SessionManager(runs_dir, snapshot_ttl=0.0)
     if rater is not None:
         manager.open(session.folder)  # the app's holder, over the same store the search writes
-        # debt: the simulated rater acts before each proposal; the loop has no public hook for it yet
-        original = session._next_config  # noqa: SLF001
 
-        def rate_then_propose() -> Any:
+        def rate_before_the_next() -> None:  # the search loop's hook, before each look for work
             trial = len(session.store.configs(name, stage="search")) + 1
             did = rater.act(manager.compare, trial)
             if did:
                 events.append({"trial": trial, "did": did})
-            return original()
 
-        session._next_config = rate_then_propose  # type: ignore[method-assign]  # noqa: SLF001
+        session.before_turn.append(rate_before_the_next)
     status = session.run()
     configs = session.store.configs(name, stage="search")
     runs = [r for r in session.store.runs(name, with_series=False) if r["stage"] == "search"]

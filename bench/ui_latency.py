@@ -9,7 +9,9 @@
   trials through the app's ``SessionManager`` and runs the Search tab's poll, as a browser
   tab would — then reads its own resident memory;
 * **Compare grid**: 8 runs × 6 prompts of 512 px PNGs, 5 saved steps; first build (writes 48
-  thumbnails), a repeat, and after a restart (thumbnails on disk).
+  thumbnails), a repeat, and after a restart (thumbnails on disk);
+* **preset switch**: the Setup form settling after each switch of ``bench.ui_preset_switch``
+  in Chromium (median and slowest), and any state that showed another preset's text.
 """
 
 from __future__ import annotations
@@ -133,4 +135,7 @@ def run(workdir: Path, *, sizes: tuple[int, ...] = (500,), cpu_seconds: int = 20
     if baseline:
         page["legacy_page_ready_s"] = measure_page_ready(workdir, checkout=Path(baseline))["page_ready_s"]
         page["page_ready_again_s"] = measure_page_ready(workdir)["page_ready_s"]  # the load may have moved
-    return {"page": page, "loaded": loaded[0], "loaded_sizes": loaded, "grid": measure_grid(workdir)}
+    from bench.ui_preset_switch import measure as measure_switch
+
+    return {"page": page, "loaded": loaded[0], "loaded_sizes": loaded, "grid": measure_grid(workdir),
+            "preset_switch": measure_switch(workdir)}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 DEFAULT_CONFIDENCE = 0.95
 #: combined scores live in [0, 1] (docs/SCORING.md): an interval never reaches past them
@@ -136,10 +136,16 @@ def welch_test(a: ConfigSummary, b: ConfigSummary, alpha: float = 1 - DEFAULT_CO
     return WelchTest(a, b, t, p, significant, statement)
 
 
-def summarise(items: Iterable[ConfigScores], confidence: float = DEFAULT_CONFIDENCE) -> StatsReport:
-    """Summaries sorted best first, and the best config tested against the runner-up and baseline."""
+def summarise(items: Iterable[ConfigScores], confidence: float = DEFAULT_CONFIDENCE, *,
+              order: Callable[[list[ConfigSummary]], list[ConfigSummary]] | None = None) -> StatsReport:
+    """Summaries sorted best first, and the best config tested against the runner-up and baseline.
+
+    ``order`` may re-order the scored summaries (sorted by mean) — the standings pass the rule
+    that a person's own judgement outranks an estimate (``bracket.standings.evidence``)."""
     summaries = [summarise_config(item, confidence) for item in items]
     scored = sorted((s for s in summaries if s.n), key=lambda s: (s.mean, s.disqualified, -s.n, s.config_id))
+    if order is not None:
+        scored = list(order(scored))
     unscored = [s for s in summaries if not s.n]
     notes: list[str] = []
     if unscored:
@@ -159,7 +165,7 @@ def summarise(items: Iterable[ConfigScores], confidence: float = DEFAULT_CONFIDE
 
 class ScoreReading:
     """How :func:`verdict` writes a score: the internal one (lower is better, three decimals).
-    The standings pass the reading people see (``bracket.standings.quality.QualityReading``)."""
+    The standings pass the reading people see (``bracket.standings.quality.HeadlineReading``)."""
 
     name = "score"
     better = "lower scores are better"
@@ -174,10 +180,19 @@ class ScoreReading:
 
 
 def _describe(s: ConfigSummary, reading: Any = ScoreReading) -> str:
+    if hasattr(reading, "describe"):  # a reading that words a config itself (the standings' headline)
+        return f"({reading.describe(s)})"
     if s.ci_low is not None:
         return (f"(mean {reading.name} {reading.number(s.mean)}, {s.n} seeds, "
                 f"95 % CI {reading.interval(s.ci_low, s.ci_high)})")
     return f"({reading.name} {reading.number(s.mean)}, {s.n} seed{'s' if s.n != 1 else ''})"
+
+
+def _brief(s: ConfigSummary, reading: Any) -> str:
+    """The runner-up's figure in the verdict: ``quality 7.5; higher is better`` or the reading's own words."""
+    if hasattr(reading, "brief"):
+        return reading.brief(s)
+    return f"{reading.name} {reading.number(s.mean)}; {reading.better}"
 
 
 def steps_text(step: int | None, steps: int | None) -> str:
@@ -209,14 +224,14 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
     test = report.vs_runner_up
     if best.n < 2 and any(s.n >= 2 for s in report.summaries):
         return (
-            head + f", ahead of {report.runner_up.name!r} ({reading.name} {reading.number(report.runner_up.mean)}; "
-            f"{reading.better}); the winner was measured "
+            head + f", ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}); "
+            f"the winner was measured "
             "with one seed only (not confirmed), so treat it as a candidate: rerun it with more seeds."
         )
     if test is None or test.p_value is None:
         return (
-            head + f", ahead of {report.runner_up.name!r} ({reading.name} {reading.number(report.runner_up.mean)}; "
-            f"{reading.better}); with fewer than "
+            head + f", ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}); "
+            f"with fewer than "
             "2 seeds per config no significance claim is possible: rerun the top configs with more seeds."
         )
     level = f"{report.confidence:.0%}"

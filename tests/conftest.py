@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,66 @@ FAKES = Path(__file__).resolve().parent / "fakes"
 # environment, bracket.trainer.environment), as a person passes WANDB_* there; for the whole
 # run, since session-scoped fixtures train before any function-scoped fixture sets anything
 os.environ.setdefault("BRACKET_TRAINER_ENV", "BRACKET_FAKE_*,FAKE_*")
+#: marks every process this test run starts (the trainers' allow-list above lets it through), so
+#: the check at the end tells this run's leftovers from another run's on a shared machine
+RUN_MARK = "BRACKET_FAKE_TEST_RUN"
+os.environ[RUN_MARK] = f"{os.getpid()}-{time.time_ns()}"
+#: how long the check at the end waits for processes that are on their way out
+LEFTOVER_GRACE_S = 10.0
+
+
+def leftover_processes() -> list:
+    """Processes this test run left behind: a child of the test process (at any depth), or a
+    process of this run (its mark in the environment) or running a script of ``tests/fakes``
+    (an orphan whose parent is gone, a trainer's escaped grandchild). Zombies are gone already."""
+    import psutil
+
+    me = psutil.Process()
+    found = {p.pid: p for p in me.children(recursive=True)}
+    mark = os.environ[RUN_MARK]
+    for process in psutil.process_iter(["pid", "cmdline", "create_time"]):
+        if process.pid == me.pid or process.pid in found:
+            continue
+        try:
+            if process.info["create_time"] < me.create_time():
+                continue
+            environ = process.environ()
+            ours = environ.get(RUN_MARK) == mark
+            fake = RUN_MARK not in environ and any(str(FAKES) in str(arg) for arg in process.info["cmdline"] or ())
+        except psutil.Error:  # gone, or another user's
+            continue
+        if ours or fake:
+            found[process.pid] = process
+    alive = []
+    for process in found.values():
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(process)
+        except psutil.Error:
+            pass
+    return alive
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run when a test left a process behind (and end those processes, so none outlives it)."""
+    import psutil
+
+    deadline = time.monotonic() + LEFTOVER_GRACE_S
+    left = leftover_processes()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = leftover_processes()
+    if not left:
+        return
+    lines = []
+    for process in left:
+        try:
+            lines.append(f"  pid {process.pid}: {' '.join(process.cmdline())[:200]}")
+            process.kill()
+        except psutil.Error:
+            pass
+    sys.stderr.write("\nerror: the tests left these processes behind (killed now):\n" + "\n".join(lines) + "\n")
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,8 @@ table.bk-grid th, table.bk-grid td { padding: 4px; vertical-align: top; text-ali
 table.bk-grid th.bk-prompt { text-align: left; max-width: 14em; font-weight: normal; font-size: 0.85em; }
 table.bk-grid thead th { font-size: 0.85em; white-space: normal; max-width: 200px; overflow-wrap: anywhere; }
 .bk-cell { cursor: zoom-in; margin: 0; }
+.bk-scores { display: none; font-size: 0.75em; max-width: 192px; }
+#bk-grid.bk-scores-on .bk-scores { display: block; }
 .bk-cell img, .bk-cell video { width: 192px; height: 192px; object-fit: contain; background: #111;
   border-radius: 4px; display: block; }
 .bk-cell pre, .bk-text { white-space: pre-wrap; text-align: left; max-width: 22em; max-height: 16em;

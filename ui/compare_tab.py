@@ -9,7 +9,9 @@ or of the prompt picked in "A rating applies to"; the widgets then show that pro
 are saved the moment they are clicked. The runs
 list (and the picked runs' chips, with their scores and rated marks) is polled every 2 s
 (``poll_runs``: a fingerprint compare, nothing redrawn when nothing changed); "Sort columns
-by" offers the knobs whose values differ between the runs. The
+by" offers the knobs whose values differ between the runs and every judge that scored a run
+(``ui.compare_order``). Each image carries its judge scores: its hover text, and under it
+while "Show judge scores" is ticked. The
 blind pairwise panel shows two runs without names in random order (the pair whose order is
 least certain among the contenders, ``bracket.judge.informative``). "Next unrated" shows the
 unrated runs whose rating could change the pick or TPE's good set most, and says why in one
@@ -40,6 +42,7 @@ from bracket.app.rung_grid import ranked_at_rung
 from bracket.app.rungs import compare_rung_steps, run_marks
 from bracket.errors import BracketError
 from ui.common import PRIVATE, QUIET, inline_errors
+from ui.compare_order import differing, sort_choices, sort_runs
 from ui.compare_rungs import RUNG_LABEL, rung_choices, rung_dropdown, rung_note, step_slider
 from ui.compare_views import NO_FLICKER, NO_MATRIX, flicker_html, progression_html, with_steps
 from ui.render import fingerprint, grid_html
@@ -49,6 +52,8 @@ NO_PAIR = "<p>No pair to compare yet: pairs come from finished runs (at least tw
 #: before the first "Next pair": what the button gives (saying "no pair yet" there read as if none could come)
 PAIR_START = "<p>Press <b>Next pair</b>: two finished runs side by side, their configs hidden, their order random.</p>"
 WHOLE_RUN = -1
+#: the page script of "Show judge scores": the grid's class shows or hides each image's scores
+SHOW_SCORES = "(on) => { document.getElementById('bk-grid')?.classList.toggle('bk-scores-on', !!on); return on; }"
 
 
 def run_choices(manager: SessionManager) -> list[tuple[str, int]]:
@@ -126,30 +131,6 @@ def rating_mark(ratings: dict[int, float], run_id: int) -> str:
     return "unrated" if value is None else f"rated {value:g}"
 
 
-def differing(params: list[dict[str, Any]]) -> list[str]:
-    """The parameter names whose values differ between the shown runs (what a header needs)."""
-    keys = sorted({k for p in params for k in p})
-    return [k for k in keys if len({repr(p.get(k)) for p in params}) > 1]
-
-
-def sort_runs(manager: SessionManager, ids: list[int], key: str | None) -> list[int]:
-    """``ids`` ordered by hyperparameter ``key`` (a learning-rate ladder); unchanged without one."""
-    if not key:
-        return ids
-    params = {r["id"]: r["params"] for r in manager.compare.scorable_runs()}
-
-    def value(run_id: int) -> tuple[int, Any]:
-        raw = params.get(run_id, {}).get(key)
-        return (0, raw) if isinstance(raw, (int, float)) else (1, str(raw))
-
-    return sorted(ids, key=value)
-
-
-def sort_choices(manager: SessionManager) -> list[str]:
-    """The knobs whose values differ between the finished runs (a fixed knob orders nothing)."""
-    return differing([r["params"] for r in manager.compare.scorable_runs()]) if manager.session else []
-
-
 def _grid(manager: SessionManager, ids: list[int], step: int | None) -> Any:
     grid = manager.compare.grid(ids, step)
     ratings = run_ratings(manager)  # a grid of rated runs says so in its headers
@@ -160,7 +141,8 @@ def _grid(manager: SessionManager, ids: list[int], step: int | None) -> Any:
 
     rungs = run_marks(manager)  # a halving search: where each run stands (stopped at 1/9 (paused at step 10))
     titles = [c.label + (f" · {rungs[i]}" if i in rungs else "") + f" · {rating_mark(ratings, i)}"
-              + "".join(f" · {k}={shown(c.params.get(k))}" for k in keys) for c, i in zip(grid.columns, ids)]
+              + "".join(f" · {k}={shown(c.params[k])}" for k in keys if c.params.get(k) is not None)  # a knob that
+              for c, i in zip(grid.columns, ids)]  # does not apply to a run (its condition unmet) is not its value
     by_id = {r["id"]: r for r in manager.compare.scorable_runs()}  # every step of each cell, for PageUp/PageDown
     return grid, with_steps(grid_html(grid, titles=titles), [by_id.get(i, {}) for i in ids], manager.runs_dir)
 
@@ -298,7 +280,10 @@ def build(manager: SessionManager) -> dict[str, Any]:
             refresh_btn = gr.Button("Refresh runs", size="sm")
     with gr.Row():
         step = gr.Slider(0, 1, value=0, step=1, label="Step", interactive=False, elem_id="bk-step", scale=4)
-        sort_dd = gr.Dropdown([""], value="", label="Sort columns by", elem_id="bk-sort", scale=1)
+        sort_dd = gr.Dropdown([""], value="", label="Sort columns by (a knob, or a judge: best first)",
+                              elem_id="bk-sort", scale=1)
+        scores_cb = gr.Checkbox(False, label="Show judge scores under each image", elem_id="bk-show-scores",
+                                scale=1)
         rung_dd = gr.Dropdown(choices=[], label=RUNG_LABEL, visible=False, elem_id="bk-rung-pick", scale=2)
     compare_md = gr.Markdown(elem_id="bk-compare-msg")
     grid = gr.HTML(grid_html(_empty_grid()), elem_id="bk-grid")
@@ -379,6 +364,8 @@ def build(manager: SessionManager) -> dict[str, Any]:
                      concurrency_id="scoring", **QUIET)
     undo_btn.click(functools.partial(undo_vote, manager), None, [pair_md, *pair_outputs], concurrency_id="scoring",
                    **QUIET)
+    # on demand, in the page only: the grid keeps each image's scores (also its hover text)
+    scores_cb.change(None, scores_cb, None, js=SHOW_SCORES, **QUIET)
     del mode  # read by the page script only (ui.assets)
     return {"runs": lists, "refresh": functools.partial(refresh_runs, manager)}
 

@@ -19,9 +19,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
+from bracket.app.judge_text import scores_text
 from bracket.session.plan import progress_text
 from bracket.standings.parts import as_rating
-from bracket.standings.quality import quality, quality_interval, quality_text
+from bracket.standings.quality import quality, quality_text
 
 MAX_POINTS = 400
 
@@ -44,8 +45,11 @@ def format_duration(seconds: float | None) -> str:
 
 
 def params_text(params: Mapping[str, Any]) -> str:
+    """``key=value, …`` of the knobs that apply (a knob whose condition is unmet holds None: left out)."""
     parts = []
     for key, value in params.items():
+        if value is None:
+            continue
         parts.append(f"{key}={value:.3g}" if isinstance(value, float) else f"{key}={value}")
     return ", ".join(parts)
 
@@ -53,13 +57,16 @@ def params_text(params: Mapping[str, Any]) -> str:
 # -- Compare grid ------------------------------------------------------------------------
 def _cell_html(cell: GridCell, row: int, col: int, caption: str) -> str:
     common = f'data-row="{row}" data-col="{col}" data-caption="{_esc(caption)}"'
+    judged = scores_text(cell.scores) if cell.scores else ""  # on hover, and under the picture when asked for
+    common += f' title="{_esc(judged)}"' if judged else ""
+    below = f'<figcaption class="bk-scores">{_esc(judged)}</figcaption>' if judged else ""
     if cell.kind == "image":
         return (f'<figure class="bk-cell" {common} data-kind="image" data-full="{_esc(file_url(cell.path))}">'
-                f'<img src="{_esc(file_url(cell.thumb))}" loading="lazy" alt="{_esc(caption)}"></figure>')
+                f'<img src="{_esc(file_url(cell.thumb))}" loading="lazy" alt="{_esc(caption)}">{below}</figure>')
     if cell.kind == "video":
         url = _esc(file_url(cell.path))
         return (f'<figure class="bk-cell" {common} data-kind="video" data-full="{url}">'
-                f'<video src="{url}" muted loop autoplay playsinline preload="metadata"></video></figure>')
+                f'<video src="{url}" muted loop autoplay playsinline preload="metadata"></video>{below}</figure>')
     if cell.kind == "text":
         return (f'<figure class="bk-cell" {common} data-kind="text" data-full="text">'
                 f'<pre>{_esc(cell.text)}</pre></figure>')
@@ -281,20 +288,27 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
 
 
 # -- Results tab ------------------------------------------------------------------------------
-LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "quality (mean)", "95% CI", "raw figures", "seeds",
+LEADERBOARD_COLUMNS = ["stage", "rank", "config", "kind", "headline", "raw figures", "seeds",
                        "best step", "loss scored", "ratings", "comparisons", "runs", "params"]
+
+
+def headline_text(row: Any) -> str:
+    """A leaderboard row's headline (``bracket.standings.headline``): what the config achieved,
+    in words other runs do not move; "" for a config not scored yet."""
+    line = getattr(row, "headline", None)
+    return line.text if line is not None and row.mean is not None else ""
 
 
 def leaderboard_frame(boards: Sequence[Any], rungs: Mapping[int, str] | None = None,
                       paused: Mapping[int, str] | None = None) -> pd.DataFrame:
-    """One row per config, grouped by stage (each stage ranked on its own scale); a config of a
+    """One row per config, grouped by stage (each stage ranked on its own), with its headline;
+    a config of a
     halving search that stands at a lower rung is ranked after the full-length ones, and says so.
     ``rungs`` (a halving search, ``bracket.app.rungs.board_marks``): a "rung" column after the
     config, where each config stands and why; ``paused``: a paused run's step beside it in "runs"."""
     data = []
     for board in boards:
         for row in board.rows:
-            ci = quality_interval(row.ci_low, row.ci_high)  # the score interval, clipped, as a quality
             best = "" if row.best_step is None else f"{row.best_step} ({row.best_step_basis})"
             rank = row.rank or ""
             if rank and not getattr(row, "full_length", True):
@@ -302,7 +316,7 @@ def leaderboard_frame(boards: Sequence[Any], rungs: Mapping[int, str] | None = N
             runs = ", ".join(f"#{i}" + (f" ({(paused or {})[i]})" if i in (paused or {}) else "") for i in row.run_ids)
             rung = [(rungs or {}).get(row.config_id, "") if board.stage == "search" else ""] if rungs else []
             data.append([board.stage, rank, row.name, *rung, row.kind,
-                         quality_text(row.mean), ci, row.raw_text, row.seeds, best,
+                         headline_text(row), row.raw_text, row.seeds, best,
                          row.loss_basis, row.ratings, row.comparisons, runs, params_text(row.params)])
     columns = LEADERBOARD_COLUMNS[:3] + ["rung"] + LEADERBOARD_COLUMNS[3:] if rungs else LEADERBOARD_COLUMNS
     return pd.DataFrame(data, columns=columns)
@@ -345,7 +359,8 @@ def winner_markdown(winner: Any, *, halving: bool = False) -> str:
     at = f" at its best step **{winner.step}** (by {winner.step_basis})" if winner.step else ""
     run = "full-length run" if halving and getattr(winner, "full_length", True) else "run"
     return (f"Winner: **{winner.config_name}** ({winner.stage}) — {run} #{winner.run_id}, {winner.steps} steps{at}, "
-            f"seeds {seeds}; scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}."
+            f"seeds {seeds}: **{winner.headline.text if getattr(winner, 'headline', None) else 'not scored yet'}**; "
+            f"scored by {judges}{estimated}; {'rated' if winner.rated else 'not rated'}."
             + ("" if getattr(winner, "full_length", True) else
                " No config has trained to full length yet: this one stands at a lower rung."))
 

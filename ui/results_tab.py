@@ -12,7 +12,8 @@ its pictures (:func:`refresh_report`), so a long search's board does not wait fo
 Also: "+N runs" gives a stopped or finished search more runs and resumes it
 (``SessionManager.extend``); the session's search space as a table (``bracket.app.space_table``);
 Optuna's parallel-coordinate and slice plots of the configs against their current scores
-(``bracket.app.config_plots``).
+(``bracket.app.config_plots``); fidelity against flexibility with the answer picked on its front,
+and how far each judge agrees with the person (``ui.results_judges``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import gradio as gr
 from bracket.app.manager import SessionManager
 from bracket.app.rungs import board_marks
 from bracket.errors import BracketError
+from ui import results_judges
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import (
     VALIDATION_TITLE,
@@ -116,16 +118,18 @@ def refresh_report(manager: SessionManager) -> tuple[Any, Any, str, str, Any]:
             report, verdict_text(manager), step_figure(search.top(3) if search else []))
 
 
-def refresh_more(manager: SessionManager) -> tuple[Any, Any, Any]:
-    """(search-space table, parallel-coordinate plot, slice plot) of the open session."""
+def refresh_more(manager: SessionManager, judges: Any = None) -> tuple[Any, ...]:
+    """(search-space table, parallel-coordinate plot, slice plot) of the open session, then the
+    fidelity-against-flexibility and trust section's outputs (``judges()``: ``ui.results_judges``)."""
+    section = tuple(judges()) if judges is not None else ()
     if manager.session is None:
-        return None, None, None
+        return None, None, None, *section
     import pandas as pd
 
     from bracket.app.space_table import COLUMNS
 
     parallel, slices = manager.results.config_figures()
-    return pd.DataFrame(manager.results.space_table(), columns=list(COLUMNS)), parallel, slices
+    return pd.DataFrame(manager.results.space_table(), columns=list(COLUMNS)), parallel, slices, *section
 
 
 @inline_errors(1)
@@ -136,7 +140,7 @@ def extend(manager: SessionManager, more: Any) -> str:
     except (TypeError, ValueError):
         raise BracketError(f"+N runs must be a whole number, got {more!r}.") from None
     session = manager.extend(count)
-    return (f"Added {count} run{'' if count == 1 else 's'}: {session.settings.plan()}. "
+    return (f"Added {count} run{'' if count == 1 else 's'}: {session.plan_text()}. "
             "The search resumed — watch it on the Search tab, "
             "then press Refresh here.")
 
@@ -179,8 +183,9 @@ def start_job(manager: SessionManager, kind: str, steps: Any) -> str:
 def export(manager: SessionManager, steps: Any) -> str:
     result = manager.results.export_winner(_steps(steps))
     links = ", ".join(served_link(manager, p, p.name) for p in (result.script, result.json_path, result.toml_path))
-    return (f"Exported run #{result.run_id} ({result.config_name}) at {result.steps} steps: {links} · "
-            f"{report_link(manager)}")
+    return (f"Exported run #{result.run_id} ({result.config_name}) at {result.steps} steps to `{result.folder}`: "
+            f"{links} · {report_link(manager)}. Train it with `bash {result.script}` (Windows: "
+            f"`powershell -ExecutionPolicy Bypass -File {result.windows_script}`); it reads your own dataset.")
 
 
 def job_progress(manager: SessionManager) -> str:
@@ -212,10 +217,10 @@ def build(manager: SessionManager) -> dict[str, Any]:
     refresh_btn = gr.Button("Refresh", size="sm", elem_id="bk-results-refresh")
     verdict = gr.Markdown(NO_SESSION, elem_id="bk-verdict")
     with gr.Row():
-        job_steps = gr.Number(0, label="Steps (0: finals 4× the search's, promote/export the winner's own)",
+        job_steps = gr.Number(0, label="Steps (0: finals 4× the search's, train winner/export the winner's own)",
                               precision=0, minimum=0, elem_id="bk-job-steps", scale=2)
         finals_btn = gr.Button("Run finals", elem_id="bk-finals", scale=1)
-        promote_btn = gr.Button("Promote winner", elem_id="bk-promote", scale=1)
+        promote_btn = gr.Button("Train winner", elem_id="bk-promote", scale=1)
         export_btn = gr.Button("Export train.sh", elem_id="bk-export", scale=1)
     with gr.Row():
         more_runs = gr.Number(4, label="+N runs: give the stopped or finished search N more runs (it resumes)",
@@ -224,7 +229,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     extend_md = gr.Markdown(elem_id="bk-extend-msg")
     job_md = gr.Markdown(elem_id="bk-job")
     export_md = gr.Markdown(elem_id="bk-export-msg")
-    board = gr.Dataframe(label="Leaderboard per stage (quality 1–10, higher is better; stages are scored apart)",
+    board = gr.Dataframe(label="Leaderboard per stage (each config against your baseline; stages are scored apart)",
                          interactive=False, wrap=False, elem_id="bk-leaderboard")
     with gr.Row():
         with gr.Column(scale=3):
@@ -232,6 +237,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
                               elem_id="bk-winner-cmd")
         with gr.Column(scale=1):
             files = gr.File(label="Winner config (JSON, TOML)", file_count="multiple", interactive=False)
+    judges = results_judges.build()  # fidelity against flexibility, and trust in each judge
     with gr.Row():
         runs_dd = gr.Dropdown(choices=[], multiselect=True, label="Runs to overlay", scale=4)
         smoothing = gr.Slider(0.0, 0.99, value=0.6, step=0.01, label="Smoothing", scale=1)
@@ -253,17 +259,19 @@ def build(manager: SessionManager) -> dict[str, Any]:
     report_fn, report_outputs = functools.partial(refresh_report, manager), [history, importance, report, verdict,
                                                                            steps_plot]
     refresh_btn.click(refresh_fn, None, outputs, **PRIVATE).then(report_fn, None, report_outputs, **PRIVATE)
-    more_fn = functools.partial(refresh_more, manager)
-    refresh_btn.click(more_fn, None, [space, parallel, slices], **PRIVATE)
+    judges_fn = results_judges.wire(manager, judges, after=(refresh_fn, outputs))
+    more_fn = functools.partial(refresh_more, manager, judges_fn)
+    more = [space, parallel, slices, *judges["outputs"]]
+    refresh_btn.click(more_fn, None, more, **PRIVATE)
     extend_btn.click(functools.partial(extend, manager), more_runs, extend_md, concurrency_id="session-control",
                      **QUIET)
     overlay_fn = functools.partial(overlay, manager)
     runs_dd.change(overlay_fn, [runs_dd, smoothing], overlay_plot, **PRIVATE)
     smoothing.release(overlay_fn, [runs_dd, smoothing], overlay_plot, **PRIVATE)
-    for button, kind in ((finals_btn, "finals"), (promote_btn, "promote")):
+    for button, kind in ((finals_btn, "finals"), (promote_btn, "train-winner")):
         button.click(functools.partial(start_job, manager, kind), job_steps, job_md,
                      concurrency_id="session-control", **QUIET)
     export_btn.click(functools.partial(export, manager), job_steps, export_md, **QUIET)
     gr.Timer(2.0).tick(functools.partial(job_progress, manager), None, job_md, **QUIET)
     return {"refresh": refresh_fn, "outputs": outputs, "refresh_report": report_fn, "report_outputs": report_outputs,
-            "refresh_more": more_fn, "more": [space, parallel, slices]}
+            "refresh_more": more_fn, "more": more}

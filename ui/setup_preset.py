@@ -13,7 +13,7 @@ from typing import Any
 import gradio as gr
 
 from bracket.app.forms import default_budget
-from bracket.app.prompt_field import prompt_help, prompt_label, proposed_prompts, sample_kind
+from bracket.app.prompt_field import prompt_help, prompt_label, proposal_source, proposed_prompts, sample_kind
 from bracket.dataset.preflight import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.fields import merge_with_defaults
@@ -88,7 +88,7 @@ def search_defaults(preset_id: str) -> dict[str, int]:
 
 
 def confirm_default(preset_id: str, loaded: dict[str, Any] | None = None) -> int:
-    """The confirmation runs the form starts from: the automatic rung of the budget it starts from
+    """The confirmation runs the form starts from: the automatic confirmation round of the budget it starts from
     (``bracket run``'s without ``--confirm``), written out, since a blank number box reads 0 (off)
     in the browser; a loaded session's own when it is of this preset."""
     values = loaded_values(loaded, preset_id)
@@ -123,33 +123,70 @@ def on_preset(preset_id: str, loaded: dict[str, Any] | None = None) -> tuple[str
     return preset_notes(preset_id), fields, preflight_text(preset_id, fields), budget, steps
 
 
+def fields_fit(preset_id: str | None, fields: dict[str, str] | None) -> bool:
+    """Whether ``fields`` can be ``preset_id``'s form (no field of another preset): a listener that
+    reads the preset and the fields is skipped while they belong to two presets."""
+    return bool(preset_id) and set(fields or {}) <= {s.name for s in get_preset(preset_id).fields}
+
+
+#: the prompts box's origin (``gr.State``): the text the form last put in the box, the sentence
+#: saying where it came from, and whether a changed dataset may replace it (a proposal) or not
+#: (a loaded session's prompts)
+NO_ORIGIN: dict[str, Any] = {"text": "", "source": "", "replace": True}
+
+
 def prompts_for(preset_id: str, fields: dict[str, str] | None, current: str = "",
-                loaded: dict[str, Any] | None = None, *, switched: bool = True) -> Any:
-    """The prompt field for ``preset_id``: its label and help follow what the preset's samples are
-    (images, video frames, text answers) and say where the proposed prompts come from; the value
-    is the proposal (``bracket.app.prompt_field``) on a preset switch (``switched``) or while the
-    field is empty — a loaded session's prompts and the person's own lines are kept."""
+                loaded: dict[str, Any] | None = None, *, switched: bool = True,
+                origin: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    """(the prompt field's update, its new origin) for ``preset_id`` and these field values.
+
+    The label and help follow what the preset's samples are (images, video frames, text answers)
+    and the help says where the lines in the box came from. On a preset switch (``switched``) the
+    box gets the prompts of the session the form was filled from when it is of this preset, else
+    the proposal from this preset's own fields (``bracket.app.prompt_field``) — never what the
+    previous preset put there. When a field changes, the box follows the new proposal while it
+    holds what the form put there (``origin``) and that was a proposal, or is empty; the person's
+    own lines and a loaded session's are kept."""
     kind = sample_kind(preset_id, fields)
     proposal = proposed_prompts(preset_id, fields)
-    update: dict[str, Any] = {"label": prompt_label(kind), "info": prompt_help(kind, proposal)}
-    keep = bool(loaded_values(loaded, preset_id).get("prompts")) or (not switched and (current or "").strip())
-    if not keep:
-        update["value"] = proposal.text if proposal is not None else ""
-    return gr.update(**update)
+    origin = {**NO_ORIGIN, **(origin or {})}
+    session = loaded_values(loaded, preset_id)
+    current = current or ""
+    update: dict[str, Any] = {"label": prompt_label(kind)}
+    if switched and session.get("prompts"):
+        source = f"The prompts of the session **{session.get('source') or 'loaded'}**, as it ran; edit them freely."
+        origin = {"text": session["prompts"], "source": source, "replace": False}
+        update["value"] = session["prompts"]
+    elif switched or not current.strip() or (current == origin["text"] and origin["replace"]):
+        value = proposal.text if proposal is not None else ""
+        origin = {"text": value, "source": proposal_source(proposal), "replace": True}
+        update["value"] = value
+    elif current == origin["text"]:  # a loaded session's prompts, as they were put in
+        pass
+    else:  # the person's own lines
+        origin = {"text": current, "source": "Your own lines (kept when a field changes; empty the box for the "
+                                             "ones proposed from the dataset).", "replace": False}
+    update["info"] = prompt_help(kind, proposal, origin["source"])
+    return gr.update(**update), origin
 
 
-def on_form(preset_id: str, name: str, shown_preset: str | None, *values: Any) -> tuple[Any, Any, Any]:
-    """(message of field ``name``, the fields, pre-flight) after a field of ``preset_id``'s form changed.
+def on_form(preset_id: str, name: str, shown_preset: str | None, prompts: str, origin: dict[str, Any] | None,
+            *values: Any) -> tuple[Any, ...]:
+    """(message of field ``name``, the fields, pre-flight, the prompt field, its origin) after a field of
+    ``preset_id``'s form changed.
 
     ``values`` are every box of that form, in the preset's field order: the fields are exactly
     what the form shows, never merged into an earlier state (a change event of a form dispatched
     while the state still holds the previous preset's fields would keep that preset's values).
     A change of a form that is no longer the one shown (``shown_preset``, the preset list now)
-    changes nothing. The dataset field also re-runs the pre-flight."""
+    changes nothing. The dataset field also re-runs the pre-flight; the prompts follow the
+    fields as :func:`prompts_for` says (in this one event: no second event reads the fields later)."""
     if shown_preset != preset_id:
-        return gr.skip(), gr.skip(), gr.skip()
+        return (gr.skip(),) * 5
     preset = get_preset(preset_id)
     fields = {spec.name: "" if value is None else str(value) for spec, value in zip(preset.fields, values)}
     spec = next(s for s in preset.fields if s.name == name)
     message = field_message(preset, spec, fields.get(name, ""), fields)
-    return message, fields, preflight_text(preset_id, fields) if name == "dataset" else gr.skip()
+    prompt_update, origin = prompts_for(preset_id, fields, prompts, switched=False, origin=origin)
+    return (message, fields, preflight_text(preset_id, fields) if name == "dataset" else gr.skip(), prompt_update,
+            origin)

@@ -94,8 +94,10 @@ def bad_cells_text(error: Exception) -> str:
 def build_table() -> tuple[Any, Any, Any]:
     """(message, table, bounds state) of the Setup tab's space section (call inside a layout)."""
     message = gr.Markdown(elem_id="bk-space-msg")
+    # no scrolling inside the table (issue 43): every knob's row shows (Gradio's 500 px cap cut the
+    # larger presets' tables), and the columns wrap to the page's width (checked at 1280 px)
     table = gr.Dataframe(_frame([]), interactive=True, wrap=True, elem_id="bk-space-setup", datatype="str",
-                         static_columns=STATIC_COLUMNS,
-                         column_widths=["15%", "9%", "9%", "9%", "22%", "9%", "17%", "10%"],
+                         static_columns=STATIC_COLUMNS, max_height=4000,
+                         column_widths=["15%", "8%", "8%", "8%", "20%", "7%", "16%", "18%"],
                          label="Knobs of the preset: edit min / max, choices or lock (Enter keeps a cell)")
     return message, table, gr.State({})

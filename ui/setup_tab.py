@@ -20,23 +20,28 @@ with the same search.
 from __future__ import annotations
 
 import functools
-import time
 from typing import Any
 
 import gradio as gr
 
-from bracket.app.form_values import WEIGHT_BOXES, form_weights, weight_boxes
+from bracket.app.form_values import WEIGHT_BOXES, form_weights
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
-from bracket.app.programs import configured_judge_url, is_configured_judge
+from bracket.app.programs import configured_judge_url
 from bracket.app.prompt_field import validation_note
 from bracket.app.space_editor import table_bounds
 from bracket.errors import BracketError
 from bracket.fields import allowed_values
 from bracket.registry import get_preset
 from ui.common import PRIVATE, QUIET, inline_errors
-from ui.render import format_duration
 from ui.search_tab import left_text, resumed_text
+from ui.setup_fill import (
+    clone_settings,
+    estimate_text,
+    past_choices,
+    reflect_open,
+    switch_preset,
+)
 from ui.setup_form import SetupForm
 from ui.setup_preset import (
     DEFAULTS,
@@ -44,6 +49,7 @@ from ui.setup_preset import (
     confirm_for_budget,
     field_defaults,
     field_message,
+    fields_fit,
     loaded_values,
     on_form,
     on_preset,
@@ -54,35 +60,8 @@ from ui.setup_preset import (
 from ui.setup_space import build_table, space_edit, space_preview, table_records
 
 
-def estimate_text(manager: SessionManager, budget: Any, preset_id: str | None = None, steps: Any = None,
-                  fields: dict[str, str] | None = None) -> str:
-    """The wall time of ``budget`` runs of the form's preset, steps and resolution, from finished runs
-    of the same (``bracket.app.estimate``); "unknown" until there is one."""
-    try:
-        runs = int(budget)
-        whole = int(steps) if preset_id else None
-    except (TypeError, ValueError):
-        return ""
-    estimate = manager.reading.estimate_seconds(runs, preset_id or None, whole, fields)
-    if estimate is None:
-        return "Wall-time estimate: unknown until the first run of this preset at these steps and resolution."
-    where = f"{estimate.sessions} session{'s' if estimate.sessions > 1 else ''}"
-    return (f"Estimated wall time ≈ **{format_duration(estimate.seconds)}** (median of {estimate.runs} finished "
-            f"run{'s' if estimate.runs > 1 else ''} of this preset, steps and resolution ({where}) × {runs} runs).")
-
-
 def session_choices(manager: SessionManager) -> list[tuple[str, str]]:
     return [(info.label, str(info.folder)) for info in manager.list_sessions()]
-
-
-def past_choices(manager: SessionManager, preset_id: str | None, loaded: dict[str, Any] | None = None) -> Any:
-    """Earlier sessions of this preset, with their dates, run counts and winners, to warm-start from
-    (picked: those of the session the form was filled from)."""
-    found = manager.reading.past_sessions(preset_id)
-    choices = [(s.label, str(s.folder)) for s in found]
-    offered = {folder for _, folder in choices}
-    wanted = [f for f in loaded_values(loaded, preset_id or "").get("warm_start_from", []) if f in offered]
-    return gr.Dropdown(choices=choices, value=wanted or None)
 
 
 def refresh_sessions(manager: SessionManager) -> Any:
@@ -104,18 +83,17 @@ START_INPUTS = ("preset_id", "fields", "budget", "steps", "seeds", "prompts", "s
                 "lr_bracket", "warm_start_from", "confirm", "validation", "halving")
 #: what Open, Resume, Clone and a page load fill in, by name: the keys :func:`fill_form` returns
 FILLED = ("preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps", "sample_every",
-          "algorithm", "lr_bracket", "confirm", "validation", "halving", "prompts", "space", "bounds", "space_message",
-          "vlm_base_url", "vlm_model", *WEIGHT_BOXES, "warm_start_from", "name",
+          "algorithm", "lr_bracket", "confirm", "validation", "halving", "prompts", "prompt_origin", "space", "bounds",
+          "space_message", "plan", "estimate", "vlm_base_url", "vlm_model", *WEIGHT_BOXES, "warm_start_from", "name",
           "form_message")
-
-
-def space_for_preset(preset_id: str, fields: dict[str, str], steps: Any, loaded: dict[str, Any] | None
-                     ) -> tuple[Any, dict[str, Any], str]:
-    """(table, bounds, message) for a newly picked preset: the bounds of the session the form
-    was filled from when it is of this preset, else none (another preset's bounds do not fit)."""
-    bounds = dict(loaded_values(loaded, preset_id).get("bounds") or {})
-    frame, message = space_preview(preset_id, fields, steps, bounds)
-    return frame, bounds, message
+#: what a preset switch fills in (:func:`switch_preset`): everything of the form that depends on the preset
+SWITCHED = ("fields", "notes", "preflight", "budget", "steps", "confirm", "validation", "prompts", "prompt_origin",
+            "space", "bounds", "space_message", "plan", "estimate", "warm_start_from")
+#: what the browser blanks the moment the preset changes, before the server's answer (no other
+#: preset's text is shown meanwhile): the outputs of :data:`BLANK_JS`, in order
+BLANKED = ("notes", "preflight", "prompts", "plan", "estimate", "space_message")
+BLANK_JS = ("() => { document.querySelectorAll('#bk-prompts .info-text').forEach((help) => { help.textContent = ''; });"
+            " return ['', '', '', '', '', '']; }")  # the prompts' help too: it named the previous preset's source
 
 
 def judge_url_box(manager: SessionManager) -> Any:
@@ -129,50 +107,6 @@ def judge_url_box(manager: SessionManager) -> Any:
     return gr.Dropdown(["", configured] if configured else [""], value="", label=label,
                        info=f"{info}; set BRACKET_VLM_BASE_URL in .env (`--allow-custom-executables` lets the "
                             "form type another)", elem_id="bk-judge-url")
-
-
-def shown_judge_url(manager: SessionManager, url: str) -> str:
-    """A loaded session's judge URL as the form may show it (blank when the form may not pick it)."""
-    if manager.allow_custom_executables or is_configured_judge(url):
-        return url or ""
-    return ""
-
-
-def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> dict[str, Any]:
-    """The form's values by name (:data:`FILLED`) from session ``values`` (``bracket.app.form_values``)."""
-    loaded = {**values, "nonce": time.time_ns()}
-    preset_id = values["preset_id"]
-    fields = {**field_defaults(preset_id), **values["fields"]}
-    notes, _, preflight, *_ = on_preset(preset_id, loaded)
-    table, bounds, space_message = space_for_preset(preset_id, fields, values["steps"], loaded)
-    kept = ("budget", "seeds", "steps", "sample_every", "algorithm", "lr_bracket", "confirm", "validation", "halving",
-            "prompts", "vlm_model")
-    return {"preset_id": preset_id, "loaded": loaded, "fields": fields, "notes": notes, "preflight": preflight,
-            **{key: values[key] for key in kept}, "space": table, "bounds": bounds, "space_message": space_message,
-            "vlm_base_url": shown_judge_url(manager, values["vlm_base_url"]),
-            **weight_boxes(values["weights"]),
-            "warm_start_from": past_choices(manager, preset_id, loaded), "name": "", "form_message": message}
-
-
-def reflect_open(manager: SessionManager) -> dict[str, Any]:
-    """The form filled with the open session's settings (nothing changes when none is open)."""
-    if manager.session is None:
-        return {}
-    values = manager.reading.setup_values()
-    return fill_form(manager, values, f"The form shows the settings of **{values['source']}** (the open session). "
-                                      "*Start search* starts a new session with them; change what you want first.")
-
-
-def clone_settings(manager: SessionManager, folder: str | None) -> dict[str, Any]:
-    """The form filled with the picked past session's settings, to start a new session from them."""
-    if not folder:
-        return {"form_message": "⚠ Pick a past session from the list first, then press Clone settings."}
-    try:
-        values = manager.reading.setup_values(folder)
-    except (BracketError, ValueError, TypeError, KeyError) as error:  # a damaged session says why
-        return {"form_message": f"⚠ {error}"}
-    return fill_form(manager, values, f"Cloned the settings of **{values['source']}**: name the new session "
-                                      "(optional), change what you want, press *Start search*.")
 
 
 @inline_errors(4)
@@ -205,7 +139,7 @@ def start_search(manager: SessionManager, *, preset_id: str, fields: dict[str, s
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
-    message = f"Started **{session.name}**: {session.settings.plan()}."  # as created: what its trainer costs
+    message = f"Started **{session.name}**: {session.plan_text()}."  # as created: what its trainer costs
     return message, gr.Tabs(selected="search"), refresh_sessions(manager), message
 
 
@@ -231,6 +165,13 @@ def resume_session(manager: SessionManager, folder: str | None) -> tuple[str, An
     return message, gr.Tabs(selected="search"), message
 
 
+def plan_if_fit(plan: Any, *values: Any) -> Any:
+    """``plan(*values)`` (the plan line, from :data:`plan_inputs` in ``build``), unchanged while the
+    fields are not the preset's (a stale event between two presets' states)."""
+    preset_id, fields = values[3], values[7]
+    return plan(*values) if not preset_id or fields_fit(preset_id, fields) else gr.skip()
+
+
 def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> dict[str, Any]:
     """The Setup tab's components and listeners (call inside ``gr.Tab``)."""
     choices = preset_choices()
@@ -239,7 +180,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
         with gr.Column(scale=3):
             preset_dd = gr.Dropdown(choices=choices, value=choices[0][1] if choices else None, label="Preset",
                                     info="Model family › preset (training type)", elem_id="bk-preset")
-            notes_md = gr.Markdown()
+            notes_md = gr.Markdown(elem_id="bk-notes")
         with gr.Column(scale=2):
             sessions_dd = gr.Dropdown(choices=[], label="Past sessions", value=None, elem_id="bk-sessions")
             with gr.Row():
@@ -284,8 +225,12 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
             messages.append(message)
         for spec, box, message in zip(preset.fields, boxes, messages):
             # the fields are every box of this form as shown (never merged into the previous state)
-            box.change(functools.partial(on_form, preset_id, spec.name), [preset_dd, *boxes],
-                       [message, fields_state, preflight_md], key=f"c-{preset_id}-{spec.name}-{nonce}", **QUIET)
+            # a box drawn by gr.render fires .change as it appears, so the new form's boxes run on_form and
+            # the plan once each after a switch (10 events for SDXL LoRA); .input would spare them, but a
+            # typed value then did not reach the fields (seen in Chromium): open, issue 43 item 6
+            box.change(functools.partial(on_form, preset_id, spec.name), [preset_dd, prompts, prompt_origin, *boxes],
+                       [message, fields_state, preflight_md, prompts, prompt_origin],
+                       key=f"c-{preset_id}-{spec.name}-{nonce}", **QUIET).then(plan, plan_inputs, plan_md, **QUIET)
 
     preflight_md.render()
     gr.Markdown("### Search")
@@ -295,8 +240,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                            elem_id="bk-budget")
         seeds = gr.Number(DEFAULTS.seeds, label="Seeds per config", precision=0, minimum=1, elem_id="bk-seeds")
         steps = gr.Number(first["steps"], label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
-        sample_every = gr.Number(0, label="Sample every N steps (0: first and last step; with halving, each rung)",
-                                 precision=0)
+        sample_every = gr.Number(0, label="Sample every N steps (0: every steps/5, video the last step; "
+                                          "with halving, each rung)", precision=0)
         algorithm = gr.Radio(["tpe", "random"], value=DEFAULTS.algorithm, label="Search algorithm")
         lr_bracket = gr.Checkbox(DEFAULTS.lr_bracket, label="Learning-rate bracket",
                                  info="after the warm start, its best config at ÷3.2 and ×3.2 the learning rate",
@@ -311,9 +256,11 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
         halving = gr.Checkbox(DEFAULTS.halving, label="Successive halving (budget in full runs)",
                               info=HALVING_INFO, elem_id="bk-halving")
     plan_md = gr.Markdown(plan_text(first["budget"], DEFAULTS.seeds, None, preset_dd.value), elem_id="bk-plan")
-    estimate_md = gr.Markdown()
-    prompts = gr.Textbox(lines=4, elem_id="bk-prompts", **{k: v for k, v in prompts_for(
-        preset_dd.value, field_defaults(preset_dd.value)).items() if k in ("value", "label", "info")})
+    estimate_md = gr.Markdown(elem_id="bk-estimate")
+    first_prompts, first_origin = prompts_for(preset_dd.value, field_defaults(preset_dd.value))
+    prompts = gr.Textbox(lines=4, elem_id="bk-prompts",
+                         **{k: v for k, v in first_prompts.items() if k in ("value", "label", "info")})
+    prompt_origin = gr.State(first_origin)
     with gr.Accordion("Search space: what the search varies (edit the cells to narrow or lock a knob)", open=True):
         space_md, space_df, bounds_state = build_table()
     with gr.Accordion("Score weights and judges", open=False):
@@ -332,39 +279,41 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
         start_btn = gr.Button("Start search", variant="primary", scale=1, elem_id="bk-start")
     start_md = gr.Markdown(elem_id="bk-start-status")
 
-    preset_dd.change(on_preset, [preset_dd, loaded_state], [notes_md, fields_state, preflight_md, budget, steps],
-                     **PRIVATE)
-    space_inputs = [preset_dd, fields_state, steps, bounds_state]
-    preset_dd.change(space_for_preset, [preset_dd, fields_state, steps, loaded_state],
-                     [space_df, bounds_state, space_md], **QUIET)
-    steps.change(space_preview, space_inputs, [space_df, space_md], **QUIET)
-    space_df.input(space_edit, [preset_dd, fields_state, steps, space_df], [space_df, bounds_state, space_md], **QUIET)
-    # the plan: phases and their counts, the warm start (past sessions picked included) fitted to the
-    # table's bounds as Start will fit it
-    plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps,
-                   warm_from, halving]
-    for box in plan_inputs:
-        box.change(plan_text, plan_inputs, plan_md, **QUIET)
-    halving.change(lambda on: gr.update(label=budget_label(on)), halving, budget, **QUIET)
-    preset_dd.change(functools.partial(past_choices, manager), [preset_dd, loaded_state], warm_from, **PRIVATE)
-    preset_dd.change(lambda p, f, c, loaded: prompts_for(p, f, c, loaded),
-                     [preset_dd, fields_state, prompts, loaded_state], prompts, **QUIET)
-    fields_state.change(lambda p, f, c: prompts_for(p, f, c, switched=False), [preset_dd, fields_state, prompts],
-                        prompts, **QUIET)
-    preset_dd.change(lambda p: gr.update(info=validation_note(p)), preset_dd, validation, **QUIET)
-    preset_dd.change(confirm_default, [preset_dd, loaded_state], confirm, **QUIET)
-    for box in (budget, seeds):  # typed by the person (not a session's values loaded by Open or Clone)
-        box.input(confirm_for_budget, [budget, seeds], confirm, **QUIET)
-    for box in (budget, preset_dd, steps):
-        box.change(functools.partial(estimate_text, manager), [budget, preset_dd, steps, fields_state], estimate_md,
-                   **QUIET)
     form = SetupForm(preset_id=preset_dd, loaded=loaded_state, fields=fields_state, notes=notes_md,
                      preflight=preflight_md, budget=budget, seeds=seeds, steps=steps, sample_every=sample_every,
                      algorithm=algorithm, lr_bracket=lr_bracket, confirm=confirm, validation=validation,
-                     halving=halving, prompts=prompts, space=space_df, bounds=bounds_state, space_message=space_md,
+                     halving=halving, prompts=prompts, prompt_origin=prompt_origin, space=space_df, bounds=bounds_state,
+                     space_message=space_md, plan=plan_md, estimate=estimate_md,
                      vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
                      **weights,
                      warm_start_from=warm_from, name=name, form_message=form_md)
+    # a preset switch: the browser blanks the previous preset's text at once, then one event fills in
+    # everything that depends on the preset (and gr.render its fields): no chain of events, each
+    # reading what the one before left in the form (issue 43: 19–48 s under load, the demo's prompts
+    # proposed for SDXL)
+    preset_dd.change(None, None, form.outputs(BLANKED), js=BLANK_JS, **QUIET)
+    preset_dd.change(form.filler(functools.partial(switch_preset, manager)),
+                     [preset_dd, loaded_state, seeds, lr_bracket, algorithm, halving], form.outputs(SWITCHED), **QUIET)
+    plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps,
+                   warm_from, halving, sample_every]
+    plan = functools.partial(plan_if_fit, plan_text)
+    space_inputs = [preset_dd, fields_state, steps, bounds_state]
+    steps.input(space_preview, space_inputs, [space_df, space_md], **QUIET)
+    space_df.input(space_edit, [preset_dd, fields_state, steps, space_df], [space_df, bounds_state, space_md],
+                   **QUIET).then(plan, plan_inputs, plan_md, **QUIET)
+    # the plan: phases and their counts, the warm start (past sessions picked included) fitted to the
+    # table's bounds as Start will fit it; after what the person changes (a field: after on_form, a
+    # cell: after space_edit), never on a state's change (it fired before the switch's other boxes
+    # had their values: the plan flickered to the previous preset's budget); a switch and a fill
+    # compute it themselves
+    gr.on([confirm.input, lr_bracket.input, algorithm.input, halving.input, steps.input, warm_from.input,
+           sample_every.input],
+          plan, plan_inputs, plan_md, **QUIET)
+    for box in (budget, seeds):  # typed by the person (not a session's values loaded by Open or Clone)
+        box.input(confirm_for_budget, [budget, seeds], confirm, **QUIET).then(plan, plan_inputs, plan_md, **QUIET)
+    halving.change(lambda on: gr.update(label=budget_label(on)), halving, budget, **QUIET)
+    gr.on([budget.input, steps.input], functools.partial(estimate_text, manager),
+          [budget, preset_dd, steps, fields_state], estimate_md, **QUIET)
     start_btn.click(functools.partial(start_search, manager), inputs_kwargs=form.kwargs(START_INPUTS),
                     outputs=[start_md, tabs, sessions_dd, control_md], concurrency_id="session-control", **QUIET)
     refresh_btn.click(functools.partial(refresh_sessions, manager), None, sessions_dd, **PRIVATE)

@@ -6,6 +6,8 @@ One :class:`Compare` per :class:`~bracket.app.manager.SessionManager`. It
   :mod:`bracket.app.progression`), with the manager's thumbnail cache;
 * picks what to score next: unrated runs and blind pairs where a rating could change the
   answer most (:mod:`bracket.app.rating_queue`, :mod:`bracket.judge.informative`);
+* orders the grid by any judge and hands each cell its image judges' scores
+  (:mod:`bracket.app.judge_order`, :mod:`bracket.standings.image_judges`);
 * records ratings and pairwise choices (the manager then drops what it derived from the store
   and keeps ``status``'s view current: ``SessionManager.forget``).
 """
@@ -49,7 +51,29 @@ class Compare:
         control = session.parts.fields.get("sample_control_image", "")
         return build_grid(runs, session.settings.prompts(), thumbs=self._manager.thumbs,
                           runs_dir=self._manager.runs_dir, step=step, sample_kind=snap.sample_kind,
-                          control_image=control, blind=blind)
+                          control_image=control, blind=blind, judged=None if blind else self._stored())
+
+    def _stored(self) -> dict[int, dict[str, Any]]:
+        """Run id -> the stored run record (its judges' records), read once per store change."""
+        from bracket.session.store.change_memo import stored_rows
+
+        return {r["id"]: r for r in stored_rows(self._manager.require())[0]}
+
+    def judge_keys(self) -> list[str]:
+        """The judges the grid can be ordered by: those that scored a run of the session."""
+        from bracket.app.judge_order import judge_values
+
+        manager = self._manager
+        return manager.memo("judge-keys", lambda: list(judge_values(manager.standings(),
+                                                                    list(self._stored().values()))),
+                            structural=True)
+
+    def order_by(self, run_ids: list[int], judge: str, step: int | None = None) -> list[int]:
+        """``run_ids`` best first by ``judge`` (the image judges at ``step``; ``judge_order``)."""
+        from bracket.app.judge_order import judge_values, ordered
+
+        values = judge_values(self._manager.standings(), list(self._stored().values()), step)
+        return ordered([int(i) for i in run_ids], values.get(judge, {}))
 
     def progressions(self, run_ids: list[int]) -> list[GridData]:
         """One steps × prompts matrix per run in ``run_ids`` (in order)."""

@@ -2,7 +2,7 @@
 
 A search ends when its budget (a number of training runs) is spent. To go on — more TPE
 proposals after a promising run — :func:`extend_budget` raises the stored budget by ``N``
-runs and keeps the confirmation rung as it was, so all ``N`` runs go to the search (with
+runs and keeps the confirmation round as it was, so all ``N`` runs go to the search (with
 ``seeds`` runs per config, ``N // seeds`` more configs); resuming the session then trains
 them (``SessionManager.extend`` does both). The sampler continues the same study, so the
 new proposals see every earlier score and rating.
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def extended_settings(settings: SearchSettings, more: int) -> SearchSettings:
-    """``settings`` with ``more`` more search runs (the confirmation rung keeps its runs)."""
+    """``settings`` with ``more`` more search runs (the confirmation round keeps its runs)."""
     if isinstance(more, bool) or not isinstance(more, int) or more < 1:
         raise BracketError(f"+N runs must be a whole number of at least 1, got {more!r}.")
     if settings.budget + more > MAX_BUDGET:

@@ -16,6 +16,8 @@ from bracket.app.programs import no_userinfo
 from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.session import SearchSettings, SettingsError
+from bracket.session.budget import Budget
+from bracket.session.rung_steps import halving_decided
 
 #: judgements per sample or answer: more than this is a typo, not a plan (each is a server call)
 MAX_JUDGE_REPEATS = 20
@@ -174,28 +176,34 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
 def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | None = None, lr_bracket: Any = True,
               algorithm: str = "tpe", bounds: Mapping[str, Any] | None = None,
               fields: dict[str, str] | None = None, steps: Any = None, warm_start_from: Any = None,
-              halving: Any = False) -> str:
+              halving: Any = False, sample_every: Any = None) -> str:
     """``"= 4 configs × 2 seeds — plan: baseline, 3 curated"`` (or ``"= search 18 (18 configs × 1 seed)
     + confirm 6 — plan: …"``) for the budget box (the phases of ``bracket.session.plan`` when a preset
     is given, its warm start fitted to ``bounds`` and ``steps`` as the session will fit it, so a
     curated config the bounds drop is not planned, with the configs of the past sessions in
-    ``warm_start_from`` taken as Start takes them), or what is wrong with the numbers."""
+    ``warm_start_from`` taken as Start takes them), or what is wrong with the numbers. A halving plan is
+    the one Start runs (``Budget.plan_text``: the steps, the sample interval and the trainer's facts decided
+    as ``create_session`` decides them), its count an upper bound while a launch's start-up is unmeasured."""
     try:
+        every = _whole("Sample every N steps", sample_every, optional=True) or None
+        length = _whole("Steps per trial", steps, optional=True) if halving else None
         settings = SearchSettings(budget=_whole("Budget", budget) or 0, seeds=_whole("Seeds per config", seeds) or 0,
                                   confirm=_whole("Confirmation runs", confirm, optional=True),
                                   lr_bracket=bool(lr_bracket), algorithm=algorithm or "tpe",
                                   bounds=dict(bounds or {}), warm_start_from=[str(f) for f in warm_start_from or []],
-                                  halving=bool(halving))
+                                  halving=bool(halving), sample_every_n_steps=every,
+                                  **({"steps": length} if length else {}))
         if settings.budget <= 0 or settings.seeds <= 0:
             return "Budget and seeds must be at least 1."
         if settings.budget < settings.seeds:
             return f"Budget {settings.budget} is smaller than {settings.seeds} seeds: raise the budget."
-        if settings.halving and preset_id:  # a trainer that cannot resume pays for every rung from step 0
-            settings.restarts = _restarts(preset_id, fields)
+        trainer = _trainer(preset_id, fields) if settings.halving and preset_id else None
+        if trainer is not None:  # as Start decides them: a restart's cost, the interval the rungs round to
+            settings = halving_decided(settings, trainer)
         settings.validate()
     except SettingsError as error:
         return str(error)
-    spent = settings.plan().split(" = ", 1)[1]
+    spent = Budget.of(settings, trainer).plan_text().split(" = ", 1)[1]
     text = f"= {settings.budget} full runs: {spent}" if settings.halving else f"= {spent}"  # the unit, with halving
     if preset_id:
         try:
@@ -208,17 +216,16 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | Non
     return text
 
 
-def _restarts(preset_id: str, fields: dict[str, str] | None) -> bool:
-    """Whether ``preset_id``'s trainer trains a promoted config again from step 0 (False when it cannot be built)."""
+def _trainer(preset_id: str, fields: dict[str, str] | None) -> Any:
+    """``preset_id``'s trainer with the form's fields (None when it cannot be built yet)."""
     from bracket.fields import merge_with_defaults
     from bracket.registry import get_preset
-    from bracket.session.rung_steps import restarts
 
     try:
         preset = get_preset(preset_id)
-        return restarts(preset.trainer_factory(merge_with_defaults(preset.fields, fields or {})))
+        return preset.trainer_factory(merge_with_defaults(preset.fields, fields or {}))
     except (BracketError, ValueError, TypeError, KeyError):
-        return False
+        return None
 
 
 def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str] | None = None,

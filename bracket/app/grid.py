@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bracket.app.thumbs import FULL_SIZE, ThumbnailCache
+from bracket.standings.image_judges import image_scores
 from bracket.trainer.prompts import SamplePrompt
 
 GENERATIONS_FILE = "generations.json"
@@ -43,6 +44,8 @@ class GridCell:
     step: int | None = None
     seed: int | None = None
     text: str = ""
+    #: the image judges' raw scores of this sample (judge -> score, higher is better; empty: not judged)
+    scores: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,18 +116,21 @@ def choose_step(runs: Sequence[Mapping[str, Any]], steps: Sequence[int], request
 
 
 def grid_cell(run: Mapping[str, Any], index: int, step: int | None, thumbs: ThumbnailCache, runs_dir: Path,
-          blind: bool = False) -> GridCell:
+          blind: bool = False, judged: Mapping[str, Any] | None = None) -> GridCell:
+    """One run's sample of prompt ``index`` at ``step``; ``judged``: the run's stored record, whose
+    image judges' scores of the sample the cell carries (never in a blind grid)."""
     candidates = [s for s in run.get("samples") or [] if s.get("prompt_index") == index and s.get("step") == step]
     if not candidates:
         return GridCell(run["id"], index, "missing", step=step)
     videos = [s for s in candidates if s.get("kind") == "video"]
     sample = videos[0] if videos else min(candidates, key=lambda s: s.get("frame") or 0)
     path = Path(sample["path"])
+    scores = image_scores(judged, path) if judged is not None and not blind else {}
     if sample.get("kind") == "video":
         if not path.is_file() or not (_inside(path, runs_dir) or blind):
             return GridCell(run["id"], index, "missing", step=step)
         shown = thumbs.alias(path) if blind else path
-        return GridCell(run["id"], index, "video", str(shown), None, step, sample.get("seed"))
+        return GridCell(run["id"], index, "video", str(shown), None, step, sample.get("seed"), scores=scores)
     thumb = thumbs.path_for(path)
     if thumb is None:  # a file that cannot be decoded (e.g. a trainer killed while writing it)
         return GridCell(run["id"], index, "missing", step=step,
@@ -133,7 +139,7 @@ def grid_cell(run: Mapping[str, Any], index: int, step: int | None, thumbs: Thum
         full = thumbs.alias(path)
     else:
         full = path if _inside(path, runs_dir) else thumbs.path_for(path, FULL_SIZE)
-    return GridCell(run["id"], index, "image", str(full), str(thumb), step, sample.get("seed"))
+    return GridCell(run["id"], index, "image", str(full), str(thumb), step, sample.get("seed"), scores=scores)
 
 
 def _text_cells(run: Mapping[str, Any], count: int) -> list[GridCell]:
@@ -151,11 +157,13 @@ def _text_cells(run: Mapping[str, Any], count: int) -> list[GridCell]:
 
 def build_grid(runs: Sequence[Mapping[str, Any]], prompts: Sequence[SamplePrompt], *, thumbs: ThumbnailCache,
                runs_dir: Path, step: int | None = None, sample_kind: str = "image",
-               control_image: str = "", blind: bool = False) -> GridData:
+               control_image: str = "", blind: bool = False,
+               judged: Mapping[int, Mapping[str, Any]] | None = None) -> GridData:
     """The grid of ``runs`` (in the given order) at ``step`` (see the module docstring).
 
     ``blind``: every file is shown under a neutral name, so nothing in the page says which
-    run (config) a column is.
+    run (config) a column is. ``judged`` (run id -> stored run record): each cell carries the
+    image judges' scores of its sample (``bracket.standings.image_judges``).
     """
     columns = [GridColumn(r["id"], f"#{r['id']} {r.get('config_name', '')} · seed {r.get('seed')}",
                           str(r.get("config_name", "")), r.get("seed"), str(r.get("status", "")),
@@ -180,7 +188,8 @@ def build_grid(runs: Sequence[Mapping[str, Any]], prompts: Sequence[SamplePrompt
     indices = {s["prompt_index"] for r in runs for s in r.get("samples") or [] if s.get("prompt_index") is not None}
     count = max([len(prompt_texts)] + [i + 1 for i in indices])
     prompt_texts += [f"prompt {i}" for i in range(len(prompt_texts), count)]
-    rows = [[grid_cell(r, i, chosen, thumbs, runs_dir, blind) for r in runs] for i in range(count)]
+    rows = [[grid_cell(r, i, chosen, thumbs, runs_dir, blind, (judged or {}).get(r["id"])) for r in runs]
+            for i in range(count)]
     controls: list[tuple[str, str] | None] = []
     for i in range(count):
         source = (prompts[i].control_images[0] if i < len(prompts) and prompts[i].control_images

@@ -1,7 +1,7 @@
 """Finals and promote in the background, for the app (the CLI runs them in its own thread).
 
 After a search, the Results tab trains the top configs longer (``bracket.app.stages.run_finals``)
-or the winner for real (``bracket.app.stages.promote``). Both train, so they take minutes and
+or the winner for real (``bracket.app.stages.train_winner``). Both train, so they take minutes and
 hold the session (its ``exclusive()`` section) like a search; :class:`Job` runs one in a
 daemon thread and says how it is going — the run in progress comes from the session's
 snapshot like any other run.
@@ -18,7 +18,7 @@ from bracket.errors import BracketError
 
 
 class Job:
-    """One background action on a session: ``finals`` or ``promote``."""
+    """One background action on a session: ``finals`` or ``train-winner``."""
 
     def __init__(self, kind: str, action: Callable[[], Any]) -> None:
         self.kind = kind

@@ -268,10 +268,10 @@ class SessionManager:
                 # a request that cannot be right is an input error, not a failed job
                 stages.check_finals(session, top_k=top_k, steps=steps, seeds=seeds)
                 action = functools.partial(stages.run_finals, session, top_k=top_k, steps=steps, seeds=seeds)
-            elif kind == "promote":
-                action = functools.partial(stages.promote, session, steps=steps)
+            elif kind in ("train-winner", "promote"):  # "promote": the name it had, still taken
+                action = functools.partial(stages.train_winner, session, steps=steps)
             else:
-                raise BracketError(f"Unknown action {kind!r}: finals or promote.")
+                raise BracketError(f"Unknown action {kind!r}: finals or train-winner.")
             self.job = Job(kind, action)
             self.forget()
             return self.job

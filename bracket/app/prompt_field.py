@@ -46,10 +46,16 @@ def prompt_label(kind: str) -> str:
     return f"Sample prompts: what each run renders as {KIND_WORDS.get(kind, kind)} (one per line; --d seed per prompt)"
 
 
-def prompt_help(kind: str, proposal: ProposedPrompts | None) -> str:
-    """Where the prompts came from, their syntax, and what the validation loss means for ``kind``."""
-    source = (f"Proposed from {proposal.source}; edit them freely." if proposal is not None else
-              "Nothing to propose them from yet (set a captioned dataset); type them: Start refuses an empty list.")
+def proposal_source(proposal: ProposedPrompts | None) -> str:
+    """Where proposed prompts came from, in one sentence (or that there is nothing to propose them from)."""
+    return (f"Proposed from {proposal.source}; edit them freely." if proposal is not None else
+            "Nothing to propose them from yet (set a captioned dataset); type them: Start refuses an empty list.")
+
+
+def prompt_help(kind: str, proposal: ProposedPrompts | None, source: str | None = None) -> str:
+    """Where the prompts came from (``source``, else where ``proposal`` came from), their syntax,
+    and what the validation loss means for ``kind``."""
+    source = source or proposal_source(proposal)
     if kind == "text":
         syntax = "Each line is one instruction (use held-out questions, not training rows); `--d N` fixes its seed."
         loss = "Validation loss: the eval split's loss the trainer logs (eval/loss), not these answers."

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Set
 
 from bracket.judge.informative import candidates_from_standings, rank_unrated, why_line
 from bracket.standings import Standings, figures_text
-from bracket.standings.quality import quality_text
 
 
 def rate_next(table: Standings | None, scorable: Set[int], k: int = 4) -> tuple[list[int], str]:
@@ -30,14 +29,16 @@ def rate_next(table: Standings | None, scorable: Set[int], k: int = 4) -> tuple[
 
 def run_labels(table: Standings | None, scorable: Set[int], marks: Mapping[int, str] | None = None) -> dict[int, str]:
     """Label per finished run: stage, seed, ``marks``' word on it (a halving search: where it stands
-    on the rungs, ``bracket.app.rungs.run_marks``), score with its raw figures, rated or not."""
+    on the rungs, ``bracket.app.rungs.run_marks``), its headline (``bracket.standings.headline``) with its
+    raw figures, rated or not."""
     labels: dict[int, str] = {}
     for board in (table.boards.values() if table else ()):
         for row in board.rows:
             for run in row.runs:
                 if run.run_id not in scorable:
                     continue
-                score = "" if run.score is None else f" · quality {quality_text(run.score)}"
+                line = run.headline.text if run.headline is not None else ""
+                score = "" if run.score is None or not line else f" · {line}"  # the headline, as everywhere
                 raw = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
                 mark = (marks or {}).get(run.run_id)
                 labels[run.run_id] = (f"#{run.run_id} {row.name} · {run.stage} · seed {run.seed}"

@@ -8,6 +8,10 @@ Leaderboards, the winner and parameter importance come from :mod:`bracket.standi
 * :func:`score_history` — combined score per search config in trial order, and the best so far;
 * :func:`dashboard_command` — the ``optuna-dashboard`` command for the session's studies.
 
+It also hands out the front of fidelity against flexibility and how far each judge agrees with
+the person (both from the standings), and takes the person's pick on the front and a judge's new
+weight (``bracket.app.answer_choice``).
+
 :class:`Results` (``SessionManager.results``) hands all of it out for the open session, each
 computed once per store change (``SessionManager.memo``), with the search space as a table
 (``space_table``), the config plots (``config_plots``) and the report.
@@ -147,10 +151,10 @@ class Results:
 
     def report_html(self) -> Path | None:
         """Where :meth:`report_markdown` writes the open session's ``report.html`` (None: no session open)."""
-        from bracket.report.document import REPORT_FOLDER
+        from bracket.report.document import report_folder
 
         session = self._manager.session
-        return None if session is None else session.folder / REPORT_FOLDER / "report.html"
+        return None if session is None else report_folder(session) / "report.html"
 
     def wait_for_verdict(self, timeout: float | None = None) -> None:
         """Wait until the verdict study written in the background (:meth:`report_markdown`) is done."""
@@ -167,3 +171,30 @@ class Results:
 
     def dashboard_command(self) -> str:
         return dashboard_command(self._manager.require())
+
+    def front(self) -> Any:
+        """The front of fidelity against flexibility (``bracket.standings.front.Front``; None without
+        image judges' scores)."""
+        table = self._manager.standings()
+        return None if table is None else table.front
+
+    def trust(self) -> list[Any]:
+        """How far each automatic judge agrees with the person (``bracket.standings.trust.JudgeTrust``)."""
+        table = self._manager.standings()
+        return [] if table is None else list(table.trust)
+
+    def pick(self, config: str | int | None) -> str:
+        """Make a config on the front the answer (None: the winner again): ``answer_choice.set_pick``."""
+        from bracket.app.answer_choice import set_pick
+
+        message = set_pick(self._manager.require(), config)
+        self._manager.forget(changed=True)
+        return message
+
+    def set_weight(self, judge: str, value: float) -> dict[str, float]:
+        """Set one judge's weight (0: switch it off), the way ``python -m bracket weights`` does."""
+        from bracket.app.answer_choice import set_weights
+
+        weights = set_weights(self._manager.require(), {judge: value})
+        self._manager.forget(changed=True)
+        return weights

@@ -4,7 +4,7 @@ rung, to be shown side by side at the rung's step, the best there first.
 * :func:`rung_picks` — one :class:`RungPick` per rung below full length that a run reached, from
   the snapshot the tab holds (cheap: Compare's run list asks every poll);
 * :func:`ranked_at_rung` — one rung's runs in the order of the configs' scores at that rung
-  (``bracket.session.rung_scores.rung_scores``, the scores the loop promotes by; configs
+  (the search's read model, ``Session.view().scores``: the scores the scheduler promotes by; configs
   without one last), computed once per store change.
 
 The rungs and their steps are the loop's own (``bracket.app.rungs.step_rungs``), so a rung's
@@ -66,10 +66,8 @@ def rung_picks(manager: "SessionHolder") -> list[RungPick]:
 
 
 def _scores(manager: "SessionHolder") -> dict[tuple[int, int], float]:
-    from bracket.session.halving_loop import HalvingLoop
-
-    session = manager.require()
-    return manager.memo("rung-scores", lambda: HalvingLoop(session, wait_s=0.0).state()[2], structural=True)
+    session = manager.require()  # the search's read model; read again only when more than steps changed
+    return manager.memo("rung-scores", lambda: dict(session.view().scores), structural=True)
 
 
 def ranked_at_rung(manager: "SessionHolder", index: int) -> RungPick:

@@ -12,7 +12,7 @@ change (``SessionManager.memo``):
   go on to 1/3``, ``stopped at 1/9 (5 of 7, top 2 go on)``);
 * :func:`rung_summary` — the Search tab's one line: the rungs and how many configs stand where;
 * :func:`rung_steps` / :func:`compare_rung_steps` — the steps the rungs stand at (the loop's own,
-  ``bracket.session.halving_loop.session_rungs``: rounded up to a step where samples and the
+  ``bracket.session.rung_steps.session_rungs``: rounded up to a step where samples and the
   validation loss are saved), named on Compare's step slider;
 * :func:`run_marks` — per run where it stands (``stopped at 1/9 (paused at step 10)``): Compare's
   run list and grid headers;

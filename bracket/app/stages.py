@@ -1,7 +1,7 @@
 """Finals and promotion as the app and the CLI start them: chosen by the standings, trained
 by the session's run pipeline.
 
-The engine (``bracket.session.finals``, ``bracket.session.promote``) trains what it is
+The engine (``bracket.session.finals``, ``bracket.session.winner_training``) trains what it is
 given; which configs deserve it is the standings' answer (``bracket.standings``), the same
 one the Results tab, ``status``, the report and ``export`` give. These two functions join
 them: they check the request, pick from the standings, and train inside the session's
@@ -15,8 +15,9 @@ from pathlib import Path
 from bracket.errors import BracketError
 from bracket.session import Session
 from bracket.session.finals import train_finals
-from bracket.session.promote import scaled_steps, train_promoted
 from bracket.session.search_settings import MAX_BUDGET, MAX_SEEDS, MAX_STEPS
+from bracket.session.winner_training import scaled_steps
+from bracket.session.winner_training import train_winner as train_source
 from bracket.standings import require_winner, standings
 
 
@@ -52,7 +53,7 @@ def run_finals(session: Session, *, top_k: int = 3, steps: int | None = None, se
 
 
 def _source(session: Session, run_id: int | None) -> tuple[dict, int | None]:
-    """(the config to promote, its step count): the winner's, at its best step, unless ``run_id`` is given."""
+    """(the config to train, its step count): the winner's, at its best step, unless ``run_id`` is given."""
     if run_id is None:
         winner = require_winner(session, standings(session))
         return (next(c for c in session.store.configs(session.name) if c["id"] == winner.config_id),
@@ -63,22 +64,22 @@ def _source(session: Session, run_id: int | None) -> tuple[dict, int | None]:
     return next(c for c in session.store.configs(session.name) if c["id"] == run["config_id"]), run.get("max_steps")
 
 
-def promote(session: Session, *, steps: int | None = None, run_id: int | None = None,
-            save_every_n_steps: int | None = None, dataset: Path | None = None) -> int:
-    """Train (or resume) the promoted run (``bracket.session.promote``); returns its run id.
+def train_winner(session: Session, *, steps: int | None = None, run_id: int | None = None,
+                 save_every_n_steps: int | None = None, dataset: Path | None = None) -> int:
+    """Train (or resume) the winner's run (``bracket.session.winner_training``); returns its run id.
 
-    Promotes the winner of the standings (or run ``run_id``'s config) for ``steps`` steps —
+    Trains the winner of the standings (or run ``run_id``'s config) for ``steps`` steps —
     by default the winner's best step (or that run's own step count), scaled to ``dataset``
     when one is given. A missing or disqualified winner is refused with a ``NoWinnerError``.
     """
     if steps is not None and steps < 1:
-        raise BracketError("Promotion needs a positive step count (--steps).")
+        raise BracketError("Training the winner needs a positive step count (--steps).")
     if save_every_n_steps is not None and save_every_n_steps < 1:
         raise BracketError("--save-every must be a positive number of steps.")
     if dataset is not None and not Path(dataset).exists():
         raise BracketError(f"Dataset {dataset} does not exist; give the full dataset's TOML or folder.")
     source, own_steps = _source(session, run_id)
-    with session.exclusive("promoting") as pipeline:
+    with session.exclusive("training the winner") as pipeline:
         session.worker.recover()  # a killed earlier attempt: its runs interrupted, what is left of them killed
         steps = int(steps or scaled_steps(pipeline, int(own_steps or session.settings.steps), dataset))
-        return train_promoted(pipeline, source, steps=steps, save_every_n_steps=save_every_n_steps, dataset=dataset)
+        return train_source(pipeline, source, steps=steps, save_every_n_steps=save_every_n_steps, dataset=dataset)

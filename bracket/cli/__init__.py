@@ -1,6 +1,6 @@
 """The headless command line: the same engine as the app, for terminals and scripts.
 
-``python -m bracket presets | run | status | resume | finals | report | export | promote |
+``python -m bracket presets | run | status | resume | finals | report | export | train-winner (promote) |
 doctor | demo-data | worker``. This module only dispatches: the parser is in
 :mod:`bracket.cli.args`, what each command does in :mod:`bracket.cli.commands`. A person's
 mistake prints one line starting with ``error:`` and exits 2; a search that failed exits 1; a finished search exits 0.
@@ -20,7 +20,7 @@ from bracket.safe_text import one_line, shown
 #: commands that train: SIGTERM (``kill``, a service manager, a closed terminal) stops them the way
 #: Ctrl-C does — the trainer is stopped and the run recorded as interrupted — instead of killing
 #: Bracket and leaving the trainer running with its run marked "running"
-TRAINING_COMMANDS = ("run", "resume", "finals", "promote", "worker")
+TRAINING_COMMANDS = ("run", "resume", "finals", "train-winner", "promote", "worker")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

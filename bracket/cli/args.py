@@ -23,7 +23,13 @@ from bracket.settings import absolute_path
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one clear line, exit 2
-        self.exit(2, f"error: {one_line(message)} (see `python -m bracket {self.prog.split()[-1]} --help`)\n")
+        self.exit(2, f"error: {one_line(message)} (see `{help_command(self.prog)}`)\n")
+
+
+def help_command(prog: str) -> str:
+    """The help command of the parser named ``prog``: ``bracket run`` → ``python -m bracket run --help``,
+    the top-level ``bracket`` → ``python -m bracket --help``."""
+    return " ".join(["python -m bracket", *prog.split()[1:], "--help"])
 
 
 #: how each ``NAME=VALUE`` flag is written, for the message when one is malformed
@@ -82,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-lr-bracket", action="store_true",
                      help="skip the learning-rate bracket (the best warm-start config at a lower and a higher rate)")
     run.add_argument("--confirm", type=int, default=None, metavar="RUNS",
-                     help="runs of the budget for the confirmation rung: the top configs re-run with fresh seeds "
+                     help="runs of the budget for the confirmation round: the top configs re-run with fresh seeds "
                           "(default: a quarter of the budget from 8 configs on; 0: off)")
     run.add_argument("--halving", action=argparse.BooleanOptionalAction, default=False,
                      help="successive halving: every config pauses at rungs (from --smallest-rung of the steps, "
@@ -143,9 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     finals.add_argument("--seeds", type=int, default=2, help="fresh seeds per config")
     finals.add_argument("--storage")
 
-    report = sub.add_parser("report", help="write report.md and report.html into a session folder")
+    report = sub.add_parser("report", help="write report.md and report.html into <session>/report, as the app does")
     report.add_argument("path", type=absolute_path)
-    report.add_argument("--out", type=absolute_path, help="folder to write into (default: the session folder)")
+    report.add_argument("--out", type=absolute_path, help="folder to write into (default: <session>/report)")
     report.add_argument("--storage")
     export = sub.add_parser("export", help="write the winner (or a run) as a ready-to-run script and config")
     export.add_argument("path", type=absolute_path)
@@ -155,14 +161,28 @@ def build_parser() -> argparse.ArgumentParser:
                         help="folder (default: <session>/export/<config>-run<ID>-<steps>steps)")
     export.add_argument("--storage")
 
-    promote = sub.add_parser("promote", help="train the winner for the full length with periodic saves")
-    promote.add_argument("path", type=absolute_path)
-    promote.add_argument("--steps", type=int, help="full training length (default: the winner's best step, "
-                         "scaled by the dataset sizes when --dataset is given)")
-    promote.add_argument("--run", type=int, help="promote this run's config instead of the winner")
-    promote.add_argument("--save-every", type=int, help="save a checkpoint and state every N steps")
-    promote.add_argument("--dataset", type=absolute_path, help="the full dataset (default: the search's)")
-    promote.add_argument("--storage")
+    weights = sub.add_parser("weights", help="change a session's judge weights (e.g. vlm=0 for a judge that agrees "
+                             "with you no better than chance); scores follow at once")
+    weights.add_argument("path", type=absolute_path)
+    weights.add_argument("weights", help="judge=weight pairs laid over the session's, e.g. vlm=0,loss=1")
+    weights.add_argument("--storage")
+    pick = sub.add_parser("pick", help="make a config on the front of fidelity against flexibility the answer "
+                          "(status, report, export and promote follow it)")
+    pick.add_argument("path", type=absolute_path)
+    pick.add_argument("config", nargs="?", default="",
+                      help="the config's name (or id), as status --json's front names it")
+    pick.add_argument("--winner", action="store_true", help="the winner by combined score is the answer again")
+    pick.add_argument("--storage")
+
+    winner = sub.add_parser("train-winner", aliases=["promote"],  # promote: the name it had, still taken
+                            help="train the winner for the full length with periodic saves")
+    winner.add_argument("path", type=absolute_path)
+    winner.add_argument("--steps", type=int, help="full training length (default: the winner's best step, "
+                        "scaled by the dataset sizes when --dataset is given)")
+    winner.add_argument("--run", type=int, help="train this run's config instead of the winner")
+    winner.add_argument("--save-every", type=int, help="save a checkpoint and state every N steps")
+    winner.add_argument("--dataset", type=absolute_path, help="the full dataset (default: the search's)")
+    winner.add_argument("--storage")
 
     worker = sub.add_parser("worker", help="join a search shared through PostgreSQL and train its configs here")
     worker.add_argument("--storage", help="database URL without the password (default: BRACKET_STORAGE_URL); "

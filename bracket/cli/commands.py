@@ -16,9 +16,11 @@ import sys
 import time
 
 from bracket.app.forms import judge_server_settings, parse_bounds
+from bracket.cli.answer import cmd_pick, cmd_weights
 from bracket.cli.args import parse_assignments, prompts_argument
 from bracket.cli.folders import output_folder
-from bracket.errors import BracketError, MissingStoreError
+from bracket.cli.opening import open_session as _open
+from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.safe_text import one_line
@@ -187,13 +189,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     session = _keep_status_view(Session.create(args.preset, fields, settings, out_dir=args.out,
                                                name=args.name, storage_url=args.storage, on_finish=[_record_at_end],
                                                rank_past=past_ranking))
-    print(f"session {session.name} in {session.folder}: {session.settings.plan()}")
+    print(f"session {session.name} in {session.folder}: {session.plan_text()}")
     print(f"plan: {phases_text(session.search_plan)}")
     used = session.settings.prompts()
     if used:
         print(f"prompts: {len(used)}, {origin or 'the trainer’s own'}:")
     for prompt in used:
-        print(f"  {prompt.text} --d {prompt.seed}")
+        print(f"  {prompt.text} --d {prompt.seed}" + ("  (held-out)" if prompt.kind == "held_out" else ""))
     for warning in session.parts.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for note in session.parts.notes:
@@ -203,14 +205,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         if hint:
             print(f"note: {hint}")
     return _finish(session, _watch(session, quiet=args.quiet), shown=session.parts.notes)
-
-
-def _open(args: argparse.Namespace, cannot: str, **kw: object) -> Session:
-    """The session in ``args.path``; a missing store file says what this command ``cannot`` do."""
-    try:
-        return Session.open(args.path, storage_url=args.storage, **kw)
-    except MissingStoreError as error:
-        raise BracketError(error.saying(cannot)) from None
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -247,7 +241,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         session.close()
         return 0
     _keep_status_view(session)
-    print(f"resuming session {session.name}: {session.settings.plan()}")
+    print(f"resuming session {session.name}: {session.plan_text()}")
     print(f"plan: {phases_text(session.search_plan)}")
     return _finish(session, _watch(session, quiet=args.quiet))
 
@@ -301,27 +295,29 @@ def cmd_export(args: argparse.Namespace) -> int:
         result = export_run(session, run_id=args.run, steps=args.steps, out=args.out)
     finally:
         session.close()
-    print(f"exported run {result.run_id} ({result.config_name}, {result.steps} steps)")
+    print(f"exported run {result.run_id} ({result.config_name}, {result.steps} steps) to {result.folder}")
     for path in (result.script, result.windows_script, result.json_path, result.toml_path):
         print(f"wrote {path}")
     for name in result.dropped_env:
         print(f"note: {name} looks like a secret and is not in the script; export it yourself if needed")
+    print(f"train it with: bash {result.script}")
     return 0
 
 
-def cmd_promote(args: argparse.Namespace) -> int:
-    from bracket.app.stages import promote
+def cmd_train_winner(args: argparse.Namespace) -> int:
+    from bracket.app.stages import train_winner
 
     session = _keep_status_view(_open(args, "this session's winner cannot be promoted"))
     try:
         session.store.require_writable()  # a read-only folder or a full disk: one line, nothing started
-        run_id = promote(session, steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
+        run_id = train_winner(session, steps=args.steps, run_id=args.run, save_every_n_steps=args.save_every,
                          dataset=args.dataset)
     except BracketError:
         session.close()
         raise
     run = session.store.get_run(run_id) or {}
-    print(f"promoted run {run_id} ({run.get('label', '')}): {run.get('status')}; output {run.get('output_dir')}")
+    print(f"winner's training, run {run_id} ({run.get('label', '')}): {run.get('status')}; "
+          f"output {run.get('output_dir')}")
     if run.get("failure_reason"):
         print(f"reason: {run['failure_reason']} — run the same command again to resume from the last saved state")
     session.close()
@@ -383,6 +379,6 @@ def cmd_demo_data(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"presets": cmd_presets, "run": cmd_run, "status": cmd_status, "resume": cmd_resume,
-            "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals, "promote": cmd_promote,
-            "worker": cmd_worker,
-            "report": cmd_report, "export": cmd_export}
+            "demo-data": cmd_demo_data, "doctor": cmd_doctor, "finals": cmd_finals, "worker": cmd_worker,
+            "train-winner": cmd_train_winner, "promote": cmd_train_winner,  # promote: the name it had
+            "report": cmd_report, "export": cmd_export, "weights": cmd_weights, "pick": cmd_pick}

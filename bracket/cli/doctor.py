@@ -31,6 +31,7 @@ from bracket.dataset.preflight import preflight_for_trainer
 from bracket.errors import BracketError
 from bracket.fields import merge_with_defaults, problem_with_value
 from bracket.registry import get_preset
+from bracket.session.scoring.image_config import doctor_check as judge_models
 from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_subprocess_env
 from bracket.trainer.parser_check import parse_report
 from bracket.trainer.preset import ModelPreset
@@ -359,6 +360,7 @@ CHECKS: tuple[Check, ...] = (
     Check("disk", check_disk),
     Check("vram", check_vram),
     Check("tokenizers", check_tokenizers),
+    Check("image judges", lambda ctx: judge_models(ctx.report), applies=lambda ctx: ctx.trainer.sample_kind != "text"),
     Check("parser check", check_parser, needs=("trainer python", "inputs", "trainer script", "dataset")),
     Check("pre-cache parser check", check_setup_parsers,
           needs=("trainer python", "inputs", "trainer script", "dataset"),

@@ -99,8 +99,8 @@ def frame_indices(total: int, count: int) -> list[int]:
     return sorted({round(i * (total - 1) / (count - 1)) for i in range(count)})
 
 
-def video_frame_urls(path: Path, count: int = DEFAULT_VIDEO_FRAMES) -> list[str]:
-    """PNG data URLs of ``count`` evenly spaced frames of a video (first, ..., last)."""
+def video_frames(path: Path, count: int = DEFAULT_VIDEO_FRAMES) -> list[Any]:
+    """``count`` evenly spaced frames of a video (first, ..., last) as RGB PIL images."""
     import imageio.v2 as imageio
     from PIL import Image
 
@@ -119,16 +119,21 @@ def video_frame_urls(path: Path, count: int = DEFAULT_VIDEO_FRAMES) -> list[str]
             reader.close()
             reader = imageio.get_reader(str(path))
         wanted = set(frame_indices(total, count))
-        frames = [frame for index, frame in enumerate(reader) if index in wanted]
+        frames = [Image.fromarray(frame).convert("RGB") for index, frame in enumerate(reader) if index in wanted]
     finally:
         reader.close()
-    urls = []
-    for frame in frames:
-        buffer = io.BytesIO()
-        Image.fromarray(frame).convert("RGB").save(buffer, format="PNG")
-        urls.append("data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii"))
-    if not urls:
+    if not frames:
         raise ValueError(f"{path.name}: the video has no frames")
+    return frames
+
+
+def video_frame_urls(path: Path, count: int = DEFAULT_VIDEO_FRAMES) -> list[str]:
+    """PNG data URLs of ``count`` evenly spaced frames of a video (first, ..., last)."""
+    urls = []
+    for frame in video_frames(path, count):
+        buffer = io.BytesIO()
+        frame.save(buffer, format="PNG")
+        urls.append("data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii"))
     return urls
 
 

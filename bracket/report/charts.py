@@ -1,4 +1,4 @@
-"""Charts as PNG bytes: loss curves, score history and sample grids — pure drawing.
+"""Charts as PNG bytes: loss curves, score history, fidelity against flexibility and sample grids — pure drawing.
 
 Every function draws one picture from plain data (lists of dicts and numbers, sample file
 paths); none knows sessions, standings or the report. :mod:`bracket.report.document` picks the data
@@ -103,6 +103,35 @@ def history_chart(points: Sequence[Mapping[str, Any]]) -> bytes | None:
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_ylabel("combined score (lower is better)")
     axes.set_ylim(-0.05, 1.05)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7)
+    return _png(figure)
+
+
+def front_chart(points: Sequence[Mapping[str, Any]], x_label: str = "likeness (fidelity)",
+                y_label: str = "prompt-following (flexibility)") -> bytes | None:
+    """Fidelity against flexibility, one point per config; items: ``{"name", "x", "y", "on_front",
+    "answer", "winner"}``. The front is joined by a line, the answer starred, the winner ringed."""
+    if not points:
+        return None
+    figure = _figure(figsize=(6.4, 4.6))
+    axes = figure.add_subplot()
+    off = [p for p in points if not p.get("on_front")]
+    front = sorted((p for p in points if p.get("on_front")), key=lambda p: p["x"])
+    if off:
+        axes.scatter([p["x"] for p in off], [p["y"] for p in off], color="#7f7f7f", label="beaten on both", zorder=3)
+    if front:
+        axes.plot([p["x"] for p in front], [p["y"] for p in front], color="#1f77b4", marker="o", label="front",
+                  zorder=3)
+    for p in points:
+        if p.get("answer"):
+            axes.scatter([p["x"]], [p["y"]], marker="*", s=260, color="#d62728", label="the answer", zorder=4)
+        if p.get("winner"):
+            axes.scatter([p["x"]], [p["y"]], s=220, facecolors="none", edgecolors="#2ca02c", linewidths=2,
+                         label="best combined score", zorder=4)
+        axes.annotate(str(p["name"])[:24], (p["x"], p["y"]), textcoords="offset points", xytext=(6, 4), fontsize=7)
+    axes.set_xlabel(x_label)
+    axes.set_ylabel(y_label)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7)
     return _png(figure)

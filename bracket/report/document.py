@@ -7,7 +7,7 @@ those twice: ``report.md`` (pictures saved beside it as PNG files) and ``report.
 self-contained file, pictures embedded as base64 ``data:`` URLs, no external links).
 
 Leaderboards, the winner and parameter importance are those of
-:mod:`bracket.standings` (the same the app, ``status``, ``export`` and ``promote``
+:mod:`bracket.standings` (the same the app, ``status``, ``export`` and ``train-winner``
 use), recomputed now, per stage: short search runs and long final runs are scored and
 summarised separately (their losses are not comparable), and finals get their own section —
 never averaged with search scores. A successive-halving search gets a table of its rungs (where
@@ -33,6 +33,8 @@ from bracket.report import render as report_render
 from bracket.report.charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
 from bracket.report.export import export_run
 from bracket.report.files import write_whole
+from bracket.report.image_table import image_rows, image_section
+from bracket.report.judges import judge_sections
 from bracket.report.redaction import known_secrets, scrub, without_secrets
 from bracket.report.render import Block, Picture
 from bracket.safe_text import shown
@@ -41,7 +43,6 @@ from bracket.session.scoring.samples import image_problem
 from bracket.session.store import redact_url
 from bracket.standings import ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text, standings
 from bracket.standings import importance as standings_importance
-from bracket.standings.quality import quality_interval, quality_text
 from bracket.standings.rungs import RUNG_HEADERS, session_rung_table
 from bracket.stats import StatsReport, summarise, verdict
 
@@ -103,6 +104,8 @@ class Report:
     #: successive halving: the rungs' plan and one row per config (``RUNG_HEADERS``); "" and [] without
     rung_plan: str = ""
     rungs: list[list[str]] = field(default_factory=list)
+    image_steps: list[list[str]] = field(default_factory=list)  #: ``bracket.report.image_table.image_rows``
+    judge_sections: list[tuple[str, list[Block]]] = field(default_factory=list)  #: ``bracket.report.judges``
 
     @property
     def verdict(self) -> str:
@@ -193,11 +196,12 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
     loss_basis = "/".join(sorted({r.loss_basis for r in ranked if r.loss_basis}))
     row = store.get_session(name) or {}
     unreadable: list[str] = []
-    pictures = report_pictures(search, finals, winner, unreadable)
+    judged, judge_pictures = judge_sections(table)
+    pictures = report_pictures(search, finals, winner, unreadable) + judge_pictures
     rung_plan, rungs = session_rung_table(session)
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
-        plan=session.settings.plan(), generated=time.strftime("%Y-%m-%d %H:%M:%S"),
+        plan=session.plan_text(), generated=time.strftime("%Y-%m-%d %H:%M:%S"),
         storage=redact_url(store.url), search=search, finals=finals, winner=winner, importance=importance,
         importance_note=importance_note, pictures=pictures, problems=problems, unreadable=unreadable,
         judges=judges, ratings=len(ratings), comparisons=len(comparisons),
@@ -205,7 +209,8 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
                                   "weights": effective_weights(session.settings.weights)}),
         fields=without_secrets(dict(session.parts.fields)), notes=list(row.get("notes") or []), command=command,
         script=script, command_note=command_note, warnings=list(table.warnings), secrets=known_secrets(session),
-        best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs)
+        best_steps=best_steps, loss_basis=loss_basis, rung_plan=rung_plan, rungs=rungs,
+        image_steps=image_rows(ranked), judge_sections=judged)
 
 
 def report_pictures(search: StageResult, finals: StageResult | None, winner: Winner | None,
@@ -237,7 +242,8 @@ def report_pictures(search: StageResult, finals: StageResult | None, winner: Win
     if len(scored) > 1:
         picks.append(("report-worst-samples", "Worst run", scored[-1]))
     for stem, word, run in picks:
-        caption = f"{word}: run {run['id']} ({run['label']}), quality {quality_text(search.scores[run['id']].score)}"
+        line = search.scores[run["id"]].headline
+        caption = f"{word}: run {run['id']} ({run['label']})" + (f": {line.text}" if line is not None else "")
         tiles = []
         for sample in final_step_samples(run["samples"]):
             if image_problem(sample["path"]) is None:
@@ -252,18 +258,17 @@ def report_pictures(search: StageResult, finals: StageResult | None, winner: Win
 # -- layout: sections of blocks, rendered as markdown and as HTML by bracket.report.render -------
 
 
-def _ci(row: ConfigRow) -> str:
-    if row.mean is None:
+def _headline(row: ConfigRow) -> str:
+    """The row's headline (``bracket.standings.headline``), as the app and ``status`` show it."""
+    if row.mean is None or row.headline is None:
         return "no score"
-    if row.ci_low is None or row.ci_high is None:
-        return f"{quality_text(row.mean)} (one seed, no CI)"
-    return f"{quality_text(row.mean)} ({quality_interval(row.ci_low, row.ci_high)})"  # as the app and the verdict
+    return row.headline.text
 
 
 def _board(result: StageResult, *, with_verdict: bool = True) -> list[Block]:
-    headers = ["rank", "kind", "config", "mean quality (95% CI)", "raw figures", "scored / runs", "ratings",
+    headers = ["rank", "kind", "config", "headline", "raw figures", "scored / runs", "ratings",
                "key params"]
-    rows = [[str(r.rank or "-"), r.kind, r.name, _ci(r), r.raw_text or "-", f"{r.seeds} / {len(r.runs)}",
+    rows = [[str(r.rank or "-"), r.kind, r.name, _headline(r), r.raw_text or "-", f"{r.seeds} / {len(r.runs)}",
              str(r.ratings), ", ".join(f"{k}={_fmt(v)}" for k, v in r.params.items())] for r in result.rows]
     blocks: list[Block] = ([("quote", result.verdict)] if with_verdict else []) + [("table", headers, rows)]
     blocks += [("p", f"Note: {note}.") for note in result.stats.notes]
@@ -278,8 +283,9 @@ def _winner_blocks(report: Report) -> list[Block]:
     if winner is None:
         return [("p", "No config has a finished score yet.")]
     seeds = ", ".join(str(s) for s in winner.seeds) or "-"
-    blocks: list[Block] = [("p", f"Config {winner.config_name!r} ({winner.kind}, {winner.stage} stage), mean quality "
-                                 f"{quality_text(winner.mean)} ({figures_text(winner.figures) or 'no raw figure'}); "
+    line = winner.headline.text if winner.headline else "not scored yet"
+    blocks: list[Block] = [("p", f"Config {winner.config_name!r} ({winner.kind}, {winner.stage} stage): "
+                                 f"{line} ({figures_text(winner.figures) or 'no raw figure'}); "
                                  f"{'full-length run' if report.rungs and winner.full_length else 'best run'} "
                                  f"{winner.run_id}, {winner.steps} steps"
                                  + (f", best step {winner.step} (by {winner.step_basis})" if winner.step else "")
@@ -330,6 +336,8 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
         ("Best step per config (score per step, lower is better)",
          [("table", ["config", "best step", "based on", "score per step"], report.best_steps)] if report.best_steps
          else [("p", "No config has a score per step yet.")]),
+        *image_section(report.image_steps),
+        *report.judge_sections,
         ("Parameter importance", importance),
         ("Loss curves", [("img", pictures[s]) for s in ("report-loss", "report-final-loss") if s in pictures]
          or [("p", "No loss was logged.")]),
@@ -365,11 +373,15 @@ def render_html(report: Report) -> str:
                        report.secrets))
 
 
+def report_folder(session: "Session") -> Path:  # the app's and `bracket report`'s one place
+    return session.folder / REPORT_FOLDER
+
+
 def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:
-    """Write report.md (with its PNGs beside it) and report.html into the session folder."""
-    folder = Path(folder) if folder is not None else session.folder
+    """Write report.md (its PNGs beside it) and report.html into :func:`report_folder` (or ``--out``)."""
+    folder = Path(folder) if folder is not None else report_folder(session)
     folder.mkdir(parents=True, exist_ok=True)
-    report = build_report(session, None if folder == session.folder else folder / "export")
+    report = build_report(session, None if folder == report_folder(session) else folder / "export")
     images = []
     for picture in report.pictures:
         images.append(write_whole(folder / f"{picture.stem}.png", picture.png))
@@ -385,7 +397,7 @@ def report_markdown(session: "Session", image_url: Callable[[Path], str] | None 
     ``image_url`` turns each picture's path into the link the markdown should use (the UI
     gives a served URL); by default the links stay relative to the report file.
     """
-    files = write_report(session, session.folder / REPORT_FOLDER if image_url is not None else None)
+    files = write_report(session)
     text = files.markdown.read_text(encoding="utf-8")
     if image_url is not None:
         for image in files.images:

@@ -18,6 +18,15 @@ beside it:
   secret: keys, tokens, passwords are left for the person to set), and the command as a bash
   array with every argument ``shlex.quote``-d, so a value holding ``;``, ``$(…)`` or spaces
   stays one literal argument;
+The command stands on its own (``RunRequest.standalone``): it reads the person's own dataset
+folder and file — for sd-scripts, a dataset TOML in the export folder whose ``image_dir`` is the
+person's folder, with latents and text-encoder outputs cached in memory, so nothing is written
+beside their images. Where the adapter offers it (``Trainer.session_cache_variant``: sd-scripts'
+keyed mirror folders with the caches the session made), both scripts run that faster twin
+instead while every one of those folders still exists; delete the session's ``cache/`` and they
+train from the person's folder. The header says the config's headline
+(``bracket.standings.headline``) and the dataset; the app and ``export`` print the folder.
+
 * ``train.ps1`` — its Windows twin, written by :mod:`bracket.report.powershell` (PowerShell, every
   value quoted for PowerShell and for the program's command line);
 * ``config.json`` and ``config.toml`` — the complete knob values, where they came from
@@ -114,8 +123,11 @@ def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> t
 
 
 def shell_script(command: Sequence[str], cwd: Path, env: Mapping[str, str], *, header: Sequence[str] = (),
-                 dropped_env: Sequence[str] = ()) -> str:
-    """A bash script that runs ``command`` in ``cwd`` with ``env``; every value is quoted."""
+                 dropped_env: Sequence[str] = (),
+                 alternative: tuple[Sequence[Path], Sequence[str]] | None = None) -> str:
+    """A bash script that runs ``command`` in ``cwd`` with ``env``; every value is quoted.
+    ``alternative`` — (folders, command): run that command instead while every folder exists
+    (an export's optional speed-up: the session's caches)."""
     lines = ["#!/usr/bin/env bash"]
     lines += [f"# {' '.join(str(h).split())}" for h in header]
     lines += [f"# {name} is not written here (it looks like a secret); export it yourself if the trainer "
@@ -125,14 +137,23 @@ def shell_script(command: Sequence[str], cwd: Path, env: Mapping[str, str], *, h
               if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
     lines.append("cmd=(")
     lines += [f"  {shlex.quote(str(arg))}" for arg in command]
-    lines += [")", 'exec "${cmd[@]}"', ""]
+    lines.append(")")
+    if alternative is not None:
+        folders, other = alternative
+        test = " && ".join(f"[ -d {shlex.quote(str(folder))} ]" for folder in folders)
+        lines.append("# optional speed-up: the session's caches, used only while they are all still there")
+        lines += [f"if {test}; then", "  cmd=("]
+        lines += [f"    {shlex.quote(str(arg))}" for arg in other]
+        lines += ["  )", "fi"]
+    lines += ['exec "${cmd[@]}"', ""]
     return "\n".join(lines)
 
 
 def script_command(text: str) -> list[str]:
     """The command of a script written by :func:`shell_script` (the inverse of its quoting)."""
     lines = text.splitlines()
-    start, end = lines.index("cmd=("), len(lines) - 1 - lines[::-1].index(")")
+    start = lines.index("cmd=(")
+    end = lines.index(")", start)
     return shlex.split("\n".join(lines[start + 1:end]))
 
 
@@ -186,39 +207,48 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         trainer = type(trainer)({**trainer.fields, "cache_dir": str(session.folder / "cache")})
     knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {}, session.space)
     seed = int(run["seed"]) if run.get("seed") is not None else session.settings.base_seed
-    spec: LaunchSpec = trainer.prepare_run(RunRequest(
+    request = RunRequest(
         run_dir=folder / "run", knobs=knobs, dataset=Path(session.parts.fields.get("dataset", "")),
         max_steps=steps, seed=seed, sample_prompts=session.settings.prompts(),
-        sample_every_n_steps=session.settings.sample_every_n_steps))
+        sample_every_n_steps=session.settings.sample_every_n_steps, standalone=True)
+    spec: LaunchSpec = trainer.prepare_run(request)
     command = [str(a) for a in spec.cmd]
+    cached = trainer.session_cache_variant(request, spec)
     env, dropped = safe_env(spec.env)
     from bracket.session.scoring import checkpoint_at
 
     checkpoint = checkpoint_at(run.get("output_dir"), steps) if best_step else None
-    score = next((r.score for board in table.boards.values() for row in board.rows for r in row.runs
-                  if r.run_id == run_id), None)
+    standing = next(((row, r) for board in table.boards.values() for row in board.rows for r in row.runs
+                     if r.run_id == run_id), None)
+    score = standing[1].score if standing else None
+    line = standing[0].headline if standing else None  # the config's headline, as the app and status say it
     rung, paused = rung_text(config, session_rungs(session.settings)), run_rung_text(
         run, restarts=restarting(session.settings))
     header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
               f"config {name!r} ({config.get('kind', run.get('kind'))}, "
               f"stage {config.get('stage', run.get('stage'))}), "
               f"from run {run_id}, seed {seed}, {steps} training steps",
-              f"run score {score:.4f} (lower is better)" if score is not None else "run not scored",
+              (f"config {name!r}: {line.text}" if line is not None and score is not None else "run not scored"),
               *([f"successive halving: {rung}" + (f"; run {run_id} {paused}" if paused else "")] if rung else []),
               *([f"best step {best_step} (by {basis})" + (f"; checkpoint {checkpoint}" if checkpoint else "")]
                 if best_step else []),
+              f"dataset: {session.parts.fields.get('dataset', '')} (read from there; the session's caches are only "
+              "a speed-up, used while they exist)",
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
               f"{run_id} --steps {steps}"]
-    script = write_whole(folder / SCRIPT_NAME, shell_script(command, spec.cwd, env, header=header,
-                                                             dropped_env=dropped).encode("utf-8"), mode=0o755)
+    script = write_whole(folder / SCRIPT_NAME, shell_script(command, spec.cwd, env, header=header, dropped_env=dropped,
+                                                            alternative=cached).encode("utf-8"), mode=0o755)
     windows_script = write_whole(folder / WINDOWS_SCRIPT_NAME, powershell_script(
-        command, spec.cwd, env, header=header, dropped_env=dropped).encode("utf-8-sig"))
+        command, spec.cwd, env, header=header, dropped_env=dropped, alternative=cached).encode("utf-8-sig"))
     document = _plain({
         "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
         "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
         "run_id": run_id, "seed": seed, "steps": steps, "best_step": best_step, "best_step_basis": basis or None,
         "checkpoint": checkpoint, "rung": rung or None,
-        "run_score": score, "knobs": dict(knobs),
+        "run_score": score, "headline": line.text if line is not None else None, "knobs": dict(knobs),
+        "image_judges": _image_figures(run, best_step or steps),
+        "dataset": session.parts.fields.get("dataset", ""),
+        "session_cache": {"folders": [str(f) for f in cached[0]], "command": cached[1]} if cached else None,
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })
     json_path, toml_path = folder / "config.json", folder / "config.toml"
@@ -227,6 +257,18 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     files = sorted(p for p in (folder / "run").rglob("*") if p.is_file())
     return ExportResult(folder, script, json_path, toml_path, command, Path(spec.cwd), env, run_id, name, steps,
                         dropped, files, windows_script)
+
+
+def _image_figures(run: Mapping[str, Any], step: int) -> dict[str, Any] | None:
+    """The image judges' raw figures of ``run`` at the exported ``step`` and at every sampled step
+    (``bracket.session.scoring.image_judges.image_parts``); None when they did not judge it."""
+    from bracket.session.scoring.image_judges import figures_at, image_parts
+
+    parts = image_parts(run)
+    if not parts:
+        return None
+    return {"at_step": {"step": int(step), **(figures_at(run, int(step)) or {})},
+            "steps": {str(k): v for k, v in parts.items()}}
 
 
 # -- promote ----------------------------------------------------------------------------------

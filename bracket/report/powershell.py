@@ -49,9 +49,16 @@ def _comment(text: object) -> str:
     return "# " + " ".join(str(text).split())  # a newline in a value cannot end the comment
 
 
+def _arguments(variable: str, arguments: Sequence[str]) -> list[str]:
+    return [f"{variable} = @(", *[f"    {ps_quote(windows_argument(arg))}" for arg in arguments], ") -join ' '"]
+
+
 def powershell_script(command: Sequence[object], cwd: Path | PurePath, env: Mapping[str, str], *,
-                      header: Sequence[str] = (), dropped_env: Sequence[str] = ()) -> str:
-    """A PowerShell script that runs ``command`` in ``cwd`` with ``env``; every value is quoted."""
+                      header: Sequence[str] = (), dropped_env: Sequence[str] = (),
+                      alternative: tuple[Sequence[PurePath], Sequence[object]] | None = None) -> str:
+    """A PowerShell script that runs ``command`` in ``cwd`` with ``env``; every value is quoted.
+    ``alternative`` — (folders, command): run that command instead while every folder exists
+    (an export's optional speed-up, the session's caches; same program)."""
     program, arguments = str(command[0]), [str(a) for a in command[1:]]
     lines = [_comment(h) for h in header]
     lines.append(_comment(f"Run: powershell -ExecutionPolicy Bypass -File {SCRIPT_NAME}"))
@@ -61,10 +68,15 @@ def powershell_script(command: Sequence[object], cwd: Path | PurePath, env: Mapp
     lines += [f"$env:{name} = {ps_quote(value)}" for name, value in env.items() if _ENV_NAME.fullmatch(name)]
     lines.append(f"$Program = {ps_quote(program)}")
     lines.append("# one argument per line, already quoted for the program's command line")
-    lines.append("$Arguments = @(")
-    lines += [f"    {ps_quote(windows_argument(arg))}" for arg in arguments]
+    lines += _arguments("$Arguments", arguments)
+    if alternative is not None:
+        folders, other = alternative
+        test = " -and ".join(f"(Test-Path -LiteralPath {ps_quote(folder)} -PathType Container)" for folder in folders)
+        lines.append("# optional speed-up: the session's caches, used only while they are all still there")
+        lines.append(f"if ({test}) {{")
+        lines += ["    " + line for line in _arguments("$Arguments", [str(a) for a in other[1:]])]
+        lines.append("}")
     lines += [
-        ") -join ' '",
         "$Start = New-Object System.Diagnostics.ProcessStartInfo",
         "$Start.FileName = $Program",
         "$Start.Arguments = $Arguments",

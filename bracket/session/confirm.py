@@ -1,26 +1,26 @@
-"""The confirmation rung: before the search ends, the top configs are re-run with fresh seeds.
+"""The confirmation round: before the search ends, the top configs are re-run with fresh seeds.
 
 A search that ranks configs by one run each picks lucky seeds: on a noisy loss (diffusion
 training loss jumps by tens of percent per step, and two seeds of one config differ by more
 than many config changes do), the best single run is often a good config on a good day.
 So the last ``confirm`` runs of the budget (``SearchSettings.confirm_runs``; "search 18 +
-confirm 6" in the plan) are spent by **successive halving** on the current leaders:
+confirm 6" in the plan) are spent in narrowing **passes** over the current leaders:
 
-* rung 1: the top ``k`` configs by mean score each get one more run with a fresh seed;
-* rung 2: the top ``ceil(k / 2)`` of the new ranking get another, and so on down to the
+* pass 1: the top ``k`` configs by mean score each get one more run with a fresh seed;
+* pass 2: the top ``ceil(k / 2)`` of the new ranking get another, and so on down to the
   leader, which gets what is left.
 
-``k`` is the widest first rung the confirmation runs pay for (:func:`first_width`: 6 runs
-buy the top 4 at 2 seeds, then the top 2 at 3). Every rung ranks by the mean over all runs
+``k`` is the widest first pass the confirmation runs pay for (:func:`first_width`: 6 runs
+buy the top 4 at 2 seeds, then the top 2 at 3). Every pass ranks by the mean over all runs
 of a config, so a config whose one good run was luck drops out, and one that enters the top
-of the ranking late still gets its runs. A rung starts only when the previous one has
+of the ranking late still gets its runs. A pass starts only when the previous one has
 finished, with several workers too (each slot is reserved under the session's row lock,
 :func:`reserve_confirmation`). Confirmation runs are ordinary runs of their config in the
 search stage (seed index ``seeds`` and up, seed ``base_seed + index``), so the scores
 normalise them with the rest and the leaderboard's mean and confidence interval include them.
 
 This is separate from finals (``bracket.session.finals``): finals train the best configs
-*longer*; the confirmation rung trains them *again*, at the search's length, inside the budget.
+*longer*; the confirmation round trains them *again*, at the search's length, inside the budget.
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ import sqlalchemy as sa
 from bracket.session.pipeline import RunPipeline
 from bracket.session.store.schema import RUN_ACTIVE, RUN_SPENT, runs_table, sessions_table
 
-#: how many rungs a plan may step through before it gives up (a guard, never reached)
-MAX_RUNGS = 1000
+#: how many passes a plan may step through before it gives up (a guard, never reached)
+MAX_PASSES = 1000
 
 
-def halving_cost(width: int) -> int:
-    """Runs that rungs of width ``width``, ``ceil(width/2)``, … down to 2 cost (1 run per config)."""
+def passes_cost(width: int) -> int:
+    """Runs that passes of width ``width``, ``ceil(width/2)``, … down to 2 cost (1 run per config)."""
     cost, n = 0, width
     while n >= 2:
         cost += n
@@ -51,22 +51,23 @@ def halving_cost(width: int) -> int:
 
 
 def first_width(confirm_runs: int, n_configs: int) -> int:
-    """The widest first rung that ``confirm_runs`` pay for (at most ``n_configs``, at least 1)."""
+    """The widest first pass that ``confirm_runs`` pay for (at most ``n_configs``, at least 1)."""
     width = 1
     for candidate in range(2, max(2, n_configs) + 1):
-        if halving_cost(candidate) <= confirm_runs:
+        if passes_cost(candidate) <= confirm_runs:
             width = candidate
     return min(width, max(1, n_configs))
 
 
 @dataclass(frozen=True)
 class Step:
-    """What the confirmation rung does next: ``run`` config ``config_id``, ``wait`` for runs
+    """What the confirmation round does next: ``run`` config ``config_id``, ``wait`` for runs
     still training, or ``done`` (no confirmation runs left)."""
 
     action: Literal["run", "wait", "done"]
     config_id: int | None = None
-    rung: int = 0
+    #: the pass the run belongs to (1: the first)
+    pass_number: int = 0
 
 
 def next_step(ranking: Sequence[int], counts: Mapping[int, int], active: Mapping[int, int], *, seeds: int,
@@ -76,18 +77,18 @@ def next_step(ranking: Sequence[int], counts: Mapping[int, int], active: Mapping
     ``ranking``: config ids, best mean first (only configs with a finished score);
     ``counts``: runs per config that are finished or training; ``active``: runs per config
     still training; ``seeds``: runs per config in the search; ``runs_left``: confirmation
-    runs not yet handed out; ``width``: the first rung's width.
+    runs not yet handed out; ``width``: the first pass's width.
     """
     if runs_left <= 0 or not ranking:
         return Step("done")
     n = max(1, width)
-    for rung in range(1, MAX_RUNGS):
-        target = seeds + rung
+    for number in range(1, MAX_PASSES):
+        target = seeds + number
         needing = [c for c in ranking[:n] if counts.get(c, 0) < target]
         if needing:
-            return Step("run", needing[0], rung)
+            return Step("run", needing[0], number)
         if any(active.get(c, 0) for c in ranking):
-            return Step("wait", rung=rung)  # the next rung ranks on this rung's results
+            return Step("wait", pass_number=number)  # the next pass ranks on this pass's results
         n = max(1, math.ceil(n / 2))
     return Step("done")
 
@@ -136,11 +137,11 @@ def reserve_confirmation(pipeline: RunPipeline) -> Reservation:
         config = next(x for x in store.configs(name, stage="search") if x["id"] == step.config_id)
         taken = {r["seed_index"] for r in store.runs(name, with_series=False)
                  if r["config_id"] == config["id"] and r["status"] in RUN_SPENT + RUN_ACTIVE}
-        seed_index = next(i for i in range(settings.seeds, settings.seeds + MAX_RUNGS) if i not in taken)
+        seed_index = next(i for i in range(settings.seeds, settings.seeds + MAX_PASSES) if i not in taken)
         seed = settings.base_seed + seed_index
         result = c.execute(runs_table.insert().values(
             session=name, config_id=config["id"], kind=config["kind"], stage="search",
-            label=f"{config['name']} seed {seed} (confirm, rung {step.rung})", seed=seed, seed_index=seed_index,
+            label=f"{config['name']} seed {seed} (confirm, pass {step.pass_number})", seed=seed, seed_index=seed_index,
             params_json=json.dumps(config["params"], default=str), status="pending", worker=pipeline.worker_id,
             max_steps=settings.steps, started_at=time.time()))
         return "run", config, seed_index, int(result.inserted_primary_key[0])
@@ -148,12 +149,12 @@ def reserve_confirmation(pipeline: RunPipeline) -> Reservation:
 
 def confirm_step(pipeline: RunPipeline, *, wait_s: float) -> bool:
     """Train the next confirmation run through ``pipeline``, or wait ``wait_s`` for other
-    workers' runs of this rung; False when the confirmation rung has nothing left to do."""
+    workers' runs of this pass; False when the confirmation round has nothing left to do."""
     reserved = reserve_confirmation(pipeline)
     if reserved[0] == "done":
         return False
     if reserved[0] == "wait":
-        pipeline.on_phase("confirm: waiting for this rung's runs on other workers")
+        pipeline.on_phase("confirm: waiting for this pass's runs on other workers")
         pipeline.control.wait(wait_s)
         return True
     _, config, seed_index, run_id = reserved

@@ -4,7 +4,7 @@ A :class:`RunControl` answers the questions every long step asks between its pie
 I stop?* (here, or because another process asked through the store) and *should I wait?*
 (a pause takes effect between runs, never inside one). ``stop`` and ``pause`` are called from
 other threads (the app's handlers, a signal handler); the loop, the run pipeline and the
-confirmation rung only read.
+confirmation round only read.
 
 A stop has a mode: ``"now"`` kills the current run (its slot runs again on resume),
 ``"after-trial"`` lets it finish. A stop asked ``everywhere`` is written to the store, so

@@ -31,6 +31,7 @@ from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
 from bracket.session.past import Ranking, past_configs
 from bracket.session.rung_steps import halving_decided, restart_note, rounded_note, rung_problem
+from bracket.session.scoring.image_config import check_image_judges, image_judge_config, image_judges_wanted
 from bracket.session.search_settings import SearchSettings, SettingsError
 from bracket.session.store import Store, sqlite_url
 from bracket.session.store.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
@@ -160,8 +161,13 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     merged = preset.check_fields(fields)  # nothing made yet (the demo dataset comes once all else is accepted)
     trainer = preset.trainer_factory(merged)
     settings = with_sample_prompts(settings, trainer, preset.display_name)
+    images = image_judge_config()
+    images_wanted = images is not None and image_judges_wanted(settings.weights, trainer.sample_kind)
     check_weights_score(settings.weights, sample_kind=trainer.sample_kind,
-                        judge_server=bool((settings.vlm or {}).get("base_url")))
+                        judge_server=bool((settings.vlm or {}).get("base_url")), image_judges=images_wanted)
+    if images_wanted and (problem := check_image_judges(images)):
+        raise SettingsError(f"Image judges: {problem} (or set their weights to 0: likeness=0,prompt_following=0,"
+                            "image_quality=0).")
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     warm_start, notes = fit_warm_start(trainer, space)
     if settings.warm_start_from:
@@ -307,7 +313,7 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
     # a session stored before the learning-rate bracket existed resumes without one (it would
     # otherwise spend two slots on its warm-start winner in the middle of its search)
     # (and one stored before warm-ups were limited to a share of the run keeps its full range;
-    # one stored before the confirmation rung and validation split resumes without them)
+    # one stored before the confirmation round and validation split resumes without them)
     settings = SearchSettings.from_dict({"lr_bracket": False, "warmup_share": None, "confirm": 0,
                                          "validation_split": 0.0, **row["settings"]})
     apply_validation(trainer, settings)

@@ -5,7 +5,8 @@ same path, :meth:`RunPipeline.train`: the config is validated against the sessio
 (narrowed) space *before* anything is recorded (a refused config leaves no pending run), a
 run row is added, the trainer prepares its command in ``<session>/<stage folder>/<id>-<name>-s<seed>``,
 the :class:`~bracket.session.process.execute.RunExecutor` runs and records it, and a finished image
-or video run is queued for the VLM judge when one is configured (a text run: for the task
+or video run is queued for the VLM judge when one is configured and for the image judges
+(``bracket.session.scoring.image_scorer``) when their models are (a text run: for the task
 metrics and the LLM-as-judge, ``bracket.session.scoring.text_judges``); so is a run paused at
 a rung of a halving search, for what it made at the pause step (:meth:`RunPipeline.judge_rung`,
 :meth:`RunPipeline.wait_for_rung_verdicts`): an image or video run's samples, a text run's
@@ -32,6 +33,7 @@ from bracket.session.process import RunExecutor
 from bracket.session.run_state import mark_run_folder, state_problem
 from bracket.session.rung_steps import launch_sample_every
 from bracket.session.scoring import Scoreboard, VlmScorer
+from bracket.session.scoring.image_scorer import ImageScorer
 from bracket.session.scoring.rung_verdicts import wait_all
 from bracket.session.scoring.text_judges import TextJudges, rung_folder, write_heldout
 from bracket.session.snapshot import confirm_phase_label, phase_label
@@ -50,7 +52,8 @@ class RunPipeline:
 
     def __init__(self, parts: SessionParts, *, executor: RunExecutor, scoreboard: Scoreboard, control: RunControl,
                  controller: Callable[[], SearchController], worker_id: str, vlm: VlmScorer | None = None,
-                 text_judges: TextJudges | None = None, on_phase: Callable[[str], None] = lambda phase: None) -> None:
+                 text_judges: TextJudges | None = None, image_judges: ImageScorer | None = None,
+                 on_phase: Callable[[str], None] = lambda phase: None) -> None:
         self.parts = parts
         self.store = parts.store
         self.name = parts.name
@@ -65,6 +68,7 @@ class RunPipeline:
         self.worker_id = worker_id
         self.vlm = vlm
         self.text_judges = text_judges
+        self.image_judges = image_judges
         #: told what the worker does now ("search 3/12", "final: lr-2e-4", ...)
         self.on_phase = on_phase
 
@@ -108,6 +112,8 @@ class RunPipeline:
         status = self.executor.execute(run_id, spec, scored=True, run_dir=run_dir, resume_step=resume_step)
         if status == "done" and self.vlm is not None and self.trainer.sample_kind in ("image", "video"):
             self.vlm.submit(run_id)
+        if status == "done" and self.image_judges is not None:
+            self.image_judges.submit(run_id)
         if status == "paused":
             self.judge_rung(run_id)
         if status == "done" and self.text_judges is not None and self.trainer.sample_kind == "text":
@@ -120,6 +126,8 @@ class RunPipeline:
         held-out answers made there and handed to the text judges (a text trainer)."""
         if self.vlm is not None and self.trainer.sample_kind in ("image", "video"):
             self.vlm.submit_rung(run_id)
+        if self.image_judges is not None:
+            self.image_judges.submit_rung(run_id)
         if self.text_judges is not None and self.trainer.sample_kind == "text":
             self._answer_rung(run_id)
 
@@ -147,11 +155,23 @@ class RunPipeline:
         """Wait (at most ``timeout_s`` for all, and not past a stop) for the judges' queued rung
         verdicts, so a promotion is decided on them; whether they are all in (a late one counts
         once stored)."""
-        scorers = [s for s in (self.vlm, self.text_judges) if s is not None and s.rungs_pending()]
+        scorers = [s for s in (self.vlm, self.text_judges, self.image_judges) if s is not None and s.rungs_pending()]
         if not scorers:
             return True
         self.on_phase("waiting for the judge model at the rung")
         return wait_all(scorers, timeout_s, stop=self.control.stop_requested)
+
+    def drain_judges(self, timeout_s: float = 600) -> None:
+        """At a search's end: wait for the judges' queued scoring (each at most ``timeout_s``), then
+        stop their threads; the phase says what it waits for."""
+        if self.vlm is not None:
+            self.on_phase("waiting for the judge model")
+            self.vlm.drain(timeout=timeout_s)
+            if self.text_judges is not None:
+                self.text_judges.drain(timeout=timeout_s)
+        if self.image_judges is not None:
+            self.on_phase("waiting for the image judges")
+            self.image_judges.drain(timeout=timeout_s)
 
     def resume(self, run_id: int, *, steps: int | None = None, stop_at_step: int | None = None,
                from_status: str = "paused", resume_from: Path | None = None, resume_step: int | None = None,

@@ -7,7 +7,7 @@ a higher learning rate, ``bracket.search.lr_bracket``), with TPE the ``shape dra
 sampler's first four proposals keep the best config's step and spread the rest,
 ``bracket.search.shapes``; stored as kind ``search`` named ``shape-N``) and then the sampler
 (``TPE`` or ``random``). :func:`search_plan` says this as a list of ``(phase, configs)`` pairs,
-so a later phase (a confirmation rung, say) slots in as one more pair; :func:`plan_text` writes
+so a later phase (a confirmation round, say) slots in as one more pair; :func:`plan_text` writes
 it in one line (``baseline, 3 curated, 2 LR bracket, 4 shape draws, 2 TPE``) for the Setup tab
 and the CLI; :func:`plan_progress` says how far a session got in each phase from its stored
 configs; :func:`budget_reaching_search` is the smallest budget whose plan reaches the sampler.
@@ -73,7 +73,7 @@ def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: 
         if algorithm == "tpe":  # the shape draws need a scored warm-start config and TPE
             take(SHAPES, SHAPE_TRIALS)
     take(sampler_phase(algorithm), left)
-    if confirm > 0:  # the confirmation rung: runs of the top configs with fresh seeds (bracket.session.confirm)
+    if confirm > 0:  # the confirmation round: runs of the top configs with fresh seeds (bracket.session.confirm)
         plan.append((CONFIRM, int(confirm)))
     return plan
 
@@ -97,11 +97,13 @@ def budget_reaching_search(settings: Any, plan_of: Any) -> int:
     return settings.budget
 
 
-def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "", *, rank: Any = None) -> Plan:
+def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "", *, rank: Any = None,
+             n_configs: int | None = None) -> Plan:
     """The plan of a search with ``settings`` on ``trainer`` (its warm start fitted to ``space``,
     with the configs of the earlier sessions it warm-starts from, taken in the order ``rank``
     gives them — ``bracket.standings.past_ranking``, their leaderboards, as the session takes
-    them: which two are taken decides how many survive the fit)."""
+    them: which two are taken decides how many survive the fit); ``n_configs``: the configs the
+    budget buys when fewer than the settings plan (``Budget.configs``)."""
     from bracket.session.create import fit_past, fit_warm_start
     from bracket.session.past import past_configs
 
@@ -109,7 +111,8 @@ def plan_for(trainer: Any, space: Any, settings: Any, preset_id: str = "", *, ra
     if getattr(settings, "warm_start_from", None) and preset_id:
         fitted += fit_past(space, past_configs(settings.warm_start_from, preset_id, rank=rank), [])
     kinds = [kind for kind, _ in fitted]
-    return search_plan(settings.n_configs, curated=kinds.count("curated"), baseline=kinds.count("baseline"),
+    count = settings.n_configs if n_configs is None else n_configs
+    return search_plan(count, curated=kinds.count("curated"), baseline=kinds.count("baseline"),
                        past=kinds.count(PAST_KIND),
                        warm_start=settings.warm_start, lr_bracket=settings.lr_bracket, algorithm=settings.algorithm,
                        confirm=getattr(settings, "confirm_runs", 0))
@@ -122,7 +125,7 @@ def plan_text(plan: Sequence[tuple[str, int]]) -> str:
 
 def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str, Any]],
                   current_kind: str | None = None, skipped: Mapping[str, int] | None = None,
-                  algorithm: str = "tpe") -> list[dict[str, Any]]:
+                  algorithm: str = "tpe", ended: bool = False) -> list[dict[str, Any]]:
     """Each phase of ``plan`` with the configs already tried in it (from the session's stored
     search-stage configs: their ``kind``) and whether it is the phase in progress.
 
@@ -133,7 +136,8 @@ def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str
     what happened (``LR bracket 1/1 ✓ · TPE 5/5``), and the session notes say why. So is a
     warm-start config the skip rule took out of the queue (``skipped``: how many of each kind,
     :mod:`bracket.search.skip_rule`): ``curated 2/2 (1 skipped) ✓``; a sampler phase added for
-    such slots is labelled by the session's ``algorithm``."""
+    such slots is labelled by the session's ``algorithm``. ``ended``: the search finished, so no
+    phase is marked as the next one."""
     tried: dict[str, int] = {}
     busy: set[str] = set()
     for config in configs:
@@ -150,7 +154,7 @@ def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str
         why = (skipped or {}).get(kind)
         if kind != "search" and why:
             rows[-1]["skipped"] = why
-    if current_kind is None:  # no run in progress: the first phase not yet full is the next one
+    if current_kind is None and not ended:  # no run in progress: the first phase not yet full is the next one
         for row in rows:
             if row["done"] < row["planned"]:
                 row["next"] = True

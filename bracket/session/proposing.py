@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.search.types import Proposal
 from bracket.search.why_line import short_reasons
-from bracket.session.halving_loop import halving_history
 from bracket.session.scoring.run_scores import config_values
 from bracket.session.store import stored_rows
 
@@ -45,6 +44,17 @@ def line_at_proposal(session: Any, proposal: Proposal) -> str:
                           algorithm=session.settings.algorithm, n_startup=DEFAULT_N_STARTUP_TRIALS,
                           only=(_PROPOSED,))
     return lines[_PROPOSED]
+
+
+def halving_history(session: Any) -> list[Any]:
+    """The sampler's history of a halving search (``scheduling.halving.sampler_history``) from the
+    search's read model of this store change: full-length configs by their value, the rest by the
+    rung they reached and their rank there."""
+    from bracket.session.scheduling.halving import sampler_history
+
+    view = session.view()
+    full = session.scoreboard.config_values([r.row for r in view.runs])  # scored runs are the full-length ones
+    return sampler_history(view, full, session.space.searched_params)
 
 
 def build_controller(session: Any) -> "SearchController":

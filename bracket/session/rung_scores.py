@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bracket.search.halving import Parked, scaled_step
 from bracket.session.launches import up_to
 from bracket.session.scoring.run_scores import WORST, score_runs, verdicts_at
-from bracket.session.store.schema import RUN_ACTIVE
-
-#: run states that end a configuration on the rungs (it cannot go on)
-ENDED = ("failed", "pruned", "disqualified")
+from bracket.session.search_view import SearchView
+from bracket.session.store.rows import RunRow
 
 
 @dataclass(frozen=True)
@@ -67,45 +65,25 @@ def run_steps(run: Mapping[str, Any]) -> int | None:
 
 
 def trained_steps(run: Mapping[str, Any]) -> int:
-    """The steps ``run``'s launches have trained, in its own steps: where it stands (a paused run's
-    pause step, a finished one's last) and the steps a restart threw away (``restart_steps``). A
-    restart in flight stands at its ``last_step``: its ``pause_step`` is the launch's it threw away."""
-    thrown, last = int(run.get("restart_steps") or 0), int(run.get("last_step") or 0)
-    if thrown and run.get("status") in RUN_ACTIVE:
-        return thrown + last
-    return thrown + max(last, int(run.get("pause_step") or 0))
+    """Every step ``run``'s launches trained, in its own steps (``RunRow.trained_steps``)."""
+    return RunRow.of(run).trained_steps()
 
 
 def reached_step(run: Mapping[str, Any]) -> int:
-    """The step up to which ``run`` has trained and been recorded: a paused run's pause step, a
-    resuming one's the step it resumed from, a finished one's last step."""
-    if run["status"] == "done":
-        return int(run.get("last_step") or 0)
-    if run["status"] in ("paused",) + RUN_ACTIVE:
-        return int(run.get("pause_step") or 0)
-    return 0
+    """The step up to which ``run`` has trained and been recorded (``RunRow.reached_step``)."""
+    return RunRow.of(run).reached_step()
 
 
 def seed_runs(runs: Sequence[Mapping[str, Any]], config_id: int, seeds: int) -> dict[int, Mapping[str, Any]]:
-    """Seed index -> the newest search run of that seed of ``config_id`` (confirmation runs left out)."""
-    out: dict[int, Mapping[str, Any]] = {}
-    for run in runs:
-        if run.get("config_id") == config_id and run.get("stage", "search") == "search" \
-                and (run.get("seed_index") or 0) < seeds and run["status"] != "interrupted":
-            out[run.get("seed_index") or 0] = run
-    return out
+    """Seed index -> the newest search run of that seed of ``config_id`` (``SearchView.seed_runs``)."""
+    view = SearchView.build((), runs, seeds=seeds, full_steps=1)
+    return {index: run.row for index, run in view.seed_runs(config_id).items()}
 
 
 def parked(config: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], rungs: StepRungs, seeds: int) -> Parked:
-    """Where ``config`` stands: the lowest rung all its seeds reached, whether one trains now,
-    whether one ended (failed, diverged)."""
-    by_seed = seed_runs(runs, config["id"], seeds)
-    reached = min((rungs.rung_of(reached_step(r), run_steps(r)) if r["status"] in ("done", "paused") else -1
-                   for r in (by_seed.get(i) for i in range(seeds)) if r is not None), default=-1)
-    if len(by_seed) < seeds:
-        reached = -1
-    return Parked(config["id"], reached, running=any(r["status"] in RUN_ACTIVE for r in by_seed.values()),
-                  finished=any(r["status"] in ENDED for r in by_seed.values()))
+    """Where ``config`` stands on the rungs (``SearchView.place``)."""
+    view = SearchView.build((), runs, seeds=seeds, full_steps=rungs.steps[-1])
+    return replace(view, rungs=rungs).place(config["id"])
 
 
 def _at_step(run: Mapping[str, Any], step: int) -> dict[str, Any]:
@@ -124,7 +102,7 @@ def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str
     """``{(config_id, rung): score}`` (lower is better) of every config at every rung it reached
     but the last; ``runs`` with their series. Each run is cut at the rung's step in its own steps."""
     out: dict[tuple[int, int], float] = {}
-    members = [r for c in configs for r in seed_runs(runs, c["id"], seeds).values() if r["status"] not in ENDED]
+    members = [r for c in configs for r in seed_runs(runs, c["id"], seeds).values() if not RunRow.of(r).ended]
     for rung in range(len(rungs.steps) - 1):
         step = {r["id"]: rungs.step_in(rung, run_steps(r)) for r in members}
         cut = [_at_step(r, step[r["id"]]) for r in members if reached_step(r) >= step[r["id"]]]
@@ -150,12 +128,5 @@ def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str
 
 
 def full_runs_spent(runs: Sequence[Mapping[str, Any]], full_steps: int, *, launch_steps: float = 0.0) -> float:
-    """The compute a halving search's runs have used, in full-run equivalents
-    (``halving.cost``: every step trained — the share of its own length, in ``full_steps``, the
-    session's, the steps a restart threw away included (``restart_steps``) — plus ``launch_steps``
-    of start-up per launch)."""
-    from bracket.search.halving import cost
-
-    trained = [r for r in runs if r.get("kind") != "setup" and r.get("launches")]
-    steps = sum(trained_steps(r) * int(full_steps) / (run_steps(r) or int(full_steps)) for r in trained)
-    return cost(steps, sum(int(r["launches"]) for r in trained), int(full_steps), launch_steps=launch_steps)
+    """The compute ``runs`` used, in full runs (``SearchView.full_runs_spent``)."""
+    return SearchView.build((), runs, seeds=1, full_steps=full_steps, launch=launch_steps).full_runs_spent()

@@ -1,6 +1,6 @@
 """Where the rungs of a halving session fall for its runs, whether they fit, and what a trainer
 that cannot resume costs — what ``create_session`` checks and notes before anything is made, and
-what the loop (``bracket.session.halving_loop``) trains to. The rungs fall on sample steps, and a
+what the halving scheduler (``bracket.session.scheduling.halving``) trains to. The rungs fall on sample steps, and a
 halving search's launches ask for samples there (:func:`sample_interval`, :func:`launch_sample_every`:
 one rule for the loop, the pipeline's launches and the app's Compare marks)."""
 
@@ -37,7 +37,7 @@ def launch_sample_every(settings: Any, trainer: Any, steps: int) -> int | None:
     """The sample interval a launch of ``steps`` asks the trainer for (``RunRequest.sample_every_n_steps``):
     ``--sample-every``; in a halving search, for runs of the session's length, :func:`sample_interval`
     (the rungs are rounded up to it, so the runs paused there have samples to rate and judge); else
-    None, the trainer's own (samples at the first and last step, or at the validation steps). An
+    None, the trainer's own (``bracket.trainer.sample_steps``: every steps/5, a video at its last step). An
     LLM trainer answers its held-out prompts at the pause instead (``RunPipeline.judge_rung``)."""
     if settings.sample_every_n_steps or not settings.halving or int(steps) != int(settings.steps) \
             or getattr(trainer, "sample_kind", "image") == "text":

@@ -1,7 +1,7 @@
 """Search settings: budget, steps, seeds, prompts, bounds, weights — and their validation.
 
 The budget has one meaning everywhere: the number of training runs. Part of it may be
-kept for the **confirmation rung** (``confirm`` runs: the top configs re-run with fresh
+kept for the **confirmation round** (``confirm`` runs: the top configs re-run with fresh
 seeds, :mod:`bracket.session.confirm`); the rest, with ``seeds`` runs per configuration,
 buys ``(budget - confirm) // seeds`` configurations. :meth:`SearchSettings.plan` says so in
 words ("budget 24 = search 18 (18 configs × 1 seed) + confirm 6"), and the UI and the CLI
@@ -38,10 +38,10 @@ MAX_STEPS = 10_000_000
 MAX_SEEDS = 100
 #: the base seed of the runs (each run adds its index; trainers hand it to numpy, which takes 32 bits)
 MAX_SEED = 2**31 - 1
-#: the confirmation rung is on by default from this many search configurations on
+#: the confirmation round is on by default from this many search configurations on
 #: (below it, the warm start and the learning-rate bracket alone are 6 configs)
 AUTO_CONFIRM_MIN_CONFIGS = 8
-#: share of the budget the automatic confirmation rung takes
+#: share of the budget the automatic confirmation round takes
 AUTO_CONFIRM_SHARE = 0.25
 #: the largest reduction factor accepted (a typo guard: 10 already stops 9 of every 10)
 MAX_ETA = 10
@@ -104,7 +104,7 @@ class SearchSettings:
     #: folders of earlier sessions of the same preset whose best configs join the warm start
     #: right after the baseline (``bracket.session.past``)
     warm_start_from: list[str] = field(default_factory=list)
-    #: runs of the budget kept for the confirmation rung (top configs re-run with fresh
+    #: runs of the budget kept for the confirmation round (top configs re-run with fresh
     #: seeds, ``bracket.session.confirm``); None = automatic (a quarter of the budget from
     #: 8 search configs on), 0 = off
     confirm: int | None = None
@@ -130,10 +130,13 @@ class SearchSettings:
     #: with halving: the steps between saved samples and validation losses, where the rungs are
     #: rounded up to (``Rungs.steps``); decided at creation like ``restarts``, None: not rounded
     rung_every: int | None = None
+    #: the config (its id) the person picked from the front of fidelity against flexibility as the
+    #: answer (``bracket.standings.front``); None: the winner by combined score
+    pick: int | None = None
 
     @property
     def confirm_runs(self) -> int:
-        """Runs of the budget that the confirmation rung gets (0 when it is off)."""
+        """Runs of the budget that the confirmation round gets (0 when it is off)."""
         wanted = self.confirm
         if wanted is None:
             if not isinstance(self.budget, int) or not isinstance(self.seeds, int) or self.seeds <= 0:
@@ -144,7 +147,7 @@ class SearchSettings:
         wanted = min(wanted, self.budget)
         if wanted <= 0:
             return 0
-        # runs the search cannot use (budget not a multiple of the seeds) go to the rung too
+        # runs the search cannot use (budget not a multiple of the seeds) go to the confirmation round too
         return self.budget - ((self.budget - wanted) // self.seeds) * self.seeds
 
     @property
@@ -187,20 +190,25 @@ class SearchSettings:
         steps = self.rungs().steps(self.steps, every=int(self.rung_every))
         return tuple(step / self.steps for step in steps) if len(steps) == len(planned) else planned
 
-    def plan(self) -> str:
-        """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation rung
+    def plan(self, configs: int | None = None, *, up_to: bool = False) -> str:
+        """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation round
         ``"budget 24 = search 18 (18 configs × 1 seed) + confirm 6"``; with halving
         ``"budget 8 full runs = 27 configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"`` (with
-        ``restarts``, ``" (restarts: a promoted config trains again from step 0)"`` after it)."""
+        ``restarts``, ``" (restarts: a promoted config trains again from step 0)"`` after it).
+        ``configs``: a halving search's count as its budget buys it (``Budget.configs``); ``up_to``:
+        the count before a launch's start-up is known (``Budget.plan_text``)."""
         if self.halving and self._rungs_valid():
             fractions = self.rungs().fractions()
-            counts = rung_counts(self.n_configs, len(fractions), self.eta)
+            counts = rung_counts(self.n_configs if configs is None else configs, len(fractions), self.eta)
             steps = " → ".join(f"{count}{' configs' if i == 0 else ''} to {share_label(share)}"
                                for i, (count, share) in enumerate(zip(counts, fractions)))
             seeds = f" × {self.seeds} seeds" if self.seeds > 1 else ""
             confirm = f" + confirm {self.confirm_runs}" if self.confirm_runs else ""
             restarts = " (restarts: a promoted config trains again from step 0)" if self.restarts else ""
-            return f"budget {self.budget} full runs = {steps}{seeds}{confirm}{restarts}"
+            fewer = (" (up to: each launch's start-up, measured from the first runs, may buy fewer configs; "
+                     "--launch-cost fixes it)") if up_to else ""
+            bound = "up to " if up_to else ""
+            return f"budget {self.budget} full runs = {bound}{steps}{seeds}{confirm}{restarts}{fewer}"
         seeds = (f"{self.n_configs} config{'s' if self.n_configs != 1 else ''} × "
                  f"{self.seeds} seed{'s' if self.seeds > 1 else ''}")
         if self.confirm_runs:

@@ -7,8 +7,9 @@ A :class:`Session` runs in a background thread (``start``) or in the foreground 
 2. run the trainer's one-off setup commands (pre-caching, ``bracket.session.precache``) unless already complete;
 3. take configurations from the :class:`SearchController` — baseline, curated, then TPE — and train each
    with ``seeds`` seeds through the run pipeline (:class:`~bracket.session.pipeline.RunPipeline`), reading
-   loss as the run goes and stopping it early when it diverges (``--halving``: ``halving_loop``);
-4. the confirmation rung (``bracket.session.confirm``): the top configs again, fresh seeds; 5. stop at the budget.
+   loss as the run goes and stopping it early when it diverges (``bracket.session.search_loop``: one loop; its
+   scheduler decides what trains next — every config to full length, or with ``--halving`` paused at rungs);
+4. the confirmation round (``bracket.session.confirm``): the top configs again, fresh seeds; 5. stop at the budget.
 
 The session holds control and the search loop; its collaborators never import it: the
 :class:`~bracket.session.scoring.scoreboard.Scoreboard` (scores), the run pipeline, the
@@ -31,24 +32,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from bracket.errors import BracketError, machine_state_message
-from bracket.search.types import SEARCH_KINDS, ScoredConfig
-from bracket.session.confirm import confirm_step
+from bracket.search.types import ScoredConfig
+from bracket.session.budget import Budget
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.distributed import join_session, worker_lock_name
-from bracket.session.halving_loop import HalvingLoop
 from bracket.session.past import Ranking
 from bracket.session.pipeline import RunPipeline
 from bracket.session.plan import plan_for
 from bracket.session.precache import run_setup_commands
 from bracket.session.process import RunExecutor
 from bracket.session.recovery import DEFAULT_GRACE_SECONDS, failure_message
-from bracket.session.scoring import RunScore, Scoreboard, TextJudges
+from bracket.session.scoring import RunScore, Scoreboard, TextJudges, session_image_scorer
 from bracket.session.scoring.vlm import VlmScorer, vlm_config
+from bracket.session.search_loop import SearchLoop, session_scheduler
+from bracket.session.search_reading import measured_launch, search_view
 from bracket.session.search_settings import SearchSettings
+from bracket.session.search_view import SearchView
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
 from bracket.session.store import SessionLock, gc_paused, per_change, stored_rows
-from bracket.session.store.schema import RUN_AT_RUNG, RUN_SPENT, spends_budget
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
 if TYPE_CHECKING:  # imported where a search starts: opening a session imports no Optuna
@@ -94,7 +96,8 @@ class Session:
         self.text_judges = TextJudges(self.store, self.name, config, on_scored=self.changed)
         self.pipeline = RunPipeline(parts, executor=self.executor, scoreboard=self.scoreboard, control=self.control,
                                     controller=self.controller, worker_id=self.worker.worker_id, vlm=self.vlm,
-                                    text_judges=self.text_judges, on_phase=self._set_phase)
+                                    text_judges=self.text_judges, on_phase=self._set_phase,
+                                    image_judges=session_image_scorer(parts, self.changed))
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
         self._lock = SessionLock(self.folder, lock_name)
@@ -102,6 +105,8 @@ class Session:
         self.error = ""
         self.started_at: float | None = None
         self._controller: SearchController | None = None
+        #: called before each look for work of the search loop (a benchmark's simulated rater)
+        self.before_turn: list[Callable[[], None]] = []
 
     # -- construction -----------------------------------------------------------------------
     @classmethod
@@ -228,10 +233,7 @@ class Session:
             run_setup_commands(self.parts, executor=self.executor, control=self.control, worker=self.worker,
                                on_phase=self._set_phase)
             self._search_phase()
-            if self.vlm is not None:
-                self.phase = "waiting for the judge model"
-                self.vlm.drain(timeout=600)
-                self.text_judges.drain(timeout=600)
+            self.pipeline.drain_judges(timeout_s=600)
             status = "stopped" if self.control.stop_requested() else "finished"
             if status == "finished" and not self.worker.others_alive():  # the study tells the truth at the end
                 self._finished()
@@ -272,19 +274,38 @@ class Session:
             except Exception:  # noqa: BLE001 - a callback never breaks a search
                 log.warning("a callback %s search %s failed", when, self.name, exc_info=True)
 
+    @functools.cached_property
+    def budget(self) -> Budget:
+        """The session's budget (``bracket.session.budget``): its unit, what it buys, what is spent."""
+        return Budget.of(self.settings, self.trainer)
+
+    def view(self) -> SearchView:
+        """The search's read model once per store change (``bracket.session.search_view``)."""
+        return search_view(self)
+
     def total_runs(self) -> int:
-        return self.settings.n_configs * self.settings.seeds + self.settings.confirm_runs
+        """The runs the plan trains as the budget buys them now (``Budget.runs_bought``)."""
+        return self.budget.runs_bought(self.counted())
 
     def spent_runs(self) -> int:
-        """Search runs that count against the budget (``schema.spends_budget``)."""
-        runs = self.store.runs(self.name, with_series=False, statuses=RUN_SPENT + RUN_AT_RUNG, kinds=SEARCH_KINDS)
-        return sum(1 for r in runs if r["stage"] == "search" and spends_budget(r))
+        """Search runs that count against the budget (``RunRow.spends_budget``), read now."""
+        return self.counted().spent_runs()
+
+    def counted(self) -> SearchView:
+        """The search's view without series or rung scores, read now: what the budget's counts need."""
+        runs = self.store.runs(self.name, with_series=False)
+        return SearchView.build(self.store.configs(self.name, stage="search"), runs, seeds=self.settings.seeds,
+                                full_steps=int(self.settings.steps), launch=measured_launch(runs, self.settings))
+
+    def plan_text(self) -> str:
+        """The plan in one line at what the budget buys now (``Budget.plan_text``): what Setup showed
+        before Start, the count lowered (and said) once the launches' start-up is measured."""
+        return self.budget.plan_text(self.counted())
 
     def budget_spent(self) -> bool:
         """Nothing is left to train: the budget's runs are spent and no config of a halving search
         waits at a rung (paused or resuming; one still to be promoted or stopped)."""
-        return self.spent_runs() >= self.total_runs() and not (self.settings.halving and any(
-            c["status"] in ("running", "paused") for c in self.store.configs(self.name, stage="search")))
+        return self.budget.finished(self.counted())
 
     def controller(self) -> SearchController:
         if self._controller is None:  # seeded per worker; each proposal's "why" kept with its trial
@@ -299,62 +320,8 @@ class Session:
             self.store.update_session(self.name, notes=notes + [text])
 
     def _search_phase(self) -> None:
-        if self.settings.halving:  # configs pause at rungs and the best resume (bracket.session.halving_loop)
-            return HalvingLoop(self, wait_s=WAIT_SECONDS).run()
-        control = self.control
-        while not control.halted:
-            control.wait_while_paused(self.changed)  # the view shows the run finished before the pause
-            if control.stop_requested() or self.spent_runs() >= self.total_runs():
-                return
-            self.worker.recover()
-            work = self._next_config()
-            if work is None:
-                if not any(c["status"] == "running" for c in self.store.configs(self.name, stage="search")):
-                    if self.settings.confirm_runs and confirm_step(self.pipeline, wait_s=WAIT_SECONDS):
-                        continue
-                    return
-                # the rest is being trained by other live workers: wait, to take over if one dies
-                if self.phase != "waiting for other workers":  # the view shows our last run, once
-                    self.phase = "waiting for other workers"
-                    self.changed()
-                control.wait(WAIT_SECONDS)
-                continue
-            config_row, seed_indices = work
-            for seed_index in seed_indices:
-                control.wait_while_paused(self.changed)  # a pause takes effect between runs, seeds included
-                if control.stop_requested() or self.spent_runs() >= self.total_runs():
-                    break
-                self.pipeline.train(config_row, seed_index)
-            self.pipeline.finish_config(config_row)
-
-    def _next_config(self) -> tuple[dict[str, Any], list[int]] | None:
-        """An unfinished config (ours or an orphan's) first, else a new one from the controller."""
-        runs = self.store.runs(self.name, with_series=False)
-        configs = self.store.configs(self.name, stage="search")
-        workers = self.worker.workers()
-        for config in configs:
-            if config["status"] != "running":
-                continue
-            owner = config["worker"]
-            if owner and owner != self.worker_id and self.worker.is_alive(workers.get(owner)):
-                continue
-            spent = {r["seed_index"] for r in runs if r["config_id"] == config["id"] and r["status"] in RUN_SPENT}
-            missing = [i for i in range(self.settings.seeds) if i not in spent]
-            if missing:
-                if owner != self.worker_id and not self.worker.claim(config["id"], owner):
-                    continue  # another worker took this orphan over first
-                return config | {"worker": self.worker_id}, missing
-            self.pipeline.finish_config(config)
-        if len(configs) >= self.settings.n_configs:
-            return None
-        config_id = self.worker.reserve(self.settings.n_configs, self.controller().next)
-        skipped, self.controller().skipped = self.controller().skipped, []
-        for note in skipped:  # noted after the session's row lock is released
-            self.add_note(note)
-        if config_id is None:
-            return None
-        config = next(c for c in self.store.configs(self.name, stage="search") if c["id"] == config_id)
-        return config, list(range(self.settings.seeds))
+        """The one search loop (``bracket.session.search_loop``) with the scheduler the budget names."""
+        SearchLoop(self, session_scheduler(self), wait_s=WAIT_SECONDS, before_turn=self.before_turn).run()
 
     # -- what the sampler and the UI see ---------------------------------------------------
     def scores(self, runs: list[dict[str, Any]] | None = None) -> dict[int, RunScore]:
@@ -376,6 +343,14 @@ class Session:
         """``(phase, configs)`` of this search (``bracket.session.plan``): its ``past`` configs
         counted in the order the session was given (``rank_past``), as its warm start took them."""
         return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id, rank=self.parts.rank_past)
+
+    def plan_at(self, configs: int) -> list[tuple[str, int]]:
+        """:attr:`search_plan` when the budget buys ``configs`` configs (a halving search whose launch
+        start-up buys fewer than planned: the plan's later phases shrink)."""
+        if configs == self.settings.n_configs:
+            return self.search_plan
+        return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id, rank=self.parts.rank_past,
+                        n_configs=configs)
 
     def snapshot(self) -> SessionSnapshot:
         """A consistent, copyable picture of the search for the UI and the CLI (built without

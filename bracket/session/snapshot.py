@@ -16,11 +16,11 @@ from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
 from bracket.search.skip_rule import skipped_kinds
 from bracket.search.types import PAST_KIND
-from bracket.session.launches import launch_steps
 from bracket.session.plan import phase_kind, plan_progress
-from bracket.session.rung_scores import full_runs_spent
+from bracket.session.search_reading import measured_launch
+from bracket.session.search_view import SearchView
 from bracket.session.store import stored_rows
-from bracket.session.store.schema import RUN_SPENT, spends_budget
+from bracket.session.store.schema import RUN_SPENT
 
 
 @dataclass
@@ -110,13 +110,15 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     # a halving search's run paused at a rung, or resuming from one, is spent too ("1/13 runs" otherwise)
     search = [r for r in runs if r["kind"] != "setup" and r["stage"] == "search"]
     scored = [r for r in search if r["status"] in RUN_SPENT]
-    spent = sum(1 for r in search if spends_budget(r))
+    budget = session.budget  # what the search spent, in the budget's unit (runs, or full runs of GPU time)
+    counted = SearchView.build(stored_configs, search, seeds=session.settings.seeds,
+                               full_steps=int(session.settings.steps), launch=measured_launch(search, session.settings))
+    spent = counted.spent_runs()
     durations = [r["duration_s"] for r in scored if r["duration_s"]]
-    total = session.total_runs()
+    total = budget.runs_bought(counted)
     full_runs = None
-    if session.settings.halving:  # the budget counts GPU time (the halving loop's own measure)
-        launch = launch_steps(search, int(session.settings.steps), session.settings.launch_share)
-        full_runs = full_runs_spent(search, int(session.settings.steps), launch_steps=launch)
+    if budget.halving:
+        full_runs = budget.spent(counted)
         trained_s = sum(float(r["duration_s"] or 0) for r in search if r["status"] in RUN_SPENT + ("paused",))
         # the time a full run's worth has taken so far, times the full runs the budget has left
         eta = trained_s / full_runs * max(0.0, session.settings.budget - full_runs) if full_runs and trained_s \
@@ -131,14 +133,17 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     live_config = configs.get(next((r["config_id"] for r in runs if live and r["id"] == live["run_id"]), None))
     confirmed = [{"kind": "confirm"} for r in runs  # confirmation runs: fresh seeds of search configs
                  if r["stage"] == "search" and (r.get("seed_index") or 0) >= session.settings.seeds]
-    phases = plan_progress(session.search_plan, [c for c in configs.values() if c.get("stage") == "search"] + confirmed,
+    ended = row.get("status") == "finished" and not session.running  # a finished search has no "next" phase
+    phases = plan_progress(session.plan_at(budget.configs(counted)[0]),
+                           [c for c in configs.values() if c.get("stage") == "search"] + confirmed,
                            phase_kind(live_config) if live_config and live_config.get("stage") == "search" else None,
-                           skipped=skipped_kinds(row.get("notes") or []), algorithm=session.settings.algorithm)
+                           skipped=skipped_kinds(row.get("notes") or []), algorithm=session.settings.algorithm,
+                           ended=ended)
     workers = [dict(w, alive=session.worker.is_alive(w)) for w in store.workers(name)]
     return SessionSnapshot(
         name=name, preset_id=session.parts.preset.id,
         status="paused" if paused else "running" if session.running else row.get("status", "created"),
-        phase=session.phase, error=session.error, plan=session.settings.plan(),
+        phase=session.phase, error=session.error, plan=budget.plan_text(counted),
         budget=session.settings.budget, total_runs=total, runs_spent=spent,
         seeds=session.settings.seeds,
         eta_s=eta, elapsed_s=session.active_seconds(),
@@ -170,7 +175,7 @@ def phase_label(session: Any, config: dict[str, Any]) -> str:
 
 
 def confirm_phase_label(session: Any) -> str:
-    """``confirm 3/6``: the confirmation run about to train, of the rung's runs."""
+    """``confirm 3/6``: the confirmation run about to train, of the round's runs."""
     seeds = session.settings.seeds
     runs = session.store.runs(session.name, with_series=False, statuses=RUN_SPENT)
     done = sum(1 for r in runs if r["stage"] == "search" and (r["seed_index"] or 0) >= seeds)

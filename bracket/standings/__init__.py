@@ -14,7 +14,11 @@ which never imports it: it reads a session's store and current scores.
   (nothing scored, or the best is disqualified) — what ``export`` and ``promote`` use;
 * :func:`importance` — parameter importance of the search (one method, see ``importance``);
 * score parts (:class:`ScorePart`): each judge's normalised value next to its raw figure
-  (final smoothed loss, mean rating, pairwise strength), and whether it was estimated.
+  (final smoothed loss, mean rating, pairwise strength), and whether it was estimated;
+* :func:`with_judges` — the front of fidelity against flexibility (``Standings.front``,
+  :mod:`bracket.standings.front`; the person's pick on it is the winner) and how far each
+  automatic judge agrees with the person (``Standings.trust``, :mod:`bracket.standings.trust`),
+  part of every :func:`standings`.
 """
 
 from __future__ import annotations
@@ -28,23 +32,24 @@ from bracket.session.store.change_memo import peek, per_change, stored_rows
 from bracket.standings.board import (
     STAGES,
     UNRATED_WINNER,
-    ConfigRow,
-    RunStanding,
     StageBoard,
     Standings,
     Winner,
     build_standings,
 )
+from bracket.standings.front import apply_pick, build_front
 from bracket.standings.importance import MIN_CONFIGS, parameter_importance
 from bracket.standings.parts import ScorePart, figures_text, score_parts
+from bracket.standings.rows import ConfigRow, RunStanding
 from bracket.standings.rungs import session_rungs, uses_rungs
+from bracket.standings.trust import judge_trust, run_goodness
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session import Session
 
 __all__ = ["STAGES", "UNRATED_WINNER", "MIN_CONFIGS", "ConfigRow", "NoWinnerError", "RunStanding", "ScorePart",
            "StageBoard", "Standings", "Winner", "build_standings", "figures_text", "importance", "parameter_importance",
-           "require_winner",
+           "require_winner", "with_judges",
            "score_parts", "standings"]
 
 
@@ -81,10 +86,25 @@ def _compute_standings(session: "Session") -> Standings:
     scores = per_change(session, "scores",  # the session's scores (what ``Session.scores()`` keeps), series read once
                         lambda: session.scores([{**r, **series[r["id"]]} if r["id"] in series else r for r in runs]))
     session.scoreboard.save_summaries()
-    return build_standings(runs, configs, scores, ratings,
-                           store.comparisons(name), human_weight=float(weights.get("human", 0.0)),
-                           searched=_searched(session), curves=curves,
-                           rungs=session_rungs(session.settings) if uses_rungs(session.settings, configs) else None)
+    comparisons = store.comparisons(name)
+    table = build_standings(runs, configs, scores, ratings,
+                            comparisons, human_weight=float(weights.get("human", 0.0)),
+                            searched=_searched(session), curves=curves,
+                            rungs=session_rungs(session.settings) if uses_rungs(session.settings, configs) else None)
+    return with_judges(table, runs, ratings, comparisons, weights, getattr(session.settings, "pick", None))
+
+
+def with_judges(table: Standings, runs: list[dict], ratings: list[dict], comparisons: list[dict],
+                weights: dict[str, float], pick: int | None) -> Standings:
+    """``table`` with the front of fidelity against flexibility of the winner's stage (the
+    person's ``pick`` on it the answer: ``bracket.standings.front``) and how far each automatic
+    judge agrees with the person (``bracket.standings.trust``)."""
+    by_id = {r["id"]: r for r in runs}
+    board = table.board(table.winner.stage) if table.winner else None
+    apply_pick(table, build_front(board, by_id, pick) if board is not None else None)
+    goodness, stage = run_goodness(table, by_id)
+    table.trust = judge_trust(goodness, ratings, comparisons, weights, stage)
+    return table
 
 
 def _with_step_losses(session: "Session", runs: list[dict]) -> list[dict]:

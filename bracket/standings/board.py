@@ -1,16 +1,15 @@
 """Per-stage leaderboards and the winner, from a session's runs, configs and current scores.
 
-Pure functions of store records (no store access here): :func:`build_standings` takes the
-training runs and configs of a session, their current combined scores, and the human
-ratings and comparisons, and returns a :class:`Standings`.
-
-Rules (one place for all of them):
+Pure functions of store records: :func:`build_standings` takes a session's training runs and
+configs, their current combined scores, the ratings and comparisons; returns a :class:`Standings`.
 
 * **Stages are never mixed.** ``search`` (short runs), ``final`` (longer runs of the best
   search configs with fresh seeds) and ``promote`` (the full-length run) each get their own
   leaderboard; each stage's scores are normalised among that stage's runs only.
 * **A config's score** is the mean combined score of its runs over seeds, with a 95 %
-  confidence interval (:mod:`bracket.stats`); ties and disqualified runs are ordered there.
+  confidence interval (:mod:`bracket.stats`); the order is the score's until a person judged a
+  run of the stage, then the person's own judgement outranks estimates (``evidence``). Each
+  config and run carries its headline (``headline``).
 * **The winner** is the best config of the finals when any final is scored, else of the
   search (promote runs are the winner trained, not candidates). Its run is the config's
   best-scored finished run; its step count is that run's own (``max_steps``), its seeds those
@@ -33,8 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bracket.search.halving import Rungs
-from bracket.standings.parts import ScorePart, estimated_text, figures_text, mean_figures, score_parts
-from bracket.standings.quality import QualityReading
+from bracket.standings.evidence import evidence_order, own_verdict
+from bracket.standings.headline import Headline, stage_headlines
+from bracket.standings.image_judges import image_steps
+from bracket.standings.parts import mean_figures, score_parts
+from bracket.standings.quality import HeadlineReading
+from bracket.standings.rows import ConfigRow, RunStanding
 from bracket.standings.rungs import reached_full, rung_place, trained_steps
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
 
@@ -46,115 +49,6 @@ UNRATED_WINNER = "the winner has no rating — rate it before trusting it"
 _STATUS_RANK = {"done": 0, "disqualified": 1, "pruned": 2}
 SHORT_WINNER = ("no config has trained to full length yet: the best, {name} (run {run}), stands at a lower rung; "
                 "the answer is the best full-length run, once one is scored")
-
-
-@dataclass
-class RunStanding:
-    """One training run as the standings see it."""
-
-    run_id: int
-    config_id: int
-    stage: str
-    seed: int | None
-    steps: int | None
-    status: str
-    score: float | None
-    disqualified: bool
-    parts: list[ScorePart] = field(default_factory=list)
-    ratings: int = 0
-    comparisons: int = 0
-    #: the loss the loss judge scored this run on: "validation" or "training" ("" unscored)
-    loss_basis: str = ""
-    #: the steps it has trained (``steps`` is its length): a paused run's pause step; None while it trains
-    trained_steps: int | None = None
-
-    @property
-    def rated(self) -> bool:
-        return self.ratings > 0
-
-    @property
-    def judges(self) -> list[str]:
-        """Judges that scored this run themselves (used, not estimated)."""
-        return [p.judge for p in self.parts if p.weight > 0 and not p.estimated]
-
-    @property
-    def estimated(self) -> list[str]:
-        return [p.judge for p in self.parts if p.weight > 0 and p.estimated]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "config_id": self.config_id, "stage": self.stage, "seed": self.seed,
-                "steps": self.steps, "trained_steps": self.trained_steps, "paused": self.status == "paused",
-                "status": self.status, "score": self.score, "disqualified": self.disqualified,
-                "rated": self.rated, "ratings": self.ratings, "comparisons": self.comparisons,
-                "judges": self.judges, "estimated": self.estimated, "parts": [p.to_dict() for p in self.parts]}
-
-
-@dataclass
-class ConfigRow:
-    """One config on its stage's leaderboard."""
-
-    rank: int | None
-    config_id: int
-    trial_number: int | None
-    name: str
-    kind: str
-    stage: str
-    mean: float | None
-    ci_low: float | None
-    ci_high: float | None
-    seeds: int
-    disqualified: int
-    params: dict[str, Any]
-    runs: list[RunStanding]
-    #: raw figures averaged over the config's measured runs (see ``parts``)
-    figures: dict[str, float] = field(default_factory=dict)
-    #: judges whose part is estimated for at least one of its runs
-    estimated: list[str] = field(default_factory=list)
-    #: the config's best step and what it rests on (``bracket.session.scoring.best_step``)
-    best_step: int | None = None
-    best_step_basis: str = ""
-    #: per-step scores (step -> score, lower is better) behind the best step
-    step_scores: dict[int, float] = field(default_factory=dict)
-    #: the loss that scores (validation, else training) per step, the mean over its seeds: raw
-    #: values, so two configs' curves compare (``step_scores`` are normalised per config)
-    step_loss: dict[int, float] = field(default_factory=dict)
-    #: its runs are full-length (False: it stands at a lower rung of a halving search)
-    full_length: bool = True
-    #: a halving search's config: its place on the rungs (``rungs.rung_place``); None without rungs
-    place: dict[str, Any] | None = None
-
-    @property
-    def loss_basis(self) -> str:
-        """The loss its runs were scored on ("validation", "training", or both joined by "/")."""
-        return "/".join(sorted({r.loss_basis for r in self.runs if r.loss_basis}))
-
-    @property
-    def run_ids(self) -> list[int]:
-        return [r.run_id for r in self.runs]
-
-    @property
-    def ratings(self) -> int:
-        return sum(r.ratings for r in self.runs)
-
-    @property
-    def comparisons(self) -> int:
-        return sum(r.comparisons for r in self.runs)
-
-    @property
-    def raw_text(self) -> str:
-        """The raw figures and which parts are estimated, as one readable string."""
-        parts = [p for r in self.runs for p in r.parts]  # the estimate itself, e.g. "human ≈ rating 6.8 (est.)"
-        return "; ".join(t for t in (figures_text(self.figures), estimated_text(self.estimated, parts)) if t)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rank": self.rank, "config_id": self.config_id, "trial_number": self.trial_number,
-                "name": self.name, "kind": self.kind, "stage": self.stage, "mean": self.mean,
-                "ci_low": self.ci_low, "ci_high": self.ci_high, "seeds": self.seeds,
-                "disqualified": self.disqualified, "ratings": self.ratings, "comparisons": self.comparisons,
-                "figures": dict(self.figures), "estimated": list(self.estimated), "params": dict(self.params),
-                "best_step": self.best_step, "best_step_basis": self.best_step_basis, "loss_basis": self.loss_basis,
-                "step_scores": {str(k): v for k, v in self.step_scores.items()}, "full_length": self.full_length,
-                **(self.place or {}), "runs": [r.to_dict() for r in self.runs]}
 
 
 @dataclass
@@ -205,15 +99,17 @@ class Winner:
     failed: bool = False
     #: the steps its run has trained (``RunStanding.trained_steps``; less than ``steps`` at a lower rung)
     trained_steps: int | None = None
+    #: its config's headline (``bracket.standings.headline``): what it achieved, in words that do not move
+    headline: Headline | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"stage": self.stage, "config_id": self.config_id, "config": self.config_name, "kind": self.kind,
                 "trial_number": self.trial_number, "params": dict(self.params), "mean": self.mean,
                 "run_id": self.run_id, "run_ids": list(self.run_ids), "steps": self.steps,
-                "trained_steps": self.trained_steps, "step": self.step,
-                "step_basis": self.step_basis, "full_length": self.full_length,
-                "seeds": list(self.seeds), "judges": list(self.judges), "estimated": list(self.estimated),
-                "rated": self.rated, "disqualified": self.disqualified, "figures": dict(self.figures)}
+                "trained_steps": self.trained_steps, "step": self.step, "step_basis": self.step_basis,
+                "full_length": self.full_length, "seeds": list(self.seeds), "judges": list(self.judges),
+                "estimated": list(self.estimated), "rated": self.rated, "disqualified": self.disqualified,
+                "figures": dict(self.figures), "headline": self.headline.text if self.headline else ""}
 
 
 @dataclass
@@ -225,6 +121,8 @@ class Standings:
     #: human weight > 0 and at least one rating in the session
     humans_weigh_in: bool
     warnings: list[str] = field(default_factory=list)
+    front: Any = None  #: fidelity against flexibility (``standings.front.Front``); None without image scores
+    trust: list[Any] = field(default_factory=list)  #: agreement with the person (``standings.trust``)
 
     def board(self, stage: str) -> StageBoard | None:
         return self.boards.get(stage)
@@ -246,6 +144,7 @@ class Standings:
     def to_dict(self) -> dict[str, Any]:
         return {"winner": self.winner.to_dict() if self.winner else None, "verdict": self.verdict,
                 "humans_weigh_in": self.humans_weigh_in, "warnings": list(self.warnings),
+                "front": self.front and self.front.to_dict(), "agreement": [t.to_dict() for t in self.trust],
                 "stages": {stage: board.to_dict() for stage, board in self.boards.items()}}
 
 
@@ -268,6 +167,8 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
         by_config.setdefault(run.config_id, []).append(run)
     info = {c["id"]: c for c in configs}
     stats, summaries = _ranked(by_config, info)
+    lines = stage_headlines(by_config, next((s.config_id for s in summaries
+                                             if s.kind == "baseline" and by_config[s.config_id]), None))
     rows, rank = [], 0
     for s in summaries:
         rank += 1 if s.n else 0
@@ -281,7 +182,8 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
             curve.best_step if curve else None, curve.basis if curve else "",
             dict(zip(curve.steps, curve.scores)) if curve else {},
             dict(curve.per_judge.get("loss") or {}) if curve else {}, reached_full(config),
-            rung_place(config, rungs) if rungs is not None else None))
+            rung_place(config, rungs) if rungs is not None else None, lines.get(s.config_id),
+            step_images=image_steps(curve)))
     best = next((row for row in rows if row.rank == 1), None)
     won = _winning_run(best) if best else None
     short = sum(1 for row in rows if not row.full_length)
@@ -289,7 +191,8 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
     alone = {"alone": f"it is the only full-length config; {others} at a lower rung, ranked there (see the rungs)"
              } if short and best and best.full_length else {}
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
-                                                  steps=won.steps if won else None, reading=QualityReading, **alone))
+                                                  steps=won.steps if won else None, reading=HeadlineReading(lines),
+                                                  **alone))
 
 
 def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, Mapping[str, Any]]
@@ -297,11 +200,13 @@ def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, M
     """(the statistics the verdict rests on, the summaries in rank order): the full-length configs
     ranked first while one is scored, the lower-rung ones after them, the furthest rung first."""
     def scores(ids: Iterable[int]) -> StatsReport:
-        return summarise(ConfigScores(cid, str(info.get(cid, {}).get("name", cid)),
-                                      str(info.get(cid, {}).get("kind", "")),
-                                      [r.score for r in by_config[cid]],
-                                      sum(1 for r in by_config[cid] if r.disqualified))
-                         for cid in ids)
+        return summarise((ConfigScores(cid, str(info.get(cid, {}).get("name", cid)),
+                                       str(info.get(cid, {}).get("kind", "")),
+                                       [r.score for r in by_config[cid]],
+                                       sum(1 for r in by_config[cid] if r.disqualified))
+                          for cid in ids),
+                         order=evidence_order(by_config, {cid: info.get(cid, {}).get("params") or {}
+                                                          for cid in by_config}))
     short = [cid for cid in by_config if not reached_full(info.get(cid, {}))]
     full = [cid for cid in by_config if cid not in short]
     if not short or not any(r.score is not None for cid in full for r in by_config[cid]):
@@ -321,8 +226,11 @@ def _winning_run(best: ConfigRow) -> RunStanding:
 
 def _winner(board: StageBoard) -> Winner | None:
     best = next((row for row in board.rows if row.rank == 1), None)
-    if best is None:
-        return None
+    return None if best is None else winner_of(board, best)
+
+
+def winner_of(board: StageBoard, best: ConfigRow) -> Winner:
+    """``best`` (a row of ``board``) as the answer: its best run, steps, seeds and judges."""
     scored = [r for r in best.runs if r.score is not None]
     run = _winning_run(best)
     early = best.best_step is not None and run.steps is not None and best.best_step < run.steps
@@ -330,7 +238,8 @@ def _winner(board: StageBoard) -> Winner | None:
                   run.run_id, [r.run_id for r in scored], run.steps, [r.seed for r in scored if r.seed is not None],
                   run.judges, run.estimated, any(r.rated for r in best.runs), run.disqualified or run.status != "done",
                   dict(best.figures), best.best_step if early else None, best.best_step_basis if early else "",
-                  best.full_length, run.disqualified or run.status in ("failed", "disqualified"), run.trained_steps)
+                  best.full_length, run.disqualified or run.status in ("failed", "disqualified"), run.trained_steps,
+                  best.headline)
 
 
 def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping[str, Any]],
@@ -360,7 +269,8 @@ def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping
             int(run["id"]), int(run["config_id"]), stage, run.get("seed"), run.get("max_steps"), str(run.get("status")),
             value, bool(getattr(score, "disqualified", False)), score_parts(score), rated.get(run["id"], 0),
             compared.get(run["id"], 0),
-            str(((getattr(score, "details", None) or {}).get("loss") or {}).get("basis", "")), trained_steps(run)))
+            str(((getattr(score, "details", None) or {}).get("loss") or {}).get("basis", "")), trained_steps(run),
+            verdict=own_verdict(score)))
     boards = {}
     for stage in STAGES:
         stage_configs = [c for c in configs if (c.get("stage") or "search") == stage]

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from bracket.standings.board import ConfigRow
+from bracket.standings.rows import ConfigRow
 
 #: fewer scored search configs than this and the importance is shown with a warning
 MIN_CONFIGS = 8

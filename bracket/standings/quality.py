@@ -1,14 +1,18 @@
-"""The one reading of a score for people: **quality**, on the 1–10 scale a person rates on.
+"""Two readings of a score for people.
 
-Internally a combined score lives in [0, 1] and lower is better (docs/SCORING.md): the judges,
-the sampler, the statistics and ``status --json`` keep it so. A person reads it as a quality,
-higher is better, on the rating scale of the Compare tab: ``quality = 10 − 9 × score``, so a
-score of 0 is a 10, 1 (the worst run, a disqualified one) is a 1, and a run scored by the human
-judge alone has the quality of its mean rating. Every screen, ``status`` and the report show
-scores through this module; nothing else converts.
+* :class:`HeadlineReading` — what a config achieved, in words that do not move when other runs
+  arrive (``bracket.standings.headline``): the verdict sentence says every config by it, as the
+  leaderboards, ``status``, the report and the export header do.
+* ``quality`` — the internal combined score (in [0, 1], lower is better, normalised among the
+  stage's runs) on a 1–10 scale, higher is better: ``quality = 10 − 9 × score``. It moves when
+  other runs arrive, so it is shown only where a score's *movement* is the point — what a rating
+  changed (``bracket.app.rating_effect``), why a config was proposed, the Search tab's trial table
+  and the score plots — never as what a config achieved.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 #: the scale's ends: the worst and the best quality (the 1–10 rating scale)
 QUALITY_MIN, QUALITY_MAX = 1.0, 10.0
@@ -48,3 +52,25 @@ class QualityReading:
     @staticmethod
     def interval(low: float | None, high: float | None) -> str:
         return quality_interval(low, high)
+
+
+class HeadlineReading:
+    """The reading the standings pass :func:`bracket.stats.verdict`: each config said by its
+    headline (``bracket.standings.headline``), never by a number that moves with other runs."""
+
+    name = "headline"
+    better = ""
+
+    def __init__(self, lines: "dict[int, Any]") -> None:
+        self.lines = lines
+
+    def _text(self, summary: Any) -> str:
+        line = self.lines.get(summary.config_id)
+        return line.text if line is not None else "not scored yet"
+
+    def describe(self, summary: Any) -> str:
+        seeds = f"{summary.n} seed{'s' if summary.n != 1 else ''}"
+        return f"{self._text(summary)}; {seeds}"
+
+    def brief(self, summary: Any) -> str:
+        return self._text(summary)

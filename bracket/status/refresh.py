@@ -7,7 +7,7 @@ that changes the store already holds the session and its scores, so it writes th
 instead, right after the change, and ``status`` finds it current — in every session folder of
 the store, so a worker on one machine keeps it current for ``status`` asked on another:
 
-* a search (the CLI's ``run``, ``resume``, ``worker``, ``finals``, ``promote``; the app's
+* a search (the CLI's ``run``, ``resume``, ``worker``, ``finals``, ``train-winner``; the app's
   searches and jobs) right after each run's trainer started — the run before it finished and
   was scored, and the store stays as it is until this one ends — when a pause takes effect or
   the worker goes to wait for other workers (the run it finished last), when a VLM or LLM
@@ -54,7 +54,7 @@ def _build_view(session: "Session") -> dict[str, Any]:
     return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs, "spent": snapshot.spent_label,
             "full_runs_spent": snapshot.full_runs_spent, "budget": snapshot.budget,
             "table_json": json.dumps(answer, default=str, check_circular=False),  # by --json only: the longest part
-            "preset_id": session.parts.preset.id, "plan": session.settings.plan(),
+            "preset_id": session.parts.preset.id, "plan": session.plan_text(),
             "fixed_knobs": {name: session.space[name].value for name in session.space
                             if name not in session.space.searched()},
             "winner_all_params": session.space.complete(config.get("params") or answer["winner"]["params"])

@@ -12,8 +12,6 @@ from typing import Any
 from bracket.session import SessionSnapshot
 from bracket.session.store import stored_rows
 from bracket.standings import Standings, figures_text
-from bracket.standings.parts import estimated_text
-from bracket.standings.quality import quality_text
 from bracket.standings.rungs import restarting, run_rung_text, rung_lines, session_rungs, uses_rungs
 
 
@@ -36,20 +34,21 @@ def progress_line(snapshot: SessionSnapshot, width: int = 24) -> str:
 
 
 def run_figures(table: Standings) -> dict[int, str]:
-    """Per run, the raw figures behind its score (``loss 0.321 · rating 8.0``) and estimated parts."""
+    """Per run, its headline (``bracket.standings.headline``: ``3.1 % lower validation loss than
+    your baseline, ± 2.8 %; rated 8/10 by you``) and the raw figures behind it (``loss 0.321``)."""
     found: dict[int, str] = {}
     for board in table.boards.values():
         for row in board.rows:
             for run in row.runs:
                 figures = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
-                estimated = estimated_text(run.estimated, run.parts)
-                found[run.run_id] = "; ".join(t for t in (figures, estimated) if t)
+                line = run.headline.text if run.headline is not None and run.score is not None else ""
+                found[run.run_id] = "; ".join(t for t in (line, figures) if t)
     return found
 
 
 #: the width the run table fits: a normal terminal
 TABLE_WIDTH = 100
-_RUN_COLUMNS = (f"{'run':>4}  {'stage':<7} {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} {'quality':>7} ")
+_RUN_COLUMNS = (f"{'run':>4}  {'stage':<7} {'kind':<9} {'config':<18} {'seed':>5}  {'status':<12} ")
 #: what is left of a line for the raw figures; longer figures wrap onto lines of their own
 FIGURES_WIDTH = TABLE_WIDTH - len(_RUN_COLUMNS)
 
@@ -100,13 +99,12 @@ def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None,
     rows.sort(key=lambda r: (order.get(r["stage"], 3), r["score"] is None,
                              r["score"] if r["score"] is not None else 0.0, r["id"]))
     several_workers = len({r.get("worker") for r in rows if r.get("worker")}) > 1
-    header = _RUN_COLUMNS + "raw figures"
+    header = _RUN_COLUMNS + "headline; raw figures"
     lines = [header, "-" * TABLE_WIDTH]
     for r in rows:
-        score = quality_text(r["score"], "-")
         figures = wrap_figures(raw.get(r["id"], ""))
         lines.append(f"{r['id']:>4}  {str(r['stage'])[:7]:<7} {str(r['kind'])[:9]:<9} {str(r['config_name'])[:18]:<18} "
-                     f"{r['seed'] or 0:>5}  {str(r['status'])[:12]:<12} {score:>7} {figures[0]}")
+                     f"{r['seed'] or 0:>5}  {str(r['status'])[:12]:<12} {figures[0]}")
         lines += [" " * len(_RUN_COLUMNS) + more for more in figures[1:]]
         params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
         details = ([f"worker {r.get('worker') or '-'}"] if several_workers else []) + ([params] if params else [])
@@ -121,11 +119,12 @@ def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None,
 
 
 def best_step_lines(table: Standings) -> list[str]:
-    """``best step of adamw-fast: 300 (validation), mean quality 8.92 over 2 seeds, validation loss`` per
-    ranked search config, best first."""
+    """``best step of adamw-fast: 300 (validation): 3.1 % lower validation loss than your baseline, ± 2.8 %;
+    2 seeds`` per ranked search config, best first."""
     board = table.board("search")
-    return [f"best step of {row.name}: {row.best_step} ({row.best_step_basis}), mean quality {quality_text(row.mean)} "
-            f"over {row.seeds} seed{'s' if row.seeds != 1 else ''}"
+    return [f"best step of {row.name}: {row.best_step} ({row.best_step_basis}): "
+            f"{row.headline.text if row.headline else 'not scored yet'}; "
+            f"{row.seeds} seed{'s' if row.seeds != 1 else ''}"
             + (f", {row.loss_basis} loss" if row.loss_basis else "")
             for row in (board.rows if board else []) if row.rank is not None and row.best_step is not None]
 
@@ -142,7 +141,7 @@ def winner_lines(table: Standings, *, halving: bool = False) -> list[str]:
     run = "full-length run" if halving and winner.full_length else "run"
     lines = [f"winner: {winner.config_name} ({winner.stage}) {run} {winner.run_id}, {winner.steps} steps{at}, "
              f"seeds {seeds}; "
-             f"quality {quality_text(winner.mean)}" + (f" ({raw})" if raw else "")
+             f"{winner.headline.text if winner.headline else 'not scored yet'}" + (f" ({raw})" if raw else "")
              + f"; judges {', '.join(winner.judges) or '-'}"
              + (f" (estimated: {', '.join(winner.estimated)})" if winner.estimated else "")
              + f"; {'rated' if winner.rated else 'not rated'}", f"verdict: {table.verdict}"]

@@ -94,6 +94,10 @@ class RunRequest:
     #: pause here: the run keeps the schedule of ``max_steps`` (warm-up, decay) but saves
     #: its state at this step and stops (successive halving, ``bracket.search.halving``)
     stop_at_step: int | None = None
+    #: an export (``bracket.report.export``): the command must stand without the session — it
+    #: reads the person's own dataset folders and files and writes no cache there (an adapter
+    #: may still offer the session's caches as a speed-up, :meth:`Trainer.session_cache_variant`)
+    standalone: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "run_dir", Path(self.run_dir))
@@ -252,6 +256,12 @@ class Trainer(ABC):
     def session_setup_commands(self, *, dataset: Path, run_dir: Path) -> list[LaunchSpec]:
         """Commands to run once per session before the first trial (pre-caching)."""
         return []
+
+    def session_cache_variant(self, request: RunRequest, spec: LaunchSpec) -> tuple[list[Path], list[str]] | None:
+        """For an export (``request.standalone``): the folders of the session's caches and the
+        command that reads them instead (faster, same training), to be run only while every one
+        of those folders exists; None when the adapter has none."""
+        return None
 
     def post_run_commands(
         self, *, run_dir: Path, launch: LaunchSpec, sample_prompts: Sequence[SamplePrompt] | None = None

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bracket.trainer.sample_steps import SAMPLED_STEPS, sample_every
+
 #: the tag sd-scripts' network trainers (and the demo trainer) log the validation loss under
 VALIDATION_TAGS = ("loss/validation/step_average",)
 #: a dataset needs at least this many images for the automatic validation split
@@ -37,8 +39,8 @@ MIN_IMAGES = 20
 DEFAULT_SPLIT = 0.10
 #: ... but at most this many (each evaluation costs held-out images × 4 forward passes)
 MAX_HELD_OUT = 6
-#: without sample steps to align with, a run is evaluated this many times
-DEFAULT_EVALUATIONS = 5
+#: without sample steps to align with, a run is evaluated this many times (at its default sample steps)
+DEFAULT_EVALUATIONS = SAMPLED_STEPS
 
 
 @dataclass(frozen=True)
@@ -49,12 +51,10 @@ class ValidationPlan:
     seed: int
 
     def every(self, max_steps: int, sample_every_n_steps: int | None = None) -> int:
-        """Steps between evaluations: at the sample steps when samples are rendered during
-        the run (so each sampled step has a validation loss), else :data:`DEFAULT_EVALUATIONS`
-        times per run."""
-        if sample_every_n_steps:
-            return int(sample_every_n_steps)
-        return max(1, int(max_steps) // DEFAULT_EVALUATIONS)
+        """Steps between evaluations: at the sample steps (``bracket.trainer.sample_steps``), so
+        each sampled step has a validation loss — :data:`DEFAULT_EVALUATIONS` times per run
+        unless an interval was asked for."""
+        return sample_every(sample_every_n_steps, max_steps)
 
 
 def automatic_split(images: int) -> float:

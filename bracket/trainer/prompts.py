@@ -5,6 +5,12 @@ prompts with exactly those seeds; that is what makes a side-by-side grid a fair 
 People type prompts in the trainers' own line syntax (``a red circle --d 42 --w 512``);
 :func:`parse_prompt_lines` reads it and :func:`format_prompt_line` writes it back for the
 trainer (sd-scripts and musubi-tuner share the ``--<letter> value`` syntax).
+
+Prompts come in two kinds (:attr:`SamplePrompt.kind`): *in-distribution* (captions like the
+dataset's) and *held-out* (the subject in contexts the captions never show, which measure how
+far a run still follows new prompts). The lines after a comment line ``# held-out`` are held-out
+prompts, those after ``# in-distribution`` (and before any marker) in-distribution ones; the
+marker is a comment, so the trainers never see it.
 """
 
 from __future__ import annotations
@@ -40,6 +46,11 @@ _LIMITS: dict[str, tuple[int, int]] = {"seed": (0, 2**32 - 1), "width": (16, 819
 MAX_PROMPTS = 64
 MAX_PROMPT_CHARS = 4000
 _SPLIT = re.compile(r"\s+--(?=[A-Za-z]+\b)")
+#: the comment line that starts the held-out prompts, and the one that goes back to in-distribution
+HELD_OUT_MARKER = "# held-out"
+IN_DISTRIBUTION_MARKER = "# in-distribution"
+#: the two prompt kinds (what the image judges and the stored sample records call them)
+PROMPT_KINDS = ("in", "held_out")
 
 
 class PromptError(BracketError):
@@ -63,6 +74,8 @@ class SamplePrompt:
     image: str | None = None
     one_frame: str | None = None
     control_images: tuple[str, ...] = field(default_factory=tuple)
+    #: "in" (in-distribution: like the dataset's captions) or "held_out" (contexts it never shows)
+    kind: str = "in"
 
     def with_defaults(self, **defaults: Any) -> "SamplePrompt":
         """A copy with ``defaults`` filled in where this prompt leaves them unset."""
@@ -115,9 +128,13 @@ def parse_prompt_lines(lines: Iterable[str] | str, *, first_seed: int = 1000) ->
     if isinstance(lines, str):
         lines = lines.splitlines()
     prompts: list[SamplePrompt] = []
+    kind = "in"
     for raw in lines:
         line = raw.strip()
-        if not line or line.startswith("#"):
+        if line.startswith("#"):
+            kind = _marker_kind(line, kind)
+            continue
+        if not line:
             continue
         control = PROMPT_CONTROLS.search(line.replace("\t", " "))
         if control:
@@ -130,8 +147,30 @@ def parse_prompt_lines(lines: Iterable[str] | str, *, first_seed: int = 1000) ->
         if len(prompts) == MAX_PROMPTS:
             raise PromptError(f"More than {MAX_PROMPTS} sample prompts; every run renders every prompt, so keep a "
                               "few that show what matters.")
-        prompts.append(parse_prompt_line(line, default_seed=first_seed + len(prompts)))
+        prompts.append(replace(parse_prompt_line(line, default_seed=first_seed + len(prompts)), kind=kind))
     return prompts
+
+
+def _marker_kind(comment: str, current: str) -> str:
+    """The prompt kind after the comment line ``comment`` (a kind marker, else ``current``)."""
+    words = " ".join(comment.lstrip("#").replace("_", "-").lower().split())
+    if words in ("held-out", "held out", "held-out prompts", "held out prompts"):
+        return "held_out"
+    if words in ("in-distribution", "in distribution", "in-distribution prompts", "in distribution prompts"):
+        return "in"
+    return current
+
+
+def format_prompt_block(prompts: Sequence[SamplePrompt]) -> str:
+    """The prompt lines of ``prompts`` with their kind markers, as :func:`parse_prompt_lines` reads them."""
+    lines: list[str] = []
+    kind = "in"
+    for prompt in prompts:
+        if prompt.kind != kind:
+            lines.append(HELD_OUT_MARKER if prompt.kind == "held_out" else IN_DISTRIBUTION_MARKER)
+            kind = prompt.kind
+        lines.append(format_prompt_line(prompt))
+    return "\n".join(lines)
 
 
 def _format_number(value: float | int) -> str:

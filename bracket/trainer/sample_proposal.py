@@ -5,9 +5,13 @@ and the preset, so nothing here falls back to another preset's prompts. :func:`p
 reads them from the trainer's dataset and says where they came from:
 
 * **images and video frames** (kohya datasets: a TOML or a folder with ``.txt`` captions): a few
-  captions spread over the dataset, with the trigger word or class token every caption shares
-  named; an edit or image-to-video preset's control or start image is filled in by the trainer
-  from the dataset (or its *Sample control/start image* field) when each run samples;
+  captions spread over the dataset (*in-distribution* prompts), with the trigger word or class
+  token every caption shares named, then, after a ``# held-out`` line, a few *held-out* prompts:
+  that subject in settings, styles and compositions no caption mentions (:func:`held_out_lines`),
+  whose following measures how far a run still follows new prompts (none for an edit or
+  image-to-video preset, whose prompt says what to do with its input); an edit or image-to-video
+  preset's control or start image is filled in by the trainer from the dataset (or its *Sample
+  control/start image* field) when each run samples;
 * **text answers** (LLM presets): instructions of the held-out eval rows, cut with the preset's
   own split size and seed, so the answers are to questions it does not train on;
 * a trainer's own :attr:`default_sample_prompts` (the CPU demo's shapes) come first.
@@ -28,9 +32,24 @@ from typing import Any
 from bracket.dataset.captions import read_caption
 from bracket.errors import BracketError
 from bracket.safe_text import without_controls
+from bracket.trainer.prompts import HELD_OUT_MARKER
 
 #: how many prompts are proposed (every run renders every prompt)
 COUNT = 4
+#: how many held-out prompts are proposed besides them (image and video presets)
+HELD_OUT_COUNT = 3
+#: contexts for held-out prompts: (the words a caption must not mention, the context); settings,
+#: styles and compositions far from a typical LoRA dataset, tried in this order
+CONTEXTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("snow", "mountain", "winter"), "standing on a snowy mountain top at dawn"),
+    (("watercolor", "watercolour", "painting", "painted"), "as a watercolor painting"),
+    (("underwater", "ocean", "sea", "fish"), "underwater, surrounded by fish"),
+    (("market", "night", "neon"), "in a crowded night market lit by neon signs"),
+    (("pencil", "sketch", "drawing"), "as a rough pencil sketch"),
+    (("desert", "sand", "above", "aerial"), "seen from high above in an empty desert"),
+    (("astronaut", "space", "moon"), "as an astronaut on the moon"),
+    (("library", "books", "reading"), "reading in an old library, wide shot"),
+)
 #: a proposed prompt is cut to this many characters (a caption or an instruction can be long)
 MAX_CHARS = 300
 _MEDIA = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".mp4", ".webm", ".mov", ".avi", ".mkv"}
@@ -101,6 +120,16 @@ def _captions(dataset: Path, style: str) -> list[tuple[Path, str]]:
     return found
 
 
+def held_out_lines(captions: Sequence[str], subject: str, *, count: int = HELD_OUT_COUNT,
+                   first_seed: int = 101) -> list[str]:
+    """Prompt lines that put ``subject`` (the trigger word, or the first caption's lead) in contexts
+    none of ``captions`` mention: a context is skipped when a caption holds any of its words."""
+    subject = subject.strip() or "the subject"
+    words = {w.strip(".,;:!?()\"'").lower() for c in captions for w in c.split()}
+    fresh = [context for avoid, context in CONTEXTS if not words & set(avoid)]
+    return [_line(f"{subject}, {context}", first_seed + i) for i, context in enumerate(fresh[:count])]
+
+
 def _instruction(row: Mapping[str, Any], data_format: str) -> str:
     """The question of one LLM dataset row (its first user turn), or ""."""
     if data_format == "alpaca":
@@ -145,9 +174,18 @@ def _media_prompts(trainer: Any, count: int) -> ProposedPrompts | None:
     picked = _spread(captioned, count)
     lines = [_line(text, 1 + i) for i, (_, text) in enumerate(picked)]
     what = f"{len(picked)} captions of {source} ({', '.join(m.name for m, _ in picked)})"
-    token = shared_token([text for _, text in captioned])
+    texts = [text for _, text in captioned]
+    token = shared_token(texts)
     if token:
         what += f"; every caption starts with {token!r} (the trigger word or class token)"
+    start = getattr(trainer, "needs_start_image", None)
+    conditioned = getattr(trainer, "needs_control_images", False) or (callable(start) and start())
+    # an edit or image-to-video preset's prompt says what to do with its input: no held-out contexts
+    held_out = [] if conditioned else held_out_lines(texts, token or texts[0].split(",")[0])
+    if held_out:
+        lines += [HELD_OUT_MARKER, *held_out]
+        what += (f"; then {len(held_out)} held-out prompts (that subject in contexts no caption shows: "
+                 "how well a run still follows new prompts)")
     if getattr(trainer, "needs_control_images", False):
         what += "; each sample's control image: the 'Sample control image' field, else the dataset's first"
     start = getattr(trainer, "needs_start_image", None)

@@ -20,7 +20,7 @@ from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.session import SearchSettings
-from bracket.standings.board import ConfigRow
+from bracket.standings.rows import ConfigRow
 from bracket.trainer.prompts import parse_prompt_lines
 
 SPACE = SearchSpace({

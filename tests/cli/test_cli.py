@@ -96,7 +96,8 @@ BAD_INPUTS = [
     (["--storage", "not a url"], "Storage URL 'not a url' is malformed"),
     (["--storage", "postgresql+psycopg://bracket:hunter2@127.0.0.1:1/x"], "Cannot open the store"),
     (["--lr-min", "1e-3", "--lr-max", "1e-5"], "reversed"),
-    (["--weights", "loss=0,human=0,vlm=0,eval_loss=0,task=0,llm_judge=0"], "weights are 0"),
+    (["--weights", "loss=0,human=0,vlm=0,eval_loss=0,task=0,llm_judge=0,likeness=0,prompt_following=0,"
+                   "image_quality=0"], "weights are 0"),
     (["--prompts", "a cat --zz 3"], "unknown option --zz"),
     (["--warm-start-from", "/no/such/session"], "not a local Bracket session folder"),
     (["--batch-sizes", "0,4"], "positive whole numbers"),
@@ -128,7 +129,17 @@ def test_non_numeric_budget_is_an_argument_error(capsys, demo_fields):
         main(["run", "--preset", "demo-cpu", "--budget", "many"])
     code = info.value.code
     assert code == 2
-    assert "invalid int value: 'many'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "invalid int value: 'many'" in err and err.rstrip().endswith("(see `python -m bracket run --help`)")
+
+
+def test_a_mistyped_command_names_the_help_that_exists(capsys):
+    """Seen: ``python -m bracket runn`` said "see `python -m bracket bracket --help`"."""
+    with pytest.raises(SystemExit) as info:
+        main(["runn"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert err.rstrip().endswith("(see `python -m bracket --help`)"), err
 
 
 def test_unwritable_output_folder(capsys, demo_fields, tmp_path):

@@ -54,8 +54,17 @@ def _llm_judge() -> Any:
     return score_llm_judge([1, 2], {1: JudgeResult.scored(0.3), 2: None})
 
 
+def _image(name: str) -> Callable[[], Any]:
+    def score() -> Any:
+        from bracket.judge.image_judges import score_figures
+        return score_figures(name, {1: 0.7, 2: 0.4, 3: None})  # raw figures, as the image-judge worker gives
+    return score
+
+
 SCORERS: dict[str, Callable[..., Any]] = {"loss": _loss, "eval_loss": _eval_loss, "human": _human, "vlm": _vlm,
-                                          "task": _task, "llm_judge": _llm_judge}
+                                          "task": _task, "llm_judge": _llm_judge, "likeness": _image("likeness"),
+                                          "prompt_following": _image("prompt_following"),
+                                          "image_quality": _image("image_quality")}
 
 
 def contract_problems(names: tuple[str, ...], weights: Mapping[str, float], scorers: Mapping[str, Callable[..., Any]],

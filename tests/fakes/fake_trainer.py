@@ -14,7 +14,9 @@ It accepts sd-scripts-style flags (unknown flags are ignored) and, in well under
   (``[<output_name>_]<NNNNNN|e000000>_<ii>_<YYYYmmddHHMMSS>[_<seed>].png``) for every line of
   ``--sample_prompts`` (``--d`` seed, ``--w``/``--h`` size capped at 64): ``e000000`` with
   ``--sample_at_first``, every ``--sample_every_n_steps`` steps, and at the last step. With
-  ``BRACKET_FAKE_SAMPLE_STYLE=musubi`` the names get musubi's ``_000`` frame suffix;
+  ``BRACKET_FAKE_SAMPLE_STYLE=musubi`` the names get musubi's ``_000`` frame suffix; with
+  ``BRACKET_FAKE_PLANTED=1`` each shows a subject that fades in with progress and, for a prompt
+  with a held-out context word, a context that over-fitting erases (``fake_outputs.planted``);
 * with ``--validation_split`` > 0 and ``--validate_every_n_steps``, ``loss/validation/step_average``
   at those steps (and the last): the mean of the last 10 losses, rising by 0.05 per 10 % of the
   run after step ``BRACKET_FAKE_OVERFIT_STEP`` (over-fitting; never when unset);
@@ -211,8 +213,8 @@ def loss_curve(args: argparse.Namespace, modes: set[str]) -> list[float]:
     return [loss(step, rng) for step in range(1, max(1, args.max_train_steps) + 1)]
 
 
-def read_prompts(path: str | None) -> list[dict[str, int]]:
-    """The --d/--w/--h of every prompt line of a text prompt file."""
+def read_prompts(path: str | None) -> list[dict]:
+    """The --d/--w/--h and the text of every prompt line of a text prompt file."""
     if not path:
         return []
     prompts = []
@@ -220,8 +222,8 @@ def read_prompts(path: str | None) -> list[dict[str, int]]:
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        options = {k: int(v) for k, v in re.findall(r"--([dwh])\s+(\d+)", line)}
-        prompts.append(options)
+        options: dict = {k: int(v) for k, v in re.findall(r"--([dwh])\s+(\d+)", line)}
+        prompts.append({**options, "text": re.split(r"\s--[a-z]", line)[0]})
     return prompts
 
 
@@ -327,9 +329,11 @@ def main(argv: list[str]) -> int:
     scalars = ScalarWriter(args) if args.logging_dir and "noevents" not in modes else None
     prompts = read_prompts(args.sample_prompts) if "nosamples" not in modes else []
     samples = SampleWriter(args, prompts) if prompts else None
+    if samples:
+        samples.x = math.log10(max(args.learning_rate, 1e-12)) - math.log10(optimum_lr(args.optimizer_type))
     stem = args.output_name or "last"
     if samples and args.sample_at_first:  # before the skip: a resumed run samples as step 0 too
-        samples.write("e000000", 1.0)
+        samples.write("e000000", 1.0, 0.0)
     window: list[float] = []
     last_sampled = None
     loss = 1.0
@@ -342,7 +346,7 @@ def main(argv: list[str]) -> int:
             step += 1
             window = (window + [loss])[-10:]
             if samples and args.sample_every_n_steps and step % args.sample_every_n_steps == 0:
-                samples.write(f"{step:06d}", loss)
+                samples.write(f"{step:06d}", loss, step / steps)
                 last_sampled = step
             if args.save_every_n_steps and step % args.save_every_n_steps == 0 and step < steps:
                 (output_dir / f"{stem}-step{step:08d}.safetensors").write_bytes(b"fake")
@@ -365,7 +369,7 @@ def main(argv: list[str]) -> int:
     if args.save_state:  # save_state_on_train_end: <output_name>-state
         state.save(output_dir / f"{stem}-state", state.epochs(), step)
     if samples and last_sampled != step:
-        samples.write(f"{step:06d}", loss)
+        samples.write(f"{step:06d}", loss, step / steps)
     if scalars:
         scalars.close()
     (output_dir / f"{stem}.safetensors").write_bytes(b"fake")

@@ -115,7 +115,7 @@ def test_the_key_reaches_the_server_and_nothing_on_disk(judged_session):
 def test_report_and_status_show_the_new_judges(judged_session, capsys):
     folder = judged_session["folder"] / "judged"
     assert main(["report", str(folder)]) == 0
-    text = (folder / "report.md").read_text(encoding="utf-8")
+    text = (folder / "report" / "report.md").read_text(encoding="utf-8")
     assert "task" in text and "llm_judge" in text and "rouge-L" in text
     assert main(["status", str(folder)]) == 0
     assert "rouge-L" in capsys.readouterr().out

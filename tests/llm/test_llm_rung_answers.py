@@ -26,7 +26,6 @@ import pytest
 
 from bracket.search.configs import NamedConfig
 from bracket.session import Session
-from bracket.session.halving_loop import HalvingLoop
 from bracket.trainer.llm.axolotl import AxolotlLoRA
 from tests.fakes.cli_search import cli_search, configs_by_name, run_of
 from tests.judge import stand_in_server
@@ -108,7 +107,7 @@ def test_the_llm_judges_verdict_at_the_rung_decides_the_promotion(tmp_path, judg
     assert full["judges"]["task"]["details"]["exact"] == 1.0
     assert full["judges"]["at_step"][str(RUNG)] == rung["slow-r16"]
     # the scores at the rung read the rung verdicts, also of the config that has gone on
-    _, _, scores = HalvingLoop(session, wait_s=0.0).state()
+    scores = session.view().scores
     at_rung = {name: scores[(c["id"], 0)] for name, c in configs.items()}
     assert at_rung["slow-r16"] < at_rung["fast-r8"], at_rung
     session.close()

@@ -21,7 +21,7 @@ import pytest
 
 from bracket.app.manager import SessionManager
 from bracket.cli import main
-from tests.reliability.rel_helpers import bracket_process, cli_args, kill_now, kill_tree_now, read_pid, wait_for
+from tests.reliability.rel_helpers import bracket_process, cli_args, dead, kill_now, kill_tree_now, read_pid, wait_for
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -93,8 +93,9 @@ def test_a_killed_search_is_interrupted_in_the_app_and_in_status(fast_fields, ru
         process.wait(30)
     finally:
         kill_tree_now(process)
-        if trainer is not None:
-            kill_now(trainer)  # the orphan (its parent was killed first): no test leaves a process behind
+        if trainer is not None:  # the hung trainer outlives the killed search (that is the point): end it here
+            kill_now(trainer)
+            wait_for(lambda: dead(trainer), 30, "the hung trainer gone")
     manager = SessionManager(runs_dir, allow_custom_executables=True)
     listed = {info.folder.name: info for info in manager.list_sessions()}
     manager.close()

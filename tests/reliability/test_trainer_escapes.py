@@ -39,8 +39,8 @@ def test_control_characters_from_a_trainer_are_shown_escaped(fast_fields, runs_d
     assert main(["report", str(folder)]) == 0
     capsys.readouterr()
     texts = {"run": run_out.out + run_out.err, "status": status_out.out + status_out.err,
-             "report.md": (folder / "report.md").read_text(encoding="utf-8"),
-             "report.html": (folder / "report.html").read_text(encoding="utf-8")}
+             "report.md": (folder / "report" / "report.md").read_text(encoding="utf-8"),
+             "report.html": (folder / "report" / "report.html").read_text(encoding="utf-8")}
     for where, text in texts.items():
         assert not RAW.search(text), f"{where} carries a raw control character: {RAW.search(text)!r}"
     for where in ("run", "status", "report.md"):

@@ -63,20 +63,26 @@ def test_crashing_and_silent_trainers_are_recorded_and_the_search_goes_on(fast_f
     session.close()
 
 
-def test_hanging_trainers_time_out_with_or_without_output(fast_fields, runs_dir, tmp_path, monkeypatch):
-    _plan(tmp_path, monkeypatch, ["hang", "hang_printing", "ok"])
-    session = Session.create("demo-cpu", fast_fields, _settings(budget=3, timeout_s=3), out_dir=runs_dir)
-    started = time.monotonic()
+@pytest.mark.parametrize(("mode", "started"), [("hang", ("output/trainer.pid", "")),
+                                               ("hang_printing", ("logs/stdout.log", "still working"))])
+def test_hanging_trainers_time_out_with_or_without_output(mode, started, fast_fields, runs_dir, tmp_path, monkeypatch):
+    """The runner's clock starts once the trainer has started (and, printing, printed): a loaded machine
+    that takes seconds to start it cannot turn the test's 3 s into a kill before it did anything (a
+    normal run beside it in the same session timed out that way)."""
+    from bracket.session.process import runner
+
+    _plan(tmp_path, monkeypatch, [mode])
+    session = Session.create("demo-cpu", fast_fields, _settings(budget=1, timeout_s=3), out_dir=runs_dir)
+    monkeypatch.setattr(runner, "time", StartedClock(session.folder, *started))
+    started_at = time.monotonic()
     assert session.run() == "finished", session.error
-    assert time.monotonic() - started < 90
-    hang, printing, ok = session.store.runs(session.name)
-    for run in (hang, printing):
-        assert run["status"] == "failed" and run["failure_reason"] == "timed out after 3 s"
-        assert 2.5 < run["duration_s"] < 3 + 5 + 3, "stopped at the timeout, SIGKILL after the grace time at worst"
-        assert dead(read_pid(_output(run) / "trainer.pid", 1))
-    assert "still working" in printing["log_tail"]
-    assert len(printing["log_tail"].splitlines()) <= 40
-    assert ok["status"] == "done"
+    assert time.monotonic() - started_at < 240
+    (run,) = session.store.runs(session.name)
+    assert run["status"] == "failed" and run["failure_reason"] == "timed out after 3 s"
+    assert 2.5 < run["duration_s"] < 3 + 5 + 3, "stopped at the timeout, SIGKILL after the grace time at worst"
+    assert dead(read_pid(_output(run) / "trainer.pid", 1))
+    if mode == "hang_printing":
+        assert "still working" in run["log_tail"] and len(run["log_tail"].splitlines()) <= 40
     session.close()
 
 
@@ -112,14 +118,58 @@ def test_stop_kills_a_grandchild_that_would_outlive_the_trainer(fast_fields, run
     session.close()
 
 
-def test_timeout_and_a_normal_exit_both_kill_the_grandchild(fast_fields, runs_dir, tmp_path, monkeypatch):
-    _plan(tmp_path, monkeypatch, ["grandchild,hang", "grandchild"])
-    session = Session.create("demo-cpu", fast_fields, _settings(budget=2, timeout_s=3), out_dir=runs_dir)
+class StartedClock:
+    """The trainer runner's clock in a timeout test: it stands still until the run's trainer has
+    done what the test needs before the timeout (a file ``trials/*/<path>`` exists, holding ``text``),
+    then runs from 0. The timeout then always falls after that, however slowly a loaded machine
+    starts the trainer (with the real clock a 3 s timeout could kill it before it did anything)."""
+
+    def __init__(self, folder: Path, path: str, text: str = "") -> None:
+        self.folder, self.path, self.text = folder, path, text
+        self.began: float | None = None
+
+    def _ready(self) -> bool:
+        for found in self.folder.glob(f"trials/*/{self.path}"):
+            try:
+                if self.text in found.read_text(encoding="utf-8", errors="replace"):
+                    return True
+            except OSError:
+                pass
+        return False
+
+    def monotonic(self) -> float:
+        now = time.monotonic()
+        if self.began is None:
+            if not self._ready():
+                return 0.0
+            self.began = now
+        return now - self.began
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
+def test_a_timeout_kills_the_grandchild(fast_fields, runs_dir, tmp_path, monkeypatch):
+    from bracket.session.process import runner
+
+    _plan(tmp_path, monkeypatch, ["grandchild,hang"])
+    session = Session.create("demo-cpu", fast_fields, _settings(budget=1, timeout_s=3), out_dir=runs_dir)
+    monkeypatch.setattr(runner, "time", StartedClock(session.folder, "output/grandchild.pid"))
     assert session.run() == "finished", session.error
-    timed_out, finished = session.store.runs(session.name)
+    (timed_out,) = session.store.runs(session.name)
     assert timed_out["status"] == "failed" and "timed out" in timed_out["failure_reason"]
+    assert dead(read_pid(_output(timed_out) / "grandchild.pid", 1)), "the timed-out run left its grandchild"
+    assert dead(read_pid(_output(timed_out) / "trainer.pid", 1))
+    session.close()
+
+
+def test_a_normal_exit_kills_the_grandchild(fast_fields, runs_dir, tmp_path, monkeypatch):
+    """No timeout here: a run that ends on its own must never be cut short by a slow machine."""
+    _plan(tmp_path, monkeypatch, ["grandchild"])
+    session = Session.create("demo-cpu", fast_fields, _settings(budget=1), out_dir=runs_dir)
+    assert session.run() == "finished", session.error
+    (finished,) = session.store.runs(session.name)
     assert finished["status"] == "done"
-    for run in (timed_out, finished):
-        assert dead(read_pid(_output(run) / "grandchild.pid", 1)), f"run {run['id']} left its grandchild"
-        assert dead(read_pid(_output(run) / "trainer.pid", 1))
+    assert dead(read_pid(_output(finished) / "grandchild.pid", 1)), "the finished run left its grandchild"
+    assert dead(read_pid(_output(finished) / "trainer.pid", 1))
     session.close()

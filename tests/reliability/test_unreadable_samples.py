@@ -27,6 +27,7 @@ pytestmark = pytest.mark.timeout(240)
 def damaged(fast_fields, runs_dir, capsys):
     """A finished 2-run search whose final-step samples of prompt 0 are truncated PNGs."""
     code = main(["run", "--preset", "demo-cpu", *cli_args(fast_fields), "--budget", "2", "--steps", "4",
+                 "--sample-every", "4",  # samples at the first and the last step only
                  "--prompts", "a red circle --d 1\na blue square --d 2", "--name", "bad-png", "--out", str(runs_dir),
                  "--quiet"])
     assert code == 0, capsys.readouterr().err
@@ -51,7 +52,7 @@ def damaged(fast_fields, runs_dir, capsys):
 def test_report_and_export_skip_and_list_unreadable_samples(damaged, capsys):
     folder, _, truncated = damaged
     assert main(["report", str(folder)]) == 0, capsys.readouterr().err
-    text = (folder / "report.md").read_text(encoding="utf-8")
+    text = (folder / "report" / "report.md").read_text(encoding="utf-8")
     assert "Unreadable sample files" in text and all(str(p) in text for p in truncated)
     assert main(["export", str(folder)]) == 0, capsys.readouterr().err
     assert "Traceback" not in capsys.readouterr().err

@@ -86,7 +86,8 @@ def test_secrets_are_not_written_into_the_environment():
 def test_cli_report_and_export_print_the_paths_they_wrote(demo_session, tmp_path, capsys):
     assert main(["report", str(demo_session.folder)]) == 0
     out = capsys.readouterr().out
-    assert f"wrote {demo_session.folder / 'report.md'}" in out and f"wrote {demo_session.folder / 'report.html'}" in out
+    report = demo_session.folder / "report"  # where the app's Results tab writes it too
+    assert f"wrote {report / 'report.md'}" in out and f"wrote {report / 'report.html'}" in out
     assert main(["export", str(demo_session.folder), "--steps", "15", "--out", str(tmp_path / "x")]) == 0
     out = capsys.readouterr().out
     assert f"wrote {tmp_path / 'x' / 'train.sh'}" in out and (tmp_path / "x" / "config.toml").is_file()

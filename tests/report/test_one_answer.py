@@ -54,6 +54,8 @@ def test_the_app_status_report_export_and_promote_name_the_same_winner(demo_fiel
     assert UNRATED_WINNER in verdict and "--max_train_steps" in command
     assert command.split("--max_train_steps")[1].split()[0].strip("'") == "20"
     assert set(board["stage"]) == {"search", "final"}
+    line = winner.headline.text  # one headline everywhere (issue 43 item 1)
+    assert line and line in list(board["headline"]) and line in verdict
     assert manager.results.winner_export().run_id == winner.run_id
     assert manager.compare.next_unrated(4)[0] == winner.run_id, \
         "Compare's next unrated goes to the unrated winner first"
@@ -66,19 +68,21 @@ def test_the_app_status_report_export_and_promote_name_the_same_winner(demo_fiel
     text = capsys.readouterr().out
     assert f"winner: {winner.config_name} (final) run {winner.run_id}, 20 steps" in text
     assert f"warning: {UNRATED_WINNER}" in text and "raw figures" in text and "rating 9.0" in text
+    assert line in text
     assert main(["status", str(folder), "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert {k: answer["winner"][k] for k in ("run_id", "config", "stage", "steps", "rated")} == {
         "run_id": winner.run_id, "config": winner.config_name, "stage": "final", "steps": 20, "rated": False}
     assert answer["winner"]["params"] == winner.params and answer["winner"]["judges"]
     assert answer["warnings"] == [UNRATED_WINNER] and set(answer["stages"]) == {"search", "final"}
+    assert answer["winner"]["headline"] == line
 
     # the report
     session = Session.open(folder, validate=False)
     report = build_report(session)
     assert (report.winner.run_id, report.winner.config_name) == (winner.run_id, winner.config_name)
     markdown = render_markdown(report)
-    assert f"best run {winner.run_id}, 20 steps" in markdown and UNRATED_WINNER in markdown
+    assert f"best run {winner.run_id}, 20 steps" in markdown and UNRATED_WINNER in markdown and line in markdown
     session.close()
     assert main(["report", str(folder)]) == 0
     assert verdict_study_name("answer") in capsys.readouterr().out
@@ -90,7 +94,10 @@ def test_the_app_status_report_export_and_promote_name_the_same_winner(demo_fiel
 
     # export and promote: the winner, at its own step count
     assert main(["export", str(folder)]) == 0
-    assert f"exported run {winner.run_id} ({winner.config_name}, 20 steps)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"exported run {winner.run_id} ({winner.config_name}, 20 steps) to " in out
+    script = next(text for text in out.split() if text.endswith("train.sh"))
+    assert line in open(script, encoding="utf-8").read()
     assert main(["promote", str(folder)]) == 0
     session = Session.open(folder, validate=False)
     promoted = [r for r in session.store.runs(session.name, with_series=False) if r["stage"] == "promote"]

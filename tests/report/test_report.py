@@ -22,7 +22,8 @@ def _stage_runs(session, stage):
 def test_every_section_is_present_and_pictures_are_written_beside_the_markdown(opened):
     files = write_report(opened)
     markdown, page = files.markdown.read_text(), files.html.read_text()
-    assert files.markdown == opened.folder / "report.md" and files.html == opened.folder / "report.html"
+    report = opened.folder / "report"  # one place, the app's and the CLI's
+    assert files.markdown == report / "report.md" and files.html == report / "report.html"
     for title in SECTIONS:
         assert f"\n## {title}\n" in markdown
         assert f"<h2>{title}</h2>" in page
@@ -30,12 +31,12 @@ def test_every_section_is_present_and_pictures_are_written_beside_the_markdown(o
     assert {"report-loss", "report-final-loss", "report-history", "report-best-samples",
             "report-worst-samples"} <= stems
     for name in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown):
-        assert (opened.folder / name).is_file(), name
+        assert (report / name).is_file(), name
     for path in files.images:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the sample grid has one 256-px tile per prompt (two prompts)
     from PIL import Image
-    with Image.open(opened.folder / "report-best-samples.png") as grid:
+    with Image.open(report / "report-best-samples.png") as grid:
         assert grid.width == 2 * 256
 
 
@@ -54,16 +55,16 @@ def test_leaderboard_winner_ratings_and_problems_match_the_store(opened):
         assert abs(rows[cid].mean - mean) < 1e-12
         assert rows[cid].seeds == len(expected[cid])
         assert len(rows[cid].runs) == sum(1 for r in search_runs if r["config_id"] == cid)
-    best = min(means, key=means.get)
-    assert report.search.rows[0].config_id == best and report.search.rows[0].rank == 1
-    assert report.search.stats.best.config_id == best
     # the rating on run 1 counts for its config, and moved its score (human judge used)
     rated = next(r for r in search_runs if r["id"] == 1)["config_id"]
     assert rows[rated].ratings == 1 and "human" in scores[1].used
+    # a rating of 9 is the only judgement: nothing unjudged outranks it (bracket.standings.evidence)
+    assert report.search.rows[0].config_id == rated and report.search.rows[0].rank == 1
+    assert report.search.stats.best.config_id == rated
     markdown = render_markdown(report)
     board = markdown.split("## Leaderboard (search runs)")[1].split("## Finals")[0]
-    for cid, mean in means.items():
-        assert f"| {rows[cid].name} | {10 - 9 * mean:.2f}" in board  # its quality, as the app shows it
+    for cid in means:
+        assert f"| {rows[cid].name} | {rows[cid].headline.text} |" in board  # its headline, as the app shows it
         if "loss" in rows[cid].figures:  # the raw figure stands beside the score
             assert f"loss {rows[cid].figures['loss']:.4g}" in board
     assert report.verdict in markdown and report.verdict.startswith("Best config is")
@@ -119,7 +120,7 @@ def test_no_secret_reaches_the_report(demo_session):
         for secret in SECRETS:
             assert secret not in text
     assert "bob:***@db.invalid" in demo_session.live_markdown
-    assert STORE_PASSWORD not in (demo_session.folder / "report.md").read_text()
+    assert STORE_PASSWORD not in (demo_session.folder / "report" / "report.md").read_text()
 
 
 def test_importance_is_one_method_on_current_scores_with_a_warning_below_the_minimum(opened):
@@ -147,21 +148,28 @@ def test_a_session_without_runs_gets_a_report_that_says_so(demo_fields, runs_dir
     assert "Parameter importance needs at least 2 scored search configs" in markdown
 
 
-def test_the_report_shows_the_interval_the_app_shows():
+def test_the_stats_interval_is_clipped_to_the_score_range():
     """Seen in review: the report printed "0.160 ± 2.689" (reaching below 0 and above 1) where the
-    app printed "0.000 – 1.000". One rule now clips every interval to the score range [0, 1]."""
-    from types import SimpleNamespace
-
-    from bracket.report.document import _ci
-    from bracket.standings.quality import quality_interval
+    app printed "0.000 – 1.000". One rule clips every interval to the score range [0, 1]."""
     from bracket.stats import ConfigScores, summarise_config
 
     two_seeds = summarise_config(ConfigScores(1, "a", "search", [0.02, 0.30]))  # t with 1 df: very wide
     assert (two_seeds.ci_low, two_seeds.ci_high) == (0.0, 1.0)
-    assert _ci(two_seeds) == "8.56 (1.00 – 10.00)" == f"8.56 ({quality_interval(-1.9, 3.477)})"  # as the app
     narrow = summarise_config(ConfigScores(2, "b", "search", [0.30, 0.31, 0.32]))
     assert 0.0 < narrow.ci_low < 0.30 and 0.32 < narrow.ci_high < 1.0  # inside the range: unchanged
-    assert _ci(SimpleNamespace(mean=0.5, ci_low=None, ci_high=None)) == "5.50 (one seed, no CI)"
+
+
+def test_the_report_shows_the_headline_the_app_and_status_show(demo_session, opened):
+    from bracket.report.document import build_report, render_markdown
+    from bracket.standings import standings
+    from bracket.status import winner_lines
+
+    table = standings(opened)
+    text = render_markdown(build_report(opened))
+    rows = [r for board in table.boards.values() for r in board.rows if r.mean is not None]
+    assert rows and all(r.headline.text in text for r in rows)
+    assert table.winner.headline.text in winner_lines(table)[0] and table.winner.headline.text in text
+    assert "quality" not in text.lower().replace("image quality", "")
 
 
 def test_report_prints_no_optuna_chatter_on_stderr(demo_session, tmp_path):

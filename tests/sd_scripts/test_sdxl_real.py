@@ -201,7 +201,7 @@ def test_sdxl_lora_search_for_real(random_sdxl, trainer_python, tmp_path):
         assert lora.is_file() and _safetensors_dtypes(lora) == {"F16"}  # --save_precision fp16
 
     assert _bracket(["report", str(folder)], log, env, timeout=300) == 0, _tail(log)
-    report = (folder / "report.md").read_text(encoding="utf-8")
+    report = (folder / "report" / "report.md").read_text(encoding="utf-8")
     assert "baseline" in report and "diffusers-dreambooth" in report
 
     # the exported script of the baseline, run again, repeats the baseline's loss exactly:

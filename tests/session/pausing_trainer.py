@@ -15,6 +15,8 @@ per step (default 0); ``BRACKET_FAKE_PAUSE_LAUNCH_LOG=FILE``: each launch append
 FILE as it starts and as it ends (output folder, pid, first step, last step, time), so a test of
 several workers sees which launches of one run overlapped. ``BRACKET_FAKE_PAUSE_OVERRUN=N``: train
 (and sample) N steps past the pause step before stopping, as sd-scripts goes on until it is stopped.
+``BRACKET_FAKE_PAUSE_NO_STATE=1``: its state at the pause step never completes, so it never pauses and
+trains to its full length (as sd-scripts does when the pause is never judged complete).
 
 With ``--sample_prompts`` and ``--sample_every_n_steps`` it writes one sample image per prompt
 (``<output_dir>/sample/demo_<step:06d>_<ii>_<stamp>_<seed>.png``, as the demo names them) at
@@ -70,6 +72,8 @@ def main() -> None:
 
     note("start", start)
     stop = args.stop_at_step if args.stop_at_step and start < args.stop_at_step < args.max_train_steps else None
+    if os.environ.get("BRACKET_FAKE_PAUSE_NO_STATE") == "1":
+        stop = None
     step = start
     while step < args.max_train_steps:
         step += 1

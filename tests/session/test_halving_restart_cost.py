@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from types import SimpleNamespace
 
 import pytest
 
 from bracket.search.halving import Promotion
 from bracket.session import SearchSettings, Session
-from bracket.session.halving_loop import HalvingLoop
 from bracket.session.rung_scores import full_runs_spent
 from bracket.session.search_settings import SettingsError, halving_cost
+from bracket.session.store.rows import RunRow
 from bracket.standings.rungs import session_rung_table
+from tests.fakes.plain_views import halving_on, view_of
 from tests.session.test_halving_search import halving_fields
 
 RESTARTS = " (restarts: a promoted config trains again from step 0)"
@@ -50,15 +50,13 @@ def test_the_budget_check_counts_a_restart_to_the_whole_next_rung():
     paused = [{"id": i, "config_id": i, "status": "paused", "pause_step": 4, "last_step": 4, "launches": 1,
                "seed_index": 0} for i in (1, 2, 3)]
     second = Promotion(2, 1, "promoted: 2 of 3 at 1/2, top 2 go on to full")
-    trainer = SimpleNamespace(validation=None)
-    resumes = HalvingLoop(SimpleNamespace(settings=settings, trainer=trainer), wait_s=0)
-    restarts = HalvingLoop(SimpleNamespace(settings=dataclasses.replace(settings, restarts=True), trainer=trainer),
-                           wait_s=0)
-    assert resumes.affordable(second, scores, paused)  # 12 steps + 4 more = 16, the budget
-    assert not restarts.affordable(second, scores, paused)  # 12 + 8 from step 0 = 20 of 16
+    resumes = halving_on(settings)
+    restarts = halving_on(dataclasses.replace(settings, restarts=True))
+    assert resumes.affordable(second, view_of(resumes, paused, scores))  # 12 steps + 4 more = 16, the budget
+    assert not restarts.affordable(second, view_of(restarts, paused, scores))  # 12 + 8 from step 0 = 20 of 16
     # a restart in flight: its launch threw the 4 steps of the first away and trains 8 from 0
     flight = {**paused[0], "status": "running", "last_step": 2, "launches": 2, "restart_steps": 4}
-    assert restarts.committed(flight) == 12
+    assert restarts.committed(RunRow.of(flight)) == 12
     assert full_runs_spent([flight], 8) == pytest.approx(6 / 8)
 
 

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from bracket.session import Session
-from bracket.session.halving_loop import HalvingLoop
 from tests.conftest import make_caption_folder
 from tests.fakes import make_fake_python
 from tests.fakes.cli_search import cli_search, configs_by_name, run_of
@@ -71,7 +70,7 @@ def test_the_judges_verdict_at_the_rung_decides_the_promotion(tmp_path, judge):
     assert full["judges"]["vlm_steps"]["4"] == rung["baseline"]["score"]  # the rung's verdict, not asked again
     assert len(judge.requests) == 4  # three rung samples and the full run's last one
     # the scores at the rung read the rung verdicts, also of the config that has gone on
-    _, _, scores = HalvingLoop(session, wait_s=0.0).state()
+    scores = session.view().scores
     at_rung = {name: scores[(c["id"], 0)] for name, c in configs.items()}
     assert at_rung["baseline"] < at_rung["adamw-fast"] < at_rung["radam"], at_rung
     session.close()

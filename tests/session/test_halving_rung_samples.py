@@ -1,7 +1,7 @@
 """A halving search without ``--sample-every`` renders samples at each rung step (the launch's
 sample interval is the rungs' own, ``bracket.session.rung_steps.launch_sample_every``), a full-run
 search keeps the trainer's default, and the notes of the configs waiting at a rung follow their
-place there as other configs' scores land (``HalvingLoop.renote_paused``).
+place there as other configs' scores land (``Halving.renote_paused``).
 
 The pausing fake (``pausing_trainer.py``) renders samples only when it is given an interval, as
 sd-scripts does (no sample at a pause step that is not a sample step)."""
@@ -9,7 +9,7 @@ sd-scripts does (no sample at a pause step that is not a sample step)."""
 from __future__ import annotations
 
 from bracket.session import SearchSettings, Session
-from bracket.session.halving_loop import HalvingLoop
+from bracket.session.scheduling import Halving
 from tests.session.test_halving_search import halving_fields
 
 
@@ -38,15 +38,13 @@ def test_paused_runs_have_samples_at_their_rung_and_the_waiting_notes_count_ever
                               sample_prompts="a red circle --d 1", validation_split=0)
     assert settings.plan() == "budget 2 full runs = 4 configs to 1/3 → 1 to full"
     notes_before_the_end: dict[str, str] = {}
-    stop_the_rest = HalvingLoop.stop_the_rest
+    closing = Halving.closing
 
-    def seen_then_stopped(loop: HalvingLoop) -> None:
-        s = loop.session
-        notes_before_the_end.update({c["name"]: c["rung_note"] for c in s.store.configs(s.name, stage="search")
-                                     if c["rung_state"] == "paused"})
-        stop_the_rest(loop)
+    def seen_then_stopped(scheduler: Halving, view) -> None:
+        notes_before_the_end.update({c.name: c.rung_note for c in view.configs if c.rung_state == "paused"})
+        closing(scheduler, view)
 
-    monkeypatch.setattr(HalvingLoop, "stop_the_rest", seen_then_stopped)
+    monkeypatch.setattr(Halving, "closing", seen_then_stopped)
     session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="rungsamples")
     commands = _recording(session)
     assert session.run() == "finished"

@@ -11,7 +11,6 @@ full-length run. Then a rating that lifts a stopped config promotes it: it resum
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 from optuna.samplers import TPESampler
 
@@ -19,11 +18,14 @@ from bracket.app.extend import extend_budget
 from bracket.search.controller import CurrentScoreSampler
 from bracket.search.halving import Promotion
 from bracket.session import SearchSettings, Session
-from bracket.session.halving_loop import HalvingLoop, halving_history
+from bracket.session.budget import Budget
+from bracket.session.plan import progress_text
+from bracket.session.proposing import halving_history
 from bracket.session.rung_scores import full_runs_spent
 from bracket.standings import standings
 from tests.conftest import make_caption_folder
 from tests.fakes import make_fake_python
+from tests.fakes.plain_views import halving_on, view_of
 
 PAUSING_TRAINER = Path(__file__).resolve().parent / "pausing_trainer.py"
 
@@ -108,21 +110,28 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
 def test_the_budget_pays_for_every_promotion_but_the_best_of_a_rung_none_has_passed():
     settings = SearchSettings(budget=2, steps=8, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.5,
                               launch_share=0, confirm=0)
-    loop = HalvingLoop(SimpleNamespace(settings=settings, trainer=SimpleNamespace(validation=None)), wait_s=0)
+    loop = halving_on(settings)
+
+    def affordable(promotion: Promotion, scores: dict, runs: list) -> bool:
+        return loop.affordable(promotion, view_of(loop, runs, scores))
+
     scores = {(1, 0): 0.1, (2, 0): 0.5, (3, 0): 0.9}
     paused = [{"id": i, "config_id": i, "status": "paused", "pause_step": 4, "last_step": 4, "launches": 1,
                "seed_index": 0} for i in (1, 2, 3)]
     second = Promotion(2, 1, "promoted: 2 of 3 at 1/2, top 2 go on to full")
-    assert loop.affordable(second, scores, paused)  # 1.5 spent + 0.5 = the budget
+    assert affordable(second, scores, paused)  # 1.5 spent + 0.5 = the budget
     spent = [{**paused[0], "status": "done", "last_step": 8, "pause_step": None, "launches": 2}, *paused[1:]]
-    assert not loop.affordable(second, scores, spent)  # 2.0 spent: nothing left for the second
-    # the best of a rung goes on past the budget only while no config has gone past that rung
-    assert not loop.affordable(Promotion(1, 1, ""), scores, spent)
-    over = [{**run, "id": 4, "config_id": 4} for run in paused[:1]] + paused  # 2.0 spent at the first rung
-    assert loop.affordable(Promotion(1, 1, ""), scores, over) and not loop.affordable(second, scores, over)
+    assert not affordable(second, scores, spent)  # 2.0 spent: nothing left for the second
+    # the best of a rung goes on only while no config has gone past that rung, and never past the budget
+    assert not affordable(Promotion(1, 1, ""), scores, spent)
+    # the budget is a promise: with 2.0 spent at the first rung, not even the best goes on
+    over = [{**run, "id": 4, "config_id": 4} for run in paused[:1]] + paused
+    assert not affordable(Promotion(1, 1, ""), scores, over) and not affordable(second, scores, over)
+    # the best of a rung none has passed goes on when its own steps fit, the rest of the way or not
+    assert affordable(Promotion(1, 1, ""), scores, paused[:1] + [{**paused[1], "last_step": 6, "pause_step": 6}])
     # a run another worker resumes now counts to the rung it goes to, not to where it stands
     flight = [{**paused[0], "status": "running", "last_step": 5}, *paused[1:]]
-    assert not loop.affordable(second, scores, flight)
+    assert not affordable(second, scores, flight)
 
 
 def test_the_start_up_of_each_launch_buys_fewer_configs_and_the_notes_say_so(tmp_path, runs_dir):
@@ -142,6 +151,12 @@ def test_the_start_up_of_each_launch_buys_fewer_configs_and_the_notes_say_so(tmp
     snapshot = session.snapshot()  # the progress counts the same GPU time, start-up included
     assert snapshot.full_runs_spent == full_runs_spent(runs, 16, launch_steps=4)
     assert snapshot.spent_label == f"{expected} configs, {snapshot.full_runs_spent:.1f}/2 full runs"
+    # the plan shown is the one that ran, before Start as after it; a finished plan has no next phase
+    bought = f"budget 2 full runs = {expected} configs to 1/4 → "
+    assert Budget.of(settings, session.trainer).plan_text().startswith(bought)
+    assert snapshot.plan.startswith(bought) and session.plan_text() == snapshot.plan
+    assert "◀" not in progress_text(snapshot.phases), progress_text(snapshot.phases)
+    assert sum(p["planned"] for p in snapshot.phases) == expected == snapshot.total_runs == snapshot.runs_spent
     session.close()
 
 
@@ -176,8 +191,7 @@ def test_more_runs_leave_no_stopped_config_with_the_place_it_had_before_them(tmp
     capsys.readouterr()
     again = Session.open(runs_dir / "more")
     configs = again.store.configs(again.name, stage="search")
-    loop = HalvingLoop(again, wait_s=0.0)
-    _configs, _runs, scores = loop.state()
+    scores = again.view().scores
     stopped = [c for c in configs if c["status"] == "stopped"]
     assert len(configs) > 4 and stopped
     for config in stopped:

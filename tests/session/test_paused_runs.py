@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from bracket.session import SearchSettings, Session
-from bracket.session.halving_loop import HalvingLoop
 from bracket.session.recovery import recover_interrupted_runs
+from bracket.session.search_loop import SearchLoop, session_scheduler
 from bracket.session.store import Store
 from tests.session.test_halving_search import halving_fields
 
@@ -19,9 +19,10 @@ SETTINGS = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=Tr
 
 def _first_paused(tmp_path: Path, runs_dir: Path, name: str) -> tuple[Session, dict]:
     session = Session.create("demo-cpu", halving_fields(tmp_path), SETTINGS, out_dir=runs_dir, name=name)
-    loop = HalvingLoop(session, wait_s=0.1)
-    work = loop.next_work()
-    loop.train(work)
+    loop = SearchLoop(session, session_scheduler(session), wait_s=0.1)
+    taken = loop.next_work()
+    assert taken is not None
+    loop.train(*taken)
     run = session.store.runs(session.name)[0]
     assert (run["status"], run["pause_step"], run["launches"]) == ("paused", 4, 1)
     return session, run

@@ -67,3 +67,10 @@ def test_shape_draws_are_their_own_phase_and_tpe_counts_only_its_own_proposals()
     # a TPE proposal made before any warm-start config was scored (another worker) takes a draw's place
     early = warm + [{"kind": "search", "name": "search-7"}] + draws[:1]
     assert progress_text(plan_progress(plan, early)).endswith("shape draws 1/3 ◀ next · TPE 1/3")
+
+
+def test_a_finished_search_has_no_next_phase():
+    plan = search_plan(6, curated=3)  # baseline, 3 curated, 2 LR bracket
+    tried = [{"kind": "baseline"}, {"kind": "curated"}]
+    assert "◀ next" in progress_text(plan_progress(plan, tried))
+    assert "◀" not in progress_text(plan_progress(plan, tried, ended=True))

@@ -80,3 +80,20 @@ def test_an_older_read_only_store_without_the_rating_step_opens_and_reads(tmp_pa
     finally:
         store.close()
     assert path.read_bytes() == before  # nothing was added to the file
+
+
+def test_updates_take_only_the_keywords_of_their_columns(tmp_path):
+    store = Store.open(sqlite_url(tmp_path / "bracket.db"))
+    store.create_session("s", preset_id="demo-cpu", fields={}, settings={})
+    config_id = store.add_config("s", trial_number=0, kind="search", name="c0", params={})
+    run_id = store.add_run("s", config_id=config_id, kind="search", status="running")
+    with pytest.raises(TypeError, match="update_run\\(\\) got an unexpected keyword argument 'stauts'"):
+        store.update_run(run_id, stauts="done")  # a typo is never a silent no-op
+    with pytest.raises(TypeError, match="'rung_sate'"):
+        store.update_config(config_id, rung_sate="paused")
+    with pytest.raises(TypeError, match="'budget'"):
+        store.update_session("s", budget=3)
+    assert store.get_run(run_id)["status"] == "running"
+    store.update_run(run_id, status="done", last_step=4)
+    assert (store.get_run(run_id)["status"], store.get_run(run_id)["last_step"]) == ("done", 4)
+    store.close()

@@ -165,11 +165,11 @@ def test_the_verdict_sentence_names_the_step_as_the_winner_line_does():
     from bracket.session.scoring import StepCurve
 
     table = build_standings(RUNS, CONFIGS, SCORES)
-    # the verdict reads quality (1–10, higher is better: bracket.standings.quality), as every screen
-    assert table.verdict.startswith("Best config is 'b' at 40 steps (quality 7.30, 1 seed)")
-    assert table.boards["search"].verdict.startswith("Best config is 'a' at 10 steps (mean quality 8.65, 2 seeds")
+    # the verdict says each config by its headline (bracket.standings.headline), as every screen
+    assert table.verdict.startswith("Best config is 'b' at 40 steps (training loss 0.29; 1 seed)")
+    assert table.boards["search"].verdict.startswith("Best config is 'a' at 10 steps (training loss 0.225; 2 seeds")
     early = {"search": {1: StepCurve(1, [5, 10], [0.05, 0.1], 5, 10, "validation")}}
     search_only = build_standings(RUNS[:4], CONFIGS[:2], SCORES, curves=early)
     assert search_only.winner.step == 5
-    assert search_only.verdict.startswith("Best config is 'a' at step 5 of 10 (mean quality 8.65")
+    assert search_only.verdict.startswith("Best config is 'a' at step 5 of 10 (training loss 0.225")
     assert search_only.to_dict()["verdict"] == search_only.verdict

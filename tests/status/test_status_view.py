@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from bracket.errors import DamagedRowError
 from bracket.session.scoring.summaries import SUMMARY_FILE
 from bracket.session.store import gc_paused, open_session_store
 from tests.fakes.view_helpers import cold_status, execute, kept_row, status_outputs
@@ -179,9 +180,12 @@ def test_the_shortcuts_give_what_the_general_code_gives():
     for text in ("a=1, b=2", "x" * 94, "x" * 95, "a  b", " a", "a\tb", "a\u00a0b", "k=" + "word " * 30):
         assert _wrap_details(text) == textwrap.wrap(text, TABLE_WIDTH, initial_indent=" " * 6,
                                                     subsequent_indent=" " * 8, break_on_hyphens=False)
-    for stored in ("{}", "[]", "null", "", None, '{"a": [1, {}]}', "[[]]", "0"):
+    for stored in ("{}", "null", "", None, '{"a": [1, {}]}'):
         row = decode({"params_json": stored})
         assert row["params"] == json.loads(stored or "null")
+    for stored in ("[]", "[[]]", "0"):  # not params at all: the damaged-row line, as the general code would say
+        with pytest.raises(DamagedRowError):
+            decode({"params_json": stored})
     space = SearchSpace({"opt": CategoricalKnob(("AdamW", "Prodigy")), "batch": FixedKnob(2),
                          "lr": FloatKnob(1e-5, 1e-3, log=True, when={"opt": ("AdamW",)}),
                          "d": FloatKnob(0.5, 2.0, when={"opt": ("Prodigy",)})})

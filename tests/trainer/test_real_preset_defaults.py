@@ -57,8 +57,14 @@ def test_image_prompts_are_captions_of_the_dataset_with_the_shared_trigger_word(
         (data / f"{i:02}.txt").write_text(f"ohwx woman, photo {i} --in a park\n", encoding="utf-8")
     proposal = proposed_prompts("sdxl-lora", {"dataset": str(data)})
     prompts = parse_prompt_lines(proposal.text)  # lines the trainers read (a caption's `--in` is not an option)
-    assert len(prompts) == 4 and all(p.text.startswith("ohwx woman, photo") for p in prompts)
-    assert {p.seed for p in prompts} == {1, 2, 3, 4}
+    inside = [p for p in prompts if p.kind == "in"]
+    assert len(inside) == 4 and all(p.text.startswith("ohwx woman, photo") for p in inside)
+    assert {p.seed for p in inside} == {1, 2, 3, 4}
+    # then held-out prompts: the trigger word in contexts no caption shows (a caption's "park" is one)
+    held_out = [p for p in prompts if p.kind == "held_out"]
+    assert [p.kind for p in prompts] == ["in"] * 4 + ["held_out"] * 3
+    assert all(p.text.startswith("ohwx woman, ") and "photo" not in p.text for p in held_out)
+    assert "held-out" in proposal.source
     assert str(data) in proposal.source and "'ohwx woman'" in proposal.source
     assert "images" in prompt_label("image") and "video frames" in prompt_label("video")
     assert str(data) in prompt_help("image", proposal)
@@ -180,7 +186,8 @@ def test_a_real_preset_without_prompts_or_captions_is_refused_and_one_with_capti
     code, out, err = run_cli(capsys, "run", "--preset", "zimage-lora", *sets, "--budget", "1", "--steps", "2",
                              "--out", str(runs_dir))
     assert code == 0, err
-    assert f"prompts: 2, proposed from 2 captions of {dataset}" in out and "  caption 0 --d 1" in out
+    assert f"prompts: 5, proposed from 2 captions of {dataset}" in out and "  caption 0 --d 1\n" in out
+    assert "  caption, standing on a snowy mountain top at dawn --d 101  (held-out)" in out  # 3 held-out prompts
     assert "circle" not in out
 
 

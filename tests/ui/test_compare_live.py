@@ -11,6 +11,7 @@ from bracket.app.manager import SessionManager
 from tests.ui.test_ui_handlers import start
 from ui import compare_tab, setup_tab
 from ui.blocks import build_app
+from ui.compare_order import JUDGE_PREFIX
 
 SKIP = gr.skip()
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
@@ -29,9 +30,11 @@ def test_the_runs_list_polls_new_runs_and_new_ratings_without_a_click(runs_dir, 
     compare_tab.rate(manager, ids[0], "8", compare_tab.WHOLE_RUN)
     runs, *_, again = compare_tab.poll_runs(manager, sent)  # the chip of the rated run says so
     assert again != sent and "unrated" not in dict((v, k) for k, v in runs.choices)[ids[0]]
-    # sort keys: only knobs whose values differ between the runs (a fixed knob orders nothing)
+    # sort keys: only knobs whose values differ between the runs (a fixed knob orders nothing), then
+    # the judges that scored a run (ui.compare_order)
     params = [r["params"] for r in manager.compare.scorable_runs()]
-    keys = [k for _, k in sort.choices if k]
+    keys = [k for _, k in sort.choices if k and not k.startswith(JUDGE_PREFIX)]
+    assert [k for _, k in sort.choices if k.startswith(JUDGE_PREFIX)] == [JUDGE_PREFIX + "loss"]
     assert keys and all(len({repr(p.get(k)) for p in params}) > 1 for k in keys)
     fixed = [k for k in params[0] if len({repr(p.get(k)) for p in params}) == 1]
     assert fixed and not set(fixed) & set(keys)

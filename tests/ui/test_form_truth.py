@@ -23,12 +23,13 @@ def test_a_field_change_after_a_switch_never_carries_the_previous_presets_fields
     shown = {s.name: s.resolved_default() for s in sdxl.fields}
     shown["dataset"] = str(tmp_path)
     boxes = [shown[s.name] for s in sdxl.fields]
-    message, fields, preflight = setup_tab.on_form("sdxl-lora", "dataset", "sdxl-lora", *boxes)
+    message, fields, preflight, _prompts, _origin = setup_tab.on_form("sdxl-lora", "dataset", "sdxl-lora", "", None,
+                                                                      *boxes)
     assert fields == shown and fields["resolution"] == "1024"
     assert "cpu_threads" not in preflight and "train_script" not in preflight
     # a change of the demo's form that arrives once the list shows SDXL changes nothing
     demo_boxes = [demo[s.name] for s in get_preset("demo-cpu").fields]
-    assert setup_tab.on_form("demo-cpu", "resolution", "sdxl-lora", *demo_boxes) == (SKIP, SKIP, SKIP)
+    assert setup_tab.on_form("demo-cpu", "resolution", "sdxl-lora", "", None, *demo_boxes) == (SKIP,) * 5
 
 
 def test_the_confirmation_box_follows_a_typed_budget():

@@ -10,7 +10,6 @@ import pytest
 
 from bracket.app import rungs
 from bracket.app.manager import SessionManager
-from bracket.session.halving_loop import HalvingLoop
 from tests.fakes.halving_rows import halving_session
 from ui import compare_rungs, compare_tab, results_tab, search_tab
 from ui.render import runs_frame
@@ -126,7 +125,7 @@ def test_compare_marks_the_rungs_where_the_loop_pauses_with_a_validation_loss(ru
                               smallest_rung=1 / 9, validation_split=0.2)
     session = Session.create("demo-cpu", demo_fields, settings, out_dir=runs_dir, name="validated")
     assert session.trainer.validation is not None
-    paused_at = HalvingLoop(session, wait_s=0.0).rungs.steps
+    paused_at = session.budget.rungs.steps
     fill_store(session, 2, 90)
     ids = [r["id"] for r in session.store.runs(session.name, with_series=False) if r["kind"] != "setup"]
     folder = session.folder

@@ -22,9 +22,26 @@ def test_the_plan_line_counts_full_runs_with_halving():
     assert on.startswith("= 8 full runs: ")  # seen in a walk: the line never said the budget counts full runs
     # a trainer that cannot resume pays for each promotion from step 0: fewer configs, and the line says why
     full, lora = plan_text(4, 1, 0, "sdxl-full", halving=True), plan_text(4, 1, 0, "sdxl-lora", halving=True)
-    assert full.startswith("= 4 full runs: 6 configs to 1/3 → 2 to full (restarts: a promoted config trains again "
-                           "from step 0)"), full
-    assert lora.startswith("= 4 full runs: 8 configs to 1/3 → 2 to full — "), lora
+    # (1/3 of the default 100 steps rounds up to the sample step 34, as Start rounds it: 5, not 6)
+    assert full.startswith("= 4 full runs: up to 5 configs to 1/3 → 1 to full (restarts: a promoted config trains "
+                           "again from step 0) (up to: each launch's start-up"), full
+    assert lora.startswith("= 4 full runs: up to 7 configs to 1/3 → 2 to full (up to: "), lora  # rounded as well
+
+
+def test_the_plan_before_start_is_the_plan_start_runs(runs_dir, demo_fields):
+    """Seen: Setup said 11 configs and Start ran 8. The form decides the rungs as Start does (its steps,
+    its sample interval, the trainer's facts) and says its count is an upper bound until a launch's
+    start-up is known; with the start-up fixed (--launch-cost) it is the count."""
+    from bracket.session import SearchSettings, Session
+
+    line = plan_text(4, 1, 0, "demo-cpu", fields=demo_fields, steps=60, halving=True, sample_every=50)
+    settings = SearchSettings(budget=4, steps=60, sample_every_n_steps=50, halving=True, confirm=0,
+                              sample_prompts="a red circle --d 1")
+    session = Session.create("demo-cpu", demo_fields, settings, out_dir=runs_dir, name="same")
+    started = session.plan_text()
+    session.close()
+    assert started.startswith("budget 4 full runs = up to 4 configs to 1/3 → 1 to full"), started  # 1/3 at step 50
+    assert line.split(" — ")[0] == "= 4 full runs: " + started.split(" = ", 1)[1]
 
 
 def test_the_halving_switch_reaches_the_session_and_fills_the_form_again(runs_dir, demo_fields):

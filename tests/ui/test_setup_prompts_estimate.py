@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe"
 
 
 def test_the_prompt_field_follows_the_preset_and_proposes_from_its_dataset(tmp_path):
-    sdxl = prompts_for("sdxl-lora", {})
+    sdxl, origin = prompts_for("sdxl-lora", {})
     assert sdxl["value"] == "" and "circle" not in json.dumps(sdxl)  # nothing of the demo's
     assert "images" in sdxl["label"] and "Start refuses an empty list" in sdxl["info"]
     data = tmp_path / "cats"
@@ -26,22 +26,28 @@ def test_the_prompt_field_follows_the_preset_and_proposes_from_its_dataset(tmp_p
         (data / f"{i}.png").write_bytes(b"\x89PNG")
         (data / f"{i}.txt").write_text(f"sks cat, sitting {i}", encoding="utf-8")
     # the dataset set while the field is empty: its captions fill it, with where they came from
-    filled = prompts_for("sdxl-lora", {"dataset": str(data)}, "", switched=False)
+    filled, origin = prompts_for("sdxl-lora", {"dataset": str(data)}, "", switched=False, origin=origin)
     assert filled["value"].splitlines()[0] == "sks cat, sitting 0 --d 1" and str(data) in filled["info"]
-    # the person's own lines are kept when a field changes
-    assert "value" not in prompts_for("sdxl-lora", {"dataset": str(data)}, "my own prompt", switched=False)
-    video = prompts_for("wan21-lora", {})
+    # the person's own lines are kept when a field changes, and the help says whose they are
+    own, own_origin = prompts_for("sdxl-lora", {"dataset": str(data)}, "my own prompt", switched=False, origin=origin)
+    assert "value" not in own and own["info"].startswith("Your own lines") and str(data) not in own["info"]
+    video, _ = prompts_for("wan21-lora", {})
     assert "video frames" in video["label"] and "--f frames" in video["info"]
-    text = prompts_for("axolotl-lora", {})
+    text, _ = prompts_for("axolotl-lora", {})
     assert "instructions" in text["label"] and "eval/loss" in text["info"]
     # the validation-loss note says what each kind holds out, or that the trainer has none
     assert "images" in validation_note("sdxl-lora") and "eval split" in validation_note("axolotl-lora")
     assert "no validation loss" in validation_note("wan21-lora") and "no eval loss" in validation_note("torchtune-lora")
-    demo = prompts_for("demo-cpu", {})
-    assert demo["value"].startswith("a red circle --d 1")
-    # a session loaded into the form keeps its prompts on the preset switch the fill causes
-    loaded = {"preset_id": "sdxl-lora", "prompts": "kept --d 5"}
-    assert "value" not in prompts_for("sdxl-lora", {}, "kept --d 5", loaded)
+    demo, _ = prompts_for("demo-cpu", {})
+    assert demo["value"].startswith("a red circle --d 1") and "the demo's shapes" in demo["info"]
+    # a session loaded into the form brings its prompts on the switch its fill causes, and says so
+    loaded = {"preset_id": "sdxl-lora", "prompts": "kept --d 5", "source": "cats-1"}
+    kept, kept_origin = prompts_for("sdxl-lora", {}, "", loaded)
+    assert kept["value"] == "kept --d 5" and kept["info"].startswith("The prompts of the session **cats-1**")
+    # … and keeps them when the dataset changes afterwards
+    again, _ = prompts_for("sdxl-lora", {"dataset": str(data)}, "kept --d 5", loaded, switched=False,
+                           origin=kept_origin)
+    assert "value" not in again and again["info"].startswith("The prompts of the session **cats-1**")
 
 
 def test_the_estimate_comes_only_from_runs_of_the_same_preset_steps_and_resolution(runs_dir, demo_fields):

@@ -1,8 +1,10 @@
 """Scoring a session's runs: the judges run on finished runs, and what they read back.
 
 ``run_scores`` (every run's score, derived from the store as it is now), ``scoreboard``
-(:class:`Scoreboard`), ``summaries`` (:class:`KeptSummaries`), ``best_step``, ``text_judges``
-and ``vlm`` (the judges that need a server or a thread), ``rung_verdicts`` (their verdicts at
+(:class:`Scoreboard`), ``summaries`` (:class:`KeptSummaries`), ``best_step``, ``text_judges``,
+``vlm`` and ``image_scorer`` (the judges that need a server, a worker process or a thread;
+``image_config``: whether the image judges run and their models check),
+``image_judges`` (the image judges' stored figures read back), ``rung_verdicts`` (their verdicts at
 a rung of a halving search, kept per step and waited for), ``ratings`` (people's ratings and
 pairwise choices recorded), ``tfevents`` and ``samples`` (a run's loss series and sample files).
 """
@@ -30,6 +32,9 @@ _WHERE = {
     "collect_samples": "samples",
     "TextJudges": "text_judges",
     "VlmScorer": "vlm",
+    "ImageScorer": "image_scorer",
+    "session_image_scorer": "image_scorer",
+    "image_parts": "image_judges",
 }
 __all__ = sorted(_WHERE)
 

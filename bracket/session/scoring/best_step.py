@@ -9,7 +9,11 @@ every config gets a **score per step**, from whatever evidence exists at that st
   (:data:`TRAINING_WINDOW` of the run on each side), which mostly keeps falling and so rarely
   names an early step on its own;
 * **human** — 1–10 ratings given in Compare *at that step* (the step slider records it);
-* **vlm** — the VLM judge's score of that step's samples, when it scored intermediate steps.
+* **vlm** — the VLM judge's score of that step's samples, when it scored intermediate steps;
+* **likeness**, **prompt_following**, **image_quality** — the image judges' figures of that
+  step's samples (``judges["image"]``, :mod:`bracket.session.scoring.image_judges`): likeness and
+  prompt-following ranked among the config's steps as the loss is (a LoRA that over-fits keeps
+  its likeness and loses its prompt-following), quality as it is.
 
 Each judge's per-step values are the mean over the config's runs (seeds); the loss is
 normalised across the config's steps (best 0, worst 1; differences under 1 % for validation,
@@ -34,6 +38,8 @@ from typing import Any
 
 from bracket.judge.base import normalise_lower_better, relative_spread
 from bracket.judge.combine import DEFAULT_WEIGHTS
+from bracket.judge.image_judges import step_scores
+from bracket.session.scoring.image_judges import step_tables
 
 #: half-width of the window of training loss around a step, as a share of the run
 TRAINING_WINDOW = 0.05
@@ -137,6 +143,8 @@ def step_curve(config_id: int, runs: Sequence[Mapping[str, Any]], ratings: Seque
                           if v is not None} for r in done])
     if vlm:
         per_judge["vlm"] = vlm
+    for name, tables in step_tables(done).items():
+        per_judge[name] = _mean_by_step(tables)
     noise = VALIDATION_NOISE if basis == "validation" else TRAINING_NOISE
     scored: dict[str, dict[int, float]] = {}
     if loss:
@@ -145,6 +153,8 @@ def step_curve(config_id: int, runs: Sequence[Mapping[str, Any]], ratings: Seque
         scored["human"] = {s: (10.0 - v) / 9.0 for s, v in per_judge["human"].items()}
     if vlm:
         scored["vlm"] = dict(vlm)
+    for name in step_tables(done):
+        scored[name] = step_scores(name, per_judge[name])
     all_steps = sorted({s for table in scored.values() for s in table})
     combined: dict[int, float] = {}
     for step in all_steps:

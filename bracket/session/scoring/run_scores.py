@@ -32,6 +32,7 @@ from bracket.judge.human import anchor_pairwise, rating_part, score_human
 from bracket.judge.llm_judge import score_llm_judge
 from bracket.judge.loss import loss_summary, score_loss_summaries
 from bracket.judge.neighbours import neighbour_estimates
+from bracket.session.scoring.image_judges import image_results
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.search.types import ScoredConfig
@@ -60,7 +61,8 @@ class RunScore:
 
 
 #: the detail of each judge's result that a person reads beside the normalised score
-RAW_FIGURES = {"loss": "final_ema", "eval_loss": "loss", "human": "mean_rating", "task": "quality"}
+RAW_FIGURES = {"loss": "final_ema", "eval_loss": "loss", "human": "mean_rating", "task": "quality",
+               "likeness": "raw", "prompt_following": "raw", "image_quality": "raw"}
 
 
 def raw_figure(judge: str, result: JudgeResult | None) -> float | None:
@@ -197,6 +199,7 @@ def score_runs(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str,
     per_judge["vlm"] = {r["id"]: result for r in scored
                         if (result := stored_judge((r.get("judges") or {}).get("vlm"))) is not None}
     per_judge.update(text_judges(scored))
+    per_judge.update(image_results([r for r in scored if r["id"] not in stopped]))
     combined_weights = effective_weights(weights)
     qualified = [i for i in ids if i not in stopped
                  and not any((t.get(i) is not None and t[i].disqualified) for t in per_judge.values())]

@@ -20,14 +20,26 @@ from typing import Any, Protocol
 from bracket.session.scoring.run_scores import AT_STEP
 from bracket.session.store import Store
 
+#: one write of a run's ``judges`` at a time in this process: the scorers' threads (VLM, image
+#: judges) each read, change and write back the record, and must not drop each other's keys
+_WRITE = threading.Lock()
+
+
+def merge_judges(store: Store, run_id: int, **records: Any) -> None:
+    """Set the judges' ``records`` (judge key -> record) in run ``run_id``'s ``judges``, keeping the rest."""
+    with _WRITE:
+        run = store.get_run(run_id) or {}
+        store.update_run(run_id, judges={**(run.get("judges") or {}), **records})
+
 
 def store_at_step(store: Store, run_id: int, step: int, **records: Any) -> None:
     """Keep the judges' ``records`` of run ``run_id`` for ``step`` (beside those stored there already)."""
-    run = store.get_run(run_id) or {}
-    judges = dict(run.get("judges") or {})
-    at_step = dict(judges.get(AT_STEP) or {})
-    at_step[str(int(step))] = {**at_step.get(str(int(step)), {}), **records}
-    store.update_run(run_id, judges={**judges, AT_STEP: at_step})
+    with _WRITE:
+        run = store.get_run(run_id) or {}
+        judges = dict(run.get("judges") or {})
+        at_step = dict(judges.get(AT_STEP) or {})
+        at_step[str(int(step))] = {**at_step.get(str(int(step)), {}), **records}
+        store.update_run(run_id, judges={**judges, AT_STEP: at_step})
 
 
 class RungVerdicts:

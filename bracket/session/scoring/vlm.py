@@ -31,7 +31,7 @@ from bracket import settings as app_settings
 from bracket.judge.base import JudgeResult
 from bracket.judge.vlm import VlmConfig, VlmJudge, is_video
 from bracket.session.scoring.run_scores import judge_record, verdicts_at
-from bracket.session.scoring.rung_verdicts import RungVerdicts, store_at_step
+from bracket.session.scoring.rung_verdicts import RungVerdicts, merge_judges, store_at_step
 from bracket.session.scoring.samples import image_problem
 from bracket.session.store import Store
 from bracket.trainer.prompts import SamplePrompt
@@ -155,9 +155,7 @@ class VlmScorer:
         if run is None:
             return
         result, record = self._verdict(run)
-        judges = dict(run.get("judges") or {})
-        judges["vlm"] = record
-        self.store.update_run(run_id, judges=judges)
+        merge_judges(self.store, run_id, vlm=record)
         steps = sorted({s["step"] for s in run["samples"] if s.get("kind") in JUDGED_KINDS and s.get("step")})
         per_step: dict[str, float | None] = {}
         for step in steps:
@@ -170,8 +168,7 @@ class VlmScorer:
                 continue
             per_step[str(step)] = self.judge.score_run(final_samples(run["samples"], self.prompts, step)).score
         if per_step:
-            judges["vlm_steps"] = per_step
-            self.store.update_run(run_id, judges=judges)
+            merge_judges(self.store, run_id, vlm_steps=per_step)
         if self.on_scored is not None:  # once per run, after its last write
             self.on_scored()
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Unpack
 
 import sqlalchemy as sa
 from sqlalchemy.engine import CursorResult, Engine
 
 from bracket.errors import StoreError
+from bracket.session.store.rows import ConfigUpdate, RunUpdate, SessionUpdate, checked
 from bracket.session.store.schema import (
     check_record,
     comparisons_table,
@@ -113,10 +114,10 @@ class Records:
         with self.engine.connect() as c:
             return [r[0] for r in c.execute(sa.select(sessions_table.c.name).order_by(sessions_table.c.created_at))]
 
-    def update_session(self, name: str, **values: Any) -> None:
-        values["updated_at"] = time.time()
+    def update_session(self, name: str, **values: Unpack[SessionUpdate]) -> None:
+        row = {**checked(SessionUpdate, values, "update_session"), "updated_at": time.time()}
         with self.engine.begin() as c:
-            c.execute(sessions_table.update().where(sessions_table.c.name == name).values(encode(values)))
+            c.execute(sessions_table.update().where(sessions_table.c.name == name).values(encode(row)))
 
     # -- configs ------------------------------------------------------------------------
     def add_config(self, session: str, *, trial_number: int, kind: str, name: str, params: Mapping[str, Any],
@@ -128,10 +129,12 @@ class Records:
             })))
             return _new_id(result)
 
-    def update_config(self, config_id: int, *, only_if: Mapping[str, Any] | None = None, **values: Any) -> bool:
+    def update_config(self, config_id: int, *, only_if: Mapping[str, Any] | None = None,
+                      **values: Unpack[ConfigUpdate]) -> bool:
         """Write ``values`` into config ``config_id``'s row; ``only_if``: only while its columns hold
         those values (one conditional UPDATE, so another worker's write in between is kept).
         Whether the row was written."""
+        checked(ConfigUpdate, values, "update_config")
         where = [configs_table.c.id == config_id,
                  *(configs_table.c[name] == value for name, value in (only_if or {}).items())]
         with self.engine.begin() as c:
@@ -154,7 +157,8 @@ class Records:
         with self.engine.begin() as c:
             return _new_id(c.execute(runs_table.insert().values(encode(values))))
 
-    def update_run(self, run_id: int, **values: Any) -> None:
+    def update_run(self, run_id: int, **values: Unpack[RunUpdate]) -> None:
+        checked(RunUpdate, values, "update_run")
         with self.engine.begin() as c:
             c.execute(runs_table.update().where(runs_table.c.id == run_id).values(encode(values)))
             if "samples" in values:  # stored after the loss series: the change marker sees it here

@@ -35,6 +35,7 @@ from bracket.trainer.base import (
 )
 from bracket.trainer.heldout import VALIDATION_TAGS
 from bracket.trainer.prompts import write_prompt_file
+from bracket.trainer.sample_steps import sample_every
 
 DEMO_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "demo_train.py"
 #: the file ``scripts/demo_state.py`` writes last into a state folder (a complete state)
@@ -337,9 +338,8 @@ class DemoLoRA(Trainer):
             prompt_file = run_dir / "sample_prompts.txt"
             write_prompt_file(prompt_file, request.sample_prompts, letters=("d", "w", "h", "s"))
             cmd += ["--sample_prompts", str(prompt_file), "--sample_at_first"]
-            every = request.sample_every_n_steps or (self.validation.every(max_steps) if self.validation else None)
-            if every:  # with validation: at its steps, so the best step it names has samples
-                cmd += ["--sample_every_n_steps", str(int(every))]
+            # at the validation's steps too, so the best step it names has samples
+            cmd += ["--sample_every_n_steps", str(sample_every(request.sample_every_n_steps, max_steps))]
         cmd += save_resume_args(request)
         if request.stop_at_step:
             cmd += ["--stop_at_step", str(int(request.stop_at_step))]

@@ -46,6 +46,7 @@ from bracket.trainer.musubi.space import ADAFACTOR, network_flags, optimizer_fla
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
 from bracket.trainer.pause import paused_weights
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
+from bracket.trainer.sample_steps import sample_every
 from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
 
 SCRIPT_DIR = Path("src") / "musubi_tuner"
@@ -242,7 +243,8 @@ class MusubiTrainer(Trainer):
             prompts = self.complete_prompts(request.sample_prompts, run_toml)
             write_prompt_file(prompt_file, prompts, letters=self.prompt_letters)
             cmd += ["--sample_prompts", str(prompt_file),
-                    "--sample_every_n_steps", str(int(request.sample_every_n_steps or max_steps))]
+                    "--sample_every_n_steps", str(sample_every(request.sample_every_n_steps, max_steps,
+                                                               self.sample_kind))]
         cmd += save_resume_args(request, pause="weights")
         return LaunchSpec(
             cmd=cmd, cwd=self.musubi_dir, env=make_subprocess_env(), output_dir=output_dir,

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, Knob, SearchSpace
+from bracket.trainer import sample_steps
 from bracket.trainer.base import (
     LaunchSpec,
     RunRequest,
@@ -252,7 +253,8 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
         knobs, run_dir, max_steps = request.knobs, request.run_dir, request.max_steps
         run_dir.mkdir(parents=True, exist_ok=True)
         run_toml, document = self.write_dataset_toml(request.dataset, run_dir, knobs,
-                                                     fit=lambda written: self.fit_epoch(written, request))
+                                                     fit=lambda written: self.fit_epoch(written, request),
+                                                     standalone=request.standalone)
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs"
         python = self.python
@@ -276,14 +278,12 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
         cmd += self.schedule_args(knobs)
         cmd += self.network_args(knobs)
         cmd += self.family_args(knobs)
-        cmd += self.cache_args(document)
+        cmd += self.cache_args(document, standalone=request.standalone)
         memory = self.memory_args(vram_tier(self.fields), knobs)
         cmd += without_gpu_only_flags(memory) if self.on_cpu else memory
         validating = bool(self.validation and self.validation_tags)
-        sample_every = request.sample_every_n_steps
-        if validating and request.sample_prompts and not sample_every:
-            # samples at every validation step, so the best step validation names has samples to look at
-            sample_every = self.validation.every(int(max_steps))
+        # the default interval is the validation's too, so the best step it names has samples to look at
+        sample_every = sample_steps.sample_every(request.sample_every_n_steps, int(max_steps), self.sample_kind)
         cmd += self.sample_args(run_dir, request.sample_prompts, sample_every, at_first=self.sample_at_first(request))
         cmd += self.pause_resume_args(request)
         if validating:

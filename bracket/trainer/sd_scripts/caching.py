@@ -37,7 +37,7 @@ import tomli_w
 
 from bracket.dataset.runtime import dataset_image_dirs, derive_run_toml, load_dataset_spec
 from bracket.errors import BracketError
-from bracket.trainer.base import LaunchSpec, Trainer, make_accelerate_launch_prefix, make_subprocess_env
+from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_accelerate_launch_prefix, make_subprocess_env
 from bracket.trainer.cache_key import CACHE_FILE_SUFFIXES, cache_key, session_cache_dir
 from bracket.trainer.vram import runs_on_cpu
 
@@ -180,23 +180,25 @@ class SdScriptsCaching(Trainer):
         return session_cache_dir(run_dir, self.field("cache_dir")) / f"{family}-{key}"
 
     def write_dataset_toml(self, source: Path, run_dir: Path, knobs: Mapping[str, Any],
-                           fit: Callable[[dict], None] | None = None) -> tuple[Path, dict]:
-        """The run's dataset TOML: batch size, resolution/buckets when the user set none, and
-        every subset's ``image_dir`` replaced by its mirror in the keyed cache folder; ``fit``
-        may then change the document (a paused run's repeats, ``sd_scripts.resume``)."""
+                           fit: Callable[[dict], None] | None = None, *, standalone: bool = False,
+                           name: str = "dataset.toml") -> tuple[Path, dict]:
+        """The run's dataset TOML (``run_dir/name``): batch size, resolution/buckets when the user
+        set none, and every subset's ``image_dir`` replaced by its mirror in the keyed cache folder
+        — unless ``standalone`` (an export): then it stays the person's own folder; ``fit`` may
+        then change the document (a paused run's repeats, ``sd_scripts.resume``)."""
         document = load_dataset_spec(source, "sd-scripts")
         general: dict[str, Any] = {"batch_size": int(knobs.get("batch_size", 1))}
         if not _has_key(document, "resolution"):
             general["resolution"] = self.resolution()
         if not _has_key(document, "enable_bucket"):
             general["enable_bucket"] = True
-        path = derive_run_toml(source, run_dir / "dataset.toml", style="sd-scripts", general=general)
+        path = derive_run_toml(source, run_dir / name, style="sd-scripts", general=general)
         written = load_dataset_spec(path, "sd-scripts")
         cache = self.cache_folder(source, run_dir)
         index = 0
         for dataset in written["datasets"]:
             for subset in dataset.get("subsets", []):
-                if isinstance(subset.get("image_dir"), str):
+                if isinstance(subset.get("image_dir"), str) and not standalone:
                     mirror = mirror_folder(Path(subset["image_dir"]), cache / f"s{index}")
                     subset["image_dir"] = str(mirror.resolve())
                     index += 1
@@ -205,19 +207,43 @@ class SdScriptsCaching(Trainer):
         path.write_text(tomli_w.dumps(written), encoding="utf-8")
         return path, written
 
-    def cache_args(self, document: Mapping[str, Any]) -> list[str]:
+    def cache_args(self, document: Mapping[str, Any], *, standalone: bool = False) -> list[str]:
+        """The caching flags of a run; ``standalone`` (an export reading the person's own
+        folders): in memory only, so no cache file is written beside their images."""
         latents_ok, text_ok = dataset_caching_limits(document)
         cache_text = text_ok and bool(self.text_encoder_cache_suffix)
         args: list[str] = []
         if latents_ok:
-            args += ["--cache_latents", "--cache_latents_to_disk"]
+            args += ["--cache_latents"] + ([] if standalone else ["--cache_latents_to_disk"])
         if cache_text:
-            args += ["--cache_text_encoder_outputs", "--cache_text_encoder_outputs_to_disk"]
+            args += ["--cache_text_encoder_outputs"] + ([] if standalone else ["--cache_text_encoder_outputs_to_disk"])
+        if standalone:
+            return args
         mirrors = [Path(s["image_dir"]) for d in document.get("datasets", []) for s in d.get("subsets", [])
                    if isinstance(s.get("image_dir"), str)]
         if latents_ok and cache_is_complete(mirrors, self.cache_suffixes(cache_text)):
             args.append("--skip_cache_check")
         return args
+
+    def session_cache_variant(self, request: RunRequest, spec: LaunchSpec) -> tuple[list[Path], list[str]] | None:
+        """An export's faster twin: the same command reading the dataset through the session's
+        keyed mirror folders (whose cache files the session made), written beside the export's
+        own dataset TOML as ``dataset.session-cache.toml``; None when nothing is cached."""
+        run_dir = Path(request.run_dir)
+        own = load_dataset_spec(run_dir / "dataset.toml", "sd-scripts")
+        toml, cached = self.write_dataset_toml(request.dataset, run_dir, request.knobs,
+                                               fit=lambda written: self.fit_epoch(written, request),
+                                               name="dataset.session-cache.toml")
+        mirrors = [Path(s["image_dir"]) for d in cached.get("datasets", []) for s in d.get("subsets", [])
+                   if isinstance(s.get("image_dir"), str)]
+        before, after = self.cache_args(own, standalone=True), self.cache_args(cached)
+        cmd = [str(a) for a in spec.cmd]
+        at = next((i for i in range(len(cmd)) if cmd[i:i + len(before)] == before), None)
+        if not mirrors or not before or at is None or "--dataset_config" not in cmd:
+            return None
+        cmd[at:at + len(before)] = after
+        cmd[cmd.index("--dataset_config") + 1] = str(toml)
+        return mirrors, cmd
 
     def session_setup_commands(self, *, dataset: Path, run_dir: Path) -> list[LaunchSpec]:
         """Cache latents, then text-encoder outputs, once per session with sd-scripts' tools.

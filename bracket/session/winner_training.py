@@ -1,13 +1,14 @@
-"""Promotion: a chosen configuration trained for real, with periodic saves, resumable.
+"""The winner's training: a chosen configuration trained for real, with periodic saves, resumable.
 
-A search finds a configuration with short runs; promotion trains the winner (chosen by the
-standings, ``bracket.app.stages.promote``: the finals' best when there are finals) for the
+A search finds a configuration with short runs; this trains the winner (chosen by the
+standings, ``bracket.app.stages.train_winner``: the finals' best when there are finals) for the
 full length (on the full dataset, or another one) with ``save_every_n_steps`` checkpoints
-and ``save_state``, as a separate ``promote`` stage of the session. If that long run is
-interrupted, promoting again resumes it from its newest saved state that is complete and its
-own (``bracket.session.run_state.resumable_state``: else the one before, else step 0) instead
+and ``save_state``, as a separate stage of the session (stored as ``promote``, the name old
+sessions have; not a halving promotion). If that long run is interrupted, training it again
+resumes it from its newest saved state that is complete and its own
+(``bracket.session.run_state.resumable_state``: else the one before, else step 0) instead
 of starting over — in the same run row and folder, so its loss series goes on with true steps.
-A promotion that finished is not trained again for the same length. (To run it
+A winner's training that finished is not trained again for the same length. (To run it
 by hand instead, ``python -m bracket export`` writes the command.)
 
 **Default length.** The app trains the winner for its *best step* (``Winner.step``,
@@ -42,7 +43,7 @@ def scaled_steps(pipeline: RunPipeline, steps: int, dataset: Path | None) -> int
     return max(1, round(steps * after / before)) if before and after else steps
 
 
-def train_promoted(pipeline: RunPipeline, source: dict[str, Any], *, steps: int, save_every_n_steps: int | None = None,
+def train_winner(pipeline: RunPipeline, source: dict[str, Any], *, steps: int, save_every_n_steps: int | None = None,
                    dataset: Path | None = None) -> int:
     """Train (or resume) config ``source`` as the promoted run for ``steps``; returns its run id.
 

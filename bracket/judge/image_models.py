@@ -1,0 +1,161 @@
+"""The models behind the image judges, loaded from the user's machine with ``transformers``.
+
+Two models, both read from a local folder or the Hugging Face cache (``local_files_only``:
+nothing is ever downloaded here; ``./install.sh --judges`` fetches them once):
+
+* the **text-image model** (``BRACKET_JUDGE_TEXT_IMAGE``): a CLIP (``CLIPModel``) or SigLIP
+  (``SiglipModel``) checkpoint, through ``AutoModel`` and ``AutoProcessor``. It gives
+  prompt-following (cosine of a sample's image and prompt embeddings) and image quality by the
+  CLIP-IQA method (the softmax share of "Good photo." against "Bad photo." at the model's own
+  logit scale), and likeness when no likeness model is set (its image embeddings);
+* the **likeness model** (``BRACKET_JUDGE_LIKENESS``, optional): a DINOv2 checkpoint
+  (``Dinov2Model`` with its image processor), whose CLS embedding says whether two images show the
+  same subject better than CLIP's does (DreamBooth's DINO score).
+
+:func:`check_weights` is what Start and ``doctor`` run: it finds each model's folder and reads
+its configs without loading the weights. :class:`TransformersBackbone` does the work, batched,
+in the worker process (``bracket.judge.image_worker``); ``torch`` and ``transformers`` are imported
+only there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+#: the antonym prompts of CLIP-IQA's overall-quality figure
+QUALITY_PROMPTS = ("Good photo.", "Bad photo.")
+#: the model families each role accepts (``model_type`` of the checkpoint's config.json)
+TEXT_IMAGE_TYPES = ("clip",)
+LIKENESS_TYPES = ("dinov2", "clip")
+#: where a checkpoint keeps its image processor's settings (the hub's older name, transformers 5's)
+PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
+                "pytorch_model.bin.index.json")
+
+
+class WeightsProblem(Exception):
+    """A judge model that cannot be found or read; the message says what to do."""
+
+
+def model_folder(name: str) -> Path:
+    """The local folder of ``name``: a folder path as it is, else a Hugging Face repo id looked up
+    in the local cache only (never downloaded)."""
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return path
+    if path.is_absolute() or name.startswith((".", "~")) or name.count("/") != 1:
+        raise WeightsProblem(f"{name}: no such folder; give a model folder or a Hugging Face name such as "
+                             "facebook/dinov2-small")
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        return Path(snapshot_download(name, local_files_only=True))
+    except (LocalEntryNotFoundError, OSError, ValueError):
+        raise WeightsProblem(f"{name} is not in the Hugging Face cache; fetch it once with "
+                             "./install.sh --judges on a machine with internet") from None
+
+
+def check_weights(name: str, kinds: Sequence[str], role: str) -> str:
+    """The ``model_type`` of the checkpoint ``name`` for ``role``; raises WeightsProblem when its
+    folder, config, weights or processor files are missing or of another kind."""
+    folder = model_folder(name)
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise WeightsProblem(f"{role} model {name}: cannot read {folder / 'config.json'} "
+                             f"({type(error).__name__}); fetch it again with ./install.sh --judges") from None
+    kind = str(config.get("model_type", "")) if isinstance(config, dict) else ""
+    if kind not in kinds:
+        raise WeightsProblem(f"{role} model {name} is a {kind or 'model of unknown type'!s}; give a "
+                             f"{' or '.join(kinds)} checkpoint")
+    if not any((folder / f).is_file() for f in WEIGHT_FILES):
+        raise WeightsProblem(f"{role} model {name}: no weights file in {folder}; fetch it again with "
+                             "./install.sh --judges")
+    if not any((folder / f).is_file() for f in PROCESSOR_FILES):
+        raise WeightsProblem(f"{role} model {name}: no image processor config ({' or '.join(PROCESSOR_FILES)}) "
+                             f"in {folder}; fetch it again with ./install.sh --judges")
+    return kind
+
+
+def _features(output: Any) -> Any:
+    """The embedding tensor of a ``get_*_features`` call (a tensor, or an output's pooled part)."""
+    import torch
+
+    return output if torch.is_tensor(output) else output.pooler_output
+
+
+class TransformersBackbone:
+    """The text-image model (and the likeness model when given) on ``device``, batched."""
+
+    def __init__(self, text_image: str, likeness: str | None = None, *, device: str = "auto",
+                 batch_size: int = 8) -> None:
+        import torch
+        from transformers import AutoImageProcessor, AutoModel, AutoProcessor
+
+        self.torch = torch
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device, self.batch_size = device, max(1, int(batch_size))
+        folder = model_folder(text_image)
+        self.kind = check_weights(text_image, TEXT_IMAGE_TYPES, "text-image")
+        self.model = AutoModel.from_pretrained(folder, local_files_only=True).to(device).eval()
+        self.processor = AutoProcessor.from_pretrained(folder, local_files_only=True)
+        self.likeness_model: Any = None
+        self.likeness_processor: Any = None
+        if likeness:
+            place = model_folder(likeness)
+            check_weights(likeness, LIKENESS_TYPES, "likeness")
+            self.likeness_model = AutoModel.from_pretrained(place, local_files_only=True).to(device).eval()
+            self.likeness_processor = AutoImageProcessor.from_pretrained(place, local_files_only=True)
+
+    def _batches(self, items: Sequence[Any]) -> list[Sequence[Any]]:
+        return [items[i:i + self.batch_size] for i in range(0, len(items), self.batch_size)]
+
+    def _text(self, texts: Sequence[str]) -> Any:
+        padding = "max_length" if self.kind == "siglip" else True
+        tokens = self.processor(text=list(texts), return_tensors="pt", padding=padding, truncation=True)
+        with self.torch.inference_mode():
+            out = _features(self.model.get_text_features(**{k: v.to(self.device) for k, v in tokens.items()}))
+        return self.torch.nn.functional.normalize(out.float(), dim=-1)
+
+    def _clip_images(self, images: Sequence[Any]) -> Any:
+        pixels = self.processor(images=list(images), return_tensors="pt")["pixel_values"].to(self.device)
+        with self.torch.inference_mode():
+            out = _features(self.model.get_image_features(pixel_values=pixels))
+        return self.torch.nn.functional.normalize(out.float(), dim=-1)
+
+    def image_embeddings(self, images: Sequence[Any]) -> list[list[float]]:
+        """Unit image embeddings for likeness (DINOv2's CLS token, else the text-image model's)."""
+        rows: list[list[float]] = []
+        for batch in self._batches(images):
+            if self.likeness_model is None:
+                rows += self._clip_images(batch).tolist()
+                continue
+            pixels = self.likeness_processor(images=list(batch), return_tensors="pt")["pixel_values"]
+            with self.torch.inference_mode():
+                out = self.likeness_model(pixel_values=pixels.to(self.device)).pooler_output
+            rows += self.torch.nn.functional.normalize(out.float(), dim=-1).tolist()
+        return rows
+
+    def prompt_similarity(self, images: Sequence[Any], texts: Sequence[str]) -> list[float]:
+        """Cosine similarity of each image with its own prompt."""
+        values: list[float] = []
+        for start in range(0, len(images), self.batch_size):
+            image = self._clip_images(images[start:start + self.batch_size])
+            text = self._text(texts[start:start + self.batch_size])
+            values += (image * text).sum(dim=-1).tolist()
+        return values
+
+    def quality(self, images: Sequence[Any]) -> list[float]:
+        """CLIP-IQA: the softmax share of "Good photo." against "Bad photo." for each image."""
+        anchors = self._text(QUALITY_PROMPTS)
+        scale = float(self.model.logit_scale.detach().exp()) if hasattr(self.model, "logit_scale") else 100.0
+        values: list[float] = []
+        for batch in self._batches(images):
+            logits = scale * self._clip_images(batch) @ anchors.T
+            values += logits.softmax(dim=-1)[:, 0].tolist()
+        return values

@@ -1,0 +1,28 @@
+"""The report's table of the image judges per step: each ranked search config's raw figures at
+every sampled step (``ConfigRow.step_images``, higher is better), its best step starred."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bracket.judge.image_judges import IMAGE_JUDGES, SCALES
+
+#: the table's columns
+IMAGE_HEADERS = ["config", "step", "likeness", "prompt following", "quality"]
+
+
+def image_rows(ranked: Sequence[Any]) -> list[list[str]]:
+    """One row per ranked config (``ConfigRow``, best first) and sampled step the image judges saw."""
+    return [[row.name, f"{step}{' ★' if step == row.best_step else ''}",
+             *(f"{figures[judge]:.3f}" if figures.get(judge) is not None else "-" for judge in IMAGE_JUDGES)]
+            for row in ranked for step, figures in row.step_images.items()]
+
+
+def image_section(rows: list[list[str]]) -> list[tuple[str, list[Any]]]:
+    """The report section (title, blocks) of ``rows``; none when the image judges saw nothing."""
+    if not rows:
+        return []
+    scales = "; ".join(f"{name}: {scale}" for name, scale in SCALES.items()) + "."
+    return [("Image judges per step (raw figures, higher is better; ★ best step)",
+             [("table", IMAGE_HEADERS, rows), ("p", scales)])]

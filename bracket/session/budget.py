@@ -1,0 +1,127 @@
+"""A session's budget, one object: what it counts in, what it buys, what is spent and left.
+
+A search without halving counts **runs** (``budget`` runs: configs × seeds, plus the
+confirmation round's runs); a halving search counts **full runs** of GPU time (every step any
+launch trained, in the session's steps, plus a start-up per launch: ``halving.cost``). The plan,
+the loop, the snapshot, the forms and the tabs ask this object instead of branching on
+``settings.halving`` themselves.
+
+The trainer's facts the cost depends on (``restarts``: it cannot resume, so a promotion trains
+its rung again from step 0; the interval the rungs round up to) are decided once when the
+session is created (``bracket.session.rung_steps.halving_decided``) and read here with the rungs
+(``StepRungs``). What the budget buys is decided without the clock where the settings fix a
+launch's start-up (``launch_share``, ``--launch-cost``); otherwise :meth:`Budget.configs` lowers
+the count once the session has measured its launches, and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.search_view import SearchView
+
+
+class BudgetUnit(StrEnum):
+    RUNS = "runs"
+    FULL_RUNS = "full runs"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The budget of one session (``Budget.of(settings, trainer)``)."""
+
+    unit: BudgetUnit
+    #: the budget as given (runs, or full runs)
+    total: int
+    #: what the search itself may spend (the budget less the confirmation round's runs)
+    search: int
+    confirm: int
+    seeds: int
+    #: the configs the plan counts (``SearchSettings.n_configs``)
+    planned: int
+    full_steps: int
+    #: ``bracket.session.rung_scores.StepRungs`` of a halving search, None without halving
+    rungs: Any = None
+    #: the trainer restarts a promoted config from step 0 (decided at creation)
+    restarts: bool = False
+    settings: Any = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, settings: Any, trainer: Any = None) -> "Budget":
+        rungs = None
+        if settings.halving:
+            from bracket.session.rung_steps import session_rungs
+
+            rungs = session_rungs(settings, trainer)
+        return cls(BudgetUnit.FULL_RUNS if settings.halving else BudgetUnit.RUNS, int(settings.budget),
+                   int(settings.search_runs), int(settings.confirm_runs), int(settings.seeds),
+                   int(settings.n_configs), int(settings.steps), rungs, bool(settings.restarts), settings)
+
+    @property
+    def halving(self) -> bool:
+        return self.unit is BudgetUnit.FULL_RUNS
+
+    @property
+    def total_runs(self) -> int:
+        """The runs the plan trains to full length or to its rungs (configs × seeds, the confirmation round's)."""
+        return self.planned * self.seeds + self.confirm
+
+    # -- spent -------------------------------------------------------------------------------
+    def spent(self, view: "SearchView") -> float:
+        """What the search has spent, in the budget's unit."""
+        return view.full_runs_spent() if self.halving else float(view.spent_runs())
+
+    def exhausted(self, view: Callable[[], "SearchView"]) -> bool:
+        """No new run may start: a run budget whose runs are all spent (``view`` read only then). A
+        halving search's budget is checked per decision (the scheduler's promotion, :meth:`configs`)."""
+        return not self.halving and view().spent_runs() >= self.total_runs
+
+    def finished(self, view: "SearchView") -> bool:
+        """Nothing is left to train: the runs the budget buys are spent and no config waits at a rung."""
+        return view.spent_runs() >= self.runs_bought(view) and not (self.halving and any(c.open for c in view.configs))
+
+    def label(self, view: "SearchView") -> str:
+        """``3/8 runs``; a halving search: ``8 configs, 2.4/4 full runs``."""
+        if not self.halving:
+            return f"{view.spent_runs()}/{self.total_runs} runs"
+        count = len(view.configs)
+        return f"{count} config{'s' if count != 1 else ''}, {self.spent(view):.1f}/{self.total} full runs"
+
+    # -- what it buys ------------------------------------------------------------------------
+    def configs(self, view: "SearchView") -> tuple[int, str]:
+        """The configs the budget buys now and, when fewer than planned, the note that says why:
+        the plan's count, until a halving search has a launch's start-up (fixed by the settings or
+        measured), then the most whose rungs and launches fit."""
+        return self.configs_at(view.launch)
+
+    def configs_at(self, launch: float) -> tuple[int, str]:
+        """:meth:`configs` at a launch's start-up of ``launch`` of the session's steps (0: unknown)."""
+        if not self.halving or not launch:
+            return self.planned, ""
+        count = max(1, self.settings.configs_within(launch / self.full_steps))
+        if count >= self.planned:
+            return self.planned, ""
+        return count, (f"halving: each launch's start-up (measured) counts against the budget, and every rung is a "
+                       f"launch: {self.total} full runs buy {count} configs, not the {self.planned} planned")
+
+    def runs_bought(self, view: "SearchView") -> int:
+        """The runs the plan trains as the budget buys it now (:meth:`configs` × seeds + the confirmation round's)."""
+        return self.configs(view)[0] * self.seeds + self.confirm
+
+    def plan_text(self, view: "SearchView | None" = None) -> str:
+        """The plan in one line (``SearchSettings.plan``) at the configs the budget buys: the same words
+        before Start (Setup, ``view`` None) as after it; a halving search whose launch start-up is
+        measured (no ``--launch-cost``) and not measured yet says its count is an upper bound."""
+        if not self.halving:
+            return self.settings.plan()
+        share = self.settings.launch_share
+        launch = view.launch if view is not None else float(share or 0) * self.full_steps
+        return self.settings.plan(configs=self.configs_at(launch)[0], up_to=share is None and not launch)
+
+    def search_steps(self) -> float:
+        """The steps (the session's) the search may train: its full runs × the full length."""
+        return float(self.search * self.full_steps)

@@ -1,0 +1,309 @@
+"""``Halving``: asynchronous successive halving as a scheduler (the rule is ``bracket.search.halving``).
+
+New configs train to the first rung (``stop_at_step``) and pause there, their state saved. The
+loop asks, in this order (``bracket.session.search_loop``):
+
+1. a config with a seed that has no run (interrupted, or left by a dead worker): that seed trains
+   to the rung its config stands at (:meth:`Halving.target`);
+2. :meth:`Halving.resumes` — ``halving.promotions`` on every config's place and rung score (the
+   view's ``places`` and ``scores``), each the budget pays for (:meth:`Halving.affordable`: the
+   steps trained and in flight on every worker, the first rung of the configs still to come, the
+   way to full length for one; with ``restarts`` a promotion trains its rung from step 0). The
+   loop claims the first whose paused runs it gets, under the session's row lock;
+3. a new config (while the budget buys one, ``Budget.configs``), to the first rung.
+
+The rungs are in the session's steps; a run's trainer may count its own (an LLM trainer's
+optimizer steps at its effective batch): it pauses at the same share of its length and every run
+is read in its own steps (``StepRungs.step_in``, ``StepRungs.rung_of``). A run paused at a rung is
+judged there (``RunPipeline.judge_rung``) and the scheduler waits for those verdicts (bounded)
+before the config's place is recorded.
+
+When no new config can be bought the rule is *closing* (the best of a rung goes on even past the
+budget while no config has gone past that rung, so a search ends with a full-length run); when
+nothing is left, configs still paused are *stopped* (:meth:`Halving.closing`, each by one worker,
+with the reason). A config's ``rung``, ``rung_state`` and ``rung_note`` are written as things happen
+(:meth:`Halving.record`, also from :meth:`Halving.settle` when a worker died between a run's pause and
+its config's row). The confirmation round and finals rank only configs with full-length runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason, top_count
+from bracket.session.distributed import move_config
+from bracket.session.rung_steps import restart_note
+from bracket.session.scheduling.base import Scheduler, Work
+from bracket.session.store.rows import ConfigState, RungState, RunRow, RunState
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.search_view import SearchView
+    from bracket.session.store.rows import ConfigRow
+
+log = logging.getLogger(__name__)
+
+
+class Halving(Scheduler):
+    name = "halving"
+    pauses = True
+
+    @property
+    def rungs(self) -> Any:
+        return self.budget.rungs
+
+    def label(self, rung: int) -> str:
+        return share_label(self.rungs.fractions()[rung])
+
+    def stop_at(self, rung: int) -> int | None:
+        """The step a run trains to for ``rung``: None for the last (its full length)."""
+        return self.rungs.steps[rung] if rung < len(self.rungs.steps) - 1 else None
+
+    def first_stop(self) -> int | None:
+        return self.stop_at(0)
+
+    # -- told --------------------------------------------------------------------------------
+    def begin(self, view: "SearchView") -> None:
+        note = restart_note(self.hooks.trainer, self.hooks.trainer_name)
+        if note:
+            self.hooks.add_note(note)
+        for run in view.runs:
+            if run.status is RunState.PAUSED:
+                self.hooks.pipeline.judge_rung(run.id)  # judged there before: kept, not asked again
+
+    def started(self, work: Work, view: "SearchView", *, new: bool) -> None:
+        if new:
+            self.hooks.store.update_config(work.config_id, rung_state=RungState.RUNNING,
+                                           rung_note=f"running to {self.label(0)}")
+        elif work.runs:
+            self.hooks.store.update_config(work.config_id, status=ConfigState.RUNNING,
+                                           rung_state=RungState.PROMOTED, rung_note=work.note)
+
+    def trained(self, config: "ConfigRow") -> None:
+        self.hooks.pipeline.wait_for_rung_verdicts()
+        self.record(config.id)
+
+    def settle(self, config: "ConfigRow", view: "SearchView") -> None:
+        place = view.places.get(config.id)
+        if config.status is ConfigState.RUNNING and place is not None and not place.running:
+            self.record(config.id)
+
+    def bought(self, view: "SearchView") -> tuple[int, str]:
+        """The configs the budget buys (``Budget.configs``), and never one it cannot pay for: a new
+        config's first rung, beside every step trained and in flight and the way to full length for
+        one config, must fit. Where runs cost more than the plan counted (a trainer whose saved state
+        never completes trains to full length; runs trained past their rung) the plan is redone:
+        no more configs than that, said once in the notes."""
+        count, note = super().bought(view)
+        if len(view.configs) >= count:
+            return count, note
+        committed = [self.committed(r) for r in self.search_runs(view)]
+        highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
+        last = len(self.rungs.steps) - 1
+        need = view.seeds * (self.way(-1, 0) + self.way(max(highest, 0), last))
+        if sum(committed) + need <= self.budget.search_steps():
+            return count, note
+        spent = sum(committed) / self.rungs.steps[-1]
+        return len(view.configs), (
+            f"halving: the runs cost more than the plan counted ({spent:.1f} full runs trained or in flight for "
+            f"{len(view.configs)} configs): the plan is redone, {self.budget.total} full runs buy "
+            f"{len(view.configs)} configs, not {count}")
+
+    def search_runs(self, view: "SearchView") -> list[RunRow]:
+        """The runs that spend the search's budget or train now (confirmation runs left out)."""
+        return [r for r in view.runs if r.seed_index < view.seeds and r.kind != "setup"
+                and (r.spends_budget() or r.active)]
+
+    def busy(self, view: "SearchView") -> bool:
+        """A search run trains on some worker (a resume too), or a config is still open for a live one."""
+        return view.active() or super().busy(view)
+
+    # -- decided -----------------------------------------------------------------------------
+    def target(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
+        if not config.open:
+            return None
+        place = view.places[config.id]
+        by_seed = view.seed_runs(config.id)
+        missing = [i for i in range(view.seeds) if i not in by_seed]
+        if not missing or place.running or place.finished:
+            return None
+        rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
+                   default=0)
+        return missing, self.stop_at(max(0, rung))
+
+    def resumes(self, view: "SearchView") -> Iterator[Work]:
+        # every config counts at the rungs it reached (those gone on too); a stopped one stays a
+        # candidate: a rating that lifts it into the top share promotes it
+        left = self.bought(view)[0] - len(view.configs)  # configs the budget still buys
+        closing = left <= 0  # no new config will come
+        for promotion in promotions(list(view.places.values()), view.scores, self.rungs, closing=closing):
+            if not self.affordable(promotion, view, configs_left=left, closing=closing):
+                continue
+            paused = tuple(r.id for r in view.seed_runs(promotion.config_id).values() if r.status is RunState.PAUSED)
+            if paused:
+                yield Work(promotion.config_id, self.stop_at(promotion.to_rung), runs=paused, note=promotion.reason)
+
+    def committed(self, run: RunRow) -> float:
+        """The session's steps ``run`` has trained, or trains to now: one in flight counts to the
+        rung it goes to (in its own steps' share); the steps a restart threw away count too."""
+        full = self.rungs.steps[-1]
+        trained = run.in_session_steps(run.trained_steps(), full)
+        if not run.active:
+            return trained
+        start = run.in_session_steps(run.pause_step, full)
+        target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
+        return max(trained, target + run.in_session_steps(run.restart_steps, full))
+
+    def way(self, rung: int, to_rung: int) -> int:
+        """The session's steps a config at ``rung`` (-1: none yet) trains to reach ``to_rung``: the
+        steps between, or with ``restarts`` the whole of each rung on the way (each from step 0)."""
+        steps = self.rungs.steps
+        if self.budget.restarts:
+            return sum(steps[max(0, rung + 1):to_rung + 1])
+        return steps[to_rung] - (steps[rung] if rung >= 0 else 0)
+
+    def affordable(self, promotion: Promotion, view: "SearchView", *, configs_left: int = 0,
+                   closing: bool = True) -> bool:
+        """Whether the budget pays for ``promotion``: the steps trained and in flight (every worker's,
+        each run in flight to the rung it goes to), the promotion's, the first rung of the configs
+        still to come and, while no config is at or on its way to full length, the rest of the way
+        there for one, within the search's full runs. When no new config can come and none has gone
+        past its rung, the best config of the rung goes on whenever its own steps fit (so a search
+        ends with a full-length run where the budget allows one; never past the budget); the closing
+        rule's wider share than the top ``1/eta`` also pays each launch's start-up."""
+        steps, seeds, last = self.rungs.steps, view.seeds, len(self.rungs.steps) - 1
+        rung = promotion.to_rung - 1
+        committed = [self.committed(r) for r in self.search_runs(view)]
+        highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
+        ahead = max(highest, promotion.to_rung)
+        finish = seeds * self.way(ahead, last)
+        need = seeds * self.way(rung, promotion.to_rung)
+        budget = self.budget.search_steps()
+        fits = sum(committed) + need + max(0, configs_left) * seeds * steps[0] + finish <= budget
+        ranked = sorted((value, cid) for (cid, r), value in view.scores.items() if r == rung)
+        best = bool(ranked) and ranked[0][1] == promotion.config_id
+        if best and closing and highest <= rung:
+            return sum(committed) + need <= budget
+        place = next(i for i, (_, cid) in enumerate(ranked) if cid == promotion.config_id)
+        if not fits or not closing or place < len(ranked) // self.rungs.eta:
+            return fits
+        spent = view.full_runs_spent()  # its start-up per launch: the view's (0 until measured)
+        return spent + seeds * cost(need // seeds, 1, steps[-1], launch_steps=view.launch) \
+            <= self.budget.search + 1e-9
+
+    # -- recorded ----------------------------------------------------------------------------
+    def record(self, config_id: int) -> None:
+        """Write where config ``config_id`` stands (its rung, rung state and note); at full length, finish it."""
+        store, view = self.hooks.store, self.hooks.view()
+        row = view.config(config_id)
+        place = view.places[config_id]
+        last = len(self.rungs.steps) - 1
+        if place.running:
+            return
+        self.report(row, view.scores)
+        self.renote_paused(view, but=config_id)
+        if place.finished or place.reached == last:
+            values: dict[str, Any] = {"rung": place.reached if place.reached >= 0 else None}
+            if place.reached == last:
+                values |= {"rung_state": RungState.FULL, "rung_note": row.rung_note or "trained to full length"}
+            else:  # a run failed or was disqualified: the config goes no further (not "running" any more)
+                ended = [r for r in view.seed_runs(config_id).values() if r.ended]
+                values |= {"rung_state": RungState.STOPPED,
+                           "rung_note": "stopped: " + "; ".join(f"run {r.id} {r.status}" for r in ended)}
+            store.update_config(config_id, **values)
+            self.hooks.pipeline.finish_config(row.row)
+            return
+        if place.reached >= 0:
+            store.update_config(config_id, status=ConfigState.PAUSED, rung=place.reached, rung_state=RungState.PAUSED,
+                                rung_note=self.paused_note(config_id, place.reached, view.scores))
+
+    def paused_note(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float]) -> str:
+        """``paused at 1/3: 2 of 3, top 1 goes on``: a config's place at the rung it waits at."""
+        return stopped_reason(config_id, rung, scores, self.rungs).replace("stopped at", "paused at", 1)
+
+    def renote_paused(self, view: "SearchView", *, but: int) -> None:
+        """Bring the notes of the configs waiting at a rung (but ``but``) up to their place there now.
+        Written only where the place changed, and only while the config still waits there."""
+        for config in view.configs:
+            if config.id == but or config.status is not ConfigState.PAUSED \
+                    or config.rung_state is not RungState.PAUSED or config.rung is None:
+                continue
+            note = self.paused_note(config.id, config.rung, view.scores)
+            if note != config.rung_note:
+                self.hooks.store.update_config(config.id, rung_note=note, only_if={
+                    "status": ConfigState.PAUSED, "rung_state": RungState.PAUSED, "rung": config.rung})
+
+    def closing(self, view: "SearchView") -> None:
+        """Nothing more will be promoted: configs still paused are stopped, with the reason."""
+        from optuna.trial import TrialState
+
+        store = self.hooks.store
+        for config in view.configs:
+            if config.status not in (ConfigState.PAUSED, ConfigState.STOPPED):
+                continue
+            reason = self.why_stopped(config.id, view.places[config.id].reached, view.scores)
+            if config.status is ConfigState.STOPPED:  # stopped by an earlier end (before +N runs): its place now
+                if reason != config.rung_note:
+                    store.update_config(config.id, rung_note=reason)
+                continue
+            if not move_config(store, config.id, ConfigState.PAUSED, ConfigState.STOPPED):
+                continue  # another worker at the end of the search stops it
+            # no value: a score at a rung ranks among that rung's configs only, never against full runs
+            store.update_config(config.id, rung_state=RungState.STOPPED, rung_note=reason, value=None)
+            self.report(config, view.scores, reason=reason)
+            self.hooks.controller().finish(config.trial_number, None, TrialState.PRUNED)
+
+    def why_stopped(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float]) -> str:
+        """``stopped_reason``, and when the config is inside the rung's top share, that the budget stopped it."""
+        reason = stopped_reason(config_id, rung, scores, self.rungs)
+        ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung and math.isfinite(value))
+        place = next((i for i, (_, cid) in enumerate(ranked, start=1) if cid == config_id), None)
+        if place is not None and place <= top_count(len(ranked), self.rungs.eta):
+            reason += ", but the budget is spent"
+        return reason
+
+    def report(self, config: "ConfigRow", scores: Mapping[tuple[int, int], float], *, reason: str = "") -> None:
+        """Tell the stored study the config's rung scores as intermediate values at the rung steps
+        (``trial.report``: optuna-dashboard draws each curve) and, when stopped, why. Best effort."""
+        from bracket.optuna_access.private import study_storage, trial_id
+
+        study = self.hooks.controller().study
+        try:
+            trial = study.trials[config.trial_number]
+            if trial.state.is_finished():
+                return
+            storage = study_storage(study)
+            for (config_id, rung), value in sorted(scores.items()):
+                if config_id == config.id:
+                    storage.set_trial_intermediate_value(trial_id(trial), self.rungs.steps[rung], float(value))
+            if reason:
+                storage.set_trial_user_attr(trial_id(trial), "stopped_reason", reason)
+        except Exception:  # noqa: BLE001 - the study's curves never stop a search
+            log.warning("could not report rung scores of %s", config.name, exc_info=True)
+
+
+def sampler_history(view: "SearchView", full_values: Mapping[int, float], searched_params: Any) -> list[Any]:
+    """The search configs as the sampler sees them in a halving search, never mixing a short run's
+    score with a full run's: one value per scored config (``halving.search_values``: the rung it
+    reached first, then its rank among the configs at that rung), COMPLETE; a config not scored yet
+    RUNNING (FAIL when it failed). ``full_values``: the full-length configs' values."""
+    from optuna.trial import TrialState
+
+    from bracket.search.halving import search_values
+    from bracket.search.types import ScoredConfig
+
+    last = len(view.rungs.steps) - 1
+    scores = {**view.scores, **{(cid, last): value for cid, value in full_values.items()}}
+    values = search_values(scores, last)
+    history = []
+    for config in view.configs:
+        params = searched_params(config.row["params"])
+        if config.id in values:
+            history.append(ScoredConfig(params, values[config.id], TrialState.COMPLETE, kind=config.kind,
+                                        name=config.name))
+        elif config.status in (ConfigState.RUNNING, ConfigState.PAUSED, ConfigState.FAILED):
+            state = TrialState.FAIL if config.status is ConfigState.FAILED else TrialState.RUNNING
+            history.append(ScoredConfig(params, None, state, config.kind))
+    return history

@@ -1,0 +1,139 @@
+"""The order of a stage's configs once a person has judged some of them: evidence first.
+
+The combined score (``bracket.judge.combine``) mixes measured parts with **estimates** — for a
+run nobody rated, a guess of its rating from the ratings of similar configs — so the sampler
+sees every config on the same judges. A leaderboard must not let such a guess decide: a
+config the person never looked at is not "better looking" than one they rated because its
+neighbours were rated well. So, as soon as a run of the stage has a **measured human part**
+(a rating or a blind choice; ``judged`` below), the stage is ordered by these rules:
+
+* **Among judged configs, the person's own verdict decides**: they rank by their human part
+  (the mean rating, moved by the blind choices — ``bracket.judge.human``), so the config they
+  rated best is first unless their blind choices say otherwise. Ratings are whole numbers, so
+  ties are common; a tie goes to the config whose *similar* judged configs the person rated
+  better (their human parts weighted by similarity, ``bracket.judge.neighbours``' kernel over
+  the params, the config itself included: one noisy 9 among 7s counts less than a 9 among 9s),
+  then to the combined score.
+* **An unjudged config ranks above a judged one only on measured evidence**: its estimated
+  parts are taken at their worst (a rating of 1: what nobody has seen could be anything), and
+  it goes above a judged config only when that worst case still beats the judged config's
+  score — and the score of every judged config below it (so the order stays one order).
+  Unjudged configs among themselves rank by the same worst case, which rests on what was
+  measured of them (their loss, a judge model) and so does not move when a rating arrives.
+
+Without any human judgement in the stage the order is the combined score's, as before.
+Pure functions of :class:`~bracket.standings.board.RunStanding`-like objects (``parts`` with
+``judge``, ``value``, ``estimated``, ``weight``, ``full_weight``; ``score``).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from bracket.judge.neighbours import NEIGHBOUR_SCALE, distance_matrix, varying_keys
+from bracket.standings.parts import score_parts
+
+#: the judge whose measured part is a person's verdict
+HUMAN = "human"
+#: the worst value a part can take (lower is better): what an estimated part is counted as
+WORST = 1.0
+
+
+def own_verdict(score: Any) -> float | None:
+    """A run's verdict from the person alone (normalised, lower is better), from its ``RunScore``:
+    its human part when it has a rating (the rating moved by its blind choices); for a run only
+    compared, its plain pairwise score — the choices laid on "no opinion" (5.5), never on the
+    estimate from similar configs the combined score anchors them to; None when not judged."""
+    details = ((getattr(score, "details", None) or {}).get("human") or {})
+    part = next((p for p in score_parts(score) if p.judge == HUMAN), None)
+    if part is None or part.estimated or part.value is None or not part.weight > 0:  # the judge does not count
+        return None
+    if "rating_score" in details:
+        return float(part.value)
+    if "pairwise_score" in details:
+        return float(details["pairwise_score"])
+    return None
+
+
+def human_value(run: Any) -> float | None:
+    """The run's verdict from the person (:func:`own_verdict`, kept as ``run.verdict``), else its
+    measured human part (normalised, lower is better); None when it has none."""
+    if getattr(run, "verdict", None) is not None:
+        return float(run.verdict)
+    if hasattr(run, "verdict"):  # a standings run: judged only by its own verdict
+        return None
+    for part in getattr(run, "parts", ()) or ():
+        if part.judge == HUMAN and not part.estimated and part.value is not None and part.weight > 0:
+            return float(part.value)
+    return None
+
+
+def worst_case(run: Any) -> float | None:
+    """The run's combined score with every estimated part counted as :data:`WORST`, each part at
+    the weight it gets once its judge has seen the run (``full_weight``); the score itself when
+    nothing was estimated. None for an unscored run."""
+    score = getattr(run, "score", None)
+    if score is None:
+        return None
+    parts = [p for p in getattr(run, "parts", ()) or () if p.value is not None and p.weight > 0]
+    if not any(p.estimated for p in parts):
+        return float(score)
+    weights = [(p.full_weight if p.full_weight is not None else p.weight) for p in parts]
+    total = sum(weights)
+    if total <= 0:
+        return float(score)
+    return sum(w * (WORST if p.estimated else float(p.value)) for w, p in zip(weights, parts)) / total
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    found = [v for v in values if v is not None]
+    return statistics.fmean(found) if found else None
+
+
+def neighbourhood(human: Mapping[int, float], params: Mapping[int, Mapping[str, Any]],
+                  scale: float = NEIGHBOUR_SCALE) -> dict[int, float]:
+    """Per judged config, the similarity-weighted mean of the judged configs' human parts (itself
+    included, weight 1): what the person's verdicts around it say."""
+    ids = list(human)
+    rows = [params.get(i) or {} for i in ids]
+    weights = np.exp(-0.5 * (distance_matrix(rows, rows, varying_keys(rows)) / scale) ** 2)
+    values = np.array([human[i] for i in ids])
+    return {i: float(weights[k] @ values / weights[k].sum()) for k, i in enumerate(ids)}
+
+
+def evidence_order(runs_of: Mapping[int, Sequence[Any]], params_of: Mapping[int, Mapping[str, Any]] | None = None
+                   ) -> Callable[[list[Any]], list[Any]]:
+    """An ``order`` for :func:`bracket.stats.summarise`: the scored summaries (``config_id``,
+    ``mean``, ``disqualified``, ``n``) in the order of the module docstring; ``runs_of`` maps a
+    config id to its runs, ``params_of`` to its params (for the tie between equal verdicts)."""
+    def order(scored: list[Any]) -> list[Any]:
+        human = {s.config_id: _mean([human_value(r) for r in runs_of.get(s.config_id, ())]) for s in scored}
+        if all(h is None for h in human.values()):
+            return scored
+
+        def tail(s: Any) -> tuple[Any, ...]:
+            return (s.mean, s.disqualified, -s.n, s.config_id)
+        verdicts = {cid: h for cid, h in human.items() if h is not None}
+        around = neighbourhood(verdicts, params_of or {})
+        judged = sorted((s for s in scored if human[s.config_id] is not None),
+                        key=lambda s: (round(verdicts[s.config_id], 9), round(around[s.config_id], 9), *tail(s)))
+        worst = {s.config_id: _mean([worst_case(r) for r in runs_of.get(s.config_id, ())]) for s in scored}
+        unjudged = sorted((s for s in scored if human[s.config_id] is None),
+                          key=lambda s: (worst[s.config_id] if worst[s.config_id] is not None else s.mean, *tail(s)))
+        # the lowest score from each judged place down: an unjudged config must beat all of them
+        floor = [s.mean for s in judged]
+        for i in range(len(floor) - 2, -1, -1):
+            floor[i] = min(floor[i], floor[i + 1])
+        merged, i = [], 0
+        for s in unjudged:
+            bound = worst[s.config_id] if worst[s.config_id] is not None else s.mean
+            while i < len(judged) and not bound < floor[i]:
+                merged.append(judged[i])
+                i += 1
+            merged.append(s)
+        return merged + judged[i:]
+    return order

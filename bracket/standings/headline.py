@@ -1,0 +1,252 @@
+"""The headline: what a config (or a run) achieved, in words whose meaning does not move.
+
+A combined score is relative — the loss judge ranks runs against each other — so it changes
+when other runs arrive and says nothing on its own. The headline says each part on a scale
+of its own that no other run can move (docs/SCORING.md, "The headline"):
+
+* **loss** against the stage's **baseline** config: ``12 % lower validation loss than your
+  baseline, ± 3 %``. The ± is the 95 % half-width from the seeds: the relative spread of a
+  config's loss over its seeds, pooled over the stage's configs that ran more than one seed
+  (``noise``), but never below the loss judge's noise floor (1 % for a validation or eval
+  loss, 5 % for the training loss), times ``2·√(1/n + 1/n_baseline)``. A difference inside it reads as a
+  tie: ``validation loss level with your baseline (± 3 %)``. The baseline itself reads
+  ``your baseline (validation loss 0.1146)``; a stage without one shows the loss itself.
+* **the person's verdict** on their own 1–10 scale: ``rated 8/10 by you`` (the mean rating;
+  blind choices, when they move it, follow: ``your blind choices: 8.6/10``), or
+  ``7.1/10 from your blind choices`` for a config only compared; an unrated config reads
+  ``not rated (est. 6.8/10)`` when the score carries an estimate of its rating.
+* **every other judge** on its own documented scale: its raw figure (``vlm 7.2/10``,
+  ``rouge-L 0.41``), or for a judge without one its goodness out of 10, ``10 × (1 − score)``;
+  an estimated part ``vlm ≈ 6.1/10 (est.)``.
+
+:func:`headline` is the one function that writes it; the leaderboards, ``status`` (text and
+``--json``), the report, the verdict and the export header all show its text.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: the loss figures a headline compares, best first, with the words it says them in
+LOSS_FIGURES = (("val loss", "validation loss"), ("eval loss", "eval loss"), ("loss", "training loss"))
+#: the judges the loss figures come from (their parts are said as the loss comparison)
+LOSS_JUDGES = ("loss", "eval_loss")
+#: the relative spread of one run's loss assumed when no config ran two seeds: the loss
+#: judges' noise thresholds (docs/SCORING.md)
+NOISE_FLOOR = {"val loss": 0.01, "eval loss": 0.01, "loss": 0.05}
+#: the suffix of a raw figure on its own scale (a figure not named here is shown as it is)
+FIGURE_SCALE = {"vlm": "/10", "llm judge": "/10"}
+#: figures that are not a judge's main reading (left out of the headline, kept in the raw figures)
+SECONDARY = ("strength", "judge strength", "match", "json")
+
+
+@dataclass(frozen=True)
+class LossChange:
+    """The loss of a config against the stage's baseline."""
+
+    #: the figure compared ("val loss", "eval loss", "loss") and its words
+    figure: str
+    words: str
+    #: the config's mean loss and the baseline's (None without a baseline)
+    value: float
+    baseline: float | None = None
+    #: (value − baseline) / baseline, and the 95 % half-width of it from seed noise
+    change: float | None = None
+    margin: float | None = None
+    #: the half-width rests on measured seed spread above the floor (False: the noise floor)
+    measured_noise: bool = False
+    #: this is the baseline itself
+    is_baseline: bool = False
+
+    @property
+    def tie(self) -> bool:
+        """The difference lies inside seed noise."""
+        return self.change is not None and self.margin is not None and abs(self.change) <= self.margin
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"figure": self.figure, "value": self.value, "baseline": self.baseline, "change": self.change,
+                "margin": self.margin, "measured_noise": self.measured_noise, "tie": self.tie,
+                "is_baseline": self.is_baseline}
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One config's (or run's) headline and the parts it is written from."""
+
+    text: str
+    loss: LossChange | None = None
+    #: the person's verdict on the 1–10 scale (mean rating, or what blind choices say); None: none
+    rating: float | None = None
+    #: the rating is an estimate (nobody rated this config)
+    rating_estimated: bool = False
+    #: other judges: name -> (reading on its own scale, estimated)
+    judges: dict[str, tuple[str, bool]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "loss": self.loss.to_dict() if self.loss else None, "rating": self.rating,
+                "rating_estimated": self.rating_estimated,
+                "judges": {name: {"text": text, "estimated": est} for name, (text, est) in self.judges.items()}}
+
+
+def _number(value: float) -> str:
+    """Two significant places for a percentage: ``12``, ``3.4``, ``0.8``."""
+    return f"{value:.0f}" if abs(value) >= 9.5 else f"{value:.1f}"
+
+
+def _figures(runs: Iterable[Any], judge: str | None = None) -> dict[str, list[float]]:
+    """Measured raw figures of ``runs`` (each a run with ``parts``), per figure name."""
+    found: dict[str, list[float]] = {}
+    for run in runs:
+        for part in getattr(run, "parts", ()) or ():
+            if part.estimated or (judge is not None and part.judge != judge):
+                continue
+            for name, value in part.figures.items():
+                found.setdefault(name, []).append(float(value))
+    return found
+
+
+def loss_values(runs: Iterable[Any]) -> dict[str, list[float]]:
+    """Per loss figure, the measured value of each of ``runs`` (``{"val loss": [0.11, 0.12]}``)."""
+    found: dict[str, list[float]] = {}
+    for judge in LOSS_JUDGES:
+        for name, values in _figures(runs, judge).items():
+            if name in NOISE_FLOOR:
+                found.setdefault(name, []).extend(values)
+    return found
+
+
+def seed_noise(groups: Iterable[Sequence[Any]]) -> dict[str, float]:
+    """Per loss figure, the relative spread of one run's loss over seeds, pooled over the
+    ``groups`` (each a config's runs) that have two values or more; missing where none has."""
+    squares: dict[str, float] = {}
+    freedom: dict[str, int] = {}
+    for runs in groups:
+        for name, values in loss_values(runs).items():
+            values = [v for v in values if math.isfinite(v)]
+            if len(values) < 2 or statistics.fmean(values) == 0:
+                continue
+            mean = statistics.fmean(values)
+            squares[name] = squares.get(name, 0.0) + sum(((v - mean) / mean) ** 2 for v in values)
+            freedom[name] = freedom.get(name, 0) + len(values) - 1
+    return {name: math.sqrt(squares[name] / freedom[name]) for name in squares if freedom[name] > 0}
+
+
+def _loss_change(runs: Sequence[Any], baseline: Sequence[Any] | None, noise: Mapping[str, float],
+                 is_baseline: bool) -> LossChange | None:
+    mine = loss_values(runs)
+    theirs = loss_values(baseline or ()) if baseline else {}
+    for figure, words in LOSS_FIGURES:
+        if figure not in mine:
+            continue
+        value = statistics.fmean(mine[figure])
+        if is_baseline or not baseline:
+            return LossChange(figure, words, value, is_baseline=is_baseline)
+        if figure not in theirs or statistics.fmean(theirs[figure]) <= 0:
+            continue
+        base = statistics.fmean(theirs[figure])
+        spread = max(noise.get(figure, 0.0), NOISE_FLOOR[figure])
+        margin = 2.0 * spread * math.sqrt(1.0 / len(mine[figure]) + 1.0 / len(theirs[figure]))
+        return LossChange(figure, words, value, base, (value - base) / base, margin,
+                          noise.get(figure, 0.0) > NOISE_FLOOR[figure])
+    return None
+
+
+def _loss_text(loss: LossChange) -> str:
+    if loss.is_baseline:
+        return f"your baseline ({loss.words} {loss.value:.4g})"
+    if loss.change is None or loss.margin is None:
+        return f"{loss.words} {loss.value:.4g}"
+    margin = _number(100 * loss.margin)
+    if loss.tie:
+        return f"{loss.words} level with your baseline (± {margin} %)"
+    word = "lower" if loss.change < 0 else "higher"
+    return f"{_number(100 * abs(loss.change))} % {word} {loss.words} than your baseline, ± {margin} %"
+
+
+def _rating_text(value: float) -> str:
+    return f"{value:.0f}/10" if abs(value - round(value)) < 0.05 else f"{value:.1f}/10"
+
+
+def _goodness(value: float) -> float:
+    """A normalised part (lower better, [0, 1]) as goodness out of 10."""
+    return 10.0 * (1.0 - value)
+
+
+def _mean_part(runs: Iterable[Any], judge: str, estimated: bool) -> float | None:
+    values = [float(p.value) for r in runs for p in getattr(r, "parts", ()) or ()
+              if p.judge == judge and bool(p.estimated) == estimated and p.value is not None and p.weight > 0]
+    return statistics.fmean(values) if values else None
+
+
+def _human(runs: Sequence[Any]) -> tuple[str, float | None, bool]:
+    verdicts = [float(r.verdict) for r in runs if getattr(r, "verdict", None) is not None]
+    # the person's own verdict (bracket.standings.evidence.own_verdict), else the measured human part
+    measured = statistics.fmean(verdicts) if verdicts else (
+        None if any(hasattr(r, "verdict") for r in runs) else _mean_part(runs, "human", False))
+    if measured is not None:
+        verdict = 10.0 - 9.0 * measured  # the human part on the rating scale (bracket.judge.human)
+        ratings = _figures(runs, "human").get("rating")
+        if ratings:
+            rating = statistics.fmean(ratings)
+            text = f"rated {_rating_text(rating)} by you"
+            if abs(verdict - rating) >= 0.05:
+                text += f" (your blind choices: {_rating_text(verdict)})"
+            return text, verdict, False
+        return f"{_rating_text(verdict)} from your blind choices", verdict, False
+    estimate = _mean_part(runs, "human", True)
+    if estimate is not None:
+        value = 10.0 - 9.0 * estimate
+        return f"not rated (est. {_rating_text(value)})", value, True
+    return "", None, False
+
+
+def _judge_text(runs: Sequence[Any], judge: str) -> tuple[str, bool] | None:
+    figures = {name: values for name, values in _figures(runs, judge).items() if name not in SECONDARY}
+    if figures:
+        return " · ".join(f"{name} {statistics.fmean(values):.3g}{FIGURE_SCALE.get(name, '')}"
+                          for name, values in figures.items()), False
+    measured = _mean_part(runs, judge, False)
+    if measured is not None:
+        return f"{judge} {_goodness(measured):.1f}/10", False
+    estimate = _mean_part(runs, judge, True)
+    if estimate is not None:
+        return f"{judge} ≈ {_goodness(estimate):.1f}/10 (est.)", True
+    return None
+
+
+def headline(runs: Sequence[Any], baseline: Sequence[Any] | None = None, *,
+             noise: Mapping[str, float] | None = None, is_baseline: bool = False) -> Headline:
+    """The headline of ``runs`` (one config's runs, or one run) against the ``baseline``
+    config's runs of the same stage (None: the stage has none), with the seed ``noise`` of
+    :func:`seed_noise` (missing figures use :data:`NOISE_FLOOR`). Runs carry ``parts``
+    (``bracket.standings.parts.ScorePart``)."""
+    loss = _loss_change(runs, baseline, noise or {}, is_baseline)
+    human, rating, rating_estimated = _human(runs)
+    judges: dict[str, tuple[str, bool]] = {}
+    names = sorted({p.judge for r in runs for p in getattr(r, "parts", ()) or ()
+                    if p.judge not in LOSS_JUDGES and p.judge != "human"})
+    for name in names:
+        found = _judge_text(runs, name)
+        if found is not None:
+            judges[name] = found
+    pieces = [_loss_text(loss)] if loss else []
+    pieces += [human] if human else []
+    pieces += [text for text, _ in judges.values()]
+    return Headline("; ".join(pieces) or "not scored yet", loss, rating, rating_estimated, judges)
+
+
+def stage_headlines(by_config: Mapping[int, Sequence[Any]], baseline_id: int | None) -> dict[int, Headline]:
+    """Each config's headline in a stage (``by_config``: config id -> its runs) against the
+    config ``baseline_id``, with the stage's seed noise; each run gets its own (``run.headline``)."""
+    baseline = by_config[baseline_id] if baseline_id is not None else None
+    noise = seed_noise(by_config.values())
+    lines: dict[int, Headline] = {}
+    for cid, members in by_config.items():
+        lines[cid] = headline(members, baseline, noise=noise, is_baseline=cid == baseline_id)
+        for run in members:
+            run.headline = headline([run], baseline, noise=noise, is_baseline=cid == baseline_id)
+    return lines

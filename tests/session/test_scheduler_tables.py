@@ -1,0 +1,137 @@
+"""The schedulers' and the budget's decisions as tables, on plain views (no process, no store):
+which seeds of a config train and to where, what resumes, what the budget buys and counts."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from bracket.errors import StoreError
+from bracket.search.halving import Promotion
+from bracket.session.budget import Budget, BudgetUnit
+from bracket.session.search_settings import SearchSettings
+from bracket.session.store.rows import ConfigState, RunRow, RunState
+from tests.fakes.plain_views import NO_VALIDATION, full_runs_on, halving_on, view_of
+
+HALVING = SearchSettings(budget=2, steps=8, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.5,
+                         launch_share=0, confirm=0)
+FULL = SearchSettings(budget=4, steps=8, seeds=2, confirm=0)
+
+
+def run(run_id: int, config_id: int, status: str, *, seed: int = 0, pause: int | None = None, last: int = 0,
+        launches: int = 1, **more: object) -> dict:
+    return {"id": run_id, "config_id": config_id, "status": status, "seed_index": seed, "pause_step": pause,
+            "last_step": last, "launches": launches, "stage": "search", "kind": "curated", **more}
+
+
+def config(config_id: int, status: str = "running", **more: object) -> dict:
+    return {"id": config_id, "status": status, "trial_number": config_id, "kind": "curated", "stage": "search",
+            "name": f"c{config_id}", "worker": "", "params": {}, **more}
+
+
+@pytest.mark.parametrize(("runs", "status", "expected"), [
+    ([], "running", ([0, 1], None)),  # a new config: every seed, to full length
+    ([run(1, 1, "done", last=8)], "running", ([1], None)),
+    ([run(1, 1, "done", last=8), run(2, 1, "interrupted", seed=1)], "running", ([1], None)),  # its slot again
+    ([run(1, 1, "done", last=8), run(2, 1, "failed", seed=1)], "running", None),  # every seed spent
+    ([run(1, 1, "done", last=8)], "done", None),  # a finished config has nothing to train
+])
+def test_full_runs_trains_every_seed_not_spent_to_full_length(runs, status, expected):
+    scheduler = full_runs_on(FULL)
+    view = view_of(scheduler, runs, configs=[config(1, status)])
+    assert scheduler.target(view.config(1), view) == expected
+    assert scheduler.first_stop() is None and list(scheduler.resumes(view)) == []
+
+
+@pytest.mark.parametrize(("runs", "status", "expected"), [
+    ([], "running", ([0], 4)),  # a new config stops at the first rung, step 4 of 8
+    ([run(1, 1, "interrupted", pause=4, last=4)], "running", ([0], 4)),  # interrupted: its seed again
+    ([run(1, 1, "paused", pause=4, last=4)], "paused", None),  # waits at its rung for a promotion
+    ([run(1, 1, "running", pause=4, last=5)], "running", None),  # trains now (another worker's resume)
+    ([run(1, 1, "failed", last=2)], "running", None),  # ended: goes no further
+])
+def test_halving_trains_a_seed_without_a_run_to_the_rung_its_config_stands_at(runs, status, expected):
+    scheduler = halving_on(HALVING)
+    view = view_of(scheduler, runs, configs=[config(1, status)])
+    assert scheduler.target(view.config(1), view) == expected
+
+
+def test_halving_offers_the_best_paused_config_of_a_rung_first_while_the_budget_pays():
+    scheduler = halving_on(dataclasses.replace(HALVING, budget=3))
+    paused = [run(i, i, "paused", pause=4, last=4) for i in (1, 2, 3, 4)]
+    configs = [config(i, "paused", rung=0) for i in (1, 2, 3, 4)]
+    scores = {(1, 0): 0.5, (2, 0): 0.1, (3, 0): 0.9, (4, 0): 0.7}
+    view = view_of(scheduler, paused, scores, configs=configs)
+    offered = list(scheduler.resumes(view))
+    assert [(w.config_id, w.runs, w.stop_at) for w in offered] == [(2, (2,), None), (1, (1,), None)]
+    assert offered[0].note == "promoted: 1 of 4 at 1/2, top 2 go on to full"
+    # budget 2: its 16 steps trained already; not even the best goes on (the budget is a promise)
+    tight = halving_on(HALVING)
+    assert [w.config_id for w in tight.resumes(view_of(tight, paused, scores, configs=configs))] == []
+    # with 12 trained the best's 4 more fit: it goes on, though nothing is left for the rest of the way
+    three = view_of(tight, paused[:3], {k: v for k, v in scores.items() if k[0] != 4}, configs=configs[:3])
+    assert [w.config_id for w in tight.resumes(three)][:1] == [2]
+
+
+@pytest.mark.parametrize(("runs", "to_rung", "fits"), [
+    ([run(i, i, "paused", pause=4, last=4) for i in (1, 2, 3)], 1, True),  # 12 + 4 = 16 steps of 16
+    ([run(1, 1, "done", last=8, launches=2)] + [run(i, i, "paused", pause=4, last=4) for i in (2, 3)], 1, False),
+    ([run(1, 1, "running", pause=4, last=5)] + [run(i, i, "paused", pause=4, last=4) for i in (2, 3)], 1, False),
+])
+def test_halving_counts_runs_in_flight_to_the_rung_they_go_to(runs, to_rung, fits):
+    scheduler = halving_on(HALVING)
+    scores = {(1, 0): 0.1, (2, 0): 0.5, (3, 0): 0.9}
+    assert scheduler.affordable(Promotion(2, to_rung, ""), view_of(scheduler, runs, scores)) is fits
+
+
+@pytest.mark.parametrize(("settings", "unit", "total_runs"), [
+    (SearchSettings(budget=8, confirm=0), BudgetUnit.RUNS, 8),
+    (SearchSettings(budget=9, seeds=2, confirm=0), BudgetUnit.RUNS, 8),  # a run the seeds cannot use
+    (SearchSettings(budget=24), BudgetUnit.RUNS, 24),  # 18 search runs + the confirmation round's 6
+    (HALVING, BudgetUnit.FULL_RUNS, 3),  # 3 configs to 1/2 → 1 to full
+])
+def test_the_budget_counts_in_one_unit(settings, unit, total_runs):
+    budget = Budget.of(settings, NO_VALIDATION)
+    assert (budget.unit, budget.total_runs) == (unit, total_runs)
+
+
+def test_a_run_budget_is_spent_by_spent_runs_and_paused_ones_only():
+    scheduler = full_runs_on(SearchSettings(budget=3, steps=8, confirm=0))
+    budget = scheduler.budget
+    runs = [run(1, 1, "done", last=8), run(2, 2, "interrupted"), run(3, 3, "failed", last=2)]
+    view = view_of(scheduler, runs)
+    assert (budget.spent(view), budget.exhausted(lambda: view), budget.label(view)) == (2.0, False, "2/3 runs")
+    view = view_of(scheduler, [*runs, run(4, 4, "pruned", last=3)])
+    assert budget.exhausted(lambda: view) and budget.label(view) == "3/3 runs"
+
+
+def test_a_full_run_budget_counts_every_step_trained_and_each_launch():
+    scheduler = halving_on(HALVING)
+    budget = scheduler.budget
+    runs = [run(1, 1, "done", last=8, launches=2), run(2, 2, "paused", pause=4, last=4),
+            run(3, 3, "running", last=2, launches=2, restart_steps=4)]  # a restart in flight: 4 thrown + 2
+    view = view_of(scheduler, runs, configs=[config(1, "done"), config(2, "paused"), config(3)])
+    assert budget.spent(view) == pytest.approx((8 + 4 + 6) / 8)
+    assert budget.label(view) == "3 configs, 2.2/2 full runs"
+    assert not budget.exhausted(lambda: pytest.fail("a halving budget is checked per decision"))
+    launched = view_of(scheduler, runs, launch=2.0)  # a start-up of 2 steps per launch: 18 + 10 of 10 per run
+    assert budget.spent(launched) == pytest.approx((18 + 5 * 2) / 10)
+
+
+@pytest.mark.parametrize(("launch", "count", "noted"), [(0.0, 3, False), (2.0, 2, True)])
+def test_what_a_halving_budget_buys_depends_on_the_launch_cost_the_view_holds_not_the_clock(launch, count, noted):
+    scheduler = halving_on(HALVING)
+    bought, note = scheduler.budget.configs(view_of(scheduler, [], launch=launch))
+    assert (bought, bool(note)) == (count, noted)
+
+
+def test_typed_rows_keep_the_stored_strings():
+    row = RunRow.of(run(1, 1, "paused", pause=4, last=4))
+    assert row.status is RunState.PAUSED and row.status == "paused" and row.spends_budget()
+    assert (row.reached_step(), row.trained_steps()) == (4, 4)
+    assert ConfigState("stopped") == "stopped" and f"{ConfigState.STOPPED}" == "stopped"
+    with pytest.raises(StoreError, match=r"^The session's store is damaged \(a run state 'lost' is not one of "):
+        RunRow.of(run(1, 1, "lost"))
+    with pytest.raises(StoreError, match="a number column holds 'four'"):
+        RunRow.of(run(1, 1, "paused", pause="four"))
