@@ -266,8 +266,7 @@ def _headline(row: ConfigRow) -> str:
 
 
 def _board(result: StageResult, *, with_verdict: bool = True) -> list[Block]:
-    headers = ["rank", "kind", "config", "headline", "raw figures", "scored / runs", "ratings",
-               "key params"]
+    headers = ["rank", "kind", "config", "headline", "raw figures", "scored / runs", "ratings", "key params"]
     rows = [[str(r.rank or "-"), r.kind, r.name, _headline(r), r.raw_text or "-", f"{r.seeds} / {len(r.runs)}",
              str(r.ratings), ", ".join(f"{k}={_fmt(v)}" for k, v in r.params.items())] for r in result.rows]
     blocks: list[Block] = ([("quote", result.verdict)] if with_verdict else []) + [("table", headers, rows)]
