@@ -1,7 +1,7 @@
 # Bracket set-up for Windows (PowerShell): one idempotent script, the twin of install.sh.
 #
 #   .\install.ps1              app venv (.venv) + requirements, .env, vendor\ trainers, demo dataset
-#   .\install.ps1 -Trainers    also the trainer virtualenvs of vendor\sd-scripts and vendor\musubi-tuner
+#   .\install.ps1 -Trainers    also the trainer virtualenvs of vendor\sd-scripts, vendor\musubi-tuner and vendor\ai-toolkit
 #   .\install.ps1 -LlmTrainers also the LLM trainer virtualenvs vendor\{axolotl,torchtune,unsloth}\.venv
 #   .\install.ps1 -Tests       also says what the browser and PostgreSQL tests need
 #
@@ -9,7 +9,7 @@
 # (extra pip index for torch in .venv), TRAINER_TORCH (torch packages of the trainer venvs,
 # default "torch torchvision"), TRAINER_TORCH_INDEX_URL (their index; default CUDA 12.8 wheels
 # when nvidia-smi exists, else the PyTorch CPU wheels, else PyPI), TRAINER_VENVS (default
-# "sd-scripts musubi-tuner"), LLM_TORCH (the exact torch of the LLM trainer venvs, default
+# "sd-scripts musubi-tuner ai-toolkit"), LLM_TORCH (the exact torch of the LLM trainer venvs, default
 # torch==2.13.0; the trainer packages are installed under a constraint that keeps it),
 # LLM_TORCH_INDEX_URL (its index).
 #
@@ -72,7 +72,7 @@ elseif (Test-Path .env.example) {
 }
 
 # --- 3. the trainers (git submodules in vendor\) ---------------------------------------------
-Say "Trainers (vendor\sd-scripts, vendor\musubi-tuner)"
+Say "Trainers (vendor\sd-scripts, vendor\musubi-tuner, vendor\ai-toolkit)"
 if ((Get-Command git -ErrorAction SilentlyContinue) -and (Test-Path .git)) {
     & git submodule update --init --depth 1
     if ($LASTEXITCODE -eq 0) { Write-Host "vendor\ trainers are at their pinned commits." }
@@ -81,8 +81,8 @@ if ((Get-Command git -ErrorAction SilentlyContinue) -and (Test-Path .git)) {
         Warn "run this later: git submodule update --init --depth 1"
     }
 } else {
-    Warn "not a git checkout (or no git): clone kohya-ss/sd-scripts and kohya-ss/musubi-tuner into vendor\"
-    Warn "yourself, or set BRACKET_SD_SCRIPTS_DIR / BRACKET_MUSUBI_DIR in .env."
+    Warn "not a git checkout (or no git): clone kohya-ss/sd-scripts, kohya-ss/musubi-tuner and ostris/ai-toolkit"
+    Warn "into vendor\ yourself, or set BRACKET_SD_SCRIPTS_DIR / BRACKET_MUSUBI_DIR / BRACKET_AI_TOOLKIT_DIR in .env."
 }
 
 # --- 4. the demo dataset ----------------------------------------------------------------------
@@ -98,8 +98,8 @@ if ($LASTEXITCODE -ne 0) {
 # --- 5. optional: trainer virtualenvs ---------------------------------------------------------
 # torch and torchvision must be one build: both from the same index (the PyTorch CPU wheels on a
 # machine without nvidia-smi, falling back to PyPI when that index cannot be reached), then checked.
-function Install-TrainerTorch([string]$Python) {
-    $Packages = if ($env:TRAINER_TORCH) { $env:TRAINER_TORCH -split "\s+" } else { @("torch", "torchvision") }
+function Install-TrainerTorch([string]$Python, [string[]]$DefaultPackages = @("torch", "torchvision")) {
+    $Packages = if ($env:TRAINER_TORCH) { $env:TRAINER_TORCH -split "\s+" } else { $DefaultPackages }
     $Index = $env:TRAINER_TORCH_INDEX_URL
     if (-not $Index -and (Get-Command nvidia-smi -ErrorAction SilentlyContinue)) {
         $Index = "https://download.pytorch.org/whl/cu128"
@@ -126,14 +126,14 @@ function Install-TrainerTorch([string]$Python) {
     return $true
 }
 
-function New-TrainerVenv([string]$Folder, [string[]]$InstallArgs) {
+function New-TrainerVenv([string]$Folder, [string[]]$InstallArgs, [string[]]$Torch = @("torch", "torchvision")) {
     $Python = Join-Path $Root "$Folder\.venv\Scripts\python.exe"
     if (-not (Test-Path $Python)) {
         Invoke-BasePython -m venv "$Folder\.venv" | Out-Host
         if ($LASTEXITCODE -ne 0) { Warn "could not create $Folder\.venv"; return }
     }
     & $Python -m pip install --upgrade pip | Out-Null
-    if (-not (Install-TrainerTorch $Python)) { Warn "torch did not install into $Folder\.venv"; return }
+    if (-not (Install-TrainerTorch $Python $Torch)) { Warn "torch did not install into $Folder\.venv"; return }
     Push-Location $Folder
     try { & $Python -m pip install @InstallArgs | Out-Host } finally { Pop-Location }
     if ($LASTEXITCODE -ne 0) { Warn "the requirements of $Folder did not install; fix the error and run .\install.ps1 -Trainers again."; return }
@@ -141,8 +141,8 @@ function New-TrainerVenv([string]$Folder, [string[]]$InstallArgs) {
     Write-Host "Trainer python: $Python"
 }
 
-# TRAINER_VENVS: which trainer venvs -Trainers makes (default both)
-$TrainerVenvs = if ($env:TRAINER_VENVS) { $env:TRAINER_VENVS -split "\s+" } else { @("sd-scripts", "musubi-tuner") }
+# TRAINER_VENVS: which trainer venvs -Trainers makes (default all three)
+$TrainerVenvs = if ($env:TRAINER_VENVS) { $env:TRAINER_VENVS -split "\s+" } else { @("sd-scripts", "musubi-tuner", "ai-toolkit") }
 if ($Trainers) {
     Say "Trainer virtualenvs"
     if ($TrainerVenvs -contains "sd-scripts") {
@@ -152,6 +152,13 @@ if ($Trainers) {
     if ($TrainerVenvs -contains "musubi-tuner") {
         if (Test-Path vendor\musubi-tuner\pyproject.toml) { New-TrainerVenv "vendor\musubi-tuner" @("-e", ".") }
         else { Warn "vendor\musubi-tuner is empty; run git submodule update --init --depth 1 first." }
+    }
+    if ($TrainerVenvs -contains "ai-toolkit") {
+        # ai-toolkit's README installs torch, torchvision and torchaudio first, then requirements.txt
+        if (Test-Path vendor\ai-toolkit\requirements.txt) {
+            New-TrainerVenv "vendor\ai-toolkit" @("-r", "requirements.txt") @("torch", "torchvision", "torchaudio")
+        }
+        else { Warn "vendor\ai-toolkit is empty; run git submodule update --init --depth 1 first." }
     }
 }
 

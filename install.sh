@@ -2,7 +2,7 @@
 # Bracket set-up: one idempotent script. Run it again at any time; it only does what is missing.
 #
 #   ./install.sh              app venv (.venv) + requirements, .env, vendor/ trainers, demo dataset
-#   ./install.sh --trainers   also the trainer virtualenvs of vendor/sd-scripts and vendor/musubi-tuner
+#   ./install.sh --trainers   also the trainer virtualenvs of vendor/sd-scripts, vendor/musubi-tuner and vendor/ai-toolkit
 #   ./install.sh --llm-trainers  also the LLM trainer virtualenvs vendor/{axolotl,torchtune,unsloth}/.venv
 #   ./install.sh --tests      also what the browser and PostgreSQL tests need (Debian/Ubuntu)
 #   ./install.sh --judges     also fetch the image judges' models (CLIP, DINOv2) into the Hugging Face
@@ -12,7 +12,7 @@
 # index for torch in .venv, e.g. the PyTorch CPU wheels; default: PyPI only),
 # TRAINER_TORCH (torch packages of the trainer venvs, default "torch torchvision"),
 # TRAINER_TORCH_INDEX_URL (their index; default CUDA 12.8 wheels when nvidia-smi exists, else the
-# PyTorch CPU wheels, else PyPI), TRAINER_VENVS (default "sd-scripts musubi-tuner"),
+# PyTorch CPU wheels, else PyPI), TRAINER_VENVS (default "sd-scripts musubi-tuner ai-toolkit"),
 # LLM_TORCH (the exact torch of the LLM trainer venvs, default torch==2.13.0; the trainer
 # packages are installed under a constraint that keeps it), LLM_TORCH_INDEX_URL (its index).
 set -euo pipefail
@@ -86,7 +86,7 @@ elif [ -f .env.example ]; then
 fi
 
 # --- 3. the trainers (git submodules in vendor/) -------------------------------------------
-say "Trainers (vendor/sd-scripts, vendor/musubi-tuner)"
+say "Trainers (vendor/sd-scripts, vendor/musubi-tuner, vendor/ai-toolkit)"
 if command -v git >/dev/null 2>&1 && [ -e .git ]; then
     if git submodule update --init --depth 1; then
         echo "vendor/ trainers are at their pinned commits."
@@ -95,8 +95,8 @@ if command -v git >/dev/null 2>&1 && [ -e .git ]; then
         warn "trainers run this later: git submodule update --init --depth 1"
     fi
 else
-    warn "not a git checkout (or no git): clone kohya-ss/sd-scripts and kohya-ss/musubi-tuner into vendor/"
-    warn "yourself, or set BRACKET_SD_SCRIPTS_DIR / BRACKET_MUSUBI_DIR in .env."
+    warn "not a git checkout (or no git): clone kohya-ss/sd-scripts, kohya-ss/musubi-tuner and ostris/ai-toolkit"
+    warn "into vendor/ yourself, or set BRACKET_SD_SCRIPTS_DIR / BRACKET_MUSUBI_DIR / BRACKET_AI_TOOLKIT_DIR in .env."
 fi
 
 # --- 4. the demo dataset -------------------------------------------------------------------
@@ -149,8 +149,8 @@ make_trainer_venv() {  # $1 = checkout folder; the rest = pip install arguments 
     echo "Trainer python: $python"
 }
 
-# TRAINER_VENVS: which trainer venvs --trainers makes (default both; the slow SDXL test makes sd-scripts only)
-TRAINER_VENVS="${TRAINER_VENVS:-sd-scripts musubi-tuner}"
+# TRAINER_VENVS: which trainer venvs --trainers makes (default all three; the slow SDXL test makes sd-scripts only)
+TRAINER_VENVS="${TRAINER_VENVS:-sd-scripts musubi-tuner ai-toolkit}"
 if [ "$WITH_TRAINERS" = 1 ]; then
     say "Trainer virtualenvs"
     case " $TRAINER_VENVS " in *" sd-scripts "*)
@@ -167,6 +167,16 @@ if [ "$WITH_TRAINERS" = 1 ]; then
                 || warn "musubi-tuner venv incomplete; fix the error above and run ./install.sh --trainers again."
         else
             warn "vendor/musubi-tuner is empty; run git submodule update --init --depth 1 first."
+        fi ;;
+    esac
+    case " $TRAINER_VENVS " in *" ai-toolkit "*)
+        # ai-toolkit's README installs torch, torchvision and torchaudio first, then requirements.txt
+        if [ -f vendor/ai-toolkit/requirements.txt ]; then
+            TRAINER_TORCH="${TRAINER_TORCH:-torch torchvision torchaudio}" \
+                make_trainer_venv vendor/ai-toolkit -r requirements.txt \
+                || warn "ai-toolkit venv incomplete; fix the error above and run ./install.sh --trainers again."
+        else
+            warn "vendor/ai-toolkit is empty; run git submodule update --init --depth 1 first."
         fi ;;
     esac
 fi

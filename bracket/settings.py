@@ -84,6 +84,8 @@ class Settings:
     musubi_dir: Path
     sd_scripts_python: Path
     musubi_python: Path
+    ai_toolkit_dir: Path
+    ai_toolkit_python: Path
     demo_python: Path
     demo_data_dir: Path
     storage_url: str
@@ -97,6 +99,7 @@ def get_settings() -> Settings:
     vendor = PROJECT_ROOT / "vendor"
     sd_dir = path("BRACKET_SD_SCRIPTS_DIR", vendor / "sd-scripts")
     musubi_dir = path("BRACKET_MUSUBI_DIR", vendor / "musubi-tuner")
+    ai_toolkit_dir = path("BRACKET_AI_TOOLKIT_DIR", vendor / "ai-toolkit")
     runs_dir = path("BRACKET_RUNS_DIR", PROJECT_ROOT / "runs")
     if runs_dir.exists() and not runs_dir.is_dir():
         raise BracketError(f"BRACKET_RUNS_DIR {runs_dir} is a file, not a folder; set it to a folder (it is made "
@@ -107,6 +110,8 @@ def get_settings() -> Settings:
         musubi_dir=musubi_dir,
         sd_scripts_python=path("BRACKET_SD_SCRIPTS_PYTHON", venv_python(sd_dir / ".venv")),
         musubi_python=path("BRACKET_MUSUBI_PYTHON", venv_python(musubi_dir / ".venv")),
+        ai_toolkit_dir=ai_toolkit_dir,
+        ai_toolkit_python=path("BRACKET_AI_TOOLKIT_PYTHON", venv_python(ai_toolkit_dir / ".venv")),
         demo_python=path("BRACKET_DEMO_PYTHON", sys.executable),
         demo_data_dir=path("BRACKET_DEMO_DATA_DIR", runs_dir / "demo-data"),
         storage_url=env("BRACKET_STORAGE_URL"),

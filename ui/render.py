@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
 from bracket.app.judge_text import scores_text
-from bracket.session.plan import progress_text
+from bracket.session.loop.plan import progress_text
 from bracket.standings.parts import as_rating
 from bracket.standings.quality import quality, quality_text
 

@@ -16,8 +16,8 @@ from bracket.app.programs import no_userinfo
 from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.session import SearchSettings, SettingsError
-from bracket.session.budget import Budget
-from bracket.session.rung_steps import halving_decided
+from bracket.session.loop.budget import Budget
+from bracket.session.loop.rung_steps import halving_decided
 
 #: judgements per sample or answer: more than this is a typo, not a plan (each is a server call)
 MAX_JUDGE_REPEATS = 20
@@ -178,7 +178,7 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | Non
               fields: dict[str, str] | None = None, steps: Any = None, warm_start_from: Any = None,
               halving: Any = False, sample_every: Any = None) -> str:
     """``"= 4 configs × 2 seeds — plan: baseline, 3 curated"`` (or ``"= search 18 (18 configs × 1 seed)
-    + confirm 6 — plan: …"``) for the budget box (the phases of ``bracket.session.plan`` when a preset
+    + confirm 6 — plan: …"``) for the budget box (the phases of ``bracket.session.loop.plan`` when a preset
     is given, its warm start fitted to ``bounds`` and ``steps`` as the session will fit it, so a
     curated config the bounds drop is not planned, with the configs of the past sessions in
     ``warm_start_from`` taken as Start takes them), or what is wrong with the numbers. A halving plan is
@@ -236,8 +236,8 @@ def preset_plan(preset_id: str, settings: SearchSettings, fields: dict[str, str]
     "" when the trainer cannot be built from them yet (the form is not filled in)."""
     from bracket.fields import merge_with_defaults
     from bracket.registry import get_preset
-    from bracket.session.plan import plan_for
-    from bracket.session.plan import plan_text as phases_text
+    from bracket.session.loop.plan import plan_for
+    from bracket.session.loop.plan import plan_text as phases_text
     from bracket.status.ranking import past_ranking
 
     try:
@@ -253,12 +253,12 @@ def default_budget(preset_id: str, settings: SearchSettings | None = None, field
                    steps: int | None = None) -> int:
     """The budget a search of ``preset_id`` starts from (the Setup form and ``bracket run``
     without ``--budget``): the smallest whose plan runs the warm start, the LR bracket and the
-    shape draws and gives TPE two proposals of its own (``bracket.session.plan.budget_reaching_search``),
+    shape draws and gives TPE two proposals of its own (``bracket.session.loop.plan.budget_reaching_search``),
     its warm start fitted to ``settings``' bounds and ``steps`` with ``fields`` (defaults merged
     in); the engine's default when the trainer cannot be built from them."""
     from bracket.fields import merge_with_defaults
     from bracket.registry import get_preset
-    from bracket.session.plan import budget_reaching_search, plan_for
+    from bracket.session.loop.plan import budget_reaching_search, plan_for
 
     settings = settings if settings is not None else SearchSettings()
     if isinstance(settings.seeds, bool) or not isinstance(settings.seeds, int) or settings.seeds <= 0:

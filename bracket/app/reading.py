@@ -83,7 +83,7 @@ class Reading:
     def short_reasons(self, snap: Any = None) -> dict[int, str]:
         """One line per search config of the open session on why it was proposed (config id →
         text): the line the search wrote with the config's trial when it proposed it (``why``,
-        ``bracket.session.proposing``), so a restart or a later rating does not change it. A config
+        ``bracket.session.loop.proposing``), so a restart or a later rating does not change it. A config
         of an older session without one gets a line rebuilt from the scores of now, marked
         :data:`REBUILT`. Lines are kept per session (the same dict each call): only a config not
         seen before is looked up, so a poll costs a dict lookup (its scores, for a rebuild, come

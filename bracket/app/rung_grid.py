@@ -24,7 +24,7 @@ from bracket.errors import BracketError
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.app.holder import SessionHolder
-    from bracket.session.rung_scores import StepRungs
+    from bracket.session.loop.rung_scores import StepRungs
 
 
 @dataclass(frozen=True)

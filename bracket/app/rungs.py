@@ -12,7 +12,7 @@ change (``SessionManager.memo``):
   go on to 1/3``, ``stopped at 1/9 (5 of 7, top 2 go on)``);
 * :func:`rung_summary` — the Search tab's one line: the rungs and how many configs stand where;
 * :func:`rung_steps` / :func:`compare_rung_steps` — the steps the rungs stand at (the loop's own,
-  ``bracket.session.rung_steps.session_rungs``: rounded up to a step where samples and the
+  ``bracket.session.loop.rung_steps.session_rungs``: rounded up to a step where samples and the
   validation loss are saved), named on Compare's step slider;
 * :func:`run_marks` — per run where it stands (``stopped at 1/9 (paused at step 10)``): Compare's
   run list and grid headers;
@@ -34,7 +34,7 @@ from bracket.standings.rungs import plan_text, rung_note, rung_text, session_run
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.app.holder import SessionHolder
-    from bracket.session.rung_scores import StepRungs
+    from bracket.session.loop.rung_scores import StepRungs
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def rung_steps(rungs: "StepRungs | None", max_steps: int | None) -> list[tuple[i
 def step_rungs(manager: "SessionHolder") -> "StepRungs | None":
     """The open session's rungs at the steps its runs pause at (the halving loop's own), None
     without halving; once per change."""
-    from bracket.session.rung_steps import session_rungs as loop_rungs
+    from bracket.session.loop.rung_steps import session_rungs as loop_rungs
 
     session, snap = manager.session, manager.snapshot()
     if session is None or snap is None or not uses_rungs(session.settings, list(snap.configs)):

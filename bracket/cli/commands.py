@@ -25,8 +25,8 @@ from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.safe_text import one_line
 from bracket.session import SearchSettings, Session
+from bracket.session.loop.plan import plan_text as phases_text
 from bracket.session.past import offer
-from bracket.session.plan import plan_text as phases_text
 from bracket.standings import standings
 from bracket.status.ranking import past_ranking
 from bracket.status.text import answer_lines, progress_line

@@ -168,12 +168,12 @@ def check_script(ctx: DoctorContext) -> bool | None:
 
 
 def check_inputs(ctx: DoctorContext) -> bool:
-    report, values = ctx.report, ctx.values
-    problems = [p for spec in ctx.preset.fields if (p := problem_with_value(spec, values.get(spec.name, "")))]
+    problems = [p for s in ctx.preset.fields if (p := problem_with_value(s, ctx.values.get(s.name, "")))]
+    problems += ctx.trainer.model_problems()  # model ids a run would download (runs are offline)
     if problems:
-        report.add("inputs", False, " ".join(problems))
+        ctx.report.add("inputs", False, " ".join(problems))
         return False
-    report.add("inputs", True, "every model path and field value is usable")
+    ctx.report.add("inputs", True, "every model path and field value is usable (no model needs a download)")
     return True
 
 

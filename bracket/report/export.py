@@ -1,46 +1,23 @@
 """Exporting a session's winner: a shell script that trains it again, and its config as data.
 
-A search trains short runs; what a person wants at the end is the winning configuration as
-something they can run for real. :func:`export_run` rebuilds the winner run's command (the
-winner of :mod:`bracket.standings`, the same the app, ``status`` and the report name)
-with the adapter's own ``prepare_run`` into an export folder (so every file the command
-names — per-run dataset TOML, prompt file, the trainer's own config — exists there), at the
-winner's **best step** (``Winner.step``, ``bracket.session.scoring.best_step``; the run's own step
-count when no evidence names an earlier one; with successive halving the winner is its
-full-length run, and a run named that paused at a rung is exported at the full length its schedule
-was made for) unless the person asks for another — and when
-the winner run saved a checkpoint at that step, ``config.json`` points to it — and writes
-beside it:
+:func:`export_run` rebuilds the winner run's command (the winner of :mod:`bracket.standings`,
+the same the app, ``status`` and the report name) with the adapter's own ``prepare_run`` into an
+export folder, at the winner's **best step** (``Winner.step``; the run's own length when no
+evidence names an earlier one; a halving winner at its full length) unless the person asks for
+another, and writes beside it:
 
-* ``train.sh`` — bash, ``set -euo pipefail``, ``cd`` into the run's working folder, ``export``
-  of the environment variables the adapter set or changed, and of the ``HF_*``/cache variables
-  the run used (never one whose name looks like a
-  secret: keys, tokens, passwords are left for the person to set), and the command as a bash
-  array with every argument ``shlex.quote``-d, so a value holding ``;``, ``$(…)`` or spaces
-  stays one literal argument;
+* ``train.sh`` — bash, ``set -euo pipefail``, the adapter's environment (never a variable whose
+  name looks like a secret) and the command as a bash array, every argument ``shlex.quote``-d;
+* ``train.ps1`` — its Windows twin (:mod:`bracket.report.powershell`);
+* ``config.json`` and ``config.toml`` — the knob values, where they came from, the headline
+  (``bracket.standings.headline``) and the command as a list.
+
 The command stands on its own (``RunRequest.standalone``): it reads the person's own dataset
-folder and file — for sd-scripts, a dataset TOML in the export folder whose ``image_dir`` is the
-person's folder, with latents and text-encoder outputs cached in memory, so nothing is written
-beside their images. Where the adapter offers it (``Trainer.session_cache_variant``: sd-scripts'
-keyed mirror folders with the caches the session made), both scripts run that faster twin
-instead while every one of those folders still exists; delete the session's ``cache/`` and they
-train from the person's folder. The header says the config's headline
-(``bracket.standings.headline``) and the dataset; the app and ``export`` print the folder.
-
-* ``train.ps1`` — its Windows twin, written by :mod:`bracket.report.powershell` (PowerShell, every
-  value quoted for PowerShell and for the program's command line);
-* ``config.json`` and ``config.toml`` — the complete knob values, where they came from
-  (session, config, run, seed, score) and the command as a list.
-
-The default folder is ``<session>/export/<config>-run<id>-<steps>steps``: one per run and
-length, shared by the app's Results tab and ``python -m bracket export``. Every path in it is
-absolute (the session folder is made absolute where it is opened), so the script runs from any
-working folder and the app and the CLI write the same files there; each file is replaced
-whole (written beside, then renamed) and only when its text changed, so neither ever leaves
-the other a half-written or another run's export.
-
-:func:`promote_weights` copies a run's trained weights (a final's, typically) to a folder of
-the person's choice; choosing configs for longer final runs is ``bracket.app.stages.run_finals``.
+folder and file; where the adapter offers it (``Trainer.session_cache_variant``) the scripts run a
+faster twin on the session's caches while they still exist. The default folder is
+``<session>/export/<config>-run<id>-<steps>steps``; every path is absolute, and each file is
+replaced whole and only when its text changed. :func:`promote_weights` copies a run's trained
+weights to a folder of the person's choice. docs/CLI.md ("export") says more.
 """
 
 from __future__ import annotations

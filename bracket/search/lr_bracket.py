@@ -1,50 +1,23 @@
 """The learning-rate bracket: the best warm-start config again, at a lower and a higher rate.
 
-A trainer's curated configs are usually right about the *shape* of a good run (optimizer,
-scheduler, warmup, network) and less often about its learning rate, whose best value moves
-with the dataset, the LoRA rank, the batch size and the base model. A person who finds a
-good config therefore tries it once at a lower and once at a higher rate before touching
-anything else. Bracket does the same between the warm start and the sampler: when the
-baseline and curated configs are scored, the best of them is trained again at
-``learning_rate / factor`` and ``learning_rate * factor`` (``factor`` = sqrt(10), half a
-decade), clamped into the knob's bounds. The two runs tell the sampler which way the rate
-should move for the config family that works; TPE takes over after them.
+Curated configs are usually right about a good run's *shape* and less often about its
+learning rate, which moves with the dataset, rank, batch and base model. So between the warm
+start and the sampler the best warm-start config is trained again at ``learning_rate / factor``
+and ``learning_rate * factor`` (``factor`` = sqrt(10)), clamped into the knob's bounds; TPE takes
+over after them. Adaptive optimizers get the bracket on the knob that sets their step (Prodigy:
+``d_coef``). For LoRA the effective step is the rate times ``alpha / rank`` (:func:`step_of`);
+the bracket changes only the rate and keeps rank and alpha.
 
-Adaptive optimizers get the same bracket on the knob that sets *their* step: Prodigy runs
-at ``learning_rate`` 1.0 and estimates its step D itself, so the rate does nothing useful;
-``d_coef`` multiplies D, so a Prodigy winner is tried at ``d_coef / factor`` and
-``d_coef * factor`` (clamped into the knob's range, 0.5 to 2.0 in the presets). For LoRA
-the effective step is the rate times ``alpha / rank``; the bracket changes only the rate
-(or ``d_coef``) and keeps rank and alpha, so it brackets the effective step of that config.
+**The warm start's evidence** (rule ``"evidence"``, the default; :func:`bracket_offsets`): when
+the centre's family was tried at other effective steps and all lie on one side, both bracket
+configs go to the open side (a quarter and half a decade out); a divergence sends the bracket a
+decade down; a family whose every higher step did worse than its lowest has that lowest config
+tried a decade lower. ``"fixed"`` is half a decade each way.
 
-What it gains is measured by ``python -m bench presets`` (docs/BENCHMARKS.md).
-
-**The warm start's evidence** (rule ``"evidence"``, the default; :func:`bracket_offsets`).
-The warm start has often tried the centre's optimizer at other effective steps already
-(rate x alpha/rank at the same batch, :func:`step_of`), and every one of those was worse
-than the centre. When those within a decade all lie on one side — the centre is the
-lowest (or highest) step its family tried — a fixed bracket spends one of its two configs
-where the warm start has looked; both go to the open side instead, a quarter and half a
-decade out (the fixed bracket's reach, finer). And a run that **diverged** says the rate is
-too high for this data: when every warm-start config of an optimizer family other than the
-centre's diverged (every Adam config of a preset whose curated rates are all too high, while
-Prodigy survives), the second bracket config is that family's lowest-step config a decade
-lower instead of the centre's other side — what a person does after a divergence. A centre
-whose optimizer family diverged at its effective step or below — at any batch or warm-up, or the
-centre itself, when every warm-start config diverged (the centre is then the one with the
-lowest effective step) — goes a decade down, then half. So does a family other than the centre's whose every
-higher step did worse than its lowest (``_best_at_lowest``: its curated rates over-fit).
-``"fixed"`` is the bracket before: half a decade each way around the best config.
-
-With several workers the bracket waits for the whole warm start to be scored; a worker that
-asks while a warm-start config is still training gets a TPE config instead, so there the
-bracket may come a config or two later.
-
-The decision is a pure function of the session's history (:func:`next_bracket`), so it
-survives a restart and needs no state of its own: the history says which bracket configs
-exist. Several workers ask for configurations one at a time under the session's row lock
-(``bracket.session.distributed.reserve_config``), so they never propose the same bracket
-config twice.
+The decision is a pure function of the session's history (:func:`next_bracket`): it survives a
+restart, and workers asking under the session's row lock never propose the same bracket config
+twice; with several workers the bracket waits for the whole warm start to be scored.
+Measured by ``python -m bench presets``; docs/SEARCH.md gives the whole order.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def skip_note(kind: str, name: str, reason: str) -> str:
 
 def skipped_kinds(notes: Iterable[str]) -> Counter[str]:
     """How many configs of each kind the session's ``notes`` say were skipped (the plan
-    counts them out of their phase, ``bracket.session.plan.plan_progress``)."""
+    counts them out of their phase, ``bracket.session.loop.plan.plan_progress``)."""
     return Counter(match.group(1) for note in notes if (match := _NOTE.match(str(note))))
 
 

@@ -2,11 +2,12 @@
 
 The package's parts (docs/ARCHITECTURE.md, "The session engine"):
 
-- the loop and control, here: ``session`` (:class:`Session`), ``search_loop`` and ``scheduling/``
-  (what trains next), ``search_view``/``search_reading`` (the read model), ``budget``, ``control``,
-  ``pipeline``, ``worker`` and ``distributed``, ``recovery``, ``precache``,
-  ``confirm``/``finals``/``winner_training``, ``create``, ``plan``, ``past``, ``proposing``,
-  ``snapshot``, ``search_settings``;
+- control, here: ``session`` (:class:`Session`), ``control``, ``pipeline``, ``worker`` and
+  ``distributed``, ``recovery``, ``precache``, ``finals``/``winner_training``, ``create``,
+  ``past``, ``snapshot``, ``search_settings``;
+- ``loop/``: the search loop (``search_loop``), its read model (``search_view``,
+  ``search_reading``), ``budget``, ``plan``, ``proposing``, the confirmation round (``confirm``)
+  and the rungs (``rung_scores``, ``rung_steps``); ``scheduling/``: what trains next;
 - ``store/``: the database and the session folder;
 - ``process/``: running one trainer process tree;
 - ``scoring/``: the judges run on finished runs, the scoreboard, a run's outputs read back.

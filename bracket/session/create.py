@@ -29,8 +29,8 @@ from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
+from bracket.session.loop.rung_steps import halving_decided, restart_note, rounded_note, rung_problem
 from bracket.session.past import Ranking, past_configs
-from bracket.session.rung_steps import halving_decided, restart_note, rounded_note, rung_problem
 from bracket.session.scoring.image_config import check_image_judges, image_judge_config, image_judges_wanted
 from bracket.session.search_settings import SearchSettings, SettingsError
 from bracket.session.store import Store, sqlite_url

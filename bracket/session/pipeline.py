@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts
+from bracket.session.loop.rung_steps import launch_sample_every
 from bracket.session.process import RunExecutor
 from bracket.session.run_state import mark_run_folder, state_problem
-from bracket.session.rung_steps import launch_sample_every
 from bracket.session.scoring import Scoreboard, VlmScorer
 from bracket.session.scoring.image_scorer import ImageScorer
 from bracket.session.scoring.rung_verdicts import wait_all

@@ -2,7 +2,7 @@
 
 The budget has one meaning everywhere: the number of training runs. Part of it may be
 kept for the **confirmation round** (``confirm`` runs: the top configs re-run with fresh
-seeds, :mod:`bracket.session.confirm`); the rest, with ``seeds`` runs per configuration,
+seeds, :mod:`bracket.session.loop.confirm`); the rest, with ``seeds`` runs per configuration,
 buys ``(budget - confirm) // seeds`` configurations. :meth:`SearchSettings.plan` says so in
 words ("budget 24 = search 18 (18 configs × 1 seed) + confirm 6"), and the UI and the CLI
 both show that sentence.
@@ -105,7 +105,7 @@ class SearchSettings:
     #: right after the baseline (``bracket.session.past``)
     warm_start_from: list[str] = field(default_factory=list)
     #: runs of the budget kept for the confirmation round (top configs re-run with fresh
-    #: seeds, ``bracket.session.confirm``); None = automatic (a quarter of the budget from
+    #: seeds, ``bracket.session.loop.confirm``); None = automatic (a quarter of the budget from
     #: 8 search configs on), 0 = off
     confirm: int | None = None
     #: share of the dataset held out for a validation loss, where the trainer supports it:
@@ -125,7 +125,7 @@ class SearchSettings:
     launch_share: float | None = None
     #: with halving: the trainer cannot resume a paused run (``resume_mode`` "restart"), so a promoted
     #: config trains again from step 0 and pays for its whole next rung; decided by the session at
-    #: creation from its trainer (``bracket.session.rung_steps.halving_decided``)
+    #: creation from its trainer (``bracket.session.loop.rung_steps.halving_decided``)
     restarts: bool = False
     #: with halving: the steps between saved samples and validation losses, where the rungs are
     #: rounded up to (``Rungs.steps``); decided at creation like ``restarts``, None: not rounded

@@ -7,9 +7,9 @@ A :class:`Session` runs in a background thread (``start``) or in the foreground 
 2. run the trainer's one-off setup commands (pre-caching, ``bracket.session.precache``) unless already complete;
 3. take configurations from the :class:`SearchController` — baseline, curated, then TPE — and train each
    with ``seeds`` seeds through the run pipeline (:class:`~bracket.session.pipeline.RunPipeline`), reading
-   loss as the run goes and stopping it early when it diverges (``bracket.session.search_loop``: one loop; its
+   loss as the run goes and stopping it early when it diverges (``bracket.session.loop.search_loop``: one loop; its
    scheduler decides what trains next — every config to full length, or with ``--halving`` paused at rungs);
-4. the confirmation round (``bracket.session.confirm``): the top configs again, fresh seeds; 5. stop at the budget.
+4. the confirmation round (``bracket.session.loop.confirm``): the top configs again, fresh seeds; 5. stop at the budget.
 
 The session holds control and the search loop; its collaborators never import it: the
 :class:`~bracket.session.scoring.scoreboard.Scoreboard` (scores), the run pipeline, the
@@ -33,22 +33,22 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from bracket.errors import BracketError, machine_state_message
 from bracket.search.types import ScoredConfig
-from bracket.session.budget import Budget
 from bracket.session.control import RunControl
 from bracket.session.create import SessionParts, create_session, open_session
 from bracket.session.distributed import join_session, worker_lock_name
+from bracket.session.loop.budget import Budget
+from bracket.session.loop.plan import plan_for
+from bracket.session.loop.search_loop import SearchLoop, session_scheduler
+from bracket.session.loop.search_reading import measured_launch, search_view
+from bracket.session.loop.search_view import SearchView
 from bracket.session.past import Ranking
 from bracket.session.pipeline import RunPipeline
-from bracket.session.plan import plan_for
 from bracket.session.precache import run_setup_commands
 from bracket.session.process import RunExecutor
 from bracket.session.recovery import DEFAULT_GRACE_SECONDS, failure_message
 from bracket.session.scoring import RunScore, Scoreboard, TextJudges, session_image_scorer
 from bracket.session.scoring.vlm import VlmScorer, vlm_config
-from bracket.session.search_loop import SearchLoop, session_scheduler
-from bracket.session.search_reading import measured_launch, search_view
 from bracket.session.search_settings import SearchSettings
-from bracket.session.search_view import SearchView
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
 from bracket.session.store import SessionLock, gc_paused, per_change, stored_rows
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
@@ -276,11 +276,11 @@ class Session:
 
     @functools.cached_property
     def budget(self) -> Budget:
-        """The session's budget (``bracket.session.budget``): its unit, what it buys, what is spent."""
+        """The session's budget (``bracket.session.loop.budget``): its unit, what it buys, what is spent."""
         return Budget.of(self.settings, self.trainer)
 
     def view(self) -> SearchView:
-        """The search's read model once per store change (``bracket.session.search_view``)."""
+        """The search's read model once per store change (``bracket.session.loop.search_view``)."""
         return search_view(self)
 
     def total_runs(self) -> int:
@@ -309,7 +309,7 @@ class Session:
 
     def controller(self) -> SearchController:
         if self._controller is None:  # seeded per worker; each proposal's "why" kept with its trial
-            from bracket.session.proposing import build_controller
+            from bracket.session.loop.proposing import build_controller
             self._controller = build_controller(self)
         return self._controller
 
@@ -320,7 +320,7 @@ class Session:
             self.store.update_session(self.name, notes=notes + [text])
 
     def _search_phase(self) -> None:
-        """The one search loop (``bracket.session.search_loop``) with the scheduler the budget names."""
+        """The one search loop (``bracket.session.loop.search_loop``) with the scheduler the budget names."""
         SearchLoop(self, session_scheduler(self), wait_s=WAIT_SECONDS, before_turn=self.before_turn).run()
 
     # -- what the sampler and the UI see ---------------------------------------------------
@@ -340,7 +340,7 @@ class Session:
 
     @functools.cached_property
     def search_plan(self) -> list[tuple[str, int]]:
-        """``(phase, configs)`` of this search (``bracket.session.plan``): its ``past`` configs
+        """``(phase, configs)`` of this search (``bracket.session.loop.plan``): its ``past`` configs
         counted in the order the session was given (``rank_past``), as its warm start took them."""
         return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id, rank=self.parts.rank_past)
 

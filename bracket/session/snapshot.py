@@ -16,9 +16,9 @@ from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import TRIALS as BRACKET_TRIALS
 from bracket.search.skip_rule import skipped_kinds
 from bracket.search.types import PAST_KIND
-from bracket.session.plan import phase_kind, plan_progress
-from bracket.session.search_reading import measured_launch
-from bracket.session.search_view import SearchView
+from bracket.session.loop.plan import phase_kind, plan_progress
+from bracket.session.loop.search_reading import measured_launch
+from bracket.session.loop.search_view import SearchView
 from bracket.session.store import stored_rows
 from bracket.session.store.schema import RUN_SPENT
 
@@ -50,7 +50,7 @@ class SessionSnapshot:
     #: from each run's own pace: its remaining steps at the speed it had)
     stopped_early: int = 0
     time_saved_s: float = 0.0
-    #: the search plan's phases with their progress (``bracket.session.plan.plan_progress``)
+    #: the search plan's phases with their progress (``bracket.session.loop.plan.plan_progress``)
     phases: list[dict[str, Any]] = field(default_factory=list)
     #: a halving search's budget is GPU time: what its search runs have used, in full-run
     #: equivalents (steps trained plus each launch's start-up, ``rung_scores.full_runs_spent``);

@@ -1,38 +1,21 @@
 """``python -m bracket status``, kept between calls until the store changes.
 
-Scoring every run of a 2000-trial session (its loss series, per-step curves, the boards)
-takes seconds, and opening the session in full (the preset registry, the trainer, the
-search space — with Optuna and the samplers behind them) most of a second; ``status`` is
-asked again and again while nothing changed. So everything of its answer that comes from
-the standings and the session's definition — the run table, the best steps, the winner
-lines, the ``--json`` standings, the preset, the plan, the fixed knobs and the winner's
-whole config — is kept *in the store* (table ``bracket_views``, view ``status``, one row per
-session: ``Store.keep_view``) with the key it was computed under, and reused while the key is
-the same. In the store, not in the session folder: several machines sharing a search each have
-a folder of their own and one store, so a view kept by a worker on one machine is found current
-by ``status`` on every other (a file would be current only in the folder of whoever wrote it).
+Scoring every run of a 2000-trial session takes seconds and opening it in full most of a
+second, while ``status`` is asked again and again with nothing changed. So everything of its
+answer that comes from the standings and the session's definition is kept *in the store*
+(table ``bracket_views``, view ``status``: ``Store.keep_view``) with the key it was computed
+under, and reused while the key is the same; in the store, so every machine sharing it finds it.
 
-* the key is the store's change marker (:meth:`Store.change_marker`, one query) without the
-  step counter of running runs — a run's progress shows nowhere in this part; a finished
-  run, a rating, a new config, a sample written, a changed setting all move it — plus the
-  judge weights and :data:`FORMAT`. Keeping a view touches nothing the marker reads;
-* :func:`quick_status` answers from the kept view with nothing but the store opened
-  (``bracket.session.store.folder``; one more query, which fetches nothing when the view is stale):
-  no preset registry, no Optuna, no loss series. When it is missing or stale,
-  ``bracket.cli.commands.cmd_status`` opens the session, builds the view
-  (``bracket.status.refresh.build_view`` from the standings, ``bracket.standings``: the one
-  computation of the answer) and keeps it;
-* the header (status, workers alive or gone) is read fresh every time, by both: it changes
-  with the clock, not with the store (:func:`print_status`);
-* a read-only store is read, never written; a store from before ``bracket_views`` gets the
-  table when opened writable, and opened read-only (or where the table cannot be made) it
-  goes without: ``status`` then computes its answer each time. A kept view that is not JSON
-  is ignored and rebuilt; it is plain JSON (numbers and text), never code. Older Bracket
-  versions kept it in ``<session>/views/status.json``: such a file is no longer read;
-* the process that changes the store keeps the view current (``bracket.status.refresh``):
-  a search or worker right after each run's trainer started, and when it ends; the app after
-  a rating or a pairwise choice. So ``status`` asked during or after a search, in any folder
-  of the store, finds it current.
+* the key is the store's change marker (:meth:`Store.change_marker`) without the step counter
+  of running runs, plus the judge weights and :data:`FORMAT`; keeping a view moves nothing the
+  marker reads;
+* :func:`quick_status` answers from the kept view with only the store opened; when it is
+  missing or stale, ``bracket.cli.commands.cmd_status`` opens the session, builds the view
+  (``bracket.status.refresh.build_view``, from the standings) and keeps it;
+* the header (status, workers alive or gone) is read fresh every time (:func:`print_status`);
+* a read-only store is read, never written (an old one without the table computes its answer
+  each time); a kept view that is not JSON is ignored and rebuilt;
+* the process that changes the store keeps the view current (``bracket.status.refresh``).
 """
 
 from __future__ import annotations

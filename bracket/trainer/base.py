@@ -50,6 +50,9 @@ class LaunchSpec:
     #: the run pauses at this step (``RunRequest.stop_at_step``): once the trainer's state
     #: for it is complete (``Trainer.paused_state``) the run is stopped and recorded "paused"
     pause_step: int | None = None
+    #: a sqlite metrics file read beside the tfevents (ai-toolkit's ``loss_log.db``: table
+    #: ``metrics(step, key, value_real)``), for scalars the trainer logs only there
+    metrics_db: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,21 @@ class Trainer(ABC):
         """The state folder (or checkpoint) this trainer saved for ``step`` under
         ``output_dir``, once it is complete (every file written); None until then, and for
         trainers that cannot pause (``resume_mode == "restart"``)."""
+        return None
+
+    def model_problems(self) -> list[str]:
+        """Model inputs that cannot load without a download (a Hugging Face id not in the cache);
+        ``bracket doctor`` and the session's pre-flight report them. [] for trainers that take files."""
+        return []
+
+    #: how many steps before ``max_steps`` a complete run logs its last loss (ai-toolkit counts its
+    #: steps from 0, so the loss of its last step is logged at ``max_steps - 1``)
+    last_loss_step_offset: ClassVar[int] = 0
+
+    def unfinished_reason(self, output_dir: Path) -> str | None:
+        """Why a run that exited 0 did not finish training, told by what it wrote under
+        ``output_dir`` (a trainer that exits 0 when stopped by a signal: ai-toolkit); None when
+        it finished, and for trainers whose exit code says it."""
         return None
 
     @abstractmethod

@@ -13,7 +13,9 @@ with ``--validation_seed``; the same keys work in the dataset TOML), evaluate at
 timesteps with the RNG reset to the validation seed, and log
 ``loss/validation/step_average`` every ``--validate_every_n_steps`` steps. Their full
 fine-tune scripts and musubi-tuner (at our pin) have no validation; those presets keep the
-training loss. Bracket's demo trainer implements the same split rule and tag.
+training loss. ai-toolkit takes a list of validation images instead of a split: its adapter holds
+the same share out itself (``bracket.trainer.ai_toolkit.validation``). Bracket's demo trainer
+implements the same split rule and tag.
 
 **When it is on.** By default when the trainer supports it and the dataset has at least
 :data:`MIN_IMAGES` images. Below that, a 10 % split holds out one image or none

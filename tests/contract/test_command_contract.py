@@ -6,8 +6,10 @@ search space (seeded Optuna RandomSampler), the LaunchSpec is built with fake in
 checked: the script is in the inventory, every flag exists for it, value-less flags carry no
 value, choice values are allowed, required flags are present, the ``accelerate launch``
 prefix is there, the per-run dataset TOML uses only allowed keys, and no absolute path
-points outside the given inputs and run folder. Presets whose script is not in the inventory
-(the CPU demo, LLM trainers) get the checks that do not need the inventory, then skip.
+points outside the given inputs and run folder. An ai-toolkit preset's job file is checked against
+the keys the pinned ai-toolkit reads (``bracket/trainer/inventory/ai-toolkit.json``). Presets whose
+script is not in the inventory (the CPU demo, LLM trainers) get the checks that do not need the
+inventory, then skip.
 
 A preset with a ``device`` field is checked in both modes, ``gpu`` and ``cpu``; on the CPU
 an sd-scripts command (pre-cache tools included) must also be fp32 throughout â€”
@@ -16,6 +18,7 @@ an sd-scripts command (pre-cache tools included) must also be fp32 throughout â€
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -24,8 +27,10 @@ import pytest
 
 from bracket.errors import BracketError
 from bracket.registry import PRESETS
+from bracket.trainer.ai_toolkit.base import AiToolkitTrainer
 from bracket.trainer.base import LaunchSpec, RunRequest, Trainer
 from bracket.trainer.heldout import ValidationPlan
+from bracket.trainer.inventory.ai_toolkit import job_problems
 from bracket.trainer.prompts import SamplePrompt
 from bracket.trainer.sd_scripts.base import GPU_ONLY_FLAGS
 from tests.contract.fakes import fake_values, image_folder, jsonl_file
@@ -164,8 +169,11 @@ def test_command_contract(preset, device, tmp_path):
             sample_prompts=PROMPTS, sample_every_n_steps=50, save_every_n_steps=50 if n % 2 else None,
         ))
         problems = _check_common(spec, run_dir, root)
-        if trainer.validation is not None and "--validation_split" not in spec.cmd:
+        if trainer.validation is not None and "--validation_split" not in spec.cmd and not spec.eval_loss_tags:
             problems.append("validation is on but the command has no --validation_split")
+        if isinstance(trainer, AiToolkitTrainer):  # a job file, checked against the keys the pin reads
+            inventory_script = "run.py"
+            problems += [f"job file: {p}" for p in job_problems(json.loads(Path(spec.cmd[-1]).read_text("utf-8")))]
         entry = find_script(spec.cmd, FLAGS)
         if entry is not None:
             inventory_script = entry.key

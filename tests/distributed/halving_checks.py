@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bracket.session import SearchSettings
-from bracket.session.rung_scores import full_runs_spent
+from bracket.session.loop.rung_scores import full_runs_spent
 from bracket.session.store.schema import spends_budget
 
 ROOT = Path(__file__).resolve().parents[2]

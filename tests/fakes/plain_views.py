@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from bracket.session.budget import Budget
+from bracket.session.loop.budget import Budget
+from bracket.session.loop.search_view import SearchView
 from bracket.session.scheduling import FullRuns, Halving
-from bracket.session.search_view import SearchView
 
 NO_VALIDATION = SimpleNamespace(validation=None, sample_kind="image")
 

@@ -21,7 +21,7 @@ import pytest
 from bracket.cli import main
 from bracket.search.configs import NamedConfig
 from bracket.session import Session
-from bracket.session.rung_scores import full_runs_spent
+from bracket.session.loop.rung_scores import full_runs_spent
 from bracket.trainer.llm.axolotl import AxolotlLoRA
 from tests.llm.llm_helpers import dispatching_python, write_alpaca
 
@@ -114,7 +114,7 @@ def test_configs_of_different_effective_batches_meet_at_the_same_rung(tmp_path, 
 def test_the_trainer_pauses_where_the_session_reads_the_rung(steps, batch):
     """An LLM run pauses (``pause_step``) at the step the session reads its rung at, at every batch."""
     from bracket.search.halving import Rungs
-    from bracket.session.rung_scores import StepRungs
+    from bracket.session.loop.rung_scores import StepRungs
     from bracket.trainer.base import RunRequest
     from bracket.trainer.llm.checkpoints import pause_step
     from bracket.trainer.llm.shape import equal_budget_steps
@@ -134,7 +134,7 @@ def test_runs_are_read_in_their_own_steps():
     """A run of its own length (a torchtune run at batch 16 ends at 4 of ``--steps 8``, one at 4 pauses
     at 8 of 16) stands at the rung its share of that length reaches; the budget counts that share."""
     from bracket.session.launches import launch_steps
-    from bracket.session.rung_scores import StepRungs, parked
+    from bracket.session.loop.rung_scores import StepRungs, parked
 
     rungs = StepRungs(2, (4, 8), (0.5, 1.0))
     runs = [{"id": 1, "config_id": 1, "status": "done", "max_steps": 4, "last_step": 4, "launches": 1},

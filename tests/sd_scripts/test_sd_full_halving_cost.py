@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from bracket.session import SearchSettings, Session
-from bracket.session.rung_scores import full_runs_spent
+from bracket.session.loop.rung_scores import full_runs_spent
 from bracket.standings.rungs import session_rung_table
 from tests.fakes import install_inventory_scripts, make_fake_python
 

@@ -1,6 +1,6 @@
 """A halving search of an sd-scripts preset at creation: rungs that do not fit its runs are one
 error before anything is made, and a trainer that restarts a promoted config says so in the notes
-the CLI prints before the first run (``bracket.session.rung_steps.rung_problem``, ``restart_note``)."""
+the CLI prints before the first run (``bracket.session.loop.rung_steps.rung_problem``, ``restart_note``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """An SDXL LoRA run of a halving search without ``--sample-every`` and without a validation loss
 renders samples at its rung step before it pauses, so the paused run can be rated and judged
-there (``bracket.session.rung_steps.launch_sample_every``: the launch's interval is the rungs').
+there (``bracket.session.loop.rung_steps.launch_sample_every``: the launch's interval is the rungs').
 The stand-in parses the command with the inventory's flags and samples as sd-scripts does: only
 at multiples of ``--sample_every_n_steps``, never at a step where it is stopped."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bracket.session.rung_steps import launch_sample_every, session_rungs
+from bracket.session.loop.rung_steps import launch_sample_every, session_rungs
 from bracket.session.scoring.samples import parse_sample_name
 from bracket.session.search_settings import SearchSettings
 from bracket.trainer.base import RunRequest

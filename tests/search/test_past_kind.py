@@ -16,7 +16,7 @@ from bracket.search.explore import ExploreRule, disagreement_at
 from bracket.search.lr_bracket import next_bracket
 from bracket.search.space import CategoricalKnob, FloatKnob, SearchSpace
 from bracket.search.types import WARM_START_KINDS, ScoredConfig, stored_kind
-from bracket.session.plan import plan_progress, plan_text, progress_text, search_plan
+from bracket.session.loop.plan import plan_progress, plan_text, progress_text, search_plan
 from bracket.session.store import Store
 
 SPACE = SearchSpace({

@@ -121,7 +121,7 @@ def test_a_session_skips_the_config_notes_why_and_trains_another_in_its_slot(dem
     import json
 
     from bracket.session import SearchSettings, Session
-    from bracket.session.plan import progress_text
+    from bracket.session.loop.plan import progress_text
 
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(["diverge,slow"]))  # the baseline (AdamW 1e-4) diverges, the rest train
@@ -149,7 +149,7 @@ def test_a_session_skips_the_config_notes_why_and_trains_another_in_its_slot(dem
 
 
 def test_the_plan_gives_a_skipped_slot_to_the_bracket_then_the_sampler():
-    from bracket.session.plan import plan_progress, progress_text
+    from bracket.session.loop.plan import plan_progress, progress_text
 
     plan = [("baseline", 1), ("curated", 3), ("LR bracket", 1)]  # the budget ended inside the bracket
     rows = plan_progress(plan, [{"kind": "baseline"}], skipped={"curated": 2})
@@ -163,7 +163,7 @@ def test_the_plan_gives_a_skipped_slot_to_the_bracket_then_the_sampler():
 
 
 def test_a_sampler_phase_added_for_a_skipped_slot_is_named_by_the_sessions_algorithm():
-    from bracket.session.plan import plan_progress, progress_text
+    from bracket.session.loop.plan import plan_progress, progress_text
 
     plan = [("baseline", 1), ("curated", 3), ("LR bracket", 1)]  # no sampler phase in the budget
     rows = plan_progress(plan, [{"kind": "baseline"}], skipped={"curated": 2}, algorithm="random")

@@ -13,7 +13,7 @@ import pytest
 
 from bracket.search.halving import Promotion
 from bracket.session import SearchSettings, Session
-from bracket.session.rung_scores import full_runs_spent
+from bracket.session.loop.rung_scores import full_runs_spent
 from bracket.session.search_settings import SettingsError, halving_cost
 from bracket.session.store.rows import RunRow
 from bracket.standings.rungs import session_rung_table

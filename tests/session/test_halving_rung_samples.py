@@ -1,5 +1,5 @@
 """A halving search without ``--sample-every`` renders samples at each rung step (the launch's
-sample interval is the rungs' own, ``bracket.session.rung_steps.launch_sample_every``), a full-run
+sample interval is the rungs' own, ``bracket.session.loop.rung_steps.launch_sample_every``), a full-run
 search keeps the trainer's default, and the notes of the configs waiting at a rung follow their
 place there as other configs' scores land (``Halving.renote_paused``).
 

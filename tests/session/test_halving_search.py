@@ -18,10 +18,10 @@ from bracket.app.extend import extend_budget
 from bracket.search.controller import CurrentScoreSampler
 from bracket.search.halving import Promotion
 from bracket.session import SearchSettings, Session
-from bracket.session.budget import Budget
-from bracket.session.plan import progress_text
-from bracket.session.proposing import halving_history
-from bracket.session.rung_scores import full_runs_spent
+from bracket.session.loop.budget import Budget
+from bracket.session.loop.plan import progress_text
+from bracket.session.loop.proposing import halving_history
+from bracket.session.loop.rung_scores import full_runs_spent
 from bracket.standings import standings
 from tests.conftest import make_caption_folder
 from tests.fakes import make_fake_python

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from bracket.session import SearchSettings, Session
+from bracket.session.loop.search_loop import SearchLoop, session_scheduler
 from bracket.session.recovery import recover_interrupted_runs
-from bracket.session.search_loop import SearchLoop, session_scheduler
 from bracket.session.store import Store
 from tests.session.test_halving_search import halving_fields
 

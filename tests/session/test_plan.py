@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bracket.session.plan import plan_progress, plan_text, progress_text, search_plan
+from bracket.session.loop.plan import plan_progress, plan_text, progress_text, search_plan
 
 
 def test_the_budget_fills_the_phases_in_order_and_may_end_inside_one():

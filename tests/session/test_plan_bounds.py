@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bracket.app.forms import plan_text
 from bracket.session import SearchSettings, Session
-from bracket.session.plan import progress_text
+from bracket.session.loop.plan import progress_text
 from bracket.session.snapshot import phase_label
 
 #: the reviewer's table: rate 1e-4…3e-3 (the baseline sits on the floor), cosine locked, AdamW or Adam

@@ -1,5 +1,5 @@
 """What one proposal costs: the sampler's history and the "why" line kept with the proposal
-(``bracket.session.proposing``) read the runs' scores of one store change, scored once."""
+(``bracket.session.loop.proposing``) read the runs' scores of one store change, scored once."""
 
 from __future__ import annotations
 

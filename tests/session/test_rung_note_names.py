@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from bracket.search.halving import Parked, promotions, stopped_reason
-from bracket.session.rung_steps import session_rungs
+from bracket.session.loop.rung_steps import session_rungs
 from bracket.session.search_settings import SearchSettings
 from bracket.standings.rungs import rung_name
 from bracket.standings.rungs import session_rungs as planned_rungs

@@ -9,7 +9,7 @@ import pytest
 
 from bracket.errors import StoreError
 from bracket.search.halving import Promotion
-from bracket.session.budget import Budget, BudgetUnit
+from bracket.session.loop.budget import Budget, BudgetUnit
 from bracket.session.search_settings import SearchSettings
 from bracket.session.store.rows import ConfigState, RunRow, RunState
 from tests.fakes.plain_views import NO_VALIDATION, full_runs_on, halving_on, view_of

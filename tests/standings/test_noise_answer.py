@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from bracket.dataset.demo_data import make_demo_dataset
 from bracket.report import export_run
 from bracket.session import SearchSettings, Session
-from bracket.session.confirm import first_width, next_step
+from bracket.session.loop.confirm import first_width, next_step
 from bracket.session.scoring.best_step import step_curve
 from bracket.session.store import Store, sqlite_url
 from bracket.trainer.heldout import automatic_split, decide

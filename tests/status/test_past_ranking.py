@@ -7,8 +7,8 @@ from __future__ import annotations
 from bracket.app.forms import plan_text
 from bracket.search.types import PAST_PREFIX
 from bracket.session import SearchSettings, Session
+from bracket.session.loop.plan import plan_text as plan_phases
 from bracket.session.past import PastSession, past_configs, past_sessions, short_name
-from bracket.session.plan import plan_text as plan_phases
 from bracket.standings import standings
 from bracket.status.ranking import past_ranking
 from tests.fakes.view_helpers import kept_row

@@ -72,7 +72,7 @@ def test_a_run_paused_at_a_rung_counts_as_spent(runs_dir, demo_fields, capsys):
     runs paused at a rung were not counted (two runs ended, one paused at 1/9, one running).
     A halving search's budget is GPU time: the steps every run trained, the paused ones too."""
     from bracket.session import Session
-    from bracket.session.rung_scores import full_runs_spent
+    from bracket.session.loop.rung_scores import full_runs_spent
 
     folder, _ = halving_session(runs_dir, demo_fields)
     text, _ = status_outputs(folder, capsys)
@@ -90,7 +90,7 @@ def test_status_json_gives_each_config_its_rung_and_each_run_the_steps_it_traine
     """A script reading ``--json`` could not tell a config stopped at 1/9 from a full-length one,
     and the paused run said ``"steps": 90`` when it had trained 10."""
     from bracket.session import Session
-    from bracket.session.rung_scores import full_runs_spent
+    from bracket.session.loop.rung_scores import full_runs_spent
 
     folder, ids = halving_session(runs_dir, demo_fields)
     text, as_json = status_outputs(folder, capsys)

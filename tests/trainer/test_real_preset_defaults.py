@@ -20,7 +20,7 @@ from bracket.search.controller import SearchController
 from bracket.search.types import ScoredConfig
 from bracket.session import SearchSettings
 from bracket.session.create import fit_warm_start, with_sample_prompts
-from bracket.session.plan import plan_for
+from bracket.session.loop.plan import plan_for
 from bracket.trainer.llm.dataset import split_dataset
 from bracket.trainer.presets import PRESETS
 from bracket.trainer.prompts import parse_prompt_lines

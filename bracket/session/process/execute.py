@@ -174,7 +174,7 @@ class RunExecutor:
         if launch.resume_step or launch.launches_before:  # a run trained again from 0: none of its samples stand
             set_aside_samples_after(spec.sample_dir, launch.resume_step or -1, run_dir / DISCARDED_FOLDER)
         reader = ScalarReader(spec.logging_dir, spec.tfevents_glob, tuple(spec.loss_tags) + tuple(spec.eval_loss_tags),
-                              skip=launch.old_event_files)
+                              skip=launch.old_event_files, metrics_db=spec.metrics_db)
         store.update_run(run_id, status="running", run_dir=str(run_dir), output_dir=str(spec.output_dir),
                          started_at=started_at, max_steps=spec.max_steps, worker=self.worker_id,
                          launches=launch.launches_before + 1, restart_steps=launch.restart_steps or None)
@@ -294,12 +294,15 @@ class RunExecutor:
             # the trainer's traceback may sit above the last 40 lines (the launcher's own comes last)
             status, reason = "failed", describe_exit(dataclasses.replace(result, log_tail=scan),
                                                      self.settings.timeout_s)
+        elif (unfinished := self.trainer and self.trainer.unfinished_reason(spec.output_dir)):
+            status, reason = "interrupted", unfinished
         elif scored and not loss:
             status, reason = "disqualified", "the trainer logged no loss (tfevents missing or empty)"
         elif scored and any(not math.isfinite(v) for _, v in loss):
             status, reason = "disqualified", next(f"loss became {v} at step {s}"
                                                   for s, v in loss if not math.isfinite(v))
-        elif scored and spec.max_steps and max(step for step, _ in loss) < spec.max_steps:
+        elif scored and spec.max_steps and max(step for step, _ in loss) < spec.max_steps - int(
+                getattr(self.trainer, "last_loss_step_offset", 0)):
             # exit 0 short of the length, no pause: a trainer that took a state at (or past) its end
             status, reason = "failed", (f"the trainer exited at step {max(step for step, _ in loss)} of "
                                         f"{spec.max_steps} with no error and no pause; the run is not complete")

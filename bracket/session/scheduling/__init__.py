@@ -1,6 +1,6 @@
 """Schedulers of the search loop: what trains next, what stops (see ``base``)."""
 
-from bracket.session.budget import Budget
+from bracket.session.loop.budget import Budget
 from bracket.session.scheduling.base import Hooks, Scheduler, Work
 from bracket.session.scheduling.full_runs import FullRuns
 from bracket.session.scheduling.halving import Halving

@@ -1,11 +1,11 @@
 """The scheduler interface: what the session's one search loop asks, and what it tells.
 
-The loop (``bracket.session.search_loop``) owns everything a worker does for any rule —
+The loop (``bracket.session.loop.search_loop``) owns everything a worker does for any rule —
 recovering dead workers' runs, taking over an orphan's config (``WorkerProtocol.claim``),
 reserving a new config (``WorkerProtocol.reserve``, the controller's proposal), claiming paused
 runs to resume (``Store.claim_run``), the skipped-proposal notes, pausing, stopping, waiting for
 other workers, the confirmation round. A :class:`Scheduler` only decides, on a
-:class:`~bracket.session.search_view.SearchView`:
+:class:`~bracket.session.loop.search_view.SearchView`:
 
 - :meth:`Scheduler.target` — which seeds of a config still need a run, and the step they stop at;
 - :meth:`Scheduler.resumes` — paused runs worth resuming now, best first (the loop claims the
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.budget import Budget
-    from bracket.session.search_view import SearchView
+    from bracket.session.loop.budget import Budget
+    from bracket.session.loop.search_view import SearchView
     from bracket.session.store.rows import ConfigRow
 
 

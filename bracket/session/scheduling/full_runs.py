@@ -12,7 +12,7 @@ from bracket.session.scheduling.base import Scheduler
 from bracket.session.store.rows import SPENT
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.search_view import SearchView
+    from bracket.session.loop.search_view import SearchView
     from bracket.session.store.rows import ConfigRow
 
 

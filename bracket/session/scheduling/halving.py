@@ -1,7 +1,7 @@
 """``Halving``: asynchronous successive halving as a scheduler (the rule is ``bracket.search.halving``).
 
 New configs train to the first rung (``stop_at_step``) and pause there, their state saved. The
-loop asks, in this order (``bracket.session.search_loop``):
+loop asks, in this order (``bracket.session.loop.search_loop``):
 
 1. a config with a seed that has no run (interrupted, or left by a dead worker): that seed trains
    to the rung its config stands at (:meth:`Halving.target`);
@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason, top_count
 from bracket.session.distributed import move_config
-from bracket.session.rung_steps import restart_note
+from bracket.session.loop.rung_steps import restart_note
 from bracket.session.scheduling.base import Scheduler, Work
 from bracket.session.store.rows import ConfigState, RungState, RunRow, RunState
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.search_view import SearchView
+    from bracket.session.loop.search_view import SearchView
     from bracket.session.store.rows import ConfigRow
 
 log = logging.getLogger(__name__)

@@ -1,31 +1,20 @@
 """The best step of each config: a score per saved/sampled step, and the step that wins.
 
-A run's final step is not always its best: a learning rate that is right for 300 steps can
-over-fit by 600, and people ask "which step (epoch) is best?" more than anything else. So
-every config gets a **score per step**, from whatever evidence exists at that step:
+A run's final step is not always its best: a rate right for 300 steps can over-fit by 600. So
+every config gets a **score per step** from the evidence at that step: the held-out validation
+loss (else the training loss averaged over :data:`TRAINING_WINDOW` around the step), ratings given
+at that step, the VLM's score of that step's samples, and the image judges' figures
+(``judges["image"]``, :mod:`bracket.session.scoring.image_judges`).
 
-* **loss** — the held-out validation loss at that step when the runs logged one (it rises
-  when a LoRA over-fits); otherwise the training loss averaged over a window around the step
-  (:data:`TRAINING_WINDOW` of the run on each side), which mostly keeps falling and so rarely
-  names an early step on its own;
-* **human** — 1–10 ratings given in Compare *at that step* (the step slider records it);
-* **vlm** — the VLM judge's score of that step's samples, when it scored intermediate steps;
-* **likeness**, **prompt_following**, **image_quality** — the image judges' figures of that
-  step's samples (``judges["image"]``, :mod:`bracket.session.scoring.image_judges`): likeness and
-  prompt-following ranked among the config's steps as the loss is (a LoRA that over-fits keeps
-  its likeness and loses its prompt-following), quality as it is.
-
-Each judge's per-step values are the mean over the config's runs (seeds); the loss is
-normalised across the config's steps (best 0, worst 1; differences under 1 % for validation,
-5 % for training loss count as noise), ratings score ``(10 - r) / 9`` and the VLM score is used
-as is; the combined per-step score is the weighted mean of the judges that have a value at
-that step, with the session's weights. When the runs render samples, only their sampled steps
-(the final one included) are candidates, so the best step named always has samples to look at
-and rate. The **best step** is the lowest; on a tie the later
-step wins, and with no per-step evidence at all it is the final step (``basis`` says what the
-choice rests on). Everything here is a pure function of run records, ratings and weights;
-the standings (``bracket.standings``) call it, and the report, ``export`` and
-``promote`` take the best step from there.
+Each judge's values are the mean over the config's seeds; the loss is normalised across the
+config's steps (differences under 1 % for validation, 5 % for training loss count as noise),
+ratings score ``(10 - r) / 9``; the per-step score is the weighted mean of the judges with a
+value there. When the runs render samples, only sampled steps are candidates, so the best step
+always has samples to look at. The **best step** is the lowest score; a tie goes to the later
+step; with no per-step evidence it is the final step (``basis`` says what the choice rests on).
+Pure functions of run records, ratings and weights; the standings call them, and the report,
+``export`` and the winner's training take the best step from there. docs/SCORING.md ("The best
+step") says more.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A run paused at a rung is judged on what it made at its pause step — the VLM o
 (``bracket.session.scoring.vlm``), the task judge and the LLM-as-judge on its held-out answers
 generated from the paused adapter (``bracket.session.scoring.text_judges``). Each verdict is
 kept as ``judges["at_step"][str(step)][judge]`` (:func:`store_at_step`), which
-``bracket.session.rung_scores`` reads for that step, also after the run went on.
+``bracket.session.loop.rung_scores`` reads for that step, also after the run went on.
 :class:`RungVerdicts` is each scorer's list of verdicts still being judged; the halving loop
 waits for all of them, bounded (:func:`wait_all`), before it decides the next promotion.
 """

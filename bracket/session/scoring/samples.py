@@ -1,34 +1,22 @@
 """Find a run's sample images and videos and read step, prompt and seed from their names.
 
-sd-scripts and musubi-tuner write samples to ``<output_dir>/sample/`` with names of the form
+sd-scripts and musubi-tuner write samples to ``<output_dir>/sample/`` named
 
     [<output_name>_]<NNNNNN | eNNNNNN>_<ii>_<YYYYmmddHHMMSS>[_<seed>].png     sd-scripts
     [<output_name>_]<NNNNNN | eNNNNNN>_<ii>_<YYYYmmddHHMMSS>[_<seed>]_<fff>.png  musubi frame
     [<output_name>_]<NNNNNN | eNNNNNN>_<ii>_<YYYYmmddHHMMSS>[_<seed>].mp4    musubi video
 
-``NNNNNN`` is the global step (6 digits or more) of a step-triggered sample, ``eNNNNNN`` the
-epoch of an epoch-triggered one, ``ii`` the prompt index (2 digits or more), then the time
-the sample was written, the prompt's ``--d`` seed when it had one, and for musubi images
-the 3-digit frame index (``_000`` for a still image). The Compare grid needs, for every
-step, the sample of every prompt; :func:`samples_by_step` builds exactly that.
+and ostris/ai-toolkit ``<samples folder>/<ms>__<NNNNNNNNN>_<i>.jpg`` (``.webp`` for a clip; no
+seed). ``NNNNNN`` is the step, ``eNNNNNN`` an epoch, ``ii`` the prompt index.
+:func:`samples_by_step` builds what the Compare grid needs: every prompt's sample per step.
 
-Parsing rules (names are read from the right, because ``output_name`` may itself contain
-underscores and digits, even something that looks like a step or a prompt index):
-
-* The anchor is the right-most run of three tokens ``<step|eN>_<ii>_<timestamp>`` where the
-  timestamp is a valid ``YYYYmmddHHMMSS`` date and at most two all-digit tokens follow it.
-  Everything before the anchor is the output name (possibly empty, possibly with ``_``).
-* After the timestamp, a video may have one token (the seed); an image may have two (seed
-  and frame, musubi) or one.
-* One token after the timestamp of an image is ambiguous (sd-scripts seed, or musubi frame
-  of a prompt without ``--d``). ``frames=True`` (musubi) reads it as the frame,
-  ``frames=False`` (sd-scripts) as the seed; the default guesses: exactly three digits is a
-  frame, anything else a seed. Bracket always gives every prompt a seed (by default 1000 and
-  up), so its own runs never hit the ambiguous case.
-* ``e000000`` is what ``--sample_at_first`` writes: it gets ``epoch=0`` and ``step=0``, so it
-  sorts and groups with the step-0 samples. Other epoch samples have ``step=None``.
-* Anything else (other files, a malformed timestamp, too many trailing numbers) is not a
-  sample: :func:`parse_sample_name` returns None.
+Names are read from the right (``output_name`` may hold underscores and digits): the anchor is
+the right-most ``<step|eN>_<ii>_<timestamp>`` with a valid timestamp and at most two all-digit
+tokens after it. One token after an image's timestamp is the frame with ``frames=True``
+(musubi), the seed with ``frames=False`` (sd-scripts), else three digits read as a frame;
+Bracket gives every prompt a seed, so its own runs are never ambiguous. ``e000000``
+(``--sample_at_first``) is step 0; other epoch samples have ``step=None``. Anything else is not
+a sample: :func:`parse_sample_name` returns None.
 """
 
 from __future__ import annotations
@@ -36,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -46,6 +34,7 @@ _STEP = re.compile(r"(e?)(\d{6,})")
 _INDEX = re.compile(r"\d{2,}")
 _TIMESTAMP = re.compile(r"\d{14}")
 _NUMBER = re.compile(r"\d+")
+_AI_TOOLKIT = re.compile(r"(\d{10,})__(\d{9,})_(\d+)")
 
 
 @dataclass(frozen=True)
@@ -100,6 +89,11 @@ def parse_sample_name(name: str, *, frames: bool | None = None) -> SampleFile | 
         kind = "video"
     else:
         return None
+    ai_toolkit = _AI_TOOLKIT.fullmatch(path.name[: -len(path.suffix)])
+    if ai_toolkit:
+        written = datetime.fromtimestamp(int(ai_toolkit.group(1)) / 1000, tz=timezone.utc)
+        return SampleFile(path=path, step=int(ai_toolkit.group(2)), epoch=None, prompt_index=int(ai_toolkit.group(3)),
+                          seed=None, frame=None, kind=kind, timestamp=written.strftime("%Y%m%d%H%M%S"))
     tokens = path.name[: -len(path.suffix)].split("_")
     max_trailing = 2 if kind == "image" else 1
     for trailing in range(0, max_trailing + 1):

@@ -17,7 +17,7 @@ A run paused at a rung of a halving search is judged the same way on the answers
 generation step made from the paused adapter (``RunPipeline.judge_rung``; into
 :func:`rung_folder`, left out of the run's final answers): :meth:`TextJudges.judge_rung` keeps
 the task judge's record and the LLM judge's (its pairwise verdicts against other runs' answers
-at the same step) as ``judges["at_step"][step]``, which ``bracket.session.rung_scores`` reads
+at the same step) as ``judges["at_step"][step]``, which ``bracket.session.loop.rung_scores`` reads
 (``bracket.session.scoring.rung_verdicts``). Only when a text judge weighs in
 (:meth:`TextJudges.needs_answers`): the generation costs GPU time.
 

@@ -59,8 +59,11 @@ class ScalarReader:
         tags: Sequence[str] = ("loss/current", "loss"),
         *,
         skip: Sequence[Path] = (),
+        metrics_db: Path | None = None,
     ) -> None:
         self.logging_dir = Path(logging_dir) if logging_dir is not None else None
+        #: a sqlite metrics file (``LaunchSpec.metrics_db``) whose series of ``tags`` are read too
+        self.metrics_db = Path(metrics_db) if metrics_db is not None else None
         #: event files not to read: an earlier launch's, when a paused run is resumed in its folder
         self.skip = frozenset(Path(p) for p in skip)
         self.tfevents_glob = tfevents_glob
@@ -101,6 +104,29 @@ class ScalarReader:
                         new_points += 1
             except Exception as error:  # a corrupt record: keep what was read
                 log.warning("stopped reading %s: %s", path, error)
+        return new_points + self._poll_metrics_db()
+
+    def _poll_metrics_db(self) -> int:
+        """The series of ``tags`` in :attr:`metrics_db` (``metrics(step, key, value_real)``), read whole
+        (it is small) and replacing what an earlier poll read; the number of new points."""
+        if self.metrics_db is None or not self.metrics_db.is_file():
+            return 0
+        import sqlite3
+        from contextlib import closing
+
+        marks = ",".join("?" * len(self.tags))
+        try:
+            with closing(sqlite3.connect(str(self.metrics_db), timeout=1.0)) as connection:
+                rows = connection.execute(f"SELECT step, key, value_real FROM metrics WHERE value_real IS NOT NULL "
+                                          f"AND key IN ({marks}) ORDER BY step", self.tags).fetchall()
+        except sqlite3.Error as error:  # being written, or not a metrics file yet: next poll
+            log.debug("cannot read %s yet: %s", self.metrics_db, error)
+            return 0
+        new_points = 0
+        for tag in {key for _, key, _ in rows}:
+            series = [(int(step), float(value)) for step, key, value in rows if key == tag]
+            new_points += max(0, len(series) - len(self.series.get(tag, [])))
+            self.series[tag] = series
         return new_points
 
     def loss_series(self) -> list[tuple[int, float]]:

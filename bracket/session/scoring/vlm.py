@@ -14,7 +14,7 @@ final one) and kept as ``judges["vlm_steps"]`` (step → score), which the best-
 
 A run paused at a rung of a halving search (:meth:`VlmScorer.submit_rung`) has the samples of
 its pause step judged the same way, on the same thread, kept as ``judges["at_step"][step]["vlm"]``
-— what ``bracket.session.rung_scores`` reads for that step, also after the run went on — and
+— what ``bracket.session.loop.rung_scores`` reads for that step, also after the run went on — and
 reused for that step once the run finishes. :meth:`VlmScorer.wait_rungs` lets the halving loop
 wait for those verdicts before it decides a promotion.
 """

@@ -1,13 +1,9 @@
 """What every kohya-ss sd-scripts adapter shares: the search space skeleton and the command.
 
-The sd-scripts trainers (``sdxl_train_network.py``, ``sdxl_train.py``, ``sd3_train*.py``,
-``flux_train*.py``) share one argument vocabulary (``library/train_util.py``), so one class
-builds their commands. A model family module (:mod:`bracket.trainer.sd_scripts.sdxl`,
-:mod:`bracket.trainer.sd_scripts.sd35`, :mod:`bracket.trainer.sd_scripts.flux1`) only declares data — script,
-model-path flags, learning-rate range, cache-file suffixes — and the few flags that are
-its own (FLUX timestep sampling, SD3 ``--training_shift``, memory flags per VRAM tier).
-
-A run's command is::
+The sd-scripts trainers share one argument vocabulary (``library/train_util.py``), so one class
+builds their commands; a model family module (:mod:`~bracket.trainer.sd_scripts.sdxl`,
+``sd35``, ``flux1``, …) declares data (script, model-path flags, learning-rate range,
+cache-file suffixes) and the few flags of its own. A run's command is::
 
     <trainer python> -m accelerate.commands.launch ... <sd-scripts>/<script>
         <model paths> --dataset_config <run_dir>/dataset.toml --output_dir <run_dir>/output
@@ -15,27 +11,12 @@ A run's command is::
         <optimizer + schedule> [<network>] <family flags> <cache flags> <memory flags>
         [--sample_prompts <run_dir>/sample_prompts.txt --sample_at_first ...]
 
-Every input file (dataset TOML, prompt file) is written under ``run_dir``; the working
-folder is the sd-scripts checkout, as its docs require.
-
-**Caching** (once per session, with sd-scripts' own tools, in keyed mirror folders) is
-:mod:`bracket.trainer.sd_scripts.caching`.
-
-**Saving and tokenizers.** Weights are saved with ``--save_precision`` of the family's own
-release dtype (SDXL fp16, SD3.5 and FLUX.1 bf16), not fp32. The CLIP/T5 tokenizers are
-loaded from the Hugging Face hub by name unless ``--tokenizer_cache_dir`` names a folder
-holding them (the ``tokenizer_cache_dir`` field; :mod:`bracket.trainer.tokenizers`).
-
-**Device.** On a GPU runs use ``--mixed_precision bf16`` (with the family's memory flags per
-VRAM tier). With the ``device`` field at ``cpu`` (or ``auto`` and no ``nvidia-smi``) every
-command — pre-cache tools included — is fp32 (``--mixed_precision no``) and the GPU-only
-memory flags (``--full_bf16``, ``--fp8_base``, ``--blocks_to_swap``) are left out: a CPU
-without native bf16 runs bf16 far slower than fp32.
-
-**Optimizers.** Adaptive optimizers (Prodigy) run at learning rate 1.0 and are tuned through
-``d_coef``; the space therefore has ``learning_rate`` only for the other optimizers and a
-fixed ``adaptive_learning_rate`` plus a searched ``prodigy_d_coef`` for Prodigy (conditional
-knobs), so narrowing the learning rate never drops a curated Prodigy config.
+Every input file is written under ``run_dir``; the working folder is the checkout. Caching is
+:mod:`bracket.trainer.sd_scripts.caching`. Weights are saved in the family's release dtype;
+tokenizers come from ``--tokenizer_cache_dir`` when set (:mod:`bracket.trainer.tokenizers`). On
+a CPU every command is fp32 without the GPU-only memory flags. Prodigy runs at rate 1.0 and is
+tuned through ``d_coef`` (conditional knobs), so narrowing the rate never drops a curated
+Prodigy config.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ order, for
 
 Without work: while another worker trains (``Scheduler.busy``) it waits, to take over if that
 worker dies; else the scheduler closes (``Scheduler.closing``), the confirmation round runs
-(``bracket.session.confirm``), and the loop ends. Every decision reads the search's view fresh
+(``bracket.session.loop.confirm``), and the loop ends. Every decision reads the search's view fresh
 (``search_reading.fresh_view``). ``before_turn``: callables the session runs before each look for
 work (a benchmark's simulated rater, ``bench/steering.py``).
 """
@@ -26,14 +26,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from bracket.session.confirm import confirm_step
+from bracket.session.loop.confirm import confirm_step
+from bracket.session.loop.search_reading import fresh_view
+from bracket.session.loop.search_view import SearchView
 from bracket.session.scheduling import Hooks, Scheduler, Work, scheduler_for
-from bracket.session.search_reading import fresh_view
-from bracket.session.search_view import SearchView
 from bracket.session.store.rows import ConfigRow, RunState
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.budget import Budget
+    from bracket.session.loop.budget import Budget
 
 WAITING = "waiting for other workers"
 

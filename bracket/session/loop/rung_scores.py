@@ -20,8 +20,8 @@ from typing import Any
 
 from bracket.search.halving import Parked, scaled_step
 from bracket.session.launches import up_to
+from bracket.session.loop.search_view import SearchView
 from bracket.session.scoring.run_scores import WORST, score_runs, verdicts_at
-from bracket.session.search_view import SearchView
 from bracket.session.store.rows import RunRow
 
 

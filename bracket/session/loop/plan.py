@@ -73,7 +73,7 @@ def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: 
         if algorithm == "tpe":  # the shape draws need a scored warm-start config and TPE
             take(SHAPES, SHAPE_TRIALS)
     take(sampler_phase(algorithm), left)
-    if confirm > 0:  # the confirmation round: runs of the top configs with fresh seeds (bracket.session.confirm)
+    if confirm > 0:  # the confirmation round: runs of the top configs with fresh seeds (bracket.session.loop.confirm)
         plan.append((CONFIRM, int(confirm)))
     return plan
 

@@ -8,7 +8,7 @@ the loop, the snapshot, the forms and the tabs ask this object instead of branch
 
 The trainer's facts the cost depends on (``restarts``: it cannot resume, so a promotion trains
 its rung again from step 0; the interval the rungs round up to) are decided once when the
-session is created (``bracket.session.rung_steps.halving_decided``) and read here with the rungs
+session is created (``bracket.session.loop.rung_steps.halving_decided``) and read here with the rungs
 (``StepRungs``). What the budget buys is decided without the clock where the settings fix a
 launch's start-up (``launch_share``, ``--launch-cost``); otherwise :meth:`Budget.configs` lowers
 the count once the session has measured its launches, and says so.
@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.search_view import SearchView
+    from bracket.session.loop.search_view import SearchView
 
 
 class BudgetUnit(StrEnum):
@@ -44,7 +44,7 @@ class Budget:
     #: the configs the plan counts (``SearchSettings.n_configs``)
     planned: int
     full_steps: int
-    #: ``bracket.session.rung_scores.StepRungs`` of a halving search, None without halving
+    #: ``bracket.session.loop.rung_scores.StepRungs`` of a halving search, None without halving
     rungs: Any = None
     #: the trainer restarts a promoted config from step 0 (decided at creation)
     restarts: bool = False
@@ -54,7 +54,7 @@ class Budget:
     def of(cls, settings: Any, trainer: Any = None) -> "Budget":
         rungs = None
         if settings.halving:
-            from bracket.session.rung_steps import session_rungs
+            from bracket.session.loop.rung_steps import session_rungs
 
             rungs = session_rungs(settings, trainer)
         return cls(BudgetUnit.FULL_RUNS if settings.halving else BudgetUnit.RUNS, int(settings.budget),

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from bracket.search.halving import share_label
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.rung_scores import StepRungs
+    from bracket.session.loop.rung_scores import StepRungs
 
 
 def sample_interval(settings: Any, trainer: Any) -> int:
@@ -47,7 +47,7 @@ def launch_sample_every(settings: Any, trainer: Any, steps: int) -> int | None:
 
 def session_rungs(settings: Any, trainer: Any) -> "StepRungs":
     """The rungs at steps where samples and the validation loss are saved (``Rungs.steps``)."""
-    from bracket.session.rung_scores import StepRungs  # here: creating a session imports no scoring
+    from bracket.session.loop.rung_scores import StepRungs  # here: creating a session imports no scoring
 
     rungs = settings.rungs()
     steps = rungs.steps(int(settings.steps), every=sample_interval(settings, trainer))

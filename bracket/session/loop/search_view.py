@@ -3,11 +3,11 @@
 :meth:`SearchView.build` is pure: it takes the store's rows (and the scoring's inputs) and
 returns a frozen view; nothing in it trains, writes or builds a loop. Every reader of a
 search's state asks it: the loop's scheduler (``bracket.session.scheduling``) decides on it,
-the budget (``bracket.session.budget``) counts on it, the sampler's history (a halving search's
+the budget (``bracket.session.loop.budget``) counts on it, the sampler's history (a halving search's
 values) and the app's rung views (``bracket.app.rung_grid``), the snapshot (``status``, the
 report) read it.
 
-``bracket.session.search_reading`` reads one for a session from its store (now, or once per
+``bracket.session.loop.search_reading`` reads one for a session from its store (now, or once per
 store change).
 """
 
@@ -31,7 +31,7 @@ class SearchView:
     runs: tuple[RunRow, ...]
     seeds: int
     full_steps: int
-    #: ``bracket.session.rung_scores.StepRungs`` of a halving search; None without halving
+    #: ``bracket.session.loop.rung_scores.StepRungs`` of a halving search; None without halving
     rungs: Any = None
     scores: Mapping[tuple[int, int], float] = field(default_factory=dict)
     places: Mapping[int, Parked] = field(default_factory=dict)

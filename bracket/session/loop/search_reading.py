@@ -1,4 +1,4 @@
-"""A session's :class:`~bracket.session.search_view.SearchView`, read from its store.
+"""A session's :class:`~bracket.session.loop.search_view.SearchView`, read from its store.
 
 - :func:`search_view` — once per store change (``store.change_memo.per_change``, keyed by the
   store's change marker): the readers that only show or propose (the app, the sampler's history);
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bracket.session.search_view import SearchView
+from bracket.session.loop.search_view import SearchView
 
 #: the view's key in the per-change memo
 VIEW_KEY = "search-view"
@@ -38,7 +38,7 @@ def fresh_view(session: Any) -> SearchView:
     configs = store.configs(session.name, stage="search")
     if rungs is None:
         return SearchView.build(configs, runs, seeds=settings.seeds, full_steps=int(settings.steps))
-    from bracket.session.rung_scores import rung_scores  # the scoring: only a halving view needs it
+    from bracket.session.loop.rung_scores import rung_scores  # the scoring: only a halving view needs it
 
     search = [r for r in runs if r["stage"] == "search"]
     scores = rung_scores(configs, search, rungs, seeds=settings.seeds, ratings=store.ratings(session.name),

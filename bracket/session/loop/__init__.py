@@ -1,0 +1,5 @@
+"""The search loop and what it decides with: ``search_loop`` (claiming, reserving, recovery,
+waiting, the confirmation round — asking a scheduler of ``bracket.session.scheduling`` what to
+train next), its read model (``search_view``, built by ``search_reading``), the ``budget``, the
+``plan`` it shows, the proposals (``proposing``), the confirmation round (``confirm``) and the
+rungs' scores and steps (``rung_scores``, ``rung_steps``)."""
