@@ -151,7 +151,7 @@ class Results:
 
     def report_html(self) -> Path | None:
         """Where :meth:`report_markdown` writes the open session's ``report.html`` (None: no session open)."""
-        from bracket.report.document import report_folder
+        from bracket.report.writing import report_folder
 
         session = self._manager.session
         return None if session is None else report_folder(session) / "report.html"

@@ -13,10 +13,10 @@ from bracket.lazy_exports import lazy_exports
 #: public name -> the module (of this package) that defines it
 _WHERE = {
     "Report": "document",
-    "ReportFiles": "document",
+    "ReportFiles": "writing",
     "build_report": "document",
-    "write_report": "document",
-    "report_markdown": "document",
+    "write_report": "writing",
+    "report_markdown": "writing",
     "ExportError": "export",
     "ExportResult": "export",
     "export_run": "export",

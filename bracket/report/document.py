@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import shlex
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 from bracket.report import render as report_render
 from bracket.report.charts import chart_runs, final_step_samples, history_chart, loss_chart, sample_grid
 from bracket.report.export import export_run
-from bracket.report.files import write_whole
 from bracket.report.image_table import image_rows, image_section
 from bracket.report.judges import judge_sections
 from bracket.report.redaction import known_secrets, scrub, without_secrets
@@ -51,9 +49,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 PROBLEM_STATUSES = ("failed", "disqualified", "pruned", "interrupted")
 #: the folder (in the session folder) the Results tab writes its copy of the report into
-REPORT_FOLDER = "report"
-
-
 @dataclass
 class StageResult:
     """One stage ("search" or "final"): its board from the standings, plus its runs for the charts."""
@@ -113,14 +108,6 @@ class Report:
         if self.finals is not None and self.winner is not None and self.winner.stage == "final":
             return self.finals.verdict
         return self.search.verdict
-
-
-@dataclass
-class ReportFiles:
-    markdown: Path
-    html: Path
-    images: list[Path]
-    report: Report
 
 
 # -- gathering ------------------------------------------------------------------------------
@@ -370,35 +357,3 @@ def render_html(report: Report) -> str:
     """One self-contained HTML page; pictures are embedded as base64 PNG data URLs."""
     return shown(scrub(report_render.html(f"Bracket report: {report.name}", _intro(report), sections(report)),
                        report.secrets))
-
-
-def report_folder(session: "Session") -> Path:  # the app's and `bracket report`'s one place
-    return session.folder / REPORT_FOLDER
-
-
-def write_report(session: "Session", folder: Path | None = None) -> ReportFiles:
-    """Write report.md (its PNGs beside it) and report.html into :func:`report_folder` (or ``--out``)."""
-    folder = Path(folder) if folder is not None else report_folder(session)
-    folder.mkdir(parents=True, exist_ok=True)
-    report = build_report(session, None if folder == report_folder(session) else folder / "export")
-    images = []
-    for picture in report.pictures:
-        images.append(write_whole(folder / f"{picture.stem}.png", picture.png))
-    markdown, page = folder / "report.md", folder / "report.html"
-    write_whole(markdown, render_markdown(report))  # a full disk leaves no empty or cut report
-    write_whole(page, render_html(report))
-    return ReportFiles(markdown, page, images, report)
-
-
-def report_markdown(session: "Session", image_url: Callable[[Path], str] | None = None) -> str:
-    """Write the report files and return the markdown (what the Results tab shows).
-
-    ``image_url`` turns each picture's path into the link the markdown should use (the UI
-    gives a served URL); by default the links stay relative to the report file.
-    """
-    files = write_report(session)
-    text = files.markdown.read_text(encoding="utf-8")
-    if image_url is not None:
-        for image in files.images:
-            text = text.replace(f"]({Path(image).name})", f"]({image_url(Path(image))})")
-    return text

@@ -99,7 +99,7 @@ def test_a_search_shows_the_image_judges_per_step_in_status_report_and_export(pr
     assert set(answer["winner"]["judges"]) >= {"loss", "likeness", "prompt_following", "image_quality"}
 
     command(["report", str(folder)])
-    report = (folder / "report.md").read_text(encoding="utf-8")
+    report = (folder / "report" / "report.md").read_text(encoding="utf-8")  # the one report folder
     assert "Image judges per step" in report and "prompt following" in report
 
     command(["export", str(folder)])
