@@ -36,7 +36,7 @@ class Compare:
 
     def _runs(self, run_ids: list[int]) -> tuple[Any, Any, list[dict[str, Any]]]:
         """(session, snapshot, the runs ``run_ids`` in order); an id not of the session is refused."""
-        session, snap = self._manager.require(), self._manager.snapshot()
+        session, snap = self._manager.require(), self._manager.require_snapshot()
         by_id = {r["id"]: r for r in snap.runs}
         unknown = [i for i in run_ids if i not in by_id]
         if unknown:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,9 @@ from bracket.standings import Standings, standings
 from bracket.standings.study_sync import record_at_end
 from bracket.status import ViewRefresher
 from bracket.status.ranking import past_ranking
+
+#: what an action that needs an open session says without one
+NO_SESSION = "No search is open: start one in the Setup tab or open a past session there."
 
 
 class NoSessionError(BracketError):
@@ -82,7 +86,7 @@ class SessionManager:
     def require(self) -> Session:
         session = self._session
         if session is None:
-            raise NoSessionError("No search is open: start one in the Setup tab or open a past session there.")
+            raise NoSessionError(NO_SESSION)
         return session
 
     @property
@@ -103,10 +107,10 @@ class SessionManager:
 
     def _refuse_if_running(self, action: str) -> None:
         if self.job is not None and self.job.running:
-            raise BracketError(f"The {self.job.kind} of {self._session.name} are training; wait for them to finish "
+            raise BracketError(f"The {self.job.kind} of {self.require().name} are training; wait for them to finish "
                                f"before you {action}.")
         if self.running:
-            raise BracketError(f"Search {self._session.name} is running; stop it in the Search tab before you "
+            raise BracketError(f"Search {self.require().name} is running; stop it in the Search tab before you "
                                f"{action}. One search runs at a time.")
 
     # -- listing, starting, resuming -------------------------------------------------
@@ -198,6 +202,14 @@ class SessionManager:
         cache = self._cache
         return None if cache is None else cache.snapshot()
 
+    def require_snapshot(self) -> SessionSnapshot:
+        """The open session's :meth:`snapshot`; :class:`NoSessionError` when none is open."""
+        self.require()
+        snap = self.snapshot()
+        if snap is None:
+            raise NoSessionError(NO_SESSION)
+        return snap
+
     @property
     def version(self) -> int:
         """Goes up whenever the snapshot changed; the same number means the same picture."""
@@ -229,8 +241,11 @@ class SessionManager:
         return None if session is None else self.memo("standings", lambda: standings(session), structural=True)
 
     @property
-    def thumbs(self) -> ThumbnailCache | None:
-        """The open session's thumbnail cache (the Compare grid's pictures)."""
+    def thumbs(self) -> ThumbnailCache:
+        """The open session's thumbnail cache (the Compare grid's pictures); :class:`NoSessionError`
+        when none is open."""
+        if self._thumbs is None:
+            raise NoSessionError(NO_SESSION)
         return self._thumbs
 
     def forget(self, *, changed: bool = False) -> None:
@@ -248,6 +263,7 @@ class SessionManager:
         with self._lock:
             self._refuse_if_running(f"start {kind}")
             check_session_launch(session, allow=self.allow_custom_executables)
+            action: Callable[[], Any]
             if kind == "finals":
                 # a request that cannot be right is an input error, not a failed job
                 stages.check_finals(session, top_k=top_k, steps=steps, seeds=seeds)

@@ -64,12 +64,12 @@ def winner_command(session: "Session", winner: "Winner | None") -> WinnerExport 
 def score_history(table: "Standings") -> list[dict[str, Any]]:
     """Per scored search config in trial order: its mean score and the best mean so far."""
     board = table.board("search")
-    rows = sorted((r for r in (board.rows if board else []) if r.mean is not None),
-                  key=lambda r: (r.trial_number if r.trial_number is not None else math.inf, r.config_id))
+    rows = sorted(((r, r.mean) for r in (board.rows if board else []) if r.mean is not None),
+                  key=lambda p: (p[0].trial_number if p[0].trial_number is not None else math.inf, p[0].config_id))
     history, best = [], math.inf
-    for row in rows:
-        best = min(best, row.mean)
-        history.append({"trial": row.trial_number, "config": row.name, "kind": row.kind, "score": row.mean,
+    for row, mean in rows:
+        best = min(best, mean)
+        history.append({"trial": row.trial_number, "config": row.name, "kind": row.kind, "score": mean,
                         "best": best})
     return history
 

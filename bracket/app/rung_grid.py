@@ -77,7 +77,7 @@ def ranked_at_rung(manager: "SessionHolder", index: int) -> RungPick:
     if pick is None:
         raise BracketError("No run has reached that rung yet; pick a rung from the list.")
     scores = _scores(manager)
-    runs = {r["id"]: r for r in manager.snapshot().runs}
+    runs = {r["id"]: r for r in manager.require_snapshot().runs}
 
     def order(run_id: int) -> tuple[float, int, int, int]:
         run = runs[run_id]

@@ -133,8 +133,8 @@ def _marks(settings: Any, configs: list[dict[str, Any]], runs: list[dict[str, An
     rungs = session_rungs(settings)
     by_id = {c["id"]: c for c in configs if c.get("rung_state")}
     run_mark, board, paused = {}, {}, {}
-    for config in by_id.values():
-        board[int(config["id"])] = rung_text(config, rungs)
+    for placed in by_id.values():
+        board[int(placed["id"])] = rung_text(placed, rungs)
     for run in runs:
         config = by_id.get(run.get("config_id"))
         if config is None or (run.get("stage") or "search") != "search" or run.get("kind") == "setup":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from bracket.errors import BracketError
 from bracket.safe_text import one_line
@@ -21,7 +22,7 @@ from bracket.settings import absolute_path
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one clear line, exit 2
+    def error(self, message: str) -> NoReturn:  # one clear line, exit 2
         self.exit(2, f"error: {one_line(message)} (see `{help_command(self.prog)}`)\n")
 
 

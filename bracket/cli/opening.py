@@ -11,6 +11,6 @@ from bracket.session import Session
 def open_session(args: argparse.Namespace, cannot: str, **kw: object) -> Session:
     """The session in ``args.path``; a missing store file says what this command ``cannot`` do."""
     try:
-        return Session.open(args.path, storage_url=args.storage, **kw)  # type: ignore[arg-type]
+        return Session.open(args.path, storage_url=args.storage, **kw)
     except MissingStoreError as error:
         raise BracketError(error.saying(cannot)) from None

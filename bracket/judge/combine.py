@@ -192,10 +192,11 @@ def parse_weights(given: str | Mapping[str, Any] | None, base: Mapping[str, floa
             raise WeightsError(f"cannot read judge weight {name!r}; write name=number with a name from {JUDGE_NAMES}")
         if isinstance(value, str):
             try:
-                value = float(value)
+                weights[name] = float(value)
             except ValueError:
                 raise WeightsError(f"weight of judge {name!r} must be a number, got {value!r}") from None
-        weights[name] = value
+        else:
+            weights[name] = value
     return validate_weights(weights)
 
 

@@ -152,7 +152,7 @@ def bradley_terry(comparisons: Iterable[Any], *, alpha: float = DEFAULT_ALPHA) -
     runs = sorted({c.left_run_id for c in valid} | {c.right_run_id for c in valid})
     index = {run_id: i for i, run_id in enumerate(runs)}
     data: list[tuple[int, int]] = []
-    tally = {run_id: Counter() for run_id in runs}
+    tally: dict[int, Counter[str]] = {run_id: Counter() for run_id in runs}
     for c in valid:
         left, right = index[c.left_run_id], index[c.right_run_id]
         if c.winner == "tie":

@@ -28,7 +28,7 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from bracket.judge.combine import DEFAULT_WEIGHTS, PRIOR_COUNT, PRIOR_SD
 
@@ -207,8 +207,8 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
     chances: dict[tuple[str, int], tuple[float, str]] = {}
     for stage in {leader_stage} & stages:
         configs = [c for c in config_means(candidates) if c.stage == stage]
-        for config_id, chance in _chances(configs, good_fraction, pick=stage == leader_stage).items():
-            chances[(stage, config_id)] = chance
+        for config_id, entry in _chances(configs, good_fraction, pick=stage == leader_stage).items():
+            chances[(stage, config_id)] = entry
     spread = {(c.stage, c.config_id): c for c in config_means(candidates)}
     proposals = []
     for c in candidates:
@@ -232,6 +232,11 @@ def why_line(proposals: Sequence[Proposal], shown: int = 2) -> str:
     return "Why these runs: " + "; ".join(f"#{p.run_id} {p.reason}" for p in proposals[:shown]) + "."
 
 
+def _field(record: Any, name: str) -> Any:
+    """``name`` of a comparison given as a mapping or as an object."""
+    return record.get(name) if isinstance(record, Mapping) else getattr(record, name)
+
+
 def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any] = (), k: int = 1, *,
                       good_fraction: float = GOOD_FRACTION, pair_penalty: float = 1.0,
                       rng: random.Random | None = None) -> list[tuple[int, int]]:
@@ -247,8 +252,7 @@ def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any
     pairs_done: Counter[frozenset[int]] = Counter()
     last = None
     for record in comparisons:
-        get = record.get if isinstance(record, Mapping) else (lambda name, r=record: getattr(r, name))
-        last = frozenset((int(get("left_run_id")), int(get("right_run_id"))))
+        last = frozenset((int(_field(record, "left_run_id")), int(_field(record, "right_run_id"))))
         pairs_done[last] += 1
     stages = {c.stage for c in candidates}
     stage = "final" if "final" in stages else "search"
@@ -271,6 +275,11 @@ def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any
     return [(a, b) if rng.random() < 0.5 else (b, a) for *_, a, b in scored[:max(0, k)]]
 
 
+def _is_number(value: object) -> TypeGuard[int | float]:
+    """An int or float, not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def param_distance(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
     """How far apart two configs are, 0 (same) to 1: the mean over their keys of a per-key
     distance — positive numbers by decades (one decade or more = 1), other numbers relative,
@@ -281,11 +290,11 @@ def param_distance(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
     total = 0.0
     for key in keys:
         x, y = a.get(key), b.get(key)
-        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (x, y))
-        if numbers and x > 0 and y > 0:
-            total += min(1.0, abs(math.log10(x / y)))
-        elif numbers:
-            total += min(1.0, abs(x - y) / max(abs(x), abs(y), 1e-12))
+        if _is_number(x) and _is_number(y):
+            if x > 0 and y > 0:
+                total += min(1.0, abs(math.log10(x / y)))
+            else:
+                total += min(1.0, abs(x - y) / max(abs(x), abs(y), 1e-12))
         else:
             total += 0.0 if x == y and key in a and key in b else 1.0
     return total / len(keys)

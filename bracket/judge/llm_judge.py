@@ -183,7 +183,7 @@ def score_llm_judge(run_ids: Iterable[int], rubric: Mapping[int, JudgeResult | N
         reasons = []
         if found is not None:
             details.update(found.details)
-            if found.has_score:
+            if found.has_score and found.score is not None:
                 details["rubric_score"] = found.score
                 parts.append((rubric_weight, found.score))
             if found.reason:

@@ -90,7 +90,7 @@ def loss_summary(
     if not points:
         return JudgeResult.disqualify("the loss log is empty (the trainer logged no loss)")
     reason = find_divergence(points, factor=divergence_factor, ema_alpha=ema_alpha)
-    details = {"points": len(points), "last_step": points[-1][0]}
+    details: dict[str, float] = {"points": len(points), "last_step": points[-1][0]}
     if reason is not None:
         return JudgeResult.disqualify(reason, details)
     details["final_ema"] = ema([v for _, v in points], ema_alpha)[-1]

@@ -110,7 +110,8 @@ def video_frames(path: Path, count: int = DEFAULT_VIDEO_FRAMES) -> list[Any]:
         raise ValueError(f"{path.name}: cannot read the video ({str(exc).splitlines()[0][:120]})") from None
     try:
         try:
-            total = int(reader.count_frames())
+            # the ffmpeg plugin's reader counts frames; imageio's typed base Reader has no such method
+            total = int(reader.count_frames())  # type: ignore[attr-defined]
         except (AttributeError, RuntimeError, ValueError):
             total = reader.get_length()
         if not isinstance(total, int) or total <= 0 or total == float("inf"):
@@ -158,7 +159,7 @@ class VlmJudge:
         criteria = VIDEO_CRITERIA if video else CRITERIA
         label = f"Prompt: {prompt}" + (f"\n(The {len(image_urls)} frames of the video follow in time order.)"
                                        if video else "")
-        messages = [
+        messages: list[dict[str, Any]] = [
             {"role": "system", "content": VIDEO_RUBRIC if video else RUBRIC},
             {"role": "user", "content": [{"type": "text", "text": label},
                                          *({"type": "image_url", "image_url": {"url": url}} for url in image_urls)]},

@@ -17,12 +17,15 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PIL import Image, ImageDraw
 
 if TYPE_CHECKING:  # pragma: no cover - matplotlib (~1 s to import) is imported when a chart is drawn
     from matplotlib.figure import Figure
+
+#: a run record (the store's dict, or any mapping): :func:`chart_runs` hands back the ones it was given
+RunT = TypeVar("RunT", bound=Mapping[str, Any])
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 TILE = 256
@@ -176,8 +179,7 @@ def sample_grid(tiles: Sequence[Mapping[str, Any]], caption: str = "") -> bytes 
 CHART_RUNS = 30
 
 
-def chart_runs(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float | None],
-               limit: int = CHART_RUNS) -> list[Mapping[str, Any]]:
+def chart_runs(runs: Sequence[RunT], scores: Mapping[int, float | None], limit: int = CHART_RUNS) -> list[RunT]:
     """The runs a loss chart draws: all up to ``limit``, else the ``limit`` best by ``scores``
     (run id → score, lower is better; unscored last), in training order, so the chart stays
     readable and cheap at any session size."""

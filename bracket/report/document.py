@@ -128,7 +128,7 @@ def _stage(table: Standings, stage: str, runs: list[dict[str, Any]]) -> StageRes
 
 def _drawn(result: StageResult) -> list[dict[str, Any]]:
     """The runs of ``result`` its loss chart draws (``report_charts.chart_runs``)."""
-    return chart_runs(result.runs, {i: s.score for i, s in result.scores.items()})  # type: ignore[return-value]
+    return chart_runs(result.runs, {i: s.score for i, s in result.scores.items()})
 
 
 def _with_chart_series(store: Any, results: list[StageResult | None]) -> None:
@@ -253,8 +253,7 @@ def _headline(row: ConfigRow) -> str:
 
 
 def _board(result: StageResult, *, with_verdict: bool = True) -> list[Block]:
-    headers = ["rank", "kind", "config", "headline", "raw figures", "scored / runs", "ratings",
-               "key params"]
+    headers = ["rank", "kind", "config", "headline", "raw figures", "scored / runs", "ratings", "key params"]
     rows = [[str(r.rank or "-"), r.kind, r.name, _headline(r), r.raw_text or "-", f"{r.seeds} / {len(r.runs)}",
              str(r.ratings), ", ".join(f"{k}={_fmt(v)}" for k, v in r.params.items())] for r in result.rows]
     blocks: list[Block] = ([("quote", result.verdict)] if with_verdict else []) + [("table", headers, rows)]
@@ -300,7 +299,8 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
     if report.importance:
         importance.append(("table", ["parameter", "importance"],
                            [[k, f"{v:.3f}"] for k, v in report.importance.items()]))
-    samples = [("img", pictures[s]) for s in ("report-best-samples", "report-worst-samples") if s in pictures]
+    samples: list[Block] = [("img", pictures[s]) for s in ("report-best-samples", "report-worst-samples")
+                            if s in pictures]
     if report.unreadable:
         samples.append(("p", "Unreadable sample files (left out): " + ", ".join(report.unreadable) + "."))
     settings_rows = [[k, _fmt(v)] for k, v in report.settings.items() if k != "sample_prompts"]

@@ -168,7 +168,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     if run is None or run.get("session") != session.name or run.get("config_id") is None:
         raise ExportError(f"Run {run_id} is not a training run of session {session.name!r}; "
                           "`python -m bracket status PATH` lists the run ids.")
-    config = next((c for c in stored_rows(session)[1] if c["id"] == run["config_id"]), {})  # the rows of this change
+    config: dict[str, Any] = next((c for c in stored_rows(session)[1]  # the rows of this change
+                                   if c["id"] == run["config_id"]), {})
     name = str(config.get("name") or run.get("label") or f"run{run_id}")
     steps = int(steps if steps is not None else (run.get("max_steps") or session.settings.steps))
     if steps <= 0:

@@ -51,7 +51,7 @@ def judge_sections(table: "Standings") -> tuple[list[tuple[str, list[Block]]], l
     if front is None:
         front_blocks: list[Block] = [("p", "No config has likeness and prompt-following scores (the image judges).")]
     else:
-        front_blocks = [("quote", front.why)] + ([("p", f"Note: {front.note}.")] if front.note else [])
+        front_blocks = [("quote", front.why), *([("p", f"Note: {front.note}.")] if front.note else [])]
         png = front_chart(front_points(table))
         if png is not None:
             pictures.append(Picture("report-front", "Fidelity against flexibility (each config at its best step)",

@@ -155,9 +155,10 @@ class CurrentScoreSampler(BaseSampler):
             return drawn
         view = optuna.create_study(direction="minimize", sampler=self._make_inner(self._seed + extra_seed, history))
         trials = []
+        searched = self._space.distributions()  # of every searched knob
         for item in history:
             params = {k: v for k, v in item.params.items() if k in self._space and k in self._space.searched()}
-            distributions = {k: self._space[k].distribution() for k in params}  # type: ignore[union-attr]
+            distributions = {k: searched[k] for k in params}
             try:
                 trials.append(optuna.trial.create_trial(
                     state=item.state, value=item.value if item.state == TrialState.COMPLETE else None,
@@ -205,7 +206,8 @@ class SearchController:
 
         def make_inner(inner_seed: int, seen: Sequence[ScoredConfig]) -> BaseSampler:
             exploring = explore_now(seen, explore)
-            if algorithm == "random" or (exploring and explore.action == "random") or hedge_explores(seen, hedge):  # type: ignore[union-attr]
+            explore_random = exploring and explore is not None and explore.action == "random"
+            if algorithm == "random" or explore_random or hedge_explores(seen, hedge):
                 return RandomSampler(seed=inner_seed)
             if model == "gp":  # measured against TPE by bench/hedge.py; conditional knobs fall back to random
                 return GPSampler(seed=inner_seed, n_startup_trials=n_startup_trials, warn_independent_sampling=False)

@@ -61,22 +61,22 @@ DEFAULT_RULE = ExploreRule()
 
 def disagreement_at(history: Sequence[ScoredConfig], rule: ExploreRule = DEFAULT_RULE) -> int | None:
     """Index in ``history`` of the config that showed the warm start wrong, or None."""
-    warm = [h.value for h in history if h.kind in WARM_START_KINDS and _scored(h)]
+    warm = [v for h in history if h.kind in WARM_START_KINDS and (v := _score(h)) is not None]
     if not warm:
         return None  # no warm start: the sampler's own start-up already explores
     anchor = min(warm)
     if rule.trigger == "always":
         return -1
     if rule.trigger == "side":
-        bracket = [(i, h) for i, h in enumerate(history) if h.kind == BRACKET_KIND and _scored(h)]
-        for index, item in bracket:
-            if item.value < anchor:  # type: ignore[operator]
+        bracket = [(i, v) for i, h in enumerate(history) if h.kind == BRACKET_KIND and (v := _score(h)) is not None]
+        for index, value in bracket:
+            if value < anchor:
                 return index
-        anchor = min([anchor] + [h.value for _, h in bracket])  # type: ignore[list-item]
+        anchor = min([anchor] + [v for _, v in bracket])
     elif rule.trigger != "search":
         raise ValueError(f"unknown trigger {rule.trigger!r}")
     else:
-        anchor = min([anchor] + [h.value for h in history if h.kind == BRACKET_KIND and _scored(h)])  # type: ignore[list-item]
+        anchor = min([anchor] + [v for h in history if h.kind == BRACKET_KIND and (v := _score(h)) is not None])
     seen = 0
     for index, item in enumerate(history):
         if item.kind != SEARCH_KIND:
@@ -84,7 +84,8 @@ def disagreement_at(history: Sequence[ScoredConfig], rule: ExploreRule = DEFAULT
         seen += 1
         if seen > rule.look:
             break
-        if _scored(item) and item.value < anchor:  # type: ignore[operator]
+        score = _score(item)
+        if score is not None and score < anchor:
             return index
     return None
 
@@ -101,5 +102,6 @@ def explore_now(history: Sequence[ScoredConfig], rule: ExploreRule | None = DEFA
     return since < rule.trials
 
 
-def _scored(item: ScoredConfig) -> bool:
-    return item.state == TrialState.COMPLETE and item.value is not None
+def _score(item: ScoredConfig) -> float | None:
+    """The score of a complete trial; None for one not complete or not scored."""
+    return item.value if item.state == TrialState.COMPLETE else None

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 #: the reduction factor: a third of the configs at a rung go on to the next
 DEFAULT_ETA = 3
@@ -40,6 +41,16 @@ DEFAULT_ETA = 3
 #: docs/BENCHMARKS.md): at 1/9 the loss ranks configs against their full-length quality too
 #: poorly (slow starters are cut) and halving costs more than full runs
 DEFAULT_SMALLEST = 1 / 3
+
+
+class RungShape(Protocol):
+    """What :func:`promotions` and :func:`stopped_reason` read of the rungs: :class:`Rungs`, or a
+    session's rungs at its real steps (``bracket.session.rung_scores.StepRungs``)."""
+
+    @property
+    def eta(self) -> int: ...
+
+    def fractions(self) -> tuple[float, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -172,7 +183,7 @@ def top_words(top: int) -> str:
     return f"top {top} {'goes' if top == 1 else 'go'} on"
 
 
-def promotions(configs: Iterable[Parked], scores: Mapping[tuple[int, int], float], rungs: Rungs, *,
+def promotions(configs: Iterable[Parked], scores: Mapping[tuple[int, int], float], rungs: RungShape, *,
                closing: bool = False, leader: bool = False) -> list[Promotion]:
     """The paused configurations to promote now, the most advanced rung first, best first.
 
@@ -222,7 +233,7 @@ def search_values(scores: Mapping[tuple[int, int], float], top: int) -> dict[int
             for cid, rung in highest.items()}
 
 
-def stopped_reason(config_id: int, rung: int, scores: Mapping[tuple[int, int], float], rungs: Rungs) -> str:
+def stopped_reason(config_id: int, rung: int, scores: Mapping[tuple[int, int], float], rungs: RungShape) -> str:
     """Why a paused configuration waits at ``rung``: its place among those that reached it."""
     ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung and math.isfinite(value))
     place = next((i for i, (_, cid) in enumerate(ranked, start=1) if cid == config_id), None)

@@ -67,9 +67,9 @@ def hedge_verdict(history: Sequence[ScoredConfig], rule: HedgeRule | None = DEFA
     if len(trained) < rule.look:
         return None
     first = trained[:rule.look]
-    if any(h.loss is None or h.loss <= 0 for h in first):
+    losses = [h.loss for h in first if h.loss is not None and h.loss > 0]
+    if len(losses) < len(first):
         return None  # how far apart they are needs the raw losses (scores are normalised across runs)
-    losses = [float(h.loss) for h in first]  # type: ignore[arg-type]
     spread = max(losses) / min(losses) - 1
     if spread >= rule.flat:
         return None
@@ -94,8 +94,8 @@ def _bracket_held(history: Sequence[ScoredConfig], trained: Sequence[ScoredConfi
     sides = [h for h in history if h.kind == BRACKET_KIND]
     if len(sides) < 2 or not trained or any(h.state != TrialState.COMPLETE or h.value is None for h in sides):
         return None
-    best = min(float(h.value) for h in trained)  # type: ignore[arg-type]
-    if any(float(h.value) < best for h in sides):  # type: ignore[arg-type]
+    best = min(h.scored_value for h in trained)
+    if any(h.scored_value < best for h in sides):
         return None
     return ("neither side of the learning-rate bracket beat the best warm-start config: its region is "
             "measured; the sampler explores the whole space instead of shape draws around it")

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bracket.search.space import FloatKnob, SearchSpace
+from bracket.search.space import FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import BRACKET_KIND, WARM_START_KINDS, ScoredConfig
 
 #: the knob every trainer in Bracket calls its learning rate
@@ -145,6 +145,7 @@ def next_bracket(history: Sequence[ScoredConfig], space: SearchSpace, *,
     skipped: list[str] = []
     for params, name, rate, why in _candidates(scored, made, space, factor, rule):
         knob = space[name]
+        assert isinstance(knob, (FloatKnob, IntKnob)), "a step knob is numeric (step_knob)"
         # round, then clamp: in bounds
         wanted = float(f"{params[name]:.3g}")
         candidate = min(max(wanted, knob.low), knob.high)
@@ -248,10 +249,10 @@ def _rescue(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchS
             return (dict(lowest.params, **{name: rate / factor ** 2}), name, rate,
                     "the lowest-rate config of an optimizer that diverged at every rate tried,")
     for (_, name), members in families.items():
-        lowest = _best_at_lowest(members)
-        if lowest is not None:
-            rate = float(lowest.params[name])
-            return (dict(lowest.params, **{name: rate / factor ** 2}), name, rate,
+        best_low = _best_at_lowest(members)
+        if best_low is not None:
+            rate = float(best_low.params[name])
+            return (dict(best_low.params, **{name: rate / factor ** 2}), name, rate,
                     "the lowest-rate config of an optimizer whose every higher rate did worse,")
     return None
 
@@ -273,10 +274,10 @@ def _best_at_lowest(members: Sequence[tuple[float, ScoredConfig]]) -> ScoredConf
     low_step, lowest = min(trained, key=lambda m: (m[0], m[1].value))
     higher = [item for step, item in members if step >= low_step + DOWNHILL_DECADES]
     beaten_near = any(step < low_step + DOWNHILL_DECADES and item is not lowest and not item.diverged
-                      and item.value < lowest.value for step, item in members)  # type: ignore[operator]
+                      and item.scored_value < lowest.scored_value for step, item in members)
     if beaten_near or all(item.diverged for item in higher):
         return None
-    if all(item.diverged or item.value > lowest.value for item in higher):  # type: ignore[operator]
+    if all(item.diverged or item.scored_value > lowest.scored_value for item in higher):
         return lowest
     return None
 
@@ -295,9 +296,9 @@ def _centre(scored: Sequence[ScoredConfig], made: Sequence[ScoredConfig], space:
     if not family and rule == "evidence" and all(h.diverged for h in scored):
         def lowest(item: ScoredConfig) -> tuple[float, float]:
             step = step_of(item.params, space)
-            return (step[2] if step is not None else math.inf, item.value)  # type: ignore[return-value]
+            return (step[2] if step is not None else math.inf, item.scored_value)
         return min(scored, key=lowest)
-    return min(family or scored, key=lambda h: h.value)  # type: ignore[arg-type, return-value]
+    return min(family or scored, key=lambda h: h.scored_value)
 
 
 def _same_shape(a: Mapping[str, Any], b: Mapping[str, Any], name: str | None = None) -> bool:

@@ -74,7 +74,7 @@ def shape_draw(history: Sequence[ScoredConfig], space: SearchSpace, rule: ShapeR
     scored = [h for h in history if h.value is not None and not h.diverged and _complete(h)]
     if not any(h.kind in WARM_START_KINDS for h in scored):
         return None  # no warm start: nothing to keep yet, TPE's own start-up explores
-    centre = space.complete(min(scored, key=lambda h: h.value).params)  # type: ignore[arg-type, return-value]
+    centre = space.complete(min(scored, key=lambda h: h.scored_value).params)
     name = step_knob(centre, space)
     if name is None:
         return None
@@ -99,8 +99,9 @@ def shape_draw(history: Sequence[ScoredConfig], space: SearchSpace, rule: ShapeR
                                         _tried(history, knob_name, rule))
     if name == KNOB and ALPHA in config and ALPHA in centre:
         knob = space[KNOB]
+        assert isinstance(knob, (FloatKnob, IntKnob)), "the learning rate is a numeric knob (step_knob)"
         rate = centre[KNOB] * (centre[ALPHA] / centre[RANK]) / (config[ALPHA] / config[RANK])
-        config[KNOB] = min(max(rate, knob.low), knob.high)  # type: ignore[union-attr]
+        config[KNOB] = min(max(rate, knob.low), knob.high)
     return config
 
 

@@ -333,7 +333,7 @@ def _narrowed(name: str, bound: Any, knob: Any) -> Any:
                 f"[{knob.low:g}, {knob.high:g}]; widen it."
             )
         if isinstance(knob, IntKnob):
-            new_low, new_high = int(math.ceil(new_low)), int(math.floor(new_high))
+            return replace(knob, low=int(math.ceil(new_low)), high=int(math.floor(new_high)))
         return replace(knob, low=new_low, high=new_high)
     if isinstance(knob, FixedKnob) and _is_number(knob.value) and _is_pair(bound):
         choices = _number_choices(name, bound)

@@ -56,6 +56,13 @@ class ScoredConfig:
     #: rule can tell how far apart two configs are (:mod:`bracket.search.hedge`)
     loss: float | None = None
 
+    @property
+    def scored_value(self) -> float:
+        """``value`` of a config its caller kept as scored (value not None); ValueError for one without."""
+        if self.value is None:
+            raise ValueError(f"config {self.name or self.kind} has no score yet")
+        return self.value
+
 
 @dataclass(frozen=True)
 class Proposal:

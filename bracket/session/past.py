@@ -75,7 +75,7 @@ def short_name(session: str) -> str:
 
 def _ranked(done: list[dict[str, Any]], ranking: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
     """``done`` in the leaderboard's order; configs it does not rank follow, by their trial's value."""
-    place = {name: i for i, (name, _) in enumerate(ranking)}
+    place: dict[str | None, int] = {name: i for i, (name, _) in enumerate(ranking)}
     return sorted(done, key=lambda c: (place.get(c.get("name"), len(place)), c["value"]))
 
 
@@ -112,9 +112,9 @@ def _read(folder: Path, rank: Ranking | None = None) -> tuple[PastSession, list[
     done = _ranked(done, ranking)
     figures = dict(ranking)
     winner = done[0]["name"] if done else ""
-    info = PastSession(folder, row["name"], row["preset_id"], float(row.get("created_at") or 0.0),
+    past = PastSession(folder, row["name"], row["preset_id"], float(row.get("created_at") or 0.0),
                        done[0]["value"] if done else None, len(done), winner, figures.get(winner, ""), runs)
-    return info, done
+    return past, done
 
 
 def past_sessions(runs_dir: Path, preset_id: str, rank: Ranking | None = None) -> list[PastSession]:

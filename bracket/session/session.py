@@ -29,7 +29,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from bracket.errors import BracketError, machine_state_message
 from bracket.search.types import ScoredConfig
@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 #: how often a worker with nothing to do looks again for orphaned work of other workers
 WAIT_SECONDS = 2.0
 #: called with the session at a search's end (``study_sync.record_at_end``) or after a change (``status_refresh``)
-FinishCallback = ChangeCallback = Callable[["Session"], None]
+SessionCallback: TypeAlias = Callable[["Session"], None]
 
 
 class Session:
@@ -74,14 +74,14 @@ class Session:
 
     def __init__(self, parts: SessionParts, *, worker_id: str | None = None, gpu: str = "",
                  grace_s: float = DEFAULT_GRACE_SECONDS, lock_name: str = ".lock",
-                 on_finish: Sequence[FinishCallback] = ()) -> None:
+                 on_finish: Sequence[SessionCallback] = ()) -> None:
         self.parts = parts
         self.store = parts.store
         self.name, self.folder, self.trainer = parts.name, parts.folder, parts.trainer
         self.settings: SearchSettings = parts.settings
         self.space = parts.space
         self.on_finish = list(on_finish)
-        self.on_change: list[ChangeCallback] = []
+        self.on_change: list[SessionCallback] = []
         self.worker = WorkerProtocol(self.store, self.name, worker_id, gpu=gpu, grace_s=grace_s)
         self.control = RunControl(self.store, self.name)
         self.scoreboard = Scoreboard(self.store, self.name, self.settings, self.space,
@@ -111,14 +111,14 @@ class Session:
     # -- construction -----------------------------------------------------------------------
     @classmethod
     def create(cls, preset_id: str, fields: dict[str, str], settings: SearchSettings | None = None, *,
-               worker_id: str | None = None, on_finish: Sequence[FinishCallback] = (), **kw: Any) -> "Session":
+               worker_id: str | None = None, on_finish: Sequence[SessionCallback] = (), **kw: Any) -> "Session":
         """Validate everything and create a new session (see ``bracket.session.create``)."""
         return cls(create_session(preset_id, fields, settings or SearchSettings(), **kw), worker_id=worker_id,
                    on_finish=on_finish)
 
     @classmethod
     def open(cls, folder: Path | str, *, storage_url: str | None = None, validate: bool = True,
-             worker_id: str | None = None, on_finish: Sequence[FinishCallback] = (),
+             worker_id: str | None = None, on_finish: Sequence[SessionCallback] = (),
              rank_past: Ranking | None = None) -> "Session":
         """Re-open an existing session folder, to resume it or to look at it (``rank_past``: how
         the sessions it warm-started from rank their configs, for its plan; see ``create``)."""
@@ -128,7 +128,7 @@ class Session:
     @classmethod
     def join(cls, storage_url: str, session_name: str, runs_dir: Path | str | None = None, *,
              worker_id: str | None = None, gpu: str = "", grace_s: float = DEFAULT_GRACE_SECONDS,
-             on_finish: Sequence[FinishCallback] = ()) -> "Session":
+             on_finish: Sequence[SessionCallback] = ()) -> "Session":
         """Join a search shared through PostgreSQL as one more worker (see ``bracket.session.distributed``)."""
         parts = join_session(storage_url, session_name, Path(runs_dir) if runs_dir else None)
         return cls(parts, worker_id=worker_id, gpu=gpu, grace_s=grace_s, lock_name=worker_lock_name(str(gpu or "")),
@@ -267,7 +267,7 @@ class Session:
     def _finished(self) -> None:
         self._tell(self.on_finish, "at the end of")
 
-    def _tell(self, callbacks: Sequence[ChangeCallback], when: str) -> None:
+    def _tell(self, callbacks: Sequence[SessionCallback], when: str) -> None:
         for callback in callbacks:
             try:
                 callback(self)

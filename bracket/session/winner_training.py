@@ -57,7 +57,7 @@ def train_winner(pipeline: RunPipeline, source: dict[str, Any], *, steps: int, s
                                      worker=pipeline.worker_id)
         config = next(c for c in store.configs(name, stage=STAGE) if c["id"] == config_id)
     previous = [r for r in store.runs(name, with_series=False) if r["config_id"] == config["id"]]
-    options = {"save_every_n_steps": save_every_n_steps or max(1, steps // 10), "save_state": True}
+    options: dict[str, Any] = {"save_every_n_steps": save_every_n_steps or max(1, steps // 10), "save_state": True}
     last = previous[-1] if previous else None
     if last is not None and last["status"] == "done" and int(last.get("max_steps") or 0) == steps:
         return int(last["id"])  # promoted already: its state is at the end, a trainer would refuse it

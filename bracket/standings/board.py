@@ -185,13 +185,13 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
             rung_place(config, rungs) if rungs is not None else None, lines.get(s.config_id),
             step_images=image_steps(curve)))
     best = next((row for row in rows if row.rank == 1), None)
-    run = _winning_run(best) if best else None
+    won = _winning_run(best) if best else None
     short = sum(1 for row in rows if not row.full_length)
     others = f"the {short} others stand" if short != 1 else "the other stands"
     alone = {"alone": f"it is the only full-length config; {others} at a lower rung, ranked there (see the rungs)"
              } if short and best and best.full_length else {}
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
-                                                  steps=run.steps if run else None, reading=HeadlineReading(lines),
+                                                  steps=won.steps if won else None, reading=HeadlineReading(lines),
                                                   **alone))
 
 

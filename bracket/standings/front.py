@@ -93,10 +93,11 @@ class Front:
 
     def to_dict(self) -> dict[str, Any]:
         best, pick = self.point(self.best_id), self.point(self.pick_id)
+        answer = pick or best
         return {"stage": self.stage, "x": FIDELITY, "y": FLEXIBILITY, "points": [p.to_dict() for p in self.points],
                 "front": [p.name for p in self.on_front], "winner": best.name if best else None,
                 "pick": pick.name if pick else None,
-                "answer": (pick or best).name if (pick or best) else None, "why": self.why, "note": self.note}
+                "answer": answer.name if answer else None, "why": self.why, "note": self.note}
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -134,7 +135,7 @@ def build_front(board: "StageBoard", runs_by_id: Mapping[int, Mapping[str, Any]]
     names = {cid: r.name for cid, (r, _p) in placed.items()}
     points = [FrontPoint(cid, r.name, p[0], p[1], p[2], r.mean, not (over := beaten_by(axes, cid)),
                          tuple(names[o] for o in over)) for cid, (r, p) in placed.items()]
-    best_row = next((r for r in rows if r.rank == min(x.rank for x in rows)), None)
+    best_row = next((r for r in rows if r.rank == min(x.rank for x in rows if x.rank is not None)), None)
     front = Front(board.stage, points, best_row.config_id if best_row else None, None, "")
     if pick is not None and pick != front.best_id:
         chosen = front.point(pick)
@@ -189,7 +190,7 @@ def apply_pick(table: "Standings", front: Front | None) -> None:
     table.warnings.extend(front.warnings)
     board = table.board(front.stage)
     row = next((r for r in board.rows if r.config_id == front.pick_id), None) if board and front.pick_id else None
-    if row is None:
+    if board is None or row is None:  # no board, no row
         return
     best = table.winner.config_name if table.winner else "-"
     table.winner = winner_of(board, row)

@@ -152,7 +152,7 @@ def _order(configs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     placed = [c for c in configs if c.get("rung_state")]
     order = {state: i for i, state in enumerate(("full", "running", "promoted", "paused", "stopped"))}
     return sorted(placed, key=lambda c: (c.get("rung_state") != "full",
-                                         -(c.get("rung") if c.get("rung") is not None else -1),
+                                         -(c["rung"] if c.get("rung") is not None else -1),
                                          order.get(str(c.get("rung_state")), 9), c.get("id") or 0))
 
 

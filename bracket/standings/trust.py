@@ -122,7 +122,8 @@ def choice_agreement(goodness: Mapping[int, float], comparisons: Sequence[Mappin
     agree = n = 0
     for choice in comparisons:
         left, right, winner = choice.get("left_run_id"), choice.get("right_run_id"), choice.get("winner")
-        if winner not in ("left", "right") or left not in goodness or right not in goodness:
+        if winner not in ("left", "right") or left is None or right is None or left not in goodness \
+                or right not in goodness:
             continue
         if goodness[left] == goodness[right] or not _same(group, left, right):
             continue

@@ -49,7 +49,7 @@ def build_view(session: "Session") -> dict[str, Any]:
 def _build_view(session: "Session") -> dict[str, Any]:
     snapshot, table = session.snapshot(), standings(session)
     answer = table.to_dict()
-    config = next((c for c in stored_rows(session)[1]  # the rows the standings were built from
+    config: dict[str, Any] = next((c for c in stored_rows(session)[1]  # the rows the standings were built from
                    if answer["winner"] and c["id"] == answer["winner"]["config_id"]), {})
     return {"runs_spent": snapshot.runs_spent, "total_runs": snapshot.total_runs, "spent": snapshot.spent_label,
             "full_runs_spent": snapshot.full_runs_spent, "budget": snapshot.budget,

@@ -108,8 +108,9 @@ def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None,
         lines += [" " * len(_RUN_COLUMNS) + more for more in figures[1:]]
         params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
         details = ([f"worker {r.get('worker') or '-'}"] if several_workers else []) + ([params] if params else [])
-        if (paused or {}).get(r["id"]):
-            details.append(f"({paused[r['id']]})")
+        held = (paused or {}).get(r["id"])
+        if held:
+            details.append(f"({held})")
         elif r["failure_reason"] and r["status"] != "done":
             details.append(f"({r['failure_reason']})")
         if details:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from bracket.errors import BracketError
 from bracket.safe_text import PROMPT_CONTROLS
@@ -76,9 +77,9 @@ class SamplePrompt:
     #: "in" (in-distribution: like the dataset's captions) or "held_out" (contexts it never shows)
     kind: str = "in"
 
-    def with_defaults(self, **defaults: object) -> "SamplePrompt":
+    def with_defaults(self, **defaults: Any) -> "SamplePrompt":
         """A copy with ``defaults`` filled in where this prompt leaves them unset."""
-        missing = {k: v for k, v in defaults.items() if getattr(self, k) in (None, ())}
+        missing: dict[str, Any] = {k: v for k, v in defaults.items() if getattr(self, k) in (None, ())}
         return replace(self, **missing) if missing else self
 
 
@@ -88,7 +89,7 @@ def parse_prompt_line(line: str, *, default_seed: int) -> SamplePrompt:
     text = parts[0].strip()
     if not text:
         raise PromptError(f"Sample prompt line {line!r} has no prompt text before its options.")
-    values: dict[str, object] = {"seed": default_seed}
+    values: dict[str, Any] = {"seed": default_seed}  # each option's value is of its _OPTIONS type
     controls: list[str] = []
     for part in parts[1:]:
         letter, _, raw = part.partition(" ")
@@ -115,7 +116,7 @@ def parse_prompt_line(line: str, *, default_seed: int) -> SamplePrompt:
             controls.append(str(value))
         else:
             values[attribute] = value
-    return SamplePrompt(text=text, control_images=tuple(controls), **values)  # type: ignore[arg-type]
+    return SamplePrompt(text=text, control_images=tuple(controls), **values)
 
 
 def parse_prompt_lines(lines: Iterable[str] | str, *, first_seed: int = 1000) -> list[SamplePrompt]:

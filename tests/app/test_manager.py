@@ -48,6 +48,9 @@ def test_no_session_errors_say_what_to_do(runs_dir):
     assert manager.snapshot() is None and manager.list_sessions() == []
     with pytest.raises(NoSessionError, match="Setup tab"):
         manager.compare.grid([1])
+    for needs_a_session in (manager.require_snapshot, lambda: manager.thumbs):  # never None to a caller
+        with pytest.raises(NoSessionError, match="Setup tab"):
+            needs_a_session()
     with pytest.raises(BracketError, match="not a Bracket session folder"):
         manager.open(runs_dir / "nothing")
 

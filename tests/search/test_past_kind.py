@@ -101,3 +101,11 @@ def test_the_trial_tables_why_column_names_past_configs_for_new_and_old_stores()
     lines = short_reasons(configs, {1: 0.5, 2: 0.2, 3: 0.3, 4: 0.4}, SPACE)
     assert lines[2] == lines[3] == "warm start from a past session"  # no "vs best" change list: not a proposal
     assert lines[4] == "curated known-good config"
+
+
+def test_scored_value_is_the_value_and_refuses_an_unscored_config():
+    scored = ScoredConfig({"learning_rate": 1e-4}, 0.25, TrialState.COMPLETE, name="curated-1")
+    assert scored.scored_value == 0.25
+    running = ScoredConfig({"learning_rate": 1e-4}, None, TrialState.RUNNING, name="search-3")
+    with pytest.raises(ValueError, match="search-3 has no score"):
+        _ = running.scored_value

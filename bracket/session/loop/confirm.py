@@ -30,7 +30,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import sqlalchemy as sa
 
@@ -64,7 +64,7 @@ class Step:
     """What the confirmation round does next: ``run`` config ``config_id``, ``wait`` for runs
     still training, or ``done`` (no confirmation runs left)."""
 
-    action: str
+    action: Literal["run", "wait", "done"]
     config_id: int | None = None
     #: the pass the run belongs to (1: the first)
     pass_number: int = 0
@@ -114,7 +114,12 @@ def confirmation_state(pipeline: RunPipeline) -> tuple[list[int], dict[int, int]
     return ranking, counts, active, handed_out
 
 
-def reserve_confirmation(pipeline: RunPipeline) -> tuple[str, dict[str, Any] | None, int | None, int | None]:
+#: what :func:`reserve_confirmation` answers: ``("run", config, seed_index, run_id)`` or ``(action, None, None, None)``
+Reservation = (tuple[Literal["run"], dict[str, Any], int, int]
+               | tuple[Literal["wait", "done"], None, None, None])
+
+
+def reserve_confirmation(pipeline: RunPipeline) -> Reservation:
     """Reserve the next confirmation run under the session's row lock.
 
     Returns ``("run", config, seed_index, run_id)`` with the run recorded as pending for
@@ -145,13 +150,14 @@ def reserve_confirmation(pipeline: RunPipeline) -> tuple[str, dict[str, Any] | N
 def confirm_step(pipeline: RunPipeline, *, wait_s: float) -> bool:
     """Train the next confirmation run through ``pipeline``, or wait ``wait_s`` for other
     workers' runs of this pass; False when the confirmation round has nothing left to do."""
-    action, config, seed_index, run_id = reserve_confirmation(pipeline)
-    if action == "done":
+    reserved = reserve_confirmation(pipeline)
+    if reserved[0] == "done":
         return False
-    if action == "wait":
+    if reserved[0] == "wait":
         pipeline.on_phase("confirm: waiting for this pass's runs on other workers")
         pipeline.control.wait(wait_s)
         return True
+    _, config, seed_index, run_id = reserved
     pipeline.train(config, seed_index, run_id=run_id)
     pipeline.finish_config(config)
     return True

@@ -146,13 +146,14 @@ def plan_progress(plan: Sequence[tuple[str, int]], configs: Iterable[Mapping[str
         if config.get("status") == "running":
             busy.add(kind)
     plan = _shapes_as_made(_rebalanced(_without_skipped(plan, skipped or {}, algorithm), tried, busy), tried)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for phase, count in plan:
         kind = KIND_OF_PHASE.get(phase, "search" if phase in SAMPLER_PHASES else phase)
         rows.append({"phase": phase, "planned": count, "done": tried.get(kind, 0), "kind": kind,
                      "current": kind == current_kind})
-        if kind != "search" and (skipped or {}).get(kind):
-            rows[-1]["skipped"] = skipped[kind]  # type: ignore[index]
+        why = (skipped or {}).get(kind)
+        if kind != "search" and why:
+            rows[-1]["skipped"] = why
     if current_kind is None and not ended:  # no run in progress: the first phase not yet full is the next one
         for row in rows:
             if row["done"] < row["planned"]:
@@ -202,8 +203,9 @@ def _without_skipped(plan: Sequence[tuple[str, int]], skipped: Mapping[str, int]
     out: Plan = []
     for phase, count in plan:
         kind = KIND_OF_PHASE.get(phase)
-        if phase in (BASELINE, PAST, CURATED) and skipped.get(kind or ""):
-            moved = min(skipped[kind], count)  # type: ignore[index]
+        taken = skipped.get(kind or "") if phase in (BASELINE, PAST, CURATED) else None
+        if taken:
+            moved = min(taken, count)
             count, spare = count - moved, spare + moved
         elif phase == BRACKET and spare:
             extra = min(spare, BRACKET_TRIALS - count)

@@ -53,7 +53,7 @@ class StepRungs:
         """Rung ``rung``'s step in a run of ``run_steps`` steps of its own (None: the session's)."""
         return scaled_step(self.steps[rung], self.steps[-1], run_steps)
 
-    def rung_of(self, step: int | None, run_steps: int | None = None) -> int:
+    def rung_of(self, step: float | None, run_steps: int | None = None) -> int:
         """The highest rung at or below ``step`` of a run of ``run_steps`` (-1 below the first)."""
         return max((i for i in range(len(self.steps)) if step is not None and self.step_in(i, run_steps) <= step),
                    default=-1)

@@ -66,8 +66,8 @@ class JobObject:
 
 def _load_pywin32() -> tuple[Any, Any] | None:
     try:
-        import win32api  # type: ignore[import-not-found]
-        import win32job  # type: ignore[import-not-found]
+        import win32api
+        import win32job
     except ImportError:
         return None
     return win32job, win32api

@@ -182,9 +182,11 @@ class RunExecutor:
             self._runner = runner
             # a resumed run starts from its stored series: what is persisted while it runs (and what a
             # worker killed meanwhile leaves) never drops the steps before the resume
-            self.current = {"run_id": run_id, "label": spec.label or "", "step": launch.resume_step or 0,
-                            "max_steps": spec.max_steps, "loss": launch.joined([]), "samples": [],
-                            "log_path": str(log_path), "started_at": time.time()}
+            current: dict[str, Any] = {
+                "run_id": run_id, "label": spec.label or "", "step": launch.resume_step or 0,
+                "max_steps": spec.max_steps, "loss": launch.joined([]), "samples": [],
+                "log_path": str(log_path), "started_at": time.time()}
+            self.current = current
         state = {"persisted": 0.0, "sampled": 0.0, "paused_at": 0.0}
         monitor = DivergenceMonitor()
 
@@ -193,8 +195,8 @@ class RunExecutor:
                 loss = launch.joined(reader.loss_series())
                 launch.saw(len(launch.true_steps(reader.loss_series())), time.time() - started_at)
                 with self._lock:
-                    self.current["loss"] = loss
-                    self.current["step"] = max((step for step, _ in loss), default=0)
+                    current["loss"] = loss
+                    current["step"] = max((step for step, _ in loss), default=0)
                 if scored and settings.divergence_stop:
                     reason = monitor.update(loss)
                     if reason:
@@ -209,10 +211,10 @@ class RunExecutor:
                 state["sampled"] = now
                 samples = [sample_record(s) for s in collect_samples(spec.sample_dir)]
                 with self._lock:
-                    self.current["samples"] = samples
+                    current["samples"] = samples
             if now - state["persisted"] > PERSIST_SECONDS:
                 state["persisted"] = now
-                store.update_run(run_id, last_step=self.current["step"], loss=self.current["loss"])
+                store.update_run(run_id, last_step=current["step"], loss=current["loss"])
                 if self.stop_mode() == "now":  # "after-trial" lets this run finish
                     runner.stop("stopped by the user")
 
@@ -268,11 +270,12 @@ class RunExecutor:
                                   eval_loss=True)
         samples = [sample_record(s) for s in collect_samples(spec.sample_dir)] if spec.sample_dir else []
         reason = ""
-        paused = bool(spec.pause_step) and self.trainer.paused_state(spec.output_dir, spec.pause_step) is not None \
+        pause = spec.pause_step or 0
+        paused = bool(pause) and self.trainer.paused_state(spec.output_dir, pause) is not None \
             and (result.exit_code == 0 or result.reason.startswith("paused"))
         if paused:  # the series end at the pause (a trainer stopped after it may have gone on a little)
-            loss, eval_loss = up_to(loss, spec.pause_step), up_to(eval_loss, spec.pause_step)
-            samples = [s for s in samples if s["step"] is None or s["step"] <= spec.pause_step]
+            loss, eval_loss = up_to(loss, pause), up_to(eval_loss, pause)
+            samples = [s for s in samples if s["step"] is None or s["step"] <= pause]
         if result.reason.startswith("diverged"):
             status, reason = "pruned", result.reason
         elif paused and scored and not loss:

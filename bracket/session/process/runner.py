@@ -255,10 +255,10 @@ class Runner:
         reaper.join()
         return True
 
-    def run(self, **kw: object) -> RunResult:
-        """start() and wait(); keyword arguments go to wait()."""
+    def run(self, *, on_poll: Callable[[], None] | None = None, poll_interval: float = 0.5) -> RunResult:
+        """start() and wait(on_poll, poll_interval)."""
         self.start()
-        return self.wait(**kw)  # type: ignore[arg-type]
+        return self.wait(on_poll=on_poll, poll_interval=poll_interval)
 
     # ------------------------------------------------------------------- helpers
 

@@ -88,7 +88,7 @@ def judge_estimates(per_judge: Mapping[str, Mapping[int, JudgeResult]], qualifie
     """Per judge that scored some but not all ``qualified`` runs: its estimate for the others."""
     estimates: dict[str, Estimate] = {}
     for name, table in per_judge.items():
-        scored = [table[i].score for i in qualified if i in table and table[i].has_score]
+        scored = [s for i in qualified if i in table and table[i].has_score and (s := table[i].score) is not None]
         if scored and len(scored) < len(qualified):
             estimate = estimate_missing(scored)
             if estimate is not None:
@@ -103,7 +103,8 @@ def run_estimates(per_judge: Mapping[str, Mapping[int, JudgeResult]], shared: Ma
     per_run: dict[int, dict[str, Estimate]] = {}
     for name, estimate in shared.items():
         table = per_judge.get(name, {})
-        scored = {i: float(table[i].score) for i in qualified if i in table and table[i].has_score}
+        scored = {i: float(s) for i in qualified
+                  if i in table and table[i].has_score and (s := table[i].score) is not None}
         targets = [i for i in qualified if i not in scored]
         for run_id, guess in neighbour_estimates(estimate, scored, params, targets).items():
             per_run.setdefault(run_id, {})[name] = guess
@@ -260,9 +261,9 @@ def config_losses(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunSco
     for run in runs:
         score = scores.get(run["id"])
         part = score.parts.get("loss") if score is not None else None
-        if run.get("config_id") is None or part is None or part.estimated or part.raw is None:
+        if score is None or run.get("config_id") is None or part is None or part.estimated or part.raw is None:
             continue
-        if (score.details.get("loss") or {}).get("basis") != "validation":  # type: ignore[union-attr]
+        if (score.details.get("loss") or {}).get("basis") != "validation":
             continue
         per_config.setdefault(run["config_id"], []).append(float(part.raw))
     return {config_id: statistics.fmean(values) for config_id, values in per_config.items()}

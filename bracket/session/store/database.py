@@ -51,6 +51,13 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite:///{Path(path).resolve()}"
 
 
+def sqlite_file(url: str) -> Path:
+    """The file of a SQLite URL that names one (``Store.open`` refuses one that does not)."""
+    database = sa.engine.make_url(url).database
+    assert database is not None, "a SQLite URL without a file is refused before its file is looked at"
+    return Path(database)
+
+
 def absolute_sqlite_url(url: str) -> str:
     """A SQLite URL with an absolute path (``sqlite:///rel.db`` ties a session to one working
     directory); other URLs unchanged."""
@@ -169,7 +176,7 @@ class Store(Records):
         read_only = ""
         if is_sqlite and parsed.database and parsed.database != ":memory:":
             url = absolute_sqlite_url(url)
-            path = Path(sa.engine.make_url(url).database)
+            path = sqlite_file(url)
             if not path.parent.is_dir():
                 raise StoreError(f"Cannot create the store: folder {path.parent} does not exist.")
             if not create and not path.is_file():  # connecting would leave a stray empty database
@@ -192,11 +199,11 @@ class Store(Records):
                 # stamp Optuna's version rows, so let it finish before opening again
                 time.sleep(random.uniform(0.1, 0.5))
         assert first is not None
-        if is_sqlite and not create and not read_only and Path(sa.engine.make_url(url).database).is_file():
+        if is_sqlite and not create and not read_only and sqlite_file(url).is_file():
             # a full disk cannot even create SQLite's shared-memory file: reading still works
             try:
                 return cls._open(url, is_sqlite, create,
-                                 _full_disk_reason(first, Path(sa.engine.make_url(url).database)))
+                                 _full_disk_reason(first, sqlite_file(url)))
             except Exception:  # noqa: BLE001 - report the first error
                 pass
         raise StoreError(
@@ -212,7 +219,7 @@ class Store(Records):
             kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_S}
         engine_url = url
         if read_only:  # SQLite's own read-only, immutable mode: no journal, no lock file, no write
-            path = Path(sa.engine.make_url(url).database)
+            path = sqlite_file(url)
             engine_url = f"sqlite:///file:{quote(str(path))}?mode=ro&immutable=1&uri=true"
             create = False
         engine = sa.create_engine(engine_url, **kwargs)

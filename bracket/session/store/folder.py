@@ -24,6 +24,7 @@ def read_session_file(folder: Path) -> dict[str, Any]:
     if not path.is_file():
         raise BracketError(f"{folder} is not a Bracket session folder (no {SESSION_FILE}); give the folder that "
                            "`python -m bracket run` printed.")
+    reason: str | None
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TextIO
 
 from bracket.errors import SessionBusyError
 
 try:  # POSIX
     import fcntl
 except ImportError:  # pragma: no cover - Windows
+    # the module is absent on Windows: None marks that msvcrt locks instead (the stub has no Optional module)
     fcntl = None  # type: ignore[assignment]
     import msvcrt
 
@@ -25,7 +27,7 @@ class SessionLock:
 
     def __init__(self, folder: Path, name: str = ".lock") -> None:
         self.path = Path(folder) / name
-        self._handle = None
+        self._handle: TextIO | None = None
 
     def acquire(self) -> None:
         handle = open(self.path, "a+")  # noqa: SIM115 - kept open while the lock is held

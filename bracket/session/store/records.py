@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Unpack
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import CursorResult, Engine
 
 from bracket.errors import StoreError
 from bracket.session.store.rows import ConfigUpdate, RunUpdate, SessionUpdate, checked
@@ -32,10 +32,17 @@ from bracket.session.store.schema import (
 )
 
 
+def _new_id(result: CursorResult[Any]) -> int:
+    """The primary key of the one row an INSERT ``result`` made."""
+    key = result.inserted_primary_key
+    assert key is not None, "an INSERT of one row into a table with a primary key returns it"
+    return int(key[0])
+
+
 def _change_marker_query() -> sa.Select:
     """:meth:`Records.change_marker`'s statement, built once: each table is read in one pass (the
     runs table once for all its aggregates), the session name a bound parameter."""
-    name = sa.bindparam("session")
+    name: sa.BindParameter[str] = sa.bindparam("session")
     r, cfg = runs_table.c, configs_table.c
     runs = sa.select(
         sa.func.count().label("n"), sa.func.max(r.id).label("max_id"),
@@ -120,7 +127,7 @@ class Records:
                 "session": session, "trial_number": trial_number, "kind": kind, "stage": stage, "name": name,
                 "params": dict(params), "status": "running", "worker": worker, "created_at": time.time(),
             })))
-            return int(result.inserted_primary_key[0])
+            return _new_id(result)
 
     def update_config(self, config_id: int, *, only_if: Mapping[str, Any] | None = None,
                       **values: Unpack[ConfigUpdate]) -> bool:
@@ -148,7 +155,7 @@ class Records:
     def add_run(self, session: str, **values: Any) -> int:
         values = {"session": session, "status": "pending", **values}
         with self.engine.begin() as c:
-            return int(c.execute(runs_table.insert().values(encode(values))).inserted_primary_key[0])
+            return _new_id(c.execute(runs_table.insert().values(encode(values))))
 
     def update_run(self, run_id: int, **values: Unpack[RunUpdate]) -> None:
         checked(RunUpdate, values, "update_run")
@@ -214,10 +221,10 @@ class Records:
     def add_rating(self, session: str, run_id: int, value: float, prompt_index: int | None = None,
                    step: int | None = None) -> int:
         with self.engine.begin() as c:
-            return int(c.execute(ratings_table.insert().values(
+            return _new_id(c.execute(ratings_table.insert().values(
                 session=session, run_id=run_id, prompt_index=prompt_index, value=float(value), step=step,
                 created_at=time.time(),
-            )).inserted_primary_key[0])
+            )))
 
     def ratings(self, session: str) -> list[dict[str, Any]]:
         with self.engine.connect() as c:
@@ -227,10 +234,10 @@ class Records:
 
     def add_comparison(self, session: str, left_run_id: int, right_run_id: int, winner: str) -> int:
         with self.engine.begin() as c:
-            return int(c.execute(comparisons_table.insert().values(
+            return _new_id(c.execute(comparisons_table.insert().values(
                 session=session, left_run_id=left_run_id, right_run_id=right_run_id, winner=winner,
                 created_at=time.time(),
-            )).inserted_primary_key[0])
+            )))
 
     def comparisons(self, session: str) -> list[dict[str, Any]]:
         with self.engine.connect() as c:

@@ -224,7 +224,7 @@ def _loads(text: str | None) -> Any:
     return json.loads(text)
 
 
-def decode(row: Mapping[str, Any]) -> dict[str, Any]:
+def decode(row: Mapping[Any, Any]) -> dict[str, Any]:
     record = dict(row)
     for column, key in JSON_COLUMNS.items():
         if column in record:

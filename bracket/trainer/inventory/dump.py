@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.abc
 import json
 import os
 import runpy
@@ -81,7 +82,7 @@ class _StubModule(types.ModuleType):
         return _stub_class(f"{self.__name__}.{name}")
 
 
-class _StubFinder:
+class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Meta path finder that answers for the stubbed top-level packages and their submodules."""
 
     def __init__(self, names: set[str]) -> None:
@@ -151,7 +152,7 @@ def _jsonable(value: Any) -> Any:
 
 def describe_parser(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
     """Every optional argument of ``parser`` (help excluded), sorted by its first flag."""
-    options = []
+    options: list[dict[str, Any]] = []
     # argparse has no public list of a parser's actions, nor a public help-action class
     for action in parser._actions:  # noqa: SLF001
         if not action.option_strings or isinstance(action, argparse._HelpAction):  # noqa: SLF001
@@ -178,6 +179,7 @@ def _run_until_parse(script: Path, root: Path) -> argparse.ArgumentParser:
     def stop(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
         raise _Parsed(self)
 
+    # the script builds its parser inside main(): replacing the method is the one way to stop it there
     argparse.ArgumentParser.parse_args = stop  # type: ignore[method-assign]
     saved = sys.argv
     sys.argv = [str(script)]
@@ -191,7 +193,7 @@ def _run_until_parse(script: Path, root: Path) -> argparse.ArgumentParser:
     except _Parsed as parsed:
         return parsed.parser
     finally:
-        argparse.ArgumentParser.parse_args = original  # type: ignore[method-assign]
+        argparse.ArgumentParser.parse_args = original  # type: ignore[method-assign]  # put back, as above
         sys.argv = saved
         if not module and sys.path and sys.path[0] == str(script.parent):
             del sys.path[0]

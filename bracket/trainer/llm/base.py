@@ -34,7 +34,7 @@ from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from bracket import settings
 from bracket.errors import DatasetError, SearchSpaceError
@@ -214,8 +214,8 @@ class LLMTrainer(Trainer):
     writes_samples = True
     #: batch-size choices narrow the examples per optimizer step (micro batch x accumulation)
     batch_knob = "effective_batch"
-    loss_tags: tuple[str, ...] = ("train/loss",)
-    eval_loss_tags: tuple[str, ...] = ("eval/loss",)
+    loss_tags: ClassVar[tuple[str, ...]] = ("train/loss",)
+    eval_loss_tags: ClassVar[tuple[str, ...]] = ("eval/loss",)
     #: where under ``output_dir`` the final adapter lands ("" = output_dir itself)
     adapter_subdir: str = ""
     #: the trainer puts alpaca prompts inside the tokenizer's chat template (torchtune does)

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from bracket.search.halving import scaled_step
 from bracket.trainer.base import LaunchSpec, RunRequest
+from bracket.trainer.llm.base import LLMTrainer
 from bracket.trainer.pause import pause_save_every
 
 #: transformers' ``PREFIX_CHECKPOINT_DIR`` and ``TRAINER_STATE_NAME``
@@ -60,8 +61,8 @@ def checkpoint_complete(output_dir: Path, step: int) -> Path | None:
     return folder if isinstance(state, dict) and state.get("global_step") == int(step) else None
 
 
-class HFPauseResume:
-    """Mixed into the Axolotl and Unsloth adapters (before ``LLMTrainer``)."""
+class HFPauseResume(LLMTrainer):
+    """Mixed into the Axolotl and Unsloth adapters (before ``LLMTrainer``, whose run it extends)."""
 
     resume_mode = "continue"
 
@@ -73,6 +74,7 @@ class HFPauseResume:
 
     def prepare_run(self, request: RunRequest) -> LaunchSpec:
         spec = super().prepare_run(request)
+        assert spec.max_steps is not None, "LLMTrainer.launch_spec sets the run's optimizer steps"
         return replace(spec, pause_step=pause_step(request, int(spec.max_steps)))
 
     def paused_state(self, output_dir: Path, step: int) -> Path | None:

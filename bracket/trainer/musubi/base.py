@@ -83,7 +83,7 @@ class MusubiTrainer(Trainer):
     full_ft_flags: ClassVar[tuple[str, ...]] = ("--full_bf16", "--mem_eff_save")
     supports_fused_backward: ClassVar[bool] = True
     output_name: ClassVar[str] = "bracket"
-    loss_tags = ("loss/current", "loss/average")
+    loss_tags: ClassVar[tuple[str, ...]] = ("loss/current", "loss/average")
     dataset_style = "musubi"
     #: at the pin (30c658c4) ``--resume`` restores weights, optimizer, schedule and RNG but the
     #: training loop sets ``global_step = 0`` and starts at the first epoch ("TODO skip until

@@ -9,13 +9,14 @@ Control images are optional (FLUX.2 can use reference images but this preset is 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import ModelInput
 from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, lora_space
+from bracket.trainer.vram import MemoryPlan
 
 DOCS = "kohya-ss/musubi-tuner docs/flux_2.md"
 MODEL_VERSIONS = ("klein-base-9b", "klein-9b", "klein-base-4b", "klein-4b")
@@ -31,17 +32,17 @@ class Flux2KleinLoRA(MusubiTrainer):
     latent_cache_script = "flux_2_cache_latents.py"
     text_cache_script = "flux_2_cache_text_encoder_outputs.py"
     network_module = "networks.lora_flux_2"
-    model_inputs = (
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = (
         ModelInput("dit", train_flag="--dit"),
         ModelInput("vae", train_flag="--vae", latent_flag="--vae"),
         ModelInput("text_encoder", train_flag="--text_encoder", text_flag="--text_encoder"),
     )
     prompt_letters = ("w", "h", "d", "s", "g", "l", "n")
-    text_encoder_fp8_flag = "--fp8_text_encoder"
-    memory_plan = ((12, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "10")),
+    text_encoder_fp8_flag: ClassVar[str | None] = "--fp8_text_encoder"
+    memory_plan: ClassVar[MemoryPlan] = ((12, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "10")),
                    (24, ("--fp8_base", "--fp8_scaled")))
 
-    tokenizer_ids = (HUB_TOKENIZERS["9b"],)
+    tokenizer_ids: tuple[str, ...] = (HUB_TOKENIZERS["9b"],)
 
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         super().__init__(fields)

@@ -13,6 +13,9 @@ edited single frame; :mod:`bracket.trainer.musubi.one_frame`), for FramePack onl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import ModelInput
@@ -40,13 +43,13 @@ class FramePackLoRA(MusubiTrainer):
         ModelInput("text_encoder2", train_flag="--text_encoder2", text_flag="--text_encoder2"),
         ModelInput("image_encoder", train_flag="--image_encoder", latent_flag="--image_encoder"),
     )
-    prompt_letters = ("w", "h", "f", "d", "s", "g", "i")
-    sample_defaults = {"width": 512, "height": 512, "frames": 37, "steps": 25}
-    video_dataset_defaults = {"target_frames": [37], "frame_extraction": "head"}
+    prompt_letters: ClassVar[tuple[str, ...]] = ("w", "h", "f", "d", "s", "g", "i")
+    sample_defaults: ClassVar[Mapping[str, Any]] = {"width": 512, "height": 512, "frames": 37, "steps": 25}
+    video_dataset_defaults: ClassVar[Mapping[str, Any]] = {"target_frames": [37], "frame_extraction": "head"}
     default_resolution = 512
     sample_kind = "video"
     text_encoder_fp8_flag = "--fp8_llm"
-    latent_cache_extra = ("--vae_chunk_size", "32", "--vae_tiling")
+    latent_cache_extra: ClassVar[tuple[str, ...]] = ("--vae_chunk_size", "32", "--vae_tiling")
     memory_plan = ((16, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "20")),
                    (24, ("--fp8_base", "--fp8_scaled")))
 

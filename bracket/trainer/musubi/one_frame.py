@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
 from bracket.search.configs import NamedConfig
+from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs
 from bracket.trainer.prompts import SamplePrompt
 
@@ -28,8 +29,9 @@ _LORA_EXAMPLE = {"optimizer_type": "AdamW8bit", "learning_rate": 2e-4, "lr_sched
                  "network_dim": 32, "network_alpha": 1, "timestep_sampling": "shift"}
 
 
-class OneFrameMixin:
-    """Control-image samples with ``--i`` = ``--ci`` = the start image and ``--of`` options."""
+class OneFrameMixin(MusubiTrainer):
+    """Control-image samples with ``--i`` = ``--ci`` = the start image and ``--of`` options; mixed
+    in before an architecture's LoRA adapter, whose prompts it completes."""
 
     needs_control_images = True
     sample_kind = "image"
@@ -58,6 +60,6 @@ class OneFrameMixin:
         return False  # the start image is the control image, filled in below
 
     def complete_prompts(self, prompts: Sequence[SamplePrompt], run_toml: Path) -> list[SamplePrompt]:
-        done = super().complete_prompts(prompts, run_toml)  # type: ignore[misc]
+        done = super().complete_prompts(prompts, run_toml)
         return [p.with_defaults(image=p.control_images[0] if p.control_images else None,
                                 one_frame=self.one_frame_options) for p in done]

@@ -9,11 +9,14 @@ preset's control-images field, or the dataset TOML) and samples with ``--ci``.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.trainer.base import ModelInput
 from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.musubi.space import community_lora_configs, full_space, lora_space
+from bracket.trainer.vram import MemoryPlan
 
 DOCS = "kohya-ss/musubi-tuner docs/qwen_image.md"
 EDIT_VERSIONS = ("edit-2511", "edit-2509", "edit")
@@ -33,12 +36,12 @@ class _QwenImageBase(MusubiTrainer):
     script = "qwen_image_train_network.py"
     latent_cache_script = "qwen_image_cache_latents.py"
     text_cache_script = "qwen_image_cache_text_encoder_outputs.py"
-    model_inputs = _MODELS
-    prompt_letters = ("w", "h", "d", "s", "l", "n", "fs")
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = _MODELS
+    prompt_letters: ClassVar[tuple[str, ...]] = ("w", "h", "d", "s", "l", "n", "fs")
     text_encoder_fp8_flag = "--fp8_vl"
-    tokenizer_ids = (TOKENIZER,)
+    tokenizer_ids: tuple[str, ...] = (TOKENIZER,)
     latent_cache_extra = ("--vae_tiling",)
-    memory_plan = ((16, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "45")),
+    memory_plan: ClassVar[MemoryPlan] = ((16, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "45")),
                    (24, ("--fp8_base", "--fp8_scaled", "--blocks_to_swap", "16")),
                    (48, ("--fp8_base", "--fp8_scaled")))
 

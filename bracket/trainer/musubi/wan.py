@@ -12,7 +12,7 @@ pairs, an edited single frame; :mod:`bracket.trainer.musubi.one_frame`).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from bracket.errors import FieldError
 from bracket.search.configs import NamedConfig
@@ -45,14 +45,14 @@ class _WanBase(MusubiTrainer):
     latent_cache_script = "wan_cache_latents.py"
     text_cache_script = "wan_cache_text_encoder_outputs.py"
     network_module = "networks.lora_wan"
-    prompt_letters = ("w", "h", "f", "d", "s", "l", "n", "fs", "i")
-    video_dataset_defaults = {"target_frames": [1, 17], "frame_extraction": "head"}
+    prompt_letters: ClassVar[tuple[str, ...]] = ("w", "h", "f", "d", "s", "l", "n", "fs", "i")
+    video_dataset_defaults: ClassVar[Mapping[str, Any]] = {"target_frames": [1, 17], "frame_extraction": "head"}
     default_resolution = 512
     text_encoder_fp8_flag = "--fp8_t5"
     memory_plan = _FP8_14B
     tasks: tuple[str, ...] = ()
 
-    tokenizer_ids = (T5_TOKENIZER,)
+    tokenizer_ids: tuple[str, ...] = (T5_TOKENIZER,)
 
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:
         super().__init__(fields)
@@ -114,8 +114,8 @@ class Wan22LoRA(_WanBase):
 class Wan21LoRA(_WanBase):
     """Wan 2.1 LoRA (T2V 14B/1.3B, I2V 14B, T2I 14B)."""
 
-    tasks = WAN21_TASKS
-    model_inputs = (ModelInput("dit", train_flag="--dit"), _VAE, _T5,
+    tasks: tuple[str, ...] = WAN21_TASKS
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = (ModelInput("dit", train_flag="--dit"), _VAE, _T5,
                    ModelInput("clip", train_flag="--clip", latent_flag="--clip", optional=True))
 
     def latent_cache_variant_flags(self) -> list[str]:

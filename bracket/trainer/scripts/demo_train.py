@@ -39,6 +39,7 @@ import time
 import tomllib
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 COLOUR_WORDS = ("red", "green", "blue", "yellow")
 SHAPE_WORDS = ("circle", "square", "triangle")
@@ -302,9 +303,9 @@ def train(args: argparse.Namespace) -> None:
                            output_name=args.output_name, step_label=label, resolution=resolution,
                            default_seed=args.seed)
 
-    def validate() -> float:
-        """Mean loss on the held-out images at fixed timesteps with fixed noise."""
-        val_images, val_labels = validation
+    def validate(held: tuple[Any, Any]) -> float:
+        """Mean loss on the ``held`` (images, labels) at fixed timesteps with fixed noise."""
+        val_images, val_labels = held
         seed = args.validation_seed if args.validation_seed is not None else args.seed
         noise_generator = torch.Generator().manual_seed(seed)
         net = accelerator.unwrap_model(model)
@@ -352,7 +353,7 @@ def train(args: argparse.Namespace) -> None:
             print(f"steps: {step}/{args.max_train_steps} loss {value:.4f} avg {average:.4f}", flush=True)
         every = args.validate_every_n_steps
         if validation is not None and every and (step % every == 0 or step in (args.max_train_steps, stop_at)):
-            value = validate()
+            value = validate(validation)
             if writer is not None:
                 writer.add_scalar(VALIDATION_TAG, value, step)
             print(f"steps: {step}/{args.max_train_steps} validation loss {value:.4f}", flush=True)

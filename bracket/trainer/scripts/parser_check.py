@@ -27,7 +27,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 MARKER = "BRACKET_PARSER_CHECK"
 HERE = Path(__file__).resolve().parent
@@ -68,9 +68,10 @@ def _exact_flag_problems(parser: argparse.ArgumentParser, argv: list[str]) -> li
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
-    def fail(message: str) -> None:
+    def fail(message: str) -> NoReturn:
         raise _ParseProblem(message)
 
+    # argparse offers no hook for its errors but replacing this method (it exits otherwise)
     parser.error = fail  # type: ignore[method-assign]
     try:
         parser.parse_args(argv)
@@ -102,13 +103,14 @@ def _build_parser(module: Any) -> argparse.ArgumentParser:
     def stop(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
         raise _Parsed(self)
 
+    # the script builds its parser inside main(): replacing the method is the one way to stop it there
     argparse.ArgumentParser.parse_args = stop  # type: ignore[method-assign]
     try:
         main()
     except _Parsed as parsed:
         return parsed.parser
     finally:
-        argparse.ArgumentParser.parse_args = original  # type: ignore[method-assign]
+        argparse.ArgumentParser.parse_args = original  # type: ignore[method-assign]  # put back, as above
     raise RuntimeError("main() returned without building a parser")
 
 
@@ -133,6 +135,7 @@ class _CpuShim:
             if not module.cuda.is_available():
                 module.cuda.current_device = lambda: 0
 
+        # the loader's own method, wrapped for this one module (a loader has no hook for after-exec)
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 

@@ -55,8 +55,10 @@ def drop_own_folder_from_path() -> None:
 def _load_sibling(name: str) -> Any:
     """Load ``<this folder>/<name>.py`` by path (no ``bracket`` package in the trainer venv)."""
     spec = importlib.util.spec_from_file_location(f"_bracket_{name}", HERE / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {HERE / f'{name}.py'}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     return module
 
 
@@ -141,7 +143,7 @@ def training_arguments(config: dict[str, Any], *, transformers_version: str,
 def make_scalar_callback(base: type, writer: Any) -> Any:
     """A ``TrainerCallback`` that writes every numeric logged value as a TensorBoard scalar."""
 
-    class ScalarCallback(base):  # type: ignore[misc, valid-type]
+    class ScalarCallback(base):
         def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
             for key, value in (logs or {}).items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):

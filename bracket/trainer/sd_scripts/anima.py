@@ -14,12 +14,12 @@ are bundled with sd-scripts. The cache tools know no Anima: the first run writes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import Knob
 from bracket.trainer.base import ModelInput
-from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA, SdScriptsTrainer
 from bracket.trainer.sd_scripts.flow import flow, flow_args, flow_knobs
 
 ANIMA_INPUTS = (
@@ -32,15 +32,17 @@ DOC_SHIFT = 1.0
 _DOC = "kohya-ss/sd-scripts docs/anima_train_network.md"
 
 
-class _AnimaFamily:
-    model_inputs = ANIMA_INPUTS
+class _AnimaFamily(SdScriptsTrainer):
+    """The family's class data and helpers, mixed in before its LoRA and full adapters."""
+
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = ANIMA_INPUTS
     latent_cache_suffix = "_anima.npz"
     text_encoder_cache_suffix = "_anima_te.npz"
     save_precision = "bf16"
-    prompt_letters = ("d", "w", "h", "s", "l", "n")
+    prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "l", "n")
 
     def prompt_defaults(self) -> dict[str, Any]:
-        size = self.resolution()  # type: ignore[attr-defined]
+        size = self.resolution()
         return {"width": size, "height": size, "steps": 30, "cfg_scale": 4.0}
 
     def family_knobs(self) -> dict[str, Knob]:

@@ -186,7 +186,7 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
         return files
 
     def cache_suffixes(self, cache_text: bool) -> tuple[str, ...]:
-        suffixes = (self.latent_cache_suffix,)
+        suffixes: tuple[str, ...] = (self.latent_cache_suffix,)
         if cache_text and self.text_encoder_cache_suffix:
             suffixes += (self.text_encoder_cache_suffix,)
         return suffixes
@@ -328,7 +328,7 @@ class SdScriptsFull(SdScriptsTrainer):
     resume_mode = "restart"
     loss_tags = FULL_LOSS_TAGS
     min_vram_gb = 24
-    optimizers = ("Adafactor", "AdamW8bit")
+    optimizers: ClassVar[tuple[str, ...]] = ("Adafactor", "AdamW8bit")
 
     def optimizer_memory_args(self, knobs: Mapping[str, Any]) -> list[str]:
         if knobs.get("optimizer_type") == "Adafactor":

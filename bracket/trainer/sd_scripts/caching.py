@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import shutil
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -130,7 +130,8 @@ class SdScriptsCaching(Trainer):
     mirror folders, the run's dataset TOML, the cache flags and the once-per-session cache
     commands. Reads the adapter's class data (``model_inputs``, cache suffixes and tool flag)."""
 
-    #: the adapter's class data and helpers this half reads (defined by ``SdScriptsTrainer``)
+    #: the adapter's class data and helpers this half reads (defined by ``SdScriptsTrainer``, and
+    #: ``fit_epoch`` by ``KohyaPauseResume``)
     cache_tool_flag: ClassVar[str]
     latent_cache_suffix: ClassVar[str]
     text_encoder_cache_suffix: ClassVar[str]
@@ -146,6 +147,9 @@ class SdScriptsCaching(Trainer):
 
     @abstractmethod
     def tokenizer_args(self) -> list[str]: ...
+
+    @abstractmethod
+    def fit_epoch(self, document: MutableMapping[str, Any], request: RunRequest) -> None: ...
 
     @property
     def on_cpu(self) -> bool:

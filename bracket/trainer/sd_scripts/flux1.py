@@ -14,12 +14,12 @@ sd-scripts recognises schnell from the checkpoint itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, Knob
 from bracket.trainer.base import ModelInput
-from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA, SdScriptsTrainer
 from bracket.trainer.tokenizers import CLIP_L_TOKENIZER, T5_XXL_TOKENIZER
 from bracket.trainer.vram import ANY_TIER
 
@@ -35,18 +35,20 @@ _README = "kohya-ss/sd-scripts README (FLUX.1 section, commit c38b07d0)"
 _DOC_SHIFT = 3.1582  # the README's shift for 1024 px
 
 
-class _Flux1Family:
-    model_inputs = FLUX1_INPUTS
+class _Flux1Family(SdScriptsTrainer):
+    """The family's class data and helpers, mixed in before its LoRA and full adapters."""
+
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = FLUX1_INPUTS
     latent_cache_suffix = "_flux.npz"
     text_encoder_cache_suffix = "_flux_te.npz"
     cache_tool_flag = "--flux"
     save_precision = "bf16"  # FLUX.1 is released in bf16
-    tokenizer_ids = (CLIP_L_TOKENIZER, T5_XXL_TOKENIZER)
-    prompt_letters = ("d", "w", "h", "s", "g", "n")
+    tokenizer_ids: tuple[str, ...] = (CLIP_L_TOKENIZER, T5_XXL_TOKENIZER)
+    prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "g", "n")
 
     def prompt_defaults(self) -> dict[str, Any]:
-        size = self.resolution()  # type: ignore[attr-defined]
-        schnell = self.field("flux1_variant", "dev") == "schnell"  # type: ignore[attr-defined]
+        size = self.resolution()
+        schnell = self.field("flux1_variant", "dev") == "schnell"
         return {"width": size, "height": size, "steps": 4 if schnell else 20, "guidance": 3.5}
 
     def family_knobs(self) -> dict[str, Knob]:

@@ -13,12 +13,12 @@ The Gemma2 tokenizer is loaded from the hub as ``google/gemma-2-2b`` (a gated re
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import FixedKnob, Knob
 from bracket.trainer.base import ModelInput
-from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA, SdScriptsTrainer
 from bracket.trainer.sd_scripts.flow import flow, flow_args, flow_knobs
 
 LUMINA_INPUTS = (
@@ -34,16 +34,18 @@ _DOC = "kohya-ss/sd-scripts docs/lumina_train_network.md"
 _FT_DOC = "kohya-ss/sd-scripts docs/fine_tune.md"
 
 
-class _LuminaFamily:
-    model_inputs = LUMINA_INPUTS
+class _LuminaFamily(SdScriptsTrainer):
+    """The family's class data and helpers, mixed in before its LoRA and full adapters."""
+
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = LUMINA_INPUTS
     latent_cache_suffix = "_lumina.npz"
     text_encoder_cache_suffix = "_lumina_te.npz"
     save_precision = "bf16"
-    tokenizer_ids = (GEMMA2_TOKENIZER,)
-    prompt_letters = ("d", "w", "h", "s", "l", "n")
+    tokenizer_ids: tuple[str, ...] = (GEMMA2_TOKENIZER,)
+    prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "l", "n")
 
     def prompt_defaults(self) -> dict[str, Any]:
-        size = self.resolution()  # type: ignore[attr-defined]
+        size = self.resolution()
         return {"width": size, "height": size, "steps": 30, "cfg_scale": 4.0}
 
     def family_knobs(self) -> dict[str, Knob]:

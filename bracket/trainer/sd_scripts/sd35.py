@@ -12,12 +12,12 @@ T5-XXL are separate files unless the checkpoint bundles them. The ``sd35_variant
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from bracket.search.configs import NamedConfig
 from bracket.search.space import FixedKnob, FloatKnob, Knob
 from bracket.trainer.base import ModelInput
-from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA, SdScriptsTrainer
 from bracket.trainer.tokenizers import CLIP_G_TOKENIZER, CLIP_L_TOKENIZER, T5_XXL_TOKENIZER
 from bracket.trainer.vram import MemoryPlan
 
@@ -31,22 +31,24 @@ _DOCS = "kohya-ss/sd-scripts"
 _README = "kohya-ss/sd-scripts README (SD3 LoRA training section, commit c38b07d0)"
 
 
-class _Sd35Family:
-    model_inputs = SD35_INPUTS
+class _Sd35Family(SdScriptsTrainer):
+    """The family's class data and helpers, mixed in before its LoRA and full adapters."""
+
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = SD35_INPUTS
     latent_cache_suffix = "_sd3.npz"
     text_encoder_cache_suffix = "_sd3_te.npz"
     save_precision = "bf16"  # SD3.5 is released in bf16; sd-scripts' cache tools know no SD3
-    tokenizer_ids = (CLIP_L_TOKENIZER, CLIP_G_TOKENIZER, T5_XXL_TOKENIZER)
-    prompt_letters = ("d", "w", "h", "s", "l", "n")
+    tokenizer_ids: tuple[str, ...] = (CLIP_L_TOKENIZER, CLIP_G_TOKENIZER, T5_XXL_TOKENIZER)
+    prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "l", "n")
 
     #: the memory plan of SD3.5 Large (``memory_plan`` is Medium's)
     large_memory_plan: MemoryPlan = ()
 
     def is_large(self) -> bool:
-        return self.field("sd35_variant", "large") == "large"  # type: ignore[attr-defined]
+        return self.field("sd35_variant", "large") == "large"
 
     def memory_table(self) -> MemoryPlan:
-        return self.large_memory_plan if self.is_large() else self.memory_plan  # type: ignore[attr-defined]
+        return self.large_memory_plan if self.is_large() else self.memory_plan
 
     def family_knobs(self) -> dict[str, Knob]:
         return {

@@ -9,9 +9,11 @@ are ``--text_encoder_lr a b`` (nargs), never the ``--text_encoder_lr1/2`` of the
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from bracket.search.configs import NamedConfig
 from bracket.trainer.base import ModelInput
-from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA
+from bracket.trainer.sd_scripts.base import SdScriptsFull, SdScriptsLoRA, SdScriptsTrainer
 from bracket.trainer.tokenizers import CLIP_G_TOKENIZER, CLIP_L_TOKENIZER
 
 SDXL_INPUTS = (
@@ -21,14 +23,16 @@ SDXL_INPUTS = (
 _DOCS = "kohya-ss/sd-scripts"
 
 
-class _SdxlFamily:
-    model_inputs = SDXL_INPUTS
+class _SdxlFamily(SdScriptsTrainer):
+    """The family's class data and helpers, mixed in before its LoRA and full adapters."""
+
+    model_inputs: ClassVar[tuple[ModelInput, ...]] = SDXL_INPUTS
     latent_cache_suffix = "_sdxl.npz"
     text_encoder_cache_suffix = "_te_outputs.npz"
     cache_tool_flag = "--sdxl"
     save_precision = "fp16"  # SDXL base is released in fp16; an fp16 LoRA loads everywhere
-    tokenizer_ids = (CLIP_L_TOKENIZER, CLIP_G_TOKENIZER)
-    prompt_letters = ("d", "w", "h", "s", "l", "n")
+    tokenizer_ids: tuple[str, ...] = (CLIP_L_TOKENIZER, CLIP_G_TOKENIZER)
+    prompt_letters: ClassVar[tuple[str, ...]] = ("d", "w", "h", "s", "l", "n")
 
 
 class SdxlLoRA(_SdxlFamily, SdScriptsLoRA):
