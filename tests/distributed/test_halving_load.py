@@ -134,7 +134,8 @@ def test_workers_killed_at_random_finish_a_halving_search(search):
     try:
         deadline = time.monotonic() + DEADLINE_S
         while any(w.poll() is None for w in workers.values()):
-            assert time.monotonic() < deadline, f"the search did not finish in {DEADLINE_S:g} s\n{_logs(search)}"
+            if time.monotonic() > deadline:
+                pytest.fail(f"the search did not finish in {DEADLINE_S:g} s\n{_logs(search)}")
             runs = [r for r in store.runs(search["name"], with_series=False) if r["stage"] == "search"]
             training = _live_launches(search["launch_log"])
             watched.update(training)
@@ -156,7 +157,8 @@ def test_workers_killed_at_random_finish_a_halving_search(search):
                 continue
             time.sleep(0.1)
         codes = {gpu: w.returncode for gpu, w in workers.items()}
-        assert set(codes.values()) == {0}, (codes, _logs(search))
+        if set(codes.values()) != {0}:
+            pytest.fail(f"a worker failed: {codes}\n{_logs(search)}")
     finally:
         _end_all(workers, search["launch_log"])
     assert len(killed) == KILLS, killed
