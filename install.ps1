@@ -4,6 +4,8 @@
 #   .\install.ps1 -Trainers    also the trainer virtualenvs of vendor\sd-scripts, vendor\musubi-tuner and vendor\ai-toolkit
 #   .\install.ps1 -LlmTrainers also the LLM trainer virtualenvs vendor\{axolotl,torchtune,unsloth}\.venv
 #   .\install.ps1 -Tests       also says what the browser and PostgreSQL tests need
+#   .\install.ps1 -Judges      also fetch the image judges' models (CLIP, DINOv2) into the Hugging Face
+#                              cache and name them in .env (needs internet; never done during a search)
 #
 # Variables: PYTHON (python to build .venv with, default "py -3" or python), TORCH_INDEX_URL
 # (extra pip index for torch in .venv), TRAINER_TORCH (torch packages of the trainer venvs,
@@ -19,7 +21,8 @@
 param(
     [switch]$Trainers,
     [switch]$LlmTrainers,
-    [switch]$Tests
+    [switch]$Tests,
+    [switch]$Judges
 )
 $ErrorActionPreference = "Stop"
 Set-Location -Path $PSScriptRoot
@@ -215,6 +218,13 @@ if ($Tests) {
     Write-Host "Browser tests: & $VenvPy -m playwright install chromium"
     Write-Host "PostgreSQL tests start a throwaway server from the Debian/Ubuntu postgresql package; on Windows"
     Write-Host "they are skipped (run them in WSL after ./install.sh --tests)."
+}
+
+# --- 7. optional: the image judges' models ---------------------------------------------------
+if ($Judges) {
+    Say "Image judges' models (Hugging Face cache, named in .env)"
+    & $VenvPy -m bracket.judge.fetch_models (Join-Path $Root ".env")
+    if ($LASTEXITCODE -ne 0) { Warn "fetching the judges' models failed; see above." }
 }
 
 Say "Done"

@@ -81,6 +81,10 @@ def _spread(items: Sequence[Any], count: int) -> list[Any]:
     return [items[round(i * (len(items) - 1) / (count - 1))] for i in range(count)] if count > 1 else [items[0]]
 
 
+#: leading words captions share that name no subject ("a red circle", "the dog")
+_ARTICLES = frozenset({"a", "an", "the", "this", "that", "some"})
+
+
 def shared_token(captions: Sequence[str]) -> str:
     """The leading word or comma-separated tag every caption shares (a trigger word or a class
     token such as ``sks dog``), or "" when they share none."""
@@ -90,7 +94,7 @@ def shared_token(captions: Sequence[str]) -> str:
     if all(h == heads[0] for h in heads) and heads[0]:
         return heads[0]
     first = captions[0].split()
-    if first and all(c.split()[:1] == first[:1] for c in captions):
+    if first and first[0].lower() not in _ARTICLES and all(c.split()[:1] == first[:1] for c in captions):
         return first[0]
     return ""
 

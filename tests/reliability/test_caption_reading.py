@@ -90,7 +90,10 @@ def test_proposed_prompts_read_no_file_outside_the_dataset_and_no_control_charac
     assert not any(PROMPT_CONTROLS.search(line) for line in proposal.text.splitlines()), repr(proposal.text)
     assert "a red ]52;c;Y2xpcA==circle on 31m white etihw, tag done" in proposal.text, proposal.text
     assert "a green circle" in proposal.text
-    assert len(parse_prompt_lines(proposal.text)) == 2  # what the form and `run` then accept as typed
+    accepted = parse_prompt_lines(proposal.text)  # what the form and `run` then accept as typed
+    assert [p.text for p in accepted if p.kind == "in"] == ["a red ]52;c;Y2xpcA==circle on 31m white etihw, tag done",
+                                                            "a green circle"]
+    assert all(SECRET not in p.text for p in accepted)  # the held-out prompts too
 
 
 def test_preflight_reads_no_caption_outside_and_says_which_were_not_read(hostile_dataset):

@@ -58,7 +58,7 @@ def test_every_program_field_of_every_preset_is_marked_executable():
     """And every field that names code a trainer loads (torchtune's recipe config, issue 35):
     the other config-like files are written by Bracket (Axolotl YAML with ``safe_dump``, dataset
     TOMLs rewritten with ``tomli_w``, the Unsloth driver's JSON)."""
-    programs = {"trainer_python", "train_script", "sd_scripts_dir", "musubi_dir", "torchtune_config"}
+    programs = {"trainer_python", "train_script", "sd_scripts_dir", "musubi_dir", "ai_toolkit_dir", "torchtune_config"}
     for preset in [p for group in presets_by_family().values() for p in group]:
         for spec in preset.fields:
             assert isinstance(spec, FieldSpec)

@@ -66,11 +66,16 @@ def test_paused_runs_have_samples_at_their_rung_and_the_waiting_notes_count_ever
     session.close()
 
 
-def test_a_full_run_search_keeps_the_trainers_sample_default(tmp_path, runs_dir):
+def test_a_full_run_search_samples_at_the_default_interval_not_the_rungs(tmp_path, runs_dir):
+    """Without halving no rung sets the interval: an image run samples every steps/5 (issue 43:
+    the best step is chosen among 5+ sampled steps; ``bracket.trainer.sample_steps``)."""
+    from bracket.trainer.sample_steps import default_every
+
     settings = SearchSettings(budget=1, steps=18, confirm=0, sample_prompts="a red circle --d 1",
                               validation_split=0)
     session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="fullsamples")
     commands = _recording(session)
     assert session.run() == "finished"
-    assert commands and all(_flag(cmd, "--sample_every_n_steps") is None for cmd in commands), commands
+    assert commands and all(_flag(cmd, "--sample_every_n_steps") == str(default_every(18)) for cmd in commands), \
+        commands
     session.close()

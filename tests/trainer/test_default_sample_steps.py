@@ -5,6 +5,7 @@ at the preset's own default run length, with and without the held-out validation
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -32,9 +33,23 @@ def _image_trainer(preset, root: Path):
     return trainer, dataset
 
 
+def _job(cmd: list[str]) -> dict | None:
+    """The ai-toolkit job file a command runs (``run.py <job>.json``), read; None for flag commands."""
+    jobs = [arg for arg in cmd if arg.endswith(".json") and Path(arg).is_file()]
+    return json.loads(Path(jobs[-1]).read_text(encoding="utf-8")) if jobs else None
+
+
 def _sampled_steps(cmd: list[str], max_steps: int) -> list[int]:
     """The steps the command renders samples at (its prompts at ``--sample_every_n_steps``
-    multiples, and step 0 with ``--sample_at_first``)."""
+    multiples, and step 0 with ``--sample_at_first``; an ai-toolkit job: at ``sample_every``
+    multiples, step 0 and the last step)."""
+    job = _job(cmd)
+    if job is not None:
+        sample = job["config"]["process"][0].get("sample")
+        if not sample:
+            return []
+        every = int(sample["sample_every"])
+        return sorted({0, *range(every, max_steps + 1, every), max_steps})
     if "--sample_prompts" not in cmd:
         return []
     every = int(cmd[cmd.index("--sample_every_n_steps") + 1]) if "--sample_every_n_steps" in cmd else 0
@@ -56,7 +71,10 @@ def test_an_image_preset_samples_enough_steps_to_choose_the_best_one(preset, tmp
         sampled = [s for s in _sampled_steps(spec.cmd, steps) if s > 0]
         assert len(sampled) >= SAMPLED_STEPS and sampled[-1] == steps, (preset.id, validation, sampled)
         if validation is not None:  # the validation loss is taken at the sampled steps
-            assert spec.cmd[spec.cmd.index("--validate_every_n_steps") + 1] == str(sampled[0])
+            job = _job(spec.cmd)
+            every = (job["config"]["process"][0]["train"]["validation_config"]["validate_every_n_steps"]
+                     if job is not None else spec.cmd[spec.cmd.index("--validate_every_n_steps") + 1])
+            assert str(every) == str(sampled[0])
         # the person's interval wins (a larger one lowers the sampling cost)
         asked = trainer.prepare_run(RunRequest(run_dir=tmp_path / f"asked-{bool(validation)}", knobs=config,
                                                dataset=dataset, max_steps=steps, seed=1, sample_prompts=PROMPTS,

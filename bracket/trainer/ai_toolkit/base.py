@@ -40,6 +40,7 @@ from bracket.trainer.ai_toolkit.validation import (
 from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_subprocess_env
 from bracket.trainer.pause import logged_past, pause_save_every
 from bracket.trainer.prompts import SamplePrompt
+from bracket.trainer.sample_steps import sample_every
 from bracket.trainer.vram import vram_tier
 
 #: run in the trainer's python by ``bracket doctor``: the job file through ai-toolkit's own config classes
@@ -184,8 +185,8 @@ class AiToolkitTrainer(Trainer):
                 "validation_items": validation_items(held), "resolution": self.resolution(),
                 "validate_every_n_steps": self.validation.every(steps, request.sample_every_n_steps)}
         if request.sample_prompts and self.writes_samples:
-            process["sample"] = self.sample_section(request.sample_prompts,
-                                                    request.sample_every_n_steps or steps)
+            process["sample"] = self.sample_section(
+                request.sample_prompts, sample_every(request.sample_every_n_steps, steps, self.sample_kind))
         else:
             train["disable_sampling"] = True
         return {"job": "extension", "config": {"name": name, "process": [process]},
