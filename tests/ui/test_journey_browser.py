@@ -111,7 +111,9 @@ def test_sdxl_lora_journey_through_start_compare_results_and_export(tmp_path):
         prompts = page.locator("#bk-prompts textarea")
         expect(prompts).to_have_value(re.compile(r"^zqx, a red square --d 1\n"), timeout=20_000)
         proposed = prompts.input_value().splitlines()
-        assert len(proposed) == 4 and all(line.startswith("zqx, a ") for line in proposed), proposed
+        marker = proposed.index("# held-out")  # 4 captions, then held-out contexts of the trigger word
+        assert marker == 4 and all(line.startswith("zqx, a ") for line in proposed[:marker]), proposed
+        assert len(proposed) == 8 and all(line.startswith("zqx, ") for line in proposed[marker + 1:]), proposed
         expect(page.locator("#bk-prompts")).to_contain_text(f"Proposed from 4 captions of {images}")
         expect(page.locator("#bk-prompts")).to_contain_text("every caption starts with 'zqx'")
         # the default budget is the one whose plan reaches TPE, and the plan shown says so: its
@@ -147,7 +149,8 @@ def test_sdxl_lora_journey_through_start_compare_results_and_export(tmp_path):
         # the rated run's chip shows its rating and new score without a click (item 6)
         expect(page.locator("#bk-compare-runs")).to_contain_text("rating 8", timeout=20_000)
         page.locator("#bk-next-pair").click()
-        expect(page.locator("#bk-pair img")).to_have_count(8, timeout=20_000)  # four prompts × two runs
+        # every prompt (4 captions, 3 held-out) × two runs
+        expect(page.locator("#bk-pair img")).to_have_count(2 * (len(proposed) - 1), timeout=20_000)
         page.locator("#bk-pair-left").click()
         expect(page.locator("#bk-pair-status")).to_contain_text("left is better", timeout=20_000)
         # the trial table reads every score as a quality, 1–10 higher is better (item 8)
