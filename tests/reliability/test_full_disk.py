@@ -154,6 +154,8 @@ def test_a_report_cut_by_a_full_disk_leaves_no_empty_or_half_file(fast_fields, r
     folder = runs_dir / "done"
     elsewhere = runs_dir / "fresh"
     assert main(["report", str(folder)]) == 0
+    for earlier in folder.rglob("report.*"):  # an earlier report of other content (a rating since, another
+        earlier.write_bytes(earlier.read_bytes() + b"\n")  # second): an unchanged one is rightly not rewritten
     before = {p: p.read_bytes() for p in folder.rglob("report.*")}
     assert before and all(before.values())
     capsys.readouterr()
