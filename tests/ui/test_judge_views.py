@@ -10,12 +10,7 @@ from ui import results_judges
 from ui.compare_order import JUDGE_PREFIX, sort_choices, sort_runs
 from ui.render import grid_html
 
-pytestmark = pytest.mark.timeout(240)
-
-
-@pytest.fixture(autouse=True)
-def _skip_torch_probe(monkeypatch):
-    monkeypatch.setattr("bracket.trainer.demo.adapter.trainer_python_problems", lambda *a, **k: [])
+pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("no_torch_probe")]
 
 
 @pytest.fixture
