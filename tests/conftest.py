@@ -24,6 +24,12 @@ RUN_MARK = "BRACKET_FAKE_TEST_RUN"
 os.environ[RUN_MARK] = f"{os.getpid()}-{time.time_ns()}"
 #: how long the check at the end waits for processes that are on their way out
 LEFTOVER_GRACE_S = 10.0
+#: the interpreter's own helpers: multiprocessing starts one for a spawned child and it lives as
+#: long as the process that started it (it ends when pytest exits, so it is not a leftover)
+INTERPRETER_HELPERS = (
+    "from multiprocessing.resource_tracker import main",
+    "from multiprocessing.forkserver import main",
+)
 
 
 def leftover_processes() -> list:
@@ -51,7 +57,8 @@ def leftover_processes() -> list:
     alive = []
     for process in found.values():
         try:
-            if process.status() != psutil.STATUS_ZOMBIE:
+            helper = process.ppid() == me.pid and any(h in " ".join(process.cmdline()) for h in INTERPRETER_HELPERS)
+            if process.status() != psutil.STATUS_ZOMBIE and not helper:
                 alive.append(process)
         except psutil.Error:
             pass

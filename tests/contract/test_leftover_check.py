@@ -21,10 +21,17 @@ def test_leaves_a_sleeper(tmp_path):
     (Path(__file__).parent / "pid").write_text(str(process.pid))
 '''
 CLEAN = '''
+import multiprocessing
 import subprocess
 
 def test_waits_for_its_child():
     subprocess.run(["sleep", "0.1"], check=True)
+
+def test_a_spawned_child_starts_the_interpreters_resource_tracker():
+    child = multiprocessing.get_context("spawn").Process(target=print)
+    child.start()
+    child.join()
+    assert child.exitcode == 0
 '''
 
 
