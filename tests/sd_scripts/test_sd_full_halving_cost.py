@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bracket.session import SearchSettings, Session
+from bracket.session import HalvingSettings, SearchSettings, Session
 from bracket.session.loop.rung_scores import full_runs_spent
 from bracket.standings.rungs import session_rung_table
 from tests.fakes import install_inventory_scripts, make_fake_python
@@ -24,7 +24,7 @@ def test_an_sdxl_full_halving_search_trains_within_its_budget(field_values, imag
     scripts = install_inventory_scripts(tmp_path / "sd-scripts", "kohya-ss/sd-scripts", SCRIPTS)
     fields = field_values("sdxl-full", dataset=str(image_folder), sd_scripts_dir=str(scripts),
                           trainer_python=str(make_fake_python(tmp_path / "bin")))
-    settings = SearchSettings(budget=4, steps=STEPS, halving=True, launch_share=0, confirm=0,
+    settings = SearchSettings(budget=4, steps=STEPS, halving=HalvingSettings(launch_share=0), confirm=0,
                               sample_prompts="a photo of sks")
     session = Session.create("sdxl-full", fields, settings, out_dir=runs_dir, name="full")
     assert session.settings.plan() == ("budget 4 full runs = 6 configs to 1/3 → 2 to full (restarts: a promoted "

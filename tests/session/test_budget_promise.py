@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bracket.session import SearchSettings, Session
+from bracket.session import HalvingSettings, SearchSettings, Session
 from tests.session.test_halving_search import halving_fields
 
-SETTINGS = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                          launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
+SETTINGS = SearchSettings(budget=2, steps=16, sample_every_n_steps=2,
+                          halving=HalvingSettings(eta=2, smallest_rung=0.25, launch_share=0),
+                          confirm=0, sample_prompts="a red circle --d 1")
 FULL_STEPS = 16
 
 

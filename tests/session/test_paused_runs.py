@@ -7,14 +7,15 @@ import threading
 import time
 from pathlib import Path
 
-from bracket.session import SearchSettings, Session
+from bracket.session import HalvingSettings, SearchSettings, Session
 from bracket.session.loop.search_loop import SearchLoop, session_scheduler
 from bracket.session.recovery import recover_interrupted_runs
 from bracket.session.store import Store
 from tests.session.test_halving_search import halving_fields
 
-SETTINGS = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                          launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
+SETTINGS = SearchSettings(budget=2, steps=16, sample_every_n_steps=2,
+                          halving=HalvingSettings(eta=2, smallest_rung=0.25, launch_share=0),
+                          confirm=0, sample_prompts="a red circle --d 1")
 
 
 def _first_paused(tmp_path: Path, runs_dir: Path, name: str) -> tuple[Session, dict]:
