@@ -177,7 +177,9 @@ class RunExecutor:
                               skip=launch.old_event_files, metrics_db=spec.metrics_db)
         store.update_run(run_id, status="running", run_dir=str(run_dir), output_dir=str(spec.output_dir),
                          started_at=started_at, max_steps=spec.max_steps, worker=self.worker_id,
-                         launches=launch.launches_before + 1, restart_steps=launch.restart_steps or None)
+                         launches=launch.launches_before + 1, restart_steps=launch.restart_steps or None,
+                         # a resume stands at its state's step (what it trained past it is in restart_steps)
+                         **({"last_step": launch.resume_step} if launch.resume_step else {}))
         with self._lock:
             self._runner = runner
             # a resumed run starts from its stored series: what is persisted while it runs (and what a
@@ -269,6 +271,9 @@ class RunExecutor:
         eval_loss = launch.joined([point for tag in spec.eval_loss_tags for point in reader.series.get(tag, [])],
                                   eval_loss=True)
         samples = [sample_record(s) for s in collect_samples(spec.sample_dir)] if spec.sample_dir else []
+        # the step it trained to, before a pause cuts its series: a run that trained past its rung is
+        # charged what it trained (``RunRow.overshoot``), though it resumes from the rung's state
+        trained_to = max((step for step, _ in loss), default=None)
         reason = ""
         pause = spec.pause_step or 0
         paused = bool(pause) and self.trainer.paused_state(spec.output_dir, pause) is not None \
@@ -318,7 +323,7 @@ class RunExecutor:
             log_tail="\n".join(result.log_tail), finished_at=time.time(),
             duration_s=launch.duration_before + (result.duration_s or 0.0),
             loss=loss, eval_loss=eval_loss, samples=samples, pid=None,
-            last_step=max((step for step, _ in loss), default=None),
+            last_step=trained_to if status == "paused" else max((step for step, _ in loss), default=None),
             pause_step=(spec.pause_step if paused else launch.resume_step) if status == "paused" else None)
         with self._lock:
             self.current = None
