@@ -50,7 +50,7 @@ from bracket.session.scoring import RunScore, Scoreboard, TextJudges, session_im
 from bracket.session.scoring.vlm import VlmScorer, vlm_config
 from bracket.session.search_settings import SearchSettings
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
-from bracket.session.store import SessionLock, gc_paused, per_change, stored_rows
+from bracket.session.store import SessionLock, per_change, stored_rows
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
 if TYPE_CHECKING:  # imported where a search starts: opening a session imports no Optuna
@@ -356,10 +356,8 @@ class Session:
                         n_configs=configs)
 
     def snapshot(self) -> SessionSnapshot:
-        """A consistent, copyable picture of the search for the UI and the CLI (built without
-        cyclic collection passes, like the standings: ``bracket.session.store.change_memo.gc_paused``)."""
-        with gc_paused():
-            return build_snapshot(self)
+        """A consistent, copyable picture of the search for the UI and the CLI."""
+        return build_snapshot(self)
 
     def add_rating(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> None:
         self.scoreboard.add_rating(run_id, value, prompt_index, step)
