@@ -17,8 +17,8 @@ from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.session import HalvingSettings, SearchSettings, SettingsError
 from bracket.session.loop.budget import Budget
-from bracket.session.loop.plan import NO_FACTS
 from bracket.session.loop.rung_steps import trainer_facts
+from bracket.session.loop.trainer_facts import NO_FACTS
 
 #: judgements per sample or answer: more than this is a typo, not a plan (each is a server call)
 MAX_JUDGE_REPEATS = 20

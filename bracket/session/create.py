@@ -29,8 +29,8 @@ from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
-from bracket.session.loop.plan import NO_FACTS, TrainerFacts
 from bracket.session.loop.rung_steps import restart_note, rounded_note, rung_problem, trainer_facts
+from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 from bracket.session.past import Ranking, past_configs
 from bracket.session.scoring.image_config import check_image_judges, image_judge_config, image_judges_wanted
 from bracket.session.search_settings import SearchSettings, SettingsError
@@ -62,7 +62,7 @@ class SessionParts:
     #: how earlier sessions rank their configs (``bracket.session.past``): the warm start
     #: and the plan's count of ``past`` configs follow it (None: the value each trial ended with)
     rank_past: Ranking | None = None
-    #: the trainer's facts a halving plan's cost depends on, decided at creation (``loop.plan.TrainerFacts``)
+    #: the trainer's facts a halving plan's cost depends on, decided at creation (``loop.trainer_facts.TrainerFacts``)
     facts: TrainerFacts = NO_FACTS
 
 

@@ -14,7 +14,7 @@ the top ``1/eta`` at a rung resume to the next, so the same budget tries many mo
 8 full runs = 27 configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"). What that costs also depends
 on the trainer (a trainer that cannot resume pays for each promotion's rung from step 0; the rungs
 cost the steps they are rounded up to): those facts are decided at creation into the plan
-(``bracket.session.loop.plan.TrainerFacts``) and handed to the methods that count, never stored here.
+(``bracket.session.loop.trainer_facts.TrainerFacts``) and handed to the methods that count, never stored here.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from bracket.errors import BracketError
 from bracket.judge.combine import validate_weights
 from bracket.search.halving import DEFAULT_ETA, DEFAULT_SMALLEST, Rungs, share_label, smallest_problem
 from bracket.search.types import ALGORITHMS
-from bracket.session.loop.plan import NO_FACTS, TrainerFacts
+from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 from bracket.session.scoring import effective_weights
 from bracket.session.store.migrations import nested_settings
 from bracket.trainer.base import WARMUP_SHARE

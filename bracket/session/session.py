@@ -79,7 +79,7 @@ class Session:
         self.store = parts.store
         self.name, self.folder, self.trainer = parts.name, parts.folder, parts.trainer
         self.settings: SearchSettings = parts.settings
-        #: the trainer's facts decided at creation (``loop.plan.TrainerFacts``), never in the settings
+        #: the trainer's facts decided at creation (``loop.trainer_facts.TrainerFacts``), never in the settings
         self.facts = parts.facts
         self.space = parts.space
         self.on_finish = list(on_finish)

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from bracket.session.loop.budget import Budget
-from bracket.session.loop.plan import NO_FACTS, TrainerFacts
 from bracket.session.loop.search_view import SearchView
+from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 from bracket.session.scheduling import FullRuns, Halving
 
 NO_VALIDATION = SimpleNamespace(validation=None, sample_kind="image")

@@ -12,8 +12,8 @@ import pytest
 
 from bracket.search.halving import Promotion
 from bracket.session import HalvingSettings, SearchSettings, Session
-from bracket.session.loop.plan import TrainerFacts
 from bracket.session.loop.rung_scores import full_runs_spent
+from bracket.session.loop.trainer_facts import TrainerFacts
 from bracket.session.search_settings import SettingsError, halving_cost
 from bracket.session.store.rows import RunRow
 from bracket.standings.rungs import session_rung_table

@@ -8,7 +8,7 @@ the loop, the snapshot, the forms and the tabs ask this object instead of branch
 
 The trainer's facts the cost depends on (``restarts``: it cannot resume, so a promotion trains
 its rung again from step 0; the interval the rungs round up to) are decided once when the
-session is created into its plan (``bracket.session.loop.plan.TrainerFacts``) and handed in here
+session is created into its plan (``bracket.session.loop.trainer_facts.TrainerFacts``) and handed in here
 with the settings. What the budget buys is decided without the clock where the settings fix a
 launch's start-up (``halving.launch_share``, ``--launch-cost``); otherwise :meth:`Budget.configs` lowers
 the count once the session has measured its launches, and says so.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from bracket.session.loop.plan import NO_FACTS, TrainerFacts
+from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.loop.search_view import SearchView

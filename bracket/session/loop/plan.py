@@ -11,8 +11,6 @@ so a later phase (a confirmation round, say) slots in as one more pair; :func:`p
 it in one line (``baseline, 3 curated, 2 LR bracket, 4 shape draws, 2 TPE``) for the Setup tab
 and the CLI; :func:`plan_progress` says how far a session got in each phase from its stored
 configs; :func:`budget_reaching_search` is the smallest budget whose plan reaches the sampler.
-:class:`TrainerFacts` holds what the plan's cost depends on in the session's trainer, decided once
-at creation and stored beside the settings (never in them).
 
     >>> plan_text(search_plan(12, curated=3))
     'baseline, 3 curated, 2 LR bracket, 4 shape draws, 2 TPE'
@@ -21,7 +19,7 @@ at creation and stored beside the settings (never in them).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
@@ -47,36 +45,6 @@ KIND_OF_PHASE = {BASELINE: "baseline", PAST: PAST_KIND, CURATED: "curated", BRAC
 SAMPLER_PHASES = ("TPE", "random")
 
 Plan = list[tuple[str, int]]
-
-
-@dataclass(frozen=True)
-class TrainerFacts:
-    """What a halving plan's cost depends on in the session's trainer, decided once when the session
-    is created (``bracket.session.loop.rung_steps.trainer_facts``) and stored with the session row
-    (``plan``), not in its settings: the person chose the settings, the trainer decides these."""
-
-    #: the trainer cannot resume a paused run (``resume_mode`` "restart"): a promoted config trains
-    #: again from step 0 and pays for its whole next rung
-    restarts: bool = False
-    #: the steps between saved samples and validation losses, where the rungs are rounded up to
-    #: (``Rungs.steps``); None: not rounded
-    rung_every: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"restarts": self.restarts, "rung_every": self.rung_every}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> "TrainerFacts":
-        """The facts stored with a session (none stored: a trainer that resumes, rungs not rounded)."""
-        data = data or {}
-        every = data.get("rung_every")
-        return cls(restarts=data.get("restarts") is True,
-                   rung_every=every if isinstance(every, int) and not isinstance(every, bool) and every > 0 else None)
-
-
-#: the facts of a session without halving (or not yet decided): nothing restarts, nothing is rounded
-NO_FACTS = TrainerFacts()
-
 
 def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: bool = True,
                 lr_bracket: bool = True, algorithm: str = "tpe", confirm: int = 0, past: int = 0) -> Plan:

@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.halving import share_label
-from bracket.session.loop.plan import NO_FACTS, TrainerFacts
+from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.loop.rung_scores import StepRungs

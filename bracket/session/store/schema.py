@@ -57,7 +57,7 @@ sessions_table = sa.Table(
     sa.Column("fields_json", sa.Text, nullable=False),
     sa.Column("settings_json", sa.Text, nullable=False),
     sa.Column("notes_json", sa.Text, nullable=False, default="[]"),
-    #: the trainer's facts decided at creation (``bracket.session.loop.plan.TrainerFacts``); null: none
+    #: the trainer's facts decided at creation (``bracket.session.loop.trainer_facts.TrainerFacts``); null: none
     sa.Column("plan_json", sa.Text, nullable=True),
     sa.Column("study_name", sa.String(200), nullable=False),
     sa.Column("status", sa.String(40), nullable=False, default="created"),
