@@ -33,6 +33,7 @@ from bracket.trainer.base import LaunchSpec
 log = logging.getLogger(__name__)
 PERSIST_SECONDS = 3.0
 #: how long a run whose paused state is complete may go on to exit by itself before it is stopped
+#: (one that already logs steps past its pause is stopped at once: what it trains past is charged)
 PAUSE_GRACE_SECONDS = 5.0
 
 
@@ -207,8 +208,10 @@ class RunExecutor:
             if (spec.pause_step and not state["paused_at"]
                     and self.trainer.paused_state(spec.output_dir, spec.pause_step)):
                 state["paused_at"] = now  # complete: the trainer may exit by itself, else it is stopped
-            if state["paused_at"] and now - state["paused_at"] > PAUSE_GRACE_SECONDS:
-                runner.stop(f"paused at step {spec.pause_step}")
+            with self._lock:
+                past = int(current["step"] or 0) > int(spec.pause_step or 0)
+            if state["paused_at"] and (past or now - state["paused_at"] > PAUSE_GRACE_SECONDS):
+                runner.stop(f"paused at step {spec.pause_step}")  # training on past it: no grace
             if spec.sample_dir is not None and now - state["sampled"] > 2.0:
                 state["sampled"] = now
                 samples = [sample_record(s) for s in collect_samples(spec.sample_dir)]
