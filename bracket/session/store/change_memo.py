@@ -4,8 +4,9 @@ The standings (every run scored, per-step curves, boards, the winner), parameter
 the search's read model and ``status``'s view are asked for by several readers of one change:
 the app's Results tab, the report it writes, the winner's export inside that report, ``status``.
 :data:`CHANGE_MEMO` is the one owner of those values in a process (declared here, listed in
-docs/ARCHITECTURE.md, "Caches"): it keeps them per session — the store's URL and the session's
-name — under the change key they were computed with (:func:`change_key`: the store's change
+docs/ARCHITECTURE.md, "Caches"): it keeps them per open session — the store's URL, the session's
+name and the session object (another ``Session.open`` starts afresh, as another process would) —
+under the change key they were computed with (:func:`change_key`: the store's change
 marker, :meth:`Store.change_marker`, one query, and the session's judge weights), and drops all
 of a session's values at once when the key moves. Nothing is written onto the session object;
 the owner keeps the most recent :data:`MAX_SESSIONS` sessions. So a report that needs the
@@ -37,8 +38,10 @@ def change_key(session: "Session") -> tuple:
     return (session.store.change_marker(session.name), tuple(weights))
 
 
-def _session_key(session: "Session") -> tuple[str, str]:
-    return (str(session.store.url), str(session.name))
+def _session_key(session: "Session") -> tuple[str, str, int]:
+    """Whose values: the store, the session and the object (an object's id may be reused once it is
+    gone: then only for the same session of the same store, whose values at the same key are the same)."""
+    return (str(session.store.url), str(session.name), id(session))
 
 
 class ChangeMemo:
@@ -47,14 +50,14 @@ class ChangeMemo:
     def __init__(self, sessions: int = MAX_SESSIONS) -> None:
         self.sessions = sessions
         self._lock = threading.Lock()
-        #: (store URL, session) -> (change key, {value key: value}), least recently used first
-        self._entries: OrderedDict[tuple[str, str], tuple[tuple, dict[Hashable, Any]]] = OrderedDict()
+        #: (store URL, session, object) -> (change key, {value key: value}), least recently used first
+        self._entries: OrderedDict[tuple[str, str, int], tuple[tuple, dict[Hashable, Any]]] = OrderedDict()
         #: per thread: session -> the change key its outermost build in progress was keyed on
         self._building = threading.local()
 
     def value(self, session: "Session", key: Hashable, build: Callable[[], T]) -> T:
         """``build()``, or the value it gave under the same :func:`change_key` of ``session``."""
-        building: dict[tuple[str, str], tuple] = self._building.__dict__.setdefault("keys", {})
+        building: dict[tuple[str, str, int], tuple] = self._building.__dict__.setdefault("keys", {})
         where = _session_key(session)
         outer = building.get(where)
         marker = outer if outer is not None else change_key(session)
