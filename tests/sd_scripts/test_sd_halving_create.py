@@ -85,8 +85,8 @@ def test_a_sample_interval_that_puts_a_rung_far_from_its_share_is_said_once(fiel
                         "nearer"], rounded.notes
         assert not any("rounded up" in n for n in kept.notes)  # 1/3 at step 20 of 60
         # the plan pays for the steps the rungs train: 4 × 50 + 1 × 10 of 240
-        assert rounded.settings.n_configs == 4 and kept.settings.n_configs == 8
-        assert rounded.store.get_session("far")["settings"]["rung_every"] == 50
+        assert rounded.settings.configs_planned(rounded.facts) == 4 and kept.settings.n_configs == 8
+        assert rounded.store.get_session("far")["plan"]["rung_every"] == 50
     finally:
         rounded.store.close()
         kept.store.close()

@@ -55,7 +55,7 @@ def test_the_halving_switch_reaches_the_session_and_fills_the_form_again(runs_di
     assert manager.session.wait(120)
     assert setup_tab.reflect_open(manager)["halving"] is True
     # a session without halving fills the switch off
-    manager.session.settings.halving = False
+    manager.session.settings.halving = None
     assert setup_tab.reflect_open(manager)["halving"] is False
 
 

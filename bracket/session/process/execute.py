@@ -279,7 +279,10 @@ class RunExecutor:
         trained_to = max((step for step, _ in loss), default=None)
         reason = ""
         pause = spec.pause_step or 0
-        paused = bool(pause) and self.trainer.paused_state(spec.output_dir, pause) is not None \
+        # a run that trained on to its end before the stop landed is a full run, not a paused one: what
+        # it trained is used (its config has a full-length run), not thrown away at the rung
+        whole = bool(spec.max_steps) and result.exit_code == 0 and (trained_to or 0) >= int(spec.max_steps or 0)
+        paused = bool(pause) and not whole and self.trainer.paused_state(spec.output_dir, pause) is not None \
             and (result.exit_code == 0 or result.reason.startswith("paused"))
         if paused:  # the series end at the pause (a trainer stopped after it may have gone on a little)
             loss, eval_loss = up_to(loss, pause), up_to(eval_loss, pause)

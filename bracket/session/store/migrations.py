@@ -97,6 +97,10 @@ def nested_settings(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, 
 def _nest_settings(connection: sa.Connection, add: bool) -> set[str]:
     if not add:
         return set()  # read-only: ``SearchSettings.from_dict`` reads the flat form the same way
+    inspector = sa.inspect(connection)
+    if not inspector.has_table("bracket_sessions") or not {"settings_json", "plan_json"} <= {
+            c["name"] for c in inspector.get_columns("bracket_sessions")}:
+        return set()  # no sessions' settings to rewrite (a store made by hand in a test, say)
     rows = connection.execute(sa.text("SELECT name, settings_json, plan_json FROM bracket_sessions")).all()
     for name, settings_json, plan_json in rows:
         try:
