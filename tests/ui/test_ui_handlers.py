@@ -15,11 +15,13 @@ from bracket.app.grid import GridCell, GridColumn, GridData, build_grid
 from bracket.app.manager import SessionManager
 from bracket.app.thumbs import ThumbnailCache
 from bracket.registry import PRESETS, get_preset
+from tests.fakes.setup_slots import box_values, change, type_into
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
 from ui.loss_plot import plot_json
 from ui.render import grid_html, loss_figure, runs_frame
-from ui.setup_preset import field_message
+from ui.setup_fields import slot_name, slot_updates
+from ui.setup_preset import field_message, preflight_text
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
 SKIP = gr.skip()
@@ -55,9 +57,14 @@ def test_blocks_build_with_only_private_listeners(runs_dir):
 def field_change(preset_id: str, name: str, value: str, fields: dict[str, str]):
     """What one field's change event of ``preset_id``'s form (the one shown) gets back: every box
     of the form as ``fields`` has them, ``name`` now ``value``."""
-    boxes = [value if s.name == name else fields.get(s.name, s.resolved_default())
-             for s in get_preset(preset_id).fields]
-    return setup_tab.on_form(preset_id, name, preset_id, "", None, *boxes)[:3]
+    before = {s.name: fields.get(s.name, s.resolved_default()) for s in get_preset(preset_id).fields}
+    shown = slot_updates(preset_id, before, True)
+    got = change(preset_id, before, type_into(preset_id, box_values(shown), name, value))
+    message = slot_name(next(i for i, s in enumerate(get_preset(preset_id).fields) if s.name == name), "message")
+    if value == before[name]:  # the value the form shows already: the listener changes nothing
+        assert got == {}
+        return shown[message], before, preflight_text(preset_id, before) if name == "dataset" else SKIP
+    return got[message], got["fields"], got.get("preflight", SKIP)
 
 
 def test_preset_form_and_field_checks(tmp_path, demo_fields):

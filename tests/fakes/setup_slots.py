@@ -1,0 +1,35 @@
+"""The Setup form's field slots as the browser holds them, for tests that replay a person's edits
+through the app's own listener (``ui.setup_fields.on_slots``) without a browser."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bracket.registry import get_preset
+from ui.setup_fields import BOX_NAMES, choices_of, on_slots, slot_name
+from ui.setup_preset import DEFAULTS
+
+
+def box_values(updates: dict[str, Any], boxes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The boxes' values after ``updates`` (a switch's, a fill's: by name) reached the page holding ``boxes``."""
+    boxes = dict(boxes or {})
+    for name in BOX_NAMES:
+        update = updates.get(name)
+        if isinstance(update, dict) and "value" in update:
+            boxes[name] = update["value"]
+    return boxes
+
+
+def type_into(preset_id: str, boxes: dict[str, Any], name: str, value: str, allow_custom: bool = True
+              ) -> dict[str, Any]:
+    """``boxes`` with field ``name`` of ``preset_id``'s form holding ``value`` (typed or picked)."""
+    index, spec = next((i, s) for i, s in enumerate(get_preset(preset_id).fields) if s.name == name)
+    return {**boxes, slot_name(index, "text" if choices_of(spec, allow_custom) is None else "choice"): value}
+
+
+def change(preset_id: str, fields: dict[str, str], boxes: dict[str, Any], prompts: str = "",
+           origin: dict[str, Any] | None = None, allow_custom: bool = True) -> dict[str, Any]:
+    """What the form's one field listener returns for ``boxes`` (``fields``: what the form last set)."""
+    return on_slots(allow_custom, preset_id=preset_id, fields=fields, prompts=prompts, prompt_origin=origin,
+                    budget=DEFAULTS.budget, seeds=DEFAULTS.seeds, confirm=None, lr_bracket=True, algorithm="tpe",
+                    bounds={}, steps=DEFAULTS.steps, warm_start_from=[], halving=False, sample_every=None, **boxes)

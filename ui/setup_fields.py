@@ -1,0 +1,152 @@
+"""The Setup form's preset fields: a fixed set of slots that a preset switch fills in.
+
+There are as many slots as the preset with the most fields has; each is a row with a text box,
+a list (a field with choices, or a configured program the browser may not type) and the line
+under the field (✓, ⚠, ℹ). A switch, Open, Clone and a page load set every slot in their own one
+event (:func:`slot_updates`: label, help, value, which box shows, ``bk-field-<name>``), so no box is
+drawn anew: a box drawn by ``gr.render`` fired its ``.change`` as it appeared (ten server events
+after each switch to SDXL LoRA, seconds under load: issue 43 item 6).
+
+One listener serves every box (:func:`on_slots`, on ``.change``, one run at a time and the last
+change run after it): it compares what the boxes hold with the fields the form last set (the
+``fields`` state), so a value a switch or a fill set changes nothing, and a person's edit gets its
+check, the pre-flight, the prompts and the plan in that one event. It is not on ``.input``:
+Gradio 6's text box dispatches ``input`` with the value before the last keystroke, and not at all
+for a value filled in at once (seen in Chromium).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from bracket.app.forms import plan_text
+from bracket.fields import allowed_values
+from bracket.registry import get_preset, presets_by_family
+from ui.setup_preset import field_message, on_form
+
+#: as many slots as the preset with the most fields has
+SLOTS = max(len(p.fields) for presets in presets_by_family().values() for p in presets)
+PARTS = ("row", "text", "choice", "message")
+
+
+def slot_name(index: int, part: str) -> str:
+    """The form's name of slot ``index``'s ``part`` (one of :data:`PARTS`)."""
+    return f"field{index}_{part}"
+
+
+#: every slot component's name, and the boxes' (what :func:`on_slots` reads)
+SLOT_NAMES = tuple(slot_name(i, part) for i in range(SLOTS) for part in PARTS)
+BOX_NAMES = tuple(slot_name(i, part) for i in range(SLOTS) for part in ("text", "choice"))
+#: what :func:`on_slots` reads besides the boxes, by name
+SLOT_INPUTS = ("preset_id", "fields", "prompts", "prompt_origin", "budget", "seeds", "confirm", "lr_bracket",
+               "algorithm", "bounds", "steps", "warm_start_from", "halving", "sample_every", *BOX_NAMES)
+
+
+def choices_of(spec: Any, allow_custom: bool) -> list[str] | None:
+    """The list a field is picked from (its choices; a program's configured value and the trainer's
+    built-in names when the browser may not type one), or None for a text box."""
+    if spec.executable and not allow_custom:
+        return allowed_values(spec)
+    if spec.kind == "choice" and spec.choices:
+        return list(spec.choices)
+    return None
+
+
+def shown_value(spec: Any, value: Any, allow_custom: bool) -> str:
+    """What the field's box shows for ``value``: a list shows only one of its entries (a program not
+    allowed shows the configured one, a choice not offered shows none)."""
+    value = "" if value is None else str(value)
+    listed = choices_of(spec, allow_custom)
+    if listed is None or value in listed:
+        return value
+    return spec.resolved_default() if spec.executable else ""
+
+
+def shown_fields(preset_id: str, fields: dict[str, Any], allow_custom: bool) -> dict[str, str]:
+    """The preset's fields as its boxes show them, in the preset's order."""
+    return {spec.name: shown_value(spec, fields.get(spec.name, spec.resolved_default()), allow_custom)
+            for spec in get_preset(preset_id).fields}
+
+
+def _help(spec: Any, allow_custom: bool) -> str:
+    if spec.executable and not allow_custom:
+        return f"{spec.help} Set in .env; `python app.py --allow-custom-executables` lets the form type another."
+    return spec.help
+
+
+def slot_updates(preset_id: str, fields: dict[str, str], allow_custom: bool) -> dict[str, Any]:
+    """Every slot's update for ``preset_id``'s form showing ``fields`` (as :func:`shown_fields` gives
+    them), by name: each field of the preset in its slot, the slots after them hidden (their boxes
+    keep their values: a hidden box is never read)."""
+    specs = get_preset(preset_id).fields if preset_id else ()
+    updates: dict[str, Any] = {}
+    for index in range(SLOTS):
+        if index >= len(specs):
+            updates.update({slot_name(index, "row"): gr.update(visible=False),
+                            slot_name(index, "text"): gr.update(visible=False),
+                            slot_name(index, "choice"): gr.update(visible=False), slot_name(index, "message"): ""})
+            continue
+        spec = specs[index]
+        listed, value = choices_of(spec, allow_custom), fields.get(spec.name, "")
+        common = {"label": spec.label, "info": _help(spec, allow_custom), "elem_id": f"bk-field-{spec.name}"}
+        updates[slot_name(index, "row")] = gr.update(visible=True)
+        if listed is None:
+            updates[slot_name(index, "text")] = gr.update(visible=True, value=value, **common)
+            updates[slot_name(index, "choice")] = gr.update(visible=False)
+        else:
+            updates[slot_name(index, "text")] = gr.update(visible=False)
+            updates[slot_name(index, "choice")] = gr.update(visible=True, choices=listed, value=value or None,
+                                                            **common)
+        updates[slot_name(index, "message")] = field_message(get_preset(preset_id), spec, value, fields)
+    return updates
+
+
+def read_slots(preset_id: str, boxes: dict[str, Any], allow_custom: bool) -> dict[str, str]:
+    """The fields of ``preset_id``'s form as its slots' boxes hold them (``boxes``: by name)."""
+    fields = {}
+    for index, spec in enumerate(get_preset(preset_id).fields):
+        part = "text" if choices_of(spec, allow_custom) is None else "choice"
+        value = boxes.get(slot_name(index, part))
+        fields[spec.name] = "" if value is None else str(value)
+    return fields
+
+
+def on_slots(allow_custom: bool, *, preset_id: str, fields: dict[str, str] | None, prompts: str,
+             prompt_origin: dict[str, Any] | None, budget: Any, seeds: Any, confirm: Any, lr_bracket: Any,
+             algorithm: str, bounds: dict[str, Any] | None, steps: Any, warm_start_from: Any, halving: Any,
+             sample_every: Any, **boxes: Any) -> dict[str, Any]:
+    """After a box changed: nothing when the boxes hold what the form last set (``fields``: a switch's or
+    a fill's own values) or belong to another preset than the list shows (a switch on its way);
+    else the changed fields' lines, the fields, the pre-flight, the prompts (``on_form``) and the plan."""
+    if not preset_id or list(fields or {}) != [s.name for s in get_preset(preset_id).fields]:
+        return {}
+    now = read_slots(preset_id, boxes, allow_custom)
+    changed = on_form(preset_id, fields or {}, now, prompts, prompt_origin)
+    if not changed:
+        return {}
+    index = {spec.name: i for i, spec in enumerate(get_preset(preset_id).fields)}
+    messages = {slot_name(index[name], "message"): text for name, text in changed.pop("messages").items()}
+    plan = plan_text(budget, seeds, confirm, preset_id, lr_bracket, algorithm, bounds, now, steps, warm_start_from,
+                     halving, sample_every)
+    return {**changed, **messages, "plan": plan}
+
+
+def build_slots(preset_id: str, allow_custom: bool) -> dict[str, Any]:
+    """The slots' components by name (call inside a layout), showing ``preset_id``'s form."""
+    first = slot_updates(preset_id, shown_fields(preset_id, {}, allow_custom), allow_custom) if preset_id else {}
+
+    def props(name: str, **start: Any) -> dict[str, Any]:
+        return {**start, **{k: v for k, v in dict(first.get(name) or {}).items() if k != "__type__"}}
+
+    components: dict[str, Any] = {}
+    for index in range(SLOTS):
+        names = {part: slot_name(index, part) for part in PARTS}
+        with gr.Row(equal_height=True, **props(names["row"], visible=False)) as row:
+            text = gr.Textbox(scale=4, interactive=True, **props(names["text"], visible=False))
+            choice = gr.Dropdown(scale=4, interactive=True, **props(names["choice"], visible=False, choices=[]))
+            message = gr.Markdown(first.get(names["message"], ""), elem_classes=["bk-field-msg"])
+        components.update({names["row"]: row, names["text"]: text, names["choice"]: choice,
+                           names["message"]: message})
+    return components
