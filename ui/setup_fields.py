@@ -7,16 +7,18 @@ event (:func:`slot_updates`: label, help, value, which box shows, ``bk-field-<na
 drawn anew: a box drawn by ``gr.render`` fired its ``.change`` as it appeared (ten server events
 after each switch to SDXL LoRA, seconds under load: issue 43 item 6).
 
-One listener serves every box (:func:`on_slots`, on ``.change``, one run at a time and the last
-change run after it): it compares what the boxes hold with the fields the form last set (the
-``fields`` state), so a value a switch or a fill set changes nothing, and a person's edit gets its
-check, the pre-flight, the prompts and the plan in that one event. It is not on ``.input``:
-Gradio 6's text box dispatches ``input`` with the value before the last keystroke, and not at all
-for a value filled in at once (seen in Chromium).
+One listener serves every box's ``.change`` (:func:`box_changed`): it compares what the boxes hold
+with the fields the form last set (the ``fields`` state) and writes nothing but a state, so the
+values a switch or a fill set change nothing and show nothing (Gradio shows a timer on a listener's
+outputs while it runs, whatever its ``show_progress``); a person's edit becomes a new ``field_edit``
+state, whose change runs :func:`on_edit`: the fields' lines, the pre-flight, the prompts and the plan
+in one event. The boxes are not on ``.input``: Gradio 6's text box dispatches ``input`` with the
+value before the last keystroke, and not at all for a value filled in at once (seen in Chromium).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import gradio as gr
@@ -36,12 +38,15 @@ def slot_name(index: int, part: str) -> str:
     return f"field{index}_{part}"
 
 
-#: every slot component's name, and the boxes' (what :func:`on_slots` reads)
+#: every slot component's name, and the boxes'
 SLOT_NAMES = tuple(slot_name(i, part) for i in range(SLOTS) for part in PARTS)
 BOX_NAMES = tuple(slot_name(i, part) for i in range(SLOTS) for part in ("text", "choice"))
-#: what :func:`on_slots` reads besides the boxes, by name
-SLOT_INPUTS = ("preset_id", "fields", "prompts", "prompt_origin", "budget", "seeds", "confirm", "lr_bracket",
-               "algorithm", "bounds", "steps", "warm_start_from", "halving", "sample_every", *BOX_NAMES)
+#: what :func:`box_changed` and :func:`on_edit` read, by name, and what :func:`on_edit` may show
+BOX_INPUTS = ("preset_id", "fields", *BOX_NAMES)
+EDIT_INPUTS = ("preset_id", "fields", "field_edit", "prompts", "prompt_origin", "budget", "seeds", "confirm",
+               "lr_bracket", "algorithm", "bounds", "steps", "warm_start_from", "halving", "sample_every")
+EDIT_OUTPUTS = ("fields", "preflight", "prompts", "prompt_origin", "plan",
+                *(slot_name(i, "message") for i in range(SLOTS)))
 
 
 def choices_of(spec: Any, allow_custom: bool) -> list[str] | None:
@@ -113,24 +118,39 @@ def read_slots(preset_id: str, boxes: dict[str, Any], allow_custom: bool) -> dic
     return fields
 
 
-def on_slots(allow_custom: bool, *, preset_id: str, fields: dict[str, str] | None, prompts: str,
-             prompt_origin: dict[str, Any] | None, budget: Any, seeds: Any, confirm: Any, lr_bracket: Any,
-             algorithm: str, bounds: dict[str, Any] | None, steps: Any, warm_start_from: Any, halving: Any,
-             sample_every: Any, **boxes: Any) -> dict[str, Any]:
+def box_changed(allow_custom: bool, *, preset_id: str, fields: dict[str, str] | None, **boxes: Any
+                ) -> dict[str, Any]:
     """After a box changed: nothing when the boxes hold what the form last set (``fields``: a switch's or
-    a fill's own values) or belong to another preset than the list shows (a switch on its way);
-    else the changed fields' lines, the fields, the pre-flight, the prompts (``on_form``) and the plan."""
-    if not preset_id or list(fields or {}) != [s.name for s in get_preset(preset_id).fields]:
+    a fill's own values) or belong to another preset than the list shows (a switch on its way); else the
+    fields as the boxes hold them, as a new ``field_edit`` (whose change runs :func:`on_edit`)."""
+    if not preset_id or list(fields or {}) != _names(preset_id):
         return {}
     now = read_slots(preset_id, boxes, allow_custom)
+    return {"field_edit": {"fields": now, "at": time.monotonic_ns()}} if now != fields else {}
+
+
+def on_edit(*, preset_id: str, fields: dict[str, str] | None, field_edit: dict[str, Any] | None, prompts: str,
+            prompt_origin: dict[str, Any] | None, budget: Any, seeds: Any, confirm: Any, lr_bracket: Any,
+            algorithm: str, bounds: dict[str, Any] | None, steps: Any, warm_start_from: Any, halving: Any,
+            sample_every: Any) -> dict[str, Any]:
+    """What a person's edit of the fields (``field_edit``, from :func:`box_changed`) shows: every field's
+    line, the fields, the pre-flight, the prompts (``ui.setup_preset.on_form``) and the plan; nothing
+    for an edit of another preset's form or one already shown."""
+    now = dict((field_edit or {}).get("fields") or {})
+    if not preset_id or list(now) != _names(preset_id) or list(fields or {}) != _names(preset_id):
+        return {}
     changed = on_form(preset_id, fields or {}, now, prompts, prompt_origin)
     if not changed:
         return {}
-    index = {spec.name: i for i, spec in enumerate(get_preset(preset_id).fields)}
+    index = {name: i for i, name in enumerate(_names(preset_id))}
     messages = {slot_name(index[name], "message"): text for name, text in changed.pop("messages").items()}
     plan = plan_text(budget, seeds, confirm, preset_id, lr_bracket, algorithm, bounds, now, steps, warm_start_from,
                      halving, sample_every)
     return {**changed, **messages, "plan": plan}
+
+
+def _names(preset_id: str) -> list[str]:
+    return [spec.name for spec in get_preset(preset_id).fields]
 
 
 def build_slots(preset_id: str, allow_custom: bool) -> dict[str, Any]:

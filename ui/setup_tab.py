@@ -35,14 +35,15 @@ from bracket.registry import get_preset
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.search_tab import left_text, resumed_text
 from ui.setup_fields import (
+    BOX_INPUTS,
     BOX_NAMES,
-    SLOT_INPUTS,
+    EDIT_INPUTS,
+    EDIT_OUTPUTS,
     SLOT_NAMES,
-    SLOTS,
+    box_changed,
     build_slots,
-    on_slots,
+    on_edit,
     shown_fields,
-    slot_name,
     slot_updates,
 )
 from ui.setup_fill import (
@@ -104,9 +105,7 @@ BLANK_JS = ("() => { document.querySelectorAll('#bk-prompts .info-text').forEach
             " return ['', '', '', '', '', '']; }")  # the prompts' help too: it named the previous preset's source;
 # the field slots stay out of sight (CSS ``.bk-switching``) until the switch has filled them in
 SHOW_FIELDS_JS = "() => { document.querySelector('#bk-fields')?.classList.remove('bk-switching'); }"
-#: what a change of a field box may show (:func:`ui.setup_fields.on_slots`)
-SLOT_OUTPUTS = ("fields", "preflight", "prompts", "prompt_origin", "plan",
-                *(slot_name(i, "message") for i in range(SLOTS)))
+
 
 
 def judge_url_box(manager: SessionManager) -> Any:
@@ -204,6 +203,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                 clone_btn = gr.Button("Clone settings", size="sm", elem_id="bk-clone")
     form_md = gr.Markdown(elem_id="bk-form-source")
     loaded_state = gr.State({})
+    field_edit = gr.State({})  # a person's edit of the fields (ui.setup_fields.box_changed)
     gr.Markdown("### Preset fields")
     preflight_md = gr.Markdown(elem_id="bk-preflight", render=False)
 
@@ -263,7 +263,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                      space_message=space_md, plan=plan_md, estimate=estimate_md,
                      vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
                      **weights,
-                     warm_start_from=warm_from, name=name, form_message=form_md, **slots)
+                     warm_start_from=warm_from, name=name, form_message=form_md, field_edit=field_edit, **slots)
     # a preset switch: the browser blanks the previous preset's text at once, then one event fills in
     # everything that depends on the preset (and gr.render its fields): no chain of events, each
     # reading what the one before left in the form (issue 43: 19–48 s under load, the demo's prompts
@@ -273,10 +273,11 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                      [preset_dd, loaded_state, seeds, lr_bracket, algorithm, halving], form.outputs(SWITCHED),
                      **QUIET).then(None, None, None, js=SHOW_FIELDS_JS, **QUIET)
     # a field box changed: one listener for all the slots' boxes, which does nothing for the values a
-    # switch or a fill set (ui.setup_fields.on_slots); one run at a time, the last change run after it
-    gr.on([form[name].change for name in BOX_NAMES], form.filler(functools.partial(on_slots, allow_custom)),
-          inputs_kwargs=form.kwargs(SLOT_INPUTS), outputs=form.outputs(SLOT_OUTPUTS), trigger_mode="always_last",
-          **QUIET)
+    # switch or a fill set, and a person's edit shown in one more event (ui.setup_fields)
+    gr.on([form[name].change for name in BOX_NAMES], form.filler(functools.partial(box_changed, allow_custom)),
+          inputs_kwargs=form.kwargs(BOX_INPUTS), outputs=form.outputs(["field_edit"]), **QUIET)
+    field_edit.change(form.filler(on_edit), inputs_kwargs=form.kwargs(EDIT_INPUTS),
+                      outputs=form.outputs(EDIT_OUTPUTS), **QUIET)
     plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps,
                    warm_from, halving, sample_every]
     plan = functools.partial(plan_if_fit, plan_text)

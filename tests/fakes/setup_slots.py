@@ -1,12 +1,12 @@
 """The Setup form's field slots as the browser holds them, for tests that replay a person's edits
-through the app's own listener (``ui.setup_fields.on_slots``) without a browser."""
+through the app's own listener (``ui.setup_fields``) without a browser."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from bracket.registry import get_preset
-from ui.setup_fields import BOX_NAMES, choices_of, on_slots, slot_name
+from ui.setup_fields import BOX_NAMES, box_changed, choices_of, on_edit, slot_name
 from ui.setup_preset import DEFAULTS
 
 
@@ -29,7 +29,12 @@ def type_into(preset_id: str, boxes: dict[str, Any], name: str, value: str, allo
 
 def change(preset_id: str, fields: dict[str, str], boxes: dict[str, Any], prompts: str = "",
            origin: dict[str, Any] | None = None, allow_custom: bool = True) -> dict[str, Any]:
-    """What the form's one field listener returns for ``boxes`` (``fields``: what the form last set)."""
-    return on_slots(allow_custom, preset_id=preset_id, fields=fields, prompts=prompts, prompt_origin=origin,
-                    budget=DEFAULTS.budget, seeds=DEFAULTS.seeds, confirm=None, lr_bracket=True, algorithm="tpe",
-                    bounds={}, steps=DEFAULTS.steps, warm_start_from=[], halving=False, sample_every=None, **boxes)
+    """What the form's field listeners return for ``boxes`` (``fields``: what the form last set): the
+    boxes' listener, then the edit's when the boxes hold an edit ({} when they do not)."""
+    edit = box_changed(allow_custom, preset_id=preset_id, fields=fields, **boxes)
+    if not edit:
+        return {}
+    return on_edit(preset_id=preset_id, fields=fields, field_edit=edit["field_edit"], prompts=prompts,
+                   prompt_origin=origin, budget=DEFAULTS.budget, seeds=DEFAULTS.seeds, confirm=None, lr_bracket=True,
+                   algorithm="tpe", bounds={}, steps=DEFAULTS.steps, warm_start_from=[], halving=False,
+                   sample_every=None)

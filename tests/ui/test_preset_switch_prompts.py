@@ -1,10 +1,10 @@
 """Issue 43, item 3, at the form's logic: a real preset never shows (so never samples) the demo's
 prompts, whatever the order of switches and whether a dataset was filled in, and the help under
 the prompts box says where the lines in it came from. The app runs :func:`setup_tab.switch_preset`
-on a preset switch and :func:`setup_fields.on_slots` on a field change, each in one event; here a
-person's sequence of switches and dataset entries is replayed through them, carrying the field
-boxes, the prompts box and its origin from one event to the next as the browser does (``tests/ui/test_preset_switch_text_browser.py``
-does it in Chromium)."""
+on a preset switch and the listeners of ``ui.setup_fields`` on a field change; here a person's
+sequence of switches and dataset entries is replayed through them, carrying the field boxes, the
+prompts box and its origin from one event to the next as the browser does
+(``tests/ui/test_preset_switch_text_browser.py`` does it in Chromium)."""
 
 from __future__ import annotations
 
