@@ -1,6 +1,7 @@
 """Setup tab: pick a preset, fill in its fields, set the search, start it — or resume one.
 
-The preset's form is rendered from its ``FieldSpec`` list (``gr.render``); each field is
+The preset's form is its ``FieldSpec`` list in fixed field slots a preset switch fills in
+(``ui.setup_fields``); each field is
 checked as it changes (``ModelPreset.field_problem``: the field's own check, and a trainer folder
 must hold the scripts the preset runs) with the message beside
 it, and the dataset field runs the dataset pre-flight (the preset's functions:
@@ -265,7 +266,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                      **weights,
                      warm_start_from=warm_from, name=name, form_message=form_md, field_edit=field_edit, **slots)
     # a preset switch: the browser blanks the previous preset's text at once, then one event fills in
-    # everything that depends on the preset (and gr.render its fields): no chain of events, each
+    # everything that depends on the preset (its field slots among it): no chain of events, each
     # reading what the one before left in the form (issue 43: 19–48 s under load, the demo's prompts
     # proposed for SDXL)
     preset_dd.change(None, None, form.outputs(BLANKED), js=BLANK_JS, **QUIET)
