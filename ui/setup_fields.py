@@ -23,13 +23,10 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app.field_slots import SLOTS, choices_of, field_help, preset_fields, shown_fields
 from bracket.app.forms import plan_text
-from bracket.fields import allowed_values
-from bracket.registry import get_preset, presets_by_family
-from ui.setup_preset import field_message, on_form
+from ui.setup_preset import field_lines, on_form
 
-#: as many slots as the preset with the most fields has
-SLOTS = max(len(p.fields) for presets in presets_by_family().values() for p in presets)
 PARTS = ("row", "text", "choice", "message")
 
 
@@ -49,43 +46,12 @@ EDIT_OUTPUTS = ("fields", "preflight", "prompts", "prompt_origin", "plan",
                 *(slot_name(i, "message") for i in range(SLOTS)))
 
 
-def choices_of(spec: Any, allow_custom: bool) -> list[str] | None:
-    """The list a field is picked from (its choices; a program's configured value and the trainer's
-    built-in names when the browser may not type one), or None for a text box."""
-    if spec.executable and not allow_custom:
-        return allowed_values(spec)
-    if spec.kind == "choice" and spec.choices:
-        return list(spec.choices)
-    return None
-
-
-def shown_value(spec: Any, value: Any, allow_custom: bool) -> str:
-    """What the field's box shows for ``value``: a list shows only one of its entries (a program not
-    allowed shows the configured one, a choice not offered shows none)."""
-    value = "" if value is None else str(value)
-    listed = choices_of(spec, allow_custom)
-    if listed is None or value in listed:
-        return value
-    return spec.resolved_default() if spec.executable else ""
-
-
-def shown_fields(preset_id: str, fields: dict[str, Any], allow_custom: bool) -> dict[str, str]:
-    """The preset's fields as its boxes show them, in the preset's order."""
-    return {spec.name: shown_value(spec, fields.get(spec.name, spec.resolved_default()), allow_custom)
-            for spec in get_preset(preset_id).fields}
-
-
-def _help(spec: Any, allow_custom: bool) -> str:
-    if spec.executable and not allow_custom:
-        return f"{spec.help} Set in .env; `python app.py --allow-custom-executables` lets the form type another."
-    return spec.help
-
-
 def slot_updates(preset_id: str, fields: dict[str, str], allow_custom: bool) -> dict[str, Any]:
     """Every slot's update for ``preset_id``'s form showing ``fields`` (as :func:`shown_fields` gives
     them), by name: each field of the preset in its slot, the slots after them hidden (their boxes
     keep their values: a hidden box is never read)."""
-    specs = get_preset(preset_id).fields if preset_id else ()
+    specs = preset_fields(preset_id)
+    lines = field_lines(preset_id, fields) if preset_id else {}
     updates: dict[str, Any] = {}
     for index in range(SLOTS):
         if index >= len(specs):
@@ -95,7 +61,7 @@ def slot_updates(preset_id: str, fields: dict[str, str], allow_custom: bool) -> 
             continue
         spec = specs[index]
         listed, value = choices_of(spec, allow_custom), fields.get(spec.name, "")
-        common = {"label": spec.label, "info": _help(spec, allow_custom), "elem_id": f"bk-field-{spec.name}"}
+        common = {"label": spec.label, "info": field_help(spec, allow_custom), "elem_id": f"bk-field-{spec.name}"}
         updates[slot_name(index, "row")] = gr.update(visible=True)
         if listed is None:
             updates[slot_name(index, "text")] = gr.update(visible=True, value=value, **common)
@@ -104,14 +70,14 @@ def slot_updates(preset_id: str, fields: dict[str, str], allow_custom: bool) -> 
             updates[slot_name(index, "text")] = gr.update(visible=False)
             updates[slot_name(index, "choice")] = gr.update(visible=True, choices=listed, value=value or None,
                                                             **common)
-        updates[slot_name(index, "message")] = field_message(get_preset(preset_id), spec, value, fields)
+        updates[slot_name(index, "message")] = lines[spec.name]
     return updates
 
 
 def read_slots(preset_id: str, boxes: dict[str, Any], allow_custom: bool) -> dict[str, str]:
     """The fields of ``preset_id``'s form as its slots' boxes hold them (``boxes``: by name)."""
     fields = {}
-    for index, spec in enumerate(get_preset(preset_id).fields):
+    for index, spec in enumerate(preset_fields(preset_id)):
         part = "text" if choices_of(spec, allow_custom) is None else "choice"
         value = boxes.get(slot_name(index, part))
         fields[spec.name] = "" if value is None else str(value)
@@ -150,7 +116,7 @@ def on_edit(*, preset_id: str, fields: dict[str, str] | None, field_edit: dict[s
 
 
 def _names(preset_id: str) -> list[str]:
-    return [spec.name for spec in get_preset(preset_id).fields]
+    return [spec.name for spec in preset_fields(preset_id)]
 
 
 def build_slots(preset_id: str, allow_custom: bool) -> dict[str, Any]:

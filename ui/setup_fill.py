@@ -11,6 +11,7 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app.field_slots import shown_fields
 from bracket.app.form_values import weight_boxes
 from bracket.app.forms import plan_text
 from bracket.app.manager import SessionManager
@@ -18,7 +19,7 @@ from bracket.app.programs import is_configured_judge
 from bracket.app.prompt_field import validation_note
 from bracket.errors import BracketError
 from ui.render import format_duration
-from ui.setup_fields import shown_fields, slot_updates
+from ui.setup_fields import slot_updates
 from ui.setup_preset import DEFAULTS, confirm_default, loaded_values, on_preset, prompts_for
 from ui.setup_space import space_preview
 

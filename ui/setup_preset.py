@@ -43,6 +43,12 @@ def preset_notes(preset_id: str) -> str:
             f"\n\n{preset.notes}")
 
 
+def field_lines(preset_id: str, fields: dict[str, str]) -> dict[str, str]:
+    """The line under each of ``preset_id``'s fields for the form's ``fields`` (:func:`field_message`)."""
+    preset = get_preset(preset_id)
+    return {spec.name: field_message(preset, spec, fields.get(spec.name, ""), fields) for spec in preset.fields}
+
+
 def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
     """The dataset pre-flight of the form's dataset field, in one line."""
     if not preset_id:
@@ -181,8 +187,7 @@ def on_form(preset_id: str, before: dict[str, str], fields: dict[str, str], prom
     changed = {name for name, value in fields.items() if value != (before or {}).get(name)}
     if not changed:
         return {}
-    preset = get_preset(preset_id)
-    messages = {spec.name: field_message(preset, spec, fields.get(spec.name, ""), fields) for spec in preset.fields}
+    messages = field_lines(preset_id, fields)
     prompt_update, origin = prompts_for(preset_id, fields, prompts, switched=False, origin=origin)
     shown = {"messages": messages, "fields": fields, "prompts": prompt_update, "prompt_origin": origin}
     return {**shown, "preflight": preflight_text(preset_id, fields)} if "dataset" in changed else shown

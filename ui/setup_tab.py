@@ -25,6 +25,7 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app.field_slots import shown_fields
 from bracket.app.form_values import WEIGHT_BOXES, form_weights
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
@@ -44,7 +45,6 @@ from ui.setup_fields import (
     box_changed,
     build_slots,
     on_edit,
-    shown_fields,
     slot_updates,
 )
 from ui.setup_fill import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bracket.registry import get_preset
-from ui.setup_fields import BOX_NAMES, box_changed, choices_of, on_edit, slot_name
+from bracket.app.field_slots import choices_of, preset_fields
+from ui.setup_fields import BOX_NAMES, box_changed, on_edit, slot_name
 from ui.setup_preset import DEFAULTS
 
 
@@ -23,7 +23,7 @@ def box_values(updates: dict[str, Any], boxes: dict[str, Any] | None = None) -> 
 def type_into(preset_id: str, boxes: dict[str, Any], name: str, value: str, allow_custom: bool = True
               ) -> dict[str, Any]:
     """``boxes`` with field ``name`` of ``preset_id``'s form holding ``value`` (typed or picked)."""
-    index, spec = next((i, s) for i, s in enumerate(get_preset(preset_id).fields) if s.name == name)
+    index, spec = next((i, s) for i, s in enumerate(preset_fields(preset_id)) if s.name == name)
     return {**boxes, slot_name(index, "text" if choices_of(spec, allow_custom) is None else "choice"): value}
 
 

@@ -1,0 +1,39 @@
+"""Issue 43, item 6: the Setup form's preset fields are fixed slots a switch fills in (``ui.setup_fields``)."""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+
+from bracket.app.manager import SessionManager
+from bracket.registry import PRESETS
+from tests.fakes.setup_slots import box_values, change, type_into
+from ui import setup_tab
+from ui.blocks import build_app
+from ui.setup_fields import BOX_NAMES
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
+
+
+def test_a_field_box_change_writes_only_a_state_and_a_switch_s_own_values_change_nothing(runs_dir):
+    """Issue 43, item 6: the preset's field boxes are fixed slots a switch fills in (no gr.render);
+    their change listener writes only a state (Gradio shows a timer on a listener's outputs while
+    it runs) and, for the values a switch set, nothing at all — for every preset, whatever came
+    before it — while a value typed after the switch becomes an edit of that preset's fields."""
+    for allow in (False, True):
+        demo = build_app(SessionManager(runs_dir, allow_custom_executables=allow))
+        preset = next(c for c in demo.blocks.values() if getattr(c, "elem_id", None) == "bk-preset")
+        on_preset = [f for f in demo.fns.values() if (preset._id, "change") in f.targets]
+        assert not any(getattr(f.fn, "__name__", "") == "apply" for f in on_preset)  # no gr.render of the fields
+        on_boxes = [f for f in demo.fns.values() if len(f.targets) == len(BOX_NAMES)]
+        assert len(on_boxes) == 1 and {event for _, event in on_boxes[0].targets} == {"change"}
+        assert all(isinstance(o, gr.State) for o in on_boxes[0].outputs)
+        manager = SessionManager(runs_dir, allow_custom_executables=allow)
+        shown: dict = {}
+        for preset in [p.id for p in PRESETS] + ["demo-cpu", "sdxl-lora", "demo-cpu"]:
+            got = setup_tab.switch_preset(manager, preset, None)
+            shown = box_values(got, shown)
+            assert change(preset, got["fields"], shown, allow_custom=allow) == {}, preset
+        typed = change("demo-cpu", got["fields"], type_into("demo-cpu", shown, "resolution", "48", allow),
+                       allow_custom=allow)
+        assert typed["fields"]["resolution"] == "48" and typed["plan"]
