@@ -185,11 +185,12 @@ def test_config_plots_are_optunas_figures_of_the_current_scores():
             _row(3, None, optimizer_type="Adam", learning_rate=1e-3, warmup=5),  # not scored: left out
             _row(4, 0.5, optimizer_type="Adam", learning_rate=5.0, warmup=5)]  # outside the space: left out
     study = scored_study(rows, SPACE)
-    # the plots read quality (1–10, higher is better) as every screen: 0.3 is a 7.3, 0.7 a 3.7
-    assert [round(t.value, 6) for t in study.trials] == [7.3, 3.7] and "batch_size" not in study.trials[0].params
+    # the plots read each config's rank among the scored ones (1 = best; issue 43: not a 1–10 rescale
+    # within the session), the one outside the space counted as the leaderboard counts it
+    assert [t.value for t in study.trials] == [1.0, 3.0] and "batch_size" not in study.trials[0].params
     parallel, slices = parallel_coordinate(rows, SPACE), slice_plot(rows, SPACE)
     axes = list(parallel.layout.xaxis.ticktext)  # optuna 5 draws one line per config across the axes
-    assert axes[0] == "quality (higher is better)" and set(axes[1:]) == {"optimizer_type", "learning_rate", "warmup"}
+    assert axes[0] == "rank among the scored configs (1 = best)" and set(axes[1:]) == {"optimizer_type", "learning_rate", "warmup"}
     assert len([t for t in parallel.data if t.mode == "lines"]) == 2
     assert len([t for t in slices.data if t.type == "scatter"]) == 3
     assert parallel_coordinate(rows[:1], SPACE) is None and slice_plot([], SPACE) is None
