@@ -190,7 +190,8 @@ def test_config_plots_are_optunas_figures_of_the_current_scores():
     assert [t.value for t in study.trials] == [1.0, 3.0] and "batch_size" not in study.trials[0].params
     parallel, slices = parallel_coordinate(rows, SPACE), slice_plot(rows, SPACE)
     axes = list(parallel.layout.xaxis.ticktext)  # optuna 5 draws one line per config across the axes
-    assert axes[0] == "rank among the scored configs (1 = best)" and set(axes[1:]) == {"optimizer_type", "learning_rate", "warmup"}
+    assert axes[0] == "rank among the scored configs (1 = best)"
+    assert set(axes[1:]) == {"optimizer_type", "learning_rate", "warmup"}
     assert len([t for t in parallel.data if t.mode == "lines"]) == 2
     assert len([t for t in slices.data if t.type == "scatter"]) == 3
     assert parallel_coordinate(rows[:1], SPACE) is None and slice_plot([], SPACE) is None
