@@ -20,9 +20,9 @@ import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
 from bracket.app.judge_text import scores_text
+from bracket.app.places import rank
 from bracket.session.loop.plan import progress_text
 from bracket.standings.parts import as_rating
-from bracket.standings.quality import quality, quality_text
 
 MAX_POINTS = 400
 
@@ -154,9 +154,9 @@ def status_markdown(snapshot: Any, rungs: str = "") -> str:
     return "\n\n".join(lines)
 
 
-#: status, step and quality first after the run's name (a 1280-px window shows them without a
+#: status, step and rank first after the run's name (a 1280-px window shows them without a
 #: scroll); the long "why" and the details after them
-RUN_COLUMNS = ["run", "config", "status", "step", "quality", "kind", "seed", "why", "judges", "params", "duration",
+RUN_COLUMNS = ["run", "config", "status", "step", "rank", "kind", "seed", "why", "judges", "params", "duration",
                "reason"]
 
 
@@ -169,6 +169,27 @@ def judges_text(run: Mapping[str, Any]) -> str:
     measured = [f"{k} {v:.3f}" for k, v in (run.get("judges") or {}).items() if v is not None and k not in estimates]
     return ", ".join(measured + [f"{k} ≈ {v:.3f} (est.{f', ≈ rating {as_rating(v):.1f}' if k == 'human' else ''})"
                                  for k, v in estimates.items() if v is not None])
+
+
+def config_ranks(runs: Sequence[Mapping[str, Any]]) -> dict[tuple[str, Any], str]:
+    """``"3 of 12"`` by (stage, config): each scored config's place among its stage's scored configs by
+    their mean score (1 = best; ties share a place), the order the leaderboard ranks them in. A place,
+    not a score: the combined score is relative to the other runs (what a config achieved is its
+    headline, on the Results tab)."""
+    scores: dict[tuple[str, Any], list[float]] = {}
+    for run in runs:
+        if run.get("score") is not None:
+            scores.setdefault(_config_key(run), []).append(float(run["score"]))
+    means = {key: sum(values) / len(values) for key, values in scores.items()}
+    ranks = {}
+    for key, mean in means.items():
+        rivals = [m for other, m in means.items() if other[0] == key[0]]
+        ranks[key] = f"{rank(mean, rivals)} of {len(rivals)}"
+    return ranks
+
+
+def _config_key(run: Mapping[str, Any]) -> tuple[str, Any]:
+    return run.get("stage") or "search", run.get("config_id", run.get("config_name"))
 
 
 def step_text(run: Mapping[str, Any], current: Mapping[str, Any] | None = None) -> str:
@@ -207,6 +228,7 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
         runs = runs[max(0, end - page_rows):end]
     rows = []
     current = getattr(snapshot, "current", None)
+    ranks = config_ranks([] if snapshot is None else snapshot.runs)  # among every scored config, not one page's
     for run in reversed(runs):
         stage = run.get("stage") or "search"
         why = (reasons or {}).get(run.get("config_id"), "") if stage == "search" else (
@@ -216,7 +238,7 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
         if rung is not None and rung.note:
             why = f"{rung.note} · {why}" if why else rung.note
         rows.append([run["id"], run["config_name"], run["status"], *([rung.text if rung else ""] if rungs else []),
-                     step_text(run, current), quality_text(run["score"]), kind, run["seed"], why, judges_text(run),
+                     step_text(run, current), ranks.get(_config_key(run), ""), kind, run["seed"], why, judges_text(run),
                      params_text(run["params"]), format_duration(run["duration_s"]) if run["duration_s"] else "",
                      run["failure_reason"] or ""])
     return pd.DataFrame(rows, columns=RUN_COLUMNS[:3] + ["rung"] + RUN_COLUMNS[3:] if rungs else RUN_COLUMNS)
@@ -374,15 +396,21 @@ def importance_figure(importances: Mapping[str, float]) -> go.Figure:
 
 
 def history_figure(history: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Each config's place among the scored configs now (1 = best), in the order they were tried,
+    and the best place reached so far: where the search found its best configs."""
     figure = go.Figure()
     xs = list(range(1, len(history) + 1))
-    figure.add_trace(go.Scatter(x=xs, y=[quality(h["score"]) for h in history], mode="markers", name="config quality",
+    scores = [float(h["score"]) for h in history]
+    places = [rank(mine, scores) for mine in scores]
+    best = [min(places[:i + 1]) for i in range(len(places))]
+    figure.add_trace(go.Scatter(x=xs, y=places, mode="markers", name="config's rank now",
                                 text=[f"{h['config']} ({h['kind']})" for h in history]))
-    figure.add_trace(go.Scatter(x=xs, y=[quality(h["best"]) for h in history], mode="lines", name="best so far",
-                                line={"shape": "hv"}))
+    figure.add_trace(go.Scatter(x=xs, y=best, mode="lines", name="best rank so far", line={"shape": "hv"}))
     figure.update_xaxes(tickformat="d")
-    figure.update_layout(title="Quality over trials (1–10, higher is better)", xaxis_title="config #",
-                         yaxis_title="quality", height=320, margin={"l": 40, "r": 10, "t": 40, "b": 40})
+    figure.update_yaxes(autorange="reversed", tickformat="d")
+    figure.update_layout(title="Rank of each config among the scored configs (1 = best), in the order tried",
+                         xaxis_title="config #", yaxis_title="rank (1 = best)", height=320,
+                         margin={"l": 40, "r": 10, "t": 40, "b": 40})
     return figure
 
 

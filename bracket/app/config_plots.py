@@ -17,6 +17,7 @@ from typing import Any
 
 import optuna
 
+from bracket.app.places import rank
 from bracket.optuna_access.quiet import optuna_module
 from bracket.search.space import SearchSpace
 
@@ -37,13 +38,13 @@ def scored_study(rows: Sequence[Any], space: SearchSpace) -> optuna.Study:
     for row in rows:
         if row.mean is None:
             continue
-        rank = 1 + sum(1 for other, mean in means.items() if other != row.config_id and mean < float(row.mean))
+        place = float(rank(float(row.mean), means.values()))  # among every scored config, as the leaderboard
         params = {k: v for k, v in space.searched_params(row.params).items() if k in space.searched()}
         try:
             distributions = space.distributions(row.params)
             params = {k: v for k, v in params.items() if k in distributions}
             trials.append(optuna.trial.create_trial(params=params, distributions={k: distributions[k] for k in params},
-                                                    value=float(rank), user_attrs={"name": row.name}))
+                                                    value=place, user_attrs={"name": row.name}))
         except (ValueError, KeyError):
             continue  # a value outside today's (narrowed) space: not drawn
     study.add_trials(trials)

@@ -24,6 +24,8 @@ import statistics
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from bracket.app.places import ordinal as _ordinal
+from bracket.app.places import rank
 from bracket.search.controller import tpe_good_count
 from bracket.session.scoring.run_scores import config_values
 
@@ -37,13 +39,8 @@ def search_standings(session: "Session") -> dict[int, float]:
     return config_values(runs, session.scores(runs))
 
 
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
 def _rank(values: Mapping[int, float], config_id: int) -> int:
-    return 1 + sum(1 for other, v in values.items() if other != config_id and v < values[config_id])
+    return rank(values[config_id], values.values())
 
 
 #: a config "moved with" the rated one when its score moved the same way by this much more than

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bracket.app.places import ordinal, rank
 from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import PAST_KIND, stored_kind
@@ -62,10 +63,7 @@ class Neighbour:
 
 def place(scores: Mapping[int, float], config_id: int) -> str:
     """``"3rd of 12"``: config ``config_id``'s rank among ``scores`` (lower is better; ties share one)."""
-    mine = scores[config_id]
-    rank = 1 + sum(1 for other, value in scores.items() if other != config_id and value < mine)
-    suffix = "th" if 10 <= rank % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
-    return f"{rank}{suffix} of {len(scores)}"
+    return f"{ordinal(rank(scores[config_id], scores.values()))} of {len(scores)}"
 
 
 @dataclass

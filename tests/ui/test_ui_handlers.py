@@ -314,11 +314,12 @@ def test_search_tab_renders_200_trials(capsys):
     frame = runs_frame(snap)
     figure = loss_figure(series, {}, smoothing=0.6)
     assert len(frame) == 200 and len(figure.data) == 30
-    # the score reads as its quality, as `status` and the report write it: higher is better, the
-    # worst run (score 1.0) a 1.00 and the best (0.005) near 10 — never "score 1.000" for the worst
-    assert list(frame["quality"])[-2:] == ["9.91", "9.96"] and frame["quality"].iloc[0] == "1.00"
-    # status, step and quality come right after the run's name, before the long "why"
-    assert list(frame.columns[:5]) == ["run", "config", "status", "step", "quality"]
+    # each run reads as its config's place among the scored configs (issue 43: no 1–10 rescale within
+    # the session, whose worst run read 1.00 and best near 10 and moved as runs arrived)
+    assert list(frame["rank"])[-2:] == ["2 of 200", "1 of 200"] and frame["rank"].iloc[0] == "200 of 200"
+    assert list(runs_frame(SimpleNamespace(runs=runs[:3]))["rank"]) == ["3 of 3", "2 of 3", "1 of 3"]
+    # status, step and rank come right after the run's name, before the long "why"
+    assert list(frame.columns[:5]) == ["run", "config", "status", "step", "rank"]
 
 
 def test_status_says_what_the_divergence_stop_saved_and_when_only_loss_scores():
