@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
 from bracket.app.judge_text import scores_text
-from bracket.app.places import rank
+from bracket.app.places import config_key, rank, run_places
 from bracket.session.loop.plan import progress_text
 from bracket.standings.parts import as_rating
 
@@ -171,27 +171,6 @@ def judges_text(run: Mapping[str, Any]) -> str:
                                  for k, v in estimates.items() if v is not None])
 
 
-def config_ranks(runs: Sequence[Mapping[str, Any]]) -> dict[tuple[str, Any], str]:
-    """``"3 of 12"`` by (stage, config): each scored config's place among its stage's scored configs by
-    their mean score (1 = best; ties share a place), the order the leaderboard ranks them in. A place,
-    not a score: the combined score is relative to the other runs (what a config achieved is its
-    headline, on the Results tab)."""
-    scores: dict[tuple[str, Any], list[float]] = {}
-    for run in runs:
-        if run.get("score") is not None:
-            scores.setdefault(_config_key(run), []).append(float(run["score"]))
-    means = {key: sum(values) / len(values) for key, values in scores.items()}
-    ranks = {}
-    for key, mean in means.items():
-        rivals = [m for other, m in means.items() if other[0] == key[0]]
-        ranks[key] = f"{rank(mean, rivals)} of {len(rivals)}"
-    return ranks
-
-
-def _config_key(run: Mapping[str, Any]) -> tuple[str, Any]:
-    return run.get("stage") or "search", run.get("config_id", run.get("config_name"))
-
-
 def step_text(run: Mapping[str, Any], current: Mapping[str, Any] | None = None) -> str:
     """``12/50``: a run's step; a running run's live step, the one its progress bar shows
     (``current``, the snapshot's live run), when it is that run."""
@@ -228,7 +207,7 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
         runs = runs[max(0, end - page_rows):end]
     rows = []
     current = getattr(snapshot, "current", None)
-    ranks = config_ranks([] if snapshot is None else snapshot.runs)  # among every scored config, not one page's
+    ranks = run_places([] if snapshot is None else snapshot.runs)  # among every scored config, not one page's
     for run in reversed(runs):
         stage = run.get("stage") or "search"
         why = (reasons or {}).get(run.get("config_id"), "") if stage == "search" else (
@@ -238,7 +217,7 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
         if rung is not None and rung.note:
             why = f"{rung.note} · {why}" if why else rung.note
         rows.append([run["id"], run["config_name"], run["status"], *([rung.text if rung else ""] if rungs else []),
-                     step_text(run, current), ranks.get(_config_key(run), ""), kind, run["seed"], why, judges_text(run),
+                     step_text(run, current), ranks.get(config_key(run), ""), kind, run["seed"], why, judges_text(run),
                      params_text(run["params"]), format_duration(run["duration_s"]) if run["duration_s"] else "",
                      run["failure_reason"] or ""])
     return pd.DataFrame(rows, columns=RUN_COLUMNS[:3] + ["rung"] + RUN_COLUMNS[3:] if rungs else RUN_COLUMNS)

@@ -17,9 +17,8 @@ in a sentence, and for a sampled config also:
 * what it changed against the best config scored before it (``learning_rate 3.2e-04 vs
   1e-04 (×3.2)``, ``optimizer_type Adam vs AdamW``).
 
-Ranks come from the standings' current scores (ratings included), so "baseline (3rd of 12)"
-reads the same as the leaderboard; a config's achievement is its headline there, never the
-combined score, which is relative to the other configs. A config proposed after a person rated
+Places come from the standings' current scores (ratings included), so "baseline (3rd of 12)"
+reads as the leaderboard does (``bracket.app.places``). A config proposed after a person rated
 or compared runs says after which (:func:`after_feedback`: the newest rating or vote
 before it was proposed), since that rating is part of what TPE saw.
 
