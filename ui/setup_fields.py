@@ -23,7 +23,7 @@ from typing import Any
 
 import gradio as gr
 
-from bracket.app.field_slots import SLOTS, choices_of, field_help, preset_fields, shown_fields
+from bracket.app.field_slots import SLOTS, choices_of, field_help, preset_fields, shown_fields, shown_value
 from bracket.app.forms import plan_text
 from ui.setup_preset import field_lines, on_form
 
@@ -43,7 +43,7 @@ BOX_INPUTS = ("preset_id", "fields", *BOX_NAMES)
 EDIT_INPUTS = ("preset_id", "fields", "field_edit", "prompts", "prompt_origin", "budget", "seeds", "confirm",
                "lr_bracket", "algorithm", "bounds", "steps", "warm_start_from", "halving", "sample_every")
 EDIT_OUTPUTS = ("fields", "preflight", "prompts", "prompt_origin", "plan",
-                *(slot_name(i, "message") for i in range(SLOTS)))
+                *(slot_name(i, part) for i in range(SLOTS) for part in ("message", "choice")))
 
 
 def slot_updates(preset_id: str, fields: dict[str, str], allow_custom: bool) -> dict[str, Any]:
@@ -74,14 +74,19 @@ def slot_updates(preset_id: str, fields: dict[str, str], allow_custom: bool) -> 
     return updates
 
 
-def read_slots(preset_id: str, boxes: dict[str, Any], allow_custom: bool) -> dict[str, str]:
-    """The fields of ``preset_id``'s form as its slots' boxes hold them (``boxes``: by name)."""
-    fields = {}
+def read_slots(preset_id: str, boxes: dict[str, Any], allow_custom: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """(the fields of ``preset_id``'s form as its slots' boxes hold them, the lists that hold what they may
+    not: by box name, what they show instead). A list takes only one of its entries — a program the
+    browser may not type is the configured one, whatever is typed into its list (``shown_value``)."""
+    fields, snap = {}, {}
     for index, spec in enumerate(preset_fields(preset_id)):
         part = "text" if choices_of(spec, allow_custom) is None else "choice"
-        value = boxes.get(slot_name(index, part))
-        fields[spec.name] = "" if value is None else str(value)
-    return fields
+        raw = boxes.get(slot_name(index, part))
+        raw = "" if raw is None else str(raw)
+        fields[spec.name] = raw if part == "text" else shown_value(spec, raw, allow_custom)
+        if fields[spec.name] != raw:
+            snap[slot_name(index, part)] = fields[spec.name]
+    return fields, snap
 
 
 def box_changed(allow_custom: bool, *, preset_id: str, fields: dict[str, str] | None, **boxes: Any
@@ -91,8 +96,8 @@ def box_changed(allow_custom: bool, *, preset_id: str, fields: dict[str, str] | 
     fields as the boxes hold them, as a new ``field_edit`` (whose change runs :func:`on_edit`)."""
     if not preset_id or list(fields or {}) != _names(preset_id):
         return {}
-    now = read_slots(preset_id, boxes, allow_custom)
-    return {"field_edit": {"fields": now, "at": time.monotonic_ns()}} if now != fields else {}
+    now, snap = read_slots(preset_id, boxes, allow_custom)
+    return {"field_edit": {"fields": now, "snap": snap, "at": time.monotonic_ns()}} if now != fields or snap else {}
 
 
 def on_edit(*, preset_id: str, fields: dict[str, str] | None, field_edit: dict[str, Any] | None, prompts: str,
@@ -100,19 +105,21 @@ def on_edit(*, preset_id: str, fields: dict[str, str] | None, field_edit: dict[s
             algorithm: str, bounds: dict[str, Any] | None, steps: Any, warm_start_from: Any, halving: Any,
             sample_every: Any) -> dict[str, Any]:
     """What a person's edit of the fields (``field_edit``, from :func:`box_changed`) shows: every field's
-    line, the fields, the pre-flight, the prompts (``ui.setup_preset.on_form``) and the plan; nothing
-    for an edit of another preset's form or one already shown."""
+    line, the fields, the pre-flight, the prompts (``ui.setup_preset.on_form``) and the plan, and a list
+    that holds what it may not back to what it may; nothing for an edit of another preset's form or one
+    already shown."""
     now = dict((field_edit or {}).get("fields") or {})
     if not preset_id or list(now) != _names(preset_id) or list(fields or {}) != _names(preset_id):
         return {}
+    snaps = {name: gr.update(value=value or None) for name, value in ((field_edit or {}).get("snap") or {}).items()}
     changed = on_form(preset_id, fields or {}, now, prompts, prompt_origin)
     if not changed:
-        return {}
+        return snaps
     index = {name: i for i, name in enumerate(_names(preset_id))}
     messages = {slot_name(index[name], "message"): text for name, text in changed.pop("messages").items()}
     plan = plan_text(budget, seeds, confirm, preset_id, lr_bracket, algorithm, bounds, now, steps, warm_start_from,
                      halving, sample_every)
-    return {**changed, **messages, "plan": plan}
+    return {**changed, **messages, **snaps, "plan": plan}
 
 
 def _names(preset_id: str) -> list[str]:
@@ -131,7 +138,10 @@ def build_slots(preset_id: str, allow_custom: bool) -> dict[str, Any]:
         names = {part: slot_name(index, part) for part in PARTS}
         with gr.Row(equal_height=True, **props(names["row"], visible=False)) as row:
             text = gr.Textbox(scale=4, interactive=True, **props(names["text"], visible=False))
-            choice = gr.Dropdown(scale=4, interactive=True, **props(names["choice"], visible=False, choices=[]))
+            # any value reaches the server (its own check is of the choices the slot was built with, not
+            # those a switch gave it); read_slots takes only what the field's list offers
+            choice = gr.Dropdown(scale=4, interactive=True, allow_custom_value=True,
+                                 **props(names["choice"], visible=False, choices=[]))
             message = gr.Markdown(first.get(names["message"], ""), elem_classes=["bk-field-msg"])
         components.update({names["row"]: row, names["text"]: text, names["choice"]: choice,
                            names["message"]: message})

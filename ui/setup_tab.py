@@ -101,11 +101,11 @@ SWITCHED = (*SLOT_NAMES, "fields", "notes", "preflight", "budget", "steps", "con
 #: what the browser blanks the moment the preset changes, before the server's answer (no other
 #: preset's text is shown meanwhile): the outputs of :data:`BLANK_JS`, in order
 BLANKED = ("notes", "preflight", "prompts", "plan", "estimate", "space_message")
-BLANK_JS = ("() => { document.querySelectorAll('#bk-prompts .info-text').forEach((help) => { help.textContent = ''; });"
-            " document.querySelector('#bk-fields')?.classList.add('bk-switching');"
-            " return ['', '', '', '', '', '']; }")  # the prompts' help too: it named the previous preset's source;
-# the field slots stay out of sight (CSS ``.bk-switching``) until the switch has filled them in
-SHOW_FIELDS_JS = "() => { document.querySelector('#bk-fields')?.classList.remove('bk-switching'); }"
+BLANK_JS = "() => { document.body.classList.add('bk-switching'); return ['', '', '', '', '', '']; }"
+# the field slots and the prompts' help (it named the previous preset's source) stay out of sight
+# (CSS ``body.bk-switching``) until the switch has filled them in: hidden, not emptied, since a help
+# the switch leaves as it was (FLUX.1 LoRA → SDXL LoRA) is not sent again
+SHOW_FIELDS_JS = "() => { document.body.classList.remove('bk-switching'); }"
 
 
 

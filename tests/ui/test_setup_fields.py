@@ -37,3 +37,18 @@ def test_a_field_box_change_writes_only_a_state_and_a_switch_s_own_values_change
         typed = change("demo-cpu", got["fields"], type_into("demo-cpu", shown, "resolution", "48", allow),
                        allow_custom=allow)
         assert typed["fields"]["resolution"] == "48" and typed["plan"]
+
+
+def test_a_program_typed_into_its_list_is_never_taken(runs_dir):
+    """Without ``--allow-custom-executables`` a program's list takes only the configured program: a
+    path typed into it (the lists accept any value on the server, whose own check knew only the
+    choices a slot was built with) leaves the fields as they were and puts the list back."""
+    from ui.setup_fields import slot_name
+
+    manager = SessionManager(runs_dir)
+    got = setup_tab.switch_preset(manager, "sdxl-lora", None)
+    boxes = type_into("sdxl-lora", box_values(got), "trainer_python", "/tmp/evil-python", allow_custom=False)
+    shown = change("sdxl-lora", got["fields"], boxes, allow_custom=False)
+    index = next(i for i, n in enumerate(got["fields"]) if n == "trainer_python")
+    assert list(shown) == [slot_name(index, "choice")]  # nothing else changes: the fields are the configured ones
+    assert shown[slot_name(index, "choice")]["value"] == got["fields"]["trainer_python"] != "/tmp/evil-python"
