@@ -39,7 +39,7 @@ def slot_name(index: int, part: str) -> str:
 SLOT_NAMES = tuple(slot_name(i, part) for i in range(SLOTS) for part in PARTS)
 BOX_NAMES = tuple(slot_name(i, part) for i in range(SLOTS) for part in ("text", "choice"))
 #: what :func:`box_changed` and :func:`on_edit` read, by name, and what :func:`on_edit` may show
-BOX_INPUTS = ("preset_id", "fields", *BOX_NAMES)
+BOX_INPUTS = ("preset_id", "fields", "field_edit", "form_token", *BOX_NAMES)
 EDIT_INPUTS = ("preset_id", "fields", "field_edit", "prompts", "prompt_origin", "budget", "seeds", "confirm",
                "lr_bracket", "algorithm", "bounds", "steps", "warm_start_from", "halving", "sample_every")
 EDIT_OUTPUTS = ("fields", "preflight", "prompts", "prompt_origin", "plan",
@@ -89,15 +89,20 @@ def read_slots(preset_id: str, boxes: dict[str, Any], allow_custom: bool) -> tup
     return fields, snap
 
 
-def box_changed(allow_custom: bool, *, preset_id: str, fields: dict[str, str] | None, **boxes: Any
-                ) -> dict[str, Any]:
-    """After a box changed: nothing when the boxes hold what the form last set (``fields``: a switch's or
-    a fill's own values) or belong to another preset than the list shows (a switch on its way); else the
-    fields as the boxes hold them, as a new ``field_edit`` (whose change runs :func:`on_edit`)."""
+def box_changed(allow_custom: bool, *, preset_id: str, fields: dict[str, str] | None,
+                field_edit: dict[str, Any] | None = None, form_token: Any = None, **boxes: Any) -> dict[str, Any]:
+    """After a box changed: nothing when the boxes hold what the form last set (``fields``: a switch's
+    or a fill's own values), or the edit already on its way (``field_edit`` of this filling of the form,
+    ``form_token``: a change event run again after the one that made it), or belong to another preset
+    than the list shows (a switch on its way); else the fields as the boxes hold them, as a new
+    ``field_edit`` (whose change runs :func:`on_edit`)."""
     if not preset_id or list(fields or {}) != _names(preset_id):
         return {}
     now, snap = read_slots(preset_id, boxes, allow_custom)
-    return {"field_edit": {"fields": now, "snap": snap, "at": time.monotonic_ns()}} if now != fields or snap else {}
+    made = {"fields": now, "snap": snap, "token": form_token}
+    if (now == fields and not snap) or {k: (field_edit or {}).get(k) for k in made} == made:
+        return {}
+    return {"field_edit": {**made, "at": time.monotonic_ns()}}
 
 
 def on_edit(*, preset_id: str, fields: dict[str, str] | None, field_edit: dict[str, Any] | None, prompts: str,

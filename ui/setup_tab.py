@@ -21,6 +21,7 @@ with the same search.
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any
 
 import gradio as gr
@@ -91,13 +92,13 @@ START_INPUTS = ("preset_id", "fields", "budget", "steps", "seeds", "prompts", "s
                 *WEIGHT_BOXES, "vlm_base_url", "vlm_model", "vlm_api_key", "name",
                 "lr_bracket", "warm_start_from", "confirm", "validation", "halving")
 #: what Open, Resume, Clone and a page load fill in, by name: the keys :func:`fill_form` returns
-FILLED = (*SLOT_NAMES, "preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps",
+FILLED = (*SLOT_NAMES, "form_token", "preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps",
           "sample_every", "algorithm", "lr_bracket", "confirm", "validation", "halving", "prompts", "prompt_origin",
           "space", "bounds", "space_message", "plan", "estimate", "vlm_base_url", "vlm_model", *WEIGHT_BOXES,
           "warm_start_from", "name", "form_message")
 #: what a preset switch fills in (:func:`switch_preset`): everything of the form that depends on the preset
-SWITCHED = (*SLOT_NAMES, "fields", "notes", "preflight", "budget", "steps", "confirm", "validation", "prompts",
-            "prompt_origin", "space", "bounds", "space_message", "plan", "estimate", "warm_start_from")
+SWITCHED = (*SLOT_NAMES, "form_token", "fields", "notes", "preflight", "budget", "steps", "confirm", "validation",
+            "prompts", "prompt_origin", "space", "bounds", "space_message", "plan", "estimate", "warm_start_from")
 #: what the browser blanks the moment the preset changes, before the server's answer (no other
 #: preset's text is shown meanwhile): the outputs of :data:`BLANK_JS`, in order
 BLANKED = ("notes", "preflight", "prompts", "plan", "estimate", "space_message")
@@ -205,6 +206,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     form_md = gr.Markdown(elem_id="bk-form-source")
     loaded_state = gr.State({})
     field_edit = gr.State({})  # a person's edit of the fields (ui.setup_fields.box_changed)
+    form_token = gr.State(0)  # new each time a switch, a fill or a page load sets the fields
     gr.Markdown("### Preset fields")
     preflight_md = gr.Markdown(elem_id="bk-preflight", render=False)
 
@@ -264,7 +266,8 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                      space_message=space_md, plan=plan_md, estimate=estimate_md,
                      vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
                      **weights,
-                     warm_start_from=warm_from, name=name, form_message=form_md, field_edit=field_edit, **slots)
+                     warm_start_from=warm_from, name=name, form_message=form_md, field_edit=field_edit,
+                     form_token=form_token, **slots)
     # a preset switch: the browser blanks the previous preset's text at once, then one event fills in
     # everything that depends on the preset (its field slots among it): no chain of events, each
     # reading what the one before left in the form (issue 43: 19–48 s under load, the demo's prompts
@@ -319,7 +322,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
 
 
 #: what a new page fills in first (:func:`on_load`)
-LOADED = ("notes", "fields", "preflight", "estimate", *SLOT_NAMES)
+LOADED = ("notes", "fields", "preflight", "estimate", "form_token", *SLOT_NAMES)
 
 
 def on_load(manager: SessionManager, preset_id: str, budget: Any) -> dict[str, Any]:
@@ -329,7 +332,7 @@ def on_load(manager: SessionManager, preset_id: str, budget: Any) -> dict[str, A
     notes, fields, preflight, *_ = on_preset(preset_id)
     fields = shown_fields(preset_id, fields, manager.allow_custom_executables) if preset_id else {}
     return {"notes": notes, "fields": fields, "preflight": preflight, "estimate": estimate_text(manager, budget),
-            **slot_updates(preset_id, fields, manager.allow_custom_executables)}
+            **slot_updates(preset_id, fields, manager.allow_custom_executables), "form_token": time.monotonic_ns()}
 
 
 def load_lists(manager: SessionManager, preset_id: str, loaded: dict[str, Any] | None) -> tuple[Any, Any]:

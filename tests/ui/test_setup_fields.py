@@ -52,3 +52,23 @@ def test_a_program_typed_into_its_list_is_never_taken(runs_dir):
     index = next(i for i, n in enumerate(got["fields"]) if n == "trainer_python")
     assert list(shown) == [slot_name(index, "choice")]  # nothing else changes: the fields are the configured ones
     assert shown[slot_name(index, "choice")]["value"] == got["fields"]["trainer_python"] != "/tmp/evil-python"
+
+
+def test_a_change_event_run_again_makes_no_second_edit_but_a_new_filling_takes_the_same_edit(runs_dir):
+    """Gradio runs a box's change listener once more after the one in flight (the edit it made not yet
+    shown): that run makes no second edit (a second ``on_edit`` showed its timer on the pre-flight);
+    the same values typed again after a switch are a new edit of the form the switch filled."""
+    from ui.setup_fields import box_changed
+
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
+    got = setup_tab.switch_preset(manager, "demo-cpu", None)
+    boxes = type_into("demo-cpu", box_values(got), "resolution", "48")
+    made = box_changed(True, preset_id="demo-cpu", fields=got["fields"], form_token=got["form_token"], **boxes)
+    assert made["field_edit"]["fields"]["resolution"] == "48"
+    again = box_changed(True, preset_id="demo-cpu", fields=got["fields"], field_edit=made["field_edit"],
+                        form_token=got["form_token"], **boxes)
+    assert again == {}
+    back = setup_tab.switch_preset(manager, "demo-cpu", None)  # the form filled again: the same values are new
+    assert back["form_token"] != got["form_token"]
+    assert box_changed(True, preset_id="demo-cpu", fields=back["fields"], field_edit=made["field_edit"],
+                       form_token=back["form_token"], **boxes)["field_edit"]["fields"]["resolution"] == "48"
