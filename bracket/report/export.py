@@ -13,7 +13,9 @@ another, and writes beside it:
   (``bracket.standings.headline``) and the command as a list.
 
 The command stands on its own (``RunRequest.standalone``): it reads the person's own dataset
-folder and file; where the adapter offers it (``Trainer.session_cache_variant``) the scripts run a
+folder and file (less the session's held-out likeness references, ``bracket.dataset.references``:
+it trains on the images the search's runs trained on, so its checkpoint at the best step is the
+one that was judged); where the adapter offers it (``Trainer.session_cache_variant``) the scripts run a
 faster twin on the session's caches while they still exist. The default folder is
 ``<session>/export/<config>-run<id>-<steps>steps``; every path is absolute, and each file is
 replaced whole and only when its text changed. :func:`promote_weights` copies a run's trained
@@ -181,7 +183,9 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     trainer = session.trainer
     if not str(trainer.fields.get("cache_dir", "")).strip():
         # read the latent caches the session made (keyed by what made them, so only matching ones)
+        held = trainer.held_out_references
         trainer = type(trainer)({**trainer.fields, "cache_dir": str(session.folder / "cache")})
+        trainer.held_out_references = held  # the export trains on the search's images
     knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {}, session.space)
     seed = int(run["seed"]) if run.get("seed") is not None else session.settings.base_seed
     request = RunRequest(

@@ -12,7 +12,8 @@ next read. A run paused at a rung of a halving search is scored the same way up 
 step, kept as ``judges["at_step"]["<step>"]["image"]``; the loop waits for those as for the VLM's.
 A worker that fails leaves the run with ``judges["image"]["error"]`` and no image scores; the
 search goes on.
-The likeness references are the dataset's (``image_config.reference_images``).
+The likeness references are the session's held-out images, else training images
+(``image_config.likeness_references``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from bracket.session.scoring.image_config import (
     ImageJudgeConfig,
     image_judge_config,
     image_judges_wanted,
-    reference_images,
+    likeness_references,
 )
 from bracket.session.scoring.image_judges import RECORD
 from bracket.session.scoring.run_scores import verdicts_at
@@ -149,13 +150,16 @@ class ImageScorer:
 
     def __init__(self, store: Store, session: str, folder: Path, config: ImageJudgeConfig,
                  prompts: Sequence[SamplePrompt], references: Sequence[Path],
-                 on_scored: Callable[[], None] | None = None) -> None:
+                 on_scored: Callable[[], None] | None = None, *,
+                 reference_note: Mapping[str, Any] | None = None) -> None:
         self.store, self.session, self.config, self.on_scored = store, session, config, on_scored
         self.prompts = list(prompts)
         self.references = [str(p) for p in references]
-        self.reference_note = {"count": len(self.references), "source": "training images",
-                               "note": "no held-out share of the dataset: likeness is measured against "
-                                       "images the runs train on"}
+        #: what the references are (``image_config.likeness_references``); training images unless told
+        self.reference_note = dict(reference_note or {"source": "training images",
+                                                      "note": "likeness is measured against images the runs "
+                                                              "train on"})
+        self.reference_note["count"] = len(self.references)
         self.folder = Path(folder)
         self.cache = FigureCache(self.folder / "views" / "image_judges.json")
         self._context = json.dumps([config.digest(), self.references])
@@ -259,5 +263,6 @@ def session_image_scorer(parts: Any, on_scored: Callable[[], None] | None = None
     settings, trainer = parts.settings, parts.trainer
     if config is None or not image_judges_wanted(settings.weights or {}, trainer.sample_kind):
         return None
-    references = reference_images(trainer.field("dataset", "") or "", getattr(trainer, "dataset_style", None))
-    return ImageScorer(parts.store, parts.name, parts.folder, config, settings.prompts(), references, on_scored)
+    references, note = likeness_references(trainer)
+    return ImageScorer(parts.store, parts.name, parts.folder, config, settings.prompts(), references, on_scored,
+                       reference_note=note)
