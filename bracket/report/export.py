@@ -243,12 +243,15 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
 def _image_figures(run: Mapping[str, Any], step: int) -> dict[str, Any] | None:
     """The image judges' raw figures of ``run`` at the exported ``step`` and at every sampled step
     (``bracket.session.scoring.image_judges.image_parts``); None when they did not judge it."""
-    from bracket.session.scoring.image_judges import figures_at, image_parts
+    from bracket.session.scoring.image_judges import IMAGE_JUDGES, image_parts, scores_at
 
     parts = image_parts(run)
     if not parts:
         return None
-    return {"at_step": {"step": int(step), **(figures_at(run, int(step)) or {})},
+    judged, scores = scores_at(run, int(step))
+    if judged is None or judged > int(step):  # nothing judged up to the exported step
+        scores = {}
+    return {"at_step": {"step": int(step), **{name: scores.get(name) for name in IMAGE_JUDGES}},
             "steps": {str(k): v for k, v in parts.items()}}
 
 

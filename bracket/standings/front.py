@@ -5,7 +5,7 @@ likeness judge on in-distribution prompts) and does it still follow new prompts 
 the prompt-following judge on held-out prompts). Training longer or harder buys the first with
 the second. :func:`build_front` places every ranked full-length config of the winner's stage at
 its best step (the mean over its seeds of the image judges' raw scores there,
-``bracket.standings.image_judges``), and :func:`pareto_front` finds the configs no other config
+``bracket.session.scoring.image_judges``), and :func:`pareto_front` finds the configs no other config
 beats on both (higher is better on both axes; one at least as good on both and better on one
 beats it). The winner — the best combined score, which weighs every judge — is one point; the
 person may pick another point *on the front* as the answer (``SearchSettings.pick``, a config
@@ -21,7 +21,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bracket.standings.image_judges import FIDELITY, FLEXIBILITY, scores_at
+from bracket.session.scoring.image_judges import FIDELITY, FLEXIBILITY, scores_at
 from bracket.standings.quality import quality_text
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -1,15 +1,15 @@
 """The front of fidelity against flexibility, the person's pick on it, and how far each judge
 agrees with the person — pure functions on planted records (the image judges' record shape of
-``bracket.standings.image_judges``)."""
+``bracket.session.scoring.image_judges``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from bracket.session.scoring import RunScore
+from bracket.session.scoring.image_judges import image_scores, scores_at, step_scores
 from bracket.standings import build_standings
 from bracket.standings.front import beaten_by, build_front, pareto_front
-from bracket.standings.image_judges import image_scores, scores_at, step_scores
 from bracket.standings.trust import (
     Agreement,
     choice_agreement,

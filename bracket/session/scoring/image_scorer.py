@@ -1,7 +1,7 @@
 """Running the image judges beside training: a worker process, a cache, one background thread.
 
 When the image judges are configured (``bracket.session.scoring.image_config``: their models in
-``.env``, see docs/SCORING.md) and weigh above 0,
+``.env``, see docs/JUDGES.md) and weigh above 0,
 every finished run's sample images of every step are scored on one background thread while the
 next run trains: the images not yet in the session's cache (``views/image_judges.json``, keyed
 by path, modification time, size, prompt and models, so nothing is scored twice) go in one job
