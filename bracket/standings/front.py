@@ -21,7 +21,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bracket.session.scoring.image_judges import FIDELITY, FLEXIBILITY, scores_at
+from bracket.session.scoring.image_judges import FIDELITY, FLEXIBILITY, references_text, scores_at
 from bracket.standings.quality import quality_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,6 +78,8 @@ class Front:
     why: str
     #: a pick set aside (no longer on the front, or not a config of this stage)
     note: str = ""
+    #: what likeness was measured against (held-out or training images), also the end of ``why``
+    references: str = ""
     warnings: list[str] = field(default_factory=list)
 
     def point(self, config_id: int | None) -> FrontPoint | None:
@@ -97,7 +99,8 @@ class Front:
         return {"stage": self.stage, "x": FIDELITY, "y": FLEXIBILITY, "points": [p.to_dict() for p in self.points],
                 "front": [p.name for p in self.on_front], "winner": best.name if best else None,
                 "pick": pick.name if pick else None,
-                "answer": answer.name if answer else None, "why": self.why, "note": self.note}
+                "answer": answer.name if answer else None, "why": self.why, "note": self.note,
+                "references": self.references}
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -147,7 +150,9 @@ def build_front(board: "StageBoard", runs_by_id: Mapping[int, Mapping[str, Any]]
                     else f"your pick (config {pick}) is not a ranked full-length config of the {board.stage} stage")
             front.note = f"{what}; the answer is the winner again"
             front.warnings.append(front.note)
-    front.why = why_text(front, best_row)
+    front.references = references_text(runs_by_id[s.run_id] for _r, _p in placed.values() for s in _r.runs
+                                       if s.run_id in runs_by_id)
+    front.why = " ".join(t for t in (why_text(front, best_row), front.references) if t)
     return front
 
 

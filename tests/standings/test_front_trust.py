@@ -100,6 +100,20 @@ def test_a_pick_on_the_front_becomes_the_winner_and_one_off_it_is_set_aside():
     assert any("no longer on the front" in w for w in table.warnings)
 
 
+@pytest.mark.parametrize("references, said", [
+    ({"count": 4, "source": "held-out images", "note": "x"}, "against 4 held-out dataset images (never trained on)"),
+    ({"count": 5, "source": "training images", "note": "the dataset has 5 images, fewer than 12"},
+     "against 5 training images (the dataset has 5 images, fewer than 12)")])
+def test_the_front_says_what_likeness_was_measured_against(references, said):
+    table, runs = planted()
+    assert build_front(table.board("search"), {r["id"]: r for r in runs}).references == ""  # no record says
+    for run in runs:
+        run["judges"]["image"]["references"] = references
+    front = build_front(table.board("search"), {r["id"]: r for r in runs})
+    assert said in front.references and front.why.endswith(front.references)
+    assert front.to_dict()["references"] == front.references
+
+
 def test_no_image_scores_no_front():
     from bracket.standings import with_judges
 

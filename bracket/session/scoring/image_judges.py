@@ -23,8 +23,9 @@ of this module only: :func:`image_parts` (per step, with the judges that saw not
 export), :func:`step_scores` and :func:`scores_at` (only the figures there are: the front of
 fidelity against flexibility, the judges' trust, Compare's order), :func:`image_scores` (one sample:
 Compare), :func:`image_results` (the run scores, ``bracket.session.scoring.run_scores``),
-:func:`step_tables` (``best_step``) and :func:`image_steps` (a config's per-step figures:
-``status --json``, the report).
+:func:`step_tables` (``best_step``), :func:`image_steps` (a config's per-step figures:
+``status --json``, the report) and :func:`references_text` (what likeness was measured against:
+the front's sentence in Results, ``status --json`` and the report).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from bracket.judge.base import JudgeResult
 from bracket.judge.image_judges import IMAGE_JUDGES, score_figures
 
 __all__ = ["FIDELITY", "FLEXIBILITY", "IMAGE_JUDGES", "RECORD", "SHORT", "has_image_scores", "image_parts",
-           "image_results", "image_scores", "image_steps", "scores_at", "step_scores", "step_tables"]
+           "image_results", "image_scores", "image_steps", "references_text", "scores_at", "step_scores",
+           "step_tables"]
 
 #: the key of a run's ``judges`` that holds the image judges' record
 RECORD = "image"
@@ -131,6 +133,21 @@ def image_scores(run: Mapping[str, Any], path: str | Path) -> dict[str, float]:
         if tail and len(tail) <= len(parts) and tuple(parts[-len(tail):]) == tuple(tail):
             return _scores(item)
     return {}
+
+
+def references_text(runs: Any) -> str:
+    """One sentence on what the runs' likeness was measured against (their records' ``references``:
+    held-out or training images, and why), or "" when no record says."""
+    for run in runs:
+        found = _record(run).get("references")
+        if not isinstance(found, Mapping) or not found.get("count"):
+            continue
+        count, source, note = int(found["count"]), str(found.get("source") or ""), str(found.get("note") or "")
+        if source == "held-out images":
+            return f"Likeness is measured against {count} held-out dataset images (never trained on)."
+        return f"Likeness is measured against {count} training images ({note})." if note else \
+            f"Likeness is measured against {count} training images."
+    return ""
 
 
 def has_image_scores(runs: Any) -> bool:
