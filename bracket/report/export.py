@@ -215,6 +215,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
                 if best_step else []),
               f"dataset: {session.parts.fields.get('dataset', '')} (read from there; the session's caches are only "
               "a speed-up, used while they exist)",
+              *([f"held out of training as in the search (the likeness references): "
+                 f"{', '.join(p.name for p in trainer.held_out_references)}"] if trainer.held_out_references else []),
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
               f"{run_id} --steps {steps}"]
     script = write_whole(folder / SCRIPT_NAME, shell_script(command, spec.cwd, env, header=header, dropped_env=dropped,
