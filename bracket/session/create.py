@@ -170,7 +170,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     images = image_judge_config()
     images_wanted = images is not None and image_judges_wanted(settings.weights, trainer.sample_kind)
     check_weights_score(settings.weights, sample_kind=trainer.sample_kind,
-                        judge_server=bool((settings.vlm or {}).get("base_url")), image_judges=images_wanted)
+                        judge_server=bool((settings.vlm or {}).get("base_url")), image_judges=images_wanted,
+                        preference=bool(images and images.preference))
     if images_wanted and (problem := check_image_judges(images)):
         raise SettingsError(f"Image judges: {problem} (or set their weights to 0: likeness=0,prompt_following=0,"
                             "image_quality=0).")

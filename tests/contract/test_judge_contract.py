@@ -61,10 +61,15 @@ def _image(name: str) -> Callable[[], Any]:
     return score
 
 
+def _preference() -> Any:
+    from bracket.judge.preference import score_preference
+    return score_preference({1: {"a": 21.0, "b": 18.0}, 2: {"a": 20.0}, 3: {"c": 25.0}})  # per run, per prompt
+
+
 SCORERS: dict[str, Callable[..., Any]] = {"loss": _loss, "eval_loss": _eval_loss, "human": _human, "vlm": _vlm,
                                           "task": _task, "llm_judge": _llm_judge, "likeness": _image("likeness"),
                                           "prompt_following": _image("prompt_following"),
-                                          "image_quality": _image("image_quality")}
+                                          "image_quality": _image("image_quality"), "preference": _preference}
 
 
 def contract_problems(names: tuple[str, ...], weights: Mapping[str, float], scorers: Mapping[str, Callable[..., Any]],

@@ -2,7 +2,8 @@
 and ``doctor`` make of their models, and the likeness references.
 
 ``BRACKET_JUDGE_TEXT_IMAGE`` (a CLIP checkpoint: a folder or a Hugging Face name in the local
-cache) turns them on; ``BRACKET_JUDGE_LIKENESS`` (DINOv2), ``BRACKET_JUDGE_PYTHON``,
+cache) turns them on; ``BRACKET_JUDGE_LIKENESS`` (DINOv2), ``BRACKET_JUDGE_PREFERENCE`` (a
+PickScore-style CLIP for the optional preference judge), ``BRACKET_JUDGE_PYTHON``,
 ``BRACKET_JUDGE_DEVICE`` and ``BRACKET_JUDGE_BATCH`` refine them; ``BRACKET_JUDGE_BACKBONE``
 (``module:factory``) swaps the models for another backbone (the tests' stand-in). The scorer that
 runs them is ``bracket.session.scoring.image_scorer``.
@@ -29,6 +30,7 @@ from bracket.dataset.references import note as references_note
 from bracket.errors import BracketError
 from bracket.judge.image_judges import IMAGE_JUDGES
 from bracket.judge.image_models import LIKENESS_TYPES, TEXT_IMAGE_TYPES, WeightsProblem, check_weights
+from bracket.judge.preference import NAME as PREFERENCE
 from bracket.session.scoring.run_scores import effective_weights
 from bracket.trainer.base import Trainer
 
@@ -47,14 +49,18 @@ class ImageJudgeConfig:
     batch_size: int = 8
     #: ``module:factory`` of another backbone (the tests' deterministic stand-in)
     module: str = ""
+    #: a preference model (PickScore-style CLIP) for the optional preference judge; "" none
+    preference: str = ""
 
     def backbone(self) -> dict[str, Any]:
-        return {"text_image": self.text_image, "likeness": self.likeness or None, "device": self.device,
+        spec = {"text_image": self.text_image, "likeness": self.likeness or None, "device": self.device,
                 "batch_size": self.batch_size, "module": self.module or None}
+        return {**spec, "preference": self.preference} if self.preference else spec
 
     def digest(self) -> str:
         """What the figures depend on besides the image: the models (for the cache key)."""
-        return json.dumps([self.text_image, self.likeness, self.module])
+        return json.dumps([self.text_image, self.likeness, self.module] + ([self.preference] if self.preference
+                                                                           else []))
 
 
 def image_judge_config() -> ImageJudgeConfig | None:
@@ -70,14 +76,14 @@ def image_judge_config() -> ImageJudgeConfig | None:
     return ImageJudgeConfig(text_image=text_image, likeness=app_settings.env("BRACKET_JUDGE_LIKENESS"),
                             python=app_settings.env("BRACKET_JUDGE_PYTHON"),
                             device=app_settings.env("BRACKET_JUDGE_DEVICE", "auto") or "auto", batch_size=batch,
-                            module=module)
+                            module=module, preference=app_settings.env("BRACKET_JUDGE_PREFERENCE"))
 
 
 def image_judges_wanted(weights: Mapping[str, float], sample_kind: str) -> bool:
     """Whether a session's image judges have anything to do: image or video samples, and one of
-    them weighing above 0."""
+    them (the preference judge included) weighing above 0."""
     laid = effective_weights(weights)
-    return sample_kind in ("image", "video") and any(laid.get(name, 0.0) > 0 for name in IMAGE_JUDGES)
+    return sample_kind in ("image", "video") and any(laid.get(name, 0.0) > 0 for name in (*IMAGE_JUDGES, PREFERENCE))
 
 
 def check_image_judges(config: ImageJudgeConfig | None) -> str | None:
@@ -92,6 +98,8 @@ def check_image_judges(config: ImageJudgeConfig | None) -> str | None:
         check_weights(config.text_image, TEXT_IMAGE_TYPES, "BRACKET_JUDGE_TEXT_IMAGE")
         if config.likeness:
             check_weights(config.likeness, LIKENESS_TYPES, "BRACKET_JUDGE_LIKENESS")
+        if config.preference:
+            check_weights(config.preference, TEXT_IMAGE_TYPES, "BRACKET_JUDGE_PREFERENCE")
     except WeightsProblem as problem:
         return str(problem)
     return None
@@ -142,6 +150,6 @@ def doctor_check(report: Any) -> bool | None:
     if config is None:
         return None
     problem = check_image_judges(config)
-    found = f"models found: {config.text_image}" + (f", {config.likeness}" if config.likeness else "")
+    found = f"models found: {config.text_image}" + "".join(f", {m}" for m in (config.likeness, config.preference) if m)
     report.add("image judges", problem is None, problem or found)
     return problem is None

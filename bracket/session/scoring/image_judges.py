@@ -10,6 +10,7 @@ The image scorer (``bracket.session.scoring.image_scorer``) stores, per run::
         "scales": {judge: "what the raw figure is"},
         "base":   {"step": 0, "prompt_following": float|None, ...} | None,   # the step-0 samples, if any
         "references": {"count": int, "source": "held-out images" | "training images", "note": str},
+        "preference": {"<step>": {"<prompt>": float}}   # only with a preference model (optional judge)
         "error":  "why no figures" (only when the worker failed),
     }
 
@@ -22,7 +23,8 @@ Everything that reads the figures reads them here, so a change of the record's s
 of this module only: :func:`image_parts` (per step, with the judges that saw nothing as None: the
 export), :func:`step_scores` and :func:`scores_at` (only the figures there are: the front of
 fidelity against flexibility, the judges' trust, Compare's order), :func:`image_scores` (one sample:
-Compare), :func:`image_results` (the run scores, ``bracket.session.scoring.run_scores``),
+Compare), :func:`image_results` (the run scores, ``bracket.session.scoring.run_scores``; the optional
+preference judge's too, from :func:`preference_at`: per prompt, compared only within one),
 :func:`step_tables` (``best_step``), :func:`image_steps` (a config's per-step figures:
 ``status --json``, the report) and :func:`references_text` (what likeness was measured against:
 the front's sentence in Results, ``status --json`` and the report).
@@ -37,10 +39,12 @@ from typing import Any
 
 from bracket.judge.base import JudgeResult
 from bracket.judge.image_judges import IMAGE_JUDGES, score_figures
+from bracket.judge.preference import NAME as PREFERENCE
+from bracket.judge.preference import score_preference
 
 __all__ = ["FIDELITY", "FLEXIBILITY", "IMAGE_JUDGES", "RECORD", "SHORT", "has_image_scores", "image_parts",
-           "image_results", "image_scores", "image_steps", "references_text", "scores_at", "step_scores",
-           "step_tables"]
+           "image_results", "image_scores", "image_steps", "preference_at", "references_text", "scores_at",
+           "step_scores", "step_tables"]
 
 #: the key of a run's ``judges`` that holds the image judges' record
 RECORD = "image"
@@ -155,6 +159,23 @@ def has_image_scores(runs: Any) -> bool:
     return any(step_scores(run) for run in runs)
 
 
+def preference_at(run: Mapping[str, Any], step: int | None = None) -> dict[str, float]:
+    """Prompt -> the preference model's figure of ``run``'s sample of it, at ``step`` (default: its
+    last step), else at its latest step before it; {} when no preference figure was kept there."""
+    table = _record(run).get(PREFERENCE)
+    steps: dict[int, dict[str, float]] = {}
+    for key, prompts in (table.items() if isinstance(table, Mapping) else ()):
+        try:
+            found = {str(p): v for p, value in prompts.items() if (v := _finite(value)) is not None}
+            if found:
+                steps[int(key)] = found
+        except (AttributeError, TypeError, ValueError):
+            continue
+    last = step if step is not None else run.get("last_step")
+    before = [s for s in steps if last is None or s <= int(last)]
+    return steps[max(before)] if before else {}
+
+
 def image_results(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[int, JudgeResult]]:
     """Per image judge, each judged run's result at its last step (else its latest judged step before
     it), the relative judges ranked among these runs (``bracket.judge.image_judges.score_figures``);
@@ -164,8 +185,11 @@ def image_results(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[int, Judg
         step, scores = scores_at(run, int(run["last_step"]) if run.get("last_step") else None)
         if step is not None:
             figures[int(run["id"])] = scores
-    return {name: score_figures(name, {run_id: f.get(name) for run_id, f in figures.items()})
-            for name in IMAGE_JUDGES} if figures else {name: {} for name in IMAGE_JUDGES}
+    results = {name: score_figures(name, {run_id: f.get(name) for run_id, f in figures.items()})
+               for name in IMAGE_JUDGES} if figures else {name: {} for name in IMAGE_JUDGES}
+    preferred = {int(run["id"]): found for run in runs if (found := preference_at(run))}
+    results[PREFERENCE] = score_preference(preferred) if preferred else {}
+    return results
 
 
 def step_tables(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[int, float]]]:

@@ -34,6 +34,7 @@ from typing import Any
 from bracket import settings as app_settings
 from bracket.errors import BracketError
 from bracket.judge.image_judges import IMAGE_JUDGES, SCALES
+from bracket.judge.preference import NAME as PREFERENCE
 from bracket.session.scoring.image_config import (
     ImageJudgeConfig,
     image_judge_config,
@@ -117,6 +118,7 @@ def build_record(run: Mapping[str, Any], rows: Sequence[tuple[int, Path, SampleP
     """``judges["image"]`` of ``run`` from each judged sample's figures (see ``image_judges``)."""
     images: dict[str, dict[str, Any]] = {}
     by_step: dict[int, list[dict[str, Any]]] = {}
+    preferred: dict[str, dict[str, float]] = {}
     errors = []
     for step, path, prompt, figures in rows:
         if "error" in figures:
@@ -125,6 +127,9 @@ def build_record(run: Mapping[str, Any], rows: Sequence[tuple[int, Path, SampleP
         images[relative(path, run)] = {**{n: figures.get(n) for n in IMAGE_JUDGES}, "step": int(step),
                                        "prompt_kind": prompt.kind}
         by_step.setdefault(int(step), []).append(figures)
+        if figures.get(PREFERENCE) is not None:  # kept per prompt: compared only within one
+            images[relative(path, run)][PREFERENCE] = figures[PREFERENCE]
+            preferred.setdefault(str(step), {})[prompt.text] = float(figures[PREFERENCE])
 
     def means(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return {**{n: _mean([float(f[n]) for f in rows if f.get(n) is not None]) for n in IMAGE_JUDGES},
@@ -139,6 +144,8 @@ def build_record(run: Mapping[str, Any], rows: Sequence[tuple[int, Path, SampleP
         steps[str(step)] = figures
     record: dict[str, Any] = {"steps": steps, "images": images, "scales": dict(SCALES),
                               "base": {"step": 0, **base} if base else None, "references": references}
+    if preferred:
+        record[PREFERENCE] = preferred
     if errors:
         record["unreadable"] = errors
     return record
