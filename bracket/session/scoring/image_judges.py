@@ -15,19 +15,14 @@ The image scorer (``bracket.session.scoring.image_scorer``) stores, per run::
     }
 
 Raw figures are higher = better (``bracket.judge.image_judges.SCALES``); a step's
-``prompt_following`` is already corrected by the base model's (``base``) where the trainer
-rendered step-0 samples. A run paused at a rung keeps the record of its pause step as
-``judges["at_step"]["<step>"]["image"]``.
+``prompt_following`` is already less the base model's (``base``) where step-0 samples exist. A
+run paused at a rung keeps the record of its pause step as ``judges["at_step"]["<step>"]["image"]``.
 
-Everything that reads the figures reads them here, so a change of the record's shape is a change
-of this module only: :func:`image_parts` (per step, with the judges that saw nothing as None: the
-export), :func:`step_scores` and :func:`scores_at` (only the figures there are: the front of
-fidelity against flexibility, the judges' trust, Compare's order), :func:`image_scores` (one sample:
-Compare), :func:`image_results` (the run scores, ``bracket.session.scoring.run_scores``; the optional
-preference judge's too, from :func:`preference_at`: per prompt, compared only within one),
-:func:`step_tables` (``best_step``), :func:`image_steps` (a config's per-step figures:
-``status --json``, the report) and :func:`references_text` (what likeness was measured against:
-the front's sentence in Results, ``status --json`` and the report).
+Everything that reads the figures reads them here (a new record shape changes this module only):
+the export (:func:`image_parts`), the front, trust and Compare (:func:`scores_at`,
+:func:`image_scores`), the run scores (:func:`image_results`, the preference judge's from
+:func:`preference_at`), ``best_step`` (:func:`step_tables`), ``status --json`` and the report
+(:func:`image_steps`, :func:`references_text`).
 """
 
 from __future__ import annotations

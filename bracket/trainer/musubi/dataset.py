@@ -14,8 +14,10 @@ then adds what only musubi needs:
 - ``caption_extension`` defaults to ``.txt`` (musubi has no default and would silently
   train without captions);
 - with the session's held-out likeness references (``bracket.dataset.references``), an image
-  dataset reads a folder of links to the rest (``<cache root>/images<i>``; the cache root's key
-  names the held-out images, since musubi trains on every cache file of its ``cache_directory``).
+  dataset reads a folder of links to the rest (``train-data/images<i>`` beside the TOML; musubi
+  names a cache file by the image's name, so the shared cache still serves every run, and the
+  cache root's key names the held-out images, since musubi trains on every cache file of its
+  ``cache_directory``).
 
 The same function writes the setup TOML the cache scripts read and every trial's TOML,
 so all of them agree on resolution, frames and ``cache_directory``: that is what lets the
@@ -80,7 +82,8 @@ def write_musubi_toml(
                 entry.setdefault(key, value)
             continue
         if excluded and isinstance(folder, str):  # the held-out likeness references stay out
-            entry["image_directory"] = str(training_folder(Path(folder), excluded, Path(cache_root) / f"images{index}"))
+            links = Path(dest).parent / "train-data" / f"images{index}"
+            entry["image_directory"] = str(training_folder(Path(folder), excluded, links))
         if control_dir:
             entry["control_directory"] = str(Path(control_dir).expanduser().resolve())
         if needs_control and "control_directory" not in entry and "image_jsonl_file" not in entry:
