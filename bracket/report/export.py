@@ -13,8 +13,11 @@ another, and writes beside it:
   (``bracket.standings.headline``) and the command as a list.
 
 The command stands on its own (``RunRequest.standalone``): it reads the person's own dataset
-folder and file; where the adapter offers it (``Trainer.session_cache_variant``) the scripts run a
-faster twin on the session's caches while they still exist. The default folder is
+folder and file. A trainer that trains only from caches (musubi-tuner) gets them made first: the
+scripts run the adapter's ``Trainer.export_setup_commands`` — the session's own pre-caching
+commands — into ``<folder>/cache`` (or ``cache_dir``), the folder the command's dataset TOML names.
+Where the adapter offers it (``Trainer.session_cache_variant``) the scripts instead run a faster
+twin on the session's caches while they still exist, without those commands. The default folder is
 ``<session>/export/<config>-run<id>-<steps>steps``; every path is absolute, and each file is
 replaced whole and only when its text changed. :func:`promote_weights` copies a run's trained
 weights to a folder of the person's choice. docs/CLI.md ("export") says more.

@@ -23,28 +23,12 @@ from pathlib import Path
 import pytest
 
 from bracket.report.export import export_run, script_command
-from bracket.session import SearchSettings, Session
+from bracket.session import Session
 from bracket.standings import require_winner, standings
-from bracket.trainer.inventory import flags_by_repo
-from tests.fakes import install_inventory_scripts, make_fake_python
-from tests.musubi.helpers import fields_for, flag_value, image_folder, read_toml, video_folder
+from tests.musubi.helpers import finished_session, flag_value, image_folder, read_toml, video_folder
 from tests.reliability.ps_parse import read_launcher
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def _session(preset_id: str, prefix: str, dataset: Path, root: Path, runs_dir: Path, **overrides: str) -> Session:
-    scripts = [k for k in flags_by_repo()["kohya-ss/musubi-tuner"]["scripts"] if f"/{prefix}" in k]
-    musubi = install_inventory_scripts(root / "musubi", "kohya-ss/musubi-tuner", scripts)
-    fields = fields_for(preset_id, root, dataset, **overrides)
-    fields.update(musubi_dir=str(musubi), trainer_python=str(make_fake_python(root / "bin")))
-    settings = SearchSettings(budget=2, steps=6, confirm=0, sample_every_n_steps=2, sample_prompts="a photo of zqx")
-    session = Session.create(preset_id, fields, settings, out_dir=runs_dir, name=preset_id)
-    assert session.run() == "finished"
-    for run in session.store.runs(session.name, with_series=False):  # the person liked step 4 best
-        session.add_rating(run["id"], 9, step=4)
-        session.add_rating(run["id"], 2, step=6)
-    return session
 
 
 def _ran(script: Path, log: Path) -> list[list[str]]:
@@ -117,23 +101,25 @@ def _check_export(session: Session, tmp_path: Path, media: Path) -> None:
 def test_an_exported_zimage_lora_caches_and_trains_without_the_session_cache(tmp_path, runs_dir, monkeypatch):
     monkeypatch.setenv("BRACKET_FAKE_SAMPLE_STYLE", "musubi")
     images = image_folder(tmp_path, count=3)
-    session = _session("zimage-lora", "zimage_", images, tmp_path, runs_dir)
+    session = finished_session("zimage-lora", "zimage_", images, tmp_path, runs_dir)
     _check_export(session, tmp_path, images)
 
 
+@pytest.mark.slow
 def test_an_exported_wan_video_lora_caches_and_trains_without_the_session_cache(tmp_path, runs_dir, monkeypatch):
     monkeypatch.setenv("BRACKET_FAKE_SAMPLE_STYLE", "musubi")
     videos = video_folder(tmp_path)
-    session = _session("wan22-lora", "wan_", videos, tmp_path, runs_dir)
+    session = finished_session("wan22-lora", "wan_", videos, tmp_path, runs_dir)
     _check_export(session, tmp_path, videos)
 
 
+@pytest.mark.slow
 def test_the_cli_exports_to_a_cache_folder_the_person_names(tmp_path, runs_dir, monkeypatch, capsys):
     from bracket.cli import main
 
     monkeypatch.setenv("BRACKET_FAKE_SAMPLE_STYLE", "musubi")
     images = image_folder(tmp_path)
-    session = _session("zimage-lora", "zimage_", images, tmp_path, runs_dir)
+    session = finished_session("zimage-lora", "zimage_", images, tmp_path, runs_dir)
     folder = session.folder
     session.close()
     shared, out = tmp_path / "my caches", tmp_path / "my export"
@@ -145,3 +131,19 @@ def test_the_cli_exports_to_a_cache_folder_the_person_names(tmp_path, runs_dir, 
     argvs = _ran(out / "train.sh", tmp_path / "argv.jsonl")
     assert len(argvs) == 3 and list(shared.rglob("*_fake_latent.safetensors"))
     assert not (out / "cache").exists()
+
+
+@pytest.mark.slow
+def test_the_app_says_where_the_caches_go(tmp_path, runs_dir, monkeypatch):
+    from bracket.app.manager import SessionManager
+    from ui import results_tab
+
+    monkeypatch.setenv("BRACKET_FAKE_SAMPLE_STYLE", "musubi")
+    session = finished_session("zimage-lora", "zimage_", image_folder(tmp_path), tmp_path, runs_dir)
+    folder = session.folder
+    session.close()
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
+    manager.open(folder)
+    message = results_tab.export(manager, 0)
+    exported = next((folder / "export").iterdir())
+    assert f"to `{exported}`" in message and f"caches in `{exported / 'cache'}`" in message, message
