@@ -19,11 +19,8 @@ commands carry ``--skip_existing`` so that a resumed session (or a later one poi
 same ``cache_dir``) skips complete caches — and only caches made by the same model files
 over the same data are ever found there.
 
-**An export** (``RunRequest.standalone``) needs no session: its TOML names a cache folder of its
-own (``RunRequest.cache_dir``), :meth:`MusubiTrainer.export_setup_commands` are the same cache
-commands (:meth:`MusubiTrainer.cache_commands`) into it, and
-:meth:`MusubiTrainer.session_cache_variant` the same training on the session's keyed cache,
-which the exported script takes instead while those folders exist.
+An export (``standalone``) caches into its own ``RunRequest.cache_dir`` with the same commands
+(``cache_commands``), or trains on the session's cache while it exists (``session_cache_variant``).
 
 Commands: ``<python> -m accelerate.commands.launch ... <musubi_dir>/src/musubi_tuner/
 <script>`` with ``cwd=<musubi_dir>``, for the cache scripts too (single process).
