@@ -238,7 +238,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
                  + (" (skipped while the session's caches exist)" if cached else "")
                  + "; export again after changing the dataset"] if setup else []),
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
-              f"{run_id} --steps {steps}"]
+              f"{run_id} --steps {steps}" + (f" --cache-dir {shlex.quote(str(request.cache_dir))}"
+                                            if cache_dir is not None and setup else "")]
     steps_before = [([str(a) for a in step.cmd], Path(step.cwd)) for step in setup]
     script = write_whole(folder / SCRIPT_NAME, shell_script(command, spec.cwd, env, header=header, dropped_env=dropped,
                                                             alternative=cached, setup=steps_before).encode("utf-8"),

@@ -127,6 +127,8 @@ def test_the_cli_exports_to_a_cache_folder_the_person_names(tmp_path, runs_dir, 
     assert main(["export", str(folder), "--out", str(out), "--cache-dir", str(shared)]) == 0
     printed = capsys.readouterr().out
     assert f"to {out}" in printed and f"caches: {shared}" in printed
+    header = [line for line in (out / "train.sh").read_text(encoding="utf-8").splitlines() if line.startswith("#")]
+    assert any(line.endswith(f"--cache-dir '{shared}'") for line in header), header
     shutil.rmtree(folder)  # the whole session gone
     argvs = _ran(out / "train.sh", tmp_path / "argv.jsonl")
     assert len(argvs) == 3 and list(shared.rglob("*_fake_latent.safetensors"))
