@@ -104,11 +104,18 @@ def test_held_out_images_are_never_trained_on_and_are_the_likeness_references(pr
     reopened = open_session(parts.folder)
     try:
         assert set(reopened.trainer.held_out_references) == held
-        if preset_id == "sdxl-lora":  # the export trains on the search's images, from its own links
-            exported = launch(reopened, tmp_path / "export" / "run", standalone=True)
-            assert trained_images(exported) == everything - held
-            assert all(Path(s["image_dir"]).is_relative_to(tmp_path / "export")
-                       for d in tomllib.loads(exported.read_text())["datasets"] for s in d["subsets"])
+        # the export trains on the search's images, from links of its own (its caching too)
+        exported = launch(reopened, tmp_path / "export" / "run", standalone=True, cache_dir=tmp_path / "export" / "c")
+        assert trained_images(exported) == everything - held
+        document = tomllib.loads(exported.read_text())["datasets"]
+        assert all(Path(e.get("image_dir") or e.get("image_directory")).is_relative_to(tmp_path / "export")
+                   for d in document for e in d.get("subsets", [d]))
+        request = RunRequest(run_dir=tmp_path / "export" / "run", knobs=reopened.trainer.baseline_config().knobs,
+                             dataset=images, max_steps=6, seed=1, standalone=True, cache_dir=tmp_path / "export" / "c")
+        setup = reopened.trainer.export_setup_commands(request)
+        assert bool(setup) == (preset_id == "zimage-lora")
+        for step in setup:  # musubi caches first
+            assert trained_images(Path(step.cmd[step.cmd.index("--dataset_config") + 1])) == everything - held
     finally:
         reopened.store.close()
 
