@@ -177,13 +177,10 @@ class Trainer(ABC):
     #: the session's held-out split, set by the session when validation is on; adapters
     #: with ``validation_tags`` add their validation flags to every run while it is set
     validation: Any = None
-    #: whether the adapter trains from link folders that can leave the likeness references out
-    #: (``bracket.dataset.references``); the session holds none out for the others
+    #: the session's held-out likeness references (``bracket.dataset.references``), set by the
+    #: session only for adapters that ``holds_out_references``: none of their runs trains on them
     holds_out_references: ClassVar[bool] = False
-    #: the session's held-out likeness references (absolute image paths), set by the session;
-    #: adapters that hold references out leave them out of every run's (and the export's) data
     held_out_references: tuple[Path, ...] = ()
-
     #: the knob that sets the examples per optimizer step; a ``batch_size`` bound (the
     #: Setup tab's batch-size choices, ``--batch-sizes``) narrows this knob
     batch_knob: ClassVar[str] = "batch_size"
