@@ -42,7 +42,7 @@ from bracket.optuna_access.quiet import optuna_module
 from bracket.search.configs import NamedConfig
 from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.hedge import DEFAULT_RULE as HEDGE_RULE
-from bracket.search.hedge import HedgeRule, hedge_explores, hedge_verdict
+from bracket.search.hedge import HedgeRule, hedge_explores, hedge_probe, hedge_verdict
 from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
@@ -271,8 +271,12 @@ class SearchController:
             return ""
 
     def _ask(self) -> tuple[optuna.Trial, Proposal]:
-        if self._bracket_open and hedge_verdict(self._history(), self._hedge) is not None:
-            self._bracket_open = False  # the warm start reads flat: nothing to bracket
+        if self._bracket_open and not self.waiting_count() and hedge_verdict(self._history(), self._hedge):
+            self._bracket_open = False  # the warm start reads flat: no bracket, one probe along its slope
+            probe = hedge_probe(self._history(), self.space, self._hedge)
+            if probe is not None:  # enqueued, so the ask below hands it out
+                self.study.enqueue_trial(probe.params,
+                                         user_attrs={"kind": BRACKET_KIND, "name": probe.name, "source": probe.source})
         if self._bracket_open and not self.waiting_count():
             step = next_bracket(self._history(), self.space, rule=self._bracket_rule)
             if step.params is not None:  # enqueued, so the ask below hands it out (and the study logs it)

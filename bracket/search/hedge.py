@@ -24,8 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from bracket.search.types import WARM_START_KINDS, ScoredConfig
+from bracket.search.types import BRACKET_KIND, WARM_START_KINDS, ScoredConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.search.space import SearchSpace
 
 SEARCH_KIND = "search"
 
@@ -47,6 +51,11 @@ class HedgeRule:
     #: held are what finds Prodigy's schedule (flux-prodigy-cosine 8 -> 11.5 trials, wan-prodigy
     #: 9.5 -> 11 with it), more than it saves where the optimum is another family
     bracket_held: bool = False
+    #: after the verdict, one config before the random ones where the warm start's rates slope one
+    #: way (:func:`bracket.search.lr_bracket.slope`): its best config this many decades further
+    #: down (or up) that slope (:func:`hedge_probe`). A flat read means steps of the size the
+    #: warm start spanned are lost in the noise, so the probe goes a decade; 0: no probe
+    probe_decades: float = 1.0
 
 
 DEFAULT_RULE = HedgeRule()
@@ -84,6 +93,51 @@ def hedge_explores(history: Sequence[ScoredConfig], rule: HedgeRule | None = DEF
     if rule is None or hedge_verdict(history, rule) is None:
         return False
     return sum(1 for h in history if h.kind == SEARCH_KIND) < rule.explore
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The one learning-rate config a flat verdict still trains (kind ``bracket``)."""
+
+    params: dict[str, Any]
+    name: str
+    source: str
+
+
+def hedge_probe(history: Sequence[ScoredConfig], space: "SearchSpace",
+                rule: HedgeRule | None = DEFAULT_RULE) -> Probe | None:
+    """The config to train right after the verdict, before the random ones, or None: the best
+    warm-start config :attr:`HedgeRule.probe_decades` along the slope of its family's rates —
+    the warm start read flat, but where its rates say which way the loss falls, the rate (the knob
+    that matters on every landscape) is tried a step the noise cannot hide. None while betting,
+    without a slope, once a bracket config exists, or where the bounds leave nothing new."""
+    import math
+
+    from bracket.search.lr_bracket import SAME_RATE_DECADES, slope, step_knob
+    from bracket.search.space import FloatKnob
+
+    if rule is None or rule.probe_decades <= 0 or hedge_verdict(history, rule) is None:
+        return None
+    if any(h.kind == BRACKET_KIND for h in history):
+        return None
+    found = slope(history, space)
+    if found is None:
+        return None
+    centre, direction = found
+    name = step_knob(centre.params, space)
+    rate = centre.params.get(name) if name else None
+    knob = space.get(name) if name else None
+    if not isinstance(knob, FloatKnob) or not isinstance(rate, (int, float)) or rate <= 0:
+        return None
+    wanted = float(f"{rate * 10 ** (direction * rule.probe_decades):.3g}")
+    value = min(max(wanted, knob.low), knob.high)
+    if abs(math.log10(value) - math.log10(rate)) < SAME_RATE_DECADES:
+        return None  # at the bound already: nothing along the slope to try
+    label = "lower" if direction < 0 else "higher"
+    short = "lr" if name == "learning_rate" else str(name).replace("_", "-")
+    return Probe(dict(centre.params, **{str(name): value}), f"{short}-{label}-{value:g}",
+                 f"hedge probe: the warm start reads flat and its rates slope {'down' if direction < 0 else 'up'}; "
+                 f"{centre.name or 'its best config'} at {name} {value:g} instead of {rate:g}")
 
 
 def _bracket_held(history: Sequence[ScoredConfig], trained: Sequence[ScoredConfig]) -> str | None:
