@@ -42,7 +42,9 @@ from bracket.optuna_access.quiet import optuna_module
 from bracket.search.configs import NamedConfig
 from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.hedge import DEFAULT_RULE as HEDGE_RULE
-from bracket.search.hedge import HedgeRule, hedge_explores, hedge_probe, hedge_verdict
+from bracket.search.hedge import NAME_PREFIX as HEDGE_PREFIX
+from bracket.search.hedge import SOURCE as HEDGE_SOURCE
+from bracket.search.hedge import HedgeRule, hedge_draw, hedge_explores, hedge_probe, hedge_verdict
 from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
@@ -221,11 +223,18 @@ class SearchController:
                                   constant_liar=True, seed=inner_seed, **options)
 
         def first(seen: Sequence[ScoredConfig], session_seed: int) -> dict[str, Any] | None:
-            if algorithm != "tpe" or hedge_verdict(seen, hedge) is not None:
+            if algorithm != "tpe":
                 return None
+            if hedge_verdict(seen, hedge) is not None:
+                self._draw = (HEDGE_PREFIX, HEDGE_SOURCE)
+                return hedge_draw(seen, space, hedge, session_seed)
+            self._draw = (SHAPE_PREFIX, SHAPE_SOURCE)
             return shape_draw(seen, space, shapes, session_seed)
 
-        self.sampler = CurrentScoreSampler(space, history, make_inner, seed, first if shapes is not None else None)
+        #: the name prefix and source of the sampler's newest own draw (shape or hedge draw)
+        self._draw = (SHAPE_PREFIX, SHAPE_SOURCE)
+
+        self.sampler = CurrentScoreSampler(space, history, make_inner, seed, first)
         self.study = study
         self.study.sampler = self.sampler
 
@@ -291,14 +300,15 @@ class SearchController:
         trial = self.study.ask()
         config = self.space.suggest(trial)
         # numbered from 1 like runs and the plan (trial 4 is the fifth config: "search-5")
-        drawn = self.sampler.drew(trial_id(trial))  # a shape draw is named shape-N, still kind search
-        name = str(trial.user_attrs.get("name", f"{SHAPE_PREFIX if drawn else 'search-'}{trial.number + 1}"))
+        drawn = self.sampler.drew(trial_id(trial))  # a shape (hedge) draw is named shape-N (hedge-N), kind search
+        prefix, source = self._draw
+        name = str(trial.user_attrs.get("name", f"{prefix if drawn else 'search-'}{trial.number + 1}"))
         kind = stored_kind(str(trial.user_attrs.get("kind", "search")), name)  # a study enqueued before kind past
         if kind == "search":
             trial.set_user_attr("kind", "search")
             trial.set_user_attr("name", name)
             if drawn:
-                trial.set_user_attr("source", SHAPE_SOURCE)
+                trial.set_user_attr("source", source)
         return trial, Proposal(trial_number=trial.number, config=config, kind=kind, name=name)
 
     def waiting_count(self, kind: str | None = None) -> int:

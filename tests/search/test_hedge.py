@@ -10,7 +10,7 @@ from optuna.trial import TrialState
 
 from bracket.search.configs import NamedConfig
 from bracket.search.controller import SearchController
-from bracket.search.hedge import HedgeRule, hedge_explores, hedge_probe, hedge_verdict
+from bracket.search.hedge import HedgeRule, hedge_draw, hedge_explores, hedge_probe, hedge_verdict
 from bracket.search.space import CategoricalKnob, FloatKnob, SearchSpace
 from bracket.search.types import ScoredConfig
 
@@ -147,6 +147,11 @@ def test_a_flat_warm_start_skips_the_rest_of_it_and_the_bracket():
     probe = history[2]
     assert probe.params == {"optimizer_type": "AdamW", "learning_rate": pytest.approx(1e-5)}
     assert probe.name == "lr-lower-1e-05"
+    # then hedge draws: the family tried least first (Prodigy: AdamW trained three times), named hedge-N
+    # (N the trial number + 1: the skipped c2, c3 and the probe were trials 3-5)
+    assert [h.name for h in history[3:]] == ["hedge-6", "hedge-7"]
+    assert history[3].params["optimizer_type"] == "Prodigy"
+    assert controller.study.trials[-1].user_attrs["source"].startswith("hedge draw")
     pruned = controller.study.get_trials(states=(TrialState.PRUNED,))
     assert sorted(t.user_attrs["name"] for t in pruned) == ["c2", "c3"]
     assert all("reads flat" in t.user_attrs["bracket_note"] for t in pruned)
@@ -165,3 +170,42 @@ def test_a_warm_start_that_disagrees_is_trained_as_before():
 def test_the_model_is_checked():
     with pytest.raises(ValueError, match="model must be one of"):
         _controller([], model="cma")
+
+
+THREE = SearchSpace({
+    "optimizer_type": CategoricalKnob(("AdamW", "AdamW8bit", "Prodigy", "Adafactor")),
+    "learning_rate": FloatKnob(1e-5, 3e-2, log=True),
+})
+
+
+def _of(optimizer: str, kind: str = "search", value: float = 1.2) -> ScoredConfig:
+    return ScoredConfig({"optimizer_type": optimizer, "learning_rate": 1e-4}, value, TrialState.COMPLETE, kind,
+                        name=kind, loss=value)
+
+
+FLAT = [_of("AdamW", "baseline", 1.0), _of("AdamW8bit", "curated", 1.05)]
+
+
+@pytest.mark.parametrize("after, families", [
+    ([], {"Prodigy", "Adafactor"}),  # both AdamW implementations are one family, tried twice
+    ([_of("Prodigy")], {"Adafactor"}),
+    ([_of("Prodigy"), _of("Adafactor")], {"Prodigy", "Adafactor"}),
+    # a running config counts as tried (so two workers spread over the families)
+    ([replace(_of("Adafactor", value=None), state=RUNNING)], {"Prodigy"}),
+    # every family tried twice: any choice
+    ([_of("Prodigy"), _of("Adafactor"), _of("Prodigy"), _of("Adafactor")], {"AdamW", "AdamW8bit", "Prodigy",
+                                                                             "Adafactor"}),
+])
+def test_a_hedge_draw_takes_the_optimizer_family_tried_least(after, families):
+    drawn = {hedge_draw([*FLAT, *after], THREE, HedgeRule(), seed)["optimizer_type"] for seed in range(12)}
+    assert drawn == families
+
+
+@pytest.mark.parametrize("history, rule", [
+    ([_of("AdamW", "baseline", 1.0), _of("AdamW8bit", "curated", 1.5)], HedgeRule()),  # no verdict
+    (FLAT, HedgeRule(families=False)),  # uniform random draws instead (the sampler's)
+    (FLAT, None),
+    ([*FLAT, *(_of("Prodigy") for _ in range(6))], HedgeRule()),  # the explore phase is over: TPE
+])
+def test_no_hedge_draw(history, rule):
+    assert hedge_draw(history, THREE, rule, 0) is None
