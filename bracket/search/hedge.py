@@ -159,8 +159,7 @@ def hedge_draw(history: Sequence[ScoredConfig], space: "SearchSpace", rule: Hedg
     otherwise (no verdict, the explore phase over, no optimizer knob)."""
     import random
 
-    import optuna
-
+    from bracket.optuna_access.quiet import optuna_module
     from bracket.search.lr_bracket import OPTIMIZER_KNOBS, optimizer_family
     from bracket.search.space import CategoricalKnob
 
@@ -180,6 +179,7 @@ def hedge_draw(history: Sequence[ScoredConfig], space: "SearchSpace", rule: Hedg
     rng = random.Random(seed * 1_000_003 + index)
     least = min(tried.get(optimizer_family(str(c)), 0) for c in knob.choices)
     choice = rng.choice([c for c in knob.choices if tried.get(optimizer_family(str(c)), 0) == least])
+    optuna = optuna_module()
     view = optuna.create_study(direction="minimize", sampler=optuna.samplers.RandomSampler(seed=rng.randrange(2**31)))
     view.enqueue_trial({name: choice})
     return space.suggest(view.ask())
