@@ -9,9 +9,11 @@ the noise and every config of the bet is a trial a plain sampler would have spen
 (did not diverge) have held-out validation losses (``ScoredConfig.loss``; the scores are
 normalised across runs) within :attr:`HedgeRule.flat` of each other, the search stops betting:
 the warm-start configs still waiting are skipped (``PRUNED`` with the reason, as
-:mod:`bracket.search.skip_rule` skips one; the session notes it), no bracket, no shape draws,
-and the next :attr:`HedgeRule.explore` proposals are random over the whole space
-(:func:`hedge_explores`), then the model-based sampler. No validation loss (a noisy training
+:mod:`bracket.search.skip_rule` skips one; the session notes it), no bracket, no shape draws;
+one probe a decade along the slope of the warm start's rates where they slope one way
+(:func:`hedge_probe`, kind ``bracket``), then :attr:`HedgeRule.explore` random proposals over
+the whole space (:func:`hedge_explores`), each of the optimizer family tried least
+(:func:`hedge_draw`, named ``hedge-N``), then the model-based sampler. No validation loss (a noisy training
 loss, a halving session's rung views): no verdict. ``bracket_held`` (off by default) also
 stops when neither bracket side beat the best warm-start config.
 
