@@ -209,3 +209,15 @@ def test_a_hedge_draw_takes_the_optimizer_family_tried_least(after, families):
 ])
 def test_no_hedge_draw(history, rule):
     assert hedge_draw(history, THREE, rule, 0) is None
+
+
+def test_a_hedge_draw_says_so_in_the_trial_table_and_the_why_panel():
+    from bracket.app.suggestion_reason import origin
+    from bracket.search.why_line import short_reasons
+
+    configs = [{"id": 1, "name": "baseline", "kind": "baseline", "params": {"optimizer_type": "AdamW"}},
+               {"id": 2, "name": "hedge-6", "kind": "search", "params": {"optimizer_type": "Prodigy"}}]
+    lines = short_reasons(configs, {1: 1.0}, SPACE)
+    assert lines[2].startswith("hedge draw: the family tried least")  # not "TPE from 1 scored"
+    assert "hedge draw" in origin("search", "hedge-6", "", seen=3)
+    assert "hedge draw" not in origin("search", "search-6", "", seen=3)
