@@ -115,6 +115,10 @@ class SearchSettings:
     #: None = automatic (decided once when the session is created, ``bracket.session.validation``),
     #: 0 = off. A created session stores the decision, so every run uses the same split and seed.
     validation_split: float | None = None
+    #: dataset images held out of training as the likeness references (``bracket.dataset.references``):
+    #: None = decided when the session is created (image judges on, a trainer that can, a dataset
+    #: big enough), 0 = none. Stored as a count; the images follow from the dataset by one rule.
+    reference_holdout: int | None = None
     #: successive halving (``bracket.search.halving``): configs pause at rungs, the top ``1/eta``
     #: resume; the budget then counts full-run equivalents
     halving: bool = False
