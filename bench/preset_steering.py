@@ -129,6 +129,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
     from bracket.session.create import fit_warm_start
     from bracket.session.scoring import score_runs
     from bracket.session.scoring.run_scores import config_values, rated_configs, sampler_history
+    from bracket.session.scoring.sampler_values import sampler_values
     from bracket.standings import build_standings
 
     started = time.time()
@@ -148,7 +149,8 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
 
     def history() -> list[Any]:
         scores = state["scores"]
-        return sampler_history(configs, config_values(runs, scores), space, rated=rated_configs(runs, scores))
+        values = sampler_values(runs, scores, {c["id"]: c["params"] for c in configs})
+        return sampler_history(configs, values, space, rated=rated_configs(runs, scores))
 
     controller = SearchController(study=study, space=space, seed=seed, history=history)
     noise = random.Random(seed)
