@@ -323,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"geometric mean of rated ÷ control trials: {data['summary']['geometric_mean_trials_ratio']:.2f}")
     for taste, row in data["summary"].items():
         if isinstance(row, dict) and "oracle_ratio" in row:
-            print(f"perfect rater, {taste}: {row[ORACLE]['median_trials']:g} trials, ÷ control {row['oracle_ratio']:.2f}")
+            print(f"perfect rater, {taste}: {row[ORACLE]['median_trials']:g} trials, "
+                  f"÷ control {row['oracle_ratio']:.2f}")
     return 0
 
 
