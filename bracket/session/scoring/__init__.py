@@ -19,7 +19,6 @@ _WHERE = {
     "RunScore": "run_scores",
     "score_runs": "run_scores",
     "effective_weights": "run_scores",
-    "sampler_values": "sampler_values",
     "Scoreboard": "scoreboard",
     "KeptSummaries": "summaries",
     "StepCurve": "best_step",
