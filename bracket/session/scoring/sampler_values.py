@@ -31,7 +31,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from bracket.judge.combine import Estimate
 from bracket.judge.neighbours import neighbour_estimates
@@ -76,6 +75,8 @@ def taste_curve(measured: Mapping[int, float], verdicts: Mapping[int, float]) ->
     if not both:
         mean = statistics.fmean(verdicts.values())
         return lambda x: mean
+    from scipy.optimize import isotonic_regression  # here: importing scipy costs seconds, unrated sessions need none
+
     xs = np.array([x for x, _ in both])
     fitted = isotonic_regression(np.array([y for _, y in both]), increasing=True).x
     return lambda x: float(np.interp(x, xs, fitted))
