@@ -98,6 +98,9 @@ class SearchSettings:
     #: after the warm start, train its best config at a lower and a higher learning rate
     #: (``bracket.search.lr_bracket``); no effect without a warm start
     lr_bracket: bool = True
+    #: hedge the warm start (``bracket.search.hedge``): when its first configs read flat, skip the
+    #: rest of it and explore the whole space; False: the warm start and bracket always run out
+    hedge: bool = True
     #: the longest warm-up searched, as a share of ``steps`` (baseline and curated warm-ups
     #: beyond it are clamped, with a note); None: the trainer's own range
     warmup_share: float | None = WARMUP_SHARE
