@@ -8,7 +8,7 @@ from typing import Any
 
 from bracket.app.places import ordinal, rank
 from bracket.judge.combine import JUDGE_NAMES
-from bracket.standings.image_judges import SHORT
+from bracket.session.scoring.image_judges import SHORT
 from bracket.standings.trust import NO_AGREEMENT
 
 __all__ = ["NO_AGREEMENT", "point_label", "scores_text", "settable"]
