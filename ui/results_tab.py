@@ -185,7 +185,9 @@ def export(manager: SessionManager, steps: Any) -> str:
     links = ", ".join(served_link(manager, p, p.name) for p in (result.script, result.json_path, result.toml_path))
     return (f"Exported run #{result.run_id} ({result.config_name}) at {result.steps} steps to `{result.folder}`: "
             f"{links} · {report_link(manager)}. Train it with `bash {result.script}` (Windows: "
-            f"`powershell -ExecutionPolicy Bypass -File {result.windows_script}`); it reads your own dataset.")
+            f"`powershell -ExecutionPolicy Bypass -File {result.windows_script}`); it reads your own dataset"
+            + (f" and makes the trainer's caches in `{result.cache_dir}` first unless the session's are still there."
+               if result.cache_dir is not None else "."))
 
 
 def job_progress(manager: SessionManager) -> str:
@@ -248,8 +250,8 @@ def build(manager: SessionManager) -> dict[str, Any]:
         history = gr.Plot(label="Score history")
         importance = gr.Plot(label="Parameter importance")
     # full width, one under the other: side by side their axis labels ran into each other
-    parallel = gr.Plot(label="Configs vs quality: parallel coordinates (Optuna)", elem_id="bk-parallel")
-    slices = gr.Plot(label="Each knob vs quality: slice plot (Optuna)", elem_id="bk-slice")
+    parallel = gr.Plot(label="Configs vs their rank (1 = best): parallel coordinates (Optuna)", elem_id="bk-parallel")
+    slices = gr.Plot(label="Each knob vs the config's rank (1 = best): slice plot (Optuna)", elem_id="bk-slice")
     space = gr.Dataframe(label="Search space of this session (narrowed by its bounds)", interactive=False,
                          wrap=True, elem_id="bk-space-results")
     dashboard = gr.Code(label="Open the study in optuna-dashboard", language="shell", interactive=False)

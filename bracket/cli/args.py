@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="skip the trainer's baseline and curated configs: the sampler from the first run")
     run.add_argument("--no-lr-bracket", action="store_true",
                      help="skip the learning-rate bracket (the best warm-start config at a lower and a higher rate)")
+    run.add_argument("--no-hedge", action="store_true",
+                     help="always train the whole warm start and bracket, even when its first configs score alike "
+                          "(default: a flat warm start is cut short and the sampler explores the whole space)")
     run.add_argument("--confirm", type=int, default=None, metavar="RUNS",
                      help="runs of the budget for the confirmation round: the top configs re-run with fresh seeds "
                           "(default: a quarter of the budget from 8 configs on; 0: off)")
@@ -159,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--steps", type=int, help="training steps (default: the winner's (or the run's) own)")
     export.add_argument("--out", type=absolute_path,
                         help="folder (default: <session>/export/<config>-run<ID>-<steps>steps)")
+    export.add_argument("--cache-dir", type=absolute_path,
+                        help="where the script makes the latent and text-encoder caches a trainer needs "
+                        "(musubi-tuner presets; default: <out>/cache)")
     export.add_argument("--storage")
 
     weights = sub.add_parser("weights", help="change a session's judge weights (e.g. vlm=0 for a judge that agrees "

@@ -32,7 +32,13 @@ from bracket.search.warm_order import order_warm_start
 from bracket.session.loop.rung_steps import restart_note, rounded_note, rung_problem, trainer_facts
 from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 from bracket.session.past import Ranking, past_configs
-from bracket.session.scoring.image_config import check_image_judges, image_judge_config, image_judges_wanted
+from bracket.session.scoring.image_config import (
+    apply_references,
+    check_image_judges,
+    decide_references,
+    image_judge_config,
+    image_judges_wanted,
+)
 from bracket.session.search_settings import SearchSettings, SettingsError
 from bracket.session.store import Store, sqlite_url
 from bracket.session.store.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
@@ -168,7 +174,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     images = image_judge_config()
     images_wanted = images is not None and image_judges_wanted(settings.weights, trainer.sample_kind)
     check_weights_score(settings.weights, sample_kind=trainer.sample_kind,
-                        judge_server=bool((settings.vlm or {}).get("base_url")), image_judges=images_wanted)
+                        judge_server=bool((settings.vlm or {}).get("base_url")), image_judges=images_wanted,
+                        preference=bool(images and images.preference))
     if images_wanted and (problem := check_image_judges(images)):
         raise SettingsError(f"Image judges: {problem} (or set their weights to 0: likeness=0,prompt_following=0,"
                             "image_quality=0).")
@@ -214,6 +221,9 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
         settings, validation_note = decide_validation(trainer, merged, settings,
                                                      trainer_name=preset.trainer_script or preset.display_name)
         apply_validation(trainer, settings)
+        held, references_note = decide_references(trainer, settings.reference_holdout, wanted=images_wanted)
+        settings = dataclasses.replace(settings, reference_holdout=held)
+        apply_references(trainer, held)
         facts = NO_FACTS
         if settings.halving is not None:
             rungs = rung_problem(settings, trainer)
@@ -233,6 +243,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     if made:
         notes.insert(1 if cap is not None else 0, made)
     notes.append(validation_note)
+    if references_note:
+        notes.append(references_note)
     trainer_name = preset.trainer_script or preset.display_name
     if settings.halving is not None and (restarts := restart_note(trainer, trainer_name)):
         notes.append(restarts)
@@ -321,10 +333,12 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
     # a session stored before the learning-rate bracket existed resumes without one (it would
     # otherwise spend two slots on its warm-start winner in the middle of its search)
     # (and one stored before warm-ups were limited to a share of the run keeps its full range;
-    # one stored before the confirmation round and validation split resumes without them)
+    # one stored before the confirmation round, validation split and held-out likeness references
+    # resumes without them)
     settings = SearchSettings.from_dict({"lr_bracket": False, "warmup_share": None, "confirm": 0,
-                                         "validation_split": 0.0, **row["settings"]})
+                                         "validation_split": 0.0, "reference_holdout": 0, **row["settings"]})
     apply_validation(trainer, settings)
+    apply_references(trainer, settings.reference_holdout or 0)
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     # a read-only store of the release before nesting keeps the facts in its settings (``nested_settings``)
     facts = TrainerFacts.from_dict(row.get("plan") or nested_settings(row["settings"])[1])
