@@ -185,7 +185,9 @@ def export(manager: SessionManager, steps: Any) -> str:
     links = ", ".join(served_link(manager, p, p.name) for p in (result.script, result.json_path, result.toml_path))
     return (f"Exported run #{result.run_id} ({result.config_name}) at {result.steps} steps to `{result.folder}`: "
             f"{links} · {report_link(manager)}. Train it with `bash {result.script}` (Windows: "
-            f"`powershell -ExecutionPolicy Bypass -File {result.windows_script}`); it reads your own dataset.")
+            f"`powershell -ExecutionPolicy Bypass -File {result.windows_script}`); it reads your own dataset"
+            + (f" and makes the trainer's caches in `{result.cache_dir}` first unless the session's are still there."
+               if result.cache_dir is not None else "."))
 
 
 def job_progress(manager: SessionManager) -> str:

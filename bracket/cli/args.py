@@ -159,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--steps", type=int, help="training steps (default: the winner's (or the run's) own)")
     export.add_argument("--out", type=absolute_path,
                         help="folder (default: <session>/export/<config>-run<ID>-<steps>steps)")
+    export.add_argument("--cache-dir", type=absolute_path,
+                        help="where the script makes the latent and text-encoder caches a trainer needs "
+                        "(musubi-tuner presets; default: <out>/cache)")
     export.add_argument("--storage")
 
     weights = sub.add_parser("weights", help="change a session's judge weights (e.g. vlm=0 for a judge that agrees "

@@ -290,12 +290,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     from bracket.report import export_run
 
     output_folder(args.out, "--out")
+    output_folder(args.cache_dir, "--cache-dir")
     session = _open(args, "this session's winner cannot be exported", validate=False)
     try:
-        result = export_run(session, run_id=args.run, steps=args.steps, out=args.out)
+        result = export_run(session, run_id=args.run, steps=args.steps, out=args.out, cache_dir=args.cache_dir)
     finally:
         session.close()
     print(f"exported run {result.run_id} ({result.config_name}, {result.steps} steps) to {result.folder}")
+    if result.cache_dir is not None:
+        print(f"caches: {result.cache_dir} (made by the script before training unless the session's caches exist)")
     for path in (result.script, result.windows_script, result.json_path, result.toml_path):
         print(f"wrote {path}")
     for name in result.dropped_env:

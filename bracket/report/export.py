@@ -13,8 +13,11 @@ another, and writes beside it:
   (``bracket.standings.headline``) and the command as a list.
 
 The command stands on its own (``RunRequest.standalone``): it reads the person's own dataset
-folder and file; where the adapter offers it (``Trainer.session_cache_variant``) the scripts run a
-faster twin on the session's caches while they still exist. The default folder is
+folder and file. A trainer that trains only from caches (musubi-tuner) gets them made first: the
+scripts run the adapter's ``Trainer.export_setup_commands`` — the session's own pre-caching
+commands — into ``<folder>/cache`` (or ``cache_dir``), the folder the command's dataset TOML names.
+Where the adapter offers it (``Trainer.session_cache_variant``) the scripts instead run a faster
+twin on the session's caches while they still exist, without those commands. The default folder is
 ``<session>/export/<config>-run<id>-<steps>steps``; every path is absolute, and each file is
 replaced whole and only when its text changed. :func:`promote_weights` copies a run's trained
 weights to a folder of the person's choice. docs/CLI.md ("export") says more.
@@ -81,6 +84,8 @@ class ExportResult:
     files: list[Path] = field(default_factory=list)
     #: train.ps1, the Windows twin of ``script``
     windows_script: Path | None = None
+    #: where the script makes the caches its trainer needs; None when it needs none
+    cache_dir: Path | None = None
 
 
 def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
@@ -99,12 +104,22 @@ def safe_env(env: Mapping[str, str], base: Mapping[str, str] | None = None) -> t
     return needed, dropped
 
 
+#: one command an export's script runs before training, and the folder it runs in
+Step = tuple[Sequence[str], Path]
+
+
+def _bash_array(name: str, words: Sequence[object], indent: str = "") -> list[str]:
+    return [f"{indent}{name}=(", *[f"{indent}  {shlex.quote(str(word))}" for word in words], f"{indent})"]
+
+
 def shell_script(command: Sequence[str], cwd: Path, env: Mapping[str, str], *, header: Sequence[str] = (),
                  dropped_env: Sequence[str] = (),
-                 alternative: tuple[Sequence[Path], Sequence[str]] | None = None) -> str:
+                 alternative: tuple[Sequence[Path], Sequence[str]] | None = None,
+                 setup: Sequence[Step] = ()) -> str:
     """A bash script that runs ``command`` in ``cwd`` with ``env``; every value is quoted.
-    ``alternative`` — (folders, command): run that command instead while every folder exists
-    (an export's optional speed-up: the session's caches)."""
+    ``setup`` — commands (each with its folder) run first, in order, stopping at the first that
+    fails (an export's caching); ``alternative`` — (folders, command): while every folder exists
+    run that command instead, without ``setup`` (an export's optional speed-up: the session's caches)."""
     lines = ["#!/usr/bin/env bash"]
     lines += [f"# {' '.join(str(h).split())}" for h in header]
     lines += [f"# {name} is not written here (it looks like a secret); export it yourself if the trainer "
@@ -112,16 +127,20 @@ def shell_script(command: Sequence[str], cwd: Path, env: Mapping[str, str], *, h
     lines += ["set -euo pipefail", f"cd -- {shlex.quote(str(cwd))}"]
     lines += [f"export {name}={shlex.quote(str(value))}" for name, value in env.items()
               if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
-    lines.append("cmd=(")
-    lines += [f"  {shlex.quote(str(arg))}" for arg in command]
-    lines.append(")")
+    lines += _bash_array("cmd", command)
+    runs = []
+    for number, (words, folder) in enumerate(setup, 1):
+        lines += _bash_array(f"setup_{number}", words)
+        run = f'"${{setup_{number}[@]}}"'
+        runs.append(run if Path(folder) == Path(cwd) else f"(cd -- {shlex.quote(str(folder))} && {run})")
     if alternative is not None:
         folders, other = alternative
         test = " && ".join(f"[ -d {shlex.quote(str(folder))} ]" for folder in folders)
         lines.append("# optional speed-up: the session's caches, used only while they are all still there")
-        lines += [f"if {test}; then", "  cmd=("]
-        lines += [f"    {shlex.quote(str(arg))}" for arg in other]
-        lines += ["  )", "fi"]
+        lines += [f"if {test}; then", *_bash_array("cmd", other, "  ")]
+        lines += (["else", *[f"  {run}" for run in runs]] if runs else []) + ["fi"]
+    else:
+        lines += runs
     lines += ['exec "${cmd[@]}"', ""]
     return "\n".join(lines)
 
@@ -147,9 +166,11 @@ def _plain(value: Any) -> Any:
 
 
 def export_run(session: "Session", *, run_id: int | None = None, steps: int | None = None,
-               out: Path | None = None) -> ExportResult:
+               out: Path | None = None, cache_dir: Path | None = None) -> ExportResult:
     """Rebuild run ``run_id`` (default: the winner's, from ``bracket.standings``) for
     ``steps`` steps (default: that run's own step count) into ``out`` and write the script.
+    ``cache_dir``: where the script makes the caches a trainer needs (musubi-tuner), default
+    ``<out>/cache``.
 
     Without ``run_id`` a missing or disqualified winner is refused (``NoWinnerError``)."""
     from bracket.session.store import stored_rows
@@ -187,11 +208,13 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     request = RunRequest(
         run_dir=folder / "run", knobs=knobs, dataset=Path(session.parts.fields.get("dataset", "")),
         max_steps=steps, seed=seed, sample_prompts=session.settings.prompts(),
-        sample_every_n_steps=session.settings.sample_every_n_steps, standalone=True)
+        sample_every_n_steps=session.settings.sample_every_n_steps, standalone=True,
+        cache_dir=Path(cache_dir).expanduser().absolute() if cache_dir is not None else folder / "cache")
     spec: LaunchSpec = trainer.prepare_run(request)
     command = [str(a) for a in spec.cmd]
     cached = trainer.session_cache_variant(request, spec)
-    env, dropped = safe_env(spec.env)
+    setup = trainer.export_setup_commands(request)
+    env, dropped = safe_env({**{k: v for step in setup for k, v in step.env.items()}, **spec.env})
     from bracket.session.scoring import checkpoint_at
 
     checkpoint = checkpoint_at(run.get("output_dir"), steps) if best_step else None
@@ -211,12 +234,19 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
                 if best_step else []),
               f"dataset: {session.parts.fields.get('dataset', '')} (read from there; the session's caches are only "
               "a speed-up, used while they exist)",
+              *([f"caches: made in {request.cache_dir} by {len(setup)} cache command(s) before training"
+                 + (" (skipped while the session's caches exist)" if cached else "")
+                 + "; export again after changing the dataset"] if setup else []),
               "Re-create with: python -m bracket export SESSION_FOLDER --run "
-              f"{run_id} --steps {steps}"]
+              f"{run_id} --steps {steps}" + (f" --cache-dir {shlex.quote(str(request.cache_dir))}"
+                                            if cache_dir is not None and setup else "")]
+    steps_before = [([str(a) for a in step.cmd], Path(step.cwd)) for step in setup]
     script = write_whole(folder / SCRIPT_NAME, shell_script(command, spec.cwd, env, header=header, dropped_env=dropped,
-                                                            alternative=cached).encode("utf-8"), mode=0o755)
+                                                            alternative=cached, setup=steps_before).encode("utf-8"),
+                         mode=0o755)
     windows_script = write_whole(folder / WINDOWS_SCRIPT_NAME, powershell_script(
-        command, spec.cwd, env, header=header, dropped_env=dropped, alternative=cached).encode("utf-8-sig"))
+        command, spec.cwd, env, header=header, dropped_env=dropped, alternative=cached,
+        setup=steps_before).encode("utf-8-sig"))
     document = _plain({
         "session": session.name, "preset_id": session.parts.preset.id, "config_name": name,
         "kind": config.get("kind", run.get("kind")), "stage": config.get("stage", run.get("stage")),
@@ -226,6 +256,9 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
         "image_judges": _image_figures(run, best_step or steps),
         "dataset": session.parts.fields.get("dataset", ""),
         "session_cache": {"folders": [str(f) for f in cached[0]], "command": cached[1]} if cached else None,
+        "cache_commands": [{"label": step.label, "command": words, "cwd": str(cwd)}
+                           for step, (words, cwd) in zip(setup, steps_before)] or None,
+        "cache_dir": str(request.cache_dir) if setup else None,
         "command": command, "cwd": str(spec.cwd), "env": env, "output_dir": str(spec.output_dir),
     })
     json_path, toml_path = folder / "config.json", folder / "config.toml"
@@ -233,7 +266,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     write_whole(toml_path, tomli_w.dumps(document).encode("utf-8"))
     files = sorted(p for p in (folder / "run").rglob("*") if p.is_file())
     return ExportResult(folder, script, json_path, toml_path, command, Path(spec.cwd), env, run_id, name, steps,
-                        dropped, files, windows_script)
+                        dropped, files, windows_script, request.cache_dir if setup else None)
 
 
 def _image_figures(run: Mapping[str, Any], step: int) -> dict[str, Any] | None:

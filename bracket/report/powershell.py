@@ -53,12 +53,41 @@ def _arguments(variable: str, arguments: Sequence[str]) -> list[str]:
     return [f"{variable} = @(", *[f"    {ps_quote(windows_argument(arg))}" for arg in arguments], ") -join ' '"]
 
 
+#: runs one program with one prepared command line in the current folder; returns its exit code
+_INVOKE = [
+    "function Invoke-Step([string]$Program, [string]$Arguments) {",
+    "    $Start = New-Object System.Diagnostics.ProcessStartInfo",
+    "    $Start.FileName = $Program",
+    "    $Start.Arguments = $Arguments",
+    "    $Start.UseShellExecute = $false",
+    "    $Start.WorkingDirectory = (Get-Location).ProviderPath",
+    "    $Process = [System.Diagnostics.Process]::Start($Start)",
+    "    $Process.WaitForExit()",
+    "    return $Process.ExitCode",
+    "}",
+]
+
+
+def _setup_lines(number: int, command: Sequence[object], folder: PurePath, cwd: PurePath) -> list[str]:
+    """One setup step: its program and arguments, run in ``folder``; a failure ends the script."""
+    lines = [f"$SetupProgram{number} = {ps_quote(command[0])}",
+             *_arguments(f"$Setup{number}", [str(a) for a in command[1:]])]
+    moved = str(folder) != str(cwd)
+    lines += [f"Push-Location -LiteralPath {ps_quote(folder)}"] if moved else []
+    lines.append(f"$Code = Invoke-Step $SetupProgram{number} $Setup{number}")
+    lines += ["Pop-Location"] if moved else []
+    lines.append("if ($Code -ne 0) { exit $Code }")
+    return lines
+
+
 def powershell_script(command: Sequence[object], cwd: Path | PurePath, env: Mapping[str, str], *,
                       header: Sequence[str] = (), dropped_env: Sequence[str] = (),
-                      alternative: tuple[Sequence[PurePath], Sequence[object]] | None = None) -> str:
+                      alternative: tuple[Sequence[PurePath], Sequence[object]] | None = None,
+                      setup: Sequence[tuple[Sequence[object], PurePath]] = ()) -> str:
     """A PowerShell script that runs ``command`` in ``cwd`` with ``env``; every value is quoted.
-    ``alternative`` — (folders, command): run that command instead while every folder exists
-    (an export's optional speed-up, the session's caches; same program)."""
+    ``setup`` — (command, folder) pairs run first, stopping at the first that fails (an export's
+    caching); ``alternative`` — (folders, command): while every folder exists run that command
+    instead, without ``setup`` (an export's optional speed-up, the session's caches; same program)."""
     program, arguments = str(command[0]), [str(a) for a in command[1:]]
     lines = [_comment(h) for h in header]
     lines.append(_comment(f"Run: powershell -ExecutionPolicy Bypass -File {SCRIPT_NAME}"))
@@ -66,27 +95,22 @@ def powershell_script(command: Sequence[object], cwd: Path | PurePath, env: Mapp
                        "the trainer needs it.") for name in dropped_env]
     lines += ["$ErrorActionPreference = 'Stop'", f"Set-Location -LiteralPath {ps_quote(cwd)}"]
     lines += [f"$env:{name} = {ps_quote(value)}" for name, value in env.items() if _ENV_NAME.fullmatch(name)]
+    lines += _INVOKE
     lines.append(f"$Program = {ps_quote(program)}")
     lines.append("# one argument per line, already quoted for the program's command line")
     lines += _arguments("$Arguments", arguments)
+    steps = [line for number, (words, folder) in enumerate(setup, 1)
+             for line in _setup_lines(number, words, folder, cwd)]
     if alternative is not None:
         folders, other = alternative
         test = " -and ".join(f"(Test-Path -LiteralPath {ps_quote(folder)} -PathType Container)" for folder in folders)
         lines.append("# optional speed-up: the session's caches, used only while they are all still there")
         lines.append(f"if ({test}) {{")
         lines += ["    " + line for line in _arguments("$Arguments", [str(a) for a in other[1:]])]
-        lines.append("}")
-    lines += [
-        "$Start = New-Object System.Diagnostics.ProcessStartInfo",
-        "$Start.FileName = $Program",
-        "$Start.Arguments = $Arguments",
-        "$Start.UseShellExecute = $false",
-        "$Start.WorkingDirectory = (Get-Location).ProviderPath",
-        "$Process = [System.Diagnostics.Process]::Start($Start)",
-        "$Process.WaitForExit()",
-        "exit $Process.ExitCode",
-        "",
-    ]
+        lines += ["} else {", *["    " + line for line in steps], "}"] if steps else ["}"]
+    else:
+        lines += steps
+    lines += ["exit (Invoke-Step $Program $Arguments)", ""]
     return "\n".join(lines)
 
 

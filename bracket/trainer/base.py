@@ -101,6 +101,9 @@ class RunRequest:
     #: reads the person's own dataset folders and files and writes no cache there (an adapter
     #: may still offer the session's caches as a speed-up, :meth:`Trainer.session_cache_variant`)
     standalone: bool = False
+    #: a standalone command's own cache folder: where an adapter that trains only from caches
+    #: (musubi-tuner) makes them (:meth:`Trainer.export_setup_commands`); None: ``run_dir/cache``
+    cache_dir: Path | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "run_dir", Path(self.run_dir))
@@ -275,10 +278,17 @@ class Trainer(ABC):
         """Commands to run once per session before the first trial (pre-caching)."""
         return []
 
+    def export_setup_commands(self, request: RunRequest) -> list[LaunchSpec]:
+        """For an export (``request.standalone``): the commands its script runs before training
+        unless the session's caches are there (:meth:`session_cache_variant`) — the session's own
+        pre-caching commands, writing into ``request.cache_dir``; [] when training needs none."""
+        return []
+
     def session_cache_variant(self, request: RunRequest, spec: LaunchSpec) -> tuple[list[Path], list[str]] | None:
         """For an export (``request.standalone``): the folders of the session's caches and the
         command that reads them instead (faster, same training), to be run only while every one
-        of those folders exists; None when the adapter has none."""
+        of those folders exists — and then without :meth:`export_setup_commands`; None when the
+        adapter has none."""
         return None
 
     def post_run_commands(

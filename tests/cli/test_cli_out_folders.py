@@ -1,4 +1,4 @@
-"""A folder argument that names a file (``report --out``, ``export --out``, ``demo-data``) is one
+"""A folder argument that names a file (``report --out``, ``export --out``/``--cache-dir``, ``demo-data``) is one
 ``error:`` line and exit 2, writing nothing (seen in review: FileExistsError and NotADirectoryError
 tracebacks from ``mkdir``)."""
 
@@ -21,7 +21,8 @@ def test_report_export_and_demo_data_refuse_a_file_where_a_folder_goes(capsys, d
     file = tmp_path / "notes.txt"
     file.write_text("mine", encoding="utf-8")
     for argv in (["report", session, "--out", str(file)], ["export", session, "--out", str(file)],
-                 ["export", session, "--out", str(file / "sub")], ["demo-data", str(file)],
+                 ["export", session, "--out", str(file / "sub")], ["export", session, "--cache-dir", str(file)],
+                 ["demo-data", str(file)],
                  ["demo-data", str(file / "sub")]):
         code, err = _cli(capsys, *argv)
         lines = err.strip().splitlines()

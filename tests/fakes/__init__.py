@@ -170,12 +170,20 @@ def install_inventory_scripts(root: Path, repo: str, scripts: Sequence[str]) -> 
     """Put an inventory-parsing stand-in (``inventory_trainer.py``) at each of ``scripts`` (inventory
     keys such as ``sdxl_train_network.py``, ``tools/cache_latents.py``) under ``root``, with that
     script's flags from Bracket's inventory of ``repo``; returns ``root``. Each command they get is
-    appended to ``<script folder>/commands.jsonl``."""
+    appended to ``<script folder>/commands.jsonl``.
+
+    musubi-tuner's scripts also keep its cache contract: a cache script writes one file per
+    image or video of each dataset of its ``--dataset_config`` into that dataset's
+    ``cache_directory`` (latents or text-encoder outputs), and — when cache scripts are installed
+    with it — a training script ends with exit 1, as the real one finds no training items, unless
+    both files of every item are there."""
     import shutil
 
     from bracket.trainer.inventory import flags_by_repo
 
     known = flags_by_repo()[repo]["scripts"]
+    musubi = repo == "kohya-ss/musubi-tuner"
+    with_caches = musubi and any("cache" in Path(script).name for script in scripts)
     for script in scripts:
         spec = known[script]
         table = flag_table_from_spec(spec)
@@ -184,8 +192,10 @@ def install_inventory_scripts(root: Path, repo: str, scripts: Sequence[str]) -> 
         shutil.copy(INVENTORY_TRAINER, target)
         target.chmod(0o755)
         trains = "cache" not in Path(script).name
+        caches = None if trains or not musubi else ("text" if "text_encoder" in Path(script).name else "latent")
         target.with_name(target.stem + ".flags.json").write_text(json.dumps(
-            {"script": script, "flags": table, "trains": trains, "fake_trainer": str(FAKE_TRAINER)}), encoding="utf-8")
+            {"script": script, "flags": table, "trains": trains, "fake_trainer": str(FAKE_TRAINER),
+             "musubi_cache": caches, "needs_cache": trains and with_caches}), encoding="utf-8")
     return Path(root)
 
 

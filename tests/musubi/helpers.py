@@ -9,7 +9,9 @@ from pathlib import Path
 from PIL import Image
 
 from bracket.registry import get_preset
+from bracket.session import SearchSettings, Session
 from bracket.trainer.inventory import dataset_keys_by_repo, flags_by_repo
+from tests.fakes import install_inventory_scripts, make_fake_python
 
 MUSUBI = flags_by_repo()["kohya-ss/musubi-tuner"]
 KEYS = dataset_keys_by_repo()["kohya-ss/musubi-tuner"]
@@ -94,3 +96,20 @@ def flag_value(cmd: list[str], flag: str) -> str:
 
 def read_toml(path: Path) -> dict:
     return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def finished_session(preset_id: str, prefix: str, dataset: Path, root: Path, runs_dir: Path,
+                     **overrides: str) -> Session:
+    """A finished 2-config, 6-step session of ``preset_id`` on the inventory-parsing musubi stand-ins
+    (its scripts: those whose name starts with ``prefix``), every run rated best at step 4."""
+    scripts = [k for k in MUSUBI["scripts"] if f"/{prefix}" in k]
+    musubi = install_inventory_scripts(root / "musubi", "kohya-ss/musubi-tuner", scripts)
+    fields = fields_for(preset_id, root, dataset, **overrides)
+    fields.update(musubi_dir=str(musubi), trainer_python=str(make_fake_python(root / "bin")))
+    settings = SearchSettings(budget=2, steps=6, confirm=0, sample_every_n_steps=2, sample_prompts="a photo of zqx")
+    session = Session.create(preset_id, fields, settings, out_dir=runs_dir, name=preset_id)
+    assert session.run() == "finished"
+    for run in session.store.runs(session.name, with_series=False):  # the person liked step 4 best
+        session.add_rating(run["id"], 9, step=4)
+        session.add_rating(run["id"], 2, step=6)
+    return session

@@ -6,7 +6,8 @@
 * :func:`crt_split` — a Windows command line split into arguments by the C runtime's rules
   (``CommandLineToArgvW``): blanks separate, ``"`` toggles quoting, 2n backslashes before a
   ``"`` are n backslashes, 2n+1 are n and a literal ``"``, other backslashes are literal.
-* :func:`read_launcher` — program, arguments, folder and environment of a ``train.ps1``.
+* :func:`read_launcher` — program, arguments, folder and environment of a ``train.ps1``, and the
+  (program, arguments) of each command it runs before training.
 """
 
 from __future__ import annotations
@@ -94,5 +95,13 @@ def read_launcher(path: Path) -> dict:
     start = text.index("$Arguments = @(")
     end = text.index(") -join ' '", start)
     pieces = [value for _, value in ps_literals(text[start + len("$Arguments = @("):end])]
+    setup, number = [], 1
+    while f"$SetupProgram{number} = " in text:  # the commands run before training (an export's caching)
+        step_program = next(value for prefix, value in literals if prefix == f"$SetupProgram{number} =")
+        first = text.index(f"$Setup{number} = @(")
+        last = text.index(") -join ' '", first)
+        words = [value for _, value in ps_literals(text[first + len(f"$Setup{number} = @("):last])]
+        setup.append((step_program, crt_split(" ".join(words))))
+        number += 1
     return {"text": text, "program": program, "cwd": cwd, "env": env, "pieces": pieces,
-            "arguments": crt_split(" ".join(pieces))}
+            "arguments": crt_split(" ".join(pieces)), "setup": setup}

@@ -107,7 +107,8 @@ def test_train_ps1_runs_exactly_the_command_in_the_folder_with_the_environment(t
     assert launcher["env"] == {"PYTHONUNBUFFERED": "1", "HF_HOME": env["HF_HOME"], "X": "$(calc)"}
     text = launcher["text"]
     assert "Set-Location -LiteralPath" in text and "[System.Diagnostics.Process]::Start($Start)" in text
-    assert "exit $Process.ExitCode" in text and "$ErrorActionPreference = 'Stop'" in text
+    assert "return $Process.ExitCode" in text and "exit (Invoke-Step $Program $Arguments)" in text
+    assert "$ErrorActionPreference = 'Stop'" in text
     assert "# HF_TOKEN is not written here" in text and "\r" not in text
     # a newline in the header cannot end its comment and start a command
     assert all(line.startswith("#") for line in text.splitlines()[:2])

@@ -19,6 +19,9 @@ commands carry ``--skip_existing`` so that a resumed session (or a later one poi
 same ``cache_dir``) skips complete caches — and only caches made by the same model files
 over the same data are ever found there.
 
+An export (``standalone``) caches into its own ``RunRequest.cache_dir`` with the same commands
+(``cache_commands``), or trains on the session's cache while it exists (``session_cache_variant``).
+
 Commands: ``<python> -m accelerate.commands.launch ... <musubi_dir>/src/musubi_tuner/
 <script>`` with ``cwd=<musubi_dir>``, for the cache scripts too (single process).
 """
@@ -29,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bracket.dataset.runtime import dataset_image_dirs
+from bracket.dataset.runtime import dataset_image_dirs, read_dataset_toml
 from bracket.errors import BracketError
 from bracket.trainer.base import (
     LaunchSpec,
@@ -132,8 +135,9 @@ class MusubiTrainer(Trainer):
     def _resolution(self) -> int:
         return int(self.field("resolution") or self.default_resolution)
 
-    def cache_root(self, dataset: Path, run_dir: Path) -> Path:
-        """``<session cache>/<variant>-<key>``: the same for setup and every trial.
+    def cache_root(self, dataset: Path, run_dir: Path, *, folder: Path | None = None) -> Path:
+        """``<session cache>/<variant>-<key>``: the same for setup and every trial (``folder``
+        instead of the session's cache folder: an export's own).
 
         The key covers the model files the cache commands read, their variant and
         precision flags, the resolution and the dataset's files (:mod:`bracket.trainer.cache_key`).
@@ -149,12 +153,15 @@ class MusubiTrainer(Trainer):
         key = cache_key(models=models, flags=flags, folders=folders,
                         extra={"dataset": str(dataset.resolve()), "dataset_file": path_identity(dataset)
                                if dataset.is_file() else None, "variant": self.cache_variant()})
-        return session_cache_dir(Path(run_dir), self.field("cache_dir")) / f"{self.cache_variant()}-{key}"
+        base = Path(folder).expanduser() if folder is not None else session_cache_dir(Path(run_dir),
+                                                                                       self.field("cache_dir"))
+        return base / f"{self.cache_variant()}-{key}"
 
-    def write_dataset_toml(self, dataset: Path, run_dir: Path, *, batch_size: int = 1) -> Path:
+    def write_dataset_toml(self, dataset: Path, run_dir: Path, *, batch_size: int = 1,
+                           cache_folder: Path | None = None, name: str = "dataset.toml") -> Path:
         return write_musubi_toml(
-            Path(dataset), Path(run_dir) / "dataset.toml",
-            cache_root=self.cache_root(dataset, run_dir), batch_size=batch_size,
+            Path(dataset), Path(run_dir) / name,
+            cache_root=self.cache_root(dataset, run_dir, folder=cache_folder), batch_size=batch_size,
             resolution=self._resolution(), video_defaults=self.video_dataset_defaults,
             control_dir=self.field("control_dir"), needs_control=self.needs_control_images,
         )
@@ -168,9 +175,47 @@ class MusubiTrainer(Trainer):
     # -- setup (pre-caching) ---------------------------------------------------------------
     def session_setup_commands(self, *, dataset: Path, run_dir: Path) -> list[LaunchSpec]:
         """Cache latents, then text-encoder outputs, once per session (``--skip_existing``)."""
+        return self.cache_commands(dataset=dataset, run_dir=run_dir)
+
+    def export_setup_commands(self, request: RunRequest) -> list[LaunchSpec]:
+        """An export's caching: the session's own cache commands, into the export's cache folder
+        (the one its training TOML names), with the setup TOML in ``<run_dir>/setup``."""
+        if not request.standalone:
+            return []
+        return self.cache_commands(dataset=request.dataset, run_dir=Path(request.run_dir) / "setup",
+                                   cache_folder=self._own_cache(request))
+
+    def session_cache_variant(self, request: RunRequest, spec: LaunchSpec) -> tuple[list[Path], list[str]] | None:
+        """An export's faster twin: the same training reading the session's caches (the keyed
+        folders its setup filled, named in ``dataset.session-cache.toml`` beside the export's own
+        TOML) instead of caching again; None when those folders are not there."""
+        if not request.standalone or "--dataset_config" not in spec.cmd:
+            return None
+        run_dir = Path(request.run_dir)
+        toml = self.write_dataset_toml(request.dataset, run_dir, batch_size=int(request.knobs.get("batch_size", 1)),
+                                       name="dataset.session-cache.toml")
+        folders = sorted({Path(d["cache_directory"]) for d in read_dataset_toml(toml)["datasets"]})
+        if not folders or not all(folder.is_dir() for folder in folders):
+            toml.unlink()
+            return None
+        cmd = [str(a) for a in spec.cmd]
+        cmd[cmd.index("--dataset_config") + 1] = str(toml)
+        return folders, cmd
+
+    @staticmethod
+    def _own_cache(request: RunRequest) -> Path | None:
+        """Where a standalone run's caches go (``request.cache_dir``, or ``run_dir/cache``); None
+        for the session's own runs (the session's cache folder)."""
+        if not request.standalone:
+            return None
+        return Path(request.cache_dir) if request.cache_dir is not None else Path(request.run_dir) / "cache"
+
+    def cache_commands(self, *, dataset: Path, run_dir: Path, cache_folder: Path | None = None) -> list[LaunchSpec]:
+        """The latent and text-encoder cache commands over ``dataset`` into the session's cache
+        (or ``cache_folder``), their TOML written in ``run_dir``."""
         run_dir = Path(run_dir)
-        toml = self.write_dataset_toml(dataset, run_dir)
-        cache = self.cache_root(dataset, run_dir)
+        toml = self.write_dataset_toml(dataset, run_dir, cache_folder=cache_folder)
+        cache = self.cache_root(dataset, run_dir, folder=cache_folder)
         env = make_subprocess_env()
         common = ["--dataset_config", str(toml), "--skip_existing"]
         # accelerate launch (single process) like the trainers: the contract test demands it for
@@ -224,7 +269,8 @@ class MusubiTrainer(Trainer):
     def prepare_run(self, request: RunRequest) -> LaunchSpec:
         knobs, run_dir, max_steps = request.knobs, request.run_dir, request.max_steps
         run_dir.mkdir(parents=True, exist_ok=True)
-        run_toml = self.write_dataset_toml(request.dataset, run_dir, batch_size=int(knobs.get("batch_size", 1)))
+        run_toml = self.write_dataset_toml(request.dataset, run_dir, batch_size=int(knobs.get("batch_size", 1)),
+                                           cache_folder=self._own_cache(request))
         output_dir = run_dir / "output"
         logging_dir = run_dir / "logs"
         cmd = make_accelerate_launch_prefix(self.python, mixed_precision="bf16") + [
