@@ -151,20 +151,3 @@ def test_an_interrupted_run_is_charged_by_neither_the_budget_nor_the_scheduler()
     assert budget.spent(view) * 8 == pytest.approx(sum(scheduler.committed(r) for r in scheduler.search_runs(view)))
     assert budget.spent(view) == budget.spent(view_of(scheduler, standing, configs=[config(1, "paused"),
                                                                                        config(2, "done")]))
-
-
-def test_a_config_reserved_whose_run_has_not_started_counts_in_every_budget_decision():
-    """Worker A has reserved config 3 (its row is in the store, its run not yet) while worker B,
-    deciding under the session's lock, weighs promoting config 2: config 3's first rung is
-    promised, so the budget (16 steps) has no room — before, B saw 4 + 8 committed and promoted,
-    and a load test ended at 3.25 of 3 full runs."""
-    scheduler = halving_on(HALVING)
-    runs = [run(1, 1, "running", pause=4, last=4), run(2, 2, "paused", pause=4, last=4)]
-    scores = {(1, 0): 0.1, (2, 0): 0.2}
-    configs = [config(1), config(2, "paused")]
-    promote = Promotion(2, 1, "promoted")
-    assert scheduler.affordable(promote, view_of(scheduler, runs, scores, configs=configs))  # 8 + 4 + 4 of 16
-    reserved = view_of(scheduler, runs, scores, configs=[*configs, config(3)])
-    assert scheduler.unstarted(reserved) == 4
-    assert not scheduler.affordable(promote, reserved)  # 8 + 4 + 4 (config 3's first rung) + 4 > 16
-    assert scheduler.bought(reserved)[0] == 3  # and no config beyond it

@@ -103,9 +103,9 @@ class Halving(Scheduler):
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         last = len(self.rungs.steps) - 1
         need = view.seeds * (self.way(-1, 0) + self.way(max(highest, 0), last))
-        if sum(committed) + self.unstarted(view) + need <= self.budget.search_steps():
+        if sum(committed) + need <= self.budget.search_steps():
             return count, note
-        spent = (sum(committed) + self.unstarted(view)) / self.rungs.steps[-1]
+        spent = sum(committed) / self.rungs.steps[-1]
         return len(view.configs), (
             f"halving: the runs cost more than the plan counted ({spent:.1f} full runs trained or in flight for "
             f"{len(view.configs)} configs): the plan is redone, {self.budget.total} full runs buy "
@@ -115,21 +115,6 @@ class Halving(Scheduler):
         """The runs that spend the search's budget or train now (confirmation runs left out)."""
         return [r for r in view.runs if r.seed_index < view.seeds and r.kind != "setup"
                 and (r.spends_budget() or r.active)]
-
-    def unstarted(self, view: "SearchView") -> float:
-        """The session's steps that open configs' seeds with no run row yet will train to their
-        config's rung (``target``): a config another worker has just reserved, whose run it has not
-        started, or an interrupted run's slot. Promised, though no run holds them yet: every decision
-        counts them beside the runs' (two workers deciding at once never both spend them)."""
-        if not view.places:
-            return 0.0
-        total = 0.0
-        for config in view.configs:
-            aim = self.target(config, view)
-            if aim is not None:
-                seeds, stop = aim
-                total += len(seeds) * (self.rungs.steps[-1] if stop is None else stop)
-        return total
 
     def busy(self, view: "SearchView") -> bool:
         """A search run trains on some worker (a resume too), or a config is still open for a live one."""
@@ -182,8 +167,7 @@ class Halving(Scheduler):
     def affordable(self, promotion: Promotion, view: "SearchView", *, configs_left: int = 0,
                    closing: bool = True) -> bool:
         """Whether the budget pays for ``promotion``: the steps trained and in flight (every worker's,
-        each run in flight to the rung it goes to; a seed whose run is yet to start, ``unstarted``),
-        the promotion's, the first rung of the configs
+        each run in flight to the rung it goes to), the promotion's, the first rung of the configs
         still to come and, while no config is at or on its way to full length, the rest of the way
         there for one, within the search's full runs. When no new config can come and none has gone
         past its rung, the best config of the rung goes on whenever its own steps fit (so a search
@@ -193,16 +177,15 @@ class Halving(Scheduler):
         rung = promotion.to_rung - 1
         committed = [self.committed(r) for r in self.search_runs(view)]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
-        trained = sum(committed) + self.unstarted(view)
         ahead = max(highest, promotion.to_rung)
         finish = seeds * self.way(ahead, last)
         need = seeds * self.way(rung, promotion.to_rung)
         budget = self.budget.search_steps()
-        fits = trained + need + max(0, configs_left) * seeds * steps[0] + finish <= budget
+        fits = sum(committed) + need + max(0, configs_left) * seeds * steps[0] + finish <= budget
         ranked = sorted((value, cid) for (cid, r), value in view.scores.items() if r == rung)
         best = bool(ranked) and ranked[0][1] == promotion.config_id
         if best and closing and highest <= rung:
-            return trained + need <= budget
+            return sum(committed) + need <= budget
         place = next(i for i, (_, cid) in enumerate(ranked) if cid == promotion.config_id)
         if not fits or not closing or place < len(ranked) // self.rungs.eta:
             return fits
