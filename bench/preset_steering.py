@@ -52,6 +52,9 @@ from bench.raters import chooses_left, rating_of
 
 TARGET = 1.05
 MODES = ("control", "rated")
+#: the perfect rater (opt-in, ``--oracle``): the sampler sees the taste itself for every config,
+#: the most any rating rule can give this search (its trials ÷ control is the ceiling)
+ORACLE = "oracle"
 WEIGHTS = {"loss": 1.0, "human": 2.0}
 
 
@@ -129,6 +132,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
     from bracket.session.create import fit_warm_start
     from bracket.session.scoring import score_runs
     from bracket.session.scoring.run_scores import config_values, rated_configs, sampler_history
+    from bracket.session.scoring.sampler_values import sampler_values
     from bracket.standings import build_standings
 
     started = time.time()
@@ -148,7 +152,10 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
 
     def history() -> list[Any]:
         scores = state["scores"]
-        return sampler_history(configs, config_values(runs, scores), space, rated=rated_configs(runs, scores))
+        values = sampler_values(runs, scores, {c["id"]: c["params"] for c in configs})
+        if mode == ORACLE:
+            values = {c["id"]: min(1.0, taste.value(c["full"]) / best_taste - 1.0) for c in configs}
+        return sampler_history(configs, values, space, rated=rated_configs(runs, scores))
 
     controller = SearchController(study=study, space=space, seed=seed, history=history)
     noise = random.Random(seed)
@@ -235,7 +242,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for taste in dict.fromkeys(r["taste"] for r in records):
         row: dict[str, Any] = {"story": TASTES[taste].story if taste in TASTES else ""}
-        for mode in MODES:
+        for mode in (*MODES, ORACLE):
             mine = [r for r in records if r["taste"] == taste and r["mode"] == mode]
             if not mine:
                 continue
@@ -251,6 +258,8 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
                          "ratings": statistics.fmean(r["ratings"] for r in mine)}
         if "control" in row and "rated" in row:
             row["trials_ratio"] = row["rated"]["median_trials"] / row["control"]["median_trials"]
+        if "control" in row and ORACLE in row:
+            row["oracle_ratio"] = row[ORACLE]["median_trials"] / row["control"]["median_trials"]
         out[taste] = row
     ratios = [r["trials_ratio"] for r in out.values() if "trials_ratio" in r]
     if ratios:
@@ -259,11 +268,13 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(*, repetitions: int = 10, budget: int = 24, seed_offset: int = 0, workers: int = 0,
-        tastes: list[str] | None = None, rater: str = "busy", results_dir=None, log=print) -> dict[str, Any]:
-    """Every (taste, mode, repetition); writes ``preset_steering-<rater>.json`` and returns it."""
+        tastes: list[str] | None = None, rater: str = "busy", results_dir=None, log=print,
+        oracle: bool = False) -> dict[str, Any]:
+    """Every (taste, mode, repetition); writes ``preset_steering-<rater>.json`` and returns it.
+    ``oracle``: the perfect rater's sessions too (:data:`ORACLE`)."""
     started = time.time()
     tasks = [(t, m, rep, budget, seed_offset, rater) for rep in range(repetitions) for t in (tastes or list(TASTES))
-             for m in MODES]
+             for m in (*MODES, ORACLE) if oracle or m != ORACLE]
     records = common.run_sessions(f"preset_steering-{rater}", tasks, run_session, workers=workers, workdir=False,
                                   results_dir=results_dir, log=log)
     data = {"plan": {"repetitions": repetitions, "budget": budget, "seed_offset": seed_offset, "rater": rater},
@@ -302,12 +313,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rater", choices=list(RATERS), default="busy",
                         help="busy: rates 2 runs in 7 of 10 looks; sparse: 1 run in half of them")
     parser.add_argument("--results", type=Path, default=None, help="folder for the JSON (default bench/results)")
+    parser.add_argument("--oracle", action="store_true",
+                        help="also the perfect rater's sessions (the sampler sees the taste itself): the ceiling")
     args = parser.parse_args(argv)
     data = run(repetitions=args.repetitions, budget=args.budget, seed_offset=args.seed_offset, workers=args.workers,
-               tastes=args.taste, rater=args.rater, results_dir=args.results)
+               tastes=args.taste, rater=args.rater, results_dir=args.results, oracle=args.oracle)
     print(table(data["summary"]))
     if "geometric_mean_trials_ratio" in data["summary"]:
         print(f"geometric mean of rated ÷ control trials: {data['summary']['geometric_mean_trials_ratio']:.2f}")
+    for taste, row in data["summary"].items():
+        if isinstance(row, dict) and "oracle_ratio" in row:
+            print(f"perfect rater, {taste}: {row[ORACLE]['median_trials']:g} trials, "
+                  f"÷ control {row['oracle_ratio']:.2f}")
     return 0
 
 

@@ -7,7 +7,7 @@ One :class:`Compare` per :class:`~bracket.app.manager.SessionManager`. It
 * picks what to score next: unrated runs and blind pairs where a rating could change the
   answer most (:mod:`bracket.app.rating_queue`, :mod:`bracket.judge.informative`);
 * orders the grid by any judge and hands each cell its image judges' scores
-  (:mod:`bracket.app.judge_order`, :mod:`bracket.standings.image_judges`);
+  (:mod:`bracket.app.judge_order`, :mod:`bracket.session.scoring.image_judges`);
 * records ratings and pairwise choices (the manager then drops what it derived from the store
   and keeps ``status``'s view current: ``SessionManager.forget``).
 """

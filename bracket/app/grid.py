@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bracket.app.thumbs import FULL_SIZE, ThumbnailCache
-from bracket.standings.image_judges import image_scores
+from bracket.session.scoring.image_judges import image_scores
 from bracket.trainer.prompts import SamplePrompt
 
 GENERATIONS_FILE = "generations.json"
@@ -163,7 +163,7 @@ def build_grid(runs: Sequence[Mapping[str, Any]], prompts: Sequence[SamplePrompt
 
     ``blind``: every file is shown under a neutral name, so nothing in the page says which
     run (config) a column is. ``judged`` (run id -> stored run record): each cell carries the
-    image judges' scores of its sample (``bracket.standings.image_judges``).
+    image judges' scores of its sample (``bracket.session.scoring.image_judges``).
     """
     columns = [GridColumn(r["id"], f"#{r['id']} {r.get('config_name', '')} · seed {r.get('seed')}",
                           str(r.get("config_name", "")), r.get("seed"), str(r.get("status", "")),

@@ -2,7 +2,7 @@
 
 Any judge the standings know can order the grid — the loss, the human judge, the VLM, the
 text judges (their measured parts, per stage) and the image judges (their raw scores at a
-step, ``bracket.standings.image_judges``; Compare's "Sort columns by": each run's last scored
+step, ``bracket.session.scoring.image_judges``; Compare's "Sort columns by": each run's last scored
 step, where the grid opens). Runs the judge has not scored go last, in the order they were picked.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from bracket.standings.image_judges import IMAGE_JUDGES
+from bracket.session.scoring.image_judges import IMAGE_JUDGES
 from bracket.standings.parts import JUDGE_ORDER
 from bracket.standings.trust import run_goodness
 

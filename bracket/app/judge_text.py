@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bracket.judge.combine import JUDGE_NAMES
-from bracket.standings.image_judges import SHORT
+from bracket.session.scoring.image_judges import SHORT
 from bracket.standings.quality import quality_text
 from bracket.standings.trust import NO_AGREEMENT
 

@@ -1,7 +1,8 @@
 """What a rating changed, in one sentence the Compare tab shows after it is saved.
 
-A rating changes the rated run's combined score at once, and with it the rank of its config
-among the search configs; it also moves the human estimate of unrated configs, most of those
+A rating changes the value TPE sees for the rated run's config at once (the person's verdict,
+``bracket.session.scoring.sampler_values``), and with it the rank of its config among the search
+configs; it also moves the human estimate of unrated configs, most of those
 *similar* to the rated one (``bracket.judge.neighbours``, docs/SCORING.md), so a rating can
 carry its neighbourhood into or out of TPE's good set. What matters for the search is whether
 the config is now among the few best that TPE builds its next proposals on
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from bracket.search.controller import tpe_good_count
-from bracket.session.scoring.run_scores import config_values
+from bracket.session.scoring.sampler_values import sampler_values
 from bracket.standings.quality import quality_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,9 +30,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def search_standings(session: "Session") -> dict[int, float]:
-    """Current mean combined score of every scored search config, by config id."""
+    """The value TPE sees now for every scored search config, by config id: once a run is judged,
+    the person's verdict and its prediction for the unrated ones
+    (``bracket.session.scoring.sampler_values``), else the mean combined score."""
     runs = [r for r in session.store.runs(session.name, with_series=False) if r["stage"] == "search"]
-    return config_values(runs, session.scores(runs))
+    configs = session.store.configs(session.name, stage="search")
+    return sampler_values(runs, session.scores(runs),
+                          {c["id"]: session.space.searched_params(c["params"]) for c in configs})
 
 
 def _ordinal(n: int) -> str:

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bracket.search.hedge import NAME_PREFIX as HEDGE_PREFIX
 from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import PAST_KIND, stored_kind
@@ -155,6 +156,10 @@ def origin(kind: str, name: str, source: str, *, algorithm: str = "tpe", seen: i
         return (f"a **shape draw** after {seen} scored configs: the best config so far with its optimizer family "
                 "and effective step (rate × alpha/rank) kept and its other knobs — schedule, warm-up, rank — spread "
                 "over the first proposals after the warm start.")
+    if name.startswith(HEDGE_PREFIX):
+        return (f"a **hedge draw** after {seen} scored configs: the warm start's first configs scored alike (a flat "
+                "landscape), so the search explores the whole space — the optimizer family tried least, the rest "
+                "at random.")
     if algorithm == "random":
         return f"sampled **at random** (the search's algorithm), after {seen} scored configs."
     if seen < n_startup:

@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="skip the trainer's baseline and curated configs: the sampler from the first run")
     run.add_argument("--no-lr-bracket", action="store_true",
                      help="skip the learning-rate bracket (the best warm-start config at a lower and a higher rate)")
+    run.add_argument("--no-hedge", action="store_true",
+                     help="always train the whole warm start and bracket, even when its first configs score alike "
+                          "(default: a flat warm start is cut short and the sampler explores the whole space)")
     run.add_argument("--confirm", type=int, default=None, metavar="RUNS",
                      help="runs of the budget for the confirmation round: the top configs re-run with fresh seeds "
                           "(default: a quarter of the budget from 8 configs on; 0: off)")

@@ -178,7 +178,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         bounds=parse_bounds(args.lr_min, args.lr_max, args.batch_sizes or "", parse_assignments(args.bound or [],
                                                                                                 "--bound")),
         weights=parse_weights(args.weights), timeout_s=args.timeout, base_seed=args.seed,
-        warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket,
+        warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket, hedge=not args.no_hedge,
         warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
         validation_split=0.0 if args.no_validation else None,
         halving=args.halving, eta=args.eta, launch_share=args.launch_cost,

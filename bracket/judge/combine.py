@@ -42,12 +42,13 @@ from bracket.judge.image_judges import IMAGE_JUDGES
 #: vision model on images and video frames; task: LLM answers vs held-out references
 #: (bracket.judge.task); llm_judge: a language model grading and comparing those answers;
 #: likeness, prompt_following, image_quality: local image models on every sample
-#: (bracket.judge.image_judges; they score only where their models are configured)
+#: (bracket.judge.image_judges; they score only where their models are configured); preference:
+#: a preference model compared within one prompt (bracket.judge.preference; off by default)
 JUDGE_NAMES = ("loss", "human", "vlm", "eval_loss", "task", "llm_judge", "likeness", "prompt_following",
-               "image_quality")
+               "image_quality", "preference")
 DEFAULT_WEIGHTS: dict[str, float] = {"loss": 1.0, "human": 2.0, "vlm": 1.0, "eval_loss": 1.0, "task": 1.0,
                                      "llm_judge": 1.0, "likeness": 1.0, "prompt_following": 1.0,
-                                     "image_quality": 0.5}
+                                     "image_quality": 0.5, "preference": 0.0}
 
 
 class WeightsError(BracketError):
@@ -201,19 +202,21 @@ def parse_weights(given: str | Mapping[str, Any] | None, base: Mapping[str, floa
 
 
 def check_weights_score(weights: Mapping[str, float], *, sample_kind: str, judge_server: bool,
-                        image_judges: bool = False) -> None:
+                        image_judges: bool = False, preference: bool = False) -> None:
     """Raise WeightsError when every judge that can score this session weighs 0.
 
     ``loss`` and ``human`` score any session; ``vlm`` needs a judge server and samples that are
     images or video; ``eval_loss`` and ``task`` score LLM answers (``sample_kind`` "text"), and
     ``llm_judge`` needs the server as well; the image judges need their models (``image_judges``)
-    and samples that are images or video. Without one of them above 0 no run gets a score and
+    and samples that are images or video, ``preference`` its own model as well (``preference``).
+    Without one of them above 0 no run gets a score and
     the search ends with no winner, so such weights are refused before anything starts.
     """
     weights = {**DEFAULT_WEIGHTS, **weights}  # a judge the session does not name keeps its default
     text = sample_kind == "text"
     able = {"loss": True, "human": True, "vlm": judge_server and not text, "eval_loss": text, "task": text,
-            "llm_judge": judge_server and text, **{name: image_judges and not text for name in IMAGE_JUDGES}}
+            "llm_judge": judge_server and text, **{name: image_judges and not text for name in IMAGE_JUDGES},
+            "preference": image_judges and preference and not text}
     if any(able[name] and weights.get(name, 0.0) > 0 for name in able):
         return
     zero = ", ".join(f"{name}=0" for name in able if able[name])

@@ -15,7 +15,7 @@ a run with neither has no data and gets the judge's estimate
 (:func:`bracket.judge.combine.estimate_missing`). A pairwise score is laid on the rating scale
 (:func:`anchor_pairwise`): the run's own rating score, else its estimate, plus
 ``pairwise score - 0.5``. :func:`next_pairs` picks close, little-compared pairs to show next.
-docs/SCORING.md ("The judges") gives the numbers behind the prior.
+docs/JUDGES.md ("Human") gives the numbers behind the prior.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The models behind the image judges, loaded from the user's machine with ``transformers``.
 
-Two models, both read from a local folder or the Hugging Face cache (``local_files_only``:
+Up to three models, each read from a local folder or the Hugging Face cache (``local_files_only``:
 nothing is ever downloaded here; ``./install.sh --judges`` fetches them once):
 
 * the **text-image model** (``BRACKET_JUDGE_TEXT_IMAGE``): a CLIP (``CLIPModel``) or SigLIP
@@ -8,6 +8,8 @@ nothing is ever downloaded here; ``./install.sh --judges`` fetches them once):
   prompt-following (cosine of a sample's image and prompt embeddings) and image quality by the
   CLIP-IQA method (the softmax share of "Good photo." against "Bad photo." at the model's own
   logit scale), and likeness when no likeness model is set (its image embeddings);
+* the **preference model** (``BRACKET_JUDGE_PREFERENCE``, optional): a PickScore-style CLIP
+  fine-tuned on people's choices between images of one prompt, for the preference judge;
 * the **likeness model** (``BRACKET_JUDGE_LIKENESS``, optional): a DINOv2 checkpoint
   (``Dinov2Model`` with its image processor), whose CLS embedding says whether two images show the
   same subject better than CLIP's does (DreamBooth's DINO score).
@@ -92,7 +94,7 @@ class TransformersBackbone:
     """The text-image model (and the likeness model when given) on ``device``, batched."""
 
     def __init__(self, text_image: str, likeness: str | None = None, *, device: str = "auto",
-                 batch_size: int = 8) -> None:
+                 batch_size: int = 8, preference: str | None = None) -> None:
         import torch
         from transformers import AutoImageProcessor, AutoModel, AutoProcessor
 
@@ -111,6 +113,13 @@ class TransformersBackbone:
             check_weights(likeness, LIKENESS_TYPES, "likeness")
             self.likeness_model = AutoModel.from_pretrained(place, local_files_only=True).to(device).eval()
             self.likeness_processor = AutoImageProcessor.from_pretrained(place, local_files_only=True)
+        self.preference_model: Any = None
+        self.preference_processor: Any = None
+        if preference:
+            place = model_folder(preference)
+            check_weights(preference, TEXT_IMAGE_TYPES, "preference")
+            self.preference_model = AutoModel.from_pretrained(place, local_files_only=True).to(device).eval()
+            self.preference_processor = AutoProcessor.from_pretrained(place, local_files_only=True)
 
     def _batches(self, items: Sequence[Any]) -> list[Sequence[Any]]:
         return [items[i:i + self.batch_size] for i in range(0, len(items), self.batch_size)]
@@ -148,6 +157,27 @@ class TransformersBackbone:
             image = self._clip_images(images[start:start + self.batch_size])
             text = self._text(texts[start:start + self.batch_size])
             values += (image * text).sum(dim=-1).tolist()
+        return values
+
+    def preference(self, images: Sequence[Any], texts: Sequence[str]) -> list[float] | None:
+        """The preference model's figure of each image with its own prompt — its logit
+        ``scale × cos`` as PickScore scores — or None when no preference model is loaded. Only
+        figures of the same prompt may be compared (``bracket.judge.preference``)."""
+        model, processor = self.preference_model, self.preference_processor
+        if model is None:
+            return None
+        scale = float(model.logit_scale.detach().exp()) if hasattr(model, "logit_scale") else 100.0
+        values: list[float] = []
+        for start in range(0, len(images), self.batch_size):
+            batch, prompts = list(images[start:start + self.batch_size]), list(texts[start:start + self.batch_size])
+            pixels = processor(images=batch, return_tensors="pt")["pixel_values"].to(self.device)
+            tokens = processor(text=prompts, return_tensors="pt", padding=True, truncation=True)
+            with self.torch.inference_mode():
+                image = _features(model.get_image_features(pixel_values=pixels))
+                text = _features(model.get_text_features(**{k: v.to(self.device) for k, v in tokens.items()}))
+            image = self.torch.nn.functional.normalize(image.float(), dim=-1)
+            text = self.torch.nn.functional.normalize(text.float(), dim=-1)
+            values += (scale * (image * text).sum(dim=-1)).tolist()
         return values
 
     def quality(self, images: Sequence[Any]) -> list[float]:

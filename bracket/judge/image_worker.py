@@ -6,14 +6,15 @@ loop; the session starts one per batch of images not yet in its cache
 (``bracket.session.scoring.image_judges``). The job names the models and the images:
 
     {"backbone": {"text_image": "...", "likeness": "..." | null, "device": "auto", "batch_size": 8,
-                  "module": "package.module:Factory" | null},
+                  "module": "package.module:Factory" | null, "preference": "..." (optional)},
      "references": ["/data/ref1.png", ...],
      "images": [{"path": "...", "prompt": "...", "kind": "in" | "held_out"}, ...],
      "video_frames": 3}
 
 and the result gives per image ``{"likeness", "prompt_following", "image_quality"}`` (raw
-figures, higher better; see ``bracket.judge.image_judges``): likeness for in-distribution
-samples only (their mean cosine to the reference images), prompt-following for held-out
+figures, higher better; see ``bracket.judge.image_judges``), and ``"preference"`` (the preference
+model's logit, ``bracket.judge.preference``) when the backbone names a ``preference`` model:
+likeness for in-distribution samples only (their mean cosine to the reference images), prompt-following for held-out
 samples only, quality for every one; a video is judged from ``video_frames`` evenly spaced
 frames, the figures averaged. ``module`` (a factory called with the backbone's settings) swaps
 the transformers models for another backbone with the same three methods (the tests' stand-in).
@@ -41,7 +42,8 @@ def load_backbone(spec: dict[str, Any]) -> Any:
         module, _, attr = str(spec["module"]).partition(":")
         return getattr(importlib.import_module(module), attr or "Backbone")(**spec)
     return TransformersBackbone(str(spec["text_image"]), spec.get("likeness") or None,
-                                device=str(spec.get("device") or "auto"), batch_size=int(spec.get("batch_size") or 8))
+                                device=str(spec.get("device") or "auto"), batch_size=int(spec.get("batch_size") or 8),
+                                preference=spec.get("preference") or None)
 
 
 def read_frames(path: Path, video_count: int) -> list[Any]:
@@ -91,6 +93,8 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
     if outside:
         texts = [images[owners[i]]["prompt"] for i in outside]
         follows = dict(zip(outside, map(_cosine, backbone.prompt_similarity([frames[i] for i in outside], texts))))
+    preferred = getattr(backbone, "preference", None)
+    preference = preferred(frames, [images[owner]["prompt"] for owner in owners]) if preferred else None
     for index, item in enumerate(images):
         mine = [i for i, owner in enumerate(owners) if owner == index]
         if not mine:
@@ -98,6 +102,8 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
         out[item["path"]] = {"likeness": _mean([likeness[i] for i in mine if i in likeness]),
                              "prompt_following": _mean([follows[i] for i in mine if i in follows]),
                              "image_quality": _mean([quality[i] for i in mine])}
+        if preference is not None:
+            out[item["path"]]["preference"] = _mean([float(preference[i]) for i in mine])
     return out
 
 

@@ -13,7 +13,9 @@ another, and writes beside it:
   (``bracket.standings.headline``) and the command as a list.
 
 The command stands on its own (``RunRequest.standalone``): it reads the person's own dataset
-folder and file. A trainer that trains only from caches (musubi-tuner) gets them made first: the
+folder and file (less the session's held-out likeness references, ``bracket.dataset.references``:
+it trains on the images the search's runs trained on, so its checkpoint at the best step is the
+one that was judged). A trainer that trains only from caches (musubi-tuner) gets them made first: the
 scripts run the adapter's ``Trainer.export_setup_commands`` — the session's own pre-caching
 commands — into ``<folder>/cache`` (or ``cache_dir``), the folder the command's dataset TOML names.
 Where the adapter offers it (``Trainer.session_cache_variant``) the scripts instead run a faster
@@ -202,7 +204,9 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     trainer = session.trainer
     if not str(trainer.fields.get("cache_dir", "")).strip():
         # read the latent caches the session made (keyed by what made them, so only matching ones)
+        held = trainer.held_out_references
         trainer = type(trainer)({**trainer.fields, "cache_dir": str(session.folder / "cache")})
+        trainer.held_out_references = held  # the export trains on the search's images
     knobs = trainer.config_from_dict(run.get("params") or config.get("params") or {}, session.space)
     seed = int(run["seed"]) if run.get("seed") is not None else session.settings.base_seed
     request = RunRequest(
@@ -234,6 +238,8 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
                 if best_step else []),
               f"dataset: {session.parts.fields.get('dataset', '')} (read from there; the session's caches are only "
               "a speed-up, used while they exist)",
+              *([f"held out of training as in the search (the likeness references): "
+                 f"{', '.join(p.name for p in trainer.held_out_references)}"] if trainer.held_out_references else []),
               *([f"caches: made in {request.cache_dir} by {len(setup)} cache command(s) before training"
                  + (" (skipped while the session's caches exist)" if cached else "")
                  + "; export again after changing the dataset"] if setup else []),
@@ -272,12 +278,15 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
 def _image_figures(run: Mapping[str, Any], step: int) -> dict[str, Any] | None:
     """The image judges' raw figures of ``run`` at the exported ``step`` and at every sampled step
     (``bracket.session.scoring.image_judges.image_parts``); None when they did not judge it."""
-    from bracket.session.scoring.image_judges import figures_at, image_parts
+    from bracket.session.scoring.image_judges import IMAGE_JUDGES, image_parts, scores_at
 
     parts = image_parts(run)
     if not parts:
         return None
-    return {"at_step": {"step": int(step), **(figures_at(run, int(step)) or {})},
+    judged, scores = scores_at(run, int(step))
+    if judged is None or judged > int(step):  # nothing judged up to the exported step
+        scores = {}
+    return {"at_step": {"step": int(step), **{name: scores.get(name) for name in IMAGE_JUDGES}},
             "steps": {str(k): v for k, v in parts.items()}}
 
 

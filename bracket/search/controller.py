@@ -9,7 +9,8 @@ optimizer and effective step with its other knobs spread (:mod:`bracket.search.s
 ``search``, named ``shape-N``; not with random search) — then Optuna's TPE (or random search)
 for the rest of the budget. Two rules widen TPE's good set from Optuna's 10 % to 25 %: for ten
 proposals once the warm start is beaten (:mod:`bracket.search.explore`), and for good once a
-person has rated a run (:data:`WIDE_GAMMA_FRACTION`).
+person has rated a run (:data:`WIDE_GAMMA_FRACTION`). A warm start that reads flat is cut
+short (:mod:`bracket.search.hedge`): one probe along its rates' slope, hedge draws, then TPE.
 
 Warm-start configs are *enqueued* into the session's Optuna study when the session is
 created, so that several workers sharing one study on PostgreSQL pop each of them exactly
@@ -42,7 +43,9 @@ from bracket.optuna_access.quiet import optuna_module
 from bracket.search.configs import NamedConfig
 from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.hedge import DEFAULT_RULE as HEDGE_RULE
-from bracket.search.hedge import HedgeRule, hedge_explores, hedge_verdict
+from bracket.search.hedge import NAME_PREFIX as HEDGE_PREFIX
+from bracket.search.hedge import SOURCE as HEDGE_SOURCE
+from bracket.search.hedge import HedgeRule, hedge_draw, hedge_explores, hedge_probe, hedge_verdict
 from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
@@ -221,11 +224,18 @@ class SearchController:
                                   constant_liar=True, seed=inner_seed, **options)
 
         def first(seen: Sequence[ScoredConfig], session_seed: int) -> dict[str, Any] | None:
-            if algorithm != "tpe" or hedge_verdict(seen, hedge) is not None:
+            if algorithm != "tpe":
                 return None
+            if hedge_verdict(seen, hedge) is not None:
+                self._draw = (HEDGE_PREFIX, HEDGE_SOURCE)
+                return hedge_draw(seen, space, hedge, session_seed)
+            self._draw = (SHAPE_PREFIX, SHAPE_SOURCE)
             return shape_draw(seen, space, shapes, session_seed)
 
-        self.sampler = CurrentScoreSampler(space, history, make_inner, seed, first if shapes is not None else None)
+        #: the name prefix and source of the sampler's newest own draw (shape or hedge draw)
+        self._draw = (SHAPE_PREFIX, SHAPE_SOURCE)
+
+        self.sampler = CurrentScoreSampler(space, history, make_inner, seed, first)
         self.study = study
         self.study.sampler = self.sampler
 
@@ -271,8 +281,12 @@ class SearchController:
             return ""
 
     def _ask(self) -> tuple[optuna.Trial, Proposal]:
-        if self._bracket_open and hedge_verdict(self._history(), self._hedge) is not None:
-            self._bracket_open = False  # the warm start reads flat: nothing to bracket
+        if self._bracket_open and not self.waiting_count() and hedge_verdict(self._history(), self._hedge):
+            self._bracket_open = False  # the warm start reads flat: no bracket, one probe along its slope
+            probe = hedge_probe(self._history(), self.space, self._hedge)
+            if probe is not None:  # enqueued, so the ask below hands it out
+                self.study.enqueue_trial(probe.params,
+                                         user_attrs={"kind": BRACKET_KIND, "name": probe.name, "source": probe.source})
         if self._bracket_open and not self.waiting_count():
             step = next_bracket(self._history(), self.space, rule=self._bracket_rule)
             if step.params is not None:  # enqueued, so the ask below hands it out (and the study logs it)
@@ -287,14 +301,15 @@ class SearchController:
         trial = self.study.ask()
         config = self.space.suggest(trial)
         # numbered from 1 like runs and the plan (trial 4 is the fifth config: "search-5")
-        drawn = self.sampler.drew(trial_id(trial))  # a shape draw is named shape-N, still kind search
-        name = str(trial.user_attrs.get("name", f"{SHAPE_PREFIX if drawn else 'search-'}{trial.number + 1}"))
+        drawn = self.sampler.drew(trial_id(trial))  # a shape (hedge) draw is named shape-N (hedge-N), kind search
+        prefix, source = self._draw
+        name = str(trial.user_attrs.get("name", f"{prefix if drawn else 'search-'}{trial.number + 1}"))
         kind = stored_kind(str(trial.user_attrs.get("kind", "search")), name)  # a study enqueued before kind past
         if kind == "search":
             trial.set_user_attr("kind", "search")
             trial.set_user_attr("name", name)
             if drawn:
-                trial.set_user_attr("source", SHAPE_SOURCE)
+                trial.set_user_attr("source", source)
         return trial, Proposal(trial_number=trial.number, config=config, kind=kind, name=name)
 
     def waiting_count(self, kind: str | None = None) -> int:

@@ -200,6 +200,27 @@ def bracket_offsets(scored: Sequence[ScoredConfig], centre: ScoredConfig, space:
     return [-h, h]
 
 
+def slope(history: Sequence[ScoredConfig], space: SearchSpace) -> tuple[ScoredConfig, int] | None:
+    """The best trained warm-start config and the way its rate should move (-1 down, +1 up), when
+    the warm start says so: every other trained warm-start config of its optimizer family and
+    batch within :data:`REACH_DECADES` lies on one side of it (and did worse: it is the best), so
+    its family's loss rises that way (:func:`bracket_offsets`' one-sided evidence). None without
+    such evidence (one config of the family, configs on both sides, no step knob)."""
+    from optuna.trial import TrialState
+
+    scored = [h for h in history if h.kind in WARM_START_KINDS and h.state == TrialState.COMPLETE
+              and h.value is not None and not h.diverged]
+    if len(scored) < 2:
+        return None
+    centre = min(scored, key=lambda h: h.scored_value)
+    offsets = bracket_offsets(scored, centre, space)
+    if all(o < 0 for o in offsets):
+        return centre, -1
+    if all(o > 0 for o in offsets):
+        return centre, 1
+    return None
+
+
 def _diverged_at_or_below(scored: Sequence[ScoredConfig], centre: ScoredConfig, space: SearchSpace) -> bool:
     """Whether a warm-start config of ``centre``'s optimizer family and step knob diverged at an
     effective step no higher than the centre's (within :data:`SAME_RATE_DECADES`), whatever its

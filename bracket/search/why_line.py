@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from bracket.search.hedge import NAME_PREFIX as HEDGE_PREFIX
 from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import PAST_KIND, WARM_START_KINDS, stored_kind
@@ -83,6 +84,8 @@ def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, flo
             text = "learning-rate bracket of the best warm start"
         elif name.startswith(SHAPE_PREFIX):
             text = "shape draw: the best step, another shape"
+        elif name.startswith(HEDGE_PREFIX):
+            text = "hedge draw: the family tried least, the rest random"
         elif algorithm == "random":
             text = f"random sample ({seen} scored before)"
         elif seen < n_startup:

@@ -31,7 +31,13 @@ from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
 from bracket.session.loop.rung_steps import halving_decided, restart_note, rounded_note, rung_problem
 from bracket.session.past import Ranking, past_configs
-from bracket.session.scoring.image_config import check_image_judges, image_judge_config, image_judges_wanted
+from bracket.session.scoring.image_config import (
+    apply_references,
+    check_image_judges,
+    decide_references,
+    image_judge_config,
+    image_judges_wanted,
+)
 from bracket.session.search_settings import SearchSettings, SettingsError
 from bracket.session.store import Store, sqlite_url
 from bracket.session.store.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
@@ -164,7 +170,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     images = image_judge_config()
     images_wanted = images is not None and image_judges_wanted(settings.weights, trainer.sample_kind)
     check_weights_score(settings.weights, sample_kind=trainer.sample_kind,
-                        judge_server=bool((settings.vlm or {}).get("base_url")), image_judges=images_wanted)
+                        judge_server=bool((settings.vlm or {}).get("base_url")), image_judges=images_wanted,
+                        preference=bool(images and images.preference))
     if images_wanted and (problem := check_image_judges(images)):
         raise SettingsError(f"Image judges: {problem} (or set their weights to 0: likeness=0,prompt_following=0,"
                             "image_quality=0).")
@@ -210,6 +217,9 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
         settings, validation_note = decide_validation(trainer, merged, settings,
                                                      trainer_name=preset.trainer_script or preset.display_name)
         apply_validation(trainer, settings)
+        held, references_note = decide_references(trainer, settings.reference_holdout, wanted=images_wanted)
+        settings = dataclasses.replace(settings, reference_holdout=held)
+        apply_references(trainer, held)
         if settings.halving:
             rungs = rung_problem(settings, trainer)
             if rungs:
@@ -228,6 +238,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     if made:
         notes.insert(1 if cap is not None else 0, made)
     notes.append(validation_note)
+    if references_note:
+        notes.append(references_note)
     if settings.halving and (restarts := restart_note(trainer, preset.trainer_script or preset.display_name)):
         notes.append(restarts)
     if settings.halving and (rounded := rounded_note(settings, trainer)):
@@ -313,10 +325,12 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
     # a session stored before the learning-rate bracket existed resumes without one (it would
     # otherwise spend two slots on its warm-start winner in the middle of its search)
     # (and one stored before warm-ups were limited to a share of the run keeps its full range;
-    # one stored before the confirmation round and validation split resumes without them)
+    # one stored before the confirmation round, validation split and held-out likeness references
+    # resumes without them)
     settings = SearchSettings.from_dict({"lr_bracket": False, "warmup_share": None, "confirm": 0,
-                                         "validation_split": 0.0, **row["settings"]})
+                                         "validation_split": 0.0, "reference_holdout": 0, **row["settings"]})
     apply_validation(trainer, settings)
+    apply_references(trainer, settings.reference_holdout or 0)
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]))
 

@@ -98,6 +98,9 @@ class SearchSettings:
     #: after the warm start, train its best config at a lower and a higher learning rate
     #: (``bracket.search.lr_bracket``); no effect without a warm start
     lr_bracket: bool = True
+    #: hedge the warm start (``bracket.search.hedge``): when its first configs read flat, skip the
+    #: rest of it and explore the whole space; False: the warm start and bracket always run out
+    hedge: bool = True
     #: the longest warm-up searched, as a share of ``steps`` (baseline and curated warm-ups
     #: beyond it are clamped, with a note); None: the trainer's own range
     warmup_share: float | None = WARMUP_SHARE
@@ -112,6 +115,10 @@ class SearchSettings:
     #: None = automatic (decided once when the session is created, ``bracket.session.validation``),
     #: 0 = off. A created session stores the decision, so every run uses the same split and seed.
     validation_split: float | None = None
+    #: dataset images held out of training as the likeness references (``bracket.dataset.references``):
+    #: None = decided when the session is created (image judges on, a trainer that can, a dataset
+    #: big enough), 0 = none. Stored as a count; the images follow from the dataset by one rule.
+    reference_holdout: int | None = None
     #: successive halving (``bracket.search.halving``): configs pause at rungs, the top ``1/eta``
     #: resume; the budget then counts full-run equivalents
     halving: bool = False

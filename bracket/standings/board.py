@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bracket.search.halving import Rungs
+from bracket.session.scoring.image_judges import image_steps
 from bracket.standings.evidence import evidence_order, own_verdict
 from bracket.standings.headline import Headline, stage_headlines
-from bracket.standings.image_judges import image_steps
 from bracket.standings.parts import mean_figures, score_parts
 from bracket.standings.quality import HeadlineReading
 from bracket.standings.rows import ConfigRow, RunStanding

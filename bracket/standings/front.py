@@ -5,7 +5,7 @@ likeness judge on in-distribution prompts) and does it still follow new prompts 
 the prompt-following judge on held-out prompts). Training longer or harder buys the first with
 the second. :func:`build_front` places every ranked full-length config of the winner's stage at
 its best step (the mean over its seeds of the image judges' raw scores there,
-``bracket.standings.image_judges``), and :func:`pareto_front` finds the configs no other config
+``bracket.session.scoring.image_judges``), and :func:`pareto_front` finds the configs no other config
 beats on both (higher is better on both axes; one at least as good on both and better on one
 beats it). The winner — the best combined score, which weighs every judge — is one point; the
 person may pick another point *on the front* as the answer (``SearchSettings.pick``, a config
@@ -21,7 +21,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bracket.standings.image_judges import FIDELITY, FLEXIBILITY, scores_at
+from bracket.session.scoring.image_judges import FIDELITY, FLEXIBILITY, references_text, scores_at
 from bracket.standings.quality import quality_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,6 +78,8 @@ class Front:
     why: str
     #: a pick set aside (no longer on the front, or not a config of this stage)
     note: str = ""
+    #: what likeness was measured against (held-out or training images), also the end of ``why``
+    references: str = ""
     warnings: list[str] = field(default_factory=list)
 
     def point(self, config_id: int | None) -> FrontPoint | None:
@@ -97,7 +99,8 @@ class Front:
         return {"stage": self.stage, "x": FIDELITY, "y": FLEXIBILITY, "points": [p.to_dict() for p in self.points],
                 "front": [p.name for p in self.on_front], "winner": best.name if best else None,
                 "pick": pick.name if pick else None,
-                "answer": answer.name if answer else None, "why": self.why, "note": self.note}
+                "answer": answer.name if answer else None, "why": self.why, "note": self.note,
+                "references": self.references}
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -147,7 +150,9 @@ def build_front(board: "StageBoard", runs_by_id: Mapping[int, Mapping[str, Any]]
                     else f"your pick (config {pick}) is not a ranked full-length config of the {board.stage} stage")
             front.note = f"{what}; the answer is the winner again"
             front.warnings.append(front.note)
-    front.why = why_text(front, best_row)
+    front.references = references_text(runs_by_id[s.run_id] for _r, _p in placed.values() for s in _r.runs
+                                       if s.run_id in runs_by_id)
+    front.why = " ".join(t for t in (why_text(front, best_row), front.references) if t)
     return front
 
 

@@ -36,7 +36,7 @@ LOSS_FIGURES = (("val loss", "validation loss"), ("eval loss", "eval loss"), ("l
 #: the judges the loss figures come from (their parts are said as the loss comparison)
 LOSS_JUDGES = ("loss", "eval_loss")
 #: the relative spread of one run's loss assumed when no config ran two seeds: the loss
-#: judges' noise thresholds (docs/SCORING.md)
+#: judges' noise thresholds (docs/JUDGES.md)
 NOISE_FLOOR = {"val loss": 0.01, "eval loss": 0.01, "loss": 0.05}
 #: the suffix of a raw figure on its own scale (a figure not named here is shown as it is)
 FIGURE_SCALE = {"vlm": "/10", "llm judge": "/10"}

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: the order judges are listed in
-JUDGE_ORDER = ("loss", "eval_loss", "human", "vlm", "likeness", "prompt_following", "image_quality", "task",
-               "llm_judge")
+JUDGE_ORDER = ("loss", "eval_loss", "human", "vlm", "likeness", "prompt_following", "image_quality", "preference",
+               "task", "llm_judge")
 #: the raw figure of each image judge, as a person reads it (``bracket.judge.image_judges.SCALES``)
 IMAGE_FIGURES = {"likeness": "likeness", "prompt_following": "prompt following", "image_quality": "quality"}
 
@@ -99,6 +99,8 @@ def raw_figures(judge: str, details: Mapping[str, Any] | None) -> dict[str, floa
         found["vlm"] = statistics.fmean(values) if values else None
     elif judge in IMAGE_FIGURES:
         found[IMAGE_FIGURES[judge]] = _finite(details.get("raw"))
+    elif judge == "preference":  # its share of the same-prompt comparisons won
+        found["preference"] = _finite(details.get("raw"))
     elif judge == "task":
         found["rouge-L"] = _finite(details.get("rouge_l"))
         found["match"] = _finite(details.get("normalised"))

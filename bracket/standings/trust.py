@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bracket.standings.image_judges import IMAGE_JUDGES, scores_at
+from bracket.session.scoring.image_judges import IMAGE_JUDGES, scores_at
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.standings.board import Standings

@@ -177,7 +177,10 @@ class Trainer(ABC):
     #: the session's held-out split, set by the session when validation is on; adapters
     #: with ``validation_tags`` add their validation flags to every run while it is set
     validation: Any = None
-
+    #: the session's held-out likeness references (``bracket.dataset.references``), set by the
+    #: session only for adapters that ``holds_out_references``: none of their runs trains on them
+    holds_out_references: ClassVar[bool] = False
+    held_out_references: tuple[Path, ...] = ()
     #: the knob that sets the examples per optimizer step; a ``batch_size`` bound (the
     #: Setup tab's batch-size choices, ``--batch-sizes``) narrows this knob
     batch_knob: ClassVar[str] = "batch_size"

@@ -102,3 +102,12 @@ def cache_key(*, models: Iterable[str], flags: Iterable[str], folders: Iterable[
     }
     text = json.dumps(document, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def held_out_key(held_out: Iterable[Path]) -> dict[str, Any]:
+    """The cache key's part for the likeness references a session leaves out of training
+    (``bracket.dataset.references``): nothing when none are, so caches made without them keep
+    their key; their paths otherwise, so a folder or cache that lacks them is never shared with a
+    session that trains on them (musubi-tuner trains on every cache file in its folder)."""
+    names = sorted(str(Path(p)) for p in held_out)
+    return {"held_out": names} if names else {}

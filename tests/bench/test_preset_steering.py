@@ -23,11 +23,13 @@ def test_every_taste_disagrees_with_the_loss(name):
 
 
 def test_a_short_rated_session_and_its_control_are_summarised():
-    records = [run_session("softer", mode, 0, 6) for mode in ("control", "rated")]
-    control, rated = records
+    records = [run_session("softer", mode, 0, 6) for mode in ("control", "rated", "oracle")]
+    control, rated, oracle = records
     assert control["ratings"] == 0 and rated["ratings"] > 0
     assert len(rated["tastes"]) == 6 and min(rated["tastes"]) >= rated["taste_optimum"] * 0.999
     assert rated["pick"] >= 1.0 and 1 <= trials_to_optimum(rated) <= 7
     summary = summarise(records)
     assert summary["softer"]["rated"]["sessions"] == 1 and "trials_ratio" in summary["softer"]
+    # the perfect rater gives no ratings but steers by the taste itself: its ratio is the ceiling
+    assert oracle["ratings"] == 0 and "oracle_ratio" in summary["softer"]
     assert "| softer |" in table(summary)

@@ -60,6 +60,8 @@ def test_run_status_and_resume_happy_path(capsys, demo_fields, runs_dir):
     ((), ["baseline", "curated", "curated", "curated", "bracket", "bracket"]),
     (("--no-lr-bracket",), ["baseline", "curated", "curated", "curated", "search", "search"]),
     (("--no-warm-start",), ["search"] * 6),
+    # the demo's warm start does not read flat: without the hedge the same order, the switch stored
+    (("--no-hedge",), ["baseline", "curated", "curated", "curated", "bracket", "bracket"]),
 ])
 def test_warm_start_and_bracket_switches(capsys, demo_fields, runs_dir, flags, kinds):
     from bracket.session import Session
@@ -70,6 +72,7 @@ def test_warm_start_and_bracket_switches(capsys, demo_fields, runs_dir, flags, k
     session = Session.open(runs_dir / "switches", validate=False)
     assert [c["kind"] for c in session.store.configs("switches", stage="search")] == kinds
     assert session.settings.lr_bracket == ("--no-lr-bracket" not in flags)
+    assert session.settings.hedge == ("--no-hedge" not in flags)
     session.close()
 
 

@@ -1,6 +1,6 @@
 """Every judge of ``JUDGE_NAMES`` (bracket/judge/combine.py) keeps the judges' contract: it has a
 default weight, a scorer that returns ``JudgeResult``s with scores in [0, 1] on small real input,
-and a paragraph in docs/SCORING.md. A judge added to ``JUDGE_NAMES`` without all three fails here."""
+and a paragraph in docs/JUDGES.md. A judge added to ``JUDGE_NAMES`` without all three fails here."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from bracket.judge.base import JudgeResult
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 
-SCORING = Path(__file__).resolve().parents[2] / "docs" / "SCORING.md"
+JUDGES = Path(__file__).resolve().parents[2] / "docs" / "JUDGES.md"
 CURVES = {1: [(s, 2.0 - 0.01 * s) for s in range(1, 101)], 2: [(s, 2.0 - 0.005 * s) for s in range(1, 101)]}
 
 
@@ -61,22 +61,27 @@ def _image(name: str) -> Callable[[], Any]:
     return score
 
 
+def _preference() -> Any:
+    from bracket.judge.preference import score_preference
+    return score_preference({1: {"a": 21.0, "b": 18.0}, 2: {"a": 20.0}, 3: {"c": 25.0}})  # per run, per prompt
+
+
 SCORERS: dict[str, Callable[..., Any]] = {"loss": _loss, "eval_loss": _eval_loss, "human": _human, "vlm": _vlm,
                                           "task": _task, "llm_judge": _llm_judge, "likeness": _image("likeness"),
                                           "prompt_following": _image("prompt_following"),
-                                          "image_quality": _image("image_quality")}
+                                          "image_quality": _image("image_quality"), "preference": _preference}
 
 
 def contract_problems(names: tuple[str, ...], weights: Mapping[str, float], scorers: Mapping[str, Callable[..., Any]],
-                      scoring_text: str, tmp_path: Path) -> list[str]:
+                      judges_text: str, tmp_path: Path) -> list[str]:
     """What breaks the judges' contract, one line each."""
     problems = []
     for name in names:
         weight = weights.get(name)
         if not isinstance(weight, int | float) or weight < 0:
             problems.append(f"{name}: no default weight in DEFAULT_WEIGHTS")
-        if not re.search(rf"\(`{re.escape(name)}`, `bracket/judge/", scoring_text):
-            problems.append(f"{name}: no paragraph in docs/SCORING.md (**Name** (`{name}`, `bracket/judge/...`))")
+        if not re.search(rf"\(`{re.escape(name)}`, `bracket/judge/", judges_text):
+            problems.append(f"{name}: no paragraph in docs/JUDGES.md (**Name** (`{name}`, `bracket/judge/...`))")
         scorer = scorers.get(name)
         if scorer is None:
             problems.append(f"{name}: no scorer in this contract")
@@ -95,14 +100,14 @@ def contract_problems(names: tuple[str, ...], weights: Mapping[str, float], scor
 def test_every_judge_keeps_the_contract(tmp_path):
     assert set(SCORERS) == set(JUDGE_NAMES), "each judge of JUDGE_NAMES needs a scorer here"
     assert set(DEFAULT_WEIGHTS) == set(JUDGE_NAMES)
-    assert contract_problems(JUDGE_NAMES, DEFAULT_WEIGHTS, SCORERS, SCORING.read_text(encoding="utf-8"), tmp_path) == []
+    assert contract_problems(JUDGE_NAMES, DEFAULT_WEIGHTS, SCORERS, JUDGES.read_text(encoding="utf-8"), tmp_path) == []
 
 
 def test_the_contract_catches_a_judge_that_breaks_it(tmp_path):
-    text = SCORING.read_text(encoding="utf-8")
+    text = JUDGES.read_text(encoding="utf-8")
     assert contract_problems(("ghost",), DEFAULT_WEIGHTS, {}, text, tmp_path) == [
         "ghost: no default weight in DEFAULT_WEIGHTS",
-        "ghost: no paragraph in docs/SCORING.md (**Name** (`ghost`, `bracket/judge/...`))",
+        "ghost: no paragraph in docs/JUDGES.md (**Name** (`ghost`, `bracket/judge/...`))",
         "ghost: no scorer in this contract"]
     assert contract_problems(("loss",), DEFAULT_WEIGHTS, {"loss": lambda: {1: "0.4"}}, text, tmp_path) == [
         "loss: the scorer returns no JudgeResult"]

@@ -1,5 +1,5 @@
 """Image judges' records planted into a finished session's runs, in the shape the image judges
-write (``judges["image"]``, ``bracket.standings.image_judges``), with a known front.
+write (``judges["image"]``, ``bracket.session.scoring.image_judges``), with a known front.
 
 The session's finished search runs, in id order, get likeness 0.9, 0.7, 0.5, 0.3 (and on, 0.2
 lower each) and prompt-following 0.2, 0.6, 0.4, 0.8 (repeating) at every sampled step: the front is

@@ -121,7 +121,7 @@ def test_the_install_option_fetches_each_default_model_once_and_names_it_in_env(
 
 
 def test_a_step_record_averages_its_samples_and_takes_the_base_models_prompt_following_off(tmp_path):
-    from bracket.session.scoring.image_judges import figures_at, image_parts
+    from bracket.session.scoring.image_judges import image_parts, scores_at
     from bracket.session.scoring.image_scorer import build_record
 
     inside, held = parse_prompt_lines("zqx, a dog --d 1\n# held-out\nzqx on the moon --d 2")
@@ -140,4 +140,5 @@ def test_a_step_record_averages_its_samples_and_takes_the_base_models_prompt_fol
     assert record["unreadable"] == ["b8.png: truncated"] and "8" not in record["steps"]
     judged = {**run, "judges": {"image": record}}
     assert list(image_parts(judged)) == [4]
-    assert figures_at(judged) == image_parts(judged)[4]  # its last step had nothing readable: the latest before
+    assert scores_at(judged, 8) == (4, {"likeness": 0.6, "prompt_following": pytest.approx(0.06),
+                                       "image_quality": pytest.approx(0.5)})  # nothing readable at 8: the latest before

@@ -10,7 +10,7 @@ from optuna.trial import TrialState
 
 from bracket.search.configs import NamedConfig
 from bracket.search.controller import SearchController
-from bracket.search.hedge import HedgeRule, hedge_explores, hedge_verdict
+from bracket.search.hedge import HedgeRule, hedge_draw, hedge_explores, hedge_probe, hedge_verdict
 from bracket.search.space import CategoricalKnob, FloatKnob, SearchSpace
 from bracket.search.types import ScoredConfig
 
@@ -100,12 +100,58 @@ def _train(controller: SearchController, history: list[ScoredConfig], value: flo
     return proposal.kind
 
 
+def _flat(first: tuple[str, float, float], second: tuple[str, float, float]) -> list[ScoredConfig]:
+    return [ScoredConfig({"optimizer_type": opt, "learning_rate": lr}, value, TrialState.COMPLETE, kind,
+                         name=kind, loss=value)
+            for kind, (opt, lr, value) in zip(("baseline", "curated"), (first, second), strict=True)]
+
+
+@pytest.mark.parametrize("first, second, rate", [
+    # the higher rate did worse: the best one a decade down the slope
+    (("AdamW", 1e-4, 1.00), ("AdamW", 3e-4, 1.05), 1e-5),
+    (("AdamW", 3e-4, 1.05), ("AdamW", 1e-4, 1.00), 1e-5),  # whatever the order they trained in
+    # the lower rate did worse: a decade up
+    (("AdamW", 1e-4, 1.05), ("AdamW", 3e-4, 1.00), 3e-3),
+    # clamped into the knob's bounds (1e-5 .. 3e-2)
+    (("AdamW", 3e-5, 1.00), ("AdamW", 1e-4, 1.05), 1e-5),
+    # already at the bound: nothing along the slope
+    (("AdamW", 1e-5, 1.00), ("AdamW", 3e-5, 1.05), None),
+    # two families, or one rate: no slope, no probe
+    (("AdamW", 1e-4, 1.00), ("Prodigy", 1e-4, 1.05), None),
+    (("AdamW", 1e-4, 1.00), ("AdamW", 1e-4, 1.05), None),
+    # not flat (20 % apart): no verdict, the bet goes on, no probe
+    (("AdamW", 1e-4, 1.00), ("AdamW", 3e-4, 1.20), None),
+])
+def test_the_probe_after_a_flat_verdict_follows_the_slope_of_the_rate(first, second, rate):
+    probe = hedge_probe(_flat(first, second), SPACE, HedgeRule())
+    assert (probe.params["learning_rate"] if probe else None) == (pytest.approx(rate) if rate else None)
+    if probe is not None:
+        best = min((first, second), key=lambda c: c[2])
+        assert probe.params["optimizer_type"] == best[0] and "reads flat" in probe.source
+    assert hedge_probe(_flat(first, second), SPACE, HedgeRule(probe_decades=0)) is None
+    assert hedge_probe(_flat(first, second), SPACE, None) is None
+
+
+def test_no_second_probe_once_a_bracket_config_exists():
+    history = [*_flat(("AdamW", 1e-4, 1.0), ("AdamW", 3e-4, 1.05)), _done(1.0, "bracket", lr=1e-5)]
+    assert hedge_probe(history, SPACE, HedgeRule()) is None
+
+
 def test_a_flat_warm_start_skips_the_rest_of_it_and_the_bracket():
     history: list[ScoredConfig] = []
     controller = _controller(history)
     assert [_train(controller, history, v) for v in (1.0, 1.05)] == ["baseline", "curated"]
     kinds = [_train(controller, history, 1.1) for _ in range(3)]
-    assert kinds == ["search"] * 3  # no curated c2, c3, no bracket: the sampler at once
+    # no curated c2, c3, no bracket: one probe down the rate's slope (3e-4 did worse than 1e-4), then the sampler
+    assert kinds == ["bracket", "search", "search"]
+    probe = history[2]
+    assert probe.params == {"optimizer_type": "AdamW", "learning_rate": pytest.approx(1e-5)}
+    assert probe.name == "lr-lower-1e-05"
+    # then hedge draws: the family tried least first (Prodigy: AdamW trained three times), named hedge-N
+    # (N the trial number + 1: the skipped c2, c3 and the probe were trials 3-5)
+    assert [h.name for h in history[3:]] == ["hedge-6", "hedge-7"]
+    assert history[3].params["optimizer_type"] == "Prodigy"
+    assert controller.study.trials[-1].user_attrs["source"].startswith("hedge draw")
     pruned = controller.study.get_trials(states=(TrialState.PRUNED,))
     assert sorted(t.user_attrs["name"] for t in pruned) == ["c2", "c3"]
     assert all("reads flat" in t.user_attrs["bracket_note"] for t in pruned)
@@ -116,6 +162,7 @@ def test_a_warm_start_that_disagrees_is_trained_as_before():
     controller = _controller(history)
     kinds = [_train(controller, history, v) for v in (1.0, 1.5, 2.0, 2.5, 1.2, 1.3)]
     assert kinds == ["baseline", "curated", "curated", "curated", "bracket", "bracket"]
+    assert not any(h.name.startswith("lr-lower-1e-05") for h in history)  # no hedge probe without a verdict
     without = _controller(history := [], hedge=None)
     assert [_train(without, history, v) for v in (1.0, 1.05, 1.1)] == ["baseline", "curated", "curated"]
 
@@ -123,3 +170,54 @@ def test_a_warm_start_that_disagrees_is_trained_as_before():
 def test_the_model_is_checked():
     with pytest.raises(ValueError, match="model must be one of"):
         _controller([], model="cma")
+
+
+THREE = SearchSpace({
+    "optimizer_type": CategoricalKnob(("AdamW", "AdamW8bit", "Prodigy", "Adafactor")),
+    "learning_rate": FloatKnob(1e-5, 3e-2, log=True),
+})
+
+
+def _of(optimizer: str, kind: str = "search", value: float = 1.2) -> ScoredConfig:
+    return ScoredConfig({"optimizer_type": optimizer, "learning_rate": 1e-4}, value, TrialState.COMPLETE, kind,
+                        name=kind, loss=value)
+
+
+FLAT = [_of("AdamW", "baseline", 1.0), _of("AdamW8bit", "curated", 1.05)]
+
+
+@pytest.mark.parametrize("after, families", [
+    ([], {"Prodigy", "Adafactor"}),  # both AdamW implementations are one family, tried twice
+    ([_of("Prodigy")], {"Adafactor"}),
+    ([_of("Prodigy"), _of("Adafactor")], {"Prodigy", "Adafactor"}),
+    # a running config counts as tried (so two workers spread over the families)
+    ([replace(_of("Adafactor", value=None), state=RUNNING)], {"Prodigy"}),
+    # every family tried twice: any choice
+    ([_of("Prodigy"), _of("Adafactor"), _of("Prodigy"), _of("Adafactor")], {"AdamW", "AdamW8bit", "Prodigy",
+                                                                             "Adafactor"}),
+])
+def test_a_hedge_draw_takes_the_optimizer_family_tried_least(after, families):
+    drawn = {hedge_draw([*FLAT, *after], THREE, HedgeRule(), seed)["optimizer_type"] for seed in range(12)}
+    assert drawn == families
+
+
+@pytest.mark.parametrize("history, rule", [
+    ([_of("AdamW", "baseline", 1.0), _of("AdamW8bit", "curated", 1.5)], HedgeRule()),  # no verdict
+    (FLAT, HedgeRule(families=False)),  # uniform random draws instead (the sampler's)
+    (FLAT, None),
+    ([*FLAT, *(_of("Prodigy") for _ in range(6))], HedgeRule()),  # the explore phase is over: TPE
+])
+def test_no_hedge_draw(history, rule):
+    assert hedge_draw(history, THREE, rule, 0) is None
+
+
+def test_a_hedge_draw_says_so_in_the_trial_table_and_the_why_panel():
+    from bracket.app.suggestion_reason import origin
+    from bracket.search.why_line import short_reasons
+
+    configs = [{"id": 1, "name": "baseline", "kind": "baseline", "params": {"optimizer_type": "AdamW"}},
+               {"id": 2, "name": "hedge-6", "kind": "search", "params": {"optimizer_type": "Prodigy"}}]
+    lines = short_reasons(configs, {1: 1.0}, SPACE)
+    assert lines[2].startswith("hedge draw: the family tried least")  # not "TPE from 1 scored"
+    assert "hedge draw" in origin("search", "hedge-6", "", seen=3)
+    assert "hedge draw" not in origin("search", "search-6", "", seen=3)

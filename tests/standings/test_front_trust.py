@@ -1,15 +1,15 @@
 """The front of fidelity against flexibility, the person's pick on it, and how far each judge
 agrees with the person — pure functions on planted records (the image judges' record shape of
-``bracket.standings.image_judges``)."""
+``bracket.session.scoring.image_judges``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from bracket.session.scoring import RunScore
+from bracket.session.scoring.image_judges import image_scores, scores_at, step_scores
 from bracket.standings import build_standings
 from bracket.standings.front import beaten_by, build_front, pareto_front
-from bracket.standings.image_judges import image_scores, scores_at, step_scores
 from bracket.standings.trust import (
     Agreement,
     choice_agreement,
@@ -98,6 +98,20 @@ def test_a_pick_on_the_front_becomes_the_winner_and_one_off_it_is_set_aside():
     with_judges(table, runs, [], [], {"loss": 1.0}, pick=5)  # c5 is beaten on both: not an answer
     assert table.winner.config_name == "c1" and table.front.pick_id is None
     assert any("no longer on the front" in w for w in table.warnings)
+
+
+@pytest.mark.parametrize("references, said", [
+    ({"count": 4, "source": "held-out images", "note": "x"}, "against 4 held-out dataset images (never trained on)"),
+    ({"count": 5, "source": "training images", "note": "the dataset has 5 images, fewer than 12"},
+     "against 5 training images (the dataset has 5 images, fewer than 12)")])
+def test_the_front_says_what_likeness_was_measured_against(references, said):
+    table, runs = planted()
+    assert build_front(table.board("search"), {r["id"]: r for r in runs}).references == ""  # no record says
+    for run in runs:
+        run["judges"]["image"]["references"] = references
+    front = build_front(table.board("search"), {r["id"]: r for r in runs})
+    assert said in front.references and front.why.endswith(front.references)
+    assert front.to_dict()["references"] == front.references
 
 
 def test_no_image_scores_no_front():

@@ -60,6 +60,7 @@ def halving_history(session: Any) -> list[Any]:
 def build_controller(session: Any) -> "SearchController":
     """The session's search controller, writing each proposal's line with its trial."""
     from bracket.search.controller import SearchController
+    from bracket.search.hedge import DEFAULT_RULE as HEDGE_RULE
 
     seed = session.settings.base_seed + zlib.crc32(session.worker_id.encode("utf-8")) % 10_000
     return SearchController(study=session.store.study(session.name), space=session.space,
@@ -67,4 +68,5 @@ def build_controller(session: Any) -> "SearchController":
                             history=(lambda: halving_history(session)) if session.settings.halving
                             else session.scored_configs,
                             lr_bracket=session.settings.lr_bracket, note=session.add_note,
+                            hedge=HEDGE_RULE if session.settings.hedge else None,
                             describe=lambda proposal: line_at_proposal(session, proposal))

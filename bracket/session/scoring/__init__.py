@@ -1,6 +1,7 @@
 """Scoring a session's runs: the judges run on finished runs, and what they read back.
 
-``run_scores`` (every run's score, derived from the store as it is now), ``scoreboard``
+``run_scores`` (every run's score, derived from the store as it is now), ``sampler_values`` (what
+the sampler sees once a person judged runs: their verdict, and its prediction), ``scoreboard``
 (:class:`Scoreboard`), ``summaries`` (:class:`KeptSummaries`), ``best_step``, ``text_judges``,
 ``vlm`` and ``image_scorer`` (the judges that need a server, a worker process or a thread;
 ``image_config``: whether the image judges run and their models check),

@@ -2,14 +2,18 @@
 and ``doctor`` make of their models, and the likeness references.
 
 ``BRACKET_JUDGE_TEXT_IMAGE`` (a CLIP checkpoint: a folder or a Hugging Face name in the local
-cache) turns them on; ``BRACKET_JUDGE_LIKENESS`` (DINOv2), ``BRACKET_JUDGE_PYTHON``,
+cache) turns them on; ``BRACKET_JUDGE_LIKENESS`` (DINOv2), ``BRACKET_JUDGE_PREFERENCE`` (a
+PickScore-style CLIP for the optional preference judge), ``BRACKET_JUDGE_PYTHON``,
 ``BRACKET_JUDGE_DEVICE`` and ``BRACKET_JUDGE_BATCH`` refine them; ``BRACKET_JUDGE_BACKBONE``
 (``module:factory``) swaps the models for another backbone (the tests' stand-in). The scorer that
 runs them is ``bracket.session.scoring.image_scorer``.
 
-The likeness references are spread images of the dataset the runs train on (at most
-:data:`REFERENCE_COUNT`), flagged "training images" in each record: a held-out share is not split
-off the dataset yet, so likeness measures how close samples come to the training images.
+The likeness references (:func:`likeness_references`) are the session's held-out images
+(``bracket.dataset.references``: decided once at creation, :func:`decide_references`, and given
+to the trainer, which leaves them out of every run, :func:`apply_references`), flagged "held-out
+images" in each record; where none are held out (a small dataset, a trainer that cannot, an older
+session) they are spread training images (at most :data:`REFERENCE_COUNT`), flagged "training
+images" with the reason.
 """
 
 from __future__ import annotations
@@ -21,14 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from bracket import settings as app_settings
+from bracket.dataset.references import MIN_IMAGES, choose, dataset_images, held_count, held_out_references
+from bracket.dataset.references import note as references_note
 from bracket.errors import BracketError
 from bracket.judge.image_judges import IMAGE_JUDGES
 from bracket.judge.image_models import LIKENESS_TYPES, TEXT_IMAGE_TYPES, WeightsProblem, check_weights
+from bracket.judge.preference import NAME as PREFERENCE
 from bracket.session.scoring.run_scores import effective_weights
+from bracket.trainer.base import Trainer
 
 #: at most this many dataset images are the likeness references (spread over the dataset)
 REFERENCE_COUNT = 8
-_MEDIA = {".png", ".jpg", ".jpeg", ".webp", ".bmp"}
 
 
 @dataclass(frozen=True)
@@ -42,14 +49,18 @@ class ImageJudgeConfig:
     batch_size: int = 8
     #: ``module:factory`` of another backbone (the tests' deterministic stand-in)
     module: str = ""
+    #: a preference model (PickScore-style CLIP) for the optional preference judge; "" none
+    preference: str = ""
 
     def backbone(self) -> dict[str, Any]:
-        return {"text_image": self.text_image, "likeness": self.likeness or None, "device": self.device,
+        spec = {"text_image": self.text_image, "likeness": self.likeness or None, "device": self.device,
                 "batch_size": self.batch_size, "module": self.module or None}
+        return {**spec, "preference": self.preference} if self.preference else spec
 
     def digest(self) -> str:
         """What the figures depend on besides the image: the models (for the cache key)."""
-        return json.dumps([self.text_image, self.likeness, self.module])
+        return json.dumps([self.text_image, self.likeness, self.module] + ([self.preference] if self.preference
+                                                                           else []))
 
 
 def image_judge_config() -> ImageJudgeConfig | None:
@@ -65,14 +76,14 @@ def image_judge_config() -> ImageJudgeConfig | None:
     return ImageJudgeConfig(text_image=text_image, likeness=app_settings.env("BRACKET_JUDGE_LIKENESS"),
                             python=app_settings.env("BRACKET_JUDGE_PYTHON"),
                             device=app_settings.env("BRACKET_JUDGE_DEVICE", "auto") or "auto", batch_size=batch,
-                            module=module)
+                            module=module, preference=app_settings.env("BRACKET_JUDGE_PREFERENCE"))
 
 
 def image_judges_wanted(weights: Mapping[str, float], sample_kind: str) -> bool:
     """Whether a session's image judges have anything to do: image or video samples, and one of
-    them weighing above 0."""
+    them (the preference judge included) weighing above 0."""
     laid = effective_weights(weights)
-    return sample_kind in ("image", "video") and any(laid.get(name, 0.0) > 0 for name in IMAGE_JUDGES)
+    return sample_kind in ("image", "video") and any(laid.get(name, 0.0) > 0 for name in (*IMAGE_JUDGES, PREFERENCE))
 
 
 def check_image_judges(config: ImageJudgeConfig | None) -> str | None:
@@ -87,26 +98,49 @@ def check_image_judges(config: ImageJudgeConfig | None) -> str | None:
         check_weights(config.text_image, TEXT_IMAGE_TYPES, "BRACKET_JUDGE_TEXT_IMAGE")
         if config.likeness:
             check_weights(config.likeness, LIKENESS_TYPES, "BRACKET_JUDGE_LIKENESS")
+        if config.preference:
+            check_weights(config.preference, TEXT_IMAGE_TYPES, "BRACKET_JUDGE_PREFERENCE")
     except WeightsProblem as problem:
         return str(problem)
     return None
 
 
 def reference_images(dataset: str | Path | None, style: str | None, count: int = REFERENCE_COUNT) -> list[Path]:
-    """Up to ``count`` images spread over the dataset's media folders (the likeness references)."""
-    from bracket.dataset.runtime import dataset_image_dirs
+    """Up to ``count`` training images spread over the dataset (the references when none are held out)."""
+    return choose(dataset_images(dataset, style), count)
 
-    if not dataset or not style:
-        return []
-    try:
-        folders = dataset_image_dirs(Path(dataset).expanduser(), str(style))
-    except (BracketError, OSError, ValueError):
-        return []
-    found = sorted(p for folder in folders if Path(folder).is_dir() for p in Path(folder).iterdir()
-                   if p.suffix.lower() in _MEDIA)
-    if len(found) <= count:
-        return found
-    return [found[round(i * (len(found) - 1) / (count - 1))] for i in range(count)]
+
+def decide_references(trainer: Trainer, requested: int | None, *, wanted: bool) -> tuple[int, str]:
+    """(images to hold out, the session's note on the references) for a new session: ``requested``
+    when stored (0: none), else by :func:`bracket.dataset.references.held_count` where the image
+    judges run (``wanted``) and the trainer can leave images out; the note is "" without judges."""
+    images = len(dataset_images(trainer.field("dataset"), trainer.dataset_style))
+    supported = bool(trainer.holds_out_references)
+    if requested is None:
+        count = held_count(images) if wanted and supported else 0
+    else:
+        count = int(requested) if supported and 0 < int(requested) < images else 0
+    return count, references_note(images, count, supported=supported, wanted=wanted)
+
+
+def apply_references(trainer: Trainer, count: int) -> None:
+    """Give ``trainer`` the session's held-out likeness references (``count`` of them, by the one rule)."""
+    held = held_out_references(trainer.field("dataset"), trainer.dataset_style, count)
+    trainer.held_out_references = tuple(held) if held and trainer.holds_out_references else ()
+
+
+def likeness_references(trainer: Trainer) -> tuple[list[Path], dict[str, Any]]:
+    """The likeness references of a session's trainer and what they are (a record's ``references``)."""
+    held = list(trainer.held_out_references)
+    if held:
+        return held, {"count": len(held), "source": "held-out images",
+                      "note": "dataset images no run trains on (bracket.dataset.references)"}
+    found = reference_images(trainer.field("dataset"), trainer.dataset_style)
+    images = len(dataset_images(trainer.field("dataset"), trainer.dataset_style))
+    why = (f"the dataset has {images} images, fewer than {MIN_IMAGES}" if images < MIN_IMAGES and
+           trainer.holds_out_references else "this session holds no images out")
+    return found, {"count": len(found), "source": "training images",
+                   "note": f"{why}: likeness is measured against images the runs train on"}
 
 
 def doctor_check(report: Any) -> bool | None:
@@ -116,6 +150,6 @@ def doctor_check(report: Any) -> bool | None:
     if config is None:
         return None
     problem = check_image_judges(config)
-    found = f"models found: {config.text_image}" + (f", {config.likeness}" if config.likeness else "")
+    found = f"models found: {config.text_image}" + "".join(f", {m}" for m in (config.likeness, config.preference) if m)
     report.add("image judges", problem is None, problem or found)
     return problem is None

@@ -1,7 +1,7 @@
 """Running the image judges beside training: a worker process, a cache, one background thread.
 
 When the image judges are configured (``bracket.session.scoring.image_config``: their models in
-``.env``, see docs/SCORING.md) and weigh above 0,
+``.env``, see docs/JUDGES.md) and weigh above 0,
 every finished run's sample images of every step are scored on one background thread while the
 next run trains: the images not yet in the session's cache (``views/image_judges.json``, keyed
 by path, modification time, size, prompt and models, so nothing is scored twice) go in one job
@@ -12,7 +12,8 @@ next read. A run paused at a rung of a halving search is scored the same way up 
 step, kept as ``judges["at_step"]["<step>"]["image"]``; the loop waits for those as for the VLM's.
 A worker that fails leaves the run with ``judges["image"]["error"]`` and no image scores; the
 search goes on.
-The likeness references are the dataset's (``image_config.reference_images``).
+The likeness references are the session's held-out images, else training images
+(``image_config.likeness_references``).
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ from typing import Any
 from bracket import settings as app_settings
 from bracket.errors import BracketError
 from bracket.judge.image_judges import IMAGE_JUDGES, SCALES
+from bracket.judge.preference import NAME as PREFERENCE
 from bracket.session.scoring.image_config import (
     ImageJudgeConfig,
     image_judge_config,
     image_judges_wanted,
-    reference_images,
+    likeness_references,
 )
 from bracket.session.scoring.image_judges import RECORD
 from bracket.session.scoring.run_scores import verdicts_at
@@ -116,6 +118,7 @@ def build_record(run: Mapping[str, Any], rows: Sequence[tuple[int, Path, SampleP
     """``judges["image"]`` of ``run`` from each judged sample's figures (see ``image_judges``)."""
     images: dict[str, dict[str, Any]] = {}
     by_step: dict[int, list[dict[str, Any]]] = {}
+    preferred: dict[str, dict[str, float]] = {}
     errors = []
     for step, path, prompt, figures in rows:
         if "error" in figures:
@@ -124,6 +127,9 @@ def build_record(run: Mapping[str, Any], rows: Sequence[tuple[int, Path, SampleP
         images[relative(path, run)] = {**{n: figures.get(n) for n in IMAGE_JUDGES}, "step": int(step),
                                        "prompt_kind": prompt.kind}
         by_step.setdefault(int(step), []).append(figures)
+        if figures.get(PREFERENCE) is not None:  # kept per prompt: compared only within one
+            images[relative(path, run)][PREFERENCE] = figures[PREFERENCE]
+            preferred.setdefault(str(step), {})[prompt.text] = float(figures[PREFERENCE])
 
     def means(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return {**{n: _mean([float(f[n]) for f in rows if f.get(n) is not None]) for n in IMAGE_JUDGES},
@@ -138,6 +144,8 @@ def build_record(run: Mapping[str, Any], rows: Sequence[tuple[int, Path, SampleP
         steps[str(step)] = figures
     record: dict[str, Any] = {"steps": steps, "images": images, "scales": dict(SCALES),
                               "base": {"step": 0, **base} if base else None, "references": references}
+    if preferred:
+        record[PREFERENCE] = preferred
     if errors:
         record["unreadable"] = errors
     return record
@@ -149,13 +157,16 @@ class ImageScorer:
 
     def __init__(self, store: Store, session: str, folder: Path, config: ImageJudgeConfig,
                  prompts: Sequence[SamplePrompt], references: Sequence[Path],
-                 on_scored: Callable[[], None] | None = None) -> None:
+                 on_scored: Callable[[], None] | None = None, *,
+                 reference_note: Mapping[str, Any] | None = None) -> None:
         self.store, self.session, self.config, self.on_scored = store, session, config, on_scored
         self.prompts = list(prompts)
         self.references = [str(p) for p in references]
-        self.reference_note = {"count": len(self.references), "source": "training images",
-                               "note": "no held-out share of the dataset: likeness is measured against "
-                                       "images the runs train on"}
+        #: what the references are (``image_config.likeness_references``); training images unless told
+        self.reference_note = dict(reference_note or {"source": "training images",
+                                                      "note": "likeness is measured against images the runs "
+                                                              "train on"})
+        self.reference_note["count"] = len(self.references)
         self.folder = Path(folder)
         self.cache = FigureCache(self.folder / "views" / "image_judges.json")
         self._context = json.dumps([config.digest(), self.references])
@@ -259,5 +270,6 @@ def session_image_scorer(parts: Any, on_scored: Callable[[], None] | None = None
     settings, trainer = parts.settings, parts.trainer
     if config is None or not image_judges_wanted(settings.weights or {}, trainer.sample_kind):
         return None
-    references = reference_images(trainer.field("dataset", "") or "", getattr(trainer, "dataset_style", None))
-    return ImageScorer(parts.store, parts.name, parts.folder, config, settings.prompts(), references, on_scored)
+    references, note = likeness_references(trainer)
+    return ImageScorer(parts.store, parts.name, parts.folder, config, settings.prompts(), references, on_scored,
+                       reference_note=note)

@@ -30,6 +30,7 @@ from bracket.session.scoring.run_scores import (
     sampler_history,
     score_runs,
 )
+from bracket.session.scoring.sampler_values import sampler_values
 from bracket.session.scoring.summaries import SUMMARY_FILE, KeptSummaries
 from bracket.session.search_settings import SearchSettings
 from bracket.session.store import Store
@@ -91,7 +92,8 @@ class Scoreboard:
         runs = self.stage_runs("search") if runs is None else runs
         scores = self.scores(runs) if scores is None else scores
         configs = self.store.configs(self.session_name, stage="search") if configs is None else configs
-        return sampler_history(configs, config_values(runs, scores),
+        values = sampler_values(runs, scores, {c["id"]: self.space.searched_params(c["params"]) for c in configs})
+        return sampler_history(configs, values,
                                self.space, rated_configs(runs, scores), diverged_configs(runs, scores),
                                config_losses(runs, scores))
 

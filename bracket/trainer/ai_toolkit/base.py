@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from bracket.dataset.references import training_folder
 from bracket.dataset.runtime import dataset_image_dirs
 from bracket.errors import BracketError
 from bracket.search.space import SearchSpace
@@ -34,7 +35,6 @@ from bracket.trainer.ai_toolkit.validation import (
     VALIDATION_TAGS,
     held_out,
     images_of,
-    training_folder,
     validation_items,
 )
 from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_subprocess_env
@@ -60,6 +60,7 @@ class AiToolkitTrainer(Trainer):
     checkout_hint = ("it is not a checkout of ostris/ai-toolkit: check the ai-toolkit folder "
                      "(git submodule update --init vendor/ai-toolkit).")
     loss_tags = LOSS_TAGS
+    holds_out_references = True
     dataset_style = "musubi"  # a folder of media with .txt captions, or flat [[datasets]] folders
     resume_mode = "restart"
     sample_kind = "image"
@@ -131,7 +132,8 @@ class AiToolkitTrainer(Trainer):
         return held_out(images_of(self.dataset_folders(dataset)), float(plan.split), int(plan.seed))
 
     def datasets_section(self, dataset: Path, knobs: Mapping[str, Any], run_dir: Path) -> list[dict[str, Any]]:
-        folders, held = self.dataset_folders(dataset), set(self.held_out_images(dataset))
+        folders = self.dataset_folders(dataset)
+        held = {*self.held_out_images(dataset), *self.held_out_references}
         if held:  # ai-toolkit would train on them too: train from links to the rest
             folders = [training_folder(f, held, run_dir / "train-data" / str(n)) for n, f in enumerate(folders)]
         return [{"folder_path": str(folder), "caption_ext": "txt", "resolution": [self.resolution()],

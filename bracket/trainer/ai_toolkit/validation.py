@@ -5,14 +5,12 @@ list of ``validation_items`` (image path and prompt), encodes them once, and eve
 ``validate_every_n_steps`` steps (and at a launch's first step) predicts them at fixed sigmas with
 fixed noise, logging the mean MSE as ``val/loss`` — to its ``loss_log.db`` only, which the session
 reads (``LaunchSpec.metrics_db``). It does not remove those images from the training data, so
-Bracket trains from a folder of links to the rest (:func:`training_folder`).
+Bracket trains from a folder of links to the rest (``bracket.dataset.references.training_folder``).
 """
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
 from pathlib import Path
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
@@ -30,26 +28,6 @@ def held_out(images: list[Path], split: float, seed: int) -> list[Path]:
         return []
     count = min(len(images) - 1, max(1, round(split * len(images))))
     return sorted(random.Random(seed).sample(images, count))
-
-
-def _link(source: Path, dest: Path) -> None:
-    try:
-        os.link(source, dest)
-    except OSError:  # another file system, or no hard links: a copy
-        shutil.copy2(source, dest)
-
-
-def training_folder(folder: Path, excluded: set[Path], dest: Path, caption_ext: str = ".txt") -> Path:
-    """``dest`` filled with links to ``folder``'s images not in ``excluded`` and their captions."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for image in images_of([folder]):
-        if image in excluded or (dest / image.name).exists():
-            continue
-        _link(image, dest / image.name)
-        caption = image.with_suffix(caption_ext)
-        if caption.is_file() and not (dest / caption.name).exists():
-            _link(caption, dest / caption.name)
-    return dest
 
 
 def validation_items(images: list[Path], caption_ext: str = ".txt") -> list[dict[str, str]]:

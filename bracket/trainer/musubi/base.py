@@ -43,7 +43,7 @@ from bracket.trainer.base import (
     make_subprocess_env,
     save_resume_args,
 )
-from bracket.trainer.cache_key import cache_key, path_identity, session_cache_dir
+from bracket.trainer.cache_key import cache_key, held_out_key, path_identity, session_cache_dir
 from bracket.trainer.musubi.dataset import first_control_image, first_dataset_image, write_musubi_toml
 from bracket.trainer.musubi.space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
@@ -88,6 +88,7 @@ class MusubiTrainer(Trainer):
     output_name: ClassVar[str] = "bracket"
     loss_tags: ClassVar[tuple[str, ...]] = ("loss/current", "loss/average")
     dataset_style = "musubi"
+    holds_out_references = True
     #: at the pin (30c658c4) ``--resume`` restores weights, optimizer, schedule and RNG but the
     #: training loop sets ``global_step = 0`` and starts at the first epoch ("TODO skip until
     #: initial step", ``training/trainer_base.py``): no step counter to continue, so a promoted
@@ -152,7 +153,8 @@ class MusubiTrainer(Trainer):
         models = [self.field(m.field) for m in self.active_model_inputs() if m.latent_flag or m.text_flag]
         key = cache_key(models=models, flags=flags, folders=folders,
                         extra={"dataset": str(dataset.resolve()), "dataset_file": path_identity(dataset)
-                               if dataset.is_file() else None, "variant": self.cache_variant()})
+                               if dataset.is_file() else None, "variant": self.cache_variant(),
+                               **held_out_key(self.held_out_references)})
         base = Path(folder).expanduser() if folder is not None else session_cache_dir(Path(run_dir),
                                                                                        self.field("cache_dir"))
         return base / f"{self.cache_variant()}-{key}"
@@ -164,6 +166,7 @@ class MusubiTrainer(Trainer):
             cache_root=self.cache_root(dataset, run_dir, folder=cache_folder), batch_size=batch_size,
             resolution=self._resolution(), video_defaults=self.video_dataset_defaults,
             control_dir=self.field("control_dir"), needs_control=self.needs_control_images,
+            excluded=self.held_out_references,
         )
 
     def _memory_flags(self) -> list[str]:

@@ -12,7 +12,12 @@ then adds what only musubi needs:
 - image-edit datasets get ``control_directory`` from the preset's control-images field,
   and a dataset without control images is an error before anything runs;
 - ``caption_extension`` defaults to ``.txt`` (musubi has no default and would silently
-  train without captions).
+  train without captions);
+- with the session's held-out likeness references (``bracket.dataset.references``), an image
+  dataset reads a folder of links to the rest (``train-data/images<i>`` beside the TOML; musubi
+  names a cache file by the image's name, so the shared cache still serves every run, and the
+  cache root's key names the held-out images, since musubi trains on every cache file of its
+  ``cache_directory``).
 
 The same function writes the setup TOML the cache scripts read and every trial's TOML,
 so all of them agree on resolution, frames and ``cache_directory``: that is what lets the
@@ -21,13 +26,14 @@ cache be built once per session.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
 from bracket.dataset.preflight import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS
+from bracket.dataset.references import training_folder
 from bracket.dataset.runtime import derive_run_toml, read_dataset_toml
 from bracket.errors import DatasetError
 
@@ -55,6 +61,7 @@ def write_musubi_toml(
     video_defaults: Mapping[str, Any] | None = None,
     control_dir: str = "",
     needs_control: bool = False,
+    excluded: Collection[Path] = (),
 ) -> Path:
     """Write the run's musubi dataset TOML to ``dest`` (see the module docstring)."""
     derive_run_toml(
@@ -74,6 +81,9 @@ def write_musubi_toml(
             for key, value in (video_defaults or {}).items():
                 entry.setdefault(key, value)
             continue
+        if excluded and isinstance(folder, str):  # the held-out likeness references stay out
+            links = Path(dest).parent / "train-data" / f"images{index}"
+            entry["image_directory"] = str(training_folder(Path(folder), excluded, links))
         if control_dir:
             entry["control_directory"] = str(Path(control_dir).expanduser().resolve())
         if needs_control and "control_directory" not in entry and "image_jsonl_file" not in entry:

@@ -87,6 +87,7 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
     resuming: :mod:`bracket.trainer.sd_scripts.resume`."""
 
     dataset_style = "sd-scripts"
+    holds_out_references = True
     checkout_field = "sd_scripts_dir"
     checkout_hint = ("it is not a checkout of kohya-ss/sd-scripts: check the sd-scripts folder "
                      "(git submodule update --init vendor/sd-scripts).")

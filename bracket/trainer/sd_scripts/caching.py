@@ -27,18 +27,18 @@ caching (the trainer would assert).
 
 from __future__ import annotations
 
-import shutil
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import tomli_w
 
+from bracket.dataset.references import training_folder
 from bracket.dataset.runtime import dataset_image_dirs, derive_run_toml, load_dataset_spec
 from bracket.errors import BracketError
 from bracket.trainer.base import LaunchSpec, RunRequest, Trainer, make_accelerate_launch_prefix, make_subprocess_env
-from bracket.trainer.cache_key import CACHE_FILE_SUFFIXES, cache_key, session_cache_dir
+from bracket.trainer.cache_key import CACHE_FILE_SUFFIXES, cache_key, held_out_key, session_cache_dir
 from bracket.trainer.vram import runs_on_cpu
 
 #: mixed precision on a GPU; on the CPU (field ``device``) everything is fp32 (``no``)
@@ -92,31 +92,14 @@ def cache_is_complete(image_dirs: Sequence[Path], suffixes: Sequence[str]) -> bo
     return True
 
 
-def mirror_folder(source: Path, dest: Path) -> Path:
-    """Make ``dest`` hold a link to each file of ``source`` (no caches); return ``dest``.
+def mirror_folder(source: Path, dest: Path, excluded: Collection[Path] = ()) -> Path:
+    """Make ``dest`` hold a link to each file of ``source`` (no caches, none of the ``excluded``
+    images nor their captions: the session's held-out likeness references); return ``dest``.
 
     Links are symbolic where the system allows them, else hard links, else copies. Files
     already there are kept, so concurrent runs (or workers) can call this safely.
     """
-    dest.mkdir(parents=True, exist_ok=True)
-    if not source.is_dir():
-        return dest
-    for item in sorted(source.iterdir()):
-        if not item.is_file() or item.name.lower().endswith(CACHE_FILE_SUFFIXES):
-            continue
-        link = dest / item.name
-        if link.is_symlink() or link.exists():
-            continue
-        target = item.resolve()
-        for make in (link.symlink_to, link.hardlink_to, lambda t, link=link: shutil.copy2(t, link)):
-            try:
-                make(target)
-                break
-            except FileExistsError:
-                break
-            except OSError:
-                continue
-    return dest
+    return training_folder(source, excluded, dest, skip_suffixes=CACHE_FILE_SUFFIXES)
 
 
 def _has_key(document: Mapping[str, Any], key: str) -> bool:
@@ -179,7 +162,8 @@ class SdScriptsCaching(Trainer):
         models = [self.field(item.field) for item in self.model_inputs]
         flags = self.cache_tool_args() + self.latent_cache_args()
         key = cache_key(models=models, flags=flags, folders=folders,
-                        extra={"resolution": self.resolution(), "suffix": self.latent_cache_suffix})
+                        extra={"resolution": self.resolution(), "suffix": self.latent_cache_suffix,
+                               **held_out_key(self.held_out_references)})
         family = self.latent_cache_suffix.strip("_").split(".")[0] or "sd"
         return session_cache_dir(run_dir, self.field("cache_dir")) / f"{family}-{key}"
 
@@ -200,12 +184,17 @@ class SdScriptsCaching(Trainer):
         written = load_dataset_spec(path, "sd-scripts")
         cache = self.cache_folder(source, run_dir)
         index = 0
+        held = self.held_out_references
         for dataset in written["datasets"]:
             for subset in dataset.get("subsets", []):
-                if isinstance(subset.get("image_dir"), str) and not standalone:
-                    mirror = mirror_folder(Path(subset["image_dir"]), cache / f"s{index}")
-                    subset["image_dir"] = str(mirror.resolve())
-                    index += 1
+                if not isinstance(subset.get("image_dir"), str):
+                    continue
+                if not standalone:
+                    subset["image_dir"] = str(mirror_folder(Path(subset["image_dir"]), cache / f"s{index}", held))
+                elif held:  # an export trains on the search's images: its own links, beside it
+                    subset["image_dir"] = str(mirror_folder(Path(subset["image_dir"]), run_dir / "train-data"
+                                                            / f"s{index}", held))
+                index += 1
         if fit is not None:
             fit(written)
         path.write_text(tomli_w.dumps(written), encoding="utf-8")

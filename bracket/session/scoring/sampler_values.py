@@ -1,0 +1,108 @@
+"""The value the sampler sees per config once a person has judged some of them: their taste.
+
+The combined score (:mod:`bracket.session.scoring.run_scores`) is what a person reads; it mixes
+the loss with the human part, and a config nobody rated gets its human part estimated from
+similar configs. For *proposing*, that lets the loss speak for the person: a rated config's
+score keeps its loss part, and an unrated config with a good loss sits in TPE's good set beside
+the configs the person rated best. So, as soon as a config of the search has a measured human
+part (a rating, or a blind choice), the sampler's history uses these values instead (lower is
+better, all in the human part's scale, ``(10 - rating) / 9``):
+
+* **a rated config**: the person's verdict alone, the mean of its runs' measured human parts
+  (the rating moved by the blind choices, ``bracket.judge.human``);
+* **an unrated config**: its predicted verdict. Two predictors, blended by the evidence of the
+  first: the verdicts of the *similar* rated configs (the kernel of
+  :mod:`bracket.judge.neighbours`, evidence ``near / (near + 1)``), and the person's verdict
+  *as a function of the measured score* (the loss, and any automatic judge), fitted on the rated
+  configs by isotonic regression: where the person's ratings follow the loss, a good loss
+  predicts a good rating; where they do not, the fit is flat and every far-off unrated config
+  sits at the rated configs' mean verdict, so the loss alone never lifts it among the best;
+* **a disqualified config**: the worst value, 1.0, as in the combined score.
+
+The learning-rate bracket and the shape draws centre on the config with the lowest value, so
+with a rating they follow the best-rated config rather than the best loss. Without any human
+judgement the values are the combined scores, unchanged.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from bracket.judge.combine import Estimate
+from bracket.judge.neighbours import neighbour_estimates
+from bracket.session.scoring.run_scores import WORST, RunScore, config_values
+
+HUMAN = "human"
+
+
+def measured_verdict(score: RunScore) -> float | None:
+    """The run's measured human part (lower is better), None when it is estimated or absent."""
+    part = score.parts.get(HUMAN)
+    if part is None or part.estimated or not part.weight > 0:
+        return None
+    return float(part.value)
+
+
+def measured_score(score: RunScore) -> float | None:
+    """The run's score from its measured parts other than the person's (the loss, automatic
+    judges), weighted as in the combined score; None when it has none."""
+    parts = [p for name, p in score.parts.items() if name != HUMAN and not p.estimated and p.weight > 0]
+    total = sum(p.weight for p in parts)
+    return sum(p.weight * p.value for p in parts) / total if total > 0 else None
+
+
+def _per_config(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunScore], read: Any) -> dict[int, float]:
+    found: dict[int, list[float]] = {}
+    for run in runs:
+        score = scores.get(run["id"])
+        if run.get("config_id") is None or score is None or score.disqualified:
+            continue
+        value = read(score)
+        if value is not None:
+            found.setdefault(run["config_id"], []).append(value)
+    return {cid: statistics.fmean(values) for cid, values in found.items()}
+
+
+def taste_curve(measured: Mapping[int, float], verdicts: Mapping[int, float]) -> Any:
+    """The person's verdict as a non-decreasing function of the measured score, fitted on the
+    configs that have both (isotonic regression); a function of one score. Flat at the mean
+    verdict when the ratings do not follow the measured score at all."""
+    both = sorted((measured[c], verdicts[c]) for c in verdicts if c in measured)
+    if not both:
+        mean = statistics.fmean(verdicts.values())
+        return lambda x: mean
+    from scipy.optimize import isotonic_regression  # here: importing scipy costs seconds, unrated sessions need none
+
+    xs = np.array([x for x, _ in both])
+    fitted = isotonic_regression(np.array([y for _, y in both]), increasing=True).x
+    return lambda x: float(np.interp(x, xs, fitted))
+
+
+def sampler_values(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunScore],
+                   params: Mapping[int, Mapping[str, Any]]) -> dict[int, float]:
+    """Config id -> the value the sampler sees (the module docstring); ``params``: config id ->
+    its searched params. The combined scores' mean (``config_values``) while nobody judged a run."""
+    combined = config_values(runs, scores)
+    verdicts = _per_config(runs, scores, measured_verdict)
+    if not verdicts:
+        return combined
+    measured = _per_config(runs, scores, measured_score)
+    curve = taste_curve(measured, verdicts)
+    unrated = [c for c in combined if c not in verdicts and combined[c] < WORST]
+    shared = Estimate(value=statistics.fmean(verdicts.values()), uncertainty=0.0, count=len(verdicts))
+    near = neighbour_estimates(shared, verdicts, params, unrated)
+    values: dict[int, float] = {}
+    for cid, value in combined.items():
+        if cid in verdicts:
+            values[cid] = verdicts[cid]
+        elif value >= WORST:
+            values[cid] = WORST
+        else:
+            guess = near[cid]
+            by_score = curve(measured[cid]) if cid in measured else shared.value
+            values[cid] = guess.evidence * guess.value + (1.0 - guess.evidence) * by_score
+    return values
