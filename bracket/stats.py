@@ -211,7 +211,7 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
     ``steps`` is the winning run's step count and ``step`` its best step (``bracket.standings``
     passes both), so the sentence is the whole answer: this config, at this many steps, this sure.
     ``reading`` writes the numbers (:class:`ScoreReading`: the internal score; the standings pass
-    the quality people read). ``alone``: what is said of a best config with no runner-up (a
+    the headline people read). ``alone``: what is said of a best config with no runner-up (a
     halving search says the others stand at a lower rung).
     """
     best = report.best

@@ -42,8 +42,7 @@ def build_app(manager: SessionManager) -> gr.Blocks:
                 compare_parts = compare_tab.build(manager)
             with gr.Tab("Results", id="results", elem_id="bk-tab-results") as results:
                 results_parts = results_tab.build(manager)
-        demo.load(functools.partial(setup_tab.on_load, manager), [setup["preset"], setup["budget"]],
-                  [setup["notes"], setup["fields_state"], setup["preflight"], setup["estimate"]], **PRIVATE).then(
+        demo.load(setup["load"], [setup["preset"], setup["budget"]], setup["load_outputs"], **PRIVATE).then(
             setup["reflect"], None, setup["form_outputs"], **PRIVATE).then(  # the form shows the open session
             setup["space_preview"], setup["space_inputs"], setup["space_outputs"], **PRIVATE).then(
             functools.partial(setup_tab.load_lists, manager), [setup["preset"], setup["loaded"]],

@@ -20,9 +20,9 @@ import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
 from bracket.app.judge_text import scores_text
+from bracket.app.places import config_key, rank, run_places
 from bracket.session.loop.plan import progress_text
 from bracket.standings.parts import as_rating
-from bracket.standings.quality import quality, quality_text
 
 MAX_POINTS = 400
 
@@ -154,9 +154,9 @@ def status_markdown(snapshot: Any, rungs: str = "") -> str:
     return "\n\n".join(lines)
 
 
-#: status, step and quality first after the run's name (a 1280-px window shows them without a
+#: status, step and rank first after the run's name (a 1280-px window shows them without a
 #: scroll); the long "why" and the details after them
-RUN_COLUMNS = ["run", "config", "status", "step", "quality", "kind", "seed", "why", "judges", "params", "duration",
+RUN_COLUMNS = ["run", "config", "status", "step", "rank", "kind", "seed", "why", "judges", "params", "duration",
                "reason"]
 
 
@@ -207,6 +207,7 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
         runs = runs[max(0, end - page_rows):end]
     rows = []
     current = getattr(snapshot, "current", None)
+    ranks = run_places([] if snapshot is None else snapshot.runs)  # among every scored config, not one page's
     for run in reversed(runs):
         stage = run.get("stage") or "search"
         why = (reasons or {}).get(run.get("config_id"), "") if stage == "search" else (
@@ -216,7 +217,7 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
         if rung is not None and rung.note:
             why = f"{rung.note} · {why}" if why else rung.note
         rows.append([run["id"], run["config_name"], run["status"], *([rung.text if rung else ""] if rungs else []),
-                     step_text(run, current), quality_text(run["score"]), kind, run["seed"], why, judges_text(run),
+                     step_text(run, current), ranks.get(config_key(run), ""), kind, run["seed"], why, judges_text(run),
                      params_text(run["params"]), format_duration(run["duration_s"]) if run["duration_s"] else "",
                      run["failure_reason"] or ""])
     return pd.DataFrame(rows, columns=RUN_COLUMNS[:3] + ["rung"] + RUN_COLUMNS[3:] if rungs else RUN_COLUMNS)
@@ -374,15 +375,21 @@ def importance_figure(importances: Mapping[str, float]) -> go.Figure:
 
 
 def history_figure(history: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Each config's place among the scored configs now (1 = best), in the order they were tried,
+    and the best place reached so far: where the search found its best configs."""
     figure = go.Figure()
     xs = list(range(1, len(history) + 1))
-    figure.add_trace(go.Scatter(x=xs, y=[quality(h["score"]) for h in history], mode="markers", name="config quality",
+    scores = [float(h["score"]) for h in history]
+    places = [rank(mine, scores) for mine in scores]
+    best = [min(places[:i + 1]) for i in range(len(places))]
+    figure.add_trace(go.Scatter(x=xs, y=places, mode="markers", name="config's rank now",
                                 text=[f"{h['config']} ({h['kind']})" for h in history]))
-    figure.add_trace(go.Scatter(x=xs, y=[quality(h["best"]) for h in history], mode="lines", name="best so far",
-                                line={"shape": "hv"}))
+    figure.add_trace(go.Scatter(x=xs, y=best, mode="lines", name="best rank so far", line={"shape": "hv"}))
     figure.update_xaxes(tickformat="d")
-    figure.update_layout(title="Quality over trials (1–10, higher is better)", xaxis_title="config #",
-                         yaxis_title="quality", height=320, margin={"l": 40, "r": 10, "t": 40, "b": 40})
+    figure.update_yaxes(autorange="reversed", tickformat="d")
+    figure.update_layout(title="Rank of each config among the scored configs (1 = best), in the order tried",
+                         xaxis_title="config #", yaxis_title="rank (1 = best)", height=320,
+                         margin={"l": 40, "r": 10, "t": 40, "b": 40})
     return figure
 
 

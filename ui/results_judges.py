@@ -43,7 +43,7 @@ def front_figure(front: Any) -> go.Figure | None:
         if points:
             figure.add_trace(go.Scatter(
                 x=[p.fidelity for p in points], y=[p.flexibility for p in points], mode=mode, name=name,
-                text=[point_label(p) for p in points],
+                text=[point_label(p, front.points) for p in points],
                 hoverinfo="text"))
     for config_id, name, marker in ((front.answer_id, "the answer", {"symbol": "star", "size": 18}),
                                     (front.best_id, "best combined score",

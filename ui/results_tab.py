@@ -250,8 +250,8 @@ def build(manager: SessionManager) -> dict[str, Any]:
         history = gr.Plot(label="Score history")
         importance = gr.Plot(label="Parameter importance")
     # full width, one under the other: side by side their axis labels ran into each other
-    parallel = gr.Plot(label="Configs vs quality: parallel coordinates (Optuna)", elem_id="bk-parallel")
-    slices = gr.Plot(label="Each knob vs quality: slice plot (Optuna)", elem_id="bk-slice")
+    parallel = gr.Plot(label="Configs vs their rank (1 = best): parallel coordinates (Optuna)", elem_id="bk-parallel")
+    slices = gr.Plot(label="Each knob vs the config's rank (1 = best): slice plot (Optuna)", elem_id="bk-slice")
     space = gr.Dataframe(label="Search space of this session (narrowed by its bounds)", interactive=False,
                          wrap=True, elem_id="bk-space-results")
     dashboard = gr.Code(label="Open the study in optuna-dashboard", language="shell", interactive=False)

@@ -214,8 +214,9 @@ def build(manager: SessionManager, control_md: gr.Markdown | None = None) -> dic
             log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=LOG_LINES, max_lines=LOG_LINES,
                              autoscroll=True,
                              interactive=False, elem_id="bk-log")
-    table = gr.Dataframe(label="Trials (quality 1–10, higher is better; click a row: why its config was proposed, "
-                         "in full below)", interactive=False,
+    table = gr.Dataframe(label="Trials (rank: the config's place among the scored configs, 1 = best; what "
+                               "it achieved is its headline on the Results tab; click a row: why its config "
+                               "was proposed, in full below)", interactive=False,
                          wrap=False, max_height=420, elem_id="bk-trials")
     page = gr.Number(value=1, precision=0, minimum=1, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
                      elem_id="bk-trials-page")

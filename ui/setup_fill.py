@@ -12,6 +12,7 @@ from typing import Any
 
 import gradio as gr
 
+from bracket.app.field_slots import shown_fields
 from bracket.app.form_values import weight_boxes
 from bracket.app.forms import plan_text
 from bracket.app.manager import SessionManager
@@ -19,6 +20,7 @@ from bracket.app.programs import is_configured_judge
 from bracket.app.prompt_field import validation_note
 from bracket.errors import BracketError
 from ui.render import format_duration
+from ui.setup_fields import slot_updates
 from ui.setup_preset import DEFAULTS, confirm_default, loaded_values, on_preset, prompts_for
 from ui.setup_space import space_preview
 
@@ -75,7 +77,7 @@ def shown_judge_url(manager: SessionManager, url: str) -> str:
 
 def switch_preset(manager: SessionManager, preset_id: str, loaded: dict[str, Any] | None, seeds: Any = None,
                   lr_bracket: Any = True, algorithm: str = "tpe", halving: Any = False) -> dict[str, Any]:
-    """Everything of the form that depends on the preset (:data:`SWITCHED`), computed from
+    """Everything of the form that depends on the preset (:data:`SWITCHED`: the field slots among it), computed from
     ``preset_id`` alone — its defaults, or the values of the session the form was filled from
     (``loaded``) when it is of this preset — in one event: never from the fields or the prompts
     the previous preset left in the form (an event reading them while they still hold the demo's
@@ -84,6 +86,7 @@ def switch_preset(manager: SessionManager, preset_id: str, loaded: dict[str, Any
         return {}
     values = loaded_values(loaded, preset_id)
     notes, fields, preflight, budget, steps = on_preset(preset_id, loaded)
+    fields = shown_fields(preset_id, fields, manager.allow_custom_executables)  # the fields as the boxes show them
     confirm = confirm_default(preset_id, loaded)
     table, bounds, space_message = space_for_preset(preset_id, fields, steps, loaded)
     prompts, origin = prompts_for(preset_id, fields, "", loaded)
@@ -96,12 +99,13 @@ def switch_preset(manager: SessionManager, preset_id: str, loaded: dict[str, Any
             "confirm": confirm, "validation": gr.update(info=validation_note(preset_id)), "prompts": prompts,
             "prompt_origin": origin, "space": table, "bounds": bounds, "space_message": space_message, "plan": plan,
             "estimate": estimate_text(manager, budget, preset_id, steps, fields),
-            "warm_start_from": gr.Dropdown(choices=past, value=picked or None)}
+            "warm_start_from": gr.Dropdown(choices=past, value=picked or None),
+            **slot_updates(preset_id, fields, manager.allow_custom_executables), "form_token": time.monotonic_ns()}
 
 
 def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> dict[str, Any]:
     """The form's values by name (:data:`FILLED`) from session ``values`` (``bracket.app.form_values``)."""
-    loaded = {**values, "nonce": time.time_ns()}
+    loaded = dict(values)
     preset_id = values["preset_id"]
     switched = switch_preset(manager, preset_id, loaded)
     kept = ("budget", "seeds", "steps", "sample_every", "algorithm", "lr_bracket", "confirm", "halving", "vlm_model")

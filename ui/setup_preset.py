@@ -43,6 +43,12 @@ def preset_notes(preset_id: str) -> str:
             f"\n\n{preset.notes}")
 
 
+def field_lines(preset_id: str, fields: dict[str, str]) -> dict[str, str]:
+    """The line under each of ``preset_id``'s fields for the form's ``fields`` (:func:`field_message`)."""
+    preset = get_preset(preset_id)
+    return {spec.name: field_message(preset, spec, fields.get(spec.name, ""), fields) for spec in preset.fields}
+
+
 def preflight_text(preset_id: str, fields: dict[str, str]) -> str:
     """The dataset pre-flight of the form's dataset field, in one line."""
     if not preset_id:
@@ -170,23 +176,18 @@ def prompts_for(preset_id: str, fields: dict[str, str] | None, current: str = ""
     return gr.update(**update), origin
 
 
-def on_form(preset_id: str, name: str, shown_preset: str | None, prompts: str, origin: dict[str, Any] | None,
-            *values: Any) -> tuple[Any, ...]:
-    """(message of field ``name``, the fields, pre-flight, the prompt field, its origin) after a field of
-    ``preset_id``'s form changed.
-
-    ``values`` are every box of that form, in the preset's field order: the fields are exactly
-    what the form shows, never merged into an earlier state (a change event of a form dispatched
-    while the state still holds the previous preset's fields would keep that preset's values).
-    A change of a form that is no longer the one shown (``shown_preset``, the preset list now)
-    changes nothing. The dataset field also re-runs the pre-flight; the prompts follow the
-    fields as :func:`prompts_for` says (in this one event: no second event reads the fields later)."""
-    if shown_preset != preset_id:
-        return (gr.skip(),) * 5
-    preset = get_preset(preset_id)
-    fields = {spec.name: "" if value is None else str(value) for spec, value in zip(preset.fields, values)}
-    spec = next(s for s in preset.fields if s.name == name)
-    message = field_message(preset, spec, fields.get(name, ""), fields)
+def on_form(preset_id: str, before: dict[str, str], fields: dict[str, str], prompts: str,
+            origin: dict[str, Any] | None) -> dict[str, Any]:
+    """What the form shows once ``preset_id``'s boxes hold ``fields`` (``before``: the fields the form
+    last set), by name: nothing when no field changed (the values a switch or a fill put in the boxes);
+    else every field's line (``messages``, by field: one field's check may read another), the fields —
+    exactly what the boxes show, never merged into an earlier state —, the pre-flight when the dataset
+    changed, and the prompt field with its origin as :func:`prompts_for` says (in this one event: no
+    second event reads the fields later)."""
+    changed = {name for name, value in fields.items() if value != (before or {}).get(name)}
+    if not changed:
+        return {}
+    messages = field_lines(preset_id, fields)
     prompt_update, origin = prompts_for(preset_id, fields, prompts, switched=False, origin=origin)
-    return (message, fields, preflight_text(preset_id, fields) if name == "dataset" else gr.skip(), prompt_update,
-            origin)
+    shown = {"messages": messages, "fields": fields, "prompts": prompt_update, "prompt_origin": origin}
+    return {**shown, "preflight": preflight_text(preset_id, fields)} if "dataset" in changed else shown

@@ -1,6 +1,7 @@
 """Setup tab: pick a preset, fill in its fields, set the search, start it — or resume one.
 
-The preset's form is rendered from its ``FieldSpec`` list (``gr.render``); each field is
+The preset's form is its ``FieldSpec`` list in fixed field slots a preset switch fills in
+(``ui.setup_fields``); each field is
 checked as it changes (``ModelPreset.field_problem``: the field's own check, and a trainer folder
 must hold the scripts the preset runs) with the message beside
 it, and the dataset field runs the dataset pre-flight (the preset's functions:
@@ -20,10 +21,12 @@ with the same search.
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any
 
 import gradio as gr
 
+from bracket.app.field_slots import shown_fields
 from bracket.app.form_values import WEIGHT_BOXES, form_weights
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
@@ -31,10 +34,20 @@ from bracket.app.programs import configured_judge_url
 from bracket.app.prompt_field import validation_note
 from bracket.app.space_editor import table_bounds
 from bracket.errors import BracketError
-from bracket.fields import allowed_values
 from bracket.registry import get_preset
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.search_tab import left_text, resumed_text
+from ui.setup_fields import (
+    BOX_INPUTS,
+    BOX_NAMES,
+    EDIT_INPUTS,
+    EDIT_OUTPUTS,
+    SLOT_NAMES,
+    box_changed,
+    build_slots,
+    on_edit,
+    slot_updates,
+)
 from ui.setup_fill import (
     clone_settings,
     estimate_text,
@@ -48,10 +61,7 @@ from ui.setup_preset import (
     confirm_default,
     confirm_for_budget,
     field_defaults,
-    field_message,
     fields_fit,
-    loaded_values,
-    on_form,
     on_preset,
     preset_choices,
     prompts_for,
@@ -82,18 +92,22 @@ START_INPUTS = ("preset_id", "fields", "budget", "steps", "seeds", "prompts", "s
                 *WEIGHT_BOXES, "vlm_base_url", "vlm_model", "vlm_api_key", "name",
                 "lr_bracket", "warm_start_from", "confirm", "validation", "halving")
 #: what Open, Resume, Clone and a page load fill in, by name: the keys :func:`fill_form` returns
-FILLED = ("preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps", "sample_every",
-          "algorithm", "lr_bracket", "confirm", "validation", "halving", "prompts", "prompt_origin", "space", "bounds",
-          "space_message", "plan", "estimate", "vlm_base_url", "vlm_model", *WEIGHT_BOXES, "warm_start_from", "name",
-          "form_message")
+FILLED = (*SLOT_NAMES, "form_token", "preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps",
+          "sample_every", "algorithm", "lr_bracket", "confirm", "validation", "halving", "prompts", "prompt_origin",
+          "space", "bounds", "space_message", "plan", "estimate", "vlm_base_url", "vlm_model", *WEIGHT_BOXES,
+          "warm_start_from", "name", "form_message")
 #: what a preset switch fills in (:func:`switch_preset`): everything of the form that depends on the preset
-SWITCHED = ("fields", "notes", "preflight", "budget", "steps", "confirm", "validation", "prompts", "prompt_origin",
-            "space", "bounds", "space_message", "plan", "estimate", "warm_start_from")
+SWITCHED = (*SLOT_NAMES, "form_token", "fields", "notes", "preflight", "budget", "steps", "confirm", "validation",
+            "prompts", "prompt_origin", "space", "bounds", "space_message", "plan", "estimate", "warm_start_from")
 #: what the browser blanks the moment the preset changes, before the server's answer (no other
 #: preset's text is shown meanwhile): the outputs of :data:`BLANK_JS`, in order
 BLANKED = ("notes", "preflight", "prompts", "plan", "estimate", "space_message")
-BLANK_JS = ("() => { document.querySelectorAll('#bk-prompts .info-text').forEach((help) => { help.textContent = ''; });"
-            " return ['', '', '', '', '', '']; }")  # the prompts' help too: it named the previous preset's source
+BLANK_JS = "() => { document.body.classList.add('bk-switching'); return ['', '', '', '', '', '']; }"
+# the field slots and the prompts' help (it named the previous preset's source) stay out of sight
+# (CSS ``body.bk-switching``) until the switch has filled them in: hidden, not emptied, since a help
+# the switch leaves as it was (FLUX.1 LoRA → SDXL LoRA) is not sent again
+SHOW_FIELDS_JS = "() => { document.body.classList.remove('bk-switching'); }"
+
 
 
 def judge_url_box(manager: SessionManager) -> Any:
@@ -175,7 +189,8 @@ def plan_if_fit(plan: Any, *values: Any) -> Any:
 def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> dict[str, Any]:
     """The Setup tab's components and listeners (call inside ``gr.Tab``)."""
     choices = preset_choices()
-    fields_state = gr.State({})
+    allow_custom = manager.allow_custom_executables
+    fields_state = gr.State(shown_fields(choices[0][1], {}, manager.allow_custom_executables) if choices else {})
     with gr.Row():
         with gr.Column(scale=3):
             preset_dd = gr.Dropdown(choices=choices, value=choices[0][1] if choices else None, label="Preset",
@@ -190,48 +205,13 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                 clone_btn = gr.Button("Clone settings", size="sm", elem_id="bk-clone")
     form_md = gr.Markdown(elem_id="bk-form-source")
     loaded_state = gr.State({})
+    field_edit = gr.State({})  # a person's edit of the fields (ui.setup_fields.box_changed)
+    form_token = gr.State(0)  # new each time a switch, a fill or a page load sets the fields
     gr.Markdown("### Preset fields")
     preflight_md = gr.Markdown(elem_id="bk-preflight", render=False)
 
-    @gr.render(inputs=[preset_dd, loaded_state])
-    def render_fields(preset_id: str, loaded: dict[str, Any]) -> None:
-        if not preset_id:
-            return
-        values = loaded_values(loaded, preset_id)
-        nonce = values.get("nonce", 0)  # a new key per fill: Gradio keeps a keyed box's old value otherwise
-        preset = get_preset(preset_id)
-        boxes, messages = [], []
-        for spec in preset.fields:
-            default = spec.resolved_default()
-            shown = str(values.get("fields", {}).get(spec.name, default))
-            with gr.Row(key=f"row-{preset_id}-{spec.name}-{nonce}", equal_height=True):
-                if spec.executable and not manager.allow_custom_executables:
-                    # only the configured program; the engine refuses any other value too
-                    allowed = allowed_values(spec)  # the configured one, then the trainer's built-in names
-                    box = gr.Dropdown(allowed, value=shown if shown in allowed else default, label=spec.label,
-                                      scale=4, interactive=True,
-                                      info=f"{spec.help} Set in .env; `python app.py --allow-custom-executables` "
-                                           "lets the form type another.", key=f"f-{preset_id}-{spec.name}-{nonce}")
-                elif spec.kind == "choice" and spec.choices:
-                    box = gr.Dropdown(list(spec.choices), value=shown if shown in spec.choices else None,
-                                      label=spec.label, info=spec.help, scale=4,
-                                      key=f"f-{preset_id}-{spec.name}-{nonce}", interactive=True)
-                else:
-                    box = gr.Textbox(value=shown, label=spec.label, info=spec.help, scale=4, interactive=True,
-                                     key=f"f-{preset_id}-{spec.name}-{nonce}", elem_id=f"bk-field-{spec.name}")
-                message = gr.Markdown(field_message(preset, spec, shown, dict(values.get("fields", {}))),
-                                      key=f"m-{preset_id}-{spec.name}-{nonce}", elem_classes=["bk-field-msg"])
-            boxes.append(box)
-            messages.append(message)
-        for spec, box, message in zip(preset.fields, boxes, messages):
-            # the fields are every box of this form as shown (never merged into the previous state)
-            # a box drawn by gr.render fires .change as it appears, so the new form's boxes run on_form and
-            # the plan once each after a switch (10 events for SDXL LoRA); .input would spare them, but a
-            # typed value then did not reach the fields (seen in Chromium): open, issue 43 item 6
-            box.change(functools.partial(on_form, preset_id, spec.name), [preset_dd, prompts, prompt_origin, *boxes],
-                       [message, fields_state, preflight_md, prompts, prompt_origin],
-                       key=f"c-{preset_id}-{spec.name}-{nonce}", **QUIET).then(plan, plan_inputs, plan_md, **QUIET)
-
+    with gr.Column(elem_id="bk-fields"):
+        slots = build_slots(preset_dd.value, manager.allow_custom_executables)
     preflight_md.render()
     gr.Markdown("### Search")
     with gr.Row():
@@ -286,14 +266,22 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                      space_message=space_md, plan=plan_md, estimate=estimate_md,
                      vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
                      **weights,
-                     warm_start_from=warm_from, name=name, form_message=form_md)
+                     warm_start_from=warm_from, name=name, form_message=form_md, field_edit=field_edit,
+                     form_token=form_token, **slots)
     # a preset switch: the browser blanks the previous preset's text at once, then one event fills in
-    # everything that depends on the preset (and gr.render its fields): no chain of events, each
+    # everything that depends on the preset (its field slots among it): no chain of events, each
     # reading what the one before left in the form (issue 43: 19–48 s under load, the demo's prompts
     # proposed for SDXL)
     preset_dd.change(None, None, form.outputs(BLANKED), js=BLANK_JS, **QUIET)
     preset_dd.change(form.filler(functools.partial(switch_preset, manager)),
-                     [preset_dd, loaded_state, seeds, lr_bracket, algorithm, halving], form.outputs(SWITCHED), **QUIET)
+                     [preset_dd, loaded_state, seeds, lr_bracket, algorithm, halving], form.outputs(SWITCHED),
+                     **QUIET).then(None, None, None, js=SHOW_FIELDS_JS, **QUIET)
+    # a field box changed: one listener for all the slots' boxes, which does nothing for the values a
+    # switch or a fill set, and a person's edit shown in one more event (ui.setup_fields)
+    gr.on([form[name].change for name in BOX_NAMES], form.filler(functools.partial(box_changed, allow_custom)),
+          inputs_kwargs=form.kwargs(BOX_INPUTS), outputs=form.outputs(["field_edit"]), **QUIET)
+    field_edit.change(form.filler(on_edit), inputs_kwargs=form.kwargs(EDIT_INPUTS),
+                      outputs=form.outputs(EDIT_OUTPUTS), **QUIET)
     plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps,
                    warm_from, halving, sample_every]
     plan = functools.partial(plan_if_fit, plan_text)
@@ -325,17 +313,26 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     resume_btn.click(functools.partial(resume_session, manager), sessions_dd, [start_md, tabs, control_md],
                      concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE)
     clone_btn.click(form.filler(functools.partial(clone_settings, manager)), sessions_dd, form_outputs, **PRIVATE)
-    return {"preset": preset_dd, "fields_state": fields_state, "notes": notes_md, "preflight": preflight_md,
+    return {"preset": preset_dd, "load": form.filler(functools.partial(on_load, manager)),
+            "load_outputs": form.outputs(LOADED), "fields_state": fields_state, "notes": notes_md,
+            "preflight": preflight_md,
             "sessions": sessions_dd, "estimate": estimate_md, "budget": budget, "warm_from": warm_from,
             "loaded": loaded_state, "reflect": reflect, "form_outputs": form_outputs, "form": form,
             "space_preview": space_preview, "space_inputs": space_inputs, "space_outputs": [space_df, space_md]}
 
 
-def on_load(manager: SessionManager, preset_id: str, budget: Any) -> tuple[str, dict[str, str], str, str]:
-    """What a new page shows first: the preset's notes, fields and pre-flight, and the wall-time
-    estimate. The lists of past sessions come last in the page's load chain (:func:`load_lists`)."""
+#: what a new page fills in first (:func:`on_load`)
+LOADED = ("notes", "fields", "preflight", "estimate", "form_token", *SLOT_NAMES)
+
+
+def on_load(manager: SessionManager, preset_id: str, budget: Any) -> dict[str, Any]:
+    """What a new page shows first, by name (:data:`LOADED`): the preset's notes, fields (in their
+    slots) and pre-flight, and the wall-time estimate. The lists of past sessions come last in the
+    page's load chain (:func:`load_lists`)."""
     notes, fields, preflight, *_ = on_preset(preset_id)
-    return notes, fields, preflight, estimate_text(manager, budget)
+    fields = shown_fields(preset_id, fields, manager.allow_custom_executables) if preset_id else {}
+    return {"notes": notes, "fields": fields, "preflight": preflight, "estimate": estimate_text(manager, budget),
+            **slot_updates(preset_id, fields, manager.allow_custom_executables), "form_token": time.monotonic_ns()}
 
 
 def load_lists(manager: SessionManager, preset_id: str, loaded: dict[str, Any] | None) -> tuple[Any, Any]:

@@ -5,8 +5,9 @@ the scores. So these plots are drawn from the **current** standings (the search 
 mean score per config, the same numbers as the leaderboard): :func:`scored_study` builds an
 in-memory Optuna study with one complete trial per scored config (its searched knobs, the
 session space's distributions), and :func:`parallel_coordinate` / :func:`slice_plot` hand
-it to ``optuna.visualization`` (plotly figures). They show each config's quality (1–10, higher is
-better: ``bracket.standings.quality``), as every screen; the study maximises it.
+it to ``optuna.visualization`` (plotly figures). They show each config's rank among the scored
+configs (1 = best, as the leaderboard orders them), a number whose differences mean places; what a
+config achieved is its headline on the leaderboard. The study minimises the rank.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from typing import Any
 
 import optuna
 
+from bracket.app.places import rank
 from bracket.optuna_access.quiet import optuna_module
 from bracket.search.space import SearchSpace
-from bracket.standings.quality import quality
 
 #: the plots' name for the value they draw
-TARGET = "quality (higher is better)"
+TARGET = "rank among the scored configs (1 = best)"
 
 optuna_module()  # its INFO lines off
 
@@ -31,17 +32,19 @@ MIN_CONFIGS = 2
 
 def scored_study(rows: Sequence[Any], space: SearchSpace) -> optuna.Study:
     """An in-memory study of the scored configs in ``rows`` (standings ``ConfigRow``s)."""
-    study = optuna.create_study(direction="maximize")
+    study = optuna.create_study(direction="minimize")
+    means = {row.config_id: float(row.mean) for row in rows if row.mean is not None}
     trials = []
     for row in rows:
         if row.mean is None:
             continue
+        place = float(rank(float(row.mean), means.values()))  # among every scored config, as the leaderboard
         params = {k: v for k, v in space.searched_params(row.params).items() if k in space.searched()}
         try:
             distributions = space.distributions(row.params)
             params = {k: v for k, v in params.items() if k in distributions}
             trials.append(optuna.trial.create_trial(params=params, distributions={k: distributions[k] for k in params},
-                                                    value=quality(float(row.mean)), user_attrs={"name": row.name}))
+                                                    value=place, user_attrs={"name": row.name}))
         except (ValueError, KeyError):
             continue  # a value outside today's (narrowed) space: not drawn
     study.add_trials(trials)
@@ -59,7 +62,7 @@ def parallel_coordinate(rows: Sequence[Any], space: SearchSpace) -> Any | None:
         return None
     figure = optuna.visualization.plot_parallel_coordinate(study, target_name=TARGET)
     # the axes' names slanted under them and room for them, so long names and ticks do not overlap
-    figure.update_layout(title="Configs vs quality (parallel coordinates)", height=460,
+    figure.update_layout(title="Configs vs their rank (parallel coordinates; 1 = best)", height=460,
                          margin={"l": 60, "r": 40, "t": 50, "b": 110}, font={"size": 11})
     figure.update_xaxes(tickangle=-25)
     return figure
@@ -72,7 +75,7 @@ def slice_plot(rows: Sequence[Any], space: SearchSpace) -> Any | None:
         return None
     figure = optuna.visualization.plot_slice(study, target_name=TARGET)
     # few slanted ticks per knob: a log axis's and a choice's labels ran into each other
-    figure.update_layout(title="Each knob vs quality (slice)", height=420,
+    figure.update_layout(title="Each knob vs the config's rank (slice; 1 = best)", height=420,
                          margin={"l": 60, "r": 40, "t": 50, "b": 120}, font={"size": 11})
     figure.update_xaxes(tickangle=-45, nticks=4, tickfont={"size": 10})
     return figure

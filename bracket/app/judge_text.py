@@ -3,20 +3,25 @@ which judges' weights it can set, and what it says when nobody rated anything.""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bracket.app.places import ordinal, rank
 from bracket.judge.combine import JUDGE_NAMES
 from bracket.session.scoring.image_judges import SHORT
-from bracket.standings.quality import quality_text
 from bracket.standings.trust import NO_AGREEMENT
 
 __all__ = ["NO_AGREEMENT", "point_label", "scores_text", "settable"]
 
 
-def point_label(point: Any) -> str:
-    """``search-3 · quality 7.41 · step 20``: a point of the front (``bracket.standings.front.FrontPoint``)."""
-    return f"{point.name} · quality {quality_text(point.score, '-')} · step {point.step if point.step else '-'}"
+def point_label(point: Any, points: Sequence[Any]) -> str:
+    """``search-3 · 2nd of 7 by combined score · step 20``: a point of the front
+    (``bracket.standings.front.FrontPoint``) with its place among ``points`` (the front's), as the
+    leaderboard orders them — a place, not the combined score, which is relative to the other runs."""
+    scored = [p.score for p in points if p.score is not None]
+    place = "not scored" if point.score is None else \
+        f"{ordinal(rank(point.score, scored))} of {len(scored)} by combined score"
+    return f"{point.name} · {place} · step {point.step if point.step else '-'}"
 
 
 def scores_text(scores: Mapping[str, float]) -> str:

@@ -13,12 +13,12 @@ in a sentence, and for a sampled config also:
   ``n_startup`` scored configs — then the proposal is not yet steered by the scores);
 * the finished configs it resembles most — a distance over the searched knobs, each knob
   scaled to its range (log scale for log knobs; a different choice counts 1) — with their
-  current scores;
+  current rank among the scored configs;
 * what it changed against the best config scored before it (``learning_rate 3.2e-04 vs
   1e-04 (×3.2)``, ``optimizer_type Adam vs AdamW``).
 
-Scores are the standings' current ones (ratings included, lower is better), so "resembles
-#3, score 0.21" reads the same as the leaderboard. A config proposed after a person rated
+Places come from the standings' current scores (ratings included), so "baseline (3rd of 12)"
+reads as the leaderboard does (``bracket.app.places``). A config proposed after a person rated
 or compared runs says after which (:func:`after_feedback`: the newest rating or vote
 before it was proposed), since that rating is part of what TPE saw.
 
@@ -36,13 +36,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bracket.app.places import ordinal, rank
 from bracket.search.hedge import NAME_PREFIX as HEDGE_PREFIX
 from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import PAST_KIND, stored_kind
 from bracket.search.why_line import WHY_ATTR, after_feedback, short_reasons  # noqa: F401 (re-exported)
 from bracket.search.why_line import shown as _shown
-from bracket.standings.quality import quality_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session import Session
@@ -57,6 +57,13 @@ class Neighbour:
     name: str
     score: float
     distance: float
+    #: its rank among the scored configs now ("3rd of 12")
+    place: str = ""
+
+
+def place(scores: Mapping[int, float], config_id: int) -> str:
+    """``"3rd of 12"``: config ``config_id``'s rank among ``scores`` (lower is better; ties share one)."""
+    return f"{ordinal(rank(scores[config_id], scores.values()))} of {len(scores)}"
 
 
 @dataclass
@@ -82,8 +89,7 @@ class Reason:
         """Markdown: the origin, then (for a sampled config) neighbours and changes."""
         lines = [f"**{self.name}** — {self.origin}"]
         if self.neighbours:
-            near = "; ".join(f"{n.name} (quality {quality_text(n.score)}, distance {n.distance:.2f})"
-                             for n in self.neighbours)
+            near = "; ".join(f"{n.name} ({n.place}, distance {n.distance:.2f})" for n in self.neighbours)
             lines.append(f"Closest finished configs: {near}.")
         if self.changes:
             # by the scores of now, which ratings move: the trial table's short line was written
@@ -185,11 +191,11 @@ def explain(config: Mapping[str, Any], earlier: Sequence[Mapping[str, Any]], sco
         return reason
     params = config.get("params") or {}
     near = sorted((Neighbour(int(c["id"]), str(c["name"]), float(scores[c["id"]]),
-                             distance(space, params, c.get("params") or {})) for c in scored),
+                             distance(space, params, c.get("params") or {}), place(scores, c["id"])) for c in scored),
                   key=lambda n: (n.distance, n.score))
     reason.neighbours = near[:NEIGHBOURS]
     best = min(scored, key=lambda c: scores[c["id"]])
-    reason.best_before = f"{best['name']}, quality {quality_text(scores[best['id']])}"
+    reason.best_before = f"{best['name']}, {place(scores, best['id'])}"
     reason.changes = changes(space, params, best.get("params") or {})
     return reason
 

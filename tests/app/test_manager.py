@@ -150,7 +150,9 @@ def test_scoring_picks_and_results(tmp_path, runs_dir):
     ids = [r["id"] for r in manager.compare.scorable_runs()]
     assert sorted(manager.compare.next_unrated(8)) == sorted(ids)
     assert manager.compare.next_unrated(8)[0] == manager.standings().winner.run_id, "the winner's runs come first"
-    manager.compare.rate(ids[0], 8)
+    said = manager.compare.rate(ids[0], 8)
+    # what the rating changed: ranks, and the config's headline (issue 43: never the relative 1–10 quality)
+    assert "it reads: " in said and "rated 8/10 by you" in said and "quality" not in said, said
     manager.compare.rate(ids[1], 3, prompt_index=2)
     assert manager.compare.next_unrated(8) == [ids[2]], "never a rated run while an unrated one exists"
     manager.compare.rate(ids[2], 5)

@@ -111,10 +111,11 @@ def test_explain_names_the_origin_and_for_tpe_the_closest_scored_configs():
     reason = explain(new, [base, cur, past], scores, SPACE)
     assert reason.seen == 3 and "while it still samples at random" in reason.origin  # 3 < TPE's 4 start-up configs
     assert [n.name for n in reason.neighbours] == ["baseline", "past-old-1", "adam-low"]
-    assert reason.best_before == "past-old-1, quality 8.20"
+    assert reason.best_before == "past-old-1, 1st of 3"  # a rank, not the session-relative quality
     assert reason.changes == ["learning_rate 0.0002 vs 0.0005 (×0.4, lower)"]
     text = explain(new, [base, cur, past], scores, SPACE, n_startup=2).text()
-    assert "from the 3 configs scored before it" in text and "Closest finished configs: baseline (quality 6.40" in text
+    assert "from the 3 configs scored before it" in text
+    assert "Closest finished configs: baseline (2nd of 3, distance" in text
     unscored = explain(new, [base], {}, SPACE)
     assert unscored.seen == 0 and not unscored.neighbours and "random" in explain(
         new, [base], {}, SPACE, algorithm="random").origin
@@ -147,9 +148,9 @@ def test_short_reasons_say_origin_changes_and_the_rating_a_tpe_proposal_came_aft
     assert "Proposed after your rating of run #1 (2)." in full
     # seen in review: the panel named another "best before it" than the table's line (written
     # before a rating moved the scores) with the same words; it says it goes by the scores of now
-    assert "Changed from the config before it that scores best now (adam-low, quality 7.30): " in full, full
+    assert "Changed from the config before it that scores best now (adam-low, 1st of 3): " in full, full
     rated = explain(late, [base, cur, new], {1: 0.4, 2: 0.6, 3: 0.2}, SPACE, n_startup=2).text()
-    assert "scores best now (search-3, quality 8.20): " in rated, rated
+    assert "scores best now (search-3, 1st of 3): " in rated, rated
 
 
 def test_form_values_give_back_the_same_settings():
@@ -184,11 +185,13 @@ def test_config_plots_are_optunas_figures_of_the_current_scores():
             _row(3, None, optimizer_type="Adam", learning_rate=1e-3, warmup=5),  # not scored: left out
             _row(4, 0.5, optimizer_type="Adam", learning_rate=5.0, warmup=5)]  # outside the space: left out
     study = scored_study(rows, SPACE)
-    # the plots read quality (1–10, higher is better) as every screen: 0.3 is a 7.3, 0.7 a 3.7
-    assert [round(t.value, 6) for t in study.trials] == [7.3, 3.7] and "batch_size" not in study.trials[0].params
+    # the plots read each config's rank among the scored ones (1 = best; issue 43: not a 1–10 rescale
+    # within the session), the one outside the space counted as the leaderboard counts it
+    assert [t.value for t in study.trials] == [1.0, 3.0] and "batch_size" not in study.trials[0].params
     parallel, slices = parallel_coordinate(rows, SPACE), slice_plot(rows, SPACE)
     axes = list(parallel.layout.xaxis.ticktext)  # optuna 5 draws one line per config across the axes
-    assert axes[0] == "quality (higher is better)" and set(axes[1:]) == {"optimizer_type", "learning_rate", "warmup"}
+    assert axes[0] == "rank among the scored configs (1 = best)"
+    assert set(axes[1:]) == {"optimizer_type", "learning_rate", "warmup"}
     assert len([t for t in parallel.data if t.mode == "lines"]) == 2
     assert len([t for t in slices.data if t.type == "scatter"]) == 3
     assert parallel_coordinate(rows[:1], SPACE) is None and slice_plot([], SPACE) is None

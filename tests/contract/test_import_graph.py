@@ -68,8 +68,6 @@ UI_DEBT = frozenset({
     "ui.setup_preset imports bracket.registry", "ui.setup_preset imports bracket.session.search_settings",
     "ui.setup_space imports bracket.session.search_settings",
     "ui.setup_tab imports bracket.registry",
-    "ui.render imports bracket.standings.quality",
-    "ui.setup_tab imports bracket.fields",
 })
 #: import circles kept, and why (a new one fails)
 KNOWN_CIRCLES = (

@@ -2,7 +2,7 @@
 and ``tests/ui/test_preset_switch_text_browser.py`` checks (issue 43, items 3 and 6).
 
 A sampler in the page reads the form every 10 ms — the preset, its notes, the prompts box (text
-and help), the plan, the pre-flight line, the space table and which field boxes are on screen —
+and help), the plan, the pre-flight line, the space table and which field boxes are in sight —
 and keeps each distinct state with its time. For each switch of :data:`SWITCHES` (picked as a
 person picks: type to filter, click the option), the **settle time** is from the click to the last
 change of that state, once it has stayed the same for :data:`QUIET_S`; every state from the one where
@@ -32,7 +32,8 @@ SAMPLER = r"""
   const text = (sel) => { const el = document.querySelector(sel); return el ? el.innerText.trim() : null; };
   const read = () => {
     const box = document.querySelector('#bk-prompts textarea');
-    const fields = [...document.querySelectorAll('[id^="bk-field-"]')]
+    const seen = (el) => el.checkVisibility({visibilityProperty: true});  // out of sight is not shown
+    const fields = [...document.querySelectorAll('[id^="bk-field-"]')].filter(seen)
       .map((el) => el.id.slice('bk-field-'.length)).sort();
     return {preset: (document.querySelector('#bk-preset input') || {}).value || '', notes: text('#bk-notes'),
             prompts: box ? box.value : null, help: text('#bk-prompts'), plan: text('#bk-plan'),

@@ -113,11 +113,17 @@ def test_not_significant_and_single_seed_verdicts():
     assert "no significance claim is possible" in verdict(single)
     # a newcomer reads "score 0.200 ... ahead of 'b' (0.300)": the sentence says which way is better
     assert "ahead of 'b' (score 0.300; lower scores are better)" in verdict(single)
-    # the standings' reading, the one people see: quality 1–10, higher is better
-    from bracket.standings.quality import QualityReading
+    # the standings' reading, the one people see: each config by its headline (issue 43: not a 1–10
+    # rescale within the session)
+    from types import SimpleNamespace
 
-    assert "(quality 8.20, 1 seed), ahead of 'b' (quality 7.30; higher is better)" in verdict(
-        single, reading=QualityReading)
+    from bracket.standings.quality import HeadlineReading
+
+    lines = {1: SimpleNamespace(text="12 % lower validation loss than your baseline, ± 3 %"),
+             2: SimpleNamespace(text="your baseline (validation loss 0.1146)")}
+    said = verdict(single, reading=HeadlineReading(lines))
+    assert ("(12 % lower validation loss than your baseline, ± 3 %; 1 seed), ahead of 'b' "
+            "(your baseline (validation loss 0.1146))") in said, said
     assert "no winner" in verdict(summarise([]))
 
 

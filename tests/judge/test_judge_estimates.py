@@ -121,7 +121,7 @@ def test_the_rating_message_says_whether_the_config_now_guides_tpe():
     before = {i: 0.1 * i for i in range(1, 13)}  # 12 configs, rated: TPE's good set is the best 3 (25 %)
     after = {**before, 7: 0.05}
     text = describe_rating_effect(before, after, 7, run_id=31, value=9)
-    assert text.startswith("Run #31 rated 9: its config moved from 7th to 1st of 12 (quality 3.70 -> 9.55)")
+    assert text.startswith("Run #31 rated 9: its config moved from 7th to 1st of 12, and is now among")
     assert "now among the 3 best configs TPE builds its next proposals on" in text
     worse = describe_rating_effect(before, {**before, 1: 0.95}, 1, run_id=4, value=2)
     assert "from 1st to 9th" in worse and "has left the 3 best" in worse
@@ -131,14 +131,15 @@ def test_the_rating_message_says_whether_the_config_now_guides_tpe():
     # an unchanged rank says so; a good set of one is "the best config", not "among the 1 best"
     four = {1: 0.1, 2: 0.2, 3: 0.3, 4: 0.4}
     last = describe_rating_effect(four, {**four, 4: 0.45}, 4, run_id=9, value=2)
-    assert "its config stayed 4th of 4 (quality 6.40 -> 5.95)" in last and "moved from" not in last
+    assert "its config stayed 4th of 4, still outside" in last and "moved from" not in last
     assert "still outside the best config TPE builds" in last and "among the 1" not in last
     top = describe_rating_effect(four, {**four, 1: 0.05}, 1, run_id=10, value=9)
     assert "and stays the best config TPE builds its next proposals on" in top
-    # seen in review: "moved from 3rd to 1st of 7 (score 0.108 -> 0.110)" — up to 1st while its own
-    # score rose, since the rating re-scaled the others more; the sentence now says why
+    # issue 43: no relative 1–10 quality ("quality 6.29 -> 8.07" moved when a rating re-scaled the others,
+    # up to 1st while the config's own number fell): the rank moves, and the config reads as its headline
+    line = "12 % lower validation loss than your baseline, ± 3 %; rated 9/10 by you"
     rescaled = describe_rating_effect({1: 0.0, 2: 0.04, 3: 0.108}, {1: 0.175, 2: 0.226, 3: 0.110}, 3,
-                                      run_id=6, value=9)
-    assert "moved from 3rd to 1st of 3 (quality 9.03 -> 9.01; scores are relative to the other configs, " \
-           "and theirs moved more)" in rescaled, rescaled
-    assert "relative" not in text and "relative" not in worse
+                                      run_id=6, value=9, headline=line)
+    assert rescaled.startswith("Run #6 rated 9: its config moved from 3rd to 1st of 3")
+    assert f"it reads: {line}" in rescaled
+    assert not any("quality" in said for said in (text, worse, same, last, top, rescaled))

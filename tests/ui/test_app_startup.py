@@ -72,16 +72,16 @@ def test_the_page_fills_the_form_before_it_reads_the_past_sessions(runs_dir):
 
     demo = build_app(SessionManager(runs_dir))
     fns = list(demo.fns.values())
-    first = [f for f in fns if any(event == "load" for _, event in f.targets) and getattr(f.fn, "func", None)
-             is setup_tab.on_load]  # the other load listener is gr.render's: the preset's fields
-    assert len(first) == 1
+    loads = [f for f in fns if any(event == "load" for _, event in f.targets)]
+    first = [f for f in loads if getattr(getattr(f.fn, "__wrapped__", None), "func", None) is setup_tab.on_load]
+    assert len(first) == 1 and len(loads) == 1  # no gr.render of its own: the fields are slots on_load fills
     chain = [first[0]]
     while True:
         after = [f for f in fns if f.trigger_after is not None and demo.fns[f.trigger_after] is chain[-1]]
         if not after:
             break
         chain.extend(after)
-    functions = [getattr(f.fn, "func", f.fn) for f in chain]
+    functions = [getattr(getattr(f.fn, "__wrapped__", f.fn), "func", f.fn) for f in chain]
     assert functions[0] is setup_tab.on_load and functions[-1] is setup_tab.load_lists
     ids = [[getattr(o, "elem_id", None) for o in f.outputs] for f in chain]
     assert "bk-preflight" in ids[0] and "bk-sessions" not in ids[0] and "bk-warm-from" not in ids[0]

@@ -3,33 +3,33 @@ browser walk is tests/ui/test_preset_switch_browser.py and the journey test)."""
 
 from __future__ import annotations
 
-import gradio as gr
 import pytest
 
+from bracket.app.manager import SessionManager
 from bracket.registry import get_preset
 from bracket.session import SearchSettings
+from tests.fakes.setup_slots import box_values, change, type_into
 from ui import setup_tab
 
-SKIP = gr.skip()
 pytestmark = pytest.mark.timeout(60)
 
 
 def test_a_field_change_after_a_switch_never_carries_the_previous_presets_fields(tmp_path):
-    """demo → SDXL LoRA: a change event of the new form dispatched while the state still held
-    the demo's fields (cpu_threads, train_script, resolution 32) gives exactly the SDXL form."""
-    _, demo, *_ = setup_tab.on_preset("demo-cpu")
-    assert demo["resolution"] == "32" and "cpu_threads" in demo
-    sdxl = get_preset("sdxl-lora")
-    shown = {s.name: s.resolved_default() for s in sdxl.fields}
-    shown["dataset"] = str(tmp_path)
-    boxes = [shown[s.name] for s in sdxl.fields]
-    message, fields, preflight, _prompts, _origin = setup_tab.on_form("sdxl-lora", "dataset", "sdxl-lora", "", None,
-                                                                      *boxes)
-    assert fields == shown and fields["resolution"] == "1024"
-    assert "cpu_threads" not in preflight and "train_script" not in preflight
-    # a change of the demo's form that arrives once the list shows SDXL changes nothing
-    demo_boxes = [demo[s.name] for s in get_preset("demo-cpu").fields]
-    assert setup_tab.on_form("demo-cpu", "resolution", "sdxl-lora", "", None, *demo_boxes) == (SKIP,) * 5
+    """demo → SDXL LoRA: an edit of the new form gives exactly the SDXL form, and a change of a box
+    dispatched while the form still held the demo's fields (cpu_threads, train_script, resolution 32)
+    changes nothing."""
+    manager = SessionManager(tmp_path / "runs", allow_custom_executables=True)
+    demo = setup_tab.switch_preset(manager, "demo-cpu", None)
+    assert demo["fields"]["resolution"] == "32" and "cpu_threads" in demo["fields"]
+    demo_boxes = box_values(demo)
+    sdxl = setup_tab.switch_preset(manager, "sdxl-lora", None)
+    boxes = type_into("sdxl-lora", box_values(sdxl, demo_boxes), "dataset", str(tmp_path))
+    got = change("sdxl-lora", sdxl["fields"], boxes)
+    shown = {**{s.name: s.resolved_default() for s in get_preset("sdxl-lora").fields}, "dataset": str(tmp_path)}
+    assert got["fields"] == shown and got["fields"]["resolution"] == "1024"
+    assert "cpu_threads" not in got["preflight"] and "train_script" not in got["preflight"]
+    # the demo's boxes changing once the list shows SDXL, before the switch's answer: nothing
+    assert change("sdxl-lora", demo["fields"], type_into("demo-cpu", demo_boxes, "resolution", "48")) == {}
 
 
 def test_the_confirmation_box_follows_a_typed_budget():

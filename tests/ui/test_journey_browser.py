@@ -70,12 +70,12 @@ def _column(page, table: str, header: str) -> list[str]:
     return found or []
 
 
-def _qualities(page, table: str, header: str) -> list[float]:
-    """The numbers of that column, waited for (the table fills on the next poll)."""
+def _places(page, table: str, header: str) -> list[tuple[int, int]]:
+    """The ``3 of 12`` cells of that column as (place, count), waited for (the table fills on the next poll)."""
     for _ in range(60):
-        cells = [c for c in _column(page, table, header) if re.fullmatch(r"\d+(\.\d+)?", c)]
-        if cells:
-            return [float(c) for c in cells]
+        cells = [re.fullmatch(r"(\d+) of (\d+)", c) for c in _column(page, table, header)]
+        if any(cells):
+            return [(int(m[1]), int(m[2])) for m in cells if m]
         page.wait_for_timeout(500)
     raise AssertionError(f"no {header!r} numbers in {table}: {_column(page, table, header)}")
 
@@ -153,10 +153,10 @@ def test_sdxl_lora_journey_through_start_compare_results_and_export(tmp_path):
         expect(page.locator("#bk-pair img")).to_have_count(2 * (len(proposed) - 1), timeout=20_000)
         page.locator("#bk-pair-left").click()
         expect(page.locator("#bk-pair-status")).to_contain_text("left is better", timeout=20_000)
-        # the trial table reads every score as a quality, 1–10 higher is better (item 8)
+        # the trial table reads each run as its config's place among the scored configs (issue 43 item 1)
         page.get_by_role("tab", name="Search").click()
-        trials = _qualities(page, "#bk-trials", "quality")
-        assert len(trials) == 3 and all(1.0 <= q <= 10.0 for q in trials), trials
+        trials = _places(page, "#bk-trials", "rank")
+        assert len(trials) == 3 and all(1 <= place <= count for place, count in trials), trials
         # Results: the leaderboard counts the rating and the vote, in quality; the winner's command is sd-scripts'
         page.get_by_role("tab", name="Results").click()
         board = page.locator("#bk-leaderboard")

@@ -57,8 +57,9 @@ def test_switching_presets_keeps_no_hidden_value_of_another(launched_app, tmp_pa
             dataset.fill(str(images))
             dataset.press("Tab")
             preflight = page.locator("#bk-preflight")
-            expect(preflight).to_contain_text("Dataset pre-flight", timeout=20_000)
-            said = preflight.inner_text()
+            # the line once no event that writes it is pending (Gradio shows a timer there meanwhile)
+            expect(preflight).to_have_text(re.compile(r"^\s*[✓✗] Dataset pre-flight"), timeout=20_000)
+            said = preflight.inner_text().strip()
             assert said.startswith("✓"), (label, said)
             if label == DEMO:
                 continue  # the demo could start (its fake-free python is checked by Start); not wanted here

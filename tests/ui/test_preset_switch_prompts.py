@@ -1,10 +1,10 @@
 """Issue 43, item 3, at the form's logic: a real preset never shows (so never samples) the demo's
 prompts, whatever the order of switches and whether a dataset was filled in, and the help under
 the prompts box says where the lines in it came from. The app runs :func:`setup_tab.switch_preset`
-on a preset switch and :func:`setup_preset.on_form` on a field change, each in one event; here a
-person's sequence of switches and dataset entries is replayed through them, carrying the box and
-its origin from one event to the next as the browser does (``tests/ui/test_preset_switch_text_browser.py``
-does it in Chromium)."""
+on a preset switch and the listeners of ``ui.setup_fields`` on a field change; here a person's
+sequence of switches and dataset entries is replayed through them, carrying the field boxes, the
+prompts box and its origin from one event to the next as the browser does
+(``tests/ui/test_preset_switch_text_browser.py`` does it in Chromium)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 
 from bracket.app.manager import SessionManager
 from bracket.dataset.demo_data import DEMO_PROMPTS, make_demo_dataset
-from bracket.registry import PRESETS, get_preset
+from bracket.registry import PRESETS
 from tests.conftest import make_caption_folder
+from tests.fakes.setup_slots import box_values, change, type_into
 from ui import setup_tab
-from ui.setup_preset import on_form
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("no_torch_probe")]
 DEMO = "demo-cpu"
@@ -27,18 +27,23 @@ class Form:
 
     def __init__(self, manager: SessionManager) -> None:
         self.manager, self.preset, self.fields, self.prompts, self.origin, self.info = manager, "", {}, "", None, ""
+        self.boxes: dict = {}
 
     def switch(self, preset_id: str) -> None:
         got = setup_tab.switch_preset(self.manager, preset_id, None)
         self.preset, self.fields, self.origin = preset_id, got["fields"], got["prompt_origin"]
+        self.boxes = box_values(got, self.boxes)
+        # the boxes' own change events after the switch set them change nothing
+        allow = self.manager.allow_custom_executables
+        assert change(preset_id, self.fields, self.boxes, self.prompts, self.origin, allow) == {}
         self._show(got["prompts"])
 
     def type_dataset(self, path: str) -> None:
-        boxes = [path if s.name == "dataset" else self.fields.get(s.name, "") for s in get_preset(self.preset).fields]
-        _message, fields, _preflight, prompts, origin = on_form(self.preset, "dataset", self.preset, self.prompts,
-                                                                self.origin, *boxes)
-        self.fields, self.origin = fields, origin
-        self._show(prompts)
+        allow = self.manager.allow_custom_executables
+        self.boxes = type_into(self.preset, self.boxes, "dataset", path, allow)
+        got = change(self.preset, self.fields, self.boxes, self.prompts, self.origin, allow)
+        self.fields, self.origin = got["fields"], got["prompt_origin"]
+        self._show(got["prompts"])
 
     def _show(self, update: dict) -> None:
         if "value" in update:

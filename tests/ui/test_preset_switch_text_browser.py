@@ -11,7 +11,7 @@ import pytest
 
 from bracket.dataset.demo_data import make_demo_dataset
 from tests.conftest import make_caption_folder
-from tests.fakes.switch_page import DEMO, SAMPLER, SDXL, foreign_text, handled_at, open_form, pick, wait_settled
+from tests.fakes.switch_page import DEMO, FLUX, SAMPLER, SDXL, foreign_text, handled_at, open_form, pick, wait_settled
 from tests.ui.test_ui_browser import ARGS, CHROMIUM
 
 pytestmark = [
@@ -76,6 +76,12 @@ def test_a_preset_switch_shows_nothing_of_the_previous_preset(launched_app, tmp_
         state = _switch(page, "Demo", DEMO, SDXL)
         assert state["prompts"].startswith("a red circle") and "the demo's shapes" in state["help"], state
         state = _switch(page, "SDXL", SDXL, DEMO)  # back, no dataset on either side
+        assert state["prompts"] == "" and "Nothing to propose them from yet" in state["help"], state
+        _switch(page, "Demo", DEMO, SDXL)  # the demo with its dataset again, then SDXL by way of FLUX.1 LoRA
+        _type_dataset(page, str(demo_data))
+        state = _switch(page, "FLUX.1", FLUX, DEMO)
+        assert state["prompts"] == "" and "Nothing to propose them from yet" in state["help"], state
+        state = _switch(page, "SDXL", SDXL, FLUX)
         assert state["prompts"] == "" and "Nothing to propose them from yet" in state["help"], state
         page.screenshot(path=str(shots / "sdxl-after-demo.png"), full_page=True)
         page.locator("#bk-space-setup").screenshot(path=str(shots / "space-table-sdxl-1280.png"))

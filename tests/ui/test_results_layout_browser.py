@@ -1,6 +1,6 @@
 """Issue 34 item 8 in a real browser (Debian's Chromium via Playwright), at a 1280-px window.
 
-The trial table's status, step and quality columns are on screen without a horizontal scroll
+The trial table's status, step and rank columns are on screen without a horizontal scroll
 (they came after run, config, kind and a long "why"); the Results page shows each section
 once: its leaderboard, charts and importance, and a link to the report — not the report's
 copy of all of them below. Screenshots go to test-output/results-layout/."""
@@ -55,7 +55,7 @@ def test_trial_columns_fit_1280_px_and_results_shows_each_section_once(demo_app,
         expect(trials).to_contain_text("done")
         page.screenshot(path=str(shots / "1-search.png"), full_page=True)
         edges = trials.evaluate(_EDGES)
-        for name in ("status", "step", "quality"):
+        for name in ("status", "step", "rank"):
             assert name in edges["heads"], edges
             assert edges["heads"][name] <= edges["right"] + 1, (name, edges)  # on screen, no scroll needed
         assert edges["scrollLeft"] == 0

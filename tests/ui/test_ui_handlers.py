@@ -15,11 +15,13 @@ from bracket.app.grid import GridCell, GridColumn, GridData, build_grid
 from bracket.app.manager import SessionManager
 from bracket.app.thumbs import ThumbnailCache
 from bracket.registry import PRESETS, get_preset
+from tests.fakes.setup_slots import box_values, change, type_into
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
 from ui.loss_plot import plot_json
 from ui.render import grid_html, loss_figure, runs_frame
-from ui.setup_preset import field_message
+from ui.setup_fields import slot_name, slot_updates
+from ui.setup_preset import field_message, preflight_text
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
 SKIP = gr.skip()
@@ -42,8 +44,7 @@ def test_blocks_build_with_only_private_listeners(runs_dir):
     # a preset change is one server event (switch_preset: the warm-start list among what it fills)
     # and the browser's blanking (issue 43, item 6: a chain of ~20 events took 19–48 s under load)
     preset = next(c for c in demo.blocks.values() if getattr(c, "elem_id", None) == "bk-preset")
-    on_change = [f for f in demo.fns.values() if (preset._id, "change") in f.targets
-                 and getattr(f.fn, "__name__", "") != "apply"]  # gr.render's own trigger: the preset's fields
+    on_change = [f for f in demo.fns.values() if (preset._id, "change") in f.targets]
     assert len(on_change) == 2 and sum(f.fn is None and f.js is not None for f in on_change) == 1, on_change
     switch = next(f for f in on_change if f.fn is not None)
     assert getattr(switch.fn, "__wrapped__", None).func is setup_tab.switch_preset
@@ -55,9 +56,14 @@ def test_blocks_build_with_only_private_listeners(runs_dir):
 def field_change(preset_id: str, name: str, value: str, fields: dict[str, str]):
     """What one field's change event of ``preset_id``'s form (the one shown) gets back: every box
     of the form as ``fields`` has them, ``name`` now ``value``."""
-    boxes = [value if s.name == name else fields.get(s.name, s.resolved_default())
-             for s in get_preset(preset_id).fields]
-    return setup_tab.on_form(preset_id, name, preset_id, "", None, *boxes)[:3]
+    before = {s.name: fields.get(s.name, s.resolved_default()) for s in get_preset(preset_id).fields}
+    shown = slot_updates(preset_id, before, True)
+    got = change(preset_id, before, type_into(preset_id, box_values(shown), name, value))
+    message = slot_name(next(i for i, s in enumerate(get_preset(preset_id).fields) if s.name == name), "message")
+    if value == before[name]:  # the value the form shows already: the listener changes nothing
+        assert got == {}
+        return shown[message], before, preflight_text(preset_id, before) if name == "dataset" else SKIP
+    return got[message], got["fields"], got.get("preflight", SKIP)
 
 
 def test_preset_form_and_field_checks(tmp_path, demo_fields):
@@ -308,11 +314,12 @@ def test_search_tab_renders_200_trials(capsys):
     frame = runs_frame(snap)
     figure = loss_figure(series, {}, smoothing=0.6)
     assert len(frame) == 200 and len(figure.data) == 30
-    # the score reads as its quality, as `status` and the report write it: higher is better, the
-    # worst run (score 1.0) a 1.00 and the best (0.005) near 10 — never "score 1.000" for the worst
-    assert list(frame["quality"])[-2:] == ["9.91", "9.96"] and frame["quality"].iloc[0] == "1.00"
-    # status, step and quality come right after the run's name, before the long "why"
-    assert list(frame.columns[:5]) == ["run", "config", "status", "step", "quality"]
+    # each run reads as its config's place among the scored configs (issue 43: no 1–10 rescale within
+    # the session, whose worst run read 1.00 and best near 10 and moved as runs arrived)
+    assert list(frame["rank"])[-2:] == ["2 of 200", "1 of 200"] and frame["rank"].iloc[0] == "200 of 200"
+    assert list(runs_frame(SimpleNamespace(runs=runs[:3]))["rank"]) == ["3 of 3", "2 of 3", "1 of 3"]
+    # status, step and rank come right after the run's name, before the long "why"
+    assert list(frame.columns[:5]) == ["run", "config", "status", "step", "rank"]
 
 
 def test_status_says_what_the_divergence_stop_saved_and_when_only_loss_scores():
@@ -366,3 +373,4 @@ def test_the_leaderboard_shows_each_configs_headline_not_a_number_that_moves():
     frame = leaderboard_frame([SimpleNamespace(stage="final", rows=[row, unscored])])
     assert list(frame["headline"]) == [line.text, ""]
     assert not any("quality" in str(c) or "CI" in str(c) for c in frame.columns)
+
