@@ -264,7 +264,7 @@ def loss_figure(series: Mapping[int, Sequence[Sequence[float]]], labels: Mapping
                 smoothing: float = 0.0, highlight: int | None = None, title: str = "Training loss",
                 validation: Mapping[int, Sequence[Sequence[float]]] | None = None) -> go.Figure:
     """The loss chart: each run's training loss, and — where ``validation`` has it — its
-    validation loss dashed (the loss the loss judge scores, docs/SCORING.md)."""
+    validation loss dashed (the loss the loss judge scores, docs/JUDGES.md)."""
     figure = go.Figure()
     for run_id, points in series.items():
         points = thin_points(points)

@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING
 
 from bracket.report.charts import front_chart
 from bracket.report.render import Block, Picture
-from bracket.standings.quality import quality_text
 from bracket.standings.trust import NO_AGREEMENT
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.standings import Standings
 
 TRUST_HEADERS = ["judge", "weight", "blind choices it agrees with", "pairs of ratings it orders alike", "verdict"]
-FRONT_HEADERS = ["config", "step", "likeness", "prompt-following", "quality", "on the front", "beaten on both by"]
+FRONT_HEADERS = ["config", "step", "likeness", "prompt-following", "place", "on the front", "beaten on both by"]
 
 
 def front_points(table: "Standings") -> list[dict]:
@@ -57,8 +56,10 @@ def judge_sections(table: "Standings") -> tuple[list[tuple[str, list[Block]]], l
             pictures.append(Picture("report-front", "Fidelity against flexibility (each config at its best step)",
                                     png))
             front_blocks.append(("img", pictures[-1]))
+        scores = [p.score for p in front.points if p.score is not None]
         front_blocks.append(("table", FRONT_HEADERS, [
-            [p.name, str(p.step or "-"), f"{p.fidelity:.3g}", f"{p.flexibility:.3g}", quality_text(p.score, "-"),
+            [p.name, str(p.step or "-"), f"{p.fidelity:.3g}", f"{p.flexibility:.3g}",
+             "-" if p.score is None else f"{1 + sum(1 for o in scores if o < p.score)} of {len(scores)}",
              "yes" if p.on_front else "no", ", ".join(p.beaten_by) or "-"] for p in front.points]))
         front_blocks.append(("p", "Pick another point on the front as the answer on the Results tab or with "
                                   "python -m bracket pick PATH CONFIG; status, export and promote follow it."))

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bracket.session.scoring.image_judges import FIDELITY, FLEXIBILITY, references_text, scores_at
-from bracket.standings.quality import quality_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.standings.board import StageBoard, Standings
@@ -163,24 +162,24 @@ def _axes(point: FrontPoint) -> str:
 def why_text(front: Front, best_row: Any) -> str:
     """Which point is the answer and why, in one or two sentences."""
     best = front.point(front.best_id)
-    quality = quality_text(best_row.mean) if best_row is not None else ""
+    said = f" (it reads: {best_row.headline.text})" if best_row is not None and best_row.headline else ""
     if best is None:  # the best config has no image scores: it is named, not placed
         name = best_row.name if best_row is not None else "no config"
-        return (f"The winner {name!r} (quality {quality}) has no likeness and prompt-following scores, so it is "
+        return (f"The winner {name!r}{said} has no likeness and prompt-following scores, so it is "
                 "not on the plot.")
     others = [p.name for p in front.on_front if p.config_id != best.config_id]
     pick = front.point(front.pick_id)
     if pick is not None:
-        return (f"Your pick {pick.name!r} is the answer: on the front ({_axes(pick)}). The best combined quality is "
-                f"{best.name!r} ({quality}; {_axes(best)}); pick it again to make it the answer.")
+        return (f"Your pick {pick.name!r} is the answer: on the front ({_axes(pick)}). The leaderboard's first is "
+                f"{best.name!r}{said} ({_axes(best)}); pick it again to make it the answer.")
     if best.on_front:
-        text = (f"The winner {best.name!r} has the best combined quality ({quality}) and is on the front: no config "
+        text = (f"The winner {best.name!r}{said} leads the leaderboard and is on the front: no config "
                 f"has both more likeness and more prompt-following ({_axes(best)}).")
         if others:
             text += (f" The other points on the front ({', '.join(others)}) trade one for the other: pick one to "
                      "make it the answer.")
         return text
-    return (f"The winner {best.name!r} has the best combined quality ({quality}), which weighs every judge (loss, "
+    return (f"The winner {best.name!r}{said} leads the leaderboard, which weighs every judge (loss, "
             f"ratings, ...), not only these two; on these two it is not on the front: {', '.join(best.beaten_by)} "
             f"beat it on both ({_axes(best)}). Pick a point on the front to make it the answer.")
 

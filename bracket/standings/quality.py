@@ -24,11 +24,6 @@ def quality(score: float) -> float:
     return QUALITY_MAX - score * (QUALITY_MAX - QUALITY_MIN)
 
 
-def quality_text(score: float | None, empty: str = "") -> str:
-    """``"7.35"``: a score as a person reads it (two decimals: 0.0022 of a score); ``empty`` for none."""
-    return empty if score is None else f"{quality(score):.2f}"
-
-
 class HeadlineReading:
     """The reading the standings pass :func:`bracket.stats.verdict`: each config said by its
     headline (``bracket.standings.headline``), never by a number that moves with other runs."""

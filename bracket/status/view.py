@@ -15,6 +15,8 @@ under, and reused while the key is the same; in the store, so every machine shar
 * the header (status, workers alive or gone) is read fresh every time (:func:`print_status`);
 * a read-only store is read, never written (an old one without the table computes its answer
   each time); a kept view that is not JSON is ignored and rebuilt;
+* a kept view is served only while the session's rows are sound (``Store.kept_view`` asks
+  ``store.sound_rows`` in one query): a row damaged by hand since is read, and reported;
 * the process that changes the store keeps the view current (``bracket.status.refresh``).
 """
 

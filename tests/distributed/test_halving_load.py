@@ -1,7 +1,7 @@
 """Load test: three workers on one PostgreSQL store share a successive-halving search while a
 seeded random choice SIGKILLs one of them, again and again; each killed worker is restarted.
 
-The kills are triggered by what the store says, never by the clock: ``random.Random(SEED)``
+The kills are triggered by what the store says, never by the clock: ``random.Random(seed)``
 picks the progress points (rungs passed by the runs' recorded last steps, read from the store) at
 which a worker is killed — just as a run reaches a rung, around its pause being recorded — and
 which worker (one whose run trains now, when there is one). The trainer is
@@ -32,26 +32,28 @@ from bracket.session.store import Store
 from tests.distributed.halving_checks import ROOT, SETTINGS, check_halving_search, launches_by_output
 from tests.session.test_halving_search import halving_fields
 
-# opt-in (BRACKET_TEST_LOAD=1) until one unexplained worker exit (code 1) in 32 runs is understood:
-# a CI run must not depend on it; docs/RELIABILITY.md §8 says how to run it
+# opt-in (BRACKET_TEST_LOAD=1): one budget race is known and not yet fixed — a worker deciding a
+# promotion under the session's lock does not count the first rung of a config another worker has
+# just reserved but not yet started (seen in 1 of 28 runs: 3.25 of 3 full runs); docs/RELIABILITY.md
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not os.environ.get("BRACKET_TEST_LOAD"),
                                  reason="the multi-worker load test runs with BRACKET_TEST_LOAD=1")]
-
-SEED = 44
+#: eight kill schedules (each run ~15-30 s on an idle 2-core machine, up to 2 min on a loaded one)
+SEEDS = list(range(44, 52))
 WORKERS = ("0", "1", "2")
 KILLS = 5
 #: the rungs (steps) of SETTINGS; the search passes 7 + 3 + 1 = 11 of them in all, counted from the
 #: store as each run's last step passes a rung: every kill point lies below that, so each is reached
 RUNGS = (4, 8, 16)
 PASSED_IN_ALL = 11
-DEADLINE_S = 150.0
+#: a hang guard only (a run takes ~15-30 s on an idle 2-core machine, up to 2 min on a loaded one)
+DEADLINE_S = 300.0
 
 
 @pytest.fixture
 def search(postgres, tmp_path, monkeypatch, request):
     monkeypatch.setenv("PGPASSWORD", postgres.password)
-    url = postgres.create_database(request.node.name.lower()[:60])
+    url = postgres.create_database(f"load_{request.node.callspec.params['seed']}")
     runs = tmp_path / "shared-runs"
     runs.mkdir()
     Session.create("demo-cpu", halving_fields(tmp_path), SETTINGS, out_dir=runs, name="load", storage_url=url).close()
@@ -109,8 +111,19 @@ def _live_launches(launch_log: Path) -> dict[str, list[int]]:
 
 
 def _logs(search: dict) -> str:
-    return "\n".join(f"--- {p.name}\n{p.read_text(encoding='utf-8')[-3000:]}"
-                     for p in sorted(search["logs"].glob("worker*.log")))
+    """Each worker's output (stdout and stderr, one file per start) and a session error's traceback."""
+    logs = [*sorted(search["logs"].glob("worker*.log")), *search["folder"].glob("session-error.log")]
+    return "\n".join(f"--- {p.name}\n{p.read_text(encoding='utf-8')[-3000:]}" for p in logs)
+
+
+def _rows(store: Store, name: str) -> str:
+    """The search's config and run rows, one line each: what a failed check is read against."""
+    configs = [f"config {c['id']} {c['name']}: {c['status']} rung {c['rung']} {c['rung_state']} "
+               f"worker {c['worker']}" for c in store.configs(name, stage="search")]
+    runs = [f"run {r['id']} config {r['config_id']} seed {r['seed_index']}: {r['status']} last {r['last_step']} "
+            f"pause {r['pause_step']} launches {r['launches']} restart {r['restart_steps']} worker {r['worker']}"
+            for r in store.runs(name, with_series=False) if r["stage"] == "search"]
+    return "\n".join(configs + runs)
 
 
 def _end_all(workers: dict[str, subprocess.Popen], launch_log: Path) -> None:
@@ -127,8 +140,9 @@ def _end_all(workers: dict[str, subprocess.Popen], launch_log: Path) -> None:
     psutil.wait_procs(orphans, timeout=10)
 
 
-def test_workers_killed_at_random_finish_a_halving_search(search):
-    rng = random.Random(SEED)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_workers_killed_at_random_finish_a_halving_search(search, seed):
+    rng = random.Random(seed)
     kill_at = sorted(rng.sample(range(1, PASSED_IN_ALL), KILLS))  # rungs passed, read from the store
     store = Store.open(search["url"], create=False)
     workers = {gpu: _worker(search, gpu) for gpu in WORKERS}
@@ -162,13 +176,21 @@ def test_workers_killed_at_random_finish_a_halving_search(search):
             time.sleep(0.1)
         codes = {gpu: w.returncode for gpu, w in workers.items()}
         if set(codes.values()) != {0}:
-            pytest.fail(f"a worker failed: {codes}\n{_logs(search)}")
+            pytest.fail(f"a worker failed: {codes}\n{_rows(store, search['name'])}\n{_logs(search)}")
     finally:
         _end_all(workers, search["launch_log"])
     assert len(killed) == KILLS, killed
     assert watched and not doubled, f"two trainers of one run at once: {doubled}"
     print("killed (rungs passed, gpu, pid):", killed)
+    try:
+        _check_finished(search, store)
+    except AssertionError as error:
+        pytest.fail(f"{error}\n{_rows(store, search['name'])}\n{_logs(search)}")
+    finally:
+        store.close()
 
+
+def _check_finished(search: dict, store: Store) -> None:
     name = search["name"]
     assert store.get_session(name)["status"] == "finished"
     configs = store.configs(name, stage="search")
@@ -186,7 +208,6 @@ def test_workers_killed_at_random_finish_a_halving_search(search):
     assert len(set(trials)) == len(trials), trials
     # the project's own check of a finished halving search (killed launches allowed)
     check_halving_search(store, name, SETTINGS, search["launch_log"], lost_allowed=True)
-    store.close()
     # the budget, as the session itself counts it
     session = Session.open(search["folder"])
     try:

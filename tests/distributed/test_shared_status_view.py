@@ -60,3 +60,52 @@ def test_a_view_kept_on_one_machine_is_current_on_another(postgres, demo_fields,
     finally:
         store.close()
     Store.open(url, create=False).close()  # opening again finds the table there
+
+
+#: hand edits of a PostgreSQL store's rows after a view was kept (issue 44, guarantee 6): text that
+#: is not JSON (the database's own cast to json fails), a list for a dict, a number out of range
+PG_HAND_DAMAGE = (
+    "UPDATE bracket_runs SET params_json = '{hand' WHERE id = (SELECT min(id) FROM bracket_runs)",
+    "UPDATE bracket_configs SET params_json = '[]' WHERE id = (SELECT min(id) FROM bracket_configs)",
+    "UPDATE bracket_runs SET pause_step = -4 WHERE id = (SELECT min(id) FROM bracket_runs)",
+    "UPDATE bracket_runs SET started_at = 'Infinity' WHERE id = (SELECT min(id) FROM bracket_runs)",
+)
+
+
+def test_a_row_damaged_by_hand_after_the_view_was_kept_gives_the_one_line_error(postgres, demo_fields, tmp_path,
+                                                                                 capsys, monkeypatch):
+    from bracket.cli import main
+    from tests.fakes.filled_store import fill_store
+
+    monkeypatch.setenv("PGPASSWORD", postgres.password)
+    url = postgres.create_database("damaged_view")
+    session = Session.create("demo-cpu", demo_fields, SearchSettings(budget=6, sample_prompts="", warm_start=False),
+                             out_dir=tmp_path, name="damaged", storage_url=url)
+    fill_store(session, 4, 10)
+    folder = session.folder
+    session.close()
+    kept = status_outputs(folder, capsys)  # computed and kept
+    assert status_outputs(folder, capsys, kept_only=True) == kept
+    engine = sa.create_engine(url)
+    try:
+        for damage in PG_HAND_DAMAGE:
+            with engine.connect() as c:
+                before = c.execute(sa.text("SELECT * FROM bracket_runs ORDER BY id")).all(), \
+                    c.execute(sa.text("SELECT * FROM bracket_configs ORDER BY id")).all()
+            with engine.begin() as c:
+                c.execute(sa.text(damage))
+            for extra in ([], ["--json"]):
+                code = main(["status", *extra, str(folder)])
+                out, err = capsys.readouterr()
+                assert code in (1, 2) and not out, (damage, code, out, err)
+                assert err.startswith("error: The session's store is damaged (") and len(err.splitlines()) == 1, \
+                    (damage, err)
+            with engine.begin() as c:  # mended by hand again: the kept view is served as before
+                for table, rows in zip(("bracket_runs", "bracket_configs"), before):
+                    c.execute(sa.text(f"DELETE FROM {table}"))
+                    columns = list(rows[0]._fields)
+                    c.execute(sa.text(f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
+                                      f"({', '.join(':' + n for n in columns)})"), [r._asdict() for r in rows])
+            assert status_outputs(folder, capsys, kept_only=True) == kept, damage
+    finally:
+        engine.dispose()

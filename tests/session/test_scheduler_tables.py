@@ -136,3 +136,19 @@ def test_typed_rows_keep_the_stored_strings():
         RunRow.of(run(1, 1, "lost"))
     with pytest.raises(StoreError, match="a number column holds 'four'"):
         RunRow.of(run(1, 1, "paused", pause="four"))
+
+
+def test_an_interrupted_run_is_charged_by_neither_the_budget_nor_the_scheduler():
+    """A worker killed after its run's step 4 was recorded but before its pause: the run is
+    ``interrupted`` and its slot trains again. The budget's count and the scheduler's decisions
+    both leave it out — before, the budget counted its 4 steps while the scheduler planned the
+    budget in full without them, and a load test ended at 3.25 of 3 full runs."""
+    scheduler = halving_on(HALVING)
+    budget = scheduler.budget
+    standing = [run(2, 1, "paused", pause=4, last=4), run(3, 2, "done", last=8)]
+    lost = run(1, 1, "interrupted", last=4)
+    view = view_of(scheduler, [lost, *standing], configs=[config(1, "paused"), config(2, "done")])
+    assert budget.spent(view) == pytest.approx((4 + 8) / 8)
+    assert budget.spent(view) * 8 == pytest.approx(sum(scheduler.committed(r) for r in scheduler.search_runs(view)))
+    assert budget.spent(view) == budget.spent(view_of(scheduler, standing, configs=[config(1, "paused"),
+                                                                                       config(2, "done")]))

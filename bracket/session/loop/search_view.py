@@ -91,8 +91,10 @@ class SearchView:
         return sum(1 for r in self.runs if r.kind != "setup" and r.spends_budget())
 
     def trained(self) -> list[RunRow]:
-        """The search runs some launch trained (setup commands left out)."""
-        return [r for r in self.runs if r.kind != "setup" and r.launches]
+        """The search runs some launch trained and that stand (setup commands left out; an
+        ``interrupted`` run, whose worker died before it paused or ended, does not spend budget:
+        its slot trains again, ``bracket.session.recovery``)."""
+        return [r for r in self.runs if r.kind != "setup" and r.launches and r.status is not RunState.INTERRUPTED]
 
     def overshoot_steps(self) -> float:
         """The steps (the session's) paused runs trained past their rungs before the stop landed: measured,
@@ -100,8 +102,12 @@ class SearchView:
         return sum(r.in_session_steps(r.overshoot(), self.full_steps) for r in self.trained())
 
     def full_runs_spent(self) -> float:
-        """The compute the search's runs used, in full runs (``halving.cost``): every step trained, in
-        the session's steps, restarts' thrown-away steps included, plus a start-up per launch."""
+        """The compute the search's runs used, in full runs (``halving.cost``): every step the
+        standing runs trained, in the session's steps, restarts' thrown-away steps included, plus a
+        start-up per launch. What a killed process trained is lost with it and not charged — an
+        interrupted run, the part of a resume cut short (``launches.back_to_pause``) — just as the
+        scheduler's decisions (``Halving.committed``) do not count it: the two agree, so the plan
+        and the budget's count never part."""
         trained = self.trained()
         steps = sum(r.in_session_steps(r.trained_steps(), self.full_steps) for r in trained)
         return cost(steps, sum(r.launches for r in trained), self.full_steps, launch_steps=self.launch)

@@ -1,8 +1,9 @@
 """The store: one database, the single source of truth of a search, and the session folder.
 
 ``database`` opens it (:class:`Store`), ``schema`` its tables and migrations, ``records`` its
-rows and kept views, ``folder`` a folder's ``session.json`` and its store, ``lock`` the
-folder's lock, ``change_memo`` what is derived from the store once per change in a process.
+rows and kept views (``sound_rows`` whether a kept view may still be served), ``folder`` a
+folder's ``session.json`` and its store, ``lock`` the folder's lock, ``change_memo`` what is
+derived from the store once per change in a process.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from bracket.session.store.schema import (
     views_table,
     workers_table,
 )
+from bracket.session.store.sound_rows import rows_vouched
 
 
 def _new_id(result: CursorResult[Any]) -> int:
@@ -280,16 +281,21 @@ class Records:
     # -- kept views ----------------------------------------------------------------------
     def kept_view(self, session: str, name: str, key_json: str) -> Any | None:
         """The data of view ``name`` of ``session`` when it was kept under ``key_json`` (its key as
-        JSON text), else None; one query, nothing fetched when it is stale. None too when the
-        store has no views table (an older store opened read-only) or the data is not JSON."""
+        JSON text), else None; nothing fetched when it is stale, and one more query when it is
+        current. None too when the
+        store has no views table (an older store opened read-only), the data is not JSON, or a
+        row of the session may be damaged by hand since (``sound_rows.rows_vouched``: the rows
+        are then read, and say so)."""
         if views_table.name in self.absent:
             return None
         v = views_table.c
         query = sa.select(v.data_json).where((v.session == session) & (v.name == name) & (v.key_json == key_json))
         with self.engine.connect() as c:
             text = c.execute(query).scalar()
+        if text is None or not rows_vouched(self.engine, session, self.absent):
+            return None
         try:
-            return json.loads(text) if text is not None else None
+            return json.loads(text)
         except ValueError:
             return None
 
