@@ -271,11 +271,12 @@ def _lost_create_race(error: Exception) -> bool:
     workers — or two commands — opening one new store at once each check, see no tables and
     create them; all but one fail with "table … already exists" (PostgreSQL: a duplicate
     ``pg_type`` key), or on the version row Optuna stamps into a new store (``alembic_version``,
-    ``version_info``) or the schema version Bracket stamps (``bracket_schema``). Opening again then
-    finds the tables and the row."""
+    ``version_info``) or the schema version Bracket stamps (``bracket_schema``). SQLite may also
+    answer "database is locked" at once, without its busy wait, to a process switching the new
+    file to WAL while another creates the tables. Opening again then finds the tables and the row."""
     text = str(error).lower()
     clash = "unique constraint" in text or "duplicate key" in text
-    return "already exists" in text or (clash and any(
+    return "already exists" in text or "database is locked" in text or (clash and any(
         table in text for table in ("pg_type", "alembic_version", "version_info", "bracket_schema")))
 
 
