@@ -233,7 +233,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                             info="the top configs re-run with fresh seeds, inside the budget")
         validation = gr.Checkbox(True, label="Validation loss where the trainer has it",
                                  info=validation_note(preset_dd.value), elem_id="bk-validation")
-        halving = gr.Checkbox(DEFAULTS.halving, label="Successive halving (budget in full runs)",
+        halving = gr.Checkbox(DEFAULTS.halving is not None, label="Successive halving (budget in full runs)",
                               info=HALVING_INFO, elem_id="bk-halving")
     plan_md = gr.Markdown(plan_text(first["budget"], DEFAULTS.seeds, None, preset_dd.value), elem_id="bk-plan")
     estimate_md = gr.Markdown(elem_id="bk-estimate")

@@ -54,7 +54,7 @@ def settings_values(settings: SearchSettings) -> dict[str, Any]:
         "vlm_base_url": str((settings.vlm or {}).get("base_url", "")), "vlm_model": str((settings.vlm or {}).get(
             "model", "")), "lr_bracket": bool(settings.lr_bracket), "warm_start_from": list(settings.warm_start_from),
         "confirm": settings.confirm, "validation": settings.validation_split != 0.0,
-        "halving": bool(settings.halving),
+        "halving": settings.halving is not None,
     }
 
 

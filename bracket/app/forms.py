@@ -15,9 +15,10 @@ from urllib.parse import urlsplit
 from bracket.app.programs import no_userinfo
 from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
-from bracket.session import SearchSettings, SettingsError
+from bracket.session import HalvingSettings, SearchSettings, SettingsError
 from bracket.session.loop.budget import Budget
-from bracket.session.loop.rung_steps import halving_decided
+from bracket.session.loop.rung_steps import trainer_facts
+from bracket.session.loop.trainer_facts import NO_FACTS
 
 #: judgements per sample or answer: more than this is a typo, not a plan (each is a server call)
 MAX_JUDGE_REPEATS = 20
@@ -167,7 +168,7 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
         timeout_s=_number("Trial timeout", timeout_s), vlm=vlm, lr_bracket=bool(lr_bracket),
         warm_start_from=[str(f) for f in (warm_start_from or []) if f],
         confirm=_whole("Confirmation runs", confirm, optional=True), validation_split=None if validation else 0.0,
-        halving=bool(halving),
+        halving=HalvingSettings() if halving else None,
     )
     settings.validate()
     return settings
@@ -191,19 +192,19 @@ def plan_text(budget: Any, seeds: Any, confirm: Any = None, preset_id: str | Non
                                   confirm=_whole("Confirmation runs", confirm, optional=True),
                                   lr_bracket=bool(lr_bracket), algorithm=algorithm or "tpe",
                                   bounds=dict(bounds or {}), warm_start_from=[str(f) for f in warm_start_from or []],
-                                  halving=bool(halving), sample_every_n_steps=every,
+                                  halving=HalvingSettings() if halving else None, sample_every_n_steps=every,
                                   **({"steps": length} if length else {}))
         if settings.budget <= 0 or settings.seeds <= 0:
             return "Budget and seeds must be at least 1."
         if settings.budget < settings.seeds:
             return f"Budget {settings.budget} is smaller than {settings.seeds} seeds: raise the budget."
         trainer = _trainer(preset_id, fields) if settings.halving and preset_id else None
-        if trainer is not None:  # as Start decides them: a restart's cost, the interval the rungs round to
-            settings = halving_decided(settings, trainer)
-        settings.validate()
+        # as Start decides them: a restart's cost, the interval the rungs round to
+        facts = trainer_facts(settings, trainer) if trainer is not None else NO_FACTS
+        settings.validate(facts)
     except SettingsError as error:
         return str(error)
-    spent = Budget.of(settings, trainer).plan_text().split(" = ", 1)[1]
+    spent = Budget.of(settings, trainer, facts).plan_text().split(" = ", 1)[1]
     text = f"= {settings.budget} full runs: {spent}" if settings.halving else f"= {spent}"  # the unit, with halving
     if preset_id:
         try:

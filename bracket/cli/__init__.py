@@ -73,10 +73,7 @@ def _main(argv: Sequence[str] | None) -> int:
 def dispatch(args: argparse.Namespace) -> int:
     """Run the parsed command; the exit code."""
     if args.command == "status":
-        from bracket.session.store import gc_paused
-
-        with gc_paused():  # a short read of many small objects: no cyclic collection passes over them
-            return _status(args)
+        return _status(args)
     from bracket.cli.commands import COMMANDS  # after parsing: --help and a mistyped flag answer at once
 
     if args.command in TRAINING_COMMANDS:

@@ -24,7 +24,7 @@ from bracket.errors import BracketError
 from bracket.judge.combine import parse_weights
 from bracket.registry import PRESETS
 from bracket.safe_text import one_line
-from bracket.session import SearchSettings, Session
+from bracket.session import HalvingSettings, SearchSettings, Session
 from bracket.session.loop.plan import plan_text as phases_text
 from bracket.session.past import offer
 from bracket.standings import standings
@@ -181,8 +181,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         warm_start=not args.no_warm_start, lr_bracket=not args.no_lr_bracket, hedge=not args.no_hedge,
         warm_start_from=[str(p) for p in args.warm_start_from], confirm=args.confirm,
         validation_split=0.0 if args.no_validation else None,
-        halving=args.halving, eta=args.eta, launch_share=args.launch_cost,
-        **({} if args.smallest_rung is None else {"smallest_rung": args.smallest_rung}),
+        halving=HalvingSettings(eta=args.eta, launch_share=args.launch_cost,
+                                **({} if args.smallest_rung is None else {"smallest_rung": args.smallest_rung}))
+        if args.halving else None,
         vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
     if args.budget is None:  # the smallest budget whose plan reaches TPE (the Setup form's too)
         settings = replace(settings, budget=default_budget(args.preset, settings, fields, steps))

@@ -227,7 +227,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
     score = standing[1].score if standing else None
     line = standing[0].headline if standing else None  # the config's headline, as the app and status say it
     rung, paused = rung_text(config, session_rungs(session.settings)), run_rung_text(
-        run, restarts=restarting(session.settings))
+        run, restarts=restarting(session))
     header = [f"Bracket export of session {session.name!r}, preset {session.parts.preset.id}",
               f"config {name!r} ({config.get('kind', run.get('kind'))}, "
               f"stage {config.get('stage', run.get('stage'))}), "

@@ -25,6 +25,7 @@ _WHERE = {
     "Session": "session",
     "SearchSettings": "search_settings",
     "SettingsError": "search_settings",
+    "HalvingSettings": "search_settings",
     "create_session": "create",
     "open_session": "create",
     "SessionSnapshot": "snapshot",

@@ -29,7 +29,8 @@ from bracket.search.configs import NamedConfig
 from bracket.search.space import SearchSpace
 from bracket.search.types import PAST_KIND
 from bracket.search.warm_order import order_warm_start
-from bracket.session.loop.rung_steps import halving_decided, restart_note, rounded_note, rung_problem
+from bracket.session.loop.rung_steps import restart_note, rounded_note, rung_problem, trainer_facts
+from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 from bracket.session.past import Ranking, past_configs
 from bracket.session.scoring.image_config import (
     apply_references,
@@ -41,6 +42,7 @@ from bracket.session.scoring.image_config import (
 from bracket.session.search_settings import SearchSettings, SettingsError
 from bracket.session.store import Store, sqlite_url
 from bracket.session.store.folder import SESSION_FILE, open_session_store, read_session_file  # noqa: F401 - re-exported
+from bracket.session.store.migrations import nested_settings
 from bracket.trainer.base import Trainer, warmup_cap
 from bracket.trainer.heldout import ValidationPlan, decide
 from bracket.trainer.preset import ModelPreset
@@ -66,6 +68,8 @@ class SessionParts:
     #: how earlier sessions rank their configs (``bracket.session.past``): the warm start
     #: and the plan's count of ``past`` configs follow it (None: the value each trial ended with)
     rank_past: Ranking | None = None
+    #: the trainer's facts a halving plan's cost depends on, decided at creation (``loop.trainer_facts.TrainerFacts``)
+    facts: TrainerFacts = NO_FACTS
 
 
 def fit_warm_start(trainer: Trainer, space: SearchSpace) -> tuple[list[tuple[str, NamedConfig]], list[str]]:
@@ -220,12 +224,13 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
         held, references_note = decide_references(trainer, settings.reference_holdout, wanted=images_wanted)
         settings = dataclasses.replace(settings, reference_holdout=held)
         apply_references(trainer, held)
-        if settings.halving:
+        facts = NO_FACTS
+        if settings.halving is not None:
             rungs = rung_problem(settings, trainer)
             if rungs:
                 raise SettingsError(rungs)
-            settings = halving_decided(settings, trainer)
-            settings.validate()  # what the trainer costs may leave no config the budget buys
+            facts = trainer_facts(settings, trainer)
+            settings.validate(facts)  # what the trainer costs may leave no config the budget buys
         problems = trainer.preflight_problems()
         if problems:
             raise BracketError(" ".join(problems))
@@ -240,18 +245,21 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     notes.append(validation_note)
     if references_note:
         notes.append(references_note)
-    if settings.halving and (restarts := restart_note(trainer, preset.trainer_script or preset.display_name)):
+    trainer_name = preset.trainer_script or preset.display_name
+    if settings.halving is not None and (restarts := restart_note(trainer, trainer_name)):
         notes.append(restarts)
-    if settings.halving and (rounded := rounded_note(settings, trainer)):
+    if settings.halving is not None and (rounded := rounded_note(settings, trainer)):
         notes.append(rounded)
     folder.mkdir(parents=True, exist_ok=True)
     store = external or Store.open(sqlite_url(folder / "bracket.db"))
-    store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes)
+    store.create_session(name, preset_id=preset.id, fields=merged, settings=settings.to_dict(), notes=notes,
+                         plan=facts.to_dict() if settings.halving is not None else None)
     from bracket.search.controller import SearchController  # here: opening a session imports no Optuna
 
     SearchController.enqueue_warm_start(store.study(name), space, warm_start if settings.warm_start else [])
     write_session_file(folder, name, preset.id, external.url if external else None)  # absolute sqlite path
-    return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings, rank_past)
+    return SessionParts(store, name, folder, preset, merged, trainer, settings, space, notes, warnings, rank_past,
+                        facts)
 
 
 def with_sample_prompts(settings: SearchSettings, trainer: Trainer, preset_name: str) -> SearchSettings:
@@ -332,7 +340,10 @@ def parts_from_store(store: Store, name: str, folder: Path, *, validate: bool = 
     apply_validation(trainer, settings)
     apply_references(trainer, settings.reference_holdout or 0)
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
-    return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]))
+    # a read-only store of the release before nesting keeps the facts in its settings (``nested_settings``)
+    facts = TrainerFacts.from_dict(row.get("plan") or nested_settings(row["settings"])[1])
+    return SessionParts(store, name, folder, preset, fields, trainer, settings, space, list(row["notes"]),
+                        facts=facts)
 
 
 def stored_damage(row: Mapping[str, Any]) -> str | None:

@@ -84,6 +84,8 @@ class Launch:
             trained = max(int(run.get("last_step") or 0), int(run.get("pause_step") or 0)) if launches else 0
             return cls(old_event_files=old, launches_before=launches, restart_steps=thrown + trained)
         keep = int(resume_step)
+        # what it trained past the state it resumes from is trained again: charged as thrown away
+        thrown += max(0, int(run.get("last_step") or 0) - keep) if launches else 0
         return cls(resume_step=keep, old_event_files=old, launches_before=launches,
                    loss_before=[p for p in _points(run.get("loss")) if p[0] <= keep],
                    eval_before=[p for p in _points(run.get("eval_loss")) if p[0] <= keep],

@@ -58,6 +58,7 @@ class RunPipeline:
         self.store = parts.store
         self.name = parts.name
         self.settings = parts.settings
+        self.facts = parts.facts
         self.space = parts.space
         self.trainer = parts.trainer
         self.executor = executor

@@ -7,13 +7,14 @@ buys ``(budget - confirm) // seeds`` configurations. :meth:`SearchSettings.plan`
 words ("budget 24 = search 18 (18 configs × 1 seed) + confirm 6"), and the UI and the CLI
 both show that sentence.
 
-With **successive halving** (``halving``, ``bracket.search.halving``) the budget counts
-full-run equivalents instead: every config starts with the schedule of a full run but pauses
-at the first rung (``smallest_rung`` of the steps), and only the top ``1/eta`` at a rung
-resume to the next, so the same budget tries many more configs ("budget 8 full runs = 27
-configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"). A trainer that cannot resume pays for
-each promotion's rung from step 0 (``restarts``), and the rungs cost the steps they are
-rounded up to (``rung_every``): both decided by the session at creation from its trainer.
+With **successive halving** (``halving``: a :class:`HalvingSettings`, None when off;
+``bracket.search.halving``) the budget counts full-run equivalents instead: every config starts with
+the schedule of a full run but pauses at the first rung (``smallest_rung`` of the steps), and only
+the top ``1/eta`` at a rung resume to the next, so the same budget tries many more configs ("budget
+8 full runs = 27 configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"). What that costs also depends
+on the trainer (a trainer that cannot resume pays for each promotion's rung from step 0; the rungs
+cost the steps they are rounded up to): those facts are decided at creation into the plan
+(``bracket.session.loop.trainer_facts.TrainerFacts``) and handed to the methods that count, never stored here.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from bracket.errors import BracketError
 from bracket.judge.combine import validate_weights
 from bracket.search.halving import DEFAULT_ETA, DEFAULT_SMALLEST, Rungs, share_label, smallest_problem
 from bracket.search.types import ALGORITHMS
+from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 from bracket.session.scoring import effective_weights
+from bracket.session.store.migrations import nested_settings
 from bracket.trainer.base import WARMUP_SHARE
 from bracket.trainer.prompts import SamplePrompt, parse_prompt_lines
 
@@ -72,6 +75,45 @@ def halving_cost(n_configs: int, fractions: tuple[float, ...], eta: int, *, laun
 
 class SettingsError(BracketError):
     """Search settings that cannot be used."""
+
+
+@dataclass(frozen=True)
+class HalvingSettings:
+    """Successive halving's settings (``SearchSettings.halving``; ``bracket.search.halving``)."""
+
+    #: the reduction factor: the top 1/eta of the configs at a rung go on to the next
+    eta: int = DEFAULT_ETA
+    #: the first rung, as a share of ``steps``
+    smallest_rung: float = DEFAULT_SMALLEST
+    #: a launch's start-up (model load, caches) as a share of a full run's steps, counted against
+    #: the budget for every launch; None = measured by the session from its own launches
+    #: (``bracket.session.launches.startup_steps``), 0 = not counted
+    launch_share: float | None = None
+
+    def valid(self) -> bool:
+        eta, smallest = self.eta, self.smallest_rung
+        return isinstance(eta, int) and not isinstance(eta, bool) and 2 <= eta <= MAX_ETA \
+            and not smallest_problem(smallest)
+
+    def rungs(self) -> Rungs:
+        return Rungs(int(self.eta), float(self.smallest_rung))
+
+    def problems(self) -> list[str]:
+        """What is wrong with these settings, each with what to do."""
+        problems = []
+        eta, smallest = self.eta, self.smallest_rung
+        if not isinstance(eta, int) or isinstance(eta, bool) or not 2 <= eta <= MAX_ETA:
+            problems.append(f"the reduction factor (--eta) must be a whole number from 2 to {MAX_ETA}, got {eta!r}.")
+        if smallest_problem(smallest):
+            problems.append(smallest_problem(smallest) + ".")
+        return problems
+
+    @classmethod
+    def stored_problem(cls, data: Any) -> str | None:
+        """What is wrong with the types of stored halving settings (an object of these fields)."""
+        if not isinstance(data, dict):
+            return f"its setting halving is {str(data)[:60]!r}, not an object"
+        return _type_problem(cls, data, "halving.")
 
 
 @dataclass
@@ -120,23 +162,8 @@ class SearchSettings:
     #: big enough), 0 = none. Stored as a count; the images follow from the dataset by one rule.
     reference_holdout: int | None = None
     #: successive halving (``bracket.search.halving``): configs pause at rungs, the top ``1/eta``
-    #: resume; the budget then counts full-run equivalents
-    halving: bool = False
-    #: the reduction factor: the top 1/eta of the configs at a rung go on to the next
-    eta: int = DEFAULT_ETA
-    #: the first rung, as a share of ``steps``
-    smallest_rung: float = DEFAULT_SMALLEST
-    #: with halving: a launch's start-up (model load, caches) as a share of a full run's steps,
-    #: counted against the budget for every launch; None = measured by the session from its own
-    #: launches (``bracket.session.launches.startup_steps``), 0 = not counted
-    launch_share: float | None = None
-    #: with halving: the trainer cannot resume a paused run (``resume_mode`` "restart"), so a promoted
-    #: config trains again from step 0 and pays for its whole next rung; decided by the session at
-    #: creation from its trainer (``bracket.session.loop.rung_steps.halving_decided``)
-    restarts: bool = False
-    #: with halving: the steps between saved samples and validation losses, where the rungs are
-    #: rounded up to (``Rungs.steps``); decided at creation like ``restarts``, None: not rounded
-    rung_every: int | None = None
+    #: resume; the budget then counts full-run equivalents. None: off
+    halving: HalvingSettings | None = None
     #: the config (its id) the person picked from the front of fidelity against flexibility as the
     #: answer (``bracket.standings.front``); None: the winner by combined score
     pick: int | None = None
@@ -163,55 +190,56 @@ class SearchSettings:
 
     @property
     def n_configs(self) -> int:
-        """Configs the search starts: ``search_runs // seeds``; with halving, the most whose
-        rungs fit the search's full-run equivalents."""
-        if not self.halving or not self._rungs_valid():  # bad rungs: ``validate`` says so
-            return self.search_runs // self.seeds
-        return self.configs_within()
+        """Configs the search starts: ``search_runs // seeds``; with halving, the most whose rungs fit
+        the search's full-run equivalents, before the trainer's facts (:meth:`configs_planned`)."""
+        return self.configs_planned(NO_FACTS)
 
-    def configs_within(self, launch_share: float = 0.0) -> int:
+    def configs_planned(self, facts: TrainerFacts) -> int:
+        """:attr:`n_configs` with the trainer's ``facts`` (a restart's cost, the rungs' rounding)."""
+        if self.halving is None or not self.halving.valid():  # bad rungs: ``validate`` says so
+            return self.search_runs // self.seeds
+        return self.configs_within(facts=facts)
+
+    def configs_within(self, launch_share: float = 0.0, *, facts: TrainerFacts = NO_FACTS) -> int:
         """With halving: the most configs whose rungs fit the search's full-run equivalents, each
         launch costing ``launch_share`` of a full run's steps more (``halving_cost``)."""
-        fractions, per_seed = self.rung_fractions(), self.search_runs / self.seeds
+        halving = self.halving or HalvingSettings()
+        fractions, per_seed = self.rung_fractions(facts), self.search_runs / self.seeds
         count = 0
-        while count < MAX_BUDGET and halving_cost(count + 1, fractions, self.eta, launch_share=launch_share,
-                                                  restarts=bool(self.restarts)) <= per_seed + 1e-9:
+        while count < MAX_BUDGET and halving_cost(count + 1, fractions, halving.eta, launch_share=launch_share,
+                                                  restarts=facts.restarts) <= per_seed + 1e-9:
             count += 1
         return count
 
-    def _rungs_valid(self) -> bool:
-        eta, smallest = self.eta, self.smallest_rung
-        return isinstance(eta, int) and not isinstance(eta, bool) and 2 <= eta <= MAX_ETA \
-            and not smallest_problem(smallest)
-
     def rungs(self) -> Rungs:
-        """The rungs of a halving search (``Rungs(eta, smallest_rung)``)."""
-        return Rungs(int(self.eta), float(self.smallest_rung))
+        """The rungs of a halving search (``Rungs(eta, smallest_rung)``; the defaults without halving)."""
+        return (self.halving or HalvingSettings()).rungs()
 
-    def rung_fractions(self) -> tuple[float, ...]:
-        """The rungs as the shares of the steps they train to: rounded up to ``rung_every`` (the
+    def rung_fractions(self, facts: TrainerFacts = NO_FACTS) -> tuple[float, ...]:
+        """The rungs as the shares of the steps they train to: rounded up to ``facts.rung_every`` (the
         steps ``Rungs.steps`` gives a run of ``steps``), the planned shares where not rounded."""
         planned = self.rungs().fractions()
-        if not self.rung_every or not isinstance(self.steps, int) or self.steps <= 0:
+        if not facts.rung_every or not isinstance(self.steps, int) or self.steps <= 0:
             return planned
-        steps = self.rungs().steps(self.steps, every=int(self.rung_every))
+        steps = self.rungs().steps(self.steps, every=int(facts.rung_every))
         return tuple(step / self.steps for step in steps) if len(steps) == len(planned) else planned
 
-    def plan(self, configs: int | None = None, *, up_to: bool = False) -> str:
+    def plan(self, configs: int | None = None, *, up_to: bool = False, facts: TrainerFacts = NO_FACTS) -> str:
         """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation round
         ``"budget 24 = search 18 (18 configs × 1 seed) + confirm 6"``; with halving
         ``"budget 8 full runs = 27 configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"`` (with
-        ``restarts``, ``" (restarts: a promoted config trains again from step 0)"`` after it).
+        ``facts.restarts``, ``" (restarts: a promoted config trains again from step 0)"`` after it).
         ``configs``: a halving search's count as its budget buys it (``Budget.configs``); ``up_to``:
         the count before a launch's start-up is known (``Budget.plan_text``)."""
-        if self.halving and self._rungs_valid():
+        if self.halving is not None and self.halving.valid():
             fractions = self.rungs().fractions()
-            counts = rung_counts(self.n_configs if configs is None else configs, len(fractions), self.eta)
+            counts = rung_counts(self.configs_planned(facts) if configs is None else configs, len(fractions),
+                                 self.halving.eta)
             steps = " → ".join(f"{count}{' configs' if i == 0 else ''} to {share_label(share)}"
                                for i, (count, share) in enumerate(zip(counts, fractions)))
             seeds = f" × {self.seeds} seeds" if self.seeds > 1 else ""
             confirm = f" + confirm {self.confirm_runs}" if self.confirm_runs else ""
-            restarts = " (restarts: a promoted config trains again from step 0)" if self.restarts else ""
+            restarts = " (restarts: a promoted config trains again from step 0)" if facts.restarts else ""
             fewer = (" (up to: each launch's start-up, measured from the first runs, may buy fewer configs; "
                      "--launch-cost fixes it)") if up_to else ""
             bound = "up to " if up_to else ""
@@ -237,8 +265,17 @@ class SearchSettings:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "SearchSettings":
+        """Settings as stored (``to_dict``). A store this Bracket could not migrate (opened read-only)
+        may still hold them flat, as the release before nesting wrote them (``halving: true`` beside
+        ``eta``...): read the same way the store's migration rewrites them (``nested_settings``)."""
+        data, _ = nested_settings(data)
         known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        halving = values.get("halving")
+        if isinstance(halving, dict):
+            values["halving"] = HalvingSettings(**{k: v for k, v in halving.items()
+                                                   if k in HalvingSettings.__dataclass_fields__})
+        return cls(**values)
 
     @classmethod
     def stored_problem(cls, data: Any) -> str | None:
@@ -247,23 +284,17 @@ class SearchSettings:
         of every sensible range. Checked where a session is opened, before anything uses them."""
         if not isinstance(data, dict):
             return f"its settings are {type(data).__name__}, not an object"
-        hints = typing.get_type_hints(cls)
-        for name, value in data.items():
-            if name not in hints:
-                continue  # an older field, no longer read
-            hint = hints[name]
-            union = typing.get_origin(hint) in (typing.Union, types.UnionType)
-            plain = tuple(typing.get_origin(t) or t for t in (typing.get_args(hint) if union else (hint,)))
-            if value is None and type(None) in plain:
-                continue
-            ok = any(_holds(kind, value) for kind in plain)
-            if not ok:
-                return f"its setting {name} is {str(value)[:60]!r}, not {' or '.join(k.__name__ for k in plain)}"
-        return None
+        data, _ = nested_settings(data)
+        halving = data.get("halving")
+        if halving is not None:
+            problem = HalvingSettings.stored_problem(halving)
+            if problem:
+                return problem
+        return _type_problem(cls, {k: v for k, v in data.items() if k != "halving"})
 
-
-    def validate(self) -> None:
-        """Raise :class:`SettingsError` naming every problem and what to do."""
+    def validate(self, facts: TrainerFacts = NO_FACTS) -> None:
+        """Raise :class:`SettingsError` naming every problem and what to do (with the trainer's
+        ``facts`` once decided: what a restart costs may leave no config the budget buys)."""
         problems: list[str] = []
         for name, limit in (("budget", MAX_BUDGET), ("steps", MAX_STEPS), ("seeds", MAX_SEEDS)):
             value = getattr(self, name)
@@ -296,17 +327,17 @@ class SearchSettings:
         share = self.warmup_share
         if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1):
             problems.append(f"warm-up share must be a number in (0, 1], got {share!r}.")
-        eta, smallest = self.eta, self.smallest_rung
-        if not isinstance(eta, int) or isinstance(eta, bool) or not 2 <= eta <= MAX_ETA:
-            problems.append(f"the reduction factor (--eta) must be a whole number from 2 to {MAX_ETA}, got {eta!r}.")
-        if smallest_problem(smallest):
-            problems.append(smallest_problem(smallest) + ".")
-        elif self.halving and not problems and self.n_configs < 1 and self.restarts:
-            one = halving_cost(1, self.rung_fractions(), self.eta, restarts=True)
+        halving = self.halving
+        if halving is not None and not isinstance(halving, HalvingSettings):
+            problems.append(f"halving must be off or its settings, got {halving!r}.")
+        elif halving is not None and halving.problems():
+            problems.extend(halving.problems())
+        elif halving is not None and not problems and self.configs_planned(facts) < 1 and facts.restarts:
+            one = halving_cost(1, self.rung_fractions(facts), halving.eta, restarts=True)
             problems.append(f"budget {self.budget} buys no config with halving: the trainer trains a promoted config "
                             f"again from step 0, so one config to full length costs {one:.2f} full runs; raise the "
                             "budget, lower the confirmation runs (--confirm) or search without halving (--no-halving).")
-        elif self.halving and not problems and self.n_configs < 1:
+        elif halving is not None and not problems and self.configs_planned(facts) < 1:
             problems.append(f"budget {self.budget} leaves no full run for the search with halving; raise the budget "
                             "or lower the confirmation runs (--confirm).")
         if self.algorithm not in ALGORITHMS:
@@ -327,6 +358,22 @@ class SearchSettings:
 
 #: a stored whole number past this is damage, whatever the setting (budgets, steps and seeds stay far below)
 _STORED_LIMIT = 10 ** 12
+
+
+def _type_problem(cls: type, data: dict[str, Any], prefix: str = "") -> str | None:
+    """The first value of ``data`` that its field of dataclass ``cls`` cannot hold, said in words."""
+    hints = typing.get_type_hints(cls)
+    for name, value in data.items():
+        if name not in hints:
+            continue  # an older field, no longer read
+        hint = hints[name]
+        union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+        plain = tuple(typing.get_origin(t) or t for t in (typing.get_args(hint) if union else (hint,)))
+        if value is None and type(None) in plain:
+            continue
+        if not any(_holds(kind, value) for kind in plain):
+            return f"its setting {prefix}{name} is {str(value)[:60]!r}, not {' or '.join(k.__name__ for k in plain)}"
+    return None
 
 
 def _holds(kind: Any, value: Any) -> bool:

@@ -50,7 +50,7 @@ from bracket.session.scoring import RunScore, Scoreboard, TextJudges, session_im
 from bracket.session.scoring.vlm import VlmScorer, vlm_config
 from bracket.session.search_settings import SearchSettings
 from bracket.session.snapshot import SessionSnapshot, build_snapshot
-from bracket.session.store import SessionLock, gc_paused, per_change, stored_rows
+from bracket.session.store import SessionLock, per_change, stored_rows
 from bracket.session.worker import HEARTBEAT_SECONDS, WorkerProtocol, log_failure
 
 if TYPE_CHECKING:  # imported where a search starts: opening a session imports no Optuna
@@ -79,6 +79,8 @@ class Session:
         self.store = parts.store
         self.name, self.folder, self.trainer = parts.name, parts.folder, parts.trainer
         self.settings: SearchSettings = parts.settings
+        #: the trainer's facts decided at creation (``loop.trainer_facts.TrainerFacts``), never in the settings
+        self.facts = parts.facts
         self.space = parts.space
         self.on_finish = list(on_finish)
         self.on_change: list[SessionCallback] = []
@@ -277,7 +279,7 @@ class Session:
     @functools.cached_property
     def budget(self) -> Budget:
         """The session's budget (``bracket.session.loop.budget``): its unit, what it buys, what is spent."""
-        return Budget.of(self.settings, self.trainer)
+        return Budget.of(self.settings, self.trainer, self.facts)
 
     def view(self) -> SearchView:
         """The search's read model once per store change (``bracket.session.loop.search_view``)."""
@@ -342,21 +344,20 @@ class Session:
     def search_plan(self) -> list[tuple[str, int]]:
         """``(phase, configs)`` of this search (``bracket.session.loop.plan``): its ``past`` configs
         counted in the order the session was given (``rank_past``), as its warm start took them."""
-        return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id, rank=self.parts.rank_past)
+        return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id, rank=self.parts.rank_past,
+                        n_configs=self.budget.planned)
 
     def plan_at(self, configs: int) -> list[tuple[str, int]]:
         """:attr:`search_plan` when the budget buys ``configs`` configs (a halving search whose launch
         start-up buys fewer than planned: the plan's later phases shrink)."""
-        if configs == self.settings.n_configs:
+        if configs == self.budget.planned:
             return self.search_plan
         return plan_for(self.trainer, self.space, self.settings, self.parts.preset.id, rank=self.parts.rank_past,
                         n_configs=configs)
 
     def snapshot(self) -> SessionSnapshot:
-        """A consistent, copyable picture of the search for the UI and the CLI (built without
-        cyclic collection passes, like the standings: ``bracket.session.store.change_memo.gc_paused``)."""
-        with gc_paused():
-            return build_snapshot(self)
+        """A consistent, copyable picture of the search for the UI and the CLI."""
+        return build_snapshot(self)
 
     def add_rating(self, run_id: int, value: float, prompt_index: int | None = None, step: int | None = None) -> None:
         self.scoreboard.add_rating(run_id, value, prompt_index, step)

@@ -157,21 +157,22 @@ def build_snapshot(session: Any) -> SessionSnapshot:
 def phase_label(session: Any, config: dict[str, Any]) -> str:
     """``baseline``, ``past 1/2``, ``curated 2/3``, ``learning-rate bracket 1/2`` or ``search 4/12`` for the
     config about to train. ``session``: anything with the session's ``store``, ``name``,
-    ``settings`` and ``controller()`` (the session or its run pipeline)."""
+    ``settings``, ``facts`` and ``controller()`` (the session or its run pipeline)."""
     configs = session.store.configs(session.name, stage="search")
     same_kind = [c for c in configs if c["kind"] == config["kind"]]
     index = next((i for i, c in enumerate(same_kind) if c["id"] == config["id"]), 0) + 1
     if config["kind"] == "baseline":
         return "baseline"
     others = len(configs) - len(same_kind)
+    planned = session.settings.configs_planned(session.facts)
     if config["kind"] == BRACKET_KIND:  # the budget may end first, or one side may clamp onto the centre
-        total = min(BRACKET_TRIALS, session.settings.n_configs - others)
+        total = min(BRACKET_TRIALS, planned - others)
         return f"learning-rate bracket {index}/{max(total, index)}"
     if config["kind"] in ("curated", PAST_KIND):  # the budget may end before every one is tried
         waiting = session.controller().waiting_count(config["kind"])
-        total = min(len(same_kind) + waiting, session.settings.n_configs - others)
+        total = min(len(same_kind) + waiting, planned - others)
         return f"{config['kind']} {index}/{max(total, index)}"
-    return f"search {index}/{max(session.settings.n_configs - others, index)}"
+    return f"search {index}/{max(planned - others, index)}"
 
 
 def confirm_phase_label(session: Any) -> str:

@@ -24,9 +24,12 @@ defaults so a session from before halving reads as one without rungs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bracket.search.halving import DEFAULT_ETA, DEFAULT_SMALLEST, Rungs, share_label
+from bracket.search.halving import Rungs, share_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bracket.session.search_settings import SearchSettings
 
 #: where a config stands on the rungs (``configs.rung_state``)
 RUNG_STATES = ("running", "paused", "promoted", "stopped", "full")
@@ -34,18 +37,17 @@ RUNG_STATES = ("running", "paused", "promoted", "stopped", "full")
 SHORT_STATES = ("running", "paused", "promoted", "stopped")
 
 
-def session_rungs(settings: Any) -> Rungs:
-    """The rungs of a session's settings (``eta``, ``smallest_rung``; the defaults without them)."""
+def session_rungs(settings: "SearchSettings") -> Rungs:
+    """The rungs of a session's settings (``halving``'s ``eta`` and ``smallest_rung``; the defaults without them)."""
     try:
-        return Rungs(int(getattr(settings, "eta", DEFAULT_ETA) or DEFAULT_ETA),
-                     float(getattr(settings, "smallest_rung", DEFAULT_SMALLEST) or DEFAULT_SMALLEST))
+        return settings.rungs()
     except (TypeError, ValueError):
         return Rungs()
 
 
-def uses_rungs(settings: Any, configs: Iterable[Mapping[str, Any]] = ()) -> bool:
+def uses_rungs(settings: "SearchSettings", configs: Iterable[Mapping[str, Any]] = ()) -> bool:
     """Whether a session has rungs to show: halving is on, or a config has a rung state."""
-    return bool(getattr(settings, "halving", False)) or any(c.get("rung_state") for c in configs)
+    return settings.halving is not None or any(c.get("rung_state") for c in configs)
 
 
 def reached_full(config: Mapping[str, Any]) -> bool:
@@ -109,7 +111,7 @@ def trained_steps(run: Mapping[str, Any]) -> int | None:
 
 def run_rung_text(run: Mapping[str, Any], *, restarts: bool = False) -> str:
     """A run's side of it: ``paused at step 100 of 900, state saved`` for a paused run, else "";
-    ``restarts`` (the session's trainer cannot resume, ``SearchSettings.restarts``): ``weights
+    ``restarts`` (the session's trainer cannot resume, ``TrainerFacts.restarts``): ``weights
     saved``, what such a trainer keeps at a pause (a promotion trains again from step 0)."""
     if run.get("status") != "paused":
         return ""
@@ -118,9 +120,10 @@ def run_rung_text(run: Mapping[str, Any], *, restarts: bool = False) -> str:
     return f"paused at step {step if step is not None else '?'}" + (f" of {full}" if full else "") + f", {saved}"
 
 
-def restarting(settings: Any) -> bool:
-    """Whether a session's trainer trains a promoted config again from step 0 (``SearchSettings.restarts``)."""
-    return bool(getattr(settings, "restarts", False))
+def restarting(session: Any) -> bool:
+    """Whether a session's trainer trains a promoted config again from step 0 (its plan's
+    ``TrainerFacts.restarts``, decided at creation)."""
+    return bool(session.facts.restarts)
 
 
 def plan_text(rungs: Rungs) -> str:
@@ -214,4 +217,4 @@ def session_rung_table(session: Any) -> tuple[str, list[list[str]]]:
     if not uses_rungs(session.settings, configs):
         return "", []
     rungs = session_rungs(session.settings)
-    return plan_text(rungs), rung_rows(configs, runs, rungs, restarts=restarting(session.settings))
+    return plan_text(rungs), rung_rows(configs, runs, rungs, restarts=restarting(session))

@@ -28,7 +28,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from bracket.errors import disk_full_error
-from bracket.session.store import gc_paused, per_change, stored_rows
+from bracket.session.store import per_change, stored_rows
 from bracket.standings import standings
 from bracket.status.text import answer_lines
 from bracket.status.view import standings_view
@@ -114,7 +114,7 @@ class ViewRefresher:
     def _refresh(self, session: "Session") -> None:
         try:
             if not session.store.read_only:
-                with self._building, gc_paused():
+                with self._building:
                     standings_view(session, lambda: build_view(session), quiet=False)
         except Exception as exc:  # noqa: BLE001 - the view is a cache: status rebuilds it when stale
             if disk_full_error(exc) is not None:  # the search's own error line says the disk is full

@@ -153,7 +153,7 @@ def answer_lines(session: Any, snapshot: SessionSnapshot, table: Standings) -> l
     steps, the rungs of a halving search (``bracket.standings.rungs``) and the winner."""
     runs, configs = stored_rows(session)  # the rows the standings were built from
     halving = uses_rungs(session.settings, configs)
-    restarts = restarting(session.settings)
+    restarts = restarting(session)
     paused = {r["id"]: text for r in runs if (text := run_rung_text(r, restarts=restarts))}
     rungs = rung_lines(configs, runs, session_rungs(session.settings), restarts=restarts) if halving else []
     return [results_table(snapshot, run_figures(table), paused), *best_step_lines(table), *rungs,

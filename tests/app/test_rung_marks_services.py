@@ -37,15 +37,16 @@ def _samples(folder, run_id: int, steps: range) -> list[dict]:
 @pytest.fixture
 def opened(tmp_path, runs_dir, monkeypatch):
     from bracket.dataset.demo_data import make_demo_dataset
-    from bracket.session import SearchSettings, Session
+    from bracket.session import HalvingSettings, SearchSettings, Session
     from tests.fakes.filled_store import fill_store
 
     monkeypatch.setattr("bracket.trainer.demo.adapter.trainer_python_problems", lambda *a, **k: [])
     fields = {"dataset": str(make_demo_dataset(tmp_path / "data", count=24)),  # enough images to hold some out
               "trainer_python": str(make_fake_python(tmp_path / "bin")), "train_script": str(FAKE_TRAINER)}
     session = Session.create("demo-cpu", fields, SearchSettings(budget=3, steps=FULL, sample_prompts="a red circle",
-                                                                warm_start=False, halving=True, eta=2,
-                                                                smallest_rung=0.5), out_dir=runs_dir, name="hv")
+                                                                warm_start=False,
+                                                                halving=HalvingSettings(eta=2, smallest_rung=0.5)),
+                             out_dir=runs_dir, name="hv")
     fill_store(session, len(PLACES), FULL)
     store, ids = session.store, {}
     runs = {r["config_id"]: r for r in store.runs(session.name, with_series=False)}

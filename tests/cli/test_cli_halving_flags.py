@@ -5,22 +5,22 @@ from __future__ import annotations
 import pytest
 
 from bracket.cli.args import build_parser
-from bracket.session.search_settings import SearchSettings, SettingsError
+from bracket.session.search_settings import HalvingSettings, SearchSettings, SettingsError
 
 
 def test_halving_flag_defaults_are_the_search_settings_defaults():
     args = build_parser().parse_args(["run", "--preset", "demo-cpu", "--halving"])
-    defaults = SearchSettings()
+    defaults = HalvingSettings()
     assert args.smallest_rung == defaults.smallest_rung
     assert args.eta == defaults.eta
-    assert defaults.rungs().fractions()[0] == args.smallest_rung
+    assert SearchSettings().rungs().fractions()[0] == args.smallest_rung
 
 
 def test_halving_help_names_the_default_smallest_rung(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    share = SearchSettings().smallest_rung
+    share = HalvingSettings().smallest_rung
     assert f"(default 1/3 = {share:.3f}, measured)" in text
 
 
@@ -53,7 +53,7 @@ def test_the_cli_and_the_settings_refuse_a_smallest_rung_in_the_same_words(writt
         build_parser().parse_args(["run", "--preset", "demo-cpu", "--halving", "--smallest-rung", written])
     said = capsys.readouterr().err
     with pytest.raises(SettingsError) as refused:
-        SearchSettings(halving=True, smallest_rung=share).validate()
+        SearchSettings(halving=HalvingSettings(smallest_rung=share)).validate()
     words = "the smallest rung (--smallest-rung) must be a share of the steps in (0, 1) such as 1/3"
     assert words in said and words in str(refused.value), (said, str(refused.value))
     assert ("(1: no halving)" in said) == (share == 1) == ("(1: no halving)" in str(refused.value))

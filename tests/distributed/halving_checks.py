@@ -16,15 +16,16 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from bracket.session import SearchSettings
+from bracket.session import HalvingSettings, SearchSettings
 from bracket.session.loop.rung_scores import full_runs_spent
 from bracket.session.store.schema import spends_budget
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the searches these checks are written for: budget 3 full runs at eta 2 from a quarter of 16
 #: steps (7 configs to step 4 → 3 to step 8 → 1 to 16), the start-up not counted (it is timing)
-SETTINGS = SearchSettings(budget=3, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                          launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
+SETTINGS = SearchSettings(budget=3, steps=16, sample_every_n_steps=2,
+                          halving=HalvingSettings(eta=2, smallest_rung=0.25, launch_share=0),
+                          confirm=0, sample_prompts="a red circle --d 1")
 
 
 def launches_by_output(launch_log: Path) -> dict[str, list[dict[str, Any]]]:

@@ -64,11 +64,12 @@ def place_on_rungs(store, name: str, folder: Path) -> dict[str, int]:
 
 def halving_session(runs_dir: Path, fields: dict[str, str], name: str = "halved") -> tuple[Path, dict[str, int]]:
     """(folder, run id per config name) of a closed demo-cpu session placed on the rungs."""
-    from bracket.session import SearchSettings, Session
+    from bracket.session import HalvingSettings, SearchSettings, Session
     from tests.fakes.filled_store import fill_store
 
     session = Session.create("demo-cpu", fields, SearchSettings(budget=6, steps=FULL, sample_prompts="a red circle",
-                                                                warm_start=False, halving=True, smallest_rung=1 / 9),
+                                                                warm_start=False,
+                                                                halving=HalvingSettings(smallest_rung=1 / 9)),
                              out_dir=runs_dir, name=name)
     fill_store(session, 4, FULL)
     ids = place_on_rungs(session.store, session.name, session.folder)
@@ -81,11 +82,11 @@ def waiting_session(runs_dir: Path, fields: dict[str, str], name: str = "waiting
     """The folder of a closed demo-cpu halving session (budget 2 full runs: 4 configs, rungs 1/3 →
     full at steps 10 and 30) whose every config has trained to 1/3 and waits there, its run paused
     with its state saved at step 10: every run of the budget started, no promotion decided yet."""
-    from bracket.session import SearchSettings, Session
+    from bracket.session import HalvingSettings, SearchSettings, Session
     from tests.fakes.filled_store import fill_store
 
     session = Session.create("demo-cpu", fields, SearchSettings(budget=2, steps=30, sample_prompts="a red circle",
-                                                                warm_start=False, halving=True),
+                                                                warm_start=False, halving=HalvingSettings()),
                              out_dir=runs_dir, name=name)
     fill_store(session, session.total_runs(), 30)
     runs = {r["config_id"]: r for r in session.store.runs(session.name, with_series=False) if r["kind"] != "setup"}

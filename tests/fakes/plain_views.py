@@ -8,14 +8,15 @@ from typing import Any
 
 from bracket.session.loop.budget import Budget
 from bracket.session.loop.search_view import SearchView
+from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 from bracket.session.scheduling import FullRuns, Halving
 
 NO_VALIDATION = SimpleNamespace(validation=None, sample_kind="image")
 
 
-def halving_on(settings: Any, trainer: Any = NO_VALIDATION) -> Halving:
-    """The halving scheduler of ``settings`` (no hooks: for its decisions only)."""
-    return Halving(Budget.of(settings, trainer), None)  # type: ignore[arg-type]
+def halving_on(settings: Any, trainer: Any = NO_VALIDATION, facts: TrainerFacts = NO_FACTS) -> Halving:
+    """The halving scheduler of ``settings`` (no hooks: for its decisions only), with the trainer's ``facts``."""
+    return Halving(Budget.of(settings, trainer, facts), None)  # type: ignore[arg-type]
 
 
 def full_runs_on(settings: Any) -> FullRuns:

@@ -10,7 +10,7 @@ import pytest
 
 from bracket.cli import main
 from bracket.session.create import create_session
-from bracket.session.search_settings import SearchSettings, SettingsError
+from bracket.session.search_settings import HalvingSettings, SearchSettings, SettingsError
 
 SCRIPTS = ("sdxl_train.py", "sdxl_train_network.py", "tools/cache_latents.py", "tools/cache_text_encoder_outputs.py")
 
@@ -25,7 +25,7 @@ def _fields(field_values, image_folder, preset_id: str) -> dict[str, str]:
 
 
 def test_a_full_fine_tune_says_up_front_that_a_promoted_config_trains_again(field_values, image_folder, runs_dir):
-    settings = SearchSettings(budget=4, steps=60, halving=True, sample_prompts="a photo of sks")
+    settings = SearchSettings(budget=4, steps=60, halving=HalvingSettings(), sample_prompts="a photo of sks")
     full = create_session("sdxl-full", _fields(field_values, image_folder, "sdxl-full"), settings, name="full")
     lora = create_session("sdxl-lora", _fields(field_values, image_folder, "sdxl-lora"), settings, name="lora")
     try:
@@ -34,10 +34,11 @@ def test_a_full_fine_tune_says_up_front_that_a_promoted_config_trains_again(fiel
         assert "trains again from step 0" in said[0]
         assert not any("cannot resume" in n for n in lora.notes)  # the LoRA trainer resumes its state
         # the plan pays for a promotion from step 0: 6 × 20 + 2 × 60 steps of 240, not 8 × 20 + 2 × 40
-        assert full.settings.restarts and not lora.settings.restarts
-        assert full.settings.plan() == ("budget 4 full runs = 6 configs to 1/3 → 2 to full (restarts: a promoted "
-                                        "config trains again from step 0)")
-        assert lora.settings.plan() == "budget 4 full runs = 8 configs to 1/3 → 2 to full"
+        assert full.facts.restarts and not lora.facts.restarts
+        assert "restarts" not in full.settings.to_dict()  # a trainer fact, kept in the plan, not the settings
+        assert full.settings.plan(facts=full.facts) == (
+            "budget 4 full runs = 6 configs to 1/3 → 2 to full (restarts: a promoted config trains again from step 0)")
+        assert lora.settings.plan(facts=lora.facts) == "budget 4 full runs = 8 configs to 1/3 → 2 to full"
     finally:
         full.store.close()
         lora.store.close()
@@ -49,7 +50,7 @@ def test_a_full_fine_tune_says_up_front_that_a_promoted_config_trains_again(fiel
 ])
 def test_rungs_that_do_not_fit_the_runs_are_refused_before_anything_is_made(field_values, image_folder, runs_dir,
                                                                               steps, every, words):
-    settings = SearchSettings(budget=4, steps=steps, sample_every_n_steps=every, halving=True,
+    settings = SearchSettings(budget=4, steps=steps, sample_every_n_steps=every, halving=HalvingSettings(),
                               sample_prompts="a photo of sks")
     with pytest.raises(SettingsError, match=words.replace(".", r"\.")):
         create_session("sdxl-lora", _fields(field_values, image_folder, "sdxl-lora"), settings, name="short")
@@ -69,8 +70,12 @@ def test_the_cli_says_so_in_one_error_line(field_values, image_folder, runs_dir,
 
 def test_a_sample_interval_that_puts_a_rung_far_from_its_share_is_said_once(field_values, image_folder, runs_dir):
     fields = _fields(field_values, image_folder, "sdxl-lora")
-    far = SearchSettings(budget=4, steps=60, sample_every_n_steps=50, halving=True, sample_prompts="a photo of sks")
-    near = SearchSettings(budget=4, steps=60, sample_every_n_steps=10, halving=True, sample_prompts="a photo of sks")
+    far = SearchSettings(budget=4, steps=60, sample_every_n_steps=50,
+                         halving=HalvingSettings(),
+                         sample_prompts="a photo of sks")
+    near = SearchSettings(budget=4, steps=60, sample_every_n_steps=10,
+                          halving=HalvingSettings(),
+                          sample_prompts="a photo of sks")
     rounded, kept = create_session("sdxl-lora", fields, far, name="far"), create_session("sdxl-lora", fields, near,
                                                                                           name="near")
     try:
@@ -80,8 +85,8 @@ def test_a_sample_interval_that_puts_a_rung_far_from_its_share_is_said_once(fiel
                         "nearer"], rounded.notes
         assert not any("rounded up" in n for n in kept.notes)  # 1/3 at step 20 of 60
         # the plan pays for the steps the rungs train: 4 × 50 + 1 × 10 of 240
-        assert rounded.settings.n_configs == 4 and kept.settings.n_configs == 8
-        assert rounded.store.get_session("far")["settings"]["rung_every"] == 50
+        assert rounded.settings.configs_planned(rounded.facts) == 4 and kept.settings.n_configs == 8
+        assert rounded.store.get_session("far")["plan"]["rung_every"] == 50
     finally:
         rounded.store.close()
         kept.store.close()

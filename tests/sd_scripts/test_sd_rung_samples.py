@@ -10,7 +10,7 @@ import pytest
 
 from bracket.session.loop.rung_steps import launch_sample_every, session_rungs
 from bracket.session.scoring.samples import parse_sample_name
-from bracket.session.search_settings import SearchSettings
+from bracket.session.search_settings import HalvingSettings, SearchSettings
 from bracket.trainer.base import RunRequest
 from tests.fakes import install_inventory_scripts, make_fake_python, run_until_paused
 from tests.sd_scripts.helpers import value_of
@@ -26,7 +26,7 @@ def sdxl(build, tmp_path):
 
 
 def test_a_run_paused_at_a_rung_has_samples_of_that_step(sdxl, image_folder, tmp_path):
-    settings = SearchSettings(budget=2, steps=FULL, halving=True, sample_prompts="a photo of sks --d 1")
+    settings = SearchSettings(budget=2, steps=FULL, halving=HalvingSettings(), sample_prompts="a photo of sks --d 1")
     assert sdxl.validation is None
     rungs = session_rungs(settings, sdxl)
     assert rungs.steps == (10, FULL)
@@ -45,10 +45,10 @@ def test_a_run_paused_at_a_rung_has_samples_of_that_step(sdxl, image_folder, tmp
 
 
 def test_the_interval_is_the_users_or_the_validations_and_a_full_run_keeps_its_default(sdxl):
-    halving = SearchSettings(budget=2, steps=FULL, halving=True, smallest_rung=1 / 9)
+    halving = SearchSettings(budget=2, steps=FULL, halving=HalvingSettings(smallest_rung=1 / 9))
     assert launch_sample_every(halving, sdxl, FULL) == 4  # 1/9 of 30 rounds up to step 4: rungs 4, 12, 30
     assert session_rungs(halving, sdxl).steps == (4, 12, FULL)
     assert launch_sample_every(halving, sdxl, 4 * FULL) is None  # a final of another length: the trainer's own
-    given = SearchSettings(budget=2, steps=FULL, halving=True, sample_every_n_steps=5)
+    given = SearchSettings(budget=2, steps=FULL, halving=HalvingSettings(), sample_every_n_steps=5)
     assert launch_sample_every(given, sdxl, FULL) == 5 and session_rungs(given, sdxl).steps == (10, FULL)
     assert launch_sample_every(SearchSettings(budget=2, steps=FULL), sdxl, FULL) is None

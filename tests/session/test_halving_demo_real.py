@@ -17,15 +17,16 @@ from pathlib import Path
 import pytest
 
 from bracket.dataset.demo_data import make_demo_dataset
-from bracket.session import SearchSettings, Session
+from bracket.session import HalvingSettings, SearchSettings, Session
 from bracket.session.scoring import read_scalars
 
 
 @pytest.mark.slow
 def test_a_real_demo_halving_search_resumes_the_best_config_from_its_state(tmp_path, runs_dir):
     data = make_demo_dataset(tmp_path / "demo-data", count=12)
-    settings = SearchSettings(budget=2, steps=8, sample_every_n_steps=4, halving=True, eta=2, smallest_rung=0.5,
-                              confirm=0, sample_prompts="a red circle --d 1", launch_share=0)
+    settings = SearchSettings(budget=2, steps=8, sample_every_n_steps=4,
+                              halving=HalvingSettings(eta=2, smallest_rung=0.5, launch_share=0),
+                              confirm=0, sample_prompts="a red circle --d 1")
     assert settings.plan() == "budget 2 full runs = 3 configs to 1/2 → 1 to full"
     session = Session.create("demo-cpu", {"dataset": str(data), "trainer_python": sys.executable}, settings,
                              out_dir=runs_dir, name="real")

@@ -4,11 +4,12 @@ its runs' rows (``Scheduler.settle``), so a finished search has no config ``runn
 
 from __future__ import annotations
 
-from bracket.session import SearchSettings, Session
+from bracket.session import HalvingSettings, SearchSettings, Session
 from tests.session.test_halving_search import halving_fields
 
-SETTINGS = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                          launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
+SETTINGS = SearchSettings(budget=2, steps=16, sample_every_n_steps=2,
+                          halving=HalvingSettings(eta=2, smallest_rung=0.25, launch_share=0),
+                          confirm=0, sample_prompts="a red circle --d 1")
 
 
 def test_a_config_left_running_with_its_runs_paused_is_settled_and_a_finished_search_has_none(tmp_path, runs_dir):

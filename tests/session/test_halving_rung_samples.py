@@ -8,7 +8,7 @@ sd-scripts does (no sample at a pause step that is not a sample step)."""
 
 from __future__ import annotations
 
-from bracket.session import SearchSettings, Session
+from bracket.session import HalvingSettings, SearchSettings, Session
 from bracket.session.scheduling import Halving
 from tests.session.test_halving_search import halving_fields
 
@@ -34,7 +34,9 @@ def _flag(cmd: list[str], flag: str) -> str | None:
 def test_paused_runs_have_samples_at_their_rung_and_the_waiting_notes_count_every_config(tmp_path, runs_dir,
                                                                                          monkeypatch):
     # 4 configs to 1/3 → 1 to full; no --sample-every, no validation loss
-    settings = SearchSettings(budget=2, steps=18, halving=True, eta=3, smallest_rung=1 / 3, launch_share=0, confirm=0,
+    settings = SearchSettings(budget=2, steps=18,
+                              halving=HalvingSettings(eta=3, smallest_rung=1 / 3, launch_share=0),
+                              confirm=0,
                               sample_prompts="a red circle --d 1", validation_split=0)
     assert settings.plan() == "budget 2 full runs = 4 configs to 1/3 → 1 to full"
     notes_before_the_end: dict[str, str] = {}

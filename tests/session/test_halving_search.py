@@ -17,7 +17,7 @@ from optuna.samplers import TPESampler
 from bracket.app.extend import extend_budget
 from bracket.search.controller import CurrentScoreSampler
 from bracket.search.halving import Promotion
-from bracket.session import SearchSettings, Session
+from bracket.session import HalvingSettings, SearchSettings, Session
 from bracket.session.loop.budget import Budget
 from bracket.session.loop.plan import progress_text
 from bracket.session.loop.proposing import halving_history
@@ -37,8 +37,9 @@ def halving_fields(tmp_path: Path) -> dict[str, str]:
 
 
 def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
-    settings = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                              launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
+    settings = SearchSettings(budget=2, steps=16, sample_every_n_steps=2,
+                              halving=HalvingSettings(eta=2, smallest_rung=0.25, launch_share=0),
+                              confirm=0, sample_prompts="a red circle --d 1")
     assert settings.plan() == "budget 2 full runs = 4 configs to 1/4 → 2 to 1/2 → 1 to full"
     session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="halving")
     assert session.run() == "finished"
@@ -108,8 +109,9 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
 
 
 def test_the_budget_pays_for_every_promotion_but_the_best_of_a_rung_none_has_passed():
-    settings = SearchSettings(budget=2, steps=8, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.5,
-                              launch_share=0, confirm=0)
+    settings = SearchSettings(budget=2, steps=8, sample_every_n_steps=2,
+                              halving=HalvingSettings(eta=2, smallest_rung=0.5, launch_share=0),
+                              confirm=0)
     loop = halving_on(settings)
 
     def affordable(promotion: Promotion, scores: dict, runs: list) -> bool:
@@ -136,8 +138,9 @@ def test_the_budget_pays_for_every_promotion_but_the_best_of_a_rung_none_has_pas
 
 def test_the_start_up_of_each_launch_buys_fewer_configs_and_the_notes_say_so(tmp_path, runs_dir):
     # a launch costs a quarter of a full run's steps: 4 configs to 1/4 → 2 → 1 would spend 3.6 of 2
-    settings = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                              launch_share=0.25, confirm=0, sample_prompts="a red circle --d 1")
+    settings = SearchSettings(budget=2, steps=16, sample_every_n_steps=2,
+                              halving=HalvingSettings(eta=2, smallest_rung=0.25, launch_share=0.25),
+                              confirm=0, sample_prompts="a red circle --d 1")
     assert settings.plan() == "budget 2 full runs = 4 configs to 1/4 → 2 to 1/2 → 1 to full"  # before measuring
     expected = settings.configs_within(0.25)
     assert expected < settings.n_configs
@@ -165,8 +168,9 @@ def test_a_config_whose_run_fails_before_its_first_rung_stands_stopped_there_not
     from bracket.standings.rungs import rung_lines, session_rungs
 
     monkeypatch.setenv("BRACKET_FAKE_PAUSE_FAIL_AT", "2")  # every run dies at step 2, before the rung at 4
-    settings = SearchSettings(budget=1, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                              launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
+    settings = SearchSettings(budget=1, steps=16, sample_every_n_steps=2,
+                              halving=HalvingSettings(eta=2, smallest_rung=0.25, launch_share=0),
+                              confirm=0, sample_prompts="a red circle --d 1")
     session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="dies")
     session.run()
     runs = {r["config_id"]: r for r in session.store.runs(session.name) if r["stage"] == "search"}
@@ -182,8 +186,9 @@ def test_a_config_whose_run_fails_before_its_first_rung_stands_stopped_there_not
 def test_more_runs_leave_no_stopped_config_with_the_place_it_had_before_them(tmp_path, runs_dir, capsys):
     from bracket.cli import main
 
-    settings = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                              launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
+    settings = SearchSettings(budget=2, steps=16, sample_every_n_steps=2,
+                              halving=HalvingSettings(eta=2, smallest_rung=0.25, launch_share=0),
+                              confirm=0, sample_prompts="a red circle --d 1")
     session = Session.create("demo-cpu", halving_fields(tmp_path), settings, out_dir=runs_dir, name="more")
     assert session.run() == "finished"
     session.close()

@@ -7,14 +7,15 @@ import threading
 import time
 from pathlib import Path
 
-from bracket.session import SearchSettings, Session
+from bracket.session import HalvingSettings, SearchSettings, Session
 from bracket.session.loop.search_loop import SearchLoop, session_scheduler
 from bracket.session.recovery import recover_interrupted_runs
 from bracket.session.store import Store
 from tests.session.test_halving_search import halving_fields
 
-SETTINGS = SearchSettings(budget=2, steps=16, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.25,
-                          launch_share=0, confirm=0, sample_prompts="a red circle --d 1")
+SETTINGS = SearchSettings(budget=2, steps=16, sample_every_n_steps=2,
+                          halving=HalvingSettings(eta=2, smallest_rung=0.25, launch_share=0),
+                          confirm=0, sample_prompts="a red circle --d 1")
 
 
 def _first_paused(tmp_path: Path, runs_dir: Path, name: str) -> tuple[Session, dict]:
@@ -77,6 +78,19 @@ def test_a_trainer_that_cannot_stop_itself_is_stopped_once_its_state_is_complete
     session.close()
 
 
+def test_a_trainer_training_on_past_its_complete_state_is_stopped_at_once_and_charged_what_it_trained(
+        tmp_path, runs_dir, monkeypatch):
+    """The overshoot past a rung is bounded: no grace for a trainer already logging steps past its pause
+    (the grace is for one that may still exit by itself), and its row records the step it trained to."""
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_OVERRUN", "2")  # trains on to step 6, then never stops by itself
+    monkeypatch.setenv("BRACKET_FAKE_PAUSE_HANG", "1")
+    monkeypatch.setattr("bracket.session.process.execute.PAUSE_GRACE_SECONDS", 300.0)  # never waited out here
+    session, run = _first_paused(tmp_path, runs_dir, "past")
+    assert [s for s, _ in run["loss"]] == [1, 2, 3, 4]  # the run's series end at its rung
+    assert 4 < run["last_step"] <= 6 and run["duration_s"] < 120  # stopped, charged what it trained
+    session.close()
+
+
 def test_a_resumed_trainer_counting_from_one_again_is_stored_at_true_steps(tmp_path, runs_dir, monkeypatch):
     session, run = _first_paused(tmp_path, runs_dir, "count")
     monkeypatch.setenv("BRACKET_FAKE_PAUSE_RECOUNT", "1")  # logs 1…12 for the true steps 5…16
@@ -133,6 +147,8 @@ def test_samples_a_paused_run_rendered_past_its_rung_are_set_aside_when_it_resum
     resumed = session.store.get_run(run["id"])
     steps = [s["step"] for s in resumed["samples"]]
     assert steps == sorted(set(steps)) == list(range(2, 17, 2)), steps
-    aside = sorted(p.name for p in (Path(resumed["run_dir"]) / "discarded").iterdir())
-    assert [name.split("_")[1] for name in aside] == ["000006", "000008"]
+    discarded = Path(resumed["run_dir"]) / "discarded"
+    aside = sorted(p.name for p in discarded.iterdir()) if discarded.is_dir() else []
+    # stopped once it trains past its complete state: the samples it rendered past the rung, as far as it got
+    assert [name.split("_")[1] for name in aside] in ([], ["000006"], ["000006", "000008"]), aside
     session.close()

@@ -7,14 +7,14 @@ from types import SimpleNamespace
 
 from bracket.search.halving import Parked, promotions, stopped_reason
 from bracket.session.loop.rung_steps import session_rungs
-from bracket.session.search_settings import SearchSettings
+from bracket.session.search_settings import HalvingSettings, SearchSettings
 from bracket.standings.rungs import rung_name
 from bracket.standings.rungs import session_rungs as planned_rungs
 
 
 def _settings() -> SearchSettings:
-    return SearchSettings(budget=3, steps=18, sample_every_n_steps=3, halving=True, smallest_rung=1 / 9,
-                          launch_share=0)
+    return SearchSettings(budget=3, steps=18, sample_every_n_steps=3,
+                          halving=HalvingSettings(smallest_rung=1 / 9, launch_share=0))
 
 
 def test_notes_name_the_rungs_of_the_plan_at_their_rounded_steps():

@@ -10,12 +10,13 @@ import pytest
 from bracket.errors import StoreError
 from bracket.search.halving import Promotion
 from bracket.session.loop.budget import Budget, BudgetUnit
-from bracket.session.search_settings import SearchSettings
+from bracket.session.search_settings import HalvingSettings, SearchSettings
 from bracket.session.store.rows import ConfigState, RunRow, RunState
 from tests.fakes.plain_views import NO_VALIDATION, full_runs_on, halving_on, view_of
 
-HALVING = SearchSettings(budget=2, steps=8, sample_every_n_steps=2, halving=True, eta=2, smallest_rung=0.5,
-                         launch_share=0, confirm=0)
+HALVING = SearchSettings(budget=2, steps=8, sample_every_n_steps=2,
+                         halving=HalvingSettings(eta=2, smallest_rung=0.5, launch_share=0),
+                         confirm=0)
 FULL = SearchSettings(budget=4, steps=8, seeds=2, confirm=0)
 
 

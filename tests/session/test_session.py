@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -215,13 +216,22 @@ def test_pause_takes_effect_between_seeds_and_unpause_goes_on(demo_fields, runs_
     monkeypatch.setenv("BRACKET_FAKE_MODE", "slow")
     monkeypatch.setenv("BRACKET_FAKE_STEP_SECONDS", "0.05")
     session = Session.create("demo-cpu", demo_fields, _settings(budget=4, steps=20, seeds=2), out_dir=runs_dir)
+    held = threading.Event()  # the loop has reached the pause and waits in it
+    real = session.control.wait_while_paused
+
+    def waiting(on_pause=None) -> None:
+        if session.control.pausing:
+            held.set()
+        real(on_pause)
+
+    monkeypatch.setattr(session.control, "wait_while_paused", waiting)
     session.start()
     _wait_for(lambda: session.store.runs(session.name) and session.store.runs(session.name)[0]["status"] == "running",
               30)
     session.pause()
-    _wait_for(lambda: session.store.runs(session.name)[0]["status"] == "done", 30)
-    time.sleep(1.5)
-    assert len(session.store.runs(session.name)) == 1, "no run (not even the next seed) starts while paused"
+    assert held.wait(60), "the pause never took effect"
+    assert [r["status"] for r in session.store.runs(session.name)] == ["done"], \
+        "the pause takes effect after the run, before the next seed"
     assert session.running
     session.unpause()
     assert session.wait(60)

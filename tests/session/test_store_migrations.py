@@ -96,3 +96,78 @@ def test_a_store_of_a_newer_bracket_is_refused_with_one_line(tmp_path):
     message = str(raised.value)
     assert "newer Bracket" in message and f"version {LATEST + 3}" in message and "\n" not in message
     assert _version(path) == LATEST + 3  # nothing was changed
+
+
+def _session_row(path: Path) -> tuple[dict, object]:
+    with sqlite3.connect(path) as connection:
+        settings, plan = connection.execute("SELECT settings_json, plan_json FROM bracket_sessions").fetchone()
+    connection.close()
+    return json.loads(settings), None if plan is None else json.loads(plan)
+
+
+def test_the_previous_release_session_resumes_with_nested_settings_and_no_facts_in_them(tmp_path, demo_fields):
+    from bracket.session import Session
+
+    folder = _previous_release_session(tmp_path / "prev")
+    with sqlite3.connect(folder / "bracket.db") as connection:  # its demo trainer, here
+        connection.execute("UPDATE bracket_sessions SET fields_json = ?", (json.dumps(demo_fields),))
+    connection.close()
+    session = Session.open(folder)
+    try:
+        assert session.settings.halving is None and not session.facts.restarts
+        done = len(session.store.runs("prev"))
+        assert session.run() == "finished" and len(session.store.runs("prev")) == done  # its budget was spent
+        assert session.budget.label(session.view()) == "2/2 runs"
+    finally:
+        session.close()
+    settings, plan = _session_row(folder / "bracket.db")
+    assert settings["halving"] is None and plan is None
+    assert not {"eta", "smallest_rung", "launch_share", "restarts", "rung_every"} & set(settings)
+
+
+def _flat_halving_store(tmp_path: Path) -> Path:
+    """The previous release's store with the settings a halving session of that release kept: flat,
+    the trainer's facts written into them."""
+    folder = _previous_release_session(tmp_path / "prev")
+    with sqlite3.connect(folder / "bracket.db") as connection:
+        (text,) = connection.execute("SELECT settings_json FROM bracket_sessions").fetchone()
+        flat = {**json.loads(text), "halving": True, "eta": 2, "smallest_rung": 0.25, "launch_share": 0.1,
+                "restarts": True, "rung_every": 2}
+        connection.execute("UPDATE bracket_sessions SET settings_json = ?", (json.dumps(flat),))
+    connection.close()
+    return folder
+
+
+def test_an_old_halving_session_gets_nested_settings_and_its_trainer_facts_move_to_the_plan(tmp_path):
+    from bracket.session.create import open_session
+    from bracket.session.search_settings import HalvingSettings
+
+    folder = _flat_halving_store(tmp_path)
+    parts = open_session(folder, validate=False)
+    parts.store.close()
+    assert parts.settings.halving == HalvingSettings(eta=2, smallest_rung=0.25, launch_share=0.1)
+    assert parts.facts.restarts and parts.facts.rung_every == 2
+    settings, plan = _session_row(folder / "bracket.db")
+    assert settings["halving"] == {"eta": 2, "smallest_rung": 0.25, "launch_share": 0.1}
+    assert plan == {"restarts": True, "rung_every": 2}
+    assert not {"eta", "restarts", "rung_every"} & set(settings)
+
+
+def test_a_read_only_old_halving_store_reads_as_the_migration_writes_it(tmp_path, monkeypatch):
+    import os
+
+    from bracket.session.create import parts_from_store
+
+    folder = _flat_halving_store(tmp_path)
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if mode & os.W_OK and
+                        str(p).startswith(str(folder)) else real(p, mode, *a, **k))
+    store = Store.open(sqlite_url(folder / "bracket.db"), create=False)
+    try:
+        assert store.read_only and "bracket_sessions.plan_json" in store.absent  # nothing was added
+        parts = parts_from_store(store, "prev", folder, validate=False)
+        assert parts.settings.halving is not None and parts.settings.halving.eta == 2
+        assert parts.facts.restarts and parts.facts.rung_every == 2
+    finally:
+        store.close()
+    assert _version(folder / "bracket.db") is None

@@ -9,6 +9,7 @@ import pytest
 
 from bracket.search.halving import Rungs
 from bracket.session.scoring import RunScore
+from bracket.session.search_settings import HalvingSettings, SearchSettings
 from bracket.standings import NoWinnerError, build_standings, require_winner
 from bracket.standings.rungs import plan_text, reached_full, rung_lines, rung_rows, rung_text, session_rungs, uses_rungs
 
@@ -76,7 +77,7 @@ def test_a_search_without_halving_ranks_as_before():
     configs = [_config(1, "a"), _config(2, "b")]
     table = build_standings([_run(1, 1), _run(2, 2)], configs, {1: _score(0.3), 2: _score(0.2)})
     assert [r.name for r in table.board("search").rows] == ["b", "a"] and table.winner.full_length
-    assert all(reached_full(c) for c in configs) and not uses_rungs(SimpleNamespace(), configs)
+    assert all(reached_full(c) for c in configs) and not uses_rungs(SearchSettings(), configs)
 
 
 def test_each_rung_state_reads_the_same_words():
@@ -90,9 +91,9 @@ def test_each_rung_state_reads_the_same_words():
     assert rung_text(_config(1, "x", "full", 2), RUNGS) == "full"
     assert rung_text(_config(1, "x"), RUNGS) == ""
     assert plan_text(RUNGS) == "rungs 1/9 → 1/3 → full, the top 1/3 at each go on"
-    settings = SimpleNamespace(halving=True, eta=2, smallest_rung=0.25)
+    settings = SearchSettings(halving=HalvingSettings(eta=2, smallest_rung=0.25))
     assert session_rungs(settings).fractions() == (0.25, 0.5, 1.0) and uses_rungs(settings)
-    assert session_rungs(SimpleNamespace()).fractions() == Rungs().fractions()  # a session from before halving
+    assert session_rungs(SearchSettings()).fractions() == Rungs().fractions()  # a session from before halving
 
 
 def test_status_lines_and_report_rows_list_every_config_on_the_rungs_furthest_first():

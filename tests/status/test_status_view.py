@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 
 from bracket.errors import DamagedRowError
 from bracket.session.scoring.summaries import SUMMARY_FILE
-from bracket.session.store import gc_paused, open_session_store
+from bracket.session.store import open_session_store
 from tests.fakes.view_helpers import cold_status, execute, kept_row, status_outputs
 
 pytestmark = pytest.mark.timeout(240)
@@ -135,8 +134,9 @@ def test_two_processes_writing_the_views_at_once_leave_them_whole(filled, capsys
     assert status_outputs(filled, capsys) == cold
 
 
-def test_the_collector_is_paused_while_a_view_is_built_and_restored_after(filled):
+def test_one_owner_per_process_keeps_the_views_of_a_store_change_without_pausing_the_collector(filled):
     from bracket.session import Session
+    from bracket.session.store import CHANGE_MEMO
     from bracket.standings import standings
 
     session = Session.open(filled, validate=False)
@@ -144,30 +144,13 @@ def test_the_collector_is_paused_while_a_view_is_built_and_restored_after(filled
     real = session.scores
     session.scores = lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k)
     try:
-        assert gc.isenabled()
-        standings(session)
-        assert seen == [False] and gc.isenabled()
-        gc.disable()  # switched off by someone else: left off
-        try:
-            with gc_paused():
-                pass
-            assert not gc.isenabled()
-        finally:
-            gc.enable()
-        done = threading.Event()
-
-        def hold() -> None:
-            with gc_paused():
-                done.wait(5)
-
-        other = threading.Thread(target=hold)
-        other.start()
-        with gc_paused():
-            pass
-        assert not gc.isenabled()  # still paused: the other thread's build goes on
-        done.set()
-        other.join()
-        assert gc.isenabled()
+        table = standings(session)
+        assert seen == [True] and gc.isenabled()  # the collector is never paused
+        assert "_per_change_memo" not in vars(session)  # nothing written onto the session
+        assert CHANGE_MEMO.peek(session, "standings") is table and standings(session) is table
+        run_id = session.store.runs(session.name)[0]["id"]
+        session.store.add_rating(session.name, run_id, 7.0)  # the store changed: built again
+        assert CHANGE_MEMO.peek(session, "standings") is None and standings(session) is not table
     finally:
         session.close()
 

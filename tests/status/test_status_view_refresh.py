@@ -7,6 +7,7 @@ answers equals a cold computation. A view that cannot be written never stops a s
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 
@@ -171,12 +172,19 @@ def test_a_worker_that_waits_for_other_workers_refreshes_the_view_once(demo_fiel
                              worker="other-host:1")
     calls: list[tuple[str, bool]] = []
     session.on_change += [status_refresh.ViewRefresher(), lambda s: calls.append((s.phase, _current(s.folder)))]
+    looked: list[str] = []
+    turned = threading.Condition()
+
+    def look() -> None:  # the loop's look for work, each time round
+        with turned:
+            looked.append(session.phase)
+            turned.notify_all()
+
+    session.before_turn.append(look)
     session.start()
     try:
-        deadline = time.monotonic() + 60
-        while session.phase != "waiting for other workers" and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.5)  # ~25 more looks
+        with turned:  # 25 looks while it waits
+            assert turned.wait_for(lambda: looked.count("waiting for other workers") >= 25, timeout=120), looked[-3:]
         assert calls == [("waiting for other workers", True)]
     finally:
         session.stop()

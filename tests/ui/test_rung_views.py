@@ -116,13 +116,14 @@ def test_the_results_leaderboard_ranks_the_lower_rungs_after_the_full_length_win
 
 
 def test_compare_marks_the_rungs_where_the_loop_pauses_with_a_validation_loss(runs_dir, demo_fields):
-    from bracket.session import SearchSettings, Session
+    from bracket.session import HalvingSettings, SearchSettings, Session
     from tests.fakes.filled_store import fill_store
 
     # no sample interval given: samples and the validation loss every 90 // 5 = 18 steps, so the
     # rungs 1/9 and 1/3 (steps 10 and 30) are paused at 18 and 36
-    settings = SearchSettings(budget=6, steps=90, sample_prompts="a red circle", warm_start=False, halving=True,
-                              smallest_rung=1 / 9, validation_split=0.2)
+    settings = SearchSettings(budget=6, steps=90, sample_prompts="a red circle", warm_start=False,
+                              halving=HalvingSettings(smallest_rung=1 / 9),
+                              validation_split=0.2)
     session = Session.create("demo-cpu", demo_fields, settings, out_dir=runs_dir, name="validated")
     assert session.trainer.validation is not None
     paused_at = session.budget.rungs.steps

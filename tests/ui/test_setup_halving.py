@@ -6,6 +6,7 @@ import pytest
 
 from bracket.app.forms import plan_text
 from bracket.app.manager import SessionManager
+from bracket.session import HalvingSettings
 from ui import setup_tab
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
@@ -32,10 +33,10 @@ def test_the_plan_before_start_is_the_plan_start_runs(runs_dir, demo_fields):
     """Seen: Setup said 11 configs and Start ran 8. The form decides the rungs as Start does (its steps,
     its sample interval, the trainer's facts) and says its count is an upper bound until a launch's
     start-up is known; with the start-up fixed (--launch-cost) it is the count."""
-    from bracket.session import SearchSettings, Session
+    from bracket.session import HalvingSettings, SearchSettings, Session
 
     line = plan_text(4, 1, 0, "demo-cpu", fields=demo_fields, steps=60, halving=True, sample_every=50)
-    settings = SearchSettings(budget=4, steps=60, sample_every_n_steps=50, halving=True, confirm=0,
+    settings = SearchSettings(budget=4, steps=60, sample_every_n_steps=50, halving=HalvingSettings(), confirm=0,
                               sample_prompts="a red circle --d 1")
     session = Session.create("demo-cpu", demo_fields, settings, out_dir=runs_dir, name="same")
     started = session.plan_text()
@@ -49,12 +50,12 @@ def test_the_halving_switch_reaches_the_session_and_fills_the_form_again(runs_di
     message, *_ = setup_tab.start_search(
         manager, preset_id="demo-cpu", fields=demo_fields, budget=1, steps=20, seeds=1,
         prompts="a red circle --d 1", sample_every=10, algorithm="tpe", space=None, name="halved", halving=True)
-    assert manager.session.settings.halving is True and "full runs" in message, message
+    assert manager.session.settings.halving == HalvingSettings() and "full runs" in message, message
     manager.stop()
     assert manager.session.wait(120)
     assert setup_tab.reflect_open(manager)["halving"] is True
     # a session without halving fills the switch off
-    manager.session.settings.halving = False
+    manager.session.settings.halving = None
     assert setup_tab.reflect_open(manager)["halving"] is False
 
 

@@ -8,9 +8,9 @@ the loop, the snapshot, the forms and the tabs ask this object instead of branch
 
 The trainer's facts the cost depends on (``restarts``: it cannot resume, so a promotion trains
 its rung again from step 0; the interval the rungs round up to) are decided once when the
-session is created (``bracket.session.loop.rung_steps.halving_decided``) and read here with the rungs
-(``StepRungs``). What the budget buys is decided without the clock where the settings fix a
-launch's start-up (``launch_share``, ``--launch-cost``); otherwise :meth:`Budget.configs` lowers
+session is created into its plan (``bracket.session.loop.trainer_facts.TrainerFacts``) and handed in here
+with the settings. What the budget buys is decided without the clock where the settings fix a
+launch's start-up (``halving.launch_share``, ``--launch-cost``); otherwise :meth:`Budget.configs` lowers
 the count once the session has measured its launches, and says so.
 """
 
@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.loop.search_view import SearchView
@@ -32,7 +34,7 @@ class BudgetUnit(StrEnum):
 
 @dataclass(frozen=True)
 class Budget:
-    """The budget of one session (``Budget.of(settings, trainer)``)."""
+    """The budget of one session (``Budget.of(settings, trainer, facts)``)."""
 
     unit: BudgetUnit
     #: the budget as given (runs, or full runs)
@@ -41,25 +43,31 @@ class Budget:
     search: int
     confirm: int
     seeds: int
-    #: the configs the plan counts (``SearchSettings.n_configs``)
+    #: the configs the plan counts (``SearchSettings.configs_planned``)
     planned: int
     full_steps: int
     #: ``bracket.session.loop.rung_scores.StepRungs`` of a halving search, None without halving
     rungs: Any = None
-    #: the trainer restarts a promoted config from step 0 (decided at creation)
-    restarts: bool = False
+    #: the trainer's facts, decided at creation (``restarts``: a promoted config trains from step 0)
+    facts: TrainerFacts = NO_FACTS
     settings: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, settings: Any, trainer: Any = None) -> "Budget":
+    def of(cls, settings: Any, trainer: Any = None, facts: TrainerFacts = NO_FACTS) -> "Budget":
         rungs = None
-        if settings.halving:
+        halving = settings.halving is not None
+        if halving:
             from bracket.session.loop.rung_steps import session_rungs
 
             rungs = session_rungs(settings, trainer)
-        return cls(BudgetUnit.FULL_RUNS if settings.halving else BudgetUnit.RUNS, int(settings.budget),
+        return cls(BudgetUnit.FULL_RUNS if halving else BudgetUnit.RUNS, int(settings.budget),
                    int(settings.search_runs), int(settings.confirm_runs), int(settings.seeds),
-                   int(settings.n_configs), int(settings.steps), rungs, bool(settings.restarts), settings)
+                   int(settings.configs_planned(facts)), int(settings.steps), rungs, facts, settings)
+
+    @property
+    def restarts(self) -> bool:
+        """The trainer trains a promoted config again from step 0 (``TrainerFacts.restarts``)."""
+        return self.facts.restarts
 
     @property
     def halving(self) -> bool:
@@ -102,7 +110,7 @@ class Budget:
         """:meth:`configs` at a launch's start-up of ``launch`` of the session's steps (0: unknown)."""
         if not self.halving or not launch:
             return self.planned, ""
-        count = max(1, self.settings.configs_within(launch / self.full_steps))
+        count = max(1, self.settings.configs_within(launch / self.full_steps, facts=self.facts))
         if count >= self.planned:
             return self.planned, ""
         return count, (f"halving: each launch's start-up (measured) counts against the budget, and every rung is a "
@@ -118,9 +126,10 @@ class Budget:
         measured (no ``--launch-cost``) and not measured yet says its count is an upper bound."""
         if not self.halving:
             return self.settings.plan()
-        share = self.settings.launch_share
+        share = self.settings.halving.launch_share
         launch = view.launch if view is not None else float(share or 0) * self.full_steps
-        return self.settings.plan(configs=self.configs_at(launch)[0], up_to=share is None and not launch)
+        return self.settings.plan(configs=self.configs_at(launch)[0], up_to=share is None and not launch,
+                                  facts=self.facts)
 
     def search_steps(self) -> float:
         """The steps (the session's) the search may train: its full runs × the full length."""

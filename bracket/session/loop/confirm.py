@@ -131,7 +131,7 @@ def reserve_confirmation(pipeline: RunPipeline) -> Reservation:
         ranking, counts, active, handed_out = confirmation_state(pipeline)
         step = next_step(ranking, counts, active, seeds=settings.seeds,
                          runs_left=settings.confirm_runs - handed_out,
-                         width=first_width(settings.confirm_runs, settings.n_configs))
+                         width=first_width(settings.confirm_runs, settings.configs_planned(pipeline.facts)))
         if step.action != "run":
             return step.action, None, None, None
         config = next(x for x in store.configs(name, stage="search") if x["id"] == step.config_id)

@@ -46,7 +46,6 @@ SAMPLER_PHASES = ("TPE", "random")
 
 Plan = list[tuple[str, int]]
 
-
 def search_plan(n_configs: int, *, curated: int, baseline: int = 1, warm_start: bool = True,
                 lr_bracket: bool = True, algorithm: str = "tpe", confirm: int = 0, past: int = 0) -> Plan:
     """``(phase, configs)`` in order, phases that get no config left out.

@@ -6,11 +6,11 @@ one rule for the loop, the pipeline's launches and the app's Compare marks)."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.halving import share_label
+from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.loop.rung_scores import StepRungs
@@ -27,7 +27,7 @@ def sample_interval(settings: Any, trainer: Any) -> int:
     plan = getattr(trainer, "validation", None)
     if plan:
         return int(plan.every(settings.steps))
-    if settings.halving and getattr(trainer, "sample_kind", "image") != "text":
+    if settings.halving is not None and getattr(trainer, "sample_kind", "image") != "text":
         first = settings.rungs().steps(int(settings.steps))[0]  # at every step: its share, rounded up
         return first if first < int(settings.steps) else 1
     return 1
@@ -39,7 +39,7 @@ def launch_sample_every(settings: Any, trainer: Any, steps: int) -> int | None:
     (the rungs are rounded up to it, so the runs paused there have samples to rate and judge); else
     None, the trainer's own (``bracket.trainer.sample_steps``: every steps/5, a video at its last step). An
     LLM trainer answers its held-out prompts at the pause instead (``RunPipeline.judge_rung``)."""
-    if settings.sample_every_n_steps or not settings.halving or int(steps) != int(settings.steps) \
+    if settings.sample_every_n_steps or settings.halving is None or int(steps) != int(settings.steps) \
             or getattr(trainer, "sample_kind", "image") == "text":
         return settings.sample_every_n_steps
     return sample_interval(settings, trainer)
@@ -51,13 +51,16 @@ def session_rungs(settings: Any, trainer: Any) -> "StepRungs":
 
     rungs = settings.rungs()
     steps = rungs.steps(int(settings.steps), every=sample_interval(settings, trainer))
-    return StepRungs(int(settings.eta), steps, rungs.fractions())
+    return StepRungs(int(rungs.eta), steps, rungs.fractions())
 
 
-def halving_decided(settings: Any, trainer: Any) -> Any:
-    """``settings`` with what the plan's cost depends on in ``trainer`` (made once, at creation):
-    ``restarts`` (it cannot resume a paused run) and ``rung_every`` (the interval the rungs round to)."""
-    return dataclasses.replace(settings, restarts=restarts(trainer), rung_every=sample_interval(settings, trainer))
+def trainer_facts(settings: Any, trainer: Any) -> TrainerFacts:
+    """What a halving plan's cost depends on in ``trainer`` (decided once, at creation, into the
+    session's plan): ``restarts`` (it cannot resume a paused run) and ``rung_every`` (the interval
+    the rungs round to); :data:`NO_FACTS` without halving."""
+    if settings.halving is None:
+        return NO_FACTS
+    return TrainerFacts(restarts=restarts(trainer), rung_every=sample_interval(settings, trainer))
 
 
 def restarts(trainer: Any) -> bool:

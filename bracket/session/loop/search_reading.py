@@ -22,12 +22,12 @@ VIEW_KEY = "search-view"
 
 def measured_launch(runs: Sequence[Mapping[str, Any]], settings: Any) -> float:
     """A launch's start-up in the session's steps: the settings' share, else measured (halving only)."""
-    if not settings.halving:
+    if settings.halving is None:
         return 0.0
     from bracket.session.launches import launch_steps
 
     search = [r for r in runs if (r.get("stage") or "search") == "search" and r.get("kind") != "setup"]
-    return launch_steps(search, int(settings.steps), settings.launch_share)
+    return launch_steps(search, int(settings.steps), settings.halving.launch_share)
 
 
 def fresh_view(session: Any) -> SearchView:

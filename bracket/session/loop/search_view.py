@@ -96,6 +96,11 @@ class SearchView:
         its slot trains again, ``bracket.session.recovery``)."""
         return [r for r in self.runs if r.kind != "setup" and r.launches and r.status is not RunState.INTERRUPTED]
 
+    def overshoot_steps(self) -> float:
+        """The steps (the session's) paused runs trained past their rungs before the stop landed: measured,
+        and charged in :meth:`full_runs_spent` with every other step trained."""
+        return sum(r.in_session_steps(r.overshoot(), self.full_steps) for r in self.trained())
+
     def full_runs_spent(self) -> float:
         """The compute the search's runs used, in full runs (``halving.cost``): every step the
         standing runs trained, in the session's steps, restarts' thrown-away steps included, plus a

@@ -33,6 +33,7 @@ from bracket.trainer.base import LaunchSpec
 log = logging.getLogger(__name__)
 PERSIST_SECONDS = 3.0
 #: how long a run whose paused state is complete may go on to exit by itself before it is stopped
+#: (one that already logs steps past its pause is stopped at once: what it trains past is charged)
 PAUSE_GRACE_SECONDS = 5.0
 
 
@@ -177,7 +178,9 @@ class RunExecutor:
                               skip=launch.old_event_files, metrics_db=spec.metrics_db)
         store.update_run(run_id, status="running", run_dir=str(run_dir), output_dir=str(spec.output_dir),
                          started_at=started_at, max_steps=spec.max_steps, worker=self.worker_id,
-                         launches=launch.launches_before + 1, restart_steps=launch.restart_steps or None)
+                         launches=launch.launches_before + 1, restart_steps=launch.restart_steps or None,
+                         # a resume stands at its state's step (what it trained past it is in restart_steps)
+                         **({"last_step": launch.resume_step} if launch.resume_step else {}))
         with self._lock:
             self._runner = runner
             # a resumed run starts from its stored series: what is persisted while it runs (and what a
@@ -205,8 +208,10 @@ class RunExecutor:
             if (spec.pause_step and not state["paused_at"]
                     and self.trainer.paused_state(spec.output_dir, spec.pause_step)):
                 state["paused_at"] = now  # complete: the trainer may exit by itself, else it is stopped
-            if state["paused_at"] and now - state["paused_at"] > PAUSE_GRACE_SECONDS:
-                runner.stop(f"paused at step {spec.pause_step}")
+            with self._lock:
+                past = int(current["step"] or 0) > int(spec.pause_step or 0)
+            if state["paused_at"] and (past or now - state["paused_at"] > PAUSE_GRACE_SECONDS):
+                runner.stop(f"paused at step {spec.pause_step}")  # training on past it: no grace
             if spec.sample_dir is not None and now - state["sampled"] > 2.0:
                 state["sampled"] = now
                 samples = [sample_record(s) for s in collect_samples(spec.sample_dir)]
@@ -269,9 +274,15 @@ class RunExecutor:
         eval_loss = launch.joined([point for tag in spec.eval_loss_tags for point in reader.series.get(tag, [])],
                                   eval_loss=True)
         samples = [sample_record(s) for s in collect_samples(spec.sample_dir)] if spec.sample_dir else []
+        # the step it trained to, before a pause cuts its series: a run that trained past its rung is
+        # charged what it trained (``RunRow.overshoot``), though it resumes from the rung's state
+        trained_to = max((step for step, _ in loss), default=None)
         reason = ""
         pause = spec.pause_step or 0
-        paused = bool(pause) and self.trainer.paused_state(spec.output_dir, pause) is not None \
+        # a run that trained on to its end before the stop landed is a full run, not a paused one: what
+        # it trained is used (its config has a full-length run), not thrown away at the rung
+        whole = bool(spec.max_steps) and result.exit_code == 0 and (trained_to or 0) >= int(spec.max_steps or 0)
+        paused = bool(pause) and not whole and self.trainer.paused_state(spec.output_dir, pause) is not None \
             and (result.exit_code == 0 or result.reason.startswith("paused"))
         if paused:  # the series end at the pause (a trainer stopped after it may have gone on a little)
             loss, eval_loss = up_to(loss, pause), up_to(eval_loss, pause)
@@ -318,7 +329,7 @@ class RunExecutor:
             log_tail="\n".join(result.log_tail), finished_at=time.time(),
             duration_s=launch.duration_before + (result.duration_s or 0.0),
             loss=loss, eval_loss=eval_loss, samples=samples, pid=None,
-            last_step=max((step for step, _ in loss), default=None),
+            last_step=trained_to if status == "paused" else max((step for step, _ in loss), default=None),
             pause_step=(spec.pause_step if paused else launch.resume_step) if status == "paused" else None)
         with self._lock:
             self.current = None

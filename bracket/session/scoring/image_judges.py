@@ -82,7 +82,7 @@ def image_parts(run: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
             scores = _scores(figures)
             count = figures.get("n_images")
             out[step] = {**{name: scores.get(name) for name in IMAGE_JUDGES},
-                         "n_images": int(count) if _finite(count) is not None else 0}
+                         "n_images": int(count or 0) if _finite(count) is not None else 0}
     return dict(sorted(out.items()))
 
 

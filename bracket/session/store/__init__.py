@@ -19,7 +19,7 @@ _WHERE = {
     "open_session_store": "folder",
     "read_session_file": "folder",
     "SessionLock": "lock",
-    "gc_paused": "change_memo",
+    "CHANGE_MEMO": "change_memo",
     "per_change": "change_memo",
     "stored_rows": "change_memo",
 }

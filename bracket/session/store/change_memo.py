@@ -1,59 +1,35 @@
 """What is derived from a session's store, computed once per store change in a process.
 
-The standings (every run scored, per-step curves, boards, the winner) and parameter
-importance are asked for by several readers of one change: the app's Results tab, the
-report it writes, the winner's export inside that report, ``status``. :func:`per_change`
-keeps each derived value on the :class:`~bracket.session.session.Session` object with the
-store's change marker (:meth:`Store.change_marker`, one query) it was computed under, and
-computes it again only when the marker (or the session's judge weights) moved. So a report
-that needs the standings three times scores the runs once.
+The standings (every run scored, per-step curves, boards, the winner), parameter importance,
+the search's read model and ``status``'s view are asked for by several readers of one change:
+the app's Results tab, the report it writes, the winner's export inside that report, ``status``.
+:data:`CHANGE_MEMO` is the one owner of those values in a process (declared here, listed in
+docs/ARCHITECTURE.md, "Caches"): it keeps them per open session — the store's URL, the session's
+name and the session object (another ``Session.open`` starts afresh, as another process would) —
+under the change key they were computed with (:func:`change_key`: the store's change
+marker, :meth:`Store.change_marker`, one query, and the session's judge weights), and drops all
+of a session's values at once when the key moves. Nothing is written onto the session object;
+the owner keeps the most recent :data:`MAX_SESSIONS` sessions. So a report that needs the
+standings three times scores the runs once.
 
-The marker is read *before* the value is built: a change that lands during the build makes
-the next call build again, never keeps a stale value.
-
-A build allocates hundreds of thousands of small objects (a row, a score, its parts per run)
-and frees them by reference counting; Python's cyclic collector would meanwhile walk every
-object the process holds again and again (in the app: all of Gradio's), a large share of the
-Results tab's leaderboard time on a large session. So the outermost build runs with the
-cyclic collector paused (:func:`gc_paused`); it runs again as usual afterwards.
+The marker is read *before* a value is built: a change that lands during the build makes the
+next call build again, never keeps a stale value. Inside another value's build (the standings
+need the scores, which need the rows) the marker read for the outermost build is used.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import threading
-from collections.abc import Callable, Hashable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 #: a :class:`~bracket.session.session.Session` (anything with ``store``, ``name``, ``settings``;
 #: not imported: the session imports this module)
 Session = Any
 T = TypeVar("T")
-_LOCK = threading.Lock()
-_ATTRIBUTE = "_per_change_memo"
-#: per thread: session id -> the marker its outermost build in progress was keyed on
-_BUILDING = threading.local()
-_GC_LOCK = threading.Lock()
-_GC_PAUSES = [0, False]  # builds in progress (all threads), whether the collector was on before the first
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """The ``with`` body without cyclic garbage collection passes (nested and threads: the
-    collector is switched back on when the last one ends, and only if it was on before)."""
-    with _GC_LOCK:
-        if _GC_PAUSES[0] == 0:
-            _GC_PAUSES[1] = gc.isenabled()
-            gc.disable()
-        _GC_PAUSES[0] += 1
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _GC_PAUSES[0] -= 1
-            if _GC_PAUSES[0] == 0 and _GC_PAUSES[1]:
-                gc.enable()
+#: sessions whose derived values a process keeps (the oldest looked-at dropped first)
+MAX_SESSIONS = 16
 
 
 def change_key(session: "Session") -> tuple:
@@ -62,33 +38,71 @@ def change_key(session: "Session") -> tuple:
     return (session.store.change_marker(session.name), tuple(weights))
 
 
-def per_change(session: "Session", key: Hashable, build: Callable[[], T]) -> T:
-    """``build()``, or the value it gave under the same :func:`change_key` of ``session``.
+def _session_key(session: "Session") -> tuple[str, str, int]:
+    """Whose values: the store, the session and the object (an object's id may be reused once it is
+    gone: then only for the same session of the same store, whose values at the same key are the same)."""
+    return (str(session.store.url), str(session.name), id(session))
 
-    Inside another value's build (the standings need the scores, which need the runs), the
-    marker read for the outer build is used: one query per change, and a change that lands
-    during the build still makes the next call build again."""
-    building: dict[int, tuple] = _BUILDING.__dict__.setdefault("markers", {})
-    outer = building.get(id(session))
-    marker = outer if outer is not None else change_key(session)
-    with _LOCK:
-        memo: dict[Hashable, tuple[tuple, Any]] = session.__dict__.setdefault(_ATTRIBUTE, {})
-        cached = memo.get(key)
-    if cached is not None and cached[0] == marker:
-        return cached[1]
-    building[id(session)] = marker
-    try:
-        if outer is None:
-            with gc_paused():
-                value = build()
-        else:
+
+class ChangeMemo:
+    """Values derived from sessions' stores, each kept under the change key it was built with."""
+
+    def __init__(self, sessions: int = MAX_SESSIONS) -> None:
+        self.sessions = sessions
+        self._lock = threading.Lock()
+        #: (store URL, session, object) -> (change key, {value key: value}), least recently used first
+        self._entries: OrderedDict[tuple[str, str, int], tuple[tuple, dict[Hashable, Any]]] = OrderedDict()
+        #: per thread: session -> the change key its outermost build in progress was keyed on
+        self._building = threading.local()
+
+    def value(self, session: "Session", key: Hashable, build: Callable[[], T]) -> T:
+        """``build()``, or the value it gave under the same :func:`change_key` of ``session``."""
+        building: dict[tuple[str, str, int], tuple] = self._building.__dict__.setdefault("keys", {})
+        where = _session_key(session)
+        outer = building.get(where)
+        marker = outer if outer is not None else change_key(session)
+        with self._lock:
+            entry = self._entries.get(where)
+            if entry is not None and entry[0] == marker and key in entry[1]:
+                self._entries.move_to_end(where)
+                return entry[1][key]
+        building[where] = marker
+        try:
             value = build()
-    finally:
-        if outer is None:
-            del building[id(session)]
-    with _LOCK:
-        memo[key] = (marker, value)
-    return value
+        finally:
+            if outer is None:
+                del building[where]
+        with self._lock:
+            entry = self._entries.get(where)
+            if entry is None or entry[0] != marker:
+                entry = self._entries[where] = (marker, {})
+            entry[1][key] = value
+            self._entries.move_to_end(where)
+            while len(self._entries) > self.sessions:
+                self._entries.popitem(last=False)
+        return value
+
+    def peek(self, session: "Session", key: Hashable) -> Any:
+        """The value kept for ``key`` if it is still current, else None (nothing is built)."""
+        with self._lock:
+            entry = self._entries.get(_session_key(session))
+        if entry is None or key not in entry[1]:
+            return None
+        return entry[1][key] if entry[0] == change_key(session) else None
+
+    def forget(self, session: "Session") -> None:
+        """Drop every value kept for ``session`` (e.g. after an in-place edit the marker cannot see)."""
+        with self._lock:
+            self._entries.pop(_session_key(session), None)
+
+
+#: the one owner of store-derived values in this process
+CHANGE_MEMO = ChangeMemo()
+
+
+def per_change(session: "Session", key: Hashable, build: Callable[[], T]) -> T:
+    """``build()``, or the value it gave under the same :func:`change_key` of ``session`` (:data:`CHANGE_MEMO`)."""
+    return CHANGE_MEMO.value(session, key, build)
 
 
 def stored_rows(session: "Session") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -101,12 +115,9 @@ def stored_rows(session: "Session") -> tuple[list[dict[str, Any]], list[dict[str
 
 def peek(session: "Session", key: Hashable) -> Any:
     """The value kept for ``key`` if it is still current, else None (nothing is built)."""
-    with _LOCK:
-        cached = session.__dict__.get(_ATTRIBUTE, {}).get(key)
-    return cached[1] if cached is not None and cached[0] == change_key(session) else None
+    return CHANGE_MEMO.peek(session, key)
 
 
 def forget(session: "Session") -> None:
-    """Drop every value kept for ``session`` (e.g. after an in-place edit the marker cannot see)."""
-    with _LOCK:
-        session.__dict__.pop(_ATTRIBUTE, None)
+    """Drop every value kept for ``session``."""
+    CHANGE_MEMO.forget(session)

@@ -18,8 +18,10 @@ Never change or reorder a migration that has shipped.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import sqlalchemy as sa
 
@@ -71,6 +73,52 @@ def _table(table: sa.Table) -> Callable[[sa.Connection, bool], set[str]]:
     return run
 
 
+#: the halving fields the release before nesting kept flat in a session's settings
+_FLAT_HALVING = ("eta", "smallest_rung", "launch_share")
+#: the trainer's facts that release wrote into a session's settings after validation
+_FLAT_FACTS = ("restarts", "rung_every")
+
+
+def nested_settings(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Stored search settings as this release keeps them, and the trainer's facts they held: the
+    release before kept successive halving flat (``halving: true`` beside ``eta``,
+    ``smallest_rung``, ``launch_share``) and wrote the trainer's facts (``restarts``,
+    ``rung_every``) into them; now ``halving`` is an object of its settings or null, and the facts
+    are the session's ``plan``. Settings already nested come back as they are, with no facts."""
+    flag = data.get("halving")
+    if not isinstance(flag, bool):
+        return dict(data), None
+    out = {k: v for k, v in data.items() if k not in _FLAT_HALVING + _FLAT_FACTS}
+    out["halving"] = {k: data[k] for k in _FLAT_HALVING if k in data} if flag else None
+    facts = {k: data[k] for k in _FLAT_FACTS if k in data}
+    return out, (facts if flag else None)
+
+
+def _nest_settings(connection: sa.Connection, add: bool) -> set[str]:
+    if not add:
+        return set()  # read-only: ``SearchSettings.from_dict`` reads the flat form the same way
+    inspector = sa.inspect(connection)
+    if not inspector.has_table("bracket_sessions") or not {"settings_json", "plan_json"} <= {
+            c["name"] for c in inspector.get_columns("bracket_sessions")}:
+        return set()  # no sessions' settings to rewrite (a store made by hand in a test, say)
+    rows = connection.execute(sa.text("SELECT name, settings_json, plan_json FROM bracket_sessions")).all()
+    for name, settings_json, plan_json in rows:
+        try:
+            settings = json.loads(settings_json)
+        except ValueError:
+            continue  # a damaged row: opening that session says so
+        if not isinstance(settings, dict):
+            continue
+        nested, facts = nested_settings(settings)
+        if facts is None and nested == settings:
+            continue
+        connection.execute(sa.text("UPDATE bracket_sessions SET settings_json = :settings, plan_json = :plan "
+                                   "WHERE name = :name"),
+                           {"settings": json.dumps(nested), "name": name,
+                            "plan": json.dumps(facts) if facts is not None else plan_json})
+    return set()
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "a rating names the step whose samples were rated", _column("bracket_ratings", "step", "INTEGER")),
     Migration(2, "successive halving: a config's rung", _column("bracket_configs", "rung", "INTEGER")),
@@ -80,6 +128,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "a run's pause step", _column("bracket_runs", "pause_step", "INTEGER")),
     Migration(7, "the steps a restart threw away", _column("bracket_runs", "restart_steps", "INTEGER")),
     Migration(8, "views kept in the store (status)", _table(views_table)),
+    Migration(9, "a session's plan: the trainer's facts decided at creation", _column("bracket_sessions", "plan_json",
+                                                                                   "TEXT")),
+    Migration(10, "halving settings nested, the trainer's facts moved from the settings to the plan", _nest_settings),
 )
 #: the version of the tables this Bracket writes
 LATEST = MIGRATIONS[-1].version

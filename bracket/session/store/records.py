@@ -91,14 +91,16 @@ class Records:
 
     # -- sessions ----------------------------------------------------------------------
     def create_session(self, name: str, *, preset_id: str, fields: Mapping[str, str],
-                       settings: Mapping[str, Any], notes: Iterable[str] = ()) -> None:
+                       settings: Mapping[str, Any], notes: Iterable[str] = (),
+                       plan: Mapping[str, Any] | None = None) -> None:
+        """A new session row; ``plan``: the trainer's facts decided at creation (``TrainerFacts``)."""
         now = time.time()
         try:
             with self.engine.begin() as c:
                 c.execute(sessions_table.insert().values(encode({
                     "name": name, "preset_id": preset_id, "fields": dict(fields), "settings": dict(settings),
-                    "notes": list(notes), "study_name": name, "status": "created", "stop_requested": "",
-                    "created_at": now, "updated_at": now,
+                    "plan": None if plan is None else dict(plan), "notes": list(notes), "study_name": name,
+                    "status": "created", "stop_requested": "", "created_at": now, "updated_at": now,
                 })))
         except sa.exc.IntegrityError:  # another process created it since the caller looked
             if self.get_session(name) is None:
@@ -107,8 +109,9 @@ class Records:
                              "just created it); choose another name, or resume that one.") from None
 
     def get_session(self, name: str) -> dict[str, Any] | None:
+        columns = [col for col in sessions_table.c if f"{sessions_table.name}.{col.name}" not in self.absent]
         with self.engine.connect() as c:
-            row = c.execute(sa.select(sessions_table).where(sessions_table.c.name == name)).mappings().first()
+            row = c.execute(sa.select(*columns).where(sessions_table.c.name == name)).mappings().first()
         return decode(row) if row else None
 
     def session_names(self) -> list[str]:

@@ -139,6 +139,11 @@ class RunRow:
             return self.restart_steps + self.last_step
         return self.restart_steps + max(self.last_step, self.pause_step)
 
+    def overshoot(self) -> int:
+        """The steps a paused run trained past its pause step before its stop landed (its own steps): charged
+        (:meth:`trained_steps`) and, once it resumes from the pause, charged as thrown away."""
+        return max(0, self.last_step - self.pause_step) if self.status is RunState.PAUSED and self.pause_step else 0
+
     def in_session_steps(self, steps: float, full_steps: int) -> float:
         """``steps`` of this run's own in the session's steps (a run of ``max_steps`` is ``full_steps``)."""
         return steps * int(full_steps) / (self.max_steps or int(full_steps))

@@ -57,6 +57,8 @@ sessions_table = sa.Table(
     sa.Column("fields_json", sa.Text, nullable=False),
     sa.Column("settings_json", sa.Text, nullable=False),
     sa.Column("notes_json", sa.Text, nullable=False, default="[]"),
+    #: the trainer's facts decided at creation (``bracket.session.loop.trainer_facts.TrainerFacts``); null: none
+    sa.Column("plan_json", sa.Text, nullable=True),
     sa.Column("study_name", sa.String(200), nullable=False),
     sa.Column("status", sa.String(40), nullable=False, default="created"),
     sa.Column("stop_requested", sa.String(20), nullable=False, default=""),
@@ -165,12 +167,13 @@ views_table = sa.Table(
 JSON_COLUMNS = {
     "params_json": "params", "judges_json": "judges", "loss_json": "loss", "eval_loss_json": "eval_loss",
     "samples_json": "samples", "fields_json": "fields", "settings_json": "settings", "notes_json": "notes",
+    "plan_json": "plan",
 }
 
 
 #: what each decoded JSON column must hold (None too: an empty column)
-JSON_SHAPES: dict[str, type] = {"params": dict, "judges": dict, "fields": dict, "settings": dict, "loss": list,
-                                "eval_loss": list, "samples": list, "notes": list}
+JSON_SHAPES: dict[str, type] = {"params": dict, "judges": dict, "fields": dict, "settings": dict, "plan": dict,
+                                "loss": list, "eval_loss": list, "samples": list, "notes": list}
 #: the largest step count a row may hold (far past ``search_settings.MAX_STEPS``, far below a float's exact range)
 MAX_STORED_STEPS = 1_000_000_000
 #: whole-number columns and the range they may hold (None always: not set)

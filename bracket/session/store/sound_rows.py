@@ -36,7 +36,7 @@ from bracket.session.store.schema import (
 #: the runs' columns a kept view is built without (``Store.runs(with_series=False)``)
 SERIES_COLUMNS = ("loss_json", "eval_loss_json")
 #: what ``json_type`` / ``json_typeof`` call each shape of ``JSON_SHAPES``
-_JSON_TYPE = {dict: "object", list: "array"}
+_JSON_TYPE: dict[type, str] = {dict: "object", list: "array"}
 _CHECKED_DIALECTS = ("sqlite", "postgresql")
 
 
