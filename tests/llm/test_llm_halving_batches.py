@@ -30,7 +30,10 @@ STEPS = 8  # request steps: the run's length at the reference effective batch of
 
 
 def warm_start(monkeypatch, batches: tuple[int, int, int]) -> None:
-    """The three configs: the fastest rate first (the best loss at the rung), at these effective batches."""
+    """The three configs: the fastest rate first (the best loss at the rung), at these effective batches.
+    The fake holds after a checkpoint as a real step takes time, so the pause's stop lands at the rung
+    (a run that raced to its end would be a full run, charged as one)."""
+    monkeypatch.setenv("FAKE_HF_HOLD_SECONDS", "60")
     base = AxolotlLoRA().baseline_config().knobs
 
     def config(name: str, rate: float, batch: int) -> NamedConfig:

@@ -54,6 +54,7 @@ def three_configs(monkeypatch):
     monkeypatch.setattr(AxolotlLoRA, "curated_configs",
                         lambda self: [config("slow-r16", 1e-4, 16), config("slower-r8", 5e-5, 8)])
     monkeypatch.setenv("FAKE_LLM_ANSWERS", "sum")
+    monkeypatch.setenv("FAKE_HF_HOLD_SECONDS", "60")  # a real step takes time: the pause's stop lands at the rung
 
 
 def halving_search(tmp_path: Path, weights: str, *judge_args: str, fail_at_rungs: bool = False) -> Session:

@@ -78,6 +78,7 @@ def run_axolotl(argv: list[str]) -> None:
             writer.add_scalar("eval/ppl", 18.0, step)
         if save_every and step % save_every == 0:  # after the step's log and eval, as the Trainer
             hf_checkpoints.save_checkpoint(output, step, adapter_config={"r": config["lora_r"]})
+            hf_checkpoints.hold(step, steps)
     writer.close()
     output.mkdir(parents=True, exist_ok=True)
     (output / "adapter_config.json").write_text(json.dumps({"r": config["lora_r"]}), encoding="utf-8")

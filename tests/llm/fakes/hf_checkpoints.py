@@ -4,7 +4,8 @@ resumed as transformers 5.16/5.17's ``Trainer`` does: ``checkpoint-<step>/`` wit
 ``optimizer.pt``, ``scheduler.pt``, ``rng_state.pth`` and, last, ``trainer_state.json``
 (``global_step``); ``resume_from_checkpoint`` reads ``global_step`` back from it and the run goes
 on from the next step to ``max_steps`` (the full length). ``FAKE_HF_SAVE_SECONDS`` sleeps between
-the files (a checkpoint being written), ``FAKE_HF_STEP_SECONDS`` before each step."""
+the files (a checkpoint being written), ``FAKE_HF_STEP_SECONDS`` before each step, and
+``FAKE_HF_HOLD_SECONDS`` after a checkpoint before the end (:func:`hold`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,16 @@ from pathlib import Path
 def step_pause() -> None:
     seconds = float(os.environ.get("FAKE_HF_STEP_SECONDS", "0") or 0)
     if seconds:
+        time.sleep(seconds)
+
+
+def hold(step: int, max_steps: int) -> None:
+    """After a checkpoint before the last step: the next step of a real model takes time, in which
+    a pause's stop lands. A fake step takes none, so without this a run races to its end before
+    the stop and a halving search never pauses; ``FAKE_HF_HOLD_SECONDS`` (an upper bound: the stop
+    ends the process sooner) stands for that time."""
+    seconds = float(os.environ.get("FAKE_HF_HOLD_SECONDS", "0") or 0)
+    if seconds and step < max_steps:
         time.sleep(seconds)
 
 

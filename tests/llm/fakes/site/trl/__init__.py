@@ -59,3 +59,4 @@ class SFTTrainer:
                 self._evaluate()
             if save_every and step % save_every == 0:
                 hf_checkpoints.save_checkpoint(out, step, self.state.log_history, adapter_config=self.model.peft)
+                hf_checkpoints.hold(step, self.args.max_steps)
