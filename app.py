@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 
 from bracket import settings as app_settings
 from bracket.errors import BracketError
-from bracket.session.store import gc_paused
 
 if TYPE_CHECKING:
     from bracket.app.manager import SessionManager
@@ -87,11 +86,15 @@ def startup_gc() -> Iterator[None]:
     and almost no garbage, yet each full collection on the way walks all of them, a good share
     of the CPU time until the page is served. Frozen, they are never walked again, so later
     collections while the app runs stay cheap too; the startup garbage they hold is a few MB.
+    Only here, before the server answers anything: nothing pauses the collector while it serves.
     """
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        with gc_paused():  # the one way to pause it: nested pauses (a view being built) count
-            yield
+        yield
     finally:
+        if was_enabled:
+            gc.enable()
         gc.freeze()
 
 
