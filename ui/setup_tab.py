@@ -46,6 +46,7 @@ from ui.setup_fields import (
     box_changed,
     build_slots,
     on_edit,
+    read_slots,
     slot_updates,
 )
 from ui.setup_fill import (
@@ -90,7 +91,7 @@ def budget_label(halving: Any) -> Any:
 #: the form's values Start reads, by name: :func:`start_search`'s keyword arguments
 START_INPUTS = ("preset_id", "fields", "budget", "steps", "seeds", "prompts", "sample_every", "algorithm", "space",
                 *WEIGHT_BOXES, "vlm_base_url", "vlm_model", "vlm_api_key", "name",
-                "lr_bracket", "warm_start_from", "confirm", "validation", "halving")
+                "lr_bracket", "warm_start_from", "confirm", "validation", "halving", *BOX_NAMES)
 #: what Open, Resume, Clone and a page load fill in, by name: the keys :func:`fill_form` returns
 FILLED = (*SLOT_NAMES, "form_token", "preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps",
           "sample_every", "algorithm", "lr_bracket", "confirm", "validation", "halving", "prompts", "prompt_origin",
@@ -135,7 +136,11 @@ def start_search(manager: SessionManager, *, preset_id: str, fields: dict[str, s
     Every value comes by name (:data:`START_INPUTS`; ``weights``: ``weight_<judge>``, each judge's
     box, the default weight for one not given). ``space`` is the search-space table as the person
     left it: its cells become the bounds through the one bounds parser, so a bad cell refuses
-    the start with the CLI's message."""
+    the start with the CLI's message. The fields are what the field boxes show (the slots, when
+    given): an edit made while the page was still filling the form never reached ``fields``."""
+    boxes = {name: weights.pop(name) for name in list(weights) if name in BOX_NAMES}
+    if preset_id and boxes:
+        fields = read_slots(preset_id, boxes, manager.allow_custom_executables)[0]
     weights = form_weights(weights)  # judge → weight; a name of no weight box is refused (TypeError)
     if not preset_id:
         raise BracketError("Pick a preset first.")
@@ -328,11 +333,15 @@ LOADED = ("notes", "fields", "preflight", "estimate", "form_token", *SLOT_NAMES)
 def on_load(manager: SessionManager, preset_id: str, budget: Any) -> dict[str, Any]:
     """What a new page shows first, by name (:data:`LOADED`): the preset's notes, fields (in their
     slots) and pre-flight, and the wall-time estimate. The lists of past sessions come last in the
-    page's load chain (:func:`load_lists`)."""
+    page's load chain (:func:`load_lists`). The boxes keep their values: the page was built showing
+    the same defaults (``build_slots``), and sending them again would overwrite what a person typed
+    before the load's answer arrived."""
     notes, fields, preflight, *_ = on_preset(preset_id)
     fields = shown_fields(preset_id, fields, manager.allow_custom_executables) if preset_id else {}
+    slots = {name: {k: v for k, v in update.items() if k != "value"} if name in BOX_NAMES else update
+             for name, update in slot_updates(preset_id, fields, manager.allow_custom_executables).items()}
     return {"notes": notes, "fields": fields, "preflight": preflight, "estimate": estimate_text(manager, budget),
-            **slot_updates(preset_id, fields, manager.allow_custom_executables), "form_token": time.monotonic_ns()}
+            **slots, "form_token": time.monotonic_ns()}
 
 
 def load_lists(manager: SessionManager, preset_id: str, loaded: dict[str, Any] | None) -> tuple[Any, Any]:
