@@ -13,6 +13,7 @@ from bracket.app.manager import SessionManager
 from bracket.judge.combine import JUDGE_NAMES
 from ui import setup_tab
 from ui.blocks import build_app
+from ui.setup_fields import BOX_NAMES
 from ui.setup_form import SetupForm
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
@@ -32,7 +33,9 @@ def test_start_gets_every_value_of_the_form_by_name(runs_dir):
     assert tuple(sent) == setup_tab.START_INPUTS and len(start.inputs) == len(sent)  # nothing by position
     keywords = [p.name for p in inspect.signature(setup_tab.start_search).parameters.values()
                 if p.kind is inspect.Parameter.KEYWORD_ONLY]
-    assert set(sent) == set(keywords) | {f"weight_{n}" for n in JUDGE_NAMES}
+    # the field boxes too: Start reads the fields as the boxes show them (an edit made before the
+    # page's load answered never reached the fields state)
+    assert set(sent) == set(keywords) | {f"weight_{n}" for n in JUDGE_NAMES} | set(BOX_NAMES)
     shown = {name: getattr(sent[name], "elem_id", None) for name in (
         "budget", "seeds", "steps", "space", "confirm", "lr_bracket", "warm_start_from", "validation", "prompts")}
     assert shown == {"budget": "bk-budget", "seeds": "bk-seeds", "steps": "bk-steps", "space": "bk-space-setup",
