@@ -96,30 +96,33 @@ class TransformersBackbone:
     def __init__(self, text_image: str, likeness: str | None = None, *, device: str = "auto",
                  batch_size: int = 8, preference: str | None = None) -> None:
         import torch
-        from transformers import AutoImageProcessor, AutoModel, AutoProcessor
+        from transformers import AutoImageProcessor, AutoProcessor
 
         self.torch = torch
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device, self.batch_size = device, max(1, int(batch_size))
-        folder = model_folder(text_image)
-        self.kind = check_weights(text_image, TEXT_IMAGE_TYPES, "text-image")
-        self.model = AutoModel.from_pretrained(folder, local_files_only=True).to(device).eval()
-        self.processor = AutoProcessor.from_pretrained(folder, local_files_only=True)
+        self.kind, self.model, self.processor = self._load(text_image, TEXT_IMAGE_TYPES, "text-image", AutoProcessor)
         self.likeness_model: Any = None
         self.likeness_processor: Any = None
         if likeness:
-            place = model_folder(likeness)
-            check_weights(likeness, LIKENESS_TYPES, "likeness")
-            self.likeness_model = AutoModel.from_pretrained(place, local_files_only=True).to(device).eval()
-            self.likeness_processor = AutoImageProcessor.from_pretrained(place, local_files_only=True)
+            _kind, self.likeness_model, self.likeness_processor = self._load(likeness, LIKENESS_TYPES, "likeness",
+                                                                             AutoImageProcessor)
         self.preference_model: Any = None
         self.preference_processor: Any = None
         if preference:
-            place = model_folder(preference)
-            check_weights(preference, TEXT_IMAGE_TYPES, "preference")
-            self.preference_model = AutoModel.from_pretrained(place, local_files_only=True).to(device).eval()
-            self.preference_processor = AutoProcessor.from_pretrained(place, local_files_only=True)
+            _kind, self.preference_model, self.preference_processor = self._load(preference, TEXT_IMAGE_TYPES,
+                                                                                 "preference", AutoProcessor)
+
+    def _load(self, name: str, kinds: Sequence[str], role: str, processor_class: Any) -> tuple[str, Any, Any]:
+        """(model_type, model on the device in eval mode, processor) of checkpoint ``name``, checked
+        for ``role`` first; from the local folder or cache only."""
+        from transformers import AutoModel
+
+        folder = model_folder(name)
+        kind = check_weights(name, kinds, role)
+        model = AutoModel.from_pretrained(folder, local_files_only=True).to(self.device).eval()
+        return kind, model, processor_class.from_pretrained(folder, local_files_only=True)
 
     def _batches(self, items: Sequence[Any]) -> list[Sequence[Any]]:
         return [items[i:i + self.batch_size] for i in range(0, len(items), self.batch_size)]

@@ -1,7 +1,7 @@
 """Fake but existing inputs for any preset: datasets, a python, model files, trainer folders.
 
-Shared by the command contract test and the doctor-for-every-preset test, so that a preset
-added to the registry is exercised by both without a line of test code.
+Shared by the command contract, export and doctor-for-every-preset tests, so that a preset
+added to the registry is exercised by all without a line of test code.
 """
 
 from __future__ import annotations
@@ -9,6 +9,11 @@ from __future__ import annotations
 import shutil
 import stat
 from pathlib import Path
+
+import pytest
+
+from bracket.errors import BracketError
+from bracket.trainer.base import RunRequest
 
 
 def image_folder(root: Path) -> Path:
@@ -66,3 +71,27 @@ def fake_values(preset, root: Path, dataset: Path, *, python: str | None = None)
         elif spec.required and not spec.resolved_default():
             values[spec.name] = spec.choices[0] if spec.choices else ("1" if spec.kind in ("int", "float") else "x")
     return values
+
+
+def built_trainer(preset, root: Path, *, device: str | None = None, probe: bool = False):
+    """(trainer, values, dataset, folder) of ``preset`` on fake inputs: an image folder first, a
+    JSONL file for text trainers; ``probe``: the first that also prepares a baseline run. Fails the
+    test, saying why each was refused, when none works."""
+    errors = []
+    for make in (image_folder, jsonl_file):
+        attempt = root / make.__name__
+        attempt.mkdir()
+        dataset = make(attempt)
+        values = fake_values(preset, attempt, dataset)
+        if device:
+            values["device"] = device
+        try:
+            trainer = preset.build_trainer(values)
+            baseline = trainer.config_from_dict(trainer.baseline_config().knobs)
+            if probe:
+                trainer.prepare_run(RunRequest(run_dir=attempt / "probe", knobs=baseline, dataset=dataset,
+                                               max_steps=10, seed=1))
+            return trainer, values, dataset, attempt
+        except BracketError as error:
+            errors.append(f"{make.__name__}: {error}")
+    pytest.fail(f"{preset.id}: no fake dataset works: {errors}")

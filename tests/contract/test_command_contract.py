@@ -25,7 +25,6 @@ from pathlib import Path
 import optuna
 import pytest
 
-from bracket.errors import BracketError
 from bracket.registry import PRESETS
 from bracket.trainer.ai_toolkit.base import AiToolkitTrainer
 from bracket.trainer.base import LaunchSpec, RunRequest, Trainer
@@ -33,7 +32,7 @@ from bracket.trainer.heldout import ValidationPlan
 from bracket.trainer.inventory.ai_toolkit import job_problems
 from bracket.trainer.prompts import SamplePrompt
 from bracket.trainer.sd_scripts.base import GPU_ONLY_FLAGS
-from tests.contract.fakes import fake_values, image_folder, jsonl_file
+from tests.contract.fakes import built_trainer
 from tests.contract.inventory import find_script, flag_problems, load_inventory, toml_problems
 
 SAMPLED_CONFIGS = 50
@@ -98,27 +97,6 @@ def _check_cpu_mode(spec: LaunchSpec, entry) -> list[str]:
     return problems + [f"GPU-only flag {flag} on the CPU" for flag in GPU_ONLY_FLAGS if flag in args]
 
 
-def _build(preset, root: Path, device: str | None):
-    """The trainer and dataset: an image folder first, a JSONL file for text trainers."""
-    errors = []
-    for make in (image_folder, jsonl_file):
-        attempt = root / make.__name__
-        attempt.mkdir()
-        dataset = make(attempt)
-        values = fake_values(preset, attempt, dataset)
-        if device:
-            values["device"] = device
-        try:
-            trainer = preset.build_trainer(values)
-            baseline = trainer.config_from_dict(trainer.baseline_config().knobs)
-            trainer.prepare_run(RunRequest(run_dir=attempt / "probe", knobs=baseline, dataset=dataset,
-                                           max_steps=10, seed=1))
-            return trainer, dataset, attempt
-        except BracketError as error:
-            errors.append(f"{make.__name__}: {error}")
-    pytest.fail(f"{preset.id}: no fake dataset works: {errors}")
-
-
 def _cases() -> list:
     cases = []
     for preset in PRESETS:
@@ -155,7 +133,7 @@ def _pause_and_resume_problems(trainer, dataset: Path, root: Path) -> list[str]:
 
 @pytest.mark.parametrize(("preset", "device"), _cases())
 def test_command_contract(preset, device, tmp_path):
-    trainer, dataset, root = _build(preset, tmp_path, device)
+    trainer, _values, dataset, root = built_trainer(preset, tmp_path, device=device, probe=True)
     cpu_checks = device == "cpu"
     failures: list[str] = []
     inventory_script = None

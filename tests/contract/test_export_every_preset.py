@@ -15,30 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from bracket.errors import BracketError
 from bracket.registry import PRESETS
 from bracket.trainer.base import RunRequest
 from bracket.trainer.musubi.base import MusubiTrainer
 from bracket.trainer.prompts import SamplePrompt
-from tests.contract.fakes import fake_values, image_folder, jsonl_file
+from tests.contract.fakes import built_trainer
 
 PROMPTS = [SamplePrompt("a red fox in the snow", seed=11)]
-
-
-def _trainer(preset, root: Path):
-    errors = []
-    for make in (image_folder, jsonl_file):
-        attempt = root / make.__name__
-        attempt.mkdir()
-        dataset = make(attempt)
-        values = fake_values(preset, attempt, dataset)
-        try:
-            trainer = preset.build_trainer(values)
-            trainer.config_from_dict(trainer.baseline_config().knobs)
-            return trainer, values, dataset
-        except BracketError as error:
-            errors.append(f"{make.__name__}: {error}")
-    pytest.fail(f"{preset.id}: no fake dataset works: {errors}")
 
 
 def _toml(cmd) -> dict:
@@ -51,7 +34,7 @@ def _session_paths(text: str, session: Path, export: Path) -> bool:
 
 @pytest.mark.parametrize("preset", PRESETS, ids=[p.id for p in PRESETS])
 def test_an_export_reads_nothing_of_the_session(preset, tmp_path):
-    trainer, values, dataset = _trainer(preset, tmp_path)
+    trainer, values, dataset, _folder = built_trainer(preset, tmp_path)
     session = (tmp_path / "session").resolve()
     trainer.session_setup_commands(dataset=dataset, run_dir=session / "setup")  # the session's caches' TOML
     exported = type(trainer)({**values, "cache_dir": str(session / "cache")})
