@@ -101,9 +101,10 @@ FILLED = (*SLOT_NAMES, "form_token", "preset_id", "loaded", "fields", "notes", "
 SWITCHED = (*SLOT_NAMES, "form_token", "fields", "notes", "preflight", "budget", "steps", "confirm", "validation",
             "prompts", "prompt_origin", "space", "bounds", "space_message", "plan", "estimate", "warm_start_from")
 #: what the browser blanks the moment the preset changes, before the server's answer (no other
-#: preset's text is shown meanwhile): the outputs of :data:`BLANK_JS`, in order
+#: preset's text is shown meanwhile): the outputs of :data:`BLANK_JS`, in order, then Start's last
+#: answer (a refusal in the previous preset's words)
 BLANKED = ("notes", "preflight", "prompts", "plan", "estimate", "space_message")
-BLANK_JS = "() => { document.body.classList.add('bk-switching'); return ['', '', '', '', '', '']; }"
+BLANK_JS = "() => { document.body.classList.add('bk-switching'); return ['', '', '', '', '', '', '']; }"
 # the field slots and the prompts' help (it named the previous preset's source) stay out of sight
 # (CSS ``body.bk-switching``) until the switch has filled them in: hidden, not emptied, since a help
 # the switch leaves as it was (FLUX.1 LoRA → SDXL LoRA) is not sent again
@@ -277,7 +278,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     # everything that depends on the preset (its field slots among it): no chain of events, each
     # reading what the one before left in the form (issue 43: 19–48 s under load, the demo's prompts
     # proposed for SDXL)
-    preset_dd.change(None, None, form.outputs(BLANKED), js=BLANK_JS, **QUIET)
+    preset_dd.change(None, None, [*form.outputs(BLANKED), start_md], js=BLANK_JS, **QUIET)
     preset_dd.change(form.filler(functools.partial(switch_preset, manager)),
                      [preset_dd, loaded_state, seeds, lr_bracket, algorithm, halving], form.outputs(SWITCHED),
                      **QUIET).then(None, None, None, js=SHOW_FIELDS_JS, **QUIET)
