@@ -7,18 +7,20 @@ event (:func:`slot_updates`: label, help, value, which box shows, ``bk-field-<na
 drawn anew: a box drawn by ``gr.render`` fired its ``.change`` as it appeared (ten server events
 after each switch to SDXL LoRA, seconds under load: issue 43 item 6).
 
-One listener serves every box's ``.change`` (:func:`box_changed`): it compares what the boxes hold
-with the fields the form last set (the ``fields`` state) and writes nothing but a state, so the
-values a switch or a fill set change nothing and show nothing (Gradio shows a timer on a listener's
-outputs while it runs, whatever its ``show_progress``); a person's edit becomes a new ``field_edit``
-state, whose change runs :func:`on_edit`: the fields' lines, the pre-flight, the prompts and the plan
-in one event. The boxes are not on ``.input``: Gradio 6's text box dispatches ``input`` with the
-value before the last keystroke, and not at all for a value filled in at once (seen in Chromium).
+A person's edit is heard on the events only a person makes (:data:`EDIT_EVENTS`): a text box's
+``blur`` and ``submit``, a list's ``input`` (Gradio 6.31 dispatches it once the list holds the picked
+or typed value). Never on ``change``: the browser applies a switch's updates box by box and fires a
+``change`` for each box whose value the switch changed, each carrying a half-switched form (twelve
+server events after demo → SDXL LoRA, seconds of timers on the plan and pre-flight: issue 43
+item 6); nor on a text box's ``input``, which Gradio dispatches on ``keypress`` with the value
+before that key (and not at all for a paste or a deletion). One listener serves them all
+(:func:`on_edit`): nothing when the boxes hold what the form last checked (the ``fields`` state: a
+``blur`` without an edit) or belong to another preset than the list shows; else the fields'
+lines, the fields, the pre-flight, the prompts and the plan, in that one event.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import gradio as gr
@@ -38,12 +40,20 @@ def slot_name(index: int, part: str) -> str:
 #: every slot component's name, and the boxes'
 SLOT_NAMES = tuple(slot_name(i, part) for i in range(SLOTS) for part in PARTS)
 BOX_NAMES = tuple(slot_name(i, part) for i in range(SLOTS) for part in ("text", "choice"))
-#: what :func:`box_changed` and :func:`on_edit` read, by name, and what :func:`on_edit` may show
-BOX_INPUTS = ("preset_id", "fields", "field_edit", "form_token", *BOX_NAMES)
-EDIT_INPUTS = ("preset_id", "fields", "field_edit", "prompts", "prompt_origin", "budget", "seeds", "confirm",
-               "lr_bracket", "algorithm", "bounds", "steps", "warm_start_from", "halving", "sample_every")
+#: the events only a person makes, by box kind, on which :func:`on_edit` runs (``change`` fires for a
+#: switch's own values too)
+EDIT_EVENTS = {"text": ("blur", "submit"), "choice": ("input",)}
+#: what :func:`on_edit` reads, by name, and what it may show
+EDIT_INPUTS = ("preset_id", "fields", "prompts", "prompt_origin", "budget", "seeds", "confirm", "lr_bracket",
+               "algorithm", "bounds", "steps", "warm_start_from", "halving", "sample_every", *BOX_NAMES)
 EDIT_OUTPUTS = ("fields", "preflight", "prompts", "prompt_origin", "plan",
                 *(slot_name(i, part) for i in range(SLOTS) for part in ("message", "choice")))
+
+
+def edit_triggers(components: dict[str, Any]) -> list[Any]:
+    """The person-only events (:data:`EDIT_EVENTS`) of every slot's boxes, for ``gr.on``."""
+    return [getattr(components[slot_name(i, part)], event) for i in range(SLOTS)
+            for part, events in EDIT_EVENTS.items() for event in events]
 
 
 def slot_updates(preset_id: str, fields: dict[str, str], allow_custom: bool) -> dict[str, Any]:
@@ -89,34 +99,18 @@ def read_slots(preset_id: str, boxes: dict[str, Any], allow_custom: bool) -> tup
     return fields, snap
 
 
-def box_changed(allow_custom: bool, *, preset_id: str, fields: dict[str, str] | None,
-                field_edit: dict[str, Any] | None = None, form_token: Any = None, **boxes: Any) -> dict[str, Any]:
-    """After a box changed: nothing when the boxes hold what the form last set (``fields``: a switch's
-    or a fill's own values), or the edit already on its way (``field_edit`` of this filling of the form,
-    ``form_token``: a change event run again after the one that made it), or belong to another preset
-    than the list shows (a switch on its way); else the fields as the boxes hold them, as a new
-    ``field_edit`` (whose change runs :func:`on_edit`)."""
+def on_edit(allow_custom: bool, *, preset_id: str, fields: dict[str, str] | None, prompts: str,
+            prompt_origin: dict[str, Any] | None, budget: Any, seeds: Any, confirm: Any, lr_bracket: Any,
+            algorithm: str, bounds: dict[str, Any] | None, steps: Any, warm_start_from: Any, halving: Any,
+            sample_every: Any, **boxes: Any) -> dict[str, Any]:
+    """What a person's edit of the field boxes shows: every field's line, the fields as the boxes hold
+    them, the pre-flight (the dataset changed), the prompts (``ui.setup_preset.on_form``) and the plan,
+    and a list that holds what it may not back to what it may; nothing when the boxes hold what the form
+    last checked (``fields``) or the list shows another preset than ``fields`` are of (a switch on its way)."""
     if not preset_id or list(fields or {}) != _names(preset_id):
         return {}
     now, snap = read_slots(preset_id, boxes, allow_custom)
-    made = {"fields": now, "snap": snap, "token": form_token}
-    if (now == fields and not snap) or {k: (field_edit or {}).get(k) for k in made} == made:
-        return {}
-    return {"field_edit": {**made, "at": time.monotonic_ns()}}
-
-
-def on_edit(*, preset_id: str, fields: dict[str, str] | None, field_edit: dict[str, Any] | None, prompts: str,
-            prompt_origin: dict[str, Any] | None, budget: Any, seeds: Any, confirm: Any, lr_bracket: Any,
-            algorithm: str, bounds: dict[str, Any] | None, steps: Any, warm_start_from: Any, halving: Any,
-            sample_every: Any) -> dict[str, Any]:
-    """What a person's edit of the fields (``field_edit``, from :func:`box_changed`) shows: every field's
-    line, the fields, the pre-flight, the prompts (``ui.setup_preset.on_form``) and the plan, and a list
-    that holds what it may not back to what it may; nothing for an edit of another preset's form or one
-    already shown."""
-    now = dict((field_edit or {}).get("fields") or {})
-    if not preset_id or list(now) != _names(preset_id) or list(fields or {}) != _names(preset_id):
-        return {}
-    snaps = {name: gr.update(value=value or None) for name, value in ((field_edit or {}).get("snap") or {}).items()}
+    snaps = {name: gr.update(value=value or None) for name, value in snap.items()}
     changed = on_form(preset_id, fields or {}, now, prompts, prompt_origin)
     if not changed:
         return snaps

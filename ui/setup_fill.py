@@ -7,7 +7,6 @@ warm-start from, the search-space table. ``ui.setup_tab`` wires them to the form
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import gradio as gr
@@ -100,7 +99,7 @@ def switch_preset(manager: SessionManager, preset_id: str, loaded: dict[str, Any
             "prompt_origin": origin, "space": table, "bounds": bounds, "space_message": space_message, "plan": plan,
             "estimate": estimate_text(manager, budget, preset_id, steps, fields),
             "warm_start_from": gr.Dropdown(choices=past, value=picked or None),
-            **slot_updates(preset_id, fields, manager.allow_custom_executables), "form_token": time.monotonic_ns()}
+            **slot_updates(preset_id, fields, manager.allow_custom_executables)}
 
 
 def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> dict[str, Any]:

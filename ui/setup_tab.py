@@ -21,7 +21,6 @@ with the same search.
 from __future__ import annotations
 
 import functools
-import time
 from typing import Any
 
 import gradio as gr
@@ -38,13 +37,12 @@ from bracket.registry import get_preset
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.search_tab import left_text, resumed_text
 from ui.setup_fields import (
-    BOX_INPUTS,
     BOX_NAMES,
     EDIT_INPUTS,
     EDIT_OUTPUTS,
     SLOT_NAMES,
-    box_changed,
     build_slots,
+    edit_triggers,
     on_edit,
     read_slots,
     slot_updates,
@@ -93,12 +91,12 @@ START_INPUTS = ("preset_id", "fields", "budget", "steps", "seeds", "prompts", "s
                 *WEIGHT_BOXES, "vlm_base_url", "vlm_model", "vlm_api_key", "name",
                 "lr_bracket", "warm_start_from", "confirm", "validation", "halving", *BOX_NAMES)
 #: what Open, Resume, Clone and a page load fill in, by name: the keys :func:`fill_form` returns
-FILLED = (*SLOT_NAMES, "form_token", "preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps",
+FILLED = (*SLOT_NAMES, "preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps",
           "sample_every", "algorithm", "lr_bracket", "confirm", "validation", "halving", "prompts", "prompt_origin",
           "space", "bounds", "space_message", "plan", "estimate", "vlm_base_url", "vlm_model", *WEIGHT_BOXES,
           "warm_start_from", "name", "form_message")
 #: what a preset switch fills in (:func:`switch_preset`): everything of the form that depends on the preset
-SWITCHED = (*SLOT_NAMES, "form_token", "fields", "notes", "preflight", "budget", "steps", "confirm", "validation",
+SWITCHED = (*SLOT_NAMES, "fields", "notes", "preflight", "budget", "steps", "confirm", "validation",
             "prompts", "prompt_origin", "space", "bounds", "space_message", "plan", "estimate", "warm_start_from")
 #: what the browser blanks the moment the preset changes, before the server's answer (no other
 #: preset's text is shown meanwhile): the outputs of :data:`BLANK_JS`, in order, then Start's last
@@ -211,8 +209,6 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                 clone_btn = gr.Button("Clone settings", size="sm", elem_id="bk-clone")
     form_md = gr.Markdown(elem_id="bk-form-source")
     loaded_state = gr.State({})
-    field_edit = gr.State({})  # a person's edit of the fields (ui.setup_fields.box_changed)
-    form_token = gr.State(0)  # new each time a switch, a fill or a page load sets the fields
     gr.Markdown("### Preset fields")
     preflight_md = gr.Markdown(elem_id="bk-preflight", render=False)
 
@@ -272,8 +268,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                      space_message=space_md, plan=plan_md, estimate=estimate_md,
                      vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
                      **weights,
-                     warm_start_from=warm_from, name=name, form_message=form_md, field_edit=field_edit,
-                     form_token=form_token, **slots)
+                     warm_start_from=warm_from, name=name, form_message=form_md, **slots)
     # a preset switch: the browser blanks the previous preset's text at once, then one event fills in
     # everything that depends on the preset (its field slots among it): no chain of events, each
     # reading what the one before left in the form (issue 43: 19–48 s under load, the demo's prompts
@@ -282,12 +277,11 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     preset_dd.change(form.filler(functools.partial(switch_preset, manager)),
                      [preset_dd, loaded_state, seeds, lr_bracket, algorithm, halving], form.outputs(SWITCHED),
                      **QUIET).then(None, None, None, js=SHOW_FIELDS_JS, **QUIET)
-    # a field box changed: one listener for all the slots' boxes, which does nothing for the values a
-    # switch or a fill set, and a person's edit shown in one more event (ui.setup_fields)
-    gr.on([form[name].change for name in BOX_NAMES], form.filler(functools.partial(box_changed, allow_custom)),
-          inputs_kwargs=form.kwargs(BOX_INPUTS), outputs=form.outputs(["field_edit"]), **QUIET)
-    field_edit.change(form.filler(on_edit), inputs_kwargs=form.kwargs(EDIT_INPUTS),
-                      outputs=form.outputs(EDIT_OUTPUTS), **QUIET)
+    # a person's edit of a field box, in one event: on the events only a person makes (a switch or a
+    # fill sets the boxes without one: ui.setup_fields)
+    gr.on(edit_triggers(slots), form.filler(functools.partial(on_edit, allow_custom)),
+          inputs_kwargs=form.kwargs(EDIT_INPUTS), outputs=form.outputs(EDIT_OUTPUTS), trigger_mode="always_last",
+          **QUIET)
     plan_inputs = [budget, seeds, confirm, preset_dd, lr_bracket, algorithm, bounds_state, fields_state, steps,
                    warm_from, halving, sample_every]
     plan = functools.partial(plan_if_fit, plan_text)
@@ -328,7 +322,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
 
 
 #: what a new page fills in first (:func:`on_load`)
-LOADED = ("notes", "fields", "preflight", "estimate", "form_token", *SLOT_NAMES)
+LOADED = ("notes", "fields", "preflight", "estimate", *SLOT_NAMES)
 
 
 def on_load(manager: SessionManager, preset_id: str, budget: Any) -> dict[str, Any]:
@@ -342,7 +336,7 @@ def on_load(manager: SessionManager, preset_id: str, budget: Any) -> dict[str, A
     slots = {name: {k: v for k, v in update.items() if k != "value"} if name in BOX_NAMES else update
              for name, update in slot_updates(preset_id, fields, manager.allow_custom_executables).items()}
     return {"notes": notes, "fields": fields, "preflight": preflight, "estimate": estimate_text(manager, budget),
-            **slots, "form_token": time.monotonic_ns()}
+            **slots}
 
 
 def load_lists(manager: SessionManager, preset_id: str, loaded: dict[str, Any] | None) -> tuple[Any, Any]:

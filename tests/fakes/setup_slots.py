@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bracket.app.field_slots import choices_of, preset_fields
-from ui.setup_fields import BOX_NAMES, box_changed, on_edit, slot_name
+from ui.setup_fields import BOX_NAMES, on_edit, slot_name
 from ui.setup_preset import DEFAULTS
 
 
@@ -29,12 +29,8 @@ def type_into(preset_id: str, boxes: dict[str, Any], name: str, value: str, allo
 
 def change(preset_id: str, fields: dict[str, str], boxes: dict[str, Any], prompts: str = "",
            origin: dict[str, Any] | None = None, allow_custom: bool = True) -> dict[str, Any]:
-    """What the form's field listeners return for ``boxes`` (``fields``: what the form last set): the
-    boxes' listener, then the edit's when the boxes hold an edit ({} when they do not)."""
-    edit = box_changed(allow_custom, preset_id=preset_id, fields=fields, **boxes)
-    if not edit:
-        return {}
-    return on_edit(preset_id=preset_id, fields=fields, field_edit=edit["field_edit"], prompts=prompts,
-                   prompt_origin=origin, budget=DEFAULTS.budget, seeds=DEFAULTS.seeds, confirm=None, lr_bracket=True,
-                   algorithm="tpe", bounds={}, steps=DEFAULTS.steps, warm_start_from=[], halving=False,
-                   sample_every=None)
+    """What the form's edit listener returns when a person leaves a box of ``boxes`` (``fields``: what the
+    form last checked; {} when the boxes hold no edit)."""
+    return on_edit(allow_custom, preset_id=preset_id, fields=fields, prompts=prompts, prompt_origin=origin,
+                   budget=DEFAULTS.budget, seeds=DEFAULTS.seeds, confirm=None, lr_bracket=True, algorithm="tpe",
+                   bounds={}, steps=DEFAULTS.steps, warm_start_from=[], halving=False, sample_every=None, **boxes)

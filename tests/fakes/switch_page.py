@@ -105,10 +105,11 @@ def wait_settled(page: Any, since_ms: float, timeout_s: float = 180.0) -> list[d
     return page.evaluate(f"() => window.bkStates.filter((s) => s.t >= {since_ms})")
 
 
-def switch_all(page: Any, switches: tuple[tuple[str, str], ...] = SWITCHES) -> list[dict[str, Any]]:
-    """Each switch of ``switches`` on a page showing the demo: settle seconds, final state, anything foreign."""
+def switch_all(page: Any, switches: tuple[tuple[str, str], ...] = SWITCHES, start: str = DEMO) -> list[dict[str, Any]]:
+    """Each switch of ``switches`` on a page showing preset ``start``: settle seconds, server events, final
+    state, anything foreign."""
     page.evaluate(SAMPLER)
-    results, previous, sent = [], DEMO, []
+    results, previous, sent = [], start, []
     page.on("request", lambda request: sent.append(request.url) if "/queue/join" in request.url else None)
     for preset_id, typed in switches:
         sent.clear()

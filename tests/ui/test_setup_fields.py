@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gradio as gr
 import pytest
 
 from bracket.app.manager import SessionManager
@@ -10,24 +9,29 @@ from bracket.registry import PRESETS
 from tests.fakes.setup_slots import box_values, change, type_into
 from ui import setup_tab
 from ui.blocks import build_app
-from ui.setup_fields import BOX_NAMES
+from ui.setup_fields import BOX_NAMES, on_edit
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("no_torch_probe")]
 
 
-def test_a_field_box_change_writes_only_a_state_and_a_switch_s_own_values_change_nothing(runs_dir):
-    """Issue 43, item 6: the preset's field boxes are fixed slots a switch fills in (no gr.render);
-    their change listener writes only a state (Gradio shows a timer on a listener's outputs while
-    it runs) and, for the values a switch set, nothing at all — for every preset, whatever came
-    before it — while a value typed after the switch becomes an edit of that preset's fields."""
+def test_the_field_boxes_are_heard_only_on_a_person_s_events_and_a_switch_s_own_values_change_nothing(runs_dir):
+    """Issue 43, item 6: the preset's field boxes are fixed slots a switch fills in (no gr.render), and
+    one listener hears them only on the events a person makes (a text box's blur and submit, a list's
+    input): never on ``change``, which fires for each box a switch changed (each a server event
+    carrying a half-switched form). The values a switch set are no edit, for every preset, whatever
+    came before it; a value typed after the switch is an edit of that preset's fields."""
     for allow in (False, True):
         demo = build_app(SessionManager(runs_dir, allow_custom_executables=allow))
         preset = next(c for c in demo.blocks.values() if getattr(c, "elem_id", None) == "bk-preset")
         on_preset = [f for f in demo.fns.values() if (preset._id, "change") in f.targets]
         assert not any(getattr(f.fn, "__name__", "") == "apply" for f in on_preset)  # no gr.render of the fields
-        on_boxes = [f for f in demo.fns.values() if len(f.targets) == len(BOX_NAMES)]
-        assert len(on_boxes) == 1 and {event for _, event in on_boxes[0].targets} == {"change"}
-        assert all(isinstance(o, gr.State) for o in on_boxes[0].outputs)
+        edits = [f for f in demo.fns.values() if getattr(getattr(f.fn, "__wrapped__", None), "func", None) is on_edit]
+        assert len(edits) == 1
+        boxes = {i for i, _ in edits[0].targets}
+        assert len(boxes) == len(BOX_NAMES)
+        kinds = {(type(demo.blocks[i]).__name__, event) for i, event in edits[0].targets}
+        assert kinds == {("Textbox", "blur"), ("Textbox", "submit"), ("Dropdown", "input")}, kinds
+        assert not [f.name for f in demo.fns.values() for i, event in f.targets if i in boxes and event == "change"]
         manager = SessionManager(runs_dir, allow_custom_executables=allow)
         shown: dict = {}
         for preset in [p.id for p in PRESETS] + ["demo-cpu", "sdxl-lora", "demo-cpu"]:
@@ -54,21 +58,15 @@ def test_a_program_typed_into_its_list_is_never_taken(runs_dir):
     assert shown[slot_name(index, "choice")]["value"] == got["fields"]["trainer_python"] != "/tmp/evil-python"
 
 
-def test_a_change_event_run_again_makes_no_second_edit_but_a_new_filling_takes_the_same_edit(runs_dir):
-    """Gradio runs a box's change listener once more after the one in flight (the edit it made not yet
-    shown): that run makes no second edit (a second ``on_edit`` showed its timer on the pre-flight);
-    the same values typed again after a switch are a new edit of the form the switch filled."""
-    from ui.setup_fields import box_changed
-
-    manager = SessionManager(runs_dir, allow_custom_executables=True)
-    got = setup_tab.switch_preset(manager, "demo-cpu", None)
-    boxes = type_into("demo-cpu", box_values(got), "resolution", "48")
-    made = box_changed(True, preset_id="demo-cpu", fields=got["fields"], form_token=got["form_token"], **boxes)
-    assert made["field_edit"]["fields"]["resolution"] == "48"
-    again = box_changed(True, preset_id="demo-cpu", fields=got["fields"], field_edit=made["field_edit"],
-                        form_token=got["form_token"], **boxes)
-    assert again == {}
-    back = setup_tab.switch_preset(manager, "demo-cpu", None)  # the form filled again: the same values are new
-    assert back["form_token"] != got["form_token"]
-    assert box_changed(True, preset_id="demo-cpu", fields=back["fields"], field_edit=made["field_edit"],
-                       form_token=back["form_token"], **boxes)["field_edit"]["fields"]["resolution"] == "48"
+def test_an_edit_heard_twice_shows_once_and_an_edit_of_another_preset_s_form_nothing(runs_dir):
+    """A list's pick is heard twice (its ``input`` on the pick and again on the blur that follows, run
+    after the first): once the first has set the fields the second shows nothing (a second run showed
+    its timer on the pre-flight). An edit whose boxes belong to the previous preset while the list
+    already shows the next (a blur sent before the switch's answer) shows nothing either."""
+    manager = SessionManager(runs_dir, allow_custom_executables=False)
+    got = setup_tab.switch_preset(manager, "sdxl-lora", None)
+    boxes = type_into("sdxl-lora", box_values(got), "vram_gb", "12", allow_custom=False)
+    first = change("sdxl-lora", got["fields"], boxes, allow_custom=False)
+    assert first["fields"]["vram_gb"] == "12" and first["plan"]
+    assert change("sdxl-lora", first["fields"], boxes, allow_custom=False) == {}
+    assert change("demo-cpu", first["fields"], boxes, allow_custom=False) == {}
