@@ -12,8 +12,8 @@ A person's edit is heard on the events only a person makes (:data:`EDIT_EVENTS`)
 or typed value). Never on ``change``: the browser applies a switch's updates box by box and fires a
 ``change`` for each box whose value the switch changed, each carrying a half-switched form (twelve
 server events after demo → SDXL LoRA, seconds of timers on the plan and pre-flight: issue 43
-item 6); nor on a text box's ``input``, which Gradio dispatches on ``keypress`` with the value
-before that key (and not at all for a paste or a deletion). One listener serves them all
+item 6); nor on a text box's ``input``, which Gradio 6.31 dispatches on ``keypress`` only (none for a
+paste, a deletion or a value filled in at once). One listener serves them all
 (:func:`on_edit`): nothing when the boxes hold what the form last checked (the ``fields`` state: a
 ``blur`` without an edit) or belong to another preset than the list shows; else the fields'
 lines, the fields, the pre-flight, the prompts and the plan, in that one event.
