@@ -44,6 +44,7 @@ from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
 from bracket.registry import get_preset
 from bracket.session import SearchSettings, Session, SessionSnapshot
+from bracket.session.store.change_memo import drop as memo_drop
 from bracket.session.store.change_memo import part as memo_part
 from bracket.standings import Standings, standings
 from bracket.standings.study_sync import record_at_end
@@ -111,6 +112,7 @@ class SessionManager:
             session.on_change.append(self.status_view)
         if old is not None and old is not session:
             old.store.close()
+            memo_drop(old)
         return session
 
     def _refuse_if_running(self, action: str) -> None:
@@ -296,4 +298,5 @@ class SessionManager:
         with self._lock:
             if self._session is not None:
                 self._session.close()
+                memo_drop(self._session)
                 self._session = None

@@ -150,3 +150,15 @@ def test_memory_is_bounded_sessions_views_and_thumbnails(tmp_path, monkeypatch):
         Image.new("RGB", (8, 8)).save(source)
         assert pictures.path_for(source) is not None
     assert pictures.known() == 3
+
+
+def test_a_closed_session_is_dropped_from_the_owner(runs_dir, demo_fields):
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    session = manager.open(filled_session(runs_dir, demo_fields))
+    manager.snapshot()
+    views(manager, session)
+    assert CHANGE_MEMO.peek(session, "standings") is not None
+    manager.close()
+    assert CHANGE_MEMO.peek(session, "standings") is None  # nothing keeps the closed session in memory
+    assert CHANGE_MEMO.part(session, "snapshot", lambda: "made again") == "made again"
+    change_memo.drop(session)

@@ -132,6 +132,12 @@ class ChangeMemo:
         with self._lock:
             self._entries.pop(_session_key(session), None)
 
+    def drop(self, session: "Session") -> None:
+        """The session is closed: drop its values and its parts (nothing keeps it in memory)."""
+        with self._lock:
+            self._entries.pop(_session_key(session), None)
+            self._parts.pop(_session_key(session), None)
+
 
 #: the one owner of store-derived values in this process
 CHANGE_MEMO = ChangeMemo()
@@ -148,6 +154,11 @@ def stored_rows(session: "Session") -> tuple[list[dict[str, Any]], list[dict[str
     read. Shared: do not change them."""
     return per_change(session, "rows", lambda: (session.store.runs(session.name, with_series=False),
                                                 session.store.configs(session.name)))
+
+
+def drop(session: "Session") -> None:
+    """The session is closed: drop its values and its parts."""
+    CHANGE_MEMO.drop(session)
 
 
 def part(session: "Session", name: str, make: Callable[[], T]) -> T:
