@@ -26,7 +26,7 @@ from bracket.judge.image_models import WeightsProblem, mean_cosine
 #: the cascade file inside ``cv2.data.haarcascades``
 CASCADE = "haarcascade_frontalface_default.xml"
 #: what pip installs when the detector is missing (4.x: the series that ships the cascades)
-INSTALL = "pip install 'opencv-python-headless>=4.10,<5' (or give face_identity weight 0)"
+INSTALL = "pip install 'opencv-python-headless>=4.10,<5'"
 #: a sample's note when the detector finds no face in it
 NO_FACE = "no face found"
 #: every sample's note when no reference image shows a face

@@ -38,6 +38,7 @@ from bracket.session.scoring.image_config import (
     decide_references,
     image_judge_config,
     image_judges_wanted,
+    weighed_image_judges,
 )
 from bracket.session.search_settings import SearchSettings, SettingsError
 from bracket.session.store import Store, sqlite_url
@@ -177,8 +178,8 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
                         judge_server=bool((settings.vlm or {}).get("base_url")), image_judges=images_wanted,
                         preference=bool(images and images.preference))
     if images_wanted and (problem := check_image_judges(images)):
-        raise SettingsError(f"Image judges: {problem} (or set their weights to 0: likeness=0,prompt_following=0,"
-                            "image_quality=0).")
+        zero = ",".join(f"{name}=0" for name in weighed_image_judges(settings.weights))
+        raise SettingsError(f"Image judges: {problem} (or set their weights to 0: {zero}).")
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     warm_start, notes = fit_warm_start(trainer, space)
     if settings.warm_start_from:

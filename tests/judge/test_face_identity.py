@@ -5,6 +5,8 @@ off by default, and its pieces checked at Start and in ``doctor``."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import shutil
 import sys
@@ -196,3 +198,34 @@ def test_start_and_doctor_check_its_pieces_only_when_it_is_on(models, tmp_path, 
     assert check_image_judges(ImageJudgeConfig(text_image=str(clip))) is None  # off: nothing to install
     ok, message, warning = face_check(ImageJudgeConfig(text_image=str(clip)))
     assert ok and warning and "opencv-python-headless" in message  # doctor: a warning while it is off
+
+
+
+def test_start_refuses_in_one_line_and_doctor_names_the_face_pieces(models, tmp_path, monkeypatch):
+    from bracket.cli import main
+    from bracket.cli.doctor import run_doctor
+
+    clip, face, _ = models
+    monkeypatch.setenv("BRACKET_JUDGE_TEXT_IMAGE", str(clip))
+    monkeypatch.delenv("BRACKET_JUDGE_BACKBONE", raising=False)
+    monkeypatch.setenv("BRACKET_JUDGE_FACE", str(tmp_path / "no-face-model"))
+    checks = {c.name: c for c in run_doctor("demo-cpu", {}).checks}
+    assert checks["image judges"].ok and not checks["face identity"].ok  # a named face model that is not there
+    assert "no-face-model" in checks["face identity"].message
+    monkeypatch.setenv("BRACKET_JUDGE_FACE", str(face))
+    checks = {c.name: c for c in run_doctor("demo-cpu", {}).checks}
+    assert checks["face identity"].ok and str(face) in checks["face identity"].message
+
+    monkeypatch.delenv("BRACKET_JUDGE_FACE")
+    monkeypatch.setitem(sys.modules, "cv2", None)  # OpenCV not installed
+    checks = {c.name: c for c in run_doctor("demo-cpu", {}).checks}
+    assert checks["face identity"].ok and checks["face identity"].warning  # the judge is off unless weighted
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["run", "--preset", "demo-cpu", "--name", "faces", "--out", str(tmp_path / "runs"),
+                     "--budget", "1", "--steps", "4", "--quiet", "--weights", "face_identity=1"])
+    lines = err.getvalue().strip().splitlines()
+    assert code == 2 and len(lines) == 1, err.getvalue()
+    assert lines[0].startswith("error: Image judges: the face-identity judge needs OpenCV")
+    assert "opencv-python-headless" in lines[0] and lines[0].endswith(",face_identity=0).")
+    assert not (tmp_path / "runs" / "faces").exists()

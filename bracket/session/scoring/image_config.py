@@ -92,11 +92,16 @@ def image_judge_config(weights: Mapping[str, float] | None = None) -> ImageJudge
                             face=app_settings.env("BRACKET_JUDGE_FACE"))
 
 
+def weighed_image_judges(weights: Mapping[str, float]) -> list[str]:
+    """The image judges (the optional ones included) that weigh above 0 with a session's ``weights``."""
+    laid = effective_weights(weights)
+    return [name for name in (*IMAGE_JUDGES, PREFERENCE) if laid.get(name, 0.0) > 0]
+
+
 def image_judges_wanted(weights: Mapping[str, float], sample_kind: str) -> bool:
     """Whether a session's image judges have anything to do: image or video samples, and one of
-    them (the preference judge included) weighing above 0."""
-    laid = effective_weights(weights)
-    return sample_kind in ("image", "video") and any(laid.get(name, 0.0) > 0 for name in (*IMAGE_JUDGES, PREFERENCE))
+    them (the optional ones included) weighing above 0."""
+    return sample_kind in ("image", "video") and bool(weighed_image_judges(weights))
 
 
 def check_image_judges(config: ImageJudgeConfig | None) -> str | None:
