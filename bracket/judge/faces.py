@@ -46,9 +46,9 @@ class FaceDetector:
         if not hasattr(cv2, "CascadeClassifier") or not hasattr(cv2, "data"):
             raise WeightsProblem(f"OpenCV {cv2.__version__} has no bundled Haar cascades (OpenCV 5 dropped them); "
                                  f"{INSTALL}")
-        path = Path(cv2.data.haarcascades) / CASCADE
-        self.cv2 = cv2
-        self.cascade = cv2.CascadeClassifier(str(path)) if path.is_file() else None
+        path = Path(getattr(cv2, "data").haarcascades) / CASCADE  # noqa: B009 - not in OpenCV's stubs
+        self.cv2: Any = cv2
+        self.cascade: Any = cv2.CascadeClassifier(str(path)) if path.is_file() else None
         if self.cascade is None or self.cascade.empty():
             raise WeightsProblem(f"OpenCV's face cascade {path} is missing or unreadable; reinstall it: {INSTALL}")
 
@@ -59,7 +59,8 @@ class FaceDetector:
         grey = self.cv2.cvtColor(np.asarray(image.convert("RGB")), self.cv2.COLOR_RGB2GRAY)
         smallest = max(24, min(grey.shape) // 12)
         found = self.cascade.detectMultiScale(grey, scaleFactor=1.1, minNeighbors=5, minSize=(smallest, smallest))
-        return sorted((tuple(int(v) for v in box) for box in found), key=lambda b: (-b[2] * b[3], b[0], b[1]))
+        boxes = [(int(x), int(y), int(w), int(h)) for x, y, w, h in found]
+        return sorted(boxes, key=lambda b: (-b[2] * b[3], b[0], b[1]))
 
     def largest_face(self, image: Any) -> Any | None:
         """The crop of the largest face with :data:`MARGIN` around it, or None when none is found."""
