@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import math
 import shutil
 import sys
@@ -229,3 +230,21 @@ def test_start_refuses_in_one_line_and_doctor_names_the_face_pieces(models, tmp_
     assert lines[0].startswith("error: Image judges: the face-identity judge needs OpenCV")
     assert "opencv-python-headless" in lines[0] and lines[0].endswith(",face_identity=0).")
     assert not (tmp_path / "runs" / "faces").exists()
+
+
+def test_a_worker_whose_python_lacks_opencv_ends_with_one_error_line(tmp_path, monkeypatch, capsys):
+    from bracket.judge.image_worker import main
+
+    sample = tmp_path / "a.png"
+    face_scene(SKIN, GREEN).save(sample)
+    job = {"backbone": {"module": "tests.judge.test_face_identity:MeanColour", "faces": True},
+           "references": [str(sample)], "images": [{"path": str(sample), "prompt": "zqx", "kind": "in"}]}
+    (tmp_path / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    assert main([str(tmp_path / "job.json"), str(tmp_path / "result.json")]) == 0
+    scored = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))["images"][str(sample)]
+    assert scored["face"] == "found" and scored["face_identity"] == pytest.approx(1.0)  # the reference itself
+    monkeypatch.setitem(sys.modules, "cv2", None)
+    assert main([str(tmp_path / "job.json"), str(tmp_path / "other.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: image judges: the face-identity judge needs OpenCV")
+    assert not (tmp_path / "other.json").exists()

@@ -134,8 +134,9 @@ def build_record(run: Mapping[str, Any], rows: Sequence[tuple[int, Path, SampleP
             preferred.setdefault(str(step), {})[prompt.text] = float(figures[PREFERENCE])
 
     def means(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        out = {**{n: _mean([float(f[n]) for f in rows if f.get(n) is not None]) for n in IMAGE_JUDGES
-                  if n not in OPTIONAL or any(n in f for f in rows)}, "n_images": len(rows)}
+        shown = [n for n in IMAGE_JUDGES if n not in OPTIONAL or any(n in f for f in rows)]
+        out: dict[str, Any] = {**{n: _mean([float(f[n]) for f in rows if f.get(n) is not None]) for n in shown},
+                               "n_images": len(rows)}
         looked = [f for f in rows if f.get("face")]
         if looked:  # how many in-distribution samples showed a face (the rest have no face figure)
             out["faces"] = f"{sum(f['face'] == 'found' for f in looked)} of {len(looked)}"
