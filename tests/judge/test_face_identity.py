@@ -248,3 +248,35 @@ def test_a_worker_whose_python_lacks_opencv_ends_with_one_error_line(tmp_path, m
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: image judges: the face-identity judge needs OpenCV")
     assert not (tmp_path / "other.json").exists()
+
+
+def test_the_session_scorer_asks_for_faces_only_when_weighed_and_never_scores_a_sample_twice(tmp_path, monkeypatch):
+    from bracket.session.scoring.image_scorer import ImageScorer
+
+    monkeypatch.setenv("BRACKET_JUDGE_BACKBONE", "tests.judge.test_face_identity:MeanColour")
+    monkeypatch.delenv("BRACKET_JUDGE_TEXT_IMAGE", raising=False)
+    monkeypatch.delenv("BRACKET_JUDGE_FACE", raising=False)
+    on, off = image_judge_config({"face_identity": 0.5}), image_judge_config({"likeness": 1.0})
+    assert on.backbone()["faces"] and "faces" not in off.backbone() and on.digest() != off.digest()
+    reference = tmp_path / "ref.png"
+    face_scene(SKIN, GREEN).save(reference)
+    prompts = parse_prompt_lines("zqx, a portrait --d 1\nzqx, a photo --d 2")
+    run_dir = tmp_path / "run"
+    (run_dir / "sample").mkdir(parents=True)
+    samples = []
+    for step, skin in ((2, OTHER), (4, SKIN)):
+        for index, picture in enumerate((face_scene(skin, RED), faceless(RED))):
+            path = run_dir / "sample" / f"s_{step:06d}_{index:02d}.png"
+            picture.save(path)
+            samples.append({"kind": "image", "step": step, "prompt_index": index, "path": str(path)})
+    run_row = {"id": 1, "run_dir": str(run_dir), "last_step": 4, "samples": samples}
+    scorer = ImageScorer(None, "s", tmp_path / "session", on, prompts, [reference])  # type: ignore[arg-type]
+    record = scorer.record(run_row)  # the real worker process, the stand-in embedding
+    assert record["steps"]["4"]["faces"] == "1 of 2"
+    assert record["steps"]["4"]["face_identity"] == pytest.approx(1.0, abs=1e-3)  # the same face, another background
+    assert record["steps"]["2"]["face_identity"] < record["steps"]["4"]["face_identity"]  # the face came in at 4
+    assert record["images"]["sample/s_000004_01.png"]["face"] == NO_FACE
+    monkeypatch.setattr(scorer, "_run_worker", lambda items: pytest.fail("scored twice"))
+    assert scorer.record(run_row) == record  # every figure from the cache
+    plain = ImageScorer(None, "s", tmp_path / "session", off, prompts, [reference])  # type: ignore[arg-type]
+    assert "face_identity" not in plain.record(run_row)["steps"]["4"]  # off: no face figures, another cache key
