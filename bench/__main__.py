@@ -117,7 +117,8 @@ def _print_ui(data: dict) -> None:
     switch = data.get("preset_switch", {})
     if "median_s" in switch:
         print(f"  Setup settles after a preset switch: median {switch['median_s']:.2f} s, slowest "
-              f"{switch['slowest_s']:.2f} s (goal <= {switch['goal_s']:g} s on an idle machine), "
+              f"{switch['slowest_s']:.2f} s (goal <= {switch['goal_s']:g} s on an idle machine; load average "
+              f"{'/'.join(str(x) for x in switch['load'])}), "
               f"{switch['events']} server events a switch at most; "
               f"another preset's text shown: {'; '.join(switch['foreign']) or 'never'}")
     elif switch:

@@ -16,7 +16,8 @@ from tests.fakes.switch_page import BROWSER_ARGS, CHROMIUM, GOAL_S, open_form, s
 
 def measure(workdir: Path, checkout: Path = ROOT) -> dict[str, Any]:
     """``python app.py`` of ``checkout`` (runs folder in ``workdir``) and :data:`SWITCHES` in Chromium:
-    settle times (median, slowest) and what showed another preset's text."""
+    settle times (median, slowest), server events, what showed another preset's text, and the machine's
+    load average at the end (1, 5, 15 minutes: the figures mean little on a loaded machine)."""
     import os
     import socket
     import subprocess
@@ -53,7 +54,8 @@ def measure(workdir: Path, checkout: Path = ROOT) -> dict[str, Any]:
         process.terminate()
         process.wait(30)
     times = [s["settle_s"] for s in switches]
-    return {"median_s": statistics.median(times), "slowest_s": max(times), "goal_s": GOAL_S,
+    return {"load": [round(x, 1) for x in os.getloadavg()],
+            "median_s": statistics.median(times), "slowest_s": max(times), "goal_s": GOAL_S,
             "events": max(s["events"] for s in switches), "handled_s": max(s["handled_s"] for s in switches),
             "foreign": [f"{s['from']} → {s['to']}: {', '.join(s['foreign'])}" for s in switches if s["foreign"]],
             "switches": [{k: v for k, v in s.items() if k != "final"} for s in switches]}
