@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason, top_count
@@ -284,25 +284,27 @@ class Halving(Scheduler):
             log.warning("could not report rung scores of %s", config.name, exc_info=True)
 
 
-def sampler_history(view: "SearchView", full_values: Mapping[int, float], searched_params: Any) -> list[Any]:
+def sampler_history(view: "SearchView", full_values: Mapping[int, float], searched_params: Any,
+                    rated: Collection[int] = ()) -> list[Any]:
     """The search configs as the sampler sees them in a halving search, never mixing a short run's
     score with a full run's: one value per scored config (``halving.search_values``: the rung it
-    reached first, then its rank among the configs at that rung), COMPLETE; a config not scored yet
-    RUNNING (FAIL when it failed). ``full_values``: the full-length configs' values."""
+    reached first, then its rank among the configs at that rung by what the sampler sees there,
+    ``view.seen``), COMPLETE; a config not scored yet RUNNING (FAIL when it failed).
+    ``full_values``: the full-length configs' values; ``rated``: the configs a person judged."""
     from optuna.trial import TrialState
 
     from bracket.search.halving import search_values
     from bracket.search.types import ScoredConfig
 
     last = len(view.rungs.steps) - 1
-    scores = {**view.scores, **{(cid, last): value for cid, value in full_values.items()}}
+    scores = {**(view.seen or view.scores), **{(cid, last): value for cid, value in full_values.items()}}
     values = search_values(scores, last)
     history = []
     for config in view.configs:
         params = searched_params(config.row["params"])
         if config.id in values:
             history.append(ScoredConfig(params, values[config.id], TrialState.COMPLETE, kind=config.kind,
-                                        name=config.name))
+                                        name=config.name, rated=config.id in rated))
         elif config.status in (ConfigState.RUNNING, ConfigState.PAUSED, ConfigState.FAILED):
             state = TrialState.FAIL if config.status is ConfigState.FAILED else TrialState.RUNNING
             history.append(ScoredConfig(params, None, state, config.kind))
