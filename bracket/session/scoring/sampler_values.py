@@ -23,13 +23,8 @@ The learning-rate bracket and the shape draws centre on the config with the lowe
 with a rating they follow the best-rated config rather than the best loss. Without any human
 judgement the values are the combined scores, unchanged.
 
-:func:`taste_readings` gives each value with its **spread**, how far the person's verdict may
-lie from it: a judged config one rating point (:data:`ONE_POINT`) over the square root of its
-judged runs; an unrated one ``sqrt(e · ONE_POINT² + (1 − e) · r²)``, ``e`` the neighbours'
-evidence and ``r`` the taste curve's residual spread over the judged configs (shrunk to the
-human prior's 0.3 with few of them): near a judged config, or where the ratings follow the
-loss closely, little; far from every judged config where they do not, much. "Next unrated"
-(``bracket.app.rating_queue``) ranks the search's unrated runs by these.
+``taste_readings`` gives each value with its spread, how far the verdict may lie from it
+(docs/SCORING.md): "Next unrated" cuts TPE's good set on these.
 """
 
 from __future__ import annotations
@@ -114,9 +109,11 @@ def residual_spread(curve: Any, measured: Mapping[int, float], verdicts: Mapping
 
 def taste_readings(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunScore],
                    params: Mapping[int, Mapping[str, Any]]) -> dict[int, Reading]:
-    """Config id -> what the sampler sees of it, with its spread (the module docstring);
-    ``params``: config id -> its searched params. The combined scores' mean, spread 0, while
-    nobody judged a run."""
+    """Config id -> what the sampler sees of it (the module docstring), with its spread: a judged
+    config :data:`ONE_POINT` over the square root of its judged runs; an unrated one
+    ``sqrt(e · ONE_POINT² + (1 − e) · r²)``, ``e`` the similar judged configs' evidence and ``r``
+    :func:`residual_spread`. ``params``: config id -> its searched params. The combined scores'
+    mean, spread 0, while nobody judged a run."""
     combined = config_values(runs, scores)
     verdicts = _per_config(runs, scores, measured_verdict)
     if not verdicts:
