@@ -25,7 +25,7 @@ from typing import Any
 
 from bracket.search.halving import Parked, scaled_step
 from bracket.session.launches import up_to
-from bracket.session.loop.search_view import SearchView
+from bracket.session.loop.search_view import RungScores, SearchView
 from bracket.session.scoring.run_scores import WORST, rated_configs, score_runs, verdicts_at
 from bracket.session.scoring.sampler_values import sampler_values
 from bracket.session.store.rows import RunRow
@@ -100,19 +100,6 @@ def _at_step(run: Mapping[str, Any], step: int) -> dict[str, Any]:
             "loss": up_to(run.get("loss") or [], step), "eval_loss": up_to(run.get("eval_loss") or [], step),
             "samples": [s for s in run.get("samples") or [] if s.get("step") is None or s["step"] <= step],
             "judges": judges}
-
-
-@dataclass(frozen=True)
-class RungScores:
-    """Every config's scores at the rungs it reached but the last, keyed ``(config_id, rung)``."""
-
-    #: the combined score's mean over its seeds (lower is better): promotions, places, notes
-    scores: dict[tuple[int, int], float]
-    #: what the sampler sees there (``sampler_values`` of the runs cut at the rung); equal to
-    #: ``scores`` while nobody judged a run at that rung
-    seen: dict[tuple[int, int], float]
-    #: the configs with a run judged (rated, or chosen blind) at some rung
-    judged: frozenset[int]
 
 
 def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]], rungs: StepRungs, *,

@@ -15,13 +15,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bracket.search.halving import Parked, cost
 from bracket.session.store.rows import ConfigRow, ConfigState, RunRow, RunState
 
-if TYPE_CHECKING:  # pragma: no cover
-    from bracket.session.loop.rung_scores import RungScores
+
+@dataclass(frozen=True)
+class RungScores:
+    """Every config's scores at the rungs it reached but the last, keyed ``(config_id, rung)``
+    (``rung_scores.rung_scores``)."""
+
+    #: the combined score's mean over its seeds (lower is better): promotions, places, notes
+    scores: dict[tuple[int, int], float]
+    #: what the sampler sees there (``sampler_values`` of the runs cut at the rung); equal to
+    #: ``scores`` while nobody judged a run at that rung
+    seen: dict[tuple[int, int], float]
+    #: the configs with a run judged (rated, or chosen blind) at some rung
+    judged: frozenset[int]
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,7 @@ class SearchView:
     @classmethod
     def build(cls, configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]], *, seeds: int,
               full_steps: int, rungs: Any = None,
-              scores: "RungScores | Mapping[tuple[int, int], float] | None" = None,
+              scores: RungScores | Mapping[tuple[int, int], float] | None = None,
               launch: float = 0.0) -> "SearchView":
         """The view of ``configs`` and ``runs`` (every stage: the search's are kept); with ``rungs``
         each config's place, with ``scores`` (``rung_scores.rung_scores`` of the same rows, or
