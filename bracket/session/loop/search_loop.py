@@ -11,10 +11,12 @@ order, for
 2. a resume (``Scheduler.resumes``), decided under the session's row lock on a view read inside
    it, its paused runs claimed (``Store.claim_run``): two workers never resume on the same view;
 3. a new config from the controller (``WorkerProtocol.reserve``) while the budget buys one
-   (``Scheduler.config_limit``), the proposals the controller skipped noted after the lock.
+   (``Scheduler.config_limit``, asked again under the session's row lock on a view read inside it:
+   ``WorkerProtocol.reserve``), the proposals the controller skipped noted after the lock.
 
 Without work: while another worker trains (``Scheduler.busy``) it waits, to take over if that
-worker dies; else the scheduler closes (``Scheduler.closing``), the confirmation round runs
+worker dies; else the scheduler closes (``Scheduler.closing``, under the session's row lock on a
+view read inside it, :meth:`SearchLoop.close`), the confirmation round runs
 (``bracket.session.loop.confirm``), and the loop ends. Every decision reads the search's view fresh
 (``search_reading.fresh_view``). ``before_turn``: callables the session runs before each look for
 work (a benchmark's simulated rater, ``bench/steering.py``).
@@ -80,7 +82,8 @@ class SearchLoop:
                         s.changed()
                     control.wait(self.wait_s)
                     continue
-                self.scheduler.closing(view)
+                if not self.close():
+                    continue  # the view read under the lock shows work after all
                 if s.settings.confirm_runs and confirm_step(s.pipeline, wait_s=self.wait_s):
                     continue
                 return
@@ -117,7 +120,10 @@ class SearchLoop:
         if len(view.configs) >= limit:  # no new config will come: the budget bought them all
             return None
         controller = s.controller()
-        config_id = s.worker.reserve(limit, controller.next)
+        # what the budget buys is asked again under the session's row lock, on a view read inside it
+        # (as a promotion is decided): a promotion claimed since ``view`` was read is counted, and the
+        # new config is counted by every decision after it (``Halving.unstarted``)
+        config_id = s.worker.reserve(lambda: scheduler.bought(self.view())[0], controller.next)
         skipped, controller.skipped = controller.skipped, []
         for note in skipped:  # noted after the session's row lock is released
             s.add_note(note)
@@ -127,6 +133,19 @@ class SearchLoop:
         work = Work(config_id, scheduler.first_stop(), seeds=tuple(range(s.settings.seeds)))
         scheduler.started(work, view, new=True)
         return work, config
+
+    def close(self) -> bool:
+        """The scheduler's ``closing`` (stop what waits), decided under the session's row lock on a
+        view read inside it, as promotions are claimed: never on a view older than another worker's
+        claim. False, nothing stopped, when that view shows work (a run in flight, a resume offered)."""
+        s, scheduler = self.session, self.scheduler
+        s.controller()  # built before the lock (building it may write the session's row)
+        with s.worker.deciding():
+            view = self.view()
+            if scheduler.busy(view) or next(iter(scheduler.resumes(view)), None) is not None:
+                return False
+            scheduler.closing(view)
+        return True
 
     def _resume(self) -> tuple[Work, ConfigRow] | None:
         """The first resume the scheduler offers whose paused runs this worker claims."""
