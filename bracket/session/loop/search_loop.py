@@ -15,8 +15,7 @@ order, for
    ``WorkerProtocol.reserve``), the proposals the controller skipped noted after the lock.
 
 Without work: while another worker trains (``Scheduler.busy``) it waits, to take over if that
-worker dies; else the scheduler closes (``Scheduler.closing``, under the session's row lock on a
-view read inside it, :meth:`SearchLoop.close`), the confirmation round runs
+worker dies; else the scheduler closes (``Scheduler.closing``), the confirmation round runs
 (``bracket.session.loop.confirm``), and the loop ends. Every decision reads the search's view fresh
 (``search_reading.fresh_view``). ``before_turn``: callables the session runs before each look for
 work (a benchmark's simulated rater, ``bench/steering.py``).
@@ -82,8 +81,7 @@ class SearchLoop:
                         s.changed()
                     control.wait(self.wait_s)
                     continue
-                if not self.close():
-                    continue  # the view read under the lock shows work after all
+                self.scheduler.closing(view)
                 if s.settings.confirm_runs and confirm_step(s.pipeline, wait_s=self.wait_s):
                     continue
                 return
@@ -133,19 +131,6 @@ class SearchLoop:
         work = Work(config_id, scheduler.first_stop(), seeds=tuple(range(s.settings.seeds)))
         scheduler.started(work, view, new=True)
         return work, config
-
-    def close(self) -> bool:
-        """The scheduler's ``closing`` (stop what waits), decided under the session's row lock on a
-        view read inside it, as promotions are claimed: never on a view older than another worker's
-        claim. False, nothing stopped, when that view shows work (a run in flight, a resume offered)."""
-        s, scheduler = self.session, self.scheduler
-        s.controller()  # built before the lock (building it may write the session's row)
-        with s.worker.deciding():
-            view = self.view()
-            if scheduler.busy(view) or next(iter(scheduler.resumes(view)), None) is not None:
-                return False
-            scheduler.closing(view)
-        return True
 
     def _resume(self) -> tuple[Work, ConfigRow] | None:
         """The first resume the scheduler offers whose paused runs this worker claims."""
