@@ -7,7 +7,8 @@ loop asks, in this order (``bracket.session.loop.search_loop``):
    to the rung its config stands at (:meth:`Halving.target`);
 2. :meth:`Halving.resumes` — ``halving.promotions`` on every config's place and rung score (the
    view's ``places`` and ``scores``), each the budget pays for (:meth:`Halving.affordable`: the
-   steps trained and in flight on every worker, the first rung of the configs still to come, the
+   steps trained and in flight on every worker, seeds reserved with no run yet, the first rung of
+   the configs still to come, the
    way to full length for one; with ``restarts`` a promotion trains its rung from step 0). The
    loop claims the first whose paused runs it gets, under the session's row lock;
 3. a new config (while the budget buys one, ``Budget.configs``), to the first rung.
