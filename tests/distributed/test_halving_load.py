@@ -34,7 +34,7 @@ from tests.session.test_halving_search import halving_fields
 
 # opt-in (BRACKET_TEST_LOAD=1): one race is known and not yet fixed — a config promoted to full
 # length while another worker stops it or records it from an older view can end `stopped` at 1/2
-# with a full-length run (1 of 47 runs, budget kept); docs/RELIABILITY.md §8
+# with a full-length run (1 of 63 runs, budget kept); docs/RELIABILITY.md §8
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not os.environ.get("BRACKET_TEST_LOAD"),
                                  reason="the multi-worker load test runs with BRACKET_TEST_LOAD=1")]
