@@ -17,7 +17,7 @@ import time
 
 from bracket.app.forms import judge_server_settings, parse_bounds
 from bracket.cli.answer import cmd_pick, cmd_weights
-from bracket.cli.args import parse_assignments, prompts_argument
+from bracket.cli.args import image_models, parse_assignments, prompts_argument
 from bracket.cli.folders import output_folder
 from bracket.cli.opening import open_session as _open
 from bracket.errors import BracketError
@@ -184,7 +184,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         halving=HalvingSettings(eta=args.eta, launch_share=args.launch_cost,
                                 **({} if args.smallest_rung is None else {"smallest_rung": args.smallest_rung}))
         if args.halving else None,
-        vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
+        vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats),
+        image_models=image_models(args))
     if args.budget is None:  # the smallest budget whose plan reaches TPE (the Setup form's too)
         settings = replace(settings, budget=default_budget(args.preset, settings, fields, steps))
     session = _keep_status_view(Session.create(args.preset, fields, settings, out_dir=args.out,
@@ -366,7 +367,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from bracket.cli.doctor import run_doctor
 
-    report = run_doctor(args.preset, parse_assignments(args.set))
+    report = run_doctor(args.preset, parse_assignments(args.set), image_models=image_models(args))
     print(report.render())
     return 0 if report.ok else 1
 

@@ -96,7 +96,7 @@ def test_a_broken_preference_weight_is_one_sentence_and_alone_it_needs_its_model
     shutil.copytree(clip, broken)
     (broken / "model.safetensors").unlink()
     problem = check_image_judges(ImageJudgeConfig(text_image=str(clip), preference=str(broken)))
-    assert "BRACKET_JUDGE_PREFERENCE" in problem and "no weights file" in problem and "\n" not in problem
+    assert "preference model" in problem and "no safetensors weights file" in problem and "\n" not in problem
     assert check_image_judges(ImageJudgeConfig(text_image=str(clip), preference=str(clip))) is None
     alone = {name: 0.0 for name in DEFAULT_WEIGHTS} | {"preference": 1.0}
     with pytest.raises(WeightsError):

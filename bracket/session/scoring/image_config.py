@@ -1,9 +1,13 @@
-"""Whether and how a session's image judges run: their settings from ``.env``, the check Start
-and ``doctor`` make of their models, and the likeness references.
+"""Whether and how a session's image judges run: their settings, the check Start and ``doctor``
+make of their models, and the likeness references.
 
-``BRACKET_JUDGE_TEXT_IMAGE`` (a CLIP checkpoint: a folder or a Hugging Face name in the local
-cache) turns them on; ``BRACKET_JUDGE_LIKENESS`` (DINOv2), ``BRACKET_JUDGE_PREFERENCE`` (a
-PickScore-style CLIP for the optional preference judge), ``BRACKET_JUDGE_PYTHON``,
+The three models (:data:`MODEL_SETTINGS`) are a session's settings (``SearchSettings.image_models``:
+Setup's judges fields, ``run --judge-text-image/--judge-likeness/--judge-preference``), each falling
+back to ``.env``: ``BRACKET_JUDGE_TEXT_IMAGE`` (a CLIP or SigLIP checkpoint: a folder or a Hugging
+Face name in the local cache) turns them on; ``BRACKET_JUDGE_LIKENESS`` (DINOv2),
+``BRACKET_JUDGE_PREFERENCE`` (a PickScore-style CLIP for the optional preference judge). A model
+name is data (read by ``bracket.judge.image_models`` as files, never run nor downloaded); what runs
+— ``BRACKET_JUDGE_PYTHON``, ``BRACKET_JUDGE_BACKBONE`` — comes from ``.env`` only. ``BRACKET_JUDGE_PYTHON``,
 ``BRACKET_JUDGE_DEVICE`` and ``BRACKET_JUDGE_BATCH`` refine them; ``BRACKET_JUDGE_BACKBONE``
 (``module:factory``) swaps the models for another backbone (the tests' stand-in). The scorer that
 runs them is ``bracket.session.scoring.image_scorer``.
@@ -36,6 +40,36 @@ from bracket.trainer.base import Trainer
 
 #: at most this many dataset images are the likeness references (spread over the dataset)
 REFERENCE_COUNT = 8
+#: each model a session may choose (``SearchSettings.image_models``) -> its ``.env`` fallback, the
+#: model families it accepts and its name in messages
+MODEL_SETTINGS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "text_image": ("BRACKET_JUDGE_TEXT_IMAGE", TEXT_IMAGE_TYPES, "text-image"),
+    "likeness": ("BRACKET_JUDGE_LIKENESS", LIKENESS_TYPES, "likeness"),
+    "preference": ("BRACKET_JUDGE_PREFERENCE", TEXT_IMAGE_TYPES, "preference"),
+}
+#: a model name longer than this is a paste gone wrong
+MAX_MODEL_NAME = 1000
+
+
+def image_models_problems(models: Any) -> list[str]:
+    """What is wrong with a session's chosen models (``SearchSettings.image_models``): an object of
+    :data:`MODEL_SETTINGS`'s names, each a one-line folder or Hugging Face name."""
+    if not isinstance(models, dict):
+        return [f"image judges' models must be an object of {', '.join(MODEL_SETTINGS)}, got {str(models)[:60]!r}."]
+    problems = [f"image judges' models: no model {name!r}; use {', '.join(MODEL_SETTINGS)}."
+                for name in models if name not in MODEL_SETTINGS]
+    for name, value in models.items():
+        if name in MODEL_SETTINGS and (not isinstance(value, str) or len(value) > MAX_MODEL_NAME
+                                       or any(ord(c) < 32 for c in value)):
+            problems.append(f"the {MODEL_SETTINGS[name][2]} model must be one line naming a model folder or a "
+                            f"Hugging Face name, got {str(value)[:60]!r}.")
+    return problems
+
+
+def chosen_models(text_image: str = "", likeness: str = "", preference: str = "") -> dict[str, str]:
+    """A session's ``image_models`` from form boxes or options (blank: ``.env``'s)."""
+    given = {"text_image": text_image, "likeness": likeness, "preference": preference}
+    return {name: str(value).strip() for name, value in given.items() if str(value or "").strip()}
 
 
 @dataclass(frozen=True)
@@ -63,9 +97,12 @@ class ImageJudgeConfig:
                                                                            else []))
 
 
-def image_judge_config() -> ImageJudgeConfig | None:
-    """The configured image judges, or None when no text-image model (nor stand-in) is set."""
-    text_image = app_settings.env("BRACKET_JUDGE_TEXT_IMAGE")
+def image_judge_config(models: Mapping[str, str] | None = None) -> ImageJudgeConfig | None:
+    """The image judges a session runs — its chosen ``models`` (``SearchSettings.image_models``),
+    each one not chosen from ``.env`` — or None when no text-image model (nor stand-in) is set."""
+    chosen = {name: str((models or {}).get(name) or "") or app_settings.env(env)
+              for name, (env, _, _) in MODEL_SETTINGS.items()}
+    text_image = chosen["text_image"]
     module = app_settings.env("BRACKET_JUDGE_BACKBONE")
     if not text_image and not module:
         return None
@@ -73,10 +110,10 @@ def image_judge_config() -> ImageJudgeConfig | None:
         batch = max(1, int(app_settings.env("BRACKET_JUDGE_BATCH", "8") or "8"))
     except ValueError:
         raise BracketError("BRACKET_JUDGE_BATCH must be a whole number of images, e.g. 8") from None
-    return ImageJudgeConfig(text_image=text_image, likeness=app_settings.env("BRACKET_JUDGE_LIKENESS"),
+    return ImageJudgeConfig(text_image=text_image, likeness=chosen["likeness"],
                             python=app_settings.env("BRACKET_JUDGE_PYTHON"),
                             device=app_settings.env("BRACKET_JUDGE_DEVICE", "auto") or "auto", batch_size=batch,
-                            module=module, preference=app_settings.env("BRACKET_JUDGE_PREFERENCE"))
+                            module=module, preference=chosen["preference"])
 
 
 def image_judges_wanted(weights: Mapping[str, float], sample_kind: str) -> bool:
@@ -95,11 +132,9 @@ def check_image_judges(config: ImageJudgeConfig | None) -> str | None:
     if python and not Path(python).expanduser().is_file():
         return f"BRACKET_JUDGE_PYTHON {python} does not exist; point it at a python with torch and transformers"
     try:
-        check_weights(config.text_image, TEXT_IMAGE_TYPES, "BRACKET_JUDGE_TEXT_IMAGE")
-        if config.likeness:
-            check_weights(config.likeness, LIKENESS_TYPES, "BRACKET_JUDGE_LIKENESS")
-        if config.preference:
-            check_weights(config.preference, TEXT_IMAGE_TYPES, "BRACKET_JUDGE_PREFERENCE")
+        for name, (_, kinds, role) in MODEL_SETTINGS.items():
+            if getattr(config, name):
+                check_weights(getattr(config, name), kinds, role)
     except WeightsProblem as problem:
         return str(problem)
     return None
@@ -143,10 +178,11 @@ def likeness_references(trainer: Trainer) -> tuple[list[Path], dict[str, Any]]:
                    "note": f"{why}: likeness is measured against images the runs train on"}
 
 
-def doctor_check(report: Any) -> bool | None:
-    """``doctor``'s line on the image judges' models (``report.add``): found and readable, or what
-    to fetch; None (no line) when none are configured."""
-    config = image_judge_config()
+def doctor_check(report: Any, models: Mapping[str, str] | None = None) -> bool | None:
+    """``doctor``'s line on the image judges' models (``models`` as ``run`` would choose them, else
+    ``.env``'s; ``report.add``): found and readable, or what to fetch; None (no line) when none are
+    configured."""
+    config = image_judge_config(models)
     if config is None:
         return None
     problem = check_image_judges(config)

@@ -1,7 +1,7 @@
 """Running the image judges beside training: a worker process, a cache, one background thread.
 
 When the image judges are configured (``bracket.session.scoring.image_config``: their models in
-``.env``, see docs/JUDGES.md) and weigh above 0,
+the session's settings or ``.env``, see docs/JUDGES.md) and weigh above 0,
 every finished run's sample images of every step are scored on one background thread while the
 next run trains: the images not yet in the session's cache (``views/image_judges.json``, keyed
 by path, modification time, size, prompt and models, so nothing is scored twice) go in one job
@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 
 #: how long one worker job may take before it is stopped
 WORKER_TIMEOUT_S = 3600
+#: the worker's Hugging Face libraries never reach the network (a model is read from local files only)
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
 def cache_key(path: Path, prompt: str, kind: str, context: str) -> str | None:
@@ -215,7 +217,8 @@ class ImageScorer:
                "images": [{"path": str(path), "prompt": prompt.text, "kind": prompt.kind} for path, prompt in items]}
         python = str(Path(self.config.python).expanduser()) if self.config.python else sys.executable
         root = str(app_settings.PROJECT_ROOT)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p),
+               **OFFLINE}
         logs = self.folder / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=self.folder / "views" if (self.folder / "views").is_dir() else None) \
@@ -266,7 +269,7 @@ class ImageScorer:
 def session_image_scorer(parts: Any, on_scored: Callable[[], None] | None = None) -> ImageScorer | None:
     """The image scorer of a session (its ``SessionParts``), or None when the image judges are not
     configured, weigh 0, or the preset renders no images or video."""
-    config = image_judge_config()
+    config = image_judge_config(parts.settings.image_models)
     settings, trainer = parts.settings, parts.trainer
     if config is None or not image_judges_wanted(settings.weights or {}, trainer.sample_kind):
         return None
