@@ -158,3 +158,48 @@ def test_a_model_folder_is_read_as_data_never_run(models, tmp_path):
     assert type(backbone.model).__name__ == "CLIPModel" and len(backbone.quality(pictures(1))) == 1
     assert not marker.exists()  # the checkpoint's own code was never imported
     assert check_image_judges(ImageJudgeConfig(text_image=str(planted))) is None
+
+
+def test_the_scorer_of_a_session_uses_its_chosen_model_not_envs(models, tmp_path, monkeypatch):
+    from bracket.session.create import create_session
+    from bracket.session.scoring.image_scorer import session_image_scorer
+
+    _, siglip = models
+    monkeypatch.setenv("BRACKET_JUDGE_TEXT_IMAGE", str(siglip))  # Start checks .env's too, where nothing is chosen
+    chosen = SearchSettings(budget=1, steps=4, sample_prompts="zqx, a photo --d 1\n# held-out\nzqx in snow --d 2",
+                            image_models={"text_image": str(siglip), "likeness": str(siglip)})
+    parts = create_session("demo-cpu", {}, chosen, out_dir=tmp_path / "runs", name="chosen")
+    monkeypatch.setenv("BRACKET_JUDGE_TEXT_IMAGE", "/nowhere/clip")  # .env changed since: the session keeps its own
+    scorer = session_image_scorer(parts)
+    assert scorer.config.text_image == str(siglip) and scorer.config.likeness == str(siglip)
+    stored = SearchSettings.from_dict(parts.store.get_session("chosen")["settings"])
+    assert stored.image_models == chosen.image_models  # a resumed session reads the same
+    parts.store.close()
+
+
+@pytest.mark.slow
+def test_the_worker_scores_with_the_chosen_siglip(models, store, tmp_path, monkeypatch):
+    from bracket.session.process.execute import sample_record
+    from bracket.session.scoring import collect_samples
+    from bracket.session.scoring.image_scorer import ImageScorer
+    from bracket.trainer.prompts import parse_prompt_lines
+
+    _, siglip = models
+    monkeypatch.setenv("BRACKET_JUDGE_TEXT_IMAGE", "/nowhere/clip")
+    sample_dir = tmp_path / "run" / "sample"
+    sample_dir.mkdir(parents=True)
+    for n, picture in enumerate(pictures(2)):
+        picture.save(sample_dir / f"demo_000004_{n:02d}_20261202120000_{n + 1}.png")
+    run_id = store.add_run("s", kind="search", status="done", run_dir=str(tmp_path / "run"), last_step=4,
+                           samples=[sample_record(s) for s in collect_samples(sample_dir)])
+    pictures(1)[0].save(tmp_path / "ref.png")
+    config = image_judge_config({"text_image": str(siglip)})
+    scorer = ImageScorer(store, "s", tmp_path / "session", config,
+                         parse_prompt_lines("zqx, a photo --d 1\n# held-out\nzqx in the snow --d 2"),
+                         [tmp_path / "ref.png"])
+    scorer.submit(run_id)
+    scorer.drain(280)
+    record = store.get_run(run_id)["judges"]["image"]
+    assert "error" not in record, (tmp_path / "session" / "logs" / "image-judges.log").read_text()
+    step = record["steps"]["4"]
+    assert -1 <= step["likeness"] <= 1 and -1 <= step["prompt_following"] <= 1 and 0 < step["image_quality"] < 1
