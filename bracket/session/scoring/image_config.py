@@ -178,11 +178,11 @@ def likeness_references(trainer: Trainer) -> tuple[list[Path], dict[str, Any]]:
                    "note": f"{why}: likeness is measured against images the runs train on"}
 
 
-def doctor_check(report: Any, models: Mapping[str, str] | None = None) -> bool | None:
-    """``doctor``'s line on the image judges' models (``models`` as ``run`` would choose them, else
-    ``.env``'s; ``report.add``): found and readable, or what to fetch; None (no line) when none are
-    configured."""
-    config = image_judge_config(models)
+def doctor_check(ctx: Any) -> bool | None:
+    """``doctor``'s line on the image judges' models (its context's ``image_models`` as ``run`` would
+    choose them, else ``.env``'s; ``ctx.report.add``): found and readable, or what to fetch; None (no
+    line) when none are configured."""
+    report, config = ctx.report, image_judge_config(ctx.image_models)
     if config is None:
         return None
     problem = check_image_judges(config)
