@@ -27,7 +27,7 @@ from typing import Any
 import gradio as gr
 
 from bracket.app.field_slots import shown_fields
-from bracket.app.form_values import IMAGE_MODEL_BOXES, WEIGHT_BOXES, form_weights, image_model_defaults
+from bracket.app.form_values import IMAGE_MODEL_BOXES, WEIGHT_BOXES, form_weights
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
 from bracket.app.programs import configured_judge_url
@@ -57,6 +57,7 @@ from ui.setup_fill import (
     switch_preset,
 )
 from ui.setup_form import SetupForm
+from ui.setup_judges import image_model_boxes
 from ui.setup_preset import (
     DEFAULTS,
     confirm_default,
@@ -124,28 +125,6 @@ def judge_url_box(manager: SessionManager) -> Any:
     return gr.Dropdown(["", configured] if configured else [""], value="", label=label,
                        info=f"{info}; set BRACKET_VLM_BASE_URL in .env (`--allow-custom-executables` lets the "
                             "form type another)", elem_id="bk-judge-url")
-
-
-#: each image-judge model box: its label and what it takes
-IMAGE_MODEL_LABELS = {
-    "judge_text_image": ("Image judges' model (CLIP or SigLIP)", "prompt-following and image quality, and likeness "
-                         "without a likeness model"),
-    "judge_likeness": ("Likeness model (optional: DINOv2, CLIP or SigLIP)", "the subject against the references"),
-    "judge_preference": ("Preference model (optional, PickScore-style CLIP)", "the preference judge, weight 0 "
-                         "by default"),
-}
-
-
-def image_model_boxes() -> dict[str, Any]:
-    """The image judges' model boxes (name → textbox): a model folder or a Hugging Face name in this
-    machine's cache, read as data (never run, never downloaded); blank: ``.env``'s, shown in the box."""
-    boxes = {}
-    for name, (setting, configured) in image_model_defaults().items():
-        label, what = IMAGE_MODEL_LABELS[name]
-        boxes[name] = gr.Textbox("", label=label, placeholder=configured or f"{setting} is not set",
-                                 info=f"{what}: a model folder or a Hugging Face name in the local cache; blank: "
-                                      f"{setting} of .env", elem_id=f"bk-{name.replace('_', '-')}")
-    return boxes
 
 
 @inline_errors(4)
