@@ -1,14 +1,10 @@
 """The image-judge worker: ``python -m bracket.judge.image_worker --serve`` (a session's), or
 ``python -m bracket.judge.image_worker JOB.json RESULT.json`` (one job, for the bench).
 
-A separate process (the app's python, or the trainer venv's with ``BRACKET_JUDGE_PYTHON``: it
-has torch and the GPU), so loading the models and scoring never blocks the app or the search's
-loop. A session starts **one** for the whole search (``bracket.session.scoring.judge_worker``),
-with ``--serve``: it reads one job a line (JSON) on its stdin and answers each with one line of
-JSON on its stdout (anything else written to its stdout goes to its stderr, the log), keeping
-the models loaded from job to job — they are loaded again only when a job names others. Each job
-holds a run's images not yet in the session's cache (``bracket.session.scoring.image_scorer``).
-A job names the models and the images:
+A separate process (the app's python, or ``BRACKET_JUDGE_PYTHON``: torch and the GPU). A session
+starts **one** for the whole search (``bracket.session.scoring.judge_worker``) with ``--serve``: a
+job a JSON line on stdin, its answer a JSON line on stdout (any other output goes to stderr, the
+log); the models stay loaded from job to job, loaded again only when a job names others. A job:
 
     {"backbone": {"text_image": "...", "likeness": "..." | null, "device": "auto", "batch_size": 8,
                   "module": "package.module:Factory" | null, "preference": "..." (optional)},
@@ -16,17 +12,14 @@ A job names the models and the images:
      "images": [{"path": "...", "prompt": "...", "kind": "in" | "held_out"}, ...],
      "video_frames": 3}
 
-and the result gives per image ``{"likeness", "prompt_following", "image_quality"}`` (raw
-figures, higher better; see ``bracket.judge.image_judges``), and ``"preference"`` (the preference
-model's logit, ``bracket.judge.preference``) when the backbone names a ``preference`` model:
-likeness for in-distribution samples only (their mean cosine to the reference images), prompt-following for held-out
-samples only, quality for every one; a video is judged from ``video_frames`` evenly spaced
-frames, the figures averaged. ``module`` (a factory called with the backbone's settings) swaps
-the transformers models for another backbone with the same three methods (the tests' stand-in).
-An image that cannot be read gets ``{"error": "..."}``; a model that cannot be loaded is the
-answer ``{"error": "image judges: ..."}`` (served; the next job tries again), or in the one-job
-mode one ``error:`` line on stderr and exit code 2. Every answer says ``loads``: how many times
-this process has loaded models.
+The answer gives per image ``{"likeness", "prompt_following", "image_quality"}`` (raw figures,
+higher better: ``bracket.judge.image_judges``; likeness for in-distribution samples, their mean
+cosine to the references, prompt-following for held-out ones, quality for all) and ``"preference"``
+with a preference model (``bracket.judge.preference``); a video is judged from ``video_frames``
+frames, averaged. ``module`` swaps the transformers models for another backbone with the same
+methods (the tests' stand-in). An unreadable image gets ``{"error": ...}``; a model that cannot be
+loaded is the answer ``{"error": "image judges: ..."}`` (the next job tries again), in the one-job
+mode one ``error:`` line and exit code 2. Every answer says ``loads``: the models loaded so far.
 """
 
 from __future__ import annotations
