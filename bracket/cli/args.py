@@ -38,13 +38,6 @@ def add_image_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-preference", metavar="MODEL", default="",
                         help="preference model for the optional preference judge (default: BRACKET_JUDGE_PREFERENCE)")
 
-
-def image_models(args: argparse.Namespace) -> dict[str, str]:
-    """The image judges' models ``args`` choose (``SearchSettings.image_models``)."""
-    from bracket.session.scoring.image_config import chosen_models
-
-    return chosen_models(args.judge_text_image, args.judge_likeness, args.judge_preference)
-
 def help_command(prog: str) -> str:
     """The help command of the parser named ``prog``: ``bracket run`` → ``python -m bracket run --help``,
     the top-level ``bracket`` → ``python -m bracket --help``."""

@@ -17,7 +17,7 @@ import time
 
 from bracket.app.forms import judge_server_settings, parse_bounds
 from bracket.cli.answer import cmd_pick, cmd_weights
-from bracket.cli.args import image_models, parse_assignments, prompts_argument
+from bracket.cli.args import parse_assignments, prompts_argument
 from bracket.cli.folders import output_folder
 from bracket.cli.opening import open_session as _open
 from bracket.errors import BracketError
@@ -27,6 +27,7 @@ from bracket.safe_text import one_line
 from bracket.session import HalvingSettings, SearchSettings, Session
 from bracket.session.loop.plan import plan_text as phases_text
 from bracket.session.past import offer
+from bracket.session.scoring.image_config import chosen_models
 from bracket.standings import standings
 from bracket.status.ranking import past_ranking
 from bracket.status.text import answer_lines, progress_line
@@ -161,6 +162,11 @@ def _run_prompts(args: argparse.Namespace, fields: dict[str, str]) -> tuple[str,
     return (proposal.text, f"proposed from {proposal.source}; give --prompts to choose them") if proposal else ("", "")
 
 
+def _image_models(args: argparse.Namespace) -> dict[str, str]:
+    """The image judges' models ``run``'s or ``doctor``'s ``--judge-*`` options choose (blank: ``.env``'s)."""
+    return chosen_models(args.judge_text_image, args.judge_likeness, args.judge_preference)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
@@ -185,7 +191,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                 **({} if args.smallest_rung is None else {"smallest_rung": args.smallest_rung}))
         if args.halving else None,
         vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats),
-        image_models=image_models(args))
+        image_models=_image_models(args))
     if args.budget is None:  # the smallest budget whose plan reaches TPE (the Setup form's too)
         settings = replace(settings, budget=default_budget(args.preset, settings, fields, steps))
     session = _keep_status_view(Session.create(args.preset, fields, settings, out_dir=args.out,
@@ -367,7 +373,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from bracket.cli.doctor import run_doctor
 
-    report = run_doctor(args.preset, parse_assignments(args.set), image_models=image_models(args))
+    report = run_doctor(args.preset, parse_assignments(args.set), image_models=_image_models(args))
     print(report.render())
     return 0 if report.ok else 1
 
