@@ -15,7 +15,10 @@ off (a checkpoint's own Python files are never imported) and safetensors weights
   fine-tuned on people's choices between images of one prompt, for the preference judge;
 * the **likeness model** (``BRACKET_JUDGE_LIKENESS``, optional): a DINOv2 checkpoint
   (``Dinov2Model`` with its image processor), whose CLS embedding says whether two images show the
-  same subject better than CLIP's does (DreamBooth's DINO score).
+  same subject better than CLIP's does (DreamBooth's DINO score);
+* the **face model** (``BRACKET_JUDGE_FACE``, optional, for the face-identity judge): an image
+  model (DINOv2, ViT or CLIP in transformers' format) whose pooled embedding of a face crop is
+  compared; without one, the face crops go through the likeness model (``bracket.judge.faces``).
 
 :func:`check_weights` is what Start and ``doctor`` run: it finds each model's folder and reads
 its configs without loading the weights. :class:`TransformersBackbone` does the work, batched,
@@ -35,6 +38,7 @@ QUALITY_PROMPTS = ("Good photo.", "Bad photo.")
 #: the model families each role accepts (``model_type`` of the checkpoint's config.json)
 TEXT_IMAGE_TYPES = ("clip", "siglip")
 LIKENESS_TYPES = ("dinov2", "clip", "siglip")
+FACE_TYPES = ("dinov2", "vit", "clip")
 #: where a checkpoint keeps its image processor's settings (the hub's older name, transformers 5's)
 PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
 #: the weights files read: safetensors only (tensors, no code; a pickle is refused)
@@ -95,6 +99,13 @@ def check_weights(name: str, kinds: Sequence[str], role: str) -> str:
     return kind
 
 
+def mean_cosine(row: Sequence[float], refs: Sequence[Sequence[float]]) -> float:
+    """The mean cosine of unit embedding ``row`` to the unit embeddings ``refs``, clipped to [-1, 1]
+    (unit vectors' dot products overshoot by float round-off)."""
+    value = sum(sum(a * b for a, b in zip(row, ref)) for ref in refs) / len(refs)
+    return min(1.0, max(-1.0, float(value)))
+
+
 def _features(output: Any) -> Any:
     """The embedding tensor of a ``get_*_features`` call (a tensor, or an output's pooled part)."""
     import torch
@@ -107,7 +118,7 @@ class TransformersBackbone:
     ``device``, batched."""
 
     def __init__(self, text_image: str, likeness: str | None = None, *, device: str = "auto",
-                 batch_size: int = 8, preference: str | None = None) -> None:
+                 batch_size: int = 8, preference: str | None = None, face: str | None = None) -> None:
         import torch
         from transformers import AutoImageProcessor, AutoProcessor
 
@@ -120,6 +131,8 @@ class TransformersBackbone:
             self._load(likeness, LIKENESS_TYPES, "likeness", AutoImageProcessor) if likeness else ("", None, None))
         self.preference_kind, self.preference_model, self.preference_processor = (
             self._load(preference, TEXT_IMAGE_TYPES, "preference", AutoProcessor) if preference else ("", None, None))
+        _kind, self.face_model, self.face_processor = (
+            self._load(face, FACE_TYPES, "face", AutoImageProcessor) if face else ("", None, None))
 
     def _load(self, name: str, kinds: Sequence[str], role: str, processor_class: Any) -> tuple[str, Any, Any]:
         """(model_type, model on the device in eval mode, processor) of checkpoint ``name``, checked
@@ -144,17 +157,11 @@ class TransformersBackbone:
         with self.torch.inference_mode():
             return self._unit(model.get_text_features(**{k: v.to(self.device) for k, v in tokens.items()}))
 
-    def _embed_images(self, model: Any, processor: Any, images: Sequence[Any]) -> Any:
-        """Unit image embeddings of a CLIP or SigLIP (its image tower, projected)."""
-        pixels = processor(images=list(images), return_tensors="pt")["pixel_values"].to(self.device)
-        with self.torch.inference_mode():
-            return self._unit(model.get_image_features(pixel_values=pixels))
-
     def _text(self, texts: Sequence[str]) -> Any:
         return self._embed_text(self.model, self.processor, self.kind, texts)
 
     def _clip_images(self, images: Sequence[Any]) -> Any:
-        return self._embed_images(self.model, self.processor, images)
+        return self._pooled(self.model, self.processor, images)
 
     def image_embeddings(self, images: Sequence[Any]) -> list[list[float]]:
         """Unit image embeddings for likeness (DINOv2's CLS token, a likeness CLIP's or SigLIP's
@@ -163,13 +170,27 @@ class TransformersBackbone:
         for batch in self._batches(images):
             if self.likeness_model is None:
                 rows += self._clip_images(batch).tolist()
-            elif self.likeness_kind != "dinov2":
-                rows += self._embed_images(self.likeness_model, self.likeness_processor, batch).tolist()
             else:
-                pixels = self.likeness_processor(images=list(batch), return_tensors="pt")["pixel_values"]
-                with self.torch.inference_mode():
-                    rows += self._unit(self.likeness_model(pixel_values=pixels.to(self.device))).tolist()
+                rows += self._pooled(self.likeness_model, self.likeness_processor, batch).tolist()
         return rows
+
+    def face_embeddings(self, faces: Sequence[Any]) -> list[list[float]]:
+        """Unit embeddings of face crops: the face model's, else the likeness embeddings."""
+        if self.face_model is None:
+            return self.image_embeddings(faces)
+        return [row for batch in self._batches(faces)
+                for row in self._pooled(self.face_model, self.face_processor, batch).tolist()]
+
+    def _pooled(self, model: Any, processor: Any, batch: Sequence[Any]) -> Any:
+        """Unit image embeddings of an image model: CLIP's image features, else the pooled output
+        (DINOv2's and ViT's CLS token)."""
+        pixels = processor(images=list(batch), return_tensors="pt")["pixel_values"].to(self.device)
+        with self.torch.inference_mode():
+            if hasattr(model, "get_image_features"):
+                out = _features(model.get_image_features(pixel_values=pixels))
+            else:
+                out = model(pixel_values=pixels).pooler_output
+        return self.torch.nn.functional.normalize(out.float(), dim=-1)
 
     def prompt_similarity(self, images: Sequence[Any], texts: Sequence[str]) -> list[float]:
         """Cosine similarity of each image with its own prompt."""
@@ -190,7 +211,7 @@ class TransformersBackbone:
         scale = _logit_scale(model)
         values: list[float] = []
         for start in range(0, len(images), self.batch_size):
-            image = self._embed_images(model, processor, images[start:start + self.batch_size])
+            image = self._pooled(model, processor, images[start:start + self.batch_size])
             text = self._embed_text(model, processor, self.preference_kind, texts[start:start + self.batch_size])
             values += (scale * (image * text).sum(dim=-1)).tolist()
         return values

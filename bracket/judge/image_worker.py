@@ -7,19 +7,21 @@ job a JSON line on stdin, its answer a JSON line on stdout (any other output goe
 log); the models stay loaded from job to job, loaded again only when a job names others. A job:
 
     {"backbone": {"text_image": "...", "likeness": "..." | null, "device": "auto", "batch_size": 8,
-                  "module": "package.module:Factory" | null, "preference": "..." (optional)},
+                  "module": "package.module:Factory" | null, "preference": "..." (optional),
+                  "faces": true, "face": "..." (optional: the face-identity judge and its model)},
      "references": ["/data/ref1.png", ...],
      "images": [{"path": "...", "prompt": "...", "kind": "in" | "held_out"}, ...],
      "video_frames": 3}
 
 The answer gives per image ``{"likeness", "prompt_following", "image_quality"}`` (raw figures,
-higher better: ``bracket.judge.image_judges``; likeness for in-distribution samples, their mean
-cosine to the references, prompt-following for held-out ones, quality for all) and ``"preference"``
-with a preference model (``bracket.judge.preference``); a video is judged from ``video_frames``
-frames, averaged. ``module`` swaps the transformers models for another backbone with the same
-methods (the tests' stand-in). An unreadable image gets ``{"error": ...}``; a model that cannot be
-loaded is the answer ``{"error": "image judges: ..."}`` (the next job tries again), in the one-job
-mode one ``error:`` line and exit code 2. Every answer says ``loads``: the models loaded so far.
+higher better: ``bracket.judge.image_judges``; likeness for in-distribution samples, prompt-following
+for held-out ones, quality for all), ``"preference"`` with a preference model
+(``bracket.judge.preference``), ``"face_identity"`` and ``"face"`` for in-distribution samples with
+``faces`` (``bracket.judge.faces``); a video is judged from ``video_frames`` frames, averaged.
+``module`` swaps the transformers models for another backbone (the tests' stand-in). An unreadable
+image gets ``{"error": ...}``; a model that cannot be loaded is the answer ``{"error": "image
+judges: ..."}`` (the next job tries again), in the one-job mode one ``error:`` line and exit code 2.
+Every answer says ``loads``: the models loaded so far.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bracket.judge.image_models import TransformersBackbone, WeightsProblem
+from bracket.judge.faces import NO_FACE, FaceDetector, face_figures
+from bracket.judge.image_models import TransformersBackbone, WeightsProblem, mean_cosine
 from bracket.judge.vlm import DEFAULT_VIDEO_FRAMES, is_video, video_frames
 
 
@@ -43,7 +46,7 @@ def load_backbone(spec: dict[str, Any]) -> Any:
         return getattr(importlib.import_module(module), attr or "Backbone")(**spec)
     return TransformersBackbone(str(spec["text_image"]), spec.get("likeness") or None,
                                 device=str(spec.get("device") or "auto"), batch_size=int(spec.get("batch_size") or 8),
-                                preference=spec.get("preference") or None)
+                                preference=spec.get("preference") or None, face=spec.get("face") or None)
 
 
 def read_frames(path: Path, video_count: int) -> list[Any]:
@@ -56,18 +59,14 @@ def read_frames(path: Path, video_count: int) -> list[Any]:
         return [image.convert("RGB")]
 
 
-def _cosine(value: float) -> float:
-    """A cosine clipped to [-1, 1] (unit vectors' dot products overshoot by float round-off)."""
-    return min(1.0, max(-1.0, float(value)))
-
-
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def score_images(backbone: Any, references: list[Any], images: list[dict[str, Any]], video_count: int
-                 ) -> dict[str, dict[str, Any]]:
-    """Raw figures per image path (see the module docstring)."""
+def score_images(backbone: Any, references: list[Any], images: list[dict[str, Any]], video_count: int,
+                 faces: FaceDetector | None = None) -> dict[str, dict[str, Any]]:
+    """Raw figures per image path (see the module docstring); with a face detector, the
+    face-identity figure (or why there is none) of each in-distribution sample as well."""
     refs = backbone.image_embeddings(references) if references else []
     frames: list[Any] = []
     owners: list[int] = []
@@ -88,11 +87,13 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
     likeness: dict[int, float] = {}
     if refs and inside:
         for i, row in zip(inside, backbone.image_embeddings([frames[i] for i in inside])):
-            likeness[i] = _cosine(sum(sum(a * b for a, b in zip(row, ref)) for ref in refs) / len(refs))
+            likeness[i] = mean_cosine(row, refs)
     follows: dict[int, float] = {}
     if outside:
         texts = [images[owners[i]]["prompt"] for i in outside]
-        follows = dict(zip(outside, map(_cosine, backbone.prompt_similarity([frames[i] for i in outside], texts))))
+        follows = {i: min(1.0, max(-1.0, float(v)))  # a cosine, clipped as mean_cosine clips
+                   for i, v in zip(outside, backbone.prompt_similarity([frames[i] for i in outside], texts))}
+    face, face_notes = face_figures(backbone, faces, references, frames, inside) if faces else ({}, {})
     preferred = getattr(backbone, "preference", None)
     preference = preferred(frames, [images[owner]["prompt"] for owner in owners]) if preferred else None
     for index, item in enumerate(images):
@@ -104,6 +105,11 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
                              "image_quality": _mean([quality[i] for i in mine])}
         if preference is not None:
             out[item["path"]]["preference"] = _mean([float(preference[i]) for i in mine])
+        if faces is not None and item.get("kind") != "held_out":
+            found = [face[i] for i in mine if i in face]
+            out[item["path"]]["face_identity"] = _mean(found)
+            out[item["path"]]["face"] = "found" if found else next((face_notes[i] for i in mine if i in face_notes),
+                                                                   NO_FACE)
     return out
 
 
@@ -131,8 +137,9 @@ def run(job: dict[str, Any], models: Models | None = None) -> dict[str, Any]:
     backbone = models.get(dict(job.get("backbone") or {}))
     loaded = time.perf_counter()
     references = [frame for path in job.get("references") or () for frame in read_frames(Path(path), 1)]
+    faces = FaceDetector() if (job.get("backbone") or {}).get("faces") else None
     images = score_images(backbone, references, list(job.get("images") or ()),
-                          int(job.get("video_frames") or DEFAULT_VIDEO_FRAMES))
+                          int(job.get("video_frames") or DEFAULT_VIDEO_FRAMES), faces)
     return {"images": images, "load_s": round(loaded - started, 3), "score_s": round(time.perf_counter() - loaded, 3),
             "peak_rss_mb": peak_rss_mb(), "loads": models.loads}
 

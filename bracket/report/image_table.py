@@ -1,7 +1,8 @@
 """The report's table of the image judges per step: each ranked search config's raw figures at
 every sampled step (``ConfigRow.step_images``, higher is better), its best step starred; with a
-preference model, a column of its share of same-prompt wins at that step (against the other
-configs' samples of that step: ``bracket.session.scoring.image_judges.preference_steps``)."""
+preference model, its share of same-prompt wins at that step (against the other configs' samples
+of that step: ``bracket.session.scoring.image_judges.preference_steps``). A judge that saw nothing
+(an optional one that is off) gets no column."""
 
 from __future__ import annotations
 
@@ -12,20 +13,19 @@ from bracket.judge.image_judges import IMAGE_JUDGES, SCALES
 from bracket.judge.preference import NAME as PREFERENCE
 from bracket.judge.preference import SCALE as PREFERENCE_SCALE
 
-#: the table's columns (the preference judge's is added where it has figures)
-IMAGE_HEADERS = ["config", "step", "likeness", "prompt following", "quality"]
-
-
-def _cell(figures: dict[str, float], judge: str) -> str:
-    return f"{figures[judge]:.3f}" if figures.get(judge) is not None else "-"
+#: the table's columns: one per judge of :data:`JUDGES` after the config and the step
+IMAGE_HEADERS = ["config", "step", "likeness", "prompt following", "quality", "face identity", "preference"]
+#: the judges of the columns, in order
+JUDGES = (*IMAGE_JUDGES, PREFERENCE)
+#: what each column's figure is
+COLUMN_SCALES = {**SCALES, PREFERENCE: f"{PREFERENCE_SCALE}, at that step against the other configs' samples of "
+                                       "the same prompt and step (it takes no part in the best step)"}
 
 
 def image_rows(ranked: Sequence[Any]) -> list[list[str]]:
-    """One row per ranked config (``ConfigRow``, best first) and sampled step the image judges saw;
-    a last cell for the preference judge where any config has its figures."""
-    judges = (*IMAGE_JUDGES, PREFERENCE) if any(PREFERENCE in figures for row in ranked
-                                                for figures in row.step_images.values()) else IMAGE_JUDGES
-    return [[row.name, f"{step}{' ★' if step == row.best_step else ''}", *(_cell(figures, judge) for judge in judges)]
+    """One row per ranked config (``ConfigRow``, best first) and sampled step the image judges saw."""
+    return [[row.name, f"{step}{' ★' if step == row.best_step else ''}",
+             *(f"{figures[judge]:.3f}" if figures.get(judge) is not None else "-" for judge in JUDGES)]
             for row in ranked for step, figures in row.step_images.items()]
 
 
@@ -33,11 +33,9 @@ def image_section(rows: list[list[str]]) -> list[tuple[str, list[Any]]]:
     """The report section (title, blocks) of ``rows``; none when the image judges saw nothing."""
     if not rows:
         return []
-    preference = len(rows[0]) > len(IMAGE_HEADERS)
-    headers = [*IMAGE_HEADERS, "preference"] if preference else IMAGE_HEADERS
-    scales = "; ".join(f"{name}: {scale}" for name, scale in SCALES.items())
-    if preference:
-        scales += (f"; preference: {PREFERENCE_SCALE}, at that step against the other configs' samples of the "
-                   "same prompt and step (it takes no part in the best step)")
+    keep = [i for i in range(len(IMAGE_HEADERS)) if i < 2 or any(row[i] != "-" for row in rows)]
+    shown = {judge for i, judge in enumerate(JUDGES, start=2) if i in keep}
+    scales = "; ".join(f"{name}: {scale}" for name, scale in COLUMN_SCALES.items() if name in shown) + "."
     return [("Image judges per step (raw figures, higher is better; ★ best step)",
-             [("table", headers, rows), ("p", scales + ".")])]
+             [("table", [IMAGE_HEADERS[i] for i in keep], [[row[i] for i in keep] for row in rows]),
+              ("p", scales)])]

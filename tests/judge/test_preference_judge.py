@@ -146,8 +146,7 @@ def test_the_per_step_table_shows_each_configs_same_prompt_wins_at_that_step():
     (title, blocks), = image_section(table)
     assert blocks[0][1][-1] == "preference" and "same prompt" in blocks[1][1]
     plain = [SimpleNamespace(name="a", best_step=4, step_images={4: {"likeness": 0.5}})]
-    assert image_section(image_rows(plain))[0][1][0][1] == ["config", "step", "likeness", "prompt following",
-                                                            "quality"]  # no preference model: no column
+    assert image_section(image_rows(plain))[0][1][0][1] == ["config", "step", "likeness"]  # no figure: no column
 
 
 def test_compare_shows_each_images_preference_figure_with_its_other_scores():
