@@ -187,7 +187,7 @@ def test_start_and_doctor_check_its_pieces_only_when_it_is_on(models, tmp_path, 
     shutil.copytree(face, broken)
     (broken / "model.safetensors").unlink()
     problem = check_image_judges(ImageJudgeConfig(text_image=str(clip), faces=True, face=str(broken)))
-    assert "BRACKET_JUDGE_FACE" in problem and "no weights file" in problem and "\n" not in problem
+    assert "BRACKET_JUDGE_FACE" in problem and "no safetensors weights file" in problem and "\n" not in problem
     assert check_image_judges(ImageJudgeConfig(text_image=str(clip), face=str(broken))) is None  # off: not checked
     ok, message, warning = face_check(ImageJudgeConfig(text_image=str(clip), face=str(broken)))
     assert not ok and "BRACKET_JUDGE_FACE" in message  # doctor: a named face model that is broken fails
