@@ -60,13 +60,13 @@ def test_a_chosen_model_overrides_env_and_the_rest_fall_back_to_it(models, monke
     monkeypatch.setenv("BRACKET_JUDGE_TEXT_IMAGE", "/nowhere/clip")
     monkeypatch.setenv("BRACKET_JUDGE_LIKENESS", str(clip))
     monkeypatch.setenv("BRACKET_JUDGE_PYTHON", "")
-    config = image_judge_config({"text_image": str(siglip)})
+    config = image_judge_config(models={"text_image": str(siglip)})
     assert (config.text_image, config.likeness, config.preference) == (str(siglip), str(clip), "")
     assert check_image_judges(config) is None
     assert image_judge_config().text_image == "/nowhere/clip"  # no session's choice: .env's
     assert "no such folder" in check_image_judges(image_judge_config())
     monkeypatch.delenv("BRACKET_JUDGE_TEXT_IMAGE")
-    assert image_judge_config() is None and image_judge_config({"text_image": str(clip)}).text_image == str(clip)
+    assert image_judge_config() is None and image_judge_config(models={"text_image": str(clip)}).text_image == str(clip)
 
 
 def _run(args: list[str]) -> tuple[int, list[str]]:
@@ -193,7 +193,7 @@ def test_the_worker_scores_with_the_chosen_siglip(models, store, tmp_path, monke
     run_id = store.add_run("s", kind="search", status="done", run_dir=str(tmp_path / "run"), last_step=4,
                            samples=[sample_record(s) for s in collect_samples(sample_dir)])
     pictures(1)[0].save(tmp_path / "ref.png")
-    config = image_judge_config({"text_image": str(siglip)})
+    config = image_judge_config(models={"text_image": str(siglip)})
     scorer = ImageScorer(store, "s", tmp_path / "session", config,
                          parse_prompt_lines("zqx, a photo --d 1\n# held-out\nzqx in the snow --d 2"),
                          [tmp_path / "ref.png"])
