@@ -280,3 +280,5 @@ def test_the_session_scorer_asks_for_faces_only_when_weighed_and_never_scores_a_
     assert scorer.record(run_row) == record  # every figure from the cache
     plain = ImageScorer(None, "s", tmp_path / "session", off, prompts, [reference])  # type: ignore[arg-type]
     assert "face_identity" not in plain.record(run_row)["steps"]["4"]  # off: no face figures, another cache key
+    scorer.drain(30)
+    plain.drain(30)  # each ends its worker process

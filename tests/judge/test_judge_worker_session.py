@@ -91,3 +91,16 @@ def test_a_job_the_worker_cannot_do_is_one_answer_and_it_keeps_serving(scorer, t
     pid = scorer.worker.pid
     answer = scorer.worker.ask({"backbone": STAND_IN.backbone(), "references": [], "images": []})
     assert answer["images"] == {} and scorer.worker.pid == pid and scorer.worker.starts == 1
+
+
+def test_a_scorer_dropped_without_drain_leaves_no_worker(store, tmp_path, monkeypatch):
+    import gc
+
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
+    dropped = ImageScorer(store, "s", tmp_path / "session", STAND_IN, PROMPTS, [])
+    dropped.worker.ask({"backbone": STAND_IN.backbone(), "references": [], "images": []})
+    pid = dropped.worker.pid
+    assert psutil.pid_exists(pid)
+    del dropped
+    gc.collect()
+    assert not psutil.pid_exists(pid)  # ended and reaped with the object

@@ -7,8 +7,8 @@ reads one job a line on its stdin and answers each with one JSON line on its std
 that protocol, never a trainer's output. The image scorer's one thread asks it
 (:meth:`JudgeWorker.ask`) beside the next run's training; a worker that ends or fails is started
 again at the next job; :meth:`JudgeWorker.close` (at the search's end, the scorer's ``drain``)
-closes its stdin, so it ends, and stops it if it does not. It reads the Hugging Face libraries
-offline (:data:`OFFLINE`).
+closes its stdin, so it ends, and stops it if it does not (as does dropping the object). It reads
+the Hugging Face libraries offline (:data:`OFFLINE`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import threading
+import weakref
 from pathlib import Path
 from typing import IO, Any
 
@@ -57,6 +58,7 @@ class JudgeWorker:
         except OSError as error:
             raise BracketError(f"the image-judge worker could not start: {error}") from None
         self.starts += 1
+        weakref.finalize(self, _end, process, 0)  # a worker object dropped without close ends its process
         return process
 
     def ask(self, job: dict[str, Any]) -> dict[str, Any]:
