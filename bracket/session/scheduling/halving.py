@@ -87,8 +87,22 @@ class Halving(Scheduler):
 
     def settle(self, config: "ConfigRow", view: "SearchView") -> None:
         place = view.places.get(config.id)
-        if config.status is ConfigState.RUNNING and place is not None and not place.running:
+        if self.unpaid(config, view):
+            self.stop_unpaid(config)
+        elif config.status is ConfigState.RUNNING and place is not None and not place.running:
             self.record(config.id)
+
+    def stop_unpaid(self, config: "ConfigRow") -> None:
+        """Stop ``config``, a seed of which must train again (its run was interrupted) where the budget
+        cannot pay for it: never past the budget, and never left open with nothing to train."""
+        from optuna.trial import TrialState
+
+        if not move_config(self.hooks.store, config.id, config.status, ConfigState.STOPPED):
+            return  # another worker settled it first
+        reason = "stopped: a seed's run was interrupted and the budget cannot pay for it to train again"
+        self.hooks.store.update_config(config.id, rung_state=RungState.STOPPED, rung_note=reason, value=None)
+        self.report(config, self.hooks.view().scores, reason=reason)
+        self.hooks.controller().finish(config.trial_number, None, TrialState.PRUNED)
 
     def bought(self, view: "SearchView") -> tuple[int, str]:
         """The configs the budget buys (``Budget.configs``), and never one it cannot pay for: a new
@@ -99,6 +113,12 @@ class Halving(Scheduler):
         count, note = super().bought(view)
         if len(view.configs) >= count:
             return count, note
+        if not self.budget.pays(view, view.seeds, self.rungs.steps[-1]):
+            # a new config may race to its full length before the stop at its first rung lands
+            return len(view.configs), (
+                f"halving: a new config starts only while the budget pays for it to train to full length (a "
+                f"trainer may go past its rung before the stop lands): the plan is redone, {self.budget.total} "
+                f"full runs buy {len(view.configs)} configs, not {count}")
         committed = [self.committed(r) for r in self.search_runs(view)]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         last = len(self.rungs.steps) - 1
@@ -112,9 +132,8 @@ class Halving(Scheduler):
             f"{len(view.configs)} configs, not {count}")
 
     def search_runs(self, view: "SearchView") -> list[RunRow]:
-        """The runs that spend the search's budget or train now (confirmation runs left out)."""
-        return [r for r in view.runs if r.seed_index < view.seeds and r.kind != "setup"
-                and (r.spends_budget() or r.active)]
+        """The runs charged to the search's budget or training now (``SearchView.search_runs``)."""
+        return view.search_runs()
 
     def busy(self, view: "SearchView") -> bool:
         """A search run trains on some worker (a resume too), or a config is still open for a live one."""
@@ -131,7 +150,17 @@ class Halving(Scheduler):
             return None
         rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
                    default=0)
+        if not self.budget.pays(view, len(missing), self.rungs.steps[-1]):
+            return None  # each may race to its full length: the budget cannot pay (``settle`` stops the config)
         return missing, self.stop_at(max(0, rung))
+
+    def unpaid(self, config: "ConfigRow", view: "SearchView") -> bool:
+        """``config`` has seeds without a run (an interrupted one's slot) that the budget cannot pay to train."""
+        place = view.places.get(config.id)
+        if not config.open or place is None or place.running or place.finished:
+            return False
+        missing = view.seeds - len(view.seed_runs(config.id))
+        return missing > 0 and not self.budget.pays(view, missing, self.rungs.steps[-1])
 
     def resumes(self, view: "SearchView") -> Iterator[Work]:
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
@@ -175,6 +204,9 @@ class Halving(Scheduler):
         rule's wider share than the top ``1/eta`` also pays each launch's start-up."""
         steps, seeds, last = self.rungs.steps, view.seeds, len(self.rungs.steps) - 1
         rung = promotion.to_rung - 1
+        # whatever else is planned: each resumed run may train on to its full length before its stop lands
+        if not self.budget.pays(view, seeds, steps[-1] - (0 if self.budget.restarts else steps[rung])):
+            return False
         committed = [self.committed(r) for r in self.search_runs(view)]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         ahead = max(highest, promotion.to_rung)
