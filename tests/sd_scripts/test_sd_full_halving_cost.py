@@ -52,7 +52,8 @@ def test_an_sdxl_full_halving_search_whose_runs_race_past_their_rungs_is_charged
 
 def test_a_lora_search_whose_last_config_races_to_its_end_never_spends_past_its_budget(
         field_values, image_folder, tmp_path, runs_dir, monkeypatch):
-    """Issue 46: the first config races to its end (0 s per step: a full run), the second trains at
+    """Issue 46: the first config races to its end (0 s per step, the pause's SIGTERM ignored: it exits 0
+    there, a full run), the second trains at
     0.2 s per step and is stopped a step or two past its rung. Budget 2 of 12-step runs, rung at 4:
     14 or so steps are spent and a third config's first rung (4) would still fit — but a trainer may
     race to its end before the stop lands, so a launch is made only while the budget pays for it to
@@ -60,7 +61,7 @@ def test_a_lora_search_whose_last_config_races_to_its_end_never_spends_past_its_
     2.4 of its 2 full runs."""
     monkeypatch.setenv("BRACKET_FAKE_LOSS_TAG", "loss")
     monkeypatch.setenv("BRACKET_FAKE_PLAN", str(write_fake_plan(tmp_path / "plan.json",
-                                                                 ["ok", "slow", "ok", "ok", "ok", "ok"])))
+                                                                 ["stubborn", "slow", "ok", "ok", "ok", "ok"])))
     scripts = install_inventory_scripts(tmp_path / "sd-scripts", "kohya-ss/sd-scripts",
                                         ["sdxl_train_network.py", *CACHES])
     fields = field_values("sdxl-lora", dataset=str(image_folder), sd_scripts_dir=str(scripts),
