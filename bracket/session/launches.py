@@ -112,11 +112,14 @@ def up_to(points: Sequence[tuple[int, float]], step: int) -> Series:
 
 def back_to_pause(run: Mapping[str, Any]) -> dict[str, Any]:
     """The values that put ``run``, a resume cut short (its process killed, its worker gone), back
-    at the state it resumed from: paused at its ``pause_step``, its series up to that step (what
-    the cut launch trained past it is lost with that launch)."""
+    at the state it resumed from: paused at its ``pause_step``, its series up to that step. What the
+    cut launch trained (as far as its row recorded) is lost with it and trained again, but it was
+    trained: it goes to ``restart_steps``, so the row is still charged every step (``RunRow.trained_steps``
+    before and after are equal)."""
     step = int(run["pause_step"])
+    thrown = max(0, int(run.get("restart_steps") or 0) + int(run.get("last_step") or 0) - step)
     return {"status": "paused", "pid": None, "last_step": step, "loss": up_to(run.get("loss") or [], step),
-            "eval_loss": up_to(run.get("eval_loss") or [], step)}
+            "eval_loss": up_to(run.get("eval_loss") or [], step), "restart_steps": thrown or None}
 
 
 def _startup_ratios(run_dir: Path | str) -> list[float]:

@@ -75,3 +75,18 @@ def test_a_seed_trained_again_after_an_interrupted_run_is_paid_or_its_config_sto
     view = view_of(scheduler, rows, configs=[config(1, "running"), config(2, "paused", rung=0)])
     assert (scheduler.target(view.config(1), view) == ([0], 4)) is pays
     assert scheduler.unpaid(view.config(1), view) is not pays  # ``settle`` stops it: never left open
+
+
+def test_a_trainer_that_exits_at_its_rung_by_itself_is_reserved_to_that_rung_only():
+    """The demo trainer's ``--stop_at_step``: a run never trains past the rung it was asked to pause at,
+    whatever its speed (``TrainerFacts.stops_at_rung``, decided at creation from ``Trainer.stops_at_pause``)."""
+    from bracket.session.loop.trainer_facts import TrainerFacts
+
+    scheduler = halving_on(HALVING, facts=TrainerFacts(stops_at_rung=True))
+    rows = [run(1, 1, "done", last=8), run(2, 2, "paused", pause=4, last=4)]
+    view = view_of(scheduler, rows, configs=[config(1, "done"), config(2, "paused", rung=0)])
+    assert scheduler.bought(view)[0] == 3  # 12 + the next config's rung (4): 16 of 16
+    flight = view_of(scheduler, [run(1, 1, "done", last=8), run(2, 2, "running", last=1)])
+    assert flight.full_runs_at_most(to_rungs=True) == pytest.approx((8 + 4) / 8)
+    assert TrainerFacts.from_dict(TrainerFacts(stops_at_rung=True).to_dict()).stops_at_rung
+    assert not TrainerFacts.from_dict({"restarts": False}).stops_at_rung  # a store from before: not assumed

@@ -118,13 +118,21 @@ class SearchView:
         steps = sum(r.in_session_steps(r.trained_steps(), self.full_steps) for r in trained)
         return cost(steps, sum(r.launches for r in trained), self.full_steps, launch_steps=self.launch)
 
-    def full_runs_at_most(self) -> float:
+    def full_runs_at_most(self, *, to_rungs: bool = False) -> float:
         """What the search (its own seeds) will have spent, in full runs, if every run in flight trains
-        on to its own end before its stop lands (a trainer at any speed may: the stop at a rung is
-        asked, not assured): the bound every halving launch is checked against (``Budget.pays``)."""
-        runs = self.search_runs()
-        steps = sum(r.in_session_steps(r.trained_steps() + r.steps_left_at_most(self.full_steps), self.full_steps)
-                    for r in runs)
+        on to its own end before its stop lands (a trainer at any speed may: the session's stop at a
+        rung is asked, not assured); ``to_rungs``: the trainer exits by itself at the rung it was asked
+        to pause at (``TrainerFacts.stops_at_rung``), so a run in flight trains to that rung at most.
+        The bound every halving launch is checked against (``Budget.pays``)."""
+        runs, full = self.search_runs(), self.full_steps
+        steps = 0.0
+        for r in runs:
+            left = r.in_session_steps(r.steps_left_at_most(full), full)
+            if left and to_rungs and self.rungs is not None:
+                start = r.in_session_steps(r.pause_step, full)
+                target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
+                left = min(left, max(0.0, target - r.in_session_steps(r.trained_steps() - r.restart_steps, full)))
+            steps += r.in_session_steps(r.trained_steps(), full) + left
         # a run in flight may not have counted its launch yet (reserved, claimed): one more start-up each
         launches = sum(r.launches + (1 if r.active else 0) for r in runs)
         return cost(steps, launches, self.full_steps, launch_steps=self.launch)

@@ -113,7 +113,7 @@ class Halving(Scheduler):
         count, note = super().bought(view)
         if len(view.configs) >= count:
             return count, note
-        if not self.budget.pays(view, view.seeds, self.rungs.steps[-1]):
+        if not self.budget.pays(view, view.seeds, self.reach(0)):
             # a new config may race to its full length before the stop at its first rung lands
             return len(view.configs), (
                 f"halving: a new config starts only while the budget pays for it to train to full length (a "
@@ -150,7 +150,7 @@ class Halving(Scheduler):
             return None
         rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
                    default=0)
-        if not self.budget.pays(view, len(missing), self.rungs.steps[-1]):
+        if not self.budget.pays(view, len(missing), self.reach(max(0, rung))):
             return None  # each may race to its full length: the budget cannot pay (``settle`` stops the config)
         return missing, self.stop_at(max(0, rung))
 
@@ -159,8 +159,11 @@ class Halving(Scheduler):
         place = view.places.get(config.id)
         if not config.open or place is None or place.running or place.finished:
             return False
-        missing = view.seeds - len(view.seed_runs(config.id))
-        return missing > 0 and not self.budget.pays(view, missing, self.rungs.steps[-1])
+        by_seed = view.seed_runs(config.id)
+        missing = view.seeds - len(by_seed)
+        rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
+                   default=0)
+        return missing > 0 and not self.budget.pays(view, missing, self.reach(max(0, rung)))
 
     def resumes(self, view: "SearchView") -> Iterator[Work]:
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
@@ -185,6 +188,13 @@ class Halving(Scheduler):
         target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
         return max(trained, target + run.in_session_steps(run.restart_steps, full))
 
+    def reach(self, to_rung: int) -> int:
+        """The session's steps from 0 a launch asked to train to ``to_rung`` may train: its full length
+        (a trainer may race past its rung before the stop lands), or that rung where the trainer exits
+        by itself there (``TrainerFacts.stops_at_rung``)."""
+        last = self.rungs.steps[-1]
+        return (self.stop_at(to_rung) or last) if self.budget.facts.stops_at_rung else last
+
     def way(self, rung: int, to_rung: int) -> int:
         """The session's steps a config at ``rung`` (-1: none yet) trains to reach ``to_rung``: the
         steps between, or with ``restarts`` the whole of each rung on the way (each from step 0)."""
@@ -205,7 +215,8 @@ class Halving(Scheduler):
         steps, seeds, last = self.rungs.steps, view.seeds, len(self.rungs.steps) - 1
         rung = promotion.to_rung - 1
         # whatever else is planned: each resumed run may train on to its full length before its stop lands
-        if not self.budget.pays(view, seeds, steps[-1] - (0 if self.budget.restarts else steps[rung])):
+        start = 0 if self.budget.restarts else steps[rung]
+        if not self.budget.pays(view, seeds, self.reach(promotion.to_rung) - start):
             return False
         committed = [self.committed(r) for r in self.search_runs(view)]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)

@@ -208,6 +208,7 @@ class DemoLoRA(Trainer):
     cpu_only = True
     #: a resumed run restores model, optimizer, schedule, RNG, batch order and step exactly
     resume_mode = "continue"
+    stops_at_pause = True  # ``--stop_at_step``: demo_train.py exits at the pause step by itself
     #: the demo's shapes, one of each colour, at fixed seeds (its dataset is generated)
     default_sample_prompts = DEMO_PROMPTS
 
