@@ -91,6 +91,19 @@ class Launch:
                    eval_before=[p for p in _points(run.get("eval_loss")) if p[0] <= keep],
                    duration_before=float(run.get("duration_s") or 0.0), restart_steps=thrown)
 
+    def gap(self) -> bool:
+        """This launch resumes a state past the stored series' end (a paused run's series end at its
+        rung, and it trained on and saved a later state before the stop landed): :meth:`fill` it."""
+        return bool(self.resume_step) and max((s for s, _ in self.loss_before), default=0) < int(self.resume_step or 0)
+
+    def fill(self, points: Sequence[tuple[int, float]], eval_points: Sequence[tuple[int, float]] = ()) -> None:
+        """Join the earlier launches' points between the stored series' end and the resumed step
+        (read back from their event files) to the series this launch continues."""
+        keep = int(self.resume_step or 0)
+        for before, more in ((self.loss_before, points), (self.eval_before, eval_points)):
+            end = max((s for s, _ in before), default=0)
+            before.extend(sorted({s: v for s, v in _points(more) if end < s <= keep}.items()))
+
     def true_steps(self, points: Sequence[tuple[int, float]]) -> Series:
         """This launch's points at their true steps: moved on by the resumed step when the
         trainer counted from 1 again, and only those after it."""

@@ -174,8 +174,13 @@ class RunExecutor:
         launch = Launch.of(store.get_run(run_id) or {}, spec.logging_dir, spec.tfevents_glob, resume_step)
         if launch.resume_step or launch.launches_before:  # a run trained again from 0: none of its samples stand
             set_aside_samples_after(spec.sample_dir, launch.resume_step or -1, run_dir / DISCARDED_FOLDER)
-        reader = ScalarReader(spec.logging_dir, spec.tfevents_glob, tuple(spec.loss_tags) + tuple(spec.eval_loss_tags),
-                              skip=launch.old_event_files, metrics_db=spec.metrics_db)
+        tags = tuple(spec.loss_tags) + tuple(spec.eval_loss_tags)
+        if launch.gap():  # resumed from a state past the rung: the steps up to it, from the earlier launch's files
+            earlier = ScalarReader(spec.logging_dir, spec.tfevents_glob, tags, metrics_db=spec.metrics_db)
+            earlier.poll()
+            launch.fill(earlier.loss_series(), [p for tag in spec.eval_loss_tags for p in earlier.series.get(tag, [])])
+        reader = ScalarReader(spec.logging_dir, spec.tfevents_glob, tags, skip=launch.old_event_files,
+                              metrics_db=spec.metrics_db)
         store.update_run(run_id, status="running", run_dir=str(run_dir), output_dir=str(spec.output_dir),
                          started_at=started_at, max_steps=spec.max_steps, worker=self.worker_id,
                          launches=launch.launches_before + 1, restart_steps=launch.restart_steps or None,
