@@ -171,10 +171,6 @@ class Trainer(ABC):
     #: resumed run restores model, optimizer, schedule and step, so its loss curve continues
     #: the paused one; "restart" when it cannot (a promoted config is trained again from 0)
     resume_mode: ClassVar[str] = "restart"
-    #: a run asked to pause (``RunRequest.stop_at_step``) exits by itself at that step (its command
-    #: carries the stop: the demo trainer's ``--stop_at_step``), so it never trains past it whatever its
-    #: speed; False: it trains on until the session's stop lands (sd-scripts, musubi-tuner, ...)
-    stops_at_pause: ClassVar[bool] = False
     #: scalar tags of a held-out validation loss this trainer can log (most preferred
     #: first); () when it cannot (see ``bracket.trainer.heldout``)
     validation_tags: ClassVar[tuple[str, ...]] = ()

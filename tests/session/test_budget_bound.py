@@ -79,7 +79,7 @@ def test_a_seed_trained_again_after_an_interrupted_run_is_paid_or_its_config_sto
 
 def test_a_trainer_that_exits_at_its_rung_by_itself_is_reserved_to_that_rung_only():
     """The demo trainer's ``--stop_at_step``: a run never trains past the rung it was asked to pause at,
-    whatever its speed (``TrainerFacts.stops_at_rung``, decided at creation from ``Trainer.stops_at_pause``)."""
+    whatever its speed (``TrainerFacts.stops_at_rung``, decided at creation from the adapter's ``stops_at_pause``)."""
     from bracket.session.loop.trainer_facts import TrainerFacts
 
     scheduler = halving_on(HALVING, facts=TrainerFacts(stops_at_rung=True))

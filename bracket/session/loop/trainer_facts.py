@@ -19,7 +19,7 @@ class TrainerFacts:
     #: the steps between saved samples and validation losses, where the rungs are rounded up to
     #: (``Rungs.steps``); None: not rounded
     rung_every: int | None = None
-    #: a run exits by itself at the rung it was asked to pause at (``Trainer.stops_at_pause``): a run
+    #: a run exits by itself at the rung it was asked to pause at (the adapter's ``stops_at_pause``): a run
     #: in flight may train to that rung at most; False: it may train on to its full length before the
     #: session's stop lands (``Budget.pays`` reserves that)
     stops_at_rung: bool = False
