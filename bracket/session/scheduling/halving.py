@@ -286,6 +286,8 @@ class Halving(Scheduler):
         for config in view.configs:
             if config.status not in (ConfigState.PAUSED, ConfigState.STOPPED):
                 continue
+            if config.status is ConfigState.STOPPED and view.places[config.id].reached < 0:
+                continue  # stopped before any rung (``stop_unpaid``): it keeps its reason
             reason = self.why_stopped(config.id, view.places[config.id].reached, view.scores)
             if config.status is ConfigState.STOPPED:  # stopped by an earlier end (before +N runs): its place now
                 if reason != config.rung_note:
