@@ -10,12 +10,12 @@ an adapter of rank 16 or more answers ``Add X and Y.`` right, a lower rank one t
 judge model (the stand-in server: 9/10 for an answer equal to the reference, 2 otherwise).
 
 Planned: three configs to 1/2 → 1 to full; the third is not bought (once the better of the first two
-goes on, an HF Trainer run could race to its end past the budget). The first two to pause are ``fast-r8`` (rate 4e-4: the lower
-loss, wrong answers) and ``slow-r16`` (1e-4: the higher loss, right answers); one goes on. On the
-loss alone ``fast-r8`` does, and no answers are made at the rung (no text judge weighs in); with
-the LLM judge weighted above the loss ``slow-r16`` does, because its rung verdicts (answers made
-from ``checkpoint-<step>``) are in before the promotion is decided. A generation that fails at
-the rung leaves the runs without answers there and the loss decides.
+goes on, an HF Trainer run could race to its end past the budget). The first two to pause are
+``fast-r8`` (rate 4e-4: the lower loss, wrong answers) and ``slow-r16`` (1e-4: the higher loss, right
+answers); one goes on. On the loss alone ``fast-r8`` does, and no answers are made at the rung (no
+text judge weighs in); with the LLM judge weighted above the loss ``slow-r16`` does, because its rung
+verdicts (answers made from ``checkpoint-<step>``) are in before the promotion is decided. A
+generation that fails at the rung leaves the runs without answers there and the loss decides.
 """
 
 from __future__ import annotations

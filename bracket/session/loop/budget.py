@@ -134,11 +134,11 @@ class Budget:
 
     def pays(self, view: "SearchView", launches: int, steps_each: float) -> bool:
         """Whether the search's budget pays for ``launches`` more launches that may each train
-        ``steps_each`` (the session's steps) — every run in flight counted to its own end too, or to its
-        rung where the trainer stops itself there (``SearchView.full_runs_at_most``), each launch with
-        its start-up. The one check every halving
-        launch passes before it starts (a new config, a promotion, a seed trained again): a trainer
-        that races to its end before the stop at its rung lands then still spends within the budget."""
+        ``steps_each`` (the session's steps), each with its start-up, beside every run in flight counted
+        to its own end, or to its rung where the trainer stops itself there
+        (``SearchView.full_runs_at_most``). The one check every halving launch passes before it starts
+        (a new config, a promotion, a seed trained again): a trainer that races to its end before the
+        stop at its rung lands then still spends within the budget, whatever its speed."""
         more = cost(launches * float(steps_each), launches, self.full_steps, launch_steps=view.launch)
         return view.full_runs_at_most(to_rungs=self.facts.stops_at_rung) + more <= self.search + 1e-9
 

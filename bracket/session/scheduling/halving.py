@@ -141,29 +141,27 @@ class Halving(Scheduler):
 
     # -- decided -----------------------------------------------------------------------------
     def target(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
-        if not config.open:
+        wanted = self.missing(config, view)
+        if wanted is None or not self.budget.pays(view, len(wanted[0]), self.reach(wanted[1])):
+            return None  # nothing to train, or each may race to its full length past the budget (``settle``)
+        return wanted[0], self.stop_at(wanted[1])
+
+    def missing(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int] | None:
+        """(the seeds of open ``config`` without a run, the rung its config stands at) while none trains
+        and none ended; None when it has none to train."""
+        place = view.places.get(config.id)
+        if not config.open or place is None or place.running or place.finished:
             return None
-        place = view.places[config.id]
         by_seed = view.seed_runs(config.id)
         missing = [i for i in range(view.seeds) if i not in by_seed]
-        if not missing or place.running or place.finished:
-            return None
         rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
                    default=0)
-        if not self.budget.pays(view, len(missing), self.reach(max(0, rung))):
-            return None  # each may race to its full length: the budget cannot pay (``settle`` stops the config)
-        return missing, self.stop_at(max(0, rung))
+        return (missing, max(0, rung)) if missing else None
 
     def unpaid(self, config: "ConfigRow", view: "SearchView") -> bool:
         """``config`` has seeds without a run (an interrupted one's slot) that the budget cannot pay to train."""
-        place = view.places.get(config.id)
-        if not config.open or place is None or place.running or place.finished:
-            return False
-        by_seed = view.seed_runs(config.id)
-        missing = view.seeds - len(by_seed)
-        rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
-                   default=0)
-        return missing > 0 and not self.budget.pays(view, missing, self.reach(max(0, rung)))
+        wanted = self.missing(config, view)
+        return wanted is not None and not self.budget.pays(view, len(wanted[0]), self.reach(wanted[1]))
 
     def resumes(self, view: "SearchView") -> Iterator[Work]:
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
