@@ -18,6 +18,7 @@ import time
 import httpx
 import pytest
 
+from tests.fakes.waiting import wait_for_answer
 from tests.reliability.rel_helpers import ROOT
 from tests.ui.conftest import free_port
 from tests.ui.test_ui_browser import ARGS, CHROMIUM
@@ -95,16 +96,7 @@ def _app(tmp, *extra: str):
                                    stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert process.poll() is None, log.read_text()[-3000:]
-            try:
-                if httpx.get(url + "/", timeout=2).status_code in (200, 401):
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(0.2)
+        wait_for_answer(url + "/", process, log, ok=(200, 401))
         yield url
     finally:
         process.terminate()
