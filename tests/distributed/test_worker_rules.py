@@ -42,7 +42,7 @@ def test_reserve_config_hands_out_no_more_than_the_budget(tmp_path):
         asked.append(len(asked))
         return Proposal(trial_number=len(asked), config={"lr": 0.1}, kind="search", name=f"search-{len(asked)}")
 
-    ids = [reserve_config(store, "s", limit=2, worker="w1", propose=propose) for _ in range(3)]
+    ids = [reserve_config(store, "s", limit=lambda: 2, worker="w1", propose=propose) for _ in range(3)]
     assert ids[0] is not None and ids[1] is not None and ids[2] is None
     assert len(asked) == 2  # the controller is not even asked once the budget is taken
     assert [c["worker"] for c in store.configs("s")] == ["w1", "w1"]

@@ -7,7 +7,8 @@ loop asks, in this order (``bracket.session.loop.search_loop``):
    to the rung its config stands at (:meth:`Halving.target`);
 2. :meth:`Halving.resumes` — ``halving.promotions`` on every config's place and rung score (the
    view's ``places`` and ``scores``), each the budget pays for (:meth:`Halving.affordable`: the
-   steps trained and in flight on every worker, the first rung of the configs still to come, the
+   steps trained and in flight on every worker, seeds reserved with no run yet, the first rung of
+   the configs still to come, the
    way to full length for one; with ``restarts`` a promotion trains its rung from step 0). The
    loop claims the first whose paused runs it gets, under the session's row lock;
 3. a new config (while the budget buys one, ``Budget.configs``), to the first rung.
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason, top_count
@@ -113,7 +114,7 @@ class Halving(Scheduler):
         count, note = super().bought(view)
         if len(view.configs) >= count:
             return count, note
-        if not self.budget.pays(view, view.seeds, self.reach(0)):
+        if not self.budget.pays(view, view.seeds, self.reach(0), promised=self.promised(view)):
             # a new config may race to its full length before the stop at its first rung lands
             return len(view.configs), (
                 f"halving: a new config starts only while the budget pays for it to train to full length (a "
@@ -123,9 +124,9 @@ class Halving(Scheduler):
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         last = len(self.rungs.steps) - 1
         need = view.seeds * (self.way(-1, 0) + self.way(max(highest, 0), last))
-        if sum(committed) + need <= self.budget.search_steps():
+        if sum(committed) + self.unstarted(view) + need <= self.budget.search_steps():
             return count, note
-        spent = sum(committed) / self.rungs.steps[-1]
+        spent = (sum(committed) + self.unstarted(view)) / self.rungs.steps[-1]
         return len(view.configs), (
             f"halving: the runs cost more than the plan counted ({spent:.1f} full runs trained or in flight for "
             f"{len(view.configs)} configs): the plan is redone, {self.budget.total} full runs buy "
@@ -135,33 +136,63 @@ class Halving(Scheduler):
         """The runs charged to the search's budget or training now (``SearchView.search_runs``)."""
         return view.search_runs()
 
+    def unstarted(self, view: "SearchView") -> float:
+        """The session's steps promised to seeds with no run row yet — a config another worker has
+        just reserved (``distributed.reserve_config``), whose runs it has not started; an interrupted
+        run's slot — each to the rung its config stands at (:meth:`seeds_to_start`). Every budget
+        decision counts them beside the runs', all under the session's row lock, so a promotion
+        never spends the first rung of a config reserved before it."""
+        total = 0.0
+        for config in view.configs:
+            start = self.seeds_to_start(config, view)
+            if start is not None:
+                seeds, stop = start
+                total += len(seeds) * (self.rungs.steps[-1] if stop is None else stop)
+        return total
+
     def busy(self, view: "SearchView") -> bool:
         """A search run trains on some worker (a resume too), or a config is still open for a live one."""
         return view.active() or super().busy(view)
 
     # -- decided -----------------------------------------------------------------------------
     def target(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
-        wanted = self.missing(config, view)
-        if wanted is None or not self.budget.pays(view, len(wanted[0]), self.reach(wanted[1])):
-            return None  # nothing to train, or each may race to its full length past the budget (``settle``)
-        return wanted[0], self.stop_at(wanted[1])
-
-    def missing(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int] | None:
-        """(the seeds of open ``config`` without a run, the rung its config stands at) while none trains
-        and none ended; None when it has none to train."""
         place = view.places.get(config.id)
-        if not config.open or place is None or place.running or place.finished:
+        start = None if place is None or place.running else self.seeds_to_start(config, view)
+        if start is None or not self.budget.pays(view, len(start[0]), self.reach_step(start[1]),
+                                                 promised=self.promised(view, but=config.id)):
+            return None  # nothing to train, or each may race to its full length past the budget (``settle``)
+        return start
+
+    def seeds_to_start(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
+        """(the seeds of open ``config`` with no run, the step they train to: its rung's), None when
+        it has none or it ended."""
+        if not config.open:
             return None
         by_seed = view.seed_runs(config.id)
         missing = [i for i in range(view.seeds) if i not in by_seed]
+        if not missing or view.places[config.id].finished:
+            return None
         rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
                    default=0)
-        return (missing, max(0, rung)) if missing else None
+        return missing, self.stop_at(max(0, rung))
 
     def unpaid(self, config: "ConfigRow", view: "SearchView") -> bool:
         """``config`` has seeds without a run (an interrupted one's slot) that the budget cannot pay to train."""
-        wanted = self.missing(config, view)
-        return wanted is not None and not self.budget.pays(view, len(wanted[0]), self.reach(wanted[1]))
+        place = view.places.get(config.id)
+        start = None if place is None or place.running else self.seeds_to_start(config, view)
+        return start is not None and not self.budget.pays(view, len(start[0]), self.reach_step(start[1]),
+                                                          promised=self.promised(view, but=config.id))
+
+    def promised(self, view: "SearchView", *, but: int | None = None) -> float:
+        """:meth:`unstarted` at their worst, as ``Budget.pays`` counts a launch: each seed with no run
+        row yet (a config another worker reserved, an interrupted run's slot; ``but``'s left out) may
+        train to its full length once started (:meth:`reach_step`), after its start-up."""
+        total = 0.0
+        for config in view.configs:
+            start = None if config.id == but else self.seeds_to_start(config, view)
+            if start is not None:
+                total += len(start[0]) * (self.reach_step(start[1]) + view.launch)  # each a launch, its start-up
+        return total
 
     def resumes(self, view: "SearchView") -> Iterator[Work]:
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
@@ -187,11 +218,15 @@ class Halving(Scheduler):
         return max(trained, target + run.in_session_steps(run.restart_steps, full))
 
     def reach(self, to_rung: int) -> int:
-        """The session's steps from 0 a launch asked to train to ``to_rung`` may train: its full length
-        (a trainer may race past its rung before the stop lands), or that rung where the trainer exits
-        by itself there (``TrainerFacts.stops_at_rung``)."""
+        """:meth:`reach_step` of a launch asked to train to ``to_rung``."""
+        return self.reach_step(self.stop_at(to_rung))
+
+    def reach_step(self, stop: int | None) -> int:
+        """The session's steps from 0 a launch asked to stop at ``stop`` (None: its end) may train: its
+        full length (a trainer may race past its rung before the stop lands), or that step where the
+        trainer exits by itself there (``TrainerFacts.stops_at_rung``)."""
         last = self.rungs.steps[-1]
-        return (self.stop_at(to_rung) or last) if self.budget.facts.stops_at_rung else last
+        return (stop or last) if self.budget.facts.stops_at_rung else last
 
     def way(self, rung: int, to_rung: int) -> int:
         """The session's steps a config at ``rung`` (-1: none yet) trains to reach ``to_rung``: the
@@ -204,7 +239,8 @@ class Halving(Scheduler):
     def affordable(self, promotion: Promotion, view: "SearchView", *, configs_left: int = 0,
                    closing: bool = True) -> bool:
         """Whether the budget pays for ``promotion``: the steps trained and in flight (every worker's,
-        each run in flight to the rung it goes to), the promotion's, the first rung of the configs
+        each run in flight to the rung it goes to; a seed whose run is yet to start, :meth:`unstarted`),
+        the promotion's, the first rung of the configs
         still to come and, while no config is at or on its way to full length, the rest of the way
         there for one, within the search's full runs. When no new config can come and none has gone
         past its rung, the best config of the rung goes on whenever its own steps fit (so a search
@@ -214,19 +250,20 @@ class Halving(Scheduler):
         rung = promotion.to_rung - 1
         # whatever else is planned: each resumed run may train on to its full length before its stop lands
         start = 0 if self.budget.restarts else steps[rung]
-        if not self.budget.pays(view, seeds, self.reach(promotion.to_rung) - start):
+        if not self.budget.pays(view, seeds, self.reach(promotion.to_rung) - start, promised=self.promised(view)):
             return False
         committed = [self.committed(r) for r in self.search_runs(view)]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
+        trained = sum(committed) + self.unstarted(view)
         ahead = max(highest, promotion.to_rung)
         finish = seeds * self.way(ahead, last)
         need = seeds * self.way(rung, promotion.to_rung)
         budget = self.budget.search_steps()
-        fits = sum(committed) + need + max(0, configs_left) * seeds * steps[0] + finish <= budget
+        fits = trained + need + max(0, configs_left) * seeds * steps[0] + finish <= budget
         ranked = sorted((value, cid) for (cid, r), value in view.scores.items() if r == rung)
         best = bool(ranked) and ranked[0][1] == promotion.config_id
         if best and closing and highest <= rung:
-            return sum(committed) + need <= budget
+            return trained + need <= budget
         place = next(i for i, (_, cid) in enumerate(ranked) if cid == promotion.config_id)
         if not fits or not closing or place < len(ranked) // self.rungs.eta:
             return fits
@@ -327,25 +364,27 @@ class Halving(Scheduler):
             log.warning("could not report rung scores of %s", config.name, exc_info=True)
 
 
-def sampler_history(view: "SearchView", full_values: Mapping[int, float], searched_params: Any) -> list[Any]:
+def sampler_history(view: "SearchView", full_values: Mapping[int, float], searched_params: Any,
+                    rated: Collection[int] = ()) -> list[Any]:
     """The search configs as the sampler sees them in a halving search, never mixing a short run's
     score with a full run's: one value per scored config (``halving.search_values``: the rung it
-    reached first, then its rank among the configs at that rung), COMPLETE; a config not scored yet
-    RUNNING (FAIL when it failed). ``full_values``: the full-length configs' values."""
+    reached first, then its rank among the configs at that rung by what the sampler sees there,
+    ``view.seen``), COMPLETE; a config not scored yet RUNNING (FAIL when it failed).
+    ``full_values``: the full-length configs' values; ``rated``: the configs a person judged."""
     from optuna.trial import TrialState
 
     from bracket.search.halving import search_values
     from bracket.search.types import ScoredConfig
 
     last = len(view.rungs.steps) - 1
-    scores = {**view.scores, **{(cid, last): value for cid, value in full_values.items()}}
+    scores = {**(view.seen or view.scores), **{(cid, last): value for cid, value in full_values.items()}}
     values = search_values(scores, last)
     history = []
     for config in view.configs:
         params = searched_params(config.row["params"])
         if config.id in values:
             history.append(ScoredConfig(params, values[config.id], TrialState.COMPLETE, kind=config.kind,
-                                        name=config.name))
+                                        name=config.name, rated=config.id in rated))
         elif config.status in (ConfigState.RUNNING, ConfigState.PAUSED, ConfigState.FAILED):
             state = TrialState.FAIL if config.status is ConfigState.FAILED else TrialState.RUNNING
             history.append(ScoredConfig(params, None, state, config.kind))
