@@ -43,12 +43,13 @@ from bracket.judge.image_judges import IMAGE_JUDGES
 #: (bracket.judge.task); llm_judge: a language model grading and comparing those answers;
 #: likeness, prompt_following, image_quality: local image models on every sample
 #: (bracket.judge.image_judges; they score only where their models are configured); preference:
-#: a preference model compared within one prompt (bracket.judge.preference; off by default)
+#: a preference model compared within one prompt (bracket.judge.preference; off by default);
+#: face_identity: faces of the samples against the references' (bracket.judge.faces; off by default)
 JUDGE_NAMES = ("loss", "human", "vlm", "eval_loss", "task", "llm_judge", "likeness", "prompt_following",
-               "image_quality", "preference")
+               "image_quality", "preference", "face_identity")
 DEFAULT_WEIGHTS: dict[str, float] = {"loss": 1.0, "human": 2.0, "vlm": 1.0, "eval_loss": 1.0, "task": 1.0,
                                      "llm_judge": 1.0, "likeness": 1.0, "prompt_following": 1.0,
-                                     "image_quality": 0.5, "preference": 0.0}
+                                     "image_quality": 0.5, "preference": 0.0, "face_identity": 0.0}
 
 
 class WeightsError(BracketError):

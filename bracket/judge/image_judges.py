@@ -12,9 +12,12 @@ better**, on these scales (:data:`SCALES`):
   the *held-out* samples to their prompts, less the base model's (the step-0 samples) where the
   trainer rendered those;
 * ``image_quality`` -- the CLIP-IQA figure, 0..1: the share the text-image model gives "Good
-  photo." against "Bad photo." (antonym prompts), averaged over every sample.
+  photo." against "Bad photo." (antonym prompts), averaged over every sample;
+* ``face_identity`` (optional, weight 0 by default) -- mean cosine, -1..1, of the embedding of the
+  largest face in each *in-distribution* sample to the reference images' faces
+  (``bracket.judge.faces``), over the samples where a face was found.
 
-Like the loss judge, likeness and prompt-following are **normalised across the runs they
+Like the loss judge, likeness, prompt-following and face identity are **normalised across the runs they
 compare** (best 0, worst 1; differences under :data:`MIN_SPREAD` count as noise and stay near
 0.5): a cosine of 0.71 means little on its own, a run's place among the others does. Image
 quality is absolute (``1 - figure``), as a rating is. Pure functions, as every judge.
@@ -27,18 +30,27 @@ from collections.abc import Mapping
 from bracket.judge.base import JudgeResult, clamp01, normalise_lower_better
 
 #: the three image judges (names in ``bracket.judge.combine.JUDGE_NAMES``)
-IMAGE_JUDGES = ("likeness", "prompt_following", "image_quality")
+IMAGE_JUDGES = ("likeness", "prompt_following", "image_quality", "face_identity")
+#: the optional ones (weight 0 by default): their figures exist only where they are on
+OPTIONAL = ("face_identity",)
 #: what each raw figure is, for people and the stored record
 SCALES = {
     "likeness": "cosine -1..1, higher is better (in-distribution samples vs the reference images)",
     "prompt_following": "text-image cosine -1..1, higher is better (held-out samples vs their prompts, "
                         "less the base model's step-0 figure where known)",
     "image_quality": "CLIP-IQA 0..1, higher is better (no reference)",
+    "face_identity": "cosine -1..1, higher is better (largest face of in-distribution samples vs the reference "
+                     "images' faces; samples without a face left out)",
 }
 #: differences smaller than this (in the raw figure's units) are noise: scores stay near 0.5
-MIN_SPREAD = {"likeness": 0.01, "prompt_following": 0.005, "image_quality": 0.0}
+MIN_SPREAD = {"likeness": 0.01, "prompt_following": 0.005, "image_quality": 0.0, "face_identity": 0.01}
+#: why a run has no figure of a judge
+NO_DATA = {"likeness": "no in-distribution sample image was judged",
+           "prompt_following": "no held-out sample image was judged",
+           "face_identity": "no face was found in an in-distribution sample or in the reference images "
+                            "(or the judge is off)"}
 #: the judges scored relative to the other runs (the rest are absolute)
-RELATIVE = ("likeness", "prompt_following")
+RELATIVE = ("likeness", "prompt_following", "face_identity")
 
 
 def score_figures(name: str, figures: Mapping[int, float | None]) -> dict[int, JudgeResult]:
@@ -54,8 +66,7 @@ def score_figures(name: str, figures: Mapping[int, float | None]) -> dict[int, J
            for key in known}
     for key, value in figures.items():
         if value is None:
-            what = "in-distribution" if name == "likeness" else "held-out" if name == "prompt_following" else "any"
-            out[key] = JudgeResult.no_data(f"no {what} sample image was judged")
+            out[key] = JudgeResult.no_data(NO_DATA.get(name, "no sample image was judged"))
     return out
 
 

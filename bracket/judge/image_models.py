@@ -12,7 +12,10 @@ nothing is ever downloaded here; ``./install.sh --judges`` fetches them once):
   fine-tuned on people's choices between images of one prompt, for the preference judge;
 * the **likeness model** (``BRACKET_JUDGE_LIKENESS``, optional): a DINOv2 checkpoint
   (``Dinov2Model`` with its image processor), whose CLS embedding says whether two images show the
-  same subject better than CLIP's does (DreamBooth's DINO score).
+  same subject better than CLIP's does (DreamBooth's DINO score);
+* the **face model** (``BRACKET_JUDGE_FACE``, optional, for the face-identity judge): an image
+  model (DINOv2, ViT or CLIP in transformers' format) whose pooled embedding of a face crop is
+  compared; without one, the face crops go through the likeness model (``bracket.judge.faces``).
 
 :func:`check_weights` is what Start and ``doctor`` run: it finds each model's folder and reads
 its configs without loading the weights. :class:`TransformersBackbone` does the work, batched,
@@ -32,6 +35,7 @@ QUALITY_PROMPTS = ("Good photo.", "Bad photo.")
 #: the model families each role accepts (``model_type`` of the checkpoint's config.json)
 TEXT_IMAGE_TYPES = ("clip",)
 LIKENESS_TYPES = ("dinov2", "clip")
+FACE_TYPES = ("dinov2", "vit", "clip")
 #: where a checkpoint keeps its image processor's settings (the hub's older name, transformers 5's)
 PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
@@ -83,6 +87,13 @@ def check_weights(name: str, kinds: Sequence[str], role: str) -> str:
     return kind
 
 
+def mean_cosine(row: Sequence[float], refs: Sequence[Sequence[float]]) -> float:
+    """The mean cosine of unit embedding ``row`` to the unit embeddings ``refs``, clipped to [-1, 1]
+    (unit vectors' dot products overshoot by float round-off)."""
+    value = sum(sum(a * b for a, b in zip(row, ref)) for ref in refs) / len(refs)
+    return min(1.0, max(-1.0, float(value)))
+
+
 def _features(output: Any) -> Any:
     """The embedding tensor of a ``get_*_features`` call (a tensor, or an output's pooled part)."""
     import torch
@@ -94,7 +105,7 @@ class TransformersBackbone:
     """The text-image model (and the likeness model when given) on ``device``, batched."""
 
     def __init__(self, text_image: str, likeness: str | None = None, *, device: str = "auto",
-                 batch_size: int = 8, preference: str | None = None) -> None:
+                 batch_size: int = 8, preference: str | None = None, face: str | None = None) -> None:
         import torch
         from transformers import AutoImageProcessor, AutoProcessor
 
@@ -113,6 +124,10 @@ class TransformersBackbone:
         if preference:
             _kind, self.preference_model, self.preference_processor = self._load(preference, TEXT_IMAGE_TYPES,
                                                                                  "preference", AutoProcessor)
+        self.face_model: Any = None
+        self.face_processor: Any = None
+        if face:
+            _kind, self.face_model, self.face_processor = self._load(face, FACE_TYPES, "face", AutoImageProcessor)
 
     def _load(self, name: str, kinds: Sequence[str], role: str, processor_class: Any) -> tuple[str, Any, Any]:
         """(model_type, model on the device in eval mode, processor) of checkpoint ``name``, checked
@@ -146,12 +161,27 @@ class TransformersBackbone:
         for batch in self._batches(images):
             if self.likeness_model is None:
                 rows += self._clip_images(batch).tolist()
-                continue
-            pixels = self.likeness_processor(images=list(batch), return_tensors="pt")["pixel_values"]
-            with self.torch.inference_mode():
-                out = self.likeness_model(pixel_values=pixels.to(self.device)).pooler_output
-            rows += self.torch.nn.functional.normalize(out.float(), dim=-1).tolist()
+            else:
+                rows += self._pooled(self.likeness_model, self.likeness_processor, batch).tolist()
         return rows
+
+    def face_embeddings(self, faces: Sequence[Any]) -> list[list[float]]:
+        """Unit embeddings of face crops: the face model's, else the likeness embeddings."""
+        if self.face_model is None:
+            return self.image_embeddings(faces)
+        return [row for batch in self._batches(faces)
+                for row in self._pooled(self.face_model, self.face_processor, batch).tolist()]
+
+    def _pooled(self, model: Any, processor: Any, batch: Sequence[Any]) -> Any:
+        """Unit image embeddings of an image model: CLIP's image features, else the pooled output
+        (DINOv2's and ViT's CLS token)."""
+        pixels = processor(images=list(batch), return_tensors="pt")["pixel_values"].to(self.device)
+        with self.torch.inference_mode():
+            if hasattr(model, "get_image_features"):
+                out = _features(model.get_image_features(pixel_values=pixels))
+            else:
+                out = model(pixel_values=pixels).pooler_output
+        return self.torch.nn.functional.normalize(out.float(), dim=-1)
 
     def prompt_similarity(self, images: Sequence[Any], texts: Sequence[str]) -> list[float]:
         """Cosine similarity of each image with its own prompt."""

@@ -6,14 +6,17 @@ loop; the session starts one per batch of images not yet in its cache
 (``bracket.session.scoring.image_judges``). The job names the models and the images:
 
     {"backbone": {"text_image": "...", "likeness": "..." | null, "device": "auto", "batch_size": 8,
-                  "module": "package.module:Factory" | null, "preference": "..." (optional)},
+                  "module": "package.module:Factory" | null, "preference": "..." (optional),
+                  "faces": true, "face": "..." (optional: the face-identity judge and its model)},
      "references": ["/data/ref1.png", ...],
      "images": [{"path": "...", "prompt": "...", "kind": "in" | "held_out"}, ...],
      "video_frames": 3}
 
 and the result gives per image ``{"likeness", "prompt_following", "image_quality"}`` (raw
 figures, higher better; see ``bracket.judge.image_judges``), and ``"preference"`` (the preference
-model's logit, ``bracket.judge.preference``) when the backbone names a ``preference`` model:
+model's logit, ``bracket.judge.preference``) when the backbone names a ``preference`` model,
+and ``"face_identity"`` with ``"face"`` ("found" or why not; ``bracket.judge.faces``) for
+in-distribution samples when it sets ``faces``:
 likeness for in-distribution samples only (their mean cosine to the reference images), prompt-following for held-out
 samples only, quality for every one; a video is judged from ``video_frames`` evenly spaced
 frames, the figures averaged. ``module`` (a factory called with the backbone's settings) swaps
@@ -32,7 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bracket.judge.image_models import TransformersBackbone, WeightsProblem
+from bracket.judge.faces import NO_FACE, FaceDetector, face_figures
+from bracket.judge.image_models import TransformersBackbone, WeightsProblem, mean_cosine
 from bracket.judge.vlm import DEFAULT_VIDEO_FRAMES, is_video, video_frames
 
 
@@ -43,7 +47,7 @@ def load_backbone(spec: dict[str, Any]) -> Any:
         return getattr(importlib.import_module(module), attr or "Backbone")(**spec)
     return TransformersBackbone(str(spec["text_image"]), spec.get("likeness") or None,
                                 device=str(spec.get("device") or "auto"), batch_size=int(spec.get("batch_size") or 8),
-                                preference=spec.get("preference") or None)
+                                preference=spec.get("preference") or None, face=spec.get("face") or None)
 
 
 def read_frames(path: Path, video_count: int) -> list[Any]:
@@ -56,18 +60,14 @@ def read_frames(path: Path, video_count: int) -> list[Any]:
         return [image.convert("RGB")]
 
 
-def _cosine(value: float) -> float:
-    """A cosine clipped to [-1, 1] (unit vectors' dot products overshoot by float round-off)."""
-    return min(1.0, max(-1.0, float(value)))
-
-
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def score_images(backbone: Any, references: list[Any], images: list[dict[str, Any]], video_count: int
-                 ) -> dict[str, dict[str, Any]]:
-    """Raw figures per image path (see the module docstring)."""
+def score_images(backbone: Any, references: list[Any], images: list[dict[str, Any]], video_count: int,
+                 faces: FaceDetector | None = None) -> dict[str, dict[str, Any]]:
+    """Raw figures per image path (see the module docstring); with a face detector, the
+    face-identity figure (or why there is none) of each in-distribution sample as well."""
     refs = backbone.image_embeddings(references) if references else []
     frames: list[Any] = []
     owners: list[int] = []
@@ -88,11 +88,13 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
     likeness: dict[int, float] = {}
     if refs and inside:
         for i, row in zip(inside, backbone.image_embeddings([frames[i] for i in inside])):
-            likeness[i] = _cosine(sum(sum(a * b for a, b in zip(row, ref)) for ref in refs) / len(refs))
+            likeness[i] = mean_cosine(row, refs)
     follows: dict[int, float] = {}
     if outside:
         texts = [images[owners[i]]["prompt"] for i in outside]
-        follows = dict(zip(outside, map(_cosine, backbone.prompt_similarity([frames[i] for i in outside], texts))))
+        follows = {i: min(1.0, max(-1.0, float(v)))  # a cosine, clipped as mean_cosine clips
+                   for i, v in zip(outside, backbone.prompt_similarity([frames[i] for i in outside], texts))}
+    face, face_notes = face_figures(backbone, faces, references, frames, inside) if faces else ({}, {})
     preferred = getattr(backbone, "preference", None)
     preference = preferred(frames, [images[owner]["prompt"] for owner in owners]) if preferred else None
     for index, item in enumerate(images):
@@ -104,6 +106,11 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
                              "image_quality": _mean([quality[i] for i in mine])}
         if preference is not None:
             out[item["path"]]["preference"] = _mean([float(preference[i]) for i in mine])
+        if faces is not None and item.get("kind") != "held_out":
+            found = [face[i] for i in mine if i in face]
+            out[item["path"]]["face_identity"] = _mean(found)
+            out[item["path"]]["face"] = "found" if found else next((face_notes[i] for i in mine if i in face_notes),
+                                                                   NO_FACE)
     return out
 
 
@@ -112,8 +119,9 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     backbone = load_backbone(dict(job.get("backbone") or {}))
     loaded = time.perf_counter()
     references = [frame for path in job.get("references") or () for frame in read_frames(Path(path), 1)]
+    faces = FaceDetector() if (job.get("backbone") or {}).get("faces") else None
     images = score_images(backbone, references, list(job.get("images") or ()),
-                          int(job.get("video_frames") or DEFAULT_VIDEO_FRAMES))
+                          int(job.get("video_frames") or DEFAULT_VIDEO_FRAMES), faces)
     return {"images": images, "load_s": round(loaded - started, 3), "score_s": round(time.perf_counter() - loaded, 3),
             "peak_rss_mb": peak_rss_mb()}
 

@@ -9,7 +9,7 @@ from typing import Any
 from bracket.judge.image_judges import IMAGE_JUDGES, SCALES
 
 #: the table's columns
-IMAGE_HEADERS = ["config", "step", "likeness", "prompt following", "quality"]
+IMAGE_HEADERS = ["config", "step", "likeness", "prompt following", "quality", "face identity"]
 
 
 def image_rows(ranked: Sequence[Any]) -> list[list[str]]:
@@ -23,6 +23,10 @@ def image_section(rows: list[list[str]]) -> list[tuple[str, list[Any]]]:
     """The report section (title, blocks) of ``rows``; none when the image judges saw nothing."""
     if not rows:
         return []
-    scales = "; ".join(f"{name}: {scale}" for name, scale in SCALES.items()) + "."
+    # a judge that saw nothing (the optional face identity, off) gets no column
+    keep = [i for i in range(len(IMAGE_HEADERS)) if i < 2 or any(row[i] != "-" for row in rows)]
+    shown = {judge for i, judge in enumerate(IMAGE_JUDGES, start=2) if i in keep}
+    scales = "; ".join(f"{name}: {scale}" for name, scale in SCALES.items() if name in shown) + "."
     return [("Image judges per step (raw figures, higher is better; ★ best step)",
-             [("table", IMAGE_HEADERS, rows), ("p", scales)])]
+             [("table", [IMAGE_HEADERS[i] for i in keep], [[row[i] for i in keep] for row in rows]),
+              ("p", scales)])]

@@ -38,6 +38,7 @@ from bracket.session.scoring.image_config import (
     decide_references,
     image_judge_config,
     image_judges_wanted,
+    weighed_image_judges,
 )
 from bracket.session.search_settings import SearchSettings, SettingsError
 from bracket.session.store import Store, sqlite_url
@@ -171,14 +172,14 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     merged = preset.check_fields(fields)  # nothing made yet (the demo dataset comes once all else is accepted)
     trainer = preset.trainer_factory(merged)
     settings = with_sample_prompts(settings, trainer, preset.display_name)
-    images = image_judge_config()
+    images = image_judge_config(settings.weights)
     images_wanted = images is not None and image_judges_wanted(settings.weights, trainer.sample_kind)
     check_weights_score(settings.weights, sample_kind=trainer.sample_kind,
                         judge_server=bool((settings.vlm or {}).get("base_url")), image_judges=images_wanted,
                         preference=bool(images and images.preference))
     if images_wanted and (problem := check_image_judges(images)):
-        raise SettingsError(f"Image judges: {problem} (or set their weights to 0: likeness=0,prompt_following=0,"
-                            "image_quality=0).")
+        zero = ",".join(f"{name}=0" for name in weighed_image_judges(settings.weights))
+        raise SettingsError(f"Image judges: {problem} (or set their weights to 0: {zero}).")
     space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
     warm_start, notes = fit_warm_start(trainer, space)
     if settings.warm_start_from:

@@ -39,9 +39,10 @@ from typing import Any
 
 #: the order judges are listed in
 JUDGE_ORDER = ("loss", "eval_loss", "human", "vlm", "likeness", "prompt_following", "image_quality", "preference",
-               "task", "llm_judge")
+               "face_identity", "task", "llm_judge")
 #: the raw figure of each image judge, as a person reads it (``bracket.judge.image_judges.SCALES``)
-IMAGE_FIGURES = {"likeness": "likeness", "prompt_following": "prompt following", "image_quality": "quality"}
+IMAGE_FIGURES = {"likeness": "likeness", "prompt_following": "prompt following", "image_quality": "quality",
+                 "face_identity": "face identity"}
 
 
 @dataclass(frozen=True)

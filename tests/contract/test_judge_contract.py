@@ -69,7 +69,8 @@ def _preference() -> Any:
 SCORERS: dict[str, Callable[..., Any]] = {"loss": _loss, "eval_loss": _eval_loss, "human": _human, "vlm": _vlm,
                                           "task": _task, "llm_judge": _llm_judge, "likeness": _image("likeness"),
                                           "prompt_following": _image("prompt_following"),
-                                          "image_quality": _image("image_quality"), "preference": _preference}
+                                          "image_quality": _image("image_quality"), "preference": _preference,
+                                          "face_identity": _image("face_identity")}
 
 
 def contract_problems(names: tuple[str, ...], weights: Mapping[str, float], scorers: Mapping[str, Callable[..., Any]],

@@ -9,7 +9,7 @@ import io
 import pytest
 
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES, WeightsError, check_weights_score, parse_weights
-from bracket.judge.image_judges import IMAGE_JUDGES, score_figures
+from bracket.judge.image_judges import IMAGE_JUDGES, OPTIONAL, score_figures
 from bracket.trainer.prompts import format_prompt_block, parse_prompt_lines, write_prompt_file
 from bracket.trainer.sample_proposal import held_out_lines
 
@@ -49,7 +49,9 @@ def test_figures_become_scores_relative_for_likeness_and_following_absolute_for_
 
 
 def test_the_image_judges_are_weighted_like_the_others():
-    assert set(IMAGE_JUDGES) <= set(JUDGE_NAMES) and all(DEFAULT_WEIGHTS[name] > 0 for name in IMAGE_JUDGES)
+    assert set(IMAGE_JUDGES) <= set(JUDGE_NAMES)
+    assert all(DEFAULT_WEIGHTS[name] > 0 for name in IMAGE_JUDGES if name not in OPTIONAL)
+    assert OPTIONAL == ("face_identity",) and DEFAULT_WEIGHTS["face_identity"] == 0.0  # off by default
     assert parse_weights("likeness=2,image_quality=0")["likeness"] == 2.0
     only_images = {"loss": 0.0, "human": 0.0, "vlm": 0.0, "likeness": 1.0}
     with pytest.raises(WeightsError, match="every judge that can score"):

@@ -3,7 +3,8 @@ and ``doctor`` make of their models, and the likeness references.
 
 ``BRACKET_JUDGE_TEXT_IMAGE`` (a CLIP checkpoint: a folder or a Hugging Face name in the local
 cache) turns them on; ``BRACKET_JUDGE_LIKENESS`` (DINOv2), ``BRACKET_JUDGE_PREFERENCE`` (a
-PickScore-style CLIP for the optional preference judge), ``BRACKET_JUDGE_PYTHON``,
+PickScore-style CLIP for the optional preference judge), ``BRACKET_JUDGE_FACE`` (a face model for
+the optional face-identity judge, which runs when its weight is above 0), ``BRACKET_JUDGE_PYTHON``,
 ``BRACKET_JUDGE_DEVICE`` and ``BRACKET_JUDGE_BATCH`` refine them; ``BRACKET_JUDGE_BACKBONE``
 (``module:factory``) swaps the models for another backbone (the tests' stand-in). The scorer that
 runs them is ``bracket.session.scoring.image_scorer``.
@@ -28,11 +29,15 @@ from bracket import settings as app_settings
 from bracket.dataset.references import MIN_IMAGES, choose, dataset_images, held_count, held_out_references
 from bracket.dataset.references import note as references_note
 from bracket.errors import BracketError
+from bracket.judge.faces import detector_problem
 from bracket.judge.image_judges import IMAGE_JUDGES
-from bracket.judge.image_models import LIKENESS_TYPES, TEXT_IMAGE_TYPES, WeightsProblem, check_weights
+from bracket.judge.image_models import FACE_TYPES, LIKENESS_TYPES, TEXT_IMAGE_TYPES, WeightsProblem, check_weights
 from bracket.judge.preference import NAME as PREFERENCE
 from bracket.session.scoring.run_scores import effective_weights
 from bracket.trainer.base import Trainer
+
+#: the optional face-identity judge (``bracket.judge.faces``)
+FACE = "face_identity"
 
 #: at most this many dataset images are the likeness references (spread over the dataset)
 REFERENCE_COUNT = 8
@@ -51,20 +56,26 @@ class ImageJudgeConfig:
     module: str = ""
     #: a preference model (PickScore-style CLIP) for the optional preference judge; "" none
     preference: str = ""
+    #: the face-identity judge runs (its weight is above 0); ``face``: its face model, "" the likeness model
+    faces: bool = False
+    face: str = ""
 
     def backbone(self) -> dict[str, Any]:
         spec = {"text_image": self.text_image, "likeness": self.likeness or None, "device": self.device,
                 "batch_size": self.batch_size, "module": self.module or None}
-        return {**spec, "preference": self.preference} if self.preference else spec
+        spec = {**spec, "preference": self.preference} if self.preference else spec
+        return {**spec, "faces": True, "face": self.face or None} if self.faces else spec
 
     def digest(self) -> str:
         """What the figures depend on besides the image: the models (for the cache key)."""
         return json.dumps([self.text_image, self.likeness, self.module] + ([self.preference] if self.preference
-                                                                           else []))
+                                                                           else [])
+                          + (["faces", self.face] if self.faces else []))
 
 
-def image_judge_config() -> ImageJudgeConfig | None:
-    """The configured image judges, or None when no text-image model (nor stand-in) is set."""
+def image_judge_config(weights: Mapping[str, float] | None = None) -> ImageJudgeConfig | None:
+    """The configured image judges, or None when no text-image model (nor stand-in) is set; with a
+    session's ``weights``, the face-identity judge is on where it weighs above 0."""
     text_image = app_settings.env("BRACKET_JUDGE_TEXT_IMAGE")
     module = app_settings.env("BRACKET_JUDGE_BACKBONE")
     if not text_image and not module:
@@ -76,20 +87,31 @@ def image_judge_config() -> ImageJudgeConfig | None:
     return ImageJudgeConfig(text_image=text_image, likeness=app_settings.env("BRACKET_JUDGE_LIKENESS"),
                             python=app_settings.env("BRACKET_JUDGE_PYTHON"),
                             device=app_settings.env("BRACKET_JUDGE_DEVICE", "auto") or "auto", batch_size=batch,
-                            module=module, preference=app_settings.env("BRACKET_JUDGE_PREFERENCE"))
+                            module=module, preference=app_settings.env("BRACKET_JUDGE_PREFERENCE"),
+                            faces=effective_weights(weights or {}).get(FACE, 0.0) > 0,
+                            face=app_settings.env("BRACKET_JUDGE_FACE"))
+
+
+def weighed_image_judges(weights: Mapping[str, float]) -> list[str]:
+    """The image judges (the optional ones included) that weigh above 0 with a session's ``weights``."""
+    laid = effective_weights(weights)
+    return [name for name in (*IMAGE_JUDGES, PREFERENCE) if laid.get(name, 0.0) > 0]
 
 
 def image_judges_wanted(weights: Mapping[str, float], sample_kind: str) -> bool:
     """Whether a session's image judges have anything to do: image or video samples, and one of
-    them (the preference judge included) weighing above 0."""
-    laid = effective_weights(weights)
-    return sample_kind in ("image", "video") and any(laid.get(name, 0.0) > 0 for name in (*IMAGE_JUDGES, PREFERENCE))
+    them (the optional ones included) weighing above 0."""
+    return sample_kind in ("image", "video") and bool(weighed_image_judges(weights))
 
 
 def check_image_judges(config: ImageJudgeConfig | None) -> str | None:
     """Why the configured image judges cannot run (one sentence: a missing or broken weight, a
     python that is not there), or None when they can or none are configured."""
-    if config is None or config.module:
+    if config is None:
+        return None
+    if config.faces and (problem := detector_problem()):
+        return problem
+    if config.module:
         return None
     python = config.python
     if python and not Path(python).expanduser().is_file():
@@ -100,6 +122,8 @@ def check_image_judges(config: ImageJudgeConfig | None) -> str | None:
             check_weights(config.likeness, LIKENESS_TYPES, "BRACKET_JUDGE_LIKENESS")
         if config.preference:
             check_weights(config.preference, TEXT_IMAGE_TYPES, "BRACKET_JUDGE_PREFERENCE")
+        if config.faces and config.face:
+            check_weights(config.face, FACE_TYPES, "BRACKET_JUDGE_FACE")
     except WeightsProblem as problem:
         return str(problem)
     return None
@@ -152,4 +176,26 @@ def doctor_check(report: Any) -> bool | None:
     problem = check_image_judges(config)
     found = f"models found: {config.text_image}" + "".join(f", {m}" for m in (config.likeness, config.preference) if m)
     report.add("image judges", problem is None, problem or found)
+    face = face_check(config)
+    if face is not None:
+        report.add("face identity", face[0], face[1], warning=face[2])
     return problem is None
+
+
+def face_check(config: ImageJudgeConfig) -> tuple[bool, str, bool] | None:
+    """``doctor``'s (ok, message, warning) on the optional face-identity judge's pieces: the detector
+    and ``BRACKET_JUDGE_FACE``'s model. A named face model that is missing fails; a missing detector
+    without one only warns (the judge is off unless weighted); None with a stand-in backbone."""
+    if config.module:
+        return None
+    problem = detector_problem()
+    if config.face and problem is None:
+        try:
+            check_weights(config.face, FACE_TYPES, "BRACKET_JUDGE_FACE")
+        except WeightsProblem as error:
+            problem = str(error)
+    if problem:
+        return (False, problem, False) if config.face else \
+            (True, f"optional judge (off unless face_identity weighs above 0): {problem}", True)
+    model = config.face or "the likeness model on face crops"
+    return True, f"OpenCV's Haar face detector found; face embeddings: {model}", False

@@ -4,7 +4,8 @@ The image scorer (``bracket.session.scoring.image_scorer``) stores, per run::
 
     judges["image"] = {
         "steps":  {"<step>": {"likeness": float|None, "prompt_following": float|None,
-                              "image_quality": float|None, "n_images": int}},
+                              "image_quality": float|None, "face_identity": float|None, "n_images": int,
+                              "faces": "k of n"}},   # faces: only with the face-identity judge on
         "images": {"<sample path relative to the run folder>": {"likeness": ..., "prompt_following": ...,
                    "image_quality": ..., "step": int, "prompt_kind": "in" | "held_out"}},
         "scales": {judge: "what the raw figure is"},
@@ -46,7 +47,7 @@ RECORD = "image"
 #: what each of the front's axes measures
 FIDELITY, FLEXIBILITY = "likeness", "prompt_following"
 #: short names for a cell or an axis
-SHORT = {"likeness": "likeness", "prompt_following": "prompt", "image_quality": "quality"}
+SHORT = {"likeness": "likeness", "prompt_following": "prompt", "image_quality": "quality", "face_identity": "face"}
 
 
 def _finite(value: Any) -> float | None:

@@ -33,7 +33,7 @@ from typing import Any
 
 from bracket import settings as app_settings
 from bracket.errors import BracketError
-from bracket.judge.image_judges import IMAGE_JUDGES, SCALES
+from bracket.judge.image_judges import IMAGE_JUDGES, OPTIONAL, SCALES
 from bracket.judge.preference import NAME as PREFERENCE
 from bracket.session.scoring.image_config import (
     ImageJudgeConfig,
@@ -124,16 +124,23 @@ def build_record(run: Mapping[str, Any], rows: Sequence[tuple[int, Path, SampleP
         if "error" in figures:
             errors.append(str(figures["error"]))
             continue
-        images[relative(path, run)] = {**{n: figures.get(n) for n in IMAGE_JUDGES}, "step": int(step),
-                                       "prompt_kind": prompt.kind}
+        images[relative(path, run)] = {**{n: figures.get(n) for n in IMAGE_JUDGES if n not in OPTIONAL or n in figures},
+                                       "step": int(step), "prompt_kind": prompt.kind}
+        if figures.get("face"):  # the face-identity judge: "found", or why the sample has no figure
+            images[relative(path, run)]["face"] = str(figures["face"])
         by_step.setdefault(int(step), []).append(figures)
         if figures.get(PREFERENCE) is not None:  # kept per prompt: compared only within one
             images[relative(path, run)][PREFERENCE] = figures[PREFERENCE]
             preferred.setdefault(str(step), {})[prompt.text] = float(figures[PREFERENCE])
 
     def means(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        return {**{n: _mean([float(f[n]) for f in rows if f.get(n) is not None]) for n in IMAGE_JUDGES},
-                "n_images": len(rows)}
+        shown = [n for n in IMAGE_JUDGES if n not in OPTIONAL or any(n in f for f in rows)]
+        out: dict[str, Any] = {**{n: _mean([float(f[n]) for f in rows if f.get(n) is not None]) for n in shown},
+                               "n_images": len(rows)}
+        looked = [f for f in rows if f.get("face")]
+        if looked:  # how many in-distribution samples showed a face (the rest have no face figure)
+            out["faces"] = f"{sum(f['face'] == 'found' for f in looked)} of {len(looked)}"
+        return out
 
     base = means(by_step.pop(0)) if 0 in by_step else None
     steps = {}
@@ -266,8 +273,8 @@ class ImageScorer:
 def session_image_scorer(parts: Any, on_scored: Callable[[], None] | None = None) -> ImageScorer | None:
     """The image scorer of a session (its ``SessionParts``), or None when the image judges are not
     configured, weigh 0, or the preset renders no images or video."""
-    config = image_judge_config()
     settings, trainer = parts.settings, parts.trainer
+    config = image_judge_config(settings.weights or {})
     if config is None or not image_judges_wanted(settings.weights or {}, trainer.sample_kind):
         return None
     references, note = likeness_references(trainer)

@@ -62,7 +62,8 @@ class RunScore:
 
 #: the detail of each judge's result that a person reads beside the normalised score
 RAW_FIGURES = {"loss": "final_ema", "eval_loss": "loss", "human": "mean_rating", "task": "quality",
-               "likeness": "raw", "prompt_following": "raw", "image_quality": "raw", "preference": "raw"}
+               "likeness": "raw", "prompt_following": "raw", "image_quality": "raw", "preference": "raw",
+               "face_identity": "raw"}
 
 
 def raw_figure(judge: str, result: JudgeResult | None) -> float | None:
