@@ -7,7 +7,9 @@ strategy runs one config at a time, every config to full length (a diverging run
 after ``DIVERGE_AT`` of its steps), until ``budget`` configs:
 
 * ``bracket`` — the real :class:`bracket.search.controller.SearchController` as shipped;
-  ``bracket@<variant>`` — the same with controller options (:data:`VARIANTS`);
+  ``bracket@<variant>`` — the same with controller options, or without the confirmation round
+  (``confirm``: its runs) or ranked by another value of each run (``value``: :func:`run_value`)
+  (:data:`VARIANTS`);
 * ``optuna-tpe`` — plain Optuna ``TPESampler`` at its defaults; ``tpe-hyperband`` — the same
   with ``HyperbandPruner`` (rungs 1/9 and 1/3, the rung evidence the preset logs);
 * ``gp`` — Optuna 5's ``GPSampler`` at its defaults;
@@ -49,7 +51,8 @@ LAUNCH = 0.05
 #: development seeds: ``7919 * repetition + 17``; ``--fresh`` ones the same plus this offset, never used
 #: while tuning (offset 1000 was an earlier set of fresh seeds, reported once and then retired)
 FRESH_OFFSET = 2000
-#: bracket variants: name → SearchController options
+#: bracket variants: name → SearchController options, plus ``confirm`` (runs kept for the
+#: confirmation round; default the session's own) and ``value`` (:func:`run_value`)
 VARIANTS: dict[str, dict[str, Any]] = {
     "bracket": {},
     "bracket@no-hedge": {"hedge": None},
