@@ -12,10 +12,11 @@ winner. No subprocess or store, so a session takes seconds.
 A **taste** is a second landscape over the same space — what the rater likes, which differs
 from the loss the runs train on in a known way (:data:`TASTES`). In ``rated`` mode the rater
 acts before each proposal from trial 2 on, as in ``bench/raters.py``: with probability 0.7 it
-rates the first two runs "Next unrated" offers (:func:`bracket.app.rating_queue.rate_next`;
-1–10 from :func:`bench.raters.rating_of`, σ 0.6 points, rounded), and with probability 0.3
-makes one blind choice from "Next pair" (:func:`bracket.judge.informative.informative_pairs`,
-a logistic choice on the taste gap). ``control`` is the same session (same seeds) unrated.
+rates the first two runs "Next unrated" offers (:func:`bracket.app.rating_queue.rate_next`
+with the sampler's readings, as Compare calls it; 1–10 from :func:`bench.raters.rating_of`,
+σ 0.6 points, rounded), and with probability 0.3 makes one blind choice from "Next pair"
+(:func:`bracket.judge.informative.informative_pairs`, a logistic choice on the taste gap).
+``control`` is the same session (same seeds) unrated.
 
 Per session and taste:
 
@@ -132,7 +133,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
     from bracket.session.create import fit_warm_start
     from bracket.session.scoring import score_runs
     from bracket.session.scoring.run_scores import config_values, rated_configs, sampler_history
-    from bracket.session.scoring.sampler_values import sampler_values
+    from bracket.session.scoring.sampler_values import sampler_values, taste_readings
     from bracket.standings import build_standings
 
     started = time.time()
@@ -170,7 +171,8 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
         if mode == "rated" and trial > 1 and runs:
             if rater.random() < p_round:
                 table = standings()
-                ids, _why = rate_next(table, {r["id"] for r in runs}, 4)
+                readings = taste_readings(runs, state["scores"], {c["id"]: c["params"] for c in configs})
+                ids, _why = rate_next(table, {r["id"] for r in runs}, 4, readings)
                 done = {r["run_id"] for r in ratings}
                 for run_id in [i for i in ids if i not in done][:per_round]:
                     config = configs[run_id - 1]

@@ -69,10 +69,12 @@ def pytest_sessionfinish(session, exitstatus):
     """Fail the run when a test left a process behind (and end those processes, so none outlives it)."""
     import psutil
 
-    deadline = time.monotonic() + LEFTOVER_GRACE_S
-    left = leftover_processes()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
+    from tests.fakes.waiting import wait_until
+
+    try:
+        wait_until(lambda: not leftover_processes(), LEFTOVER_GRACE_S, "no process left", interval=0.2)
+        return
+    except AssertionError:
         left = leftover_processes()
     if not left:
         return

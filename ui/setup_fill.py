@@ -13,7 +13,7 @@ from typing import Any
 import gradio as gr
 
 from bracket.app.field_slots import shown_fields
-from bracket.app.form_values import weight_boxes
+from bracket.app.form_values import IMAGE_MODEL_BOXES, weight_boxes
 from bracket.app.forms import plan_text
 from bracket.app.manager import SessionManager
 from bracket.app.programs import is_configured_judge
@@ -108,7 +108,8 @@ def fill_form(manager: SessionManager, values: dict[str, Any], message: str) -> 
     loaded = dict(values)
     preset_id = values["preset_id"]
     switched = switch_preset(manager, preset_id, loaded)
-    kept = ("budget", "seeds", "steps", "sample_every", "algorithm", "lr_bracket", "confirm", "halving", "vlm_model")
+    kept = ("budget", "seeds", "steps", "sample_every", "algorithm", "lr_bracket", "confirm", "halving", "vlm_model",
+            *IMAGE_MODEL_BOXES)
     return {**switched, "preset_id": preset_id, "loaded": loaded, **{key: values[key] for key in kept},
             "validation": gr.update(value=values["validation"], info=validation_note(preset_id)),
             "vlm_base_url": shown_judge_url(manager, values["vlm_base_url"]), **weight_boxes(values["weights"]),

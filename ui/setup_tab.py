@@ -27,7 +27,7 @@ from typing import Any
 import gradio as gr
 
 from bracket.app.field_slots import shown_fields
-from bracket.app.form_values import WEIGHT_BOXES, form_weights
+from bracket.app.form_values import IMAGE_MODEL_BOXES, WEIGHT_BOXES, form_weights
 from bracket.app.forms import plan_text, settings_from_form
 from bracket.app.manager import SessionManager
 from bracket.app.programs import configured_judge_url
@@ -57,6 +57,7 @@ from ui.setup_fill import (
     switch_preset,
 )
 from ui.setup_form import SetupForm
+from ui.setup_judges import image_model_boxes
 from ui.setup_preset import (
     DEFAULTS,
     confirm_default,
@@ -90,12 +91,13 @@ def budget_label(halving: Any) -> Any:
 
 #: the form's values Start reads, by name: :func:`start_search`'s keyword arguments
 START_INPUTS = ("preset_id", "fields", "budget", "steps", "seeds", "prompts", "sample_every", "algorithm", "space",
-                *WEIGHT_BOXES, "vlm_base_url", "vlm_model", "vlm_api_key", "name",
+                *WEIGHT_BOXES, "vlm_base_url", "vlm_model", "vlm_api_key", *IMAGE_MODEL_BOXES, "name",
                 "lr_bracket", "warm_start_from", "confirm", "validation", "halving", *BOX_NAMES)
 #: what Open, Resume, Clone and a page load fill in, by name: the keys :func:`fill_form` returns
 FILLED = (*SLOT_NAMES, "form_token", "preset_id", "loaded", "fields", "notes", "preflight", "budget", "seeds", "steps",
           "sample_every", "algorithm", "lr_bracket", "confirm", "validation", "halving", "prompts", "prompt_origin",
           "space", "bounds", "space_message", "plan", "estimate", "vlm_base_url", "vlm_model", *WEIGHT_BOXES,
+          *IMAGE_MODEL_BOXES,
           "warm_start_from", "name", "form_message")
 #: what a preset switch fills in (:func:`switch_preset`): everything of the form that depends on the preset
 SWITCHED = (*SLOT_NAMES, "form_token", "fields", "notes", "preflight", "budget", "steps", "confirm", "validation",
@@ -130,7 +132,8 @@ def start_search(manager: SessionManager, *, preset_id: str, fields: dict[str, s
                  seeds: Any, prompts: str = "", sample_every: Any = None, algorithm: str = "tpe", space: Any = None,
                  vlm_base_url: str = "", vlm_model: str = "", vlm_api_key: str = "", name: str = "",
                  lr_bracket: Any = True, warm_start_from: Any = None, confirm: Any = None, validation: Any = True,
-                 halving: Any = False, **weights: Any) -> tuple[str, Any, Any, str]:
+                 halving: Any = False, judge_text_image: str = "", judge_likeness: str = "",
+                 judge_preference: str = "", **weights: Any) -> tuple[str, Any, Any, str]:
     """Validate the form, create the session and start it; then show the Search tab (the
     message goes to Setup's line and to the Search tab's).
 
@@ -155,7 +158,8 @@ def start_search(manager: SessionManager, *, preset_id: str, fields: dict[str, s
         budget=budget, steps=steps, seeds=seeds, prompts=prompts, sample_every=sample_every, algorithm=algorithm,
         bounds=bounds, weights=weights, vlm_base_url=vlm_base_url, vlm_model=vlm_model, vlm_api_key=vlm_api_key,
         lr_bracket=bool(lr_bracket), warm_start_from=list(warm_start_from or []), confirm=confirm,
-        validation=bool(validation), halving=bool(halving))
+        validation=bool(validation), halving=bool(halving), judge_text_image=judge_text_image or "",
+        judge_likeness=judge_likeness or "", judge_preference=judge_preference or "")
     known = {s.name for s in get_preset(preset_id).fields}
     session = manager.start_new(preset_id, {k: v for k, v in (fields or {}).items() if k in known}, settings,
                                 name=(name or "").strip() or None)
@@ -257,6 +261,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
             vlm_url = judge_url_box(manager)
             vlm_model = gr.Textbox("", label="Judge model")
             vlm_key = gr.Textbox("", label="Judge API key (not stored)", type="password")
+        image_models = image_model_boxes()
     warm_from = gr.Dropdown([], value=None, multiselect=True, label="Warm start from past sessions (optional)",
                             info="their two best configs each join the warm start after the baseline",
                             elem_id="bk-warm-from")
@@ -271,7 +276,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
                      halving=halving, prompts=prompts, prompt_origin=prompt_origin, space=space_df, bounds=bounds_state,
                      space_message=space_md, plan=plan_md, estimate=estimate_md,
                      vlm_base_url=vlm_url, vlm_model=vlm_model, vlm_api_key=vlm_key,
-                     **weights,
+                     **weights, **image_models,
                      warm_start_from=warm_from, name=name, form_message=form_md, field_edit=field_edit,
                      form_token=form_token, **slots)
     # a preset switch: the browser blanks the previous preset's text at once, then one event fills in

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bracket.app.grid import GridData, build_grid
+from bracket.app.rating_effect import search_readings
 from bracket.app.rating_queue import rate_next, run_labels
 from bracket.app.rungs import run_marks
 from bracket.errors import BracketError
@@ -93,8 +94,9 @@ class Compare:
 
     def rate_next(self, k: int = 4) -> tuple[list[int], str]:
         """(runs to rate next, the one-line why): ``rating_queue.rate_next``."""
-        self._manager.require()  # "No search is open" before anything else
-        return rate_next(self._manager.standings(), {r["id"] for r in self.scorable_runs()}, k)
+        session = self._manager.require()  # "No search is open" before anything else
+        return rate_next(self._manager.standings(), {r["id"] for r in self.scorable_runs()}, k,
+                         search_readings(session))
 
     def run_labels(self) -> dict[int, str]:
         """Compare's label per finished run: stage, seed, where it stands on the rungs of a halving

@@ -14,9 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bracket import settings as app_settings
 from bracket.judge.combine import DEFAULT_WEIGHTS, JUDGE_NAMES
 from bracket.session import SearchSettings
 from bracket.session.scoring import effective_weights
+from bracket.session.scoring.image_config import MODEL_SETTINGS
+
+#: the Setup form's image-judge model boxes (``judge_text_image``…), one per ``SearchSettings.image_models`` name
+IMAGE_MODEL_BOXES = tuple(f"judge_{name}" for name in MODEL_SETTINGS)
 
 
 def weight_name(judge: str) -> str:
@@ -27,6 +32,12 @@ def weight_name(judge: str) -> str:
 #: the Setup form's weight boxes: form name → (judge, default weight), in the judges' order
 WEIGHT_BOXES: dict[str, tuple[str, float]] = {weight_name(judge): (judge, float(DEFAULT_WEIGHTS.get(judge, 0.0)))
                                               for judge in JUDGE_NAMES}
+
+
+def image_model_defaults() -> dict[str, tuple[str, str]]:
+    """Each image-judge model box (:data:`IMAGE_MODEL_BOXES`) → (its ``.env`` setting, what ``.env``
+    gives it): what a blank box means."""
+    return {f"judge_{name}": (env, app_settings.env(env)) for name, (env, _, _) in MODEL_SETTINGS.items()}
 
 
 def form_weights(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -55,6 +66,7 @@ def settings_values(settings: SearchSettings) -> dict[str, Any]:
             "model", "")), "lr_bracket": bool(settings.lr_bracket), "warm_start_from": list(settings.warm_start_from),
         "confirm": settings.confirm, "validation": settings.validation_split != 0.0,
         "halving": settings.halving is not None,
+        **{f"judge_{name}": str((settings.image_models or {}).get(name, "")) for name in MODEL_SETTINGS},
     }
 
 

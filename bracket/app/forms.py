@@ -19,6 +19,7 @@ from bracket.session import HalvingSettings, SearchSettings, SettingsError
 from bracket.session.loop.budget import Budget
 from bracket.session.loop.rung_steps import trainer_facts
 from bracket.session.loop.trainer_facts import NO_FACTS
+from bracket.session.scoring.image_config import chosen_models
 
 #: judgements per sample or answer: more than this is a typo, not a plan (each is a server call)
 MAX_JUDGE_REPEATS = 20
@@ -151,10 +152,11 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
                        weights: Mapping[str, Any] | None = None, vlm_base_url: str = "", vlm_model: str = "",
                        vlm_api_key: str = "", timeout_s: Any = None, lr_bracket: bool = True,
                        warm_start_from: Sequence[str] | None = None, confirm: Any = None,
-                       validation: bool = True, halving: bool = False) -> SearchSettings:
+                       validation: bool = True, halving: bool = False, judge_text_image: str = "",
+                       judge_likeness: str = "", judge_preference: str = "") -> SearchSettings:
     """Validated settings from form values; raises ``SettingsError`` (a ``BracketError``).
     ``bounds`` come from :func:`parse_bounds` (the Setup tab's search-space table gives them
-    through ``bracket.app.space_editor``)."""
+    through ``bracket.app.space_editor``). ``judge_*``: the image judges' models (blank: ``.env``'s)."""
     every = _whole("Sample every N steps", sample_every, optional=True)
     if every == 0:
         every = None  # the form's 0: the trainer's own (with halving, each rung); negatives still fail below
@@ -169,6 +171,7 @@ def settings_from_form(*, budget: Any, steps: Any, seeds: Any, prompts: str = ""
         warm_start_from=[str(f) for f in (warm_start_from or []) if f],
         confirm=_whole("Confirmation runs", confirm, optional=True), validation_split=None if validation else 0.0,
         halving=HalvingSettings() if halving else None,
+        image_models=chosen_models(judge_text_image or "", judge_likeness or "", judge_preference or ""),
     )
     settings.validate()
     return settings

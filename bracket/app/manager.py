@@ -44,6 +44,8 @@ from bracket.app.thumbs import ThumbnailCache
 from bracket.errors import BracketError
 from bracket.registry import get_preset
 from bracket.session import SearchSettings, Session, SessionSnapshot
+from bracket.session.store.change_memo import drop as memo_drop
+from bracket.session.store.change_memo import part as memo_part
 from bracket.standings import Standings, standings
 from bracket.standings.study_sync import record_at_end
 from bracket.status import ViewRefresher
@@ -65,11 +67,9 @@ class SessionManager:
         self.allow_custom_executables = allow_custom_executables  # else configured programs only
         self.runs_dir = app_settings.absolute_path(runs_dir) if runs_dir else app_settings.get_settings().runs_dir
         self.storage_url = storage_url
-        self._cache: SnapshotCache | None = None
+        self._session: Session | None = None
         self.snapshot_ttl = snapshot_ttl
         self._lock = threading.RLock()
-        self._session: Session | None = None
-        self._thumbs: ThumbnailCache | None = None
         #: finals or promote running (or last run) in the background (``bracket.app.jobs``)
         self.job: Job | None = None
         self.reading = Reading(self)
@@ -82,6 +82,14 @@ class SessionManager:
     @property
     def session(self) -> Session | None:
         return self._session
+
+    @property
+    def _cache(self) -> SnapshotCache | None:
+        """The open session's snapshot cache: a part of the process's one cache owner (``change_memo``)."""
+        session = self._session
+        if session is None:
+            return None
+        return memo_part(session, "snapshot", lambda: SnapshotCache(session, self._snapshot_ttl))
 
     def require(self) -> Session:
         session = self._session
@@ -97,12 +105,14 @@ class SessionManager:
     def _adopt(self, session: Session) -> Session:
         old = self._session
         self._session = session
-        self._cache = SnapshotCache(session, self.snapshot_ttl)
-        self._thumbs = ThumbnailCache(session.folder)
+        cache = self._cache
+        if cache is not None:  # the same session adopted again starts afresh, as a new one does
+            cache.invalidate()
         if self.status_view not in session.on_change:
             session.on_change.append(self.status_view)
         if old is not None and old is not session:
             old.store.close()
+            memo_drop(old)
         return session
 
     def _refuse_if_running(self, action: str) -> None:
@@ -224,8 +234,9 @@ class SessionManager:
     @snapshot_ttl.setter
     def snapshot_ttl(self, seconds: float) -> None:
         self._snapshot_ttl = seconds
-        if self._cache is not None:
-            self._cache.ttl = seconds
+        cache = self._cache
+        if cache is not None:
+            cache.ttl = seconds
 
     def memo(self, key: Any, build: Any, *, structural: bool = False, fresh: bool = True) -> Any:
         """``build()`` once per snapshot version: what every open tab shows the same (a
@@ -244,14 +255,14 @@ class SessionManager:
     def thumbs(self) -> ThumbnailCache:
         """The open session's thumbnail cache (the Compare grid's pictures); :class:`NoSessionError`
         when none is open."""
-        if self._thumbs is None:
-            raise NoSessionError(NO_SESSION)
-        return self._thumbs
+        session = self.require()
+        return memo_part(session, "thumbnails", lambda: ThumbnailCache(session.folder))
 
     def forget(self, *, changed: bool = False) -> None:
         """Drop what was derived from the store; ``changed``: this process changed it (``Session.changed``)."""
-        if self._cache is not None:
-            self._cache.invalidate()
+        cache = self._cache
+        if cache is not None:
+            cache.invalidate()
         if changed and self._session is not None:
             self._session.changed()
 
@@ -287,4 +298,5 @@ class SessionManager:
         with self._lock:
             if self._session is not None:
                 self._session.close()
+                memo_drop(self._session)
                 self._session = None

@@ -28,20 +28,25 @@ from typing import TYPE_CHECKING
 from bracket.app.places import ordinal as _ordinal
 from bracket.app.places import rank
 from bracket.search.controller import tpe_good_count
-from bracket.session.scoring.sampler_values import sampler_values
+from bracket.session.scoring.sampler_values import Reading, taste_readings
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session import Session
 
 
-def search_standings(session: "Session") -> dict[int, float]:
-    """The value TPE sees now for every scored search config, by config id: once a run is judged,
-    the person's verdict and its prediction for the unrated ones
-    (``bracket.session.scoring.sampler_values``), else the mean combined score."""
+def search_readings(session: "Session") -> dict[int, Reading]:
+    """What TPE sees now of every scored search config, by config id, with its spread: once a run
+    is judged, the person's verdict and its prediction for the unrated ones
+    (``bracket.session.scoring.sampler_values.taste_readings``), else the mean combined score."""
     runs = [r for r in session.store.runs(session.name, with_series=False) if r["stage"] == "search"]
     configs = session.store.configs(session.name, stage="search")
-    return sampler_values(runs, session.scores(runs),
+    return taste_readings(runs, session.scores(runs),
                           {c["id"]: session.space.searched_params(c["params"]) for c in configs})
+
+
+def search_standings(session: "Session") -> dict[int, float]:
+    """The value TPE sees now for every scored search config, by config id (:func:`search_readings`)."""
+    return {cid: reading.value for cid, reading in search_readings(session).items()}
 
 
 def _rank(values: Mapping[int, float], config_id: int) -> int:

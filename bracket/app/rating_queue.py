@@ -4,23 +4,31 @@ Both read the standings (``bracket.standings``: the same ranking the Results tab
 "Next unrated" offers the runs whose rating could change the answer most — an unrated
 winner with a close runner-up, contenders within reach of it, configs on the edge of TPE's
 good set, runs unlike those already rated (``bracket.judge.informative``) — and says why.
+Once a search run is judged, TPE's good set is read as the sampler reads it (the person's
+verdicts and their predictions with their spread, ``readings``), the pick as the standings rank.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Set
+from typing import Any
 
-from bracket.judge.informative import candidates_from_standings, rank_unrated, why_line
+from bracket.judge.informative import candidates_from_standings, rank_unrated, why_line, with_readings
 from bracket.standings import Standings, figures_text
 
 
-def rate_next(table: Standings | None, scorable: Set[int], k: int = 4) -> tuple[list[int], str]:
+def rate_next(table: Standings | None, scorable: Set[int], k: int = 4,
+              readings: Mapping[int, Any] | None = None) -> tuple[list[int], str]:
     """(up to ``k`` finished runs nobody rated yet, the one line saying why): those whose rating
     could change the pick or TPE's good set most (``bracket.judge.informative``). Never a rated
     run while unrated ones exist (so possibly a single run); only when every run is rated, the
-    best rated runs again (finals first), with no why."""
+    best rated runs again (finals first), with no why. ``readings``: the search configs as the
+    sampler reads them (``rating_effect.search_readings``): TPE's good set is cut on them once a
+    search run is judged."""
     candidates = candidates_from_standings(table, scorable)
-    proposals = rank_unrated(candidates, leader_stage=table.winner.stage if table and table.winner else None)
+    seen = with_readings(candidates, readings) if readings else None
+    proposals = rank_unrated(candidates, leader_stage=table.winner.stage if table and table.winner else None,
+                             seen=seen if seen != candidates else None)
     if proposals:
         return [p.run_id for p in proposals[:max(k, 0)]], why_line(proposals[:max(k, 0)])
     best = sorted(candidates, key=lambda c: (c.stage != "final", c.score, c.run_id))

@@ -12,14 +12,20 @@ the session:
   running runs moved (steps, loss points), the snapshot is patched (one more query for the
   running rows when the store has their steps), not rebuilt;
 * :meth:`memo` keeps anything derived from the snapshot (a rendered table, a chart, the
-  standings) until the version changes, so it is computed once per change, not per tab.
+  standings) until the version changes, so it is computed once per change, not per tab; the
+  :data:`MAX_VIEWS` most recently used.
+
+One per open session, a declared part of the process's one cache owner
+(``bracket.session.store.change_memo``, ``PARTS["snapshot"]``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,6 +39,11 @@ if TYPE_CHECKING:  # pragma: no cover
 T = TypeVar("T")
 #: the place of the running runs' summed steps in ``Store.change_marker``
 STEPS = MARKER_STEPS
+#: views (``memo`` keys) kept per session, the least recently used dropped first
+MAX_VIEWS = 128
+#: snapshot versions, increasing across every cache of the process (a cache made again for a
+#: session never hands out a number an earlier one did)
+_VERSIONS = itertools.count(1)
 
 
 class SnapshotCache:
@@ -49,7 +60,7 @@ class SnapshotCache:
         self._looked_at = 0.0
         self._snapshot: SessionSnapshot | None = None
         self._key: Any = None
-        self._memo: dict[Hashable, Any] = {}
+        self._memo: OrderedDict[Hashable, Any] = OrderedDict()
 
     def invalidate(self) -> None:
         """Forget everything: the next look rebuilds (after an action of this process)."""
@@ -67,9 +78,8 @@ class SnapshotCache:
             old = self._key
             if self._snapshot is None or old is None or old[0] != structure or old[2][:3] != here[:3]:
                 self._snapshot = self.session.snapshot()
-                self.version += 1
-                self.structure_version += 1
-                self._memo = {}
+                self.version = self.structure_version = next(_VERSIONS)
+                self._memo = OrderedDict()
             else:
                 snap = clocks_forward(self._snapshot, now - self._looked_at)
                 if old[1] != steps:  # a run elsewhere (or here) stored its progress: refresh those rows only
@@ -77,7 +87,7 @@ class SnapshotCache:
                                                                       with_series=False))
                 if old[2] != here or old[1] != steps:
                     snap = patch_live(snap, live)
-                    self.version += 1
+                    self.version = next(_VERSIONS)
                 self._snapshot = snap
             self._key = (structure, steps, here)
             self._looked_at = now
@@ -95,7 +105,15 @@ class SnapshotCache:
             cached = self._memo.get(key)
             if cached is None or cached[0] != (structural, version):
                 cached = self._memo[key] = ((structural, version), build())
+            self._memo.move_to_end(key)
+            while len(self._memo) > MAX_VIEWS:
+                self._memo.popitem(last=False)
             return cached[1]
+
+    def views(self) -> int:
+        """How many derived views are kept (at most :data:`MAX_VIEWS`)."""
+        with self._lock:
+            return len(self._memo)
 
 
 def live_key(session: "Session", live: dict[str, Any] | None) -> tuple:

@@ -11,6 +11,11 @@ Images outside the session folder (an edit model's control image in the dataset)
 shown through a thumbnail too, which keeps everything the app serves under the runs folder.
 For blind comparisons, :meth:`ThumbnailCache.alias` gives the full file (unchanged bytes)
 a name that does not reveal the run folder and hence the config.
+
+Keyed by the file, not the store's change marker (a picture's thumbnail depends only on its
+bytes); one per open session, a declared part of the process's one cache owner
+(``bracket.session.store.change_memo``, ``PARTS["thumbnails"]``), its index of made thumbnails
+bounded (:data:`MAX_KNOWN`, the least recently used dropped; the files stay on disk).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import hashlib
 import os
 import shutil
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from PIL import Image
@@ -28,6 +34,8 @@ DEFAULT_SIZE = 256
 #: size of the "full" copy made for images that live outside the runs folder
 FULL_SIZE = 1024
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
+#: thumbnails whose paths are remembered in memory (one forgotten is found on disk again)
+MAX_KNOWN = 4096
 
 
 class ThumbnailCache:
@@ -36,7 +44,7 @@ class ThumbnailCache:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder) / THUMB_FOLDER
         self._lock = threading.Lock()
-        self._known: dict[tuple[str, float, int], Path] = {}
+        self._known: OrderedDict[tuple[str, float, int], Path] = OrderedDict()
 
     def path_for(self, source: Path, size: int = DEFAULT_SIZE) -> Path | None:
         """The thumbnail of ``source`` (made now if missing); None if it cannot be read."""
@@ -50,6 +58,8 @@ class ThumbnailCache:
         key = (str(source), mtime, size)
         with self._lock:
             known = self._known.get(key)
+            if known is not None:
+                self._known.move_to_end(key)
         if known is not None:
             return known
         digest = hashlib.sha1(f"{source}|{mtime}|{size}".encode()).hexdigest()[:20]
@@ -58,7 +68,14 @@ class ThumbnailCache:
             return None
         with self._lock:
             self._known[key] = target
+            while len(self._known) > MAX_KNOWN:
+                self._known.popitem(last=False)
         return target
+
+    def known(self) -> int:
+        """How many thumbnails' paths are remembered (at most :data:`MAX_KNOWN`)."""
+        with self._lock:
+            return len(self._known)
 
     def alias(self, source: Path) -> Path | None:
         """The file itself under a name that says nothing (blind comparisons): a hard link or copy."""

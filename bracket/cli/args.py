@@ -26,6 +26,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {one_line(message)} (see `{help_command(self.prog)}`)\n")
 
 
+
+def add_image_model_options(parser: argparse.ArgumentParser) -> None:
+    """``--judge-text-image/--judge-likeness/--judge-preference``: the image judges' models of ``run``
+    (stored with the session) and of ``doctor`` (checked as ``run`` would use them); blank: ``.env``'s."""
+    parser.add_argument("--judge-text-image", metavar="MODEL", default="",
+                        help="image judges' CLIP or SigLIP: a model folder or a Hugging Face name in the local cache "
+                             "(default: BRACKET_JUDGE_TEXT_IMAGE)")
+    parser.add_argument("--judge-likeness", metavar="MODEL", default="",
+                        help="likeness model (DINOv2, CLIP or SigLIP; default: BRACKET_JUDGE_LIKENESS)")
+    parser.add_argument("--judge-preference", metavar="MODEL", default="",
+                        help="preference model for the optional preference judge (default: BRACKET_JUDGE_PREFERENCE)")
+
 def help_command(prog: str) -> str:
     """The help command of the parser named ``prog``: ``bracket run`` → ``python -m bracket run --help``,
     the top-level ``bracket`` → ``python -m bracket --help``."""
@@ -123,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "only when URL is BRACKET_VLM_BASE_URL")
     run.add_argument("--judge-model", metavar="NAME", help="the model the judge server should use")
     run.add_argument("--judge-repeats", type=int, metavar="N", help="judgements per sample or answer (default 3)")
+    add_image_model_options(run)
     run.add_argument("--timeout", type=float, help="seconds a single run may take")
     run.add_argument("--seed", type=int, default=42, help="base seed of the runs")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -144,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check a preset's trainer, models and command before spending GPU time")
     doctor.add_argument("--preset", required=True)
     doctor.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
+    add_image_model_options(doctor)
 
     finals = sub.add_parser("finals", help="re-run the best configs longer with fresh seeds")
     finals.add_argument("path", type=absolute_path)

@@ -27,6 +27,7 @@ from bracket.safe_text import one_line
 from bracket.session import HalvingSettings, SearchSettings, Session
 from bracket.session.loop.plan import plan_text as phases_text
 from bracket.session.past import offer
+from bracket.session.scoring.image_config import chosen_models
 from bracket.standings import standings
 from bracket.status.ranking import past_ranking
 from bracket.status.text import answer_lines, progress_line
@@ -161,6 +162,11 @@ def _run_prompts(args: argparse.Namespace, fields: dict[str, str]) -> tuple[str,
     return (proposal.text, f"proposed from {proposal.source}; give --prompts to choose them") if proposal else ("", "")
 
 
+def _image_models(args: argparse.Namespace) -> dict[str, str]:
+    """The image judges' models ``run``'s or ``doctor``'s ``--judge-*`` options choose (blank: ``.env``'s)."""
+    return chosen_models(args.judge_text_image, args.judge_likeness, args.judge_preference)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
@@ -184,7 +190,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         halving=HalvingSettings(eta=args.eta, launch_share=args.launch_cost,
                                 **({} if args.smallest_rung is None else {"smallest_rung": args.smallest_rung}))
         if args.halving else None,
-        vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats))
+        vlm=judge_server_settings(args.judge_url or "", args.judge_model or "", repeats=args.judge_repeats),
+        image_models=_image_models(args))
     if args.budget is None:  # the smallest budget whose plan reaches TPE (the Setup form's too)
         settings = replace(settings, budget=default_budget(args.preset, settings, fields, steps))
     session = _keep_status_view(Session.create(args.preset, fields, settings, out_dir=args.out,
@@ -366,7 +373,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from bracket.cli.doctor import run_doctor
 
-    report = run_doctor(args.preset, parse_assignments(args.set))
+    report = run_doctor(args.preset, parse_assignments(args.set), image_models=_image_models(args))
     print(report.render())
     return 0 if report.ok else 1
 

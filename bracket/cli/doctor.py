@@ -93,10 +93,8 @@ def _run_logged(cmd: list[str], *, cwd: Path | None, timeout: int,
         log_path = Path(folder) / "out.log"
         with log_path.open("w", encoding="utf-8") as log:
             try:
-                code = subprocess.run(
-                    cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, check=False,
-                    env=dict(env) if env is not None else make_subprocess_env(),
-                ).returncode
+                code = subprocess.run(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, check=False,
+                                      env=dict(env) if env is not None else make_subprocess_env()).returncode
             except subprocess.TimeoutExpired:
                 code = 124
             except OSError as error:
@@ -122,12 +120,13 @@ def install_hint(python: str, module: str) -> str:
 
 @dataclass
 class DoctorContext:
-    """What the checks share: the preset, the field values, the trainer and the report."""
+    """What the checks share: the preset, the field values, the trainer, the report, the image models."""
 
     preset: ModelPreset
     values: dict[str, str]
     trainer: Trainer
     report: DoctorReport
+    image_models: dict[str, str] = field(default_factory=dict)
 
 
 def check_python(ctx: DoctorContext) -> bool | None:
@@ -360,7 +359,7 @@ CHECKS: tuple[Check, ...] = (
     Check("disk", check_disk),
     Check("vram", check_vram),
     Check("tokenizers", check_tokenizers),
-    Check("image judges", lambda ctx: judge_models(ctx.report), applies=lambda ctx: ctx.trainer.sample_kind != "text"),
+    Check("image judges", judge_models, applies=lambda ctx: ctx.trainer.sample_kind != "text"),
     Check("parser check", check_parser, needs=("trainer python", "inputs", "trainer script", "dataset")),
     Check("pre-cache parser check", check_setup_parsers,
           needs=("trainer python", "inputs", "trainer script", "dataset"),
@@ -368,8 +367,9 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def run_doctor(preset_id: str, values: Mapping[str, str]) -> DoctorReport:
-    """Check ``preset_id`` with field ``values`` (defaults filled in) and report every finding."""
+def run_doctor(preset_id: str, values: Mapping[str, str], image_models: Mapping[str, str] | None = None
+               ) -> DoctorReport:
+    """Check ``preset_id`` with field ``values`` (defaults filled in) and ``image_models`` (as ``run``'s)."""
     report = DoctorReport(preset_id)
     preset = get_preset(preset_id)
     try:
@@ -382,7 +382,7 @@ def run_doctor(preset_id: str, values: Mapping[str, str]) -> DoctorReport:
         problems = [p for spec in preset.fields if (p := problem_with_value(spec, str(values.get(spec.name, ""))))]
         report.add("inputs", False, " ".join(problems) or str(error))
         return report
-    ctx = DoctorContext(preset, dict(merged), trainer, report)
+    ctx = DoctorContext(preset, dict(merged), trainer, report, dict(image_models or {}))
     outcome: dict[str, bool | None] = {}
     for check in CHECKS:
         if not check.applies(ctx):

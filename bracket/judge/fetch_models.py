@@ -18,8 +18,9 @@ DEFAULT_MODELS = {
     "BRACKET_JUDGE_TEXT_IMAGE": ("laion/CLIP-ViT-B-32-laion2B-s34B-b79K", "MIT"),
     "BRACKET_JUDGE_LIKENESS": ("facebook/dinov2-small", "Apache-2.0"),
 }
-#: the files of a transformers checkpoint the judges read (not the open_clip or other formats)
-ALLOW = ["*.json", "*.txt", "model.safetensors", "pytorch_model.bin"]
+#: the files of a transformers checkpoint the judges read: configs, tokenizer (a SigLIP's spiece.model) and
+#: safetensors weights (not the pickled .bin, nor the open_clip or other formats)
+ALLOW = ["*.json", "*.txt", "*.model", "model.safetensors"]
 
 
 def fetch(env_file: Path, download=None) -> list[str]:

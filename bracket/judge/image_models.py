@@ -1,7 +1,10 @@
 """The models behind the image judges, loaded from the user's machine with ``transformers``.
 
-Up to three models, each read from a local folder or the Hugging Face cache (``local_files_only``:
-nothing is ever downloaded here; ``./install.sh --judges`` fetches them once):
+Up to three models, each named in Setup's judges fields, ``run --judge-*`` or ``.env`` and read
+from a local folder or the Hugging Face cache. A model is **data, never code**: ``local_files_only``
+(nothing is ever downloaded here; ``./install.sh --judges`` fetches them once), ``trust_remote_code``
+off (a checkpoint's own Python files are never imported) and safetensors weights only (a pickled
+``pytorch_model.bin`` can run code when it is read, so it is refused):
 
 * the **text-image model** (``BRACKET_JUDGE_TEXT_IMAGE``): a CLIP (``CLIPModel``) or SigLIP
   (``SiglipModel``) checkpoint, through ``AutoModel`` and ``AutoProcessor``. It gives
@@ -33,13 +36,15 @@ from typing import Any
 #: the antonym prompts of CLIP-IQA's overall-quality figure
 QUALITY_PROMPTS = ("Good photo.", "Bad photo.")
 #: the model families each role accepts (``model_type`` of the checkpoint's config.json)
-TEXT_IMAGE_TYPES = ("clip",)
-LIKENESS_TYPES = ("dinov2", "clip")
+TEXT_IMAGE_TYPES = ("clip", "siglip")
+LIKENESS_TYPES = ("dinov2", "clip", "siglip")
 FACE_TYPES = ("dinov2", "vit", "clip")
 #: where a checkpoint keeps its image processor's settings (the hub's older name, transformers 5's)
 PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
-                "pytorch_model.bin.index.json")
+#: the weights files read: safetensors only (tensors, no code; a pickle is refused)
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
+#: what every ``from_pretrained`` of a judge model is given: the local files, read as data
+READ_ONLY = {"local_files_only": True, "trust_remote_code": False}
 
 
 class WeightsProblem(Exception):
@@ -66,9 +71,13 @@ def model_folder(name: str) -> Path:
 
 
 def check_weights(name: str, kinds: Sequence[str], role: str) -> str:
-    """The ``model_type`` of the checkpoint ``name`` for ``role``; raises WeightsProblem when its
-    folder, config, weights or processor files are missing or of another kind."""
-    folder = model_folder(name)
+    """The ``model_type`` of the checkpoint ``name`` for ``role`` (``text-image``, ``likeness``,
+    ``preference``); raises WeightsProblem when its folder, config, safetensors weights or processor
+    files are missing or of another kind. Reads only the configs (no weights, no code)."""
+    try:
+        folder = model_folder(name)
+    except WeightsProblem as problem:
+        raise WeightsProblem(f"{role} model {problem}") from None
     try:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
@@ -79,8 +88,11 @@ def check_weights(name: str, kinds: Sequence[str], role: str) -> str:
         raise WeightsProblem(f"{role} model {name} is a {kind or 'model of unknown type'!s}; give a "
                              f"{' or '.join(kinds)} checkpoint")
     if not any((folder / f).is_file() for f in WEIGHT_FILES):
-        raise WeightsProblem(f"{role} model {name}: no weights file in {folder}; fetch it again with "
-                             "./install.sh --judges")
+        pickled = (folder / "pytorch_model.bin").is_file() or (folder / "pytorch_model.bin.index.json").is_file()
+        raise WeightsProblem(f"{role} model {name}: no safetensors weights file (model.safetensors) in {folder}"
+                             + ("; a pickled pytorch_model.bin is not read (it can run code): convert it to "
+                                "safetensors or use a checkpoint that has one" if pickled else
+                                "; fetch it again with ./install.sh --judges"))
     if not any((folder / f).is_file() for f in PROCESSOR_FILES):
         raise WeightsProblem(f"{role} model {name}: no image processor config ({' or '.join(PROCESSOR_FILES)}) "
                              f"in {folder}; fetch it again with ./install.sh --judges")
@@ -102,7 +114,8 @@ def _features(output: Any) -> Any:
 
 
 class TransformersBackbone:
-    """The text-image model (and the likeness model when given) on ``device``, batched."""
+    """The text-image model (CLIP or SigLIP; and the likeness and preference models when given) on
+    ``device``, batched."""
 
     def __init__(self, text_image: str, likeness: str | None = None, *, device: str = "auto",
                  batch_size: int = 8, preference: str | None = None, face: str | None = None) -> None:
@@ -114,49 +127,45 @@ class TransformersBackbone:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device, self.batch_size = device, max(1, int(batch_size))
         self.kind, self.model, self.processor = self._load(text_image, TEXT_IMAGE_TYPES, "text-image", AutoProcessor)
-        self.likeness_model: Any = None
-        self.likeness_processor: Any = None
-        if likeness:
-            _kind, self.likeness_model, self.likeness_processor = self._load(likeness, LIKENESS_TYPES, "likeness",
-                                                                             AutoImageProcessor)
-        self.preference_model: Any = None
-        self.preference_processor: Any = None
-        if preference:
-            _kind, self.preference_model, self.preference_processor = self._load(preference, TEXT_IMAGE_TYPES,
-                                                                                 "preference", AutoProcessor)
-        self.face_model: Any = None
-        self.face_processor: Any = None
-        if face:
-            _kind, self.face_model, self.face_processor = self._load(face, FACE_TYPES, "face", AutoImageProcessor)
+        self.likeness_kind, self.likeness_model, self.likeness_processor = (
+            self._load(likeness, LIKENESS_TYPES, "likeness", AutoImageProcessor) if likeness else ("", None, None))
+        self.preference_kind, self.preference_model, self.preference_processor = (
+            self._load(preference, TEXT_IMAGE_TYPES, "preference", AutoProcessor) if preference else ("", None, None))
+        _kind, self.face_model, self.face_processor = (
+            self._load(face, FACE_TYPES, "face", AutoImageProcessor) if face else ("", None, None))
 
     def _load(self, name: str, kinds: Sequence[str], role: str, processor_class: Any) -> tuple[str, Any, Any]:
         """(model_type, model on the device in eval mode, processor) of checkpoint ``name``, checked
-        for ``role`` first; from the local folder or cache only."""
+        for ``role`` first; from the local folder or cache only, read as data (:data:`READ_ONLY`)."""
         from transformers import AutoModel
 
-        folder = model_folder(name)
         kind = check_weights(name, kinds, role)
-        model = AutoModel.from_pretrained(folder, local_files_only=True).to(self.device).eval()
-        return kind, model, processor_class.from_pretrained(folder, local_files_only=True)
+        folder = model_folder(name)
+        model = AutoModel.from_pretrained(folder, use_safetensors=True, **READ_ONLY).to(self.device).eval()
+        return kind, model, processor_class.from_pretrained(folder, **READ_ONLY)
 
     def _batches(self, items: Sequence[Any]) -> list[Sequence[Any]]:
         return [items[i:i + self.batch_size] for i in range(0, len(items), self.batch_size)]
 
-    def _text(self, texts: Sequence[str]) -> Any:
-        padding = "max_length" if self.kind == "siglip" else True
-        tokens = self.processor(text=list(texts), return_tensors="pt", padding=padding, truncation=True)
+    def _unit(self, output: Any) -> Any:
+        return self.torch.nn.functional.normalize(_features(output).float(), dim=-1)
+
+    def _embed_text(self, model: Any, processor: Any, kind: str, texts: Sequence[str]) -> Any:
+        """Unit text embeddings of a CLIP or SigLIP (SigLIP was trained on prompts padded to its length)."""
+        padding = "max_length" if kind == "siglip" else True
+        tokens = processor(text=list(texts), return_tensors="pt", padding=padding, truncation=True)
         with self.torch.inference_mode():
-            out = _features(self.model.get_text_features(**{k: v.to(self.device) for k, v in tokens.items()}))
-        return self.torch.nn.functional.normalize(out.float(), dim=-1)
+            return self._unit(model.get_text_features(**{k: v.to(self.device) for k, v in tokens.items()}))
+
+    def _text(self, texts: Sequence[str]) -> Any:
+        return self._embed_text(self.model, self.processor, self.kind, texts)
 
     def _clip_images(self, images: Sequence[Any]) -> Any:
-        pixels = self.processor(images=list(images), return_tensors="pt")["pixel_values"].to(self.device)
-        with self.torch.inference_mode():
-            out = _features(self.model.get_image_features(pixel_values=pixels))
-        return self.torch.nn.functional.normalize(out.float(), dim=-1)
+        return self._pooled(self.model, self.processor, images)
 
     def image_embeddings(self, images: Sequence[Any]) -> list[list[float]]:
-        """Unit image embeddings for likeness (DINOv2's CLS token, else the text-image model's)."""
+        """Unit image embeddings for likeness (DINOv2's CLS token, a likeness CLIP's or SigLIP's
+        image tower, else the text-image model's)."""
         rows: list[list[float]] = []
         for batch in self._batches(images):
             if self.likeness_model is None:
@@ -199,26 +208,26 @@ class TransformersBackbone:
         model, processor = self.preference_model, self.preference_processor
         if model is None:
             return None
-        scale = float(model.logit_scale.detach().exp()) if hasattr(model, "logit_scale") else 100.0
+        scale = _logit_scale(model)
         values: list[float] = []
         for start in range(0, len(images), self.batch_size):
-            batch, prompts = list(images[start:start + self.batch_size]), list(texts[start:start + self.batch_size])
-            pixels = processor(images=batch, return_tensors="pt")["pixel_values"].to(self.device)
-            tokens = processor(text=prompts, return_tensors="pt", padding=True, truncation=True)
-            with self.torch.inference_mode():
-                image = _features(model.get_image_features(pixel_values=pixels))
-                text = _features(model.get_text_features(**{k: v.to(self.device) for k, v in tokens.items()}))
-            image = self.torch.nn.functional.normalize(image.float(), dim=-1)
-            text = self.torch.nn.functional.normalize(text.float(), dim=-1)
+            image = self._pooled(model, processor, images[start:start + self.batch_size])
+            text = self._embed_text(model, processor, self.preference_kind, texts[start:start + self.batch_size])
             values += (scale * (image * text).sum(dim=-1)).tolist()
         return values
 
     def quality(self, images: Sequence[Any]) -> list[float]:
-        """CLIP-IQA: the softmax share of "Good photo." against "Bad photo." for each image."""
+        """CLIP-IQA: the softmax share of "Good photo." against "Bad photo." for each image (a
+        SigLIP's bias is the same for both prompts, so the share is the same rule)."""
         anchors = self._text(QUALITY_PROMPTS)
-        scale = float(self.model.logit_scale.detach().exp()) if hasattr(self.model, "logit_scale") else 100.0
+        scale = _logit_scale(self.model)
         values: list[float] = []
         for batch in self._batches(images):
             logits = scale * self._clip_images(batch) @ anchors.T
             values += logits.softmax(dim=-1)[:, 0].tolist()
         return values
+
+
+def _logit_scale(model: Any) -> float:
+    """The model's own temperature ``exp(logit_scale)`` (CLIP's and SigLIP's), 100 where it has none."""
+    return float(model.logit_scale.detach().exp()) if hasattr(model, "logit_scale") else 100.0

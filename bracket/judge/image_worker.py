@@ -1,9 +1,10 @@
-"""The image-judge worker: ``python -m bracket.judge.image_worker JOB.json RESULT.json``.
+"""The image-judge worker: ``python -m bracket.judge.image_worker --serve`` (a session's), or
+``python -m bracket.judge.image_worker JOB.json RESULT.json`` (one job, for the bench).
 
-A separate process (the app's python, or the trainer venv's with ``BRACKET_JUDGE_PYTHON``: it
-has torch and the GPU), so loading the models and scoring never blocks the app or the search's
-loop; the session starts one per batch of images not yet in its cache
-(``bracket.session.scoring.image_judges``). The job names the models and the images:
+A separate process (the app's python, or ``BRACKET_JUDGE_PYTHON``: torch and the GPU). A session
+starts **one** for the whole search (``bracket.session.scoring.judge_worker``) with ``--serve``: a
+job a JSON line on stdin, its answer a JSON line on stdout (any other output goes to stderr, the
+log); the models stay loaded from job to job, loaded again only when a job names others. A job:
 
     {"backbone": {"text_image": "...", "likeness": "..." | null, "device": "auto", "batch_size": 8,
                   "module": "package.module:Factory" | null, "preference": "..." (optional),
@@ -12,17 +13,15 @@ loop; the session starts one per batch of images not yet in its cache
      "images": [{"path": "...", "prompt": "...", "kind": "in" | "held_out"}, ...],
      "video_frames": 3}
 
-and the result gives per image ``{"likeness", "prompt_following", "image_quality"}`` (raw
-figures, higher better; see ``bracket.judge.image_judges``), and ``"preference"`` (the preference
-model's logit, ``bracket.judge.preference``) when the backbone names a ``preference`` model,
-and ``"face_identity"`` with ``"face"`` ("found" or why not; ``bracket.judge.faces``) for
-in-distribution samples when it sets ``faces``:
-likeness for in-distribution samples only (their mean cosine to the reference images), prompt-following for held-out
-samples only, quality for every one; a video is judged from ``video_frames`` evenly spaced
-frames, the figures averaged. ``module`` (a factory called with the backbone's settings) swaps
-the transformers models for another backbone with the same three methods (the tests' stand-in).
-An image that cannot be read gets ``{"error": "..."}``; a model that cannot be loaded ends the
-worker with one ``error:`` line on stderr and exit code 2.
+The answer gives per image ``{"likeness", "prompt_following", "image_quality"}`` (raw figures,
+higher better: ``bracket.judge.image_judges``; likeness for in-distribution samples, prompt-following
+for held-out ones, quality for all), ``"preference"`` with a preference model
+(``bracket.judge.preference``), ``"face_identity"`` and ``"face"`` for in-distribution samples with
+``faces`` (``bracket.judge.faces``); a video is judged from ``video_frames`` frames, averaged.
+``module`` swaps the transformers models for another backbone (the tests' stand-in). An unreadable
+image gets ``{"error": ...}``; a model that cannot be loaded is the answer ``{"error": "image
+judges: ..."}`` (the next job tries again), in the one-job mode one ``error:`` line and exit code 2.
+Every answer says ``loads``: the models loaded so far.
 """
 
 from __future__ import annotations
@@ -114,16 +113,51 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
     return out
 
 
-def run(job: dict[str, Any]) -> dict[str, Any]:
+class Models:
+    """The backbone this process has loaded, kept from job to job; loaded again only for another spec."""
+
+    def __init__(self) -> None:
+        self.spec: str | None = None
+        self.backbone: Any = None
+        self.loads = 0
+
+    def get(self, spec: dict[str, Any]) -> Any:
+        key = json.dumps(spec, sort_keys=True)
+        if key != self.spec:
+            self.backbone, self.spec = None, None  # the old models go before the new ones load
+            self.backbone = load_backbone(spec)
+            self.spec = key
+            self.loads += 1
+        return self.backbone
+
+
+def run(job: dict[str, Any], models: Models | None = None) -> dict[str, Any]:
+    models = models or Models()
     started = time.perf_counter()
-    backbone = load_backbone(dict(job.get("backbone") or {}))
+    backbone = models.get(dict(job.get("backbone") or {}))
     loaded = time.perf_counter()
     references = [frame for path in job.get("references") or () for frame in read_frames(Path(path), 1)]
     faces = FaceDetector() if (job.get("backbone") or {}).get("faces") else None
     images = score_images(backbone, references, list(job.get("images") or ()),
                           int(job.get("video_frames") or DEFAULT_VIDEO_FRAMES), faces)
     return {"images": images, "load_s": round(loaded - started, 3), "score_s": round(time.perf_counter() - loaded, 3),
-            "peak_rss_mb": peak_rss_mb()}
+            "peak_rss_mb": peak_rss_mb(), "loads": models.loads}
+
+
+def serve(requests: Any, answers: Any) -> int:
+    """Answer each job line of ``requests`` with one JSON line on ``answers``, the models kept loaded;
+    ends at the end of ``requests`` (the session closed it, or ended)."""
+    models = Models()
+    for line in requests:
+        if not line.strip():
+            continue
+        try:
+            answer = run(json.loads(line), models)
+        except (WeightsProblem, OSError, ValueError, ImportError) as error:
+            answer = {"error": f"image judges: {error}", "loads": models.loads}
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
+    return 0
 
 
 def peak_rss_mb() -> float:
@@ -140,8 +174,13 @@ def peak_rss_mb() -> float:
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["--serve"]:
+        answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+        sys.stdout.flush()
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a library's print goes to the log, not the answers
+        return serve(sys.stdin, answers)
     if len(argv) != 2:
-        print("error: usage: python -m bracket.judge.image_worker JOB.json RESULT.json", file=sys.stderr)
+        print("error: usage: python -m bracket.judge.image_worker --serve | JOB.json RESULT.json", file=sys.stderr)
         return 2
     job_path, result_path = Path(argv[0]), Path(argv[1])
     try:

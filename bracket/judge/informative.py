@@ -14,6 +14,13 @@ that chance:
   ``Φ(-gap / sqrt(u_c² + u_leader²))``) and *good set* (it could cross the edge of TPE's good
   set, the best ``ceil(γ n)`` search configs, γ = :data:`GOOD_FRACTION`).
 
+The pick is decided on the standings' scores, TPE's good set on the values the sampler sees: once
+a person judged a search run, those are their verdicts and the predictions of them with their
+spread (:func:`with_readings`, ``bracket.session.scoring.sampler_values.taste_readings``), so the
+*good set* chance is cut on them — an unrated run whose predicted verdict lies near the edge of
+the configs TPE builds on, and is unsure, is worth a rating — while *flip* stays on the scores
+the standings rank by.
+
 A run's value is its config's chance times its share of that config's uncertainty.
 :func:`rank_unrated` orders unrated runs by it, each with a one-line reason
 (:attr:`Proposal.reason`); :func:`why_line` joins them into Compare's sentence;
@@ -129,9 +136,11 @@ def config_means(candidates: Sequence[Candidate]) -> list[ConfigMean]:
     return sorted(configs, key=lambda c: (c.mean, c.config_id))
 
 
-def _chances(configs: list[ConfigMean], good_fraction: float, pick: bool = True) -> dict[int, tuple[float, str]]:
+def _chances(configs: list[ConfigMean], good_fraction: float, pick: bool = True,
+             seen: list[ConfigMean] | None = None) -> dict[int, tuple[float, str]]:
     """Per config id: (chance to matter, reason), for one stage's configs (best first);
-    ``pick``: this stage's leader is the pick (else only TPE's good set counts)."""
+    ``pick``: this stage's leader is the pick (else only TPE's good set counts); ``seen``: the
+    same configs as the sampler reads them (best first), on which TPE's good set is cut."""
     chances: dict[int, tuple[float, str]] = {
         c.config_id: (0.0, "far from the leader and from the configs TPE builds on") for c in configs}
     if not configs:
@@ -141,11 +150,12 @@ def _chances(configs: list[ConfigMean], good_fraction: float, pick: bool = True)
         chances.update(_lead_chances(configs))
     if leader.stage != "search" or good_fraction <= 0:
         return chances
-    good = min(len(configs), max(1, math.ceil(good_fraction * len(configs))))
-    if good >= len(configs):
+    sampled = seen if seen is not None else configs
+    good = min(len(sampled), max(1, math.ceil(good_fraction * len(sampled))))
+    if good >= len(sampled):
         return chances
-    edge = (configs[good - 1].mean + configs[good].mean) / 2.0
-    for index, config in enumerate(configs):
+    edge = (sampled[good - 1].mean + sampled[good].mean) / 2.0
+    for index, config in enumerate(sampled):
         gap = abs(config.mean - edge)
         chance = chance_beyond(gap, config.spread)
         if chance > chances[config.config_id][0]:
@@ -194,20 +204,22 @@ def _lead_chances(configs: list[ConfigMean]) -> dict[int, tuple[float, str]]:
 
 
 def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = None,
-                 good_fraction: float = GOOD_FRACTION) -> list[Proposal]:
+                 good_fraction: float = GOOD_FRACTION, seen: Sequence[Candidate] | None = None) -> list[Proposal]:
     """Every unrated candidate, the most informative rating first (see the module docstring).
 
     ``leader_stage``: the stage whose leader is the pick ("final" once finals are scored;
     default: "final" if any candidate is a final, else "search"). TPE's good set counts while
     the search stage is the leader's (once finals are scored the search no longer proposes);
-    runs of the other stages come last.
+    runs of the other stages come last. ``seen``: the same candidates as the sampler reads them
+    (:func:`with_readings`); TPE's good set is cut on those, the pick on ``candidates``.
     """
     stages = {c.stage for c in candidates}
     leader_stage = leader_stage or ("final" if "final" in stages else "search")
     chances: dict[tuple[str, int], tuple[float, str]] = {}
     for stage in {leader_stage} & stages:
         configs = [c for c in config_means(candidates) if c.stage == stage]
-        for config_id, entry in _chances(configs, good_fraction, pick=stage == leader_stage).items():
+        sampled = [c for c in config_means(seen) if c.stage == stage] if seen is not None else None
+        for config_id, entry in _chances(configs, good_fraction, pick=stage == leader_stage, seen=sampled).items():
             chances[(stage, config_id)] = entry
     spread = {(c.stage, c.config_id): c for c in config_means(candidates)}
     proposals = []
@@ -221,6 +233,29 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
         share = c.uncertainty ** 2 / total if total > 0 else 1.0 / len(config.runs)
         proposals.append((-(chance * share), c.score, c.run_id, Proposal(c.run_id, chance * share, reason)))
     return [p for *_, p in sorted(proposals)]
+
+
+def with_readings(candidates: Sequence[Candidate], readings: Mapping[int, Any],
+                  stage: str = "search") -> list[Candidate]:
+    """``candidates`` with those of ``stage`` read as the sampler reads their configs: ``readings``
+    maps a config id to an object with ``value`` (lower is better), ``spread`` and ``judged``
+    (``taste_readings``). Unchanged while no config is judged (the readings are then the combined
+    score with no spread), and while a candidate of ``stage`` has no reading (a halving search's
+    config paused at a rung: one scale for all or none). A config's spread is its own, whatever
+    its number of runs."""
+    if not any(getattr(r, "judged", False) for r in readings.values()) \
+            or any(c.config_id not in readings for c in candidates if c.stage == stage):
+        return list(candidates)
+    runs: Counter[int] = Counter(c.config_id for c in candidates if c.stage == stage)
+    out = []
+    for c in candidates:
+        reading = readings.get(c.config_id) if c.stage == stage else None
+        if reading is None:
+            out.append(c)
+            continue
+        out.append(Candidate(c.run_id, c.config_id, float(reading.value),
+                             float(reading.spread) * math.sqrt(runs[c.config_id]), c.rated, c.stage))
+    return out
 
 
 def why_line(proposals: Sequence[Proposal], shown: int = 2) -> str:

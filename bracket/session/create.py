@@ -172,7 +172,7 @@ def create_session(preset_id: str, fields: dict[str, str], settings: SearchSetti
     merged = preset.check_fields(fields)  # nothing made yet (the demo dataset comes once all else is accepted)
     trainer = preset.trainer_factory(merged)
     settings = with_sample_prompts(settings, trainer, preset.display_name)
-    images = image_judge_config(settings.weights)
+    images = image_judge_config(settings.weights, settings.image_models)
     images_wanted = images is not None and image_judges_wanted(settings.weights, trainer.sample_kind)
     check_weights_score(settings.weights, sample_kind=trainer.sample_kind,
                         judge_server=bool((settings.vlm or {}).get("base_url")), image_judges=images_wanted,

@@ -125,19 +125,23 @@ def session_row_locked(store: Store, session: str) -> Iterator[None]:
         yield
 
 
-def reserve_config(store: Store, session: str, *, limit: int, worker: str,
+def reserve_config(store: Store, session: str, *, limit: Callable[[], int], worker: str,
                    propose: Callable[[], Proposal]) -> int | None:
-    """Record the next configuration of ``session`` unless ``limit`` are handed out already.
+    """Record the next configuration of ``session`` unless ``limit()`` are handed out already.
 
-    The count and the insert happen under a lock on the session's row, so no two workers
-    hand out the last slot twice; ``propose`` (the controller's ``next``) is only called
-    when a slot is free. Returns the new config id, or None when the budget is taken.
+    ``limit`` (what the budget buys, read from the store) is asked, the configs counted and the new
+    one inserted under the lock on the session's row — the lock a halving search's promotions are
+    decided under — so no two workers hand out the last slot twice, and no promotion decided
+    meanwhile spends the steps a reservation counted on: a reserved config, its runs not started
+    yet, is counted by every later decision (``Halving.unstarted``). ``propose`` (the controller's
+    ``next``) is only called when a slot is free. Returns the new config id, or None when the
+    budget is taken. ``limit`` must not write the session's row (it would wait for this lock).
     """
     with store.engine.begin() as c:
         c.execute(sa.select(sessions_table.c.name).where(sessions_table.c.name == session).with_for_update())
         taken = c.execute(sa.select(sa.func.count()).select_from(configs_table).where(
             configs_table.c.session == session, configs_table.c.stage == "search")).scalar_one()
-        if taken >= limit:
+        if taken >= limit():
             return None
         proposal = propose()
         result = c.execute(configs_table.insert().values(

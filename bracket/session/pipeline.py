@@ -174,6 +174,12 @@ class RunPipeline:
             self.on_phase("waiting for the image judges")
             self.image_judges.drain(timeout=timeout_s)
 
+    def end_workers(self) -> None:
+        """End the image judges' worker process, whatever ended the search (it is started again by a
+        later job): a failed search leaves no process holding the judges' models."""
+        if self.image_judges is not None:
+            self.image_judges.worker.close()
+
     def resume(self, run_id: int, *, steps: int | None = None, stop_at_step: int | None = None,
                from_status: str = "paused", resume_from: Path | None = None, resume_step: int | None = None,
                claimed: bool = False, **run_options: Any) -> str | None:

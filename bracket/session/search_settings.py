@@ -31,6 +31,7 @@ from bracket.search.halving import DEFAULT_ETA, DEFAULT_SMALLEST, Rungs, share_l
 from bracket.search.types import ALGORITHMS
 from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 from bracket.session.scoring import effective_weights
+from bracket.session.scoring.image_config import image_models_problems
 from bracket.session.store.migrations import nested_settings
 from bracket.trainer.base import WARMUP_SHARE
 from bracket.trainer.prompts import SamplePrompt, parse_prompt_lines
@@ -135,6 +136,10 @@ class SearchSettings:
     base_seed: int = 42
     divergence_stop: bool = True
     vlm: dict[str, Any] = field(default_factory=dict)
+    #: the image judges' models this session reads — ``text_image``, ``likeness``, ``preference``:
+    #: a model folder or a Hugging Face name in the local cache (data, never run nor downloaded);
+    #: one not given is ``.env``'s (``bracket.session.scoring.image_config``)
+    image_models: dict[str, str] = field(default_factory=dict)
     #: train the trainer's baseline and curated configs first (False: the sampler from trial 1)
     warm_start: bool = True
     #: after the warm start, train its best config at a lower and a higher learning rate
@@ -344,6 +349,7 @@ class SearchSettings:
             problems.append(f"search algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}.")
         if self.timeout_s is not None and not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):
             problems.append(f"trial timeout must be a positive number of seconds, got {self.timeout_s!r}.")
+        problems.extend(image_models_problems(self.image_models))
         try:
             validate_weights(effective_weights(self.weights))
         except BracketError as error:

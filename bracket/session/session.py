@@ -248,6 +248,7 @@ class Session:
             except OSError as log_error:  # a full disk may be what failed
                 log_failure("could not write session-error.log", log_error)
         finally:
+            self.pipeline.end_workers()
             self.phase = status
             self.control.halt()
             heartbeat.join(HEARTBEAT_SECONDS + 1)  # first, so it cannot overwrite "stopped"

@@ -147,8 +147,9 @@ class WorkerProtocol:
         """Take over config ``config_id`` from ``owner`` (dead); False when another worker did first."""
         return claim_config(self.store, config_id, owner, self.worker_id)
 
-    def reserve(self, limit: int, propose: Callable[[], Proposal]) -> int | None:
-        """Record the next search config unless ``limit`` are handed out (``distributed.reserve_config``)."""
+    def reserve(self, limit: Callable[[], int], propose: Callable[[], Proposal]) -> int | None:
+        """Record the next search config unless ``limit()`` are handed out, asked under the session's
+        row lock (``distributed.reserve_config``)."""
         return reserve_config(self.store, self.session_name, limit=limit, worker=self.worker_id, propose=propose)
 
     def deciding(self) -> contextlib.AbstractContextManager[None]:

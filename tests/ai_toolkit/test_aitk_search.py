@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from bracket.session.scoring.samples import collect_samples, parse_sample_name
 from tests.ai_toolkit.helpers import image_folder
 from tests.fakes.ai_toolkit import make_fake_ai_toolkit
 from tests.fakes.cli_search import cli_search, configs_by_name, run_of
+from tests.fakes.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -114,9 +114,7 @@ def test_sigint_exits_0_without_the_final_save_and_the_adapter_says_it_did_not_f
     with open(tmp_path / "log", "w", encoding="utf-8") as handle:
         process = subprocess.Popen(spec.cmd, cwd=spec.cwd, env=env, stdout=handle, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 60
-            while "step 3/" not in (tmp_path / "log").read_text() and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_until(lambda: "step 3/" in (tmp_path / "log").read_text(), 60, "step 3 in the log")
             os.kill(process.pid, signal.SIGINT)
             assert process.wait(timeout=60) == 0
         finally:

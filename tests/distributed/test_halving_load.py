@@ -32,13 +32,13 @@ from bracket.session.store import Store
 from tests.distributed.halving_checks import ROOT, SETTINGS, check_halving_search, launches_by_output
 from tests.session.test_halving_search import halving_fields
 
-# opt-in (BRACKET_TEST_LOAD=1): one budget race is known and not yet fixed — a worker deciding a
-# promotion under the session's lock does not count the first rung of a config another worker has
-# just reserved but not yet started (seen in 1 of 28 runs: 3.25 of 3 full runs); docs/RELIABILITY.md
+# opt-in (BRACKET_TEST_LOAD=1): one race is known and not yet fixed — a config promoted to full
+# length while another worker stops it or records it from an older view can end `stopped` at 1/2
+# with a full-length run (1 of 63 runs, budget kept); docs/RELIABILITY.md §8
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not os.environ.get("BRACKET_TEST_LOAD"),
                                  reason="the multi-worker load test runs with BRACKET_TEST_LOAD=1")]
-#: eight kill schedules (each run ~15-30 s on an idle 2-core machine, up to 2 min on a loaded one)
+#: eight kill schedules (each run ~20-70 s on a loaded 2-core machine)
 SEEDS = list(range(44, 52))
 WORKERS = ("0", "1", "2")
 KILLS = 5

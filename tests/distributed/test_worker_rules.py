@@ -42,7 +42,7 @@ def test_reserve_config_hands_out_no_more_than_the_budget(tmp_path):
         asked.append(len(asked))
         return Proposal(trial_number=len(asked), config={"lr": 0.1}, kind="search", name=f"search-{len(asked)}")
 
-    ids = [reserve_config(store, "s", limit=2, worker="w1", propose=propose) for _ in range(3)]
+    ids = [reserve_config(store, "s", limit=lambda: 2, worker="w1", propose=propose) for _ in range(3)]
     assert ids[0] is not None and ids[1] is not None and ids[2] is None
     assert len(asked) == 2  # the controller is not even asked once the budget is taken
     assert [c["worker"] for c in store.configs("s")] == ["w1", "w1"]
@@ -59,8 +59,7 @@ def test_only_one_worker_can_claim_an_orphaned_config(tmp_path):
     store.close()
 
 
-def test_a_setup_step_another_live_worker_runs_is_waited_for_not_repeated(tmp_path):
-    import threading
+def test_a_setup_step_another_live_worker_runs_is_waited_for_not_repeated(tmp_path, monkeypatch):
     import time
 
     from bracket.session import RunControl
@@ -73,15 +72,21 @@ def test_a_setup_step_another_live_worker_runs_is_waited_for_not_repeated(tmp_pa
                            status="running")
     me = WorkerProtocol(store, "s", "me:2", grace_s=30.0)
     control = RunControl(store, "s")
-    threading.Timer(0.5, lambda: store.update_run(run_id, status="done")).start()
-    started = time.time()
-    assert me.setup_done_elsewhere("cache latents", control, poll_s=0.1) is True
-    assert time.time() - started >= 0.4
+    heard: list[str] = []
+
+    def waiting(phase: str) -> None:  # it says it waits; the other worker finishes the step after its 3rd look
+        heard.append(phase)
+        if len(heard) == 3:
+            store.update_run(run_id, status="done")
+
+    assert me.setup_done_elsewhere("cache latents", control, on_phase=waiting, poll_s=0.01) is True
+    assert heard == ["pre-cache: cache latents (waiting for worker other-host:1)"] * 3
     # a step whose worker is gone (no beat within the grace period) is this worker's to run
     store.update_run(run_id, status="running")
-    me.grace_s = 0.0
-    time.sleep(0.05)
-    assert me.setup_done_elsewhere("cache latents", control, poll_s=0.1) is False
+    later = time.time() + 31.0  # the clock past the 30 s grace since the other worker's last beat
+    monkeypatch.setattr("bracket.session.recovery.time.time", lambda: later)
+    assert me.setup_done_elsewhere("cache latents", control, on_phase=heard.append, poll_s=0.01) is False
+    assert len(heard) == 3
     store.close()
 
 

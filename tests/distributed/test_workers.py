@@ -25,6 +25,7 @@ from bracket.session import SearchSettings, Session
 from bracket.session.store import Store
 from bracket.session.store.schema import RUN_SPENT
 from tests.fakes import make_fake_python
+from tests.fakes.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,12 +80,7 @@ def _worker(shared: dict, name: str, gpu: str, *, grace: float, step_seconds: fl
 
 
 def _wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    wait_until(predicate, timeout, what)
 
 
 def _finish(processes: list[subprocess.Popen], timeout: float = 120) -> list[int]:

@@ -213,6 +213,15 @@ def logged_losses(logging_dir: Path, skip: set[Path] = frozenset(), tag: str = "
     return series
 
 
+def group_alive(group: int) -> bool:
+    """Whether a process of process group ``group`` is still there."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def run_until_paused(trainer, spec, log: Path, tag: str = "loss/current",
                      **env_extra: str) -> tuple[dict[int, float], bool]:
     """Run ``spec`` to its end or, with a ``pause_step``, until ``trainer.paused_state`` names its
@@ -221,7 +230,8 @@ def run_until_paused(trainer, spec, log: Path, tag: str = "loss/current",
     output goes to ``log``."""
     import signal
     import subprocess
-    import time
+
+    from tests.fakes.waiting import wait_until
 
     events = Path(spec.logging_dir)
     before = set(events.glob("**/events.out.tfevents.*")) if events.is_dir() else set()
@@ -229,20 +239,15 @@ def run_until_paused(trainer, spec, log: Path, tag: str = "loss/current",
     with open(log, "ab") as out:
         process = subprocess.Popen(spec.cmd, cwd=spec.cwd, env={**spec.env, **env_extra}, stdout=out,
                                    stderr=subprocess.STDOUT, start_new_session=True)
-        while process.poll() is None:
-            if spec.pause_step and trainer.paused_state(spec.output_dir, spec.pause_step) is not None:
-                os.killpg(process.pid, signal.SIGTERM)
-                stopped = True
-                break
-            time.sleep(0.02)
+        def paused() -> bool:
+            return bool(spec.pause_step) and trainer.paused_state(spec.output_dir, spec.pause_step) is not None
+
+        if wait_until(lambda: "paused" if paused() else process.poll() is not None, 600, "the run's end or pause") \
+                == "paused":
+            os.killpg(process.pid, signal.SIGTERM)
+            stopped = True
         process.wait(timeout=30)
         if stopped:  # the rest of the group (the trainer under the launcher) has gone too
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                try:
-                    os.killpg(process.pid, 0)
-                except ProcessLookupError:
-                    break
-                time.sleep(0.05)
+            wait_until(lambda: not group_alive(process.pid), 30, "the stopped trainer's process group gone")
     assert stopped or process.returncode == 0, Path(log).read_text(errors="replace")[-2000:]
     return logged_losses(events, before, tag), stopped

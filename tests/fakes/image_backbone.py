@@ -15,9 +15,13 @@ process, the cache, the stored figures, the scores, the best step) is the real o
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from tests.fakes.fake_outputs import CONTEXT_WORDS
+
+#: the environment variable naming a file each load of this backbone adds a line to (its pid)
+LOADS_FILE = "BRACKET_TEST_BACKBONE_LOADS"
 
 
 def _region(image: Any, box: tuple[float, float, float, float]) -> tuple[float, float, float]:
@@ -43,6 +47,10 @@ class Backbone:
 
     def __init__(self, **spec: Any) -> None:
         self.spec = spec
+        loads = os.environ.get(LOADS_FILE)
+        if loads:  # a test counts the loads: one line per load, with the process that made it
+            with open(loads, "a", encoding="utf-8") as out:
+                out.write(f"{os.getpid()}\n")
 
     def image_embeddings(self, images: list[Any]) -> list[list[float]]:
         rows = []
@@ -66,3 +74,10 @@ class Backbone:
                      for x in range(width - 1)]
             values.append(1.0 - sum(steps) / len(steps) / 255.0)
         return values
+
+
+class Crashing(Backbone):
+    """A backbone whose process ends in the middle of a job (a worker killed by the system)."""
+
+    def quality(self, images: list[Any]) -> list[float]:
+        os._exit(3)

@@ -13,7 +13,6 @@ reports the median and the slowest switch; the browser test asserts that nothing
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -96,12 +95,13 @@ def pick(page: Any, typed: str, preset_id: str) -> float:
 
 def wait_settled(page: Any, since_ms: float, timeout_s: float = 180.0) -> list[dict[str, Any]]:
     """The form's states from ``since_ms`` on, once none came for :data:`QUIET_S`."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        now, last = page.evaluate("() => [performance.now(), window.bkStates.at(-1).t]")
-        if now - max(last, since_ms) >= QUIET_S * 1000:
-            break
-        time.sleep(0.1)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    quiet = f"() => performance.now() - Math.max(window.bkStates.at(-1).t, {since_ms}) >= {QUIET_S * 1000}"
+    try:  # the page answers when it has been quiet that long (the browser looks, each 100 ms)
+        page.wait_for_function(quiet, polling=100, timeout=timeout_s * 1000)
+    except PlaywrightTimeout:
+        pass  # never quiet: every state so far is returned, for the test to show
     return page.evaluate(f"() => window.bkStates.filter((s) => s.t >= {since_ms})")
 
 

@@ -187,7 +187,7 @@ def test_start_and_doctor_check_its_pieces_only_when_it_is_on(models, tmp_path, 
     shutil.copytree(face, broken)
     (broken / "model.safetensors").unlink()
     problem = check_image_judges(ImageJudgeConfig(text_image=str(clip), faces=True, face=str(broken)))
-    assert "BRACKET_JUDGE_FACE" in problem and "no weights file" in problem and "\n" not in problem
+    assert "BRACKET_JUDGE_FACE" in problem and "no safetensors weights file" in problem and "\n" not in problem
     assert check_image_judges(ImageJudgeConfig(text_image=str(clip), face=str(broken))) is None  # off: not checked
     ok, message, warning = face_check(ImageJudgeConfig(text_image=str(clip), face=str(broken)))
     assert not ok and "BRACKET_JUDGE_FACE" in message  # doctor: a named face model that is broken fails
@@ -280,3 +280,5 @@ def test_the_session_scorer_asks_for_faces_only_when_weighed_and_never_scores_a_
     assert scorer.record(run_row) == record  # every figure from the cache
     plain = ImageScorer(None, "s", tmp_path / "session", off, prompts, [reference])  # type: ignore[arg-type]
     assert "face_identity" not in plain.record(run_row)["steps"]["4"]  # off: no face figures, another cache key
+    scorer.drain(30)
+    plain.drain(30)  # each ends its worker process

@@ -74,11 +74,11 @@ def test_a_missing_or_broken_weight_is_one_sentence(models, tmp_path):
     assert check_image_judges(ImageJudgeConfig(text_image=str(clip), likeness=str(dino))) is None
     assert "no such folder" in check_image_judges(ImageJudgeConfig(text_image=str(tmp_path / "nowhere")))
     wrong = check_image_judges(ImageJudgeConfig(text_image=str(dino)))
-    assert "is a dinov2" in wrong and "clip checkpoint" in wrong
+    assert "is a dinov2" in wrong and "clip or siglip checkpoint" in wrong
     broken = tmp_path / "broken"
     shutil.copytree(clip, broken)
     (broken / "model.safetensors").unlink()
-    assert "no weights file" in check_image_judges(ImageJudgeConfig(text_image=str(broken)))
+    assert "no safetensors weights file" in check_image_judges(ImageJudgeConfig(text_image=str(broken)))
     (broken / "config.json").write_text("{not json", encoding="utf-8")
     assert "cannot read" in check_image_judges(ImageJudgeConfig(text_image=str(broken)))
     python = check_image_judges(ImageJudgeConfig(text_image=str(clip), python=str(tmp_path / "no-python")))

@@ -96,9 +96,66 @@ def test_a_broken_preference_weight_is_one_sentence_and_alone_it_needs_its_model
     shutil.copytree(clip, broken)
     (broken / "model.safetensors").unlink()
     problem = check_image_judges(ImageJudgeConfig(text_image=str(clip), preference=str(broken)))
-    assert "BRACKET_JUDGE_PREFERENCE" in problem and "no weights file" in problem and "\n" not in problem
+    assert "preference model" in problem and "no safetensors weights file" in problem and "\n" not in problem
     assert check_image_judges(ImageJudgeConfig(text_image=str(clip), preference=str(clip))) is None
     alone = {name: 0.0 for name in DEFAULT_WEIGHTS} | {"preference": 1.0}
     with pytest.raises(WeightsError):
         check_weights_score(alone, sample_kind="image", judge_server=False, image_judges=True)
     check_weights_score(alone, sample_kind="image", judge_server=False, image_judges=True, preference=True)
+
+
+def _judged_run(run_id: int, config_id: int, figures: dict[int, dict[str, float]]) -> dict:
+    """A finished run whose record holds preference figures per step and prompt (and one image each)."""
+    steps = {str(s): {"likeness": 0.5, "prompt_following": None, "image_quality": 0.5, "n_images": 1} for s in figures}
+    images = {f"sample/r{run_id}_{s:06d}.png": {"likeness": 0.5, "prompt_following": None, "image_quality": 0.5,
+                                                "step": s, "prompt_kind": "in", "preference": next(iter(p.values()))}
+              for s, p in figures.items()}
+    return {"id": run_id, "config_id": config_id, "stage": "search", "kind": "search", "status": "done",
+            "last_step": max(figures), "run_dir": f"/runs/r{run_id}", "loss": [(s, 0.5) for s in range(1, 9)],
+            "samples": [{"step": s, "prompt_index": 0, "kind": "image", "path": f"/runs/r{run_id}/sample/x.png"}
+                        for s in figures],
+            "judges": {"image": {"steps": steps, "images": images, "scales": {},
+                                 "preference": {str(s): p for s, p in figures.items()}}}}
+
+
+def test_the_per_step_table_shows_each_configs_same_prompt_wins_at_that_step():
+    from types import SimpleNamespace
+
+    from bracket.report.image_table import image_rows, image_section
+    from bracket.session.scoring.best_step import step_curves
+    from bracket.session.scoring.image_judges import image_steps, preference_steps
+
+    # config 1 wins "easy" at step 4 and loses it at 8; "hard" scores low for everyone (never compared across)
+    runs = [_judged_run(1, 1, {4: {"easy": 30.0, "hard": 5.0}, 8: {"easy": 20.0, "hard": 6.0}}),
+            _judged_run(2, 2, {4: {"easy": 25.0, "hard": 4.0}, 8: {"easy": 26.0, "hard": 7.0}}),
+            _judged_run(3, 2, {4: {"easy": 24.0}})]  # config 2's second seed, step 4 only
+    shares = preference_steps(runs)
+    assert shares[1] == {4: 1.0, 8: 0.0}  # step 4: beats 2 and 3 on both prompts; step 8: loses both to run 2
+    assert shares[2] == {4: 0.25, 8: 1.0} and shares[3] == {4: 0.0}  # easy: beats 3, loses to 1; hard: loses
+    weighed = {"loss": 1.0, "preference": 5.0}
+    curves = step_curves(runs, weights=weighed)
+    assert curves[1].per_judge["preference"] == {4: 1.0, 8: 0.0}
+    assert curves[2].per_judge["preference"] == {4: 0.125, 8: 1.0}  # the mean over its seeds
+    assert curves[1].best_step == step_curves(runs, weights={"loss": 1.0})[1].best_step  # no part in the best step
+    steps = image_steps(curves[1])
+    assert steps[4]["preference"] == 1.0 and steps[4]["image_quality"] == 0.5
+    rows = [SimpleNamespace(name=f"search-{c}", best_step=curves[c].best_step, step_images=image_steps(curves[c]))
+            for c in (1, 2)]
+    table = image_rows(rows)
+    assert table[0][0] == "search-1" and table[0][-1] == "1.000" and table[1][-1] == "0.000"
+    (title, blocks), = image_section(table)
+    assert blocks[0][1][-1] == "preference" and "same prompt" in blocks[1][1]
+    plain = [SimpleNamespace(name="a", best_step=4, step_images={4: {"likeness": 0.5}})]
+    assert image_section(image_rows(plain))[0][1][0][1] == ["config", "step", "likeness"]  # no figure: no column
+
+
+def test_compare_shows_each_images_preference_figure_with_its_other_scores():
+    from bracket.app.judge_text import scores_text
+    from bracket.session.scoring.image_judges import image_scores
+
+    run = _judged_run(1, 1, {4: {"easy": 30.5}})
+    scores = image_scores(run, "/runs/r1/sample/r1_000004.png")
+    assert scores == {"likeness": 0.5, "image_quality": 0.5, "preference": 30.5}
+    assert scores_text(scores) == "likeness 0.5 · quality 0.5 · preference 30.5"
+    del run["judges"]["image"]["images"]["sample/r1_000004.png"]["preference"]
+    assert "preference" not in image_scores(run, "/runs/r1/sample/r1_000004.png")

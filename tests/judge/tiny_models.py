@@ -55,3 +55,39 @@ def tiny_dinov2(folder: Path, *, seed: int = 0) -> Path:
     BitImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}, do_center_crop=True,
                       image_mean=[0.485, 0.456, 0.406], image_std=[0.229, 0.224, 0.225]).save_pretrained(folder)
     return folder
+
+
+def _sentencepiece_model(folder: Path) -> Path:
+    """A tiny SentencePiece model trained here on a few lines (SigLIP's tokenizer reads one)."""
+    import sentencepiece
+
+    text = folder / "corpus.txt"
+    text.write_text("\n".join(["zqx in the snow", "zqx, a watercolor", "zqx underwater", "a photo of zqx",
+                               "Good photo.", "Bad photo.", "a cat on a sofa", "the quick brown fox"] * 4),
+                    encoding="utf-8")
+    sentencepiece.SentencePieceTrainer.train(input=str(text), model_prefix=str(folder / "spiece"), vocab_size=32,
+                                             model_type="unigram", character_coverage=1.0, pad_id=0, eos_id=1,
+                                             unk_id=2, bos_id=-1, minloglevel=2)
+    text.unlink()
+    (folder / "spiece.vocab").unlink()
+    return folder / "spiece.model"
+
+
+def tiny_siglip(folder: Path, *, seed: int = 0) -> Path:
+    """A 2-layer SigLIP (32-pixel images, 32-dim embeddings) with its SentencePiece tokenizer and image
+    processor, saved to ``folder`` as google/siglip-* checkpoints are laid out."""
+    import torch
+    from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor, SiglipTokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = SiglipTokenizer(str(_sentencepiece_model(folder)), model_max_length=16)
+    images = SiglipImageProcessor(size={"height": 32, "width": 32})
+    SiglipProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(folder)
+    torch.manual_seed(seed)
+    config = SiglipConfig(
+        text_config={"vocab_size": 32, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2,
+                     "num_attention_heads": 2, "max_position_embeddings": 16, "pad_token_id": 0, "eos_token_id": 1},
+        vision_config={"image_size": 32, "patch_size": 8, "hidden_size": 32, "intermediate_size": 37,
+                       "num_hidden_layers": 2, "num_attention_heads": 2})
+    SiglipModel(config).save_pretrained(folder)
+    return folder

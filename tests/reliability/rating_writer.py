@@ -10,22 +10,19 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bracket.session import Session
+from bracket.session import Session  # noqa: E402 - after the path above
+from tests.fakes.waiting import wait_until  # noqa: E402
 
 
 def main(folder: str, ack_file: str) -> int:
     session = Session.open(folder)
     session.start()
-    while True:
-        done = [r for r in session.store.runs(session.name, with_series=False) if r["status"] == "done"]
-        if done:
-            break
-        time.sleep(0.05)
+    done = wait_until(lambda: [r for r in session.store.runs(session.name, with_series=False)
+                               if r["status"] == "done"], 600, "a finished run")
     run_id = done[0]["id"]
     with open(ack_file, "a", encoding="utf-8") as ack:
         number = 0

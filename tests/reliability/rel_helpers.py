@@ -15,7 +15,6 @@ import shlex
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,6 +22,7 @@ from typing import Any, TypeVar
 import psutil
 
 from tests.fakes import make_fake_python
+from tests.fakes.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -55,13 +55,8 @@ def launches(log: Path) -> list[list[str]]:
 
 
 def wait_for(predicate: Callable[[], T], timeout: float = 60.0, what: str = "condition") -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"{what} not reached within {timeout:g} s")
+    """``tests.fakes.waiting.wait_until``: the one wait for a condition."""
+    return wait_until(predicate, timeout, what)
 
 
 def dead(pid: int) -> bool:

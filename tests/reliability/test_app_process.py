@@ -16,7 +16,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from urllib.parse import quote
 
 import httpx
@@ -100,7 +99,6 @@ def test_app_serves_only_runs_listens_locally_and_survives_a_sigkill(fast_fields
     finally:
         kill_tree_now(process)
     assert not dead(trainer) and not dead(grandchild), "a SIGKILLed app leaves its trainer behind"
-    time.sleep(0.2)
 
     session = Session.open(folder)
     assert session.run() == "finished", session.error

@@ -19,11 +19,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
 
+from tests.fakes.waiting import wait_for_answer
 from tests.reliability.rel_helpers import ROOT
 from tests.ui.conftest import free_port
 
@@ -47,16 +47,7 @@ def app_url(tmp_path_factory):
                                    stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert process.poll() is None, log.read_text()[-3000:]
-            try:
-                if httpx.get(url + "/", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(0.2)
+        wait_for_answer(url + "/", process, log)
         yield url, port, tmp / "gradio-tmp"
     finally:
         process.terminate()

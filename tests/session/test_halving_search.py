@@ -92,6 +92,12 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
     for run in runs:
         if run["pause_step"] == 4 or run["config_id"] != lifted["id"]:
             session.add_rating(run["id"], 10.0 if run["config_id"] == lifted["id"] else 1.0, step=4)
+    # the sampler sees those verdicts too: the lifted config leads the configs stopped at the first
+    # rung, and the rated ones are flagged (TPE's wide good share), as in a search of full runs
+    history = {h.name: h for h in halving_history(session)}
+    first = [c["name"] for c in stopped if c["rung"] == 0]
+    assert min(first, key=lambda n: history[n].value) == lifted["name"]
+    assert history[lifted["name"]].rated and all(h.rated for h in history.values())
     session.close()
     again = Session.open(runs_dir / "halving")
     assert again.run() == "finished"

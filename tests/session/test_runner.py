@@ -16,6 +16,7 @@ import pytest
 from bracket.session.process import ProcessRecord, Runner, kill_leftovers, read_log_tail
 from bracket.trainer.base import LaunchSpec
 from tests.fakes import fake_trainer_spec
+from tests.fakes.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -33,12 +34,7 @@ def _python_spec(tmp_path: Path, code: str) -> LaunchSpec:
 
 
 def _wait_for_file(path: Path, timeout: float = 10.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().strip():
-            return path.read_text().strip()
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never appeared")
+    return wait_until(lambda: path.exists() and path.read_text().strip(), timeout, f"{path}")
 
 
 @pytest.mark.parametrize(("mode", "code"), [("ok", 0), ("exit1", 1), ("segv", -signal.SIGSEGV)])
@@ -127,16 +123,17 @@ def test_stop_from_another_thread_reacts_within_200ms(tmp_path):
     runner.start()
     _wait_for_file(spec.output_dir / "trainer.pid")
     stopped_at: list[float] = []
+    watching = threading.Event()  # wait() has looked once: the next look is 5 s away
 
     def stop_later() -> None:
-        time.sleep(0.2)
+        assert watching.wait(30)
         stopped_at.append(time.monotonic())
         runner.stop()
         runner.stop("second call is ignored")
 
     thread = threading.Thread(target=stop_later)
     thread.start()
-    result = runner.wait(poll_interval=5.0)  # reaction must not wait for the next poll
+    result = runner.wait(on_poll=watching.set, poll_interval=5.0)  # reaction must not wait for the next poll
     returned = time.monotonic()
     thread.join()
     assert result.reason == "stopped"

@@ -18,6 +18,9 @@ HALVING = SearchSettings(budget=2, steps=8, sample_every_n_steps=2,
                          halving=HalvingSettings(eta=2, smallest_rung=0.5, launch_share=0),
                          confirm=0)
 FULL = SearchSettings(budget=4, steps=8, seeds=2, confirm=0)
+#: the load test's search (tests/distributed/halving_checks.SETTINGS): 7 configs to 4 → 3 to 8 → 1 to 16
+LOAD = SearchSettings(budget=3, steps=16, sample_every_n_steps=2,
+                      halving=HalvingSettings(eta=2, smallest_rung=0.25, launch_share=0), confirm=0)
 
 
 def run(run_id: int, config_id: int, status: str, *, seed: int = 0, pause: int | None = None, last: int = 0,
@@ -152,3 +155,39 @@ def test_an_interrupted_run_is_charged_by_neither_the_budget_nor_the_scheduler()
     assert budget.spent(view) * 8 == pytest.approx(sum(scheduler.committed(r) for r in scheduler.search_runs(view)))
     assert budget.spent(view) == budget.spent(view_of(scheduler, standing, configs=[config(1, "paused"),
                                                                                        config(2, "done")]))
+
+
+def test_a_config_reserved_whose_run_has_not_started_counts_in_every_budget_decision():
+    """The load test's race (3 full runs of 16 steps: 7 configs to 4 → 3 to 8 → 1 to 16). Worker A
+    has reserved config 7 (its row is in the store, its run not yet); worker B, deciding under the
+    session's lock with configs 1-3 already at 1/2, weighs config 4. Config 7 is one of the 7 the
+    budget buys, so no config is left to come and the closing rule's wider share applies — before,
+    B counted config 7 nowhere (not to come, no run in flight): 36 + 4 + 8 = 48 of 48 fitted, a
+    fourth config went to 1/2 and the search ended at 3.25 of 3. Config 7's first rung is promised:
+    no room."""
+    scheduler = halving_on(LOAD)
+    rung0 = [run(i, i, "paused", pause=4, last=4) for i in (4, 5, 6)]
+    rung1 = [run(i, i, "paused", pause=8, last=8, launches=2) for i in (1, 2, 3)]
+    scores = {**{(i, 0): 0.1 * i for i in range(1, 7)}, **{(i, 1): 0.1 * i for i in (1, 2, 3)}}
+    configs = [config(i, "paused", rung=1 if i <= 3 else 0) for i in range(1, 7)]
+    promote = Promotion(4, 1, "promoted")
+    before = view_of(scheduler, [*rung1, *rung0], scores, configs=configs)
+    assert scheduler.bought(before)[0] == 7 and scheduler.affordable(promote, before, configs_left=1, closing=False) \
+        is False  # while config 7 is still to come its first rung is kept back
+    reserved = view_of(scheduler, [*rung1, *rung0], scores, configs=[*configs, config(7)])
+    assert not scheduler.affordable(promote, reserved, configs_left=0, closing=True)  # 36 + 4 + 4 + 8 > 48
+    assert scheduler.unstarted(reserved) == 4  # config 7's seed, to the first rung
+    offered = [(w.config_id, w.stop_at) for w in scheduler.resumes(reserved)]
+    assert offered[0] == (1, None) and (4, 8) not in offered  # the best goes on to full length; not config 4
+    started = view_of(scheduler, [*rung1, *rung0, run(7, 7, "running", last=1)], scores, configs=[*configs, config(7)])
+    assert scheduler.unstarted(started) == 0  # its run counts now, to its rung: the same 4 steps
+    assert [(w.config_id, w.stop_at) for w in scheduler.resumes(started)] == offered
+
+
+def test_an_interrupted_runs_slot_counts_until_it_trains_again():
+    """Config 2's only run was interrupted (its worker died before the pause): the slot trains again
+    to the rung, so its steps are promised as the reserved config's are."""
+    scheduler = halving_on(LOAD)
+    runs = [run(1, 1, "paused", pause=4, last=4), run(2, 2, "interrupted", last=3)]
+    view = view_of(scheduler, runs, configs=[config(1, "paused", rung=0), config(2)])
+    assert scheduler.target(view.config(2), view) == ([0], 4) and scheduler.unstarted(view) == 4

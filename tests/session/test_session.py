@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import optuna
@@ -18,6 +17,7 @@ import pytest
 from bracket.errors import BracketError, SessionBusyError
 from bracket.session import SearchSettings, Session
 from bracket.session.snapshot import phase_label
+from tests.fakes.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -126,9 +126,7 @@ def test_stop_kills_the_current_run_and_resume_reruns_its_slot(demo_fields, runs
     monkeypatch.setenv("BRACKET_FAKE_STEP_SECONDS", "0.1")
     session = Session.create("demo-cpu", demo_fields, _settings(budget=2, steps=30), out_dir=runs_dir)
     session.start()
-    deadline = time.time() + 30
-    while time.time() < deadline and not (session.snapshot().current or {}).get("step"):
-        time.sleep(0.1)
+    wait_until(lambda: (session.snapshot().current or {}).get("step"), 30, "the run's first step")
     pid = session.store.runs(session.name)[0]["pid"]
     assert pid and psutil.pid_exists(pid)
     session.stop(now=True)
@@ -161,13 +159,7 @@ def test_second_process_on_the_same_session_is_refused(demo_fields, runs_dir, mo
 
 
 def _wait_for(predicate, timeout=60.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("condition not reached")
+    return wait_until(predicate, timeout)
 
 
 @pytest.mark.slow

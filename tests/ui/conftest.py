@@ -12,11 +12,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 from bracket.dataset.demo_data import make_demo_dataset
 from tests.fakes import FAKE_TRAINER, make_fake_python
+from tests.fakes.waiting import wait_for_answer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,18 +69,7 @@ def launch_app(tmp_path: Path, extra_env: dict[str, str], extra_args: list[str])
                                    env=env, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"app exited with {process.returncode}: {log.read_text()[-3000:]}")
-            try:
-                if httpx.get(url, timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"app did not answer within 90 s: {log.read_text()[-3000:]}")
-            time.sleep(0.2)
+        wait_for_answer(url, process, log)
         yield LaunchedApp(url, process, runs_dir, cwd, time.monotonic() - start, log)
     finally:
         process.terminate()

@@ -61,7 +61,6 @@ def test_search_compare_score_results(demo_app, output_dir):
         expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=120_000)
         expect(page.locator("#bk-status")).to_contain_text("finished", timeout=30_000)
         expect(page.locator("#bk-trials")).to_contain_text("adamw-fast")
-        time.sleep(1.5)  # one more tick draws the final chart
         # the live chart arrives as Plotly JSON written by ui.loss_plot: Plotly draws its two runs
         expect(page.locator("#bk-loss .js-plotly-plot")).to_be_visible(timeout=30_000)
         expect(page.locator("#bk-loss .legendtext")).to_have_count(2, timeout=30_000)
@@ -109,7 +108,6 @@ def test_search_compare_score_results(demo_app, output_dir):
         page.locator("#bk-results-refresh").click()
         expect(board).not_to_have_text(before, timeout=20_000)
         expect(page.locator("#bk-winner-cmd")).to_contain_text("--learning_rate")
-        time.sleep(1.0)
         page.screenshot(path=str(shots / "5-results.png"), full_page=True)
         after = board.inner_text()
         browser.close()

@@ -16,6 +16,7 @@ from bracket.app.manager import SessionManager
 from bracket.app.thumbs import ThumbnailCache
 from bracket.registry import PRESETS, get_preset
 from tests.fakes.setup_slots import box_values, change, type_into
+from tests.fakes.waiting import wait_until
 from ui import compare_tab, results_tab, search_tab, setup_tab
 from ui.blocks import build_app, launch_options
 from ui.loss_plot import plot_json
@@ -338,12 +339,9 @@ def test_status_says_what_the_divergence_stop_saved_and_when_only_loss_scores():
 def test_pause_shows_paused_with_resume_and_stops_the_clock(runs_dir, demo_fields):
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields, budget=2)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not manager.snapshot().current:
-        time.sleep(0.1)
+    wait_until(lambda: manager.snapshot().current, 60, "a run in progress")
     assert search_tab.toggle_pause(manager).startswith("Paused")  # the run in progress finishes first
-    while time.monotonic() < deadline and not (manager.snapshot().runs_spent == 1 and not manager.snapshot().current):
-        time.sleep(0.2)
+    wait_until(lambda: manager.snapshot().runs_spent == 1 and not manager.snapshot().current, 60, "the run's end")
     snap = manager.snapshot()
     assert snap.status == "paused" and snap.runs_spent == 1 and snap.current is None  # waits after the run
     assert manager.session.store.get_session("ui-test")["status"] == "paused"  # the report header says the same

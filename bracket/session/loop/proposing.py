@@ -48,13 +48,19 @@ def line_at_proposal(session: Any, proposal: Proposal) -> str:
 
 def halving_history(session: Any) -> list[Any]:
     """The sampler's history of a halving search (``scheduling.halving.sampler_history``) from the
-    search's read model of this store change: full-length configs by their value, the rest by the
-    rung they reached and their rank there."""
+    search's read model of this store change: full-length configs by the value a search of full
+    runs gives them (``Scoreboard.sampler_values``: once a run is judged, the person's verdicts and
+    their predictions), the rest by the rung they reached and their rank there by the same rule
+    (``SearchView.seen``)."""
     from bracket.session.scheduling.halving import sampler_history
+    from bracket.session.scoring.run_scores import rated_configs
 
     view = session.view()
-    full = session.scoreboard.config_values([r.row for r in view.runs])  # scored runs are the full-length ones
-    return sampler_history(view, full, session.space.searched_params)
+    runs = [r.row for r in view.runs]  # scored runs are the full-length ones
+    scores = session.scoreboard.scores(runs)
+    full = session.scoreboard.sampler_values(runs, scores, [c.row for c in view.configs])
+    return sampler_history(view, full, session.space.searched_params,
+                           rated=view.judged | rated_configs(runs, scores))
 
 
 def build_controller(session: Any) -> "SearchController":

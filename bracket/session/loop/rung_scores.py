@@ -9,6 +9,11 @@ step (those stored for it when the run paused there, ``judges["at_step"]``, kept
 on; else the run's own when it ended there) — and all of them are scored together, as ``score_runs``
 scores any set of runs (its scores are ranks among the runs it is given). Nothing of the
 scoring is repeated here.
+
+The same scoring of each rung also gives what the sampler sees of the configs there
+(``bracket.session.scoring.sampler_values``: once a run at the rung is judged, the person's
+verdict and its prediction for the configs not judged; the combined score's mean before), so a
+halving search steers by ratings the way a search of full runs does.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from typing import Any
 
 from bracket.search.halving import Parked, scaled_step
 from bracket.session.launches import up_to
-from bracket.session.loop.search_view import SearchView
-from bracket.session.scoring.run_scores import WORST, score_runs, verdicts_at
+from bracket.session.loop.search_view import RungScores, SearchView
+from bracket.session.scoring.run_scores import WORST, rated_configs, score_runs, verdicts_at
+from bracket.session.scoring.sampler_values import sampler_values
 from bracket.session.store.rows import RunRow
 
 
@@ -98,10 +104,16 @@ def _at_step(run: Mapping[str, Any], step: int) -> dict[str, Any]:
 
 def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]], rungs: StepRungs, *,
                 seeds: int, ratings: Sequence[Mapping[str, Any]] = (), comparisons: Sequence[Mapping[str, Any]] = (),
-                weights: Mapping[str, float] | None = None, eval_loss: bool = False) -> dict[tuple[int, int], float]:
-    """``{(config_id, rung): score}`` (lower is better) of every config at every rung it reached
-    but the last; ``runs`` with their series. Each run is cut at the rung's step in its own steps."""
+                weights: Mapping[str, float] | None = None, eval_loss: bool = False,
+                params: Mapping[int, Mapping[str, Any]] | None = None) -> RungScores:
+    """The scores of every config at every rung it reached but the last (:class:`RungScores`);
+    ``runs`` with their series; ``params``: config id -> its searched params (default: the
+    config rows' ``params``), for the predictions of the verdicts. Each run is cut at the rung's
+    step in its own steps."""
+    params = params if params is not None else {c["id"]: c.get("params") or {} for c in configs}
     out: dict[tuple[int, int], float] = {}
+    seen: dict[tuple[int, int], float] = {}
+    judged: set[int] = set()
     members = [r for c in configs for r in seed_runs(runs, c["id"], seeds).values() if not RunRow.of(r).ended]
     for rung in range(len(rungs.steps) - 1):
         step = {r["id"]: rungs.step_in(rung, run_steps(r)) for r in members}
@@ -120,10 +132,14 @@ def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str
             score = scores.get(run["id"])
             per_config.setdefault(run["config_id"], []).append(WORST if score is None or score.value is None
                                                                else score.value)
-        for config_id, values in per_config.items():
-            if len(values) == seeds:  # every seed reached the rung
-                out[(config_id, rung)] = statistics.fmean(values)
-    return out
+        complete = {cid: values for cid, values in per_config.items() if len(values) == seeds}  # every seed there
+        here = rated_configs(cut, scores) & set(complete)
+        judged |= here
+        taste = sampler_values([r for r in cut if r["config_id"] in complete], scores, params) if here else {}
+        for config_id, values in complete.items():
+            out[(config_id, rung)] = statistics.fmean(values)
+            seen[(config_id, rung)] = taste.get(config_id, WORST) if here else out[(config_id, rung)]
+    return RungScores(out, seen, frozenset(judged))
 
 
 

@@ -11,7 +11,8 @@ order, for
 2. a resume (``Scheduler.resumes``), decided under the session's row lock on a view read inside
    it, its paused runs claimed (``Store.claim_run``): two workers never resume on the same view;
 3. a new config from the controller (``WorkerProtocol.reserve``) while the budget buys one
-   (``Scheduler.config_limit``), the proposals the controller skipped noted after the lock.
+   (``Scheduler.config_limit``, asked again under the session's row lock on a view read inside it:
+   ``WorkerProtocol.reserve``), the proposals the controller skipped noted after the lock.
 
 Without work: while another worker trains (``Scheduler.busy``) it waits, to take over if that
 worker dies; else the scheduler closes (``Scheduler.closing``), the confirmation round runs
@@ -117,7 +118,10 @@ class SearchLoop:
         if len(view.configs) >= limit:  # no new config will come: the budget bought them all
             return None
         controller = s.controller()
-        config_id = s.worker.reserve(limit, controller.next)
+        # what the budget buys is asked again under the session's row lock, on a view read inside it
+        # (as a promotion is decided): a promotion claimed since ``view`` was read is counted, and the
+        # new config is counted by every decision after it (``Halving.unstarted``)
+        config_id = s.worker.reserve(lambda: scheduler.bought(self.view())[0], controller.next)
         skipped, controller.skipped = controller.skipped, []
         for note in skipped:  # noted after the session's row lock is released
             s.add_note(note)

@@ -43,7 +43,8 @@ def fresh_view(session: Any) -> SearchView:
     search = [r for r in runs if r["stage"] == "search"]
     scores = rung_scores(configs, search, rungs, seeds=settings.seeds, ratings=store.ratings(session.name),
                          comparisons=store.comparisons(session.name), weights=settings.weights,
-                         eval_loss=session.trainer.sample_kind == "text")
+                         eval_loss=session.trainer.sample_kind == "text",
+                         params={c["id"]: session.space.searched_params(c["params"]) for c in configs})
     return SearchView.build(configs, runs, seeds=settings.seeds, full_steps=int(settings.steps), rungs=rungs,
                             scores=scores, launch=measured_launch(runs, settings))
 

@@ -22,6 +22,20 @@ from bracket.session.store.rows import ConfigRow, ConfigState, RunRow, RunState
 
 
 @dataclass(frozen=True)
+class RungScores:
+    """Every config's scores at the rungs it reached but the last, keyed ``(config_id, rung)``
+    (``rung_scores.rung_scores``)."""
+
+    #: the combined score's mean over its seeds (lower is better): promotions, places, notes
+    scores: dict[tuple[int, int], float]
+    #: what the sampler sees there (``sampler_values`` of the runs cut at the rung); equal to
+    #: ``scores`` while nobody judged a run at that rung
+    seen: dict[tuple[int, int], float]
+    #: the configs with a run judged (rated, or chosen blind) at some rung
+    judged: frozenset[int]
+
+
+@dataclass(frozen=True)
 class SearchView:
     """One search at one moment: its search-stage configs and runs, typed; with halving its rungs,
     each config's place and score at each rung; ``launch``: a launch's start-up in the session's
@@ -36,18 +50,28 @@ class SearchView:
     scores: Mapping[tuple[int, int], float] = field(default_factory=dict)
     places: Mapping[int, Parked] = field(default_factory=dict)
     launch: float = 0.0
+    #: what the sampler sees of each config at each rung (``rung_scores.RungScores.seen``: the
+    #: person's verdicts and their predictions once a run there is judged); ``scores`` when empty
+    seen: Mapping[tuple[int, int], float] = field(default_factory=dict)
+    #: the configs with a run judged at some rung
+    judged: frozenset[int] = frozenset()
 
     # -- building ----------------------------------------------------------------------------
     @classmethod
     def build(cls, configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]], *, seeds: int,
-              full_steps: int, rungs: Any = None, scores: Mapping[tuple[int, int], float] | None = None,
+              full_steps: int, rungs: Any = None,
+              scores: RungScores | Mapping[tuple[int, int], float] | None = None,
               launch: float = 0.0) -> "SearchView":
         """The view of ``configs`` and ``runs`` (every stage: the search's are kept); with ``rungs``
-        each config's place, with ``scores`` (``rung_scores.rung_scores`` of the same rows) its score
-        at each rung."""
+        each config's place, with ``scores`` (``rung_scores.rung_scores`` of the same rows, or
+        its ``scores`` mapping alone) its score at each rung and what the sampler sees there."""
         config_rows = tuple(ConfigRow.of(c) for c in configs if (c.get("stage") or "search") == "search")
         run_rows = tuple(RunRow.of(r) for r in runs if (r.get("stage") or "search") == "search")
-        view = cls(config_rows, run_rows, int(seeds), int(full_steps), rungs, dict(scores or {}), {}, float(launch))
+        if scores is None or isinstance(scores, Mapping):
+            combined, seen, judged = dict(scores or {}), dict(scores or {}), frozenset[int]()
+        else:
+            combined, seen, judged = dict(scores.scores), dict(scores.seen), frozenset(scores.judged)
+        view = cls(config_rows, run_rows, int(seeds), int(full_steps), rungs, combined, {}, float(launch), seen, judged)
         if rungs is None:
             return view
         return replace(view, places={c.id: view.place(c.id) for c in config_rows})

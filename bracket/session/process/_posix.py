@@ -11,8 +11,11 @@ of its own, which holds every process it starts, one that cleared its environmen
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
+import time
+from collections.abc import Sequence
 
 import psutil
 
@@ -117,3 +120,34 @@ class PosixPlatform:
         """Kill and remove the cgroup of run ``marker`` (recovery after Bracket died); True if
         it held a process."""
         return kill_marked_cgroups(marker)
+
+    def wait_exits(self, processes: Sequence[psutil.Process], timeout: float) -> None:
+        """Return once each of ``processes`` has ended (a zombie counts) or ``timeout`` passed,
+        told by the kernel (a pidfd per process, Linux 5.3+); at once where there are none (the
+        caller then looks at the processes again itself)."""
+        if not hasattr(os, "pidfd_open"):
+            return
+        poller, opened, watched = select.poll(), [], set()
+        try:
+            for process in processes:
+                try:
+                    fd = os.pidfd_open(process.pid)
+                except ProcessLookupError:
+                    continue  # gone already
+                except OSError:  # no pidfds here (an old kernel, a sandbox)
+                    return
+                opened.append(fd)
+                if process.is_running():  # still the same process (psutil checks its start time)
+                    poller.register(fd, select.POLLIN)
+                    watched.add(fd)
+            deadline = time.monotonic() + timeout
+            while watched:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                for fd, _ in poller.poll(left * 1000):  # readable once the process has ended
+                    poller.unregister(fd)
+                    watched.discard(fd)
+        finally:
+            for fd in opened:
+                os.close(fd)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psutil
@@ -189,3 +189,7 @@ class WindowsPlatform:
     def kill_run_cgroups(self, marker: str) -> bool:
         """No cgroups on Windows: a run's Job Object holds its processes instead."""
         return False
+
+    def wait_exits(self, processes: Sequence[psutil.Process], timeout: float) -> None:
+        """Returns at once: the caller looks at the processes itself (``groups.wait_gone``; the tests
+        run this platform on Linux too, where a reparented zombie would hold a handle's wait)."""

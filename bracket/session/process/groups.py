@@ -157,9 +157,13 @@ def pid_exists(pid: int) -> bool:
 
 
 def wait_gone(processes: Iterable[psutil.Process], timeout: float) -> list[psutil.Process]:
-    """Wait until every process is gone or a zombie; returns those still alive."""
+    """Wait until every process is gone or a zombie; returns those still alive. The platform's
+    wait (``wait_exits``: told by the kernel) first; where it cannot tell, a look every 20 ms."""
     deadline = time.monotonic() + timeout
     remaining = [p for p in processes if alive(p)]
+    if remaining:
+        PLATFORM.wait_exits(remaining, timeout)
+        remaining = [p for p in remaining if alive(p)]
     while remaining and time.monotonic() < deadline:
         time.sleep(0.02)
         remaining = [p for p in remaining if alive(p)]

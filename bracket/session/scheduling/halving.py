@@ -7,7 +7,8 @@ loop asks, in this order (``bracket.session.loop.search_loop``):
    to the rung its config stands at (:meth:`Halving.target`);
 2. :meth:`Halving.resumes` — ``halving.promotions`` on every config's place and rung score (the
    view's ``places`` and ``scores``), each the budget pays for (:meth:`Halving.affordable`: the
-   steps trained and in flight on every worker, the first rung of the configs still to come, the
+   steps trained and in flight on every worker, seeds reserved with no run yet, the first rung of
+   the configs still to come, the
    way to full length for one; with ``restarts`` a promotion trains its rung from step 0). The
    loop claims the first whose paused runs it gets, under the session's row lock;
 3. a new config (while the budget buys one, ``Budget.configs``), to the first rung.
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason, top_count
@@ -103,9 +104,9 @@ class Halving(Scheduler):
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         last = len(self.rungs.steps) - 1
         need = view.seeds * (self.way(-1, 0) + self.way(max(highest, 0), last))
-        if sum(committed) + need <= self.budget.search_steps():
+        if sum(committed) + self.unstarted(view) + need <= self.budget.search_steps():
             return count, note
-        spent = sum(committed) / self.rungs.steps[-1]
+        spent = (sum(committed) + self.unstarted(view)) / self.rungs.steps[-1]
         return len(view.configs), (
             f"halving: the runs cost more than the plan counted ({spent:.1f} full runs trained or in flight for "
             f"{len(view.configs)} configs): the plan is redone, {self.budget.total} full runs buy "
@@ -116,18 +117,36 @@ class Halving(Scheduler):
         return [r for r in view.runs if r.seed_index < view.seeds and r.kind != "setup"
                 and (r.spends_budget() or r.active)]
 
+    def unstarted(self, view: "SearchView") -> float:
+        """The session's steps promised to seeds with no run row yet — a config another worker has
+        just reserved (``distributed.reserve_config``), whose runs it has not started; an interrupted
+        run's slot — each to the rung its config stands at (:meth:`seeds_to_start`). Every budget
+        decision counts them beside the runs', all under the session's row lock, so a promotion
+        never spends the first rung of a config reserved before it."""
+        total = 0.0
+        for config in view.configs:
+            start = self.seeds_to_start(config, view)
+            if start is not None:
+                seeds, stop = start
+                total += len(seeds) * (self.rungs.steps[-1] if stop is None else stop)
+        return total
+
     def busy(self, view: "SearchView") -> bool:
         """A search run trains on some worker (a resume too), or a config is still open for a live one."""
         return view.active() or super().busy(view)
 
     # -- decided -----------------------------------------------------------------------------
     def target(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
+        return None if view.places[config.id].running else self.seeds_to_start(config, view)
+
+    def seeds_to_start(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
+        """(the seeds of open ``config`` with no run, the step they train to: its rung's), None when
+        it has none or it ended."""
         if not config.open:
             return None
-        place = view.places[config.id]
         by_seed = view.seed_runs(config.id)
         missing = [i for i in range(view.seeds) if i not in by_seed]
-        if not missing or place.running or place.finished:
+        if not missing or view.places[config.id].finished:
             return None
         rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
                    default=0)
@@ -167,7 +186,8 @@ class Halving(Scheduler):
     def affordable(self, promotion: Promotion, view: "SearchView", *, configs_left: int = 0,
                    closing: bool = True) -> bool:
         """Whether the budget pays for ``promotion``: the steps trained and in flight (every worker's,
-        each run in flight to the rung it goes to), the promotion's, the first rung of the configs
+        each run in flight to the rung it goes to; a seed whose run is yet to start, :meth:`unstarted`),
+        the promotion's, the first rung of the configs
         still to come and, while no config is at or on its way to full length, the rest of the way
         there for one, within the search's full runs. When no new config can come and none has gone
         past its rung, the best config of the rung goes on whenever its own steps fit (so a search
@@ -177,15 +197,16 @@ class Halving(Scheduler):
         rung = promotion.to_rung - 1
         committed = [self.committed(r) for r in self.search_runs(view)]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
+        trained = sum(committed) + self.unstarted(view)
         ahead = max(highest, promotion.to_rung)
         finish = seeds * self.way(ahead, last)
         need = seeds * self.way(rung, promotion.to_rung)
         budget = self.budget.search_steps()
-        fits = sum(committed) + need + max(0, configs_left) * seeds * steps[0] + finish <= budget
+        fits = trained + need + max(0, configs_left) * seeds * steps[0] + finish <= budget
         ranked = sorted((value, cid) for (cid, r), value in view.scores.items() if r == rung)
         best = bool(ranked) and ranked[0][1] == promotion.config_id
         if best and closing and highest <= rung:
-            return sum(committed) + need <= budget
+            return trained + need <= budget
         place = next(i for i, (_, cid) in enumerate(ranked) if cid == promotion.config_id)
         if not fits or not closing or place < len(ranked) // self.rungs.eta:
             return fits
@@ -284,25 +305,27 @@ class Halving(Scheduler):
             log.warning("could not report rung scores of %s", config.name, exc_info=True)
 
 
-def sampler_history(view: "SearchView", full_values: Mapping[int, float], searched_params: Any) -> list[Any]:
+def sampler_history(view: "SearchView", full_values: Mapping[int, float], searched_params: Any,
+                    rated: Collection[int] = ()) -> list[Any]:
     """The search configs as the sampler sees them in a halving search, never mixing a short run's
     score with a full run's: one value per scored config (``halving.search_values``: the rung it
-    reached first, then its rank among the configs at that rung), COMPLETE; a config not scored yet
-    RUNNING (FAIL when it failed). ``full_values``: the full-length configs' values."""
+    reached first, then its rank among the configs at that rung by what the sampler sees there,
+    ``view.seen``), COMPLETE; a config not scored yet RUNNING (FAIL when it failed).
+    ``full_values``: the full-length configs' values; ``rated``: the configs a person judged."""
     from optuna.trial import TrialState
 
     from bracket.search.halving import search_values
     from bracket.search.types import ScoredConfig
 
     last = len(view.rungs.steps) - 1
-    scores = {**view.scores, **{(cid, last): value for cid, value in full_values.items()}}
+    scores = {**(view.seen or view.scores), **{(cid, last): value for cid, value in full_values.items()}}
     values = search_values(scores, last)
     history = []
     for config in view.configs:
         params = searched_params(config.row["params"])
         if config.id in values:
             history.append(ScoredConfig(params, values[config.id], TrialState.COMPLETE, kind=config.kind,
-                                        name=config.name))
+                                        name=config.name, rated=config.id in rated))
         elif config.status in (ConfigState.RUNNING, ConfigState.PAUSED, ConfigState.FAILED):
             state = TrialState.FAIL if config.status is ConfigState.FAILED else TrialState.RUNNING
             history.append(ScoredConfig(params, None, state, config.kind))

@@ -28,7 +28,8 @@ from typing import Any
 from bracket.judge.base import normalise_lower_better, relative_spread
 from bracket.judge.combine import DEFAULT_WEIGHTS
 from bracket.judge.image_judges import step_scores
-from bracket.session.scoring.image_judges import step_tables
+from bracket.judge.preference import NAME as PREFERENCE
+from bracket.session.scoring.image_judges import preference_steps, step_tables
 
 #: half-width of the window of training loss around a step, as a share of the run
 TRAINING_WINDOW = 0.05
@@ -167,7 +168,10 @@ def step_curve(config_id: int, runs: Sequence[Mapping[str, Any]], ratings: Seque
 
 def step_curves(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str, Any]] = (),
                 weights: Mapping[str, float] | None = None) -> dict[int, StepCurve]:
-    """:func:`step_curve` for every config among ``runs`` (keyed by config id)."""
+    """:func:`step_curve` for every config among ``runs`` (keyed by config id). Each curve's
+    ``per_judge`` also shows the preference judge's share of same-prompt wins per step — against the
+    other configs' samples of that step among ``runs`` (one stage's), the mean over its seeds — which
+    takes no part in its best step."""
     grouped: dict[int, list[Mapping[str, Any]]] = {}
     for run in runs:
         if run.get("config_id") is not None and run.get("kind") != "setup":
@@ -175,9 +179,15 @@ def step_curves(runs: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str
     by_run: dict[Any, list[int]] = {}
     for index, rating in enumerate(ratings):  # each config gets its own runs' ratings (in their order), not all
         by_run.setdefault(rating.get("run_id"), []).append(index)
-    return {config_id: step_curve(config_id, group, [ratings[i] for i in sorted(
-                i for run in group for i in by_run.get(run.get("id"), ()))], weights)
-            for config_id, group in grouped.items()}
+    curves = {config_id: step_curve(config_id, group, [ratings[i] for i in sorted(
+                  i for run in group for i in by_run.get(run.get("id"), ()))], weights)
+              for config_id, group in grouped.items()}
+    shares = preference_steps([run for group in grouped.values() for run in group if run.get("status") == "done"])
+    for config_id, group in grouped.items():
+        table = _mean_by_step([shares[run["id"]] for run in group if run.get("id") in shares])
+        if table:
+            curves[config_id].per_judge[PREFERENCE] = table
+    return curves
 
 
 def checkpoint_at(output_dir: str | Path | None, step: int) -> Path | None:

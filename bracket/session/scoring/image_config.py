@@ -1,10 +1,15 @@
-"""Whether and how a session's image judges run: their settings from ``.env``, the check Start
-and ``doctor`` make of their models, and the likeness references.
+"""Whether and how a session's image judges run: their settings, the check Start and ``doctor``
+make of their models, and the likeness references.
 
-``BRACKET_JUDGE_TEXT_IMAGE`` (a CLIP checkpoint: a folder or a Hugging Face name in the local
-cache) turns them on; ``BRACKET_JUDGE_LIKENESS`` (DINOv2), ``BRACKET_JUDGE_PREFERENCE`` (a
-PickScore-style CLIP for the optional preference judge), ``BRACKET_JUDGE_FACE`` (a face model for
-the optional face-identity judge, which runs when its weight is above 0), ``BRACKET_JUDGE_PYTHON``,
+The three models (:data:`MODEL_SETTINGS`) are a session's settings (``SearchSettings.image_models``:
+Setup's judges fields, ``run --judge-text-image/--judge-likeness/--judge-preference``), each falling
+back to ``.env``: ``BRACKET_JUDGE_TEXT_IMAGE`` (a CLIP or SigLIP checkpoint: a folder or a Hugging
+Face name in the local cache) turns them on; ``BRACKET_JUDGE_LIKENESS`` (DINOv2),
+``BRACKET_JUDGE_PREFERENCE`` (a PickScore-style CLIP for the optional preference judge). A model
+name is data (read by ``bracket.judge.image_models`` as files, never run nor downloaded); what runs
+— ``BRACKET_JUDGE_PYTHON``, ``BRACKET_JUDGE_BACKBONE`` — comes from ``.env`` only.
+``BRACKET_JUDGE_FACE`` (``.env`` only: a face model for the optional face-identity judge, which
+runs when its weight is above 0), ``BRACKET_JUDGE_PYTHON``,
 ``BRACKET_JUDGE_DEVICE`` and ``BRACKET_JUDGE_BATCH`` refine them; ``BRACKET_JUDGE_BACKBONE``
 (``module:factory``) swaps the models for another backbone (the tests' stand-in). The scorer that
 runs them is ``bracket.session.scoring.image_scorer``.
@@ -41,6 +46,36 @@ FACE = "face_identity"
 
 #: at most this many dataset images are the likeness references (spread over the dataset)
 REFERENCE_COUNT = 8
+#: each model a session may choose (``SearchSettings.image_models``) -> its ``.env`` fallback, the
+#: model families it accepts and its name in messages
+MODEL_SETTINGS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "text_image": ("BRACKET_JUDGE_TEXT_IMAGE", TEXT_IMAGE_TYPES, "text-image"),
+    "likeness": ("BRACKET_JUDGE_LIKENESS", LIKENESS_TYPES, "likeness"),
+    "preference": ("BRACKET_JUDGE_PREFERENCE", TEXT_IMAGE_TYPES, "preference"),
+}
+#: a model name longer than this is a paste gone wrong
+MAX_MODEL_NAME = 1000
+
+
+def image_models_problems(models: Any) -> list[str]:
+    """What is wrong with a session's chosen models (``SearchSettings.image_models``): an object of
+    :data:`MODEL_SETTINGS`'s names, each a one-line folder or Hugging Face name."""
+    if not isinstance(models, dict):
+        return [f"image judges' models must be an object of {', '.join(MODEL_SETTINGS)}, got {str(models)[:60]!r}."]
+    problems = [f"image judges' models: no model {name!r}; use {', '.join(MODEL_SETTINGS)}."
+                for name in models if name not in MODEL_SETTINGS]
+    for name, value in models.items():
+        if name in MODEL_SETTINGS and (not isinstance(value, str) or len(value) > MAX_MODEL_NAME
+                                       or any(ord(c) < 32 for c in value)):
+            problems.append(f"the {MODEL_SETTINGS[name][2]} model must be one line naming a model folder or a "
+                            f"Hugging Face name, got {str(value)[:60]!r}.")
+    return problems
+
+
+def chosen_models(text_image: str = "", likeness: str = "", preference: str = "") -> dict[str, str]:
+    """A session's ``image_models`` from form boxes or options (blank: ``.env``'s)."""
+    given = {"text_image": text_image, "likeness": likeness, "preference": preference}
+    return {name: str(value).strip() for name, value in given.items() if str(value or "").strip()}
 
 
 @dataclass(frozen=True)
@@ -73,10 +108,14 @@ class ImageJudgeConfig:
                           + (["faces", self.face] if self.faces else []))
 
 
-def image_judge_config(weights: Mapping[str, float] | None = None) -> ImageJudgeConfig | None:
-    """The configured image judges, or None when no text-image model (nor stand-in) is set; with a
-    session's ``weights``, the face-identity judge is on where it weighs above 0."""
-    text_image = app_settings.env("BRACKET_JUDGE_TEXT_IMAGE")
+def image_judge_config(weights: Mapping[str, float] | None = None, models: Mapping[str, str] | None = None
+                       ) -> ImageJudgeConfig | None:
+    """The image judges a session runs — its chosen ``models`` (``SearchSettings.image_models``),
+    each one not chosen from ``.env`` — or None when no text-image model (nor stand-in) is set; with
+    a session's ``weights``, the face-identity judge is on where it weighs above 0."""
+    chosen = {name: str((models or {}).get(name) or "") or app_settings.env(env)
+              for name, (env, _, _) in MODEL_SETTINGS.items()}
+    text_image = chosen["text_image"]
     module = app_settings.env("BRACKET_JUDGE_BACKBONE")
     if not text_image and not module:
         return None
@@ -84,10 +123,10 @@ def image_judge_config(weights: Mapping[str, float] | None = None) -> ImageJudge
         batch = max(1, int(app_settings.env("BRACKET_JUDGE_BATCH", "8") or "8"))
     except ValueError:
         raise BracketError("BRACKET_JUDGE_BATCH must be a whole number of images, e.g. 8") from None
-    return ImageJudgeConfig(text_image=text_image, likeness=app_settings.env("BRACKET_JUDGE_LIKENESS"),
+    return ImageJudgeConfig(text_image=text_image, likeness=chosen["likeness"],
                             python=app_settings.env("BRACKET_JUDGE_PYTHON"),
                             device=app_settings.env("BRACKET_JUDGE_DEVICE", "auto") or "auto", batch_size=batch,
-                            module=module, preference=app_settings.env("BRACKET_JUDGE_PREFERENCE"),
+                            module=module, preference=chosen["preference"],
                             faces=effective_weights(weights or {}).get(FACE, 0.0) > 0,
                             face=app_settings.env("BRACKET_JUDGE_FACE"))
 
@@ -117,11 +156,9 @@ def check_image_judges(config: ImageJudgeConfig | None) -> str | None:
     if python and not Path(python).expanduser().is_file():
         return f"BRACKET_JUDGE_PYTHON {python} does not exist; point it at a python with torch and transformers"
     try:
-        check_weights(config.text_image, TEXT_IMAGE_TYPES, "BRACKET_JUDGE_TEXT_IMAGE")
-        if config.likeness:
-            check_weights(config.likeness, LIKENESS_TYPES, "BRACKET_JUDGE_LIKENESS")
-        if config.preference:
-            check_weights(config.preference, TEXT_IMAGE_TYPES, "BRACKET_JUDGE_PREFERENCE")
+        for name, (_, kinds, role) in MODEL_SETTINGS.items():
+            if getattr(config, name):
+                check_weights(getattr(config, name), kinds, role)
         if config.faces and config.face:
             check_weights(config.face, FACE_TYPES, "BRACKET_JUDGE_FACE")
     except WeightsProblem as problem:
@@ -167,10 +204,11 @@ def likeness_references(trainer: Trainer) -> tuple[list[Path], dict[str, Any]]:
                    "note": f"{why}: likeness is measured against images the runs train on"}
 
 
-def doctor_check(report: Any) -> bool | None:
-    """``doctor``'s line on the image judges' models (``report.add``): found and readable, or what
-    to fetch; None (no line) when none are configured."""
-    config = image_judge_config()
+def doctor_check(ctx: Any) -> bool | None:
+    """``doctor``'s line on the image judges' models (its context's ``image_models`` as ``run`` would
+    choose them, else ``.env``'s; ``ctx.report.add``): found and readable, or what to fetch; None (no
+    line) when none are configured."""
+    report, config = ctx.report, image_judge_config(models=ctx.image_models)
     if config is None:
         return None
     problem = check_image_judges(config)

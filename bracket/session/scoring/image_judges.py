@@ -36,18 +36,19 @@ from typing import Any
 from bracket.judge.base import JudgeResult
 from bracket.judge.image_judges import IMAGE_JUDGES, score_figures
 from bracket.judge.preference import NAME as PREFERENCE
-from bracket.judge.preference import score_preference
+from bracket.judge.preference import score_preference, win_shares
 
 __all__ = ["FIDELITY", "FLEXIBILITY", "IMAGE_JUDGES", "RECORD", "SHORT", "has_image_scores", "image_parts",
-           "image_results", "image_scores", "image_steps", "preference_at", "references_text", "scores_at",
-           "step_scores", "step_tables"]
+           "image_results", "image_scores", "image_steps", "preference_at", "preference_steps", "references_text",
+           "scores_at", "step_scores", "step_tables"]
 
 #: the key of a run's ``judges`` that holds the image judges' record
 RECORD = "image"
 #: what each of the front's axes measures
 FIDELITY, FLEXIBILITY = "likeness", "prompt_following"
 #: short names for a cell or an axis
-SHORT = {"likeness": "likeness", "prompt_following": "prompt", "image_quality": "quality", "face_identity": "face"}
+SHORT = {"likeness": "likeness", "prompt_following": "prompt", "image_quality": "quality", "face_identity": "face",
+         PREFERENCE: "preference"}
 
 
 def _finite(value: Any) -> float | None:
@@ -107,8 +108,17 @@ def scores_at(run: Mapping[str, Any], step: int | None = None) -> tuple[int | No
     return chosen, table[chosen]
 
 
+def _image_scores(item: Any) -> dict[str, float]:
+    """An image's raw scores: the image judges', and the preference model's figure where it gave one."""
+    scores = _scores(item)
+    preferred = _finite(item.get(PREFERENCE)) if isinstance(item, Mapping) else None
+    return {**scores, PREFERENCE: preferred} if preferred is not None else scores
+
+
 def image_scores(run: Mapping[str, Any], path: str | Path) -> dict[str, float]:
-    """Judge -> raw score of the sample file ``path`` of ``run`` (empty when it was not judged).
+    """Judge -> raw score of the sample file ``path`` of ``run`` (empty when it was not judged); the
+    preference model's figure too where it gave one — comparable only with other samples of the same
+    prompt (Compare's row), never across prompts.
 
     The record names a sample by its path relative to the run folder; a path given another way
     (absolute, or relative to another folder) is matched on its trailing parts."""
@@ -126,12 +136,12 @@ def image_scores(run: Mapping[str, Any], path: str | Path) -> dict[str, float]:
     keys.append(path.as_posix())
     for key in keys:
         if key in images:
-            return _scores(images[key])
+            return _image_scores(images[key])
     parts = path.parts
     for key, item in images.items():  # the longest trailing match, never the file name alone when a folder is named
         tail = Path(str(key)).parts
         if tail and len(tail) <= len(parts) and tuple(parts[-len(tail):]) == tuple(tail):
-            return _scores(item)
+            return _image_scores(item)
     return {}
 
 
@@ -155,9 +165,8 @@ def has_image_scores(runs: Any) -> bool:
     return any(step_scores(run) for run in runs)
 
 
-def preference_at(run: Mapping[str, Any], step: int | None = None) -> dict[str, float]:
-    """Prompt -> the preference model's figure of ``run``'s sample of it, at ``step`` (default: its
-    last step), else at its latest step before it; {} when no preference figure was kept there."""
+def _preference_table(run: Mapping[str, Any]) -> dict[int, dict[str, float]]:
+    """Step -> prompt -> the preference model's figure of ``run``'s sample (the numbers there are)."""
     table = _record(run).get(PREFERENCE)
     steps: dict[int, dict[str, float]] = {}
     for key, prompts in (table.items() if isinstance(table, Mapping) else ()):
@@ -167,6 +176,28 @@ def preference_at(run: Mapping[str, Any], step: int | None = None) -> dict[str, 
                 steps[int(key)] = found
         except (AttributeError, TypeError, ValueError):
             continue
+    return steps
+
+
+def preference_steps(runs: Sequence[Mapping[str, Any]]) -> dict[int, dict[int, float]]:
+    """Run id -> step -> its share of same-prompt wins (0..1, higher is better) against the other
+    ``runs``' samples **of that step** (``bracket.judge.preference.win_shares``: never across
+    prompts); a step where it met no other run is left out. For the per-step table only: the
+    preference judge takes no part in the best step."""
+    tables = {int(run["id"]): table for run in runs if run.get("id") is not None
+              and (table := _preference_table(run))}
+    out: dict[int, dict[int, float]] = {}
+    for step in sorted({step for table in tables.values() for step in table}):
+        shares = win_shares({run_id: table[step] for run_id, table in tables.items() if step in table})
+        for run_id, (share, _prompts) in shares.items():
+            out.setdefault(run_id, {})[step] = share
+    return out
+
+
+def preference_at(run: Mapping[str, Any], step: int | None = None) -> dict[str, float]:
+    """Prompt -> the preference model's figure of ``run``'s sample of it, at ``step`` (default: its
+    last step), else at its latest step before it; {} when no preference figure was kept there."""
+    steps = _preference_table(run)
     last = step if step is not None else run.get("last_step")
     before = [s for s in steps if last is None or s <= int(last)]
     return steps[max(before)] if before else {}
@@ -202,9 +233,10 @@ def step_tables(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[int, f
 
 
 def image_steps(curve: Any) -> dict[int, dict[str, float]]:
-    """The image judges' per-step figures of a config's ``StepCurve`` (step -> judge -> figure)."""
+    """The image judges' per-step figures of a config's ``StepCurve`` (step -> judge -> figure), the
+    preference judge's share of same-prompt wins at each step among them where it has one."""
     out: dict[int, dict[str, float]] = {}
-    for judge in IMAGE_JUDGES:
+    for judge in (*IMAGE_JUDGES, PREFERENCE):
         for step, value in ((curve.per_judge.get(judge) or {}) if curve else {}).items():
             out.setdefault(int(step), {})[judge] = round(float(value), 5)
     return dict(sorted(out.items()))

@@ -1,18 +1,19 @@
 """Running the image judges beside training: a worker process, a cache, one background thread.
 
 When the image judges are configured (``bracket.session.scoring.image_config``: their models in
-``.env``, see docs/JUDGES.md) and weigh above 0,
-every finished run's sample images of every step are scored on one background thread while the
-next run trains: the images not yet in the session's cache (``views/image_judges.json``, keyed
-by path, modification time, size, prompt and models, so nothing is scored twice) go in one job
-to ``python -m bracket.judge.image_worker`` (``BRACKET_JUDGE_PYTHON``, else the app's python),
-which loads the models, scores them in batches and exits. The figures land in the run's
-``judges["image"]`` (:mod:`bracket.session.scoring.image_judges`) and enter the scores at the
-next read. A run paused at a rung of a halving search is scored the same way up to its pause
-step, kept as ``judges["at_step"]["<step>"]["image"]``; the loop waits for those as for the VLM's.
-A worker that fails leaves the run with ``judges["image"]["error"]`` and no image scores; the
-search goes on.
-The likeness references are the session's held-out images, else training images
+the session's settings or ``.env``, see docs/JUDGES.md) and weigh above 0, every finished run's
+sample images of every step are scored on one background thread while the next run trains: the
+images not yet in the session's cache (``views/image_judges.json``, keyed by path, modification
+time, size, prompt and models, so nothing is scored twice) go in one job to the session's one
+worker process (``judge_worker``: ``python -m bracket.judge.image_worker --serve`` with
+``BRACKET_JUDGE_PYTHON``, else the app's python; started on the first job, its models loaded once
+for the whole search, ended by :meth:`ImageScorer.drain`), which scores them in batches. The
+figures land in the run's ``judges["image"]`` (:mod:`bracket.session.scoring.image_judges`) and
+enter the scores at the next read. A run paused at a rung of a halving search is scored the same
+way up to its pause step, kept as ``judges["at_step"]["<step>"]["image"]``; the loop waits for
+those as for the VLM's. A worker that fails leaves the run with ``judges["image"]["error"]`` and
+no image scores; the search goes on (the next job starts a worker again). The likeness
+references are the session's held-out images, else training images
 (``image_config.likeness_references``).
 """
 
@@ -22,16 +23,13 @@ import hashlib
 import json
 import logging
 import os
-import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from bracket import settings as app_settings
 from bracket.errors import BracketError
 from bracket.judge.image_judges import IMAGE_JUDGES, OPTIONAL, SCALES
 from bracket.judge.preference import NAME as PREFERENCE
@@ -42,15 +40,13 @@ from bracket.session.scoring.image_config import (
     likeness_references,
 )
 from bracket.session.scoring.image_judges import RECORD
+from bracket.session.scoring.judge_worker import JudgeWorker
 from bracket.session.scoring.run_scores import verdicts_at
 from bracket.session.scoring.rung_verdicts import RungVerdicts, merge_judges, store_at_step
 from bracket.session.store import Store
 from bracket.trainer.prompts import SamplePrompt
 
 log = logging.getLogger(__name__)
-
-#: how long one worker job may take before it is stopped
-WORKER_TIMEOUT_S = 3600
 
 
 def cache_key(path: Path, prompt: str, kind: str, context: str) -> str | None:
@@ -181,8 +177,12 @@ class ImageScorer:
         self._futures: list[Future] = []
         self._rungs = RungVerdicts()
         self._lock = threading.Lock()
-        #: seconds the last worker took loading models and scoring (for the bench and the log)
+        #: seconds the last job took loading models and scoring, its memory, and how many times the
+        #: worker has loaded models (for the bench and the log)
         self.last_timing: dict[str, float] = {}
+        python = str(Path(config.python).expanduser()) if config.python else sys.executable
+        #: the session's one worker process, started on the first job (``judge_worker``)
+        self.worker = JudgeWorker(python, self.folder / "logs" / "image-judges.log")
 
     def submit(self, run_id: int) -> None:
         self._futures.append(self._pool.submit(self._score, run_id))
@@ -198,9 +198,16 @@ class ImageScorer:
     def rungs_pending(self) -> bool:
         return self._rungs.pending()
 
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait (at most ``timeout``) for everything queued so far; the worker stays for more. Whether
+        all of it is done."""
+        return not wait(self._futures, timeout=timeout).not_done
+
     def drain(self, timeout: float | None = None) -> None:
+        """Wait (at most ``timeout``) for the queued scoring, then stop the thread and end the worker."""
         wait(self._futures, timeout=timeout)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self.worker.close()
 
     # -- the work (on the scorer's thread) ---------------------------------------------------
     def figures(self, samples: Sequence[tuple[int, Path, SamplePrompt]]) -> list[dict[str, Any]]:
@@ -218,26 +225,11 @@ class ImageScorer:
                 for key, (_, path, _) in zip(keys, samples)]
 
     def _run_worker(self, items: Sequence[tuple[Path, SamplePrompt]]) -> dict[str, dict[str, Any]]:
+        """Figures per image path of ``items``, from the session's worker (one job)."""
         job = {"backbone": self.config.backbone(), "references": self.references,
                "images": [{"path": str(path), "prompt": prompt.text, "kind": prompt.kind} for path, prompt in items]}
-        python = str(Path(self.config.python).expanduser()) if self.config.python else sys.executable
-        root = str(app_settings.PROJECT_ROOT)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
-        logs = self.folder / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=self.folder / "views" if (self.folder / "views").is_dir() else None) \
-                as scratch, open(logs / "image-judges.log", "ab") as out:
-            job_path, result_path = Path(scratch) / "job.json", Path(scratch) / "result.json"
-            job_path.write_text(json.dumps(job), encoding="utf-8")
-            try:
-                code = subprocess.run([python, "-m", "bracket.judge.image_worker", str(job_path), str(result_path)],
-                                      cwd=root, env=env, stdout=out, stderr=out, timeout=WORKER_TIMEOUT_S).returncode
-            except (OSError, subprocess.TimeoutExpired) as error:
-                raise BracketError(f"the image-judge worker could not run: {error}") from None
-            if code != 0 or not result_path.is_file():
-                raise BracketError(f"the image-judge worker failed (exit {code}); see {logs / 'image-judges.log'}")
-            result = json.loads(result_path.read_text(encoding="utf-8"))
-        self.last_timing = {k: float(result.get(k) or 0.0) for k in ("load_s", "score_s", "peak_rss_mb")}
+        result = self.worker.ask(job)
+        self.last_timing = {k: float(result.get(k) or 0.0) for k in ("load_s", "score_s", "peak_rss_mb", "loads")}
         return dict(result.get("images") or {})
 
     def record(self, run: Mapping[str, Any], step: int | None = None) -> dict[str, Any]:
@@ -274,7 +266,7 @@ def session_image_scorer(parts: Any, on_scored: Callable[[], None] | None = None
     """The image scorer of a session (its ``SessionParts``), or None when the image judges are not
     configured, weigh 0, or the preset renders no images or video."""
     settings, trainer = parts.settings, parts.trainer
-    config = image_judge_config(settings.weights or {})
+    config = image_judge_config(settings.weights or {}, settings.image_models)
     if config is None or not image_judges_wanted(settings.weights or {}, trainer.sample_kind):
         return None
     references, note = likeness_references(trainer)

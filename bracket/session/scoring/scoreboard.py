@@ -92,10 +92,17 @@ class Scoreboard:
         runs = self.stage_runs("search") if runs is None else runs
         scores = self.scores(runs) if scores is None else scores
         configs = self.store.configs(self.session_name, stage="search") if configs is None else configs
-        values = sampler_values(runs, scores, {c["id"]: self.space.searched_params(c["params"]) for c in configs})
+        values = self.sampler_values(runs, scores, configs)
         return sampler_history(configs, values,
                                self.space, rated_configs(runs, scores), diverged_configs(runs, scores),
                                config_losses(runs, scores))
+
+    def sampler_values(self, runs: list[dict[str, Any]], scores: dict[int, RunScore],
+                       configs: list[dict[str, Any]]) -> dict[int, float]:
+        """Config id -> the value the sampler sees for it (``sampler_values``: the person's verdicts
+        and their predictions once a run is judged), from search ``runs``, their ``scores`` and the
+        search ``configs``; a search of full runs and a halving search's full-length configs alike."""
+        return sampler_values(runs, scores, {c["id"]: self.space.searched_params(c["params"]) for c in configs})
 
     # -- human input ------------------------------------------------------------------
     def add_rating(self, run_id: int, value: float, prompt_index: int | None = None,

@@ -8,9 +8,11 @@ docs/ARCHITECTURE.md, "Caches"): it keeps them per open session — the store's 
 name and the session object (another ``Session.open`` starts afresh, as another process would) —
 under the change key they were computed with (:func:`change_key`: the store's change
 marker, :meth:`Store.change_marker`, one query, and the session's judge weights), and drops all
-of a session's values at once when the key moves. Nothing is written onto the session object;
-the owner keeps the most recent :data:`MAX_SESSIONS` sessions. So a report that needs the
-standings three times scores the runs once.
+of a session's values at once when the key moves. What keeps its own, finer key (the app's
+snapshot, thumbnails) is a declared part of the session's entry (:data:`PARTS`,
+:meth:`ChangeMemo.part`), bounded itself and dropped with the session. Nothing is written onto
+the session object; the owner keeps the most recent :data:`MAX_SESSIONS` sessions. So a report
+that needs the standings three times scores the runs once.
 
 The marker is read *before* a value is built: a change that lands during the build makes the
 next call build again, never keeps a stale value. Inside another value's build (the standings
@@ -30,6 +32,14 @@ Session = Any
 T = TypeVar("T")
 #: sessions whose derived values a process keeps (the oldest looked-at dropped first)
 MAX_SESSIONS = 16
+#: the parts a session's entry may hold beside its change-keyed values: name -> its own key
+#: (each part invalidates by that key and is bounded itself; docs/ARCHITECTURE.md, "Caches")
+PARTS: dict[str, str] = {
+    "snapshot": "the change marker without the running runs' steps, and this process's run in progress "
+                "(bracket.app.snapshot_cache.SnapshotCache)",
+    "thumbnails": "the picture file's path, modification time and the thumbnail size "
+                  "(bracket.app.thumbs.ThumbnailCache)",
+}
 
 
 def change_key(session: "Session") -> tuple:
@@ -52,6 +62,8 @@ class ChangeMemo:
         self._lock = threading.Lock()
         #: (store URL, session, object) -> (change key, {value key: value}), least recently used first
         self._entries: OrderedDict[tuple[str, str, int], tuple[tuple, dict[Hashable, Any]]] = OrderedDict()
+        #: (store URL, session, object) -> {part name: part}, least recently used first
+        self._parts: OrderedDict[tuple[str, str, int], dict[str, Any]] = OrderedDict()
         #: per thread: session -> the change key its outermost build in progress was keyed on
         self._building = threading.local()
 
@@ -78,9 +90,33 @@ class ChangeMemo:
                 entry = self._entries[where] = (marker, {})
             entry[1][key] = value
             self._entries.move_to_end(where)
-            while len(self._entries) > self.sessions:
-                self._entries.popitem(last=False)
+            self._bound(self._entries)
         return value
+
+    def part(self, session: "Session", name: str, make: Callable[[], T]) -> T:
+        """The session's part ``name`` (one of :data:`PARTS`), made by ``make()`` on first use: kept
+        while the session is among the :attr:`sessions` most recently used, whatever the marker."""
+        if name not in PARTS:
+            raise KeyError(f"{name!r} is not a declared part of the change memo (PARTS)")
+        where = _session_key(session)
+        with self._lock:
+            parts = self._parts.get(where)
+            if parts is None:
+                parts = self._parts[where] = {}
+            self._parts.move_to_end(where)
+            if name not in parts:
+                parts[name] = make()
+            self._bound(self._parts)
+            return parts[name]
+
+    def sizes(self) -> tuple[int, int]:
+        """(sessions with values kept, sessions with parts kept): each at most :attr:`sessions`."""
+        with self._lock:
+            return len(self._entries), len(self._parts)
+
+    def _bound(self, table: OrderedDict) -> None:
+        while len(table) > self.sessions:
+            table.popitem(last=False)
 
     def peek(self, session: "Session", key: Hashable) -> Any:
         """The value kept for ``key`` if it is still current, else None (nothing is built)."""
@@ -91,9 +127,16 @@ class ChangeMemo:
         return entry[1][key] if entry[0] == change_key(session) else None
 
     def forget(self, session: "Session") -> None:
-        """Drop every value kept for ``session`` (e.g. after an in-place edit the marker cannot see)."""
+        """Drop every value kept for ``session`` (e.g. after an in-place edit the marker cannot see); its
+        parts keep their own keys (the snapshot's ``invalidate``)."""
         with self._lock:
             self._entries.pop(_session_key(session), None)
+
+    def drop(self, session: "Session") -> None:
+        """The session is closed: drop its values and its parts (nothing keeps it in memory)."""
+        with self._lock:
+            self._entries.pop(_session_key(session), None)
+            self._parts.pop(_session_key(session), None)
 
 
 #: the one owner of store-derived values in this process
@@ -111,6 +154,16 @@ def stored_rows(session: "Session") -> tuple[list[dict[str, Any]], list[dict[str
     read. Shared: do not change them."""
     return per_change(session, "rows", lambda: (session.store.runs(session.name, with_series=False),
                                                 session.store.configs(session.name)))
+
+
+def drop(session: "Session") -> None:
+    """The session is closed: drop its values and its parts."""
+    CHANGE_MEMO.drop(session)
+
+
+def part(session: "Session", name: str, make: Callable[[], T]) -> T:
+    """The session's declared part ``name`` (:data:`PARTS`) in :data:`CHANGE_MEMO`."""
+    return CHANGE_MEMO.part(session, name, make)
 
 
 def peek(session: "Session", key: Hashable) -> Any:
