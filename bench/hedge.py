@@ -7,7 +7,9 @@ strategy runs one config at a time, every config to full length (a diverging run
 after ``DIVERGE_AT`` of its steps), until ``budget`` configs:
 
 * ``bracket`` — the real :class:`bracket.search.controller.SearchController` as shipped;
-  ``bracket@<variant>`` — the same with controller options (:data:`VARIANTS`);
+  ``bracket@<variant>`` — the same with controller options, or without the confirmation round
+  (``confirm``: its runs) or ranked by another value of each run (``value``: :func:`run_value`)
+  (:data:`VARIANTS`);
 * ``optuna-tpe`` — plain Optuna ``TPESampler`` at its defaults; ``tpe-hyperband`` — the same
   with ``HyperbandPruner`` (rungs 1/9 and 1/3, the rung evidence the preset logs);
 * ``gp`` — Optuna 5's ``GPSampler`` at its defaults;
@@ -17,8 +19,12 @@ after ``DIVERGE_AT`` of its steps), until ``budget`` configs:
 **Compute** = steps trained + a start-up per launch (``launch`` of a full run, 5 %), in full
 runs of GPU time (``bracket.search.halving.cost``), until a config whose *true* quality is
 within 5 % of the optimum has been trained; **trials** = the same in configs. A miss counts
-as the budget (reported as ``>budget``). **Pick** = the true quality of the config with the
-best observed score at the end ÷ the best true quality trained. Medians over seeds; the
+as the budget (reported as ``>budget``). **Pick** = the true quality of the config the session
+names ÷ the best true quality trained: for the plain strategies the best single score; for
+Bracket what its standings name (``bracket.stats.summarise``: the best mean over a config's
+seeds) after its **confirmation round** — as a real session at budget 24 ("search 18 + confirm
+6", ``SearchSettings.confirm_runs``) it keeps those runs for re-running its leaders with fresh
+seeds in narrowing passes (``bracket.session.loop.confirm.next_step``). Medians over seeds; the
 reported figures use seeds never used in development (``--fresh``).
 """
 
@@ -45,7 +51,8 @@ LAUNCH = 0.05
 #: development seeds: ``7919 * repetition + 17``; ``--fresh`` ones the same plus this offset, never used
 #: while tuning (offset 1000 was an earlier set of fresh seeds, reported once and then retired)
 FRESH_OFFSET = 2000
-#: bracket variants: name → SearchController options
+#: bracket variants: name → SearchController options, plus ``confirm`` (runs kept for the
+#: confirmation round; default the session's own) and ``value`` (:func:`run_value`)
 VARIANTS: dict[str, dict[str, Any]] = {
     "bracket": {},
     "bracket@no-hedge": {"hedge": None},
@@ -54,7 +61,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "bracket@bracket-held": {"hedge": HedgeRule(bracket_held=True)},
     "bracket@no-probe": {"hedge": HedgeRule(probe_decades=0)},
     "bracket@uniform": {"hedge": HedgeRule(families=False)},
+    "bracket@no-confirm": {"confirm": 0},
+    "bracket@best-step": {"value": "best-step"},
 }
+#: validation evaluations a run logs (every 1/9 of its steps), where ``best-step`` reads its curve
+EVAL_STEPS = tuple(FULL_STEPS * k // 9 for k in range(1, 10))
 PLAIN = ("optuna-tpe", "tpe-hyperband", "gp", "auto", "random")
 
 
@@ -91,9 +102,63 @@ def _sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
     return samplers.RandomSampler(seed=seed)
 
 
-def _event(config: dict, log: RunLog, steps: int, score: float, full: bool) -> dict[str, Any]:
+def _event(config: dict, log: RunLog, steps: int, score: float, full: bool, *, index: int,
+           confirm: bool = False) -> dict[str, Any]:
+    """One run: ``config`` is the index of the config it trained (a confirmation run repeats one)."""
     return {"steps": int(steps), "score": float(score), "true": log.curve.final, "full": full,
-            "diverged": log.curve.diverged, "optimizer": str(config.get("optimizer_type"))}
+            "diverged": log.curve.diverged, "optimizer": str(config.get("optimizer_type")), "config": index,
+            "confirm": confirm}
+
+
+def confirm_runs(budget: int) -> int:
+    """The runs a real session of ``budget`` (one seed a config) keeps for its confirmation round."""
+    from bracket.session.search_settings import SearchSettings
+
+    return SearchSettings(budget=budget).confirm_runs
+
+
+def standings_order(events: list[dict[str, Any]]) -> list[int]:
+    """Config indices of the full-length, not diverged runs in ``events``, best first, by the
+    standings' own rule (``bracket.stats.summarise``: mean over the config's seeds)."""
+    from bracket.stats import ConfigScores, summarise
+
+    scores: dict[int, list[float]] = {}
+    for e in events:
+        if e["full"] and not e["diverged"]:
+            scores.setdefault(e["config"], []).append(e["score"])
+    report = summarise(ConfigScores(c, str(c), "search", values) for c, values in scores.items())
+    return [s.config_id for s in report.summaries if s.n]
+
+
+def run_value(log: RunLog, value: str = "end") -> float:
+    """A full-length run's score: ``end`` — its validation loss at the last step (what the
+    session's loss judge scores); ``best-step`` — the lowest of its logged validation losses
+    (:data:`EVAL_STEPS`), the value at its best step."""
+    if value == "best-step" and not log.curve.diverged:
+        return min(log.evidence(step, "validation") for step in EVAL_STEPS)
+    return log.evidence(FULL_STEPS, "validation")
+
+
+def _confirm(land: Landscape, configs: list[dict], events: list[dict[str, Any]], rng: random.Random,
+             budget: int, runs: int, value: str) -> None:
+    """The session's confirmation round (``bracket.session.loop.confirm``): up to ``runs`` runs
+    while the budget lasts, each a fresh seed of a leader, in narrowing passes."""
+    from bracket.session.loop.confirm import first_width, next_step
+
+    width = first_width(runs, len(configs))
+    handed = 0
+    while handed < runs and spent(events) < budget:
+        counts: dict[int, int] = {}
+        for e in events:
+            counts[e["config"]] = counts.get(e["config"], 0) + 1
+        step = next_step(standings_order(events), counts, {}, seeds=1, runs_left=runs - handed, width=width)
+        if step.action != "run" or step.config_id is None:
+            return
+        config = configs[step.config_id]
+        log = RunLog(Curve(config, land, luck=rng.gauss(0, LUCK)), rng)
+        events.append(_event(config, log, FULL_STEPS, run_value(log, value), True, index=step.config_id,
+                             confirm=True))
+        handed += 1
 
 
 def run_bracket(land: Landscape, seed: int, budget: int, options: dict[str, Any]) -> list[dict[str, Any]]:
@@ -101,6 +166,9 @@ def run_bracket(land: Landscape, seed: int, budget: int, options: dict[str, Any]
     from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_warm_start
 
+    options = dict(options)
+    confirm = options.pop("confirm", confirm_runs(budget))
+    value = options.pop("value", "end")
     trainer = preset_trainer(land.preset)
     space = preset_space(trainer)
     warm, _ = fit_warm_start(trainer, space)
@@ -110,16 +178,19 @@ def run_bracket(land: Landscape, seed: int, budget: int, options: dict[str, Any]
     controller = SearchController(study=study, space=space, seed=seed, history=lambda: history, **options)
     rng = random.Random(seed)
     events: list[dict[str, Any]] = []
-    while spent(events) < budget:
+    configs: list[dict] = []
+    while spent(events) < budget - confirm:
         proposal = controller.next()
         log = RunLog(Curve(proposal.config, land, luck=rng.gauss(0, LUCK)), rng)
-        score = log.evidence(FULL_STEPS, "validation")
+        score = run_value(log, value)
         diverged = log.curve.diverged
         history.append(ScoredConfig(space.searched_params(proposal.config), score, TrialState.COMPLETE,
                                     proposal.kind, diverged=diverged, name=proposal.name, loss=score))
         controller.finish(proposal.trial_number, score)
         events.append(_event(proposal.config, log, round(DIVERGE_AT * FULL_STEPS) if diverged else FULL_STEPS,
-                             score, True))
+                             score, True, index=len(configs)))
+        configs.append(proposal.config)
+    _confirm(land, configs, events, rng, budget, confirm, value)
     return events
 
 
@@ -141,19 +212,19 @@ def run_plain(land: Landscape, seed: int, budget: int, name: str) -> list[dict[s
         if log.curve.diverged:
             score = log.evidence(FULL_STEPS, "validation")
             study.tell(trial, score)
-            events.append(_event(config, log, round(DIVERGE_AT * FULL_STEPS), score, True))
+            events.append(_event(config, log, round(DIVERGE_AT * FULL_STEPS), score, True, index=len(events)))
             continue
         for step in rungs:
             value = log.evidence(step, evidence)
             trial.report(value, step)
             if trial.should_prune():
                 study.tell(trial, state=TrialState.PRUNED)
-                events.append(_event(config, log, step, value, False))
+                events.append(_event(config, log, step, value, False, index=len(events)))
                 break
         else:
             score = log.evidence(FULL_STEPS, "validation")
             study.tell(trial, score)
-            events.append(_event(config, log, FULL_STEPS, score, True))
+            events.append(_event(config, log, FULL_STEPS, score, True, index=len(events)))
     return events
 
 
@@ -181,11 +252,14 @@ def to_target(events: list[dict[str, Any]], best: float, launch: float = LAUNCH)
 
 
 def pick_ratio(events: list[dict[str, Any]]) -> float:
-    """True quality of the best-scored full-length config ÷ the best true quality trained."""
+    """True quality of the config the standings name (best mean over its full-length runs) ÷ the
+    best true quality trained; a run without a ``config`` index is a config of its own."""
+    events = [e if "config" in e else {**e, "config": -1 - n} for n, e in enumerate(events)]
     full = [e for e in events if e["full"] and not e["diverged"]]
     if not full:
         return math.inf
-    return min(full, key=lambda e: e["score"])["true"] / min(e["true"] for e in full)
+    picked = standings_order(full)[0]
+    return next(e["true"] for e in full if e["config"] == picked) / min(e["true"] for e in full)
 
 
 def summarise(records: list[dict[str, Any]], plan: Plan) -> dict[str, Any]:
@@ -247,13 +321,18 @@ def table(data: dict[str, Any]) -> str:
     for s in strategies:
         if not s.startswith("bracket"):
             continue
+        picks = [summary[k][s]["pick_within_1pct"] for k in summary]
+        pick = (f"pick within 1 % of the best trained in {statistics.mean(picks):.0%} of sessions ("
+                + ", ".join(f"{k} {p:.0%}" for k, p in zip(summary, picks)) + ")")
+        if "optuna-tpe" not in strategies:
+            lines.append(f"{s}: {pick}")
+            continue
         c = ratios(summary, s, "optuna-tpe", "compute")
         t_tpe = ratios(summary, s, "optuna-tpe", "trials")
         t_rnd = ratios(summary, s, "random", "trials") if "random" in strategies else {}
-        picks = [summary[k][s]["pick_within_1pct"] for k in summary]
         lines.append(f"{s}: compute ÷ plain TPE geo-mean {geomean(c.values()):.2f}, per kind "
                      + ", ".join(f"{k} {v:.2f}" for k, v in c.items())
                      + f"; trials ÷ plain TPE {geomean(t_tpe.values()):.2f}"
                      + (f", ÷ random {geomean(t_rnd.values()):.2f}" if t_rnd else "")
-                     + f"; pick within 1 % of the best trained in {statistics.mean(picks):.0%} of sessions")
+                     + f"; {pick}")
     return "\n".join(lines)

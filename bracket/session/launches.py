@@ -91,6 +91,19 @@ class Launch:
                    eval_before=[p for p in _points(run.get("eval_loss")) if p[0] <= keep],
                    duration_before=float(run.get("duration_s") or 0.0), restart_steps=thrown)
 
+    def gap(self) -> bool:
+        """This launch resumes a state past the stored series' end (a paused run's series end at its
+        rung, and it trained on and saved a later state before the stop landed): :meth:`fill` it."""
+        return bool(self.resume_step) and max((s for s, _ in self.loss_before), default=0) < int(self.resume_step or 0)
+
+    def fill(self, points: Sequence[tuple[int, float]], eval_points: Sequence[tuple[int, float]] = ()) -> None:
+        """Join the earlier launches' points between the stored series' end and the resumed step
+        (read back from their event files) to the series this launch continues."""
+        keep = int(self.resume_step or 0)
+        for before, more in ((self.loss_before, points), (self.eval_before, eval_points)):
+            end = max((s for s, _ in before), default=0)
+            before.extend(sorted({s: v for s, v in _points(more) if end < s <= keep}.items()))
+
     def true_steps(self, points: Sequence[tuple[int, float]]) -> Series:
         """This launch's points at their true steps: moved on by the resumed step when the
         trainer counted from 1 again, and only those after it."""
@@ -112,11 +125,14 @@ def up_to(points: Sequence[tuple[int, float]], step: int) -> Series:
 
 def back_to_pause(run: Mapping[str, Any]) -> dict[str, Any]:
     """The values that put ``run``, a resume cut short (its process killed, its worker gone), back
-    at the state it resumed from: paused at its ``pause_step``, its series up to that step (what
-    the cut launch trained past it is lost with that launch)."""
+    at the state it resumed from: paused at its ``pause_step``, its series up to that step. What the
+    cut launch trained (as far as its row recorded) is lost with it and trained again, but it was
+    trained: it goes to ``restart_steps``, so the row is still charged every step (``RunRow.trained_steps``
+    before and after are equal)."""
     step = int(run["pause_step"])
+    thrown = max(0, int(run.get("restart_steps") or 0) + int(run.get("last_step") or 0) - step)
     return {"status": "paused", "pid": None, "last_step": step, "loss": up_to(run.get("loss") or [], step),
-            "eval_loss": up_to(run.get("eval_loss") or [], step)}
+            "eval_loss": up_to(run.get("eval_loss") or [], step), "restart_steps": thrown or None}
 
 
 def _startup_ratios(run_dir: Path | str) -> list[float]:

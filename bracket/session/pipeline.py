@@ -31,7 +31,7 @@ from bracket.session.control import RunControl
 from bracket.session.create import SessionParts
 from bracket.session.loop.rung_steps import launch_sample_every
 from bracket.session.process import RunExecutor
-from bracket.session.run_state import mark_run_folder, state_problem
+from bracket.session.run_state import mark_run_folder, resumable_state, state_problem
 from bracket.session.scoring import Scoreboard, VlmScorer
 from bracket.session.scoring.image_scorer import ImageScorer
 from bracket.session.scoring.rung_verdicts import wait_all
@@ -201,7 +201,10 @@ class RunPipeline:
         self.on_phase(phase_label(self, config) if stage == "search" and config else f"{stage}: {run.get('label')}")
         steps, seed = int(steps or run.get("max_steps") or self.settings.steps), int(run["seed"])
         continues = getattr(self.trainer, "resume_mode", "restart") == "continue"
-        if continues and resume_from is None and run.get("pause_step"):
+        later = self.state_past_pause(run, steps, stop_at_step) if continues and resume_from is None else None
+        if later is not None:  # it trained past its rung and saved a state there: it goes on from it
+            resume_from, resume_step = later
+        elif continues and resume_from is None and run.get("pause_step"):
             resume_step = int(run["pause_step"])
             resume_from = self.trainer.paused_state(Path(run.get("output_dir") or ""), resume_step)
             problem = (f"its state of step {resume_step} is gone from {run.get('output_dir')}" if resume_from is None
@@ -219,6 +222,21 @@ class RunPipeline:
         return self._launch(run_id, Path(run["run_dir"]), trainer_config, dataset=run_options.pop("dataset", None),
                             steps=steps, seed=seed, resume_step=resume_step if resume_from else None,
                             resume_from=resume_from, stop_at_step=stop_at_step, **run_options)
+
+    def state_past_pause(self, run: dict[str, Any], steps: int, stop_at_step: int | None) -> tuple[Path, int] | None:
+        """The newest complete state paused run ``run`` saved *past* its pause step (it trained on
+        before the stop landed, and the trainer saved at its save interval there), at or before the
+        step it trained to and before the step this launch stops at: resumed from it, the steps it
+        trained past its rung are training kept, not thrown away. None: none such (it resumes from its
+        pause's state)."""
+        pause, trained = int(run.get("pause_step") or 0), int(run.get("last_step") or 0)
+        own = int(run.get("max_steps") or steps)
+        limit = trained if stop_at_step is None else min(trained, int(stop_at_step) * own // int(steps) - 1)
+        if not pause or limit <= pause or run.get("status") not in ("paused", "running"):
+            return None
+        found = resumable_state(self.trainer, Path(run.get("output_dir") or ""), run_dir=Path(run["run_dir"]),
+                                length=own, session=self.name, run_id=int(run["id"]), at_most=limit)
+        return found if found is not None and found[1] > pause else None
 
     def finish_config(self, config: dict[str, Any]) -> None:
         """Tell the study and the store a search config's value once all its seeds are spent."""

@@ -89,15 +89,18 @@ def state_problem(state: Path, *, run_dir: Path, step: int, length: int, session
 
 
 def resumable_state(trainer: Any, output_dir: Path, *, run_dir: Path, length: int, session: str,
-                    run_id: int) -> tuple[Path, int] | None:
+                    run_id: int, at_most: int | None = None) -> tuple[Path, int] | None:
     """The newest step state under ``output_dir`` that run ``run_id`` may resume from (its own, the
-    trainer's completeness rule accepts it, before ``length``), with its step; None: start at 0."""
+    trainer's completeness rule accepts it, before ``length``; ``at_most``: at or before that step),
+    with its step; None: start at 0."""
     try:
         entries = list(Path(output_dir).iterdir())
     except OSError:
         return None
     found = sorted(((int(m.group(1)), p) for p in entries if (m := _STEP_STATE.fullmatch(p.name))), reverse=True)
     for step, state in found:
+        if at_most is not None and step > at_most:
+            continue
         accepted = trainer.paused_state(Path(output_dir), step)
         if accepted is None or Path(accepted) != state:
             continue

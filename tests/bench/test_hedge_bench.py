@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from bench import hedge
-from bench.halving_landscapes import FULL_STEPS, Curve
+from bench.halving_landscapes import FULL_STEPS, Curve, RunLog
 from bench.hedge_landscapes import KINDS
 from bench.preset_landscapes import diverges, optimum, quality
 from bench.preset_search import preset_space, preset_trainer
@@ -66,3 +68,47 @@ def test_a_session_stays_within_its_budget_of_gpu_time():
         record = hedge.run_session("slow-starter", strategy, 0, 4, fresh=False)
         events = record["events"]
         assert hedge.spent(events[:-1]) < 4 <= hedge.spent(events) < 4 + 1.01
+
+
+def _run(config: int, score: float, true: float, **kw) -> dict:
+    return {"steps": FULL_STEPS, "full": True, "diverged": False, "true": true, "score": score, "config": config, **kw}
+
+
+@pytest.mark.parametrize("events, ratio", [
+    # one lucky seed does not win once the confirmation round re-ran it: the standings rank by the mean
+    ([_run(0, 0.98, 1.05), _run(1, 1.01, 1.00), _run(1, 1.00, 1.00, confirm=True),
+      _run(0, 1.08, 1.05, confirm=True)], 1.0),
+    # a config with one seed still wins on its one score when no other mean is lower
+    ([_run(0, 0.98, 1.05), _run(1, 1.01, 1.00), _run(1, 1.02, 1.00, confirm=True)], 1.05),
+    # a diverged run never stands for its config; runs without an index are configs of their own
+    ([_run(0, 0.5, 9.0, diverged=True), _run(1, 1.0, 1.02), _run(1, 1.1, 1.02)], 1.0),
+    ([{k: v for k, v in _run(0, 1.0, 1.04).items() if k != "config"},
+      {k: v for k, v in _run(0, 1.1, 1.0).items() if k != "config"}], 1.04),
+])
+def test_the_pick_is_the_standings_best_mean_over_a_configs_seeds(events, ratio):
+    assert hedge.pick_ratio(events) == pytest.approx(ratio)
+
+
+def test_bracket_keeps_the_sessions_confirmation_round_for_its_leaders():
+    runs = hedge.confirm_runs(24)
+    assert runs == 6  # "search 18 + confirm 6", as a real session at budget 24
+    events = hedge.run_session("rate-alpha-dim", "bracket", 0, 24, fresh=False)["events"]
+    search, confirm = events[:-runs], events[-runs:]
+    assert not any(e["confirm"] for e in search) and all(e["confirm"] for e in confirm)
+    assert hedge.spent(search[:-1]) < 24 - runs <= hedge.spent(search)
+    assert hedge.spent(events[:-1]) < 24 <= hedge.spent(events) < 24 + 1.01  # the same rule as every strategy
+    # pass 1: the four best by their one seed, each once; pass 2: the two best of the new ranking
+    first = hedge.standings_order(search)[:4]
+    assert [e["config"] for e in confirm[:4]] == first
+    assert [e["config"] for e in confirm[4:]] == hedge.standings_order(search + confirm[:4])[:2]
+    without = hedge.run_session("rate-alpha-dim", "bracket@no-confirm", 0, 24, fresh=False)["events"]
+    assert not any(e["confirm"] for e in without) and len(without) > len(search)
+
+
+def test_the_best_step_value_reads_an_over_fitting_run_below_its_end():
+    slow = KINDS["slow-starter"]
+    fast = {**_warm()[0], "learning_rate": 4e-5, "lr_scheduler": "constant"}
+    log = RunLog(Curve(fast, slow), random.Random(0))
+    end, best = hedge.run_value(log, "end"), hedge.run_value(log, "best-step")
+    assert end == log.evidence(FULL_STEPS, "validation")
+    assert best < end * 0.97  # its curve bottoms out well before the end

@@ -5,9 +5,12 @@ resumes to its own full length and is the winner.
 
 ``bracket run --preset axolotl-lora --halving`` for real; faked is the trainer (the fake Axolotl,
 whose checkpoints and resumes are the HF Trainer's; its training loss falls faster the higher the
-rate). Three configs to 1/2 → 1 to full, ``--steps 8``: at effective batch 4 a run has 16 optimizer
-steps and pauses at 8, at 16 it has 4 and pauses at 2. With the effective batch searched, the
-configs of one session have different lengths and still meet at the same rung.
+rate). The plan is three configs to 1/2 → 1 to full, ``--steps 8``: at effective batch 4 a run has 16
+optimizer steps and pauses at 8, at 16 it has 4 and pauses at 2. With the effective batch searched, the
+configs of one session have different lengths and still meet at the same rung. Once the first two have
+paused and the better is promoted, 1.5 of the 2 full runs are spent or in flight: a third config's first
+rung would fit, but an HF Trainer run may train on to its end before the pause's stop lands, so the
+budget buys no third config (the plan is redone, said in the notes).
 """
 
 from __future__ import annotations
@@ -68,12 +71,15 @@ def rows(session: Session) -> tuple[dict[str, dict], dict[str, dict]]:
 
 
 def assert_halved(session: Session, lengths: dict[str, int]) -> None:
-    """Each config paused at half its own length; ``fast`` was promoted and trained to its full length."""
+    """Each config paused at half its own length; ``fast`` was promoted and trained to its full length;
+    no third config was bought (it could have raced to its end past the budget)."""
     configs, runs = rows(session)
     assert set(configs) == set(lengths)
     assert configs["fast"]["rung_state"] == "full" and configs["fast"]["rung_note"].startswith("promoted: 1 of 2")
+    notes = session.store.get_session(session.name)["notes"]
+    assert any("pays for it to train to full length" in note for note in notes), notes
     assert configs["fast"]["status"] == "done" and configs["fast"]["value"] is not None
-    for name in ("slow", "slower"):
+    for name in set(lengths) - {"fast"}:
         assert configs[name]["rung_state"] == "stopped" and configs[name]["rung"] == 0, configs[name]
         assert configs[name]["rung_note"].startswith("stopped at 1/2:"), configs[name]["rung_note"]
     for name, steps in lengths.items():
@@ -85,11 +91,11 @@ def assert_halved(session: Session, lengths: dict[str, int]) -> None:
         assert run["status"] == ("done" if name == "fast" else "paused")
         assert run["pause_step"] == (None if name == "fast" else steps // 2)
     assert sorted(s for s, _ in runs["fast"]["loss"]) == list(range(1, lengths["fast"] + 1))  # resumed, not restarted
-    # each run counts as the share of its own length it trained: 1 + 1/2 + 1/2
+    # each run counts as the share of its own length it trained: 1 + 1/2
     search = [r for r in session.store.runs(session.name, with_series=False) if r["stage"] == "search"]
-    assert full_runs_spent(search, STEPS) == pytest.approx(2.0)
+    assert full_runs_spent(search, STEPS) == pytest.approx(1.5)
     scores = session.view().scores
-    assert {k for k in scores} == {(c["id"], 0) for c in configs.values()}  # all three scored at the rung
+    assert {k for k in scores} == {(c["id"], 0) for c in configs.values()}  # both scored at the rung
 
 
 @pytest.mark.parametrize("batch", [4, 8, 16])
@@ -99,8 +105,8 @@ def test_a_halving_search_pauses_promotes_and_resumes_at_any_effective_batch(tmp
     assert code == 0, said
     assert session.store.get_session(session.name)["status"] == "finished"
     steps = STEPS * 8 // batch
-    assert_halved(session, dict.fromkeys(("fast", "slow", "slower"), steps))
-    assert "2.0/2 full runs" in said, said
+    assert_halved(session, dict.fromkeys(("fast", "slow"), steps))
+    assert "1.5/2 full runs" in said, said
     session.close()
 
 
@@ -108,7 +114,7 @@ def test_configs_of_different_effective_batches_meet_at_the_same_rung(tmp_path, 
     warm_start(monkeypatch, (4, 16, 8))
     code, said, session = halving_search(tmp_path, "4,8,16")
     assert code == 0, said
-    assert_halved(session, {"fast": 16, "slow": 4, "slower": 8})
+    assert_halved(session, {"fast": 16, "slow": 4})
     session.close()
 
 

@@ -9,12 +9,13 @@ and whose training loss falls faster the higher the rate), the model (the fake `
 an adapter of rank 16 or more answers ``Add X and Y.`` right, a lower rank one too high) and the
 judge model (the stand-in server: 9/10 for an answer equal to the reference, 2 otherwise).
 
-Three configs to 1/2 → 1 to full. The first two to pause are ``fast-r8`` (rate 4e-4: the lower
-loss, wrong answers) and ``slow-r16`` (1e-4: the higher loss, right answers); one goes on. On the
-loss alone ``fast-r8`` does, and no answers are made at the rung (no text judge weighs in); with
-the LLM judge weighted above the loss ``slow-r16`` does, because its rung verdicts (answers made
-from ``checkpoint-<step>``) are in before the promotion is decided. A generation that fails at
-the rung leaves the runs without answers there and the loss decides.
+Planned: three configs to 1/2 → 1 to full; the third is not bought (once the better of the first two
+goes on, an HF Trainer run could race to its end past the budget). The first two to pause are
+``fast-r8`` (rate 4e-4: the lower loss, wrong answers) and ``slow-r16`` (1e-4: the higher loss, right
+answers); one goes on. On the loss alone ``fast-r8`` does, and no answers are made at the rung (no
+text judge weighs in); with the LLM judge weighted above the loss ``slow-r16`` does, because its rung
+verdicts (answers made from ``checkpoint-<step>``) are in before the promotion is decided. A
+generation that fails at the rung leaves the runs without answers there and the loss decides.
 """
 
 from __future__ import annotations
@@ -83,9 +84,10 @@ def test_the_llm_judges_verdict_at_the_rung_decides_the_promotion(tmp_path, judg
     session = halving_search(tmp_path / "judged", "loss=1,eval_loss=0,task=0,llm_judge=5", "--judge-url",
                              judge.url(), "--judge-model", "stand-in", "--judge-repeats", "1")
     configs = configs_by_name(session)
-    assert set(configs) == {"fast-r8", "slow-r16", "slower-r8"}
+    # a third config is not bought: it could race to its end past the budget (tests/session/test_budget_bound.py)
+    assert set(configs) == {"fast-r8", "slow-r16"}
     assert configs["slow-r16"]["rung_state"] == "full" and configs["slow-r16"]["rung_note"].startswith("promoted")
-    assert configs["fast-r8"]["rung_state"] == configs["slower-r8"]["rung_state"] == "stopped"
+    assert configs["fast-r8"]["rung_state"] == "stopped"
     rung = {name: run_of(session, c)["judges"]["at_step"][str(RUNG)] for name, c in configs.items()}
     # each run answered at the rung (its generation logged beside the run's) and was judged there
     for name, config in configs.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bracket.session.launches import Launch
+from bracket.session.launches import Launch, back_to_pause
 from bracket.session.store.rows import RunRow
 from tests.fakes.plain_views import halving_on, view_of
 from tests.session.test_scheduler_tables import HALVING, config, run
@@ -46,3 +46,15 @@ def test_a_resume_in_flight_commits_its_thrown_steps_and_the_way_to_its_next_run
     scheduler = halving_on(HALVING)
     resumed = RunRow.of(run(1, 1, "running", pause=4, last=4, launches=2, restart_steps=3))
     assert scheduler.committed(resumed) == 8 + 3  # to the full length, beside the 3 steps thrown away
+
+
+@pytest.mark.parametrize("row", [
+    run(1, 1, "running", pause=4, last=7, launches=2),  # a resume from 4 killed at 7: 3 steps lost, charged
+    run(1, 1, "running", pause=4, last=7, launches=3, restart_steps=2),
+    run(1, 1, "running", pause=4, last=2, launches=2, restart_steps=4),  # a restart from 0 killed at 2
+])
+def test_a_resume_cut_short_goes_back_to_its_pause_still_charged_every_step_it_trained(row):
+    """The one rule: every step a launch trained is spent, also one a killed process trained."""
+    back = {**row, **back_to_pause(row)}
+    assert back["status"] == "paused" and back["last_step"] == 4
+    assert RunRow.of(back).trained_steps() == RunRow.of(row).trained_steps()

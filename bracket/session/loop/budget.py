@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from bracket.search.halving import cost
 from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -130,6 +131,18 @@ class Budget:
         launch = view.launch if view is not None else float(share or 0) * self.full_steps
         return self.settings.plan(configs=self.configs_at(launch)[0], up_to=share is None and not launch,
                                   facts=self.facts)
+
+    def pays(self, view: "SearchView", launches: int, steps_each: float, *, promised: float = 0.0) -> bool:
+        """Whether the search's budget pays for ``launches`` more launches that may each train
+        ``steps_each`` (the session's steps), each with its start-up, beside every run in flight counted
+        to its own end, or to its rung where the trainer stops itself there
+        (``SearchView.full_runs_at_most``), and ``promised`` steps of seeds with no run yet (a config
+        another worker reserved, an interrupted run's slot: ``Halving.promised``). The one check every
+        halving launch passes before it starts (a new config, a promotion, a seed trained again): a
+        trainer that races to its end before the stop at its rung lands then still spends within the
+        budget, whatever its speed."""
+        more = cost(launches * float(steps_each) + promised, launches, self.full_steps, launch_steps=view.launch)
+        return view.full_runs_at_most(to_rungs=self.facts.stops_at_rung) + more <= self.search + 1e-9
 
     def search_steps(self) -> float:
         """The steps (the session's) the search may train: its full runs × the full length."""

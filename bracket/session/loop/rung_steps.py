@@ -56,11 +56,13 @@ def session_rungs(settings: Any, trainer: Any) -> "StepRungs":
 
 def trainer_facts(settings: Any, trainer: Any) -> TrainerFacts:
     """What a halving plan's cost depends on in ``trainer`` (decided once, at creation, into the
-    session's plan): ``restarts`` (it cannot resume a paused run) and ``rung_every`` (the interval
-    the rungs round to); :data:`NO_FACTS` without halving."""
+    session's plan): ``restarts`` (it cannot resume a paused run), ``rung_every`` (the interval
+    the rungs round to) and ``stops_at_rung`` (a run exits by itself at its pause step);
+    :data:`NO_FACTS` without halving."""
     if settings.halving is None:
         return NO_FACTS
-    return TrainerFacts(restarts=restarts(trainer), rung_every=sample_interval(settings, trainer))
+    return TrainerFacts(restarts=restarts(trainer), rung_every=sample_interval(settings, trainer),
+                        stops_at_rung=getattr(trainer, "stops_at_pause", False) is True)
 
 
 def restarts(trainer: Any) -> bool:

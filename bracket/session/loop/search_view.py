@@ -115,10 +115,16 @@ class SearchView:
         return sum(1 for r in self.runs if r.kind != "setup" and r.spends_budget())
 
     def trained(self) -> list[RunRow]:
-        """The search runs some launch trained and that stand (setup commands left out; an
-        ``interrupted`` run, whose worker died before it paused or ended, does not spend budget:
-        its slot trains again, ``bracket.session.recovery``)."""
-        return [r for r in self.runs if r.kind != "setup" and r.launches and r.status is not RunState.INTERRUPTED]
+        """The search runs charged to a halving budget (``RunRow.charged``): every run a launch trained,
+        whatever became of it — an ``interrupted`` run too (its worker died or it was stopped: the GPU
+        time was used, though its slot trains again) — and every run in flight. Setup commands left
+        out."""
+        return [r for r in self.runs if r.kind != "setup" and r.charged()]
+
+    def search_runs(self) -> list[RunRow]:
+        """:meth:`trained` of the search's own seeds (the confirmation round's runs left out): what the
+        search's budget (``Budget.search``) pays for."""
+        return [r for r in self.trained() if r.seed_index < self.seeds]
 
     def overshoot_steps(self) -> float:
         """The steps (the session's) paused runs trained past their rungs before the stop landed: measured,
@@ -126,12 +132,31 @@ class SearchView:
         return sum(r.in_session_steps(r.overshoot(), self.full_steps) for r in self.trained())
 
     def full_runs_spent(self) -> float:
-        """The compute the search's runs used, in full runs (``halving.cost``): every step the
-        standing runs trained, in the session's steps, restarts' thrown-away steps included, plus a
-        start-up per launch. What a killed process trained is lost with it and not charged — an
-        interrupted run, the part of a resume cut short (``launches.back_to_pause``) — just as the
-        scheduler's decisions (``Halving.committed``) do not count it: the two agree, so the plan
-        and the budget's count never part."""
+        """The compute the search's runs used, in full runs (``halving.cost``): **every step any launch
+        trained** (GPU time used), in the session's steps, plus a start-up per launch — what the runs
+        keep, what they trained past a rung, what a restart threw away, what a killed process or a
+        resume cut short trained (``launches.back_to_pause`` keeps it in ``restart_steps``). The
+        scheduler's decisions (``Halving.committed``) count the same steps, so the plan and the
+        budget's count never part."""
         trained = self.trained()
         steps = sum(r.in_session_steps(r.trained_steps(), self.full_steps) for r in trained)
         return cost(steps, sum(r.launches for r in trained), self.full_steps, launch_steps=self.launch)
+
+    def full_runs_at_most(self, *, to_rungs: bool = False) -> float:
+        """What the search (its own seeds) will have spent, in full runs, if every run in flight trains
+        on to its own end before its stop lands (a trainer at any speed may: the session's stop at a
+        rung is asked, not assured); ``to_rungs``: the trainer exits by itself at the rung it was asked
+        to pause at (``TrainerFacts.stops_at_rung``), so a run in flight trains to that rung at most.
+        The bound every halving launch is checked against (``Budget.pays``)."""
+        runs, full = self.search_runs(), self.full_steps
+        steps = 0.0
+        for r in runs:
+            left = r.in_session_steps(r.steps_left_at_most(full), full)
+            if left and to_rungs and self.rungs is not None:
+                start = r.in_session_steps(r.pause_step, full)
+                target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
+                left = min(left, max(0.0, target - r.in_session_steps(r.trained_steps() - r.restart_steps, full)))
+            steps += r.in_session_steps(r.trained_steps(), full) + left
+        # a run in flight may not have counted its launch yet (reserved, claimed): one more start-up each
+        launches = sum(r.launches + (1 if r.active else 0) for r in runs)
+        return cost(steps, launches, self.full_steps, launch_steps=self.launch)

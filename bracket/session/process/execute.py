@@ -174,8 +174,13 @@ class RunExecutor:
         launch = Launch.of(store.get_run(run_id) or {}, spec.logging_dir, spec.tfevents_glob, resume_step)
         if launch.resume_step or launch.launches_before:  # a run trained again from 0: none of its samples stand
             set_aside_samples_after(spec.sample_dir, launch.resume_step or -1, run_dir / DISCARDED_FOLDER)
-        reader = ScalarReader(spec.logging_dir, spec.tfevents_glob, tuple(spec.loss_tags) + tuple(spec.eval_loss_tags),
-                              skip=launch.old_event_files, metrics_db=spec.metrics_db)
+        tags = tuple(spec.loss_tags) + tuple(spec.eval_loss_tags)
+        if launch.gap():  # resumed from a state past the rung: the steps up to it, from the earlier launch's files
+            earlier = ScalarReader(spec.logging_dir, spec.tfevents_glob, tags, metrics_db=spec.metrics_db)
+            earlier.poll()
+            launch.fill(earlier.loss_series(), [p for tag in spec.eval_loss_tags for p in earlier.series.get(tag, [])])
+        reader = ScalarReader(spec.logging_dir, spec.tfevents_glob, tags, skip=launch.old_event_files,
+                              metrics_db=spec.metrics_db)
         store.update_run(run_id, status="running", run_dir=str(run_dir), output_dir=str(spec.output_dir),
                          started_at=started_at, max_steps=spec.max_steps, worker=self.worker_id,
                          launches=launch.launches_before + 1, restart_steps=launch.restart_steps or None,
@@ -279,8 +284,8 @@ class RunExecutor:
         trained_to = max((step for step, _ in loss), default=None)
         reason = ""
         pause = spec.pause_step or 0
-        # a run that trained on to its end before the stop landed is a full run, not a paused one: what
-        # it trained is used (its config has a full-length run), not thrown away at the rung
+        # a run that trained on to its end and exited 0 before the stop landed is a full run, neither
+        # paused nor interrupted: what it trained is used (its config has a full-length run)
         whole = bool(spec.max_steps) and result.exit_code == 0 and (trained_to or 0) >= int(spec.max_steps or 0)
         paused = bool(pause) and not whole and self.trainer.paused_state(spec.output_dir, pause) is not None \
             and (result.exit_code == 0 or result.reason.startswith("paused"))
@@ -293,12 +298,12 @@ class RunExecutor:
             status, reason = "disqualified", "the trainer logged no loss (tfevents missing or empty)"
         elif paused:
             status = "paused"
-        elif result.stopped and not result.timed_out and launch.resume_step:
+        elif result.stopped and not result.timed_out and not whole and launch.resume_step:
             # a resume stopped (by the user): the run stays paused at the state it resumed from
             status, reason = "paused", f"{result.reason or 'stopped'}; it resumes again from step {launch.resume_step}"
             loss, eval_loss = up_to(loss, launch.resume_step), up_to(eval_loss, launch.resume_step)
             samples = [s for s in samples if s["step"] is None or s["step"] <= launch.resume_step]
-        elif result.stopped and not result.timed_out:
+        elif result.stopped and not result.timed_out and not whole:
             status, reason = "interrupted", result.reason or "stopped"
         elif result.timed_out or result.exit_code != 0:
             scan = read_log_tail(log_path, ERROR_SCAN_LINES) if log_path is not None else result.log_tail

@@ -88,8 +88,22 @@ class Halving(Scheduler):
 
     def settle(self, config: "ConfigRow", view: "SearchView") -> None:
         place = view.places.get(config.id)
-        if config.status is ConfigState.RUNNING and place is not None and not place.running:
+        if self.unpaid(config, view):
+            self.stop_unpaid(config)
+        elif config.status is ConfigState.RUNNING and place is not None and not place.running:
             self.record(config.id)
+
+    def stop_unpaid(self, config: "ConfigRow") -> None:
+        """Stop ``config``, a seed of which must train again (its run was interrupted) where the budget
+        cannot pay for it: never past the budget, and never left open with nothing to train."""
+        from optuna.trial import TrialState
+
+        if not move_config(self.hooks.store, config.id, config.status, ConfigState.STOPPED):
+            return  # another worker settled it first
+        reason = "stopped: a seed's run was interrupted and the budget cannot pay for it to train again"
+        self.hooks.store.update_config(config.id, rung_state=RungState.STOPPED, rung_note=reason, value=None)
+        self.report(config, self.hooks.view().scores, reason=reason)
+        self.hooks.controller().finish(config.trial_number, None, TrialState.PRUNED)
 
     def bought(self, view: "SearchView") -> tuple[int, str]:
         """The configs the budget buys (``Budget.configs``), and never one it cannot pay for: a new
@@ -100,6 +114,12 @@ class Halving(Scheduler):
         count, note = super().bought(view)
         if len(view.configs) >= count:
             return count, note
+        if not self.budget.pays(view, view.seeds, self.reach(0), promised=self.promised(view)):
+            # a new config may race to its full length before the stop at its first rung lands
+            return len(view.configs), (
+                f"halving: a new config starts only while the budget pays for it to train to full length (a "
+                f"trainer may go past its rung before the stop lands): the plan is redone, {self.budget.total} "
+                f"full runs buy {len(view.configs)} configs, not {count}")
         committed = [self.committed(r) for r in self.search_runs(view)]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         last = len(self.rungs.steps) - 1
@@ -113,9 +133,8 @@ class Halving(Scheduler):
             f"{len(view.configs)} configs, not {count}")
 
     def search_runs(self, view: "SearchView") -> list[RunRow]:
-        """The runs that spend the search's budget or train now (confirmation runs left out)."""
-        return [r for r in view.runs if r.seed_index < view.seeds and r.kind != "setup"
-                and (r.spends_budget() or r.active)]
+        """The runs charged to the search's budget or training now (``SearchView.search_runs``)."""
+        return view.search_runs()
 
     def unstarted(self, view: "SearchView") -> float:
         """The session's steps promised to seeds with no run row yet — a config another worker has
@@ -137,7 +156,12 @@ class Halving(Scheduler):
 
     # -- decided -----------------------------------------------------------------------------
     def target(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
-        return None if view.places[config.id].running else self.seeds_to_start(config, view)
+        place = view.places.get(config.id)
+        start = None if place is None or place.running else self.seeds_to_start(config, view)
+        if start is None or not self.budget.pays(view, len(start[0]), self.reach_step(start[1]),
+                                                 promised=self.promised(view, but=config.id)):
+            return None  # nothing to train, or each may race to its full length past the budget (``settle``)
+        return start
 
     def seeds_to_start(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
         """(the seeds of open ``config`` with no run, the step they train to: its rung's), None when
@@ -151,6 +175,24 @@ class Halving(Scheduler):
         rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
                    default=0)
         return missing, self.stop_at(max(0, rung))
+
+    def unpaid(self, config: "ConfigRow", view: "SearchView") -> bool:
+        """``config`` has seeds without a run (an interrupted one's slot) that the budget cannot pay to train."""
+        place = view.places.get(config.id)
+        start = None if place is None or place.running else self.seeds_to_start(config, view)
+        return start is not None and not self.budget.pays(view, len(start[0]), self.reach_step(start[1]),
+                                                          promised=self.promised(view, but=config.id))
+
+    def promised(self, view: "SearchView", *, but: int | None = None) -> float:
+        """:meth:`unstarted` at their worst, as ``Budget.pays`` counts a launch: each seed with no run
+        row yet (a config another worker reserved, an interrupted run's slot; ``but``'s left out) may
+        train to its full length once started (:meth:`reach_step`), after its start-up."""
+        total = 0.0
+        for config in view.configs:
+            start = None if config.id == but else self.seeds_to_start(config, view)
+            if start is not None:
+                total += len(start[0]) * (self.reach_step(start[1]) + view.launch)  # each a launch, its start-up
+        return total
 
     def resumes(self, view: "SearchView") -> Iterator[Work]:
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
@@ -175,6 +217,17 @@ class Halving(Scheduler):
         target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
         return max(trained, target + run.in_session_steps(run.restart_steps, full))
 
+    def reach(self, to_rung: int) -> int:
+        """:meth:`reach_step` of a launch asked to train to ``to_rung``."""
+        return self.reach_step(self.stop_at(to_rung))
+
+    def reach_step(self, stop: int | None) -> int:
+        """The session's steps from 0 a launch asked to stop at ``stop`` (None: its end) may train: its
+        full length (a trainer may race past its rung before the stop lands), or that step where the
+        trainer exits by itself there (``TrainerFacts.stops_at_rung``)."""
+        last = self.rungs.steps[-1]
+        return (stop or last) if self.budget.facts.stops_at_rung else last
+
     def way(self, rung: int, to_rung: int) -> int:
         """The session's steps a config at ``rung`` (-1: none yet) trains to reach ``to_rung``: the
         steps between, or with ``restarts`` the whole of each rung on the way (each from step 0)."""
@@ -195,6 +248,10 @@ class Halving(Scheduler):
         rule's wider share than the top ``1/eta`` also pays each launch's start-up."""
         steps, seeds, last = self.rungs.steps, view.seeds, len(self.rungs.steps) - 1
         rung = promotion.to_rung - 1
+        # whatever else is planned: each resumed run may train on to its full length before its stop lands
+        start = 0 if self.budget.restarts else steps[rung]
+        if not self.budget.pays(view, seeds, self.reach(promotion.to_rung) - start, promised=self.promised(view)):
+            return False
         committed = [self.committed(r) for r in self.search_runs(view)]
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         trained = sum(committed) + self.unstarted(view)
@@ -264,6 +321,8 @@ class Halving(Scheduler):
         for config in view.configs:
             if config.status not in (ConfigState.PAUSED, ConfigState.STOPPED):
                 continue
+            if config.status is ConfigState.STOPPED and view.places[config.id].reached < 0:
+                continue  # stopped before any rung (``stop_unpaid``): it keeps its reason
             reason = self.why_stopped(config.id, view.places[config.id].reached, view.scores)
             if config.status is ConfigState.STOPPED:  # stopped by an earlier end (before +N runs): its place now
                 if reason != config.rung_note:

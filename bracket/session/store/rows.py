@@ -139,6 +139,19 @@ class RunRow:
             return self.restart_steps + self.last_step
         return self.restart_steps + max(self.last_step, self.pause_step)
 
+    def charged(self) -> bool:
+        """GPU time of it is charged to a halving budget: a launch of it trained (whatever became of
+        it: kept, paused, failed, thrown away by a restart or lost with a killed process) or trains now."""
+        return self.launches > 0 or self.active
+
+    def steps_left_at_most(self, full_steps: int) -> int:
+        """The steps (its own) a run in flight may still train: to its own end, whatever step it was
+        asked to stop at (a trainer may race past its rung before the stop lands); 0 when not in flight."""
+        if not self.active:
+            return 0
+        standing = self.trained_steps() - self.restart_steps
+        return max(0, (self.max_steps or int(full_steps)) - standing)
+
     def overshoot(self) -> int:
         """The steps a paused run trained past its pause step before its stop landed (its own steps): charged
         (:meth:`trained_steps`) and, once it resumes from the pause, charged as thrown away."""
