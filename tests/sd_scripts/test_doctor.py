@@ -88,7 +88,7 @@ def test_a_skipped_check_is_not_a_failure(capsys, monkeypatch):
     report.add("disk", True, "500 GB free")
     report.skip("parser check", "skipped: it needs dataset to pass first")
     assert report.ok and "[skip] parser check" in report.render() and "All checks passed." in report.render()
-    monkeypatch.setattr(doctor, "run_doctor", lambda preset, values: report)
+    monkeypatch.setattr(doctor, "run_doctor", lambda preset, values, **chosen: report)
     from bracket.cli import main
 
     assert main(["doctor", "--preset", "sdxl-lora"]) == 0
