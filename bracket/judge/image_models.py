@@ -127,12 +127,13 @@ class TransformersBackbone:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device, self.batch_size = device, max(1, int(batch_size))
         self.kind, self.model, self.processor = self._load(text_image, TEXT_IMAGE_TYPES, "text-image", AutoProcessor)
+        none: tuple[str, Any, Any] = ("", None, None)
         self.likeness_kind, self.likeness_model, self.likeness_processor = (
-            self._load(likeness, LIKENESS_TYPES, "likeness", AutoImageProcessor) if likeness else ("", None, None))
+            self._load(likeness, LIKENESS_TYPES, "likeness", AutoImageProcessor) if likeness else none)
         self.preference_kind, self.preference_model, self.preference_processor = (
-            self._load(preference, TEXT_IMAGE_TYPES, "preference", AutoProcessor) if preference else ("", None, None))
+            self._load(preference, TEXT_IMAGE_TYPES, "preference", AutoProcessor) if preference else none)
         _kind, self.face_model, self.face_processor = (
-            self._load(face, FACE_TYPES, "face", AutoImageProcessor) if face else ("", None, None))
+            self._load(face, FACE_TYPES, "face", AutoImageProcessor) if face else none)
 
     def _load(self, name: str, kinds: Sequence[str], role: str, processor_class: Any) -> tuple[str, Any, Any]:
         """(model_type, model on the device in eval mode, processor) of checkpoint ``name``, checked
