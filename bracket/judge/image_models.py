@@ -51,6 +51,11 @@ class WeightsProblem(Exception):
     """A judge model that cannot be found or read; the message says what to do."""
 
 
+#: how a model gets into the cache, said after a missing or broken one: the install option fetches
+#: only the defaults (:mod:`bracket.judge.fetch_models`); any other is the person's own download
+FETCH_HINT = "./install.sh --judges fetches the default models; any other: hf download NAME"
+
+
 def model_folder(name: str) -> Path:
     """The local folder of ``name``: a folder path as it is, else a Hugging Face repo id looked up
     in the local cache only (never downloaded)."""
@@ -66,8 +71,8 @@ def model_folder(name: str) -> Path:
     try:
         return Path(snapshot_download(name, local_files_only=True))
     except (LocalEntryNotFoundError, OSError, ValueError):
-        raise WeightsProblem(f"{name} is not in the Hugging Face cache; fetch it once with "
-                             "./install.sh --judges on a machine with internet") from None
+        raise WeightsProblem(f"{name} is not in the Hugging Face cache; download it once on a machine with "
+                             f"internet ({FETCH_HINT})") from None
 
 
 def check_weights(name: str, kinds: Sequence[str], role: str) -> str:
@@ -82,7 +87,7 @@ def check_weights(name: str, kinds: Sequence[str], role: str) -> str:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise WeightsProblem(f"{role} model {name}: cannot read {folder / 'config.json'} "
-                             f"({type(error).__name__}); fetch it again with ./install.sh --judges") from None
+                             f"({type(error).__name__}); download it again ({FETCH_HINT})") from None
     kind = str(config.get("model_type", "")) if isinstance(config, dict) else ""
     if kind not in kinds:
         raise WeightsProblem(f"{role} model {name} is a {kind or 'model of unknown type'!s}; give a "
@@ -92,10 +97,10 @@ def check_weights(name: str, kinds: Sequence[str], role: str) -> str:
         raise WeightsProblem(f"{role} model {name}: no safetensors weights file (model.safetensors) in {folder}"
                              + ("; a pickled pytorch_model.bin is not read (it can run code): convert it to "
                                 "safetensors or use a checkpoint that has one" if pickled else
-                                "; fetch it again with ./install.sh --judges"))
+                                f"; download it again ({FETCH_HINT})"))
     if not any((folder / f).is_file() for f in PROCESSOR_FILES):
         raise WeightsProblem(f"{role} model {name}: no image processor config ({' or '.join(PROCESSOR_FILES)}) "
-                             f"in {folder}; fetch it again with ./install.sh --judges")
+                             f"in {folder}; download it again ({FETCH_HINT})")
     return kind
 
 
