@@ -19,6 +19,7 @@ from bracket.session.store import change_memo
 from bracket.session.store.change_memo import CHANGE_MEMO, PARTS, stored_rows
 from bracket.standings import importance, standings
 from bracket.status.refresh import build_view
+from tests.fakes.filled_store import fill_store
 
 pytestmark = pytest.mark.timeout(180)
 RUNS = 6
@@ -27,9 +28,7 @@ RUNS = 6
 def filled_session(runs_dir: Path, fields: dict[str, str], count: int = RUNS) -> Path:
     session = Session.create("demo-cpu", fields, SearchSettings(budget=count + 2, sample_prompts=""),
                              out_dir=runs_dir, name="owner")
-    now = time.time()
-    for index in range(count):
-        add_run(session, index, now)
+    fill_store(session, count, series_points=20)
     folder = session.folder
     session.close()
     return folder
