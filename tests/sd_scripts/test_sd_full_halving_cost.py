@@ -18,6 +18,18 @@ CACHES = ["tools/cache_latents.py", "tools/cache_text_encoder_outputs.py"]
 STEPS = 12
 
 
+def halving_session(preset: str, script: str, budget: int, name: str, field_values, image_folder, tmp_path,
+                    runs_dir) -> Session:
+    """A halving search of ``preset`` on the fake ``script`` (and its caching tools), ``budget`` full
+    runs of :data:`STEPS` steps, no start-up share and no confirmation round."""
+    scripts = install_inventory_scripts(tmp_path / "sd-scripts", "kohya-ss/sd-scripts", [script, *CACHES])
+    fields = field_values(preset, dataset=str(image_folder), sd_scripts_dir=str(scripts),
+                          trainer_python=str(make_fake_python(tmp_path / "bin")))
+    settings = SearchSettings(budget=budget, steps=STEPS, halving=HalvingSettings(launch_share=0), confirm=0,
+                              sample_prompts="a photo of sks")
+    return Session.create(preset, fields, settings, out_dir=runs_dir, name=name)
+
+
 def trained_by_launches(runs) -> float:
     """Every step any launch of ``runs`` trained, in full runs, read from the rows whatever their status
     (an interrupted run's too): the GPU time used, counted apart from the budget's own count."""
@@ -32,12 +44,9 @@ def test_an_sdxl_full_halving_search_whose_runs_race_past_their_rungs_is_charged
     and its slot trained again: 5 full runs of a 4 budget) — each is charged what it trained, the plan is
     redone, and the GPU time used stays within the budget."""
     monkeypatch.setenv("BRACKET_FAKE_LOSS_TAG", "loss")
-    scripts = install_inventory_scripts(tmp_path / "sd-scripts", "kohya-ss/sd-scripts", ["sdxl_train.py", *CACHES])
-    fields = field_values("sdxl-full", dataset=str(image_folder), sd_scripts_dir=str(scripts),
-                          trainer_python=str(make_fake_python(tmp_path / "bin")))
-    settings = SearchSettings(budget=4, steps=STEPS, halving=HalvingSettings(launch_share=0), confirm=0,
-                              sample_prompts="a photo of sks")
-    session = Session.create("sdxl-full", fields, settings, out_dir=runs_dir, name="race")
+    session = halving_session("sdxl-full", "sdxl_train.py", 4, "race", field_values, image_folder, tmp_path,
+                              runs_dir)
+    settings = session.settings
     assert session.run() == "finished"
     runs = [r for r in session.store.runs(session.name) if r["stage"] == "search"]
     assert runs and all(r["last_step"] == STEPS for r in runs)  # every run trained to its end, and says so
@@ -62,13 +71,9 @@ def test_a_lora_search_whose_last_config_races_to_its_end_never_spends_past_its_
     monkeypatch.setenv("BRACKET_FAKE_LOSS_TAG", "loss")
     monkeypatch.setenv("BRACKET_FAKE_PLAN", str(write_fake_plan(tmp_path / "plan.json",
                                                                  ["stubborn", "slow", "ok", "ok", "ok", "ok"])))
-    scripts = install_inventory_scripts(tmp_path / "sd-scripts", "kohya-ss/sd-scripts",
-                                        ["sdxl_train_network.py", *CACHES])
-    fields = field_values("sdxl-lora", dataset=str(image_folder), sd_scripts_dir=str(scripts),
-                          trainer_python=str(make_fake_python(tmp_path / "bin")))
-    settings = SearchSettings(budget=2, steps=STEPS, halving=HalvingSettings(launch_share=0), confirm=0,
-                              sample_prompts="a photo of sks")
-    session = Session.create("sdxl-lora", fields, settings, out_dir=runs_dir, name="lastrace")
+    session = halving_session("sdxl-lora", "sdxl_train_network.py", 2, "lastrace", field_values, image_folder,
+                              tmp_path, runs_dir)
+    settings = session.settings
     assert session.run() == "finished"
     runs = [r for r in session.store.runs(session.name) if r["stage"] == "search"]
     shown = [(r["id"], r["status"], r["pause_step"], r["last_step"], r["restart_steps"]) for r in runs]
