@@ -89,11 +89,11 @@ class Halving(Scheduler):
     def settle(self, config: "ConfigRow", view: "SearchView") -> None:
         place = view.places.get(config.id)
         if self.unpaid(config, view):
-            self.stop_unpaid(config)
+            self.stop_unpaid(config, view)
         elif config.status is ConfigState.RUNNING and place is not None and not place.running:
             self.record(config.id)
 
-    def stop_unpaid(self, config: "ConfigRow") -> None:
+    def stop_unpaid(self, config: "ConfigRow", view: "SearchView") -> None:
         """Stop ``config``, a seed of which must train again (its run was interrupted) where the budget
         cannot pay for it: never past the budget, and never left open with nothing to train."""
         from optuna.trial import TrialState
@@ -102,7 +102,7 @@ class Halving(Scheduler):
             return  # another worker settled it first
         reason = "stopped: a seed's run was interrupted and the budget cannot pay for it to train again"
         self.hooks.store.update_config(config.id, rung_state=RungState.STOPPED, rung_note=reason, value=None)
-        self.report(config, self.hooks.view().scores, reason=reason)
+        self.report(config, view.scores, reason=reason)  # its runs are as ``view`` read them
         self.hooks.controller().finish(config.trial_number, None, TrialState.PRUNED)
 
     def bought(self, view: "SearchView") -> tuple[int, str]:
@@ -124,9 +124,10 @@ class Halving(Scheduler):
         highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
         last = len(self.rungs.steps) - 1
         need = view.seeds * (self.way(-1, 0) + self.way(max(highest, 0), last))
-        if sum(committed) + self.unstarted(view) + need <= self.budget.search_steps():
+        trained = sum(committed) + self.unstarted(view)
+        if trained + need <= self.budget.search_steps():
             return count, note
-        spent = (sum(committed) + self.unstarted(view)) / self.rungs.steps[-1]
+        spent = trained / self.rungs.steps[-1]
         return len(view.configs), (
             f"halving: the runs cost more than the plan counted ({spent:.1f} full runs trained or in flight for "
             f"{len(view.configs)} configs): the plan is redone, {self.budget.total} full runs buy "
@@ -156,12 +157,17 @@ class Halving(Scheduler):
 
     # -- decided -----------------------------------------------------------------------------
     def target(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
+        start, paid = self.start_paid(config, view)
+        return start if paid else None  # nothing to train, or each may race to its full length past the budget
+
+    def start_paid(self, config: "ConfigRow", view: "SearchView") -> tuple[tuple[list[int], int | None] | None, bool]:
+        """(:meth:`seeds_to_start` of ``config`` unless a run of it trains now, whether the budget pays
+        for each of them to train to its full length beside everything else promised)."""
         place = view.places.get(config.id)
         start = None if place is None or place.running else self.seeds_to_start(config, view)
-        if start is None or not self.budget.pays(view, len(start[0]), self.reach_step(start[1]),
-                                                 promised=self.promised(view, but=config.id)):
-            return None  # nothing to train, or each may race to its full length past the budget (``settle``)
-        return start
+        paid = start is not None and self.budget.pays(view, len(start[0]), self.reach_step(start[1]),
+                                                      promised=self.promised(view, but=config.id))
+        return start, paid
 
     def seeds_to_start(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
         """(the seeds of open ``config`` with no run, the step they train to: its rung's), None when
@@ -178,10 +184,8 @@ class Halving(Scheduler):
 
     def unpaid(self, config: "ConfigRow", view: "SearchView") -> bool:
         """``config`` has seeds without a run (an interrupted one's slot) that the budget cannot pay to train."""
-        place = view.places.get(config.id)
-        start = None if place is None or place.running else self.seeds_to_start(config, view)
-        return start is not None and not self.budget.pays(view, len(start[0]), self.reach_step(start[1]),
-                                                          promised=self.promised(view, but=config.id))
+        start, paid = self.start_paid(config, view)
+        return start is not None and not paid
 
     def promised(self, view: "SearchView", *, but: int | None = None) -> float:
         """:meth:`unstarted` at their worst, as ``Budget.pays`` counts a launch: each seed with no run
