@@ -105,9 +105,12 @@ def check_weights(name: str, kinds: Sequence[str], role: str) -> str:
 
 
 def mean_cosine(row: Sequence[float], refs: Sequence[Sequence[float]]) -> float:
-    """The mean cosine of unit embedding ``row`` to the unit embeddings ``refs``, clipped to [-1, 1]
-    (unit vectors' dot products overshoot by float round-off)."""
-    value = sum(sum(a * b for a, b in zip(row, ref)) for ref in refs) / len(refs)
+    """The mean cosine of unit embedding ``row`` to the unit embeddings ``refs`` (:func:`clip_cosine`)."""
+    return clip_cosine(sum(sum(a * b for a, b in zip(row, ref)) for ref in refs) / len(refs))
+
+
+def clip_cosine(value: float) -> float:
+    """A cosine of unit vectors clipped to [-1, 1] (their dot products overshoot by float round-off)."""
     return min(1.0, max(-1.0, float(value)))
 
 

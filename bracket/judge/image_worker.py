@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bracket.judge.faces import NO_FACE, FaceDetector, face_figures
-from bracket.judge.image_models import TransformersBackbone, WeightsProblem, mean_cosine
+from bracket.judge.image_models import TransformersBackbone, WeightsProblem, clip_cosine, mean_cosine
 from bracket.judge.vlm import DEFAULT_VIDEO_FRAMES, is_video, video_frames
 
 
@@ -91,8 +91,7 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
     follows: dict[int, float] = {}
     if outside:
         texts = [images[owners[i]]["prompt"] for i in outside]
-        follows = {i: min(1.0, max(-1.0, float(v)))  # a cosine, clipped as mean_cosine clips
-                   for i, v in zip(outside, backbone.prompt_similarity([frames[i] for i in outside], texts))}
+        follows = dict(zip(outside, map(clip_cosine, backbone.prompt_similarity([frames[i] for i in outside], texts))))
     face, face_notes = face_figures(backbone, faces, references, frames, inside) if faces else ({}, {})
     preferred = getattr(backbone, "preference", None)
     preference = preferred(frames, [images[owner]["prompt"] for owner in owners]) if preferred else None
@@ -114,18 +113,21 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
 
 
 class Models:
-    """The backbone this process has loaded, kept from job to job; loaded again only for another spec."""
+    """The backbone this process has loaded and its face detector, kept from job to job; made again
+    only for another spec."""
 
     def __init__(self) -> None:
         self.spec: str | None = None
         self.backbone: Any = None
+        self.faces: FaceDetector | None = None
         self.loads = 0
 
     def get(self, spec: dict[str, Any]) -> Any:
         key = json.dumps(spec, sort_keys=True)
         if key != self.spec:
-            self.backbone, self.spec = None, None  # the old models go before the new ones load
+            self.backbone, self.faces, self.spec = None, None, None  # the old models go before the new ones load
             self.backbone = load_backbone(spec)
+            self.faces = FaceDetector() if spec.get("faces") else None
             self.spec = key
             self.loads += 1
         return self.backbone
@@ -137,9 +139,8 @@ def run(job: dict[str, Any], models: Models | None = None) -> dict[str, Any]:
     backbone = models.get(dict(job.get("backbone") or {}))
     loaded = time.perf_counter()
     references = [frame for path in job.get("references") or () for frame in read_frames(Path(path), 1)]
-    faces = FaceDetector() if (job.get("backbone") or {}).get("faces") else None
     images = score_images(backbone, references, list(job.get("images") or ()),
-                          int(job.get("video_frames") or DEFAULT_VIDEO_FRAMES), faces)
+                          int(job.get("video_frames") or DEFAULT_VIDEO_FRAMES), models.faces)
     return {"images": images, "load_s": round(loaded - started, 3), "score_s": round(time.perf_counter() - loaded, 3),
             "peak_rss_mb": peak_rss_mb(), "loads": models.loads}
 
