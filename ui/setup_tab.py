@@ -21,6 +21,7 @@ with the same search.
 from __future__ import annotations
 
 import functools
+import json
 from typing import Any
 
 import gradio as gr
@@ -104,7 +105,8 @@ SWITCHED = (*SLOT_NAMES, "fields", "notes", "preflight", "budget", "steps", "con
 #: preset's text is shown meanwhile): the outputs of :data:`BLANK_JS`, in order, then Start's last
 #: answer (a refusal in the previous preset's words)
 BLANKED = ("notes", "preflight", "prompts", "plan", "estimate", "space_message")
-BLANK_JS = "() => { document.body.classList.add('bk-switching'); return ['', '', '', '', '', '', '']; }"
+BLANK_JS = ("() => { document.body.classList.add('bk-switching'); return "
+            + json.dumps([""] * (len(BLANKED) + 1)) + "; }")
 # the field slots and the prompts' help (it named the previous preset's source) stay out of sight
 # (CSS ``body.bk-switching``) until the switch has filled them in: hidden, not emptied, since a help
 # the switch leaves as it was (FLUX.1 LoRA → SDXL LoRA) is not sent again
