@@ -29,6 +29,7 @@ from bracket.app.places import ordinal as _ordinal
 from bracket.app.places import rank
 from bracket.search.controller import tpe_good_count
 from bracket.session.scoring.sampler_values import Reading, taste_readings
+from bracket.session.store import stored_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session import Session
@@ -38,8 +39,9 @@ def search_readings(session: "Session") -> dict[int, Reading]:
     """What TPE sees now of every scored search config, by config id, with its spread: once a run
     is judged, the person's verdict and its prediction for the unrated ones
     (``bracket.session.scoring.sampler_values.taste_readings``), else the mean combined score."""
-    runs = [r for r in session.store.runs(session.name, with_series=False) if r["stage"] == "search"]
-    configs = session.store.configs(session.name, stage="search")
+    rows, configs = stored_rows(session)  # read once per store change, as the standings beside it
+    runs = [r for r in rows if r["stage"] == "search"]
+    configs = [c for c in configs if c["stage"] == "search"]
     return taste_readings(runs, session.scores(runs),
                           {c["id"]: session.space.searched_params(c["params"]) for c in configs})
 
