@@ -143,13 +143,15 @@ class Halving(Scheduler):
         run's slot — each to the rung its config stands at (:meth:`seeds_to_start`). Every budget
         decision counts them beside the runs', all under the session's row lock, so a promotion
         never spends the first rung of a config reserved before it."""
-        total = 0.0
+        return sum(len(seeds) * (self.rungs.steps[-1] if stop is None else stop)
+                   for seeds, stop in self.unstarted_seeds(view))
+
+    def unstarted_seeds(self, view: "SearchView", *, but: int | None = None) -> Iterator[tuple[list[int], int | None]]:
+        """:meth:`seeds_to_start` of every config that has some (``but`` left out)."""
         for config in view.configs:
-            start = self.seeds_to_start(config, view)
+            start = None if config.id == but else self.seeds_to_start(config, view)
             if start is not None:
-                seeds, stop = start
-                total += len(seeds) * (self.rungs.steps[-1] if stop is None else stop)
-        return total
+                yield start
 
     def busy(self, view: "SearchView") -> bool:
         """A search run trains on some worker (a resume too), or a config is still open for a live one."""
@@ -191,12 +193,8 @@ class Halving(Scheduler):
         """:meth:`unstarted` at their worst, as ``Budget.pays`` counts a launch: each seed with no run
         row yet (a config another worker reserved, an interrupted run's slot; ``but``'s left out) may
         train to its full length once started (:meth:`reach_step`), after its start-up."""
-        total = 0.0
-        for config in view.configs:
-            start = None if config.id == but else self.seeds_to_start(config, view)
-            if start is not None:
-                total += len(start[0]) * (self.reach_step(start[1]) + view.launch)  # each a launch, its start-up
-        return total
+        return sum(len(seeds) * (self.reach_step(stop) + view.launch)  # each a launch, its start-up
+                   for seeds, stop in self.unstarted_seeds(view, but=but))
 
     def resumes(self, view: "SearchView") -> Iterator[Work]:
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
