@@ -107,6 +107,9 @@ def test_space_why_clone_matrix_flicker_plots_and_more_runs(demo_app, output_dir
         expect(page.locator("#bk-steps input")).to_have_value("20")
         expect(page.locator("#bk-field-train_script textarea, #bk-field-train_script input")).to_have_value(
             str(FAKE_TRAINER))
+        # the past-session list is filled last on load (it opens every past session); a person who
+        # presses Clone before it is there gets "pick a past session first", so wait for its pick
+        expect(page.locator("#bk-sessions input")).not_to_have_value("", timeout=30_000)
         page.locator("#bk-clone").click()
         expect(page.locator("#bk-form-source")).to_contain_text("Cloned the settings", timeout=20_000)
         page.screenshot(path=str(shots / "3-setup-reflects-and-clones.png"), full_page=True)
