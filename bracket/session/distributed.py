@@ -104,15 +104,6 @@ def claim_config(store: Store, config_id: int, owner: str, worker: str) -> bool:
         return result.rowcount == 1
 
 
-def move_config(store: Store, config_id: int, from_status: str, to_status: str) -> bool:
-    """Set config ``config_id``'s status ``from_status`` -> ``to_status`` in one conditional UPDATE:
-    of several workers that try at once exactly one gets True (and tells the study)."""
-    with store.engine.begin() as c:
-        return c.execute(configs_table.update().where(configs_table.c.id == config_id,
-                                                      configs_table.c.status == from_status)
-                         .values(status=to_status)).rowcount == 1
-
-
 @contextlib.contextmanager
 def session_row_locked(store: Store, session: str) -> Iterator[None]:
     """Hold the lock on ``session``'s row (``SELECT … FOR UPDATE``) for the ``with`` body, so no

@@ -91,13 +91,12 @@ def test_a_setup_step_another_live_worker_runs_is_waited_for_not_repeated(tmp_pa
 
 
 def test_only_one_worker_stops_a_paused_config(tmp_path):
-    from bracket.session.distributed import move_config
-
     store = Store.open(sqlite_url(tmp_path / "s.db"))
     store.create_session("s", preset_id="demo-cpu", fields={}, settings={})
     config_id = store.add_config("s", trial_number=0, kind="search", name="x", params={}, worker="w1")
     store.update_config(config_id, status="paused")
-    assert move_config(store, config_id, "paused", "stopped") is True
-    assert move_config(store, config_id, "paused", "stopped") is False  # the other worker tells the study nothing
+    assert store.update_config(config_id, only_if={"status": "paused"}, status="stopped") is True
+    # the other worker tells the study nothing
+    assert store.update_config(config_id, only_if={"status": "paused"}, status="stopped") is False
     assert store.configs("s")[0]["status"] == "stopped"
     store.close()

@@ -1,6 +1,10 @@
-"""A worker killed between a run's pause and its config's row (issue 44, item 4): the config is left
-``running`` with every run paused and nothing in flight. The next turn of any worker settles it from
-its runs' rows (``Scheduler.settle``), so a finished search has no config ``running``."""
+"""A config's row that does not say what its runs' rows do is repaired from them.
+
+* A worker killed between a run's pause and its config's row (issue 44, item 4): the config is left
+  ``running`` with every run paused and nothing in flight. The next turn of any worker settles it
+  from its runs' rows (``Scheduler.settle``), so a finished search has no config ``running``.
+* A config left ``paused`` at a rung whose every seed trained to full length (its full record lost):
+  the search's end (``Halving.closing``) records it ``full`` and ``done``, never ``stopped``."""
 
 from __future__ import annotations
 
@@ -29,4 +33,21 @@ def test_a_config_left_running_with_its_runs_paused_is_settled_and_a_finished_se
     repaired = next(c for c in configs if c["id"] == stopped["id"])
     assert (repaired["status"], repaired["rung_state"], repaired["rung"]) == ("stopped", "stopped", 0)
     assert repaired["rung_note"].startswith("stopped at 1/4: ")
+    again.close()
+
+
+def test_a_config_left_paused_with_its_full_length_run_done_is_recorded_full_not_stopped(tmp_path, runs_dir):
+    session = Session.create("demo-cpu", halving_fields(tmp_path), SETTINGS, out_dir=runs_dir, name="lost-full")
+    assert session.run() == "finished"
+    full = next(c for c in session.store.configs(session.name, stage="search") if c["rung_state"] == "full")
+    assert [r["status"] for r in session.store.runs(session.name) if r["config_id"] == full["id"]] == ["done"]
+    # what a record written from an older view left (its run paused at 1/2 there) after the full run's own
+    session.store.update_config(full["id"], status="paused", rung=1, rung_state="paused",
+                                rung_note="paused at 1/2: 1 of 2, top 1 goes on")
+    session.close()
+    again = Session.open(runs_dir / "lost-full")
+    assert again.run() == "finished"
+    repaired = next(c for c in again.store.configs(again.name, stage="search") if c["id"] == full["id"])
+    assert (repaired["status"], repaired["rung_state"], repaired["rung"]) == ("done", "full", 2)
+    assert repaired["value"] == full["value"]
     again.close()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bracket.search.halving import Parked, cost
-from bracket.session.store.rows import ConfigRow, ConfigState, RunRow, RunState
+from bracket.session.store.rows import ConfigRow, ConfigState, RunRow, RunState, SeedRuns
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,11 @@ class SearchView:
             if run.config_id == config_id and run.seed_index < self.seeds and run.status is not RunState.INTERRUPTED:
                 out[run.seed_index] = run
         return out
+
+    def runs_as(self, config_id: int) -> SeedRuns:
+        """The runs of ``config_id``'s seeds as this view read them: a write of the config's state
+        decided on this view lands only while they are still so (``Store.update_config``)."""
+        return SeedRuns.of(self.runs, config_id, self.seeds)
 
     def place(self, config_id: int) -> Parked:
         """Where a config stands on the rungs: the lowest rung all its seeds reached (-1: not all

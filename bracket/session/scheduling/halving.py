@@ -35,7 +35,6 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.halving import Promotion, cost, promotions, share_label, stopped_reason, top_count
-from bracket.session.distributed import move_config
 from bracket.session.loop.rung_steps import restart_note
 from bracket.session.scheduling.base import Scheduler, Work
 from bracket.session.store.rows import ConfigState, RungState, RunRow, RunState
@@ -98,10 +97,10 @@ class Halving(Scheduler):
         cannot pay for it: never past the budget, and never left open with nothing to train."""
         from optuna.trial import TrialState
 
-        if not move_config(self.hooks.store, config.id, config.status, ConfigState.STOPPED):
-            return  # another worker settled it first
         reason = "stopped: a seed's run was interrupted and the budget cannot pay for it to train again"
-        self.hooks.store.update_config(config.id, rung_state=RungState.STOPPED, rung_note=reason, value=None)
+        if not self.write(config, view, also={"worker": config.row.get("worker")}, status=ConfigState.STOPPED,
+                          rung_state=RungState.STOPPED, rung_note=reason, value=None):
+            return  # another worker settled it, took it over or started its seed first
         self.report(config, view.scores, reason=reason)  # its runs are as ``view`` read them
         self.hooks.controller().finish(config.trial_number, None, TrialState.PRUNED)
 
@@ -276,7 +275,7 @@ class Halving(Scheduler):
     # -- recorded ----------------------------------------------------------------------------
     def record(self, config_id: int) -> None:
         """Write where config ``config_id`` stands (its rung, rung state and note); at full length, finish it."""
-        store, view = self.hooks.store, self.hooks.view()
+        view = self.hooks.view()
         row = view.config(config_id)
         place = view.places[config_id]
         last = len(self.rungs.steps) - 1
@@ -292,12 +291,22 @@ class Halving(Scheduler):
                 ended = [r for r in view.seed_runs(config_id).values() if r.ended]
                 values |= {"rung_state": RungState.STOPPED,
                            "rung_note": "stopped: " + "; ".join(f"run {r.id} {r.status}" for r in ended)}
-            store.update_config(config_id, **values)
-            self.hooks.pipeline.finish_config(row.row)
+            if self.write(row, view, **values):
+                self.hooks.pipeline.finish_config(row.row)
             return
         if place.reached >= 0:
-            store.update_config(config_id, status=ConfigState.PAUSED, rung=place.reached, rung_state=RungState.PAUSED,
-                                rung_note=self.paused_note(config_id, place.reached, view.scores))
+            self.write(row, view, status=ConfigState.PAUSED, rung=place.reached, rung_state=RungState.PAUSED,
+                       rung_note=self.paused_note(config_id, place.reached, view.scores))
+
+    def write(self, config: "ConfigRow", view: "SearchView", *, also: Mapping[str, Any] | None = None,
+              **values: Any) -> bool:
+        """Write ``values`` into ``config``'s row only while its status (and ``also``'s columns) and
+        its seeds' runs are as ``view`` read them (``Store.update_config``'s ``only_if`` and ``runs_as``,
+        one transaction): a decision on an older view never lands after another worker's claim of a
+        run of it — a config promoted and trained on meanwhile is never set back to the rung it
+        left, nor stopped. Whether it was written (if not, whoever moved it on records it)."""
+        return bool(self.hooks.store.update_config(config.id, only_if={"status": config.status, **(also or {})},
+                                                   runs_as=view.runs_as(config.id), **values))
 
     def paused_note(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float]) -> str:
         """``paused at 1/3: 2 of 3, top 1 goes on``: a config's place at the rung it waits at."""
@@ -316,24 +325,31 @@ class Halving(Scheduler):
                     "status": ConfigState.PAUSED, "rung_state": RungState.PAUSED, "rung": config.rung})
 
     def closing(self, view: "SearchView") -> None:
-        """Nothing more will be promoted: configs still paused are stopped, with the reason."""
+        """Nothing more will be promoted: configs still paused are stopped, with the reason; one whose
+        seeds all trained to full length (its record lost) is recorded ``full``, never stopped. Each
+        write lands only while the config's runs are as ``view`` read them: a config another worker
+        resumed since is left to it."""
         from optuna.trial import TrialState
 
-        store = self.hooks.store
+        last = len(self.rungs.steps) - 1
         for config in view.configs:
             if config.status not in (ConfigState.PAUSED, ConfigState.STOPPED):
                 continue
-            if config.status is ConfigState.STOPPED and view.places[config.id].reached < 0:
+            reached = view.places[config.id].reached
+            if reached == last:
+                self.record(config.id)
+                continue
+            if config.status is ConfigState.STOPPED and reached < 0:
                 continue  # stopped before any rung (``stop_unpaid``): it keeps its reason
-            reason = self.why_stopped(config.id, view.places[config.id].reached, view.scores)
+            reason = self.why_stopped(config.id, reached, view.scores)
             if config.status is ConfigState.STOPPED:  # stopped by an earlier end (before +N runs): its place now
                 if reason != config.rung_note:
-                    store.update_config(config.id, rung_note=reason)
+                    self.write(config, view, rung_note=reason)
                 continue
-            if not move_config(store, config.id, ConfigState.PAUSED, ConfigState.STOPPED):
-                continue  # another worker at the end of the search stops it
             # no value: a score at a rung ranks among that rung's configs only, never against full runs
-            store.update_config(config.id, rung_state=RungState.STOPPED, rung_note=reason, value=None)
+            if not self.write(config, view, status=ConfigState.STOPPED, rung_state=RungState.STOPPED,
+                              rung_note=reason, value=None):
+                continue  # another worker at the end of the search stops it, or resumed it since
             self.report(config, view.scores, reason=reason)
             self.hooks.controller().finish(config.trial_number, None, TrialState.PRUNED)
 

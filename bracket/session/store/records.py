@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import CursorResult, Engine
 
 from bracket.errors import StoreError
-from bracket.session.store.rows import ConfigUpdate, RunUpdate, SessionUpdate, checked
+from bracket.session.store.rows import ConfigUpdate, RunUpdate, SeedRuns, SessionUpdate, checked
 from bracket.session.store.schema import (
     check_record,
     comparisons_table,
@@ -134,14 +134,26 @@ class Records:
             return _new_id(result)
 
     def update_config(self, config_id: int, *, only_if: Mapping[str, Any] | None = None,
-                      **values: Unpack[ConfigUpdate]) -> bool:
+                      runs_as: SeedRuns | None = None, **values: Unpack[ConfigUpdate]) -> bool:
         """Write ``values`` into config ``config_id``'s row; ``only_if``: only while its columns hold
-        those values (one conditional UPDATE, so another worker's write in between is kept).
-        Whether the row was written."""
+        those values (one conditional UPDATE, so another worker's write in between is kept);
+        ``runs_as``: only while the config's runs of its seeds are still as a decision read them
+        (``SeedRuns``), checked in the same transaction under the config row's lock (``FOR UPDATE`` on
+        PostgreSQL: another worker's write to the row waits, so one that claimed a run before it is
+        seen, and one after it lands after). Whether the row was written."""
         checked(ConfigUpdate, values, "update_config")
         where = [configs_table.c.id == config_id,
                  *(configs_table.c[name] == value for name, value in (only_if or {}).items())]
         with self.engine.begin() as c:
+            if runs_as is not None:
+                if c.execute(sa.select(configs_table.c.id).where(*where).with_for_update()).first() is None:
+                    return False
+                runs = c.execute(sa.select(runs_table.c.id, runs_table.c.config_id, runs_table.c.status,
+                                           runs_table.c.stage, runs_table.c.seed_index, runs_table.c.pause_step,
+                                           runs_table.c.last_step, runs_table.c.launches)
+                                 .where(runs_table.c.config_id == config_id)).mappings().all()
+                if not runs_as.holds(runs):
+                    return False
             written = c.execute(configs_table.update().where(*where).values(encode(values))).rowcount == 1
             if written and values.keys() & {"rung", "rung_state", "rung_note"}:  # not in the change marker's sums
                 owner = sa.select(configs_table.c.session).where(configs_table.c.id == config_id).scalar_subquery()

@@ -10,7 +10,7 @@ scoring, which reads it as before. docs/ARCHITECTURE.md's glossary says what eac
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypedDict
@@ -160,6 +160,28 @@ class RunRow:
     def in_session_steps(self, steps: float, full_steps: int) -> float:
         """``steps`` of this run's own in the session's steps (a run of ``max_steps`` is ``full_steps``)."""
         return steps * int(full_steps) / (self.max_steps or int(full_steps))
+
+
+@dataclass(frozen=True)
+class SeedRuns:
+    """A config's runs of its search seeds (a confirmation round's left out) as a decision read them:
+    run id -> what a run's place on the rungs is derived from (status, pause step, last step,
+    launches). A write guarded by it (``Store.update_config``'s ``runs_as``) lands only while the
+    runs are still so: a config's state written from an older view never undoes what another worker
+    did with its runs since (claimed one to resume it, trained it on, recorded it)."""
+
+    config_id: int
+    seeds: int
+    marks: Mapping[int, tuple[str, int, int, int]]
+
+    @classmethod
+    def of(cls, runs: Iterable[RunRow], config_id: int, seeds: int) -> "SeedRuns":
+        return cls(config_id, seeds, {r.id: (str(r.status), r.pause_step, r.last_step, r.launches) for r in runs
+                                      if r.config_id == config_id and r.stage == "search" and r.seed_index < seeds})
+
+    def holds(self, rows: Iterable[Mapping[str, Any]]) -> bool:
+        """Whether ``rows`` (the store's runs of the config, read now) are still the runs read."""
+        return SeedRuns.of((RunRow.of(r) for r in rows), self.config_id, self.seeds).marks == self.marks
 
 
 @dataclass(frozen=True)
