@@ -22,9 +22,13 @@ before the config's place is recorded.
 When no new config can be bought the rule is *closing* (the best of a rung goes on even past the
 budget while no config has gone past that rung, so a search ends with a full-length run); when
 nothing is left, configs still paused are *stopped* (:meth:`Halving.closing`, each by one worker,
-with the reason). A config's ``rung``, ``rung_state`` and ``rung_note`` are written as things happen
-(:meth:`Halving.record`, also from :meth:`Halving.settle` when a worker died between a run's pause and
-its config's row). The confirmation round and finals rank only configs with full-length runs.
+with the reason; one whose every seed trained to full length is recorded ``full``, never stopped). A
+config's ``rung``, ``rung_state`` and ``rung_note`` are written as things happen (:meth:`Halving.record`,
+also from :meth:`Halving.settle` when a worker died between a run's pause and its config's row), each
+only while the config's status and its seeds' runs are as the view the decision read
+(:meth:`Halving.write`): a write from an older view never lands after another worker claimed a run of
+the config, so a config promoted and trained on meanwhile is never set back to the rung it left, nor
+stopped. The confirmation round and finals rank only configs with full-length runs.
 """
 
 from __future__ import annotations
