@@ -148,10 +148,10 @@ class Records:
             if runs_as is not None:
                 if c.execute(sa.select(configs_table.c.id).where(*where).with_for_update()).first() is None:
                     return False
-                runs = c.execute(sa.select(runs_table.c.id, runs_table.c.config_id, runs_table.c.status,
-                                           runs_table.c.stage, runs_table.c.seed_index, runs_table.c.pause_step,
-                                           runs_table.c.last_step, runs_table.c.launches)
-                                 .where(runs_table.c.config_id == config_id)).mappings().all()
+                runs = _decoded(c.execute(sa.select(
+                    runs_table.c.id, runs_table.c.config_id, runs_table.c.status, runs_table.c.stage,
+                    runs_table.c.seed_index, runs_table.c.pause_step, runs_table.c.last_step, runs_table.c.launches)
+                    .where(runs_table.c.config_id == config_id)))
                 if not runs_as.holds(runs):
                     return False
             written = c.execute(configs_table.update().where(*where).values(encode(values))).rowcount == 1
