@@ -14,7 +14,8 @@ other workers, the confirmation round. A :class:`Scheduler` only decides, on a
 - and it is told: :meth:`Scheduler.started` (a config starts or resumes), :meth:`Scheduler.trained`
   (its runs came back: record where it stands), :meth:`Scheduler.settle` (a config left open with
   nothing in flight: repair it from its runs' rows), :meth:`Scheduler.closing` (nothing more will
-  come: stop what waits).
+  come: stop what waits). Whatever it writes into a config's row from a view goes through
+  :meth:`Scheduler.write` (only while the config's runs are as the view read them).
 
 As Ray Tune's ``FIFOScheduler`` is "no early stopping", :class:`~.full_runs.FullRuns` trains
 every config to full length and never resumes anything; :class:`~.halving.Halving` pauses configs
@@ -24,7 +25,7 @@ one more subclass.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -119,3 +120,13 @@ class Scheduler:
 
     def closing(self, view: "SearchView") -> None:
         """Nothing more will be trained by the rule: stop what still waits."""
+
+    def write(self, config: "ConfigRow", view: "SearchView", *, also: Mapping[str, Any] | None = None,
+              **values: Any) -> bool:
+        """Write ``values`` into ``config``'s row only while its status (and ``also``'s columns) and
+        its seeds' runs are as ``view`` read them (``Store.update_config``'s ``only_if`` and ``runs_as``,
+        one transaction): a decision on an older view never lands after another worker's claim of a
+        run of it — a config promoted and trained on meanwhile is never set back to the rung it
+        left, nor stopped. Whether it was written (if not, whoever moved it on records it)."""
+        return bool(self.hooks.store.update_config(config.id, only_if={"status": config.status, **(also or {})},
+                                                   runs_as=view.runs_as(config.id), **values))

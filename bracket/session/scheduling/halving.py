@@ -3,14 +3,13 @@
 New configs train to the first rung (``stop_at_step``) and pause there, their state saved. The
 loop asks, in this order (``bracket.session.loop.search_loop``):
 
-1. a config with a seed that has no run (interrupted, or left by a dead worker): that seed trains
-   to the rung its config stands at (:meth:`Halving.target`);
+1. a config with a seed that has no run (interrupted, or a dead worker's): that seed trains to
+   the rung its config stands at (:meth:`Halving.target`);
 2. :meth:`Halving.resumes` — ``halving.promotions`` on every config's place and rung score (the
    view's ``places`` and ``scores``), each the budget pays for (:meth:`Halving.affordable`: the
    steps trained and in flight on every worker, seeds reserved with no run yet, the first rung of
-   the configs still to come, the
-   way to full length for one; with ``restarts`` a promotion trains its rung from step 0). The
-   loop claims the first whose paused runs it gets, under the session's row lock;
+   the configs to come, the way to full length for one; with ``restarts`` a promotion trains its
+   rung from step 0). The loop claims the first whose paused runs it gets, under the row lock;
 3. a new config (while the budget buys one, ``Budget.configs``), to the first rung.
 
 The rungs are in the session's steps; a run's trainer may count its own (an LLM trainer's
@@ -21,14 +20,11 @@ before the config's place is recorded.
 
 When no new config can be bought the rule is *closing* (the best of a rung goes on even past the
 budget while no config has gone past that rung, so a search ends with a full-length run); when
-nothing is left, configs still paused are *stopped* (:meth:`Halving.closing`, each by one worker,
-with the reason; one whose every seed trained to full length is recorded ``full``, never stopped). A
+nothing is left, configs still paused are *stopped*, with the reason (:meth:`Halving.closing`). A
 config's ``rung``, ``rung_state`` and ``rung_note`` are written as things happen (:meth:`Halving.record`,
-also from :meth:`Halving.settle` when a worker died between a run's pause and its config's row), each
-only while the config's status and its seeds' runs are as the view the decision read
-(:meth:`Halving.write`): a write from an older view never lands after another worker claimed a run of
-the config, so a config promoted and trained on meanwhile is never set back to the rung it left, nor
-stopped. The confirmation round and finals rank only configs with full-length runs.
+also from :meth:`Halving.settle` when a worker died between a run's pause and its config's row), only
+while its runs are as the view read them (``Scheduler.write``). The confirmation round and finals
+rank only configs with full-length runs.
 """
 
 from __future__ import annotations
@@ -302,16 +298,6 @@ class Halving(Scheduler):
             self.write(row, view, status=ConfigState.PAUSED, rung=place.reached, rung_state=RungState.PAUSED,
                        rung_note=self.paused_note(config_id, place.reached, view.scores))
 
-    def write(self, config: "ConfigRow", view: "SearchView", *, also: Mapping[str, Any] | None = None,
-              **values: Any) -> bool:
-        """Write ``values`` into ``config``'s row only while its status (and ``also``'s columns) and
-        its seeds' runs are as ``view`` read them (``Store.update_config``'s ``only_if`` and ``runs_as``,
-        one transaction): a decision on an older view never lands after another worker's claim of a
-        run of it — a config promoted and trained on meanwhile is never set back to the rung it
-        left, nor stopped. Whether it was written (if not, whoever moved it on records it)."""
-        return bool(self.hooks.store.update_config(config.id, only_if={"status": config.status, **(also or {})},
-                                                   runs_as=view.runs_as(config.id), **values))
-
     def paused_note(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float]) -> str:
         """``paused at 1/3: 2 of 3, top 1 goes on``: a config's place at the rung it waits at."""
         return stopped_reason(config_id, rung, scores, self.rungs).replace("stopped at", "paused at", 1)
@@ -329,18 +315,15 @@ class Halving(Scheduler):
                     "status": ConfigState.PAUSED, "rung_state": RungState.PAUSED, "rung": config.rung})
 
     def closing(self, view: "SearchView") -> None:
-        """Nothing more will be promoted: configs still paused are stopped, with the reason; one whose
-        seeds all trained to full length (its record lost) is recorded ``full``, never stopped. Each
-        write lands only while the config's runs are as ``view`` read them: a config another worker
-        resumed since is left to it."""
+        """Nothing more will be promoted: configs still paused are stopped, with the reason (each only
+        while its runs are as ``view`` read them); one whose seeds all trained to full length, full."""
         from optuna.trial import TrialState
 
-        last = len(self.rungs.steps) - 1
         for config in view.configs:
             if config.status not in (ConfigState.PAUSED, ConfigState.STOPPED):
                 continue
             reached = view.places[config.id].reached
-            if reached == last:
+            if reached == len(self.rungs.steps) - 1:  # its full record was lost: never stopped
                 self.record(config.id)
                 continue
             if config.status is ConfigState.STOPPED and reached < 0:
