@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from bracket.search.halving import Parked, cost
@@ -101,6 +102,27 @@ class SearchView:
             reached = -1
         return Parked(config_id, reached, running=any(r.active for r in by_seed.values()),
                       finished=any(r.ended for r in by_seed.values()))
+
+    @cached_property
+    def unstarted(self) -> Mapping[int, tuple[tuple[int, ...], int]]:
+        """Config id -> (the seeds of an open halving config with no run — a config another worker has
+        just reserved, an interrupted run's slot —, the rung they train to: the highest its other seeds
+        reached, 0 with none), for each config that has some and has not ended; empty without rungs.
+        Read once per view: every budget decision of ``Halving`` counts them."""
+        out: dict[int, tuple[tuple[int, ...], int]] = {}
+        if self.rungs is None:
+            return out
+        for config in self.configs:
+            if not config.open:
+                continue
+            by_seed = self.seed_runs(config.id)
+            missing = tuple(i for i in range(self.seeds) if i not in by_seed)
+            if not missing or self.places[config.id].finished:
+                continue
+            rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
+                       default=0)
+            out[config.id] = (missing, max(0, rung))
+        return out
 
     def active(self) -> bool:
         """A search run trains now (on any worker)."""
