@@ -175,9 +175,8 @@ class SearchView:
         for r in runs:
             left = r.in_session_steps(r.steps_left_at_most(full), full)
             if left and to_rungs and self.rungs is not None:
-                start = r.in_session_steps(r.pause_step, full)
-                target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
-                left = min(left, max(0.0, target - r.in_session_steps(r.trained_steps() - r.restart_steps, full)))
+                kept = r.in_session_steps(r.trained_steps() - r.restart_steps, full)
+                left = min(left, max(0.0, self.rungs.goes_to(r, full) - kept))
             steps += r.in_session_steps(r.trained_steps(), full) + left
         # a run in flight may not have counted its launch yet (reserved, claimed): one more start-up each
         launches = sum(r.launches + (1 if r.active else 0) for r in runs)

@@ -208,9 +208,7 @@ class Halving(Scheduler):
         trained = run.in_session_steps(run.trained_steps(), full)
         if not run.active:
             return trained
-        start = run.in_session_steps(run.pause_step, full)
-        target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
-        return max(trained, target + run.in_session_steps(run.restart_steps, full))
+        return max(trained, self.rungs.goes_to(run, full) + run.in_session_steps(run.restart_steps, full))
 
     def reach(self, to_rung: int) -> int:
         """:meth:`reach_step` of a launch asked to train to ``to_rung``."""
