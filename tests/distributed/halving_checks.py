@@ -51,7 +51,10 @@ def check_halving_search(store: Any, name: str, settings: Any, launch_log: Path,
                          lost_allowed: bool = False) -> dict[str, Any]:
     """Assert the guarantees of a finished halving search ``name``; returns the winner's run row.
 
-    * every config has at most one run per seed that was not interrupted (a slot is trained once);
+    * every config has at most one run per seed that was not interrupted (a slot is trained once),
+      and one for each seed — but (with ``lost_allowed``) a config stopped because a seed's run was
+      killed and the budget, every step a launch trained charged, cannot pay for it to train again
+      (:func:`unpaid_stops`: only where training it would pass the budget);
     * a run's launches never overlap (no two processes resume one paused run at once), each goes
       on from the step the one before ended at (or, with ``lost_allowed``, after one was killed
       or its worker died, from the same saved state again, or not at all: the config stopped at
@@ -69,7 +72,8 @@ def check_halving_search(store: Any, name: str, settings: Any, launch_log: Path,
     kept = [r for r in runs if r["status"] != "interrupted"]
     per_slot = Counter((r["config_id"], r["seed_index"]) for r in kept)
     assert max(per_slot.values()) == 1, per_slot
-    assert all((c["id"], i) in per_slot for c in configs.values() for i in range(settings.seeds))
+    unpaid = unpaid_stops(configs.values(), runs, settings) if lost_allowed else set()
+    assert all((c["id"], i) in per_slot or c["id"] in unpaid for c in configs.values() for i in range(settings.seeds))
     launches = launches_by_output(launch_log)
     for run in kept:
         assert run["status"] in ("paused", "done"), (run["label"], run["status"], run["failure_reason"])
@@ -105,6 +109,23 @@ def check_halving_search(store: Any, name: str, settings: Any, launch_log: Path,
     trials = store.study(name).trials
     assert all(t.state.is_finished() for t in trials), [t.state.name for t in trials]
     return min(winners, key=lambda r: configs[r["config_id"]]["value"])
+
+
+def unpaid_stops(configs: Any, runs: list[dict[str, Any]], settings: Any) -> set[int]:
+    """The configs stopped because a seed's run was killed and the budget cannot pay for it to train
+    again (``Halving.stop_unpaid``), asserted to be such: every run of theirs interrupted, and the
+    search's spent full runs, with that seed trained to full length (as a launch is promised:
+    ``Budget.pays``), past the budget."""
+    full = int(settings.steps)
+    spent = full_runs_spent([r for r in runs if r["status"] != "interrupted" or r["launches"]], full)
+    out = set()
+    for config in configs:
+        if config["status"] == "stopped" and "the budget cannot pay" in (config["rung_note"] or ""):
+            own = [r for r in runs if r["config_id"] == config["id"]]
+            assert own and all(r["status"] == "interrupted" for r in own), [(r["label"], r["status"]) for r in own]
+            assert spent + 1 > settings.search_runs + 1e-9, (config["name"], spent)
+            out.add(config["id"])
+    return out
 
 
 def status_text(folder: Path, env: dict[str, str] | None = None) -> str:
