@@ -39,9 +39,7 @@ unrated ones matter).
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import random
 import statistics
 import time
@@ -133,12 +131,11 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
     from bracket.app.rating_queue import rate_next
     from bracket.judge.informative import candidates_from_standings, informative_pairs
     from bracket.search.controller import SearchController
+    from bracket.search.rated_focus import DEFAULT_RULE as FOCUS_RULE
     from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_warm_start
     from bracket.session.scoring import score_runs
     from bracket.session.scoring.run_scores import config_values, rated_configs, sampler_history
-    from bracket.search.rated_focus import DEFAULT_RULE as FOCUS_RULE
-    from bracket.search.rated_focus import FocusRule
     from bracket.session.scoring.sampler_values import config_measured, sampler_values, taste_readings
     from bracket.standings import build_standings
 
@@ -166,8 +163,6 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
                                measured=config_measured(runs, scores))
 
     focus = None if mode == NO_FOCUS else FOCUS_RULE
-    if mode != NO_FOCUS and os.environ.get("BENCH_FOCUS"):
-        focus = FocusRule(**json.loads(os.environ["BENCH_FOCUS"]))
     controller = SearchController(study=study, space=space, seed=seed, history=history, focus=focus)
     noise = random.Random(seed)
     rater = random.Random(seed + 1)

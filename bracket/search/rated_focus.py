@@ -9,7 +9,7 @@ region they like is usually small (another step, another rank), and a proposal s
 good set reaches it by chance. A person would try the config they like with one knob changed.
 
 :func:`focus_draw` does that. While the ratings disagree with the loss (:func:`ratings_disagree`),
-every :attr:`FocusRule.every`-th sampler proposal is a **focus draw** (kind ``search``, named
+each sampler proposal after the shape draws (:attr:`FocusRule.every`) is a **focus draw** (kind ``search``, named
 ``focus-N``): the best-rated config (the lowest value among the rated configs; a tie goes to
 the config tried last, so that a tie keeps moving) with its effective step moved by up to
 :attr:`FocusRule.step_decades` decades and :attr:`FocusRule.knobs` other knobs changed — a choice
@@ -52,11 +52,14 @@ class FocusRule:
 
     #: rated configs (with a measured score) needed before a verdict
     min_rated: int = 3
-    #: the person's verdict of the loss's best rated config must be this much worse than their
-    #: best verdict (on the sampler's scale; a rating point is 1/9 there) to count as disagreeing
-    margin: float = 1.0 / 9.0
-    #: every ``every``-th sampler proposal is a focus draw while they disagree (1: all of them)
-    every: int = 2
+    #: the person's verdict of the loss's best rated config must be more than this much worse than
+    #: their best verdict (on the sampler's scale, where a rating point is 1/9) to count as
+    #: disagreeing: half a point, so one whole rating point does
+    margin: float = 0.5 / 9.0
+    #: every ``every``-th sampler proposal after the shape draws is a focus draw while they
+    #: disagree; 1 (all of them) by measurement: with 2 (TPE between the draws) the rated
+    #: sessions reached the rater's optimum later (docs/BENCHMARKS.md §4b)
+    every: int = 1
     #: the effective step moves by a uniform amount in ± this many decades
     step_decades: float = 0.4
     #: how many other knobs a draw changes

@@ -74,7 +74,8 @@ def own_rating(score: Any) -> float | None:
     return float(details["rating_score"])
 
 
-def config_duels(comparisons: Sequence[Mapping[str, Any]], config_of: Mapping[int, int]) -> dict[tuple[int, int], float]:
+def config_duels(comparisons: Sequence[Mapping[str, Any]], config_of: Mapping[int, int]
+                 ) -> dict[tuple[int, int], float]:
     """(winner config, loser config) -> how many more blind choices between the two configs' runs
     the first won than lost (a tie half each way; only pairs with a positive balance)."""
     wins: dict[tuple[int, int], float] = {}

@@ -119,8 +119,11 @@ def _proposals(history: list[ScoredConfig], focus: FocusRule | None, n: int) -> 
 
 def test_the_controller_proposes_near_the_best_rated_config_once_ratings_disagree_with_the_loss():
     proposals = _proposals(_session(), FocusRule(), 4)
-    focus = [(name, config) for name, config in proposals if name.startswith("focus-")]
-    assert [name for name, _ in focus] == ["focus-1", "focus-3"]  # every other proposal (trials numbered in this study)
+    assert [name for name, _ in proposals] == ["focus-1", "focus-2", "focus-3", "focus-4"]  # numbered in this study
+    every_other = _proposals(_session(), FocusRule(every=2), 4)
+    assert [name for name, _ in every_other][::2] == ["focus-1", "focus-3"]
+    assert not any(name.startswith("focus-") for name, _ in every_other[1::2])  # TPE's between the draws
+    focus = [(name, config) for name, config in proposals + every_other if name.startswith("focus-")]
     centre = SPACE.complete(LIKED)
     for _, config in focus:  # the liked config's shape: Adam family, its schedule or rank kept
         assert config["optimizer_type"] in ADAM
@@ -132,3 +135,13 @@ def test_without_ratings_the_proposals_are_the_same_as_without_the_rule():
     without = _proposals(_session(rated=False), None, 4)
     assert with_rule == without
     assert not any(name.startswith("focus-") for name, _ in with_rule)
+
+
+def test_the_why_column_says_a_focus_draw_is_one():
+    from bracket.app.suggestion_reason import origin
+    from bracket.search.why_line import short_reasons
+
+    configs = [{"id": 1, "kind": "baseline", "name": "baseline", "params": SPACE.searched_params(SPACE.complete(BASE))},
+               {"id": 2, "kind": "search", "name": "focus-2", "params": SPACE.searched_params(SPACE.complete(LIKED))}]
+    assert short_reasons(configs, {1: 0.5}, SPACE, n_startup=1)[2].startswith("focus draw")
+    assert "focus draw" in origin("search", "focus-2", "", seen=5)
