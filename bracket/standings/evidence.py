@@ -16,9 +16,10 @@ neighbours were rated well. So, as soon as a run of the stage has a **measured h
   ``bracket.judge.neighbours``' kernel over the params, the config itself included: one noisy
   9 among 7s counts less than a 9 among 9s), then to the combined score (the measured loss).
   **Their own choices say otherwise** when a config lower in that order beat a higher one in
-  blind choices *between the two of them* (more wins than losses) and its human part is the
-  better: then it goes above that one. A blind choice between two other configs never lifts a
-  config over a better rating (one choice moves a human part by about a rating point).
+  blind choices *between the two of them* (:data:`OVERTURN_WINS` more wins than losses) and
+  its human part is the better: then it goes above that one. A blind choice between two other
+  configs never lifts a config over a better rating (one choice moves a human part by about a
+  rating point).
 * **An unjudged config ranks above a judged one only on measured evidence**: its estimated
   parts are taken at their worst (a rating of 1: what nobody has seen could be anything), and
   it goes above a judged config only when that worst case still beats the judged config's
@@ -44,6 +45,10 @@ from bracket.standings.parts import score_parts
 
 #: the judge whose measured part is a person's verdict
 HUMAN = "human"
+#: how many more blind choices between two configs one must win than lose to go above a config
+#: rated better: one choice is about as noisy as a rating point (the simulated rater of
+#: ``bench/preset_steering.py`` chooses the better of two configs 6 % apart 65 % of the time)
+OVERTURN_WINS = 2.0
 #: the worst value a part can take (lower is better): what an estimated part is counted as
 WORST = 1.0
 
@@ -151,7 +156,7 @@ def _choices_say_otherwise(judged: list[Any], verdicts: Mapping[int, float],
     order = list(judged)
     for _ in range(len(order) ** 2):  # each move fixes a pair the choices decided; bounded all the same
         move = next(((j, i) for j in range(len(order)) for i in range(j)
-                     if (order[j].config_id, order[i].config_id) in duels
+                     if duels.get((order[j].config_id, order[i].config_id), 0.0) >= OVERTURN_WINS
                      and verdicts[order[j].config_id] < verdicts[order[i].config_id]), None)
         if move is None:
             break
