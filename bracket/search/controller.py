@@ -9,9 +9,8 @@ optimizer and effective step with its other knobs spread (:mod:`bracket.search.s
 ``search``, named ``shape-N``; not with random search) — then Optuna's TPE (or random search)
 for the rest of the budget. Two rules widen TPE's good set from Optuna's 10 % to 25 %: for ten
 proposals once the warm start is beaten (:mod:`bracket.search.explore`), and for good once a
-person has rated a run (:data:`WIDE_GAMMA_FRACTION`). Once a person's ratings disagree with the
-loss, every other proposal after the shape draws is a focus draw near the best-rated config
-(:mod:`bracket.search.rated_focus`). A warm start that reads flat is cut
+person has rated a run (:data:`WIDE_GAMMA_FRACTION`). Ratings that disagree with the loss bring
+focus draws (:mod:`bracket.search.rated_focus`). A warm start that reads flat is cut
 short (:mod:`bracket.search.hedge`): one probe along its rates' slope, hedge draws, then TPE.
 
 Warm-start configs are *enqueued* into the session's Optuna study when the session is

@@ -8,18 +8,11 @@ neighbours were rated well. So, as soon as a run of the stage has a **measured h
 (a rating or a blind choice; ``judged`` below), the stage is ordered by these rules:
 
 * **Among judged configs, the person's own ratings decide**: they rank by their mean rating
-  (a config only compared, never rated, by what its blind choices say, laid on the rating
-  scale), so the config they rated best is first. Ratings are whole numbers, so ties are
-  common; a tie goes to the config the person's **blind choices** favour (the human part: the
-  rating moved by the choices, ``bracket.judge.human``), then to the config whose *similar*
-  judged configs the person rated better (their human parts weighted by similarity,
-  ``bracket.judge.neighbours``' kernel over the params, the config itself included: one noisy
-  9 among 7s counts less than a 9 among 9s), then to the combined score (the measured loss).
-  **Their own choices say otherwise** when a config lower in that order beat a higher one in
-  blind choices *between the two of them* (:data:`OVERTURN_WINS` more wins than losses) and
-  its human part is the better: then it goes above that one. A blind choice between two other
-  configs never lifts a config over a better rating (one choice moves a human part by about a
-  rating point).
+  (a config only compared, by its blind choices laid on the rating scale). A tie goes to the
+  config the **blind choices** favour (the human part), then to the one whose *similar* judged
+  configs were rated better (:func:`neighbourhood`), then to the combined score (the loss). A
+  config goes above one rated better only when it won :data:`OVERTURN_WINS` more blind choices
+  than it lost *between the two* and its human part is the better (docs/SCORING.md).
 * **An unjudged config ranks above a judged one only on measured evidence**: its estimated
   parts are taken at their worst (a rating of 1: what nobody has seen could be anything), and
   it goes above a judged config only when that worst case still beats the judged config's
