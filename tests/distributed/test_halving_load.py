@@ -39,7 +39,7 @@ from tests.distributed.halving_checks import (
 from tests.session.test_halving_search import halving_fields
 
 # opt-in (BRACKET_TEST_LOAD=1): where the kills waste enough first-rung launches (each charged to the
-# budget) no config can train to full length within it and the workers exit 1 (1 of 56 runs);
+# budget) no config can train to full length within it and the workers exit 1 (1 of 64 runs);
 # docs/RELIABILITY.md §8
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not os.environ.get("BRACKET_TEST_LOAD"),
