@@ -212,7 +212,6 @@ def _bracket_held(history: Sequence[ScoredConfig], trained: Sequence[ScoredConfi
             "measured; the sampler explores the whole space instead of shape draws around it")
 
 
-
 def hedge_cut(history: Sequence[ScoredConfig], kind: str, params: Mapping[str, Any],
               rule: HedgeRule | None = DEFAULT_RULE) -> str | None:
     """Why the waiting warm-start config ``params`` (of ``kind``) is skipped although the warm start
