@@ -11,9 +11,8 @@ for the rest of the budget. Two rules widen TPE's good set from Optuna's 10 % to
 proposals once the warm start is beaten (:mod:`bracket.search.explore`), and for good once a
 person has rated a run (:data:`WIDE_GAMMA_FRACTION`). Ratings that disagree with the loss bring
 focus draws (:mod:`bracket.search.rated_focus`). A warm start that reads flat is cut
-short (:mod:`bracket.search.hedge`): one probe along its rates' slope, hedge draws, then TPE; a
-baseline that diverged skips the curated configs of other optimizer families (the bracket's
-rescue comes next).
+short (:mod:`bracket.search.hedge`): a probe, hedge draws, then TPE; a diverged baseline
+skips other families' curated configs.
 
 Warm-start configs are *enqueued* into the session's Optuna study when the session is
 created, so that several workers sharing one study on PostgreSQL pop each of them exactly
