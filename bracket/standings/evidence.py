@@ -78,7 +78,8 @@ def config_duels(comparisons: Sequence[Mapping[str, Any]], config_of: Mapping[in
     the first won than lost (a tie half each way; only pairs with a positive balance)."""
     wins: dict[tuple[int, int], float] = {}
     for comparison in comparisons:
-        left, right = config_of.get(comparison.get("left_run_id")), config_of.get(comparison.get("right_run_id"))
+        left, right = (config_of.get(run_id) if isinstance(run_id := comparison.get(side), int) else None
+                       for side in ("left_run_id", "right_run_id"))
         if left is None or right is None or left == right:
             continue
         share = {"left": 1.0, "right": 0.0, "tie": 0.5}.get(str(comparison.get("winner")))
