@@ -28,7 +28,9 @@ from typing import Any
 import gradio as gr
 
 from bracket.app import rungs
+from bracket.app.judge_text import run_figures
 from bracket.app.manager import SessionManager
+from bracket.app.places import board_places
 from bracket.errors import BracketError
 from ui.common import QUIET, inline_errors
 from ui.loss_plot import loss_plot
@@ -60,11 +62,14 @@ def chart_series(manager: SessionManager, snap: Any = None
 
 
 def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
-    """(fingerprint, frame) of one page of the trial table, built once per store change."""
+    """(fingerprint, frame) of one page of the trial table, built once per store change; its ranks
+    and raw figures are the session's standings' (the Results leaderboard's, built once per change)."""
     def build() -> tuple[str, Any]:
         snap = manager.snapshot()
+        table = manager.standings()
         frame = runs_frame(snap, page=page, page_rows=PAGE_ROWS, reasons=manager.reading.short_reasons(snap),
-                           rungs=rungs.config_rungs(manager, snap))
+                           rungs=rungs.config_rungs(manager, snap), places=board_places(table),
+                           figures=run_figures(table))
         return fingerprint(frame.to_dict("split")), frame
 
     # kept until the store changes: the live step is set per tick by ``poll`` (``with_live_step``)
@@ -214,9 +219,9 @@ def build(manager: SessionManager, control_md: gr.Markdown | None = None) -> dic
             log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=LOG_LINES, max_lines=LOG_LINES,
                              autoscroll=True,
                              interactive=False, elem_id="bk-log")
-    table = gr.Dataframe(label="Trials (rank: the config's place among the scored configs, 1 = best; what "
-                               "it achieved is its headline on the Results tab; click a row: why its config "
-                               "was proposed, in full below)", interactive=False,
+    table = gr.Dataframe(label="Trials (rank: the config's place on the Results leaderboard, 1 = best; what "
+                               "it achieved is its headline there; raw figures: what the judges measured of "
+                               "the run; click a row: why its config was proposed, in full below)", interactive=False,
                          wrap=False, max_height=420, elem_id="bk-trials")
     page = gr.Number(value=1, precision=0, minimum=1, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
                      elem_id="bk-trials-page")

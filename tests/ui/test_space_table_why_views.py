@@ -160,5 +160,5 @@ def test_first_sight_of_the_pair_box_and_the_trial_table_says_what_they_are(runs
     blocks = {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
     pair = blocks["bk-pair-box"].value
     assert "No pair" not in pair and "<b>Next pair</b>" in pair, pair
-    assert "rank: the config's place among the scored configs" in blocks["bk-trials"].label  # not a 1–10 rescale
+    assert "rank: the config's place on the Results leaderboard" in blocks["bk-trials"].label  # not a 1–10 rescale
     assert compare_tab.next_pair(SessionManager(runs_dir))[1] == compare_tab.NO_PAIR  # none open: none to give
