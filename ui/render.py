@@ -161,8 +161,10 @@ RUN_COLUMNS = ["run", "config", "status", "step", "rank", "kind", "seed", "why",
 
 def step_text(run: Mapping[str, Any], current: Mapping[str, Any] | None = None) -> str:
     """``12/50``: a run's step; a running run's live step, the one its progress bar shows
-    (``current``, the snapshot's live run), when it is that run."""
-    step = run.get("last_step") or 0
+    (``current``, the snapshot's live run), when it is that run; a paused run's pause step, as
+    ``status`` says it (``bracket.standings.rungs.trained_steps``: a trainer stopped a little past
+    its rung resumes from the rung and is scored there)."""
+    step = (run.get("pause_step") if run.get("status") == "paused" else None) or run.get("last_step") or 0
     if current and current.get("run_id") == run["id"]:
         step = current.get("step") or 0
     return f"{step}/{run.get('max_steps') or '?'}"
