@@ -20,7 +20,6 @@ import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
 from bracket.app.judge_text import scores_text
-from bracket.app.places import rank
 from bracket.session.loop.plan import progress_text
 
 MAX_POINTS = 400
@@ -371,13 +370,12 @@ def importance_figure(importances: Mapping[str, float]) -> go.Figure:
 
 
 def history_figure(history: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Each config's place among the scored configs now (1 = best), in the order they were tried,
-    and the best place reached so far: where the search found its best configs."""
+    """Each config's rank on the leaderboard now (1 = best), in the order they were tried, and the
+    best rank reached so far: where the search found its best configs."""
     figure = go.Figure()
     xs = list(range(1, len(history) + 1))
-    scores = [float(h["score"]) for h in history]
-    places = [rank(mine, scores) for mine in scores]
-    best = [min(places[:i + 1]) for i in range(len(places))]
+    places = [h["rank"] for h in history]
+    best = [h["best_rank"] for h in history]
     figure.add_trace(go.Scatter(x=xs, y=places, mode="markers", name="config's rank now",
                                 text=[f"{h['config']} ({h['kind']})" for h in history]))
     figure.add_trace(go.Scatter(x=xs, y=best, mode="lines", name="best rank so far", line={"shape": "hv"}))

@@ -86,14 +86,15 @@ def test_why_line_is_the_one_recorded_at_proposal_and_estimates_show_in_the_raw_
 
 
 def test_trial_table_ranks_and_figures_are_the_leaderboards_after_a_rating(runs_dir, demo_fields):
-    """Seen in review (SDXL LoRA, a fake sd-scripts, runs rated in Compare): the trial table ranked
+    """Seen in review (SDXL LoRA, a fake sd-scripts, runs rated in Compare): the trial table (and the
+    score history and slice plots on Results) ranked
     configs by their mean combined score, estimates included, while Results, ``status`` and the
     report rank a person's own ratings above estimates — the rated config read "1st" on Results
     and "3 of 7" in the trial table; and its judges column showed each judge's normalised part as
     ``loss 0.000 · human 0.111`` where Results and ``status`` show ``loss 0.1534 · rating 9.0``."""
     from bracket.status.text import run_figures
     from tests.ui.test_poll_cost import filled_session
-    from ui.render import leaderboard_frame
+    from ui.render import history_figure, leaderboard_frame
 
     manager = SessionManager(runs_dir, snapshot_ttl=0.0)
     manager.open(filled_session(runs_dir, demo_fields, count=4))  # search-3 has the lowest loss, search-0 the highest
@@ -112,6 +113,10 @@ def test_trial_table_ranks_and_figures_are_the_leaderboards_after_a_rating(runs_
     rated = frame.loc["search-0", "raw figures"]
     assert rated.startswith("loss ") and "rating 10.0" in rated, rated
     assert "human ≈ rating" in frame.loc["search-3", "raw figures"]  # an estimate, marked
+    # the score history and the slice plots on Results draw the same ranks
+    history = {h["config"]: h["rank"] for h in manager.results.score_history()}
+    assert history == {name: int(board.loc[name, "rank"]) for name in runs}
+    assert list(history_figure(manager.results.score_history()).data[0].y) == list(history.values())
     # and status's table shows the same measured figures for each run
     cli = run_figures(manager.standings())
     for name, run_id in runs.items():
