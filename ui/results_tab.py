@@ -252,8 +252,10 @@ def build(manager: SessionManager) -> dict[str, Any]:
     # full width, one under the other: side by side their axis labels ran into each other
     parallel = gr.Plot(label="Configs vs their rank (1 = best): parallel coordinates (Optuna)", elem_id="bk-parallel")
     slices = gr.Plot(label="Each knob vs the config's rank (1 = best): slice plot (Optuna)", elem_id="bk-slice")
+    # the columns wrap to the page's width, as Setup's table of the same knobs (at 1280 px it ran past the edge)
     space = gr.Dataframe(label="Search space of this session (narrowed by its bounds)", interactive=False,
-                         wrap=True, elem_id="bk-space-results")
+                         wrap=True, elem_id="bk-space-results", max_height=4000,
+                         column_widths=["18%", "10%", "24%", "24%", "24%"])
     dashboard = gr.Code(label="Open the study in optuna-dashboard", language="shell", interactive=False)
     report = gr.Markdown(elem_id="bk-report")
     outputs = [board, verdict, command, files, history, importance, report, dashboard, runs_dd, steps_plot]
