@@ -220,13 +220,13 @@ def build(manager: SessionManager) -> dict[str, Any]:
     verdict = gr.Markdown(NO_SESSION, elem_id="bk-verdict")
     with gr.Row():
         job_steps = gr.Number(0, label="Steps (0: finals 4× the search's, train winner/export the winner's own)",
-                              precision=0, minimum=0, elem_id="bk-job-steps", scale=2)
+                              precision=0, elem_id="bk-job-steps", scale=2)
         finals_btn = gr.Button("Run finals", elem_id="bk-finals", scale=1)
         promote_btn = gr.Button("Train winner", elem_id="bk-promote", scale=1)
         export_btn = gr.Button("Export train.sh", elem_id="bk-export", scale=1)
     with gr.Row():
         more_runs = gr.Number(4, label="+N runs: give the stopped or finished search N more runs (it resumes)",
-                              precision=0, minimum=1, elem_id="bk-more-runs", scale=2)
+                              precision=0, elem_id="bk-more-runs", scale=2)
         extend_btn = gr.Button("+N runs", elem_id="bk-extend", scale=1)
     extend_md = gr.Markdown(elem_id="bk-extend-msg")
     job_md = gr.Markdown(elem_id="bk-job")

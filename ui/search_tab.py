@@ -223,7 +223,7 @@ def build(manager: SessionManager, control_md: gr.Markdown | None = None) -> dic
                                "it achieved is its headline there; raw figures: what the judges measured of "
                                "the run; click a row: why its config was proposed, in full below)", interactive=False,
                          wrap=False, max_height=420, elem_id="bk-trials")
-    page = gr.Number(value=1, precision=0, minimum=1, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
+    page = gr.Number(value=1, precision=0, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
                      elem_id="bk-trials-page")
     with gr.Accordion("Why this suggestion", open=False, elem_id="bk-why-acc") as why_acc:
         with gr.Row():

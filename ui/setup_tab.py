@@ -224,10 +224,10 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     gr.Markdown("### Search")
     with gr.Row():
         first = search_defaults(preset_dd.value)
-        budget = gr.Number(first["budget"], label=budget_label(False), precision=0, minimum=1,
+        budget = gr.Number(first["budget"], label=budget_label(False), precision=0,
                            elem_id="bk-budget")
-        seeds = gr.Number(DEFAULTS.seeds, label="Seeds per config", precision=0, minimum=1, elem_id="bk-seeds")
-        steps = gr.Number(first["steps"], label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
+        seeds = gr.Number(DEFAULTS.seeds, label="Seeds per config", precision=0, elem_id="bk-seeds")
+        steps = gr.Number(first["steps"], label="Steps per trial", precision=0, elem_id="bk-steps")
         sample_every = gr.Number(0, label="Sample every N steps (0: every steps/5, video the last step; "
                                           "with halving, each rung)", precision=0)
         algorithm = gr.Radio(["tpe", "random"], value=DEFAULTS.algorithm, label="Search algorithm")
@@ -237,7 +237,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     with gr.Row():
         confirm = gr.Number(confirm_default(preset_dd.value),
                             label="Confirmation runs (blank: a quarter of the budget from 8 configs on; 0: off)",
-                            precision=0, minimum=0, elem_id="bk-confirm",
+                            precision=0, elem_id="bk-confirm",
                             info="the top configs re-run with fresh seeds, inside the budget")
         validation = gr.Checkbox(True, label="Validation loss where the trainer has it",
                                  info=validation_note(preset_dd.value), elem_id="bk-validation")
@@ -253,7 +253,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
         space_md, space_df, bounds_state = build_table()
     with gr.Accordion("Score weights and judges", open=False):
         with gr.Row():
-            weights = {name: gr.Number(default, label=f"weight: {judge}", minimum=0)
+            weights = {name: gr.Number(default, label=f"weight: {judge}")
                        for name, (judge, default) in WEIGHT_BOXES.items()}
         with gr.Row():
             vlm_url = judge_url_box(manager)
