@@ -143,19 +143,27 @@ def left_text(session: Any) -> str:
     return f"{total - spent} of {total} run{'s' if total != 1 else ''} left to train"
 
 
-def resumed_text(session: Any) -> str:
+def spent_text(manager: SessionManager) -> str:
+    """What the open session's search spent, in its status line's words (``9/9 runs``; a halving
+    search's ``5 configs, 5.8/6 full runs``, its budget being full runs)."""
+    snap = manager.snapshot()
+    return snap.spent_label if snap is not None else ""
+
+
+def resumed_text(session: Any, spent: str = "") -> str:
     """What Resume did: the runs it has left to train (:func:`left_text`), or — a search that had
-    spent its whole budget — that there was nothing to train and where more runs come from."""
+    spent its whole budget (``spent``: :func:`spent_text`) — that there was nothing to train and
+    where more runs come from."""
     if session.budget_spent():
-        total = session.total_runs()
-        return (f"**{session.name}** had already trained all {total} run{'s' if total != 1 else ''} of its budget: "
+        return (f"**{session.name}** had already trained its whole budget ({spent}): "
                 "nothing is left to resume. Give it more with **+N runs** (Results tab), or run finals there.")
     return f"Resumed **{session.name}**: {left_text(session)}."
 
 
 @inline_errors(1)
 def resume(manager: SessionManager) -> str:
-    return resumed_text(manager.resume())
+    session = manager.resume()
+    return resumed_text(session, spent_text(manager))
 
 
 @inline_errors(1)

@@ -36,7 +36,7 @@ from bracket.app.space_editor import table_bounds
 from bracket.errors import BracketError
 from bracket.registry import get_preset
 from ui.common import PRIVATE, QUIET, inline_errors
-from ui.search_tab import left_text, resumed_text
+from ui.search_tab import left_text, resumed_text, spent_text
 from ui.setup_fields import (
     BOX_NAMES,
     EDIT_INPUTS,
@@ -173,8 +173,7 @@ def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any,
         raise BracketError("Pick a past session from the list first.")
     session = manager.open(folder)
     if session.budget_spent():  # a finished search has nothing to resume
-        total = session.total_runs()
-        message = (f"Opened **{session.name}**: all {total} run{'s' if total != 1 else ''} of its budget are trained. "
+        message = (f"Opened **{session.name}**: its whole budget is trained ({spent_text(manager)}). "
                    "Compare and Results show it; **+N runs** (Results tab) or finals give it more.")
     else:  # what is left, in the Search tab's words
         message = f"Opened **{session.name}** (not running). Resume it to continue: {left_text(session)}."
@@ -185,7 +184,8 @@ def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any,
 def resume_session(manager: SessionManager, folder: str | None) -> tuple[str, Any, str]:
     if not folder:
         raise BracketError("Pick a past session from the list first.")
-    message = resumed_text(manager.resume(folder))
+    session = manager.resume(folder)
+    message = resumed_text(session, spent_text(manager))
     return message, gr.Tabs(selected="search"), message
 
 

@@ -250,8 +250,8 @@ def test_open_and_resume_past_session(runs_dir, demo_fields):
     # seen in review: resuming a search that had spent its budget said "Resumed", and only on
     # Setup, while the Search tab came up silent; it says so where the person now looks
     assert tabs.selected == "search" and on_search == message and "Resumed" not in message, message
-    assert "already trained all 2 runs of its budget" in message and "+N runs" in message, message
-    assert "already trained all 2 runs" in search_tab.resume(other)
+    assert "already trained its whole budget (2/2 runs)" in message and "+N runs" in message, message
+    assert "already trained its whole budget (2/2 runs)" in search_tab.resume(other)
     assert other.session.wait(30) and other.snapshot().runs_spent == 2
     stopped = SimpleNamespace(name="s", spent_runs=lambda: 1, total_runs=lambda: 3,  # a search stopped early
                               budget_spent=lambda: False)
