@@ -11,7 +11,8 @@ for the rest of the budget. Two rules widen TPE's good set from Optuna's 10 % to
 proposals once the warm start is beaten (:mod:`bracket.search.explore`), and for good once a
 person has rated a run (:data:`WIDE_GAMMA_FRACTION`). Ratings that disagree with the loss bring
 focus draws (:mod:`bracket.search.rated_focus`). A warm start that reads flat is cut
-short (:mod:`bracket.search.hedge`): one probe along its rates' slope, hedge draws, then TPE.
+short (:mod:`bracket.search.hedge`): a probe, hedge draws, then TPE; a diverged baseline
+skips other families' curated configs.
 
 Warm-start configs are *enqueued* into the session's Optuna study when the session is
 created, so that several workers sharing one study on PostgreSQL pop each of them exactly
@@ -46,7 +47,7 @@ from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.hedge import DEFAULT_RULE as HEDGE_RULE
 from bracket.search.hedge import NAME_PREFIX as HEDGE_PREFIX
 from bracket.search.hedge import SOURCE as HEDGE_SOURCE
-from bracket.search.hedge import HedgeRule, hedge_draw, hedge_explores, hedge_probe, hedge_verdict
+from bracket.search.hedge import HedgeRule, hedge_cut, hedge_draw, hedge_explores, hedge_probe, hedge_verdict
 from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
@@ -264,7 +265,8 @@ class SearchController:
             trial, proposal = self._ask()
             reason = None
             if proposal.kind in SKIPPABLE_KINDS:
-                verdict = hedge_verdict(self._history(), self._hedge)
+                verdict = hedge_verdict(self._history(), self._hedge) or hedge_cut(
+                    self._history(), proposal.kind, self.space.searched_params(proposal.config), self._hedge)
                 reason = f"skipped: {verdict}" if verdict else None
             if reason is None and self._skip_diverged and proposal.kind in SKIPPABLE_KINDS:
                 reason = skip_reason(self.space.searched_params(proposal.config), self._history(), self.space)
