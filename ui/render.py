@@ -20,9 +20,7 @@ import plotly.graph_objects as go
 
 from bracket.app.grid import GridCell, GridData
 from bracket.app.judge_text import scores_text
-from bracket.app.places import config_key, rank, run_places
 from bracket.session.loop.plan import progress_text
-from bracket.standings.parts import as_rating
 
 MAX_POINTS = 400
 
@@ -156,25 +154,16 @@ def status_markdown(snapshot: Any, rungs: str = "") -> str:
 
 #: status, step and rank first after the run's name (a 1280-px window shows them without a
 #: scroll); the long "why" and the details after them
-RUN_COLUMNS = ["run", "config", "status", "step", "rank", "kind", "seed", "why", "judges", "params", "duration",
+RUN_COLUMNS = ["run", "config", "status", "step", "rank", "kind", "seed", "why", "raw figures", "params", "duration",
                "reason"]
-
-
-def judges_text(run: Mapping[str, Any]) -> str:
-    """The judges column: each judge's normalised part of the score (lower is better), and a
-    part estimated for a judge that has not scored the run marked so, as the score counts it;
-    the human judge's estimate (from rated runs of similar configs) also on the rating scale
-    the leaderboard says it on (``human ≈ 0.356 (est., ≈ rating 6.8)``; there ``human ≈ rating 6.8 (est.)``)."""
-    estimates = run.get("estimates") or {}
-    measured = [f"{k} {v:.3f}" for k, v in (run.get("judges") or {}).items() if v is not None and k not in estimates]
-    return ", ".join(measured + [f"{k} ≈ {v:.3f} (est.{f', ≈ rating {as_rating(v):.1f}' if k == 'human' else ''})"
-                                 for k, v in estimates.items() if v is not None])
 
 
 def step_text(run: Mapping[str, Any], current: Mapping[str, Any] | None = None) -> str:
     """``12/50``: a run's step; a running run's live step, the one its progress bar shows
-    (``current``, the snapshot's live run), when it is that run."""
-    step = run.get("last_step") or 0
+    (``current``, the snapshot's live run), when it is that run; a paused run's pause step, as
+    ``status`` says it (``bracket.standings.rungs.trained_steps``: a trainer stopped a little past
+    its rung resumes from the rung and is scored there)."""
+    step = (run.get("pause_step") if run.get("status") == "paused" else None) or run.get("last_step") or 0
     if current and current.get("run_id") == run["id"]:
         step = current.get("step") or 0
     return f"{step}/{run.get('max_steps') or '?'}"
@@ -193,21 +182,26 @@ def with_live_step(frame: pd.DataFrame, current: Mapping[str, Any] | None) -> pd
 
 
 def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
-               reasons: Mapping[int, str] | None = None, rungs: Mapping[int, Any] | None = None) -> pd.DataFrame:
+               reasons: Mapping[int, str] | None = None, rungs: Mapping[int, Any] | None = None,
+               places: Mapping[int, str] | None = None, figures: Mapping[int, str] | None = None) -> pd.DataFrame:
     """The trial table, newest run first; with ``page_rows``, one page of it (page 1 = the
     newest runs). A running run shows its live step, as its progress bar (the Search tab keeps
     the table once per store change and sets that one cell per tick, :func:`with_live_step`).
     ``reasons``: why each config was proposed, by config id (the "why" column; finals and
     promote runs say their stage, and their kind column is that stage, e.g. ``final``). ``rungs``
     (a halving search; ``bracket.app.rungs.config_rungs``): a "rung" column after the status with
-    where each config stands, and the "why" opening with why it stands there (promoted, stopped)."""
+    where each config stands, and the "why" opening with why it stands there (promoted, stopped).
+    ``places`` and ``figures`` (by run id; ``bracket.app.places.board_places`` and
+    ``bracket.app.judge_text.run_figures`` of the session's standings): the rank column, its
+    config's rank on the Results leaderboard, and the raw figures column, what the judges
+    measured of the run (``loss 0.1534 · rating 9.0``; an estimated part marked), as Results and
+    ``status`` say them."""
     runs = [] if snapshot is None else [r for r in snapshot.runs if r["kind"] != "setup"]
     if page_rows:
         end = max(0, len(runs) - (max(1, page) - 1) * page_rows)
         runs = runs[max(0, end - page_rows):end]
     rows = []
     current = getattr(snapshot, "current", None)
-    ranks = run_places([] if snapshot is None else snapshot.runs)  # among every scored config, not one page's
     for run in reversed(runs):
         stage = run.get("stage") or "search"
         why = (reasons or {}).get(run.get("config_id"), "") if stage == "search" else (
@@ -217,7 +211,8 @@ def runs_frame(snapshot: Any, *, page: int = 1, page_rows: int | None = None,
         if rung is not None and rung.note:
             why = f"{rung.note} · {why}" if why else rung.note
         rows.append([run["id"], run["config_name"], run["status"], *([rung.text if rung else ""] if rungs else []),
-                     step_text(run, current), ranks.get(config_key(run), ""), kind, run["seed"], why, judges_text(run),
+                     step_text(run, current), (places or {}).get(run["id"], ""), kind, run["seed"], why,
+                     (figures or {}).get(run["id"], ""),
                      params_text(run["params"]), format_duration(run["duration_s"]) if run["duration_s"] else "",
                      run["failure_reason"] or ""])
     return pd.DataFrame(rows, columns=RUN_COLUMNS[:3] + ["rung"] + RUN_COLUMNS[3:] if rungs else RUN_COLUMNS)
@@ -375,13 +370,12 @@ def importance_figure(importances: Mapping[str, float]) -> go.Figure:
 
 
 def history_figure(history: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Each config's place among the scored configs now (1 = best), in the order they were tried,
-    and the best place reached so far: where the search found its best configs."""
+    """Each config's rank on the leaderboard now (1 = best), in the order they were tried, and the
+    best rank reached so far: where the search found its best configs."""
     figure = go.Figure()
     xs = list(range(1, len(history) + 1))
-    scores = [float(h["score"]) for h in history]
-    places = [rank(mine, scores) for mine in scores]
-    best = [min(places[:i + 1]) for i in range(len(places))]
+    places = [h["rank"] for h in history]
+    best = [h["best_rank"] for h in history]
     figure.add_trace(go.Scatter(x=xs, y=places, mode="markers", name="config's rank now",
                                 text=[f"{h['config']} ({h['kind']})" for h in history]))
     figure.add_trace(go.Scatter(x=xs, y=best, mode="lines", name="best rank so far", line={"shape": "hv"}))

@@ -220,13 +220,13 @@ def build(manager: SessionManager) -> dict[str, Any]:
     verdict = gr.Markdown(NO_SESSION, elem_id="bk-verdict")
     with gr.Row():
         job_steps = gr.Number(0, label="Steps (0: finals 4× the search's, train winner/export the winner's own)",
-                              precision=0, minimum=0, elem_id="bk-job-steps", scale=2)
+                              precision=0, elem_id="bk-job-steps", scale=2)
         finals_btn = gr.Button("Run finals", elem_id="bk-finals", scale=1)
         promote_btn = gr.Button("Train winner", elem_id="bk-promote", scale=1)
         export_btn = gr.Button("Export train.sh", elem_id="bk-export", scale=1)
     with gr.Row():
         more_runs = gr.Number(4, label="+N runs: give the stopped or finished search N more runs (it resumes)",
-                              precision=0, minimum=1, elem_id="bk-more-runs", scale=2)
+                              precision=0, elem_id="bk-more-runs", scale=2)
         extend_btn = gr.Button("+N runs", elem_id="bk-extend", scale=1)
     extend_md = gr.Markdown(elem_id="bk-extend-msg")
     job_md = gr.Markdown(elem_id="bk-job")
@@ -252,8 +252,10 @@ def build(manager: SessionManager) -> dict[str, Any]:
     # full width, one under the other: side by side their axis labels ran into each other
     parallel = gr.Plot(label="Configs vs their rank (1 = best): parallel coordinates (Optuna)", elem_id="bk-parallel")
     slices = gr.Plot(label="Each knob vs the config's rank (1 = best): slice plot (Optuna)", elem_id="bk-slice")
+    # the columns wrap to the page's width, as Setup's table of the same knobs (at 1280 px it ran past the edge)
     space = gr.Dataframe(label="Search space of this session (narrowed by its bounds)", interactive=False,
-                         wrap=True, elem_id="bk-space-results")
+                         wrap=True, elem_id="bk-space-results", max_height=4000,
+                         column_widths=["18%", "10%", "24%", "24%", "24%"])
     dashboard = gr.Code(label="Open the study in optuna-dashboard", language="shell", interactive=False)
     report = gr.Markdown(elem_id="bk-report")
     outputs = [board, verdict, command, files, history, importance, report, dashboard, runs_dd, steps_plot]

@@ -28,7 +28,9 @@ from typing import Any
 import gradio as gr
 
 from bracket.app import rungs
+from bracket.app.judge_text import run_figures
 from bracket.app.manager import SessionManager
+from bracket.app.places import board_places
 from bracket.errors import BracketError
 from ui.common import QUIET, inline_errors
 from ui.loss_plot import loss_plot
@@ -60,11 +62,14 @@ def chart_series(manager: SessionManager, snap: Any = None
 
 
 def _table(manager: SessionManager, page: int) -> tuple[str, Any]:
-    """(fingerprint, frame) of one page of the trial table, built once per store change."""
+    """(fingerprint, frame) of one page of the trial table, built once per store change; its ranks
+    and raw figures are the session's standings' (the Results leaderboard's, built once per change)."""
     def build() -> tuple[str, Any]:
         snap = manager.snapshot()
+        table = manager.standings()
         frame = runs_frame(snap, page=page, page_rows=PAGE_ROWS, reasons=manager.reading.short_reasons(snap),
-                           rungs=rungs.config_rungs(manager, snap))
+                           rungs=rungs.config_rungs(manager, snap), places=board_places(table),
+                           figures=run_figures(table))
         return fingerprint(frame.to_dict("split")), frame
 
     # kept until the store changes: the live step is set per tick by ``poll`` (``with_live_step``)
@@ -138,19 +143,27 @@ def left_text(session: Any) -> str:
     return f"{total - spent} of {total} run{'s' if total != 1 else ''} left to train"
 
 
-def resumed_text(session: Any) -> str:
+def spent_text(manager: SessionManager) -> str:
+    """What the open session's search spent, in its status line's words (``9/9 runs``; a halving
+    search's ``5 configs, 5.8/6 full runs``, its budget being full runs)."""
+    snap = manager.snapshot()
+    return snap.spent_label if snap is not None else ""
+
+
+def resumed_text(session: Any, spent: str = "") -> str:
     """What Resume did: the runs it has left to train (:func:`left_text`), or — a search that had
-    spent its whole budget — that there was nothing to train and where more runs come from."""
+    spent its whole budget (``spent``: :func:`spent_text`) — that there was nothing to train and
+    where more runs come from."""
     if session.budget_spent():
-        total = session.total_runs()
-        return (f"**{session.name}** had already trained all {total} run{'s' if total != 1 else ''} of its budget: "
+        return (f"**{session.name}** had already trained its whole budget ({spent}): "
                 "nothing is left to resume. Give it more with **+N runs** (Results tab), or run finals there.")
     return f"Resumed **{session.name}**: {left_text(session)}."
 
 
 @inline_errors(1)
 def resume(manager: SessionManager) -> str:
-    return resumed_text(manager.resume())
+    session = manager.resume()
+    return resumed_text(session, spent_text(manager))
 
 
 @inline_errors(1)
@@ -214,11 +227,11 @@ def build(manager: SessionManager, control_md: gr.Markdown | None = None) -> dic
             log = gr.Textbox(label="Log of the current (or last) trial, tail", lines=LOG_LINES, max_lines=LOG_LINES,
                              autoscroll=True,
                              interactive=False, elem_id="bk-log")
-    table = gr.Dataframe(label="Trials (rank: the config's place among the scored configs, 1 = best; what "
-                               "it achieved is its headline on the Results tab; click a row: why its config "
-                               "was proposed, in full below)", interactive=False,
+    table = gr.Dataframe(label="Trials (rank: the config's place on the Results leaderboard, 1 = best; what "
+                               "it achieved is its headline there; raw figures: what the judges measured of "
+                               "the run; click a row: why its config was proposed, in full below)", interactive=False,
                          wrap=False, max_height=420, elem_id="bk-trials")
-    page = gr.Number(value=1, precision=0, minimum=1, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
+    page = gr.Number(value=1, precision=0, label=f"Trials page ({PAGE_ROWS} a page, 1 = newest)",
                      elem_id="bk-trials-page")
     with gr.Accordion("Why this suggestion", open=False, elem_id="bk-why-acc") as why_acc:
         with gr.Row():

@@ -36,7 +36,7 @@ from bracket.app.space_editor import table_bounds
 from bracket.errors import BracketError
 from bracket.registry import get_preset
 from ui.common import PRIVATE, QUIET, inline_errors
-from ui.search_tab import left_text, resumed_text
+from ui.search_tab import left_text, resumed_text, spent_text
 from ui.setup_fields import (
     BOX_NAMES,
     EDIT_INPUTS,
@@ -173,8 +173,7 @@ def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any,
         raise BracketError("Pick a past session from the list first.")
     session = manager.open(folder)
     if session.budget_spent():  # a finished search has nothing to resume
-        total = session.total_runs()
-        message = (f"Opened **{session.name}**: all {total} run{'s' if total != 1 else ''} of its budget are trained. "
+        message = (f"Opened **{session.name}**: its whole budget is trained ({spent_text(manager)}). "
                    "Compare and Results show it; **+N runs** (Results tab) or finals give it more.")
     else:  # what is left, in the Search tab's words
         message = f"Opened **{session.name}** (not running). Resume it to continue: {left_text(session)}."
@@ -185,7 +184,8 @@ def open_session(manager: SessionManager, folder: str | None) -> tuple[str, Any,
 def resume_session(manager: SessionManager, folder: str | None) -> tuple[str, Any, str]:
     if not folder:
         raise BracketError("Pick a past session from the list first.")
-    message = resumed_text(manager.resume(folder))
+    session = manager.resume(folder)
+    message = resumed_text(session, spent_text(manager))
     return message, gr.Tabs(selected="search"), message
 
 
@@ -224,10 +224,10 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     gr.Markdown("### Search")
     with gr.Row():
         first = search_defaults(preset_dd.value)
-        budget = gr.Number(first["budget"], label=budget_label(False), precision=0, minimum=1,
+        budget = gr.Number(first["budget"], label=budget_label(False), precision=0,
                            elem_id="bk-budget")
-        seeds = gr.Number(DEFAULTS.seeds, label="Seeds per config", precision=0, minimum=1, elem_id="bk-seeds")
-        steps = gr.Number(first["steps"], label="Steps per trial", precision=0, minimum=1, elem_id="bk-steps")
+        seeds = gr.Number(DEFAULTS.seeds, label="Seeds per config", precision=0, elem_id="bk-seeds")
+        steps = gr.Number(first["steps"], label="Steps per trial", precision=0, elem_id="bk-steps")
         sample_every = gr.Number(0, label="Sample every N steps (0: every steps/5, video the last step; "
                                           "with halving, each rung)", precision=0)
         algorithm = gr.Radio(["tpe", "random"], value=DEFAULTS.algorithm, label="Search algorithm")
@@ -237,7 +237,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     with gr.Row():
         confirm = gr.Number(confirm_default(preset_dd.value),
                             label="Confirmation runs (blank: a quarter of the budget from 8 configs on; 0: off)",
-                            precision=0, minimum=0, elem_id="bk-confirm",
+                            precision=0, elem_id="bk-confirm",
                             info="the top configs re-run with fresh seeds, inside the budget")
         validation = gr.Checkbox(True, label="Validation loss where the trainer has it",
                                  info=validation_note(preset_dd.value), elem_id="bk-validation")
@@ -253,7 +253,7 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
         space_md, space_df, bounds_state = build_table()
     with gr.Accordion("Score weights and judges", open=False):
         with gr.Row():
-            weights = {name: gr.Number(default, label=f"weight: {judge}", minimum=0)
+            weights = {name: gr.Number(default, label=f"weight: {judge}")
                        for name, (judge, default) in WEIGHT_BOXES.items()}
         with gr.Row():
             vlm_url = judge_url_box(manager)

@@ -2,11 +2,11 @@
 
 The stored study holds each trial's value from when it finished; ratings given later move
 the scores. So these plots are drawn from the **current** standings (the search board's
-mean score per config, the same numbers as the leaderboard): :func:`scored_study` builds an
+ranks): :func:`scored_study` builds an
 in-memory Optuna study with one complete trial per scored config (its searched knobs, the
 session space's distributions), and :func:`parallel_coordinate` / :func:`slice_plot` hand
 it to ``optuna.visualization`` (plotly figures). They show each config's rank among the scored
-configs (1 = best, as the leaderboard orders them), a number whose differences mean places; what a
+configs (1 = best: the leaderboard's rank), a number whose differences mean places; what a
 config achieved is its headline on the leaderboard. The study minimises the rank.
 """
 
@@ -17,7 +17,6 @@ from typing import Any
 
 import optuna
 
-from bracket.app.places import rank
 from bracket.optuna_access.quiet import optuna_module
 from bracket.search.space import SearchSpace
 
@@ -33,12 +32,11 @@ MIN_CONFIGS = 2
 def scored_study(rows: Sequence[Any], space: SearchSpace) -> optuna.Study:
     """An in-memory study of the scored configs in ``rows`` (standings ``ConfigRow``s)."""
     study = optuna.create_study(direction="minimize")
-    means = {row.config_id: float(row.mean) for row in rows if row.mean is not None}
     trials = []
     for row in rows:
-        if row.mean is None:
+        if row.rank is None:  # not scored
             continue
-        place = float(rank(float(row.mean), means.values()))  # among every scored config, as the leaderboard
+        place = float(row.rank)  # the leaderboard's rank, ratings and blind choices above estimates
         params = {k: v for k, v in space.searched_params(row.params).items() if k in space.searched()}
         try:
             distributions = space.distributions(row.params)
@@ -75,7 +73,8 @@ def slice_plot(rows: Sequence[Any], space: SearchSpace) -> Any | None:
         return None
     figure = optuna.visualization.plot_slice(study, target_name=TARGET)
     # few slanted ticks per knob: a log axis's and a choice's labels ran into each other
-    figure.update_layout(title="Each knob vs the config's rank (slice; 1 = best)", height=420,
-                         margin={"l": 60, "r": 40, "t": 50, "b": 120}, font={"size": 11})
+    # as wide as the tab: Optuna makes it 300 px per knob, cut off past four knobs in a 1280-px window
+    figure.update_layout(title="Each knob vs the config's rank (slice; 1 = best)", height=420, width=None,
+                         autosize=True, margin={"l": 60, "r": 40, "t": 50, "b": 120}, font={"size": 11})
     figure.update_xaxes(tickangle=-45, nticks=4, tickfont={"size": 10})
     return figure

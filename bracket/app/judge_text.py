@@ -11,7 +11,7 @@ from bracket.judge.combine import JUDGE_NAMES
 from bracket.session.scoring.image_judges import SHORT
 from bracket.standings.trust import NO_AGREEMENT
 
-__all__ = ["NO_AGREEMENT", "point_label", "scores_text", "settable"]
+__all__ = ["NO_AGREEMENT", "point_label", "run_figures", "scores_text", "settable"]
 
 
 def point_label(point: Any, points: Sequence[Any]) -> str:
@@ -32,3 +32,12 @@ def scores_text(scores: Mapping[str, float]) -> str:
 def settable(judge: str) -> bool:
     """Whether ``judge`` has a weight the session's settings can set (``bracket.judge.combine``)."""
     return judge in JUDGE_NAMES
+
+
+def run_figures(table: Any) -> dict[int, str]:
+    """Run id -> what the judges measured of it (``loss 0.1534 · rating 9.0; human ≈ rating 6.8
+    (est.)``: ``bracket.standings.rows.RunStanding.raw_text``), from the session's standings
+    (``table``; None gives {}): the trial table's raw figures, the numbers Results and ``status``
+    show, never a judge's normalised part (which moves with the other runs)."""
+    return {run.run_id: run.raw_text for board in (table.boards.values() if table is not None else ())
+            for row in board.rows for run in row.runs}

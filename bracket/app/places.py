@@ -8,7 +8,7 @@ runs and moves when runs are added or rated (docs/SCORING.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -23,21 +23,16 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def config_key(run: Mapping[str, Any]) -> tuple[str, Any]:
-    """(stage, config) of a run of the snapshot (``bracket.session.snapshot``): what a place is of."""
-    return run.get("stage") or "search", run.get("config_id", run.get("config_name"))
-
-
-def run_places(runs: Sequence[Mapping[str, Any]]) -> dict[tuple[str, Any], str]:
-    """``"3 of 12"`` by :func:`config_key`: each scored config's place among its stage's scored
-    configs by their mean score, as the leaderboard ranks them (the trial table's rank column)."""
-    scores: dict[tuple[str, Any], list[float]] = {}
-    for run in runs:
-        if run.get("score") is not None:
-            scores.setdefault(config_key(run), []).append(float(run["score"]))
-    means = {key: sum(values) / len(values) for key, values in scores.items()}
-    places = {}
-    for key, mean in means.items():
-        rivals = [m for other, m in means.items() if other[0] == key[0]]
-        places[key] = f"{rank(mean, rivals)} of {len(rivals)}"
+def board_places(table: Any) -> dict[int, str]:
+    """Run id -> ``"3 of 12"``: its config's rank on its stage's leaderboard (``table``, the
+    session's ``bracket.standings.Standings``; None gives {}) among the ranked configs there — the
+    rank the Results tab, ``status`` and the report show, ratings and blind choices included
+    (``bracket.standings.evidence``). A run of an unranked config (unscored, or below full length
+    while a full-length one is scored) has none (the trial table's rank column)."""
+    places: dict[int, str] = {}
+    for board in (table.boards.values() if table is not None else ()):
+        ranked = [row for row in board.rows if row.rank is not None]
+        for row in ranked:
+            for run in row.runs:
+                places[run.run_id] = f"{row.rank} of {len(ranked)}"
     return places

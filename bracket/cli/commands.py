@@ -241,9 +241,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
         finally:
             session.store.close()
         session = Session.open(args.path, storage_url=args.storage, rank_past=past_ranking)
-    total = session.total_runs()
     if session.budget_spent():  # nothing to recover or train: say so, start nothing
-        print(f"session {session.name} has already trained all {total} run{'s' if total != 1 else ''} of its budget: "
+        # what it spent in the status line's words (a halving search's budget is full runs, not runs)
+        print(f"session {session.name} has already trained its whole budget ({session.snapshot().spent_label}): "
               f"nothing to resume. Give it more with `python -m bracket resume {args.path} --more-runs N`, "
               "or run finals (`python -m bracket finals`).")
         session.close()

@@ -243,7 +243,7 @@ def export_run(session: "Session", *, run_id: int | None = None, steps: int | No
               *([f"caches: made in {request.cache_dir} by {len(setup)} cache command(s) before training"
                  + (" (skipped while the session's caches exist)" if cached else "")
                  + "; export again after changing the dataset"] if setup else []),
-              "Re-create with: python -m bracket export SESSION_FOLDER --run "
+              f"Re-create with: python -m bracket export {shlex.quote(str(session.folder))} --run "
               f"{run_id} --steps {steps}" + (f" --cache-dir {shlex.quote(str(request.cache_dir))}"
                                             if cache_dir is not None and setup else "")]
     steps_before = [([str(a) for a in step.cmd], Path(step.cwd)) for step in setup]

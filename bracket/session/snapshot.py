@@ -92,6 +92,8 @@ def build_snapshot(session: Any) -> SessionSnapshot:
             # rows are shared with the scores and standings of this change (``stored_rows``)
             "duration_s": run["duration_s"], "failure_reason": run["failure_reason"], "worker": run["worker"],
             "last_step": run["last_step"], "max_steps": run["max_steps"], "samples": list(run["samples"] or []),
+            # a paused run's step: what it resumes from and is scored at (``last_step``: what it trained)
+            "pause_step": run.get("pause_step"),
             "score": None if score is None else score.value,
             "judges": {} if score is None else dict(score.judges),
             "judges_used": [] if score is None else list(score.used),

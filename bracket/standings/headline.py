@@ -152,7 +152,9 @@ def _loss_change(runs: Sequence[Any], baseline: Sequence[Any] | None, noise: Map
         margin = 2.0 * spread * math.sqrt(1.0 / len(mine[figure]) + 1.0 / len(theirs[figure]))
         return LossChange(figure, words, value, base, (value - base) / base, margin,
                           noise.get(figure, 0.0) > NOISE_FLOOR[figure])
-    return None
+    # no baseline figure to compare with (e.g. the baseline stands paused at a lower rung): its own loss
+    plain = next(((figure, words) for figure, words in LOSS_FIGURES if figure in mine), None)
+    return LossChange(plain[0], plain[1], statistics.fmean(mine[plain[0]])) if plain else None
 
 
 def _loss_text(loss: LossChange) -> str:

@@ -50,6 +50,13 @@ class RunStanding:
     def estimated(self) -> list[str]:
         return [p.judge for p in self.parts if p.weight > 0 and p.estimated]
 
+    @property
+    def raw_text(self) -> str:
+        """Its measured raw figures and its estimated parts (``loss 0.1534 · rating 9.0; human ≈
+        rating 6.8 (est.)``): one run's side of :attr:`ConfigRow.raw_text`."""
+        measured = figures_text({k: v for p in self.parts if not p.estimated for k, v in p.figures.items()})
+        return "; ".join(t for t in (measured, estimated_text(self.estimated, self.parts)) if t)
+
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "config_id": self.config_id, "stage": self.stage, "seed": self.seed,
                 "steps": self.steps, "trained_steps": self.trained_steps, "paused": self.status == "paused",

@@ -173,21 +173,23 @@ def test_form_values_give_back_the_same_settings():
 
 
 # -- plots (item 14) ----------------------------------------------------------------------------
-def _row(cid, mean, **params):
-    return ConfigRow(rank=None, config_id=cid, trial_number=cid, name=f"c{cid}", kind="search", stage="search",
+def _row(cid, mean, rank=None, **params):
+    return ConfigRow(rank=rank, config_id=cid, trial_number=cid, name=f"c{cid}", kind="search", stage="search",
                      mean=mean, ci_low=None, ci_high=None, seeds=1, disqualified=0, params=dict(params, batch_size=4),
                      runs=[])
 
 
 def test_config_plots_are_optunas_figures_of_the_current_scores():
-    rows = [_row(1, 0.3, optimizer_type="AdamW", learning_rate=1e-4, warmup=0),
-            _row(2, 0.7, optimizer_type="Adam", learning_rate=1e-3, warmup=5),
+    # c2 is rated best: the leaderboard ranks it first though its mean combined score is the highest
+    rows = [_row(1, 0.3, 3, optimizer_type="AdamW", learning_rate=1e-4, warmup=0),
+            _row(2, 0.7, 1, optimizer_type="Adam", learning_rate=1e-3, warmup=5),
             _row(3, None, optimizer_type="Adam", learning_rate=1e-3, warmup=5),  # not scored: left out
-            _row(4, 0.5, optimizer_type="Adam", learning_rate=5.0, warmup=5)]  # outside the space: left out
+            _row(4, 0.5, 2, optimizer_type="Adam", learning_rate=5.0, warmup=5)]  # outside the space: left out
     study = scored_study(rows, SPACE)
-    # the plots read each config's rank among the scored ones (1 = best; issue 43: not a 1–10 rescale
-    # within the session), the one outside the space counted as the leaderboard counts it
-    assert [t.value for t in study.trials] == [1.0, 3.0] and "batch_size" not in study.trials[0].params
+    # the plots read each config's rank on the leaderboard (1 = best; issue 43: not a 1–10 rescale
+    # within the session; seen in review: a re-rank by mean score that disagreed with Results after a
+    # rating), the one outside the space counted as the leaderboard counts it
+    assert [t.value for t in study.trials] == [3.0, 1.0] and "batch_size" not in study.trials[0].params
     parallel, slices = parallel_coordinate(rows, SPACE), slice_plot(rows, SPACE)
     axes = list(parallel.layout.xaxis.ticktext)  # optuna 5 draws one line per config across the axes
     assert axes[0] == "rank among the scored configs (1 = best)"
@@ -198,6 +200,16 @@ def test_config_plots_are_optunas_figures_of_the_current_scores():
     # labels slanted with room under them (they overlapped: issue 34)
     assert parallel.layout.xaxis.tickangle == -25 and parallel.layout.margin.b >= 100
     assert slices.layout.xaxis.tickangle == -45 and slices.layout.xaxis.nticks == 4
+
+
+def test_the_slice_plot_of_many_knobs_fits_the_page():
+    """Seen in review (SDXL LoRA, 7 searched knobs, a 1280-px window): Optuna sets the slice plot
+    300 px wide per knob (2100 px), so Results cut it off after the fourth knob."""
+    space = SearchSpace({f"k{i}": FloatKnob(0.0, 1.0) for i in range(7)})
+    rows = [_row(1, 0.2, 1, **{f"k{i}": 0.1 for i in range(7)}), _row(2, 0.4, 2, **{f"k{i}": 0.8 for i in range(7)})]
+    figure = slice_plot(rows, space)
+    assert len([t for t in figure.data if t.type == "scatter"]) == 7
+    assert figure.layout.width is None and figure.layout.autosize  # as wide as the tab, every knob in it
 
 
 # -- steps × prompts (item 12) ------------------------------------------------------------------

@@ -46,7 +46,7 @@ def test_run_status_and_resume_happy_path(capsys, demo_fields, runs_dir):
     assert code == 0 and "finished" in out and "3/3 runs spent" in out
     code, out, _ = run_cli(capsys, "resume", str(runs_dir / "happy"))
     # nothing left to run: no extra run was launched, and it says so (seen: "recovering")
-    assert code == 0 and "has already trained all 3 runs of its budget: nothing to resume" in out, out
+    assert code == 0 and "has already trained its whole budget (3/3 runs): nothing to resume" in out, out
     assert "--more-runs N" in out and "recovering" not in out
     assert len(list((runs_dir / "happy" / "trials").iterdir())) == 3
     # the next search of the preset there is told it could start from this one (still a choice)

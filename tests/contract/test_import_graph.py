@@ -63,7 +63,7 @@ UI_MAY_IMPORT = ("bracket.app", "bracket.app.*", "bracket.errors")
 #: behind ``bracket.app`` (a new one fails; one that is gone must leave this list)
 UI_DEBT = frozenset({
     "ui.blocks imports bracket",  # the version string
-    "ui.render imports bracket.session.loop.plan", "ui.render imports bracket.standings.parts",
+    "ui.render imports bracket.session.loop.plan",
     "ui.setup_preset imports bracket.dataset.preflight", "ui.setup_preset imports bracket.fields",
     "ui.setup_preset imports bracket.registry", "ui.setup_preset imports bracket.session.search_settings",
     "ui.setup_space imports bracket.session.search_settings",

@@ -92,6 +92,9 @@ def test_cli_report_and_export_print_the_paths_they_wrote(demo_session, tmp_path
     out = capsys.readouterr().out
     assert f"wrote {tmp_path / 'x' / 'train.sh'}" in out and (tmp_path / "x" / "config.toml").is_file()
     assert "--max_train_steps 15" in shlex.join(script_command((tmp_path / "x" / "train.sh").read_text()))
+    # its header says how to make it again, with the session's own folder (it read SESSION_FOLDER)
+    header = (tmp_path / "x" / "train.sh").read_text()
+    assert f"# Re-create with: python -m bracket export {shlex.quote(str(demo_session.folder))} --run " in header
     assert main(["export", str(demo_session.folder), "--run", "999"]) == 2
     assert "Run 999 is not a training run" in capsys.readouterr().err
 

@@ -51,7 +51,7 @@ def test_musubi_frames_and_video():
 
 
 def test_lone_number_after_timestamp_is_ambiguous_and_documented():
-    # default guess: three digits is a musubi frame, anything else an sd-scripts seed
+    # default guess: three zero-padded digits is a musubi frame, anything else an sd-scripts seed
     guessed = parse_sample_name(f"n_000100_00_{TS}_000.png")
     assert (guessed.frame, guessed.seed) == (0, None)
     assert parse_sample_name(f"n_000100_00_{TS}_1000.png").seed == 1000
@@ -105,3 +105,13 @@ def test_samples_by_step_takes_the_first_frame_or_the_video(tmp_path):
     assert grid[10][0].frame == 0
     video = parse_sample_name(f"w_000010_00_{TS}_5.mp4")
     assert samples_by_step([*frames, video])[10][0].kind == "video"
+
+
+def test_a_three_digit_seed_of_an_sd_scripts_sample_is_a_seed():
+    """Seen in review (SDXL LoRA, prompts proposed from the captions): the held-out prompts' seeds
+    101–103 were read as musubi frame numbers, so the Compare grid named no seed for their rows.
+    A frame is written zero-padded (``_000``); a seed never is."""
+    held_out = parse_sample_name(f"bracket_000030_04_{TS}_101.png")
+    assert (held_out.seed, held_out.frame) == (101, None)
+    assert (parse_sample_name(f"n_000100_00_{TS}_007.png").frame, parse_sample_name(f"n_000100_00_{TS}_999.png").seed) \
+        == (7, 999)

@@ -121,3 +121,14 @@ def test_the_best_step_line_says_the_headline():
 
 def test_headline_of_nothing_scored():
     assert headline([]).text == "not scored yet"
+
+
+def test_a_config_whose_baseline_has_no_loss_yet_reads_its_own_loss_not_not_scored():
+    """Seen in review (SDXL LoRA, halving): the baseline stopped at a lower rung (its run paused,
+    unscored), so the only full-length config — the winner — read "not scored yet" on Results,
+    in ``status``, the verdict and the report, though its loss (0.1534) was measured and scored."""
+    runs = [dict(_run(1, 1), status="paused"), _run(2, 2)]
+    table = build_standings(runs, CONFIGS[:2], {2: _val(0.0, 0.1534)})
+    better = {r.name: r for r in table.board("search").rows}["better"]
+    assert better.headline.text == "validation loss 0.1534"
+    assert table.winner.headline.text == "validation loss 0.1534" and "not scored yet" not in table.verdict

@@ -51,7 +51,7 @@ def test_a_prompt_can_be_rated_and_its_rating_is_shown_apart_from_the_runs(runs_
     scope = next(c for c in demo.blocks.values() if getattr(c, "elem_id", None) == "bk-scope")
     assert scope.interactive is True  # seen: the scope list was greyed out, so no prompt could be picked
     finished = setup_tab.open_session(SessionManager(runs_dir), str(manager.session.folder))[0]
-    assert "Resume it to continue" not in finished and "all 2 runs of its budget are trained" in finished
+    assert "Resume it to continue" not in finished and "its whole budget is trained (2/2 runs)" in finished
 
 
 def test_the_app_names_its_own_share_option():

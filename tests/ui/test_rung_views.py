@@ -138,3 +138,29 @@ def test_compare_marks_the_rungs_where_the_loop_pauses_with_a_validation_loss(ru
         assert rungs.compare_rung_steps(manager, ids) == [(18, "1/9"), (36, "1/3")]
     finally:
         manager.close()
+
+
+def test_a_run_paused_past_its_rung_reads_its_pause_step_as_status_does(runs_dir, demo_fields):
+    """Seen in review (SDXL LoRA halving, a fast fake sd-scripts): a run stopped after it trained
+    past its rung (its row: ``last_step`` 30, what it trained; ``pause_step`` 10, what it resumes
+    from and is scored at) read ``30/30`` in the trial table and ``paused at step 30`` on Results
+    and in Compare, while ``status`` said ``paused at step 10 of 30``."""
+    from bracket.session import Session
+    from bracket.status.text import answer_lines
+
+    folder, ids = halving_session(runs_dir, demo_fields)
+    store_session = Session.open(folder)
+    store_session.store.update_run(ids["search-2"], last_step=14)  # trained on to 14 before the stop landed
+    store_session.close()
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
+    manager.open(folder)
+    frame = search_tab.poll(manager, {}, 0.6, 1)[4].set_index("config")
+    assert frame.loc["search-2", "step"] == "10/90"
+    board = results_tab.refresh(manager)[0].set_index("config")
+    assert f"#{ids['search-2']} (paused at step 10)" in board.loc["search-2", "runs"]
+    _html, _slider, shown, _scope, _note = compare_tab.show_grid(manager, [ids["search-2"], ids["search-0"]])
+    html, _message = compare_tab.change_step(manager, shown, 10)
+    assert f"#{ids['search-2']} search-2 · seed 42 · paused at 1/9 (step 10) · unrated" in html
+    status = answer_lines(manager.session, manager.snapshot(), manager.standings())
+    assert "paused at step 10 of 90" in "\n".join(status)  # what status says
+    manager.close()

@@ -73,3 +73,21 @@ def test_open_says_what_resume_says_of_a_halving_search_waiting_at_a_rung(runs_d
     assert message == "Opened **waiting** (not running). Resume it to continue: the configs waiting at a rung go on."
     assert on_search == message and tabs.selected == "search"
     assert search_tab.resumed_text(session) == "Resumed **waiting**: the configs waiting at a rung go on."
+
+
+def test_open_of_a_spent_halving_search_says_its_budget_in_full_runs(runs_dir, demo_fields, monkeypatch):
+    """Seen in review (SDXL LoRA, halving, 6 full runs buying 5 configs): Open said "all 5 runs of
+    its budget are trained" while the status line read "5 configs, 5.8/6 full runs"; Open, Resume
+    and the CLI's resume now say what was spent in the status line's words."""
+    from bracket.session import Session
+    from tests.fakes.halving_rows import halving_session
+    from ui import search_tab
+
+    folder, _ids = halving_session(runs_dir, demo_fields)
+    monkeypatch.setattr(Session, "budget_spent", lambda self: True)  # nothing left to train
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
+    message = setup_tab.open_session(manager, str(folder))[0]
+    spent = manager.snapshot().spent_label
+    assert "full runs" in spent and spent.startswith("4 configs, ")  # 6 full runs bought 4 configs
+    assert f"its whole budget is trained ({spent})" in message and " runs of its budget" not in message, message
+    assert f"already trained its whole budget ({spent})" in search_tab.resumed_text(manager.session, spent)

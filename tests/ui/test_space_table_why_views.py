@@ -160,5 +160,24 @@ def test_first_sight_of_the_pair_box_and_the_trial_table_says_what_they_are(runs
     blocks = {getattr(b, "elem_id", None): b for b in demo.blocks.values()}
     pair = blocks["bk-pair-box"].value
     assert "No pair" not in pair and "<b>Next pair</b>" in pair, pair
-    assert "rank: the config's place among the scored configs" in blocks["bk-trials"].label  # not a 1–10 rescale
+    assert "rank: the config's place on the Results leaderboard" in blocks["bk-trials"].label  # not a 1–10 rescale
     assert compare_tab.next_pair(SessionManager(runs_dir))[1] == compare_tab.NO_PAIR  # none open: none to give
+
+
+def test_a_number_below_its_floor_reaches_the_apps_own_message_not_a_gradio_toast(runs_dir, demo_fields):
+    """Seen in review: Budget 0 typed in Setup raised Gradio's own "Error (3): Value 0 is less than
+    minimum value 1." toasts over the page (one per event that reads the box), the plan under it
+    kept the old budget, and Start never ran its check. Every number box passes what was typed to
+    the app, whose one inline line says what to do."""
+    from bracket.app.forms import plan_text
+
+    demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
+    numbers = [b for b in demo.blocks.values() if isinstance(b, gr.Number)]
+    assert {getattr(b, "elem_id", None) for b in numbers} >= {"bk-budget", "bk-seeds", "bk-steps", "bk-confirm",
+                                                              "bk-job-steps", "bk-more-runs", "bk-trials-page"}
+    for box in numbers:
+        assert box.preprocess(-1) == -1, box.label  # no gr.Error before the handler
+    assert plan_text(0, 1, None, "demo-cpu") == "Budget and seeds must be at least 1."  # the plan line
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
+    message = start(manager, demo_fields, budget=0)[0]
+    assert "budget must be at least 1, got 0" in message and manager.session is None, message

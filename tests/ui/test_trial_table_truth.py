@@ -1,6 +1,6 @@
 """The Search tab's trial table says what was true (review of round 33): the "why" line is the
 one written when the config was proposed, not one rebuilt from later scores after a restart;
-an estimated judge part counts in the score, so the judges column shows it too."""
+an estimated judge part counts in the score, so the raw figures column shows it too."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def rebuilt_now(manager: SessionManager) -> dict[int, str]:
                          algorithm=session.settings.algorithm, n_startup=DEFAULT_N_STARTUP_TRIALS)
 
 
-def test_why_line_is_the_one_recorded_at_proposal_and_estimates_show_in_the_judges_column(
+def test_why_line_is_the_one_recorded_at_proposal_and_estimates_show_in_the_raw_figures(
         runs_dir, demo_fields, monkeypatch):
     manager = SessionManager(runs_dir, snapshot_ttl=0.0, allow_custom_executables=True)
     start(manager, demo_fields, budget=7)
@@ -64,25 +64,16 @@ def test_why_line_is_the_one_recorded_at_proposal_and_estimates_show_in_the_judg
     _, text = search_tab.why(again, configs[last]["id"])
     assert f"When it was proposed: {recorded[configs[last]['id']]}." in text
 
-    # the judges column: an unrated run's human part is estimated from the rated ones, marked so,
-    # and the column's parts add up to its score
+    # the raw figures column: an unrated run's human part is estimated from the rated ones and
+    # marked so, on the rating scale, as the leaderboard says it
     scores = again.session.scores()
     unrated = [r for r in again.snapshot().runs if r["config_name"] not in (measured_against, other)]
-    for run in unrated:
-        cell = frame.loc[run["config_name"], "judges"]
-        part = scores[run["id"]].parts["human"]
-        # the part the score counts, and the same estimate on the rating scale, as the leaderboard says it
-        assert part.estimated and f"human ≈ {part.value:.3f} (est., ≈ rating {10 - 9 * part.value:.1f})" in cell, cell
-        parts = re.sub(r"\([^)]*\)", "", cell)  # the parts, without what the brackets add
-        shown = {name: float(value) for name, value in re.findall(r"(\w+) (?:≈ )?([0-9.]+)", parts)}
-        weights = scores[run["id"]].weights_used
-        assert sum(weights[name] * value for name, value in shown.items()) == pytest.approx(run["score"], abs=2e-3)
-    # the leaderboard's raw figures say the estimate on the rating scale
     board = results_tab.refresh(again)[0].set_index("config")
-    human = scores[unrated[0]["id"]].parts["human"].value
-    assert f"human ≈ rating {10 - 9 * human:.1f} (est.)" in board.loc[unrated[0]["config_name"], "raw figures"]
-    table_rating = re.search(r"≈ rating ([0-9.]+)\)", frame.loc[unrated[0]["config_name"], "judges"]).group(1)
-    assert f"human ≈ rating {table_rating} (est.)" in board.loc[unrated[0]["config_name"], "raw figures"]
+    for run in unrated:
+        cell = frame.loc[run["config_name"], "raw figures"]
+        part = scores[run["id"]].parts["human"]
+        assert part.estimated and f"human ≈ rating {10 - 9 * part.value:.1f} (est.)" in cell, cell
+        assert cell == board.loc[run["config_name"], "raw figures"]  # one run per config: the config's figures
     again.close()
 
     # an older session, whose trials kept no line: today's rebuild, marked as such
@@ -92,3 +83,43 @@ def test_why_line_is_the_one_recorded_at_proposal_and_estimates_show_in_the_judg
     lines = old.reading.short_reasons()
     assert lines == {k: f"{v} {REBUILT}" for k, v in rebuilt_now(old).items()}
     old.close()
+
+
+def test_trial_table_ranks_and_figures_are_the_leaderboards_after_a_rating(runs_dir, demo_fields):
+    """Seen in review (SDXL LoRA, a fake sd-scripts, runs rated in Compare): the trial table (and the
+    score history and slice plots on Results) ranked
+    configs by their mean combined score, estimates included, while Results, ``status`` and the
+    report rank a person's own ratings above estimates — the rated config read "1st" on Results
+    and "3 of 7" in the trial table; and its judges column showed each judge's normalised part as
+    ``loss 0.000 · human 0.111`` where Results and ``status`` show ``loss 0.1534 · rating 9.0``."""
+    from bracket.status.text import run_figures
+    from tests.ui.test_poll_cost import filled_session
+    from ui.render import history_figure, leaderboard_frame
+
+    manager = SessionManager(runs_dir, snapshot_ttl=0.0)
+    manager.open(filled_session(runs_dir, demo_fields, count=4))  # search-3 has the lowest loss, search-0 the highest
+    runs = {r["config_name"]: r["id"] for r in manager.snapshot().runs}
+    manager.compare.rate(runs["search-0"], 10)  # the worst loss, rated best: the person's verdict decides
+    frame = search_tab._table(manager, 1)[1].set_index("config")
+    board = leaderboard_frame(manager.results.leaderboard()[0]).set_index("config")  # what Results shows
+    assert board.loc["search-0", "rank"] == 1  # Results: the rated config first ...
+    # ... while by mean combined score an unrated config with a lower loss and an estimated rating leads
+    scores = {r["config_name"]: r["score"] for r in manager.snapshot().runs}
+    assert min(scores, key=scores.get) != "search-0", scores
+    ranked = len(board)
+    for name in runs:  # the trial table says the leaderboard's rank and raw figures
+        assert frame.loc[name, "rank"] == f"{board.loc[name, 'rank']} of {ranked}", (name, frame.loc[name, "rank"])
+        assert frame.loc[name, "raw figures"] == board.loc[name, "raw figures"], name
+    rated = frame.loc["search-0", "raw figures"]
+    assert rated.startswith("loss ") and "rating 10.0" in rated, rated
+    assert "human ≈ rating" in frame.loc["search-3", "raw figures"]  # an estimate, marked
+    # the score history and the slice plots on Results draw the same ranks
+    history = {h["config"]: h["rank"] for h in manager.results.score_history()}
+    assert history == {name: int(board.loc[name, "rank"]) for name in runs}
+    assert list(history_figure(manager.results.score_history()).data[0].y) == list(history.values())
+    # and status's table shows the same measured figures for each run
+    cli = run_figures(manager.standings())
+    for name, run_id in runs.items():
+        measured = frame.loc[name, "raw figures"].split("; ")[0]
+        assert measured in cli[run_id], (name, measured, cli[run_id])
+    manager.close()

@@ -13,8 +13,9 @@ seed). ``NNNNNN`` is the step, ``eNNNNNN`` an epoch, ``ii`` the prompt index.
 Names are read from the right (``output_name`` may hold underscores and digits): the anchor is
 the right-most ``<step|eN>_<ii>_<timestamp>`` with a valid timestamp and at most two all-digit
 tokens after it. One token after an image's timestamp is the frame with ``frames=True``
-(musubi), the seed with ``frames=False`` (sd-scripts), else three digits read as a frame;
-Bracket gives every prompt a seed, so its own runs are never ambiguous. ``e000000``
+(musubi), the seed with ``frames=False`` (sd-scripts), else three digits with a leading zero
+read as a frame (a seed is never zero-padded; Bracket's held-out prompts have seeds 101 and up);
+Bracket gives every prompt a seed, so a musubi frame of its own runs always follows a seed. ``e000000``
 (``--sample_at_first``) is step 0; other epoch samples have ``step=None``. Anything else is not
 a sample: :func:`parse_sample_name` returns None.
 """
@@ -138,7 +139,8 @@ def _read_trailing(after: list[str], *, kind: str, frames: bool | None) -> tuple
     token = after[0]
     if kind == "video":
         return int(token), None
-    is_frame = frames if frames is not None else len(token) == 3
+    # guessed: musubi writes a frame zero-padded to three digits (``_000``); a seed is never padded
+    is_frame = frames if frames is not None else (len(token) == 3 and token.startswith("0"))
     return (None, int(token)) if is_frame else (int(token), None)
 
 
