@@ -222,6 +222,10 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
     if report.runner_up is None:
         return f"{head}; {alone}."
     test = report.vs_runner_up
+    if best.mean == report.runner_up.mean and best.disqualified == report.runner_up.disqualified:
+        return (head + f", tied with {report.runner_up.name!r} ({_brief(report.runner_up, reading)}): "
+                "they score exactly the same, so nothing measured puts one ahead; either is the answer, "
+                "or rerun both with more seeds (or rate their samples) to choose.")
     if best.n < 2 and any(s.n >= 2 for s in report.summaries):
         return (
             head + f", ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}); "

@@ -152,3 +152,12 @@ def test_interval_is_clipped_to_the_score_range_everywhere():
     top = summarise_config(ConfigScores(2, "b", "search", [0.9, 1.0]))
     assert top.ci_high == 1.0 and 0.0 < top.ci_low < 0.9
     assert "95 % CI 0.000 – " in verdict(summarise([ConfigScores(1, "a", "search", [0.0, 0.1])]))
+
+
+@pytest.mark.parametrize("seeds", [[0.3], [0.3, 0.3]])
+def test_an_exact_tie_is_said_as_a_tie_not_a_win(seeds):
+    report = summarise([ConfigScores(1, "a", "search", seeds), ConfigScores(2, "b", "search", list(seeds))])
+    said = verdict(report)
+    assert "tied with" in said and "ahead of" not in said and "beats" not in said
+    apart = verdict(summarise([ConfigScores(1, "a", "search", [0.3]), ConfigScores(2, "b", "search", [0.31])]))
+    assert "ahead of 'b'" in apart and "tied with" not in apart
