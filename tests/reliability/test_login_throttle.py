@@ -107,7 +107,7 @@ def _app(tmp, *extra: str):
 def _login(url: str, password: str, **headers: str) -> httpx.Response:
     # as the login page sends it (FormData: multipart)
     return httpx.post(url + "/login", files={"username": (None, "admin"), "password": (None, password)},
-                      headers=headers, timeout=10)
+                      headers=headers, timeout=60)
 
 
 def most_let_through(elapsed_s: float) -> int:
@@ -178,21 +178,22 @@ def test_wrong_passwords_lock_the_client_out_of_the_real_app(app_with_login):
 
 def _right_password_while_locked(url: str) -> httpx.Response:
     """The right password's answer, sent while a lockout surely still runs: once a wrong try is
-    answered 429 with ``Retry-After`` of 5 s or more, the right one goes at once and must be answered
-    within that time less a second. A shorter lockout is waited out first (the next wrong try then
-    starts one twice as long), so a loaded machine's slow answers cannot let the lockout end between
-    the two requests."""
-    for _ in range(12):
+    answered 429 with ``Retry-After`` of 5 s or more, the right one goes at once. Its answer counts
+    when it came within that time less a second, or was a refusal (only a lockout refuses the right
+    password); a machine too slow for both let it in after the lockout (which clears the record), and
+    the tries begin again. A shorter lockout is waited out first (the next wrong try then starts one
+    twice as long)."""
+    for _ in range(20):
         sent = time.monotonic()
         wrong = _login(url, "one more guess")
         wait = int(wrong.headers.get("retry-after", "0"))
         if wrong.status_code == 429 and wait >= 5:
             right = _login(url, PASSWORD)
-            took = time.monotonic() - sent
-            assert took < wait - 1, f"two logins took {took:.1f} s: a {wait}-s lockout cannot be checked"
-            return right
+            if time.monotonic() - sent < wait - 1 or right.status_code == 429:
+                return right
+            continue
         time.sleep(wait)
-    raise AssertionError("no lockout of 5 s or more after 12 wrong tries")
+    raise AssertionError("no lockout of 5 s or more answered in time after 20 wrong tries")
 
 
 @pytest.mark.slow

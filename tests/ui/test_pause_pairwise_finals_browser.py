@@ -116,7 +116,7 @@ def test_plan_pause_pairwise_mode_finals_export_report(demo_app, output_dir):
         expect(page.locator("#bk-leaderboard")).to_contain_text("baseline")
         page.locator("#bk-job-steps input").fill("30")
         page.locator("#bk-finals").click()
-        expect(page.locator("#bk-job")).to_contain_text("finals: done", timeout=120_000)
+        expect(page.locator("#bk-job")).to_contain_text("finals: done", timeout=240_000)
         page.locator("#bk-export").click()
         expect(page.locator("#bk-export-msg")).to_contain_text("train.sh")
         page.locator("#bk-results-refresh").click()
