@@ -33,7 +33,7 @@ from tests.ui.test_preset_switch_browser import DEMO, FLUX, SDXL, pick_preset
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(300),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
 ]
 SD_SCRIPTS = ("sdxl_train_network.py", "tools/cache_latents.py", "tools/cache_text_encoder_outputs.py")

@@ -16,7 +16,7 @@ from tests.fakes.image_judges import plant_image_judges
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(420),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
 ]
 

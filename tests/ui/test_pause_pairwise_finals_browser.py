@@ -27,7 +27,7 @@ SORTED_BY_LR = """() => {
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(420),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
 ]
 

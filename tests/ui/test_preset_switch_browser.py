@@ -13,7 +13,7 @@ from tests.fakes.browser_page import ARGS, CHROMIUM, open_app
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(240),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
 ]
 

@@ -17,7 +17,7 @@ from tests.fakes.switch_page import DEMO, SDXL, SWITCHES, open_form, switch_all
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(400),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
 ]
 

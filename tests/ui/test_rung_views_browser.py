@@ -17,7 +17,7 @@ from tests.ui.conftest import launch_app
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(300),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
 ]
 

@@ -22,7 +22,7 @@ from tests.fakes.browser_page import ARGS, CHROMIUM, events_sent, open_app, wait
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(420),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
 ]
 

@@ -18,7 +18,7 @@ from tests.fakes.browser_page import ARGS, CHROMIUM, open_app
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(300),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium "
                        "(apt-get install chromium); Playwright's own browser download is not used"),
 ]
