@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from bracket.app.places import ordinal as _ordinal
 from bracket.app.places import rank
 from bracket.search.controller import tpe_good_count
-from bracket.session.scoring.sampler_values import Reading, taste_readings
+from bracket.session.scoring.sampler_values import Reading
 from bracket.session.store import stored_rows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,12 +38,11 @@ if TYPE_CHECKING:  # pragma: no cover
 def search_readings(session: "Session") -> dict[int, Reading]:
     """What TPE sees now of every scored search config, by config id, with its spread: once a run
     is judged, the person's verdict and its prediction for the unrated ones
-    (``bracket.session.scoring.sampler_values.taste_readings``), else the mean combined score."""
+    (``Scoreboard.readings``, as the sampler's history reads them), else the mean combined score."""
     rows, configs = stored_rows(session)  # read once per store change, as the standings beside it
     runs = [r for r in rows if r["stage"] == "search"]
     configs = [c for c in configs if c["stage"] == "search"]
-    return taste_readings(runs, session.scores(runs),
-                          {c["id"]: session.space.searched_params(c["params"]) for c in configs})
+    return session.scoreboard.readings(runs, session.scores(runs), configs)
 
 
 def search_standings(session: "Session") -> dict[int, float]:

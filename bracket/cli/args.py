@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from bracket.errors import BracketError
+from bracket.judge.combine import JUDGE_NAMES
 from bracket.safe_text import one_line
 from bracket.search.halving import DEFAULT_ETA, DEFAULT_SMALLEST, parse_share, share_label
 from bracket.settings import absolute_path
@@ -127,8 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--lr-max", type=float)
     run.add_argument("--batch-sizes", help="batch-size choices, e.g. 1,2,4")
     run.add_argument("--bound", action="append", metavar="KNOB=MIN:MAX|A,B", help="narrow any knob")
-    run.add_argument("--weights", help="score weights, e.g. loss=1,human=2 (judges: "
-                     "loss, human, vlm, eval_loss, task, llm_judge)")
+    run.add_argument("--weights", help=f"score weights, e.g. loss=1,human=2 (judges: {', '.join(JUDGE_NAMES)})")
     run.add_argument("--judge-url", metavar="URL",
                      help="judge model server, OpenAI-compatible (e.g. http://localhost:1234/v1): the VLM judge of "
                           "image and video presets, the LLM-as-judge of LLM presets; BRACKET_VLM_API_KEY is sent "

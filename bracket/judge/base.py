@@ -16,7 +16,7 @@ run it cannot score; it returns a :class:`JudgeResult` in one of three states:
 ``details`` carries the numbers behind a score (final loss, slope, rating mean, ...).
 
 This module also holds the one normalisation the across-run judges share,
-:func:`normalise_lower_better`.
+:func:`normalise_lower_better`, and how a judge's stored figure is read (:func:`finite_number`).
 """
 
 from __future__ import annotations
@@ -66,6 +66,14 @@ class JudgeResult:
     def has_score(self) -> bool:
         """True when this result is a usable score (neither no-data nor disqualified)."""
         return self.score is not None and not self.disqualified
+
+
+def finite_number(value: Any) -> float | None:
+    """A stored figure as a float, None when it is not a finite number (text, a bool, NaN, inf):
+    how every reader of a judge's record takes its numbers."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def clamp01(value: float) -> float:

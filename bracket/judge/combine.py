@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from bracket.errors import BracketError
-from bracket.judge.base import JudgeResult
+from bracket.judge.base import JudgeResult, finite_number
 from bracket.judge.image_judges import IMAGE_JUDGES
 
 #: loss/eval_loss: bracket.judge.loss / eval_loss; human: ratings and pairwise choices; vlm: the
@@ -147,7 +147,7 @@ def validate_weights(weights: Mapping[str, Any]) -> dict[str, float]:
     for name, value in weights.items():
         if name not in JUDGE_NAMES:
             raise WeightsError(f"unknown judge {name!r} in the weights; the judges are {', '.join(JUDGE_NAMES)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if finite_number(value) is None:
             raise WeightsError(
                 f"weight of judge {name!r} must be a number, got {value!r}; use e.g. {name}=1.0"
             )

@@ -10,7 +10,8 @@
   CLIP) on the face crop — a *crop likeness*, not a trained face-recognition network.
 
 A sample's figure is the mean cosine of its largest face's embedding to each reference image's
-largest face (:func:`mean_cosine`); a sample where no face is found has no figure and the note
+largest face (:func:`mean_cosine`; the references' faces are embedded once, :func:`reference_faces`,
+and kept by the worker); a sample where no face is found has no figure and the note
 :data:`NO_FACE`; when no reference image shows a face, no sample has a figure
 (:data:`NO_REFERENCE_FACE`). The largest face is taken as the subject's.
 """
@@ -81,18 +82,27 @@ def detector_problem() -> str | None:
     return None
 
 
-def face_figures(backbone: Any, detector: FaceDetector, references: Sequence[Any], frames: Sequence[Any],
+def _embedder(backbone: Any) -> Any:
+    """How ``backbone`` embeds face crops: its face model, else its likeness embeddings."""
+    return getattr(backbone, "face_embeddings", None) or backbone.image_embeddings
+
+
+def reference_faces(backbone: Any, detector: FaceDetector, references: Sequence[Any]) -> list[list[float]]:
+    """The embeddings of the largest face of each reference image that shows one (``[]``: none does)."""
+    faces = [face for face in map(detector.largest_face, references) if face is not None]
+    return _embedder(backbone)(faces) if faces else []
+
+
+def face_figures(backbone: Any, detector: FaceDetector, refs: Sequence[Sequence[float]], frames: Sequence[Any],
                  chosen: Sequence[int]) -> tuple[dict[int, float], dict[int, str]]:
     """(figure per frame index, note per frame index) for the frames ``chosen`` (in-distribution):
-    the mean cosine of each frame's largest face to the references' faces; a frame without a face
-    (or every frame, when no reference shows one) gets a note instead of a figure."""
-    embed = getattr(backbone, "face_embeddings", None) or backbone.image_embeddings
-    reference_faces = [face for face in map(detector.largest_face, references) if face is not None]
-    if not reference_faces:
+    the mean cosine of each frame's largest face to the references' faces ``refs``
+    (:func:`reference_faces`); a frame without a face (or every frame, when no reference shows one)
+    gets a note instead of a figure."""
+    if not refs:
         return {}, dict.fromkeys(chosen, NO_REFERENCE_FACE)
-    refs = embed(reference_faces)
     crops = {index: detector.largest_face(frames[index]) for index in chosen}
     found = [index for index, crop in crops.items() if crop is not None]
-    rows = embed([crops[index] for index in found]) if found else []
+    rows = _embedder(backbone)([crops[index] for index in found]) if found else []
     figures = {index: mean_cosine(row, refs) for index, row in zip(found, rows)}
     return figures, {index: NO_FACE for index, crop in crops.items() if crop is None}

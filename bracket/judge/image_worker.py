@@ -4,7 +4,9 @@
 A separate process (the app's python, or ``BRACKET_JUDGE_PYTHON``: torch and the GPU). A session
 starts **one** for the whole search (``bracket.session.scoring.judge_worker``) with ``--serve``: a
 job a JSON line on stdin, its answer a JSON line on stdout (any other output goes to stderr, the
-log); the models stay loaded from job to job, loaded again only when a job names others. A job:
+log); the models stay loaded from job to job, loaded again only when a job names others, and so do
+the reference images' embeddings while the models and the files (path, mtime, size) are the same
+(:meth:`Models.references`: a search's references are embedded once, not for every run). A job:
 
     {"backbone": {"text_image": "...", "likeness": "..." | null, "device": "auto", "batch_size": 8,
                   "module": "package.module:Factory" | null, "preference": "..." (optional),
@@ -31,10 +33,12 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bracket.judge.faces import NO_FACE, FaceDetector, face_figures
+from bracket.judge.faces import NO_FACE, FaceDetector, face_figures, reference_faces
 from bracket.judge.image_models import TransformersBackbone, WeightsProblem, clip_cosine, mean_cosine
 from bracket.judge.vlm import DEFAULT_VIDEO_FRAMES, is_video, video_frames
 
@@ -63,11 +67,28 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def score_images(backbone: Any, references: list[Any], images: list[dict[str, Any]], video_count: int,
+@dataclass(frozen=True)
+class ReferenceEmbeddings:
+    """The reference images as the judges compare samples to them: their likeness embeddings, and
+    their largest faces' (``faces.reference_faces``) where the face-identity judge is on."""
+
+    likeness: list[list[float]] = field(default_factory=list)
+    faces: list[list[float]] = field(default_factory=list)
+
+
+def embed_references(backbone: Any, references: Sequence[Any], faces: FaceDetector | None = None
+                     ) -> ReferenceEmbeddings:
+    """The :class:`ReferenceEmbeddings` of the reference images ``references`` (PIL images)."""
+    return ReferenceEmbeddings(backbone.image_embeddings(references) if references else [],
+                               reference_faces(backbone, faces, references) if faces else [])
+
+
+def score_images(backbone: Any, references: ReferenceEmbeddings, images: list[dict[str, Any]], video_count: int,
                  faces: FaceDetector | None = None) -> dict[str, dict[str, Any]]:
-    """Raw figures per image path (see the module docstring); with a face detector, the
-    face-identity figure (or why there is none) of each in-distribution sample as well."""
-    refs = backbone.image_embeddings(references) if references else []
+    """Raw figures per image path (see the module docstring) against the embedded ``references``
+    (:func:`embed_references`); with a face detector, the face-identity figure (or why there is
+    none) of each in-distribution sample as well."""
+    refs = references.likeness
     frames: list[Any] = []
     owners: list[int] = []
     out: dict[str, dict[str, Any]] = {}
@@ -92,7 +113,7 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
     if outside:
         texts = [images[owners[i]]["prompt"] for i in outside]
         follows = dict(zip(outside, map(clip_cosine, backbone.prompt_similarity([frames[i] for i in outside], texts))))
-    face, face_notes = face_figures(backbone, faces, references, frames, inside) if faces else ({}, {})
+    face, face_notes = face_figures(backbone, faces, references.faces, frames, inside) if faces else ({}, {})
     preferred = getattr(backbone, "preference", None)
     preference = preferred(frames, [images[owner]["prompt"] for owner in owners]) if preferred else None
     for index, item in enumerate(images):
@@ -113,24 +134,40 @@ def score_images(backbone: Any, references: list[Any], images: list[dict[str, An
 
 
 class Models:
-    """The backbone this process has loaded and its face detector, kept from job to job; made again
-    only for another spec."""
+    """The backbone this process has loaded, its face detector and the reference images' embeddings,
+    kept from job to job; made again only for another spec (the embeddings: other reference files)."""
 
     def __init__(self) -> None:
         self.spec: str | None = None
         self.backbone: Any = None
         self.faces: FaceDetector | None = None
         self.loads = 0
+        #: ((spec, each reference file's path, mtime and size), their embeddings): the last set asked for
+        self._references: tuple[tuple[Any, ...], ReferenceEmbeddings] | None = None
 
     def get(self, spec: dict[str, Any]) -> Any:
         key = json.dumps(spec, sort_keys=True)
         if key != self.spec:
-            self.backbone, self.faces, self.spec = None, None, None  # the old models go before the new ones load
+            # the old models (and what they embedded) go before the new ones load
+            self.backbone, self.faces, self.spec, self._references = None, None, None, None
             self.backbone = load_backbone(spec)
             self.faces = FaceDetector() if spec.get("faces") else None
             self.spec = key
             self.loads += 1
         return self.backbone
+
+    def references(self, paths: Sequence[str]) -> ReferenceEmbeddings:
+        """The embeddings of the reference images at ``paths`` by the models of the last :meth:`get`,
+        read and embedded again only when the spec or a file (its path, mtime or size) changed."""
+        files = []
+        for path in paths:
+            stat = os.stat(path)
+            files.append((str(path), stat.st_mtime_ns, stat.st_size))
+        key = (self.spec, *files)
+        if self._references is None or self._references[0] != key:
+            images = [frame for path in paths for frame in read_frames(Path(path), 1)]
+            self._references = key, embed_references(self.backbone, images, self.faces)
+        return self._references[1]
 
 
 def run(job: dict[str, Any], models: Models | None = None) -> dict[str, Any]:
@@ -138,7 +175,7 @@ def run(job: dict[str, Any], models: Models | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     backbone = models.get(dict(job.get("backbone") or {}))
     loaded = time.perf_counter()
-    references = [frame for path in job.get("references") or () for frame in read_frames(Path(path), 1)]
+    references = models.references([str(path) for path in job.get("references") or ()])
     images = score_images(backbone, references, list(job.get("images") or ()),
                           int(job.get("video_frames") or DEFAULT_VIDEO_FRAMES), models.faces)
     return {"images": images, "load_s": round(loaded - started, 3), "score_s": round(time.perf_counter() - loaded, 3),

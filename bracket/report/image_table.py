@@ -12,11 +12,13 @@ from typing import Any
 from bracket.judge.image_judges import IMAGE_JUDGES, SCALES
 from bracket.judge.preference import NAME as PREFERENCE
 from bracket.judge.preference import SCALE as PREFERENCE_SCALE
+from bracket.standings.parts import IMAGE_FIGURES
 
-#: the table's columns: one per judge of :data:`JUDGES` after the config and the step
-IMAGE_HEADERS = ["config", "step", "likeness", "prompt following", "quality", "face identity", "preference"]
 #: the judges of the columns, in order
 JUDGES = (*IMAGE_JUDGES, PREFERENCE)
+#: the table's columns: the config and the step, then one per judge of :data:`JUDGES` under the name
+#: every screen gives its figure (``standings.parts.IMAGE_FIGURES``; the preference judge's own)
+IMAGE_HEADERS = ["config", "step", *(IMAGE_FIGURES[judge] for judge in IMAGE_JUDGES), PREFERENCE]
 #: what each column's figure is
 COLUMN_SCALES = {**SCALES, PREFERENCE: f"{PREFERENCE_SCALE}, at that step against the other configs' samples of "
                                        "the same prompt and step (it takes no part in the best step)"}

@@ -31,11 +31,12 @@ every part present is a measured one.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from bracket.judge.base import finite_number
 
 #: the order judges are listed in
 JUDGE_ORDER = ("loss", "eval_loss", "human", "vlm", "likeness", "prompt_following", "image_quality", "preference",
@@ -74,44 +75,38 @@ class ScorePart:
                 "figures": dict(self.figures), "estimated": self.estimated, "uncertainty": self.uncertainty}
 
 
-def _finite(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def raw_figures(judge: str, details: Mapping[str, Any] | None) -> dict[str, float]:
     """The raw figures of one judge result's ``details`` (empty when it logged none)."""
     details = details or {}
     found: dict[str, float | None] = {}
     if judge == "loss":
         if details.get("basis") == "validation":  # the figure the score rests on comes first
-            found["val loss"] = _finite(details.get("final_validation"))
-        found["loss"] = _finite(details.get("final_ema"))
+            found["val loss"] = finite_number(details.get("final_validation"))
+        found["loss"] = finite_number(details.get("final_ema"))
     elif judge == "eval_loss":
-        found["eval loss"] = _finite(details.get("loss"))
+        found["eval loss"] = finite_number(details.get("loss"))
     elif judge == "human":
-        found["rating"] = _finite(details.get("mean_rating"))
-        found["strength"] = _finite(details.get("bt_strength"))
+        found["rating"] = finite_number(details.get("mean_rating"))
+        found["strength"] = finite_number(details.get("bt_strength"))
     elif judge == "vlm":
         means = details.get("criteria_means") or {}
-        values = ([v for v in (_finite(x) for x in means.values()) if v is not None]
+        values = ([v for v in (finite_number(x) for x in means.values()) if v is not None]
                   if isinstance(means, Mapping) else [])
         found["vlm"] = statistics.fmean(values) if values else None
     elif judge in IMAGE_FIGURES:
-        found[IMAGE_FIGURES[judge]] = _finite(details.get("raw"))
+        found[IMAGE_FIGURES[judge]] = finite_number(details.get("raw"))
     elif judge == "preference":  # its share of the same-prompt comparisons won
-        found["preference"] = _finite(details.get("raw"))
+        found["preference"] = finite_number(details.get("raw"))
     elif judge == "task":
-        found["rouge-L"] = _finite(details.get("rouge_l"))
-        found["match"] = _finite(details.get("normalised"))
-        found["json"] = _finite(details.get("json_keys"))
+        found["rouge-L"] = finite_number(details.get("rouge_l"))
+        found["match"] = finite_number(details.get("normalised"))
+        found["json"] = finite_number(details.get("json_keys"))
     elif judge == "llm_judge":
         means = details.get("criteria_means") or {}
-        values = ([v for v in (_finite(x) for x in means.values()) if v is not None]
+        values = ([v for v in (finite_number(x) for x in means.values()) if v is not None]
                   if isinstance(means, Mapping) else [])
         found["llm judge"] = statistics.fmean(values) if values else None
-        found["judge strength"] = _finite(details.get("bt_strength"))
+        found["judge strength"] = finite_number(details.get("bt_strength"))
     return {name: value for name, value in found.items() if value is not None}
 
 
@@ -138,15 +133,15 @@ def score_parts(score: Any) -> list[ScorePart]:
         value = _field(part, "value") if part is not None else judges.get(name)
         detail = details.get(name)
         figures = raw_figures(name, detail) if detail else {}  # no details: no figures (the common estimated part)
-        raw = _finite(_field(part, "raw")) if part is not None else None
+        raw = finite_number(_field(part, "raw")) if part is not None else None
         if raw is not None and not figures:
             figures = {name: raw}
         estimated = bool(_field(part, "estimated", False)) if part is not None else False
         if value is None and not figures and not estimated:
             continue
-        parts.append(ScorePart(name, _finite(value), float(weights.get(name, 0.0)), figures, estimated,
-                               _finite(_field(part, "uncertainty")) if part is not None else None,
-                               _finite(_field(part, "full_weight")) if part is not None else None))
+        parts.append(ScorePart(name, finite_number(value), float(weights.get(name, 0.0)), figures, estimated,
+                               finite_number(_field(part, "uncertainty")) if part is not None else None,
+                               finite_number(_field(part, "full_weight")) if part is not None else None))
     return parts
 
 

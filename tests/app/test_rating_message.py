@@ -24,5 +24,9 @@ def test_a_config_rated_above_every_other_rating_is_first_among_the_configs_tpe_
         assert "outside" not in text and "TPE builds its next proposals on" in text
         values = search_standings(session)
         assert values[runs[-1]["config_id"]] == min(values.values()) == rating_score(9)
+        # the message ranks by the very values the sampler's history gives TPE (one reading of them)
+        configs = {c["id"]: session.space.searched_params(c["params"]) for c in session.store.configs(session.name)}
+        seen = {tuple(sorted(c.params.items())): c.value for c in session.scored_configs() if c.value is not None}
+        assert seen == {tuple(sorted(configs[cid].items())): value for cid, value in values.items()}
     finally:
         session.close()

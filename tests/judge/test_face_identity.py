@@ -16,7 +16,7 @@ import pytest
 
 from bracket.judge.combine import DEFAULT_WEIGHTS, check_weights_score
 from bracket.judge.faces import NO_FACE, NO_REFERENCE_FACE, FaceDetector, detector_problem
-from bracket.judge.image_worker import load_backbone, run, score_images
+from bracket.judge.image_worker import embed_references, load_backbone, run, score_images
 from bracket.report.image_table import image_rows, image_section
 from bracket.session.scoring import score_runs
 from bracket.session.scoring.image_config import ImageJudgeConfig, check_image_judges, face_check, image_judge_config
@@ -92,8 +92,9 @@ def test_faces_more_like_the_reference_rank_first_whatever_the_background(tmp_pa
             path = folder / f"s_000004_{n:02d}.png"
             picture.save(path)
             rows.append((4, path, prompt))
-        scored = score_images(MeanColour(), references, [{"path": str(p), "prompt": q.text, "kind": q.kind}
-                                                         for _, p, q in rows], 3, FaceDetector())
+        detector = FaceDetector()
+        scored = score_images(MeanColour(), embed_references(MeanColour(), references, detector),
+                              [{"path": str(p), "prompt": q.text, "kind": q.kind} for _, p, q in rows], 3, detector)
         first, lost, held = (scored[str(p)] for _, p, _ in rows)
         assert first["face"] == "found" and -1.0 <= first["face_identity"] <= 1.0
         assert lost["face"] == NO_FACE and lost["face_identity"] is None  # noted, not a 0
@@ -128,8 +129,9 @@ def test_faces_more_like_the_reference_rank_first_whatever_the_background(tmp_pa
 def test_no_face_in_the_references_leaves_every_sample_without_a_figure_and_says_why(tmp_path):
     path = tmp_path / "s.png"
     face_scene(SKIN, GREEN).save(path)
-    scored = score_images(MeanColour(), [faceless(GREEN)], [{"path": str(path), "prompt": "zqx", "kind": "in"}], 3,
-                          FaceDetector())
+    detector = FaceDetector()
+    scored = score_images(MeanColour(), embed_references(MeanColour(), [faceless(GREEN)], detector),
+                          [{"path": str(path), "prompt": "zqx", "kind": "in"}], 3, detector)
     assert scored[str(path)]["face"] == NO_REFERENCE_FACE and scored[str(path)]["face_identity"] is None
     assert scored[str(path)]["likeness"] is not None  # the other judges go on
     record = build_record({"run_dir": str(tmp_path)}, [(4, path, parse_prompt_lines("zqx")[0], scored[str(path)])],

@@ -144,3 +144,18 @@ def test_a_step_record_averages_its_samples_and_takes_the_base_models_prompt_fol
     assert list(image_parts(judged)) == [4]
     assert scores_at(judged, 8) == (4, {"likeness": 0.6, "prompt_following": pytest.approx(0.06),
                                        "image_quality": pytest.approx(0.5)})  # nothing readable at 8: the latest before
+
+
+def test_a_stored_figure_that_is_not_a_finite_number_is_read_as_none_by_every_reader():
+    """The image record's readers (``image_parts``) and the standings' figures (``raw_figures``) take
+    a stored number one way (``judge.base.finite_number``): text, a bool, NaN and inf are no figure."""
+    from bracket.judge.base import finite_number
+    from bracket.session.scoring.image_judges import image_parts
+    from bracket.standings.parts import raw_figures
+
+    for stored, read in ((0.25, 0.25), (1, 1.0), ("0.5", None), (True, None), (float("nan"), None),
+                         (float("inf"), None), (None, None)):
+        assert finite_number(stored) == read and type(finite_number(stored)) is type(read)
+        run = {"judges": {"image": {"steps": {"4": {"likeness": stored, "image_quality": 0.5, "n_images": 1}}}}}
+        assert image_parts(run)[4]["likeness"] == read
+        assert raw_figures("likeness", {"raw": stored}).get("likeness") == read

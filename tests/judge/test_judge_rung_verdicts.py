@@ -58,3 +58,33 @@ def test_a_paused_run_is_judged_at_its_pause_step_once_and_the_verdict_is_reused
     assert judges["vlm_steps"]["4"] == verdict["score"] and set(judges["vlm_steps"]) == {"2", "4", "8"}
     assert judges["at_step"]["4"]["vlm"] == verdict  # kept for the rung scores
     assert len(server.requests) == 3  # steps 8 and 2; step 4 reused
+
+
+def test_a_queued_scorer_judges_on_its_one_thread_and_waits_for_its_rung_verdicts():
+    """The scorers' one background thread (``QueuedScorer``, the VLM's and the image judges'): a
+    rung verdict is waited for until it is stored, everything in order on one named thread."""
+    import threading
+
+    from bracket.session.scoring.rung_verdicts import QueuedScorer
+
+    gate, done = threading.Event(), []
+
+    class Recording(QueuedScorer):
+        def _score(self, run_id: int) -> None:
+            done.append((run_id, threading.current_thread().name))
+
+        def _score_rung(self, run_id: int) -> None:
+            gate.wait(60)
+            done.append((run_id, threading.current_thread().name))
+
+    scorer = Recording("bracket-recording")
+    scorer.submit_rung(1)
+    scorer.submit(2)
+    assert scorer.rungs_pending() and not scorer.wait_rungs(0.01) and not scorer.settle(0.01)
+    gate.set()
+    assert scorer.wait_rungs(60) and not scorer.rungs_pending() and scorer.settle(60)
+    scorer.drain(60)
+    assert [run_id for run_id, _ in done] == [1, 2] and len({name for _, name in done}) == 1
+    assert done[0][1].startswith("bracket-recording")
+    with pytest.raises(RuntimeError):  # drained: the thread is gone
+        scorer.submit(3)

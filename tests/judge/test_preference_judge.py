@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from bracket.judge.combine import DEFAULT_WEIGHTS, WeightsError, check_weights_score
-from bracket.judge.image_worker import load_backbone, score_images
+from bracket.judge.image_worker import ReferenceEmbeddings, load_backbone, score_images
 from bracket.judge.preference import score_preference, win_shares
 from bracket.session.scoring import score_runs
 from bracket.session.scoring.image_config import ImageJudgeConfig, check_image_judges
@@ -64,8 +64,8 @@ def test_the_preference_model_loads_and_scores_through_the_worker_path(clip, tmp
             path = folder / f"s_000004_{n:02d}.png"
             Image.new("RGB", (32, 32), (shade, 90 + 50 * n, 30)).save(path)
             rows.append((4, path, prompt))
-        scored = score_images(backbone, [], [{"path": str(p), "prompt": q.text, "kind": q.kind}
-                                             for _, p, q in rows], 3)
+        scored = score_images(backbone, ReferenceEmbeddings(),
+                              [{"path": str(p), "prompt": q.text, "kind": q.kind} for _, p, q in rows], 3)
         run = {"id": run_id, "run_dir": str(folder), "last_step": 4}
         record = build_record(run, [(s, p, q, scored[str(p)]) for s, p, q in rows], {"count": 0})
         assert set(record["preference"]["4"]) == {q.text for q in prompts}  # every sample, both kinds

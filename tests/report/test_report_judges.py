@@ -45,3 +45,16 @@ def test_sections_without_image_scores_or_ratings_say_so():
     (_, front), (_, trust) = judge_sections(_table(False))[0]
     assert "No config has likeness and prompt-following scores" in _text(front)
     assert "No agreement is known" in _text(trust) and judge_sections(_table(False))[1] == []
+
+
+def test_the_image_table_heads_each_judge_column_with_the_name_every_screen_gives_its_figure():
+    """The per-step table's headers are the standings' figure names (``raw_figures``), column by column."""
+    from bracket.report.image_table import IMAGE_HEADERS, JUDGES, image_rows, image_section
+    from bracket.standings.parts import raw_figures
+
+    assert IMAGE_HEADERS[:2] == ["config", "step"] and len(IMAGE_HEADERS) == 2 + len(JUDGES)
+    for header, judge in zip(IMAGE_HEADERS[2:], JUDGES):
+        assert list(raw_figures(judge, {"raw": 0.5})) == [header]
+    row = type("Row", (), {"name": "c1", "best_step": 4, "step_images": {4: {"likeness": 0.5, "preference": 0.25}}})
+    (_, [(_, headers, rows), _]), = image_section(image_rows([row()]))
+    assert headers == ["config", "step", "likeness", "preference"] and rows == [["c1", "4 ★", "0.500", "0.250"]]

@@ -90,3 +90,23 @@ def test_a_trainer_that_exits_at_its_rung_by_itself_is_reserved_to_that_rung_onl
     assert flight.full_runs_at_most(to_rungs=True) == pytest.approx((8 + 4) / 8)
     assert TrainerFacts.from_dict(TrainerFacts(stops_at_rung=True).to_dict()).stops_at_rung
     assert not TrainerFacts.from_dict({"restarts": False}).stops_at_rung  # a store from before: not assumed
+
+
+@pytest.mark.parametrize(("row", "goes_to"), [
+    (run(1, 1, "running", last=1), 2),  # a new run: to the first rung
+    (run(1, 1, "running", pause=2, last=3, launches=2), 4),  # resumed from 1/4: to 1/2
+    (run(1, 1, "running", pause=4, last=5, launches=2), 8),  # resumed from 1/2: to full length
+    (run(1, 1, "running", pause=4, last=5, launches=2, max_steps=16), 4),  # 4 of its own 16: 1/4 → 1/2 (4 of 8)
+])
+def test_the_scheduler_and_the_budget_read_the_same_rung_a_run_in_flight_goes_to(row, goes_to):
+    """A run in flight trains to the first rung past its pause: the scheduler's commitment
+    (``Halving.committed``) and the budget's bound for a trainer that stops itself there
+    (``SearchView.full_runs_at_most``) read it from one place (``StepRungs.goes_to``)."""
+    from bracket.session.loop.trainer_facts import TrainerFacts
+    from bracket.session.store.rows import RunRow
+
+    scheduler = halving_on(THREE, facts=TrainerFacts(stops_at_rung=True))
+    view = view_of(scheduler, [row])
+    assert scheduler.rungs.goes_to(RunRow.of(row), 8) == goes_to
+    assert scheduler.committed(RunRow.of(row)) == goes_to
+    assert view.full_runs_at_most(to_rungs=True) == pytest.approx(goes_to / 8)

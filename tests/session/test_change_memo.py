@@ -65,3 +65,24 @@ def test_values_are_kept_per_open_session_and_weights_and_the_oldest_sessions_ar
     assert memo.peek(again, "k") is None and memo.peek(first, "k") == "weighted" and memo.peek(other, "k") == "other"
     memo.forget(other)
     assert memo.peek(other, "k") is None
+
+
+def test_a_sessions_parts_outlive_its_changes_and_forget_but_go_with_it():
+    """One entry per session holds its change-keyed values and its parts: a new marker or ``forget``
+    drops the values only; the session dropped (closed, or the least recently used) takes both."""
+    memo, store = ChangeMemo(sessions=2), FakeStore("sqlite:///a.db")
+    first, second, third = _session(store), _session(store, "b"), _session(store, "c")
+    kept = memo.part(first, "snapshot", object)
+    memo.value(first, "k", lambda: "before")
+    store.marker += 1
+    assert memo.value(first, "k", lambda: "after") == "after" and memo.part(first, "snapshot", dict) is kept
+    memo.forget(first)
+    assert memo.peek(first, "k") is None and memo.part(first, "snapshot", dict) is kept
+    assert memo.sizes() == (0, 1)
+    memo.value(second, "k", lambda: "b")
+    memo.part(first, "thumbnails", list)  # looked at: the first session is the most recent again
+    memo.value(third, "k", lambda: "c")  # the least recently used session, the second, goes whole
+    assert memo.peek(second, "k") is None and memo.part(first, "snapshot", dict) is kept
+    assert memo.sizes() == (1, 1)
+    memo.drop(first)
+    assert memo.part(first, "snapshot", lambda: "made again") == "made again"

@@ -10,6 +10,7 @@ import pytest
 from bracket.errors import StoreError
 from bracket.search.halving import Promotion
 from bracket.session.loop.budget import Budget, BudgetUnit
+from bracket.session.loop.search_view import SearchView
 from bracket.session.loop.trainer_facts import TrainerFacts
 from bracket.session.search_settings import HalvingSettings, SearchSettings
 from bracket.session.store.rows import ConfigState, RunRow, RunState
@@ -184,6 +185,27 @@ def test_a_config_reserved_whose_run_has_not_started_counts_in_every_budget_deci
     started = view_of(scheduler, [*rung1, *rung0, run(7, 7, "running", last=1)], scores, configs=[*configs, config(7)])
     assert scheduler.unstarted(started) == 0  # its run counts now, to its rung: the same 4 steps
     assert [(w.config_id, w.stop_at) for w in scheduler.resumes(started)] == offered
+
+
+def test_the_seeds_with_no_run_are_read_once_per_view_however_many_decisions_count_them(monkeypatch):
+    """Every budget decision on a view (what the budget buys, each promotion weighed, each config's
+    target) counts the seeds with no run yet; the view reads them once (``SearchView.unstarted``) and
+    every decision counts the same: config 7, reserved, promises its first rung."""
+    scheduler = halving_on(LOAD, facts=TrainerFacts(stops_at_rung=True))
+    runs = [*(run(i, i, "paused", pause=4, last=4) for i in (4, 5, 6)),
+            *(run(i, i, "paused", pause=8, last=8, launches=2) for i in (1, 2, 3))]
+    scores = {**{(i, 0): 0.1 * i for i in range(1, 7)}, **{(i, 1): 0.1 * i for i in (1, 2, 3)}}
+    configs = [*(config(i, "paused", rung=1 if i <= 3 else 0) for i in range(1, 7)), config(7)]
+    view = view_of(scheduler, runs, scores, configs=configs)
+    looks: list[int] = []
+    seed_runs = SearchView.seed_runs
+    monkeypatch.setattr(SearchView, "seed_runs", lambda self, config_id: looks.append(config_id) or seed_runs(
+        self, config_id))
+    offered = [w.config_id for w in scheduler.resumes(view)]
+    targets = {c.id: scheduler.target(c, view) for c in view.configs}
+    assert offered[:1] == [1] and scheduler.bought(view)[0] == 7 and targets[7] == ([0], 4)
+    assert scheduler.unstarted(view) == 4 and scheduler.promised(view) == 4 and scheduler.promised(view, but=7) == 0
+    assert view.unstarted == {7: ((0,), 0)} and looks.count(7) == 1  # read once, by the view
 
 
 def test_an_interrupted_runs_slot_counts_until_it_trains_again():

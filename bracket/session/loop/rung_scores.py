@@ -64,6 +64,12 @@ class StepRungs:
         return max((i for i in range(len(self.steps)) if step is not None and self.step_in(i, run_steps) <= step),
                    default=-1)
 
+    def goes_to(self, run: RunRow, full_steps: int) -> float:
+        """The session's step ``run`` in flight trains to: the first rung past the step it last paused
+        at (from none, the first), ``full_steps`` past the last rung."""
+        start = run.in_session_steps(run.pause_step, full_steps)
+        return next((step for step in self.steps if step > start + 1e-9), full_steps)
+
 
 def run_steps(run: Mapping[str, Any]) -> int | None:
     """A run's own length (its trainer's steps, the row's ``max_steps``); None when unknown."""

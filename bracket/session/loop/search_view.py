@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from bracket.search.halving import Parked, cost
@@ -102,6 +103,27 @@ class SearchView:
         return Parked(config_id, reached, running=any(r.active for r in by_seed.values()),
                       finished=any(r.ended for r in by_seed.values()))
 
+    @cached_property
+    def unstarted(self) -> Mapping[int, tuple[tuple[int, ...], int]]:
+        """Config id -> (the seeds of an open halving config with no run — a config another worker has
+        just reserved, an interrupted run's slot —, the rung they train to: the highest its other seeds
+        reached, 0 with none), for each config that has some and has not ended; empty without rungs.
+        Read once per view: every budget decision of ``Halving`` counts them."""
+        out: dict[int, tuple[tuple[int, ...], int]] = {}
+        if self.rungs is None:
+            return out
+        for config in self.configs:
+            if not config.open:
+                continue
+            by_seed = self.seed_runs(config.id)
+            missing = tuple(i for i in range(self.seeds) if i not in by_seed)
+            if not missing or self.places[config.id].finished:
+                continue
+            rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
+                       default=0)
+            out[config.id] = (missing, max(0, rung))
+        return out
+
     def active(self) -> bool:
         """A search run trains now (on any worker)."""
         return any(r.active for r in self.runs if r.kind != "setup")
@@ -153,9 +175,8 @@ class SearchView:
         for r in runs:
             left = r.in_session_steps(r.steps_left_at_most(full), full)
             if left and to_rungs and self.rungs is not None:
-                start = r.in_session_steps(r.pause_step, full)
-                target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
-                left = min(left, max(0.0, target - r.in_session_steps(r.trained_steps() - r.restart_steps, full)))
+                kept = r.in_session_steps(r.trained_steps() - r.restart_steps, full)
+                left = min(left, max(0.0, self.rungs.goes_to(r, full) - kept))
             steps += r.in_session_steps(r.trained_steps(), full) + left
         # a run in flight may not have counted its launch yet (reserved, claimed): one more start-up each
         launches = sum(r.launches + (1 if r.active else 0) for r in runs)

@@ -147,11 +147,11 @@ class Halving(Scheduler):
                    for seeds, stop in self.unstarted_seeds(view))
 
     def unstarted_seeds(self, view: "SearchView", *, but: int | None = None) -> Iterator[tuple[list[int], int | None]]:
-        """:meth:`seeds_to_start` of every config that has some (``but`` left out)."""
-        for config in view.configs:
-            start = None if config.id == but else self.seeds_to_start(config, view)
-            if start is not None:
-                yield start
+        """:meth:`seeds_to_start` of every config that has some (``but`` left out), from the view's
+        ``unstarted`` (read once per view however many decisions ask)."""
+        for config_id, (seeds, rung) in view.unstarted.items():
+            if config_id != but:
+                yield list(seeds), self.stop_at(rung)
 
     def busy(self, view: "SearchView") -> bool:
         """A search run trains on some worker (a resume too), or a config is still open for a live one."""
@@ -173,16 +173,9 @@ class Halving(Scheduler):
 
     def seeds_to_start(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
         """(the seeds of open ``config`` with no run, the step they train to: its rung's), None when
-        it has none or it ended."""
-        if not config.open:
-            return None
-        by_seed = view.seed_runs(config.id)
-        missing = [i for i in range(view.seeds) if i not in by_seed]
-        if not missing or view.places[config.id].finished:
-            return None
-        rung = max((self.rungs.rung_of(r.pause_step or r.last_step, r.own_steps()) for r in by_seed.values()),
-                   default=0)
-        return missing, self.stop_at(max(0, rung))
+        it has none or it ended (``SearchView.unstarted``)."""
+        start = view.unstarted.get(config.id)
+        return None if start is None else (list(start[0]), self.stop_at(start[1]))
 
     def unpaid(self, config: "ConfigRow", view: "SearchView") -> bool:
         """``config`` has seeds without a run (an interrupted one's slot) that the budget cannot pay to train."""
@@ -215,9 +208,7 @@ class Halving(Scheduler):
         trained = run.in_session_steps(run.trained_steps(), full)
         if not run.active:
             return trained
-        start = run.in_session_steps(run.pause_step, full)
-        target = next((step for step in self.rungs.steps if step > start + 1e-9), full)
-        return max(trained, target + run.in_session_steps(run.restart_steps, full))
+        return max(trained, self.rungs.goes_to(run, full) + run.in_session_steps(run.restart_steps, full))
 
     def reach(self, to_rung: int) -> int:
         """:meth:`reach_step` of a launch asked to train to ``to_rung``."""

@@ -28,12 +28,11 @@ the export (:func:`image_parts`), the front, trust and Compare (:func:`scores_at
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bracket.judge.base import JudgeResult
+from bracket.judge.base import JudgeResult, finite_number
 from bracket.judge.image_judges import IMAGE_JUDGES, score_figures
 from bracket.judge.preference import NAME as PREFERENCE
 from bracket.judge.preference import score_preference, win_shares
@@ -51,12 +50,6 @@ SHORT = {"likeness": "likeness", "prompt_following": "prompt", "image_quality": 
          PREFERENCE: "preference"}
 
 
-def _finite(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def _record(run: Mapping[str, Any]) -> Mapping[str, Any]:
     record = (run.get("judges") or {}).get(RECORD)
     return record if isinstance(record, Mapping) else {}
@@ -65,7 +58,7 @@ def _record(run: Mapping[str, Any]) -> Mapping[str, Any]:
 def _scores(item: Any) -> dict[str, float]:
     if not isinstance(item, Mapping):
         return {}
-    return {judge: value for judge in IMAGE_JUDGES if (value := _finite(item.get(judge))) is not None}
+    return {judge: value for judge in IMAGE_JUDGES if (value := finite_number(item.get(judge))) is not None}
 
 
 def image_parts(run: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
@@ -84,7 +77,7 @@ def image_parts(run: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
             scores = _scores(figures)
             count = figures.get("n_images")
             out[step] = {**{name: scores.get(name) for name in IMAGE_JUDGES},
-                         "n_images": int(count or 0) if _finite(count) is not None else 0}
+                         "n_images": int(count or 0) if finite_number(count) is not None else 0}
     return dict(sorted(out.items()))
 
 
@@ -111,7 +104,7 @@ def scores_at(run: Mapping[str, Any], step: int | None = None) -> tuple[int | No
 def _image_scores(item: Any) -> dict[str, float]:
     """An image's raw scores: the image judges', and the preference model's figure where it gave one."""
     scores = _scores(item)
-    preferred = _finite(item.get(PREFERENCE)) if isinstance(item, Mapping) else None
+    preferred = finite_number(item.get(PREFERENCE)) if isinstance(item, Mapping) else None
     return {**scores, PREFERENCE: preferred} if preferred is not None else scores
 
 
@@ -171,7 +164,7 @@ def _preference_table(run: Mapping[str, Any]) -> dict[int, dict[str, float]]:
     steps: dict[int, dict[str, float]] = {}
     for key, prompts in (table.items() if isinstance(table, Mapping) else ()):
         try:
-            found = {str(p): v for p, value in prompts.items() if (v := _finite(value)) is not None}
+            found = {str(p): v for p, value in prompts.items() if (v := finite_number(value)) is not None}
             if found:
                 steps[int(key)] = found
         except (AttributeError, TypeError, ValueError):

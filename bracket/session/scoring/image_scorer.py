@@ -26,7 +26,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +41,7 @@ from bracket.session.scoring.image_config import (
 from bracket.session.scoring.image_judges import RECORD
 from bracket.session.scoring.judge_worker import JudgeWorker
 from bracket.session.scoring.run_scores import verdicts_at
-from bracket.session.scoring.rung_verdicts import RungVerdicts, merge_judges, store_at_step
+from bracket.session.scoring.rung_verdicts import QueuedScorer, merge_judges, store_at_step
 from bracket.session.store import Store
 from bracket.trainer.prompts import SamplePrompt
 
@@ -154,7 +153,7 @@ def build_record(run: Mapping[str, Any], rows: Sequence[tuple[int, Path, SampleP
     return record
 
 
-class ImageScorer:
+class ImageScorer(QueuedScorer):
     """One background thread that scores finished runs (and runs paused at a rung) with the image
     judges' worker; ``on_scored`` is called once each run's figures are stored."""
 
@@ -162,6 +161,7 @@ class ImageScorer:
                  prompts: Sequence[SamplePrompt], references: Sequence[Path],
                  on_scored: Callable[[], None] | None = None, *,
                  reference_note: Mapping[str, Any] | None = None) -> None:
+        super().__init__("bracket-image-judges")
         self.store, self.session, self.config, self.on_scored = store, session, config, on_scored
         self.prompts = list(prompts)
         self.references = [str(p) for p in references]
@@ -173,9 +173,6 @@ class ImageScorer:
         self.folder = Path(folder)
         self.cache = FigureCache(self.folder / "views" / "image_judges.json")
         self._context = json.dumps([config.digest(), self.references])
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bracket-image-judges")
-        self._futures: list[Future] = []
-        self._rungs = RungVerdicts()
         self._lock = threading.Lock()
         #: seconds the last job took loading models and scoring, its memory, and how many times the
         #: worker has loaded models (for the bench and the log)
@@ -184,29 +181,9 @@ class ImageScorer:
         #: the session's one worker process, started on the first job (``judge_worker``)
         self.worker = JudgeWorker(python, self.folder / "logs" / "image-judges.log")
 
-    def submit(self, run_id: int) -> None:
-        self._futures.append(self._pool.submit(self._score, run_id))
-
-    def submit_rung(self, run_id: int) -> None:
-        future = self._pool.submit(self._score_rung, run_id)
-        self._futures.append(future)
-        self._rungs.add(future)
-
-    def wait_rungs(self, timeout: float, stop: Callable[[], bool] = lambda: False) -> bool:
-        return self._rungs.wait(timeout, stop)
-
-    def rungs_pending(self) -> bool:
-        return self._rungs.pending()
-
-    def settle(self, timeout: float | None = None) -> bool:
-        """Wait (at most ``timeout``) for everything queued so far; the worker stays for more. Whether
-        all of it is done."""
-        return not wait(self._futures, timeout=timeout).not_done
-
     def drain(self, timeout: float | None = None) -> None:
         """Wait (at most ``timeout``) for the queued scoring, then stop the thread and end the worker."""
-        wait(self._futures, timeout=timeout)
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        super().drain(timeout)
         self.worker.close()
 
     # -- the work (on the scorer's thread) ---------------------------------------------------

@@ -7,14 +7,17 @@ kept as ``judges["at_step"][str(step)][judge]`` (:func:`store_at_step`), which
 ``bracket.session.loop.rung_scores`` reads for that step, also after the run went on.
 :class:`RungVerdicts` is each scorer's list of verdicts still being judged; the halving loop
 waits for all of them, bounded (:func:`wait_all`), before it decides the next promotion.
+:class:`QueuedScorer` is the one background thread of the scorers that judge samples (the VLM,
+the image judges): what they queue, wait for and drain.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol
 
 from bracket.session.scoring.run_scores import AT_STEP
@@ -69,6 +72,51 @@ class RungVerdicts:
             if not waiting or left <= 0 or stop():
                 return not waiting
             wait(waiting, timeout=min(1.0, left))
+
+
+class QueuedScorer(ABC):
+    """A scorer's one background thread (named ``thread``): a finished run queued by :meth:`submit`
+    (its :meth:`_score`), one paused at a rung by :meth:`submit_rung` (its :meth:`_score_rung`, a
+    verdict :meth:`wait_rungs` waits for), everything queued waited for by :meth:`settle` and at the
+    search's end by :meth:`drain`."""
+
+    def __init__(self, thread: str) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread)
+        self._futures: list[Future] = []
+        self._rungs = RungVerdicts()
+
+    @abstractmethod
+    def _score(self, run_id: int) -> None: ...
+
+    @abstractmethod
+    def _score_rung(self, run_id: int) -> None: ...
+
+    def submit(self, run_id: int) -> None:
+        self._futures.append(self._pool.submit(self._score, run_id))
+
+    def submit_rung(self, run_id: int) -> None:
+        """Queue the judging of a paused run's samples at its pause step."""
+        future = self._pool.submit(self._score_rung, run_id)
+        self._futures.append(future)
+        self._rungs.add(future)
+
+    def wait_rungs(self, timeout: float, stop: Callable[[], bool] = lambda: False) -> bool:
+        """Wait (at most ``timeout`` seconds, not past ``stop()``) for the queued rung verdicts;
+        whether they are all stored (:meth:`RungVerdicts.wait`)."""
+        return self._rungs.wait(timeout, stop)
+
+    def rungs_pending(self) -> bool:
+        return self._rungs.pending()
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait (at most ``timeout``) for everything queued so far; the thread stays for more. Whether
+        all of it is done."""
+        return not wait(self._futures, timeout=timeout).not_done
+
+    def drain(self, timeout: float | None = None) -> None:
+        """Wait (at most ``timeout``) for the queued scoring (at the end of a session), then stop the thread."""
+        wait(self._futures, timeout=timeout)
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 class RungScorer(Protocol):

@@ -30,7 +30,7 @@ from bracket.session.scoring.run_scores import (
     sampler_history,
     score_runs,
 )
-from bracket.session.scoring.sampler_values import sampler_values
+from bracket.session.scoring.sampler_values import Reading, taste_readings
 from bracket.session.scoring.summaries import SUMMARY_FILE, KeptSummaries
 from bracket.session.search_settings import SearchSettings
 from bracket.session.store import Store
@@ -97,12 +97,18 @@ class Scoreboard:
                                self.space, rated_configs(runs, scores), diverged_configs(runs, scores),
                                config_losses(runs, scores))
 
+    def readings(self, runs: list[dict[str, Any]], scores: dict[int, RunScore],
+                 configs: list[dict[str, Any]]) -> dict[int, Reading]:
+        """Config id -> what the sampler sees of it, with its spread (``taste_readings``: the person's
+        verdicts and their predictions once a run is judged), from search ``runs``, their ``scores``
+        and the search ``configs``; a search of full runs and a halving search's full-length configs
+        alike ("Next unrated" and a rating's effect read them too)."""
+        return taste_readings(runs, scores, {c["id"]: self.space.searched_params(c["params"]) for c in configs})
+
     def sampler_values(self, runs: list[dict[str, Any]], scores: dict[int, RunScore],
                        configs: list[dict[str, Any]]) -> dict[int, float]:
-        """Config id -> the value the sampler sees for it (``sampler_values``: the person's verdicts
-        and their predictions once a run is judged), from search ``runs``, their ``scores`` and the
-        search ``configs``; a search of full runs and a halving search's full-length configs alike."""
-        return sampler_values(runs, scores, {c["id"]: self.space.searched_params(c["params"]) for c in configs})
+        """Config id -> the value the sampler sees for it: :meth:`readings`' values."""
+        return {cid: reading.value for cid, reading in self.readings(runs, scores, configs).items()}
 
     # -- human input ------------------------------------------------------------------
     def add_rating(self, run_id: int, value: float, prompt_index: int | None = None,

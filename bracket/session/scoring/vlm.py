@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from bracket import settings as app_settings
 from bracket.judge.base import JudgeResult
 from bracket.judge.vlm import VlmConfig, VlmJudge, is_video
 from bracket.session.scoring.run_scores import judge_record, verdicts_at
-from bracket.session.scoring.rung_verdicts import RungVerdicts, merge_judges, store_at_step
+from bracket.session.scoring.rung_verdicts import QueuedScorer, merge_judges, store_at_step
 from bracket.session.scoring.samples import image_problem
 from bracket.session.store import Store
 from bracket.trainer.prompts import SamplePrompt
@@ -93,35 +92,16 @@ def sample_problem(path: Path) -> str | None:
     return image_problem(path)
 
 
-class VlmScorer:
+class VlmScorer(QueuedScorer):
     """One background thread that scores finished runs (and runs paused at a rung) with the VLM
     judge; ``on_scored`` is called (in that thread) once each run's scores are all stored
     (``Session.changed``)."""
 
     def __init__(self, store: Store, session: str, config: VlmConfig, prompts: list[SamplePrompt],
                  on_scored: Callable[[], None] | None = None) -> None:
+        super().__init__("bracket-vlm")
         self.store, self.session, self.prompts, self.on_scored = store, session, prompts, on_scored
         self.judge = VlmJudge(config)
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bracket-vlm")
-        self._futures: list[Future] = []
-        self._rungs = RungVerdicts()
-
-    def submit(self, run_id: int) -> None:
-        self._futures.append(self._pool.submit(self._score, run_id))
-
-    def submit_rung(self, run_id: int) -> None:
-        """Queue the judging of a paused run's samples at its pause step."""
-        future = self._pool.submit(self._score_rung, run_id)
-        self._futures.append(future)
-        self._rungs.add(future)
-
-    def wait_rungs(self, timeout: float, stop: Callable[[], bool] = lambda: False) -> bool:
-        """Wait (at most ``timeout`` seconds, not past ``stop()``) for the queued rung verdicts;
-        whether they are all stored (:meth:`RungVerdicts.wait`)."""
-        return self._rungs.wait(timeout, stop)
-
-    def rungs_pending(self) -> bool:
-        return self._rungs.pending()
 
     def _verdict(self, run: dict[str, Any], step: int | None = None) -> tuple[JudgeResult, dict[str, Any]]:
         """The judge's result on ``run``'s samples of ``step`` (its last sampled step when None),
@@ -172,7 +152,3 @@ class VlmScorer:
         if self.on_scored is not None:  # once per run, after its last write
             self.on_scored()
 
-    def drain(self, timeout: float | None = None) -> None:
-        """Wait for the queued scoring (at the end of a session), then stop the thread."""
-        wait(self._futures, timeout=timeout)
-        self._pool.shutdown(wait=False, cancel_futures=True)

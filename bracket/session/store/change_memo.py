@@ -10,7 +10,8 @@ under the change key they were computed with (:func:`change_key`: the store's ch
 marker, :meth:`Store.change_marker`, one query, and the session's judge weights), and drops all
 of a session's values at once when the key moves. What keeps its own, finer key (the app's
 snapshot, thumbnails) is a declared part of the session's entry (:data:`PARTS`,
-:meth:`ChangeMemo.part`), bounded itself and dropped with the session. Nothing is written onto
+:meth:`ChangeMemo.part`), bounded itself, kept across changes and dropped with the session (one
+entry a session holds both). Nothing is written onto
 the session object; the owner keeps the most recent :data:`MAX_SESSIONS` sessions. So a report
 that needs the standings three times scores the runs once.
 
@@ -54,18 +55,40 @@ def _session_key(session: "Session") -> tuple[str, str, int]:
     return (str(session.store.url), str(session.name), id(session))
 
 
+class _Entry:
+    """One session's kept values: those of one change key, and its declared parts (their own keys)."""
+
+    __slots__ = ("marker", "values", "parts")
+
+    def __init__(self) -> None:
+        #: the change key ``values`` were built with (None: none kept)
+        self.marker: tuple | None = None
+        self.values: dict[Hashable, Any] = {}
+        #: part name (:data:`PARTS`) -> the part, kept whatever the marker
+        self.parts: dict[str, Any] = {}
+
+
 class ChangeMemo:
     """Values derived from sessions' stores, each kept under the change key it was built with."""
 
     def __init__(self, sessions: int = MAX_SESSIONS) -> None:
         self.sessions = sessions
         self._lock = threading.Lock()
-        #: (store URL, session, object) -> (change key, {value key: value}), least recently used first
-        self._entries: OrderedDict[tuple[str, str, int], tuple[tuple, dict[Hashable, Any]]] = OrderedDict()
-        #: (store URL, session, object) -> {part name: part}, least recently used first
-        self._parts: OrderedDict[tuple[str, str, int], dict[str, Any]] = OrderedDict()
+        #: (store URL, session, object) -> its values and parts, least recently used first
+        self._entries: OrderedDict[tuple[str, str, int], _Entry] = OrderedDict()
         #: per thread: session -> the change key its outermost build in progress was keyed on
         self._building = threading.local()
+
+    def _entry(self, where: tuple[str, str, int]) -> _Entry:
+        """The entry of ``where`` (made when missing), now the most recently used; the oldest beyond
+        :attr:`sessions` dropped. Under the lock."""
+        entry = self._entries.get(where)
+        if entry is None:
+            entry = self._entries[where] = _Entry()
+        self._entries.move_to_end(where)
+        while len(self._entries) > self.sessions:
+            self._entries.popitem(last=False)
+        return entry
 
     def value(self, session: "Session", key: Hashable, build: Callable[[], T]) -> T:
         """``build()``, or the value it gave under the same :func:`change_key` of ``session``."""
@@ -74,10 +97,10 @@ class ChangeMemo:
         outer = building.get(where)
         marker = outer if outer is not None else change_key(session)
         with self._lock:
-            entry = self._entries.get(where)
-            if entry is not None and entry[0] == marker and key in entry[1]:
+            found = self._entries.get(where)
+            if found is not None and found.marker == marker and key in found.values:
                 self._entries.move_to_end(where)
-                return entry[1][key]
+                return found.values[key]
         building[where] = marker
         try:
             value = build()
@@ -85,12 +108,10 @@ class ChangeMemo:
             if outer is None:
                 del building[where]
         with self._lock:
-            entry = self._entries.get(where)
-            if entry is None or entry[0] != marker:
-                entry = self._entries[where] = (marker, {})
-            entry[1][key] = value
-            self._entries.move_to_end(where)
-            self._bound(self._entries)
+            entry = self._entry(where)
+            if entry.marker != marker:
+                entry.marker, entry.values = marker, {}
+            entry.values[key] = value
         return value
 
     def part(self, session: "Session", name: str, make: Callable[[], T]) -> T:
@@ -98,45 +119,39 @@ class ChangeMemo:
         while the session is among the :attr:`sessions` most recently used, whatever the marker."""
         if name not in PARTS:
             raise KeyError(f"{name!r} is not a declared part of the change memo (PARTS)")
-        where = _session_key(session)
         with self._lock:
-            parts = self._parts.get(where)
-            if parts is None:
-                parts = self._parts[where] = {}
-            self._parts.move_to_end(where)
+            parts = self._entry(_session_key(session)).parts
             if name not in parts:
                 parts[name] = make()
-            self._bound(self._parts)
             return parts[name]
 
     def sizes(self) -> tuple[int, int]:
         """(sessions with values kept, sessions with parts kept): each at most :attr:`sessions`."""
         with self._lock:
-            return len(self._entries), len(self._parts)
-
-    def _bound(self, table: OrderedDict) -> None:
-        while len(table) > self.sessions:
-            table.popitem(last=False)
+            entries = list(self._entries.values())
+        return sum(1 for e in entries if e.values), sum(1 for e in entries if e.parts)
 
     def peek(self, session: "Session", key: Hashable) -> Any:
         """The value kept for ``key`` if it is still current, else None (nothing is built)."""
         with self._lock:
             entry = self._entries.get(_session_key(session))
-        if entry is None or key not in entry[1]:
-            return None
-        return entry[1][key] if entry[0] == change_key(session) else None
+            if entry is None or key not in entry.values:
+                return None
+            marker, value = entry.marker, entry.values[key]
+        return value if marker == change_key(session) else None
 
     def forget(self, session: "Session") -> None:
         """Drop every value kept for ``session`` (e.g. after an in-place edit the marker cannot see); its
         parts keep their own keys (the snapshot's ``invalidate``)."""
         with self._lock:
-            self._entries.pop(_session_key(session), None)
+            entry = self._entries.get(_session_key(session))
+            if entry is not None:
+                entry.marker, entry.values = None, {}
 
     def drop(self, session: "Session") -> None:
         """The session is closed: drop its values and its parts (nothing keeps it in memory)."""
         with self._lock:
             self._entries.pop(_session_key(session), None)
-            self._parts.pop(_session_key(session), None)
 
 
 #: the one owner of store-derived values in this process
