@@ -127,3 +127,17 @@ def wait_answered(page: Any, since: int = 0, at_least: int = 0) -> int:
     has finished every event the page sent; the number sent after ``since``."""
     page.wait_for_function(ANSWERED, arg=[since, at_least], polling=100, timeout=ROUND_TRIP_MS)
     return events_sent(page) - since
+
+
+def press_start(page: Any) -> None:
+    """Press *Start search* and wait for the Search tab it brings up (the session is made and the
+    trainer's python probed first: past a minute on a loaded machine); a failure says what Setup's
+    message line says (a refusal's words)."""
+    from playwright.sync_api import expect
+
+    page.locator("#bk-start").click()
+    try:
+        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=LOAD_MS)
+    except AssertionError as error:
+        said = page.locator("#bk-start-status").inner_text()
+        raise AssertionError(f"Start did not bring up the Search tab; Setup's message: {said!r}") from error

@@ -27,7 +27,7 @@ import pytest
 from PIL import Image
 
 from tests.fakes import install_inventory_scripts, make_fake_python
-from tests.fakes.browser_page import ARGS, CHROMIUM, open_app
+from tests.fakes.browser_page import ARGS, CHROMIUM, open_app, press_start
 from tests.ui.conftest import launch_app
 from tests.ui.test_preset_switch_browser import DEMO, FLUX, SDXL, pick_preset
 
@@ -131,8 +131,7 @@ def test_sdxl_lora_journey_through_start_compare_results_and_export(tmp_path):
             page.locator(box).fill(value)
             page.locator(box).press("Tab")
         expect(page.locator("#bk-plan")).to_contain_text("= 3 configs × 1 seed — plan: baseline, 2 curated")
-        page.locator("#bk-start").click()
-        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        press_start(page)
         # Compare opened while the search runs: its runs arrive in the list without a click (item 6)
         page.get_by_role("tab", name="Compare").click()
         expect(page.locator("#bk-progress")).to_contain_text("3 / 3 runs", timeout=150_000)
@@ -233,8 +232,7 @@ def test_zimage_lora_journey_through_start_and_the_first_grid(tmp_path):
             page.locator(box).fill(value)
             page.locator(box).press("Tab")
         expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed")
-        page.locator("#bk-start").click()
-        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        press_start(page)
         page.get_by_role("tab", name="Compare").click()
         expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=150_000)
         page.locator("#bk-next-unrated").click()
@@ -270,8 +268,7 @@ def test_axolotl_lora_journey_through_start_and_the_first_grid(tmp_path):
             page.locator(box).fill(value)
             page.locator(box).press("Tab")
         expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed")
-        page.locator("#bk-start").click()
-        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        press_start(page)
         page.get_by_role("tab", name="Compare").click()
         expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=200_000)
         page.locator("#bk-next-unrated").click()

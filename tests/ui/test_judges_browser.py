@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.fakes import FAKE_TRAINER
-from tests.fakes.browser_page import ARGS, CHROMIUM, open_app
+from tests.fakes.browser_page import ARGS, CHROMIUM, open_app, press_start
 from tests.fakes.image_judges import plant_image_judges
 
 pytestmark = [
@@ -49,8 +49,7 @@ def test_results_shows_the_front_and_trust_and_compare_orders_by_a_judge(demo_ap
         script.press("Tab")
         page.locator("#bk-budget input").fill("4")
         page.locator("#bk-budget input").press("Tab")
-        page.locator("#bk-start").click()
-        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        press_start(page)
         expect(page.locator("#bk-progress")).to_contain_text("4 / 4 runs", timeout=180_000)
         expect(page.locator("#bk-status")).to_contain_text("finished")
         planted = plant(demo_app.runs_dir)

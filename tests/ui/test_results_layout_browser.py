@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes import FAKE_TRAINER
-from tests.fakes.browser_page import ARGS, CHROMIUM, open_app
+from tests.fakes.browser_page import ARGS, CHROMIUM, open_app, press_start
 
 pytestmark = [
     pytest.mark.slow,
@@ -45,8 +45,7 @@ def test_trial_columns_fit_1280_px_and_results_shows_each_section_once(demo_app,
         script.press("Tab")
         page.locator("#bk-budget input").fill("7")  # a short search (the confirmation box follows it: 0)
         page.locator("#bk-budget input").press("Tab")
-        page.locator("#bk-start").click()
-        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        press_start(page)
         expect(page.locator("#bk-progress")).to_contain_text("7 / 7 runs", timeout=180_000)
         expect(page.locator("#bk-status")).to_contain_text("finished")
         trials = page.locator("#bk-trials")
