@@ -49,6 +49,9 @@ def test_results_shows_the_front_and_trust_and_compare_orders_by_a_judge(demo_ap
         script.press("Tab")
         page.locator("#bk-budget input").fill("4")
         page.locator("#bk-budget input").press("Tab")
+        # the confirmation box follows the typed budget (0 below 8 configs): Start pressed before it has
+        # read the default budget's 4 and refused ("leave less than one config of the budget")
+        expect(page.locator("#bk-confirm input")).to_have_value("0")
         press_start(page)
         expect(page.locator("#bk-progress")).to_contain_text("4 / 4 runs", timeout=180_000)
         expect(page.locator("#bk-status")).to_contain_text("finished")
