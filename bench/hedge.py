@@ -61,6 +61,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "bracket@bracket-held": {"hedge": HedgeRule(bracket_held=True)},
     "bracket@no-probe": {"hedge": HedgeRule(probe_decades=0)},
     "bracket@uniform": {"hedge": HedgeRule(families=False)},
+    "bracket@no-cut": {"hedge": HedgeRule(diverged_cut=False)},
     "bracket@no-confirm": {"confirm": 0},
     "bracket@best-step": {"value": "best-step"},
 }

@@ -57,6 +57,8 @@ MODES = ("control", "rated")
 #: the most any rating rule can give this search (its trials ÷ control is the ceiling)
 ORACLE = "oracle"
 WEIGHTS = {"loss": 1.0, "human": 2.0}
+#: the rated sessions without the focus draws (opt-in, ``--no-focus``): what the rule adds, same seeds
+NO_FOCUS = "rated@no-focus"
 
 
 def _land(name: str) -> Landscape:
@@ -129,11 +131,12 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
     from bracket.app.rating_queue import rate_next
     from bracket.judge.informative import candidates_from_standings, informative_pairs
     from bracket.search.controller import SearchController
+    from bracket.search.rated_focus import DEFAULT_RULE as FOCUS_RULE
     from bracket.search.warm_order import order_warm_start
     from bracket.session.create import fit_warm_start
     from bracket.session.scoring import score_runs
     from bracket.session.scoring.run_scores import config_values, rated_configs, sampler_history
-    from bracket.session.scoring.sampler_values import sampler_values, taste_readings
+    from bracket.session.scoring.sampler_values import config_measured, sampler_values, taste_readings
     from bracket.standings import build_standings
 
     started = time.time()
@@ -156,9 +159,11 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
         values = sampler_values(runs, scores, {c["id"]: c["params"] for c in configs})
         if mode == ORACLE:
             values = {c["id"]: min(1.0, taste.value(c["full"]) / best_taste - 1.0) for c in configs}
-        return sampler_history(configs, values, space, rated=rated_configs(runs, scores))
+        return sampler_history(configs, values, space, rated=rated_configs(runs, scores),
+                               measured=config_measured(runs, scores))
 
-    controller = SearchController(study=study, space=space, seed=seed, history=history)
+    focus = None if mode == NO_FOCUS else FOCUS_RULE
+    controller = SearchController(study=study, space=space, seed=seed, history=history, focus=focus)
     noise = random.Random(seed)
     rater = random.Random(seed + 1)
     best_taste = taste_optimum(space, taste)
@@ -168,7 +173,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
 
     p_round, per_round = RATERS[rater_kind]
     for trial in range(1, budget + 1):
-        if mode == "rated" and trial > 1 and runs:
+        if mode in ("rated", NO_FOCUS) and trial > 1 and runs:
             if rater.random() < p_round:
                 table = standings()
                 readings = taste_readings(runs, state["scores"], {c["id"]: c["params"] for c in configs})
@@ -193,7 +198,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
         true = quality(config, taste.loss)
         diverged = diverges(config, taste.loss)
         observed = true * (1.0 + noise.gauss(0.0, taste.loss.noise))
-        configs.append({"id": trial, "name": f"t{trial}", "stage": "search", "kind": proposal.kind,
+        configs.append({"id": trial, "name": proposal.name, "stage": "search", "kind": proposal.kind,
                         "trial_number": proposal.trial_number, "status": "done",
                         "params": space.searched_params(config), "full": config})
         runs.append({"id": trial, "config_id": trial, "stage": "search", "kind": "search", "status": "done",
@@ -221,7 +226,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
             "pick_rating": tastes[pick_rating - 1] / tried_best if pick_rating else None,
             "ratings": len(ratings), "pairs": len(comparisons),
             "given": {str(r["run_id"]): r["value"] for r in ratings},
-            "order": order, "params": [c["params"] for c in configs]}
+            "order": order, "params": [c["params"] for c in configs], "names": [c["name"] for c in configs]}
 
 
 def trials_to_optimum(record: dict[str, Any]) -> int:
@@ -244,7 +249,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for taste in dict.fromkeys(r["taste"] for r in records):
         row: dict[str, Any] = {"story": TASTES[taste].story if taste in TASTES else ""}
-        for mode in (*MODES, ORACLE):
+        for mode in (*MODES, NO_FOCUS, ORACLE):
             mine = [r for r in records if r["taste"] == taste and r["mode"] == mode]
             if not mine:
                 continue
@@ -260,23 +265,28 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
                          "ratings": statistics.fmean(r["ratings"] for r in mine)}
         if "control" in row and "rated" in row:
             row["trials_ratio"] = row["rated"]["median_trials"] / row["control"]["median_trials"]
+        if "control" in row and NO_FOCUS in row:
+            row["no_focus_ratio"] = row[NO_FOCUS]["median_trials"] / row["control"]["median_trials"]
         if "control" in row and ORACLE in row:
             row["oracle_ratio"] = row[ORACLE]["median_trials"] / row["control"]["median_trials"]
         out[taste] = row
     ratios = [r["trials_ratio"] for r in out.values() if "trials_ratio" in r]
     if ratios:
         out["geometric_mean_trials_ratio"] = math.exp(statistics.fmean(math.log(x) for x in ratios))
+    ratios = [r["no_focus_ratio"] for r in out.values() if isinstance(r, dict) and "no_focus_ratio" in r]
+    if ratios:
+        out["geometric_mean_no_focus_ratio"] = math.exp(statistics.fmean(math.log(x) for x in ratios))
     return out
 
 
 def run(*, repetitions: int = 10, budget: int = 24, seed_offset: int = 0, workers: int = 0,
         tastes: list[str] | None = None, rater: str = "busy", results_dir=None, log=print,
-        oracle: bool = False) -> dict[str, Any]:
+        oracle: bool = False, no_focus: bool = False) -> dict[str, Any]:
     """Every (taste, mode, repetition); writes ``preset_steering-<rater>.json`` and returns it.
     ``oracle``: the perfect rater's sessions too (:data:`ORACLE`)."""
     started = time.time()
     tasks = [(t, m, rep, budget, seed_offset, rater) for rep in range(repetitions) for t in (tastes or list(TASTES))
-             for m in (*MODES, ORACLE) if oracle or m != ORACLE]
+             for m in (*MODES, NO_FOCUS, ORACLE) if (oracle or m != ORACLE) and (no_focus or m != NO_FOCUS)]
     records = common.run_sessions(f"preset_steering-{rater}", tasks, run_session, workers=workers, workdir=False,
                                   results_dir=results_dir, log=log)
     data = {"plan": {"repetitions": repetitions, "budget": budget, "seed_offset": seed_offset, "rater": rater},
@@ -317,13 +327,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=None, help="folder for the JSON (default bench/results)")
     parser.add_argument("--oracle", action="store_true",
                         help="also the perfect rater's sessions (the sampler sees the taste itself): the ceiling")
+    parser.add_argument("--no-focus", action="store_true",
+                        help="also the rated sessions without the focus draws (bracket.search.rated_focus), same seeds")
     args = parser.parse_args(argv)
     data = run(repetitions=args.repetitions, budget=args.budget, seed_offset=args.seed_offset, workers=args.workers,
-               tastes=args.taste, rater=args.rater, results_dir=args.results, oracle=args.oracle)
+               tastes=args.taste, rater=args.rater, results_dir=args.results, oracle=args.oracle,
+               no_focus=args.no_focus)
     print(table(data["summary"]))
     if "geometric_mean_trials_ratio" in data["summary"]:
         print(f"geometric mean of rated ÷ control trials: {data['summary']['geometric_mean_trials_ratio']:.2f}")
+    if "geometric_mean_no_focus_ratio" in data["summary"]:
+        print(f"the same without focus draws: {data['summary']['geometric_mean_no_focus_ratio']:.2f}")
     for taste, row in data["summary"].items():
+        if isinstance(row, dict) and NO_FOCUS in row:
+            mine = row[NO_FOCUS]
+            print(f"without focus draws, {taste}: winner ≤ 5 % {mine['pick_within_5pct']}/{mine['sessions']}, "
+                  f"{mine['median_trials']:g} trials, ÷ control {row['no_focus_ratio']:.2f}")
         if isinstance(row, dict) and "oracle_ratio" in row:
             print(f"perfect rater, {taste}: {row[ORACLE]['median_trials']:g} trials, "
                   f"÷ control {row['oracle_ratio']:.2f}")

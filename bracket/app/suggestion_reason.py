@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.app.places import ordinal, rank
 from bracket.search.hedge import NAME_PREFIX as HEDGE_PREFIX
+from bracket.search.rated_focus import NAME_PREFIX as FOCUS_PREFIX
 from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import PAST_KIND, stored_kind
@@ -166,6 +167,9 @@ def origin(kind: str, name: str, source: str, *, algorithm: str = "tpe", seen: i
         return (f"a **hedge draw** after {seen} scored configs: the warm start's first configs scored alike (a flat "
                 "landscape), so the search explores the whole space — the optimizer family tried least, the rest "
                 "at random.")
+    if name.startswith(FOCUS_PREFIX):
+        return (f"a **focus draw** after {seen} scored configs: your ratings disagree with the loss, so the search "
+                "tries the config you rated best with its step moved and one other knob changed.")
     if algorithm == "random":
         return f"sampled **at random** (the search's algorithm), after {seen} scored configs."
     if seen < n_startup:

@@ -9,8 +9,10 @@ optimizer and effective step with its other knobs spread (:mod:`bracket.search.s
 ``search``, named ``shape-N``; not with random search) — then Optuna's TPE (or random search)
 for the rest of the budget. Two rules widen TPE's good set from Optuna's 10 % to 25 %: for ten
 proposals once the warm start is beaten (:mod:`bracket.search.explore`), and for good once a
-person has rated a run (:data:`WIDE_GAMMA_FRACTION`). A warm start that reads flat is cut
-short (:mod:`bracket.search.hedge`): one probe along its rates' slope, hedge draws, then TPE.
+person has rated a run (:data:`WIDE_GAMMA_FRACTION`). Ratings that disagree with the loss bring
+focus draws (:mod:`bracket.search.rated_focus`). A warm start that reads flat is cut
+short (:mod:`bracket.search.hedge`): a probe, hedge draws, then TPE; a diverged baseline
+skips other families' curated configs.
 
 Warm-start configs are *enqueued* into the session's Optuna study when the session is
 created, so that several workers sharing one study on PostgreSQL pop each of them exactly
@@ -45,10 +47,14 @@ from bracket.search.explore import DEFAULT_RULE, ExploreRule, explore_now
 from bracket.search.hedge import DEFAULT_RULE as HEDGE_RULE
 from bracket.search.hedge import NAME_PREFIX as HEDGE_PREFIX
 from bracket.search.hedge import SOURCE as HEDGE_SOURCE
-from bracket.search.hedge import HedgeRule, hedge_draw, hedge_explores, hedge_probe, hedge_verdict
+from bracket.search.hedge import HedgeRule, hedge_cut, hedge_draw, hedge_explores, hedge_probe, hedge_verdict
 from bracket.search.lr_bracket import DEFAULT_RULE as BRACKET_RULE
 from bracket.search.lr_bracket import KIND as BRACKET_KIND
 from bracket.search.lr_bracket import next_bracket
+from bracket.search.rated_focus import DEFAULT_RULE as FOCUS_RULE
+from bracket.search.rated_focus import NAME_PREFIX as FOCUS_PREFIX
+from bracket.search.rated_focus import SOURCE as FOCUS_SOURCE
+from bracket.search.rated_focus import FocusRule, focus_draw
 from bracket.search.shapes import DEFAULT_RULE as SHAPES_RULE
 from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX
 from bracket.search.shapes import SOURCE as SHAPE_SOURCE
@@ -183,7 +189,7 @@ class SearchController:
                  rated_gamma: bool = True, bracket_rule: str = BRACKET_RULE, skip_diverged: bool = True,
                  shapes: ShapeRule | None = SHAPES_RULE, note: Callable[[str], None] = lambda text: None,
                  describe: Callable[[Proposal], str] | None = None, hedge: HedgeRule | None = HEDGE_RULE,
-                 model: str = DEFAULT_MODEL) -> None:
+                 model: str = DEFAULT_MODEL, focus: FocusRule | None = FOCUS_RULE) -> None:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}")
         if model not in MODELS:
@@ -230,7 +236,11 @@ class SearchController:
                 self._draw = (HEDGE_PREFIX, HEDGE_SOURCE)
                 return hedge_draw(seen, space, hedge, session_seed)
             self._draw = (SHAPE_PREFIX, SHAPE_SOURCE)
-            return shape_draw(seen, space, shapes, session_seed)
+            drawn = shape_draw(seen, space, shapes, session_seed)
+            if drawn is None:  # ratings that disagree with the loss: near the best-rated config
+                self._draw = (FOCUS_PREFIX, FOCUS_SOURCE)
+                drawn = focus_draw(seen, space, focus, session_seed)
+            return drawn
 
         #: the name prefix and source of the sampler's newest own draw (shape or hedge draw)
         self._draw = (SHAPE_PREFIX, SHAPE_SOURCE)
@@ -255,7 +265,8 @@ class SearchController:
             trial, proposal = self._ask()
             reason = None
             if proposal.kind in SKIPPABLE_KINDS:
-                verdict = hedge_verdict(self._history(), self._hedge)
+                verdict = hedge_verdict(self._history(), self._hedge) or hedge_cut(
+                    self._history(), proposal.kind, self.space.searched_params(proposal.config), self._hedge)
                 reason = f"skipped: {verdict}" if verdict else None
             if reason is None and self._skip_diverged and proposal.kind in SKIPPABLE_KINDS:
                 reason = skip_reason(self.space.searched_params(proposal.config), self._history(), self.space)

@@ -17,6 +17,9 @@ the whole space (:func:`hedge_explores`), each of the optimizer family tried lea
 loss, a halving session's rung views): no verdict. ``bracket_held`` (off by default) also
 stops when neither bracket side beat the best warm-start config.
 
+:func:`hedge_cut`: a baseline that diverged skips the waiting curated configs of other optimizer
+families, so the learning-rate bracket's rescue (the baseline a decade down) comes next.
+
 A pure function of the history, so a restart and every worker reach the same verdict. Why
 these numbers, and what it gains: docs/SEARCH.md, ``python -m bench hedge``
 (docs/BENCHMARKS.md §9).
@@ -24,7 +27,7 @@ these numbers, and what it gains: docs/SEARCH.md, ``python -m bench hedge``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from bracket.search.space import SearchSpace
 
 SEARCH_KIND = "search"
+BASELINE_KIND = "baseline"
+CURATED_KIND = "curated"
 #: a hedge draw is a config of kind ``search`` named ``hedge-N`` (N its trial number + 1)
 NAME_PREFIX = "hedge-"
 #: its origin, stored with its Optuna trial (the "why" of a config)
@@ -69,6 +74,11 @@ class HedgeRule:
     #: of ``python -m bench hedge``: 1.66 -> 0.89x plain TPE's compute, development seeds);
     #: False: uniform random draws
     families: bool = True
+    #: a baseline that diverged skips the curated configs of other optimizer families still waiting
+    #: (:func:`hedge_cut`): the next config is the bracket's rescue, the baseline a decade down.
+    #: ``python -m bench hedge``, rate-alpha-dim kind: 5 -> 2 trials (development seeds); §1's
+    #: ``sdxl-rate-low`` 5 -> 2, the other fourteen preset landscapes unchanged. False: trained as queued
+    diverged_cut: bool = True
 
 
 DEFAULT_RULE = HedgeRule()
@@ -200,3 +210,32 @@ def _bracket_held(history: Sequence[ScoredConfig], trained: Sequence[ScoredConfi
         return None
     return ("neither side of the learning-rate bracket beat the best warm-start config: its region is "
             "measured; the sampler explores the whole space instead of shape draws around it")
+
+
+def hedge_cut(history: Sequence[ScoredConfig], kind: str, params: Mapping[str, Any],
+              rule: HedgeRule | None = DEFAULT_RULE) -> str | None:
+    """Why the waiting warm-start config ``params`` (of ``kind``) is skipped although the warm start
+    does not read flat, or None: the baseline diverged and ``params`` is a curated config of
+    another optimizer family. The divergence says the rate the guides start from is too high for
+    this data; the learning-rate bracket answers by how much — the baseline a decade down
+    (:mod:`bracket.search.lr_bracket`), which comes next — while another family's curated config
+    is a bet on the family at the guides' settings (TPE still reaches every family). Configs of the
+    baseline's own family stay (a lower rate or another batch is what the rescue needs), and so do
+    earlier sessions' configs (kind ``past``: measured, not guessed)."""
+    from optuna.trial import TrialState
+
+    from bracket.search.lr_bracket import OPTIMIZER_KNOBS, optimizer_family
+
+    if rule is None or not rule.diverged_cut or kind != CURATED_KIND:
+        return None
+    baseline = next((h for h in history if h.kind == BASELINE_KIND), None)
+    if baseline is None or baseline.state != TrialState.COMPLETE or not baseline.diverged:
+        return None
+    name = next((k for k in OPTIMIZER_KNOBS if k in params and k in baseline.params), None)
+    if name is None:
+        return None
+    family = optimizer_family(str(baseline.params[name]))
+    if optimizer_family(str(params[name])) == family:
+        return None
+    return (f"the baseline diverged at its rate: its {family} family a decade lower comes first, "
+            f"not another family's curated config")

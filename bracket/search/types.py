@@ -55,6 +55,10 @@ class ScoredConfig:
     #: has none (no validation split, or not scored yet): what ``value`` normalises away, so a
     #: rule can tell how far apart two configs are (:mod:`bracket.search.hedge`)
     loss: float | None = None
+    #: its score from the measured parts other than a person's verdict (the loss, automatic judges;
+    #: lower better, the mean over its runs), None when unknown: what a rule compares the
+    #: person's verdicts with (:mod:`bracket.search.rated_focus`)
+    measured: float | None = None
 
     @property
     def scored_value(self) -> float:

@@ -18,6 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from bracket.search.hedge import NAME_PREFIX as HEDGE_PREFIX
+from bracket.search.rated_focus import NAME_PREFIX as FOCUS_PREFIX
 from bracket.search.shapes import NAME_PREFIX as SHAPE_PREFIX
 from bracket.search.space import FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import PAST_KIND, WARM_START_KINDS, stored_kind
@@ -86,6 +87,8 @@ def short_reasons(configs: Sequence[Mapping[str, Any]], scores: Mapping[int, flo
             text = "shape draw: the best step, another shape"
         elif name.startswith(HEDGE_PREFIX):
             text = "hedge draw: the family tried least, the rest random"
+        elif name.startswith(FOCUS_PREFIX):
+            text = "focus draw: the config you rated best, one knob changed"
         elif algorithm == "random":
             text = f"random sample ({seen} scored before)"
         elif seen < n_startup:

@@ -33,7 +33,7 @@ from typing import Any
 
 from bracket.search.halving import Rungs
 from bracket.session.scoring.image_judges import image_steps
-from bracket.standings.evidence import evidence_order, own_verdict
+from bracket.standings.evidence import config_duels, evidence_order, own_rating, own_verdict
 from bracket.standings.headline import Headline, stage_headlines
 from bracket.standings.parts import mean_figures, score_parts
 from bracket.standings.quality import HeadlineReading
@@ -161,12 +161,13 @@ def _count(ratings: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[s
 
 
 def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunStanding],
-           searched: Any, curves: Mapping[int, Any] | None = None, rungs: Rungs | None = None) -> StageBoard:
+           searched: Any, curves: Mapping[int, Any] | None = None, rungs: Rungs | None = None,
+           comparisons: Sequence[Mapping[str, Any]] = ()) -> StageBoard:
     by_config: dict[int, list[RunStanding]] = {c["id"]: [] for c in configs}
     for run in runs:
         by_config.setdefault(run.config_id, []).append(run)
     info = {c["id"]: c for c in configs}
-    stats, summaries = _ranked(by_config, info)
+    stats, summaries = _ranked(by_config, info, config_duels(comparisons, {r.run_id: r.config_id for r in runs}))
     lines = stage_headlines(by_config, next((s.config_id for s in summaries
                                              if s.kind == "baseline" and by_config[s.config_id]), None))
     rows, rank = [], 0
@@ -195,8 +196,8 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
                                                   **alone))
 
 
-def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, Mapping[str, Any]]
-            ) -> tuple[StatsReport, list[Any]]:
+def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, Mapping[str, Any]],
+            duels: Mapping[tuple[int, int], float] | None = None) -> tuple[StatsReport, list[Any]]:
     """(the statistics the verdict rests on, the summaries in rank order): the full-length configs
     ranked first while one is scored, the lower-rung ones after them, the furthest rung first."""
     def scores(ids: Iterable[int]) -> StatsReport:
@@ -206,7 +207,7 @@ def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, M
                                        sum(1 for r in by_config[cid] if r.disqualified))
                           for cid in ids),
                          order=evidence_order(by_config, {cid: info.get(cid, {}).get("params") or {}
-                                                          for cid in by_config}))
+                                                          for cid in by_config}, duels))
     short = [cid for cid in by_config if not reached_full(info.get(cid, {}))]
     full = [cid for cid in by_config if cid not in short]
     if not short or not any(r.score is not None for cid in full for r in by_config[cid]):
@@ -270,13 +271,13 @@ def build_standings(runs: Sequence[Mapping[str, Any]], configs: Sequence[Mapping
             value, bool(getattr(score, "disqualified", False)), score_parts(score), rated.get(run["id"], 0),
             compared.get(run["id"], 0),
             str(((getattr(score, "details", None) or {}).get("loss") or {}).get("basis", "")), trained_steps(run),
-            verdict=own_verdict(score)))
+            verdict=own_verdict(score), rating=own_rating(score)))
     boards = {}
     for stage in STAGES:
         stage_configs = [c for c in configs if (c.get("stage") or "search") == stage]
         if stage_configs or standing.get(stage):
             boards[stage] = _board(stage, stage_configs, standing.get(stage, []), searched, (curves or {}).get(stage),
-                                   rungs)
+                                   rungs, comparisons)
     winner = next((w for stage in WINNER_STAGES if stage in boards and (w := _winner(boards[stage]))), None)
     humans = human_weight > 0 and bool(ratings)
     warnings = []

@@ -7,13 +7,12 @@ config the person never looked at is not "better looking" than one they rated be
 neighbours were rated well. So, as soon as a run of the stage has a **measured human part**
 (a rating or a blind choice; ``judged`` below), the stage is ordered by these rules:
 
-* **Among judged configs, the person's own verdict decides**: they rank by their human part
-  (the mean rating, moved by the blind choices — ``bracket.judge.human``), so the config they
-  rated best is first unless their blind choices say otherwise. Ratings are whole numbers, so
-  ties are common; a tie goes to the config whose *similar* judged configs the person rated
-  better (their human parts weighted by similarity, ``bracket.judge.neighbours``' kernel over
-  the params, the config itself included: one noisy 9 among 7s counts less than a 9 among 9s),
-  then to the combined score.
+* **Among judged configs, the person's own ratings decide**: they rank by their mean rating
+  (a config only compared, by its blind choices laid on the rating scale). A tie goes to the
+  config the **blind choices** favour (the human part), then to the one whose *similar* judged
+  configs were rated better (:func:`neighbourhood`), then to the combined score (the loss). A
+  config goes above one rated better only when it won :data:`OVERTURN_WINS` more blind choices
+  than it lost *between the two* and its human part is the better (docs/SCORING.md).
 * **An unjudged config ranks above a judged one only on measured evidence**: its estimated
   parts are taken at their worst (a rating of 1: what nobody has seen could be anything), and
   it goes above a judged config only when that worst case still beats the judged config's
@@ -39,6 +38,10 @@ from bracket.standings.parts import score_parts
 
 #: the judge whose measured part is a person's verdict
 HUMAN = "human"
+#: how many more blind choices between two configs one must win than lose to go above a config
+#: rated better: one choice is about as noisy as a rating point (the simulated rater of
+#: ``bench/preset_steering.py`` chooses the better of two configs 6 % apart 65 % of the time)
+OVERTURN_WINS = 2.0
 #: the worst value a part can take (lower is better): what an estimated part is counted as
 WORST = 1.0
 
@@ -57,6 +60,35 @@ def own_verdict(score: Any) -> float | None:
     if "pairwise_score" in details:
         return float(details["pairwise_score"])
     return None
+
+
+def own_rating(score: Any) -> float | None:
+    """A run's mean rating alone (normalised like its human part, lower is better; blind choices
+    left out), from its ``RunScore``; None when nobody rated it (or the human judge does not count)."""
+    details = ((getattr(score, "details", None) or {}).get("human") or {})
+    part = next((p for p in score_parts(score) if p.judge == HUMAN), None)
+    if part is None or part.estimated or not part.weight > 0 or "rating_score" not in details:
+        return None
+    return float(details["rating_score"])
+
+
+def config_duels(comparisons: Sequence[Mapping[str, Any]], config_of: Mapping[int, int]
+                 ) -> dict[tuple[int, int], float]:
+    """(winner config, loser config) -> how many more blind choices between the two configs' runs
+    the first won than lost (a tie half each way; only pairs with a positive balance)."""
+    wins: dict[tuple[int, int], float] = {}
+    for comparison in comparisons:
+        left, right = (config_of.get(run_id) if isinstance(run_id := comparison.get(side), int) else None
+                       for side in ("left_run_id", "right_run_id"))
+        if left is None or right is None or left == right:
+            continue
+        share = {"left": 1.0, "right": 0.0, "tie": 0.5}.get(str(comparison.get("winner")))
+        if share is None:
+            continue
+        wins[(left, right)] = wins.get((left, right), 0.0) + share
+        wins[(right, left)] = wins.get((right, left), 0.0) + 1.0 - share
+    return {pair: wins[pair] - wins.get((pair[1], pair[0]), 0.0) for pair in wins
+            if wins[pair] > wins.get((pair[1], pair[0]), 0.0)}
 
 
 def human_value(run: Any) -> float | None:
@@ -105,11 +137,34 @@ def neighbourhood(human: Mapping[int, float], params: Mapping[int, Mapping[str, 
     return {i: float(weights[k] @ values / weights[k].sum()) for k, i in enumerate(ids)}
 
 
-def evidence_order(runs_of: Mapping[int, Sequence[Any]], params_of: Mapping[int, Mapping[str, Any]] | None = None
-                   ) -> Callable[[list[Any]], list[Any]]:
+def _first(*values: float | None) -> float:
+    return next(v for v in values if v is not None)
+
+
+def _choices_say_otherwise(judged: list[Any], verdicts: Mapping[int, float],
+                           duels: Mapping[tuple[int, int], float]) -> list[Any]:
+    """``judged`` with each config moved above the highest config it beat in blind choices
+    between the two (:func:`config_duels`) when its human part is the better."""
+    if not duels:
+        return judged
+    order = list(judged)
+    for _ in range(len(order) ** 2):  # each move fixes a pair the choices decided; bounded all the same
+        move = next(((j, i) for j in range(len(order)) for i in range(j)
+                     if duels.get((order[j].config_id, order[i].config_id), 0.0) >= OVERTURN_WINS
+                     and verdicts[order[j].config_id] < verdicts[order[i].config_id]), None)
+        if move is None:
+            break
+        j, i = move
+        order.insert(i, order.pop(j))
+    return order
+
+
+def evidence_order(runs_of: Mapping[int, Sequence[Any]], params_of: Mapping[int, Mapping[str, Any]] | None = None,
+                   duels: Mapping[tuple[int, int], float] | None = None) -> Callable[[list[Any]], list[Any]]:
     """An ``order`` for :func:`bracket.stats.summarise`: the scored summaries (``config_id``,
     ``mean``, ``disqualified``, ``n``) in the order of the module docstring; ``runs_of`` maps a
-    config id to its runs, ``params_of`` to its params (for the tie between equal verdicts)."""
+    config id to its runs, ``params_of`` to its params (for the tie between equal verdicts),
+    ``duels`` the blind choices between two configs (:func:`config_duels`)."""
     def order(scored: list[Any]) -> list[Any]:
         human = {s.config_id: _mean([human_value(r) for r in runs_of.get(s.config_id, ())]) for s in scored}
         if all(h is None for h in human.values()):
@@ -118,9 +173,12 @@ def evidence_order(runs_of: Mapping[int, Sequence[Any]], params_of: Mapping[int,
         def tail(s: Any) -> tuple[Any, ...]:
             return (s.mean, s.disqualified, -s.n, s.config_id)
         verdicts = {cid: h for cid, h in human.items() if h is not None}
+        rating = {cid: _mean([getattr(r, "rating", None) for r in runs_of.get(cid, ())]) for cid in verdicts}
         around = neighbourhood(verdicts, params_of or {})
         judged = sorted((s for s in scored if human[s.config_id] is not None),
-                        key=lambda s: (round(verdicts[s.config_id], 9), round(around[s.config_id], 9), *tail(s)))
+                        key=lambda s: (round(_first(rating[s.config_id], verdicts[s.config_id]), 9),
+                                       round(verdicts[s.config_id], 9), round(around[s.config_id], 9), *tail(s)))
+        judged = _choices_say_otherwise(judged, verdicts, duels or {})
         worst = {s.config_id: _mean([worst_case(r) for r in runs_of.get(s.config_id, ())]) for s in scored}
         unjudged = sorted((s for s in scored if human[s.config_id] is None),
                           key=lambda s: (worst[s.config_id] if worst[s.config_id] is not None else s.mean, *tail(s)))

@@ -34,6 +34,8 @@ class RunStanding:
     headline: Headline | None = None
     #: the person's own verdict on it (``evidence.own_verdict``, lower better); None when not judged
     verdict: float | None = None
+    #: its mean rating alone on the same scale (``evidence.own_rating``); None when nobody rated it
+    rating: float | None = None
 
     @property
     def rated(self) -> bool:

@@ -9,7 +9,7 @@ import pytest
 
 from bench.preset_landscapes import diverges, quality, sample
 from bench.preset_search import preset_space, preset_trainer
-from bench.preset_steering import TASTES, run_session, summarise, table, taste_optimum, trials_to_optimum
+from bench.preset_steering import NO_FOCUS, TASTES, run_session, summarise, table, taste_optimum, trials_to_optimum
 
 
 @pytest.mark.parametrize("name", list(TASTES))
@@ -23,8 +23,8 @@ def test_every_taste_disagrees_with_the_loss(name):
 
 
 def test_a_short_rated_session_and_its_control_are_summarised():
-    records = [run_session("softer", mode, 0, 6) for mode in ("control", "rated", "oracle")]
-    control, rated, oracle = records
+    records = [run_session("softer", mode, 0, 6) for mode in ("control", "rated", "oracle", NO_FOCUS)]
+    control, rated, oracle, no_focus = records
     assert control["ratings"] == 0 and rated["ratings"] > 0
     assert len(rated["tastes"]) == 6 and min(rated["tastes"]) >= rated["taste_optimum"] * 0.999
     assert rated["pick"] >= 1.0 and 1 <= trials_to_optimum(rated) <= 7
@@ -33,3 +33,6 @@ def test_a_short_rated_session_and_its_control_are_summarised():
     # the perfect rater gives no ratings but steers by the taste itself: its ratio is the ceiling
     assert oracle["ratings"] == 0 and "oracle_ratio" in summary["softer"]
     assert "| softer |" in table(summary)
+    # the same rated session without the focus draws (bracket.search.rated_focus), side by side
+    assert no_focus["ratings"] > 0 and "no_focus_ratio" in summary["softer"]
+    assert not any(name.startswith("focus-") for name in no_focus["names"])

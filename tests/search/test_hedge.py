@@ -10,7 +10,7 @@ from optuna.trial import TrialState
 
 from bracket.search.configs import NamedConfig
 from bracket.search.controller import SearchController
-from bracket.search.hedge import HedgeRule, hedge_draw, hedge_explores, hedge_probe, hedge_verdict
+from bracket.search.hedge import HedgeRule, hedge_cut, hedge_draw, hedge_explores, hedge_probe, hedge_verdict
 from bracket.search.space import CategoricalKnob, FloatKnob, SearchSpace
 from bracket.search.types import ScoredConfig
 
@@ -165,6 +165,52 @@ def test_a_warm_start_that_disagrees_is_trained_as_before():
     assert not any(h.name.startswith("lr-lower-1e-05") for h in history)  # no hedge probe without a verdict
     without = _controller(history := [], hedge=None)
     assert [_train(without, history, v) for v in (1.0, 1.05, 1.1)] == ["baseline", "curated", "curated"]
+
+
+def _train_diverged(controller: SearchController, history: list[ScoredConfig]) -> ScoredConfig:
+    proposal = controller.next()
+    history.append(ScoredConfig(SPACE.searched_params(proposal.config), 3.0, TrialState.COMPLETE, proposal.kind,
+                                diverged=True, name=proposal.name, loss=3.0))
+    controller.finish(proposal.trial_number, 3.0)
+    return history[-1]
+
+
+def test_a_diverged_baseline_skips_other_families_curated_configs_so_the_rescue_comes_next():
+    history: list[ScoredConfig] = []
+    controller = _controller(history, skip_diverged=False)  # the divergence skip rule alone would keep c2
+    assert _train_diverged(controller, history).kind == "baseline"
+    names = [history[-1].name for value in (1.2, 2.0, 1.5) if _train(controller, history, value)]
+    # c1 and c3 (AdamW, the baseline's family) stay; c2 (Prodigy) is skipped; then the bracket, down
+    # (its family diverged at or below its best config's rate: a decade down, lr_bracket)
+    assert names == ["c1", "c3", "lr-lower-3e-05"] and history[-1].kind == "bracket"
+    pruned = controller.study.get_trials(states=(TrialState.PRUNED,))
+    assert [t.user_attrs["name"] for t in pruned] == ["c2"]
+    assert "baseline diverged" in pruned[0].user_attrs["bracket_note"]
+
+
+def test_without_the_cut_a_diverged_baseline_trains_the_warm_start_as_queued():
+    history: list[ScoredConfig] = []
+    controller = _controller(history, skip_diverged=False, hedge=HedgeRule(diverged_cut=False))
+    _train_diverged(controller, history)
+    assert [history[-1].name for v in (1.2, 2.0, 1.5) if _train(controller, history, v)] == ["c1", "c2", "c3"]
+
+
+PRODIGY = {"optimizer_type": "Prodigy", "learning_rate": 1e-4}
+
+
+@pytest.mark.parametrize("history, kind, params, cut", [
+    ([_done(3.0, "baseline", diverged=True)], "curated", PRODIGY, True),
+    ([_done(3.0, "baseline", diverged=True)], "curated", {"optimizer_type": "AdamW", "learning_rate": 1e-5}, False),
+    ([_done(3.0, "baseline", diverged=True)], "past", PRODIGY, False),  # an earlier session's config: measured
+    ([_done(1.0, "baseline")], "curated", PRODIGY, False),  # the baseline trained
+    ([_done(None, "baseline", state=RUNNING)], "curated", PRODIGY, False),  # not known yet
+    ([_done(1.0, "baseline"), _done(3.0, "curated", diverged=True)], "curated", PRODIGY, False),  # not the baseline
+    ([], "curated", PRODIGY, False),
+])
+def test_the_cut_after_a_diverged_baseline(history, kind, params, cut):
+    assert (hedge_cut(history, kind, params) is not None) is cut
+    assert hedge_cut(history, kind, params, None) is None
+    assert hedge_cut(history, kind, params, HedgeRule(diverged_cut=False)) is None
 
 
 def test_the_model_is_checked():

@@ -8,6 +8,7 @@ from optuna.trial import TrialState
 
 from bracket.search.configs import NamedConfig
 from bracket.search.controller import ScoredConfig, SearchController
+from bracket.search.hedge import HedgeRule
 from bracket.search.skip_rule import skip_reason
 from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
 
@@ -61,6 +62,9 @@ def test_no_skip_for_another_family_batch_a_higher_divergence_or_a_run_that_did_
 
 
 def _controller(study: optuna.Study, history: list[ScoredConfig], **options) -> SearchController:
+    # the divergence skip rule alone: the hedge's cut after a diverged baseline (it skips the
+    # curated Prodigy here) is tests/search/test_hedge.py's
+    options.setdefault("hedge", HedgeRule(diverged_cut=False))
     return SearchController(study=study, space=SPACE, seed=3, history=lambda: history, **options)
 
 
@@ -131,20 +135,24 @@ def test_a_session_skips_the_config_notes_why_and_trains_another_in_its_slot(dem
     session = Session.create("demo-cpu", demo_fields, settings, out_dir=runs_dir)
     assert session.run() == "finished"
     configs = session.store.configs(session.name, stage="search")
-    # adamw-fast (AdamW 2e-3 at the same batch) is never trained; five configs still are
-    assert len(configs) == 5 and "adamw-fast" not in [c["name"] for c in configs]
-    assert [c["kind"] for c in configs][:3] == ["baseline", "curated", "curated"]
+    # adamw-fast (AdamW 2e-3 at the same batch) is never trained (the skip rule), nor are radam and sgd
+    # (the hedge's cut after a diverged baseline: other optimizer families); five configs still are
+    assert len(configs) == 5 and not {"adamw-fast", "radam", "sgd"} & {c["name"] for c in configs}
+    assert [c["kind"] for c in configs][:3] == ["baseline", "bracket", "bracket"]
     notes = session.store.get_session(session.name)["notes"]
     assert "curated adamw-fast skipped: adamw diverged at learning_rate 0.0001 (baseline)" in notes
+    assert sum(note.startswith(("curated radam skipped: the baseline diverged", "curated sgd skipped: the baseline"))
+               for note in notes) == 2
     study = optuna.load_study(study_name=session.name, storage=session.store.url)
     skipped = [t for t in study.trials if t.state == TrialState.PRUNED]
-    assert [(t.user_attrs["name"], t.user_attrs["kind"]) for t in skipped] == [("adamw-fast", "curated")]
+    assert [(t.user_attrs["name"], t.user_attrs["kind"]) for t in skipped] == [
+        ("adamw-fast", "curated"), ("radam", "curated"), ("sgd", "curated")]
     assert not study.get_trials(states=(TrialState.WAITING,))
-    # the plan counts it out of the curated phase and gives its slot to the sampler
+    # the plan counts them out of the curated phase and gives their slots to the bracket, then the sampler
     phases = {row["phase"]: row for row in session.snapshot().phases}
-    assert (phases["curated"]["planned"], phases["curated"]["done"], phases["curated"]["skipped"]) == (2, 2, 1)
+    assert "curated" not in phases
     assert (phases["LR bracket"]["planned"], phases["LR bracket"]["done"]) == (2, 2)
-    assert "curated 2/2 (1 skipped) ✓" in progress_text(session.snapshot().phases)
+    assert progress_text(session.snapshot().phases).startswith("baseline ✓ · LR bracket 2/2 ✓")
     session.close()
 
 

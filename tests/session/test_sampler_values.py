@@ -15,9 +15,10 @@ import random
 import pytest
 
 from bracket.judge.human import rating_score
+from bracket.search.rated_focus import FocusRule, ratings_disagree
 from bracket.session.scoring import score_runs
 from bracket.session.scoring.run_scores import config_values
-from bracket.session.scoring.sampler_values import sampler_values
+from bracket.session.scoring.sampler_values import config_measured, sampler_values
 
 CASES = 120
 OPTIMIZERS = ("AdamW", "Adam", "Lion")
@@ -53,6 +54,15 @@ def test_without_a_rating_the_sampler_sees_the_combined_score():
         runs, params = _session(rng)
         scores = score_runs(runs, (), (), WEIGHTS)
         assert sampler_values(runs, scores, params) == config_values(runs, scores)
+
+
+def test_the_measured_score_a_rule_compares_the_verdicts_with_does_not_move_with_a_rating():
+    rng = random.Random(3)
+    for _ in range(30):
+        runs, params = _session(rng)
+        unrated = config_measured(runs, score_runs(runs, (), (), WEIGHTS))
+        assert unrated == pytest.approx(config_values(runs, score_runs(runs, (), (), WEIGHTS)))
+        assert config_measured(runs, score_runs(runs, _rate(rng, runs), (), WEIGHTS)) == pytest.approx(unrated)
 
 
 def test_a_rated_config_is_seen_at_its_verdict_and_an_estimate_never_beats_the_best_verdict():
@@ -146,5 +156,8 @@ def test_the_scoreboard_feeds_the_sampler_the_verdicts(demo_fields, runs_dir):
         assert seen[worst["params"]["learning_rate"]].value == pytest.approx(rating_score(9))
         assert seen[best["params"]["learning_rate"]].value == pytest.approx(rating_score(2))
         assert all(c.value >= rating_score(9) - 1e-9 for c in seen.values() if c.value is not None)
+        # the measured score beside the verdict keeps the loss's order: the ratings disagree with it
+        assert seen[best["params"]["learning_rate"]].measured < seen[worst["params"]["learning_rate"]].measured
+        assert ratings_disagree(session.scored_configs(), FocusRule(min_rated=2))
     finally:
         session.close()

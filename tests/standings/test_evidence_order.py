@@ -171,3 +171,28 @@ def test_a_config_only_compared_is_not_lifted_over_a_rated_one_by_the_estimate_i
     assert table.winner.config_name == "c1", [r.name for r in table.board("search").rows]
     line = next(r for r in table.board("search").rows if r.name == "c2").headline.text
     assert "from your blind choices" in line and "rated" not in line
+
+
+def _three(floors=(0.30, 0.20, 0.10)):
+    params = {i: {"optimizer_type": "AdamW", "learning_rate": 1e-4 * 3 ** i, "network_dim": 8} for i in (1, 2, 3)}
+    configs = [{"id": i, "name": f"c{i}", "stage": "search", "kind": "search", "trial_number": i, "params": p}
+               for i, p in params.items()]
+    return [_run(i, i, params[i], floor) for i, floor in zip((1, 2, 3), floors)], configs
+
+
+def test_blind_choices_against_another_config_never_lift_a_config_over_a_better_rating():
+    """Seen in the sdxl-lora steering benchmark: a config rated 6 that won blind choices against
+    configs rated lower was picked over one rated 8 it was never compared with."""
+    runs, configs = _three()
+    ratings = [{"run_id": i, "prompt_index": None, "value": v} for i, v in ((1, 9.0), (2, 8.0), (3, 5.0))]
+    choices = [{"left_run_id": 2, "right_run_id": 3, "winner": "left"}] * 3
+    names = [r.name for r in _table(runs, configs, ratings, choices).board("search").rows]
+    assert names == ["c1", "c2", "c3"], names
+
+
+def test_a_tie_between_equal_ratings_goes_to_the_blind_choices_then_the_loss():
+    runs, configs = _three(floors=(0.10, 0.30, 0.20))
+    ratings = [{"run_id": i, "prompt_index": None, "value": v} for i, v in ((1, 9.0), (2, 9.0), (3, 5.0))]
+    assert _table(runs, configs, ratings).winner.config_name == "c1"  # the better loss
+    choices = [{"left_run_id": 2, "right_run_id": 3, "winner": "left"}]
+    assert _table(runs, configs, ratings, choices).winner.config_name == "c2"  # the choice breaks the tie

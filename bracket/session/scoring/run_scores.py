@@ -299,13 +299,15 @@ def diverged_configs(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, Run
 
 def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, float], space: Any,
                     rated: Collection[int] = (), diverged: Collection[int] = (),
-                    losses: Mapping[int, float] | None = None) -> list["ScoredConfig"]:
+                    losses: Mapping[int, float] | None = None,
+                    measured: Mapping[int, float] | None = None) -> list["ScoredConfig"]:
     """The search configs as the sampler should see them: scored ones with their current
     mean score, running ones as RUNNING (TPE's constant liar keeps away from them), failed
     ones as FAIL (ignored by TPE; the learning-rate bracket does not propose them again).
     ``rated``: ids of the configs whose score carries a person's rating or choice;
     ``diverged``: ids of the configs whose runs all diverged (:func:`diverged_configs`);
-    ``losses``: each config's raw loss (:func:`config_losses`)."""
+    ``losses``: each config's raw loss (:func:`config_losses`); ``measured``: each config's score
+    from its measured parts other than a person's verdict (``sampler_values.config_measured``)."""
     from optuna.trial import TrialState
 
     from bracket.search.types import ScoredConfig
@@ -317,7 +319,8 @@ def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, f
             history.append(ScoredConfig(params, values[config["id"]], TrialState.COMPLETE, config["kind"],
                                         rated=config["id"] in rated, diverged=config["id"] in diverged,
                                         name=str(config.get("name") or ""),
-                                        loss=(losses or {}).get(config["id"])))
+                                        loss=(losses or {}).get(config["id"]),
+                                        measured=(measured or {}).get(config["id"])))
         elif config["status"] == "running":
             history.append(ScoredConfig(params, None, TrialState.RUNNING, config["kind"]))
         elif config["status"] == "failed":

@@ -84,6 +84,12 @@ def _per_config(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunScore
     return {cid: statistics.fmean(values) for cid, values in found.items()}
 
 
+def config_measured(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, RunScore]) -> dict[int, float]:
+    """Config id -> the mean of its runs' :func:`measured_score` (disqualified runs left out):
+    what the search compares the person's verdicts with (``bracket.search.rated_focus``)."""
+    return _per_config(runs, scores, measured_score)
+
+
 def taste_curve(measured: Mapping[int, float], verdicts: Mapping[int, float]) -> Any:
     """The person's verdict as a non-decreasing function of the measured score, fitted on the
     configs that have both (isotonic regression); a function of one score. Flat at the mean

@@ -30,7 +30,7 @@ from bracket.session.scoring.run_scores import (
     sampler_history,
     score_runs,
 )
-from bracket.session.scoring.sampler_values import Reading, taste_readings
+from bracket.session.scoring.sampler_values import Reading, config_measured, taste_readings
 from bracket.session.scoring.summaries import SUMMARY_FILE, KeptSummaries
 from bracket.session.search_settings import SearchSettings
 from bracket.session.store import Store
@@ -95,7 +95,7 @@ class Scoreboard:
         values = self.sampler_values(runs, scores, configs)
         return sampler_history(configs, values,
                                self.space, rated_configs(runs, scores), diverged_configs(runs, scores),
-                               config_losses(runs, scores))
+                               config_losses(runs, scores), config_measured(runs, scores))
 
     def readings(self, runs: list[dict[str, Any]], scores: dict[int, RunScore],
                  configs: list[dict[str, Any]]) -> dict[int, Reading]:
