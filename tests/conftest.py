@@ -65,8 +65,49 @@ def leftover_processes() -> list:
     return alive
 
 
+#: (test id, start, end) of each test this run ran, in seconds since the machine booted (the clock
+#: of a process's start time, :func:`since_boot`), so the check at the end names the test that
+#: started each process it finds
+TEST_WINDOWS: list[tuple[str, float, float]] = []
+#: what the check at the end found (one line per process), for the run's summary
+LEFT_BEHIND: list[str] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Notes when each test ran (its fixtures' setup and teardown included)."""
+    start = since_boot()
+    yield
+    TEST_WINDOWS.append((item.nodeid, start, since_boot()))
+
+
+def since_boot(process=None) -> float:
+    """Seconds since the machine booted: now, or when ``process`` (psutil) started. A process's start
+    is kept in clock ticks since boot; ``create_time`` adds a boot time rounded to the second, so the
+    wall clock cannot tell which of two short tests started it."""
+    import psutil
+
+    if process is not None:
+        return process.create_time() - psutil.boot_time()
+    try:
+        return float(Path("/proc/uptime").read_text().split()[0])
+    except OSError:  # not Linux: the wall clock, as near as it gets
+        return time.time() - psutil.boot_time()
+
+
+def started_during(process) -> str:
+    """The test that was running when ``process`` started, in words."""
+    started = since_boot(process)
+    for nodeid, start, end in reversed(TEST_WINDOWS):
+        if start - 0.02 <= started <= end + 0.02:  # both clocks tick in hundredths of a second
+            return f"started during {nodeid}"
+    return "started outside any test (collection, or a session fixture)"
+
+
 def pytest_sessionfinish(session, exitstatus):
-    """Fail the run when a test left a process behind (and end those processes, so none outlives it)."""
+    """Fail the run when a test left a process behind (and end those processes, so none outlives it):
+    whatever ran, however the run ends (a failure, ``-x``, a test's timeout), once, after every test
+    and fixture of the session has finished."""
     import psutil
 
     from tests.fakes.waiting import wait_until
@@ -81,12 +122,24 @@ def pytest_sessionfinish(session, exitstatus):
     lines = []
     for process in left:
         try:
-            lines.append(f"  pid {process.pid}: {' '.join(process.cmdline())[:200]}")
+            lines.append(f"  pid {process.pid}, {started_during(process)}: "
+                         f"{' '.join(process.cmdline())[:200]}")
             process.kill()
         except psutil.Error:
             pass
+    LEFT_BEHIND.extend(lines)
     sys.stderr.write("\nerror: the tests left these processes behind (killed now):\n" + "\n".join(lines) + "\n")
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The leftover processes again at the end of the run's summary, where a reader looks for why it failed."""
+    if LEFT_BEHIND:
+        terminalreporter.section("processes left behind", sep="=", red=True, bold=True)
+        terminalreporter.line(f"error: the run fails: the tests left {len(LEFT_BEHIND)} process(es) behind "
+                              "(killed now):", red=True)
+        for line in LEFT_BEHIND:
+            terminalreporter.line(line)
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,9 @@ A sampler in the page reads the form every 10 ms — the preset, its notes, the 
 and help), the plan, the pre-flight line, the space table and which field boxes are in sight —
 and keeps each distinct state with its time. For each switch of :data:`SWITCHES` (picked as a
 person picks: type to filter, click the option), the **settle time** is from the click to the last
-change of that state, once it has stayed the same for :data:`QUIET_S`; every state from the one where
+change of that state, once the server has answered every event the page sent since the click and the
+state has then stayed the same for :data:`QUIET_S` (a quiet period alone ended before a slow server's
+answer: ``tests.fakes.browser_page.wait_answered``); every state from the one where
 the browser handled the switch (:func:`handled_at`) is checked for another preset's text
 (:func:`foreign_text`), and the server events the page sent are counted. ``python -m bench ui``
 reports the median and the slowest switch; the browser test asserts that nothing foreign shows.
@@ -13,12 +15,12 @@ reports the median and the slowest switch; the browser test asserts that nothing
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run"]
+from tests.fakes.browser_page import ARGS as BROWSER_ARGS
+from tests.fakes.browser_page import CHROMIUM, LOAD_MS, ROUND_TRIP_MS, events_sent, prepare, wait_answered
+
+__all__ = ["BROWSER_ARGS", "CHROMIUM"]  # bench/ui_preset_switch.py launches its browser with them
 DEMO, SDXL, FLUX = "demo-cpu", "sdxl-lora", "flux1-lora"
 #: the switches measured, as (preset id, what to type into the list to find it)
 SWITCHES = ((SDXL, "SDXL"), (FLUX, "FLUX.1"), (SDXL, "SDXL"), (DEMO, "Demo"), (SDXL, "SDXL"))
@@ -79,25 +81,34 @@ def handled_at(states: list[dict[str, Any]], shown: str, previous: str) -> int:
                                                                     previous)), len(states))
 
 
-def pick(page: Any, typed: str, preset_id: str) -> float:
-    """Pick ``preset_id`` in the list as a person does; the page's clock at the click (ms)."""
+def pick(page: Any, typed: str, preset_id: str) -> tuple[float, int]:
+    """Pick ``preset_id`` in the list as a person does; the page's clock at the click (ms) and the
+    number of server events the page had sent before it (for :func:`wait_settled`)."""
     from bracket.registry import get_preset
 
     box = page.get_by_label("Preset", exact=True)
     box.click()
     box.fill(typed)
     option = page.get_by_role("option").filter(has_text=f"{get_preset(preset_id).display_name} (")
-    option.first.wait_for(timeout=30_000)
+    option.first.wait_for(timeout=ROUND_TRIP_MS)
+    sent = events_sent(page)
     clicked = page.evaluate("() => performance.now()")
     option.first.click()
-    return float(clicked)
+    return float(clicked), sent
 
 
-def wait_settled(page: Any, since_ms: float, timeout_s: float = 180.0) -> list[dict[str, Any]]:
-    """The form's states from ``since_ms`` on, once none came for :data:`QUIET_S`."""
+def wait_settled(page: Any, since_ms: float, timeout_s: float = 180.0, sent: int | None = None) -> list[dict[str, Any]]:
+    """The form's states from ``since_ms`` on, once the server answered the event(s) the action set off
+    (at least one after the first ``sent`` the page sent, when given; the fields shown again after a
+    switch) and no state came for :data:`QUIET_S` after that."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    quiet = f"() => performance.now() - Math.max(window.bkStates.at(-1).t, {since_ms}) >= {QUIET_S * 1000}"
+    quiet_from = since_ms
+    if sent is not None:
+        wait_answered(page, sent, at_least=1)
+        page.wait_for_function("() => !document.body.classList.contains('bk-switching')", timeout=ROUND_TRIP_MS)
+        quiet_from = max(since_ms, float(page.evaluate("() => performance.now()")))  # the answer's states come after
+    quiet = f"() => performance.now() - Math.max(window.bkStates.at(-1).t, {quiet_from}) >= {QUIET_S * 1000}"
     try:  # the page answers when it has been quiet that long (the browser looks, each 100 ms)
         page.wait_for_function(quiet, polling=100, timeout=timeout_s * 1000)
     except PlaywrightTimeout:
@@ -113,8 +124,8 @@ def switch_all(page: Any, switches: tuple[tuple[str, str], ...] = SWITCHES, star
     page.on("request", lambda request: sent.append(request.url) if "/queue/join" in request.url else None)
     for preset_id, typed in switches:
         sent.clear()
-        clicked = pick(page, typed, preset_id)
-        states = wait_settled(page, clicked)
+        clicked, before = pick(page, typed, preset_id)
+        states = wait_settled(page, clicked, sent=before)
         settled = (states[-1]["t"] - clicked) / 1000 if states else 0.0
         handled = handled_at(states, preset_id, previous)
         foreign = sorted({f for s in states[handled:] for f in foreign_text(s["state"], preset_id, previous)})
@@ -128,10 +139,14 @@ def switch_all(page: Any, switches: tuple[tuple[str, str], ...] = SWITCHES, star
 
 
 def open_form(page: Any, url: str) -> None:
+    """The demo's form at ``url`` in a new ``page``, once the page's load has filled it in; the page
+    counts the server events it sends (``tests.fakes.browser_page.prepare``)."""
     from playwright.sync_api import expect
 
-    page.goto(url)
-    expect(page.locator("#bk-space-setup")).to_contain_text("learning_rate", timeout=120_000)
-    expect(page.locator("#bk-field-cpu_threads")).to_be_visible(timeout=60_000)  # the demo's form
+    prepare(page)
+    page.goto(url, timeout=LOAD_MS)
+    expect(page.locator("#bk-space-setup")).to_contain_text("learning_rate", timeout=LOAD_MS)
+    expect(page.locator("#bk-field-cpu_threads")).to_be_visible(timeout=ROUND_TRIP_MS)  # the demo's form
+    wait_answered(page)  # the rest of the load (the past-session lists)
 
 

@@ -30,7 +30,13 @@ def wait_until(predicate: Callable[[], T], timeout: float = 60.0, what: str = "c
         time.sleep(interval)
 
 
-def wait_for_answer(url: str, process: Any, log: Path, ok: tuple[int, ...] = (200,), timeout: float = 90.0) -> None:
+#: how long an app may take to answer its first request: on a loaded 2-core machine its start
+#: (importing Gradio, building the Blocks) took a minute
+APP_START_S = 180.0
+
+
+def wait_for_answer(url: str, process: Any, log: Path, ok: tuple[int, ...] = (200,),
+                    timeout: float = APP_START_S) -> None:
     """Until the app ``process`` (writing to ``log``) answers ``url`` with one of ``ok``; an
     AssertionError with the log's tail when it exits first or does not answer in time."""
     import httpx

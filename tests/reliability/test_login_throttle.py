@@ -10,6 +10,7 @@ parallel, clients kept apart (an IPv6 client by its /64), forgetting, bounded me
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from tests.fakes.waiting import wait_for_answer
 from tests.reliability.rel_helpers import ROOT
 from tests.ui.conftest import free_port
 from tests.ui.test_ui_browser import ARGS, CHROMIUM
-from ui.login_throttle import FREE_TRIES, LoginThrottle
+from ui.login_throttle import FIRST_LOCK_S, FREE_TRIES, LoginThrottle
 
 PASSWORD = "correct-horse-battery"
 
@@ -106,7 +107,30 @@ def _app(tmp, *extra: str):
 def _login(url: str, password: str, **headers: str) -> httpx.Response:
     # as the login page sends it (FormData: multipart)
     return httpx.post(url + "/login", files={"username": (None, "admin"), "password": (None, password)},
-                      headers=headers, timeout=10)
+                      headers=headers, timeout=60)
+
+
+def most_let_through(elapsed_s: float) -> int:
+    """The most wrong tries one client gets answered (400, the password tried) within ``elapsed_s``
+    seconds: the free ones, then one each time a lockout (1 s, 2 s, 4 s …) has run out — the n-th
+    after at least 2**(n-1) - 1 lockout seconds. A machine slow to answer lets that many more through
+    (30 tries took over 15 s under load), and no throttle that works lets more."""
+    return FREE_TRIES + math.floor(math.log2(elapsed_s / FIRST_LOCK_S + 1)) + 1
+
+
+@pytest.mark.parametrize("every_s", [0.01, 0.3, 0.6, 1.7, 5.0])
+def test_the_bound_on_wrong_tries_let_through_holds_at_any_pace(every_s):
+    """The real app's checks allow :func:`most_let_through` of the elapsed time: the throttle, tried
+    at a steady pace on its fake clock, lets no more through, and reaches it at some pace."""
+    now = [0.0]
+    throttle = LoginThrottle(clock=lambda: now[0])
+    let_through = 0
+    for n in range(30):
+        now[0] = n * every_s
+        let_through += throttle.attempt("203.0.113.9")
+    assert FREE_TRIES < let_through <= most_let_through(29 * every_s)
+    if every_s == 1.7:
+        assert let_through == most_let_through(29 * every_s)
 
 
 _FORWARDED = ("X-Forwarded-For", "X-Real-IP", "Forwarded", "True-Client-IP", "CF-Connecting-IP")
@@ -139,10 +163,12 @@ def test_the_login_page_still_logs_in_through_the_guard(app_with_login):
 @pytest.mark.timeout(180)
 def test_wrong_passwords_lock_the_client_out_of_the_real_app(app_with_login):
     url = app_with_login
+    began = time.monotonic()
     answers = [_login(url, f"guess-{n}") for n in range(30)]
-    codes = [a.status_code for a in answers]
+    most, codes = most_let_through(time.monotonic() - began), [a.status_code for a in answers]
     assert codes[:FREE_TRIES] == [400] * FREE_TRIES, codes
-    assert codes.count(400) <= FREE_TRIES + 4 and codes.count(429) >= 20 and set(codes) <= {400, 429}, codes
+    assert codes.count(400) <= most and codes.count(429) >= len(codes) - most and set(codes) <= {400, 429}, \
+        (most, codes)
     locked = _right_password_while_locked(url)  # the right password waits for the lockout too
     assert locked.status_code == 429 and int(locked.headers["retry-after"]) >= 1, locked.text
     time.sleep(int(locked.headers["retry-after"]) + 0.5)
@@ -152,21 +178,22 @@ def test_wrong_passwords_lock_the_client_out_of_the_real_app(app_with_login):
 
 def _right_password_while_locked(url: str) -> httpx.Response:
     """The right password's answer, sent while a lockout surely still runs: once a wrong try is
-    answered 429 with ``Retry-After`` of 5 s or more, the right one goes at once and must be answered
-    within that time less a second. A shorter lockout is waited out first (the next wrong try then
-    starts one twice as long), so a loaded machine's slow answers cannot let the lockout end between
-    the two requests."""
-    for _ in range(12):
+    answered 429 with ``Retry-After`` of 5 s or more, the right one goes at once. Its answer counts
+    when it came within that time less a second, or was a refusal (only a lockout refuses the right
+    password); a machine too slow for both let it in after the lockout (which clears the record), and
+    the tries begin again. A shorter lockout is waited out first (the next wrong try then starts one
+    twice as long)."""
+    for _ in range(20):
         sent = time.monotonic()
         wrong = _login(url, "one more guess")
         wait = int(wrong.headers.get("retry-after", "0"))
         if wrong.status_code == 429 and wait >= 5:
             right = _login(url, PASSWORD)
-            took = time.monotonic() - sent
-            assert took < wait - 1, f"two logins took {took:.1f} s: a {wait}-s lockout cannot be checked"
-            return right
+            if time.monotonic() - sent < wait - 1 or right.status_code == 429:
+                return right
+            continue
         time.sleep(wait)
-    raise AssertionError("no lockout of 5 s or more after 12 wrong tries")
+    raise AssertionError("no lockout of 5 s or more answered in time after 20 wrong tries")
 
 
 @pytest.mark.slow
@@ -176,8 +203,11 @@ def test_forwarded_headers_from_127_0_0_1_do_not_choose_the_throttled_client(app
     passwords with rotating headers went through while locked out. Now no proxy is trusted
     unless the operator names one: the tries count against 127.0.0.1 whatever they claim."""
     url = app_with_login
+    began = time.monotonic()
     codes = [_login(url, f"rotating-{n}", **_rotating(n)).status_code for n in range(40)]
-    assert codes.count(400) <= FREE_TRIES + 4 and codes.count(429) >= 30 and set(codes) <= {400, 429}, codes
+    most = most_let_through(time.monotonic() - began)
+    assert codes.count(400) <= most and codes.count(429) >= len(codes) - most and set(codes) <= {400, 429}, \
+        (most, codes)
     assert _login(url, PASSWORD, **_rotating(99)).status_code == 429  # still locked out
 
 

@@ -37,7 +37,7 @@ def test_the_escapee_leaves_tree_session_and_group(tmp_path):
     runner.start()
     try:
         escapee = read_pid(tmp_path / "run" / "output" / "escapee.pid", 30)
-        wait_for(lambda: psutil.Process(escapee).ppid() != runner.pid, 10, "the double fork's middle process gone")
+        wait_for(lambda: psutil.Process(escapee).ppid() != runner.pid, 60, "the double fork's middle process gone")
         assert escapee not in [c.pid for c in psutil.Process(runner.pid).children(recursive=True)]
         assert os.getpgid(escapee) != runner.pid and os.getsid(escapee) != runner.pid
         assert psutil.Process(escapee).environ()[proc.MARKER_ENV] == runner.marker
@@ -88,7 +88,7 @@ def test_recovery_kills_the_runs_processes_even_when_its_leader_died(tmp_path, l
         if leader == "dead":
             started.popen.send_signal(signal.SIGKILL)
             started.popen.wait(10)
-            wait_for(lambda: psutil.Process(grandchild).ppid() != started.pid, 10, "the orphan reparented")
+            wait_for(lambda: psutil.Process(grandchild).ppid() != started.pid, 60, "the orphan reparented")
             assert not dead(grandchild) and not dead(escapee), "the leader's children outlive it"
         notes = recover_interrupted_runs(store, "s", self_worker="me")
         assert notes == [f"run {run_id} was interrupted and will be run again"]
@@ -145,7 +145,7 @@ def test_resume_after_bracket_and_the_trainer_leader_died_kills_orphan_and_escap
         process.send_signal(signal.SIGKILL)
         process.wait(10)
         psutil.Process(trainer).send_signal(signal.SIGKILL)
-        wait_for(lambda: dead(trainer), 10, "the trainer's leader gone")
+        wait_for(lambda: dead(trainer), 60, "the trainer's leader gone")
         assert not dead(grandchild) and not dead(escapee), "both outlive Bracket and the leader"
 
         session = Session.open(folder)

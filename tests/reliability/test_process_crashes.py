@@ -191,7 +191,7 @@ def test_a_second_ctrl_c_stops_at_once_and_loses_nothing(fast_fields, runs_dir, 
         assert not dead(trainer), "a stubborn trainer outlives SIGTERM: the grace time is running"
         first.send_signal(signal.SIGINT)
         assert _exit_code(first, log) == 130
-        assert wait_for(lambda: dead(trainer), 5, "the killed trainer")
+        assert wait_for(lambda: dead(trainer), 60, "the killed trainer")
         assert "stopped now: the trainer was killed" in log.read_text(errors="replace")
     finally:
         kill_tree_now(first)

@@ -34,7 +34,7 @@ def _run_cgroup(marker: str):
 
 def _bare_escapee(output, runner_pid: int) -> int:
     escapee = read_pid(output / "escapee.pid", 30)
-    wait_for(lambda: psutil.Process(escapee).name() == "sleep", 10, "the escapee became `sleep` (env -i)")
+    wait_for(lambda: psutil.Process(escapee).name() == "sleep", 60, "the escapee became `sleep` (env -i)")
     assert proc.MARKER_ENV not in psutil.Process(escapee).environ(), "the escapee still carries the marker"
     assert escapee not in [c.pid for c in psutil.Process(runner_pid).children(recursive=True)]
     return escapee

@@ -57,7 +57,7 @@ def app_url(tmp_path_factory):
 def _send(url: str, method: str, route: str, **headers: str) -> httpx.Response:
     files = [("files", ("x.txt", b"payload"))] if route.endswith("/upload") else None
     body = {} if route.endswith("/join") else None
-    return httpx.request(method, url + route, headers=headers, files=files, json=body, timeout=10)
+    return httpx.request(method, url + route, headers=headers, files=files, json=body, timeout=60)
 
 
 @pytest.mark.parametrize("method,route", ROUTES, ids=[r for _, r in ROUTES])
@@ -133,19 +133,19 @@ def test_no_route_stores_a_body(app_url):
                          ("/gradio_api/component_server", [("files", ("x.bin", b"\0" * 4096))]),
                          ("/gradio_api/upload", [video])):
         response = httpx.post(url + route, files=files, data={"session_hash": "x", "component_id": "1",
-                                                                "fn_name": "x"}, timeout=20)
+                                                                "fn_name": "x"}, timeout=60)
         assert response.status_code == 403, (route, response.status_code, response.text[:200])
     big = b'{"data": ["' + b"x" * (2 << 20) + b'"], "fn_index": 0, "session_hash": "x"}'
     sized = httpx.post(url + "/gradio_api/queue/join", content=big, headers={"Content-Type": "application/json"},
-                       timeout=20)
+                       timeout=60)
     chunked = httpx.post(url + "/gradio_api/queue/join", content=iter([big[i:i + 65536] for i in
                                                                        range(0, len(big), 65536)]),
-                         headers={"Content-Type": "application/json"}, timeout=20)
+                         headers={"Content-Type": "application/json"}, timeout=60)
     assert sized.status_code == 413 and chunked.status_code == 413, (sized.status_code, chunked.status_code)
     assert _files(temp) == before
     # a small JSON body still reaches Gradio (which answers it as usual, here: an unknown event)
     small = httpx.post(url + "/gradio_api/queue/join", json={"data": [], "fn_index": 99999, "session_hash": "x"},
-                       timeout=10)
+                       timeout=60)
     assert small.status_code not in (403, 413), small.text[:200]
 
 
@@ -160,7 +160,7 @@ def test_a_refusal_carries_no_cors_allow_headers(app_url):
             assert response.status_code == 403, (origin, route, response.status_code)
             allow = [h for h in response.headers if h.lower().startswith("access-control-allow")]
             assert not allow, (origin, route, dict(response.headers))
-        preflight = httpx.options(url + "/gradio_api/queue/join", timeout=10, headers={
+        preflight = httpx.options(url + "/gradio_api/queue/join", timeout=60, headers={
             "Host": f"127.0.0.1:{port}", "Origin": origin, "Access-Control-Request-Method": "POST"})
         assert preflight.status_code == 403, (origin, preflight.status_code)
         assert not [h for h in preflight.headers if h.lower().startswith("access-control-allow")], origin

@@ -64,7 +64,9 @@ def test_timeout_kills_the_run(tmp_path):
     assert result.timed_out and result.stopped
     assert result.reason == "timeout"
     assert result.exit_code == -signal.SIGTERM
-    assert 0.8 <= elapsed < 3.0
+    # ended by the timeout's SIGTERM (the fake sleeps forever), not before it; the upper bound catches a
+    # timeout that fires far too late and leaves a loaded machine its slow start (3 s was a fast machine's)
+    assert 0.8 <= elapsed < 30.0
     assert _dead(result.pid)
 
 

@@ -27,13 +27,13 @@ import pytest
 from PIL import Image
 
 from tests.fakes import install_inventory_scripts, make_fake_python
+from tests.fakes.browser_page import ARGS, CHROMIUM, open_app, press_start
 from tests.ui.conftest import launch_app
 from tests.ui.test_preset_switch_browser import DEMO, FLUX, SDXL, pick_preset
-from tests.ui.test_ui_browser import ARGS, CHROMIUM
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(300),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
 ]
 SD_SCRIPTS = ("sdxl_train_network.py", "tools/cache_latents.py", "tools/cache_text_encoder_outputs.py")
@@ -51,9 +51,9 @@ def _accept_proposed(page, source: str) -> list[str]:
     from playwright.sync_api import expect
 
     prompts = page.locator("#bk-prompts textarea")
-    expect(page.locator("#bk-prompts")).to_contain_text(source, timeout=20_000)
-    expect(prompts).to_have_value(re.compile(r"\S.* --d 1(\n|$)"), timeout=20_000)
-    expect(page.get_by_text("Wall-time estimate: unknown until the first run")).to_be_visible(timeout=20_000)
+    expect(page.locator("#bk-prompts")).to_contain_text(source)
+    expect(prompts).to_have_value(re.compile(r"\S.* --d 1(\n|$)"))
+    expect(page.get_by_text("Wall-time estimate: unknown until the first run")).to_be_visible()
     return prompts.input_value().splitlines()
 
 
@@ -71,13 +71,16 @@ def _column(page, table: str, header: str) -> list[str]:
 
 
 def _places(page, table: str, header: str) -> list[tuple[int, int]]:
-    """The ``3 of 12`` cells of that column as (place, count), waited for (the table fills on the next poll)."""
-    for _ in range(60):
-        cells = [re.fullmatch(r"(\d+) of (\d+)", c) for c in _column(page, table, header)]
-        if any(cells):
-            return [(int(m[1]), int(m[2])) for m in cells if m]
-        page.wait_for_timeout(500)
-    raise AssertionError(f"no {header!r} numbers in {table}: {_column(page, table, header)}")
+    """The ``3 of 12`` cells of that column as (place, count), once one shows (the table fills on the next poll)."""
+    page.wait_for_function("""([sel, head]) => {
+        const heads = [...document.querySelectorAll(sel + ' thead [role=columnheader]')];
+        const at = heads.find(h => h.innerText.trim().startsWith(head)); if (!at) return false;
+        const column = at.getAttribute('aria-colindex');
+        return [...document.querySelectorAll(`${sel} [role=gridcell][aria-colindex="${column}"]`)]
+            .some(c => !c.closest('thead') && /^\\d+ of \\d+$/.test(c.innerText.trim()));
+    }""", arg=[table, header])
+    cells = [re.fullmatch(r"(\d+) of (\d+)", c) for c in _column(page, table, header)]
+    return [(int(m[1]), int(m[2])) for m in cells if m]
 
 
 def test_sdxl_lora_journey_through_start_compare_results_and_export(tmp_path):
@@ -96,20 +99,18 @@ def test_sdxl_lora_journey_through_start_compare_results_and_export(tmp_path):
     python = make_fake_python(tmp_path / "bin")
     with launch_app(tmp_path, {}, ["--allow-custom-executables"]) as app, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(app.url)
-        expect(page.locator("#bk-space-setup")).to_contain_text("learning_rate", timeout=60_000)
+        page = open_app(browser, app.url)
         forms = {SDXL: ("vae_path", "ae_path"), FLUX: ("ae_path", "vae_path"), DEMO: ("cpu_threads", "model_path")}
         for label in (SDXL, FLUX, DEMO, SDXL):  # switches leave nothing of another preset (item 2)
             pick_preset(page, label, *forms[label])
         for name, value in (("model_path", model), ("sd_scripts_dir", sd), ("trainer_python", python),
                             ("dataset", images)):
             _fill(page, name, str(value))
-        expect(page.locator("#bk-preflight")).to_contain_text("✓ Dataset pre-flight: 4 images", timeout=20_000)
+        expect(page.locator("#bk-preflight")).to_contain_text("✓ Dataset pre-flight: 4 images")
         # the prompts are proposed from the dataset's captions, named with their source and trigger word;
         # they are accepted as proposed (item 1)
         prompts = page.locator("#bk-prompts textarea")
-        expect(prompts).to_have_value(re.compile(r"^zqx, a red square --d 1\n"), timeout=20_000)
+        expect(prompts).to_have_value(re.compile(r"^zqx, a red square --d 1\n"))
         proposed = prompts.input_value().splitlines()
         marker = proposed.index("# held-out")  # 4 captions, then held-out contexts of the trigger word
         assert marker == 4 and all(line.startswith("zqx, a ") for line in proposed[:marker]), proposed
@@ -122,37 +123,35 @@ def test_sdxl_lora_journey_through_start_compare_results_and_export(tmp_path):
         budget = page.locator("#bk-budget input")
         assert int(budget.input_value()) == default_budget("sdxl-lora", steps=steps)
         expect(page.locator("#bk-plan")).to_contain_text(re.compile(r"plan: baseline, \d+ curated, 2 LR bracket, "
-                                                                    r"4 shape draws, 2 TPE"), timeout=20_000)
+                                                                    r"4 shape draws, 2 TPE"))
         # no run of this preset yet: the wall time is unknown
-        expect(page.get_by_text("Wall-time estimate: unknown until the first run")).to_be_visible(timeout=20_000)
+        expect(page.get_by_text("Wall-time estimate: unknown until the first run")).to_be_visible()
         # a short search for the walk: 3 configs, so no confirmation rung (its 4 runs are the default budget's)
         for box, value in (("#bk-budget input", "3"), ("#bk-steps input", "6"), ("#bk-confirm input", "0")):
             page.locator(box).fill(value)
             page.locator(box).press("Tab")
-        expect(page.locator("#bk-plan")).to_contain_text("= 3 configs × 1 seed — plan: baseline, 2 curated",
-                                                         timeout=20_000)
-        page.locator("#bk-start").click()
-        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        expect(page.locator("#bk-plan")).to_contain_text("= 3 configs × 1 seed — plan: baseline, 2 curated")
+        press_start(page)
         # Compare opened while the search runs: its runs arrive in the list without a click (item 6)
         page.get_by_role("tab", name="Compare").click()
         expect(page.locator("#bk-progress")).to_contain_text("3 / 3 runs", timeout=150_000)
         page.locator("#bk-compare-runs input").click()
-        expect(page.get_by_role("option")).to_have_count(3, timeout=20_000)
+        expect(page.get_by_role("option")).to_have_count(3)
         page.keyboard.press("Escape")
         page.locator("#bk-next-unrated").click()
         grid = page.locator("#bk-grid table.bk-grid")
-        expect(grid.locator("img").first).to_be_visible(timeout=20_000)
+        expect(grid.locator("img").first).to_be_visible()
         expect(grid).to_contain_text(proposed[0].split(" --d ")[0])  # the grid rows are the accepted prompts
         rating = page.locator("[id^=bk-rate-]").first
         rating.get_by_text("8", exact=True).click()
-        expect(page.locator("#bk-rated")).to_contain_text("rated 8", timeout=20_000)
+        expect(page.locator("#bk-rated")).to_contain_text("rated 8")
         # the rated run's chip shows its rating and new score without a click (item 6)
-        expect(page.locator("#bk-compare-runs")).to_contain_text("rating 8", timeout=20_000)
+        expect(page.locator("#bk-compare-runs")).to_contain_text("rating 8")
         page.locator("#bk-next-pair").click()
         # every prompt (4 captions, 3 held-out) × two runs
-        expect(page.locator("#bk-pair img")).to_have_count(2 * (len(proposed) - 1), timeout=20_000)
+        expect(page.locator("#bk-pair img")).to_have_count(2 * (len(proposed) - 1))
         page.locator("#bk-pair-left").click()
-        expect(page.locator("#bk-pair-status")).to_contain_text("left is better", timeout=20_000)
+        expect(page.locator("#bk-pair-status")).to_contain_text("left is better")
         # the trial table reads each run as its config's place among the scored configs (issue 43 item 1)
         page.get_by_role("tab", name="Search").click()
         trials = _places(page, "#bk-trials", "rank")
@@ -160,19 +159,19 @@ def test_sdxl_lora_journey_through_start_compare_results_and_export(tmp_path):
         # Results: the leaderboard counts the rating and the vote, in quality; the winner's command is sd-scripts'
         page.get_by_role("tab", name="Results").click()
         board = page.locator("#bk-leaderboard")
-        expect(board).to_contain_text("baseline", timeout=30_000)
+        expect(board).to_contain_text("baseline")
         expect(board).to_contain_text("your baseline")  # each config against the baseline (issue 43 item 1)
-        expect(page.locator("#bk-winner-cmd")).to_contain_text("sdxl_train_network.py", timeout=30_000)
+        expect(page.locator("#bk-winner-cmd")).to_contain_text("sdxl_train_network.py")
         expect(page.locator("#bk-winner-cmd")).to_contain_text("--learning_rate")
         # export the winner (item 3)
         page.locator("#bk-export").click()
-        expect(page.locator("#bk-export-msg")).to_contain_text("Exported run #", timeout=30_000)
+        expect(page.locator("#bk-export-msg")).to_contain_text("Exported run #")
         message = page.locator("#bk-export-msg").inner_text()
         # back on Setup, the same preset, steps and resolution now have finished runs to estimate from
         page.get_by_role("tab", name="Setup").click()
         page.locator("#bk-budget input").fill("4")
         page.locator("#bk-budget input").press("Tab")
-        expect(page.get_by_text("Estimated wall time ≈")).to_contain_text("× 4 runs", timeout=20_000)
+        expect(page.get_by_text("Estimated wall time ≈")).to_contain_text("× 4 runs")
         browser.close()
     runs = [json.loads(line) for line in (sd / "commands.jsonl").read_text().splitlines()]
     assert len(runs) == 3 and all("--max_train_steps" in r["argv"] for r in runs)
@@ -220,28 +219,25 @@ def test_zimage_lora_journey_through_start_and_the_first_grid(tmp_path):
     env = {"BRACKET_FAKE_SAMPLE_STYLE": "musubi"}  # musubi's sample names (frame suffix)
     with launch_app(tmp_path, env, ["--allow-custom-executables"]) as app, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(app.url)
-        expect(page.locator("#bk-space-setup")).to_contain_text("learning_rate", timeout=60_000)
+        page = open_app(browser, app.url)
         pick_preset(page, SDXL, "vae_path", "dit")
         pick_preset(page, ZIMAGE, "dit", "model_path")
         for name, value in values.items():
             _fill(page, name, value)
-        expect(page.locator("#bk-preflight")).to_contain_text("Dataset pre-flight: 4 images", timeout=20_000)
+        expect(page.locator("#bk-preflight")).to_contain_text("Dataset pre-flight: 4 images")
         lines = _accept_proposed(page, f"Proposed from 4 captions of {images}")
         proposed = [line for line in lines if not line.startswith("#")]  # the held-out marker is a comment
         assert all(line.startswith("zqx, ") for line in proposed) and "# held-out" in lines, lines
         for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "6"), ("#bk-confirm input", "0")):
             page.locator(box).fill(value)
             page.locator(box).press("Tab")
-        expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed", timeout=20_000)
-        page.locator("#bk-start").click()
-        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed")
+        press_start(page)
         page.get_by_role("tab", name="Compare").click()
         expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=150_000)
         page.locator("#bk-next-unrated").click()
         grid = page.locator("#bk-grid table.bk-grid")
-        expect(grid.locator("img")).to_have_count(2 * len(proposed), timeout=20_000)  # first and last step
+        expect(grid.locator("img")).to_have_count(2 * len(proposed))  # first and last step
         expect(grid).to_contain_text(proposed[0].split(" --d ")[0])
         browser.close()
 
@@ -262,9 +258,7 @@ def test_axolotl_lora_journey_through_start_and_the_first_grid(tmp_path):
     with launch_app(tmp_path, {"FAKE_LLM_ANSWERS": "sum"}, ["--allow-custom-executables"]) as app, \
             sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(app.url)
-        expect(page.locator("#bk-space-setup")).to_contain_text("learning_rate", timeout=60_000)
+        page = open_app(browser, app.url)
         pick_preset(page, SDXL, "vae_path", "base_model")
         pick_preset(page, AXOLOTL, "base_model", "vae_path")
         for name, value in values.items():
@@ -273,11 +267,10 @@ def test_axolotl_lora_journey_through_start_and_the_first_grid(tmp_path):
         for box, value in (("#bk-budget input", "2"), ("#bk-steps input", "4"), ("#bk-confirm input", "0")):
             page.locator(box).fill(value)
             page.locator(box).press("Tab")
-        expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed", timeout=20_000)
-        page.locator("#bk-start").click()
-        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
+        expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed")
+        press_start(page)
         page.get_by_role("tab", name="Compare").click()
         expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=200_000)
         page.locator("#bk-next-unrated").click()
-        expect(page.locator("#bk-grid table.bk-grid")).to_contain_text(proposed[0].split(" --d ")[0], timeout=30_000)
+        expect(page.locator("#bk-grid table.bk-grid")).to_contain_text(proposed[0].split(" --d ")[0])
         browser.close()

@@ -12,12 +12,12 @@ import re
 import pytest
 
 from bracket.app.field_slots import shown_fields
+from tests.fakes.browser_page import ARGS, CHROMIUM, events_sent, wait_answered
 from tests.fakes.switch_page import DEMO, SDXL, SWITCHES, open_form, switch_all
-from tests.ui.test_ui_browser import ARGS, CHROMIUM
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(400),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
 ]
 
@@ -28,26 +28,24 @@ BOX_VALUES = """() => Object.fromEntries([...document.querySelectorAll('[id^="bk
 
 
 def _leave_focus(page) -> None:
-    """Leave the box a person's Tab moved the focus to (leaving it is an event of its own)."""
+    """Leave the box a person's Tab moved the focus to (leaving it is an event of its own), and wait
+    for the answer to every event the page sent."""
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    page.wait_for_timeout(1000)
+    page.wait_for_timeout(1000)  # the browser sends what the blur set off
+    wait_answered(page)
 
 
 def _events(page, action) -> int:
     """The server events the page sends while ``action`` runs and the form settles after it (the box a
-    previous action left focused is left first: its blur is that action's event)."""
+    previous action left focused is left first: its blur is that action's event): at least one, all
+    answered, and none more in the 1.5 s after the answers (a second event an action sets off is sent
+    with the first)."""
     _leave_focus(page)
-    sent: list[str] = []
-
-    def count(request) -> None:
-        if "/queue/join" in request.url:
-            sent.append(request.url)
-
-    page.on("request", count)
+    before = events_sent(page)
     action()
-    page.wait_for_timeout(1500)  # an event the action set off is sent at once: this is ample
-    page.remove_listener("request", count)
-    return len(sent)
+    wait_answered(page, before, at_least=1)
+    page.wait_for_timeout(1500)
+    return wait_answered(page, before)
 
 
 def test_a_switch_is_one_server_event_and_a_person_s_edits_still_reach_the_server(launched_app, tmp_path):
@@ -72,7 +70,7 @@ def test_a_switch_is_one_server_event_and_a_person_s_edits_still_reach_the_serve
 
         # a text box left with Tab (blur): the dataset's pre-flight
         assert _events(page, lambda: leave("#bk-field-dataset", str(images), "Tab")) == 1
-        expect(page.locator("#bk-preflight")).to_contain_text(str(images), timeout=20_000)
+        expect(page.locator("#bk-preflight")).to_contain_text(str(images))
         # a text box left with Enter (submit): the field's own line
         resolution = page.locator("#bk-field-resolution").locator("xpath=ancestor::div[contains(@class,'row')][1]")
         assert _events(page, lambda: leave("#bk-field-resolution", "abc", "Enter")) in (1, 2)
@@ -89,7 +87,7 @@ def test_a_switch_is_one_server_event_and_a_person_s_edits_still_reach_the_serve
         expect(device).to_have_value("cpu")
         program = shown_fields(SDXL, {}, allow_custom=False)["sd_scripts_dir"]
         assert _events(page, lambda: leave("#bk-field-sd_scripts_dir", "/tmp/elsewhere", "Tab")) in (1, 2)
-        expect(page.locator("#bk-field-sd_scripts_dir input")).to_have_value(program, timeout=20_000)
+        expect(page.locator("#bk-field-sd_scripts_dir input")).to_have_value(program)
         # nothing a person did reaches another preset's form: back to the demo, its own values
         _leave_focus(page)
         switches = switch_all(page, ((DEMO, "Demo"),), start=SDXL)

@@ -11,8 +11,8 @@ import pytest
 
 from bracket.dataset.demo_data import make_demo_dataset
 from tests.conftest import make_caption_folder
+from tests.fakes.browser_page import ARGS, CHROMIUM, events_sent
 from tests.fakes.switch_page import DEMO, FLUX, SAMPLER, SDXL, foreign_text, handled_at, open_form, pick, wait_settled
-from tests.ui.test_ui_browser import ARGS, CHROMIUM
 
 pytestmark = [
     pytest.mark.slow,
@@ -33,8 +33,8 @@ INNER_SCROLL = """() => [...document.querySelectorAll('#bk-space-setup *')].filt
 def _switch(page, typed: str, preset_id: str, previous: str) -> dict:
     """Switch to ``preset_id``; every state from the one where the browser handled the switch
     (the previous notes gone) must show nothing of ``previous``; returns the settled state."""
-    clicked = pick(page, typed, preset_id)
-    states = wait_settled(page, clicked)
+    clicked, sent = pick(page, typed, preset_id)
+    states = wait_settled(page, clicked, sent=sent)
     handled = handled_at(states, preset_id, previous)
     assert handled < len(states), "the browser never handled the switch"
     for state in [s["state"] for s in states[handled:]]:
@@ -43,12 +43,12 @@ def _switch(page, typed: str, preset_id: str, previous: str) -> dict:
 
 
 def _type_dataset(page, path: str) -> dict:
-    """Type ``path`` into the dataset field; the form's state once it settled."""
-    typed = page.evaluate("() => performance.now()")
+    """Type ``path`` into the dataset field; the form's state once the server's answer to it settled."""
+    sent, typed = events_sent(page), page.evaluate("() => performance.now()")
     box = page.locator("#bk-field-dataset textarea, #bk-field-dataset input")
     box.fill(path)
     box.press("Tab")
-    wait_settled(page, typed)
+    wait_settled(page, typed, sent=sent)
     return page.evaluate("() => window.bkStates.at(-1).state")
 
 

@@ -11,13 +11,13 @@ import pytest
 
 from tests.conftest import make_caption_folder
 from tests.fakes import FAKE_TRAINER, make_fake_python
+from tests.fakes.browser_page import ARGS, CHROMIUM, open_app
 from tests.fakes.halving_rows import halving_session
 from tests.ui.conftest import launch_app
-from tests.ui.test_ui_browser import ARGS, CHROMIUM
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(300),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"),
 ]
 
@@ -33,10 +33,10 @@ def test_the_search_tab_shows_the_rungs_of_an_opened_halving_session(tmp_path, o
     shots.mkdir(parents=True, exist_ok=True)
     with launch_app(tmp_path, {}, ["--allow-custom-executables"]) as app, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(app.url)
+        page = open_app(browser, app.url, 1280, 900)
         sessions = page.locator("#bk-sessions input")
-        expect(sessions).to_be_visible(timeout=30_000)
+        # the past-session list is filled last on load: its first pick is there once it is
+        expect(sessions).not_to_have_value("")
         sessions.click()
         page.get_by_role("option", name="halved").first.click()
         page.get_by_role("button", name="Open", exact=True).click()
@@ -51,11 +51,10 @@ def test_the_search_tab_shows_the_rungs_of_an_opened_halving_session(tmp_path, o
 
         page.get_by_role("tab", name="Compare").click()
         rung = page.locator("#bk-rung-pick input")
-        expect(rung).to_be_visible(timeout=30_000)
+        expect(rung).to_be_visible()
         rung.click()
         page.get_by_role("option", name="1/9 at step 10: 3 configs").click()
-        expect(page.locator("#bk-compare-msg")).to_contain_text("Step 10, the rung 1/9: the 3 configs that reached it",
-                                                                timeout=30_000)
+        expect(page.locator("#bk-compare-msg")).to_contain_text("Step 10, the rung 1/9: the 3 configs that reached it")
         grid = page.locator("#bk-grid thead")
         expect(grid).to_contain_text("search-2 · seed 42 · paused at 1/9 (step 10)")
         expect(grid).to_contain_text("search-0 · seed 42 · full")

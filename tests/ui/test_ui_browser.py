@@ -10,19 +10,15 @@ the test output folder.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
 from tests.fakes import FAKE_TRAINER
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+from tests.fakes.browser_page import ARGS, CHROMIUM, open_app, press_start
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.timeout(300),
+    pytest.mark.timeout(600),
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium "
                        "(apt-get install chromium); Playwright's own browser download is not used"),
 ]
@@ -35,11 +31,8 @@ def test_search_compare_score_results(demo_app, output_dir):
     shots.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
         began = time.monotonic()
-        page.goto(demo_app.url)
-        expect(page.locator("#bk-field-train_script textarea, #bk-field-train_script input")).to_be_visible(
-            timeout=30_000)
+        page = open_app(browser, demo_app.url)  # the form filled in by the page's load
         load_s = time.monotonic() - began
         print(f"\napp answered {demo_app.started_s:.1f} s after launch; page with form loaded in {load_s:.1f} s")
 
@@ -47,36 +40,35 @@ def test_search_compare_score_results(demo_app, output_dir):
         script = page.locator("#bk-field-train_script textarea, #bk-field-train_script input")
         script.fill(str(FAKE_TRAINER))
         script.press("Tab")
-        expect(page.locator("#bk-preflight")).to_contain_text("Dataset pre-flight: 6 images", timeout=15_000)
+        expect(page.locator("#bk-preflight")).to_contain_text("Dataset pre-flight: 6 images")
         page.locator("#bk-budget input").fill("2")
         page.locator("#bk-budget input").press("Tab")
         expect(page.locator("#bk-plan")).to_contain_text("= 2 configs × 1 seed")
         page.locator("#bk-steps input").fill("30")
         page.locator("#bk-steps input").press("Tab")
         page.screenshot(path=str(shots / "1-setup.png"), full_page=True)
-        page.locator("#bk-start").click()
+        press_start(page)
 
         # Search: progress to the end
-        expect(page.get_by_role("tab", name="Search")).to_have_attribute("aria-selected", "true", timeout=60_000)
         expect(page.locator("#bk-progress")).to_contain_text("2 / 2 runs", timeout=120_000)
-        expect(page.locator("#bk-status")).to_contain_text("finished", timeout=30_000)
+        expect(page.locator("#bk-status")).to_contain_text("finished")
         expect(page.locator("#bk-trials")).to_contain_text("adamw-fast")
         # the live chart arrives as Plotly JSON written by ui.loss_plot: Plotly draws its two runs
-        expect(page.locator("#bk-loss .js-plotly-plot")).to_be_visible(timeout=30_000)
-        expect(page.locator("#bk-loss .legendtext")).to_have_count(2, timeout=30_000)
+        expect(page.locator("#bk-loss .js-plotly-plot")).to_be_visible()
+        expect(page.locator("#bk-loss .legendtext")).to_have_count(2)
         page.screenshot(path=str(shots / "2-search.png"), full_page=True)
 
         # Results before scoring
         page.get_by_role("tab", name="Results").click()
         board = page.locator("#bk-leaderboard")
-        expect(board).to_contain_text("baseline", timeout=20_000)
+        expect(board).to_contain_text("baseline")
         before = board.inner_text()
 
         # Compare: grid, lightbox, ratings, one blind pairwise choice
         page.get_by_role("tab", name="Compare").click()
         page.locator("#bk-next-unrated").click()
         grid = page.locator("#bk-grid table.bk-grid")
-        expect(grid.locator("img")).to_have_count(2 * 4, timeout=20_000)
+        expect(grid.locator("img")).to_have_count(2 * 4)
         grid.locator(".bk-cell").first.click()
         caption = page.locator("#bk-lightbox .bk-lb-caption")
         expect(caption).to_contain_text("a red circle")
@@ -85,28 +77,28 @@ def test_search_compare_score_results(demo_app, output_dir):
         expect(caption).not_to_have_text(first_caption)
         page.keyboard.press("ArrowDown")
         expect(caption).to_contain_text("a blue square")
-        page.wait_for_function("() => document.querySelector('#bk-lightbox img')?.naturalWidth > 0",
-                               timeout=10_000)  # the full-size PNG really came through the file route
+        # the full-size PNG really came through the file route
+        page.wait_for_function("() => document.querySelector('#bk-lightbox img')?.naturalWidth > 0")
         page.screenshot(path=str(shots / "3-lightbox.png"))
         page.keyboard.press("Escape")
         expect(page.locator("#bk-lightbox")).to_be_hidden()
         rating_groups = page.locator("[id^=bk-rate-]")
-        expect(rating_groups).to_have_count(2, timeout=10_000)
+        expect(rating_groups).to_have_count(2)
         for index, value in ((0, "8"), (1, "4")):
             rating_groups.nth(index).get_by_text(value, exact=True).click()
-            expect(page.locator("#bk-rated")).to_contain_text(f"rated {value}", timeout=10_000)
+            expect(page.locator("#bk-rated")).to_contain_text(f"rated {value}")
         page.locator("#bk-next-pair").click()
-        expect(page.locator("#bk-pair img")).to_have_count(2 * 4, timeout=20_000)
+        expect(page.locator("#bk-pair img")).to_have_count(2 * 4)
         expect(page.locator("#bk-pair")).not_to_contain_text("baseline")
         page.screenshot(path=str(shots / "4-compare.png"), full_page=True)
         page.locator("#bk-pair-mode input").check()  # keys vote only in pairwise mode, focus in its panel
         page.keyboard.press("1")
-        expect(page.locator("#bk-pair-status")).to_contain_text("left is better", timeout=10_000)
+        expect(page.locator("#bk-pair-status")).to_contain_text("left is better")
 
         # Results after scoring: the leaderboard counts the ratings and the comparison
         page.get_by_role("tab", name="Results").click()
         page.locator("#bk-results-refresh").click()
-        expect(board).not_to_have_text(before, timeout=20_000)
+        expect(board).not_to_have_text(before)
         expect(page.locator("#bk-winner-cmd")).to_contain_text("--learning_rate")
         page.screenshot(path=str(shots / "5-results.png"), full_page=True)
         after = board.inner_text()
