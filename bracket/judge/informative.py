@@ -159,27 +159,29 @@ def _chances(configs: list[ConfigMean], good_fraction: float, pick: bool = True,
         gap = abs(config.mean - edge)
         chance = chance_beyond(gap, config.spread)
         if chance > chances[config.config_id][0]:
-            chances[config.config_id] = (chance, _edge_reason(gap, inside=index < good))
+            chances[config.config_id] = (chance, _edge_reason(gap, chance, inside=index < good))
     return chances
 
 
-def _gap_text(gap: float) -> str | None:
-    """A score gap at a precision that means something: two decimals, three below 0.01,
-    None when it is too small to tell (it would read "0.00")."""
-    if gap < 0.0005:
-        return None
-    return f"{gap:.3f}" if gap < 0.01 else f"{gap:.2f}"
+def _odds(chance: float) -> str:
+    """A chance as a person reads it ("a 30 % chance"); the score gap behind it is internal
+    (docs/SCORING.md), so reasons never print it."""
+    return f"a {round(100 * chance)} % chance" if chance >= 0.005 else "less than a 1 % chance"
 
 
-def _edge_reason(gap: float, *, inside: bool) -> str:
+def _level(gap: float) -> bool:
+    """Two scores too close to tell apart (they would read the same at three decimals)."""
+    return gap < 0.0005
+
+
+def _edge_reason(gap: float, chance: float, *, inside: bool) -> str:
     """Why a config near the edge of TPE's good set matters, in a trainer's words."""
-    text = _gap_text(gap)
-    if text is None:
+    if _level(gap):
         return ("is right at the line between the configs TPE builds on and the rest: "
                 "a rating decides which side")
     if inside:
-        return f"is among the configs TPE builds on, {text} from the line: a rating could push it out"
-    return f"is {text} short of the configs TPE builds on: a rating could bring it in"
+        return f"is among the configs TPE builds on, near the line: {_odds(chance)} a rating pushes it out"
+    return f"is just short of the configs TPE builds on: {_odds(chance)} a rating brings it in"
 
 
 def _lead_chances(configs: list[ConfigMean]) -> dict[int, tuple[float, str]]:
@@ -187,17 +189,16 @@ def _lead_chances(configs: list[ConfigMean]) -> dict[int, tuple[float, str]]:
     leader = configs[0]
     for config in configs[1:]:
         gap = config.mean - leader.mean
-        text = _gap_text(gap)
-        chances[config.config_id] = (chance_beyond(gap, math.hypot(config.spread, leader.spread)),
-                                     f"could overtake the leader: within {text}" if text
-                                     else "could overtake the leader: level with it")
+        chance = chance_beyond(gap, math.hypot(config.spread, leader.spread))
+        chances[config.config_id] = (chance, "could overtake the leader: level with it" if _level(gap)
+                                     else f"could overtake the leader: {_odds(chance)} it is better")
     if len(configs) > 1:
         runner = configs[1]
         gap = runner.mean - leader.mean
-        text = _gap_text(gap)
-        chances[leader.config_id] = (chance_beyond(gap, math.hypot(runner.spread, leader.spread)),
-                                     "the leader: a rating confirms it or lets the runner-up "
-                                     f"({f'within {text}' if text else 'level with it'}) take over")
+        chance = chance_beyond(gap, math.hypot(runner.spread, leader.spread))
+        chances[leader.config_id] = (chance, "the leader: a rating confirms it or lets the runner-up "
+                                             f"({'level with it' if _level(gap) else _odds(chance) + ' it is better'}) "
+                                             "take over")
     else:
         chances[leader.config_id] = (0.5, "the only scored config: a rating says whether it is any good")
     return chances
