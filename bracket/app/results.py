@@ -66,11 +66,12 @@ def score_history(table: "Standings") -> list[dict[str, Any]]:
     rank on the leaderboard (``rank``; ratings and blind choices above estimates) and the best rank
     so far (``best_rank``): what the Results tab's history chart draws."""
     board = table.board("search")
-    rows = sorted(((r, r.mean) for r in (board.rows if board else []) if r.mean is not None and r.rank is not None),
+    rows = sorted(((r, r.mean, r.rank) for r in (board.rows if board else [])
+                   if r.mean is not None and r.rank is not None),
                   key=lambda p: (p[0].trial_number if p[0].trial_number is not None else math.inf, p[0].config_id))
     history, best, best_rank = [], math.inf, math.inf
-    for row, mean in rows:
-        best, best_rank = min(best, mean), min(best_rank, row.rank)
+    for row, mean, rank in rows:
+        best, best_rank = min(best, mean), min(best_rank, rank)
         history.append({"trial": row.trial_number, "config": row.name, "kind": row.kind, "score": mean,
                         "best": best, "rank": row.rank, "best_rank": best_rank})
     return history
