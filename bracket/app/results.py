@@ -5,7 +5,8 @@ Leaderboards, the winner and parameter importance come from :mod:`bracket.standi
 
 * :func:`winner_command` — the winner as a ready-to-run trainer command and JSON/TOML files
   (``bracket.report.export.export_run`` of the standings' winner, at its own step count);
-* :func:`score_history` — combined score per search config in trial order, and the best so far;
+* ``score_history`` — each search config's leaderboard rank in trial order, and the best so far
+  (:func:`bracket.standings.history.rank_history`, which the report draws too);
 * :func:`dashboard_command` — the ``optuna-dashboard`` command for the session's studies.
 
 It also hands out the front of fidelity against flexibility and how far each judge agrees with
@@ -19,7 +20,6 @@ computed once per store change (``SessionManager.memo``), with the search space 
 
 from __future__ import annotations
 
-import math
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 from bracket.session.store import redact_url
 from bracket.standings import STAGES, StageBoard, importance
+from bracket.standings.history import rank_history
 
 if TYPE_CHECKING:  # pragma: no cover
     import threading
 
     from bracket.app.holder import SessionHolder
     from bracket.session import Session
-    from bracket.standings import Standings, Winner
+    from bracket.standings import Winner
 
 
 @dataclass
@@ -59,22 +60,6 @@ def winner_command(session: "Session", winner: "Winner | None") -> WinnerExport 
     result = export_run(session, run_id=winner.run_id, steps=winner.step or winner.steps)
     return WinnerExport(winner.config_name, winner.run_id, result.steps, result.command, shlex.join(result.command),
                         result.json_path, result.toml_path)
-
-
-def score_history(table: "Standings") -> list[dict[str, Any]]:
-    """Per scored search config in trial order: its mean score and the best mean so far, and its
-    rank on the leaderboard (``rank``; ratings and blind choices above estimates) and the best rank
-    so far (``best_rank``): what the Results tab's history chart draws."""
-    board = table.board("search")
-    rows = sorted(((r, r.mean, r.rank) for r in (board.rows if board else [])
-                   if r.mean is not None and r.rank is not None),
-                  key=lambda p: (p[0].trial_number if p[0].trial_number is not None else math.inf, p[0].config_id))
-    history, best, best_rank = [], math.inf, math.inf
-    for row, mean, rank in rows:
-        best, best_rank = min(best, mean), min(best_rank, rank)
-        history.append({"trial": row.trial_number, "config": row.name, "kind": row.kind, "score": mean,
-                        "best": best, "rank": row.rank, "best_rank": best_rank})
-    return history
 
 
 def dashboard_command(session: "Session") -> str:
@@ -115,7 +100,7 @@ class Results:
 
     def score_history(self) -> list[dict[str, Any]]:
         table = self._manager.standings()
-        return [] if table is None else self._manager.memo("history", lambda: score_history(table), structural=True)
+        return [] if table is None else self._manager.memo("history", lambda: rank_history(table), structural=True)
 
     def space_table(self) -> list[dict[str, str]]:
         """The open session's space (narrowed by its bounds) beside the trainer's own ranges."""

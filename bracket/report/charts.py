@@ -77,32 +77,25 @@ def loss_chart(series: Sequence[Mapping[str, Any]], title: str = "Training loss"
 
 
 def history_chart(points: Sequence[Mapping[str, Any]]) -> bytes | None:
-    """Score per run in order (lower is better) and the best so far; items: ``{"run", "score", "disqualified"}``."""
-    points = [p for p in points if p.get("score") is not None]
+    """Each search config's rank on the leaderboard now (1 = best) in the order tried, and the best
+    rank so far, as the app's Results tab draws it; items: ``{"rank", "best_rank"}``
+    (:func:`bracket.standings.history.rank_history`)."""
+    points = [p for p in points if p.get("rank") is not None]
     if not points:
         return None
     figure = _figure(figsize=(8, 3.6))
     axes = figure.add_subplot()
-    order = [int(p.get("run") or i) for i, p in enumerate(points, start=1)]
-    scores = [float(p["score"]) for p in points]
-    ok = [(o, s) for o, s, p in zip(order, scores, points) if not p.get("disqualified")]
-    bad = [(o, s) for o, s, p in zip(order, scores, points) if p.get("disqualified")]
-    if ok:
-        axes.scatter([o for o, _ in ok], [s for _, s in ok], color="#1f77b4", label="run score", zorder=3)
-    if bad:
-        axes.scatter([o for o, _ in bad], [s for _, s in bad], color="#d62728", marker="x",
-                     label="disqualified", zorder=3)
-    best, running = [], math.inf
-    for score in scores:
-        running = min(running, score)
-        best.append(running)
-    axes.step(order, best, where="post", color="#2ca02c", label="best so far")
-    axes.set_xlabel("run id (training order)")
+    order = list(range(1, len(points) + 1))
+    axes.scatter(order, [int(p["rank"]) for p in points], color="#1f77b4", label="config's rank now", zorder=3)
+    axes.step(order, [int(p["best_rank"]) for p in points], where="post", color="#2ca02c",
+              label="best rank so far")
     from matplotlib.ticker import MaxNLocator
 
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_ylabel("combined score (lower is better)")
-    axes.set_ylim(-0.05, 1.05)
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlabel("config # (the order tried)")
+    axes.set_ylabel("rank (1 = best)")
+    axes.set_ylim(max(int(p["rank"]) for p in points) + 0.5, 0.5)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7)
     return _png(figure)

@@ -41,6 +41,7 @@ from bracket.session.scoring.samples import image_problem
 from bracket.session.store import redact_url
 from bracket.standings import ConfigRow, RunStanding, StageBoard, Standings, Winner, figures_text, standings
 from bracket.standings import importance as standings_importance
+from bracket.standings.history import rank_history
 from bracket.standings.rungs import RUNG_HEADERS, session_rung_table
 from bracket.stats import StatsReport, summarise, verdict
 
@@ -184,7 +185,7 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
     row = store.get_session(name) or {}
     unreadable: list[str] = []
     judged, judge_pictures = judge_sections(table)
-    pictures = report_pictures(search, finals, winner, unreadable) + judge_pictures
+    pictures = report_pictures(search, finals, winner, unreadable, rank_history(table)) + judge_pictures
     rung_plan, rungs = session_rung_table(session)
     return Report(
         name=name, folder=str(session.folder), preset_id=session.parts.preset.id, status=str(row.get("status", "")),
@@ -201,10 +202,11 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
 
 
 def report_pictures(search: StageResult, finals: StageResult | None, winner: Winner | None,
-                    unreadable: list[str] | None = None) -> list[Picture]:
+                    unreadable: list[str] | None = None, history: list[dict[str, Any]] | None = None
+                    ) -> list[Picture]:
     """The report's pictures, drawn by :mod:`bracket.report.charts` from plain data: loss curves
-    per stage, score history, best and worst sample grids (samples that cannot be decoded are
-    skipped and appended to ``unreadable``)."""
+    per stage, the rank history (``history``: :func:`bracket.standings.history.rank_history`), best
+    and worst sample grids (samples that cannot be decoded are skipped and appended to ``unreadable``)."""
     pictures: list[Picture] = []
     names = {r.config_id: r.name for r in search.rows}
     for result, stem, title in ((search, "report-loss", "Loss curves (search runs)"),
@@ -219,10 +221,9 @@ def report_pictures(search: StageResult, finals: StageResult | None, winner: Win
             title += f": the {len(series)} best of {len(result.runs)} runs"
         if (png := loss_chart(series, title)) is not None:
             pictures.append(Picture(stem, title, png))
-    history = [{"run": r["id"], "score": search.scores[r["id"]].score,
-                "disqualified": search.scores[r["id"]].disqualified} for r in search.runs if r["id"] in search.scores]
-    if (png := history_chart(history)) is not None:
-        pictures.append(Picture("report-history", "Score per run in training order, and the best so far", png))
+    if (png := history_chart(history or [])) is not None:
+        pictures.append(Picture("report-history", "Rank of each config (1 = best) in the order tried, and the best "
+                                                  "so far", png))
     scored = sorted((r for r in search.runs if r["id"] in search.scores and search.scores[r["id"]].score is not None
                      and r.get("samples")), key=lambda r: (search.scores[r["id"]].score, r["id"]))
     picks = [("report-best-samples", "Best run", scored[0])] if scored else []

@@ -205,3 +205,24 @@ def test_an_importance_warning_of_optuna_is_in_the_note_not_on_stderr(capfd):
         values, note = parameter_importance(rows, space)
     assert values and "Optuna: Some regimes for parameter `lr_warmup_steps` have less than 2 trials" in note
     assert "UserWarning" not in capfd.readouterr().err
+
+
+def test_the_report_draws_the_rank_history_the_app_draws(opened, monkeypatch):
+    """Seen in review: the report plotted each run's combined score on 0–1 (internal, docs/SCORING.md)
+    while the app's Results tab draws each config's leaderboard rank: both draw the same points now."""
+    import bracket.report.document as document
+    from bracket.standings import standings
+    from bracket.standings.history import rank_history
+
+    drawn: list = []
+    real = document.history_chart
+    monkeypatch.setattr(document, "history_chart", lambda points: drawn.append(list(points)) or real(points))
+    files = write_report(opened)
+    table = standings(opened)
+    board_ranks = {row.name: row.rank for row in table.board("search").rows if row.rank is not None}
+    assert drawn and drawn[0] == rank_history(table)
+    assert {p["config"]: p["rank"] for p in drawn[0]} == board_ranks
+    assert [p["best_rank"] for p in drawn[0]] == [min(p["rank"] for p in drawn[0][:i + 1])
+                                                   for i in range(len(drawn[0]))]
+    assert "report-history" in {p.stem for p in files.images}
+    assert "Rank of each config" in files.markdown.read_text()
