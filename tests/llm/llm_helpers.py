@@ -45,9 +45,8 @@ def dispatching_python(folder: Path, *, fail_at_rungs: bool = False) -> Path:
 
 def fake_module_env(**extra: str) -> dict[str, str]:
     """The environment of a trainer-venv script run with the fake modules first on the path."""
-    env = dict(os.environ)
+    env = {**os.environ, **extra}  # the fake modules stay first even where ``extra`` sets PYTHONPATH
     env["PYTHONPATH"] = os.pathsep.join([str(FAKE_SITE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.update(extra)
     return env
 
 
