@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
+from bracket.search.space import SearchSpace, uniform_value
 
 STEPS = 100  # run length the warm-up shares refer to
 
@@ -138,22 +138,7 @@ def quality(config: Mapping[str, Any], land: Landscape) -> float:
 
 def sample(space: SearchSpace, rng: random.Random) -> dict[str, Any]:
     """A config drawn uniformly (log-uniformly on log knobs) from ``space``."""
-    config: dict[str, Any] = {}
-    for name, knob in space.items():
-        if not space.is_active(name, config):
-            continue
-        if isinstance(knob, FixedKnob):
-            config[name] = knob.value
-        elif isinstance(knob, FloatKnob):
-            if knob.log:
-                config[name] = math.exp(rng.uniform(math.log(knob.low), math.log(knob.high)))
-            else:
-                config[name] = rng.uniform(knob.low, knob.high)
-        elif isinstance(knob, IntKnob):
-            config[name] = knob.low + knob.step * rng.randint(0, (knob.high - knob.low) // knob.step)
-        elif isinstance(knob, CategoricalKnob):
-            config[name] = rng.choice(knob.choices)
-    return config
+    return space.fill(lambda name, knob, config: uniform_value(knob, rng))
 
 
 def optimum(space: SearchSpace, land: Landscape, *, samples: int = 20000, seed: int = 0) -> tuple[float, float]:

@@ -35,7 +35,7 @@ from typing import Any
 from optuna.trial import TrialState
 
 from bracket.search.lr_bracket import OPTIMIZER_KNOBS, step_knob
-from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
+from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace, uniform_value
 from bracket.search.types import ScoredConfig
 
 SEARCH_KIND = "search"
@@ -127,23 +127,17 @@ def _moved(centre: dict[str, Any], space: SearchSpace, rule: FocusRule, rng: ran
     movable = [name for name, knob in space.items() if name != step and not isinstance(knob, FixedKnob)
                and name in centre and _alternatives(name, knob, centre, space)]
     changed = set(rng.sample(movable, min(rule.knobs, len(movable))))
-    config: dict[str, Any] = {}
-    for name, knob in space.items():
-        if not space.is_active(name, config):
-            continue
-        if isinstance(knob, FixedKnob):
-            config[name] = knob.value
-        elif name == step and name in centre:
+    def value(name: str, knob: Any, config: dict[str, Any]) -> Any:
+        if name == step and name in centre:
             assert isinstance(knob, (FloatKnob, IntKnob)), "a step knob is numeric (step_knob)"
             factor = 10 ** rng.uniform(-rule.step_decades, rule.step_decades)
-            config[name] = min(max(centre[name] * factor, knob.low), knob.high)
-        elif name in centre and name not in changed:
-            config[name] = centre[name]
-        elif name in changed:
-            config[name] = rng.choice(_alternatives(name, knob, {**centre, **config}, space))
-        else:  # newly active (a schedule that takes a warm-up): any value
-            config[name] = _any(knob, rng)
-    return space.complete(config)
+            return min(max(centre[name] * factor, knob.low), knob.high)
+        if name in centre and name not in changed:
+            return centre[name]
+        if name in changed:
+            return rng.choice(_alternatives(name, knob, {**centre, **config}, space))
+        return uniform_value(knob, rng)  # newly active (a schedule that takes a warm-up): any value
+    return space.complete(space.fill(value))
 
 
 def _alternatives(name: str, knob: Any, config: dict[str, Any], space: SearchSpace) -> list[Any]:
@@ -172,13 +166,3 @@ def _alternatives(name: str, knob: Any, config: dict[str, Any], space: SearchSpa
     return []
 
 
-def _any(knob: Any, rng: random.Random) -> Any:
-    if isinstance(knob, CategoricalKnob):
-        return rng.choice(knob.choices)
-    if isinstance(knob, IntKnob):
-        return knob.low + knob.step * rng.randint(0, (knob.high - knob.low) // knob.step)
-    if isinstance(knob, FloatKnob):
-        if knob.log:
-            return math.exp(rng.uniform(math.log(knob.low), math.log(knob.high)))
-        return rng.uniform(knob.low, knob.high)
-    return None

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bracket.search.lr_bracket import ADAPTIVE_KNOBS, BATCH_KNOBS, KNOB, OPTIMIZER_KNOBS, step_knob
-from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
+from bracket.search.space import CategoricalKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import WARM_START_KINDS, ScoredConfig
 
 SEARCH_KIND = "search"
@@ -78,25 +78,20 @@ def shape_draw(history: Sequence[ScoredConfig], space: SearchSpace, rule: ShapeR
     name = step_knob(centre, space)
     if name is None:
         return None
-    config: dict[str, Any] = {}
-    for knob_name, knob in space.items():
-        if not space.is_active(knob_name, config):
-            continue
-        if isinstance(knob, FixedKnob):
-            config[knob_name] = knob.value
-        elif knob_name in OPTIMIZER_KNOBS and isinstance(knob, CategoricalKnob) and rule.optimizers:
+    def value(knob_name: str, knob: Any, config: dict[str, Any]) -> Any:
+        if knob_name in OPTIMIZER_KNOBS and isinstance(knob, CategoricalKnob) and rule.optimizers:
             same_step = tuple(c for c in knob.choices if _keeps_step(space, name, {**config, knob_name: c}))
             choices = CategoricalKnob(same_step or (centre[knob_name],))
-            config[knob_name] = _spread(knob_name, choices, centre.get(knob_name), index, rule.trials, seed,
-                                        _tried(history, knob_name, rule))
-        elif knob_name in KEPT and knob_name in centre:
-            config[knob_name] = centre[knob_name]
-        elif knob_name == ALPHA and RANK in config and ALPHA in centre and RANK in centre:
+            return _spread(knob_name, choices, centre.get(knob_name), index, rule.trials, seed,
+                           _tried(history, knob_name, rule))
+        if knob_name in KEPT and knob_name in centre:
+            return centre[knob_name]
+        if knob_name == ALPHA and RANK in config and ALPHA in centre and RANK in centre:
             ratio = centre[ALPHA] / centre[RANK]
-            config[knob_name] = _alpha_for(knob, config[RANK], ratio) if ratio > 0 else centre[ALPHA]
-        else:
-            config[knob_name] = _spread(knob_name, knob, centre.get(knob_name), index, rule.trials, seed,
-                                        _tried(history, knob_name, rule))
+            return _alpha_for(knob, config[RANK], ratio) if ratio > 0 else centre[ALPHA]
+        return _spread(knob_name, knob, centre.get(knob_name), index, rule.trials, seed,
+                       _tried(history, knob_name, rule))
+    config = space.fill(value)
     if name == KNOB and ALPHA in config and ALPHA in centre:
         knob = space[KNOB]
         assert isinstance(knob, (FloatKnob, IntKnob)), "the learning rate is a numeric knob (step_knob)"

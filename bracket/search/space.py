@@ -16,13 +16,15 @@ why) — nothing is changed silently.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Union
 
 from bracket.errors import SearchSpaceError
 
 if TYPE_CHECKING:  # pragma: no cover - Optuna is imported where a distribution is built: status needs none
+    import random
+
     import optuna
     from optuna.distributions import BaseDistribution
 
@@ -141,6 +143,19 @@ class FixedKnob:
 Knob = Union[FloatKnob, IntKnob, CategoricalKnob, FixedKnob]
 
 
+def uniform_value(knob: Knob, rng: "random.Random") -> Any:
+    """A value of ``knob`` drawn uniformly (log-uniformly on a log range; a fixed knob's own)."""
+    if isinstance(knob, CategoricalKnob):
+        return rng.choice(knob.choices)
+    if isinstance(knob, IntKnob):
+        return knob.low + knob.step * rng.randint(0, (knob.high - knob.low) // knob.step)
+    if isinstance(knob, FloatKnob):
+        if knob.log:
+            return math.exp(rng.uniform(math.log(knob.low), math.log(knob.high)))
+        return rng.uniform(knob.low, knob.high)
+    return knob.value
+
+
 @dataclass(frozen=True)
 class FitResult:
     """A config after :meth:`SearchSpace.fit`: the fitted config (None if dropped) and notes."""
@@ -183,6 +198,16 @@ class SearchSpace(Mapping[str, Knob]):
     def is_active(self, name: str, config: Mapping[str, Any]) -> bool:
         """Whether ``name`` belongs in ``config`` given its conditions."""
         return all(config.get(parent) in allowed for parent, allowed in self._knobs[name].when.items())
+
+    def fill(self, choose: Callable[[str, "Knob", dict[str, Any]], Any]) -> dict[str, Any]:
+        """A config of every active knob, in order (a knob's conditions read the knobs before it):
+        a fixed knob takes its value, any other ``choose(name, knob, the config so far)``. Every
+        config the search builds is filled this way (Optuna's suggestions, shape and focus draws)."""
+        config: dict[str, Any] = {}
+        for name, knob in self._knobs.items():
+            if self.is_active(name, config):
+                config[name] = knob.value if isinstance(knob, FixedKnob) else choose(name, knob, config)
+        return config
 
     def complete(self, knobs: Mapping[str, Any]) -> dict[str, Any]:
         """``knobs`` with every active fixed knob filled in and inactive knobs removed."""
@@ -240,20 +265,14 @@ class SearchSpace(Mapping[str, Knob]):
 
     def suggest(self, trial: optuna.trial.BaseTrial) -> dict[str, Any]:
         """Ask ``trial`` for a value of every active knob, define-by-run, in order."""
-        config: dict[str, Any] = {}
-        for name, knob in self._knobs.items():
-            if not self.is_active(name, config):
-                continue
-            if isinstance(knob, FixedKnob):
-                config[name] = knob.value
-            elif isinstance(knob, FloatKnob):
-                config[name] = trial.suggest_float(name, knob.low, knob.high, log=knob.log)
-            elif isinstance(knob, IntKnob):
-                step = 1 if knob.log else knob.step
-                config[name] = trial.suggest_int(name, knob.low, knob.high, step=step, log=knob.log)
-            else:
-                config[name] = trial.suggest_categorical(name, knob.choices)
-        return config
+        def ask(name: str, knob: Knob, config: dict[str, Any]) -> Any:
+            if isinstance(knob, FloatKnob):
+                return trial.suggest_float(name, knob.low, knob.high, log=knob.log)
+            if isinstance(knob, IntKnob):
+                return trial.suggest_int(name, knob.low, knob.high, step=1 if knob.log else knob.step, log=knob.log)
+            assert isinstance(knob, CategoricalKnob), "fill() gives fixed knobs their value"
+            return trial.suggest_categorical(name, knob.choices)
+        return self.fill(ask)
 
     def searched_params(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """The searched (non-fixed) part of ``config``: what Optuna records as params (the names
