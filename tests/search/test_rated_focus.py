@@ -12,22 +12,9 @@ from bracket.search.controller import SearchController
 from bracket.search.lr_bracket import step_of
 from bracket.search.rated_focus import FocusRule, focus_centre, focus_draw, ratings_disagree
 from bracket.search.shapes import ShapeRule
-from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import ScoredConfig
+from tests.search.lora_space import ADAM, BASE, SPACE
 
-ADAM = ("AdamW8bit", "AdamW", "Adafactor")
-SPACE = SearchSpace({
-    "optimizer_type": CategoricalKnob((*ADAM, "Prodigy")),
-    "learning_rate": FloatKnob(1e-5, 2e-3, log=True, when={"optimizer_type": ADAM}),
-    "prodigy_d_coef": FloatKnob(0.5, 2.0, log=True, when={"optimizer_type": ("Prodigy",)}),
-    "lr_scheduler": CategoricalKnob(("constant", "constant_with_warmup", "cosine", "linear")),
-    "lr_warmup_steps": IntKnob(0, 20, step=10, when={"lr_scheduler": ("constant_with_warmup", "cosine", "linear")}),
-    "network_dim": CategoricalKnob((4, 8, 16, 32, 64)),
-    "network_alpha": CategoricalKnob((1, 4, 8, 16, 32)),
-    "batch_size": FixedKnob(1),
-})
-BASE = {"optimizer_type": "AdamW8bit", "learning_rate": 1e-4, "lr_scheduler": "constant", "network_dim": 32,
-        "network_alpha": 16}
 #: what the person likes: rank 64 at a higher rate with a decay — the loss prefers Prodigy
 LIKED = {**BASE, "learning_rate": 3e-4, "lr_scheduler": "cosine", "lr_warmup_steps": 10, "network_dim": 64,
          "network_alpha": 32}

@@ -11,20 +11,8 @@ from optuna.trial import TrialState
 from bracket.search.controller import SearchController
 from bracket.search.lr_bracket import step_of
 from bracket.search.shapes import ShapeRule, shape_draw
-from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import ScoredConfig
-
-ADAM = ("AdamW8bit", "AdamW", "Adafactor")
-SPACE = SearchSpace({
-    "optimizer_type": CategoricalKnob((*ADAM, "Prodigy")),
-    "learning_rate": FloatKnob(1e-5, 2e-3, log=True, when={"optimizer_type": ADAM}),
-    "prodigy_d_coef": FloatKnob(0.5, 2.0, log=True, when={"optimizer_type": ("Prodigy",)}),
-    "lr_scheduler": CategoricalKnob(("constant", "constant_with_warmup", "cosine", "linear")),
-    "lr_warmup_steps": IntKnob(0, 20, step=10, when={"lr_scheduler": ("constant_with_warmup", "cosine", "linear")}),
-    "network_dim": CategoricalKnob((4, 8, 16, 32, 64)),
-    "network_alpha": CategoricalKnob((1, 4, 8, 16, 32)),
-    "batch_size": FixedKnob(1),
-})
+from tests.search.lora_space import ADAM, BASE, SPACE
 
 
 def _scored(params: dict, value: float, kind: str, *, diverged: bool = False) -> ScoredConfig:
@@ -32,8 +20,6 @@ def _scored(params: dict, value: float, kind: str, *, diverged: bool = False) ->
                         diverged=diverged)
 
 
-BASE = {"optimizer_type": "AdamW8bit", "learning_rate": 1e-4, "lr_scheduler": "constant", "network_dim": 32,
-        "network_alpha": 16}
 WARM = [
     _scored(BASE, 0.50, "baseline"),
     _scored({**BASE, "optimizer_type": "Prodigy", "prodigy_d_coef": 1.0, "network_alpha": 32}, 0.45, "curated"),
