@@ -33,7 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bracket.search.space import SearchSpace, uniform_value
+from bracket.search.knobs import uniform_value
+from bracket.search.space import SearchSpace
 
 STEPS = 100  # run length the warm-up shares refer to
 

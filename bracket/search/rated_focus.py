@@ -34,8 +34,9 @@ from typing import Any
 
 from optuna.trial import TrialState
 
+from bracket.search.knobs import uniform_value
 from bracket.search.lr_bracket import OPTIMIZER_KNOBS, step_knob
-from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace, uniform_value
+from bracket.search.space import CategoricalKnob, FixedKnob, FloatKnob, IntKnob, SearchSpace
 from bracket.search.types import ScoredConfig
 
 SEARCH_KIND = "search"
