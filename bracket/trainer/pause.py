@@ -17,7 +17,10 @@ write, read at their pins:
 * ``train_network.py`` (sd-scripts 48d368fa, lines 1497-1532) saves the step's weights and
   state *before* it logs that step's loss and runs that step's validation; the state is
   therefore only safe to stop at once the trainer has logged a later step, which
-  :func:`logged_past` reads from its event files.
+  :func:`logged_past` reads from its event files — or once the training ended after it: both
+  write the run's last weights ``<output_name>.safetensors`` after everything else
+  (:func:`ended_after`), which is how a run whose own ``--max_train_steps`` is the rung step
+  ends (``bracket.trainer.sd_scripts.resume``: the trainer stops itself at the rung).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ TRAIN_STATE_FILE = "train_state.json"
 STEP_STATE_NAME = "{}-step{:08d}-state"
 #: their ``get_step_ckpt_name``: the weights saved at a step
 STEP_WEIGHTS_NAME = "{}-step{:08d}.{}"
+#: their ``get_last_ckpt_name``: the weights saved when the training ends, the last file a run writes
+LAST_WEIGHTS_NAME = "{}.safetensors"
 
 
 def pause_save_every(stop_at_step: int, save_every: int | None) -> int:
@@ -107,13 +112,29 @@ def logged_past(logging_dir: Path | None, step: int, tags: Sequence[str], *, sin
     return highest is not None and highest > int(step)
 
 
+def ended_after(output_dir: Path, output_name: str, since: float) -> bool:
+    """Whether the training ended at or after ``since`` (a time stamp: a state's last file): its
+    last weights (:data:`LAST_WEIGHTS_NAME`), written after every other file, are that new."""
+    try:
+        return (Path(output_dir) / LAST_WEIGHTS_NAME.format(output_name)).stat().st_mtime >= since
+    except OSError:
+        return False
+
+
+def saved_before_more(output_dir: Path, output_name: str, step: int, tags: Sequence[str], since: float) -> bool:
+    """Whether a kohya trainer went on after the files it saved for ``step`` (the newest written at
+    ``since``): it logged a later step, or its training ended after them (its own step limit)."""
+    return (logged_past(Path(output_dir).parent / "logs", int(step), tags, since=since)
+            or ended_after(output_dir, output_name, since))
+
+
 def paused_weights(output_dir: Path, output_name: str, step: int, tags: Sequence[str]) -> Path | None:
     """``<output_dir>/<output_name>-step<step>.safetensors`` (the weights a kohya trainer saves at
-    a ``--save_every_n_steps`` step) once the trainer has logged a later step — the pause of a
-    trainer whose resume restarts (nothing else of its state is needed)."""
+    a ``--save_every_n_steps`` step) once the trainer went on after them (:func:`saved_before_more`)
+    — the pause of a trainer whose resume restarts (nothing else of its state is needed)."""
     found = Path(output_dir) / STEP_WEIGHTS_NAME.format(output_name, int(step), "safetensors")
     try:
         written = found.stat().st_mtime
     except OSError:
         return None
-    return found if logged_past(Path(output_dir).parent / "logs", int(step), tags, since=written) else None
+    return found if saved_before_more(output_dir, output_name, step, tags, written) else None

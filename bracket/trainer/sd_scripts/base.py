@@ -250,7 +250,7 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
             "--save_model_as", "safetensors",
             "--save_precision", self.save_precision,
             "--logging_dir", str(logging_dir),
-            "--max_train_steps", str(int(max_steps)),
+            "--max_train_steps", str(self.own_step_limit(request)),
             "--seed", str(int(request.seed)),
             "--mixed_precision", precision,
             "--sdpa",
