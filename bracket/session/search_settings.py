@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -229,17 +230,29 @@ class SearchSettings:
         steps = self.rungs().steps(self.steps, every=int(facts.rung_every))
         return tuple(step / self.steps for step in steps) if len(steps) == len(planned) else planned
 
-    def plan(self, configs: int | None = None, *, up_to: bool = False, facts: TrainerFacts = NO_FACTS) -> str:
+    def configs_if_runs_race(self) -> int:
+        """With halving: the configs the search starts where every run trains on to its full length
+        before the session's stop at its rung lands (a trainer that does not stop itself there, at
+        any speed: ``TrainerFacts.stops_at_rung`` False). A new config starts only while the budget
+        pays for it to train to full length (``Budget.pays``), so each costs at most one full run:
+        as many as the search's full runs per seed."""
+        return int(self.search_runs // self.seeds)
+
+    def plan(self, configs: int | None = None, *, up_to: bool = False, facts: TrainerFacts = NO_FACTS,
+             at_least: int | None = None, reached: Sequence[int] | None = None) -> str:
         """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation round
         ``"budget 24 = search 18 (18 configs × 1 seed) + confirm 6"``; with halving
         ``"budget 8 full runs = 27 configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"`` (with
         ``facts.restarts``, ``" (restarts: a promoted config trains again from step 0)"`` after it).
         ``configs``: a halving search's count as its budget buys it (``Budget.configs``); ``up_to``:
-        the count before a launch's start-up is known (``Budget.plan_text``)."""
+        the count before a launch's start-up is known (``Budget.plan_text``); ``at_least``: fewer
+        configs the search may start instead, where its runs may train past their rungs
+        (:meth:`configs_if_runs_race`): the plan then states the range; ``reached``: the configs that
+        reached each rung of a search that ended (``Budget.plan_text``), said as what it ran."""
         if self.halving is not None and self.halving.valid():
             fractions = self.rungs().fractions()
-            counts = rung_counts(self.configs_planned(facts) if configs is None else configs, len(fractions),
-                                 self.halving.eta)
+            counts = list(reached) if reached is not None else rung_counts(
+                self.configs_planned(facts) if configs is None else configs, len(fractions), self.halving.eta)
             steps = " → ".join(f"{count}{' configs' if i == 0 else ''} to {share_label(share)}"
                                for i, (count, share) in enumerate(zip(counts, fractions)))
             seeds = f" × {self.seeds} seeds" if self.seeds > 1 else ""
@@ -247,7 +260,15 @@ class SearchSettings:
             restarts = " (restarts: a promoted config trains again from step 0)" if facts.restarts else ""
             fewer = (" (up to: each launch's start-up, measured from the first runs, may buy fewer configs; "
                      "--launch-cost fixes it)") if up_to else ""
+            if reached is not None:
+                return f"budget {self.budget} full runs: ran {steps}{seeds}{confirm}{restarts}"
             bound = "up to " if up_to else ""
+            count = self.configs_planned(facts) if configs is None else configs
+            if at_least is not None and at_least < count:
+                return (f"budget {self.budget} full runs = {at_least} to {count} configs: up to {steps}{seeds}"
+                        f"{confirm}{restarts}{fewer}; fewer the more runs train on past their rung before Bracket "
+                        f"stops them (this trainer may: a new config starts only while a full run of it still "
+                        f"fits the budget), {at_least} if all do")
             return f"budget {self.budget} full runs = {bound}{steps}{seeds}{confirm}{restarts}{fewer}"
         seeds = (f"{self.n_configs} config{'s' if self.n_configs != 1 else ''} × "
                  f"{self.seeds} seed{'s' if self.seeds > 1 else ''}")

@@ -50,7 +50,8 @@ def _straight_losses(argv: list[str]) -> list[float]:
     fake = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fake)
     args = Namespace(max_train_steps=STEPS, seed=int(_flag(argv, "--seed")),
-                     learning_rate=float(_flag(argv, "--learning_rate")), optimizer_type=_flag(argv, "--optimizer_type"),
+                     learning_rate=float(_flag(argv, "--learning_rate")),
+                     optimizer_type=_flag(argv, "--optimizer_type"),
                      lr_scheduler=_flag(argv, "--lr_scheduler"),
                      lr_warmup_steps=int(_flag(argv, "--lr_warmup_steps")) if "--lr_warmup_steps" in argv else 0)
     return fake.loss_curve(args, {"ok"})

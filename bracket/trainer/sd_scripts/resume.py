@@ -43,7 +43,6 @@ from bracket.trainer.pause import (
     saved_before_more,
 )
 
-
 #: learning-rate schedules whose rate at a step does not depend on the run's length (a warm-up of a
 #: number of steps, then flat): the first ``r`` steps of a run of any length are the same
 LENGTH_FREE_SCHEDULERS = ("constant", "constant_with_warmup")
