@@ -30,6 +30,10 @@ import math
 import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bracket.trainer.base import RunRequest
 
 #: the files ``accelerator.save_state`` writes for one model, one optimizer and one scheduler
 ACCELERATE_STATE_FILES = ("model.safetensors", "optimizer.bin", "scheduler.bin", "random_states_0.pkl")
@@ -43,6 +47,22 @@ STEP_STATE_NAME = "{}-step{:08d}-state"
 STEP_WEIGHTS_NAME = "{}-step{:08d}.{}"
 #: their ``get_last_ckpt_name``: the weights saved when the training ends, the last file a run writes
 LAST_WEIGHTS_NAME = "{}.safetensors"
+
+
+#: learning-rate schedules (the kohya trainers' ``--lr_scheduler``) whose rate at a step does not depend on
+#: the run's length (a warm-up of a number of steps, then flat): a run's first ``r`` steps are the same
+#: whatever its ``--max_train_steps``
+LENGTH_FREE_SCHEDULERS = ("constant", "constant_with_warmup")
+
+
+def own_step_limit(request: RunRequest) -> int:
+    """A kohya run's ``--max_train_steps``: the step it pauses at (``request.stop_at_step``) where the
+    config's ``lr_scheduler`` is one of :data:`LENGTH_FREE_SCHEDULERS` — the trainer then stops itself
+    exactly at the rung, at any speed, its last files written after the rung's (:func:`ended_after`) —
+    else the run's full length (its schedule's; the session stops it at the rung)."""
+    if request.stop_at_step and str(request.knobs.get("lr_scheduler")) in LENGTH_FREE_SCHEDULERS:
+        return min(int(request.stop_at_step), int(request.max_steps))
+    return int(request.max_steps)
 
 
 def pause_save_every(stop_at_step: int, save_every: int | None) -> int:

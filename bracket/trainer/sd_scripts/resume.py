@@ -4,8 +4,8 @@
 ``--save_state``: ``train_network.py`` (lines 1497-1504) writes ``output/bracket-step<r>-state``
 at the rung (:data:`~bracket.trainer.pause.STEP_STATE_NAME`), also at its last step. Where the
 config's learning-rate schedule is the same whatever the run's length (``constant``,
-``constant_with_warmup``: :data:`LENGTH_FREE_SCHEDULERS`), the run's own ``--max_train_steps`` is
-the rung step: the trainer stops itself exactly there at any speed, writes its end-of-training
+``constant_with_warmup``: :func:`~bracket.trainer.pause.own_step_limit`), the run's own
+``--max_train_steps`` is the rung step: the trainer stops itself exactly there at any speed, writes its end-of-training
 state and weights last, and :meth:`~KohyaPauseResume.paused_state` accepts the rung's state once
 those are newer. A schedule that decays over the run (``cosine``, ``linear``) keeps
 ``--max_train_steps`` of the full length, and the session stops the run once the rung's state is
@@ -42,10 +42,6 @@ from bracket.trainer.pause import (
     paused_weights,
     saved_before_more,
 )
-
-#: learning-rate schedules whose rate at a step does not depend on the run's length (a warm-up of a
-#: number of steps, then flat): the first ``r`` steps of a run of any length are the same
-LENGTH_FREE_SCHEDULERS = ("constant", "constant_with_warmup")
 
 
 def _images(folder: Path) -> int:
@@ -97,13 +93,6 @@ class KohyaPauseResume(Trainer):
         """Whether this run pauses or resumes (its dataset then holds the run in one epoch)."""
         return self.pause_saves_state and bool(request.stop_at_step or request.resume_from)
 
-    def own_step_limit(self, request: RunRequest) -> int:
-        """The run's ``--max_train_steps``: the step it pauses at where the config's schedule does not
-        depend on the run's length (:data:`LENGTH_FREE_SCHEDULERS`), else the full length."""
-        if request.stop_at_step and str(request.knobs.get("lr_scheduler")) in LENGTH_FREE_SCHEDULERS:
-            return min(int(request.stop_at_step), int(request.max_steps))
-        return int(request.max_steps)
-
     def epoch_batches(self, request: RunRequest) -> int | None:
         """The least batches one epoch must hold for this run, or None when it need not."""
         return int(request.max_steps) + 1 if self.halving_run(request) else None
@@ -130,7 +119,7 @@ class KohyaPauseResume(Trainer):
     def paused_state(self, output_dir: Path, step: int) -> Path | None:
         """``output/bracket-step<step>-state`` (weights ``bracket-step<step>.safetensors`` for a
         full fine-tune) once it is whole and the trainer went on after it: it logged a later step,
-        or the training ended (a run whose own step limit is the rung, :meth:`own_step_limit`)."""
+        or the training ended (a run whose own step limit is the rung, ``pause.own_step_limit``)."""
         output_dir = Path(output_dir)
         if self.pause_saves_state:
             found = output_dir / STEP_STATE_NAME.format(self.output_name, int(step))
