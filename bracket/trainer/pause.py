@@ -28,12 +28,9 @@ from __future__ import annotations
 import json
 import math
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from bracket.trainer.base import RunRequest
+from typing import Any
 
 #: the files ``accelerator.save_state`` writes for one model, one optimizer and one scheduler
 ACCELERATE_STATE_FILES = ("model.safetensors", "optimizer.bin", "scheduler.bin", "random_states_0.pkl")
@@ -55,14 +52,14 @@ LAST_WEIGHTS_NAME = "{}.safetensors"
 LENGTH_FREE_SCHEDULERS = ("constant", "constant_with_warmup")
 
 
-def own_step_limit(request: RunRequest) -> int:
-    """A kohya run's ``--max_train_steps``: the step it pauses at (``request.stop_at_step``) where the
+def own_step_limit(max_steps: int, stop_at_step: int | None, knobs: Mapping[str, Any]) -> int:
+    """A kohya run's ``--max_train_steps``: the step it pauses at (``RunRequest.stop_at_step``) where the
     config's ``lr_scheduler`` is one of :data:`LENGTH_FREE_SCHEDULERS` — the trainer then stops itself
     exactly at the rung, at any speed, its last files written after the rung's (:func:`ended_after`) —
     else the run's full length (its schedule's; the session stops it at the rung)."""
-    if request.stop_at_step and str(request.knobs.get("lr_scheduler")) in LENGTH_FREE_SCHEDULERS:
-        return min(int(request.stop_at_step), int(request.max_steps))
-    return int(request.max_steps)
+    if stop_at_step and str(knobs.get("lr_scheduler")) in LENGTH_FREE_SCHEDULERS:
+        return min(int(stop_at_step), int(max_steps))
+    return int(max_steps)
 
 
 def pause_save_every(stop_at_step: int, save_every: int | None) -> int:

@@ -284,7 +284,8 @@ class MusubiTrainer(Trainer):
             "--logging_dir", str(logging_dir),
             "--mixed_precision", "bf16", "--sdpa", "--gradient_checkpointing",
             "--max_data_loader_n_workers", "2", "--persistent_data_loader_workers",
-            "--max_train_steps", str(own_step_limit(request)), "--seed", str(int(request.seed)),
+            "--max_train_steps", str(own_step_limit(max_steps, request.stop_at_step, knobs)),
+            "--seed", str(int(request.seed)),
             *self.hyper_flags(knobs), *self._memory_flags(), *self._text_fp8(),
         ]
         if request.sample_prompts and self.writes_samples:

@@ -251,7 +251,7 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
             "--save_model_as", "safetensors",
             "--save_precision", self.save_precision,
             "--logging_dir", str(logging_dir),
-            "--max_train_steps", str(own_step_limit(request)),
+            "--max_train_steps", str(own_step_limit(max_steps, request.stop_at_step, knobs)),
             "--seed", str(int(request.seed)),
             "--mixed_precision", precision,
             "--sdpa",
