@@ -15,11 +15,9 @@ the config tried last, so that a tie keeps moving) with its effective step moved
 :attr:`FocusRule.step_decades` decades and :attr:`FocusRule.knobs` other knobs changed — a choice
 knob to a neighbouring choice (numbers) or another choice, a numeric knob a step or a fraction of its range,
 the optimizer only among those the same step knob drives. A draw never repeats a config the
-session has (the next change is tried). The rule reads each rated config's verdict and measured
-score (``ScoredConfig.verdict`` and ``measured``, from the same runs: in a search of full runs
-its full runs, in a halving search its runs cut at the one rung where the most configs were
-judged). Nothing happens without ratings, without a measured score to compare them with, or
-while the ratings follow the loss: then the controller proposes exactly as before.
+session has (the next change is tried). It compares ``ScoredConfig.verdict`` with ``measured``
+(the same runs; in a halving search, at one rung). Nothing happens without ratings, without a
+measured score, or while the ratings follow the loss: the controller proposes as before.
 
 A pure function of the history and the session's seed, like the other rules the controller asks
 (:mod:`bracket.search.shapes`, :mod:`bracket.search.hedge`), so several workers and a restart
