@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import random
 
+import optuna
+
+from bracket.search.controller import SearchController
+from bracket.search.shapes import ShapeRule
 from bracket.judge.human import rating_score
 from bracket.session.loop.rung_scores import StepRungs, rung_scores
 from bracket.session.loop.search_view import SearchView
@@ -135,6 +139,11 @@ def test_a_halving_search_makes_focus_draws_once_the_ratings_at_a_rung_disagree_
     assert ratings_disagree(steps) and focus_centre(steps) is history[2]
     draw = focus_draw(steps, SPACE, seed=1)
     assert draw is not None and step_of(draw, SPACE)[0] == step_of(SPACE.complete(params[2]), SPACE)[0]
+    # the controller hands it out (its shape draws made), named as one
+    study = optuna.create_study(direction="minimize")
+    controller = SearchController(study=study, space=SPACE, seed=5, history=lambda: steps, lr_bracket=False,
+                                  shapes=ShapeRule(trials=4), hedge=None)
+    assert controller.next().name.startswith("focus-")
     # the history as it was (no verdicts kept): no focus draw
     assert focus_draw(list(_lora_history(configs, runs, ratings, params, judged=False).values()), SPACE, seed=1) is None
     # ratings that follow the loss: no focus draw
