@@ -13,9 +13,9 @@ import random
 
 import optuna
 
+from bracket.judge.human import rating_score
 from bracket.search.controller import SearchController
 from bracket.search.shapes import ShapeRule
-from bracket.judge.human import rating_score
 from bracket.session.loop.rung_scores import StepRungs, rung_scores
 from bracket.session.loop.search_view import SearchView
 from bracket.session.scheduling.halving import sampler_history
