@@ -37,7 +37,7 @@ def rate_next(table: Standings | None, scorable: Set[int], k: int = 4,
 
 def run_labels(table: Standings | None, scorable: Set[int], marks: Mapping[int, str] | None = None) -> dict[int, str]:
     """Label per finished run: stage, seed, ``marks``' word on it (a halving search: where it stands
-    on the rungs, ``bracket.app.rungs.run_marks``), its headline (``bracket.standings.headline``) with its
+    on the rungs, ``bracket.app.rungs.run_marks``), its reading (``bracket.standings.run_reading``) with its
     raw figures, rated or not."""
     labels: dict[int, str] = {}
     for board in (table.boards.values() if table else ()):
@@ -45,8 +45,8 @@ def run_labels(table: Standings | None, scorable: Set[int], marks: Mapping[int, 
             for run in row.runs:
                 if run.run_id not in scorable:
                     continue
-                line = run.headline.text if run.headline is not None else ""
-                score = "" if run.score is None or not line else f" · {line}"  # the headline, as everywhere
+                line = run.reading  # its own seed's reading: the interval is its config's
+                score = "" if run.score is None or not line else f" · {line}"
                 raw = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
                 mark = (marks or {}).get(run.run_id)
                 labels[run.run_id] = (f"#{run.run_id} {row.name} · {run.stage} · seed {run.seed}"

@@ -228,8 +228,8 @@ def report_pictures(search: StageResult, finals: StageResult | None, winner: Win
     if len(scored) > 1:
         picks.append(("report-worst-samples", "Worst run", scored[-1]))
     for stem, word, run in picks:
-        line = search.scores[run["id"]].headline
-        caption = f"{word}: run {run['id']} ({run['label']})" + (f": {line.text}" if line is not None else "")
+        line = search.scores[run["id"]].reading  # one seed's: the interval is its config's
+        caption = f"{word}: run {run['id']} ({run['label']})" + (f": {line}" if line else "")
         tiles = []
         for sample in final_step_samples(run["samples"]):
             if image_problem(sample["path"]) is None:

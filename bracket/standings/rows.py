@@ -9,6 +9,7 @@ from typing import Any
 
 from bracket.standings.headline import Headline
 from bracket.standings.parts import ScorePart, estimated_text, figures_text
+from bracket.standings.run_reading import run_reading
 
 
 @dataclass
@@ -51,6 +52,11 @@ class RunStanding:
         return [p.judge for p in self.parts if p.weight > 0 and p.estimated]
 
     @property
+    def reading(self) -> str:
+        """Its headline as one seed's reading, without its config's interval (``run_reading``)."""
+        return run_reading(self.headline)
+
+    @property
     def raw_text(self) -> str:
         """Its measured raw figures and its estimated parts (``loss 0.1534 · rating 9.0; human ≈
         rating 6.8 (est.)``): one run's side of :attr:`ConfigRow.raw_text`."""
@@ -63,7 +69,7 @@ class RunStanding:
                 "status": self.status, "score": self.score, "disqualified": self.disqualified,
                 "rated": self.rated, "ratings": self.ratings, "comparisons": self.comparisons,
                 "judges": self.judges, "estimated": self.estimated, "parts": [p.to_dict() for p in self.parts],
-                "headline": self.headline.text if self.headline else ""}
+                "headline": self.reading}
 
 
 @dataclass

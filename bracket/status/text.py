@@ -34,14 +34,15 @@ def progress_line(snapshot: SessionSnapshot, width: int = 24) -> str:
 
 
 def run_figures(table: Standings) -> dict[int, str]:
-    """Per run, its headline (``bracket.standings.headline``: ``3.1 % lower validation loss than
-    your baseline, ± 2.8 %; rated 8/10 by you``) and the raw figures behind it (``loss 0.321``)."""
+    """Per run, its reading (``bracket.standings.run_reading``: ``this seed: 3.1 % lower validation
+    loss than your baseline; rated 8/10 by you``, the interval being its config's, on the best-step
+    line) and the raw figures behind it (``loss 0.321``)."""
     found: dict[int, str] = {}
     for board in table.boards.values():
         for row in board.rows:
             for run in row.runs:
                 figures = figures_text({k: v for p in run.parts if not p.estimated for k, v in p.figures.items()})
-                line = run.headline.text if run.headline is not None and run.score is not None else ""
+                line = run.reading if run.score is not None else ""
                 found[run.run_id] = "; ".join(t for t in (line, figures) if t)
     return found
 
@@ -112,7 +113,7 @@ def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None,
     rows.sort(key=lambda r: (order.get(r["stage"], 3), r["id"] not in ranks, ranks.get(r["id"], 0),
                              r["score"] is None, r["score"] if r["score"] is not None else 0.0, r["id"]))
     several_workers = len({r.get("worker") for r in rows if r.get("worker")}) > 1
-    header = _RUN_COLUMNS + "headline; raw figures"
+    header = _RUN_COLUMNS + "reading (± on its config's line); raw figures"
     lines = [header, "-" * TABLE_WIDTH]
     for r in rows:
         figures = wrap_figures(raw.get(r["id"], ""))
