@@ -44,6 +44,8 @@ body.bk-switching #bk-notes *, body.bk-switching #bk-preflight, body.bk-switchin
 /* the Setup space table is edited in its cells; Gradio's "Drop CSV or TSV files here" hint
    offers an import the table has no use for */
 #bk-space-setup .drop-hint { display: none; }
+/* the leaderboard fits the page: a long word (a header such as "comparisons", a param) breaks */
+#bk-leaderboard th, #bk-leaderboard td { overflow-wrap: break-word; }
 #bk-pair-zone:focus-within { outline: 2px solid var(--color-accent, #f97316); outline-offset: 4px; }
 #bk-lightbox { position: fixed; inset: 0; background: rgba(0, 0, 0, 0.88); display: none; z-index: 1000;
   align-items: center; justify-content: center; flex-direction: column; }

@@ -72,6 +72,10 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
             gr.Dropdown(choices=choices, value=selected, multiselect=True), None)
 
 
+#: the leaderboard's column widths (``ui.render.LEADERBOARD_COLUMNS``' order; the words wrap): the
+#: headline, raw figures and params get the room, the counts little
+BOARD_WIDTHS = ["6%", "5%", "10%", "7%", "15%", "9%", "5%", "6%", "7%", "6%", "9%", "5%", "10%"]
+
 REPORT_PENDING = "*Writing the report (charts, parameter importance)…*"
 
 
@@ -231,8 +235,9 @@ def build(manager: SessionManager) -> dict[str, Any]:
     extend_md = gr.Markdown(elem_id="bk-extend-msg")
     job_md = gr.Markdown(elem_id="bk-job")
     export_md = gr.Markdown(elem_id="bk-export-msg")
+    # wrapped to the page's width (at 1280 px it scrolled sideways, the raw figures cut off)
     board = gr.Dataframe(label="Leaderboard per stage (each config against your baseline; stages are scored apart)",
-                         interactive=False, wrap=False, elem_id="bk-leaderboard")
+                         interactive=False, wrap=True, elem_id="bk-leaderboard", column_widths=BOARD_WIDTHS)
     with gr.Row():
         with gr.Column(scale=3):
             command = gr.Code(label="Winner's trainer command", language="shell", interactive=False,

@@ -1,7 +1,8 @@
 """The Results tab of an SDXL LoRA session fits a 1280-px window (a real browser: Debian's
 Chromium via Playwright). Seen in review: the slice plot was 300 px wide per knob (2100 px
 for SDXL's seven, cut off after the fourth) and the session's search-space table ran past
-the page's edge ("only when" cut to "optimiz…"), unlike Setup's table of the same knobs.
+the page's edge ("only when" cut to "optimiz…"), unlike Setup's table of the same knobs; the
+leaderboard scrolled sideways with its raw-figures column cut (issue 43).
 
 The session is made before the app starts, with ``bracket run`` on sd-scripts stand-ins that
 parse Bracket's command (``tests.fakes.install_inventory_scripts``), and opened as a person
@@ -35,7 +36,7 @@ _OVERFLOW = """(box) => {
 }"""
 
 
-def test_results_space_table_and_slice_plot_fit_1280_px(tmp_path, output_dir):
+def test_results_leaderboard_space_table_and_slice_plot_fit_1280_px(tmp_path, output_dir):
     from playwright.sync_api import expect, sync_playwright
 
     images = tmp_path / "images"
@@ -71,8 +72,11 @@ def test_results_space_table_and_slice_plot_fit_1280_px(tmp_path, output_dir):
         slices = page.locator("#bk-slice")
         for knob in ("learning_rate", "network_alpha", "network_dim", "optimizer_type"):
             expect(slices.locator("svg text", has_text=knob).first).to_be_visible(timeout=60_000)
+        board = page.locator("#bk-leaderboard")
+        expect(board).to_contain_text("raw figures", timeout=60_000)
+        expect(board).to_contain_text("optimizer_type=", timeout=60_000)  # the params column, the last one
         page.screenshot(path=str(shots / "results-1280.png"), full_page=True)
-        for box in (space, slices):
+        for box in (board, space, slices):
             found = box.evaluate(_OVERFLOW)
             assert not found["wide"], found
         browser.close()
