@@ -19,10 +19,12 @@ and how far each judge agrees with the person (``ui.results_judges``).
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
+import pandas as pd
 
 from bracket.app.manager import SessionManager
 from bracket.app.rungs import board_marks
@@ -30,6 +32,7 @@ from bracket.errors import BracketError
 from ui import results_judges
 from ui.common import PRIVATE, QUIET, inline_errors
 from ui.render import (
+    LEADERBOARD_COLUMNS,
     VALIDATION_TITLE,
     file_url,
     history_figure,
@@ -72,9 +75,29 @@ def refresh(manager: SessionManager) -> tuple[Any, ...]:
             gr.Dropdown(choices=choices, value=selected, multiselect=True), None)
 
 
-#: the leaderboard's column widths (``ui.render.LEADERBOARD_COLUMNS``' order; the words wrap): the
-#: headline, raw figures and params get the room, the counts little
-BOARD_WIDTHS = ["6%", "5%", "10%", "7%", "15%", "9%", "5%", "6%", "7%", "6%", "9%", "5%", "10%"]
+#: the leaderboard's column widths by column (the words wrap): the headline, raw figures and params
+#: get the room, the counts little; a halving search's "rung" column takes its room from them
+_WIDTHS = {"stage": 6, "rank": 5, "config": 10, "kind": 7, "headline": 15, "raw figures": 9, "seeds": 5,
+           "best step": 6, "loss scored": 7, "ratings": 6, "comparisons": 9, "runs": 5, "params": 10}
+_RUNG_WIDTH = 8
+BOARD_WIDTHS = [f"{_WIDTHS[c]:g}%" for c in LEADERBOARD_COLUMNS]
+
+
+def board_widths(columns: Sequence[str]) -> list[str]:
+    """The leaderboard's column widths for ``columns`` (with or without the rung column), summing to
+    the page's width: a column Gradio is given no width for is 150 px, past a 1280-px page's edge."""
+    extra = _RUNG_WIDTH if "rung" in columns else 0
+    shares = {c: _WIDTHS[c] * (100 - extra) / 100 for c in columns if c in _WIDTHS}
+    return [f"{round(shares.get(c, extra), 1):g}%" for c in columns]
+
+
+def shown(manager: SessionManager) -> tuple[Any, ...]:
+    """:func:`refresh` as the tab shows it: the board with its column widths (the rung column of a
+    halving search among them)."""
+    board, *rest = refresh(manager)
+    if isinstance(board, pd.DataFrame):
+        board = gr.Dataframe(value=board, column_widths=board_widths(list(board.columns)))
+    return (board, *rest)
 
 REPORT_PENDING = "*Writing the report (charts, parameter importance)…*"
 
@@ -264,7 +287,7 @@ def build(manager: SessionManager) -> dict[str, Any]:
     dashboard = gr.Code(label="Open the study in optuna-dashboard", language="shell", interactive=False)
     report = gr.Markdown(elem_id="bk-report")
     outputs = [board, verdict, command, files, history, importance, report, dashboard, runs_dd, steps_plot]
-    refresh_fn = functools.partial(refresh, manager)
+    refresh_fn = functools.partial(shown, manager)
     report_fn, report_outputs = functools.partial(refresh_report, manager), [history, importance, report, verdict,
                                                                            steps_plot]
     refresh_btn.click(refresh_fn, None, outputs, **PRIVATE).then(report_fn, None, report_outputs, **PRIVATE)

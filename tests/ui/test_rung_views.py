@@ -91,6 +91,8 @@ def test_a_search_without_rungs_has_no_rung_list(runs_dir, demo_fields):
     try:
         assert not compare_tab.refresh_runs(manager)[4].visible
         assert "rung" not in results_tab.refresh(manager)[0].columns
+        widths = results_tab.shown(manager)[0].column_widths
+        assert widths == results_tab.BOARD_WIDTHS and len(widths) == len(results_tab.refresh(manager)[0].columns)
     finally:
         manager.close()
 
@@ -105,6 +107,11 @@ def test_the_results_leaderboard_ranks_the_lower_rungs_after_the_full_length_win
     assert ranks["search-0"] == 1 and ranks["search-1"] == "2 (below full length)"
     shown = results_tab.refresh(manager)[0]  # the tab's board says where each config stands, and which runs wait
     assert list(shown.columns[:4]) == ["stage", "rank", "config", "rung"]
+    # the tab gives it a width per column, the rung's too, that add up to the page (issue 43: a column
+    # without one is 150 px, and the board scrolled sideways at 1280 px)
+    board = results_tab.shown(manager)[0]
+    widths = [float(w.rstrip("%")) for w in board.column_widths]
+    assert len(widths) == len(shown.columns) and 99 <= sum(widths) <= 100 and min(widths) >= 4
     rows = {row["config"]: row for row in shown.to_dict("records")}
     assert rows["search-1"]["rung"] == "stopped at 1/9 (5 of 7, top 2 go on)" and rows["search-0"]["rung"] == "full"
     assert rows["search-2"]["rung"] == "paused at 1/9"
