@@ -113,7 +113,7 @@ def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None,
     rows.sort(key=lambda r: (order.get(r["stage"], 3), r["id"] not in ranks, ranks.get(r["id"], 0),
                              r["score"] is None, r["score"] if r["score"] is not None else 0.0, r["id"]))
     several_workers = len({r.get("worker") for r in rows if r.get("worker")}) > 1
-    header = _RUN_COLUMNS + "reading (± on its config's line); raw figures"
+    header = _RUN_COLUMNS + "this seed's reading; raw figures"
     lines = [header, "-" * TABLE_WIDTH]
     for r in rows:
         figures = wrap_figures(raw.get(r["id"], ""))
