@@ -94,10 +94,12 @@ class Halving(Scheduler):
 
     def stop_unpaid(self, config: "ConfigRow", view: "SearchView") -> None:
         """Stop ``config``, a seed of which must train again (its run was interrupted) where the budget
-        cannot pay for it: never past the budget, and never left open with nothing to train."""
+        cannot pay for it beside the reserve for the best config's way to full length (:meth:`keeps_reserve`):
+        never past the budget, and never left open with nothing to train."""
         from optuna.trial import TrialState
 
-        reason = "stopped: a seed's run was interrupted and the budget cannot pay for it to train again"
+        reason = ("stopped: a seed's run was interrupted and the budget cannot pay for it to train again and "
+                  "still take the best config to full length")
         if not self.write(config, view, also={"worker": config.row.get("worker")}, status=ConfigState.STOPPED,
                           rung_state=RungState.STOPPED, rung_note=reason, value=None):
             return  # another worker settled it, took it over or started its seed first
@@ -119,14 +121,9 @@ class Halving(Scheduler):
                 f"halving: a new config starts only while the budget pays for it to train to full length (a "
                 f"trainer may go past its rung before the stop lands): the plan is redone, {self.budget.total} "
                 f"full runs buy {len(view.configs)} configs, not {count}")
-        committed = [self.committed(r) for r in self.search_runs(view)]
-        highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
-        last = len(self.rungs.steps) - 1
-        need = view.seeds * (self.way(-1, 0) + self.way(max(highest, 0), last))
-        trained = sum(committed) + self.unstarted(view)
-        if trained + need <= self.budget.search_steps():
+        if self.keeps_reserve(view, view.seeds * self.way(-1, 0), 0):
             return count, note
-        spent = trained / self.rungs.steps[-1]
+        spent = (sum(self.committed(r) for r in self.search_runs(view)) + self.unstarted(view)) / self.rungs.steps[-1]
         return len(view.configs), (
             f"halving: the runs cost more than the plan counted ({spent:.1f} full runs trained or in flight for "
             f"{len(view.configs)} configs): the plan is redone, {self.budget.total} full runs buy "
@@ -168,7 +165,32 @@ class Halving(Scheduler):
         start = None if place is None or place.running else self.seeds_to_start(config, view)
         paid = start is not None and self.budget.pays(view, len(start[0]), self.reach_step(start[1]),
                                                       promised=self.promised(view, but=config.id))
+        if paid and start is not None and any(r.config_id == config.id for r in view.runs):
+            # a seed trained again (its run was interrupted) is bought as a new config is: only while the
+            # leader's way to full length stays paid for (a new config's seeds: ``bought`` asked that)
+            seeds, stop = start
+            paid = self.keeps_reserve(view, len(seeds) * (stop or self.rungs.steps[-1]),
+                                      self.rungs.rung_of(stop or self.rungs.steps[-1]), but=config.id)
         return start, paid
+
+    def keeps_reserve(self, view: "SearchView", steps: float, rung: int, *, but: int | None = None) -> bool:
+        """Whether ``steps`` more (a launch that leaves a config at ``rung``) fit beside what the search
+        keeps: every step trained (a killed launch's waste too) and in flight, the seeds promised
+        (:meth:`unstarted_seeds`, ``but``'s left out) and the way to full length for one config from the
+        highest rung any config reached or trains to (``rung`` at least): the reserve that lets the best
+        config finish. So kills that waste launches make the search try fewer configs instead of ending
+        with none at full length, wherever the budget still pays for one."""
+        full = self.rungs.steps[-1]
+        promised = sum(len(seeds) * (full if stop is None else stop) for seeds, stop in self.unstarted_seeds(view, but=but))
+        reserve = view.seeds * self.way(max(self.highest(view), rung, 0), len(self.rungs.steps) - 1)
+        trained = sum(self.committed(r) for r in self.search_runs(view))
+        return trained + promised + steps + reserve <= self.budget.search_steps() + 1e-9
+
+    def highest(self, view: "SearchView") -> int:
+        """The highest rung a run that stands reached or trains to now (-1: none): where the best config's
+        way to full length starts. A killed launch's steps are spent, but took no config to a rung."""
+        return max((self.rungs.rung_of(self.committed(r)) for r in self.search_runs(view)
+                    if r.status is not RunState.INTERRUPTED), default=-1)
 
     def seeds_to_start(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
         """(the seeds of open ``config`` with no run, the step they train to: its rung's), None when
@@ -244,9 +266,8 @@ class Halving(Scheduler):
         start = 0 if self.budget.restarts else steps[rung]
         if not self.budget.pays(view, seeds, self.reach(promotion.to_rung) - start, promised=self.promised(view)):
             return False
-        committed = [self.committed(r) for r in self.search_runs(view)]
-        highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
-        trained = sum(committed) + self.unstarted(view)
+        highest = self.highest(view)
+        trained = sum(self.committed(r) for r in self.search_runs(view)) + self.unstarted(view)
         ahead = max(highest, promotion.to_rung)
         finish = seeds * self.way(ahead, last)
         need = seeds * self.way(rung, promotion.to_rung)
@@ -319,7 +340,7 @@ class Halving(Scheduler):
                 continue
             if config.status is ConfigState.STOPPED and reached < 0:
                 continue  # stopped before any rung (``stop_unpaid``): it keeps its reason
-            reason = self.why_stopped(config.id, reached, view.scores)
+            reason = self.why_stopped(config.id, reached, view.scores, leader=reached >= self.highest(view))
             if config.status is ConfigState.STOPPED:  # stopped by an earlier end (before +N runs): its place now
                 if reason != config.rung_note:
                     self.write(config, view, rung_note=reason)
@@ -331,12 +352,15 @@ class Halving(Scheduler):
             self.report(config, view.scores, reason=reason)
             self.hooks.controller().finish(config.trial_number, None, TrialState.PRUNED)
 
-    def why_stopped(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float]) -> str:
-        """``stopped_reason``, and when the config is inside the rung's top share, that the budget stopped it."""
+    def why_stopped(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float], *,
+                    leader: bool = False) -> str:
+        """``stopped_reason``, and when the config is inside the rung's top share (or the best of the
+        highest rung any config reached, ``leader``: the one the search would have finished), that the
+        budget stopped it."""
         reason = stopped_reason(config_id, rung, scores, self.rungs)
         ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung and math.isfinite(value))
         place = next((i for i, (_, cid) in enumerate(ranked, start=1) if cid == config_id), None)
-        if place is not None and place <= top_count(len(ranked), self.rungs.eta):
+        if place is not None and (place <= top_count(len(ranked), self.rungs.eta) or leader and place == 1):
             reason += ", but the budget is spent"
         return reason
 
