@@ -137,7 +137,8 @@ def require_winner(session: "Session", table: Standings | None = None) -> Winner
     table = table if table is not None else standings(session)
     winner = table.winner
     if table.budget_short:  # a halving search that ended with no config at full length
-        raise NoWinnerError(f"{table.budget_short[0].upper()}{table.budget_short[1:]}, or name another run with --run ID.")
+        answer = table.budget_short
+        raise NoWinnerError(f"{answer[0].upper()}{answer[1:]}, or name another run with --run ID.")
     if winner is None:
         raise NoWinnerError("No run of this session has a score yet, so there is no winner; let the search "
                             "finish a run (python -m bracket resume PATH), or name one with --run ID.")

@@ -181,7 +181,8 @@ class Halving(Scheduler):
         config finish. So kills that waste launches make the search try fewer configs instead of ending
         with none at full length, wherever the budget still pays for one."""
         full = self.rungs.steps[-1]
-        promised = sum(len(seeds) * (full if stop is None else stop) for seeds, stop in self.unstarted_seeds(view, but=but))
+        promised = sum(len(seeds) * (full if stop is None else stop)
+                       for seeds, stop in self.unstarted_seeds(view, but=but))
         reserve = view.seeds * self.way(max(self.highest(view), rung, 0), len(self.rungs.steps) - 1)
         trained = sum(self.committed(r) for r in self.search_runs(view))
         return trained + promised + steps + reserve <= self.budget.search_steps() + 1e-9
