@@ -223,6 +223,7 @@ def _check_finished(search: dict, store: Store) -> None:
         # the search's answer: its winner's full-length run, or (the kills spent the budget) the best
         # config at its highest rung and the command that finishes it
         table = standings(session)
+        print("answer:", table.budget_short or f"winner's full-length run {winner['id']}")
         if winner is None:
             assert table.budget_short and "`python -m bracket promote PATH --run " in table.budget_short, table.warnings
         else:
