@@ -3,8 +3,8 @@
 New configs train to the first rung (``stop_at_step``) and pause there, their state saved. The
 loop asks, in this order (``bracket.session.loop.search_loop``):
 
-1. a config with a seed that has no run (interrupted, or a dead worker's): that seed trains to
-   the rung its config stands at (:meth:`Halving.target`);
+1. a config with a seed that has no run (interrupted, or a dead worker's): that seed trains to the
+   rung its config stands at while the best's way to full length stays paid (:meth:`Halving.target`);
 2. :meth:`Halving.resumes` — ``halving.promotions`` on every config's place and rung score (the
    view's ``places`` and ``scores``), each the budget pays for (:meth:`Halving.affordable`: the
    steps trained and in flight on every worker, seeds reserved with no run yet, the first rung of
@@ -93,9 +93,8 @@ class Halving(Scheduler):
             self.record(config.id)
 
     def stop_unpaid(self, config: "ConfigRow", view: "SearchView") -> None:
-        """Stop ``config``, a seed of which must train again (its run was interrupted) where the budget
-        cannot pay for it beside the reserve for the best config's way to full length (:meth:`keeps_reserve`):
-        never past the budget, and never left open with nothing to train."""
+        """Stop ``config``, a seed of which must train again (its run was interrupted) where the budget cannot
+        pay for it and the reserve (:meth:`keeps_reserve`): never left open with nothing to train."""
         from optuna.trial import TrialState
 
         reason = ("stopped: a seed's run was interrupted and the budget cannot pay for it to train again and "
@@ -133,14 +132,14 @@ class Halving(Scheduler):
         """The runs charged to the search's budget or training now (``SearchView.search_runs``)."""
         return view.search_runs()
 
-    def unstarted(self, view: "SearchView") -> float:
+    def unstarted(self, view: "SearchView", *, but: int | None = None) -> float:
         """The session's steps promised to seeds with no run row yet — a config another worker has
         just reserved (``distributed.reserve_config``), whose runs it has not started; an interrupted
         run's slot — each to the rung its config stands at (:meth:`seeds_to_start`). Every budget
         decision counts them beside the runs', all under the session's row lock, so a promotion
         never spends the first rung of a config reserved before it."""
         return sum(len(seeds) * (self.rungs.steps[-1] if stop is None else stop)
-                   for seeds, stop in self.unstarted_seeds(view))
+                   for seeds, stop in self.unstarted_seeds(view, but=but))
 
     def unstarted_seeds(self, view: "SearchView", *, but: int | None = None) -> Iterator[tuple[list[int], int | None]]:
         """:meth:`seeds_to_start` of every config that has some (``but`` left out), from the view's
@@ -165,31 +164,21 @@ class Halving(Scheduler):
         start = None if place is None or place.running else self.seeds_to_start(config, view)
         paid = start is not None and self.budget.pays(view, len(start[0]), self.reach_step(start[1]),
                                                       promised=self.promised(view, but=config.id))
-        if paid and start is not None and any(r.config_id == config.id for r in view.runs):
-            # a seed trained again (its run was interrupted) is bought as a new config is: only while the
-            # leader's way to full length stays paid for (a new config's seeds: ``bought`` asked that)
-            seeds, stop = start
-            paid = self.keeps_reserve(view, len(seeds) * (stop or self.rungs.steps[-1]),
-                                      self.rungs.rung_of(stop or self.rungs.steps[-1]), but=config.id)
+        if paid and start is not None and any(r.config_id == config.id for r in view.runs):  # a killed seed's
+            stop = start[1] or self.rungs.steps[-1]  # bought as a new config is (``bought`` asked for those)
+            paid = self.keeps_reserve(view, len(start[0]) * stop, self.rungs.rung_of(stop), but=config.id)
         return start, paid
 
     def keeps_reserve(self, view: "SearchView", steps: float, rung: int, *, but: int | None = None) -> bool:
-        """Whether ``steps`` more (a launch that leaves a config at ``rung``) fit beside what the search
-        keeps: every step trained (a killed launch's waste too) and in flight, the seeds promised
-        (:meth:`unstarted_seeds`, ``but``'s left out) and the way to full length for one config from the
-        highest rung any config reached or trains to (``rung`` at least): the reserve that lets the best
-        config finish. So kills that waste launches make the search try fewer configs instead of ending
-        with none at full length, wherever the budget still pays for one."""
-        full = self.rungs.steps[-1]
-        promised = sum(len(seeds) * (full if stop is None else stop)
-                       for seeds, stop in self.unstarted_seeds(view, but=but))
+        """Whether ``steps`` more (a launch leaving a config at ``rung``) fit beside every step trained (a
+        killed launch's too) and in flight, the seeds promised (``but``'s left out) and the reserve: one
+        config's way to full length from the highest rung reached (:meth:`highest`, ``rung`` at least)."""
+        trained = sum(self.committed(r) for r in self.search_runs(view)) + self.unstarted(view, but=but)
         reserve = view.seeds * self.way(max(self.highest(view), rung, 0), len(self.rungs.steps) - 1)
-        trained = sum(self.committed(r) for r in self.search_runs(view))
-        return trained + promised + steps + reserve <= self.budget.search_steps() + 1e-9
+        return trained + steps + reserve <= self.budget.search_steps() + 1e-9
 
     def highest(self, view: "SearchView") -> int:
-        """The highest rung a run that stands reached or trains to now (-1: none): where the best config's
-        way to full length starts. A killed launch's steps are spent, but took no config to a rung."""
+        """The highest rung a run that stands reached or trains to now (-1: none); killed launches reach none."""
         return max((self.rungs.rung_of(self.committed(r)) for r in self.search_runs(view)
                     if r.status is not RunState.INTERRUPTED), default=-1)
 
@@ -355,9 +344,8 @@ class Halving(Scheduler):
 
     def why_stopped(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float], *,
                     leader: bool = False) -> str:
-        """``stopped_reason``, and when the config is inside the rung's top share (or the best of the
-        highest rung any config reached, ``leader``: the one the search would have finished), that the
-        budget stopped it."""
+        """``stopped_reason``, and when the config is inside the rung's top share (or, ``leader``, the
+        best of the highest rung reached), that the budget stopped it."""
         reason = stopped_reason(config_id, rung, scores, self.rungs)
         ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung and math.isfinite(value))
         place = next((i for i, (_, cid) in enumerate(ranked, start=1) if cid == config_id), None)
