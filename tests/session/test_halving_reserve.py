@@ -12,6 +12,7 @@ import pytest
 
 from bracket.session import Session
 from bracket.session.loop.trainer_facts import TrainerFacts
+from bracket.standings import NoWinnerError, require_winner, standings
 from tests.fakes.plain_views import halving_on, view_of
 from tests.session.test_scheduler_tables import LOAD, config, run
 
@@ -80,6 +81,10 @@ def test_a_search_whose_budget_cannot_pay_for_a_full_run_ends_with_an_answer(tmp
     assert [(c["status"], c["rung"]) for c in configs] == [("stopped", 1)]  # no new config: the reserve
     assert configs[0]["rung_note"] == "stopped at 1/2: 1 of 1, none go on before 2 reach it, but the budget is spent"
     assert again.budget.spent(again.view()) == pytest.approx(2.0)  # 4 + 24 + 4 of 32 steps: kept
+    table = standings(again)  # what the app's Results shows among its warnings, and promote without --run says
+    assert table.winner is None and table.budget_short in table.warnings
+    with pytest.raises(NoWinnerError, match=r"^No config reached full length within the budget: .* --run ID\.$"):
+        require_winner(again, table)
     again.close()
     line = next(line for line in said.splitlines() if line.startswith("warning: no config reached full length"))
     assert line.startswith(f"warning: no config reached full length within the budget: the best, baseline (run "
