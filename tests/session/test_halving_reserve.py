@@ -102,3 +102,16 @@ def test_a_search_whose_budget_cannot_pay_for_a_full_run_ends_with_an_answer(tmp
     promoted = [r for r in done.store.runs(done.name) if r["stage"] == "promote"]
     assert [(r["status"], r["last_step"]) for r in promoted] == [("done", 16)]
     done.close()
+
+
+def test_the_reserve_starts_at_the_highest_rung_a_standing_run_reached():
+    """A killed launch's steps (config 3, killed at step 14 of a promotion's retraining) and a failed run
+    (config 2, at step 12) are spent, but take no config to a rung: the best config's way to full length
+    is still the 12 steps from 1/4, and config 3's killed seed does not get them."""
+    scheduler = halving_on(LOAD, facts=TrainerFacts(stops_at_rung=True))
+    runs = [run(1, 1, "paused", pause=4, last=4), run(2, 2, "failed", last=12), run(3, 3, "interrupted", last=14)]
+    view = view_of(scheduler, runs, {(1, 0): 0.1}, configs=[config(1, "paused", rung=0), config(2, "failed"),
+                                                            config(3)])
+    assert scheduler.highest(view) == 0
+    assert scheduler.keeps_reserve(view, 4, 0, but=3)  # 30 spent + 4 + 12 = 46 of 48
+    assert not scheduler.keeps_reserve(view, 8, 0, but=3)  # 50

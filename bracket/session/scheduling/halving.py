@@ -178,9 +178,9 @@ class Halving(Scheduler):
         return trained + steps + reserve <= self.budget.search_steps() + 1e-9
 
     def highest(self, view: "SearchView") -> int:
-        """The highest rung a run that stands reached or trains to now (-1: none); killed launches reach none."""
+        """The highest rung a run that stands reached or trains to now (-1: none); killed or failed ones count not."""
         return max((self.rungs.rung_of(self.committed(r)) for r in self.search_runs(view)
-                    if r.status is not RunState.INTERRUPTED), default=-1)
+                    if r.status is not RunState.INTERRUPTED and not r.ended), default=-1)
 
     def seeds_to_start(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
         """(the seeds of open ``config`` with no run, the step they train to: its rung's), None when
