@@ -63,7 +63,8 @@ def test_a_search_whose_budget_cannot_pay_for_a_full_run_ends_with_an_answer(tmp
     names the best at its highest rung with its figures, and the command that finishes it — which
     does (``promote --run``: a run of the full 16 steps)."""
     from bracket.cli import main
-    from tests.session.test_paused_runs import _first_paused
+    from tests.distributed.halving_checks import ended_short
+    from tests.session.test_paused_runs import SETTINGS, _first_paused
 
     session, first = _first_paused(tmp_path, runs_dir, "short")  # config 1 paused at 1/4 (step 4)
     for wasted in (4, 4, 4, 4, 4, 4):  # six launches killed at the rung before their pause was recorded: spent
@@ -81,6 +82,7 @@ def test_a_search_whose_budget_cannot_pay_for_a_full_run_ends_with_an_answer(tmp
     assert [(c["status"], c["rung"]) for c in configs] == [("stopped", 1)]  # no new config: the reserve
     assert configs[0]["rung_note"] == "stopped at 1/2: 1 of 1, none go on before 2 reach it, but the budget is spent"
     assert again.budget.spent(again.view()) == pytest.approx(2.0)  # 4 + 24 + 4 of 32 steps: kept
+    ended_short(configs, 32, SETTINGS, (4, 8, 16))  # the load test's check of such an end holds on it
     table = standings(again)  # what the app's Results shows among its warnings, and promote without --run says
     assert table.winner is None and table.budget_short in table.warnings
     with pytest.raises(NoWinnerError, match=r"^No config reached full length within the budget: .* --run ID\.$"):
