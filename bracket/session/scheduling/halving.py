@@ -3,14 +3,14 @@
 New configs train to the first rung (``stop_at_step``) and pause there, their state saved. The
 loop asks, in this order (``bracket.session.loop.search_loop``):
 
-1. a config with a seed that has no run (interrupted, or a dead worker's): that seed trains to the
-   rung its config stands at while the best's way to full length stays paid (:meth:`Halving.target`);
+1. a config with a seed that has no run (interrupted, or a dead worker's): that seed trains to
+   the rung its config stands at (:meth:`Halving.target`: within the reserve);
 2. :meth:`Halving.resumes` — ``halving.promotions`` on every config's place and rung score (the
    view's ``places`` and ``scores``), each the budget pays for (:meth:`Halving.affordable`: the
    steps trained and in flight on every worker, seeds reserved with no run yet, the first rung of
    the configs to come, the way to full length for one; with ``restarts`` a promotion trains its
    rung from step 0). The loop claims the first whose paused runs it gets, under the row lock;
-3. a new config (while the budget buys one, ``Budget.configs``), to the first rung.
+3. a new config (while the budget buys one), to the first rung.
 
 The rungs are in the session's steps; a run's trainer may count its own (an LLM trainer's
 optimizer steps at its effective batch): it pauses at the same share of its length and every run
