@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from bracket.session import Session
+from bracket.session.loop.search_loop import SearchLoop, session_scheduler
 from bracket.session.loop.trainer_facts import TrainerFacts
 from bracket.standings import NoWinnerError, require_winner, standings
 from tests.fakes.plain_views import halving_on, view_of
@@ -117,3 +118,35 @@ def test_the_reserve_starts_at_the_highest_rung_a_standing_run_reached():
     assert scheduler.highest(view) == 0
     assert scheduler.keeps_reserve(view, 4, 0, but=3)  # 30 spent + 4 + 12 = 46 of 48
     assert not scheduler.keeps_reserve(view, 8, 0, but=3)  # 50
+
+
+def test_kills_that_waste_first_rung_launches_make_the_search_try_fewer_configs_not_end_short(tmp_path, runs_dir):
+    """Budget 2 full runs (32 steps). Config 1 waits at 1/4; config 2's run was killed at step 4 before
+    its pause was recorded, after three earlier launches of its seed were killed too (10 steps): 18
+    steps spent. Training config 2 again (4 more) would leave 10, less than config 1's 12 to full
+    length — before, it trained all the same and the search ended with no config at full length.
+    Now config 2 is stopped, with that reason, and config 1 trains on to full length: the winner."""
+    from tests.session.test_paused_runs import _first_paused
+
+    session, first = _first_paused(tmp_path, runs_dir, "fewer")  # config 1 paused at 1/4
+    loop = SearchLoop(session, session_scheduler(session), wait_s=0.1)
+    taken = loop.next_work()  # a new config: the budget buys it
+    assert taken is not None and taken[0].config_id != first["config_id"]
+    loop.train(*taken)
+    second = next(r for r in session.store.runs(session.name) if r["config_id"] == taken[0].config_id)
+    session.store.update_run(second["id"], status="interrupted", pause_step=None)  # killed at its rung
+    for wasted in (4, 4, 2):
+        lost = session.store.add_run(session.name, config_id=second["config_id"], kind=second["kind"],
+                                     stage="search", label=second["label"], seed=second["seed"], seed_index=0,
+                                     params=second["params"], max_steps=16)
+        session.store.update_run(lost, status="interrupted", last_step=wasted, launches=1)
+    assert session.budget.spent(session.view()) == pytest.approx(18 / 16)
+
+    SearchLoop(session, session_scheduler(session), wait_s=0.1).run()
+    configs = {c["id"]: c for c in session.store.configs(session.name, stage="search")}
+    assert configs[second["config_id"]]["status"] == "stopped"
+    assert "still take the best config to full length" in configs[second["config_id"]]["rung_note"]
+    assert configs[first["config_id"]]["rung_state"] == "full"
+    assert [r["id"] for r in session.store.runs(session.name) if r["status"] == "done"] == [first["id"]]
+    assert session.budget.spent(session.view()) <= 2 + 1e-9  # 18 + 4 + 8 = 30 of 32
+    session.close()
