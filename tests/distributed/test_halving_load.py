@@ -10,7 +10,10 @@ to step 8 → 1 to 16, ``halving_checks.SETTINGS``). When the last worker exits 
 finished with: every config ``done`` or ``stopped`` (none ``running``), no run ``running``; per
 config one live run per seed and never two trainers of one run at once (watched while it runs),
 no rung of a run trained twice; the Optuna trial numbers unique; the budget kept as the
-session's own ``Budget`` counts it; and ``halving_checks.check_halving_search`` holds.
+session's own ``Budget`` counts it; ``halving_checks.check_halving_search`` holds; every worker
+exits 0; and the answer is a full-length run, or — only where the kills spent the budget so that
+no config could go one rung further (``halving_checks.ended_short``) — the best config at its
+highest rung with the ``promote --run`` that finishes it (``Standings.budget_short``).
 """
 
 from __future__ import annotations
