@@ -93,8 +93,7 @@ class Halving(Scheduler):
             self.record(config.id)
 
     def stop_unpaid(self, config: "ConfigRow", view: "SearchView") -> None:
-        """Stop ``config``, a seed of which must train again (its run was interrupted) where the budget cannot
-        pay for it and the reserve (:meth:`keeps_reserve`): never left open with nothing to train."""
+        """Stop ``config``, whose killed seed the budget cannot train again (:meth:`keeps_reserve`), never left open."""
         from optuna.trial import TrialState
 
         reason = ("stopped: a seed's run was interrupted and the budget cannot pay for it to train again and "
@@ -170,9 +169,8 @@ class Halving(Scheduler):
         return start, paid
 
     def keeps_reserve(self, view: "SearchView", steps: float, rung: int, *, but: int | None = None) -> bool:
-        """Whether ``steps`` more (a launch leaving a config at ``rung``) fit beside every step trained (a
-        killed launch's too) and in flight, the seeds promised (``but``'s left out) and the reserve: one
-        config's way to full length from the highest rung reached (:meth:`highest`, ``rung`` at least)."""
+        """Whether ``steps`` more (a launch leaving a config at ``rung``) fit beside all trained (killed launches
+        too), in flight and promised (``but``'s not) and one config's way to full from :meth:`highest`/``rung``."""
         trained = sum(self.committed(r) for r in self.search_runs(view)) + self.unstarted(view, but=but)
         reserve = view.seeds * self.way(max(self.highest(view), rung, 0), len(self.rungs.steps) - 1)
         return trained + steps + reserve <= self.budget.search_steps() + 1e-9
@@ -344,8 +342,7 @@ class Halving(Scheduler):
 
     def why_stopped(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float], *,
                     leader: bool = False) -> str:
-        """``stopped_reason``, and when the config is inside the rung's top share (or, ``leader``, the
-        best of the highest rung reached), that the budget stopped it."""
+        """``stopped_reason``; in the rung's top share (or ``leader``: the top rung's best), the budget stopped it."""
         reason = stopped_reason(config_id, rung, scores, self.rungs)
         ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung and math.isfinite(value))
         place = next((i for i, (_, cid) in enumerate(ranked, start=1) if cid == config_id), None)
