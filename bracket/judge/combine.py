@@ -141,6 +141,31 @@ def estimate_missing(scores: Iterable[float], *, prior_count: float = PRIOR_COUN
                     count=n)
 
 
+def measured_score(run: Any, leave_out: str | None = None) -> float | None:
+    """A run's combined score over its measured parts alone, estimated parts (and the judge
+    ``leave_out``) left out, each measured part at the weight its judge gets once it has seen the
+    run (``full_weight``); the score itself when nothing was left out; None for an unscored run
+    or one with no measured part. ``run``: anything with ``score`` and ``parts`` (objects or mappings with
+    ``judge``, ``value``, ``weight``, ``full_weight``, ``estimated``), as the standings' runs."""
+    score = getattr(run, "score", None)
+    if score is None:
+        return None
+    parts = [_fields(p) for p in getattr(run, "parts", ()) or ()]
+    parts = [p for p in parts if p["value"] is not None and (p["weight"] or 0.0) > 0]
+    if not any(p["estimated"] or p["judge"] == leave_out for p in parts):
+        return float(score)
+    measured = [(p["full_weight"] if p["full_weight"] is not None else p["weight"], float(p["value"]))
+                for p in parts if not p["estimated"] and p["judge"] != leave_out]
+    total = sum(w for w, _ in measured)
+    return sum(w * v for w, v in measured) / total if total > 0 else None
+
+
+def _fields(part: Any) -> dict[str, Any]:
+    """A score part's fields, given as an object or a mapping."""
+    get = part.get if isinstance(part, Mapping) else (lambda name: getattr(part, name, None))
+    return {name: get(name) for name in ("judge", "value", "weight", "full_weight", "estimated")}
+
+
 def validate_weights(weights: Mapping[str, Any]) -> dict[str, float]:
     """The weights as floats; raises WeightsError for negative, non-numeric or all-zero weights."""
     checked: dict[str, float] = {}

@@ -34,10 +34,10 @@ import math
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
-from bracket.judge.combine import DEFAULT_WEIGHTS, PRIOR_COUNT, PRIOR_SD
+from bracket.judge.combine import DEFAULT_WEIGHTS, PRIOR_COUNT, PRIOR_SD, measured_score
 
 #: one rating point on the human judge's [0, 1] scale (a 1–10 rating: 10 → 0, 1 → 1)
 ONE_POINT = 1.0 / 9.0
@@ -66,6 +66,13 @@ class Candidate:
     rated: bool = False
     #: the stage it belongs to ("search", "final", ...); the good set is the search's
     stage: str = "search"
+    #: its score from what a judge other than the person measured (estimated parts left out;
+    #: lower is better), None when unknown: the config with the best is the measured candidate
+    measured: float | None = None
+    #: its config's place on its stage's leaderboard (0: the top), None when unknown
+    place: int | None = None
+    #: its config's mean rating on the human judge's scale (lower is better), None when not rated
+    rating: float | None = None
 
 
 @dataclass(frozen=True)
@@ -223,6 +230,7 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
         for config_id, entry in _chances(configs, good_fraction, pick=stage == leader_stage, seen=sampled).items():
             chances[(stage, config_id)] = entry
     spread = {(c.stage, c.config_id): c for c in config_means(candidates)}
+    unconfirmed = measured_candidate(candidates, leader_stage)
     proposals = []
     for c in candidates:
         if c.rated:
@@ -232,8 +240,31 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
         config = spread[(c.stage, c.config_id)]
         total = sum(r.uncertainty ** 2 for r in config.runs)
         share = c.uncertainty ** 2 / total if total > 0 else 1.0 / len(config.runs)
+        if c.stage == leader_stage and c.config_id == unconfirmed:  # the measured answer: confirm it first
+            proposals.append((-math.inf, c.score, c.run_id, Proposal(c.run_id, max(chance * share, CONTENDER),
+                                                                     UNCONFIRMED)))
+            continue
         proposals.append((-(chance * share), c.score, c.run_id, Proposal(c.run_id, chance * share, reason)))
     return [p for *_, p in sorted(proposals)]
+
+
+#: why the config the measurements name comes first (:func:`measured_candidate`)
+UNCONFIRMED = ("has the best measured score (loss and judges) of all and nobody rated it: "
+               "a rating says whether it is the answer")
+
+
+def measured_candidate(candidates: Sequence[Candidate], stage: str) -> int | None:
+    """The config of ``stage`` with the best mean measured score (``Candidate.measured``) when
+    none of its runs is rated, else None: what the measurements alone name as the answer, which
+    a person should confirm or rule out before any other rating."""
+    by: dict[int, list[Candidate]] = {}
+    for c in candidates:
+        if c.stage == stage and c.measured is not None:
+            by.setdefault(c.config_id, []).append(c)
+    if not by:
+        return None
+    best = min(by, key=lambda cid: (sum(float(c.measured or 0.0) for c in by[cid]) / len(by[cid]), cid))
+    return None if any(c.rated for c in by[best]) else best
 
 
 def with_readings(candidates: Sequence[Candidate], readings: Mapping[int, Any],
@@ -254,8 +285,8 @@ def with_readings(candidates: Sequence[Candidate], readings: Mapping[int, Any],
         if reading is None:
             out.append(c)
             continue
-        out.append(Candidate(c.run_id, c.config_id, float(reading.value),
-                             float(reading.spread) * math.sqrt(runs[c.config_id]), c.rated, c.stage))
+        out.append(replace(c, score=float(reading.value),
+                           uncertainty=float(reading.spread) * math.sqrt(runs[c.config_id])))
     return out
 
 
@@ -293,6 +324,9 @@ def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any
     stages = {c.stage for c in candidates}
     stage = "final" if "final" in stages else "search"
     pool = [c for c in candidates if c.stage == stage]
+    tie = tied_at_the_top(pool, comparisons)
+    if tie is not None and k > 0:
+        return [tie if rng.random() < 0.5 else (tie[1], tie[0])]
     configs = config_means(pool)
     chances = _chances(configs, good_fraction)
     keep = {cid for cid, (chance, _) in chances.items() if chance >= CONTENDER}
@@ -309,6 +343,28 @@ def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any
             scored.append((-worth, abs(a.score - b.score), a.run_id, b.run_id))
     scored.sort()
     return [(a, b) if rng.random() < 0.5 else (b, a) for *_, a, b in scored[:max(0, k)]]
+
+
+def tied_at_the_top(pool: Sequence[Candidate], comparisons: Sequence[Any] = ()) -> tuple[int, int] | None:
+    """(a run of the top config, a run of the highest config rated the same) when the person's
+    ratings tie at the top of the leaderboard (``Candidate.place``, ``Candidate.rating``) and no
+    blind choice was made between the two configs yet: that choice is what decides the answer
+    (``bracket.standings.evidence``), so it is the pair to offer first. None otherwise."""
+    placed = sorted((c for c in pool if c.place is not None), key=lambda c: (c.place, c.run_id))
+    if not placed or placed[0].rating is None:
+        return None
+    top = placed[0]
+    config_of = {c.run_id: c.config_id for c in pool}
+    met = {frozenset(config_of.get(int(_field(r, side)), -1) for side in ("left_run_id", "right_run_id"))
+           for r in comparisons}
+    for c in placed[1:]:
+        if c.config_id == top.config_id:
+            continue
+        if c.rating is None or round(c.rating, 9) != round(top.rating, 9):
+            return None  # the order is the ratings': below the top's rating nothing ties with it
+        if frozenset((top.config_id, c.config_id)) not in met:
+            return top.run_id, c.run_id
+    return None
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:
@@ -366,10 +422,17 @@ def candidates_from_standings(table: Any, scorable: Iterable[int] | None = None,
     for row, run in pairs:
         if run.rated:
             rated.setdefault(run.stage, []).append(dict(getattr(row, "params", None) or {}))
+    places = {id(row): place for board in (getattr(table, "boards", None) or {}).values()
+              for place, row in enumerate(board.rows)}
+    ratings = {id(row): [float(r.rating) for r in row.runs if getattr(r, "rating", None) is not None]
+               for row, _ in pairs}
     candidates = []
     for row, run in pairs:
         spread = spreads[run.run_id] or (0.0 if run.rated else prior)
         if not run.rated:
             spread *= novelty(dict(getattr(row, "params", None) or {}), rated.get(run.stage, []), radius)
-        candidates.append(Candidate(run.run_id, run.config_id, float(run.score), spread, run.rated, run.stage))
+        mine = ratings[id(row)]
+        candidates.append(Candidate(run.run_id, run.config_id, float(run.score), spread, run.rated, run.stage,
+                                    measured=measured_score(run, leave_out="human"), place=places.get(id(row)),
+                                    rating=sum(mine) / len(mine) if mine else None))
     return candidates
