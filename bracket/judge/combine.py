@@ -97,6 +97,9 @@ class JudgePart:
     #: the parts); the same as ``weight`` for a measured part. What a rating may still move the
     #: run by is this times ``uncertainty``
     full_weight: float | None = None
+    #: an estimate's evidence (``Estimate.evidence``: how much the similar scored runs say about
+    #: this run, in [0, 1]); 1 for a measured part
+    evidence: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -302,7 +305,7 @@ def combine_scores(per_judge: Mapping[str, JudgeResult | None], weights: Mapping
     weights_used = {name: raw_weights[name] / total for name in chosen}
     full_total = sum(checked[name] for name in chosen)
     parts = {name: JudgePart(value=v, raw=raw, estimated=est, uncertainty=u, weight=weights_used[name], note=note,
-                             full_weight=checked[name] / full_total)
+                             full_weight=checked[name] / full_total, evidence=evidence.get(name, 1.0))
              for name, (v, raw, est, u, note) in chosen.items()}
     value = sum(p.weight * p.value for p in parts.values())
     uncertainty = math.sqrt(sum(((p.full_weight or 0.0) * p.uncertainty) ** 2 for p in parts.values()))
