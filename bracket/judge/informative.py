@@ -24,14 +24,13 @@ the standings rank by.
 A run's value is its config's chance times its share of that config's uncertainty.
 :func:`rank_unrated` orders unrated runs by it, each with a one-line reason
 (:attr:`Proposal.reason`); :func:`why_line` joins them into Compare's sentence;
-:func:`informative_pairs` offers the pair of contenders whose order is least certain.
+``bracket.judge.pairs`` offers the pair for a blind choice ("Next pair") from the same chances.
 docs/SCORING.md, "Which run to rate next", gives the rule with its numbers.
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -143,7 +142,7 @@ def config_means(candidates: Sequence[Candidate]) -> list[ConfigMean]:
     return sorted(configs, key=lambda c: (c.mean, c.config_id))
 
 
-def _chances(configs: list[ConfigMean], good_fraction: float, pick: bool = True,
+def config_chances(configs: list[ConfigMean], good_fraction: float, pick: bool = True,
              seen: list[ConfigMean] | None = None) -> dict[int, tuple[float, str]]:
     """Per config id: (chance to matter, reason), for one stage's configs (best first);
     ``pick``: this stage's leader is the pick (else only TPE's good set counts); ``seen``: the
@@ -227,7 +226,8 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
     for stage in {leader_stage} & stages:
         configs = [c for c in config_means(candidates) if c.stage == stage]
         sampled = [c for c in config_means(seen) if c.stage == stage] if seen is not None else None
-        for config_id, entry in _chances(configs, good_fraction, pick=stage == leader_stage, seen=sampled).items():
+        found = config_chances(configs, good_fraction, pick=stage == leader_stage, seen=sampled)
+        for config_id, entry in found.items():
             chances[(stage, config_id)] = entry
     spread = {(c.stage, c.config_id): c for c in config_means(candidates)}
     unconfirmed = measured_candidate(candidates, leader_stage)
@@ -297,74 +297,6 @@ def why_line(proposals: Sequence[Proposal], shown: int = 2) -> str:
     if all(p.value < CONTENDER / 10 for p in proposals[:shown]):
         return "Why these runs: best score first — no unrated run is close enough to change the pick."
     return "Why these runs: " + "; ".join(f"#{p.run_id} {p.reason}" for p in proposals[:shown]) + "."
-
-
-def _field(record: Any, name: str) -> Any:
-    """``name`` of a comparison given as a mapping or as an object."""
-    return record.get(name) if isinstance(record, Mapping) else getattr(record, name)
-
-
-def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any] = (), k: int = 1, *,
-                      good_fraction: float = GOOD_FRACTION, pair_penalty: float = 1.0,
-                      rng: random.Random | None = None) -> list[tuple[int, int]]:
-    """Up to ``k`` (left, right) run pairs for a blind choice, the least certain order first.
-
-    Contenders are the runs of the three best configs and of every config with a chance to
-    matter of at least :data:`CONTENDER`. A pair's worth is ``min(p, 1 - p)`` with
-    ``p = P(a better than b)`` from the two scores and uncertainties, divided by
-    ``1 + pair_penalty × times compared``; the pair compared last is skipped. ``comparisons``:
-    mappings or objects with ``left_run_id`` and ``right_run_id``. Sides are shuffled with ``rng``.
-    """
-    rng = rng or random.Random()
-    pairs_done: Counter[frozenset[int]] = Counter()
-    last = None
-    for record in comparisons:
-        last = frozenset((int(_field(record, "left_run_id")), int(_field(record, "right_run_id"))))
-        pairs_done[last] += 1
-    stages = {c.stage for c in candidates}
-    stage = "final" if "final" in stages else "search"
-    pool = [c for c in candidates if c.stage == stage]
-    tie = tied_at_the_top(pool, comparisons)
-    if tie is not None and k > 0:
-        return [tie if rng.random() < 0.5 else (tie[1], tie[0])]
-    configs = config_means(pool)
-    chances = _chances(configs, good_fraction)
-    keep = {cid for cid, (chance, _) in chances.items() if chance >= CONTENDER}
-    keep |= {c.config_id for c in configs[:3]}  # the best three always (the leader and its nearest)
-    runs = sorted((c for c in pool if c.config_id in keep), key=lambda c: c.run_id)
-    scored = []
-    for i, a in enumerate(runs):
-        for b in runs[i + 1:]:
-            pair = frozenset((a.run_id, b.run_id))
-            if pair == last:
-                continue
-            p = chance_beyond(b.score - a.score, math.hypot(a.uncertainty, b.uncertainty))
-            worth = min(p, 1.0 - p) / (1.0 + pair_penalty * pairs_done[pair])
-            scored.append((-worth, abs(a.score - b.score), a.run_id, b.run_id))
-    scored.sort()
-    return [(a, b) if rng.random() < 0.5 else (b, a) for *_, a, b in scored[:max(0, k)]]
-
-
-def tied_at_the_top(pool: Sequence[Candidate], comparisons: Sequence[Any] = ()) -> tuple[int, int] | None:
-    """(a run of the top config, a run of the highest config rated the same) when the person's
-    ratings tie at the top of the leaderboard (``Candidate.place``, ``Candidate.rating``) and no
-    blind choice was made between the two configs yet: that choice is what decides the answer
-    (``bracket.standings.evidence``), so it is the pair to offer first. None otherwise."""
-    placed = sorted((c for c in pool if c.place is not None), key=lambda c: (c.place, c.run_id))
-    if not placed or placed[0].rating is None:
-        return None
-    top = placed[0]
-    config_of = {c.run_id: c.config_id for c in pool}
-    met = {frozenset(config_of.get(int(_field(r, side)), -1) for side in ("left_run_id", "right_run_id"))
-           for r in comparisons}
-    for c in placed[1:]:
-        if c.config_id == top.config_id:
-            continue
-        if c.rating is None or round(c.rating, 9) != round(top.rating, 9):
-            return None  # the order is the ratings': below the top's rating nothing ties with it
-        if frozenset((top.config_id, c.config_id)) not in met:
-            return top.run_id, c.run_id
-    return None
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:

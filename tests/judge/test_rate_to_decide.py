@@ -14,7 +14,8 @@ from __future__ import annotations
 import random
 
 from bracket.app.rating_queue import rate_next
-from bracket.judge.informative import UNCONFIRMED, candidates_from_standings, informative_pairs
+from bracket.judge.informative import UNCONFIRMED, candidates_from_standings
+from bracket.judge.pairs import informative_pairs, tied_at_the_top
 from bracket.session.scoring import score_runs
 from bracket.standings import build_standings
 
@@ -101,5 +102,4 @@ def test_no_tie_at_the_top_leaves_next_pair_to_the_least_certain_order():
     params = {i: _adam(3 * i) for i in range(1, 5)}
     runs, configs = _session({1: 0.20, 2: 0.30, 3: 0.25, 4: 0.22}, params)
     table = _table(runs, configs, _ratings({1: 9.0, 2: 8.0}))
-    from bracket.judge.informative import tied_at_the_top
     assert tied_at_the_top(candidates_from_standings(table)) is None
