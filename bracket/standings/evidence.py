@@ -9,9 +9,8 @@ neighbours were rated well. So, as soon as a run of the stage has a **measured h
 
 * **Among judged configs, the person's own ratings decide**: they rank by their mean rating
   (a config only compared, by its blind choices laid on the rating scale). A tie goes to the
-  config the **blind choices** favour (the human part), then to the combined score (what was
-  measured: the loss and any judge model). What similar configs' ratings say is an estimate
-  and never splits two configs the person rated alike (the principle above). A
+  config the **blind choices** favour (the human part), then to what was measured (the loss,
+  judge models); never to similar configs' ratings (an estimate). A
   config goes above one rated better only when it won :data:`OVERTURN_WINS` more blind choices
   than it lost *between the two* and its human part is the better (docs/SCORING.md).
 * **An unjudged config ranks above a judged one only on measured evidence**: its estimated
