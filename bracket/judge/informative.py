@@ -143,7 +143,7 @@ def config_means(candidates: Sequence[Candidate]) -> list[ConfigMean]:
 
 
 def config_chances(configs: list[ConfigMean], good_fraction: float, pick: bool = True,
-             seen: list[ConfigMean] | None = None) -> dict[int, tuple[float, str]]:
+                   seen: list[ConfigMean] | None = None) -> dict[int, tuple[float, str]]:
     """Per config id: (chance to matter, reason), for one stage's configs (best first);
     ``pick``: this stage's leader is the pick (else only TPE's good set counts); ``seen``: the
     same configs as the sampler reads them (best first), on which TPE's good set is cut."""

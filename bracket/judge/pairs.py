@@ -34,7 +34,8 @@ def _field(record: Any, name: str) -> Any:
 def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any] = (), k: int = 1, *,
                       good_fraction: float = GOOD_FRACTION, pair_penalty: float = 1.0,
                       rng: random.Random | None = None) -> list[tuple[int, int]]:
-    """Up to ``k`` (left, right) run pairs for a blind choice, the least certain order first.
+    """Up to ``k`` (left, right) run pairs for a blind choice: a tie at the top the person has not
+    decided first (:func:`tied_at_the_top`), then the least certain order first.
 
     Contenders are the runs of the three best configs and of every config with a chance to
     matter of at least :data:`CONTENDER`. A pair's worth is ``min(p, 1 - p)`` with
@@ -52,8 +53,6 @@ def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any
     stage = "final" if "final" in stages else "search"
     pool = [c for c in candidates if c.stage == stage]
     tie = tied_at_the_top(pool, comparisons)
-    if tie is not None and k > 0:
-        return [tie if rng.random() < 0.5 else (tie[1], tie[0])]
     configs = config_means(pool)
     chances = config_chances(configs, good_fraction)
     keep = {cid for cid, (chance, _) in chances.items() if chance >= CONTENDER}
@@ -63,13 +62,14 @@ def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any
     for i, a in enumerate(runs):
         for b in runs[i + 1:]:
             pair = frozenset((a.run_id, b.run_id))
-            if pair == last:
+            if pair == last or (tie is not None and pair == frozenset(tie)):
                 continue
             p = chance_beyond(b.score - a.score, math.hypot(a.uncertainty, b.uncertainty))
             worth = min(p, 1.0 - p) / (1.0 + pair_penalty * pairs_done[pair])
             scored.append((-worth, abs(a.score - b.score), a.run_id, b.run_id))
     scored.sort()
-    return [(a, b) if rng.random() < 0.5 else (b, a) for *_, a, b in scored[:max(0, k)]]
+    ordered = ([tie] if tie is not None else []) + [(a, b) for *_, a, b in scored]
+    return [(a, b) if rng.random() < 0.5 else (b, a) for a, b in ordered[:max(0, k)]]
 
 
 def tied_at_the_top(pool: Sequence[Candidate], comparisons: Sequence[Any] = ()) -> tuple[int, int] | None:
@@ -77,18 +77,18 @@ def tied_at_the_top(pool: Sequence[Candidate], comparisons: Sequence[Any] = ()) 
     ratings tie at the top of the leaderboard (``Candidate.place``, ``Candidate.rating``) and no
     blind choice was made between the two configs yet: that choice is what decides the answer
     (``bracket.standings.evidence``), so it is the pair to offer first. None otherwise."""
-    placed = sorted((c for c in pool if c.place is not None), key=lambda c: (c.place, c.run_id))
+    placed = sorted((c for c in pool if c.place is not None), key=lambda c: (c.place or 0, c.run_id))
     if not placed or placed[0].rating is None:
         return None
-    top = placed[0]
+    top, level = placed[0], round(placed[0].rating, 9)
     config_of = {c.run_id: c.config_id for c in pool}
     met = {frozenset(config_of.get(int(_field(r, side)), -1) for side in ("left_run_id", "right_run_id"))
            for r in comparisons}
     for c in placed[1:]:
-        if c.config_id == top.config_id:
+        if c.config_id == top.config_id or c.rating is None:  # an unrated config is not part of a tie
             continue
-        if c.rating is None or round(c.rating, 9) != round(top.rating, 9):
-            return None  # the order is the ratings': below the top's rating nothing ties with it
+        if round(c.rating, 9) != level:
+            return None  # the judged configs rank by rating: below the top's, nothing ties with it
         if frozenset((top.config_id, c.config_id)) not in met:
             return top.run_id, c.run_id
     return None

@@ -88,8 +88,8 @@ def test_a_tie_at_the_top_of_the_ratings_is_offered_as_a_blind_choice_until_the_
     ratings = _ratings({1: 9.0, 2: 9.0, 3: 5.0})
     table = _table(runs, configs, ratings)
     assert table.winner.config_name == "c1"
-    pairs = informative_pairs(candidates_from_standings(table), [], 1, rng=random.Random(0))
-    assert [set(p) for p in pairs] == [{1, 2}]
+    pairs = informative_pairs(candidates_from_standings(table), [], 3, rng=random.Random(0))
+    assert set(pairs[0]) == {1, 2} and len(pairs) == 3 and {1, 2} not in [set(p) for p in pairs[1:]], pairs
     # the person chose c2: the tie is decided (c2 leads on its blind choice), no longer offered first
     choices = [{"left_run_id": 2, "right_run_id": 1, "winner": "left"}]
     table = _table(runs, configs, ratings, choices)
@@ -103,3 +103,11 @@ def test_no_tie_at_the_top_leaves_next_pair_to_the_least_certain_order():
     runs, configs = _session({1: 0.20, 2: 0.30, 3: 0.25, 4: 0.22}, params)
     table = _table(runs, configs, _ratings({1: 9.0, 2: 8.0}))
     assert tied_at_the_top(candidates_from_standings(table)) is None
+
+
+def test_an_unrated_config_placed_between_two_tied_ones_does_not_hide_the_tie():
+    from bracket.judge.informative import Candidate
+    pool = [Candidate(1, 1, 0.5, 0.0, True, place=0, rating=0.6), Candidate(2, 2, 0.4, 0.2, False, place=1),
+            Candidate(3, 3, 0.55, 0.0, True, place=2, rating=0.6), Candidate(4, 4, 0.6, 0.0, True, place=3, rating=0.7)]
+    assert tied_at_the_top(pool) == (1, 3)
+    assert tied_at_the_top(pool, [{"left_run_id": 3, "right_run_id": 1}]) is None
