@@ -19,9 +19,7 @@ cost the steps they are rounded up to): those facts are decided at creation into
 
 from __future__ import annotations
 
-import math
-import types
-import typing
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -33,6 +31,7 @@ from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
 from bracket.session.scoring import effective_weights
 from bracket.session.scoring.image_config import image_models_problems
 from bracket.session.store.migrations import nested_settings
+from bracket.session.stored_types import type_problem
 from bracket.trainer.base import WARMUP_SHARE
 from bracket.trainer.prompts import SamplePrompt, parse_prompt_lines
 
@@ -72,6 +71,11 @@ def halving_cost(n_configs: int, fractions: tuple[float, ...], eta: int, *, laun
         cost += count * (share - (0.0 if restarts else previous) + launch_share)
         previous = share
     return cost / (1 + launch_share)
+
+
+#: why a halving plan states a range (a trainer that may train past a rung before the session's stop lands)
+RACE_NOTE = ("fewer the more runs train on past their rung before Bracket stops them (this trainer may: a new "
+             "config starts only while a full run of it still fits the budget)")
 
 
 class SettingsError(BracketError):
@@ -114,7 +118,7 @@ class HalvingSettings:
         """What is wrong with the types of stored halving settings (an object of these fields)."""
         if not isinstance(data, dict):
             return f"its setting halving is {str(data)[:60]!r}, not an object"
-        return _type_problem(cls, data, "halving.")
+        return type_problem(cls, data, "halving.")
 
 
 @dataclass
@@ -229,17 +233,25 @@ class SearchSettings:
         steps = self.rungs().steps(self.steps, every=int(facts.rung_every))
         return tuple(step / self.steps for step in steps) if len(steps) == len(planned) else planned
 
-    def plan(self, configs: int | None = None, *, up_to: bool = False, facts: TrainerFacts = NO_FACTS) -> str:
+    def configs_if_runs_race(self) -> int:
+        """With halving: the configs started where every run trains to its end before the stop at its
+        rung lands (``TrainerFacts.stops_at_rung`` False; ``Budget.pays``): one full run each."""
+        return int(self.search_runs // self.seeds)
+
+    def plan(self, configs: int | None = None, *, up_to: bool = False, facts: TrainerFacts = NO_FACTS,
+             at_least: int | None = None, reached: Sequence[int] | None = None) -> str:
         """``"budget 8 = 4 configs × 2 seeds"``, or with a confirmation round
         ``"budget 24 = search 18 (18 configs × 1 seed) + confirm 6"``; with halving
         ``"budget 8 full runs = 27 configs to 1/9 → 9 to 1/3 → 3 to full + confirm 2"`` (with
         ``facts.restarts``, ``" (restarts: a promoted config trains again from step 0)"`` after it).
         ``configs``: a halving search's count as its budget buys it (``Budget.configs``); ``up_to``:
-        the count before a launch's start-up is known (``Budget.plan_text``)."""
+        the count before a launch's start-up is known; ``at_least``: the range's low end where runs may
+        train past their rungs (:meth:`configs_if_runs_race`); ``reached``: the configs at each rung of
+        a search that ended, said as what it ran (all three: ``Budget.plan_text``)."""
         if self.halving is not None and self.halving.valid():
             fractions = self.rungs().fractions()
-            counts = rung_counts(self.configs_planned(facts) if configs is None else configs, len(fractions),
-                                 self.halving.eta)
+            counts = list(reached) if reached is not None else rung_counts(
+                self.configs_planned(facts) if configs is None else configs, len(fractions), self.halving.eta)
             steps = " → ".join(f"{count}{' configs' if i == 0 else ''} to {share_label(share)}"
                                for i, (count, share) in enumerate(zip(counts, fractions)))
             seeds = f" × {self.seeds} seeds" if self.seeds > 1 else ""
@@ -247,7 +259,13 @@ class SearchSettings:
             restarts = " (restarts: a promoted config trains again from step 0)" if facts.restarts else ""
             fewer = (" (up to: each launch's start-up, measured from the first runs, may buy fewer configs; "
                      "--launch-cost fixes it)") if up_to else ""
+            if reached is not None:
+                return f"budget {self.budget} full runs: ran {steps}{seeds}{confirm}{restarts}"
             bound = "up to " if up_to else ""
+            count = self.configs_planned(facts) if configs is None else configs
+            if at_least is not None and at_least < count:
+                return (f"budget {self.budget} full runs = {at_least} to {count} configs: up to {steps}{seeds}"
+                        f"{confirm}{restarts}{fewer}; {RACE_NOTE}, {at_least} if all do")
             return f"budget {self.budget} full runs = {bound}{steps}{seeds}{confirm}{restarts}{fewer}"
         seeds = (f"{self.n_configs} config{'s' if self.n_configs != 1 else ''} × "
                  f"{self.seeds} seed{'s' if self.seeds > 1 else ''}")
@@ -295,7 +313,7 @@ class SearchSettings:
             problem = HalvingSettings.stored_problem(halving)
             if problem:
                 return problem
-        return _type_problem(cls, {k: v for k, v in data.items() if k != "halving"})
+        return type_problem(cls, {k: v for k, v in data.items() if k != "halving"})
 
     def validate(self, facts: TrainerFacts = NO_FACTS) -> None:
         """Raise :class:`SettingsError` naming every problem and what to do (with the trainer's
@@ -360,36 +378,3 @@ class SearchSettings:
             problems.append(str(error))
         if problems:
             raise SettingsError(" ".join(problems))
-
-
-#: a stored whole number past this is damage, whatever the setting (budgets, steps and seeds stay far below)
-_STORED_LIMIT = 10 ** 12
-
-
-def _type_problem(cls: type, data: dict[str, Any], prefix: str = "") -> str | None:
-    """The first value of ``data`` that its field of dataclass ``cls`` cannot hold, said in words."""
-    hints = typing.get_type_hints(cls)
-    for name, value in data.items():
-        if name not in hints:
-            continue  # an older field, no longer read
-        hint = hints[name]
-        union = typing.get_origin(hint) in (typing.Union, types.UnionType)
-        plain = tuple(typing.get_origin(t) or t for t in (typing.get_args(hint) if union else (hint,)))
-        if value is None and type(None) in plain:
-            continue
-        if not any(_holds(kind, value) for kind in plain):
-            return f"its setting {prefix}{name} is {str(value)[:60]!r}, not {' or '.join(k.__name__ for k in plain)}"
-    return None
-
-
-def _holds(kind: Any, value: Any) -> bool:
-    """Whether a stored ``value`` fits a settings field of type ``kind`` (int, float, bool, str, dict, list)."""
-    if kind is bool:
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    if kind is int:
-        return isinstance(value, int) and abs(value) <= _STORED_LIMIT
-    if kind is float:
-        return isinstance(value, (int, float)) and math.isfinite(value) and abs(value) <= _STORED_LIMIT
-    return isinstance(kind, type) and isinstance(value, kind)

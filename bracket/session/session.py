@@ -287,8 +287,16 @@ class Session:
         return search_view(self)
 
     def total_runs(self) -> int:
-        """The runs the plan trains as the budget buys them now (``Budget.runs_bought``)."""
-        return self.budget.runs_bought(self.counted())
+        """The runs the plan trains as the budget buys them now (``Budget.runs_bought``); a finished
+        halving search's, the runs it trained (:meth:`search_over`)."""
+        counted = self.counted()
+        return counted.spent_runs() if self.search_over() else self.budget.runs_bought(counted)
+
+    def search_over(self) -> bool:
+        """A halving search that finished: it ran what its budget bought in the end, and its plan and
+        counts say that (``Budget.plan_text(ended=True)``), not what it might have bought."""
+        row = self.store.get_session(self.name) or {}
+        return self.budget.halving and row.get("status") == "finished" and not self.running
 
     def spent_runs(self) -> int:
         """Search runs that count against the budget (``RunRow.spends_budget``), read now."""
@@ -302,8 +310,9 @@ class Session:
 
     def plan_text(self) -> str:
         """The plan in one line at what the budget buys now (``Budget.plan_text``): what Setup showed
-        before Start, the count lowered (and said) once the launches' start-up is measured."""
-        return self.budget.plan_text(self.counted())
+        before Start, the count lowered (and said) once the launches' start-up is measured; a finished
+        halving search's, the configs it ran."""
+        return self.budget.plan_text(self.counted(), ended=self.search_over())
 
     def budget_spent(self) -> bool:
         """Nothing is left to train: the budget's runs are spent and no config of a halving search

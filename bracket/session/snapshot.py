@@ -117,7 +117,11 @@ def build_snapshot(session: Any) -> SessionSnapshot:
                                full_steps=int(session.settings.steps), launch=measured_launch(search, session.settings))
     spent = counted.spent_runs()
     durations = [r["duration_s"] for r in scored if r["duration_s"]]
-    total = budget.runs_bought(counted)
+    # a finished halving search ran what its budget bought in the end (fewer configs than planned where runs
+    # trained past their rungs): its plan and count are those, not what it could have bought
+    ended = row.get("status") == "finished" and not session.running  # a finished search has no "next" phase
+    over = ended and budget.halving  # ``Session.search_over``, from the row read once here
+    total = spent if over else budget.runs_bought(counted)
     full_runs = None
     if budget.halving:
         full_runs = budget.spent(counted)
@@ -135,8 +139,7 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     live_config = configs.get(next((r["config_id"] for r in runs if live and r["id"] == live["run_id"]), None))
     confirmed = [{"kind": "confirm"} for r in runs  # confirmation runs: fresh seeds of search configs
                  if r["stage"] == "search" and (r.get("seed_index") or 0) >= session.settings.seeds]
-    ended = row.get("status") == "finished" and not session.running  # a finished search has no "next" phase
-    phases = plan_progress(session.plan_at(budget.configs(counted)[0]),
+    phases = plan_progress(session.plan_at(len(counted.configs) if over else budget.configs(counted)[0]),
                            [c for c in configs.values() if c.get("stage") == "search"] + confirmed,
                            phase_kind(live_config) if live_config and live_config.get("stage") == "search" else None,
                            skipped=skipped_kinds(row.get("notes") or []), algorithm=session.settings.algorithm,
@@ -145,7 +148,7 @@ def build_snapshot(session: Any) -> SessionSnapshot:
     return SessionSnapshot(
         name=name, preset_id=session.parts.preset.id,
         status="paused" if paused else "running" if session.running else row.get("status", "created"),
-        phase=session.phase, error=session.error, plan=budget.plan_text(counted),
+        phase=session.phase, error=session.error, plan=budget.plan_text(counted, ended=over),
         budget=session.settings.budget, total_runs=total, runs_spent=spent,
         seeds=session.settings.seeds,
         eta_s=eta, elapsed_s=session.active_seconds(),

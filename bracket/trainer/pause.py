@@ -17,7 +17,10 @@ write, read at their pins:
 * ``train_network.py`` (sd-scripts 48d368fa, lines 1497-1532) saves the step's weights and
   state *before* it logs that step's loss and runs that step's validation; the state is
   therefore only safe to stop at once the trainer has logged a later step, which
-  :func:`logged_past` reads from its event files.
+  :func:`logged_past` reads from its event files — or once the training ended after it: both
+  write the run's last weights ``<output_name>.safetensors`` after everything else
+  (:func:`ended_after`), which is how a run whose own ``--max_train_steps`` is the rung step
+  ends (``bracket.trainer.sd_scripts.resume``: the trainer stops itself at the rung).
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from __future__ import annotations
 import json
 import math
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 #: the files ``accelerator.save_state`` writes for one model, one optimizer and one scheduler
 ACCELERATE_STATE_FILES = ("model.safetensors", "optimizer.bin", "scheduler.bin", "random_states_0.pkl")
@@ -38,6 +42,24 @@ TRAIN_STATE_FILE = "train_state.json"
 STEP_STATE_NAME = "{}-step{:08d}-state"
 #: their ``get_step_ckpt_name``: the weights saved at a step
 STEP_WEIGHTS_NAME = "{}-step{:08d}.{}"
+#: their ``get_last_ckpt_name``: the weights saved when the training ends, the last file a run writes
+LAST_WEIGHTS_NAME = "{}.safetensors"
+
+
+#: learning-rate schedules (the kohya trainers' ``--lr_scheduler``) whose rate at a step does not depend on
+#: the run's length (a warm-up of a number of steps, then flat): a run's first ``r`` steps are the same
+#: whatever its ``--max_train_steps``
+LENGTH_FREE_SCHEDULERS = ("constant", "constant_with_warmup")
+
+
+def own_step_limit(max_steps: int, stop_at_step: int | None, knobs: Mapping[str, Any]) -> int:
+    """A kohya run's ``--max_train_steps``: the step it pauses at (``RunRequest.stop_at_step``) where the
+    config's ``lr_scheduler`` is one of :data:`LENGTH_FREE_SCHEDULERS` — the trainer then stops itself
+    exactly at the rung, at any speed, its last files written after the rung's (:func:`ended_after`) —
+    else the run's full length (its schedule's; the session stops it at the rung)."""
+    if stop_at_step and str(knobs.get("lr_scheduler")) in LENGTH_FREE_SCHEDULERS:
+        return min(int(stop_at_step), int(max_steps))
+    return int(max_steps)
 
 
 def pause_save_every(stop_at_step: int, save_every: int | None) -> int:
@@ -107,13 +129,29 @@ def logged_past(logging_dir: Path | None, step: int, tags: Sequence[str], *, sin
     return highest is not None and highest > int(step)
 
 
+def ended_after(output_dir: Path, output_name: str, since: float) -> bool:
+    """Whether the training ended at or after ``since`` (a time stamp: a state's last file): its
+    last weights (:data:`LAST_WEIGHTS_NAME`), written after every other file, are that new."""
+    try:
+        return (Path(output_dir) / LAST_WEIGHTS_NAME.format(output_name)).stat().st_mtime >= since
+    except OSError:
+        return False
+
+
+def saved_before_more(output_dir: Path, output_name: str, step: int, tags: Sequence[str], since: float) -> bool:
+    """Whether a kohya trainer went on after the files it saved for ``step`` (the newest written at
+    ``since``): it logged a later step, or its training ended after them (its own step limit)."""
+    return (logged_past(Path(output_dir).parent / "logs", int(step), tags, since=since)
+            or ended_after(output_dir, output_name, since))
+
+
 def paused_weights(output_dir: Path, output_name: str, step: int, tags: Sequence[str]) -> Path | None:
     """``<output_dir>/<output_name>-step<step>.safetensors`` (the weights a kohya trainer saves at
-    a ``--save_every_n_steps`` step) once the trainer has logged a later step — the pause of a
-    trainer whose resume restarts (nothing else of its state is needed)."""
+    a ``--save_every_n_steps`` step) once the trainer went on after them (:func:`saved_before_more`)
+    — the pause of a trainer whose resume restarts (nothing else of its state is needed)."""
     found = Path(output_dir) / STEP_WEIGHTS_NAME.format(output_name, int(step), "safetensors")
     try:
         written = found.stat().st_mtime
     except OSError:
         return None
-    return found if logged_past(Path(output_dir).parent / "logs", int(step), tags, since=written) else None
+    return found if saved_before_more(output_dir, output_name, step, tags, written) else None

@@ -34,7 +34,10 @@ count, which a resume restores). With
 * final loss ``= (0.10 + 0.30 * x**2) * sched``, capped at 0.95; ``sched`` is 0.97 for
   cosine, 0.98 linear, 0.99 constant_with_warmup/polynomial, 1.0 otherwise;
 * loss at step s ``= final + (1 - final) * exp(-5 * speed * max(0, s - warmup/2) / N)`` with
-  ``speed = 10 ** (0.5 * min(x, 0))`` (too low a rate converges slowly);
+  ``speed = 10 ** (0.5 * min(x, 0))`` (too low a rate converges slowly); ``N`` is
+  ``--max_train_steps``, except for a schedule that does not depend on the run's length
+  (constant, constant_with_warmup) where ``BRACKET_FAKE_HORIZON`` sets it: then a run stopped by
+  its own ``--max_train_steps`` at a rung trains the same steps as a longer run does there;
 * plus Gaussian noise, sd ``0.01 * (1 + 2 * max(x, 0))``, from ``random.Random(seed)``;
 * optimum learning rate: 3e-4 AdamW/Adam/AdamW8bit/RAdam and other Adam kinds, 3e-5 Lion,
   3e-3 SGD/SGDNesterov, 1e-2 Adagrad, 1e-3 Adafactor, 1.0 Prodigy/DAdapt*
@@ -99,6 +102,8 @@ KNOWN_MODES = {
     "nosamples", "spam", "grandchild", "slow", "escapee", "binary", "stubborn", "bareescapee", "printenv", "short",
 }
 ADAPTIVE = ("prodigy", "dadapt")
+#: schedules whose rate at a step does not depend on the run's length (``BRACKET_FAKE_HORIZON``)
+LENGTH_FREE = ("constant", "constant_with_warmup")
 SCHEDULE_FACTOR = {
     "cosine": 0.97, "cosine_with_restarts": 0.97, "linear": 0.98,
     "constant_with_warmup": 0.99, "polynomial": 0.99,
@@ -185,6 +190,9 @@ def optimum_lr(optimizer: str) -> float:
 def loss_function(args: argparse.Namespace, modes: set[str]):
     """The loss of the model's ``trained``-th update, noise from ``rng`` (see the module docstring)."""
     steps = max(1, args.max_train_steps)
+    horizon = os.environ.get("BRACKET_FAKE_HORIZON")
+    if horizon and args.lr_scheduler.lower() in LENGTH_FREE:
+        steps = max(1, int(horizon))
     lr = max(args.learning_rate, 1e-12)
     threshold = float(os.environ.get("BRACKET_FAKE_DIVERGE_LR", "0.05"))
     if args.optimizer_type.lower().startswith(ADAPTIVE):
@@ -348,7 +356,7 @@ def main(argv: list[str]) -> int:
             if samples and args.sample_every_n_steps and step % args.sample_every_n_steps == 0:
                 samples.write(f"{step:06d}", loss, step / steps)
                 last_sampled = step
-            if args.save_every_n_steps and step % args.save_every_n_steps == 0 and step < steps:
+            if args.save_every_n_steps and step % args.save_every_n_steps == 0:  # the last step too
                 (output_dir / f"{stem}-step{step:08d}.safetensors").write_bytes(b"fake")
                 if args.save_state:  # before the step is logged, as train_network.py
                     state.save(output_dir / f"{stem}-step{step:08d}-state", epoch + 1, step)

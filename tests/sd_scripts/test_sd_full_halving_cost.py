@@ -1,7 +1,9 @@
 """Halving searches end to end on the inventory-parsing fake scripts (``install_inventory_scripts``),
 which train at 0 s per step and so race past every rung before the pause's stop lands, as sd-scripts
-goes on until it is stopped: every step trained is charged, and no session spends more than its
-budget. The cost of a trainer that cannot resume is checked on the demo trainer
+goes on until it is stopped where a run keeps its full length (a schedule that decays over the run:
+these searches are bounded to ``cosine``; a length-free schedule stops itself at the rung,
+tests/sd_scripts/test_sd_rung_own_limit.py): every step trained is charged, and no session spends
+more than its budget. The cost of a trainer that cannot resume is checked on the demo trainer
 (tests/session/test_halving_restart_cost.py)."""
 
 from __future__ import annotations
@@ -16,17 +18,19 @@ from tests.fakes import install_inventory_scripts, make_fake_python, write_fake_
 pytestmark = pytest.mark.timeout(300)
 CACHES = ["tools/cache_latents.py", "tools/cache_text_encoder_outputs.py"]
 STEPS = 12
+#: a schedule that decays over the run: the run keeps its full length and the session's stop pauses it
+DECAYING = {"lr_scheduler": ["cosine"]}
 
 
 def halving_session(preset: str, script: str, budget: int, name: str, field_values, image_folder, tmp_path,
                     runs_dir) -> Session:
     """A halving search of ``preset`` on the fake ``script`` (and its caching tools), ``budget`` full
-    runs of :data:`STEPS` steps, no start-up share and no confirmation round."""
+    runs of :data:`STEPS` steps, no start-up share and no confirmation round, its schedule :data:`DECAYING`."""
     scripts = install_inventory_scripts(tmp_path / "sd-scripts", "kohya-ss/sd-scripts", [script, *CACHES])
     fields = field_values(preset, dataset=str(image_folder), sd_scripts_dir=str(scripts),
                           trainer_python=str(make_fake_python(tmp_path / "bin")))
     settings = SearchSettings(budget=budget, steps=STEPS, halving=HalvingSettings(launch_share=0), confirm=0,
-                              sample_prompts="a photo of sks")
+                              sample_prompts="a photo of sks", bounds=DECAYING)
     return Session.create(preset, fields, settings, out_dir=runs_dir, name=name)
 
 

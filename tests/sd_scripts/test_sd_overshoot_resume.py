@@ -1,8 +1,10 @@
 """Steps a paused run trained past its rung are kept (issue 46): an SDXL LoRA run the stop reached only
 after it had trained on (its state at the rung and a later one saved at its save interval) resumes from
 the newest complete state it saved past the rung, not from the rung's, so what it trained past the
-rung is training used, not thrown away. The inventory-parsing fake sd-scripts saves and resumes states
-as ``train_network.py`` does (``tests/fakes/fake_state.py``)."""
+rung is training used, not thrown away. Its schedule decays over the run (``cosine``): the run keeps
+its full length and the session stops it (a constant one stops itself at the rung:
+test_sd_rung_own_limit.py). The inventory-parsing fake sd-scripts saves and resumes states as
+``train_network.py`` does (``tests/fakes/fake_state.py``)."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ def test_a_run_that_trained_past_its_rung_resumes_from_its_newest_state_there(
     fields = field_values("sdxl-lora", dataset=str(image_folder), sd_scripts_dir=str(scripts),
                           trainer_python=str(make_fake_python(tmp_path / "bin")))
     settings = SearchSettings(budget=2, steps=STEPS, halving=HalvingSettings(launch_share=0), confirm=0,
-                              sample_prompts="a photo of sks")
+                              sample_prompts="a photo of sks", bounds={"lr_scheduler": ["cosine"]})
     session = Session.create("sdxl-lora", fields, settings, out_dir=runs_dir, name="kept")
     loop = SearchLoop(session, session_scheduler(session), wait_s=0.1)
     taken = loop.next_work()

@@ -1,7 +1,9 @@
 """An SDXL LoRA run pauses at a rung and resumes with its step counter and its loss continuing
 (issue 38), against the fake trainer that resumes as sd-scripts' ``train_network.py`` does at
 the pin (``tests/fakes/fake_state.py``) behind a stand-in that parses the command with the
-inventory's flags (``install_inventory_scripts``)."""
+inventory's flags (``install_inventory_scripts``). A schedule that decays over the run keeps the
+run's full ``--max_train_steps`` and the session stops it at the rung; a constant one gets the rung as
+its own ``--max_train_steps`` and stops itself there (``bracket.trainer.sd_scripts.resume``)."""
 
 from __future__ import annotations
 
@@ -29,39 +31,51 @@ def sdxl(build, tmp_path):
     return build("sdxl-lora", sd_scripts_dir=str(scripts), trainer_python=str(make_fake_python(tmp_path / "bin")))
 
 
-def _launch(trainer, run_dir: Path, image_folder: Path, **kwargs) -> tuple[dict[int, float], object, bool]:
-    """One launch of the baseline config, run to its end or to its pause; its losses, spec and
-    whether it was stopped at the pause."""
-    config = trainer.config_from_dict(trainer.baseline_config().knobs)
-    spec = trainer.prepare_run(RunRequest(run_dir=run_dir, knobs=config, dataset=image_folder, max_steps=FULL,
-                                          seed=3, **kwargs))
+def _launch(trainer, run_dir: Path, image_folder: Path, scheduler: str = "cosine",
+            **kwargs) -> tuple[dict[int, float], object, bool]:
+    """One launch of the baseline config at ``scheduler``, run to its end or to its pause; its losses,
+    spec and whether it was stopped at the pause."""
+    knobs = {**trainer.baseline_config().knobs, "lr_scheduler": scheduler, "lr_warmup_steps": 0}
+    config = trainer.config_from_dict(knobs)
+    spec = trainer.prepare_run(_request(run_dir, config, image_folder, **kwargs))
     losses, stopped = run_until_paused(trainer, spec, run_dir / "launch.log", BRACKET_FAKE_STEP_SECONDS="0.03",
-                                       BRACKET_FAKE_SAVE_SECONDS="0.05", BRACKET_FAKE_DATA_SPREAD=str(SPREAD))
+                                       BRACKET_FAKE_SAVE_SECONDS="0.05", BRACKET_FAKE_DATA_SPREAD=str(SPREAD),
+                                       BRACKET_FAKE_HORIZON=str(FULL))
     return losses, spec, stopped
 
 
-def test_a_paused_run_resumes_with_its_steps_and_loss_continuing(sdxl, image_folder, tmp_path):
-    whole, _, _ = _launch(sdxl, tmp_path / "whole", image_folder)
+def _request(run_dir: Path, config, image_folder: Path, **kwargs) -> RunRequest:
+    return RunRequest(run_dir=run_dir, knobs=config, dataset=image_folder, max_steps=FULL, seed=3, **kwargs)
+
+
+@pytest.mark.parametrize("scheduler", ["cosine", "constant"])
+def test_a_paused_run_resumes_with_its_steps_and_loss_continuing(sdxl, image_folder, tmp_path, scheduler):
+    """``cosine``: the session stops the run once the trainer logged past the rung; ``constant``: the
+    trainer stops itself at the rung, and the state it leaves there is the same run's."""
+    whole, _, _ = _launch(sdxl, tmp_path / "whole", image_folder, scheduler)
     assert sorted(whole) == list(range(1, FULL + 1))
 
     run_dir = tmp_path / "halved"
-    first, spec, stopped = _launch(sdxl, run_dir, image_folder, stop_at_step=RUNGS[0])
-    assert stopped and spec.pause_step == RUNGS[0]
-    assert value_of(spec.cmd, "--max_train_steps") == str(FULL)  # the schedule of the whole run
+    first, spec, stopped = _launch(sdxl, run_dir, image_folder, scheduler, stop_at_step=RUNGS[0])
+    own = scheduler == "constant"
+    assert (own or stopped) and spec.pause_step == RUNGS[0]  # it ends itself, or the stop ends it
+    # the schedule of the whole run, or the rung as the trainer's own limit where the schedule is the same
+    assert value_of(spec.cmd, "--max_train_steps") == str(RUNGS[0] if own else FULL)
     state = sdxl.paused_state(spec.output_dir, RUNGS[0])
     assert state == spec.output_dir / STEP_STATE_NAME.format("bracket", RUNGS[0])
     # one epoch holds the whole run, so the saved step is inside the first epoch
     assert json.loads((state / "train_state.json").read_text()) == {"current_epoch": 1, "current_step": RUNGS[0]}
-    assert max(first) > RUNGS[0]  # stopped only after the trainer logged past the rung
+    # stopped only after the trainer logged past the rung, or it ended there itself
+    assert max(first) == RUNGS[0] if own else max(first) > RUNGS[0]
 
-    second, spec, stopped = _launch(sdxl, run_dir, image_folder, stop_at_step=RUNGS[1],
+    second, spec, stopped = _launch(sdxl, run_dir, image_folder, scheduler, stop_at_step=RUNGS[1],
                                     resume_from=state, resume_step=RUNGS[0])
-    assert stopped and "--sample_at_first" not in spec.cmd
+    assert (own or stopped) and "--sample_at_first" not in spec.cmd
     assert min(second) == RUNGS[0] + 1  # true steps, not 1, 2, ...
     state = sdxl.paused_state(spec.output_dir, RUNGS[1])
     assert json.loads((state / "train_state.json").read_text())["current_step"] == RUNGS[1]
 
-    third, spec, stopped = _launch(sdxl, run_dir, image_folder, resume_from=state, resume_step=RUNGS[1])
+    third, spec, stopped = _launch(sdxl, run_dir, image_folder, scheduler, resume_from=state, resume_step=RUNGS[1])
     assert not stopped and sorted(third) == list(range(RUNGS[1] + 1, FULL + 1))  # and no step past the end
 
     joined = {**{s: v for s, v in first.items() if s <= RUNGS[0]},
@@ -97,7 +111,7 @@ def test_resume_alone_restarts_the_step_counter_in_the_fake_as_at_the_pin(sdxl, 
 
 
 def test_pause_and_resume_flags(sdxl, image_folder, tmp_path):
-    config = sdxl.config_from_dict(sdxl.baseline_config().knobs)
+    config = sdxl.config_from_dict({**sdxl.baseline_config().knobs, "lr_scheduler": "linear", "lr_warmup_steps": 0})
     paused = sdxl.prepare_run(RunRequest(run_dir=tmp_path / "a", knobs=config, dataset=image_folder,
                                          max_steps=90, seed=1, save_every_n_steps=20, stop_at_step=30))
     assert value_of(paused.cmd, "--save_every_n_steps") == "10" and "--save_state" in paused.cmd

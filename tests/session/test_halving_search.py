@@ -160,10 +160,12 @@ def test_the_start_up_of_each_launch_buys_fewer_configs_and_the_notes_say_so(tmp
     snapshot = session.snapshot()  # the progress counts the same GPU time, start-up included
     assert snapshot.full_runs_spent == full_runs_spent(runs, 16, launch_steps=4)
     assert snapshot.spent_label == f"{expected} configs, {snapshot.full_runs_spent:.1f}/2 full runs"
-    # the plan shown is the one that ran, before Start as after it; a finished plan has no next phase
+    # the plan shown is the one that ran, before Start as after it: a finished plan says what it ran and
+    # has no next phase
     bought = f"budget 2 full runs = {expected} configs to 1/4 → "
     assert Budget.of(settings, session.trainer).plan_text().startswith(bought)
-    assert snapshot.plan.startswith(bought) and session.plan_text() == snapshot.plan
+    assert snapshot.plan.startswith(f"budget 2 full runs: ran {expected} configs to 1/4 → ")
+    assert session.plan_text() == snapshot.plan
     assert "◀" not in progress_text(snapshot.phases), progress_text(snapshot.phases)
     assert sum(p["planned"] for p in snapshot.phases) == expected == snapshot.total_runs == snapshot.runs_spent
     session.close()

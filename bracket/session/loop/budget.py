@@ -17,7 +17,7 @@ the count once the session has measured its launches, and says so.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -121,16 +121,26 @@ class Budget:
         """The runs the plan trains as the budget buys it now (:meth:`configs` × seeds + the confirmation round's)."""
         return self.configs(view)[0] * self.seeds + self.confirm
 
-    def plan_text(self, view: "SearchView | None" = None) -> str:
+    def plan_text(self, view: "SearchView | None" = None, *, ended: bool = False) -> str:
         """The plan in one line (``SearchSettings.plan``) at the configs the budget buys: the same words
         before Start (Setup, ``view`` None) as after it; a halving search whose launch start-up is
-        measured (no ``--launch-cost``) and not measured yet says its count is an upper bound."""
+        measured (no ``--launch-cost``) and not measured yet says its count is an upper bound; one whose
+        trainer may train past a rung before the stop lands (``TrainerFacts.stops_at_rung`` False) states
+        the range of configs it starts (``SearchSettings.configs_if_runs_race`` to the count);
+        ``ended``: the search is over, and its plan is the configs ``view`` holds, what it ran."""
         if not self.halving:
             return self.settings.plan()
+        if ended and view is not None and self.rungs is not None:
+            placed = replace(view, rungs=self.rungs)
+            highest = [placed.place(c.id).reached for c in view.configs]
+            reached = [sum(1 for h in highest if h >= i) for i in range(len(self.rungs.steps))]
+            return self.settings.plan(configs=len(view.configs), facts=self.facts, reached=reached)
         share = self.settings.halving.launch_share
         launch = view.launch if view is not None else float(share or 0) * self.full_steps
-        return self.settings.plan(configs=self.configs_at(launch)[0], up_to=share is None and not launch,
-                                  facts=self.facts)
+        count = self.configs_at(launch)[0]
+        at_least = None if self.facts.stops_at_rung else min(count, self.settings.configs_if_runs_race())
+        return self.settings.plan(configs=count, up_to=share is None and not launch, facts=self.facts,
+                                  at_least=at_least)
 
     def pays(self, view: "SearchView", launches: int, steps_each: float, *, promised: float = 0.0) -> bool:
         """Whether the search's budget pays for ``launches`` more launches that may each train

@@ -47,7 +47,7 @@ from bracket.trainer.cache_key import cache_key, held_out_key, path_identity, se
 from bracket.trainer.musubi.dataset import first_control_image, first_dataset_image, write_musubi_toml
 from bracket.trainer.musubi.space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
-from bracket.trainer.pause import paused_weights
+from bracket.trainer.pause import own_step_limit, paused_weights
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.sample_steps import sample_every
 from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
@@ -284,7 +284,8 @@ class MusubiTrainer(Trainer):
             "--logging_dir", str(logging_dir),
             "--mixed_precision", "bf16", "--sdpa", "--gradient_checkpointing",
             "--max_data_loader_n_workers", "2", "--persistent_data_loader_workers",
-            "--max_train_steps", str(int(max_steps)), "--seed", str(int(request.seed)),
+            "--max_train_steps", str(own_step_limit(max_steps, request.stop_at_step, knobs)),
+            "--seed", str(int(request.seed)),
             *self.hyper_flags(knobs), *self._memory_flags(), *self._text_fp8(),
         ]
         if request.sample_prompts and self.writes_samples:

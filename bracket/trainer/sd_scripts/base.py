@@ -36,6 +36,7 @@ from bracket.trainer.base import (
 )
 from bracket.trainer.heldout import VALIDATION_TAGS
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
+from bracket.trainer.pause import own_step_limit
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.sd_scripts.caching import CACHE_LATENTS_SCRIPT, CACHE_TEXT_SCRIPT, SdScriptsCaching
 from bracket.trainer.sd_scripts.resume import KohyaPauseResume
@@ -250,7 +251,7 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
             "--save_model_as", "safetensors",
             "--save_precision", self.save_precision,
             "--logging_dir", str(logging_dir),
-            "--max_train_steps", str(int(max_steps)),
+            "--max_train_steps", str(own_step_limit(max_steps, request.stop_at_step, knobs)),
             "--seed", str(int(request.seed)),
             "--mixed_precision", precision,
             "--sdpa",

@@ -1,10 +1,16 @@
 """How an sd-scripts run pauses at a rung and resumes, read at the pin 48d368fa.
 
-**Pause.** The run keeps ``--max_train_steps`` of the full length, gets a
-``--save_every_n_steps`` that divides the rung step and ``--save_state``: ``train_network.py``
-(lines 1497-1504) writes ``output/bracket-step<r>-state`` at the rung
-(:data:`~bracket.trainer.pause.STEP_STATE_NAME`), and the session stops it once
-:meth:`~KohyaPauseResume.paused_state` finds that state complete and a later step logged.
+**Pause.** The run gets a ``--save_every_n_steps`` that divides the rung step and
+``--save_state``: ``train_network.py`` (lines 1497-1504) writes ``output/bracket-step<r>-state``
+at the rung (:data:`~bracket.trainer.pause.STEP_STATE_NAME`), also at its last step. Where the
+config's learning-rate schedule is the same whatever the run's length (``constant``,
+``constant_with_warmup``: :func:`~bracket.trainer.pause.own_step_limit`), the run's own
+``--max_train_steps`` is the rung step: the trainer stops itself exactly there at any speed, writes its end-of-training
+state and weights last, and :meth:`~KohyaPauseResume.paused_state` accepts the rung's state once
+those are newer. A schedule that decays over the run (``cosine``, ``linear``) keeps
+``--max_train_steps`` of the full length, and the session stops the run once the rung's state is
+complete and a later step logged; a fast trainer may train on before the stop lands (to its end:
+then it is a full run), and what it trained is kept and charged (``bracket.session.process.execute``).
 
 **Resume.** ``--resume <state> --skip_until_initial_step --initial_step S``: accelerate restores
 weights, optimizer, scheduler and RNG, and the skip sets ``global_step`` to ``S mod L``
@@ -33,8 +39,8 @@ from bracket.trainer.pause import (
     STEP_STATE_NAME,
     TRAIN_STATE_FILE,
     accelerate_state_complete,
-    logged_past,
     paused_weights,
+    saved_before_more,
 )
 
 
@@ -112,7 +118,8 @@ class KohyaPauseResume(Trainer):
 
     def paused_state(self, output_dir: Path, step: int) -> Path | None:
         """``output/bracket-step<step>-state`` (weights ``bracket-step<step>.safetensors`` for a
-        full fine-tune) once it is whole and the trainer has logged a later step."""
+        full fine-tune) once it is whole and the trainer went on after it: it logged a later step,
+        or the training ended (a run whose own step limit is the rung, ``pause.own_step_limit``)."""
         output_dir = Path(output_dir)
         if self.pause_saves_state:
             found = output_dir / STEP_STATE_NAME.format(self.output_name, int(step))
@@ -121,5 +128,5 @@ class KohyaPauseResume(Trainer):
             written = (found / ACCELERATE_LAST_FILE).stat().st_mtime
         else:
             return paused_weights(output_dir, self.output_name, int(step), self.loss_tags)
-        return found if logged_past(output_dir.parent / "logs", int(step), self.loss_tags, since=written) else None
+        return found if saved_before_more(output_dir, self.output_name, int(step), self.loss_tags, written) else None
 
