@@ -10,14 +10,14 @@ good set reaches it by chance. A person would try the config they like with one 
 
 :func:`focus_draw` does that. While the ratings disagree with the loss (:func:`ratings_disagree`),
 each sampler proposal after the shape draws (:attr:`FocusRule.every`) is a **focus draw** (kind ``search``, named
-``focus-N``): the best-rated config (the lowest value among the rated configs; a tie goes to
+``focus-N``): the best-rated config (the best verdict among the rated configs; a tie goes to
 the config tried last, so that a tie keeps moving) with its effective step moved by up to
 :attr:`FocusRule.step_decades` decades and :attr:`FocusRule.knobs` other knobs changed — a choice
 knob to a neighbouring choice (numbers) or another choice, a numeric knob a step or a fraction of its range,
 the optimizer only among those the same step knob drives. A draw never repeats a config the
-session has (the next change is tried). Nothing happens without ratings, without a measured
-score to compare them with (``ScoredConfig.measured``), or while the ratings follow the loss:
-then the controller proposes exactly as before.
+session has (the next change is tried). It compares ``ScoredConfig.verdict`` with ``measured``
+(the same runs; in a halving search, at one rung). Nothing happens without ratings, without a
+measured score, or while the ratings follow the loss: the controller proposes as before.
 
 A pure function of the history and the session's seed, like the other rules the controller asks
 (:mod:`bracket.search.shapes`, :mod:`bracket.search.hedge`), so several workers and a restart
@@ -54,7 +54,7 @@ class FocusRule:
     #: rated configs (with a measured score) needed before a verdict
     min_rated: int = 3
     #: the person's verdict of the loss's best rated config must be more than this much worse than
-    #: their best verdict (on the sampler's scale, where a rating point is 1/9) to count as
+    #: their best verdict (on the human part's scale, where a rating point is 1/9) to count as
     #: disagreeing: half a point, so one whole rating point does
     margin: float = 0.5 / 9.0
     #: every ``every``-th sampler proposal after the shape draws is a focus draw while they
@@ -70,8 +70,10 @@ class FocusRule:
 DEFAULT_RULE = FocusRule()
 
 
-def _rated(history: Sequence[ScoredConfig]) -> list[tuple[int, ScoredConfig]]:
-    return [(i, h) for i, h in enumerate(history) if h.rated and h.value is not None and h.measured is not None
+def _rated(history: Sequence[ScoredConfig]) -> list[tuple[int, ScoredConfig, float, float]]:
+    """(place in the history, config, verdict, measured score) of each rated config with both."""
+    return [(i, h, h.verdict, h.measured) for i, h in enumerate(history)
+            if h.rated and h.verdict is not None and h.measured is not None
             and h.state == TrialState.COMPLETE and not h.diverged]
 
 
@@ -84,9 +86,9 @@ def ratings_disagree(history: Sequence[ScoredConfig], rule: FocusRule | None = D
     rated = _rated(history)
     if len(rated) < rule.min_rated:
         return False
-    best_value = min(h.scored_value for _, h in rated)
-    by_loss = min(rated, key=lambda item: (item[1].measured, item[0]))[1]
-    return by_loss.scored_value > best_value + rule.margin + 1e-12
+    best_verdict = min(verdict for _, _, verdict, _ in rated)
+    by_loss_verdict = min(rated, key=lambda item: (item[3], item[0]))[2]
+    return by_loss_verdict > best_verdict + rule.margin + 1e-12
 
 
 def focus_centre(history: Sequence[ScoredConfig]) -> ScoredConfig | None:
@@ -94,7 +96,7 @@ def focus_centre(history: Sequence[ScoredConfig]) -> ScoredConfig | None:
     rated = _rated(history)
     if not rated:
         return None
-    return min(rated, key=lambda item: (round(item[1].scored_value, 9), -item[0]))[1]
+    return min(rated, key=lambda item: (round(item[2], 9), -item[0]))[1]
 
 
 def focus_draw(history: Sequence[ScoredConfig], space: SearchSpace, rule: FocusRule | None = DEFAULT_RULE,

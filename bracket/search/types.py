@@ -59,6 +59,11 @@ class ScoredConfig:
     #: lower better, the mean over its runs), None when unknown: what a rule compares the
     #: person's verdicts with (:mod:`bracket.search.rated_focus`)
     measured: float | None = None
+    #: the person's verdict on it (lower better, the human part's scale: a rating point is 1/9)
+    #: where they judged it and ``measured`` was scored on the same runs; None elsewhere: what
+    #: :mod:`bracket.search.rated_focus` compares with ``measured`` (in a search of full runs the
+    #: sampler's ``value`` of a judged config, in a halving search its verdict at one rung)
+    verdict: float | None = None
 
     @property
     def scored_value(self) -> float:

@@ -23,7 +23,7 @@ LIKED = {**BASE, "learning_rate": 3e-4, "lr_scheduler": "cosine", "lr_warmup_ste
 def _config(params: dict, value: float, kind: str, *, measured: float | None = None, rated: bool = False,
             name: str = "") -> ScoredConfig:
     return ScoredConfig(SPACE.searched_params(SPACE.complete(params)), value, TrialState.COMPLETE, kind,
-                        rated=rated, measured=measured, name=name)
+                        rated=rated, measured=measured, name=name, verdict=value if rated else None)
 
 
 def _session(*, liked_rating: float = 0.0, rated: bool = True) -> list[ScoredConfig]:

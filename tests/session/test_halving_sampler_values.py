@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import random
 
+import optuna
+
 from bracket.judge.human import rating_score
+from bracket.search.controller import SearchController
+from bracket.search.shapes import ShapeRule
 from bracket.session.loop.rung_scores import StepRungs, rung_scores
 from bracket.session.loop.search_view import SearchView
 from bracket.session.scheduling.halving import sampler_history
@@ -89,3 +93,73 @@ def test_at_a_rung_an_estimate_never_looks_better_than_the_best_verdict():
                 assert abs(value - verdicts[cid]) < 1e-9
             else:
                 assert min(verdicts.values()) - 1e-9 <= value <= max(verdicts.values()) + 1e-9
+
+
+def _lora_rows(floors: dict[int, float]) -> tuple[list[dict], list[dict], dict[int, dict]]:
+    from tests.search.lora_space import BASE, SPACE
+
+    shapes = {1: BASE, 2: {**BASE, "learning_rate": 3e-4, "lr_scheduler": "cosine", "lr_warmup_steps": 10,
+                           "network_dim": 64, "network_alpha": 32},
+              3: {**BASE, "optimizer_type": "Prodigy", "prodigy_d_coef": 1.0, "network_alpha": 32},
+              4: {**BASE, "optimizer_type": "AdamW", "network_dim": 16, "network_alpha": 8},
+              5: {**BASE, "optimizer_type": "Prodigy", "prodigy_d_coef": 0.5, "network_alpha": 32}}
+    params = {cid: SPACE.searched_params(SPACE.complete(shapes[cid])) for cid in floors}
+    configs, runs = _rows(floors, params)
+    return configs, runs, params
+
+
+def _lora_history(configs, runs, ratings, params, *, judged: bool = True) -> dict[int, object]:
+    from bracket.session.loop.proposing import judged_rung
+
+    scored = rung_scores(configs, runs, RUNGS, seeds=1, ratings=ratings, weights=WEIGHTS, params=params)
+    view = SearchView.build(configs, runs, seeds=1, full_steps=16, rungs=RUNGS, scores=scored)
+    history = sampler_history(view, {}, lambda p: dict(p), rated=view.judged,
+                              judged=judged_rung(view, {}, {}) if judged else None)
+    return {int(h.name.split("-")[1]): h for h in history}
+
+
+def test_a_halving_search_makes_focus_draws_once_the_ratings_at_a_rung_disagree_with_the_loss():
+    """Issue 43: a halving search's history carried no measured score, so the focus draws never came.
+    At the first rung the person rates the two lowest-loss configs (Prodigy) 3 and 4 and an Adam
+    config with a high loss 10: each rated config now carries its verdict and measured score there,
+    the ratings read as disagreeing with the loss, and the next proposal is a focus draw near the 10."""
+    from bracket.search.lr_bracket import step_of
+    from bracket.search.rated_focus import focus_centre, focus_draw, ratings_disagree
+    from tests.search.lora_space import SPACE
+
+    configs, runs, params = _lora_rows({1: 0.30, 2: 0.45, 3: 0.10, 4: 0.35, 5: 0.12})
+    ratings = [{"run_id": cid, "prompt_index": None, "value": value, "step": 4}
+               for cid, value in ((3, 3.0), (5, 4.0), (2, 10.0))]
+    history = _lora_history(configs, runs, ratings, params)
+    assert {cid for cid, h in history.items() if h.verdict is not None} == {2, 3, 5}
+    assert history[2].verdict == rating_score(10.0) and history[3].verdict == rating_score(3.0)
+    assert history[3].measured < history[2].measured  # the loss prefers the config rated 3
+    assert all(h.measured is None for cid, h in history.items() if cid in (1, 4))  # not judged
+    steps = list(history.values())
+    assert ratings_disagree(steps) and focus_centre(steps) is history[2]
+    draw = focus_draw(steps, SPACE, seed=1)
+    assert draw is not None and step_of(draw, SPACE)[0] == step_of(SPACE.complete(params[2]), SPACE)[0]
+    # the controller hands it out (its shape draws made), named as one
+    study = optuna.create_study(direction="minimize")
+    controller = SearchController(study=study, space=SPACE, seed=5, history=lambda: steps, lr_bracket=False,
+                                  shapes=ShapeRule(trials=4), hedge=None)
+    assert controller.next().name.startswith("focus-")
+    # the history as it was (no verdicts kept): no focus draw
+    assert focus_draw(list(_lora_history(configs, runs, ratings, params, judged=False).values()), SPACE, seed=1) is None
+    # ratings that follow the loss: no focus draw
+    follow = [{**g, "value": {3: 10.0, 5: 9.0, 2: 3.0}[g["run_id"]]} for g in ratings]
+    assert focus_draw(list(_lora_history(configs, runs, follow, params).values()), SPACE, seed=1) is None
+
+
+def test_the_verdicts_kept_come_from_the_rung_where_most_configs_were_judged():
+    from types import SimpleNamespace
+
+    from bracket.session.loop.proposing import judged_rung
+
+    view = SimpleNamespace(rungs=RUNGS, seen={(1, 0): 0.1, (2, 0): 0.2, (3, 0): 0.3, (1, 1): 0.5, (2, 1): 0.6},
+                           judged_measured={(1, 0): 0.9, (2, 0): 0.8, (3, 0): 0.7, (1, 1): 0.4, (2, 1): 0.3})
+    assert judged_rung(view, {}, {}) == {1: (0.1, 0.9), 2: (0.2, 0.8), 3: (0.3, 0.7)}  # three judged at rung 0
+    # full length counts as the last rung, and a tie goes to the higher rung
+    full = judged_rung(view, {4: 0.0, 5: 0.5, 6: 1.0}, {4: 0.2, 5: 0.1, 6: 0.3})
+    assert full == {4: (0.0, 0.2), 5: (0.5, 0.1), 6: (1.0, 0.3)}
+    assert judged_rung(SimpleNamespace(rungs=RUNGS, seen={}, judged_measured={}), {}, {}) == {}

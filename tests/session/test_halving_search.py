@@ -98,6 +98,10 @@ def test_a_halving_search_pauses_promotes_resumes_and_stops(tmp_path, runs_dir):
     first = [c["name"] for c in stopped if c["rung"] == 0]
     assert min(first, key=lambda n: history[n].value) == lifted["name"]
     assert history[lifted["name"]].rated and all(h.rated for h in history.values())
+    # and each carries its verdict and measured score at 1/4, the rung every config was judged at,
+    # which the focus draws compare (issue 43: a halving history carried no measured score)
+    assert {n: h.verdict for n, h in history.items()} == {n: 0.0 if n == lifted["name"] else 1.0 for n in history}
+    assert all(h.measured is not None for h in history.values())
     session.close()
     again = Session.open(runs_dir / "halving")
     assert again.run() == "finished"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 import zlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bracket.search.types import Proposal
@@ -51,16 +52,39 @@ def halving_history(session: Any) -> list[Any]:
     search's read model of this store change: full-length configs by the value a search of full
     runs gives them (``Scoreboard.sampler_values``: once a run is judged, the person's verdicts and
     their predictions), the rest by the rung they reached and their rank there by the same rule
-    (``SearchView.seen``)."""
+    (``SearchView.seen``); the configs judged at one rung carry their verdicts and measured scores
+    there, for the focus draws (``bracket.search.rated_focus``)."""
     from bracket.session.scheduling.halving import sampler_history
     from bracket.session.scoring.run_scores import rated_configs
+    from bracket.session.scoring.sampler_values import config_measured
 
     view = session.view()
     runs = [r.row for r in view.runs]  # scored runs are the full-length ones
     scores = session.scoreboard.scores(runs)
     full = session.scoreboard.sampler_values(runs, scores, [c.row for c in view.configs])
-    return sampler_history(view, full, session.space.searched_params,
-                           rated=view.judged | rated_configs(runs, scores))
+    full_rated = rated_configs(runs, scores)
+    measured = {cid: m for cid, m in config_measured(runs, scores).items() if cid in full_rated}
+    return sampler_history(view, full, session.space.searched_params, rated=view.judged | full_rated,
+                           judged=judged_rung(view, full, measured))
+
+
+def judged_rung(view: Any, full_values: Mapping[int, float],
+                full_measured: Mapping[int, float]) -> dict[int, tuple[float, float]]:
+    """Config id -> (the person's verdict, its measured score) at the one rung where the most configs
+    were judged (a tie: the higher rung; full length, ``full_measured``'s configs at their
+    ``full_values``, counts as the last): verdicts and scores of runs cut at the same step, which
+    ``bracket.search.rated_focus`` compares. ``view``: the halving search's ``SearchView``."""
+    last = len(view.rungs.steps) - 1
+    pairs: dict[int, dict[int, tuple[float, float]]] = {}
+    for (cid, rung), measured in view.judged_measured.items():
+        if (cid, rung) in view.seen:
+            pairs.setdefault(rung, {})[cid] = (view.seen[(cid, rung)], measured)
+    full = {cid: (full_values[cid], measured) for cid, measured in full_measured.items() if cid in full_values}
+    if full:
+        pairs[last] = full
+    if not pairs:
+        return {}
+    return pairs[max(pairs, key=lambda rung: (len(pairs[rung]), rung))]
 
 
 def build_controller(session: Any) -> "SearchController":

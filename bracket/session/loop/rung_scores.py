@@ -27,7 +27,7 @@ from bracket.search.halving import Parked, scaled_step
 from bracket.session.launches import up_to
 from bracket.session.loop.search_view import RungScores, SearchView
 from bracket.session.scoring.run_scores import WORST, rated_configs, score_runs, verdicts_at
-from bracket.session.scoring.sampler_values import sampler_values
+from bracket.session.scoring.sampler_values import config_measured, sampler_values
 from bracket.session.store.rows import RunRow
 
 
@@ -120,6 +120,7 @@ def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str
     out: dict[tuple[int, int], float] = {}
     seen: dict[tuple[int, int], float] = {}
     judged: set[int] = set()
+    measured: dict[tuple[int, int], float] = {}
     members = [r for c in configs for r in seed_runs(runs, c["id"], seeds).values() if not RunRow.of(r).ended]
     for rung in range(len(rungs.steps) - 1):
         step = {r["id"]: rungs.step_in(rung, run_steps(r)) for r in members}
@@ -142,10 +143,11 @@ def rung_scores(configs: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str
         here = rated_configs(cut, scores) & set(complete)
         judged |= here
         taste = sampler_values([r for r in cut if r["config_id"] in complete], scores, params) if here else {}
+        measured.update({(cid, rung): value for cid, value in config_measured(cut, scores).items() if cid in here})
         for config_id, values in complete.items():
             out[(config_id, rung)] = statistics.fmean(values)
             seen[(config_id, rung)] = taste.get(config_id, WORST) if here else out[(config_id, rung)]
-    return RungScores(out, seen, frozenset(judged))
+    return RungScores(out, seen, frozenset(judged), measured)
 
 
 

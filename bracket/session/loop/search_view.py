@@ -34,6 +34,9 @@ class RungScores:
     seen: dict[tuple[int, int], float]
     #: the configs with a run judged (rated, or chosen blind) at some rung
     judged: frozenset[int]
+    #: of each config judged at a rung, its score there from the measured parts other than the
+    #: person's (``sampler_values.config_measured``), keyed as ``seen`` (where ``seen`` is its verdict)
+    measured: dict[tuple[int, int], float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,8 @@ class SearchView:
     seen: Mapping[tuple[int, int], float] = field(default_factory=dict)
     #: the configs with a run judged at some rung
     judged: frozenset[int] = frozenset()
+    #: ``RungScores.measured``: a judged config's measured score at the rungs it was judged at
+    judged_measured: Mapping[tuple[int, int], float] = field(default_factory=dict)
 
     # -- building ----------------------------------------------------------------------------
     @classmethod
@@ -69,10 +74,12 @@ class SearchView:
         config_rows = tuple(ConfigRow.of(c) for c in configs if (c.get("stage") or "search") == "search")
         run_rows = tuple(RunRow.of(r) for r in runs if (r.get("stage") or "search") == "search")
         if scores is None or isinstance(scores, Mapping):
-            combined, seen, judged = dict(scores or {}), dict(scores or {}), frozenset[int]()
+            combined, seen, judged, measured = dict(scores or {}), dict(scores or {}), frozenset[int](), {}
         else:
             combined, seen, judged = dict(scores.scores), dict(scores.seen), frozenset(scores.judged)
-        view = cls(config_rows, run_rows, int(seeds), int(full_steps), rungs, combined, {}, float(launch), seen, judged)
+            measured = dict(scores.measured)
+        view = cls(config_rows, run_rows, int(seeds), int(full_steps), rungs, combined, {}, float(launch), seen, judged,
+                   measured)
         if rungs is None:
             return view
         return replace(view, places={c.id: view.place(c.id) for c in config_rows})

@@ -361,12 +361,13 @@ class Halving(Scheduler):
 
 
 def sampler_history(view: "SearchView", full_values: Mapping[int, float], searched_params: Any,
-                    rated: Collection[int] = ()) -> list[Any]:
+                    rated: Collection[int] = (), judged: Mapping[int, tuple[float, float]] | None = None) -> list[Any]:
     """The search configs as the sampler sees them in a halving search, never mixing a short run's
     score with a full run's: one value per scored config (``halving.search_values``: the rung it
     reached first, then its rank among the configs at that rung by what the sampler sees there,
     ``view.seen``), COMPLETE; a config not scored yet RUNNING (FAIL when it failed).
-    ``full_values``: the full-length configs' values; ``rated``: the configs a person judged."""
+    ``full_values``: the full-length configs' values; ``rated``: the configs a person judged;
+    ``judged``: config id -> (verdict, measured score) at one rung, kept with the config."""
     from optuna.trial import TrialState
 
     from bracket.search.halving import search_values
@@ -379,8 +380,10 @@ def sampler_history(view: "SearchView", full_values: Mapping[int, float], search
     for config in view.configs:
         params = searched_params(config.row["params"])
         if config.id in values:
+            verdict, measured = (judged or {}).get(config.id, (None, None))
             history.append(ScoredConfig(params, values[config.id], TrialState.COMPLETE, kind=config.kind,
-                                        name=config.name, rated=config.id in rated))
+                                        name=config.name, rated=config.id in rated, verdict=verdict,
+                                        measured=measured))
         elif config.status in (ConfigState.RUNNING, ConfigState.PAUSED, ConfigState.FAILED):
             state = TrialState.FAIL if config.status is ConfigState.FAILED else TrialState.RUNNING
             history.append(ScoredConfig(params, None, state, config.kind))

@@ -307,7 +307,8 @@ def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, f
     ``rated``: ids of the configs whose score carries a person's rating or choice;
     ``diverged``: ids of the configs whose runs all diverged (:func:`diverged_configs`);
     ``losses``: each config's raw loss (:func:`config_losses`); ``measured``: each config's score
-    from its measured parts other than a person's verdict (``sampler_values.config_measured``)."""
+    from its measured parts other than a person's verdict (``sampler_values.config_measured``);
+    a rated config's ``verdict`` is its value (``values`` are the person's verdicts once one is given)."""
     from optuna.trial import TrialState
 
     from bracket.search.types import ScoredConfig
@@ -320,7 +321,8 @@ def sampler_history(configs: Sequence[Mapping[str, Any]], values: Mapping[int, f
                                         rated=config["id"] in rated, diverged=config["id"] in diverged,
                                         name=str(config.get("name") or ""),
                                         loss=(losses or {}).get(config["id"]),
-                                        measured=(measured or {}).get(config["id"])))
+                                        measured=(measured or {}).get(config["id"]),
+                                        verdict=values[config["id"]] if config["id"] in rated else None))
         elif config["status"] == "running":
             history.append(ScoredConfig(params, None, TrialState.RUNNING, config["kind"]))
         elif config["status"] == "failed":
