@@ -36,9 +36,11 @@ table.bk-grid thead th { font-size: 0.85em; white-space: normal; max-width: 200p
 .bk-bar { height: 14px; background: #ddd3; border-radius: 7px; overflow: hidden; margin: 2px 0 8px; }
 .bk-bar > div { height: 100%; background: var(--color-accent, #f97316); transition: width 0.4s; }
 .bk-progress-label { font-size: 0.9em; }
-/* a preset switch keeps the previous preset's field boxes and prompt help out of sight until it has
-   filled them in (ui.setup_tab.BLANK_JS) */
-body.bk-switching #bk-fields, body.bk-switching #bk-prompts .info-text { visibility: hidden; }
+/* a preset switch keeps the previous preset's field boxes, notes, pre-flight and prompt help out of
+   sight until it has filled them in (ui.setup_tab.BLANK_JS), a page load's answer that lands first too */
+body.bk-switching #bk-fields, body.bk-switching #bk-prompts .info-text, body.bk-switching #bk-notes,
+body.bk-switching #bk-notes *, body.bk-switching #bk-preflight, body.bk-switching #bk-preflight * {
+  visibility: hidden; }
 /* the Setup space table is edited in its cells; Gradio's "Drop CSV or TSV files here" hint
    offers an import the table has no use for */
 #bk-space-setup .drop-hint { display: none; }

@@ -42,11 +42,15 @@ def build_app(manager: SessionManager) -> gr.Blocks:
                 compare_parts = compare_tab.build(manager)
             with gr.Tab("Results", id="results", elem_id="bk-tab-results") as results:
                 results_parts = results_tab.build(manager)
-        demo.load(setup["load"], [setup["preset"], setup["budget"]], setup["load_outputs"], **PRIVATE).then(
-            setup["reflect"], None, setup["form_outputs"], **PRIVATE).then(  # the form shows the open session
-            setup["space_preview"], setup["space_inputs"], setup["space_outputs"], **PRIVATE).then(
+        # the load chain fills the form in the one ordered path of preset switches (FORM_ORDER): a
+        # person's switch sent meanwhile is answered after the step before it, never before
+        order = {**PRIVATE, **setup_tab.FORM_ORDER}
+        demo.load(setup["load"], [setup["preset"], setup["budget"]], setup["load_outputs"], **order).then(
+            setup["reflect_on_load"], setup["preset"], setup["form_outputs"], js=setup_tab.UNLESS_PICKED_JS,
+            **order).then(  # the form shows the open session, unless a person picked a preset meanwhile
+            setup["space_preview"], setup["space_inputs"], setup["space_outputs"], **order).then(
             functools.partial(setup_tab.load_lists, manager), [setup["preset"], setup["loaded"]],
-            [setup["sessions"], setup["warm_from"]], **PRIVATE)  # last: they open every past session
+            [setup["sessions"], setup["warm_from"]], **order)  # last: they open every past session
         compare.select(compare_parts["refresh"], None, compare_parts["runs"], **PRIVATE)
         results.select(results_parts["refresh"], None, results_parts["outputs"], **PRIVATE).then(
             results_parts["refresh_report"], None, results_parts["report_outputs"], **PRIVATE)  # the board first

@@ -68,9 +68,11 @@ def can_zero(trust: Sequence[Any]) -> list[str]:
     return [t.judge for t in trust if t.chance and settable(t.judge) and (t.weight or 0) > 0]
 
 
-def trust_note(trust: Sequence[Any]) -> str:
+def trust_note(trust: Sequence[Any], unknown: str = "") -> str:
+    """The note under the trust table; ``unknown``: why no agreement is known (``Results.no_agreement``)."""
     if not any(t.known for t in trust):
-        return f"*No agreement is known: {NO_AGREEMENT.split(': ')[0]}. Rate runs or compare pairs on Compare.*"
+        why = unknown or f"No agreement is known: {NO_AGREEMENT.split(': ')[0]}."
+        return f"*{why} Rate runs or compare pairs on Compare.*"
     chance = [t.judge for t in trust if t.chance]
     text = ("Blind choices: Wilson 95 % interval; ratings: the wider of a bootstrap over the rated runs and Wilson's. "
             "*No better than chance*: no interval lies above 50 %.")
@@ -93,7 +95,8 @@ def refresh(manager: SessionManager) -> tuple[Any, str, Any, Any, str, list[str]
         picked = front.point(front.pick_id)
         answer = gr.Dropdown(choices=choices, value=picked.name if picked else "")
         why = front.why + (f"\n\n*Note: {front.note}.*" if front.note else "")
-    return front_figure(front), why, answer, trust_frame(trust), trust_note(trust), can_zero(trust)
+    return front_figure(front), why, answer, trust_frame(trust), \
+        trust_note(trust, manager.results.no_agreement()), can_zero(trust)
 
 
 @inline_errors(1)

@@ -111,6 +111,17 @@ BLANK_JS = ("() => { document.body.classList.add('bk-switching'); return "
 # (CSS ``body.bk-switching``) until the switch has filled them in: hidden, not emptied, since a help
 # the switch leaves as it was (FLUX.1 LoRA → SDXL LoRA) is not sent again
 SHOW_FIELDS_JS = "() => { document.body.classList.remove('bk-switching'); }"
+#: one ordered path for everything that fills the form from a preset or a session: the page's load
+#: chain, a preset switch, Open, Resume and Clone share one queue of one, so the server answers them
+#: in the order the page sent them — a load sent before a person's switch is answered before the
+#: switch, never after it (two queues answered a slow load last: the default preset's notes and
+#: fields over the SDXL LoRA the person had picked meanwhile)
+FORM_ORDER: dict[str, Any] = {"concurrency_id": "setup-form", "concurrency_limit": 1}
+#: a person's pick in the preset list (its ``input``: never a value the app sets) marks the page,
+#: and the load chain's step that shows the open session then leaves the form to that pick
+#: (:func:`reflect_on_load` gets no preset)
+PICKED_JS = "() => { window.bkPicked = true; }"
+UNLESS_PICKED_JS = "(preset) => window.bkPicked ? null : preset"
 
 
 
@@ -281,9 +292,10 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     # reading what the one before left in the form (issue 43: 19–48 s under load, the demo's prompts
     # proposed for SDXL)
     preset_dd.change(None, None, [*form.outputs(BLANKED), start_md], js=BLANK_JS, **QUIET)
+    preset_dd.input(None, None, None, js=PICKED_JS, **QUIET)
     preset_dd.change(form.filler(functools.partial(switch_preset, manager)),
                      [preset_dd, loaded_state, seeds, lr_bracket, algorithm, halving], form.outputs(SWITCHED),
-                     **QUIET).then(None, None, None, js=SHOW_FIELDS_JS, **QUIET)
+                     **QUIET, **FORM_ORDER).then(None, None, None, js=SHOW_FIELDS_JS, **QUIET)
     # a person's edit of a field box, in one event: on the events only a person makes (a switch or a
     # fill sets the boxes without one: ui.setup_fields)
     gr.on(edit_triggers(slots), form.filler(functools.partial(on_edit, allow_custom)),
@@ -316,11 +328,15 @@ def build(manager: SessionManager, tabs: gr.Tabs, control_md: gr.Markdown) -> di
     form_outputs = form.outputs(FILLED)
     reflect = form.filler(functools.partial(reflect_open, manager))
     open_btn.click(functools.partial(open_session, manager), sessions_dd, [start_md, tabs, control_md],
-                   concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE)
+                   concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE,
+                                                                     **FORM_ORDER)
     resume_btn.click(functools.partial(resume_session, manager), sessions_dd, [start_md, tabs, control_md],
-                     concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE)
-    clone_btn.click(form.filler(functools.partial(clone_settings, manager)), sessions_dd, form_outputs, **PRIVATE)
+                     concurrency_id="session-control", **PRIVATE).then(reflect, None, form_outputs, **PRIVATE,
+                                                                       **FORM_ORDER)
+    clone_btn.click(form.filler(functools.partial(clone_settings, manager)), sessions_dd, form_outputs, **PRIVATE,
+                    **FORM_ORDER)
     return {"preset": preset_dd, "load": form.filler(functools.partial(on_load, manager)),
+            "reflect_on_load": form.filler(functools.partial(reflect_on_load, manager)),
             "load_outputs": form.outputs(LOADED), "fields_state": fields_state, "notes": notes_md,
             "preflight": preflight_md,
             "sessions": sessions_dd, "estimate": estimate_md, "budget": budget, "warm_from": warm_from,
@@ -344,6 +360,13 @@ def on_load(manager: SessionManager, preset_id: str, budget: Any) -> dict[str, A
              for name, update in slot_updates(preset_id, fields, manager.allow_custom_executables).items()}
     return {"notes": notes, "fields": fields, "preflight": preflight, "estimate": estimate_text(manager, budget),
             **slots}
+
+
+def reflect_on_load(manager: SessionManager, preset_id: str | None) -> dict[str, Any]:
+    """The page load's step that shows the open session in the form (:func:`ui.setup_fill.reflect_open`);
+    nothing when the page sends no preset: a person picked one before this step was sent
+    (:data:`UNLESS_PICKED_JS`), and the form stays theirs rather than jumping to the open session's."""
+    return reflect_open(manager) if preset_id else {}
 
 
 def load_lists(manager: SessionManager, preset_id: str, loaded: dict[str, Any] | None) -> tuple[Any, Any]:

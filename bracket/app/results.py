@@ -171,6 +171,13 @@ class Results:
         table = self._manager.standings()
         return [] if table is None else list(table.trust)
 
+    def no_agreement(self) -> str:
+        """Why no judge's agreement with the person is known yet (``bracket.report.judges``); "" with no session."""
+        from bracket.report.judges import no_agreement_text
+
+        table = self._manager.standings()
+        return "" if table is None else no_agreement_text(table)
+
     def pick(self, config: str | int | None) -> str:
         """Make a config on the front the answer (None: the winner again): ``answer_choice.set_pick``."""
         from bracket.app.answer_choice import set_pick

@@ -93,7 +93,7 @@ class Report:
     secrets: list[str] = field(default_factory=list, repr=False)
     #: sample files that could not be decoded (left out of the pictures)
     unreadable: list[str] = field(default_factory=list)
-    #: per search config (best first): name, best step, what it rests on, score per step
+    #: per search config (best first): name, best step, what it rests on, the loss that scores per step
     best_steps: list[list[str]] = field(default_factory=list)
     #: the loss the loss judge scored the search runs on ("validation", "training")
     loss_basis: str = ""
@@ -178,9 +178,7 @@ def build_report(session: "Session", export_root: Path | None = None) -> Report:
         judges.append([judge, _fmt(float(weight)), f"{measured} of {len(training)}", str(estimated), str(used)])
     search_board = table.board("search")
     ranked = [r for r in (search_board.rows if search_board else []) if r.rank is not None]
-    best_steps = [[r.name, str(r.best_step or "-"), r.best_step_basis or "-",
-                   ", ".join(f"{k}: {v:.2f}" for k, v in sorted(r.step_scores.items())) or "no per-step evidence"]
-                  for r in ranked]
+    best_steps = [[r.name, str(r.best_step or "-"), r.best_step_basis or "-", _step_losses(r)] for r in ranked]
     loss_basis = "/".join(sorted({r.loss_basis for r in ranked if r.loss_basis}))
     row = store.get_session(name) or {}
     unreadable: list[str] = []
@@ -265,6 +263,14 @@ def _board(result: StageResult, *, with_verdict: bool = True) -> list[Block]:
     return blocks
 
 
+def _step_losses(row: Any) -> str:
+    """A config's loss that scores at each sampled step (the mean over its seeds, one scale for every config,
+    as the app's chart draws it; ``step_scores`` are rescaled per config), its best step starred."""
+    cells = [f"{step}: {loss:.4g}" + (" ★" if step == row.best_step else "")
+             for step, loss in sorted(row.step_loss.items())]
+    return ", ".join(cells) or "no loss per step"
+
+
 def _winner_blocks(report: Report) -> list[Block]:
     winner = report.winner
     if winner is None:
@@ -320,9 +326,9 @@ def sections(report: Report) -> list[tuple[str, list[Block]]]:
                                            ("table", RUNG_HEADERS, report.rungs)])] if report.rungs else []),
         ("Finals (long runs, scored separately)", finals),
         ("Winner", _winner_blocks(report)),
-        ("Best step per config (score per step, lower is better)",
-         [("table", ["config", "best step", "based on", "score per step"], report.best_steps)] if report.best_steps
-         else [("p", "No config has a score per step yet.")]),
+        ("Best step per config (the loss that scores at each sampled step, lower is better; ★ best step)",
+         [("table", ["config", "best step", "based on", "loss per step"], report.best_steps)] if report.best_steps
+         else [("p", "No config has a best step yet.")]),
         *image_section(report.image_steps),
         *report.judge_sections,
         ("Parameter importance", importance),

@@ -64,10 +64,22 @@ def judge_sections(table: "Standings") -> tuple[list[tuple[str, list[Block]]], l
         front_blocks.append(("p", "Pick another point on the front as the answer on the Results tab or with "
                                   "python -m bracket pick PATH CONFIG; status, export and promote follow it."))
     if not any(t.known for t in table.trust):
-        trust_blocks: list[Block] = [("p", f"No agreement is known: {NO_AGREEMENT.split(': ')[0]}.")]
+        trust_blocks: list[Block] = [("p", no_agreement_text(table))]
     else:
         trust_blocks = [("table", TRUST_HEADERS, trust_rows(table)),
                         ("p", "Blind choices: Wilson 95 % interval; ratings: the wider of a bootstrap over the rated "
                               "runs and Wilson's. No better than chance: no interval lies above 50 %.")]
     return [("Fidelity against flexibility", front_blocks), ("How far each judge agrees with you", trust_blocks)], \
         pictures
+
+
+def no_agreement_text(table: "Standings") -> str:
+    """Why no judge's agreement with the person is known, true of what they did: nothing rated or
+    compared yet, or too little to order (one rating said "nobody rated" before)."""
+    runs = [run for board in table.boards.values() for row in board.rows for run in row.runs]
+    rated, compared = sum(1 for run in runs if run.ratings), any(run.comparisons for run in runs)
+    if not rated and not compared:
+        return f"No agreement is known: {NO_AGREEMENT.split(': ')[0]}."
+    done = f"{rated} run{'' if rated == 1 else 's'} rated" + (", blind choices made" if compared else "")
+    return (f"No agreement is known yet ({done}): a judge's agreement needs two runs you rated differently, "
+            "or a blind choice between two runs it measured.")

@@ -86,24 +86,38 @@ def _wrap_details(text: str) -> list[str]:
                          break_on_hyphens=False)
 
 
+def board_ranks(table: Standings) -> dict[int, int]:
+    """Run id -> its config's rank on its stage's leaderboard (ranked configs only)."""
+    return {run.run_id: row.rank for board in table.boards.values() for row in board.rows
+            if row.rank is not None for run in row.runs}
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` in ``width`` characters, a cut one ending in "…" (a cut name read as another config's)."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def results_table(snapshot: SessionSnapshot, raw: dict[int, str] | None = None,
-                  paused: Mapping[int, str] | None = None) -> str:
+                  paused: Mapping[int, str] | None = None, ranks: Mapping[int, int] | None = None) -> str:
     """The runs as an aligned text table per stage (finals first; each stage scored on its own),
-    best first, fitting :data:`TABLE_WIDTH` columns: the raw figures behind each score when
+    best first — in the leaderboard's order of their configs when ``ranks`` gives it (run id ->
+    rank: :func:`board_ranks`; the Results tab's and the trial table's order), then by each run's
+    score —, fitting :data:`TABLE_WIDTH` columns: the raw figures behind each score when
     ``raw`` gives them (wrapped onto lines below when long), and under each run an indented
     line with its params (the worker too when several trained, why a run failed, and — ``paused``,
     by run id — where a run paused at a rung saved its state)."""
     order = {"final": 0, "search": 1, "promote": 2}
-    raw = raw or {}
+    raw, ranks = raw or {}, ranks or {}
     rows = [r for r in snapshot.runs if r["kind"] != "setup"]
-    rows.sort(key=lambda r: (order.get(r["stage"], 3), r["score"] is None,
-                             r["score"] if r["score"] is not None else 0.0, r["id"]))
+    rows.sort(key=lambda r: (order.get(r["stage"], 3), r["id"] not in ranks, ranks.get(r["id"], 0),
+                             r["score"] is None, r["score"] if r["score"] is not None else 0.0, r["id"]))
     several_workers = len({r.get("worker") for r in rows if r.get("worker")}) > 1
     header = _RUN_COLUMNS + "headline; raw figures"
     lines = [header, "-" * TABLE_WIDTH]
     for r in rows:
         figures = wrap_figures(raw.get(r["id"], ""))
-        lines.append(f"{r['id']:>4}  {str(r['stage'])[:7]:<7} {str(r['kind'])[:9]:<9} {str(r['config_name'])[:18]:<18} "
+        name = _cut(str(r["config_name"]), 18)
+        lines.append(f"{r['id']:>4}  {str(r['stage'])[:7]:<7} {str(r['kind'])[:9]:<9} {name:<18} "
                      f"{r['seed'] or 0:>5}  {str(r['status'])[:12]:<12} {figures[0]}")
         lines += [" " * len(_RUN_COLUMNS) + more for more in figures[1:]]
         params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["params"].items())
@@ -156,5 +170,5 @@ def answer_lines(session: Any, snapshot: SessionSnapshot, table: Standings) -> l
     restarts = restarting(session)
     paused = {r["id"]: text for r in runs if (text := run_rung_text(r, restarts=restarts))}
     rungs = rung_lines(configs, runs, session_rungs(session.settings), restarts=restarts) if halving else []
-    return [results_table(snapshot, run_figures(table), paused), *best_step_lines(table), *rungs,
+    return [results_table(snapshot, run_figures(table), paused, board_ranks(table)), *best_step_lines(table), *rungs,
             *winner_lines(table, halving=halving)]

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.store import Store
 
 #: bump when what :func:`standings_view` stores changes shape
-FORMAT = 5
+FORMAT = 6
 #: the name of ``status``'s row in the store's kept views (``bracket_views``)
 VIEW_NAME = "status"
 

@@ -2,7 +2,8 @@
 and ``tests/ui/test_preset_switch_text_browser.py`` checks (issue 43, items 3 and 6).
 
 A sampler in the page reads the form every 10 ms — the preset, its notes, the prompts box (text
-and help), the plan, the pre-flight line, the space table and which field boxes are in sight —
+and help), the plan, the pre-flight line, the space table, which field boxes are in sight and whether
+the page is between a switch and its answer (``switching``: ``ui.setup_tab.BLANK_JS``) —
 and keeps each distinct state with its time. For each switch of :data:`SWITCHES` (picked as a
 person picks: type to filter, click the option), the **settle time** is from the click to the last
 change of that state, once the server has answered every event the page sent since the click and the
@@ -38,7 +39,8 @@ SAMPLER = r"""
       .map((el) => el.id.slice('bk-field-'.length)).sort();
     return {preset: (document.querySelector('#bk-preset input') || {}).value || '', notes: text('#bk-notes'),
             prompts: box ? box.value : null, help: text('#bk-prompts'), plan: text('#bk-plan'),
-            preflight: text('#bk-preflight'), space: (text('#bk-space-setup') || '').slice(0, 400), fields};
+            preflight: text('#bk-preflight'), space: (text('#bk-space-setup') || '').slice(0, 400), fields,
+            switching: document.body.classList.contains('bk-switching')};
   };
   window.bkStates = [];
   let last = '';

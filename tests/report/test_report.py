@@ -226,3 +226,25 @@ def test_the_report_draws_the_rank_history_the_app_draws(opened, monkeypatch):
                                                    for i in range(len(drawn[0]))]
     assert "report-history" in {p.stem for p in files.images}
     assert "Rank of each config" in files.markdown.read_text()
+
+
+def test_the_best_step_table_gives_the_loss_that_scores_on_the_app_charts_scale(opened):
+    """Seen in review (issue 43): the report's best-step table printed each config's steps rescaled to its own
+    1.00 … 0.00 (every config read 1.00 at its first sampled step), while the app's chart draws the loss that
+    scores, one scale for all configs. The report gives that loss at each sampled step, the best step starred."""
+    from bracket.standings import standings
+
+    report = build_report(opened)
+    rows = {r.name: r for r in standings(opened).board("search").rows if r.rank is not None}
+    assert report.best_steps and len(report.best_steps) == len(rows) and any(r.step_loss for r in rows.values())
+    for name, best, _basis, cells in report.best_steps:
+        row = rows[name]
+        if not row.step_loss:  # a config whose runs logged no loss at a sampled step
+            assert cells == "no loss per step"
+            continue
+        shown = {int(step): cell for step, cell in (c.split(": ") for c in cells.split(", "))}
+        assert set(shown) == set(row.step_loss) and len(shown) >= 2
+        for step, cell in shown.items():
+            assert abs(float(cell.removesuffix(" ★")) - row.step_loss[step]) <= 1e-3 * abs(row.step_loss[step])
+            assert cell.endswith(" ★") == (step == row.best_step) and best == str(row.best_step)
+    assert "| config | best step | based on | loss per step |" in render_markdown(report)

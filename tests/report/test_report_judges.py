@@ -45,6 +45,15 @@ def test_sections_without_image_scores_or_ratings_say_so():
     (_, front), (_, trust) = judge_sections(_table(False))[0]
     assert "No config has likeness and prompt-following scores" in _text(front)
     assert "No agreement is known" in _text(trust) and judge_sections(_table(False))[1] == []
+    assert "nobody rated" in _text(trust)
+
+
+def test_one_rating_is_not_called_nobody_rated():
+    """Seen in review (issue 43): with one run rated, the report and the app said "nobody rated or compared
+    runs yet"; one rating orders nothing, and the note says so and what would."""
+    _, (_, trust) = judge_sections(_table(False, [{"run_id": 2, "value": 4}]))[0]
+    said = _text(trust)
+    assert "nobody rated" not in said and "1 run rated" in said and "two runs you rated differently" in said
 
 
 def test_the_image_table_heads_each_judge_column_with_the_name_every_screen_gives_its_figure():

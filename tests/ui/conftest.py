@@ -51,8 +51,10 @@ class LaunchedApp:
 
 
 @contextmanager
-def launch_app(tmp_path: Path, extra_env: dict[str, str], extra_args: list[str]) -> Iterator[LaunchedApp]:
-    """``python app.py`` on a free port, cwd a scratch folder holding secrets, runs in tmp."""
+def launch_app(tmp_path: Path, extra_env: dict[str, str], extra_args: list[str],
+               script: Path = ROOT / "app.py") -> Iterator[LaunchedApp]:
+    """``python app.py`` (or ``script``, a fake around it) on a free port, cwd a scratch folder holding
+    secrets, runs in tmp."""
     runs_dir, cwd = tmp_path / "runs", tmp_path / "cwd"
     runs_dir.mkdir(exist_ok=True)
     cwd.mkdir()
@@ -65,7 +67,7 @@ def launch_app(tmp_path: Path, extra_env: dict[str, str], extra_args: list[str])
     log = tmp_path / "app.log"
     start = time.monotonic()
     with open(log, "wb") as handle:
-        process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port), *extra_args], cwd=cwd,
+        process = subprocess.Popen([sys.executable, str(script), "--port", str(port), *extra_args], cwd=cwd,
                                    env=env, stdout=handle, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:

@@ -54,6 +54,16 @@ def test_results_section_shows_the_front_the_answer_list_and_trust(judged):
     assert results_judges.pick(manager, planted.beaten[0]).startswith("⚠")  # inline, nothing changed
 
 
+def test_one_rating_is_not_called_nobody_rated(judged):
+    """Seen in review (issue 43): with one run rated, Results said "nobody rated or compared runs yet"."""
+    manager, _ = judged
+    assert "nobody rated" in results_judges.refresh(manager)[4]
+    run_id = next(r.run_id for b in manager.standings().boards.values() for row in b.rows for r in row.runs)
+    manager.compare.rate(run_id, 4)
+    note = results_judges.refresh(manager)[4]
+    assert "nobody rated" not in note and "1 run rated" in note and "Compare" in note
+
+
 def test_compare_orders_by_a_judge_and_shows_scores_on_demand(judged):
     manager, planted = judged
     choices = sort_choices(manager)

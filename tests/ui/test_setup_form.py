@@ -48,11 +48,13 @@ def test_start_gets_every_value_of_the_form_by_name(runs_dir):
 def test_open_resume_and_clone_fill_the_form_by_name(runs_dir):
     demo = build_app(SessionManager(runs_dir, allow_custom_executables=True))
     reflects, (clone,) = _listener(demo, setup_tab.reflect_open), _listener(demo, setup_tab.clone_settings)
-    assert len(reflects) == 3  # page load, after Open, after Resume
-    for fill in (*reflects, clone):
+    (on_load,) = _listener(demo, setup_tab.reflect_on_load)
+    assert len(reflects) == 2  # after Open, after Resume
+    for fill in (*reflects, on_load, clone):
         assert len(fill.outputs) == len(setup_tab.FILLED) == len(set(setup_tab.FILLED))
         assert {id(c) for c in fill.outputs} == {id(c) for c in clone.outputs}
     assert reflects[0].fn() == gr.skip()  # nothing open: every box stays as it is
+    assert on_load.fn("demo-cpu") == gr.skip() and on_load.js == setup_tab.UNLESS_PICKED_JS
     said = clone.fn(None)  # as Gradio gets it: {component: value}, only the message line
     ((box, text),) = said.items()
     assert box.elem_id == "bk-form-source" and box in clone.outputs and text.startswith("⚠ Pick a past session")
@@ -75,3 +77,30 @@ def test_start_refuses_a_value_it_has_no_name_for():
     with pytest.raises(TypeError, match="weight_nonsense"):
         setup_tab.start_search(SessionManager(allow_custom_executables=True), preset_id="demo-cpu", fields={},
                                budget=2, steps=3, seeds=1, weight_nonsense=1.0)
+
+
+def test_everything_that_fills_the_form_is_answered_in_the_order_sent(runs_dir):
+    """The page's load chain, a preset switch, the form filled after Open and Resume, and Clone share one
+    queue of one (``FORM_ORDER``): a switch sent while the load is on its way is answered after it, so a
+    late load never lands over a preset picked meanwhile (the browser test: test_late_load_browser.py)."""
+    manager = SessionManager(runs_dir, allow_custom_executables=True)
+    demo = build_app(manager)
+    fillers = [setup_tab.on_load, setup_tab.reflect_on_load, setup_tab.reflect_open, setup_tab.switch_preset,
+               setup_tab.clone_settings, setup_tab.load_lists]
+    found = [f for function in fillers for f in _listener(demo, function)]
+    found += [f for f in demo.fns.values() if f.fn is setup_tab.space_preview and f in _load_chain(demo)]
+    assert len(found) == 8  # the load chain's four steps, the switch, the fill after Open and after Resume, Clone
+    assert {(f.concurrency_id, f.concurrency_limit) for f in found} == {("setup-form", 1)}
+    picked = [f for f in demo.fns.values() if f.fn is None and f.js == setup_tab.PICKED_JS]
+    assert [t[1] for f in picked for t in f.targets] == ["input"]  # a person's pick only, not a value the app sets
+
+
+def _load_chain(demo):
+    """The listeners of the page's load and the steps chained after it."""
+    first = next(f for f in demo.fns.values() if any(t[1] == "load" for t in f.targets))
+    chain, ids = [first], {first._id}
+    for f in demo.fns.values():
+        if f.trigger_after in ids:
+            chain.append(f)
+            ids.add(f._id)
+    return chain
