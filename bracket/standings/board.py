@@ -210,8 +210,7 @@ def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, M
                                        [r.score for r in by_config[cid]],
                                        sum(1 for r in by_config[cid] if r.disqualified))
                           for cid in ids),
-                         order=evidence_order(by_config, {cid: info.get(cid, {}).get("params") or {}
-                                                          for cid in by_config}, duels))
+                         order=evidence_order(by_config, duels))
     short = [cid for cid in by_config if not reached_full(info.get(cid, {}))]
     full = [cid for cid in by_config if cid not in short]
     if not short or not any(r.score is not None for cid in full for r in by_config[cid]):
