@@ -15,7 +15,7 @@ acts before each proposal from trial 2 on, as in ``bench/raters.py``: with proba
 rates the first two runs "Next unrated" offers (:func:`bracket.app.rating_queue.rate_next`
 with the sampler's readings, as Compare calls it; 1–10 from :func:`bench.raters.rating_of`,
 σ 0.6 points, rounded), and with probability 0.3 makes one blind choice from "Next pair"
-(:func:`bracket.judge.informative.informative_pairs`, a logistic choice on the taste gap).
+(:func:`bracket.judge.pairs.informative_pairs`, a logistic choice on the taste gap).
 ``control`` is the same session (same seeds) unrated.
 
 Per session and taste:
@@ -129,7 +129,8 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
 
     from bench.preset_search import preset_space, preset_trainer
     from bracket.app.rating_queue import rate_next
-    from bracket.judge.informative import candidates_from_standings, informative_pairs
+    from bracket.judge.informative import candidates_from_standings
+    from bracket.judge.pairs import informative_pairs
     from bracket.search.controller import SearchController
     from bracket.search.rated_focus import DEFAULT_RULE as FOCUS_RULE
     from bracket.search.warm_order import order_warm_start

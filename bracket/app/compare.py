@@ -107,8 +107,9 @@ class Compare:
 
     def next_pairs(self, k: int = 1) -> list[tuple[int, int]]:
         """Pairs for a blind comparison whose order is least certain among the contenders
-        (``bracket.judge.informative.informative_pairs``)."""
-        from bracket.judge.informative import candidates_from_standings, informative_pairs
+        (``bracket.judge.pairs.informative_pairs``)."""
+        from bracket.judge.informative import candidates_from_standings
+        from bracket.judge.pairs import informative_pairs
 
         session, scorable = self._manager.require(), [r["id"] for r in self.scorable_runs()]
         return informative_pairs(candidates_from_standings(self._manager.standings(), scorable),

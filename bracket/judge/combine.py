@@ -97,6 +97,9 @@ class JudgePart:
     #: the parts); the same as ``weight`` for a measured part. What a rating may still move the
     #: run by is this times ``uncertainty``
     full_weight: float | None = None
+    #: an estimate's evidence (``Estimate.evidence``: how much the similar scored runs say about
+    #: this run, in [0, 1]); 1 for a measured part
+    evidence: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,31 @@ def estimate_missing(scores: Iterable[float], *, prior_count: float = PRIOR_COUN
     spread = (sum((v - mean) ** 2 for v in values) + prior_count * prior_sd ** 2) / (n + prior_count)
     return Estimate(value=min(1.0, max(0.0, mean)), uncertainty=math.sqrt(spread * (1.0 + 1.0 / (n + prior_count))),
                     count=n)
+
+
+def measured_score(run: Any, leave_out: str | None = None) -> float | None:
+    """A run's combined score over its measured parts alone, estimated parts (and the judge
+    ``leave_out``) left out, each measured part at the weight its judge gets once it has seen the
+    run (``full_weight``); the score itself when nothing was left out; None for an unscored run
+    or one with no measured part. ``run``: anything with ``score`` and ``parts`` (objects or mappings with
+    ``judge``, ``value``, ``weight``, ``full_weight``, ``estimated``), as the standings' runs."""
+    score = getattr(run, "score", None)
+    if score is None:
+        return None
+    parts = [_fields(p) for p in getattr(run, "parts", ()) or ()]
+    parts = [p for p in parts if p["value"] is not None and (p["weight"] or 0.0) > 0]
+    if not any(p["estimated"] or p["judge"] == leave_out for p in parts):
+        return float(score)
+    measured = [(p["full_weight"] if p["full_weight"] is not None else p["weight"], float(p["value"]))
+                for p in parts if not p["estimated"] and p["judge"] != leave_out]
+    total = sum(w for w, _ in measured)
+    return sum(w * v for w, v in measured) / total if total > 0 else None
+
+
+def _fields(part: Any) -> dict[str, Any]:
+    """A score part's fields, given as an object or a mapping."""
+    get = part.get if isinstance(part, Mapping) else (lambda name: getattr(part, name, None))
+    return {name: get(name) for name in ("judge", "value", "weight", "full_weight", "estimated")}
 
 
 def validate_weights(weights: Mapping[str, Any]) -> dict[str, float]:
@@ -277,7 +305,7 @@ def combine_scores(per_judge: Mapping[str, JudgeResult | None], weights: Mapping
     weights_used = {name: raw_weights[name] / total for name in chosen}
     full_total = sum(checked[name] for name in chosen)
     parts = {name: JudgePart(value=v, raw=raw, estimated=est, uncertainty=u, weight=weights_used[name], note=note,
-                             full_weight=checked[name] / full_total)
+                             full_weight=checked[name] / full_total, evidence=evidence.get(name, 1.0))
              for name, (v, raw, est, u, note) in chosen.items()}
     value = sum(p.weight * p.value for p in parts.values())
     uncertainty = math.sqrt(sum(((p.full_weight or 0.0) * p.uncertainty) ** 2 for p in parts.values()))

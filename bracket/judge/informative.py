@@ -24,20 +24,19 @@ the standings rank by.
 A run's value is its config's chance times its share of that config's uncertainty.
 :func:`rank_unrated` orders unrated runs by it, each with a one-line reason
 (:attr:`Proposal.reason`); :func:`why_line` joins them into Compare's sentence;
-:func:`informative_pairs` offers the pair of contenders whose order is least certain.
+``bracket.judge.pairs`` offers the pair for a blind choice ("Next pair") from the same chances.
 docs/SCORING.md, "Which run to rate next", gives the rule with its numbers.
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
-from bracket.judge.combine import DEFAULT_WEIGHTS, PRIOR_COUNT, PRIOR_SD
+from bracket.judge.combine import DEFAULT_WEIGHTS, PRIOR_COUNT, PRIOR_SD, measured_score
 
 #: one rating point on the human judge's [0, 1] scale (a 1–10 rating: 10 → 0, 1 → 1)
 ONE_POINT = 1.0 / 9.0
@@ -66,6 +65,13 @@ class Candidate:
     rated: bool = False
     #: the stage it belongs to ("search", "final", ...); the good set is the search's
     stage: str = "search"
+    #: its score from what a judge other than the person measured (estimated parts left out;
+    #: lower is better), None when unknown: the config with the best is the measured candidate
+    measured: float | None = None
+    #: its config's place on its stage's leaderboard (0: the top), None when unknown
+    place: int | None = None
+    #: its config's mean rating on the human judge's scale (lower is better), None when not rated
+    rating: float | None = None
 
 
 @dataclass(frozen=True)
@@ -136,8 +142,8 @@ def config_means(candidates: Sequence[Candidate]) -> list[ConfigMean]:
     return sorted(configs, key=lambda c: (c.mean, c.config_id))
 
 
-def _chances(configs: list[ConfigMean], good_fraction: float, pick: bool = True,
-             seen: list[ConfigMean] | None = None) -> dict[int, tuple[float, str]]:
+def config_chances(configs: list[ConfigMean], good_fraction: float, pick: bool = True,
+                   seen: list[ConfigMean] | None = None) -> dict[int, tuple[float, str]]:
     """Per config id: (chance to matter, reason), for one stage's configs (best first);
     ``pick``: this stage's leader is the pick (else only TPE's good set counts); ``seen``: the
     same configs as the sampler reads them (best first), on which TPE's good set is cut."""
@@ -220,9 +226,11 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
     for stage in {leader_stage} & stages:
         configs = [c for c in config_means(candidates) if c.stage == stage]
         sampled = [c for c in config_means(seen) if c.stage == stage] if seen is not None else None
-        for config_id, entry in _chances(configs, good_fraction, pick=stage == leader_stage, seen=sampled).items():
+        found = config_chances(configs, good_fraction, pick=stage == leader_stage, seen=sampled)
+        for config_id, entry in found.items():
             chances[(stage, config_id)] = entry
     spread = {(c.stage, c.config_id): c for c in config_means(candidates)}
+    unconfirmed = measured_candidate(candidates, leader_stage)
     proposals = []
     for c in candidates:
         if c.rated:
@@ -232,8 +240,31 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
         config = spread[(c.stage, c.config_id)]
         total = sum(r.uncertainty ** 2 for r in config.runs)
         share = c.uncertainty ** 2 / total if total > 0 else 1.0 / len(config.runs)
+        if c.stage == leader_stage and c.config_id == unconfirmed:  # the measured answer: confirm it first
+            proposals.append((-math.inf, c.score, c.run_id, Proposal(c.run_id, max(chance * share, CONTENDER),
+                                                                     UNCONFIRMED)))
+            continue
         proposals.append((-(chance * share), c.score, c.run_id, Proposal(c.run_id, chance * share, reason)))
     return [p for *_, p in sorted(proposals)]
+
+
+#: why the config the measurements name comes first (:func:`measured_candidate`)
+UNCONFIRMED = ("has the best measured score (loss and judges) of all and nobody rated it: "
+               "a rating says whether it is the answer")
+
+
+def measured_candidate(candidates: Sequence[Candidate], stage: str) -> int | None:
+    """The config of ``stage`` with the best mean measured score (``Candidate.measured``) when
+    none of its runs is rated, else None: what the measurements alone name as the answer, which
+    a person should confirm or rule out before any other rating."""
+    by: dict[int, list[Candidate]] = {}
+    for c in candidates:
+        if c.stage == stage and c.measured is not None:
+            by.setdefault(c.config_id, []).append(c)
+    if not by:
+        return None
+    best = min(by, key=lambda cid: (sum(float(c.measured or 0.0) for c in by[cid]) / len(by[cid]), cid))
+    return None if any(c.rated for c in by[best]) else best
 
 
 def with_readings(candidates: Sequence[Candidate], readings: Mapping[int, Any],
@@ -254,8 +285,8 @@ def with_readings(candidates: Sequence[Candidate], readings: Mapping[int, Any],
         if reading is None:
             out.append(c)
             continue
-        out.append(Candidate(c.run_id, c.config_id, float(reading.value),
-                             float(reading.spread) * math.sqrt(runs[c.config_id]), c.rated, c.stage))
+        out.append(replace(c, score=float(reading.value),
+                           uncertainty=float(reading.spread) * math.sqrt(runs[c.config_id])))
     return out
 
 
@@ -266,49 +297,6 @@ def why_line(proposals: Sequence[Proposal], shown: int = 2) -> str:
     if all(p.value < CONTENDER / 10 for p in proposals[:shown]):
         return "Why these runs: best score first — no unrated run is close enough to change the pick."
     return "Why these runs: " + "; ".join(f"#{p.run_id} {p.reason}" for p in proposals[:shown]) + "."
-
-
-def _field(record: Any, name: str) -> Any:
-    """``name`` of a comparison given as a mapping or as an object."""
-    return record.get(name) if isinstance(record, Mapping) else getattr(record, name)
-
-
-def informative_pairs(candidates: Sequence[Candidate], comparisons: Sequence[Any] = (), k: int = 1, *,
-                      good_fraction: float = GOOD_FRACTION, pair_penalty: float = 1.0,
-                      rng: random.Random | None = None) -> list[tuple[int, int]]:
-    """Up to ``k`` (left, right) run pairs for a blind choice, the least certain order first.
-
-    Contenders are the runs of the three best configs and of every config with a chance to
-    matter of at least :data:`CONTENDER`. A pair's worth is ``min(p, 1 - p)`` with
-    ``p = P(a better than b)`` from the two scores and uncertainties, divided by
-    ``1 + pair_penalty × times compared``; the pair compared last is skipped. ``comparisons``:
-    mappings or objects with ``left_run_id`` and ``right_run_id``. Sides are shuffled with ``rng``.
-    """
-    rng = rng or random.Random()
-    pairs_done: Counter[frozenset[int]] = Counter()
-    last = None
-    for record in comparisons:
-        last = frozenset((int(_field(record, "left_run_id")), int(_field(record, "right_run_id"))))
-        pairs_done[last] += 1
-    stages = {c.stage for c in candidates}
-    stage = "final" if "final" in stages else "search"
-    pool = [c for c in candidates if c.stage == stage]
-    configs = config_means(pool)
-    chances = _chances(configs, good_fraction)
-    keep = {cid for cid, (chance, _) in chances.items() if chance >= CONTENDER}
-    keep |= {c.config_id for c in configs[:3]}  # the best three always (the leader and its nearest)
-    runs = sorted((c for c in pool if c.config_id in keep), key=lambda c: c.run_id)
-    scored = []
-    for i, a in enumerate(runs):
-        for b in runs[i + 1:]:
-            pair = frozenset((a.run_id, b.run_id))
-            if pair == last:
-                continue
-            p = chance_beyond(b.score - a.score, math.hypot(a.uncertainty, b.uncertainty))
-            worth = min(p, 1.0 - p) / (1.0 + pair_penalty * pairs_done[pair])
-            scored.append((-worth, abs(a.score - b.score), a.run_id, b.run_id))
-    scored.sort()
-    return [(a, b) if rng.random() < 0.5 else (b, a) for *_, a, b in scored[:max(0, k)]]
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:
@@ -366,10 +354,17 @@ def candidates_from_standings(table: Any, scorable: Iterable[int] | None = None,
     for row, run in pairs:
         if run.rated:
             rated.setdefault(run.stage, []).append(dict(getattr(row, "params", None) or {}))
+    places = {id(row): place for board in (getattr(table, "boards", None) or {}).values()
+              for place, row in enumerate(board.rows)}
+    ratings = {id(row): [float(r.rating) for r in row.runs if getattr(r, "rating", None) is not None]
+               for row, _ in pairs}
     candidates = []
     for row, run in pairs:
         spread = spreads[run.run_id] or (0.0 if run.rated else prior)
         if not run.rated:
             spread *= novelty(dict(getattr(row, "params", None) or {}), rated.get(run.stage, []), radius)
-        candidates.append(Candidate(run.run_id, run.config_id, float(run.score), spread, run.rated, run.stage))
+        mine = ratings[id(row)]
+        candidates.append(Candidate(run.run_id, run.config_id, float(run.score), spread, run.rated, run.stage,
+                                    measured=measured_score(run, leave_out="human"), place=places.get(id(row)),
+                                    rating=sum(mine) / len(mine) if mine else None))
     return candidates

@@ -37,6 +37,12 @@ NEIGHBOUR_SCALE = 0.15
 #: rated config (weight 1) gives evidence ½ — the human judge's weight 2 × ½ = the loss's 1
 NEIGHBOUR_PRIOR = 1.0
 
+#: the least evidence at which an estimate is shown to a person (``bracket.standings.parts.informed``):
+#: the configs it rests on weigh at least half a score of the run's own config (the same choices at
+#: a learning rate up to about 5× away, with four searched knobs). Below it the estimate rests on
+#: nothing similar — one rating far away says nothing about this config — so it reads "not rated"
+INFORMED = 1.0 / 3.0
+
 _MISSING = object()
 
 

@@ -123,6 +123,9 @@ class Standings:
     warnings: list[str] = field(default_factory=list)
     front: Any = None  #: fidelity against flexibility (``standings.front.Front``); None without image scores
     trust: list[Any] = field(default_factory=list)  #: agreement with the person (``standings.trust``)
+    #: a halving search that ended with no config at full length: the answer, the best at its highest
+    #: rung and how to finish it (``bracket.standings.short_answer``, also one of the warnings); "" otherwise
+    budget_short: str = ""
 
     def board(self, stage: str) -> StageBoard | None:
         return self.boards.get(stage)
@@ -144,6 +147,7 @@ class Standings:
     def to_dict(self) -> dict[str, Any]:
         return {"winner": self.winner.to_dict() if self.winner else None, "verdict": self.verdict,
                 "humans_weigh_in": self.humans_weigh_in, "warnings": list(self.warnings),
+                "budget_short": self.budget_short,
                 "front": self.front and self.front.to_dict(), "agreement": [t.to_dict() for t in self.trust],
                 "stages": {stage: board.to_dict() for stage, board in self.boards.items()}}
 
@@ -206,8 +210,7 @@ def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, M
                                        [r.score for r in by_config[cid]],
                                        sum(1 for r in by_config[cid] if r.disqualified))
                           for cid in ids),
-                         order=evidence_order(by_config, {cid: info.get(cid, {}).get("params") or {}
-                                                          for cid in by_config}, duels))
+                         order=evidence_order(by_config, duels))
     short = [cid for cid in by_config if not reached_full(info.get(cid, {}))]
     full = [cid for cid in by_config if cid not in short]
     if not short or not any(r.score is not None for cid in full for r in by_config[cid]):

@@ -9,8 +9,8 @@ neighbours were rated well. So, as soon as a run of the stage has a **measured h
 
 * **Among judged configs, the person's own ratings decide**: they rank by their mean rating
   (a config only compared, by its blind choices laid on the rating scale). A tie goes to the
-  config the **blind choices** favour (the human part), then to the one whose *similar* judged
-  configs were rated better (:func:`neighbourhood`), then to the combined score (the loss). A
+  config the **blind choices** favour (the human part), then to what was measured (the loss,
+  judge models); never to similar configs' ratings (an estimate). A
   config goes above one rated better only when it won :data:`OVERTURN_WINS` more blind choices
   than it lost *between the two* and its human part is the better (docs/SCORING.md).
 * **An unjudged config ranks above a judged one only on measured evidence**: its estimated
@@ -31,9 +31,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
-from bracket.judge.neighbours import NEIGHBOUR_SCALE, distance_matrix, varying_keys
+from bracket.judge.combine import measured_score
 from bracket.standings.parts import score_parts
 
 #: the judge whose measured part is a person's verdict
@@ -126,17 +124,6 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return statistics.fmean(found) if found else None
 
 
-def neighbourhood(human: Mapping[int, float], params: Mapping[int, Mapping[str, Any]],
-                  scale: float = NEIGHBOUR_SCALE) -> dict[int, float]:
-    """Per judged config, the similarity-weighted mean of the judged configs' human parts (itself
-    included, weight 1): what the person's verdicts around it say."""
-    ids = list(human)
-    rows = [params.get(i) or {} for i in ids]
-    weights = np.exp(-0.5 * (distance_matrix(rows, rows, varying_keys(rows)) / scale) ** 2)
-    values = np.array([human[i] for i in ids])
-    return {i: float(weights[k] @ values / weights[k].sum()) for k, i in enumerate(ids)}
-
-
 def _first(*values: float | None) -> float:
     return next(v for v in values if v is not None)
 
@@ -159,12 +146,11 @@ def _choices_say_otherwise(judged: list[Any], verdicts: Mapping[int, float],
     return order
 
 
-def evidence_order(runs_of: Mapping[int, Sequence[Any]], params_of: Mapping[int, Mapping[str, Any]] | None = None,
+def evidence_order(runs_of: Mapping[int, Sequence[Any]],
                    duels: Mapping[tuple[int, int], float] | None = None) -> Callable[[list[Any]], list[Any]]:
     """An ``order`` for :func:`bracket.stats.summarise`: the scored summaries (``config_id``,
     ``mean``, ``disqualified``, ``n``) in the order of the module docstring; ``runs_of`` maps a
-    config id to its runs, ``params_of`` to its params (for the tie between equal verdicts),
-    ``duels`` the blind choices between two configs (:func:`config_duels`)."""
+    config id to its runs, ``duels`` the blind choices between two configs (:func:`config_duels`)."""
     def order(scored: list[Any]) -> list[Any]:
         human = {s.config_id: _mean([human_value(r) for r in runs_of.get(s.config_id, ())]) for s in scored}
         if all(h is None for h in human.values()):
@@ -174,10 +160,11 @@ def evidence_order(runs_of: Mapping[int, Sequence[Any]], params_of: Mapping[int,
             return (s.mean, s.disqualified, -s.n, s.config_id)
         verdicts = {cid: h for cid, h in human.items() if h is not None}
         rating = {cid: _mean([getattr(r, "rating", None) for r in runs_of.get(cid, ())]) for cid in verdicts}
-        around = neighbourhood(verdicts, params_of or {})
+        measured = {cid: _mean([measured_score(r) for r in runs_of.get(cid, ())]) for cid in verdicts}
         judged = sorted((s for s in scored if human[s.config_id] is not None),
                         key=lambda s: (round(_first(rating[s.config_id], verdicts[s.config_id]), 9),
-                                       round(verdicts[s.config_id], 9), round(around[s.config_id], 9), *tail(s)))
+                                       round(verdicts[s.config_id], 9),
+                                       _first(measured[s.config_id], s.mean), *tail(s)))
         judged = _choices_say_otherwise(judged, verdicts, duels or {})
         worst = {s.config_id: _mean([worst_case(r) for r in runs_of.get(s.config_id, ())]) for s in scored}
         unjudged = sorted((s for s in scored if human[s.config_id] is None),

@@ -14,10 +14,12 @@ of its own that no other run can move (docs/SCORING.md, "The headline"):
 * **the person's verdict** on their own 1–10 scale: ``rated 8/10 by you`` (the mean rating;
   blind choices, when they move it, follow: ``your blind choices: 8.6/10``), or
   ``7.1/10 from your blind choices`` for a config only compared; an unrated config reads
-  ``not rated (est. 6.8/10)`` when the score carries an estimate of its rating.
+  ``not rated (est. 6.8/10)`` when the score carries an estimate of its rating that rests on
+  similar rated configs (``parts.informed``), else plain ``not rated``: one rating far away
+  says nothing about it.
 * **every other judge** on its own documented scale: its raw figure (``vlm 7.2/10``,
   ``rouge-L 0.41``), or for a judge without one its goodness out of 10, ``10 × (1 − score)``;
-  an estimated part ``vlm ≈ 6.1/10 (est.)``.
+  an estimated part ``vlm ≈ 6.1/10 (est.)`` (only where it rests on similar scored runs).
 
 :func:`headline` is the one function that writes it; the leaderboards, ``status`` (text and
 ``--json``), the report, the verdict and the export header all show its text.
@@ -30,6 +32,8 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from bracket.standings.parts import informed
 
 #: the loss figures a headline compares, best first, with the words it says them in
 LOSS_FIGURES = (("val loss", "validation loss"), ("eval loss", "eval loss"), ("loss", "training loss"))
@@ -179,8 +183,11 @@ def _goodness(value: float) -> float:
 
 
 def _mean_part(runs: Iterable[Any], judge: str, estimated: bool) -> float | None:
+    """The mean of ``judge``'s measured (or estimated) parts; an estimate only where it rests on
+    similar scored runs (``parts.informed``): one far away says nothing about this config."""
     values = [float(p.value) for r in runs for p in getattr(r, "parts", ()) or ()
-              if p.judge == judge and bool(p.estimated) == estimated and p.value is not None and p.weight > 0]
+              if p.judge == judge and bool(p.estimated) == estimated and p.value is not None and p.weight > 0
+              and (not estimated or informed(p))]
     return statistics.fmean(values) if values else None
 
 
@@ -203,6 +210,8 @@ def _human(runs: Sequence[Any]) -> tuple[str, float | None, bool]:
     if estimate is not None:
         value = 10.0 - 9.0 * estimate
         return f"not rated (est. {_rating_text(value)})", value, True
+    if any(p.judge == "human" and p.estimated and p.weight > 0 for r in runs for p in getattr(r, "parts", ()) or ()):
+        return "not rated", None, False  # an estimate from nothing similar: no number (parts.informed)
     return "", None, False
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bracket.judge.base import finite_number
+from bracket.judge.neighbours import INFORMED
 
 #: the order judges are listed in
 JUDGE_ORDER = ("loss", "eval_loss", "human", "vlm", "likeness", "prompt_following", "image_quality", "preference",
@@ -64,6 +65,9 @@ class ScorePart:
     #: the weight the judge gets once it has scored the run (an estimate carries less: its
     #: evidence, ``bracket.judge.combine``); None when not given (then ``weight``)
     full_weight: float | None = None
+    #: an estimate's evidence (``bracket.judge.neighbours``: what similar scored runs say of it,
+    #: 0–1); 1 for a measured part. Below ``INFORMED`` the estimate is not shown (:func:`informed`)
+    evidence: float = 1.0
 
     @property
     def raw(self) -> float | None:
@@ -72,7 +76,8 @@ class ScorePart:
 
     def to_dict(self) -> dict[str, Any]:
         return {"judge": self.judge, "value": self.value, "weight": self.weight, "raw": self.raw,
-                "figures": dict(self.figures), "estimated": self.estimated, "uncertainty": self.uncertainty}
+                "figures": dict(self.figures), "estimated": self.estimated, "uncertainty": self.uncertainty,
+                "evidence": self.evidence}
 
 
 def raw_figures(judge: str, details: Mapping[str, Any] | None) -> dict[str, float]:
@@ -141,8 +146,21 @@ def score_parts(score: Any) -> list[ScorePart]:
             continue
         parts.append(ScorePart(name, finite_number(value), float(weights.get(name, 0.0)), figures, estimated,
                                finite_number(_field(part, "uncertainty")) if part is not None else None,
-                               finite_number(_field(part, "full_weight")) if part is not None else None))
+                               finite_number(_field(part, "full_weight")) if part is not None else None,
+                               _evidence(part)))
     return parts
+
+
+def _evidence(part: Any) -> float:
+    value = finite_number(_field(part, "evidence")) if part is not None else None
+    return 1.0 if value is None else min(1.0, max(0.0, value))
+
+
+def informed(part: Any) -> bool:
+    """A part a person may read as a figure: measured, or an estimate resting on similar scored
+    runs (evidence at least :data:`~bracket.judge.neighbours.INFORMED`); an estimate from runs
+    unlike this one is not shown — nothing similar was scored, so its number would say nothing."""
+    return not getattr(part, "estimated", False) or float(getattr(part, "evidence", 1.0)) >= INFORMED
 
 
 def mean_figures(parts: Iterable[ScorePart]) -> dict[str, float]:
@@ -171,19 +189,30 @@ def as_rating(value: float) -> float:
     return quality(value)
 
 
+#: what an estimate too far from every scored run reads as (:func:`informed`)
+NOTHING_SIMILAR = {"human": "not rated, nothing similar rated"}
+
+
 def estimated_text(judges: Iterable[str], parts: Iterable[ScorePart] = ()) -> str:
     """The judges whose part was predicted, with the prediction where ``parts`` hold it (their
     mean over the estimated parts): the human judge on its rating scale (``human ≈ rating 6.8
     (est.)``, from rated runs of similar configs), any other judge as its normalised part
-    (``vlm ≈ 0.412 (est.)``); ``"human estimated"`` without a value; "" when none was."""
+    (``vlm ≈ 0.412 (est.)``); ``"human estimated"`` without a value; an estimate that rests on
+    nothing similar (:func:`informed`) without its number (``not rated, nothing similar rated``);
+    "" when none was."""
     values: dict[str, list[float]] = {}
+    unlike: set[str] = set()
     for part in parts:
         if part.estimated and part.weight > 0 and part.value is not None:
-            values.setdefault(part.judge, []).append(part.value)
+            if informed(part):
+                values.setdefault(part.judge, []).append(part.value)
+            else:
+                unlike.add(part.judge)
     shown = []
-    for name in sorted(set(judges) | set(values)):
+    for name in sorted(set(judges) | set(values) | unlike):
         if name not in values:
-            shown.append(f"{name} estimated")
+            shown.append(NOTHING_SIMILAR.get(name, f"{name}: nothing similar scored") if name in unlike
+                         else f"{name} estimated")
             continue
         value = statistics.fmean(values[name])
         if name == "human":

@@ -14,12 +14,12 @@ from bracket.judge.informative import (
     ONE_POINT,
     Candidate,
     candidates_from_standings,
-    informative_pairs,
     prior_uncertainty,
     rank_unrated,
     run_uncertainty,
     why_line,
 )
+from bracket.judge.pairs import informative_pairs
 
 
 def run(run_id: int, score: float, uncertainty: float = 0.1, *, rated: bool = False, config: int | None = None,

@@ -106,7 +106,7 @@ def test_estimated_parts_flow_through_to_rows_winner_and_json():
     assert table.winner.judges == ["loss"] and table.winner.estimated == ["human"]
     part = json.loads(json.dumps(table.to_dict()))["stages"]["final"]["rows"][0]["runs"][0]["parts"][1]
     assert part == {"judge": "human", "value": 0.4, "weight": 0.5, "raw": None, "figures": {}, "estimated": True,
-                    "uncertainty": 0.15}
+                    "uncertainty": 0.15, "evidence": 1.0}
 
 
 def test_a_missing_or_disqualified_winner_is_refused():
