@@ -204,15 +204,18 @@ def steps_text(step: int | None, steps: int | None) -> str:
 
 
 def verdict(report: StatsReport, *, step: int | None = None, steps: int | None = None,
-            reading: Any = ScoreReading, alone: str = "it is the only scored config, so it was compared with nothing"
-            ) -> str:
+            reading: Any = ScoreReading, alone: str = "it is the only scored config, so it was compared with nothing",
+            unsettled: str = "") -> str:
     """One sentence: which config is best, at which step, and how confident that is.
 
     ``steps`` is the winning run's step count and ``step`` its best step (``bracket.standings``
     passes both), so the sentence is the whole answer: this config, at this many steps, this sure.
     ``reading`` writes the numbers (:class:`ScoreReading`: the internal score; the standings pass
     the headline people read). ``alone``: what is said of a best config with no runner-up (a
-    halving search says the others stand at a lower rung).
+    halving search says the others stand at a lower rung). ``unsettled``: why the order cannot be
+    trusted yet (the standings: configs the person has not judged measured clearly better than a
+    pick that rests on their verdict, ``bracket.standings.unseen``); it then takes the place of
+    the confidence, so the answer never reads as settled.
     """
     best = report.best
     if best is None:
@@ -221,6 +224,8 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
     head = f"Best config is {best.name!r}{steps_text(step, steps)} {_describe(best, reading)}"
     if report.runner_up is None:
         return f"{head}; {alone}."
+    if unsettled:
+        return f"{head}, ranked ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}). {unsettled}."
     test = report.vs_runner_up
     if best.mean == report.runner_up.mean and best.disqualified == report.runner_up.disqualified:
         return (head + f", tied with {report.runner_up.name!r} ({_brief(report.runner_up, reading)}): "

@@ -23,6 +23,8 @@ configs, their current combined scores, the ratings and comparisons; returns a :
   trained to the end; with none at full length yet, the best is named with a warning.
 * **An unrated winner is flagged** when humans weigh in (human weight > 0 and at least one
   rating in the session) and no run of the winning config has a rating.
+* **A judged winner is not settled while unjudged configs measured clearly better**: the
+  verdict then says so in place of its confidence (``unseen``).
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ from typing import Any
 from bracket.search.halving import Rungs
 from bracket.session.scoring.image_judges import image_steps
 from bracket.standings.evidence import config_duels, evidence_order, own_rating, own_verdict
-from bracket.standings.headline import Headline, stage_headlines
+from bracket.standings.headline import Headline, seed_noise, stage_headlines
 from bracket.standings.parts import mean_figures, score_parts
 from bracket.standings.quality import HeadlineReading
 from bracket.standings.rows import ConfigRow, RunStanding
 from bracket.standings.rungs import reached_full, rung_place, trained_steps
+from bracket.standings.unseen import unseen_better
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
 
 #: the stages with a leaderboard, in the order the winner is looked for first
@@ -193,6 +196,7 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
              } if short and best and best.full_length else {}
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
                                                   steps=won.steps if won else None, reading=HeadlineReading(lines),
+                                                  unsettled=unseen_better(rows, seed_noise(by_config.values())),
                                                   **alone))
 
 
