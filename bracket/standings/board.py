@@ -8,7 +8,7 @@ configs, their current combined scores, the ratings and comparisons; returns a :
   leaderboard; each stage's scores are normalised among that stage's runs only.
 * **A config's score** is the mean combined score of its runs over seeds, with a 95 %
   confidence interval (:mod:`bracket.stats`); the order is the score's until a person judged a
-  run of the stage, then the person's own judgement outranks estimates (``evidence``). Each
+  run of the stage, then the person's own judgement outranks estimates (``evidence``; ``unseen``). Each
   config and run carries its headline (``headline``).
 * **The winner** is the best config of the finals when any final is scored, else of the
   search (promote runs are the winner trained, not candidates). Its run is the config's
@@ -23,8 +23,6 @@ configs, their current combined scores, the ratings and comparisons; returns a :
   trained to the end; with none at full length yet, the best is named with a warning.
 * **An unrated winner is flagged** when humans weigh in (human weight > 0 and at least one
   rating in the session) and no run of the winning config has a rating.
-* **A judged winner is not settled while unjudged configs measured clearly better**: the
-  verdict then says so in place of its confidence (``unseen``).
 """
 
 from __future__ import annotations
