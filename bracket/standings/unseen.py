@@ -16,6 +16,8 @@ baseline has no comparable loss):
     You rated it 4/10; 8 configs you have not rated measured 48–49 % lower validation loss than
     your baseline, beyond seed noise: rate them (Compare's "Next unrated" offers the best
     measured first) before trusting this answer.
+
+(The "Next unrated" hint only while the stage's best measured config is one of them; else "in Compare".)
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bracket.judge.combine import measured_score
 from bracket.standings.evidence import human_value
 from bracket.standings.headline import LossChange, compare_loss, percent_text, rating_text
 
@@ -38,6 +41,17 @@ def _span(changes: Sequence[float], words: str, against: str) -> str:
         ends = sorted({percent_text(100 * abs(low)), percent_text(100 * abs(high))}, key=float)
         return f"{'–'.join(ends)} % {'lower' if high < 0 else 'higher'} {words} {against}"
     return f"from {percent_text(100 * high)} % higher to {percent_text(100 * abs(low))} % lower {words} {against}"
+
+
+def _best_measured(rows: Sequence[Any]) -> Any:
+    """The ranked row with the best mean measured score, the person left out: the config Compare's
+    "Next unrated" offers first while nobody rated it (``bracket.judge.informative``)."""
+    means = {}
+    for row in rows:
+        values = [v for run in row.runs if (v := measured_score(run, leave_out="human")) is not None]
+        if row.rank is not None and values:
+            means[id(row)] = (sum(values) / len(values), row.config_id)
+    return min(means, key=means.__getitem__) if means else None
 
 
 def _verdict_words(pick: Any) -> str:
@@ -74,6 +88,7 @@ def unseen_better(rows: Sequence[Any], noise: Mapping[str, float]) -> str:
     else:  # no baseline loss to say it against: against the pick itself
         span = _span([change.change for _, change in better], words, "than it")
     count = f"{len(better)} config{'s' if len(better) != 1 else ''} you have not rated"
+    offered = ("Compare's \"Next unrated\" offers the best measured first" if _best_measured(rows)
+               in {id(row) for row, _ in better} else "in Compare")
     return (f"{_verdict_words(pick)}; {count} measured {span}, beyond seed noise: rate "
-            f"{'them' if len(better) != 1 else 'it'} (Compare's \"Next unrated\" offers the best measured first) "
-            "before trusting this answer")
+            f"{'them' if len(better) != 1 else 'it'} ({offered}) before trusting this answer")

@@ -93,3 +93,11 @@ def test_only_the_configs_clearly_better_than_a_non_baseline_pick_are_counted_ag
     assert table.winner.config_name == "shape-2"
     assert ("You rated it 6/10; 2 configs you have not rated measured 52–55 % lower training loss than your "
             "baseline, beyond seed noise") in table.verdict
+
+
+def test_next_unrated_is_named_only_while_it_offers_one_of_them_first():
+    # shape-3, rated 3/10, has the best measured loss: "Next unrated" does not start with shape-4
+    table = _table({1: 0.3, 2: 0.2, 3: 0.08, 4: 0.1}, {2: 8.0, 3: 3.0})
+    assert table.winner.config_name == "shape-2"
+    assert "You rated it 8/10; 1 config you have not rated measured" in table.verdict
+    assert table.verdict.endswith("beyond seed noise: rate it (in Compare) before trusting this answer.")
