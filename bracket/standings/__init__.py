@@ -42,6 +42,7 @@ from bracket.standings.importance import MIN_CONFIGS, parameter_importance
 from bracket.standings.parts import ScorePart, figures_text, score_parts
 from bracket.standings.rows import ConfigRow, RunStanding
 from bracket.standings.rungs import session_rungs, uses_rungs
+from bracket.standings.short_answer import short_answer
 from bracket.standings.trust import judge_trust, run_goodness
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -91,6 +92,9 @@ def _compute_standings(session: "Session") -> Standings:
                             comparisons, human_weight=float(weights.get("human", 0.0)),
                             searched=_searched(session), curves=curves,
                             rungs=session_rungs(session.settings) if uses_rungs(session.settings, configs) else None)
+    if table.winner is None or not table.winner.full_length:
+        table.budget_short = short_answer(session, runs, configs)
+        table.warnings += [table.budget_short] if table.budget_short else []
     return with_judges(table, runs, ratings, comparisons, weights, getattr(session.settings, "pick", None))
 
 
@@ -132,6 +136,9 @@ def require_winner(session: "Session", table: Standings | None = None) -> Winner
     """The winner of ``session``; raises :class:`NoWinnerError` when there is none to use."""
     table = table if table is not None else standings(session)
     winner = table.winner
+    if table.budget_short:  # a halving search that ended with no config at full length
+        answer = table.budget_short
+        raise NoWinnerError(f"{answer[0].upper()}{answer[1:]}, or name another run with --run ID.")
     if winner is None:
         raise NoWinnerError("No run of this session has a score yet, so there is no winner; let the search "
                             "finish a run (python -m bracket resume PATH), or name one with --run ID.")

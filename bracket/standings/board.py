@@ -124,6 +124,9 @@ class Standings:
     warnings: list[str] = field(default_factory=list)
     front: Any = None  #: fidelity against flexibility (``standings.front.Front``); None without image scores
     trust: list[Any] = field(default_factory=list)  #: agreement with the person (``standings.trust``)
+    #: a halving search that ended with no config at full length: the answer, the best at its highest
+    #: rung and how to finish it (``bracket.standings.short_answer``, also one of the warnings); "" otherwise
+    budget_short: str = ""
 
     def board(self, stage: str) -> StageBoard | None:
         return self.boards.get(stage)
@@ -145,6 +148,7 @@ class Standings:
     def to_dict(self) -> dict[str, Any]:
         return {"winner": self.winner.to_dict() if self.winner else None, "verdict": self.verdict,
                 "humans_weigh_in": self.humans_weigh_in, "warnings": list(self.warnings),
+                "budget_short": self.budget_short,
                 "front": self.front and self.front.to_dict(), "agreement": [t.to_dict() for t in self.trust],
                 "stages": {stage: board.to_dict() for stage, board in self.boards.items()}}
 

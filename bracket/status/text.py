@@ -147,6 +147,9 @@ def winner_lines(table: Standings, *, halving: bool = False) -> list[str]:
     """The winner and the standings' warnings, as the lines ``status`` prints (``halving``: the
     search has rungs, so the line says the run it names is the winner's full-length one)."""
     winner = table.winner
+    if winner is None and table.budget_short:  # the answer is the warning below: the best at a lower rung
+        return ["winner: none at full length (the budget paid for no full-length run)"] + [f"warning: {w}" for w in
+                                                                                          table.warnings]
     if winner is None:
         return ["winner: none yet (no config has a finished score)"]
     seeds = ",".join(str(s) for s in winner.seeds) or "-"

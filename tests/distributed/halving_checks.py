@@ -48,8 +48,9 @@ def launches_by_output(launch_log: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def check_halving_search(store: Any, name: str, settings: Any, launch_log: Path, *,
-                         lost_allowed: bool = False) -> dict[str, Any]:
-    """Assert the guarantees of a finished halving search ``name``; returns the winner's run row.
+                         lost_allowed: bool = False, short_allowed: bool = False) -> dict[str, Any] | None:
+    """Assert the guarantees of a finished halving search ``name``; returns the winner's run row
+    (None: with ``short_allowed``, a search whose budget paid for no full-length run, :func:`ended_short`).
 
     * every config has at most one run per seed that was not interrupted (a slot is trained once),
       and one for each seed — but (with ``lost_allowed``) a config stopped because a seed's run was
@@ -105,10 +106,26 @@ def check_halving_search(store: Any, name: str, settings: Any, launch_log: Path,
     assert full_runs_spent(spent, full) <= settings.search_runs + 1e-9, [(r["label"], r["last_step"]) for r in spent]
     assert all(c["status"] in ("done", "stopped") for c in configs.values()), [c["status"] for c in configs.values()]
     winners = [r for r in kept if r["status"] == "done"]
+    if short_allowed and not winners:
+        ended_short(configs.values(), full_runs_spent(spent, full) * full, settings, rungs)
+        assert all(t.state.is_finished() for t in store.study(name).trials)
+        return None
     assert winners and all(configs[r["config_id"]]["rung_state"] == "full" for r in winners)
     trials = store.study(name).trials
     assert all(t.state.is_finished() for t in trials), [t.state.name for t in trials]
     return min(winners, key=lambda r: configs[r["config_id"]]["value"])
+
+
+def ended_short(configs: Any, spent_steps: float, settings: Any, rungs: tuple[int, ...]) -> None:
+    """A search that ended with no config at full length: every config stopped (none done), and the
+    budget, every launch charged, could not pay for the best of the highest rung any config reached to
+    go one rung further (the closing rule promotes it whenever its own steps fit: ``Halving.affordable``)."""
+    configs = list(configs)
+    assert configs and all(c["status"] == "stopped" for c in configs), [(c["id"], c["status"]) for c in configs]
+    top = max((int(c["rung"]) for c in configs if c["rung"] is not None), default=-1)
+    step = rungs[top + 1] - (rungs[top] if top >= 0 else 0)
+    assert spent_steps + settings.seeds * step > settings.search_runs * int(settings.steps) + 1e-9, \
+        (top, spent_steps)
 
 
 def unpaid_stops(configs: Any, runs: list[dict[str, Any]], settings: Any) -> set[int]:

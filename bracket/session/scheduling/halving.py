@@ -4,13 +4,13 @@ New configs train to the first rung (``stop_at_step``) and pause there, their st
 loop asks, in this order (``bracket.session.loop.search_loop``):
 
 1. a config with a seed that has no run (interrupted, or a dead worker's): that seed trains to
-   the rung its config stands at (:meth:`Halving.target`);
+   the rung its config stands at (:meth:`Halving.target`: within the reserve);
 2. :meth:`Halving.resumes` — ``halving.promotions`` on every config's place and rung score (the
    view's ``places`` and ``scores``), each the budget pays for (:meth:`Halving.affordable`: the
    steps trained and in flight on every worker, seeds reserved with no run yet, the first rung of
    the configs to come, the way to full length for one; with ``restarts`` a promotion trains its
    rung from step 0). The loop claims the first whose paused runs it gets, under the row lock;
-3. a new config (while the budget buys one, ``Budget.configs``), to the first rung.
+3. a new config (while the budget buys one), to the first rung.
 
 The rungs are in the session's steps; a run's trainer may count its own (an LLM trainer's
 optimizer steps at its effective batch): it pauses at the same share of its length and every run
@@ -93,11 +93,11 @@ class Halving(Scheduler):
             self.record(config.id)
 
     def stop_unpaid(self, config: "ConfigRow", view: "SearchView") -> None:
-        """Stop ``config``, a seed of which must train again (its run was interrupted) where the budget
-        cannot pay for it: never past the budget, and never left open with nothing to train."""
+        """Stop ``config``, whose killed seed the budget cannot train again (:meth:`keeps_reserve`), never left open."""
         from optuna.trial import TrialState
 
-        reason = "stopped: a seed's run was interrupted and the budget cannot pay for it to train again"
+        reason = ("stopped: a seed's run was interrupted and the budget cannot pay for it to train again and "
+                  "still take the best config to full length")
         if not self.write(config, view, also={"worker": config.row.get("worker")}, status=ConfigState.STOPPED,
                           rung_state=RungState.STOPPED, rung_note=reason, value=None):
             return  # another worker settled it, took it over or started its seed first
@@ -119,14 +119,9 @@ class Halving(Scheduler):
                 f"halving: a new config starts only while the budget pays for it to train to full length (a "
                 f"trainer may go past its rung before the stop lands): the plan is redone, {self.budget.total} "
                 f"full runs buy {len(view.configs)} configs, not {count}")
-        committed = [self.committed(r) for r in self.search_runs(view)]
-        highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
-        last = len(self.rungs.steps) - 1
-        need = view.seeds * (self.way(-1, 0) + self.way(max(highest, 0), last))
-        trained = sum(committed) + self.unstarted(view)
-        if trained + need <= self.budget.search_steps():
+        if self.keeps_reserve(view, view.seeds * self.way(-1, 0), 0):
             return count, note
-        spent = trained / self.rungs.steps[-1]
+        spent = (sum(self.committed(r) for r in self.search_runs(view)) + self.unstarted(view)) / self.rungs.steps[-1]
         return len(view.configs), (
             f"halving: the runs cost more than the plan counted ({spent:.1f} full runs trained or in flight for "
             f"{len(view.configs)} configs): the plan is redone, {self.budget.total} full runs buy "
@@ -136,14 +131,14 @@ class Halving(Scheduler):
         """The runs charged to the search's budget or training now (``SearchView.search_runs``)."""
         return view.search_runs()
 
-    def unstarted(self, view: "SearchView") -> float:
+    def unstarted(self, view: "SearchView", *, but: int | None = None) -> float:
         """The session's steps promised to seeds with no run row yet — a config another worker has
         just reserved (``distributed.reserve_config``), whose runs it has not started; an interrupted
         run's slot — each to the rung its config stands at (:meth:`seeds_to_start`). Every budget
         decision counts them beside the runs', all under the session's row lock, so a promotion
         never spends the first rung of a config reserved before it."""
         return sum(len(seeds) * (self.rungs.steps[-1] if stop is None else stop)
-                   for seeds, stop in self.unstarted_seeds(view))
+                   for seeds, stop in self.unstarted_seeds(view, but=but))
 
     def unstarted_seeds(self, view: "SearchView", *, but: int | None = None) -> Iterator[tuple[list[int], int | None]]:
         """:meth:`seeds_to_start` of every config that has some (``but`` left out), from the view's
@@ -168,7 +163,22 @@ class Halving(Scheduler):
         start = None if place is None or place.running else self.seeds_to_start(config, view)
         paid = start is not None and self.budget.pays(view, len(start[0]), self.reach_step(start[1]),
                                                       promised=self.promised(view, but=config.id))
+        if paid and start is not None and any(r.config_id == config.id for r in view.runs):  # a killed seed's
+            stop = start[1] or self.rungs.steps[-1]  # bought as a new config is (``bought`` asked for those)
+            paid = self.keeps_reserve(view, len(start[0]) * stop, self.rungs.rung_of(stop), but=config.id)
         return start, paid
+
+    def keeps_reserve(self, view: "SearchView", steps: float, rung: int, *, but: int | None = None) -> bool:
+        """Whether ``steps`` more (a launch leaving a config at ``rung``) fit beside all trained (killed launches
+        too), in flight and promised (``but``'s not) and one config's way to full from :meth:`highest`/``rung``."""
+        trained = sum(self.committed(r) for r in self.search_runs(view)) + self.unstarted(view, but=but)
+        reserve = view.seeds * self.way(max(self.highest(view), rung, 0), len(self.rungs.steps) - 1)
+        return trained + steps + reserve <= self.budget.search_steps() + 1e-9
+
+    def highest(self, view: "SearchView") -> int:
+        """The highest rung a run that stands reached or trains to now (-1: none); killed or failed ones count not."""
+        return max((self.rungs.rung_of(self.committed(r)) for r in self.search_runs(view)
+                    if r.status is not RunState.INTERRUPTED and not r.ended), default=-1)
 
     def seeds_to_start(self, config: "ConfigRow", view: "SearchView") -> tuple[list[int], int | None] | None:
         """(the seeds of open ``config`` with no run, the step they train to: its rung's), None when
@@ -244,9 +254,8 @@ class Halving(Scheduler):
         start = 0 if self.budget.restarts else steps[rung]
         if not self.budget.pays(view, seeds, self.reach(promotion.to_rung) - start, promised=self.promised(view)):
             return False
-        committed = [self.committed(r) for r in self.search_runs(view)]
-        highest = max((self.rungs.rung_of(step) for step in committed), default=-1)
-        trained = sum(committed) + self.unstarted(view)
+        highest = self.highest(view)
+        trained = sum(self.committed(r) for r in self.search_runs(view)) + self.unstarted(view)
         ahead = max(highest, promotion.to_rung)
         finish = seeds * self.way(ahead, last)
         need = seeds * self.way(rung, promotion.to_rung)
@@ -319,7 +328,7 @@ class Halving(Scheduler):
                 continue
             if config.status is ConfigState.STOPPED and reached < 0:
                 continue  # stopped before any rung (``stop_unpaid``): it keeps its reason
-            reason = self.why_stopped(config.id, reached, view.scores)
+            reason = self.why_stopped(config.id, reached, view.scores, leader=reached >= self.highest(view))
             if config.status is ConfigState.STOPPED:  # stopped by an earlier end (before +N runs): its place now
                 if reason != config.rung_note:
                     self.write(config, view, rung_note=reason)
@@ -331,12 +340,13 @@ class Halving(Scheduler):
             self.report(config, view.scores, reason=reason)
             self.hooks.controller().finish(config.trial_number, None, TrialState.PRUNED)
 
-    def why_stopped(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float]) -> str:
-        """``stopped_reason``, and when the config is inside the rung's top share, that the budget stopped it."""
+    def why_stopped(self, config_id: int, rung: int, scores: Mapping[tuple[int, int], float], *,
+                    leader: bool = False) -> str:
+        """``stopped_reason``; in the rung's top share (or ``leader``: the top rung's best), the budget stopped it."""
         reason = stopped_reason(config_id, rung, scores, self.rungs)
         ranked = sorted((value, cid) for (cid, r), value in scores.items() if r == rung and math.isfinite(value))
         place = next((i for i, (_, cid) in enumerate(ranked, start=1) if cid == config_id), None)
-        if place is not None and place <= top_count(len(ranked), self.rungs.eta):
+        if place is not None and (place <= top_count(len(ranked), self.rungs.eta) or leader and place == 1):
             reason += ", but the budget is spent"
         return reason
 
