@@ -244,6 +244,10 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
             "2 seeds per config no significance claim is possible: rerun the top configs with more seeds."
         )
     level = f"{report.confidence:.0%}"
+    if best.mean > report.runner_up.mean:  # ranked first by the person's verdicts, not by the score
+        return (head + f", ranked ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}) "
+                f"by your ratings or choices, although its combined score is worse (p = {test.p_value:.3g}); "
+                "rate or compare the two again to settle it.")
     if test.significant:
         tail = (
             f"; it beats the runner-up {report.runner_up.name!r} "
@@ -255,8 +259,12 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
             f"(p = {test.p_value:.3g} at {level}), so treat them as tied or add seeds"
         )
     if report.vs_baseline is not None and report.vs_baseline.p_value is not None:
-        word = "significantly" if report.vs_baseline.significant else "not significantly"
-        tail += f", and is {word} better than the baseline (p = {report.vs_baseline.p_value:.3g})"
+        base = report.vs_baseline.b
+        if best.mean > base.mean:
+            tail += f", though its combined score is worse than the baseline's (p = {report.vs_baseline.p_value:.3g})"
+        else:
+            word = "significantly" if report.vs_baseline.significant else "not significantly"
+            tail += f", and is {word} better than the baseline (p = {report.vs_baseline.p_value:.3g})"
     elif best.kind == "baseline":
         tail += ", and it is the baseline itself"
     return head + tail + "."
