@@ -204,15 +204,18 @@ def steps_text(step: int | None, steps: int | None) -> str:
 
 
 def verdict(report: StatsReport, *, step: int | None = None, steps: int | None = None,
-            reading: Any = ScoreReading, alone: str = "it is the only scored config, so it was compared with nothing"
-            ) -> str:
+            reading: Any = ScoreReading, alone: str = "it is the only scored config, so it was compared with nothing",
+            unsettled: str = "") -> str:
     """One sentence: which config is best, at which step, and how confident that is.
 
     ``steps`` is the winning run's step count and ``step`` its best step (``bracket.standings``
     passes both), so the sentence is the whole answer: this config, at this many steps, this sure.
     ``reading`` writes the numbers (:class:`ScoreReading`: the internal score; the standings pass
     the headline people read). ``alone``: what is said of a best config with no runner-up (a
-    halving search says the others stand at a lower rung).
+    halving search says the others stand at a lower rung). ``unsettled``: why the order cannot be
+    trusted yet (the standings: configs the person has not judged measured clearly better than a
+    pick that rests on their verdict, ``bracket.standings.unseen``); it then takes the place of
+    the confidence, so the answer never reads as settled.
     """
     best = report.best
     if best is None:
@@ -221,6 +224,8 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
     head = f"Best config is {best.name!r}{steps_text(step, steps)} {_describe(best, reading)}"
     if report.runner_up is None:
         return f"{head}; {alone}."
+    if unsettled:
+        return f"{head}, ranked ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}). {unsettled}."
     test = report.vs_runner_up
     if best.mean == report.runner_up.mean and best.disqualified == report.runner_up.disqualified:
         return (head + f", tied with {report.runner_up.name!r} ({_brief(report.runner_up, reading)}): "
@@ -239,6 +244,10 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
             "2 seeds per config no significance claim is possible: rerun the top configs with more seeds."
         )
     level = f"{report.confidence:.0%}"
+    if best.mean > report.runner_up.mean:  # ranked first by the person's verdicts, not by the score
+        return (head + f", ranked ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}) "
+                f"by your ratings or choices, although its combined score is worse (p = {test.p_value:.3g}); "
+                "rate or compare the two again to settle it.")
     if test.significant:
         tail = (
             f"; it beats the runner-up {report.runner_up.name!r} "
@@ -250,8 +259,12 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
             f"(p = {test.p_value:.3g} at {level}), so treat them as tied or add seeds"
         )
     if report.vs_baseline is not None and report.vs_baseline.p_value is not None:
-        word = "significantly" if report.vs_baseline.significant else "not significantly"
-        tail += f", and is {word} better than the baseline (p = {report.vs_baseline.p_value:.3g})"
+        base = report.vs_baseline.b
+        if best.mean > base.mean:
+            tail += f", though its combined score is worse than the baseline's (p = {report.vs_baseline.p_value:.3g})"
+        else:
+            word = "significantly" if report.vs_baseline.significant else "not significantly"
+            tail += f", and is {word} better than the baseline (p = {report.vs_baseline.p_value:.3g})"
     elif best.kind == "baseline":
         tail += ", and it is the baseline itself"
     return head + tail + "."

@@ -8,7 +8,7 @@ configs, their current combined scores, the ratings and comparisons; returns a :
   leaderboard; each stage's scores are normalised among that stage's runs only.
 * **A config's score** is the mean combined score of its runs over seeds, with a 95 %
   confidence interval (:mod:`bracket.stats`); the order is the score's until a person judged a
-  run of the stage, then the person's own judgement outranks estimates (``evidence``). Each
+  run of the stage, then the person's own judgement outranks estimates (``evidence``; ``unseen``). Each
   config and run carries its headline (``headline``).
 * **The winner** is the best config of the finals when any final is scored, else of the
   search (promote runs are the winner trained, not candidates). Its run is the config's
@@ -34,11 +34,12 @@ from typing import Any
 from bracket.search.halving import Rungs
 from bracket.session.scoring.image_judges import image_steps
 from bracket.standings.evidence import config_duels, evidence_order, own_rating, own_verdict
-from bracket.standings.headline import Headline, stage_headlines
+from bracket.standings.headline import Headline, seed_noise, stage_headlines
 from bracket.standings.parts import mean_figures, score_parts
 from bracket.standings.quality import HeadlineReading
 from bracket.standings.rows import ConfigRow, RunStanding
 from bracket.standings.rungs import reached_full, rung_place, trained_steps
+from bracket.standings.unseen import unseen_better
 from bracket.stats import ConfigScores, StatsReport, summarise, verdict
 
 #: the stages with a leaderboard, in the order the winner is looked for first
@@ -197,6 +198,7 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
              } if short and best and best.full_length else {}
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
                                                   steps=won.steps if won else None, reading=HeadlineReading(lines),
+                                                  unsettled=unseen_better(rows, seed_noise(by_config.values())),
                                                   **alone))
 
 

@@ -89,6 +89,8 @@ class Headline:
     rating_estimated: bool = False
     #: other judges: name -> (reading on its own scale, estimated)
     judges: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    #: the person's mean rating on the 1–10 scale, blind choices left out; None: nobody rated it
+    rated: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "loss": self.loss.to_dict() if self.loss else None, "rating": self.rating,
@@ -96,8 +98,9 @@ class Headline:
                 "judges": {name: {"text": text, "estimated": est} for name, (text, est) in self.judges.items()}}
 
 
-def _number(value: float) -> str:
-    """Two significant places for a percentage: ``12``, ``3.4``, ``0.8``."""
+def percent_text(value: float) -> str:
+    """Two significant places for a percentage: ``12``, ``3.4``, ``0.8`` (the headline's and the
+    verdict's one way of writing a percent)."""
     return f"{value:.0f}" if abs(value) >= 9.5 else f"{value:.1f}"
 
 
@@ -161,19 +164,27 @@ def _loss_change(runs: Sequence[Any], baseline: Sequence[Any] | None, noise: Map
     return LossChange(plain[0], plain[1], statistics.fmean(mine[plain[0]])) if plain else None
 
 
+def compare_loss(runs: Sequence[Any], reference: Sequence[Any], noise: Mapping[str, float]) -> LossChange | None:
+    """The loss of ``runs`` (one config's) against ``reference`` (another config's runs of the same
+    stage), by the headline's rule: the same figure, the relative change and its seed-noise
+    half-width, a tie inside it; None when the two share no loss figure."""
+    found = _loss_change(runs, reference, noise, False)
+    return found if found is not None and found.change is not None else None
+
+
 def _loss_text(loss: LossChange) -> str:
     if loss.is_baseline:
         return f"your baseline ({loss.words} {loss.value:.4g})"
     if loss.change is None or loss.margin is None:
         return f"{loss.words} {loss.value:.4g}"
-    margin = _number(100 * loss.margin)
+    margin = percent_text(100 * loss.margin)
     if loss.tie:
         return f"{loss.words} level with your baseline (± {margin} %)"
     word = "lower" if loss.change < 0 else "higher"
-    return f"{_number(100 * abs(loss.change))} % {word} {loss.words} than your baseline, ± {margin} %"
+    return f"{percent_text(100 * abs(loss.change))} % {word} {loss.words} than your baseline, ± {margin} %"
 
 
-def _rating_text(value: float) -> str:
+def rating_text(value: float) -> str:
     return f"{value:.0f}/10" if abs(value - round(value)) < 0.05 else f"{value:.1f}/10"
 
 
@@ -191,7 +202,7 @@ def _mean_part(runs: Iterable[Any], judge: str, estimated: bool) -> float | None
     return statistics.fmean(values) if values else None
 
 
-def _human(runs: Sequence[Any]) -> tuple[str, float | None, bool]:
+def _human(runs: Sequence[Any]) -> tuple[str, float | None, bool, float | None]:
     verdicts = [float(r.verdict) for r in runs if getattr(r, "verdict", None) is not None]
     # the person's own verdict (bracket.standings.evidence.own_verdict), else the measured human part
     measured = statistics.fmean(verdicts) if verdicts else (
@@ -201,18 +212,18 @@ def _human(runs: Sequence[Any]) -> tuple[str, float | None, bool]:
         ratings = _figures(runs, "human").get("rating")
         if ratings:
             rating = statistics.fmean(ratings)
-            text = f"rated {_rating_text(rating)} by you"
+            text = f"rated {rating_text(rating)} by you"
             if abs(verdict - rating) >= 0.05:
-                text += f" (your blind choices: {_rating_text(verdict)})"
-            return text, verdict, False
-        return f"{_rating_text(verdict)} from your blind choices", verdict, False
+                text += f" (your blind choices: {rating_text(verdict)})"
+            return text, verdict, False, rating
+        return f"{rating_text(verdict)} from your blind choices", verdict, False, None
     estimate = _mean_part(runs, "human", True)
     if estimate is not None:
         value = 10.0 - 9.0 * estimate
-        return f"not rated (est. {_rating_text(value)})", value, True
+        return f"not rated (est. {rating_text(value)})", value, True, None
     if any(p.judge == "human" and p.estimated and p.weight > 0 for r in runs for p in getattr(r, "parts", ()) or ()):
-        return "not rated", None, False  # an estimate from nothing similar: no number (parts.informed)
-    return "", None, False
+        return "not rated", None, False, None  # an estimate from nothing similar: no number (parts.informed)
+    return "", None, False, None
 
 
 def _judge_text(runs: Sequence[Any], judge: str) -> tuple[str, bool] | None:
@@ -236,7 +247,7 @@ def headline(runs: Sequence[Any], baseline: Sequence[Any] | None = None, *,
     :func:`seed_noise` (missing figures use :data:`NOISE_FLOOR`). Runs carry ``parts``
     (``bracket.standings.parts.ScorePart``)."""
     loss = _loss_change(runs, baseline, noise or {}, is_baseline)
-    human, rating, rating_estimated = _human(runs)
+    human, rating, rating_estimated, rated = _human(runs)
     judges: dict[str, tuple[str, bool]] = {}
     names = sorted({p.judge for r in runs for p in getattr(r, "parts", ()) or ()
                     if p.judge not in LOSS_JUDGES and p.judge != "human"})
@@ -247,7 +258,7 @@ def headline(runs: Sequence[Any], baseline: Sequence[Any] | None = None, *,
     pieces = [_loss_text(loss)] if loss else []
     pieces += [human] if human else []
     pieces += [text for text, _ in judges.values()]
-    return Headline("; ".join(pieces) or "not scored yet", loss, rating, rating_estimated, judges)
+    return Headline("; ".join(pieces) or "not scored yet", loss, rating, rating_estimated, judges, rated)
 
 
 def stage_headlines(by_config: Mapping[int, Sequence[Any]], baseline_id: int | None) -> dict[int, Headline]:

@@ -161,3 +161,32 @@ def test_an_exact_tie_is_said_as_a_tie_not_a_win(seeds):
     assert "tied with" in said and "ahead of" not in said and "beats" not in said
     apart = verdict(summarise([ConfigScores(1, "a", "search", [0.3]), ConfigScores(2, "b", "search", [0.31])]))
     assert "ahead of 'b'" in apart and "tied with" not in apart
+
+
+def test_a_config_ranked_first_by_the_person_is_never_said_to_beat_a_better_scored_one():
+    """The standings may put first a config the person rated best while its combined score is worse
+    (``order``): the sentence then says so, never "beats … significant" (Welch's test is two-sided:
+    significant there meant significantly worse) nor "better than the baseline"."""
+    rated = ConfigScores(1, "rated", "search", [0.40, 0.41, 0.42])
+    scored = ConfigScores(2, "scored", "search", [0.10, 0.11, 0.12])
+    base = ConfigScores(3, "base", "baseline", [0.20, 0.21, 0.22])
+
+    def person_first(summaries):
+        return sorted(summaries, key=lambda s: s.config_id)
+
+    report = summarise([rated, scored, base], order=person_first)
+    assert report.best.name == "rated" and report.vs_runner_up.significant
+    said = verdict(report)
+    assert "beats" not in said and "significantly better" not in said
+    assert "ranked ahead of 'scored'" in said and "by your ratings or choices" in said
+    plain = verdict(summarise([rated, scored, base]))  # the score's own order: the claim stands
+    assert "it beats the runner-up 'base'" in plain and "significantly better than the baseline" in plain
+
+
+def test_a_person_ranked_winner_worse_than_the_baseline_says_so():
+    rated = ConfigScores(1, "rated", "search", [0.40, 0.41, 0.42])
+    base = ConfigScores(3, "base", "baseline", [0.20, 0.21, 0.22])
+    other = ConfigScores(2, "other", "search", [0.45, 0.46, 0.47])
+    report = summarise([rated, other, base], order=lambda s: sorted(s, key=lambda x: x.config_id))
+    said = verdict(report)
+    assert "worse than the baseline's" in said and "better than the baseline" not in said
