@@ -248,7 +248,11 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
         return (head + f", ranked ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}) "
                 f"by your ratings or choices, although its combined score is worse (p = {test.p_value:.3g}); "
                 "rate or compare the two again to settle it.")
-    if test.significant:
+    pair = getattr(reading, "pair", None)  # the headline's one tie rule (the standings' reading)
+    said = pair(best, report.runner_up) if pair is not None else None
+    if said is not None:
+        tail = _pair_runner_up(report.runner_up.name, *said)
+    elif test.significant:
         tail = (
             f"; it beats the runner-up {report.runner_up.name!r} "
             f"(p = {test.p_value:.3g}, significant at {level})"
@@ -258,7 +262,11 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
             f"; it is not significantly better than the runner-up {report.runner_up.name!r} "
             f"(p = {test.p_value:.3g} at {level}), so treat them as tied or add seeds"
         )
-    if report.vs_baseline is not None and report.vs_baseline.p_value is not None:
+    base = next((s for s in report.summaries if s.kind == "baseline" and s.n), None)
+    said = pair(best, base) if pair is not None and base is not None and best.kind != "baseline" else None
+    if said is not None:
+        tail += ", the baseline itself" if base is report.runner_up else _pair_baseline(*said)
+    elif report.vs_baseline is not None and report.vs_baseline.p_value is not None:
         base = report.vs_baseline.b
         if best.mean > base.mean:
             tail += f", though its combined score is worse than the baseline's (p = {report.vs_baseline.p_value:.3g})"
@@ -268,3 +276,24 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
     elif best.kind == "baseline":
         tail += ", and it is the baseline itself"
     return head + tail + "."
+
+
+def _pair_runner_up(name: str, tie: bool, lower: bool, words: str, apart: str) -> str:
+    """The verdict's words for the best config against the runner-up ``name``, decided by a
+    reading's ``pair`` (tie or ahead, the loss's words, ``"6.3 % apart, ± 10 %"``)."""
+    if tie:
+        return (f"; it is level with the runner-up {name!r} on {words} ({apart}: inside seed noise), "
+                "so treat them as tied or add seeds")
+    if lower:
+        return f"; it beats the runner-up {name!r} beyond seed noise ({words} {apart})"
+    return (f"; it is ranked ahead of the runner-up {name!r} on its other parts, though its {words} is higher "
+            f"beyond seed noise ({apart})")
+
+
+def _pair_baseline(tie: bool, lower: bool, words: str, apart: str) -> str:
+    """The verdict's words for the best config against the baseline, as :func:`_pair_runner_up`."""
+    if tie:
+        return f", and is level with the baseline on {words} ({apart}: inside seed noise)"
+    if lower:
+        return f", and its {words} is lower than the baseline's beyond seed noise ({apart})"
+    return f", though its {words} is higher than the baseline's beyond seed noise ({apart})"

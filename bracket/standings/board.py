@@ -196,10 +196,11 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
     others = f"the {short} others stand" if short != 1 else "the other stands"
     alone = {"alone": f"it is the only full-length config; {others} at a lower rung, ranked there (see the rungs)"
              } if short and best and best.full_length else {}
+    noise = seed_noise(by_config.values())
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
-                                                  steps=won.steps if won else None, reading=HeadlineReading(lines),
-                                                  unsettled=unseen_better(rows, seed_noise(by_config.values())),
-                                                  **alone))
+                                                  steps=won.steps if won else None,
+                                                  reading=HeadlineReading(lines, by_config, noise),
+                                                  unsettled=unseen_better(rows, noise), **alone))
 
 
 def _ranked(by_config: Mapping[int, Sequence[RunStanding]], info: Mapping[int, Mapping[str, Any]],

@@ -62,8 +62,8 @@ def _pairs_agree(losses: dict[str, list[float]]) -> list[bool]:
         assert "beats" not in verdict, (losses, verdict)
     else:
         assert f"beats the runner-up {runner.name!r} beyond seed noise" in verdict, (losses, verdict)
-    # best against the baseline: the best's own headline says it
-    if best.kind != "baseline":
+    # best against the baseline: the best's own headline says it (above, where the baseline is the runner-up)
+    if best.kind != "baseline" and runner.kind != "baseline":
         line = rows[best.name].headline
         ties.append(line.loss.tie)
         said = "level with the baseline" in verdict
