@@ -8,7 +8,10 @@ scores of its runs, one per seed; lower is better). Output:
   clipped to [0, 1] where scores live (:func:`clip_interval`) — so the app, ``status``, the
   report and the verdict show the same interval, written by :func:`interval_text`;
 * Welch's t-test (``scipy.stats.ttest_ind(equal_var=False)``, two-sided) of the best config
-  against the runner-up and against the baseline;
+  against the runner-up and against the baseline; :func:`verdict` says it only for a pair its
+  ``reading`` cannot compare: the standings' reading decides tie vs ahead by the headline's one
+  rule (``HeadlineReading.pair``), so the verdict never calls "level" what the headline calls ahead,
+  or the reverse;
 * :func:`verdict`: one sentence a person can act on, with its confidence. With one seed per
   config it says plainly that no significance claim is possible.
 """
