@@ -34,7 +34,7 @@ from typing import Any
 from bracket.search.halving import Rungs
 from bracket.session.scoring.image_judges import image_steps
 from bracket.standings.evidence import config_duels, evidence_order, own_rating, own_verdict
-from bracket.standings.headline import Headline, seed_noise, stage_headlines
+from bracket.standings.headline import Headline, pair_reading, seed_noise, stage_headlines
 from bracket.standings.parts import mean_figures, score_parts
 from bracket.standings.quality import HeadlineReading
 from bracket.standings.rows import ConfigRow, RunStanding
@@ -197,9 +197,14 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
     alone = {"alone": f"it is the only full-length config; {others} at a lower rung, ranked there (see the rungs)"
              } if short and best and best.full_length else {}
     noise = seed_noise(by_config.values())
+
+    def pair(a: Any, b: Any) -> tuple[bool, bool, str, str] | None:  # the headline's tie rule for the verdict
+        return pair_reading(by_config.get(a.config_id, ()), by_config.get(b.config_id, ()), noise,
+                            a_is_baseline=a.kind == "baseline")
+
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
                                                   steps=won.steps if won else None,
-                                                  reading=HeadlineReading(lines, by_config, noise),
+                                                  reading=HeadlineReading(lines, pair),
                                                   unsettled=unseen_better(rows, noise), **alone))
 
 

@@ -23,6 +23,8 @@ of its own that no other run can move (docs/SCORING.md, "The headline"):
 
 :func:`headline` is the one function that writes it; the leaderboards, ``status`` (text and
 ``--json``), the report, the verdict and the export header all show its text.
+:func:`pair_reading` is the one rule that says two configs are level or one is ahead beyond seed
+noise: the verdict compares the best config with the runner-up and the baseline by it.
 """
 
 from __future__ import annotations
@@ -170,6 +172,21 @@ def compare_loss(runs: Sequence[Any], reference: Sequence[Any], noise: Mapping[s
     half-width, a tie inside it; None when the two share no loss figure."""
     found = _loss_change(runs, reference, noise, False)
     return found if found is not None and found.change is not None else None
+
+
+def pair_reading(runs_a: Sequence[Any], runs_b: Sequence[Any], noise: Mapping[str, float], *,
+                 a_is_baseline: bool = False) -> tuple[bool, bool, str, str] | None:
+    """Whether config ``a`` (ranked first) and ``b`` are level, by the headline's one rule
+    (:func:`compare_loss`): ``(tie, a's loss is the lower, the loss's words, "6.3 % apart, ± 10 %")``;
+    None when they share no loss figure. The change is taken against ``b``, or against ``a`` when
+    ``a`` is the baseline, so a pair with the baseline reads as its headline does."""
+    mine, other = (runs_b, runs_a) if a_is_baseline else (runs_a, runs_b)
+    found = compare_loss(mine, other, noise)
+    if found is None or found.change is None or found.margin is None:
+        return None
+    lower = found.change > 0 if a_is_baseline else found.change < 0
+    apart = f"{percent_text(100 * abs(found.change))} % apart, ± {percent_text(100 * found.margin)} %"
+    return found.tie, lower, found.words, apart
 
 
 def _loss_text(loss: LossChange) -> str:

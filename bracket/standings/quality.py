@@ -13,10 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-from bracket.standings.headline import compare_loss, percent_text
+from typing import Any, Callable
 
 #: the scale's ends: the worst and the best quality (the 1–10 rating scale)
 QUALITY_MIN, QUALITY_MAX = 1.0, 10.0
@@ -34,11 +31,9 @@ class HeadlineReading:
     name = "headline"
     better = ""
 
-    def __init__(self, lines: "dict[int, Any]", runs: Mapping[int, Sequence[Any]] | None = None,
-                 noise: Mapping[str, float] | None = None) -> None:
+    def __init__(self, lines: "dict[int, Any]", pair: Callable[[Any, Any], Any] | None = None) -> None:
         self.lines = lines
-        self.runs = runs or {}
-        self.noise = noise or {}
+        self._pair = pair
 
     def _text(self, summary: Any) -> str:
         line = self.lines.get(summary.config_id)
@@ -52,15 +47,6 @@ class HeadlineReading:
         return self._text(summary)
 
     def pair(self, a: Any, b: Any) -> tuple[bool, bool, str, str] | None:
-        """Whether ``a`` and ``b`` (summaries; ``a`` ranked first) are level, by the headline's one
-        rule (``headline.compare_loss``): ``(tie, a's loss is the lower, the loss's words, "6.3 %
-        apart, ± 10 %")``; None when they share no loss figure. The change is taken against the
-        baseline when one of them is it (the very comparison its headline says), else against ``b``."""
-        flip = a.kind == "baseline"
-        mine, other = (b, a) if flip else (a, b)
-        found = compare_loss(self.runs.get(mine.config_id, ()), self.runs.get(other.config_id, ()), self.noise)
-        if found is None or found.change is None or found.margin is None:
-            return None
-        lower = (found.change > 0) if flip else (found.change < 0)
-        apart = f"{percent_text(100 * abs(found.change))} % apart, ± {percent_text(100 * found.margin)} %"
-        return found.tie, lower, found.words, apart
+        """Whether ``a`` and ``b`` (summaries, ``a`` ranked first) are level, by the headline's one
+        rule (``headline.pair_reading``, which the standings pass); None when they cannot be compared."""
+        return self._pair(a, b) if self._pair is not None else None
