@@ -23,8 +23,7 @@ of its own that no other run can move (docs/SCORING.md, "The headline"):
 
 :func:`headline` is the one function that writes it; the leaderboards, ``status`` (text and
 ``--json``), the report, the verdict and the export header all show its text.
-:func:`pair_reading` is the one rule that says two configs are level or one is ahead beyond seed
-noise: the verdict compares the best config with the runner-up and the baseline by it.
+:func:`pair_reading`, the one tie rule, is the verdict's too.
 """
 
 from __future__ import annotations
