@@ -113,3 +113,32 @@ def test_the_random_sessions_hold_ties_and_leads_both():
             losses[name] = [centre * (1 + rng.gauss(0.0, spread)) for _ in range(rng.randint(2, 4))]
         ties += _pairs_agree(losses)
     assert ties.count(True) >= 5 and ties.count(False) >= 5, ties
+
+
+def test_a_leader_with_the_higher_loss_beyond_noise_never_beats_on_it():
+    """Ranked first on other parts (a judge model, say) while its loss is higher beyond seed noise:
+    the verdict says so, never that it 'beats' the runner-up or is 'better' than the baseline."""
+    from bracket.stats import ConfigScores, summarise, verdict
+
+    report = summarise([ConfigScores(1, "baseline", "baseline", [0.5, 0.52]),
+                        ConfigScores(2, "lead", "search", [0.1, 0.12]), ConfigScores(3, "next", "search", [0.3, 0.31])])
+
+    class Reading:
+        name, better = "score", ""
+
+        @staticmethod
+        def number(score):
+            return f"{score:.3f}"
+
+        @staticmethod
+        def interval(low, high):
+            return ""
+
+        @staticmethod
+        def pair(a, b):
+            return False, False, "validation loss", "4.0 % apart, ± 2.0 %"
+
+    text = verdict(report, reading=Reading)
+    assert "beats" not in text and "significant" not in text and "lower than" not in text, text
+    assert "ranked ahead of the runner-up 'next' on its other parts, though its validation loss is higher" in text
+    assert "though its validation loss is higher than the baseline's beyond seed noise" in text, text
