@@ -206,6 +206,11 @@ def steps_text(step: int | None, steps: int | None) -> str:
     return f" at {steps} steps" if steps is not None else ""
 
 
+def _worse(a: ConfigSummary, b: ConfigSummary) -> bool:
+    """Whether ``a``'s mean combined score is worse (higher) than ``b``'s; False where either has none."""
+    return a.mean is not None and b.mean is not None and a.mean > b.mean
+
+
 def verdict(report: StatsReport, *, step: int | None = None, steps: int | None = None,
             reading: Any = ScoreReading, alone: str = "it is the only scored config, so it was compared with nothing",
             unsettled: str = "") -> str:
@@ -247,7 +252,7 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
             "2 seeds per config no significance claim is possible: rerun the top configs with more seeds."
         )
     level = f"{report.confidence:.0%}"
-    if best.mean > report.runner_up.mean:  # ranked first by the person's verdicts, not by the score
+    if _worse(best, report.runner_up):  # ranked first by the person's verdicts, not by the score
         return (head + f", ranked ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}) "
                 f"by your ratings or choices, although its combined score is worse (p = {test.p_value:.3g}); "
                 "rate or compare the two again to settle it.")
@@ -271,7 +276,7 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
         tail += ", the baseline itself" if base is report.runner_up else _pair_baseline(*said)
     elif report.vs_baseline is not None and report.vs_baseline.p_value is not None:
         base = report.vs_baseline.b
-        if best.mean > base.mean:
+        if _worse(best, base):
             tail += f", though its combined score is worse than the baseline's (p = {report.vs_baseline.p_value:.3g})"
         else:
             word = "significantly" if report.vs_baseline.significant else "not significantly"

@@ -75,7 +75,7 @@ def unseen_better(rows: Sequence[Any], noise: Mapping[str, float]) -> str:
         if row is pick or row.rank is None or not row.full_length or row.disqualified or _judged(row):
             continue
         change = compare_loss(row.runs, pick.runs, noise)
-        if change is not None and not change.tie and change.change < 0:
+        if change is not None and not change.tie and change.change is not None and change.change < 0:
             better.append((row, change))
     if not better:
         return ""
@@ -84,9 +84,10 @@ def unseen_better(rows: Sequence[Any], noise: Mapping[str, float]) -> str:
     own = [row.headline.loss for row, _ in better if row.headline is not None]
     if len(own) == len(better) and all(loss is not None and loss.change is not None and loss.figure == figure
                                        for loss in own):
-        span = _span([loss.change for loss in own], words, "than your baseline")
+        span = _span([loss.change for loss in own if loss is not None and loss.change is not None], words,
+                     "than your baseline")
     else:  # no baseline loss to say it against: against the pick itself
-        span = _span([change.change for _, change in better], words, "than it")
+        span = _span([change.change for _, change in better if change.change is not None], words, "than it")
     count = f"{len(better)} config{'s' if len(better) != 1 else ''} you have not rated"
     offered = ("Compare's \"Next unrated\" offers the best measured first" if _best_measured(rows)
                in {id(row) for row, _ in better} else "in Compare")
