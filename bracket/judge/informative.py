@@ -231,6 +231,10 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
             chances[(stage, config_id)] = entry
     spread = {(c.stage, c.config_id): c for c in config_means(candidates)}
     unconfirmed = measured_candidate(candidates, leader_stage)
+    # one run of it comes first (its lowest score): its other seeds wait their turn, so the runs
+    # offered beside it are other configs, not the same picture at another seed
+    first = min(((c.score, c.run_id) for c in candidates
+                 if c.stage == leader_stage and c.config_id == unconfirmed and not c.rated), default=None)
     proposals = []
     for c in candidates:
         if c.rated:
@@ -240,7 +244,7 @@ def rank_unrated(candidates: Sequence[Candidate], *, leader_stage: str | None = 
         config = spread[(c.stage, c.config_id)]
         total = sum(r.uncertainty ** 2 for r in config.runs)
         share = c.uncertainty ** 2 / total if total > 0 else 1.0 / len(config.runs)
-        if c.stage == leader_stage and c.config_id == unconfirmed:  # the measured answer: confirm it first
+        if first is not None and c.run_id == first[1]:  # the measured answer: confirm it first
             proposals.append((-math.inf, c.score, c.run_id, Proposal(c.run_id, max(chance * share, CONTENDER),
                                                                      UNCONFIRMED)))
             continue

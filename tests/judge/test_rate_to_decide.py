@@ -111,3 +111,20 @@ def test_an_unrated_config_placed_between_two_tied_ones_does_not_hide_the_tie():
             Candidate(3, 3, 0.55, 0.0, True, place=2, rating=0.6), Candidate(4, 4, 0.6, 0.0, True, place=3, rating=0.7)]
     assert tied_at_the_top(pool) == (1, 3)
     assert tied_at_the_top(pool, [{"left_run_id": 3, "right_run_id": 1}]) is None
+
+
+def test_one_run_of_the_unconfirmed_config_comes_first_not_every_seed_of_it():
+    """Seen in the demo's browser test: with two seeds per config, both runs of the best-measured
+    unrated config led "Next unrated", so the grid showed one config twice (its headers named no
+    knob, nothing differed) and the second rating said nothing new."""
+    from bracket.judge.informative import Candidate, rank_unrated
+
+    candidates = [Candidate(1, 1, 0.50, 0.0, rated=True, measured=0.50),
+                  Candidate(2, 1, 0.52, 0.0, rated=True, measured=0.52),
+                  Candidate(3, 2, 0.20, 0.3, measured=0.20), Candidate(4, 2, 0.22, 0.3, measured=0.22),
+                  Candidate(5, 3, 0.30, 0.3, measured=0.30), Candidate(6, 3, 0.31, 0.3, measured=0.31)]
+    order = [p.run_id for p in rank_unrated(candidates, leader_stage="search")]
+    assert order[0] == 3, order  # config 2 (the best measured, unrated): its lower-scored run
+    reasons = {p.run_id: p.reason for p in rank_unrated(candidates, leader_stage="search")}
+    assert reasons[3] == UNCONFIRMED and reasons[4] != UNCONFIRMED
+    assert sorted(order) == [3, 4, 5, 6]  # every unrated run is still offered, in turn
