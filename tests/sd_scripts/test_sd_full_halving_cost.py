@@ -48,6 +48,9 @@ def test_an_sdxl_full_halving_search_whose_runs_race_past_their_rungs_is_charged
     and its slot trained again: 5 full runs of a 4 budget) — each is charged what it trained, the plan is
     redone, and the GPU time used stays within the budget."""
     monkeypatch.setenv("BRACKET_FAKE_LOSS_TAG", "loss")
+    # every launch ignores the pause's SIGTERM and exits 0 at its end: the race is won by the trainer
+    # however loaded the machine (at 0 s per step alone, a slow machine let the stop land first)
+    monkeypatch.setenv("BRACKET_FAKE_PLAN", str(write_fake_plan(tmp_path / "plan.json", ["stubborn"] * 16)))
     session = halving_session("sdxl-full", "sdxl_train.py", 4, "race", field_values, image_folder, tmp_path,
                               runs_dir)
     settings = session.settings
