@@ -23,14 +23,15 @@ DECAYING = {"lr_scheduler": ["cosine"]}
 
 
 def halving_session(preset: str, script: str, budget: int, name: str, field_values, image_folder, tmp_path,
-                    runs_dir) -> Session:
+                    runs_dir, bounds: dict = DECAYING) -> Session:
     """A halving search of ``preset`` on the fake ``script`` (and its caching tools), ``budget`` full
-    runs of :data:`STEPS` steps, no start-up share and no confirmation round, its schedule :data:`DECAYING`."""
+    runs of :data:`STEPS` steps, no start-up share and no confirmation round, its space ``bounds``
+    (default: the schedule :data:`DECAYING`; ``{}``: the preset's own space)."""
     scripts = install_inventory_scripts(tmp_path / "sd-scripts", "kohya-ss/sd-scripts", [script, *CACHES])
     fields = field_values(preset, dataset=str(image_folder), sd_scripts_dir=str(scripts),
                           trainer_python=str(make_fake_python(tmp_path / "bin")))
     settings = SearchSettings(budget=budget, steps=STEPS, halving=HalvingSettings(launch_share=0), confirm=0,
-                              sample_prompts="a photo of sks", bounds=DECAYING)
+                              sample_prompts="a photo of sks", bounds=dict(bounds))
     return Session.create(preset, fields, settings, out_dir=runs_dir, name=name)
 
 

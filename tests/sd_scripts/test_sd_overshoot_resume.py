@@ -12,27 +12,21 @@ import json
 
 import pytest
 
-from bracket.session import HalvingSettings, SearchSettings, Session
 from bracket.session.launches import up_to
 from bracket.session.loop.search_loop import SearchLoop, session_scheduler
 from bracket.session.store.rows import RunRow
-from tests.fakes import install_inventory_scripts, make_fake_python, write_fake_plan
+from tests.fakes import write_fake_plan
+from tests.sd_scripts.test_sd_full_halving_cost import STEPS, halving_session
 
 pytestmark = pytest.mark.timeout(180)
-STEPS = 12  # rung 1/3 at step 4; states saved every 4 steps: at 4 and 8
+# STEPS (12, the shared halving session's length): rung 1/3 at step 4; states saved every 4 steps: at 4 and 8
 
 
 def test_a_run_that_trained_past_its_rung_resumes_from_its_newest_state_there(
         field_values, image_folder, tmp_path, runs_dir, monkeypatch):
     monkeypatch.setenv("BRACKET_FAKE_PLAN", str(write_fake_plan(tmp_path / "plan.json", ["stubborn", "ok"])))
-    scripts = install_inventory_scripts(tmp_path / "sd-scripts", "kohya-ss/sd-scripts",
-                                        ["sdxl_train_network.py", "tools/cache_latents.py",
-                                         "tools/cache_text_encoder_outputs.py"])
-    fields = field_values("sdxl-lora", dataset=str(image_folder), sd_scripts_dir=str(scripts),
-                          trainer_python=str(make_fake_python(tmp_path / "bin")))
-    settings = SearchSettings(budget=2, steps=STEPS, halving=HalvingSettings(launch_share=0), confirm=0,
-                              sample_prompts="a photo of sks", bounds={"lr_scheduler": ["cosine"]})
-    session = Session.create("sdxl-lora", fields, settings, out_dir=runs_dir, name="kept")
+    session = halving_session("sdxl-lora", "sdxl_train_network.py", 2, "kept", field_values, image_folder,
+                              tmp_path, runs_dir)  # bounded to cosine: the session's stop pauses it
     loop = SearchLoop(session, session_scheduler(session), wait_s=0.1)
     taken = loop.next_work()
     assert taken is not None and taken[0].stop_at == 4
@@ -47,7 +41,7 @@ def test_a_run_that_trained_past_its_rung_resumes_from_its_newest_state_there(
 
     assert session.pipeline.resume(run["id"], steps=STEPS) == "done"
     done = session.store.get_run(run["id"])
-    commands = [json.loads(line) for line in (scripts / "commands.jsonl").read_text().splitlines()]
+    commands = [json.loads(line) for line in (tmp_path / "sd-scripts" / "commands.jsonl").read_text().splitlines()]
     argv = [c for c in commands if c["script"] == "sdxl_train_network.py"][-1]["argv"]
     resumed = argv[argv.index("--resume") + 1]
     assert resumed.endswith("bracket-step00000008-state"), resumed  # the newest state past the rung

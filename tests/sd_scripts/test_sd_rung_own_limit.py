@@ -14,14 +14,14 @@ from argparse import Namespace
 
 import pytest
 
-from bracket.session import HalvingSettings, SearchSettings, Session
 from bracket.session.loop.search_loop import SearchLoop, session_scheduler
 from bracket.session.store.rows import RunRow
 from bracket.trainer.base import RunRequest
-from tests.fakes import FAKE_TRAINER, install_inventory_scripts, make_fake_python
+from tests.fakes import FAKE_TRAINER
+from tests.sd_scripts.test_sd_full_halving_cost import STEPS, halving_session
 
 pytestmark = pytest.mark.timeout(180)
-STEPS = 12  # rungs at 4 and 12
+# STEPS (12, the shared halving session's length): rungs at 4 and 12
 
 
 def _flag(argv, flag):
@@ -60,14 +60,8 @@ def _straight_losses(argv: list[str]) -> list[float]:
 def test_a_fast_trainer_pauses_exactly_at_its_rung_and_the_promoted_run_goes_on_from_there(
         field_values, image_folder, tmp_path, runs_dir, monkeypatch):
     monkeypatch.setenv("BRACKET_FAKE_HORIZON", str(STEPS))  # the fake's constant schedule: as long as the run
-    scripts = install_inventory_scripts(tmp_path / "sd-scripts", "kohya-ss/sd-scripts",
-                                        ["sdxl_train_network.py", "tools/cache_latents.py",
-                                         "tools/cache_text_encoder_outputs.py"])
-    fields = field_values("sdxl-lora", dataset=str(image_folder), sd_scripts_dir=str(scripts),
-                          trainer_python=str(make_fake_python(tmp_path / "bin")))
-    settings = SearchSettings(budget=3, steps=STEPS, halving=HalvingSettings(launch_share=0), confirm=0,
-                              sample_prompts="a photo of sks")
-    session = Session.create("sdxl-lora", fields, settings, out_dir=runs_dir, name="own-limit")
+    session = halving_session("sdxl-lora", "sdxl_train_network.py", 3, "own-limit", field_values, image_folder,
+                              tmp_path, runs_dir, bounds={})
     loop = SearchLoop(session, session_scheduler(session), wait_s=0.1)
     for _ in range(3):  # the first rung of three configs
         taken = loop.next_work()
@@ -82,7 +76,7 @@ def test_a_fast_trainer_pauses_exactly_at_its_rung_and_the_promoted_run_goes_on_
     assert taken is not None and taken[0].stop_at is None
     loop.train(*taken)
     done = session.store.get_run(taken[0].runs[0])
-    commands = [json.loads(line) for line in (scripts / "commands.jsonl").read_text().splitlines()]
+    commands = [json.loads(line) for line in (tmp_path / "sd-scripts" / "commands.jsonl").read_text().splitlines()]
     trains = [c["argv"] for c in commands if c["script"] == "sdxl_train_network.py"]
     resumed = trains[-1]
     assert _flag(resumed, "--resume").endswith("bracket-step00000004-state"), shlex.join(resumed)
