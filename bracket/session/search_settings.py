@@ -74,8 +74,14 @@ def halving_cost(n_configs: int, fractions: tuple[float, ...], eta: int, *, laun
 
 
 #: why a halving plan states a range (a trainer that may train past a rung before the session's stop lands)
-RACE_NOTE = ("fewer the more runs train on past their rung before Bracket stops them (this trainer may: a new "
-             "config starts only while a full run of it still fits the budget)")
+RACE_NOTE = ("fewer the more runs train on past their rung before Bracket stops them (this trainer's may{unless}; "
+             "a new config starts only while a full run of it still fits the budget)")
+
+
+def race_note(facts: TrainerFacts) -> str:
+    """:data:`RACE_NOTE`, naming the configs whose runs stop themselves at their rung (``facts.stops_when``)."""
+    unless = " and ".join(f"{name} is {' or '.join(values)}" for name, values in facts.stops_when)
+    return RACE_NOTE.format(unless=f", unless their {unless}: those stop themselves at the rung" if unless else "")
 
 
 class SettingsError(BracketError):
@@ -265,7 +271,7 @@ class SearchSettings:
             count = self.configs_planned(facts) if configs is None else configs
             if at_least is not None and at_least < count:
                 return (f"budget {self.budget} full runs = {at_least} to {count} configs: up to {steps}{seeds}"
-                        f"{confirm}{restarts}{fewer}; {RACE_NOTE}, {at_least} if all do")
+                        f"{confirm}{restarts}{fewer}; {race_note(facts)}, {at_least} if all do")
             return f"budget {self.budget} full runs = {bound}{steps}{seeds}{confirm}{restarts}{fewer}"
         seeds = (f"{self.n_configs} config{'s' if self.n_configs != 1 else ''} × "
                  f"{self.seeds} seed{'s' if self.seeds > 1 else ''}")

@@ -171,6 +171,14 @@ class Trainer(ABC):
     #: resumed run restores model, optimizer, schedule and step, so its loss curve continues
     #: the paused one; "restart" when it cannot (a promoted config is trained again from 0)
     resume_mode: ClassVar[str] = "restart"
+    #: every run asked to pause at a rung (``RunRequest.stop_at_step``) exits by itself at that step, never
+    #: past it whatever its speed (``TrainerFacts.stops_at_rung``); False: it trains on until the session's
+    #: stop lands, unless its config meets :attr:`stops_at_pause_when`
+    stops_at_pause: ClassVar[bool] = False
+    #: the configs whose paused run carries its own step limit at the rung: (knob, the values it must
+    #: have) pairs, all met (``bracket.trainer.pause.stops_itself``; e.g. a schedule that does not depend
+    #: on the run's length); () : none. A halving budget charges such a launch its rung, not its full length
+    stops_at_pause_when: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
     #: scalar tags of a held-out validation loss this trainer can log (most preferred
     #: first); () when it cannot (see ``bracket.trainer.heldout``)
     validation_tags: ClassVar[tuple[str, ...]] = ()

@@ -32,6 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bracket.search.knobs import CategoricalKnob, FixedKnob
+
 #: the files ``accelerator.save_state`` writes for one model, one optimizer and one scheduler
 ACCELERATE_STATE_FILES = ("model.safetensors", "optimizer.bin", "scheduler.bin", "random_states_0.pkl")
 #: written last by ``save_accelerator_state`` (``torch.save``: a zip archive)
@@ -50,14 +52,37 @@ LAST_WEIGHTS_NAME = "{}.safetensors"
 #: the run's length (a warm-up of a number of steps, then flat): a run's first ``r`` steps are the same
 #: whatever its ``--max_train_steps``
 LENGTH_FREE_SCHEDULERS = ("constant", "constant_with_warmup")
+#: the configs of a kohya trainer whose run asked to pause at a rung gets that rung as its own step limit
+#: (:func:`own_step_limit`): knob -> the values it must have (the adapters' ``Trainer.stops_at_pause_when``)
+KOHYA_SELF_STOP = (("lr_scheduler", LENGTH_FREE_SCHEDULERS),)
+
+
+def stops_itself(knobs: Mapping[str, Any], when: Sequence[tuple[str, Sequence[str]]]) -> bool:
+    """Whether a config ``knobs`` meets ``when`` (knob, values) pairs (none given: never): each knob has one
+    of its values — a run of it asked to pause at a rung carries its own step limit there."""
+    return bool(when) and all(str(knobs.get(name)) in values for name, values in when)
+
+
+def space_stops_itself(space: Mapping[str, Any], when: Sequence[tuple[str, Sequence[str]]]) -> bool:
+    """Whether every config of ``space`` (a ``SearchSpace``) meets ``when`` (:func:`stops_itself`): each knob
+    named there is in the space for every config (not conditional) and can take only those values."""
+    def only(name: str, values: Sequence[str]) -> bool:
+        knob = space.get(name)
+        if knob is None or knob.when:
+            return False
+        if isinstance(knob, FixedKnob):
+            return str(knob.value) in values
+        return isinstance(knob, CategoricalKnob) and all(str(c) in values for c in knob.choices)
+
+    return bool(when) and all(only(name, values) for name, values in when)
 
 
 def own_step_limit(max_steps: int, stop_at_step: int | None, knobs: Mapping[str, Any]) -> int:
     """A kohya run's ``--max_train_steps``: the step it pauses at (``RunRequest.stop_at_step``) where the
-    config's ``lr_scheduler`` is one of :data:`LENGTH_FREE_SCHEDULERS` — the trainer then stops itself
-    exactly at the rung, at any speed, its last files written after the rung's (:func:`ended_after`) —
-    else the run's full length (its schedule's; the session stops it at the rung)."""
-    if stop_at_step and str(knobs.get("lr_scheduler")) in LENGTH_FREE_SCHEDULERS:
+    config's ``lr_scheduler`` is one of :data:`LENGTH_FREE_SCHEDULERS` (:data:`KOHYA_SELF_STOP`) — the
+    trainer then stops itself exactly at the rung, at any speed, its last files written after the rung's
+    (:func:`ended_after`) — else the run's full length (its schedule's; the session stops it at the rung)."""
+    if stop_at_step and stops_itself(knobs, KOHYA_SELF_STOP):
         return min(int(stop_at_step), int(max_steps))
     return int(max_steps)
 

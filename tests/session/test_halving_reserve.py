@@ -42,7 +42,7 @@ def test_a_killed_seed_trains_again_only_while_the_best_configs_way_to_full_leng
         wasted, at_half, trains_again):
     scheduler = halving_on(LOAD, facts=TrainerFacts(stops_at_rung=True))
     view = _view(scheduler, wasted, at_half=at_half)
-    assert scheduler.budget.pays(view, 1, scheduler.reach(0), promised=scheduler.promised(view, but=7))
+    assert scheduler.budget.pays(view, 1, scheduler.reach(0, view), promised=scheduler.promised(view, but=7))
     assert scheduler.target(view.config(7), view) == (([0], 4) if trains_again else None)
     assert scheduler.unpaid(view.config(7), view) is not trains_again  # not paid: settled as stopped
 

@@ -142,17 +142,27 @@ class Budget:
         return self.settings.plan(configs=count, up_to=share is None and not launch, facts=self.facts,
                                   at_least=at_least)
 
+    def stops_itself(self, view: "SearchView", config_id: int | None) -> bool:
+        """Whether a launch of config ``config_id`` (None: a new config, not proposed yet: whichever the space
+        may propose) exits by itself at the rung it is asked to pause at (``TrainerFacts.stops``: the
+        command carries its own step limit there), so it is charged that rung, not its full length."""
+        if config_id is None or self.facts.stops_at_rung:
+            return self.facts.stops_at_rung
+        config = next((c for c in view.configs if c.id == config_id), None)
+        return config is not None and self.facts.stops(config.row.get("params"))
+
     def pays(self, view: "SearchView", launches: int, steps_each: float, *, promised: float = 0.0) -> bool:
         """Whether the search's budget pays for ``launches`` more launches that may each train
         ``steps_each`` (the session's steps), each with its start-up, beside every run in flight counted
-        to its own end, or to its rung where the trainer stops itself there
-        (``SearchView.full_runs_at_most``), and ``promised`` steps of seeds with no run yet (a config
+        to its own end, or to its rung where it stops itself there (:meth:`stops_itself` of its config;
+        ``SearchView.full_runs_at_most``), and ``promised`` steps of seeds with no run yet (a config
         another worker reserved, an interrupted run's slot: ``Halving.promised``). The one check every
         halving launch passes before it starts (a new config, a promotion, a seed trained again): a
         trainer that races to its end before the stop at its rung lands then still spends within the
         budget, whatever its speed."""
         more = cost(launches * float(steps_each) + promised, launches, self.full_steps, launch_steps=view.launch)
-        return view.full_runs_at_most(to_rungs=self.facts.stops_at_rung) + more <= self.search + 1e-9
+        at_most = view.full_runs_at_most(to_rungs=lambda run: self.stops_itself(view, run.config_id))
+        return at_most + more <= self.search + 1e-9
 
     def search_steps(self) -> float:
         """The steps (the session's) the search may train: its full runs × the full length."""

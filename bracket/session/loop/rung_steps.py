@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from bracket.errors import SearchSpaceError
 from bracket.search.halving import share_label
 from bracket.session.loop.trainer_facts import NO_FACTS, TrainerFacts
+from bracket.trainer.pause import space_stops_itself
 
 if TYPE_CHECKING:  # pragma: no cover
     from bracket.session.loop.rung_scores import StepRungs
@@ -57,12 +59,22 @@ def session_rungs(settings: Any, trainer: Any) -> "StepRungs":
 def trainer_facts(settings: Any, trainer: Any) -> TrainerFacts:
     """What a halving plan's cost depends on in ``trainer`` (decided once, at creation, into the
     session's plan): ``restarts`` (it cannot resume a paused run), ``rung_every`` (the interval
-    the rungs round to) and ``stops_at_rung`` (a run exits by itself at its pause step);
-    :data:`NO_FACTS` without halving."""
+    the rungs round to), ``stops_when`` (the configs whose run exits by itself at its pause step) and
+    ``stops_at_rung`` (every run does: the trainer's always do, or every config of the session's space,
+    its bounds applied, meets ``stops_when``); :data:`NO_FACTS` without halving."""
     if settings.halving is None:
         return NO_FACTS
+    when = tuple((str(name), tuple(str(v) for v in values))
+                 for name, values in getattr(trainer, "stops_at_pause_when", ()) or ())
+    every = getattr(trainer, "stops_at_pause", False) is True
+    if not every and when:
+        try:
+            space = trainer.session_space(settings.bounds, steps=settings.steps, warmup_share=settings.warmup_share)
+        except SearchSpaceError:  # bounds that do not fit: the session refuses them where they are checked
+            space = None
+        every = space is not None and space_stops_itself(space, when)
     return TrainerFacts(restarts=restarts(trainer), rung_every=sample_interval(settings, trainer),
-                        stops_at_rung=getattr(trainer, "stops_at_pause", False) is True)
+                        stops_at_rung=every, stops_when=when)
 
 
 def restarts(trainer: Any) -> bool:

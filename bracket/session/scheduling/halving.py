@@ -113,8 +113,9 @@ class Halving(Scheduler):
         count, note = super().bought(view)
         if len(view.configs) >= count:
             return count, note
-        if not self.budget.pays(view, view.seeds, self.reach(0), promised=self.promised(view)):
-            # a new config may race to its full length before the stop at its first rung lands
+        if not self.budget.pays(view, view.seeds, self.reach(0, view), promised=self.promised(view)):
+            # a new config may race to its full length before the stop at its first rung lands (unless every
+            # config of the space stops itself there: ``Budget.stops_itself``)
             return len(view.configs), (
                 f"halving: a new config starts only while the budget pays for it to train to full length (a "
                 f"trainer may go past its rung before the stop lands): the plan is redone, {self.budget.total} "
@@ -161,7 +162,7 @@ class Halving(Scheduler):
         for each of them to train to its full length beside everything else promised)."""
         place = view.places.get(config.id)
         start = None if place is None or place.running else self.seeds_to_start(config, view)
-        paid = start is not None and self.budget.pays(view, len(start[0]), self.reach_step(start[1]),
+        paid = start is not None and self.budget.pays(view, len(start[0]), self.reach_step(start[1], view, config.id),
                                                       promised=self.promised(view, but=config.id))
         if paid and start is not None and any(r.config_id == config.id for r in view.runs):  # a killed seed's
             stop = start[1] or self.rungs.steps[-1]  # bought as a new config is (``bought`` asked for those)
@@ -194,9 +195,10 @@ class Halving(Scheduler):
     def promised(self, view: "SearchView", *, but: int | None = None) -> float:
         """:meth:`unstarted` at their worst, as ``Budget.pays`` counts a launch: each seed with no run
         row yet (a config another worker reserved, an interrupted run's slot; ``but``'s left out) may
-        train to its full length once started (:meth:`reach_step`), after its start-up."""
-        return sum(len(seeds) * (self.reach_step(stop) + view.launch)  # each a launch, its start-up
-                   for seeds, stop in self.unstarted_seeds(view, but=but))
+        train to its full length once started, or to its rung where its config stops itself there
+        (:meth:`reach_step`), after its start-up."""
+        return sum(len(seeds) * (self.reach_step(self.stop_at(rung), view, config_id) + view.launch)  # a launch each
+                   for config_id, (seeds, rung) in view.unstarted.items() if config_id != but)
 
     def resumes(self, view: "SearchView") -> Iterator[Work]:
         # every config counts at the rungs it reached (those gone on too); a stopped one stays a
@@ -219,16 +221,17 @@ class Halving(Scheduler):
             return trained
         return max(trained, self.rungs.goes_to(run, full) + run.in_session_steps(run.restart_steps, full))
 
-    def reach(self, to_rung: int) -> int:
-        """:meth:`reach_step` of a launch asked to train to ``to_rung``."""
-        return self.reach_step(self.stop_at(to_rung))
+    def reach(self, to_rung: int, view: "SearchView", config_id: int | None = None) -> int:
+        """:meth:`reach_step` of a launch of ``config_id`` (None: a new config) asked to train to ``to_rung``."""
+        return self.reach_step(self.stop_at(to_rung), view, config_id)
 
-    def reach_step(self, stop: int | None) -> int:
-        """The session's steps from 0 a launch asked to stop at ``stop`` (None: its end) may train: its
-        full length (a trainer may race past its rung before the stop lands), or that step where the
-        trainer exits by itself there (``TrainerFacts.stops_at_rung``)."""
+    def reach_step(self, stop: int | None, view: "SearchView", config_id: int | None = None) -> int:
+        """The session's steps from 0 a launch of config ``config_id`` (None: a new config, whichever the
+        space proposes) asked to stop at ``stop`` (None: its end) may train: its full length (a trainer may
+        race past its rung before the stop lands), or that step where the launch exits by itself there (its
+        command carries that step limit: ``Budget.stops_itself``)."""
         last = self.rungs.steps[-1]
-        return (stop or last) if self.budget.facts.stops_at_rung else last
+        return (stop or last) if self.budget.stops_itself(view, config_id) else last
 
     def way(self, rung: int, to_rung: int) -> int:
         """The session's steps a config at ``rung`` (-1: none yet) trains to reach ``to_rung``: the
@@ -252,7 +255,8 @@ class Halving(Scheduler):
         rung = promotion.to_rung - 1
         # whatever else is planned: each resumed run may train on to its full length before its stop lands
         start = 0 if self.budget.restarts else steps[rung]
-        if not self.budget.pays(view, seeds, self.reach(promotion.to_rung) - start, promised=self.promised(view)):
+        if not self.budget.pays(view, seeds, self.reach(promotion.to_rung, view, promotion.config_id) - start,
+                                promised=self.promised(view)):
             return False
         highest = self.highest(view)
         trained = sum(self.committed(r) for r in self.search_runs(view)) + self.unstarted(view)

@@ -209,7 +209,7 @@ class DemoLoRA(Trainer):
     #: a resumed run restores model, optimizer, schedule, RNG, batch order and step exactly
     resume_mode = "continue"
     #: a run asked to pause exits by itself at that step (``--stop_at_step``), never past it whatever its
-    #: speed (``TrainerFacts.stops_at_rung``; an adapter without it trains on until the session's stop lands)
+    #: speed (``Trainer.stops_at_pause``)
     stops_at_pause = True
     #: the demo's shapes, one of each colour, at fixed seeds (its dataset is generated)
     default_sample_prompts = DEMO_PROMPTS

@@ -47,7 +47,7 @@ from bracket.trainer.cache_key import cache_key, held_out_key, path_identity, se
 from bracket.trainer.musubi.dataset import first_control_image, first_dataset_image, write_musubi_toml
 from bracket.trainer.musubi.space import ADAFACTOR, network_flags, optimizer_flags, schedule_flags, timestep_flags
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
-from bracket.trainer.pause import own_step_limit, paused_weights
+from bracket.trainer.pause import KOHYA_SELF_STOP, own_step_limit, paused_weights
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.sample_steps import sample_every
 from bracket.trainer.vram import MemoryPlan, memory_flags, vram_tier
@@ -62,6 +62,9 @@ class SampleInputError(BracketError):
 class MusubiTrainer(Trainer):
     """Base of the musubi-tuner adapters; subclasses are mostly data."""
 
+    #: a paused run whose schedule does not depend on its length gets the rung as its own
+    #: ``--max_train_steps`` (``pause.own_step_limit``): it stops itself there
+    stops_at_pause_when = KOHYA_SELF_STOP
     checkout_field = "musubi_dir"
     checkout_hint = ("it is not a checkout of kohya-ss/musubi-tuner: check the musubi-tuner folder "
                      "(git submodule update --init vendor/musubi-tuner).")

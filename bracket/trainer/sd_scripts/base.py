@@ -36,7 +36,7 @@ from bracket.trainer.base import (
 )
 from bracket.trainer.heldout import VALIDATION_TAGS
 from bracket.trainer.parser_check import make_parser_check_spec, script_in
-from bracket.trainer.pause import own_step_limit
+from bracket.trainer.pause import KOHYA_SELF_STOP, own_step_limit
 from bracket.trainer.prompts import SamplePrompt, write_prompt_file
 from bracket.trainer.sd_scripts.caching import CACHE_LATENTS_SCRIPT, CACHE_TEXT_SCRIPT, SdScriptsCaching
 from bracket.trainer.sd_scripts.resume import KohyaPauseResume
@@ -87,6 +87,9 @@ class SdScriptsTrainer(KohyaPauseResume, SdScriptsCaching, Trainer):
     """Base of the sd-scripts adapters; subclasses set the class data below. Pausing and
     resuming: :mod:`bracket.trainer.sd_scripts.resume`."""
 
+    #: a paused run whose schedule does not depend on its length gets the rung as its own
+    #: ``--max_train_steps`` (``pause.own_step_limit``): it stops itself there
+    stops_at_pause_when = KOHYA_SELF_STOP
     dataset_style = "sd-scripts"
     holds_out_references = True
     checkout_field = "sd_scripts_dir"
