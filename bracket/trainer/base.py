@@ -164,33 +164,25 @@ class Trainer(ABC):
     #: Hugging Face ids of tokenizers the trainer loads from the hub by name at start (no model
     #: file carries them); ``bracket doctor`` checks they are on this machine
     tokenizer_ids: tuple[str, ...] = ()
-    #: "sd-scripts" or "musubi" when the ``dataset`` field is a kohya dataset (TOML or
-    #: folder) that the session pre-flights; None for trainers with other datasets
+    #: "sd-scripts" or "musubi": the ``dataset`` field is a kohya dataset the session pre-flights; None: other
     dataset_style: ClassVar[str | None] = None
-    #: how a run paused at a rung goes on (``bracket.search.halving``): "continue" when a
-    #: resumed run restores model, optimizer, schedule and step, so its loss curve continues
-    #: the paused one; "restart" when it cannot (a promoted config is trained again from 0)
+    #: how a paused run goes on: "continue" (model, optimizer, schedule and step restored: the loss
+    #: curve continues) or "restart" (a promoted config trains again from 0; ``bracket.search.halving``)
     resume_mode: ClassVar[str] = "restart"
-    #: every run asked to pause at a rung (``RunRequest.stop_at_step``) exits by itself at that step, never
-    #: past it whatever its speed (``TrainerFacts.stops_at_rung``); False: it trains on until the session's
-    #: stop lands, unless its config meets :attr:`stops_at_pause_when`
+    #: a paused run exits by itself at its rung: every run (``stops_at_pause``), or the configs meeting the
+    #: (knob, values) pairs of ``stops_at_pause_when`` (``pause.stops_itself``): halving charges it the rung
     stops_at_pause: ClassVar[bool] = False
-    #: the configs whose paused run carries its own step limit at the rung: (knob, the values it must
-    #: have) pairs, all met (``bracket.trainer.pause.stops_itself``; e.g. a schedule that does not depend
-    #: on the run's length); () : none. A halving budget charges such a launch its rung, not its full length
     stops_at_pause_when: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
-    #: scalar tags of a held-out validation loss this trainer can log (most preferred
-    #: first); () when it cannot (see ``bracket.trainer.heldout``)
+    #: tags of a held-out validation loss it can log, most preferred first; () none (``bracket.trainer.heldout``)
     validation_tags: ClassVar[tuple[str, ...]] = ()
     #: the session's held-out split, set by the session when validation is on; adapters
     #: with ``validation_tags`` add their validation flags to every run while it is set
     validation: Any = None
-    #: the session's held-out likeness references (``bracket.dataset.references``), set by the
-    #: session only for adapters that ``holds_out_references``: none of their runs trains on them
+    #: the held-out likeness references (``bracket.dataset.references``), set by the session only
+    #: for adapters that ``holds_out_references``: none of their runs trains on them
     holds_out_references: ClassVar[bool] = False
     held_out_references: tuple[Path, ...] = ()
-    #: the knob that sets the examples per optimizer step; a ``batch_size`` bound (the
-    #: Setup tab's batch-size choices, ``--batch-sizes``) narrows this knob
+    #: the knob of the examples per optimizer step, narrowed by a ``batch_size`` bound (``--batch-sizes``)
     batch_knob: ClassVar[str] = "batch_size"
 
     def __init__(self, fields: Mapping[str, str] | None = None) -> None:

@@ -114,8 +114,7 @@ class Halving(Scheduler):
         if len(view.configs) >= count:
             return count, note
         if not self.budget.pays(view, view.seeds, self.reach(0, view), promised=self.promised(view)):
-            # a new config may race to its full length before the stop at its first rung lands (unless every
-            # config of the space stops itself there: ``Budget.stops_itself``)
+            # a new config may race to full length before the stop at its rung lands (``Budget.stops_itself``)
             return len(view.configs), (
                 f"halving: a new config starts only while the budget pays for it to train to full length (a "
                 f"trainer may go past its rung before the stop lands): the plan is redone, {self.budget.total} "
@@ -158,8 +157,7 @@ class Halving(Scheduler):
         return start if paid else None  # nothing to train, or each may race to its full length past the budget
 
     def start_paid(self, config: "ConfigRow", view: "SearchView") -> tuple[tuple[list[int], int | None] | None, bool]:
-        """(:meth:`seeds_to_start` of ``config`` unless a run of it trains now, whether the budget pays
-        for each of them to train to its full length beside everything else promised)."""
+        """(:meth:`seeds_to_start` of ``config`` unless a run of it trains now, whether the budget pays for each)."""
         place = view.places.get(config.id)
         start = None if place is None or place.running else self.seeds_to_start(config, view)
         paid = start is not None and self.budget.pays(view, len(start[0]), self.reach_step(start[1], view, config.id),
@@ -194,9 +192,8 @@ class Halving(Scheduler):
 
     def promised(self, view: "SearchView", *, but: int | None = None) -> float:
         """:meth:`unstarted` at their worst, as ``Budget.pays`` counts a launch: each seed with no run
-        row yet (a config another worker reserved, an interrupted run's slot; ``but``'s left out) may
-        train to its full length once started, or to its rung where its config stops itself there
-        (:meth:`reach_step`), after its start-up."""
+        row yet (a config another worker reserved, an interrupted run's slot; ``but``'s left out) trains as
+        far as its launch may (:meth:`reach_step`), after its start-up."""
         return sum(len(seeds) * (self.reach_step(self.stop_at(rung), view, config_id) + view.launch)  # a launch each
                    for config_id, (seeds, rung) in view.unstarted.items() if config_id != but)
 
@@ -226,10 +223,9 @@ class Halving(Scheduler):
         return self.reach_step(self.stop_at(to_rung), view, config_id)
 
     def reach_step(self, stop: int | None, view: "SearchView", config_id: int | None = None) -> int:
-        """The session's steps from 0 a launch of config ``config_id`` (None: a new config, whichever the
-        space proposes) asked to stop at ``stop`` (None: its end) may train: its full length (a trainer may
-        race past its rung before the stop lands), or that step where the launch exits by itself there (its
-        command carries that step limit: ``Budget.stops_itself``)."""
+        """The session's steps from 0 a launch of config ``config_id`` (None: a new one) asked to stop at ``stop``
+        (None: its end) may train: its full length (it may race past its rung before the stop lands), or that
+        step where its command carries its own step limit there (``Budget.stops_itself``)."""
         last = self.rungs.steps[-1]
         return (stop or last) if self.budget.stops_itself(view, config_id) else last
 
