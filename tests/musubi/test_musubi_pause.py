@@ -35,3 +35,22 @@ def test_a_musubi_run_pauses_at_the_rung_with_its_weights(tmp_path, scheduler, l
     else:
         assert stopped and 6 in losses and max(losses) < 24
     assert trainer.paused_state(spec.output_dir, 6) == spec.output_dir / "bracket-step00000006.safetensors"
+
+
+@pytest.mark.parametrize(("bounds", "every"), [({"lr_scheduler": ["constant"]}, True), ({}, False)])
+def test_a_musubi_space_of_constant_schedules_stops_itself_at_every_rung(tmp_path, bounds, every):
+    """What halving charges a launch (``TrainerFacts``): its rung where the config stops itself, every
+    config's rung where the space holds only constant schedules."""
+    from bracket.session import HalvingSettings, SearchSettings
+    from bracket.session.loop.rung_steps import trainer_facts
+    from bracket.trainer.pause import KOHYA_SELF_STOP
+
+    musubi = install_inventory_scripts(tmp_path / "musubi", "kohya-ss/musubi-tuner",
+                                       ["src/musubi_tuner/zimage_train_network.py"])
+    trainer = build("zimage-lora", tmp_path, image_folder(tmp_path), musubi_dir=str(musubi),
+                    trainer_python=str(make_fake_python(tmp_path / "bin")))
+    settings = SearchSettings(budget=4, steps=24, halving=HalvingSettings(launch_share=0), bounds=bounds)
+    facts = trainer_facts(settings, trainer)
+    assert facts.stops_at_rung is every and facts.stops_when == KOHYA_SELF_STOP
+    # a cosine config (one the space cannot hold when every run stops itself) is charged in full otherwise
+    assert facts.stops({"lr_scheduler": "constant"}) and facts.stops({"lr_scheduler": "cosine"}) is every

@@ -11,12 +11,24 @@ from __future__ import annotations
 import pytest
 
 from bracket.app.forms import plan_text
+from bracket.session import HalvingSettings, SearchSettings
+from bracket.session.loop.rung_steps import trainer_facts
+from bracket.trainer.pause import KOHYA_SELF_STOP
 from tests.sd_scripts.test_sd_full_halving_cost import STEPS, halving_session, trained_by_launches
 
 pytestmark = pytest.mark.timeout(300)
 BUDGET = 4
 #: 12-step runs, rungs at 4 and 12: 8 configs to 1/3 → 2 to full fit 4 full runs
 PLANNED = 8
+
+
+@pytest.mark.parametrize(("bounds", "every"), [
+    ({"lr_scheduler": ["constant"]}, True), ({"lr_scheduler": ["constant", "constant_with_warmup"]}, True),
+    ({}, False), ({"lr_scheduler": ["constant", "cosine"]}, False), ({"lr_scheduler": ["linear"]}, False)])
+def test_the_session_facts_say_every_run_stops_itself_only_for_a_space_of_constant_schedules(build, bounds, every):
+    settings = SearchSettings(budget=BUDGET, steps=STEPS, halving=HalvingSettings(launch_share=0), bounds=bounds)
+    facts = trainer_facts(settings, build("sdxl-lora"))
+    assert facts.stops_at_rung is every and facts.stops_when == KOHYA_SELF_STOP
 
 
 def _search(session):
