@@ -123,8 +123,9 @@ RATERS = {"busy": (0.7, 2), "sparse": (0.5, 1)}
 
 
 def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_offset: int = 0,
-                rater_kind: str = "busy") -> dict[str, Any]:
-    """One session: what it trained (the taste of each config) and what it picked."""
+                rater_kind: str = "busy", choice: str = "bench") -> dict[str, Any]:
+    """One session: what it trained (the taste of each config) and what it picked; ``choice``: how
+    the rater makes its blind choices (:data:`CHOICES`)."""
     import optuna
 
     from bench.preset_search import preset_space, preset_trainer
@@ -192,7 +193,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
                     left, right = sorted(pairs[0])
                     ratios = [taste.value(configs[i - 1]["full"]) / best_taste for i in (left, right)]
                     comparisons.append({"left_run_id": left, "right_run_id": right,
-                                        "winner": "left" if chooses_left(*ratios, rater) else "right"})
+                                        "winner": "left" if _chooser(choice)(*ratios, rater) else "right"})
                     state["scores"] = score_runs(runs, ratings, comparisons, WEIGHTS)
         proposal = controller.next()
         config = dict(proposal.config)
@@ -208,6 +209,8 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
         state["scores"] = score_runs(runs, ratings, comparisons, WEIGHTS)
         controller.finish(proposal.trial_number, config_values(runs, state["scores"]).get(trial, 1.0))
     table = standings()
+    settled = {kind: _settle(table, runs, configs, ratings, comparisons, taste, best_taste, kind,
+                             random.Random(seed + 2)) for kind in CHOICES} if mode in ("rated", NO_FOCUS) else {}
     values = config_values(runs, state["scores"])
     tastes = [taste.value(c["full"]) for c in configs]
     tried_best = min(tastes)
@@ -221,13 +224,58 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
     pick_rating = (min(rated, key=lambda c: (-statistics.fmean(rated[c]), order.index(c) if c in order else 0))
                    if rated else pick)
     return {"taste": taste_name, "mode": mode, "repetition": repetition, "budget": budget, "rater": rater_kind,
+            "choice": choice,
             "seconds": time.time() - started, "taste_optimum": best_taste, "tastes": tastes,
             "pick": tastes[pick - 1] / tried_best if pick else None,
             "pick_mean": tastes[pick_mean - 1] / tried_best if pick_mean else None,
             "pick_rating": tastes[pick_rating - 1] / tried_best if pick_rating else None,
             "ratings": len(ratings), "pairs": len(comparisons),
+            "settled": {kind: {"pick": tastes[cid - 1] / tried_best if cid else None, "choices": n}
+                        for kind, (cid, n) in settled.items()},
             "given": {str(r["run_id"]): r["value"] for r in ratings},
             "order": order, "params": [c["params"] for c in configs], "names": [c["name"] for c in configs]}
+
+
+#: how the rater makes a blind choice when it settles a tie at the top (:func:`_settle`): ``bench`` as
+#: in the session (``chooses_left``: 62 % the better way at a 5 % gap), ``consistent`` as reliable as
+#: the perception behind one rating (``bench.preset_ceiling.consistent_choice``: 86 % at 5 %)
+CHOICES = ("bench", "consistent")
+#: the most blind choices a rater makes to settle the top (one per config tied with the leader)
+SETTLE_LIMIT = 5
+
+
+def _chooser(kind: str) -> Any:
+    """The blind-choice model named ``kind`` (:data:`CHOICES`)."""
+    from bench.preset_ceiling import consistent_choice
+
+    return chooses_left if kind == "bench" else consistent_choice
+
+
+def _settle(table: Any, runs: list[dict[str, Any]], configs: list[dict[str, Any]], ratings: list[dict[str, Any]],
+            comparisons: list[dict[str, Any]], taste: Taste, best_taste: float, kind: str,
+            rng: random.Random) -> tuple[int | None, int]:
+    """After the last trial: the rater answers every blind choice "Next pair" offers while the top of
+    its ratings is tied (``tied_at_the_top``), at most :data:`SETTLE_LIMIT`; (the winner then, the
+    choices made). What a person who decides the tie before taking the answer gets."""
+    from bracket.judge.informative import candidates_from_standings
+    from bracket.judge.pairs import tied_at_the_top
+    from bracket.session.scoring import score_runs
+    from bracket.standings import build_standings
+
+    choose = _chooser(kind)
+    made = list(comparisons)
+    for _ in range(SETTLE_LIMIT):
+        pool = [c for c in candidates_from_standings(table, [r["id"] for r in runs]) if c.stage == "search"]
+        tie = tied_at_the_top(pool, made)
+        if tie is None:
+            break
+        left, right = sorted(tie)
+        ratios = [taste.value(configs[i - 1]["full"]) / best_taste for i in (left, right)]
+        made.append({"left_run_id": left, "right_run_id": right,
+                     "winner": "left" if choose(*ratios, rng) else "right"})
+        scores = score_runs(runs, ratings, made, WEIGHTS)
+        table = build_standings(runs, configs, scores, ratings, made, human_weight=WEIGHTS["human"])
+    return (table.winner.config_id if table.winner else None), len(made) - len(comparisons)
 
 
 def trials_to_optimum(record: dict[str, Any]) -> int:
@@ -261,6 +309,11 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
                          "pick_rating_within_5pct": sum(r.get("pick_rating") is not None and r["pick_rating"] <= TARGET
                                                         for r in mine),
                          "pick_within_5pct_of_rated": sum(_of_rated(r) for r in mine),
+                         **{f"settled_{kind}_within_5pct": sum((r.get("settled") or {}).get(kind, {}).get("pick")
+                                                                is not None and r["settled"][kind]["pick"] <= TARGET
+                                                                for r in mine) for kind in CHOICES},
+                         "settle_choices": statistics.fmean((r.get("settled") or {}).get("bench", {}).get("choices", 0)
+                                                            for r in mine),
                          "median_trials": statistics.median(trials_to_optimum(r) for r in mine),
                          "found": sum(trials_to_optimum(r) <= r["budget"] for r in mine),
                          "ratings": statistics.fmean(r["ratings"] for r in mine)}
@@ -282,17 +335,20 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run(*, repetitions: int = 10, budget: int = 24, seed_offset: int = 0, workers: int = 0,
         tastes: list[str] | None = None, rater: str = "busy", results_dir=None, log=print,
-        oracle: bool = False, no_focus: bool = False) -> dict[str, Any]:
+        oracle: bool = False, no_focus: bool = False, choice: str = "bench") -> dict[str, Any]:
     """Every (taste, mode, repetition); writes ``preset_steering-<rater>.json`` and returns it.
     ``oracle``: the perfect rater's sessions too (:data:`ORACLE`)."""
     started = time.time()
-    tasks = [(t, m, rep, budget, seed_offset, rater) for rep in range(repetitions) for t in (tastes or list(TASTES))
-             for m in (*MODES, NO_FOCUS, ORACLE) if (oracle or m != ORACLE) and (no_focus or m != NO_FOCUS)]
-    records = common.run_sessions(f"preset_steering-{rater}", tasks, run_session, workers=workers, workdir=False,
+    tasks = [(t, m, rep, budget, seed_offset, rater, choice) for rep in range(repetitions)
+             for t in (tastes or list(TASTES)) for m in (*MODES, NO_FOCUS, ORACLE)
+             if (oracle or m != ORACLE) and (no_focus or m != NO_FOCUS)]
+    name = f"preset_steering-{rater}" + ("" if choice == "bench" else f"-{choice}")
+    records = common.run_sessions(name, tasks, run_session, workers=workers, workdir=False,
                                   results_dir=results_dir, log=log)
-    data = {"plan": {"repetitions": repetitions, "budget": budget, "seed_offset": seed_offset, "rater": rater},
+    data = {"plan": {"repetitions": repetitions, "budget": budget, "seed_offset": seed_offset, "rater": rater,
+                     "choice": choice},
             "seconds": time.time() - started, "summary": summarise(records), "records": records}
-    path = common.write_result(f"preset_steering-{rater}", data, results_dir or common.RESULTS_DIR)
+    path = common.write_result(name, data, results_dir or common.RESULTS_DIR)
     log(f"  preset steering: wrote {path}")
     return data
 
@@ -330,15 +386,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="also the perfect rater's sessions (the sampler sees the taste itself): the ceiling")
     parser.add_argument("--no-focus", action="store_true",
                         help="also the rated sessions without the focus draws (bracket.search.rated_focus), same seeds")
+    parser.add_argument("--choices", choices=CHOICES, default="bench",
+                        help="the rater's blind choices: bench (62 %% the better way at a 5 %% taste gap, the "
+                             "default) or consistent (as reliable as the perception behind one rating: 86 %%)")
     args = parser.parse_args(argv)
     data = run(repetitions=args.repetitions, budget=args.budget, seed_offset=args.seed_offset, workers=args.workers,
                tastes=args.taste, rater=args.rater, results_dir=args.results, oracle=args.oracle,
-               no_focus=args.no_focus)
+               no_focus=args.no_focus, choice=args.choices)
     print(table(data["summary"]))
     if "geometric_mean_trials_ratio" in data["summary"]:
         print(f"geometric mean of rated ÷ control trials: {data['summary']['geometric_mean_trials_ratio']:.2f}")
     if "geometric_mean_no_focus_ratio" in data["summary"]:
         print(f"the same without focus draws: {data['summary']['geometric_mean_no_focus_ratio']:.2f}")
+    rated = [row["rated"] for row in data["summary"].values() if isinstance(row, dict) and "rated" in row]
+    if rated:
+        print(f"winner ≤ 5 % of the best tried: {sum(r['pick_within_5pct'] for r in rated)}; after the rater "
+              "settles the tie at the top by blind choices: "
+              + ", ".join(f"{kind} {sum(r[f'settled_{kind}_within_5pct'] for r in rated)}" for kind in CHOICES)
+              + f" ({statistics.fmean(r['settle_choices'] for r in rated):.1f} choices a session)")
     for taste, row in data["summary"].items():
         if isinstance(row, dict) and NO_FOCUS in row:
             mine = row[NO_FOCUS]
