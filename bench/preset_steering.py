@@ -211,6 +211,8 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
     table = standings()
     settled = {kind: _settle(table, runs, configs, ratings, comparisons, taste, best_taste, kind,
                              random.Random(seed + 2)) for kind in CHOICES} if mode in ("rated", NO_FOCUS) else {}
+    closing = _closing(runs, configs, ratings, comparisons, taste, best_taste, per_round,
+                       random.Random(seed + 3)) if mode in ("rated", NO_FOCUS) else None
     values = config_values(runs, state["scores"])
     tastes = [taste.value(c["full"]) for c in configs]
     tried_best = min(tastes)
@@ -232,6 +234,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
             "ratings": len(ratings), "pairs": len(comparisons),
             "settled": {kind: {"pick": tastes[cid - 1] / tried_best if cid else None, "choices": n}
                         for kind, (cid, n) in settled.items()},
+            "closing": None if closing is None else tastes[closing - 1] / tried_best,
             "given": {str(r["run_id"]): r["value"] for r in ratings},
             "order": order, "params": [c["params"] for c in configs], "names": [c["name"] for c in configs]}
 
@@ -278,6 +281,29 @@ def _settle(table: Any, runs: list[dict[str, Any]], configs: list[dict[str, Any]
     return (table.winner.config_id if table.winner else None), len(made) - len(comparisons)
 
 
+def _closing(runs: list[dict[str, Any]], configs: list[dict[str, Any]], ratings: list[dict[str, Any]],
+             comparisons: list[dict[str, Any]], taste: Taste, best_taste: float, per_round: int,
+             rng: random.Random) -> int | None:
+    """After the last trial: one more look at "Next unrated" (the runs trained since the rater's last
+    look were never offered), rating the first ``per_round`` runs it offers; the winner then."""
+    from bracket.app.rating_queue import rate_next
+    from bracket.session.scoring import score_runs
+    from bracket.session.scoring.sampler_values import taste_readings
+    from bracket.standings import build_standings
+
+    scores = score_runs(runs, ratings, comparisons, WEIGHTS)
+    table = build_standings(runs, configs, scores, ratings, comparisons, human_weight=WEIGHTS["human"])
+    readings = taste_readings(runs, scores, {c["id"]: c["params"] for c in configs})
+    ids, _why = rate_next(table, {r["id"] for r in runs}, 4, readings)
+    done = {r["run_id"] for r in ratings}
+    more = [{"run_id": i, "prompt_index": None,
+             "value": float(rating_of(taste.value(configs[i - 1]["full"]) / best_taste, rng, 0.6))}
+            for i in [i for i in ids if i not in done][:per_round]]
+    scores = score_runs(runs, ratings + more, comparisons, WEIGHTS)
+    table = build_standings(runs, configs, scores, ratings + more, comparisons, human_weight=WEIGHTS["human"])
+    return table.winner.config_id if table.winner else None
+
+
 def trials_to_optimum(record: dict[str, Any]) -> int:
     """First trial within 5 % of the rater's optimum over the space (a miss counts as budget + 1)."""
     best = record["taste_optimum"]
@@ -312,6 +338,8 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
                          **{f"settled_{kind}_within_5pct": sum((r.get("settled") or {}).get(kind, {}).get("pick")
                                                                 is not None and r["settled"][kind]["pick"] <= TARGET
                                                                 for r in mine) for kind in CHOICES},
+                         "closing_within_5pct": sum(r.get("closing") is not None and r["closing"] <= TARGET
+                                                    for r in mine),
                          "settle_choices": statistics.fmean((r.get("settled") or {}).get("bench", {}).get("choices", 0)
                                                             for r in mine),
                          "median_trials": statistics.median(trials_to_optimum(r) for r in mine),
@@ -403,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"winner ≤ 5 % of the best tried: {sum(r['pick_within_5pct'] for r in rated)}; after the rater "
               "settles the tie at the top by blind choices: "
               + ", ".join(f"{kind} {sum(r[f'settled_{kind}_within_5pct'] for r in rated)}" for kind in CHOICES)
-              + f" ({statistics.fmean(r['settle_choices'] for r in rated):.1f} choices a session)")
+              + f" ({statistics.fmean(r['settle_choices'] for r in rated):.1f} choices a session); after one "
+              f"more look at \"Next unrated\": {sum(r['closing_within_5pct'] for r in rated)}")
     for taste, row in data["summary"].items():
         if isinstance(row, dict) and NO_FOCUS in row:
             mine = row[NO_FOCUS]

@@ -60,5 +60,16 @@ def test_a_rated_session_records_its_pick_after_the_tie_at_the_top_is_settled():
         # no choice made: the pick is the session's own
         if settled["choices"] == 0:
             assert settled["pick"] == record["pick"]
+    # one more look at "Next unrated" after the last trial: the pick then, on the same scale
+    assert record["closing"] is None or record["closing"] >= 1.0
     summary = summarise([record])
-    assert {f"settled_{kind}_within_5pct" for kind in CHOICES} <= set(summary["bolder"]["rated"])
+    wanted = {f"settled_{kind}_within_5pct" for kind in CHOICES} | {"closing_within_5pct"}
+    assert wanted <= set(summary["bolder"]["rated"])
+
+
+def test_blind_choices_as_reliable_as_a_rating_are_a_rater_option_and_leave_the_control_alone():
+    bench = run_session("bolder", "rated", 0, 8)
+    consistent = run_session("bolder", "rated", 0, 8, choice="consistent")
+    assert consistent["choice"] == "consistent" and bench["choice"] == "bench"
+    control = [run_session("bolder", "control", 0, 8, choice=c) for c in CHOICES]
+    assert control[0]["tastes"] == control[1]["tastes"] and control[0]["pairs"] == 0
