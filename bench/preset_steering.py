@@ -48,8 +48,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import common
+from bench.preset_closing import CHOICES, chooser, settle
+from bench.preset_closing import closing as closing_look
 from bench.preset_landscapes import LANDSCAPES, Landscape, diverges, quality, sample
-from bench.raters import chooses_left, rating_of
+from bench.raters import rating_of
 
 TARGET = 1.05
 MODES = ("control", "rated")
@@ -193,7 +195,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
                     left, right = sorted(pairs[0])
                     ratios = [taste.value(configs[i - 1]["full"]) / best_taste for i in (left, right)]
                     comparisons.append({"left_run_id": left, "right_run_id": right,
-                                        "winner": "left" if _chooser(choice)(*ratios, rater) else "right"})
+                                        "winner": "left" if chooser(choice)(*ratios, rater) else "right"})
                     state["scores"] = score_runs(runs, ratings, comparisons, WEIGHTS)
         proposal = controller.next()
         config = dict(proposal.config)
@@ -209,10 +211,14 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
         state["scores"] = score_runs(runs, ratings, comparisons, WEIGHTS)
         controller.finish(proposal.trial_number, config_values(runs, state["scores"]).get(trial, 1.0))
     table = standings()
-    settled = {kind: _settle(table, runs, configs, ratings, comparisons, taste, best_taste, kind,
-                             random.Random(seed + 2)) for kind in CHOICES} if mode in ("rated", NO_FOCUS) else {}
-    closing = _closing(runs, configs, ratings, comparisons, taste, best_taste, per_round,
-                       random.Random(seed + 3)) if mode in ("rated", NO_FOCUS) else None
+    def liked(config_id: int) -> float:
+        return taste.value(configs[config_id - 1]["full"]) / best_taste
+
+    rated_mode = mode in ("rated", NO_FOCUS)
+    settled = {kind: settle(table, runs, configs, ratings, comparisons, liked, WEIGHTS, kind,
+                            random.Random(seed + 2)) for kind in CHOICES} if rated_mode else {}
+    closing = (closing_look(runs, configs, ratings, comparisons, liked, WEIGHTS, per_round, random.Random(seed + 3))
+               if rated_mode else None)
     values = config_values(runs, state["scores"])
     tastes = [taste.value(c["full"]) for c in configs]
     tried_best = min(tastes)
@@ -237,71 +243,6 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
             "closing": None if closing is None else tastes[closing - 1] / tried_best,
             "given": {str(r["run_id"]): r["value"] for r in ratings},
             "order": order, "params": [c["params"] for c in configs], "names": [c["name"] for c in configs]}
-
-
-#: how the rater makes a blind choice when it settles a tie at the top (:func:`_settle`): ``bench`` as
-#: in the session (``chooses_left``: 62 % the better way at a 5 % gap), ``consistent`` as reliable as
-#: the perception behind one rating (``bench.preset_ceiling.consistent_choice``: 86 % at 5 %)
-CHOICES = ("bench", "consistent")
-#: the most blind choices a rater makes to settle the top (one per config tied with the leader)
-SETTLE_LIMIT = 5
-
-
-def _chooser(kind: str) -> Any:
-    """The blind-choice model named ``kind`` (:data:`CHOICES`)."""
-    from bench.preset_ceiling import consistent_choice
-
-    return chooses_left if kind == "bench" else consistent_choice
-
-
-def _settle(table: Any, runs: list[dict[str, Any]], configs: list[dict[str, Any]], ratings: list[dict[str, Any]],
-            comparisons: list[dict[str, Any]], taste: Taste, best_taste: float, kind: str,
-            rng: random.Random) -> tuple[int | None, int]:
-    """After the last trial: the rater answers every blind choice "Next pair" offers while the top of
-    its ratings is tied (``tied_at_the_top``), at most :data:`SETTLE_LIMIT`; (the winner then, the
-    choices made). What a person who decides the tie before taking the answer gets."""
-    from bracket.judge.informative import candidates_from_standings
-    from bracket.judge.pairs import tied_at_the_top
-    from bracket.session.scoring import score_runs
-    from bracket.standings import build_standings
-
-    choose = _chooser(kind)
-    made = list(comparisons)
-    for _ in range(SETTLE_LIMIT):
-        pool = [c for c in candidates_from_standings(table, [r["id"] for r in runs]) if c.stage == "search"]
-        tie = tied_at_the_top(pool, made)
-        if tie is None:
-            break
-        left, right = sorted(tie)
-        ratios = [taste.value(configs[i - 1]["full"]) / best_taste for i in (left, right)]
-        made.append({"left_run_id": left, "right_run_id": right,
-                     "winner": "left" if choose(*ratios, rng) else "right"})
-        scores = score_runs(runs, ratings, made, WEIGHTS)
-        table = build_standings(runs, configs, scores, ratings, made, human_weight=WEIGHTS["human"])
-    return (table.winner.config_id if table.winner else None), len(made) - len(comparisons)
-
-
-def _closing(runs: list[dict[str, Any]], configs: list[dict[str, Any]], ratings: list[dict[str, Any]],
-             comparisons: list[dict[str, Any]], taste: Taste, best_taste: float, per_round: int,
-             rng: random.Random) -> int | None:
-    """After the last trial: one more look at "Next unrated" (the runs trained since the rater's last
-    look were never offered), rating the first ``per_round`` runs it offers; the winner then."""
-    from bracket.app.rating_queue import rate_next
-    from bracket.session.scoring import score_runs
-    from bracket.session.scoring.sampler_values import taste_readings
-    from bracket.standings import build_standings
-
-    scores = score_runs(runs, ratings, comparisons, WEIGHTS)
-    table = build_standings(runs, configs, scores, ratings, comparisons, human_weight=WEIGHTS["human"])
-    readings = taste_readings(runs, scores, {c["id"]: c["params"] for c in configs})
-    ids, _why = rate_next(table, {r["id"] for r in runs}, 4, readings)
-    done = {r["run_id"] for r in ratings}
-    more = [{"run_id": i, "prompt_index": None,
-             "value": float(rating_of(taste.value(configs[i - 1]["full"]) / best_taste, rng, 0.6))}
-            for i in [i for i in ids if i not in done][:per_round]]
-    scores = score_runs(runs, ratings + more, comparisons, WEIGHTS)
-    table = build_standings(runs, configs, scores, ratings + more, comparisons, human_weight=WEIGHTS["human"])
-    return table.winner.config_id if table.winner else None
 
 
 def trials_to_optimum(record: dict[str, Any]) -> int:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 
 from bench.preset_ceiling import PERCEIVED, ceiling, consistent_choice, session_ceiling
-from bench.preset_steering import CHOICES, run_session, summarise
+from bench.preset_closing import CHOICES
+from bench.preset_steering import run_session, summarise
 from bench.raters import chooses_left
 
 
