@@ -30,10 +30,14 @@ Per session and taste:
 
 Two raters: ``busy`` (opens "Next unrated" before 7 of 10 proposals and rates 2 runs) and
 ``sparse`` (half of them, 1 run: about half the configs end up rated, so the estimates of the
-unrated ones matter).
+unrated ones matter). ``--choices consistent``: the rater's blind choices as reliable as the
+perception behind its ratings (``bench.preset_ceiling``). Beside the winner, each rated session
+records the pick after two closing acts of the rater (``bench.preset_closing``: settling a tie
+at the top by blind choices, one more look at "Next unrated"); ``bench.preset_ceiling`` says
+what the judgements given allow at best.
 
 ``python -m bench.preset_steering [--rater busy|sparse] [--repetitions N] [--budget B] [--seed-offset K]
-[--workers N]``.
+[--workers N] [--oracle] [--no-focus] [--choices bench|consistent]``.
 """
 
 from __future__ import annotations

@@ -74,3 +74,29 @@ def test_blind_choices_as_reliable_as_a_rating_are_a_rater_option_and_leave_the_
     assert consistent["choice"] == "consistent" and bench["choice"] == "bench"
     control = [run_session("bolder", "control", 0, 8, choice=c) for c in CHOICES]
     assert control[0]["tastes"] == control[1]["tastes"] and control[0]["pairs"] == 0
+
+
+def test_settling_asks_the_tie_at_the_top_and_the_choice_decides_the_answer():
+    from bench.preset_closing import settle
+    from bracket.session.scoring import score_runs
+    from bracket.standings import build_standings
+
+    weights = {"loss": 1.0, "human": 2.0}
+    floors = {1: 0.20, 2: 0.30, 3: 0.25}
+    params = {i: {"optimizer_type": "AdamW", "learning_rate": 1e-4 * 3 ** i, "network_dim": 16} for i in floors}
+    runs = [{"id": i, "config_id": i, "status": "done", "kind": "search", "stage": "search", "finished_at": None,
+             "loss": [(s, f + (1 - f) * 0.9 ** s) for s in range(1, 41)], "params": params[i], "seed": 1,
+             "max_steps": 40} for i, f in floors.items()]
+    configs = [{"id": i, "name": f"c{i}", "stage": "search", "kind": "search", "trial_number": i,
+                "params": params[i]} for i in floors]
+    ratings = [{"run_id": i, "prompt_index": None, "value": v} for i, v in {1: 9.0, 2: 9.0, 3: 5.0}.items()]
+    table = build_standings(runs, configs, score_runs(runs, ratings, [], weights), ratings, [], human_weight=2.0)
+    assert table.winner.config_id == 1  # the tie goes to the loss while no choice decided it
+    liked = {1: 1.4, 2: 1.0, 3: 1.5}.__getitem__  # the rater likes c2 far better
+    winner, made = settle(table, runs, configs, ratings, [], liked, weights, "consistent", random.Random(0))
+    assert (winner, made) == (2, 1)
+    # a tie already decided by a choice between the two is not asked again
+    decided = [{"left_run_id": 1, "right_run_id": 2, "winner": "left"}]
+    table = build_standings(runs, configs, score_runs(runs, ratings, decided, weights), ratings, decided,
+                            human_weight=2.0)
+    assert settle(table, runs, configs, ratings, decided, liked, weights, "consistent", random.Random(0)) == (1, 0)
