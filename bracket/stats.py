@@ -304,13 +304,12 @@ def _by_verdict(said: Any, test: WelchTest | None) -> str:
 
 
 def _seed_caveat(best: ConfigSummary, *pairs: Any) -> str:
-    """What the verdict adds of seeds once it read its pairs by the headline's rule: the reading's
-    own caveat where a ± is the noise floor alone (nothing measured), else that a one-seed winner
-    is not confirmed; "" otherwise."""
+    """What the verdict adds of seeds: the reading's own caveat where a ± of a pair it read is the
+    noise floor alone (nothing measured), else that a one-seed winner is not confirmed; "" otherwise."""
     caveat = next((said.caveat for said in pairs if said is not None and said.caveat), "")
     if caveat:
         return f"; {caveat}"
-    if best.n < 2 and any(said is not None for said in pairs):
+    if best.n < 2:
         return "; the winner was measured with one seed only (not confirmed): rerun it with more seeds"
     return ""
 
