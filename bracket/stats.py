@@ -316,7 +316,7 @@ def _seed_caveat(best: ConfigSummary, *pairs: Any) -> str:
 
 def _pair_runner_up(name: str, said: Any) -> str:
     """The verdict's words for the best config against the runner-up ``name``, decided by a
-    reading's ``pair`` (``bracket.standings.headline.PairReading``: tie or ahead, the loss's words,
+    reading's ``pair`` (``bracket.standings.interval.PairReading``: tie or ahead, the loss's words,
     ``"6.3 % apart, ± 10 %"``, what a tie lies inside)."""
     if said.tie:
         return (f"; it is level with the runner-up {name!r} on {said.words} ({said.apart}: inside {said.noise}), "

@@ -34,8 +34,8 @@ from typing import Any
 from bracket.search.halving import Rungs
 from bracket.session.scoring.image_judges import image_steps
 from bracket.standings.evidence import config_duels, evidence_order, own_rating, own_verdict
-from bracket.standings.headline import Headline, PairReading, loss_values, pair_reading, seed_noise, stage_headlines
-from bracket.standings.interval import FLOOR_ONLY
+from bracket.standings.headline import Headline, loss_values, pair_reading, seed_noise, stage_headlines
+from bracket.standings.interval import FLOOR_ONLY, PairReading
 from bracket.standings.parts import mean_figures, score_parts
 from bracket.standings.quality import HeadlineReading
 from bracket.standings.rows import ConfigRow, RunStanding

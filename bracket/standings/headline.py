@@ -30,9 +30,17 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-from bracket.standings.interval import FLOOR_LABEL, FLOOR_ONLY, NOISE_FLOOR, SeedNoise, margin, pooled_spread
+from bracket.standings.interval import (
+    FLOOR_LABEL,
+    FLOOR_ONLY,
+    NOISE_FLOOR,
+    PairReading,
+    SeedNoise,
+    margin,
+    pooled_spread,
+)
 from bracket.standings.parts import informed
 
 #: the loss figures a headline compares, best first, with the words it says them in
@@ -98,23 +106,6 @@ class LossChange:
         return {"figure": self.figure, "value": self.value, "baseline": self.baseline, "change": self.change,
                 "margin": self.margin, "measured_noise": self.measured_noise, "freedom": self.freedom,
                 "basis": self.basis, "tie": self.tie, "is_baseline": self.is_baseline}
-
-
-class PairReading(NamedTuple):
-    """Two configs read by the headline's rule (:func:`pair_reading`), for the verdict."""
-
-    #: the difference lies inside the ±
-    tie: bool
-    #: the first config's loss is the lower
-    lower: bool
-    #: the loss's words ("validation loss")
-    words: str
-    #: ``6.3 % apart, ± 10 %`` (the ±'s number as the headline writes it)
-    apart: str
-    #: what a tie lies inside: "seed noise", or "the noise floor" where nothing was measured
-    noise: str
-    #: what the verdict adds of the ±'s basis: :data:`FLOOR_ONLY`, or ""
-    caveat: str
 
 
 @dataclass(frozen=True)

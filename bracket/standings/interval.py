@@ -59,6 +59,23 @@ def pooled_spread(groups: Iterable[Sequence[float]]) -> SeedNoise | None:
     return SeedNoise(math.sqrt(squares / freedom), freedom) if freedom else None
 
 
+class PairReading(NamedTuple):
+    """Two configs read by the headline's rule (``headline.pair_reading``), for the verdict."""
+
+    #: the difference lies inside the ±
+    tie: bool
+    #: the first config's loss is the lower
+    lower: bool
+    #: the loss's words ("validation loss")
+    words: str
+    #: ``6.3 % apart, ± 10 %`` (the ±'s number as the headline writes it)
+    apart: str
+    #: what a tie lies inside: "seed noise", or "the noise floor" where nothing was measured
+    noise: str
+    #: what the verdict adds of the ±'s basis: :data:`FLOOR_ONLY`, or ""
+    caveat: str
+
+
 @functools.lru_cache(maxsize=256)
 def t_quantile(freedom: int) -> float:
     """Student's t at the two-sided :data:`CONFIDENCE` for ``freedom`` degrees of freedom."""

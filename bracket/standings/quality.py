@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from bracket.standings.headline import PairReading
+from bracket.standings.interval import PairReading
 
 #: the scale's ends: the worst and the best quality (the 1–10 rating scale)
 QUALITY_MIN, QUALITY_MAX = 1.0, 10.0
@@ -50,6 +50,6 @@ class HeadlineReading:
 
     def pair(self, a: Any, b: Any) -> PairReading | None:
         """Whether ``a`` and ``b`` (summaries, ``a`` ranked first) are level, by the headline's one
-        rule (``headline.pair_reading``, which the standings pass: a ``headline.PairReading``); None
+        rule (``headline.pair_reading``, which the standings pass: an ``interval.PairReading``); None
         when they cannot be compared."""
         return self._pair(a, b) if self._pair is not None else None

@@ -15,7 +15,8 @@ import pytest
 from bracket.judge.base import normalise_lower_better, relative_spread
 from bracket.session.scoring import RunScore
 from bracket.standings import build_standings
-from bracket.standings.headline import PairReading, compare_loss, seed_noise
+from bracket.standings.headline import compare_loss, seed_noise
+from bracket.standings.interval import PairReading
 
 NAMES = ("baseline", "alpha", "beta", "gamma")
 
