@@ -30,10 +30,14 @@ Per session and taste:
 
 Two raters: ``busy`` (opens "Next unrated" before 7 of 10 proposals and rates 2 runs) and
 ``sparse`` (half of them, 1 run: about half the configs end up rated, so the estimates of the
-unrated ones matter).
+unrated ones matter). ``--choices consistent``: the rater's blind choices as reliable as the
+perception behind its ratings (``bench.preset_ceiling``). Beside the winner, each rated session
+records the pick after two closing acts of the rater (``bench.preset_closing``: settling a tie
+at the top by blind choices, one more look at "Next unrated"); ``bench.preset_ceiling`` says
+what the judgements given allow at best.
 
 ``python -m bench.preset_steering [--rater busy|sparse] [--repetitions N] [--budget B] [--seed-offset K]
-[--workers N]``.
+[--workers N] [--oracle] [--no-focus] [--choices bench|consistent]``.
 """
 
 from __future__ import annotations
@@ -48,8 +52,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import common
+from bench.preset_closing import CHOICES, chooser, settle
+from bench.preset_closing import closing as closing_look
 from bench.preset_landscapes import LANDSCAPES, Landscape, diverges, quality, sample
-from bench.raters import chooses_left, rating_of
+from bench.raters import rating_of
 
 TARGET = 1.05
 MODES = ("control", "rated")
@@ -123,8 +129,9 @@ RATERS = {"busy": (0.7, 2), "sparse": (0.5, 1)}
 
 
 def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_offset: int = 0,
-                rater_kind: str = "busy") -> dict[str, Any]:
-    """One session: what it trained (the taste of each config) and what it picked."""
+                rater_kind: str = "busy", choice: str = "bench") -> dict[str, Any]:
+    """One session: what it trained (the taste of each config) and what it picked; ``choice``: how
+    the rater makes its blind choices (:data:`CHOICES`)."""
     import optuna
 
     from bench.preset_search import preset_space, preset_trainer
@@ -192,7 +199,7 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
                     left, right = sorted(pairs[0])
                     ratios = [taste.value(configs[i - 1]["full"]) / best_taste for i in (left, right)]
                     comparisons.append({"left_run_id": left, "right_run_id": right,
-                                        "winner": "left" if chooses_left(*ratios, rater) else "right"})
+                                        "winner": "left" if chooser(choice)(*ratios, rater) else "right"})
                     state["scores"] = score_runs(runs, ratings, comparisons, WEIGHTS)
         proposal = controller.next()
         config = dict(proposal.config)
@@ -208,6 +215,14 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
         state["scores"] = score_runs(runs, ratings, comparisons, WEIGHTS)
         controller.finish(proposal.trial_number, config_values(runs, state["scores"]).get(trial, 1.0))
     table = standings()
+    def liked(config_id: int) -> float:
+        return taste.value(configs[config_id - 1]["full"]) / best_taste
+
+    rated_mode = mode in ("rated", NO_FOCUS)
+    settled = {kind: settle(table, runs, configs, ratings, comparisons, liked, WEIGHTS, kind,
+                            random.Random(seed + 2)) for kind in CHOICES} if rated_mode else {}
+    closing = (closing_look(runs, configs, ratings, comparisons, liked, WEIGHTS, per_round, random.Random(seed + 3))
+               if rated_mode else None)
     values = config_values(runs, state["scores"])
     tastes = [taste.value(c["full"]) for c in configs]
     tried_best = min(tastes)
@@ -221,11 +236,15 @@ def run_session(taste_name: str, mode: str, repetition: int, budget: int, seed_o
     pick_rating = (min(rated, key=lambda c: (-statistics.fmean(rated[c]), order.index(c) if c in order else 0))
                    if rated else pick)
     return {"taste": taste_name, "mode": mode, "repetition": repetition, "budget": budget, "rater": rater_kind,
+            "choice": choice,
             "seconds": time.time() - started, "taste_optimum": best_taste, "tastes": tastes,
             "pick": tastes[pick - 1] / tried_best if pick else None,
             "pick_mean": tastes[pick_mean - 1] / tried_best if pick_mean else None,
             "pick_rating": tastes[pick_rating - 1] / tried_best if pick_rating else None,
             "ratings": len(ratings), "pairs": len(comparisons),
+            "settled": {kind: {"pick": tastes[cid - 1] / tried_best if cid else None, "choices": n}
+                        for kind, (cid, n) in settled.items()},
+            "closing": None if closing is None else tastes[closing - 1] / tried_best,
             "given": {str(r["run_id"]): r["value"] for r in ratings},
             "order": order, "params": [c["params"] for c in configs], "names": [c["name"] for c in configs]}
 
@@ -261,6 +280,13 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
                          "pick_rating_within_5pct": sum(r.get("pick_rating") is not None and r["pick_rating"] <= TARGET
                                                         for r in mine),
                          "pick_within_5pct_of_rated": sum(_of_rated(r) for r in mine),
+                         **{f"settled_{kind}_within_5pct": sum((r.get("settled") or {}).get(kind, {}).get("pick")
+                                                                is not None and r["settled"][kind]["pick"] <= TARGET
+                                                                for r in mine) for kind in CHOICES},
+                         "closing_within_5pct": sum(r.get("closing") is not None and r["closing"] <= TARGET
+                                                    for r in mine),
+                         "settle_choices": statistics.fmean((r.get("settled") or {}).get("bench", {}).get("choices", 0)
+                                                            for r in mine),
                          "median_trials": statistics.median(trials_to_optimum(r) for r in mine),
                          "found": sum(trials_to_optimum(r) <= r["budget"] for r in mine),
                          "ratings": statistics.fmean(r["ratings"] for r in mine)}
@@ -282,17 +308,20 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run(*, repetitions: int = 10, budget: int = 24, seed_offset: int = 0, workers: int = 0,
         tastes: list[str] | None = None, rater: str = "busy", results_dir=None, log=print,
-        oracle: bool = False, no_focus: bool = False) -> dict[str, Any]:
+        oracle: bool = False, no_focus: bool = False, choice: str = "bench") -> dict[str, Any]:
     """Every (taste, mode, repetition); writes ``preset_steering-<rater>.json`` and returns it.
     ``oracle``: the perfect rater's sessions too (:data:`ORACLE`)."""
     started = time.time()
-    tasks = [(t, m, rep, budget, seed_offset, rater) for rep in range(repetitions) for t in (tastes or list(TASTES))
-             for m in (*MODES, NO_FOCUS, ORACLE) if (oracle or m != ORACLE) and (no_focus or m != NO_FOCUS)]
-    records = common.run_sessions(f"preset_steering-{rater}", tasks, run_session, workers=workers, workdir=False,
+    tasks = [(t, m, rep, budget, seed_offset, rater, choice) for rep in range(repetitions)
+             for t in (tastes or list(TASTES)) for m in (*MODES, NO_FOCUS, ORACLE)
+             if (oracle or m != ORACLE) and (no_focus or m != NO_FOCUS)]
+    name = f"preset_steering-{rater}" + ("" if choice == "bench" else f"-{choice}")
+    records = common.run_sessions(name, tasks, run_session, workers=workers, workdir=False,
                                   results_dir=results_dir, log=log)
-    data = {"plan": {"repetitions": repetitions, "budget": budget, "seed_offset": seed_offset, "rater": rater},
+    data = {"plan": {"repetitions": repetitions, "budget": budget, "seed_offset": seed_offset, "rater": rater,
+                     "choice": choice},
             "seconds": time.time() - started, "summary": summarise(records), "records": records}
-    path = common.write_result(f"preset_steering-{rater}", data, results_dir or common.RESULTS_DIR)
+    path = common.write_result(name, data, results_dir or common.RESULTS_DIR)
     log(f"  preset steering: wrote {path}")
     return data
 
@@ -330,15 +359,25 @@ def main(argv: list[str] | None = None) -> int:
                         help="also the perfect rater's sessions (the sampler sees the taste itself): the ceiling")
     parser.add_argument("--no-focus", action="store_true",
                         help="also the rated sessions without the focus draws (bracket.search.rated_focus), same seeds")
+    parser.add_argument("--choices", choices=CHOICES, default="bench",
+                        help="the rater's blind choices: bench (62 %% the better way at a 5 %% taste gap, the "
+                             "default) or consistent (as reliable as the perception behind one rating: 86 %%)")
     args = parser.parse_args(argv)
     data = run(repetitions=args.repetitions, budget=args.budget, seed_offset=args.seed_offset, workers=args.workers,
                tastes=args.taste, rater=args.rater, results_dir=args.results, oracle=args.oracle,
-               no_focus=args.no_focus)
+               no_focus=args.no_focus, choice=args.choices)
     print(table(data["summary"]))
     if "geometric_mean_trials_ratio" in data["summary"]:
         print(f"geometric mean of rated ÷ control trials: {data['summary']['geometric_mean_trials_ratio']:.2f}")
     if "geometric_mean_no_focus_ratio" in data["summary"]:
         print(f"the same without focus draws: {data['summary']['geometric_mean_no_focus_ratio']:.2f}")
+    rated = [row["rated"] for row in data["summary"].values() if isinstance(row, dict) and "rated" in row]
+    if rated:
+        print(f"winner ≤ 5 % of the best tried: {sum(r['pick_within_5pct'] for r in rated)}; after the rater "
+              "settles the tie at the top by blind choices: "
+              + ", ".join(f"{kind} {sum(r[f'settled_{kind}_within_5pct'] for r in rated)}" for kind in CHOICES)
+              + f" ({statistics.fmean(r['settle_choices'] for r in rated):.1f} choices a session); after one "
+              f"more look at \"Next unrated\": {sum(r['closing_within_5pct'] for r in rated)}")
     for taste, row in data["summary"].items():
         if isinstance(row, dict) and NO_FOCUS in row:
             mine = row[NO_FOCUS]
