@@ -12,8 +12,9 @@ scores of its runs, one per seed; lower is better). Output:
   ``reading`` cannot compare: the standings' reading decides tie vs ahead by the headline's one
   rule (``HeadlineReading.pair``), so the verdict never calls "level" what the headline calls ahead,
   or the reverse;
-* :func:`verdict`: one sentence a person can act on, with its confidence. With one seed per
-  config it says plainly that no significance claim is possible.
+* :func:`verdict`: one sentence a person can act on, with its confidence. Where its reading
+  cannot compare a pair and each config ran one seed it says plainly that no significance claim is
+  possible (:data:`ONE_SEED_NOTE`); where it can, the reading's caveat says what the ± rests on.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 DEFAULT_CONFIDENCE = 0.95
+#: the note of a report whose configs each ran one seed (the standings say what their ± rests on instead)
+ONE_SEED_NOTE = "each config ran with one seed: no significance claim is possible"
 #: combined scores live in [0, 1] (docs/SCORING.md): an interval never reaches past them
 SCORE_RANGE = (0.0, 1.0)
 
@@ -162,7 +165,7 @@ def summarise(items: Iterable[ConfigScores], confidence: float = DEFAULT_CONFIDE
     if best and baselines and best.kind != "baseline":
         vs_baseline = welch_test(best, baselines[0], alpha)
     if scored and all(s.n < 2 for s in scored):
-        notes.append("each config ran with one seed: no significance claim is possible")
+        notes.append(ONE_SEED_NOTE)
     return StatsReport(scored + unscored, best, runner_up, vs_runner_up, vs_baseline, confidence, notes)
 
 
@@ -234,46 +237,46 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
         return f"{head}; {alone}."
     if unsettled:
         return f"{head}, ranked ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}). {unsettled}."
+    runner = report.runner_up
     test = report.vs_runner_up
-    if best.mean == report.runner_up.mean and best.disqualified == report.runner_up.disqualified:
-        return (head + f", tied with {report.runner_up.name!r} ({_brief(report.runner_up, reading)}): "
+    if best.mean == runner.mean and best.disqualified == runner.disqualified:
+        return (head + f", tied with {runner.name!r} ({_brief(runner, reading)}): "
                 "they score exactly the same, so nothing measured puts one ahead; either is the answer, "
                 "or rerun both with more seeds (or rate their samples) to choose.")
-    if best.n < 2 and any(s.n >= 2 for s in report.summaries):
+    pair = getattr(reading, "pair", None)  # the headline's one tie rule (the standings' reading)
+    said = pair(best, runner) if pair is not None else None
+    if _worse(best, runner):  # ranked first by the person's verdicts, not by the score
+        return (head + f", ranked ahead of {runner.name!r} ({_brief(runner, reading)}) by your ratings or choices"
+                + _by_verdict(said, test) + "; rate or compare the two again to settle it"
+                + _seed_caveat(best, said) + ".")
+    if said is not None:
+        tail = _pair_runner_up(runner.name, said)
+    elif best.n < 2 and any(s.n >= 2 for s in report.summaries):
         return (
-            head + f", ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}); "
+            head + f", ahead of {runner.name!r} ({_brief(runner, reading)}); "
             f"the winner was measured "
             "with one seed only (not confirmed), so treat it as a candidate: rerun it with more seeds."
         )
-    if test is None or test.p_value is None:
+    elif test is None or test.p_value is None:
         return (
-            head + f", ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}); "
+            head + f", ahead of {runner.name!r} ({_brief(runner, reading)}); "
             f"with fewer than "
             "2 seeds per config no significance claim is possible: rerun the top configs with more seeds."
         )
-    level = f"{report.confidence:.0%}"
-    if _worse(best, report.runner_up):  # ranked first by the person's verdicts, not by the score
-        return (head + f", ranked ahead of {report.runner_up.name!r} ({_brief(report.runner_up, reading)}) "
-                f"by your ratings or choices, although its combined score is worse (p = {test.p_value:.3g}); "
-                "rate or compare the two again to settle it.")
-    pair = getattr(reading, "pair", None)  # the headline's one tie rule (the standings' reading)
-    said = pair(best, report.runner_up) if pair is not None else None
-    if said is not None:
-        tail = _pair_runner_up(report.runner_up.name, *said)
     elif test.significant:
         tail = (
-            f"; it beats the runner-up {report.runner_up.name!r} "
-            f"(p = {test.p_value:.3g}, significant at {level})"
+            f"; it beats the runner-up {runner.name!r} "
+            f"(p = {test.p_value:.3g}, significant at {report.confidence:.0%})"
         )
     else:
         tail = (
-            f"; it is not significantly better than the runner-up {report.runner_up.name!r} "
-            f"(p = {test.p_value:.3g} at {level}), so treat them as tied or add seeds"
+            f"; it is not significantly better than the runner-up {runner.name!r} "
+            f"(p = {test.p_value:.3g} at {report.confidence:.0%}), so treat them as tied or add seeds"
         )
     base = next((s for s in report.summaries if s.kind == "baseline" and s.n), None)
-    said = pair(best, base) if pair is not None and base is not None and best.kind != "baseline" else None
-    if said is not None:
-        tail += ", the baseline itself" if base is report.runner_up else _pair_baseline(*said)
+    against = pair(best, base) if pair is not None and base is not None and best.kind != "baseline" else None
+    if against is not None:
+        tail += ", the baseline itself" if base is runner else _pair_baseline(against)
     elif report.vs_baseline is not None and report.vs_baseline.p_value is not None:
         base = report.vs_baseline.b
         if _worse(best, base):
@@ -283,25 +286,51 @@ def verdict(report: StatsReport, *, step: int | None = None, steps: int | None =
             tail += f", and is {word} better than the baseline (p = {report.vs_baseline.p_value:.3g})"
     elif best.kind == "baseline":
         tail += ", and it is the baseline itself"
-    return head + tail + "."
+    return head + tail + _seed_caveat(best, said, against) + "."
 
 
-def _pair_runner_up(name: str, tie: bool, lower: bool, words: str, apart: str) -> str:
+def _by_verdict(said: Any, test: WelchTest | None) -> str:
+    """What the loss says of a best config the person's verdicts put ahead of a runner-up whose
+    combined score is better: the headline's rule where the two share a loss figure (``said``),
+    never a p that could read otherwise; Welch's p on the combined score only where they do not."""
+    if said is None:
+        p = f" (p = {test.p_value:.3g})" if test is not None and test.p_value is not None else ""
+        return f", although its combined score is worse{p}"
+    if said.tie:
+        return f"; on {said.words} the two are level ({said.apart}: inside {said.noise})"
+    if said.lower:
+        return f"; its {said.words} is lower too, beyond {said.noise} ({said.apart})"
+    return f", though its {said.words} is higher beyond {said.noise} ({said.apart})"
+
+
+def _seed_caveat(best: ConfigSummary, *pairs: Any) -> str:
+    """What the verdict adds of seeds: the reading's own caveat where a ± of a pair it read is the
+    noise floor alone (nothing measured), else that a one-seed winner is not confirmed; "" otherwise."""
+    caveat = next((said.caveat for said in pairs if said is not None and said.caveat), "")
+    if caveat:
+        return f"; {caveat}"
+    if best.n < 2:
+        return "; the winner was measured with one seed only (not confirmed): rerun it with more seeds"
+    return ""
+
+
+def _pair_runner_up(name: str, said: Any) -> str:
     """The verdict's words for the best config against the runner-up ``name``, decided by a
-    reading's ``pair`` (tie or ahead, the loss's words, ``"6.3 % apart, ± 10 %"``)."""
-    if tie:
-        return (f"; it is level with the runner-up {name!r} on {words} ({apart}: inside seed noise), "
+    reading's ``pair`` (``bracket.standings.interval.PairReading``: tie or ahead, the loss's words,
+    ``"6.3 % apart, ± 10 %"``, what a tie lies inside)."""
+    if said.tie:
+        return (f"; it is level with the runner-up {name!r} on {said.words} ({said.apart}: inside {said.noise}), "
                 "so treat them as tied or add seeds")
-    if lower:
-        return f"; it beats the runner-up {name!r} beyond seed noise ({words} {apart})"
-    return (f"; it is ranked ahead of the runner-up {name!r} on its other parts, though its {words} is higher "
-            f"beyond seed noise ({apart})")
+    if said.lower:
+        return f"; it beats the runner-up {name!r} beyond {said.noise} ({said.words} {said.apart})"
+    return (f"; it is ranked ahead of the runner-up {name!r} on its other parts, though its {said.words} is higher "
+            f"beyond {said.noise} ({said.apart})")
 
 
-def _pair_baseline(tie: bool, lower: bool, words: str, apart: str) -> str:
+def _pair_baseline(said: Any) -> str:
     """The verdict's words for the best config against the baseline, as :func:`_pair_runner_up`."""
-    if tie:
-        return f", and is level with the baseline on {words} ({apart}: inside seed noise)"
-    if lower:
-        return f", and its {words} is lower than the baseline's beyond seed noise ({apart})"
-    return f", though its {words} is higher than the baseline's beyond seed noise ({apart})"
+    if said.tie:
+        return f", and is level with the baseline on {said.words} ({said.apart}: inside {said.noise})"
+    if said.lower:
+        return f", and its {said.words} is lower than the baseline's beyond {said.noise} ({said.apart})"
+    return f", though its {said.words} is higher than the baseline's beyond {said.noise} ({said.apart})"

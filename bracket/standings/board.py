@@ -28,19 +28,20 @@ configs, their current combined scores, the ratings and comparisons; returns a :
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bracket.search.halving import Rungs
 from bracket.session.scoring.image_judges import image_steps
 from bracket.standings.evidence import config_duels, evidence_order, own_rating, own_verdict
-from bracket.standings.headline import Headline, pair_reading, seed_noise, stage_headlines
+from bracket.standings.headline import Headline, loss_values, pair_reading, seed_noise, stage_headlines
+from bracket.standings.interval import FLOOR_ONLY, PairReading
 from bracket.standings.parts import mean_figures, score_parts
 from bracket.standings.quality import HeadlineReading
 from bracket.standings.rows import ConfigRow, RunStanding
 from bracket.standings.rungs import reached_full, rung_place, trained_steps
 from bracket.standings.unseen import unseen_better
-from bracket.stats import ConfigScores, StatsReport, summarise, verdict
+from bracket.stats import ONE_SEED_NOTE, ConfigScores, StatsReport, summarise, verdict
 
 #: the stages with a leaderboard, in the order the winner is looked for first
 STAGES = ("final", "search", "promote")
@@ -198,9 +199,13 @@ def _board(stage: str, configs: Sequence[Mapping[str, Any]], runs: Sequence[RunS
              } if short and best and best.full_length else {}
     noise = seed_noise(by_config.values())
 
-    def pair(a: Any, b: Any) -> tuple[bool, bool, str, str] | None:  # the headline's tie rule for the verdict
+    def pair(a: Any, b: Any) -> PairReading | None:  # the headline's tie rule for the verdict
         return pair_reading(by_config.get(a.config_id, ()), by_config.get(b.config_id, ()), noise,
                             a_is_baseline=a.kind == "baseline")
+
+    if ONE_SEED_NOTE in stats.notes and loss_values(runs):  # a ± of one seed each is the floor's: said so
+        said = [FLOOR_ONLY] if not noise else []  # (a lower-rung config's seeds measured a spread: no note)
+        stats = replace(stats, notes=[n for note in stats.notes for n in (said if note == ONE_SEED_NOTE else [note])])
 
     return StageBoard(stage, rows, stats, verdict(stats, step=best.best_step if best else None,
                                                   steps=won.steps if won else None,

@@ -5,12 +5,11 @@ when other runs arrive and says nothing on its own. The headline says each part 
 of its own that no other run can move (docs/SCORING.md, "The headline"):
 
 * **loss** against the stage's **baseline** config: ``12 % lower validation loss than your
-  baseline, ± 3 %``. The ± is the 95 % half-width from the seeds: the relative spread of a
-  config's loss over its seeds, pooled over the stage's configs that ran more than one seed
-  (``noise``), but never below the loss judge's noise floor (1 % for a validation or eval
-  loss, 5 % for the training loss), times ``2·√(1/n + 1/n_baseline)``. A difference inside it reads as a
-  tie: ``validation loss level with your baseline (± 3 %)``. The baseline itself reads
-  ``your baseline (validation loss 0.1146)``; a stage without one shows the loss itself.
+  baseline, ± 3 %``, the ± by one rule (``bracket.standings.interval``: Student's t over the
+  stage's pooled seed spread, never narrower than the loss judge's noise floor; where no config
+  ran two seeds, the floor's alone, said ``± 2.8 % (noise floor: one seed each)``). A difference
+  inside it reads as a tie: ``validation loss level with your baseline (± 3 %)``. The baseline
+  itself reads ``your baseline (validation loss 0.1146)``; a stage without one shows the loss itself.
 * **the person's verdict** on their own 1–10 scale: ``rated 8/10 by you`` (the mean rating;
   blind choices, when they move it, follow: ``your blind choices: 8.6/10``), or
   ``7.1/10 from your blind choices`` for a config only compared; an unrated config reads
@@ -28,21 +27,26 @@ of its own that no other run can move (docs/SCORING.md, "The headline"):
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bracket.standings.interval import (
+    FLOOR_LABEL,
+    FLOOR_ONLY,
+    NOISE_FLOOR,
+    PairReading,
+    SeedNoise,
+    margin,
+    pooled_spread,
+)
 from bracket.standings.parts import informed
 
 #: the loss figures a headline compares, best first, with the words it says them in
 LOSS_FIGURES = (("val loss", "validation loss"), ("eval loss", "eval loss"), ("loss", "training loss"))
 #: the judges the loss figures come from (their parts are said as the loss comparison)
 LOSS_JUDGES = ("loss", "eval_loss")
-#: the relative spread of one run's loss assumed when no config ran two seeds: the loss
-#: judges' noise thresholds (docs/JUDGES.md)
-NOISE_FLOOR = {"val loss": 0.01, "eval loss": 0.01, "loss": 0.05}
 #: the suffix of a raw figure on its own scale (a figure not named here is shown as it is)
 FIGURE_SCALE = {"vlm": "/10", "llm judge": "/10"}
 #: figures that are not a judge's main reading (left out of the headline, kept in the raw figures)
@@ -66,16 +70,42 @@ class LossChange:
     measured_noise: bool = False
     #: this is the baseline itself
     is_baseline: bool = False
+    #: the degrees of freedom of the stage's pooled seed spread (0: no config ran two seeds)
+    freedom: int = 0
 
     @property
     def tie(self) -> bool:
         """The difference lies inside seed noise."""
         return self.change is not None and self.margin is not None and abs(self.change) <= self.margin
 
+    @property
+    def floor_only(self) -> bool:
+        """The ± is the noise floor alone: no seed spread was measured in the stage."""
+        return self.margin is not None and self.freedom == 0
+
+    @property
+    def basis(self) -> str:
+        """What the ± rests on: ``seeds`` (their measured spread), ``noise floor`` (the measured
+        spread lies below it) or :data:`FLOOR_LABEL` (nothing measured); "" without a ±."""
+        if self.margin is None:
+            return ""
+        return "seeds" if self.measured_noise else FLOOR_LABEL if self.floor_only else "noise floor"
+
+    @property
+    def noise_words(self) -> str:
+        """What a difference inside the ± lies inside: seed noise, or the floor where nothing was measured."""
+        return "the noise floor" if self.floor_only else "seed noise"
+
+    def margin_text(self) -> str:
+        """``± 3 %``, or ``± 2.8 % (noise floor: one seed each)`` where the ± is the floor alone."""
+        if self.margin is None:
+            return ""
+        return f"± {percent_text(100 * self.margin)} %" + (f" ({FLOOR_LABEL})" if self.floor_only else "")
+
     def to_dict(self) -> dict[str, Any]:
         return {"figure": self.figure, "value": self.value, "baseline": self.baseline, "change": self.change,
-                "margin": self.margin, "measured_noise": self.measured_noise, "tie": self.tie,
-                "is_baseline": self.is_baseline}
+                "margin": self.margin, "measured_noise": self.measured_noise, "freedom": self.freedom,
+                "basis": self.basis, "tie": self.tie, "is_baseline": self.is_baseline}
 
 
 @dataclass(frozen=True)
@@ -127,23 +157,18 @@ def loss_values(runs: Iterable[Any]) -> dict[str, list[float]]:
     return found
 
 
-def seed_noise(groups: Iterable[Sequence[Any]]) -> dict[str, float]:
+def seed_noise(groups: Iterable[Sequence[Any]]) -> dict[str, SeedNoise]:
     """Per loss figure, the relative spread of one run's loss over seeds, pooled over the
-    ``groups`` (each a config's runs) that have two values or more; missing where none has."""
-    squares: dict[str, float] = {}
-    freedom: dict[str, int] = {}
+    ``groups`` (each a config's runs) that have two values or more, with its degrees of freedom
+    (``interval.pooled_spread``); missing where none has."""
+    per_figure: dict[str, list[list[float]]] = {}
     for runs in groups:
         for name, values in loss_values(runs).items():
-            values = [v for v in values if math.isfinite(v)]
-            if len(values) < 2 or statistics.fmean(values) == 0:
-                continue
-            mean = statistics.fmean(values)
-            squares[name] = squares.get(name, 0.0) + sum(((v - mean) / mean) ** 2 for v in values)
-            freedom[name] = freedom.get(name, 0) + len(values) - 1
-    return {name: math.sqrt(squares[name] / freedom[name]) for name in squares if freedom[name] > 0}
+            per_figure.setdefault(name, []).append(values)
+    return {name: found for name, values in per_figure.items() if (found := pooled_spread(values)) is not None}
 
 
-def _loss_change(runs: Sequence[Any], baseline: Sequence[Any] | None, noise: Mapping[str, float],
+def _loss_change(runs: Sequence[Any], baseline: Sequence[Any] | None, noise: Mapping[str, SeedNoise],
                  is_baseline: bool) -> LossChange | None:
     mine = loss_values(runs)
     theirs = loss_values(baseline or ()) if baseline else {}
@@ -156,16 +181,17 @@ def _loss_change(runs: Sequence[Any], baseline: Sequence[Any] | None, noise: Map
         if figure not in theirs or statistics.fmean(theirs[figure]) <= 0:
             continue
         base = statistics.fmean(theirs[figure])
-        spread = max(noise.get(figure, 0.0), NOISE_FLOOR[figure])
-        margin = 2.0 * spread * math.sqrt(1.0 / len(mine[figure]) + 1.0 / len(theirs[figure]))
-        return LossChange(figure, words, value, base, (value - base) / base, margin,
-                          noise.get(figure, 0.0) > NOISE_FLOOR[figure])
+        pooled = noise.get(figure)
+        half, measured = margin(figure, pooled, len(mine[figure]), len(theirs[figure]))
+        return LossChange(figure, words, value, base, (value - base) / base, half, measured,
+                          freedom=pooled.freedom if pooled is not None else 0)
     # no baseline figure to compare with (e.g. the baseline stands paused at a lower rung): its own loss
     plain = next(((figure, words) for figure, words in LOSS_FIGURES if figure in mine), None)
     return LossChange(plain[0], plain[1], statistics.fmean(mine[plain[0]])) if plain else None
 
 
-def compare_loss(runs: Sequence[Any], reference: Sequence[Any], noise: Mapping[str, float]) -> LossChange | None:
+def compare_loss(runs: Sequence[Any], reference: Sequence[Any], noise: Mapping[str, SeedNoise]
+                 ) -> LossChange | None:
     """The loss of ``runs`` (one config's) against ``reference`` (another config's runs of the same
     stage), by the headline's rule: the same figure, the relative change and its seed-noise
     half-width, a tie inside it; None when the two share no loss figure."""
@@ -173,19 +199,21 @@ def compare_loss(runs: Sequence[Any], reference: Sequence[Any], noise: Mapping[s
     return found if found is not None and found.change is not None else None
 
 
-def pair_reading(runs_a: Sequence[Any], runs_b: Sequence[Any], noise: Mapping[str, float], *,
-                 a_is_baseline: bool = False) -> tuple[bool, bool, str, str] | None:
+def pair_reading(runs_a: Sequence[Any], runs_b: Sequence[Any], noise: Mapping[str, SeedNoise], *,
+                 a_is_baseline: bool = False) -> PairReading | None:
     """Whether config ``a`` (ranked first) and ``b`` are level, by the headline's one rule
-    (:func:`compare_loss`): ``(tie, a's loss is the lower, the loss's words, "6.3 % apart, ± 10 %")``;
-    None when they share no loss figure. The change is taken against ``b``, or against ``a`` when
-    ``a`` is the baseline, so a pair with the baseline reads as its headline does."""
+    (:func:`compare_loss`), as a :class:`PairReading`; None when they share no loss figure. The
+    change is taken against ``b``, or against ``a`` when ``a`` is the baseline, so a pair with the
+    baseline reads as its headline does."""
     mine, other = (runs_b, runs_a) if a_is_baseline else (runs_a, runs_b)
     found = compare_loss(mine, other, noise)
     if found is None or found.change is None or found.margin is None:
         return None
     lower = found.change > 0 if a_is_baseline else found.change < 0
+    # the ±'s number as the headline writes it; where it is the floor alone the verdict says so once (``caveat``)
     apart = f"{percent_text(100 * abs(found.change))} % apart, ± {percent_text(100 * found.margin)} %"
-    return found.tie, lower, found.words, apart
+    return PairReading(found.tie, lower, found.words, apart, found.noise_words,
+                       FLOOR_ONLY if found.floor_only else "")
 
 
 def _loss_text(loss: LossChange) -> str:
@@ -193,11 +221,11 @@ def _loss_text(loss: LossChange) -> str:
         return f"your baseline ({loss.words} {loss.value:.4g})"
     if loss.change is None or loss.margin is None:
         return f"{loss.words} {loss.value:.4g}"
-    margin = percent_text(100 * loss.margin)
     if loss.tie:
-        return f"{loss.words} level with your baseline (± {margin} %)"
+        half = f"± {percent_text(100 * loss.margin)} %" + (f", {FLOOR_LABEL}" if loss.floor_only else "")
+        return f"{loss.words} level with your baseline ({half})"
     word = "lower" if loss.change < 0 else "higher"
-    return f"{percent_text(100 * abs(loss.change))} % {word} {loss.words} than your baseline, ± {margin} %"
+    return f"{percent_text(100 * abs(loss.change))} % {word} {loss.words} than your baseline, {loss.margin_text()}"
 
 
 def rating_text(value: float) -> str:
@@ -257,7 +285,7 @@ def _judge_text(runs: Sequence[Any], judge: str) -> tuple[str, bool] | None:
 
 
 def headline(runs: Sequence[Any], baseline: Sequence[Any] | None = None, *,
-             noise: Mapping[str, float] | None = None, is_baseline: bool = False) -> Headline:
+             noise: Mapping[str, SeedNoise] | None = None, is_baseline: bool = False) -> Headline:
     """The headline of ``runs`` (one config's runs, or one run) against the ``baseline``
     config's runs of the same stage (None: the stage has none), with the seed ``noise`` of
     :func:`seed_noise` (missing figures use :data:`NOISE_FLOOR`). Runs carry ``parts``

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from bracket.standings.interval import PairReading
+
 #: the scale's ends: the worst and the best quality (the 1–10 rating scale)
 QUALITY_MIN, QUALITY_MAX = 1.0, 10.0
 
@@ -31,7 +33,7 @@ class HeadlineReading:
     name = "headline"
     better = ""
 
-    def __init__(self, lines: "dict[int, Any]", pair: Callable[[Any, Any], Any] | None = None) -> None:
+    def __init__(self, lines: "dict[int, Any]", pair: Callable[[Any, Any], PairReading | None] | None = None) -> None:
         self.lines = lines
         self._pair = pair
 
@@ -46,7 +48,8 @@ class HeadlineReading:
     def brief(self, summary: Any) -> str:
         return self._text(summary)
 
-    def pair(self, a: Any, b: Any) -> tuple[bool, bool, str, str] | None:
+    def pair(self, a: Any, b: Any) -> PairReading | None:
         """Whether ``a`` and ``b`` (summaries, ``a`` ranked first) are level, by the headline's one
-        rule (``headline.pair_reading``, which the standings pass); None when they cannot be compared."""
+        rule (``headline.pair_reading``, which the standings pass: an ``interval.PairReading``); None
+        when they cannot be compared."""
         return self._pair(a, b) if self._pair is not None else None

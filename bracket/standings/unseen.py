@@ -28,6 +28,7 @@ from typing import Any
 from bracket.judge.combine import measured_score
 from bracket.standings.evidence import human_value
 from bracket.standings.headline import LossChange, compare_loss, percent_text, rating_text
+from bracket.standings.interval import SeedNoise
 
 
 def _judged(row: Any) -> bool:
@@ -63,7 +64,7 @@ def _verdict_words(pick: Any) -> str:
     return "It stands first on your verdict"
 
 
-def unseen_better(rows: Sequence[Any], noise: Mapping[str, float]) -> str:
+def unseen_better(rows: Sequence[Any], noise: Mapping[str, SeedNoise]) -> str:
     """The sentence of the module docstring for a stage's ``rows`` (``ConfigRow``, best first, each
     with its runs and headline) and its seed ``noise`` (``headline.seed_noise``); "" when the first
     config was not judged by the person, or no unjudged config measured clearly better."""
@@ -91,5 +92,5 @@ def unseen_better(rows: Sequence[Any], noise: Mapping[str, float]) -> str:
     count = f"{len(better)} config{'s' if len(better) != 1 else ''} you have not rated"
     offered = ("Compare's \"Next unrated\" offers the best measured first" if _best_measured(rows)
                in {id(row) for row, _ in better} else "in Compare")
-    return (f"{_verdict_words(pick)}; {count} measured {span}, beyond seed noise: rate "
+    return (f"{_verdict_words(pick)}; {count} measured {span}, beyond {better[0][1].noise_words}: rate "
             f"{'them' if len(better) != 1 else 'it'} ({offered}) before trusting this answer")

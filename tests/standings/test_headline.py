@@ -9,9 +9,12 @@ every other judge on its own; no other config moves it.
 
 from __future__ import annotations
 
+import math
 import random
+import statistics
 
 import pytest
+from scipy import stats as scipy_stats
 
 from bracket.judge.combine import JudgePart
 from bracket.session.scoring import RunScore, score_runs
@@ -46,14 +49,21 @@ SCORES = {1: _val(0.9, 0.100), 2: _val(1.0, 0.102), 3: _val(0.0, 0.088), 4: _val
 def test_the_loss_reads_against_the_baseline_with_its_seed_interval_and_a_tie_inside_it():
     table = build_standings(RUNS, CONFIGS, SCORES)
     rows = {r.name: r for r in table.board("search").rows}
-    noise = seed_noise([[r for r in row.runs] for row in rows.values()])["val loss"]
-    margin = 100 * 2 * max(noise, NOISE_FLOOR["val loss"])
+    # three configs × two seeds: the relative spread pooled with 3 degrees of freedom, Student's t(3) = 3.18
+    # (it read ± 2.6 % with 2 in place of t: too narrow for so few seeds)
+    seeds = [(0.100, 0.102), (0.088, 0.090), (0.1005, 0.1015)]
+    spread = math.sqrt(sum(((v - statistics.fmean(pair)) / statistics.fmean(pair)) ** 2 for pair in seeds for v in pair)
+                       / 3)
+    margin = 100 * scipy_stats.t.ppf(0.975, 3) * spread * math.sqrt(1 / 2 + 1 / 2)
+    assert seed_noise([row.runs for row in rows.values()])["val loss"] == pytest.approx((spread, 3))
+    assert f"{margin:.1f}" == "4.1" and margin > 100 * 1.96 * NOISE_FLOOR["val loss"]
     better = rows["better"].headline
     assert better.loss.change == pytest.approx(0.089 / 0.101 - 1)
-    assert better.text == f"12 % lower validation loss than your baseline, ± {margin:.1f} %"
+    assert better.loss.margin == pytest.approx(margin / 100) and better.loss.measured_noise
+    assert better.text == "12 % lower validation loss than your baseline, ± 4.1 %"
     assert not better.loss.tie
     same = rows["same"].headline
-    assert same.loss.tie and same.text == f"validation loss level with your baseline (± {margin:.1f} %)"
+    assert same.loss.tie and same.text == "validation loss level with your baseline (± 4.1 %)"
     assert rows["baseline"].headline.text == "your baseline (validation loss 0.101)"
     # the winner and the verdict say it in the same words
     assert table.winner.headline.text == better.text and better.text in table.verdict
@@ -65,8 +75,10 @@ def test_the_loss_reads_against_the_baseline_with_its_seed_interval_and_a_tie_in
 def test_one_seed_each_uses_the_loss_judges_noise_floor():
     runs, configs = [_run(1, 1), _run(3, 2)], CONFIGS[:2]
     line = build_standings(runs, configs, {1: SCORES[1], 3: _val(0.0, 0.0995)}).board("search").rows[0].headline
-    # 0.5 % apart: inside the validation floor of 1 % per run (± 2.8 % for one seed against one)
-    assert line.loss.tie and not line.loss.measured_noise and "± 2.8 %" in line.text
+    # 0.5 % apart: inside the validation floor of 1 % per run (± 1.96 × 1 % × √2 = 2.8 % for one seed against
+    # one); no spread was measured, so the ± says it is the floor's
+    assert line.loss.tie and not line.loss.measured_noise and line.loss.floor_only
+    assert line.text == "validation loss level with your baseline (± 2.8 %, noise floor: one seed each)"
 
 
 def _loss_run(run_id, config_id, floor, seed=1, kind="search"):

@@ -16,6 +16,7 @@ from bracket.judge.base import normalise_lower_better, relative_spread
 from bracket.session.scoring import RunScore
 from bracket.standings import build_standings
 from bracket.standings.headline import compare_loss, seed_noise
+from bracket.standings.interval import PairReading
 
 NAMES = ("baseline", "alpha", "beta", "gamma")
 
@@ -136,7 +137,7 @@ def test_a_leader_with_the_higher_loss_beyond_noise_never_beats_on_it():
 
         @staticmethod
         def pair(a, b):
-            return False, False, "validation loss", "4.0 % apart, ± 2.0 %"
+            return PairReading(False, False, "validation loss", "4.0 % apart, ± 2.0 %", "seed noise", "")
 
     text = verdict(report, reading=Reading)
     assert "beats" not in text and "significant" not in text and "lower than" not in text, text

@@ -54,8 +54,9 @@ def test_a_rated_pick_behind_clearly_better_unrated_configs_says_so_wherever_the
     table = _reviewed()
     board = table.board("search")
     assert table.winner.config_name == "baseline" and table.winner.rated  # the order rule itself is unchanged
+    # one seed each: no spread was measured, so "clearly lower" is beyond the noise floor, as each headline says
     line = ("You rated it 6/10; 8 configs you have not rated measured 34–37 % lower training loss than your "
-            f"baseline, beyond seed noise: {ADVICE}")
+            f"baseline, beyond the noise floor: {ADVICE}")
     assert line in board.verdict
     # the same sentence for the Results tab and the report (the board's verdict), status and status --json
     assert table.verdict == board.verdict and table.to_dict()["verdict"] == board.verdict
@@ -63,6 +64,7 @@ def test_a_rated_pick_behind_clearly_better_unrated_configs_says_so_wherever_the
     # every unrated config it names is 34–37 % lower on its own headline, the scale the app shows
     for row in board.rows[1:]:
         assert "lower training loss than your baseline" in row.headline.text and "not rated" in row.headline.text
+        assert "(noise floor: one seed each)" in row.headline.text
 
 
 def test_with_seeds_the_answer_does_not_claim_a_significance_it_rests_on_a_rating_for():
@@ -92,7 +94,7 @@ def test_only_the_configs_clearly_better_than_a_non_baseline_pick_are_counted_ag
     table = _table({1: 0.3, 2: 0.2, 3: 0.1, 4: 0.11, 5: 0.199}, {2: 6.0, 1: 3.0})
     assert table.winner.config_name == "shape-2"
     assert ("You rated it 6/10; 2 configs you have not rated measured 52–55 % lower training loss than your "
-            "baseline, beyond seed noise") in table.verdict
+            "baseline, beyond the noise floor") in table.verdict
 
 
 def test_next_unrated_is_named_only_while_it_offers_one_of_them_first():
@@ -100,4 +102,4 @@ def test_next_unrated_is_named_only_while_it_offers_one_of_them_first():
     table = _table({1: 0.3, 2: 0.2, 3: 0.08, 4: 0.1}, {2: 8.0, 3: 3.0})
     assert table.winner.config_name == "shape-2"
     assert "You rated it 8/10; 1 config you have not rated measured" in table.verdict
-    assert table.verdict.endswith("beyond seed noise: rate it (in Compare) before trusting this answer.")
+    assert table.verdict.endswith("beyond the noise floor: rate it (in Compare) before trusting this answer.")
