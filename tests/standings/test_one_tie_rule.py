@@ -12,38 +12,17 @@ import random
 
 import pytest
 
-from bracket.judge.base import normalise_lower_better, relative_spread
-from bracket.session.scoring import RunScore
-from bracket.standings import build_standings
 from bracket.standings.headline import compare_loss, seed_noise
 from bracket.standings.interval import PairReading
+from tests.standings.helpers import loss_stage
 
 NAMES = ("baseline", "alpha", "beta", "gamma")
-
-
-def _standings(losses: dict[str, list[float]]):
-    """A search stage of the given per-seed training losses, scored as the loss judge scores them
-    (min-max among the stage's runs, differences under 5 % of the loss kept near 0.5)."""
-    configs, runs, values = [], [], {}
-    for cid, (name, seeds) in enumerate(losses.items(), start=1):
-        configs.append({"id": cid, "name": name, "stage": "search", "kind": "baseline" if name == "baseline"
-                        else "search", "trial_number": cid, "params": {"learning_rate": 1e-4 * cid}})
-        for seed, loss in enumerate(seeds):
-            rid = len(runs) + 1
-            runs.append({"id": rid, "config_id": cid, "stage": "search", "kind": "search", "seed": seed,
-                         "max_steps": 8, "status": "done"})
-            values[rid] = loss
-    normal = normalise_lower_better(values, min_spread=relative_spread(values.values(), 0.05))
-    scores = {rid: RunScore(value=normal[rid], judges={"loss": normal[rid]}, used=["loss"], weights_used={"loss": 1.0},
-                            details={"loss": {"final_ema": values[rid], "basis": "training"}})
-              for rid in values}
-    return build_standings(runs, configs, scores)
 
 
 def _pairs_agree(losses: dict[str, list[float]]) -> list[bool]:
     """For each pair the verdict speaks of, whether it says the tie (or the lead) the headline's rule
     says; returns the rule's ties, one per pair checked."""
-    table = _standings(losses)
+    table = loss_stage(losses, "training")
     board = table.board("search")
     verdict = board.verdict
     rows = {row.name: row for row in board.rows}
@@ -81,7 +60,7 @@ def _pairs_agree(losses: dict[str, list[float]]) -> list[bool]:
 def test_the_reviewers_demo_session_reads_one_tie():
     """The numbers of the review: training losses of three configs × two seeds."""
     losses = {"baseline": [0.3505, 0.3512], "adamw-fast": [0.3721, 0.3739], "radam": [0.4600, 0.4621]}
-    table = _standings(losses)
+    table = loss_stage(losses, "training")
     rows = {row.name: row for row in table.board("search").rows}
     assert rows["adamw-fast"].headline.text == "training loss level with your baseline (± 10 %)"
     assert "level with the runner-up 'adamw-fast'" in table.verdict, table.verdict

@@ -20,38 +20,13 @@ import statistics
 import pytest
 from scipy import stats as scipy_stats
 
-from bracket.judge.base import normalise_lower_better, relative_spread
-from bracket.session.scoring import RunScore, score_runs
+from bracket.session.scoring import score_runs
 from bracket.standings import build_standings
 from bracket.standings.headline import pair_reading, percent_text, seed_noise
 from bracket.standings.interval import FLOOR_LABEL, FLOOR_ONLY, NOISE_FLOOR
 from bracket.stats import ONE_SEED_NOTE
 from bracket.status import winner_lines
-
-#: the loss figure each basis reports, and its noise floor (docs/JUDGES.md)
-FIGURE = {"validation": "val loss", "training": "loss"}
-
-
-def _standings(losses: dict[str, list[float]], basis: str = "validation"):
-    """A search stage of the given per-seed losses (config "baseline" is the baseline), scored as the
-    loss judge scores them (min-max among the stage's runs, differences under the floor kept near 0.5)."""
-    configs, runs, values = [], [], {}
-    for cid, (name, seeds) in enumerate(losses.items(), start=1):
-        configs.append({"id": cid, "name": name, "stage": "search", "kind": "baseline" if name == "baseline"
-                        else "search", "trial_number": cid, "params": {"learning_rate": 1e-4 * cid}})
-        for seed, loss in enumerate(seeds):
-            rid = len(runs) + 1
-            runs.append({"id": rid, "config_id": cid, "stage": "search", "kind": "search", "seed": seed,
-                         "max_steps": 8, "status": "done"})
-            values[rid] = loss
-    floor = NOISE_FLOOR[FIGURE[basis]]
-    normal = normalise_lower_better(values, min_spread=relative_spread(values.values(), floor))
-    details = ({"final_ema": 0, "final_validation": 0, "basis": basis} if basis == "validation"
-               else {"final_ema": 0, "basis": basis})
-    key = "final_validation" if basis == "validation" else "final_ema"
-    scores = {rid: RunScore(value=normal[rid], judges={"loss": normal[rid]}, used=["loss"], weights_used={"loss": 1.0},
-                            details={"loss": {**details, key: values[rid]}}) for rid in values}
-    return build_standings(runs, configs, scores)
+from tests.standings.helpers import FIGURE, loss_stage
 
 
 def _expected(losses: dict[str, list[float]], name: str, basis: str) -> tuple[float, bool]:
@@ -75,7 +50,7 @@ def test_with_two_or_three_seeds_the_interval_is_students_t_for_the_pooled_degre
     rng = random.Random(seeds)
     losses = {name: [centre * (1 + rng.gauss(0.0, 0.1)) for _ in range(seeds)]
               for name, centre in (("baseline", 0.30), ("wide", 0.27))}
-    rows = {row.name: row for row in _standings(losses, "training").board("search").rows}
+    rows = {row.name: row for row in loss_stage(losses, "training").board("search").rows}
     line = rows["wide"].headline
     pooled = seed_noise([row.runs for row in rows.values()])["loss"]
     assert pooled.freedom == 2 * (seeds - 1)
@@ -102,7 +77,7 @@ def _random_losses(rng: random.Random, *, one_seed: bool = True) -> tuple[dict[s
 @pytest.mark.parametrize("seed", range(30))
 def test_every_headline_interval_is_the_rule_worked_out_from_the_losses(seed):
     losses, basis = _random_losses(random.Random(seed))
-    rows = {row.name: row for row in _standings(losses, basis).board("search").rows}
+    rows = {row.name: row for row in loss_stage(losses, basis).board("search").rows}
     for name in losses:
         if name == "baseline":
             continue
@@ -137,7 +112,7 @@ def test_the_random_sessions_reach_past_the_old_rule():
 
 def test_one_seed_each_reads_the_floor_the_same_way_in_the_headline_the_verdict_and_the_note():
     losses = {"baseline": [0.100], "close": [0.0985], "far": [0.080]}  # 1.5 % (inside 2.8 %) and 20 % lower
-    table = _standings(losses)
+    table = loss_stage(losses)
     board = table.board("search")
     rows = {row.name: row for row in board.rows}
     assert rows["close"].headline.text == ("validation loss level with your baseline "
@@ -161,7 +136,7 @@ def test_one_seed_each_reads_the_floor_the_same_way_in_the_headline_the_verdict_
 
 def test_a_one_seed_tie_with_the_baseline_is_level_in_the_verdict_too():
     losses = {"baseline": [0.100], "close": [0.0985]}
-    verdict = _standings(losses).verdict
+    verdict = loss_stage(losses).verdict
     assert ("it is level with the runner-up 'baseline' on validation loss (1.5 % apart, ± 2.8 %: inside the "
             "noise floor), so treat them as tied or add seeds, the baseline itself") in verdict, verdict
     assert "ahead of" not in verdict and verdict.endswith(f"; {FLOOR_ONLY}.")
@@ -171,7 +146,7 @@ def test_a_one_seed_winner_among_measured_configs_reads_the_headlines_tie_and_is
     """The stage measured a spread (the baseline ran three seeds), so the one-seed winner's ± is Student's t's
     over it; the verdict said "ahead of 'baseline'" whatever the headline read."""
     losses = {"baseline": [0.1000, 0.1040, 0.0965], "solo": [0.0975]}
-    table = _standings(losses)
+    table = loss_stage(losses)
     rows = {row.name: row for row in table.board("search").rows}
     line = rows["solo"].headline
     margin, measured = _expected(losses, "solo", "validation")
