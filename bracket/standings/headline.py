@@ -96,11 +96,12 @@ class LossChange:
         """What a difference inside the ± lies inside: seed noise, or the floor where nothing was measured."""
         return "the noise floor" if self.floor_only else "seed noise"
 
-    def margin_text(self) -> str:
-        """``± 3 %``, or ``± 2.8 % (noise floor: one seed each)`` where the ± is the floor alone."""
+    def margin_text(self, label: str = " ({})") -> str:
+        """``± 3 %``, or ``± 2.8 % (noise floor: one seed each)`` where the ± is the floor alone (its
+        :data:`FLOOR_LABEL` put into ``label``)."""
         if self.margin is None:
             return ""
-        return f"± {percent_text(100 * self.margin)} %" + (f" ({FLOOR_LABEL})" if self.floor_only else "")
+        return f"± {percent_text(100 * self.margin)} %" + (label.format(FLOOR_LABEL) if self.floor_only else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {"figure": self.figure, "value": self.value, "baseline": self.baseline, "change": self.change,
@@ -211,7 +212,7 @@ def pair_reading(runs_a: Sequence[Any], runs_b: Sequence[Any], noise: Mapping[st
         return None
     lower = found.change > 0 if a_is_baseline else found.change < 0
     # the ±'s number as the headline writes it; where it is the floor alone the verdict says so once (``caveat``)
-    apart = f"{percent_text(100 * abs(found.change))} % apart, ± {percent_text(100 * found.margin)} %"
+    apart = f"{percent_text(100 * abs(found.change))} % apart, {found.margin_text(label='')}"
     return PairReading(found.tie, lower, found.words, apart, found.noise_words,
                        FLOOR_ONLY if found.floor_only else "")
 
@@ -222,8 +223,7 @@ def _loss_text(loss: LossChange) -> str:
     if loss.change is None or loss.margin is None:
         return f"{loss.words} {loss.value:.4g}"
     if loss.tie:
-        half = f"± {percent_text(100 * loss.margin)} %" + (f", {FLOOR_LABEL}" if loss.floor_only else "")
-        return f"{loss.words} level with your baseline ({half})"
+        return f"{loss.words} level with your baseline ({loss.margin_text(label=', {}')})"
     word = "lower" if loss.change < 0 else "higher"
     return f"{percent_text(100 * abs(loss.change))} % {word} {loss.words} than your baseline, {loss.margin_text()}"
 

@@ -87,7 +87,7 @@ def test_a_trainer_that_exits_at_its_rung_by_itself_is_reserved_to_that_rung_onl
     view = view_of(scheduler, rows, configs=[config(1, "done"), config(2, "paused", rung=0)])
     assert scheduler.bought(view)[0] == 3  # 12 + the next config's rung (4): 16 of 16
     flight = view_of(scheduler, [run(1, 1, "done", last=8), run(2, 2, "running", last=1)])
-    assert flight.full_runs_at_most(to_rungs=True) == pytest.approx((8 + 4) / 8)
+    assert flight.full_runs_at_most(to_rungs=lambda run: True) == pytest.approx((8 + 4) / 8)
     assert TrainerFacts.from_dict(TrainerFacts(stops_at_rung=True).to_dict()).stops_at_rung
     assert not TrainerFacts.from_dict({"restarts": False}).stops_at_rung  # a store from before: not assumed
 
@@ -109,4 +109,4 @@ def test_the_scheduler_and_the_budget_read_the_same_rung_a_run_in_flight_goes_to
     view = view_of(scheduler, [row])
     assert scheduler.rungs.goes_to(RunRow.of(row), 8) == goes_to
     assert scheduler.committed(RunRow.of(row)) == goes_to
-    assert view.full_runs_at_most(to_rungs=True) == pytest.approx(goes_to / 8)
+    assert view.full_runs_at_most(to_rungs=lambda run: True) == pytest.approx(goes_to / 8)

@@ -176,18 +176,17 @@ class SearchView:
         steps = sum(r.in_session_steps(r.trained_steps(), self.full_steps) for r in trained)
         return cost(steps, sum(r.launches for r in trained), self.full_steps, launch_steps=self.launch)
 
-    def full_runs_at_most(self, *, to_rungs: bool | Callable[[RunRow], bool] = False) -> float:
+    def full_runs_at_most(self, *, to_rungs: Callable[[RunRow], bool] | None = None) -> float:
         """What the search (its own seeds) will have spent, in full runs, if every run in flight trains
         on to its own end before its stop lands (a trainer at any speed may: the session's stop at a
-        rung is asked, not assured); ``to_rungs`` (every run, or those it is true of: ``Budget.stops_itself``
-        of their config): the run exits by itself at the rung it was asked to pause at, so in flight it
-        trains to that rung at most. The bound every halving launch is checked against (``Budget.pays``)."""
+        rung is asked, not assured); ``to_rungs``: the runs it is true of (``Budget.stops_itself`` of their
+        config) exit by themselves at the rung they were asked to pause at, so in flight they train to
+        that rung at most. The bound every halving launch is checked against (``Budget.pays``)."""
         runs, full = self.search_runs(), self.full_steps
         steps = 0.0
         for r in runs:
             left = r.in_session_steps(r.steps_left_at_most(full), full)
-            stops = to_rungs(r) if callable(to_rungs) else to_rungs
-            if left and stops and self.rungs is not None:
+            if left and to_rungs is not None and self.rungs is not None and to_rungs(r):
                 kept = r.in_session_steps(r.trained_steps() - r.restart_steps, full)
                 left = min(left, max(0.0, self.rungs.goes_to(r, full) - kept))
             steps += r.in_session_steps(r.trained_steps(), full) + left
